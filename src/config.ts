@@ -1,0 +1,43 @@
+/** @module Configuration: the only reader of process.env. Flags override environment variables. */
+import { join, resolve } from 'node:path';
+
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  dbFile: string;
+  mountRoot: string;
+  /** MNEMO_ADMIN_KEY: seeds the default workspace's admin key when set. */
+  adminKey: string | null;
+  /** Largest request body accepted, in bytes (413 request_too_large above it). */
+  maxBodyBytes: number;
+}
+
+export type Flags = Record<string, string | boolean | undefined>;
+
+const isRoot = () => typeof process.getuid === 'function' && process.getuid() === 0;
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Flags = {}): Readonly<Config> {
+  const pick = (flag: string, name: string): string | undefined => {
+    const f = flags[flag];
+    if (typeof f === 'string') return f;
+    const e = env[name];
+    return e === undefined || e === '' ? undefined : e;
+  };
+  const dataDir = resolve(pick('data-dir', 'MNEMO_DATA_DIR') ?? './data');
+  const portRaw = pick('port', 'MNEMO_PORT') ?? '7474';
+  const port = Number(portRaw);
+  if (!/^\d+$/.test(portRaw) || port > 65535) throw new Error(`invalid port: ${portRaw}`);
+  const maxBodyRaw = pick('max-body-bytes', 'MNEMO_MAX_BODY_BYTES') ?? String(1024 * 1024);
+  const maxBodyBytes = Number(maxBodyRaw);
+  if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < 1024) throw new Error(`invalid max body size: ${maxBodyRaw}`);
+  return Object.freeze({
+    host: pick('host', 'MNEMO_HOST') ?? '127.0.0.1',
+    port,
+    dataDir,
+    dbFile: join(dataDir, 'mnemo.db'),
+    mountRoot: resolve(pick('mount-root', 'MNEMO_MOUNT_ROOT') ?? (isRoot() ? '/mnt/memory' : join(dataDir, 'mnt'))),
+    adminKey: env['MNEMO_ADMIN_KEY'] ? env['MNEMO_ADMIN_KEY'] : null,
+    maxBodyBytes,
+  });
+}

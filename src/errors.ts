@@ -1,0 +1,49 @@
+/** @module The one domain error: a code union, a message and optional structured details. */
+
+/** Every reason the domain refuses something. Faces map these once: api/errors.ts, fs/errno.ts. */
+export const ERROR_CODES = [
+  'invalid_request',
+  'invalid_path',
+  'path_too_long',
+  'name_too_long',
+  'content_too_large',
+  'invalid_utf8',
+  'not_found',
+  'path_conflict',
+  'precondition_failed',
+  'conflict',
+  'archived',
+  'read_only',
+  'unauthenticated',
+  'forbidden',
+  'request_too_large',
+  'internal',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export interface ErrorDetails {
+  field?: string;
+  conflicting_path?: string;
+  conflicting_memory_id?: string;
+}
+
+export class MnemoError extends Error {
+  readonly code: ErrorCode;
+  readonly details: ErrorDetails;
+
+  constructor(code: ErrorCode, message: string, details: ErrorDetails = {}, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'MnemoError';
+    this.code = code;
+    this.details = details;
+  }
+}
+
+export function isMnemoError(err: unknown): err is MnemoError {
+  return err instanceof MnemoError;
+}
+
+export function notFound(what: string, id: string): MnemoError {
+  return new MnemoError('not_found', `${what} not found: ${id}`);
+}

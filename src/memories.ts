@@ -1,0 +1,53 @@
+/** @module Memory rules that do not need storage: what an update means, and the errors it raises. */
+import { byteLength, sha256Hex } from './content.js';
+import { MnemoError } from './errors.js';
+import type { Memory } from './types.js';
+
+export type UpdatePlan =
+  | { kind: 'noop' }
+  | { kind: 'write'; path: string; content: string; sha256: string; size: number; renamed: boolean };
+
+/**
+ * Decides what an update does to `current`. A precondition that fails is forgiven when the memory
+ * already holds exactly what was asked (so retries are idempotent); an update that changes nothing
+ * is a no-op and adds no version.
+ */
+export function planUpdate(current: Memory, req: { content?: string; path?: string; expectedSha256?: string }): UpdatePlan {
+  const path = req.path ?? current.path;
+  const content = req.content ?? current.content;
+  const unchanged = path === current.path && content === current.content;
+  if (req.expectedSha256 !== undefined && req.expectedSha256 !== current.contentSha256 && !unchanged) {
+    throw preconditionFailed(current.id);
+  }
+  if (unchanged) return { kind: 'noop' };
+  const sha256 = content === current.content ? current.contentSha256 : sha256Hex(content);
+  return { kind: 'write', path, content, sha256, size: byteLength(content), renamed: path !== current.path };
+}
+
+export function assertDeletePrecondition(current: Memory, expectedSha256: string | undefined): void {
+  if (expectedSha256 !== undefined && expectedSha256 !== current.contentSha256) throw preconditionFailed(current.id);
+}
+
+export function preconditionFailed(memoryId: string): MnemoError {
+  return new MnemoError(
+    'precondition_failed',
+    `memory ${memoryId} does not have the expected content_sha256; retrieve it and retry`,
+  );
+}
+
+export function pathConflict(requested: string, conflicting: { path: string; id: string }): MnemoError {
+  const how =
+    conflicting.path === requested
+      ? 'is already used by'
+      : conflicting.path.startsWith(requested + '/')
+        ? 'is an ancestor of the path of'
+        : 'is below the path of';
+  return new MnemoError('path_conflict', `path ${requested} ${how} memory ${conflicting.id} (${conflicting.path})`, {
+    conflicting_path: conflicting.path,
+    conflicting_memory_id: conflicting.id,
+  });
+}
+
+export function archivedStore(storeId: string): MnemoError {
+  return new MnemoError('archived', `memory store ${storeId} is archived: its memories and settings can no longer change`);
+}

@@ -1,0 +1,111 @@
+/**
+ * @module The storage port: domain operations, each atomic inside the adapter. The SQLite adapter
+ * implements it now; a shared PostgreSQL adapter can implement it later without touching the faces.
+ */
+import type {
+  Actor,
+  ApiKey,
+  Memory,
+  MemoryListItem,
+  MemoryListQuery,
+  MemoryMeta,
+  MemoryVersion,
+  NewStore,
+  Page,
+  Session,
+  Store,
+  StoreListQuery,
+  StorePatch,
+  VersionListQuery,
+  Workspace,
+} from '../types.js';
+
+export interface WriteStamp {
+  actor: Actor;
+  now: string;
+  /** Id of the version row this write appends (pre-generated so the adapter stays id-agnostic). */
+  versionId: string;
+}
+
+export interface CreateMemoryInput extends WriteStamp {
+  storeId: string;
+  memoryId: string;
+  path: string;
+  content: string;
+  mode?: number;
+}
+
+export interface UpdateMemoryInput extends WriteStamp {
+  storeId: string;
+  memoryId: string;
+  content?: string;
+  path?: string;
+  expectedSha256?: string;
+}
+
+export interface DeleteMemoryInput extends WriteStamp {
+  storeId: string;
+  memoryId: string;
+  expectedSha256?: string;
+}
+
+/** Result of a write: the memory as it now stands and whether a version was appended. */
+export interface WriteResult {
+  memory: Memory;
+  changed: boolean;
+}
+
+export interface DirectoryListing {
+  files: MemoryMeta[];
+  /** Names of subdirectories implied by deeper memory paths. */
+  dirs: string[];
+}
+
+export interface Storage {
+  // workspaces and keys
+  defaultWorkspace(): Workspace | null;
+  insertWorkspace(ws: Workspace, isDefault: boolean): void;
+  insertApiKey(key: ApiKey, hash: string): void;
+  findApiKeyByHash(hash: string): ApiKey | null;
+  countApiKeys(): number;
+
+  // stores
+  insertStore(store: Store): void;
+  getStore(workspaceId: string, id: string): Store | null;
+  /** A store by id alone: for the mount, which is bound to a store, not a caller. */
+  getStoreById(id: string): Store | null;
+  listStores(workspaceId: string, q: StoreListQuery): Page<Store>;
+  updateStore(workspaceId: string, id: string, patch: StorePatch, now: string): Store;
+  archiveStore(workspaceId: string, id: string, now: string): Store;
+  deleteStore(workspaceId: string, id: string): void;
+
+  // memories
+  createMemory(input: CreateMemoryInput): Memory;
+  updateMemory(input: UpdateMemoryInput): WriteResult;
+  deleteMemory(input: DeleteMemoryInput): void;
+  getMemory(storeId: string, id: string): Memory | null;
+  getMemoryByPath(storeId: string, path: string): Memory | null;
+  getMemoryMetaByPath(storeId: string, path: string): MemoryMeta | null;
+  setMemoryMode(storeId: string, id: string, mode: number): void;
+  listMemories(storeId: string, q: MemoryListQuery): Page<MemoryListItem>;
+  /** Direct children of a directory ("/" or "/a/b"), for the mount's readdir. */
+  listDirectory(storeId: string, dir: string): DirectoryListing;
+  /** True if some memory lives strictly below `dir`: the directory is implied. */
+  hasMemoriesUnder(storeId: string, dir: string): boolean;
+
+  // versions
+  getVersion(storeId: string, id: string): MemoryVersion | null;
+  listVersions(storeId: string, q: VersionListQuery): Page<MemoryVersion>;
+  redactVersion(storeId: string, id: string, actor: Actor, now: string): MemoryVersion;
+
+  // sessions
+  insertSession(session: Session): void;
+  getSession(workspaceId: string, id: string): Session | null;
+  listSessions(workspaceId: string, limit: number, page: string | null): Page<Session>;
+  listActiveSessions(): Session[];
+  endSession(workspaceId: string, id: string, now: string): Session;
+
+  /** SQLite's own integrity check; an empty list means clean. */
+  integrityCheck(): string[];
+  close(): void;
+}

@@ -1,0 +1,127 @@
+/**
+ * @module The SQLite schema as a spec, and its migrations keyed by `PRAGMA user_version`.
+ *
+ * Invariants (the adapter keeps 1–6; the database itself enforces 7 and 8 with triggers):
+ *  1. IDs never change; a memory keeps its id across renames.
+ *  2. Live memory paths in one store never overlap: no path equals, or is an ancestor of, another.
+ *  3. Every memory's `version_id` names a version of that memory whose content and sha match the row.
+ *  4. Every real change (create, content or path change, delete) appends exactly one version row;
+ *     a change that changes nothing appends none.
+ *  5. Versions are ordered by `seq` (insertion order); lists are newest first.
+ *  6. Deleting a store deletes its memories and versions (ON DELETE CASCADE), nothing else.
+ *  7. A version row is never updated except by redaction, which nulls path/content/sha/size and
+ *     sets redacted_at/redacted_by exactly once.
+ *  8. A version row is never deleted while its store exists.
+ */
+
+export interface Migration {
+  version: number;
+  sql: string;
+}
+
+export const MIGRATIONS: Migration[] = [
+  {
+    version: 1,
+    sql: `
+CREATE TABLE workspaces (
+  id          TEXT PRIMARY KEY,
+  name        TEXT NOT NULL,
+  is_default  INTEGER NOT NULL DEFAULT 0,
+  created_at  TEXT NOT NULL
+);
+
+CREATE TABLE api_keys (
+  id            TEXT PRIMARY KEY,
+  workspace_id  TEXT NOT NULL REFERENCES workspaces(id),
+  name          TEXT NOT NULL,
+  role          TEXT NOT NULL CHECK (role IN ('admin', 'read_write', 'read_only')),
+  key_hash      TEXT NOT NULL UNIQUE,
+  created_at    TEXT NOT NULL,
+  revoked_at    TEXT
+);
+
+CREATE TABLE stores (
+  seq           INTEGER PRIMARY KEY AUTOINCREMENT,
+  id            TEXT NOT NULL UNIQUE,
+  workspace_id  TEXT NOT NULL REFERENCES workspaces(id),
+  name          TEXT NOT NULL,
+  description   TEXT NOT NULL,
+  metadata      TEXT NOT NULL,
+  created_at    TEXT NOT NULL,
+  updated_at    TEXT NOT NULL,
+  archived_at   TEXT
+);
+CREATE INDEX stores_by_workspace ON stores (workspace_id, seq);
+
+CREATE TABLE memories (
+  seq                 INTEGER PRIMARY KEY AUTOINCREMENT,
+  id                  TEXT NOT NULL UNIQUE,
+  store_id            TEXT NOT NULL REFERENCES stores(id) ON DELETE CASCADE,
+  path                TEXT NOT NULL,
+  content             TEXT NOT NULL,
+  content_sha256      TEXT NOT NULL,
+  content_size_bytes  INTEGER NOT NULL,
+  version_id          TEXT NOT NULL,
+  mode                INTEGER NOT NULL DEFAULT 420,
+  created_at          TEXT NOT NULL,
+  updated_at          TEXT NOT NULL,
+  UNIQUE (store_id, path)
+);
+
+CREATE TABLE versions (
+  seq                 INTEGER PRIMARY KEY AUTOINCREMENT,
+  id                  TEXT NOT NULL UNIQUE,
+  store_id            TEXT NOT NULL REFERENCES stores(id) ON DELETE CASCADE,
+  memory_id           TEXT NOT NULL,
+  operation           TEXT NOT NULL CHECK (operation IN ('created', 'modified', 'deleted')),
+  path                TEXT,
+  content             TEXT,
+  content_sha256      TEXT,
+  content_size_bytes  INTEGER,
+  created_at          TEXT NOT NULL,
+  actor_type          TEXT NOT NULL,
+  actor_id            TEXT NOT NULL,
+  redacted_at         TEXT,
+  redacted_by_type    TEXT,
+  redacted_by_id      TEXT
+);
+CREATE INDEX versions_by_store ON versions (store_id, seq);
+CREATE INDEX versions_by_memory ON versions (store_id, memory_id, seq);
+CREATE INDEX versions_by_actor ON versions (store_id, actor_type, actor_id, seq);
+
+CREATE TRIGGER versions_append_only_delete BEFORE DELETE ON versions
+WHEN EXISTS (SELECT 1 FROM stores WHERE id = OLD.store_id)
+BEGIN
+  SELECT RAISE(ABORT, 'memory versions are append-only: only deleting the store removes them');
+END;
+
+CREATE TRIGGER versions_append_only_update BEFORE UPDATE ON versions
+WHEN NOT (
+  OLD.redacted_at IS NULL AND NEW.redacted_at IS NOT NULL
+  AND NEW.redacted_by_type IS NOT NULL AND NEW.redacted_by_id IS NOT NULL
+  AND NEW.path IS NULL AND NEW.content IS NULL
+  AND NEW.content_sha256 IS NULL AND NEW.content_size_bytes IS NULL
+  AND NEW.seq = OLD.seq AND NEW.id = OLD.id AND NEW.store_id = OLD.store_id
+  AND NEW.memory_id = OLD.memory_id AND NEW.operation = OLD.operation
+  AND NEW.created_at = OLD.created_at
+  AND NEW.actor_type = OLD.actor_type AND NEW.actor_id = OLD.actor_id
+)
+BEGIN
+  SELECT RAISE(ABORT, 'memory versions are append-only: only redaction may change a version');
+END;
+
+CREATE TABLE sessions (
+  seq           INTEGER PRIMARY KEY AUTOINCREMENT,
+  id            TEXT NOT NULL UNIQUE,
+  workspace_id  TEXT NOT NULL REFERENCES workspaces(id),
+  status        TEXT NOT NULL CHECK (status IN ('active', 'ended')),
+  resources     TEXT NOT NULL,
+  created_at    TEXT NOT NULL,
+  ended_at      TEXT
+);
+CREATE INDEX sessions_by_workspace ON sessions (workspace_id, seq);
+`,
+  },
+];
+
+export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

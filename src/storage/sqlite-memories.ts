@@ -1,0 +1,225 @@
+/** @module SQLite statements for memories: writes that append versions, and path-ordered reads. */
+import { byteLength, sha256Hex } from '../content.js';
+import { notFound } from '../errors.js';
+import { archivedStore, assertDeletePrecondition, pathConflict, planUpdate } from '../memories.js';
+import { ancestors, subtreeEnd } from '../paths.js';
+import type { Memory, MemoryListItem, MemoryListQuery, MemoryMeta, Page } from '../types.js';
+import { cursorNumber, cursorString, decodeCursor, encodeCursor } from './cursor.js';
+import type { CreateMemoryInput, DeleteMemoryInput, DirectoryListing, Storage, UpdateMemoryInput, WriteStamp } from './port.js';
+import { actorColumns, toMemory, toMemoryMeta, type MemoryRow } from './rows.js';
+import { writeTx, type Db } from './tx.js';
+
+type MemoryStatements = Pick<
+  Storage,
+  | 'createMemory'
+  | 'updateMemory'
+  | 'deleteMemory'
+  | 'getMemory'
+  | 'getMemoryByPath'
+  | 'getMemoryMetaByPath'
+  | 'setMemoryMode'
+  | 'listMemories'
+  | 'listDirectory'
+  | 'hasMemoriesUnder'
+>;
+
+const META = 'seq, id, store_id, path, content_sha256, content_size_bytes, version_id, mode, created_at, updated_at';
+
+export function createMemoryStatements(db: Db): MemoryStatements {
+  const q = {
+    storeState: db.prepare('SELECT archived_at FROM stores WHERE id = ?'),
+    byId: db.prepare('SELECT * FROM memories WHERE store_id = ? AND id = ?'),
+    byPath: db.prepare('SELECT * FROM memories WHERE store_id = ? AND path = ?'),
+    metaByPath: db.prepare(`SELECT ${META} FROM memories WHERE store_id = ? AND path = ?`),
+    samePath: db.prepare('SELECT id, path FROM memories WHERE store_id = ? AND path = ? AND id != ?'),
+    descendant: db.prepare('SELECT id, path FROM memories WHERE store_id = ? AND path > ? AND path < ? AND id != ? LIMIT 1'),
+    ancestor: db.prepare(
+      'SELECT id, path FROM memories WHERE store_id = ? AND path IN (SELECT value FROM json_each(?)) AND id != ? LIMIT 1',
+    ),
+    insertVersion: db.prepare(
+      `INSERT INTO versions (id, store_id, memory_id, operation, path, content, content_sha256, content_size_bytes,
+                             created_at, actor_type, actor_id)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    insertMemory: db.prepare(
+      `INSERT INTO memories (id, store_id, path, content, content_sha256, content_size_bytes, version_id, mode, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    updateMemory: db.prepare(
+      `UPDATE memories SET path = ?, content = ?, content_sha256 = ?, content_size_bytes = ?, version_id = ?, updated_at = ?
+       WHERE id = ?`,
+    ),
+    deleteMemory: db.prepare('DELETE FROM memories WHERE id = ?'),
+    setMode: db.prepare('UPDATE memories SET mode = ? WHERE store_id = ? AND id = ?'),
+    rangeMeta: db.prepare(
+      `SELECT ${META} FROM memories WHERE store_id = ? AND path > ? AND path < ? ORDER BY path LIMIT ?`,
+    ),
+    rangeFull: db.prepare(`SELECT * FROM memories WHERE store_id = ? AND path > ? AND path < ? ORDER BY path LIMIT ?`),
+    nextGt: db.prepare(`SELECT ${META} FROM memories WHERE store_id = ? AND path > ? AND path < ? ORDER BY path LIMIT 1`),
+    nextGte: db.prepare(`SELECT ${META} FROM memories WHERE store_id = ? AND path >= ? AND path < ? ORDER BY path LIMIT 1`),
+    anyUnder: db.prepare('SELECT 1 FROM memories WHERE store_id = ? AND path > ? AND path < ? LIMIT 1'),
+  };
+
+  function assertWritable(storeId: string): void {
+    const s = q.storeState.get(storeId) as { archived_at: string | null } | undefined;
+    if (!s) throw notFound('memory store', storeId);
+    if (s.archived_at) throw archivedStore(storeId);
+  }
+
+  /** Invariant 2: the path must not equal, contain, or sit below another live memory's path. */
+  function assertNoOverlap(storeId: string, path: string, selfId: string): void {
+    const hit =
+      (q.samePath.get(storeId, path, selfId) as { id: string; path: string } | undefined) ??
+      (q.descendant.get(storeId, path + '/', subtreeEnd(path + '/'), selfId) as { id: string; path: string } | undefined) ??
+      (q.ancestor.get(storeId, JSON.stringify(ancestors(path)), selfId) as { id: string; path: string } | undefined);
+    if (hit) throw pathConflict(path, hit);
+  }
+
+  function appendVersion(
+    stamp: WriteStamp,
+    storeId: string,
+    memoryId: string,
+    op: 'created' | 'modified' | 'deleted',
+    path: string,
+    body: { content: string; sha: string; size: number } | null,
+  ): void {
+    const a = actorColumns(stamp.actor);
+    q.insertVersion.run(
+      stamp.versionId, storeId, memoryId, op, path,
+      body?.content ?? null, body?.sha ?? null, body?.size ?? null,
+      stamp.now, a.type, a.id,
+    );
+  }
+
+  function mustGet(storeId: string, id: string): MemoryRow {
+    const row = q.byId.get(storeId, id) as MemoryRow | undefined;
+    if (!row) throw notFound('memory', id);
+    return row;
+  }
+
+  /** Direct children of `prefix` (ending in "/") from `start`, rolling deeper paths into prefixes. */
+  function* children(storeId: string, prefix: string, start: { key: string; inclusive: boolean }) {
+    const end = subtreeEnd(prefix);
+    let key = start.key;
+    let inclusive = start.inclusive;
+    for (;;) {
+      const row = (inclusive ? q.nextGte : q.nextGt).get(storeId, key, end) as MemoryRow | undefined;
+      if (!row) return;
+      const rest = row.path.slice(prefix.length);
+      const slash = rest.indexOf('/');
+      if (slash < 0) {
+        key = row.path;
+        inclusive = false;
+        yield { item: { type: 'memory', row } as const, resume: { k: key, x: 0 } };
+      } else {
+        const dir = prefix + rest.slice(0, slash + 1);
+        key = subtreeEnd(dir);
+        inclusive = true;
+        yield { item: { type: 'memory_prefix', path: dir } as const, resume: { k: key, x: 1 } };
+      }
+    }
+  }
+
+  return {
+    createMemory: writeTx(db, (input: CreateMemoryInput): Memory => {
+      assertWritable(input.storeId);
+      assertNoOverlap(input.storeId, input.path, '');
+      const sha = sha256Hex(input.content);
+      const size = byteLength(input.content);
+      appendVersion(input, input.storeId, input.memoryId, 'created', input.path, { content: input.content, sha, size });
+      const mode = input.mode ?? 0o644;
+      q.insertMemory.run(input.memoryId, input.storeId, input.path, input.content, sha, size, input.versionId, mode, input.now, input.now);
+      return {
+        id: input.memoryId, storeId: input.storeId, path: input.path, content: input.content,
+        contentSha256: sha, contentSizeBytes: size, versionId: input.versionId, mode,
+        createdAt: input.now, updatedAt: input.now,
+      };
+    }),
+
+    updateMemory: writeTx(db, (input: UpdateMemoryInput) => {
+      const current = toMemory(mustGet(input.storeId, input.memoryId));
+      const plan = planUpdate(current, input);
+      if (plan.kind === 'noop') return { memory: current, changed: false };
+      assertWritable(input.storeId);
+      if (plan.renamed) assertNoOverlap(input.storeId, plan.path, current.id);
+      appendVersion(input, input.storeId, current.id, 'modified', plan.path, { content: plan.content, sha: plan.sha256, size: plan.size });
+      q.updateMemory.run(plan.path, plan.content, plan.sha256, plan.size, input.versionId, input.now, current.id);
+      const memory: Memory = {
+        ...current, path: plan.path, content: plan.content, contentSha256: plan.sha256,
+        contentSizeBytes: plan.size, versionId: input.versionId, updatedAt: input.now,
+      };
+      return { memory, changed: true };
+    }),
+
+    deleteMemory: writeTx(db, (input: DeleteMemoryInput): void => {
+      const current = toMemory(mustGet(input.storeId, input.memoryId));
+      assertDeletePrecondition(current, input.expectedSha256);
+      appendVersion(input, input.storeId, current.id, 'deleted', current.path, null);
+      q.deleteMemory.run(current.id);
+    }),
+
+    getMemory(storeId, id) {
+      const r = q.byId.get(storeId, id) as MemoryRow | undefined;
+      return r ? toMemory(r) : null;
+    },
+    getMemoryByPath(storeId, path) {
+      const r = q.byPath.get(storeId, path) as MemoryRow | undefined;
+      return r ? toMemory(r) : null;
+    },
+    getMemoryMetaByPath(storeId, path): MemoryMeta | null {
+      const r = q.metaByPath.get(storeId, path) as MemoryRow | undefined;
+      return r ? toMemoryMeta(r) : null;
+    },
+    setMemoryMode(storeId, id, mode) {
+      q.setMode.run(mode, storeId, id);
+    },
+
+    listMemories(storeId, lq: MemoryListQuery): Page<MemoryListItem> {
+      const c = decodeCursor(lq.page);
+      if (lq.depth === 0) {
+        const after = c ? cursorString(c, 'k') : lq.pathPrefix;
+        const stmt = lq.view === 'full' ? q.rangeFull : q.rangeMeta;
+        const rows = stmt.all(storeId, after, subtreeEnd(lq.pathPrefix), lq.limit + 1) as MemoryRow[];
+        const page = rows.slice(0, lq.limit);
+        const data = page.map((r): MemoryListItem => ({ type: 'memory', memory: lq.view === 'full' ? toMemory(r) : toMemoryMeta(r) }));
+        return { data, nextPage: rows.length > lq.limit ? encodeCursor({ k: page[page.length - 1]!.path }) : null };
+      }
+      const start = c ? { key: cursorString(c, 'k'), inclusive: cursorNumber(c, 'x') === 1 } : { key: lq.pathPrefix, inclusive: false };
+      const data: MemoryListItem[] = [];
+      let resume: { k: string; x: number } | null = null;
+      let more = false;
+      for (const child of children(storeId, lq.pathPrefix, start)) {
+        if (data.length === lq.limit) {
+          more = true;
+          break;
+        }
+        if (child.item.type === 'memory') {
+          const row = child.item.row;
+          const full = lq.view === 'full' ? (q.byId.get(storeId, row.id) as MemoryRow) : row;
+          data.push({ type: 'memory', memory: lq.view === 'full' ? toMemory(full) : toMemoryMeta(full) });
+        } else {
+          data.push(child.item);
+        }
+        resume = child.resume;
+      }
+      return { data, nextPage: more && resume ? encodeCursor(resume) : null };
+    },
+
+    listDirectory(storeId, dir): DirectoryListing {
+      const prefix = dir === '/' ? '/' : dir + '/';
+      const files: MemoryMeta[] = [];
+      const dirs: string[] = [];
+      for (const child of children(storeId, prefix, { key: prefix, inclusive: false })) {
+        if (child.item.type === 'memory') files.push(toMemoryMeta(child.item.row));
+        else dirs.push(child.item.path.slice(prefix.length, -1));
+      }
+      return { files, dirs };
+    },
+
+    hasMemoriesUnder(storeId, dir) {
+      const prefix = dir === '/' ? '/' : dir + '/';
+      return q.anyUnder.get(storeId, prefix, subtreeEnd(prefix)) !== undefined;
+    },
+  };
+}
+

@@ -1,0 +1,47 @@
+/** @module SQLite statements for mount sessions. */
+import { notFound } from '../errors.js';
+import type { Page, Session } from '../types.js';
+import { cursorNumber, decodeCursor, encodeCursor } from './cursor.js';
+import type { Storage } from './port.js';
+import { toSession, type SessionRow } from './rows.js';
+import { writeTx, type Db } from './tx.js';
+
+type SessionStatements = Pick<Storage, 'insertSession' | 'getSession' | 'listSessions' | 'listActiveSessions' | 'endSession'>;
+
+export function createSessionStatements(db: Db): SessionStatements {
+  const q = {
+    insert: db.prepare(
+      'INSERT INTO sessions (id, workspace_id, status, resources, created_at, ended_at) VALUES (?, ?, ?, ?, ?, ?)',
+    ),
+    get: db.prepare('SELECT * FROM sessions WHERE workspace_id = ? AND id = ?'),
+    list: db.prepare('SELECT * FROM sessions WHERE workspace_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?'),
+    active: db.prepare("SELECT * FROM sessions WHERE status = 'active' ORDER BY seq"),
+    end: db.prepare("UPDATE sessions SET status = 'ended', ended_at = ? WHERE id = ?"),
+  };
+
+  return {
+    insertSession(s) {
+      q.insert.run(s.id, s.workspaceId, s.status, JSON.stringify(s.resources), s.createdAt, s.endedAt);
+    },
+    getSession(workspaceId, id) {
+      const r = q.get.get(workspaceId, id) as SessionRow | undefined;
+      return r ? toSession(r) : null;
+    },
+    listSessions(workspaceId, limit, page): Page<Session> {
+      const c = decodeCursor(page);
+      const rows = q.list.all(workspaceId, c ? cursorNumber(c, 's') : Number.MAX_SAFE_INTEGER, limit + 1) as SessionRow[];
+      const data = rows.slice(0, limit);
+      return { data: data.map(toSession), nextPage: rows.length > limit ? encodeCursor({ s: data[data.length - 1]!.seq }) : null };
+    },
+    listActiveSessions() {
+      return (q.active.all() as SessionRow[]).map(toSession);
+    },
+    endSession: writeTx(db, (workspaceId: string, id: string, now: string): Session => {
+      const r = q.get.get(workspaceId, id) as SessionRow | undefined;
+      if (!r) throw notFound('session', id);
+      if (r.status === 'ended') return toSession(r);
+      q.end.run(now, id);
+      return toSession({ ...r, status: 'ended', ended_at: now });
+    }),
+  };
+}

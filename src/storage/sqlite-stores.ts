@@ -1,0 +1,137 @@
+/** @module SQLite statements for workspaces, API keys and memory stores. */
+import { notFound } from '../errors.js';
+import { archivedStore } from '../memories.js';
+import { assertMetadataCount } from '../validate.js';
+import type { ApiKey, Page, Store, StoreListQuery, StorePatch, Workspace } from '../types.js';
+import { cursorNumber, decodeCursor, encodeCursor } from './cursor.js';
+import type { Storage } from './port.js';
+import { toApiKey, toStore, type ApiKeyRow, type StoreRow } from './rows.js';
+import { writeTx, type Db } from './tx.js';
+
+type StoreStatements = Pick<
+  Storage,
+  | 'defaultWorkspace'
+  | 'insertWorkspace'
+  | 'insertApiKey'
+  | 'findApiKeyByHash'
+  | 'countApiKeys'
+  | 'insertStore'
+  | 'getStore'
+  | 'getStoreById'
+  | 'listStores'
+  | 'updateStore'
+  | 'archiveStore'
+  | 'deleteStore'
+>;
+
+export function createStoreStatements(db: Db): StoreStatements {
+  const q = {
+    defaultWs: db.prepare('SELECT id, name, created_at FROM workspaces WHERE is_default = 1 LIMIT 1'),
+    insertWs: db.prepare('INSERT INTO workspaces (id, name, is_default, created_at) VALUES (?, ?, ?, ?)'),
+    insertKey: db.prepare(
+      'INSERT INTO api_keys (id, workspace_id, name, role, key_hash, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    ),
+    keyByHash: db.prepare('SELECT id, workspace_id, name, role, created_at, revoked_at FROM api_keys WHERE key_hash = ?'),
+    countKeys: db.prepare('SELECT count(*) AS n FROM api_keys WHERE revoked_at IS NULL'),
+    insertStore: db.prepare(
+      `INSERT INTO stores (id, workspace_id, name, description, metadata, created_at, updated_at, archived_at)
+       VALUES (@id, @workspaceId, @name, @description, @metadata, @createdAt, @updatedAt, @archivedAt)`,
+    ),
+    getStore: db.prepare('SELECT * FROM stores WHERE id = ? AND workspace_id = ?'),
+    getStoreById: db.prepare('SELECT * FROM stores WHERE id = ?'),
+    listStores: db.prepare(
+      `SELECT * FROM stores
+       WHERE workspace_id = @ws AND seq < @before
+         AND (@all = 1 OR archived_at IS NULL)
+         AND (@gte IS NULL OR created_at >= @gte) AND (@lte IS NULL OR created_at <= @lte)
+       ORDER BY seq DESC LIMIT @limit`,
+    ),
+    updateStore: db.prepare(
+      'UPDATE stores SET name = ?, description = ?, metadata = ?, updated_at = ? WHERE id = ?',
+    ),
+    archiveStore: db.prepare('UPDATE stores SET archived_at = ?, updated_at = ? WHERE id = ?'),
+    deleteStore: db.prepare('DELETE FROM stores WHERE id = ? AND workspace_id = ?'),
+  };
+
+  function mustGet(workspaceId: string, id: string): StoreRow {
+    const row = q.getStore.get(id, workspaceId) as StoreRow | undefined;
+    if (!row) throw notFound('memory store', id);
+    return row;
+  }
+
+  return {
+    defaultWorkspace(): Workspace | null {
+      const r = q.defaultWs.get() as { id: string; name: string; created_at: string } | undefined;
+      return r ? { id: r.id, name: r.name, createdAt: r.created_at } : null;
+    },
+    insertWorkspace(ws, isDefault) {
+      q.insertWs.run(ws.id, ws.name, isDefault ? 1 : 0, ws.createdAt);
+    },
+    insertApiKey(key: ApiKey, hash: string) {
+      q.insertKey.run(key.id, key.workspaceId, key.name, key.role, hash, key.createdAt, key.revokedAt);
+    },
+    findApiKeyByHash(hash) {
+      const r = q.keyByHash.get(hash) as ApiKeyRow | undefined;
+      return r ? toApiKey(r) : null;
+    },
+    countApiKeys() {
+      return (q.countKeys.get() as { n: number }).n;
+    },
+
+    insertStore(store) {
+      q.insertStore.run({ ...store, metadata: JSON.stringify(store.metadata) });
+    },
+    getStore(workspaceId, id) {
+      const r = q.getStore.get(id, workspaceId) as StoreRow | undefined;
+      return r ? toStore(r) : null;
+    },
+    getStoreById(id) {
+      const r = q.getStoreById.get(id) as StoreRow | undefined;
+      return r ? toStore(r) : null;
+    },
+    listStores(workspaceId, lq: StoreListQuery): Page<Store> {
+      const c = decodeCursor(lq.page);
+      const rows = q.listStores.all({
+        ws: workspaceId,
+        before: c ? cursorNumber(c, 's') : Number.MAX_SAFE_INTEGER,
+        all: lq.includeArchived ? 1 : 0,
+        gte: lq.createdGte,
+        lte: lq.createdLte,
+        limit: lq.limit + 1,
+      }) as StoreRow[];
+      const more = rows.length > lq.limit;
+      const page = rows.slice(0, lq.limit);
+      return { data: page.map(toStore), nextPage: more ? encodeCursor({ s: page[page.length - 1]!.seq }) : null };
+    },
+    updateStore: writeTx(db, (workspaceId: string, id: string, patch: StorePatch, now: string): Store => {
+        const row = mustGet(workspaceId, id);
+        if (row.archived_at) throw archivedStore(id);
+        const metadata = JSON.parse(row.metadata) as Record<string, string>;
+        for (const [k, v] of Object.entries(patch.metadata ?? {})) {
+          if (v === null) delete metadata[k];
+          else metadata[k] = v;
+        }
+        assertMetadataCount(Object.keys(metadata).length);
+        const next = {
+          name: patch.name ?? row.name,
+          description: patch.description ?? row.description,
+          metadata: JSON.stringify(metadata),
+        };
+        if (next.name === row.name && next.description === row.description && next.metadata === row.metadata) {
+          return toStore(row);
+        }
+        q.updateStore.run(next.name, next.description, next.metadata, now, id);
+        return toStore({ ...row, ...next, updated_at: now });
+      }),
+    archiveStore: writeTx(db, (workspaceId: string, id: string, now: string): Store => {
+        const row = mustGet(workspaceId, id);
+        if (row.archived_at) return toStore(row);
+        q.archiveStore.run(now, now, id);
+        return toStore({ ...row, archived_at: now, updated_at: now });
+      }),
+    deleteStore: writeTx(db, (workspaceId: string, id: string): void => {
+        mustGet(workspaceId, id);
+        q.deleteStore.run(id, workspaceId);
+      }),
+  };
+}

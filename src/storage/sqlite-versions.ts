@@ -1,0 +1,92 @@
+/** @module SQLite statements for memory versions: filtered newest-first lists and redaction. */
+import { MnemoError, notFound } from '../errors.js';
+import type { Actor, MemoryVersion, Page, VersionListQuery } from '../types.js';
+import { cursorNumber, decodeCursor, encodeCursor } from './cursor.js';
+import type { Storage } from './port.js';
+import { actorColumns, toVersion, type VersionRow } from './rows.js';
+import { writeTx, type Db, type Statement } from './tx.js';
+
+type VersionStatements = Pick<Storage, 'getVersion' | 'listVersions' | 'redactVersion'>;
+
+export function createVersionStatements(db: Db): VersionStatements {
+  const q = {
+    get: db.prepare('SELECT * FROM versions WHERE store_id = ? AND id = ?'),
+    isHead: db.prepare('SELECT 1 FROM memories WHERE store_id = ? AND version_id = ?'),
+    redact: db.prepare(
+      `UPDATE versions SET path = NULL, content = NULL, content_sha256 = NULL, content_size_bytes = NULL,
+         redacted_at = ?, redacted_by_type = ?, redacted_by_id = ?
+       WHERE id = ?`,
+    ),
+  };
+  // One prepared statement per combination of filters, prepared on first use and kept.
+  const lists = new Map<string, Statement>();
+
+  function listStatement(lq: VersionListQuery): Statement {
+    const where = ['store_id = @store', 'seq < @before'];
+    if (lq.memoryId !== null) where.push('memory_id = @memoryId');
+    if (lq.operation !== null) where.push('operation = @operation');
+    if (lq.sessionId !== null) where.push("actor_type = 'session_actor' AND actor_id = @sessionId");
+    if (lq.apiKeyId !== null) where.push("actor_type = 'api_actor' AND actor_id = @apiKeyId");
+    // No service accounts write here, so that filter matches nothing.
+    if (lq.serviceAccountId !== null) where.push('0');
+    if (lq.createdGte !== null) where.push('created_at >= @gte');
+    if (lq.createdLte !== null) where.push('created_at <= @lte');
+    const columns = lq.view === 'full' ? '*' : 'seq, id, store_id, memory_id, operation, path, NULL AS content, content_sha256, content_size_bytes, created_at, actor_type, actor_id, redacted_at, redacted_by_type, redacted_by_id';
+    const sql = `SELECT ${columns} FROM versions WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT @limit`;
+    let stmt = lists.get(sql);
+    if (!stmt) {
+      stmt = db.prepare(sql);
+      lists.set(sql, stmt);
+    }
+    return stmt;
+  }
+
+  return {
+    getVersion(storeId, id) {
+      const r = q.get.get(storeId, id) as VersionRow | undefined;
+      return r ? toVersion(r) : null;
+    },
+
+    listVersions(storeId, lq): Page<MemoryVersion> {
+      const c = decodeCursor(lq.page);
+      const params: Record<string, string | number> = {
+        store: storeId,
+        before: c ? cursorNumber(c, 's') : Number.MAX_SAFE_INTEGER,
+        limit: lq.limit + 1,
+      };
+      if (lq.memoryId !== null) params['memoryId'] = lq.memoryId;
+      if (lq.operation !== null) params['operation'] = lq.operation;
+      if (lq.sessionId !== null) params['sessionId'] = lq.sessionId;
+      if (lq.apiKeyId !== null) params['apiKeyId'] = lq.apiKeyId;
+      if (lq.createdGte !== null) params['gte'] = lq.createdGte;
+      if (lq.createdLte !== null) params['lte'] = lq.createdLte;
+      const rows = listStatement(lq).all(params) as VersionRow[];
+      const page = rows.slice(0, lq.limit);
+      return { data: page.map(toVersion), nextPage: rows.length > lq.limit ? encodeCursor({ s: page[page.length - 1]!.seq }) : null };
+    },
+
+    redactVersion: (() => {
+      const redact = writeTx(db, (storeId: string, id: string, actor: Actor, now: string): { version: MemoryVersion; changed: boolean } => {
+        const row = q.get.get(storeId, id) as VersionRow | undefined;
+        if (!row) throw notFound('memory version', id);
+        if (row.redacted_at) return { version: toVersion(row), changed: false };
+        if (q.isHead.get(storeId, id)) {
+          throw new MnemoError(
+            'conflict',
+            `memory version ${id} is the current version of live memory ${row.memory_id}; update or delete the memory first`,
+          );
+        }
+        const a = actorColumns(actor);
+        q.redact.run(now, a.type, a.id, id);
+        return { version: toVersion(q.get.get(storeId, id) as VersionRow), changed: true };
+      });
+      return (storeId: string, id: string, actor: Actor, now: string): MemoryVersion => {
+        const { version, changed } = redact(storeId, id, actor, now);
+        // Copy every page into the main file and cut the WAL to zero bytes: the old page images
+        // that still hold the redacted content leave the disk.
+        if (changed) db.pragma('wal_checkpoint(TRUNCATE)');
+        return version;
+      };
+    })(),
+  };
+}

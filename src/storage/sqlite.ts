@@ -1,0 +1,74 @@
+/**
+ * @module The SQLite adapter: opens the file with durable pragmas, migrates by user_version and
+ * composes the per-area statement sets. Every port method is one transaction.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import type { Db } from './tx.js';
+import type { Storage } from './port.js';
+import { MIGRATIONS } from './schema.js';
+import { createMemoryStatements } from './sqlite-memories.js';
+import { createSessionStatements } from './sqlite-sessions.js';
+import { createStoreStatements } from './sqlite-stores.js';
+import { createVersionStatements } from './sqlite-versions.js';
+
+
+export interface SqliteOptions {
+  /** Run a full WAL checkpoint and truncate the WAL after redactions, so erased bytes leave the disk. */
+  truncateWalAfterRedact?: boolean;
+}
+
+export function openSqliteStorage(file: string, _options: SqliteOptions = {}): Storage {
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  const db = new Database(file);
+  applyPragmas(db);
+  migrate(db);
+  const stores = createStoreStatements(db);
+  const memories = createMemoryStatements(db);
+  const versions = createVersionStatements(db);
+  const sessions = createSessionStatements(db);
+  return {
+    ...stores,
+    ...memories,
+    ...versions,
+    ...sessions,
+    integrityCheck() {
+      const rows = db.pragma('integrity_check') as { integrity_check: string }[];
+      const fk = db.pragma('foreign_key_check') as unknown[];
+      const problems = rows.map((r) => r.integrity_check).filter((m) => m !== 'ok');
+      if (fk.length > 0) problems.push(`${fk.length} foreign key violation(s)`);
+      return problems;
+    },
+    close() {
+      if (db.open) {
+        db.pragma('wal_checkpoint(TRUNCATE)');
+        db.close();
+      }
+    },
+  };
+}
+
+/**
+ * WAL with synchronous=FULL: a commit is on disk before the call returns (this build defaults WAL
+ * to NORMAL, which can lose the last commits on power loss). secure_delete zeroes freed cells so
+ * that redacted bytes do not linger in free space.
+ */
+function applyPragmas(db: Db): void {
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  db.pragma('secure_delete = ON');
+}
+
+function migrate(db: Db): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  const pending = MIGRATIONS.filter((m) => m.version > current);
+  db.transaction(() => {
+    for (const m of pending) {
+      db.exec(m.sql);
+      db.pragma(`user_version = ${m.version}`);
+    }
+  }).immediate();
+}

@@ -1,0 +1,155 @@
+/** @module Domain types (camelCase); the wire shapes live in api/wire.ts. */
+
+export type Actor =
+  | { type: 'api_actor'; apiKeyId: string }
+  | { type: 'session_actor'; sessionId: string };
+
+/** Who is asking, and in which workspace. Every service call carries one. */
+export interface Caller {
+  workspaceId: string;
+  actor: Actor;
+}
+
+export type Role = 'admin' | 'read_write' | 'read_only';
+
+export interface Workspace {
+  id: string;
+  name: string;
+  createdAt: string;
+}
+
+export interface ApiKey {
+  id: string;
+  workspaceId: string;
+  name: string;
+  role: Role;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+export interface Store {
+  id: string;
+  workspaceId: string;
+  name: string;
+  description: string;
+  metadata: Record<string, string>;
+  createdAt: string;
+  updatedAt: string;
+  archivedAt: string | null;
+}
+
+export interface Memory {
+  id: string;
+  storeId: string;
+  path: string;
+  content: string;
+  contentSha256: string;
+  contentSizeBytes: number;
+  versionId: string;
+  /** POSIX permission bits kept for the mount (chmod); not part of the wire shape. */
+  mode: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A memory without its content: what lists and the mount's stat need. */
+export type MemoryMeta = Omit<Memory, 'content'>;
+
+export type Operation = 'created' | 'modified' | 'deleted';
+
+export interface MemoryVersion {
+  id: string;
+  storeId: string;
+  memoryId: string;
+  operation: Operation;
+  path: string | null;
+  content: string | null;
+  contentSha256: string | null;
+  contentSizeBytes: number | null;
+  createdAt: string;
+  createdBy: Actor;
+  redactedAt: string | null;
+  redactedBy: Actor | null;
+}
+
+export type Access = 'read_write' | 'read_only';
+
+export interface SessionResource {
+  type: 'memory_store';
+  storeId: string;
+  access: Access;
+  instructions: string | null;
+  name: string;
+  description: string;
+  slug: string;
+  mountPath: string;
+  hostPath: string;
+}
+
+export interface Session {
+  id: string;
+  workspaceId: string;
+  status: 'active' | 'ended';
+  resources: SessionResource[];
+  createdAt: string;
+  endedAt: string | null;
+}
+
+export interface Page<T> {
+  data: T[];
+  /** Opaque cursor for the next page, or null at the end. */
+  nextPage: string | null;
+}
+
+export type View = 'basic' | 'full';
+
+export interface StoreListQuery {
+  includeArchived: boolean;
+  createdGte: string | null;
+  createdLte: string | null;
+  limit: number;
+  page: string | null;
+}
+
+export interface MemoryListQuery {
+  pathPrefix: string;
+  depth: 0 | 1;
+  limit: number;
+  page: string | null;
+  view: View;
+}
+
+export type MemoryListItem = { type: 'memory'; memory: MemoryMeta & { content?: string } } | { type: 'memory_prefix'; path: string };
+
+export interface VersionListQuery {
+  memoryId: string | null;
+  operation: Operation | null;
+  sessionId: string | null;
+  apiKeyId: string | null;
+  serviceAccountId: string | null;
+  createdGte: string | null;
+  createdLte: string | null;
+  limit: number;
+  page: string | null;
+  view: View;
+}
+
+export interface NewStore {
+  name: string;
+  description: string;
+  metadata: Record<string, string>;
+}
+
+export interface StorePatch {
+  name?: string;
+  description?: string;
+  /** string upserts, null removes. */
+  metadata?: Record<string, string | null>;
+}
+
+export interface MemoryWrite {
+  content?: string;
+  path?: string;
+  /** Expected current content_sha256, if the caller asked for a precondition. */
+  expectedSha256?: string;
+}

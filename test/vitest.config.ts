@@ -1,0 +1,14 @@
+import { defineConfig } from 'vitest/config';
+
+// `npm test` type-checks and builds first: the suites run from TypeScript, and the
+// server child processes they start run the compiled dist/.
+export default defineConfig({
+  test: {
+    root: new URL('..', import.meta.url).pathname,
+    include: ['test/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+    maxWorkers: 2,
+  },
+});
