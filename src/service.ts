@@ -24,9 +24,16 @@ export interface ServiceOptions {
   storage: Storage;
   clock?: () => string;
   ids?: IdGenerator;
+  /** Told when a store is archived or deleted, so live mounts can turn read-only or go away. */
+  onStoreChanged?: (storeId: string, change: 'archived' | 'deleted') => void;
 }
 
-export function createService({ storage, clock = () => new Date().toISOString(), ids = newId }: ServiceOptions) {
+export function createService({
+  storage,
+  clock = () => new Date().toISOString(),
+  ids = newId,
+  onStoreChanged = () => {},
+}: ServiceOptions) {
   const keys = createKeys(storage, clock);
 
   function store(caller: Caller, id: string): Store {
@@ -61,10 +68,13 @@ export function createService({ storage, clock = () => new Date().toISOString(),
       return storage.updateStore(caller.workspaceId, id, patch, clock());
     },
     archiveStore(caller: Caller, id: string): Store {
-      return storage.archiveStore(caller.workspaceId, id, clock());
+      const archived = storage.archiveStore(caller.workspaceId, id, clock());
+      onStoreChanged(id, 'archived');
+      return archived;
     },
     deleteStore(caller: Caller, id: string): void {
       storage.deleteStore(caller.workspaceId, id);
+      onStoreChanged(id, 'deleted');
     },
 
     // ------------------------------------------------------------ memories

@@ -1,0 +1,46 @@
+/** @module createApp: middleware order, route mounting, the error envelope for everything else. */
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { MnemoError, type Service } from '../src/index.js';
+import { auth } from './auth.js';
+import type { AppEnv } from './env.js';
+import { onError } from './errors.js';
+import { requestId } from './request-id.js';
+import { memoryRoutes } from './routes/memories.js';
+import { sessionRoutes, type SessionsApi } from './routes/sessions.js';
+import { storeRoutes } from './routes/stores.js';
+import { versionRoutes } from './routes/versions.js';
+
+export interface AppDeps {
+  service: Service;
+  sessions?: SessionsApi;
+  maxBodyBytes?: number;
+  log?: (line: string) => void;
+}
+
+export function createApp({ service, sessions, maxBodyBytes = 1024 * 1024, log = console.error }: AppDeps) {
+  const app = new Hono<AppEnv>();
+  app.onError(onError(log));
+  app.use('*', requestId());
+  app.use(
+    '/v1/*',
+    bodyLimit({
+      maxSize: maxBodyBytes,
+      onError: () => {
+        throw new MnemoError('request_too_large', `request body is larger than ${maxBodyBytes} bytes`);
+      },
+    }),
+  );
+  app.use('/v1/*', auth(service.keys));
+
+  app.route('/v1/memory_stores', storeRoutes(service));
+  app.route('/v1/memory_stores', memoryRoutes(service));
+  app.route('/v1/memory_stores', versionRoutes(service));
+  if (sessions) app.route('/v1/sessions', sessionRoutes(sessions));
+
+  app.get('/health', (c) => c.json({ status: 'ok' }));
+  app.notFound((c) => {
+    throw new MnemoError('not_found', `no route for ${c.req.method} ${new URL(c.req.url).pathname}`);
+  });
+  return app;
+}

@@ -1,0 +1,50 @@
+/** @module ErrorCode → HTTP status and envelope type, and the one place errors become responses. */
+import type { Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { MnemoError, type ErrorCode } from '../src/index.js';
+import type { AppEnv } from './env.js';
+
+export const HTTP_ERRORS: Record<ErrorCode, { status: ContentfulStatusCode; type: string }> = {
+  invalid_request: { status: 400, type: 'invalid_request_error' },
+  invalid_path: { status: 400, type: 'invalid_request_error' },
+  path_too_long: { status: 400, type: 'invalid_request_error' },
+  name_too_long: { status: 400, type: 'invalid_request_error' },
+  content_too_large: { status: 400, type: 'invalid_request_error' },
+  invalid_utf8: { status: 400, type: 'invalid_request_error' },
+  unauthenticated: { status: 401, type: 'authentication_error' },
+  forbidden: { status: 403, type: 'permission_error' },
+  read_only: { status: 403, type: 'permission_error' },
+  not_found: { status: 404, type: 'not_found_error' },
+  path_conflict: { status: 409, type: 'memory_path_conflict_error' },
+  precondition_failed: { status: 409, type: 'memory_precondition_failed_error' },
+  conflict: { status: 409, type: 'conflict_error' },
+  archived: { status: 409, type: 'conflict_error' },
+  request_too_large: { status: 413, type: 'request_too_large' },
+  internal: { status: 500, type: 'api_error' },
+};
+
+export function errorBody(err: MnemoError, requestId: string) {
+  const { type } = HTTP_ERRORS[err.code];
+  const error: Record<string, string> = { type, message: err.message };
+  if (err.code === 'path_conflict') {
+    error['conflicting_path'] = err.details.conflicting_path ?? '';
+    error['conflicting_memory_id'] = err.details.conflicting_memory_id ?? '';
+  }
+  return { type: 'error', error, request_id: requestId };
+}
+
+/** app.onError: MnemoErrors render by the table; anything else is logged and becomes a bare 500. */
+export function onError(log: (line: string) => void) {
+  return function renderError(err: Error, c: Context<AppEnv>) {
+    const requestId = c.get('requestId') ?? 'req_unknown';
+    let mnemo: MnemoError;
+    if (err instanceof MnemoError) {
+      mnemo = err;
+    } else {
+      log(`request ${requestId} failed: ${err.stack ?? err.message}`);
+      mnemo = new MnemoError('internal', 'internal server error', {}, { cause: err });
+    }
+    c.header('request-id', requestId);
+    return c.json(errorBody(mnemo, requestId), HTTP_ERRORS[mnemo.code].status);
+  };
+}

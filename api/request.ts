@@ -1,0 +1,48 @@
+/** @module Reading requests strictly: UTF-8 JSON bodies and percent-decoded query strings. */
+import type { Context } from 'hono';
+import { MnemoError, type Query } from '../src/index.js';
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The JSON body, or {} when there is none. Bad UTF-8 and malformed JSON are 400s, never 500s. */
+export async function jsonBody(c: Context): Promise<unknown> {
+  const bytes = new Uint8Array(await c.req.arrayBuffer());
+  if (bytes.byteLength === 0) return {};
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch (err) {
+    throw new MnemoError('invalid_utf8', 'request body is not valid UTF-8', {}, { cause: err });
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw new MnemoError('invalid_request', `request body is not valid JSON: ${(err as Error).message}`, {}, { cause: err });
+  }
+}
+
+/**
+ * Query parameters decoded strictly: a percent-encoding that is not UTF-8 is refused instead of
+ * being turned into U+FFFD or kept raw. When a name repeats, the last value wins.
+ */
+export function query(c: Context): Query {
+  const url = c.req.url;
+  const q = url.indexOf('?');
+  const out: Query = {};
+  if (q < 0) return out;
+  for (const part of url.slice(q + 1).split('&')) {
+    if (part === '') continue;
+    const eq = part.indexOf('=');
+    const name = decode(eq < 0 ? part : part.slice(0, eq));
+    out[name] = decode(eq < 0 ? '' : part.slice(eq + 1));
+  }
+  return out;
+}
+
+function decode(s: string): string {
+  try {
+    return decodeURIComponent(s.replace(/\+/g, ' '));
+  } catch (err) {
+    throw new MnemoError('invalid_request', 'query string is not valid percent-encoded UTF-8', {}, { cause: err });
+  }
+}

@@ -1,0 +1,29 @@
+/** @module /v1/memory_stores/:store/memory_versions: list, retrieve, redact. */
+import { Hono } from 'hono';
+import { parseVersionListQuery, parseView, type Service } from '../../src/index.js';
+import type { AppEnv } from '../env.js';
+import { query } from '../request.js';
+import { toWirePage, toWireVersion } from '../wire.js';
+
+export function versionRoutes(service: Service) {
+  const app = new Hono<AppEnv>();
+
+  app.get('/:store/memory_versions', (c) => {
+    const q = parseVersionListQuery(query(c));
+    const page = service.listVersions(c.var.caller, c.req.param('store'), q);
+    return c.json(toWirePage(page, (v) => toWireVersion(v, q.view)));
+  });
+
+  app.get('/:store/memory_versions/:version', (c) => {
+    const view = parseView(query(c)['view'], 'full');
+    const version = service.getVersion(c.var.caller, c.req.param('store'), c.req.param('version'));
+    return c.json(toWireVersion(version, view));
+  });
+
+  app.post('/:store/memory_versions/:version/redact', (c) => {
+    const version = service.redactVersion(c.var.caller, c.req.param('store'), c.req.param('version'));
+    return c.json(toWireVersion(version, 'full'));
+  });
+
+  return app;
+}

@@ -1,0 +1,58 @@
+/** @module The core's public surface for the faces (api/, fs/): explicit named exports only. */
+export { ERROR_CODES, MnemoError, isMnemoError, notFound } from './errors.js';
+export type { ErrorCode, ErrorDetails } from './errors.js';
+export { ID_PREFIXES, newId, randomToken } from './ids.js';
+export type { IdGenerator, IdKind } from './ids.js';
+export { MAX_CONTENT_BYTES, byteLength, decodeUtf8, sha256Hex } from './content.js';
+export {
+  MAX_PATH_BYTES,
+  MAX_SEGMENTS,
+  ancestors,
+  assertMemoryPath,
+  baseName,
+  joinPath,
+  parentOf,
+  segments,
+  slugify,
+} from './paths.js';
+export {
+  LIMITS,
+  NAME_MAX,
+  assertEntryName,
+  parseLimit,
+  parseMemoryCreate,
+  parseMemoryListQuery,
+  parseMemoryUpdate,
+  parseSessionCreate,
+  parseSha256,
+  parseStoreCreate,
+  parseStoreListQuery,
+  parseStoreUpdate,
+  parseVersionListQuery,
+  parseView,
+} from './validate.js';
+export type { Query, SessionRequest } from './validate.js';
+export { createService } from './service.js';
+export type { Service, ServiceOptions } from './service.js';
+export { createKeys, hashSecret } from './keys.js';
+export type { Keys, MintedKey } from './keys.js';
+export type { Mounter, MountRequest } from './mounts.js';
+export type { Storage, DirectoryListing, WriteResult } from './storage/port.js';
+export type {
+  Access,
+  Actor,
+  ApiKey,
+  Caller,
+  Memory,
+  MemoryListItem,
+  MemoryListQuery,
+  MemoryMeta,
+  MemoryVersion,
+  Operation,
+  Page,
+  Role,
+  Session,
+  SessionResource,
+  Store,
+  View,
+} from './types.js';

@@ -1,0 +1,135 @@
+/**
+ * @module Mount sessions: records with a snapshot of each attached store, mounted through the
+ * Mounter port at <mount root>/<session id>/<slug>, and the system-prompt text for the agent.
+ */
+import { join } from 'node:path';
+import { MnemoError, notFound } from './errors.js';
+import type { Mounter } from './mounts.js';
+import { slugify } from './paths.js';
+import type { Service } from './service.js';
+import type { Caller, Page, Session, SessionResource } from './types.js';
+import type { SessionRequest } from './validate.js';
+
+export const AGENT_MOUNT_ROOT = '/mnt/memory';
+
+export interface SessionsOptions {
+  service: Service;
+  mounter: Mounter;
+  mountRoot: string;
+  log?: (line: string) => void;
+}
+
+export function createSessions({ service, mounter, mountRoot, log = () => {} }: SessionsOptions) {
+  const { storage } = service;
+
+  async function mountAll(session: Session): Promise<void> {
+    const actor = { type: 'session_actor' as const, sessionId: session.id };
+    for (const r of session.resources) {
+      const store = storage.getStoreById(r.storeId);
+      if (!store) continue;
+      const readOnly = r.access === 'read_only' || store.archivedAt !== null;
+      await mounter.mount({ storeId: r.storeId, hostPath: r.hostPath, readOnly, actor });
+    }
+  }
+
+  async function unmountAll(session: Session): Promise<void> {
+    for (const r of session.resources) await mounter.unmount(r.hostPath);
+  }
+
+  return {
+    async createSession(caller: Caller, req: SessionRequest): Promise<Session> {
+      const id = service.ids('session');
+      const taken = new Set<string>();
+      const resources: SessionResource[] = req.resources.map((r) => {
+        const store = service.getStore(caller, r.storeId);
+        if (store.archivedAt) {
+          throw new MnemoError('archived', `memory store ${store.id} is archived and cannot be attached to a new session`);
+        }
+        const slug = uniqueSlug(slugify(store.name), taken);
+        return {
+          type: 'memory_store',
+          storeId: store.id,
+          access: r.access,
+          instructions: r.instructions,
+          name: store.name,
+          description: store.description,
+          slug,
+          mountPath: `${AGENT_MOUNT_ROOT}/${slug}`,
+          hostPath: join(mountRoot, id, slug),
+        };
+      });
+      const session: Session = {
+        id,
+        workspaceId: caller.workspaceId,
+        status: 'active',
+        resources,
+        createdAt: service.clock(),
+        endedAt: null,
+      };
+      storage.insertSession(session);
+      try {
+        await mountAll(session);
+      } catch (err) {
+        await unmountAll(session).catch(() => {});
+        storage.endSession(caller.workspaceId, id, service.clock());
+        throw new MnemoError('internal', `could not mount the session's stores: ${(err as Error).message}`, {}, { cause: err });
+      }
+      return session;
+    },
+
+    getSession(caller: Caller, id: string): Session {
+      const s = storage.getSession(caller.workspaceId, id);
+      if (!s) throw notFound('session', id);
+      return s;
+    },
+
+    listSessions(caller: Caller, limit: number, page: string | null): Page<Session> {
+      return storage.listSessions(caller.workspaceId, limit, page);
+    },
+
+    async endSession(caller: Caller, id: string): Promise<Session> {
+      const s = storage.getSession(caller.workspaceId, id);
+      if (!s) throw notFound('session', id);
+      await unmountAll(s);
+      return storage.endSession(caller.workspaceId, id, service.clock());
+    },
+
+    /** On start: clear mounts a crash left behind, then mount every active session again. */
+    async restore(): Promise<void> {
+      await mounter.clearStale(mountRoot);
+      for (const s of storage.listActiveSessions()) {
+        try {
+          await mountAll(s);
+        } catch (err) {
+          log(`could not remount session ${s.id}: ${(err as Error).message}`);
+        }
+      }
+    },
+
+    systemPrompt,
+  };
+}
+
+export type Sessions = ReturnType<typeof createSessions>;
+
+/** The short text an orchestrator puts into the agent's system prompt: one line per mount. */
+export function systemPrompt(session: Session): string {
+  const lines = session.resources.map((r) => {
+    const parts = [`- ${r.mountPath} (${r.access}): ${r.name}`];
+    if (r.description) parts.push(`: ${r.description}`);
+    if (r.instructions) parts.push(` Instructions: ${r.instructions}`);
+    return parts.join('');
+  });
+  return [
+    'Memory stores are mounted as directories; read and write them with ordinary file tools.',
+    'Every save is kept as a version. read_only mounts refuse writes.',
+    ...lines,
+  ].join('\n');
+}
+
+function uniqueSlug(base: string, taken: Set<string>): string {
+  let slug = base;
+  for (let n = 2; taken.has(slug); n++) slug = `${base}-${n}`;
+  taken.add(slug);
+  return slug;
+}
