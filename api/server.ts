@@ -17,7 +17,13 @@ export function serve(app: Fetchable, { host, port }: { host: string; port: numb
       const h = info.family === 'IPv6' ? `[${info.address}]` : info.address;
       resolve({
         url: `http://${h}:${info.port}`,
-        close: () => new Promise<void>((done) => server.close(() => done())),
+        close: () =>
+          new Promise<void>((done) => {
+            server.close(() => done());
+            // Idle keep-alive sockets would hold close() open; busy ones get a short grace period.
+            if ('closeIdleConnections' in server) server.closeIdleConnections();
+            setTimeout(() => ('closeAllConnections' in server ? server.closeAllConnections() : undefined), 2000).unref();
+          }),
       });
     });
     server.once('error', reject);
