@@ -1,0 +1,100 @@
+/**
+ * @module The official SDK pointed at a test server, plus a raw `fetch` for the requests the SDK
+ * cannot express (malformed bodies, missing keys, Bearer headers).
+ */
+import Anthropic, {
+  APIError,
+  AuthenticationError,
+  BadRequestError,
+  ConflictError,
+  ContentTooLargeError,
+  NotFoundError,
+  PermissionDeniedError,
+} from '@anthropic-ai/sdk';
+import { expect } from 'vitest';
+
+export function sdkClient(url: string, apiKey: string): Anthropic {
+  return new Anthropic({ baseURL: url, apiKey, maxRetries: 0 });
+}
+
+/** The parsed error envelope, as the SDK keeps it on `err.error`. */
+export interface ErrorEnvelope {
+  type: 'error';
+  error: { type: string; message: string; conflicting_path?: string; conflicting_memory_id?: string };
+  request_id: string;
+}
+
+const SDK_CLASS: Record<number, abstract new (...args: never[]) => APIError> = {
+  400: BadRequestError,
+  401: AuthenticationError,
+  403: PermissionDeniedError,
+  404: NotFoundError,
+  409: ConflictError,
+  413: ContentTooLargeError,
+};
+
+/**
+ * Awaits a call that must fail with `status` and envelope `type`; checks the SDK error class, the
+ * envelope shape and that the `request-id` header matches the body. Returns the error body.
+ */
+export async function expectApiError(call: Promise<unknown>, status: number, type: string): Promise<ErrorEnvelope['error']> {
+  const err: unknown = await call.then(
+    (value) => {
+      throw new Error(`expected ${status} ${type}, got success: ${JSON.stringify(value).slice(0, 300)}`);
+    },
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(SDK_CLASS[status] ?? APIError);
+  const apiErr = err as APIError;
+  expect(apiErr.status).toBe(status);
+  const body = apiErr.error as ErrorEnvelope;
+  expect(body).toMatchObject({ type: 'error', error: { type, message: expect.any(String) } });
+  expect(body.error.message.length).toBeGreaterThan(0);
+  expect(body.request_id).toMatch(/^req_\w+$/);
+  expect(apiErr.requestID).toBe(body.request_id);
+  return body.error;
+}
+
+export interface RawResponse {
+  status: number;
+  headers: Headers;
+  body: unknown;
+}
+
+export interface RawOptions {
+  apiKey?: string | null;
+  headers?: Record<string, string>;
+  body?: string | Uint8Array | ReadableStream<Uint8Array>;
+}
+
+/** One HTTP request without the SDK; the JSON body is parsed when there is one. */
+export async function rawRequest(url: string, method: string, path: string, { apiKey = null, headers = {}, body }: RawOptions = {}): Promise<RawResponse> {
+  const init: RequestInit & { duplex?: 'half' } = {
+    method,
+    headers: {
+      ...(body !== undefined && !('content-type' in headers) ? { 'content-type': 'application/json' } : {}),
+      ...(apiKey === null ? {} : { 'x-api-key': apiKey }),
+      ...headers,
+    },
+  };
+  if (body !== undefined) init.body = body;
+  if (body instanceof ReadableStream) init.duplex = 'half';
+  const res = await fetch(url + path, init);
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text === '' ? null : JSON.parse(text);
+  } catch {
+    // not JSON; keep the text so the assertion shows it
+  }
+  return { status: res.status, headers: res.headers, body: parsed };
+}
+
+/** Asserts a raw response is the error envelope with this status and type. */
+export function expectRawError(res: RawResponse, status: number, type: string): void {
+  expect({ status: res.status, body: res.body }).toMatchObject({
+    status,
+    body: { type: 'error', error: { type, message: expect.any(String) }, request_id: expect.stringMatching(/^req_\w+$/) },
+  });
+  expect(res.headers.get('request-id')).toBe((res.body as ErrorEnvelope).request_id);
+}

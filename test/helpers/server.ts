@@ -1,0 +1,158 @@
+/**
+ * @module Starts the real server (`node dist/src/main.js serve --port 0`) as a child process,
+ * reads its URL from the first stdout line, and stops it by PID. Also runs one-shot CLI commands.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export interface StartOptions {
+  /** A data directory the caller owns (kept on stop). Without it, a temp dir is made and removed. */
+  dataDir?: string;
+  /** Extra environment; `MNEMO_ADMIN_KEY` here replaces the generated admin key. */
+  env?: Record<string, string>;
+}
+
+export interface RunningServer {
+  url: string;
+  adminKey: string;
+  dataDir: string;
+  pid: number;
+  /** What the server wrote to stderr so far (for failure messages). */
+  stderr(): string;
+  /** SIGTERM by PID, then wait for the process to exit; removes the temp data dir if we made it. */
+  stop(): Promise<void>;
+  /** SIGKILL by PID, then wait for the process to exit; never removes the data dir. */
+  kill9(): Promise<void>;
+}
+
+const STARTUP_MS = 20_000;
+const STOP_MS = 10_000;
+
+export const REPO_ROOT = findRepoRoot(dirname(fileURLToPath(import.meta.url)));
+export const MAIN_JS = join(REPO_ROOT, 'dist', 'src', 'main.js');
+
+export function makeTempDir(prefix = 'mnemo-api-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export async function startServer({ dataDir, env = {} }: StartOptions = {}): Promise<RunningServer> {
+  if (!existsSync(MAIN_JS)) throw new Error(`${MAIN_JS} is missing: run \`npx tsc -p .\` first`);
+  const ownsDir = dataDir === undefined;
+  const dir = dataDir ?? makeTempDir();
+  const adminKey = env['MNEMO_ADMIN_KEY'] ?? `mnemo-test-${randomBytes(18).toString('hex')}`;
+  const child = spawn(
+    process.execPath,
+    [MAIN_JS, 'serve', '--port', '0', '--data-dir', dir, '--mount-root', join(dir, 'mnt')],
+    { env: { ...childEnv(), ...env, MNEMO_ADMIN_KEY: adminKey }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let stderr = '';
+  child.stderr!.setEncoding('utf8');
+  child.stderr!.on('data', (chunk: string) => {
+    if (stderr.length < 64 * 1024) stderr += chunk;
+  });
+
+  let url: string;
+  try {
+    url = await firstLine(child, exited, () => stderr);
+  } catch (err) {
+    child.kill('SIGKILL');
+    await exited;
+    if (ownsDir) rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  const pid = child.pid!;
+
+  async function signal(sig: NodeJS.Signals): Promise<void> {
+    if (child.exitCode === null && child.signalCode === null) {
+      try {
+        process.kill(pid, sig);
+      } catch {
+        // already gone
+      }
+    }
+    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_MS);
+    await exited;
+    clearTimeout(timer);
+  }
+
+  return {
+    url,
+    adminKey,
+    dataDir: dir,
+    pid,
+    stderr: () => stderr,
+    async stop() {
+      await signal('SIGTERM');
+      if (ownsDir) rmSync(dir, { recursive: true, force: true });
+    },
+    kill9: () => signal('SIGKILL'),
+  };
+}
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `node dist/src/main.js <args>` to completion (e.g. `keys create --data-dir D`). */
+export function runCli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [MAIN_JS, ...args], {
+      env: { ...childEnv(), ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** The parent's environment without MNEMO_* settings, so only what a test passes reaches the child. */
+function childEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('MNEMO_')) env[k] = v;
+  return env;
+}
+
+function firstLine(child: ChildProcess, exited: Promise<void>, stderr: () => string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    let done = false;
+    const timer = setTimeout(() => reject(new Error(`server printed no URL in ${STARTUP_MS} ms\n${stderr()}`)), STARTUP_MS);
+    child.stdout!.setEncoding('utf8');
+    child.stdout!.on('data', (chunk: string) => {
+      if (done) return; // later lines are drained and ignored
+      buf += chunk;
+      const nl = buf.indexOf('\n');
+      if (nl < 0) return;
+      done = true;
+      clearTimeout(timer);
+      const line = buf.slice(0, nl).trim();
+      if (/^https?:\/\/\S+$/.test(line)) resolve(line);
+      else reject(new Error(`first stdout line is not a URL: ${JSON.stringify(line)}\n${stderr()}`));
+    });
+    void exited.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`server exited (code ${child.exitCode}, signal ${child.signalCode}) before printing its URL\n${stderr()}`));
+    });
+  });
+}
+
+function findRepoRoot(from: string): string {
+  let dir = from;
+  while (!existsSync(join(dir, 'package.json'))) {
+    const up = dirname(dir);
+    if (up === dir) throw new Error(`no package.json above ${from}`);
+    dir = up;
+  }
+  return dir;
+}
