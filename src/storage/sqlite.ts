@@ -14,12 +14,20 @@ import { createStoreStatements } from './sqlite-stores.js';
 import { createVersionStatements } from './sqlite-versions.js';
 
 
+/** Pragmas that can be read back on the adapter's own connection (the per-connection ones included). */
+export type InspectablePragma = 'journal_mode' | 'synchronous' | 'foreign_keys' | 'secure_delete' | 'busy_timeout' | 'user_version';
+
+/** The port plus a read-only look at the connection settings, for tests and diagnostics. */
+export interface SqliteStorage extends Storage {
+  readPragma(name: InspectablePragma): unknown;
+}
+
 export interface SqliteOptions {
   /** Run a full WAL checkpoint and truncate the WAL after redactions, so erased bytes leave the disk. */
   truncateWalAfterRedact?: boolean;
 }
 
-export function openSqliteStorage(file: string, _options: SqliteOptions = {}): Storage {
+export function openSqliteStorage(file: string, _options: SqliteOptions = {}): SqliteStorage {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const db = new Database(file);
   applyPragmas(db);
@@ -33,6 +41,9 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     ...memories,
     ...versions,
     ...sessions,
+    readPragma(name) {
+      return db.pragma(name, { simple: true });
+    },
     integrityCheck() {
       const rows = db.pragma('integrity_check') as { integrity_check: string }[];
       const fk = db.pragma('foreign_key_check') as unknown[];

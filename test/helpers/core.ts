@@ -1,0 +1,122 @@
+/**
+ * @module The real core over a real SQLite file in a temp dir: openCore() wires openSqliteStorage and
+ * createService; seedStore() builds a store from a path → content map and readTree() reads one back.
+ */
+import { join } from 'node:path';
+import { onTestFinished } from 'vitest';
+import { createService, type Service } from '../../src/service.js';
+import { openSqliteStorage, type SqliteStorage } from '../../src/storage/sqlite.js';
+import type {
+  Caller,
+  MemoryListQuery,
+  Page,
+  Store,
+  StoreListQuery,
+  VersionListQuery,
+} from '../../src/types.js';
+import { tmpDir } from './tmp.js';
+
+export type Tree = Record<string, string>;
+
+export interface Core {
+  service: Service;
+  storage: SqliteStorage;
+  /** An admin api_actor in the default workspace. */
+  caller: Caller;
+  dir: string;
+  file: string;
+  close(): void;
+}
+
+export interface CoreOptions {
+  dir?: string;
+  clock?: () => string;
+}
+
+export function openCore({ dir = tmpDir(), clock }: CoreOptions = {}): Core {
+  const file = join(dir, 'mnemo.db');
+  const storage = openSqliteStorage(file);
+  const service = createService({ storage, ...(clock ? { clock } : {}) });
+  const ws = service.keys.defaultWorkspace();
+  const { key } = service.keys.createKey('test', 'admin', ws.id);
+  const caller: Caller = { workspaceId: ws.id, actor: { type: 'api_actor', apiKeyId: key.id } };
+  onTestFinished(() => storage.close());
+  return { service, storage, caller, dir, file, close: () => storage.close() };
+}
+
+/** The same workspace, acting as another API key. */
+export function otherKey(core: Core, name = 'other'): Caller {
+  const { key } = core.service.keys.createKey(name, 'read_write', core.caller.workspaceId);
+  return { workspaceId: core.caller.workspaceId, actor: { type: 'api_actor', apiKeyId: key.id } };
+}
+
+export function sessionCaller(core: Core, sessionId: string): Caller {
+  return { workspaceId: core.caller.workspaceId, actor: { type: 'session_actor', sessionId } };
+}
+
+/** A clock that starts at `start` and moves `stepMs` forward on every reading; `set` jumps it. */
+export function fakeClock(start = '2026-01-01T00:00:00.000Z', stepMs = 1000) {
+  let now = Date.parse(start);
+  const clock = () => {
+    const t = new Date(now).toISOString();
+    now += stepMs;
+    return t;
+  };
+  clock.set = (iso: string) => {
+    now = Date.parse(iso);
+  };
+  return clock;
+}
+
+/** Creates a store named `name` holding exactly `tree`, in key order. */
+export function seedStore(service: Service, caller: Caller, tree: Tree, name = 'seeded'): Store {
+  const store = service.createStore(caller, { name, description: '', metadata: {} });
+  for (const [path, content] of Object.entries(tree)) service.createMemory(caller, store.id, { path, content });
+  return store;
+}
+
+/** Every live memory of a store as path → content, read through the paginated full view. */
+export function readTree(service: Service, caller: Caller, storeId: string): Tree {
+  const tree: Tree = {};
+  for (const item of allPages((page) => service.listMemories(caller, storeId, memoryQuery({ view: 'full', limit: 20, page })))) {
+    if (item.type === 'memory') tree[item.memory.path] = item.memory.content ?? '';
+  }
+  return tree;
+}
+
+/** Follows `nextPage` until the end and returns every item in order. */
+export function allPages<T>(fetch: (page: string | null) => Page<T>, maxPages = 1000): T[] {
+  const out: T[] = [];
+  let page: string | null = null;
+  for (let i = 0; i < maxPages; i++) {
+    const p = fetch(page);
+    out.push(...p.data);
+    if (p.nextPage === null) return out;
+    page = p.nextPage;
+  }
+  throw new Error(`more than ${maxPages} pages`);
+}
+
+export function memoryQuery(q: Partial<MemoryListQuery> = {}): MemoryListQuery {
+  return { pathPrefix: '/', depth: 0, limit: 100, page: null, view: 'basic', ...q };
+}
+
+export function versionQuery(q: Partial<VersionListQuery> = {}): VersionListQuery {
+  return {
+    memoryId: null,
+    operation: null,
+    sessionId: null,
+    apiKeyId: null,
+    serviceAccountId: null,
+    createdGte: null,
+    createdLte: null,
+    limit: 100,
+    page: null,
+    view: 'full',
+    ...q,
+  };
+}
+
+export function storeQuery(q: Partial<StoreListQuery> = {}): StoreListQuery {
+  return { includeArchived: false, createdGte: null, createdLte: null, limit: 100, page: null, ...q };
+}
