@@ -1,0 +1,256 @@
+/**
+ * The SQLite adapter: runs the Storage conformance suite, then pins what only SQLite shows: durable
+ * pragmas, user_version migrations, triggers that keep versions append-only against plain SQL, and
+ * redaction that erases the bytes from the database file and its WAL.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { SCHEMA_VERSION } from '../../src/storage/schema.js';
+import { openSqliteStorage } from '../../src/storage/sqlite.js';
+import { openCore, versionQuery, type Core } from '../helpers/core.js';
+import { tmpDir } from '../helpers/tmp.js';
+import { runStorageSuite } from './storage.suite.js';
+
+describe('sqlite storage', () => {
+  runStorageSuite(() => openSqliteStorage(join(tmpDir(), 'data', 'mnemo.db')));
+});
+
+/** A second, plain connection to the same file: what an operator with the sqlite3 shell could do. */
+function rawConnection(file: string): Database.Database {
+  const raw = new Database(file);
+  raw.pragma('busy_timeout = 5000');
+  return raw;
+}
+
+function withRaw<T>(file: string, fn: (raw: Database.Database) => T): T {
+  const raw = rawConnection(file);
+  try {
+    return fn(raw);
+  } finally {
+    raw.close();
+  }
+}
+
+describe('sqlite connection', () => {
+  it('opens with WAL, synchronous=FULL, foreign keys, secure_delete and a busy timeout', () => {
+    const storage = openSqliteStorage(join(tmpDir(), 'mnemo.db'));
+    try {
+      expect(storage.readPragma('journal_mode')).toBe('wal');
+      expect(storage.readPragma('synchronous')).toBe(2);
+      expect(storage.readPragma('foreign_keys')).toBe(1);
+      expect(storage.readPragma('secure_delete')).toBe(1);
+      expect(storage.readPragma('busy_timeout')).toBeGreaterThan(0);
+    } finally {
+      storage.close();
+    }
+  });
+
+  it('creates the data directory and the file leaves WAL mode on disk', () => {
+    const file = join(tmpDir(), 'deep', 'er', 'mnemo.db');
+    openSqliteStorage(file).close();
+    expect(withRaw(file, (raw) => raw.pragma('journal_mode', { simple: true }))).toBe('wal');
+  });
+});
+
+describe('sqlite migrations', () => {
+  it('a fresh file is migrated to the latest user_version', () => {
+    const file = join(tmpDir(), 'mnemo.db');
+    const storage = openSqliteStorage(file);
+    expect(storage.readPragma('user_version')).toBe(SCHEMA_VERSION);
+    storage.close();
+    const tables = withRaw(file, (raw) => raw.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all());
+    expect(tables).toEqual(expect.arrayContaining(['workspaces', 'api_keys', 'stores', 'memories', 'versions', 'sessions']));
+  });
+
+  it('reopening a migrated file runs no migration again and keeps the data', () => {
+    const dir = tmpDir();
+    const first = openCore({ dir });
+    const store = first.service.createStore(first.caller, { name: 'kept', description: 'd', metadata: { k: 'v' } });
+    const memory = first.service.createMemory(first.caller, store.id, { path: '/a.md', content: 'x' });
+    first.close();
+    const storage = openSqliteStorage(join(dir, 'mnemo.db'));
+    try {
+      expect(storage.readPragma('user_version')).toBe(SCHEMA_VERSION);
+      expect(storage.getStoreById(store.id)).toEqual(store);
+      expect(storage.getMemory(store.id, memory.id)).toEqual(memory);
+      expect(storage.integrityCheck()).toEqual([]);
+    } finally {
+      storage.close();
+    }
+  });
+
+  it('an empty file at user_version 0 is migrated', () => {
+    const file = join(tmpDir(), 'mnemo.db');
+    withRaw(file, (raw) => raw.pragma('user_version = 0'));
+    const storage = openSqliteStorage(file);
+    expect(storage.readPragma('user_version')).toBe(SCHEMA_VERSION);
+    expect(storage.defaultWorkspace()).toBeNull();
+    storage.close();
+  });
+});
+
+/** A store with one memory that has a created, a modified and (if asked) a deleted version. */
+function historyFixture(core: Core) {
+  const { service, caller } = core;
+  const store = service.createStore(caller, { name: 'audit', description: '', metadata: {} });
+  const m = service.createMemory(caller, store.id, { path: '/a.md', content: 'one' });
+  service.updateMemory(caller, store.id, m.id, { content: 'two' });
+  const versions = service.listVersions(caller, store.id, versionQuery()).data;
+  const created = versions.find((v) => v.operation === 'created')!;
+  return { store, memory: m, created, versions };
+}
+
+describe('sqlite append-only versions', () => {
+  const attempts: [string, string][] = [
+    ['content', "UPDATE versions SET content = 'forged' WHERE id = @id"],
+    ['path', "UPDATE versions SET path = '/forged.md' WHERE id = @id"],
+    ['sha256', "UPDATE versions SET content_sha256 = '0000000000000000000000000000000000000000000000000000000000000000' WHERE id = @id"],
+    ['size', 'UPDATE versions SET content_size_bytes = 0 WHERE id = @id'],
+    ['operation', "UPDATE versions SET operation = 'deleted' WHERE id = @id"],
+    ['created_at', "UPDATE versions SET created_at = '2000-01-01T00:00:00.000Z' WHERE id = @id"],
+    ['actor', "UPDATE versions SET actor_id = 'apikey_forged' WHERE id = @id"],
+    ['actor type', "UPDATE versions SET actor_type = 'session_actor' WHERE id = @id"],
+    ['memory id', "UPDATE versions SET memory_id = 'mem_forged' WHERE id = @id"],
+    ['version id', "UPDATE versions SET id = 'memver_forged' WHERE id = @id"],
+    ['seq', 'UPDATE versions SET seq = seq + 1000 WHERE id = @id'],
+    ['a redaction without redactor', "UPDATE versions SET path = NULL, content = NULL, content_sha256 = NULL, content_size_bytes = NULL, redacted_at = '2026-01-01T00:00:00.000Z' WHERE id = @id"],
+    ['a redaction that keeps the content', "UPDATE versions SET redacted_at = '2026-01-01T00:00:00.000Z', redacted_by_type = 'api_actor', redacted_by_id = 'apikey_x' WHERE id = @id"],
+    ['a no-op update', 'UPDATE versions SET content = content WHERE id = @id'],
+  ];
+
+  it.each(attempts)('plain SQL cannot change the %s of a version', (_name, sql) => {
+    const core = openCore();
+    const { created } = historyFixture(core);
+    const before = core.storage.getVersion(created.storeId, created.id);
+    withRaw(core.file, (raw) => expect(() => raw.prepare(sql).run({ id: created.id })).toThrow(/append-only/));
+    expect(core.storage.getVersion(created.storeId, created.id)).toEqual(before);
+  });
+
+  it('plain SQL cannot delete a version, nor all of them', () => {
+    const core = openCore();
+    const { store, created, versions } = historyFixture(core);
+    withRaw(core.file, (raw) => {
+      expect(() => raw.prepare('DELETE FROM versions WHERE id = ?').run(created.id)).toThrow(/append-only/);
+      expect(() => raw.prepare('DELETE FROM versions').run()).toThrow(/append-only/);
+    });
+    expect(core.service.listVersions(core.caller, store.id, versionQuery()).data).toEqual(versions);
+  });
+
+  it('plain SQL cannot un-redact or re-redact a redacted version', () => {
+    const core = openCore();
+    const { store, created } = historyFixture(core);
+    const redacted = core.service.redactVersion(core.caller, store.id, created.id);
+    withRaw(core.file, (raw) => {
+      expect(() => raw.prepare("UPDATE versions SET content = 'one' WHERE id = ?").run(created.id)).toThrow(/append-only/);
+      expect(() => raw.prepare("UPDATE versions SET path = '/a.md', content = 'one', redacted_at = NULL, redacted_by_type = NULL, redacted_by_id = NULL WHERE id = ?").run(created.id)).toThrow(/append-only/);
+      expect(() => raw.prepare("UPDATE versions SET redacted_at = '2030-01-01T00:00:00.000Z' WHERE id = ?").run(created.id)).toThrow(/append-only/);
+    });
+    expect(core.storage.getVersion(store.id, created.id)).toEqual(redacted);
+  });
+
+  it('deleting the store with plain SQL cascades to its memories and versions', () => {
+    const core = openCore();
+    const { store } = historyFixture(core);
+    const other = core.service.createStore(core.caller, { name: 'other', description: '', metadata: {} });
+    core.service.createMemory(core.caller, other.id, { path: '/b.md', content: 'b' });
+    const counts = withRaw(core.file, (raw) => {
+      raw.pragma('foreign_keys = ON');
+      raw.prepare('DELETE FROM stores WHERE id = ?').run(store.id);
+      const count = (table: string, storeId: string) => raw.prepare(`SELECT count(*) FROM ${table} WHERE store_id = ?`).pluck().get(storeId);
+      return [count('memories', store.id), count('versions', store.id), count('memories', other.id), count('versions', other.id)];
+    });
+    expect(counts).toEqual([0, 0, 1, 1]);
+    expect(core.storage.integrityCheck()).toEqual([]);
+  });
+});
+
+/** Raw bytes of the database file and its WAL (if there is one). */
+function diskBytes(file: string): Buffer {
+  const parts = [readFileSync(file)];
+  if (existsSync(file + '-wal')) parts.push(readFileSync(file + '-wal'));
+  return Buffer.concat(parts);
+}
+
+/** Pieces of `secret` to look for: the whole string when short, else 32-byte slices across it. */
+function needles(secret: string): Buffer[] {
+  if (secret.length <= 64) return [Buffer.from(secret)];
+  const out: Buffer[] = [];
+  for (let i = 0; i + 32 <= secret.length; i += 256) out.push(Buffer.from(secret.slice(i, i + 32)));
+  out.push(Buffer.from(secret.slice(-32)));
+  return out;
+}
+
+function found(file: string, secret: string): number {
+  const bytes = diskBytes(file);
+  return needles(secret).filter((n) => bytes.includes(n)).length;
+}
+
+function uniqueSecret(length: number): string {
+  const alphabet = 'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789';
+  let s = 'SECRET-';
+  while (s.length < length) s += alphabet[Math.floor(Math.random() * alphabet.length)];
+  return s;
+}
+
+describe('sqlite redaction erases bytes', () => {
+  const cases: [string, number, 'updated' | 'deleted', boolean][] = [
+    ['a small inline secret, memory updated, storage left open', 40, 'updated', false],
+    ['a small inline secret, memory updated, storage closed', 40, 'updated', true],
+    ['a small inline secret, memory deleted', 40, 'deleted', false],
+    ['a 12 KiB secret in overflow pages, memory updated, storage left open', 12_000, 'updated', false],
+    ['a 12 KiB secret in overflow pages, memory updated, storage closed', 12_000, 'updated', true],
+    ['a 12 KiB secret in overflow pages, memory deleted', 12_000, 'deleted', true],
+  ];
+
+  it.each(cases)('%s: the secret appears nowhere in the file or its WAL', (_name, length, then, close) => {
+    const core = openCore();
+    const { service, caller, file } = core;
+    const secret = uniqueSecret(length);
+    const store = service.createStore(caller, { name: 'leaky', description: '', metadata: {} });
+    service.createMemory(caller, store.id, { path: '/other.md', content: 'unrelated' });
+    const m = service.createMemory(caller, store.id, { path: '/creds.md', content: `token: ${secret}\n` });
+    if (then === 'updated') service.updateMemory(caller, store.id, m.id, { content: 'token: (rotated)\n' });
+    else service.deleteMemory(caller, store.id, m.id);
+    service.createMemory(caller, store.id, { path: '/later.md', content: 'after' });
+
+    expect(found(file, secret)).toBe(needles(secret).length);
+
+    const redacted = service.redactVersion(caller, store.id, m.versionId);
+    expect(redacted.content).toBeNull();
+    if (close) core.close();
+
+    expect(found(file, secret)).toBe(0);
+    if (!close) {
+      core.close();
+      expect(found(file, secret)).toBe(0);
+    }
+    const reopened = openSqliteStorage(file);
+    try {
+      expect(reopened.integrityCheck()).toEqual([]);
+      expect(reopened.getVersion(store.id, m.versionId)?.content).toBeNull();
+      expect(reopened.getMemoryByPath(store.id, '/other.md')?.content).toBe('unrelated');
+    } finally {
+      reopened.close();
+    }
+  });
+
+  it('a redaction while another connection holds a read transaction leaves no secret once that reader ends and the storage closes', () => {
+    const core = openCore();
+    const { service, caller, file } = core;
+    const secret = uniqueSecret(5000);
+    const store = service.createStore(caller, { name: 'leaky', description: '', metadata: {} });
+    const m = service.createMemory(caller, store.id, { path: '/creds.md', content: secret });
+    service.updateMemory(caller, store.id, m.id, { content: 'rotated' });
+    const reader = rawConnection(file);
+    reader.exec('BEGIN');
+    reader.prepare('SELECT count(*) FROM versions').pluck().get();
+    // The TRUNCATE checkpoint waits out the busy timeout for this reader, then gives up for now.
+    service.redactVersion(caller, store.id, m.versionId);
+    reader.exec('COMMIT');
+    reader.close();
+    core.close();
+    expect(found(file, secret)).toBe(0);
+  });
+});

@@ -1,0 +1,371 @@
+/**
+ * The Storage port's conformance suite (STYLE rule 4): every adapter runs this one file. It talks to
+ * the port directly, without the service, and pins what each operation does on its own.
+ */
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { sha256Hex } from '../../src/content.js';
+import { MnemoError, type ErrorCode } from '../../src/errors.js';
+import { newId } from '../../src/ids.js';
+import type { Storage, WriteStamp } from '../../src/storage/port.js';
+import type { Actor, MemoryListItem, MemoryListQuery, Session, Store, StoreListQuery, VersionListQuery } from '../../src/types.js';
+
+export type MakeStorage = () => Storage;
+
+const T0 = Date.parse('2026-03-01T00:00:00.000Z');
+
+/** A fresh storage holding one default workspace, plus small builders for the port's inputs. */
+function fixture(makeStorage: MakeStorage) {
+  const storage = makeStorage();
+  onTestFinished(() => storage.close());
+  let tick = 0;
+  const now = () => new Date(T0 + 1000 * tick++).toISOString();
+  const workspace = { id: newId('workspace'), name: 'default', createdAt: now() };
+  storage.insertWorkspace(workspace, true);
+  const actor: Actor = { type: 'api_actor', apiKeyId: newId('apiKey') };
+  const stamp = (a: Actor = actor): WriteStamp => ({ actor: a, now: now(), versionId: newId('version') });
+
+  function addStore(name = 'notes', workspaceId = workspace.id): Store {
+    const at = now();
+    const store: Store = { id: newId('store'), workspaceId, name, description: '', metadata: {}, createdAt: at, updatedAt: at, archivedAt: null };
+    storage.insertStore(store);
+    return store;
+  }
+
+  function addMemory(storeId: string, path: string, content = `content of ${path}`, a: Actor = actor) {
+    return storage.createMemory({ ...stamp(a), storeId, memoryId: newId('memory'), path, content });
+  }
+
+  return { storage, workspace, actor, now, stamp, addStore, addMemory };
+}
+
+function codeOf(fn: () => unknown): ErrorCode {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof MnemoError) return err.code;
+    throw err;
+  }
+  throw new Error('expected a MnemoError, but the call succeeded');
+}
+
+const memQ = (q: Partial<MemoryListQuery> = {}): MemoryListQuery => ({ pathPrefix: '/', depth: 0, limit: 100, page: null, view: 'basic', ...q });
+const verQ = (q: Partial<VersionListQuery> = {}): VersionListQuery => ({
+  memoryId: null, operation: null, sessionId: null, apiKeyId: null, serviceAccountId: null,
+  createdGte: null, createdLte: null, limit: 100, page: null, view: 'full', ...q,
+});
+const storeQ = (q: Partial<StoreListQuery> = {}): StoreListQuery => ({ includeArchived: false, createdGte: null, createdLte: null, limit: 100, page: null, ...q });
+const paths = (items: MemoryListItem[]) => items.map((i) => (i.type === 'memory' ? i.memory.path : `${i.path} (prefix)`));
+
+export function runStorageSuite(makeStorage: MakeStorage): void {
+  describe('workspaces and api keys', () => {
+    it('a fresh storage has no default workspace', () => {
+      const storage = makeStorage();
+      onTestFinished(() => storage.close());
+      expect(storage.defaultWorkspace()).toBeNull();
+      expect(storage.countApiKeys()).toBe(0);
+    });
+
+    it('the default workspace is the one inserted as default', () => {
+      const { storage, workspace } = fixture(makeStorage);
+      storage.insertWorkspace({ id: newId('workspace'), name: 'other', createdAt: workspace.createdAt }, false);
+      expect(storage.defaultWorkspace()).toEqual(workspace);
+    });
+
+    it('an api key is found by its hash only, and counted', () => {
+      const { storage, workspace, now } = fixture(makeStorage);
+      const key = { id: newId('apiKey'), workspaceId: workspace.id, name: 'ci', role: 'admin' as const, createdAt: now(), revokedAt: null };
+      storage.insertApiKey(key, 'a'.repeat(64));
+      expect(storage.findApiKeyByHash('a'.repeat(64))).toEqual(key);
+      expect(storage.findApiKeyByHash('b'.repeat(64))).toBeNull();
+      expect(storage.countApiKeys()).toBe(1);
+    });
+  });
+
+  describe('stores', () => {
+    it('a store reads back as inserted, only inside its workspace', () => {
+      const { storage, addStore } = fixture(makeStorage);
+      const s = addStore();
+      expect(storage.getStore(s.workspaceId, s.id)).toEqual(s);
+      expect(storage.getStoreById(s.id)).toEqual(s);
+      expect(storage.getStore(newId('workspace'), s.id)).toBeNull();
+      expect(storage.getStore(s.workspaceId, newId('store'))).toBeNull();
+    });
+
+    it('stores list newest first, page by page, without archived ones unless asked', () => {
+      const { storage, workspace, now, addStore } = fixture(makeStorage);
+      const made = Array.from({ length: 5 }, (_, i) => addStore(`s${i}`));
+      storage.archiveStore(workspace.id, made[1]!.id, now());
+      const first = storage.listStores(workspace.id, storeQ({ limit: 2 }));
+      expect(first.data.map((s) => s.name)).toEqual(['s4', 's3']);
+      const second = storage.listStores(workspace.id, storeQ({ limit: 2, page: first.nextPage }));
+      expect(second.data.map((s) => s.name)).toEqual(['s2', 's0']);
+      expect(second.nextPage).toBeNull();
+      expect(storage.listStores(workspace.id, storeQ({ includeArchived: true })).data.map((s) => s.name)).toEqual(['s4', 's3', 's2', 's1', 's0']);
+    });
+
+    it('a store update merges metadata and keeps untouched fields', () => {
+      const { storage, workspace, now, addStore } = fixture(makeStorage);
+      const s = addStore();
+      storage.updateStore(workspace.id, s.id, { metadata: { a: '1', b: '2' } }, now());
+      const at = now();
+      const updated = storage.updateStore(workspace.id, s.id, { description: 'd', metadata: { a: null, c: '3' } }, at);
+      expect(updated).toMatchObject({ name: 'notes', description: 'd', metadata: { b: '2', c: '3' }, updatedAt: at });
+      expect(storage.getStore(workspace.id, s.id)).toEqual(updated);
+    });
+
+    it('archiving twice keeps the first archive time', () => {
+      const { storage, workspace, now, addStore } = fixture(makeStorage);
+      const s = addStore();
+      const first = storage.archiveStore(workspace.id, s.id, now());
+      const again = storage.archiveStore(workspace.id, s.id, now());
+      expect(again.archivedAt).toBe(first.archivedAt);
+      expect(storage.getStore(workspace.id, s.id)?.archivedAt).toBe(first.archivedAt);
+    });
+
+    it('deleting a store removes it with its memories and versions; unknown stores are not_found', () => {
+      const { storage, workspace, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      const keep = addStore('keep');
+      const m = addMemory(s.id, '/a');
+      addMemory(keep.id, '/a');
+      storage.deleteStore(workspace.id, s.id);
+      expect(storage.getStore(workspace.id, s.id)).toBeNull();
+      expect(storage.getMemory(s.id, m.id)).toBeNull();
+      expect(storage.getVersion(s.id, m.versionId)).toBeNull();
+      expect(storage.listMemories(keep.id, memQ()).data).toHaveLength(1);
+      expect(codeOf(() => storage.deleteStore(workspace.id, s.id))).toBe('not_found');
+      expect(codeOf(() => storage.deleteStore(newId('workspace'), keep.id))).toBe('not_found');
+      expect(storage.integrityCheck()).toEqual([]);
+    });
+  });
+
+  describe('memories', () => {
+    it('create stores the content with its sha256 and size and appends a created version', () => {
+      const { storage, actor, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      const m = addMemory(s.id, '/notes/é.md', 'héllo');
+      expect(m).toMatchObject({ path: '/notes/é.md', content: 'héllo', contentSha256: sha256Hex('héllo'), contentSizeBytes: 6, mode: 0o644 });
+      expect(storage.getMemory(s.id, m.id)).toEqual(m);
+      expect(storage.getMemoryByPath(s.id, '/notes/é.md')).toEqual(m);
+      const { content: _content, ...meta } = m;
+      expect(storage.getMemoryMetaByPath(s.id, '/notes/é.md')).toEqual(meta);
+      expect(storage.getVersion(s.id, m.versionId)).toMatchObject({
+        memoryId: m.id, operation: 'created', path: m.path, content: 'héllo', contentSha256: m.contentSha256,
+        contentSizeBytes: 6, createdAt: m.createdAt, createdBy: actor, redactedAt: null, redactedBy: null,
+      });
+    });
+
+    it('a memory is invisible from another store', () => {
+      const { storage, addStore, addMemory } = fixture(makeStorage);
+      const m = addMemory(addStore().id, '/a');
+      const other = addStore('other');
+      expect(storage.getMemory(other.id, m.id)).toBeNull();
+      expect(storage.getMemoryByPath(other.id, '/a')).toBeNull();
+      expect(storage.getVersion(other.id, m.versionId)).toBeNull();
+    });
+
+    it('a create on an overlapping path fails and leaves no version behind', () => {
+      const { storage, stamp, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      const a = addMemory(s.id, '/a/b');
+      for (const path of ['/a/b', '/a', '/a/b/c']) {
+        const err = (() => {
+          try {
+            storage.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path, content: 'x' });
+          } catch (e) {
+            return e;
+          }
+          return null;
+        })();
+        expect(err).toMatchObject({ code: 'path_conflict', details: { conflicting_path: '/a/b', conflicting_memory_id: a.id } });
+      }
+      expect(storage.listVersions(s.id, verQ()).data).toHaveLength(1);
+    });
+
+    it('an update reports whether it changed anything, and a no-op appends no version', () => {
+      const { storage, stamp, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      const m = addMemory(s.id, '/a', 'one');
+      const same = storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'one' });
+      expect(same).toEqual({ memory: m, changed: false });
+      const st = stamp();
+      const changed = storage.updateMemory({ ...st, storeId: s.id, memoryId: m.id, content: 'two', path: '/b' });
+      expect(changed.changed).toBe(true);
+      expect(changed.memory).toMatchObject({ id: m.id, path: '/b', content: 'two', versionId: st.versionId, updatedAt: st.now, createdAt: m.createdAt });
+      expect(storage.getMemory(s.id, m.id)).toEqual(changed.memory);
+      expect(storage.listVersions(s.id, verQ()).data.map((v) => v.operation)).toEqual(['modified', 'created']);
+    });
+
+    it('update and delete of an unknown memory are not_found', () => {
+      const { storage, stamp, addStore } = fixture(makeStorage);
+      const s = addStore();
+      expect(codeOf(() => storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), content: 'x' }))).toBe('not_found');
+      expect(codeOf(() => storage.deleteMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory') }))).toBe('not_found');
+    });
+
+    it('a delete removes the memory and appends a deleted version holding only the path', () => {
+      const { storage, stamp, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      const m = addMemory(s.id, '/a');
+      const st = stamp();
+      storage.deleteMemory({ ...st, storeId: s.id, memoryId: m.id });
+      expect(storage.getMemory(s.id, m.id)).toBeNull();
+      expect(storage.getVersion(s.id, st.versionId)).toMatchObject({
+        memoryId: m.id, operation: 'deleted', path: '/a', content: null, contentSha256: null, contentSizeBytes: null,
+      });
+    });
+
+    it('a memory mode is kept and changes no version', () => {
+      const { storage, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      const m = addMemory(s.id, '/a');
+      storage.setMemoryMode(s.id, m.id, 0o600);
+      expect(storage.getMemory(s.id, m.id)?.mode).toBe(0o600);
+      expect(storage.listVersions(s.id, verQ()).data).toHaveLength(1);
+    });
+
+    it('lists are ordered by path in binary order and page without gaps', () => {
+      const { storage, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      for (const p of ['/b', '/B', '/a/z', '/a/b/c', '/a-b', '/é']) addMemory(s.id, p);
+      const all = paths(storage.listMemories(s.id, memQ()).data);
+      expect(all).toEqual(['/B', '/a-b', '/a/b/c', '/a/z', '/b', '/é']);
+      const pages: string[] = [];
+      let page: string | null = null;
+      do {
+        const p = storage.listMemories(s.id, memQ({ limit: 1, page }));
+        pages.push(...paths(p.data));
+        page = p.nextPage;
+      } while (page);
+      expect(pages).toEqual(all);
+    });
+
+    it('depth 1 rolls deeper paths into prefixes', () => {
+      const { storage, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      for (const p of ['/a/b/c', '/a/d', '/a-b', '/z']) addMemory(s.id, p);
+      expect(paths(storage.listMemories(s.id, memQ({ depth: 1 })).data)).toEqual(['/a-b', '/a/ (prefix)', '/z']);
+      expect(paths(storage.listMemories(s.id, memQ({ depth: 1, pathPrefix: '/a/' })).data)).toEqual(['/a/b/ (prefix)', '/a/d']);
+    });
+
+    it('the full view carries content and the basic view leaves it out', () => {
+      const { storage, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      addMemory(s.id, '/a', 'text');
+      const [full] = storage.listMemories(s.id, memQ({ view: 'full' })).data;
+      const [basic] = storage.listMemories(s.id, memQ()).data;
+      expect(full?.type === 'memory' && full.memory.content).toBe('text');
+      expect(basic?.type === 'memory' && basic.memory.content).toBeUndefined();
+    });
+
+    it('a directory listing gives direct files and implied subdirectories', () => {
+      const { storage, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      for (const p of ['/top.md', '/a/b/c.md', '/a/b/d.md', '/a/e.md', '/a-x/f.md']) addMemory(s.id, p);
+      const root = storage.listDirectory(s.id, '/');
+      expect(root.files.map((f) => f.path)).toEqual(['/top.md']);
+      expect(root.dirs).toEqual(['a-x', 'a']);
+      const a = storage.listDirectory(s.id, '/a');
+      expect(a.files.map((f) => f.path)).toEqual(['/a/e.md']);
+      expect(a.dirs).toEqual(['b']);
+      expect(storage.hasMemoriesUnder(s.id, '/a')).toBe(true);
+      expect(storage.hasMemoriesUnder(s.id, '/a/b')).toBe(true);
+      expect(storage.hasMemoriesUnder(s.id, '/a/e.md')).toBe(false);
+      expect(storage.hasMemoriesUnder(s.id, '/nothing')).toBe(false);
+      expect(storage.hasMemoriesUnder(s.id, '/')).toBe(true);
+    });
+  });
+
+  describe('versions', () => {
+    it('versions list newest first and filter by memory, operation and actor', () => {
+      const { storage, stamp, addStore, addMemory, actor } = fixture(makeStorage);
+      const s = addStore();
+      const agent: Actor = { type: 'session_actor', sessionId: newId('session') };
+      const a = addMemory(s.id, '/a');
+      const b = addMemory(s.id, '/b', 'b', agent);
+      storage.updateMemory({ ...stamp(agent), storeId: s.id, memoryId: a.id, content: 'a2' });
+      storage.deleteMemory({ ...stamp(), storeId: s.id, memoryId: b.id });
+      const ops = (q: Partial<VersionListQuery>) => storage.listVersions(s.id, verQ(q)).data.map((v) => `${v.operation} ${v.memoryId === a.id ? 'a' : 'b'}`);
+      expect(ops({})).toEqual(['deleted b', 'modified a', 'created b', 'created a']);
+      expect(ops({ memoryId: b.id })).toEqual(['deleted b', 'created b']);
+      expect(ops({ operation: 'created' })).toEqual(['created b', 'created a']);
+      expect(ops({ sessionId: agent.sessionId })).toEqual(['modified a', 'created b']);
+      expect(ops({ apiKeyId: actor.type === 'api_actor' ? actor.apiKeyId : '' })).toEqual(['deleted b', 'created a']);
+      expect(ops({ apiKeyId: agent.sessionId })).toEqual([]);
+      expect(ops({ serviceAccountId: 'svcacct_x' })).toEqual([]);
+    });
+
+    it('the basic view of a version list leaves the content out', () => {
+      const { storage, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      addMemory(s.id, '/a', 'text');
+      const [v] = storage.listVersions(s.id, verQ({ view: 'basic' })).data;
+      expect(v).toMatchObject({ path: '/a', content: null, contentSizeBytes: 4 });
+    });
+
+    it('redaction nulls the body, records who and when, and leaves the memory alone', () => {
+      const { storage, stamp, addStore, addMemory, actor } = fixture(makeStorage);
+      const s = addStore();
+      const m = addMemory(s.id, '/a', 'secret');
+      const now = storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'clean' }).memory;
+      const at = '2026-04-01T00:00:00.000Z';
+      const red = storage.redactVersion(s.id, m.versionId, actor, at);
+      expect(red).toMatchObject({ id: m.versionId, operation: 'created', memoryId: m.id, path: null, content: null, contentSha256: null, contentSizeBytes: null, redactedAt: at, redactedBy: actor });
+      expect(storage.getVersion(s.id, m.versionId)).toEqual(red);
+      expect(storage.getMemory(s.id, m.id)).toEqual(now);
+      expect(storage.integrityCheck()).toEqual([]);
+    });
+
+    it('redaction of the head version of a live memory is a conflict; an unknown version is not_found', () => {
+      const { storage, addStore, addMemory, actor, now } = fixture(makeStorage);
+      const s = addStore();
+      const m = addMemory(s.id, '/a');
+      expect(codeOf(() => storage.redactVersion(s.id, m.versionId, actor, now()))).toBe('conflict');
+      expect(codeOf(() => storage.redactVersion(s.id, newId('version'), actor, now()))).toBe('not_found');
+      expect(storage.getVersion(s.id, m.versionId)?.content).toBe(m.content);
+    });
+
+    it('versions page newest first with no duplicates or gaps', () => {
+      const { storage, stamp, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      const m = addMemory(s.id, '/a', 'v0');
+      for (let i = 1; i < 12; i++) storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: `v${i}` });
+      const seen: string[] = [];
+      let page: string | null = null;
+      do {
+        const p = storage.listVersions(s.id, verQ({ limit: 5, page }));
+        seen.push(...p.data.map((v) => v.content ?? ''));
+        page = p.nextPage;
+      } while (page);
+      expect(seen).toEqual(Array.from({ length: 12 }, (_, i) => `v${11 - i}`));
+    });
+
+    it('a page cursor the storage did not issue is refused', () => {
+      const { storage, addStore } = fixture(makeStorage);
+      const s = addStore();
+      expect(codeOf(() => storage.listVersions(s.id, verQ({ page: 'nonsense' })))).toBe('invalid_request');
+      expect(codeOf(() => storage.listMemories(s.id, memQ({ page: 'page_' + Buffer.from('[1]').toString('base64url') })))).toBe('invalid_request');
+      expect(codeOf(() => storage.listStores(s.workspaceId, storeQ({ page: 'page_' + Buffer.from('{"s":"x"}').toString('base64url') })))).toBe('invalid_request');
+    });
+  });
+
+  describe('sessions', () => {
+    it('sessions read back, list newest first, and end once', () => {
+      const { storage, workspace, now } = fixture(makeStorage);
+      const make = (): Session => ({ id: newId('session'), workspaceId: workspace.id, status: 'active', resources: [], createdAt: now(), endedAt: null });
+      const [a, b] = [make(), make()];
+      storage.insertSession(a);
+      storage.insertSession(b);
+      expect(storage.getSession(workspace.id, a.id)).toEqual(a);
+      expect(storage.getSession(newId('workspace'), a.id)).toBeNull();
+      expect(storage.listSessions(workspace.id, 10, null).data.map((s) => s.id)).toEqual([b.id, a.id]);
+      const first = storage.listSessions(workspace.id, 1, null);
+      expect(storage.listSessions(workspace.id, 1, first.nextPage).data.map((s) => s.id)).toEqual([a.id]);
+      const at = now();
+      expect(storage.endSession(workspace.id, a.id, at)).toMatchObject({ status: 'ended', endedAt: at });
+      expect(storage.endSession(workspace.id, a.id, now()).endedAt).toBe(at);
+      expect(storage.listActiveSessions().map((s) => s.id)).toEqual([b.id]);
+      expect(codeOf(() => storage.endSession(workspace.id, newId('session'), now()))).toBe('not_found');
+    });
+  });
+}
