@@ -26,7 +26,10 @@ export function createApp({ service, sessions, maxBodyBytes = 1024 * 1024, log =
     '/v1/*',
     bodyLimit({
       maxSize: maxBodyBytes,
-      onError: () => {
+      onError: (c) => {
+        // The rest of the body is never read, so this connection cannot carry another request;
+        // without the header, keep-alive clients reuse it and fail on the server's close.
+        c.header('connection', 'close');
         throw new MnemoError('request_too_large', `request body is larger than ${maxBodyBytes} bytes`);
       },
     }),

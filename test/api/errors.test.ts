@@ -1,0 +1,363 @@
+/**
+ * Bad input never yields a 500: malformed and oversized bodies, wrong types, unknown fields,
+ * invalid UTF-8, lone surrogates, bad percent-encoding, bad query values, garbage cursors and
+ * unknown ids of every kind. Also pins the error envelope and the request-id header.
+ */
+import type Anthropic from '@anthropic-ai/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, type RunningServer } from '../helpers/server.js';
+import { expectApiError, expectRawError, rawRequest, sdkClient, type RawOptions, type RawResponse } from '../helpers/sdk.js';
+import { freshStore, type Memory, type Store } from './shapes.js';
+
+let server: RunningServer;
+let client: Anthropic;
+let store: Store;
+let memory: Memory;
+
+beforeAll(async () => {
+  server = await startServer();
+  client = sdkClient(server.url, server.adminKey);
+  store = await freshStore(client, 'errors');
+  memory = await client.beta.memoryStores.memories.create(store.id, { path: '/existing.md', content: 'x' });
+  await client.beta.memoryStores.memories.update(memory.id, { memory_store_id: store.id, content: 'y' });
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+const raw = (method: string, path: string, opts: RawOptions = {}): Promise<RawResponse> =>
+  rawRequest(server.url, method, path, { apiKey: server.adminKey, ...opts });
+const memoriesPath = () => `/v1/memory_stores/${store.id}/memories`;
+const utf8 = (s: string) => new TextEncoder().encode(s);
+
+/** The routes that take a JSON body, as [name, method, path]. */
+const bodyRoutes = (): [string, string, string][] => [
+  ['store create', 'POST', '/v1/memory_stores'],
+  ['store update', 'POST', `/v1/memory_stores/${store.id}`],
+  ['memory create', 'POST', memoriesPath()],
+  ['memory update', 'POST', `${memoriesPath()}/${memory.id}`],
+];
+
+describe('the error envelope', () => {
+  it('sends a request-id header on successful responses', async () => {
+    const { data, response } = await client.beta.memoryStores.retrieve(store.id).withResponse();
+    expect(data.id).toBe(store.id);
+    expect(response.headers.get('request-id')).toMatch(/^req_\w+$/);
+    const list = await client.beta.memoryStores.memories.list(store.id).withResponse();
+    expect(list.response.headers.get('request-id')).toMatch(/^req_\w+$/);
+    const health = await rawRequest(server.url, 'GET', '/health');
+    expect(health.status).toBe(200);
+    expect(health.headers.get('request-id')).toMatch(/^req_\w+$/);
+  });
+
+  it('gives every request its own id', async () => {
+    const a = await raw('GET', `/v1/memory_stores/${store.id}`);
+    const b = await raw('GET', `/v1/memory_stores/${store.id}`);
+    expect(a.headers.get('request-id')).not.toBe(b.headers.get('request-id'));
+  });
+
+  it('renders errors as {type:"error", error:{type, message}, request_id} and nothing else', async () => {
+    const res = await raw('GET', '/v1/memory_stores/memstore_nope');
+    expectRawError(res, 404, 'not_found_error');
+    expect(Object.keys(res.body as object).sort()).toEqual(['error', 'request_id', 'type']);
+    expect(Object.keys((res.body as { error: object }).error).sort()).toEqual(['message', 'type']);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+  });
+});
+
+describe('malformed bodies', () => {
+  it.each([
+    ['malformed JSON', '{"name": '],
+    ['trailing garbage', '{"name": "a"} x'],
+    ['a JSON array', '[{"name": "a"}]'],
+    ['a JSON string', '"name"'],
+    ['a JSON number', '42'],
+    ['JSON null', 'null'],
+    ['single quotes', "{'name': 'a'}"],
+  ])('refuses %s with 400 on every body route', async (_, body) => {
+    for (const [name, method, path] of bodyRoutes()) {
+      const res = await raw(method, path, { body });
+      expect(res.status, name).toBe(400);
+      expectRawError(res, 400, 'invalid_request_error');
+    }
+  });
+
+  it('refuses deeply nested JSON without a 500', async () => {
+    const deep = '['.repeat(200_000) + ']'.repeat(200_000);
+    const res = await raw('POST', '/v1/memory_stores', { body: deep });
+    expectRawError(res, 400, 'invalid_request_error');
+  });
+
+  it('refuses a body over the size limit with 413 request_too_large (Content-Length and chunked)', async () => {
+    const huge = JSON.stringify({ path: '/big.md', content: 'a'.repeat(2 * 1024 * 1024) });
+    const res = await raw('POST', memoriesPath(), { body: huge });
+    expectRawError(res, 413, 'request_too_large');
+
+    const chunk = utf8('a'.repeat(64 * 1024));
+    let sent = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent === 0) controller.enqueue(utf8('{"path":"/big2.md","content":"'));
+        if (sent >= 40) {
+          controller.enqueue(utf8('"}'));
+          controller.close();
+          return;
+        }
+        controller.enqueue(chunk);
+        sent++;
+      },
+    });
+    const chunked = await raw('POST', memoriesPath(), { body: stream });
+    expectRawError(chunked, 413, 'request_too_large');
+    expect((await client.beta.memoryStores.memories.list(store.id)).data.map((m) => m.path)).toEqual(['/existing.md']);
+  });
+
+  it('refuses invalid UTF-8 bytes in a body, including inside a path string', async () => {
+    const bad = (prefix: string, suffix: string) => new Uint8Array([...utf8(prefix), 0xff, 0xfe, ...utf8(suffix)]);
+    expectRawError(await raw('POST', memoriesPath(), { body: bad('{"path":"/a', '.md","content":"x"}') }), 400, 'invalid_request_error');
+    expectRawError(await raw('POST', memoriesPath(), { body: bad('{"path":"/ok.md","content":"', '"}') }), 400, 'invalid_request_error');
+    const overlong = new Uint8Array([...utf8('{"name":"'), 0xc0, 0xaf, ...utf8('"}')]);
+    expectRawError(await raw('POST', '/v1/memory_stores', { body: overlong }), 400, 'invalid_request_error');
+    const surrogateBytes = new Uint8Array([...utf8('{"name":"'), 0xed, 0xa0, 0x80, ...utf8('"}')]);
+    expectRawError(await raw('POST', '/v1/memory_stores', { body: surrogateBytes }), 400, 'invalid_request_error');
+  });
+
+  it.each([
+    ['a memory path', memoriesPath, '{"path":"/a\\ud800.md","content":"x"}'],
+    ['memory content', memoriesPath, '{"path":"/lone.md","content":"x\\udc00y"}'],
+    ['a store name', () => '/v1/memory_stores', '{"name":"a\\ud800"}'],
+    ['a store description', () => '/v1/memory_stores', '{"name":"a","description":"\\udfff"}'],
+    ['a metadata key', () => '/v1/memory_stores', '{"name":"a","metadata":{"\\ud800":"v"}}'],
+    ['a metadata value', () => '/v1/memory_stores', '{"name":"a","metadata":{"k":"\\ud800"}}'],
+  ])('refuses a lone surrogate escape in %s with 400', async (_, path, body) => {
+    expectRawError(await raw('POST', path(), { body }), 400, 'invalid_request_error');
+  });
+
+  it('refuses a lone surrogate in a rename with 400', async () => {
+    const res = await raw('POST', `${memoriesPath()}/${memory.id}`, { body: '{"path":"/x\\ud800"}' });
+    expectRawError(res, 400, 'invalid_request_error');
+  });
+
+  it('accepts a properly paired surrogate escape', async () => {
+    const res = await raw('POST', memoriesPath(), { body: '{"path":"/emoji-\\ud83d\\ude00.md","content":"\\ud83d\\ude00"}' });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ path: '/emoji-😀.md', content_size_bytes: 4 });
+    await client.beta.memoryStores.memories.delete((res.body as Memory).id, { memory_store_id: store.id });
+  });
+
+  it('treats an empty body as {} and reports the missing field', async () => {
+    const res = await raw('POST', '/v1/memory_stores', { body: '' });
+    expectRawError(res, 400, 'invalid_request_error');
+    expect((res.body as { error: { message: string } }).error.message).toMatch(/name/);
+  });
+});
+
+describe('wrong types and unknown fields', () => {
+  it.each([
+    ['a number for name', '/v1/memory_stores', { name: 42 }],
+    ['null for name', '/v1/memory_stores', { name: null }],
+    ['an array for name', '/v1/memory_stores', { name: ['a'] }],
+    ['a missing name', '/v1/memory_stores', { description: 'd' }],
+    ['a number for description', '/v1/memory_stores', { name: 'a', description: 5 }],
+    ['an array for metadata', '/v1/memory_stores', { name: 'a', metadata: ['a'] }],
+    ['a string for metadata', '/v1/memory_stores', { name: 'a', metadata: 'k=v' }],
+    ['a number as a metadata value', '/v1/memory_stores', { name: 'a', metadata: { k: 1 } }],
+    ['null as a metadata value on create', '/v1/memory_stores', { name: 'a', metadata: { k: null } }],
+    ['an unknown store field', '/v1/memory_stores', { name: 'a', owner: 'me' }],
+  ])('refuses %s on store create with 400', async (_, path, body) => {
+    expectRawError(await raw('POST', path, { body: JSON.stringify(body) }), 400, 'invalid_request_error');
+  });
+
+  it.each([
+    ['a number for path', { path: 7, content: 'x' }],
+    ['null for path', { path: null, content: 'x' }],
+    ['a missing path', { content: 'x' }],
+    ['a missing content', { path: '/m.md' }],
+    ['a number for content', { path: '/m.md', content: 1 }],
+    ['an object for content', { path: '/m.md', content: { text: 'x' } }],
+    ['an unknown memory field', { path: '/m.md', content: 'x', metadata: {} }],
+    ['a precondition on create', { path: '/m.md', content: 'x', precondition: { type: 'content_sha256' } }],
+  ])('refuses %s on memory create with 400', async (_, body) => {
+    expectRawError(await raw('POST', memoriesPath(), { body: JSON.stringify(body) }), 400, 'invalid_request_error');
+  });
+
+  it.each([
+    ['a number for path', { path: 1 }],
+    ['a boolean for content', { content: true }],
+    ['an unknown field', { content: 'z', mode: 420 }],
+    ['an unknown precondition type', { content: 'z', precondition: { type: 'etag', content_sha256: 'a'.repeat(64) } }],
+    ['an unknown precondition field', { content: 'z', precondition: { type: 'content_sha256', content_sha256: 'a'.repeat(64), x: 1 } }],
+    ['a string precondition', { content: 'z', precondition: 'a'.repeat(64) }],
+  ])('refuses %s on memory update with 400', async (_, body) => {
+    expectRawError(await raw('POST', `${memoriesPath()}/${memory.id}`, { body: JSON.stringify(body) }), 400, 'invalid_request_error');
+  });
+
+  it.each([
+    ['an unknown field', { name: 'n', archived: true }],
+    ['a number for name', { name: 5 }],
+    ['a number as a metadata value', { metadata: { k: 5 } }],
+  ])('refuses %s on store update with 400', async (_, body) => {
+    expectRawError(await raw('POST', `/v1/memory_stores/${store.id}`, { body: JSON.stringify(body) }), 400, 'invalid_request_error');
+  });
+
+  it('refuses an unknown field through the SDK too', async () => {
+    const params = { name: 'x', unexpected: 1 } as unknown as { name: string };
+    await expectApiError(client.beta.memoryStores.create(params), 400, 'invalid_request_error');
+  });
+
+  it('stores metadata keys that name Object.prototype members as ordinary keys', async () => {
+    const res = await raw('POST', '/v1/memory_stores', { body: '{"name":"proto","metadata":{"constructor":"c","toString":"t","__proto__":"p"}}' });
+    expect(res.status).toBeLessThan(500);
+    if (res.status === 200) {
+      expect((res.body as Store).metadata).toEqual({ constructor: 'c', toString: 't', __proto__: 'p' });
+    }
+  });
+});
+
+describe('bad query strings', () => {
+  it.each([
+    ['path_prefix=%FF/', 'path_prefix=%FF/'],
+    ['a truncated escape', 'path_prefix=/a%E2%82/'],
+    ['a non-hex escape', 'path_prefix=/%zz/'],
+    ['a lone percent', 'limit=%'],
+    ['an encoded lone surrogate', 'path_prefix=/%ED%A0%80/'],
+  ])('refuses invalid percent-encoding (%s) with 400', async (_, qs) => {
+    expectRawError(await raw('GET', `${memoriesPath()}?${qs}`), 400, 'invalid_request_error');
+  });
+
+  it('accepts a correctly percent-encoded UTF-8 path_prefix', async () => {
+    const res = await raw('GET', `${memoriesPath()}?path_prefix=${encodeURIComponent('/日本/')}`);
+    expect(res.status).toBe(200);
+  });
+
+  it.each([
+    ['limit=abc', 'memories'],
+    ['limit=1.5', 'memories'],
+    ['limit=', 'memories'],
+    ['limit=1e2', 'stores'],
+    ['limit=-5', 'versions'],
+    ['limit=99999999999', 'versions'],
+    ['view=everything', 'memories'],
+    ['view=', 'versions'],
+    ['depth=abc', 'memories'],
+    ['depth=', 'memories'],
+    ['depth=1.0', 'memories'],
+    ['include_archived=yes', 'stores'],
+    ['created_at[gte]=1700000000', 'stores'],
+    ['created_at[lte]=2026-02-30T00:00:00Z', 'versions'],
+    ['operation=renamed', 'versions'],
+  ])('refuses %s on %s lists with 400', async (qs, kind) => {
+    const path = kind === 'stores' ? '/v1/memory_stores' : kind === 'memories' ? memoriesPath() : `/v1/memory_stores/${store.id}/memory_versions`;
+    expectRawError(await raw('GET', `${path}?${qs}`), 400, 'invalid_request_error');
+  });
+
+  it('refuses a bad view on retrieve, create and update', async () => {
+    expectRawError(await raw('GET', `${memoriesPath()}/${memory.id}?view=raw`), 400, 'invalid_request_error');
+    expectRawError(await raw('GET', `/v1/memory_stores/${store.id}/memory_versions/${memory.memory_version_id}?view=raw`), 400, 'invalid_request_error');
+    expectRawError(await raw('POST', `${memoriesPath()}?view=raw`, { body: '{"path":"/v.md","content":""}' }), 400, 'invalid_request_error');
+  });
+
+  it('refuses a malformed expected_content_sha256 on delete', async () => {
+    for (const sha of ['', 'xyz', 'A'.repeat(64)]) {
+      expectRawError(await raw('DELETE', `${memoriesPath()}/${memory.id}?expected_content_sha256=${sha}`), 400, 'invalid_request_error');
+    }
+    expect((await client.beta.memoryStores.memories.retrieve(memory.id, { memory_store_id: store.id })).content).toBe('y');
+  });
+});
+
+describe('page cursors', () => {
+  const b64 = (v: unknown) => 'page_' + Buffer.from(JSON.stringify(v)).toString('base64url');
+  const garbage = [
+    'garbage',
+    'page_',
+    'page_!!!!',
+    'page_' + Buffer.from('not json').toString('base64url'),
+    b64([1, 2]),
+    b64('string'),
+    b64(null),
+    b64({ s: 'x' }),
+    b64({ s: 1.5 }),
+    b64({ k: 5 }),
+    b64({ k: '/a', x: 'y' }),
+    b64({}),
+  ];
+
+  it.each(garbage.map((g) => [g]))('refuses page=%s with 400 on every list', async (page) => {
+    const lists = [
+      () => client.beta.memoryStores.list({ page }),
+      () => client.beta.memoryStores.memories.list(store.id, { page }),
+      () => client.beta.memoryStores.memories.list(store.id, { page, depth: 1 }),
+      () => client.beta.memoryStores.memoryVersions.list(store.id, { page }),
+    ];
+    let refused = 0;
+    for (const list of lists) {
+      const res = await list().then(
+        () => 'ok',
+        (e: unknown) => e,
+      );
+      if (res === 'ok') continue; // a shape one list happens to understand is fine, as long as it is not a 500
+      await expectApiError(Promise.reject(res), 400, 'invalid_request_error');
+      refused++;
+    }
+    expect(refused).toBeGreaterThanOrEqual(garbage.slice(0, 8).includes(page) ? 4 : 1);
+  });
+});
+
+describe('unknown ids', () => {
+  const stores = () => client.beta.memoryStores;
+  it('answers 404 not_found_error for an unknown store on every store route', async () => {
+    const id = 'memstore_doesnotexist';
+    await expectApiError(stores().retrieve(id), 404, 'not_found_error');
+    await expectApiError(stores().update(id, { name: 'x' }), 404, 'not_found_error');
+    await expectApiError(stores().archive(id), 404, 'not_found_error');
+    await expectApiError(stores().delete(id), 404, 'not_found_error');
+    await expectApiError(stores().memories.create(id, { path: '/a', content: 'x' }), 404, 'not_found_error');
+    await expectApiError(stores().memories.list(id), 404, 'not_found_error');
+    await expectApiError(stores().memories.retrieve(memory.id, { memory_store_id: id }), 404, 'not_found_error');
+    await expectApiError(stores().memories.update(memory.id, { memory_store_id: id, content: 'x' }), 404, 'not_found_error');
+    await expectApiError(stores().memories.delete(memory.id, { memory_store_id: id }), 404, 'not_found_error');
+    await expectApiError(stores().memoryVersions.list(id), 404, 'not_found_error');
+    await expectApiError(stores().memoryVersions.retrieve(memory.memory_version_id, { memory_store_id: id }), 404, 'not_found_error');
+    await expectApiError(stores().memoryVersions.redact(memory.memory_version_id, { memory_store_id: id }), 404, 'not_found_error');
+  });
+
+  it('answers 404 for an unknown memory and an unknown version', async () => {
+    const mem = 'mem_doesnotexist';
+    await expectApiError(stores().memories.retrieve(mem, { memory_store_id: store.id }), 404, 'not_found_error');
+    await expectApiError(stores().memories.update(mem, { memory_store_id: store.id, content: 'x' }), 404, 'not_found_error');
+    await expectApiError(stores().memories.delete(mem, { memory_store_id: store.id }), 404, 'not_found_error');
+    await expectApiError(stores().memoryVersions.retrieve('memver_doesnotexist', { memory_store_id: store.id }), 404, 'not_found_error');
+    await expectApiError(stores().memoryVersions.redact('memver_doesnotexist', { memory_store_id: store.id }), 404, 'not_found_error');
+  });
+
+  it('answers 404 when an id of one kind is used as another', async () => {
+    await expectApiError(stores().retrieve(memory.id), 404, 'not_found_error');
+    await expectApiError(stores().memories.retrieve(store.id, { memory_store_id: store.id }), 404, 'not_found_error');
+    await expectApiError(stores().memories.retrieve(memory.memory_version_id, { memory_store_id: store.id }), 404, 'not_found_error');
+    await expectApiError(stores().memoryVersions.retrieve(memory.id, { memory_store_id: store.id }), 404, 'not_found_error');
+  });
+
+  it('answers 404 for an unknown session', async () => {
+    expectRawError(await raw('GET', '/v1/sessions/sesn_doesnotexist'), 404, 'not_found_error');
+    expectRawError(await raw('DELETE', '/v1/sessions/sesn_doesnotexist'), 404, 'not_found_error');
+  });
+
+  it.each([
+    ['a very long id', 'memstore_' + 'x'.repeat(5000)],
+    ['an id with unicode', encodeURIComponent('memstore_日本')],
+    ['an id with a bad escape', 'memstore_%FF'],
+    ['an id with an encoded slash', 'memstore_a%2Fb'],
+    ['an id with a NUL', 'memstore_%00'],
+  ])('answers 404 (not 500) for %s', async (_, id) => {
+    expectRawError(await raw('GET', `/v1/memory_stores/${id}`), 404, 'not_found_error');
+    expectRawError(await raw('GET', `/v1/memory_stores/${store.id}/memories/${id}`), 404, 'not_found_error');
+    expectRawError(await raw('GET', `/v1/memory_stores/${store.id}/memory_versions/${id}`), 404, 'not_found_error');
+  });
+
+  it('answers 404 for unknown routes and methods', async () => {
+    expectRawError(await raw('GET', '/v1/nothing'), 404, 'not_found_error');
+    expectRawError(await raw('PUT', `/v1/memory_stores/${store.id}`, { body: '{}' }), 404, 'not_found_error');
+    expectRawError(await raw('PATCH', `${memoriesPath()}/${memory.id}`, { body: '{}' }), 404, 'not_found_error');
+    expectRawError(await raw('GET', '/nothing'), 404, 'not_found_error');
+  });
+});
