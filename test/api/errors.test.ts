@@ -112,6 +112,16 @@ describe('malformed bodies', () => {
     expect((await client.beta.memoryStores.memories.list(store.id)).data.map((m) => m.path)).toEqual(['/existing.md']);
   });
 
+  it('closes the connection after a 413, so the next request on the same client succeeds', async () => {
+    const huge = JSON.stringify({ name: 'n'.repeat(2 * 1024 * 1024) });
+    for (let i = 0; i < 6; i++) {
+      const res = await raw('POST', '/v1/memory_stores', { body: huge });
+      expectRawError(res, 413, 'request_too_large');
+      expect(res.headers.get('connection')).toBe('close');
+      expect((await client.beta.memoryStores.retrieve(store.id)).id).toBe(store.id);
+    }
+  });
+
   it('refuses invalid UTF-8 bytes in a body, including inside a path string', async () => {
     const bad = (prefix: string, suffix: string) => new Uint8Array([...utf8(prefix), 0xff, 0xfe, ...utf8(suffix)]);
     expectRawError(await raw('POST', memoriesPath(), { body: bad('{"path":"/a', '.md","content":"x"}') }), 400, 'invalid_request_error');
