@@ -37,16 +37,27 @@ function fail(field: string, message: string): never {
 
 // ---------------------------------------------------------------- bodies
 
+/**
+ * A JSON object of `value`s, kept as parsed. z.record copies keys by assignment, which silently
+ * drops a "__proto__" key (the assignment sets the prototype instead of a property).
+ */
+function stringMap<T>(value: z.ZodType<T>, message: string) {
+  return z.custom<Record<string, T>>(
+    (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && Object.values(v).every((x) => value.safeParse(x).success),
+    { message },
+  );
+}
+
 const storeCreateSchema = z.strictObject({
   name: z.string(),
   description: z.string().nullish(),
-  metadata: z.record(z.string(), z.string()).nullish(),
+  metadata: stringMap(z.string(), 'must be an object whose values are strings').nullish(),
 });
 
 const storeUpdateSchema = z.strictObject({
   name: z.string().nullish(),
   description: z.string().nullish(),
-  metadata: z.record(z.string(), z.string().nullable()).nullish(),
+  metadata: stringMap(z.string().nullable(), 'must be an object whose values are strings or null').nullish(),
 });
 
 const memoryCreateSchema = z.strictObject({

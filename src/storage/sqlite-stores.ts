@@ -106,16 +106,17 @@ export function createStoreStatements(db: Db): StoreStatements {
     updateStore: writeTx(db, (workspaceId: string, id: string, patch: StorePatch, now: string): Store => {
         const row = mustGet(workspaceId, id);
         if (row.archived_at) throw archivedStore(id);
-        const metadata = JSON.parse(row.metadata) as Record<string, string>;
+        // A Map, not property assignment: a "__proto__" key must stay an ordinary key.
+        const metadata = new Map(Object.entries(JSON.parse(row.metadata) as Record<string, string>));
         for (const [k, v] of Object.entries(patch.metadata ?? {})) {
-          if (v === null) delete metadata[k];
-          else metadata[k] = v;
+          if (v === null) metadata.delete(k);
+          else metadata.set(k, v);
         }
-        assertMetadataCount(Object.keys(metadata).length);
+        assertMetadataCount(metadata.size);
         const next = {
           name: patch.name ?? row.name,
           description: patch.description ?? row.description,
-          metadata: JSON.stringify(metadata),
+          metadata: JSON.stringify(Object.fromEntries(metadata)),
         };
         if (next.name === row.name && next.description === row.description && next.metadata === row.metadata) {
           return toStore(row);

@@ -216,11 +216,19 @@ describe('wrong types and unknown fields', () => {
   });
 
   it('stores metadata keys that name Object.prototype members as ordinary keys', async () => {
-    const res = await raw('POST', '/v1/memory_stores', { body: '{"name":"proto","metadata":{"constructor":"c","toString":"t","__proto__":"p"}}' });
-    expect(res.status).toBeLessThan(500);
-    if (res.status === 200) {
-      expect((res.body as Store).metadata).toEqual({ constructor: 'c', toString: 't', __proto__: 'p' });
-    }
+    // Built with JSON.parse: an object literal's __proto__ would set the prototype instead.
+    const metadata = JSON.parse('{"constructor":"c","toString":"t","__proto__":"p"}') as Record<string, string>;
+    const res = await raw('POST', '/v1/memory_stores', { body: JSON.stringify({ name: 'proto', metadata }) });
+    expect(res.status).toBe(200);
+    const created = res.body as Store;
+    expect(Object.entries(created.metadata)).toEqual(Object.entries(metadata));
+    expect(Object.entries((await client.beta.memoryStores.retrieve(created.id)).metadata)).toEqual(Object.entries(metadata));
+
+    const patched = await raw('POST', `/v1/memory_stores/${created.id}`, { body: '{"metadata":{"__proto__":"q","constructor":null}}' });
+    expect(patched.status).toBe(200);
+    expect(Object.entries((patched.body as Store).metadata)).toEqual([['toString', 't'], ['__proto__', 'q']]);
+    const removed = await raw('POST', `/v1/memory_stores/${created.id}`, { body: '{"metadata":{"__proto__":null}}' });
+    expect(Object.entries((removed.body as Store).metadata)).toEqual([['toString', 't']]);
   });
 });
 
