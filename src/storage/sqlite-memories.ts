@@ -177,14 +177,17 @@ export function createMemoryStatements(db: Db): MemoryStatements {
     listMemories(storeId, lq: MemoryListQuery): Page<MemoryListItem> {
       const c = decodeCursor(lq.page);
       if (lq.depth === 0) {
-        const after = c ? cursorString(c, 'k') : lq.pathPrefix;
+        // A cursor taken from another query must not lead the range out of the prefix.
+        const k = c ? cursorString(c, 'k') : null;
+        const after = k !== null && k > lq.pathPrefix ? k : lq.pathPrefix;
         const stmt = lq.view === 'full' ? q.rangeFull : q.rangeMeta;
         const rows = stmt.all(storeId, after, subtreeEnd(lq.pathPrefix), lq.limit + 1) as MemoryRow[];
         const page = rows.slice(0, lq.limit);
         const data = page.map((r): MemoryListItem => ({ type: 'memory', memory: lq.view === 'full' ? toMemory(r) : toMemoryMeta(r) }));
         return { data, nextPage: rows.length > lq.limit ? encodeCursor({ k: page[page.length - 1]!.path }) : null };
       }
-      const start = c ? { key: cursorString(c, 'k'), inclusive: cursorNumber(c, 'x') === 1 } : { key: lq.pathPrefix, inclusive: false };
+      const resumeAt = c ? { key: cursorString(c, 'k'), inclusive: cursorNumber(c, 'x') === 1 } : null;
+      const start = resumeAt && resumeAt.key > lq.pathPrefix ? resumeAt : { key: lq.pathPrefix, inclusive: false };
       const data: MemoryListItem[] = [];
       let resume: { k: string; x: number } | null = null;
       let more = false;

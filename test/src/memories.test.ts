@@ -321,6 +321,18 @@ describe('listing memories', () => {
     expect(items.map(label)).toEqual(Object.keys(inside));
   });
 
+  it('a page cursor taken from another prefix never leads the list out of the requested prefix', () => {
+    const core = openCore();
+    const store = seedStore(core.service, core.caller, { '/a': '1', '/b': '2', '/p/1': '3', '/p/q/2': '4', '/z': '5' });
+    const stray = core.service.listMemories(core.caller, store.id, memoryQuery({ limit: 1 })).nextPage;
+    const strayDepth1 = core.service.listMemories(core.caller, store.id, memoryQuery({ depth: 1, limit: 1 })).nextPage;
+    expect(stray).not.toBeNull();
+    const depth0 = core.service.listMemories(core.caller, store.id, memoryQuery({ pathPrefix: '/p/', page: stray }));
+    expect(depth0.data.map(label)).toEqual(['/p/1', '/p/q/2']);
+    const depth1 = core.service.listMemories(core.caller, store.id, memoryQuery({ pathPrefix: '/p/', depth: 1, page: strayDepth1 }));
+    expect(depth1.data.map(label)).toEqual(['/p/1', '/p/q/*']);
+  });
+
   it('the full view carries content and the basic view does not', () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/a': 'body' });
