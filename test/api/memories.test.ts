@@ -65,6 +65,15 @@ describe('create, retrieve, delete', () => {
     expect(m.content_size_bytes).toBe(3);
   });
 
+  it('keeps content byte-exact: NUL, CRLF, a leading BOM, astral characters', async () => {
+    await newStore();
+    const content = '\uFEFFline\r\nnul:\u0000:end \u{1F600}\n';
+    const m = await memories().create(store.id, { path: '/exact.bin.txt', content, view: 'full' });
+    expectMemory(m, { path: '/exact.bin.txt', content, storeId: store.id, view: 'full' });
+    expect((await memories().retrieve(m.id, { memory_store_id: store.id })).content).toBe(content);
+    expect((await versions().retrieve(m.memory_version_id, { memory_store_id: store.id })).content).toBe(content);
+  });
+
   it('creates an empty memory from "" and from content null', async () => {
     await newStore();
     const empty = await memories().create(store.id, { path: '/empty.md', content: '', view: 'full' });
@@ -377,6 +386,18 @@ describe('list', () => {
     expect(full[1]).toMatchObject({ type: 'memory', content: 'content of /dir/x.md' });
   });
 
+  it('orders and rolls up names that sort around "/" correctly, one item per page', async () => {
+    await newStore();
+    // '-' (0x2D) and '.' (0x2E) sort before '/' (0x2F), '0' (0x30) right after it.
+    for (const p of ['/a-b.md', '/a.md', '/a/x.md', '/a/y/z.md', '/a0.md', '/a-/q.md', '/b/c.md']) await create(p);
+    const want = ['/a-/', '/a-b.md', '/a.md', '/a/', '/a0.md', '/b/'];
+    const one = await walkPages((page) => memories().list(store.id, { depth: 1, limit: 1, ...(page ? { page } : {}) }));
+    expect(one.flat().map((i) => i.path)).toEqual(want);
+    expect((await collect(memories().list(store.id, { depth: 1, limit: 1, path_prefix: '/a/' }))).map((i) => i.path)).toEqual(['/a/x.md', '/a/y/']);
+    const deep = await collect(memories().list(store.id, { limit: 1, path_prefix: '/a/' }));
+    expect(deep.map((i) => i.path)).toEqual(['/a/x.md', '/a/y/z.md']);
+  });
+
   it('matches path_prefix on whole segments', async () => {
     await newStore();
     for (const p of ['/notes/a.md', '/notes/deep/b.md', '/notes-archive/x.md', '/notes.md', '/notesy/c.md']) await create(p);
@@ -454,6 +475,48 @@ describe('list', () => {
     await memories().update(m.id, { memory_store_id: store.id, path: '/out/a.md' });
     expect((await memories().list(store.id, { path_prefix: '/in/' })).data.map((i) => i.path)).toEqual(['/in/b.md']);
     expect((await memories().list(store.id, { path_prefix: '/out/' })).data.map((i) => i.path)).toEqual(['/out/a.md']);
+  });
+});
+
+describe('concurrency', () => {
+  it('lets exactly one of many concurrent creates at the same path win', async () => {
+    await newStore();
+    const results = await Promise.allSettled(Array.from({ length: 12 }, (_, i) => create('/race.md', `writer ${i}`)));
+    const won = results.filter((r): r is PromiseFulfilledResult<Memory> => r.status === 'fulfilled');
+    expect(won).toHaveLength(1);
+    for (const r of results) {
+      if (r.status === 'rejected') {
+        expect(r.reason).toMatchObject({ status: 409, error: { error: { type: 'memory_path_conflict_error', conflicting_memory_id: won[0]!.value.id } } });
+      }
+    }
+    expect((await memories().list(store.id)).data).toHaveLength(1);
+  });
+
+  it('lets only one of concurrent creates at overlapping paths win', async () => {
+    await newStore();
+    const paths = ['/x', '/x/y', '/x/y/z.md', '/x/w.md'];
+    const results = await Promise.allSettled(paths.map((p) => create(p)));
+    const listed = (await memories().list(store.id)).data.map((i) => i.path);
+    const fulfilled = results.filter((r) => r.status === 'fulfilled').length;
+    expect(listed).toHaveLength(fulfilled);
+    // Whatever won, no two live paths overlap.
+    for (const a of listed) for (const b of listed) if (a !== b) expect(b.startsWith(a + '/')).toBe(false);
+    for (const r of results) if (r.status === 'rejected') expect(r.reason).toMatchObject({ status: 409 });
+  });
+
+  it('applies exactly one of many concurrent updates holding the same precondition', async () => {
+    await newStore();
+    const m = await create('/cas.md', 'base');
+    const results = await Promise.allSettled(
+      Array.from({ length: 10 }, (_, i) =>
+        memories().update(m.id, { memory_store_id: store.id, content: `next ${i}`, precondition: { type: 'content_sha256', content_sha256: sha256('base') } }),
+      ),
+    );
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    for (const r of results) {
+      if (r.status === 'rejected') expect(r.reason).toMatchObject({ status: 409, error: { error: { type: 'memory_precondition_failed_error' } } });
+    }
+    expect(await versionCount(m.id)).toBe(2);
   });
 });
 
