@@ -7,7 +7,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Db } from './tx.js';
 import type { Storage } from './port.js';
-import { MIGRATIONS } from './schema.js';
+import { MIGRATIONS, SCHEMA_VERSION } from './schema.js';
 import { createMemoryStatements } from './sqlite-memories.js';
 import { createSessionStatements } from './sqlite-sessions.js';
 import { createStoreStatements } from './sqlite-stores.js';
@@ -75,6 +75,10 @@ function applyPragmas(db: Db): void {
 
 function migrate(db: Db): void {
   const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > SCHEMA_VERSION) {
+    // A newer mnemo wrote this file; running old code on it could break its invariants.
+    throw new Error(`database schema version ${current} is newer than this mnemo understands (${SCHEMA_VERSION})`);
+  }
   const pending = MIGRATIONS.filter((m) => m.version > current);
   db.transaction(() => {
     for (const m of pending) {
