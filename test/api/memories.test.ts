@@ -407,6 +407,15 @@ describe('list', () => {
     expect((await memories().list(store.id, { path_prefix: '/' })).data).toHaveLength(5);
   });
 
+  it('round-trips URL-special characters in path_prefix through the query string', async () => {
+    await newStore();
+    const dirs = ['/a+b/', '/a b/', '/q&x=1/', '/100%/', '/hash#/', '/what?/', '/日本/'];
+    for (const d of dirs) await create(`${d}f.md`);
+    for (const d of dirs) {
+      expect((await memories().list(store.id, { path_prefix: d })).data.map((i) => i.path), d).toEqual([`${d}f.md`]);
+    }
+  });
+
   it('refuses a path_prefix without a trailing slash, or an invalid one, with 400', async () => {
     await newStore();
     for (const path_prefix of ['/notes', 'notes/', '', '/a//', '/../']) {
