@@ -1,8 +1,8 @@
 /** @module createApp: middleware order, route mounting, the error envelope for everything else. */
 import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { MnemoError, type Service } from '../src/index.js';
 import { auth } from './auth.js';
+import { bodyLimit } from './body-limit.js';
 import type { AppEnv } from './env.js';
 import { onError } from './errors.js';
 import { requestId } from './request-id.js';
@@ -22,18 +22,7 @@ export function createApp({ service, sessions, maxBodyBytes = 1024 * 1024, log =
   const app = new Hono<AppEnv>();
   app.onError(onError(log));
   app.use('*', requestId());
-  app.use(
-    '/v1/*',
-    bodyLimit({
-      maxSize: maxBodyBytes,
-      onError: (c) => {
-        // The rest of the body is never read, so this connection cannot carry another request;
-        // without the header, keep-alive clients reuse it and fail on the server's close.
-        c.header('connection', 'close');
-        throw new MnemoError('request_too_large', `request body is larger than ${maxBodyBytes} bytes`);
-      },
-    }),
-  );
+  app.use('/v1/*', bodyLimit(maxBodyBytes));
   app.use('/v1/*', auth(service.keys));
 
   app.route('/v1/memory_stores', storeRoutes(service));

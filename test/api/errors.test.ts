@@ -3,6 +3,7 @@
  * invalid UTF-8, lone surrogates, bad percent-encoding, bad query values, garbage cursors and
  * unknown ids of every kind. Also pins the error envelope and the request-id header.
  */
+import { connect } from 'node:net';
 import type Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../helpers/server.js';
@@ -112,14 +113,35 @@ describe('malformed bodies', () => {
     expect((await client.beta.memoryStores.memories.list(store.id)).data.map((m) => m.path)).toEqual(['/existing.md']);
   });
 
-  it('closes the connection after a 413, so the next request on the same client succeeds', async () => {
+  it('reads an oversized body through, so the 413 arrives and the next request on the same client succeeds', async () => {
     const huge = JSON.stringify({ name: 'n'.repeat(2 * 1024 * 1024) });
     for (let i = 0; i < 6; i++) {
       const res = await raw('POST', '/v1/memory_stores', { body: huge });
       expectRawError(res, 413, 'request_too_large');
-      expect(res.headers.get('connection')).toBe('close');
+      expect(res.headers.get('connection')).not.toBe('close'); // read through: the connection stays usable
       expect((await client.beta.memoryStores.retrieve(store.id)).id).toBe(store.id);
     }
+  });
+
+  it('answers a declared body far over the limit with 413 and Connection: close, without reading it', async () => {
+    const { hostname, port } = new URL(server.url);
+    const head = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), hostname, () => {
+        socket.write(
+          `POST /v1/memory_stores HTTP/1.1\r\nHost: ${hostname}\r\nx-api-key: ${server.adminKey}\r\n` +
+            'content-type: application/json\r\ncontent-length: 900000000\r\n\r\n{"name":',
+        );
+      });
+      let got = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (d: string) => (got += d));
+      socket.on('end', () => resolve(got));
+      socket.on('error', reject);
+      socket.setTimeout(10_000, () => reject(new Error(`no response: ${got}`)));
+    });
+    expect(head).toMatch(/^HTTP\/1\.1 413 /);
+    expect(head).toMatch(/\r\nconnection: close\r\n/i);
+    expect(head).toMatch(/"type":"request_too_large"/);
   });
 
   it('refuses invalid UTF-8 bytes in a body, including inside a path string', async () => {

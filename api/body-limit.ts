@@ -1,0 +1,52 @@
+/** @module Request body limit: 413 request_too_large above the limit, without resetting the client. */
+import type { Context, MiddlewareHandler } from 'hono';
+import { MnemoError } from '../src/index.js';
+import type { AppEnv } from './env.js';
+
+/**
+ * An oversized body up to this size is read to its end and dropped before the 413 goes out. If the
+ * server closed the socket while the client was still sending, the client would get EPIPE/ECONNRESET
+ * instead of the 413; left unread on a kept-alive socket, the next request on it would fail.
+ */
+const DRAIN_MAX_BYTES = 16 * 1024 * 1024;
+
+export function bodyLimit(maxBytes: number): MiddlewareHandler<AppEnv> {
+  return async function bodyLimitMiddleware(c, next) {
+    const body = c.req.raw.body;
+    if (!body) return next();
+    const declared = c.req.header('content-length');
+    if (declared !== undefined && c.req.header('transfer-encoding') === undefined) {
+      const n = Number(declared);
+      if (n <= maxBytes) return next();
+      return tooLarge(c, n > DRAIN_MAX_BYTES ? null : body.getReader(), 0, maxBytes);
+    }
+    // Chunked: no size up front, so buffer up to the limit and hand handlers a fresh body.
+    const reader = body.getReader();
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > maxBytes) return tooLarge(c, reader, size, maxBytes);
+      chunks.push(value);
+    }
+    c.req.raw = new Request(c.req.raw, { body: Buffer.concat(chunks, size) });
+    return next();
+  };
+}
+
+async function tooLarge(c: Context, reader: ReadableStreamDefaultReader<Uint8Array> | null, seen: number, maxBytes: number): Promise<never> {
+  let total = seen;
+  while (reader && total <= DRAIN_MAX_BYTES) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+  }
+  if (reader === null || total > DRAIN_MAX_BYTES) {
+    // Too much to read through: say so, so keep-alive clients do not reuse this connection.
+    c.header('connection', 'close');
+    await reader?.cancel().catch(() => {});
+  }
+  throw new MnemoError('request_too_large', `request body is larger than ${maxBytes} bytes`);
+}
