@@ -4,6 +4,7 @@
  */
 import { join } from 'node:path';
 import { onTestFinished } from 'vitest';
+import { MnemoError, type ErrorCode } from '../../src/errors.js';
 import { createService, type Service } from '../../src/service.js';
 import { openSqliteStorage, type SqliteStorage } from '../../src/storage/sqlite.js';
 import type {
@@ -119,4 +120,15 @@ export function versionQuery(q: Partial<VersionListQuery> = {}): VersionListQuer
 
 export function storeQuery(q: Partial<StoreListQuery> = {}): StoreListQuery {
   return { includeArchived: false, createdGte: null, createdLte: null, limit: 100, page: null, ...q };
+}
+
+/** Runs `fn` and returns the MnemoError code it throws (failing the test if it returns or throws anything else). */
+export function codeOf(fn: () => unknown): ErrorCode {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof MnemoError) return err.code;
+    throw err;
+  }
+  throw new Error('expected a MnemoError, but the call succeeded');
 }

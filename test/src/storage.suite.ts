@@ -4,7 +4,7 @@
  */
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { sha256Hex } from '../../src/content.js';
-import { MnemoError, type ErrorCode } from '../../src/errors.js';
+import { codeOf } from '../helpers/core.js';
 import { newId } from '../../src/ids.js';
 import type { Storage, WriteStamp } from '../../src/storage/port.js';
 import type { Actor, MemoryListItem, MemoryListQuery, Session, Store, StoreListQuery, VersionListQuery } from '../../src/types.js';
@@ -38,15 +38,6 @@ function fixture(makeStorage: MakeStorage) {
   return { storage, workspace, actor, now, stamp, addStore, addMemory };
 }
 
-function codeOf(fn: () => unknown): ErrorCode {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof MnemoError) return err.code;
-    throw err;
-  }
-  throw new Error('expected a MnemoError, but the call succeeded');
-}
 
 const memQ = (q: Partial<MemoryListQuery> = {}): MemoryListQuery => ({ pathPrefix: '/', depth: 0, limit: 100, page: null, view: 'basic', ...q });
 const verQ = (q: Partial<VersionListQuery> = {}): VersionListQuery => ({

@@ -5,19 +5,10 @@
 import { describe, expect, it } from 'vitest';
 import { assertContent, assertEntryName, parseLimit, parseMemoryCreate, parseMemoryListQuery, parseMemoryUpdate, parseSessionCreate, parseSha256, parseStoreCreate, parseStoreListQuery, parseStoreUpdate, parseTimestamp, parseVersionListQuery, parseView } from '../../src/validate.js';
 import { decodeUtf8, sha256Hex } from '../../src/content.js';
-import { MnemoError, type ErrorCode } from '../../src/errors.js';
+import type { ErrorCode } from '../../src/errors.js';
+import { codeOf } from '../helpers/core.js';
 import { assertMemoryPath, assertPathPrefix } from '../../src/paths.js';
 
-/** Runs `fn` and returns the MnemoError code it throws (failing the test if it returns or throws anything else). */
-function codeOf(fn: () => unknown): ErrorCode {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof MnemoError) return err.code;
-    throw err;
-  }
-  throw new Error('expected a MnemoError, but the call succeeded');
-}
 
 const bytes = (s: string) => Buffer.byteLength(s, 'utf8');
 const segs = (n: number) => '/' + Array.from({ length: n }, (_, i) => `s${i}`).join('/');
