@@ -3,7 +3,7 @@ import { MnemoError, notFound } from './errors.js';
 import { newId, type IdGenerator } from './ids.js';
 import { createKeys } from './keys.js';
 import { assertMemoryPath } from './paths.js';
-import type { Storage } from './storage/port.js';
+import type { Storage, WriteResult } from './storage/port.js';
 import type {
   Caller,
   Memory,
@@ -114,6 +114,40 @@ export function createService({
         memoryId,
         ...(expectedSha256 === undefined ? {} : { expectedSha256 }),
       });
+    },
+
+    // ------------------------------------------------------------ mount saves (fs/)
+
+    /** Create-or-update by path: a save through a mount; `memoryId` names the memory if the path is free. */
+    saveMemoryAt(caller: Caller, storeId: string, input: { path: string; content: string; memoryId: string; mode?: number }): WriteResult {
+      store(caller, storeId);
+      return storage.saveMemoryAt({
+        ...stamp(caller),
+        storeId,
+        memoryId: input.memoryId,
+        path: assertMemoryPath(input.path),
+        content: assertContent(input.content),
+        ...(input.mode === undefined ? {} : { mode: input.mode }),
+      });
+    },
+    /** Renames a memory, replacing (deleting) one already at `path`, in one transaction. */
+    moveMemory(caller: Caller, storeId: string, memoryId: string, path: string): Memory {
+      store(caller, storeId);
+      return storage.moveMemory({ ...stamp(caller), storeId, memoryId, path: assertMemoryPath(path), replacedVersionId: ids('version') });
+    },
+    /** Renames a directory: every memory below `from` moves below `to`, in one transaction. */
+    moveTree(caller: Caller, storeId: string, from: string, to: string): number {
+      store(caller, storeId);
+      assertMemoryPath(from, 'from');
+      assertMemoryPath(to, 'to');
+      if (to === from || to.startsWith(from + '/')) {
+        throw new MnemoError('invalid_request', `cannot move ${from} into itself (${to})`);
+      }
+      return storage.moveTree({ storeId, from, to, actor: caller.actor, now: clock(), versionIds: () => ids('version') });
+    },
+    setMemoryMode(caller: Caller, storeId: string, memoryId: string, mode: number): void {
+      store(caller, storeId);
+      storage.setMemoryMode(storeId, memoryId, mode & 0o7777);
     },
 
     // ------------------------------------------------------------ versions

@@ -49,6 +49,37 @@ export interface DeleteMemoryInput extends WriteStamp {
   expectedSha256?: string;
 }
 
+/** Create-or-update by path (the mount's save): updates the memory at `path`, or creates `memoryId` there. */
+export interface SaveMemoryAtInput extends WriteStamp {
+  storeId: string;
+  path: string;
+  content: string;
+  /** Id for the memory if the path is free (pre-generated so the mount's inode stays stable). */
+  memoryId: string;
+  /** Permission bits to keep; not versioned. */
+  mode?: number;
+}
+
+/** Rename by id that replaces a memory already at `path` (POSIX rename over a file). */
+export interface MoveMemoryInput extends WriteStamp {
+  storeId: string;
+  memoryId: string;
+  path: string;
+  /** Id of the `deleted` version appended for a replaced memory, if there is one. */
+  replacedVersionId: string;
+}
+
+/** Moves every memory below directory `from` to the same place below `to` (directory rename). */
+export interface MoveTreeInput {
+  storeId: string;
+  from: string;
+  to: string;
+  actor: Actor;
+  now: string;
+  /** One fresh version id per moved memory. */
+  versionIds: () => string;
+}
+
 /** Result of a write: the memory as it now stands and whether a version was appended. */
 export interface WriteResult {
   memory: Memory;
@@ -87,6 +118,10 @@ export interface Storage {
   getMemoryByPath(storeId: string, path: string): Memory | null;
   getMemoryMetaByPath(storeId: string, path: string): MemoryMeta | null;
   setMemoryMode(storeId: string, id: string, mode: number): void;
+  saveMemoryAt(input: SaveMemoryAtInput): WriteResult;
+  moveMemory(input: MoveMemoryInput): Memory;
+  /** Returns how many memories moved (each gets one `modified` version). */
+  moveTree(input: MoveTreeInput): number;
   listMemories(storeId: string, q: MemoryListQuery): Page<MemoryListItem>;
   /** Direct children of a directory ("/" or "/a/b"), for the mount's readdir. */
   listDirectory(storeId: string, dir: string): DirectoryListing;

@@ -2,10 +2,20 @@
 import { byteLength, sha256Hex } from '../content.js';
 import { notFound } from '../errors.js';
 import { archivedStore, assertDeletePrecondition, pathConflict, planUpdate } from '../memories.js';
-import { ancestors, subtreeEnd } from '../paths.js';
+import { ancestors, assertMemoryPath, subtreeEnd } from '../paths.js';
 import type { Memory, MemoryListItem, MemoryListQuery, MemoryMeta, Page } from '../types.js';
 import { cursorNumber, cursorString, decodeCursor, encodeCursor } from './cursor.js';
-import type { CreateMemoryInput, DeleteMemoryInput, DirectoryListing, Storage, UpdateMemoryInput, WriteStamp } from './port.js';
+import type {
+  CreateMemoryInput,
+  DeleteMemoryInput,
+  DirectoryListing,
+  MoveMemoryInput,
+  MoveTreeInput,
+  SaveMemoryAtInput,
+  Storage,
+  UpdateMemoryInput,
+  WriteStamp,
+} from './port.js';
 import { actorColumns, toMemory, toMemoryMeta, type MemoryRow } from './rows.js';
 import { writeTx, type Db } from './tx.js';
 
@@ -18,6 +28,9 @@ type MemoryStatements = Pick<
   | 'getMemoryByPath'
   | 'getMemoryMetaByPath'
   | 'setMemoryMode'
+  | 'saveMemoryAt'
+  | 'moveMemory'
+  | 'moveTree'
   | 'listMemories'
   | 'listDirectory'
   | 'hasMemoriesUnder'
@@ -97,6 +110,48 @@ export function createMemoryStatements(db: Db): MemoryStatements {
     return row;
   }
 
+  function insert(input: CreateMemoryInput): Memory {
+    assertWritable(input.storeId);
+    assertNoOverlap(input.storeId, input.path, '');
+    const sha = sha256Hex(input.content);
+    const size = byteLength(input.content);
+    appendVersion(input, input.storeId, input.memoryId, 'created', input.path, { content: input.content, sha, size });
+    const mode = input.mode ?? 0o644;
+    q.insertMemory.run(input.memoryId, input.storeId, input.path, input.content, sha, size, input.versionId, mode, input.now, input.now);
+    return {
+      id: input.memoryId, storeId: input.storeId, path: input.path, content: input.content,
+      contentSha256: sha, contentSizeBytes: size, versionId: input.versionId, mode,
+      createdAt: input.now, updatedAt: input.now,
+    };
+  }
+
+  function update(input: UpdateMemoryInput): { memory: Memory; changed: boolean } {
+    const current = toMemory(mustGet(input.storeId, input.memoryId));
+    const plan = planUpdate(current, input);
+    if (plan.kind === 'noop') return { memory: current, changed: false };
+    assertWritable(input.storeId);
+    if (plan.renamed) assertNoOverlap(input.storeId, plan.path, current.id);
+    appendVersion(input, input.storeId, current.id, 'modified', plan.path, { content: plan.content, sha: plan.sha256, size: plan.size });
+    q.updateMemory.run(plan.path, plan.content, plan.sha256, plan.size, input.versionId, input.now, current.id);
+    const memory: Memory = {
+      ...current, path: plan.path, content: plan.content, contentSha256: plan.sha256,
+      contentSizeBytes: plan.size, versionId: input.versionId, updatedAt: input.now,
+    };
+    return { memory, changed: true };
+  }
+
+  function setMode(memory: Memory, mode: number | undefined): Memory {
+    if (mode === undefined || mode === memory.mode) return memory;
+    assertWritable(memory.storeId);
+    q.setMode.run(mode, memory.storeId, memory.id);
+    return { ...memory, mode };
+  }
+
+  function remove(stamp: WriteStamp, row: MemoryRow): void {
+    appendVersion(stamp, row.store_id, row.id, 'deleted', row.path, null);
+    q.deleteMemory.run(row.id);
+  }
+
   /** Direct children of `prefix` (ending in "/") from `start`, rolling deeper paths into prefixes. */
   function* children(storeId: string, prefix: string, start: { key: string; inclusive: boolean }) {
     const end = subtreeEnd(prefix);
@@ -121,41 +176,40 @@ export function createMemoryStatements(db: Db): MemoryStatements {
   }
 
   return {
-    createMemory: writeTx(db, (input: CreateMemoryInput): Memory => {
-      assertWritable(input.storeId);
-      assertNoOverlap(input.storeId, input.path, '');
-      const sha = sha256Hex(input.content);
-      const size = byteLength(input.content);
-      appendVersion(input, input.storeId, input.memoryId, 'created', input.path, { content: input.content, sha, size });
-      const mode = input.mode ?? 0o644;
-      q.insertMemory.run(input.memoryId, input.storeId, input.path, input.content, sha, size, input.versionId, mode, input.now, input.now);
-      return {
-        id: input.memoryId, storeId: input.storeId, path: input.path, content: input.content,
-        contentSha256: sha, contentSizeBytes: size, versionId: input.versionId, mode,
-        createdAt: input.now, updatedAt: input.now,
-      };
-    }),
-
-    updateMemory: writeTx(db, (input: UpdateMemoryInput) => {
-      const current = toMemory(mustGet(input.storeId, input.memoryId));
-      const plan = planUpdate(current, input);
-      if (plan.kind === 'noop') return { memory: current, changed: false };
-      assertWritable(input.storeId);
-      if (plan.renamed) assertNoOverlap(input.storeId, plan.path, current.id);
-      appendVersion(input, input.storeId, current.id, 'modified', plan.path, { content: plan.content, sha: plan.sha256, size: plan.size });
-      q.updateMemory.run(plan.path, plan.content, plan.sha256, plan.size, input.versionId, input.now, current.id);
-      const memory: Memory = {
-        ...current, path: plan.path, content: plan.content, contentSha256: plan.sha256,
-        contentSizeBytes: plan.size, versionId: input.versionId, updatedAt: input.now,
-      };
-      return { memory, changed: true };
-    }),
-
+    createMemory: writeTx(db, insert),
+    updateMemory: writeTx(db, update),
     deleteMemory: writeTx(db, (input: DeleteMemoryInput): void => {
-      const current = toMemory(mustGet(input.storeId, input.memoryId));
-      assertDeletePrecondition(current, input.expectedSha256);
-      appendVersion(input, input.storeId, current.id, 'deleted', current.path, null);
-      q.deleteMemory.run(current.id);
+      const row = mustGet(input.storeId, input.memoryId);
+      assertDeletePrecondition(toMemory(row), input.expectedSha256);
+      remove(input, row);
+    }),
+
+    saveMemoryAt: writeTx(db, (input: SaveMemoryAtInput) => {
+      const row = q.byPath.get(input.storeId, input.path) as MemoryRow | undefined;
+      if (!row) return { memory: insert(input), changed: true };
+      const res = update({ ...input, memoryId: row.id });
+      return { memory: setMode(res.memory, input.mode), changed: res.changed };
+    }),
+
+    moveMemory: writeTx(db, (input: MoveMemoryInput): Memory => {
+      const current = mustGet(input.storeId, input.memoryId);
+      if (current.path === input.path) return toMemory(current);
+      assertWritable(input.storeId);
+      const replaced = q.samePath.get(input.storeId, input.path, input.memoryId) as { id: string } | undefined;
+      if (replaced) remove({ ...input, versionId: input.replacedVersionId }, mustGet(input.storeId, replaced.id));
+      return update({ ...input, path: input.path }).memory;
+    }),
+
+    moveTree: writeTx(db, (input: MoveTreeInput): number => {
+      assertWritable(input.storeId);
+      const prefix = input.from + '/';
+      const rows = q.rangeFull.all(input.storeId, prefix, subtreeEnd(prefix), -1) as MemoryRow[];
+      for (const row of rows) {
+        // A deeper destination can push a moved path past the limits; the whole move then fails.
+        const path = assertMemoryPath(input.to + row.path.slice(input.from.length));
+        update({ actor: input.actor, now: input.now, versionId: input.versionIds(), storeId: input.storeId, memoryId: row.id, path });
+      }
+      return rows.length;
     }),
 
     getMemory(storeId, id) {
