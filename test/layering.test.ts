@@ -2,13 +2,14 @@
  * Pins the layering of DESIGN §3: src/ is the core and imports nothing from fs/ or api/, except
  * src/main.ts, the one composition root; fs/ and api/ never import each other.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const root = new URL('..', import.meta.url).pathname;
 
 function sources(dir: string): string[] {
+  if (!existsSync(join(root, dir))) return [];
   return readdirSync(join(root, dir), { withFileTypes: true, recursive: true })
     .filter((e) => e.isFile() && e.name.endsWith('.ts'))
     .map((e) => relative(root, join(e.parentPath, e.name)));
