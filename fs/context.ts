@@ -1,0 +1,65 @@
+/** @module The state of one mount: its store, actor, access, drafts, mount-local directories and handles. */
+import Fuse from 'fuse-native';
+import type { Actor, Caller, Service } from '../src/index.js';
+import { fsError } from './errno.js';
+import { HandleTable, type Draft } from './handles.js';
+
+/** A committed memory that libfuse renamed to `.fuse_hidden*` because it was open: deleted soon unless replaced. */
+export interface PendingDelete {
+  memoryId: string;
+  hiddenPath: string;
+  timer: NodeJS.Timeout;
+}
+
+export interface MountContext {
+  readonly storeId: string;
+  readonly service: Service;
+  readonly actor: Actor;
+  readonly log: (line: string) => void;
+  readonly startedMs: number;
+  /** Set at mount for read-only sessions, and later when the store is archived. */
+  readOnly: boolean;
+  /** The store was deleted: the mount shows an empty root. */
+  gone: boolean;
+  /** Working copies by mount path: open files, new files not saved yet, scratch files. */
+  readonly drafts: Map<string, Draft>;
+  /** Directories that exist only in the mount (mkdir, or kept after their last file left), with modes. */
+  readonly localDirs: Map<string, number>;
+  /** Original path → a memory hidden by libfuse, keyed so a rename onto that path can take its place. */
+  readonly hidden: Map<string, PendingDelete>;
+  /** touch/utimens times by memory id, valid while the memory stays at that version. */
+  readonly mtimes: Map<string, { versionId: string; ms: number }>;
+  readonly handles: HandleTable;
+}
+
+export function createContext(init: Pick<MountContext, 'storeId' | 'service' | 'actor' | 'log' | 'readOnly'>): MountContext {
+  return {
+    ...init,
+    startedMs: Date.now(),
+    gone: false,
+    drafts: new Map(),
+    localDirs: new Map(),
+    hidden: new Map(),
+    mtimes: new Map(),
+    handles: new HandleTable(),
+  };
+}
+
+/** The caller a mount writes as: the mount's actor, in the store's own workspace. */
+export function mountCaller(ctx: MountContext): Caller {
+  const store = ctx.service.storage.getStoreById(ctx.storeId);
+  if (!store) {
+    ctx.gone = true;
+    throw fsError(Fuse.ENOENT, 'the memory store was deleted');
+  }
+  if (store.archivedAt !== null) ctx.readOnly = true;
+  if (ctx.readOnly) throw fsError(Fuse.EROFS, store.archivedAt !== null ? 'the memory store is archived' : 'read-only mount');
+  return { workspaceId: store.workspaceId, actor: ctx.actor };
+}
+
+/** Throws EROFS (or ENOENT for a deleted store) before any change through the mount. */
+export function assertWritable(ctx: MountContext): void {
+  if (ctx.gone) throw fsError(Fuse.ENOENT, 'the memory store was deleted');
+  if (ctx.readOnly) throw fsError(Fuse.EROFS, 'read-only mount');
+  mountCaller(ctx);
+}

@@ -1,0 +1,70 @@
+/** @module The one table from domain error codes to FUSE errnos, and the Node-style log line for a failed op. */
+import Fuse from 'fuse-native';
+import { isMnemoError, type ErrorCode } from '../src/index.js';
+
+/** Every ErrorCode has a row, so a new code without a mapping fails to compile (and the pinned test). */
+export const ERRNO_BY_CODE: Readonly<Record<ErrorCode, number>> = Object.freeze({
+  invalid_request: Fuse.EINVAL,
+  invalid_path: Fuse.EINVAL,
+  path_too_long: Fuse.ENAMETOOLONG,
+  name_too_long: Fuse.ENAMETOOLONG,
+  content_too_large: Fuse.EFBIG,
+  invalid_utf8: Fuse.EILSEQ,
+  not_found: Fuse.ENOENT,
+  path_conflict: Fuse.EEXIST,
+  // A mount sends no preconditions; a racing writer is the only way here, and retrying is right.
+  precondition_failed: Fuse.EBUSY,
+  conflict: Fuse.EBUSY,
+  archived: Fuse.EROFS,
+  read_only: Fuse.EROFS,
+  unauthenticated: Fuse.EACCES,
+  forbidden: Fuse.EACCES,
+  request_too_large: Fuse.EFBIG,
+  internal: Fuse.EIO,
+});
+
+/** A refusal that is already an errno (the FUSE face's own checks: ENOTDIR, EISDIR, ENOTEMPTY…). */
+export class FsError extends Error {
+  readonly errno: number;
+  constructor(errno: number, message: string) {
+    super(message);
+    this.name = 'FsError';
+    this.errno = errno;
+  }
+}
+
+export function fsError(errno: number, message = ''): FsError {
+  return new FsError(errno, message);
+}
+
+/** The negative errno for anything a handler throws; unknown errors become EIO. */
+export function toErrno(err: unknown): number {
+  if (err instanceof FsError) return err.errno;
+  if (isMnemoError(err)) return ERRNO_BY_CODE[err.code] ?? Fuse.EIO;
+  return Fuse.EIO;
+}
+
+const NAMES: Record<number, [string, string]> = {
+  [Fuse.EPERM]: ['EPERM', 'operation not permitted'],
+  [Fuse.ENOENT]: ['ENOENT', 'no such file or directory'],
+  [Fuse.EIO]: ['EIO', 'i/o error'],
+  [Fuse.EBADF]: ['EBADF', 'bad file descriptor'],
+  [Fuse.EACCES]: ['EACCES', 'permission denied'],
+  [Fuse.EBUSY]: ['EBUSY', 'resource busy or locked'],
+  [Fuse.EEXIST]: ['EEXIST', 'file already exists'],
+  [Fuse.ENOTDIR]: ['ENOTDIR', 'not a directory'],
+  [Fuse.EISDIR]: ['EISDIR', 'illegal operation on a directory'],
+  [Fuse.EINVAL]: ['EINVAL', 'invalid argument'],
+  [Fuse.EFBIG]: ['EFBIG', 'file too large'],
+  [Fuse.EROFS]: ['EROFS', 'read-only file system'],
+  [Fuse.ENAMETOOLONG]: ['ENAMETOOLONG', 'name too long'],
+  [Fuse.ENOTEMPTY]: ['ENOTEMPTY', 'directory not empty'],
+  [Fuse.EILSEQ]: ['EILSEQ', 'illegal byte sequence'],
+};
+
+/** Reads like Node's errors: `EROFS: read-only file system, write '/notes/a.md'`. */
+export function errnoLine(errno: number, op: string, path: string, err?: unknown): string {
+  const [name, text] = NAMES[errno] ?? [`E${-errno}`, 'error'];
+  const why = err instanceof Error && err.message ? ` (${err.message})` : '';
+  return `${name}: ${text}, ${op} '${path}'${why}`;
+}

@@ -1,0 +1,126 @@
+/**
+ * @module What is open: drafts (working copies of a file's bytes) and the handle table mapping a
+ * FUSE file handle to its draft, flags and whether it wrote since the last save.
+ */
+import { MAX_CONTENT_BYTES } from '../src/index.js';
+import Fuse from 'fuse-native';
+import { fsError } from './errno.js';
+
+/** A working copy of one file. Writes and truncates change it; a commit turns it into one version. */
+export interface Draft {
+  /** Where it lives in the mount; null once unlinked (open handles may still read it). */
+  path: string | null;
+  /** The memory this saves to (pre-generated for new files so the inode number never changes). */
+  memoryId: string;
+  /** A memory row exists for memoryId (as of the last load or commit). */
+  stored: boolean;
+  /** The version the working copy was loaded from or last saved as. */
+  baseVersionId: string | null;
+  bytes: Buffer;
+  size: number;
+  mode: number;
+  /** The working copy differs from what is stored. */
+  dirty: boolean;
+  /** The errno of a refused write or failed save (0 if none): the changes are dropped on the last release. */
+  failed: number;
+  /** A new file with a temp-looking name: lives only in the mount until renamed (names.ts). */
+  scratch: boolean;
+  opens: number;
+  mtimeMs: number;
+}
+
+export function newDraft(init: Pick<Draft, 'path' | 'memoryId' | 'stored' | 'baseVersionId' | 'mode' | 'scratch' | 'mtimeMs'>, content: Buffer): Draft {
+  return { ...init, bytes: content, size: content.length, dirty: false, failed: 0, opens: 0 };
+}
+
+export function draftContent(d: Draft): Buffer {
+  return d.bytes.subarray(0, d.size);
+}
+
+/** Replaces the working copy with stored content (a fresher version landed through the API). */
+export function reloadDraft(d: Draft, content: Buffer, versionId: string, mode: number, mtimeMs: number): void {
+  d.bytes = content;
+  d.size = content.length;
+  d.baseVersionId = versionId;
+  d.mode = mode;
+  d.mtimeMs = mtimeMs;
+  d.dirty = false;
+}
+
+/** Resizes the working copy; bytes past the old end read as zeros, as POSIX requires. */
+export function resizeDraft(d: Draft, size: number): void {
+  if (size > MAX_CONTENT_BYTES) throw fsError(Fuse.EFBIG, `${size} bytes is over the ${MAX_CONTENT_BYTES}-byte limit`);
+  if (size === d.size) return;
+  if (size > d.bytes.length) grow(d, size);
+  if (size < d.size) d.bytes.fill(0, size, d.size);
+  d.size = size;
+  d.dirty = true;
+  d.mtimeMs = Date.now();
+}
+
+/** Copies `len` bytes of `buf` in at `pos`: the caller's buffer is detached once the op replies. */
+export function writeDraft(d: Draft, buf: Buffer, len: number, pos: number): void {
+  const end = pos + len;
+  if (end > MAX_CONTENT_BYTES) {
+    d.failed = Fuse.EFBIG;
+    throw fsError(Fuse.EFBIG, `a write to byte ${end} is over the ${MAX_CONTENT_BYTES}-byte limit`);
+  }
+  if (end > d.bytes.length) grow(d, end);
+  buf.copy(d.bytes, pos, 0, len);
+  if (end > d.size) d.size = end;
+  d.dirty = true;
+  d.mtimeMs = Date.now();
+}
+
+function grow(d: Draft, min: number): void {
+  const next = Buffer.alloc(Math.min(MAX_CONTENT_BYTES, Math.max(min, d.bytes.length * 2, 4096)));
+  d.bytes.copy(next, 0, 0, d.size);
+  d.bytes = next;
+}
+
+export interface Handle {
+  draft: Draft;
+  writable: boolean;
+  append: boolean;
+  /** Wrote (or ftruncated) since this handle last saved: its next flush saves. */
+  wrote: boolean;
+}
+
+const O_ACCMODE = 0o3;
+const O_APPEND = 0o2000;
+
+/** File handles start at 1: fuse-native drops a handle of 0. */
+export class HandleTable {
+  private readonly open = new Map<number, Handle>();
+  private next = 1;
+
+  add(draft: Draft, flags: number): number {
+    const fh = this.next++;
+    draft.opens++;
+    this.open.set(fh, { draft, writable: (flags & O_ACCMODE) !== 0, append: (flags & O_APPEND) !== 0, wrote: false });
+    return fh;
+  }
+
+  get(fh: number): Handle {
+    const h = this.open.get(fh);
+    if (!h) throw fsError(Fuse.EBADF, `no open file handle ${fh}`);
+    return h;
+  }
+
+  remove(fh: number): Handle {
+    const h = this.get(fh);
+    this.open.delete(fh);
+    h.draft.opens--;
+    return h;
+  }
+
+  /** A handle on this draft that may still write (so a truncate by path waits for its save). */
+  hasWriter(draft: Draft): boolean {
+    for (const h of this.open.values()) if (h.draft === draft && h.writable) return true;
+    return false;
+  }
+
+  all(): Handle[] {
+    return [...this.open.values()];
+  }
+}

@@ -1,0 +1,81 @@
+/** @module The FUSE face: createMountManager implements the core's Mounter port over fuse-native. */
+import { resolve } from 'node:path';
+import { MnemoError, notFound, type Mounter, type MountRequest, type Service } from '../src/index.js';
+import { createContext, type MountContext } from './context.js';
+import { errnoLine, toErrno } from './errno.js';
+import { fuseMountsUnder, lazyUnmount, startFuse, type LiveMount } from './mounts.js';
+import { createOps } from './ops.js';
+import { commit, settleAllHidden } from './writeback.js';
+
+export { ERRNO_BY_CODE } from './errno.js';
+
+export interface MountManagerDeps {
+  service: Service;
+  log?: (line: string) => void;
+}
+
+export function createMountManager({ service, log = () => {} }: MountManagerDeps): Mounter {
+  const mounts = new Map<string, { live: LiveMount; ctx: MountContext }>();
+
+  async function unmount(hostPath: string): Promise<void> {
+    const path = resolve(hostPath);
+    const entry = mounts.get(path);
+    if (!entry) return;
+    mounts.delete(path);
+    finish(entry.ctx);
+    await entry.live.close();
+    log(`mnemo fs: unmounted ${path}`);
+  }
+
+  /** Lands what the mount still owes: deletes of hidden files and saves of open, changed files. */
+  function finish(ctx: MountContext): void {
+    settleAllHidden(ctx);
+    for (const d of ctx.drafts.values()) {
+      if (ctx.gone || ctx.readOnly || d.failed || d.scratch || (d.stored && !d.dirty)) continue;
+      try {
+        commit(ctx, d);
+      } catch (err) {
+        log(errnoLine(toErrno(err), 'unmount', d.path ?? '(unlinked)', err));
+      }
+    }
+    ctx.gone = true;
+  }
+
+  return {
+    async mount(req: MountRequest): Promise<void> {
+      const hostPath = resolve(req.hostPath);
+      if (mounts.has(hostPath)) throw new MnemoError('conflict', `something is already mounted at ${hostPath}`);
+      const store = service.storage.getStoreById(req.storeId);
+      if (!store) throw notFound('memory store', req.storeId);
+      const readOnly = req.readOnly || store.archivedAt !== null;
+      const ctx = createContext({ storeId: req.storeId, service, actor: req.actor, log, readOnly });
+      const live = await startFuse(hostPath, createOps(ctx), { storeId: req.storeId, readOnly });
+      mounts.set(hostPath, { live, ctx });
+      log(`mnemo fs: mounted ${req.storeId} at ${hostPath}${readOnly ? ' (read-only)' : ''}`);
+    },
+
+    unmount,
+
+    storeChanged(storeId, change) {
+      for (const { ctx } of mounts.values()) {
+        if (ctx.storeId !== storeId) continue;
+        if (change === 'archived') ctx.readOnly = true;
+        else ctx.gone = true;
+      }
+    },
+
+    async clearStale(root: string): Promise<void> {
+      for (const path of await fuseMountsUnder(resolve(root))) {
+        if (mounts.has(path)) continue;
+        await lazyUnmount(path).then(
+          () => log(`mnemo fs: cleared stale mount ${path}`),
+          (err: unknown) => log(`mnemo fs: could not clear stale mount ${path}: ${String(err)}`),
+        );
+      }
+    },
+
+    async unmountAll(): Promise<void> {
+      await Promise.all([...mounts.keys()].map((p) => unmount(p)));
+    },
+  };
+}

@@ -1,0 +1,28 @@
+/**
+ * @module Scratch names: the temp files tools write before an atomic rename, and libfuse's own
+ * `.fuse_hidden*` files. A new file with such a name stays in the mount and is never a memory
+ * unless it is renamed onto an ordinary name (see writeback.ts).
+ */
+
+const SCRATCH: readonly RegExp[] = [
+  /^\.fuse_hidden/, // libfuse: a file unlinked or replaced while open
+  /^sed[A-Za-z0-9]{6}$/, // GNU sed -i
+  /^tmp[a-z0-9_]{8}/, // Python tempfile.mkstemp / NamedTemporaryFile
+  /^\.tmp/, // the SDK memory tool (.tmp-<pid>-<uuid>), and many others
+  /\.tmp$/, // write-then-rename helpers: x.tmp
+  /^\..+\.sw[a-px]$/, // vim swap files
+  /^4913$/, // vim's "can I write here" probe
+  /~$/, // editor backups
+  /^\.#/, // emacs lock files
+  /^#.*#$/, // emacs autosave files
+  /\.lock$/, // git's lock files (index.lock, HEAD.lock, config.lock…)
+  /^tmp_obj_/, // git loose objects before their rename
+];
+
+export function isScratchName(name: string): boolean {
+  return SCRATCH.some((re) => re.test(name));
+}
+
+export function isHiddenName(name: string): boolean {
+  return name.startsWith('.fuse_hidden');
+}

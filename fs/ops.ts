@@ -1,0 +1,254 @@
+/**
+ * @module The fuse-native handlers for one mount. Every handler is synchronous (better-sqlite3),
+ * replies exactly once with a number, and never throws into the binding (notes §1.4): a thrown
+ * MnemoError or FsError becomes its errno, anything else EIO.
+ */
+import Fuse, { type FuseOps } from 'fuse-native';
+import { isMnemoError } from '../src/index.js';
+import { assertWritable, mountCaller, type MountContext } from './context.js';
+import { errnoLine, fsError, FsError, toErrno } from './errno.js';
+import { newDraft, resizeDraft, writeDraft } from './handles.js';
+import { isHiddenName } from './names.js';
+import { ROOT_INO, dirStat, fileStat, inoOf, storeStatfs } from './stat.js';
+import { assertNewPath, hasChildren, listDir, loadDraft, lookup, mtimeOf, scratchFor } from './tree.js';
+import { commit, releaseDraft, renamePath, settleHidden, truncatePath, unlinkPath } from './writeback.js';
+
+const O_ACCMODE = 0o3;
+const O_TRUNC = 0o1000;
+/** Refusals that are normal traffic (lookups of absent names, mkdir -p) and not worth a log line. */
+const QUIET = new Set([Fuse.ENOENT, Fuse.EEXIST]);
+
+type Reply = (code: number, value?: never) => void;
+
+export function createOps(ctx: MountContext): FuseOps {
+  /**
+   * Runs `fn` and replies: a number is the code (read/write byte counts), anything else is 0 + value;
+   * with `fh`, the number is a new file handle, sent as 0 + handle.
+   */
+  function run(op: string, path: string, cb: Reply, fn: () => unknown, fh = false): void {
+    let code: number;
+    let value: unknown;
+    try {
+      const r = fn();
+      if (typeof r === 'number' && !fh) code = r;
+      else [code, value] = [0, r];
+    } catch (err) {
+      code = toErrno(err);
+      if (!(err instanceof FsError) && !isMnemoError(err)) {
+        ctx.log(`mnemo fs: ${op} '${path}' failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      } else if (!QUIET.has(code)) {
+        ctx.log(errnoLine(code, op, path, err));
+      }
+    }
+    // The binding checks the reply on a later tick, where a non-number is an uncaught crash.
+    if (!Number.isInteger(code) || (fh && code === 0 && !Number.isInteger(value))) {
+      ctx.log(`mnemo fs: ${op} '${path}' produced a bad reply; answering EIO`);
+      [code, value] = [Fuse.EIO, undefined];
+    }
+    try {
+      if (value === undefined) cb(code);
+      else (cb as (c: number, v: unknown) => void)(code, value);
+    } catch (err) {
+      ctx.log(`mnemo fs: replying to ${op} '${path}' failed: ${String(err)}`);
+    }
+  }
+
+  const ops: FuseOps = {
+    init: (cb) => cb(0),
+    statfs: (path, cb) => run('statfs', path, cb, () => ({ ...storeStatfs(), flag: ctx.readOnly ? 1 : 0 })),
+
+    getattr: (path, cb) =>
+      run('stat', path, cb, () => {
+        const node = lookup(ctx, path);
+        if (!node) throw fsError(Fuse.ENOENT);
+        if (node.kind === 'dir') return dirStat(path === '/' ? ROOT_INO : inoOf('dir:' + path), node.mode, ctx.startedMs);
+        if (node.draft) return fileStat(inoOf(node.draft.memoryId), node.draft.size, node.draft.mode, node.draft.mtimeMs);
+        const m = node.meta!;
+        return fileStat(inoOf(m.id), m.contentSizeBytes, m.mode, mtimeOf(ctx, m));
+      }),
+
+    readdir: (path, cb) =>
+      run('scandir', path, cb, () => {
+        const names = listDir(ctx, path);
+        if (names === null) throw fsError(lookup(ctx, path) ? Fuse.ENOTDIR : Fuse.ENOENT);
+        return ['.', '..', ...names];
+      }),
+
+    open: (path, flags, cb) =>
+      run('open', path, cb, () => {
+        const writable = (flags & O_ACCMODE) !== 0;
+        if (writable) assertWritable(ctx);
+        const node = lookup(ctx, path);
+        if (!node) throw fsError(Fuse.ENOENT);
+        if (node.kind === 'dir') throw fsError(Fuse.EISDIR);
+        const d = node.draft ?? loadDraft(ctx, path);
+        if (!d) throw fsError(Fuse.ENOENT);
+        ctx.drafts.set(path, d);
+        // atomic_o_trunc: the kernel hands O_TRUNC to open instead of calling truncate.
+        if (writable && flags & O_TRUNC && d.size > 0) resizeDraft(d, 0);
+        return ctx.handles.add(d, flags);
+      }, true),
+
+    create: (path, mode, cb) =>
+      run('open', path, cb, () => {
+        assertWritable(ctx);
+        assertNewPath(path);
+        if (lookup(ctx, path)) throw fsError(Fuse.EEXIST);
+        // A memory hidden at this path by libfuse is really gone now; its delete must land first.
+        const hidden = ctx.hidden.get(path);
+        if (hidden) settleHidden(ctx, hidden.memoryId);
+        const d = newDraft(
+          { path, memoryId: ctx.service.ids('memory'), stored: false, baseVersionId: null, mode: mode & 0o7777, scratch: scratchFor(path), mtimeMs: Date.now() },
+          Buffer.alloc(0),
+        );
+        ctx.drafts.set(path, d);
+        // create() gets no open flags; the kernel only calls it for a writable open.
+        return ctx.handles.add(d, 0o2);
+      }, true),
+
+    read: (path, fh, buf, len, pos, cb) =>
+      run('read', path, cb, () => {
+        const d = ctx.handles.get(fh).draft;
+        if (pos >= d.size) return 0;
+        const n = Math.min(len, d.size - pos);
+        d.bytes.copy(buf, 0, pos, pos + n);
+        return n;
+      }),
+
+    write: (path, fh, buf, len, pos, cb) =>
+      run('write', path, cb, () => {
+        const h = ctx.handles.get(fh);
+        if (!h.writable) throw fsError(Fuse.EBADF);
+        if (ctx.readOnly) throw fsError(Fuse.EROFS);
+        // O_APPEND: the kernel's offset is its cached size; the true end is the draft's.
+        writeDraft(h.draft, buf, len, h.append ? h.draft.size : pos);
+        h.wrote = true;
+        return len;
+      }),
+
+    truncate: (path, size, cb) =>
+      run('truncate', path, cb, () => {
+        assertWritable(ctx);
+        truncatePath(ctx, path, size);
+      }),
+
+    ftruncate: (path, fh, size, cb) =>
+      run('ftruncate', path, cb, () => {
+        const h = ctx.handles.get(fh);
+        assertWritable(ctx);
+        resizeDraft(h.draft, size);
+        // Counted as a write: `truncate -s` and vim save at the next flush or fsync.
+        h.wrote = true;
+      }),
+
+    flush: (path, fh, cb) =>
+      run('close', path, cb, () => {
+        const h = ctx.handles.get(fh);
+        if (h.draft.failed) throw fsError(h.draft.failed);
+        if (!h.wrote) return;
+        h.wrote = false;
+        save(h.draft);
+      }),
+
+    fsync: (path, _datasync, fh, cb) =>
+      run('fsync', path, cb, () => {
+        const h = ctx.handles.get(fh);
+        if (h.draft.failed) throw fsError(h.draft.failed);
+        h.wrote = false;
+        save(h.draft);
+      }),
+
+    release: (path, fh, cb) =>
+      run('release', path, cb, () => {
+        releaseDraft(ctx, ctx.handles.remove(fh).draft);
+      }),
+
+    unlink: (path, cb) =>
+      run('unlink', path, cb, () => {
+        if (!isHiddenName(path.slice(path.lastIndexOf('/') + 1))) assertWritable(ctx);
+        unlinkPath(ctx, path);
+      }),
+
+    rename: (src, dst, cb) =>
+      run('rename', `${src}' -> '${dst}`, cb, () => {
+        assertWritable(ctx);
+        if (!isHiddenName(dst.slice(dst.lastIndexOf('/') + 1))) assertNewPath(dst);
+        renamePath(ctx, src, dst);
+      }),
+
+    mkdir: (path, mode, cb) =>
+      run('mkdir', path, cb, () => {
+        assertWritable(ctx);
+        assertNewPath(path);
+        if (lookup(ctx, path)) throw fsError(Fuse.EEXIST);
+        const hidden = ctx.hidden.get(path);
+        if (hidden) settleHidden(ctx, hidden.memoryId);
+        ctx.localDirs.set(path, mode & 0o7777);
+      }),
+
+    rmdir: (path, cb) =>
+      run('rmdir', path, cb, () => {
+        assertWritable(ctx);
+        if (path === '/') throw fsError(Fuse.EBUSY);
+        const node = lookup(ctx, path);
+        if (!node) throw fsError(Fuse.ENOENT);
+        if (node.kind !== 'dir') throw fsError(Fuse.ENOTDIR);
+        for (const [p, h] of [...ctx.hidden]) if (p.startsWith(path + '/')) settleHidden(ctx, h.memoryId);
+        if (hasChildren(ctx, path)) throw fsError(Fuse.ENOTEMPTY);
+        ctx.localDirs.delete(path);
+      }),
+
+    chmod: (path, mode, cb) =>
+      run('chmod', path, cb, () => {
+        assertWritable(ctx);
+        const node = lookup(ctx, path);
+        if (!node) throw fsError(Fuse.ENOENT);
+        const bits = mode & 0o7777;
+        if (node.kind === 'dir') return void ctx.localDirs.set(path, bits);
+        const d = node.draft;
+        if (d) d.mode = bits;
+        const stored = d ? (d.stored && !d.scratch ? d.memoryId : null) : node.meta!.id;
+        // Modes are kept for the mount but are not content: no version.
+        if (stored) ctx.service.setMemoryMode(mountCaller(ctx), ctx.storeId, stored, bits);
+      }),
+
+    // Ownership is not stored: every file belongs to the serving process.
+    chown: (path, _uid, _gid, cb) =>
+      run('chown', path, cb, () => {
+        assertWritable(ctx);
+        if (!lookup(ctx, path)) throw fsError(Fuse.ENOENT);
+      }),
+
+    // fuse-native passes atime twice (its mtime is a copy of atime, in ms): that value becomes the mtime.
+    utimens: (path, _atime, mtime, cb) =>
+      run('utime', path, cb, () => {
+        assertWritable(ctx);
+        const node = lookup(ctx, path);
+        if (!node) throw fsError(Fuse.ENOENT);
+        if (node.kind === 'dir') return;
+        const d = node.draft;
+        if (d) d.mtimeMs = mtime;
+        const ref = d ? (d.stored && d.baseVersionId ? { id: d.memoryId, versionId: d.baseVersionId } : null) : { id: node.meta!.id, versionId: node.meta!.versionId };
+        if (ref) ctx.mtimes.set(ref.id, { versionId: ref.versionId, ms: mtime });
+      }),
+
+    link: (src, _dst, cb) => run('link', src, cb, () => refuse('hard links')),
+    symlink: (_target, path, cb) => run('symlink', path, cb, () => refuse('symbolic links')),
+    mknod: (path, _mode, _dev, cb) => run('mknod', path, cb, () => refuse('device and special files')),
+  };
+  return ops;
+
+  function save(d: Parameters<typeof commit>[1]): void {
+    try {
+      commit(ctx, d);
+    } catch (err) {
+      // The close/fsync fails and nothing is stored: the draft's changes drop on its last release.
+      d.failed = toErrno(err);
+      throw err;
+    }
+  }
+}
+
+function refuse(what: string): never {
+  throw fsError(Fuse.EPERM, `${what} are not supported`);
+}

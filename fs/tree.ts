@@ -1,0 +1,139 @@
+/**
+ * @module The directory view: files are memories (or drafts not saved yet), directories are implied
+ * by memory paths, plus directories that exist only in the mount. Reads always go to storage, so an
+ * API write is seen on the next stat or open.
+ */
+import Fuse from 'fuse-native';
+import { MAX_SEGMENTS, NAME_MAX, assertEntryName, assertMemoryPath, baseName, byteLength, parentOf, type MemoryMeta } from '../src/index.js';
+import type { MountContext } from './context.js';
+import { fsError } from './errno.js';
+import { newDraft, reloadDraft, type Draft } from './handles.js';
+import { isHiddenName, isScratchName } from './names.js';
+
+export type Node = { kind: 'file'; draft: Draft | null; meta: MemoryMeta | null } | { kind: 'dir'; mode: number };
+
+/** What is at `path` now, or null. A clean draft is refreshed from storage first. */
+export function lookup(ctx: MountContext, path: string): Node | null {
+  if (path === '/') return { kind: 'dir', mode: ctx.localDirs.get('/') ?? 0o755 };
+  if (ctx.gone) return null;
+  assertLookupName(path);
+  const draft = freshen(ctx, path);
+  if (draft) return { kind: 'file', draft, meta: null };
+  const meta = ctx.hidden.has(path) ? null : ctx.service.storage.getMemoryMetaByPath(ctx.storeId, path);
+  if (meta) return { kind: 'file', draft: null, meta };
+  if (isDir(ctx, path)) return { kind: 'dir', mode: ctx.localDirs.get(path) ?? 0o755 };
+  return null;
+}
+
+export function isDir(ctx: MountContext, path: string): boolean {
+  if (path === '/' || ctx.localDirs.has(path)) return true;
+  if (ctx.service.storage.hasMemoriesUnder(ctx.storeId, path)) return true;
+  const prefix = path + '/';
+  for (const p of ctx.drafts.keys()) if (p.startsWith(prefix)) return true;
+  return false;
+}
+
+/** The names in a directory (without "." and ".."), or null if it is not one. */
+export function listDir(ctx: MountContext, dir: string): string[] | null {
+  if (ctx.gone) return dir === '/' ? [] : null;
+  const node = lookup(ctx, dir);
+  if (!node || node.kind !== 'dir') return null;
+  const names = new Set<string>();
+  const listing = ctx.service.storage.listDirectory(ctx.storeId, dir);
+  for (const f of listing.files) if (!ctx.hidden.has(f.path)) names.add(baseName(f.path));
+  for (const d of listing.dirs) names.add(d);
+  const prefix = dir === '/' ? '/' : dir + '/';
+  const childOf = (p: string) => (p.startsWith(prefix) && p.length > prefix.length ? p.slice(prefix.length).split('/')[0]! : null);
+  for (const p of ctx.drafts.keys()) {
+    const name = childOf(p);
+    if (name !== null && !isHiddenName(name)) names.add(name);
+  }
+  for (const p of ctx.localDirs.keys()) {
+    const name = childOf(p);
+    if (name !== null) names.add(name);
+  }
+  return [...names].sort();
+}
+
+/** True if anything (memory, draft, local directory) lives below `dir`. */
+export function hasChildren(ctx: MountContext, dir: string): boolean {
+  const prefix = dir + '/';
+  if (ctx.service.storage.hasMemoriesUnder(ctx.storeId, dir)) {
+    // A memory hidden by libfuse still sits below until its delete lands; it does not count.
+    const listing = ctx.service.storage.listDirectory(ctx.storeId, dir);
+    if (listing.dirs.length > 0 || listing.files.some((f) => !ctx.hidden.has(f.path))) return true;
+  }
+  for (const p of ctx.drafts.keys()) if (p.startsWith(prefix) && !isHiddenName(baseName(p))) return true;
+  for (const p of ctx.localDirs.keys()) if (p.startsWith(prefix)) return true;
+  return false;
+}
+
+/**
+ * Keeps the directories above `path` after their last file leaves (rm, mv), as a disk would:
+ * `rm -r` removes the files first and then calls rmdir on each directory.
+ */
+export function keepParents(ctx: MountContext, path: string): void {
+  for (let dir = parentOf(path); dir !== '/'; dir = parentOf(dir)) {
+    if (ctx.localDirs.has(dir)) return;
+    ctx.localDirs.set(dir, 0o755);
+  }
+}
+
+/** The open or pending draft at `path`, or a fresh one loaded from the stored memory (not registered). */
+export function loadDraft(ctx: MountContext, path: string): Draft | null {
+  const existing = freshen(ctx, path);
+  if (existing) return existing;
+  if (ctx.hidden.has(path)) return null;
+  const m = ctx.service.storage.getMemoryByPath(ctx.storeId, path);
+  if (!m) return null;
+  const d = newDraft(
+    { path, memoryId: m.id, stored: true, baseVersionId: m.versionId, mode: m.mode, scratch: false, mtimeMs: mtimeOf(ctx, m) },
+    Buffer.from(m.content, 'utf8'),
+  );
+  return d;
+}
+
+export function mtimeOf(ctx: MountContext, m: Pick<MemoryMeta, 'id' | 'versionId' | 'updatedAt'>): number {
+  const touched = ctx.mtimes.get(m.id);
+  return touched && touched.versionId === m.versionId ? touched.ms : Date.parse(m.updatedAt);
+}
+
+/** Checks a new entry's path the way the API would, so a refusal arrives as an errno up front. */
+export function assertNewPath(path: string): void {
+  assertEntryName(baseName(path));
+  assertMemoryPath(path);
+}
+
+export function scratchFor(path: string): boolean {
+  return isScratchName(baseName(path));
+}
+
+/**
+ * A draft that holds no unsaved changes follows storage: reloaded when the memory has a newer
+ * version, and let go (its handles keep reading the old bytes) when the memory was moved or deleted.
+ */
+function freshen(ctx: MountContext, path: string): Draft | null {
+  const d = ctx.drafts.get(path);
+  if (!d) return null;
+  if (!d.stored || d.dirty || d.failed || d.scratch) return d;
+  const m = ctx.service.storage.getMemoryMetaByPath(ctx.storeId, path);
+  if (!m || m.id !== d.memoryId) {
+    ctx.drafts.delete(path);
+    d.path = null;
+    return null;
+  }
+  if (m.versionId !== d.baseVersionId) {
+    const full = ctx.service.storage.getMemory(ctx.storeId, m.id);
+    if (full) reloadDraft(d, Buffer.from(full.content, 'utf8'), full.versionId, full.mode, mtimeOf(ctx, full));
+  } else {
+    d.mode = m.mode;
+  }
+  return d;
+}
+
+function assertLookupName(path: string): void {
+  const name = baseName(path);
+  if (byteLength(name) > NAME_MAX) throw fsError(Fuse.ENAMETOOLONG, `name is longer than ${NAME_MAX} bytes`);
+  // Deeper than any memory can be: nothing is there (creating it is refused as EINVAL).
+  if (path.split('/').length - 1 > MAX_SEGMENTS) throw fsError(Fuse.ENOENT, 'too many path segments');
+}

@@ -1,0 +1,232 @@
+/**
+ * @module Save points: how working copies become versions. One logical save = one version.
+ *
+ * - A handle saves on `flush` only if it wrote since its last save (a shell's extra flush from
+ *   dup2 saves nothing), always on `fsync`, and on `release` if anything is still unsaved (`: > f`,
+ *   a created empty file). A truncate by path with no open writer saves at once. Unchanged content
+ *   adds no version (the store's update is a no-op then). Saves are synchronous SQLite transactions
+ *   with synchronous=FULL, so a successful close() or fsync() means the version is on disk.
+ * - Atomic saves: a new file whose name looks like a temp file (names.ts: sedXXXXXX, tmpXXXXXXXX,
+ *   .tmp-*, *.tmp, swap files, *.lock…) is a scratch draft that lives only in the mount and is
+ *   never saved under its own name. Renaming it onto a path saves its bytes there in one
+ *   transaction: one `modified` version on the memory already at the target (same memory id), or
+ *   one `created` version if the target is new. The temp name never reaches the version history.
+ *   A scratch file that is never renamed disappears when the mount ends.
+ * - `mv a b` renames the memory (one `modified` version, same id); over an existing file the
+ *   replaced memory gets a `deleted` version in the same transaction. `rm f` adds `deleted`.
+ * - libfuse renames a file that is still open to `.fuse_hidden*` instead of unlinking it (and before
+ *   a rename over it). The memory stays stored for a moment: if a rename onto its old path follows
+ *   (an atomic save over an open file), that save updates the same memory; otherwise its `deleted`
+ *   version lands after HIDE_GRACE_MS, or when the hidden file goes away, whichever is first.
+ */
+import Fuse from 'fuse-native';
+import { decodeUtf8, isMnemoError } from '../src/index.js';
+import { mountCaller, type MountContext } from './context.js';
+import { errnoLine, fsError, toErrno } from './errno.js';
+import { draftContent, resizeDraft, type Draft } from './handles.js';
+import { isHiddenName } from './names.js';
+import { hasChildren, isDir, keepParents, loadDraft, lookup, scratchFor } from './tree.js';
+
+const HIDE_GRACE_MS = 250;
+
+/** Saves a draft: validates the bytes (UTF-8, size) and writes one version if anything changed. */
+export function commit(ctx: MountContext, d: Draft): void {
+  if (d.path === null || (d.stored && !d.dirty && !d.scratch)) return;
+  // Scratch files are checked too, so a bad temp file fails its own close() and not only the rename.
+  const content = decodeUtf8(draftContent(d));
+  if (d.scratch) return;
+  const caller = mountCaller(ctx);
+  const res = ctx.service.saveMemoryAt(caller, ctx.storeId, {
+    path: d.path,
+    content,
+    memoryId: d.memoryId,
+    ...(d.stored ? {} : { mode: d.mode }),
+  });
+  d.memoryId = res.memory.id;
+  d.stored = true;
+  d.dirty = false;
+  d.baseVersionId = res.memory.versionId;
+  d.mtimeMs = Date.parse(res.memory.updatedAt);
+}
+
+/** The last word on a handle: save what is left, or drop changes that failed, and forget idle drafts. */
+export function releaseDraft(ctx: MountContext, d: Draft): void {
+  if (!d.failed && (d.dirty || !d.stored)) {
+    try {
+      commit(ctx, d);
+    } catch (err) {
+      d.failed = toErrno(err);
+      ctx.log(errnoLine(toErrno(err), 'release', d.path ?? '(unlinked)', err));
+    }
+  }
+  if (d.opens > 0) return;
+  if (d.failed) {
+    // Nothing of a refused save is kept: a new file vanishes, an existing one reads as stored again.
+    forget(ctx, d);
+    return;
+  }
+  if (!d.scratch && d.stored) forget(ctx, d);
+}
+
+export function unlinkPath(ctx: MountContext, path: string): void {
+  const pending = [...ctx.hidden.values()].find((p) => p.hiddenPath === path);
+  if (pending) settleHidden(ctx, pending.memoryId);
+  const node = lookup(ctx, path);
+  if (!node) throw fsError(Fuse.ENOENT);
+  if (node.kind === 'dir') throw fsError(Fuse.EISDIR);
+  const caller = isHiddenName(path) ? null : mountCaller(ctx);
+  const d = node.draft;
+  if (d) {
+    ctx.drafts.delete(path);
+    d.path = null;
+  }
+  const memoryId = d ? (d.stored && !d.scratch ? d.memoryId : null) : node.meta!.id;
+  if (memoryId && caller) deleteQuietly(ctx, memoryId);
+  keepParents(ctx, path);
+}
+
+/** truncate(2) by path: changes the open draft, and saves at once when no writer holds it. */
+export function truncatePath(ctx: MountContext, path: string, size: number): void {
+  mountCaller(ctx);
+  const node = lookup(ctx, path);
+  if (!node) throw fsError(Fuse.ENOENT);
+  if (node.kind === 'dir') throw fsError(Fuse.EISDIR);
+  const d = node.draft ?? loadDraft(ctx, path);
+  if (!d) throw fsError(Fuse.ENOENT);
+  resizeDraft(d, size);
+  if (!ctx.handles.hasWriter(d)) commit(ctx, d);
+}
+
+export function renamePath(ctx: MountContext, src: string, dst: string): void {
+  if (isHiddenName(dst.slice(dst.lastIndexOf('/') + 1))) return hide(ctx, src, dst);
+  const caller = mountCaller(ctx);
+  const from = lookup(ctx, src);
+  if (!from) throw fsError(Fuse.ENOENT);
+  if (dst === src) return;
+  const to = lookup(ctx, dst);
+  if (from.kind === 'dir') return renameDir(ctx, src, dst, to);
+  if (to?.kind === 'dir') throw fsError(Fuse.EISDIR);
+  const d = from.draft;
+  const hiddenAtDst = ctx.hidden.get(dst);
+  if (d && !d.stored) {
+    // A new or scratch file: its first save happens here, at the target (the atomic-save fold).
+    const replaced = to?.draft;
+    if (replaced && replaced !== d) forget(ctx, replaced);
+    // A temp-looking target name stays scratch only if no memory is there to update.
+    d.scratch = scratchFor(dst) && !to && !hiddenAtDst;
+    ctx.drafts.delete(src);
+    d.path = dst;
+    ctx.drafts.set(dst, d);
+    if (hiddenAtDst) cancelHidden(ctx, dst);
+    try {
+      commit(ctx, d);
+    } catch (err) {
+      ctx.drafts.delete(dst);
+      d.path = src;
+      ctx.drafts.set(src, d);
+      throw err;
+    }
+    if (d.opens === 0 && !d.scratch) forget(ctx, d);
+  } else {
+    const memoryId = d ? d.memoryId : from.meta!.id;
+    if (to?.draft && !to.draft.stored) forget(ctx, to.draft);
+    if (hiddenAtDst) cancelHidden(ctx, dst);
+    ctx.service.moveMemory(caller, ctx.storeId, memoryId, dst);
+    if (d) {
+      ctx.drafts.delete(src);
+      d.path = dst;
+      ctx.drafts.set(dst, d);
+    }
+  }
+  keepParents(ctx, src);
+}
+
+function renameDir(ctx: MountContext, src: string, dst: string, to: ReturnType<typeof lookup>): void {
+  if (dst.startsWith(src + '/')) throw fsError(Fuse.EINVAL, 'cannot move a directory into itself');
+  if (to?.kind === 'file') throw fsError(Fuse.ENOTDIR);
+  if (to?.kind === 'dir') {
+    if (hasChildren(ctx, dst)) throw fsError(Fuse.ENOTEMPTY);
+    ctx.localDirs.delete(dst);
+  }
+  for (const p of [...ctx.hidden.keys()]) if (p.startsWith(src + '/')) settleHidden(ctx, ctx.hidden.get(p)!.memoryId);
+  ctx.service.moveTree(mountCaller(ctx), ctx.storeId, src, dst);
+  const moved = (p: string) => (p === src ? dst : p.startsWith(src + '/') ? dst + p.slice(src.length) : null);
+  for (const [p, d] of [...ctx.drafts]) {
+    const np = moved(p);
+    if (np === null) continue;
+    ctx.drafts.delete(p);
+    d.path = np;
+    ctx.drafts.set(np, d);
+  }
+  for (const [p, mode] of [...ctx.localDirs]) {
+    const np = moved(p);
+    if (np === null) continue;
+    ctx.localDirs.delete(p);
+    ctx.localDirs.set(np, mode);
+  }
+  if (!isDir(ctx, dst)) ctx.localDirs.set(dst, 0o755);
+  keepParents(ctx, src);
+}
+
+/** libfuse hides an open file instead of unlinking it; see the module header. */
+function hide(ctx: MountContext, src: string, hiddenPath: string): void {
+  const node = lookup(ctx, src);
+  if (!node) throw fsError(Fuse.ENOENT);
+  if (node.kind === 'dir') throw fsError(Fuse.EISDIR);
+  const d = node.draft ?? loadDraft(ctx, src);
+  if (!d) throw fsError(Fuse.ENOENT);
+  const memoryId = d.stored && !d.scratch ? d.memoryId : null;
+  ctx.drafts.delete(src);
+  d.path = hiddenPath;
+  d.scratch = true;
+  ctx.drafts.set(hiddenPath, d);
+  if (memoryId) {
+    const timer = setTimeout(() => settleHidden(ctx, memoryId), HIDE_GRACE_MS);
+    ctx.hidden.set(src, { memoryId, hiddenPath, timer });
+  }
+  keepParents(ctx, src);
+}
+
+/** The hidden memory was not replaced: its `deleted` version lands now. */
+export function settleHidden(ctx: MountContext, memoryId: string): void {
+  for (const [path, p] of ctx.hidden) {
+    if (p.memoryId !== memoryId) continue;
+    clearTimeout(p.timer);
+    ctx.hidden.delete(path);
+    try {
+      mountCaller(ctx);
+      deleteQuietly(ctx, memoryId);
+    } catch (err) {
+      ctx.log(errnoLine(toErrno(err), 'unlink', path, err));
+    }
+  }
+}
+
+export function settleAllHidden(ctx: MountContext): void {
+  for (const p of [...ctx.hidden.values()]) settleHidden(ctx, p.memoryId);
+}
+
+/** A rename onto a hidden memory's old path takes its place: the memory stays and is updated. */
+function cancelHidden(ctx: MountContext, path: string): void {
+  const p = ctx.hidden.get(path);
+  if (!p) return;
+  clearTimeout(p.timer);
+  ctx.hidden.delete(path);
+  const hiddenDraft = ctx.drafts.get(p.hiddenPath);
+  if (hiddenDraft) hiddenDraft.stored = false;
+}
+
+function deleteQuietly(ctx: MountContext, memoryId: string): void {
+  const caller = mountCaller(ctx);
+  try {
+    ctx.service.deleteMemory(caller, ctx.storeId, memoryId);
+  } catch (err) {
+    // Already gone (deleted through the API meanwhile): the unlink still did what was asked.
+    if (!(isMnemoError(err) && err.code === 'not_found')) throw err;
+  }
+}
+
+function forget(ctx: MountContext, d: Draft): void {
+  if (d.path !== null && ctx.drafts.get(d.path) === d) ctx.drafts.delete(d.path);
+  d.path = null;
+}

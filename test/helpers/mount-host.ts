@@ -1,0 +1,118 @@
+/**
+ * @module A test-only mount host, run as a child process (`node dist/test/helpers/mount-host.js`):
+ * a real SQLite file, the service and the mount manager serving one store at a directory. It prints
+ * one JSON ready line, answers JSON-line commands on stdin with API-side service calls, and
+ * unmounts and exits on SIGTERM. Tests never touch a mount from the process that serves it.
+ */
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+import { createMountManager } from '../../fs/index.js';
+import { createService } from '../../src/service.js';
+import { openSqliteStorage } from '../../src/storage/sqlite.js';
+import type { Caller, Mounter } from '../../src/index.js';
+
+const { values } = parseArgs({
+  options: {
+    db: { type: 'string' },
+    mount: { type: 'string' },
+    store: { type: 'string' },
+    seed: { type: 'string' },
+    'read-only': { type: 'boolean', default: false },
+    session: { type: 'string', default: 'sesn_fstest' },
+  },
+});
+
+const storage = openSqliteStorage(values.db!);
+let mounter: Mounter | null = null;
+const service = createService({ storage, onStoreChanged: (id, change) => mounter?.storeChanged(id, change) });
+mounter = createMountManager({ service, log: (line) => process.stderr.write(`${line}\n`) });
+
+const ws = service.keys.defaultWorkspace();
+const { key } = service.keys.createKey('mount-host', 'admin', ws.id);
+const api: Caller = { workspaceId: ws.id, actor: { type: 'api_actor', apiKeyId: key.id } };
+
+const storeId = values.store ?? service.createStore(api, { name: 'fs test', description: '', metadata: {} }).id;
+for (const [path, content] of Object.entries(JSON.parse(values.seed ?? '{}') as Record<string, string>)) {
+  service.createMemory(api, storeId, { path, content });
+}
+
+const sessionId = values.session!;
+await mounter.mount({
+  storeId,
+  hostPath: values.mount!,
+  readOnly: values['read-only']!,
+  actor: { type: 'session_actor', sessionId },
+});
+process.stdout.write(JSON.stringify({ ready: true, storeId, sessionId, apiKeyId: key.id }) + '\n');
+
+type Command = { id: number; op: string; path?: string; content?: string; to?: string };
+
+function byPath(path: string) {
+  const m = storage.getMemoryByPath(storeId, path);
+  if (!m) throw new Error(`no memory at ${path}`);
+  return m;
+}
+
+function perform(c: Command): unknown {
+  switch (c.op) {
+    case 'create':
+      return service.createMemory(api, storeId, { path: c.path!, content: c.content! });
+    case 'update':
+      return service.updateMemory(api, storeId, byPath(c.path!).id, { content: c.content! });
+    case 'rename':
+      return service.updateMemory(api, storeId, byPath(c.path!).id, { path: c.to! });
+    case 'delete':
+      return service.deleteMemory(api, storeId, byPath(c.path!).id);
+    case 'archive':
+      return service.archiveStore(api, storeId);
+    case 'deleteStore':
+      return service.deleteStore(api, storeId);
+    case 'memory':
+      return storage.getMemoryByPath(storeId, c.path!);
+    case 'versions': {
+      // Oldest first, every page: the history a test asserts on.
+      const all = [];
+      let page: string | null = null;
+      do {
+        const p = storage.listVersions(storeId, {
+          memoryId: null, operation: null, sessionId: null, apiKeyId: null, serviceAccountId: null,
+          createdGte: null, createdLte: null, limit: 100, page, view: 'full',
+        });
+        all.push(...p.data);
+        page = p.nextPage;
+      } while (page);
+      return all.reverse();
+    }
+    case 'tree': {
+      const tree: Record<string, string> = {};
+      const p = storage.listMemories(storeId, { pathPrefix: '/', depth: 0, limit: 10_000, page: null, view: 'full' });
+      for (const item of p.data) if (item.type === 'memory') tree[item.memory.path] = item.memory.content ?? '';
+      return tree;
+    }
+    default:
+      throw new Error(`unknown op ${c.op}`);
+  }
+}
+
+createInterface({ input: process.stdin }).on('line', (line) => {
+  let c: Command = { id: -1, op: '' };
+  try {
+    c = JSON.parse(line) as Command;
+    const result = perform(c) ?? null;
+    process.stdout.write(JSON.stringify({ id: c.id, ok: true, result }) + '\n');
+  } catch (err) {
+    const code = (err as { code?: string }).code ?? null;
+    process.stdout.write(JSON.stringify({ id: c.id, ok: false, error: String(err), code }) + '\n');
+  }
+});
+
+let stopping = false;
+async function stop(): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  await mounter!.unmountAll();
+  storage.close();
+  process.exit(0);
+}
+process.on('SIGTERM', () => void stop());
+process.on('SIGINT', () => void stop());
