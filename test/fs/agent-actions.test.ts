@@ -1,0 +1,208 @@
+/**
+ * DESIGN.md §4, one named test per agent action: real tools run as child processes against a
+ * mount served by a child host; the history is read back through the store (issue #3).
+ */
+import { describe, expect, it } from 'vitest';
+import { FUSE_AVAILABLE, NO_FUSE_REASON, eventually, py, sh, startMount } from '../helpers/mount.js';
+
+if (!FUSE_AVAILABLE) console.warn(NO_FUSE_REASON);
+
+describe.skipIf(!FUSE_AVAILABLE)('agent actions through a mount', () => {
+  it('ls, stat, find and grep -r see directories implied by memory paths, with stored sizes and mtimes', async () => {
+    const m = await startMount({ seed: { '/notes/a.md': 'alpha\n', '/notes/deep/b.md': 'beta beta\n', '/top.md': 'top\n' } });
+    const r = await sh('ls -1 && ls -1 notes && find . -type f | sort && grep -rl beta . && stat -c "%s %F" notes/deep/b.md notes', m.mnt);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe(
+      ['notes', 'top.md', 'a.md', 'deep', './notes/a.md', './notes/deep/b.md', './top.md', './notes/deep/b.md', '10 regular file', '4096 directory', ''].join('\n'),
+    );
+    const mem = await m.call<{ updatedAt: string }>('memory', { path: '/notes/a.md' });
+    const mtime = await sh('stat -c %Y notes/a.md', m.mnt);
+    expect(Number(mtime.stdout.trim())).toBe(Math.floor(Date.parse(mem.updatedAt) / 1000));
+    expect(await m.mountLog()).toEqual([]);
+  });
+
+  it('mkdir -p then a write inside works, and the empty directory exists only in the mount', async () => {
+    const m = await startMount();
+    const r = await sh('mkdir -p a/b && mkdir empty && ls -1 && echo hi > a/b/c.md && cat a/b/c.md', m.mnt);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('a\nempty\nhi\n');
+    expect(await m.tree()).toEqual({ '/a/b/c.md': 'hi\n' });
+    expect(await m.mountLog()).toEqual(['created /a/b/c.md']);
+  });
+
+  it('echo x > a new file makes exactly one created version', async () => {
+    const m = await startMount();
+    expect((await sh('echo x > f.md', m.mnt)).code).toBe(0);
+    expect(await m.mountLog()).toEqual(['created /f.md']);
+    expect(await m.tree()).toEqual({ '/f.md': 'x\n' });
+  });
+
+  it('echo x > an existing file makes exactly one modified version', async () => {
+    const m = await startMount({ seed: { '/f.md': 'old\n' } });
+    expect((await sh('echo new > f.md', m.mnt)).code).toBe(0);
+    expect(await m.mountLog()).toEqual(['modified /f.md']);
+    expect(await m.tree()).toEqual({ '/f.md': 'new\n' });
+  });
+
+  it('>> appends and makes one version per close', async () => {
+    const m = await startMount({ seed: { '/log.md': 'one\n' } });
+    expect((await sh('echo two >> log.md && echo three >> log.md', m.mnt)).code).toBe(0);
+    expect(await m.mountLog()).toEqual(['modified /log.md', 'modified /log.md']);
+    expect(await m.tree()).toEqual({ '/log.md': 'one\ntwo\nthree\n' });
+  });
+
+  it('truncate -s makes one version, shrinking or growing with zero bytes', async () => {
+    const m = await startMount({ seed: { '/t.md': 'abcdef\n' } });
+    expect((await sh('truncate -s 3 t.md', m.mnt)).code).toBe(0);
+    expect(await m.tree()).toEqual({ '/t.md': 'abc' });
+    expect((await sh('truncate -s 5 t.md', m.mnt)).code).toBe(0);
+    expect(await m.tree()).toEqual({ '/t.md': 'abc\0\0' });
+    expect(await m.mountLog()).toEqual(['modified /t.md', 'modified /t.md']);
+  });
+
+  it("python open('w') makes one version per close of a changed file and none for an unchanged one", async () => {
+    const m = await startMount({ seed: { '/p.md': 'same\n' } });
+    const r = await py(
+      "open('p.md','w').write('same\\n')\nopen('q.md','w').write('q\\n')\nf=open('p.md','w')\nf.write('changed')\nf.write(' twice\\n')\nf.close()",
+      m.mnt,
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(await m.mountLog()).toEqual(['created /q.md', 'modified /p.md']);
+    expect(await m.tree()).toEqual({ '/p.md': 'changed twice\n', '/q.md': 'q\n' });
+  });
+
+  it('sed -i makes exactly one version on the target and none for its temp file', async () => {
+    const m = await startMount({ seed: { '/s.md': 'hello world\n' } });
+    const before = await m.call<{ id: string }>('memory', { path: '/s.md' });
+    const r = await sh('sed -i s/world/there/ s.md && ls -a && stat -c %a s.md', m.mnt);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('.\n..\ns.md\n644\n');
+    const versions = await m.versions();
+    const mine = versions.filter((v) => v.createdBy.type === 'session_actor');
+    expect(mine.map((v) => `${v.operation} ${v.path} ${v.memoryId}`)).toEqual([`modified /s.md ${before.id}`]);
+    expect(versions.every((v) => v.path === '/s.md')).toBe(true);
+    expect(await m.tree()).toEqual({ '/s.md': 'hello there\n' });
+  });
+
+  it('python mkstemp + fsync + os.replace makes one version on the target, keeping its memory id', async () => {
+    const m = await startMount({ seed: { '/cfg/a.md': 'v1\n' } });
+    const before = await m.call<{ id: string }>('memory', { path: '/cfg/a.md' });
+    const r = await py(
+      [
+        'import os, tempfile',
+        "fd, tmp = tempfile.mkstemp(dir='cfg')",
+        "os.write(fd, b'v2\\n'); os.fsync(fd); os.close(fd)",
+        "os.replace(tmp, 'cfg/a.md')",
+        "fd, tmp = tempfile.mkstemp(dir='cfg', suffix='.tmp')",
+        "os.write(fd, b'fresh\\n'); os.fsync(fd); os.close(fd)",
+        "os.replace(tmp, 'cfg/b.md')",
+        "print(sorted(os.listdir('cfg')))",
+      ].join('\n'),
+      m.mnt,
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe("['a.md', 'b.md']\n");
+    const mine = (await m.versions()).filter((v) => v.createdBy.type === 'session_actor');
+    expect(mine.map((v) => `${v.operation} ${v.path}`)).toEqual(['modified /cfg/a.md', 'created /cfg/b.md']);
+    expect(mine[0]!.memoryId).toBe(before.id);
+    expect(await m.tree()).toEqual({ '/cfg/a.md': 'v2\n', '/cfg/b.md': 'fresh\n' });
+  });
+
+  it("vim's in-place write makes one version", async () => {
+    const m = await startMount({ seed: { '/v.md': 'one\ntwo\n' } });
+    const r = await sh('vim -u NONE -i NONE -N -es -c "%s/two/TWO/" -c "wq" v.md; echo rc=$?; ls -a', m.mnt);
+    expect(r.stdout).toBe('rc=0\n.\n..\nv.md\n');
+    expect(await m.tree()).toEqual({ '/v.md': 'one\nTWO\n' });
+    expect(await m.mountLog()).toEqual(['modified /v.md']);
+  });
+
+  it('ed makes one version', async () => {
+    const m = await startMount({ seed: { '/e.md': 'a\nb\n' } });
+    const r = await sh('ed -s e.md', m.mnt, '2s/b/B/\nw\nq\n');
+    expect(r.code, r.stderr).toBe(0);
+    expect(await m.tree()).toEqual({ '/e.md': 'a\nB\n' });
+    expect(await m.mountLog()).toEqual(['modified /e.md']);
+  });
+
+  it('cp makes one created version with the content of the source', async () => {
+    const m = await startMount({ seed: { '/src.md': 'copy me\n' } });
+    expect((await sh('cp src.md dst.md && cp src.md dst.md', m.mnt)).code).toBe(0);
+    expect(await m.mountLog()).toEqual(['created /dst.md']);
+    expect(await m.tree()).toEqual({ '/src.md': 'copy me\n', '/dst.md': 'copy me\n' });
+  });
+
+  it('mv keeps the memory id and adds one modified version with the new path', async () => {
+    const m = await startMount({ seed: { '/a.md': 'A\n' } });
+    const before = await m.call<{ id: string }>('memory', { path: '/a.md' });
+    expect((await sh('mkdir sub && mv a.md sub/b.md', m.mnt)).code).toBe(0);
+    const mine = (await m.versions()).filter((v) => v.createdBy.type === 'session_actor');
+    expect(mine.map((v) => `${v.operation} ${v.path} ${v.memoryId}`)).toEqual([`modified /sub/b.md ${before.id}`]);
+    expect(await m.tree()).toEqual({ '/sub/b.md': 'A\n' });
+  });
+
+  it('mv over an existing file keeps the moved memory id and deletes the replaced one', async () => {
+    const m = await startMount({ seed: { '/a.md': 'A\n', '/b.md': 'B\n' } });
+    const a = await m.call<{ id: string }>('memory', { path: '/a.md' });
+    expect((await sh('mv a.md b.md && ls', m.mnt)).stdout).toBe('b.md\n');
+    expect(await m.mountLog()).toEqual(['deleted /b.md', 'modified /b.md']);
+    expect((await m.call<{ id: string }>('memory', { path: '/b.md' })).id).toBe(a.id);
+    expect(await m.tree()).toEqual({ '/b.md': 'A\n' });
+  });
+
+  it('mv of a directory moves every memory below it, keeping their ids', async () => {
+    const m = await startMount({ seed: { '/d/x.md': 'x\n', '/d/e/y.md': 'y\n' } });
+    expect((await sh('mv d renamed && find . | sort', m.mnt)).stdout).toBe('.\n./renamed\n./renamed/e\n./renamed/e/y.md\n./renamed/x.md\n');
+    expect((await m.mountLog()).sort()).toEqual(['modified /renamed/e/y.md', 'modified /renamed/x.md']);
+    expect(await m.tree()).toEqual({ '/renamed/x.md': 'x\n', '/renamed/e/y.md': 'y\n' });
+  });
+
+  it('rm adds a deleted version and rm -r removes a whole tree', async () => {
+    const m = await startMount({ seed: { '/f.md': 'f\n', '/d/a.md': 'a\n', '/d/e/b.md': 'b\n' } });
+    const r = await sh('rm f.md && rm -r d && ls -a', m.mnt);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('.\n..\n');
+    expect((await m.mountLog()).sort()).toEqual(['deleted /d/a.md', 'deleted /d/e/b.md', 'deleted /f.md']);
+    expect(await m.tree()).toEqual({});
+  });
+
+  it('touch creates an empty memory, and touching an existing file adds no version', async () => {
+    const m = await startMount({ seed: { '/old.md': 'o\n' } });
+    expect((await sh('touch new.md old.md', m.mnt)).code).toBe(0);
+    await eventually(async () => expect(await m.mountLog()).toEqual(['created /new.md']));
+    expect(await m.tree()).toEqual({ '/new.md': '', '/old.md': 'o\n' });
+  });
+
+  it('writes through the mount are versions by the mount session actor', async () => {
+    const m = await startMount();
+    await sh('echo a > a.md', m.mnt);
+    const [v] = await m.versions();
+    expect(v!.createdBy).toEqual({ type: 'session_actor', sessionId: m.sessionId });
+  });
+
+  it('bytes that are not UTF-8 fail the close and nothing is stored', async () => {
+    const m = await startMount({ seed: { '/keep.md': 'kept\n' } });
+    const r = await py(
+      [
+        'import errno',
+        "f = open('bin.md', 'wb'); f.write(b'\\xff\\xfe\\x00bad')",
+        'try:\n    f.close(); print("closed")\nexcept OSError as e:\n    print(errno.errorcode[e.errno])',
+        "g = open('keep.md', 'wb'); g.write(b'\\xc3\\x28')",
+        'try:\n    g.close(); print("closed")\nexcept OSError as e:\n    print(errno.errorcode[e.errno])',
+      ].join('\n'),
+      m.mnt,
+    );
+    expect(r.stdout).toBe('EILSEQ\nEILSEQ\n');
+    await eventually(async () => expect((await sh('ls; cat keep.md', m.mnt)).stdout).toBe('keep.md\nkept\n'));
+    expect(await m.mountLog()).toEqual([]);
+    expect(await m.tree()).toEqual({ '/keep.md': 'kept\n' });
+  });
+
+  it('a file over 102,400 bytes fails with EFBIG and nothing is stored', async () => {
+    const m = await startMount({ seed: { '/big.md': 'small\n' } });
+    const r = await sh('head -c 102400 /dev/zero | tr "\\0" a > exact.md; echo rc=$?; head -c 102401 /dev/zero | tr "\\0" a > over.md; echo rc=$?; head -c 200000 /dev/zero | tr "\\0" b >> big.md; echo rc=$?', m.mnt);
+    expect(r.stdout).toBe('rc=0\nrc=1\nrc=1\n');
+    expect(r.stderr).toContain('File too large');
+    await eventually(async () => expect((await sh('ls; wc -c < big.md', m.mnt)).stdout).toBe('big.md\nexact.md\n6\n'));
+    expect(await m.mountLog()).toEqual(['created /exact.md']);
+  });
+});

@@ -1,0 +1,302 @@
+/**
+ * Mount sessions end to end: the real server process, sessions created over HTTP, the mounts
+ * driven by bash child processes, versions checked through the official SDK. Covers the sessions
+ * API, attribution to session actors, read-only and archived mounts, freshness, restart, SIGTERM
+ * and kill -9 recovery, and two sessions writing one store beside API writers.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
+import type Anthropic from '@anthropic-ai/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rawRequest, sdkClient } from '../helpers/sdk.js';
+import { makeTempDir, startServer, type RunningServer } from '../helpers/server.js';
+
+const run = promisify(execFile);
+const fuseAvailable = existsSync('/dev/fuse');
+
+interface WireResource {
+  type: 'memory_store';
+  memory_store_id: string;
+  access: 'read_write' | 'read_only';
+  instructions: string | null;
+  name: string;
+  description: string;
+  mount_path: string;
+  host_path: string;
+}
+interface WireSession {
+  type: 'session';
+  id: string;
+  status: 'active' | 'ended';
+  resources: WireResource[];
+  system_prompt: string;
+  created_at: string;
+  ended_at: string | null;
+}
+
+/** bash -c in a child process; resolves with its exit code and output, never throws on failure. */
+async function sh(script: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run('bash', ['-c', script], { timeout: 30_000 });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    return { code: typeof e.code === 'number' ? e.code : 1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
+
+function mountedPaths(): string[] {
+  return readFileSync('/proc/mounts', 'utf8')
+    .split('\n')
+    .map((l) => l.split(' '))
+    .filter((f) => f[2]?.startsWith('fuse'))
+    .map((f) => f[1]!.replace(/\\040/g, ' '));
+}
+
+async function waitFor(check: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function createSession(server: RunningServer, resources: unknown[]): Promise<{ status: number; body: unknown }> {
+  const res = await rawRequest(server.url, 'POST', '/v1/sessions', {
+    apiKey: server.adminKey,
+    body: JSON.stringify({ resources }),
+  });
+  return { status: res.status, body: res.body };
+}
+
+async function session(server: RunningServer, resources: unknown[]): Promise<WireSession> {
+  const res = await createSession(server, resources);
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body as WireSession;
+}
+
+async function endSession(server: RunningServer, id: string): Promise<void> {
+  const res = await rawRequest(server.url, 'DELETE', `/v1/sessions/${id}`, { apiKey: server.adminKey });
+  expect(res.status).toBe(200);
+}
+
+async function versionsOf(client: Anthropic, storeId: string, q: Record<string, string> = {}) {
+  const out = [];
+  for await (const v of client.beta.memoryStores.memoryVersions.list(storeId, { limit: 100, ...q })) out.push(v);
+  return out;
+}
+
+describe.skipIf(!fuseAvailable)('sessions', () => {
+  let server: RunningServer;
+  let client: Anthropic;
+
+  beforeAll(async () => {
+    server = await startServer();
+    client = sdkClient(server.url, server.adminKey);
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('creating a session mounts each store and reports its paths, snapshot and prompt text', async () => {
+    const a = await client.beta.memoryStores.create({ name: 'User Preferences', description: 'What the user likes' });
+    const b = await client.beta.memoryStores.create({ name: 'user preferences!' });
+    const s = await session(server, [
+      { type: 'memory_store', memory_store_id: a.id, instructions: 'Check before answering.' },
+      { type: 'memory_store', memory_store_id: b.id, access: 'read_only' },
+    ]);
+    expect(s).toMatchObject({ type: 'session', id: expect.stringMatching(/^sesn_/), status: 'active', ended_at: null });
+    expect(s.resources).toEqual([
+      {
+        type: 'memory_store',
+        memory_store_id: a.id,
+        access: 'read_write',
+        instructions: 'Check before answering.',
+        name: 'User Preferences',
+        description: 'What the user likes',
+        mount_path: '/mnt/memory/user-preferences',
+        host_path: `${server.dataDir}/mnt/${s.id}/user-preferences`,
+      },
+      {
+        type: 'memory_store',
+        memory_store_id: b.id,
+        access: 'read_only',
+        instructions: null,
+        name: 'user preferences!',
+        description: '',
+        mount_path: '/mnt/memory/user-preferences-2',
+        host_path: `${server.dataDir}/mnt/${s.id}/user-preferences-2`,
+      },
+    ]);
+    expect(s.system_prompt).toContain('/mnt/memory/user-preferences (read_write): User Preferences: What the user likes Instructions: Check before answering.');
+    expect(s.system_prompt).toContain('/mnt/memory/user-preferences-2 (read_only)');
+    for (const r of s.resources) expect(mountedPaths()).toContain(r.host_path);
+
+    // Renaming the store later does not change this session's snapshot.
+    await client.beta.memoryStores.update(a.id, { name: 'Renamed' });
+    const again = (await rawRequest(server.url, 'GET', `/v1/sessions/${s.id}`, { apiKey: server.adminKey })).body as WireSession;
+    expect(again.resources[0]!.name).toBe('User Preferences');
+    const listed = (await rawRequest(server.url, 'GET', '/v1/sessions?limit=100', { apiKey: server.adminKey })).body as { data: WireSession[] };
+    expect(listed.data.map((x) => x.id)).toContain(s.id);
+
+    await endSession(server, s.id);
+    for (const r of s.resources) expect(mountedPaths()).not.toContain(r.host_path);
+    const ended = (await rawRequest(server.url, 'GET', `/v1/sessions/${s.id}`, { apiKey: server.adminKey })).body as WireSession;
+    expect(ended.status).toBe('ended');
+  });
+
+  it('writes through a mount are versions by the session actor, filterable by session_id', async () => {
+    const store = await client.beta.memoryStores.create({ name: 'notes' });
+    const s = await session(server, [{ type: 'memory_store', memory_store_id: store.id }]);
+    const dir = s.resources[0]!.host_path;
+    expect((await sh(`mkdir -p '${dir}/a' && echo hello > '${dir}/a/b.md'`)).code).toBe(0);
+    await client.beta.memoryStores.memories.create(store.id, { path: '/api.md', content: 'from the api' });
+
+    const bySession = await versionsOf(client, store.id, { session_id: s.id });
+    expect(bySession.map((v) => [v.operation, v.path, v.created_by])).toEqual([
+      ['created', '/a/b.md', { type: 'session_actor', session_id: s.id }],
+    ]);
+    expect(await versionsOf(client, store.id)).toHaveLength(2);
+    await endSession(server, s.id);
+  });
+
+  it('a read_only resource refuses writes with EROFS and still reads', async () => {
+    const store = await client.beta.memoryStores.create({ name: 'reference' });
+    await client.beta.memoryStores.memories.create(store.id, { path: '/fact.md', content: 'water is wet\n' });
+    const s = await session(server, [{ type: 'memory_store', memory_store_id: store.id, access: 'read_only' }]);
+    const dir = s.resources[0]!.host_path;
+    expect((await sh(`cat '${dir}/fact.md'`)).stdout).toBe('water is wet\n');
+    const write = await sh(`echo x > '${dir}/new.md'`);
+    expect(write.code).not.toBe(0);
+    expect(write.stderr).toMatch(/Read-only file system/);
+    expect(await versionsOf(client, store.id)).toHaveLength(1);
+    await endSession(server, s.id);
+  });
+
+  it('archiving a store turns its existing mounts read-only and refuses new sessions', async () => {
+    const store = await client.beta.memoryStores.create({ name: 'to archive' });
+    const s = await session(server, [{ type: 'memory_store', memory_store_id: store.id }]);
+    const dir = s.resources[0]!.host_path;
+    expect((await sh(`echo one > '${dir}/one.md'`)).code).toBe(0);
+    await client.beta.memoryStores.archive(store.id);
+    const write = await sh(`echo two > '${dir}/two.md'`);
+    expect(write.stderr).toMatch(/Read-only file system/);
+    const refused = await createSession(server, [{ type: 'memory_store', memory_store_id: store.id }]);
+    expect(refused.status).toBe(409);
+    await endSession(server, s.id);
+  });
+
+  it('refuses more than 8 stores, unknown stores and malformed resources', async () => {
+    const store = await client.beta.memoryStores.create({ name: 'limits' });
+    const nine = Array.from({ length: 9 }, () => ({ type: 'memory_store', memory_store_id: store.id }));
+    expect((await createSession(server, nine)).status).toBe(400);
+    expect((await createSession(server, [{ type: 'memory_store', memory_store_id: 'memstore_nope' }])).status).toBe(404);
+    expect((await createSession(server, [{ type: 'memory_store', memory_store_id: store.id, access: 'admin' }])).status).toBe(400);
+    expect((await createSession(server, [])).status).toBe(400);
+    expect((await rawRequest(server.url, 'GET', '/v1/sessions/sesn_nope', { apiKey: server.adminKey })).status).toBe(404);
+  });
+
+  it('a change through the API is visible in the mount on the next open and stat', async () => {
+    const store = await client.beta.memoryStores.create({ name: 'fresh' });
+    const m = await client.beta.memoryStores.memories.create(store.id, { path: '/f.md', content: 'v1' });
+    const s = await session(server, [{ type: 'memory_store', memory_store_id: store.id }]);
+    const dir = s.resources[0]!.host_path;
+    expect((await sh(`cat '${dir}/f.md'`)).stdout).toBe('v1');
+    await client.beta.memoryStores.memories.update(m.id, { memory_store_id: store.id, content: 'version two' });
+    // Attribute caching is bounded (≤ 1 s), so the new size shows at the latest after that.
+    await waitFor(async () => (await sh(`stat -c %s '${dir}/f.md'`)).stdout.trim() === '11', 3000);
+    expect((await sh(`cat '${dir}/f.md'`)).stdout).toBe('version two');
+    await client.beta.memoryStores.memories.create(store.id, { path: '/g/h.md', content: 'new' });
+    expect((await sh(`cat '${dir}/g/h.md'`)).stdout).toBe('new');
+    await endSession(server, s.id);
+  });
+
+  it('two sessions and API writers on one store lose no acknowledged write', async () => {
+    const store = await client.beta.memoryStores.create({ name: 'shared' });
+    const s1 = await session(server, [{ type: 'memory_store', memory_store_id: store.id }]);
+    const s2 = await session(server, [{ type: 'memory_store', memory_store_id: store.id }]);
+    const d1 = s1.resources[0]!.host_path;
+    const d2 = s2.resources[0]!.host_path;
+    const n = 25;
+    const [w1, w2] = await Promise.all([
+      sh(`for i in $(seq 1 ${n}); do echo "one $i" > '${d1}/s1-'$i.md || exit 1; done`),
+      sh(`for i in $(seq 1 ${n}); do echo "two $i" > '${d2}/s2-'$i.md || exit 1; done`),
+      (async () => {
+        for (let i = 1; i <= n; i++) await client.beta.memoryStores.memories.create(store.id, { path: `/api-${i}.md`, content: `api ${i}` });
+      })(),
+    ]);
+    expect(w1.code).toBe(0);
+    expect(w2.code).toBe(0);
+    const all = await versionsOf(client, store.id);
+    expect(all).toHaveLength(3 * n);
+    expect(all.filter((v) => v.created_by?.type === 'session_actor' && v.created_by.session_id === s1.id)).toHaveLength(n);
+    expect(all.filter((v) => v.created_by?.type === 'session_actor' && v.created_by.session_id === s2.id)).toHaveLength(n);
+    // Newest first, so each writer's own saves appear in reverse commit order.
+    const s1Paths = all.filter((v) => v.path?.startsWith('/s1-')).map((v) => v.path);
+    expect(s1Paths).toEqual(Array.from({ length: n }, (_, i) => `/s1-${n - i}.md`));
+    // Each mount sees the other's files.
+    expect((await sh(`cat '${d2}/s1-${n}.md' '${d1}/s2-${n}.md' '${d1}/api-${n}.md'`)).stdout).toBe(`one ${n}\ntwo ${n}\napi ${n}`);
+    await endSession(server, s1.id);
+    await endSession(server, s2.id);
+  });
+});
+
+describe.skipIf(!fuseAvailable)('session lifecycle', () => {
+  it('sessions survive a restart, and SIGTERM unmounts and exits within a few seconds', async () => {
+    const dataDir = makeTempDir('mnemo-life-');
+    let server = await startServer({ dataDir });
+    const client = sdkClient(server.url, server.adminKey);
+    const store = await client.beta.memoryStores.create({ name: 'durable' });
+    const s = await session(server, [{ type: 'memory_store', memory_store_id: store.id }]);
+    const dir = s.resources[0]!.host_path;
+    expect((await sh(`echo kept > '${dir}/kept.md'`)).code).toBe(0);
+
+    const t0 = Date.now();
+    await server.stop();
+    expect(Date.now() - t0).toBeLessThan(5000);
+    expect(mountedPaths()).not.toContain(dir);
+
+    server = await startServer({ dataDir, env: { MNEMO_ADMIN_KEY: server.adminKey } });
+    try {
+      expect(mountedPaths()).toContain(dir);
+      expect((await sh(`cat '${dir}/kept.md'`)).stdout).toBe('kept\n');
+    } finally {
+      await server.stop();
+      await sh(`rm -rf '${dataDir}'`);
+    }
+  });
+
+  it('after kill -9 during writes, the next start clears the stale mount and every acknowledged save is there', async () => {
+    const dataDir = makeTempDir('mnemo-crash-');
+    let server = await startServer({ dataDir });
+    const key = server.adminKey;
+    let client = sdkClient(server.url, key);
+    const store = await client.beta.memoryStores.create({ name: 'crashy' });
+    const s = await session(server, [{ type: 'memory_store', memory_store_id: store.id }]);
+    const dir = s.resources[0]!.host_path;
+    try {
+      // The writer logs a file's number only after its save (close) succeeded.
+      const log = `${dataDir}/acked.log`;
+      const writer = sh(`for i in $(seq 1 100000); do echo "n $i" > '${dir}/f'$i.md && echo $i >> '${log}' || exit 0; done`);
+      await waitFor(() => existsSync(log) && readFileSync(log, 'utf8').split('\n').length > 30);
+      await server.kill9();
+      await writer;
+      const acked = readFileSync(log, 'utf8').split('\n').filter(Boolean).map(Number);
+      expect(acked.length).toBeGreaterThan(30);
+
+      server = await startServer({ dataDir, env: { MNEMO_ADMIN_KEY: key } });
+      client = sdkClient(server.url, key);
+      const paths = new Set<string>();
+      for await (const m of client.beta.memoryStores.memories.list(store.id, { limit: 100 })) paths.add(m.path);
+      for (const i of acked) expect(paths.has(`/f${i}.md`), `acknowledged save /f${i}.md`).toBe(true);
+      // The session is mounted again and works.
+      expect(mountedPaths().filter((p) => p === dir)).toHaveLength(1);
+      const last = acked[acked.length - 1]!;
+      expect((await sh(`cat '${dir}/f${last}.md'`)).stdout).toBe(`n ${last}\n`);
+    } finally {
+      await server.stop();
+      await sh(`rm -rf '${dataDir}'`);
+    }
+  });
+});

@@ -1,0 +1,167 @@
+/**
+ * @module Mount tests' helpers: start a mount host child process (mount-host.ts) over a real SQLite
+ * file, run bash/python/node children against the mount, and clean up by PID and path.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { onTestFinished } from 'vitest';
+import type { MemoryVersion } from '../../src/types.js';
+import { tmpDir } from './tmp.js';
+
+export const FUSE_AVAILABLE = existsSync('/dev/fuse');
+export const NO_FUSE_REASON = '/dev/fuse is missing: FUSE mount tests are skipped (install libfuse2 + fuse3 and run with /dev/fuse)';
+
+const root = new URL('../..', import.meta.url).pathname;
+const HOST = join(root, 'dist/test/helpers/mount-host.js');
+
+export type Tree = Record<string, string>;
+
+export interface MountHost {
+  /** The mount point. */
+  mnt: string;
+  dir: string;
+  db: string;
+  storeId: string;
+  sessionId: string;
+  pid: number;
+  /** An API-side service call in the host (create, update, rename, delete, archive, deleteStore, memory). */
+  call<T = unknown>(op: string, args?: Record<string, unknown>): Promise<T>;
+  /** Every version of the store, oldest first. */
+  versions(): Promise<MemoryVersion[]>;
+  /** The versions written through the mount, as "operation path" lines, oldest first. */
+  mountLog(): Promise<string[]>;
+  tree(): Promise<Tree>;
+  stderr(): string;
+  stop(): Promise<void>;
+}
+
+export interface MountOptions {
+  seed?: Tree;
+  readOnly?: boolean;
+  /** Reuse a data dir (and its db) from an earlier host. */
+  dir?: string;
+  store?: string;
+}
+
+export async function startMount(opts: MountOptions = {}): Promise<MountHost> {
+  const dir = opts.dir ?? tmpDir('mnemo-fs-');
+  const db = join(dir, 'mnemo.db');
+  const mnt = join(dir, 'mnt');
+  const args = [HOST, '--db', db, '--mount', mnt];
+  if (opts.seed) args.push('--seed', JSON.stringify(opts.seed));
+  if (opts.readOnly) args.push('--read-only');
+  if (opts.store) args.push('--store', opts.store);
+  const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+  let err = '';
+  child.stderr.on('data', (b: Buffer) => (err += b.toString()));
+  const lines = createInterface({ input: child.stdout });
+  const pending = new Map<number, (msg: { ok: boolean; result: unknown; error: string }) => void>();
+  let ready: (v: { storeId: string; sessionId: string }) => void;
+  const readyP = new Promise<{ storeId: string; sessionId: string }>((r) => (ready = r));
+  lines.on('line', (line) => {
+    const msg = JSON.parse(line) as { ready?: boolean; id?: number; storeId: string; sessionId: string; ok: boolean; result: unknown; error: string };
+    if (msg.ready) ready(msg);
+    else if (msg.id !== undefined) pending.get(msg.id)?.(msg);
+  });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const stop = () => stopHost(child, exited, mnt);
+  onTestFinished(stop);
+  const info = await Promise.race([
+    readyP,
+    exited.then(() => Promise.reject(new Error(`mount host exited before it was ready:\n${err}`))),
+    sleep(15_000).then(() => Promise.reject(new Error(`mount host not ready after 15 s:\n${err}`))),
+  ]);
+  let nextId = 1;
+  const call = <T>(op: string, a: Record<string, unknown> = {}) =>
+    new Promise<T>((resolve, reject) => {
+      const id = nextId++;
+      pending.set(id, (m) => (m.ok ? resolve(m.result as T) : reject(new Error(m.error))));
+      child.stdin.write(JSON.stringify({ id, op, ...a }) + '\n');
+    });
+  const versions = () => call<MemoryVersion[]>('versions');
+  return {
+    mnt,
+    dir,
+    db,
+    storeId: info.storeId,
+    sessionId: info.sessionId,
+    pid: child.pid!,
+    call,
+    versions,
+    async mountLog() {
+      return (await versions()).filter((v) => v.createdBy.type === 'session_actor').map((v) => `${v.operation} ${v.path}`);
+    },
+    tree: () => call<Tree>('tree'),
+    stderr: () => err,
+    stop,
+  };
+}
+
+async function stopHost(child: ChildProcessWithoutNullStreams, exited: Promise<void>, mnt: string): Promise<void> {
+  if (child.exitCode === null && child.signalCode === null) {
+    child.kill('SIGTERM');
+    const done = await Promise.race([exited.then(() => true), sleep(5000).then(() => false)]);
+    if (!done) {
+      child.kill('SIGKILL');
+      await exited;
+    }
+  }
+  if (isMounted(mnt)) await run('fusermount', ['-uz', mnt]).catch(() => run('umount', ['-l', mnt]));
+}
+
+export function isMounted(path: string): boolean {
+  return readFileSync('/proc/mounts', 'utf8')
+    .split('\n')
+    .some((l) => l.split(' ')[1] === path);
+}
+
+export interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command as a child process (never in this process: see notes §1.5), with a timeout. */
+export function run(cmd: string, args: string[], opts: { cwd?: string; input?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<Result> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 20_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? -1, stdout, stderr });
+    });
+    child.stdin.end(opts.input ?? '');
+  });
+}
+
+export function sh(script: string, cwd: string, input?: string): Promise<Result> {
+  return run('bash', ['-c', script], { cwd, ...(input === undefined ? {} : { input }) });
+}
+
+export function py(script: string, cwd: string, args: string[] = []): Promise<Result> {
+  return run('python3', ['-c', script, ...args], { cwd });
+}
+
+/** Retries `check` until it stops throwing: some saves land at release, which is asynchronous. */
+export async function eventually<T>(check: () => Promise<T>, timeoutMs = 3000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await check();
+    } catch (err) {
+      if (Date.now() > end) throw err;
+      await sleep(50);
+    }
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
