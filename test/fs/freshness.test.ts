@@ -1,0 +1,140 @@
+/**
+ * Freshness and lifecycle: API-side writes show in the mount on the next open or stat, archived
+ * stores turn mounts read-only, deleted stores empty them, and crashes leave no stale mount.
+ */
+import { existsSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createMountManager } from '../../fs/index.js';
+import { FUSE_AVAILABLE, NO_FUSE_REASON, isMounted, py, run, sh, sleep, startMount } from '../helpers/mount.js';
+import { openCore } from '../helpers/core.js';
+
+const require = createRequire(import.meta.url);
+
+if (!FUSE_AVAILABLE) console.warn(NO_FUSE_REASON);
+
+describe.skipIf(!FUSE_AVAILABLE)('a mount stays fresh', () => {
+  it('sees a write through the API on the next open and stat', async () => {
+    const m = await startMount({ seed: { '/a.md': 'one\n' } });
+    expect((await sh('cat a.md', m.mnt)).stdout).toBe('one\n');
+    await m.call('update', { path: '/a.md', content: 'two, longer\n' });
+    await m.call('create', { path: '/dir/new.md', content: 'new\n' });
+    expect((await sh('cat a.md; stat -c %s a.md; cat dir/new.md', m.mnt)).stdout).toBe('two, longer\n12\nnew\n');
+    await m.call('rename', { path: '/a.md', to: '/b.md' });
+    await m.call('delete', { path: '/dir/new.md' });
+    // Entries may be cached by the kernel for up to 1 s (entry_timeout); contents never are.
+    await sleep(1100);
+    expect((await sh('ls; cat b.md', m.mnt)).stdout).toBe('b.md\ntwo, longer\n');
+  });
+
+  it('a process holding a file open sees an API write on its next open, and its own later save wins', async () => {
+    const m = await startMount({ seed: { '/s.md': 'base\n' } });
+    const opened = join(m.dir, 'opened');
+    const go = join(m.dir, 'go');
+    const held = py(
+      [
+        'import os, sys, time',
+        "f = open('s.md', 'r+')",
+        'first = f.read()',
+        `open(${JSON.stringify(opened)}, 'w').close()`,
+        `while not os.path.exists(${JSON.stringify(go)}): time.sleep(0.02)`,
+        "again = open('s.md').read()",
+        "f.seek(0); f.truncate(); f.write('mine\\n'); f.close()",
+        "print(first, again, open('s.md').read(), sep='|', end='')",
+      ].join('\n'),
+      m.mnt,
+    );
+    while (!existsSync(opened)) await sleep(20);
+    await m.call('update', { path: '/s.md', content: 'api\n' });
+    writeFileSync(go, '');
+    const r = await held;
+    expect(r.stdout, r.stderr).toBe('base\n|api\n|mine\n');
+    const log = (await m.versions()).map((v) => `${v.operation} ${v.createdBy.type}`);
+    expect(log).toEqual(['created api_actor', 'modified api_actor', 'modified session_actor']);
+  });
+
+  it('archiving the store turns the mount read-only (EROFS), and reads keep working', async () => {
+    const m = await startMount({ seed: { '/a.md': 'a\n' } });
+    await m.call('archive');
+    const r = await sh('cat a.md; echo x > a.md; echo rc=$?; mkdir d; echo rc=$?', m.mnt);
+    expect(r.stdout).toBe('a\nrc=1\nrc=1\n');
+    expect(r.stderr).toContain('Read-only file system');
+  });
+
+  it('deleting the store empties the mount', async () => {
+    const m = await startMount({ seed: { '/a.md': 'a\n', '/d/b.md': 'b\n' } });
+    await m.call('deleteStore');
+    await sleep(1100);
+    const r = await sh('ls -A; cat a.md', m.mnt);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain('No such file or directory');
+  });
+
+  it("the SDK's local filesystem memory tool saves each command as one version", async () => {
+    const tool = require.resolve('@anthropic-ai/sdk/tools/memory/node').replace(/\.js$/, '.mjs');
+    const script = [
+      `const { BetaLocalFilesystemMemoryTool } = await import(${JSON.stringify(tool)});`,
+      `const t = await BetaLocalFilesystemMemoryTool.init(process.argv[1]);`,
+      `await t.create({ command: 'create', path: '/memories/notes.md', file_text: 'alpha\\nbeta\\n' });`,
+      `await t.str_replace({ command: 'str_replace', path: '/memories/notes.md', old_str: 'beta', new_str: 'gamma' });`,
+      `await t.insert({ command: 'insert', path: '/memories/notes.md', insert_line: 0, insert_text: 'top' });`,
+      `await t.rename({ command: 'rename', old_path: '/memories/notes.md', new_path: '/memories/old/notes.md' });`,
+      `console.log(await t.view({ command: 'view', path: '/memories/old/notes.md' }));`,
+      `await t.delete({ command: 'delete', path: '/memories/old/notes.md' });`,
+    ].join('\n');
+    const m = await startMount();
+    const r = await run(process.execPath, ['--input-type=module', '-e', script, m.mnt], { cwd: m.dir });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('gamma');
+    expect(await m.mountLog()).toEqual([
+      'created /memories/notes.md',
+      'modified /memories/notes.md',
+      'modified /memories/notes.md',
+      'modified /memories/old/notes.md',
+      'deleted /memories/old/notes.md',
+    ]);
+    const ids = new Set((await m.versions()).map((v) => v.memoryId));
+    expect(ids.size).toBe(1);
+  });
+
+  it('git init, add and commit run inside the mount as far as text files allow', async () => {
+    const m = await startMount();
+    const init = await sh('git init -q repo && ls repo/.git | sort | head -3', m.mnt);
+    expect(init.code, init.stderr).toBe(0);
+    expect(init.stdout).toContain('HEAD');
+    expect((await m.tree())['/repo/.git/HEAD']).toMatch(/^ref: refs\/heads\//);
+    // Loose objects are zlib streams, which are not UTF-8: the store refuses them, so add fails cleanly.
+    const add = await sh('cd repo && echo hi > a.md && git add a.md; echo rc=$?', m.mnt);
+    expect(add.stdout).toMatch(/rc=(0|128)\n/);
+    expect((await m.tree())['/repo/a.md']).toBe('hi\n');
+  });
+});
+
+describe.skipIf(!FUSE_AVAILABLE)('mount lifecycle', () => {
+  it('kill -9 of the host leaves no stale mount, and a new host finds every saved file', async () => {
+    const first = await startMount();
+    expect((await sh('for i in 1 2 3 4 5; do echo $i > f$i.md; done', first.mnt)).code).toBe(0);
+    process.kill(first.pid, 'SIGKILL');
+    for (let i = 0; i < 50 && isMounted(first.mnt); i++) await sleep(100);
+    expect(isMounted(first.mnt)).toBe(false);
+    const second = await startMount({ dir: first.dir, store: first.storeId });
+    expect((await sh('cat f1.md f5.md; ls | wc -l', second.mnt)).stdout).toBe('1\n5\n5\n');
+  });
+
+  it('clearStale unmounts FUSE mounts under a root that the manager does not own', async () => {
+    const m = await startMount({ seed: { '/a.md': 'a\n' } });
+    expect(isMounted(m.mnt)).toBe(true);
+    const core = openCore();
+    await createMountManager({ service: core.service }).clearStale(m.dir);
+    expect(isMounted(m.mnt)).toBe(false);
+  });
+
+  it('SIGTERM unmounts and the host exits cleanly', async () => {
+    const m = await startMount({ seed: { '/a.md': 'a\n' } });
+    const t0 = Date.now();
+    await m.stop();
+    expect(Date.now() - t0).toBeLessThan(5000);
+    expect(isMounted(m.mnt)).toBe(false);
+  });
+});
