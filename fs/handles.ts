@@ -27,10 +27,13 @@ export interface Draft {
   scratch: boolean;
   opens: number;
   mtimeMs: number;
+  /** Size of the loaded or last saved content, and whether every change since was a write at the end. */
+  baseSize: number;
+  appendOnly: boolean;
 }
 
 export function newDraft(init: Pick<Draft, 'path' | 'memoryId' | 'stored' | 'baseVersionId' | 'mode' | 'scratch' | 'mtimeMs'>, content: Buffer): Draft {
-  return { ...init, bytes: content, size: content.length, dirty: false, failed: 0, opens: 0 };
+  return { ...init, bytes: content, size: content.length, dirty: false, failed: 0, opens: 0, baseSize: content.length, appendOnly: true };
 }
 
 export function draftContent(d: Draft): Buffer {
@@ -45,6 +48,8 @@ export function reloadDraft(d: Draft, content: Buffer, versionId: string, mode: 
   d.mode = mode;
   d.mtimeMs = mtimeMs;
   d.dirty = false;
+  d.baseSize = content.length;
+  d.appendOnly = true;
 }
 
 /** Resizes the working copy; bytes past the old end read as zeros, as POSIX requires. */
@@ -54,6 +59,7 @@ export function resizeDraft(d: Draft, size: number): void {
   if (size > d.bytes.length) grow(d, size);
   if (size < d.size) d.bytes.fill(0, size, d.size);
   d.size = size;
+  d.appendOnly = false;
   d.dirty = true;
   d.mtimeMs = Date.now();
 }
@@ -66,6 +72,7 @@ export function writeDraft(d: Draft, buf: Buffer, len: number, pos: number): voi
     throw fsError(Fuse.EFBIG, `a write to byte ${end} is over the ${MAX_CONTENT_BYTES}-byte limit`);
   }
   if (end > d.bytes.length) grow(d, end);
+  if (pos !== d.size) d.appendOnly = false;
   buf.copy(d.bytes, pos, 0, len);
   if (end > d.size) d.size = end;
   d.dirty = true;

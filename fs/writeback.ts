@@ -33,7 +33,7 @@ const HIDE_GRACE_MS = 250;
 export function commit(ctx: MountContext, d: Draft): void {
   if (d.path === null || (d.stored && !d.dirty && !d.scratch)) return;
   // Scratch files are checked too, so a bad temp file fails its own close() and not only the rename.
-  const content = decodeUtf8(draftContent(d));
+  const content = decodeUtf8(rebased(ctx, d));
   if (d.scratch) return;
   const caller = mountCaller(ctx);
   const res = ctx.service.saveMemoryAt(caller, ctx.storeId, {
@@ -47,6 +47,24 @@ export function commit(ctx: MountContext, d: Draft): void {
   d.dirty = false;
   d.baseVersionId = res.memory.versionId;
   d.mtimeMs = Date.parse(res.memory.updatedAt);
+  d.baseSize = d.size;
+  d.appendOnly = true;
+}
+
+/**
+ * The bytes to save. A draft that only appended since it was loaded is replayed onto the newest
+ * stored content, so appends from two sessions (or the API meanwhile) both survive, as O_APPEND
+ * on one disk would; any other change is a whole-file save and the last save wins.
+ */
+function rebased(ctx: MountContext, d: Draft): Buffer {
+  const mine = draftContent(d);
+  if (!d.stored || !d.appendOnly || d.size <= d.baseSize) return mine;
+  const current = ctx.service.storage.getMemory(ctx.storeId, d.memoryId);
+  if (!current || current.versionId === d.baseVersionId) return mine;
+  const merged = Buffer.concat([Buffer.from(current.content, 'utf8'), mine.subarray(d.baseSize)]);
+  d.bytes = merged;
+  d.size = merged.length;
+  return merged;
 }
 
 /** The last word on a handle: save what is left, or drop changes that failed, and forget idle drafts. */

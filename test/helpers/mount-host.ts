@@ -19,6 +19,8 @@ const { values } = parseArgs({
     seed: { type: 'string' },
     'read-only': { type: 'boolean', default: false },
     session: { type: 'string', default: 'sesn_fstest' },
+    /** More mounts of the same store in this process, as "<dir>=<session id>" (sessions share one server). */
+    also: { type: 'string', multiple: true, default: [] },
   },
 });
 
@@ -43,6 +45,10 @@ await mounter.mount({
   readOnly: values['read-only']!,
   actor: { type: 'session_actor', sessionId },
 });
+for (const spec of values.also!) {
+  const [hostPath, session] = spec.split('=') as [string, string];
+  await mounter.mount({ storeId, hostPath, readOnly: values['read-only']!, actor: { type: 'session_actor', sessionId: session } });
+}
 process.stdout.write(JSON.stringify({ ready: true, storeId, sessionId, apiKeyId: key.id }) + '\n');
 
 type Command = { id: number; op: string; path?: string; content?: string; to?: string };

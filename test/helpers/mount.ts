@@ -43,16 +43,23 @@ export interface MountOptions {
   /** Reuse a data dir (and its db) from an earlier host. */
   dir?: string;
   store?: string;
+  /** Mount point name inside the data dir (two hosts can share one db). */
+  mountName?: string;
+  session?: string;
+  /** Extra mounts of the same store served by the same host: mount name → session id. */
+  also?: Record<string, string>;
 }
 
 export async function startMount(opts: MountOptions = {}): Promise<MountHost> {
   const dir = opts.dir ?? tmpDir('mnemo-fs-');
   const db = join(dir, 'mnemo.db');
-  const mnt = join(dir, 'mnt');
+  const mnt = join(dir, opts.mountName ?? 'mnt');
   const args = [HOST, '--db', db, '--mount', mnt];
   if (opts.seed) args.push('--seed', JSON.stringify(opts.seed));
   if (opts.readOnly) args.push('--read-only');
   if (opts.store) args.push('--store', opts.store);
+  if (opts.session) args.push('--session', opts.session);
+  for (const [name, session] of Object.entries(opts.also ?? {})) args.push('--also', `${join(dir, name)}=${session}`);
   const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'] });
   let err = '';
   child.stderr.on('data', (b: Buffer) => (err += b.toString()));
@@ -66,7 +73,10 @@ export async function startMount(opts: MountOptions = {}): Promise<MountHost> {
     else if (msg.id !== undefined) pending.get(msg.id)?.(msg);
   });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  const stop = () => stopHost(child, exited, mnt);
+  const stop = async () => {
+    await stopHost(child, exited, mnt);
+    for (const name of Object.keys(opts.also ?? {})) await stopHost(child, exited, join(dir, name));
+  };
   onTestFinished(stop);
   const info = await Promise.race([
     readyP,
