@@ -36,17 +36,21 @@ export function commit(ctx: MountContext, d: Draft): void {
   const content = decodeUtf8(rebased(ctx, d));
   if (d.scratch) return;
   const caller = mountCaller(ctx);
-  const res = ctx.service.saveMemoryAt(caller, ctx.storeId, {
-    path: d.path,
-    content,
-    memoryId: d.memoryId,
-    ...(d.stored ? {} : { mode: d.mode }),
-  });
-  d.memoryId = res.memory.id;
+  const path = d.path;
+  const saveAt = (memoryId: string) =>
+    ctx.service.saveMemoryAt(caller, ctx.storeId, { path, content, memoryId, mode: d.mode }).memory;
+  // A stored file saves by id, so an API rename meanwhile is kept; if it was deleted, it comes back.
+  const memory = d.stored
+    ? updateOr(
+        () => ctx.service.updateMemory(caller, ctx.storeId, d.memoryId, { content }),
+        () => saveAt(ctx.service.ids('memory')),
+      )
+    : saveAt(d.memoryId);
+  d.memoryId = memory.id;
   d.stored = true;
   d.dirty = false;
-  d.baseVersionId = res.memory.versionId;
-  d.mtimeMs = Date.parse(res.memory.updatedAt);
+  d.baseVersionId = memory.versionId;
+  d.mtimeMs = Date.parse(memory.updatedAt);
   d.baseSize = d.size;
   d.appendOnly = true;
 }
@@ -199,7 +203,7 @@ function hide(ctx: MountContext, src: string, hiddenPath: string): void {
   d.scratch = true;
   ctx.drafts.set(hiddenPath, d);
   if (memoryId) {
-    const timer = setTimeout(() => settleHidden(ctx, memoryId), HIDE_GRACE_MS);
+    const timer = setTimeout(() => settleHidden(ctx, memoryId), HIDE_GRACE_MS).unref();
     ctx.hidden.set(src, { memoryId, hiddenPath, timer });
   }
   keepParents(ctx, src);
@@ -241,6 +245,15 @@ function deleteQuietly(ctx: MountContext, memoryId: string): void {
   } catch (err) {
     // Already gone (deleted through the API meanwhile): the unlink still did what was asked.
     if (!(isMnemoError(err) && err.code === 'not_found')) throw err;
+  }
+}
+
+function updateOr<T>(update: () => T, recreate: () => T): T {
+  try {
+    return update();
+  } catch (err) {
+    if (isMnemoError(err) && err.code === 'not_found') return recreate();
+    throw err;
   }
 }
 
