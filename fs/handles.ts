@@ -91,6 +91,8 @@ export interface Handle {
   append: boolean;
   /** Wrote (or ftruncated) since this handle last saved: its next flush saves. */
   wrote: boolean;
+  /** Changed the file at all (write, truncate, O_TRUNC): its release may save what is left. */
+  changed: boolean;
 }
 
 const O_ACCMODE = 0o3;
@@ -104,7 +106,7 @@ export class HandleTable {
   add(draft: Draft, flags: number): number {
     const fh = this.next++;
     draft.opens++;
-    this.open.set(fh, { draft, writable: (flags & O_ACCMODE) !== 0, append: (flags & O_APPEND) !== 0, wrote: false });
+    this.open.set(fh, { draft, writable: (flags & O_ACCMODE) !== 0, append: (flags & O_APPEND) !== 0, wrote: false, changed: false });
     return fh;
   }
 

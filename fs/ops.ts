@@ -85,8 +85,12 @@ export function createOps(ctx: MountContext): FuseOps {
         if (!d) throw fsError(Fuse.ENOENT);
         ctx.drafts.set(path, d);
         // atomic_o_trunc: the kernel hands O_TRUNC to open instead of calling truncate.
-        if (writable && flags & O_TRUNC && d.size > 0) resizeDraft(d, 0);
-        return ctx.handles.add(d, flags);
+        const fh = ctx.handles.add(d, flags);
+        if (writable && flags & O_TRUNC && d.size > 0) {
+          resizeDraft(d, 0);
+          ctx.handles.get(fh).changed = true;
+        }
+        return fh;
       }, true),
 
     create: (path, mode, cb) =>
@@ -122,7 +126,7 @@ export function createOps(ctx: MountContext): FuseOps {
         if (ctx.readOnly) throw fsError(Fuse.EROFS);
         // O_APPEND: the kernel's offset is its cached size; the true end is the draft's.
         writeDraft(h.draft, buf, len, h.append ? h.draft.size : pos);
-        h.wrote = true;
+        h.wrote = h.changed = true;
         return len;
       }),
 
@@ -138,7 +142,7 @@ export function createOps(ctx: MountContext): FuseOps {
         assertWritable(ctx);
         resizeDraft(h.draft, size);
         // Counted as a write: `truncate -s` and vim save at the next flush or fsync.
-        h.wrote = true;
+        h.wrote = h.changed = true;
       }),
 
     flush: (path, fh, cb) =>
@@ -160,7 +164,7 @@ export function createOps(ctx: MountContext): FuseOps {
 
     release: (path, fh, cb) =>
       run('release', path, cb, () => {
-        releaseDraft(ctx, ctx.handles.remove(fh).draft);
+        releaseDraft(ctx, ctx.handles.remove(fh));
       }),
 
     unlink: (path, cb) =>

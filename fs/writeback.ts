@@ -23,7 +23,7 @@ import Fuse from 'fuse-native';
 import { decodeUtf8, isMnemoError } from '../src/index.js';
 import { mountCaller, type MountContext } from './context.js';
 import { errnoLine, fsError, toErrno } from './errno.js';
-import { draftContent, resizeDraft, type Draft } from './handles.js';
+import { draftContent, resizeDraft, type Draft, type Handle } from './handles.js';
 import { isHiddenName } from './names.js';
 import { hasChildren, isDir, keepParents, loadDraft, lookup, scratchFor } from './tree.js';
 
@@ -71,9 +71,14 @@ function rebased(ctx: MountContext, d: Draft): Buffer {
   return merged;
 }
 
-/** The last word on a handle: save what is left, or drop changes that failed, and forget idle drafts. */
-export function releaseDraft(ctx: MountContext, d: Draft): void {
-  if (!d.failed && (d.dirty || !d.stored)) {
+/**
+ * The last word on a handle: save what is left, or drop changes that failed, and forget idle drafts.
+ * A reader's release (which arrives late and out of order) never saves another handle's changes:
+ * only a handle that changed the file, or the last one open, does.
+ */
+export function releaseDraft(ctx: MountContext, h: Handle): void {
+  const d = h.draft;
+  if (!d.failed && (d.dirty || !d.stored) && (h.changed || d.opens === 0)) {
     try {
       commit(ctx, d);
     } catch (err) {

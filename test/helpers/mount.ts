@@ -61,6 +61,7 @@ export async function startMount(opts: MountOptions = {}): Promise<MountHost> {
   if (opts.session) args.push('--session', opts.session);
   for (const [name, session] of Object.entries(opts.also ?? {})) args.push('--also', `${join(dir, name)}=${session}`);
   const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+  child.stdin.on('error', () => {});
   let err = '';
   child.stderr.on('data', (b: Buffer) => (err += b.toString()));
   const lines = createInterface({ input: child.stdout });
@@ -143,6 +144,8 @@ export function run(cmd: string, args: string[], opts: { cwd?: string; input?: s
     child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
     const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 20_000);
     child.on('error', reject);
+    // A child that exits before reading its stdin must not crash the test process with EPIPE.
+    child.stdin.on('error', () => {});
     child.on('close', (code) => {
       clearTimeout(timer);
       resolve({ code: code ?? -1, stdout, stderr });
