@@ -2,11 +2,16 @@
  * @module The composition root and CLI: the only file in src/ that imports fs/ and api/.
  * loadConfig → openSqliteStorage → createService → mount manager → createApp → serve.
  */
+import { resolve } from 'node:path';
 import { createApp } from '../api/app.js';
 import { serve } from '../api/server.js';
+import { createMountManager } from '../fs/index.js';
 import { parseArgs, USAGE } from './cli.js';
 import { loadConfig, type Config } from './config.js';
+import { newId } from './ids.js';
+import type { Mounter } from './mounts.js';
 import { createService, type Service } from './service.js';
+import { createSessions } from './sessions.js';
 import { openSqliteStorage } from './storage/sqlite.js';
 import type { Role } from './types.js';
 
@@ -24,6 +29,8 @@ async function main(argv: string[]): Promise<number> {
       return runServe(config);
     case 'keys':
       return runKeys(config, args, flags);
+    case 'mount':
+      return runMount(config, args, flags);
     default:
       log(`unknown command: ${command}\n\n${USAGE}`);
       return 2;
@@ -32,19 +39,53 @@ async function main(argv: string[]): Promise<number> {
 
 async function runServe(config: Config): Promise<number> {
   const storage = openSqliteStorage(config.dbFile);
-  const service = createService({ storage });
+  // The mount manager needs the service and the service tells mounts about archived or deleted
+  // stores, so the mounter is bound after both exist.
+  let mounter: Mounter | null = null;
+  const service = createService({ storage, onStoreChanged: (id, change) => mounter?.storeChanged(id, change) });
+  mounter = createMountManager({ service, log });
+  const sessions = createSessions({ service, mounter, mountRoot: config.mountRoot, log });
   const minted = service.keys.bootstrapAdminKey(config.adminKey);
-  const app = createApp({ service, maxBodyBytes: config.maxBodyBytes, log });
+  await sessions.restore();
+  const app = createApp({ service, sessions, maxBodyBytes: config.maxBodyBytes, log });
   const served = await serve(app, { host: config.host, port: config.port });
   // Scripts read the URL from the first line; keep it first and alone.
   process.stdout.write(`${served.url}\n`);
   if (minted && config.adminKey === null) {
     process.stdout.write(`admin key (shown once, store it now): ${minted.secret}\n`);
   }
-  log(`mnemo: data in ${config.dataDir}`);
+  log(`mnemo: data in ${config.dataDir}, mounts under ${config.mountRoot}`);
   await untilSignal();
+  log('mnemo: shutting down');
   await served.close();
+  await mounter.unmountAll();
   storage.close();
+  return 0;
+}
+
+/** Mounts one store at a directory for local use until SIGINT/SIGTERM. */
+async function runMount(config: Config, args: string[], flags: Record<string, string | boolean>): Promise<number> {
+  const [storeId, dir] = args;
+  if (!storeId || !dir) {
+    log('usage: mnemo mount <memory_store_id> <dir> [--read-only]');
+    return 2;
+  }
+  const service = openService(config);
+  const store = service.storage.getStoreById(storeId);
+  if (!store) {
+    log(`no memory store ${storeId} in ${config.dbFile}`);
+    return 1;
+  }
+  const mounter = createMountManager({ service, log });
+  // Writes are attributed to a session of their own, so they can be told apart in the history.
+  const sessionId = newId('session');
+  const hostPath = resolve(dir);
+  await mounter.mount({ storeId, hostPath, readOnly: flags['read-only'] === true, actor: { type: 'session_actor', sessionId } });
+  process.stdout.write(`${hostPath}\n`);
+  log(`mnemo: ${store.name} (${storeId}) mounted at ${hostPath} as ${sessionId}; Ctrl-C unmounts`);
+  await untilSignal();
+  await mounter.unmountAll();
+  service.storage.close();
   return 0;
 }
 
