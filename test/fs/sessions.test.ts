@@ -276,9 +276,21 @@ describe.skipIf(!fuseAvailable)('session lifecycle', () => {
     const s = await session(server, [{ type: 'memory_store', memory_store_id: store.id }]);
     const dir = s.resources[0]!.host_path;
     try {
-      // The writer logs a file's number only after its save (close) succeeded.
+      // The writer logs a file's number only after its close() succeeded: the save's acknowledgement.
+      // (Python, not a shell redirect: bash ignores the result of close() on a redirection.)
       const log = `${dataDir}/acked.log`;
-      const writer = sh(`for i in $(seq 1 100000); do echo "n $i" > '${dir}/f'$i.md && echo $i >> '${log}' || exit 0; done`);
+      const writer = sh(`python3 - <<'PY'
+import sys
+with open('${log}', 'a', buffering=1) as log:
+    for i in range(1, 100000):
+        try:
+            f = open('${dir}/f%d.md' % i, 'w')
+            f.write('n %d\\n' % i)
+            f.close()
+        except OSError:
+            sys.exit(0)
+        log.write('%d\\n' % i)
+PY`);
       await waitFor(() => existsSync(log) && readFileSync(log, 'utf8').split('\n').length > 30);
       await server.kill9();
       await writer;
