@@ -19,6 +19,15 @@ const SCRATCH: readonly RegExp[] = [
   /^tmp_obj_/, // git loose objects before their rename
 ];
 
+/**
+ * Paths inside a `.git` directory are the working state of a version-control tool: binary
+ * (zlib objects, the index) and rewritten constantly. They live in the mount like scratch files,
+ * are never memories, and are exempt from the UTF-8 rule, so `git init/add/commit` work in a mount.
+ */
+export function isMountLocalPath(path: string): boolean {
+  return path.includes('/.git/') || path.endsWith('/.git');
+}
+
 export function isScratchName(name: string): boolean {
   return SCRATCH.some((re) => re.test(name));
 }

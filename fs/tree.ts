@@ -8,7 +8,7 @@ import { MAX_SEGMENTS, NAME_MAX, assertEntryName, assertMemoryPath, baseName, by
 import type { MountContext } from './context.js';
 import { fsError } from './errno.js';
 import { newDraft, reloadDraft, type Draft } from './handles.js';
-import { isHiddenName, isScratchName } from './names.js';
+import { isHiddenName, isMountLocalPath, isScratchName } from './names.js';
 
 export type Node = { kind: 'file'; draft: Draft | null; meta: MemoryMeta | null } | { kind: 'dir'; mode: number };
 
@@ -105,7 +105,7 @@ export function assertNewPath(path: string): void {
 }
 
 export function scratchFor(path: string): boolean {
-  return isScratchName(baseName(path));
+  return isScratchName(baseName(path)) || isMountLocalPath(path);
 }
 
 /**

@@ -24,7 +24,7 @@ import { decodeUtf8, isMnemoError } from '../src/index.js';
 import { mountCaller, type MountContext } from './context.js';
 import { errnoLine, fsError, toErrno } from './errno.js';
 import { draftContent, resizeDraft, type Draft, type Handle } from './handles.js';
-import { isHiddenName } from './names.js';
+import { isHiddenName, isMountLocalPath } from './names.js';
 import { hasChildren, isDir, keepParents, loadDraft, lookup, scratchFor } from './tree.js';
 
 const HIDE_GRACE_MS = 250;
@@ -32,6 +32,7 @@ const HIDE_GRACE_MS = 250;
 /** Saves a draft: validates the bytes (UTF-8, size) and writes one version if anything changed. */
 export function commit(ctx: MountContext, d: Draft): void {
   if (d.path === null || (d.stored && !d.dirty && !d.scratch)) return;
+  if (d.scratch && isMountLocalPath(d.path)) return;
   // Scratch files are checked too, so a bad temp file fails its own close() and not only the rename.
   const content = decodeUtf8(rebased(ctx, d));
   if (d.scratch) return;
@@ -139,8 +140,9 @@ export function renamePath(ctx: MountContext, src: string, dst: string): void {
     // A new or scratch file: its first save happens here, at the target (the atomic-save fold).
     const replaced = to?.draft;
     if (replaced && replaced !== d) forget(ctx, replaced);
-    // A temp-looking target name stays scratch only if no memory is there to update.
-    d.scratch = scratchFor(dst) && !to && !hiddenAtDst;
+    // A temp-looking target name stays scratch only if no memory is there to update; a path
+    // inside .git is always mount-local.
+    d.scratch = isMountLocalPath(dst) || (scratchFor(dst) && !to && !hiddenAtDst);
     ctx.drafts.delete(src);
     d.path = dst;
     ctx.drafts.set(dst, d);
