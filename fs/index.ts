@@ -5,7 +5,7 @@ import { createContext, type MountContext } from './context.js';
 import { errnoLine, toErrno } from './errno.js';
 import { fuseMountsUnder, lazyUnmount, startFuse, type LiveMount } from './mounts.js';
 import { createOps } from './ops.js';
-import { commit, settleAllHidden } from './writeback.js';
+import { adoptScratch, commit, settleAllHidden } from './writeback.js';
 
 export { ERRNO_BY_CODE } from './errno.js';
 
@@ -30,7 +30,8 @@ export function createMountManager({ service, log = () => {} }: MountManagerDeps
   /** Lands what the mount still owes: deletes of hidden files and saves of open, changed files. */
   function finish(ctx: MountContext): void {
     settleAllHidden(ctx);
-    for (const d of ctx.drafts.values()) {
+    for (const d of [...ctx.drafts.values()]) {
+      if (d.scratch) adoptScratch(ctx, d);
       if (ctx.gone || ctx.readOnly || d.failed || d.scratch || (d.stored && !d.dirty)) continue;
       try {
         commit(ctx, d);

@@ -15,8 +15,6 @@ const SCRATCH: readonly RegExp[] = [
   /~$/, // editor backups
   /^\.#/, // emacs lock files
   /^#.*#$/, // emacs autosave files
-  /\.lock$/, // git's lock files (index.lock, HEAD.lock, config.lock…)
-  /^tmp_obj_/, // git loose objects before their rename
 ];
 
 /**

@@ -94,6 +94,38 @@ export function releaseDraft(ctx: MountContext, h: Handle): void {
     return;
   }
   if (!d.scratch && d.stored) forget(ctx, d);
+  else if (d.scratch) scheduleAdoption(ctx, d);
+}
+
+/**
+ * A temp-looking file that a tool closed and then left in place (nothing renamed it within
+ * SCRATCH_GRACE_MS) was a real file after all, say `notes.tmp`: it is saved under its own name
+ * rather than lost at unmount. Files inside .git and libfuse's hidden files stay mount-local.
+ */
+const SCRATCH_GRACE_MS = 2000;
+
+function scheduleAdoption(ctx: MountContext, d: Draft): void {
+  const path = d.path;
+  if (path === null || isMountLocalPath(path) || isHiddenName(path.slice(path.lastIndexOf('/') + 1))) return;
+  setTimeout(() => {
+    if (ctx.drafts.get(path) !== d || d.opens > 0) return;
+    adoptScratch(ctx, d);
+  }, SCRATCH_GRACE_MS).unref();
+}
+
+/** Saves a left-behind scratch draft as an ordinary memory (also called for each one at unmount). */
+export function adoptScratch(ctx: MountContext, d: Draft): void {
+  const path = d.path;
+  if (!d.scratch || path === null || ctx.gone || ctx.readOnly || d.failed) return;
+  if (isMountLocalPath(path) || isHiddenName(path.slice(path.lastIndexOf('/') + 1))) return;
+  d.scratch = false;
+  try {
+    commit(ctx, d);
+    if (d.opens === 0) forget(ctx, d);
+  } catch (err) {
+    d.scratch = true;
+    ctx.log(errnoLine(toErrno(err), 'save', path, err));
+  }
 }
 
 export function unlinkPath(ctx: MountContext, path: string): void {

@@ -172,6 +172,15 @@ describe.skipIf(!FUSE_AVAILABLE)('agent actions through a mount', () => {
     expect(await m.tree()).toEqual({ '/new.md': '', '/old.md': 'o\n' });
   });
 
+  it('a temp-looking file that is closed and left in place is saved under its own name', async () => {
+    const m = await startMount();
+    expect((await sh('echo keep > notes.tmp && echo lock > yarn.lock', m.mnt)).code).toBe(0);
+    await eventually(async () => {
+      expect(await m.tree()).toEqual({ '/notes.tmp': 'keep\n', '/yarn.lock': 'lock\n' });
+    }, 6000);
+    expect((await m.mountLog()).sort()).toEqual(['created /notes.tmp', 'created /yarn.lock']);
+  });
+
   it('writes through the mount are versions by the mount session actor', async () => {
     const m = await startMount();
     await sh('echo a > a.md', m.mnt);
