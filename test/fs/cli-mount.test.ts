@@ -1,0 +1,92 @@
+/**
+ * `mnemo mount <store> <dir> [--read-only]`: the local CLI shortcut mounts one store until it is
+ * interrupted, attributes writes to a session of its own, and unmounts on SIGINT.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { sdkClient } from '../helpers/sdk.js';
+import { MAIN_JS, makeTempDir, startServer } from '../helpers/server.js';
+import { isMounted, sh } from '../helpers/mount.js';
+
+/** Starts `mnemo mount` as a child; resolves once it printed the mount point. */
+function mountCli(dataDir: string, storeId: string, dir: string, extra: string[] = []) {
+  const child = spawn(process.execPath, [MAIN_JS, 'mount', storeId, dir, '--data-dir', dataDir, ...extra], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const ready = new Promise<void>((resolve, reject) => {
+    let out = '';
+    let err = '';
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (err += c));
+    child.stdout.setEncoding('utf8').on('data', (c: string) => {
+      out += c;
+      if (out.includes('\n')) resolve();
+    });
+    void exited.then((code) => reject(new Error(`mnemo mount exited (${code}) before mounting\n${err}`)));
+  });
+  return { child, ready, exited };
+}
+
+describe.skipIf(!existsSync('/dev/fuse'))('mnemo mount', () => {
+  it('mounts a store at a directory until interrupted, writing as its own session', async () => {
+    const dataDir = makeTempDir('mnemo-cli-');
+    const server = await startServer({ dataDir });
+    const dir = join(dataDir, 'here');
+    mkdirSync(dir);
+    try {
+      const client = sdkClient(server.url, server.adminKey);
+      const store = await client.beta.memoryStores.create({ name: 'local' });
+      await client.beta.memoryStores.memories.create(store.id, { path: '/seed.md', content: 'seeded\n' });
+
+      const m = mountCli(dataDir, store.id, dir);
+      await m.ready;
+      expect(isMounted(dir)).toBe(true);
+      expect((await sh('cat seed.md && echo local > mine.md', dir)).stdout).toBe('seeded\n');
+      const versions = [];
+      for await (const v of client.beta.memoryStores.memoryVersions.list(store.id)) versions.push(v);
+      expect(versions[0]).toMatchObject({ operation: 'created', path: '/mine.md', created_by: { type: 'session_actor' } });
+
+      m.child.kill('SIGINT');
+      expect(await m.exited).toBe(0);
+      expect(isMounted(dir)).toBe(false);
+      expect(readFileSync('/proc/mounts', 'utf8')).not.toContain(dir);
+    } finally {
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('--read-only refuses writes with EROFS', async () => {
+    const dataDir = makeTempDir('mnemo-cli-');
+    const server = await startServer({ dataDir });
+    const dir = join(dataDir, 'ro');
+    mkdirSync(dir);
+    try {
+      const client = sdkClient(server.url, server.adminKey);
+      const store = await client.beta.memoryStores.create({ name: 'ro' });
+      const m = mountCli(dataDir, store.id, dir, ['--read-only']);
+      await m.ready;
+      const r = await sh('echo x > f.md', dir);
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toMatch(/Read-only file system/);
+      m.child.kill('SIGTERM');
+      expect(await m.exited).toBe(0);
+    } finally {
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('an unknown store is a clear error, not a mount', async () => {
+    const dataDir = makeTempDir('mnemo-cli-');
+    try {
+      const m = mountCli(dataDir, 'memstore_nope', join(dataDir, 'x'));
+      await expect(m.ready).rejects.toThrow(/no memory store memstore_nope/);
+      expect(await m.exited).toBe(1);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
