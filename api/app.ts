@@ -1,11 +1,12 @@
 /** @module createApp: middleware order, route mounting, the error envelope for everything else. */
 import { Hono } from 'hono';
-import { MnemoError, type Service } from '../src/index.js';
+import { createIdempotency, MnemoError, type Idempotency, type Service } from '../src/index.js';
 import { auth } from './auth.js';
 import { bodyLimit } from './body-limit.js';
 import type { AppEnv } from './env.js';
 import { onError } from './errors.js';
 import { requestId } from './request-id.js';
+import { keyRoutes, workspaceRoutes } from './routes/keys.js';
 import { memoryRoutes } from './routes/memories.js';
 import { sessionRoutes, type SessionsApi } from './routes/sessions.js';
 import { storeRoutes } from './routes/stores.js';
@@ -15,20 +16,25 @@ export interface AppDeps {
   service: Service;
   sessions?: SessionsApi;
   maxBodyBytes?: number;
+  /** Idempotency-Key receipts; one with the default 24 h retention is made if not given. */
+  idempotency?: Idempotency;
   log?: (line: string) => void;
 }
 
-export function createApp({ service, sessions, maxBodyBytes = 1024 * 1024, log = console.error }: AppDeps) {
+export function createApp({ service, sessions, maxBodyBytes = 1024 * 1024, idempotency, log = console.error }: AppDeps) {
+  const idem = idempotency ?? createIdempotency({ storage: service.storage, clock: service.clock });
   const app = new Hono<AppEnv>();
   app.onError(onError(log));
   app.use('*', requestId());
   app.use('/v1/*', bodyLimit(maxBodyBytes));
   app.use('/v1/*', auth(service.keys));
 
-  app.route('/v1/memory_stores', storeRoutes(service));
-  app.route('/v1/memory_stores', memoryRoutes(service));
-  app.route('/v1/memory_stores', versionRoutes(service));
-  if (sessions) app.route('/v1/sessions', sessionRoutes(sessions));
+  app.route('/v1/memory_stores', storeRoutes(service, idem));
+  app.route('/v1/memory_stores', memoryRoutes(service, idem));
+  app.route('/v1/memory_stores', versionRoutes(service, idem));
+  if (sessions) app.route('/v1/sessions', sessionRoutes(sessions, idem));
+  app.route('/v1/api_keys', keyRoutes(service));
+  app.route('/v1/workspaces', workspaceRoutes(service));
 
   app.get('/health', (c) => c.json({ status: 'ok' }));
   app.notFound((c) => {

@@ -1,4 +1,4 @@
-/** @module x-api-key / Authorization: Bearer authentication; sets c.var.caller. */
+/** @module x-api-key / Authorization: Bearer authentication and the workspace header; sets c.var.caller. */
 import type { MiddlewareHandler } from 'hono';
 import type { Keys } from '../src/index.js';
 import type { AppEnv } from './env.js';
@@ -8,7 +8,13 @@ export function auth(keys: Keys): MiddlewareHandler<AppEnv> {
     const header = c.req.header('x-api-key');
     const bearer = /^Bearer\s+(.+)$/i.exec(c.req.header('authorization') ?? '')?.[1];
     const key = keys.authenticate(header ?? bearer?.trim() ?? null);
-    c.set('caller', { workspaceId: key.workspaceId, actor: { type: 'api_actor', apiKeyId: key.id } });
+    const workspaceId = keys.actingWorkspace(key, c.req.header('anthropic-workspace-id'));
+    c.set('apiKey', key);
+    c.set('caller', {
+      workspaceId,
+      actor: { type: 'api_actor', apiKeyId: key.id },
+      grant: { role: key.role, storeIds: key.storeIds },
+    });
     await next();
   };
 }

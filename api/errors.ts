@@ -18,18 +18,21 @@ export const HTTP_ERRORS: Record<ErrorCode, { status: ContentfulStatusCode; type
   path_conflict: { status: 409, type: 'memory_path_conflict_error' },
   precondition_failed: { status: 409, type: 'memory_precondition_failed_error' },
   conflict: { status: 409, type: 'conflict_error' },
+  idempotency_conflict: { status: 409, type: 'idempotency_conflict' },
   archived: { status: 409, type: 'conflict_error' },
   request_too_large: { status: 413, type: 'request_too_large' },
+  budget_exceeded: { status: 400, type: 'invalid_request_error' },
   internal: { status: 500, type: 'api_error' },
 };
 
 export function errorBody(err: MnemoError, requestId: string) {
   const { type } = HTTP_ERRORS[err.code];
-  const error: Record<string, string> = { type, message: err.message };
+  const error: Record<string, string | number> = { type, message: err.message };
   if (err.code === 'path_conflict') {
     error['conflicting_path'] = err.details.conflicting_path ?? '';
     error['conflicting_memory_id'] = err.details.conflicting_memory_id ?? '';
   }
+  if (err.code === 'budget_exceeded' && err.details.needed_bytes !== undefined) error['needed_bytes'] = err.details.needed_bytes;
   return { type: 'error', error, request_id: requestId };
 }
 

@@ -15,11 +15,15 @@ export const ERRNO_BY_CODE: Readonly<Record<ErrorCode, number>> = Object.freeze(
   // A mount sends no preconditions; a racing writer is the only way here, and retrying is right.
   precondition_failed: Fuse.EBUSY,
   conflict: Fuse.EBUSY,
+  // Mounts send no Idempotency-Key; listed so every code has an errno.
+  idempotency_conflict: Fuse.EBUSY,
   archived: Fuse.EROFS,
   read_only: Fuse.EROFS,
   unauthenticated: Fuse.EACCES,
   forbidden: Fuse.EACCES,
   request_too_large: Fuse.EFBIG,
+  // Only checkpoint restores have a byte budget; mounts never restore. Listed so every code has an errno.
+  budget_exceeded: Fuse.EFBIG,
   internal: Fuse.EIO,
 });
 

@@ -6,7 +6,7 @@ export interface ParsedArgs {
   flags: Record<string, string | boolean>;
 }
 
-const SWITCHES = new Set(['read-only', 'help', 'json']);
+const SWITCHES = new Set(['read-only', 'help', 'json', 'all-workspaces']);
 
 export function parseArgs(argv: string[]): ParsedArgs {
   const [command = 'help', ...rest] = argv;
@@ -37,10 +37,22 @@ export const USAGE = `mnemo — versioned memory stores for AI agents
 Usage:
   mnemo serve [--host H] [--port P] [--data-dir D] [--mount-root M]
       Start the HTTP API (and session mounts). Prints its URL on the first line.
-  mnemo keys create [--name N] [--role admin|read_write|read_only] [--data-dir D]
-      Mint an API key in the default workspace and print its secret once.
+  mnemo keys create [--name N] [--role admin|read_write|read_only] [--workspace ID]
+                    [--stores ID,ID] [--all-workspaces] [--data-dir D]
+      Mint an API key (default workspace unless --workspace) and print its secret once.
+  mnemo keys list [--workspace ID] [--json]      List keys (never their secrets).
+  mnemo keys revoke <apikey_id> [--workspace ID]  Revoke a key; its next request fails.
+  mnemo workspaces create <name> | list
+      Create a workspace (prints its id) or list them.
+  mnemo check [--data-dir D]
+      SQLite integrity check plus the domain's invariants; exits 1 and lists problems if any.
+  mnemo backup <file> [--data-dir D]
+      Consistent online copy of the database, safe while the server runs.
+  mnemo restore <file> [--data-dir D]
+      Replace the database with a checked backup; refused while a server runs on the data dir.
   mnemo mount <memory_store_id> <dir> [--read-only] [--data-dir D]
       Mount one store at a directory until interrupted (Ctrl-C unmounts).
 
-Environment: MNEMO_HOST, MNEMO_PORT, MNEMO_DATA_DIR, MNEMO_MOUNT_ROOT, MNEMO_ADMIN_KEY.
+Environment: MNEMO_HOST, MNEMO_PORT, MNEMO_DATA_DIR, MNEMO_MOUNT_ROOT, MNEMO_ADMIN_KEY,
+MNEMO_MAX_BODY_BYTES, MNEMO_IDEMPOTENCY_TTL_SECONDS (flag --idempotency-ttl-seconds).
 `;

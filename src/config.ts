@@ -11,6 +11,8 @@ export interface Config {
   adminKey: string | null;
   /** Largest request body accepted, in bytes (413 request_too_large above it). */
   maxBodyBytes: number;
+  /** How long Idempotency-Key receipts are replayed before they are purged, in seconds. */
+  idempotencyTtlSeconds: number;
 }
 
 export type Flags = Record<string, string | boolean | undefined>;
@@ -31,6 +33,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Flags = 
   const maxBodyRaw = pick('max-body-bytes', 'MNEMO_MAX_BODY_BYTES') ?? String(1024 * 1024);
   const maxBodyBytes = Number(maxBodyRaw);
   if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < 1024) throw new Error(`invalid max body size: ${maxBodyRaw}`);
+  const ttlRaw = pick('idempotency-ttl-seconds', 'MNEMO_IDEMPOTENCY_TTL_SECONDS') ?? String(24 * 60 * 60);
+  const idempotencyTtlSeconds = Number(ttlRaw);
+  if (!/^\d+$/.test(ttlRaw) || idempotencyTtlSeconds < 1 || !Number.isSafeInteger(idempotencyTtlSeconds)) {
+    throw new Error(`invalid idempotency TTL: ${ttlRaw} (whole seconds, at least 1)`);
+  }
   return Object.freeze({
     host: pick('host', 'MNEMO_HOST') ?? '127.0.0.1',
     port,
@@ -39,5 +46,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Flags = 
     mountRoot: resolve(pick('mount-root', 'MNEMO_MOUNT_ROOT') ?? (isRoot() ? '/mnt/memory' : join(dataDir, 'mnt'))),
     adminKey: env['MNEMO_ADMIN_KEY'] ? env['MNEMO_ADMIN_KEY'] : null,
     maxBodyBytes,
+    idempotencyTtlSeconds,
   });
 }

@@ -12,11 +12,13 @@ export const ERROR_CODES = [
   'path_conflict',
   'precondition_failed',
   'conflict',
+  'idempotency_conflict',
   'archived',
   'read_only',
   'unauthenticated',
   'forbidden',
   'request_too_large',
+  'budget_exceeded',
   'internal',
 ] as const;
 
@@ -26,6 +28,8 @@ export interface ErrorDetails {
   field?: string;
   conflicting_path?: string;
   conflicting_memory_id?: string;
+  /** budget_exceeded: the smallest max_bytes that would have worked. */
+  needed_bytes?: number;
 }
 
 export class MnemoError extends Error {

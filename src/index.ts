@@ -19,6 +19,9 @@ export {
   LIMITS,
   NAME_MAX,
   assertEntryName,
+  parseIdempotencyKey,
+  parseKeyCreate,
+  parseWorkspaceCreate,
   parseLimit,
   parseMemoryCreate,
   parseMemoryListQuery,
@@ -35,7 +38,11 @@ export type { Query, SessionRequest } from './validate.js';
 export { createService } from './service.js';
 export type { Service, ServiceOptions } from './service.js';
 export { createKeys, hashSecret } from './keys.js';
-export type { Keys, MintedKey } from './keys.js';
+export type { Keys, KeyScope, MintedKey } from './keys.js';
+export { DEFAULT_IDEMPOTENCY_TTL_SECONDS, createIdempotency, fingerprint } from './idempotency.js';
+export type { Idempotency, IdempotentRequest, Reply } from './idempotency.js';
+export { assertAllowed } from './access.js';
+export type { SessionHooks } from './sessions.js';
 export type { Mounter, MountRequest } from './mounts.js';
 export type { Storage, DirectoryListing, WriteResult } from './storage/port.js';
 export type {
@@ -43,6 +50,7 @@ export type {
   Actor,
   ApiKey,
   Caller,
+  Grant,
   Memory,
   MemoryListItem,
   MemoryListQuery,
@@ -55,4 +63,5 @@ export type {
   SessionResource,
   Store,
   View,
+  Workspace,
 } from './types.js';

@@ -1,6 +1,6 @@
 /** @module API keys: secrets are shown once and stored only as sha256 hashes. */
 import { createHash } from 'node:crypto';
-import { MnemoError } from './errors.js';
+import { MnemoError, notFound } from './errors.js';
 import { newId, randomToken } from './ids.js';
 import type { Storage } from './storage/port.js';
 import type { ApiKey, Role, Workspace } from './types.js';
@@ -14,6 +14,17 @@ export function hashSecret(secret: string): string {
 export function newSecret(): string {
   return KEY_PREFIX + randomToken(40);
 }
+
+/** What a new key is limited to, beyond its workspace and role. */
+export interface KeyScope {
+  /** The only stores the key may touch; absent or null: all of its workspace's. */
+  storeIds?: string[] | null;
+  /** An operator key that may act on any workspace (anthropic-workspace-id); admin only. */
+  allWorkspaces?: boolean;
+}
+
+/** The key seeded on first start belongs to the default workspace and may act on all of them. */
+const OPERATOR: KeyScope = { allWorkspaces: true };
 
 export interface MintedKey {
   key: ApiKey;
@@ -30,8 +41,17 @@ export function createKeys(storage: Storage, clock: () => string) {
     return ws;
   }
 
-  function mint(workspaceId: string, name: string, role: Role, secret = newSecret()): MintedKey {
-    const key: ApiKey = { id: newId('apiKey'), workspaceId, name, role, createdAt: clock(), revokedAt: null };
+  function mint(workspaceId: string, name: string, role: Role, scope: KeyScope = {}, secret = newSecret()): MintedKey {
+    const key: ApiKey = {
+      id: newId('apiKey'),
+      workspaceId,
+      name,
+      role,
+      storeIds: scope.storeIds ?? null,
+      allWorkspaces: scope.allWorkspaces ?? false,
+      createdAt: clock(),
+      revokedAt: null,
+    };
     storage.insertApiKey(key, hashSecret(secret));
     return { key, secret };
   }
@@ -47,14 +67,37 @@ export function createKeys(storage: Storage, clock: () => string) {
       const ws = defaultWorkspace();
       if (secret !== null) {
         if (storage.findApiKeyByHash(hashSecret(secret))) return null;
-        return mint(ws.id, 'admin (MNEMO_ADMIN_KEY)', 'admin', secret);
+        return mint(ws.id, 'admin (MNEMO_ADMIN_KEY)', 'admin', OPERATOR, secret);
       }
       if (storage.countApiKeys() > 0) return null;
-      return mint(ws.id, 'admin (generated)', 'admin');
+      return mint(ws.id, 'admin (generated)', 'admin', OPERATOR);
     },
 
-    createKey(name: string, role: Role, workspaceId = defaultWorkspace().id): MintedKey {
-      return mint(workspaceId, name, role);
+    createKey(name: string, role: Role, workspaceId = defaultWorkspace().id, scope: KeyScope = {}): MintedKey {
+      if (!storage.getWorkspace(workspaceId)) throw notFound('workspace', workspaceId);
+      if (scope.allWorkspaces && role !== 'admin') {
+        throw new MnemoError('invalid_request', 'only admin keys may act on all workspaces', { field: 'all_workspaces' });
+      }
+      return mint(workspaceId, name, role, scope);
+    },
+
+    createWorkspace(name: string): Workspace {
+      const ws: Workspace = { id: newId('workspace'), name, createdAt: clock() };
+      storage.insertWorkspace(ws, false);
+      return ws;
+    },
+
+    /**
+     * The workspace a request acts in: the key's own, or the one `anthropic-workspace-id` names. Only
+     * an operator key (allWorkspaces) may name another; any other key's header must match its own.
+     */
+    actingWorkspace(key: ApiKey, requested: string | undefined): string {
+      if (requested === undefined || requested === '' || requested === key.workspaceId) return key.workspaceId;
+      if (!key.allWorkspaces) {
+        throw new MnemoError('forbidden', `this API key belongs to another workspace than anthropic-workspace-id ${requested}`);
+      }
+      if (!storage.getWorkspace(requested)) throw notFound('workspace', requested);
+      return requested;
     },
 
     authenticate(secret: string | null): ApiKey {

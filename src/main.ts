@@ -6,6 +6,7 @@ import { resolve } from 'node:path';
 import { createApp } from '../api/app.js';
 import { serve } from '../api/server.js';
 import { createMountManager } from '../fs/index.js';
+import { runBackup, runCheck, runKeys, runRestore, runWorkspaces } from './admin-cli.js';
 import { parseArgs, USAGE } from './cli.js';
 import { loadConfig, type Config } from './config.js';
 import { newId } from './ids.js';
@@ -13,7 +14,8 @@ import type { Mounter } from './mounts.js';
 import { createService, type Service } from './service.js';
 import { createSessions } from './sessions.js';
 import { openSqliteStorage } from './storage/sqlite.js';
-import type { Role } from './types.js';
+import { createIdempotency } from './idempotency.js';
+import { removePidFile, writePidFile } from './pidfile.js';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -28,7 +30,15 @@ async function main(argv: string[]): Promise<number> {
     case 'serve':
       return runServe(config);
     case 'keys':
-      return runKeys(config, args, flags);
+      return runKeys(config, args, flags, log);
+    case 'workspaces':
+      return runWorkspaces(config, args, log);
+    case 'check':
+      return runCheck(config, log);
+    case 'backup':
+      return runBackup(config, args, log);
+    case 'restore':
+      return runRestore(config, args, log);
     case 'mount':
       return runMount(config, args, flags);
     default:
@@ -47,8 +57,11 @@ async function runServe(config: Config): Promise<number> {
   const sessions = createSessions({ service, mounter, mountRoot: config.mountRoot, log });
   const minted = service.keys.bootstrapAdminKey(config.adminKey);
   await sessions.restore();
-  const app = createApp({ service, sessions, maxBodyBytes: config.maxBodyBytes, log });
+  const idempotency = createIdempotency({ storage, clock: service.clock, ttlSeconds: config.idempotencyTtlSeconds });
+  idempotency.purge();
+  const app = createApp({ service, sessions, maxBodyBytes: config.maxBodyBytes, idempotency, log });
   const served = await serve(app, { host: config.host, port: config.port });
+  writePidFile(config.dataDir);
   // Scripts read the URL from the first line; keep it first and alone.
   process.stdout.write(`${served.url}\n`);
   if (minted && config.adminKey === null) {
@@ -60,6 +73,7 @@ async function runServe(config: Config): Promise<number> {
   await served.close();
   await mounter.unmountAll();
   storage.close();
+  removePidFile(config.dataDir);
   return 0;
 }
 
@@ -85,24 +99,6 @@ async function runMount(config: Config, args: string[], flags: Record<string, st
   log(`mnemo: ${store.name} (${storeId}) mounted at ${hostPath} as ${sessionId}; Ctrl-C unmounts`);
   await untilSignal();
   await mounter.unmountAll();
-  service.storage.close();
-  return 0;
-}
-
-function runKeys(config: Config, args: string[], flags: Record<string, string | boolean>): number {
-  if (args[0] !== 'create') {
-    log('usage: mnemo keys create [--name N] [--role admin|read_write|read_only]');
-    return 2;
-  }
-  const role = (flags['role'] ?? 'admin') as string;
-  if (!['admin', 'read_write', 'read_only'].includes(role)) {
-    log(`invalid role: ${role}`);
-    return 2;
-  }
-  const service = openService(config);
-  const minted = service.keys.createKey(typeof flags['name'] === 'string' ? flags['name'] : 'cli', role as Role);
-  process.stdout.write(`${minted.secret}\n`);
-  log(`created ${minted.key.id} (${role}) in workspace ${minted.key.workspaceId}`);
   service.storage.close();
   return 0;
 }

@@ -1,4 +1,5 @@
 /** @module The store service: the one entry point both faces call for stores, memories and versions. */
+import { assertAllowed, assertMayCreateStores, assertStoreGranted, grantedStores } from './access.js';
 import { MnemoError, notFound } from './errors.js';
 import { newId, type IdGenerator } from './ids.js';
 import { createKeys } from './keys.js';
@@ -37,9 +38,16 @@ export function createService({
   const keys = createKeys(storage, clock);
 
   function store(caller: Caller, id: string): Store {
+    assertStoreGranted(caller, id);
     const s = storage.getStore(caller.workspaceId, id);
     if (!s) throw notFound('memory store', id);
     return s;
+  }
+
+  /** The store, once the caller is known to have the right to change what is in it. */
+  function writable(caller: Caller, id: string): Store {
+    assertAllowed(caller, 'write');
+    return store(caller, id);
   }
 
   function stamp(caller: Caller) {
@@ -55,6 +63,7 @@ export function createService({
     // ------------------------------------------------------------ stores
 
     createStore(caller: Caller, input: NewStore): Store {
+      assertMayCreateStores(caller);
       const now = clock();
       const s: Store = { id: ids('store'), workspaceId: caller.workspaceId, ...input, createdAt: now, updatedAt: now, archivedAt: null };
       storage.insertStore(s);
@@ -62,17 +71,20 @@ export function createService({
     },
     getStore: store,
     listStores(caller: Caller, q: StoreListQuery): Page<Store> {
-      return storage.listStores(caller.workspaceId, q);
+      return storage.listStores(caller.workspaceId, q, grantedStores(caller));
     },
     updateStore(caller: Caller, id: string, patch: StorePatch): Store {
+      writable(caller, id);
       return storage.updateStore(caller.workspaceId, id, patch, clock());
     },
     archiveStore(caller: Caller, id: string): Store {
+      writable(caller, id);
       const archived = storage.archiveStore(caller.workspaceId, id, clock());
       onStoreChanged(id, 'archived');
       return archived;
     },
     deleteStore(caller: Caller, id: string): void {
+      writable(caller, id);
       storage.deleteStore(caller.workspaceId, id);
       onStoreChanged(id, 'deleted');
     },
@@ -80,7 +92,7 @@ export function createService({
     // ------------------------------------------------------------ memories
 
     createMemory(caller: Caller, storeId: string, input: { path: string; content: string; mode?: number }): Memory {
-      store(caller, storeId);
+      writable(caller, storeId);
       return storage.createMemory({
         ...stamp(caller),
         storeId,
@@ -101,13 +113,13 @@ export function createService({
       return storage.listMemories(storeId, q);
     },
     updateMemory(caller: Caller, storeId: string, memoryId: string, write: MemoryWrite): Memory {
-      store(caller, storeId);
+      writable(caller, storeId);
       if (write.path !== undefined) assertMemoryPath(write.path);
       if (write.content !== undefined) assertContent(write.content);
       return storage.updateMemory({ ...stamp(caller), storeId, memoryId, ...write }).memory;
     },
     deleteMemory(caller: Caller, storeId: string, memoryId: string, expectedSha256?: string): void {
-      store(caller, storeId);
+      writable(caller, storeId);
       storage.deleteMemory({
         ...stamp(caller),
         storeId,
@@ -120,7 +132,7 @@ export function createService({
 
     /** Create-or-update by path: a save through a mount; `memoryId` names the memory if the path is free. */
     saveMemoryAt(caller: Caller, storeId: string, input: { path: string; content: string; memoryId: string; mode?: number }): WriteResult {
-      store(caller, storeId);
+      writable(caller, storeId);
       return storage.saveMemoryAt({
         ...stamp(caller),
         storeId,
@@ -132,12 +144,12 @@ export function createService({
     },
     /** Renames a memory, replacing (deleting) one already at `path`, in one transaction. */
     moveMemory(caller: Caller, storeId: string, memoryId: string, path: string): Memory {
-      store(caller, storeId);
+      writable(caller, storeId);
       return storage.moveMemory({ ...stamp(caller), storeId, memoryId, path: assertMemoryPath(path), replacedVersionId: ids('version') });
     },
     /** Renames a directory: every memory below `from` moves below `to`, in one transaction. */
     moveTree(caller: Caller, storeId: string, from: string, to: string): number {
-      store(caller, storeId);
+      writable(caller, storeId);
       assertMemoryPath(from, 'from');
       assertMemoryPath(to, 'to');
       if (to === from || to.startsWith(from + '/')) {
@@ -146,7 +158,7 @@ export function createService({
       return storage.moveTree({ storeId, from, to, actor: caller.actor, now: clock(), versionIds: () => ids('version') });
     },
     setMemoryMode(caller: Caller, storeId: string, memoryId: string, mode: number): void {
-      store(caller, storeId);
+      writable(caller, storeId);
       storage.setMemoryMode(storeId, memoryId, mode & 0o7777);
     },
 
@@ -163,10 +175,8 @@ export function createService({
       return storage.listVersions(storeId, q);
     },
     redactVersion(caller: Caller, storeId: string, versionId: string): MemoryVersion {
+      assertAllowed(caller, 'redact');
       store(caller, storeId);
-      if (caller.actor.type === 'session_actor') {
-        throw new MnemoError('forbidden', 'agents cannot redact memory versions');
-      }
       return storage.redactVersion(storeId, versionId, caller.actor, clock());
     },
   };

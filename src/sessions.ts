@@ -3,6 +3,7 @@
  * Mounter port at <mount root>/<session id>/<slug>, and the system-prompt text for the agent.
  */
 import { join } from 'node:path';
+import { assertAllowed, storeGranted } from './access.js';
 import { MnemoError, notFound } from './errors.js';
 import type { Mounter } from './mounts.js';
 import { slugify } from './paths.js';
@@ -17,6 +18,25 @@ export interface SessionsOptions {
   mounter: Mounter;
   mountRoot: string;
   log?: (line: string) => void;
+}
+
+/**
+ * Lets the caller write something (an idempotency receipt) in the same transaction as the session
+ * row, and take it back if the session fails to mount.
+ */
+export interface SessionHooks {
+  record(session: Session): void;
+  forget(): void;
+}
+
+/** A session is visible to a key only if every store it mounts is inside the key's grant. */
+function visible(caller: Caller, s: Session): boolean {
+  return s.resources.every((r) => storeGranted(caller, r.storeId));
+}
+
+/** Creating or ending a session that mounts a store read-write needs write access; read-only mounts need read. */
+function assertMayMount(caller: Caller, resources: { access: string }[]): void {
+  assertAllowed(caller, resources.some((r) => r.access === 'read_write') ? 'write' : 'read');
 }
 
 export function createSessions({ service, mounter, mountRoot, log = () => {} }: SessionsOptions) {
@@ -37,7 +57,8 @@ export function createSessions({ service, mounter, mountRoot, log = () => {} }: 
   }
 
   return {
-    async createSession(caller: Caller, req: SessionRequest): Promise<Session> {
+    async createSession(caller: Caller, req: SessionRequest, hooks?: SessionHooks): Promise<Session> {
+      assertMayMount(caller, req.resources);
       const id = service.ids('session');
       const taken = new Set<string>();
       const resources: SessionResource[] = req.resources.map((r) => {
@@ -66,12 +87,18 @@ export function createSessions({ service, mounter, mountRoot, log = () => {} }: 
         createdAt: service.clock(),
         endedAt: null,
       };
-      storage.insertSession(session);
+      storage.atomic(() => {
+        storage.insertSession(session);
+        hooks?.record(session);
+      });
       try {
         await mountAll(session);
       } catch (err) {
         await unmountAll(session).catch(() => {});
-        storage.endSession(caller.workspaceId, id, service.clock());
+        storage.atomic(() => {
+          storage.endSession(caller.workspaceId, id, service.clock());
+          hooks?.forget();
+        });
         throw new MnemoError('internal', `could not mount the session's stores: ${(err as Error).message}`, {}, { cause: err });
       }
       return session;
@@ -79,19 +106,26 @@ export function createSessions({ service, mounter, mountRoot, log = () => {} }: 
 
     getSession(caller: Caller, id: string): Session {
       const s = storage.getSession(caller.workspaceId, id);
-      if (!s) throw notFound('session', id);
+      if (!s || !visible(caller, s)) throw notFound('session', id);
       return s;
     },
 
+    /** With a store-limited key, pages may hold fewer than `limit` sessions; next_page still goes on. */
     listSessions(caller: Caller, limit: number, page: string | null): Page<Session> {
-      return storage.listSessions(caller.workspaceId, limit, page);
+      const p = storage.listSessions(caller.workspaceId, limit, page);
+      return { data: p.data.filter((s) => visible(caller, s)), nextPage: p.nextPage };
     },
 
-    async endSession(caller: Caller, id: string): Promise<Session> {
+    async endSession(caller: Caller, id: string, hooks?: Pick<SessionHooks, 'record'>): Promise<Session> {
       const s = storage.getSession(caller.workspaceId, id);
-      if (!s) throw notFound('session', id);
+      if (!s || !visible(caller, s)) throw notFound('session', id);
+      assertMayMount(caller, s.resources);
       await unmountAll(s);
-      return storage.endSession(caller.workspaceId, id, service.clock());
+      return storage.atomic(() => {
+        const ended = storage.endSession(caller.workspaceId, id, service.clock());
+        hooks?.record(ended);
+        return ended;
+      });
     },
 
     /** On start: clear mounts a crash left behind, then mount every active session again. */

@@ -8,9 +8,17 @@ export type Actor =
 export interface Caller {
   workspaceId: string;
   actor: Actor;
+  /** What an API key may do (src/access.ts). Absent for mounts, whose session was checked when it was created. */
+  grant?: Grant;
 }
 
 export type Role = 'admin' | 'read_write' | 'read_only';
+
+/** An API key's rights: its role, and the stores it is limited to (null: every store of its workspace). */
+export interface Grant {
+  role: Role;
+  storeIds: readonly string[] | null;
+}
 
 export interface Workspace {
   id: string;
@@ -23,6 +31,10 @@ export interface ApiKey {
   workspaceId: string;
   name: string;
   role: Role;
+  /** The stores this key may touch; null means every store of its workspace. */
+  storeIds: string[] | null;
+  /** An operator key: may act on any workspace named by the anthropic-workspace-id header. */
+  allWorkspaces: boolean;
   createdAt: string;
   revokedAt: string | null;
 }

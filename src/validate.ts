@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { assertContentSize, assertWellFormed, byteLength } from './content.js';
 import { MnemoError } from './errors.js';
 import { assertMemoryPath, assertPathPrefix } from './paths.js';
-import type { Access, MemoryListQuery, MemoryWrite, NewStore, Operation, StoreListQuery, StorePatch, VersionListQuery, View } from './types.js';
+import type { Access, MemoryListQuery, Role, MemoryWrite, NewStore, Operation, StoreListQuery, StorePatch, VersionListQuery, View } from './types.js';
 
 export const LIMITS = {
   storeName: 255,
@@ -19,6 +19,7 @@ export const LIMITS = {
   listMaxFull: 20,
   sessionResources: 8,
   instructions: 4096,
+  keyStores: 100,
 } as const;
 
 const SHA256 = /^[0-9a-f]{64}$/;
@@ -327,4 +328,44 @@ export const NAME_MAX = 255;
 export function assertEntryName(name: string): string {
   if (byteLength(name) > NAME_MAX) throw new MnemoError('name_too_long', `name is longer than ${NAME_MAX} bytes`);
   return name;
+}
+
+// ---------------------------------------------------------------- keys and workspaces
+
+const keyCreateSchema = z.strictObject({
+  name: z.string(),
+  role: z.enum(['admin', 'read_write', 'read_only']),
+  memory_store_ids: z.array(z.string()).max(LIMITS.keyStores).nullish(),
+});
+
+export function parseKeyCreate(body: unknown): { name: string; role: Role; storeIds: string[] | null } {
+  const b = parseBody(keyCreateSchema, body);
+  const ids = b.memory_store_ids ?? null;
+  if (ids && ids.length === 0) fail('memory_store_ids', 'must name at least one store, or be left out for all stores');
+  return { name: assertLabel(b.name, 'name'), role: b.role, storeIds: ids ? [...new Set(ids)] : null };
+}
+
+export function parseWorkspaceCreate(body: unknown): { name: string } {
+  return { name: assertLabel(parseBody(z.strictObject({ name: z.string() }), body).name, 'name') };
+}
+
+/** A key or workspace name: like a store name. */
+function assertLabel(value: string, field: string): string {
+  assertWellFormed(value, field);
+  const n = charCount(value);
+  if (n < 1 || n > LIMITS.storeName) fail(field, `must be 1 to ${LIMITS.storeName} characters (got ${n})`);
+  if (CONTROL.test(value)) fail(field, 'must not contain control characters');
+  return value;
+}
+
+// ---------------------------------------------------------------- headers
+
+export const IDEMPOTENCY_KEY_MAX_BYTES = 256;
+
+/** An Idempotency-Key header: 1–256 bytes, no control characters. */
+export function parseIdempotencyKey(raw: string): string {
+  const n = byteLength(raw);
+  if (n < 1 || n > IDEMPOTENCY_KEY_MAX_BYTES) fail('Idempotency-Key', `must be 1 to ${IDEMPOTENCY_KEY_MAX_BYTES} bytes (got ${n})`);
+  if (CONTROL.test(raw)) fail('Idempotency-Key', 'must not contain control characters');
+  return raw;
 }

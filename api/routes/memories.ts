@@ -6,19 +6,26 @@ import {
   parseMemoryUpdate,
   parseSha256,
   parseView,
+  type Idempotency,
   type Service,
 } from '../../src/index.js';
 import type { AppEnv } from '../env.js';
+import { mutation, ok } from '../idempotency.js';
 import { jsonBody, query } from '../request.js';
 import { toWireListItem, toWireMemory, toWirePage } from '../wire.js';
 
-export function memoryRoutes(service: Service) {
+export function memoryRoutes(service: Service, idem: Idempotency) {
   const app = new Hono<AppEnv>();
 
   app.post('/:store/memories', async (c) => {
     const view = parseView(query(c)['view'], 'basic');
-    const input = parseMemoryCreate(await jsonBody(c));
-    return c.json(toWireMemory(service.createMemory(c.var.caller, c.req.param('store'), input), view));
+    const body = await jsonBody(c);
+    const input = parseMemoryCreate(body);
+    const storeId = c.req.param('store');
+    return mutation(c, idem, 'POST /v1/memory_stores/{id}/memories', body, () => {
+      const m = service.createMemory(c.var.caller, storeId, input);
+      return ok(toWireMemory(m, view), { storeId, versionId: m.versionId });
+    });
   });
 
   app.get('/:store/memories', (c) => {
@@ -35,17 +42,23 @@ export function memoryRoutes(service: Service) {
 
   app.post('/:store/memories/:memory', async (c) => {
     const view = parseView(query(c)['view'], 'basic');
-    const write = parseMemoryUpdate(await jsonBody(c));
-    const memory = service.updateMemory(c.var.caller, c.req.param('store'), c.req.param('memory'), write);
-    return c.json(toWireMemory(memory, view));
+    const body = await jsonBody(c);
+    const write = parseMemoryUpdate(body);
+    const storeId = c.req.param('store');
+    return mutation(c, idem, 'POST /v1/memory_stores/{id}/memories/{memory_id}', body, () => {
+      const m = service.updateMemory(c.var.caller, storeId, c.req.param('memory'), write);
+      return ok(toWireMemory(m, view), { storeId, versionId: m.versionId });
+    });
   });
 
   app.delete('/:store/memories/:memory', (c) => {
     const raw = query(c)['expected_content_sha256'];
     const expected = raw === undefined ? undefined : parseSha256(raw, 'expected_content_sha256');
     const id = c.req.param('memory');
-    service.deleteMemory(c.var.caller, c.req.param('store'), id, expected);
-    return c.json({ id, type: 'memory_deleted' as const });
+    return mutation(c, idem, 'DELETE /v1/memory_stores/{id}/memories/{memory_id}', null, () => {
+      service.deleteMemory(c.var.caller, c.req.param('store'), id, expected);
+      return ok({ id, type: 'memory_deleted' as const });
+    });
   });
 
   return app;

@@ -1,26 +1,40 @@
 /** @module /v1/sessions: mount sessions (our extension, shaped like the SDK's memory_store resources). */
 import { Hono } from 'hono';
-import { parseLimit, parseSessionCreate, type Caller, type Page, type Session, type SessionRequest } from '../../src/index.js';
+import {
+  parseLimit,
+  parseSessionCreate,
+  type Caller,
+  type Idempotency,
+  type Page,
+  type Session,
+  type SessionHooks,
+  type SessionRequest,
+} from '../../src/index.js';
 import type { AppEnv } from '../env.js';
+import { asyncMutation, ok } from '../idempotency.js';
 import { jsonBody, query } from '../request.js';
 import { toWirePage, toWireSession } from '../wire.js';
 
 /** What the routes need from the sessions service (wired in src/main.ts). */
 export interface SessionsApi {
-  createSession(caller: Caller, req: SessionRequest): Promise<Session>;
+  createSession(caller: Caller, req: SessionRequest, hooks?: SessionHooks): Promise<Session>;
   getSession(caller: Caller, id: string): Session;
   listSessions(caller: Caller, limit: number, page: string | null): Page<Session>;
-  endSession(caller: Caller, id: string): Promise<Session>;
+  endSession(caller: Caller, id: string, hooks?: Pick<SessionHooks, 'record'>): Promise<Session>;
   systemPrompt(session: Session): string;
 }
 
-export function sessionRoutes(sessions: SessionsApi) {
+export function sessionRoutes(sessions: SessionsApi, idem: Idempotency) {
   const app = new Hono<AppEnv>();
   const wire = (s: Session) => toWireSession(s, sessions.systemPrompt(s));
 
   app.post('/', async (c) => {
-    const req = parseSessionCreate(await jsonBody(c));
-    return c.json(wire(await sessions.createSession(c.var.caller, req)));
+    const body = await jsonBody(c);
+    const input = parseSessionCreate(body);
+    return asyncMutation(c, idem, 'POST /v1/sessions', body, async (req) => {
+      const hooks = req && { record: (s: Session) => idem.record(req, ok(wire(s))), forget: () => idem.forget(req) };
+      return ok(wire(await sessions.createSession(c.var.caller, input, hooks ?? undefined)));
+    });
   });
 
   app.get('/', (c) => {
@@ -32,8 +46,11 @@ export function sessionRoutes(sessions: SessionsApi) {
   app.get('/:session', (c) => c.json(wire(sessions.getSession(c.var.caller, c.req.param('session')))));
 
   app.delete('/:session', async (c) => {
-    const s = await sessions.endSession(c.var.caller, c.req.param('session'));
-    return c.json({ id: s.id, type: 'session_deleted' as const });
+    const reply = (s: Session) => ok({ id: s.id, type: 'session_deleted' as const });
+    return asyncMutation(c, idem, 'DELETE /v1/sessions/{id}', null, async (req) => {
+      const hooks = req && { record: (s: Session) => idem.record(req, reply(s)) };
+      return reply(await sessions.endSession(c.var.caller, c.req.param('session'), hooks ?? undefined));
+    });
   });
 
   return app;

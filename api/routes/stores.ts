@@ -1,16 +1,21 @@
 /** @module /v1/memory_stores: create, list, retrieve, update, archive, delete. */
 import { Hono } from 'hono';
-import { parseStoreCreate, parseStoreListQuery, parseStoreUpdate, type Service } from '../../src/index.js';
+import { parseStoreCreate, parseStoreListQuery, parseStoreUpdate, type Idempotency, type Service } from '../../src/index.js';
 import type { AppEnv } from '../env.js';
+import { mutation, ok } from '../idempotency.js';
 import { jsonBody, query } from '../request.js';
 import { toWirePage, toWireStore } from '../wire.js';
 
-export function storeRoutes(service: Service) {
+export function storeRoutes(service: Service, idem: Idempotency) {
   const app = new Hono<AppEnv>();
 
   app.post('/', async (c) => {
-    const input = parseStoreCreate(await jsonBody(c));
-    return c.json(toWireStore(service.createStore(c.var.caller, input)));
+    const body = await jsonBody(c);
+    const input = parseStoreCreate(body);
+    return mutation(c, idem, 'POST /v1/memory_stores', body, () => {
+      const s = service.createStore(c.var.caller, input);
+      return ok(toWireStore(s), { storeId: s.id });
+    });
   });
 
   app.get('/', (c) => {
@@ -21,16 +26,23 @@ export function storeRoutes(service: Service) {
   app.get('/:store', (c) => c.json(toWireStore(service.getStore(c.var.caller, c.req.param('store')))));
 
   app.post('/:store', async (c) => {
-    const patch = parseStoreUpdate(await jsonBody(c));
-    return c.json(toWireStore(service.updateStore(c.var.caller, c.req.param('store'), patch)));
+    const body = await jsonBody(c);
+    const patch = parseStoreUpdate(body);
+    const id = c.req.param('store');
+    return mutation(c, idem, 'POST /v1/memory_stores/{id}', body, () => ok(toWireStore(service.updateStore(c.var.caller, id, patch)), { storeId: id }));
   });
 
-  app.post('/:store/archive', (c) => c.json(toWireStore(service.archiveStore(c.var.caller, c.req.param('store')))));
+  app.post('/:store/archive', (c) => {
+    const id = c.req.param('store');
+    return mutation(c, idem, 'POST /v1/memory_stores/{id}/archive', null, () => ok(toWireStore(service.archiveStore(c.var.caller, id)), { storeId: id }));
+  });
 
   app.delete('/:store', (c) => {
     const id = c.req.param('store');
-    service.deleteStore(c.var.caller, id);
-    return c.json({ id, type: 'memory_store_deleted' as const });
+    return mutation(c, idem, 'DELETE /v1/memory_stores/{id}', null, () => {
+      service.deleteStore(c.var.caller, id);
+      return ok({ id, type: 'memory_store_deleted' as const });
+    });
   });
 
   return app;

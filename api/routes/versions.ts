@@ -1,11 +1,12 @@
 /** @module /v1/memory_stores/:store/memory_versions: list, retrieve, redact. */
 import { Hono } from 'hono';
-import { parseVersionListQuery, parseView, type Service } from '../../src/index.js';
+import { parseVersionListQuery, parseView, type Idempotency, type Service } from '../../src/index.js';
 import type { AppEnv } from '../env.js';
+import { mutation, ok } from '../idempotency.js';
 import { query } from '../request.js';
 import { toWirePage, toWireVersion } from '../wire.js';
 
-export function versionRoutes(service: Service) {
+export function versionRoutes(service: Service, idem: Idempotency) {
   const app = new Hono<AppEnv>();
 
   app.get('/:store/memory_versions', (c) => {
@@ -21,8 +22,11 @@ export function versionRoutes(service: Service) {
   });
 
   app.post('/:store/memory_versions/:version/redact', (c) => {
-    const version = service.redactVersion(c.var.caller, c.req.param('store'), c.req.param('version'));
-    return c.json(toWireVersion(version, 'full'));
+    const storeId = c.req.param('store');
+    return mutation(c, idem, 'POST /v1/memory_stores/{id}/memory_versions/{version_id}/redact', null, () => {
+      const version = service.redactVersion(c.var.caller, storeId, c.req.param('version'));
+      return ok(toWireVersion(version, 'full'), { storeId, versionId: version.id });
+    });
   });
 
   return app;

@@ -86,6 +86,29 @@ export interface WriteResult {
   changed: boolean;
 }
 
+/** Whose receipt: one per workspace, API key, route and Idempotency-Key. */
+export interface ReceiptScope {
+  workspaceId: string;
+  apiKeyId: string;
+  /** Method and route template, e.g. "POST /v1/memory_stores/{id}/memories". */
+  route: string;
+  key: string;
+}
+
+/** The first successful answer to an idempotent request, replayed to retries. */
+export interface Receipt extends ReceiptScope {
+  /** sha256 of the normalised request; a retry must match it. */
+  fingerprint: string;
+  status: number;
+  /** The response body as JSON text. */
+  body: string;
+  /** What the answer points at, for `mnemo check`. */
+  storeId: string | null;
+  versionId: string | null;
+  createdAt: string;
+  expiresAt: string;
+}
+
 export interface DirectoryListing {
   files: MemoryMeta[];
   /** Names of subdirectories implied by deeper memory paths. */
@@ -99,13 +122,29 @@ export interface Storage {
   insertApiKey(key: ApiKey, hash: string): void;
   findApiKeyByHash(hash: string): ApiKey | null;
   countApiKeys(): number;
+  getWorkspace(id: string): Workspace | null;
+  listWorkspaces(): Workspace[];
+  listApiKeys(workspaceId: string): ApiKey[];
+  getApiKey(workspaceId: string, id: string): ApiKey | null;
+  /** Sets revoked_at once; revoking a revoked key returns it unchanged. */
+  revokeApiKey(workspaceId: string, id: string, now: string): ApiKey;
+
+  // idempotency receipts
+  /** Runs several port writes as one transaction (the writes inside join it), e.g. a mutation and its receipt. */
+  atomic<T>(fn: () => T): T;
+  findReceipt(scope: ReceiptScope): Receipt | null;
+  insertReceipt(receipt: Receipt): void;
+  deleteReceipt(scope: ReceiptScope): void;
+  /** Deletes receipts that expired at or before `now`; returns how many. */
+  purgeReceipts(now: string): number;
 
   // stores
   insertStore(store: Store): void;
   getStore(workspaceId: string, id: string): Store | null;
   /** A store by id alone: for the mount, which is bound to a store, not a caller. */
   getStoreById(id: string): Store | null;
-  listStores(workspaceId: string, q: StoreListQuery): Page<Store>;
+  /** `only`: the stores a scoped key may see (null: all of the workspace's). */
+  listStores(workspaceId: string, q: StoreListQuery, only?: readonly string[] | null): Page<Store>;
   updateStore(workspaceId: string, id: string, patch: StorePatch, now: string): Store;
   archiveStore(workspaceId: string, id: string, now: string): Store;
   deleteStore(workspaceId: string, id: string): void;
@@ -142,5 +181,7 @@ export interface Storage {
 
   /** SQLite's own integrity check; an empty list means clean. */
   integrityCheck(): string[];
+  /** The domain's invariants (schema.ts 2, 3, 9 and valid stored paths); an empty list means clean. */
+  domainCheck(): string[];
   close(): void;
 }

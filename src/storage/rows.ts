@@ -50,6 +50,8 @@ export interface ApiKeyRow {
   workspace_id: string;
   name: string;
   role: Role;
+  store_ids: string | null;
+  all_workspaces: number;
   created_at: string;
   revoked_at: string | null;
 }
@@ -126,6 +128,8 @@ export function toApiKey(r: ApiKeyRow): ApiKey {
     workspaceId: r.workspace_id,
     name: r.name,
     role: r.role,
+    storeIds: r.store_ids === null ? null : (JSON.parse(r.store_ids) as string[]),
+    allWorkspaces: r.all_workspaces === 1,
     createdAt: r.created_at,
     revokedAt: r.revoked_at,
   };

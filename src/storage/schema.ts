@@ -12,6 +12,8 @@
  *  7. A version row is never updated except by redaction, which nulls path/content/sha/size and
  *     sets redacted_at/redacted_by exactly once.
  *  8. A version row is never deleted while its store exists.
+ *  9. An idempotency receipt commits with the mutation it answers; a receipt naming a version
+ *     names one that exists while its store exists.
  */
 
 export interface Migration {
@@ -120,6 +122,34 @@ CREATE TABLE sessions (
   ended_at      TEXT
 );
 CREATE INDEX sessions_by_workspace ON sessions (workspace_id, seq);
+`,
+  },
+  {
+    // Scoped keys and idempotency receipts (issue 4). Invariant 9: a receipt is written in the same
+    // transaction as the mutation it answers, so one never exists without the other.
+    version: 2,
+    sql: `
+ALTER TABLE api_keys ADD COLUMN store_ids TEXT;
+ALTER TABLE api_keys ADD COLUMN all_workspaces INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX api_keys_by_workspace ON api_keys (workspace_id, created_at);
+-- The operator key seeded on first start acts on every workspace.
+UPDATE api_keys SET all_workspaces = 1 WHERE role = 'admin' AND name IN ('admin (MNEMO_ADMIN_KEY)', 'admin (generated)');
+
+CREATE TABLE idempotency_receipts (
+  workspace_id  TEXT NOT NULL,
+  api_key_id    TEXT NOT NULL,
+  route         TEXT NOT NULL,
+  idem_key      TEXT NOT NULL,
+  fingerprint   TEXT NOT NULL,
+  status        INTEGER NOT NULL,
+  body          TEXT NOT NULL,
+  store_id      TEXT,
+  version_id    TEXT,
+  created_at    TEXT NOT NULL,
+  expires_at    TEXT NOT NULL,
+  PRIMARY KEY (workspace_id, api_key_id, route, idem_key)
+);
+CREATE INDEX idempotency_receipts_by_expiry ON idempotency_receipts (expires_at);
 `,
   },
 ];

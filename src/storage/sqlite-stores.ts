@@ -29,9 +29,12 @@ export function createStoreStatements(db: Db): StoreStatements {
     defaultWs: db.prepare('SELECT id, name, created_at FROM workspaces WHERE is_default = 1 LIMIT 1'),
     insertWs: db.prepare('INSERT INTO workspaces (id, name, is_default, created_at) VALUES (?, ?, ?, ?)'),
     insertKey: db.prepare(
-      'INSERT INTO api_keys (id, workspace_id, name, role, key_hash, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      `INSERT INTO api_keys (id, workspace_id, name, role, store_ids, all_workspaces, key_hash, created_at, revoked_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
-    keyByHash: db.prepare('SELECT id, workspace_id, name, role, created_at, revoked_at FROM api_keys WHERE key_hash = ?'),
+    keyByHash: db.prepare(
+      'SELECT id, workspace_id, name, role, store_ids, all_workspaces, created_at, revoked_at FROM api_keys WHERE key_hash = ?',
+    ),
     countKeys: db.prepare('SELECT count(*) AS n FROM api_keys WHERE revoked_at IS NULL'),
     insertStore: db.prepare(
       `INSERT INTO stores (id, workspace_id, name, description, metadata, created_at, updated_at, archived_at)
@@ -43,6 +46,7 @@ export function createStoreStatements(db: Db): StoreStatements {
       `SELECT * FROM stores
        WHERE workspace_id = @ws AND seq < @before
          AND (@all = 1 OR archived_at IS NULL)
+         AND (@only IS NULL OR id IN (SELECT value FROM json_each(@only)))
          AND (@gte IS NULL OR created_at >= @gte) AND (@lte IS NULL OR created_at <= @lte)
        ORDER BY seq DESC LIMIT @limit`,
     ),
@@ -68,7 +72,8 @@ export function createStoreStatements(db: Db): StoreStatements {
       q.insertWs.run(ws.id, ws.name, isDefault ? 1 : 0, ws.createdAt);
     },
     insertApiKey(key: ApiKey, hash: string) {
-      q.insertKey.run(key.id, key.workspaceId, key.name, key.role, hash, key.createdAt, key.revokedAt);
+      const storeIds = key.storeIds === null ? null : JSON.stringify(key.storeIds);
+      q.insertKey.run(key.id, key.workspaceId, key.name, key.role, storeIds, key.allWorkspaces ? 1 : 0, hash, key.createdAt, key.revokedAt);
     },
     findApiKeyByHash(hash) {
       const r = q.keyByHash.get(hash) as ApiKeyRow | undefined;
@@ -89,12 +94,13 @@ export function createStoreStatements(db: Db): StoreStatements {
       const r = q.getStoreById.get(id) as StoreRow | undefined;
       return r ? toStore(r) : null;
     },
-    listStores(workspaceId, lq: StoreListQuery): Page<Store> {
+    listStores(workspaceId, lq: StoreListQuery, only: readonly string[] | null = null): Page<Store> {
       const c = decodeCursor(lq.page);
       const rows = q.listStores.all({
         ws: workspaceId,
         before: c ? cursorNumber(c, 's') : Number.MAX_SAFE_INTEGER,
         all: lq.includeArchived ? 1 : 0,
+        only: only === null ? null : JSON.stringify(only),
         gte: lq.createdGte,
         lte: lq.createdLte,
         limit: lq.limit + 1,

@@ -8,7 +8,10 @@ import Database from 'better-sqlite3';
 import type { Db } from './tx.js';
 import type { Storage } from './port.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema.js';
+import { createCheckStatements } from './sqlite-check.js';
+import { createKeyStatements } from './sqlite-keys.js';
 import { createMemoryStatements } from './sqlite-memories.js';
+import { createReceiptStatements } from './sqlite-receipts.js';
 import { createSessionStatements } from './sqlite-sessions.js';
 import { createStoreStatements } from './sqlite-stores.js';
 import { createVersionStatements } from './sqlite-versions.js';
@@ -41,6 +44,9 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     ...memories,
     ...versions,
     ...sessions,
+    ...createKeyStatements(db),
+    ...createReceiptStatements(db),
+    ...createCheckStatements(db),
     readPragma(name) {
       return db.pragma(name, { simple: true });
     },

@@ -35,11 +35,13 @@ describe('the errno table', () => {
       path_conflict: Fuse.EEXIST,
       precondition_failed: Fuse.EBUSY,
       conflict: Fuse.EBUSY,
+      idempotency_conflict: Fuse.EBUSY,
       archived: Fuse.EROFS,
       read_only: Fuse.EROFS,
       unauthenticated: Fuse.EACCES,
       forbidden: Fuse.EACCES,
       request_too_large: Fuse.EFBIG,
+      budget_exceeded: Fuse.EFBIG,
       internal: Fuse.EIO,
     });
   });

@@ -20,8 +20,10 @@ const EXPECTED_HTTP: Record<ErrorCode, [number, string]> = {
   path_conflict: [409, 'memory_path_conflict_error'],
   precondition_failed: [409, 'memory_precondition_failed_error'],
   conflict: [409, 'conflict_error'],
+  idempotency_conflict: [409, 'idempotency_conflict'],
   archived: [409, 'conflict_error'],
   request_too_large: [413, 'request_too_large'],
+  budget_exceeded: [400, 'invalid_request_error'],
   internal: [500, 'api_error'],
 };
 

@@ -64,7 +64,7 @@ export function runStorageSuite(makeStorage: MakeStorage): void {
 
     it('an api key is found by its hash only, and counted', () => {
       const { storage, workspace, now } = fixture(makeStorage);
-      const key = { id: newId('apiKey'), workspaceId: workspace.id, name: 'ci', role: 'admin' as const, createdAt: now(), revokedAt: null };
+      const key = { id: newId('apiKey'), workspaceId: workspace.id, name: 'ci', role: 'admin' as const, storeIds: null, allWorkspaces: false, createdAt: now(), revokedAt: null };
       storage.insertApiKey(key, 'a'.repeat(64));
       expect(storage.findApiKeyByHash('a'.repeat(64))).toEqual(key);
       expect(storage.findApiKeyByHash('b'.repeat(64))).toBeNull();

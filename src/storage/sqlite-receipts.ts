@@ -1,0 +1,66 @@
+/** @module SQLite statements for idempotency receipts, and the transaction that binds one to its mutation. */
+import type { Receipt, ReceiptScope, Storage } from './port.js';
+import type { Db } from './tx.js';
+
+type ReceiptStatements = Pick<Storage, 'atomic' | 'findReceipt' | 'insertReceipt' | 'deleteReceipt' | 'purgeReceipts'>;
+
+interface ReceiptRow {
+  workspace_id: string;
+  api_key_id: string;
+  route: string;
+  idem_key: string;
+  fingerprint: string;
+  status: number;
+  body: string;
+  store_id: string | null;
+  version_id: string | null;
+  created_at: string;
+  expires_at: string;
+}
+
+const SCOPE = 'workspace_id = @workspaceId AND api_key_id = @apiKeyId AND route = @route AND idem_key = @key';
+
+export function createReceiptStatements(db: Db): ReceiptStatements {
+  const q = {
+    find: db.prepare(`SELECT * FROM idempotency_receipts WHERE ${SCOPE}`),
+    insert: db.prepare(
+      `INSERT INTO idempotency_receipts
+         (workspace_id, api_key_id, route, idem_key, fingerprint, status, body, store_id, version_id, created_at, expires_at)
+       VALUES (@workspaceId, @apiKeyId, @route, @key, @fingerprint, @status, @body, @storeId, @versionId, @createdAt, @expiresAt)`,
+    ),
+    remove: db.prepare(`DELETE FROM idempotency_receipts WHERE ${SCOPE}`),
+    purge: db.prepare('DELETE FROM idempotency_receipts WHERE expires_at <= ?'),
+  };
+  const scope = (s: ReceiptScope) => ({ workspaceId: s.workspaceId, apiKeyId: s.apiKeyId, route: s.route, key: s.key });
+
+  return {
+    // Port writes called inside fn are writeTx functions: nested, they become savepoints of this one.
+    atomic: <T>(fn: () => T): T => db.transaction(fn).immediate(),
+    findReceipt(s) {
+      const r = q.find.get(scope(s)) as ReceiptRow | undefined;
+      if (!r) return null;
+      return {
+        workspaceId: r.workspace_id,
+        apiKeyId: r.api_key_id,
+        route: r.route,
+        key: r.idem_key,
+        fingerprint: r.fingerprint,
+        status: r.status,
+        body: r.body,
+        storeId: r.store_id,
+        versionId: r.version_id,
+        createdAt: r.created_at,
+        expiresAt: r.expires_at,
+      };
+    },
+    insertReceipt(r: Receipt) {
+      q.insert.run({ ...scope(r), fingerprint: r.fingerprint, status: r.status, body: r.body, storeId: r.storeId, versionId: r.versionId, createdAt: r.createdAt, expiresAt: r.expiresAt });
+    },
+    deleteReceipt(s) {
+      q.remove.run(scope(s));
+    },
+    purgeReceipts(now) {
+      return q.purge.run(now).changes;
+    },
+  };
+}
