@@ -11,6 +11,10 @@ export interface Config {
   adminKey: string | null;
   /** Largest request body accepted, in bytes (413 request_too_large above it). */
   maxBodyBytes: number;
+  /** Largest checkpoint bundle accepted, in bytes (1 KiB to 1 MiB; default 1 MiB). */
+  checkpointMaxBytes: number;
+  /** MNEMO_API_KEY: the key `mnemo mcp` acts as (its role and store grants apply). */
+  apiKey: string | null;
   /** How long Idempotency-Key receipts are replayed before they are purged, in seconds. */
   idempotencyTtlSeconds: number;
 }
@@ -38,6 +42,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Flags = 
   if (!/^\d+$/.test(ttlRaw) || idempotencyTtlSeconds < 1 || !Number.isSafeInteger(idempotencyTtlSeconds)) {
     throw new Error(`invalid idempotency TTL: ${ttlRaw} (whole seconds, at least 1)`);
   }
+  const ckptRaw = pick('checkpoint-max-bytes', 'MNEMO_CHECKPOINT_MAX_BYTES') ?? String(1024 * 1024);
+  const checkpointMaxBytes = Number(ckptRaw);
+  if (!/^\d+$/.test(ckptRaw) || checkpointMaxBytes < 1024 || checkpointMaxBytes > 1024 * 1024) {
+    throw new Error(`invalid checkpoint max bytes: ${ckptRaw} (1024 to 1048576)`);
+  }
   return Object.freeze({
     host: pick('host', 'MNEMO_HOST') ?? '127.0.0.1',
     port,
@@ -46,6 +55,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Flags = 
     mountRoot: resolve(pick('mount-root', 'MNEMO_MOUNT_ROOT') ?? (isRoot() ? '/mnt/memory' : join(dataDir, 'mnt'))),
     adminKey: env['MNEMO_ADMIN_KEY'] ? env['MNEMO_ADMIN_KEY'] : null,
     maxBodyBytes,
+    checkpointMaxBytes,
+    apiKey: env['MNEMO_API_KEY'] ? env['MNEMO_API_KEY'] : null,
     idempotencyTtlSeconds,
   });
 }

@@ -9,6 +9,7 @@ export const ID_PREFIXES = {
   apiKey: 'apikey_',
   workspace: 'wrkspc_',
   request: 'req_',
+  checkpoint: 'ckpt_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -36,6 +36,10 @@ export {
 } from './validate.js';
 export type { Query, SessionRequest } from './validate.js';
 export { createService } from './service.js';
+export { CHECKPOINT_LIMITS, assertScopeId, parseRestore, parseSearchQuery } from './validate-continuity.js';
+export type { CheckpointRequest } from './validate-continuity.js';
+export { checkpointLocator, parseLocator } from './checkpoints.js';
+export type { Checkpoints, Restored, RestoredReference, RestoreTarget } from './checkpoints.js';
 export type { Service, ServiceOptions } from './service.js';
 export { createKeys, hashSecret } from './keys.js';
 export type { Keys, KeyScope, MintedKey } from './keys.js';
@@ -45,6 +49,14 @@ export { assertAllowed } from './access.js';
 export type { SessionHooks } from './sessions.js';
 export type { Mounter, MountRequest } from './mounts.js';
 export type { Storage, DirectoryListing, WriteResult } from './storage/port.js';
+export type {
+  Checkpoint,
+  CheckpointReference,
+  Expiry,
+  ReferenceStatus,
+  SearchHit,
+  SearchQuery,
+} from './types.js';
 export type {
   Access,
   Actor,

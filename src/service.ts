@@ -1,5 +1,6 @@
 /** @module The store service: the one entry point both faces call for stores, memories and versions. */
 import { assertAllowed, assertMayCreateStores, assertStoreGranted, grantedStores } from './access.js';
+import { createCheckpoints } from './checkpoints.js';
 import { MnemoError, notFound } from './errors.js';
 import { newId, type IdGenerator } from './ids.js';
 import { createKeys } from './keys.js';
@@ -7,6 +8,7 @@ import { assertMemoryPath } from './paths.js';
 import type { Storage, WriteResult } from './storage/port.js';
 import type {
   Caller,
+  Expiry,
   Memory,
   MemoryListItem,
   MemoryListQuery,
@@ -19,7 +21,9 @@ import type {
   StorePatch,
   VersionListQuery,
 } from './types.js';
+import { createSearch } from './search.js';
 import { assertContent } from './validate.js';
+import { resolveExpiry } from './validate-continuity.js';
 
 export interface ServiceOptions {
   storage: Storage;
@@ -27,6 +31,8 @@ export interface ServiceOptions {
   ids?: IdGenerator;
   /** Told when a store is archived or deleted, so live mounts can turn read-only or go away. */
   onStoreChanged?: (storeId: string, change: 'archived' | 'deleted') => void;
+  /** Largest checkpoint bundle accepted, in bytes (MNEMO_CHECKPOINT_MAX_BYTES; at most 1 MiB). */
+  checkpointMaxBytes?: number;
 }
 
 export function createService({
@@ -34,6 +40,7 @@ export function createService({
   clock = () => new Date().toISOString(),
   ids = newId,
   onStoreChanged = () => {},
+  checkpointMaxBytes,
 }: ServiceOptions) {
   const keys = createKeys(storage, clock);
 
@@ -59,6 +66,12 @@ export function createService({
     clock,
     ids,
     keys,
+    /** Agent continuity: checkpoints with a latest pointer, and restores within a byte budget. */
+    checkpoints: createCheckpoints({
+      storage, clock, ids, readable: store, writable,
+      ...(checkpointMaxBytes === undefined ? {} : { maxBundleBytes: checkpointMaxBytes }),
+    }),
+    searchMemories: createSearch({ storage, readable: store }),
 
     // ------------------------------------------------------------ stores
 
@@ -91,15 +104,18 @@ export function createService({
 
     // ------------------------------------------------------------ memories
 
-    createMemory(caller: Caller, storeId: string, input: { path: string; content: string; mode?: number }): Memory {
+    createMemory(caller: Caller, storeId: string, input: { path: string; content: string; mode?: number; expiry?: Expiry }): Memory {
       writable(caller, storeId);
+      const s = stamp(caller);
+      const expiresAt = resolveExpiry(input.expiry, s.now);
       return storage.createMemory({
-        ...stamp(caller),
+        ...s,
         storeId,
         memoryId: ids('memory'),
         path: assertMemoryPath(input.path),
         content: assertContent(input.content),
         ...(input.mode === undefined ? {} : { mode: input.mode }),
+        ...(expiresAt == null ? {} : { expiresAt }),
       });
     },
     getMemory(caller: Caller, storeId: string, memoryId: string): Memory {
@@ -116,7 +132,10 @@ export function createService({
       writable(caller, storeId);
       if (write.path !== undefined) assertMemoryPath(write.path);
       if (write.content !== undefined) assertContent(write.content);
-      return storage.updateMemory({ ...stamp(caller), storeId, memoryId, ...write }).memory;
+      const { expiry, ...rest } = write;
+      const s = stamp(caller);
+      const expiresAt = resolveExpiry(expiry, s.now);
+      return storage.updateMemory({ ...s, storeId, memoryId, ...rest, ...(expiresAt === undefined ? {} : { expiresAt }) }).memory;
     },
     deleteMemory(caller: Caller, storeId: string, memoryId: string, expectedSha256?: string): void {
       writable(caller, storeId);

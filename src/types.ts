@@ -62,6 +62,8 @@ export interface Memory {
   mode: number;
   createdAt: string;
   updatedAt: string;
+  /** When the memory stops existing for readers (RFC 3339, UTC), or null for never. */
+  expiresAt: string | null;
 }
 
 /** A memory without its content: what lists and the mount's stat need. */
@@ -164,4 +166,65 @@ export interface MemoryWrite {
   path?: string;
   /** Expected current content_sha256, if the caller asked for a precondition. */
   expectedSha256?: string;
+  /** A new expiry (null: never expires); undefined keeps the current one. */
+  expiry?: Expiry;
+}
+
+/** A TTL as the caller gave it: seconds from now, or an absolute time; null clears it. */
+export type Expiry = { ttlSeconds: number } | { expiresAt: string } | null;
+
+// ------------------------------------------------------------ agent continuity (checkpoints, search)
+
+/** A memory a checkpoint relied on: by id or path, with the content or version it saw. */
+export interface CheckpointReference {
+  memoryId: string | null;
+  path: string | null;
+  contentSha256: string | null;
+  versionId: string | null;
+  note: string | null;
+}
+
+/** What an agent saves before compaction; immutable once written. */
+export interface CheckpointBundle {
+  agentId: string;
+  sessionId: string;
+  goal: string;
+  summary: string;
+  constraints: string[];
+  decisions: string[];
+  openTasks: string[];
+  nextAction: string | null;
+  capsule: string;
+  references: CheckpointReference[];
+}
+
+export interface Checkpoint extends CheckpointBundle {
+  id: string;
+  storeId: string;
+  /** 1, 2, 3… per (store, agent, session); never reused. */
+  revision: number;
+  /** Bytes of the stored bundle (JSON). */
+  sizeBytes: number;
+  createdAt: string;
+  createdBy: Actor;
+  /** True while this is the (agent, session) latest. */
+  isLatest: boolean;
+}
+
+export type ReferenceStatus = 'ok' | 'changed' | 'missing' | 'expired';
+
+export interface SearchQuery {
+  q: string;
+  mode: 'fts' | 'substring';
+  pathPrefix: string;
+  limit: number;
+  page: string | null;
+}
+
+export interface SearchHit {
+  memory: MemoryMeta;
+  /** A short excerpt around the match; matched terms are wrapped in ** (fts) or the phrase is (substring). */
+  snippet: string;
+  /** bm25 (lower is better) in fts mode; 0 in substring mode. */
+  score: number;
 }

@@ -6,7 +6,8 @@ import { z } from 'zod';
 import { assertContentSize, assertWellFormed, byteLength } from './content.js';
 import { MnemoError } from './errors.js';
 import { assertMemoryPath, assertPathPrefix } from './paths.js';
-import type { Access, MemoryListQuery, Role, MemoryWrite, NewStore, Operation, StoreListQuery, StorePatch, VersionListQuery, View } from './types.js';
+import { parseExpiry } from './validate-continuity.js';
+import type { Access, Expiry, MemoryListQuery, Role, MemoryWrite, NewStore, Operation, StoreListQuery, StorePatch, VersionListQuery, View } from './types.js';
 
 export const LIMITS = {
   storeName: 255,
@@ -61,9 +62,12 @@ const storeUpdateSchema = z.strictObject({
   metadata: stringMap(z.string().nullable(), 'must be an object whose values are strings or null').nullish(),
 });
 
+// ttl_seconds / expires_at: mnemo's additive TTL extension (see validate-continuity.ts).
 const memoryCreateSchema = z.strictObject({
   path: z.string(),
   content: z.string().nullable(),
+  ttl_seconds: z.number().nullish(),
+  expires_at: z.string().nullish(),
 });
 
 const memoryUpdateSchema = z.strictObject({
@@ -72,6 +76,8 @@ const memoryUpdateSchema = z.strictObject({
   precondition: z
     .strictObject({ type: z.literal('content_sha256'), content_sha256: z.string().optional() })
     .nullish(),
+  ttl_seconds: z.number().nullish(),
+  expires_at: z.string().nullish(),
 });
 
 const sessionCreateSchema = z.strictObject({
@@ -128,9 +134,10 @@ export function parseStoreUpdate(body: unknown): StorePatch {
   return patch;
 }
 
-export function parseMemoryCreate(body: unknown): { path: string; content: string } {
+export function parseMemoryCreate(body: unknown): { path: string; content: string; expiry?: Expiry } {
   const b = parseBody(memoryCreateSchema, body);
-  return { path: assertMemoryPath(b.path), content: assertContent(b.content ?? '') };
+  const expiry = parseExpiry(b, false);
+  return { path: assertMemoryPath(b.path), content: assertContent(b.content ?? ''), ...(expiry === undefined ? {} : { expiry }) };
 }
 
 export function parseMemoryUpdate(body: unknown): MemoryWrite {
@@ -141,8 +148,10 @@ export function parseMemoryUpdate(body: unknown): MemoryWrite {
   if (b.precondition) {
     write.expectedSha256 = parseSha256(b.precondition.content_sha256, 'precondition.content_sha256');
   }
-  if (write.path === undefined && write.content === undefined) {
-    throw new MnemoError('invalid_request', 'an update needs at least one of content or path');
+  const expiry = parseExpiry(b, true);
+  if (expiry !== undefined) write.expiry = expiry;
+  if (write.path === undefined && write.content === undefined && expiry === undefined) {
+    throw new MnemoError('invalid_request', 'an update needs at least one of content, path, ttl_seconds or expires_at');
   }
   return write;
 }

@@ -19,6 +19,7 @@ import type {
   VersionListQuery,
   Workspace,
 } from '../types.js';
+import type { ContinuityStorage } from './port-continuity.js';
 
 export interface WriteStamp {
   actor: Actor;
@@ -33,6 +34,8 @@ export interface CreateMemoryInput extends WriteStamp {
   path: string;
   content: string;
   mode?: number;
+  /** Absolute expiry (RFC 3339 UTC); absent or null: never. */
+  expiresAt?: string | null;
 }
 
 export interface UpdateMemoryInput extends WriteStamp {
@@ -41,6 +44,8 @@ export interface UpdateMemoryInput extends WriteStamp {
   content?: string;
   path?: string;
   expectedSha256?: string;
+  /** New absolute expiry; null clears it; undefined keeps the current one. */
+  expiresAt?: string | null;
 }
 
 export interface DeleteMemoryInput extends WriteStamp {
@@ -115,7 +120,7 @@ export interface DirectoryListing {
   dirs: string[];
 }
 
-export interface Storage {
+export interface Storage extends ContinuityStorage {
   // workspaces and keys
   defaultWorkspace(): Workspace | null;
   insertWorkspace(ws: Workspace, isDefault: boolean): void;

@@ -25,6 +25,7 @@ export interface MemoryRow {
   mode: number;
   created_at: string;
   updated_at: string;
+  expires_at: string | null;
 }
 
 export interface VersionRow {
@@ -90,6 +91,7 @@ export function toMemoryMeta(r: MemoryRow): MemoryMeta {
     mode: r.mode,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
+    expiresAt: r.expires_at ?? null,
   };
 }
 

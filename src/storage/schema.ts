@@ -16,6 +16,8 @@
  *     names one that exists while its store exists.
  */
 
+import { MIGRATION_3 } from './schema-continuity.js';
+
 export interface Migration {
   version: number;
   sql: string;
@@ -151,6 +153,11 @@ CREATE TABLE idempotency_receipts (
 );
 CREATE INDEX idempotency_receipts_by_expiry ON idempotency_receipts (expires_at);
 `,
+  },
+  {
+    // Agent continuity (issue 6): expiring memories, full-text search, checkpoints. See schema-continuity.ts.
+    version: 3,
+    sql: MIGRATION_3,
   },
 ];
 

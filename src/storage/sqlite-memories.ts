@@ -17,6 +17,7 @@ import type {
   WriteStamp,
 } from './port.js';
 import { actorColumns, toMemory, toMemoryMeta, type MemoryRow } from './rows.js';
+import { LIVE, createExpiryPurge } from './sqlite-expiry.js';
 import { writeTx, type Db } from './tx.js';
 
 type MemoryStatements = Pick<
@@ -36,14 +37,14 @@ type MemoryStatements = Pick<
   | 'hasMemoriesUnder'
 >;
 
-const META = 'seq, id, store_id, path, content_sha256, content_size_bytes, version_id, mode, created_at, updated_at';
+const META = 'seq, id, store_id, path, content_sha256, content_size_bytes, version_id, mode, created_at, updated_at, expires_at';
 
 export function createMemoryStatements(db: Db): MemoryStatements {
   const q = {
     storeState: db.prepare('SELECT archived_at FROM stores WHERE id = ?'),
-    byId: db.prepare('SELECT * FROM memories WHERE store_id = ? AND id = ?'),
-    byPath: db.prepare('SELECT * FROM memories WHERE store_id = ? AND path = ?'),
-    metaByPath: db.prepare(`SELECT ${META} FROM memories WHERE store_id = ? AND path = ?`),
+    byId: db.prepare(`SELECT * FROM memories WHERE store_id = ? AND id = ? AND ${LIVE}`),
+    byPath: db.prepare(`SELECT * FROM memories WHERE store_id = ? AND path = ? AND ${LIVE}`),
+    metaByPath: db.prepare(`SELECT ${META} FROM memories WHERE store_id = ? AND path = ? AND ${LIVE}`),
     samePath: db.prepare('SELECT id, path FROM memories WHERE store_id = ? AND path = ? AND id != ?'),
     descendant: db.prepare('SELECT id, path FROM memories WHERE store_id = ? AND path > ? AND path < ? AND id != ? LIMIT 1'),
     ancestor: db.prepare(
@@ -55,23 +56,25 @@ export function createMemoryStatements(db: Db): MemoryStatements {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     insertMemory: db.prepare(
-      `INSERT INTO memories (id, store_id, path, content, content_sha256, content_size_bytes, version_id, mode, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO memories (id, store_id, path, content, content_sha256, content_size_bytes, version_id, mode, created_at, updated_at, expires_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     updateMemory: db.prepare(
       `UPDATE memories SET path = ?, content = ?, content_sha256 = ?, content_size_bytes = ?, version_id = ?, updated_at = ?
        WHERE id = ?`,
     ),
+    setExpiry: db.prepare('UPDATE memories SET expires_at = ? WHERE id = ?'),
     deleteMemory: db.prepare('DELETE FROM memories WHERE id = ?'),
     setMode: db.prepare('UPDATE memories SET mode = ? WHERE store_id = ? AND id = ?'),
     rangeMeta: db.prepare(
-      `SELECT ${META} FROM memories WHERE store_id = ? AND path > ? AND path < ? ORDER BY path LIMIT ?`,
+      `SELECT ${META} FROM memories WHERE store_id = ? AND path > ? AND path < ? AND ${LIVE} ORDER BY path LIMIT ?`,
     ),
-    rangeFull: db.prepare(`SELECT * FROM memories WHERE store_id = ? AND path > ? AND path < ? ORDER BY path LIMIT ?`),
-    nextGt: db.prepare(`SELECT ${META} FROM memories WHERE store_id = ? AND path > ? AND path < ? ORDER BY path LIMIT 1`),
-    nextGte: db.prepare(`SELECT ${META} FROM memories WHERE store_id = ? AND path >= ? AND path < ? ORDER BY path LIMIT 1`),
-    anyUnder: db.prepare('SELECT 1 FROM memories WHERE store_id = ? AND path > ? AND path < ? LIMIT 1'),
+    rangeFull: db.prepare(`SELECT * FROM memories WHERE store_id = ? AND path > ? AND path < ? AND ${LIVE} ORDER BY path LIMIT ?`),
+    nextGt: db.prepare(`SELECT ${META} FROM memories WHERE store_id = ? AND path > ? AND path < ? AND ${LIVE} ORDER BY path LIMIT 1`),
+    nextGte: db.prepare(`SELECT ${META} FROM memories WHERE store_id = ? AND path >= ? AND path < ? AND ${LIVE} ORDER BY path LIMIT 1`),
+    anyUnder: db.prepare(`SELECT 1 FROM memories WHERE store_id = ? AND path > ? AND path < ? AND ${LIVE} LIMIT 1`),
   };
+  const purgeExpired = createExpiryPurge(db);
 
   function assertWritable(storeId: string): void {
     const s = q.storeState.get(storeId) as { archived_at: string | null } | undefined;
@@ -117,25 +120,34 @@ export function createMemoryStatements(db: Db): MemoryStatements {
     const size = byteLength(input.content);
     appendVersion(input, input.storeId, input.memoryId, 'created', input.path, { content: input.content, sha, size });
     const mode = input.mode ?? 0o644;
-    q.insertMemory.run(input.memoryId, input.storeId, input.path, input.content, sha, size, input.versionId, mode, input.now, input.now);
+    const expiresAt = input.expiresAt ?? null;
+    q.insertMemory.run(input.memoryId, input.storeId, input.path, input.content, sha, size, input.versionId, mode, input.now, input.now, expiresAt);
     return {
       id: input.memoryId, storeId: input.storeId, path: input.path, content: input.content,
       contentSha256: sha, contentSizeBytes: size, versionId: input.versionId, mode,
-      createdAt: input.now, updatedAt: input.now,
+      createdAt: input.now, updatedAt: input.now, expiresAt,
     };
   }
 
   function update(input: UpdateMemoryInput): { memory: Memory; changed: boolean } {
     const current = toMemory(mustGet(input.storeId, input.memoryId));
     const plan = planUpdate(current, input);
-    if (plan.kind === 'noop') return { memory: current, changed: false };
+    const expiresAt = input.expiresAt === undefined ? current.expiresAt : input.expiresAt;
+    if (plan.kind === 'noop') {
+      // A TTL is not versioned (like mode): renewing it changes the row but appends no version.
+      if (expiresAt === current.expiresAt) return { memory: current, changed: false };
+      assertWritable(input.storeId);
+      q.setExpiry.run(expiresAt, current.id);
+      return { memory: { ...current, expiresAt }, changed: false };
+    }
     assertWritable(input.storeId);
     if (plan.renamed) assertNoOverlap(input.storeId, plan.path, current.id);
     appendVersion(input, input.storeId, current.id, 'modified', plan.path, { content: plan.content, sha: plan.sha256, size: plan.size });
     q.updateMemory.run(plan.path, plan.content, plan.sha256, plan.size, input.versionId, input.now, current.id);
+    if (expiresAt !== current.expiresAt) q.setExpiry.run(expiresAt, current.id);
     const memory: Memory = {
       ...current, path: plan.path, content: plan.content, contentSha256: plan.sha256,
-      contentSizeBytes: plan.size, versionId: input.versionId, updatedAt: input.now,
+      contentSizeBytes: plan.size, versionId: input.versionId, updatedAt: input.now, expiresAt,
     };
     return { memory, changed: true };
   }
@@ -176,15 +188,23 @@ export function createMemoryStatements(db: Db): MemoryStatements {
   }
 
   return {
-    createMemory: writeTx(db, insert),
-    updateMemory: writeTx(db, update),
+    createMemory: writeTx(db, (input: CreateMemoryInput): Memory => {
+      purgeExpired(input.storeId, input.now);
+      return insert(input);
+    }),
+    updateMemory: writeTx(db, (input: UpdateMemoryInput) => {
+      purgeExpired(input.storeId, input.now);
+      return update(input);
+    }),
     deleteMemory: writeTx(db, (input: DeleteMemoryInput): void => {
+      purgeExpired(input.storeId, input.now);
       const row = mustGet(input.storeId, input.memoryId);
       assertDeletePrecondition(toMemory(row), input.expectedSha256);
       remove(input, row);
     }),
 
     saveMemoryAt: writeTx(db, (input: SaveMemoryAtInput) => {
+      purgeExpired(input.storeId, input.now);
       const row = q.byPath.get(input.storeId, input.path) as MemoryRow | undefined;
       if (!row) return { memory: insert(input), changed: true };
       const res = update({ ...input, memoryId: row.id });
@@ -192,6 +212,7 @@ export function createMemoryStatements(db: Db): MemoryStatements {
     }),
 
     moveMemory: writeTx(db, (input: MoveMemoryInput): Memory => {
+      purgeExpired(input.storeId, input.now);
       const current = mustGet(input.storeId, input.memoryId);
       if (current.path === input.path) return toMemory(current);
       assertWritable(input.storeId);
@@ -201,6 +222,7 @@ export function createMemoryStatements(db: Db): MemoryStatements {
     }),
 
     moveTree: writeTx(db, (input: MoveTreeInput): number => {
+      purgeExpired(input.storeId, input.now);
       assertWritable(input.storeId);
       const prefix = input.from + '/';
       const rows = q.rangeFull.all(input.storeId, prefix, subtreeEnd(prefix), -1) as MemoryRow[];

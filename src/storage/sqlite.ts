@@ -9,9 +9,12 @@ import type { Db } from './tx.js';
 import type { Storage } from './port.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema.js';
 import { createCheckStatements } from './sqlite-check.js';
+import { createCheckpointStatements } from './sqlite-checkpoints.js';
+import { registerClock } from './sqlite-expiry.js';
 import { createKeyStatements } from './sqlite-keys.js';
 import { createMemoryStatements } from './sqlite-memories.js';
 import { createReceiptStatements } from './sqlite-receipts.js';
+import { createSearchStatements } from './sqlite-search.js';
 import { createSessionStatements } from './sqlite-sessions.js';
 import { createStoreStatements } from './sqlite-stores.js';
 import { createVersionStatements } from './sqlite-versions.js';
@@ -23,11 +26,15 @@ export type InspectablePragma = 'journal_mode' | 'synchronous' | 'foreign_keys' 
 /** The port plus a read-only look at the connection settings, for tests and diagnostics. */
 export interface SqliteStorage extends Storage {
   readPragma(name: InspectablePragma): unknown;
+  /** Runs `fn` as one transaction; port writes inside it become savepoints (bulk loads, the bench). */
+  batch<T>(fn: () => T): T;
 }
 
 export interface SqliteOptions {
   /** Run a full WAL checkpoint and truncate the WAL after redactions, so erased bytes leave the disk. */
   truncateWalAfterRedact?: boolean;
+  /** What readers take as now when they hide expired memories (RFC 3339 UTC with milliseconds). */
+  clock?: () => string;
 }
 
 export function openSqliteStorage(file: string, _options: SqliteOptions = {}): SqliteStorage {
@@ -35,6 +42,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
   const db = new Database(file);
   applyPragmas(db);
   migrate(db);
+  registerClock(db, _options.clock ?? (() => new Date().toISOString()));
   const stores = createStoreStatements(db);
   const memories = createMemoryStatements(db);
   const versions = createVersionStatements(db);
@@ -47,9 +55,12 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     ...createKeyStatements(db),
     ...createReceiptStatements(db),
     ...createCheckStatements(db),
+    ...createCheckpointStatements(db),
+    ...createSearchStatements(db),
     readPragma(name) {
       return db.pragma(name, { simple: true });
     },
+    batch: (fn) => db.transaction(fn).immediate(),
     integrityCheck() {
       const rows = db.pragma('integrity_check') as { integrity_check: string }[];
       const fk = db.pragma('foreign_key_check') as unknown[];

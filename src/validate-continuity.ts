@@ -1,0 +1,200 @@
+/**
+ * @module Input rules for checkpoints, restores, search and memory TTLs. Both faces (the HTTP API
+ * and the MCP tools) call these, so a limit is enforced the same way everywhere.
+ */
+import { z } from 'zod';
+import { assertWellFormed, byteLength } from './content.js';
+import { MnemoError } from './errors.js';
+import { assertMemoryPath, assertPathPrefix } from './paths.js';
+import type { CheckpointBundle, CheckpointReference, Expiry, SearchQuery } from './types.js';
+import { parseLimit, parseSha256, parseTimestamp, type Query } from './validate.js';
+
+export const CHECKPOINT_LIMITS = {
+  capsuleBytes: 16 * 1024,
+  references: 64,
+  /** Default and ceiling of the bundle size; MNEMO_CHECKPOINT_MAX_BYTES may set it lower. */
+  bundleBytes: 1024 * 1024,
+  listItems: 256,
+  idChars: 128,
+  restoreMin: 512,
+  restoreMax: 1024 * 1024,
+  restoreDefault: 32 * 1024,
+  ttlMaxSeconds: 10 * 365 * 24 * 3600,
+  queryChars: 1024,
+} as const;
+
+/** Agent and session ids go into URL paths: letters, digits and . _ : @ + = - only. */
+const SCOPE_ID = /^[A-Za-z0-9][A-Za-z0-9._:@+=-]*$/;
+const ID_LIKE = /^[A-Za-z0-9_]{1,64}$/;
+
+function fail(field: string, message: string): never {
+  throw new MnemoError('invalid_request', `${field}: ${message}`, { field });
+}
+
+const referenceSchema = z.strictObject({
+  memory_id: z.string().nullish(),
+  path: z.string().nullish(),
+  content_sha256: z.string().nullish(),
+  memory_version_id: z.string().nullish(),
+  note: z.string().nullish(),
+});
+
+const checkpointSchema = z.strictObject({
+  agent_id: z.string(),
+  session_id: z.string(),
+  goal: z.string(),
+  summary: z.string().nullish(),
+  constraints: z.array(z.string()).nullish(),
+  decisions: z.array(z.string()).nullish(),
+  open_tasks: z.array(z.string()).nullish(),
+  next_action: z.string().nullish(),
+  capsule: z.string().nullish(),
+  references: z.array(z.unknown()).nullish(),
+  expected_latest_checkpoint_id: z.string().nullable().optional(),
+});
+
+export interface CheckpointRequest {
+  bundle: CheckpointBundle;
+  /** Bytes of the bundle as stored (its JSON). */
+  sizeBytes: number;
+  expectedLatestId: string | null | undefined;
+}
+
+/** Validates a whole checkpoint bundle against every limit; `maxBytes` is the configured bundle cap. */
+export function parseCheckpointCreate(body: unknown, maxBytes: number = CHECKPOINT_LIMITS.bundleBytes): CheckpointRequest {
+  const b = parseObject(checkpointSchema, body);
+  const refs = b.references ?? [];
+  if (refs.length > CHECKPOINT_LIMITS.references) {
+    fail('references', `at most ${CHECKPOINT_LIMITS.references} references (got ${refs.length})`);
+  }
+  const bundle: CheckpointBundle = {
+    agentId: assertScopeId(b.agent_id, 'agent_id'),
+    sessionId: assertScopeId(b.session_id, 'session_id'),
+    goal: text(b.goal, 'goal'),
+    summary: text(b.summary ?? '', 'summary'),
+    constraints: list(b.constraints, 'constraints'),
+    decisions: list(b.decisions, 'decisions'),
+    openTasks: list(b.open_tasks, 'open_tasks'),
+    nextAction: b.next_action == null ? null : text(b.next_action, 'next_action'),
+    capsule: text(b.capsule ?? '', 'capsule'),
+    references: refs.map((r, i) => parseReference(r, `references.${i}`)),
+  };
+  if (bundle.goal.trim() === '') fail('goal', 'must not be empty');
+  const capsule = byteLength(bundle.capsule);
+  if (capsule > CHECKPOINT_LIMITS.capsuleBytes) fail('capsule', `must be at most ${CHECKPOINT_LIMITS.capsuleBytes} bytes (got ${capsule})`);
+  const sizeBytes = byteLength(JSON.stringify(bundle));
+  if (sizeBytes > maxBytes) {
+    throw new MnemoError('content_too_large', `checkpoint bundle is ${sizeBytes} bytes; this server accepts at most ${maxBytes}`);
+  }
+  const expected = b.expected_latest_checkpoint_id;
+  return { bundle, sizeBytes, expectedLatestId: expected === undefined ? undefined : expected === null ? null : assertIdLike(expected, 'expected_latest_checkpoint_id') };
+}
+
+function parseReference(raw: unknown, field: string): CheckpointReference {
+  const r = parseObject(referenceSchema, raw, field);
+  const memoryId = r.memory_id == null ? null : assertIdLike(r.memory_id, `${field}.memory_id`);
+  const path = r.path == null ? null : assertMemoryPath(r.path, `${field}.path`);
+  if (memoryId === null && path === null) fail(field, 'names no memory: give memory_id or path');
+  const contentSha256 = r.content_sha256 == null ? null : parseSha256(r.content_sha256, `${field}.content_sha256`);
+  const versionId = r.memory_version_id == null ? null : assertIdLike(r.memory_version_id, `${field}.memory_version_id`);
+  if (contentSha256 === null && versionId === null) fail(field, 'needs the content_sha256 or memory_version_id it relied on');
+  return { memoryId, path, contentSha256, versionId, note: r.note == null ? null : text(r.note, `${field}.note`) };
+}
+
+export function parseRestore(body: unknown): { maxBytes: number } {
+  const b = parseObject(z.strictObject({ max_bytes: z.number().nullish() }), body);
+  const n = b.max_bytes ?? CHECKPOINT_LIMITS.restoreDefault;
+  if (!Number.isInteger(n) || n < CHECKPOINT_LIMITS.restoreMin || n > CHECKPOINT_LIMITS.restoreMax) {
+    fail('max_bytes', `must be an integer from ${CHECKPOINT_LIMITS.restoreMin} to ${CHECKPOINT_LIMITS.restoreMax} (got ${n})`);
+  }
+  return { maxBytes: n };
+}
+
+export function assertScopeId(value: string, field: string): string {
+  if (value.length < 1 || value.length > CHECKPOINT_LIMITS.idChars || !SCOPE_ID.test(value)) {
+    fail(field, `must be 1 to ${CHECKPOINT_LIMITS.idChars} characters of letters, digits and . _ : @ + = - (starting with a letter or digit)`);
+  }
+  return value;
+}
+
+function assertIdLike(value: string, field: string): string {
+  if (!ID_LIKE.test(value)) fail(field, 'is not an id');
+  return value;
+}
+
+function text(value: string, field: string): string {
+  assertWellFormed(value, field);
+  return value;
+}
+
+function list(values: string[] | null | undefined, field: string): string[] {
+  const v = values ?? [];
+  if (v.length > CHECKPOINT_LIMITS.listItems) fail(field, `at most ${CHECKPOINT_LIMITS.listItems} items (got ${v.length})`);
+  return v.map((s, i) => text(s, `${field}.${i}`));
+}
+
+// ---------------------------------------------------------------- search
+
+export function parseSearchQuery(q: Query): SearchQuery {
+  const text = q['q'];
+  if (text === undefined || text.trim() === '') fail('q', 'is required and must not be blank');
+  if (text.length > CHECKPOINT_LIMITS.queryChars) fail('q', `must be at most ${CHECKPOINT_LIMITS.queryChars} characters`);
+  assertWellFormed(text, 'q');
+  const mode = q['mode'] ?? 'fts';
+  if (mode !== 'fts' && mode !== 'substring') fail('mode', 'must be "fts" or "substring"');
+  return {
+    q: text,
+    mode,
+    pathPrefix: q['path_prefix'] === undefined ? '/' : assertPathPrefix(q['path_prefix']),
+    limit: parseLimit(q['limit']),
+    page: q['page'] === undefined || q['page'] === '' ? null : q['page'],
+  };
+}
+
+// ---------------------------------------------------------------- memory TTL
+
+/** The additive TTL fields of a memory create or update body. */
+export const ttlFields = {
+  ttl_seconds: z.number().nullish(),
+  expires_at: z.string().nullish(),
+};
+
+/**
+ * `ttl_seconds` (1 s to 10 years) or `expires_at` (RFC 3339); at most one. On an update,
+ * `expires_at: null` clears the expiry; absent fields keep it.
+ */
+export function parseExpiry(b: { ttl_seconds?: number | null | undefined; expires_at?: string | null | undefined }, clearable: boolean): Expiry | undefined {
+  const ttl = b.ttl_seconds;
+  const at = b.expires_at;
+  if (ttl != null && at != null) fail('ttl_seconds', 'give ttl_seconds or expires_at, not both');
+  if (ttl != null) {
+    if (!Number.isInteger(ttl) || ttl < 1 || ttl > CHECKPOINT_LIMITS.ttlMaxSeconds) {
+      fail('ttl_seconds', `must be an integer from 1 to ${CHECKPOINT_LIMITS.ttlMaxSeconds}`);
+    }
+    return { ttlSeconds: ttl };
+  }
+  if (at != null) return { expiresAt: parseTimestamp(at, 'expires_at')! };
+  if (at === null && clearable) return null;
+  return undefined;
+}
+
+/** The absolute expiry for `now`; an expires_at that is not in the future is refused. */
+export function resolveExpiry(e: Expiry | undefined, now: string): string | null | undefined {
+  if (e === undefined || e === null) return e;
+  if ('ttlSeconds' in e) return new Date(Date.parse(now) + e.ttlSeconds * 1000).toISOString();
+  if (e.expiresAt <= now) fail('expires_at', `must be in the future (now is ${now})`);
+  return e.expiresAt;
+}
+
+function parseObject<T>(schema: z.ZodType<T>, body: unknown, at = ''): T {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new MnemoError('invalid_request', `${at || 'request body'} must be a JSON object`, at ? { field: at } : {});
+  }
+  const result = schema.safeParse(body);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0]!;
+  const field = [at, ...issue.path.map(String)].filter((p) => p !== '').join('.') || 'body';
+  if (issue.code === 'unrecognized_keys') fail(field, `unknown field${issue.keys.length > 1 ? 's' : ''}: ${issue.keys.join(', ')}`);
+  if (issue.code === 'invalid_type' && issue.input === undefined) fail(field, 'is required');
+  fail(field, issue.message);
+}
