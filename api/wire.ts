@@ -32,6 +32,8 @@ export function toWireMemory(m: MemoryMeta & { content?: string }, view: View) {
     memory_version_id: m.versionId,
     created_at: m.createdAt,
     updated_at: m.updatedAt,
+    // mnemo's TTL extension: present only on memories that expire, so other shapes stay the SDK's.
+    ...(m.expiresAt ? { expires_at: m.expiresAt } : {}),
   };
 }
 

@@ -127,17 +127,14 @@ export function createCheckpoints({ storage, clock, ids, readable, writable, max
         sizeBytes: maxBytes,
         maxBytes,
       };
-      const lean: Restored = { ...full, summary: null, references: refs.map((r) => ({ ...r, note: null })), omitted: ['summary', 'references.note'] };
-      for (const candidate of [full, lean]) {
+      const omit = [...(summary !== '' ? ['summary'] : []), ...(references.some((r) => r.note !== null) ? ['references.note'] : [])];
+      const lean: Restored = { ...full, summary: null, references: refs.map((r) => ({ ...r, note: null })), omitted: omit };
+      const candidates = omit.length > 0 ? [full, lean] : [full];
+      for (const candidate of candidates) {
         const size = measure(candidate);
         if (size <= maxBytes) return { ...candidate, sizeBytes: size };
       }
-      let needed = measure({ ...lean, sizeBytes: 0, maxBytes: 0 });
-      // The answer states its own size and budget: grow until those digits fit too.
-      for (let size = measure({ ...lean, sizeBytes: needed, maxBytes: needed }); size > needed; ) {
-        needed = size;
-        size = measure({ ...lean, sizeBytes: needed, maxBytes: needed });
-      }
+      const needed = Math.min(...candidates.map((r) => selfSizedBytes(r, measure)));
       throw new MnemoError(
         'budget_exceeded',
         `restoring checkpoint ${c.id} needs at least ${needed} bytes for its goal, constraints, decisions, open tasks, ` +
@@ -146,6 +143,16 @@ export function createCheckpoints({ storage, clock, ids, readable, writable, max
       );
     },
   };
+}
+
+/** The size of `r` once it states that size (and an equal budget) about itself. */
+function selfSizedBytes(r: Restored, measure: (r: Restored) => number): number {
+  let needed = measure({ ...r, sizeBytes: 0, maxBytes: 0 });
+  for (let size = measure({ ...r, sizeBytes: needed, maxBytes: needed }); size > needed; ) {
+    needed = size;
+    size = measure({ ...r, sizeBytes: needed, maxBytes: needed });
+  }
+  return needed;
 }
 
 function jsonBytes(r: Restored): number {

@@ -1,0 +1,58 @@
+/**
+ * @module /v1/memory_stores/:store/checkpoints (a mnemo extension): save, read, delete and restore
+ * checkpoints; the latest per (agent, session) under checkpoints/sessions/:agent/:session.
+ */
+import { Hono } from 'hono';
+import { assertScopeId, parseRestore, type Idempotency, type Service } from '../../src/index.js';
+import type { AppEnv } from '../env.js';
+import { mutation, ok } from '../idempotency.js';
+import { jsonBody } from '../request.js';
+import { restoreWireBytes, toWireCheckpoint, toWireRestore } from '../wire-continuity.js';
+
+export function checkpointRoutes(service: Service, idem: Idempotency) {
+  const app = new Hono<AppEnv>();
+  const ckpt = service.checkpoints;
+
+  app.post('/:store/checkpoints', async (c) => {
+    const body = await jsonBody(c);
+    const req = ckpt.parse(body);
+    const storeId = c.req.param('store');
+    return mutation(c, idem, 'POST /v1/memory_stores/{id}/checkpoints', body, () =>
+      ok(toWireCheckpoint(ckpt.create(c.var.caller, storeId, req)), { storeId }),
+    );
+  });
+
+  app.get('/:store/checkpoints/sessions/:agent/:session/latest', (c) => {
+    const { agent, session } = scope(c.req.param('agent'), c.req.param('session'));
+    return c.json(toWireCheckpoint(ckpt.latest(c.var.caller, c.req.param('store'), agent, session)));
+  });
+
+  app.post('/:store/checkpoints/sessions/:agent/:session/restore', async (c) => {
+    const { maxBytes } = parseRestore(await jsonBody(c));
+    const { agent, session } = scope(c.req.param('agent'), c.req.param('session'));
+    const restored = ckpt.restore(c.var.caller, c.req.param('store'), { agentId: agent, sessionId: session }, maxBytes, restoreWireBytes);
+    return c.json(toWireRestore(restored));
+  });
+
+  app.get('/:store/checkpoints/:checkpoint', (c) => {
+    return c.json(toWireCheckpoint(ckpt.get(c.var.caller, c.req.param('store'), c.req.param('checkpoint'))));
+  });
+
+  app.post('/:store/checkpoints/:checkpoint/restore', async (c) => {
+    const { maxBytes } = parseRestore(await jsonBody(c));
+    const restored = ckpt.restore(c.var.caller, c.req.param('store'), { checkpointId: c.req.param('checkpoint') }, maxBytes, restoreWireBytes);
+    return c.json(toWireRestore(restored));
+  });
+
+  app.delete('/:store/checkpoints/:checkpoint', (c) => {
+    const id = c.req.param('checkpoint');
+    ckpt.delete(c.var.caller, c.req.param('store'), id);
+    return c.json({ id, type: 'checkpoint_deleted' as const });
+  });
+
+  return app;
+}
+
+function scope(agent: string, session: string) {
+  return { agent: assertScopeId(agent, 'agent_id'), session: assertScopeId(session, 'session_id') };
+}
