@@ -51,10 +51,14 @@ export function createService({
     return s;
   }
 
-  /** The store, once the caller is known to have the right to change what is in it. */
+  /**
+   * The store, once the caller is known to have the right to change what is in it. Visibility comes
+   * first: a store the caller cannot see is 404 whatever its role, so a 403 never reveals one.
+   */
   function writable(caller: Caller, id: string): Store {
+    const s = store(caller, id);
     assertAllowed(caller, 'write');
-    return store(caller, id);
+    return s;
   }
 
   function stamp(caller: Caller) {
@@ -194,8 +198,8 @@ export function createService({
       return storage.listVersions(storeId, q);
     },
     redactVersion(caller: Caller, storeId: string, versionId: string): MemoryVersion {
-      assertAllowed(caller, 'redact');
       store(caller, storeId);
+      assertAllowed(caller, 'redact');
       return storage.redactVersion(storeId, versionId, caller.actor, clock());
     },
   };

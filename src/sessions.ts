@@ -58,7 +58,6 @@ export function createSessions({ service, mounter, mountRoot, log = () => {} }: 
 
   return {
     async createSession(caller: Caller, req: SessionRequest, hooks?: SessionHooks): Promise<Session> {
-      assertMayMount(caller, req.resources);
       const id = service.ids('session');
       const taken = new Set<string>();
       const resources: SessionResource[] = req.resources.map((r) => {
@@ -79,6 +78,7 @@ export function createSessions({ service, mounter, mountRoot, log = () => {} }: 
           hostPath: join(mountRoot, id, slug),
         };
       });
+      assertMayMount(caller, req.resources);
       const session: Session = {
         id,
         workspaceId: caller.workspaceId,

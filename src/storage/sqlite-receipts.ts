@@ -1,6 +1,6 @@
 /** @module SQLite statements for idempotency receipts, and the transaction that binds one to its mutation. */
 import type { Receipt, ReceiptScope, Storage } from './port.js';
-import type { Db } from './tx.js';
+import { outerTx, type Db } from './tx.js';
 
 type ReceiptStatements = Pick<Storage, 'atomic' | 'findReceipt' | 'insertReceipt' | 'deleteReceipt' | 'purgeReceipts'>;
 
@@ -35,7 +35,7 @@ export function createReceiptStatements(db: Db): ReceiptStatements {
 
   return {
     // Port writes called inside fn are writeTx functions: nested, they become savepoints of this one.
-    atomic: <T>(fn: () => T): T => db.transaction(fn).immediate(),
+    atomic: <T>(fn: () => T): T => outerTx(db, fn),
     findReceipt(s) {
       const r = q.find.get(scope(s)) as ReceiptRow | undefined;
       if (!r) return null;

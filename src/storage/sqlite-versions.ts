@@ -4,7 +4,7 @@ import type { Actor, MemoryVersion, Page, VersionListQuery } from '../types.js';
 import { cursorNumber, decodeCursor, encodeCursor } from './cursor.js';
 import type { Storage } from './port.js';
 import { actorColumns, toVersion, type VersionRow } from './rows.js';
-import { writeTx, type Db, type Statement } from './tx.js';
+import { afterCommit, writeTx, type Db, type Statement } from './tx.js';
 
 type VersionStatements = Pick<Storage, 'getVersion' | 'listVersions' | 'redactVersion'>;
 
@@ -84,7 +84,7 @@ export function createVersionStatements(db: Db): VersionStatements {
         const { version, changed } = redact(storeId, id, actor, now);
         // Copy every page into the main file and cut the WAL to zero bytes: the old page images
         // that still hold the redacted content leave the disk.
-        if (changed) db.pragma('wal_checkpoint(TRUNCATE)');
+        if (changed) afterCommit(db, () => db.pragma('wal_checkpoint(TRUNCATE)'));
         return version;
       };
     })(),

@@ -9,3 +9,31 @@ export function writeTx<A extends unknown[], R>(db: Db, fn: (...args: A) => R): 
 }
 
 export type Statement = Database.Statement;
+
+const pending = new WeakMap<Db, (() => void)[]>();
+
+/**
+ * Runs `fn` once the current transaction commits (now, if there is none). For work SQLite refuses
+ * inside a transaction, such as the WAL checkpoint after a redaction inside `atomic`.
+ */
+export function afterCommit(db: Db, fn: () => void): void {
+  if (!db.inTransaction) return fn();
+  const list = pending.get(db) ?? [];
+  list.push(fn);
+  pending.set(db, list);
+}
+
+/** One outer transaction whose after-commit work runs once it has committed (and is dropped if it rolls back). */
+export function outerTx<R>(db: Db, fn: () => R): R {
+  let result: R;
+  try {
+    result = db.transaction(fn).immediate();
+  } catch (err) {
+    pending.delete(db);
+    throw err;
+  }
+  const list = pending.get(db) ?? [];
+  pending.delete(db);
+  for (const f of list) f();
+  return result;
+}

@@ -1,0 +1,226 @@
+/**
+ * Idempotency-Key on every mutating route, against the real server: a retry replays the first
+ * answer (even after a restart, and after the memory changed or was deleted), the same key on a
+ * different request is 409 idempotency_conflict, failures do not consume the key, 20 concurrent
+ * retries make one mutation, and receipts expire after the configured period. (issue 4)
+ */
+import { randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import type Anthropic from '@anthropic-ai/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectRawError, rawRequest, sdkClient, type RawResponse } from '../helpers/sdk.js';
+import { makeTempDir, runCli, startServer, type RunningServer } from '../helpers/server.js';
+import { collect } from './shapes.js';
+
+let server: RunningServer;
+let client: Anthropic;
+
+beforeAll(async () => {
+  server = await startServer();
+  client = sdkClient(server.url, server.adminKey);
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+function send(method: string, path: string, key: string | null, body?: unknown, apiKey = server.adminKey, url = server.url): Promise<RawResponse> {
+  return rawRequest(url, method, path, {
+    apiKey,
+    headers: key === null ? {} : { 'idempotency-key': key },
+    ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+  });
+}
+
+const versionCount = async (storeId: string) => (await collect(client.beta.memoryStores.memoryVersions.list(storeId, { limit: 100 }))).length;
+
+describe('idempotency keys', () => {
+  it('a retry of a memory create replays the first status and body with idempotent-replayed, and adds no version', async () => {
+    const store = await client.beta.memoryStores.create({ name: 'idem-create' });
+    const key = randomUUID();
+    const first = await send('POST', `/v1/memory_stores/${store.id}/memories`, key, { path: '/a.md', content: 'one' });
+    expect(first.status).toBe(200);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    const again = await send('POST', `/v1/memory_stores/${store.id}/memories`, key, { path: '/a.md', content: 'one' });
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(first.body);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(await versionCount(store.id)).toBe(1);
+  });
+
+  it('treats key order and whitespace in the body as the same request', async () => {
+    const store = await client.beta.memoryStores.create({ name: 'idem-normalise' });
+    const key = randomUUID();
+    const first = await send('POST', `/v1/memory_stores/${store.id}/memories`, key, '{"path":"/n.md","content":"x"}');
+    const again = await send('POST', `/v1/memory_stores/${store.id}/memories`, key, '{ "content" : "x",\n "path": "/n.md" }');
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(first.body);
+    expect(await versionCount(store.id)).toBe(1);
+  });
+
+  it('the same key with a different request is 409 idempotency_conflict and changes nothing', async () => {
+    const store = await client.beta.memoryStores.create({ name: 'idem-conflict' });
+    const key = randomUUID();
+    await send('POST', `/v1/memory_stores/${store.id}/memories`, key, { path: '/a.md', content: 'one' });
+    const other = await send('POST', `/v1/memory_stores/${store.id}/memories`, key, { path: '/a.md', content: 'two' });
+    expectRawError(other, 409, 'idempotency_conflict');
+    const query = await send('POST', `/v1/memory_stores/${store.id}/memories?view=full`, key, { path: '/a.md', content: 'one' });
+    expectRawError(query, 409, 'idempotency_conflict');
+    expect(await versionCount(store.id)).toBe(1);
+  });
+
+  it('replays after the memory was changed and deleted, without undoing either', async () => {
+    const store = await client.beta.memoryStores.create({ name: 'idem-later' });
+    const m = await client.beta.memoryStores.memories.create(store.id, { path: '/a.md', content: 'v1' });
+    const key = randomUUID();
+    const update = { content: 'v2' };
+    const first = await send('POST', `/v1/memory_stores/${store.id}/memories/${m.id}`, key, update);
+    expect(first.status).toBe(200);
+    await client.beta.memoryStores.memories.update(m.id, { memory_store_id: store.id, content: 'v3' });
+    const afterChange = await send('POST', `/v1/memory_stores/${store.id}/memories/${m.id}`, key, update);
+    expect(afterChange.body).toEqual(first.body);
+    await client.beta.memoryStores.memories.delete(m.id, { memory_store_id: store.id });
+    const afterDelete = await send('POST', `/v1/memory_stores/${store.id}/memories/${m.id}`, key, update);
+    expect(afterDelete.status).toBe(200);
+    expect(afterDelete.body).toEqual(first.body);
+    expect(await versionCount(store.id)).toBe(4);
+  });
+
+  it('a request that fails validation or a precondition does not consume the key', async () => {
+    const store = await client.beta.memoryStores.create({ name: 'idem-failures' });
+    const m = await client.beta.memoryStores.memories.create(store.id, { path: '/a.md', content: 'v1' });
+    const key = randomUUID();
+    const bad = await send('POST', `/v1/memory_stores/${store.id}/memories`, key, { path: 'no-slash', content: 'x' });
+    expectRawError(bad, 400, 'invalid_request_error');
+    const ok = await send('POST', `/v1/memory_stores/${store.id}/memories`, key, { path: '/b.md', content: 'x' });
+    expect(ok.status).toBe(200);
+
+    const key2 = randomUUID();
+    const stale = { content: 'v2', precondition: { type: 'content_sha256', content_sha256: '0'.repeat(64) } };
+    expectRawError(await send('POST', `/v1/memory_stores/${store.id}/memories/${m.id}`, key2, stale), 409, 'memory_precondition_failed_error');
+    const fresh = { content: 'v2', precondition: { type: 'content_sha256', content_sha256: m.content_sha256 } };
+    expect((await send('POST', `/v1/memory_stores/${store.id}/memories/${m.id}`, key2, fresh)).status).toBe(200);
+
+    const key3 = randomUUID();
+    expectRawError(await send('POST', `/v1/memory_stores/${store.id}/memories`, key3, { path: '/b.md', content: 'taken' }), 409, 'memory_path_conflict_error');
+    expect((await send('POST', `/v1/memory_stores/${store.id}/memories`, key3, { path: '/c.md', content: 'free' })).status).toBe(200);
+  });
+
+  it('refuses an empty, over-long or control-character key with 400 and no mutation', async () => {
+    const store = await client.beta.memoryStores.create({ name: 'idem-header' });
+    for (const key of ['', 'x'.repeat(257), 'a\tb', 'é'.repeat(129)]) {
+      const res = await send('POST', `/v1/memory_stores/${store.id}/memories`, key, { path: '/a.md', content: 'x' });
+      expectRawError(res, 400, 'invalid_request_error');
+    }
+    expect((await send('POST', `/v1/memory_stores/${store.id}/memories`, 'k'.repeat(256), { path: '/a.md', content: 'x' })).status).toBe(200);
+    expect(await versionCount(store.id)).toBe(1);
+  });
+
+  it('scopes receipts by API key and route: the same key elsewhere is a new request', async () => {
+    const store = await client.beta.memoryStores.create({ name: 'idem-scope' });
+    const other = (await runCli(['keys', 'create', '--role', 'read_write', '--data-dir', server.dataDir])).stdout.trim();
+    const key = randomUUID();
+    const mine = await send('POST', `/v1/memory_stores/${store.id}/memories`, key, { path: '/a.md', content: 'x' });
+    const theirs = await send('POST', `/v1/memory_stores/${store.id}/memories`, key, { path: '/b.md', content: 'x' }, other);
+    expect([mine.status, theirs.status]).toEqual([200, 200]);
+    const storeCreate = await send('POST', '/v1/memory_stores', key, { name: 'same key, other route' });
+    expect(storeCreate.status).toBe(200);
+    expect(storeCreate.headers.get('idempotent-replayed')).toBeNull();
+    expect(await versionCount(store.id)).toBe(2);
+  });
+
+  it('20 concurrent retries of one key make exactly one memory and one version', async () => {
+    const store = await client.beta.memoryStores.create({ name: 'idem-concurrent' });
+    const key = randomUUID();
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => send('POST', `/v1/memory_stores/${store.id}/memories`, key, { path: '/race.md', content: 'once' })),
+    );
+    expect(results.map((r) => r.status)).toEqual(Array(20).fill(200));
+    const ids = new Set(results.map((r) => (r.body as { id: string }).id));
+    expect(ids.size).toBe(1);
+    expect(results.filter((r) => r.headers.get('idempotent-replayed') === 'true')).toHaveLength(19);
+    expect(await versionCount(store.id)).toBe(1);
+
+    const storeKey = randomUUID();
+    const stores = await Promise.all(Array.from({ length: 20 }, () => send('POST', '/v1/memory_stores', storeKey, { name: 'once' })));
+    expect(new Set(stores.map((r) => (r.body as { id: string }).id)).size).toBe(1);
+  });
+
+  it('every mutating route replays its first answer: store update/archive/delete, memory delete, redact', async () => {
+    const ms = client.beta.memoryStores;
+    const store = await ms.create({ name: 'idem-routes' });
+    const m = await ms.memories.create(store.id, { path: '/s.md', content: 'secret' });
+    await ms.memories.update(m.id, { memory_store_id: store.id, content: 'rotated' });
+    const calls: [string, string, unknown][] = [
+      ['POST', `/v1/memory_stores/${store.id}`, { name: 'renamed' }],
+      ['POST', `/v1/memory_stores/${store.id}/memory_versions/${m.memory_version_id}/redact`, undefined],
+      ['DELETE', `/v1/memory_stores/${store.id}/memories/${m.id}`, undefined],
+      ['POST', `/v1/memory_stores/${store.id}/archive`, undefined],
+      ['DELETE', `/v1/memory_stores/${store.id}`, undefined],
+    ];
+    for (const [method, path, body] of calls) {
+      const key = randomUUID();
+      const first = await send(method, path, key, body);
+      expect(first.status, `${method} ${path}: ${JSON.stringify(first.body)}`).toBe(200);
+      const again = await send(method, path, key, body);
+      expect(again.status, `${method} ${path}`).toBe(200);
+      expect(again.body).toEqual(first.body);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+    }
+    // The store is gone, yet its delete (and everything before it) still replays.
+    expect((await send('GET', `/v1/memory_stores/${store.id}`, null)).status).toBe(404);
+  });
+
+  it('a request without a key is not deduplicated', async () => {
+    const a = await send('POST', '/v1/memory_stores', null, { name: 'no key' });
+    const b = await send('POST', '/v1/memory_stores', null, { name: 'no key' });
+    expect((a.body as { id: string }).id).not.toBe((b.body as { id: string }).id);
+  });
+});
+
+describe('idempotency receipts across restarts and expiry', () => {
+  it('replays after a SIGTERM restart and after kill -9', async () => {
+    const dataDir = makeTempDir('mnemo-idem-restart-');
+    try {
+      let s = await startServer({ dataDir });
+      const env = { MNEMO_ADMIN_KEY: s.adminKey };
+      const c = sdkClient(s.url, s.adminKey);
+      const store = await c.beta.memoryStores.create({ name: 'restart' });
+      const key = randomUUID();
+      const first = await send('POST', `/v1/memory_stores/${store.id}/memories`, key, { path: '/a.md', content: 'x' }, s.adminKey, s.url);
+      await s.stop();
+      s = await startServer({ dataDir, env });
+      const afterStop = await send('POST', `/v1/memory_stores/${store.id}/memories`, key, { path: '/a.md', content: 'x' }, s.adminKey, s.url);
+      expect(afterStop.body).toEqual(first.body);
+      expect(afterStop.headers.get('idempotent-replayed')).toBe('true');
+      const key2 = randomUUID();
+      const second = await send('POST', `/v1/memory_stores/${store.id}/memories`, key2, { path: '/b.md', content: 'y' }, s.adminKey, s.url);
+      await s.kill9();
+      s = await startServer({ dataDir, env });
+      const afterKill = await send('POST', `/v1/memory_stores/${store.id}/memories`, key2, { path: '/b.md', content: 'y' }, s.adminKey, s.url);
+      expect(afterKill.body).toEqual(second.body);
+      expect((await collect(sdkClient(s.url, s.adminKey).beta.memoryStores.memoryVersions.list(store.id))).length).toBe(2);
+      await s.stop();
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('after the retention period a receipt is gone and the key makes a new request', async () => {
+    const s = await startServer({ env: { MNEMO_IDEMPOTENCY_TTL_SECONDS: '1' } });
+    try {
+      const c = sdkClient(s.url, s.adminKey);
+      const key = randomUUID();
+      const first = await send('POST', '/v1/memory_stores', key, { name: 'short-lived' }, s.adminKey, s.url);
+      const replay = await send('POST', '/v1/memory_stores', key, { name: 'short-lived' }, s.adminKey, s.url);
+      expect(replay.body).toEqual(first.body);
+      await new Promise((r) => setTimeout(r, 1500));
+      const later = await send('POST', '/v1/memory_stores', key, { name: 'short-lived' }, s.adminKey, s.url);
+      expect(later.status).toBe(200);
+      expect(later.headers.get('idempotent-replayed')).toBeNull();
+      expect((later.body as { id: string }).id).not.toBe((first.body as { id: string }).id);
+      expect((await collect(c.beta.memoryStores.list())).length).toBe(2);
+    } finally {
+      await s.stop();
+    }
+  });
+});
