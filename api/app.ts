@@ -5,6 +5,7 @@ import { auth } from './auth.js';
 import { bodyLimit } from './body-limit.js';
 import type { AppEnv } from './env.js';
 import { onError } from './errors.js';
+import { mcpRoutes } from './mcp/http.js';
 import { requestId } from './request-id.js';
 import { checkpointRoutes } from './routes/checkpoints.js';
 import { keyRoutes, workspaceRoutes } from './routes/keys.js';
@@ -30,6 +31,10 @@ export function createApp({ service, sessions, maxBodyBytes = 1024 * 1024, idemp
   app.use('*', requestId());
   app.use('/v1/*', bodyLimit(maxBodyBytes));
   app.use('/v1/*', auth(service.keys));
+  // MCP over Streamable HTTP: the same keys, limits and grants as /v1.
+  app.use('/mcp', bodyLimit(maxBodyBytes));
+  app.use('/mcp', auth(service.keys));
+  app.route('/mcp', mcpRoutes(service, log));
 
   app.route('/v1/memory_stores', storeRoutes(service, idem));
   app.route('/v1/memory_stores', memoryRoutes(service, idem));

@@ -52,7 +52,10 @@ Usage:
       Replace the database with a checked backup; refused while a server runs on the data dir.
   mnemo mount <memory_store_id> <dir> [--read-only] [--data-dir D]
       Mount one store at a directory until interrupted (Ctrl-C unmounts).
+  mnemo mcp [--data-dir D]
+      MCP server on stdio for the API key in MNEMO_API_KEY (its role and store grants apply).
 
 Environment: MNEMO_HOST, MNEMO_PORT, MNEMO_DATA_DIR, MNEMO_MOUNT_ROOT, MNEMO_ADMIN_KEY,
-MNEMO_MAX_BODY_BYTES, MNEMO_IDEMPOTENCY_TTL_SECONDS (flag --idempotency-ttl-seconds).
+MNEMO_MAX_BODY_BYTES, MNEMO_IDEMPOTENCY_TTL_SECONDS (flag --idempotency-ttl-seconds),
+MNEMO_CHECKPOINT_MAX_BYTES (flag --checkpoint-max-bytes), MNEMO_API_KEY (mnemo mcp).
 `;

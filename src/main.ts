@@ -4,6 +4,7 @@
  */
 import { resolve } from 'node:path';
 import { createApp } from '../api/app.js';
+import { serveMcpStdio } from '../api/mcp/stdio.js';
 import { serve } from '../api/server.js';
 import { createMountManager } from '../fs/index.js';
 import { runBackup, runCheck, runKeys, runRestore, runWorkspaces } from './admin-cli.js';
@@ -41,6 +42,8 @@ async function main(argv: string[]): Promise<number> {
       return runRestore(config, args, log);
     case 'mount':
       return runMount(config, args, flags);
+    case 'mcp':
+      return runMcp(config);
     default:
       log(`unknown command: ${command}\n\n${USAGE}`);
       return 2;
@@ -52,7 +55,11 @@ async function runServe(config: Config): Promise<number> {
   // The mount manager needs the service and the service tells mounts about archived or deleted
   // stores, so the mounter is bound after both exist.
   let mounter: Mounter | null = null;
-  const service = createService({ storage, onStoreChanged: (id, change) => mounter?.storeChanged(id, change) });
+  const service = createService({
+    storage,
+    onStoreChanged: (id, change) => mounter?.storeChanged(id, change),
+    checkpointMaxBytes: config.checkpointMaxBytes,
+  });
   mounter = createMountManager({ service, log });
   const sessions = createSessions({ service, mounter, mountRoot: config.mountRoot, log });
   const minted = service.keys.bootstrapAdminKey(config.adminKey);
@@ -74,6 +81,21 @@ async function runServe(config: Config): Promise<number> {
   await mounter.unmountAll();
   storage.close();
   removePidFile(config.dataDir);
+  return 0;
+}
+
+/** MCP over stdio for one API key (MNEMO_API_KEY): stdout is the protocol, logs go to stderr. */
+async function runMcp(config: Config): Promise<number> {
+  if (config.apiKey === null) {
+    log('mnemo mcp needs MNEMO_API_KEY: the API key whose role and store grants the tools act with');
+    return 2;
+  }
+  const storage = openSqliteStorage(config.dbFile);
+  try {
+    await serveMcpStdio({ service: createService({ storage, checkpointMaxBytes: config.checkpointMaxBytes }), apiKey: config.apiKey, log });
+  } finally {
+    storage.close();
+  }
   return 0;
 }
 

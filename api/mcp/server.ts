@@ -1,0 +1,55 @@
+/**
+ * @module createMcpServer: one MCP server bound to one caller (an API key), whose tools call the
+ * service, so the key's role and store grants apply exactly as on the HTTP API.
+ */
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { isMnemoError, type Caller, type Service } from '../../src/index.js';
+import { registerCheckpointTools } from './tools-checkpoints.js';
+import { registerMemoryTools } from './tools-memories.js';
+
+export interface McpDeps {
+  service: Service;
+  caller: Caller;
+  log?: (line: string) => void;
+}
+
+/** Runs a tool body and turns its answer or its refusal into a tool result a model can read. */
+export type ToolRunner = (fn: () => unknown) => CallToolResult;
+
+export function createMcpServer({ service, caller, log = console.error }: McpDeps): McpServer {
+  const server = new McpServer({ name: 'mnemo', version: '0.1.0' }, { capabilities: { tools: {} } });
+  const run: ToolRunner = (fn) => {
+    try {
+      const value = fn();
+      return { content: [{ type: 'text', text: typeof value === 'string' ? value : JSON.stringify(value, null, 2) }] };
+    } catch (err) {
+      return { isError: true, content: [{ type: 'text', text: toolErrorText(err, log) }] };
+    }
+  };
+  registerMemoryTools(server, service, caller, run);
+  registerCheckpointTools(server, service, caller, run);
+  return server;
+}
+
+/**
+ * `<code>: <message>` for domain refusals, with a hint on what to do next. Anything else is logged
+ * and reported without details, so no host path or stack trace reaches the model.
+ */
+export function toolErrorText(err: unknown, log: (line: string) => void): string {
+  if (isMnemoError(err)) {
+    const hint = HINTS[err.code] ?? '';
+    const conflict = err.details.conflicting_path ? ` (conflicting_path: ${err.details.conflicting_path})` : '';
+    return `Error ${err.code}: ${err.message}${conflict}${hint ? `\n${hint}` : ''}`;
+  }
+  log(`mcp tool failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  return 'Error internal: the tool failed unexpectedly; the server log has the details. Retrying may help.';
+}
+
+const HINTS: Partial<Record<string, string>> = {
+  precondition_failed: 'Read the memory again (memory_read) and retry with its current content_sha256.',
+  path_conflict: 'Choose another path, or read the conflicting memory first.',
+  forbidden: 'This API key does not allow this action.',
+  budget_exceeded: 'Call memory_restore again with max_bytes at least the size named above.',
+  not_found: 'Check the id or path (memory_list, memory_search).',
+};

@@ -1,0 +1,31 @@
+/** @module `mnemo mcp`: the MCP server over stdio, acting as one API key (MNEMO_API_KEY). */
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { Service } from '../../src/index.js';
+import { createMcpServer } from './server.js';
+
+export interface StdioOptions {
+  service: Service;
+  /** The API key secret; its role and store grants apply to every tool call. */
+  apiKey: string;
+  log?: (line: string) => void;
+}
+
+/** Connects to stdin/stdout and resolves when the client closes the connection. */
+export async function serveMcpStdio({ service, apiKey, log = console.error }: StdioOptions): Promise<void> {
+  const key = service.keys.authenticate(apiKey);
+  const caller = {
+    workspaceId: key.workspaceId,
+    actor: { type: 'api_actor' as const, apiKeyId: key.id },
+    grant: { role: key.role, storeIds: key.storeIds },
+  };
+  const server = createMcpServer({ service, caller, log });
+  const transport = new StdioServerTransport();
+  const closed = new Promise<void>((resolve) => {
+    transport.onclose = () => resolve();
+    process.stdin.once('end', () => resolve());
+  });
+  await server.connect(transport);
+  log(`mnemo mcp: serving on stdio as ${key.id} (${key.role})`);
+  await closed;
+  await server.close();
+}

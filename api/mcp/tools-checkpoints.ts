@@ -1,0 +1,88 @@
+/** @module MCP tools for agent continuity: memory_checkpoint, memory_restore, memory_delete_checkpoint. */
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import { MnemoError, parseLocator, parseRestore, type Caller, type Service } from '../../src/index.js';
+import { restoreWireBytes, toWireCheckpoint, toWireRestore } from '../wire-continuity.js';
+import type { ToolRunner } from './server.js';
+
+const reference = z.object({
+  memory_id: z.string().optional(),
+  path: z.string().optional(),
+  content_sha256: z.string().optional(),
+  memory_version_id: z.string().optional(),
+  note: z.string().optional(),
+});
+
+export function registerCheckpointTools(server: McpServer, service: Service, caller: Caller, run: ToolRunner): void {
+  const ckpt = service.checkpoints;
+
+  server.registerTool(
+    'memory_checkpoint',
+    {
+      description:
+        'Save your task state before the context is compacted or the session restarts. capsule is the short note you want back first (at most 16 KiB); references name memories (path or memory_id) with the content_sha256 you relied on. Pass expected_latest_checkpoint_id (or null for the first) to refuse overwriting a newer checkpoint.',
+      inputSchema: {
+        memory_store_id: z.string(),
+        agent_id: z.string(),
+        session_id: z.string(),
+        goal: z.string(),
+        summary: z.string().optional(),
+        constraints: z.array(z.string()).optional(),
+        decisions: z.array(z.string()).optional(),
+        open_tasks: z.array(z.string()).optional(),
+        next_action: z.string().optional(),
+        capsule: z.string().optional(),
+        references: z.array(reference).optional(),
+        expected_latest_checkpoint_id: z.string().nullable().optional(),
+      },
+    },
+    ({ memory_store_id, ...body }) =>
+      run(() => {
+        const c = ckpt.create(caller, memory_store_id, ckpt.parse(body));
+        const { type, id, revision, locator, size_bytes } = toWireCheckpoint(c);
+        return { type, id, revision, locator, size_bytes };
+      }),
+  );
+
+  server.registerTool(
+    'memory_restore',
+    {
+      description:
+        'Get a checkpoint back within a byte budget: goal, constraints, decisions, open tasks, next action, capsule and each reference with its status (ok, changed, missing, expired). Name it by checkpoint_id, by locator, or by agent_id + session_id for the latest.',
+      inputSchema: {
+        memory_store_id: z.string().optional().describe('Required unless locator is given'),
+        checkpoint_id: z.string().optional(),
+        locator: z.string().optional(),
+        agent_id: z.string().optional(),
+        session_id: z.string().optional(),
+        max_bytes: z.number().int().optional().describe('512 to 1048576; default 32768'),
+      },
+    },
+    (a) =>
+      run(() => {
+        const { maxBytes } = parseRestore({ max_bytes: a.max_bytes });
+        const fromLocator = a.locator === undefined ? null : parseLocator(a.locator);
+        const storeId = fromLocator?.storeId ?? a.memory_store_id;
+        if (storeId === undefined) throw new MnemoError('invalid_request', 'give memory_store_id or locator', { field: 'memory_store_id' });
+        const checkpointId = fromLocator?.checkpointId ?? a.checkpoint_id;
+        let target: { checkpointId: string } | { agentId: string; sessionId: string };
+        if (checkpointId !== undefined) target = { checkpointId };
+        else if (a.agent_id !== undefined && a.session_id !== undefined) target = { agentId: a.agent_id, sessionId: a.session_id };
+        else throw new MnemoError('invalid_request', 'give checkpoint_id, locator, or agent_id and session_id', { field: 'checkpoint_id' });
+        return toWireRestore(ckpt.restore(caller, storeId, target, maxBytes, restoreWireBytes));
+      }),
+  );
+
+  server.registerTool(
+    'memory_delete_checkpoint',
+    {
+      description: 'Delete a checkpoint that is no longer the latest of its session.',
+      inputSchema: { memory_store_id: z.string(), checkpoint_id: z.string() },
+    },
+    (a) =>
+      run(() => {
+        ckpt.delete(caller, a.memory_store_id, a.checkpoint_id);
+        return { type: 'checkpoint_deleted', id: a.checkpoint_id };
+      }),
+  );
+}

@@ -1,0 +1,204 @@
+/** @module MCP tools over memories: list stores and memories, read, write, edit, rename, delete, search. */
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import {
+  MnemoError,
+  parseMemoryCreate,
+  parseMemoryListQuery,
+  parseMemoryUpdate,
+  parseSearchQuery,
+  parseSha256,
+  parseStoreListQuery,
+  type Caller,
+  type Memory,
+  type Service,
+} from '../../src/index.js';
+import { toWireListItem, toWireMemory, toWirePage, toWireStore } from '../wire.js';
+import { toWireSearchHit } from '../wire-continuity.js';
+import type { ToolRunner } from './server.js';
+
+const store = z.string().describe('The memory store id (memstore_…); memory_list_stores lists them.');
+const path = z.string().describe('Memory path, starting with "/", e.g. /notes/plan.md');
+const sha = z.string().optional().describe('Precondition: the content_sha256 the memory must still have (from memory_read).');
+const str = (n: number | undefined) => (n === undefined ? undefined : String(n));
+
+export function registerMemoryTools(server: McpServer, service: Service, caller: Caller, run: ToolRunner): void {
+  /** The live memory at `p`, after the caller's read check on the store. */
+  function atPath(storeId: string, p: string): Memory {
+    service.getStore(caller, storeId);
+    const m = service.storage.getMemoryByPath(storeId, p);
+    if (!m) throw new MnemoError('not_found', `no memory at ${p}`);
+    return m;
+  }
+
+  function expected(raw: string | undefined): string | undefined {
+    return raw === undefined ? undefined : parseSha256(raw, 'content_sha256');
+  }
+
+  server.registerTool(
+    'memory_list_stores',
+    { description: 'List the memory stores this API key can use.', inputSchema: {} },
+    () => run(() => toWirePage(service.listStores(caller, parseStoreListQuery({ limit: '100' })), toWireStore)),
+  );
+
+  server.registerTool(
+    'memory_list',
+    {
+      description: 'List memories under a path prefix (paths, sizes, content_sha256; no content). depth=1 rolls deeper paths into prefixes.',
+      inputSchema: {
+        memory_store_id: store,
+        path_prefix: z.string().optional().describe('Directory prefix ending in "/", default "/"'),
+        depth: z.number().int().optional().describe('0 (all below) or 1 (direct children)'),
+        limit: z.number().int().optional(),
+        page: z.string().optional().describe('next_page from a previous call'),
+      },
+    },
+    (a) =>
+      run(() => {
+        const q = parseMemoryListQuery({ path_prefix: a.path_prefix, depth: str(a.depth), limit: str(a.limit), page: a.page });
+        return toWirePage(service.listMemories(caller, a.memory_store_id, q), (i) => toWireListItem(i, 'basic'));
+      }),
+  );
+
+  server.registerTool(
+    'memory_read',
+    {
+      description: 'Read one memory by path or memory_id: its content, content_sha256 and version.',
+      inputSchema: { memory_store_id: store, path: path.optional(), memory_id: z.string().optional() },
+    },
+    (a) =>
+      run(() => {
+        if (a.memory_id !== undefined) return toWireMemory(service.getMemory(caller, a.memory_store_id, a.memory_id), 'full');
+        if (a.path === undefined) throw new MnemoError('invalid_request', 'give path or memory_id', { field: 'path' });
+        return toWireMemory(atPath(a.memory_store_id, a.path), 'full');
+      }),
+  );
+
+  server.registerTool(
+    'memory_write',
+    {
+      description:
+        'Create a memory at path, or replace its whole content. With content_sha256, the write happens only if the memory still has that content (optimistic concurrency).',
+      inputSchema: {
+        memory_store_id: store,
+        path,
+        content: z.string(),
+        content_sha256: sha,
+        ttl_seconds: z.number().int().optional().describe('Optional: the memory expires after this many seconds'),
+      },
+    },
+    (a) =>
+      run(() => {
+        service.getStore(caller, a.memory_store_id);
+        const existing = service.storage.getMemoryByPath(a.memory_store_id, a.path);
+        if (!existing) {
+          if (a.content_sha256 !== undefined) {
+            throw new MnemoError('precondition_failed', `no memory at ${a.path}, so it cannot have content_sha256 ${a.content_sha256}`);
+          }
+          const input = parseMemoryCreate({ path: a.path, content: a.content, ttl_seconds: a.ttl_seconds });
+          return toWireMemory(service.createMemory(caller, a.memory_store_id, input), 'basic');
+        }
+        const write = parseMemoryUpdate({
+          content: a.content,
+          ttl_seconds: a.ttl_seconds,
+          precondition: a.content_sha256 === undefined ? undefined : { type: 'content_sha256', content_sha256: a.content_sha256 },
+        });
+        return toWireMemory(service.updateMemory(caller, a.memory_store_id, existing.id, write), 'basic');
+      }),
+  );
+
+  server.registerTool(
+    'memory_edit',
+    {
+      description:
+        'Edit a memory in place. command "str_replace" replaces old_str (which must occur exactly once) with new_str; "insert" inserts insert_text after line insert_line (0 = at the top).',
+      inputSchema: {
+        memory_store_id: store,
+        path,
+        command: z.enum(['str_replace', 'insert']),
+        old_str: z.string().optional(),
+        new_str: z.string().optional(),
+        insert_line: z.number().int().optional(),
+        insert_text: z.string().optional(),
+        content_sha256: sha,
+      },
+    },
+    (a) =>
+      run(() => {
+        const m = atPath(a.memory_store_id, a.path);
+        const content = a.command === 'str_replace' ? replaceOnce(m.content, a.old_str, a.new_str ?? '') : insertAt(m.content, a.insert_line, a.insert_text);
+        // The edit applies to what was read: a concurrent change fails it instead of being overwritten.
+        const write = parseMemoryUpdate({ content, precondition: { type: 'content_sha256', content_sha256: expected(a.content_sha256) ?? m.contentSha256 } });
+        return toWireMemory(service.updateMemory(caller, a.memory_store_id, m.id, write), 'basic');
+      }),
+  );
+
+  server.registerTool(
+    'memory_rename',
+    {
+      description: 'Move a memory to a new path; it keeps its memory_id.',
+      inputSchema: { memory_store_id: store, path, new_path: z.string(), content_sha256: sha },
+    },
+    (a) =>
+      run(() => {
+        const m = atPath(a.memory_store_id, a.path);
+        const write = parseMemoryUpdate({
+          path: a.new_path,
+          precondition: a.content_sha256 === undefined ? undefined : { type: 'content_sha256', content_sha256: a.content_sha256 },
+        });
+        return toWireMemory(service.updateMemory(caller, a.memory_store_id, m.id, write), 'basic');
+      }),
+  );
+
+  server.registerTool(
+    'memory_delete',
+    { description: 'Delete the memory at path (its history stays).', inputSchema: { memory_store_id: store, path, content_sha256: sha } },
+    (a) =>
+      run(() => {
+        const m = atPath(a.memory_store_id, a.path);
+        service.deleteMemory(caller, a.memory_store_id, m.id, expected(a.content_sha256));
+        return { type: 'memory_deleted', id: m.id, path: m.path };
+      }),
+  );
+
+  server.registerTool(
+    'memory_search',
+    {
+      description:
+        'Search current memories. mode "fts" (default) ranks by relevance and matches words; "substring" finds an exact phrase, case-insensitive. Results carry a snippet with ** around matches.',
+      inputSchema: {
+        memory_store_id: store,
+        query: z.string(),
+        mode: z.enum(['fts', 'substring']).optional(),
+        path_prefix: z.string().optional(),
+        limit: z.number().int().optional(),
+        page: z.string().optional(),
+      },
+    },
+    (a) =>
+      run(() => {
+        const q = parseSearchQuery({ q: a.query, mode: a.mode, path_prefix: a.path_prefix, limit: str(a.limit), page: a.page });
+        return toWirePage(service.searchMemories(caller, a.memory_store_id, q), toWireSearchHit);
+      }),
+  );
+}
+
+function replaceOnce(content: string, oldStr: string | undefined, newStr: string): string {
+  if (!oldStr) throw new MnemoError('invalid_request', 'str_replace needs a non-empty old_str', { field: 'old_str' });
+  const at = content.indexOf(oldStr);
+  if (at < 0) throw new MnemoError('invalid_request', 'old_str does not occur in the memory; read it again and copy the text exactly', { field: 'old_str' });
+  if (content.indexOf(oldStr, at + 1) >= 0) {
+    throw new MnemoError('invalid_request', 'old_str occurs more than once; include more surrounding text so it is unique', { field: 'old_str' });
+  }
+  return content.slice(0, at) + newStr + content.slice(at + oldStr.length);
+}
+
+function insertAt(content: string, line: number | undefined, text: string | undefined): string {
+  if (text === undefined) throw new MnemoError('invalid_request', 'insert needs insert_text', { field: 'insert_text' });
+  const lines = content === '' ? [] : content.split('\n');
+  if (line === undefined || line < 0 || line > lines.length) {
+    throw new MnemoError('invalid_request', `insert_line must be from 0 to ${lines.length}`, { field: 'insert_line' });
+  }
+  lines.splice(line, 0, ...text.replace(/\n$/, '').split('\n'));
+  return lines.join('\n') + (content.endsWith('\n') || content === '' ? '\n' : '');
+}
