@@ -11,7 +11,8 @@ type VersionStatements = Pick<Storage, 'getVersion' | 'listVersions' | 'redactVe
 export function createVersionStatements(db: Db): VersionStatements {
   const q = {
     get: db.prepare('SELECT * FROM versions WHERE store_id = ? AND id = ?'),
-    isHead: db.prepare('SELECT 1 FROM memories WHERE store_id = ? AND version_id = ?'),
+    // By the memory's id: there is no index on version_id, and this must not scan the store.
+    isHead: db.prepare('SELECT 1 FROM memories WHERE id = ? AND version_id = ?'),
     redact: db.prepare(
       `UPDATE versions SET path = NULL, content = NULL, content_sha256 = NULL, content_size_bytes = NULL,
          redacted_at = ?, redacted_by_type = ?, redacted_by_id = ?
@@ -70,7 +71,7 @@ export function createVersionStatements(db: Db): VersionStatements {
         const row = q.get.get(storeId, id) as VersionRow | undefined;
         if (!row) throw notFound('memory version', id);
         if (row.redacted_at) return { version: toVersion(row), changed: false };
-        if (q.isHead.get(storeId, id)) {
+        if (q.isHead.get(row.memory_id, id)) {
           throw new MnemoError(
             'conflict',
             `memory version ${id} is the current version of live memory ${row.memory_id}; update or delete the memory first`,

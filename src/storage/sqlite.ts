@@ -12,6 +12,7 @@ import { createCheckStatements } from './sqlite-check.js';
 import { createCheckpointStatements } from './sqlite-checkpoints.js';
 import { registerClock } from './sqlite-expiry.js';
 import { createKeyStatements } from './sqlite-keys.js';
+import { createBulkImport, type ImportedWrite } from './sqlite-bulk.js';
 import { createMemoryStatements } from './sqlite-memories.js';
 import { createReceiptStatements } from './sqlite-receipts.js';
 import { createSearchStatements } from './sqlite-search.js';
@@ -28,6 +29,8 @@ export interface SqliteStorage extends Storage {
   readPragma(name: InspectablePragma): unknown;
   /** Runs `fn` as one transaction; port writes inside it become savepoints (bulk loads, the bench). */
   batch<T>(fn: () => T): T;
+  /** Appends already-valid writes in one transaction (sqlite-bulk.ts): the bench's large store. */
+  importWrites(storeId: string, writes: ImportedWrite[]): void;
 }
 
 export interface SqliteOptions {
@@ -61,6 +64,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
       return db.pragma(name, { simple: true });
     },
     batch: (fn) => db.transaction(fn).immediate(),
+    importWrites: createBulkImport(db),
     integrityCheck() {
       const rows = db.pragma('integrity_check') as { integrity_check: string }[];
       const fk = db.pragma('foreign_key_check') as unknown[];

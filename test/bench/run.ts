@@ -1,0 +1,178 @@
+/**
+ * @module `npm run bench`: the issue #5 report. File workloads on tmpfs, the in-memory fuse-native
+ * ceiling and a mnemo session mount (ratios per run, medians over runs); API throughput and
+ * latency on an empty and a large store; mount latencies at scale; server RSS with 10 sessions.
+ * BENCH_QUICK=1 makes a short run. It never fails on a slow machine: misses are reported, exit 0.
+ */
+import { existsSync, rmSync } from 'node:fs';
+import { makeTempDir } from '../helpers/server.js';
+import { buildBigStore, DIR_SIZE, middleDir } from './bigstore.js';
+import { closeAgent, median } from './http.js';
+import { apiFigures, apiRows, type ApiFigures } from './api.js';
+import { checks, fmt, hostFacts, ratio, table, type Check } from './report.js';
+import { rssMiB, startCeiling, startMnemo, startTmpfs, workload, type Mnemo, type Target } from './targets.js';
+
+const QUICK = process.env['BENCH_QUICK'] === '1';
+const RUNS = QUICK ? 1 : 5;
+const FILES = 2000;
+const BIG = QUICK ? { memories: 10_000, versions: 100_000 } : { memories: 100_000, versions: 1_000_000 };
+const SESSIONS = 10;
+
+const cleanups: (() => Promise<void>)[] = [];
+const log = (s: string) => process.stderr.write(`${s}\n`);
+
+/** How each file workload is shown: figure from seconds, and whether bigger is better. */
+const WORKLOADS: { key: string; label: string; unit: string; figure: (s: number) => number; target?: number; targetText?: string }[] = [
+  { key: 'save', label: `save ${FILES} × 4 KiB`, unit: 'files/s', figure: (s) => FILES / s, target: 0.7, targetText: '≥ 0.7x' },
+  { key: 'read', label: 'read them back', unit: 'files/s', figure: (s) => FILES / s, target: 0.8, targetText: '≥ 0.8x' },
+  { key: 'stat', label: 'stat them', unit: 'files/s', figure: (s) => FILES / s, target: 0.8, targetText: '≥ 0.8x' },
+  { key: 'ls_r', label: 'ls -R', unit: 'ms', figure: (s) => s * 1000 },
+  { key: 'grep_r', label: 'grep -r', unit: 'ms', figure: (s) => s * 1000, target: 1 / 1.5, targetText: 'time ≤ 1.5x (≥ 0.67x)' },
+  { key: 'rewrite', label: 'rewrite 100 KiB × 200', unit: 'MB/s', figure: (s) => (200 * 102_400) / s / 1e6, target: 1.0, targetText: '≥ 1.0x' },
+  { key: 'atomic', label: 'atomic save (temp + rename) × 500', unit: 'files/s', figure: (s) => 500 / s },
+];
+
+async function fileBench(mnemo: Mnemo, out: string[], found: Check[]): Promise<string> {
+  const storeId = await mnemo.createStore('bench files');
+  const mnt = await mnemo.mountSession(storeId);
+  const tmpfs = await startTmpfs();
+  cleanups.push(tmpfs.stop);
+  const ceiling = await startCeiling();
+  cleanups.push(ceiling.stop);
+  const targets: Target[] = [tmpfs, ceiling, { name: 'mnemo', dir: mnt, stop: async () => {} }];
+  const results: Record<string, Record<string, number>[]> = { tmpfs: [], ceiling: [], mnemo: [] };
+  for (let r = 0; r < RUNS; r++) {
+    for (const t of targets) {
+      log(`files: run ${r + 1}/${RUNS} on ${t.name}`);
+      results[t.name]!.push(await workload('full', `${t.dir}/run${r}`, FILES));
+    }
+  }
+  await ceiling.stop();
+  await tmpfs.stop();
+  const med = (name: string, key: string, f: (s: number) => number) => median(results[name]!.map((x) => f(x[key]!)));
+  // Per-run speed ratios (other target's time / mnemo's time), then the median of those.
+  const perRun = (other: string, key: string) => median(results['mnemo']!.map((m, i) => results[other]![i]![key]! / m[key]!));
+  const rows = WORKLOADS.map((w) => {
+    const vsCeiling = perRun('ceiling', w.key);
+    if (w.target !== undefined) {
+      found.push({ what: `mount ${w.label} vs ceiling ${w.targetText}`, ok: vsCeiling >= w.target, detail: `${ratio(vsCeiling)}${vsCeiling >= w.target ? '' : ` (short by ${((1 - vsCeiling / w.target) * 100).toFixed(0)}%)`}` });
+    }
+    return [w.label, w.unit, ...['tmpfs', 'ceiling', 'mnemo'].map((n) => fmt(med(n, w.key, w.figure), w.unit === 'MB/s' ? 1 : 0)), ratio(vsCeiling), ratio(perRun('tmpfs', w.key)), w.targetText ?? '—'];
+  });
+  out.push(
+    `### File workloads (median of ${RUNS} run${RUNS > 1 ? 's' : ''}; ratios are mnemo's speed over the other target's, per run)\n`,
+    table(['workload', 'unit', 'tmpfs', 'FUSE ceiling', 'mnemo mount', 'mnemo / ceiling', 'mnemo / tmpfs', 'target'], rows),
+    '',
+  );
+  return `${mnt}/run0/a`;
+}
+
+async function scaleFigures(dir: string): Promise<Record<string, number>> {
+  const reps: Record<string, number>[] = [];
+  for (let i = 0; i < (QUICK ? 1 : 3); i++) reps.push(await workload('scale', dir, DIR_SIZE));
+  const out: Record<string, number> = {};
+  for (const k of Object.keys(reps[0]!)) out[k] = median(reps.map((r) => r[k]!));
+  return out;
+}
+
+async function main(): Promise<void> {
+  const out: string[] = [`## mnemo bench${QUICK ? ' (BENCH_QUICK)' : ''}\n`, 'Host:', ...hostFacts(), ''];
+  const found: Check[] = [];
+  const fuse = existsSync('/dev/fuse');
+  const started = performance.now();
+
+  // 1. File workloads and the small-store mount/API figures, on one server.
+  const small = await startMnemo();
+  cleanups.push(small.stop);
+  let smallScale: Record<string, number> | null = null;
+  if (fuse) {
+    const dir = await fileBench(small, out, found);
+    smallScale = await scaleFigures(dir);
+  } else {
+    out.push('File workloads skipped: /dev/fuse is missing.\n');
+  }
+  log('api: empty store');
+  const emptyApi = await apiFigures(small.api, await small.createStore('bench api empty'), null, '', QUICK);
+  const smallRss = rssMiB(small.server.pid);
+  await small.stop();
+
+  // 2. The large store, built through the engine, then served.
+  log(`big store: building ${fmt(BIG.memories)} memories / ${fmt(BIG.versions)} versions`);
+  const bigDir = makeTempDir('mnemo-bench-big-');
+  cleanups.push(async () => rmSync(bigDir, { recursive: true, force: true }));
+  const big = buildBigStore(bigDir, BIG.memories, BIG.versions, log);
+  log(`big store: built in ${big.seconds.toFixed(1)} s`);
+  const large = await startMnemo(bigDir);
+  cleanups.push(large.stop);
+  let bigScale: Record<string, number> | null = null;
+  let rss = NaN;
+  if (fuse) {
+    const mnt = await large.mountSession(big.storeId);
+    bigScale = await scaleFigures(mnt + middleDir(BIG.memories));
+  }
+  log('api: large store');
+  const bigApi = await apiFigures(large.api, big.storeId, big.memoryIds, middleDir(BIG.memories) + '/', QUICK);
+  if (fuse) {
+    for (let i = 1; i < SESSIONS; i++) await large.mountSession(big.storeId);
+    rss = rssMiB(large.server.pid);
+  }
+  await large.stop();
+
+  // 3. Report.
+  if (smallScale && bigScale) scaleSection(out, found, smallScale, bigScale);
+  apiSection(out, found, emptyApi, bigApi);
+  out.push('### Resident memory\n');
+  out.push(`- server after the file workloads (1 session, ~${fmt(RUNS * 2500 + 2000)} memories): ${fmt(smallRss, 1)} MiB`);
+  out.push(`- server with ${SESSIONS} mounted sessions and ${fmt(BIG.memories)} memories / ${fmt(BIG.versions)} versions: ${fmt(rss, 1)} MiB\n`);
+  if (fuse) found.push({ what: `RSS with ${SESSIONS} sessions and ${fmt(BIG.memories)} memories < 250 MiB`, ok: rss < 250, detail: `${fmt(rss, 1)} MiB` });
+  out.push(`Large store built through the engine in ${big.seconds.toFixed(1)} s; whole bench ${((performance.now() - started) / 1000).toFixed(0)} s.\n`);
+  out.push('### Targets\n', checks(found), '');
+  process.stdout.write(out.join('\n') + '\n');
+}
+
+function scaleSection(out: string[], found: Check[], small: Record<string, number>, big: Record<string, number>): void {
+  const rows = [
+    ['list a directory of 1,000', 'list'],
+    ['stat (p50)', 'stat'],
+    ['read 4 KiB (p50)', 'read'],
+    ['save 4 KiB (p50)', 'save'],
+  ].map(([label, k]) => {
+    const r = big[k!]! / small[k!]!;
+    found.push({ what: `mount ${label} at ${fmt(BIG.memories)} memories within 2x of the small store`, ok: r <= 2, detail: ratio(r) });
+    return [label!, fmt(small[k!]!, 3), fmt(big[k!]!, 3), ratio(r)];
+  });
+  out.push(
+    `### Mount latencies at scale (ms; medians; the large store holds ${fmt(BIG.memories)} memories and ${fmt(BIG.versions)} versions)\n`,
+    table(['operation', 'small store', 'large store', 'large / small'], rows),
+    '',
+  );
+}
+
+function apiSection(out: string[], found: Check[], empty: ApiFigures, big: ApiFigures): void {
+  out.push(
+    '### API over loopback (4 concurrent clients; ops/s and ms)\n',
+    table(['request', 'empty: ops/s', 'p50', 'p99', `${fmt(BIG.memories)}: ops/s`, 'p50', 'p99', 'large / empty ops/s'], apiRows(empty, big)),
+    '',
+  );
+  const minimum: Record<string, number> = { create: 2000, retrieve: 5000 };
+  for (const [k, f] of Object.entries(empty)) {
+    const b = big[k]!;
+    if (minimum[k]) found.push({ what: `API ${k} ≥ ${fmt(minimum[k])}/s`, ok: f.opsPerSec >= minimum[k] && b.opsPerSec >= minimum[k], detail: `${fmt(f.opsPerSec)}/s empty, ${fmt(b.opsPerSec)}/s large` });
+    found.push({ what: `API ${k} p99 < 20 ms`, ok: Math.max(f.p99, b.p99) < 20, detail: `${fmt(f.p99, 2)} / ${fmt(b.p99, 2)} ms` });
+    found.push({ what: `API ${k} at ${fmt(BIG.memories)} within 2x of empty`, ok: b.opsPerSec * 2 >= f.opsPerSec, detail: ratio(b.opsPerSec / f.opsPerSec) });
+  }
+}
+
+async function cleanup(): Promise<void> {
+  for (const c of cleanups.reverse()) await c().catch((err: unknown) => log(`cleanup: ${String(err)}`));
+  cleanups.length = 0;
+  closeAgent();
+}
+
+process.once('SIGINT', () => void cleanup().then(() => process.exit(130)));
+main()
+  .catch((err: unknown) => {
+    // A bench that cannot finish reports why and still exits 0: it never fails a slow machine.
+    process.stdout.write(`bench did not finish: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  })
+  .finally(() => void cleanup().then(() => process.exit(0)));
