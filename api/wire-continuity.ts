@@ -55,7 +55,7 @@ export function toWireRestore(r: Restored) {
   return {
     type: 'checkpoint_restore' as const,
     checkpoint_id: c.id,
-    memory_store_id: c.storeId,
+    // The store is in the locator; restores keep their fixed overhead small to fit tight budgets.
     agent_id: c.agentId,
     session_id: c.sessionId,
     revision: c.revision,
