@@ -1,0 +1,153 @@
+/**
+ * Search (issue 6) against the real server: bm25 ranking, snippets, the path prefix, pagination,
+ * the substring mode, and that updates, deletes, renames, expiry and redaction show at once.
+ */
+import type Anthropic from '@anthropic-ai/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { extensions } from '../helpers/continuity.js';
+import { startServer, type RunningServer } from '../helpers/server.js';
+import { expectApiError, sdkClient } from '../helpers/sdk.js';
+import { freshStore, type Store } from './shapes.js';
+
+let server: RunningServer;
+let client: Anthropic;
+let ext: ReturnType<typeof extensions>;
+
+beforeAll(async () => {
+  server = await startServer();
+  client = sdkClient(server.url, server.adminKey);
+  ext = extensions(client);
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+const paths = (hits: { memory: { path: string } }[]) => hits.map((h) => h.memory.path);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function seed(tree: Record<string, string>): Promise<Store> {
+  const store = await freshStore(client, 'search');
+  for (const [path, content] of Object.entries(tree)) await client.beta.memoryStores.memories.create(store.id, { path, content });
+  return store;
+}
+
+describe('full-text search', () => {
+  it('ranks a memory dense in the term above one that mentions it once', async () => {
+    const store = await seed({
+      '/a/passing.md': 'We talked about lunch, the weather, the roadmap, hiring and once about kubernetes.',
+      '/b/focused.md': 'kubernetes upgrade: drain kubernetes nodes, then upgrade kubernetes control plane',
+      '/c/unrelated.md': 'Nothing to see here.',
+    });
+    const { data } = await ext.search(store.id, { q: 'kubernetes' });
+    expect(paths(data)).toEqual(['/b/focused.md', '/a/passing.md']);
+    expect(data[0]!.score).toBeLessThan(data[1]!.score);
+  });
+
+  it('matches every word of the query, in any order, case-insensitively', async () => {
+    const store = await seed({ '/x.md': 'Deploy the Billing service on Tuesday', '/y.md': 'billing only' });
+    expect(paths((await ext.search(store.id, { q: 'tuesday BILLING' })).data)).toEqual(['/x.md']);
+  });
+
+  it('returns a snippet with the matched terms marked', async () => {
+    const store = await seed({ '/notes.md': 'Some preamble. The database password rotates every month. Some trailer.' });
+    const [hit] = (await ext.search(store.id, { q: 'password' })).data;
+    expect(hit!.snippet).toContain('**password**');
+    expect(hit!.memory).toMatchObject({ path: '/notes.md', type: 'memory' });
+  });
+
+  it('finds memories by words in their path', async () => {
+    const store = await seed({ '/projects/zebra/readme.md': 'no match in body', '/other.md': 'nothing' });
+    expect(paths((await ext.search(store.id, { q: 'zebra' })).data)).toEqual(['/projects/zebra/readme.md']);
+  });
+
+  it('limits results to a path prefix of whole segments', async () => {
+    const store = await seed({ '/team/a.md': 'alpha', '/team-b/a.md': 'alpha', '/team/sub/c.md': 'alpha', '/z.md': 'alpha' });
+    expect(paths((await ext.search(store.id, { q: 'alpha', path_prefix: '/team/' })).data).sort()).toEqual(['/team/a.md', '/team/sub/c.md']);
+    await expectApiError(ext.search(store.id, { q: 'alpha', path_prefix: '/team' }), 400, 'invalid_request_error');
+  });
+
+  it('pages with limit and next_page, each hit once', async () => {
+    const tree: Record<string, string> = {};
+    for (let i = 0; i < 7; i++) tree[`/p/${i}.md`] = `common word ${i}`;
+    const store = await seed(tree);
+    const seen: string[] = [];
+    let page: string | undefined;
+    do {
+      const res = await ext.search(store.id, { q: 'common', limit: 3, ...(page ? { page } : {}) });
+      expect(res.data.length).toBeLessThanOrEqual(3);
+      seen.push(...paths(res.data));
+      page = res.next_page ?? undefined;
+    } while (page);
+    expect(seen.sort()).toEqual(Object.keys(tree).sort());
+  });
+
+  it('treats query syntax as plain words', async () => {
+    const store = await seed({ '/q.md': 'a "quoted" NEAR(thing) OR other - and * stars' });
+    expect((await ext.search(store.id, { q: 'NEAR(thing) "quoted' })).data).toHaveLength(1);
+    expect((await ext.search(store.id, { q: '*' })).data).toEqual([]);
+  });
+
+  it('refuses a blank query, an unknown mode and a foreign cursor', async () => {
+    const store = await seed({});
+    await expectApiError(ext.search(store.id, { q: '  ' }), 400, 'invalid_request_error');
+    await expectApiError(ext.search(store.id, { q: 'x', mode: 'regex' }), 400, 'invalid_request_error');
+    await expectApiError(ext.search(store.id, { q: 'x', page: 'nope' }), 400, 'invalid_request_error');
+    await expectApiError(ext.search('memstore_missing', { q: 'x' }), 404, 'not_found_error');
+  });
+});
+
+describe('substring search', () => {
+  it('finds an exact phrase case-insensitively, including inside words', async () => {
+    const store = await seed({ '/a.md': 'The Quick-Brown fox', '/b.md': 'quick brown', '/c.md': 'ÉCOLE élève' });
+    expect(paths((await ext.search(store.id, { q: 'quick-brown', mode: 'substring' })).data)).toEqual(['/a.md']);
+    expect(paths((await ext.search(store.id, { q: 'ick-bro', mode: 'substring' })).data)).toEqual(['/a.md']);
+    expect(paths((await ext.search(store.id, { q: 'école', mode: 'substring' })).data)).toEqual(['/c.md']);
+    const [hit] = (await ext.search(store.id, { q: 'brown fox', mode: 'substring' })).data;
+    expect(hit!.snippet).toContain('**Brown fox**');
+  });
+});
+
+describe('search follows every write at once', () => {
+  it('reflects an update, a rename and a delete in the next search', async () => {
+    const store = await seed({ '/n.md': 'original flamingo text' });
+    const mem = client.beta.memoryStores.memories;
+    const [hit] = (await ext.search(store.id, { q: 'flamingo' })).data;
+    await mem.update(hit!.memory.id, { memory_store_id: store.id, content: 'now about pelicans' });
+    expect((await ext.search(store.id, { q: 'flamingo' })).data).toEqual([]);
+    expect(paths((await ext.search(store.id, { q: 'pelicans' })).data)).toEqual(['/n.md']);
+    expect((await ext.search(store.id, { q: 'flamingo', mode: 'substring' })).data).toEqual([]);
+    await mem.update(hit!.memory.id, { memory_store_id: store.id, path: '/moved/n.md' });
+    expect(paths((await ext.search(store.id, { q: 'pelicans' })).data)).toEqual(['/moved/n.md']);
+    await mem.delete(hit!.memory.id, { memory_store_id: store.id });
+    expect((await ext.search(store.id, { q: 'pelicans' })).data).toEqual([]);
+    expect((await ext.search(store.id, { q: 'pelicans', mode: 'substring' })).data).toEqual([]);
+  });
+
+  it('never finds redacted content, in either mode', async () => {
+    const store = await seed({ '/secret.md': 'api token hunter2secret' });
+    const mem = client.beta.memoryStores.memories;
+    const [hit] = (await ext.search(store.id, { q: 'hunter2secret' })).data;
+    const oldVersion = (await mem.retrieve(hit!.memory.id, { memory_store_id: store.id })).memory_version_id;
+    await mem.update(hit!.memory.id, { memory_store_id: store.id, content: 'api token [removed]' });
+    await client.beta.memoryStores.memoryVersions.redact(oldVersion, { memory_store_id: store.id });
+    expect((await ext.search(store.id, { q: 'hunter2secret' })).data).toEqual([]);
+    expect((await ext.search(store.id, { q: 'hunter2', mode: 'substring' })).data).toEqual([]);
+    expect(paths((await ext.search(store.id, { q: 'removed' })).data)).toEqual(['/secret.md']);
+  });
+
+  it('stops finding a memory once it expires', async () => {
+    const store = await seed({});
+    await client.post(`/v1/memory_stores/${store.id}/memories`, { body: { path: '/tmp.md', content: 'ephemeral otter', ttl_seconds: 1 } });
+    expect(paths((await ext.search(store.id, { q: 'otter' })).data)).toEqual(['/tmp.md']);
+    await sleep(1200);
+    expect((await ext.search(store.id, { q: 'otter' })).data).toEqual([]);
+    expect((await ext.search(store.id, { q: 'otter', mode: 'substring' })).data).toEqual([]);
+  });
+
+  it('does not find memories of another store', async () => {
+    const a = await seed({ '/a.md': 'walrus' });
+    const b = await seed({ '/b.md': 'walrus' });
+    expect(paths((await ext.search(a.id, { q: 'walrus' })).data)).toEqual(['/a.md']);
+    expect(paths((await ext.search(b.id, { q: 'walrus' })).data)).toEqual(['/b.md']);
+  });
+});
