@@ -70,8 +70,8 @@ export function createMemoryStatements(db: Db): MemoryStatements {
       `SELECT ${META} FROM memories WHERE store_id = ? AND path > ? AND path < ? AND ${LIVE} ORDER BY path LIMIT ?`,
     ),
     rangeFull: db.prepare(`SELECT * FROM memories WHERE store_id = ? AND path > ? AND path < ? AND ${LIVE} ORDER BY path LIMIT ?`),
-    nextGt: db.prepare(`SELECT ${META} FROM memories WHERE store_id = ? AND path > ? AND path < ? AND ${LIVE} ORDER BY path LIMIT 1`),
-    nextGte: db.prepare(`SELECT ${META} FROM memories WHERE store_id = ? AND path >= ? AND path < ? AND ${LIVE} ORDER BY path LIMIT 1`),
+    nextGt: db.prepare(`SELECT ${META} FROM memories WHERE store_id = ? AND path > ? AND path < ? AND ${LIVE} ORDER BY path LIMIT ?`),
+    nextGte: db.prepare(`SELECT ${META} FROM memories WHERE store_id = ? AND path >= ? AND path < ? AND ${LIVE} ORDER BY path LIMIT ?`),
     anyUnder: db.prepare(`SELECT 1 FROM memories WHERE store_id = ? AND path > ? AND path < ? AND ${LIVE} LIMIT 1`),
   };
   const purgeExpired = createExpiryPurge(db);
@@ -164,26 +164,38 @@ export function createMemoryStatements(db: Db): MemoryStatements {
     q.deleteMemory.run(row.id);
   }
 
-  /** Direct children of `prefix` (ending in "/") from `start`, rolling deeper paths into prefixes. */
+  /**
+   * Direct children of `prefix` (ending in "/") from `start`, rolling deeper paths into prefixes.
+   * Rows come in keyset pages that grow while they hold files (a directory of 1,000 files is a few
+   * queries, not 1,000) and drop back to one row after each jump past a subdirectory.
+   */
   function* children(storeId: string, prefix: string, start: { key: string; inclusive: boolean }) {
     const end = subtreeEnd(prefix);
     let key = start.key;
     let inclusive = start.inclusive;
+    let batch = 1;
     for (;;) {
-      const row = (inclusive ? q.nextGte : q.nextGt).get(storeId, key, end) as MemoryRow | undefined;
-      if (!row) return;
-      const rest = row.path.slice(prefix.length);
-      const slash = rest.indexOf('/');
-      if (slash < 0) {
-        key = row.path;
-        inclusive = false;
-        yield { item: { type: 'memory', row } as const, resume: { k: key, x: 0 } };
-      } else {
-        const dir = prefix + rest.slice(0, slash + 1);
-        key = subtreeEnd(dir);
-        inclusive = true;
-        yield { item: { type: 'memory_prefix', path: dir } as const, resume: { k: key, x: 1 } };
+      const rows = (inclusive ? q.nextGte : q.nextGt).all(storeId, key, end, batch) as MemoryRow[];
+      if (rows.length === 0) return;
+      let jumped = false;
+      for (const row of rows) {
+        const rest = row.path.slice(prefix.length);
+        const slash = rest.indexOf('/');
+        if (slash < 0) {
+          key = row.path;
+          inclusive = false;
+          yield { item: { type: 'memory', row } as const, resume: { k: key, x: 0 } };
+        } else {
+          const dir = prefix + rest.slice(0, slash + 1);
+          key = subtreeEnd(dir);
+          inclusive = true;
+          jumped = true;
+          yield { item: { type: 'memory_prefix', path: dir } as const, resume: { k: key, x: 1 } };
+          break;
+        }
       }
+      if (!jumped && rows.length < batch) return;
+      batch = jumped ? 1 : Math.min(batch * 4, 256);
     }
   }
 
