@@ -195,10 +195,12 @@ function replaceOnce(content: string, oldStr: string | undefined, newStr: string
 
 function insertAt(content: string, line: number | undefined, text: string | undefined): string {
   if (text === undefined) throw new MnemoError('invalid_request', 'insert needs insert_text', { field: 'insert_text' });
-  const lines = content === '' ? [] : content.split('\n');
+  const trailing = content.endsWith('\n');
+  const body = trailing ? content.slice(0, -1) : content;
+  const lines = body === '' ? [] : body.split('\n');
   if (line === undefined || line < 0 || line > lines.length) {
     throw new MnemoError('invalid_request', `insert_line must be from 0 to ${lines.length}`, { field: 'insert_line' });
   }
   lines.splice(line, 0, ...text.replace(/\n$/, '').split('\n'));
-  return lines.join('\n') + (content.endsWith('\n') || content === '' ? '\n' : '');
+  return lines.join('\n') + (trailing || content === '' ? '\n' : '');
 }

@@ -1,0 +1,210 @@
+/**
+ * The MCP server (issue 6) through the MCP SDK's own client, over stdio and over Streamable HTTP:
+ * every tool, the key's role and store grants, and errors a model can read that never show a host path.
+ */
+import type Anthropic from '@anthropic-ai/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectMcp, type McpKind, type McpSession } from '../helpers/mcp.js';
+import { runCli, startServer, type RunningServer } from '../helpers/server.js';
+import { rawRequest, sdkClient } from '../helpers/sdk.js';
+import { freshStore, sha256, type Store } from './shapes.js';
+
+const TOOLS = [
+  'memory_checkpoint', 'memory_delete', 'memory_delete_checkpoint', 'memory_edit', 'memory_list', 'memory_list_stores',
+  'memory_read', 'memory_rename', 'memory_restore', 'memory_search', 'memory_write',
+];
+
+let server: RunningServer;
+let admin: Anthropic;
+
+beforeAll(async () => {
+  server = await startServer();
+  admin = sdkClient(server.url, server.adminKey);
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+async function mintKey(role: string, storeIds?: string[]): Promise<string> {
+  const minted = await admin.post<{ secret: string }>('/v1/api_keys', {
+    body: { name: `mcp-${role}`, role, ...(storeIds ? { memory_store_ids: storeIds } : {}) },
+  });
+  return minted.secret;
+}
+
+function expectToolError(answer: { isError: boolean; text: string }, code: string): void {
+  expect(answer.isError).toBe(true);
+  expect(answer.text).toMatch(new RegExp(`^Error ${code}: `));
+  expect(answer.text).not.toContain(server.dataDir);
+  expect(answer.text).not.toMatch(/\/tmp\/|node_modules|at .*\.js:\d+/);
+}
+
+describe.each<McpKind>(['http', 'stdio'])('MCP over %s', (kind) => {
+  let mcp: McpSession;
+  let store: Store;
+
+  beforeAll(async () => {
+    mcp = await connectMcp(kind, server, server.adminKey);
+    store = await freshStore(admin, `mcp ${kind}`);
+  });
+  afterAll(async () => {
+    await mcp?.close();
+  });
+
+  it('lists every tool with a JSON object input schema', async () => {
+    const { tools } = await mcp.client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(TOOLS);
+    for (const t of tools) {
+      expect(t.inputSchema.type).toBe('object');
+      expect(t.description).toBeTruthy();
+    }
+    const write = tools.find((t) => t.name === 'memory_write')!;
+    expect(write.inputSchema.required).toEqual(expect.arrayContaining(['memory_store_id', 'path', 'content']));
+  });
+
+  it('lists stores, writes, reads, edits, renames, lists, searches and deletes a memory', async () => {
+    const s = store.id;
+    expect((await mcp.call('memory_list_stores')).json.data.map((x: { id: string }) => x.id)).toContain(s);
+    const written = await mcp.call('memory_write', { memory_store_id: s, path: '/notes/todo.md', content: 'alpha\ngamma\n' });
+    expect(written.isError).toBe(false);
+    expect(written.json).toMatchObject({ type: 'memory', path: '/notes/todo.md', content_sha256: sha256('alpha\ngamma\n') });
+
+    const read = await mcp.call('memory_read', { memory_store_id: s, path: '/notes/todo.md' });
+    expect(read.json).toMatchObject({ content: 'alpha\ngamma\n', id: written.json.id });
+    expect((await mcp.call('memory_read', { memory_store_id: s, memory_id: written.json.id })).json.content).toBe('alpha\ngamma\n');
+
+    await mcp.call('memory_edit', { memory_store_id: s, path: '/notes/todo.md', command: 'insert', insert_line: 1, insert_text: 'beta' });
+    await mcp.call('memory_edit', { memory_store_id: s, path: '/notes/todo.md', command: 'str_replace', old_str: 'gamma', new_str: 'delta' });
+    expect((await mcp.call('memory_read', { memory_store_id: s, path: '/notes/todo.md' })).json.content).toBe('alpha\nbeta\ndelta\n');
+
+    const renamed = await mcp.call('memory_rename', { memory_store_id: s, path: '/notes/todo.md', new_path: '/done/todo.md' });
+    expect(renamed.json).toMatchObject({ id: written.json.id, path: '/done/todo.md' });
+    const listed = await mcp.call('memory_list', { memory_store_id: s, path_prefix: '/done/' });
+    expect(listed.json.data.map((m: { path: string }) => m.path)).toEqual(['/done/todo.md']);
+
+    const found = await mcp.call('memory_search', { memory_store_id: s, query: 'delta' });
+    expect(found.json.data).toMatchObject([{ memory: { path: '/done/todo.md' }, snippet: expect.stringContaining('**delta**') }]);
+    const phrase = await mcp.call('memory_search', { memory_store_id: s, query: 'beta\ndel', mode: 'substring' });
+    expect(phrase.json.data).toHaveLength(1);
+
+    expect((await mcp.call('memory_delete', { memory_store_id: s, path: '/done/todo.md' })).json).toMatchObject({ type: 'memory_deleted' });
+    expectToolError(await mcp.call('memory_read', { memory_store_id: s, path: '/done/todo.md' }), 'not_found');
+    expect((await mcp.call('memory_search', { memory_store_id: s, query: 'delta' })).json.data).toEqual([]);
+  });
+
+  it('writes only when content_sha256 still matches, and says how to recover when it does not', async () => {
+    const s = store.id;
+    const first = await mcp.call('memory_write', { memory_store_id: s, path: '/cas.md', content: 'v1' });
+    const stale = first.json.content_sha256 as string;
+    await mcp.call('memory_write', { memory_store_id: s, path: '/cas.md', content: 'v2', content_sha256: stale });
+    const refused = await mcp.call('memory_write', { memory_store_id: s, path: '/cas.md', content: 'v3', content_sha256: stale });
+    expectToolError(refused, 'precondition_failed');
+    expect(refused.text).toContain('memory_read');
+    expectToolError(await mcp.call('memory_write', { memory_store_id: s, path: '/new.md', content: 'x', content_sha256: stale }), 'precondition_failed');
+    expectToolError(await mcp.call('memory_delete', { memory_store_id: s, path: '/cas.md', content_sha256: stale }), 'precondition_failed');
+    expect((await mcp.call('memory_read', { memory_store_id: s, path: '/cas.md' })).json.content).toBe('v2');
+  });
+
+  it('refuses edits that are ambiguous or impossible, changing nothing', async () => {
+    const s = store.id;
+    await mcp.call('memory_write', { memory_store_id: s, path: '/e.md', content: 'x x\n' });
+    expectToolError(await mcp.call('memory_edit', { memory_store_id: s, path: '/e.md', command: 'str_replace', old_str: 'x', new_str: 'y' }), 'invalid_request');
+    expectToolError(await mcp.call('memory_edit', { memory_store_id: s, path: '/e.md', command: 'str_replace', old_str: 'zzz', new_str: 'y' }), 'invalid_request');
+    expectToolError(await mcp.call('memory_edit', { memory_store_id: s, path: '/e.md', command: 'insert', insert_line: 9, insert_text: 'y' }), 'invalid_request');
+    expect((await mcp.call('memory_read', { memory_store_id: s, path: '/e.md' })).json.content).toBe('x x\n');
+  });
+
+  it('reports invalid input and unknown stores as readable errors without host paths', async () => {
+    expectToolError(await mcp.call('memory_write', { memory_store_id: store.id, path: 'relative.md', content: 'x' }), 'invalid_path');
+    expectToolError(await mcp.call('memory_write', { memory_store_id: store.id, path: '/big.md', content: 'x'.repeat(102_401) }), 'content_too_large');
+    expectToolError(await mcp.call('memory_list', { memory_store_id: 'memstore_nope' }), 'not_found');
+    expectToolError(await mcp.call('memory_search', { memory_store_id: store.id, query: ' ' }), 'invalid_request');
+    expectToolError(await mcp.call('memory_restore', { memory_store_id: store.id }), 'invalid_request');
+    const bad = await mcp.call('memory_write', { memory_store_id: store.id, path: 42 });
+    expect(bad.isError).toBe(true);
+    expect(bad.text).not.toContain(server.dataDir);
+  });
+
+  it('checkpoints, restores by session, id and locator, and deletes only a checkpoint that is not the latest', async () => {
+    const s = store.id;
+    const mem = await mcp.call('memory_write', { memory_store_id: s, path: '/ckpt/ref.md', content: 'relied on' });
+    const one = await mcp.call('memory_checkpoint', {
+      memory_store_id: s, agent_id: 'mcp-agent', session_id: kind, goal: 'finish the port',
+      constraints: ['keep the API stable'], decisions: ['use MCP'], open_tasks: ['tests'], next_action: 'write tests',
+      capsule: 'porting to MCP', references: [{ path: '/ckpt/ref.md', content_sha256: mem.json.content_sha256 }],
+      expected_latest_checkpoint_id: null,
+    });
+    expect(one.json).toMatchObject({ type: 'checkpoint', revision: 1, locator: expect.stringMatching(/^mnemo:\/\/memory_stores\//) });
+    const byLatest = await mcp.call('memory_restore', { memory_store_id: s, agent_id: 'mcp-agent', session_id: kind });
+    expect(byLatest.json).toMatchObject({
+      goal: 'finish the port', constraints: ['keep the API stable'], decisions: ['use MCP'], open_tasks: ['tests'],
+      next_action: 'write tests', capsule: 'porting to MCP', references: [{ path: '/ckpt/ref.md', status: 'ok' }],
+    });
+    expect((await mcp.call('memory_restore', { locator: one.json.locator })).json.checkpoint_id).toBe(one.json.id);
+    expect((await mcp.call('memory_restore', { memory_store_id: s, checkpoint_id: one.json.id, max_bytes: 4096 })).json.size_bytes).toBeLessThanOrEqual(4096);
+
+    expectToolError(await mcp.call('memory_checkpoint', { memory_store_id: s, agent_id: 'mcp-agent', session_id: kind, goal: 'g', expected_latest_checkpoint_id: null }), 'conflict');
+    expectToolError(await mcp.call('memory_checkpoint', { memory_store_id: s, agent_id: 'mcp-agent', session_id: kind, goal: 'g', capsule: 'c'.repeat(16_385) }), 'invalid_request');
+    expectToolError(await mcp.call('memory_delete_checkpoint', { memory_store_id: s, checkpoint_id: one.json.id }), 'conflict');
+    await mcp.call('memory_checkpoint', { memory_store_id: s, agent_id: 'mcp-agent', session_id: kind, goal: 'g2', expected_latest_checkpoint_id: one.json.id });
+    expect((await mcp.call('memory_delete_checkpoint', { memory_store_id: s, checkpoint_id: one.json.id })).isError).toBe(false);
+    expectToolError(await mcp.call('memory_restore', { memory_store_id: s, checkpoint_id: one.json.id }), 'not_found');
+
+    const big = await mcp.call('memory_checkpoint', { memory_store_id: s, agent_id: 'mcp-agent', session_id: `${kind}-big`, goal: 'g', constraints: ['c'.repeat(3000)] });
+    const tight = await mcp.call('memory_restore', { memory_store_id: s, checkpoint_id: big.json.id, max_bytes: 1024 });
+    expectToolError(tight, 'budget_exceeded');
+    expect(tight.text).toMatch(/needs at least \d+ bytes/);
+  });
+
+  it('acts with the key’s role: a read_only key reads but cannot write', async () => {
+    const reader = await connectMcp(kind, server, await mintKey('read_only'));
+    try {
+      await mcp.call('memory_write', { memory_store_id: store.id, path: '/ro.md', content: 'visible' });
+      expect((await reader.call('memory_read', { memory_store_id: store.id, path: '/ro.md' })).json.content).toBe('visible');
+      for (const [tool, args] of [
+        ['memory_write', { path: '/ro2.md', content: 'x' }],
+        ['memory_edit', { path: '/ro.md', command: 'str_replace', old_str: 'visible', new_str: 'x' }],
+        ['memory_rename', { path: '/ro.md', new_path: '/ro3.md' }],
+        ['memory_delete', { path: '/ro.md' }],
+        ['memory_checkpoint', { agent_id: 'a', session_id: 's', goal: 'g' }],
+      ] as const) {
+        expectToolError(await reader.call(tool, { memory_store_id: store.id, ...args }), 'forbidden');
+      }
+    } finally {
+      await reader.close();
+    }
+  });
+
+  it('acts with the key’s store grant: other stores do not exist for it', async () => {
+    const other = await freshStore(admin, 'mcp other');
+    const scoped = await connectMcp(kind, server, await mintKey('read_write', [store.id]));
+    try {
+      const stores = (await scoped.call('memory_list_stores')).json.data.map((x: { id: string }) => x.id);
+      expect(stores).toEqual([store.id]);
+      expectToolError(await scoped.call('memory_write', { memory_store_id: other.id, path: '/x.md', content: 'x' }), 'not_found');
+      expectToolError(await scoped.call('memory_search', { memory_store_id: other.id, query: 'x' }), 'not_found');
+      expect((await scoped.call('memory_write', { memory_store_id: store.id, path: '/scoped.md', content: 'ok' })).isError).toBe(false);
+    } finally {
+      await scoped.close();
+    }
+  });
+});
+
+describe('MCP authentication', () => {
+  it('answers 401 on /mcp without a valid API key', async () => {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    const headers = { accept: 'application/json, text/event-stream' };
+    expect((await rawRequest(server.url, 'POST', '/mcp', { body, headers })).status).toBe(401);
+    expect((await rawRequest(server.url, 'POST', '/mcp', { body, headers, apiKey: 'wrong' })).status).toBe(401);
+  });
+
+  it('mnemo mcp refuses to start without MNEMO_API_KEY, or with a key that does not exist', async () => {
+    const none = await runCli(['mcp', '--data-dir', server.dataDir]);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('MNEMO_API_KEY');
+    const wrong = await runCli(['mcp', '--data-dir', server.dataDir], { MNEMO_API_KEY: 'mnemo-sk-wrong' });
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toContain('invalid API key');
+    expect(wrong.stdout).toBe('');
+  });
+});
