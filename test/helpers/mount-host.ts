@@ -51,7 +51,7 @@ for (const spec of values.also!) {
 }
 process.stdout.write(JSON.stringify({ ready: true, storeId, sessionId, apiKeyId: key.id }) + '\n');
 
-type Command = { id: number; op: string; path?: string; content?: string; to?: string };
+type Command = { id: number; op: string; path?: string; content?: string; to?: string; ttlSeconds?: number };
 
 function byPath(path: string) {
   const m = storage.getMemoryByPath(storeId, path);
@@ -62,7 +62,11 @@ function byPath(path: string) {
 function perform(c: Command): unknown {
   switch (c.op) {
     case 'create':
-      return service.createMemory(api, storeId, { path: c.path!, content: c.content! });
+      return service.createMemory(api, storeId, {
+        path: c.path!,
+        content: c.content!,
+        ...(c.ttlSeconds === undefined ? {} : { expiry: { ttlSeconds: c.ttlSeconds } }),
+      });
     case 'update':
       return service.updateMemory(api, storeId, byPath(c.path!).id, { content: c.content! });
     case 'rename':
