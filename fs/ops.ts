@@ -152,6 +152,9 @@ export function createOps(ctx: MountContext): FuseOps {
         if (!h.wrote) return;
         h.wrote = false;
         save(h.draft);
+        // Saved: this handle owes nothing more. Its release can come after the next open of the
+        // file (release is asynchronous), which must not save that opener's O_TRUNC as a version.
+        h.changed = false;
       }),
 
     fsync: (path, _datasync, fh, cb) =>
@@ -160,6 +163,7 @@ export function createOps(ctx: MountContext): FuseOps {
         if (h.draft.failed) throw fsError(h.draft.failed);
         h.wrote = false;
         save(h.draft);
+        h.changed = false;
       }),
 
     release: (path, fh, cb) =>

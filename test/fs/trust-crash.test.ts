@@ -102,7 +102,8 @@ describe.skipIf(!fuseAvailable)('kill -9 under API and mount writes', () => {
         }
       };
       const child = spawn('python3', ['-c', WRITER, mountDir, `mnt${round}`], { stdio: ['ignore', 'pipe', 'ignore'] });
-      const childExit = new Promise<void>((r) => child.once('exit', () => r()));
+      // 'close', not 'exit': every line of stdout has been read by then.
+      const childExit = new Promise<void>((r) => child.once('close', () => r()));
       createInterface({ input: child.stdout }).on('line', (line) => {
         const [what, name] = line.split(' ');
         if (what === 'try') mountTried.add(name!);
