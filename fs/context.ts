@@ -30,6 +30,8 @@ export interface MountContext {
   /** touch/utimens times by memory id, valid while the memory stays at that version. */
   readonly mtimes: Map<string, { versionId: string; ms: number }>;
   readonly handles: HandleTable;
+  /** mountCaller's answer for the op being served (cleared when the op's synchronous work ends). */
+  opCaller: Caller | null;
 }
 
 export function createContext(init: Pick<MountContext, 'storeId' | 'service' | 'actor' | 'log' | 'readOnly'>): MountContext {
@@ -42,11 +44,15 @@ export function createContext(init: Pick<MountContext, 'storeId' | 'service' | '
     hidden: new Map(),
     mtimes: new Map(),
     handles: new HandleTable(),
+    opCaller: null,
   };
 }
 
 /** The caller a mount writes as: the mount's actor, in the store's own workspace. */
 export function mountCaller(ctx: MountContext): Caller {
+  // One store lookup per op, not per check: a handler is synchronous, so nothing can archive or
+  // delete the store between its checks, and the next op reads the row again.
+  if (ctx.opCaller && !ctx.readOnly && !ctx.gone) return ctx.opCaller;
   const store = ctx.service.storage.getStoreById(ctx.storeId);
   if (!store) {
     ctx.gone = true;
@@ -54,7 +60,9 @@ export function mountCaller(ctx: MountContext): Caller {
   }
   if (store.archivedAt !== null) ctx.readOnly = true;
   if (ctx.readOnly) throw fsError(Fuse.EROFS, store.archivedAt !== null ? 'the memory store is archived' : 'read-only mount');
-  return { workspaceId: store.workspaceId, actor: ctx.actor };
+  ctx.opCaller = { workspaceId: store.workspaceId, actor: ctx.actor };
+  queueMicrotask(() => (ctx.opCaller = null));
+  return ctx.opCaller;
 }
 
 /** Throws EROFS (or ENOENT for a deleted store) before any change through the mount. */

@@ -32,6 +32,9 @@ export async function apiFigures(api: Api, storeId: string, existing: string[] |
     runs['list']!.push(await load(CLIENTS, n.list, () => api.call('GET', `${base}/memories?path_prefix=${encodeURIComponent(listPrefix)}&limit=100`)));
     runs['versions']!.push(await load(CLIENTS, n.versions, () => api.call('GET', `${base}/memory_versions?limit=100`)));
   }
+  // Checkpoint restore (issue 6), when this build has it: a bundle referencing 20 memories.
+  const restore = await checkpointRestore(api, base, ids.slice(0, 20), reps, quick ? 300 : 1000);
+  if (restore.length > 0) runs['restore'] = restore;
   const out: ApiFigures = {};
   for (const [k, rs] of Object.entries(runs)) {
     out[k] = { opsPerSec: median(rs.map((x) => x.opsPerSec)), p50: median(rs.map((x) => x.p50)), p99: median(rs.map((x) => x.p99)) };
@@ -39,7 +42,27 @@ export async function apiFigures(api: Api, storeId: string, existing: string[] |
   return out;
 }
 
+async function checkpointRestore(api: Api, base: string, refs: string[], reps: number, n: number): Promise<LoadResult[]> {
+  try {
+    await api.call('POST', `${base}/checkpoints`, {
+      agent_id: 'bench-agent',
+      session_id: 'bench-session',
+      goal: 'measure restore latency',
+      summary: 'a checkpoint made by npm run bench',
+      references: refs.map((id) => ({ memory_id: id })),
+    });
+  } catch {
+    return [];
+  }
+  const out: LoadResult[] = [];
+  for (let r = 0; r < reps; r++) {
+    out.push(await load(CLIENTS, n, () => api.call('POST', `${base}/checkpoints/sessions/bench-agent/bench-session/restore`, {})));
+  }
+  return out;
+}
+
 const LABELS: Record<string, string> = {
+  restore: 'checkpoint restore (20 refs)',
   create: 'create memory',
   retrieve: 'retrieve memory',
   list: 'list page (100)',
@@ -49,7 +72,7 @@ const LABELS: Record<string, string> = {
 export function apiRows(empty: ApiFigures, big: ApiFigures): string[][] {
   return Object.keys(empty).map((k) => {
     const e = empty[k]!;
-    const b = big[k]!;
+    const b = big[k] ?? { opsPerSec: NaN, p50: NaN, p99: NaN };
     return [LABELS[k] ?? k, fmt(e.opsPerSec), fmt(e.p50, 2), fmt(e.p99, 2), fmt(b.opsPerSec), fmt(b.p50, 2), fmt(b.p99, 2), ratio(b.opsPerSec / e.opsPerSec)];
   });
 }

@@ -1,6 +1,8 @@
 /** @module Formatting the bench report: markdown tables of absolute figures, ratios and targets. */
 import { cpus, totalmem } from 'node:os';
-import { readFileSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 export interface Check {
   what: string;
@@ -18,7 +20,25 @@ export function hostFacts(): string[] {
     `- kernel: Linux ${kernel}`,
     `- node: ${process.version}`,
     `- load average at start: ${load}`,
+    `- fsync of a 4 KiB append in ${tmpdir()} (where the servers keep their data): p50 ${fsyncMs().toFixed(3)} ms`,
   ];
+}
+
+/** What one durable commit costs at least on this disk: every mount save and API write pays it. */
+function fsyncMs(): number {
+  const dir = mkdtempSync(join(tmpdir(), 'mnemo-bench-fsync-'));
+  const fd = openSync(join(dir, 'probe'), 'w');
+  const lat: number[] = [];
+  const page = Buffer.alloc(4096, 120);
+  for (let i = 0; i < 200; i++) {
+    const t = performance.now();
+    writeSync(fd, page);
+    fsyncSync(fd);
+    lat.push(performance.now() - t);
+  }
+  closeSync(fd);
+  rmSync(dir, { recursive: true, force: true });
+  return lat.sort((a, b) => a - b)[lat.length >> 1]!;
 }
 
 export function table(head: string[], rows: string[][]): string {
