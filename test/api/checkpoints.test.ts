@@ -99,6 +99,16 @@ describe('saving a checkpoint', () => {
     expect((await ext.latest(store.id, 'agent-1', s)).revision).toBe(base.revision + 5);
   });
 
+  it('replays a save retried with the same Idempotency-Key instead of adding a revision', async () => {
+    const s = session();
+    const path = `/v1/memory_stores/${store.id}/checkpoints`;
+    const headers = { 'idempotency-key': `ckpt-${s}` };
+    const first = await client.post<{ id: string; revision: number }>(path, { body: bundle(s), headers });
+    const again = await client.post<{ id: string; revision: number }>(path, { body: bundle(s), headers });
+    expect(again).toEqual(first);
+    expect((await ext.latest(store.id, 'agent-1', s)).revision).toBe(1);
+  });
+
   it('is invisible to the memory routes: a checkpoint is not a memory', async () => {
     const s = await freshStore(client, 'ckpt-only');
     const c = await ext.checkpoint(s.id, bundle(session()));
