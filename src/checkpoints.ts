@@ -7,7 +7,7 @@ import { MnemoError, notFound } from './errors.js';
 import type { IdGenerator } from './ids.js';
 import type { Storage } from './storage/port.js';
 import type { Caller, Checkpoint, CheckpointReference, ReferenceStatus, Store } from './types.js';
-import { CHECKPOINT_LIMITS, parseCheckpointCreate, type CheckpointRequest } from './validate-continuity.js';
+import { CONTINUITY_LIMITS, parseCheckpointCreate, type CheckpointRequest } from './validate-continuity.js';
 
 export interface RestoredReference extends CheckpointReference {
   status: ReferenceStatus;
@@ -54,8 +54,8 @@ export function parseLocator(locator: string): { storeId: string; checkpointId: 
   return { storeId: m[1]!, checkpointId: m[2]! };
 }
 
-export function createCheckpoints({ storage, clock, ids, readable, writable, maxBundleBytes = CHECKPOINT_LIMITS.bundleBytes }: CheckpointDeps) {
-  const cap = Math.min(maxBundleBytes, CHECKPOINT_LIMITS.bundleBytes);
+export function createCheckpoints({ storage, clock, ids, readable, writable, maxBundleBytes = CONTINUITY_LIMITS.bundleBytes }: CheckpointDeps) {
+  const cap = Math.min(maxBundleBytes, CONTINUITY_LIMITS.bundleBytes);
 
   function get(caller: Caller, storeId: string, id: string): Checkpoint {
     readable(caller, storeId);

@@ -75,8 +75,10 @@ async function runServe(config: Config): Promise<number> {
     process.stdout.write(`admin key (shown once, store it now): ${minted.secret}\n`);
   }
   log(`mnemo: data in ${config.dataDir}, mounts under ${config.mountRoot}`);
+  const sweep = sweepExpired(service);
   await untilSignal();
   log('mnemo: shutting down');
+  clearInterval(sweep);
   await served.close();
   await mounter.unmountAll();
   storage.close();
@@ -123,6 +125,20 @@ async function runMount(config: Config, args: string[], flags: Record<string, st
   await mounter.unmountAll();
   service.storage.close();
   return 0;
+}
+
+/** Expired memories are hidden at once; this deletes them every minute without waiting for a write to their store. */
+function sweepExpired(service: Service): NodeJS.Timeout {
+  const timer = setInterval(() => {
+    try {
+      const n = service.purgeExpiredMemories();
+      if (n > 0) log(`mnemo: deleted ${n} expired memor${n === 1 ? 'y' : 'ies'}`);
+    } catch (err) {
+      log(`mnemo: expiry sweep failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }, 60_000);
+  timer.unref();
+  return timer;
 }
 
 function openService(config: Config): Service {

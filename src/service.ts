@@ -76,6 +76,8 @@ export function createService({
       ...(checkpointMaxBytes === undefined ? {} : { maxBundleBytes: checkpointMaxBytes }),
     }),
     searchMemories: createSearch({ storage, readable: store }),
+    /** Deletes expired memories now rather than at their store's next write (the server runs it every minute). */
+    purgeExpiredMemories: (): number => storage.purgeExpiredMemories(clock()),
 
     // ------------------------------------------------------------ stores
 

@@ -9,7 +9,7 @@ import { assertMemoryPath, assertPathPrefix } from './paths.js';
 import type { CheckpointBundle, CheckpointReference, Expiry, SearchQuery } from './types.js';
 import { parseLimit, parseSha256, parseTimestamp, type Query } from './validate.js';
 
-export const CHECKPOINT_LIMITS = {
+export const CONTINUITY_LIMITS = {
   capsuleBytes: 16 * 1024,
   references: 64,
   /** Default and ceiling of the bundle size; MNEMO_CHECKPOINT_MAX_BYTES may set it lower. */
@@ -61,11 +61,11 @@ export interface CheckpointRequest {
 }
 
 /** Validates a whole checkpoint bundle against every limit; `maxBytes` is the configured bundle cap. */
-export function parseCheckpointCreate(body: unknown, maxBytes: number = CHECKPOINT_LIMITS.bundleBytes): CheckpointRequest {
+export function parseCheckpointCreate(body: unknown, maxBytes: number = CONTINUITY_LIMITS.bundleBytes): CheckpointRequest {
   const b = parseObject(checkpointSchema, body);
   const refs = b.references ?? [];
-  if (refs.length > CHECKPOINT_LIMITS.references) {
-    fail('references', `at most ${CHECKPOINT_LIMITS.references} references (got ${refs.length})`);
+  if (refs.length > CONTINUITY_LIMITS.references) {
+    fail('references', `at most ${CONTINUITY_LIMITS.references} references (got ${refs.length})`);
   }
   const bundle: CheckpointBundle = {
     agentId: assertScopeId(b.agent_id, 'agent_id'),
@@ -81,7 +81,7 @@ export function parseCheckpointCreate(body: unknown, maxBytes: number = CHECKPOI
   };
   if (bundle.goal.trim() === '') fail('goal', 'must not be empty');
   const capsule = byteLength(bundle.capsule);
-  if (capsule > CHECKPOINT_LIMITS.capsuleBytes) fail('capsule', `must be at most ${CHECKPOINT_LIMITS.capsuleBytes} bytes (got ${capsule})`);
+  if (capsule > CONTINUITY_LIMITS.capsuleBytes) fail('capsule', `must be at most ${CONTINUITY_LIMITS.capsuleBytes} bytes (got ${capsule})`);
   const sizeBytes = byteLength(JSON.stringify(bundle));
   if (sizeBytes > maxBytes) {
     throw new MnemoError('content_too_large', `checkpoint bundle is ${sizeBytes} bytes; this server accepts at most ${maxBytes}`);
@@ -103,16 +103,16 @@ function parseReference(raw: unknown, field: string): CheckpointReference {
 
 export function parseRestore(body: unknown): { maxBytes: number } {
   const b = parseObject(z.strictObject({ max_bytes: z.number().nullish() }), body);
-  const n = b.max_bytes ?? CHECKPOINT_LIMITS.restoreDefault;
-  if (!Number.isInteger(n) || n < CHECKPOINT_LIMITS.restoreMin || n > CHECKPOINT_LIMITS.restoreMax) {
-    fail('max_bytes', `must be an integer from ${CHECKPOINT_LIMITS.restoreMin} to ${CHECKPOINT_LIMITS.restoreMax} (got ${n})`);
+  const n = b.max_bytes ?? CONTINUITY_LIMITS.restoreDefault;
+  if (!Number.isInteger(n) || n < CONTINUITY_LIMITS.restoreMin || n > CONTINUITY_LIMITS.restoreMax) {
+    fail('max_bytes', `must be an integer from ${CONTINUITY_LIMITS.restoreMin} to ${CONTINUITY_LIMITS.restoreMax} (got ${n})`);
   }
   return { maxBytes: n };
 }
 
 export function assertScopeId(value: string, field: string): string {
-  if (value.length < 1 || value.length > CHECKPOINT_LIMITS.idChars || !SCOPE_ID.test(value)) {
-    fail(field, `must be 1 to ${CHECKPOINT_LIMITS.idChars} characters of letters, digits and . _ : @ + = - (starting with a letter or digit)`);
+  if (value.length < 1 || value.length > CONTINUITY_LIMITS.idChars || !SCOPE_ID.test(value)) {
+    fail(field, `must be 1 to ${CONTINUITY_LIMITS.idChars} characters of letters, digits and . _ : @ + = - (starting with a letter or digit)`);
   }
   return value;
 }
@@ -129,7 +129,7 @@ function text(value: string, field: string): string {
 
 function list(values: string[] | null | undefined, field: string): string[] {
   const v = values ?? [];
-  if (v.length > CHECKPOINT_LIMITS.listItems) fail(field, `at most ${CHECKPOINT_LIMITS.listItems} items (got ${v.length})`);
+  if (v.length > CONTINUITY_LIMITS.listItems) fail(field, `at most ${CONTINUITY_LIMITS.listItems} items (got ${v.length})`);
   return v.map((s, i) => text(s, `${field}.${i}`));
 }
 
@@ -138,7 +138,7 @@ function list(values: string[] | null | undefined, field: string): string[] {
 export function parseSearchQuery(q: Query): SearchQuery {
   const text = q['q'];
   if (text === undefined || text.trim() === '') fail('q', 'is required and must not be blank');
-  if (text.length > CHECKPOINT_LIMITS.queryChars) fail('q', `must be at most ${CHECKPOINT_LIMITS.queryChars} characters`);
+  if (text.length > CONTINUITY_LIMITS.queryChars) fail('q', `must be at most ${CONTINUITY_LIMITS.queryChars} characters`);
   assertWellFormed(text, 'q');
   const mode = q['mode'] ?? 'fts';
   if (mode !== 'fts' && mode !== 'substring') fail('mode', 'must be "fts" or "substring"');
@@ -168,8 +168,8 @@ export function parseExpiry(b: { ttl_seconds?: number | null | undefined; expire
   const at = b.expires_at;
   if (ttl != null && at != null) fail('ttl_seconds', 'give ttl_seconds or expires_at, not both');
   if (ttl != null) {
-    if (!Number.isInteger(ttl) || ttl < 1 || ttl > CHECKPOINT_LIMITS.ttlMaxSeconds) {
-      fail('ttl_seconds', `must be an integer from 1 to ${CHECKPOINT_LIMITS.ttlMaxSeconds}`);
+    if (!Number.isInteger(ttl) || ttl < 1 || ttl > CONTINUITY_LIMITS.ttlMaxSeconds) {
+      fail('ttl_seconds', `must be an integer from 1 to ${CONTINUITY_LIMITS.ttlMaxSeconds}`);
     }
     return { ttlSeconds: ttl };
   }

@@ -24,4 +24,6 @@ export interface ContinuityStorage {
   /** Finds a memory by id (preferred) or path, telling expired and missing apart. */
   findReferencedMemory(storeId: string, ref: { memoryId: string | null; path: string | null }): ReferencedMemory;
   searchMemories(storeId: string, q: SearchQuery): Page<SearchHit>;
+  /** Deletes every memory that expired at or before `now` (as the next write would); returns how many. */
+  purgeExpiredMemories(now: string): number;
 }

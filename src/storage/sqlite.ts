@@ -10,7 +10,7 @@ import type { Storage } from './port.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema.js';
 import { createCheckStatements } from './sqlite-check.js';
 import { createCheckpointStatements } from './sqlite-checkpoints.js';
-import { registerClock } from './sqlite-expiry.js';
+import { createExpirySweep, registerClock } from './sqlite-expiry.js';
 import { createKeyStatements } from './sqlite-keys.js';
 import { createBulkImport, type ImportedWrite } from './sqlite-bulk.js';
 import { createMemoryStatements } from './sqlite-memories.js';
@@ -60,6 +60,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     ...createCheckStatements(db),
     ...createCheckpointStatements(db),
     ...createSearchStatements(db),
+    purgeExpiredMemories: createExpirySweep(db),
     readPragma(name) {
       return db.pragma(name, { simple: true });
     },

@@ -117,3 +117,20 @@ describe('the search index', () => {
     expect(() => db.exec(`INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)`)).not.toThrow();
   });
 });
+
+describe('the expiry sweep', () => {
+  it('deletes expired memories of every store without waiting for a write, once', () => {
+    const { service, storage, caller, store, later } = openTimedCore();
+    const other = service.createStore(caller, { name: 'o', description: '', metadata: {} });
+    const a = service.createMemory(caller, store.id, { path: '/a.md', content: 'a', expiry: { ttlSeconds: 5 } });
+    service.createMemory(caller, other.id, { path: '/b.md', content: 'b', expiry: { ttlSeconds: 5 } });
+    service.createMemory(caller, other.id, { path: '/c.md', content: 'c', expiry: { ttlSeconds: 500 } });
+    expect(service.purgeExpiredMemories()).toBe(0);
+    later(6);
+    expect(service.purgeExpiredMemories()).toBe(2);
+    expect(service.purgeExpiredMemories()).toBe(0);
+    expect(service.listVersions(caller, store.id, versionQuery({ memoryId: a.id })).data.map((v) => v.operation)).toEqual(['deleted', 'created']);
+    expect(readTree(service, caller, other.id)).toEqual({ '/c.md': 'c' });
+    expect(storage.integrityCheck()).toEqual([]);
+  });
+});
