@@ -88,10 +88,11 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
  * that redacted bytes do not linger in free space.
  */
 function applyPragmas(db: Db): void {
+  // First, so that a CLI opening the file beside a busy server waits instead of failing at once.
+  db.pragma('busy_timeout = 5000');
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
-  db.pragma('busy_timeout = 5000');
   db.pragma('secure_delete = ON');
 }
 

@@ -117,11 +117,13 @@ describe('idempotency keys', () => {
 
   it('scopes receipts by API key and route: the same key elsewhere is a new request', async () => {
     const store = await client.beta.memoryStores.create({ name: 'idem-scope' });
-    const other = (await runCli(['keys', 'create', '--role', 'read_write', '--data-dir', server.dataDir])).stdout.trim();
+    const made = await runCli(['keys', 'create', '--role', 'read_write', '--data-dir', server.dataDir]);
+    expect(made.code, made.stderr).toBe(0);
+    const other = made.stdout.trim();
     const key = randomUUID();
     const mine = await send('POST', `/v1/memory_stores/${store.id}/memories`, key, { path: '/a.md', content: 'x' });
     const theirs = await send('POST', `/v1/memory_stores/${store.id}/memories`, key, { path: '/b.md', content: 'x' }, other);
-    expect([mine.status, theirs.status]).toEqual([200, 200]);
+    expect([mine.status, theirs.status], JSON.stringify(theirs.body)).toEqual([200, 200]);
     const storeCreate = await send('POST', '/v1/memory_stores', key, { name: 'same key, other route' });
     expect(storeCreate.status).toBe(200);
     expect(storeCreate.headers.get('idempotent-replayed')).toBeNull();
