@@ -5,6 +5,7 @@
 import { byteLength, MAX_CONTENT_BYTES, sha256Hex } from '../content.js';
 import { ancestors, assertMemoryPath } from '../paths.js';
 import type { Storage } from './port.js';
+import { createContinuityCheck } from './sqlite-check-continuity.js';
 import type { MemoryRow, VersionRow } from './rows.js';
 import type { Db } from './tx.js';
 
@@ -24,6 +25,7 @@ export function createCheckStatements(db: Db): Pick<Storage, 'domainCheck'> {
        FROM idempotency_receipts r`,
     ),
   };
+  const checkContinuity = createContinuityCheck(db);
 
   return {
     domainCheck(): string[] {
@@ -33,6 +35,7 @@ export function createCheckStatements(db: Db): Pick<Storage, 'domainCheck'> {
         else if (problems.length === MAX_REPORTED) problems.push('… more problems not shown');
       };
       checkMemories(q, report);
+      checkContinuity(report);
       for (const r of q.versionPaths.iterate() as Iterable<{ id: string; path: string }>) {
         if (!validPath(r.path)) report(`version ${r.id}: stored path ${JSON.stringify(r.path)} is not a valid memory path`);
       }

@@ -134,3 +134,27 @@ describe('the expiry sweep', () => {
     expect(storage.integrityCheck()).toEqual([]);
   });
 });
+
+describe('mnemo check on the continuity tables', () => {
+  it('finds nothing wrong after checkpoints and searches, and reports a stale index and a wrong latest pointer', () => {
+    const { service, storage, caller, store, file } = openTimedCore();
+    const m = service.createMemory(caller, store.id, { path: '/n.md', content: 'indexed words' });
+    const ckpt = service.checkpoints;
+    const one = ckpt.create(caller, store.id, ckpt.parse({ agent_id: 'a', session_id: 's', goal: 'g' }));
+    ckpt.create(caller, store.id, ckpt.parse({ agent_id: 'a', session_id: 's', goal: 'g2' }));
+    expect(storage.domainCheck()).toEqual([]);
+
+    const db = new Database(file);
+    onTestFinished(() => {
+      db.close();
+    });
+    const seq = (db.prepare('SELECT seq FROM memories WHERE id = ?').get(m.id) as { seq: number }).seq;
+    db.prepare(`INSERT INTO memories_fts (memories_fts, rowid, path, content) VALUES ('delete', ?, '/n.md', 'indexed words')`).run(seq);
+    db.prepare('UPDATE checkpoint_heads SET checkpoint_id = ?, revision = 1').run(one.id);
+    const problems = storage.domainCheck();
+    expect(problems).toEqual([
+      expect.stringMatching(/^search index: /),
+      expect.stringContaining('names revision 1, but the newest checkpoint is revision 2'),
+    ]);
+  });
+});
