@@ -121,7 +121,8 @@ describe.skipIf(!FUSE_AVAILABLE)('mount lifecycle', () => {
     const first = await startMount();
     expect((await sh('for i in 1 2 3 4 5; do echo $i > f$i.md; done', first.mnt)).code).toBe(0);
     process.kill(first.pid, 'SIGKILL');
-    for (let i = 0; i < 50 && isMounted(first.mnt); i++) await sleep(100);
+    // Up to 20 s: the kernel lets go of a dead FUSE mount late on a loaded machine (the load test may run beside this).
+    for (let i = 0; i < 200 && isMounted(first.mnt); i++) await sleep(100);
     expect(isMounted(first.mnt)).toBe(false);
     const second = await startMount({ dir: first.dir, store: first.storeId });
     expect((await sh('cat f1.md f5.md; ls | wc -l', second.mnt)).stdout).toBe('1\n5\n5\n');

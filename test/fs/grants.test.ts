@@ -84,6 +84,28 @@ describe.skipIf(!fuseAvailable)('session mounts and keys', () => {
     expect((await end(server.adminKey, s.id)).status).toBe(200);
   });
 
+  it("another workspace's session is 404 to every role, and absent from its lists", async () => {
+    const client = sdkClient(server.url, server.adminKey);
+    const store = await client.beta.memoryStores.create({ name: 'isolated session' });
+    const s = (await post(server.adminKey, { resources: [{ type: 'memory_store', memory_store_id: store.id, access: 'read_only' }] })).body as WireSession;
+    const ws = await rawRequest(server.url, 'POST', '/v1/workspaces', { apiKey: server.adminKey, body: JSON.stringify({ name: 'elsewhere' }) });
+    const wsId = (ws.body as { id: string }).id;
+    for (const role of ['admin', 'read_write', 'read_only']) {
+      const k = await rawRequest(server.url, 'POST', '/v1/api_keys', {
+        apiKey: server.adminKey,
+        headers: { 'anthropic-workspace-id': wsId },
+        body: JSON.stringify({ name: role, role }),
+      });
+      const secret = (k.body as { secret: string }).secret;
+      expectRawError(await rawRequest(server.url, 'GET', `/v1/sessions/${s.id}`, { apiKey: secret }), 404, 'not_found_error');
+      expectRawError(await end(secret, s.id), 404, 'not_found_error');
+      const list = (await rawRequest(server.url, 'GET', '/v1/sessions?limit=100', { apiKey: secret })).body as { data: WireSession[] };
+      expect(list.data.map((x) => x.id)).not.toContain(s.id);
+    }
+    expect(fuseMounts()).toContain(s.resources[0]!.host_path);
+    expect((await end(server.adminKey, s.id)).status).toBe(200);
+  });
+
   it('20 concurrent session creates with one Idempotency-Key make one session and one mount; ends replay', async () => {
     const client = sdkClient(server.url, server.adminKey);
     const store = await client.beta.memoryStores.create({ name: 'idempotent session' });
