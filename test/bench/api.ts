@@ -44,14 +44,20 @@ export async function apiFigures(api: Api, storeId: string, existing: string[] |
 
 async function checkpointRestore(api: Api, base: string, refs: string[], reps: number, n: number): Promise<LoadResult[]> {
   try {
+    const references = [];
+    for (const id of refs) {
+      const m = await api.call<{ content_sha256: string }>('GET', `${base}/memories/${id}`);
+      references.push({ memory_id: id, content_sha256: m.content_sha256 });
+    }
     await api.call('POST', `${base}/checkpoints`, {
       agent_id: 'bench-agent',
       session_id: 'bench-session',
       goal: 'measure restore latency',
       summary: 'a checkpoint made by npm run bench',
-      references: refs.map((id) => ({ memory_id: id })),
+      references,
     });
-  } catch {
+  } catch (err) {
+    process.stderr.write(`checkpoint restore skipped: ${err instanceof Error ? err.message : String(err)}\n`);
     return [];
   }
   const out: LoadResult[] = [];

@@ -51,16 +51,21 @@ async function fileBench(mnemo: Mnemo, out: string[], found: Check[]): Promise<s
   await tmpfs.stop();
   const med = (name: string, key: string, f: (s: number) => number) => median(results[name]!.map((x) => f(x[key]!)));
   // Per-run speed ratios (other target's time / mnemo's time), then the median of those.
-  const perRun = (other: string, key: string) => median(results['mnemo']!.map((m, i) => results[other]![i]![key]! / m[key]!));
+  const ratios = (other: string, key: string) => results['mnemo']!.map((m, i) => results[other]![i]![key]! / m[key]!);
+  const perRun = (other: string, key: string) => median(ratios(other, key));
+  const spread = (key: string) => {
+    const r = ratios('ceiling', key);
+    return r.length > 1 ? ` (${Math.min(...r).toFixed(2)}–${Math.max(...r).toFixed(2)})` : '';
+  };
   const rows = WORKLOADS.map((w) => {
     const vsCeiling = perRun('ceiling', w.key);
     if (w.target !== undefined) {
       found.push({ what: `mount ${w.label} vs ceiling ${w.targetText}`, ok: vsCeiling >= w.target, detail: `${ratio(vsCeiling)}${vsCeiling >= w.target ? '' : ` (short by ${((1 - vsCeiling / w.target) * 100).toFixed(0)}%)`}` });
     }
-    return [w.label, w.unit, ...['tmpfs', 'ceiling', 'mnemo'].map((n) => fmt(med(n, w.key, w.figure), w.unit === 'MB/s' ? 1 : 0)), ratio(vsCeiling), ratio(perRun('tmpfs', w.key)), w.targetText ?? '—'];
+    return [w.label, w.unit, ...['tmpfs', 'ceiling', 'mnemo'].map((n) => fmt(med(n, w.key, w.figure), w.unit === 'MB/s' ? 1 : 0)), ratio(vsCeiling) + spread(w.key), ratio(perRun('tmpfs', w.key)), w.targetText ?? '—'];
   });
   out.push(
-    `### File workloads (median of ${RUNS} run${RUNS > 1 ? 's' : ''}; ratios are mnemo's speed over the other target's, per run)\n`,
+    `### File workloads (median of ${RUNS} run${RUNS > 1 ? 's' : ''}; ratios are mnemo's speed over the other target's, per run, with the range over runs)\n`,
     table(['workload', 'unit', 'tmpfs', 'FUSE ceiling', 'mnemo mount', 'mnemo / ceiling', 'mnemo / tmpfs', 'target'], rows),
     '',
   );
