@@ -78,6 +78,9 @@ export function createKeys(storage: Storage, clock: () => string) {
       if (scope.allWorkspaces && role !== 'admin') {
         throw new MnemoError('invalid_request', 'only admin keys may act on all workspaces', { field: 'all_workspaces' });
       }
+      if (scope.storeIds && role === 'admin') {
+        throw new MnemoError('invalid_request', 'admin keys manage the whole workspace and cannot be limited to stores', { field: 'memory_store_ids' });
+      }
       return mint(workspaceId, name, role, scope);
     },
 

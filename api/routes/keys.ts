@@ -17,9 +17,6 @@ export function keyRoutes(service: Service) {
     const input = parseKeyCreate(await jsonBody(c));
     const ws = c.var.caller.workspaceId;
     for (const id of input.storeIds ?? []) service.getStore(c.var.caller, id);
-    if (input.storeIds && input.role === 'admin') {
-      throw new MnemoError('invalid_request', 'admin keys manage the whole workspace and cannot be limited to stores', { field: 'memory_store_ids' });
-    }
     const minted = keys.createKey(input.name, input.role, ws, { storeIds: input.storeIds });
     return c.json({ ...toWireApiKey(minted.key), secret: minted.secret });
   });
