@@ -1,6 +1,7 @@
-/** @module API figures: create, retrieve, list page and version list page from 4 concurrent clients. */
+/** @module API figures: create, retrieve, list page and version list page from 4 concurrent clients; checkpoints. */
 import { load, median, type Api, type LoadResult } from './http.js';
 import { fmt, ratio } from './report.js';
+import { restoreFigures } from './restore.js';
 
 export type ApiFigures = Record<string, LoadResult>;
 
@@ -32,43 +33,24 @@ export async function apiFigures(api: Api, storeId: string, existing: string[] |
     runs['list']!.push(await load(CLIENTS, n.list, () => api.call('GET', `${base}/memories?path_prefix=${encodeURIComponent(listPrefix)}&limit=100`)));
     runs['versions']!.push(await load(CLIENTS, n.versions, () => api.call('GET', `${base}/memory_versions?limit=100`)));
   }
-  // Checkpoint restore (issue 6), when this build has it: a bundle referencing 20 memories.
-  const restore = await checkpointRestore(api, base, ids.slice(0, 20), reps, quick ? 300 : 1000);
-  if (restore.length > 0) runs['restore'] = restore;
   const out: ApiFigures = {};
   for (const [k, rs] of Object.entries(runs)) {
     out[k] = { opsPerSec: median(rs.map((x) => x.opsPerSec)), p50: median(rs.map((x) => x.p50)), p99: median(rs.map((x) => x.p99)) };
   }
-  return out;
-}
-
-async function checkpointRestore(api: Api, base: string, refs: string[], reps: number, n: number): Promise<LoadResult[]> {
+  // Checkpoints (issue 6's restoreFigures): one client, a realistic bundle with 32 references.
   try {
-    const references = [];
-    for (const id of refs) {
-      const m = await api.call<{ content_sha256: string }>('GET', `${base}/memories/${id}`);
-      references.push({ memory_id: id, content_sha256: m.content_sha256 });
-    }
-    await api.call('POST', `${base}/checkpoints`, {
-      agent_id: 'bench-agent',
-      session_id: 'bench-session',
-      goal: 'measure restore latency',
-      summary: 'a checkpoint made by npm run bench',
-      references,
-    });
+    const ck = await restoreFigures(api, storeId, { total: quick ? 50 : 200 });
+    out['checkpoint'] = ck.checkpoint;
+    out['restore'] = ck.restore;
   } catch (err) {
-    process.stderr.write(`checkpoint restore skipped: ${err instanceof Error ? err.message : String(err)}\n`);
-    return [];
-  }
-  const out: LoadResult[] = [];
-  for (let r = 0; r < reps; r++) {
-    out.push(await load(CLIENTS, n, () => api.call('POST', `${base}/checkpoints/sessions/bench-agent/bench-session/restore`, {})));
+    process.stderr.write(`checkpoint figures skipped: ${err instanceof Error ? err.message : String(err)}\n`);
   }
   return out;
 }
 
 const LABELS: Record<string, string> = {
-  restore: 'checkpoint restore (20 refs)',
+  checkpoint: 'checkpoint save (1 client)',
+  restore: 'checkpoint restore (1 client, 32 refs)',
   create: 'create memory',
   retrieve: 'retrieve memory',
   list: 'list page (100)',
