@@ -44,7 +44,8 @@ export function createMemoryStatements(db: Db): MemoryStatements {
     storeState: db.prepare('SELECT archived_at FROM stores WHERE id = ?'),
     byId: db.prepare(`SELECT * FROM memories WHERE store_id = ? AND id = ? AND ${LIVE}`),
     byPath: db.prepare(`SELECT * FROM memories WHERE store_id = ? AND path = ? AND ${LIVE}`),
-    metaByPath: db.prepare(`SELECT ${META} FROM memories WHERE store_id = ? AND path = ? AND ${LIVE}`),
+    // The planner would take the unique (store_id, path) index and read the row past its content.
+    metaByPath: db.prepare(`SELECT ${META} FROM memories INDEXED BY memories_meta_by_path WHERE store_id = ? AND path = ? AND ${LIVE}`),
     samePath: db.prepare('SELECT id, path FROM memories WHERE store_id = ? AND path = ? AND id != ?'),
     descendant: db.prepare('SELECT id, path FROM memories WHERE store_id = ? AND path > ? AND path < ? AND id != ? LIMIT 1'),
     ancestor: db.prepare(
