@@ -3,15 +3,13 @@
  * session creates and ends take an Idempotency-Key, and 20 concurrent retries mount once. Through
  * the real server, with the mounts driven by bash children. (issue 4)
  */
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sh as shIn } from '../helpers/mount.js';
 import { expectRawError, rawRequest, sdkClient } from '../helpers/sdk.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
 
-const run = promisify(execFile);
 const fuseAvailable = existsSync('/dev/fuse');
 
 interface WireSession {
@@ -20,15 +18,8 @@ interface WireSession {
   resources: { host_path: string; access: string; memory_store_id: string }[];
 }
 
-async function sh(script: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run('bash', ['-c', script], { timeout: 30_000 });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof e.code === 'number' ? e.code : 1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-  }
-}
+/** bash -c in a child process (never in this process); resolves with its exit code and output. */
+const sh = (script: string) => shIn(script, '/');
 
 const fuseMounts = () =>
   readFileSync('/proc/mounts', 'utf8')

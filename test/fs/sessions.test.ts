@@ -4,15 +4,13 @@
  * API, attribution to session actors, read-only and archived mounts, freshness, restart, SIGTERM
  * and kill -9 recovery, and two sessions writing one store beside API writers.
  */
-import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { promisify } from 'node:util';
 import type Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sh as shIn } from '../helpers/mount.js';
 import { rawRequest, sdkClient } from '../helpers/sdk.js';
 import { makeTempDir, startServer, type RunningServer } from '../helpers/server.js';
 
-const run = promisify(execFile);
 const fuseAvailable = existsSync('/dev/fuse');
 
 interface WireResource {
@@ -35,16 +33,8 @@ interface WireSession {
   ended_at: string | null;
 }
 
-/** bash -c in a child process; resolves with its exit code and output, never throws on failure. */
-async function sh(script: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run('bash', ['-c', script], { timeout: 30_000 });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof e.code === 'number' ? e.code : 1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-  }
-}
+/** bash -c in a child process (never in this process); resolves with its exit code and output. */
+const sh = (script: string) => shIn(script, '/');
 
 function mountedPaths(): string[] {
   return readFileSync('/proc/mounts', 'utf8')
