@@ -4,23 +4,20 @@
  * limit, restore budgets and the status of each reference.
  */
 import type Anthropic from '@anthropic-ai/sdk';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { extensions, type CheckpointBody } from '../helpers/continuity.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
-import { expectApiError, sdkClient } from '../helpers/sdk.js';
+import { expectApiError, sdkClient, useServer } from '../helpers/sdk.js';
 import { freshStore, sha256, type Store } from './shapes.js';
 
 let server: RunningServer;
 let client: Anthropic;
 let ext: ReturnType<typeof extensions>;
 
-beforeAll(async () => {
-  server = await startServer();
-  client = sdkClient(server.url, server.adminKey);
+useServer((s, c) => {
+  server = s;
+  client = c;
   ext = extensions(client);
-});
-afterAll(async () => {
-  await server?.stop();
 });
 
 let n = 0;

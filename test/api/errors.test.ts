@@ -5,9 +5,9 @@
  */
 import { connect } from 'node:net';
 import type Anthropic from '@anthropic-ai/sdk';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type RunningServer } from '../helpers/server.js';
-import { expectApiError, expectRawError, rawRequest, sdkClient, type RawOptions, type RawResponse } from '../helpers/sdk.js';
+import { describe, expect, it } from 'vitest';
+import type { RunningServer } from '../helpers/server.js';
+import { expectApiError, expectRawError, type RawOptions, rawRequest, type RawResponse, useServer } from '../helpers/sdk.js';
 import { freshStore, type Memory, type Store } from './shapes.js';
 
 let server: RunningServer;
@@ -15,15 +15,12 @@ let client: Anthropic;
 let store: Store;
 let memory: Memory;
 
-beforeAll(async () => {
-  server = await startServer();
-  client = sdkClient(server.url, server.adminKey);
+useServer(async (s, c) => {
+  server = s;
+  client = c;
   store = await freshStore(client, 'errors');
   memory = await client.beta.memoryStores.memories.create(store.id, { path: '/existing.md', content: 'x' });
   await client.beta.memoryStores.memories.update(memory.id, { memory_store_id: store.id, content: 'y' });
-});
-afterAll(async () => {
-  await server?.stop();
 });
 
 const raw = (method: string, path: string, opts: RawOptions = {}): Promise<RawResponse> =>

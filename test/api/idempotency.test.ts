@@ -7,20 +7,17 @@
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import type Anthropic from '@anthropic-ai/sdk';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectRawError, rawRequest, sdkClient, type RawResponse } from '../helpers/sdk.js';
+import { describe, expect, it } from 'vitest';
+import { expectRawError, rawRequest, type RawResponse, sdkClient, useServer } from '../helpers/sdk.js';
 import { makeTempDir, runCli, startServer, type RunningServer } from '../helpers/server.js';
 import { collect } from './shapes.js';
 
 let server: RunningServer;
 let client: Anthropic;
 
-beforeAll(async () => {
-  server = await startServer();
-  client = sdkClient(server.url, server.adminKey);
-});
-afterAll(async () => {
-  await server?.stop();
+useServer((s, c) => {
+  server = s;
+  client = c;
 });
 
 function send(method: string, path: string, key: string | null, body?: unknown, apiKey = server.adminKey, url = server.url): Promise<RawResponse> {

@@ -4,21 +4,18 @@
  * path_prefix listing, pagination, and the archived-store rules for memories.
  */
 import type Anthropic from '@anthropic-ai/sdk';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type RunningServer } from '../helpers/server.js';
-import { expectApiError, sdkClient } from '../helpers/sdk.js';
+import { describe, expect, it } from 'vitest';
+import type { RunningServer } from '../helpers/server.js';
+import { expectApiError, useServer } from '../helpers/sdk.js';
 import { collect, expectMemory, freshStore, sha256, walkPages, type ListItem, type Memory, type Store } from './shapes.js';
 
 let server: RunningServer;
 let client: Anthropic;
 let store: Store;
 
-beforeAll(async () => {
-  server = await startServer();
-  client = sdkClient(server.url, server.adminKey);
-});
-afterAll(async () => {
-  await server?.stop();
+useServer((s, c) => {
+  server = s;
+  client = c;
 });
 
 const memories = () => client.beta.memoryStores.memories;

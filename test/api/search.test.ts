@@ -3,23 +3,20 @@
  * the substring mode, and that updates, deletes, renames, expiry and redaction show at once.
  */
 import type Anthropic from '@anthropic-ai/sdk';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { extensions } from '../helpers/continuity.js';
-import { startServer, type RunningServer } from '../helpers/server.js';
-import { expectApiError, sdkClient } from '../helpers/sdk.js';
+import type { RunningServer } from '../helpers/server.js';
+import { expectApiError, useServer } from '../helpers/sdk.js';
 import { freshStore, type Store } from './shapes.js';
 
 let server: RunningServer;
 let client: Anthropic;
 let ext: ReturnType<typeof extensions>;
 
-beforeAll(async () => {
-  server = await startServer();
-  client = sdkClient(server.url, server.adminKey);
+useServer((s, c) => {
+  server = s;
+  client = c;
   ext = extensions(client);
-});
-afterAll(async () => {
-  await server?.stop();
 });
 
 const paths = (hits: { memory: { path: string } }[]) => hits.map((h) => h.memory.path);

@@ -3,20 +3,17 @@
  * expires_at field, and an expired memory gone from reads and lists with its path free again.
  */
 import type Anthropic from '@anthropic-ai/sdk';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type RunningServer } from '../helpers/server.js';
-import { expectApiError, sdkClient } from '../helpers/sdk.js';
+import { describe, expect, it } from 'vitest';
+import type { RunningServer } from '../helpers/server.js';
+import { expectApiError, useServer } from '../helpers/sdk.js';
 import { freshStore, type Memory } from './shapes.js';
 
 let server: RunningServer;
 let client: Anthropic;
 
-beforeAll(async () => {
-  server = await startServer();
-  client = sdkClient(server.url, server.adminKey);
-});
-afterAll(async () => {
-  await server?.stop();
+useServer((s, c) => {
+  server = s;
+  client = c;
 });
 
 type Expiring = Memory & { expires_at?: string };

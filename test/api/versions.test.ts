@@ -4,21 +4,18 @@
  * by the CLI), pagination, and redaction.
  */
 import type Anthropic from '@anthropic-ai/sdk';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, startServer, type RunningServer } from '../helpers/server.js';
-import { expectApiError, sdkClient } from '../helpers/sdk.js';
+import { describe, expect, it } from 'vitest';
+import { runCli, type RunningServer } from '../helpers/server.js';
+import { expectApiError, sdkClient, useServer } from '../helpers/sdk.js';
 import { bytes, collect, expectVersionShape, freshStore, sha256, timestamp, walkPages, type Store, type Version } from './shapes.js';
 
 let server: RunningServer;
 let client: Anthropic;
 let store: Store;
 
-beforeAll(async () => {
-  server = await startServer();
-  client = sdkClient(server.url, server.adminKey);
-});
-afterAll(async () => {
-  await server?.stop();
+useServer((s, c) => {
+  server = s;
+  client = c;
 });
 
 const memories = () => client.beta.memoryStores.memories;

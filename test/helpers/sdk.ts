@@ -11,10 +11,26 @@ import Anthropic, {
   NotFoundError,
   PermissionDeniedError,
 } from '@anthropic-ai/sdk';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { startServer, type RunningServer, type StartOptions } from './server.js';
 
 export function sdkClient(url: string, apiKey: string): Anthropic {
   return new Anthropic({ baseURL: url, apiKey, maxRetries: 0 });
+}
+
+/**
+ * One real server for a test file: started before its tests, stopped after them. `ready` receives
+ * the server and an admin SDK client, so a file keeps its own variables.
+ */
+export function useServer(ready: (server: RunningServer, client: Anthropic) => void | Promise<void>, options: StartOptions = {}): void {
+  let server: RunningServer | undefined;
+  beforeAll(async () => {
+    server = await startServer(options);
+    await ready(server, sdkClient(server.url, server.adminKey));
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
 }
 
 /** The parsed error envelope, as the SDK keeps it on `err.error`. */
