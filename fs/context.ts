@@ -3,6 +3,7 @@ import Fuse from 'fuse-native';
 import type { Actor, Caller, Service } from '../src/index.js';
 import { fsError } from './errno.js';
 import { HandleTable, type Draft } from './handles.js';
+import { StorageView } from './storage-view.js';
 
 /** A committed memory that libfuse renamed to `.fuse_hidden*` because it was open: deleted soon unless replaced. */
 export interface PendingDelete {
@@ -30,6 +31,8 @@ export interface MountContext {
   /** touch/utimens times by memory id, valid while the memory stays at that version. */
   readonly mtimes: Map<string, { versionId: string; ms: number }>;
   readonly handles: HandleTable;
+  /** Storage answers kept until storage changes: every read of the store goes through it. */
+  readonly view: StorageView;
   /** mountCaller's answer for the op being served (cleared when the op's synchronous work ends). */
   opCaller: Caller | null;
 }
@@ -44,6 +47,7 @@ export function createContext(init: Pick<MountContext, 'storeId' | 'service' | '
     hidden: new Map(),
     mtimes: new Map(),
     handles: new HandleTable(),
+    view: new StorageView(init.service, init.storeId),
     opCaller: null,
   };
 }
@@ -53,7 +57,7 @@ export function mountCaller(ctx: MountContext): Caller {
   // One store lookup per op, not per check: a handler is synchronous, so nothing can archive or
   // delete the store between its checks, and the next op reads the row again.
   if (ctx.opCaller && !ctx.readOnly && !ctx.gone) return ctx.opCaller;
-  const store = ctx.service.storage.getStoreById(ctx.storeId);
+  const store = ctx.view.store();
   if (!store) {
     ctx.gone = true;
     throw fsError(Fuse.ENOENT, 'the memory store was deleted');

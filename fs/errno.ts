@@ -31,7 +31,11 @@ export const ERRNO_BY_CODE: Readonly<Record<ErrorCode, number>> = Object.freeze(
 export class FsError extends Error {
   readonly errno: number;
   constructor(errno: number, message: string) {
+    // A refusal is an answer, not a fault: capturing a stack was a third of a missing-file lookup.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = limit;
     this.name = 'FsError';
     this.errno = errno;
   }

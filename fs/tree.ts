@@ -1,7 +1,8 @@
 /**
  * @module The directory view: files are memories (or drafts not saved yet), directories are implied
- * by memory paths, plus directories that exist only in the mount. Reads always go to storage, so an
- * API write is seen on the next stat or open.
+ * by memory paths, plus directories that exist only in the mount. Reads go to storage through the
+ * mount's StorageView, which forgets its answers on any committed change, so an API write is seen on
+ * the next stat or open.
  */
 import Fuse from 'fuse-native';
 import { MAX_SEGMENTS, NAME_MAX, assertEntryName, assertMemoryPath, baseName, byteLength, parentOf, type MemoryMeta } from '../src/index.js';
@@ -19,7 +20,7 @@ export function lookup(ctx: MountContext, path: string): Node | null {
   assertLookupName(path);
   const draft = freshen(ctx, path);
   if (draft) return { kind: 'file', draft, meta: null };
-  const meta = ctx.hidden.has(path) ? null : ctx.service.storage.getMemoryMetaByPath(ctx.storeId, path);
+  const meta = ctx.hidden.has(path) ? null : ctx.view.meta(path);
   if (meta) return { kind: 'file', draft: null, meta };
   if (isDir(ctx, path)) return { kind: 'dir', mode: ctx.localDirs.get(path) ?? 0o755 };
   return null;
@@ -27,7 +28,7 @@ export function lookup(ctx: MountContext, path: string): Node | null {
 
 export function isDir(ctx: MountContext, path: string): boolean {
   if (path === '/' || ctx.localDirs.has(path)) return true;
-  if (ctx.service.storage.hasMemoriesUnder(ctx.storeId, path)) return true;
+  if (ctx.view.hasMemoriesUnder(path)) return true;
   const prefix = path + '/';
   for (const p of ctx.drafts.keys()) if (p.startsWith(prefix)) return true;
   return false;
@@ -39,7 +40,7 @@ export function listDir(ctx: MountContext, dir: string): string[] | null {
   const node = lookup(ctx, dir);
   if (!node || node.kind !== 'dir') return null;
   const names = new Set<string>();
-  const listing = ctx.service.storage.listDirectory(ctx.storeId, dir);
+  const listing = ctx.view.listDirectory(dir);
   for (const f of listing.files) if (!ctx.hidden.has(f.path)) names.add(baseName(f.path));
   for (const d of listing.dirs) names.add(d);
   const prefix = dir === '/' ? '/' : dir + '/';
@@ -58,9 +59,9 @@ export function listDir(ctx: MountContext, dir: string): string[] | null {
 /** True if anything (memory, draft, local directory) lives below `dir`. */
 export function hasChildren(ctx: MountContext, dir: string): boolean {
   const prefix = dir + '/';
-  if (ctx.service.storage.hasMemoriesUnder(ctx.storeId, dir)) {
+  if (ctx.view.hasMemoriesUnder(dir)) {
     // A memory hidden by libfuse still sits below until its delete lands; it does not count.
-    const listing = ctx.service.storage.listDirectory(ctx.storeId, dir);
+    const listing = ctx.view.listDirectory(dir);
     if (listing.dirs.length > 0 || listing.files.some((f) => !ctx.hidden.has(f.path))) return true;
   }
   for (const p of ctx.drafts.keys()) if (p.startsWith(prefix) && !isHiddenName(baseName(p))) return true;
@@ -83,14 +84,10 @@ export function keepParents(ctx: MountContext, path: string): void {
 export function loadDraft(ctx: MountContext, path: string): Draft | null {
   const existing = freshen(ctx, path);
   if (existing) return existing;
-  if (ctx.hidden.has(path)) return null;
-  const m = ctx.service.storage.getMemoryByPath(ctx.storeId, path);
+  if (ctx.hidden.has(path) || !ctx.view.meta(path)) return null;
+  const m = ctx.service.storage.getMemoryBytesByPath(ctx.storeId, path);
   if (!m) return null;
-  const d = newDraft(
-    { path, memoryId: m.id, stored: true, baseVersionId: m.versionId, mode: m.mode, scratch: false, mtimeMs: mtimeOf(ctx, m) },
-    Buffer.from(m.content, 'utf8'),
-  );
-  return d;
+  return newDraft({ path, memoryId: m.id, stored: true, baseVersionId: m.versionId, mode: m.mode, scratch: false, mtimeMs: mtimeOf(ctx, m) }, m.bytes);
 }
 
 export function mtimeOf(ctx: MountContext, m: Pick<MemoryMeta, 'id' | 'versionId' | 'updatedAt'>): number {
@@ -116,7 +113,7 @@ function freshen(ctx: MountContext, path: string): Draft | null {
   const d = ctx.drafts.get(path);
   if (!d) return null;
   if (!d.stored || d.dirty || d.failed || d.scratch) return d;
-  const m = ctx.service.storage.getMemoryMetaByPath(ctx.storeId, path);
+  const m = ctx.view.meta(path);
   if (!m || m.id !== d.memoryId) {
     ctx.drafts.delete(path);
     d.path = null;

@@ -161,6 +161,8 @@ export interface Storage extends ContinuityStorage {
   getMemory(storeId: string, id: string): Memory | null;
   getMemoryByPath(storeId: string, path: string): Memory | null;
   getMemoryMetaByPath(storeId: string, path: string): MemoryMeta | null;
+  /** The memory at `path` with its content as UTF-8 bytes (what a file read serves), or null. */
+  getMemoryBytesByPath(storeId: string, path: string): (MemoryMeta & { bytes: Buffer }) | null;
   setMemoryMode(storeId: string, id: string, mode: number): void;
   saveMemoryAt(input: SaveMemoryAtInput): WriteResult;
   moveMemory(input: MoveMemoryInput): Memory;
@@ -171,6 +173,14 @@ export interface Storage extends ContinuityStorage {
   listDirectory(storeId: string, dir: string): DirectoryListing;
   /** True if some memory lives strictly below `dir`: the directory is implied. */
   hasMemoriesUnder(storeId: string, dir: string): boolean;
+  /**
+   * A number that changes after any committed write (at once for this process's writes, within
+   * 100 ms for another process's): readers that keep answers (the mount) drop them when it moves.
+   * Cheap enough to ask on every file operation.
+   */
+  changeMark(): number;
+  /** The earliest `expires_at` in the store after `after`, or null: live rows can vanish then without a write. */
+  nextExpiry(storeId: string, after: string): string | null;
 
   // versions
   getVersion(storeId: string, id: string): MemoryVersion | null;

@@ -28,6 +28,7 @@ type MemoryStatements = Pick<
   | 'getMemory'
   | 'getMemoryByPath'
   | 'getMemoryMetaByPath'
+  | 'getMemoryBytesByPath'
   | 'setMemoryMode'
   | 'saveMemoryAt'
   | 'moveMemory'
@@ -46,6 +47,8 @@ export function createMemoryStatements(db: Db): MemoryStatements {
     byPath: db.prepare(`SELECT * FROM memories WHERE store_id = ? AND path = ? AND ${LIVE}`),
     // The planner would take the unique (store_id, path) index and read the row past its content.
     metaByPath: db.prepare(`SELECT ${META} FROM memories INDEXED BY memories_meta_by_path WHERE store_id = ? AND path = ? AND ${LIVE}`),
+    // The content as UTF-8 bytes straight from the row: no decode to a JS string and encode back.
+    bytesByPath: db.prepare(`SELECT ${META}, CAST(content AS BLOB) AS bytes FROM memories WHERE store_id = ? AND path = ? AND ${LIVE}`),
     samePath: db.prepare('SELECT id, path FROM memories WHERE store_id = ? AND path = ? AND id != ?'),
     descendant: db.prepare('SELECT id, path FROM memories WHERE store_id = ? AND path > ? AND path < ? AND id != ? LIMIT 1'),
     ancestor: db.prepare(
@@ -258,6 +261,10 @@ export function createMemoryStatements(db: Db): MemoryStatements {
     getMemoryMetaByPath(storeId, path): MemoryMeta | null {
       const r = q.metaByPath.get(storeId, path) as MemoryRow | undefined;
       return r ? toMemoryMeta(r) : null;
+    },
+    getMemoryBytesByPath(storeId, path) {
+      const r = q.bytesByPath.get(storeId, path) as (MemoryRow & { bytes: Buffer | null }) | undefined;
+      return r ? { ...toMemoryMeta(r), bytes: r.bytes ?? Buffer.alloc(0) } : null;
     },
     setMemoryMode(storeId, id, mode) {
       q.setMode.run(mode, storeId, id);

@@ -8,6 +8,7 @@ import Database from 'better-sqlite3';
 import type { Db } from './tx.js';
 import type { Storage } from './port.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema.js';
+import { createChangeStatements } from './sqlite-changes.js';
 import { createCheckStatements } from './sqlite-check.js';
 import { createCheckpointStatements } from './sqlite-checkpoints.js';
 import { createExpirySweep, registerClock } from './sqlite-expiry.js';
@@ -60,6 +61,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     ...createCheckStatements(db),
     ...createCheckpointStatements(db),
     ...createSearchStatements(db),
+    ...createChangeStatements(db),
     purgeExpiredMemories: createExpirySweep(db),
     readPragma(name) {
       return db.pragma(name, { simple: true });

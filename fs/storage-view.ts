@@ -1,0 +1,92 @@
+/**
+ * @module One mount's memo of storage answers: memory metadata by path, "is anything below this
+ * directory", and directory listings. A stat, an `ls -R` or a `grep -r` asks the same questions
+ * many times; asking SQLite each time was most of a stat's cost. The answers are dropped the moment
+ * storage reports any committed change (storage.changeMark) or a memory of the store reaches its
+ * expiry, so the mount stays exactly as fresh as a query on every operation: an API write shows in
+ * the very next operation that reaches the mount.
+ */
+import { baseName, parentOf, type DirectoryListing, type MemoryMeta, type Service, type Store } from '../src/index.js';
+
+/** Past this many remembered paths, start over: a walk over a huge store must not grow without bound. */
+const MAX_ENTRIES = 50_000;
+
+interface Listing extends DirectoryListing {
+  byName: Map<string, MemoryMeta>;
+}
+
+export class StorageView {
+  private mark = -1;
+  /** RFC 3339 time of the store's next expiry after the answers were read; null: none pending. */
+  private until: string | null = null;
+  private readonly metas = new Map<string, MemoryMeta | null>();
+  private readonly under = new Map<string, boolean>();
+  private readonly listings = new Map<string, Listing>();
+  private storeRow: Store | null | undefined;
+
+  constructor(
+    private readonly service: Service,
+    private readonly storeId: string,
+  ) {}
+
+  /** The mounted store's row (null once deleted): writes check it for archiving on every operation. */
+  store(): Store | null {
+    this.current();
+    if (this.storeRow === undefined) this.storeRow = this.service.storage.getStoreById(this.storeId);
+    return this.storeRow;
+  }
+
+  /** The live memory's metadata at `path`, or null. */
+  meta(path: string): MemoryMeta | null {
+    this.current();
+    const known = this.metas.get(path);
+    if (known !== undefined) return known;
+    // A listed directory names every file in it: a name it lacks is no memory.
+    const listing = this.listings.get(parentOf(path));
+    const meta = listing ? (listing.byName.get(baseName(path)) ?? null) : this.service.storage.getMemoryMetaByPath(this.storeId, path);
+    this.remember(this.metas, path, meta);
+    return meta;
+  }
+
+  /** True if some live memory lives strictly below `dir`. */
+  hasMemoriesUnder(dir: string): boolean {
+    this.current();
+    const known = this.under.get(dir);
+    if (known !== undefined) return known;
+    const listing = this.listings.get(dir);
+    const any = listing ? listing.files.length > 0 || listing.dirs.length > 0 : this.service.storage.hasMemoriesUnder(this.storeId, dir);
+    this.remember(this.under, dir, any);
+    return any;
+  }
+
+  /** The memories and implied subdirectories directly in `dir`. Callers must not change it. */
+  listDirectory(dir: string): DirectoryListing {
+    this.current();
+    const known = this.listings.get(dir);
+    if (known) return known;
+    const listing = this.service.storage.listDirectory(this.storeId, dir);
+    const byName = new Map(listing.files.map((f) => [baseName(f.path), f]));
+    this.remember(this.listings, dir, { ...listing, byName });
+    this.under.set(dir, listing.files.length > 0 || listing.dirs.length > 0);
+    const prefix = dir === '/' ? '/' : dir + '/';
+    for (const d of listing.dirs) this.under.set(prefix + d, true);
+    return listing;
+  }
+
+  /** Drops every answer if storage changed since they were read, or a memory may have expired. */
+  private current(): void {
+    const mark = this.service.storage.changeMark();
+    if (mark === this.mark && (this.until === null || this.service.clock() < this.until)) return;
+    this.metas.clear();
+    this.under.clear();
+    this.listings.clear();
+    this.storeRow = undefined;
+    this.mark = mark;
+    this.until = this.service.storage.nextExpiry(this.storeId, this.service.clock());
+  }
+
+  private remember<V>(map: Map<string, V>, key: string, value: V): void {
+    if (map.size >= MAX_ENTRIES) map.clear();
+    map.set(key, value);
+  }
+}
