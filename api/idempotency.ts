@@ -31,12 +31,11 @@ export function respond(c: Context<AppEnv>, reply: Reply, replayed: boolean) {
   return c.json(reply.body as object, reply.status as ContentfulStatusCode);
 }
 
-/** A synchronous mutation: replay, or run it and record its reply atomically. */
-export function mutation(c: Context<AppEnv>, idem: Idempotency, route: string, body: unknown, run: () => Reply) {
+/** A synchronous mutation: replay, or run it and record its reply atomically, in a group commit. */
+export async function mutation(c: Context<AppEnv>, idem: Idempotency, route: string, body: unknown, run: () => Reply) {
   const req = idempotentRequest(c, route, body);
-  const found = req && idem.find(req);
-  if (found) return respond(c, found, true);
-  return respond(c, idem.commit(req, run), false);
+  const { reply, replayed } = await idem.settle(req, run);
+  return respond(c, reply, replayed);
 }
 
 /** An async mutation (sessions): concurrent retries wait for the first, then replay its answer. */

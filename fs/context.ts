@@ -3,6 +3,7 @@ import Fuse from 'fuse-native';
 import type { Actor, Caller, Service } from '../src/index.js';
 import { fsError } from './errno.js';
 import { HandleTable, type Draft } from './handles.js';
+import type { ContentCache } from './content-cache.js';
 import { StorageView } from './storage-view.js';
 
 /** A committed memory that libfuse renamed to `.fuse_hidden*` because it was open: deleted soon unless replaced. */
@@ -33,11 +34,13 @@ export interface MountContext {
   readonly handles: HandleTable;
   /** Storage answers kept until storage changes: every read of the store goes through it. */
   readonly view: StorageView;
+  /** File bytes by version id, shared by every mount of the server. */
+  readonly contents: ContentCache;
   /** mountCaller's answer for the op being served (cleared when the op's synchronous work ends). */
   opCaller: Caller | null;
 }
 
-export function createContext(init: Pick<MountContext, 'storeId' | 'service' | 'actor' | 'log' | 'readOnly'>): MountContext {
+export function createContext(init: Pick<MountContext, 'storeId' | 'service' | 'actor' | 'log' | 'readOnly' | 'contents'>): MountContext {
   return {
     ...init,
     startedMs: Date.now(),

@@ -1,6 +1,7 @@
 /** @module The FUSE face: createMountManager implements the core's Mounter port over fuse-native. */
 import { resolve } from 'node:path';
 import { MnemoError, notFound, type Mounter, type MountRequest, type Service } from '../src/index.js';
+import { ContentCache } from './content-cache.js';
 import { createContext, type MountContext } from './context.js';
 import { errnoLine, toErrno } from './errno.js';
 import { fuseMountsUnder, lazyUnmount, startFuse, type LiveMount } from './mounts.js';
@@ -14,8 +15,12 @@ export interface MountManagerDeps {
   log?: (line: string) => void;
 }
 
+/** Bytes of file content kept for reads across all mounts (fs/content-cache.ts). */
+const CONTENT_CACHE_BYTES = 32 * 1024 * 1024;
+
 export function createMountManager({ service, log = () => {} }: MountManagerDeps): Mounter {
   const mounts = new Map<string, { live: LiveMount; ctx: MountContext }>();
+  const contents = new ContentCache(CONTENT_CACHE_BYTES);
 
   async function unmount(hostPath: string): Promise<void> {
     const path = resolve(hostPath);
@@ -49,7 +54,7 @@ export function createMountManager({ service, log = () => {} }: MountManagerDeps
       const store = service.storage.getStoreById(req.storeId);
       if (!store) throw notFound('memory store', req.storeId);
       const readOnly = req.readOnly || store.archivedAt !== null;
-      const ctx = createContext({ storeId: req.storeId, service, actor: req.actor, log, readOnly });
+      const ctx = createContext({ storeId: req.storeId, service, actor: req.actor, log, readOnly, contents });
       const live = await startFuse(hostPath, createOps(ctx), { storeId: req.storeId, readOnly });
       mounts.set(hostPath, { live, ctx });
       log(`mnemo fs: mounted ${req.storeId} at ${hostPath}${readOnly ? ' (read-only)' : ''}`);

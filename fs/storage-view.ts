@@ -10,6 +10,13 @@ import { baseName, parentOf, type DirectoryListing, type MemoryMeta, type Servic
 
 /** Past this many remembered paths, start over: a walk over a huge store must not grow without bound. */
 const MAX_ENTRIES = 50_000;
+/**
+ * After this many lookups missed in one directory since the last change, the directory is listed
+ * once and answers the rest (a walk: stat, ls -l, grep -r), unless it holds more than
+ * PREFETCH_MAX_ENTRIES. A lone lookup after each write stays one indexed query.
+ */
+const PREFETCH_AFTER_MISSES = 8;
+const PREFETCH_MAX_ENTRIES = 4096;
 
 interface Listing extends DirectoryListing {
   byName: Map<string, MemoryMeta>;
@@ -23,6 +30,8 @@ export class StorageView {
   private readonly under = new Map<string, boolean>();
   private readonly listings = new Map<string, Listing>();
   private storeRow: Store | null | undefined;
+  /** Lookups that missed, per directory, since the last change (-1: too big to list). */
+  private readonly misses = new Map<string, number>();
 
   constructor(
     private readonly service: Service,
@@ -42,7 +51,7 @@ export class StorageView {
     const known = this.metas.get(path);
     if (known !== undefined) return known;
     // A listed directory names every file in it: a name it lacks is no memory.
-    const listing = this.listings.get(parentOf(path));
+    const listing = this.listings.get(parentOf(path)) ?? this.prefetch(parentOf(path));
     const meta = listing ? (listing.byName.get(baseName(path)) ?? null) : this.service.storage.getMemoryMetaByPath(this.storeId, path);
     this.remember(this.metas, path, meta);
     return meta;
@@ -62,15 +71,32 @@ export class StorageView {
   /** The memories and implied subdirectories directly in `dir`. Callers must not change it. */
   listDirectory(dir: string): DirectoryListing {
     this.current();
-    const known = this.listings.get(dir);
-    if (known) return known;
-    const listing = this.service.storage.listDirectory(this.storeId, dir);
-    const byName = new Map(listing.files.map((f) => [baseName(f.path), f]));
-    this.remember(this.listings, dir, { ...listing, byName });
+    return this.listings.get(dir) ?? this.keep(dir, this.service.storage.listDirectory(this.storeId, dir));
+  }
+
+  /** Lists `dir` once enough lookups there missed, if it is small enough; else null. */
+  private prefetch(dir: string): Listing | null {
+    const n = this.misses.get(dir) ?? 0;
+    if (n < 0) return null;
+    if (n + 1 < PREFETCH_AFTER_MISSES) {
+      this.misses.set(dir, n + 1);
+      return null;
+    }
+    const listing = this.service.storage.listDirectory(this.storeId, dir, PREFETCH_MAX_ENTRIES);
+    if (listing.truncated) {
+      this.misses.set(dir, -1);
+      return null;
+    }
+    return this.keep(dir, listing);
+  }
+
+  private keep(dir: string, listing: DirectoryListing): Listing {
+    const kept = { ...listing, byName: new Map(listing.files.map((f) => [baseName(f.path), f])) };
+    this.remember(this.listings, dir, kept);
     this.under.set(dir, listing.files.length > 0 || listing.dirs.length > 0);
     const prefix = dir === '/' ? '/' : dir + '/';
     for (const d of listing.dirs) this.under.set(prefix + d, true);
-    return listing;
+    return kept;
   }
 
   /** Drops every answer if storage changed since they were read, or a memory may have expired. */
@@ -81,6 +107,7 @@ export class StorageView {
     this.under.clear();
     this.listings.clear();
     this.storeRow = undefined;
+    this.misses.clear();
     this.mark = mark;
     this.until = this.service.storage.nextExpiry(this.storeId, this.service.clock());
   }

@@ -84,9 +84,13 @@ export function keepParents(ctx: MountContext, path: string): void {
 export function loadDraft(ctx: MountContext, path: string): Draft | null {
   const existing = freshen(ctx, path);
   if (existing) return existing;
-  if (ctx.hidden.has(path) || !ctx.view.meta(path)) return null;
-  const m = ctx.service.storage.getMemoryBytesByPath(ctx.storeId, path);
+  if (ctx.hidden.has(path)) return null;
+  const meta = ctx.view.meta(path);
+  if (!meta) return null;
+  const cached = ctx.contents.get(meta.versionId);
+  const m = cached ? { ...meta, bytes: cached } : ctx.service.storage.getMemoryBytesByPath(ctx.storeId, path);
   if (!m) return null;
+  if (!cached) ctx.contents.put(m.versionId, m.bytes);
   return newDraft({ path, memoryId: m.id, stored: true, baseVersionId: m.versionId, mode: m.mode, scratch: false, mtimeMs: mtimeOf(ctx, m) }, m.bytes);
 }
 

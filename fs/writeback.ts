@@ -51,6 +51,7 @@ export function commit(ctx: MountContext, d: Draft): void {
   d.stored = true;
   d.dirty = false;
   d.baseVersionId = memory.versionId;
+  ctx.contents.put(memory.versionId, draftContent(d));
   d.mtimeMs = Date.parse(memory.updatedAt);
   d.baseSize = d.size;
   d.appendOnly = true;

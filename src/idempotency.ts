@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { MnemoError } from './errors.js';
+import { createGroupCommit, type GroupCommit } from './group-commit.js';
 import type { Receipt, ReceiptScope, Storage } from './storage/port.js';
 
 /** The answer a receipt keeps: status, wire body, and what it points at (for `mnemo check`). */
@@ -23,6 +24,8 @@ export interface IdempotentRequest {
 
 export interface IdempotencyOptions {
   storage: Storage;
+  /** Where mutations commit (one made over `storage` if not given): concurrent ones share an fsync. */
+  writes?: GroupCommit;
   clock?: () => string;
   /** How long a receipt is replayed, in seconds (MNEMO_IDEMPOTENCY_TTL_SECONDS; default 24 h). */
   ttlSeconds?: number;
@@ -49,7 +52,12 @@ function canonicalJson(v: unknown): string {
   return JSON.stringify(v) ?? 'null';
 }
 
-export function createIdempotency({ storage, clock = () => new Date().toISOString(), ttlSeconds = DEFAULT_IDEMPOTENCY_TTL_SECONDS }: IdempotencyOptions) {
+export function createIdempotency({
+  storage,
+  writes = createGroupCommit(storage),
+  clock = () => new Date().toISOString(),
+  ttlSeconds = DEFAULT_IDEMPOTENCY_TTL_SECONDS,
+}: IdempotencyOptions) {
   const inFlight = new Map<string, Promise<unknown>>();
   let lastPurge = 0;
 
@@ -105,6 +113,17 @@ export function createIdempotency({ storage, clock = () => new Date().toISOStrin
         const reply = mutate();
         api.record(req, reply);
         return reply;
+      });
+    },
+
+    /**
+     * A synchronous mutation through group commit: replays a stored reply, or runs it and records its
+     * reply, both at its turn in the group, so concurrent retries with one key still run it once.
+     */
+    settle(req: IdempotentRequest | null, mutate: () => Reply): Promise<{ reply: Reply; replayed: boolean }> {
+      return writes.run(() => {
+        const found = req && api.find(req);
+        return found ? { reply: found, replayed: true } : { reply: api.commit(req, mutate), replayed: false };
       });
     },
 

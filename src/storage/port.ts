@@ -118,6 +118,8 @@ export interface DirectoryListing {
   files: MemoryMeta[];
   /** Names of subdirectories implied by deeper memory paths. */
   dirs: string[];
+  /** Set when a `limit` cut the listing short: it does not name everything in the directory. */
+  truncated?: boolean;
 }
 
 export interface Storage extends ContinuityStorage {
@@ -169,8 +171,8 @@ export interface Storage extends ContinuityStorage {
   /** Returns how many memories moved (each gets one `modified` version). */
   moveTree(input: MoveTreeInput): number;
   listMemories(storeId: string, q: MemoryListQuery): Page<MemoryListItem>;
-  /** Direct children of a directory ("/" or "/a/b"), for the mount's readdir. */
-  listDirectory(storeId: string, dir: string): DirectoryListing;
+  /** Direct children of a directory ("/" or "/a/b"), for the mount's readdir; at most `limit` entries if given. */
+  listDirectory(storeId: string, dir: string, limit?: number): DirectoryListing;
   /** True if some memory lives strictly below `dir`: the directory is implied. */
   hasMemoriesUnder(storeId: string, dir: string): boolean;
   /**

@@ -304,11 +304,12 @@ export function createMemoryStatements(db: Db): MemoryStatements {
       return { data, nextPage: more && resume ? encodeCursor(resume) : null };
     },
 
-    listDirectory(storeId, dir): DirectoryListing {
+    listDirectory(storeId, dir, limit = Infinity): DirectoryListing {
       const prefix = dir === '/' ? '/' : dir + '/';
       const files: MemoryMeta[] = [];
       const dirs: string[] = [];
       for (const child of children(storeId, prefix, { key: prefix, inclusive: false })) {
+        if (files.length + dirs.length === limit) return { files, dirs, truncated: true };
         if (child.item.type === 'memory') files.push(toMemoryMeta(child.item.row));
         else dirs.push(child.item.path.slice(prefix.length, -1));
       }

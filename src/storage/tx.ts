@@ -23,8 +23,13 @@ export function afterCommit(db: Db, fn: () => void): void {
   pending.set(db, list);
 }
 
-/** One outer transaction whose after-commit work runs once it has committed (and is dropped if it rolls back). */
+/**
+ * One outer transaction whose after-commit work runs once it has committed (and is dropped if it
+ * rolls back). Called inside another transaction (a group commit), it is a savepoint and leaves the
+ * after-commit work to the outermost one, which alone knows when the data is on disk.
+ */
 export function outerTx<R>(db: Db, fn: () => R): R {
+  if (db.inTransaction) return db.transaction(fn)();
   let result: R;
   try {
     result = db.transaction(fn).immediate();

@@ -9,6 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { createMountManager } from '../../fs/index.js';
 import { FUSE_AVAILABLE, NO_FUSE_REASON, isMounted, py, run, sh, sleep, startMount } from '../helpers/mount.js';
 import { openCore } from '../helpers/core.js';
+import { createService } from '../../src/service.js';
+import { openSqliteStorage } from '../../src/storage/sqlite.js';
 
 const require = createRequire(import.meta.url);
 
@@ -26,6 +28,36 @@ describe.skipIf(!FUSE_AVAILABLE)('a mount stays fresh', () => {
     // Entries may be cached by the kernel for up to 1 s (entry_timeout); contents never are.
     await sleep(1100);
     expect((await sh('ls; cat b.md', m.mnt)).stdout).toBe('b.md\ntwo, longer\n');
+  });
+
+  it('a walk that made the mount list a directory still sees the next API write there at once', async () => {
+    const seed: Record<string, string> = {};
+    for (let i = 0; i < 20; i++) seed[`/walk/f${String(i).padStart(2, '0')}.md`] = `file ${i}\n`;
+    const m = await startMount({ seed });
+    // Enough lookups in one directory that the mount answers the rest from one listing.
+    expect((await sh('cat walk/*.md | wc -l; stat -c %s walk/f07.md', m.mnt)).stdout).toBe('20\n7\n');
+    await m.call('update', { path: '/walk/f07.md', content: 'changed by the API\n' });
+    await m.call('create', { path: '/walk/zz.md', content: 'new\n' });
+    const r = await sh('cat walk/f07.md; stat -c %s walk/f07.md; cat walk/zz.md; ls walk | wc -l', m.mnt);
+    expect(r.stdout, r.stderr).toBe('changed by the API\n19\nnew\n21\n');
+  });
+
+  it('sees a write made by another process on the database file within a moment', async () => {
+    const m = await startMount({ seed: { '/o.md': 'before\n' } });
+    expect((await sh('cat o.md', m.mnt)).stdout).toBe('before\n');
+    const other = openSqliteStorage(m.db);
+    try {
+      const service = createService({ storage: other });
+      const ws = service.keys.defaultWorkspace()!;
+      const caller = { workspaceId: ws.id, actor: { type: 'session_actor' as const, sessionId: 'sess_outside' } };
+      const meta = other.getMemoryMetaByPath(m.storeId, '/o.md')!;
+      service.updateMemory(caller, m.storeId, meta.id, { content: 'after, from another process\n' });
+    } finally {
+      other.close();
+    }
+    // Commits from other connections are noticed within 100 ms (storage.changeMark).
+    await sleep(200);
+    expect((await sh('cat o.md', m.mnt)).stdout).toBe('after, from another process\n');
   });
 
   it('a process holding a file open sees an API write on its next open, and its own later save wins', async () => {

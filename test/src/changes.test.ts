@@ -1,0 +1,59 @@
+/**
+ * What lets the mount keep storage answers (issue 5): the change mark moves after every committed
+ * write, this connection's at once and another connection's within 100 ms; the next expiry is known;
+ * a bounded directory listing says when it was cut short.
+ */
+import { describe, expect, it } from 'vitest';
+import { openSqliteStorage } from '../../src/storage/sqlite.js';
+import { openCore, seedStore } from '../helpers/core.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('change mark', () => {
+  it('stays put while nothing is written and moves after each committed write', () => {
+    const core = openCore();
+    const store = seedStore(core.service, core.caller, { '/a.md': 'a' });
+    const before = core.storage.changeMark();
+    core.service.getMemory(core.caller, store.id, core.storage.getMemoryMetaByPath(store.id, '/a.md')!.id);
+    expect(core.storage.changeMark()).toBe(before);
+    core.service.createMemory(core.caller, store.id, { path: '/b.md', content: 'b' });
+    const after = core.storage.changeMark();
+    expect(after).not.toBe(before);
+    expect(core.storage.changeMark()).toBe(after);
+  });
+
+  it('moves within 100 ms after another connection commits', async () => {
+    const core = openCore();
+    const store = seedStore(core.service, core.caller, { '/a.md': 'a' });
+    const before = core.storage.changeMark();
+    const other = openSqliteStorage(core.file);
+    other.setMemoryMode(store.id, other.getMemoryMetaByPath(store.id, '/a.md')!.id, 0o600);
+    other.close();
+    await sleep(150);
+    expect(core.storage.changeMark()).not.toBe(before);
+  });
+
+  it('names the next expiry after a moment, ignoring memories without one', () => {
+    const core = openCore();
+    const store = seedStore(core.service, core.caller, { '/keep.md': 'k' });
+    expect(core.storage.nextExpiry(store.id, new Date().toISOString())).toBeNull();
+    core.service.createMemory(core.caller, store.id, { path: '/soon.md', content: 's', expiry: { ttlSeconds: 60 } });
+    core.service.createMemory(core.caller, store.id, { path: '/later.md', content: 'l', expiry: { ttlSeconds: 3600 } });
+    const next = core.storage.nextExpiry(store.id, new Date().toISOString())!;
+    const inMs = Date.parse(next) - Date.now();
+    expect(inMs).toBeGreaterThan(50_000);
+    expect(inMs).toBeLessThanOrEqual(60_000);
+  });
+});
+
+describe('bounded directory listing', () => {
+  it('returns everything without a limit, and says when a limit cut it short', () => {
+    const core = openCore();
+    const store = seedStore(core.service, core.caller, { '/d/a.md': 'a', '/d/b.md': 'b', '/d/sub/c.md': 'c' });
+    const all = core.storage.listDirectory(store.id, '/d');
+    expect([all.files.map((f) => f.path), all.dirs, all.truncated]).toEqual([['/d/a.md', '/d/b.md'], ['sub'], undefined]);
+    expect(core.storage.listDirectory(store.id, '/d', 3).truncated).toBeUndefined();
+    const cut = core.storage.listDirectory(store.id, '/d', 2);
+    expect([cut.files.length + cut.dirs.length, cut.truncated]).toEqual([2, true]);
+  });
+});

@@ -1,0 +1,77 @@
+/**
+ * Group commit (issue 5): API writes that arrive in one event-loop turn share a transaction, yet each
+ * answers for itself, a refused one rolls back alone, nothing is reported before the commit, and
+ * after-commit work (redaction's WAL truncate) still runs once the data is on disk.
+ */
+import { existsSync, statSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { createGroupCommit } from '../../src/group-commit.js';
+import { openSqliteStorage } from '../../src/storage/sqlite.js';
+import { codeOf, memoryQuery, openCore, readTree, seedStore, versionQuery } from '../helpers/core.js';
+
+describe('group commit', () => {
+  it('writes queued in one turn all land, in order, and each resolves with its own result', async () => {
+    const core = openCore();
+    const store = seedStore(core.service, core.caller, {});
+    const writes = createGroupCommit(core.storage);
+    const paths = ['/a.md', '/b.md', '/c.md'];
+    const results = await Promise.all(paths.map((path) => writes.run(() => core.service.createMemory(core.caller, store.id, { path, content: path }))));
+    expect(results.map((m) => m.path)).toEqual(paths);
+    const versions = core.service.listVersions(core.caller, store.id, versionQuery({ limit: 10 })).data;
+    // Newest first: the group ran its writes in the order they were queued.
+    expect(versions.map((v) => v.path)).toEqual([...paths].reverse());
+
+    core.close();
+    const reopened = openSqliteStorage(core.file);
+    expect(reopened.listMemories(store.id, memoryQuery({ limit: 10 })).data.map((i) => (i.type === 'memory' ? i.memory.path : i.path))).toEqual(paths);
+    reopened.close();
+  });
+
+  it('a refused write rejects with its own error and rolls back alone; the rest of its group commits', async () => {
+    const core = openCore();
+    const store = seedStore(core.service, core.caller, { '/taken.md': 'first' });
+    const writes = createGroupCommit(core.storage);
+    const outcomes = await Promise.allSettled([
+      writes.run(() => core.service.createMemory(core.caller, store.id, { path: '/one.md', content: '1' })),
+      writes.run(() => {
+        core.service.createMemory(core.caller, store.id, { path: '/half.md', content: 'written, then refused' });
+        return core.service.createMemory(core.caller, store.id, { path: '/taken.md', content: 'again' });
+      }),
+      writes.run(() => core.service.createMemory(core.caller, store.id, { path: '/two.md', content: '2' })),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    const refused = outcomes[1] as PromiseRejectedResult;
+    expect(codeOf(() => { throw refused.reason; })).toBe('path_conflict');
+    expect(readTree(core.service, core.caller, store.id)).toEqual({ '/one.md': '1', '/taken.md': 'first', '/two.md': '2' });
+  });
+
+  it('nothing settles before the group commits', async () => {
+    const core = openCore();
+    const store = seedStore(core.service, core.caller, {});
+    const writes = createGroupCommit(core.storage);
+    let settled = false;
+    const pending = writes.run(() => core.service.createMemory(core.caller, store.id, { path: '/x.md', content: 'x' })).then(() => (settled = true));
+    // Still this turn: the write has not even run, so there is nothing to report yet.
+    expect(settled).toBe(false);
+    expect(readTree(core.service, core.caller, store.id)).toEqual({});
+    await pending;
+    expect(settled).toBe(true);
+    expect(readTree(core.service, core.caller, store.id)).toEqual({ '/x.md': 'x' });
+  });
+
+  it('a redaction inside a group still truncates the WAL, after the group has committed', async () => {
+    const core = openCore();
+    const store = seedStore(core.service, core.caller, { '/secret.md': 'password: hunter2' });
+    const memory = core.service.listMemories(core.caller, store.id, memoryQuery()).data[0]!;
+    if (memory.type !== 'memory') throw new Error('expected a memory');
+    const old = memory.memory.versionId;
+    core.service.updateMemory(core.caller, store.id, memory.memory.id, { content: 'rotated' });
+    const writes = createGroupCommit(core.storage);
+    await Promise.all([
+      writes.run(() => core.service.createMemory(core.caller, store.id, { path: '/other.md', content: 'o' })),
+      writes.run(() => core.service.redactVersion(core.caller, store.id, old)),
+    ]);
+    expect(core.service.getVersion(core.caller, store.id, old).content).toBeNull();
+    expect(existsSync(core.file + '-wal') ? statSync(core.file + '-wal').size : 0).toBe(0);
+  });
+});
