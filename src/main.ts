@@ -17,6 +17,7 @@ import { createSessions } from './sessions.js';
 import { openSqliteStorage } from './storage/sqlite.js';
 import { createIdempotency } from './idempotency.js';
 import { removePidFile, writePidFile } from './pidfile.js';
+import { startSearchUpkeep } from './search-upkeep.js';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -76,9 +77,11 @@ async function runServe(config: Config): Promise<number> {
   }
   log(`mnemo: data in ${config.dataDir}, mounts under ${config.mountRoot}`);
   const sweep = sweepExpired(service);
+  const stopIndexing = startSearchUpkeep({ index: service.indexSearchBacklog, log });
   await untilSignal();
   log('mnemo: shutting down');
   clearInterval(sweep);
+  stopIndexing();
   await served.close();
   await mounter.unmountAll();
   storage.close();

@@ -78,6 +78,8 @@ export function createService({
     searchMemories: createSearch({ storage, readable: store }),
     /** Deletes expired memories now rather than at their store's next write (the server runs it every minute). */
     purgeExpiredMemories: (): number => storage.purgeExpiredMemories(clock()),
+    /** Indexes up to `max` written memories for search; returns how many still wait (the server runs it every 200 ms). */
+    indexSearchBacklog: (max: number): number => storage.indexSearchBacklog(max),
 
     // ------------------------------------------------------------ stores
 

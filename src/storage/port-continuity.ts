@@ -23,7 +23,10 @@ export interface ContinuityStorage {
   deleteCheckpoint(storeId: string, id: string): void;
   /** Finds a memory by id (preferred) or path, telling expired and missing apart. */
   findReferencedMemory(storeId: string, ref: { memoryId: string | null; path: string | null }): ReferencedMemory;
+  /** Full-text search first indexes every queued write, so it always sees every committed one. */
   searchMemories(storeId: string, q: SearchQuery): Page<SearchHit>;
+  /** Indexes up to `max` memories written since their last indexing, in one transaction; returns how many still wait. */
+  indexSearchBacklog(max: number): number;
   /** Deletes every memory that expired at or before `now` (as the next write would); returns how many. */
   purgeExpiredMemories(now: string): number;
 }

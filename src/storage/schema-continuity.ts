@@ -8,7 +8,7 @@
  *     `memory_expirations` so a checkpoint reference can still tell "expired" from "deleted".
  * 11. `memories_fts` indexes exactly the current rows of `memories` (path and content): triggers
  *     keep it in step inside the same transaction as every write, and FTS5 secure-delete removes a
- *     deleted row's terms from the index itself.
+ *     deleted row's terms from the index itself. (Migration 5 replaces this one: schema-search.ts.)
  * 12. A checkpoint bundle never changes after it is written. Revisions per (store, agent, session)
  *     only grow. `checkpoint_heads` names exactly one live checkpoint per (store, agent, session),
  *     the newest, which cannot be deleted; checkpoint ids are random and never reused.

@@ -17,6 +17,7 @@
  */
 
 import { MIGRATION_3 } from './schema-continuity.js';
+import { MIGRATION_5 } from './schema-search.js';
 
 export interface Migration {
   version: number;
@@ -168,6 +169,11 @@ CREATE INDEX idempotency_receipts_by_expiry ON idempotency_receipts (expires_at)
 CREATE INDEX memories_meta_by_path ON memories
   (store_id, path, id, version_id, content_sha256, content_size_bytes, mode, created_at, updated_at, expires_at);
 `,
+  },
+  {
+    // Speed: writes queue full-text indexing instead of doing it (invariant 11). See schema-search.ts.
+    version: 5,
+    sql: MIGRATION_5,
   },
 ];
 

@@ -8,6 +8,7 @@ import { byteLength, sha256Hex } from '../content.js';
 import { notFound } from '../errors.js';
 import { actorColumns } from './rows.js';
 import type { WriteStamp } from './port.js';
+import type { SearchIndex } from './sqlite-search-index.js';
 import type { Db } from './tx.js';
 
 export interface ImportedWrite extends WriteStamp {
@@ -18,7 +19,7 @@ export interface ImportedWrite extends WriteStamp {
   content: string;
 }
 
-export function createBulkImport(db: Db): (storeId: string, writes: ImportedWrite[]) => void {
+export function createBulkImport(db: Db, index: SearchIndex): (storeId: string, writes: ImportedWrite[]) => void {
   const q = {
     store: db.prepare('SELECT 1 FROM stores WHERE id = ? AND archived_at IS NULL'),
     version: db.prepare(
@@ -38,7 +39,7 @@ export function createBulkImport(db: Db): (storeId: string, writes: ImportedWrit
   const run = db.transaction((storeId: string, writes: ImportedWrite[]) => {
     if (!q.store.get(storeId)) throw notFound('memory store', storeId);
     // Each memory row is written once, with its newest state: the rows in between are never seen
-    // outside this transaction, and every row write also costs its search-index upkeep.
+    // outside this transaction, and every row write queues one more memory to index.
     const heads = new Map<string, { w: ImportedWrite; sha: string; size: number; created: boolean; createdAt: string }>();
     for (const w of writes) {
       const sha = sha256Hex(w.content);
@@ -53,6 +54,9 @@ export function createBulkImport(db: Db): (storeId: string, writes: ImportedWrit
       if (created) q.insert.run(w.memoryId, storeId, w.path, w.content, sha, size, w.versionId, createdAt, w.now);
       else if (q.update.run(w.path, w.content, sha, size, w.versionId, w.now, w.memoryId, storeId).changes !== 1) throw notFound('memory', w.memoryId);
     }
+    // Indexed in the same transaction, where batching makes it cheap, rather than left queued for
+    // the background upkeep (a 100,000-memory import would otherwise make the next search wait).
+    index.indexQueued();
   });
   return (storeId, writes) => run.immediate(storeId, writes);
 }

@@ -1,13 +1,32 @@
 /**
- * @module `mnemo check` for the continuity tables (schema invariants 11 and 12): the search index
- * matches the memories it indexes, and every latest pointer names the newest live checkpoint.
+ * @module `mnemo check` for the continuity tables (schema invariants 11 and 12): every memory is
+ * indexed or queued for it, and every latest pointer names the newest live checkpoint.
  */
 import type { Db } from './tx.js';
 
+/** Starts the index afresh; the next search or upkeep re-indexes every memory. */
+const REINDEX_HINT =
+  "re-index every memory with BEGIN; INSERT INTO memories_fts (memories_fts) VALUES ('delete-all'); DELETE FROM search_backlog; INSERT INTO search_backlog (seq) SELECT seq FROM memories; COMMIT;";
+
 export function createContinuityCheck(db: Db): (report: (line: string) => void) => void {
   const q = {
-    // FTS5's own check; rank 1 also compares the index with the memories table (external content).
-    fts: db.prepare(`INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)`),
+    // FTS5's own structural check. The index is contentless, so it has no text to compare against.
+    fts: db.prepare(`INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 0)`),
+    // A contentless table records each indexed rowid in its docsize shadow table.
+    unindexed: db.prepare(
+      `SELECT m.id, m.path, m.store_id FROM memories m
+       WHERE m.seq NOT IN (SELECT id FROM memories_fts_docsize) AND m.seq NOT IN (SELECT seq FROM search_backlog)`,
+    ),
+    strays: db.prepare(
+      `SELECT d.id FROM memories_fts_docsize d
+       WHERE d.id NOT IN (SELECT seq FROM memories) AND d.id NOT IN (SELECT seq FROM search_backlog)`,
+    ).pluck(),
+    // An indexed memory queued for re-indexing whose indexed text is gone: its old words cannot be removed.
+    stuck: db.prepare(
+      `SELECT b.seq, b.indexed_version FROM search_backlog b JOIN memories_fts_docsize d ON d.id = b.seq
+       LEFT JOIN versions v ON v.id = b.indexed_version
+       WHERE v.content IS NULL`,
+    ),
     heads: db.prepare(
       `SELECT h.store_id, h.agent_id, h.session_id, h.checkpoint_id, h.revision,
               c.revision AS ckpt_revision, c.agent_id AS ckpt_agent, c.session_id AS ckpt_session,
@@ -19,11 +38,7 @@ export function createContinuityCheck(db: Db): (report: (line: string) => void) 
   };
 
   return function checkContinuity(report) {
-    try {
-      q.fts.run();
-    } catch (err) {
-      report(`search index: ${(err as Error).message}; rebuild it with INSERT INTO memories_fts(memories_fts) VALUES ('rebuild')`);
-    }
+    checkSearchIndex(q, report);
     for (const h of q.heads.iterate() as Iterable<HeadRow>) {
       const who = `latest checkpoint of agent ${h.agent_id} session ${h.session_id} in ${h.store_id}`;
       if (h.ckpt_revision === null) report(`${who}: names ${h.checkpoint_id}, which does not exist`);
@@ -40,6 +55,30 @@ export function createContinuityCheck(db: Db): (report: (line: string) => void) 
       }
     }
   };
+}
+
+function checkSearchIndex(
+  q: { fts: { run(): unknown } } & Record<'unindexed' | 'strays' | 'stuck', { iterate(): Iterable<unknown> }>,
+  report: (line: string) => void,
+): void {
+  const lines: string[] = [];
+  try {
+    q.fts.run();
+  } catch (err) {
+    lines.push(`search index: ${(err as Error).message}`);
+  }
+  for (const m of q.unindexed.iterate() as Iterable<{ id: string; path: string; store_id: string }>) {
+    lines.push(`memory ${m.id} (${m.path}) in ${m.store_id}: missing from the search index and not queued for it`);
+  }
+  for (const seq of q.strays.iterate() as Iterable<number>) {
+    lines.push(`search index: entry ${seq} belongs to no memory and is not queued for removal`);
+  }
+  for (const r of q.stuck.iterate() as Iterable<{ seq: number; indexed_version: string | null }>) {
+    lines.push(`search index: entry ${r.seq} is queued, but the text it was indexed with (version ${r.indexed_version ?? 'none'}) is gone`);
+  }
+  // The repair comes first: the report is cut after a few hundred lines.
+  if (lines.length > 0) report(`search index: ${lines.length} problem(s); ${REINDEX_HINT}`);
+  for (const line of lines) report(line);
 }
 
 interface HeadRow {

@@ -6,6 +6,7 @@ import type { ApiKey, Page, Store, StoreListQuery, StorePatch, Workspace } from 
 import { cursorNumber, decodeCursor, encodeCursor } from './cursor.js';
 import type { Storage } from './port.js';
 import { toApiKey, toStore, type ApiKeyRow, type StoreRow } from './rows.js';
+import type { SearchIndex } from './sqlite-search-index.js';
 import { writeTx, type Db } from './tx.js';
 
 type StoreStatements = Pick<
@@ -24,7 +25,7 @@ type StoreStatements = Pick<
   | 'deleteStore'
 >;
 
-export function createStoreStatements(db: Db): StoreStatements {
+export function createStoreStatements(db: Db, index: SearchIndex): StoreStatements {
   const q = {
     defaultWs: db.prepare('SELECT id, name, created_at FROM workspaces WHERE is_default = 1 LIMIT 1'),
     insertWs: db.prepare('INSERT INTO workspaces (id, name, is_default, created_at) VALUES (?, ?, ?, ?)'),
@@ -138,6 +139,8 @@ export function createStoreStatements(db: Db): StoreStatements {
       }),
     deleteStore: writeTx(db, (workspaceId: string, id: string): void => {
         mustGet(workspaceId, id);
+        // The delete takes the versions whose text the index needs to forget these memories.
+        index.unindexStore(id);
         q.deleteStore.run(id, workspaceId);
       }),
   };

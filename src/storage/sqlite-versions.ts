@@ -4,11 +4,12 @@ import type { Actor, MemoryVersion, Page, VersionListQuery } from '../types.js';
 import { cursorNumber, decodeCursor, encodeCursor } from './cursor.js';
 import type { Storage } from './port.js';
 import { actorColumns, toVersion, type VersionRow } from './rows.js';
+import type { SearchIndex } from './sqlite-search-index.js';
 import { afterCommit, writeTx, type Db, type Statement } from './tx.js';
 
 type VersionStatements = Pick<Storage, 'getVersion' | 'listVersions' | 'redactVersion'>;
 
-export function createVersionStatements(db: Db): VersionStatements {
+export function createVersionStatements(db: Db, index: SearchIndex): VersionStatements {
   const q = {
     get: db.prepare('SELECT * FROM versions WHERE store_id = ? AND id = ?'),
     // By the memory's id: there is no index on version_id, and this must not scan the store.
@@ -77,6 +78,9 @@ export function createVersionStatements(db: Db): VersionStatements {
             `memory version ${id} is the current version of live memory ${row.memory_id}; update or delete the memory first`,
           );
         }
+        // The index may still hold this version's words, queued to be replaced, and removing them
+        // needs this text: re-index before it goes, so the checkpoint below erases them too.
+        index.indexQueued();
         const a = actorColumns(actor);
         q.redact.run(now, a.type, a.id, id);
         return { version: toVersion(q.get.get(storeId, id) as VersionRow), changed: true };

@@ -17,6 +17,7 @@ import { createBulkImport, type ImportedWrite } from './sqlite-bulk.js';
 import { createMemoryStatements } from './sqlite-memories.js';
 import { createReceiptStatements } from './sqlite-receipts.js';
 import { createSearchStatements } from './sqlite-search.js';
+import { createSearchIndex } from './sqlite-search-index.js';
 import { createSessionStatements } from './sqlite-sessions.js';
 import { createStoreStatements } from './sqlite-stores.js';
 import { createVersionStatements } from './sqlite-versions.js';
@@ -47,9 +48,10 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
   applyPragmas(db);
   migrate(db);
   registerClock(db, _options.clock ?? (() => new Date().toISOString()));
-  const stores = createStoreStatements(db);
+  const searchIndex = createSearchIndex(db);
+  const stores = createStoreStatements(db, searchIndex);
   const memories = createMemoryStatements(db);
-  const versions = createVersionStatements(db);
+  const versions = createVersionStatements(db, searchIndex);
   const sessions = createSessionStatements(db);
   return {
     ...stores,
@@ -60,14 +62,14 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     ...createReceiptStatements(db),
     ...createCheckStatements(db),
     ...createCheckpointStatements(db),
-    ...createSearchStatements(db),
+    ...createSearchStatements(db, searchIndex),
     ...createChangeStatements(db),
     purgeExpiredMemories: createExpirySweep(db),
     readPragma(name) {
       return db.pragma(name, { simple: true });
     },
     batch: (fn) => db.transaction(fn).immediate(),
-    importWrites: createBulkImport(db),
+    importWrites: createBulkImport(db, searchIndex),
     integrityCheck() {
       const rows = db.pragma('integrity_check') as { integrity_check: string }[];
       const fk = db.pragma('foreign_key_check') as unknown[];

@@ -2,12 +2,14 @@
  * Expiring memories and the search index in the core, with one injected clock for the service and
  * the storage: what the mount's reads see (getMemoryMetaByPath, listDirectory, hasMemoriesUnder),
  * path reuse after expiry, renewal, the purge's versions, and that every write path (mount saves,
- * moves, directory moves, store deletion) keeps the full-text index in step.
+ * moves, directory moves, store deletion) keeps the full-text index in step: writes queue memories
+ * in search_backlog, and a search indexes the queue before it reads (migration 5).
  */
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createService } from '../../src/service.js';
+import { MIGRATIONS } from '../../src/storage/schema.js';
 import { openSqliteStorage } from '../../src/storage/sqlite.js';
 import type { Caller, SearchQuery } from '../../src/types.js';
 import { fakeClock, memoryQuery, readTree, sessionCaller, versionQuery } from '../helpers/core.js';
@@ -28,6 +30,19 @@ function openTimedCore() {
     service.searchMemories(caller, store.id, { q, mode: 'fts', pathPrefix: '/', limit: 100, page: null, ...extra }).data.map((h) => h.memory.path);
   return { service, storage, caller, store, clock, later, search, file };
 }
+
+/** A second, plain connection to the same file, closed when the test ends. */
+function rawDb(file: string): Database.Database {
+  const db = new Database(file);
+  onTestFinished(() => {
+    db.close();
+  });
+  return db;
+}
+
+const backlog = (db: Database.Database) => db.prepare('SELECT seq FROM search_backlog ORDER BY seq').pluck().all() as number[];
+const indexed = (db: Database.Database) => db.prepare('SELECT id FROM memories_fts_docsize ORDER BY id').pluck().all() as number[];
+const seqOf = (db: Database.Database, memoryId: string) => db.prepare('SELECT seq FROM memories WHERE id = ?').pluck().get(memoryId) as number;
 
 describe('expiring memories', () => {
   it('vanish from every read the mount uses once their time has come', () => {
@@ -93,28 +108,120 @@ describe('the search index', () => {
     expect(search('egret')).toEqual([]);
   });
 
-  it('forgets every memory of a deleted store', () => {
-    const { service, storage, caller, store } = openTimedCore();
-    service.createMemory(caller, store.id, { path: '/x.md', content: 'cormorant' });
+  it('forgets every memory of a deleted store, taking them out of the index before their versions go', () => {
+    const { service, storage, caller, store, file } = openTimedCore();
+    const db = rawDb(file);
+    const x = service.createMemory(caller, store.id, { path: '/x.md', content: 'cormorant' });
+    service.createMemory(caller, store.id, { path: '/y.md', content: 'shag' });
+    expect(service.indexSearchBacklog(500)).toBe(0);
+    // Queued with the old text still in the index: the delete re-indexes it first.
+    service.updateMemory(caller, store.id, x.id, { content: 'cormorant again' });
     service.deleteStore(caller, store.id);
+    expect(indexed(db)).toEqual([]);
+    expect(storage.domainCheck()).toEqual([]);
     const other = service.createStore(caller, { name: 'o', description: '', metadata: {} });
     expect(storage.searchMemories(store.id, { q: 'cormorant', mode: 'fts', pathPrefix: '/', limit: 10, page: null }).data).toEqual([]);
     expect(storage.searchMemories(other.id, { q: 'cormorant', mode: 'fts', pathPrefix: '/', limit: 10, page: null }).data).toEqual([]);
     expect(storage.integrityCheck()).toEqual([]);
   });
 
-  it('stays consistent with the memories table (FTS5 integrity-check)', () => {
+  it('stays consistent with the memories table (FTS5 integrity-check, then every memory indexed)', () => {
     const { service, storage, caller, store, later, file } = openTimedCore();
     for (let i = 0; i < 20; i++) service.createMemory(caller, store.id, { path: `/m/${i}.md`, content: `word${i} shared`, expiry: i % 2 ? { ttlSeconds: 5 } : null });
     later(6);
     service.createMemory(caller, store.id, { path: '/trigger.md', content: 'purges the expired ones' });
     expect(storage.searchMemories(store.id, { q: 'shared', mode: 'fts', pathPrefix: '/', limit: 100, page: null }).data).toHaveLength(10);
-    // FTS5's own check, comparing the index with the memories table it indexes (rank 1).
-    const db = new Database(file);
-    onTestFinished(() => {
-      db.close();
-    });
-    expect(() => db.exec(`INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)`)).not.toThrow();
+    const db = rawDb(file);
+    expect(() => db.exec(`INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 0)`)).not.toThrow();
+    expect(backlog(db)).toEqual([]);
+    expect(indexed(db)).toEqual(db.prepare('SELECT seq FROM memories ORDER BY seq').pluck().all());
+    expect(storage.domainCheck()).toEqual([]);
+  });
+
+  it('finds a memory in a search right after its write, indexing the queue first', () => {
+    const { service, caller, store, search, file } = openTimedCore();
+    const db = rawDb(file);
+    const m = service.createMemory(caller, store.id, { path: '/fresh.md', content: 'a kingfisher dives' });
+    expect(backlog(db)).toEqual([seqOf(db, m.id)]);
+    expect(search('kingfisher')).toEqual(['/fresh.md']);
+    expect(backlog(db)).toEqual([]);
+  });
+
+  it('queues one backlog row per written memory, which indexSearchBacklog empties', () => {
+    const { service, caller, store, file } = openTimedCore();
+    const db = rawDb(file);
+    const m = service.createMemory(caller, store.id, { path: '/q.md', content: 'one' });
+    service.updateMemory(caller, store.id, m.id, { content: 'two' });
+    service.moveMemory(caller, store.id, m.id, '/r.md');
+    expect(backlog(db)).toEqual([seqOf(db, m.id)]);
+    expect(indexed(db)).toEqual([]);
+    expect(service.indexSearchBacklog(500)).toBe(0);
+    expect(backlog(db)).toEqual([]);
+    expect(indexed(db)).toEqual([seqOf(db, m.id)]);
+    expect(service.indexSearchBacklog(500)).toBe(0);
+  });
+
+  it('indexes the backlog in batches of at most max, oldest first, and says how many wait', () => {
+    const { service, caller, store, search, file } = openTimedCore();
+    const db = rawDb(file);
+    for (let i = 0; i < 5; i++) service.createMemory(caller, store.id, { path: `/b/${i}.md`, content: `batch${i}` });
+    const seqs = backlog(db);
+    expect(service.indexSearchBacklog(2)).toBe(3);
+    expect(indexed(db)).toEqual(seqs.slice(0, 2));
+    expect(service.indexSearchBacklog(2)).toBe(1);
+    expect(search('batch4')).toEqual(['/b/4.md']);
+    expect(indexed(db)).toEqual(seqs);
+  });
+
+  it('ends a batch early once about 2 MB of text is tokenized, so one batch never blocks for long', () => {
+    const { service, caller, store, search } = openTimedCore();
+    for (let i = 0; i < 25; i++) service.createMemory(caller, store.id, { path: `/big/${i}.md`, content: `big${i} `.padEnd(100_000, 'x') });
+    expect(service.indexSearchBacklog(500)).toBe(5);
+    expect(search('big24')).toEqual(['/big/24.md']);
+  });
+
+  it('no longer matches a deleted memory, and drops its words from the index at the next catch-up', () => {
+    const { service, caller, store, search, file } = openTimedCore();
+    const db = rawDb(file);
+    const m = service.createMemory(caller, store.id, { path: '/gone.md', content: 'ptarmigan plumage' });
+    expect(search('ptarmigan')).toEqual(['/gone.md']);
+    const seq = seqOf(db, m.id);
+    expect(indexed(db)).toEqual([seq]);
+    service.deleteMemory(caller, store.id, m.id);
+    expect(backlog(db)).toEqual([seq]);
+    expect(search('ptarmigan')).toEqual([]);
+    expect(search('plumage', { mode: 'substring' })).toEqual([]);
+    expect(indexed(db)).toEqual([]);
+    expect(db.prepare(`SELECT count(*) FROM memories_fts WHERE memories_fts MATCH 'ptarmigan'`).pluck().get()).toBe(0);
+  });
+
+  it('indexes a bulk import inside the import, leaving nothing queued', () => {
+    const { service, storage, caller, store, search, file } = openTimedCore();
+    const db = rawDb(file);
+    const m = service.createMemory(caller, store.id, { path: '/old.md', content: 'auk' });
+    const stamp = () => ({ actor: caller.actor, now: service.clock(), versionId: service.ids('version') });
+    storage.importWrites(store.id, [
+      { ...stamp(), memoryId: 'mem_imp', operation: 'created', path: '/imp.md', content: 'guillemot' },
+      { ...stamp(), memoryId: 'mem_imp', operation: 'modified', path: '/imp.md', content: 'guillemot eggs' },
+      { ...stamp(), memoryId: m.id, operation: 'modified', path: '/old.md', content: 'puffin' },
+    ]);
+    expect(backlog(db)).toEqual([]);
+    expect(search('guillemot')).toEqual(['/imp.md']);
+    expect(search('auk')).toEqual([]);
+    expect(search('puffin')).toEqual(['/old.md']);
+    expect(storage.domainCheck()).toEqual([]);
+  });
+
+  it('builds its snippet from the content, marking the first query word it holds, case and accents aside', () => {
+    const { service, caller, store } = openTimedCore();
+    const long = `${'lorem ipsum '.repeat(30)}Meet at the École Normale on Tuesday. ${'dolor sit '.repeat(30)}`;
+    service.createMemory(caller, store.id, { path: '/school.md', content: long });
+    service.createMemory(caller, store.id, { path: '/topics/walrus.md', content: 'nothing about it in here' });
+    const [hit] = service.searchMemories(caller, store.id, { q: 'tuesday ECOLE', mode: 'fts', pathPrefix: '/', limit: 10, page: null }).data;
+    expect(hit!.snippet).toMatch(/^….*\*\*École\*\* Normale on Tuesday.*…$/u);
+    expect(hit!.snippet.length).toBeLessThan(180);
+    const [byPath] = service.searchMemories(caller, store.id, { q: 'walrus', mode: 'fts', pathPrefix: '/', limit: 10, page: null }).data;
+    expect(byPath).toMatchObject({ memory: { path: '/topics/walrus.md' }, snippet: 'nothing about it in here' });
   });
 });
 
@@ -137,24 +244,87 @@ describe('the expiry sweep', () => {
 
 describe('mnemo check on the continuity tables', () => {
   it('finds nothing wrong after checkpoints and searches, and reports a stale index and a wrong latest pointer', () => {
-    const { service, storage, caller, store, file } = openTimedCore();
+    const { service, storage, caller, store, file, search } = openTimedCore();
     const m = service.createMemory(caller, store.id, { path: '/n.md', content: 'indexed words' });
     const ckpt = service.checkpoints;
     const one = ckpt.create(caller, store.id, ckpt.parse({ agent_id: 'a', session_id: 's', goal: 'g' }));
     ckpt.create(caller, store.id, ckpt.parse({ agent_id: 'a', session_id: 's', goal: 'g2' }));
+    // Queued and not yet indexed is healthy too.
+    expect(storage.domainCheck()).toEqual([]);
+    expect(search('indexed')).toEqual(['/n.md']);
     expect(storage.domainCheck()).toEqual([]);
 
-    const db = new Database(file);
-    onTestFinished(() => {
-      db.close();
-    });
-    const seq = (db.prepare('SELECT seq FROM memories WHERE id = ?').get(m.id) as { seq: number }).seq;
-    db.prepare(`INSERT INTO memories_fts (memories_fts, rowid, path, content) VALUES ('delete', ?, '/n.md', 'indexed words')`).run(seq);
+    const db = rawDb(file);
+    db.prepare(`INSERT INTO memories_fts (memories_fts, rowid, path, content) VALUES ('delete', ?, '/n.md', 'indexed words')`).run(seqOf(db, m.id));
     db.prepare('UPDATE checkpoint_heads SET checkpoint_id = ?, revision = 1').run(one.id);
     const problems = storage.domainCheck();
     expect(problems).toEqual([
-      expect.stringMatching(/^search index: /),
+      expect.stringMatching(/^search index: 1 problem\(s\); re-index every memory with /),
+      `memory ${m.id} (/n.md) in ${store.id}: missing from the search index and not queued for it`,
       expect.stringContaining('names revision 1, but the newest checkpoint is revision 2'),
     ]);
+  });
+
+  it('reports an index entry whose memory is gone, and the repair it names brings the index back', () => {
+    const { service, storage, caller, store, file, search } = openTimedCore();
+    service.createMemory(caller, store.id, { path: '/kept.md', content: 'osprey' });
+    const gone = service.createMemory(caller, store.id, { path: '/gone.md', content: 'osprey nest' });
+    expect(search('osprey')).toHaveLength(2);
+    const db = rawDb(file);
+    const seq = seqOf(db, gone.id);
+    // Behind the triggers' back: the row goes and its queue entry with it.
+    db.prepare('DELETE FROM memories WHERE id = ?').run(gone.id);
+    db.prepare('DELETE FROM search_backlog').run();
+    const problems = storage.domainCheck();
+    expect(problems).toEqual([expect.stringMatching(/^search index: 1 problem/), `search index: entry ${seq} belongs to no memory and is not queued for removal`]);
+
+    const repair = problems[0]!.slice(problems[0]!.indexOf('with ') + 'with '.length);
+    db.exec(repair);
+    expect(search('osprey')).toEqual(['/kept.md']);
+    expect(storage.domainCheck()).toEqual([]);
+  });
+});
+
+describe('migration 5', () => {
+  it('upgrades a version 4 file: the same hits and scores, a healthy index and an empty backlog', () => {
+    const file = join(tmpDir(), 'mnemo.db');
+    const v4 = new Database(file);
+    for (const m of MIGRATIONS.filter((m) => m.version <= 4)) v4.exec(m.sql);
+    v4.pragma('user_version = 4');
+    const at = '2026-01-01T00:00:00.000Z';
+    v4.prepare(`INSERT INTO workspaces (id, name, is_default, created_at) VALUES ('wrkspc_1', 'w', 1, ?)`).run(at);
+    v4.prepare(`INSERT INTO stores (id, workspace_id, name, description, metadata, created_at, updated_at) VALUES ('memstore_1', 'wrkspc_1', 's', '', '{}', ?, ?)`).run(at, at);
+    const tree: Record<string, string> = {
+      '/notes/heron.md': 'the grey heron waits; a heron again',
+      '/heron/nest.md': 'sticks',
+      '/misc.md': 'a heron, once, among many other words about nothing at all',
+      '/other.md': 'no birds here',
+    };
+    const insert = v4.prepare(
+      `INSERT INTO memories (id, store_id, path, content, content_sha256, content_size_bytes, version_id, created_at, updated_at)
+       VALUES (?, 'memstore_1', ?, ?, '', 0, ?, ?, ?)`,
+    );
+    Object.entries(tree).forEach(([path, content], i) => insert.run(`mem_${i}`, path, content, `memver_${i}`, at, at));
+    v4.prepare(`UPDATE memories SET content = 'the grey heron waits' WHERE id = 'mem_0'`).run();
+    v4.prepare(`DELETE FROM memories WHERE id = 'mem_3'`).run();
+    const before = v4
+      .prepare(
+        `SELECT m.path, bm25(memories_fts, 4.0, 1.0) AS score FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid
+         WHERE memories_fts MATCH '"heron"' ORDER BY score, m.path`,
+      )
+      .all();
+    v4.close();
+    expect(before).toHaveLength(3);
+
+    const storage = openSqliteStorage(file);
+    onTestFinished(() => storage.close());
+    expect(storage.readPragma('user_version')).toBe(5);
+    const after = storage.searchMemories('memstore_1', { q: 'heron', mode: 'fts', pathPrefix: '/', limit: 10, page: null }).data;
+    expect(after.map((h) => ({ path: h.memory.path, score: h.score }))).toEqual(before);
+    expect(after.find((h) => h.memory.path === '/notes/heron.md')?.snippet).toBe('the grey **heron** waits');
+    const db = rawDb(file);
+    expect(backlog(db)).toEqual([]);
+    expect(db.prepare(`SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'memories_fts%'`).all()).toEqual([]);
+    expect(storage.searchMemories('memstore_1', { q: 'birds', mode: 'fts', pathPrefix: '/', limit: 10, page: null }).data).toEqual([]);
   });
 });

@@ -236,6 +236,22 @@ describe('sqlite redaction erases bytes', () => {
     }
   });
 
+  it('a redacted version leaves none of its words in the search index either (migration 5 queues re-indexing)', () => {
+    const core = openCore();
+    const { service, caller, file } = core;
+    // Lower case, one token: exactly the bytes the full-text index stores as a term.
+    const word = `zq${uniqueSecret(30).slice(7).toLowerCase().replace(/[^a-z]/g, 'x')}`;
+    const store = service.createStore(caller, { name: 'leaky', description: '', metadata: {} });
+    const m = service.createMemory(caller, store.id, { path: '/creds.md', content: `token ${word}` });
+    const search = () => service.searchMemories(caller, store.id, { q: word, mode: 'fts', pathPrefix: '/', limit: 10, page: null }).data;
+    expect(search()).toHaveLength(1);
+    service.updateMemory(caller, store.id, m.id, { content: 'token rotated' });
+    service.redactVersion(caller, store.id, m.versionId);
+    expect(found(file, word)).toBe(0);
+    core.close();
+    expect(found(file, word)).toBe(0);
+  });
+
   it('a redaction while another connection holds a read transaction leaves no secret once that reader ends and the storage closes', () => {
     const core = openCore();
     const { service, caller, file } = core;

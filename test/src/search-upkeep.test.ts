@@ -1,0 +1,71 @@
+/**
+ * The server's background search-index upkeep (src/search-upkeep.ts) over a real SQLite file: it
+ * empties the queue soon after writes, a batch per turn of the event loop, logs failures instead of
+ * throwing, and does nothing once stopped.
+ */
+import Database from 'better-sqlite3';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { startSearchUpkeep } from '../../src/search-upkeep.js';
+import { openCore } from '../helpers/core.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function queued(file: string): number {
+  const db = new Database(file, { readonly: true });
+  try {
+    return db.prepare('SELECT count(*) FROM search_backlog').pluck().get() as number;
+  } finally {
+    db.close();
+  }
+}
+
+async function until(check: () => boolean, ms = 2000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('timed out');
+    await sleep(5);
+  }
+}
+
+describe('search upkeep', () => {
+  it('indexes every queued write in batches soon after, and nothing once stopped', async () => {
+    const { service, caller, file } = openCore();
+    const store = service.createStore(caller, { name: 's', description: '', metadata: {} });
+    for (let i = 0; i < 7; i++) service.createMemory(caller, store.id, { path: `/m${i}.md`, content: `tern ${i}` });
+    const batches: number[] = [];
+    const stop = startSearchUpkeep({
+      index: (max) => {
+        const left = service.indexSearchBacklog(max);
+        batches.push(left);
+        return left;
+      },
+      log: () => {},
+      everyMs: 10,
+      batch: 3,
+    });
+    onTestFinished(stop);
+    await until(() => queued(file) === 0);
+    expect(batches.slice(0, 3)).toEqual([4, 1, 0]);
+
+    stop();
+    service.createMemory(caller, store.id, { path: '/late.md', content: 'tern' });
+    await sleep(50);
+    expect(queued(file)).toBe(1);
+  });
+
+  it('logs a failure and keeps going', async () => {
+    const lines: string[] = [];
+    let calls = 0;
+    const stop = startSearchUpkeep({
+      index: () => {
+        calls++;
+        throw new Error('database is locked');
+      },
+      log: (line) => lines.push(line),
+      everyMs: 10,
+    });
+    onTestFinished(stop);
+    await until(() => calls >= 2);
+    expect(lines[0]).toBe('mnemo: search indexing failed: database is locked');
+  });
+});
