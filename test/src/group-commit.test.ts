@@ -74,4 +74,13 @@ describe('group commit', () => {
     expect(core.service.getVersion(core.caller, store.id, old).content).toBeNull();
     expect(existsSync(core.file + '-wal') ? statSync(core.file + '-wal').size : 0).toBe(0);
   });
+
+  it('leaves the connection at synchronous=FULL, so writes outside a group still fsync at commit', async () => {
+    const core = openCore();
+    const store = seedStore(core.service, core.caller, {});
+    const writes = createGroupCommit(core.storage);
+    await writes.run(() => core.service.createMemory(core.caller, store.id, { path: '/g.md', content: 'g' }));
+    // 2 is FULL.
+    expect(core.storage.readPragma('synchronous')).toBe(2);
+  });
 });
