@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import type { Db } from './tx.js';
 import type { Storage } from './port.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema.js';
-import { createChangeStatements } from './sqlite-changes.js';
+import { createChangeStatements, trackWrites } from './sqlite-changes.js';
 import { createCheckStatements } from './sqlite-check.js';
 import { createCheckpointStatements } from './sqlite-checkpoints.js';
 import { createExpirySweep, registerClock } from './sqlite-expiry.js';
@@ -48,6 +48,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
   applyPragmas(db);
   migrate(db);
   registerClock(db, _options.clock ?? (() => new Date().toISOString()));
+  const writes = trackWrites(db);
   const searchIndex = createSearchIndex(db);
   const stores = createStoreStatements(db, searchIndex);
   const memories = createMemoryStatements(db);
@@ -63,7 +64,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     ...createCheckStatements(db),
     ...createCheckpointStatements(db),
     ...createSearchStatements(db, searchIndex),
-    ...createChangeStatements(db),
+    ...createChangeStatements(db, writes),
     purgeExpiredMemories: createExpirySweep(db),
     readPragma(name) {
       return db.pragma(name, { simple: true });
