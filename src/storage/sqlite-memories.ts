@@ -137,14 +137,14 @@ export function createMemoryStatements(db: Db): MemoryStatements {
     const current = toMemory(mustGet(input.storeId, input.memoryId));
     const plan = planUpdate(current, input);
     const expiresAt = input.expiresAt === undefined ? current.expiresAt : input.expiresAt;
+    // Before the no-op check: an update sent to an archived store is refused even if it would change nothing.
+    assertWritable(input.storeId);
     if (plan.kind === 'noop') {
       // A TTL is not versioned (like mode): renewing it changes the row but appends no version.
       if (expiresAt === current.expiresAt) return { memory: current, changed: false };
-      assertWritable(input.storeId);
       q.setExpiry.run(expiresAt, current.id);
       return { memory: { ...current, expiresAt }, changed: false };
     }
-    assertWritable(input.storeId);
     if (plan.renamed) assertNoOverlap(input.storeId, plan.path, current.id);
     appendVersion(input, input.storeId, current.id, 'modified', plan.path, { content: plan.content, sha: plan.sha256, size: plan.size });
     q.updateMemory.run(plan.path, plan.content, plan.sha256, plan.size, input.versionId, input.now, current.id);

@@ -559,6 +559,8 @@ describe('archived stores', () => {
     expect(codeOf(() => core.service.createMemory(core.caller, store.id, { path: '/new.md', content: 'x' }))).toBe('archived');
     expect(codeOf(() => core.service.updateMemory(core.caller, store.id, keep.id, { content: 'changed' }))).toBe('archived');
     expect(codeOf(() => core.service.updateMemory(core.caller, store.id, keep.id, { path: '/moved.md' }))).toBe('archived');
+    // Even an update that would change nothing is a write to an archived store.
+    expect(codeOf(() => core.service.updateMemory(core.caller, store.id, keep.id, { content: 'keep' }))).toBe('archived');
     expect(readTree(core.service, core.caller, store.id)).toEqual({ '/keep.md': 'keep', '/old.md': 'two' });
     expect(versionsOf(core, store.id)).toHaveLength(3);
   });
