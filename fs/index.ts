@@ -16,7 +16,7 @@ export interface MountManagerDeps {
 }
 
 /** Bytes of file content kept for reads across all mounts (fs/content-cache.ts). */
-const CONTENT_CACHE_BYTES = 32 * 1024 * 1024;
+const CONTENT_CACHE_BYTES = 16 * 1024 * 1024;
 
 export function createMountManager({ service, log = () => {} }: MountManagerDeps): Mounter {
   const mounts = new Map<string, { live: LiveMount; ctx: MountContext }>();

@@ -8,8 +8,11 @@
  */
 import { baseName, parentOf, type DirectoryListing, type MemoryMeta, type Service, type Store } from '../src/index.js';
 
-/** Past this many remembered paths, start over: a walk over a huge store must not grow without bound. */
-const MAX_ENTRIES = 50_000;
+/**
+ * Past this many remembered paths (or listed entries), start over: a walk over a huge store must
+ * not grow without bound. About 300 bytes each, so a few MiB per mount at most.
+ */
+const MAX_ENTRIES = 20_000;
 /**
  * After this many lookups missed in one directory since the last change, the directory is listed
  * once and answers the rest (a walk: stat, ls -l, grep -r), unless it holds more than
@@ -30,6 +33,8 @@ export class StorageView {
   private readonly under = new Map<string, boolean>();
   private readonly listings = new Map<string, Listing>();
   private storeRow: Store | null | undefined;
+  /** Entries held by the kept listings. */
+  private listed = 0;
   /** Lookups that missed, per directory, since the last change (-1: too big to list). */
   private readonly misses = new Map<string, number>();
 
@@ -71,7 +76,11 @@ export class StorageView {
   /** The memories and implied subdirectories directly in `dir`. Callers must not change it. */
   listDirectory(dir: string): DirectoryListing {
     this.current();
-    return this.listings.get(dir) ?? this.keep(dir, this.service.storage.listDirectory(this.storeId, dir));
+    const known = this.listings.get(dir);
+    if (known) return known;
+    const listing = this.service.storage.listDirectory(this.storeId, dir);
+    // A huge directory is listed for this readdir and not kept: it would crowd out everything else.
+    return listing.files.length + listing.dirs.length > PREFETCH_MAX_ENTRIES ? listing : this.keep(dir, listing);
   }
 
   /** Lists `dir` once enough lookups there missed, if it is small enough; else null. */
@@ -92,6 +101,12 @@ export class StorageView {
 
   private keep(dir: string, listing: DirectoryListing): Listing {
     const kept = { ...listing, byName: new Map(listing.files.map((f) => [baseName(f.path), f])) };
+    const entries = listing.files.length + listing.dirs.length;
+    this.listed += entries;
+    if (this.listed > MAX_ENTRIES) {
+      this.listings.clear();
+      this.listed = entries;
+    }
     this.remember(this.listings, dir, kept);
     this.under.set(dir, listing.files.length > 0 || listing.dirs.length > 0);
     const prefix = dir === '/' ? '/' : dir + '/';
@@ -106,6 +121,7 @@ export class StorageView {
     this.metas.clear();
     this.under.clear();
     this.listings.clear();
+    this.listed = 0;
     this.storeRow = undefined;
     this.misses.clear();
     this.mark = mark;
