@@ -1,8 +1,13 @@
 /** @module The Hono environment: variables middleware set for handlers. */
+import type { IncomingMessage } from 'node:http';
 import type { ApiKey, Caller } from '../src/index.js';
 
 export interface AppEnv {
+  /** Set by @hono/node-server; absent when the app is called directly (app.request in tests). */
+  Bindings: { incoming?: IncomingMessage } | undefined;
   Variables: {
+    /** A chunked request's body, read (and size-checked) by the body limit. */
+    body?: Uint8Array;
     requestId: string;
     caller: Caller;
     /** The authenticated key (auth middleware). */

@@ -1,12 +1,13 @@
 /** @module Reading requests strictly: UTF-8 JSON bodies and percent-decoded query strings. */
 import type { Context } from 'hono';
 import { MnemoError, type Query } from '../src/index.js';
+import type { AppEnv } from './env.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** The JSON body, or {} when there is none. Bad UTF-8 and malformed JSON are 400s, never 500s. */
-export async function jsonBody(c: Context): Promise<unknown> {
-  const bytes = new Uint8Array(await c.req.arrayBuffer());
+export async function jsonBody(c: Context<AppEnv>): Promise<unknown> {
+  const bytes = await bodyBytes(c);
   if (bytes.byteLength === 0) return {};
   let text: string;
   try {
@@ -19,6 +20,20 @@ export async function jsonBody(c: Context): Promise<unknown> {
   } catch (err) {
     throw new MnemoError('invalid_request', `request body is not valid JSON: ${(err as Error).message}`, {}, { cause: err });
   }
+}
+
+/**
+ * The raw body: the one the body limit already read, else straight from Node's request stream
+ * (the web Request and stream that `c.req.arrayBuffer()` would build cost more than the parsing),
+ * else through Hono when there is no Node request (app.request in tests).
+ */
+async function bodyBytes(c: Context<AppEnv>): Promise<Uint8Array> {
+  if (c.var.body) return c.var.body;
+  const incoming = c.env?.incoming;
+  if (!incoming) return new Uint8Array(await c.req.arrayBuffer());
+  const chunks: Buffer[] = [];
+  for await (const chunk of incoming) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
 }
 
 /**

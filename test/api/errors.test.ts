@@ -110,6 +110,24 @@ describe('malformed bodies', () => {
     expect((await client.beta.memoryStores.memories.list(store.id)).data.map((m) => m.path)).toEqual(['/existing.md']);
   });
 
+  it('accepts a chunked body within the limit and a Content-Length body alike', async () => {
+    const parts = ['{"path":"/streamed.md",', '"content":"sent in ', 'three chunks"}'];
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        const next = parts.shift();
+        if (next === undefined) controller.close();
+        else controller.enqueue(utf8(next));
+      },
+    });
+    const chunked = await raw('POST', memoriesPath(), { body: stream });
+    expect(chunked.status, JSON.stringify(chunked.body)).toBe(200);
+    const plain = await raw('POST', memoriesPath(), { body: JSON.stringify({ path: '/plain.md', content: 'sent whole' }) });
+    expect(plain.status, JSON.stringify(plain.body)).toBe(200);
+    const listed = await client.beta.memoryStores.memories.list(store.id, { view: 'full' } as never);
+    const byPath = new Map(listed.data.map((m) => [m.path, (m as { content?: string }).content]));
+    expect([byPath.get('/streamed.md'), byPath.get('/plain.md')]).toEqual(['sent in three chunks', 'sent whole']);
+  });
+
   it('reads an oversized body through, so the 413 arrives and the next request on the same client succeeds', async () => {
     const huge = JSON.stringify({ name: 'n'.repeat(2 * 1024 * 1024) });
     for (let i = 0; i < 6; i++) {
