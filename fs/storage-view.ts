@@ -2,9 +2,9 @@
  * @module One mount's memo of storage answers: memory metadata by path, "is anything below this
  * directory", and directory listings. A stat, an `ls -R` or a `grep -r` asks the same questions
  * many times; asking SQLite each time was most of a stat's cost. The answers are dropped the moment
- * storage reports any committed change (storage.changeMark) or a memory of the store reaches its
- * expiry, so the mount stays exactly as fresh as a query on every operation: an API write shows in
- * the very next operation that reaches the mount.
+ * storage reports a change (storage.changeMark: at once for the server's own writes, within 100 ms
+ * for another process's) or a memory of the store reaches its expiry, so an API write shows in the
+ * very next operation that reaches the mount, just as if every operation had queried SQLite.
  */
 import { baseName, parentOf, type DirectoryListing, type MemoryMeta, type Service, type Store } from '../src/index.js';
 
