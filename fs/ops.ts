@@ -57,15 +57,21 @@ export function createOps(ctx: MountContext): FuseOps {
     init: (cb) => cb(0),
     statfs: (path, cb) => run('statfs', path, cb, () => ({ ...storeStatfs(), flag: ctx.readOnly ? 1 : 0 })),
 
-    getattr: (path, cb) =>
+    getattr: (path, cb) => {
+      // The commonest op of all: a stored file's stat is answered from the view while nothing changed.
+      const kept = ctx.drafts.has(path) || ctx.hidden.has(path) ? undefined : ctx.view.stat(path);
+      if (kept) return cb(0, kept as never);
       run('stat', path, cb, () => {
         const node = lookup(ctx, path);
-        if (!node) throw fsError(Fuse.ENOENT);
+        if (!node) return Fuse.ENOENT;
         if (node.kind === 'dir') return dirStat(path === '/' ? ROOT_INO : inoOf('dir:' + path), node.mode, ctx.startedMs);
         if (node.draft) return fileStat(inoOf(node.draft.memoryId), node.draft.size, node.draft.mode, node.draft.mtimeMs);
         const m = node.meta!;
-        return fileStat(inoOf(m.id), m.contentSizeBytes, m.mode, mtimeOf(ctx, m));
-      }),
+        const st = fileStat(inoOf(m.id), m.contentSizeBytes, m.mode, mtimeOf(ctx, m));
+        ctx.view.keepStat(path, st);
+        return st;
+      });
+    },
 
     readdir: (path, cb) =>
       run('scandir', path, cb, () => {
@@ -238,6 +244,7 @@ export function createOps(ctx: MountContext): FuseOps {
         if (d) d.mtimeMs = mtime;
         const ref = d ? (d.stored && d.baseVersionId ? { id: d.memoryId, versionId: d.baseVersionId } : null) : { id: node.meta!.id, versionId: node.meta!.versionId };
         if (ref) ctx.mtimes.set(ref.id, { versionId: ref.versionId, ms: mtime });
+        ctx.view.forgetStat(path);
       }),
 
     link: (src, _dst, cb) => run('link', src, cb, () => refuse('hard links')),

@@ -172,6 +172,16 @@ describe.skipIf(!FUSE_AVAILABLE)('agent actions through a mount', () => {
     expect(await m.tree()).toEqual({ '/new.md': '', '/old.md': 'o\n' });
   });
 
+  it('setting a stored file\'s times shows in the very next stat, though its stat was being answered from memory', async () => {
+    const m = await startMount({ seed: { '/t.md': 't\n' } });
+    // Stat it first, so the mount answers its stat from memory; utime without opening the file
+    // (touch would open it, which makes a working copy and bypasses the kept stat).
+    const before = await sh('stat -c %Y t.md', m.mnt);
+    expect(before.stdout).not.toBe('1700000000\n');
+    const r = await sh(`python3 -c "import os; os.utime('t.md', (1700000000, 1700000000))" && stat -c %Y t.md`, m.mnt);
+    expect(r.stdout, r.stderr).toBe('1700000000\n');
+  });
+
   it('a temp-looking file that is closed and left in place is saved under its own name', async () => {
     const m = await startMount();
     expect((await sh('echo keep > notes.tmp && echo lock > yarn.lock', m.mnt)).code).toBe(0);
