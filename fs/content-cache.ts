@@ -3,7 +3,8 @@
  * change, so an entry is right for as long as it lives and needs no invalidation: a reader asks for
  * the version the (exactly fresh) storage view names. The mount drops the kernel's page cache on
  * every open (freshness), so without this each `cat` of an unchanged file went back to SQLite.
- * Bounded in bytes, least recently used out first. Entries are copies: drafts are written in place.
+ * Bounded in bytes, least recently used out first. Entries are copies, and a reader that gets one
+ * must not change it: a draft made from one copies it before its first change (handles.ts).
  */
 export class ContentCache {
   /** Insertion order is recency: a hit moves its entry to the end. */
@@ -12,13 +13,13 @@ export class ContentCache {
 
   constructor(private readonly maxBytes: number) {}
 
-  /** A private copy of the version's bytes, or undefined. */
+  /** The version's bytes (shared: never change them), or undefined. */
   get(versionId: string): Buffer | undefined {
     const hit = this.entries.get(versionId);
     if (!hit) return undefined;
     this.entries.delete(versionId);
     this.entries.set(versionId, hit);
-    return Buffer.from(hit);
+    return hit;
   }
 
   /** Keeps a copy of `bytes` as the content of `versionId`. */

@@ -17,6 +17,8 @@ export interface Draft {
   /** The version the working copy was loaded from or last saved as. */
   baseVersionId: string | null;
   bytes: Buffer;
+  /** `bytes` is a content-cache entry shared with other readers: copied before the first change. */
+  shared: boolean;
   size: number;
   mode: number;
   /** The working copy differs from what is stored. */
@@ -32,8 +34,20 @@ export interface Draft {
   appendOnly: boolean;
 }
 
-export function newDraft(init: Pick<Draft, 'path' | 'memoryId' | 'stored' | 'baseVersionId' | 'mode' | 'scratch' | 'mtimeMs'>, content: Buffer): Draft {
-  return { ...init, bytes: content, size: content.length, dirty: false, failed: 0, opens: 0, baseSize: content.length, appendOnly: true };
+/** A draft over `content`; `shared` content (a cache entry) is copied before the draft changes it. */
+export function newDraft(
+  init: Pick<Draft, 'path' | 'memoryId' | 'stored' | 'baseVersionId' | 'mode' | 'scratch' | 'mtimeMs'>,
+  content: Buffer,
+  shared = false,
+): Draft {
+  return { ...init, bytes: content, shared, size: content.length, dirty: false, failed: 0, opens: 0, baseSize: content.length, appendOnly: true };
+}
+
+/** Makes the draft's bytes its own before they change in place. */
+function own(d: Draft): void {
+  if (!d.shared) return;
+  d.bytes = Buffer.from(d.bytes);
+  d.shared = false;
 }
 
 export function draftContent(d: Draft): Buffer {
@@ -43,6 +57,7 @@ export function draftContent(d: Draft): Buffer {
 /** Replaces the working copy with stored content (a fresher version landed through the API). */
 export function reloadDraft(d: Draft, content: Buffer, versionId: string, mode: number, mtimeMs: number): void {
   d.bytes = content;
+  d.shared = false;
   d.size = content.length;
   d.baseVersionId = versionId;
   d.mode = mode;
@@ -57,7 +72,10 @@ export function resizeDraft(d: Draft, size: number): void {
   if (size > MAX_CONTENT_BYTES) throw fsError(Fuse.EFBIG, `${size} bytes is over the ${MAX_CONTENT_BYTES}-byte limit`);
   if (size === d.size) return;
   if (size > d.bytes.length) grow(d, size);
-  if (size < d.size) d.bytes.fill(0, size, d.size);
+  if (size < d.size) {
+    own(d);
+    d.bytes.fill(0, size, d.size);
+  }
   d.size = size;
   d.appendOnly = false;
   d.dirty = true;
@@ -72,6 +90,7 @@ export function writeDraft(d: Draft, buf: Buffer, len: number, pos: number): voi
     throw fsError(Fuse.EFBIG, `a write to byte ${end} is over the ${MAX_CONTENT_BYTES}-byte limit`);
   }
   if (end > d.bytes.length) grow(d, end);
+  own(d);
   if (pos !== d.size) d.appendOnly = false;
   buf.copy(d.bytes, pos, 0, len);
   if (end > d.size) d.size = end;
@@ -83,6 +102,7 @@ function grow(d: Draft, min: number): void {
   const next = Buffer.alloc(Math.min(MAX_CONTENT_BYTES, Math.max(min, d.bytes.length * 2, 4096)));
   d.bytes.copy(next, 0, 0, d.size);
   d.bytes = next;
+  d.shared = false;
 }
 
 export interface Handle {

@@ -91,7 +91,7 @@ export function loadDraft(ctx: MountContext, path: string): Draft | null {
   const m = cached ? { ...meta, bytes: cached } : ctx.service.storage.getMemoryBytesByPath(ctx.storeId, path);
   if (!m) return null;
   if (!cached) ctx.contents.put(m.versionId, m.bytes);
-  return newDraft({ path, memoryId: m.id, stored: true, baseVersionId: m.versionId, mode: m.mode, scratch: false, mtimeMs: mtimeOf(ctx, m) }, m.bytes);
+  return newDraft({ path, memoryId: m.id, stored: true, baseVersionId: m.versionId, mode: m.mode, scratch: false, mtimeMs: mtimeOf(ctx, m) }, m.bytes, cached !== undefined);
 }
 
 export function mtimeOf(ctx: MountContext, m: Pick<MemoryMeta, 'id' | 'versionId' | 'updatedAt'>): number {

@@ -69,6 +69,7 @@ function rebased(ctx: MountContext, d: Draft): Buffer {
   if (!current || current.versionId === d.baseVersionId) return mine;
   const merged = Buffer.concat([Buffer.from(current.content, 'utf8'), mine.subarray(d.baseSize)]);
   d.bytes = merged;
+  d.shared = false;
   d.size = merged.length;
   return merged;
 }

@@ -216,6 +216,23 @@ describe.skipIf(!FUSE_AVAILABLE)('agent actions through a mount', () => {
     expect(await m.tree()).toEqual({ '/keep.md': 'kept\n' });
   });
 
+  it('an in-place write that fails its save leaves the file reading as stored, even after it was read from the cache', async () => {
+    const m = await startMount({ seed: { '/keep.md': 'kept as it was\n' } });
+    const r = await py(
+      [
+        'import errno',
+        // The first read fills the content cache; the r+ open then starts from that cached copy.
+        "print(open('keep.md').read(), end='')",
+        "f = open('keep.md', 'r+b'); f.seek(0); f.write(b'\\xff\\xfe')",
+        'try:\n    f.close(); print("closed")\nexcept OSError as e:\n    print(errno.errorcode[e.errno])',
+        "print(open('keep.md').read(), end='')",
+      ].join('\n'),
+      m.mnt,
+    );
+    expect(r.stdout, r.stderr).toBe('kept as it was\nEILSEQ\nkept as it was\n');
+    expect(await m.tree()).toEqual({ '/keep.md': 'kept as it was\n' });
+  });
+
   it('a file over 102,400 bytes fails with EFBIG and nothing is stored', async () => {
     const m = await startMount({ seed: { '/big.md': 'small\n' } });
     const r = await sh('head -c 102400 /dev/zero | tr "\\0" a > exact.md; echo rc=$?; head -c 102401 /dev/zero | tr "\\0" a > over.md; echo rc=$?; head -c 200000 /dev/zero | tr "\\0" b >> big.md; echo rc=$?', m.mnt);
