@@ -49,24 +49,26 @@ export function createChangeStatements(db: Db, writes: WriteCounter): Pick<Stora
       'SELECT MIN(expires_at) FROM memories WHERE store_id = ? AND expires_at IS NOT NULL AND expires_at > ?',
     ).pluck(),
   };
-  let mark = 0;
-  let local = -1;
-  let outside = -1;
+  // data_version only says "changed or not", so its changes are counted here.
+  let outsideVersion = -1;
+  let outsideChanges = 0;
   let outsideCheckedAt = 0;
 
   return {
     changeMark(): number {
-      const l = writes.count();
-      if (l !== local) [local, mark] = [l, mark + 1];
       // The pragma is a call into SQLite; a writer in another process is rare (admin CLIs), so its
       // commits are seen within OUTSIDE_CHECK_MS rather than at once.
       const now = Date.now();
       if (now - outsideCheckedAt >= OUTSIDE_CHECK_MS) {
         outsideCheckedAt = now;
-        const o = q.outside.get() as number;
-        if (o !== outside) [outside, mark] = [o, mark + 1];
+        const v = q.outside.get() as number;
+        if (v !== outsideVersion) {
+          outsideVersion = v;
+          outsideChanges += 1;
+        }
       }
-      return mark;
+      // Both counts only grow, so their sum moves whenever either does.
+      return writes.count() + outsideChanges;
     },
     nextExpiry(storeId, after) {
       return (q.nextExpiry.get(storeId, after) as string | null) ?? null;
