@@ -36,7 +36,7 @@ export {
 } from './validate.js';
 export type { Query, SessionRequest } from './validate.js';
 export { createService } from './service.js';
-export { CONTINUITY_LIMITS, assertScopeId, parseRestore, parseSearchQuery } from './validate-continuity.js';
+export { CHECKPOINT_FIELDS, CHECKPOINT_REFERENCE, CONTINUITY_LIMITS, assertScopeId, parseRestore, parseSearchQuery } from './validate-continuity.js';
 export type { CheckpointRequest } from './validate-continuity.js';
 export { checkpointLocator, parseLocator } from './checkpoints.js';
 export type { Checkpoints, Restored, RestoredReference, RestoreTarget } from './checkpoints.js';

@@ -31,7 +31,8 @@ function fail(field: string, message: string): never {
   throw new MnemoError('invalid_request', `${field}: ${message}`, { field });
 }
 
-const referenceSchema = z.strictObject({
+/** One checkpoint reference's fields (the MCP tool advertises this schema too). */
+export const CHECKPOINT_REFERENCE = z.strictObject({
   memory_id: z.string().nullish(),
   path: z.string().nullish(),
   content_sha256: z.string().nullish(),
@@ -39,7 +40,11 @@ const referenceSchema = z.strictObject({
   note: z.string().nullish(),
 });
 
-const checkpointSchema = z.strictObject({
+/**
+ * A checkpoint's fields, which the MCP tool also advertises. References stay `unknown` here: each
+ * is checked on its own below, so an error names its index.
+ */
+export const CHECKPOINT_FIELDS = {
   agent_id: z.string(),
   session_id: z.string(),
   goal: z.string(),
@@ -51,7 +56,8 @@ const checkpointSchema = z.strictObject({
   capsule: z.string().nullish(),
   references: z.array(z.unknown()).nullish(),
   expected_latest_checkpoint_id: z.string().nullable().optional(),
-});
+};
+const checkpointSchema = z.strictObject(CHECKPOINT_FIELDS);
 
 export interface CheckpointRequest {
   bundle: CheckpointBundle;
@@ -91,7 +97,7 @@ export function parseCheckpointCreate(body: unknown, maxBytes: number = CONTINUI
 }
 
 function parseReference(raw: unknown, field: string): CheckpointReference {
-  const r = parseObject(referenceSchema, raw, field);
+  const r = parseObject(CHECKPOINT_REFERENCE, raw, field);
   const memoryId = r.memory_id == null ? null : assertIdLike(r.memory_id, `${field}.memory_id`);
   const path = r.path == null ? null : assertMemoryPath(r.path, `${field}.path`);
   if (memoryId === null && path === null) fail(field, 'names no memory: give memory_id or path');

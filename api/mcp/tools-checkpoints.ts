@@ -1,17 +1,18 @@
 /** @module MCP tools for agent continuity: memory_checkpoint, memory_restore, memory_delete_checkpoint. */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { MnemoError, parseLocator, parseRestore, type Caller, type Service } from '../../src/index.js';
+import {
+  CHECKPOINT_FIELDS,
+  CHECKPOINT_REFERENCE,
+  CONTINUITY_LIMITS,
+  MnemoError,
+  parseLocator,
+  parseRestore,
+  type Caller,
+  type Service,
+} from '../../src/index.js';
 import { restoreWireBytes, toWireCheckpoint, toWireRestore } from '../wire-continuity.js';
 import type { ToolRunner } from './server.js';
-
-const reference = z.object({
-  memory_id: z.string().optional(),
-  path: z.string().optional(),
-  content_sha256: z.string().optional(),
-  memory_version_id: z.string().optional(),
-  note: z.string().optional(),
-});
 
 export function registerCheckpointTools(server: McpServer, service: Service, caller: Caller, run: ToolRunner): void {
   const ckpt = service.checkpoints;
@@ -21,20 +22,9 @@ export function registerCheckpointTools(server: McpServer, service: Service, cal
     {
       description:
         'Save your task state before the context is compacted or the session restarts. capsule is the short note you want back first (at most 16 KiB); references name memories (path or memory_id) with the content_sha256 you relied on. Pass expected_latest_checkpoint_id (or null for the first) to refuse overwriting a newer checkpoint.',
-      inputSchema: {
-        memory_store_id: z.string(),
-        agent_id: z.string(),
-        session_id: z.string(),
-        goal: z.string(),
-        summary: z.string().optional(),
-        constraints: z.array(z.string()).optional(),
-        decisions: z.array(z.string()).optional(),
-        open_tasks: z.array(z.string()).optional(),
-        next_action: z.string().optional(),
-        capsule: z.string().optional(),
-        references: z.array(reference).optional(),
-        expected_latest_checkpoint_id: z.string().nullable().optional(),
-      },
+      // The same fields the HTTP route takes (validation is ckpt.parse, in src/), with each
+      // reference's shape spelled out for the agent.
+      inputSchema: { memory_store_id: z.string(), ...CHECKPOINT_FIELDS, references: z.array(CHECKPOINT_REFERENCE).nullish() },
     },
     ({ memory_store_id, ...body }) =>
       run(() => {
@@ -55,7 +45,11 @@ export function registerCheckpointTools(server: McpServer, service: Service, cal
         locator: z.string().optional(),
         agent_id: z.string().optional(),
         session_id: z.string().optional(),
-        max_bytes: z.number().int().optional().describe('512 to 1048576; default 32768'),
+        max_bytes: z
+          .number()
+          .int()
+          .optional()
+          .describe(`${CONTINUITY_LIMITS.restoreMin} to ${CONTINUITY_LIMITS.restoreMax}; default ${CONTINUITY_LIMITS.restoreDefault}`),
       },
     },
     (a) =>
