@@ -536,6 +536,8 @@ describe('archived stores', () => {
     await expectApiError(create('/c.md'), 409, 'conflict_error');
     await expectApiError(memories().update(a.id, { memory_store_id: store.id, content: 'changed' }), 409, 'conflict_error');
     await expectApiError(memories().update(a.id, { memory_store_id: store.id, path: '/moved.md' }), 409, 'conflict_error');
+    // A write that would change nothing is still a write to an archived store.
+    await expectApiError(memories().update(a.id, { memory_store_id: store.id, content: 'A' }), 409, 'conflict_error');
 
     expect((await memories().retrieve(a.id, { memory_store_id: store.id })).content).toBe('A');
     expect((await memories().list(store.id)).data.map((i) => i.path)).toEqual(['/a.md', '/b.md']);
