@@ -36,8 +36,6 @@ export interface MountContext {
   readonly view: StorageView;
   /** File bytes by version id, shared by every mount of the server. */
   readonly contents: ContentCache;
-  /** mountCaller's answer for the op being served (cleared when the op's synchronous work ends). */
-  opCaller: Caller | null;
 }
 
 export function createContext(init: Pick<MountContext, 'storeId' | 'service' | 'actor' | 'log' | 'readOnly' | 'contents'>): MountContext {
@@ -51,15 +49,12 @@ export function createContext(init: Pick<MountContext, 'storeId' | 'service' | '
     mtimes: new Map(),
     handles: new HandleTable(),
     view: new StorageView(init.service, init.storeId),
-    opCaller: null,
   };
 }
 
 /** The caller a mount writes as: the mount's actor, in the store's own workspace. */
 export function mountCaller(ctx: MountContext): Caller {
-  // One store lookup per op, not per check: a handler is synchronous, so nothing can archive or
-  // delete the store between its checks, and the next op reads the row again.
-  if (ctx.opCaller && !ctx.readOnly && !ctx.gone) return ctx.opCaller;
+  // The view keeps the store row until storage changes, so asking on every check costs no query.
   const store = ctx.view.store();
   if (!store) {
     ctx.gone = true;
@@ -67,9 +62,7 @@ export function mountCaller(ctx: MountContext): Caller {
   }
   if (store.archivedAt !== null) ctx.readOnly = true;
   if (ctx.readOnly) throw fsError(Fuse.EROFS, store.archivedAt !== null ? 'the memory store is archived' : 'read-only mount');
-  ctx.opCaller = { workspaceId: store.workspaceId, actor: ctx.actor };
-  queueMicrotask(() => (ctx.opCaller = null));
-  return ctx.opCaller;
+  return { workspaceId: store.workspaceId, actor: ctx.actor };
 }
 
 /** Throws EROFS (or ENOENT for a deleted store) before any change through the mount. */
