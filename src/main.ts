@@ -77,7 +77,7 @@ async function runServe(config: Config): Promise<number> {
   }
   log(`mnemo: data in ${config.dataDir}, mounts under ${config.mountRoot}`);
   const sweep = sweepExpired(service);
-  const stopIndexing = startSearchUpkeep({ index: service.indexSearchBacklog, log });
+  const stopIndexing = startSearchUpkeep({ index: service.indexSearchBacklog, changeMark: storage.changeMark, log });
   await untilSignal();
   log('mnemo: shutting down');
   clearInterval(sweep);

@@ -1,21 +1,32 @@
 /**
  * @module Background search-index upkeep: writes only queue memories for the full-text index, and
- * this indexes the queue shortly after, in batches that each yield to the event loop. A search does
- * not wait for it (it indexes what is still queued first); this keeps that wait short.
+ * this indexes the queue once writes pause, in batches that each yield to the event loop. A search
+ * does not wait for it (it indexes what is still queued first); this keeps that wait short.
+ *
+ * Why it waits for a pause: indexing runs on the thread that serves mounts and requests, and in its
+ * own fsync'd transactions. Run every tick during a burst of saves, it added about a quarter to each
+ * save's time; run once the burst ends, the same work costs the writers nothing. A burst that never
+ * pauses still gets indexed every `maxDeferMs`, so the queue (and a search's first wait) stays bounded.
  */
 
 export interface SearchUpkeepOptions {
   /** Indexes up to `max` queued memories in one transaction; returns how many still wait. */
   index: (max: number) => number;
+  /** A number that moves whenever storage is written (Storage.changeMark); indexing must not move it. */
+  changeMark: () => number;
   log: (line: string) => void;
   everyMs?: number;
   batch?: number;
+  /** The longest indexing waits for writes to pause. */
+  maxDeferMs?: number;
 }
 
 /** Starts the upkeep; the returned function stops it. */
-export function startSearchUpkeep({ index, log, everyMs = 200, batch = 500 }: SearchUpkeepOptions): () => void {
+export function startSearchUpkeep({ index, changeMark, log, everyMs = 200, batch = 500, maxDeferMs = 5000 }: SearchUpkeepOptions): () => void {
   let stopped = false;
   let running = false;
+  let lastMark = changeMark();
+  let busySince: number | null = null;
 
   function step(): void {
     try {
@@ -28,10 +39,26 @@ export function startSearchUpkeep({ index, log, everyMs = 200, batch = 500 }: Se
       log(`mnemo: search indexing failed: ${err instanceof Error ? err.message : String(err)}`);
     }
     running = false;
+    lastMark = changeMark();
+  }
+
+  /** True while storage was written since the last tick, for at most maxDeferMs in a row. */
+  function deferring(): boolean {
+    const mark = changeMark();
+    if (mark === lastMark) {
+      busySince = null;
+      return false;
+    }
+    lastMark = mark;
+    const now = Date.now();
+    busySince ??= now;
+    if (now - busySince < maxDeferMs) return true;
+    busySince = null;
+    return false;
   }
 
   const timer = setInterval(() => {
-    if (running) return;
+    if (running || deferring()) return;
     running = true;
     step();
   }, everyMs);

@@ -48,8 +48,9 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
   applyPragmas(db);
   migrate(db);
   registerClock(db, _options.clock ?? (() => new Date().toISOString()));
-  const writes = trackWrites(db);
+  // Prepared before the write counter: index upkeep changes no memory, so it must not move the mark.
   const searchIndex = createSearchIndex(db);
+  const writes = trackWrites(db);
   const stores = createStoreStatements(db, searchIndex);
   const memories = createMemoryStatements(db);
   const versions = createVersionStatements(db, searchIndex);

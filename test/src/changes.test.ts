@@ -22,6 +22,14 @@ describe('change mark', () => {
     expect(core.storage.changeMark()).toBe(after);
   });
 
+  it('stays put while the search index catches up, which changes no memory', () => {
+    const core = openCore();
+    seedStore(core.service, core.caller, { '/a.md': 'a', '/b.md': 'b' });
+    const before = core.storage.changeMark();
+    expect(core.service.indexSearchBacklog(100)).toBe(0);
+    expect(core.storage.changeMark()).toBe(before);
+  });
+
   it('moves within 100 ms after another connection commits', async () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/a.md': 'a' });

@@ -1,7 +1,7 @@
 /**
  * The server's background search-index upkeep (src/search-upkeep.ts) over a real SQLite file: it
- * empties the queue soon after writes, a batch per turn of the event loop, logs failures instead of
- * throwing, and does nothing once stopped.
+ * empties the queue soon after writes pause, a batch per turn of the event loop, never defers longer
+ * than it was told, logs failures instead of throwing, and does nothing once stopped.
  */
 import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -39,6 +39,7 @@ describe('search upkeep', () => {
         batches.push(left);
         return left;
       },
+      changeMark: () => 0,
       log: () => {},
       everyMs: 10,
       batch: 3,
@@ -53,6 +54,44 @@ describe('search upkeep', () => {
     expect(queued(file)).toBe(1);
   });
 
+  it('waits while storage keeps changing and indexes once it stops', async () => {
+    let writing = true;
+    let mark = 0;
+    let calls = 0;
+    const stop = startSearchUpkeep({
+      index: () => {
+        calls++;
+        return 0;
+      },
+      changeMark: () => (writing ? ++mark : mark),
+      log: () => {},
+      everyMs: 10,
+      maxDeferMs: 60_000,
+    });
+    onTestFinished(stop);
+    await sleep(100);
+    expect(calls).toBe(0);
+    writing = false;
+    await until(() => calls > 0);
+  });
+
+  it('indexes during writes that never pause once it has deferred for maxDeferMs', async () => {
+    let mark = 0;
+    let calls = 0;
+    const stop = startSearchUpkeep({
+      index: () => {
+        calls++;
+        return 0;
+      },
+      changeMark: () => ++mark,
+      log: () => {},
+      everyMs: 10,
+      maxDeferMs: 40,
+    });
+    onTestFinished(stop);
+    await until(() => calls >= 2);
+  });
+
   it('logs a failure and keeps going', async () => {
     const lines: string[] = [];
     let calls = 0;
@@ -61,6 +100,7 @@ describe('search upkeep', () => {
         calls++;
         throw new Error('database is locked');
       },
+      changeMark: () => 0,
       log: (line) => lines.push(line),
       everyMs: 10,
     });
