@@ -40,7 +40,24 @@ export function newDraft(
   content: Buffer,
   shared = false,
 ): Draft {
-  return { ...init, bytes: content, shared, size: content.length, dirty: false, failed: 0, opens: 0, baseSize: content.length, appendOnly: true };
+  // Spelled out rather than spread: one object shape for every draft, and a spread was a tenth of an open.
+  return {
+    path: init.path,
+    memoryId: init.memoryId,
+    stored: init.stored,
+    baseVersionId: init.baseVersionId,
+    bytes: content,
+    shared,
+    size: content.length,
+    mode: init.mode,
+    dirty: false,
+    failed: 0,
+    scratch: init.scratch,
+    opens: 0,
+    mtimeMs: init.mtimeMs,
+    baseSize: content.length,
+    appendOnly: true,
+  };
 }
 
 /** Makes the draft's bytes its own before they change in place. */

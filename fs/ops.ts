@@ -10,7 +10,7 @@ import { errnoLine, fsError, FsError, toErrno } from './errno.js';
 import { newDraft, resizeDraft, writeDraft } from './handles.js';
 import { isHiddenName } from './names.js';
 import { ROOT_INO, dirStat, fileStat, inoOf, storeStatfs } from './stat.js';
-import { assertNewPath, hasChildren, listDir, loadDraft, lookup, mtimeOf, scratchFor } from './tree.js';
+import { assertNewPath, hasChildren, listDir, lookup, mtimeOf, scratchFor, storedDraft } from './tree.js';
 import { commit, releaseDraft, renamePath, settleHidden, truncatePath, unlinkPath } from './writeback.js';
 
 const O_ACCMODE = 0o3;
@@ -87,7 +87,7 @@ export function createOps(ctx: MountContext): FuseOps {
         const node = lookup(ctx, path);
         if (!node) throw fsError(Fuse.ENOENT);
         if (node.kind === 'dir') throw fsError(Fuse.EISDIR);
-        const d = node.draft ?? loadDraft(ctx, path);
+        const d = node.draft ?? storedDraft(ctx, path, node.meta!);
         if (!d) throw fsError(Fuse.ENOENT);
         ctx.drafts.set(path, d);
         // atomic_o_trunc: the kernel hands O_TRUNC to open instead of calling truncate.

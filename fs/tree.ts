@@ -86,12 +86,21 @@ export function loadDraft(ctx: MountContext, path: string): Draft | null {
   if (existing) return existing;
   if (ctx.hidden.has(path)) return null;
   const meta = ctx.view.meta(path);
-  if (!meta) return null;
+  return meta ? storedDraft(ctx, path, meta) : null;
+}
+
+/** A fresh draft of the stored memory `meta` at `path` (which `lookup` just found with no draft). */
+export function storedDraft(ctx: MountContext, path: string, meta: MemoryMeta): Draft | null {
   const cached = ctx.contents.get(meta.versionId);
-  const m = cached ? { ...meta, bytes: cached } : ctx.service.storage.getMemoryBytesByPath(ctx.storeId, path);
+  if (cached) return draftOver(ctx, path, meta, cached, true);
+  const m = ctx.service.storage.getMemoryBytesByPath(ctx.storeId, path);
   if (!m) return null;
-  if (!cached) ctx.contents.put(m.versionId, m.bytes);
-  return newDraft({ path, memoryId: m.id, stored: true, baseVersionId: m.versionId, mode: m.mode, scratch: false, mtimeMs: mtimeOf(ctx, m) }, m.bytes, cached !== undefined);
+  ctx.contents.put(m.versionId, m.bytes);
+  return draftOver(ctx, path, m, m.bytes, false);
+}
+
+function draftOver(ctx: MountContext, path: string, m: MemoryMeta, bytes: Buffer, shared: boolean): Draft {
+  return newDraft({ path, memoryId: m.id, stored: true, baseVersionId: m.versionId, mode: m.mode, scratch: false, mtimeMs: mtimeOf(ctx, m) }, bytes, shared);
 }
 
 export function mtimeOf(ctx: MountContext, m: Pick<MemoryMeta, 'id' | 'versionId' | 'updatedAt'>): number {
