@@ -18,7 +18,7 @@ import type {
 } from './port.js';
 import { actorColumns, toMemory, toMemoryMeta, type MemoryRow } from './rows.js';
 import { LIVE, createExpiryPurge } from './sqlite-expiry.js';
-import { writeTx, type Db } from './tx.js';
+import { writeTx, type Db, type Statement } from './tx.js';
 
 type MemoryStatements = Pick<
   Storage,
@@ -49,11 +49,7 @@ export function createMemoryStatements(db: Db): MemoryStatements {
     metaByPath: db.prepare(`SELECT ${META} FROM memories INDEXED BY memories_meta_by_path WHERE store_id = ? AND path = ? AND ${LIVE}`),
     // The content as UTF-8 bytes straight from the row: no decode to a JS string and encode back.
     bytesByPath: db.prepare(`SELECT ${META}, CAST(content AS BLOB) AS bytes FROM memories WHERE store_id = ? AND path = ? AND ${LIVE}`),
-    samePath: db.prepare('SELECT id, path FROM memories WHERE store_id = ? AND path = ? AND id != ?'),
     descendant: db.prepare('SELECT id, path FROM memories WHERE store_id = ? AND path > ? AND path < ? AND id != ? LIMIT 1'),
-    ancestor: db.prepare(
-      'SELECT id, path FROM memories WHERE store_id = ? AND path IN (SELECT value FROM json_each(?)) AND id != ? LIMIT 1',
-    ),
     insertVersion: db.prepare(
       `INSERT INTO versions (id, store_id, memory_id, operation, path, content, content_sha256, content_size_bytes,
                              created_at, actor_type, actor_id)
@@ -79,6 +75,14 @@ export function createMemoryStatements(db: Db): MemoryStatements {
     anyUnder: db.prepare(`SELECT 1 FROM memories WHERE store_id = ? AND path > ? AND path < ? AND ${LIVE} LIMIT 1`),
   };
   const purgeExpired = createExpiryPurge(db);
+  // The path itself and its ancestors in one probe per path, by how many there are (one statement
+  // per depth, each prepared once); a json_each list cost a third of the overlap check.
+  const samePathOrAbove: Statement[] = [];
+  function pathOrAncestor(depth: number): Statement {
+    return (samePathOrAbove[depth] ??= db.prepare(
+      `SELECT id, path FROM memories WHERE store_id = ? AND path IN (${Array(depth).fill('?').join(', ')}) AND id != ? LIMIT 1`,
+    ));
+  }
 
   function assertWritable(storeId: string): void {
     const s = q.storeState.get(storeId) as { archived_at: string | null } | undefined;
@@ -88,10 +92,10 @@ export function createMemoryStatements(db: Db): MemoryStatements {
 
   /** Invariant 2: the path must not equal, contain, or sit below another live memory's path. */
   function assertNoOverlap(storeId: string, path: string, selfId: string): void {
+    const candidates = [path, ...ancestors(path)];
     const hit =
-      (q.samePath.get(storeId, path, selfId) as { id: string; path: string } | undefined) ??
-      (q.descendant.get(storeId, path + '/', subtreeEnd(path + '/'), selfId) as { id: string; path: string } | undefined) ??
-      (q.ancestor.get(storeId, JSON.stringify(ancestors(path)), selfId) as { id: string; path: string } | undefined);
+      (pathOrAncestor(candidates.length).get(storeId, ...candidates, selfId) as { id: string; path: string } | undefined) ??
+      (q.descendant.get(storeId, path + '/', subtreeEnd(path + '/'), selfId) as { id: string; path: string } | undefined);
     if (hit) throw pathConflict(path, hit);
   }
 
@@ -232,7 +236,7 @@ export function createMemoryStatements(db: Db): MemoryStatements {
       const current = mustGet(input.storeId, input.memoryId);
       if (current.path === input.path) return toMemory(current);
       assertWritable(input.storeId);
-      const replaced = q.samePath.get(input.storeId, input.path, input.memoryId) as { id: string } | undefined;
+      const replaced = pathOrAncestor(1).get(input.storeId, input.path, input.memoryId) as { id: string } | undefined;
       if (replaced) remove({ ...input, versionId: input.replacedVersionId }, mustGet(input.storeId, replaced.id));
       return update({ ...input, path: input.path }).memory;
     }),
