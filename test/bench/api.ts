@@ -6,6 +6,8 @@ import { restoreFigures } from './restore.js';
 export type ApiFigures = Record<string, LoadResult>;
 
 const CLIENTS = 4;
+/** Requests of each kind run before the measured rounds and not counted (see apiFigures). */
+export const warmupRequests = (quick: boolean) => (quick ? 100 : 500);
 
 /**
  * `existing`: ids of memories already in the store (the large store), or null for an empty store,
@@ -18,6 +20,14 @@ export async function apiFigures(api: Api, storeId: string, existing: string[] |
   const created: string[] = [];
   const runs: Record<string, LoadResult[]> = { create: [], retrieve: [], list: [], versions: [] };
   const content = 'x'.repeat(200) + '\n';
+  // Warm-up, not counted: the first few hundred requests of a kind run before V8 has compiled their
+  // path and while the WAL file is still growing, and were 30–40% slower than the rounds after.
+  const warm = warmupRequests(quick);
+  const warmIds: string[] = [];
+  await load(CLIENTS, warm, async (i) => {
+    warmIds.push((await api.call<{ id: string }>('POST', `${base}/memories`, { path: `/api-warmup/m${String(i).padStart(5, '0')}.md`, content })).id);
+  });
+  await load(CLIENTS, warm, (i) => api.call('GET', `${base}/memories/${warmIds[i % warmIds.length]}`));
   for (let r = 0; r < reps; r++) {
     runs['create']!.push(
       await load(CLIENTS, n.create, async (i) => {

@@ -8,7 +8,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { makeTempDir } from '../helpers/server.js';
 import { buildBigStore, DIR_SIZE, middleDir } from './bigstore.js';
 import { closeAgent, median } from './http.js';
-import { apiFigures, apiRows, type ApiFigures } from './api.js';
+import { apiFigures, apiRows, warmupRequests, type ApiFigures } from './api.js';
 import { checks, fmt, hostFacts, ratio, table, type Check } from './report.js';
 import { rssMiB, startCeiling, startMnemo, startTmpfs, workload, type Mnemo, type Target } from './targets.js';
 
@@ -155,7 +155,7 @@ function scaleSection(out: string[], found: Check[], small: Record<string, numbe
 
 function apiSection(out: string[], found: Check[], empty: ApiFigures, big: ApiFigures): void {
   out.push(
-    '### API over loopback (4 concurrent clients unless noted; ops/s and ms)\n',
+    `### API over loopback (4 concurrent clients unless noted; ops/s and ms; after ${warmupRequests(QUICK)} uncounted creates and retrieves)\n`,
     table(['request', 'empty: ops/s', 'p50', 'p99', `${fmt(BIG.memories)}: ops/s`, 'p50', 'p99', 'large / empty ops/s'], apiRows(empty, big)),
     '',
   );
