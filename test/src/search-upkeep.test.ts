@@ -54,42 +54,37 @@ describe('search upkeep', () => {
     expect(queued(file)).toBe(1);
   });
 
-  it('waits while storage keeps changing and indexes once it stops', async () => {
-    let writing = true;
-    let mark = 0;
+  /** An upkeep over an index that only counts its calls, polling every 10 ms. */
+  function countingUpkeep(changeMark: () => number, maxDeferMs: number): () => number {
     let calls = 0;
     const stop = startSearchUpkeep({
       index: () => {
         calls++;
         return 0;
       },
-      changeMark: () => (writing ? ++mark : mark),
+      changeMark,
       log: () => {},
       everyMs: 10,
-      maxDeferMs: 60_000,
+      maxDeferMs,
     });
     onTestFinished(stop);
+    return () => calls;
+  }
+
+  it('waits while storage keeps changing and indexes once it stops', async () => {
+    let writing = true;
+    let mark = 0;
+    const calls = countingUpkeep(() => (writing ? ++mark : mark), 60_000);
     await sleep(100);
-    expect(calls).toBe(0);
+    expect(calls()).toBe(0);
     writing = false;
-    await until(() => calls > 0);
+    await until(() => calls() > 0);
   });
 
   it('indexes during writes that never pause once it has deferred for maxDeferMs', async () => {
     let mark = 0;
-    let calls = 0;
-    const stop = startSearchUpkeep({
-      index: () => {
-        calls++;
-        return 0;
-      },
-      changeMark: () => ++mark,
-      log: () => {},
-      everyMs: 10,
-      maxDeferMs: 40,
-    });
-    onTestFinished(stop);
-    await until(() => calls >= 2);
+    const calls = countingUpkeep(() => ++mark, 40);
+    await until(() => calls() >= 2);
   });
 
   it('logs a failure and keeps going', async () => {
