@@ -96,9 +96,12 @@ async function runMcp(config: Config): Promise<number> {
     return 2;
   }
   const storage = openSqliteStorage(config.dbFile);
+  const service = createService({ storage, checkpointMaxBytes: config.checkpointMaxBytes });
+  const stopIndexing = startSearchUpkeep({ index: service.indexSearchBacklog, changeMark: storage.changeMark, log });
   try {
-    await serveMcpStdio({ service: createService({ storage, checkpointMaxBytes: config.checkpointMaxBytes }), apiKey: config.apiKey, log });
+    await serveMcpStdio({ service, apiKey: config.apiKey, log });
   } finally {
+    stopIndexing();
     storage.close();
   }
   return 0;
@@ -124,7 +127,10 @@ async function runMount(config: Config, args: string[], flags: Record<string, st
   await mounter.mount({ storeId, hostPath, readOnly: flags['read-only'] === true, actor: { type: 'session_actor', sessionId } });
   process.stdout.write(`${hostPath}\n`);
   log(`mnemo: ${store.name} (${storeId}) mounted at ${hostPath} as ${sessionId}; Ctrl-C unmounts`);
+  // Without a server beside it, nothing else would index this mount's writes for search.
+  const stopIndexing = startSearchUpkeep({ index: service.indexSearchBacklog, changeMark: service.storage.changeMark, log });
   await untilSignal();
+  stopIndexing();
   await mounter.unmountAll();
   service.storage.close();
   return 0;

@@ -3,9 +3,13 @@
  * every tool, the key's role and store grants, and errors a model can read that never show a host path.
  */
 import type Anthropic from '@anthropic-ai/sdk';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectMcp, type McpKind, type McpSession } from '../helpers/mcp.js';
-import { runCli, startServer, type RunningServer } from '../helpers/server.js';
+import { makeTempDir, runCli, startServer, type RunningServer } from '../helpers/server.js';
+import { eventually } from '../helpers/mount.js';
+import { queuedForSearch } from '../helpers/core.js';
 import { rawRequest, sdkClient } from '../helpers/sdk.js';
 import { freshStore, sha256, type Store } from './shapes.js';
 
@@ -206,5 +210,23 @@ describe('MCP authentication', () => {
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toContain('invalid API key');
     expect(wrong.stdout).toBe('');
+  });
+});
+
+describe('mnemo mcp on its own', () => {
+  it('indexes its own writes for search when no server runs beside it', async () => {
+    const dataDir = makeTempDir('mnemo-mcp-');
+    const alone = await startServer({ dataDir });
+    let mcp: McpSession | undefined;
+    try {
+      const store = await freshStore(sdkClient(alone.url, alone.adminKey), 'mcp alone');
+      await alone.stop();
+      mcp = await connectMcp('stdio', alone, alone.adminKey);
+      expect((await mcp.call('memory_write', { memory_store_id: store.id, path: '/heron.md', content: 'a note about herons' })).isError).toBe(false);
+      await eventually(async () => expect(queuedForSearch(join(dataDir, 'mnemo.db'))).toBe(0), 5000);
+    } finally {
+      await mcp?.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });

@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sdkClient } from '../helpers/sdk.js';
 import { MAIN_JS, makeTempDir, startServer } from '../helpers/server.js';
-import { isMounted, sh } from '../helpers/mount.js';
+import { queuedForSearch } from '../helpers/core.js';
+import { eventually, isMounted, sh } from '../helpers/mount.js';
 
 /** Starts `mnemo mount` as a child; resolves once it printed the mount point. */
 function mountCli(dataDir: string, storeId: string, dir: string, extra: string[] = []) {
@@ -75,6 +76,28 @@ describe.skipIf(!existsSync('/dev/fuse'))('mnemo mount', () => {
       expect(await m.exited).toBe(0);
     } finally {
       await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('indexes its own writes for search when no server runs beside it', async () => {
+    const dataDir = makeTempDir('mnemo-cli-');
+    const server = await startServer({ dataDir });
+    const dir = join(dataDir, 'alone');
+    mkdirSync(dir);
+    let m: ReturnType<typeof mountCli> | undefined;
+    try {
+      const client = sdkClient(server.url, server.adminKey);
+      const store = await client.beta.memoryStores.create({ name: 'alone' });
+      await server.stop();
+      m = mountCli(dataDir, store.id, dir);
+      await m.ready;
+      expect((await sh('echo "a note about herons" > heron.md', dir)).code).toBe(0);
+      const db = join(dataDir, 'mnemo.db');
+      await eventually(async () => expect(queuedForSearch(db)).toBe(0), 5000);
+    } finally {
+      m?.child.kill('SIGINT');
+      await m?.exited;
       rmSync(dataDir, { recursive: true, force: true });
     }
   });

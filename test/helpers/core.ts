@@ -2,6 +2,7 @@
  * @module The real core over a real SQLite file in a temp dir: openCore() wires openSqliteStorage and
  * createService; seedStore() builds a store from a path → content map and readTree() reads one back.
  */
+import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { onTestFinished } from 'vitest';
 import { MnemoError, type ErrorCode } from '../../src/errors.js';
@@ -131,4 +132,14 @@ export function codeOf(fn: () => unknown): ErrorCode {
     throw err;
   }
   throw new Error('expected a MnemoError, but the call succeeded');
+}
+
+/** Memories written but not yet in the full-text index, read through a connection of its own. */
+export function queuedForSearch(dbFile: string): number {
+  const db = new Database(dbFile, { readonly: true });
+  try {
+    return db.prepare('SELECT count(*) FROM search_backlog').pluck().get() as number;
+  } finally {
+    db.close();
+  }
 }

@@ -3,21 +3,11 @@
  * empties the queue soon after writes pause, a batch per turn of the event loop, never defers longer
  * than it was told, logs failures instead of throwing, and does nothing once stopped.
  */
-import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { startSearchUpkeep } from '../../src/search-upkeep.js';
-import { openCore } from '../helpers/core.js';
+import { openCore, queuedForSearch } from '../helpers/core.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function queued(file: string): number {
-  const db = new Database(file, { readonly: true });
-  try {
-    return db.prepare('SELECT count(*) FROM search_backlog').pluck().get() as number;
-  } finally {
-    db.close();
-  }
-}
 
 async function until(check: () => boolean, ms = 2000): Promise<void> {
   const end = Date.now() + ms;
@@ -45,13 +35,13 @@ describe('search upkeep', () => {
       batch: 3,
     });
     onTestFinished(stop);
-    await until(() => queued(file) === 0);
+    await until(() => queuedForSearch(file) === 0);
     expect(batches.slice(0, 3)).toEqual([4, 1, 0]);
 
     stop();
     service.createMemory(caller, store.id, { path: '/late.md', content: 'tern' });
     await sleep(50);
-    expect(queued(file)).toBe(1);
+    expect(queuedForSearch(file)).toBe(1);
   });
 
   /** An upkeep over an index that only counts its calls, polling every 10 ms. */
