@@ -141,9 +141,18 @@ function freshen(ctx: MountContext, path: string): Draft | null {
   return d;
 }
 
+/** Runs on every lookup, so it counts without allocating: a UTF-16 unit is at most 3 UTF-8 bytes. */
 function assertLookupName(path: string): void {
-  const name = baseName(path);
-  if (byteLength(name) > NAME_MAX) throw fsError(Fuse.ENAMETOOLONG, `name is longer than ${NAME_MAX} bytes`);
+  const nameLength = path.length - path.lastIndexOf('/') - 1;
+  if (nameLength * 3 > NAME_MAX && byteLength(baseName(path)) > NAME_MAX) {
+    throw fsError(Fuse.ENAMETOOLONG, `name is longer than ${NAME_MAX} bytes`);
+  }
   // Deeper than any memory can be: nothing is there (creating it is refused as EINVAL).
-  if (path.split('/').length - 1 > MAX_SEGMENTS) throw fsError(Fuse.ENOENT, 'too many path segments');
+  if (path.length > MAX_SEGMENTS * 2 && slashes(path) > MAX_SEGMENTS) throw fsError(Fuse.ENOENT, 'too many path segments');
+}
+
+function slashes(path: string): number {
+  let n = 0;
+  for (let i = 0; i < path.length; i++) if (path.charCodeAt(i) === 47) n++;
+  return n;
 }
