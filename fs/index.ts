@@ -55,7 +55,7 @@ export function createMountManager({ service, log = () => {} }: MountManagerDeps
       if (!store) throw notFound('memory store', req.storeId);
       const readOnly = req.readOnly || store.archivedAt !== null;
       const ctx = createContext({ storeId: req.storeId, service, actor: req.actor, log, readOnly, contents });
-      const live = await startFuse(hostPath, createOps(ctx), { storeId: req.storeId, readOnly });
+      const live = await startFuse(hostPath, createOps(ctx), { storeId: req.storeId, readOnly, log });
       mounts.set(hostPath, { live, ctx });
       log(`mnemo fs: mounted ${req.storeId} at ${hostPath}${readOnly ? ' (read-only)' : ''}`);
     },

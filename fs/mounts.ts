@@ -4,7 +4,7 @@
  * deadlock the one JS thread that serves it.
  */
 import { execFile } from 'node:child_process';
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile } from 'node:fs/promises';
 import Fuse, { type FuseOps } from 'fuse-native';
 
 /**
@@ -41,11 +41,18 @@ export interface LiveMount {
   close(): Promise<void>;
 }
 
-export async function startFuse(hostPath: string, ops: FuseOps, o: { storeId: string; readOnly: boolean }): Promise<LiveMount> {
+export async function startFuse(
+  hostPath: string,
+  ops: FuseOps,
+  o: { storeId: string; readOnly: boolean; log?: (line: string) => void },
+): Promise<LiveMount> {
   await mkdir(hostPath, { recursive: true }).catch(() => {
     // A dead mount here fails with ENOTCONN; fuse-native's `force` clears it below.
   });
+  await reportStrayFiles(hostPath, o.log);
   const extra = [
+    // A mount point that is not empty must not stop the session from coming back (see reportStrayFiles).
+    'nonempty',
     'big_writes',
     'use_ino',
     'atomic_o_trunc',
@@ -69,6 +76,20 @@ export async function startFuse(hostPath: string, ops: FuseOps, o: { storeId: st
         });
       }),
   };
+}
+
+/**
+ * Files in the bare mount point: when a server dies, its mounts go away (auto_unmount) and a tool
+ * still writing there writes to the plain directory underneath, which mnemo never saw. libfuse
+ * refuses to mount over them ("mountpoint is not empty"), so the session would not come back; it
+ * mounts over them (`nonempty`) and the log names them, since the mount hides them from then on.
+ */
+async function reportStrayFiles(hostPath: string, log?: (line: string) => void): Promise<void> {
+  if (!log || (await fuseMountsUnder(hostPath)).includes(hostPath)) return;
+  const names = await readdir(hostPath).catch(() => [] as string[]);
+  if (names.length === 0) return;
+  const shown = names.slice(0, 5).join(', ') + (names.length > 5 ? `, … (${names.length} in all)` : '');
+  log(`mnemo fs: ${hostPath} held ${names.length} entr${names.length === 1 ? 'y' : 'ies'} written while it was not mounted (${shown}); they were never saved and are hidden under the mount until it is unmounted`);
 }
 
 /** FUSE mounts at or below `root`, deepest first, read from /proc/mounts. */

@@ -257,6 +257,30 @@ describe.skipIf(!fuseAvailable)('session lifecycle', () => {
     }
   });
 
+  it('comes back over files written into the bare mount point while the server was down, and names them', async () => {
+    const dataDir = makeTempDir('mnemo-stray-');
+    let server = await startServer({ dataDir });
+    const client = sdkClient(server.url, server.adminKey);
+    const store = await client.beta.memoryStores.create({ name: 'stray' });
+    const s = await session(server, [{ type: 'memory_store', memory_store_id: store.id }]);
+    const dir = s.resources[0]!.host_path;
+    expect((await sh(`echo kept > '${dir}/kept.md'`)).code).toBe(0);
+    await server.stop();
+    // With the server gone, a tool that keeps writing writes into the plain directory.
+    expect((await sh(`echo lost > '${dir}/stray.md'`)).code).toBe(0);
+
+    server = await startServer({ dataDir, env: { MNEMO_ADMIN_KEY: server.adminKey } });
+    try {
+      expect(mountedPaths()).toContain(dir);
+      expect((await sh(`cat '${dir}/kept.md'`)).stdout).toBe('kept\n');
+      expect((await sh(`ls '${dir}'`)).stdout).toBe('kept.md\n');
+      expect(server.stderr()).toContain(`${dir} held 1 entry written while it was not mounted (stray.md)`);
+    } finally {
+      await server.stop();
+      await sh(`rm -rf '${dataDir}'`);
+    }
+  });
+
   it('after kill -9 during writes, the next start clears the stale mount and every acknowledged save is there', async () => {
     const dataDir = makeTempDir('mnemo-crash-');
     let server = await startServer({ dataDir });
@@ -270,11 +294,14 @@ describe.skipIf(!fuseAvailable)('session lifecycle', () => {
       // (Python, not a shell redirect: bash ignores the result of close() on a redirection.)
       const log = `${dataDir}/acked.log`;
       const writer = sh(`python3 - <<'PY'
-import sys
+import os, sys
+# Relative to the mounted directory itself: once the server dies, opens fail rather than land in
+# the plain directory that auto_unmount leaves behind.
+dfd = os.open('${dir}', os.O_RDONLY | os.O_DIRECTORY)
 with open('${log}', 'a', buffering=1) as log:
     for i in range(1, 100000):
         try:
-            f = open('${dir}/f%d.md' % i, 'w')
+            f = open('f%d.md' % i, 'w', opener=lambda p, flags: os.open(p, flags, 0o666, dir_fd=dfd))
             f.write('n %d\\n' % i)
             f.close()
         except OSError:

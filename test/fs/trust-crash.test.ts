@@ -21,13 +21,17 @@ const ROUNDS = 4;
 const WRITER = `
 import os, sys
 d, prefix = sys.argv[1], sys.argv[2]
+# Files are opened relative to the mounted directory itself: once the server dies, they fail rather
+# than land in the plain directory that auto_unmount leaves behind (never saved, so never acked).
+dfd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+opener = lambda p, flags: os.open(p, flags, 0o666, dir_fd=dfd)
 i = 0
 while True:
     name = '%s_%d.md' % (prefix, i)
     content = ('%s write %d\\n' % (prefix, i)) * 3
     print('try', name, flush=True)
     try:
-        with open(os.path.join(d, name), 'w') as f:
+        with open(name, 'w', opener=opener) as f:
             f.write(content)
     except OSError:
         break
