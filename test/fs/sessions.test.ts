@@ -66,6 +66,16 @@ async function session(server: RunningServer, resources: unknown[]): Promise<Wir
   return res.body as WireSession;
 }
 
+/** A server on `dataDir` with one session mounting a new store, where kept.md holds "kept". */
+async function serverWithKeptFile(dataDir: string): Promise<{ server: RunningServer; dir: string }> {
+  const server = await startServer({ dataDir });
+  const store = await sdkClient(server.url, server.adminKey).beta.memoryStores.create({ name: 'durable' });
+  const s = await session(server, [{ type: 'memory_store', memory_store_id: store.id }]);
+  const dir = s.resources[0]!.host_path;
+  expect((await sh(`echo kept > '${dir}/kept.md'`)).code).toBe(0);
+  return { server, dir };
+}
+
 async function endSession(server: RunningServer, id: string): Promise<void> {
   const res = await rawRequest(server.url, 'DELETE', `/v1/sessions/${id}`, { apiKey: server.adminKey });
   expect(res.status).toBe(200);
@@ -235,12 +245,7 @@ describe.skipIf(!fuseAvailable)('sessions', () => {
 describe.skipIf(!fuseAvailable)('session lifecycle', () => {
   it('sessions survive a restart, and SIGTERM unmounts and exits within a few seconds', async () => {
     const dataDir = makeTempDir('mnemo-life-');
-    let server = await startServer({ dataDir });
-    const client = sdkClient(server.url, server.adminKey);
-    const store = await client.beta.memoryStores.create({ name: 'durable' });
-    const s = await session(server, [{ type: 'memory_store', memory_store_id: store.id }]);
-    const dir = s.resources[0]!.host_path;
-    expect((await sh(`echo kept > '${dir}/kept.md'`)).code).toBe(0);
+    let { server, dir } = await serverWithKeptFile(dataDir);
 
     const t0 = Date.now();
     await server.stop();
@@ -259,12 +264,7 @@ describe.skipIf(!fuseAvailable)('session lifecycle', () => {
 
   it('comes back over files written into the bare mount point while the server was down, and names them', async () => {
     const dataDir = makeTempDir('mnemo-stray-');
-    let server = await startServer({ dataDir });
-    const client = sdkClient(server.url, server.adminKey);
-    const store = await client.beta.memoryStores.create({ name: 'stray' });
-    const s = await session(server, [{ type: 'memory_store', memory_store_id: store.id }]);
-    const dir = s.resources[0]!.host_path;
-    expect((await sh(`echo kept > '${dir}/kept.md'`)).code).toBe(0);
+    let { server, dir } = await serverWithKeptFile(dataDir);
     await server.stop();
     // With the server gone, a tool that keeps writing writes into the plain directory.
     expect((await sh(`echo lost > '${dir}/stray.md'`)).code).toBe(0);
