@@ -2,10 +2,10 @@
  * @module Prefixed identifiers (memstore_, mem_, memver_, sesn_, apikey_, wrkspc_): 24 base62
  * characters after the prefix, the first 8 the creation time in milliseconds and 16 random (~95
  * bits). Ids are opaque to clients; the time prefix is for SQLite. Every id is a key in a unique
- * index, and a random key lands on a random leaf page: a commit of four API creates wrote about 35
- * WAL pages, and in a store of a million versions each insert read a cold page. Ids made in the same
- * moment share leaf pages, and new ones append at the end of the index. Secrets (API keys) use
- * `randomToken` alone.
+ * index, and a random key lands on a random leaf page: a commit of four API creates wrote 31 WAL
+ * pages (21 now), and in a store of a million versions each insert read a cold page. Ids made in
+ * the same moment share leaf pages, and new ones append at the end of the index. Secrets (API
+ * keys) use `randomToken` alone.
  */
 import { randomBytes } from 'node:crypto';
 

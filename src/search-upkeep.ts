@@ -39,7 +39,6 @@ export function startSearchUpkeep({ index, changeMark, log, everyMs = 200, batch
       log(`mnemo: search indexing failed: ${err instanceof Error ? err.message : String(err)}`);
     }
     running = false;
-    lastMark = changeMark();
   }
 
   /** True while storage was written since the last tick, for at most maxDeferMs in a row. */

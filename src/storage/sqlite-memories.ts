@@ -75,12 +75,13 @@ export function createMemoryStatements(db: Db): MemoryStatements {
     anyUnder: db.prepare(`SELECT 1 FROM memories WHERE store_id = ? AND path > ? AND path < ? AND ${LIVE} LIMIT 1`),
   };
   const purgeExpired = createExpiryPurge(db);
-  // The path itself and its ancestors in one probe per path, by how many there are (one statement
-  // per depth, each prepared once); a json_each list cost a third of the overlap check.
-  const samePathOrAbove: Statement[] = [];
-  function pathOrAncestor(depth: number): Statement {
-    return (samePathOrAbove[depth] ??= db.prepare(
-      `SELECT id, path FROM memories WHERE store_id = ? AND path IN (${Array(depth).fill('?').join(', ')}) AND id != ? LIMIT 1`,
+  // A live memory (other than one id) at any of `count` paths: the overlap check asks for a path and
+  // its ancestors in one probe. One statement per count, each prepared once; a json_each list cost a
+  // third of the check.
+  const atAnyPathStatements: Statement[] = [];
+  function atAnyPath(count: number): Statement {
+    return (atAnyPathStatements[count] ??= db.prepare(
+      `SELECT id, path FROM memories WHERE store_id = ? AND path IN (${Array(count).fill('?').join(', ')}) AND id != ? LIMIT 1`,
     ));
   }
 
@@ -94,7 +95,7 @@ export function createMemoryStatements(db: Db): MemoryStatements {
   function assertNoOverlap(storeId: string, path: string, selfId: string): void {
     const candidates = [path, ...ancestors(path)];
     const hit =
-      (pathOrAncestor(candidates.length).get(storeId, ...candidates, selfId) as { id: string; path: string } | undefined) ??
+      (atAnyPath(candidates.length).get(storeId, ...candidates, selfId) as { id: string; path: string } | undefined) ??
       (q.descendant.get(storeId, path + '/', subtreeEnd(path + '/'), selfId) as { id: string; path: string } | undefined);
     if (hit) throw pathConflict(path, hit);
   }
@@ -236,7 +237,7 @@ export function createMemoryStatements(db: Db): MemoryStatements {
       const current = mustGet(input.storeId, input.memoryId);
       if (current.path === input.path) return toMemory(current);
       assertWritable(input.storeId);
-      const replaced = pathOrAncestor(1).get(input.storeId, input.path, input.memoryId) as { id: string } | undefined;
+      const replaced = atAnyPath(1).get(input.storeId, input.path, input.memoryId) as { id: string } | undefined;
       if (replaced) remove({ ...input, versionId: input.replacedVersionId }, mustGet(input.storeId, replaced.id));
       return update({ ...input, path: input.path }).memory;
     }),
