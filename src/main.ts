@@ -2,6 +2,7 @@
  * @module The composition root and CLI: the only file in src/ that imports fs/ and api/.
  * loadConfig → openSqliteStorage → createService → mount manager → createApp → serve.
  */
+import { readdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { createApp } from '../api/app.js';
 import { serveMcpStdio } from '../api/mcp/stdio.js';
@@ -120,10 +121,18 @@ async function runMount(config: Config, args: string[], flags: Record<string, st
     log(`no memory store ${storeId} in ${config.dbFile}`);
     return 1;
   }
+  const hostPath = resolve(dir);
+  // Sessions mount over files left in their own mount points (logged); a directory the user names
+  // is theirs, and mounting over its files would hide them, so that is refused instead.
+  const present = await readdir(hostPath).catch(() => [] as string[]);
+  if (present.length > 0) {
+    log(`mnemo mount: ${hostPath} is not empty (${present.length} entr${present.length === 1 ? 'y' : 'ies'}); mount on an empty or new directory`);
+    service.storage.close();
+    return 1;
+  }
   const mounter = createMountManager({ service, log });
   // Writes are attributed to a session of their own, so they can be told apart in the history.
   const sessionId = newId('session');
-  const hostPath = resolve(dir);
   await mounter.mount({ storeId, hostPath, readOnly: flags['read-only'] === true, actor: { type: 'session_actor', sessionId } });
   process.stdout.write(`${hostPath}\n`);
   log(`mnemo: ${store.name} (${storeId}) mounted at ${hostPath} as ${sessionId}; Ctrl-C unmounts`);

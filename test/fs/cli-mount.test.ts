@@ -3,7 +3,7 @@
  * interrupted, attributes writes to a session of its own, and unmounts on SIGINT.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sdkClient } from '../helpers/sdk.js';
@@ -98,6 +98,25 @@ describe.skipIf(!existsSync('/dev/fuse'))('mnemo mount', () => {
     } finally {
       m?.child.kill('SIGINT');
       await m?.exited;
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a directory that holds files rather than hiding them under the mount', async () => {
+    const dataDir = makeTempDir('mnemo-cli-');
+    const server = await startServer({ dataDir });
+    const dir = join(dataDir, 'full');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'mine.txt'), 'mine\n');
+    try {
+      const store = await sdkClient(server.url, server.adminKey).beta.memoryStores.create({ name: 'full' });
+      const m = mountCli(dataDir, store.id, dir);
+      await expect(m.ready).rejects.toThrow(/is not empty \(1 entry\); mount on an empty or new directory/);
+      expect(await m.exited).toBe(1);
+      expect(isMounted(dir)).toBe(false);
+      expect(readFileSync(join(dir, 'mine.txt'), 'utf8')).toBe('mine\n');
+    } finally {
+      await server.stop();
       rmSync(dataDir, { recursive: true, force: true });
     }
   });
