@@ -3,7 +3,7 @@
  * mount served by a child host; the history is read back through the store (issue #3).
  */
 import { describe, expect, it } from 'vitest';
-import { FUSE_AVAILABLE, NO_FUSE_REASON, eventually, py, sh, startMount } from '../helpers/mount.js';
+import { FUSE_AVAILABLE, NO_FUSE_REASON, eventually, outcomes, py, sh, startMount } from '../helpers/mount.js';
 
 if (!FUSE_AVAILABLE) console.warn(NO_FUSE_REASON);
 
@@ -200,17 +200,12 @@ describe.skipIf(!FUSE_AVAILABLE)('agent actions through a mount', () => {
 
   it('bytes that are not UTF-8 fail the close and nothing is stored', async () => {
     const m = await startMount({ seed: { '/keep.md': 'kept\n' } });
-    const r = await py(
-      [
-        'import errno',
-        "f = open('bin.md', 'wb'); f.write(b'\\xff\\xfe\\x00bad')",
-        'try:\n    f.close(); print("closed")\nexcept OSError as e:\n    print(errno.errorcode[e.errno])',
-        "g = open('keep.md', 'wb'); g.write(b'\\xc3\\x28')",
-        'try:\n    g.close(); print("closed")\nexcept OSError as e:\n    print(errno.errorcode[e.errno])',
-      ].join('\n'),
-      m.mnt,
-    );
-    expect(r.stdout).toBe('EILSEQ\nEILSEQ\n');
+    expect(
+      await outcomes(m.mnt, [
+        ['new file', "f = open('bin.md', 'wb'); f.write(b'\\xff\\xfe\\x00bad'); f.close()"],
+        ['stored file', "g = open('keep.md', 'wb'); g.write(b'\\xc3\\x28'); g.close()"],
+      ]),
+    ).toEqual({ 'new file': 'EILSEQ', 'stored file': 'EILSEQ' });
     await eventually(async () => expect((await sh('ls; cat keep.md', m.mnt)).stdout).toBe('keep.md\nkept\n'));
     expect(await m.mountLog()).toEqual([]);
     expect(await m.tree()).toEqual({ '/keep.md': 'kept\n' });
@@ -218,17 +213,13 @@ describe.skipIf(!FUSE_AVAILABLE)('agent actions through a mount', () => {
 
   it('an in-place write that fails its save leaves the file reading as stored, even after it was read from the cache', async () => {
     const m = await startMount({ seed: { '/keep.md': 'kept as it was\n' } });
-    const r = await py(
-      [
-        'import errno',
+    expect(
+      await outcomes(m.mnt, [
         // The first read fills the content cache; the r+ open then starts from that cached copy.
-        "print(open('keep.md').read(), end='')",
-        "f = open('keep.md', 'r+b'); f.seek(0); f.write(b'\\xff\\xfe')",
-        'try:\n    f.close(); print("closed")\nexcept OSError as e:\n    print(errno.errorcode[e.errno])',
-      ].join('\n'),
-      m.mnt,
-    );
-    expect(r.stdout, r.stderr).toBe('kept as it was\nEILSEQ\n');
+        ['read', "assert open('keep.md').read() == 'kept as it was\\n'"],
+        ['in-place write', "f = open('keep.md', 'r+b'); f.seek(0); f.write(b'\\xff\\xfe'); f.close()"],
+      ]),
+    ).toEqual({ read: 'ok', 'in-place write': 'EILSEQ' });
     // The failed working copy is dropped at its release, which the kernel sends after close().
     await eventually(async () => expect((await sh('cat keep.md', m.mnt)).stdout).toBe('kept as it was\n'));
     expect(await m.tree()).toEqual({ '/keep.md': 'kept as it was\n' });

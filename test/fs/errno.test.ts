@@ -6,17 +6,7 @@ import Fuse from 'fuse-native';
 import { describe, expect, it } from 'vitest';
 import { ERRNO_BY_CODE } from '../../fs/index.js';
 import { ERROR_CODES } from '../../src/errors.js';
-import { FUSE_AVAILABLE, NO_FUSE_REASON, py, startMount } from '../helpers/mount.js';
-
-/** Runs python `steps` (name → statement) in the mount and returns name → "ok" or the errno name. */
-async function outcomes(cwd: string, steps: [string, string][]): Promise<Record<string, string>> {
-  const body = steps
-    .map(([name, stmt]) => `try:\n    ${stmt.split('\n').join('\n    ')}\n    out[${JSON.stringify(name)}] = 'ok'\nexcept OSError as e:\n    out[${JSON.stringify(name)}] = errno.errorcode.get(e.errno, str(e.errno))`)
-    .join('\n');
-  const r = await py(`import errno, json, os\nout = {}\n${body}\nprint(json.dumps(out))`, cwd);
-  if (r.code !== 0) throw new Error(r.stderr);
-  return JSON.parse(r.stdout) as Record<string, string>;
-}
+import { FUSE_AVAILABLE, NO_FUSE_REASON, outcomes, py, startMount } from '../helpers/mount.js';
 
 describe('the errno table', () => {
   it.each(ERROR_CODES)('maps %s to an errno', (code) => {
@@ -104,6 +94,9 @@ describe.skipIf(!FUSE_AVAILABLE)('errnos through a mount', () => {
         ['255 bytes', `open('${'a'.repeat(252)}.md', 'w').close()`],
         ['256 bytes', `open('${'a'.repeat(253)}.md', 'w').close()`],
         ['256-byte dir', `os.mkdir('${'d'.repeat(256)}')`],
+        // 2-byte characters: 128 of them are 256 bytes in a name of 128 characters.
+        ['255 bytes of é and .md', `open('${'é'.repeat(126)}.md', 'w').close()`],
+        ['256 bytes of é', `open('${'é'.repeat(128)}', 'w').close()`],
         ['newline in name', "open('bad\\nname.md', 'w').close()"],
         ['not NFC', "open('cafe\\u0301.md', 'w').close()"],
         ['20 segments', `os.makedirs('${deep.split('/').slice(0, 19).join('/')}')\nopen('${deep}', 'w').close()`],
@@ -114,6 +107,8 @@ describe.skipIf(!FUSE_AVAILABLE)('errnos through a mount', () => {
       '255 bytes': 'ok',
       '256 bytes': 'ENAMETOOLONG',
       '256-byte dir': 'ENAMETOOLONG',
+      '255 bytes of é and .md': 'ok',
+      '256 bytes of é': 'ENAMETOOLONG',
       'newline in name': 'EINVAL',
       'not NFC': 'EINVAL',
       '20 segments': 'ok',

@@ -162,6 +162,19 @@ export function py(script: string, cwd: string, args: string[] = []): Promise<Re
   return run('python3', ['-c', script, ...args], { cwd });
 }
 
+/**
+ * Runs python `steps` (name → statements) in order in `cwd` and returns name → "ok" or the errno
+ * name of the OSError that stopped that step.
+ */
+export async function outcomes(cwd: string, steps: [string, string][]): Promise<Record<string, string>> {
+  const body = steps
+    .map(([name, stmt]) => `try:\n    ${stmt.split('\n').join('\n    ')}\n    out[${JSON.stringify(name)}] = 'ok'\nexcept OSError as e:\n    out[${JSON.stringify(name)}] = errno.errorcode.get(e.errno, str(e.errno))`)
+    .join('\n');
+  const r = await py(`import errno, json, os\nout = {}\n${body}\nprint(json.dumps(out))`, cwd);
+  if (r.code !== 0) throw new Error(r.stderr);
+  return JSON.parse(r.stdout) as Record<string, string>;
+}
+
 /** Retries `check` until it stops throwing: some saves land at release, which is asynchronous. */
 export async function eventually<T>(check: () => Promise<T>, timeoutMs = 3000): Promise<T> {
   const end = Date.now() + timeoutMs;
