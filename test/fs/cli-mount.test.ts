@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { sdkClient } from '../helpers/sdk.js';
 import { MAIN_JS, makeTempDir, startServer } from '../helpers/server.js';
 import { queuedForSearch } from '../helpers/core.js';
@@ -30,95 +30,82 @@ function mountCli(dataDir: string, storeId: string, dir: string, extra: string[]
   return { child, ready, exited };
 }
 
+/**
+ * A data dir with a running server, a new store named `name` and an empty directory `dir` to mount it
+ * at. After the test, mounts started with `mount` are interrupted first, then the server stops and
+ * the data dir goes.
+ */
+async function cliStore(name: string) {
+  const dataDir = makeTempDir('mnemo-cli-');
+  const server = await startServer({ dataDir });
+  const mounts: ReturnType<typeof mountCli>[] = [];
+  onTestFinished(async () => {
+    for (const m of mounts) {
+      if (m.child.exitCode === null && m.child.signalCode === null) m.child.kill('SIGINT');
+      await m.exited;
+    }
+    await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  const dir = join(dataDir, name);
+  mkdirSync(dir);
+  const client = sdkClient(server.url, server.adminKey);
+  const store = await client.beta.memoryStores.create({ name });
+  const mount = (extra: string[] = []) => {
+    const m = mountCli(dataDir, store.id, dir, extra);
+    mounts.push(m);
+    return m;
+  };
+  return { dataDir, server, dir, client, storeId: store.id, mount };
+}
+
 describe.skipIf(!existsSync('/dev/fuse'))('mnemo mount', () => {
   it('mounts a store at a directory until interrupted, writing as its own session', async () => {
-    const dataDir = makeTempDir('mnemo-cli-');
-    const server = await startServer({ dataDir });
-    const dir = join(dataDir, 'here');
-    mkdirSync(dir);
-    try {
-      const client = sdkClient(server.url, server.adminKey);
-      const store = await client.beta.memoryStores.create({ name: 'local' });
-      await client.beta.memoryStores.memories.create(store.id, { path: '/seed.md', content: 'seeded\n' });
+    const { dir, client, storeId, mount } = await cliStore('here');
+    await client.beta.memoryStores.memories.create(storeId, { path: '/seed.md', content: 'seeded\n' });
 
-      const m = mountCli(dataDir, store.id, dir);
-      await m.ready;
-      expect(isMounted(dir)).toBe(true);
-      expect((await sh('cat seed.md && echo local > mine.md', dir)).stdout).toBe('seeded\n');
-      const versions = [];
-      for await (const v of client.beta.memoryStores.memoryVersions.list(store.id)) versions.push(v);
-      expect(versions[0]).toMatchObject({ operation: 'created', path: '/mine.md', created_by: { type: 'session_actor' } });
+    const m = mount();
+    await m.ready;
+    expect(isMounted(dir)).toBe(true);
+    expect((await sh('cat seed.md && echo local > mine.md', dir)).stdout).toBe('seeded\n');
+    const versions = [];
+    for await (const v of client.beta.memoryStores.memoryVersions.list(storeId)) versions.push(v);
+    expect(versions[0]).toMatchObject({ operation: 'created', path: '/mine.md', created_by: { type: 'session_actor' } });
 
-      m.child.kill('SIGINT');
-      expect(await m.exited).toBe(0);
-      expect(isMounted(dir)).toBe(false);
-      expect(readFileSync('/proc/mounts', 'utf8')).not.toContain(dir);
-    } finally {
-      await server.stop();
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+    m.child.kill('SIGINT');
+    expect(await m.exited).toBe(0);
+    expect(isMounted(dir)).toBe(false);
+    expect(readFileSync('/proc/mounts', 'utf8')).not.toContain(dir);
   });
 
   it('--read-only refuses writes with EROFS', async () => {
-    const dataDir = makeTempDir('mnemo-cli-');
-    const server = await startServer({ dataDir });
-    const dir = join(dataDir, 'ro');
-    mkdirSync(dir);
-    try {
-      const client = sdkClient(server.url, server.adminKey);
-      const store = await client.beta.memoryStores.create({ name: 'ro' });
-      const m = mountCli(dataDir, store.id, dir, ['--read-only']);
-      await m.ready;
-      const r = await sh('echo x > f.md', dir);
-      expect(r.code).not.toBe(0);
-      expect(r.stderr).toMatch(/Read-only file system/);
-      m.child.kill('SIGTERM');
-      expect(await m.exited).toBe(0);
-    } finally {
-      await server.stop();
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+    const { dir, mount } = await cliStore('ro');
+    const m = mount(['--read-only']);
+    await m.ready;
+    const r = await sh('echo x > f.md', dir);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(/Read-only file system/);
+    m.child.kill('SIGTERM');
+    expect(await m.exited).toBe(0);
   });
 
   it('indexes its own writes for search when no server runs beside it', async () => {
-    const dataDir = makeTempDir('mnemo-cli-');
-    const server = await startServer({ dataDir });
-    const dir = join(dataDir, 'alone');
-    mkdirSync(dir);
-    let m: ReturnType<typeof mountCli> | undefined;
-    try {
-      const client = sdkClient(server.url, server.adminKey);
-      const store = await client.beta.memoryStores.create({ name: 'alone' });
-      await server.stop();
-      m = mountCli(dataDir, store.id, dir);
-      await m.ready;
-      expect((await sh('echo "a note about herons" > heron.md', dir)).code).toBe(0);
-      const db = join(dataDir, 'mnemo.db');
-      await eventually(async () => expect(queuedForSearch(db)).toBe(0), 5000);
-    } finally {
-      m?.child.kill('SIGINT');
-      await m?.exited;
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+    const { dataDir, server, dir, mount } = await cliStore('alone');
+    await server.stop();
+    const m = mount();
+    await m.ready;
+    expect((await sh('echo "a note about herons" > heron.md', dir)).code).toBe(0);
+    await eventually(async () => expect(queuedForSearch(join(dataDir, 'mnemo.db'))).toBe(0), 5000);
   });
 
   it('refuses a directory that holds files rather than hiding them under the mount', async () => {
-    const dataDir = makeTempDir('mnemo-cli-');
-    const server = await startServer({ dataDir });
-    const dir = join(dataDir, 'full');
-    mkdirSync(dir);
+    const { dir, mount } = await cliStore('full');
     writeFileSync(join(dir, 'mine.txt'), 'mine\n');
-    try {
-      const store = await sdkClient(server.url, server.adminKey).beta.memoryStores.create({ name: 'full' });
-      const m = mountCli(dataDir, store.id, dir);
-      await expect(m.ready).rejects.toThrow(/is not empty \(1 entry\); mount on an empty or new directory/);
-      expect(await m.exited).toBe(1);
-      expect(isMounted(dir)).toBe(false);
-      expect(readFileSync(join(dir, 'mine.txt'), 'utf8')).toBe('mine\n');
-    } finally {
-      await server.stop();
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+    const m = mount();
+    await expect(m.ready).rejects.toThrow(/is not empty \(1 entry\); mount on an empty or new directory/);
+    expect(await m.exited).toBe(1);
+    expect(isMounted(dir)).toBe(false);
+    expect(readFileSync(join(dir, 'mine.txt'), 'utf8')).toBe('mine\n');
   });
 
   it('an unknown store is a clear error, not a mount', async () => {
