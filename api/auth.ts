@@ -2,13 +2,14 @@
 import type { MiddlewareHandler } from 'hono';
 import type { Keys } from '../src/index.js';
 import type { AppEnv } from './env.js';
+import { header as requestHeader } from './request.js';
 
 export function auth(keys: Keys): MiddlewareHandler<AppEnv> {
   return async function authMiddleware(c, next) {
-    const header = c.req.header('x-api-key');
-    const bearer = /^Bearer\s+(.+)$/i.exec(c.req.header('authorization') ?? '')?.[1];
+    const header = requestHeader(c, 'x-api-key');
+    const bearer = /^Bearer\s+(.+)$/i.exec(requestHeader(c, 'authorization') ?? '')?.[1];
     const key = keys.authenticate(header ?? bearer?.trim() ?? null);
-    const workspaceId = keys.actingWorkspace(key, c.req.header('anthropic-workspace-id'));
+    const workspaceId = keys.actingWorkspace(key, requestHeader(c, 'anthropic-workspace-id'));
     c.set('apiKey', key);
     c.set('caller', {
       workspaceId,

@@ -2,6 +2,7 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { MnemoError } from '../src/index.js';
 import type { AppEnv } from './env.js';
+import { header } from './request.js';
 
 /**
  * An oversized body up to this size is read to its end and dropped before the 413 goes out. If the
@@ -14,8 +15,8 @@ export function bodyLimit(maxBytes: number): MiddlewareHandler<AppEnv> {
   return async function bodyLimitMiddleware(c, next) {
     // Decided from the headers alone where possible: touching `c.req.raw.body` makes
     // @hono/node-server build a full web Request and stream, a tenth of a small request's cost.
-    const declared = c.req.header('content-length');
-    if (c.req.header('transfer-encoding') === undefined) {
+    const declared = header(c, 'content-length');
+    if (header(c, 'transfer-encoding') === undefined) {
       const n = declared === undefined ? 0 : Number(declared);
       if (n <= maxBytes) return next();
       return tooLarge(c, n > DRAIN_MAX_BYTES ? null : (c.req.raw.body?.getReader() ?? null), 0, maxBytes);

@@ -1,10 +1,10 @@
 /** @module The Hono environment: variables middleware set for handlers. */
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApiKey, Caller } from '../src/index.js';
 
 export interface AppEnv {
   /** Set by @hono/node-server; absent when the app is called directly (app.request in tests). */
-  Bindings: { incoming?: IncomingMessage } | undefined;
+  Bindings: { incoming?: IncomingMessage; outgoing?: ServerResponse } | undefined;
   Variables: {
     /** A chunked request's body, read (and size-checked) by the body limit. */
     body?: Uint8Array;

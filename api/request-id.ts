@@ -7,7 +7,11 @@ export function requestId(): MiddlewareHandler<AppEnv> {
   return async function requestIdMiddleware(c, next) {
     const id = newId('request');
     c.set('requestId', id);
+    // On Node's response when there is one: setting it on `c.res` afterwards turned the response's
+    // plain header object into a web `Headers`, which @hono/node-server then converted back.
+    const outgoing = c.env?.outgoing;
+    outgoing?.setHeader('request-id', id);
     await next();
-    c.res.headers.set('request-id', id);
+    if (!outgoing) c.res.headers.set('request-id', id);
   };
 }

@@ -5,6 +5,17 @@ import type { AppEnv } from './env.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
+/**
+ * A request header, from Node's parsed headers when there is a Node request: `c.req.header()` makes
+ * @hono/node-server build a web `Headers` of every header first, which cost more than the lookup.
+ */
+export function header(c: Context<AppEnv>, name: string): string | undefined {
+  const incoming = c.env?.incoming;
+  if (!incoming) return c.req.header(name);
+  const v = incoming.headers[name];
+  return Array.isArray(v) ? v.join(', ') : v;
+}
+
 /** The JSON body, or {} when there is none. Bad UTF-8 and malformed JSON are 400s, never 500s. */
 export async function jsonBody(c: Context<AppEnv>): Promise<unknown> {
   const bytes = await bodyBytes(c);
