@@ -4,10 +4,8 @@
  * imported in transactions of 5,000 writes (sqlite-bulk.ts).
  */
 import { join } from 'node:path';
-import { createService } from '../../src/service.js';
-import { openSqliteStorage } from '../../src/storage/sqlite.js';
 import type { ImportedWrite } from '../../src/storage/sqlite-bulk.js';
-import type { Caller } from '../../src/types.js';
+import { openBenchEngine } from './engine.js';
 import { fmt } from './report.js';
 
 export const DIR_SIZE = 1000;
@@ -31,13 +29,8 @@ const BATCH = 5000;
 
 export function buildBigStore(dataDir: string, memories: number, versions: number, log: (s: string) => void): BigStore {
   const started = performance.now();
-  const storage = openSqliteStorage(join(dataDir, 'mnemo.db'));
+  const { storage, service, caller, storeId } = openBenchEngine(join(dataDir, 'mnemo.db'), 'bench-loader', 'bench big', 'built by npm run bench');
   try {
-    const service = createService({ storage });
-    const ws = service.keys.defaultWorkspace();
-    const { key } = service.keys.createKey('bench-loader', 'admin', ws.id);
-    const caller: Caller = { workspaceId: ws.id, actor: { type: 'api_actor', apiKeyId: key.id } };
-    const storeId = service.createStore(caller, { name: 'bench big', description: 'built by npm run bench', metadata: {} }).id;
     const text = (i: number, round: number) =>
       `# note ${i}\nround ${round}: the agent learned fact ${(i * 7919 + round) % 100_003} about project ${i % 211}.\n`;
 

@@ -10,9 +10,7 @@ import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createService } from '../../src/service.js';
-import { openSqliteStorage } from '../../src/storage/sqlite.js';
-import type { Caller } from '../../src/types.js';
+import { openBenchEngine } from './engine.js';
 
 /** Median ms of a bare durable commit (WAL, synchronous=FULL, one 4 KiB row), in the servers' temp dir. */
 export function bareCommitMs(commits = 2000): number {
@@ -42,13 +40,8 @@ export function bareCommitMs(commits = 2000): number {
 /** Median ms of the engine saving a 4 KiB file to a new path (what a mount's close() does), on a fresh database. */
 export function engineSaveMs(saves = 2000): number {
   const dir = mkdtempSync(join(tmpdir(), 'mnemo-bench-engine-'));
-  const storage = openSqliteStorage(join(dir, 'mnemo.db'));
+  const { storage, service, caller, storeId } = openBenchEngine(join(dir, 'mnemo.db'), 'bench-engine', 'bench engine');
   try {
-    const service = createService({ storage });
-    const ws = service.keys.defaultWorkspace();
-    const { key } = service.keys.createKey('bench-engine', 'admin', ws.id);
-    const caller: Caller = { workspaceId: ws.id, actor: { type: 'api_actor', apiKeyId: key.id } };
-    const storeId = service.createStore(caller, { name: 'bench engine', description: '', metadata: {} }).id;
     const content = 'memory: the agent noted something worth keeping\n'.repeat(90).slice(0, 4096);
     const save = (path: string) => service.saveMemoryAt(caller, storeId, { path, content, memoryId: service.ids('memory') });
     for (let i = 0; i < 500; i++) save(`/warm/f${i}.md`);

@@ -1,0 +1,27 @@
+/** @module The engine in the bench's own process (never a server's): a database file, an admin caller and one new store. */
+import { createService, type Service } from '../../src/service.js';
+import { openSqliteStorage, type SqliteStorage } from '../../src/storage/sqlite.js';
+import type { Caller } from '../../src/types.js';
+
+export interface BenchEngine {
+  storage: SqliteStorage;
+  service: Service;
+  caller: Caller;
+  storeId: string;
+}
+
+/** Opens the engine on `file` and creates a store named `name`, as an admin key named `keyName`. */
+export function openBenchEngine(file: string, keyName: string, name: string, description = ''): BenchEngine {
+  const storage = openSqliteStorage(file);
+  try {
+    const service = createService({ storage });
+    const ws = service.keys.defaultWorkspace();
+    const { key } = service.keys.createKey(keyName, 'admin', ws.id);
+    const caller: Caller = { workspaceId: ws.id, actor: { type: 'api_actor', apiKeyId: key.id } };
+    const storeId = service.createStore(caller, { name, description, metadata: {} }).id;
+    return { storage, service, caller, storeId };
+  } catch (err) {
+    storage.close();
+    throw err;
+  }
+}
