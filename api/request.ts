@@ -12,7 +12,8 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 export function header(c: Context<AppEnv>, name: string): string | undefined {
   const incoming = c.env?.incoming;
   if (!incoming) return c.req.header(name);
-  const v = incoming.headers[name];
+  // Node keys its parsed headers in lower case; Hono's lookup ignores case, and so does this one.
+  const v = incoming.headers[name.toLowerCase()];
   return Array.isArray(v) ? v.join(', ') : v;
 }
 
