@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openBenchEngine } from './engine.js';
+import { median } from './http.js';
 
 /** Median ms of a bare durable commit (WAL, synchronous=FULL, one 4 KiB row), in the servers' temp dir. */
 export function bareCommitMs(commits = 2000): number {
@@ -30,7 +31,7 @@ export function bareCommitMs(commits = 2000): number {
       insert.run(body);
       lat.push(performance.now() - t);
     }
-    return lat.sort((a, b) => a - b)[lat.length >> 1]!;
+    return median(lat);
   } finally {
     db.close();
     rmSync(dir, { recursive: true, force: true });
@@ -51,7 +52,7 @@ export function engineSaveMs(saves = 2000): number {
       save(`/a/f${String(i).padStart(5, '0')}.md`);
       lat.push(performance.now() - t);
     }
-    return lat.sort((a, b) => a - b)[lat.length >> 1]!;
+    return median(lat);
   } finally {
     storage.close();
     rmSync(dir, { recursive: true, force: true });
