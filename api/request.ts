@@ -6,14 +6,14 @@ import type { AppEnv } from './env.js';
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * A request header, from Node's parsed headers when there is a Node request: `c.req.header()` makes
- * @hono/node-server build a web `Headers` of every header first, which cost more than the lookup.
+ * A request header by its lower-case name (Node keys its parsed headers in lower case), from Node's
+ * parsed headers when there is a Node request: `c.req.header()` makes @hono/node-server build a web
+ * `Headers` of every header first, which cost more than the lookup.
  */
-export function header(c: Context<AppEnv>, name: string): string | undefined {
+export function header(c: Context<AppEnv>, name: Lowercase<string>): string | undefined {
   const incoming = c.env?.incoming;
   if (!incoming) return c.req.header(name);
-  // Node keys its parsed headers in lower case; Hono's lookup ignores case, and so does this one.
-  const v = incoming.headers[name.toLowerCase()];
+  const v = incoming.headers[name];
   return Array.isArray(v) ? v.join(', ') : v;
 }
 
