@@ -22,6 +22,11 @@ import { startSearchUpkeep } from './search-upkeep.js';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
+/** Every process that writes (serve, mount, mcp) indexes its own writes for search; returns the stop. */
+function indexInBackground(service: Service): () => void {
+  return startSearchUpkeep({ index: service.indexSearchBacklog, changeMark: service.storage.changeMark, log });
+}
+
 async function main(argv: string[]): Promise<number> {
   const { command, args, flags } = parseArgs(argv);
   if (flags['help'] || command === 'help' || command === '--help') {
@@ -78,7 +83,7 @@ async function runServe(config: Config): Promise<number> {
   }
   log(`mnemo: data in ${config.dataDir}, mounts under ${config.mountRoot}`);
   const sweep = sweepExpired(service);
-  const stopIndexing = startSearchUpkeep({ index: service.indexSearchBacklog, changeMark: storage.changeMark, log });
+  const stopIndexing = indexInBackground(service);
   await untilSignal();
   log('mnemo: shutting down');
   clearInterval(sweep);
@@ -98,7 +103,7 @@ async function runMcp(config: Config): Promise<number> {
   }
   const storage = openSqliteStorage(config.dbFile);
   const service = createService({ storage, checkpointMaxBytes: config.checkpointMaxBytes });
-  const stopIndexing = startSearchUpkeep({ index: service.indexSearchBacklog, changeMark: storage.changeMark, log });
+  const stopIndexing = indexInBackground(service);
   try {
     await serveMcpStdio({ service, apiKey: config.apiKey, log });
   } finally {
@@ -137,7 +142,7 @@ async function runMount(config: Config, args: string[], flags: Record<string, st
   process.stdout.write(`${hostPath}\n`);
   log(`mnemo: ${store.name} (${storeId}) mounted at ${hostPath} as ${sessionId}; Ctrl-C unmounts`);
   // Without a server beside it, nothing else would index this mount's writes for search.
-  const stopIndexing = startSearchUpkeep({ index: service.indexSearchBacklog, changeMark: service.storage.changeMark, log });
+  const stopIndexing = indexInBackground(service);
   await untilSignal();
   stopIndexing();
   await mounter.unmountAll();
