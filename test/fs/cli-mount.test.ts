@@ -10,6 +10,7 @@ import { sdkClient } from '../helpers/sdk.js';
 import { MAIN_JS, makeTempDir, startServer } from '../helpers/server.js';
 import { queuedForSearch } from '../helpers/core.js';
 import { eventually, isMounted, sh } from '../helpers/mount.js';
+import { openSqliteStorage } from '../../src/storage/sqlite.js';
 
 /** Starts `mnemo mount` as a child; resolves once it printed the mount point. */
 function mountCli(dataDir: string, storeId: string, dir: string, extra: string[] = []) {
@@ -110,6 +111,7 @@ describe.skipIf(!existsSync('/dev/fuse'))('mnemo mount', () => {
 
   it('an unknown store is a clear error, not a mount', async () => {
     const dataDir = makeTempDir('mnemo-cli-');
+    openSqliteStorage(join(dataDir, 'mnemo.db')).close();
     try {
       const m = mountCli(dataDir, 'memstore_nope', join(dataDir, 'x'));
       await expect(m.ready).rejects.toThrow(/no memory store memstore_nope/);
