@@ -113,8 +113,9 @@ describe.skipIf(!existsSync('/dev/fuse'))('one server per data directory', () =>
       expect(underMount.stderr).toContain(`refusing to restore: a mnemo process (mount, mcp or an admin command) is running on ${dataDir}`);
       expect(await readThroughMount(join(mnt, 'kept.md'))).toBe('kept\n');
     } finally {
-      // Unmounted here, before the data dir is removed.
+      // Unmounted here (and waited for), before the data dir is removed.
       if (mount.exitCode === null && mount.signalCode === null) mount.kill('SIGINT');
+      await exited;
     }
     expect(await exited).toBe(0);
     const restored = await runCli(['restore', file, '--data-dir', dataDir], {}, FAST);
