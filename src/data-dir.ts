@@ -48,20 +48,19 @@ export function ownDataDir(config: Config): HeldLock {
   const kind = kindOf(config.dataDir);
   if (kind !== 'missing' && kind !== 'dir') throw new MnemoError('invalid_request', `the data directory ${config.dataDir} is not a directory`);
   mkdirSync(config.dataDir, { recursive: true });
+  // The shared lock first: only a restore holds it exclusively, so a refusal here names the restore.
+  const users = tryLock(usersLockFile(config.dataDir), 'shared');
+  if (users === null) throw new MnemoError('conflict', `a restore is replacing the database in ${config.dataDir}; try again when it is done`);
   const server = tryLock(serverLockFile(config.dataDir), 'exclusive');
   if (server === null) {
+    users.release();
     const pid = runningServerPid(config.dataDir);
     throw new MnemoError('conflict', `another server owns ${config.dataDir}${pid === null ? '' : ` (pid ${pid})`}`);
   }
-  const users = tryLock(usersLockFile(config.dataDir), 'shared');
-  if (users === null) {
-    server.release();
-    throw new MnemoError('conflict', `a restore is replacing the database in ${config.dataDir}; try again when it is done`);
-  }
   return {
     release() {
-      users.release();
       server.release();
+      users.release();
     },
   };
 }

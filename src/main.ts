@@ -85,12 +85,12 @@ async function runServe(config: Config): Promise<number> {
   const idempotency = createIdempotency({ storage, clock: service.clock, ttlSeconds: config.idempotencyTtlSeconds });
   idempotency.purge();
   const app = createApp({ service, sessions, maxBodyBytes: config.maxBodyBytes, idempotency, log });
-  writePidFile(config.dataDir);
   // The port is bound before stale mounts are cleared or sessions remounted, so a serve that cannot
   // listen (EADDRINUSE) exits having touched no mount. The URL is printed once sessions are back.
   const served = await serve(app, { host: config.host, port: config.port }).catch((err: unknown) => {
     throw new Error(`cannot listen on ${config.host}:${config.port}: ${listenError(err)}`);
   });
+  writePidFile(config.dataDir);
   await sessions.restore();
   // Scripts read the URL from the first line; keep it first and alone.
   process.stdout.write(`${served.url}\n`);

@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { connectMcp } from '../helpers/mcp.js';
 import { sh } from '../helpers/mount.js';
 import { rawRequest, sdkClient } from '../helpers/sdk.js';
 import { MAIN_JS, makeTempDir, runCli, startServer, type RunningServer } from '../helpers/server.js';
@@ -135,5 +136,29 @@ describe.skipIf(!existsSync('/dev/fuse'))('one server per data directory', () =>
       // Stopped here, before the data dir is removed: a live mount must never be deleted under.
       await again.stop();
     }
+  });
+});
+
+describe('restore beside mnemo mcp', () => {
+  it('restore is refused while mnemo mcp runs on the data dir, and works after it exits', async () => {
+    const dataDir = makeTempDir('mnemo-lock-mcp-');
+    onTestFinished(() => rmSync(dataDir, { recursive: true, force: true }));
+    const server = await startServer({ dataDir });
+    const file = join(dataDir, 'copy.db');
+    expect((await runCli(['backup', file, '--data-dir', dataDir])).code).toBe(0);
+    await server.stop();
+
+    // A tool call answered means the mcp process is up and holds its lock.
+    const mcp = await connectMcp('stdio', { dataDir } as RunningServer, server.adminKey);
+    try {
+      expect((await mcp.call('memory_list_stores')).isError).toBe(false);
+      const refused = await runCli(['restore', file, '--data-dir', dataDir], {}, FAST);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain(`refusing to restore: a mnemo process (mount, mcp or an admin command) is running on ${dataDir}`);
+    } finally {
+      await mcp.close();
+    }
+    const restored = await runCli(['restore', file, '--data-dir', dataDir], {}, FAST);
+    expect(restored.code, restored.stderr).toBe(0);
   });
 });
