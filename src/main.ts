@@ -155,7 +155,13 @@ async function runMount(config: Config, args: string[], flags: Record<string, st
   const hostPath = resolve(dir);
   // Sessions mount over files left in their own mount points (logged); a directory the user names
   // is theirs, and mounting over its files would hide them, so that is refused instead.
-  const present = await readdir(hostPath).catch(() => [] as string[]);
+  const present = await readdir(hostPath).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOTDIR' ? null : ([] as string[])));
+  if (present === null) {
+    log(`mnemo mount: ${hostPath} is a file, not a directory; mount on an empty or new directory`);
+    service.storage.close();
+    lock.release();
+    return 1;
+  }
   if (present.length > 0) {
     log(`mnemo mount: ${hostPath} is not empty (${present.length} entr${present.length === 1 ? 'y' : 'ies'}); mount on an empty or new directory`);
     service.storage.close();
