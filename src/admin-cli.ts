@@ -2,12 +2,14 @@
  * @module The operator's commands: `mnemo keys`, `mnemo workspaces`, `mnemo check`, `mnemo backup`,
  * `mnemo restore`. Each opens the database itself, so keys and checks work beside a running server.
  */
+import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { apiKeyJson, workspaceJson } from './cli-json.js';
 import type { Config } from './config.js';
+import { lockForRestore, prepareRestoreTarget, useDatabase } from './data-dir.js';
 import { createService, type Service } from './service.js';
-import { backupDatabase, restoreDatabase } from './storage/sqlite-backup.js';
+import { backupDatabase, requireBackupFile, restoreDatabase } from './storage/sqlite-backup.js';
 import { openSqliteStorage } from './storage/sqlite.js';
-import { runningServerPid } from './pidfile.js';
 import type { ApiKey, Role } from './types.js';
 
 type Flags = Record<string, string | boolean>;
@@ -15,17 +17,18 @@ type Log = (line: string) => void;
 const out = (line: string) => process.stdout.write(`${line}\n`);
 const ROLES: readonly string[] = ['admin', 'read_write', 'read_only'];
 
-export const KEYS_USAGE =
-  'usage: mnemo keys create [--name N] [--role admin|read_write|read_only] [--workspace ID] [--stores ID,ID] [--all-workspaces]\n' +
-  '       mnemo keys list [--workspace ID] [--json]\n' +
-  '       mnemo keys revoke <apikey_id> [--workspace ID]';
-
+/** Opens the existing database (never creates one) under the data dir's shared lock. */
 function withService<T>(config: Config, fn: (service: Service) => T): T {
-  const service = createService({ storage: openSqliteStorage(config.dbFile) });
+  const lock = useDatabase(config);
   try {
-    return fn(service);
+    const service = createService({ storage: openSqliteStorage(config.dbFile) });
+    try {
+      return fn(service);
+    } finally {
+      service.storage.close();
+    }
   } finally {
-    service.storage.close();
+    lock.release();
   }
 }
 
@@ -33,12 +36,12 @@ function workspaceOf(service: Service, flags: Flags): string {
   return typeof flags['workspace'] === 'string' ? flags['workspace'] : service.keys.defaultWorkspace().id;
 }
 
-export function runKeys(config: Config, args: string[], flags: Flags, log: Log): number {
-  const [sub, id] = args;
+/** `mnemo keys <sub>`; cli.ts has already checked the subcommand, its arguments and its flags. */
+export function runKeys(config: Config, sub: string, args: string[], flags: Flags, log: Log): number {
   if (sub === 'create') {
-    const role = typeof flags['role'] === 'string' ? flags['role'] : 'admin';
+    const role = String(flags['role']);
     if (!ROLES.includes(role)) {
-      log(`invalid role: ${role}`);
+      log(`mnemo keys create: invalid role: ${role} (admin, read_write or read_only)`);
       return 2;
     }
     const storeIds = typeof flags['stores'] === 'string' ? flags['stores'].split(',').filter(Boolean) : null;
@@ -59,20 +62,16 @@ export function runKeys(config: Config, args: string[], flags: Flags, log: Log):
   if (sub === 'list') {
     return withService(config, (service) => {
       const keys = service.storage.listApiKeys(workspaceOf(service, flags));
-      if (flags['json'] === true) out(JSON.stringify(keys));
+      if (flags['json'] === true) out(JSON.stringify(keys.map(apiKeyJson)));
       else for (const k of keys) out(describeKey(k));
       return 0;
     });
   }
-  if (sub === 'revoke' && id) {
-    return withService(config, (service) => {
-      const key = service.storage.revokeApiKey(workspaceOf(service, flags), id, service.clock());
-      log(`revoked ${key.id} at ${key.revokedAt}`);
-      return 0;
-    });
-  }
-  log(KEYS_USAGE);
-  return 2;
+  return withService(config, (service) => {
+    const key = service.storage.revokeApiKey(workspaceOf(service, flags), args[0]!, service.clock());
+    log(`revoked ${key.id} at ${key.revokedAt}`);
+    return 0;
+  });
 }
 
 function describeKey(k: ApiKey): string {
@@ -80,25 +79,23 @@ function describeKey(k: ApiKey): string {
   return [k.id, k.role, scope, k.revokedAt ? `revoked ${k.revokedAt}` : 'active', k.name].join('\t');
 }
 
-export function runWorkspaces(config: Config, args: string[], log: Log): number {
-  const [sub, name] = args;
-  if (sub === 'create' && name) {
+export function runWorkspaces(config: Config, sub: string, args: string[], flags: Flags, log: Log): number {
+  if (sub === 'create') {
+    const name = args[0]!;
     return withService(config, (service) => {
       const ws = service.keys.createWorkspace(name);
       out(ws.id);
-      log(`created workspace ${ws.id} (${name}); mint its first key with: mnemo keys create --workspace ${ws.id}`);
+      log(`created workspace ${ws.id} (${name}); mint its first key with: mnemo keys create --workspace ${ws.id} --role admin`);
       return 0;
     });
   }
-  if (sub === 'list') {
-    return withService(config, (service) => {
-      service.keys.defaultWorkspace();
-      for (const w of service.storage.listWorkspaces()) out(`${w.id}\t${w.name}`);
-      return 0;
-    });
-  }
-  log('usage: mnemo workspaces create <name> | mnemo workspaces list');
-  return 2;
+  return withService(config, (service) => {
+    service.keys.defaultWorkspace();
+    const all = service.storage.listWorkspaces();
+    if (flags['json'] === true) out(JSON.stringify(all.map(workspaceJson)));
+    else for (const w of all) out(`${w.id}\t${w.name}`);
+    return 0;
+  });
 }
 
 /** SQLite's integrity check, then the domain's invariants; prints each problem, exits 1 if any. */
@@ -116,28 +113,35 @@ export function runCheck(config: Config, log: Log): number {
 }
 
 export async function runBackup(config: Config, args: string[], log: Log): Promise<number> {
-  if (!args[0]) {
-    log('usage: mnemo backup <file> [--data-dir D]');
-    return 2;
+  const dest = resolve(args[0]!);
+  const lock = useDatabase(config);
+  try {
+    await backupDatabase(config.dbFile, dest);
+  } finally {
+    lock.release();
   }
-  const dest = resolve(args[0]);
-  await backupDatabase(config.dbFile, dest);
   out(dest);
   log(`backed up ${config.dbFile} to ${dest}`);
   return 0;
 }
 
+/** Into a data dir that has a database, or an empty or new one; never while anything else uses it. */
 export function runRestore(config: Config, args: string[], log: Log): number {
-  if (!args[0]) {
-    log('usage: mnemo restore <backup file> [--data-dir D]   (stop the server first)');
-    return 2;
+  const file = resolve(args[0]!);
+  requireBackupFile(file);
+  const created = prepareRestoreTarget(config);
+  try {
+    const lock = lockForRestore(config);
+    try {
+      restoreDatabase(file, config.dbFile);
+    } finally {
+      lock.release();
+    }
+  } catch (err) {
+    // A refused restore into a new directory leaves no directory behind.
+    if (created) rmSync(config.dataDir, { recursive: true, force: true });
+    throw err;
   }
-  const pid = runningServerPid(config.dataDir);
-  if (pid !== null) {
-    log(`refusing to restore: a mnemo server (pid ${pid}) is running on ${config.dataDir}; stop it first`);
-    return 1;
-  }
-  restoreDatabase(resolve(args[0]), config.dbFile);
-  log(`restored ${config.dbFile} from ${resolve(args[0])}`);
+  log(`restored ${config.dbFile} from ${file}`);
   return 0;
 }

@@ -9,7 +9,7 @@ import { serveMcpStdio } from '../api/mcp/stdio.js';
 import { serve } from '../api/server.js';
 import { createMountManager } from '../fs/index.js';
 import { runBackup, runCheck, runKeys, runRestore, runWorkspaces } from './admin-cli.js';
-import { parseArgs, USAGE } from './cli.js';
+import { packageVersion, parseArgs } from './cli.js';
 import { loadConfig, type Config } from './config.js';
 import { newId } from './ids.js';
 import type { Mounter } from './mounts.js';
@@ -18,6 +18,8 @@ import { createSessions } from './sessions.js';
 import { openSqliteStorage } from './storage/sqlite.js';
 import { createIdempotency } from './idempotency.js';
 import { removePidFile, writePidFile } from './pidfile.js';
+import { ownDataDir, useDatabase } from './data-dir.js';
+import { describeError } from './system-errors.js';
 import { startSearchUpkeep } from './search-upkeep.js';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -28,19 +30,28 @@ function indexInBackground(service: Service): () => void {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const { command, args, flags } = parseArgs(argv);
-  if (flags['help'] || command === 'help' || command === '--help') {
-    process.stdout.write(USAGE);
+  const parsed = parseArgs(argv);
+  if (parsed.kind === 'help') {
+    process.stdout.write(parsed.text);
     return 0;
   }
+  if (parsed.kind === 'version') {
+    process.stdout.write(`${packageVersion()}\n`);
+    return 0;
+  }
+  if (parsed.kind === 'error') {
+    log(`${parsed.message}\n${parsed.usage.trimEnd()}`);
+    return 2;
+  }
+  const { command, sub, args, flags } = parsed;
   const config = loadConfig(process.env, flags);
   switch (command) {
     case 'serve':
       return runServe(config);
     case 'keys':
-      return runKeys(config, args, flags, log);
+      return runKeys(config, sub!, args, flags, log);
     case 'workspaces':
-      return runWorkspaces(config, args, log);
+      return runWorkspaces(config, sub!, args, flags, log);
     case 'check':
       return runCheck(config, log);
     case 'backup':
@@ -52,12 +63,13 @@ async function main(argv: string[]): Promise<number> {
     case 'mcp':
       return runMcp(config);
     default:
-      log(`unknown command: ${command}\n\n${USAGE}`);
-      return 2;
+      throw new Error(`no handler for command ${command}`);
   }
 }
 
 async function runServe(config: Config): Promise<number> {
+  // One server per data dir, decided before anything is opened or any mount is touched.
+  const owned = ownDataDir(config);
   const storage = openSqliteStorage(config.dbFile);
   // The mount manager needs the service and the service tells mounts about archived or deleted
   // stores, so the mounter is bound after both exist.
@@ -70,12 +82,16 @@ async function runServe(config: Config): Promise<number> {
   mounter = createMountManager({ service, log });
   const sessions = createSessions({ service, mounter, mountRoot: config.mountRoot, log });
   const minted = service.keys.bootstrapAdminKey(config.adminKey);
-  await sessions.restore();
   const idempotency = createIdempotency({ storage, clock: service.clock, ttlSeconds: config.idempotencyTtlSeconds });
   idempotency.purge();
   const app = createApp({ service, sessions, maxBodyBytes: config.maxBodyBytes, idempotency, log });
-  const served = await serve(app, { host: config.host, port: config.port });
+  // The port is bound before stale mounts are cleared or sessions remounted, so a serve that cannot
+  // listen (EADDRINUSE) exits having touched no mount. The URL is printed once sessions are back.
+  const served = await serve(app, { host: config.host, port: config.port }).catch((err: unknown) => {
+    throw new Error(`cannot listen on ${config.host}:${config.port}: ${listenError(err)}`);
+  });
   writePidFile(config.dataDir);
+  await sessions.restore();
   // Scripts read the URL from the first line; keep it first and alone.
   process.stdout.write(`${served.url}\n`);
   if (minted && config.adminKey === null) {
@@ -92,7 +108,16 @@ async function runServe(config: Config): Promise<number> {
   await mounter.unmountAll();
   storage.close();
   removePidFile(config.dataDir);
+  owned.release();
   return 0;
+}
+
+function listenError(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE') return 'the address is already in use (another server on this port?)';
+  if (code === 'EACCES') return 'permission denied (ports below 1024 need privileges)';
+  if (code === 'EADDRNOTAVAIL') return 'no such address on this machine';
+  return err instanceof Error ? err.message : String(err);
 }
 
 /** MCP over stdio for one API key (MNEMO_API_KEY): stdout is the protocol, logs go to stderr. */
@@ -101,6 +126,7 @@ async function runMcp(config: Config): Promise<number> {
     log('mnemo mcp needs MNEMO_API_KEY: the API key whose role and store grants the tools act with');
     return 2;
   }
+  const lock = useDatabase(config);
   const storage = openSqliteStorage(config.dbFile);
   const service = createService({ storage, checkpointMaxBytes: config.checkpointMaxBytes });
   const stopIndexing = indexInBackground(service);
@@ -109,30 +135,37 @@ async function runMcp(config: Config): Promise<number> {
   } finally {
     stopIndexing();
     storage.close();
+    lock.release();
   }
   return 0;
 }
 
 /** Mounts one store at a directory for local use until SIGINT/SIGTERM. */
 async function runMount(config: Config, args: string[], flags: Record<string, string | boolean>): Promise<number> {
-  const [storeId, dir] = args;
-  if (!storeId || !dir) {
-    log('usage: mnemo mount <memory_store_id> <dir> [--read-only]');
-    return 2;
-  }
+  const [storeId, dir] = args as [string, string];
+  const lock = useDatabase(config);
   const service = openService(config);
   const store = service.storage.getStoreById(storeId);
   if (!store) {
     log(`no memory store ${storeId} in ${config.dbFile}`);
+    service.storage.close();
+    lock.release();
     return 1;
   }
   const hostPath = resolve(dir);
   // Sessions mount over files left in their own mount points (logged); a directory the user names
   // is theirs, and mounting over its files would hide them, so that is refused instead.
-  const present = await readdir(hostPath).catch(() => [] as string[]);
+  const present = await readdir(hostPath).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOTDIR' ? null : ([] as string[])));
+  if (present === null) {
+    log(`mnemo mount: ${hostPath} is a file, not a directory; mount on an empty or new directory`);
+    service.storage.close();
+    lock.release();
+    return 1;
+  }
   if (present.length > 0) {
     log(`mnemo mount: ${hostPath} is not empty (${present.length} entr${present.length === 1 ? 'y' : 'ies'}); mount on an empty or new directory`);
     service.storage.close();
+    lock.release();
     return 1;
   }
   const mounter = createMountManager({ service, log });
@@ -147,6 +180,7 @@ async function runMount(config: Config, args: string[], flags: Record<string, st
   stopIndexing();
   await mounter.unmountAll();
   service.storage.close();
+  lock.release();
   return 0;
 }
 
@@ -179,7 +213,7 @@ function untilSignal(): Promise<void> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
-    log(`mnemo: ${err instanceof Error ? err.message : String(err)}`);
+    log(`mnemo: ${describeError(err)}`);
     process.exit(1);
   },
 );

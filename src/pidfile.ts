@@ -1,8 +1,12 @@
-/** @module The serve process's pid file in the data dir: lets `mnemo restore` refuse to run under a live server. */
+/**
+ * @module The serve process's pid file in the data dir. The lock (storage/sqlite-lock.ts) decides who
+ * owns the directory; the pid file only lets a refusal name the owner's pid.
+ */
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-const pidFile = (dataDir: string) => join(dataDir, 'mnemo.pid');
+export const PID_FILE = 'mnemo.pid';
+const pidFile = (dataDir: string) => join(dataDir, PID_FILE);
 
 export function writePidFile(dataDir: string): void {
   writeFileSync(pidFile(dataDir), `${process.pid}\n`);

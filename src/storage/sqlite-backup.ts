@@ -2,13 +2,18 @@
  * @module Online backups and restores of the SQLite file. A backup uses SQLite's backup API, so it is
  * a consistent copy even while the server writes; a restore checks the copy before it replaces the file.
  */
-import { copyFileSync, existsSync, fsyncSync, openSync, closeSync, renameSync, rmSync } from 'node:fs';
+import { closeSync, copyFileSync, existsSync, fsyncSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { MnemoError } from '../errors.js';
 import { SCHEMA_VERSION } from './schema.js';
 
 export async function backupDatabase(dbFile: string, dest: string): Promise<void> {
-  if (!existsSync(dbFile)) throw new Error(`no database at ${dbFile}`);
-  if (existsSync(dest)) throw new Error(`${dest} already exists; choose a new file`);
+  if (!existsSync(dbFile)) throw new MnemoError('not_found', `no database at ${dbFile}`);
+  if (existsSync(dest)) throw new MnemoError('conflict', `${dest} already exists; back up into a new file`);
+  const parent = dirname(dest);
+  if (!existsSync(parent)) throw new MnemoError('not_found', `cannot write ${dest}: the directory ${parent} does not exist`);
+  if (!statSync(parent).isDirectory()) throw new MnemoError('invalid_request', `cannot write ${dest}: ${parent} is not a directory`);
   const db = new Database(dbFile, { fileMustExist: true });
   try {
     db.pragma('busy_timeout = 5000');
@@ -20,7 +25,6 @@ export async function backupDatabase(dbFile: string, dest: string): Promise<void
 
 /** Problems that make `file` unfit to restore (not SQLite, damaged, or from a newer mnemo). */
 export function inspectBackup(file: string): string[] {
-  if (!existsSync(file)) return [`no such file: ${file}`];
   let db: Database.Database | null = null;
   try {
     db = new Database(file, { readonly: true, fileMustExist: true });
@@ -36,20 +40,42 @@ export function inspectBackup(file: string): string[] {
   }
 }
 
-/** Replaces `dbFile` with a checked copy of `backup`. The server must not be running on it. */
+/** Refuses a backup path that is missing or not a file, with a sentence naming it. */
+export function requireBackupFile(backup: string): void {
+  if (!existsSync(backup)) throw new MnemoError('not_found', `refusing to restore: the backup file ${backup} does not exist`);
+  if (!statSync(backup).isFile()) throw new MnemoError('invalid_request', `refusing to restore: ${backup} is not a file`);
+}
+
+/**
+ * Replaces `dbFile` with a checked copy of `backup`. The caller holds the data dir's restore locks.
+ * The copy is made first and the check runs on the copy: opening the backup itself (a WAL-mode file)
+ * would leave `-wal`/`-shm` files beside it, and the backup stays byte-for-byte as it was.
+ */
 export function restoreDatabase(backup: string, dbFile: string): void {
-  const problems = inspectBackup(backup);
-  if (problems.length > 0) throw new Error(`refusing to restore: ${problems.join('; ')}`);
+  requireBackupFile(backup);
   const tmp = `${dbFile}.restoring`;
+  const removeTmp = () => {
+    for (const f of [tmp, `${tmp}-wal`, `${tmp}-shm`, `${tmp}-journal`]) rmSync(f, { force: true });
+  };
+  removeTmp();
   copyFileSync(backup, tmp);
-  const fd = openSync(tmp, 'r+');
   try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
+    const problems = inspectBackup(tmp).map((p) => p.split(tmp).join(backup));
+    if (problems.length > 0) throw new MnemoError('invalid_request', `refusing to restore: ${problems.join('; ')}`);
+    // The check may have left the copy's own -wal/-shm; they are empty after a clean close.
+    for (const f of [`${tmp}-wal`, `${tmp}-shm`]) rmSync(f, { force: true });
+    const fd = openSync(tmp, 'r+');
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    // The old file's WAL must not be replayed onto the restored one.
+    rmSync(`${dbFile}-wal`, { force: true });
+    rmSync(`${dbFile}-shm`, { force: true });
+    renameSync(tmp, dbFile);
+  } catch (err) {
+    removeTmp();
+    throw err;
   }
-  // The old file's WAL must not be replayed onto the restored one.
-  rmSync(`${dbFile}-wal`, { force: true });
-  rmSync(`${dbFile}-shm`, { force: true });
-  renameSync(tmp, dbFile);
 }

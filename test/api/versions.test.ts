@@ -127,7 +127,7 @@ describe('filters', () => {
     expect(adminKeyId).toMatchObject({ type: 'api_actor', api_key_id: expect.stringMatching(/^apikey_/) });
 
     // A second key, minted by the CLI against the live server's data dir.
-    const cli = await runCli(['keys', 'create', '--name', 'second', '--data-dir', server.dataDir]);
+    const cli = await runCli(['keys', 'create', '--role', 'admin', '--name', 'second', '--data-dir', server.dataDir]);
     expect(cli.code, cli.stderr).toBe(0);
     const secret = cli.stdout.trim().split('\n')[0]!;
     expect(secret.length).toBeGreaterThan(16);

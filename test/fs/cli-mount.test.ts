@@ -10,6 +10,7 @@ import { sdkClient } from '../helpers/sdk.js';
 import { MAIN_JS, makeTempDir, startServer } from '../helpers/server.js';
 import { queuedForSearch } from '../helpers/core.js';
 import { eventually, isMounted, sh } from '../helpers/mount.js';
+import { openSqliteStorage } from '../../src/storage/sqlite.js';
 
 /** Starts `mnemo mount` as a child; resolves once it printed the mount point. */
 function mountCli(dataDir: string, storeId: string, dir: string, extra: string[] = []) {
@@ -108,8 +109,35 @@ describe.skipIf(!existsSync('/dev/fuse'))('mnemo mount', () => {
     expect(readFileSync(join(dir, 'mine.txt'), 'utf8')).toBe('mine\n');
   });
 
+  it('a file named as the mount point is refused with a sentence naming it', async () => {
+    const { dir, storeId, dataDir } = await cliStore('filed');
+    const file = join(dir, 'plain.txt');
+    writeFileSync(file, 'mine\n');
+    const m = mountCli(dataDir, storeId, file);
+    await expect(m.ready).rejects.toThrow(`mnemo mount: ${file} is a file, not a directory; mount on an empty or new directory`);
+    expect(await m.exited).toBe(1);
+    expect(readFileSync(file, 'utf8')).toBe('mine\n');
+  });
+
+  it('a mount point that does not exist yet is created and mounted', async () => {
+    const { dataDir, client, storeId } = await cliStore('fresh');
+    await client.beta.memoryStores.memories.create(storeId, { path: '/seed.md', content: 'seeded\n' });
+    const target = join(dataDir, 'new', 'deeper');
+    const m = mountCli(dataDir, storeId, target);
+    try {
+      await m.ready;
+      expect(isMounted(target)).toBe(true);
+      expect((await sh('cat seed.md', target)).stdout).toBe('seeded\n');
+    } finally {
+      m.child.kill('SIGINT');
+      expect(await m.exited).toBe(0);
+    }
+    expect(isMounted(target)).toBe(false);
+  });
+
   it('an unknown store is a clear error, not a mount', async () => {
     const dataDir = makeTempDir('mnemo-cli-');
+    openSqliteStorage(join(dataDir, 'mnemo.db')).close();
     try {
       const m = mountCli(dataDir, 'memstore_nope', join(dataDir, 'x'));
       await expect(m.ready).rejects.toThrow(/no memory store memstore_nope/);

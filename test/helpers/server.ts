@@ -14,6 +14,8 @@ export interface StartOptions {
   dataDir?: string;
   /** Extra environment; `MNEMO_ADMIN_KEY` here replaces the generated admin key. */
   env?: Record<string, string>;
+  /** Extra `serve` arguments after the usual ones (e.g. `['--log-level', 'info']`). */
+  args?: string[];
 }
 
 export interface RunningServer {
@@ -39,14 +41,14 @@ export function makeTempDir(prefix = 'mnemo-api-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
-export async function startServer({ dataDir, env = {} }: StartOptions = {}): Promise<RunningServer> {
+export async function startServer({ dataDir, env = {}, args = [] }: StartOptions = {}): Promise<RunningServer> {
   if (!existsSync(MAIN_JS)) throw new Error(`${MAIN_JS} is missing: run \`npx tsc -p .\` first`);
   const ownsDir = dataDir === undefined;
   const dir = dataDir ?? makeTempDir();
   const adminKey = env['MNEMO_ADMIN_KEY'] ?? `mnemo-test-${randomBytes(18).toString('hex')}`;
   const child = spawn(
     process.execPath,
-    [MAIN_JS, 'serve', '--port', '0', '--data-dir', dir, '--mount-root', join(dir, 'mnt')],
+    [MAIN_JS, 'serve', '--port', '0', '--data-dir', dir, '--mount-root', join(dir, 'mnt'), ...args],
     { env: { ...childEnv(), ...env, MNEMO_ADMIN_KEY: adminKey }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -98,21 +100,44 @@ export interface CliResult {
   code: number | null;
   stdout: string;
   stderr: string;
+  /** True when the command was still running after `timeoutMs` and was stopped (SIGTERM by PID). */
+  timedOut: boolean;
+}
+
+export interface CliOptions {
+  /** Stop the command (SIGTERM, then SIGKILL) if it has not exited by then: for commands that should fail fast. */
+  timeoutMs?: number;
+  cwd?: string;
 }
 
 /** Runs `node dist/src/main.js <args>` to completion (e.g. `keys create --data-dir D`). */
-export function runCli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+export function runCli(args: string[], env: Record<string, string> = {}, { timeoutMs, cwd }: CliOptions = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [MAIN_JS, ...args], {
       env: { ...childEnv(), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
+      ...(cwd ? { cwd } : {}),
     });
     let stdout = '';
     let stderr = '';
+    let timedOut = false;
+    const timers: NodeJS.Timeout[] = [];
+    if (timeoutMs !== undefined) {
+      timers.push(
+        setTimeout(() => {
+          timedOut = true;
+          child.kill('SIGTERM');
+          timers.push(setTimeout(() => child.kill('SIGKILL'), STOP_MS));
+        }, timeoutMs),
+      );
+    }
     child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
     child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
     child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
+    child.once('close', (code) => {
+      for (const t of timers) clearTimeout(t);
+      resolve({ code, stdout, stderr, timedOut });
+    });
   });
 }
 

@@ -1,0 +1,61 @@
+/**
+ * @module Data-directory locks through SQLite's own file locking on two tiny lock files. SQLite
+ * locks with POSIX advisory locks, which the OS drops when the process dies (kill -9 included), so
+ * a crash never leaves a stale lock behind the way a pid file does. Node has no flock of its own.
+ *
+ * - `mnemo.lock`: the server's, held EXCLUSIVE for the life of `mnemo serve` (one server per dir).
+ * - `mnemo.users.lock`: held SHARED by every process using the database (serve, mount, mcp and the
+ *   admin commands), so they run side by side; `mnemo restore` takes both EXCLUSIVE, which fails
+ *   while anyone holds either.
+ */
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+
+export const SERVER_LOCK_FILE = 'mnemo.lock';
+export const USERS_LOCK_FILE = 'mnemo.users.lock';
+
+export interface HeldLock {
+  release(): void;
+}
+
+/** Open lock handles, kept reachable so a collected handle can never drop its lock early. */
+const held = new Set<Database.Database>();
+
+function isBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED';
+}
+
+/**
+ * Takes the lock without waiting: null if another process holds a conflicting one. Exclusive holds
+ * an open EXCLUSIVE transaction (journal in memory, so no -journal file appears); shared holds an
+ * open read transaction, which keeps SQLite's SHARED lock on the file.
+ */
+export function tryLock(file: string, mode: 'exclusive' | 'shared'): HeldLock | null {
+  const db = new Database(file);
+  try {
+    db.pragma('busy_timeout = 0');
+    if (mode === 'exclusive') {
+      db.pragma('journal_mode = MEMORY');
+      db.pragma('locking_mode = EXCLUSIVE');
+      db.exec('BEGIN EXCLUSIVE');
+    } else {
+      db.exec('BEGIN');
+      db.prepare('SELECT count(*) FROM sqlite_master').get();
+    }
+  } catch (err) {
+    db.close();
+    if (isBusy(err)) return null;
+    throw err;
+  }
+  held.add(db);
+  return {
+    release() {
+      if (!held.delete(db)) return;
+      db.close();
+    },
+  };
+}
+
+export const serverLockFile = (dataDir: string) => join(dataDir, SERVER_LOCK_FILE);
+export const usersLockFile = (dataDir: string) => join(dataDir, USERS_LOCK_FILE);

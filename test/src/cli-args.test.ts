@@ -1,0 +1,180 @@
+/**
+ * The command line refuses what it does not understand (issue 11, item 10): unknown flags and
+ * missing or extra arguments exit 2 with the command's usage on stderr; `--help`, `-h`,
+ * `<cmd> --help` and `--version` answer on stdout; `keys create` needs `--role`; `--json` speaks
+ * the API's snake_case. Every case drives `node dist/src/main.js` as a child process.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { openCore } from '../helpers/core.js';
+import { REPO_ROOT, runCli, startServer } from '../helpers/server.js';
+import { tmpDir } from '../helpers/tmp.js';
+
+/** A data dir holding a mnemo database (and nothing running on it). */
+function dataDir(): string {
+  const core = openCore();
+  core.close();
+  return core.dir;
+}
+
+const FAST = { timeoutMs: 15_000 };
+
+describe('the command line', () => {
+  it('refuses an unknown flag with exit 2 and the command\'s usage instead of starting with defaults', async () => {
+    const dir = tmpDir('mnemo-args-');
+    const res = await runCli(['serve', '--prot', '8000', '--data-dir', dir], {}, FAST);
+    expect(res.timedOut, 'serve started despite --prot').toBe(false);
+    expect(res.code).toBe(2);
+    expect(res.stdout).toBe('');
+    expect(res.stderr).toContain('mnemo serve: unknown option --prot');
+    expect(res.stderr).toMatch(/^usage: mnemo serve /m);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('refuses extra and missing positional arguments with exit 2 and creates nothing', async () => {
+    const dir = dataDir();
+    const cwd = tmpDir('mnemo-args-cwd-');
+    const extra = await runCli(['backup', 'a', 'b', '--data-dir', dir], {}, { ...FAST, cwd });
+    expect(extra.code).toBe(2);
+    expect(extra.stderr).toContain('mnemo backup: unexpected argument: b');
+    expect(extra.stderr).toContain('usage: mnemo backup <file> [--data-dir D]');
+    expect(readdirSync(cwd)).toEqual([]);
+
+    const missing = await runCli(['mount', 'memstore_x', '--data-dir', dir], {}, FAST);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('mnemo mount: missing <dir>');
+    expect(missing.stderr).toContain('usage: mnemo mount <memory_store_id> <dir>');
+
+    const revoke = await runCli(['keys', 'revoke', '--data-dir', dir], {}, FAST);
+    expect(revoke.code).toBe(2);
+    expect(revoke.stderr).toContain('mnemo keys revoke: missing <apikey_id>');
+
+    const sub = await runCli(['keys', 'rotate', '--data-dir', dir], {}, FAST);
+    expect(sub.code).toBe(2);
+    expect(sub.stderr).toContain('mnemo keys: unknown subcommand: rotate');
+
+    const none = await runCli([], {}, FAST);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/^usage: mnemo /m);
+
+    const cmd = await runCli(['serv'], {}, FAST);
+    expect(cmd.code).toBe(2);
+    expect(cmd.stderr).toContain('mnemo: unknown command: serv');
+  });
+
+  it('a flag that needs a value and has none, or a switch given one, is exit 2', async () => {
+    const dir = tmpDir('mnemo-args-');
+    const noValue = await runCli(['serve', '--data-dir', dir, '--port'], {}, FAST);
+    expect(noValue.timedOut).toBe(false);
+    expect(noValue.code).toBe(2);
+    expect(noValue.stderr).toContain('--port');
+    const switchValue = await runCli(['keys', 'list', '--json=yes', '--data-dir', dataDir()], {}, FAST);
+    expect(switchValue.code).toBe(2);
+    expect(switchValue.stderr).toContain('--json');
+  });
+
+  it('mnemo --help, -h and help print the usage to stdout and exit 0', async () => {
+    for (const args of [['--help'], ['-h'], ['help']]) {
+      const res = await runCli(args, {}, FAST);
+      expect(res.code, args.join(' ')).toBe(0);
+      expect(res.stderr).toBe('');
+      expect(res.stdout).toMatch(/^mnemo — versioned memory stores/);
+      for (const cmd of ['serve', 'keys create', 'keys list', 'keys revoke', 'workspaces', 'check', 'backup', 'restore', 'mount', 'mcp']) {
+        expect(res.stdout).toContain(`mnemo ${cmd}`);
+      }
+    }
+  });
+
+  it('mnemo <command> --help prints that command\'s usage to stdout and exits 0 without running it', async () => {
+    const dir = tmpDir('mnemo-args-');
+    const serve = await runCli(['serve', '--help', '--data-dir', dir], {}, FAST);
+    expect(serve.timedOut).toBe(false);
+    expect(serve.code).toBe(0);
+    expect(serve.stdout).toMatch(/^mnemo serve \[--host H\] \[--port P\]/);
+    expect(serve.stdout).toContain('--rotate-admin-key');
+    expect(readdirSync(dir)).toEqual([]);
+
+    const keys = await runCli(['keys', '--help'], {}, FAST);
+    expect(keys.code).toBe(0);
+    expect(keys.stdout).toContain('mnemo keys create --role');
+    expect(keys.stdout).toContain('mnemo keys revoke <apikey_id>');
+
+    const create = await runCli(['keys', 'create', '-h'], {}, FAST);
+    expect(create.code).toBe(0);
+    expect(create.stdout).toMatch(/^mnemo keys create --role admin\|read_write\|read_only/);
+    expect(create.stdout).not.toContain('keys list');
+
+    const backup = await runCli(['backup', '--help'], {}, FAST);
+    expect(backup.code).toBe(0);
+    expect(backup.stdout).toMatch(/^mnemo backup <file>/);
+  });
+
+  it('mnemo --version prints the package version and exits 0', async () => {
+    const { version } = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
+    const res = await runCli(['--version'], {}, FAST);
+    expect(res.code).toBe(0);
+    expect(res.stdout).toBe(`${version}\n`);
+  });
+
+  it('keys create without --role is exit 2 and mints no key', async () => {
+    const dir = dataDir();
+    const count = async () => (JSON.parse((await runCli(['keys', 'list', '--json', '--data-dir', dir])).stdout) as unknown[]).length;
+    const before = await count();
+    const res = await runCli(['keys', 'create', '--name', 'who', '--data-dir', dir], {}, FAST);
+    expect(res.code).toBe(2);
+    expect(res.stdout).toBe('');
+    expect(res.stderr).toContain('mnemo keys create: --role is required');
+    expect(res.stderr).toContain('usage: mnemo keys create --role admin|read_write|read_only');
+    expect(await count()).toBe(before);
+
+    const bad = await runCli(['keys', 'create', '--role', 'root', '--data-dir', dir], {}, FAST);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('invalid role: root');
+    expect(await count()).toBe(before);
+  });
+
+  it('--json output uses the API\'s snake_case field names', async () => {
+    const dir = dataDir();
+    const ws = await runCli(['workspaces', 'create', 'json team', '--data-dir', dir]);
+    expect(ws.code, ws.stderr).toBe(0);
+    const wsId = ws.stdout.trim();
+    const made = await runCli(['keys', 'create', '--role', 'read_only', '--name', 'reader', '--workspace', wsId, '--data-dir', dir]);
+    expect(made.code, made.stderr).toBe(0);
+
+    const keys = await runCli(['keys', 'list', '--workspace', wsId, '--json', '--data-dir', dir]);
+    expect(keys.code, keys.stderr).toBe(0);
+    const [key] = JSON.parse(keys.stdout) as Record<string, unknown>[];
+    expect(Object.keys(key!).sort()).toEqual(
+      ['all_workspaces', 'created_at', 'id', 'memory_store_ids', 'name', 'revoked_at', 'role', 'type', 'workspace_id'].sort(),
+    );
+    expect(key).toMatchObject({ type: 'api_key', name: 'reader', role: 'read_only', workspace_id: wsId, memory_store_ids: null, all_workspaces: false, revoked_at: null });
+
+    const list = await runCli(['workspaces', 'list', '--json', '--data-dir', dir]);
+    expect(list.code, list.stderr).toBe(0);
+    const workspaces = JSON.parse(list.stdout) as Record<string, unknown>[];
+    expect(workspaces.find((w) => w['id'] === wsId)).toEqual({ type: 'workspace', id: wsId, name: 'json team', created_at: expect.any(String) });
+  });
+
+  it('serve accepts every configuration flag, --log-level and --rotate-admin-key', async () => {
+    const dir = tmpDir('mnemo-args-');
+    const server = await startServer({
+      dataDir: dir,
+      args: [
+        '--host', '127.0.0.1',
+        '--max-body-bytes', '65536',
+        '--idempotency-ttl-seconds', '60',
+        '--checkpoint-max-bytes', '4096',
+        '--log-level', 'info',
+        '--rotate-admin-key',
+      ],
+    });
+    try {
+      const res = await fetch(`${server.url}/v1/memory_stores`, { headers: { 'x-api-key': server.adminKey } });
+      expect(res.status).toBe(200);
+    } finally {
+      await server.stop();
+    }
+    expect(existsSync(join(dir, 'mnemo.db'))).toBe(true);
+  });
+});

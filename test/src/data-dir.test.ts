@@ -1,0 +1,163 @@
+/**
+ * A wrong `--data-dir` is an error, not a new database (issue 11, item 11): every command but
+ * `serve` (and `restore` into an empty or new directory) refuses a directory without mnemo.db,
+ * names the path, exits 1 and creates nothing. File errors are sentences naming the path. And a
+ * restore leaves its backup file as it was: no -wal/-shm beside it, the same bytes (item 15c).
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { openCore } from '../helpers/core.js';
+import { runCli } from '../helpers/server.js';
+import { tmpDir } from '../helpers/tmp.js';
+
+const FAST = { timeoutMs: 15_000 };
+
+/** A data dir holding a mnemo database with one store and a memory, nothing running on it. */
+function populatedDir(): string {
+  const core = openCore();
+  const s = core.service.createStore(core.caller, { name: 'kept', description: '', metadata: {} });
+  core.service.createMemory(core.caller, s.id, { path: '/a.md', content: 'hello' });
+  core.close();
+  return core.dir;
+}
+
+/** Every command but serve and restore, as it would be typed against `dir`. */
+const commands = (dir: string, scratch: string): string[][] => [
+  ['check', '--data-dir', dir],
+  ['keys', 'list', '--data-dir', dir],
+  ['keys', 'create', '--role', 'admin', '--data-dir', dir],
+  ['keys', 'revoke', 'apikey_nope', '--data-dir', dir],
+  ['workspaces', 'list', '--data-dir', dir],
+  ['workspaces', 'create', 'team', '--data-dir', dir],
+  ['backup', join(scratch, 'copy.db'), '--data-dir', dir],
+  ['mount', 'memstore_nope', join(scratch, 'mnt'), '--data-dir', dir],
+  ['mcp', '--data-dir', dir],
+];
+
+const sha256 = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
+
+describe('a data directory without a database', () => {
+  it('every command but serve refuses a missing data directory, names it, exits 1 and creates nothing', async () => {
+    const parent = tmpDir('mnemo-nodb-');
+    const scratch = tmpDir('mnemo-nodb-scratch-');
+    const dir = join(parent, 'typo');
+    for (const args of commands(dir, scratch)) {
+      const res = await runCli(args, { MNEMO_API_KEY: 'mnemo-sk-whatever' }, FAST);
+      expect(res.timedOut, args.join(' ')).toBe(false);
+      expect(res.code, `${args.join(' ')}\n${res.stderr}`).toBe(1);
+      expect(res.stderr).toContain(`the data directory ${dir} does not exist`);
+      expect(existsSync(dir), args.join(' ')).toBe(false);
+    }
+    expect(readdirSync(scratch)).toEqual([]);
+  });
+
+  it('every command but serve refuses an existing directory that holds no mnemo.db and leaves it unchanged', async () => {
+    const dir = tmpDir('mnemo-nodb-');
+    writeFileSync(join(dir, 'notes.txt'), 'mine\n');
+    const scratch = tmpDir('mnemo-nodb-scratch-');
+    for (const args of commands(dir, scratch)) {
+      const res = await runCli(args, { MNEMO_API_KEY: 'mnemo-sk-whatever' }, FAST);
+      expect(res.timedOut, args.join(' ')).toBe(false);
+      expect(res.code, `${args.join(' ')}\n${res.stderr}`).toBe(1);
+      expect(res.stderr).toContain(`no mnemo database in ${dir} (${join(dir, 'mnemo.db')} does not exist`);
+      expect(readdirSync(dir), args.join(' ')).toEqual(['notes.txt']);
+    }
+    expect(readdirSync(scratch)).toEqual([]);
+  });
+
+  it('serve refuses a data directory that is a file, with a sentence', async () => {
+    const file = join(tmpDir('mnemo-nodb-'), 'plain');
+    writeFileSync(file, 'x');
+    const res = await runCli(['serve', '--port', '0', '--data-dir', file], {}, FAST);
+    expect(res.timedOut).toBe(false);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain(`the data directory ${file} is not a directory`);
+    expect(readFileSync(file, 'utf8')).toBe('x');
+  });
+});
+
+describe('file errors are sentences naming the path', () => {
+  it('backup into a directory that does not exist names it', async () => {
+    const dir = populatedDir();
+    const dest = join(tmpDir('mnemo-bk-'), 'missing', 'copy.db');
+    const res = await runCli(['backup', dest, '--data-dir', dir], {}, FAST);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain(`cannot write ${dest}: the directory ${join(dest, '..')} does not exist`);
+    expect(res.stderr).not.toMatch(/ENOENT|SQLITE_/);
+  });
+
+  it('backup onto an existing file refuses and leaves the file alone', async () => {
+    const dir = populatedDir();
+    const dest = join(tmpDir('mnemo-bk-'), 'taken.db');
+    writeFileSync(dest, 'precious');
+    const res = await runCli(['backup', dest, '--data-dir', dir], {}, FAST);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain(`${dest} already exists; back up into a new file`);
+    expect(readFileSync(dest, 'utf8')).toBe('precious');
+  });
+
+  it('restore from a missing file names it and creates no data directory', async () => {
+    const target = join(tmpDir('mnemo-rs-'), 'new-data');
+    const missing = join(tmpDir('mnemo-rs-'), 'nope.db');
+    const res = await runCli(['restore', missing, '--data-dir', target], {}, FAST);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain(`refusing to restore: the backup file ${missing} does not exist`);
+    expect(existsSync(target)).toBe(false);
+  });
+
+  it('restore from a file that is not a database into a new directory leaves no directory behind', async () => {
+    const target = join(tmpDir('mnemo-rs-'), 'new-data');
+    const junk = join(tmpDir('mnemo-rs-'), 'junk.db');
+    writeFileSync(junk, 'not sqlite at all, just text that is long enough to have a header'.repeat(10));
+    const res = await runCli(['restore', junk, '--data-dir', target], {}, FAST);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain('refusing to restore');
+    expect(res.stderr).toContain(junk);
+    expect(existsSync(target)).toBe(false);
+  });
+
+  it('restore refuses a directory holding other files but no database, and leaves it unchanged', async () => {
+    const dir = populatedDir();
+    const file = join(tmpDir('mnemo-rs-'), 'copy.db');
+    expect((await runCli(['backup', file, '--data-dir', dir])).code).toBe(0);
+    const other = tmpDir('mnemo-rs-other-');
+    writeFileSync(join(other, 'report.txt'), 'q3');
+    const res = await runCli(['restore', file, '--data-dir', other], {}, FAST);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain(`refusing to restore into ${other}: it holds no mnemo database but is not empty`);
+    expect(readdirSync(other)).toEqual(['report.txt']);
+  });
+});
+
+describe('restore', () => {
+  it('restores into a new directory and leaves no -wal or -shm beside the backup, which keeps its bytes', async () => {
+    const dir = populatedDir();
+    const out = tmpDir('mnemo-rs-');
+    const file = join(out, 'copy.db');
+    const backup = await runCli(['backup', file, '--data-dir', dir]);
+    expect(backup.code, backup.stderr).toBe(0);
+    const before = sha256(file);
+    expect(readdirSync(out)).toEqual(['copy.db']);
+
+    const target = join(out, 'restored');
+    const res = await runCli(['restore', file, '--data-dir', target], {}, FAST);
+    expect(res.code, res.stderr).toBe(0);
+    expect(existsSync(`${file}-wal`)).toBe(false);
+    expect(existsSync(`${file}-shm`)).toBe(false);
+    expect(sha256(file)).toBe(before);
+    expect(readdirSync(out).sort()).toEqual(['copy.db', 'restored']);
+    expect(readdirSync(target).filter((f) => f.includes('restoring'))).toEqual([]);
+
+    const check = await runCli(['check', '--data-dir', target], {}, FAST);
+    expect(check.code, check.stdout + check.stderr).toBe(0);
+
+    // And over an existing database: the same, the old one replaced.
+    const over = await runCli(['restore', file, '--data-dir', dir], {}, FAST);
+    expect(over.code, over.stderr).toBe(0);
+    expect(existsSync(`${file}-wal`)).toBe(false);
+    expect(existsSync(`${file}-shm`)).toBe(false);
+    expect(sha256(file)).toBe(before);
+  });
+});
