@@ -24,6 +24,10 @@ d, prefix = sys.argv[1], sys.argv[2]
 # Files are opened relative to the mounted directory itself: once the server dies, they fail rather
 # than land in the plain directory that auto_unmount leaves behind (never saved, so never acked).
 dfd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+# Under load this child can start after the kill: then d is already the bare directory again.
+if os.fstat(dfd).st_dev == os.stat(os.path.dirname(d)).st_dev:
+    sys.exit(0)
+print('ready', flush=True)
 opener = lambda p, flags: os.open(p, flags, 0o666, dir_fd=dfd)
 i = 0
 while True:
@@ -108,12 +112,18 @@ describe.skipIf(!fuseAvailable)('kill -9 under API and mount writes', () => {
       const child = spawn('python3', ['-c', WRITER, mountDir, `mnt${round}`], { stdio: ['ignore', 'pipe', 'ignore'] });
       // 'close', not 'exit': every line of stdout has been read by then.
       const childExit = new Promise<void>((r) => child.once('close', () => r()));
+      let ready!: () => void;
+      const writerReady = new Promise<void>((r) => (ready = r));
+      void childExit.then(() => ready());
       createInterface({ input: child.stdout }).on('line', (line) => {
         const [what, name] = line.split(' ');
+        if (what === 'ready') ready();
         if (what === 'try') mountTried.add(name!);
         if (what === 'ack') mountAcked.add(name!);
       });
       const writers = [apiWriter(0), apiWriter(1)];
+      // The kill comes at a random moment after the mount writer holds the mounted directory.
+      await writerReady;
       await new Promise((r) => setTimeout(r, 300 + Math.floor(Math.random() * 900)));
       await s.kill9();
       stop = true;
