@@ -16,7 +16,7 @@ export async function serveMcpStdio({ service, apiKey, log = console.error }: St
   const caller = {
     workspaceId: key.workspaceId,
     actor: { type: 'api_actor' as const, apiKeyId: key.id },
-    grant: { role: key.role, storeIds: key.storeIds },
+    grant: { role: key.role, storeIds: key.storeIds, operator: key.allWorkspaces },
   };
   const server = createMcpServer({ service, caller, log });
   const transport = new StdioServerTransport();
