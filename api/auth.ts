@@ -14,7 +14,7 @@ export function auth(keys: Keys): MiddlewareHandler<AppEnv> {
     c.set('caller', {
       workspaceId,
       actor: { type: 'api_actor', apiKeyId: key.id },
-      grant: { role: key.role, storeIds: key.storeIds },
+      grant: { role: key.role, storeIds: key.storeIds, operator: key.allWorkspaces },
     });
     await next();
   };

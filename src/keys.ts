@@ -1,9 +1,16 @@
-/** @module API keys: secrets are shown once and stored only as sha256 hashes. */
+/**
+ * @module API keys: secrets are shown once and stored only as sha256 hashes. Who may see and manage
+ * which key: visibility before role, as for stores. A key is visible to a caller when it belongs
+ * to the caller's acting workspace and is not above the caller's authority (an operator key is
+ * visible only to operator keys). A key the caller cannot see is 404 whatever its role, so a 403
+ * never reveals that a key exists elsewhere; a visible key needs an admin caller (403 otherwise).
+ */
 import { createHash } from 'node:crypto';
+import { assertAllowed } from './access.js';
 import { MnemoError, notFound } from './errors.js';
 import { newId, randomToken } from './ids.js';
 import type { Storage } from './storage/port.js';
-import type { ApiKey, Role, Workspace } from './types.js';
+import type { ApiKey, Caller, Role, Workspace } from './types.js';
 
 export const KEY_PREFIX = 'mnemo-sk-';
 
@@ -32,6 +39,11 @@ export interface MintedKey {
   secret: string;
 }
 
+/** True when `caller` may know that `key` exists (see the module comment). */
+export function keyVisible(caller: Caller, key: ApiKey): boolean {
+  return key.workspaceId === caller.workspaceId && (!key.allWorkspaces || caller.grant?.operator === true);
+}
+
 export function createKeys(storage: Storage, clock: () => string) {
   function defaultWorkspace(): Workspace {
     const existing = storage.defaultWorkspace();
@@ -56,7 +68,7 @@ export function createKeys(storage: Storage, clock: () => string) {
     return { key, secret };
   }
 
-  return {
+  const api = {
     defaultWorkspace,
 
     /**
@@ -82,6 +94,26 @@ export function createKeys(storage: Storage, clock: () => string) {
         throw new MnemoError('invalid_request', 'admin keys manage the whole workspace and cannot be limited to stores', { field: 'memory_store_ids' });
       }
       return mint(workspaceId, name, role, scope);
+    },
+
+    /** The keys of the caller's workspace it may see (an admin's right); operator keys only to operators. */
+    listKeys(caller: Caller): ApiKey[] {
+      assertAllowed(caller, 'manage_keys');
+      return storage.listApiKeys(caller.workspaceId).filter((k) => keyVisible(caller, k));
+    },
+
+    /** One key: 404 unless visible to the caller, then 403 unless the caller is an admin. */
+    getKey(caller: Caller, id: string): ApiKey {
+      const key = storage.getApiKey(caller.workspaceId, id);
+      if (!key || !keyVisible(caller, key)) throw notFound('API key', id);
+      assertAllowed(caller, 'manage_keys');
+      return key;
+    },
+
+    /** Revokes a key the caller may see and manage (so a plain admin cannot lock the operator out). */
+    revokeKey(caller: Caller, id: string): ApiKey {
+      const key = api.getKey(caller, id);
+      return storage.revokeApiKey(key.workspaceId, key.id, clock());
     },
 
     createWorkspace(name: string): Workspace {
@@ -110,6 +142,7 @@ export function createKeys(storage: Storage, clock: () => string) {
       return key;
     },
   };
+  return api;
 }
 
 export type Keys = ReturnType<typeof createKeys>;

@@ -146,12 +146,27 @@ export function createSessions({ service, mounter, mountRoot, log = () => {} }: 
 
 export type Sessions = ReturnType<typeof createSessions>;
 
-/** The short text an orchestrator puts into the agent's system prompt: one line per mount. */
+/**
+ * Every character that ends a line for some reader of the prompt (LF, CR, VT, FF, NEL, LINE and
+ * PARAGRAPH SEPARATOR), and the other control characters: a name, description or instructions
+ * holding one could otherwise start a line of its own and forge a mount line (issue 11).
+ */
+const LINE_BREAKING = /[\p{Cc}\p{Zl}\p{Zp}]+/gu;
+
+/** `text` folded onto one line: each run of line breaks and control characters becomes one space. */
+export function foldLine(text: string): string {
+  return text.replace(LINE_BREAKING, ' ');
+}
+
+/**
+ * The short text an orchestrator puts into the agent's system prompt: one line per mount. The
+ * fields a user chose are folded onto their line, so every line after the preamble is one mount.
+ */
 export function systemPrompt(session: Session): string {
   const lines = session.resources.map((r) => {
-    const parts = [`- ${r.mountPath} (${r.access}): ${r.name}`];
-    if (r.description) parts.push(`: ${r.description}`);
-    if (r.instructions) parts.push(` Instructions: ${r.instructions}`);
+    const parts = [`- ${r.mountPath} (${r.access}): ${foldLine(r.name)}`];
+    if (r.description) parts.push(`: ${foldLine(r.description)}`);
+    if (r.instructions) parts.push(` Instructions: ${foldLine(r.instructions)}`);
     return parts.join('');
   });
   return [

@@ -18,6 +18,8 @@ export type Role = 'admin' | 'read_write' | 'read_only';
 export interface Grant {
   role: Role;
   storeIds: readonly string[] | null;
+  /** An operator key (all_workspaces): acts on any workspace, and alone sees and manages operator keys. */
+  operator?: boolean;
 }
 
 export interface Workspace {

@@ -6,6 +6,7 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { Hono } from 'hono';
 import type { Service } from '../../src/index.js';
 import type { AppEnv } from '../env.js';
+import { guardParams } from './params-guard.js';
 import { createMcpServer } from './server.js';
 
 export function mcpRoutes(service: Service, log: (line: string) => void) {
@@ -14,6 +15,7 @@ export function mcpRoutes(service: Service, log: (line: string) => void) {
     const server = createMcpServer({ service, caller: c.var.caller, log });
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
+    guardParams(transport);
     try {
       return await transport.handleRequest(c.req.raw);
     } finally {

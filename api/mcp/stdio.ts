@@ -1,6 +1,7 @@
 /** @module `mnemo mcp`: the MCP server over stdio, acting as one API key (MNEMO_API_KEY). */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Service } from '../../src/index.js';
+import { guardParams } from './params-guard.js';
 import { createMcpServer } from './server.js';
 
 export interface StdioOptions {
@@ -16,7 +17,7 @@ export async function serveMcpStdio({ service, apiKey, log = console.error }: St
   const caller = {
     workspaceId: key.workspaceId,
     actor: { type: 'api_actor' as const, apiKeyId: key.id },
-    grant: { role: key.role, storeIds: key.storeIds },
+    grant: { role: key.role, storeIds: key.storeIds, operator: key.allWorkspaces },
   };
   const server = createMcpServer({ service, caller, log });
   const transport = new StdioServerTransport();
@@ -25,6 +26,7 @@ export async function serveMcpStdio({ service, apiKey, log = console.error }: St
     process.stdin.once('end', () => resolve());
   });
   await server.connect(transport);
+  guardParams(transport);
   log(`mnemo mcp: serving on stdio as ${key.id} (${key.role})`);
   await closed;
   await server.close();

@@ -13,7 +13,8 @@
  *     sets redacted_at/redacted_by exactly once.
  *  8. A version row is never deleted while its store exists.
  *  9. An idempotency receipt commits with the mutation it answers; a receipt naming a version
- *     names one that exists while its store exists.
+ *     names one that exists while its store exists, and holds none of its text once it is
+ *     redacted (redaction rewrites the receipt in its own transaction: sqlite-receipts.ts).
  */
 
 import { MIGRATION_3 } from './schema-continuity.js';

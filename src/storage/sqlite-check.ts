@@ -1,12 +1,14 @@
 /**
  * @module The domain's invariants checked against the database (`mnemo check`): every memory's head
- * version, stored bytes and paths, overlap-free live paths, and receipts that point at real versions.
+ * version, stored bytes and paths, overlap-free live paths, and receipts that point at real versions
+ * and hold no text of a redacted one.
  */
 import { byteLength, MAX_CONTENT_BYTES, sha256Hex } from '../content.js';
 import { ancestors, assertMemoryPath } from '../paths.js';
 import type { Storage } from './port.js';
 import { createContinuityCheck } from './sqlite-check-continuity.js';
 import type { MemoryRow, VersionRow } from './rows.js';
+import { RECEIPT_VERSION_FIELDS } from './sqlite-receipts.js';
 import type { Db } from './tx.js';
 
 /** More than this many problems are summarised, so a badly broken file still gives a readable report. */
@@ -21,7 +23,8 @@ export function createCheckStatements(db: Db): Pick<Storage, 'domainCheck'> {
     receipts: db.prepare(
       `SELECT r.workspace_id, r.route, r.idem_key, r.body, r.store_id, r.version_id,
               (SELECT 1 FROM stores s WHERE s.id = r.store_id) AS store_exists,
-              (SELECT 1 FROM versions v WHERE v.id = r.version_id AND v.store_id = r.store_id) AS version_exists
+              (SELECT 1 FROM versions v WHERE v.id = r.version_id AND v.store_id = r.store_id) AS version_exists,
+              (SELECT v.redacted_at IS NOT NULL FROM versions v WHERE v.id = r.version_id AND v.store_id = r.store_id) AS version_redacted
        FROM idempotency_receipts r`,
     ),
   };
@@ -44,10 +47,16 @@ export function createCheckStatements(db: Db): Pick<Storage, 'domainCheck'> {
       }
       for (const r of q.receipts.iterate() as Iterable<ReceiptCheckRow>) {
         const what = `receipt ${r.route} key ${JSON.stringify(r.idem_key)} in ${r.workspace_id}`;
+        let body: unknown;
         try {
-          JSON.parse(r.body);
+          body = JSON.parse(r.body);
         } catch {
           report(`${what}: stored body is not JSON`);
+        }
+        // Redaction rewrites these fields in the same transaction; any left is redacted text kept.
+        if (r.version_redacted === 1 && body !== null && typeof body === 'object') {
+          const kept = RECEIPT_VERSION_FIELDS.filter((f) => (body as Record<string, unknown>)[f] != null);
+          if (kept.length > 0) report(`${what}: still holds ${kept.join(', ')} of redacted version ${r.version_id}`);
         }
         // Deleting a store deletes its versions (invariant 6); a receipt may outlive them.
         if (r.version_id !== null && r.store_exists === 1 && r.version_exists !== 1) {
@@ -68,6 +77,7 @@ interface ReceiptCheckRow {
   version_id: string | null;
   store_exists: number | null;
   version_exists: number | null;
+  version_redacted: number | null;
 }
 
 function validPath(path: string): boolean {

@@ -18,6 +18,26 @@ interface ReceiptRow {
   expires_at: string;
 }
 
+/**
+ * The top-level fields of a receipt body that carry the text of the version the receipt names
+ * (`version_id`): a memory create or update answers with that version's memory, so these are
+ * exactly the columns redaction nulls on the version. A receipt body holds no other version text.
+ */
+export const RECEIPT_VERSION_FIELDS = ['path', 'content', 'content_sha256', 'content_size_bytes'] as const;
+
+/**
+ * Redaction's half in the receipts: rewrites, in the caller's transaction, the body of every
+ * receipt naming the version so those fields read null, as the version now does. Rewriting (not
+ * deleting) keeps the receipt, so a retry still replays (no second write) and shows the version as
+ * it now stands. json_replace only touches fields present: a basic-view body keeps content null.
+ * With secure_delete on, the old cell is zeroed, and redaction then truncates the WAL.
+ */
+export function createReceiptRedaction(db: Db): (storeId: string, versionId: string) => number {
+  const nulls = RECEIPT_VERSION_FIELDS.map((f) => `'$.${f}', NULL`).join(', ');
+  const stmt = db.prepare(`UPDATE idempotency_receipts SET body = json_replace(body, ${nulls}) WHERE store_id = ? AND version_id = ?`);
+  return (storeId, versionId) => stmt.run(storeId, versionId).changes;
+}
+
 const SCOPE = 'workspace_id = @workspaceId AND api_key_id = @apiKeyId AND route = @route AND idem_key = @key';
 
 export function createReceiptStatements(db: Db): ReceiptStatements {

@@ -4,6 +4,7 @@ import type { Actor, MemoryVersion, Page, VersionListQuery } from '../types.js';
 import { cursorNumber, decodeCursor, encodeCursor } from './cursor.js';
 import type { Storage } from './port.js';
 import { actorColumns, toVersion, type VersionRow } from './rows.js';
+import { createReceiptRedaction } from './sqlite-receipts.js';
 import type { SearchIndex } from './sqlite-search-index.js';
 import { afterCommit, writeTx, type Db, type Statement } from './tx.js';
 
@@ -19,7 +20,15 @@ export function createVersionStatements(db: Db, index: SearchIndex): VersionStat
          redacted_at = ?, redacted_by_type = ?, redacted_by_id = ?
        WHERE id = ?`,
     ),
+    // An expired memory's last path stays in memory_expirations (so a checkpoint reference by path
+    // reads "expired"); once no version of that memory holds the path, it is redacted text too.
+    // '' is no memory path, so a reference by that path then reads "missing"; by id, still "expired".
+    forgetExpiredPath: db.prepare(
+      `UPDATE memory_expirations SET path = '' WHERE store_id = @store AND memory_id = @memory AND path = @path
+         AND NOT EXISTS (SELECT 1 FROM versions WHERE store_id = @store AND memory_id = @memory AND path = @path)`,
+    ),
   };
+  const redactReceipts = createReceiptRedaction(db);
   // One prepared statement per combination of filters, prepared on first use and kept.
   const lists = new Map<string, Statement>();
 
@@ -83,6 +92,9 @@ export function createVersionStatements(db: Db, index: SearchIndex): VersionStat
         index.indexQueued();
         const a = actorColumns(actor);
         q.redact.run(now, a.type, a.id, id);
+        // Receipts replaying this version's memory hold its text too: same transaction (issue 11).
+        redactReceipts(storeId, id);
+        if (row.path !== null) q.forgetExpiredPath.run({ store: storeId, memory: row.memory_id, path: row.path });
         return { version: toVersion(q.get.get(storeId, id) as VersionRow), changed: true };
       });
       return (storeId: string, id: string, actor: Actor, now: string): MemoryVersion => {

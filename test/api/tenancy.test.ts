@@ -202,6 +202,44 @@ describe('keys', () => {
   });
 });
 
+describe('key visibility', () => {
+  /** The operator key seeded on start, as the operator itself lists it. */
+  async function operatorKey(): Promise<WireKey & { all_workspaces: boolean }> {
+    const list = (await api('GET', '/v1/api_keys', server.adminKey)).body as { data: (WireKey & { all_workspaces: boolean })[] };
+    const op = list.data.find((k) => k.all_workspaces);
+    expect(op).toBeDefined();
+    return op!;
+  }
+
+  it('a plain admin neither lists, retrieves nor revokes the operator key: 404, and the operator key keeps working', async () => {
+    const op = await operatorKey();
+    const listed = (await api('GET', '/v1/api_keys', keys.w1.admin)).body as { data: WireKey[] };
+    expect(listed.data.length).toBeGreaterThan(0);
+    expect(listed.data.map((k) => k.id)).not.toContain(op.id);
+    expectRawError(await api('GET', `/v1/api_keys/${op.id}`, keys.w1.admin), 404, 'not_found_error');
+    expectRawError(await api('POST', `/v1/api_keys/${op.id}/revoke`, keys.w1.admin), 404, 'not_found_error');
+    // Below admin it is just as invisible: 404 before any role check.
+    for (const role of ['read_write', 'read_only'] as Role[]) {
+      expectRawError(await api('GET', `/v1/api_keys/${op.id}`, keys.w1[role]), 404, 'not_found_error');
+      expectRawError(await api('POST', `/v1/api_keys/${op.id}/revoke`, keys.w1[role]), 404, 'not_found_error');
+    }
+    expect(((await api('GET', `/v1/api_keys/${op.id}`, server.adminKey)).body as WireKey).revoked_at).toBeNull();
+    expect((await api('GET', '/v1/api_keys', server.adminKey)).status).toBe(200);
+  });
+
+  it("a non-admin key asking for another workspace's key gets 404, and 403 only for a key of its own workspace", async () => {
+    const elsewhere = await mintKey(server.adminKey, 'read_only', {}, { 'anthropic-workspace-id': ws2 });
+    const own = await mintKey(server.adminKey, 'read_only');
+    for (const role of ['read_write', 'read_only'] as Role[]) {
+      expectRawError(await api('GET', `/v1/api_keys/${elsewhere.id}`, keys.w1[role]), 404, 'not_found_error');
+      expectRawError(await api('POST', `/v1/api_keys/${elsewhere.id}/revoke`, keys.w1[role]), 404, 'not_found_error');
+      expectRawError(await api('GET', `/v1/api_keys/apikey_doesnotexist`, keys.w1[role]), 404, 'not_found_error');
+      expectRawError(await api('GET', `/v1/api_keys/${own.id}`, keys.w1[role]), 403, 'permission_error');
+    }
+    expect(((await api('GET', `/v1/api_keys/${elsewhere.id}`, server.adminKey, undefined, { 'anthropic-workspace-id': ws2 })).body as WireKey).revoked_at).toBeNull();
+  });
+});
+
 describe('store grants', () => {
   it('a key limited to some stores sees only those: others are 404, lists are filtered, new stores are 403', async () => {
     const a = await seed(operator, 'granted');

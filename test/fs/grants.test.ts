@@ -78,7 +78,8 @@ describe.skipIf(!fuseAvailable)('session mounts and keys', () => {
   it("another workspace's session is 404 to every role, and absent from its lists", async () => {
     const client = sdkClient(server.url, server.adminKey);
     const store = await client.beta.memoryStores.create({ name: 'isolated session' });
-    const s = (await post(server.adminKey, { resources: [{ type: 'memory_store', memory_store_id: store.id, access: 'read_only' }] })).body as WireSession;
+    // Read-write, so a read_only key of the other workspace would get 403 if the role came first (issue 11).
+    const s = (await post(server.adminKey, { resources: [{ type: 'memory_store', memory_store_id: store.id, access: 'read_write' }] })).body as WireSession;
     const ws = await rawRequest(server.url, 'POST', '/v1/workspaces', { apiKey: server.adminKey, body: JSON.stringify({ name: 'elsewhere' }) });
     const wsId = (ws.body as { id: string }).id;
     for (const role of ['admin', 'read_write', 'read_only']) {
