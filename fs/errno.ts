@@ -45,6 +45,17 @@ export function fsError(errno: number, message = ''): FsError {
   return new FsError(errno, message);
 }
 
+/** Errors already logged where they happened (a failed save's warning), so the op's reply logs nothing more. */
+const reported = new WeakSet<object>();
+
+export function markReported(err: unknown): void {
+  if (typeof err === 'object' && err !== null) reported.add(err);
+}
+
+export function wasReported(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && reported.has(err);
+}
+
 /** The negative errno for anything a handler throws; unknown errors become EIO. */
 export function toErrno(err: unknown): number {
   if (err instanceof FsError) return err.errno;

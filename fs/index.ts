@@ -3,10 +3,9 @@ import { resolve } from 'node:path';
 import { MnemoError, notFound, type Mounter, type MountRequest, type Service } from '../src/index.js';
 import { ContentCache } from './content-cache.js';
 import { createContext, type MountContext } from './context.js';
-import { errnoLine, toErrno } from './errno.js';
 import { fuseMountsUnder, lazyUnmount, startFuse, type LiveMount } from './mounts.js';
 import { createOps } from './ops.js';
-import { adoptScratch, commit, settleAllHidden } from './writeback.js';
+import { adoptScratch, commit, settleAllHidden, warnSaveFailed } from './writeback.js';
 
 export { ERRNO_BY_CODE } from './errno.js';
 
@@ -41,7 +40,7 @@ export function createMountManager({ service, log = () => {} }: MountManagerDeps
       try {
         commit(ctx, d);
       } catch (err) {
-        log(errnoLine(toErrno(err), 'unmount', d.path ?? '(unlinked)', err));
+        warnSaveFailed(ctx, d.path ?? '(unlinked)', err);
       }
     }
     ctx.gone = true;

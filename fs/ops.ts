@@ -6,12 +6,12 @@
 import Fuse, { type FuseOps } from 'fuse-native';
 import { isMnemoError } from '../src/index.js';
 import { assertWritable, mountCaller, type MountContext } from './context.js';
-import { errnoLine, fsError, FsError, toErrno } from './errno.js';
+import { errnoLine, fsError, FsError, toErrno, wasReported } from './errno.js';
 import { newDraft, resizeDraft, writeDraft } from './handles.js';
 import { isHiddenName } from './names.js';
 import { ROOT_INO, dirStat, fileStat, inoOf, storeStatfs } from './stat.js';
 import { assertNewPath, hasChildren, listDir, lookup, mtimeOf, scratchFor, storedDraft } from './tree.js';
-import { commit, releaseDraft, renamePath, settleHidden, truncatePath, unlinkPath } from './writeback.js';
+import { commit, releaseDraft, renamePath, settleHidden, truncatePath, unlinkPath, warnSaveFailed } from './writeback.js';
 
 const O_ACCMODE = 0o3;
 const O_TRUNC = 0o1000;
@@ -34,7 +34,9 @@ export function createOps(ctx: MountContext): FuseOps {
       else [code, value] = [0, r];
     } catch (err) {
       code = toErrno(err);
-      if (!(err instanceof FsError) && !isMnemoError(err)) {
+      if (wasReported(err)) {
+        // Logged where it failed (a save's warning line).
+      } else if (!(err instanceof FsError) && !isMnemoError(err)) {
         ctx.log(`mnemo fs: ${op} '${path}' failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
       } else if (!QUIET.has(code)) {
         ctx.log(errnoLine(code, op, path, err));
@@ -259,6 +261,7 @@ export function createOps(ctx: MountContext): FuseOps {
     } catch (err) {
       // The close/fsync fails and nothing is stored: the draft's changes drop on its last release.
       d.failed = toErrno(err);
+      warnSaveFailed(ctx, d.path ?? '(unlinked)', err);
       throw err;
     }
   }

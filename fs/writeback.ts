@@ -22,7 +22,7 @@
 import Fuse from 'fuse-native';
 import { decodeUtf8, isMnemoError } from '../src/index.js';
 import { mountCaller, type MountContext } from './context.js';
-import { errnoLine, fsError, toErrno } from './errno.js';
+import { errnoLine, fsError, markReported, toErrno } from './errno.js';
 import { draftContent, resizeDraft, type Draft, type Handle } from './handles.js';
 import { isHiddenName, isMountLocalPath } from './names.js';
 import { hasChildren, isDir, keepParents, loadDraft, lookup, scratchFor } from './tree.js';
@@ -86,7 +86,7 @@ export function releaseDraft(ctx: MountContext, h: Handle): void {
       commit(ctx, d);
     } catch (err) {
       d.failed = toErrno(err);
-      ctx.log(errnoLine(toErrno(err), 'release', d.path ?? '(unlinked)', err));
+      warnSaveFailed(ctx, d.path ?? '(unlinked)', err);
     }
   }
   if (d.opens > 0) return;
@@ -126,8 +126,20 @@ export function adoptScratch(ctx: MountContext, d: Draft): void {
     if (d.opens === 0) forget(ctx, d);
   } catch (err) {
     d.scratch = true;
-    ctx.log(errnoLine(toErrno(err), 'save', path, err));
+    warnSaveFailed(ctx, path, err);
   }
+}
+
+/**
+ * A save that failed is a warning on the server's log, naming the store and path: shells ignore
+ * close() errors (`printf '\xff' > f` exits 0), so this line is often the only sign the bytes
+ * were not kept. One line always: a reason with newlines in it is folded.
+ */
+export function warnSaveFailed(ctx: MountContext, path: string, err: unknown): void {
+  const errno = toErrno(err);
+  const reason = errnoLine(errno, 'save', path, err).replace(/\s*\n\s*/g, ' ');
+  ctx.log(`mnemo: warn: save of ${ctx.storeId}${path.startsWith('/') ? '' : '/'}${path} failed: ${reason}`);
+  markReported(err);
 }
 
 export function unlinkPath(ctx: MountContext, path: string): void {
