@@ -24,6 +24,8 @@ export const ERRNO_BY_CODE: Readonly<Record<ErrorCode, number>> = Object.freeze(
   request_too_large: Fuse.EFBIG,
   // Only checkpoint restores have a byte budget; mounts never restore. Listed so every code has an errno.
   budget_exceeded: Fuse.EFBIG,
+  // A store limit: the device is full as far as this store is concerned.
+  limit_exceeded: Fuse.ENOSPC,
   internal: Fuse.EIO,
 });
 
@@ -75,6 +77,7 @@ const NAMES: Record<number, [string, string]> = {
   [Fuse.EISDIR]: ['EISDIR', 'illegal operation on a directory'],
   [Fuse.EINVAL]: ['EINVAL', 'invalid argument'],
   [Fuse.EFBIG]: ['EFBIG', 'file too large'],
+  [Fuse.ENOSPC]: ['ENOSPC', 'no space left on device'],
   [Fuse.EROFS]: ['EROFS', 'read-only file system'],
   [Fuse.ENAMETOOLONG]: ['ENAMETOOLONG', 'name too long'],
   [Fuse.ENOTEMPTY]: ['ENOTEMPTY', 'directory not empty'],

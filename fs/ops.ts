@@ -4,10 +4,11 @@
  * MnemoError or FsError becomes its errno, anything else EIO.
  */
 import Fuse, { type FuseOps } from 'fuse-native';
-import { isMnemoError } from '../src/index.js';
+import { isMnemoError, MAX_CONTENT_BYTES } from '../src/index.js';
 import { assertWritable, mountCaller, type MountContext } from './context.js';
 import { errnoLine, fsError, FsError, toErrno, wasReported } from './errno.js';
-import { newDraft, resizeDraft, writeDraft } from './handles.js';
+import { newDraft, resizeDraft, writeDraft, type Draft } from './handles.js';
+import { reserveLocal, settleLocal } from './local-budget.js';
 import { isHiddenName } from './names.js';
 import { ROOT_INO, dirStat, fileStat, inoOf, storeStatfs } from './stat.js';
 import { assertNewPath, hasChildren, listDir, lookup, mtimeOf, scratchFor, storedDraft } from './tree.js';
@@ -96,6 +97,7 @@ export function createOps(ctx: MountContext): FuseOps {
         const fh = ctx.handles.add(d, flags);
         if (writable && flags & O_TRUNC && d.size > 0) {
           resizeDraft(d, 0);
+          settleLocal(ctx, d);
           ctx.handles.get(fh).changed = true;
         }
         return fh;
@@ -133,7 +135,8 @@ export function createOps(ctx: MountContext): FuseOps {
         if (!h.writable) throw fsError(Fuse.EBADF);
         if (ctx.readOnly) throw fsError(Fuse.EROFS);
         // O_APPEND: the kernel's offset is its cached size; the true end is the draft's.
-        writeDraft(h.draft, buf, len, h.append ? h.draft.size : pos);
+        const at = h.append ? h.draft.size : pos;
+        grow(h.draft, Math.max(h.draft.size, at + len), () => writeDraft(h.draft, buf, len, at));
         h.wrote = h.changed = true;
         return len;
       }),
@@ -148,7 +151,8 @@ export function createOps(ctx: MountContext): FuseOps {
       run('ftruncate', path, cb, () => {
         const h = ctx.handles.get(fh);
         assertWritable(ctx);
-        resizeDraft(h.draft, size);
+        // The same size changes nothing (and is no reason to refuse).
+        if (size !== h.draft.size) grow(h.draft, size, () => resizeDraft(h.draft, size));
         // Counted as a write: `truncate -s` and vim save at the next flush or fsync.
         h.wrote = h.changed = true;
       }),
@@ -254,6 +258,20 @@ export function createOps(ctx: MountContext): FuseOps {
     mknod: (path, _mode, _dev, cb) => run('mknod', path, cb, () => refuse('device and special files')),
   };
   return ops;
+
+  /**
+   * Changes a draft so that it is `size` bytes, within the mount-local caps (local-budget.ts):
+   * refused with ENOSPC before anything changes. A size over the file limit is left to the
+   * change itself, which refuses it with EFBIG.
+   */
+  function grow(d: Draft, size: number, change: () => void): void {
+    if (size <= MAX_CONTENT_BYTES) reserveLocal(ctx, d, size);
+    try {
+      change();
+    } finally {
+      settleLocal(ctx, d);
+    }
+  }
 
   function save(d: Parameters<typeof commit>[1]): void {
     try {

@@ -91,6 +91,7 @@ export function createSessions({ service, mounter, mountRoot, log = () => {} }: 
         endedAt: null,
       };
       storage.atomic(() => {
+        service.limits.assertSessionRoom(caller.workspaceId);
         storage.insertSession(session);
         hooks?.record(session);
       });
