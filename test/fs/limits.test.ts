@@ -8,7 +8,7 @@
  * - active sessions per workspace are capped (413 naming the limit).
  */
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { FUSE_AVAILABLE, py } from '../helpers/mount.js';
+import { eventually, FUSE_AVAILABLE, py } from '../helpers/mount.js';
 import { rawRequest, sdkClient } from '../helpers/sdk.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
 
@@ -84,7 +84,7 @@ describe.skipIf(!FUSE_AVAILABLE)('mount-local caps', () => {
     // Once saved, a file is a stored version and holds nothing local: the room is there again.
     expect(await write(dir, 100 * KiB, ['notes.md', 'more.md'])).toEqual(['ok', 'ok']);
     expect(await write(dir, 100 * KiB, objects(40, 4))).toEqual(['ok', 'ok', 'ok', 'ENOSPC']);
-    expect(server.stderr()).toContain('MNEMO_MOUNT_LOCAL_MAX_BYTES=1048576');
+    await eventually(async () => expect(server.stderr()).toContain('MNEMO_MOUNT_LOCAL_MAX_BYTES=1048576'));
   });
 
   it('all mounts together are capped by MNEMO_LOCAL_MAX_BYTES, and ending a session gives its bytes back', async () => {
@@ -95,7 +95,7 @@ describe.skipIf(!FUSE_AVAILABLE)('mount-local caps', () => {
     expect(await write(a.dir, 100 * KiB, objects(0, 10))).toEqual(Array(10).fill('ok'));
     // 1,000 KiB are held by a: b has 536 KiB of the server's 1,536 left, five objects.
     expect(await write(b.dir, 100 * KiB, objects(0, 6))).toEqual([...Array(5).fill('ok'), 'ENOSPC']);
-    expect(server.stderr()).toContain('MNEMO_LOCAL_MAX_BYTES=1572864');
+    await eventually(async () => expect(server.stderr()).toContain('MNEMO_LOCAL_MAX_BYTES=1572864'));
     const ended = await rawRequest(server.url, 'DELETE', `/v1/sessions/${a.id}`, { apiKey: server.adminKey });
     expect(ended.status).toBe(200);
     expect(await write(b.dir, 100 * KiB, objects(10, 6))).toEqual([...Array(5).fill('ok'), 'ENOSPC']);
@@ -113,7 +113,7 @@ describe.skipIf(!FUSE_AVAILABLE)('store limits on a mount', () => {
     expect(await write(dir, 10 * KiB, ['a.md'])).toEqual(['ENOSPC kept']);
     const listed = (await client.beta.memoryStores.memories.list(store.id)).data;
     expect(listed.map((m) => [m.path, (m as { content_size_bytes?: number }).content_size_bytes])).toEqual([['/a.md', 100], ['/b.md', 100], ['/c.md', 100]]);
-    expect(server.stderr()).toMatch(new RegExp(`mnemo: warn: save of ${store.id}/d\\.md failed: ENOSPC.*MNEMO_STORE_MAX_MEMORIES=3`));
+    await eventually(async () => expect(server.stderr()).toMatch(new RegExp(`mnemo: warn: save of ${store.id}/d\\.md failed: ENOSPC.*MNEMO_STORE_MAX_MEMORIES=3`)));
   });
 
   it('a session past MNEMO_WORKSPACE_MAX_SESSIONS is refused with 413 naming the limit, and ending one makes room', async () => {

@@ -71,7 +71,8 @@ describe.skipIf(!FUSE_AVAILABLE)('session directories', () => {
     expect(existsSync(join(mountRoot, 'sesn_0000000000000000000000aa'))).toBe(false);
     expect(existsSync(join(mountRoot, 'sesn_0000000000000000000000bb', 'notes', 'stray.md'))).toBe(true);
     expect(existsSync(join(mountRoot, 'not-a-session'))).toBe(true);
-    expect(second.stderr()).toContain(`kept ${join(mountRoot, 'sesn_0000000000000000000000bb', 'notes')}`);
+    // stderr is a pipe of its own: the line may arrive just after the URL on stdout.
+    await eventually(async () => expect(second.stderr()).toContain(`kept ${join(mountRoot, 'sesn_0000000000000000000000bb', 'notes')}`));
     await second.stop();
   });
 });
