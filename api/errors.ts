@@ -22,6 +22,7 @@ export const HTTP_ERRORS: Record<ErrorCode, { status: ContentfulStatusCode; type
   archived: { status: 409, type: 'conflict_error' },
   request_too_large: { status: 413, type: 'request_too_large' },
   budget_exceeded: { status: 400, type: 'invalid_request_error' },
+  limit_exceeded: { status: 413, type: 'request_too_large' },
   internal: { status: 500, type: 'api_error' },
 };
 

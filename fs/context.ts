@@ -4,6 +4,7 @@ import type { Actor, Caller, Service } from '../src/index.js';
 import { fsError } from './errno.js';
 import { HandleTable, type Draft } from './handles.js';
 import type { ContentCache } from './content-cache.js';
+import { LocalBudget } from './local-budget.js';
 import { StorageView } from './storage-view.js';
 
 /** A committed memory that libfuse renamed to `.fuse_hidden*` because it was open: deleted soon unless replaced. */
@@ -36,11 +37,18 @@ export interface MountContext {
   readonly view: StorageView;
   /** File bytes by version id, shared by every mount of the server. */
   readonly contents: ContentCache;
+  /** This mount's mount-local bytes (local-budget.ts), and the budget all mounts of the process share. */
+  readonly local: LocalBudget;
+  readonly serverLocal: LocalBudget;
 }
 
-export function createContext(init: Pick<MountContext, 'storeId' | 'service' | 'actor' | 'log' | 'readOnly' | 'contents'>): MountContext {
+export function createContext(
+  init: Pick<MountContext, 'storeId' | 'service' | 'actor' | 'log' | 'readOnly' | 'contents' | 'serverLocal'> & { mountLocalMaxBytes: number },
+): MountContext {
+  const { mountLocalMaxBytes, ...rest } = init;
   return {
-    ...init,
+    ...rest,
+    local: new LocalBudget(mountLocalMaxBytes, 'MNEMO_MOUNT_LOCAL_MAX_BYTES'),
     startedMs: Date.now(),
     gone: false,
     drafts: new Map(),

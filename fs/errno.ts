@@ -24,6 +24,8 @@ export const ERRNO_BY_CODE: Readonly<Record<ErrorCode, number>> = Object.freeze(
   request_too_large: Fuse.EFBIG,
   // Only checkpoint restores have a byte budget; mounts never restore. Listed so every code has an errno.
   budget_exceeded: Fuse.EFBIG,
+  // A store limit: the device is full as far as this store is concerned.
+  limit_exceeded: Fuse.ENOSPC,
   internal: Fuse.EIO,
 });
 
@@ -45,6 +47,17 @@ export function fsError(errno: number, message = ''): FsError {
   return new FsError(errno, message);
 }
 
+/** Errors already logged where they happened (a failed save's warning), so the op's reply logs nothing more. */
+const reported = new WeakSet<object>();
+
+export function markReported(err: unknown): void {
+  if (typeof err === 'object' && err !== null) reported.add(err);
+}
+
+export function wasReported(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && reported.has(err);
+}
+
 /** The negative errno for anything a handler throws; unknown errors become EIO. */
 export function toErrno(err: unknown): number {
   if (err instanceof FsError) return err.errno;
@@ -64,6 +77,7 @@ const NAMES: Record<number, [string, string]> = {
   [Fuse.EISDIR]: ['EISDIR', 'illegal operation on a directory'],
   [Fuse.EINVAL]: ['EINVAL', 'invalid argument'],
   [Fuse.EFBIG]: ['EFBIG', 'file too large'],
+  [Fuse.ENOSPC]: ['ENOSPC', 'no space left on device'],
   [Fuse.EROFS]: ['EROFS', 'read-only file system'],
   [Fuse.ENAMETOOLONG]: ['ENAMETOOLONG', 'name too long'],
   [Fuse.ENOTEMPTY]: ['ENOTEMPTY', 'directory not empty'],

@@ -32,6 +32,8 @@ export interface Draft {
   /** Size of the loaded or last saved content, and whether every change since was a write at the end. */
   baseSize: number;
   appendOnly: boolean;
+  /** Bytes this draft is counted for against the mount-local caps (local-budget.ts). */
+  charged: number;
 }
 
 /** A draft over `content`; `shared` content (a cache entry) is copied before the draft changes it. */
@@ -57,6 +59,7 @@ export function newDraft(
     mtimeMs: init.mtimeMs,
     baseSize: content.length,
     appendOnly: true,
+    charged: 0,
   };
 }
 

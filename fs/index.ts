@@ -3,24 +3,27 @@ import { resolve } from 'node:path';
 import { MnemoError, notFound, type Mounter, type MountRequest, type Service } from '../src/index.js';
 import { ContentCache } from './content-cache.js';
 import { createContext, type MountContext } from './context.js';
-import { errnoLine, toErrno } from './errno.js';
+import { DEFAULT_LOCAL_LIMITS, LocalBudget, releaseAllLocal, type LocalLimits } from './local-budget.js';
 import { fuseMountsUnder, lazyUnmount, startFuse, type LiveMount } from './mounts.js';
 import { createOps } from './ops.js';
-import { adoptScratch, commit, settleAllHidden } from './writeback.js';
+import { adoptScratch, commit, settleAllHidden, warnSaveFailed } from './writeback.js';
 
 export { ERRNO_BY_CODE } from './errno.js';
 
 export interface MountManagerDeps {
   service: Service;
   log?: (line: string) => void;
+  /** Caps on mount-local state per mount and for all of this process's mounts (local-budget.ts). */
+  localLimits?: LocalLimits;
 }
 
 /** Bytes of file content kept for reads across all mounts (fs/content-cache.ts). */
 const CONTENT_CACHE_BYTES = 16 * 1024 * 1024;
 
-export function createMountManager({ service, log = () => {} }: MountManagerDeps): Mounter {
+export function createMountManager({ service, log = () => {}, localLimits = DEFAULT_LOCAL_LIMITS }: MountManagerDeps): Mounter {
   const mounts = new Map<string, { live: LiveMount; ctx: MountContext }>();
   const contents = new ContentCache(CONTENT_CACHE_BYTES);
+  const serverLocal = new LocalBudget(localLimits.serverMaxBytes, 'MNEMO_LOCAL_MAX_BYTES');
 
   async function unmount(hostPath: string): Promise<void> {
     const path = resolve(hostPath);
@@ -41,10 +44,11 @@ export function createMountManager({ service, log = () => {} }: MountManagerDeps
       try {
         commit(ctx, d);
       } catch (err) {
-        log(errnoLine(toErrno(err), 'unmount', d.path ?? '(unlinked)', err));
+        warnSaveFailed(ctx, d.path ?? '(unlinked)', err);
       }
     }
     ctx.gone = true;
+    releaseAllLocal(ctx);
   }
 
   return {
@@ -54,7 +58,9 @@ export function createMountManager({ service, log = () => {} }: MountManagerDeps
       const store = service.storage.getStoreById(req.storeId);
       if (!store) throw notFound('memory store', req.storeId);
       const readOnly = req.readOnly || store.archivedAt !== null;
-      const ctx = createContext({ storeId: req.storeId, service, actor: req.actor, log, readOnly, contents });
+      const ctx = createContext({
+        storeId: req.storeId, service, actor: req.actor, log, readOnly, contents, serverLocal, mountLocalMaxBytes: localLimits.mountMaxBytes,
+      });
       const live = await startFuse(hostPath, createOps(ctx), { storeId: req.storeId, readOnly, log });
       mounts.set(hostPath, { live, ctx });
       log(`mnemo fs: mounted ${req.storeId} at ${hostPath}${readOnly ? ' (read-only)' : ''}`);

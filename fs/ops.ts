@@ -4,14 +4,15 @@
  * MnemoError or FsError becomes its errno, anything else EIO.
  */
 import Fuse, { type FuseOps } from 'fuse-native';
-import { isMnemoError } from '../src/index.js';
+import { isMnemoError, MAX_CONTENT_BYTES } from '../src/index.js';
 import { assertWritable, mountCaller, type MountContext } from './context.js';
-import { errnoLine, fsError, FsError, toErrno } from './errno.js';
-import { newDraft, resizeDraft, writeDraft } from './handles.js';
+import { errnoLine, fsError, FsError, toErrno, wasReported } from './errno.js';
+import { newDraft, resizeDraft, writeDraft, type Draft } from './handles.js';
+import { reserveLocal, settleLocal } from './local-budget.js';
 import { isHiddenName } from './names.js';
 import { ROOT_INO, dirStat, fileStat, inoOf, storeStatfs } from './stat.js';
 import { assertNewPath, hasChildren, listDir, lookup, mtimeOf, scratchFor, storedDraft } from './tree.js';
-import { commit, releaseDraft, renamePath, settleHidden, truncatePath, unlinkPath } from './writeback.js';
+import { commit, releaseDraft, renamePath, settleHidden, truncatePath, unlinkPath, warnSaveFailed } from './writeback.js';
 
 const O_ACCMODE = 0o3;
 const O_TRUNC = 0o1000;
@@ -34,7 +35,9 @@ export function createOps(ctx: MountContext): FuseOps {
       else [code, value] = [0, r];
     } catch (err) {
       code = toErrno(err);
-      if (!(err instanceof FsError) && !isMnemoError(err)) {
+      if (wasReported(err)) {
+        // Logged where it failed (a save's warning line).
+      } else if (!(err instanceof FsError) && !isMnemoError(err)) {
         ctx.log(`mnemo fs: ${op} '${path}' failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
       } else if (!QUIET.has(code)) {
         ctx.log(errnoLine(code, op, path, err));
@@ -94,6 +97,7 @@ export function createOps(ctx: MountContext): FuseOps {
         const fh = ctx.handles.add(d, flags);
         if (writable && flags & O_TRUNC && d.size > 0) {
           resizeDraft(d, 0);
+          settleLocal(ctx, d);
           ctx.handles.get(fh).changed = true;
         }
         return fh;
@@ -131,7 +135,8 @@ export function createOps(ctx: MountContext): FuseOps {
         if (!h.writable) throw fsError(Fuse.EBADF);
         if (ctx.readOnly) throw fsError(Fuse.EROFS);
         // O_APPEND: the kernel's offset is its cached size; the true end is the draft's.
-        writeDraft(h.draft, buf, len, h.append ? h.draft.size : pos);
+        const at = h.append ? h.draft.size : pos;
+        grow(h.draft, Math.max(h.draft.size, at + len), () => writeDraft(h.draft, buf, len, at));
         h.wrote = h.changed = true;
         return len;
       }),
@@ -146,7 +151,8 @@ export function createOps(ctx: MountContext): FuseOps {
       run('ftruncate', path, cb, () => {
         const h = ctx.handles.get(fh);
         assertWritable(ctx);
-        resizeDraft(h.draft, size);
+        // The same size changes nothing (and is no reason to refuse).
+        if (size !== h.draft.size) grow(h.draft, size, () => resizeDraft(h.draft, size));
         // Counted as a write: `truncate -s` and vim save at the next flush or fsync.
         h.wrote = h.changed = true;
       }),
@@ -253,12 +259,27 @@ export function createOps(ctx: MountContext): FuseOps {
   };
   return ops;
 
+  /**
+   * Changes a draft so that it is `size` bytes, within the mount-local caps (local-budget.ts):
+   * refused with ENOSPC before anything changes. A size over the file limit is left to the
+   * change itself, which refuses it with EFBIG.
+   */
+  function grow(d: Draft, size: number, change: () => void): void {
+    if (size <= MAX_CONTENT_BYTES) reserveLocal(ctx, d, size);
+    try {
+      change();
+    } finally {
+      settleLocal(ctx, d);
+    }
+  }
+
   function save(d: Parameters<typeof commit>[1]): void {
     try {
       commit(ctx, d);
     } catch (err) {
       // The close/fsync fails and nothing is stored: the draft's changes drop on its last release.
       d.failed = toErrno(err);
+      warnSaveFailed(ctx, d.path ?? '(unlinked)', err);
       throw err;
     }
   }

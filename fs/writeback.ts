@@ -20,10 +20,11 @@
  *   version lands after HIDE_GRACE_MS, or when the hidden file goes away, whichever is first.
  */
 import Fuse from 'fuse-native';
-import { decodeUtf8, isMnemoError } from '../src/index.js';
+import { decodeUtf8, isMnemoError, MAX_CONTENT_BYTES } from '../src/index.js';
 import { mountCaller, type MountContext } from './context.js';
-import { errnoLine, fsError, toErrno } from './errno.js';
+import { errnoLine, fsError, markReported, toErrno } from './errno.js';
 import { draftContent, resizeDraft, type Draft, type Handle } from './handles.js';
+import { reserveLocal, settleLocal } from './local-budget.js';
 import { isHiddenName, isMountLocalPath } from './names.js';
 import { hasChildren, isDir, keepParents, loadDraft, lookup, scratchFor } from './tree.js';
 
@@ -55,6 +56,7 @@ export function commit(ctx: MountContext, d: Draft): void {
   d.mtimeMs = Date.parse(memory.updatedAt);
   d.baseSize = d.size;
   d.appendOnly = true;
+  settleLocal(ctx, d);
 }
 
 /**
@@ -80,13 +82,21 @@ function rebased(ctx: MountContext, d: Draft): Buffer {
  * only a handle that changed the file, or the last one open, does.
  */
 export function releaseDraft(ctx: MountContext, h: Handle): void {
+  try {
+    releaseDraftOnce(ctx, h);
+  } finally {
+    settleLocal(ctx, h.draft);
+  }
+}
+
+function releaseDraftOnce(ctx: MountContext, h: Handle): void {
   const d = h.draft;
   if (!d.failed && (d.dirty || !d.stored) && (h.changed || d.opens === 0)) {
     try {
       commit(ctx, d);
     } catch (err) {
       d.failed = toErrno(err);
-      ctx.log(errnoLine(toErrno(err), 'release', d.path ?? '(unlinked)', err));
+      warnSaveFailed(ctx, d.path ?? '(unlinked)', err);
     }
   }
   if (d.opens > 0) return;
@@ -126,8 +136,20 @@ export function adoptScratch(ctx: MountContext, d: Draft): void {
     if (d.opens === 0) forget(ctx, d);
   } catch (err) {
     d.scratch = true;
-    ctx.log(errnoLine(toErrno(err), 'save', path, err));
+    warnSaveFailed(ctx, path, err);
   }
+}
+
+/**
+ * A save that failed is a warning on the server's log, naming the store and path: shells ignore
+ * close() errors (`printf '\xff' > f` exits 0), so this line is often the only sign the bytes
+ * were not kept. One line always: a reason with newlines in it is folded.
+ */
+export function warnSaveFailed(ctx: MountContext, path: string, err: unknown): void {
+  const errno = toErrno(err);
+  const reason = errnoLine(errno, 'save', path, err).replace(/\s*\n\s*/g, ' ');
+  ctx.log(`mnemo: warn: save of ${ctx.storeId}${path.startsWith('/') ? '' : '/'}${path} failed: ${reason}`);
+  markReported(err);
 }
 
 export function unlinkPath(ctx: MountContext, path: string): void {
@@ -141,6 +163,7 @@ export function unlinkPath(ctx: MountContext, path: string): void {
   if (d) {
     ctx.drafts.delete(path);
     d.path = null;
+    settleLocal(ctx, d);
   }
   const memoryId = d ? (d.stored && !d.scratch ? d.memoryId : null) : node.meta!.id;
   if (memoryId && caller) deleteQuietly(ctx, memoryId);
@@ -155,8 +178,15 @@ export function truncatePath(ctx: MountContext, path: string, size: number): voi
   if (node.kind === 'dir') throw fsError(Fuse.EISDIR);
   const d = node.draft ?? loadDraft(ctx, path);
   if (!d) throw fsError(Fuse.ENOENT);
-  resizeDraft(d, size);
-  if (!ctx.handles.hasWriter(d)) commit(ctx, d);
+  if (size !== d.size && size <= MAX_CONTENT_BYTES) reserveLocal(ctx, d, size);
+  try {
+    resizeDraft(d, size);
+    if (!ctx.handles.hasWriter(d)) commit(ctx, d);
+  } finally {
+    // A draft loaded just for this truncate is dropped once it is done, saved or not.
+    if (ctx.drafts.get(path) !== d && d.opens === 0) d.path = null;
+    settleLocal(ctx, d);
+  }
 }
 
 export function renamePath(ctx: MountContext, src: string, dst: string): void {
@@ -187,9 +217,11 @@ export function renamePath(ctx: MountContext, src: string, dst: string): void {
       ctx.drafts.delete(dst);
       d.path = src;
       ctx.drafts.set(src, d);
+      settleLocal(ctx, d);
       throw err;
     }
     if (d.opens === 0 && !d.scratch) forget(ctx, d);
+    settleLocal(ctx, d);
   } else {
     const memoryId = d ? d.memoryId : from.meta!.id;
     if (to?.draft && !to.draft.stored) forget(ctx, to.draft);
@@ -243,6 +275,7 @@ function hide(ctx: MountContext, src: string, hiddenPath: string): void {
   d.path = hiddenPath;
   d.scratch = true;
   ctx.drafts.set(hiddenPath, d);
+  settleLocal(ctx, d);
   if (memoryId) {
     const timer = setTimeout(() => settleHidden(ctx, memoryId), HIDE_GRACE_MS).unref();
     ctx.hidden.set(src, { memoryId, hiddenPath, timer });
@@ -276,7 +309,10 @@ function cancelHidden(ctx: MountContext, path: string): void {
   clearTimeout(p.timer);
   ctx.hidden.delete(path);
   const hiddenDraft = ctx.drafts.get(p.hiddenPath);
-  if (hiddenDraft) hiddenDraft.stored = false;
+  if (hiddenDraft) {
+    hiddenDraft.stored = false;
+    settleLocal(ctx, hiddenDraft);
+  }
 }
 
 function deleteQuietly(ctx: MountContext, memoryId: string): void {
@@ -301,4 +337,5 @@ function updateOr<T>(update: () => T, recreate: () => T): T {
 function forget(ctx: MountContext, d: Draft): void {
   if (d.path !== null && ctx.drafts.get(d.path) === d) ctx.drafts.delete(d.path);
   d.path = null;
+  settleLocal(ctx, d);
 }

@@ -17,6 +17,10 @@ export interface Config {
   apiKey: string | null;
   /** How long Idempotency-Key receipts are replayed before they are purged, in seconds. */
   idempotencyTtlSeconds: number;
+  /** MNEMO_STORE_MAX_MEMORIES, MNEMO_STORE_MAX_BYTES, MNEMO_WORKSPACE_MAX_SESSIONS (src/limits.ts). */
+  storeLimits: { maxMemories: number; maxBytes: number; maxSessions: number };
+  /** Bytes of mount-local state (fs/local-budget.ts) one mount may hold (MNEMO_MOUNT_LOCAL_MAX_BYTES) and all mounts together (MNEMO_LOCAL_MAX_BYTES). */
+  localLimits: { mountMaxBytes: number; serverMaxBytes: number };
 }
 
 export type Flags = Record<string, string | boolean | undefined>;
@@ -47,6 +51,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Flags = 
   if (!/^\d+$/.test(ckptRaw) || checkpointMaxBytes < 1024 || checkpointMaxBytes > 1024 * 1024) {
     throw new Error(`invalid checkpoint max bytes: ${ckptRaw} (1024 to 1048576)`);
   }
+  /** A limit from the environment: a whole number of at least 1, or the default. */
+  const limit = (name: string, fallback: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const n = Number(raw);
+    if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < 1) throw new Error(`invalid ${name}: ${raw} (a whole number, at least 1)`);
+    return n;
+  };
+  const MiB = 1024 * 1024;
+  const storeLimits = Object.freeze({
+    maxMemories: limit('MNEMO_STORE_MAX_MEMORIES', 1_000_000),
+    maxBytes: limit('MNEMO_STORE_MAX_BYTES', 1024 * MiB),
+    maxSessions: limit('MNEMO_WORKSPACE_MAX_SESSIONS', 256),
+  });
+  const localLimits = Object.freeze({
+    mountMaxBytes: limit('MNEMO_MOUNT_LOCAL_MAX_BYTES', 64 * MiB),
+    serverMaxBytes: limit('MNEMO_LOCAL_MAX_BYTES', 512 * MiB),
+  });
   return Object.freeze({
     host: pick('host', 'MNEMO_HOST') ?? '127.0.0.1',
     port,
@@ -58,5 +80,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Flags = 
     checkpointMaxBytes,
     apiKey: env['MNEMO_API_KEY'] ? env['MNEMO_API_KEY'] : null,
     idempotencyTtlSeconds,
+    storeLimits,
+    localLimits,
   });
 }

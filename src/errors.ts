@@ -19,6 +19,8 @@ export const ERROR_CODES = [
   'forbidden',
   'request_too_large',
   'budget_exceeded',
+  /** A store or workspace limit (src/limits.ts): 413 over HTTP, ENOSPC on a mount. */
+  'limit_exceeded',
   'internal',
 ] as const;
 

@@ -78,8 +78,9 @@ async function runServe(config: Config): Promise<number> {
     storage,
     onStoreChanged: (id, change) => mounter?.storeChanged(id, change),
     checkpointMaxBytes: config.checkpointMaxBytes,
+    limits: config.storeLimits,
   });
-  mounter = createMountManager({ service, log });
+  mounter = createMountManager({ service, log, localLimits: config.localLimits });
   const sessions = createSessions({ service, mounter, mountRoot: config.mountRoot, log });
   const minted = service.keys.bootstrapAdminKey(config.adminKey);
   const idempotency = createIdempotency({ storage, clock: service.clock, ttlSeconds: config.idempotencyTtlSeconds });
@@ -128,7 +129,7 @@ async function runMcp(config: Config): Promise<number> {
   }
   const lock = useDatabase(config);
   const storage = openSqliteStorage(config.dbFile);
-  const service = createService({ storage, checkpointMaxBytes: config.checkpointMaxBytes });
+  const service = createService({ storage, checkpointMaxBytes: config.checkpointMaxBytes, limits: config.storeLimits });
   const stopIndexing = indexInBackground(service);
   try {
     await serveMcpStdio({ service, apiKey: config.apiKey, log });
@@ -168,7 +169,7 @@ async function runMount(config: Config, args: string[], flags: Record<string, st
     lock.release();
     return 1;
   }
-  const mounter = createMountManager({ service, log });
+  const mounter = createMountManager({ service, log, localLimits: config.localLimits });
   // Writes are attributed to a session of their own, so they can be told apart in the history.
   const sessionId = newId('session');
   await mounter.mount({ storeId, hostPath, readOnly: flags['read-only'] === true, actor: { type: 'session_actor', sessionId } });
@@ -199,7 +200,7 @@ function sweepExpired(service: Service): NodeJS.Timeout {
 }
 
 function openService(config: Config): Service {
-  return createService({ storage: openSqliteStorage(config.dbFile) });
+  return createService({ storage: openSqliteStorage(config.dbFile), limits: config.storeLimits });
 }
 
 function untilSignal(): Promise<void> {

@@ -4,6 +4,7 @@ import { createCheckpoints } from './checkpoints.js';
 import { MnemoError, notFound } from './errors.js';
 import { newId, type IdGenerator } from './ids.js';
 import { createKeys } from './keys.js';
+import { createLimits, DEFAULT_LIMITS, type StoreLimits } from './limits.js';
 import { assertMemoryPath } from './paths.js';
 import type { Storage, WriteResult } from './storage/port.js';
 import type {
@@ -33,6 +34,8 @@ export interface ServiceOptions {
   onStoreChanged?: (storeId: string, change: 'archived' | 'deleted') => void;
   /** Largest checkpoint bundle accepted, in bytes (MNEMO_CHECKPOINT_MAX_BYTES; at most 1 MiB). */
   checkpointMaxBytes?: number;
+  /** Memories and bytes per store, active sessions per workspace (src/limits.ts; defaults there). */
+  limits?: Partial<StoreLimits>;
 }
 
 export function createService({
@@ -41,8 +44,10 @@ export function createService({
   ids = newId,
   onStoreChanged = () => {},
   checkpointMaxBytes,
+  limits: limitOptions = {},
 }: ServiceOptions) {
   const keys = createKeys(storage, clock);
+  const limits = createLimits(storage, { ...DEFAULT_LIMITS, ...limitOptions });
 
   function store(caller: Caller, id: string): Store {
     assertStoreGranted(caller, id);
@@ -70,6 +75,8 @@ export function createService({
     clock,
     ids,
     keys,
+    /** Store and workspace limits; sessions ask it before a session is created. */
+    limits,
     /** Agent continuity: checkpoints with a latest pointer, and restores within a byte budget. */
     checkpoints: createCheckpoints({
       storage, clock, ids, readable: store, writable,
@@ -114,14 +121,17 @@ export function createService({
 
     createMemory(caller: Caller, storeId: string, input: { path: string; content: string; mode?: number; expiry?: Expiry }): Memory {
       writable(caller, storeId);
+      const path = assertMemoryPath(input.path);
+      const content = assertContent(input.content);
+      limits.assertStoreRoom(storeId, 1, utf8Bytes(content));
       const s = stamp(caller);
       const expiresAt = resolveExpiry(input.expiry, s.now);
       return storage.createMemory({
         ...s,
         storeId,
         memoryId: ids('memory'),
-        path: assertMemoryPath(input.path),
-        content: assertContent(input.content),
+        path,
+        content,
         ...(input.mode === undefined ? {} : { mode: input.mode }),
         ...(expiresAt == null ? {} : { expiresAt }),
       });
@@ -139,7 +149,10 @@ export function createService({
     updateMemory(caller: Caller, storeId: string, memoryId: string, write: MemoryWrite): Memory {
       writable(caller, storeId);
       if (write.path !== undefined) assertMemoryPath(write.path);
-      if (write.content !== undefined) assertContent(write.content);
+      if (write.content !== undefined) {
+        assertContent(write.content);
+        limits.assertStoreRoom(storeId, 0, utf8Bytes(write.content), () => storage.getMemory(storeId, memoryId)?.contentSizeBytes ?? 0);
+      }
       const { expiry, ...rest } = write;
       const s = stamp(caller);
       const expiresAt = resolveExpiry(expiry, s.now);
@@ -160,12 +173,16 @@ export function createService({
     /** Create-or-update by path: a save through a mount; `memoryId` names the memory if the path is free. */
     saveMemoryAt(caller: Caller, storeId: string, input: { path: string; content: string; memoryId: string; mode?: number }): WriteResult {
       writable(caller, storeId);
+      const path = assertMemoryPath(input.path);
+      const content = assertContent(input.content);
+      const existing = storage.getMemoryMetaByPath(storeId, path);
+      limits.assertStoreRoom(storeId, existing ? 0 : 1, utf8Bytes(content), () => existing?.contentSizeBytes ?? 0);
       return storage.saveMemoryAt({
         ...stamp(caller),
         storeId,
         memoryId: input.memoryId,
-        path: assertMemoryPath(input.path),
-        content: assertContent(input.content),
+        path,
+        content,
         ...(input.mode === undefined ? {} : { mode: input.mode }),
       });
     },
@@ -207,6 +224,10 @@ export function createService({
       return storage.redactVersion(storeId, versionId, caller.actor, clock());
     },
   };
+}
+
+function utf8Bytes(s: string): number {
+  return Buffer.byteLength(s, 'utf8');
 }
 
 export type Service = ReturnType<typeof createService>;

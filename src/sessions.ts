@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { assertAllowed, storeGranted } from './access.js';
 import { MnemoError, notFound } from './errors.js';
 import type { Mounter } from './mounts.js';
+import { removeSessionDirs, sweepSessionDirs } from './mount-dirs.js';
 import { slugify } from './paths.js';
 import type { Service } from './service.js';
 import type { Caller, Page, Session, SessionResource } from './types.js';
@@ -52,8 +53,10 @@ export function createSessions({ service, mounter, mountRoot, log = () => {} }: 
     }
   }
 
+  /** Unmounts the session's stores and removes their (now empty) mount points: nothing is left under the mount root. */
   async function unmountAll(session: Session): Promise<void> {
     for (const r of session.resources) await mounter.unmount(r.hostPath);
+    await removeSessionDirs(mountRoot, session.id, session.resources.map((r) => r.hostPath), log);
   }
 
   return {
@@ -88,6 +91,7 @@ export function createSessions({ service, mounter, mountRoot, log = () => {} }: 
         endedAt: null,
       };
       storage.atomic(() => {
+        service.limits.assertSessionRoom(caller.workspaceId);
         storage.insertSession(session);
         hooks?.record(session);
       });
@@ -131,7 +135,9 @@ export function createSessions({ service, mounter, mountRoot, log = () => {} }: 
     /** On start: clear mounts a crash left behind, then mount every active session again. */
     async restore(): Promise<void> {
       await mounter.clearStale(mountRoot);
-      for (const s of storage.listActiveSessions()) {
+      const active = storage.listActiveSessions();
+      await sweepSessionDirs(mountRoot, new Set(active.map((s) => s.id)), log);
+      for (const s of active) {
         try {
           await mountAll(s);
         } catch (err) {

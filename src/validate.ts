@@ -246,15 +246,17 @@ export function parseView(raw: string | undefined, fallback: View): View {
   fail('view', 'must be "basic" or "full"');
 }
 
+/**
+ * A page size. `view=full` caps it at LIMITS.listMaxFull rather than refusing more (the SDK's
+ * documented contract: "view=full caps limit at 20"); the overall range 1–listMax still applies.
+ */
 export function parseLimit(raw: string | undefined, view: View = 'basic'): number {
-  const max = view === 'full' ? LIMITS.listMaxFull : LIMITS.listMax;
+  const max = LIMITS.listMax;
   if (raw === undefined) return LIMITS.listDefault;
   if (!/^\d{1,6}$/.test(raw)) fail('limit', `must be an integer from 1 to ${max}`);
   const n = Number(raw);
-  if (n < 1 || n > max) {
-    fail('limit', `must be from 1 to ${max}${view === 'full' ? ' with view=full' : ''} (got ${n})`);
-  }
-  return n;
+  if (n < 1 || n > max) fail('limit', `must be from 1 to ${max} (got ${n})`);
+  return view === 'full' ? Math.min(n, LIMITS.listMaxFull) : n;
 }
 
 export function parseBool(raw: string | undefined, field: string): boolean {

@@ -52,4 +52,5 @@ const HINTS: Partial<Record<string, string>> = {
   forbidden: 'This API key does not allow this action.',
   budget_exceeded: 'Call memory_restore again with max_bytes at least the size named above.',
   not_found: 'Check the id or path (memory_list, memory_search).',
+  limit_exceeded: 'The store is at a limit: delete memories that are no longer needed (memory_delete), or ask the operator to raise it.',
 };

@@ -114,6 +114,12 @@ export interface Receipt extends ReceiptScope {
   expiresAt: string;
 }
 
+/** What a store's limits are checked against. */
+export interface StoreUsage {
+  memories: number;
+  bytes: number;
+}
+
 export interface DirectoryListing {
   files: MemoryMeta[];
   /** Names of subdirectories implied by deeper memory paths. */
@@ -155,6 +161,8 @@ export interface Storage extends ContinuityStorage {
   updateStore(workspaceId: string, id: string, patch: StorePatch, now: string): Store;
   archiveStore(workspaceId: string, id: string, now: string): Store;
   deleteStore(workspaceId: string, id: string): void;
+  /** How many memories the store holds and the sum of their sizes: one indexed row (schema-limits.ts). */
+  storeUsage(storeId: string): StoreUsage;
 
   // memories
   createMemory(input: CreateMemoryInput): Memory;
@@ -195,6 +203,8 @@ export interface Storage extends ContinuityStorage {
   listSessions(workspaceId: string, limit: number, page: string | null): Page<Session>;
   listActiveSessions(): Session[];
   endSession(workspaceId: string, id: string, now: string): Session;
+  /** Active sessions of a workspace, counted from an index of active sessions only. */
+  countActiveSessions(workspaceId: string): number;
 
   /** SQLite's own integrity check; an empty list means clean. */
   integrityCheck(): string[];

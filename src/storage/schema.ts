@@ -19,6 +19,7 @@
 
 import { MIGRATION_3 } from './schema-continuity.js';
 import { MIGRATION_5 } from './schema-search.js';
+import { MIGRATION_6 } from './schema-limits.js';
 
 export interface Migration {
   version: number;
@@ -175,6 +176,11 @@ CREATE INDEX memories_meta_by_path ON memories
     // Speed: writes queue full-text indexing instead of doing it (invariant 11). See schema-search.ts.
     version: 5,
     sql: MIGRATION_5,
+  },
+  {
+    // Limits (issue 11): a per-store usage counter and an index of active sessions. See schema-limits.ts.
+    version: 6,
+    sql: MIGRATION_6,
   },
 ];
 

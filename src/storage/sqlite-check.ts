@@ -7,6 +7,7 @@ import { byteLength, MAX_CONTENT_BYTES, sha256Hex } from '../content.js';
 import { ancestors, assertMemoryPath } from '../paths.js';
 import type { Storage } from './port.js';
 import { createContinuityCheck } from './sqlite-check-continuity.js';
+import { createUsageCheck } from './sqlite-check-limits.js';
 import type { MemoryRow, VersionRow } from './rows.js';
 import { RECEIPT_VERSION_FIELDS } from './sqlite-receipts.js';
 import type { Db } from './tx.js';
@@ -29,6 +30,7 @@ export function createCheckStatements(db: Db): Pick<Storage, 'domainCheck'> {
     ),
   };
   const checkContinuity = createContinuityCheck(db);
+  const checkUsage = createUsageCheck(db);
 
   return {
     domainCheck(): string[] {
@@ -39,6 +41,7 @@ export function createCheckStatements(db: Db): Pick<Storage, 'domainCheck'> {
       };
       checkMemories(q, report);
       checkContinuity(report);
+      checkUsage(report);
       for (const r of q.versionPaths.iterate() as Iterable<{ id: string; path: string }>) {
         if (!validPath(r.path)) report(`version ${r.id}: stored path ${JSON.stringify(r.path)} is not a valid memory path`);
       }

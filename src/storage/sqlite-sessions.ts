@@ -6,7 +6,7 @@ import type { Storage } from './port.js';
 import { toSession, type SessionRow } from './rows.js';
 import { writeTx, type Db } from './tx.js';
 
-type SessionStatements = Pick<Storage, 'insertSession' | 'getSession' | 'listSessions' | 'listActiveSessions' | 'endSession'>;
+type SessionStatements = Pick<Storage, 'insertSession' | 'getSession' | 'listSessions' | 'listActiveSessions' | 'endSession' | 'countActiveSessions'>;
 
 export function createSessionStatements(db: Db): SessionStatements {
   const q = {
@@ -17,6 +17,7 @@ export function createSessionStatements(db: Db): SessionStatements {
     list: db.prepare('SELECT * FROM sessions WHERE workspace_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?'),
     active: db.prepare("SELECT * FROM sessions WHERE status = 'active' ORDER BY seq"),
     end: db.prepare("UPDATE sessions SET status = 'ended', ended_at = ? WHERE id = ?"),
+    countActive: db.prepare("SELECT count(*) AS n FROM sessions INDEXED BY sessions_active_by_workspace WHERE workspace_id = ? AND status = 'active'"),
   };
 
   return {
@@ -32,6 +33,9 @@ export function createSessionStatements(db: Db): SessionStatements {
       const rows = q.list.all(workspaceId, c ? cursorNumber(c, 's') : Number.MAX_SAFE_INTEGER, limit + 1) as SessionRow[];
       const data = rows.slice(0, limit);
       return { data: data.map(toSession), nextPage: rows.length > limit ? encodeCursor({ s: data[data.length - 1]!.seq }) : null };
+    },
+    countActiveSessions(workspaceId) {
+      return (q.countActive.get(workspaceId) as { n: number }).n;
     },
     listActiveSessions() {
       return (q.active.all() as SessionRow[]).map(toSession);

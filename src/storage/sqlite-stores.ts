@@ -23,6 +23,7 @@ type StoreStatements = Pick<
   | 'updateStore'
   | 'archiveStore'
   | 'deleteStore'
+  | 'storeUsage'
 >;
 
 export function createStoreStatements(db: Db, index: SearchIndex): StoreStatements {
@@ -56,6 +57,7 @@ export function createStoreStatements(db: Db, index: SearchIndex): StoreStatemen
     ),
     archiveStore: db.prepare('UPDATE stores SET archived_at = ?, updated_at = ? WHERE id = ?'),
     deleteStore: db.prepare('DELETE FROM stores WHERE id = ? AND workspace_id = ?'),
+    usage: db.prepare('SELECT memories, bytes FROM store_usage WHERE store_id = ?'),
   };
 
   function mustGet(workspaceId: string, id: string): StoreRow {
@@ -143,5 +145,9 @@ export function createStoreStatements(db: Db, index: SearchIndex): StoreStatemen
         index.unindexStore(id);
         q.deleteStore.run(id, workspaceId);
       }),
+    storeUsage(storeId) {
+      const r = q.usage.get(storeId) as { memories: number; bytes: number } | undefined;
+      return r ? { memories: r.memories, bytes: r.bytes } : { memories: 0, bytes: 0 };
+    },
   };
 }

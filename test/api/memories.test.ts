@@ -425,14 +425,26 @@ describe('list', () => {
     await expectApiError(memories().list(store.id, { depth }), 400, 'invalid_request_error');
   });
 
-  it('enforces limit 1–100 with view=basic and 1–20 with view=full', async () => {
+  it('refuses limits outside 1–100 with 400 in either view', async () => {
     await newStore();
     await create('/one.md');
     expect((await memories().list(store.id, { limit: 100 })).data).toHaveLength(1);
-    expect((await memories().list(store.id, { limit: 20, view: 'full' })).data).toHaveLength(1);
-    for (const [limit, view] of [[0, 'basic'], [101, 'basic'], [21, 'full'], [0, 'full']] as const) {
+    for (const [limit, view] of [[0, 'basic'], [101, 'basic'], [101, 'full'], [0, 'full']] as const) {
       await expectApiError(memories().list(store.id, { limit, view }), 400, 'invalid_request_error');
     }
+  });
+
+  it('caps a view=full page at 20 memories when a larger limit is asked for, and pages on', async () => {
+    await newStore();
+    for (let i = 0; i < 23; i++) await create(`/cap/${String(i).padStart(2, '0')}.md`);
+    const first = await memories().list(store.id, { limit: 50, view: 'full' });
+    expect(first.data).toHaveLength(20);
+    expect(first.data.every((m) => m.type === 'memory' && typeof m.content === 'string')).toBe(true);
+    const next = (first as unknown as { next_page: string | null }).next_page;
+    expect(next).toBeTruthy();
+    const rest = await memories().list(store.id, { limit: 50, view: 'full', page: next! });
+    expect(rest.data).toHaveLength(3);
+    expect((await memories().list(store.id, { limit: 50 })).data).toHaveLength(23);
   });
 
   it('pages through 25 memories with no duplicates or gaps (depth 0)', async () => {

@@ -157,14 +157,23 @@ describe('filters', () => {
     expect(redacted.created_by).toEqual({ type: 'api_actor', api_key_id: adminId });
   });
 
-  it('enforces limit 1–100 with view=basic and 1–20 with view=full', async () => {
+  it('refuses limits outside 1–100 with 400 in either view', async () => {
     await newStore();
     await memories().create(store.id, { path: '/l.md', content: 'x' });
     expect((await versions().list(store.id, { limit: 100 })).data).toHaveLength(1);
-    expect((await versions().list(store.id, { limit: 20, view: 'full' })).data).toHaveLength(1);
-    for (const [limit, view] of [[0, 'basic'], [101, 'basic'], [21, 'full']] as const) {
+    for (const [limit, view] of [[0, 'basic'], [101, 'basic'], [101, 'full']] as const) {
       await expectApiError(versions().list(store.id, { limit, view }), 400, 'invalid_request_error');
     }
+  });
+
+  it('caps a view=full page at 20 versions when a larger limit is asked for', async () => {
+    await newStore();
+    const m = await memories().create(store.id, { path: '/cap.md', content: 'v0' });
+    for (let i = 1; i < 22; i++) await memories().update(m.id, { memory_store_id: store.id, content: `v${i}` });
+    const page = await versions().list(store.id, { limit: 21, view: 'full' });
+    expect(page.data).toHaveLength(20);
+    expect(page.data[0]!.content).toBe('v21');
+    expect((await versions().list(store.id, { limit: 21 })).data).toHaveLength(21);
   });
 });
 

@@ -268,6 +268,8 @@ describe('list parameters', () => {
     ['1', 'basic', 1],
     ['100', 'basic', 100],
     ['20', 'full', 20],
+    ['21', 'full', 20],
+    ['100', 'full', 20],
     ['1', 'full', 1],
     [undefined, 'basic', 20],
     [undefined, 'full', 20],
@@ -278,8 +280,8 @@ describe('list parameters', () => {
   it.each([
     ['0', 'basic'],
     ['101', 'basic'],
-    ['21', 'full'],
-    ['100', 'full'],
+    ['101', 'full'],
+    ['0', 'full'],
     ['abc', 'basic'],
     ['1.5', 'basic'],
     ['-1', 'basic'],
@@ -292,10 +294,11 @@ describe('list parameters', () => {
     expect(codeOf(() => parseLimit(raw, view))).toBe('invalid_request');
   });
 
-  it('list queries apply the view cap to the limit', () => {
+  it('list queries cap the limit at 20 with view=full', () => {
     expect(parseMemoryListQuery({ view: 'full', limit: '20' }).limit).toBe(20);
-    expect(codeOf(() => parseMemoryListQuery({ view: 'full', limit: '21' }))).toBe('invalid_request');
-    expect(codeOf(() => parseVersionListQuery({ view: 'full', limit: '21' }))).toBe('invalid_request');
+    expect(parseMemoryListQuery({ view: 'full', limit: '21' }).limit).toBe(20);
+    expect(parseVersionListQuery({ view: 'full', limit: '50' }).limit).toBe(20);
+    expect(codeOf(() => parseVersionListQuery({ view: 'full', limit: '101' }))).toBe('invalid_request');
     expect(parseVersionListQuery({ limit: '100' }).limit).toBe(100);
     expect(codeOf(() => parseStoreListQuery({ limit: '101' }))).toBe('invalid_request');
   });

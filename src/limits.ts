@@ -1,0 +1,63 @@
+/**
+ * @module Store and workspace limits: the one place they are enforced. The service asks before a
+ * write that could grow a store (a new memory, or more bytes) and before a session is created;
+ * past a limit the write is refused whole with `limit_exceeded` (HTTP 413, ENOSPC on a mount),
+ * in a message naming the limit and the setting that raises it. Usage is read from a counter the
+ * database keeps (schema-limits.ts), so a check costs one indexed row, never a scan of the store.
+ */
+import { MnemoError } from './errors.js';
+import type { Storage } from './storage/port.js';
+
+export interface StoreLimits {
+  /** Memories one store may hold (MNEMO_STORE_MAX_MEMORIES). */
+  maxMemories: number;
+  /** Sum of the current content sizes of one store's memories, in bytes (MNEMO_STORE_MAX_BYTES). */
+  maxBytes: number;
+  /** Active sessions one workspace may have (MNEMO_WORKSPACE_MAX_SESSIONS). */
+  maxSessions: number;
+}
+
+export const DEFAULT_LIMITS: Readonly<StoreLimits> = Object.freeze({
+  maxMemories: 1_000_000,
+  maxBytes: 1024 * 1024 * 1024,
+  maxSessions: 256,
+});
+
+export function createLimits(storage: Storage, limits: StoreLimits) {
+  return {
+    limits,
+    /**
+     * Refuses a write that would leave the store over a limit: `addMemories` new memories and
+     * `addBytes` more content. `oldBytes` gives the size being replaced, asked only when the
+     * write could cross the byte limit at all (so a plain update costs no extra read).
+     */
+    assertStoreRoom(storeId: string, addMemories: number, newBytes: number, oldBytes: () => number = () => 0): void {
+      const usage = storage.storeUsage(storeId);
+      if (addMemories > 0 && usage.memories + addMemories > limits.maxMemories) {
+        throw new MnemoError(
+          'limit_exceeded',
+          `memory store ${storeId} already holds ${usage.memories} memories, its limit (MNEMO_STORE_MAX_MEMORIES=${limits.maxMemories}): delete some first`,
+        );
+      }
+      if (usage.bytes + newBytes <= limits.maxBytes) return;
+      const after = usage.bytes - oldBytes() + newBytes;
+      if (after > limits.maxBytes && after > usage.bytes) {
+        throw new MnemoError(
+          'limit_exceeded',
+          `memory store ${storeId} would hold ${after} bytes of content, over its limit (MNEMO_STORE_MAX_BYTES=${limits.maxBytes})`,
+        );
+      }
+    },
+    assertSessionRoom(workspaceId: string): void {
+      const active = storage.countActiveSessions(workspaceId);
+      if (active >= limits.maxSessions) {
+        throw new MnemoError(
+          'limit_exceeded',
+          `the workspace already has ${active} active sessions, its limit (MNEMO_WORKSPACE_MAX_SESSIONS=${limits.maxSessions}): end one first`,
+        );
+      }
+    },
+  };
+}
+
+export type Limits = ReturnType<typeof createLimits>;

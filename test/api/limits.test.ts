@@ -1,0 +1,75 @@
+/**
+ * Store limits through the official SDK against a real server whose limits are set small through
+ * the environment (issue 11, item 5): memories per store and bytes per store are refused with 413
+ * `request_too_large` naming the limit, counted per store, and freed by deletes.
+ */
+import type Anthropic from '@anthropic-ai/sdk';
+import { describe, expect, it } from 'vitest';
+import { expectApiError, useServer } from '../helpers/sdk.js';
+import { makeTempDir, runCli } from '../helpers/server.js';
+import { rmSync } from 'node:fs';
+
+let client: Anthropic;
+useServer(
+  (_s, c) => {
+    client = c;
+  },
+  { env: { MNEMO_STORE_MAX_MEMORIES: '3', MNEMO_STORE_MAX_BYTES: '1000' } },
+);
+
+const memories = () => client.beta.memoryStores.memories;
+const newStore = (name = 'limited') => client.beta.memoryStores.create({ name });
+
+describe('store limits', () => {
+  it('refuses a memory past MNEMO_STORE_MAX_MEMORIES with 413 naming the limit, and takes one again after a delete', async () => {
+    const store = await newStore();
+    const made = [];
+    for (const p of ['/a.md', '/b.md', '/c.md']) made.push(await memories().create(store.id, { path: p, content: 'x' }));
+    const err = await expectApiError(memories().create(store.id, { path: '/d.md', content: 'x' }), 413, 'request_too_large');
+    expect(err.message).toContain('MNEMO_STORE_MAX_MEMORIES=3');
+    expect((await memories().list(store.id)).data.map((m) => m.path)).toEqual(['/a.md', '/b.md', '/c.md']);
+    // Updates and renames add no memory: still allowed at the limit.
+    await memories().update(made[0]!.id, { memory_store_id: store.id, content: 'y', path: '/a2.md' });
+    await memories().delete(made[1]!.id, { memory_store_id: store.id });
+    await memories().create(store.id, { path: '/d.md', content: 'x' });
+    // The limit is per store: another store starts empty.
+    const other = await newStore('other');
+    await memories().create(other.id, { path: '/a.md', content: 'x' });
+  });
+
+  it('refuses content past MNEMO_STORE_MAX_BYTES with 413, counts an update by its change in size, and frees bytes on delete', async () => {
+    const store = await newStore();
+    const big = await memories().create(store.id, { path: '/big.md', content: 'a'.repeat(600) });
+    const err = await expectApiError(memories().create(store.id, { path: '/more.md', content: 'b'.repeat(401) }), 413, 'request_too_large');
+    expect(err.message).toContain('MNEMO_STORE_MAX_BYTES=1000');
+    await memories().create(store.id, { path: '/fits.md', content: 'b'.repeat(400) });
+    // 600 → 500 shrinks the store: allowed even though it is full.
+    await memories().update(big.id, { memory_store_id: store.id, content: 'c'.repeat(500) });
+    await expectApiError(memories().update(big.id, { memory_store_id: store.id, content: 'c'.repeat(601) }), 413, 'request_too_large');
+    await memories().update(big.id, { memory_store_id: store.id, content: 'c'.repeat(600) });
+    expect((await memories().retrieve(big.id, { memory_store_id: store.id })).content).toBe('c'.repeat(600));
+    // Bytes are counted as UTF-8: 'é' is two.
+    await expectApiError(memories().create(store.id, { path: '/u.md', content: 'é' }), 413, 'request_too_large');
+    await memories().delete(big.id, { memory_store_id: store.id });
+    await memories().create(store.id, { path: '/u.md', content: 'é'.repeat(300) });
+  });
+});
+
+describe('limit settings', () => {
+  it.each([
+    ['MNEMO_STORE_MAX_MEMORIES', 'many'],
+    ['MNEMO_STORE_MAX_BYTES', '0'],
+    ['MNEMO_WORKSPACE_MAX_SESSIONS', '-1'],
+    ['MNEMO_MOUNT_LOCAL_MAX_BYTES', '1.5'],
+    ['MNEMO_LOCAL_MAX_BYTES', '1e9'],
+  ])('a server with %s=%s refuses to start with a message naming the setting', async (name, value) => {
+    const dir = makeTempDir();
+    try {
+      const res = await runCli(['serve', '--port', '0', '--data-dir', dir], { [name]: value });
+      expect(res.code).toBe(1);
+      expect(res.stderr).toContain(`invalid ${name}: ${value}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,134 @@
+/**
+ * Limits on a live mount (issue 11, item 5), through the real server with small limits set in its
+ * environment and python child processes writing into session mounts:
+ * - mount-local state (`.git/` files, temp-looking drafts) is capped per mount and per server:
+ *   past a cap a write fails with ENOSPC, nothing of the refused file is kept, and deleting or
+ *   truncating local files, or ending a session, gives the bytes back;
+ * - store limits refuse a save through the mount with ENOSPC;
+ * - active sessions per workspace are capped (413 naming the limit).
+ */
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { eventually, FUSE_AVAILABLE, py } from '../helpers/mount.js';
+import { rawRequest, sdkClient } from '../helpers/sdk.js';
+import { startServer, type RunningServer } from '../helpers/server.js';
+
+const KiB = 1024;
+
+async function serverWith(env: Record<string, string>): Promise<RunningServer> {
+  const server = await startServer({ env });
+  onTestFinished(() => server.stop());
+  return server;
+}
+
+async function sessionOn(server: RunningServer, storeId: string): Promise<{ id: string; dir: string }> {
+  const res = await rawRequest(server.url, 'POST', '/v1/sessions', {
+    apiKey: server.adminKey,
+    body: JSON.stringify({ resources: [{ type: 'memory_store', memory_store_id: storeId }] }),
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  const s = res.body as { id: string; resources: { host_path: string }[] };
+  return { id: s.id, dir: s.resources[0]!.host_path };
+}
+
+/**
+ * Python that writes files of `size` bytes named by `names` (one open/write/close each) and prints
+ * a JSON list: "ok", or the errno name that stopped that file, plus whether the refused file was
+ * left behind (it must not be, once its close is done).
+ */
+const WRITER = `
+import errno, json, os, sys, time
+size = int(sys.argv[1]); out = []
+for name in sys.argv[2:]:
+    os.makedirs(os.path.dirname(name) or '.', exist_ok=True)
+    try:
+        with open(name, 'wb') as f:
+            f.write(b'x' * size)
+        out.append('ok')
+    except OSError as e:
+        # release follows close asynchronously: give it a moment before looking
+        for _ in range(50):
+            if not os.path.exists(name): break
+            time.sleep(0.02)
+        out.append(errno.errorcode[e.errno] + (' kept' if os.path.exists(name) else ''))
+print(json.dumps(out))
+`;
+
+async function write(dir: string, size: number, names: string[]): Promise<string[]> {
+  const r = await py(WRITER, dir, [String(size), ...names]);
+  expect(r.code, r.stderr).toBe(0);
+  return JSON.parse(r.stdout) as string[];
+}
+
+const objects = (from: number, n: number) => Array.from({ length: n }, (_, i) => `.git/objects/${String(from + i).padStart(2, '0')}`);
+
+describe.skipIf(!FUSE_AVAILABLE)('mount-local caps', () => {
+  it('files under .git/ past MNEMO_MOUNT_LOCAL_MAX_BYTES fail with ENOSPC, keep nothing of the refused file, and deletes give the bytes back', async () => {
+    const server = await serverWith({ MNEMO_MOUNT_LOCAL_MAX_BYTES: String(1024 * KiB) });
+    const store = await sdkClient(server.url, server.adminKey).beta.memoryStores.create({ name: 'git' });
+    const { dir } = await sessionOn(server, store.id);
+    // Ten 100 KiB objects fit in 1 MiB; the eleventh does not.
+    expect(await write(dir, 100 * KiB, objects(0, 12))).toEqual([...Array(10).fill('ok'), 'ENOSPC', 'ENOSPC']);
+    // Deleting two frees room for two more, and no more than that.
+    const rm = await py(`import os\nos.remove('.git/objects/00')\nos.remove('.git/objects/01')`, dir);
+    expect(rm.code, rm.stderr).toBe(0);
+    expect(await write(dir, 100 * KiB, objects(20, 3))).toEqual(['ok', 'ok', 'ENOSPC']);
+    // Truncating one gives its bytes back too.
+    const tr = await py(`import os\nos.truncate('.git/objects/02', 0)`, dir);
+    expect(tr.code, tr.stderr).toBe(0);
+    expect(await write(dir, 100 * KiB, objects(30, 2))).toEqual(['ok', 'ENOSPC']);
+    // Temp-looking drafts kept until a rename count as well, and so does a file's unsaved working
+    // copy while it is written: with the mount full, a new ordinary file is refused too.
+    expect(await write(dir, 100 * KiB, ['sedAbC123', 'refused.md'])).toEqual(['ENOSPC', 'ENOSPC']);
+    const rm3 = await py(`import os\nfor n in ('03', '04', '05'): os.remove('.git/objects/' + n)`, dir);
+    expect(rm3.code, rm3.stderr).toBe(0);
+    // Once saved, a file is a stored version and holds nothing local: the room is there again.
+    expect(await write(dir, 100 * KiB, ['notes.md', 'more.md'])).toEqual(['ok', 'ok']);
+    expect(await write(dir, 100 * KiB, objects(40, 4))).toEqual(['ok', 'ok', 'ok', 'ENOSPC']);
+    await eventually(async () => expect(server.stderr()).toContain('MNEMO_MOUNT_LOCAL_MAX_BYTES=1048576'));
+  });
+
+  it('all mounts together are capped by MNEMO_LOCAL_MAX_BYTES, and ending a session gives its bytes back', async () => {
+    const server = await serverWith({ MNEMO_MOUNT_LOCAL_MAX_BYTES: String(1024 * KiB), MNEMO_LOCAL_MAX_BYTES: String(1536 * KiB) });
+    const client = sdkClient(server.url, server.adminKey);
+    const a = await sessionOn(server, (await client.beta.memoryStores.create({ name: 'a' })).id);
+    const b = await sessionOn(server, (await client.beta.memoryStores.create({ name: 'b' })).id);
+    expect(await write(a.dir, 100 * KiB, objects(0, 10))).toEqual(Array(10).fill('ok'));
+    // 1,000 KiB are held by a: b has 536 KiB of the server's 1,536 left, five objects.
+    expect(await write(b.dir, 100 * KiB, objects(0, 6))).toEqual([...Array(5).fill('ok'), 'ENOSPC']);
+    await eventually(async () => expect(server.stderr()).toContain('MNEMO_LOCAL_MAX_BYTES=1572864'));
+    const ended = await rawRequest(server.url, 'DELETE', `/v1/sessions/${a.id}`, { apiKey: server.adminKey });
+    expect(ended.status).toBe(200);
+    expect(await write(b.dir, 100 * KiB, objects(10, 6))).toEqual([...Array(5).fill('ok'), 'ENOSPC']);
+  });
+});
+
+describe.skipIf(!FUSE_AVAILABLE)('store limits on a mount', () => {
+  it('a save past MNEMO_STORE_MAX_MEMORIES or MNEMO_STORE_MAX_BYTES fails with ENOSPC and stores nothing', async () => {
+    const server = await serverWith({ MNEMO_STORE_MAX_MEMORIES: '3', MNEMO_STORE_MAX_BYTES: String(10 * KiB) });
+    const client = sdkClient(server.url, server.adminKey);
+    const store = await client.beta.memoryStores.create({ name: 'full' });
+    const { dir } = await sessionOn(server, store.id);
+    expect(await write(dir, 100, ['a.md', 'b.md', 'c.md', 'd.md'])).toEqual(['ok', 'ok', 'ok', 'ENOSPC']);
+    // Rewriting a stored file past the byte limit fails too; the file keeps its stored content.
+    expect(await write(dir, 10 * KiB, ['a.md'])).toEqual(['ENOSPC kept']);
+    const listed = (await client.beta.memoryStores.memories.list(store.id)).data;
+    expect(listed.map((m) => [m.path, (m as { content_size_bytes?: number }).content_size_bytes])).toEqual([['/a.md', 100], ['/b.md', 100], ['/c.md', 100]]);
+    await eventually(async () => expect(server.stderr()).toMatch(new RegExp(`mnemo: warn: save of ${store.id}/d\\.md failed: ENOSPC.*MNEMO_STORE_MAX_MEMORIES=3`)));
+  });
+
+  it('a session past MNEMO_WORKSPACE_MAX_SESSIONS is refused with 413 naming the limit, and ending one makes room', async () => {
+    const server = await serverWith({ MNEMO_WORKSPACE_MAX_SESSIONS: '2' });
+    const client = sdkClient(server.url, server.adminKey);
+    const store = await client.beta.memoryStores.create({ name: 'sessions' });
+    const first = await sessionOn(server, store.id);
+    await sessionOn(server, store.id);
+    const refused = await rawRequest(server.url, 'POST', '/v1/sessions', {
+      apiKey: server.adminKey,
+      body: JSON.stringify({ resources: [{ type: 'memory_store', memory_store_id: store.id }] }),
+    });
+    expect(refused.status).toBe(413);
+    expect(refused.body).toMatchObject({ type: 'error', error: { type: 'request_too_large', message: expect.stringContaining('MNEMO_WORKSPACE_MAX_SESSIONS=2') } });
+    await rawRequest(server.url, 'DELETE', `/v1/sessions/${first.id}`, { apiKey: server.adminKey });
+    await sessionOn(server, store.id);
+  });
+});

@@ -1,0 +1,105 @@
+/**
+ * Store limits in the core (issue 11, item 5): the usage counter the database keeps follows every
+ * write path (service, mount-style saves, moves, expiry, bulk import, store deletion), a migrated
+ * database starts with the right counts, `mnemo check` reports a counter that drifted, and the
+ * service refuses growth past a limit with `limit_exceeded`.
+ */
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { createService } from '../../src/service.js';
+import { openSqliteStorage } from '../../src/storage/sqlite.js';
+import { codeOf, fakeClock, openCore } from '../helpers/core.js';
+
+function truth(file: string, storeId: string): { memories: number; bytes: number } {
+  const db = new Database(file, { readonly: true });
+  try {
+    const r = db.prepare('SELECT count(*) AS n, coalesce(sum(content_size_bytes), 0) AS b FROM memories WHERE store_id = ?').get(storeId) as { n: number; b: number };
+    return { memories: r.n, bytes: r.b };
+  } finally {
+    db.close();
+  }
+}
+
+describe('store usage', () => {
+  it('follows creates, updates, saves by path, moves, deletes, expiry and bulk imports', () => {
+    const clock = fakeClock();
+    const core = openCore({ clock });
+    const { service, storage, caller } = core;
+    const store = service.createStore(caller, { name: 'u', description: '', metadata: {} });
+    const check = () => expect(storage.storeUsage(store.id)).toEqual(truth(core.file, store.id));
+    expect(storage.storeUsage(store.id)).toEqual({ memories: 0, bytes: 0 });
+    const a = service.createMemory(caller, store.id, { path: '/a.md', content: 'hello' });
+    check();
+    service.updateMemory(caller, store.id, a.id, { content: 'héllo, longer' });
+    check();
+    service.saveMemoryAt(caller, store.id, { path: '/b/c.md', content: 'x'.repeat(300), memoryId: service.ids('memory') });
+    service.saveMemoryAt(caller, store.id, { path: '/b/c.md', content: 'y', memoryId: service.ids('memory') });
+    check();
+    const d = service.createMemory(caller, store.id, { path: '/d.md', content: 'dd' });
+    service.moveMemory(caller, store.id, d.id, '/a.md'); // replaces /a.md
+    service.moveTree(caller, store.id, '/b', '/e');
+    check();
+    service.createMemory(caller, store.id, { path: '/ttl.md', content: 'short-lived', expiry: { ttlSeconds: 1 } });
+    check();
+    clock.set('2026-01-02T00:00:00.000Z');
+    service.purgeExpiredMemories();
+    check();
+    storage.importWrites(store.id, [
+      { memoryId: service.ids('memory'), versionId: service.ids('version'), operation: 'created', path: '/bulk.md', content: 'bulk', actor: caller.actor, now: clock() },
+    ]);
+    check();
+    service.deleteMemory(caller, store.id, d.id);
+    check();
+    expect(storage.storeUsage(store.id).memories).toBe(2);
+    service.deleteStore(caller, store.id);
+    expect(storage.storeUsage(store.id)).toEqual({ memories: 0, bytes: 0 });
+    expect(storage.domainCheck()).toEqual([]);
+  });
+
+  it('is filled in for memories written before the migration that adds it, and mnemo check reports a drifted counter', () => {
+    const core = openCore();
+    const store = core.service.createStore(core.caller, { name: 'old', description: '', metadata: {} });
+    for (let i = 0; i < 5; i++) core.service.createMemory(core.caller, store.id, { path: `/m${i}.md`, content: 'x'.repeat(i + 1) });
+    core.close();
+    // Back to schema 5, as a database from before the limits was.
+    const db = new Database(core.file);
+    db.exec(`DROP TRIGGER store_usage_insert; DROP TRIGGER store_usage_delete; DROP TRIGGER store_usage_resize;
+             DROP TABLE store_usage; DROP INDEX sessions_active_by_workspace; PRAGMA user_version = 5;`);
+    db.close();
+    const storage = openSqliteStorage(core.file);
+    try {
+      expect(storage.storeUsage(store.id)).toEqual({ memories: 5, bytes: 15 });
+      expect(storage.domainCheck()).toEqual([]);
+    } finally {
+      storage.close();
+    }
+    const tamper = new Database(core.file);
+    tamper.prepare('UPDATE store_usage SET bytes = 1 WHERE store_id = ?').run(store.id);
+    tamper.close();
+    const again = openSqliteStorage(core.file);
+    try {
+      expect(again.domainCheck()).toEqual([expect.stringContaining(`store ${store.id}: usage counter says 5 memories / 1 bytes, the store holds 5 / 15`)]);
+    } finally {
+      again.close();
+    }
+  });
+});
+
+describe('the service enforces store limits', () => {
+  it('refuses a new memory or more bytes past a limit with limit_exceeded and writes nothing', () => {
+    const core = openCore();
+    const service = createService({ storage: core.storage, limits: { maxMemories: 2, maxBytes: 10 } });
+    const store = service.createStore(core.caller, { name: 'l', description: '', metadata: {} });
+    const a = service.createMemory(core.caller, store.id, { path: '/a.md', content: '12345' });
+    service.createMemory(core.caller, store.id, { path: '/b.md', content: '1' });
+    expect(codeOf(() => service.createMemory(core.caller, store.id, { path: '/c.md', content: '' }))).toBe('limit_exceeded');
+    expect(codeOf(() => service.saveMemoryAt(core.caller, store.id, { path: '/c.md', content: '', memoryId: service.ids('memory') }))).toBe('limit_exceeded');
+    // A save by path over an existing memory is an update: counted by its change in size.
+    service.saveMemoryAt(core.caller, store.id, { path: '/a.md', content: '123456789', memoryId: service.ids('memory') });
+    expect(codeOf(() => service.updateMemory(core.caller, store.id, a.id, { content: '1234567890' }))).toBe('limit_exceeded');
+    expect(service.getMemory(core.caller, store.id, a.id).content).toBe('123456789');
+    expect(core.storage.storeUsage(store.id)).toEqual({ memories: 2, bytes: 10 });
+    // Bad content is refused for what it is, before any limit.
+    expect(codeOf(() => service.createMemory(core.caller, store.id, { path: '/x.md', content: 'x'.repeat(200_000) }))).toBe('content_too_large');
+  });
+});
