@@ -6,7 +6,7 @@ export interface ParsedArgs {
   flags: Record<string, string | boolean>;
 }
 
-const SWITCHES = new Set(['read-only', 'help', 'json', 'all-workspaces']);
+const SWITCHES = new Set(['read-only', 'help', 'json', 'all-workspaces', 'rotate-admin-key']);
 
 export function parseArgs(argv: string[]): ParsedArgs {
   const [command = 'help', ...rest] = argv;
@@ -35,8 +35,9 @@ export function parseArgs(argv: string[]): ParsedArgs {
 export const USAGE = `mnemo — versioned memory stores for AI agents
 
 Usage:
-  mnemo serve [--host H] [--port P] [--data-dir D] [--mount-root M]
+  mnemo serve [--host H] [--port P] [--data-dir D] [--mount-root M] [--rotate-admin-key]
       Start the HTTP API (and session mounts). Prints its URL on the first line.
+      --rotate-admin-key: revoke the seeded admin key and make MNEMO_ADMIN_KEY the admin key.
   mnemo keys create [--name N] [--role admin|read_write|read_only] [--workspace ID]
                     [--stores ID,ID] [--all-workspaces] [--data-dir D]
       Mint an API key (default workspace unless --workspace) and print its secret once.

@@ -17,7 +17,12 @@ export interface Config {
   apiKey: string | null;
   /** How long Idempotency-Key receipts are replayed before they are purged, in seconds. */
   idempotencyTtlSeconds: number;
+  /** --rotate-admin-key: `serve` replaces the seeded admin key with MNEMO_ADMIN_KEY (flag only). */
+  rotateAdminKey: boolean;
 }
+
+/** MNEMO_ADMIN_KEY must be at least this long: it is the operator key of every workspace. */
+export const MIN_ADMIN_KEY_LENGTH = 32;
 
 export type Flags = Record<string, string | boolean | undefined>;
 
@@ -47,16 +52,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Flags = 
   if (!/^\d+$/.test(ckptRaw) || checkpointMaxBytes < 1024 || checkpointMaxBytes > 1024 * 1024) {
     throw new Error(`invalid checkpoint max bytes: ${ckptRaw} (1024 to 1048576)`);
   }
+  const adminKey = env['MNEMO_ADMIN_KEY'] ? env['MNEMO_ADMIN_KEY'] : null;
+  if (adminKey !== null && adminKey.length < MIN_ADMIN_KEY_LENGTH) {
+    throw new Error(`MNEMO_ADMIN_KEY is ${adminKey.length} characters long; it must have at least ${MIN_ADMIN_KEY_LENGTH} (e.g. openssl rand -hex 24)`);
+  }
   return Object.freeze({
     host: pick('host', 'MNEMO_HOST') ?? '127.0.0.1',
     port,
     dataDir,
     dbFile: join(dataDir, 'mnemo.db'),
     mountRoot: resolve(pick('mount-root', 'MNEMO_MOUNT_ROOT') ?? (isRoot() ? '/mnt/memory' : join(dataDir, 'mnt'))),
-    adminKey: env['MNEMO_ADMIN_KEY'] ? env['MNEMO_ADMIN_KEY'] : null,
+    adminKey,
     maxBodyBytes,
     checkpointMaxBytes,
     apiKey: env['MNEMO_API_KEY'] ? env['MNEMO_API_KEY'] : null,
     idempotencyTtlSeconds,
+    rotateAdminKey: flags['rotate-admin-key'] === true,
   });
 }

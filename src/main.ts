@@ -69,7 +69,8 @@ async function runServe(config: Config): Promise<number> {
   });
   mounter = createMountManager({ service, log });
   const sessions = createSessions({ service, mounter, mountRoot: config.mountRoot, log });
-  const minted = service.keys.bootstrapAdminKey(config.adminKey);
+  const { minted, revoked } = service.keys.bootstrapAdminKey(config.adminKey, config.rotateAdminKey);
+  if (revoked) log(`mnemo: admin key rotated: ${revoked.id} is revoked, MNEMO_ADMIN_KEY is the admin key now`);
   await sessions.restore();
   const idempotency = createIdempotency({ storage, clock: service.clock, ttlSeconds: config.idempotencyTtlSeconds });
   idempotency.purge();

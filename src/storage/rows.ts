@@ -65,6 +65,7 @@ export interface SessionRow {
   resources: string;
   created_at: string;
   ended_at: string | null;
+  local_pid: number | null;
 }
 
 export function toStore(r: StoreRow): Store {
@@ -145,5 +146,6 @@ export function toSession(r: SessionRow): Session {
     resources: JSON.parse(r.resources) as Session['resources'],
     createdAt: r.created_at,
     endedAt: r.ended_at,
+    localPid: r.local_pid,
   };
 }

@@ -18,6 +18,7 @@
 
 import { MIGRATION_3 } from './schema-continuity.js';
 import { MIGRATION_5 } from './schema-search.js';
+import { MIGRATION_6 } from './schema-hardening.js';
 
 export interface Migration {
   version: number;
@@ -174,6 +175,11 @@ CREATE INDEX memories_meta_by_path ON memories
     // Speed: writes queue full-text indexing instead of doing it (invariant 11). See schema-search.ts.
     version: 5,
     sql: MIGRATION_5,
+  },
+  {
+    // Hardening (issue 11): one seeded admin key; sessions of `mnemo mount`. See schema-hardening.ts.
+    version: 6,
+    sql: MIGRATION_6,
   },
 ];
 

@@ -14,6 +14,8 @@ export interface StartOptions {
   dataDir?: string;
   /** Extra environment; `MNEMO_ADMIN_KEY` here replaces the generated admin key. */
   env?: Record<string, string>;
+  /** Extra arguments after `serve` (e.g. `--rotate-admin-key`). */
+  args?: string[];
 }
 
 export interface RunningServer {
@@ -39,14 +41,14 @@ export function makeTempDir(prefix = 'mnemo-api-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
-export async function startServer({ dataDir, env = {} }: StartOptions = {}): Promise<RunningServer> {
+export async function startServer({ dataDir, env = {}, args = [] }: StartOptions = {}): Promise<RunningServer> {
   if (!existsSync(MAIN_JS)) throw new Error(`${MAIN_JS} is missing: run \`npx tsc -p .\` first`);
   const ownsDir = dataDir === undefined;
   const dir = dataDir ?? makeTempDir();
   const adminKey = env['MNEMO_ADMIN_KEY'] ?? `mnemo-test-${randomBytes(18).toString('hex')}`;
   const child = spawn(
     process.execPath,
-    [MAIN_JS, 'serve', '--port', '0', '--data-dir', dir, '--mount-root', join(dir, 'mnt')],
+    [MAIN_JS, 'serve', '--port', '0', '--data-dir', dir, '--mount-root', join(dir, 'mnt'), ...args],
     { env: { ...childEnv(), ...env, MNEMO_ADMIN_KEY: adminKey }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
