@@ -11,7 +11,6 @@ import { createMountManager } from '../fs/index.js';
 import { runBackup, runCheck, runKeys, runRestore, runWorkspaces } from './admin-cli.js';
 import { parseArgs, USAGE } from './cli.js';
 import { loadConfig, type Config } from './config.js';
-import { newId } from './ids.js';
 import type { Mounter } from './mounts.js';
 import { createService, type Service } from './service.js';
 import { createSessions } from './sessions.js';
@@ -19,6 +18,7 @@ import { openSqliteStorage } from './storage/sqlite.js';
 import { createIdempotency } from './idempotency.js';
 import { removePidFile, writePidFile } from './pidfile.js';
 import { startSearchUpkeep } from './search-upkeep.js';
+import { endLocalSession, endStaleLocalSessions, localSession, recordLocalSession } from './local-sessions.js';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -137,9 +137,13 @@ async function runMount(config: Config, args: string[], flags: Record<string, st
     return 1;
   }
   const mounter = createMountManager({ service, log });
-  // Writes are attributed to a session of their own, so they can be told apart in the history.
-  const sessionId = newId('session');
-  await mounter.mount({ storeId, hostPath, readOnly: flags['read-only'] === true, actor: { type: 'session_actor', sessionId } });
+  for (const id of endStaleLocalSessions(service)) log(`mnemo: ended session ${id}: its mnemo mount process is gone`);
+  // Writes are attributed to a session of their own, recorded (with this pid) so the API shows it.
+  const readOnly = flags['read-only'] === true;
+  const session = localSession(service, { store, hostPath, readOnly });
+  const sessionId = session.id;
+  await mounter.mount({ storeId, hostPath, readOnly, actor: { type: 'session_actor', sessionId } });
+  recordLocalSession(service, session);
   process.stdout.write(`${hostPath}\n`);
   log(`mnemo: ${store.name} (${storeId}) mounted at ${hostPath} as ${sessionId}; Ctrl-C unmounts`);
   // Without a server beside it, nothing else would index this mount's writes for search.
@@ -147,6 +151,7 @@ async function runMount(config: Config, args: string[], flags: Record<string, st
   await untilSignal();
   stopIndexing();
   await mounter.unmountAll();
+  endLocalSession(service, session);
   service.storage.close();
   return 0;
 }
@@ -157,6 +162,7 @@ function sweepExpired(service: Service): NodeJS.Timeout {
     try {
       const n = service.purgeExpiredMemories();
       if (n > 0) log(`mnemo: deleted ${n} expired memor${n === 1 ? 'y' : 'ies'}`);
+      for (const id of endStaleLocalSessions(service)) log(`mnemo: ended session ${id}: its mnemo mount process is gone`);
     } catch (err) {
       log(`mnemo: expiry sweep failed: ${err instanceof Error ? err.message : String(err)}`);
     }
