@@ -146,6 +146,7 @@ export function toSession(r: SessionRow): Session {
     resources: JSON.parse(r.resources) as Session['resources'],
     createdAt: r.created_at,
     endedAt: r.ended_at,
-    localPid: r.local_pid,
+    // Only local sessions carry it, so a server session reads back exactly as it was inserted.
+    ...(r.local_pid === null ? {} : { localPid: r.local_pid }),
   };
 }
