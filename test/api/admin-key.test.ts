@@ -136,4 +136,63 @@ describe('the seeded admin key', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('a generated key is printed once on stdout (what docker logs shows), and a later MNEMO_ADMIN_KEY needs --rotate-admin-key', async () => {
+    const dir = makeTempDir('mnemo-admin-gen-');
+    try {
+      const firstStart = await serveUntilLines(dir, 2);
+      expect(firstStart[0]).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      const generated = /^admin key \(shown once, store it now\): (mnemo-sk-\S+)$/.exec(firstStart[1] ?? '')?.[1];
+      expect(generated).toBeDefined();
+      const again = await serveUntilLines(dir, 1, 1500);
+      expect(again.join('\n')).not.toContain('admin key');
+
+      const chosen = newKey();
+      const refused = await serveExpectingExit(dir, chosen);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain('--rotate-admin-key');
+      const s = await startServer({ dataDir: dir, env: { MNEMO_ADMIN_KEY: chosen }, args: ['--rotate-admin-key'] });
+      try {
+        expect(await status(s, chosen)).toBe(200);
+        expect(await status(s, generated!)).toBe(401);
+        expect(await liveOperatorKeys(s, chosen)).toHaveLength(1);
+      } finally {
+        await s.stop();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
+
+/**
+ * Runs `mnemo serve` without MNEMO_ADMIN_KEY until it printed `lines` stdout lines (then waits
+ * `linger` ms for more), stops it by its PID and returns what it printed.
+ */
+function serveUntilLines(dataDir: string, lines: number, linger = 0): Promise<string[]> {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('MNEMO_')) env[k] = v;
+  const child = spawn(process.execPath, [MAIN_JS, 'serve', '--port', '0', '--data-dir', dataDir, '--mount-root', join(dataDir, 'mnt')], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+  return new Promise((resolve, reject) => {
+    const stop = () => process.kill(child.pid!, 'SIGTERM');
+    const timer = setTimeout(stop, 20_000);
+    child.stdout.setEncoding('utf8').on('data', (c: string) => {
+      stdout += c;
+      if (stdout.split('\n').length > lines) {
+        clearTimeout(timer);
+        setTimeout(stop, linger);
+      }
+    });
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      if (code !== 0) reject(new Error(`serve exited ${code}\n${stderr}`));
+      else resolve(stdout.split('\n').filter(Boolean));
+    });
+  });
+}
