@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createService } from '../../src/service.js';
-import { MIGRATIONS } from '../../src/storage/schema.js';
+import { MIGRATIONS, SCHEMA_VERSION } from '../../src/storage/schema.js';
 import { openSqliteStorage } from '../../src/storage/sqlite.js';
 import type { Caller, SearchQuery } from '../../src/types.js';
 import { fakeClock, memoryQuery, readTree, sessionCaller, versionQuery } from '../helpers/core.js';
@@ -318,7 +318,7 @@ describe('migration 5', () => {
 
     const storage = openSqliteStorage(file);
     onTestFinished(() => storage.close());
-    expect(storage.readPragma('user_version')).toBe(5);
+    expect(storage.readPragma('user_version')).toBe(SCHEMA_VERSION);
     const after = storage.searchMemories('memstore_1', { q: 'heron', mode: 'fts', pathPrefix: '/', limit: 10, page: null }).data;
     expect(after.map((h) => ({ path: h.memory.path, score: h.score }))).toEqual(before);
     expect(after.find((h) => h.memory.path === '/notes/heron.md')?.snippet).toBe('the grey **heron** waits');
