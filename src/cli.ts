@@ -229,6 +229,7 @@ Usage:
               [--rotate-admin-key]
       Start the HTTP API (and session mounts). Prints its URL on the first line.
       One server per data directory: a second one exits 1.
+      --rotate-admin-key: revoke the seeded admin key and make MNEMO_ADMIN_KEY the admin key.
   mnemo keys create --role admin|read_write|read_only [--name N] [--workspace ID]
                     [--stores ID,ID] [--all-workspaces] [--data-dir D]
       Mint an API key (default workspace unless --workspace) and print its secret once.

@@ -21,7 +21,12 @@ export interface Config {
   storeLimits: { maxMemories: number; maxBytes: number; maxSessions: number };
   /** Bytes of mount-local state (fs/local-budget.ts) one mount may hold (MNEMO_MOUNT_LOCAL_MAX_BYTES) and all mounts together (MNEMO_LOCAL_MAX_BYTES). */
   localLimits: { mountMaxBytes: number; serverMaxBytes: number };
+  /** --rotate-admin-key: `serve` replaces the seeded admin key with MNEMO_ADMIN_KEY (flag only). */
+  rotateAdminKey: boolean;
 }
+
+/** MNEMO_ADMIN_KEY must be at least this long: it is the operator key of every workspace. */
+export const MIN_ADMIN_KEY_LENGTH = 32;
 
 export type Flags = Record<string, string | boolean | undefined>;
 
@@ -69,18 +74,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Flags = 
     mountMaxBytes: limit('MNEMO_MOUNT_LOCAL_MAX_BYTES', 64 * MiB),
     serverMaxBytes: limit('MNEMO_LOCAL_MAX_BYTES', 512 * MiB),
   });
+  const adminKey = env['MNEMO_ADMIN_KEY'] ? env['MNEMO_ADMIN_KEY'] : null;
+  if (adminKey !== null && adminKey.length < MIN_ADMIN_KEY_LENGTH) {
+    throw new Error(`MNEMO_ADMIN_KEY is ${adminKey.length} characters long; it must have at least ${MIN_ADMIN_KEY_LENGTH} (e.g. openssl rand -hex 24)`);
+  }
   return Object.freeze({
     host: pick('host', 'MNEMO_HOST') ?? '127.0.0.1',
     port,
     dataDir,
     dbFile: join(dataDir, 'mnemo.db'),
     mountRoot: resolve(pick('mount-root', 'MNEMO_MOUNT_ROOT') ?? (isRoot() ? '/mnt/memory' : join(dataDir, 'mnt'))),
-    adminKey: env['MNEMO_ADMIN_KEY'] ? env['MNEMO_ADMIN_KEY'] : null,
+    adminKey,
     maxBodyBytes,
     checkpointMaxBytes,
     apiKey: env['MNEMO_API_KEY'] ? env['MNEMO_API_KEY'] : null,
     idempotencyTtlSeconds,
     storeLimits,
     localLimits,
+    rotateAdminKey: flags['rotate-admin-key'] === true,
   });
 }

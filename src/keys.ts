@@ -44,6 +44,14 @@ export function keyVisible(caller: Caller, key: ApiKey): boolean {
   return key.workspaceId === caller.workspaceId && (!key.allWorkspaces || caller.grant?.operator === true);
 }
 
+/** What starting a server did to the seeded admin key. */
+export interface BootstrapResult {
+  /** A key minted now (generated, or MNEMO_ADMIN_KEY seen for the first time). */
+  minted: MintedKey | null;
+  /** The previous seeded key, revoked by --rotate-admin-key. */
+  revoked: ApiKey | null;
+}
+
 export function createKeys(storage: Storage, clock: () => string) {
   function defaultWorkspace(): Workspace {
     const existing = storage.defaultWorkspace();
@@ -53,7 +61,7 @@ export function createKeys(storage: Storage, clock: () => string) {
     return ws;
   }
 
-  function mint(workspaceId: string, name: string, role: Role, scope: KeyScope = {}, secret = newSecret()): MintedKey {
+  function mint(workspaceId: string, name: string, role: Role, scope: KeyScope = {}, secret = newSecret(), seeded = false): MintedKey {
     const key: ApiKey = {
       id: newId('apiKey'),
       workspaceId,
@@ -64,7 +72,7 @@ export function createKeys(storage: Storage, clock: () => string) {
       createdAt: clock(),
       revokedAt: null,
     };
-    storage.insertApiKey(key, hashSecret(secret));
+    storage.insertApiKey(key, hashSecret(secret), seeded);
     return { key, secret };
   }
 
@@ -72,17 +80,44 @@ export function createKeys(storage: Storage, clock: () => string) {
     defaultWorkspace,
 
     /**
-     * Seeds the admin key of the default workspace. A given secret (MNEMO_ADMIN_KEY) is registered
-     * if it is not known yet; with none, a key is generated only when no key exists at all.
+     * Seeds the admin key of the default workspace: ONE key (storage marks it seeded). With no
+     * secret, a key is generated only when no key exists at all. A secret (MNEMO_ADMIN_KEY) that is
+     * the seeded key changes nothing; a different one is refused unless `rotate`
+     * (--rotate-admin-key): then the seeded key is revoked and the new one takes its place, so
+     * servers sharing a database with different keys cannot swap it back and forth unnoticed.
      */
-    bootstrapAdminKey(secret: string | null): MintedKey | null {
+    bootstrapAdminKey(secret: string | null, rotate = false): BootstrapResult {
       const ws = defaultWorkspace();
-      if (secret !== null) {
-        if (storage.findApiKeyByHash(hashSecret(secret))) return null;
-        return mint(ws.id, 'admin (MNEMO_ADMIN_KEY)', 'admin', OPERATOR, secret);
+      const seeded = storage.seededApiKey();
+      if (secret === null) {
+        if (rotate) throw new MnemoError('invalid_request', '--rotate-admin-key needs MNEMO_ADMIN_KEY: the new admin key');
+        if (seeded || storage.countApiKeys() > 0) return { minted: null, revoked: null };
+        return { minted: mint(ws.id, 'admin (generated)', 'admin', OPERATOR, newSecret(), true), revoked: null };
       }
-      if (storage.countApiKeys() > 0) return null;
-      return mint(ws.id, 'admin (generated)', 'admin', OPERATOR);
+      const hash = hashSecret(secret);
+      if (seeded?.hash === hash) return { minted: null, revoked: null };
+      const existing = storage.findApiKeyByHash(hash);
+      if (existing?.revokedAt) {
+        throw new MnemoError('invalid_request', `MNEMO_ADMIN_KEY is the secret of revoked key ${existing.id}; choose a new admin key`);
+      }
+      if (seeded && !rotate) {
+        throw new MnemoError(
+          'conflict',
+          `MNEMO_ADMIN_KEY is not the admin key this database was seeded with (${seeded.key.id}); ` +
+            'start once with --rotate-admin-key to revoke that key and make MNEMO_ADMIN_KEY the admin key',
+        );
+      }
+      if (existing && (existing.role !== 'admin' || !existing.allWorkspaces)) {
+        throw new MnemoError('invalid_request', `MNEMO_ADMIN_KEY is the secret of key ${existing.id}, which is not an operator key; choose a new admin key`);
+      }
+      return storage.atomic(() => {
+        const revoked = seeded ? storage.revokeApiKey(seeded.key.workspaceId, seeded.key.id, clock()) : null;
+        if (existing) {
+          storage.markApiKeySeeded(existing.id);
+          return { minted: null, revoked };
+        }
+        return { minted: mint(ws.id, 'admin (MNEMO_ADMIN_KEY)', 'admin', OPERATOR, secret, true), revoked };
+      });
     },
 
     createKey(name: string, role: Role, workspaceId = defaultWorkspace().id, scope: KeyScope = {}): MintedKey {

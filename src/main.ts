@@ -11,7 +11,6 @@ import { createMountManager } from '../fs/index.js';
 import { runBackup, runCheck, runKeys, runRestore, runWorkspaces } from './admin-cli.js';
 import { packageVersion, parseArgs } from './cli.js';
 import { loadConfig, type Config } from './config.js';
-import { newId } from './ids.js';
 import type { Mounter } from './mounts.js';
 import { createService, type Service } from './service.js';
 import { createSessions } from './sessions.js';
@@ -21,6 +20,7 @@ import { removePidFile, writePidFile } from './pidfile.js';
 import { ownDataDir, useDatabase } from './data-dir.js';
 import { describeError } from './system-errors.js';
 import { startSearchUpkeep } from './search-upkeep.js';
+import { endLocalSession, endStaleLocalSessions, localSession, recordLocalSession } from './local-sessions.js';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -82,7 +82,8 @@ async function runServe(config: Config): Promise<number> {
   });
   mounter = createMountManager({ service, log, localLimits: config.localLimits });
   const sessions = createSessions({ service, mounter, mountRoot: config.mountRoot, log });
-  const minted = service.keys.bootstrapAdminKey(config.adminKey);
+  const { minted, revoked } = service.keys.bootstrapAdminKey(config.adminKey, config.rotateAdminKey);
+  if (revoked) log(`mnemo: admin key rotated: ${revoked.id} is revoked, MNEMO_ADMIN_KEY is the admin key now`);
   const idempotency = createIdempotency({ storage, clock: service.clock, ttlSeconds: config.idempotencyTtlSeconds });
   idempotency.purge();
   const app = createApp({ service, sessions, maxBodyBytes: config.maxBodyBytes, idempotency, log });
@@ -170,9 +171,13 @@ async function runMount(config: Config, args: string[], flags: Record<string, st
     return 1;
   }
   const mounter = createMountManager({ service, log, localLimits: config.localLimits });
-  // Writes are attributed to a session of their own, so they can be told apart in the history.
-  const sessionId = newId('session');
-  await mounter.mount({ storeId, hostPath, readOnly: flags['read-only'] === true, actor: { type: 'session_actor', sessionId } });
+  for (const id of endStaleLocalSessions(service)) log(`mnemo: ended session ${id}: its mnemo mount process is gone`);
+  // Writes are attributed to a session of their own, recorded (with this pid) so the API shows it.
+  const readOnly = flags['read-only'] === true;
+  const session = localSession(service, { store, hostPath, readOnly });
+  const sessionId = session.id;
+  await mounter.mount({ storeId, hostPath, readOnly, actor: { type: 'session_actor', sessionId } });
+  recordLocalSession(service, session);
   process.stdout.write(`${hostPath}\n`);
   log(`mnemo: ${store.name} (${storeId}) mounted at ${hostPath} as ${sessionId}; Ctrl-C unmounts`);
   // Without a server beside it, nothing else would index this mount's writes for search.
@@ -180,6 +185,7 @@ async function runMount(config: Config, args: string[], flags: Record<string, st
   await untilSignal();
   stopIndexing();
   await mounter.unmountAll();
+  endLocalSession(service, session);
   service.storage.close();
   lock.release();
   return 0;
@@ -191,6 +197,7 @@ function sweepExpired(service: Service): NodeJS.Timeout {
     try {
       const n = service.purgeExpiredMemories();
       if (n > 0) log(`mnemo: deleted ${n} expired memor${n === 1 ? 'y' : 'ies'}`);
+      for (const id of endStaleLocalSessions(service)) log(`mnemo: ended session ${id}: its mnemo mount process is gone`);
     } catch (err) {
       log(`mnemo: expiry sweep failed: ${err instanceof Error ? err.message : String(err)}`);
     }

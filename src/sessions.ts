@@ -11,6 +11,7 @@ import { slugify } from './paths.js';
 import type { Service } from './service.js';
 import type { Caller, Page, Session, SessionResource } from './types.js';
 import type { SessionRequest } from './validate.js';
+import { endStaleLocalSessions } from './local-sessions.js';
 
 export const AGENT_MOUNT_ROOT = '/mnt/memory';
 
@@ -124,6 +125,10 @@ export function createSessions({ service, mounter, mountRoot, log = () => {} }: 
       const s = storage.getSession(caller.workspaceId, id);
       if (!s || !visible(caller, s)) throw notFound('session', id);
       assertMayMount(caller, s.resources);
+      if (s.localPid != null && s.status === 'active') {
+        // This server does not serve it: the `mnemo mount` process does, and ends it when it stops.
+        throw new MnemoError('conflict', `session ${id} is served by a mnemo mount process (pid ${s.localPid}); stop that process (Ctrl-C) to end it`);
+      }
       await unmountAll(s);
       return storage.atomic(() => {
         const ended = storage.endSession(caller.workspaceId, id, service.clock());
@@ -132,8 +137,12 @@ export function createSessions({ service, mounter, mountRoot, log = () => {} }: 
       });
     },
 
-    /** On start: clear mounts a crash left behind, then mount every active session again. */
+    /**
+     * On start: clear mounts a crash left behind, then mount every active session again, except
+     * those a `mnemo mount` process serves (storage leaves them out); those whose process is gone end.
+     */
     async restore(): Promise<void> {
+      for (const sid of endStaleLocalSessions(service)) log(`ended session ${sid}: its mnemo mount process is gone`);
       await mounter.clearStale(mountRoot);
       const active = storage.listActiveSessions();
       await sweepSessionDirs(mountRoot, new Set(active.map((s) => s.id)), log);

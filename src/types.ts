@@ -109,6 +109,8 @@ export interface Session {
   resources: SessionResource[];
   createdAt: string;
   endedAt: string | null;
+  /** The pid of the `mnemo mount` process that serves this session; absent or null: the server mounts it. */
+  localPid?: number | null;
 }
 
 export interface Page<T> {

@@ -132,8 +132,13 @@ export interface Storage extends ContinuityStorage {
   // workspaces and keys
   defaultWorkspace(): Workspace | null;
   insertWorkspace(ws: Workspace, isDefault: boolean): void;
-  insertApiKey(key: ApiKey, hash: string): void;
+  /** `seeded`: the key MNEMO_ADMIN_KEY or the first start seeded (at most one unrevoked). */
+  insertApiKey(key: ApiKey, hash: string, seeded?: boolean): void;
   findApiKeyByHash(hash: string): ApiKey | null;
+  /** The unrevoked seeded admin key and its hash, or null. */
+  seededApiKey(): { key: ApiKey; hash: string } | null;
+  /** Makes an existing unrevoked key the seeded one (the caller revoked the previous one first). */
+  markApiKeySeeded(id: string): void;
   countApiKeys(): number;
   getWorkspace(id: string): Workspace | null;
   listWorkspaces(): Workspace[];
@@ -201,7 +206,10 @@ export interface Storage extends ContinuityStorage {
   insertSession(session: Session): void;
   getSession(workspaceId: string, id: string): Session | null;
   listSessions(workspaceId: string, limit: number, page: string | null): Page<Session>;
+  /** Active sessions the server mounts: not those of a `mnemo mount` process (localPid). */
   listActiveSessions(): Session[];
+  /** Active sessions of `mnemo mount` processes, to end those whose process is gone. */
+  listActiveLocalSessions(): Session[];
   endSession(workspaceId: string, id: string, now: string): Session;
   /** Active sessions of a workspace, counted from an index of active sessions only. */
   countActiveSessions(workspaceId: string): number;

@@ -65,6 +65,7 @@ export interface SessionRow {
   resources: string;
   created_at: string;
   ended_at: string | null;
+  local_pid: number | null;
 }
 
 export function toStore(r: StoreRow): Store {
@@ -145,5 +146,7 @@ export function toSession(r: SessionRow): Session {
     resources: JSON.parse(r.resources) as Session['resources'],
     createdAt: r.created_at,
     endedAt: r.ended_at,
+    // Only local sessions carry it, so a server session reads back exactly as it was inserted.
+    ...(r.local_pid === null ? {} : { localPid: r.local_pid }),
   };
 }

@@ -19,6 +19,7 @@
 
 import { MIGRATION_3 } from './schema-continuity.js';
 import { MIGRATION_5 } from './schema-search.js';
+import { MIGRATION_7 } from './schema-hardening.js';
 import { MIGRATION_6 } from './schema-limits.js';
 
 export interface Migration {
@@ -181,6 +182,11 @@ CREATE INDEX memories_meta_by_path ON memories
     // Limits (issue 11): a per-store usage counter and an index of active sessions. See schema-limits.ts.
     version: 6,
     sql: MIGRATION_6,
+  },
+  {
+    // Hardening (issue 11): one seeded admin key; sessions of `mnemo mount`. See schema-hardening.ts.
+    version: 7,
+    sql: MIGRATION_7,
   },
 ];
 

@@ -6,23 +6,27 @@ import type { Storage } from './port.js';
 import { toSession, type SessionRow } from './rows.js';
 import { writeTx, type Db } from './tx.js';
 
-type SessionStatements = Pick<Storage, 'insertSession' | 'getSession' | 'listSessions' | 'listActiveSessions' | 'endSession' | 'countActiveSessions'>;
+type SessionStatements = Pick<
+  Storage,
+  'insertSession' | 'getSession' | 'listSessions' | 'listActiveSessions' | 'listActiveLocalSessions' | 'endSession' | 'countActiveSessions'
+>;
 
 export function createSessionStatements(db: Db): SessionStatements {
   const q = {
     insert: db.prepare(
-      'INSERT INTO sessions (id, workspace_id, status, resources, created_at, ended_at) VALUES (?, ?, ?, ?, ?, ?)',
+      'INSERT INTO sessions (id, workspace_id, status, resources, created_at, ended_at, local_pid) VALUES (?, ?, ?, ?, ?, ?, ?)',
     ),
     get: db.prepare('SELECT * FROM sessions WHERE workspace_id = ? AND id = ?'),
     list: db.prepare('SELECT * FROM sessions WHERE workspace_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?'),
-    active: db.prepare("SELECT * FROM sessions WHERE status = 'active' ORDER BY seq"),
+    active: db.prepare("SELECT * FROM sessions WHERE status = 'active' AND local_pid IS NULL ORDER BY seq"),
+    activeLocal: db.prepare("SELECT * FROM sessions WHERE status = 'active' AND local_pid IS NOT NULL ORDER BY seq"),
     end: db.prepare("UPDATE sessions SET status = 'ended', ended_at = ? WHERE id = ?"),
     countActive: db.prepare("SELECT count(*) AS n FROM sessions INDEXED BY sessions_active_by_workspace WHERE workspace_id = ? AND status = 'active'"),
   };
 
   return {
     insertSession(s) {
-      q.insert.run(s.id, s.workspaceId, s.status, JSON.stringify(s.resources), s.createdAt, s.endedAt);
+      q.insert.run(s.id, s.workspaceId, s.status, JSON.stringify(s.resources), s.createdAt, s.endedAt, s.localPid ?? null);
     },
     getSession(workspaceId, id) {
       const r = q.get.get(workspaceId, id) as SessionRow | undefined;
@@ -39,6 +43,9 @@ export function createSessionStatements(db: Db): SessionStatements {
     },
     listActiveSessions() {
       return (q.active.all() as SessionRow[]).map(toSession);
+    },
+    listActiveLocalSessions() {
+      return (q.activeLocal.all() as SessionRow[]).map(toSession);
     },
     endSession: writeTx(db, (workspaceId: string, id: string, now: string): Session => {
       const r = q.get.get(workspaceId, id) as SessionRow | undefined;

@@ -15,6 +15,8 @@ type StoreStatements = Pick<
   | 'insertWorkspace'
   | 'insertApiKey'
   | 'findApiKeyByHash'
+  | 'seededApiKey'
+  | 'markApiKeySeeded'
   | 'countApiKeys'
   | 'insertStore'
   | 'getStore'
@@ -31,9 +33,13 @@ export function createStoreStatements(db: Db, index: SearchIndex): StoreStatemen
     defaultWs: db.prepare('SELECT id, name, created_at FROM workspaces WHERE is_default = 1 LIMIT 1'),
     insertWs: db.prepare('INSERT INTO workspaces (id, name, is_default, created_at) VALUES (?, ?, ?, ?)'),
     insertKey: db.prepare(
-      `INSERT INTO api_keys (id, workspace_id, name, role, store_ids, all_workspaces, key_hash, created_at, revoked_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO api_keys (id, workspace_id, name, role, store_ids, all_workspaces, key_hash, created_at, revoked_at, seeded)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
+    seededKey: db.prepare(
+      'SELECT id, workspace_id, name, role, store_ids, all_workspaces, created_at, revoked_at, key_hash FROM api_keys WHERE seeded = 1 AND revoked_at IS NULL',
+    ),
+    markSeeded: db.prepare('UPDATE api_keys SET seeded = 1 WHERE id = ? AND revoked_at IS NULL'),
     keyByHash: db.prepare(
       'SELECT id, workspace_id, name, role, store_ids, all_workspaces, created_at, revoked_at FROM api_keys WHERE key_hash = ?',
     ),
@@ -74,9 +80,16 @@ export function createStoreStatements(db: Db, index: SearchIndex): StoreStatemen
     insertWorkspace(ws, isDefault) {
       q.insertWs.run(ws.id, ws.name, isDefault ? 1 : 0, ws.createdAt);
     },
-    insertApiKey(key: ApiKey, hash: string) {
+    insertApiKey(key: ApiKey, hash: string, seeded = false) {
       const storeIds = key.storeIds === null ? null : JSON.stringify(key.storeIds);
-      q.insertKey.run(key.id, key.workspaceId, key.name, key.role, storeIds, key.allWorkspaces ? 1 : 0, hash, key.createdAt, key.revokedAt);
+      q.insertKey.run(key.id, key.workspaceId, key.name, key.role, storeIds, key.allWorkspaces ? 1 : 0, hash, key.createdAt, key.revokedAt, seeded ? 1 : 0);
+    },
+    seededApiKey() {
+      const r = q.seededKey.get() as (ApiKeyRow & { key_hash: string }) | undefined;
+      return r ? { key: toApiKey(r), hash: r.key_hash } : null;
+    },
+    markApiKeySeeded(id) {
+      q.markSeeded.run(id);
     },
     findApiKeyByHash(hash) {
       const r = q.keyByHash.get(hash) as ApiKeyRow | undefined;

@@ -11,7 +11,7 @@ import { sdkClient } from '../helpers/sdk.js';
 import { freshStore } from './shapes.js';
 
 const dataDir = makeTempDir('mnemo-continuity-');
-const adminKey = 'mnemo-test-continuity-admin-key';
+const adminKey = 'mnemo-test-continuity-admin-key-0123456789';
 const running: RunningServer[] = [];
 
 afterAll(async () => {

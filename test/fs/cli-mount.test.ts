@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { sdkClient } from '../helpers/sdk.js';
+import { rawRequest, sdkClient } from '../helpers/sdk.js';
 import { MAIN_JS, makeTempDir, startServer } from '../helpers/server.js';
 import { queuedForSearch } from '../helpers/core.js';
 import { eventually, isMounted, sh } from '../helpers/mount.js';
@@ -18,9 +18,9 @@ function mountCli(dataDir: string, storeId: string, dir: string, extra: string[]
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let err = '';
   const ready = new Promise<void>((resolve, reject) => {
     let out = '';
-    let err = '';
     child.stderr.setEncoding('utf8').on('data', (c: string) => (err += c));
     child.stdout.setEncoding('utf8').on('data', (c: string) => {
       out += c;
@@ -28,7 +28,17 @@ function mountCli(dataDir: string, storeId: string, dir: string, extra: string[]
     });
     void exited.then((code) => reject(new Error(`mnemo mount exited (${code}) before mounting\n${err}`)));
   });
-  return { child, ready, exited };
+  /** The session id it logs once mounted ("… as sesn_…; Ctrl-C unmounts"). */
+  const sessionId = async () => {
+    await ready;
+    // stderr may arrive just after the stdout line.
+    return eventually(async () => {
+      const id = /as (sesn_\w+)/.exec(err)?.[1];
+      if (!id) throw new Error(`mnemo mount logged no session id:\n${err}`);
+      return id;
+    });
+  };
+  return { child, ready, exited, sessionId };
 }
 
 /**
@@ -145,5 +155,66 @@ describe.skipIf(!existsSync('/dev/fuse'))('mnemo mount', () => {
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
+  });
+
+  it('records its session: GET /v1/sessions/{id} shows it active while mounted and ended after unmount', async () => {
+    const { server, dir, storeId, mount } = await cliStore('listed');
+    const get = (id: string) => rawRequest(server.url, 'GET', `/v1/sessions/${id}`, { apiKey: server.adminKey });
+    const m = mount(['--read-only']);
+    const id = await m.sessionId();
+
+    const live = await get(id);
+    expect(live.status).toBe(200);
+    expect(live.body).toMatchObject({
+      type: 'session',
+      id,
+      status: 'active',
+      ended_at: null,
+      resources: [{ type: 'memory_store', memory_store_id: storeId, access: 'read_only', name: 'listed', host_path: dir, mount_path: dir }],
+    });
+    const list = await rawRequest(server.url, 'GET', '/v1/sessions', { apiKey: server.adminKey });
+    expect((list.body as { data: { id: string }[] }).data.map((s) => s.id)).toContain(id);
+    // The server does not serve this mount, so it cannot end it: the mount process does.
+    const del = await rawRequest(server.url, 'DELETE', `/v1/sessions/${id}`, { apiKey: server.adminKey });
+    expect(del.status).toBe(409);
+    expect(JSON.stringify(del.body)).toMatch(/served by a mnemo mount process/);
+    expect(isMounted(dir)).toBe(true);
+
+    m.child.kill('SIGINT');
+    expect(await m.exited).toBe(0);
+    const ended = await get(id);
+    expect(ended.body).toMatchObject({ id, status: 'ended', ended_at: expect.any(String) });
+  });
+
+  it('a restarted server leaves a mnemo mount session to its process, and ends it once that process was killed -9', async () => {
+    const dataDir = makeTempDir('mnemo-cli-');
+    const env = { MNEMO_ADMIN_KEY: `mnemo-test-${'k'.repeat(32)}` };
+    let server = await startServer({ dataDir, env });
+    const dir = join(dataDir, 'local');
+    mkdirSync(dir);
+    const m = mountCli(dataDir, (await sdkClient(server.url, server.adminKey).beta.memoryStores.create({ name: 'local' })).id, dir);
+    onTestFinished(async () => {
+      if (m.child.exitCode === null && m.child.signalCode === null) m.child.kill('SIGINT');
+      await m.exited;
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+    const id = await m.sessionId();
+    const status = async () => ((await rawRequest(server.url, 'GET', `/v1/sessions/${id}`, { apiKey: server.adminKey })).body as { status: string }).status;
+
+    await server.stop();
+    server = await startServer({ dataDir, env });
+    expect(await status()).toBe('active');
+    expect(server.stderr()).not.toContain(id);
+    expect(readFileSync('/proc/mounts', 'utf8').split('\n').filter((l) => l.split(' ')[1] === dir)).toHaveLength(1);
+    expect((await sh('echo still > here.md && cat here.md', dir)).stdout).toBe('still\n');
+
+    process.kill(m.child.pid!, 'SIGKILL');
+    await m.exited;
+    await eventually(async () => expect(isMounted(dir)).toBe(false), 5000);
+    await server.stop();
+    server = await startServer({ dataDir, env });
+    expect(await status()).toBe('ended');
+    expect(isMounted(dir)).toBe(false);
   });
 });

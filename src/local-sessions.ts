@@ -1,0 +1,73 @@
+/**
+ * @module Sessions of `mnemo mount`: the directory it mounts is a session like any other for the
+ * API (listed, retrievable, its writes attributed to it), but the `mnemo mount` process serves it,
+ * so the session row carries that process's pid. A server never remounts such a session, and one
+ * whose process is gone (kill -9) is ended by the next `mnemo mount` or `mnemo serve` start, or by
+ * a running server's minute sweep.
+ */
+import { slugify } from './paths.js';
+import type { Service } from './service.js';
+import type { Session, Store } from './types.js';
+
+export interface LocalMount {
+  store: Store;
+  /** The absolute directory it is mounted at: both the agent's and the host's path. */
+  hostPath: string;
+  readOnly: boolean;
+  pid?: number;
+}
+
+/** A new active session for a local mount (not yet stored: mount first, then `record`). */
+export function localSession(service: Service, m: LocalMount): Session {
+  return {
+    id: service.ids('session'),
+    workspaceId: m.store.workspaceId,
+    status: 'active',
+    resources: [
+      {
+        type: 'memory_store',
+        storeId: m.store.id,
+        access: m.readOnly ? 'read_only' : 'read_write',
+        instructions: null,
+        name: m.store.name,
+        description: m.store.description,
+        slug: slugify(m.store.name),
+        mountPath: m.hostPath,
+        hostPath: m.hostPath,
+      },
+    ],
+    createdAt: service.clock(),
+    endedAt: null,
+    localPid: m.pid ?? process.pid,
+  };
+}
+
+export function recordLocalSession(service: Service, session: Session): void {
+  service.storage.insertSession(session);
+}
+
+export function endLocalSession(service: Service, session: Session): void {
+  service.storage.endSession(session.workspaceId, session.id, service.clock());
+}
+
+/** Ends the active local sessions whose `mnemo mount` process no longer runs; returns their ids. */
+export function endStaleLocalSessions(service: Service, alive: (pid: number) => boolean = pidAlive): string[] {
+  const ended: string[] = [];
+  for (const s of service.storage.listActiveLocalSessions()) {
+    if (s.localPid != null && alive(s.localPid)) continue;
+    endLocalSession(service, s);
+    ended.push(s.id);
+  }
+  return ended;
+}
+
+/** Signal 0 tests for the process without touching it; EPERM means it exists under another user. */
+function pidAlive(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
