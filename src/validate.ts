@@ -40,17 +40,18 @@ function fail(field: string, message: string): never {
 // ---------------------------------------------------------------- bodies
 
 /**
- * A JSON object of `value`s, kept as parsed. z.record copies keys by assignment, which silently
- * drops a "__proto__" key (the assignment sets the prototype instead of a property).
+ * A JSON object of `value`s (or null, or absent), kept as parsed. z.record copies keys by
+ * assignment, which silently drops a "__proto__" key (the assignment sets the prototype instead).
  */
-function stringMap<T>(value: z.ZodType<T>, message: string) {
+function nullishStringMap<T>(value: z.ZodType<T>, message: string) {
   return z
     .custom<Record<string, T>>(
       (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && Object.values(v).every((x) => value.safeParse(x).success),
       { message },
     )
+    .nullish()
     // A custom check has no JSON Schema of its own: this is what the OpenAPI document shows.
-    .meta({ type: 'object', additionalProperties: jsonSchemaOf(value) });
+    .meta({ type: ['object', 'null'], additionalProperties: jsonSchemaOf(value) });
 }
 
 function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
@@ -61,13 +62,13 @@ function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
 export const storeCreateSchema = z.strictObject({
   name: z.string(),
   description: z.string().nullish(),
-  metadata: stringMap(z.string(), 'must be an object whose values are strings').nullish(),
+  metadata: nullishStringMap(z.string(), 'must be an object whose values are strings'),
 });
 
 export const storeUpdateSchema = z.strictObject({
   name: z.string().nullish(),
   description: z.string().nullish(),
-  metadata: stringMap(z.string().nullable(), 'must be an object whose values are strings or null').nullish(),
+  metadata: nullishStringMap(z.string().nullable(), 'must be an object whose values are strings or null'),
 });
 
 // ttl_seconds / expires_at: mnemo's additive TTL extension (see validate-continuity.ts).

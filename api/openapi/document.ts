@@ -246,6 +246,15 @@ function errorStatuses(op: Operation): number[] {
   return [...s].sort();
 }
 
+/** An error status: the error envelope (components/schemas/Error); a 405 also names its Allow header. */
+function errorResponse(status: number): ResponseConfig {
+  return {
+    description: ERROR_STATUSES[status] ?? 'error',
+    content: { 'application/json': { schema: wire.ErrorEnvelope } },
+    ...(status === 405 ? { headers: z.object({ allow: z.string().meta({ description: 'the methods this path takes, e.g. "GET, HEAD, POST"' }) }) } : {}),
+  };
+}
+
 function okResponse(op: Operation): RouteConfig['responses'][string] {
   if (op.ok instanceof z.ZodType) return { description: 'OK', content: { 'application/json': { schema: op.ok } } };
   return op.ok;
@@ -263,13 +272,6 @@ function buildRegistry(): OpenAPIRegistry {
   const registry = new OpenAPIRegistry();
   registry.registerComponent('securitySchemes', 'ApiKeyAuth', { type: 'apiKey', in: 'header', name: 'x-api-key' });
   registry.registerComponent('securitySchemes', 'BearerAuth', { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <key>' });
-  for (const [status, description] of Object.entries(ERROR_STATUSES)) {
-    registry.registerComponent('responses', `Error${status}`, {
-      description,
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-      ...(status === '405' ? { headers: { Allow: { description: 'the methods this path takes', schema: { type: 'string' } } } } : {}),
-    });
-  }
 
   for (const op of OPERATIONS) {
     const auth = op.auth ?? 'key';
@@ -291,7 +293,7 @@ function buildRegistry(): OpenAPIRegistry {
       },
       responses: {
         200: okResponse(op),
-        ...Object.fromEntries(errorStatuses(op).map((s) => [s, { $ref: `#/components/responses/Error${s}` }])),
+        ...Object.fromEntries(errorStatuses(op).map((s) => [s, errorResponse(s)])),
       },
     });
   }
