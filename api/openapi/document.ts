@@ -243,7 +243,7 @@ function errorStatuses(op: Operation): number[] {
   if (auth === 'key') [400, 403, 404].forEach((x) => s.add(x));
   if (op.body) [400, 413].forEach((x) => s.add(x));
   if (op.method !== 'get' && auth === 'key') s.add(409);
-  return [...s].sort();
+  return [...s].sort((a, b) => a - b);
 }
 
 /** An error status: the error envelope (components/schemas/Error); a 405 also names its Allow header. */
