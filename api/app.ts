@@ -5,8 +5,10 @@ import { auth } from './auth.js';
 import { bodyLimit } from './body-limit.js';
 import type { AppEnv } from './env.js';
 import { onError } from './errors.js';
+import { docsRoutes } from './openapi/routes.js';
 import { mcpRoutes } from './mcp/http.js';
 import { requestId } from './request-id.js';
+import { methodsByPath, routeTable } from './route-table.js';
 import { checkpointRoutes } from './routes/checkpoints.js';
 import { keyRoutes, workspaceRoutes } from './routes/keys.js';
 import { memoryRoutes } from './routes/memories.js';
@@ -27,6 +29,7 @@ export interface AppDeps {
 export function createApp({ service, sessions, maxBodyBytes = 1024 * 1024, idempotency, log = console.error }: AppDeps) {
   const idem = idempotency ?? createIdempotency({ storage: service.storage, clock: service.clock });
   const app = new Hono<AppEnv>();
+  let allowFor: ((path: string) => string[]) | undefined;
   app.onError(onError(log));
   app.use('*', requestId());
   app.use('/v1/*', bodyLimit(maxBodyBytes));
@@ -46,8 +49,14 @@ export function createApp({ service, sessions, maxBodyBytes = 1024 * 1024, idemp
   app.route('/v1/workspaces', workspaceRoutes(service));
 
   app.get('/health', (c) => c.json({ status: 'ok' }));
+  app.route('/', docsRoutes());
   app.notFound((c) => {
-    throw new MnemoError('not_found', `no route for ${c.req.method} ${new URL(c.req.url).pathname}`);
+    const path = new URL(c.req.url).pathname;
+    // Read once, on the first miss: by then every route is registered. /v1 misses pass auth first.
+    allowFor ??= methodsByPath(routeTable(app));
+    const allow = allowFor(path);
+    if (allow.length) throw new MnemoError('method_not_allowed', `${c.req.method} is not allowed on ${path} (allowed: ${allow.join(', ')})`, { allow });
+    throw new MnemoError('not_found', `no route for ${c.req.method} ${path}`);
   });
   return app;
 }

@@ -15,6 +15,8 @@ export const HTTP_ERRORS: Record<ErrorCode, { status: ContentfulStatusCode; type
   forbidden: { status: 403, type: 'permission_error' },
   read_only: { status: 403, type: 'permission_error' },
   not_found: { status: 404, type: 'not_found_error' },
+  // The anchor API has no 405 type; the request is malformed, like any other invalid_request_error.
+  method_not_allowed: { status: 405, type: 'invalid_request_error' },
   path_conflict: { status: 409, type: 'memory_path_conflict_error' },
   precondition_failed: { status: 409, type: 'memory_precondition_failed_error' },
   conflict: { status: 409, type: 'conflict_error' },
@@ -49,6 +51,7 @@ export function onError(log: (line: string) => void) {
       mnemo = new MnemoError('internal', 'internal server error', {}, { cause: err });
     }
     c.header('request-id', requestId);
+    if (mnemo.details.allow) c.header('allow', mnemo.details.allow.join(', '));
     return c.json(errorBody(mnemo, requestId), HTTP_ERRORS[mnemo.code].status);
   };
 }

@@ -11,6 +11,8 @@ export const ERRNO_BY_CODE: Readonly<Record<ErrorCode, number>> = Object.freeze(
   content_too_large: Fuse.EFBIG,
   invalid_utf8: Fuse.EILSEQ,
   not_found: Fuse.ENOENT,
+  // An HTTP routing refusal; mounts have no methods. Listed so every code has an errno.
+  method_not_allowed: Fuse.EINVAL,
   path_conflict: Fuse.EEXIST,
   // A mount sends no preconditions; a racing writer is the only way here, and retrying is right.
   precondition_failed: Fuse.EBUSY,

@@ -9,6 +9,7 @@ export const ERROR_CODES = [
   'content_too_large',
   'invalid_utf8',
   'not_found',
+  'method_not_allowed',
   'path_conflict',
   'precondition_failed',
   'conflict',
@@ -32,6 +33,8 @@ export interface ErrorDetails {
   conflicting_memory_id?: string;
   /** budget_exceeded: the smallest max_bytes that would have worked. */
   needed_bytes?: number;
+  /** method_not_allowed: the methods the path does answer (the HTTP face's Allow header). */
+  allow?: string[];
 }
 
 export class MnemoError extends Error {

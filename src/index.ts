@@ -38,6 +38,7 @@ export type { Query, SessionRequest } from './validate.js';
 export { createService } from './service.js';
 export { CHECKPOINT_FIELDS, CHECKPOINT_REFERENCE, CONTINUITY_LIMITS, assertScopeId, parseRestore, parseSearchQuery } from './validate-continuity.js';
 export type { CheckpointRequest } from './validate-continuity.js';
+export { REQUEST_BODY_SCHEMAS } from './request-schemas.js';
 export { checkpointLocator, parseLocator } from './checkpoints.js';
 export type { Checkpoints, Restored, RestoredReference, RestoreTarget } from './checkpoints.js';
 export type { Service, ServiceOptions } from './service.js';

@@ -57,7 +57,7 @@ export const CHECKPOINT_FIELDS = {
   references: z.array(z.unknown()).nullish(),
   expected_latest_checkpoint_id: z.string().nullable().optional(),
 };
-const checkpointSchema = z.strictObject(CHECKPOINT_FIELDS);
+export const checkpointSchema = z.strictObject(CHECKPOINT_FIELDS);
 
 export interface CheckpointRequest {
   bundle: CheckpointBundle;
@@ -107,8 +107,10 @@ function parseReference(raw: unknown, field: string): CheckpointReference {
   return { memoryId, path, contentSha256, versionId, note: r.note == null ? null : text(r.note, `${field}.note`) };
 }
 
+export const restoreSchema = z.strictObject({ max_bytes: z.number().nullish() });
+
 export function parseRestore(body: unknown): { maxBytes: number } {
-  const b = parseObject(z.strictObject({ max_bytes: z.number().nullish() }), body);
+  const b = parseObject(restoreSchema, body);
   const n = b.max_bytes ?? CONTINUITY_LIMITS.restoreDefault;
   if (!Number.isInteger(n) || n < CONTINUITY_LIMITS.restoreMin || n > CONTINUITY_LIMITS.restoreMax) {
     fail('max_bytes', `must be an integer from ${CONTINUITY_LIMITS.restoreMin} to ${CONTINUITY_LIMITS.restoreMax} (got ${n})`);

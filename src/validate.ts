@@ -40,37 +40,46 @@ function fail(field: string, message: string): never {
 // ---------------------------------------------------------------- bodies
 
 /**
- * A JSON object of `value`s, kept as parsed. z.record copies keys by assignment, which silently
- * drops a "__proto__" key (the assignment sets the prototype instead of a property).
+ * A JSON object of `value`s (or null, or absent), kept as parsed. z.record copies keys by
+ * assignment, which silently drops a "__proto__" key (the assignment sets the prototype instead).
  */
-function stringMap<T>(value: z.ZodType<T>, message: string) {
-  return z.custom<Record<string, T>>(
-    (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && Object.values(v).every((x) => value.safeParse(x).success),
-    { message },
-  );
+function nullishStringMap<T>(value: z.ZodType<T>, message: string) {
+  return z
+    .custom<Record<string, T>>(
+      (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && Object.values(v).every((x) => value.safeParse(x).success),
+      { message },
+    )
+    .nullish()
+    // A custom check has no JSON Schema of its own: this is what the OpenAPI document shows.
+    .meta({ type: ['object', 'null'], additionalProperties: jsonSchemaOf(value) });
 }
 
-const storeCreateSchema = z.strictObject({
+function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema);
+  return rest;
+}
+
+export const storeCreateSchema = z.strictObject({
   name: z.string(),
   description: z.string().nullish(),
-  metadata: stringMap(z.string(), 'must be an object whose values are strings').nullish(),
+  metadata: nullishStringMap(z.string(), 'must be an object whose values are strings'),
 });
 
-const storeUpdateSchema = z.strictObject({
+export const storeUpdateSchema = z.strictObject({
   name: z.string().nullish(),
   description: z.string().nullish(),
-  metadata: stringMap(z.string().nullable(), 'must be an object whose values are strings or null').nullish(),
+  metadata: nullishStringMap(z.string().nullable(), 'must be an object whose values are strings or null'),
 });
 
 // ttl_seconds / expires_at: mnemo's additive TTL extension (see validate-continuity.ts).
-const memoryCreateSchema = z.strictObject({
+export const memoryCreateSchema = z.strictObject({
   path: z.string(),
   content: z.string().nullable(),
   ttl_seconds: z.number().nullish(),
   expires_at: z.string().nullish(),
 });
 
-const memoryUpdateSchema = z.strictObject({
+export const memoryUpdateSchema = z.strictObject({
   path: z.string().nullish(),
   content: z.string().nullish(),
   precondition: z
@@ -80,7 +89,7 @@ const memoryUpdateSchema = z.strictObject({
   expires_at: z.string().nullish(),
 });
 
-const sessionCreateSchema = z.strictObject({
+export const sessionCreateSchema = z.strictObject({
   resources: z.array(
     z.strictObject({
       type: z.literal('memory_store'),
@@ -343,7 +352,7 @@ export function assertEntryName(name: string): string {
 
 // ---------------------------------------------------------------- keys and workspaces
 
-const keyCreateSchema = z.strictObject({
+export const keyCreateSchema = z.strictObject({
   name: z.string(),
   role: z.enum(['admin', 'read_write', 'read_only']),
   memory_store_ids: z.array(z.string()).max(LIMITS.keyStores).nullish(),
@@ -356,8 +365,10 @@ export function parseKeyCreate(body: unknown): { name: string; role: Role; store
   return { name: assertLabel(b.name, 'name'), role: b.role, storeIds: ids ? [...new Set(ids)] : null };
 }
 
+export const workspaceCreateSchema = z.strictObject({ name: z.string() });
+
 export function parseWorkspaceCreate(body: unknown): { name: string } {
-  return { name: assertLabel(parseBody(z.strictObject({ name: z.string() }), body).name, 'name') };
+  return { name: assertLabel(parseBody(workspaceCreateSchema, body).name, 'name') };
 }
 
 /** A key or workspace name: like a store name. */

@@ -11,7 +11,8 @@ import { createMcpServer } from './server.js';
 
 export function mcpRoutes(service: Service, log: (line: string) => void) {
   const app = new Hono<AppEnv>();
-  app.all('/', async (c) => {
+  // The methods the transport answers (it refuses others itself); named so /mcp has an Allow list.
+  app.on(['GET', 'POST', 'DELETE'], '/', async (c) => {
     const server = createMcpServer({ service, caller: c.var.caller, log });
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);

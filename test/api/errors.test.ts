@@ -409,10 +409,10 @@ describe('unknown ids', () => {
     expectRawError(await raw('GET', `/v1/memory_stores/${store.id}/memory_versions/${id}`), 404, 'not_found_error');
   });
 
-  it('answers 404 for unknown routes and methods', async () => {
+  it('answers 404 for unknown routes and 405 for a known route with a wrong method', async () => {
     expectRawError(await raw('GET', '/v1/nothing'), 404, 'not_found_error');
-    expectRawError(await raw('PUT', `/v1/memory_stores/${store.id}`, { body: '{}' }), 404, 'not_found_error');
-    expectRawError(await raw('PATCH', `${memoriesPath()}/${memory.id}`, { body: '{}' }), 404, 'not_found_error');
+    expectRawError(await raw('PUT', `/v1/memory_stores/${store.id}`, { body: '{}' }), 405, 'invalid_request_error');
+    expectRawError(await raw('PATCH', `${memoriesPath()}/${memory.id}`, { body: '{}' }), 405, 'invalid_request_error');
     expectRawError(await raw('GET', '/nothing'), 404, 'not_found_error');
   });
 });

@@ -22,6 +22,7 @@ describe('the errno table', () => {
       content_too_large: Fuse.EFBIG,
       invalid_utf8: Fuse.EILSEQ,
       not_found: Fuse.ENOENT,
+      method_not_allowed: Fuse.EINVAL,
       path_conflict: Fuse.EEXIST,
       precondition_failed: Fuse.EBUSY,
       conflict: Fuse.EBUSY,

@@ -17,6 +17,7 @@ const EXPECTED_HTTP: Record<ErrorCode, [number, string]> = {
   forbidden: [403, 'permission_error'],
   read_only: [403, 'permission_error'],
   not_found: [404, 'not_found_error'],
+  method_not_allowed: [405, 'invalid_request_error'],
   path_conflict: [409, 'memory_path_conflict_error'],
   precondition_failed: [409, 'memory_precondition_failed_error'],
   conflict: [409, 'conflict_error'],

@@ -1,0 +1,202 @@
+/**
+ * @module The response shapes of api/wire.ts and api/wire-continuity.ts as zod schemas, for the
+ * OpenAPI document only (responses are built by the wire functions, not parsed). The openapi test
+ * parses real responses with these, so a wire change that is not mirrored here fails it.
+ */
+import { z } from 'zod';
+import { ERROR_CODES } from '../../src/index.js';
+import { HTTP_ERRORS } from '../errors.js';
+
+const timestamp = z.string().meta({ format: 'date-time', description: 'RFC 3339, UTC' });
+const nullableTimestamp = timestamp.nullable();
+
+export const Actor = z
+  .discriminatedUnion('type', [
+    z.strictObject({ type: z.literal('api_actor'), api_key_id: z.string() }),
+    z.strictObject({ type: z.literal('session_actor'), session_id: z.string() }),
+  ])
+  .meta({ id: 'Actor' });
+
+export const MemoryStore = z
+  .strictObject({
+    type: z.literal('memory_store'),
+    id: z.string(),
+    name: z.string(),
+    description: z.string(),
+    metadata: z.record(z.string(), z.string()),
+    created_at: timestamp,
+    updated_at: timestamp,
+    archived_at: nullableTimestamp,
+  })
+  .meta({ id: 'MemoryStore' });
+
+export const Memory = z
+  .strictObject({
+    type: z.literal('memory'),
+    id: z.string(),
+    memory_store_id: z.string(),
+    path: z.string(),
+    content: z.string().nullable().meta({ description: 'null unless view=full' }),
+    content_sha256: z.string(),
+    content_size_bytes: z.int(),
+    memory_version_id: z.string(),
+    created_at: timestamp,
+    updated_at: timestamp,
+    expires_at: timestamp.optional().meta({ description: "mnemo's TTL extension: present only on memories that expire" }),
+  })
+  .meta({ id: 'Memory' });
+
+export const MemoryPrefix = z.strictObject({ type: z.literal('memory_prefix'), path: z.string() }).meta({ id: 'MemoryPrefix' });
+
+export const MemoryVersion = z
+  .strictObject({
+    type: z.literal('memory_version'),
+    id: z.string(),
+    memory_store_id: z.string(),
+    memory_id: z.string(),
+    operation: z.enum(['created', 'modified', 'deleted']),
+    path: z.string().nullable(),
+    content: z.string().nullable(),
+    content_sha256: z.string().nullable(),
+    content_size_bytes: z.int().nullable(),
+    created_at: timestamp,
+    created_by: Actor,
+    redacted_at: nullableTimestamp,
+    redacted_by: Actor.nullable(),
+  })
+  .meta({ id: 'MemoryVersion' });
+
+export const Session = z
+  .strictObject({
+    type: z.literal('session'),
+    id: z.string(),
+    status: z.enum(['active', 'ended']),
+    resources: z.array(
+      z.strictObject({
+        type: z.literal('memory_store'),
+        memory_store_id: z.string(),
+        access: z.enum(['read_write', 'read_only']),
+        instructions: z.string().nullable(),
+        name: z.string(),
+        description: z.string(),
+        mount_path: z.string(),
+        host_path: z.string(),
+      }),
+    ),
+    system_prompt: z.string(),
+    created_at: timestamp,
+    ended_at: nullableTimestamp,
+  })
+  .meta({ id: 'Session' });
+
+export const ApiKey = z
+  .strictObject({
+    type: z.literal('api_key'),
+    id: z.string(),
+    name: z.string(),
+    role: z.enum(['admin', 'read_write', 'read_only']),
+    workspace_id: z.string(),
+    memory_store_ids: z.array(z.string()).nullable(),
+    all_workspaces: z.boolean(),
+    created_at: timestamp,
+    revoked_at: nullableTimestamp,
+  })
+  .meta({ id: 'ApiKey' });
+
+export const ApiKeyWithSecret = ApiKey.extend({ secret: z.string().meta({ description: 'shown once, on creation' }) }).meta({
+  id: 'ApiKeyWithSecret',
+});
+
+export const Workspace = z
+  .strictObject({ type: z.literal('workspace'), id: z.string(), name: z.string(), created_at: timestamp })
+  .meta({ id: 'Workspace' });
+
+const reference = {
+  memory_id: z.string().nullable(),
+  path: z.string().nullable(),
+  content_sha256: z.string().nullable(),
+  memory_version_id: z.string().nullable(),
+  note: z.string().nullable(),
+};
+
+export const Checkpoint = z
+  .strictObject({
+    type: z.literal('checkpoint'),
+    id: z.string(),
+    memory_store_id: z.string(),
+    agent_id: z.string(),
+    session_id: z.string(),
+    revision: z.int(),
+    locator: z.string(),
+    is_latest: z.boolean(),
+    goal: z.string(),
+    summary: z.string(),
+    constraints: z.array(z.string()),
+    decisions: z.array(z.string()),
+    open_tasks: z.array(z.string()),
+    next_action: z.string().nullable(),
+    capsule: z.string(),
+    references: z.array(z.strictObject(reference)),
+    size_bytes: z.int(),
+    created_at: timestamp,
+    created_by: Actor,
+  })
+  .meta({ id: 'Checkpoint' });
+
+export const CheckpointRestore = z
+  .strictObject({
+    type: z.literal('checkpoint_restore'),
+    checkpoint_id: z.string(),
+    agent_id: z.string(),
+    session_id: z.string(),
+    revision: z.int(),
+    locator: z.string(),
+    created_at: timestamp,
+    goal: z.string(),
+    capsule: z.string(),
+    constraints: z.array(z.string()),
+    decisions: z.array(z.string()),
+    open_tasks: z.array(z.string()),
+    next_action: z.string().nullable(),
+    references: z.array(
+      z.strictObject({
+        ...reference,
+        status: z.enum(['ok', 'changed', 'missing', 'expired']),
+        current: z
+          .strictObject({ memory_id: z.string(), path: z.string(), content_sha256: z.string(), memory_version_id: z.string() })
+          .nullable(),
+      }),
+    ),
+    summary: z.string().nullable(),
+    omitted: z.array(z.string()).meta({ description: 'fields left out to fit max_bytes' }),
+    size_bytes: z.int(),
+    max_bytes: z.int(),
+  })
+  .meta({ id: 'CheckpointRestore' });
+
+export const SearchResult = z
+  .strictObject({ type: z.literal('search_result'), memory: Memory, snippet: z.string(), score: z.number() })
+  .meta({ id: 'SearchResult' });
+
+/** A page of `item`s: `next_page` is the cursor for `page`, null on the last page. */
+export function pageOf(item: z.ZodType, id: string) {
+  return z.strictObject({ data: z.array(item), next_page: z.string().nullable() }).meta({ id });
+}
+
+export function deleted(type: string, id: string) {
+  return z.strictObject({ id: z.string(), type: z.literal(type) }).meta({ id });
+}
+
+export const ErrorEnvelope = z
+  .strictObject({
+    type: z.literal('error'),
+    error: z.looseObject({
+      type: z.enum([...new Set(ERROR_CODES.map((code) => HTTP_ERRORS[code].type))] as [string, ...string[]]),
+      message: z.string(),
+      conflicting_path: z.string().optional().meta({ description: 'memory_path_conflict_error only' }),
+      conflicting_memory_id: z.string().optional().meta({ description: 'memory_path_conflict_error only' }),
+      needed_bytes: z.int().optional().meta({ description: 'a restore budget below the essentials only' }),
+    }),
+    request_id: z.string(),
+  })
+  .meta({ id: 'Error' });
