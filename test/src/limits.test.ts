@@ -61,9 +61,10 @@ describe('store usage', () => {
     const store = core.service.createStore(core.caller, { name: 'old', description: '', metadata: {} });
     for (let i = 0; i < 5; i++) core.service.createMemory(core.caller, store.id, { path: `/m${i}.md`, content: 'x'.repeat(i + 1) });
     core.close();
-    // Back to schema 5, as a database from before the limits was.
+    // Back to schema 5, as a database from before the limits was (migration 7 undone too).
     const db = new Database(core.file);
-    db.exec(`DROP TRIGGER store_usage_insert; DROP TRIGGER store_usage_delete; DROP TRIGGER store_usage_resize;
+    db.exec(`DROP INDEX api_keys_one_seeded; ALTER TABLE api_keys DROP COLUMN seeded; ALTER TABLE sessions DROP COLUMN local_pid;
+             DROP TRIGGER store_usage_insert; DROP TRIGGER store_usage_delete; DROP TRIGGER store_usage_resize;
              DROP TABLE store_usage; DROP INDEX sessions_active_by_workspace; PRAGMA user_version = 5;`);
     db.close();
     const storage = openSqliteStorage(core.file);
