@@ -22,6 +22,7 @@ export const HTTP_ERRORS: Record<ErrorCode, { status: ContentfulStatusCode; type
   archived: { status: 409, type: 'conflict_error' },
   request_too_large: { status: 413, type: 'request_too_large' },
   budget_exceeded: { status: 400, type: 'invalid_request_error' },
+  overloaded: { status: 503, type: 'overloaded_error' },
   internal: { status: 500, type: 'api_error' },
 };
 
@@ -48,6 +49,8 @@ export function onError(log: (line: string) => void) {
       mnemo = new MnemoError('internal', 'internal server error', {}, { cause: err });
     }
     c.header('request-id', requestId);
+    // overloaded: the work that refused this is already under way (e.g. search indexing); soon is fine.
+    if (mnemo.code === 'overloaded') c.header('retry-after', '1');
     return c.json(errorBody(mnemo, requestId), HTTP_ERRORS[mnemo.code].status);
   };
 }

@@ -24,6 +24,8 @@ export const ERRNO_BY_CODE: Readonly<Record<ErrorCode, number>> = Object.freeze(
   request_too_large: Fuse.EFBIG,
   // Only checkpoint restores have a byte budget; mounts never restore. Listed so every code has an errno.
   budget_exceeded: Fuse.EFBIG,
+  // Mounts never search; listed so every code has an errno. Retrying later is right.
+  overloaded: Fuse.EAGAIN,
   internal: Fuse.EIO,
 });
 

@@ -55,6 +55,7 @@ export type {
   Expiry,
   ReferenceStatus,
   SearchHit,
+  SearchPage,
   SearchQuery,
 } from './types.js';
 export type {
