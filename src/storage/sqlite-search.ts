@@ -103,8 +103,9 @@ export function createSearchStatements(db: Db, index: SearchIndex): Pick<Continu
     const hits: SearchHit[] = [];
     let capped = after > 0;
     for (let w = 1; ; w++) {
-      const raw = q.rawEnd.all(match, int(after)) as number[];
       const own = q.windowEnd.all(match, int(after), storeId, sq.pathPrefix, end) as number[];
+      // Only a short window needs to know where the raw walk ended (a full one ends at its own last match).
+      const raw = own.length > 1 ? [] : (q.rawEnd.all(match, int(after)) as number[]);
       // A full window ends at its last own match; a short one at the end of the raw walk (or the index).
       const hi = own[0] ?? raw[0] ?? NO_END;
       const more = own.length > 1 || raw.length > 1;
