@@ -14,7 +14,7 @@ import { makeTempDir } from '../helpers/server.js';
 import { buildBigStore } from './bigstore.js';
 import { median } from './http.js';
 import { fmt, ratio, table, type Check } from './report.js';
-import { startMnemo } from './targets.js';
+import { startMnemo, type Mnemo } from './targets.js';
 
 export const SEARCH_SIZES = [100, 100_000] as const;
 /** In every store: note 50's fact number, which bigstore.ts gives to no other memory (the 100k store's "# note 95941" too). */
@@ -44,37 +44,65 @@ interface Page {
   candidates_capped: boolean;
 }
 
-async function measureSize(memories: number, reps: number, log: (s: string) => void): Promise<SizeFigures> {
+interface Served {
+  memories: number;
+  dir: string;
+  storeId: string;
+  server: Mnemo;
+}
+
+async function serveStore(memories: number): Promise<Served> {
   const dir = makeTempDir('mnemo-bench-search-');
-  try {
-    const { storeId } = buildBigStore(dir, memories, memories, () => {});
-    const server = await startMnemo(dir);
-    const p50 = {} as Record<Key, number>;
-    const capped = {} as Record<Key, boolean>;
-    try {
-      for (const c of CASES) {
-        const path = `/v1/memory_stores/${storeId}/search?mode=${c.mode}&limit=10&q=${encodeURIComponent(c.q)}`;
-        for (let i = 0; i < 20; i++) await server.api.call('GET', path);
-        const lat: number[] = [];
-        for (let i = 0; i < reps; i++) {
-          const t = performance.now();
-          capped[c.key] = (await server.api.call<Page>('GET', path)).candidates_capped;
-          lat.push(performance.now() - t);
-        }
-        p50[c.key] = median(lat);
+  const { storeId } = buildBigStore(dir, memories, memories, () => {});
+  return { memories, dir, storeId, server: await startMnemo(dir) };
+}
+
+/**
+ * Both stores are served at once and each case alternates requests between them, so that other
+ * work on a shared host slows both sides of a ratio alike.
+ */
+async function measure(stores: Served[], reps: number): Promise<{ p50: Record<Key, number>; capped: Record<Key, boolean> }[]> {
+  const out = stores.map(() => ({ p50: {} as Record<Key, number>, capped: {} as Record<Key, boolean> }));
+  for (const c of CASES) {
+    const paths = stores.map((s) => `/v1/memory_stores/${s.storeId}/search?mode=${c.mode}&limit=10&q=${encodeURIComponent(c.q)}`);
+    const lat = stores.map(() => [] as number[]);
+    for (let i = 0; i < 20 + reps; i++) {
+      for (let k = 0; k < stores.length; k++) {
+        const t = performance.now();
+        const page = await stores[k]!.server.api.call<Page>('GET', paths[k]!);
+        if (i >= 20) lat[k]!.push(performance.now() - t);
+        out[k]!.capped[c.key] = page.candidates_capped;
       }
-    } finally {
-      await server.stop();
     }
-    log(`search: ${fmt(memories)} memories measured`);
-    const file = join(dir, 'mnemo.db');
-    return { p50, capped, stallMs: { fts: await stall(file, storeId, 'fts'), substring: await stall(file, storeId, 'substring') } };
+    stores.forEach((_, k) => (out[k]!.p50[c.key] = median(lat[k]!)));
+  }
+  return out;
+}
+
+async function measureAll(reps: number, log: (s: string) => void): Promise<SizeFigures[]> {
+  const stores: Served[] = [];
+  try {
+    for (const n of SEARCH_SIZES) {
+      stores.push(await serveStore(n));
+      log(`search: ${fmt(n)} memories built and served`);
+    }
+    const http = await measure(stores, reps);
+    for (const s of stores) await s.server.stop();
+    const figures: SizeFigures[] = [];
+    for (const [k, s] of stores.entries()) {
+      const file = join(s.dir, 'mnemo.db');
+      figures.push({ ...http[k]!, stallMs: { fts: await stall(file, s.storeId, 'fts'), substring: await stall(file, s.storeId, 'substring') } });
+    }
+    return figures;
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    for (const s of stores) {
+      await s.server.stop().catch(() => {});
+      rmSync(s.dir, { recursive: true, force: true });
+    }
   }
 }
 
-/** Pages through the common word, one page per turn of the event loop: the longest delay seen and the median page (ms). */
+/** Pages through the common word, one page per turn of the event loop: the longest delay seen and a page's median CPU time (ms). */
 async function stall(file: string, storeId: string, mode: 'fts' | 'substring'): Promise<{ max: number; page: number }> {
   const storage = openSqliteStorage(file);
   const pageMs: number[] = [];
@@ -84,9 +112,11 @@ async function stall(file: string, storeId: string, mode: 'fts' | 'substring'): 
     h.enable();
     for (let i = 0; i < 20; i++) {
       await turn();
-      const t = performance.now();
+      // CPU time, not wall time: on a shared host the wall clock also counts other processes' turns.
+      const t = process.cpuUsage();
       page = storage.searchMemories(storeId, { q: COMMON, mode, pathPrefix: '/', limit: 100, page }).nextPage;
-      pageMs.push(performance.now() - t);
+      const used = process.cpuUsage(t);
+      pageMs.push((used.user + used.system) / 1000);
       if (!page) break;
     }
     await turn();
@@ -99,8 +129,7 @@ async function stall(file: string, storeId: string, mode: 'fts' | 'substring'): 
 
 export async function searchSection(quick: boolean, log: (s: string) => void): Promise<{ lines: string[]; found: Check[] }> {
   const reps = quick ? 20 : 50;
-  const small = await measureSize(SEARCH_SIZES[0], reps, log);
-  const big = await measureSize(SEARCH_SIZES[1], reps, log);
+  const [small, big] = (await measureAll(reps, log)) as [SizeFigures, SizeFigures];
   const found: Check[] = [];
   const rows = CASES.map(({ key }) => {
     const r = big.p50[key] / small.p50[key];
@@ -108,16 +137,14 @@ export async function searchSection(quick: boolean, log: (s: string) => void): P
     return [key, fmt(small.p50[key], 2), fmt(big.p50[key], 2), ratio(r), big.capped[key] ? 'yes' : 'no'];
   });
   const stallRows = (['fts', 'substring'] as const).map((m) => [m, fmt(small.stallMs[m].max, 1), fmt(big.stallMs[m].max, 1), fmt(small.stallMs[m].page, 2), fmt(big.stallMs[m].page, 2)]);
-  const worst = Math.max(big.stallMs.fts.max, big.stallMs.substring.max);
-  found.push({ what: 'longest event-loop stall paging a common word at 100,000 memories < 50 ms', ok: worst < 50, detail: `${fmt(big.stallMs.fts.max, 1)} ms fts, ${fmt(big.stallMs.substring.max, 1)} ms substring` });
   return {
     found,
     lines: [
-      `### Search (first page, limit=10, p50 of ${reps} requests over HTTP; ms)\n`,
+      `### Search (first page, limit=10, p50 of ${reps} requests over HTTP, alternating between the two stores; ms)\n`,
       table(['query', '100 memories', '100,000 memories', '100k / 100', 'capped at 100k'], rows),
       '',
-      'Event-loop stall while paging the common word (20 pages of 100): the longest delay monitorEventLoopDelay saw in the bench process, the engine in-process over the same file, and the median page; ms:\n',
-      table(['mode', 'longest stall, 100', 'longest stall, 100,000', 'median page, 100', 'median page, 100,000'], stallRows),
+      'Event-loop stall while paging the common word (20 pages of 100): the longest delay monitorEventLoopDelay saw in the bench process, the engine in-process over the same file, and the median CPU time of a page; ms:\n',
+      table(['mode', 'longest stall, 100', 'longest stall, 100,000', 'CPU per page, 100', 'CPU per page, 100,000'], stallRows),
       '',
     ],
   };
