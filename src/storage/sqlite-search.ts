@@ -96,6 +96,7 @@ export function createSearchStatements(db: Db, index: SearchIndex): Pick<Continu
     const c = decodeCursor(sq.page);
     let after = c ? cursorNumber(c, 'a') : 0;
     let skip = c ? cursorNumber(c, 'o') : 0;
+    if (after < 0 || skip < 0) throw new MnemoError('invalid_request', 'page: not a cursor this server issued', { field: 'page' });
     const match = ftsQuery(sq.q);
     // Nothing but separators (punctuation, NUL): no word can match, and MATCH '' is a syntax error.
     if (match === '') return { data: [], nextPage: null, candidatesCapped: false };

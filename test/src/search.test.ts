@@ -139,6 +139,20 @@ describe('full-text search cost', () => {
   });
 });
 
+describe('search cursors', () => {
+  it('refuses a cursor of the other mode and a forged negative one', () => {
+    const core = openCore();
+    const storeId = bulkStore(core, 30, (i) => `puffin ${i}`);
+    const search = (q: SearchQuery) => () => core.service.searchMemories(core.caller, storeId, q);
+    const fts = core.service.searchMemories(core.caller, storeId, query('puffin', { limit: 10 })).nextPage!;
+    const sub = core.service.searchMemories(core.caller, storeId, query('puffin', { mode: 'substring', limit: 10 })).nextPage!;
+    const forged = 'page_' + Buffer.from(JSON.stringify({ a: 0, o: -5 })).toString('base64url');
+    for (const bad of [search(query('puffin', { mode: 'substring', page: fts })), search(query('puffin', { page: sub })), search(query('puffin', { page: forged }))]) {
+      expect(bad).toThrow(expect.objectContaining({ code: 'invalid_request' }));
+    }
+  });
+});
+
 describe('substring search cost', () => {
   it('scans at most SCAN_ROWS rows per request, says so, and pages on in path order', () => {
     const core = openCore();
