@@ -165,7 +165,7 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
     'memory_search',
     {
       description:
-        'Search current memories. mode "fts" (default) ranks by relevance and matches words; "substring" finds an exact phrase, case-insensitive. Results carry a snippet with ** around matches.',
+        'Search current memories. mode "fts" (default) ranks by relevance and matches words; "substring" finds an exact phrase, case-insensitive. Results carry a snippet with ** around matches. candidates_capped: true means more remain than one request ranks or scans (a short page is not the end): follow next_page.',
       inputSchema: {
         memory_store_id: store,
         query: z.string(),
