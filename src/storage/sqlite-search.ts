@@ -2,7 +2,8 @@
  * @module SQLite search over current memories: FTS5 (bm25 ranked) and a plain case-insensitive
  * substring scan. Both read only live rows, so deleted and expired memories never match; redacted
  * text is only ever in old versions. Full-text search first indexes every queued write
- * (sqlite-search-index.ts), so it never sees the index lag behind.
+ * (sqlite-search-index.ts), so it never sees the index lag behind; past SEARCH_DRAIN_BATCHES of
+ * them it refuses (503 overloaded) rather than block everything else while it catches up.
  *
  * What one request may cost is bounded, whatever the store holds (issue 11):
  * - Full-text: the index is the outer loop (the memories row is a primary-key lookup per match), and
@@ -26,7 +27,7 @@ import { BATCH, type SearchIndex } from './sqlite-search-index.js';
 import type { Db } from './tx.js';
 
 /**
- * Index entries ranked together. Ranking a full window of small memories takes ~3 ms on the bench
+ * Matches of a store ranked together (a window). Ranking a full window of small memories takes ~3 ms on the bench
  * host (bm25 per entry, a primary-key join, a sort), and 1,000 is ten times the largest page, so the
  * first page of a common word is still the best of a thousand candidates.
  */
