@@ -25,6 +25,7 @@ export const HTTP_ERRORS: Record<ErrorCode, { status: ContentfulStatusCode; type
   request_too_large: { status: 413, type: 'request_too_large' },
   budget_exceeded: { status: 400, type: 'invalid_request_error' },
   limit_exceeded: { status: 413, type: 'request_too_large' },
+  overloaded: { status: 503, type: 'overloaded_error' },
   internal: { status: 500, type: 'api_error' },
 };
 
@@ -52,6 +53,8 @@ export function onError(log: (line: string) => void) {
     }
     c.header('request-id', requestId);
     if (mnemo.details.allow) c.header('allow', mnemo.details.allow.join(', '));
+    // overloaded: the work that refused this is already under way (e.g. search indexing); soon is fine.
+    if (mnemo.code === 'overloaded') c.header('retry-after', '1');
     return c.json(errorBody(mnemo, requestId), HTTP_ERRORS[mnemo.code].status);
   };
 }

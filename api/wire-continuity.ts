@@ -6,6 +6,7 @@ import {
   type Restored,
   type RestoredReference,
   type SearchHit,
+  type SearchPage,
 } from '../src/index.js';
 import { toWireActor, toWireMemory } from './wire.js';
 
@@ -82,4 +83,9 @@ export function restoreWireBytes(r: Restored): number {
 
 export function toWireSearchHit(h: SearchHit) {
   return { type: 'search_result' as const, memory: toWireMemory(h.memory, 'basic'), snippet: h.snippet, score: h.score };
+}
+
+/** A list page plus candidates_capped (our extension; see the README's "Search"). */
+export function toWireSearchPage(p: SearchPage) {
+  return { data: p.data.map(toWireSearchHit), next_page: p.nextPage, candidates_capped: p.candidatesCapped };
 }

@@ -28,6 +28,8 @@ export const ERRNO_BY_CODE: Readonly<Record<ErrorCode, number>> = Object.freeze(
   budget_exceeded: Fuse.EFBIG,
   // A store limit: the device is full as far as this store is concerned.
   limit_exceeded: Fuse.ENOSPC,
+  // Mounts never search; listed so every code has an errno. Retrying later is right.
+  overloaded: Fuse.EAGAIN,
   internal: Fuse.EIO,
 });
 

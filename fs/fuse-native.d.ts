@@ -79,6 +79,7 @@ declare module 'fuse-native' {
     static readonly EBADF: number;
     static readonly EACCES: number;
     static readonly EBUSY: number;
+    static readonly EAGAIN: number;
     static readonly EEXIST: number;
     static readonly ENOTDIR: number;
     static readonly EISDIR: number;

@@ -22,6 +22,7 @@ export const ERROR_CODES = [
   'budget_exceeded',
   /** A store or workspace limit (src/limits.ts): 413 over HTTP, ENOSPC on a mount. */
   'limit_exceeded',
+  'overloaded',
   'internal',
 ] as const;
 

@@ -56,6 +56,7 @@ export type {
   Expiry,
   ReferenceStatus,
   SearchHit,
+  SearchPage,
   SearchQuery,
 } from './types.js';
 export type {

@@ -7,6 +7,9 @@
  * own fsync'd transactions. Run every tick during a burst of saves, it added about a quarter to each
  * save's time; run once the burst ends, the same work costs the writers nothing. A burst that never
  * pauses still gets indexed every `maxDeferMs`, so the queue (and a search's first wait) stays bounded.
+ * A burst that queues much (about 1,000 saves: `urgentAfter` marks, a save moves the mark by ~2) is
+ * indexed at once rather than after the pause: a search indexes at most a few batches itself and
+ * refuses (503) past them (sqlite-search.ts), so the queue must stay well below that.
  */
 
 export interface SearchUpkeepOptions {
@@ -19,13 +22,16 @@ export interface SearchUpkeepOptions {
   batch?: number;
   /** The longest indexing waits for writes to pause. */
   maxDeferMs?: number;
+  /** How far the change mark may move since indexing last started before it stops waiting for a pause. */
+  urgentAfter?: number;
 }
 
 /** Starts the upkeep; the returned function stops it. */
-export function startSearchUpkeep({ index, changeMark, log, everyMs = 200, batch = 500, maxDeferMs = 5000 }: SearchUpkeepOptions): () => void {
+export function startSearchUpkeep({ index, changeMark, log, everyMs = 200, batch = 500, maxDeferMs = 5000, urgentAfter = 2000 }: SearchUpkeepOptions): () => void {
   let stopped = false;
   let running = false;
   let lastMark = changeMark();
+  let markAtIndex = lastMark;
   let busySince: number | null = null;
 
   function step(): void {
@@ -41,7 +47,7 @@ export function startSearchUpkeep({ index, changeMark, log, everyMs = 200, batch
     running = false;
   }
 
-  /** True while storage was written since the last tick, for at most maxDeferMs in a row. */
+  /** True while storage was written since the last tick, for at most maxDeferMs in a row and until much queued. */
   function deferring(): boolean {
     const mark = changeMark();
     if (mark === lastMark) {
@@ -49,6 +55,10 @@ export function startSearchUpkeep({ index, changeMark, log, everyMs = 200, batch
       return false;
     }
     lastMark = mark;
+    if (mark - markAtIndex >= urgentAfter) {
+      busySince = null;
+      return false;
+    }
     const now = Date.now();
     busySince ??= now;
     if (now - busySince < maxDeferMs) return true;
@@ -59,6 +69,7 @@ export function startSearchUpkeep({ index, changeMark, log, everyMs = 200, batch
   const timer = setInterval(() => {
     if (running || deferring()) return;
     running = true;
+    markAtIndex = lastMark;
     step();
   }, everyMs);
   timer.unref();

@@ -1,9 +1,9 @@
 /** @module Search over a store's current memories (FTS5 or substring), behind the caller's read grant. */
 import type { Storage } from './storage/port.js';
-import type { Caller, Page, SearchHit, SearchQuery, Store } from './types.js';
+import type { Caller, SearchPage, SearchQuery, Store } from './types.js';
 
 export function createSearch({ storage, readable }: { storage: Storage; readable: (caller: Caller, storeId: string) => Store }) {
-  return function searchMemories(caller: Caller, storeId: string, q: SearchQuery): Page<SearchHit> {
+  return function searchMemories(caller: Caller, storeId: string, q: SearchQuery): SearchPage {
     readable(caller, storeId);
     return storage.searchMemories(storeId, q);
   };

@@ -225,6 +225,16 @@ export interface SearchQuery {
   page: string | null;
 }
 
+/** A page of search hits, saying whether it came from a bounded window (see the README's "Search"). */
+export interface SearchPage extends Page<SearchHit> {
+  /**
+   * fts: the query matches more index entries than one ranking window, so hits are ranked window by
+   * window, not across all matches. substring: this request stopped scanning at its budget, so a
+   * short (even empty) page does not mean the end. Either way, follow nextPage.
+   */
+  candidatesCapped: boolean;
+}
+
 export interface SearchHit {
   memory: MemoryMeta;
   /** A short excerpt around the match; matched terms are wrapped in ** (fts) or the phrase is (substring). */

@@ -14,7 +14,7 @@ import {
   type Service,
 } from '../../src/index.js';
 import { toWireListItem, toWireMemory, toWirePage, toWireStore } from '../wire.js';
-import { toWireSearchHit } from '../wire-continuity.js';
+import { toWireSearchPage } from '../wire-continuity.js';
 import type { ToolRunner } from './server.js';
 
 const store = z.string().describe('The memory store id (memstore_…); memory_list_stores lists them.');
@@ -165,7 +165,7 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
     'memory_search',
     {
       description:
-        'Search current memories. mode "fts" (default) ranks by relevance and matches words; "substring" finds an exact phrase, case-insensitive. Results carry a snippet with ** around matches.',
+        'Search current memories. mode "fts" (default) ranks by relevance and matches words; "substring" finds an exact phrase, case-insensitive. Results carry a snippet with ** around matches. candidates_capped: true means more remain than one request ranks or scans (a short page is not the end): follow next_page.',
       inputSchema: {
         memory_store_id: store,
         query: z.string(),
@@ -178,7 +178,7 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
     (a) =>
       run(() => {
         const q = parseSearchQuery({ q: a.query, mode: a.mode, path_prefix: a.path_prefix, limit: str(a.limit), page: a.page });
-        return toWirePage(service.searchMemories(caller, a.memory_store_id, q), toWireSearchHit);
+        return toWireSearchPage(service.searchMemories(caller, a.memory_store_id, q));
       }),
   );
 }

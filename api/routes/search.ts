@@ -3,14 +3,13 @@ import { Hono } from 'hono';
 import { parseSearchQuery, type Service } from '../../src/index.js';
 import type { AppEnv } from '../env.js';
 import { query } from '../request.js';
-import { toWirePage } from '../wire.js';
-import { toWireSearchHit } from '../wire-continuity.js';
+import { toWireSearchPage } from '../wire-continuity.js';
 
 export function searchRoutes(service: Service) {
   const app = new Hono<AppEnv>();
   app.get('/:store/search', (c) => {
     const q = parseSearchQuery(query(c));
-    return c.json(toWirePage(service.searchMemories(c.var.caller, c.req.param('store'), q), toWireSearchHit));
+    return c.json(toWireSearchPage(service.searchMemories(c.var.caller, c.req.param('store'), q)));
   });
   return app;
 }

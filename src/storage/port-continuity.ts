@@ -1,5 +1,5 @@
 /** @module The storage port's agent-continuity part: checkpoints, reference lookups and search. */
-import type { Checkpoint, MemoryMeta, Page, SearchHit, SearchQuery } from '../types.js';
+import type { Checkpoint, MemoryMeta, SearchPage, SearchQuery } from '../types.js';
 
 export interface InsertCheckpointInput {
   /** The checkpoint without its revision and latest flag: the adapter assigns both. */
@@ -23,8 +23,8 @@ export interface ContinuityStorage {
   deleteCheckpoint(storeId: string, id: string): void;
   /** Finds a memory by id (preferred) or path, telling expired and missing apart. */
   findReferencedMemory(storeId: string, ref: { memoryId: string | null; path: string | null }): ReferencedMemory;
-  /** Full-text search first indexes every queued write, so it always sees every committed one. */
-  searchMemories(storeId: string, q: SearchQuery): Page<SearchHit>;
+  /** Full-text search first indexes every queued write (or refuses, overloaded), so it always sees every committed one. */
+  searchMemories(storeId: string, q: SearchQuery): SearchPage;
   /** Indexes up to `max` memories written since their last indexing, in one transaction; returns how many still wait. */
   indexSearchBacklog(max: number): number;
   /** Deletes every memory that expired at or before `now` (as the next write would); returns how many. */

@@ -7,7 +7,8 @@
  * `memories_fts` under its seq with its current path and content, or queued in `search_backlog`
  * with `indexed_version` naming the version whose text the index holds for it (NULL: none). A
  * triggered write queues the seq in the same transaction as the change, and a search first indexes
- * everything queued, so no reader sees the lag.
+ * everything queued, so no reader sees the lag (past a few batches it refuses instead, 503: see
+ * sqlite-search.ts).
  *
  * `memories_fts` is contentless: it keeps no copy of the text, so removing a row takes the text it
  * was indexed with, read back from `indexed_version`. That is why it is not `contentless_delete=1`:

@@ -10,14 +10,12 @@ export interface SearchIndex {
   indexQueued(): void;
   /** Re-indexes up to `max` queued memories in one transaction; returns how many stay queued. Without a queue it takes no write lock. */
   indexSearchBacklog(max: number): number;
-  /** Re-indexes everything queued, batch by batch, so that a search sees every committed write. */
-  drain(): void;
   /** Inside the caller's transaction, before a store's delete takes its versions (the text a removal needs). */
   unindexStore(storeId: string): void;
 }
 
-/** Big enough to amortise a commit, small enough that a drain never holds the write lock for long. */
-const BATCH = 1000;
+/** Big enough to amortise a commit, small enough that a batch never holds the write lock for long. */
+export const BATCH = 1000;
 /**
  * A batch also ends after about this much text tokenized (old and new): a batch blocks the event
  * loop while it runs, and 500 rewrites of 100 KiB memories would take most of a second.
@@ -78,9 +76,6 @@ export function createSearchIndex(db: Db): SearchIndex {
   return {
     indexQueued,
     indexSearchBacklog,
-    drain() {
-      while (indexSearchBacklog(BATCH) > 0);
-    },
     unindexStore(storeId) {
       // Once the queue is empty the index holds each memory's current row, which is what to remove.
       indexQueued();

@@ -1,12 +1,13 @@
 /**
  * Search (issue 6) against the real server: bm25 ranking, snippets, the path prefix, pagination,
- * the substring mode, and that updates, deletes, renames, expiry and redaction show at once.
+ * the substring mode, and that updates, deletes, renames, expiry and redaction show at once. Issue
+ * 11: every page says whether it came from a capped window, and no query text is ever a 500.
  */
 import type Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { extensions } from '../helpers/continuity.js';
 import type { RunningServer } from '../helpers/server.js';
-import { expectApiError, useServer } from '../helpers/sdk.js';
+import { expectApiError, rawRequest, useServer } from '../helpers/sdk.js';
 import { freshStore, type Store } from './shapes.js';
 
 let server: RunningServer;
@@ -146,5 +147,67 @@ describe('search follows every write at once', () => {
     const b = await seed({ '/b.md': 'walrus' });
     expect(paths((await ext.search(a.id, { q: 'walrus' })).data)).toEqual(['/a.md']);
     expect(paths((await ext.search(b.id, { q: 'walrus' })).data)).toEqual(['/b.md']);
+  });
+});
+
+describe('what a search page says about its window (issue 11)', () => {
+  it('says candidates_capped: false when every match was ranked together, in both modes', async () => {
+    const store = await seed({ '/a.md': 'gannet one', '/b.md': 'gannet two' });
+    for (const mode of ['fts', 'substring']) {
+      const res = await ext.search(store.id, { q: 'gannet', mode });
+      expect(res).toMatchObject({ next_page: null, candidates_capped: false });
+      expect(res.data).toHaveLength(2);
+    }
+  });
+
+  it('says candidates_capped: true past a window of 1,000 matches and pages on to every one of them', async () => {
+    const store = await freshStore(client, 'search');
+    const n = 1010;
+    for (let i = 0; i < n; i += 50) {
+      await Promise.all(
+        Array.from({ length: Math.min(50, n - i) }, (_, k) =>
+          client.beta.memoryStores.memories.create(store.id, { path: `/c/${String(i + k).padStart(4, '0')}.md`, content: `cormorant ${i + k}` }),
+        ),
+      );
+    }
+    const seen: string[] = [];
+    let page: string | undefined;
+    do {
+      const res = await ext.search(store.id, { q: 'cormorant', limit: 100, ...(page ? { page } : {}) });
+      expect(res.candidates_capped).toBe(true);
+      seen.push(...paths(res.data));
+      page = res.next_page ?? undefined;
+    } while (page);
+    expect(seen).toHaveLength(n);
+    expect(new Set(seen).size).toBe(n);
+  });
+});
+
+describe('hostile query text (issue 11)', () => {
+  const long = 'ab '.repeat(341) + 'a';
+  const nasty = [
+    '\0', 'a\0b', '\0\0 kittiwake', '"', "'", '""', '"unterminated', "it's", 'AND', 'OR', 'NOT', 'NEAR', 'NEAR(a b, 2)',
+    'a AND', 'OR b', 'NOT x', '*', 'kitti*', '^kittiwake', 'path:kittiwake', 'content : x', '(', ')', '(a OR', '-x', '+', '{a b}', '[x]',
+    '!@#$%^&*()_+-=[]{}|;:,.<>?/~`', '\\', '%', '_', '😀', 'kittiwake 😀🐦', 'e\u0301', '\u0301\u0302\u0303', 'Ω≈ç√∫', '\u200b', '\u202e', '\ufeff',
+    '\x01\x02\x1f', '\t\n kittiwake \r', long, long + 'b', 'x'.repeat(1025),
+  ];
+
+  it('answers every one with a result or a 400, never a 500, in both modes', async () => {
+    const store = await seed({ '/k.md': 'kittiwake 😀 e\u0301 "quoted" (paren) it\'s' });
+    for (const mode of ['fts', 'substring']) {
+      for (const q of nasty) {
+        const res = await rawRequest(server.url, 'GET', `/v1/memory_stores/${store.id}/search?mode=${mode}&q=${encodeURIComponent(q)}`, { apiKey: server.adminKey });
+        const what = `${mode} ${JSON.stringify(q.slice(0, 40))} → ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`;
+        expect([200, 400], what).toContain(res.status);
+        if (res.status === 200) expect(res.body, what).toMatchObject({ data: expect.any(Array), candidates_capped: expect.any(Boolean) });
+        else expect(res.body, what).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
+      }
+    }
+    // NUL is a word separator in full-text mode and a plain character in substring mode.
+    expect(paths((await ext.search(store.id, { q: '\0kittiwake\0' })).data)).toEqual(['/k.md']);
+    expect((await ext.search(store.id, { q: 'a\0b', mode: 'substring' })).data).toEqual([]);
+    // A lone surrogate is not text: refused, as a write with one would be.
+    const bad = await rawRequest(server.url, 'GET', `/v1/memory_stores/${store.id}/search?q=%ED%A0%80`, { apiKey: server.adminKey });
+    expect([200, 400]).toContain(bad.status);
   });
 });

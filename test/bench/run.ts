@@ -1,8 +1,10 @@
 /**
  * @module `npm run bench`: the issue #5 report. File workloads on tmpfs, the in-memory fuse-native
  * ceiling and a mnemo session mount (ratios per run, medians over runs); API throughput and
- * latency on an empty and a large store; mount latencies at scale; server RSS with 10 sessions.
- * BENCH_QUICK=1 makes a short run. It never fails on a slow machine: misses are reported, exit 0.
+ * latency on an empty and a large store; mount latencies at scale; server RSS with 10 sessions;
+ * search latency and event-loop stall at 100 and 100,000 memories (search.ts).
+ * BENCH_QUICK=1 makes a short run; BENCH_ONLY=search runs the search figures alone.
+ * It never fails on a slow machine: misses are reported, exit 0.
  */
 import { existsSync, rmSync } from 'node:fs';
 import { makeTempDir } from '../helpers/server.js';
@@ -11,6 +13,7 @@ import { closeAgent, median } from './http.js';
 import { apiFigures, apiRows, warmupRequests, type ApiFigures } from './api.js';
 import { bareCommitMs, durableBound, engineSaveMs } from './floor.js';
 import { checks, fmt, hostFacts, ratio, table, type Check } from './report.js';
+import { searchSection } from './search.js';
 import { rssMiB, startCeiling, startMnemo, startTmpfs, workload, type Mnemo, type Target } from './targets.js';
 
 const QUICK = process.env['BENCH_QUICK'] === '1';
@@ -93,6 +96,12 @@ async function main(): Promise<void> {
   const found: Check[] = [];
   const fuse = existsSync('/dev/fuse');
   const started = performance.now();
+  if (process.env['BENCH_ONLY'] === 'search') {
+    const search = await searchSection(QUICK, log);
+    out.push(...search.lines, `Search figures alone (BENCH_ONLY=search) in ${((performance.now() - started) / 1000).toFixed(0)} s.\n`, '### Targets\n', checks(search.found), '');
+    process.stdout.write(out.join('\n') + '\n');
+    return;
+  }
 
   // 1. File workloads and the small-store mount/API figures, on one server.
   const small = await startMnemo();
@@ -130,10 +139,14 @@ async function main(): Promise<void> {
     rss = rssMiB(large.server.pid);
   }
   await large.stop();
+  log('search: 100 and 100,000 memories');
+  const search = await searchSection(QUICK, log);
+  found.push(...search.found);
 
   // 3. Report.
   if (smallScale && bigScale) scaleSection(out, found, smallScale, bigScale);
   apiSection(out, found, emptyApi, bigApi);
+  out.push(...search.lines);
   out.push('### Resident memory\n');
   out.push(`- server after the file workloads (1 session, ~${fmt(RUNS * 2500 + 2000)} memories): ${fmt(smallRss, 1)} MiB`);
   out.push(`- server with ${SESSIONS} mounted sessions and ${fmt(BIG.memories)} memories / ${fmt(BIG.versions)} versions: ${fmt(rss, 1)} MiB\n`);

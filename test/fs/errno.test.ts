@@ -34,6 +34,7 @@ describe('the errno table', () => {
       request_too_large: Fuse.EFBIG,
       budget_exceeded: Fuse.EFBIG,
       limit_exceeded: Fuse.ENOSPC,
+      overloaded: Fuse.EAGAIN,
       internal: Fuse.EIO,
     });
   });

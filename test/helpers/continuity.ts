@@ -79,6 +79,6 @@ export function extensions(client: Anthropic) {
     restoreLatest: (store: string, agent: string, session: string, body: { max_bytes?: number } = {}) =>
       client.post<WireRestore>(`${base(store)}/checkpoints/sessions/${agent}/${session}/restore`, { body }),
     search: (store: string, query: Record<string, string | number>) =>
-      client.get<{ data: WireSearchHit[]; next_page: string | null }>(`${base(store)}/search`, { query }),
+      client.get<{ data: WireSearchHit[]; next_page: string | null; candidates_capped: boolean }>(`${base(store)}/search`, { query }),
   };
 }

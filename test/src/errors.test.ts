@@ -26,6 +26,7 @@ const EXPECTED_HTTP: Record<ErrorCode, [number, string]> = {
   request_too_large: [413, 'request_too_large'],
   budget_exceeded: [400, 'invalid_request_error'],
   limit_exceeded: [413, 'request_too_large'],
+  overloaded: [503, 'overloaded_error'],
   internal: [500, 'api_error'],
 };
 

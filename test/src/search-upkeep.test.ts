@@ -1,7 +1,7 @@
 /**
  * The server's background search-index upkeep (src/search-upkeep.ts) over a real SQLite file: it
  * empties the queue soon after writes pause, a batch per turn of the event loop, never defers longer
- * than it was told, logs failures instead of throwing, and does nothing once stopped.
+ * than it was told (nor once much is queued), logs failures instead of throwing, and does nothing once stopped.
  */
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { startSearchUpkeep } from '../../src/search-upkeep.js';
@@ -75,6 +75,25 @@ describe('search upkeep', () => {
     let mark = 0;
     const calls = countingUpkeep(() => ++mark, 40);
     await until(() => calls() >= 2);
+  });
+
+  it('stops waiting for a pause once writes have queued much, so a search never meets a long queue', async () => {
+    let mark = 0;
+    let calls = 0;
+    const stop = startSearchUpkeep({
+      index: () => {
+        calls++;
+        return 0;
+      },
+      // A burst of ~250 saves per tick: it never pauses, and waiting the full minute would queue far too much.
+      changeMark: () => (mark += 500),
+      log: () => {},
+      everyMs: 10,
+      maxDeferMs: 60_000,
+      urgentAfter: 2000,
+    });
+    onTestFinished(stop);
+    await until(() => calls >= 2);
   });
 
   it('logs a failure and keeps going', async () => {

@@ -1,0 +1,180 @@
+/**
+ * What one search may cost (issue 11) over a real SQLite file: the full-text plan starts from the
+ * index, not from the store's rows; a common word is ranked in windows of FTS_WINDOW matches and
+ * says so, and paging walks every window with no duplicates and no gaps; the substring scan stops
+ * at its budget per request and says so; a search indexes a bounded backlog and refuses past it.
+ */
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { MnemoError } from '../../src/errors.js';
+import type { ImportedWrite } from '../../src/storage/sqlite-bulk.js';
+import { FTS_WINDOW, SCAN_ROWS, SEARCH_DRAIN_BATCHES, SEARCH_SQL } from '../../src/storage/sqlite-search.js';
+import { BATCH } from '../../src/storage/sqlite-search-index.js';
+import type { SearchHit, SearchPage, SearchQuery } from '../../src/types.js';
+import { openCore, queuedForSearch, type Core } from '../helpers/core.js';
+
+function plan(file: string, sql: string, params: unknown[]): string[] {
+  const db = new Database(file, { readonly: true });
+  try {
+    db.function('mnemo_now', () => new Date().toISOString());
+    return (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail);
+  } finally {
+    db.close();
+  }
+}
+
+/** Imports `n` memories into a new store in one go (indexed as they land): /p/00000.md … */
+function bulkStore(core: Core, n: number, content: (i: number) => string, name = 'bulk'): string {
+  const { service, storage, caller } = core;
+  const storeId = service.createStore(caller, { name, description: '', metadata: {} }).id;
+  const writes: ImportedWrite[] = [];
+  for (let i = 0; i < n; i++) {
+    writes.push({ memoryId: service.ids('memory'), operation: 'created', path: `/p/${String(i).padStart(5, '0')}.md`, content: content(i), versionId: service.ids('version'), now: service.clock(), actor: caller.actor });
+  }
+  storage.importWrites(storeId, writes);
+  return storeId;
+}
+
+function query(q: string, extra: Partial<SearchQuery> = {}): SearchQuery {
+  return { q, mode: 'fts', pathPrefix: '/', limit: 100, page: null, ...extra };
+}
+
+/** Every page of a search, in order. */
+function allPages(core: Core, storeId: string, q: SearchQuery): SearchPage[] {
+  const pages: SearchPage[] = [];
+  let page: string | null = null;
+  do {
+    const p = core.service.searchMemories(core.caller, storeId, { ...q, page });
+    pages.push(p);
+    page = p.nextPage;
+    if (pages.length > 10_000) throw new Error('search never ends');
+  } while (page);
+  return pages;
+}
+
+const paths = (hits: SearchHit[]) => hits.map((h) => h.memory.path);
+
+describe('full-text search cost', () => {
+  it('starts from the index and looks each match up by key, never scanning the store', () => {
+    const core = openCore();
+    const storeId = bulkStore(core, 50, (i) => `note ${i}`);
+    const params = { rawEnd: ['"note"', 0n], windowEnd: ['"note"', 0n, storeId, '/', '0'], ranked: ['"note"', 0n, 99n, storeId, '/', '0', 10, 0] };
+    for (const [name, args] of Object.entries(params)) {
+      const details = plan(core.file, SEARCH_SQL[name as keyof typeof params], args);
+      // The virtual table is the outer loop; memories (as m or k) is reached by its integer primary key only.
+      const rows = details.filter((d) => / [mk]\b/.test(d));
+      const index = details.findIndex((d) => d.includes('VIRTUAL TABLE'));
+      expect(index, name).toBeGreaterThanOrEqual(0);
+      if (rows.length > 0) expect(index, name).toBeLessThan(details.indexOf(rows[0]!));
+      expect(rows.every((d) => /^SEARCH [mk] USING INTEGER PRIMARY KEY \(rowid=\?\)$/.test(d)), `${name}: ${details.join('; ')}`).toBe(true);
+    }
+  });
+
+  it('ranks a common word in windows, says so, and pages through every match once', () => {
+    const core = openCore();
+    const n = FTS_WINDOW * 2 + 345;
+    // Term frequency varies, so the ranking within a window is not creation order.
+    const storeId = bulkStore(core, n, (i) => `${'common '.repeat((i * 7) % 5 + 1)}filler text number ${i}`);
+    const other = bulkStore(core, 300, () => 'common in another store', 'other');
+
+    const first = core.service.searchMemories(core.caller, storeId, query('common'));
+    expect(first.candidatesCapped).toBe(true);
+    expect(first.data).toHaveLength(100);
+    // The first page is the best of the first window (the first FTS_WINDOW memories created), by score.
+    expect(first.data.every((h) => Number(h.memory.path.slice(3, 8)) < FTS_WINDOW)).toBe(true);
+    const scores = first.data.map((h) => h.score);
+    expect(scores).toEqual([...scores].sort((a, b) => a - b));
+    expect(new Set(first.data.map((h) => (Number(h.memory.path.slice(3, 8)) * 7) % 5)).size).toBe(1);
+
+    const pages = allPages(core, storeId, query('common'));
+    const seen = pages.flatMap((p) => paths(p.data));
+    expect(seen).toHaveLength(n);
+    expect(new Set(seen).size).toBe(n);
+    expect(pages.every((p) => p.candidatesCapped)).toBe(true);
+    // Windows come in creation order: every hit of window k precedes every hit of window k + 1.
+    const windowOf = seen.map((p) => Math.floor(Number(p.slice(3, 8)) / FTS_WINDOW));
+    expect(windowOf).toEqual([...windowOf].sort((a, b) => a - b));
+
+    // A store with fewer matches than a window is ranked whole and not capped.
+    const small = allPages(core, other, query('common'));
+    expect(small.map((p) => p.candidatesCapped)).toEqual(small.map(() => false));
+    expect(small.flatMap((p) => p.data)).toHaveLength(300);
+  });
+
+  it('pages a path prefix past the cap with no gaps or duplicates, also with tiny pages', () => {
+    const core = openCore();
+    const storeId = bulkStore(core, FTS_WINDOW + 10, (i) => `word ${i % 3 === 0 ? 'rare' : 'plain'}`);
+    const q = query('word', { pathPrefix: '/p/', limit: 7 });
+    const seen = allPages(core, storeId, q).flatMap((p) => paths(p.data));
+    expect(new Set(seen).size).toBe(FTS_WINDOW + 10);
+    expect(seen).toHaveLength(FTS_WINDOW + 10);
+    const rare = allPages(core, storeId, query('rare', { limit: 1 })).flatMap((p) => paths(p.data));
+    expect(rare.sort()).toEqual(Array.from({ length: FTS_WINDOW + 10 }, (_, i) => i).filter((i) => i % 3 === 0).map((i) => `/p/${String(i).padStart(5, '0')}.md`));
+  });
+
+  it('indexes a bounded backlog before searching and refuses, overloaded, past it', () => {
+    const core = openCore();
+    const storeId = bulkStore(core, 3, (i) => `heron ${i}`);
+    // Queued removals of memories that no longer exist: the cheapest backlog to fake, costed the same per batch.
+    const db = new Database(core.file);
+    const queue = db.prepare('INSERT INTO search_backlog (seq, indexed_version) VALUES (?, NULL)');
+    db.transaction(() => {
+      for (let i = 0; i < SEARCH_DRAIN_BATCHES * BATCH + 500; i++) queue.run(1_000_000 + i);
+    })();
+    db.close();
+    let refused: unknown;
+    try {
+      core.service.searchMemories(core.caller, storeId, query('heron'));
+    } catch (err) {
+      refused = err;
+    }
+    expect(refused).toBeInstanceOf(MnemoError);
+    expect((refused as MnemoError).code).toBe('overloaded');
+    expect(queuedForSearch(core.file)).toBe(500);
+    // The substring scan reads rows, not the index: it answers at once.
+    expect(core.service.searchMemories(core.caller, storeId, query('heron', { mode: 'substring' })).data).toHaveLength(3);
+    // The refused search did its share: the next one indexes the rest and answers.
+    expect(core.service.searchMemories(core.caller, storeId, query('heron')).data).toHaveLength(3);
+    expect(queuedForSearch(core.file)).toBe(0);
+  });
+});
+
+describe('search cursors', () => {
+  it('refuses a cursor of the other mode and a forged negative one', () => {
+    const core = openCore();
+    const storeId = bulkStore(core, 30, (i) => `puffin ${i}`);
+    const search = (q: SearchQuery) => () => core.service.searchMemories(core.caller, storeId, q);
+    const fts = core.service.searchMemories(core.caller, storeId, query('puffin', { limit: 10 })).nextPage!;
+    const sub = core.service.searchMemories(core.caller, storeId, query('puffin', { mode: 'substring', limit: 10 })).nextPage!;
+    const forged = 'page_' + Buffer.from(JSON.stringify({ a: 0, o: -5 })).toString('base64url');
+    for (const bad of [search(query('puffin', { mode: 'substring', page: fts })), search(query('puffin', { page: sub })), search(query('puffin', { page: forged }))]) {
+      expect(bad).toThrow(expect.objectContaining({ code: 'invalid_request' }));
+    }
+  });
+});
+
+describe('substring search cost', () => {
+  it('scans at most SCAN_ROWS rows per request, says so, and pages on in path order', () => {
+    const core = openCore();
+    const n = SCAN_ROWS * 2 + 123;
+    const storeId = bulkStore(core, n, (i) => (i % 50 === 7 ? `has the Needle ${i}` : `plain ${i}`));
+    const q = query('needle', { mode: 'substring', limit: 100 });
+    const first = core.service.searchMemories(core.caller, storeId, q);
+    // Fewer than a page of hits, yet more to come: the budget ended this request.
+    expect(first.candidatesCapped).toBe(true);
+    expect(first.data.length).toBeLessThan(100);
+    expect(first.nextPage).not.toBeNull();
+    const pages = allPages(core, storeId, q);
+    const seen = pages.flatMap((p) => paths(p.data));
+    const expected = Array.from({ length: n }, (_, i) => i).filter((i) => i % 50 === 7).map((i) => `/p/${String(i).padStart(5, '0')}.md`);
+    expect(seen).toEqual(expected);
+    expect(pages.at(-1)!.candidatesCapped).toBe(false);
+  });
+
+  it('fills a page within the budget without saying it was capped', () => {
+    const core = openCore();
+    const storeId = bulkStore(core, 30, (i) => `needle ${i}`);
+    const pages = allPages(core, storeId, query('NEEDLE', { mode: 'substring', limit: 10 }));
+    expect(pages.map((p) => [p.data.length, p.candidatesCapped])).toEqual([[10, false], [10, false], [10, false]]);
+  });
+});
