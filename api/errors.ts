@@ -3,6 +3,8 @@ import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { MnemoError, type ErrorCode } from '../src/index.js';
 import type { AppEnv } from './env.js';
+import { clientAborted } from './inflight.js';
+import { routeTemplate } from './log.js';
 
 export const HTTP_ERRORS: Record<ErrorCode, { status: ContentfulStatusCode; type: string }> = {
   invalid_request: { status: 400, type: 'invalid_request_error' },
@@ -22,6 +24,8 @@ export const HTTP_ERRORS: Record<ErrorCode, { status: ContentfulStatusCode; type
   archived: { status: 409, type: 'conflict_error' },
   request_too_large: { status: 413, type: 'request_too_large' },
   budget_exceeded: { status: 400, type: 'invalid_request_error' },
+  // The Anthropic API's type for "try again shortly"; 503 rather than its 529, which proxies do not know.
+  overloaded: { status: 503, type: 'overloaded_error' },
   internal: { status: 500, type: 'api_error' },
 };
 
@@ -36,13 +40,19 @@ export function errorBody(err: MnemoError, requestId: string) {
   return { type: 'error', error, request_id: requestId };
 }
 
-/** app.onError: MnemoErrors render by the table; anything else is logged and becomes a bare 500. */
-export function onError(log: (line: string) => void) {
+/**
+ * app.onError: MnemoErrors render by the table; anything else is logged and becomes a bare 500.
+ * A client that hung up mid-body is not a fault of ours: one `warn` line, no stack.
+ */
+export function onError(log: (line: string) => void, warn: (line: string) => void = log) {
   return function renderError(err: Error, c: Context<AppEnv>) {
     const requestId = c.get('requestId') ?? 'req_unknown';
     let mnemo: MnemoError;
     if (err instanceof MnemoError) {
       mnemo = err;
+    } else if (clientAborted(c)) {
+      warn(`request ${requestId} aborted: the client closed the connection before its body was complete (${c.req.method} ${routeTemplate(c)})`);
+      mnemo = new MnemoError('invalid_request', 'request body incomplete: the client closed the connection', {}, { cause: err });
     } else {
       log(`request ${requestId} failed: ${err.stack ?? err.message}`);
       mnemo = new MnemoError('internal', 'internal server error', {}, { cause: err });

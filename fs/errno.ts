@@ -24,6 +24,8 @@ export const ERRNO_BY_CODE: Readonly<Record<ErrorCode, number>> = Object.freeze(
   request_too_large: Fuse.EFBIG,
   // Only checkpoint restores have a byte budget; mounts never restore. Listed so every code has an errno.
   budget_exceeded: Fuse.EFBIG,
+  // Only the HTTP face sheds load (too many request bodies at once). Listed so every code has an errno.
+  overloaded: Fuse.EBUSY,
   internal: Fuse.EIO,
 });
 

@@ -80,6 +80,8 @@ export function createMountManager({ service, log = () => {} }: MountManagerDeps
       }
     },
 
+    mounted: () => [...mounts.keys()],
+
     async unmountAll(): Promise<void> {
       await Promise.all([...mounts.keys()].map((p) => unmount(p)));
     },

@@ -17,7 +17,16 @@ export interface Config {
   apiKey: string | null;
   /** How long Idempotency-Key receipts are replayed before they are purged, in seconds. */
   idempotencyTtlSeconds: number;
+  /** MNEMO_LOG_LEVEL / --log-level: the lowest level logged (pino's names; default info). */
+  logLevel: LogLevel;
+  /** MNEMO_METRICS_PUBLIC=1: GET /metrics needs no key (otherwise an operator key). */
+  metricsPublic: boolean;
+  /** MNEMO_MAX_INFLIGHT_BODIES: request bodies read at once; past it 503 overloaded_error (default 64). */
+  maxInflightBodies: number;
 }
+
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export type Flags = Record<string, string | boolean | undefined>;
 
@@ -47,6 +56,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Flags = 
   if (!/^\d+$/.test(ckptRaw) || checkpointMaxBytes < 1024 || checkpointMaxBytes > 1024 * 1024) {
     throw new Error(`invalid checkpoint max bytes: ${ckptRaw} (1024 to 1048576)`);
   }
+  const logLevel = pick('log-level', 'MNEMO_LOG_LEVEL') ?? 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new Error(`invalid log level: ${logLevel} (one of ${LOG_LEVELS.join(', ')})`);
+  const metricsRaw = env['MNEMO_METRICS_PUBLIC'] ?? '';
+  if (!['', '0', '1'].includes(metricsRaw)) throw new Error(`invalid MNEMO_METRICS_PUBLIC: ${metricsRaw} (1 or 0)`);
+  const inflightRaw = env['MNEMO_MAX_INFLIGHT_BODIES'] || '64';
+  const maxInflightBodies = Number(inflightRaw);
+  if (!/^\d+$/.test(inflightRaw) || maxInflightBodies < 1 || !Number.isSafeInteger(maxInflightBodies)) {
+    throw new Error(`invalid MNEMO_MAX_INFLIGHT_BODIES: ${inflightRaw} (a whole number, at least 1)`);
+  }
   return Object.freeze({
     host: pick('host', 'MNEMO_HOST') ?? '127.0.0.1',
     port,
@@ -58,5 +76,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Flags = 
     checkpointMaxBytes,
     apiKey: env['MNEMO_API_KEY'] ? env['MNEMO_API_KEY'] : null,
     idempotencyTtlSeconds,
+    logLevel: logLevel as LogLevel,
+    metricsPublic: metricsRaw === '1',
+    maxInflightBodies,
   });
 }

@@ -19,6 +19,7 @@ export const ERROR_CODES = [
   'forbidden',
   'request_too_large',
   'budget_exceeded',
+  'overloaded',
   'internal',
 ] as const;
 

@@ -5,6 +5,7 @@
 import { readdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { createApp } from '../api/app.js';
+import { createMetrics } from '../api/metrics.js';
 import { serveMcpStdio } from '../api/mcp/stdio.js';
 import { serve } from '../api/server.js';
 import { createMountManager } from '../fs/index.js';
@@ -19,8 +20,14 @@ import { openSqliteStorage } from './storage/sqlite.js';
 import { createIdempotency } from './idempotency.js';
 import { removePidFile, writePidFile } from './pidfile.js';
 import { startSearchUpkeep } from './search-upkeep.js';
+import { checkReadiness } from './readiness.js';
+import { createLogger, lineLog, type Logger } from './log.js';
 
-const log = (line: string) => process.stderr.write(`${line}\n`);
+/** Plain lines for one-shot commands; serve, mount and mcp log through pino (set in main). */
+let log: (line: string) => void = (line) => void process.stderr.write(`${line}\n`);
+let logger: Logger | null = null;
+/** The commands that run until stopped: their stderr is a log, in JSON lines (pretty on a TTY). */
+const LOGGED_COMMANDS = new Set(['serve', 'mount', 'mcp']);
 
 /** Every process that writes (serve, mount, mcp) indexes its own writes for search; returns the stop. */
 function indexInBackground(service: Service): () => void {
@@ -34,6 +41,10 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const config = loadConfig(process.env, flags);
+  if (LOGGED_COMMANDS.has(command ?? '')) {
+    logger = createLogger({ level: config.logLevel });
+    log = lineLog(logger);
+  }
   switch (command) {
     case 'serve':
       return runServe(config);
@@ -58,7 +69,8 @@ async function main(argv: string[]): Promise<number> {
 }
 
 async function runServe(config: Config): Promise<number> {
-  const storage = openSqliteStorage(config.dbFile);
+  const metrics = createMetrics();
+  const storage = openSqliteStorage(config.dbFile, { onCommit: metrics.commit });
   // The mount manager needs the service and the service tells mounts about archived or deleted
   // stores, so the mounter is bound after both exist.
   let mounter: Mounter | null = null;
@@ -66,6 +78,7 @@ async function runServe(config: Config): Promise<number> {
     storage,
     onStoreChanged: (id, change) => mounter?.storeChanged(id, change),
     checkpointMaxBytes: config.checkpointMaxBytes,
+    observer: metrics.observer,
   });
   mounter = createMountManager({ service, log });
   const sessions = createSessions({ service, mounter, mountRoot: config.mountRoot, log });
@@ -73,7 +86,14 @@ async function runServe(config: Config): Promise<number> {
   await sessions.restore();
   const idempotency = createIdempotency({ storage, clock: service.clock, ttlSeconds: config.idempotencyTtlSeconds });
   idempotency.purge();
-  const app = createApp({ service, sessions, maxBodyBytes: config.maxBodyBytes, idempotency, log });
+  const mounts = mounter;
+  const readiness = () => checkReadiness(storage, mounts);
+  metrics.watch({ activeSessions: () => readiness().activeSessions, mounts: () => mounts.mounted?.().length ?? 0 });
+  const app = createApp({
+    service, sessions, maxBodyBytes: config.maxBodyBytes, idempotency, log,
+    ...(logger ? { logger } : {}),
+    maxInflightBodies: config.maxInflightBodies, metrics, metricsPublic: config.metricsPublic, readiness,
+  });
   const served = await serve(app, { host: config.host, port: config.port });
   writePidFile(config.dataDir);
   // Scripts read the URL from the first line; keep it first and alone.
@@ -157,7 +177,7 @@ function sweepExpired(service: Service): NodeJS.Timeout {
       const n = service.purgeExpiredMemories();
       if (n > 0) log(`mnemo: deleted ${n} expired memor${n === 1 ? 'y' : 'ies'}`);
     } catch (err) {
-      log(`mnemo: expiry sweep failed: ${err instanceof Error ? err.message : String(err)}`);
+      (logger ? (l: string) => logger!.warn(l) : log)(`mnemo: expiry sweep failed: ${err instanceof Error ? err.message : String(err)}`);
     }
   }, 60_000);
   timer.unref();

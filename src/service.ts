@@ -33,6 +33,23 @@ export interface ServiceOptions {
   onStoreChanged?: (storeId: string, change: 'archived' | 'deleted') => void;
   /** Largest checkpoint bundle accepted, in bytes (MNEMO_CHECKPOINT_MAX_BYTES; at most 1 MiB). */
   checkpointMaxBytes?: number;
+  /** Told of each memory write and search, for metrics; the composition root wires it (src/ knows no metrics library). */
+  observer?: ServiceObserver;
+}
+
+/** Where a write came from: the HTTP API, a FUSE mount, or an MCP tool. */
+export type Face = 'api' | 'mount' | 'mcp';
+
+export interface ServiceObserver {
+  /** A memory write returned: `versions` is how many versions it made (0 for a save that changed nothing). */
+  wrote?(face: Face, versions: number): void;
+  /** A search answered after `seconds`. */
+  searched?(seconds: number): void;
+}
+
+/** Mounts write as their session and name no face; API keys are the API unless the MCP face says so. */
+export function faceOf(caller: Caller): Face {
+  return caller.face ?? (caller.actor.type === 'session_actor' ? 'mount' : 'api');
 }
 
 export function createService({
@@ -41,8 +58,11 @@ export function createService({
   ids = newId,
   onStoreChanged = () => {},
   checkpointMaxBytes,
+  observer = {},
 }: ServiceOptions) {
   const keys = createKeys(storage, clock);
+  const wrote = (caller: Caller, versions: number) => observer.wrote?.(faceOf(caller), versions);
+  const search = createSearch({ storage, readable: store });
 
   function store(caller: Caller, id: string): Store {
     assertStoreGranted(caller, id);
@@ -75,7 +95,14 @@ export function createService({
       storage, clock, ids, readable: store, writable,
       ...(checkpointMaxBytes === undefined ? {} : { maxBundleBytes: checkpointMaxBytes }),
     }),
-    searchMemories: createSearch({ storage, readable: store }),
+    searchMemories(...args: Parameters<typeof search>): ReturnType<typeof search> {
+      const started = performance.now();
+      try {
+        return search(...args);
+      } finally {
+        observer.searched?.((performance.now() - started) / 1000);
+      }
+    },
     /** Deletes expired memories now rather than at their store's next write (the server runs it every minute). */
     purgeExpiredMemories: (): number => storage.purgeExpiredMemories(clock()),
     /** Indexes up to `max` written memories for search; returns how many still wait (the server runs it every 200 ms). */
@@ -116,7 +143,7 @@ export function createService({
       writable(caller, storeId);
       const s = stamp(caller);
       const expiresAt = resolveExpiry(input.expiry, s.now);
-      return storage.createMemory({
+      const created = storage.createMemory({
         ...s,
         storeId,
         memoryId: ids('memory'),
@@ -125,6 +152,8 @@ export function createService({
         ...(input.mode === undefined ? {} : { mode: input.mode }),
         ...(expiresAt == null ? {} : { expiresAt }),
       });
+      wrote(caller, 1);
+      return created;
     },
     getMemory(caller: Caller, storeId: string, memoryId: string): Memory {
       store(caller, storeId);
@@ -143,7 +172,9 @@ export function createService({
       const { expiry, ...rest } = write;
       const s = stamp(caller);
       const expiresAt = resolveExpiry(expiry, s.now);
-      return storage.updateMemory({ ...s, storeId, memoryId, ...rest, ...(expiresAt === undefined ? {} : { expiresAt }) }).memory;
+      const result = storage.updateMemory({ ...s, storeId, memoryId, ...rest, ...(expiresAt === undefined ? {} : { expiresAt }) });
+      wrote(caller, result.changed ? 1 : 0);
+      return result.memory;
     },
     deleteMemory(caller: Caller, storeId: string, memoryId: string, expectedSha256?: string): void {
       writable(caller, storeId);
@@ -153,6 +184,7 @@ export function createService({
         memoryId,
         ...(expectedSha256 === undefined ? {} : { expectedSha256 }),
       });
+      wrote(caller, 1);
     },
 
     // ------------------------------------------------------------ mount saves (fs/)
@@ -160,7 +192,7 @@ export function createService({
     /** Create-or-update by path: a save through a mount; `memoryId` names the memory if the path is free. */
     saveMemoryAt(caller: Caller, storeId: string, input: { path: string; content: string; memoryId: string; mode?: number }): WriteResult {
       writable(caller, storeId);
-      return storage.saveMemoryAt({
+      const result = storage.saveMemoryAt({
         ...stamp(caller),
         storeId,
         memoryId: input.memoryId,
@@ -168,11 +200,15 @@ export function createService({
         content: assertContent(input.content),
         ...(input.mode === undefined ? {} : { mode: input.mode }),
       });
+      wrote(caller, result.changed ? 1 : 0);
+      return result;
     },
     /** Renames a memory, replacing (deleting) one already at `path`, in one transaction. */
     moveMemory(caller: Caller, storeId: string, memoryId: string, path: string): Memory {
       writable(caller, storeId);
-      return storage.moveMemory({ ...stamp(caller), storeId, memoryId, path: assertMemoryPath(path), replacedVersionId: ids('version') });
+      const moved = storage.moveMemory({ ...stamp(caller), storeId, memoryId, path: assertMemoryPath(path), replacedVersionId: ids('version') });
+      wrote(caller, 1);
+      return moved;
     },
     /** Renames a directory: every memory below `from` moves below `to`, in one transaction. */
     moveTree(caller: Caller, storeId: string, from: string, to: string): number {
@@ -182,7 +218,9 @@ export function createService({
       if (to === from || to.startsWith(from + '/')) {
         throw new MnemoError('invalid_request', `cannot move ${from} into itself (${to})`);
       }
-      return storage.moveTree({ storeId, from, to, actor: caller.actor, now: clock(), versionIds: () => ids('version') });
+      const moved = storage.moveTree({ storeId, from, to, actor: caller.actor, now: clock(), versionIds: () => ids('version') });
+      wrote(caller, moved);
+      return moved;
     },
     setMemoryMode(caller: Caller, storeId: string, memoryId: string, mode: number): void {
       writable(caller, storeId);

@@ -11,7 +11,7 @@ import { createMcpServer } from './server.js';
 export function mcpRoutes(service: Service, log: (line: string) => void) {
   const app = new Hono<AppEnv>();
   app.all('/', async (c) => {
-    const server = createMcpServer({ service, caller: c.var.caller, log });
+    const server = createMcpServer({ service, caller: { ...c.var.caller, face: 'mcp' }, log });
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
     try {

@@ -32,6 +32,7 @@ describe('the errno table', () => {
       forbidden: Fuse.EACCES,
       request_too_large: Fuse.EFBIG,
       budget_exceeded: Fuse.EFBIG,
+      overloaded: Fuse.EBUSY,
       internal: Fuse.EIO,
     });
   });

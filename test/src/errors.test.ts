@@ -24,6 +24,7 @@ const EXPECTED_HTTP: Record<ErrorCode, [number, string]> = {
   archived: [409, 'conflict_error'],
   request_too_large: [413, 'request_too_large'],
   budget_exceeded: [400, 'invalid_request_error'],
+  overloaded: [503, 'overloaded_error'],
   internal: [500, 'api_error'],
 };
 
