@@ -35,12 +35,12 @@ export interface AppDeps {
   /** MNEMO_METRICS_PUBLIC=1: /metrics without a key. */
   metricsPublic?: boolean;
   /** What GET /readyz reports; by default the database alone (no mounter to ask). */
-  readiness?: () => Readiness;
+  readiness?: () => Promise<Readiness>;
 }
 
 export function createApp({
   service, sessions, maxBodyBytes = 1024 * 1024, idempotency, log = console.error,
-  logger, maxInflightBodies = 64, metrics, metricsPublic = false, readiness = () => checkReadiness(service.storage, { mounted: () => [] }),
+  logger, maxInflightBodies = 64, metrics, metricsPublic = false, readiness = () => checkReadiness(service.storage, { mounted: async () => [] }),
 }: AppDeps) {
   const idem = idempotency ?? createIdempotency({ storage: service.storage, clock: service.clock });
   const app = new Hono<AppEnv>();

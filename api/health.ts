@@ -6,11 +6,11 @@ import { Hono } from 'hono';
 import type { Readiness } from '../src/index.js';
 import type { AppEnv } from './env.js';
 
-export function healthRoutes(readiness: () => Readiness) {
+export function healthRoutes(readiness: () => Promise<Readiness>) {
   const app = new Hono<AppEnv>();
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
-  app.get('/readyz', (c) => {
-    const r = readiness();
+  app.get('/readyz', async (c) => {
+    const r = await readiness();
     const body = {
       status: r.ready ? 'ready' : 'not_ready',
       checks: {

@@ -13,8 +13,8 @@ import { routeTemplate } from './log.js';
 
 /** What the live gauges read at scrape time. */
 export interface GaugeSource {
-  activeSessions(): number;
-  mounts(): number;
+  activeSessions(): number | Promise<number>;
+  mounts(): number | Promise<number>;
 }
 
 export interface Metrics {
@@ -78,16 +78,16 @@ export function createMetrics(): Metrics {
     name: 'mnemo_active_sessions',
     help: 'Sessions that are active (not ended)',
     registers: [registry],
-    collect() {
-      this.set(source.activeSessions());
+    async collect() {
+      this.set(await source.activeSessions());
     },
   });
   new Gauge({
     name: 'mnemo_mounts',
     help: 'FUSE mounts this server holds',
     registers: [registry],
-    collect() {
-      this.set(source.mounts());
+    async collect() {
+      this.set(await source.mounts());
     },
   });
   // Every face appears from the start, so a rate over "mcp" reads 0 rather than no data.

@@ -88,7 +88,10 @@ async function runServe(config: Config): Promise<number> {
   idempotency.purge();
   const mounts = mounter;
   const readiness = () => checkReadiness(storage, mounts);
-  metrics.watch({ activeSessions: () => readiness().activeSessions, mounts: () => mounts.mounted?.().length ?? 0 });
+  metrics.watch({
+    activeSessions: () => storage.listActiveSessions().length,
+    mounts: async () => (await mounts.mounted?.())?.length ?? 0,
+  });
   const app = createApp({
     service, sessions, maxBodyBytes: config.maxBodyBytes, idempotency, log,
     ...(logger ? { logger } : {}),

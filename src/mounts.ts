@@ -19,6 +19,6 @@ export interface Mounter {
   /** Clears mounts left behind by a crash under a root directory. */
   clearStale(root: string): Promise<void>;
   unmountAll(): Promise<void>;
-  /** The host paths mounted now (readiness and metrics); optional so a mounter may leave it out. */
-  mounted?(): readonly string[];
+  /** The host paths this mounter serves that the kernel shows as mounted now (readiness, metrics). */
+  mounted?(): Promise<readonly string[]>;
 }

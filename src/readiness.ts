@@ -17,8 +17,8 @@ export interface Readiness {
   mounts: number;
 }
 
-export function checkReadiness(storage: Pick<Storage, 'listActiveSessions' | 'getStoreById'>, mounter: Pick<Mounter, 'mounted'>): Readiness {
-  const live = new Set(mounter.mounted?.() ?? []);
+export async function checkReadiness(storage: Pick<Storage, 'listActiveSessions' | 'getStoreById'>, mounter: Pick<Mounter, 'mounted'>): Promise<Readiness> {
+  const live = new Set((await mounter.mounted?.()) ?? []);
   let sessions;
   try {
     sessions = storage.listActiveSessions();
