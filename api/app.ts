@@ -44,7 +44,7 @@ export function createApp({
 }: AppDeps) {
   const idem = idempotency ?? createIdempotency({ storage: service.storage, clock: service.clock });
   const app = new Hono<AppEnv>();
-  app.onError(onError(log, logger ? (line) => logger.warn({}, line) : log));
+  app.onError(logger ? onError((line) => logger.error({}, line), (line) => logger.warn({}, line)) : onError(log));
   app.use('*', requestId());
   if (logger) app.use('*', requestLog(logger));
   if (metrics) app.use('*', metrics.requests());

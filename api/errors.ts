@@ -42,7 +42,8 @@ export function errorBody(err: MnemoError, requestId: string) {
 
 /**
  * app.onError: MnemoErrors render by the table; anything else is logged and becomes a bare 500.
- * A client that hung up mid-body is not a fault of ours: one `warn` line, no stack.
+ * A client that hung up mid-body is not a fault of ours: one `warn` line, no stack. `log` takes
+ * the 500s (the app passes the logger's error level when there is one).
  */
 export function onError(log: (line: string) => void, warn: (line: string) => void = log) {
   return function renderError(err: Error, c: Context<AppEnv>) {
