@@ -3,7 +3,7 @@ import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { MnemoError, type ErrorCode } from '../src/index.js';
 import type { AppEnv } from './env.js';
-import { clientAborted } from './inflight.js';
+import { bodyUnfinished, clientAborted } from './inflight.js';
 import { routeTemplate } from './log.js';
 
 export const HTTP_ERRORS: Record<ErrorCode, { status: ContentfulStatusCode; type: string }> = {
@@ -59,6 +59,9 @@ export function onError(log: (line: string) => void, warn: (line: string) => voi
       mnemo = new MnemoError('internal', 'internal server error', {}, { cause: err });
     }
     c.header('request-id', requestId);
+    // Refused before its body arrived (a 401, a 503): close rather than read the rest to keep the
+    // connection, so a client that never finishes costs nothing more.
+    if (bodyUnfinished(c)) c.header('connection', 'close');
     return c.json(errorBody(mnemo, requestId), HTTP_ERRORS[mnemo.code].status);
   };
 }

@@ -46,6 +46,12 @@ function hasBody(c: Context<AppEnv>): boolean {
   return length !== undefined && length !== '0';
 }
 
+/** True when the request's body has not all arrived yet (Node's parser sets `complete` at its end). */
+export function bodyUnfinished(c: Context<AppEnv>): boolean {
+  const incoming = c.env?.incoming;
+  return incoming !== undefined && !incoming.complete && hasBody(c);
+}
+
 /** True when the client went away before sending its whole request (an aborted upload). */
 export function clientAborted(c: Context<AppEnv>): boolean {
   const incoming = c.env?.incoming;
