@@ -25,6 +25,7 @@ import { createLogger, lineLog, type Logger } from './log.js';
 
 /** Plain lines for one-shot commands; serve, mount and mcp log through pino (set in main). */
 let log: (line: string) => void = (line) => void process.stderr.write(`${line}\n`);
+let warn = log;
 let logger: Logger | null = null;
 /** The commands that run until stopped: their stderr is a log, in JSON lines (pretty on a TTY). */
 const LOGGED_COMMANDS = new Set(['serve', 'mount', 'mcp']);
@@ -42,8 +43,9 @@ async function main(argv: string[]): Promise<number> {
   }
   const config = loadConfig(process.env, flags);
   if (LOGGED_COMMANDS.has(command ?? '')) {
-    logger = createLogger({ level: config.logLevel });
-    log = lineLog(logger);
+    const l = (logger = createLogger({ level: config.logLevel }));
+    log = lineLog(l);
+    warn = (line) => l.warn(line);
   }
   switch (command) {
     case 'serve':
@@ -180,7 +182,7 @@ function sweepExpired(service: Service): NodeJS.Timeout {
       const n = service.purgeExpiredMemories();
       if (n > 0) log(`mnemo: deleted ${n} expired memor${n === 1 ? 'y' : 'ies'}`);
     } catch (err) {
-      (logger ? (l: string) => logger!.warn(l) : log)(`mnemo: expiry sweep failed: ${err instanceof Error ? err.message : String(err)}`);
+      warn(`mnemo: expiry sweep failed: ${err instanceof Error ? err.message : String(err)}`);
     }
   }, 60_000);
   timer.unref();
@@ -202,7 +204,9 @@ function untilSignal(): Promise<void> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
-    log(`mnemo: ${err instanceof Error ? err.message : String(err)}`);
+    const line = `mnemo: ${err instanceof Error ? err.message : String(err)}`;
+    if (logger) logger.error(line);
+    else log(line);
     process.exit(1);
   },
 );
