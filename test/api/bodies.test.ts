@@ -8,7 +8,8 @@ import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/mount.js';
 import { rawRequest } from '../helpers/sdk.js';
-import { startServer, type RunningServer } from '../helpers/server.js';
+import { rmSync } from 'node:fs';
+import { makeTempDir, runCli, startServer, type RunningServer } from '../helpers/server.js';
 
 interface RawExchange {
   socket: Socket;
@@ -144,5 +145,20 @@ describe('an aborted upload', () => {
     expect(aborted()[0]).toContain('POST /v1/memory_stores');
     expect(server.stderr().slice(before)).not.toMatch(/\n\s+at |\\n\s+at /);
     expect((await createStore(server, 'after')).status).toBe(200);
+  });
+});
+
+describe('a bad MNEMO_MAX_INFLIGHT_BODIES', () => {
+  it('refuses to start with a clear message for 0 or a non-number', async () => {
+    const dir = makeTempDir();
+    try {
+      for (const value of ['0', 'many']) {
+        const r = await runCli(['serve', '--port', '0', '--data-dir', dir], { MNEMO_MAX_INFLIGHT_BODIES: value });
+        expect(r.code).toBe(1);
+        expect(r.stderr).toContain(`invalid MNEMO_MAX_INFLIGHT_BODIES: ${value}`);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectMcp } from '../helpers/mcp.js';
 import { FUSE_AVAILABLE, NO_FUSE_REASON, eventually, run, sh } from '../helpers/mount.js';
 import { rawRequest, type RawResponse } from '../helpers/sdk.js';
-import { startServer, type RunningServer } from '../helpers/server.js';
+import { rmSync } from 'node:fs';
+import { makeTempDir, runCli, startServer, type RunningServer } from '../helpers/server.js';
 
 interface WireSession {
   id: string;
@@ -148,6 +149,17 @@ describe('GET /metrics with MNEMO_METRICS_PUBLIC=1', () => {
   });
   afterAll(async () => {
     await server.stop();
+  });
+
+  it('refuses to start when MNEMO_METRICS_PUBLIC is neither 1 nor 0', async () => {
+    const dir = makeTempDir();
+    try {
+      const r = await runCli(['serve', '--port', '0', '--data-dir', dir], { MNEMO_METRICS_PUBLIC: 'yes' });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('invalid MNEMO_METRICS_PUBLIC: yes');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('serves the metrics without a key', async () => {
