@@ -1,12 +1,15 @@
 /**
  * Structured logs through the real server: stderr carries one pino JSON line per request (method,
  * route template, status, latency, request id, key id), never a key's secret, a header value or
- * memory content; MNEMO_LOG_LEVEL sets the lowest level logged and a bad level refuses to start.
+ * memory content; MNEMO_LOG_LEVEL sets the lowest level logged and a bad level refuses to start;
+ * on a terminal (script(1) gives it one) the lines are pretty instead of JSON.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { existsSync, rmSync } from 'node:fs';
+import { eventually } from '../helpers/mount.js';
 import { rawRequest } from '../helpers/sdk.js';
-import { makeTempDir, runCli, startServer, type RunningServer } from '../helpers/server.js';
-import { rmSync } from 'node:fs';
+import { MAIN_JS, makeTempDir, runCli, startServer, type RunningServer } from '../helpers/server.js';
 
 type LogLine = Record<string, unknown>;
 
@@ -103,6 +106,37 @@ describe('MNEMO_LOG_LEVEL', () => {
       expect(r.code).toBe(1);
       expect(r.stderr).toContain('invalid log level: loud');
     } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe.skipIf(!existsSync('/usr/bin/script'))('on a terminal', () => {
+  it('writes pretty lines instead of JSON when stderr is a TTY', async () => {
+    const dir = makeTempDir();
+    const adminKey = `mnemo-test-${'k'.repeat(36)}`;
+    // util-linux script(1) gives the server a pseudo-terminal for stdout and stderr alike.
+    const cmd = `exec '${process.execPath}' '${MAIN_JS}' serve --port 0 --data-dir '${dir}' --mount-root '${dir}/mnt'`;
+    const child = spawn('script', ['-qfec', cmd, '/dev/null'], { env: { ...process.env, MNEMO_ADMIN_KEY: adminKey }, stdio: ['pipe', 'pipe', 'ignore'] });
+    const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
+    let out = '';
+    // Colours off, so the assertions read the text.
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d.replace(/\x1b\[[0-9;]*m/g, '')));
+    try {
+      const url = await eventually(async () => {
+        const m = /(http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+        if (!m) throw new Error(`no URL yet: ${out}`);
+        return m[1]!;
+      }, 20_000);
+      expect((await rawRequest(url, 'GET', '/healthz')).status).toBe(200);
+      await eventually(async () => {
+        if (!/INFO.*request/.test(out)) throw new Error(out);
+      }, 10_000);
+      expect(out).toMatch(/route: "\/healthz"/);
+      expect(out).not.toContain('{"level"');
+    } finally {
+      process.kill(child.pid!, 'SIGTERM');
+      await exited;
       rmSync(dir, { recursive: true, force: true });
     }
   });
