@@ -1,10 +1,14 @@
 /** @module createApp: middleware order, route mounting, the error envelope for everything else. */
 import { Hono } from 'hono';
-import { createIdempotency, MnemoError, type Idempotency, type Service } from '../src/index.js';
+import { checkReadiness, createIdempotency, MnemoError, type Idempotency, type Readiness, type Service } from '../src/index.js';
 import { auth } from './auth.js';
 import { bodyLimit } from './body-limit.js';
 import type { AppEnv } from './env.js';
 import { onError } from './errors.js';
+import { healthRoutes } from './health.js';
+import { inflightBodies } from './inflight.js';
+import { requestLog, type ApiLogger } from './log.js';
+import { metricsRoutes, type Metrics } from './metrics.js';
 import { docsRoutes } from './openapi/routes.js';
 import { mcpRoutes } from './mcp/http.js';
 import { requestId } from './request-id.js';
@@ -24,19 +28,39 @@ export interface AppDeps {
   /** Idempotency-Key receipts; one with the default 24 h retention is made if not given. */
   idempotency?: Idempotency;
   log?: (line: string) => void;
+  /** Structured logs: one line per request, warnings (aborted uploads). None: no request lines. */
+  logger?: ApiLogger;
+  /** Request bodies read at once; past it 503 overloaded_error (MNEMO_MAX_INFLIGHT_BODIES). */
+  maxInflightBodies?: number;
+  /** Prometheus metrics; GET /metrics is served when given. */
+  metrics?: Metrics;
+  /** MNEMO_METRICS_PUBLIC=1: /metrics without a key. */
+  metricsPublic?: boolean;
+  /** What GET /readyz reports; by default the database alone (no mounter to ask). */
+  readiness?: () => Promise<Readiness>;
 }
 
-export function createApp({ service, sessions, maxBodyBytes = 1024 * 1024, idempotency, log = console.error }: AppDeps) {
+export function createApp({
+  service, sessions, maxBodyBytes = 1024 * 1024, idempotency, log = console.error,
+  logger, maxInflightBodies = 64, metrics, metricsPublic = false, readiness = () => checkReadiness(service.storage, { mounted: async () => [] }),
+}: AppDeps) {
   const idem = idempotency ?? createIdempotency({ storage: service.storage, clock: service.clock });
   const app = new Hono<AppEnv>();
   let allowFor: ((path: string) => string[]) | undefined;
-  app.onError(onError(log));
+  app.onError(logger ? onError((line) => logger.error({}, line), (line) => logger.warn({}, line)) : onError(log));
   app.use('*', requestId());
-  app.use('/v1/*', bodyLimit(maxBodyBytes));
+  if (logger) app.use('*', requestLog(logger));
+  if (metrics) app.use('*', metrics.requests());
+  // Authentication first, from the headers alone: an unknown caller is refused before a byte of
+  // its body is read, and only known keys can hold one of the in-flight body slots.
+  const inflight = inflightBodies(maxInflightBodies);
   app.use('/v1/*', auth(service.keys));
+  app.use('/v1/*', inflight);
+  app.use('/v1/*', bodyLimit(maxBodyBytes));
   // MCP over Streamable HTTP: the same keys, limits and grants as /v1.
-  app.use('/mcp', bodyLimit(maxBodyBytes));
   app.use('/mcp', auth(service.keys));
+  app.use('/mcp', inflight);
+  app.use('/mcp', bodyLimit(maxBodyBytes));
   app.route('/mcp', mcpRoutes(service, log));
 
   app.route('/v1/memory_stores', storeRoutes(service, idem));
@@ -49,6 +73,8 @@ export function createApp({ service, sessions, maxBodyBytes = 1024 * 1024, idemp
   app.route('/v1/workspaces', workspaceRoutes(service));
 
   app.get('/health', (c) => c.json({ status: 'ok' }));
+  app.route('/', healthRoutes(readiness));
+  if (metrics) app.route('/metrics', metricsRoutes(metrics, service.keys, { open: metricsPublic }));
   app.route('/', docsRoutes());
   app.notFound((c) => {
     const path = new URL(c.req.url).pathname;

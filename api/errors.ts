@@ -3,6 +3,8 @@ import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { MnemoError, type ErrorCode } from '../src/index.js';
 import type { AppEnv } from './env.js';
+import { bodyUnfinished, clientAborted } from './inflight.js';
+import { routeTemplate } from './log.js';
 
 export const HTTP_ERRORS: Record<ErrorCode, { status: ContentfulStatusCode; type: string }> = {
   invalid_request: { status: 400, type: 'invalid_request_error' },
@@ -25,6 +27,7 @@ export const HTTP_ERRORS: Record<ErrorCode, { status: ContentfulStatusCode; type
   request_too_large: { status: 413, type: 'request_too_large' },
   budget_exceeded: { status: 400, type: 'invalid_request_error' },
   limit_exceeded: { status: 413, type: 'request_too_large' },
+  // The Anthropic API's type for "try again shortly"; 503 rather than its 529, which proxies do not know.
   overloaded: { status: 503, type: 'overloaded_error' },
   internal: { status: 500, type: 'api_error' },
 };
@@ -40,21 +43,31 @@ export function errorBody(err: MnemoError, requestId: string) {
   return { type: 'error', error, request_id: requestId };
 }
 
-/** app.onError: MnemoErrors render by the table; anything else is logged and becomes a bare 500. */
-export function onError(log: (line: string) => void) {
+/**
+ * app.onError: MnemoErrors render by the table; anything else is logged and becomes a bare 500.
+ * A client that hung up mid-body is not a fault of ours: one `warn` line, no stack. `log` takes
+ * the 500s (the app passes the logger's error level when there is one).
+ */
+export function onError(log: (line: string) => void, warn: (line: string) => void = log) {
   return function renderError(err: Error, c: Context<AppEnv>) {
     const requestId = c.get('requestId') ?? 'req_unknown';
     let mnemo: MnemoError;
     if (err instanceof MnemoError) {
       mnemo = err;
+    } else if (clientAborted(c)) {
+      warn(`request ${requestId} aborted: the client closed the connection before its body was complete (${c.req.method} ${routeTemplate(c)})`);
+      mnemo = new MnemoError('invalid_request', 'request body incomplete: the client closed the connection', {}, { cause: err });
     } else {
       log(`request ${requestId} failed: ${err.stack ?? err.message}`);
       mnemo = new MnemoError('internal', 'internal server error', {}, { cause: err });
     }
     c.header('request-id', requestId);
     if (mnemo.details.allow) c.header('allow', mnemo.details.allow.join(', '));
-    // overloaded: the work that refused this is already under way (e.g. search indexing); soon is fine.
+    // overloaded: the work that refused this (search indexing, other uploads) ends soon; 1 s is enough.
     if (mnemo.code === 'overloaded') c.header('retry-after', '1');
+    // Refused before its body arrived (a 401, a 503): close rather than read the rest to keep the
+    // connection, so a client that never finishes costs nothing more.
+    if (bodyUnfinished(c)) c.header('connection', 'close');
     return c.json(errorBody(mnemo, requestId), HTTP_ERRORS[mnemo.code].status);
   };
 }

@@ -28,7 +28,8 @@ export const ERRNO_BY_CODE: Readonly<Record<ErrorCode, number>> = Object.freeze(
   budget_exceeded: Fuse.EFBIG,
   // A store limit: the device is full as far as this store is concerned.
   limit_exceeded: Fuse.ENOSPC,
-  // Mounts never search; listed so every code has an errno. Retrying later is right.
+  // Only the HTTP face sheds load (a search behind its indexing, too many request bodies at once).
+  // Listed so every code has an errno: retrying later is right.
   overloaded: Fuse.EAGAIN,
   internal: Fuse.EIO,
 });

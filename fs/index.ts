@@ -86,6 +86,12 @@ export function createMountManager({ service, log = () => {}, localLimits = DEFA
       }
     },
 
+    // Asked of the kernel, not just our table: a mount someone unmounted behind our back is not live.
+    async mounted(): Promise<readonly string[]> {
+      const live = new Set(await fuseMountsUnder('/'));
+      return [...mounts.keys()].filter((p) => live.has(p));
+    },
+
     async unmountAll(): Promise<void> {
       await Promise.all([...mounts.keys()].map((p) => unmount(p)));
     },

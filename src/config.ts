@@ -23,10 +23,19 @@ export interface Config {
   localLimits: { mountMaxBytes: number; serverMaxBytes: number };
   /** --rotate-admin-key: `serve` replaces the seeded admin key with MNEMO_ADMIN_KEY (flag only). */
   rotateAdminKey: boolean;
+  /** MNEMO_LOG_LEVEL / --log-level: the lowest level logged (pino's names; default info). */
+  logLevel: LogLevel;
+  /** MNEMO_METRICS_PUBLIC=1: GET /metrics needs no key (otherwise an operator key). */
+  metricsPublic: boolean;
+  /** MNEMO_MAX_INFLIGHT_BODIES: request bodies read at once; past it 503 overloaded_error (default 64). */
+  maxInflightBodies: number;
 }
 
 /** MNEMO_ADMIN_KEY must be at least this long: it is the operator key of every workspace. */
 export const MIN_ADMIN_KEY_LENGTH = 32;
+
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export type Flags = Record<string, string | boolean | undefined>;
 
@@ -78,6 +87,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Flags = 
   if (adminKey !== null && adminKey.length < MIN_ADMIN_KEY_LENGTH) {
     throw new Error(`MNEMO_ADMIN_KEY is ${adminKey.length} characters long; it must have at least ${MIN_ADMIN_KEY_LENGTH} (e.g. openssl rand -hex 24)`);
   }
+  const logLevel = pick('log-level', 'MNEMO_LOG_LEVEL') ?? 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new Error(`invalid log level: ${logLevel} (one of ${LOG_LEVELS.join(', ')})`);
+  const metricsRaw = env['MNEMO_METRICS_PUBLIC'] ?? '';
+  if (!['', '0', '1'].includes(metricsRaw)) throw new Error(`invalid MNEMO_METRICS_PUBLIC: ${metricsRaw} (1 or 0)`);
+  const maxInflightBodies = limit('MNEMO_MAX_INFLIGHT_BODIES', 64);
   return Object.freeze({
     host: pick('host', 'MNEMO_HOST') ?? '127.0.0.1',
     port,
@@ -92,5 +106,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Flags = 
     storeLimits,
     localLimits,
     rotateAdminKey: flags['rotate-admin-key'] === true,
+    logLevel: logLevel as LogLevel,
+    metricsPublic: metricsRaw === '1',
+    maxInflightBodies,
   });
 }

@@ -5,6 +5,7 @@
 import { readdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { createApp } from '../api/app.js';
+import { createMetrics } from '../api/metrics.js';
 import { serveMcpStdio } from '../api/mcp/stdio.js';
 import { serve } from '../api/server.js';
 import { createMountManager } from '../fs/index.js';
@@ -21,8 +22,15 @@ import { ownDataDir, useDatabase } from './data-dir.js';
 import { describeError } from './system-errors.js';
 import { startSearchUpkeep } from './search-upkeep.js';
 import { endLocalSession, endStaleLocalSessions, localSession, recordLocalSession } from './local-sessions.js';
+import { checkReadiness } from './readiness.js';
+import { createLogger, lineLog, type Logger } from './log.js';
 
-const log = (line: string) => process.stderr.write(`${line}\n`);
+/** Plain lines for one-shot commands; serve, mount and mcp log through pino (set in main). */
+let log: (line: string) => void = (line) => void process.stderr.write(`${line}\n`);
+let warn = log;
+let logger: Logger | null = null;
+/** The commands that run until stopped: their stderr is a log, in JSON lines (pretty on a TTY). */
+const LOGGED_COMMANDS = new Set(['serve', 'mount', 'mcp']);
 
 /** Every process that writes (serve, mount, mcp) indexes its own writes for search; returns the stop. */
 function indexInBackground(service: Service): () => void {
@@ -45,6 +53,11 @@ async function main(argv: string[]): Promise<number> {
   }
   const { command, sub, args, flags } = parsed;
   const config = loadConfig(process.env, flags);
+  if (LOGGED_COMMANDS.has(command ?? '')) {
+    const l = (logger = createLogger({ level: config.logLevel }));
+    log = lineLog(l);
+    warn = (line) => l.warn(line);
+  }
   switch (command) {
     case 'serve':
       return runServe(config);
@@ -70,7 +83,8 @@ async function main(argv: string[]): Promise<number> {
 async function runServe(config: Config): Promise<number> {
   // One server per data dir, decided before anything is opened or any mount is touched.
   const owned = ownDataDir(config);
-  const storage = openSqliteStorage(config.dbFile);
+  const metrics = createMetrics();
+  const storage = openSqliteStorage(config.dbFile, { onCommit: metrics.commit });
   // The mount manager needs the service and the service tells mounts about archived or deleted
   // stores, so the mounter is bound after both exist.
   let mounter: Mounter | null = null;
@@ -79,6 +93,7 @@ async function runServe(config: Config): Promise<number> {
     onStoreChanged: (id, change) => mounter?.storeChanged(id, change),
     checkpointMaxBytes: config.checkpointMaxBytes,
     limits: config.storeLimits,
+    observer: metrics.observer,
   });
   mounter = createMountManager({ service, log, localLimits: config.localLimits });
   const sessions = createSessions({ service, mounter, mountRoot: config.mountRoot, log });
@@ -86,7 +101,17 @@ async function runServe(config: Config): Promise<number> {
   if (revoked) log(`mnemo: admin key rotated: ${revoked.id} is revoked, MNEMO_ADMIN_KEY is the admin key now`);
   const idempotency = createIdempotency({ storage, clock: service.clock, ttlSeconds: config.idempotencyTtlSeconds });
   idempotency.purge();
-  const app = createApp({ service, sessions, maxBodyBytes: config.maxBodyBytes, idempotency, log });
+  const mounts = mounter;
+  const readiness = () => checkReadiness(storage, mounts);
+  metrics.watch({
+    activeSessions: () => storage.listActiveSessions().length,
+    mounts: async () => (await mounts.mounted?.())?.length ?? 0,
+  });
+  const app = createApp({
+    service, sessions, maxBodyBytes: config.maxBodyBytes, idempotency, log,
+    ...(logger ? { logger } : {}),
+    maxInflightBodies: config.maxInflightBodies, metrics, metricsPublic: config.metricsPublic, readiness,
+  });
   // The port is bound before stale mounts are cleared or sessions remounted, so a serve that cannot
   // listen (EADDRINUSE) exits having touched no mount. The URL is printed once sessions are back.
   const served = await serve(app, { host: config.host, port: config.port }).catch((err: unknown) => {
@@ -199,7 +224,7 @@ function sweepExpired(service: Service): NodeJS.Timeout {
       if (n > 0) log(`mnemo: deleted ${n} expired memor${n === 1 ? 'y' : 'ies'}`);
       for (const id of endStaleLocalSessions(service)) log(`mnemo: ended session ${id}: its mnemo mount process is gone`);
     } catch (err) {
-      log(`mnemo: expiry sweep failed: ${err instanceof Error ? err.message : String(err)}`);
+      warn(`mnemo: expiry sweep failed: ${err instanceof Error ? err.message : String(err)}`);
     }
   }, 60_000);
   timer.unref();
@@ -221,7 +246,9 @@ function untilSignal(): Promise<void> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
-    log(`mnemo: ${describeError(err)}`);
+    const line = `mnemo: ${describeError(err)}`;
+    if (logger) logger.error(line);
+    else log(line);
     process.exit(1);
   },
 );

@@ -19,4 +19,6 @@ export interface Mounter {
   /** Clears mounts left behind by a crash under a root directory. */
   clearStale(root: string): Promise<void>;
   unmountAll(): Promise<void>;
+  /** The host paths this mounter serves that the kernel shows as mounted now (readiness, metrics). */
+  mounted?(): Promise<readonly string[]>;
 }

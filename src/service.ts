@@ -36,6 +36,23 @@ export interface ServiceOptions {
   checkpointMaxBytes?: number;
   /** Memories and bytes per store, active sessions per workspace (src/limits.ts; defaults there). */
   limits?: Partial<StoreLimits>;
+  /** Told of each memory write and search, for metrics; the composition root wires it (src/ knows no metrics library). */
+  observer?: ServiceObserver;
+}
+
+/** Where a write came from: the HTTP API, a FUSE mount, or an MCP tool. */
+export type Face = 'api' | 'mount' | 'mcp';
+
+export interface ServiceObserver {
+  /** A memory write returned: `versions` is how many versions it made (0 for a save that changed nothing). */
+  wrote?(face: Face, versions: number): void;
+  /** A search answered after `seconds`. */
+  searched?(seconds: number): void;
+}
+
+/** Mounts write as their session and name no face; API keys are the API unless the MCP face says so. */
+export function faceOf(caller: Caller): Face {
+  return caller.face ?? (caller.actor.type === 'session_actor' ? 'mount' : 'api');
 }
 
 export function createService({
@@ -45,9 +62,12 @@ export function createService({
   onStoreChanged = () => {},
   checkpointMaxBytes,
   limits: limitOptions = {},
+  observer = {},
 }: ServiceOptions) {
   const keys = createKeys(storage, clock);
   const limits = createLimits(storage, { ...DEFAULT_LIMITS, ...limitOptions });
+  const wrote = (caller: Caller, versions: number) => observer.wrote?.(faceOf(caller), versions);
+  const search = createSearch({ storage, readable: store });
 
   function store(caller: Caller, id: string): Store {
     assertStoreGranted(caller, id);
@@ -82,7 +102,14 @@ export function createService({
       storage, clock, ids, readable: store, writable,
       ...(checkpointMaxBytes === undefined ? {} : { maxBundleBytes: checkpointMaxBytes }),
     }),
-    searchMemories: createSearch({ storage, readable: store }),
+    searchMemories(...args: Parameters<typeof search>): ReturnType<typeof search> {
+      const started = performance.now();
+      try {
+        return search(...args);
+      } finally {
+        observer.searched?.((performance.now() - started) / 1000);
+      }
+    },
     /** Deletes expired memories now rather than at their store's next write (the server runs it every minute). */
     purgeExpiredMemories: (): number => storage.purgeExpiredMemories(clock()),
     /** Indexes up to `max` written memories for search; returns how many still wait (the server runs it every 200 ms). */
@@ -126,7 +153,7 @@ export function createService({
       limits.assertStoreRoom(storeId, 1, utf8Bytes(content));
       const s = stamp(caller);
       const expiresAt = resolveExpiry(input.expiry, s.now);
-      return storage.createMemory({
+      const created = storage.createMemory({
         ...s,
         storeId,
         memoryId: ids('memory'),
@@ -135,6 +162,8 @@ export function createService({
         ...(input.mode === undefined ? {} : { mode: input.mode }),
         ...(expiresAt == null ? {} : { expiresAt }),
       });
+      wrote(caller, 1);
+      return created;
     },
     getMemory(caller: Caller, storeId: string, memoryId: string): Memory {
       store(caller, storeId);
@@ -156,7 +185,9 @@ export function createService({
       const { expiry, ...rest } = write;
       const s = stamp(caller);
       const expiresAt = resolveExpiry(expiry, s.now);
-      return storage.updateMemory({ ...s, storeId, memoryId, ...rest, ...(expiresAt === undefined ? {} : { expiresAt }) }).memory;
+      const result = storage.updateMemory({ ...s, storeId, memoryId, ...rest, ...(expiresAt === undefined ? {} : { expiresAt }) });
+      wrote(caller, result.changed ? 1 : 0);
+      return result.memory;
     },
     deleteMemory(caller: Caller, storeId: string, memoryId: string, expectedSha256?: string): void {
       writable(caller, storeId);
@@ -166,6 +197,7 @@ export function createService({
         memoryId,
         ...(expectedSha256 === undefined ? {} : { expectedSha256 }),
       });
+      wrote(caller, 1);
     },
 
     // ------------------------------------------------------------ mount saves (fs/)
@@ -177,7 +209,7 @@ export function createService({
       const content = assertContent(input.content);
       const existing = storage.getMemoryMetaByPath(storeId, path);
       limits.assertStoreRoom(storeId, existing ? 0 : 1, utf8Bytes(content), () => existing?.contentSizeBytes ?? 0);
-      return storage.saveMemoryAt({
+      const result = storage.saveMemoryAt({
         ...stamp(caller),
         storeId,
         memoryId: input.memoryId,
@@ -185,11 +217,15 @@ export function createService({
         content,
         ...(input.mode === undefined ? {} : { mode: input.mode }),
       });
+      wrote(caller, result.changed ? 1 : 0);
+      return result;
     },
     /** Renames a memory, replacing (deleting) one already at `path`, in one transaction. */
     moveMemory(caller: Caller, storeId: string, memoryId: string, path: string): Memory {
       writable(caller, storeId);
-      return storage.moveMemory({ ...stamp(caller), storeId, memoryId, path: assertMemoryPath(path), replacedVersionId: ids('version') });
+      const moved = storage.moveMemory({ ...stamp(caller), storeId, memoryId, path: assertMemoryPath(path), replacedVersionId: ids('version') });
+      wrote(caller, 1);
+      return moved;
     },
     /** Renames a directory: every memory below `from` moves below `to`, in one transaction. */
     moveTree(caller: Caller, storeId: string, from: string, to: string): number {
@@ -199,7 +235,9 @@ export function createService({
       if (to === from || to.startsWith(from + '/')) {
         throw new MnemoError('invalid_request', `cannot move ${from} into itself (${to})`);
       }
-      return storage.moveTree({ storeId, from, to, actor: caller.actor, now: clock(), versionIds: () => ids('version') });
+      const moved = storage.moveTree({ storeId, from, to, actor: caller.actor, now: clock(), versionIds: () => ids('version') });
+      wrote(caller, moved);
+      return moved;
     },
     setMemoryMode(caller: Caller, storeId: string, memoryId: string, mode: number): void {
       writable(caller, storeId);

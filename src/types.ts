@@ -10,6 +10,8 @@ export interface Caller {
   actor: Actor;
   /** What an API key may do (src/access.ts). Absent for mounts, whose session was checked when it was created. */
   grant?: Grant;
+  /** The face the call came through, when the actor alone does not say (MCP tools act as an API key). */
+  face?: 'api' | 'mount' | 'mcp';
 }
 
 export type Role = 'admin' | 'read_write' | 'read_only';

@@ -13,7 +13,7 @@ export function mcpRoutes(service: Service, log: (line: string) => void) {
   const app = new Hono<AppEnv>();
   // The methods the transport answers (it refuses others itself); named so /mcp has an Allow list.
   app.on(['GET', 'POST', 'DELETE'], '/', async (c) => {
-    const server = createMcpServer({ service, caller: c.var.caller, log });
+    const server = createMcpServer({ service, caller: { ...c.var.caller, face: 'mcp' }, log });
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
     guardParams(transport);

@@ -18,6 +18,7 @@ export async function serveMcpStdio({ service, apiKey, log = console.error }: St
     workspaceId: key.workspaceId,
     actor: { type: 'api_actor' as const, apiKeyId: key.id },
     grant: { role: key.role, storeIds: key.storeIds, operator: key.allWorkspaces },
+    face: 'mcp' as const,
   };
   const server = createMcpServer({ service, caller, log });
   const transport = new StdioServerTransport();

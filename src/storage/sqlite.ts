@@ -5,7 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import type { Db } from './tx.js';
+import { observeCommits, type Db } from './tx.js';
 import type { Storage } from './port.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema.js';
 import { createChangeStatements, trackWrites } from './sqlite-changes.js';
@@ -40,6 +40,8 @@ export interface SqliteOptions {
   truncateWalAfterRedact?: boolean;
   /** What readers take as now when they hide expired memories (RFC 3339 UTC with milliseconds). */
   clock?: () => string;
+  /** Told how long each outermost write transaction took, in seconds, commit included (metrics). */
+  onCommit?: (seconds: number) => void;
 }
 
 export function openSqliteStorage(file: string, _options: SqliteOptions = {}): SqliteStorage {
@@ -48,6 +50,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
   applyPragmas(db);
   migrate(db);
   registerClock(db, _options.clock ?? (() => new Date().toISOString()));
+  if (_options.onCommit) observeCommits(db, _options.onCommit);
   // Prepared before the write counter: index upkeep changes no memory, so it must not move the mark.
   const searchIndex = createSearchIndex(db);
   const writes = trackWrites(db);

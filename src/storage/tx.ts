@@ -5,7 +5,24 @@ export type Db = Database.Database;
 
 export function writeTx<A extends unknown[], R>(db: Db, fn: (...args: A) => R): (...args: A) => R {
   const t = db.transaction(fn);
-  return (...args: A) => t.immediate(...args);
+  return (...args: A) => {
+    const observe = db.inTransaction ? undefined : commitObservers.get(db);
+    if (!observe) return t.immediate(...args);
+    const started = performance.now();
+    const result = t.immediate(...args);
+    observe((performance.now() - started) / 1000);
+    return result;
+  };
+}
+
+const commitObservers = new WeakMap<Db, (seconds: number) => void>();
+
+/**
+ * Reports how long each outermost write transaction took, BEGIN to durable COMMIT (the fsync of
+ * synchronous=FULL included): the commit-latency metric. A transaction that throws is not reported.
+ */
+export function observeCommits(db: Db, observe: (seconds: number) => void): void {
+  commitObservers.set(db, observe);
 }
 
 export type Statement = Database.Statement;
@@ -43,8 +60,11 @@ export function outerTx<R>(db: Db, fn: () => R): R {
   const run = runner(db);
   if (db.inTransaction) return run(fn) as R;
   let result: R;
+  const observe = commitObservers.get(db);
+  const started = observe ? performance.now() : 0;
   try {
     result = run.immediate(fn) as R;
+    observe?.((performance.now() - started) / 1000);
   } catch (err) {
     pending.delete(db);
     throw err;

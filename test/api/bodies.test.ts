@@ -1,0 +1,164 @@
+/**
+ * Request bodies under load and attack, through the real server and raw sockets: authentication
+ * comes from the headers before any body byte is read, MNEMO_MAX_INFLIGHT_BODIES caps the bodies
+ * being read at once (503 overloaded_error with Retry-After past it), and an upload the client
+ * abandons logs one line, not a stack trace, and frees its slot.
+ */
+import { connect, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../helpers/mount.js';
+import { rawRequest } from '../helpers/sdk.js';
+import { rmSync } from 'node:fs';
+import { makeTempDir, runCli, startServer, type RunningServer } from '../helpers/server.js';
+
+interface RawExchange {
+  socket: Socket;
+  /** Resolves with the status line, headers and body once a whole response has arrived. */
+  response: Promise<{ status: number; head: string; body: string }>;
+}
+
+/** Opens a socket, writes `head` and `firstBytes` of a body, and leaves the body unfinished. */
+function startUpload(url: string, head: string, firstBytes: string): RawExchange {
+  const { hostname, port } = new URL(url);
+  const socket = connect(Number(port), hostname, () => socket.write(head + firstBytes));
+  const response = new Promise<{ status: number; head: string; body: string }>((resolve, reject) => {
+    let got = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (d: string) => {
+      got += d;
+      const end = got.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const headText = got.slice(0, end);
+      const length = Number(/\r\ncontent-length: *(\d+)/i.exec(headText)?.[1] ?? NaN);
+      const body = got.slice(end + 4);
+      if (Buffer.byteLength(body) >= length) resolve({ status: Number(headText.split(' ')[1]), head: headText, body });
+    });
+    socket.on('error', reject);
+    socket.on('close', () => reject(new Error(`socket closed before a whole response: ${JSON.stringify(got)}`)));
+  });
+  response.catch(() => {}); // uploads that are aborted on purpose never answer
+  return { socket, response };
+}
+
+function requestHead(url: string, path: string, headers: Record<string, string>): string {
+  const { host } = new URL(url);
+  const lines = Object.entries({ host, 'content-type': 'application/json', ...headers }).map(([k, v]) => `${k}: ${v}`);
+  return `POST ${path} HTTP/1.1\r\n${lines.join('\r\n')}\r\n\r\n`;
+}
+
+/** A chunked upload that sends one 64 KiB chunk of a JSON body and then nothing. */
+function stalledChunked(url: string, apiKey: string | null): RawExchange {
+  const head = requestHead(url, '/v1/memory_stores', { 'transfer-encoding': 'chunked', ...(apiKey ? { 'x-api-key': apiKey } : {}) });
+  const chunk = `{"name":"${'n'.repeat(64 * 1024)}`;
+  return startUpload(url, head, `${Buffer.byteLength(chunk).toString(16)}\r\n${chunk}\r\n`);
+}
+
+const createStore = (server: RunningServer, name: string) =>
+  rawRequest(server.url, 'POST', '/v1/memory_stores', { apiKey: server.adminKey, body: JSON.stringify({ name }) });
+
+describe('authentication before the body', () => {
+  let server: RunningServer;
+  beforeAll(async () => {
+    server = await startServer();
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  it('refuses an unauthenticated chunked upload that never finishes with 401 and Connection: close, without waiting for its body', async () => {
+    for (const key of [null, 'mnemo-wrong-key']) {
+      const upload = stalledChunked(server.url, key);
+      const res = await upload.response;
+      upload.socket.destroy();
+      expect(res.status, res.body).toBe(401);
+      expect(JSON.parse(res.body)).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
+      // Closed rather than read through: the rest of the body is never wanted.
+      expect(res.head).toMatch(/\r\nconnection: close/i);
+    }
+  });
+
+  it('refuses an unauthenticated request that declares a large body with 401 before the body arrives', async () => {
+    const head = requestHead(server.url, '/mcp', { 'content-length': String(1024 * 1024) });
+    const upload = startUpload(server.url, head, '{"jsonrpc":"2.0",');
+    const res = await upload.response;
+    upload.socket.destroy();
+    expect(res.status, res.body).toBe(401);
+  });
+});
+
+describe('MNEMO_MAX_INFLIGHT_BODIES', () => {
+  let server: RunningServer;
+  beforeAll(async () => {
+    server = await startServer({ env: { MNEMO_MAX_INFLIGHT_BODIES: '2' } });
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  it('answers a body request past the cap with 503 overloaded_error and Retry-After, and frees the slots of aborted uploads', async () => {
+    const stalled = [stalledChunked(server.url, server.adminKey), stalledChunked(server.url, server.adminKey)];
+    // The stalled uploads hold their slots once the server has read their headers.
+    const refused = await eventually(async () => {
+      const res = await createStore(server, 'third');
+      if (res.status !== 503) throw new Error(`got ${res.status} while the stalled uploads should hold both slots`);
+      return res;
+    }, 10_000);
+    expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(refused.body).toMatchObject({ type: 'error', error: { type: 'overloaded_error' } });
+    // A request without a body takes no slot.
+    expect((await rawRequest(server.url, 'GET', '/v1/memory_stores', { apiKey: server.adminKey })).status).toBe(200);
+
+    for (const s of stalled) s.socket.destroy();
+    await eventually(async () => {
+      if ((server.stderr().match(/aborted: the client closed the connection/g) ?? []).length < 2) throw new Error(server.stderr());
+    }, 10_000);
+    const after = await createStore(server, 'after the aborted ones');
+    expect(after.status, JSON.stringify(after.body)).toBe(200);
+  });
+});
+
+describe('an aborted upload', () => {
+  let server: RunningServer;
+  beforeAll(async () => {
+    server = await startServer({ env: { MNEMO_MAX_INFLIGHT_BODIES: '1' } });
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  it('logs one warn line about it and no stack trace', async () => {
+    const before = server.stderr().length;
+    const head = requestHead(server.url, '/v1/memory_stores', { 'x-api-key': server.adminKey, 'content-length': '5000' });
+    const upload = startUpload(server.url, head, '{"name":"half');
+    // The half-sent upload holds the only slot once the server is reading it; then hang up.
+    await eventually(async () => {
+      const res = await createStore(server, 'probe');
+      if (res.status !== 503) throw new Error('the half-sent upload is not being read yet');
+    }, 10_000);
+    upload.socket.destroy();
+    const aborted = () => server.stderr().slice(before).split('\n').filter((l) => l.includes('aborted: the client closed the connection'));
+    await eventually(async () => {
+      if (aborted().length === 0) throw new Error(server.stderr().slice(before));
+    }, 10_000);
+    expect(aborted()).toHaveLength(1);
+    expect(JSON.parse(aborted()[0]!)).toMatchObject({ level: 'warn' });
+    expect(aborted()[0]).toContain('POST /v1/memory_stores');
+    expect(server.stderr().slice(before)).not.toMatch(/\n\s+at |\\n\s+at /);
+    expect((await createStore(server, 'after')).status).toBe(200);
+  });
+});
+
+describe('a bad MNEMO_MAX_INFLIGHT_BODIES', () => {
+  it('refuses to start with a clear message for 0 or a non-number', async () => {
+    const dir = makeTempDir();
+    try {
+      for (const value of ['0', 'many']) {
+        const r = await runCli(['serve', '--port', '0', '--data-dir', dir], { MNEMO_MAX_INFLIGHT_BODIES: value });
+        expect(r.code).toBe(1);
+        expect(r.stderr).toContain(`invalid MNEMO_MAX_INFLIGHT_BODIES: ${value}`);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,170 @@
+/**
+ * The operator's faces, through the real server: /healthz and /readyz without a key (readiness
+ * follows the database and every active session's mount), and /metrics in Prometheus text with
+ * requests by route template, saves and versions by face (api, mount, mcp), session and mount
+ * gauges, commit and search latency; operator-only unless MNEMO_METRICS_PUBLIC=1.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectMcp } from '../helpers/mcp.js';
+import { FUSE_AVAILABLE, NO_FUSE_REASON, eventually, run, sh } from '../helpers/mount.js';
+import { rawRequest, type RawResponse } from '../helpers/sdk.js';
+import { rmSync } from 'node:fs';
+import { makeTempDir, runCli, startServer, type RunningServer } from '../helpers/server.js';
+
+interface WireSession {
+  id: string;
+  resources: { host_path: string }[];
+}
+
+async function metricsText(server: RunningServer, apiKey: string | null): Promise<{ status: number; type: string | null; text: string }> {
+  const res = await fetch(`${server.url}/metrics`, { headers: apiKey ? { 'x-api-key': apiKey } : {} });
+  return { status: res.status, type: res.headers.get('content-type'), text: await res.text() };
+}
+
+/** The value of one series line, e.g. sample(text, 'mnemo_saves_total{face="api"}'); undefined if absent. */
+function sample(text: string, series: string): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+const post = (server: RunningServer, path: string, body: unknown, apiKey = server.adminKey): Promise<RawResponse> =>
+  rawRequest(server.url, 'POST', path, { apiKey, body: JSON.stringify(body) });
+
+describe('health and readiness', () => {
+  let server: RunningServer;
+  beforeAll(async () => {
+    server = await startServer();
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  it('answers GET /healthz with 200 {"status":"ok"} without a key, and /health as before', async () => {
+    const healthz = await rawRequest(server.url, 'GET', '/healthz');
+    expect([healthz.status, healthz.body]).toEqual([200, { status: 'ok' }]);
+    const health = await rawRequest(server.url, 'GET', '/health');
+    expect([health.status, health.body]).toEqual([200, { status: 'ok' }]);
+  });
+
+  it('answers GET /readyz with 200 without a key when the database answers and no session needs a mount', async () => {
+    const res = await rawRequest(server.url, 'GET', '/readyz');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: 'ready', checks: { database: 'ok', mounts: 'ok' }, active_sessions: 0 });
+  });
+
+  it.skipIf(!FUSE_AVAILABLE)('answers GET /readyz with 503 naming the mount once an active session is no longer mounted', async () => {
+    const store = (await post(server, '/v1/memory_stores', { name: 'ready' })).body as { id: string };
+    const session = (await post(server, '/v1/sessions', { resources: [{ type: 'memory_store', memory_store_id: store.id }] })).body as WireSession;
+    const hostPath = session.resources[0]!.host_path;
+    const ready = await rawRequest(server.url, 'GET', '/readyz');
+    expect([ready.status, ready.body]).toMatchObject([200, { status: 'ready', active_sessions: 1, mounts: 1 }]);
+
+    // Someone unmounts it behind the server's back (from a child process, never this one).
+    expect((await run('fusermount', ['-uz', hostPath])).code).toBe(0);
+    const notReady = await rawRequest(server.url, 'GET', '/readyz');
+    expect(notReady.status).toBe(503);
+    expect(notReady.body).toMatchObject({ status: 'not_ready', checks: { database: 'ok' }, unmounted: [hostPath] });
+
+    expect((await rawRequest(server.url, 'DELETE', `/v1/sessions/${session.id}`, { apiKey: server.adminKey })).status).toBe(200);
+    expect((await rawRequest(server.url, 'GET', '/readyz')).status).toBe(200);
+  });
+});
+
+if (!FUSE_AVAILABLE) console.warn(NO_FUSE_REASON);
+
+describe('GET /metrics', () => {
+  let server: RunningServer;
+  beforeAll(async () => {
+    server = await startServer();
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  it('needs an operator key: 401 without a key, 403 for an admin key of one workspace', async () => {
+    expect((await metricsText(server, null)).status).toBe(401);
+    expect((await metricsText(server, 'mnemo-not-a-key')).status).toBe(401);
+    const minted = (await post(server, '/v1/api_keys', { name: 'plain admin', role: 'admin' })).body as { secret: string };
+    const plain = await metricsText(server, minted.secret);
+    expect(plain.status).toBe(403);
+    expect(JSON.parse(plain.text)).toMatchObject({ type: 'error', error: { type: 'permission_error' } });
+  });
+
+  it('reports requests by route template, saves and versions by face, sessions, mounts, commit and search latency', async () => {
+    const store = (await post(server, '/v1/memory_stores', { name: 'metered' })).body as { id: string };
+    expect((await post(server, `/v1/memory_stores/${store.id}/memories`, { path: '/api.md', content: 'from the api' })).status).toBe(200);
+    const search = await rawRequest(server.url, 'GET', `/v1/memory_stores/${store.id}/search?q=api`, { apiKey: server.adminKey });
+    expect(search.status).toBe(200);
+
+    const mcp = await connectMcp('http', server, server.adminKey);
+    try {
+      const wrote = await mcp.call('memory_write', { memory_store_id: store.id, path: '/mcp.md', content: 'from mcp' });
+      expect(wrote.isError, wrote.text).toBe(false);
+    } finally {
+      await mcp.close();
+    }
+
+    if (FUSE_AVAILABLE) {
+      const session = (await post(server, '/v1/sessions', { resources: [{ type: 'memory_store', memory_store_id: store.id }] })).body as WireSession;
+      const dir = session.resources[0]!.host_path;
+      expect((await sh(`echo 'from the mount' > '${dir}/mount.md'`, '/')).code).toBe(0);
+    }
+
+    const { status, type, text } = await eventually(async () => {
+      const m = await metricsText(server, server.adminKey);
+      if (FUSE_AVAILABLE && !(sample(m.text, 'mnemo_saves_total{face="mount"}')! >= 1)) throw new Error('the mount save is not counted yet');
+      return m;
+    }, 10_000);
+    expect(status).toBe(200);
+    expect(type).toMatch(/^text\/plain; version=0\.0\.4/);
+
+    const route = '/v1/memory_stores/:store/memories';
+    expect(sample(text, `mnemo_http_requests_total{method="POST",route="${route}",status="200"}`)).toBeGreaterThanOrEqual(1);
+    expect(sample(text, `mnemo_http_request_duration_seconds_count{method="POST",route="${route}",status="200"}`)).toBeGreaterThanOrEqual(1);
+    expect(sample(text, `mnemo_http_requests_total{method="GET",route="/metrics",status="401"}`)).toBeGreaterThanOrEqual(1);
+    expect(sample(text, 'mnemo_http_requests_total{method="POST",route="/mcp",status="200"}')).toBeGreaterThanOrEqual(1);
+    // Route templates only: no store id (or any other raw URL part) becomes a label.
+    expect(text).not.toContain(store.id);
+
+    expect(sample(text, 'mnemo_saves_total{face="api"}')).toBeGreaterThanOrEqual(1);
+    expect(sample(text, 'mnemo_versions_total{face="api"}')).toBeGreaterThanOrEqual(1);
+    expect(sample(text, 'mnemo_saves_total{face="mcp"}')).toBe(1);
+    expect(sample(text, 'mnemo_versions_total{face="mcp"}')).toBe(1);
+    if (FUSE_AVAILABLE) {
+      expect(sample(text, 'mnemo_versions_total{face="mount"}')).toBeGreaterThanOrEqual(1);
+      expect(sample(text, 'mnemo_active_sessions')).toBe(1);
+      expect(sample(text, 'mnemo_mounts')).toBe(1);
+    }
+    expect(sample(text, 'mnemo_commit_duration_seconds_count')).toBeGreaterThanOrEqual(3);
+    expect(sample(text, 'mnemo_commit_duration_seconds_sum')).toBeGreaterThan(0);
+    expect(sample(text, 'mnemo_search_duration_seconds_count')).toBe(1);
+    expect(text).toContain('# TYPE mnemo_commit_duration_seconds histogram');
+  });
+});
+
+describe('GET /metrics with MNEMO_METRICS_PUBLIC=1', () => {
+  let server: RunningServer;
+  beforeAll(async () => {
+    server = await startServer({ env: { MNEMO_METRICS_PUBLIC: '1' } });
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  it('refuses to start when MNEMO_METRICS_PUBLIC is neither 1 nor 0', async () => {
+    const dir = makeTempDir();
+    try {
+      const r = await runCli(['serve', '--port', '0', '--data-dir', dir], { MNEMO_METRICS_PUBLIC: 'yes' });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('invalid MNEMO_METRICS_PUBLIC: yes');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('serves the metrics without a key', async () => {
+    const { status, text } = await metricsText(server, null);
+    expect(status).toBe(200);
+    expect(text).toContain('# TYPE mnemo_http_requests_total counter');
+  });
+});
