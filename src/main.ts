@@ -120,6 +120,8 @@ async function runServe(config: Config): Promise<number> {
   writePidFile(config.dataDir);
   await sessions.restore();
   // Scripts read the URL from the first line; keep it first and alone.
+  // A caller may stop us as soon as it reads the URL: be ready for the signal before printing it.
+  const stopped = untilSignal();
   process.stdout.write(`${served.url}\n`);
   if (minted && config.adminKey === null) {
     process.stdout.write(`admin key (shown once, store it now): ${minted.secret}\n`);
@@ -127,7 +129,7 @@ async function runServe(config: Config): Promise<number> {
   log(`mnemo: data in ${config.dataDir}, mounts under ${config.mountRoot}`);
   const sweep = sweepExpired(service);
   const stopIndexing = indexInBackground(service);
-  await untilSignal();
+  await stopped;
   log('mnemo: shutting down');
   clearInterval(sweep);
   stopIndexing();
@@ -203,11 +205,12 @@ async function runMount(config: Config, args: string[], flags: Record<string, st
   const sessionId = session.id;
   await mounter.mount({ storeId, hostPath, readOnly, actor: { type: 'session_actor', sessionId } });
   recordLocalSession(service, session);
+  const stopped = untilSignal();
   process.stdout.write(`${hostPath}\n`);
   log(`mnemo: ${store.name} (${storeId}) mounted at ${hostPath} as ${sessionId}; Ctrl-C unmounts`);
   // Without a server beside it, nothing else would index this mount's writes for search.
   const stopIndexing = indexInBackground(service);
-  await untilSignal();
+  await stopped;
   stopIndexing();
   await mounter.unmountAll();
   endLocalSession(service, session);

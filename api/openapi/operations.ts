@@ -72,7 +72,7 @@ export const OPERATIONS: readonly Operation[] = [
   { method: 'get', path: `${V}/{version}`, tag: 'memory versions', summary: 'Retrieve a memory version', query: viewQuery('full'), ok: wire.MemoryVersion },
   { method: 'post', path: `${V}/{version}/redact`, tag: 'memory versions', summary: 'Redact a memory version (erase its content and path)', idempotent: true, ok: wire.MemoryVersion },
 
-  { method: 'get', path: `${S}/{store}/search`, tag: 'search', summary: 'Search current memories (FTS5 or substring)', query: searchQuery, ok: wire.pageOf(wire.SearchResult, 'SearchResultPage') },
+  { method: 'get', path: `${S}/{store}/search`, tag: 'search', summary: 'Search current memories (FTS5 or substring)', query: searchQuery, ok: wire.SearchResultPage },
 
   { method: 'post', path: C, tag: 'checkpoints', summary: 'Save a checkpoint', body: checkpointBody, idempotent: true, ok: wire.Checkpoint },
   { method: 'get', path: `${C}/sessions/{agent}/{session}/latest`, tag: 'checkpoints', summary: 'The latest checkpoint of an agent session', ok: wire.Checkpoint },

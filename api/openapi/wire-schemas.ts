@@ -178,6 +178,17 @@ export const SearchResult = z
   .strictObject({ type: z.literal('search_result'), memory: Memory, snippet: z.string(), score: z.number() })
   .meta({ id: 'SearchResult' });
 
+/** A search page: a page of results that also says whether the matches were ranked in capped windows. */
+export const SearchResultPage = z
+  .strictObject({
+    data: z.array(SearchResult),
+    next_page: z.string().nullable(),
+    candidates_capped: z.boolean().meta({
+      description: 'true when this search has more matches than one request ranks (fts: windows of 1,000; substring: a scan budget); page on with next_page',
+    }),
+  })
+  .meta({ id: 'SearchResultPage' });
+
 /** A page of `item`s: `next_page` is the cursor for `page`, null on the last page. */
 export function pageOf(item: z.ZodType, id: string) {
   return z.strictObject({ data: z.array(item), next_page: z.string().nullable() }).meta({ id });

@@ -17,8 +17,9 @@ interface WireSession {
   resources: { host_path: string }[];
 }
 
-async function serverOn(dataDir?: string): Promise<RunningServer> {
-  const server = await startServer(dataDir === undefined ? {} : { dataDir });
+/** A server on `dataDir` (a temp dir of its own without one); a restart passes the first one's key. */
+async function serverOn(dataDir?: string, adminKey?: string): Promise<RunningServer> {
+  const server = await startServer(dataDir === undefined ? {} : { dataDir, ...(adminKey ? { env: { MNEMO_ADMIN_KEY: adminKey } } : {}) });
   onTestFinished(() => server.stop());
   return server;
 }
@@ -66,7 +67,7 @@ describe.skipIf(!FUSE_AVAILABLE)('session directories', () => {
     writeFileSync(join(mountRoot, 'sesn_0000000000000000000000bb', 'notes', 'stray.md'), 'stray');
     mkdirSync(join(mountRoot, 'not-a-session'));
 
-    const second = await serverOn(dataDir);
+    const second = await serverOn(dataDir, first.adminKey);
     await eventually(async () => expect(isMounted(live.resources[0]!.host_path)).toBe(true), 10_000);
     expect(existsSync(join(mountRoot, 'sesn_0000000000000000000000aa'))).toBe(false);
     expect(existsSync(join(mountRoot, 'sesn_0000000000000000000000bb', 'notes', 'stray.md'))).toBe(true);
