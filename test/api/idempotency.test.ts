@@ -31,6 +31,22 @@ function send(method: string, path: string, key: string | null, body?: unknown, 
 const versionCount = async (storeId: string) => (await collect(client.beta.memoryStores.memoryVersions.list(storeId, { limit: 100 }))).length;
 
 describe('idempotency keys', () => {
+  it("the SDK's idempotencyKey option sends no header (each call is a new write), and headers: {'Idempotency-Key'} replays", async () => {
+    const store = await client.beta.memoryStores.create({ name: 'idem-sdk' });
+    const body = { path: '/sdk.md', content: 'once' };
+    const key = randomUUID();
+    // As the README says: @anthropic-ai/sdk has the option, but this client sends no header for it,
+    // so the retry is a new create of a taken path (409), not a replay.
+    await client.beta.memoryStores.memories.create(store.id, body, { idempotencyKey: key });
+    await expect(client.beta.memoryStores.memories.create(store.id, body, { idempotencyKey: key })).rejects.toMatchObject({ status: 409 });
+    const other = await client.beta.memoryStores.create({ name: 'idem-sdk-headers' });
+    const headerKey = randomUUID();
+    const first = await client.beta.memoryStores.memories.create(other.id, body, { headers: { 'Idempotency-Key': headerKey } });
+    const again = await client.beta.memoryStores.memories.create(other.id, body, { headers: { 'Idempotency-Key': headerKey } });
+    expect(again).toEqual(first);
+    expect(await versionCount(other.id)).toBe(1);
+  });
+
   it('a retry of a memory create replays the first status and body with idempotent-replayed, and adds no version', async () => {
     const store = await client.beta.memoryStores.create({ name: 'idem-create' });
     const key = randomUUID();
