@@ -1,5 +1,5 @@
 /** @module Domain → wire JSON, exactly as @anthropic-ai/sdk's beta.memoryStores types declare it. */
-import type { Actor, ApiKey, Memory, MemoryListItem, MemoryMeta, MemoryVersion, Page, Session, Store, View, Workspace } from '../src/index.js';
+import type { Actor, Memory, MemoryListItem, MemoryMeta, MemoryVersion, Page, Session, Store, View } from '../src/index.js';
 
 export function toWireActor(a: Actor) {
   return a.type === 'api_actor'
@@ -84,20 +84,4 @@ export function toWirePage<T, W>(page: Page<T>, map: (item: T) => W) {
   return { data: page.data.map(map), next_page: page.nextPage };
 }
 
-export function toWireApiKey(k: ApiKey) {
-  return {
-    type: 'api_key' as const,
-    id: k.id,
-    name: k.name,
-    role: k.role,
-    workspace_id: k.workspaceId,
-    memory_store_ids: k.storeIds,
-    all_workspaces: k.allWorkspaces,
-    created_at: k.createdAt,
-    revoked_at: k.revokedAt,
-  };
-}
-
-export function toWireWorkspace(w: Workspace) {
-  return { type: 'workspace' as const, id: w.id, name: w.name, created_at: w.createdAt };
-}
+export { apiKeyJson as toWireApiKey, workspaceJson as toWireWorkspace } from '../src/index.js';

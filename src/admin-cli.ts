@@ -4,7 +4,7 @@
  */
 import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { apiKeyJson, workspaceJson } from './cli-json.js';
+import { apiKeyJson, workspaceJson } from './key-wire.js';
 import type { Config } from './config.js';
 import { lockForRestore, prepareRestoreTarget, useDatabase } from './data-dir.js';
 import { createService, type Service } from './service.js';

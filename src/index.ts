@@ -82,3 +82,4 @@ export type {
   View,
   Workspace,
 } from './types.js';
+export { apiKeyJson, workspaceJson } from './key-wire.js';

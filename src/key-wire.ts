@@ -1,6 +1,6 @@
 /**
- * @module What `--json` prints: the HTTP API's wire shapes (snake_case), so a script can read the CLI's
- * output and the API's with one parser. Mirrors api/wire.ts, which src/ may not import.
+ * @module The wire shapes (snake_case) of API keys and workspaces, in one place for both faces that
+ * print them: the HTTP API (api/wire.ts) and the CLI's `--json`, so one parser reads either.
  */
 import type { ApiKey, Workspace } from './types.js';
 
