@@ -27,20 +27,23 @@ export function createLimits(storage: Storage, limits: StoreLimits) {
   return {
     limits,
     /**
-     * Refuses a write that would leave the store over a limit: `addMemories` new memories and
-     * `addBytes` more content. `oldBytes` gives the size being replaced, asked only when the
-     * write could cross the byte limit at all (so a plain update costs no extra read).
+     * Refuses a write that leaves the store holding `newBytes` of content where `replaced()` held
+     * its own (a new memory where it returns null) if that takes the store over a limit. Only the
+     * usage counter is read when the store is clear of both limits either way; `replaced` is asked
+     * only near a limit, so a save through a mount costs no extra lookup.
      */
-    assertStoreRoom(storeId: string, addMemories: number, newBytes: number, oldBytes: () => number = () => 0): void {
+    assertStoreRoom(storeId: string, newBytes: number, replaced: () => { contentSizeBytes: number } | null): void {
       const usage = storage.storeUsage(storeId);
-      if (addMemories > 0 && usage.memories + addMemories > limits.maxMemories) {
+      if (usage.memories < limits.maxMemories && usage.bytes + newBytes <= limits.maxBytes) return;
+      const old = replaced();
+      if (old === null && usage.memories + 1 > limits.maxMemories) {
         throw new MnemoError(
           'limit_exceeded',
           `memory store ${storeId} already holds ${usage.memories} memories, its limit (MNEMO_STORE_MAX_MEMORIES=${limits.maxMemories}): delete some first`,
         );
       }
-      if (usage.bytes + newBytes <= limits.maxBytes) return;
-      const after = usage.bytes - oldBytes() + newBytes;
+      const after = usage.bytes - (old?.contentSizeBytes ?? 0) + newBytes;
+      // An update that shrinks a store already over the byte limit is let through: it makes room.
       if (after > limits.maxBytes && after > usage.bytes) {
         throw new MnemoError(
           'limit_exceeded',

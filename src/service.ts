@@ -1,6 +1,7 @@
 /** @module The store service: the one entry point both faces call for stores, memories and versions. */
 import { assertAllowed, assertMayCreateStores, assertStoreGranted, grantedStores } from './access.js';
 import { createCheckpoints } from './checkpoints.js';
+import { byteLength } from './content.js';
 import { MnemoError, notFound } from './errors.js';
 import { newId, type IdGenerator } from './ids.js';
 import { createKeys } from './keys.js';
@@ -150,7 +151,7 @@ export function createService({
       writable(caller, storeId);
       const path = assertMemoryPath(input.path);
       const content = assertContent(input.content);
-      limits.assertStoreRoom(storeId, 1, utf8Bytes(content));
+      limits.assertStoreRoom(storeId, byteLength(content), () => null);
       const s = stamp(caller);
       const expiresAt = resolveExpiry(input.expiry, s.now);
       const created = storage.createMemory({
@@ -180,7 +181,7 @@ export function createService({
       if (write.path !== undefined) assertMemoryPath(write.path);
       if (write.content !== undefined) {
         assertContent(write.content);
-        limits.assertStoreRoom(storeId, 0, utf8Bytes(write.content), () => storage.getMemory(storeId, memoryId)?.contentSizeBytes ?? 0);
+        limits.assertStoreRoom(storeId, byteLength(write.content), () => storage.getMemory(storeId, memoryId) ?? { contentSizeBytes: 0 });
       }
       const { expiry, ...rest } = write;
       const s = stamp(caller);
@@ -207,8 +208,7 @@ export function createService({
       writable(caller, storeId);
       const path = assertMemoryPath(input.path);
       const content = assertContent(input.content);
-      const existing = storage.getMemoryMetaByPath(storeId, path);
-      limits.assertStoreRoom(storeId, existing ? 0 : 1, utf8Bytes(content), () => existing?.contentSizeBytes ?? 0);
+      limits.assertStoreRoom(storeId, byteLength(content), () => storage.getMemoryMetaByPath(storeId, path));
       const result = storage.saveMemoryAt({
         ...stamp(caller),
         storeId,
@@ -262,10 +262,6 @@ export function createService({
       return storage.redactVersion(storeId, versionId, caller.actor, clock());
     },
   };
-}
-
-function utf8Bytes(s: string): number {
-  return Buffer.byteLength(s, 'utf8');
 }
 
 export type Service = ReturnType<typeof createService>;
