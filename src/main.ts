@@ -174,48 +174,46 @@ async function runMount(config: Config, args: string[], flags: Record<string, st
   const [storeId, dir] = args as [string, string];
   const lock = useDatabase(config);
   const service = openService(config);
+  try {
+    return await mountUntilSignal(config, service, storeId, resolve(dir), flags['read-only'] === true);
+  } finally {
+    service.storage.close();
+    lock.release();
+  }
+}
+
+async function mountUntilSignal(config: Config, service: Service, storeId: string, hostPath: string, readOnly: boolean): Promise<number> {
   const store = service.storage.getStoreById(storeId);
   if (!store) {
     log(`no memory store ${storeId} in ${config.dbFile}`);
-    service.storage.close();
-    lock.release();
     return 1;
   }
-  const hostPath = resolve(dir);
   // Sessions mount over files left in their own mount points (logged); a directory the user names
   // is theirs, and mounting over its files would hide them, so that is refused instead.
   const present = await readdir(hostPath).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOTDIR' ? null : ([] as string[])));
   if (present === null) {
     log(`mnemo mount: ${hostPath} is a file, not a directory; mount on an empty or new directory`);
-    service.storage.close();
-    lock.release();
     return 1;
   }
   if (present.length > 0) {
     log(`mnemo mount: ${hostPath} is not empty (${present.length} entr${present.length === 1 ? 'y' : 'ies'}); mount on an empty or new directory`);
-    service.storage.close();
-    lock.release();
     return 1;
   }
   const mounter = createMountManager({ service, log, localLimits: config.localLimits });
   for (const id of endStaleLocalSessions(service)) log(`mnemo: ended session ${id}: its mnemo mount process is gone`);
   // Writes are attributed to a session of their own, recorded (with this pid) so the API shows it.
-  const readOnly = flags['read-only'] === true;
   const session = localSession(service, { store, hostPath, readOnly });
-  const sessionId = session.id;
-  await mounter.mount({ storeId, hostPath, readOnly, actor: { type: 'session_actor', sessionId } });
+  await mounter.mount({ storeId, hostPath, readOnly, actor: { type: 'session_actor', sessionId: session.id } });
   recordLocalSession(service, session);
   const stopped = untilSignal();
   process.stdout.write(`${hostPath}\n`);
-  log(`mnemo: ${store.name} (${storeId}) mounted at ${hostPath} as ${sessionId}; Ctrl-C unmounts`);
+  log(`mnemo: ${store.name} (${storeId}) mounted at ${hostPath} as ${session.id}; Ctrl-C unmounts`);
   // Without a server beside it, nothing else would index this mount's writes for search.
   const stopIndexing = indexInBackground(service);
   await stopped;
   stopIndexing();
   await mounter.unmountAll();
   endLocalSession(service, session);
-  service.storage.close();
-  lock.release();
   return 0;
 }
 
