@@ -42,7 +42,7 @@ export { REQUEST_BODY_SCHEMAS } from './request-schemas.js';
 export { checkpointLocator, parseLocator } from './checkpoints.js';
 export type { Checkpoints, Restored, RestoredReference, RestoreTarget } from './checkpoints.js';
 export type { Service, ServiceOptions } from './service.js';
-export type { Face, ServiceObserver } from './service.js';
+export type { ServiceObserver } from './service.js';
 export { checkReadiness } from './readiness.js';
 export type { Readiness } from './readiness.js';
 export { createKeys, hashSecret } from './keys.js';
@@ -67,6 +67,7 @@ export type {
   Actor,
   ApiKey,
   Caller,
+  Face,
   Grant,
   Memory,
   MemoryListItem,

@@ -11,6 +11,7 @@ import type { Storage, WriteResult } from './storage/port.js';
 import type {
   Caller,
   Expiry,
+  Face,
   Memory,
   MemoryListItem,
   MemoryListQuery,
@@ -40,9 +41,6 @@ export interface ServiceOptions {
   /** Told of each memory write and search, for metrics; the composition root wires it (src/ knows no metrics library). */
   observer?: ServiceObserver;
 }
-
-/** Where a write came from: the HTTP API, a FUSE mount, or an MCP tool. */
-export type Face = 'api' | 'mount' | 'mcp';
 
 export interface ServiceObserver {
   /** A memory write returned: `versions` is how many versions it made (0 for a save that changed nothing). */

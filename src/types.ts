@@ -11,8 +11,11 @@ export interface Caller {
   /** What an API key may do (src/access.ts). Absent for mounts, whose session was checked when it was created. */
   grant?: Grant;
   /** The face the call came through, when the actor alone does not say (MCP tools act as an API key). */
-  face?: 'api' | 'mount' | 'mcp';
+  face?: Face;
 }
+
+/** Where a call came from: the HTTP API, a FUSE mount, or an MCP tool. */
+export type Face = 'api' | 'mount' | 'mcp';
 
 export type Role = 'admin' | 'read_write' | 'read_only';
 
