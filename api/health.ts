@@ -1,6 +1,8 @@
 /**
  * @module GET /healthz (the process answers) and GET /readyz (the database answers and every
  * active session is mounted), both without a key: load balancers and orchestrators probe them.
+ * Being unauthenticated, they say how many mounts are missing, never which: a host path names a
+ * session of some workspace.
  */
 import { Hono } from 'hono';
 import type { Readiness } from '../src/index.js';
@@ -19,7 +21,6 @@ export function healthRoutes(readiness: () => Promise<Readiness>) {
       },
       active_sessions: r.activeSessions,
       mounts: r.mounts,
-      ...(r.unmounted.length === 0 ? {} : { unmounted: r.unmounted }),
     };
     return c.json(body, r.ready ? 200 : 503);
   });
