@@ -4,9 +4,6 @@
  * parseArgs in strict mode, so a mistyped flag or a stray argument is refused (exit 2) instead of
  * being ignored while the command runs with defaults.
  */
-import { readFileSync, existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs as parseNodeArgs } from 'node:util';
 
 type Option = { type: 'string' } | { type: 'boolean' };
@@ -204,21 +201,6 @@ function parseErrorMessage(err: unknown): string {
   const unknown = /^Unknown option '([^']+)'/.exec(message);
   if (unknown) return `unknown option ${unknown[1]}`;
   return message.replace(/\. To specify .*$/s, '').replace(/^Option '([^']+)'/, 'option $1');
-}
-
-/** The version in the package.json this file ships in (src/ and dist/src/ both sit below it). */
-export function packageVersion(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const file = join(dir, 'package.json');
-    if (existsSync(file)) {
-      const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'mnemo' && pkg.version) return pkg.version;
-    }
-    const up = dirname(dir);
-    if (up === dir) return 'unknown';
-    dir = up;
-  }
 }
 
 export const USAGE = `mnemo — versioned memory stores for AI agents

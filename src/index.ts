@@ -84,3 +84,4 @@ export type {
   Workspace,
 } from './types.js';
 export { apiKeyJson, workspaceJson } from './key-wire.js';
+export { packageVersion } from './version.js';

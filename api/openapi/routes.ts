@@ -3,13 +3,12 @@
  * loads is a file of swagger-ui-dist served from here: @hono/swagger-ui points at a CDN by default,
  * which users behind a firewall cannot reach, so its base URL is ours.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { swaggerUI } from '@hono/swagger-ui';
 import { Hono } from 'hono';
-import { MnemoError } from '../../src/index.js';
+import { MnemoError, packageVersion } from '../../src/index.js';
 import type { AppEnv } from '../env.js';
 import { openApiDocument } from './document.js';
 
@@ -61,19 +60,4 @@ function assetFiles(): Map<string, { path: string; type: string }> {
     if (type) out.set(name, { path: join(dir, name), type });
   }
   return out;
-}
-
-/** mnemo's own version, from the package.json above this file (in src/ or in dist/). */
-function packageVersion(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const file = join(dir, 'package.json');
-    if (existsSync(file)) {
-      const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'mnemo') return pkg.version ?? '0.0.0';
-    }
-    const up = dirname(dir);
-    if (up === dir) return '0.0.0';
-    dir = up;
-  }
 }
