@@ -1,7 +1,7 @@
 /**
  * @module Migration 6: what store limits are checked against, kept O(1) to read.
  *
- * Invariant 12: for every store with memories, `store_usage` holds how many current memory rows it
+ * Invariant 13: for every store with memories, `store_usage` holds how many current memory rows it
  * has and the sum of their `content_size_bytes`. Triggers keep it in the same transaction as the
  * change (every path that adds, resizes or removes a memory row, the bulk import and the expiry
  * sweep included), so a limit check is one primary-key lookup instead of an aggregate over the

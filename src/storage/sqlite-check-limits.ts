@@ -1,4 +1,4 @@
-/** @module `mnemo check` for invariant 12 (schema-limits.ts): each store's usage row matches its memories. */
+/** @module `mnemo check` for invariant 13 (schema-limits.ts): each store's usage row matches its memories. */
 import type { Db } from './tx.js';
 
 export function createUsageCheck(db: Db): (report: (line: string) => void) => void {
