@@ -5,11 +5,11 @@
  * abandons logs one line, not a stack trace, and frees its slot.
  */
 import { connect, type Socket } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/mount.js';
-import { rawRequest } from '../helpers/sdk.js';
+import { rawRequest, useServer } from '../helpers/sdk.js';
 import { rmSync } from 'node:fs';
-import { makeTempDir, runCli, startServer, type RunningServer } from '../helpers/server.js';
+import { makeTempDir, runCli, type RunningServer } from '../helpers/server.js';
 
 interface RawExchange {
   socket: Socket;
@@ -58,11 +58,8 @@ const createStore = (server: RunningServer, name: string) =>
 
 describe('authentication before the body', () => {
   let server: RunningServer;
-  beforeAll(async () => {
-    server = await startServer();
-  });
-  afterAll(async () => {
-    await server.stop();
+  useServer((s) => {
+    server = s;
   });
 
   it('refuses an unauthenticated chunked upload that never finishes with 401 and Connection: close, without waiting for its body', async () => {
@@ -88,12 +85,9 @@ describe('authentication before the body', () => {
 
 describe('MNEMO_MAX_INFLIGHT_BODIES', () => {
   let server: RunningServer;
-  beforeAll(async () => {
-    server = await startServer({ env: { MNEMO_MAX_INFLIGHT_BODIES: '2' } });
-  });
-  afterAll(async () => {
-    await server.stop();
-  });
+  useServer((s) => {
+    server = s;
+  }, { env: { MNEMO_MAX_INFLIGHT_BODIES: '2' } });
 
   it('answers a body request past the cap with 503 overloaded_error and Retry-After, and frees the slots of aborted uploads', async () => {
     const stalled = [stalledChunked(server.url, server.adminKey), stalledChunked(server.url, server.adminKey)];
@@ -119,12 +113,9 @@ describe('MNEMO_MAX_INFLIGHT_BODIES', () => {
 
 describe('an aborted upload', () => {
   let server: RunningServer;
-  beforeAll(async () => {
-    server = await startServer({ env: { MNEMO_MAX_INFLIGHT_BODIES: '1' } });
-  });
-  afterAll(async () => {
-    await server.stop();
-  });
+  useServer((s) => {
+    server = s;
+  }, { env: { MNEMO_MAX_INFLIGHT_BODIES: '1' } });
 
   it('logs one warn line about it and no stack trace', async () => {
     const before = server.stderr().length;

@@ -4,12 +4,12 @@
  * memory content; MNEMO_LOG_LEVEL sets the lowest level logged and a bad level refuses to start;
  * on a terminal (script(1) gives it one) the lines are pretty instead of JSON.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import { eventually } from '../helpers/mount.js';
-import { rawRequest } from '../helpers/sdk.js';
-import { MAIN_JS, makeTempDir, runCli, startServer, type RunningServer } from '../helpers/server.js';
+import { rawRequest, useServer } from '../helpers/sdk.js';
+import { MAIN_JS, makeTempDir, runCli, type RunningServer } from '../helpers/server.js';
 
 type LogLine = Record<string, unknown>;
 
@@ -22,11 +22,8 @@ function jsonLines(stderr: string): LogLine[] {
 
 describe('request logs', () => {
   let server: RunningServer;
-  beforeAll(async () => {
-    server = await startServer();
-  });
-  afterAll(async () => {
-    await server.stop();
+  useServer((s) => {
+    server = s;
   });
 
   it('writes one JSON line per request with method, route template, status, latency, request id and key id', async () => {
@@ -86,12 +83,9 @@ describe('request logs', () => {
 
 describe('MNEMO_LOG_LEVEL', () => {
   let server: RunningServer;
-  beforeAll(async () => {
-    server = await startServer({ env: { MNEMO_LOG_LEVEL: 'warn' } });
-  });
-  afterAll(async () => {
-    await server.stop();
-  });
+  useServer((s) => {
+    server = s;
+  }, { env: { MNEMO_LOG_LEVEL: 'warn' } });
 
   it('at warn suppresses the request lines', async () => {
     for (let i = 0; i < 3; i++) expect((await rawRequest(server.url, 'GET', '/v1/memory_stores', { apiKey: server.adminKey })).status).toBe(200);

@@ -4,12 +4,12 @@
  * requests by route template, saves and versions by face (api, mount, mcp), session and mount
  * gauges, commit and search latency; operator-only unless MNEMO_METRICS_PUBLIC=1.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { connectMcp } from '../helpers/mcp.js';
 import { FUSE_AVAILABLE, NO_FUSE_REASON, eventually, run, sh } from '../helpers/mount.js';
-import { rawRequest, type RawResponse } from '../helpers/sdk.js';
+import { rawRequest, type RawResponse, useServer } from '../helpers/sdk.js';
 import { rmSync } from 'node:fs';
-import { makeTempDir, runCli, startServer, type RunningServer } from '../helpers/server.js';
+import { makeTempDir, runCli, type RunningServer } from '../helpers/server.js';
 
 interface WireSession {
   id: string;
@@ -32,11 +32,8 @@ const post = (server: RunningServer, path: string, body: unknown, apiKey = serve
 
 describe('health and readiness', () => {
   let server: RunningServer;
-  beforeAll(async () => {
-    server = await startServer();
-  });
-  afterAll(async () => {
-    await server.stop();
+  useServer((s) => {
+    server = s;
   });
 
   it('answers GET /healthz with 200 {"status":"ok"} without a key, and /health as before', async () => {
@@ -76,11 +73,8 @@ if (!FUSE_AVAILABLE) console.warn(NO_FUSE_REASON);
 
 describe('GET /metrics', () => {
   let server: RunningServer;
-  beforeAll(async () => {
-    server = await startServer();
-  });
-  afterAll(async () => {
-    await server.stop();
+  useServer((s) => {
+    server = s;
   });
 
   it('needs an operator key: 401 without a key, 403 for an admin key of one workspace', async () => {
@@ -146,12 +140,9 @@ describe('GET /metrics', () => {
 
 describe('GET /metrics with MNEMO_METRICS_PUBLIC=1', () => {
   let server: RunningServer;
-  beforeAll(async () => {
-    server = await startServer({ env: { MNEMO_METRICS_PUBLIC: '1' } });
-  });
-  afterAll(async () => {
-    await server.stop();
-  });
+  useServer((s) => {
+    server = s;
+  }, { env: { MNEMO_METRICS_PUBLIC: '1' } });
 
   it('refuses to start when MNEMO_METRICS_PUBLIC is neither 1 nor 0', async () => {
     const dir = makeTempDir();
