@@ -1,5 +1,5 @@
 /** @module The state of one mount: its store, actor, access, drafts, mount-local directories and handles. */
-import Fuse from 'fuse-native';
+import Fuse from './binding/fuse.js';
 import type { Actor, Caller, Service } from '../src/index.js';
 import { fsError } from './errno.js';
 import { HandleTable, type Draft } from './handles.js';
@@ -33,6 +33,10 @@ export interface MountContext {
   /** touch/utimens times by memory id, valid while the memory stays at that version. */
   readonly mtimes: Map<string, { versionId: string; ms: number }>;
   readonly handles: HandleTable;
+  /** The version whose size the kernel may cache, by path (ops.ts freshReply). */
+  readonly served: Map<string, string>;
+  /** The live mount's kernel cache control; null until mounted. */
+  kernel: { invalidate(path: string, done: () => void): void } | null;
   /** Storage answers kept until storage changes: every read of the store goes through it. */
   readonly view: StorageView;
   /** File bytes by version id, shared by every mount of the server. */
@@ -56,6 +60,8 @@ export function createContext(
     hidden: new Map(),
     mtimes: new Map(),
     handles: new HandleTable(),
+    served: new Map(),
+    kernel: null,
     view: new StorageView(init.service, init.storeId),
   };
 }

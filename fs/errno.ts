@@ -1,5 +1,5 @@
 /** @module The one table from domain error codes to FUSE errnos, and the Node-style log line for a failed op. */
-import Fuse from 'fuse-native';
+import Fuse from './binding/fuse.js';
 import { isMnemoError, type ErrorCode } from '../src/index.js';
 
 /** Every ErrorCode has a row, so a new code without a mapping fails to compile (and the pinned test). */

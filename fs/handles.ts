@@ -3,7 +3,7 @@
  * FUSE file handle to its draft, flags and whether it wrote since the last save.
  */
 import { MAX_CONTENT_BYTES } from '../src/index.js';
-import Fuse from 'fuse-native';
+import Fuse from './binding/fuse.js';
 import { fsError } from './errno.js';
 
 /** A working copy of one file. Writes and truncates change it; a commit turns it into one version. */

@@ -62,6 +62,7 @@ export function createMountManager({ service, log = () => {}, localLimits = DEFA
         storeId: req.storeId, service, actor: req.actor, log, readOnly, contents, serverLocal, mountLocalMaxBytes: localLimits.mountMaxBytes,
       });
       const live = await startFuse(hostPath, createOps(ctx), { storeId: req.storeId, readOnly, log });
+      ctx.kernel = live;
       mounts.set(hostPath, { live, ctx });
       log(`mnemo fs: mounted ${req.storeId} at ${hostPath}${readOnly ? ' (read-only)' : ''}`);
     },

@@ -14,7 +14,7 @@
  * Each draft records what it is charged (`Draft.charged`); `settleLocal` recharges it from its
  * current state after anything that may change it, so the totals are sums of those records.
  */
-import Fuse from 'fuse-native';
+import Fuse from './binding/fuse.js';
 import type { MountContext } from './context.js';
 import { fsError } from './errno.js';
 import type { Draft } from './handles.js';

@@ -5,39 +5,12 @@
  */
 import { execFile } from 'node:child_process';
 import { mkdir, readdir, readFile } from 'node:fs/promises';
-import Fuse, { type FuseOps } from 'fuse-native';
-
-/**
- * libfuse options fuse-native 2.2.6 cannot pass itself (notes §1.3), appended to its `-o` string:
- * - big_writes: 128 KiB writes instead of 4 KiB pages;
- * - use_ino: our stable inode numbers, so git's index survives a remount;
- * - atomic_o_trunc: O_TRUNC reaches open(), so `echo x > f` is one open and not open + truncate;
- * - entry/attr timeouts of 1 s (the libfuse defaults, spelled out) and negative_timeout 0: a change
- *   made through the API shows in a stat within a second and in the next open at once (no
- *   kernel_cache, so the page cache is dropped on every open);
- * - allow_other when root, so agents running as other users inside containers can use the mount;
- *   there is no default_permissions, so modes are kept and shown but not enforced.
- */
-class MnemoFuse extends Fuse {
-  private readonly extra: string[];
-
-  constructor(mnt: string, ops: FuseOps, extra: string[]) {
-    // force: clear a dead mount at this path first; autoUnmount: a helper unmounts if we die.
-    // timeout: false drops fuse-native's per-op watchdog timer (set and cleared on every op): our
-    // handlers are synchronous and always reply (ops.ts), so it never fires and only costs time.
-    super(mnt, ops, { force: true, mkdir: true, autoUnmount: true, timeout: false });
-    this.extra = extra;
-  }
-
-  protected override _fuseOptions(): string {
-    const base = super._fuseOptions();
-    const extra = this.extra.join(',');
-    return base ? `${base},${extra}` : `-o${extra}`;
-  }
-}
+import Fuse, { type FuseOps } from './binding/fuse.js';
 
 export interface LiveMount {
   readonly hostPath: string;
+  /** Drops the kernel's cached attributes and pages for `path`; `done` runs once they are gone. */
+  invalidate(path: string, done: () => void): void;
   close(): Promise<void>;
 }
 
@@ -50,24 +23,12 @@ export async function startFuse(
     // A dead mount here fails with ENOTCONN; fuse-native's `force` clears it below.
   });
   await reportStrayFiles(hostPath, o.log);
-  const extra = [
-    // A mount point that is not empty must not stop the session from coming back (see reportStrayFiles).
-    'nonempty',
-    'big_writes',
-    'use_ino',
-    'atomic_o_trunc',
-    'entry_timeout=1',
-    'attr_timeout=1',
-    'negative_timeout=0',
-    `fsname=mnemo:${o.storeId.replace(/[^A-Za-z0-9_-]/g, '_')}`,
-    'subtype=mnemo',
-  ];
-  if (process.getuid?.() === 0) extra.push('allow_other');
-  if (o.readOnly) extra.push('ro');
-  const fuse = new MnemoFuse(hostPath, ops, extra);
+  const fuse = new Fuse(hostPath, ops, { force: true, mkdir: true, options: mountOptions(o) });
   await new Promise<void>((resolve, reject) => fuse.mount((err) => (err ? reject(err) : resolve())));
   return {
     hostPath,
+    // ENOENT and friends mean the kernel held nothing to drop: done either way.
+    invalidate: (path, done) => fuse.invalidate(path, () => done()),
     close: () =>
       new Promise<void>((resolve) => {
         fuse.unmount((err) => {
@@ -76,6 +37,36 @@ export async function startFuse(
         });
       }),
   };
+}
+
+/**
+ * libfuse 3 options (libfuse 3 always sends writes of up to 128 KiB, truncates in open when the
+ * kernel can, and mounts over a non-empty directory, which reportStrayFiles explains):
+ * - auto_unmount: a helper unmounts if this process dies (a force mount clears a dead one too);
+ * - use_ino: our stable inode numbers, so git's index survives a remount;
+ * - hard_remove: unlink and rename-over act at once, with no `.fuse_hidden*` file in between, so an
+ *   atomic save (`sed -i`) never leaves a moment where the file is missing; a file unlinked while
+ *   open keeps working through its handle (the binding sets nullpath_ok);
+ * - entry/attr timeouts of 1 s and negative_timeout 0: a stat may show another writer's change up
+ *   to a second late, an open never does (ops.ts drops the kernel's cached attributes first), and
+ *   a file created elsewhere is seen at once;
+ * - allow_other when root, so agents running as other users inside containers can use the mount;
+ *   there is no default_permissions, so modes are kept and shown but not enforced.
+ */
+function mountOptions(o: { storeId: string; readOnly: boolean }): string[] {
+  const options = [
+    'auto_unmount',
+    'use_ino',
+    'hard_remove',
+    'entry_timeout=1',
+    'attr_timeout=1',
+    'negative_timeout=0',
+    `fsname=mnemo:${o.storeId.replace(/[^A-Za-z0-9_-]/g, '_')}`,
+    'subtype=mnemo',
+  ];
+  if (process.getuid?.() === 0) options.push('allow_other');
+  if (o.readOnly) options.push('ro');
+  return options;
 }
 
 /**

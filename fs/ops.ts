@@ -3,7 +3,7 @@
  * replies exactly once with a number, and never throws into the binding (notes §1.4): a thrown
  * MnemoError or FsError becomes its errno, anything else EIO.
  */
-import Fuse, { type FuseOps } from 'fuse-native';
+import Fuse, { type FuseOps } from './binding/fuse.js';
 import { isMnemoError, MAX_CONTENT_BYTES } from '../src/index.js';
 import { assertWritable, mountCaller, type MountContext } from './context.js';
 import { errnoLine, fsError, FsError, toErrno, wasReported } from './errno.js';
@@ -15,6 +15,8 @@ import { assertNewPath, hasChildren, listDir, lookup, mtimeOf, scratchFor, store
 import { commit, releaseDraft, renamePath, settleHidden, truncatePath, unlinkPath, warnSaveFailed } from './writeback.js';
 
 const O_ACCMODE = 0o3;
+const RENAME_NOREPLACE = 1;
+const RENAME_EXCHANGE = 2;
 const O_TRUNC = 0o1000;
 /** Refusals that are normal traffic (lookups of absent names, mkdir -p) and not worth a log line. */
 const QUIET = new Set([Fuse.ENOENT, Fuse.EEXIST]);
@@ -60,7 +62,9 @@ export function createOps(ctx: MountContext): FuseOps {
     init: (cb) => cb(0),
     statfs: (path, cb) => run('statfs', path, cb, () => ({ ...storeStatfs(), flag: ctx.readOnly ? 1 : 0 })),
 
-    getattr: (path, cb) => {
+    getattr: (path, cb, fh) => {
+      // fstat (through a handle: libfuse gives no path) is the open draft's own stat.
+      if (path === null) return run('fstat', '(open file)', cb, () => draftStat(ctx, ctx.handles.get(fh).draft));
       // The commonest op of all: a stored file's stat is answered from the view while nothing changed.
       const kept = ctx.drafts.has(path) || ctx.hidden.has(path) ? undefined : ctx.view.stat(path);
       if (kept) return cb(0, kept as never);
@@ -68,10 +72,11 @@ export function createOps(ctx: MountContext): FuseOps {
         const node = lookup(ctx, path);
         if (!node) return Fuse.ENOENT;
         if (node.kind === 'dir') return dirStat(path === '/' ? ROOT_INO : inoOf('dir:' + path), node.mode, ctx.startedMs);
-        if (node.draft) return fileStat(inoOf(node.draft.memoryId), node.draft.size, node.draft.mode, node.draft.mtimeMs);
+        if (node.draft) return draftStat(ctx, node.draft);
         const m = node.meta!;
         const st = fileStat(inoOf(m.id), m.contentSizeBytes, m.mode, mtimeOf(ctx, m));
         ctx.view.keepStat(path, st);
+        servedAt(ctx, path, m.versionId);
         return st;
       });
     },
@@ -84,7 +89,7 @@ export function createOps(ctx: MountContext): FuseOps {
       }),
 
     open: (path, flags, cb) =>
-      run('open', path, cb, () => {
+      run('open', path, freshReply(ctx, path, cb), () => {
         const writable = (flags & O_ACCMODE) !== 0;
         if (writable) assertWritable(ctx);
         const node = lookup(ctx, path);
@@ -121,7 +126,7 @@ export function createOps(ctx: MountContext): FuseOps {
       }, true),
 
     read: (path, fh, buf, len, pos, cb) =>
-      run('read', path, cb, () => {
+      run('read', path ?? '(open file)', cb, () => {
         const d = ctx.handles.get(fh).draft;
         if (pos >= d.size) return 0;
         const n = Math.min(len, d.size - pos);
@@ -130,7 +135,7 @@ export function createOps(ctx: MountContext): FuseOps {
       }),
 
     write: (path, fh, buf, len, pos, cb) =>
-      run('write', path, cb, () => {
+      run('write', path ?? '(open file)', cb, () => {
         const h = ctx.handles.get(fh);
         if (!h.writable) throw fsError(Fuse.EBADF);
         if (ctx.readOnly) throw fsError(Fuse.EROFS);
@@ -148,7 +153,7 @@ export function createOps(ctx: MountContext): FuseOps {
       }),
 
     ftruncate: (path, fh, size, cb) =>
-      run('ftruncate', path, cb, () => {
+      run('ftruncate', path ?? '(open file)', cb, () => {
         const h = ctx.handles.get(fh);
         assertWritable(ctx);
         // The same size changes nothing (and is no reason to refuse).
@@ -158,7 +163,7 @@ export function createOps(ctx: MountContext): FuseOps {
       }),
 
     flush: (path, fh, cb) =>
-      run('close', path, cb, () => {
+      run('close', path ?? '(open file)', cb, () => {
         const h = ctx.handles.get(fh);
         if (h.draft.failed) throw fsError(h.draft.failed);
         if (!h.wrote) return;
@@ -170,7 +175,7 @@ export function createOps(ctx: MountContext): FuseOps {
       }),
 
     fsync: (path, _datasync, fh, cb) =>
-      run('fsync', path, cb, () => {
+      run('fsync', path ?? '(open file)', cb, () => {
         const h = ctx.handles.get(fh);
         if (h.draft.failed) throw fsError(h.draft.failed);
         h.wrote = false;
@@ -179,7 +184,7 @@ export function createOps(ctx: MountContext): FuseOps {
       }),
 
     release: (path, fh, cb) =>
-      run('release', path, cb, () => {
+      run('release', path ?? '(open file)', cb, () => {
         releaseDraft(ctx, ctx.handles.remove(fh));
       }),
 
@@ -189,9 +194,12 @@ export function createOps(ctx: MountContext): FuseOps {
         unlinkPath(ctx, path);
       }),
 
-    rename: (src, dst, cb) =>
+    rename: (src, dst, cb, flags) =>
       run('rename', `${src}' -> '${dst}`, cb, () => {
         assertWritable(ctx);
+        // RENAME_EXCHANGE would swap two memories' paths: not a single store operation.
+        if (flags & RENAME_EXCHANGE) throw fsError(Fuse.EINVAL, 'renameat2 RENAME_EXCHANGE is not supported');
+        if (flags & RENAME_NOREPLACE && lookup(ctx, dst)) throw fsError(Fuse.EEXIST);
         if (!isHiddenName(dst.slice(dst.lastIndexOf('/') + 1))) assertNewPath(dst);
         renamePath(ctx, src, dst);
       }),
@@ -218,9 +226,11 @@ export function createOps(ctx: MountContext): FuseOps {
         ctx.localDirs.delete(path);
       }),
 
-    chmod: (path, mode, cb) =>
-      run('chmod', path, cb, () => {
+    chmod: (pathOrNull, mode, cb, fh) =>
+      run('chmod', pathOrNull ?? '(open file)', cb, () => {
         assertWritable(ctx);
+        const path = handlePath(pathOrNull, fh);
+        if (path === null) return void (ctx.handles.get(fh).draft.mode = mode & 0o7777);
         const node = lookup(ctx, path);
         if (!node) throw fsError(Fuse.ENOENT);
         const bits = mode & 0o7777;
@@ -233,16 +243,18 @@ export function createOps(ctx: MountContext): FuseOps {
       }),
 
     // Ownership is not stored: every file belongs to the serving process.
-    chown: (path, _uid, _gid, cb) =>
-      run('chown', path, cb, () => {
+    chown: (pathOrNull, _uid, _gid, cb, fh) =>
+      run('chown', pathOrNull ?? '(open file)', cb, () => {
         assertWritable(ctx);
-        if (!lookup(ctx, path)) throw fsError(Fuse.ENOENT);
+        const path = handlePath(pathOrNull, fh);
+        if (path !== null && !lookup(ctx, path)) throw fsError(Fuse.ENOENT);
       }),
 
-    // fuse-native passes atime twice (its mtime is a copy of atime, in ms): that value becomes the mtime.
-    utimens: (path, _atime, mtime, cb) =>
-      run('utime', path, cb, () => {
+    utimens: (pathOrNull, _atime, mtime, cb, fh) =>
+      run('utime', pathOrNull ?? '(open file)', cb, () => {
         assertWritable(ctx);
+        const path = handlePath(pathOrNull, fh);
+        if (path === null || mtime === null) return;
         const node = lookup(ctx, path);
         if (!node) throw fsError(Fuse.ENOENT);
         if (node.kind === 'dir') return;
@@ -258,6 +270,11 @@ export function createOps(ctx: MountContext): FuseOps {
     mknod: (path, _mode, _dev, cb) => run('mknod', path, cb, () => refuse('device and special files')),
   };
   return ops;
+
+  /** The path an op through a handle (fchmod, futimens…) means: null once the file was unlinked. */
+  function handlePath(path: string | null, fh: number): string | null {
+    return path ?? ctx.handles.get(fh).draft.path;
+  }
 
   /**
    * Changes a draft so that it is `size` bytes, within the mount-local caps (local-budget.ts):
@@ -283,6 +300,38 @@ export function createOps(ctx: MountContext): FuseOps {
       throw err;
     }
   }
+}
+
+/** A stat for a file with a working copy here: its size and times are the draft's. */
+function draftStat(ctx: MountContext, d: Draft) {
+  if (d.path !== null && d.stored && !d.dirty && d.baseVersionId) servedAt(ctx, d.path, d.baseVersionId);
+  return fileStat(inoOf(d.memoryId), d.size, d.mode, d.mtimeMs);
+}
+
+/**
+ * The version whose size and times the kernel may hold for `path` (from a stat we answered, or an
+ * open). Bounded: a path that falls out is one the kernel may hold stale for up to attr_timeout.
+ */
+function servedAt(ctx: MountContext, path: string, versionId: string): void {
+  if (ctx.served.size >= 20_000 && !ctx.served.has(path)) ctx.served.clear();
+  ctx.served.set(path, versionId);
+}
+
+/**
+ * The reply of an open. If the file's stored version changed since the kernel last heard of it
+ * (another session, the API), the kernel's cached size would cut a read short or pad it with NULs
+ * (and `wc -c` believes fstat): its cached attributes are dropped first, off this thread, and the
+ * open replies once they are gone. Otherwise it replies at once.
+ */
+function freshReply(ctx: MountContext, path: string, cb: (code: number, fh?: number) => void): (code: number, fh?: number) => void {
+  return (code, fh) => {
+    const d = code === 0 ? ctx.drafts.get(path) : undefined;
+    const version = d && d.stored && !d.dirty ? d.baseVersionId : null;
+    const seen = version ? ctx.served.get(path) : undefined;
+    if (version) servedAt(ctx, path, version);
+    if (!version || seen === undefined || seen === version || !ctx.kernel) return cb(code, fh);
+    ctx.kernel.invalidate(path, () => cb(code, fh));
+  };
 }
 
 function refuse(what: string): never {

@@ -1,5 +1,5 @@
 /** @module Stat objects for files and directories: stable inode numbers, stored sizes, modes and times. */
-import type { FuseStat, FuseStatfs } from 'fuse-native';
+import type { FuseStat, FuseStatfs } from './binding/fuse.js';
 
 const S_IFREG = 0o100000;
 const S_IFDIR = 0o040000;

@@ -6,7 +6,7 @@
  * for another process's) or a memory of the store reaches its expiry, so an API write shows in the
  * very next operation that reaches the mount, just as if every operation had queried SQLite.
  */
-import type { FuseStat } from 'fuse-native';
+import type { FuseStat } from './binding/fuse.js';
 import { baseName, parentOf, type DirectoryListing, type MemoryMeta, type Service, type Store } from '../src/index.js';
 
 /**

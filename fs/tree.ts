@@ -4,7 +4,7 @@
  * mount's StorageView, which forgets its answers on any committed change, so an API write is seen on
  * the next stat or open.
  */
-import Fuse from 'fuse-native';
+import Fuse from './binding/fuse.js';
 import { MAX_SEGMENTS, NAME_MAX, assertEntryName, assertMemoryPath, baseName, byteLength, parentOf, type MemoryMeta } from '../src/index.js';
 import type { MountContext } from './context.js';
 import { fsError } from './errno.js';

@@ -19,7 +19,7 @@
  *   (an atomic save over an open file), that save updates the same memory; otherwise its `deleted`
  *   version lands after HIDE_GRACE_MS, or when the hidden file goes away, whichever is first.
  */
-import Fuse from 'fuse-native';
+import Fuse from './binding/fuse.js';
 import { decodeUtf8, isMnemoError, MAX_CONTENT_BYTES } from '../src/index.js';
 import { mountCaller, type MountContext } from './context.js';
 import { errnoLine, fsError, markReported, toErrno } from './errno.js';

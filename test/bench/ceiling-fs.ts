@@ -1,9 +1,9 @@
 /**
  * @module The bench's FUSE ceiling: a minimal in-memory fuse-native filesystem (no SQLite, no
- * versions, default fuse-native options, so no big_writes). Run as a child process
+ * versions, default libfuse 3 options through the same binding as mnemo). Run as a child process
  * (`node dist/test/bench/ceiling-fs.js <mnt>`): prints "ready" once mounted, unmounts on SIGTERM.
  */
-import Fuse, { type FuseOps } from 'fuse-native';
+import Fuse, { type FuseOps } from '../../fs/binding/fuse.js';
 
 const mnt = process.argv[2];
 if (!mnt) {
@@ -41,10 +41,10 @@ function ensureCap(f: File, n: number): void {
 
 const ops: FuseOps = {
   init: (cb) => cb(0),
-  getattr(path, cb) {
-    const f = files.get(path);
+  getattr(path, cb, fh) {
+    const f = path === null ? handles.get(fh) : files.get(path);
     if (f) return cb(0, stat(0o100000 | f.mode, f.size, f.mtime));
-    const d = dirs.get(path);
+    const d = path === null ? undefined : dirs.get(path);
     if (d !== undefined) return cb(0, stat(0o040000 | d, 4096, started));
     cb(Fuse.ENOENT);
   },
@@ -134,20 +134,20 @@ const ops: FuseOps = {
     dirs.delete(path);
     cb(0);
   },
-  chmod(path, mode, cb) {
-    const f = files.get(path);
+  chmod(path, mode, cb, fh) {
+    const f = path === null ? handles.get(fh) : files.get(path);
     if (f) f.mode = mode & 0o7777;
-    cb(f || dirs.has(path) ? 0 : Fuse.ENOENT);
+    cb(f || (path !== null && dirs.has(path)) ? 0 : Fuse.ENOENT);
   },
   chown: (_path, _uid, _gid, cb) => cb(0),
-  utimens(path, _atime, mtime, cb) {
-    const f = files.get(path);
-    if (f) f.mtime = mtime;
+  utimens(path, _atime, mtime, cb, fh) {
+    const f = path === null ? handles.get(fh) : files.get(path);
+    if (f && mtime !== null) f.mtime = mtime;
     cb(0);
   },
 };
 
-const fuse = new Fuse(mnt, ops, { force: true, mkdir: true, autoUnmount: true });
+const fuse = new Fuse(mnt, ops, { force: true, mkdir: true, options: ['auto_unmount'] });
 fuse.mount((err) => {
   if (err) {
     process.stderr.write(`ceiling-fs: mount failed: ${err.message}\n`);

@@ -2,7 +2,7 @@
  * The errno suite, in the spirit of pjdfstest for what a memory store supports, driven by one
  * python3 child per case group; and the pinned table from every domain error code to an errno.
  */
-import Fuse from 'fuse-native';
+import Fuse from '../../fs/binding/fuse.js';
 import { describe, expect, it } from 'vitest';
 import { ERRNO_BY_CODE } from '../../fs/index.js';
 import { ERROR_CODES } from '../../src/errors.js';

@@ -1,0 +1,358 @@
+/**
+ * @module mnemo's FUSE binding: the JS half of native/fuse (fuse-native 2.2.6's addon, ported to
+ * libfuse 3 and built from source at `npm ci`). Handlers run on the Node main thread, one at a
+ * time; each replies exactly once with a number (notes §1.4). What differs from fuse-native:
+ * - utimens gets both times as asked (ms, fractions kept), null for UTIME_OMIT;
+ * - getattr, chmod, chown and utimens get the file handle when called through one, and handle ops
+ *   get a null path (nullpath_ok), so they work on a file unlinked or replaced while open;
+ * - open and create may reply with flags (direct_io, keep_cache);
+ * - names that are not UTF-8 are refused with EINVAL before any handler runs;
+ * - `invalidate(path)` drops the kernel's cached attributes and pages of a path, from a thread of
+ *   its own (the kernel may wait there for a request only this thread can answer);
+ * - mount options are libfuse's own `-o` names, passed as they are.
+ */
+import { exec } from 'node:child_process';
+import { mkdir, stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { join, resolve } from 'node:path';
+
+type Cb<T = never> = [T] extends [never] ? (code: number) => void : (code: number, value?: T) => void;
+
+export interface FuseStat {
+  mode: number;
+  uid: number;
+  gid: number;
+  size: number;
+  nlink?: number;
+  ino?: number;
+  blksize?: number;
+  blocks?: number;
+  /** Milliseconds since the epoch (fractions kept to the nanosecond they can hold) or a Date. */
+  atime: Date | number;
+  mtime: Date | number;
+  ctime: Date | number;
+}
+
+export interface FuseStatfs {
+  bsize: number;
+  frsize: number;
+  blocks: number;
+  bfree: number;
+  bavail: number;
+  files: number;
+  ffree: number;
+  favail: number;
+  fsid: number;
+  flag: number;
+  namemax: number;
+}
+
+/** Reply flags for open and create. */
+export const OPEN_DIRECT_IO = 1;
+export const OPEN_KEEP_CACHE = 2;
+
+/** A path is null for ops made through a file handle (read, write, flush, release, fstat, fchmod…). */
+export interface FuseOps {
+  init?(cb: Cb): void;
+  statfs?(path: string, cb: Cb<FuseStatfs>): void;
+  getattr?(path: string | null, cb: Cb<FuseStat>, fh: number): void;
+  readdir?(path: string, cb: Cb<string[]>): void;
+  /** Replies `cb(0, fh)` or `cb(0, fh, OPEN_* flags)`. */
+  open?(path: string, flags: number, cb: (code: number, fh?: number, openFlags?: number) => void): void;
+  create?(path: string, mode: number, cb: (code: number, fh?: number, openFlags?: number) => void, flags: number): void;
+  read?(path: string | null, fh: number, buf: Buffer, len: number, pos: number, cb: Cb): void;
+  write?(path: string | null, fh: number, buf: Buffer, len: number, pos: number, cb: Cb): void;
+  truncate?(path: string, size: number, cb: Cb): void;
+  ftruncate?(path: string | null, fh: number, size: number, cb: Cb): void;
+  flush?(path: string | null, fh: number, cb: Cb): void;
+  fsync?(path: string | null, datasync: number, fh: number, cb: Cb): void;
+  release?(path: string | null, fh: number, cb: Cb): void;
+  unlink?(path: string, cb: Cb): void;
+  /** `flags`: RENAME_NOREPLACE (1), RENAME_EXCHANGE (2). */
+  rename?(src: string, dest: string, cb: Cb, flags: number): void;
+  mkdir?(path: string, mode: number, cb: Cb): void;
+  rmdir?(path: string, cb: Cb): void;
+  chmod?(path: string | null, mode: number, cb: Cb, fh: number): void;
+  /** uid or gid -1: leave it unchanged. */
+  chown?(path: string | null, uid: number, gid: number, cb: Cb, fh: number): void;
+  /** Milliseconds since the epoch, or null for UTIME_OMIT (UTIME_NOW arrives as the current time). */
+  utimens?(path: string | null, atime: number | null, mtime: number | null, cb: Cb, fh: number): void;
+  link?(src: string, dest: string, cb: Cb): void;
+  symlink?(target: string, path: string, cb: Cb): void;
+  mknod?(path: string, mode: number, dev: number, cb: Cb): void;
+}
+
+export interface FuseOptions {
+  /** Clear a dead mount (ENOTCONN) at the mount point first. */
+  force?: boolean;
+  /** Create the mount point if it is missing. */
+  mkdir?: boolean;
+  /** libfuse 3 `-o` options, as libfuse spells them (auto_unmount, allow_other, attr_timeout=1…). */
+  options?: readonly string[];
+}
+
+interface Addon {
+  sizeof_fuse_thread_t: number;
+  fuse_native_mount(
+    mnt: string, opts: string, thread: Buffer, self: unknown, malloc: (n: number) => Buffer,
+    handlers: unknown[], implemented: Uint32Array, invalidated: (id: number, res: number) => void, config: number,
+  ): void;
+  fuse_native_unmount(mnt: string, thread: Buffer): void;
+  fuse_native_invalidate(thread: Buffer, path: string, id: number): void;
+  [name: string]: unknown;
+}
+
+// The addon is built into native/fuse/build by `npm ci` (package.json "imports" names it).
+const addon = createRequire(import.meta.url)('#fuse-addon') as Addon;
+
+type Signal = (...args: unknown[]) => void;
+type Impl = (self: Fuse, signal: Signal, ...args: never[]) => void;
+
+/** What each JS op gets from the addon, and what its reply hands back (fuse-native's protocol). */
+const OPS: Record<string, Impl> = {
+  init: (f, signal) => (f.ops.init ? f.ops.init((err) => signal(err)) : signal(0)),
+  error: (_f, signal) => signal(0),
+  statfs: (f, signal, path: string) => f.ops.statfs!(path, (err, st) => (err ? signal(err, statfsArray()) : signal(0, statfsArray(st)))),
+  getattr: (f, signal, path: string | null, fh: number) => {
+    if (!f.ops.getattr) return path === '/' ? signal(0, statArray({ mode: 0o40755, uid: 0, gid: 0, size: 4096, atime: 0, mtime: 0, ctime: 0 })) : signal(-1, statArray());
+    f.ops.getattr(path, (err, st) => (err ? signal(err, statArray()) : signal(0, statArray(st))), fh);
+  },
+  readdir: (f, signal, path: string) =>
+    f.ops.readdir!(path, (err, names) => (err ? signal(err, [], []) : signal(0, names ?? [], []))),
+  open: (f, signal, path: string, flags: number) => f.ops.open!(path, flags, (err, fh = 0, of = 0) => signal(err, fh, of)),
+  create: (f, signal, path: string, mode: number, flags: number) =>
+    f.ops.create!(path, mode, (err, fh = 0, of = 0) => signal(err, fh, of), flags),
+  read: (f, signal, path: string | null, fh: number, buf: Buffer, len: number, lo: number, hi: number) =>
+    f.ops.read!(path, fh, buf, len, lo + hi * 4294967296, (n) => signal(n, 0, buf.buffer)),
+  write: (f, signal, path: string | null, fh: number, buf: Buffer, len: number, lo: number, hi: number) =>
+    f.ops.write!(path, fh, buf, len, lo + hi * 4294967296, (n) => signal(n, 0, buf.buffer)),
+  truncate: (f, signal, path: string, lo: number, hi: number) => f.ops.truncate!(path, lo + hi * 4294967296, (err) => signal(err)),
+  ftruncate: (f, signal, path: string | null, fh: number, lo: number, hi: number) => {
+    const size = lo + hi * 4294967296;
+    if (f.ops.ftruncate) f.ops.ftruncate(path, fh, size, (err) => signal(err));
+    else if (path !== null && f.ops.truncate) f.ops.truncate(path, size, (err) => signal(err));
+    else signal(-38);
+  },
+  flush: (f, signal, path: string | null, fh: number) => f.ops.flush!(path, fh, (err) => signal(err)),
+  fsync: (f, signal, path: string | null, datasync: number, fh: number) => f.ops.fsync!(path, datasync, fh, (err) => signal(err)),
+  release: (f, signal, path: string | null, fh: number) => f.ops.release!(path, fh, (err) => signal(err)),
+  unlink: (f, signal, path: string) => f.ops.unlink!(path, (err) => signal(err)),
+  rename: (f, signal, src: string, dest: string, flags: number) => f.ops.rename!(src, dest, (err) => signal(err), flags),
+  mkdir: (f, signal, path: string, mode: number) => f.ops.mkdir!(path, mode, (err) => signal(err)),
+  rmdir: (f, signal, path: string) => f.ops.rmdir!(path, (err) => signal(err)),
+  chmod: (f, signal, path: string | null, mode: number, fh: number) => f.ops.chmod!(path, mode, (err) => signal(err), fh),
+  chown: (f, signal, path: string | null, uid: number, gid: number, fh: number) => f.ops.chown!(path, uid, gid, (err) => signal(err), fh),
+  utimens: (f, signal, path: string | null, atime: number | null, mtime: number | null, fh: number) =>
+    f.ops.utimens!(path, atime, mtime, (err) => signal(err), fh),
+  link: (f, signal, src: string, dest: string) => f.ops.link!(src, dest, (err) => signal(err)),
+  symlink: (f, signal, target: string, path: string) => f.ops.symlink!(target, path, (err) => signal(err)),
+  mknod: (f, signal, path: string, mode: number, dev: number) => f.ops.mknod!(path, mode, dev, (err) => signal(err)),
+};
+
+const ALWAYS = new Set(['init', 'error', 'getattr']);
+
+/** The options libfuse 3 sets only in init's fuse_config: the addon applies them there. */
+const CONFIG: Record<string, number> = { use_ino: 1, hard_remove: 2 };
+
+export default class Fuse {
+  readonly mnt: string;
+  private readonly thread: Buffer;
+  private readonly threads = new Set<Buffer>();
+  private readonly pending = new Map<number, (res: number) => void>();
+  private nextId = 1;
+  private mounted = false;
+  private onMounted: ((err: Error | null) => void) | null = null;
+
+  constructor(
+    mnt: string,
+    readonly ops: FuseOps,
+    private readonly opts: FuseOptions = {},
+  ) {
+    this.mnt = resolve(mnt);
+    this.thread = Buffer.alloc(addon.sizeof_fuse_thread_t);
+  }
+
+  /** Mounts; `cb` runs once the kernel's INIT reached this thread (the mount is usable then). */
+  mount(cb: (err: Error | null) => void): void {
+    this.prepare().then(
+      () => {
+        this.onMounted = cb;
+        try {
+          addon.fuse_native_mount(
+            this.mnt, this.optionString(), this.thread, this, (n) => this.malloc(n), this.handlers(), this.implemented(),
+            (id, res) => this.invalidated(id, res), this.config(),
+          );
+          this.mounted = true;
+        } catch (err) {
+          this.onMounted = null;
+          cb(err as Error);
+        }
+      },
+      (err: Error) => cb(err),
+    );
+  }
+
+  /** Lazy unmount (fusermount -uz), then lets the addon's handles go. */
+  unmount(cb: (err: Error | null) => void): void {
+    Fuse.unmount(this.mnt, (err) => {
+      if (err) return cb(err);
+      if (this.mounted) addon.fuse_native_unmount(this.mnt, this.thread);
+      this.mounted = false;
+      for (const done of this.pending.values()) done(-107);
+      this.pending.clear();
+      cb(null);
+    });
+  }
+
+  /**
+   * Drops what the kernel caches for `path` (attributes, page cache); `done(0)` once it has, or a
+   * negative errno (-ENOENT: the kernel held nothing for it). Never blocks this thread.
+   */
+  invalidate(path: string, done: (res: number) => void): void {
+    if (!this.mounted) return done(-107);
+    const id = this.nextId++;
+    this.pending.set(id, done);
+    addon.fuse_native_invalidate(this.thread, path, id);
+  }
+
+  static unmount(mnt: string, cb: (err: Error | null) => void): void {
+    exec(`fusermount3 -uz ${JSON.stringify(mnt)}`, (err) => cb(err ?? null));
+  }
+
+  private invalidated(id: number, res: number): void {
+    const done = this.pending.get(id);
+    this.pending.delete(id);
+    done?.(res);
+  }
+
+  private async prepare(): Promise<void> {
+    if (this.opts.force) {
+      const dead = await stat(join(this.mnt, 'test')).then(
+        () => false,
+        (err: NodeJS.ErrnoException) => err.code === 'ENOTCONN' || err.code === 'ENXIO',
+      );
+      if (dead) await new Promise<void>((r) => Fuse.unmount(this.mnt, () => r()));
+    }
+    let st = await stat(this.mnt).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT' || !this.opts.mkdir) throw err;
+      return null;
+    });
+    if (!st) {
+      await mkdir(this.mnt, { recursive: true });
+      st = await stat(this.mnt);
+    }
+    if (!st.isDirectory()) throw new Error('Mountpoint is not a directory');
+    const parent = await stat(join(this.mnt, '..')).catch(() => null);
+    if (parent && parent.dev !== st.dev) throw new Error('Mountpoint in use');
+  }
+
+  /** libfuse 3 options, less those it takes only in init's config (CONFIG). */
+  private optionString(): string {
+    const o = (this.opts.options ?? []).filter((name) => !(name in CONFIG));
+    return o.length ? '-o' + o.join(',') : '';
+  }
+
+  private config(): number {
+    let bits = 0;
+    for (const name of this.opts.options ?? []) bits |= CONFIG[name] ?? 0;
+    return bits;
+  }
+
+  private malloc(n: number): Buffer {
+    const buf = Buffer.alloc(n);
+    this.threads.add(buf);
+    return buf;
+  }
+
+  private implemented(): Uint32Array {
+    const out = new Uint32Array(35);
+    for (const name of Object.keys(OPS)) {
+      if (ALWAYS.has(name) || (this.ops as Record<string, unknown>)[name]) out[addon[`op_${name}`] as number] = 1;
+    }
+    // ftruncate is truncate-with-a-handle in libfuse 3: one op serves both.
+    if (this.ops.truncate || this.ops.ftruncate) out[addon['op_truncate'] as number] = out[addon['op_ftruncate'] as number] = 1;
+    return out;
+  }
+
+  private handlers(): unknown[] {
+    const out: unknown[] = new Array(35);
+    for (const [name, impl] of Object.entries(OPS)) {
+      const nativeSignal = addon[`fuse_native_signal_${name}`] as ((...a: unknown[]) => void) | undefined;
+      if (!nativeSignal) continue;
+      out[addon[`op_${name}`] as number] = (native: unknown, _op: number, ...args: never[]) => {
+        // On a later tick: a handler that replies at once must not re-enter the addon.
+        const signal: Signal = (...reply) => process.nextTick(nativeSignal, native, ...reply);
+        if (name === 'init' && this.onMounted) {
+          process.nextTick(this.onMounted, null);
+          this.onMounted = null;
+        }
+        impl(this, signal, ...args);
+      };
+    }
+    return out;
+  }
+
+  static readonly EPERM = -1;
+  static readonly ENOENT = -2;
+  static readonly EIO = -5;
+  static readonly ENXIO = -6;
+  static readonly EBADF = -9;
+  static readonly EAGAIN = -11;
+  static readonly EACCES = -13;
+  static readonly EBUSY = -16;
+  static readonly EEXIST = -17;
+  static readonly EXDEV = -18;
+  static readonly ENOTDIR = -20;
+  static readonly EISDIR = -21;
+  static readonly EINVAL = -22;
+  static readonly EFBIG = -27;
+  static readonly ENOSPC = -28;
+  static readonly EROFS = -30;
+  static readonly ERANGE = -34;
+  static readonly ENAMETOOLONG = -36;
+  static readonly ENOSYS = -38;
+  static readonly ENOTEMPTY = -39;
+  static readonly ENODATA = -61;
+  static readonly EILSEQ = -84;
+  static readonly EOPNOTSUPP = -95;
+  static readonly ENOTCONN = -107;
+  static readonly ETIMEDOUT = -110;
+}
+
+function statfsArray(st?: FuseStatfs): Uint32Array {
+  const ints = new Uint32Array(11);
+  if (!st) return ints;
+  [ints[0], ints[1], ints[2], ints[3], ints[4], ints[5]] = [st.bsize, st.frsize, st.blocks, st.bfree, st.bavail, st.files];
+  [ints[6], ints[7], ints[8], ints[9], ints[10]] = [st.ffree, st.favail, st.fsid, st.flag, st.namemax];
+  return ints;
+}
+
+function setDouble(arr: Uint32Array, i: number, n: number): void {
+  arr[i] = n % 4294967296;
+  arr[i + 1] = (n - arr[i]!) / 4294967296;
+}
+
+/** A time as seconds (two words) and nanoseconds: the addon's stat layout. */
+function setTime(arr: Uint32Array, i: number, t: Date | number): void {
+  const ms = typeof t === 'number' ? t : t.getTime();
+  const sec = Math.floor(ms / 1000);
+  setDouble(arr, i, sec);
+  arr[i + 2] = Math.min(999_999_999, Math.round((ms - sec * 1000) * 1e6));
+}
+
+function statArray(st?: FuseStat): Uint32Array {
+  const ints = new Uint32Array(21);
+  if (!st) return ints;
+  ints[0] = st.mode;
+  ints[1] = st.uid;
+  ints[2] = st.gid;
+  setDouble(ints, 3, st.size);
+  ints[6] = st.nlink ?? 1;
+  ints[7] = st.ino ?? 0;
+  ints[9] = st.blksize ?? 0;
+  setDouble(ints, 10, st.blocks ?? 0);
+  setTime(ints, 12, st.atime);
+  setTime(ints, 15, st.mtime);
+  setTime(ints, 18, st.ctime);
+  return ints;
+}

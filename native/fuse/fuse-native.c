@@ -1,0 +1,1187 @@
+#define FUSE_USE_VERSION 31
+
+#include <uv.h>
+#include <node_api.h>
+#include <napi-macros.h>
+
+#include <string.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <assert.h>
+
+#include <fuse.h>
+#include <fuse_opt.h>
+#include <fuse_common.h>
+#include <fuse_lowlevel.h>
+
+#include <unistd.h>
+#include <sys/wait.h>
+#include <pthread.h>
+#include <errno.h>
+#include <time.h>
+
+static int IS_ARRAY_BUFFER_DETACH_SUPPORTED = 0;
+
+napi_status napi_detach_arraybuffer(napi_env env, napi_value buf);
+
+#define FUSE_NATIVE_CALLBACK(fn, blk)\
+  napi_env env = ft->env;\
+  napi_handle_scope scope;\
+  napi_open_handle_scope(env, &scope);\
+  napi_value ctx;\
+  napi_get_reference_value(env, ft->ctx, &ctx);\
+  napi_value callback;\
+  napi_get_reference_value(env, fn, &callback);\
+  blk\
+  napi_close_handle_scope(env, scope);
+
+#define FUSE_NATIVE_HANDLER(name, blk)\
+  fuse_thread_locals_t *l = get_thread_locals();\
+  l->op = op_##name;\
+  l->op_fn = fuse_native_dispatch_##name;\
+  l->path = NULL;\
+  l->dest = NULL;\
+  blk\
+  if (!fuse_native_utf8(l->path) || !fuse_native_utf8(l->dest)) return -EINVAL;\
+  uv_async_send(&(l->async));\
+  uv_sem_wait(&(l->sem));\
+  return l->res;
+
+#define FUSE_METHOD(name, callbackArgs, signalArgs, signature, callBlk, callbackBlk, signalBlk)\
+  static void fuse_native_dispatch_##name (uv_async_t* handle, fuse_thread_locals_t* l, fuse_thread_t* ft) {\
+    uint32_t op = op_##name;\
+    FUSE_NATIVE_CALLBACK(ft->handlers[op], {\
+      napi_value argv[callbackArgs + 2];\
+      napi_get_reference_value(env, l->self, &(argv[0]));\
+      napi_create_uint32(env, l->op, &(argv[1]));\
+      callbackBlk\
+      NAPI_MAKE_CALLBACK(env, NULL, ctx, callback, callbackArgs + 2, argv, NULL)\
+    })\
+  }\
+  NAPI_METHOD(fuse_native_signal_##name) {\
+    NAPI_ARGV(signalArgs + 2)\
+    NAPI_ARGV_BUFFER_CAST(fuse_thread_locals_t *, l, 0);\
+    NAPI_ARGV_INT32(res, 1);\
+    signalBlk\
+    l->res = res;\
+    uv_sem_post(&(l->sem));\
+    return NULL;\
+  }\
+  static int fuse_native_##name signature {\
+    FUSE_NATIVE_HANDLER(name, callBlk)\
+  }
+
+#define FUSE_METHOD_VOID(name, callbackArgs, signalArgs, signature, callBlk, callbackBlk)\
+  FUSE_METHOD(name, callbackArgs, signalArgs, signature, callBlk, callbackBlk, {})
+
+#define FUSE_UINT64_TO_INTS_ARGV(n, pos)\
+  uint32_t low##pos = n % 4294967296;\
+  uint32_t high##pos = (n - low##pos) / 4294967296;\
+  napi_create_uint32(env, low##pos, &(argv[pos]));\
+  napi_create_uint32(env, high##pos, &(argv[pos + 1]));
+
+
+// Opcodes
+
+static const uint32_t op_init = 0;
+static const uint32_t op_error = 1;
+static const uint32_t op_access = 2;
+static const uint32_t op_statfs = 3;
+static const uint32_t op_fgetattr = 4;
+static const uint32_t op_getattr = 5;
+static const uint32_t op_flush = 6;
+static const uint32_t op_fsync = 7;
+static const uint32_t op_fsyncdir = 8;
+static const uint32_t op_readdir = 9;
+static const uint32_t op_truncate = 10;
+static const uint32_t op_ftruncate = 11;
+static const uint32_t op_utimens = 12;
+static const uint32_t op_readlink = 13;
+static const uint32_t op_chown = 14;
+static const uint32_t op_chmod = 15;
+static const uint32_t op_mknod = 16;
+static const uint32_t op_setxattr = 17;
+static const uint32_t op_getxattr = 18;
+static const uint32_t op_listxattr = 19;
+static const uint32_t op_removexattr = 20;
+static const uint32_t op_open = 21;
+static const uint32_t op_opendir = 22;
+static const uint32_t op_read = 23;
+static const uint32_t op_write = 24;
+static const uint32_t op_release = 25;
+static const uint32_t op_releasedir = 26;
+static const uint32_t op_create = 27;
+static const uint32_t op_unlink = 28;
+static const uint32_t op_rename = 29;
+static const uint32_t op_link = 30;
+static const uint32_t op_symlink = 31;
+static const uint32_t op_mkdir = 32;
+static const uint32_t op_rmdir = 33;
+
+// Data structures
+
+typedef struct {
+  napi_env env;
+  pthread_t thread;
+  pthread_attr_t attr;
+  napi_ref ctx;
+  napi_ref malloc;
+
+  // Operation handlers
+  napi_ref handlers[35];
+
+  struct fuse *fuse;
+  char mnt[1024];
+  char mntopts[1024];
+  int mounted;
+
+  uv_async_t async;
+  uv_mutex_t mut;
+  uv_sem_t sem;
+
+  // Cache invalidations (fuse_invalidate_path), run on their own thread: the kernel may wait in
+  // them for a request that only the JS thread can answer, so the JS thread must never block there.
+  napi_threadsafe_function invalidated;
+  pthread_t notifier;
+  pthread_mutex_t notify_mut;
+  pthread_cond_t notify_cond;
+  struct fuse_native_inval *notify_head;
+  struct fuse_native_inval *notify_tail;
+  int notify_stop;
+  int notifier_started;
+
+  // libfuse 3 takes these in init's fuse_config only, not as -o options (CONFIG_* bits).
+  uint32_t config;
+} fuse_thread_t;
+
+#define CONFIG_USE_INO 1
+#define CONFIG_HARD_REMOVE 2
+
+typedef struct fuse_native_inval {
+  struct fuse_native_inval *next;
+  uint32_t id;
+  int32_t res;
+  char path[];
+} fuse_native_inval_t;
+
+typedef struct {
+  napi_ref self;
+
+  // Opcode
+  uint32_t op;
+  void *op_fn;
+
+  // Payloads
+  const char *path;
+  const char *dest;
+  char *linkname;
+  struct fuse_file_info *info;
+  const void *buf;
+  off_t offset;
+  size_t len;
+  mode_t mode;
+  dev_t dev;
+  uid_t uid;
+  gid_t gid;
+  double atime;
+  double mtime;
+  int atime_omit;
+  int mtime_omit;
+  unsigned int rename_flags;
+  int32_t res;
+
+  // Extended attributes
+  const char *name;
+  const char *value;
+  char *list;
+  size_t size;
+  uint32_t position;
+  int flags;
+
+  // Stat + Statfs
+  struct stat *stat;
+  struct statvfs *statvfs;
+
+  // Readdir
+  fuse_fill_dir_t readdir_filler;
+
+  // Internal bookkeeping
+  fuse_thread_t *fuse;
+  uv_sem_t sem;
+  uv_async_t async;
+
+} fuse_thread_locals_t;
+
+static pthread_key_t thread_locals_key;
+static fuse_thread_locals_t* get_thread_locals();
+
+// Helpers
+// TODO: Extract into a separate file.
+
+static uint64_t uint32s_to_uint64 (uint32_t **ints) {
+  uint64_t low = *((*ints)++);
+  uint64_t high = *((*ints)++);
+  return high * 4294967296 + low;
+}
+
+static void uint32s_to_timespec (struct timespec* ts, uint32_t** ints) {
+  ts->tv_sec = (time_t) uint32s_to_uint64(ints);
+  ts->tv_nsec = *((*ints)++);
+}
+
+/** A path for JS: null when libfuse passes none (nullpath_ok: a file handle op). */
+static void fuse_native_path (napi_env env, const char *path, napi_value *out) {
+  if (path == NULL) napi_get_null(env, out);
+  else napi_create_string_utf8(env, path, NAPI_AUTO_LENGTH, out);
+}
+
+/**
+ * True if `s` is NULL or well-formed UTF-8 (no overlongs, surrogates or code points past
+ * U+10FFFF). A name that is not would reach JS as U+FFFD and alias every other such name.
+ */
+static int fuse_native_utf8 (const char *s) {
+  if (s == NULL) return 1;
+  const unsigned char *p = (const unsigned char *) s;
+  while (*p) {
+    unsigned char c = *p;
+    if (c < 0x80) { p++; continue; }
+    int n;
+    uint32_t cp;
+    if (c >= 0xc2 && c <= 0xdf) { n = 1; cp = c & 0x1f; }
+    else if (c >= 0xe0 && c <= 0xef) { n = 2; cp = c & 0x0f; }
+    else if (c >= 0xf0 && c <= 0xf4) { n = 3; cp = c & 0x07; }
+    else return 0;
+    for (int i = 1; i <= n; i++) {
+      if ((p[i] & 0xc0) != 0x80) return 0;
+      cp = (cp << 6) | (p[i] & 0x3f);
+    }
+    if ((n == 2 && cp < 0x800) || (n == 3 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+    p += n + 1;
+  }
+  return 1;
+}
+
+/** A time for JS in milliseconds (fractions kept), with UTIME_NOW resolved to the current time. */
+static double fuse_native_time_ms (const struct timespec *ts, int *omit) {
+  *omit = ts->tv_nsec == UTIME_OMIT;
+  if (ts->tv_nsec == UTIME_NOW) {
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    return (double) now.tv_sec * 1000.0 + (double) now.tv_nsec / 1e6;
+  }
+  return (double) ts->tv_sec * 1000.0 + (double) ts->tv_nsec / 1e6;
+}
+
+static void fuse_native_fh (napi_env env, struct fuse_file_info *info, napi_value *out) {
+  napi_create_uint32(env, info != NULL ? (uint32_t) info->fh : 0, out);
+}
+
+static void populate_stat (uint32_t *ints, struct stat* stat) {
+  stat->st_mode = *ints++;
+  stat->st_uid = *ints++;
+  stat->st_gid = *ints++;
+  stat->st_size = uint32s_to_uint64(&ints);
+  stat->st_dev = *ints++;
+  stat->st_nlink = *ints++;
+  stat->st_ino = *ints++;
+  stat->st_rdev = *ints++;
+  stat->st_blksize = *ints++;
+  stat->st_blocks = uint32s_to_uint64(&ints);
+#ifdef __APPLE__
+  uint32s_to_timespec(&stat->st_atimespec, &ints);
+  uint32s_to_timespec(&stat->st_mtimespec, &ints);
+  uint32s_to_timespec(&stat->st_ctimespec, &ints);
+#else
+  uint32s_to_timespec(&stat->st_atim, &ints);
+  uint32s_to_timespec(&stat->st_mtim, &ints);
+  uint32s_to_timespec(&stat->st_ctim, &ints);
+#endif
+}
+
+static void populate_statvfs (uint32_t *ints, struct statvfs* statvfs) {
+  statvfs->f_bsize = *ints++;
+  statvfs->f_frsize = *ints++;
+  statvfs->f_blocks = *ints++;
+  statvfs->f_bfree = *ints++;
+  statvfs->f_bavail = *ints++;
+  statvfs->f_files = *ints++;
+  statvfs->f_ffree = *ints++;
+  statvfs->f_favail = *ints++;
+  statvfs->f_fsid = *ints++;
+  statvfs->f_flag = *ints++;
+  statvfs->f_namemax = *ints++;
+}
+
+// Methods
+
+FUSE_METHOD(statfs, 1, 1, (const char * path, struct statvfs *statvfs), {
+  l->path = path;
+  l->statvfs = statvfs;
+}, {
+  fuse_native_path(env, l->path, &(argv[2]));
+}, {
+  NAPI_ARGV_BUFFER_CAST(uint32_t*, ints, 2)
+  populate_statvfs(ints, l->statvfs);
+})
+
+FUSE_METHOD(getattr, 2, 1, (const char *path, struct stat *stat, struct fuse_file_info *info), {
+  l->path = path;
+  l->stat = stat;
+  l->info = info;
+}, {
+  fuse_native_path(env, l->path, &(argv[2]));
+  fuse_native_fh(env, l->info, &(argv[3]));
+}, {
+  NAPI_ARGV_BUFFER_CAST(uint32_t*, ints, 2)
+  populate_stat(ints, l->stat);
+})
+
+FUSE_METHOD_VOID(access, 2, 0, (const char *path, int mode), {
+  l->path = path;
+  l->mode = mode;
+}, {
+  fuse_native_path(env, l->path, &(argv[2]));
+  napi_create_uint32(env, l->mode, &(argv[3]));
+})
+
+FUSE_METHOD(open, 2, 2, (const char *path, struct fuse_file_info *info), {
+  l->path = path;
+  l->info = info;
+}, {
+  fuse_native_path(env, l->path, &(argv[2]));
+  if (l->info != NULL) {
+    napi_create_uint32(env, l->info->flags, &(argv[3]));
+  } else {
+    napi_create_uint32(env, 0, &(argv[3]));
+  }
+}, {
+  NAPI_ARGV_INT32(fd, 2)
+  NAPI_ARGV_UINT32(open_flags, 3)
+  if (fd != 0) {
+    l->info->fh = fd;
+  }
+  l->info->direct_io = (open_flags & 1) ? 1 : 0;
+  l->info->keep_cache = (open_flags & 2) ? 1 : 0;
+})
+
+FUSE_METHOD(opendir, 3, 1, (const char *path, struct fuse_file_info *info), {
+  l->path = path;
+  l->info = info;
+}, {
+  fuse_native_path(env, l->path, &(argv[2]));
+  if (l->info != NULL) {
+    napi_create_uint32(env, l->info->fh, &(argv[3]));
+    napi_create_uint32(env, l->info->flags, &(argv[4]));
+  } else {
+    napi_create_uint32(env, 0, &(argv[3]));
+    napi_create_uint32(env, 0, &(argv[4]));
+  }
+}, {
+  NAPI_ARGV_INT32(fd, 2)
+  if (fd != 0) {
+    l->info->fh = fd;
+  }
+})
+
+FUSE_METHOD(create, 3, 2, (const char *path, mode_t mode, struct fuse_file_info *info), {
+  l->path = path;
+  l->mode = mode;
+  l->info = info;
+}, {
+  fuse_native_path(env, l->path, &(argv[2]));
+  napi_create_uint32(env, l->mode, &(argv[3]));
+  napi_create_uint32(env, l->info != NULL ? (uint32_t) l->info->flags : 0, &(argv[4]));
+}, {
+  NAPI_ARGV_INT32(fd, 2)
+  NAPI_ARGV_UINT32(open_flags, 3)
+  if (fd != 0) {
+    l->info->fh = fd;
+  }
+  l->info->direct_io = (open_flags & 1) ? 1 : 0;
+  l->info->keep_cache = (open_flags & 2) ? 1 : 0;
+})
+
+FUSE_METHOD_VOID(utimens, 4, 0, (const char *path, const struct timespec tv[2], struct fuse_file_info *info), {
+  l->path = path;
+  l->info = info;
+  l->atime = fuse_native_time_ms(&tv[0], &l->atime_omit);
+  l->mtime = fuse_native_time_ms(&tv[1], &l->mtime_omit);
+}, {
+  fuse_native_path(env, l->path, &(argv[2]));
+  if (l->atime_omit) napi_get_null(env, &(argv[3]));
+  else napi_create_double(env, l->atime, &(argv[3]));
+  if (l->mtime_omit) napi_get_null(env, &(argv[4]));
+  else napi_create_double(env, l->mtime, &(argv[4]));
+  fuse_native_fh(env, l->info, &(argv[5]));
+})
+
+FUSE_METHOD_VOID(release, 2, 0, (const char *path, struct fuse_file_info *info), {
+  l->path = path;
+  l->info = info;
+}, {
+  fuse_native_path(env, l->path, &(argv[2]));
+  if (l->info != NULL) {
+    napi_create_uint32(env, l->info->fh, &(argv[3]));
+  } else {
+    napi_create_uint32(env, 0, &(argv[3]));
+  }
+})
+
+FUSE_METHOD_VOID(releasedir, 2, 0, (const char *path, struct fuse_file_info *info), {
+  l->path = path;
+  l->info = info;
+}, {
+  fuse_native_path(env, l->path, &(argv[2]));
+  if (l->info != NULL) {
+    napi_create_uint32(env, l->info->fh, &(argv[3]));
+  } else {
+    napi_create_uint32(env, 0, &(argv[3]));
+  }
+})
+
+FUSE_METHOD(read, 6, 2, (const char *path, char *buf, size_t len, off_t offset, struct fuse_file_info *info), {
+  l->path = path;
+  l->buf = buf;
+  l->len = len;
+  l->offset = offset;
+  l->info = info;
+}, {
+  fuse_native_path(env, l->path, &(argv[2]));
+  napi_create_uint32(env, l->info->fh, &(argv[3]));
+  napi_create_external_buffer(env, l->len, (char *) l->buf, NULL, NULL, &(argv[4]));
+  napi_create_uint32(env, l->len, &(argv[5]));
+  FUSE_UINT64_TO_INTS_ARGV(l->offset, 6)
+}, {
+  if (IS_ARRAY_BUFFER_DETACH_SUPPORTED == 1) assert(napi_detach_arraybuffer(env, argv[3]) == napi_ok);
+})
+
+FUSE_METHOD(write, 6, 2, (const char *path, const char *buf, size_t len, off_t offset, struct fuse_file_info *info), {
+  l->path = path;
+  l->buf = buf;
+  l->len = len;
+  l->offset = offset;
+  l->info = info;
+}, {
+  fuse_native_path(env, l->path, &(argv[2]));
+  napi_create_uint32(env, l->info->fh, &(argv[3]));
+  napi_create_external_buffer(env, l->len, (char *) l->buf, NULL, NULL, &(argv[4]));
+  napi_create_uint32(env, l->len, &(argv[5]));
+  FUSE_UINT64_TO_INTS_ARGV(l->offset, 6)
+}, {
+  if (IS_ARRAY_BUFFER_DETACH_SUPPORTED == 1) assert(napi_detach_arraybuffer(env, argv[3]) == napi_ok);
+})
+
+FUSE_METHOD(readdir, 1, 2, (const char *path, void *buf, fuse_fill_dir_t filler, off_t offset, struct fuse_file_info *info, enum fuse_readdir_flags rflags), {
+  l->buf = buf;
+  // nullpath_ok gives readdir no path: opendir kept it in the handle.
+  l->path = path != NULL ? path : (const char *) (uintptr_t) info->fh;
+  l->offset = offset;
+  l->info = info;
+  l->readdir_filler = filler;
+}, {
+  fuse_native_path(env, l->path, &(argv[2]));
+}, {
+  uint32_t stats_length;
+  uint32_t names_length;
+  napi_get_array_length(env, argv[3], &stats_length);
+  napi_get_array_length(env, argv[2], &names_length);
+
+  napi_value raw_names = argv[2];
+  napi_value raw_stats = argv[3];
+
+  if (names_length != stats_length) {
+    NAPI_FOR_EACH(raw_names, raw_name) {
+      NAPI_UTF8(name, 1024, raw_name)
+      int err = l->readdir_filler((char *) l->buf, name, NULL, 0, 0);
+      if (err == 1) {
+        break;
+      }
+    }
+  } else {
+    NAPI_FOR_EACH(raw_names, raw_name) {
+      NAPI_UTF8(name, 1024, raw_name)
+      napi_value raw_stat;
+      napi_get_element(env, raw_stats, i, &raw_stat);
+
+      NAPI_BUFFER_CAST(uint32_t*, stats_array, raw_stat);
+      struct stat st;
+      populate_stat(stats_array, &st);
+
+      // TODO: It turns out readdirplus likely won't work with FUSE 29...
+      // Metadata caching between readdir/getattr will be enabled when we upgrade fuse-shared-library
+      int err = l->readdir_filler((char *) l->buf, name, (struct stat *) &st, 0, 0);
+      if (err == 1) {
+        break;
+      }
+    }
+  }
+})
+
+#ifdef __APPLE__
+
+FUSE_METHOD(setxattr, 5, 1, (const char *path, const char *name, const char *value, size_t size, int flags, uint32_t position), {
+  l->path = path;
+  l->name = name;
+  l->value = value;
+  l->size = size;
+  l->flags = flags;
+  l->position = position;
+}, {
+  fuse_native_path(env, l->path, &(argv[2]));
+  napi_create_string_utf8(env, l->name, NAPI_AUTO_LENGTH, &(argv[3]));
+  napi_create_external_buffer(env, l->size, (char *) l->value, NULL, NULL, &(argv[4]));
+  napi_create_uint32(env, l->position, &(argv[5]));
+  napi_create_uint32(env, l->flags, &(argv[6]));
+}, {
+  if (IS_ARRAY_BUFFER_DETACH_SUPPORTED == 1) assert(napi_detach_arraybuffer(env, argv[2]) == napi_ok);
+})
+
+FUSE_METHOD(getxattr, 4, 1, (const char *path, const char *name, char *value, size_t size, uint32_t position), {
+  l->path = path;
+  l->name = name;
+  l->value = value;
+  l->size = size;
+  l->position = position;
+}, {
+  fuse_native_path(env, l->path, &(argv[2]));
+  napi_create_string_utf8(env, l->name, NAPI_AUTO_LENGTH, &(argv[3]));
+  napi_create_external_buffer(env, l->size, (char *) l->value, NULL, NULL, &(argv[4]));
+  napi_create_uint32(env, l->position, &(argv[5]));
+}, {
+  if (IS_ARRAY_BUFFER_DETACH_SUPPORTED == 1) assert(napi_detach_arraybuffer(env, argv[2]) == napi_ok);
+})
+
+#else
+
+FUSE_METHOD(setxattr, 5, 1, (const char *path, const char *name, const char *value, size_t size, int flags), {
+  l->path = path;
+  l->name = name;
+  l->value = value;
+  l->size = size;
+  l->flags = flags;
+}, {
+  fuse_native_path(env, l->path, &(argv[2]));
+  napi_create_string_utf8(env, l->name, NAPI_AUTO_LENGTH, &(argv[3]));
+  napi_create_external_buffer(env, l->size, (char *) l->value, NULL, NULL, &(argv[4]));
+  napi_create_uint32(env, 0, &(argv[5])); // normalize apis between mac and linux
+  napi_create_uint32(env, l->flags, &(argv[6]));
+}, {
+  if (IS_ARRAY_BUFFER_DETACH_SUPPORTED == 1) assert(napi_detach_arraybuffer(env, argv[2]) == napi_ok);
+})
+
+FUSE_METHOD(getxattr, 4, 1, (const char *path, const char *name, char *value, size_t size), {
+  l->path = path;
+  l->name = name;
+  l->value = value;
+  l->size = size;
+}, {
+  fuse_native_path(env, l->path, &(argv[2]));
+  napi_create_string_utf8(env, l->name, NAPI_AUTO_LENGTH, &(argv[3]));
+  napi_create_external_buffer(env, l->size, (char *) l->value, NULL, NULL, &(argv[4]));
+  napi_create_uint32(env, 0, &(argv[5]));
+}, {
+  if (IS_ARRAY_BUFFER_DETACH_SUPPORTED == 1) assert(napi_detach_arraybuffer(env, argv[2]) == napi_ok);
+})
+
+#endif
+
+FUSE_METHOD(listxattr, 2, 1, (const char *path, char *list, size_t size), {
+  l->path = path;
+  l->list = list;
+  l->size = size;
+}, {
+  fuse_native_path(env, l->path, &(argv[2]));
+  napi_create_external_buffer(env, l->size, l->list, NULL, NULL, &(argv[3]));
+}, {
+  if (IS_ARRAY_BUFFER_DETACH_SUPPORTED == 1) assert(napi_detach_arraybuffer(env, argv[2]) == napi_ok);
+})
+
+FUSE_METHOD_VOID(removexattr, 2, 0, (const char *path, const char *name), {
+  l->path = path;
+  l->name = name;
+}, {
+  fuse_native_path(env, l->path, &(argv[2]));
+  napi_create_string_utf8(env, l->name, NAPI_AUTO_LENGTH, &(argv[3]));
+})
+
+FUSE_METHOD_VOID(flush, 2, 0, (const char *path, struct fuse_file_info *info), {
+  l->path = path;
+  l->info = info;
+}, {
+  fuse_native_path(env, l->path, &(argv[2]));
+  if (l->info != NULL) {
+    napi_create_uint32(env, l->info->fh, &(argv[3]));
+  } else {
+    napi_create_uint32(env, 0, &(argv[3]));
+  }
+})
+
+FUSE_METHOD_VOID(fsync, 3, 0, (const char *path, int datasync, struct fuse_file_info *info), {
+  l->path = path;
+  l->mode = datasync;
+  l->info = info;
+}, {
+  fuse_native_path(env, l->path, &(argv[2]));
+  napi_create_uint32(env, l->mode, &(argv[3]));
+  if (l->info != NULL) {
+    napi_create_uint32(env, l->info->fh, &(argv[4]));
+  } else {
+    napi_create_uint32(env, 0, &(argv[4]));
+  }
+})
+
+FUSE_METHOD_VOID(fsyncdir, 3, 0, (const char *path, int datasync, struct fuse_file_info *info), {
+  l->path = path;
+  l->mode = datasync;
+  l->info = info;
+}, {
+  fuse_native_path(env, l->path, &(argv[2]));
+  napi_create_uint32(env, l->mode, &(argv[3]));
+  if (l->info != NULL) {
+    napi_create_uint32(env, l->info->fh, &(argv[4]));
+  } else {
+    napi_create_uint32(env, 0, &(argv[4]));
+  }
+})
+
+
+FUSE_METHOD_VOID(truncate, 3, 0, (const char *path, off_t size), {
+  l->path = path;
+  l->offset = size;
+}, {
+  fuse_native_path(env, l->path, &(argv[2]));
+  FUSE_UINT64_TO_INTS_ARGV(l->offset, 3)
+})
+
+FUSE_METHOD_VOID(ftruncate, 4, 0, (const char *path, off_t size, struct fuse_file_info *info), {
+  l->path = path;
+  l->offset = size;
+  l->info = info;
+}, {
+  fuse_native_path(env, l->path, &(argv[2]));
+  if (l->info != NULL) {
+    napi_create_uint32(env, l->info->fh, &(argv[3]));
+  } else {
+    napi_create_uint32(env, 0, &(argv[3]));
+  }
+  FUSE_UINT64_TO_INTS_ARGV(l->offset, 4)
+})
+
+/** opendir keeps the directory's path for readdir (libfuse passes it none with nullpath_ok). */
+static int fuse_native_opendir_keep (const char *path, struct fuse_file_info *info) {
+  if (!fuse_native_utf8(path)) return -EINVAL;
+  char *copy = strdup(path);
+  if (copy == NULL) return -ENOMEM;
+  info->fh = (uint64_t) (uintptr_t) copy;
+  return 0;
+}
+
+static int fuse_native_releasedir_keep (const char *path, struct fuse_file_info *info) {
+  free((void *) (uintptr_t) info->fh);
+  return 0;
+}
+
+static int fuse_native_truncate3 (const char *path, off_t size, struct fuse_file_info *info) {
+  if (info != NULL) return fuse_native_ftruncate(path, size, info);
+  return fuse_native_truncate(path, size);
+}
+
+FUSE_METHOD(readlink, 1, 1, (const char *path, char *linkname, size_t len), {
+  l->path = path;
+  l->linkname = linkname;
+  l->len = len;
+}, {
+  fuse_native_path(env, l->path, &(argv[2]));
+}, {
+  NAPI_ARGV_UTF8(linkname, l->len, 2)
+  strncpy(l->linkname, linkname, l->len);
+})
+
+FUSE_METHOD_VOID(chown, 4, 0, (const char *path, uid_t uid, gid_t gid, struct fuse_file_info *info), {
+  l->path = path;
+  l->uid = uid;
+  l->gid = gid;
+  l->info = info;
+}, {
+  fuse_native_path(env, l->path, &(argv[2]));
+  napi_create_int32(env, l->uid == (uid_t) -1 ? -1 : (int32_t) l->uid, &(argv[3]));
+  napi_create_int32(env, l->gid == (gid_t) -1 ? -1 : (int32_t) l->gid, &(argv[4]));
+  fuse_native_fh(env, l->info, &(argv[5]));
+})
+
+FUSE_METHOD_VOID(chmod, 3, 0, (const char *path, mode_t mode, struct fuse_file_info *info), {
+  l->path = path;
+  l->mode = mode;
+  l->info = info;
+}, {
+  fuse_native_path(env, l->path, &(argv[2]));
+  napi_create_uint32(env, l->mode, &(argv[3]));
+  fuse_native_fh(env, l->info, &(argv[4]));
+})
+
+FUSE_METHOD_VOID(mknod, 3, 0, (const char *path, mode_t mode, dev_t dev), {
+  l->path = path;
+  l->mode = mode;
+  l->dev = dev;
+}, {
+  fuse_native_path(env, l->path, &(argv[2]));
+  napi_create_uint32(env, l->mode, &(argv[3]));
+  napi_create_uint32(env, l->dev, &(argv[4]));
+})
+
+FUSE_METHOD_VOID(unlink, 1, 0, (const char *path), {
+  l->path = path;
+}, {
+  fuse_native_path(env, l->path, &(argv[2]));
+})
+
+FUSE_METHOD_VOID(rename, 3, 0, (const char *path, const char *dest, unsigned int flags), {
+  l->path = path;
+  l->dest = dest;
+  l->rename_flags = flags;
+}, {
+  fuse_native_path(env, l->path, &(argv[2]));
+  fuse_native_path(env, l->dest, &(argv[3]));
+  napi_create_uint32(env, l->rename_flags, &(argv[4]));
+})
+
+FUSE_METHOD_VOID(link, 2, 0, (const char *path, const char *dest), {
+  l->path = path;
+  l->dest = dest;
+}, {
+  fuse_native_path(env, l->path, &(argv[2]));
+  fuse_native_path(env, l->dest, &(argv[3]));
+})
+
+FUSE_METHOD_VOID(symlink, 2, 0, (const char *path, const char *dest), {
+  l->path = fuse_native_utf8(path) ? path : "?";
+  l->dest = dest;
+}, {
+  fuse_native_path(env, l->path, &(argv[2]));
+  fuse_native_path(env, l->dest, &(argv[3]));
+})
+
+FUSE_METHOD_VOID(mkdir, 2, 0, (const char *path, mode_t mode), {
+  l->path = path;
+  l->mode = mode;
+}, {
+  fuse_native_path(env, l->path, &(argv[2]));
+  napi_create_uint32(env, l->mode, &(argv[3]));
+})
+
+FUSE_METHOD_VOID(rmdir, 1, 0, (const char *path), {
+  l->path = path;
+}, {
+  fuse_native_path(env, l->path, &(argv[2]));
+})
+
+static void fuse_native_dispatch_init (uv_async_t* handle, fuse_thread_locals_t* l, fuse_thread_t* ft) {\
+  FUSE_NATIVE_CALLBACK(ft->handlers[op_init], {
+    napi_value argv[2];
+
+    napi_get_reference_value(env, l->self, &(argv[0]));
+    napi_create_uint32(env, l->op, &(argv[1]));
+
+    NAPI_MAKE_CALLBACK(env, NULL, ctx, callback, 2, argv, NULL);
+  })
+}
+
+NAPI_METHOD(fuse_native_signal_init) {
+  NAPI_ARGV(2)
+  NAPI_ARGV_BUFFER_CAST(fuse_thread_locals_t *, l, 0);
+  NAPI_ARGV_INT32(res, 1);
+  l->res = res;
+  uv_sem_post(&(l->sem));
+  return NULL;
+}
+
+static void * fuse_native_init (struct fuse_conn_info *conn, struct fuse_config *cfg) {
+  // Handle ops (read, write, flush, release, fstat…) get no path: cheaper, and they work on a
+  // file that was unlinked or replaced while open (hard_remove).
+  cfg->nullpath_ok = 1;
+  fuse_thread_t *ft = (fuse_thread_t *) fuse_get_context()->private_data;
+  cfg->use_ino = (ft->config & CONFIG_USE_INO) ? 1 : 0;
+  cfg->hard_remove = (ft->config & CONFIG_HARD_REMOVE) ? 1 : 0;
+  // O_TRUNC reaches open() instead of a separate truncate.
+  if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC) conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
+  fuse_thread_locals_t *l = get_thread_locals();
+
+  l->op = op_init;
+  l->op_fn = fuse_native_dispatch_init;
+
+  uv_async_send(&(l->async));
+  uv_sem_wait(&(l->sem));
+
+  return l->fuse;
+}
+
+// Top-level dispatcher
+
+static void fuse_native_dispatch (uv_async_t* handle) {
+  fuse_thread_locals_t *l = (fuse_thread_locals_t *) handle->data;
+  fuse_thread_t *ft = l->fuse;
+  void (*fn)(uv_async_t *, fuse_thread_locals_t *, fuse_thread_t *) = l->op_fn;
+
+  fn(handle, l, ft);
+}
+
+static void fuse_native_async_init (uv_async_t* handle) {
+  fuse_thread_t *ft = (fuse_thread_t *) handle->data;
+  fuse_thread_locals_t *l;
+
+  FUSE_NATIVE_CALLBACK(ft->malloc, {
+    napi_value argv[1];
+    napi_create_uint32(ft->env, (uint32_t) sizeof(fuse_thread_locals_t), &(argv[0]));
+
+    napi_value buf;
+    NAPI_MAKE_CALLBACK(ft->env, NULL, ctx, callback, 1, argv, &buf);
+
+    size_t l_len;
+
+    napi_get_buffer_info(env, buf, (void **) &l, &l_len);
+    napi_create_reference(env, buf, 1, &(l->self));
+  })
+
+
+  int err = uv_async_init(uv_default_loop(), &(l->async), (uv_async_cb) fuse_native_dispatch);
+  assert(err >= 0);
+
+  uv_unref((uv_handle_t *) &(l->async));
+
+  uv_sem_init(&(l->sem), 0);
+  l->async.data = l;
+  ft->async.data = l;
+  l->fuse = ft;
+
+  uv_sem_post(&(ft->sem));
+}
+
+static fuse_thread_locals_t* get_thread_locals () {
+  struct fuse_context *ctx = fuse_get_context();
+  fuse_thread_t *ft = (fuse_thread_t *) ctx->private_data;
+
+  void *data = pthread_getspecific(thread_locals_key);
+
+  if (data != NULL) {
+    return (fuse_thread_locals_t *) data;
+  }
+
+  // Need to lock the mutation of l->async.
+  uv_mutex_lock(&(ft->mut));
+  ft->async.data = ft;
+
+  // Notify the main thread to uv_async_init l->async.
+  uv_async_send(&(ft->async));
+  uv_sem_wait(&(ft->sem));
+
+  fuse_thread_locals_t *l = (fuse_thread_locals_t*) ft->async.data;
+
+  pthread_setspecific(thread_locals_key, (void *) l);
+  uv_mutex_unlock(&(ft->mut));
+
+  return l;
+}
+
+static void* start_fuse_thread (void *data) {
+  fuse_thread_t *ft = (fuse_thread_t *) data;
+  fuse_loop_mt(ft->fuse, 0);
+
+  // The loop ends when the kernel connection goes (fusermount -u from JS). The notifier may still
+  // hold the fuse handle: stop it before the handle is freed.
+  pthread_mutex_lock(&ft->notify_mut);
+  ft->notify_stop = 1;
+  pthread_cond_signal(&ft->notify_cond);
+  pthread_mutex_unlock(&ft->notify_mut);
+  if (ft->notifier_started) pthread_join(ft->notifier, NULL);
+
+  fuse_unmount(ft->fuse);
+  fuse_destroy(ft->fuse);
+
+  return NULL;
+}
+
+// Cache invalidation
+
+static void* fuse_native_notifier (void *data) {
+  fuse_thread_t *ft = (fuse_thread_t *) data;
+  for (;;) {
+    pthread_mutex_lock(&ft->notify_mut);
+    while (ft->notify_head == NULL && !ft->notify_stop) pthread_cond_wait(&ft->notify_cond, &ft->notify_mut);
+    fuse_native_inval_t *job = ft->notify_head;
+    if (job != NULL) {
+      ft->notify_head = job->next;
+      if (ft->notify_head == NULL) ft->notify_tail = NULL;
+    }
+    int stop = ft->notify_stop;
+    pthread_mutex_unlock(&ft->notify_mut);
+    if (job == NULL && stop) break;
+    if (job == NULL) continue;
+    // -ENOENT: the kernel holds nothing for this path; nothing to drop.
+    job->res = stop ? -ENOTCONN : fuse_invalidate_path(ft->fuse, job->path);
+    if (napi_call_threadsafe_function(ft->invalidated, job, napi_tsfn_blocking) != napi_ok) free(job);
+  }
+  // Jobs queued after the stop are answered without touching the kernel.
+  pthread_mutex_lock(&ft->notify_mut);
+  fuse_native_inval_t *rest = ft->notify_head;
+  ft->notify_head = ft->notify_tail = NULL;
+  pthread_mutex_unlock(&ft->notify_mut);
+  while (rest != NULL) {
+    fuse_native_inval_t *next = rest->next;
+    rest->res = -ENOTCONN;
+    if (napi_call_threadsafe_function(ft->invalidated, rest, napi_tsfn_blocking) != napi_ok) free(rest);
+    rest = next;
+  }
+  napi_release_threadsafe_function(ft->invalidated, napi_tsfn_release);
+  return NULL;
+}
+
+/** Runs on the JS thread: calls the mount's `invalidated(id, result)` and frees the job. */
+static void fuse_native_call_invalidated (napi_env env, napi_value js_cb, void *context, void *data) {
+  fuse_native_inval_t *job = (fuse_native_inval_t *) data;
+  if (env != NULL && js_cb != NULL) {
+    napi_value argv[2];
+    napi_value global;
+    napi_create_uint32(env, job->id, &argv[0]);
+    napi_create_int32(env, job->res, &argv[1]);
+    napi_get_global(env, &global);
+    napi_call_function(env, global, js_cb, 2, argv, NULL);
+  }
+  free(job);
+}
+
+/** invalidate(thread, path, id): queues a kernel cache drop for `path`; `invalidated(id, res)` follows. */
+NAPI_METHOD(fuse_native_invalidate) {
+  NAPI_ARGV(3)
+  NAPI_ARGV_BUFFER_CAST(fuse_thread_t *, ft, 0);
+  NAPI_ARGV_UTF8(path, 4096, 1);
+  NAPI_ARGV_UINT32(id, 2);
+  size_t n = strlen(path);
+  fuse_native_inval_t *job = malloc(sizeof(fuse_native_inval_t) + n + 1);
+  if (job == NULL) {
+    napi_throw_error(env, "ENOMEM", "out of memory");
+    return NULL;
+  }
+  job->next = NULL;
+  job->id = id;
+  job->res = 0;
+  memcpy(job->path, path, n + 1);
+  pthread_mutex_lock(&ft->notify_mut);
+  if (ft->notify_tail != NULL) ft->notify_tail->next = job;
+  else ft->notify_head = job;
+  ft->notify_tail = job;
+  pthread_cond_signal(&ft->notify_cond);
+  pthread_mutex_unlock(&ft->notify_mut);
+  return NULL;
+}
+
+NAPI_METHOD(fuse_native_mount) {
+  NAPI_ARGV(9)
+  NAPI_ARGV_UINT32(config, 8)
+
+  NAPI_ARGV_UTF8(mnt, 1024, 0);
+  NAPI_ARGV_UTF8(mntopts, 1024, 1);
+  NAPI_ARGV_BUFFER_CAST(fuse_thread_t *, ft, 2);
+  napi_create_reference(env, argv[3], 1, &(ft->ctx));
+  napi_create_reference(env, argv[4], 1, &(ft->malloc));
+  napi_value handlers = argv[5];
+  NAPI_ARGV_BUFFER_CAST(uint32_t *, implemented, 6)
+
+  for (int i = 0; i < 35; i++) {
+    ft->handlers[i] = NULL;
+  }
+
+  NAPI_FOR_EACH(handlers, handler) {
+    napi_create_reference(env, handler, 1, &ft->handlers[i]);
+  }
+
+  ft->env = env;
+  ft->config = config;
+
+  struct fuse_operations ops = { };
+  if (implemented[op_access]) ops.access = fuse_native_access;
+  if (implemented[op_truncate] || implemented[op_ftruncate]) ops.truncate = fuse_native_truncate3;
+  if (implemented[op_getattr]) ops.getattr = fuse_native_getattr;
+  if (implemented[op_flush]) ops.flush = fuse_native_flush;
+  if (implemented[op_fsync]) ops.fsync = fuse_native_fsync;
+  if (implemented[op_fsyncdir]) ops.fsyncdir = fuse_native_fsyncdir;
+  if (implemented[op_readdir]) ops.readdir = fuse_native_readdir;
+  if (implemented[op_readlink]) ops.readlink = fuse_native_readlink;
+  if (implemented[op_chown]) ops.chown = fuse_native_chown;
+  if (implemented[op_chmod]) ops.chmod = fuse_native_chmod;
+  if (implemented[op_mknod]) ops.mknod = fuse_native_mknod;
+  if (implemented[op_setxattr]) ops.setxattr = fuse_native_setxattr;
+  if (implemented[op_getxattr]) ops.getxattr = fuse_native_getxattr;
+  if (implemented[op_listxattr]) ops.listxattr = fuse_native_listxattr;
+  if (implemented[op_removexattr]) ops.removexattr = fuse_native_removexattr;
+  if (implemented[op_statfs]) ops.statfs = fuse_native_statfs;
+  if (implemented[op_open]) ops.open = fuse_native_open;
+  if (implemented[op_readdir]) ops.opendir = fuse_native_opendir_keep;
+  if (implemented[op_read]) ops.read = fuse_native_read;
+  if (implemented[op_write]) ops.write = fuse_native_write;
+  if (implemented[op_release]) ops.release = fuse_native_release;
+  if (implemented[op_readdir]) ops.releasedir = fuse_native_releasedir_keep;
+  if (implemented[op_create]) ops.create = fuse_native_create;
+  if (implemented[op_utimens]) ops.utimens = fuse_native_utimens;
+  if (implemented[op_unlink]) ops.unlink = fuse_native_unlink;
+  if (implemented[op_rename]) ops.rename = fuse_native_rename;
+  if (implemented[op_link]) ops.link = fuse_native_link;
+  if (implemented[op_symlink]) ops.symlink = fuse_native_symlink;
+  if (implemented[op_mkdir]) ops.mkdir = fuse_native_mkdir;
+  if (implemented[op_rmdir]) ops.rmdir = fuse_native_rmdir;
+  if (implemented[op_init]) ops.init = fuse_native_init;
+
+  int _argc = (strcmp(mntopts, "-o") <= 0) ? 1 : 2;
+  char *_argv[] = {
+    (char *) "fuse_bindings_dummy",
+    (char *) mntopts
+  };
+
+  struct fuse_args args = FUSE_ARGS_INIT(_argc, _argv);
+  struct fuse *fuse = fuse_new(&args, &ops, sizeof(struct fuse_operations), ft);
+  fuse_opt_free_args(&args);
+  if (fuse == NULL) {
+    napi_throw_error(env, "fuse failed", "fuse failed: bad mount options");
+    return NULL;
+  }
+  if (fuse_mount(fuse, mnt) != 0) {
+    fuse_destroy(fuse);
+    napi_throw_error(env, "fuse failed", "fuse failed: could not mount");
+    return NULL;
+  }
+
+  uv_mutex_init(&(ft->mut));
+  uv_sem_init(&(ft->sem), 0);
+
+  strncpy(ft->mnt, mnt, 1024);
+  strncpy(ft->mntopts, mntopts, 1024);
+  ft->fuse = fuse;
+  ft->mounted++;
+
+  int err = uv_async_init(uv_default_loop(), &(ft->async), (uv_async_cb) fuse_native_async_init);
+  if (err < 0) {
+    fuse_unmount(fuse);
+    fuse_destroy(fuse);
+    napi_throw_error(env, "fuse failed", "fuse failed");
+    return NULL;
+  }
+
+  napi_value resource_name;
+  napi_create_string_utf8(env, "fuse-native-invalidate", NAPI_AUTO_LENGTH, &resource_name);
+  napi_create_threadsafe_function(env, argv[7], NULL, resource_name, 0, 1, NULL, NULL, NULL, fuse_native_call_invalidated, &(ft->invalidated));
+  // Pending invalidations must not keep the process alive on their own.
+  napi_unref_threadsafe_function(env, ft->invalidated);
+  pthread_mutex_init(&ft->notify_mut, NULL);
+  pthread_cond_init(&ft->notify_cond, NULL);
+  ft->notify_head = ft->notify_tail = NULL;
+  ft->notify_stop = 0;
+  ft->notifier_started = pthread_create(&(ft->notifier), NULL, fuse_native_notifier, ft) == 0;
+
+  pthread_attr_init(&(ft->attr));
+  pthread_create(&(ft->thread), &(ft->attr), start_fuse_thread, ft);
+
+  return NULL;
+}
+
+NAPI_METHOD(fuse_native_unmount) {
+  NAPI_ARGV(2)
+  NAPI_ARGV_UTF8(mnt, 1024, 0);
+  NAPI_ARGV_BUFFER_CAST(fuse_thread_t *, ft, 1);
+
+  if (ft != NULL && ft->mounted) {
+    // TODO: Investigate why the FUSE thread is not always killed after fusermount.
+    // pthread_join(ft->thread, NULL);
+  }
+
+  // TODO: fix the async holding the loop
+  uv_unref((uv_handle_t *) &(ft->async));
+  ft->mounted--;
+
+  return NULL;
+}
+
+NAPI_INIT() {
+  const napi_node_version* version;
+  assert(napi_get_node_version(env, &version) == napi_ok);
+
+  if (version->major > 12 || (version->major == 12 && version->minor >= 16)) {
+    IS_ARRAY_BUFFER_DETACH_SUPPORTED = 1;
+  }
+
+  pthread_key_create(&(thread_locals_key), NULL); // TODO: add destructor
+
+  NAPI_EXPORT_SIZEOF(fuse_thread_t)
+
+  NAPI_EXPORT_FUNCTION(fuse_native_mount)
+  NAPI_EXPORT_FUNCTION(fuse_native_invalidate)
+  NAPI_EXPORT_FUNCTION(fuse_native_unmount)
+
+  NAPI_EXPORT_FUNCTION(fuse_native_signal_getattr)
+  NAPI_EXPORT_FUNCTION(fuse_native_signal_init)
+  NAPI_EXPORT_FUNCTION(fuse_native_signal_access)
+  NAPI_EXPORT_FUNCTION(fuse_native_signal_statfs)
+  NAPI_EXPORT_FUNCTION(fuse_native_signal_getattr)
+  NAPI_EXPORT_FUNCTION(fuse_native_signal_flush)
+  NAPI_EXPORT_FUNCTION(fuse_native_signal_fsync)
+  NAPI_EXPORT_FUNCTION(fuse_native_signal_fsyncdir)
+  NAPI_EXPORT_FUNCTION(fuse_native_signal_readdir)
+  NAPI_EXPORT_FUNCTION(fuse_native_signal_truncate)
+  NAPI_EXPORT_FUNCTION(fuse_native_signal_ftruncate)
+  NAPI_EXPORT_FUNCTION(fuse_native_signal_utimens)
+  NAPI_EXPORT_FUNCTION(fuse_native_signal_readlink)
+  NAPI_EXPORT_FUNCTION(fuse_native_signal_chown)
+  NAPI_EXPORT_FUNCTION(fuse_native_signal_chmod)
+  NAPI_EXPORT_FUNCTION(fuse_native_signal_mknod)
+  NAPI_EXPORT_FUNCTION(fuse_native_signal_setxattr)
+  NAPI_EXPORT_FUNCTION(fuse_native_signal_getxattr)
+  NAPI_EXPORT_FUNCTION(fuse_native_signal_listxattr)
+  NAPI_EXPORT_FUNCTION(fuse_native_signal_removexattr)
+  NAPI_EXPORT_FUNCTION(fuse_native_signal_open)
+  NAPI_EXPORT_FUNCTION(fuse_native_signal_opendir)
+  NAPI_EXPORT_FUNCTION(fuse_native_signal_read)
+  NAPI_EXPORT_FUNCTION(fuse_native_signal_write)
+  NAPI_EXPORT_FUNCTION(fuse_native_signal_release)
+  NAPI_EXPORT_FUNCTION(fuse_native_signal_releasedir)
+  NAPI_EXPORT_FUNCTION(fuse_native_signal_create)
+  NAPI_EXPORT_FUNCTION(fuse_native_signal_unlink)
+  NAPI_EXPORT_FUNCTION(fuse_native_signal_rename)
+  NAPI_EXPORT_FUNCTION(fuse_native_signal_link)
+  NAPI_EXPORT_FUNCTION(fuse_native_signal_symlink)
+  NAPI_EXPORT_FUNCTION(fuse_native_signal_mkdir)
+  NAPI_EXPORT_FUNCTION(fuse_native_signal_rmdir)
+
+  NAPI_EXPORT_UINT32(op_getattr)
+  NAPI_EXPORT_UINT32(op_init)
+  NAPI_EXPORT_UINT32(op_error)
+  NAPI_EXPORT_UINT32(op_access)
+  NAPI_EXPORT_UINT32(op_statfs)
+  NAPI_EXPORT_UINT32(op_fgetattr)
+  NAPI_EXPORT_UINT32(op_getattr)
+  NAPI_EXPORT_UINT32(op_flush)
+  NAPI_EXPORT_UINT32(op_fsync)
+  NAPI_EXPORT_UINT32(op_fsyncdir)
+  NAPI_EXPORT_UINT32(op_readdir)
+  NAPI_EXPORT_UINT32(op_truncate)
+  NAPI_EXPORT_UINT32(op_ftruncate)
+  NAPI_EXPORT_UINT32(op_utimens)
+  NAPI_EXPORT_UINT32(op_readlink)
+  NAPI_EXPORT_UINT32(op_chown)
+  NAPI_EXPORT_UINT32(op_chmod)
+  NAPI_EXPORT_UINT32(op_mknod)
+  NAPI_EXPORT_UINT32(op_setxattr)
+  NAPI_EXPORT_UINT32(op_getxattr)
+  NAPI_EXPORT_UINT32(op_listxattr)
+  NAPI_EXPORT_UINT32(op_removexattr)
+  NAPI_EXPORT_UINT32(op_open)
+  NAPI_EXPORT_UINT32(op_opendir)
+  NAPI_EXPORT_UINT32(op_read)
+  NAPI_EXPORT_UINT32(op_write)
+  NAPI_EXPORT_UINT32(op_release)
+  NAPI_EXPORT_UINT32(op_releasedir)
+  NAPI_EXPORT_UINT32(op_create)
+  NAPI_EXPORT_UINT32(op_unlink)
+  NAPI_EXPORT_UINT32(op_rename)
+  NAPI_EXPORT_UINT32(op_link)
+  NAPI_EXPORT_UINT32(op_symlink)
+  NAPI_EXPORT_UINT32(op_mkdir)
+  NAPI_EXPORT_UINT32(op_rmdir)
+}
