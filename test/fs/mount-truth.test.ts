@@ -1,0 +1,94 @@
+/**
+ * The mount tells the truth (issue 12): a read after a completed write elsewhere returns the whole
+ * new content on the next open, atomic saves never make an always-present file vanish for a
+ * moment, and names that are not UTF-8 are refused instead of aliasing one another.
+ */
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { FUSE_AVAILABLE, NO_FUSE_REASON, py, sh, startMount } from '../helpers/mount.js';
+
+if (!FUSE_AVAILABLE) console.warn(NO_FUSE_REASON);
+
+describe.skipIf(!FUSE_AVAILABLE)('the mount tells the truth', () => {
+  it('a file another session grew or shrank reads whole on the next open, though its old size was cached', async () => {
+    const a = await startMount({ seed: { '/f.md': '' }, session: 'sesn_a', also: { 'mnt-b': 'sesn_b' } });
+    const b = join(a.dir, 'mnt-b');
+    const text = (n: number, c: string) => c.repeat(n - 1) + '\n';
+    // One child per session, as agents are: each step ends (close returned) before the next starts.
+    const steps: [string, string, string][] = [
+      [a.mnt, `printf '${text(100, 'a')}' > f.md`, ''],
+      [b, 'stat -c %s f.md', '100\n'],
+      [a.mnt, `printf '${text(200, 'b')}' > f.md`, ''],
+      [b, 'wc -c < f.md', '200\n'],
+      [b, 'cat f.md | tr -d "\\n" | wc -c', '199\n'],
+      [a.mnt, `printf '${text(50, 'c')}' > f.md`, ''],
+      // Shrunk: no NUL padding up to the old size.
+      [b, 'wc -c < f.md; tr -d "c\\n" < f.md | wc -c', '50\n0\n'],
+    ];
+    for (const [dir, cmd, want] of steps) {
+      const r = await sh(cmd, dir);
+      expect(r.code, `${cmd}: ${r.stderr}`).toBe(0);
+      expect(r.stdout, cmd).toBe(want);
+    }
+  });
+
+  it('a file the API rewrote reads whole on the next open, though the mount had just stat-ed it', async () => {
+    const m = await startMount({ seed: { '/g.md': 'x'.repeat(99) + '\n' } });
+    for (const size of [300, 20, 4000]) {
+      expect((await sh('stat -c %s g.md', m.mnt)).code).toBe(0);
+      await m.call('update', { path: '/g.md', content: 'y'.repeat(size - 1) + '\n' });
+      const r = await py("import os\nd = open('g.md','rb').read()\nprint(os.fstat(os.open('g.md', os.O_RDONLY)).st_size, len(d), d.count(b'\\0'))", m.mnt);
+      expect(r.stdout, r.stderr).toBe(`${size} ${size} 0\n`);
+    }
+  });
+
+  it('appends and reads of a file never fail while sed -i keeps replacing it in the same mount', async () => {
+    const m = await startMount({ seed: { '/log.md': 'start\n' } });
+    const saver = sh('for i in $(seq 1 150); do sed -i "s/^start$/start/" log.md || exit 1; done; echo saved', m.mnt);
+    const appender = py(
+      String.raw`
+import errno
+fails = {}
+for i in range(1500):
+    try:
+        with open('log.md', 'a') as f: f.write('')
+        with open('log.md') as f: f.read()
+    except OSError as e:
+        fails[errno.errorcode[e.errno]] = fails.get(errno.errorcode[e.errno], 0) + 1
+print(fails)
+`,
+      m.mnt,
+    );
+    const [s, a] = await Promise.all([saver, appender]);
+    expect(s.stdout, s.stderr).toBe('saved\n');
+    expect(a.stdout, a.stderr).toBe('{}\n');
+  });
+
+  it('names whose bytes are not UTF-8 are refused with EINVAL and never alias one another', async () => {
+    const m = await startMount();
+    const r = await py(
+      String.raw`
+import errno, os
+out = []
+for name in [b'\xff.md', b'\xfe.md', b'a\xc0\xafb.md', b'\xed\xa0\x80.md']:
+    try:
+        fd = os.open(name, os.O_WRONLY | os.O_CREAT, 0o644); os.close(fd); out.append('created')
+    except OSError as e:
+        out.append(errno.errorcode[e.errno])
+try:
+    os.mkdir(b'\xffdir'); out.append('mkdir')
+except OSError as e:
+    out.append(errno.errorcode[e.errno])
+with open('ok.md', 'w') as f: f.write('ok\n')
+try:
+    os.rename(b'ok.md', b'\xff.md'); out.append('renamed')
+except OSError as e:
+    out.append(errno.errorcode[e.errno])
+print(' '.join(out), sorted(os.listdir('.')))
+`,
+      m.mnt,
+    );
+    expect(r.stdout, r.stderr).toBe("EINVAL EINVAL EINVAL EINVAL EINVAL EINVAL ['ok.md']\n");
+    expect(Object.keys(await m.tree())).toEqual(['/ok.md']);
+  });
+});
