@@ -12,9 +12,10 @@ import { REPO_ROOT } from './helpers/server.js';
 const read = (path: string) => readFileSync(join(REPO_ROOT, path), 'utf8');
 
 describe('the package', () => {
-  it('builds on npm ci (prepare) and names mnemo as its binary', () => {
+  it('builds the FUSE addon and dist/ on npm ci (prepare) and names mnemo as its binary', () => {
     const pkg = JSON.parse(read('package.json')) as { scripts: Record<string, string>; bin: Record<string, string> };
-    expect(pkg.scripts['prepare']).toBe('npm run build');
+    expect(pkg.scripts['prepare']).toBe('npm run build:native && npm run build');
+    expect(pkg.scripts['build:native']).toMatch(/^node-gyp rebuild --directory=native\/fuse/);
     expect(pkg.bin).toEqual({ mnemo: 'bin/mnemo.js' });
     expect(read('bin/mnemo.js')).toMatch(/^#!\/usr\/bin\/env node\n/);
   });
@@ -37,11 +38,14 @@ describe('the Docker files', () => {
     const build = stages[0]!;
     const npmCi = build.indexOf('RUN npm ci');
     expect(npmCi).toBeGreaterThan(-1);
-    for (const copy of ['tsconfig.json', 'COPY src src', 'COPY api api', 'COPY fs fs']) {
+    for (const copy of ['tsconfig.json', 'COPY src src', 'COPY api api', 'COPY fs fs', 'COPY native native']) {
       expect(build.indexOf(copy), copy).toBeGreaterThan(-1);
       expect(build.indexOf(copy), copy).toBeLessThan(npmCi);
     }
     expect(build).toMatch(/npm prune --omit=dev/);
+    // The addon compiles against libfuse 3 in the build stage; the image runs it with fuse3.
+    expect(build).toMatch(/libfuse3-dev/);
+    expect(stages[1]).toMatch(/native\/fuse\/build\/Release\/fuse\.node/);
   });
 
   it('check health on GET /healthz, run under an init, and leave MNEMO_ADMIN_KEY optional so a generated key is printed', () => {

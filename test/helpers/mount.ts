@@ -11,7 +11,7 @@ import type { MemoryVersion } from '../../src/types.js';
 import { tmpDir } from './tmp.js';
 
 export const FUSE_AVAILABLE = existsSync('/dev/fuse');
-export const NO_FUSE_REASON = '/dev/fuse is missing: FUSE mount tests are skipped (install libfuse2 + fuse3 and run with /dev/fuse)';
+export const NO_FUSE_REASON = '/dev/fuse is missing: FUSE mount tests are skipped (install fuse3 and libfuse3-dev and run with /dev/fuse)';
 
 const root = new URL('../..', import.meta.url).pathname;
 const HOST = join(root, 'dist/test/helpers/mount-host.js');
