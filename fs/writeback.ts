@@ -52,6 +52,8 @@ export function commit(ctx: MountContext, d: Draft): void {
   d.stored = true;
   d.dirty = false;
   d.baseVersionId = memory.versionId;
+  // The kernel learnt this size from our own writes: the next open here has nothing to refresh.
+  if (ctx.served.has(path)) ctx.served.set(path, memory.versionId);
   ctx.contents.put(memory.versionId, draftContent(d));
   d.mtimeMs = Date.parse(memory.updatedAt);
   d.baseSize = d.size;
