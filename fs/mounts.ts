@@ -24,7 +24,7 @@ class MnemoFuse extends Fuse {
   constructor(mnt: string, ops: FuseOps, extra: string[]) {
     // force: clear a dead mount at this path first; autoUnmount: a helper unmounts if we die.
     // timeout: false drops fuse-native's per-op watchdog timer (set and cleared on every op): our
-    // handlers are synchronous and always reply (ops.ts), so it never fires and only costs time.
+    // handlers always reply (ops.ts; fsync once the WAL sync is done), so it never fires and only costs time.
     super(mnt, ops, { force: true, mkdir: true, autoUnmount: true, timeout: false });
     this.extra = extra;
   }
