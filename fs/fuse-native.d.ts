@@ -44,6 +44,7 @@ declare module 'fuse-native' {
     ftruncate?(path: string, fh: number, size: number, cb: Cb): void;
     flush?(path: string, fh: number, cb: Cb): void;
     fsync?(path: string, datasync: number, fh: number, cb: Cb): void;
+    fsyncdir?(path: string, datasync: number, fh: number, cb: Cb): void;
     release?(path: string, fh: number, cb: Cb): void;
     unlink?(path: string, cb: Cb): void;
     rename?(src: string, dest: string, cb: Cb): void;

@@ -180,6 +180,13 @@ export function createOps(ctx: MountContext): FuseOps {
         h.changed = false;
       }),
 
+    // A directory's entries are memory paths, changed by commits (create, rename, unlink): syncing
+    // the directory is waiting for every commit so far, as for a file. Nothing of its own to save.
+    fsyncdir: (path, _datasync, _fh, cb) =>
+      run('fsync', path, whenDurable('fsync', path, cb), () => {
+        if (!lookup(ctx, path)) throw fsError(Fuse.ENOENT);
+      }),
+
     release: (path, fh, cb) =>
       run('release', path, cb, () => {
         releaseDraft(ctx, ctx.handles.remove(fh));

@@ -1,7 +1,7 @@
 /**
  * Durability as POSIX defines it, through a real server's session mount (issue 12): in each mode
  * (MNEMO_MOUNT_SYNC=fsync, the default, and close) a kill -9 right after a run of close()s loses
- * none of them, and fsync()/fdatasync() from python returns 0 with the version stored and no commit
+ * none of them, and fsync()/fdatasync() (of a file or a directory) from python returns 0 with the version stored and no commit
  * left waiting for the disk (observed on /metrics). A power loss cannot be simulated here; the
  * storage tests (test/src/durability.test.ts) pin the sync accounting.
  */
@@ -37,7 +37,7 @@ for i in range(limit):
 print('done', flush=True)
 `;
 
-/** Writes a.md (closed), then b.md with fsync and fdatasync, reports, and closes b.md once told to. */
+/** Writes a.md (closed), then b.md with fsync and fdatasync, fsyncs the directory, reports, and closes b.md once told to. */
 const FSYNCER = `
 import json, os, sys
 d = sys.argv[1]
@@ -47,12 +47,14 @@ f = open(os.path.join(d, 'b.md'), 'w')
 f.write('synced while open\\n')
 f.flush()
 out = {}
-for name, call in (('fsync', os.fsync), ('fdatasync', os.fdatasync)):
+dfd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+for name, call, fd in (('fsync', os.fsync, f.fileno()), ('fdatasync', os.fdatasync, f.fileno()), ('directory fsync', os.fsync, dfd)):
     try:
-        call(f.fileno())
+        call(fd)
         out[name] = 0
     except OSError as e:
         out[name] = e.errno
+os.close(dfd)
 print(json.dumps(out), flush=True)
 sys.stdin.readline()
 f.close()
@@ -134,7 +136,7 @@ describe.skipIf(!FUSE_AVAILABLE)('mount durability through a real server', () =>
       expect(check.code, check.stdout + check.stderr).toBe(0);
     });
 
-    it(`fsync() and fdatasync() through the mount return 0 with the version stored and nothing left waiting for the disk (MNEMO_MOUNT_SYNC=${mode})`, async () => {
+    it(`fsync(), fdatasync() and a directory's fsync() through the mount return 0 with the version stored and nothing left waiting for the disk (MNEMO_MOUNT_SYNC=${mode})`, async () => {
       const server = await startServer({ env: { MNEMO_MOUNT_SYNC: mode } });
       servers.push(server);
       const { storeId, mnt } = await mountedStore(server);
@@ -144,7 +146,7 @@ describe.skipIf(!FUSE_AVAILABLE)('mount durability through a real server', () =>
       const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
       const report = await lines.next();
       expect(report.done, stderr).toBe(false);
-      expect(JSON.parse(report.value as string)).toEqual({ fsync: 0, fdatasync: 0 });
+      expect(JSON.parse(report.value as string)).toEqual({ fsync: 0, fdatasync: 0, 'directory fsync': 0 });
 
       // b.md is still open: fsync saved it, and every commit before its reply is on disk.
       const tree = await storedTree(server, storeId);
