@@ -68,7 +68,7 @@ export function createMetrics(): Metrics {
   });
   const commitSeconds = new Histogram({
     name: 'mnemo_commit_duration_seconds',
-    help: 'Write transactions from BEGIN to durable COMMIT (fsync included), in seconds',
+    help: 'Write transactions from BEGIN to COMMIT (the fsync included where the commit is durable), in seconds',
     buckets: LATENCY_BUCKETS,
     registers: [registry],
   });
