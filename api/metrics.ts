@@ -15,6 +15,8 @@ import { routeTemplate } from './log.js';
 export interface GaugeSource {
   activeSessions(): number | Promise<number>;
   mounts(): number | Promise<number>;
+  /** Mount commits not on disk yet (MNEMO_MOUNT_SYNC=fsync); absent: 0. */
+  unsyncedCommits?(): number;
 }
 
 export interface Metrics {
@@ -23,6 +25,8 @@ export interface Metrics {
   observer: ServiceObserver;
   /** For openSqliteStorage: write transaction (commit) latency. */
   commit(seconds: number): void;
+  /** For openSqliteStorage: how long each WAL sync (fdatasync) took. */
+  walSync(seconds: number): void;
   /** Counts and times every request (the app's first middleware after the request id). */
   requests(): MiddlewareHandler<AppEnv>;
   /** Sets where the session and mount gauges read from (the sessions exist after the storage). */
@@ -64,9 +68,23 @@ export function createMetrics(): Metrics {
   });
   const commitSeconds = new Histogram({
     name: 'mnemo_commit_duration_seconds',
-    help: 'Write transactions from BEGIN to durable COMMIT (fsync included), in seconds',
+    help: 'Write transactions from BEGIN to COMMIT (the fsync included where the commit is durable), in seconds',
     buckets: LATENCY_BUCKETS,
     registers: [registry],
+  });
+  const walSyncSeconds = new Histogram({
+    name: 'mnemo_wal_sync_duration_seconds',
+    help: "WAL syncs (fdatasync of the -wal file) that made mount commits durable: fsync() on a mount and the background sync, in seconds",
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'mnemo_unsynced_commits',
+    help: 'Mount commits that may not be on disk yet (safe from a crash of mnemo, not from a power loss)',
+    registers: [registry],
+    collect() {
+      this.set(source.unsyncedCommits?.() ?? 0);
+    },
   });
   const searchSeconds = new Histogram({
     name: 'mnemo_search_duration_seconds',
@@ -106,6 +124,7 @@ export function createMetrics(): Metrics {
       searched: (seconds) => searchSeconds.observe(seconds),
     },
     commit: (seconds) => commitSeconds.observe(seconds),
+    walSync: (seconds) => walSyncSeconds.observe(seconds),
     requests() {
       return async function metricsMiddleware(c, next) {
         const started = performance.now();

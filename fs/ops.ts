@@ -1,7 +1,8 @@
 /**
- * @module The fuse-native handlers for one mount. Every handler is synchronous (better-sqlite3),
- * replies exactly once with a number, and never throws into the binding (notes §1.4): a thrown
- * MnemoError or FsError becomes its errno, anything else EIO.
+ * @module The fuse-native handlers for one mount. Every handler does its work synchronously
+ * (better-sqlite3), replies exactly once with a number, and never throws into the binding (notes
+ * §1.4): a thrown MnemoError or FsError becomes its errno, anything else EIO. Only fsync replies
+ * later: once its save is on disk (the WAL sync runs off the event loop, src/durability.ts).
  */
 import Fuse, { type FuseOps } from './binding/fuse.js';
 import { isMnemoError, MAX_CONTENT_BYTES } from '../src/index.js';
@@ -174,13 +175,21 @@ export function createOps(ctx: MountContext): FuseOps {
         h.changed = false;
       }),
 
+    // fsync and fdatasync alike: the save, then the reply once it and every commit before it is on disk.
     fsync: (path, _datasync, fh, cb) =>
-      run('fsync', path ?? '(open file)', cb, () => {
+      run('fsync', path ?? '(open file)', whenDurable('fsync', path ?? '(open file)', cb), () => {
         const h = ctx.handles.get(fh);
         if (h.draft.failed) throw fsError(h.draft.failed);
         h.wrote = false;
         save(h.draft);
         h.changed = false;
+      }),
+
+    // A directory's entries are memory paths, changed by commits (create, rename, unlink): syncing
+    // the directory is waiting for every commit so far, as for a file. Nothing of its own to save.
+    fsyncdir: (path, _datasync, _fh, cb) =>
+      run('fsync', path, whenDurable('fsync', path, cb), () => {
+        if (!lookup(ctx, path)) throw fsError(Fuse.ENOENT);
       }),
 
     release: (path, fh, cb) =>
@@ -288,6 +297,30 @@ export function createOps(ctx: MountContext): FuseOps {
     } finally {
       settleLocal(ctx, d);
     }
+  }
+
+  /**
+   * A reply that waits for the disk: a success is sent once every commit so far is durable (in
+   * MNEMO_MOUNT_SYNC=close mode at once: the save was); an error, or a failed sync (EIO), at once.
+   */
+  function whenDurable(op: string, path: string, cb: Reply): Reply {
+    const reply = (code: number) => {
+      try {
+        cb(code);
+      } catch (err) {
+        ctx.log(`mnemo fs: replying to ${op} '${path}' failed: ${String(err)}`);
+      }
+    };
+    return (code) => {
+      if (code !== 0) return reply(code);
+      ctx.service.durability.sync().then(
+        () => reply(0),
+        (err: unknown) => {
+          ctx.log(errnoLine(Fuse.EIO, op, path, err));
+          reply(Fuse.EIO);
+        },
+      );
+    };
   }
 
   function save(d: Parameters<typeof commit>[1]): void {

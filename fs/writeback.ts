@@ -4,8 +4,11 @@
  * - A handle saves on `flush` only if it wrote since its last save (a shell's extra flush from
  *   dup2 saves nothing), always on `fsync`, and on `release` if anything is still unsaved (`: > f`,
  *   a created empty file). A truncate by path with no open writer saves at once. Unchanged content
- *   adds no version (the store's update is a no-op then). Saves are synchronous SQLite transactions
- *   with synchronous=FULL, so a successful close() or fsync() means the version is on disk.
+ *   adds no version (the store's update is a no-op then). Saves are synchronous SQLite transactions.
+ *   Durability is POSIX's (DESIGN §5, src/durability.ts): a successful close() means the version is
+ *   stored and survives a crash of mnemo (committed at synchronous=NORMAL, in the OS page cache);
+ *   fsync() replies once it and every earlier commit is on disk; a background WAL sync puts every
+ *   closed version on disk within 100 ms. MNEMO_MOUNT_SYNC=close makes every save durable at commit.
  * - Atomic saves: a new file whose name looks like a temp file (names.ts: sedXXXXXX, tmpXXXXXXXX,
  *   .tmp-*, *.tmp, swap files, *.lock…) is a scratch draft that lives only in the mount and is
  *   never saved under its own name. Renaming it onto a path saves its bytes there in one

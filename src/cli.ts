@@ -5,8 +5,10 @@
  * being ignored while the command runs with defaults.
  */
 import { parseArgs as parseNodeArgs } from 'node:util';
+import { MOUNT_SYNC_MODES } from './durability.js';
 
-type Option = { type: 'string' } | { type: 'boolean' };
+/** A string option may list the only values it takes: anything else is refused at parse (exit 2). */
+type Option = { type: 'string'; choices?: readonly string[] } | { type: 'boolean' };
 type Options = Record<string, Option>;
 
 interface CommandSpec {
@@ -24,6 +26,7 @@ interface CommandSpec {
 const str: Option = { type: 'string' };
 const bool: Option = { type: 'boolean' };
 const DATA_DIR: Options = { 'data-dir': str };
+const MOUNT_SYNC: Option = { type: 'string', choices: MOUNT_SYNC_MODES };
 
 /** Every flag of DESIGN §6 that `serve` reads (see config.ts); other helpers' settings land here too. */
 const SERVE_OPTIONS: Options = {
@@ -35,6 +38,7 @@ const SERVE_OPTIONS: Options = {
   'idempotency-ttl-seconds': str,
   'checkpoint-max-bytes': str,
   'log-level': str,
+  'mount-sync': MOUNT_SYNC,
   'rotate-admin-key': bool,
 };
 
@@ -43,7 +47,8 @@ const COMMANDS: Record<string, CommandSpec> = {
   serve: {
     usage:
       'mnemo serve [--host H] [--port P] [--data-dir D] [--mount-root M] [--max-body-bytes N]\n' +
-      '            [--idempotency-ttl-seconds S] [--checkpoint-max-bytes N] [--log-level L] [--rotate-admin-key]',
+      '            [--idempotency-ttl-seconds S] [--checkpoint-max-bytes N] [--log-level L]\n' +
+      '            [--mount-sync fsync|close] [--rotate-admin-key]',
     summary: 'Start the HTTP API (and session mounts). Prints its URL on the first line.',
     options: SERVE_OPTIONS,
     positionals: [],
@@ -101,9 +106,9 @@ const COMMANDS: Record<string, CommandSpec> = {
     positionals: ['file'],
   },
   mount: {
-    usage: 'mnemo mount <memory_store_id> <dir> [--read-only] [--data-dir D] [--log-level L]',
+    usage: 'mnemo mount <memory_store_id> <dir> [--read-only] [--data-dir D] [--log-level L] [--mount-sync fsync|close]',
     summary: 'Mount one store at an empty or new directory until interrupted (Ctrl-C unmounts).',
-    options: { ...DATA_DIR, 'read-only': bool, 'log-level': str },
+    options: { ...DATA_DIR, 'read-only': bool, 'log-level': str, 'mount-sync': MOUNT_SYNC },
     positionals: ['memory_store_id', 'dir'],
   },
   mcp: {
@@ -178,9 +183,16 @@ export function parseArgs(argv: string[]): Parsed {
   let values: Record<string, string | boolean | undefined>;
   let positionals: string[];
   try {
-    ({ values, positionals } = parseNodeArgs({ args: tail, options: spec.options, strict: true, allowPositionals: true }));
+    const options = Object.fromEntries(Object.entries(spec.options).map(([k, o]) => [k, { type: o.type }]));
+    ({ values, positionals } = parseNodeArgs({ args: tail, options, strict: true, allowPositionals: true }));
   } catch (err) {
     return fail(parseErrorMessage(err));
+  }
+  for (const [k, o] of Object.entries(spec.options)) {
+    const v = values[k];
+    if (o.type === 'string' && o.choices && typeof v === 'string' && !o.choices.includes(v)) {
+      return fail(`invalid --${k}: ${v} (${o.choices.join(' or ')})`);
+    }
   }
   if (positionals.length < spec.positionals.length) {
     return fail(`missing ${spec.positionals.slice(positionals.length).map((p) => `<${p}>`).join(' ')}`);
@@ -208,9 +220,12 @@ export const USAGE = `mnemo — versioned memory stores for AI agents
 Usage:
   mnemo serve [--host H] [--port P] [--data-dir D] [--mount-root M] [--max-body-bytes N]
               [--idempotency-ttl-seconds S] [--checkpoint-max-bytes N] [--log-level L]
-              [--rotate-admin-key]
+              [--mount-sync fsync|close] [--rotate-admin-key]
       Start the HTTP API (and session mounts). Prints its URL on the first line.
       One server per data directory: a second one exits 1.
+      --mount-sync fsync (default): a mount's close() is safe from a crash of mnemo, fsync()
+      puts it on disk, and every closed version is on disk within 100 ms; close: every
+      close() on a mount is on disk when it returns (slower saves).
       --rotate-admin-key: revoke the seeded admin key and make MNEMO_ADMIN_KEY the admin key.
   mnemo keys create --role admin|read_write|read_only [--name N] [--workspace ID]
                     [--stores ID,ID] [--all-workspaces] [--data-dir D]
@@ -226,7 +241,7 @@ Usage:
   mnemo restore <file> [--data-dir D]
       Replace the database with a checked backup (or restore into an empty or new directory);
       refused while a server, mount or mcp uses the data dir.
-  mnemo mount <memory_store_id> <dir> [--read-only] [--data-dir D]
+  mnemo mount <memory_store_id> <dir> [--read-only] [--data-dir D] [--mount-sync fsync|close]
       Mount one store at an empty or new directory until interrupted (Ctrl-C unmounts).
   mnemo mcp [--data-dir D]
       MCP server on stdio for the API key in MNEMO_API_KEY (its role and store grants apply).
@@ -238,5 +253,5 @@ Unknown flags and missing or extra arguments exit 2 with the command's usage.
 Environment: MNEMO_HOST, MNEMO_PORT, MNEMO_DATA_DIR, MNEMO_MOUNT_ROOT, MNEMO_ADMIN_KEY,
 MNEMO_MAX_BODY_BYTES, MNEMO_IDEMPOTENCY_TTL_SECONDS (flag --idempotency-ttl-seconds),
 MNEMO_CHECKPOINT_MAX_BYTES (flag --checkpoint-max-bytes), MNEMO_LOG_LEVEL (flag --log-level),
-MNEMO_API_KEY (mnemo mcp).
+MNEMO_MOUNT_SYNC (flag --mount-sync), MNEMO_API_KEY (mnemo mcp).
 `;

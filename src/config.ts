@@ -1,5 +1,6 @@
 /** @module Configuration: the only reader of process.env. Flags override environment variables. */
 import { join, resolve } from 'node:path';
+import { MOUNT_SYNC_MODES, type MountSync } from './durability.js';
 
 export interface Config {
   host: string;
@@ -29,6 +30,8 @@ export interface Config {
   metricsPublic: boolean;
   /** MNEMO_MAX_INFLIGHT_BODIES: request bodies read at once; past it 503 overloaded_error (default 64). */
   maxInflightBodies: number;
+  /** MNEMO_MOUNT_SYNC / --mount-sync: `fsync` (POSIX: close() is crash-safe, fsync() durable) or `close` (every close durable). */
+  mountSync: MountSync;
 }
 
 /** MNEMO_ADMIN_KEY must be at least this long: it is the operator key of every workspace. */
@@ -92,6 +95,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Flags = 
   const metricsRaw = env['MNEMO_METRICS_PUBLIC'] ?? '';
   if (!['', '0', '1'].includes(metricsRaw)) throw new Error(`invalid MNEMO_METRICS_PUBLIC: ${metricsRaw} (1 or 0)`);
   const maxInflightBodies = limit('MNEMO_MAX_INFLIGHT_BODIES', 64);
+  const mountSync = pick('mount-sync', 'MNEMO_MOUNT_SYNC') ?? 'fsync';
+  if (!(MOUNT_SYNC_MODES as readonly string[]).includes(mountSync)) {
+    throw new Error(`invalid MNEMO_MOUNT_SYNC: ${mountSync} (fsync or close)`);
+  }
   return Object.freeze({
     host: pick('host', 'MNEMO_HOST') ?? '127.0.0.1',
     port,
@@ -109,5 +116,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Flags = 
     logLevel: logLevel as LogLevel,
     metricsPublic: metricsRaw === '1',
     maxInflightBodies,
+    mountSync: mountSync as MountSync,
   });
 }

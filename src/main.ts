@@ -85,7 +85,7 @@ async function runServe(config: Config): Promise<number> {
   // One server per data dir, decided before anything is opened or any mount is touched.
   const owned = ownDataDir(config);
   const metrics = createMetrics();
-  const storage = openSqliteStorage(config.dbFile, { onCommit: metrics.commit });
+  const storage = openSqliteStorage(config.dbFile, { onCommit: metrics.commit, onSync: metrics.walSync });
   // The mount manager needs the service and the service tells mounts about archived or deleted
   // stores, so the mounter is bound after both exist.
   let mounter: Mounter | null = null;
@@ -95,6 +95,8 @@ async function runServe(config: Config): Promise<number> {
     checkpointMaxBytes: config.checkpointMaxBytes,
     limits: config.storeLimits,
     observer: metrics.observer,
+    mountSync: config.mountSync,
+    onSyncError: syncFailed,
   });
   mounter = createMountManager({ service, log, localLimits: config.localLimits });
   const sessions = createSessions({ service, mounter, mountRoot: config.mountRoot, log });
@@ -107,6 +109,7 @@ async function runServe(config: Config): Promise<number> {
   metrics.watch({
     activeSessions: () => storage.listActiveSessions().length,
     mounts: async () => (await mounts.mounted?.())?.length ?? 0,
+    unsyncedCommits: () => service.durability.unsynced(),
   });
   const app = createApp({
     service, sessions, maxBodyBytes: config.maxBodyBytes, idempotency, log,
@@ -136,6 +139,8 @@ async function runServe(config: Config): Promise<number> {
   stopIndexing();
   await served.close();
   await mounter.unmountAll();
+  // The last sync after the unmount's final saves; the close's checkpoint (at FULL) syncs again anyway.
+  await service.durability.stop().catch(syncFailed);
   storage.close();
   removePidFile(config.dataDir);
   owned.release();
@@ -178,6 +183,7 @@ async function runMount(config: Config, args: string[], flags: Record<string, st
   try {
     return await mountUntilSignal(config, service, storeId, resolve(dir), flags['read-only'] === true);
   } finally {
+    await service.durability.stop().catch(syncFailed);
     service.storage.close();
     lock.release();
   }
@@ -234,7 +240,12 @@ function sweepExpired(service: Service): NodeJS.Timeout {
 }
 
 function openService(config: Config): Service {
-  return createService({ storage: openSqliteStorage(config.dbFile), limits: config.storeLimits });
+  return createService({ storage: openSqliteStorage(config.dbFile), limits: config.storeLimits, mountSync: config.mountSync, onSyncError: syncFailed });
+}
+
+/** A WAL sync the disk refused: closed versions may not be durable yet (the next sync retries). */
+function syncFailed(err: unknown): void {
+  warn(`mnemo: WAL sync failed: ${describeError(err)}`);
 }
 
 function untilSignal(): Promise<void> {

@@ -2,6 +2,7 @@
 import { assertAllowed, assertMayCreateStores, assertStoreGranted, grantedStores } from './access.js';
 import { createCheckpoints } from './checkpoints.js';
 import { byteLength } from './content.js';
+import { createDurability, type MountSync } from './durability.js';
 import { MnemoError, notFound } from './errors.js';
 import { newId, type IdGenerator } from './ids.js';
 import { createKeys } from './keys.js';
@@ -40,6 +41,10 @@ export interface ServiceOptions {
   limits?: Partial<StoreLimits>;
   /** Told of each memory write and search, for metrics; the composition root wires it (src/ knows no metrics library). */
   observer?: ServiceObserver;
+  /** MNEMO_MOUNT_SYNC: when a mount's writes reach the disk (src/durability.ts; default fsync). */
+  mountSync?: MountSync;
+  /** Told when a background WAL sync fails (the server logs it); the next one tries again. */
+  onSyncError?: (err: unknown) => void;
 }
 
 export interface ServiceObserver {
@@ -62,11 +67,16 @@ export function createService({
   checkpointMaxBytes,
   limits: limitOptions = {},
   observer = {},
+  mountSync = 'fsync',
+  onSyncError,
 }: ServiceOptions) {
   const keys = createKeys(storage, clock);
   const limits = createLimits(storage, { ...DEFAULT_LIMITS, ...limitOptions });
   const wrote = (caller: Caller, versions: number) => observer.wrote?.(faceOf(caller), versions);
   const search = createSearch({ storage, readable: store });
+  const durability = createDurability({ storage, mountSync, ...(onSyncError ? { onError: onSyncError } : {}) });
+  /** A memory write: a mount's is durable at fsync() (or at close() with MNEMO_MOUNT_SYNC=close), any other at commit. */
+  const commit = <T>(caller: Caller, fn: () => T): T => durability.write(faceOf(caller), fn);
 
   function store(caller: Caller, id: string): Store {
     assertStoreGranted(caller, id);
@@ -96,6 +106,8 @@ export function createService({
     keys,
     /** Store and workspace limits; sessions ask it before a session is created. */
     limits,
+    /** When writes reach the disk: `sync()` for a mount's fsync(), `stop()` at shutdown before the storage closes. */
+    durability,
     /** Agent continuity: checkpoints with a latest pointer, and restores within a byte budget. */
     checkpoints: createCheckpoints({
       storage, clock, ids, readable: store, writable,
@@ -152,7 +164,7 @@ export function createService({
       limits.assertStoreRoom(storeId, byteLength(content), () => null);
       const s = stamp(caller);
       const expiresAt = resolveExpiry(input.expiry, s.now);
-      const created = storage.createMemory({
+      const created = commit(caller, () => storage.createMemory({
         ...s,
         storeId,
         memoryId: ids('memory'),
@@ -160,7 +172,7 @@ export function createService({
         content,
         ...(input.mode === undefined ? {} : { mode: input.mode }),
         ...(expiresAt == null ? {} : { expiresAt }),
-      });
+      }));
       wrote(caller, 1);
       return created;
     },
@@ -184,18 +196,14 @@ export function createService({
       const { expiry, ...rest } = write;
       const s = stamp(caller);
       const expiresAt = resolveExpiry(expiry, s.now);
-      const result = storage.updateMemory({ ...s, storeId, memoryId, ...rest, ...(expiresAt === undefined ? {} : { expiresAt }) });
+      const result = commit(caller, () => storage.updateMemory({ ...s, storeId, memoryId, ...rest, ...(expiresAt === undefined ? {} : { expiresAt }) }));
       wrote(caller, result.changed ? 1 : 0);
       return result.memory;
     },
     deleteMemory(caller: Caller, storeId: string, memoryId: string, expectedSha256?: string): void {
       writable(caller, storeId);
-      storage.deleteMemory({
-        ...stamp(caller),
-        storeId,
-        memoryId,
-        ...(expectedSha256 === undefined ? {} : { expectedSha256 }),
-      });
+      const input = { ...stamp(caller), storeId, memoryId, ...(expectedSha256 === undefined ? {} : { expectedSha256 }) };
+      commit(caller, () => storage.deleteMemory(input));
       wrote(caller, 1);
     },
 
@@ -207,21 +215,23 @@ export function createService({
       const path = assertMemoryPath(input.path);
       const content = assertContent(input.content);
       limits.assertStoreRoom(storeId, byteLength(content), () => storage.getMemoryMetaByPath(storeId, path));
-      const result = storage.saveMemoryAt({
+      const save = {
         ...stamp(caller),
         storeId,
         memoryId: input.memoryId,
         path,
         content,
         ...(input.mode === undefined ? {} : { mode: input.mode }),
-      });
+      };
+      const result = commit(caller, () => storage.saveMemoryAt(save));
       wrote(caller, result.changed ? 1 : 0);
       return result;
     },
     /** Renames a memory, replacing (deleting) one already at `path`, in one transaction. */
     moveMemory(caller: Caller, storeId: string, memoryId: string, path: string): Memory {
       writable(caller, storeId);
-      const moved = storage.moveMemory({ ...stamp(caller), storeId, memoryId, path: assertMemoryPath(path), replacedVersionId: ids('version') });
+      const move = { ...stamp(caller), storeId, memoryId, path: assertMemoryPath(path), replacedVersionId: ids('version') };
+      const moved = commit(caller, () => storage.moveMemory(move));
       wrote(caller, 1);
       return moved;
     },
@@ -233,13 +243,13 @@ export function createService({
       if (to === from || to.startsWith(from + '/')) {
         throw new MnemoError('invalid_request', `cannot move ${from} into itself (${to})`);
       }
-      const moved = storage.moveTree({ storeId, from, to, actor: caller.actor, now: clock(), versionIds: () => ids('version') });
+      const moved = commit(caller, () => storage.moveTree({ storeId, from, to, actor: caller.actor, now: clock(), versionIds: () => ids('version') }));
       wrote(caller, moved);
       return moved;
     },
     setMemoryMode(caller: Caller, storeId: string, memoryId: string, mode: number): void {
       writable(caller, storeId);
-      storage.setMemoryMode(storeId, memoryId, mode & 0o7777);
+      commit(caller, () => storage.setMemoryMode(storeId, memoryId, mode & 0o7777));
     },
 
     // ------------------------------------------------------------ versions

@@ -66,6 +66,8 @@ export interface FuseOps {
   ftruncate?(path: string | null, fh: number, size: number, cb: Cb): void;
   flush?(path: string | null, fh: number, cb: Cb): void;
   fsync?(path: string | null, datasync: number, fh: number, cb: Cb): void;
+  /** A directory's fsync: its path (kept by the binding's opendir), no handle. */
+  fsyncdir?(path: string, datasync: number, fh: number, cb: Cb): void;
   release?(path: string | null, fh: number, cb: Cb): void;
   unlink?(path: string, cb: Cb): void;
   /** `flags`: RENAME_NOREPLACE (1), RENAME_EXCHANGE (2). */
@@ -135,6 +137,7 @@ const OPS: Record<string, Impl> = {
   },
   flush: (f, signal, path: string | null, fh: number) => f.ops.flush!(path, fh, (err) => signal(err)),
   fsync: (f, signal, path: string | null, datasync: number, fh: number) => f.ops.fsync!(path, datasync, fh, (err) => signal(err)),
+  fsyncdir: (f, signal, path: string, datasync: number, fh: number) => f.ops.fsyncdir!(path, datasync, fh, (err) => signal(err)),
   release: (f, signal, path: string | null, fh: number) => f.ops.release!(path, fh, (err) => signal(err)),
   unlink: (f, signal, path: string) => f.ops.unlink!(path, (err) => signal(err)),
   rename: (f, signal, src: string, dest: string, flags: number) => f.ops.rename!(src, dest, (err) => signal(err), flags),

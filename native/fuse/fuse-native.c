@@ -631,17 +631,14 @@ FUSE_METHOD_VOID(fsync, 3, 0, (const char *path, int datasync, struct fuse_file_
 })
 
 FUSE_METHOD_VOID(fsyncdir, 3, 0, (const char *path, int datasync, struct fuse_file_info *info), {
-  l->path = path;
+  // As readdir: opendir kept the directory's path in the handle, which JS never sees.
+  l->path = path != NULL ? path : (const char *) (uintptr_t) info->fh;
   l->mode = datasync;
   l->info = info;
 }, {
   fuse_native_path(env, l->path, &(argv[2]));
   napi_create_uint32(env, l->mode, &(argv[3]));
-  if (l->info != NULL) {
-    napi_create_uint32(env, l->info->fh, &(argv[4]));
-  } else {
-    napi_create_uint32(env, 0, &(argv[4]));
-  }
+  napi_create_uint32(env, 0, &(argv[4]));
 })
 
 

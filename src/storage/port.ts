@@ -91,6 +91,15 @@ export interface WriteResult {
   changed: boolean;
 }
 
+export interface AtomicOptions {
+  /**
+   * false: the commit need not be on disk when the call returns, only safe from a crash of this
+   * process (in the OS page cache); `syncCommits` makes it durable. A mount's saves (DESIGN §5).
+   * Inside another transaction the outermost one decides. Default true: on disk at commit.
+   */
+  durable?: boolean;
+}
+
 /** Whose receipt: one per workspace, API key, route and Idempotency-Key. */
 export interface ReceiptScope {
   workspaceId: string;
@@ -149,7 +158,14 @@ export interface Storage extends ContinuityStorage {
 
   // idempotency receipts
   /** Runs several port writes as one transaction (the writes inside join it), e.g. a mutation and its receipt. */
-  atomic<T>(fn: () => T): T;
+  atomic<T>(fn: () => T, options?: AtomicOptions): T;
+  /** Commits made with `durable: false` that may not be on disk yet (0 once `syncCommits` has run). */
+  unsyncedCommits(): number;
+  /**
+   * Resolves once every commit made before the call is on disk (a no-op when none is pending);
+   * rejects with the disk's error. Asynchronous: the event loop keeps serving meanwhile.
+   */
+  syncCommits(): Promise<void>;
   findReceipt(scope: ReceiptScope): Receipt | null;
   insertReceipt(receipt: Receipt): void;
   deleteReceipt(scope: ReceiptScope): void;

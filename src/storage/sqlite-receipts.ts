@@ -1,8 +1,8 @@
-/** @module SQLite statements for idempotency receipts, and the transaction that binds one to its mutation. */
+/** @module SQLite statements for idempotency receipts (the transaction that binds one to its mutation is `atomic`, sqlite.ts). */
 import type { Receipt, ReceiptScope, Storage } from './port.js';
-import { outerTx, type Db } from './tx.js';
+import type { Db } from './tx.js';
 
-type ReceiptStatements = Pick<Storage, 'atomic' | 'findReceipt' | 'insertReceipt' | 'deleteReceipt' | 'purgeReceipts'>;
+type ReceiptStatements = Pick<Storage, 'findReceipt' | 'insertReceipt' | 'deleteReceipt' | 'purgeReceipts'>;
 
 interface ReceiptRow {
   workspace_id: string;
@@ -54,8 +54,6 @@ export function createReceiptStatements(db: Db): ReceiptStatements {
   const scope = (s: ReceiptScope) => ({ workspaceId: s.workspaceId, apiKeyId: s.apiKeyId, route: s.route, key: s.key });
 
   return {
-    // Port writes called inside fn are writeTx functions: nested, they become savepoints of this one.
-    atomic: <T>(fn: () => T): T => outerTx(db, fn),
     findReceipt(s) {
       const r = q.find.get(scope(s)) as ReceiptRow | undefined;
       if (!r) return null;

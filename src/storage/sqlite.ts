@@ -5,8 +5,8 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { observeCommits, type Db } from './tx.js';
-import type { Storage } from './port.js';
+import { observeCommits, outerTx, type Db } from './tx.js';
+import type { AtomicOptions, Storage } from './port.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema.js';
 import { createChangeStatements, trackWrites } from './sqlite-changes.js';
 import { createCheckStatements } from './sqlite-check.js';
@@ -20,6 +20,7 @@ import { createSearchStatements } from './sqlite-search.js';
 import { createSearchIndex } from './sqlite-search-index.js';
 import { createSessionStatements } from './sqlite-sessions.js';
 import { createStoreStatements } from './sqlite-stores.js';
+import { createWalSync } from './sqlite-sync.js';
 import { createVersionStatements } from './sqlite-versions.js';
 
 
@@ -42,6 +43,8 @@ export interface SqliteOptions {
   clock?: () => string;
   /** Told how long each outermost write transaction took, in seconds, commit included (metrics). */
   onCommit?: (seconds: number) => void;
+  /** Told how long each WAL sync (the fdatasync behind `syncCommits`) took, in seconds (metrics). */
+  onSync?: (seconds: number) => void;
 }
 
 export function openSqliteStorage(file: string, _options: SqliteOptions = {}): SqliteStorage {
@@ -58,6 +61,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
   const memories = createMemoryStatements(db);
   const versions = createVersionStatements(db, searchIndex);
   const sessions = createSessionStatements(db);
+  const walSync = createWalSync(db, file, _options.onSync);
   return {
     ...stores,
     ...memories,
@@ -70,6 +74,12 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     ...createSearchStatements(db, searchIndex),
     ...createChangeStatements(db, writes),
     purgeExpiredMemories: createExpirySweep(db),
+    // Port writes called inside fn are writeTx functions: nested, they become savepoints of this one.
+    // One not durable at commit runs at synchronous=NORMAL (sqlite-sync.ts).
+    atomic: <T>(fn: () => T, options?: AtomicOptions): T =>
+      options?.durable === false ? walSync.relaxed(() => outerTx(db, fn)) : outerTx(db, fn),
+    unsyncedCommits: walSync.unsynced,
+    syncCommits: walSync.sync,
     readPragma(name) {
       return db.pragma(name, { simple: true });
     },
@@ -84,16 +94,19 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     },
     close() {
       if (db.open) {
+        // At FULL (the connection's setting between operations), so relaxed commits reach the disk.
         db.pragma('wal_checkpoint(TRUNCATE)');
         db.close();
       }
+      walSync.close();
     },
   };
 }
 
 /**
  * WAL with synchronous=FULL: a commit is on disk before the call returns (this build defaults WAL
- * to NORMAL, which can lose the last commits on power loss). secure_delete zeroes freed cells so
+ * to NORMAL, which can lose the last commits on power loss). Only `atomic(fn, {durable: false})`
+ * runs one transaction at NORMAL and puts FULL back after it (sqlite-sync.ts). secure_delete zeroes freed cells so
  * that redacted bytes do not linger in free space.
  */
 function applyPragmas(db: Db): void {

@@ -18,8 +18,9 @@ export function writeTx<A extends unknown[], R>(db: Db, fn: (...args: A) => R): 
 const commitObservers = new WeakMap<Db, (seconds: number) => void>();
 
 /**
- * Reports how long each outermost write transaction took, BEGIN to durable COMMIT (the fsync of
- * synchronous=FULL included): the commit-latency metric. A transaction that throws is not reported.
+ * Reports how long each outermost write transaction took, BEGIN to COMMIT (the fsync of
+ * synchronous=FULL included; a mount's relaxed commit has none, sqlite-sync.ts): the commit-latency
+ * metric. A transaction that throws is not reported.
  */
 export function observeCommits(db: Db, observe: (seconds: number) => void): void {
   commitObservers.set(db, observe);

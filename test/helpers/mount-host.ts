@@ -19,6 +19,8 @@ const { values } = parseArgs({
     seed: { type: 'string' },
     'read-only': { type: 'boolean', default: false },
     session: { type: 'string', default: 'sesn_fstest' },
+    /** MNEMO_MOUNT_SYNC's value: fsync (the default) or close. */
+    'mount-sync': { type: 'string', default: 'fsync' },
     /** More mounts of the same store in this process, as "<dir>=<session id>" (sessions share one server). */
     also: { type: 'string', multiple: true, default: [] },
   },
@@ -26,7 +28,8 @@ const { values } = parseArgs({
 
 const storage = openSqliteStorage(values.db!);
 let mounter: Mounter | null = null;
-const service = createService({ storage, onStoreChanged: (id, change) => mounter?.storeChanged(id, change) });
+const mountSync = values['mount-sync'] === 'close' ? 'close' : 'fsync';
+const service = createService({ storage, mountSync, onStoreChanged: (id, change) => mounter?.storeChanged(id, change) });
 mounter = createMountManager({ service, log: (line) => process.stderr.write(`${line}\n`) });
 
 const ws = service.keys.defaultWorkspace();
@@ -121,6 +124,7 @@ async function stop(): Promise<void> {
   if (stopping) return;
   stopping = true;
   await mounter!.unmountAll();
+  await service.durability.stop();
   storage.close();
   process.exit(0);
 }

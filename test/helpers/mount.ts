@@ -48,6 +48,8 @@ export interface MountOptions {
   session?: string;
   /** Extra mounts of the same store served by the same host: mount name → session id. */
   also?: Record<string, string>;
+  /** MNEMO_MOUNT_SYNC for the host: fsync (the default) or close. */
+  mountSync?: 'fsync' | 'close';
 }
 
 export async function startMount(opts: MountOptions = {}): Promise<MountHost> {
@@ -59,6 +61,7 @@ export async function startMount(opts: MountOptions = {}): Promise<MountHost> {
   if (opts.readOnly) args.push('--read-only');
   if (opts.store) args.push('--store', opts.store);
   if (opts.session) args.push('--session', opts.session);
+  if (opts.mountSync) args.push('--mount-sync', opts.mountSync);
   for (const [name, session] of Object.entries(opts.also ?? {})) args.push('--also', `${join(dir, name)}=${session}`);
   const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'] });
   child.stdin.on('error', () => {});

@@ -166,6 +166,7 @@ describe('the command line', () => {
         '--idempotency-ttl-seconds', '60',
         '--checkpoint-max-bytes', '4096',
         '--log-level', 'info',
+        '--mount-sync', 'close',
         '--rotate-admin-key',
       ],
     });
@@ -176,5 +177,32 @@ describe('the command line', () => {
       await server.stop();
     }
     expect(existsSync(join(dir, 'mnemo.db'))).toBe(true);
+  });
+
+  it('--mount-sync takes only fsync or close: anything else exits 2 with the usage, and a bad MNEMO_MOUNT_SYNC stops serve at start', async () => {
+    const dir = tmpDir('mnemo-args-');
+    const bad = await runCli(['serve', '--port', '0', '--data-dir', dir, '--mount-sync', 'always'], {}, FAST);
+    expect(bad.timedOut).toBe(false);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('mnemo serve: invalid --mount-sync: always (fsync or close)');
+    expect(bad.stderr).toMatch(/^usage: mnemo serve /m);
+    expect(readdirSync(dir)).toEqual([]);
+
+    const mount = await runCli(['mount', 'memstore_x', dir, '--mount-sync', 'never'], {}, FAST);
+    expect(mount.code).toBe(2);
+    expect(mount.stderr).toContain('mnemo mount: invalid --mount-sync: never (fsync or close)');
+
+    // Like every other bad setting from the environment: a sentence naming it, exit 1, nothing started.
+    const env = await runCli(['serve', '--port', '0', '--data-dir', dir], { MNEMO_MOUNT_SYNC: 'sometimes' }, FAST);
+    expect(env.timedOut).toBe(false);
+    expect(env.code).toBe(1);
+    expect(env.stderr).toContain('invalid MNEMO_MOUNT_SYNC: sometimes (fsync or close)');
+    expect(env.stdout).toBe('');
+
+    const help = await runCli(['serve', '--help'], {}, FAST);
+    expect(help.stdout).toContain('[--mount-sync fsync|close]');
+    const all = await runCli(['--help'], {}, FAST);
+    expect(all.stdout).toContain('--mount-sync fsync (default)');
+    expect(all.stdout).toContain('MNEMO_MOUNT_SYNC');
   });
 });

@@ -359,4 +359,39 @@ export function runStorageSuite(makeStorage: MakeStorage): void {
       expect(codeOf(() => storage.endSession(workspace.id, newId('session'), now()))).toBe('not_found');
     });
   });
+
+  describe('commits that reach the disk later (durable: false)', () => {
+    it('a write that is not durable at commit is stored at once and counted until syncCommits', async () => {
+      const { storage, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      expect(storage.unsyncedCommits()).toBe(0);
+      storage.atomic(() => addMemory(s.id, '/a.md', 'a'), { durable: false });
+      storage.atomic(() => addMemory(s.id, '/b.md', 'b'), { durable: false });
+      expect(storage.getMemoryByPath(s.id, '/a.md')?.content).toBe('a');
+      expect(storage.unsyncedCommits()).toBe(2);
+      await storage.syncCommits();
+      expect(storage.unsyncedCommits()).toBe(0);
+      // Nothing pending: it resolves without a sync.
+      await storage.syncCommits();
+    });
+
+    it('a durable write, or a non-durable one inside a durable transaction, leaves nothing to sync', () => {
+      const { storage, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      addMemory(s.id, '/a.md');
+      storage.atomic(() => storage.atomic(() => addMemory(s.id, '/b.md'), { durable: false }));
+      expect(storage.unsyncedCommits()).toBe(0);
+    });
+
+    it('a non-durable transaction that throws rolls back whole and counts nothing', () => {
+      const { storage, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      expect(() => storage.atomic(() => {
+        addMemory(s.id, '/a.md');
+        throw new Error('refused');
+      }, { durable: false })).toThrow('refused');
+      expect(storage.getMemoryByPath(s.id, '/a.md')).toBeNull();
+      expect(storage.unsyncedCommits()).toBe(0);
+    });
+  });
 }
