@@ -51,7 +51,8 @@ declare module 'fuse-native' {
     rmdir?(path: string, cb: Cb): void;
     chmod?(path: string, mode: number, cb: Cb): void;
     chown?(path: string, uid: number, gid: number, cb: Cb): void;
-    utimens?(path: string, atime: number, mtime: number, cb: Cb): void;
+    /** Milliseconds since the epoch; null (the rebuilt binding) is UTIME_OMIT. */
+    utimens?(path: string, atime: number | null, mtime: number | null, cb: Cb): void;
     link?(src: string, dest: string, cb: Cb): void;
     symlink?(src: string, dest: string, cb: Cb): void;
     mknod?(path: string, mode: number, dev: number, cb: Cb): void;

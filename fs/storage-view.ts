@@ -40,6 +40,8 @@ export class StorageView {
   private readonly stats = new Map<string, FuseStat>();
   /** Lookups that missed, per directory, since the last change (-1: too big to list). */
   private readonly misses = new Map<string, number>();
+  /** Implied subdirectory names of directories whose listing was too big to keep (nlink). */
+  private readonly subdirNames = new Map<string, readonly string[]>();
 
   constructor(
     private readonly service: Service,
@@ -105,6 +107,17 @@ export class StorageView {
     return listing.files.length + listing.dirs.length > PREFETCH_MAX_ENTRIES ? listing : this.keep(dir, listing);
   }
 
+  /** The names of the subdirectories implied below `dir`: a directory's stat counts them. */
+  subdirs(dir: string): readonly string[] {
+    this.current();
+    const known = this.listings.get(dir)?.dirs ?? this.subdirNames.get(dir);
+    if (known) return known;
+    const { dirs } = this.listDirectory(dir);
+    // A listing too big to keep still leaves its (few) subdirectory names behind.
+    if (!this.listings.has(dir)) this.remember(this.subdirNames, dir, dirs);
+    return dirs;
+  }
+
   /** Lists `dir` once enough lookups there missed, if it is small enough; else null. */
   private prefetch(dir: string): Listing | null {
     const n = this.misses.get(dir) ?? 0;
@@ -147,6 +160,7 @@ export class StorageView {
     this.listed = 0;
     this.storeRow = undefined;
     this.misses.clear();
+    this.subdirNames.clear();
     this.mark = mark;
     this.until = this.service.storage.nextExpiry(this.storeId, this.service.clock());
   }

@@ -142,7 +142,8 @@ const ops: FuseOps = {
   chown: (_path, _uid, _gid, cb) => cb(0),
   utimens(path, _atime, mtime, cb) {
     const f = files.get(path);
-    if (f) f.mtime = mtime;
+    // null: UTIME_OMIT (the rebuilt binding).
+    if (f && mtime !== null) f.mtime = mtime;
     cb(0);
   },
 };
