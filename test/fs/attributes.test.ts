@@ -133,8 +133,10 @@ describe.skipIf(!FUSE_AVAILABLE)('file times through a mount', () => {
     const m = await startMount({ seed: { '/sync.md': 'v1\n' } });
     const r = await py("import os\nopen('.sync.md.tmp', 'w').write('v2\\n')\nos.utime('.sync.md.tmp', (1300000000, 1300000000))\nos.rename('.sync.md.tmp', 'sync.md')", m.mnt);
     expect(r.code, r.stderr).toBe(0);
-    expect(await stat(m, '%Y', 'sync.md')).toEqual(['1300000000']);
     expect(await m.mountLog()).toEqual(['modified /sync.md']);
+    // From a new host: the kernel's cached attributes of the renamed inode prove nothing.
+    const again = await restart(m);
+    expect(await stat(again, '%Y', 'sync.md')).toEqual(['1300000000']);
   });
 
   it.skipIf(!ROOT)('cp -p as root keeps the mode, owner and mtime of its source', async () => {
