@@ -254,6 +254,12 @@ export function createOps(ctx: MountContext): FuseOps {
     utimens: (path, atime, mtime, cb) =>
       run('utime', path, cb, () => {
         const times = { ...optional('atimeMs', atime ?? undefined), ...optional('mtimeMs', mtime ?? undefined) };
+        // Both omitted: utimensat changes nothing, not even the ctime.
+        if (atime === null && mtime === null) {
+          assertWritable(ctx);
+          if (!lookup(ctx, path)) throw fsError(Fuse.ENOENT);
+          return;
+        }
         changeAttrs(ctx, path, times, (caller, id) => ctx.service.setMemoryTimes(caller, ctx.storeId, id, times));
       }),
 
