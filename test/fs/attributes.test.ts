@@ -179,8 +179,8 @@ describe.skipIf(!FUSE_AVAILABLE)('file times through a mount', () => {
     expect(prep.code, prep.stderr).toBe(0);
     expect((await sh(`tar cf '${dir}/a.tar' -C '${dir}/in' a.md`, m.mnt)).code).toBe(0);
     expect((await sh(`mkdir t && tar xf '${dir}/a.tar' -C t && cp -p '${dir}/in/a.md' c.md`, m.mnt)).code).toBe(0);
+    // Only mtimes: reading the source for the archive and the copy moves its atime (relatime).
     expect(await stat(m, '%Y', 't/a.md', 'c.md')).toEqual(['1200000000', '1200000000']);
-    expect(await stat(m, '%X', 'c.md')).toEqual(['1100000000']);
   });
 });
 
