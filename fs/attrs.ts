@@ -46,11 +46,16 @@ function setOnDraft(d: Draft, a: KeptAttrs, now: number): void {
   d.ctimeMs = now;
 }
 
-/** A directory's stat: the mount's attributes for it, and nlink = 2 + its subdirectories. */
+/**
+ * A directory's stat: the mount's attributes for it, and nlink = 2 + its subdirectories; 1 for a
+ * directory too big to count, which tools read as "unknown" (as on btrfs): find then looks inside
+ * every entry instead of trusting the count.
+ */
 export function dirStatOf(ctx: MountContext, path: string, mode: number): FuseStat {
   const d = ctx.dirs.get(path);
   const a: Attrs = { mode, uid: d.uid ?? PROCESS_UID, gid: d.gid ?? PROCESS_GID, atimeMs: d.atimeMs, mtimeMs: d.mtimeMs, ctimeMs: d.ctimeMs };
-  return dirStat(d.ino, 2 + subdirCount(ctx, path), a);
+  const subdirs = subdirCount(ctx, path);
+  return dirStat(d.ino, subdirs === null ? 1 : 2 + subdirs, a);
 }
 
 /** chown's "leave it": -1, which arrives as (uid_t)-1 or as -1. */

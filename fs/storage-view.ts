@@ -40,8 +40,6 @@ export class StorageView {
   private readonly stats = new Map<string, FuseStat>();
   /** Lookups that missed, per directory, since the last change (-1: too big to list). */
   private readonly misses = new Map<string, number>();
-  /** Implied subdirectory names of directories whose listing was too big to keep (nlink). */
-  private readonly subdirNames = new Map<string, readonly string[]>();
 
   constructor(
     private readonly service: Service,
@@ -107,15 +105,21 @@ export class StorageView {
     return listing.files.length + listing.dirs.length > PREFETCH_MAX_ENTRIES ? listing : this.keep(dir, listing);
   }
 
-  /** The names of the subdirectories implied below `dir`: a directory's stat counts them. */
-  subdirs(dir: string): readonly string[] {
+  /**
+   * The names of the subdirectories implied below `dir` (a directory's stat counts them), or null
+   * for a directory of more than PREFETCH_MAX_ENTRIES entries: a stat must not list a huge one.
+   */
+  subdirs(dir: string): readonly string[] | null {
     this.current();
-    const known = this.listings.get(dir)?.dirs ?? this.subdirNames.get(dir);
-    if (known) return known;
-    const { dirs } = this.listDirectory(dir);
-    // A listing too big to keep still leaves its (few) subdirectory names behind.
-    if (!this.listings.has(dir)) this.remember(this.subdirNames, dir, dirs);
-    return dirs;
+    const kept = this.listings.get(dir);
+    if (kept) return kept.dirs;
+    if (this.misses.get(dir) === -1) return null;
+    const listing = this.service.storage.listDirectory(this.storeId, dir, PREFETCH_MAX_ENTRIES);
+    if (listing.truncated) {
+      this.misses.set(dir, -1);
+      return null;
+    }
+    return this.keep(dir, listing).dirs;
   }
 
   /** Lists `dir` once enough lookups there missed, if it is small enough; else null. */
@@ -160,7 +164,6 @@ export class StorageView {
     this.listed = 0;
     this.storeRow = undefined;
     this.misses.clear();
-    this.subdirNames.clear();
     this.mark = mark;
     this.until = this.service.storage.nextExpiry(this.storeId, this.service.clock());
   }

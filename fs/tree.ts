@@ -59,11 +59,13 @@ export function listDir(ctx: MountContext, dir: string): string[] | null {
 
 /**
  * How many subdirectories `dir` has (a stat shows nlink = 2 + this): implied by memory paths,
- * mount-local, or holding unsaved drafts.
+ * mount-local, or holding unsaved drafts. null for a directory too big to count on a stat.
  */
-export function subdirCount(ctx: MountContext, dir: string): number {
+export function subdirCount(ctx: MountContext, dir: string): number | null {
   if (ctx.gone) return 0;
-  const names = new Set(ctx.view.subdirs(dir));
+  const implied = ctx.view.subdirs(dir);
+  if (implied === null) return null;
+  const names = new Set(implied);
   const prefix = dir === '/' ? '/' : dir + '/';
   for (const p of ctx.localDirs.keys()) {
     if (p.length <= prefix.length || !p.startsWith(prefix)) continue;
