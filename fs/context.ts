@@ -4,6 +4,7 @@ import type { Actor, Caller, Service } from '../src/index.js';
 import { fsError } from './errno.js';
 import { HandleTable, type Draft } from './handles.js';
 import type { ContentCache } from './content-cache.js';
+import { DirTable } from './dirs.js';
 import { LocalBudget } from './local-budget.js';
 import { StorageView } from './storage-view.js';
 
@@ -30,8 +31,8 @@ export interface MountContext {
   readonly localDirs: Map<string, number>;
   /** Original path → a memory hidden by libfuse, keyed so a rename onto that path can take its place. */
   readonly hidden: Map<string, PendingDelete>;
-  /** touch/utimens times by memory id, valid while the memory stays at that version. */
-  readonly mtimes: Map<string, { versionId: string; ms: number }>;
+  /** Every directory's inode number, times and owner, for the life of the mount (dirs.ts). */
+  readonly dirs: DirTable;
   readonly handles: HandleTable;
   /** The version whose size the kernel may cache, by path (ops.ts freshReply). */
   readonly served: Map<string, string>;
@@ -50,15 +51,16 @@ export function createContext(
   init: Pick<MountContext, 'storeId' | 'service' | 'actor' | 'log' | 'readOnly' | 'contents' | 'serverLocal'> & { mountLocalMaxBytes: number },
 ): MountContext {
   const { mountLocalMaxBytes, ...rest } = init;
+  const startedMs = Date.now();
   return {
     ...rest,
     local: new LocalBudget(mountLocalMaxBytes, 'MNEMO_MOUNT_LOCAL_MAX_BYTES'),
-    startedMs: Date.now(),
+    startedMs,
     gone: false,
     drafts: new Map(),
     localDirs: new Map(),
     hidden: new Map(),
-    mtimes: new Map(),
+    dirs: new DirTable(startedMs),
     handles: new HandleTable(),
     served: new Map(),
     kernel: null,

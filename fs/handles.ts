@@ -29,6 +29,14 @@ export interface Draft {
   scratch: boolean;
   opens: number;
   mtimeMs: number;
+  /** The mtime was set by utimens after the last change: a save keeps it (cp -p) instead of the save time. */
+  mtimeSet: boolean;
+  /** null: follows the mtime (as a stored memory's does: schema-attrs.ts). */
+  atimeMs: number | null;
+  ctimeMs: number;
+  /** Owner set by chown; null: the serving process's. */
+  uid: number | null;
+  gid: number | null;
   /** Size of the loaded or last saved content, and whether every change since was a write at the end. */
   baseSize: number;
   appendOnly: boolean;
@@ -38,7 +46,7 @@ export interface Draft {
 
 /** A draft over `content`; `shared` content (a cache entry) is copied before the draft changes it. */
 export function newDraft(
-  init: Pick<Draft, 'path' | 'memoryId' | 'stored' | 'baseVersionId' | 'mode' | 'scratch' | 'mtimeMs'>,
+  init: Pick<Draft, 'path' | 'memoryId' | 'stored' | 'baseVersionId' | 'scratch'> & FileAttrs,
   content: Buffer,
   shared = false,
 ): Draft {
@@ -57,10 +65,27 @@ export function newDraft(
     scratch: init.scratch,
     opens: 0,
     mtimeMs: init.mtimeMs,
+    mtimeSet: false,
+    atimeMs: init.atimeMs,
+    ctimeMs: init.ctimeMs,
+    uid: init.uid,
+    gid: init.gid,
     baseSize: content.length,
     appendOnly: true,
     charged: 0,
   };
+}
+
+/** A file's attributes as a draft holds them (a stored memory's, or a new file's). */
+export type FileAttrs = Pick<Draft, 'mode' | 'mtimeMs' | 'atimeMs' | 'ctimeMs' | 'uid' | 'gid'>;
+
+export function setFileAttrs(d: Draft, a: FileAttrs): void {
+  d.mode = a.mode;
+  d.mtimeMs = a.mtimeMs;
+  d.atimeMs = a.atimeMs;
+  d.ctimeMs = a.ctimeMs;
+  d.uid = a.uid;
+  d.gid = a.gid;
 }
 
 /** Makes the draft's bytes its own before they change in place. */
@@ -75,13 +100,13 @@ export function draftContent(d: Draft): Buffer {
 }
 
 /** Replaces the working copy with stored content (a fresher version landed through the API). */
-export function reloadDraft(d: Draft, content: Buffer, versionId: string, mode: number, mtimeMs: number): void {
+export function reloadDraft(d: Draft, content: Buffer, versionId: string, attrs: FileAttrs): void {
   d.bytes = content;
   d.shared = false;
   d.size = content.length;
   d.baseVersionId = versionId;
-  d.mode = mode;
-  d.mtimeMs = mtimeMs;
+  setFileAttrs(d, attrs);
+  d.mtimeSet = false;
   d.dirty = false;
   d.baseSize = content.length;
   d.appendOnly = true;
@@ -99,7 +124,7 @@ export function resizeDraft(d: Draft, size: number): void {
   d.size = size;
   d.appendOnly = false;
   d.dirty = true;
-  d.mtimeMs = Date.now();
+  changedNow(d);
 }
 
 /** Copies `len` bytes of `buf` in at `pos`: the caller's buffer is detached once the op replies. */
@@ -115,7 +140,14 @@ export function writeDraft(d: Draft, buf: Buffer, len: number, pos: number): voi
   buf.copy(d.bytes, pos, 0, len);
   if (end > d.size) d.size = end;
   d.dirty = true;
-  d.mtimeMs = Date.now();
+  changedNow(d);
+}
+
+/** A write or truncate: mtime and ctime are now, and an atime that followed the mtime stays behind. */
+function changedNow(d: Draft): void {
+  if (d.atimeMs === null) d.atimeMs = d.mtimeMs;
+  d.mtimeMs = d.ctimeMs = Date.now();
+  d.mtimeSet = false;
 }
 
 function grow(d: Draft, min: number): void {

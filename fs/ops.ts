@@ -5,14 +5,15 @@
  * later: once its save is on disk (the WAL sync runs off the event loop, src/durability.ts).
  */
 import Fuse, { type FuseOps } from './binding/fuse.js';
-import { isMnemoError, MAX_CONTENT_BYTES } from '../src/index.js';
+import { isMnemoError, MAX_CONTENT_BYTES, parentOf } from '../src/index.js';
+import { changeAttrs, dirStatOf, ownerId } from './attrs.js';
 import { assertWritable, mountCaller, type MountContext } from './context.js';
 import { errnoLine, fsError, FsError, toErrno, wasReported } from './errno.js';
 import { newDraft, resizeDraft, writeDraft, type Draft } from './handles.js';
 import { reserveLocal, settleLocal } from './local-budget.js';
 import { isHiddenName } from './names.js';
-import { ROOT_INO, dirStat, fileStat, inoOf, storeStatfs } from './stat.js';
-import { assertNewPath, hasChildren, listDir, lookup, mtimeOf, scratchFor, storedDraft } from './tree.js';
+import { PROCESS_GID, PROCESS_UID, fileStat, inoOf, metaAttrs, storeStatfs } from './stat.js';
+import { assertNewPath, hasChildren, listDir, lookup, scratchFor, storedDraft } from './tree.js';
 import { commit, releaseDraft, renamePath, settleHidden, truncatePath, unlinkPath, warnSaveFailed } from './writeback.js';
 
 const O_ACCMODE = 0o3;
@@ -72,10 +73,10 @@ export function createOps(ctx: MountContext): FuseOps {
       run('stat', path, cb, () => {
         const node = lookup(ctx, path);
         if (!node) return Fuse.ENOENT;
-        if (node.kind === 'dir') return dirStat(path === '/' ? ROOT_INO : inoOf('dir:' + path), node.mode, ctx.startedMs);
+        if (node.kind === 'dir') return dirStatOf(ctx, path, node.mode);
         if (node.draft) return draftStat(ctx, node.draft);
         const m = node.meta!;
-        const st = fileStat(inoOf(m.id), m.contentSizeBytes, m.mode, mtimeOf(ctx, m));
+        const st = fileStat(inoOf(m.id), m.contentSizeBytes, metaAttrs(m));
         ctx.view.keepStat(path, st);
         servedAt(ctx, path, m.versionId);
         return st;
@@ -117,11 +118,16 @@ export function createOps(ctx: MountContext): FuseOps {
         // A memory hidden at this path by libfuse is really gone now; its delete must land first.
         const hidden = ctx.hidden.get(path);
         if (hidden) settleHidden(ctx, hidden.memoryId);
+        const now = Date.now();
         const d = newDraft(
-          { path, memoryId: ctx.service.ids('memory'), stored: false, baseVersionId: null, mode: mode & 0o7777, scratch: scratchFor(path), mtimeMs: Date.now() },
+          {
+            path, memoryId: ctx.service.ids('memory'), stored: false, baseVersionId: null, scratch: scratchFor(path),
+            mode: mode & 0o7777, mtimeMs: now, atimeMs: null, ctimeMs: now, uid: null, gid: null,
+          },
           Buffer.alloc(0),
         );
         ctx.drafts.set(path, d);
+        ctx.dirs.entryChanged(parentOf(path), now);
         // create() gets no open flags; the kernel only calls it for a writable open.
         return ctx.handles.add(d, 0o2);
       }, true),
@@ -221,6 +227,9 @@ export function createOps(ctx: MountContext): FuseOps {
         const hidden = ctx.hidden.get(path);
         if (hidden) settleHidden(ctx, hidden.memoryId);
         ctx.localDirs.set(path, mode & 0o7777);
+        const now = Date.now();
+        ctx.dirs.made(path, now);
+        ctx.dirs.entryChanged(parentOf(path), now);
       }),
 
     rmdir: (path, cb) =>
@@ -233,45 +242,46 @@ export function createOps(ctx: MountContext): FuseOps {
         for (const [p, h] of [...ctx.hidden]) if (p.startsWith(path + '/')) settleHidden(ctx, h.memoryId);
         if (hasChildren(ctx, path)) throw fsError(Fuse.ENOTEMPTY);
         ctx.localDirs.delete(path);
+        ctx.dirs.removed(path);
+        ctx.dirs.entryChanged(parentOf(path), Date.now());
       }),
 
+    // Modes, owners and times are kept but are not content: no version (attrs.ts). Through a
+    // handle (fchmod…), the path is the open file's own; an unlinked one keeps nothing.
     chmod: (pathOrNull, mode, cb, fh) =>
       run('chmod', pathOrNull ?? '(open file)', cb, () => {
-        assertWritable(ctx);
         const path = handlePath(pathOrNull, fh);
-        if (path === null) return void (ctx.handles.get(fh).draft.mode = mode & 0o7777);
-        const node = lookup(ctx, path);
-        if (!node) throw fsError(Fuse.ENOENT);
         const bits = mode & 0o7777;
-        if (node.kind === 'dir') return void ctx.localDirs.set(path, bits);
-        const d = node.draft;
-        if (d) d.mode = bits;
-        const stored = d ? (d.stored && !d.scratch ? d.memoryId : null) : node.meta!.id;
-        // Modes are kept for the mount but are not content: no version.
-        if (stored) ctx.service.setMemoryMode(mountCaller(ctx), ctx.storeId, stored, bits);
+        if (path === null) {
+          assertWritable(ctx);
+          return void (ctx.handles.get(fh).draft.mode = bits);
+        }
+        changeAttrs(ctx, path, { mode: bits }, (caller, id) => ctx.service.setMemoryMode(caller, ctx.storeId, id, bits));
       }),
 
-    // Ownership is not stored: every file belongs to the serving process.
-    chown: (pathOrNull, _uid, _gid, cb, fh) =>
+    // -1 (either spelling) leaves that id as it is.
+    chown: (pathOrNull, uid, gid, cb, fh) =>
       run('chown', pathOrNull ?? '(open file)', cb, () => {
-        assertWritable(ctx);
         const path = handlePath(pathOrNull, fh);
-        if (path !== null && !lookup(ctx, path)) throw fsError(Fuse.ENOENT);
+        if (path === null) return assertWritable(ctx);
+        const owner = { ...optional('uid', ownerId(uid)), ...optional('gid', ownerId(gid)) };
+        changeAttrs(ctx, path, owner, (caller, id) => ctx.service.setMemoryOwner(caller, ctx.storeId, id, owner));
       }),
 
-    utimens: (pathOrNull, _atime, mtime, cb, fh) =>
+    // Milliseconds since the epoch; null is UTIME_OMIT (that time stays), UTIME_NOW arrives as the
+    // current time (the binding resolves it).
+    utimens: (pathOrNull, atime, mtime, cb, fh) =>
       run('utime', pathOrNull ?? '(open file)', cb, () => {
-        assertWritable(ctx);
         const path = handlePath(pathOrNull, fh);
-        if (path === null || mtime === null) return;
-        const node = lookup(ctx, path);
-        if (!node) throw fsError(Fuse.ENOENT);
-        if (node.kind === 'dir') return;
-        const d = node.draft;
-        if (d) d.mtimeMs = mtime;
-        const ref = d ? (d.stored && d.baseVersionId ? { id: d.memoryId, versionId: d.baseVersionId } : null) : { id: node.meta!.id, versionId: node.meta!.versionId };
-        if (ref) ctx.mtimes.set(ref.id, { versionId: ref.versionId, ms: mtime });
-        ctx.view.forgetStat(path);
+        if (path === null) return assertWritable(ctx);
+        const times = { ...optional('atimeMs', atime ?? undefined), ...optional('mtimeMs', mtime ?? undefined) };
+        // Both omitted: utimensat changes nothing, not even the ctime.
+        if (atime === null && mtime === null) {
+          assertWritable(ctx);
+          if (!lookup(ctx, path)) throw fsError(Fuse.ENOENT);
+          return;
+        }
+        changeAttrs(ctx, path, times, (caller, id) => ctx.service.setMemoryTimes(caller, ctx.storeId, id, times));
       }),
 
     link: (src, _dst, cb) => run('link', src, cb, () => refuse('hard links')),
@@ -338,7 +348,10 @@ export function createOps(ctx: MountContext): FuseOps {
 /** A stat for a file with a working copy here: its size and times are the draft's. */
 function draftStat(ctx: MountContext, d: Draft) {
   if (d.path !== null && d.stored && !d.dirty && d.baseVersionId) servedAt(ctx, d.path, d.baseVersionId);
-  return fileStat(inoOf(d.memoryId), d.size, d.mode, d.mtimeMs);
+  return fileStat(inoOf(d.memoryId), d.size, {
+    mode: d.mode, uid: d.uid ?? PROCESS_UID, gid: d.gid ?? PROCESS_GID,
+    atimeMs: d.atimeMs ?? d.mtimeMs, mtimeMs: d.mtimeMs, ctimeMs: d.ctimeMs,
+  });
 }
 
 /**
@@ -365,6 +378,11 @@ function freshReply(ctx: MountContext, path: string, cb: (code: number, fh?: num
     if (!version || seen === undefined || seen === version || !ctx.kernel) return cb(code, fh);
     ctx.kernel.invalidate(path, () => cb(code, fh));
   };
+}
+
+/** `{ [key]: value }`, or nothing for an undefined value (exactOptionalPropertyTypes). */
+function optional<K extends string>(key: K, value: number | undefined): { [k in K]?: number } {
+  return (value === undefined ? {} : { [key]: value }) as { [k in K]?: number };
 }
 
 function refuse(what: string): never {

@@ -1,13 +1,24 @@
-/** @module Stat objects for files and directories: stable inode numbers, stored sizes, modes and times. */
+/** @module Stat objects for files and directories: stable inode numbers, stored sizes, modes, times and owners. */
 import type { FuseStat, FuseStatfs } from './binding/fuse.js';
+import type { MemoryMeta } from '../src/index.js';
 
 const S_IFREG = 0o100000;
 const S_IFDIR = 0o040000;
 export const ROOT_INO = 1;
 
-/** Who owns everything in the mount: the serving process (ownership is not stored). */
-const UID = process.getuid?.() ?? 0;
-const GID = process.getgid?.() ?? 0;
+/** Who owns what no chown has given an owner: the serving process. */
+export const PROCESS_UID = process.getuid?.() ?? 0;
+export const PROCESS_GID = process.getgid?.() ?? 0;
+
+/** What a stat shows besides size and inode number; times in milliseconds since the epoch. */
+export interface Attrs {
+  mode: number;
+  uid: number;
+  gid: number;
+  atimeMs: number;
+  mtimeMs: number;
+  ctimeMs: number;
+}
 
 /**
  * fuse-native passes st_ino as a Uint32, so inode numbers are a 32-bit FNV-1a hash of a stable key
@@ -23,36 +34,47 @@ export function inoOf(key: string): number {
   return (h % 0xfffffffd) + 2;
 }
 
-export function fileStat(ino: number, size: number, mode: number, mtimeMs: number): FuseStat {
+/** A stored memory's times as a stat shows them: kept ones, else derived (schema-attrs.ts). */
+export function metaTimes(m: Pick<MemoryMeta, 'atimeMs' | 'mtimeMs' | 'ctimeMs' | 'updatedAt'>): { atimeMs: number; mtimeMs: number; ctimeMs: number } {
+  const updated = m.mtimeMs === null || m.ctimeMs === null ? Date.parse(m.updatedAt) : 0;
+  const mtimeMs = m.mtimeMs ?? updated;
+  return { atimeMs: m.atimeMs ?? mtimeMs, mtimeMs, ctimeMs: m.ctimeMs ?? updated };
+}
+
+export function metaAttrs(m: MemoryMeta): Attrs {
+  return { mode: m.mode, uid: m.uid ?? PROCESS_UID, gid: m.gid ?? PROCESS_GID, ...metaTimes(m) };
+}
+
+export function fileStat(ino: number, size: number, a: Attrs): FuseStat {
   return {
-    mode: S_IFREG | (mode & 0o7777),
-    uid: UID,
-    gid: GID,
+    mode: S_IFREG | (a.mode & 0o7777),
+    uid: a.uid,
+    gid: a.gid,
     size,
     nlink: 1,
     ino,
     blksize: 65536,
     blocks: Math.ceil(size / 512),
-    atime: mtimeMs,
-    mtime: mtimeMs,
-    ctime: mtimeMs,
+    atime: a.atimeMs,
+    mtime: a.mtimeMs,
+    ctime: a.ctimeMs,
   };
 }
 
-/** nlink 1 means "unknown" to find and friends, which then do not use the leaf optimisation. */
-export function dirStat(ino: number, mode: number, mtimeMs: number): FuseStat {
+/** `nlink` is 2 + the number of subdirectories, as on a disk (find's leaf optimisation relies on it). */
+export function dirStat(ino: number, nlink: number, a: Attrs): FuseStat {
   return {
-    mode: S_IFDIR | (mode & 0o7777),
-    uid: UID,
-    gid: GID,
+    mode: S_IFDIR | (a.mode & 0o7777),
+    uid: a.uid,
+    gid: a.gid,
     size: 4096,
-    nlink: 1,
+    nlink,
     ino,
     blksize: 65536,
     blocks: 8,
-    atime: mtimeMs,
-    mtime: mtimeMs,
-    ctime: mtimeMs,
+    atime: a.atimeMs,
+    mtime: a.mtimeMs,
+    ctime: a.ctimeMs,
   };
 }
 

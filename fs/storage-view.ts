@@ -105,6 +105,23 @@ export class StorageView {
     return listing.files.length + listing.dirs.length > PREFETCH_MAX_ENTRIES ? listing : this.keep(dir, listing);
   }
 
+  /**
+   * The names of the subdirectories implied below `dir` (a directory's stat counts them), or null
+   * for a directory of more than PREFETCH_MAX_ENTRIES entries: a stat must not list a huge one.
+   */
+  subdirs(dir: string): readonly string[] | null {
+    this.current();
+    const kept = this.listings.get(dir);
+    if (kept) return kept.dirs;
+    if (this.misses.get(dir) === -1) return null;
+    const listing = this.service.storage.listDirectory(this.storeId, dir, PREFETCH_MAX_ENTRIES);
+    if (listing.truncated) {
+      this.misses.set(dir, -1);
+      return null;
+    }
+    return this.keep(dir, listing).dirs;
+  }
+
   /** Lists `dir` once enough lookups there missed, if it is small enough; else null. */
   private prefetch(dir: string): Listing | null {
     const n = this.misses.get(dir) ?? 0;

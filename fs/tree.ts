@@ -8,8 +8,9 @@ import Fuse from './binding/fuse.js';
 import { MAX_SEGMENTS, NAME_MAX, assertEntryName, assertMemoryPath, baseName, byteLength, parentOf, type MemoryMeta } from '../src/index.js';
 import type { MountContext } from './context.js';
 import { fsError } from './errno.js';
-import { newDraft, reloadDraft, type Draft } from './handles.js';
+import { newDraft, reloadDraft, setFileAttrs, type Draft, type FileAttrs } from './handles.js';
 import { isHiddenName, isMountLocalPath, isScratchName } from './names.js';
+import { metaTimes } from './stat.js';
 
 export type Node = { kind: 'file'; draft: Draft | null; meta: MemoryMeta | null } | { kind: 'dir'; mode: number };
 
@@ -56,6 +57,29 @@ export function listDir(ctx: MountContext, dir: string): string[] | null {
   return [...names].sort();
 }
 
+/**
+ * How many subdirectories `dir` has (a stat shows nlink = 2 + this): implied by memory paths,
+ * mount-local, or holding unsaved drafts. null for a directory too big to count on a stat.
+ */
+export function subdirCount(ctx: MountContext, dir: string): number | null {
+  if (ctx.gone) return 0;
+  const implied = ctx.view.subdirs(dir);
+  if (implied === null) return null;
+  const names = new Set(implied);
+  const prefix = dir === '/' ? '/' : dir + '/';
+  for (const p of ctx.localDirs.keys()) {
+    if (p.length <= prefix.length || !p.startsWith(prefix)) continue;
+    const slash = p.indexOf('/', prefix.length);
+    names.add(slash < 0 ? p.slice(prefix.length) : p.slice(prefix.length, slash));
+  }
+  for (const p of ctx.drafts.keys()) {
+    if (!p.startsWith(prefix)) continue;
+    const slash = p.indexOf('/', prefix.length);
+    if (slash > prefix.length) names.add(p.slice(prefix.length, slash));
+  }
+  return names.size;
+}
+
 /** True if anything (memory, draft, local directory) lives below `dir`. */
 export function hasChildren(ctx: MountContext, dir: string): boolean {
   const prefix = dir + '/';
@@ -92,20 +116,21 @@ export function loadDraft(ctx: MountContext, path: string): Draft | null {
 /** A fresh draft of the stored memory `meta` at `path` (which `lookup` just found with no draft). */
 export function storedDraft(ctx: MountContext, path: string, meta: MemoryMeta): Draft | null {
   const cached = ctx.contents.get(meta.versionId);
-  if (cached) return draftOver(ctx, path, meta, cached, true);
+  if (cached) return draftOver(path, meta, cached, true);
   const m = ctx.service.storage.getMemoryBytesByPath(ctx.storeId, path);
   if (!m) return null;
   ctx.contents.put(m.versionId, m.bytes);
-  return draftOver(ctx, path, m, m.bytes, false);
+  return draftOver(path, m, m.bytes, false);
 }
 
-function draftOver(ctx: MountContext, path: string, m: MemoryMeta, bytes: Buffer, shared: boolean): Draft {
-  return newDraft({ path, memoryId: m.id, stored: true, baseVersionId: m.versionId, mode: m.mode, scratch: false, mtimeMs: mtimeOf(ctx, m) }, bytes, shared);
+function draftOver(path: string, m: MemoryMeta, bytes: Buffer, shared: boolean): Draft {
+  return newDraft({ path, memoryId: m.id, stored: true, baseVersionId: m.versionId, scratch: false, ...memoryAttrs(m) }, bytes, shared);
 }
 
-export function mtimeOf(ctx: MountContext, m: Pick<MemoryMeta, 'id' | 'versionId' | 'updatedAt'>): number {
-  const touched = ctx.mtimes.get(m.id);
-  return touched && touched.versionId === m.versionId ? touched.ms : Date.parse(m.updatedAt);
+/** A stored memory's mode, times and owner in a draft's terms. */
+export function memoryAttrs(m: MemoryMeta): FileAttrs {
+  const t = metaTimes(m);
+  return { mode: m.mode, mtimeMs: t.mtimeMs, atimeMs: m.atimeMs, ctimeMs: t.ctimeMs, uid: m.uid, gid: m.gid };
 }
 
 /** Checks a new entry's path the way the API would, so a refusal arrives as an errno up front. */
@@ -134,9 +159,10 @@ function freshen(ctx: MountContext, path: string): Draft | null {
   }
   if (m.versionId !== d.baseVersionId) {
     const full = ctx.service.storage.getMemory(ctx.storeId, m.id);
-    if (full) reloadDraft(d, Buffer.from(full.content, 'utf8'), full.versionId, full.mode, mtimeOf(ctx, full));
+    if (full) reloadDraft(d, Buffer.from(full.content, 'utf8'), full.versionId, memoryAttrs(full));
   } else {
-    d.mode = m.mode;
+    // chmod, chown or utimens in another mount of the store change the row and no version.
+    setFileAttrs(d, memoryAttrs(m));
   }
   return d;
 }

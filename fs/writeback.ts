@@ -23,13 +23,13 @@
  *   version lands after HIDE_GRACE_MS, or when the hidden file goes away, whichever is first.
  */
 import Fuse from './binding/fuse.js';
-import { decodeUtf8, isMnemoError, MAX_CONTENT_BYTES } from '../src/index.js';
+import { decodeUtf8, isMnemoError, MAX_CONTENT_BYTES, parentOf, type KeptAttrs } from '../src/index.js';
 import { mountCaller, type MountContext } from './context.js';
 import { errnoLine, fsError, markReported, toErrno } from './errno.js';
-import { draftContent, resizeDraft, type Draft, type Handle } from './handles.js';
+import { draftContent, resizeDraft, setFileAttrs, type Draft, type Handle } from './handles.js';
 import { reserveLocal, settleLocal } from './local-budget.js';
 import { isHiddenName, isMountLocalPath } from './names.js';
-import { hasChildren, isDir, keepParents, loadDraft, lookup, scratchFor } from './tree.js';
+import { hasChildren, isDir, keepParents, loadDraft, lookup, memoryAttrs, scratchFor } from './tree.js';
 
 const HIDE_GRACE_MS = 250;
 
@@ -42,12 +42,15 @@ export function commit(ctx: MountContext, d: Draft): void {
   if (d.scratch) return;
   const caller = mountCaller(ctx);
   const path = d.path;
+  // An mtime set after the last write (cp -p) is kept; otherwise new content takes the save time.
+  const mtime = d.mtimeSet ? { mtimeMs: d.mtimeMs } : undefined;
   const saveAt = (memoryId: string) =>
-    ctx.service.saveMemoryAt(caller, ctx.storeId, { path, content, memoryId, mode: d.mode }).memory;
+    ctx.service.saveMemoryAt(caller, ctx.storeId, { path, content, memoryId, mode: d.mode, attrs: { ...unsavedAttrs(d), ...mtime } }).memory;
   // A stored file saves by id, so an API rename meanwhile is kept; if it was deleted, it comes back.
+  // Its owner and atime are stored already (attrs.ts); only a set mtime must ride with the save.
   const memory = d.stored
     ? updateOr(
-        () => ctx.service.updateMemory(caller, ctx.storeId, d.memoryId, { content }),
+        () => ctx.service.updateMemory(caller, ctx.storeId, d.memoryId, { content }, mtime),
         () => saveAt(ctx.service.ids('memory')),
       )
     : saveAt(d.memoryId);
@@ -58,10 +61,20 @@ export function commit(ctx: MountContext, d: Draft): void {
   // The kernel learnt this size from our own writes: the next open here has nothing to refresh.
   if (ctx.served.has(path)) ctx.served.set(path, memory.versionId);
   ctx.contents.put(memory.versionId, draftContent(d));
-  d.mtimeMs = Date.parse(memory.updatedAt);
+  setFileAttrs(d, memoryAttrs(memory));
+  d.mtimeSet = false;
   d.baseSize = d.size;
   d.appendOnly = true;
   settleLocal(ctx, d);
+}
+
+/** What a file not stored yet was given (chown, utimens) that its first save must keep. */
+function unsavedAttrs(d: Draft): KeptAttrs {
+  return {
+    ...(d.atimeMs === null ? {} : { atimeMs: d.atimeMs }),
+    ...(d.uid === null ? {} : { uid: d.uid }),
+    ...(d.gid === null ? {} : { gid: d.gid }),
+  };
 }
 
 /**
@@ -173,6 +186,7 @@ export function unlinkPath(ctx: MountContext, path: string): void {
   const memoryId = d ? (d.stored && !d.scratch ? d.memoryId : null) : node.meta!.id;
   if (memoryId && caller) deleteQuietly(ctx, memoryId);
   keepParents(ctx, path);
+  ctx.dirs.entryChanged(parentOf(path), Date.now());
 }
 
 /** truncate(2) by path: changes the open draft, and saves at once when no writer holds it. */
@@ -205,6 +219,8 @@ export function renamePath(ctx: MountContext, src: string, dst: string): void {
   if (to?.kind === 'dir') throw fsError(Fuse.EISDIR);
   const d = from.draft;
   const hiddenAtDst = ctx.hidden.get(dst);
+  // A rename moves the file's ctime (a stored one's follows the rename's version).
+  if (d) d.ctimeMs = Date.now();
   if (d && !d.stored) {
     // A new or scratch file: its first save happens here, at the target (the atomic-save fold).
     const replaced = to?.draft;
@@ -239,6 +255,14 @@ export function renamePath(ctx: MountContext, src: string, dst: string): void {
     }
   }
   keepParents(ctx, src);
+  entriesMoved(ctx, src, dst);
+}
+
+/** A rename changed an entry in the directory of `src` and in that of `dst`. */
+function entriesMoved(ctx: MountContext, src: string, dst: string): void {
+  const now = Date.now();
+  ctx.dirs.entryChanged(parentOf(src), now);
+  ctx.dirs.entryChanged(parentOf(dst), now);
 }
 
 function renameDir(ctx: MountContext, src: string, dst: string, to: ReturnType<typeof lookup>): void {
@@ -266,6 +290,9 @@ function renameDir(ctx: MountContext, src: string, dst: string, to: ReturnType<t
   }
   if (!isDir(ctx, dst)) ctx.localDirs.set(dst, 0o755);
   keepParents(ctx, src);
+  // The directory keeps its inode number and times, and everything below it too (dirs.ts).
+  ctx.dirs.moved(src, dst, Date.now());
+  entriesMoved(ctx, src, dst);
 }
 
 /** libfuse hides an open file instead of unlinking it; see the module header. */
@@ -286,6 +313,7 @@ function hide(ctx: MountContext, src: string, hiddenPath: string): void {
     ctx.hidden.set(src, { memoryId, hiddenPath, timer });
   }
   keepParents(ctx, src);
+  ctx.dirs.entryChanged(parentOf(src), Date.now());
 }
 
 /** The hidden memory was not replaced: its `deleted` version lands now. */

@@ -69,6 +69,7 @@ export type {
   Caller,
   Face,
   Grant,
+  KeptAttrs,
   Memory,
   MemoryListItem,
   MemoryListQuery,

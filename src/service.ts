@@ -13,6 +13,7 @@ import type {
   Caller,
   Expiry,
   Face,
+  KeptAttrs,
   Memory,
   MemoryListItem,
   MemoryListQuery,
@@ -186,7 +187,8 @@ export function createService({
       store(caller, storeId);
       return storage.listMemories(storeId, q);
     },
-    updateMemory(caller: Caller, storeId: string, memoryId: string, write: MemoryWrite): Memory {
+    /** `attrs`: what a mount's save keeps beside the content (its times and owner); the API passes none. */
+    updateMemory(caller: Caller, storeId: string, memoryId: string, write: MemoryWrite, attrs?: KeptAttrs): Memory {
       writable(caller, storeId);
       if (write.path !== undefined) assertMemoryPath(write.path);
       if (write.content !== undefined) {
@@ -196,7 +198,13 @@ export function createService({
       const { expiry, ...rest } = write;
       const s = stamp(caller);
       const expiresAt = resolveExpiry(expiry, s.now);
-      const result = commit(caller, () => storage.updateMemory({ ...s, storeId, memoryId, ...rest, ...(expiresAt === undefined ? {} : { expiresAt }) }));
+      const result = commit(caller, () =>
+        storage.updateMemory({
+          ...s, storeId, memoryId, ...rest,
+          ...(expiresAt === undefined ? {} : { expiresAt }),
+          ...(attrs === undefined ? {} : { attrs: assertAttrs(attrs) }),
+        }),
+      );
       wrote(caller, result.changed ? 1 : 0);
       return result.memory;
     },
@@ -210,7 +218,11 @@ export function createService({
     // ------------------------------------------------------------ mount saves (fs/)
 
     /** Create-or-update by path: a save through a mount; `memoryId` names the memory if the path is free. */
-    saveMemoryAt(caller: Caller, storeId: string, input: { path: string; content: string; memoryId: string; mode?: number }): WriteResult {
+    saveMemoryAt(
+      caller: Caller,
+      storeId: string,
+      input: { path: string; content: string; memoryId: string; mode?: number; attrs?: KeptAttrs },
+    ): WriteResult {
       writable(caller, storeId);
       const path = assertMemoryPath(input.path);
       const content = assertContent(input.content);
@@ -222,6 +234,7 @@ export function createService({
         path,
         content,
         ...(input.mode === undefined ? {} : { mode: input.mode }),
+        ...(input.attrs === undefined ? {} : { attrs: assertAttrs(input.attrs) }),
       };
       const result = commit(caller, () => storage.saveMemoryAt(save));
       wrote(caller, result.changed ? 1 : 0);
@@ -247,9 +260,28 @@ export function createService({
       wrote(caller, moved);
       return moved;
     },
+    /** chmod through a mount: kept with the memory, no version; the ctime moves. */
     setMemoryMode(caller: Caller, storeId: string, memoryId: string, mode: number): void {
       writable(caller, storeId);
-      commit(caller, () => storage.setMemoryMode(storeId, memoryId, mode & 0o7777));
+      commit(caller, () => storage.setMemoryAttrs(storeId, memoryId, { mode: mode & 0o7777 }, clock()));
+    },
+    /** utimens through a mount: each time given is set (ms since the epoch), no version; the ctime moves. */
+    setMemoryTimes(caller: Caller, storeId: string, memoryId: string, times: { atimeMs?: number; mtimeMs?: number }): void {
+      writable(caller, storeId);
+      const attrs = assertAttrs({
+        ...(times.atimeMs === undefined ? {} : { atimeMs: times.atimeMs }),
+        ...(times.mtimeMs === undefined ? {} : { mtimeMs: times.mtimeMs }),
+      });
+      commit(caller, () => storage.setMemoryAttrs(storeId, memoryId, attrs, clock()));
+    },
+    /** chown through a mount: each id given is kept, no version; the ctime moves. */
+    setMemoryOwner(caller: Caller, storeId: string, memoryId: string, owner: { uid?: number; gid?: number }): void {
+      writable(caller, storeId);
+      const attrs = assertAttrs({
+        ...(owner.uid === undefined ? {} : { uid: owner.uid }),
+        ...(owner.gid === undefined ? {} : { gid: owner.gid }),
+      });
+      commit(caller, () => storage.setMemoryAttrs(storeId, memoryId, attrs, clock()));
     },
 
     // ------------------------------------------------------------ versions
@@ -273,3 +305,19 @@ export function createService({
 }
 
 export type Service = ReturnType<typeof createService>;
+
+/** Times are finite milliseconds; ids are what a 32-bit uid_t holds, less (uid_t)-1, which means "unchanged". */
+function assertAttrs(a: KeptAttrs): KeptAttrs {
+  for (const key of ['atimeMs', 'mtimeMs'] as const) {
+    const v = a[key];
+    if (v !== undefined && !Number.isFinite(v)) throw new MnemoError('invalid_request', `${key} must be a finite number of milliseconds`);
+  }
+  for (const key of ['uid', 'gid'] as const) {
+    const v = a[key];
+    if (v !== undefined && !(Number.isInteger(v) && v >= 0 && v < 0xffffffff)) {
+      throw new MnemoError('invalid_request', `${key} must be an integer from 0 to 4294967294`);
+    }
+  }
+  if (a.mode !== undefined) return { ...a, mode: a.mode & 0o7777 };
+  return a;
+}

@@ -71,6 +71,25 @@ export interface Memory {
   updatedAt: string;
   /** When the memory stops existing for readers (RFC 3339, UTC), or null for never. */
   expiresAt: string | null;
+  /**
+   * POSIX attributes kept for the mount (utimens, chown); not versioned, not part of the wire shape.
+   * Times are milliseconds since the epoch (microsecond precision); null means derived: mtime and
+   * ctime are `updatedAt`, atime is the mtime, uid/gid are the serving process's.
+   */
+  atimeMs: number | null;
+  mtimeMs: number | null;
+  ctimeMs: number | null;
+  uid: number | null;
+  gid: number | null;
+}
+
+/** Attributes a mount save or a setattr carries beside the content; an absent field is left as it is. */
+export interface KeptAttrs {
+  mode?: number;
+  atimeMs?: number;
+  mtimeMs?: number;
+  uid?: number;
+  gid?: number;
 }
 
 /** A memory without its content: what lists and the mount's stat need. */

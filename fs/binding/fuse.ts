@@ -27,7 +27,7 @@ export interface FuseStat {
   ino?: number;
   blksize?: number;
   blocks?: number;
-  /** Milliseconds since the epoch (fractions kept to the nanosecond they can hold) or a Date. */
+  /** Milliseconds since the epoch (fractions kept to the microsecond) or a Date. */
   atime: Date | number;
   mtime: Date | number;
   ctime: Date | number;
@@ -335,12 +335,18 @@ function setDouble(arr: Uint32Array, i: number, n: number): void {
   arr[i + 1] = (n - arr[i]!) / 4294967296;
 }
 
-/** A time as seconds (two words) and nanoseconds: the addon's stat layout. */
+/**
+ * A time as seconds (two words) and nanoseconds: the addon's stat layout. A millisecond double
+ * near today holds about a quarter of a microsecond, so the fraction is rounded to whole
+ * microseconds rather than shown as nanoseconds it never held.
+ */
 function setTime(arr: Uint32Array, i: number, t: Date | number): void {
   const ms = typeof t === 'number' ? t : t.getTime();
-  const sec = Math.floor(ms / 1000);
+  let sec = Math.floor(ms / 1000);
+  let us = Math.round((ms - sec * 1000) * 1000);
+  if (us >= 1_000_000) [sec, us] = [sec + 1, us - 1_000_000];
   setDouble(arr, i, sec);
-  arr[i + 2] = Math.min(999_999_999, Math.round((ms - sec * 1000) * 1e6));
+  arr[i + 2] = us * 1000;
 }
 
 function statArray(st?: FuseStat): Uint32Array {

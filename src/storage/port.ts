@@ -5,6 +5,7 @@
 import type {
   Actor,
   ApiKey,
+  KeptAttrs,
   Memory,
   MemoryListItem,
   MemoryListQuery,
@@ -46,6 +47,8 @@ export interface UpdateMemoryInput extends WriteStamp {
   expectedSha256?: string;
   /** New absolute expiry; null clears it; undefined keeps the current one. */
   expiresAt?: string | null;
+  /** Attributes a mount save carries (its mode, times, owner; schema-attrs.ts); not versioned. */
+  attrs?: KeptAttrs;
 }
 
 export interface DeleteMemoryInput extends WriteStamp {
@@ -63,6 +66,8 @@ export interface SaveMemoryAtInput extends WriteStamp {
   memoryId: string;
   /** Permission bits to keep; not versioned. */
   mode?: number;
+  /** Times and owner to keep (schema-attrs.ts); not versioned. */
+  attrs?: KeptAttrs;
 }
 
 /** Rename by id that replaces a memory already at `path` (POSIX rename over a file). */
@@ -194,7 +199,11 @@ export interface Storage extends ContinuityStorage {
   getMemoryMetaByPath(storeId: string, path: string): MemoryMeta | null;
   /** The memory at `path` with its content as UTF-8 bytes (what a file read serves), or null. */
   getMemoryBytesByPath(storeId: string, path: string): (MemoryMeta & { bytes: Buffer }) | null;
-  setMemoryMode(storeId: string, id: string, mode: number): void;
+  /**
+   * Sets the given attributes (chmod, chown, utimens) without a version, and moves the ctime to
+   * `now` (RFC 3339). Throws not_found if the memory is gone, archived if the store is.
+   */
+  setMemoryAttrs(storeId: string, id: string, attrs: KeptAttrs, now: string): void;
   saveMemoryAt(input: SaveMemoryAtInput): WriteResult;
   moveMemory(input: MoveMemoryInput): Memory;
   /** Returns how many memories moved (each gets one `modified` version). */

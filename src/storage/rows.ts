@@ -26,6 +26,11 @@ export interface MemoryRow {
   created_at: string;
   updated_at: string;
   expires_at: string | null;
+  atime_us: number | null;
+  mtime_us: number | null;
+  ctime_us: number | null;
+  uid: number | null;
+  gid: number | null;
 }
 
 export interface VersionRow {
@@ -93,7 +98,21 @@ export function toMemoryMeta(r: MemoryRow): MemoryMeta {
     createdAt: r.created_at,
     updatedAt: r.updated_at,
     expiresAt: r.expires_at ?? null,
+    atimeMs: usToMs(r.atime_us),
+    mtimeMs: usToMs(r.mtime_us),
+    ctimeMs: usToMs(r.ctime_us),
+    uid: r.uid ?? null,
+    gid: r.gid ?? null,
   };
+}
+
+/** Kept times are integer microseconds in the row (schema-attrs.ts) and milliseconds in the domain. */
+export function msToUs(ms: number): number {
+  return Math.round(ms * 1000);
+}
+
+function usToMs(us: number | null | undefined): number | null {
+  return us == null ? null : us / 1000;
 }
 
 export function toMemory(r: MemoryRow): Memory {

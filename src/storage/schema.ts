@@ -21,6 +21,7 @@ import { MIGRATION_3 } from './schema-continuity.js';
 import { MIGRATION_5 } from './schema-search.js';
 import { MIGRATION_7 } from './schema-hardening.js';
 import { MIGRATION_6 } from './schema-limits.js';
+import { MIGRATION_8 } from './schema-attrs.js';
 
 export interface Migration {
   version: number;
@@ -187,6 +188,11 @@ CREATE INDEX memories_meta_by_path ON memories
     // Hardening (issue 11): one seeded admin key; sessions of `mnemo mount`. See schema-hardening.ts.
     version: 7,
     sql: MIGRATION_7,
+  },
+  {
+    // Mount attributes (issue 12): times and ownership kept with a memory, not versioned. See schema-attrs.ts.
+    version: 8,
+    sql: MIGRATION_8,
   },
 ];
 

@@ -32,7 +32,9 @@ export function createBulkImport(db: Db, index: SearchIndex): (storeId: string, 
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     update: db.prepare(
-      `UPDATE memories SET path = ?, content = ?, content_sha256 = ?, content_size_bytes = ?, version_id = ?, updated_at = ?
+      // Every imported write counts as new content: the kept mtime and ctime follow updated_at again.
+      `UPDATE memories SET path = ?, content = ?, content_sha256 = ?, content_size_bytes = ?, version_id = ?, updated_at = ?,
+                           mtime_us = NULL, ctime_us = NULL
        WHERE id = ? AND store_id = ?`,
     ),
   };

@@ -3,7 +3,7 @@ import { byteLength, sha256Hex } from '../content.js';
 import { notFound } from '../errors.js';
 import { archivedStore, assertDeletePrecondition, pathConflict, planUpdate } from '../memories.js';
 import { ancestors, assertMemoryPath, subtreeEnd } from '../paths.js';
-import type { Memory, MemoryListItem, MemoryListQuery, MemoryMeta, Page } from '../types.js';
+import type { KeptAttrs, Memory, MemoryListItem, MemoryListQuery, MemoryMeta, Page } from '../types.js';
 import { cursorNumber, cursorString, decodeCursor, encodeCursor } from './cursor.js';
 import type {
   CreateMemoryInput,
@@ -16,7 +16,7 @@ import type {
   UpdateMemoryInput,
   WriteStamp,
 } from './port.js';
-import { actorColumns, toMemory, toMemoryMeta, type MemoryRow } from './rows.js';
+import { actorColumns, msToUs, toMemory, toMemoryMeta, type MemoryRow } from './rows.js';
 import { LIVE, createExpiryPurge } from './sqlite-expiry.js';
 import { writeTx, type Db, type Statement } from './tx.js';
 
@@ -29,7 +29,7 @@ type MemoryStatements = Pick<
   | 'getMemoryByPath'
   | 'getMemoryMetaByPath'
   | 'getMemoryBytesByPath'
-  | 'setMemoryMode'
+  | 'setMemoryAttrs'
   | 'saveMemoryAt'
   | 'moveMemory'
   | 'moveTree'
@@ -38,7 +38,8 @@ type MemoryStatements = Pick<
   | 'hasMemoriesUnder'
 >;
 
-const META = 'seq, id, store_id, path, content_sha256, content_size_bytes, version_id, mode, created_at, updated_at, expires_at';
+const META =
+  'seq, id, store_id, path, content_sha256, content_size_bytes, version_id, mode, created_at, updated_at, expires_at, atime_us, mtime_us, ctime_us, uid, gid';
 
 export function createMemoryStatements(db: Db): MemoryStatements {
   const q = {
@@ -56,16 +57,18 @@ export function createMemoryStatements(db: Db): MemoryStatements {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     insertMemory: db.prepare(
-      `INSERT INTO memories (id, store_id, path, content, content_sha256, content_size_bytes, version_id, mode, created_at, updated_at, expires_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO memories (id, store_id, path, content, content_sha256, content_size_bytes, version_id, mode, created_at, updated_at, expires_at,
+                            atime_us, mtime_us, uid, gid)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     updateMemory: db.prepare(
-      `UPDATE memories SET path = ?, content = ?, content_sha256 = ?, content_size_bytes = ?, version_id = ?, updated_at = ?
+      `UPDATE memories SET path = ?, content = ?, content_sha256 = ?, content_size_bytes = ?, version_id = ?, updated_at = ?,
+                           mode = ?, atime_us = ?, mtime_us = ?, ctime_us = NULL, uid = ?, gid = ?
        WHERE id = ?`,
     ),
     setExpiry: db.prepare('UPDATE memories SET expires_at = ? WHERE id = ?'),
     deleteMemory: db.prepare('DELETE FROM memories WHERE id = ?'),
-    setMode: db.prepare('UPDATE memories SET mode = ? WHERE store_id = ? AND id = ?'),
+    setAttrs: db.prepare('UPDATE memories SET mode = ?, atime_us = ?, mtime_us = ?, ctime_us = ?, uid = ?, gid = ? WHERE id = ?'),
     rangeMeta: db.prepare(
       `SELECT ${META} FROM memories WHERE store_id = ? AND path > ? AND path < ? AND ${LIVE} ORDER BY path LIMIT ?`,
     ),
@@ -122,19 +125,24 @@ export function createMemoryStatements(db: Db): MemoryStatements {
     return row;
   }
 
-  function insert(input: CreateMemoryInput): Memory {
+  function insert(input: CreateMemoryInput & { attrs?: KeptAttrs }): Memory {
     assertWritable(input.storeId);
     assertNoOverlap(input.storeId, input.path, '');
     const sha = sha256Hex(input.content);
     const size = byteLength(input.content);
     appendVersion(input, input.storeId, input.memoryId, 'created', input.path, { content: input.content, sha, size });
-    const mode = input.mode ?? 0o644;
+    const mode = input.attrs?.mode ?? input.mode ?? 0o644;
     const expiresAt = input.expiresAt ?? null;
-    q.insertMemory.run(input.memoryId, input.storeId, input.path, input.content, sha, size, input.versionId, mode, input.now, input.now, expiresAt);
+    const a = input.attrs ?? {};
+    const kept = { atimeMs: a.atimeMs ?? null, mtimeMs: a.mtimeMs ?? null, ctimeMs: null, uid: a.uid ?? null, gid: a.gid ?? null };
+    q.insertMemory.run(
+      input.memoryId, input.storeId, input.path, input.content, sha, size, input.versionId, mode, input.now, input.now, expiresAt,
+      us(kept.atimeMs), us(kept.mtimeMs), kept.uid, kept.gid,
+    );
     return {
       id: input.memoryId, storeId: input.storeId, path: input.path, content: input.content,
       contentSha256: sha, contentSizeBytes: size, versionId: input.versionId, mode,
-      createdAt: input.now, updatedAt: input.now, expiresAt,
+      createdAt: input.now, updatedAt: input.now, expiresAt, ...kept,
     };
   }
 
@@ -146,26 +154,60 @@ export function createMemoryStatements(db: Db): MemoryStatements {
     assertWritable(input.storeId);
     if (plan.kind === 'noop') {
       // A TTL is not versioned (like mode): renewing it changes the row but appends no version.
-      if (expiresAt === current.expiresAt) return { memory: current, changed: false };
-      q.setExpiry.run(expiresAt, current.id);
-      return { memory: { ...current, expiresAt }, changed: false };
+      let memory = current;
+      if (expiresAt !== current.expiresAt) {
+        q.setExpiry.run(expiresAt, current.id);
+        memory = { ...memory, expiresAt };
+      }
+      // A save of unchanged bytes still keeps what the file was given meanwhile (cp -p onto a twin).
+      return { memory: input.attrs ? keepAttrs(memory, input.attrs, input.now, false) : memory, changed: false };
     }
     if (plan.renamed) assertNoOverlap(input.storeId, plan.path, current.id);
     appendVersion(input, input.storeId, current.id, 'modified', plan.path, { content: plan.content, sha: plan.sha256, size: plan.size });
-    q.updateMemory.run(plan.path, plan.content, plan.sha256, plan.size, input.versionId, input.now, current.id);
+    const kept = afterVersion(current, plan.content !== current.content, input.attrs);
+    q.updateMemory.run(
+      plan.path, plan.content, plan.sha256, plan.size, input.versionId, input.now,
+      kept.mode, us(kept.atimeMs), us(kept.mtimeMs), kept.uid, kept.gid, current.id,
+    );
     if (expiresAt !== current.expiresAt) q.setExpiry.run(expiresAt, current.id);
     const memory: Memory = {
       ...current, path: plan.path, content: plan.content, contentSha256: plan.sha256,
-      contentSizeBytes: plan.size, versionId: input.versionId, updatedAt: input.now, expiresAt,
+      contentSizeBytes: plan.size, versionId: input.versionId, updatedAt: input.now, expiresAt, ...kept,
     };
     return { memory, changed: true };
   }
 
-  function setMode(memory: Memory, mode: number | undefined): Memory {
-    if (mode === undefined || mode === memory.mode) return memory;
-    assertWritable(memory.storeId);
-    q.setMode.run(mode, memory.storeId, memory.id);
-    return { ...memory, mode };
+  /**
+   * The kept attributes once a version lands (schema-attrs.ts): new content takes the save time as
+   * mtime and ctime (unless the save carries an mtime set after its last write), a rename keeps the
+   * mtime and moves the ctime; a NULL atime is frozen at the old mtime either way.
+   */
+  function afterVersion(current: Memory, contentChanged: boolean, a: KeptAttrs = {}) {
+    const oldMtime = current.mtimeMs ?? Date.parse(current.updatedAt);
+    return {
+      mode: a.mode ?? current.mode,
+      atimeMs: a.atimeMs ?? current.atimeMs ?? oldMtime,
+      mtimeMs: a.mtimeMs ?? (contentChanged ? null : oldMtime),
+      ctimeMs: null,
+      uid: a.uid ?? current.uid,
+      gid: a.gid ?? current.gid,
+    };
+  }
+
+  /**
+   * Sets attributes without a version; the ctime moves to `now` when anything changed (or always,
+   * with `always`: a chmod, chown or utimens moves it even when it sets the values already there).
+   */
+  function keepAttrs(m: Memory, a: KeptAttrs, now: string, always: boolean): Memory {
+    // An atime that follows the mtime stays where it was when only the mtime is set (touch -m).
+    const atimeMs = a.atimeMs ?? (a.mtimeMs !== undefined && m.atimeMs === null ? (m.mtimeMs ?? Date.parse(m.updatedAt)) : m.atimeMs);
+    const next = { mode: a.mode ?? m.mode, atimeMs, mtimeMs: a.mtimeMs ?? m.mtimeMs, uid: a.uid ?? m.uid, gid: a.gid ?? m.gid };
+    const same = next.mode === m.mode && next.atimeMs === m.atimeMs && next.mtimeMs === m.mtimeMs && next.uid === m.uid && next.gid === m.gid;
+    if (same && !always) return m;
+    assertWritable(m.storeId);
+    const ctimeMs = Date.parse(now);
+    q.setAttrs.run(next.mode, us(next.atimeMs), us(next.mtimeMs), us(ctimeMs), next.uid, next.gid, m.id);
+    return { ...m, ...next, ctimeMs };
   }
 
   function remove(stamp: WriteStamp, row: MemoryRow): void {
@@ -228,8 +270,8 @@ export function createMemoryStatements(db: Db): MemoryStatements {
       purgeExpired(input.storeId, input.now);
       const row = q.byPath.get(input.storeId, input.path) as MemoryRow | undefined;
       if (!row) return { memory: insert(input), changed: true };
-      const res = update({ ...input, memoryId: row.id });
-      return { memory: setMode(res.memory, input.mode), changed: res.changed };
+      const attrs = input.mode === undefined ? input.attrs : { ...input.attrs, mode: input.mode };
+      return update({ ...input, memoryId: row.id, ...(attrs ? { attrs } : {}) });
     }),
 
     moveMemory: writeTx(db, (input: MoveMemoryInput): Memory => {
@@ -271,9 +313,9 @@ export function createMemoryStatements(db: Db): MemoryStatements {
       const r = q.bytesByPath.get(storeId, path) as (MemoryRow & { bytes: Buffer | null }) | undefined;
       return r ? { ...toMemoryMeta(r), bytes: r.bytes ?? Buffer.alloc(0) } : null;
     },
-    setMemoryMode(storeId, id, mode) {
-      q.setMode.run(mode, storeId, id);
-    },
+    setMemoryAttrs: writeTx(db, (storeId: string, id: string, attrs: KeptAttrs, now: string): void => {
+      keepAttrs(toMemory(mustGet(storeId, id)), attrs, now, true);
+    }),
 
     listMemories(storeId, lq: MemoryListQuery): Page<MemoryListItem> {
       const c = decodeCursor(lq.page);
@@ -328,3 +370,7 @@ export function createMemoryStatements(db: Db): MemoryStatements {
   };
 }
 
+/** A kept time in the row's unit (integer microseconds), or NULL. */
+function us(ms: number | null): number | null {
+  return ms === null ? null : msToUs(ms);
+}

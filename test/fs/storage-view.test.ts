@@ -36,6 +36,21 @@ describe('storage view', () => {
     expect(view.meta('/big/none.md')).toBeNull();
   });
 
+  it('names a directory\'s implied subdirectories for its nlink, and gives none for a directory of more than 4,096 entries', () => {
+    const core = openCore();
+    const store = seedStore(core.service, core.caller, { '/d/a/x.md': 'x', '/d/b/c/y.md': 'y', '/d/z.md': 'z' });
+    core.storage.batch(() => {
+      for (let i = 0; i < 4100; i++) core.service.createMemory(core.caller, store.id, { path: `/big/m${String(i).padStart(4, '0')}.md`, content: String(i) });
+    });
+    const view = new StorageView(core.service, store.id);
+    expect(view.subdirs('/d')).toEqual(['a', 'b']);
+    expect(view.subdirs('/d/b')).toEqual(['c']);
+    expect(view.subdirs('/big')).toBeNull();
+    expect(view.meta('/big/m0001.md')?.contentSizeBytes).toBe(1);
+    core.service.createMemory(core.caller, store.id, { path: '/d/e/new.md', content: 'n' });
+    expect(view.subdirs('/d')).toEqual(['a', 'b', 'e']);
+  });
+
   it('follows the store row: archiving shows at the next look', () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, {});

@@ -35,7 +35,7 @@ describe('change mark', () => {
     const store = seedStore(core.service, core.caller, { '/a.md': 'a' });
     const before = core.storage.changeMark();
     const other = openSqliteStorage(core.file);
-    other.setMemoryMode(store.id, other.getMemoryMetaByPath(store.id, '/a.md')!.id, 0o600);
+    other.setMemoryAttrs(store.id, other.getMemoryMetaByPath(store.id, '/a.md')!.id, { mode: 0o600 }, new Date().toISOString());
     other.close();
     await sleep(150);
     expect(core.storage.changeMark()).not.toBe(before);

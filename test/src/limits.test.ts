@@ -61,9 +61,14 @@ describe('store usage', () => {
     const store = core.service.createStore(core.caller, { name: 'old', description: '', metadata: {} });
     for (let i = 0; i < 5; i++) core.service.createMemory(core.caller, store.id, { path: `/m${i}.md`, content: 'x'.repeat(i + 1) });
     core.close();
-    // Back to schema 5, as a database from before the limits was (migration 7 undone too).
+    // Back to schema 5, as a database from before the limits was (migrations 7 and 8 undone too).
     const db = new Database(core.file);
-    db.exec(`DROP INDEX api_keys_one_seeded; ALTER TABLE api_keys DROP COLUMN seeded; ALTER TABLE sessions DROP COLUMN local_pid;
+    db.exec(`DROP INDEX memories_meta_by_path;
+             ALTER TABLE memories DROP COLUMN atime_us; ALTER TABLE memories DROP COLUMN mtime_us; ALTER TABLE memories DROP COLUMN ctime_us;
+             ALTER TABLE memories DROP COLUMN uid; ALTER TABLE memories DROP COLUMN gid;
+             CREATE INDEX memories_meta_by_path ON memories
+               (store_id, path, id, version_id, content_sha256, content_size_bytes, mode, created_at, updated_at, expires_at);
+             DROP INDEX api_keys_one_seeded; ALTER TABLE api_keys DROP COLUMN seeded; ALTER TABLE sessions DROP COLUMN local_pid;
              DROP TRIGGER store_usage_insert; DROP TRIGGER store_usage_delete; DROP TRIGGER store_usage_resize;
              DROP TABLE store_usage; DROP INDEX sessions_active_by_workspace; PRAGMA user_version = 5;`);
     db.close();

@@ -712,3 +712,56 @@ describe('listing stores', () => {
     expect(core.service.listStores({ workspaceId: ws.id, actor: core.caller.actor }, storeQuery()).data).toEqual([]);
   });
 });
+
+describe('mount attributes (times, owner, mode)', () => {
+  function oneMemory() {
+    const core = openCore({ clock: fakeClock('2026-01-01T00:00:00.000Z') });
+    const store = core.service.createStore(core.caller, { name: 's', description: '', metadata: {} });
+    const m = core.service.createMemory(core.caller, store.id, { path: '/a.md', content: 'a' });
+    return { core, store, m };
+  }
+
+  it('setMemoryTimes, setMemoryOwner and setMemoryMode keep what they set without a version, each moving the ctime', () => {
+    const { core, store, m } = oneMemory();
+    core.service.setMemoryTimes(core.caller, store.id, m.id, { mtimeMs: 1_600_000_000_000.5 });
+    const timed = core.service.getMemory(core.caller, store.id, m.id);
+    expect(timed).toMatchObject({ mtimeMs: 1_600_000_000_000.5, atimeMs: Date.parse(m.updatedAt), uid: null });
+    core.service.setMemoryOwner(core.caller, store.id, m.id, { gid: 50 });
+    const owned = core.service.getMemory(core.caller, store.id, m.id);
+    expect(owned).toMatchObject({ uid: null, gid: 50 });
+    expect(owned.ctimeMs).toBeGreaterThan(timed.ctimeMs!);
+    core.service.setMemoryMode(core.caller, store.id, m.id, 0o100600);
+    const moded = core.service.getMemory(core.caller, store.id, m.id);
+    expect(moded.mode).toBe(0o600);
+    expect(moded.ctimeMs).toBeGreaterThan(owned.ctimeMs!);
+    expect(versionsOf(core, store.id)).toHaveLength(1);
+    // None of it is on the memory's content or version: an API reader sees the memory unchanged.
+    expect(moded).toMatchObject({ versionId: m.versionId, updatedAt: m.updatedAt, contentSha256: m.contentSha256 });
+  });
+
+  it('refuses times that are not finite and ids that are not 32-bit (or the -1 that means unchanged)', () => {
+    const { core, store, m } = oneMemory();
+    expect(codeOf(() => core.service.setMemoryTimes(core.caller, store.id, m.id, { atimeMs: Number.NaN }))).toBe('invalid_request');
+    expect(codeOf(() => core.service.setMemoryTimes(core.caller, store.id, m.id, { mtimeMs: Infinity }))).toBe('invalid_request');
+    for (const uid of [-1, 1.5, 0xffffffff, 2 ** 40]) {
+      expect(codeOf(() => core.service.setMemoryOwner(core.caller, store.id, m.id, { uid }))).toBe('invalid_request');
+    }
+    expect(core.service.getMemory(core.caller, store.id, m.id)).toMatchObject({ atimeMs: null, mtimeMs: null, uid: null });
+  });
+
+  it('needs the right to write, and the memory to exist', () => {
+    const { core, store, m } = oneMemory();
+    const reader = { ...core.caller, grant: { role: 'read_only' as const, storeIds: null } };
+    expect(codeOf(() => core.service.setMemoryOwner(reader, store.id, m.id, { uid: 1 }))).toBe('forbidden');
+    expect(codeOf(() => core.service.setMemoryTimes(core.caller, store.id, newId('memory'), { mtimeMs: 1 }))).toBe('not_found');
+  });
+
+  it('a mount save that carries a set mtime keeps it past the new version; an API update resets it', () => {
+    const { core, store, m } = oneMemory();
+    const mount = sessionCaller(core, 'sesn_x');
+    const saved = core.service.updateMemory(mount, store.id, m.id, { content: 'copied' }, { mtimeMs: 1234 });
+    expect(saved).toMatchObject({ mtimeMs: 1234, ctimeMs: null });
+    const updated = core.service.updateMemory(core.caller, store.id, m.id, { content: 'api' });
+    expect(updated).toMatchObject({ mtimeMs: null, ctimeMs: null, atimeMs: Date.parse(m.updatedAt) });
+  });
+});

@@ -81,6 +81,35 @@ describe('sqlite migrations', () => {
     }
   });
 
+  it('a file from before migration 8 keeps its memories, which derive their times and owner, and stats still read only the meta index', () => {
+    const dir = tmpDir();
+    const first = openCore({ dir });
+    const store = first.service.createStore(first.caller, { name: 'old', description: '', metadata: {} });
+    const memory = first.service.createMemory(first.caller, store.id, { path: '/a.md', content: 'x' });
+    first.close();
+    // Back to schema 7 by hand: the columns and index as migration 7 left them.
+    withRaw(join(dir, 'mnemo.db'), (raw) => {
+      raw.exec(`DROP INDEX memories_meta_by_path;
+        ALTER TABLE memories DROP COLUMN atime_us; ALTER TABLE memories DROP COLUMN mtime_us; ALTER TABLE memories DROP COLUMN ctime_us;
+        ALTER TABLE memories DROP COLUMN uid; ALTER TABLE memories DROP COLUMN gid;
+        CREATE INDEX memories_meta_by_path ON memories
+          (store_id, path, id, version_id, content_sha256, content_size_bytes, mode, created_at, updated_at, expires_at);
+        PRAGMA user_version = 7;`);
+    });
+    const storage = openSqliteStorage(join(dir, 'mnemo.db'));
+    try {
+      expect(storage.readPragma('user_version')).toBe(SCHEMA_VERSION);
+      expect(storage.getMemory(store.id, memory.id)).toEqual({ ...memory, atimeMs: null, mtimeMs: null, ctimeMs: null, uid: null, gid: null });
+      expect(storage.integrityCheck()).toEqual([]);
+    } finally {
+      storage.close();
+    }
+    const plan = withRaw(join(dir, 'mnemo.db'), (raw) =>
+      raw.prepare("EXPLAIN QUERY PLAN SELECT path, mode, atime_us, mtime_us, ctime_us, uid, gid FROM memories INDEXED BY memories_meta_by_path WHERE store_id = ? AND path = ?").all('s', '/a.md'),
+    ) as { detail: string }[];
+    expect(plan.map((p) => p.detail).join('\n')).toContain('COVERING INDEX memories_meta_by_path');
+  });
+
   it('an empty file at user_version 0 is migrated', () => {
     const file = join(tmpDir(), 'mnemo.db');
     withRaw(file, (raw) => raw.pragma('user_version = 0'));

@@ -207,12 +207,108 @@ export function runStorageSuite(makeStorage: MakeStorage): void {
     });
 
     it('a memory mode is kept and changes no version', () => {
+      const { storage, now, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      const m = addMemory(s.id, '/a');
+      storage.setMemoryAttrs(s.id, m.id, { mode: 0o600 }, now());
+      expect(storage.getMemory(s.id, m.id)?.mode).toBe(0o600);
+      expect(storage.listVersions(s.id, verQ()).data).toHaveLength(1);
+    });
+
+    describe('kept attributes (times and owner)', () => {
+    it('a new memory derives every time and its owner: all kept attributes are null', () => {
       const { storage, addStore, addMemory } = fixture(makeStorage);
       const s = addStore();
       const m = addMemory(s.id, '/a');
-      storage.setMemoryMode(s.id, m.id, 0o600);
-      expect(storage.getMemory(s.id, m.id)?.mode).toBe(0o600);
+      expect(m).toMatchObject({ atimeMs: null, mtimeMs: null, ctimeMs: null, uid: null, gid: null });
+      expect(storage.getMemoryMetaByPath(s.id, '/a')).toMatchObject({ atimeMs: null, mtimeMs: null, ctimeMs: null, uid: null, gid: null });
+    });
+
+    it('times and owner are set without a version, to the microsecond, and the ctime moves to the time of the change', () => {
+      const { storage, now, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      const m = addMemory(s.id, '/a');
+      const at = now();
+      storage.setMemoryAttrs(s.id, m.id, { atimeMs: 1_000_000_000_123.456, mtimeMs: 1_500_000_000_000.001, uid: 1000, gid: 2000 }, at);
+      const kept = { atimeMs: 1_000_000_000_123.456, mtimeMs: 1_500_000_000_000.001, ctimeMs: Date.parse(at), uid: 1000, gid: 2000 };
+      expect(storage.getMemory(s.id, m.id)).toMatchObject(kept);
+      expect(storage.getMemoryMetaByPath(s.id, '/a')).toMatchObject(kept);
+      expect(storage.listDirectory(s.id, '/').files[0]).toMatchObject(kept);
       expect(storage.listVersions(s.id, verQ()).data).toHaveLength(1);
+    });
+
+    it('setting only the mtime leaves the atime where it was (touch -m), and only the uid leaves the gid', () => {
+      const { storage, now, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      const m = addMemory(s.id, '/a');
+      storage.setMemoryAttrs(s.id, m.id, { mtimeMs: 5000 }, now());
+      storage.setMemoryAttrs(s.id, m.id, { uid: 7 }, now());
+      expect(storage.getMemory(s.id, m.id)).toMatchObject({ atimeMs: Date.parse(m.updatedAt), mtimeMs: 5000, uid: 7, gid: null });
+    });
+
+    it('new content sets mtime and ctime back to the save time, and keeps the atime and the owner', () => {
+      const { storage, stamp, now, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      const m = addMemory(s.id, '/a');
+      storage.setMemoryAttrs(s.id, m.id, { atimeMs: 1000, mtimeMs: 2000, uid: 5, gid: 6 }, now());
+      const after = storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'new' }).memory;
+      const expected = { atimeMs: 1000, mtimeMs: null, ctimeMs: null, uid: 5, gid: 6 };
+      expect(after).toMatchObject(expected);
+      expect(storage.getMemory(s.id, m.id)).toMatchObject(expected);
+    });
+
+    it('new content freezes an atime that followed the mtime, so reads of the old atime stay true', () => {
+      const { storage, stamp, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      const m = addMemory(s.id, '/a');
+      storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'new' });
+      expect(storage.getMemory(s.id, m.id)).toMatchObject({ atimeMs: Date.parse(m.updatedAt), mtimeMs: null });
+    });
+
+    it('a save can carry an mtime set after its last write (cp -p), which then survives the new version', () => {
+      const { storage, stamp, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      const m = addMemory(s.id, '/a');
+      storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'copied', attrs: { mtimeMs: 1234.5, uid: 9 } });
+      expect(storage.getMemory(s.id, m.id)).toMatchObject({ mtimeMs: 1234.5, ctimeMs: null, uid: 9 });
+    });
+
+    it('a rename keeps the mtime and moves the ctime (it follows the rename\'s updated_at)', () => {
+      const { storage, stamp, now, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      const a = addMemory(s.id, '/a');
+      const b = addMemory(s.id, '/d/b');
+      storage.setMemoryAttrs(s.id, b.id, { mtimeMs: 777 }, now());
+      const moved = storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: a.id, path: '/c' }).memory;
+      expect(moved).toMatchObject({ mtimeMs: Date.parse(a.updatedAt), ctimeMs: null });
+      expect(moved.updatedAt).not.toBe(a.updatedAt);
+      storage.moveTree({ storeId: s.id, from: '/d', to: '/e', actor: { type: 'api_actor', apiKeyId: 'k' }, now: now(), versionIds: () => newId('version') });
+      expect(storage.getMemoryByPath(s.id, '/e/b')).toMatchObject({ mtimeMs: 777, ctimeMs: null });
+    });
+
+    it('a mount save creates a memory with the attributes its file was given, and a save of the same bytes still keeps new ones', () => {
+      const { storage, stamp, addStore } = fixture(makeStorage);
+      const s = addStore();
+      const input = { storeId: s.id, path: '/a', content: 'x', memoryId: newId('memory'), mode: 0o600 };
+      const created = storage.saveMemoryAt({ ...stamp(), ...input, attrs: { atimeMs: 10, mtimeMs: 20, uid: 1, gid: 2 } });
+      expect(created.memory).toMatchObject({ mode: 0o600, atimeMs: 10, mtimeMs: 20, ctimeMs: null, uid: 1, gid: 2 });
+      expect(storage.getMemory(s.id, input.memoryId)).toMatchObject({ mode: 0o600, atimeMs: 10, mtimeMs: 20, ctimeMs: null, uid: 1, gid: 2 });
+      const st = stamp();
+      const again = storage.saveMemoryAt({ ...st, ...input, mode: 0o640, attrs: { mtimeMs: 30 } });
+      expect(again.changed).toBe(false);
+      expect(storage.getMemory(s.id, input.memoryId)).toMatchObject({ mode: 0o640, atimeMs: 10, mtimeMs: 30, ctimeMs: Date.parse(st.now), uid: 1, gid: 2 });
+      expect(storage.listVersions(s.id, verQ()).data).toHaveLength(1);
+    });
+
+    it('setting attributes of a missing memory is not_found, and of an archived store\'s memory is refused', () => {
+      const { storage, now, addStore, addMemory, workspace } = fixture(makeStorage);
+      const s = addStore();
+      const m = addMemory(s.id, '/a');
+      expect(codeOf(() => storage.setMemoryAttrs(s.id, newId('memory'), { uid: 1 }, now()))).toBe('not_found');
+      storage.archiveStore(workspace.id, s.id, now());
+      expect(codeOf(() => storage.setMemoryAttrs(s.id, m.id, { uid: 1 }, now()))).toBe('archived');
+      expect(storage.getMemory(s.id, m.id)?.uid).toBeNull();
+    });
     });
 
     it('lists are ordered by path in binary order and page without gaps', () => {
