@@ -64,6 +64,30 @@ print(fails)
     expect(a.stdout, a.stderr).toBe('{}\n');
   });
 
+  it('two processes writing one file at once share one working copy, and a save holds both their bytes', async () => {
+    const m = await startMount({ seed: { '/w.md': 'x'.repeat(8) + '\n' } });
+    // Two writers opened before either closes, as two processes would be; each writes its own bytes.
+    const r = py(
+      String.raw`
+import os, subprocess, sys
+a = os.open('w.md', os.O_WRONLY)
+b = subprocess.Popen([sys.executable, '-c', "import os,sys\nfd=os.open('w.md', os.O_WRONLY)\nos.pwrite(fd, b'BBBB', 4)\nsys.stdin.read()\nos.close(fd)"], stdin=subprocess.PIPE)
+os.pwrite(a, b'AAAA', 0)
+import time
+while open('w.md').read(8) != 'AAAABBBB': time.sleep(0.01)
+os.close(a)
+b.communicate(b'')
+print(open('w.md').read(), end='')
+`,
+      m.mnt,
+    );
+    const out = await r;
+    expect(out.stdout, out.stderr).toBe('AAAABBBB\n');
+    const saved = (await m.versions()).filter((v) => v.path === '/w.md' && v.operation === 'modified').map((v) => v.content);
+    // The first close saved the working copy with both writers' bytes in it already.
+    expect(saved[0]).toBe('AAAABBBB\n');
+  });
+
   it('names whose bytes are not UTF-8 are refused with EINVAL and never alias one another', async () => {
     const m = await startMount();
     const r = await py(
