@@ -32,6 +32,8 @@ CLASSES = {
     'real': 'not by design: a bug',
 }
 
+# Which refusal a cascade is blamed on when a step touches names of several.
+PRIORITY = ['links', 'path-limits', 'size', 'utf8', 'perms', 'chown-nonroot']
 NAME = re.compile(r'pjdfstest_[0-9a-f]{32}|[0-9a-f]{100,}')
 FAIL = re.compile(r"^not ok (\d+)(?: - tried '(.*)', expected (\S+), got (.*))?$")
 FILE = re.compile(r'^(\S+/tests/(\w+)/(\d+)\.t) \.\.')
@@ -133,7 +135,7 @@ def classify_file(key, fails, missing):
         is_errno = got.startswith('E')
         # An expected value built from an earlier step's output (`inode=$(lstat …)`) that failed.
         if 'ENOENT' in expected.split(',')[1:] or expected.startswith('ENOENT,') or (expected == 'ENOENT' and op in ('stat', 'lstat')):
-            hit = [tainted[x] for x in names_in(body) if x in tainted] or list(tainted.values())
+            hit = sorted((tainted[x] for x in names_in(body) if x in tainted), key=PRIORITY.index) or sorted(tainted.values(), key=PRIORITY.index)
             if hit:
                 yield n, hit[0], line
                 continue
@@ -146,9 +148,9 @@ def classify_file(key, fails, missing):
             continue
         # The test's own directory (named before a `cd` into it) still holds what a refusal left.
         if op == 'rmdir' and got in ('ENOTEMPTY', 'EEXIST') and tainted:
-            yield n, next(iter(tainted.values())), line
+            yield n, sorted(tainted.values(), key=PRIORITY.index)[0], line
             continue
-        hit = [tainted[x] for x in names_in(body) if x in tainted]
+        hit = sorted((tainted[x] for x in names_in(body) if x in tainted), key=PRIORITY.index)
         if hit:
             # What it touched is part of the cascade too (a rename onto a name that never existed).
             taint(hit[0], *args)
@@ -205,11 +207,13 @@ def main():
         want = args[args.index('--list') + 1]
     per_class = Counter()
     per_class_files = defaultdict(set)
+    file_classes = defaultdict(set)
     shown = []
     for key in sorted(set(files) | set(missing)):
         for n, cls, line in classify_file(key, files.get(key, []), missing.get(key, 0)):
             per_class[cls] += 1
             per_class_files[cls].add(key)
+            file_classes[key].add(cls)
             if cls == want:
                 shown.append(f'{key} {line[:300]}')
     total = sum(per_class.values())
@@ -217,6 +221,10 @@ def main():
         if per_class[cls]:
             print(f'{cls:14} {per_class[cls]:5} asserts in {len(per_class_files[cls]):3} files  ({CLASSES[cls]})')
     print(f'{"total":14} {total:5} asserts; by design {total - per_class["real"] - per_class["attrs"]}, attrs {per_class["attrs"]}, real {per_class["real"]}')
+    failing = len(file_classes)
+    real_files = sum(1 for c in file_classes.values() if 'real' in c)
+    attr_files = sum(1 for c in file_classes.values() if 'attrs' in c and 'real' not in c)
+    print(f'{"files":14} {failing:5} failing; by design only {failing - real_files - attr_files}, with attrs {attr_files}, with real {real_files}')
     for s in shown:
         print(s)
 
