@@ -9,6 +9,9 @@ import { FUSE_AVAILABLE, NO_FUSE_REASON, outcomes, py, startMount } from '../hel
 
 if (!FUSE_AVAILABLE) console.warn(NO_FUSE_REASON);
 
+/** Ten 99-byte directories: 999 bytes with their slashes, so one more name passes 1,024 bytes. */
+const LONG_DIR = Array.from({ length: 10 }, (_, i) => String(i).repeat(99)).join('/');
+
 /** Runs python statements in the mount and returns what they print, as JSON. */
 async function pyJson<T = unknown>(cwd: string, body: string): Promise<T> {
   const r = await py(`import json, os, stat\n${body}`, cwd);
@@ -38,6 +41,7 @@ describe.skipIf(!FUSE_AVAILABLE)('POSIX conformance through a mount', () => {
         ['write on a read-only descriptor', "fd = os.open('f.md', os.O_RDONLY)\ntry:\n    os.write(fd, b'x')\nfinally:\n    os.close(fd)"],
         ['read on a write-only descriptor', "fd = os.open('f.md', os.O_WRONLY)\ntry:\n    os.read(fd, 1)\nfinally:\n    os.close(fd)"],
         ['a name over 255 bytes', `os.open('${'n'.repeat(256)}', os.O_RDONLY)`],
+        ['O_CREAT of a path over 1,024 bytes', `os.makedirs('${LONG_DIR}')\nos.open('${LONG_DIR}/${'c'.repeat(40)}', os.O_CREAT | os.O_WRONLY)`],
       ]),
     ).toEqual({
       'missing, no O_CREAT': 'ENOENT',
@@ -57,6 +61,7 @@ describe.skipIf(!FUSE_AVAILABLE)('POSIX conformance through a mount', () => {
       'write on a read-only descriptor': 'EBADF',
       'read on a write-only descriptor': 'EBADF',
       'a name over 255 bytes': 'ENAMETOOLONG',
+      'O_CREAT of a path over 1,024 bytes': 'ENAMETOOLONG',
     });
     // O_CREAT on an existing file opened it: nothing was truncated or replaced.
     expect(await m.tree()).toEqual({ '/f.md': 'file\n', '/d/in.md': 'in\n' });
@@ -192,6 +197,7 @@ describe.skipIf(!FUSE_AVAILABLE)('POSIX conformance through a mount', () => {
         ['under a missing directory', "os.mkdir('nodir/x')"],
         ['under a file', "os.mkdir('f.md/x')"],
         ['a name over 255 bytes', `os.mkdir('${'n'.repeat(256)}')`],
+        ['a path over 1,024 bytes', `os.makedirs('${LONG_DIR}')\nos.mkdir('${LONG_DIR}/${'c'.repeat(40)}')`],
       ]),
     ).toEqual({
       'a new directory': 'ok',
@@ -201,6 +207,7 @@ describe.skipIf(!FUSE_AVAILABLE)('POSIX conformance through a mount', () => {
       'under a missing directory': 'ENOENT',
       'under a file': 'ENOTDIR',
       'a name over 255 bytes': 'ENAMETOOLONG',
+      'a path over 1,024 bytes': 'ENAMETOOLONG',
     });
   });
 
@@ -334,5 +341,74 @@ describe.skipIf(!FUSE_AVAILABLE)('POSIX conformance through a mount', () => {
     expect(r).toEqual({ set: 1500000000, nanoseconds: '1600000000500000000', omit: '1600000000500000000', 'now moves it': true, missing: 'ENOENT' });
     // Times are not content: no version.
     expect(await m.mountLog()).toEqual([]);
+  });
+
+  it('a read-only mount refuses every change with EROFS, and still reads and finds', async () => {
+    const m = await startMount({ seed: { '/f.md': 'f\n', '/d/in.md': 'in\n' }, readOnly: true });
+    expect(
+      await outcomes(m.mnt, [
+        ['read', "assert open('f.md').read() == 'f\\n'"],
+        ['O_RDONLY|O_CREAT of an existing file', "os.close(os.open('f.md', os.O_RDONLY | os.O_CREAT))"],
+        ['O_CREAT of a new file', "os.open('n.md', os.O_WRONLY | os.O_CREAT)"],
+        ['O_WRONLY', "os.open('f.md', os.O_WRONLY)"],
+        ['O_RDWR', "os.open('f.md', os.O_RDWR)"],
+        ['truncate', "os.truncate('f.md', 0)"],
+        ['mkdir', "os.mkdir('x')"],
+        ['rmdir', "os.rmdir('d')"],
+        ['unlink', "os.unlink('f.md')"],
+        ['rename', "os.rename('f.md', 'g.md')"],
+        ['chmod', "os.chmod('f.md', 0o600)"],
+        ['utime', "os.utime('f.md', (1, 2))"],
+        ['a missing name', "os.stat('nope.md')"],
+        ['the ST_RDONLY flag', "assert os.statvfs('.').f_flag & os.ST_RDONLY"],
+      ]),
+    ).toEqual({
+      read: 'ok',
+      'O_RDONLY|O_CREAT of an existing file': 'ok',
+      'O_CREAT of a new file': 'EROFS',
+      O_WRONLY: 'EROFS',
+      O_RDWR: 'EROFS',
+      truncate: 'EROFS',
+      mkdir: 'EROFS',
+      rmdir: 'EROFS',
+      unlink: 'EROFS',
+      rename: 'EROFS',
+      chmod: 'EROFS',
+      utime: 'EROFS',
+      'a missing name': 'ENOENT',
+      'the ST_RDONLY flag': 'ok',
+    });
+    expect(await m.tree()).toEqual({ '/f.md': 'f\n', '/d/in.md': 'in\n' });
+  });
+
+  it('a mount of a store archived while mounted refuses every change with EROFS, as a read-only mount does', async () => {
+    const m = await startMount({ seed: { '/f.md': 'f\n', '/d/in.md': 'in\n' } });
+    await m.call('archive');
+    expect(
+      await outcomes(m.mnt, [
+        ['read', "assert open('f.md').read() == 'f\\n'"],
+        ['O_CREAT of a new file', "os.open('n.md', os.O_WRONLY | os.O_CREAT)"],
+        ['O_WRONLY', "os.open('f.md', os.O_WRONLY)"],
+        ['truncate', "os.truncate('f.md', 0)"],
+        ['mkdir', "os.mkdir('x')"],
+        ['rmdir', "os.rmdir('d')"],
+        ['unlink', "os.unlink('f.md')"],
+        ['rename', "os.rename('f.md', 'g.md')"],
+        ['chmod', "os.chmod('f.md', 0o600)"],
+        ['utime', "os.utime('f.md', (1, 2))"],
+      ]),
+    ).toEqual({
+      read: 'ok',
+      'O_CREAT of a new file': 'EROFS',
+      O_WRONLY: 'EROFS',
+      truncate: 'EROFS',
+      mkdir: 'EROFS',
+      rmdir: 'EROFS',
+      unlink: 'EROFS',
+      rename: 'EROFS',
+      chmod: 'EROFS',
+      utime: 'EROFS',
+    });
+    expect(await m.tree()).toEqual({ '/f.md': 'f\n', '/d/in.md': 'in\n' });
   });
 });
