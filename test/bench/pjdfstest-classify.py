@@ -129,8 +129,9 @@ def classify_file(key, fails, missing):
             yield n, 'size', line
             continue
         if switched and re.fullmatch(r'\(?(EACCES|EPERM)(\|(EACCES|EPERM))?\)?', expected) and got != expected:
-            taint('perms', *args)
-            yield n, ('chown-nonroot' if op in ('chown', 'lchown') else 'perms'), line
+            cls = 'chown-nonroot' if op in ('chown', 'lchown') else 'perms'
+            taint(cls, *args)
+            yield n, cls, line
             continue
         is_errno = got.startswith('E')
         # An expected value built from an earlier step's output (`inode=$(lstat …)`) that failed.
@@ -140,6 +141,10 @@ def classify_file(key, fails, missing):
                 yield n, hit[0], line
                 continue
         fields = args[-1] if op in ('stat', 'lstat', 'fstat') and args else ''
+        # Ownership that a non-root chown changed (it should have been refused) is that chown's cascade.
+        if re.search(r'\b(uid|gid)\b', fields) and any(tainted.get(x) == 'chown-nonroot' for x in names_in(body)):
+            yield n, 'chown-nonroot', line
+            continue
         if re.search(r'\b(uid|gid|ctime|mtime|atime|birthtime|nlink|inode)(_ns)?\b', fields) and not is_errno:
             yield n, 'attrs', line
             continue
