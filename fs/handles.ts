@@ -188,6 +188,11 @@ export class HandleTable {
     return h;
   }
 
+  /** The handle, or undefined (no EBADF): for ops that can do without it. */
+  find(fh: number): Handle | undefined {
+    return this.open.get(fh);
+  }
+
   remove(fh: number): Handle {
     const h = this.get(fh);
     this.open.delete(fh);

@@ -18,6 +18,7 @@ import { commit, releaseDraft, renamePath, settleHidden, truncatePath, unlinkPat
 
 const O_ACCMODE = 0o3;
 const RENAME_NOREPLACE = 1;
+const ESTALE = -116;
 const RENAME_EXCHANGE = 2;
 const O_TRUNC = 0o1000;
 /** Refusals that are normal traffic (lookups of absent names, mkdir -p) and not worth a log line. */
@@ -65,8 +66,10 @@ export function createOps(ctx: MountContext): FuseOps {
     statfs: (path, cb) => run('statfs', path, cb, () => ({ ...storeStatfs(), flag: ctx.readOnly ? 1 : 0 })),
 
     getattr: (path, cb, fh) => {
-      // fstat (through a handle: libfuse gives no path) is the open draft's own stat.
-      if (path === null) return run('fstat', '(open file)', cb, () => draftStat(ctx, ctx.handles.get(fh).draft));
+      // No path: a file deleted or replaced while open, named by a handle the kernel holds on it
+      // (the binding adds one); its stat is its working copy's. A handle released meanwhile was
+      // another descriptor's: ESTALE, which a stat by path retries.
+      if (path === null) return run('fstat', '(open file)', cb, () => draftStat(ctx, openHandle(fh).draft));
       // The commonest op of all: a stored file's stat is answered from the view while nothing changed.
       const kept = ctx.drafts.has(path) || ctx.hidden.has(path) ? undefined : ctx.view.stat(path);
       if (kept) return cb(0, kept as never);
@@ -254,7 +257,7 @@ export function createOps(ctx: MountContext): FuseOps {
         const bits = mode & 0o7777;
         if (path === null) {
           assertWritable(ctx);
-          return void (ctx.handles.get(fh).draft.mode = bits);
+          return void (openHandle(fh).draft.mode = bits);
         }
         changeAttrs(ctx, path, { mode: bits }, (caller, id) => ctx.service.setMemoryMode(caller, ctx.storeId, id, bits));
       }),
@@ -292,7 +295,13 @@ export function createOps(ctx: MountContext): FuseOps {
 
   /** The path an op through a handle (fchmod, futimens…) means: null once the file was unlinked. */
   function handlePath(path: string | null, fh: number): string | null {
-    return path ?? ctx.handles.get(fh).draft.path;
+    return path ?? openHandle(fh).draft.path;
+  }
+
+  function openHandle(fh: number) {
+    const h = ctx.handles.find(fh);
+    if (!h) throw fsError(ESTALE, 'the file was deleted and this handle closed');
+    return h;
   }
 
   /**
@@ -348,10 +357,13 @@ export function createOps(ctx: MountContext): FuseOps {
 /** A stat for a file with a working copy here: its size and times are the draft's. */
 function draftStat(ctx: MountContext, d: Draft) {
   if (d.path !== null && d.stored && !d.dirty && d.baseVersionId) servedAt(ctx, d.path, d.baseVersionId);
-  return fileStat(inoOf(d.memoryId), d.size, {
+  const st = fileStat(inoOf(d.memoryId), d.size, {
     mode: d.mode, uid: d.uid ?? PROCESS_UID, gid: d.gid ?? PROCESS_GID,
     atimeMs: d.atimeMs ?? d.mtimeMs, mtimeMs: d.mtimeMs, ctimeMs: d.ctimeMs,
   });
+  // Deleted (or replaced) while open: no name links to it any more.
+  if (d.path === null) st.nlink = 0;
+  return st;
 }
 
 /**

@@ -19,6 +19,8 @@
 #include <pthread.h>
 #include <errno.h>
 #include <time.h>
+#include <sys/uio.h>
+#include <linux/fuse.h>
 
 static int IS_ARRAY_BUFFER_DETACH_SUPPORTED = 0;
 
@@ -152,7 +154,16 @@ typedef struct {
 
   // libfuse 3 takes these in init's fuse_config only, not as -o options (CONFIG_* bits).
   uint32_t config;
+
+  // What the kernel has open, learnt from the requests and replies that pass (see "Open files").
+  int dev_fd;
+  pthread_mutex_t open_mut;
+  struct { uint64_t nodeid; uint64_t fh[4]; uint32_t next; } open_files[1024];
+  struct { uint64_t unique; uint64_t nodeid; uint32_t opcode; } opening[64];
 } fuse_thread_t;
+
+/** The mount each /dev/fuse descriptor serves (see "Open files"). */
+static fuse_thread_t *fuse_native_by_fd[256];
 
 #define CONFIG_USE_INO 1
 #define CONFIG_HARD_REMOVE 2
@@ -793,9 +804,9 @@ NAPI_METHOD(fuse_native_signal_init) {
 }
 
 static void * fuse_native_init (struct fuse_conn_info *conn, struct fuse_config *cfg) {
-  // Handle ops (read, write, flush, release, fstat…) get no path: cheaper, and they work on a
-  // file that was unlinked or replaced while open (hard_remove).
-  cfg->nullpath_ok = 1;
+  // Handle ops (read, write, flush, release, fstat…) get the file's path while it has one, and
+  // none (NULL) once it was unlinked or replaced while open (hard_remove): then the handle names it.
+  cfg->nullpath_ok = 0;
   fuse_thread_t *ft = (fuse_thread_t *) fuse_get_context()->private_data;
   cfg->use_ino = (ft->config & CONFIG_USE_INO) ? 1 : 0;
   cfg->hard_remove = (ft->config & CONFIG_HARD_REMOVE) ? 1 : 0;
@@ -892,9 +903,151 @@ static void* start_fuse_thread (void *data) {
   if (ft->notifier_started) pthread_join(ft->notifier, NULL);
 
   fuse_unmount(ft->fuse);
+  if (ft->dev_fd >= 0 && ft->dev_fd < 256 && fuse_native_by_fd[ft->dev_fd] == ft) fuse_native_by_fd[ft->dev_fd] = NULL;
   fuse_destroy(ft->fuse);
 
   return NULL;
+}
+
+// Open files
+//
+// With hard_remove, libfuse forgets a file's path the moment it is unlinked or replaced, and the
+// kernel sends fstat, fchmod and futimens without a file handle: libfuse would answer ESTALE for
+// a file that is deleted but still open, before mnemo hears of it. So the binding reads and writes
+// /dev/fuse itself (fuse_session_custom_io), learns which file handle the kernel holds for each
+// node (from OPEN and CREATE replies, and the handle every read, write, flush and fsync carries),
+// and adds that handle to a GETATTR or SETATTR that came without one. libfuse then passes the
+// handle (and, with nullpath_ok, no path) and the handler answers from the open file.
+
+static fuse_thread_t *fuse_native_mount_of (int fd) {
+  return (fd >= 0 && fd < 256) ? fuse_native_by_fd[fd] : NULL;
+}
+
+// Up to four handles per node (a slot per node id modulo 1024; a collision forgets the older node):
+// any one of them names the file, and a handle released meanwhile is answered ESTALE by JS.
+static void fuse_native_learn (fuse_thread_t *ft, uint64_t nodeid, uint64_t fh) {
+  pthread_mutex_lock(&ft->open_mut);
+  typeof(ft->open_files[0]) *e = &ft->open_files[nodeid % 1024];
+  if (e->nodeid != nodeid) memset(e, 0, sizeof(*e));
+  e->nodeid = nodeid;
+  int known = 0;
+  for (int i = 0; i < 4; i++) known |= e->fh[i] == fh;
+  if (!known) e->fh[e->next++ % 4] = fh;
+  pthread_mutex_unlock(&ft->open_mut);
+}
+
+static void fuse_native_forget_fh (fuse_thread_t *ft, uint64_t nodeid, uint64_t fh) {
+  pthread_mutex_lock(&ft->open_mut);
+  typeof(ft->open_files[0]) *e = &ft->open_files[nodeid % 1024];
+  if (e->nodeid == nodeid) for (int i = 0; i < 4; i++) if (e->fh[i] == fh) e->fh[i] = 0;
+  pthread_mutex_unlock(&ft->open_mut);
+}
+
+static int fuse_native_known_fh (fuse_thread_t *ft, uint64_t nodeid, uint64_t *fh) {
+  pthread_mutex_lock(&ft->open_mut);
+  typeof(ft->open_files[0]) *e = &ft->open_files[nodeid % 1024];
+  int known = 0;
+  // The most recently learnt handle first.
+  for (int i = 0; nodeid != 0 && e->nodeid == nodeid && i < 4 && !known; i++) {
+    uint64_t h = e->fh[(e->next + 3 - i) % 4];
+    if (h != 0) { *fh = h; known = 1; }
+  }
+  pthread_mutex_unlock(&ft->open_mut);
+  return known;
+}
+
+static ssize_t fuse_native_io_read (int fd, void *buf, size_t buf_len, void *userdata) {
+  ssize_t n = read(fd, buf, buf_len);
+  fuse_thread_t *ft = fuse_native_mount_of(fd);
+  if (n < (ssize_t) sizeof(struct fuse_in_header) || ft == NULL) return n;
+  struct fuse_in_header *in = (struct fuse_in_header *) buf;
+  char *arg = (char *) buf + sizeof(struct fuse_in_header);
+  size_t arg_len = (size_t) n - sizeof(struct fuse_in_header);
+  uint64_t fh;
+  switch (in->opcode) {
+    case FUSE_OPEN:
+    case FUSE_CREATE:
+      pthread_mutex_lock(&ft->open_mut);
+      for (int i = 0; i < 64; i++) {
+        if (ft->opening[i].unique != 0) continue;
+        ft->opening[i].unique = in->unique;
+        ft->opening[i].nodeid = in->nodeid;
+        ft->opening[i].opcode = in->opcode;
+        break;
+      }
+      pthread_mutex_unlock(&ft->open_mut);
+      break;
+    case FUSE_READ:
+    case FUSE_WRITE:
+    case FUSE_FLUSH:
+    case FUSE_FSYNC:
+      // Each of these requests' arguments starts with the file handle.
+      if (arg_len >= sizeof(uint64_t)) fuse_native_learn(ft, in->nodeid, *(uint64_t *) arg);
+      break;
+    case FUSE_RELEASE:
+      if (arg_len >= sizeof(uint64_t)) fuse_native_forget_fh(ft, in->nodeid, *(uint64_t *) arg);
+      break;
+    case FUSE_GETATTR:
+      if (arg_len >= sizeof(struct fuse_getattr_in)) {
+        struct fuse_getattr_in *g = (struct fuse_getattr_in *) arg;
+        if (!(g->getattr_flags & FUSE_GETATTR_FH) && fuse_native_known_fh(ft, in->nodeid, &fh)) {
+          g->getattr_flags |= FUSE_GETATTR_FH;
+          g->fh = fh;
+        }
+      }
+      break;
+    case FUSE_SETATTR:
+      if (arg_len >= sizeof(struct fuse_setattr_in)) {
+        struct fuse_setattr_in *a = (struct fuse_setattr_in *) arg;
+        // A truncate by path has no open file to stand for: only attribute changes get one.
+        if (!(a->valid & (FATTR_FH | FATTR_SIZE)) && fuse_native_known_fh(ft, in->nodeid, &fh)) {
+          a->valid |= FATTR_FH;
+          a->fh = fh;
+        }
+      }
+      break;
+  }
+  return n;
+}
+
+static ssize_t fuse_native_io_writev (int fd, struct iovec *iov, int count, void *userdata) {
+  fuse_thread_t *ft = fuse_native_mount_of(fd);
+  if (ft != NULL && count > 0 && iov[0].iov_len >= sizeof(struct fuse_out_header)) {
+    struct fuse_out_header *out = (struct fuse_out_header *) iov[0].iov_base;
+    int slot = -1;
+    uint32_t opcode = 0;
+    uint64_t nodeid = 0;
+    pthread_mutex_lock(&ft->open_mut);
+    for (int i = 0; i < 64 && out->unique != 0; i++) {
+      if (ft->opening[i].unique != out->unique) continue;
+      slot = i;
+      opcode = ft->opening[i].opcode;
+      nodeid = ft->opening[i].nodeid;
+      ft->opening[i].unique = 0;
+      break;
+    }
+    pthread_mutex_unlock(&ft->open_mut);
+    if (slot >= 0 && out->error == 0) {
+      // The reply's payload, gathered: OPEN is fuse_open_out; CREATE is fuse_entry_out (its first
+      // field the new node) followed by fuse_open_out (its first field the handle).
+      char body[512];
+      size_t len = 0;
+      for (int i = 1; i < count && len < sizeof(body); i++) {
+        size_t take = iov[i].iov_len < sizeof(body) - len ? iov[i].iov_len : sizeof(body) - len;
+        memcpy(body + len, iov[i].iov_base, take);
+        len += take;
+      }
+      if (iov[0].iov_len > sizeof(struct fuse_out_header)) len = 0;
+      if (opcode == FUSE_OPEN && len >= sizeof(struct fuse_open_out)) {
+        fuse_native_learn(ft, nodeid, ((struct fuse_open_out *) body)->fh);
+      } else if (opcode == FUSE_CREATE && len >= sizeof(uint64_t) + sizeof(struct fuse_open_out)) {
+        uint64_t created = *(uint64_t *) body;
+        struct fuse_open_out *o = (struct fuse_open_out *) (body + len - sizeof(struct fuse_open_out));
+        fuse_native_learn(ft, created, o->fh);
+      }
+    }
+  }
+  return writev(fd, iov, count);
 }
 
 // Cache invalidation
@@ -1044,6 +1197,18 @@ NAPI_METHOD(fuse_native_mount) {
     fuse_destroy(fuse);
     napi_throw_error(env, "fuse failed", "fuse failed: could not mount");
     return NULL;
+  }
+
+  // Requests and replies pass through fuse_native_io_read/writev (see "Open files").
+  struct fuse_session *se = fuse_get_session(fuse);
+  ft->dev_fd = fuse_session_fd(se);
+  pthread_mutex_init(&ft->open_mut, NULL);
+  memset(ft->open_files, 0, sizeof(ft->open_files));
+  memset(ft->opening, 0, sizeof(ft->opening));
+  if (ft->dev_fd >= 0 && ft->dev_fd < 256) {
+    static const struct fuse_custom_io io = { .read = fuse_native_io_read, .writev = fuse_native_io_writev };
+    fuse_native_by_fd[ft->dev_fd] = ft;
+    fuse_session_custom_io(se, &io, ft->dev_fd);
   }
 
   uv_mutex_init(&(ft->mut));

@@ -88,6 +88,31 @@ print(open('w.md').read(), end='')
     expect(saved[0]).toBe('AAAABBBB\n');
   });
 
+  it('a file deleted or replaced while open keeps answering fstat, fchmod and futimens through its descriptor', async () => {
+    const m = await startMount({ seed: { '/r.md': 'old\n' } });
+    const r = await py(
+      String.raw`
+import os, tempfile
+fd = os.open('gone.md', os.O_RDWR | os.O_CREAT, 0o644)
+os.write(fd, b'hello\n')
+os.unlink('gone.md')
+a = os.fstat(fd)
+os.fchmod(fd, 0o600)
+os.utime(fd, (1000000000, 1100000000))
+b = os.fstat(fd)
+keep = open('r.md')
+with open('r.md.tmp', 'w') as f: f.write('new\n')
+os.rename('r.md.tmp', 'r.md')
+c = os.fstat(keep.fileno())
+with tempfile.TemporaryFile(dir='.') as t:
+    t.write(b'scratch'); t.seek(0); body = t.read()
+print(a.st_nlink, a.st_size, oct(b.st_mode & 0o777), c.st_nlink, c.st_size, keep.read(), body, sorted(os.listdir('.')))
+`,
+      m.mnt,
+    );
+    expect(r.stdout, r.stderr).toBe("0 6 0o600 0 4 old\n b'scratch' ['r.md']\n");
+  });
+
   it('names whose bytes are not UTF-8 are refused with EINVAL and never alias one another', async () => {
     const m = await startMount();
     const r = await py(
