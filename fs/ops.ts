@@ -113,7 +113,7 @@ export function createOps(ctx: MountContext): FuseOps {
         return fh;
       }, true),
 
-    create: (path, mode, cb) =>
+    create: (path, mode, cb, _flags, caller) =>
       run('open', path, cb, () => {
         assertWritable(ctx);
         assertNewPath(path);
@@ -125,7 +125,7 @@ export function createOps(ctx: MountContext): FuseOps {
         const d = newDraft(
           {
             path, memoryId: ctx.service.ids('memory'), stored: false, baseVersionId: null, scratch: scratchFor(path),
-            mode: mode & 0o7777, mtimeMs: now, atimeMs: null, ctimeMs: now, uid: null, gid: null,
+            mode: mode & 0o7777, mtimeMs: now, atimeMs: null, ctimeMs: now, ...ownedBy(caller),
           },
           Buffer.alloc(0),
         );
@@ -222,7 +222,7 @@ export function createOps(ctx: MountContext): FuseOps {
         renamePath(ctx, src, dst);
       }),
 
-    mkdir: (path, mode, cb) =>
+    mkdir: (path, mode, cb, caller) =>
       run('mkdir', path, cb, () => {
         assertWritable(ctx);
         assertNewPath(path);
@@ -232,6 +232,8 @@ export function createOps(ctx: MountContext): FuseOps {
         ctx.localDirs.set(path, mode & 0o7777);
         const now = Date.now();
         ctx.dirs.made(path, now);
+        const owner = ownedBy(caller);
+        if (owner.uid !== null || owner.gid !== null) ctx.dirs.set(path, { ...(owner.uid === null ? {} : { uid: owner.uid }), ...(owner.gid === null ? {} : { gid: owner.gid }) }, now);
         ctx.dirs.entryChanged(parentOf(path), now);
       }),
 
@@ -352,6 +354,14 @@ export function createOps(ctx: MountContext): FuseOps {
       throw err;
     }
   }
+}
+
+/**
+ * A new file or directory belongs to the process that made it, as on a disk (an agent running as
+ * another user in a container); null is the serving process's own ids, which are not stored.
+ */
+function ownedBy(caller: { uid: number; gid: number }): { uid: number | null; gid: number | null } {
+  return { uid: caller.uid === PROCESS_UID ? null : caller.uid, gid: caller.gid === PROCESS_GID ? null : caller.gid };
 }
 
 /** A stat for a file with a working copy here: its size and times are the draft's. */

@@ -47,6 +47,12 @@ export interface FuseStatfs {
   namemax: number;
 }
 
+/** Who asked for an operation (fuse_get_context). */
+export interface Caller {
+  uid: number;
+  gid: number;
+}
+
 /** Reply flags for open and create. */
 export const OPEN_DIRECT_IO = 1;
 export const OPEN_KEEP_CACHE = 2;
@@ -59,7 +65,8 @@ export interface FuseOps {
   readdir?(path: string, cb: Cb<string[]>): void;
   /** Replies `cb(0, fh)` or `cb(0, fh, OPEN_* flags)`. */
   open?(path: string, flags: number, cb: (code: number, fh?: number, openFlags?: number) => void): void;
-  create?(path: string, mode: number, cb: (code: number, fh?: number, openFlags?: number) => void, flags: number): void;
+  /** `caller`: the creating process's uid and gid (a new file belongs to its creator). */
+  create?(path: string, mode: number, cb: (code: number, fh?: number, openFlags?: number) => void, flags: number, caller: Caller): void;
   read?(path: string | null, fh: number, buf: Buffer, len: number, pos: number, cb: Cb): void;
   write?(path: string | null, fh: number, buf: Buffer, len: number, pos: number, cb: Cb): void;
   truncate?(path: string, size: number, cb: Cb): void;
@@ -72,7 +79,7 @@ export interface FuseOps {
   unlink?(path: string, cb: Cb): void;
   /** `flags`: RENAME_NOREPLACE (1), RENAME_EXCHANGE (2). */
   rename?(src: string, dest: string, cb: Cb, flags: number): void;
-  mkdir?(path: string, mode: number, cb: Cb): void;
+  mkdir?(path: string, mode: number, cb: Cb, caller: Caller): void;
   rmdir?(path: string, cb: Cb): void;
   chmod?(path: string | null, mode: number, cb: Cb, fh: number): void;
   /** uid or gid -1: leave it unchanged. */
@@ -122,8 +129,8 @@ const OPS: Record<string, Impl> = {
   readdir: (f, signal, path: string) =>
     f.ops.readdir!(path, (err, names) => (err ? signal(err, [], []) : signal(0, names ?? [], []))),
   open: (f, signal, path: string, flags: number) => f.ops.open!(path, flags, (err, fh = 0, of = 0) => signal(err, fh, of)),
-  create: (f, signal, path: string, mode: number, flags: number) =>
-    f.ops.create!(path, mode, (err, fh = 0, of = 0) => signal(err, fh, of), flags),
+  create: (f, signal, path: string, mode: number, flags: number, uid: number, gid: number) =>
+    f.ops.create!(path, mode, (err, fh = 0, of = 0) => signal(err, fh, of), flags, { uid, gid }),
   read: (f, signal, path: string | null, fh: number, buf: Buffer, len: number, lo: number, hi: number) =>
     f.ops.read!(path, fh, buf, len, lo + hi * 4294967296, (n) => signal(n, 0, buf.buffer)),
   write: (f, signal, path: string | null, fh: number, buf: Buffer, len: number, lo: number, hi: number) =>
@@ -141,7 +148,7 @@ const OPS: Record<string, Impl> = {
   release: (f, signal, path: string | null, fh: number) => f.ops.release!(path, fh, (err) => signal(err)),
   unlink: (f, signal, path: string) => f.ops.unlink!(path, (err) => signal(err)),
   rename: (f, signal, src: string, dest: string, flags: number) => f.ops.rename!(src, dest, (err) => signal(err), flags),
-  mkdir: (f, signal, path: string, mode: number) => f.ops.mkdir!(path, mode, (err) => signal(err)),
+  mkdir: (f, signal, path: string, mode: number, uid: number, gid: number) => f.ops.mkdir!(path, mode, (err) => signal(err), { uid, gid }),
   rmdir: (f, signal, path: string) => f.ops.rmdir!(path, (err) => signal(err)),
   chmod: (f, signal, path: string | null, mode: number, fh: number) => f.ops.chmod!(path, mode, (err) => signal(err), fh),
   chown: (f, signal, path: string | null, uid: number, gid: number, fh: number) => f.ops.chown!(path, uid, gid, (err) => signal(err), fh),

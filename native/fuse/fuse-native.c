@@ -394,14 +394,19 @@ FUSE_METHOD(opendir, 3, 1, (const char *path, struct fuse_file_info *info), {
   }
 })
 
-FUSE_METHOD(create, 3, 2, (const char *path, mode_t mode, struct fuse_file_info *info), {
+FUSE_METHOD(create, 5, 2, (const char *path, mode_t mode, struct fuse_file_info *info), {
   l->path = path;
   l->mode = mode;
   l->info = info;
+  // The caller's ids (read on the request's own thread): a new file belongs to its creator.
+  l->uid = fuse_get_context()->uid;
+  l->gid = fuse_get_context()->gid;
 }, {
   fuse_native_path(env, l->path, &(argv[2]));
   napi_create_uint32(env, l->mode, &(argv[3]));
   napi_create_uint32(env, l->info != NULL ? (uint32_t) l->info->flags : 0, &(argv[4]));
+  napi_create_uint32(env, l->uid, &(argv[5]));
+  napi_create_uint32(env, l->gid, &(argv[6]));
 }, {
   NAPI_ARGV_INT32(fd, 2)
   NAPI_ARGV_UINT32(open_flags, 3)
@@ -769,12 +774,16 @@ FUSE_METHOD_VOID(symlink, 2, 0, (const char *path, const char *dest), {
   fuse_native_path(env, l->dest, &(argv[3]));
 })
 
-FUSE_METHOD_VOID(mkdir, 2, 0, (const char *path, mode_t mode), {
+FUSE_METHOD_VOID(mkdir, 4, 0, (const char *path, mode_t mode), {
   l->path = path;
   l->mode = mode;
+  l->uid = fuse_get_context()->uid;
+  l->gid = fuse_get_context()->gid;
 }, {
   fuse_native_path(env, l->path, &(argv[2]));
   napi_create_uint32(env, l->mode, &(argv[3]));
+  napi_create_uint32(env, l->uid, &(argv[4]));
+  napi_create_uint32(env, l->gid, &(argv[5]));
 })
 
 FUSE_METHOD_VOID(rmdir, 1, 0, (const char *path), {

@@ -130,6 +130,27 @@ describe.skipIf(!FUSE_AVAILABLE)('file times through a mount', () => {
     expect(await stat(again, '%Y', 'sync.md')).toEqual(['1300000000']);
   });
 
+  it.skipIf(!ROOT)('a file or directory made by another user belongs to that user, across a restart', async () => {
+    const m = await startMount();
+    const r = await py(
+      String.raw`
+import os
+pid = os.fork()
+if pid == 0:
+    os.setgid(65534); os.setuid(65534)
+    with open('theirs.md', 'w') as f: f.write('t\n')
+    os.mkdir('their-dir')
+    os._exit(0)
+os.waitpid(pid, 0)
+print(*[(os.stat(p).st_uid, os.stat(p).st_gid) for p in ('theirs.md', 'their-dir')])
+`,
+      m.mnt,
+    );
+    expect(r.stdout, r.stderr).toBe('(65534, 65534) (65534, 65534)\n');
+    const again = await restart(m);
+    expect(await stat(again, '%u %g', 'theirs.md')).toEqual(['65534 65534']);
+  });
+
   it.skipIf(!ROOT)('cp -p as root keeps the mode, owner and mtime of its source', async () => {
     const m = await startMount();
     const src = join(tmpDir(), 'src.md');
