@@ -87,6 +87,7 @@ const NAMES: Record<number, [string, string]> = {
   [Fuse.ENAMETOOLONG]: ['ENAMETOOLONG', 'name too long'],
   [Fuse.ENOTEMPTY]: ['ENOTEMPTY', 'directory not empty'],
   [Fuse.EILSEQ]: ['EILSEQ', 'illegal byte sequence'],
+  [Fuse.ESTALE]: ['ESTALE', 'stale file handle'],
 };
 
 /** Reads like Node's errors: `EROFS: read-only file system, write '/notes/a.md'`. */

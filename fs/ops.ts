@@ -18,7 +18,6 @@ import { commit, releaseDraft, renamePath, settleHidden, truncatePath, unlinkPat
 
 const O_ACCMODE = 0o3;
 const RENAME_NOREPLACE = 1;
-const ESTALE = -116;
 const RENAME_EXCHANGE = 2;
 const O_TRUNC = 0o1000;
 /** Refusals that are normal traffic (lookups of absent names, mkdir -p) and not worth a log line. */
@@ -302,7 +301,7 @@ export function createOps(ctx: MountContext): FuseOps {
 
   function openHandle(fh: number) {
     const h = ctx.handles.find(fh);
-    if (!h) throw fsError(ESTALE, 'the file was deleted and this handle closed');
+    if (!h) throw fsError(Fuse.ESTALE, 'the file was deleted and this handle closed');
     return h;
   }
 

@@ -327,6 +327,7 @@ export default class Fuse {
   static readonly EOPNOTSUPP = -95;
   static readonly ENOTCONN = -107;
   static readonly ETIMEDOUT = -110;
+  static readonly ESTALE = -116;
 }
 
 function statfsArray(st?: FuseStatfs): Uint32Array {
