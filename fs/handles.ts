@@ -170,9 +170,13 @@ export interface Handle {
 const O_ACCMODE = 0o3;
 const O_APPEND = 0o2000;
 
+/** How many released handles `find` still knows. */
+const RECENTLY_RELEASED = 64;
+
 /** File handles start at 1: fuse-native drops a handle of 0. */
 export class HandleTable {
   private readonly open = new Map<number, Handle>();
+  private readonly released = new Map<number, Handle>();
   private next = 1;
 
   add(draft: Draft, flags: number): number {
@@ -188,14 +192,21 @@ export class HandleTable {
     return h;
   }
 
-  /** The handle, or undefined (no EBADF): for ops that can do without it. */
+  /**
+   * The handle, open or among the last few released, or undefined. A stat of a file deleted while
+   * open names it by a handle the binding saw (fuse-native.c "Open files"), which may be another
+   * descriptor's that was released a moment before the stat arrived: that handle's working copy
+   * still describes the same file.
+   */
   find(fh: number): Handle | undefined {
-    return this.open.get(fh);
+    return this.open.get(fh) ?? this.released.get(fh);
   }
 
   remove(fh: number): Handle {
     const h = this.get(fh);
     this.open.delete(fh);
+    this.released.set(fh, h);
+    if (this.released.size > RECENTLY_RELEASED) this.released.delete(this.released.keys().next().value!);
     h.draft.opens--;
     return h;
   }
