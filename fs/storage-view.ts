@@ -7,7 +7,7 @@
  * very next operation that reaches the mount, just as if every operation had queried SQLite.
  */
 import type { FuseStat } from 'fuse-native';
-import { baseName, parentOf, type DirectoryListing, type MemoryMeta, type Service, type Store } from '../src/index.js';
+import { baseName, parentOf, type DirectoryListing, type Memory, type MemoryMeta, type Service, type Store } from '../src/index.js';
 
 /**
  * Past this many remembered paths (or listed entries), start over: a walk over a huge store must
@@ -103,6 +103,51 @@ export class StorageView {
     const listing = this.service.storage.listDirectory(this.storeId, dir);
     // A huge directory is listed for this readdir and not kept: it would crowd out everything else.
     return listing.files.length + listing.dirs.length > PREFETCH_MAX_ENTRIES ? listing : this.keep(dir, listing);
+  }
+
+  /**
+   * Runs `save`, this mount's write of the one file at `path`, and keeps every answer across it,
+   * updated with the memory it returns, when that write is all that changed storage meanwhile (its
+   * own-write mark and the change mark moved alike) and the memory is at `path`. Otherwise, as after
+   * any write, the next question drops them all. Without this, each save threw away the store row,
+   * the next-expiry time and the directory's listing, and the next save's lookups asked SQLite again.
+   */
+  saved(path: string, save: () => Memory): Memory {
+    this.current();
+    const mark = this.mark;
+    const own = this.service.storage.ownWriteMark();
+    const m = save();
+    const after = this.service.storage.changeMark();
+    if (m.path !== path || after - mark !== this.service.storage.ownWriteMark() - own) return m;
+    this.mark = after;
+    const meta: MemoryMeta = {
+      id: m.id, storeId: m.storeId, path: m.path, contentSha256: m.contentSha256, contentSizeBytes: m.contentSizeBytes,
+      versionId: m.versionId, mode: m.mode, createdAt: m.createdAt, updatedAt: m.updatedAt, expiresAt: m.expiresAt,
+    };
+    this.remember(this.metas, path, meta);
+    this.stats.delete(path);
+    // Every directory above now holds something; a kept listing gains the file or the subdirectory.
+    for (let child = path, dir = parentOf(path); ; child = dir, dir = parentOf(dir)) {
+      this.under.set(dir, true);
+      const listing = this.listings.get(dir);
+      if (listing) this.addToListing(listing, baseName(child), child === path ? meta : null);
+      if (dir === '/') break;
+    }
+    if (m.expiresAt !== null && (this.until === null || m.expiresAt < this.until)) this.until = m.expiresAt;
+    return m;
+  }
+
+  private addToListing(listing: Listing, name: string, file: MemoryMeta | null): void {
+    if (file === null) {
+      if (listing.dirs.includes(name)) return;
+      listing.dirs.push(name);
+    } else {
+      const at = listing.byName.has(name) ? listing.files.findIndex((f) => f.path === file.path) : -1;
+      listing.byName.set(name, file);
+      if (at >= 0) return void (listing.files[at] = file);
+      listing.files.push(file);
+    }
+    this.listed += 1;
   }
 
   /** Lists `dir` once enough lookups there missed, if it is small enough; else null. */
