@@ -24,6 +24,7 @@ const PREFETCH_MAX_ENTRIES = 4096;
 
 interface Listing extends DirectoryListing {
   byName: Map<string, MemoryMeta>;
+  dirSet: Set<string>;
 }
 
 export class StorageView {
@@ -90,7 +91,13 @@ export class StorageView {
     const known = this.under.get(dir);
     if (known !== undefined) return known;
     const listing = this.listings.get(dir);
-    const any = listing ? listing.files.length > 0 || listing.dirs.length > 0 : this.service.storage.hasMemoriesUnder(this.storeId, dir);
+    // A kept listing of the parent names every subdirectory there: a new file's name is none (a save's lookups).
+    const parent = listing || dir === '/' ? undefined : this.listings.get(parentOf(dir));
+    const any = listing
+      ? listing.files.length > 0 || listing.dirs.length > 0
+      : parent
+        ? parent.dirSet.has(baseName(dir))
+        : this.service.storage.hasMemoriesUnder(this.storeId, dir);
     this.remember(this.under, dir, any);
     return any;
   }
@@ -139,8 +146,9 @@ export class StorageView {
 
   private addToListing(listing: Listing, name: string, file: MemoryMeta | null): void {
     if (file === null) {
-      if (listing.dirs.includes(name)) return;
+      if (listing.dirSet.has(name)) return;
       listing.dirs.push(name);
+      listing.dirSet.add(name);
     } else {
       const at = listing.byName.has(name) ? listing.files.findIndex((f) => f.path === file.path) : -1;
       listing.byName.set(name, file);
@@ -167,7 +175,7 @@ export class StorageView {
   }
 
   private keep(dir: string, listing: DirectoryListing): Listing {
-    const kept = { ...listing, byName: new Map(listing.files.map((f) => [baseName(f.path), f])) };
+    const kept = { ...listing, byName: new Map(listing.files.map((f) => [baseName(f.path), f])), dirSet: new Set(listing.dirs) };
     const entries = listing.files.length + listing.dirs.length;
     this.listed += entries;
     if (this.listed > MAX_ENTRIES) {

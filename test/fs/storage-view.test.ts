@@ -89,6 +89,9 @@ describe('storage view', () => {
     const d = view.listDirectory('/d');
     expect(d.files.map((f) => f.path).sort()).toEqual([...Object.keys(tree), '/d/new.md'].sort());
     expect(d.dirs).toEqual(['sub']);
+    // A name the kept listing of /d has as a file (or not at all) is no directory: no query either.
+    expect(view.hasMemoriesUnder('/d/f7.md')).toBe(false);
+    expect(view.hasMemoriesUnder('/d/absent')).toBe(false);
     expect(view.store()?.id).toBe(store.id);
     expect(calls).toEqual({});
     // The same answers storage gives from scratch.
