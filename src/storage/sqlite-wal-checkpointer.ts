@@ -47,9 +47,9 @@ export function startCheckpointer(file: string, onError: (message: string) => vo
  * every IDLE_MS while it does not. Self-contained: it runs from its source text in the worker.
  *
  * Not more often: a rewritten file reuses the pages its old version freed, and a checkpoint copies
- * each page once however many commits wrote it since the one before, so rarer passes copy less.
- * Passes every 20 ms, back to back while they found new frames, copied far more (and the bench's
- * 100 KiB rewrites measured 1.0–1.3x against 1.0–2.0x before, on a busy host).
+ * each page once however many commits wrote it since the one before, so rarer passes copy less
+ * (passes every 20 ms, back to back while they found new frames, copied far more; the bench's
+ * README has the figures).
  * A WAL only starts over from its beginning when a commit finds every frame copied: after
  * a burst that is the first commit after the next pass; in a steady burst, commits land between
  * passes, so the WAL grows until the serving connection's backstop checkpoint, which then copies
