@@ -7,7 +7,7 @@
  * very next operation that reaches the mount, just as if every operation had queried SQLite.
  */
 import type { FuseStat } from './binding/fuse.js';
-import { baseName, parentOf, type DirectoryListing, type MemoryMeta, type Service, type Store } from '../src/index.js';
+import { baseName, parentOf, type DirectoryListing, type Memory, type MemoryMeta, type Service, type Store } from '../src/index.js';
 
 /**
  * Past this many remembered paths (or listed entries), start over: a walk over a huge store must
@@ -24,6 +24,7 @@ const PREFETCH_MAX_ENTRIES = 4096;
 
 interface Listing extends DirectoryListing {
   byName: Map<string, MemoryMeta>;
+  dirSet: Set<string>;
 }
 
 export class StorageView {
@@ -90,7 +91,13 @@ export class StorageView {
     const known = this.under.get(dir);
     if (known !== undefined) return known;
     const listing = this.listings.get(dir);
-    const any = listing ? listing.files.length > 0 || listing.dirs.length > 0 : this.service.storage.hasMemoriesUnder(this.storeId, dir);
+    // A kept listing of the parent names every subdirectory there: a new file's name is none (a save's lookups).
+    const parent = listing || dir === '/' ? undefined : this.listings.get(parentOf(dir));
+    const any = listing
+      ? listing.files.length > 0 || listing.dirs.length > 0
+      : parent
+        ? parent.dirSet.has(baseName(dir))
+        : this.service.storage.hasMemoriesUnder(this.storeId, dir);
     this.remember(this.under, dir, any);
     return any;
   }
@@ -122,6 +129,53 @@ export class StorageView {
     return this.keep(dir, listing).dirs;
   }
 
+  /**
+   * Runs `save`, this mount's write of the one file at `path`, and keeps every answer across it,
+   * updated with the memory it returns, when that write is all that changed storage meanwhile (its
+   * own-write mark and the change mark moved alike) and the memory is at `path`. Otherwise, as after
+   * any write, the next question drops them all. Without this, each save threw away the store row,
+   * the next-expiry time and the directory's listing, and the next save's lookups asked SQLite again.
+   */
+  saved(path: string, save: () => Memory): Memory {
+    this.current();
+    const mark = this.mark;
+    const own = this.service.storage.ownWriteMark();
+    const m = save();
+    const after = this.service.storage.changeMark();
+    if (m.path !== path || after - mark !== this.service.storage.ownWriteMark() - own) return m;
+    this.mark = after;
+    const meta: MemoryMeta = {
+      id: m.id, storeId: m.storeId, path: m.path, contentSha256: m.contentSha256, contentSizeBytes: m.contentSizeBytes,
+      versionId: m.versionId, mode: m.mode, createdAt: m.createdAt, updatedAt: m.updatedAt, expiresAt: m.expiresAt,
+      atimeMs: m.atimeMs, mtimeMs: m.mtimeMs, ctimeMs: m.ctimeMs, uid: m.uid, gid: m.gid,
+    };
+    this.remember(this.metas, path, meta);
+    this.stats.delete(path);
+    // Every directory above now holds something; a kept listing gains the file or the subdirectory.
+    for (let child = path, dir = parentOf(path); ; child = dir, dir = parentOf(dir)) {
+      this.under.set(dir, true);
+      const listing = this.listings.get(dir);
+      if (listing) this.addToListing(listing, baseName(child), child === path ? meta : null);
+      if (dir === '/') break;
+    }
+    if (m.expiresAt !== null && (this.until === null || m.expiresAt < this.until)) this.until = m.expiresAt;
+    return m;
+  }
+
+  private addToListing(listing: Listing, name: string, file: MemoryMeta | null): void {
+    if (file === null) {
+      if (listing.dirSet.has(name)) return;
+      listing.dirs.push(name);
+      listing.dirSet.add(name);
+    } else {
+      const at = listing.byName.has(name) ? listing.files.findIndex((f) => f.path === file.path) : -1;
+      listing.byName.set(name, file);
+      if (at >= 0) return void (listing.files[at] = file);
+      listing.files.push(file);
+    }
+    this.listed += 1;
+  }
+
   /** Lists `dir` once enough lookups there missed, if it is small enough; else null. */
   private prefetch(dir: string): Listing | null {
     const n = this.misses.get(dir) ?? 0;
@@ -139,7 +193,7 @@ export class StorageView {
   }
 
   private keep(dir: string, listing: DirectoryListing): Listing {
-    const kept = { ...listing, byName: new Map(listing.files.map((f) => [baseName(f.path), f])) };
+    const kept = { ...listing, byName: new Map(listing.files.map((f) => [baseName(f.path), f])), dirSet: new Set(listing.dirs) };
     const entries = listing.files.length + listing.dirs.length;
     this.listed += entries;
     if (this.listed > MAX_ENTRIES) {

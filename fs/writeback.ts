@@ -48,12 +48,15 @@ export function commit(ctx: MountContext, d: Draft): void {
     ctx.service.saveMemoryAt(caller, ctx.storeId, { path, content, memoryId, mode: d.mode, attrs: { ...unsavedAttrs(d), ...mtime } }).memory;
   // A stored file saves by id, so an API rename meanwhile is kept; if it was deleted, it comes back.
   // Its owner and atime are stored already (attrs.ts); only a set mtime must ride with the save.
-  const memory = d.stored
-    ? updateOr(
-        () => ctx.service.updateMemory(caller, ctx.storeId, d.memoryId, { content }, mtime),
-        () => saveAt(ctx.service.ids('memory')),
-      )
-    : saveAt(d.memoryId);
+  // The view keeps its answers across the save when the save is all that changed.
+  const memory = ctx.view.saved(path, () =>
+    d.stored
+      ? updateOr(
+          () => ctx.service.updateMemory(caller, ctx.storeId, d.memoryId, { content }, mtime),
+          () => saveAt(ctx.service.ids('memory')),
+        )
+      : saveAt(d.memoryId),
+  );
   d.memoryId = memory.id;
   d.stored = true;
   d.dirty = false;

@@ -85,7 +85,8 @@ async function runServe(config: Config): Promise<number> {
   // One server per data dir, decided before anything is opened or any mount is touched.
   const owned = ownDataDir(config);
   const metrics = createMetrics();
-  const storage = openSqliteStorage(config.dbFile, { onCommit: metrics.commit, onSync: metrics.walSync });
+  // Checkpoints run on a thread of their own: the event loop serves every mount's saves.
+  const storage = openSqliteStorage(config.dbFile, { onCommit: metrics.commit, onSync: metrics.walSync, backgroundCheckpoints: { log: (line) => warn(line) } });
   // The mount manager needs the service and the service tells mounts about archived or deleted
   // stores, so the mounter is bound after both exist.
   let mounter: Mounter | null = null;
@@ -179,7 +180,7 @@ async function runMcp(config: Config): Promise<number> {
 async function runMount(config: Config, args: string[], flags: Record<string, string | boolean>): Promise<number> {
   const [storeId, dir] = args as [string, string];
   const lock = useDatabase(config);
-  const service = openService(config);
+  const service = openService(config, true);
   try {
     return await mountUntilSignal(config, service, storeId, resolve(dir), flags['read-only'] === true);
   } finally {
@@ -239,8 +240,10 @@ function sweepExpired(service: Service): NodeJS.Timeout {
   return timer;
 }
 
-function openService(config: Config): Service {
-  return createService({ storage: openSqliteStorage(config.dbFile), limits: config.storeLimits, mountSync: config.mountSync, onSyncError: syncFailed });
+/** `serving`: the process serves a mount, so checkpoints leave its event loop (sqlite-checkpointer.ts). */
+function openService(config: Config, serving = false): Service {
+  const storage = openSqliteStorage(config.dbFile, serving ? { backgroundCheckpoints: { log: (line) => warn(line) } } : {});
+  return createService({ storage, limits: config.storeLimits, mountSync: config.mountSync, onSyncError: syncFailed });
 }
 
 /** A WAL sync the disk refused: closed versions may not be durable yet (the next sync retries). */

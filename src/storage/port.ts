@@ -219,6 +219,12 @@ export interface Storage extends ContinuityStorage {
    * Cheap enough to ask on every file operation.
    */
   changeMark(): number;
+  /**
+   * The part of changeMark() that counts this process's own writes, with no look at other
+   * processes: when both moved by the same amount around a write of one's own, that write is all
+   * that changed (the mount keeps its answers across its own saves this way: fs/storage-view.ts).
+   */
+  ownWriteMark(): number;
   /** The earliest `expires_at` in the store after `after`, or null: live rows can vanish then without a write. */
   nextExpiry(storeId: string, after: string): string | null;
 

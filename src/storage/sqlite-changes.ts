@@ -41,7 +41,7 @@ export function trackWrites(db: Db): WriteCounter {
   return { count: () => writes };
 }
 
-export function createChangeStatements(db: Db, writes: WriteCounter): Pick<Storage, 'changeMark' | 'nextExpiry'> {
+export function createChangeStatements(db: Db, writes: WriteCounter): Pick<Storage, 'changeMark' | 'ownWriteMark' | 'nextExpiry'> {
   const q = {
     // Moves when another connection (a CLI beside the server) commits.
     outside: db.prepare('PRAGMA data_version').pluck(),
@@ -70,6 +70,7 @@ export function createChangeStatements(db: Db, writes: WriteCounter): Pick<Stora
       // Both counts only grow, so their sum moves whenever either does.
       return writes.count() + outsideChanges;
     },
+    ownWriteMark: () => writes.count(),
     nextExpiry(storeId, after) {
       return (q.nextExpiry.get(storeId, after) as string | null) ?? null;
     },

@@ -80,6 +80,8 @@ export function createWalSync(db: Db, file: string, onSync?: (seconds: number) =
   return {
     relaxed<T>(fn: () => T): T {
       if (db.inTransaction) return fn();
+      // Prepared on every call on purpose: SQLite applies `synchronous` when the pragma is
+      // compiled, not when it runs, so a statement prepared once would set it only once.
       db.pragma('synchronous = NORMAL');
       try {
         const result = fn();

@@ -22,10 +22,11 @@ import { createSessionStatements } from './sqlite-sessions.js';
 import { createStoreStatements } from './sqlite-stores.js';
 import { createWalSync } from './sqlite-sync.js';
 import { createVersionStatements } from './sqlite-versions.js';
+import { BACKSTOP_PAGES, startCheckpointer, type Checkpointer } from './sqlite-wal-checkpointer.js';
 
 
 /** Pragmas that can be read back on the adapter's own connection (the per-connection ones included). */
-export type InspectablePragma = 'journal_mode' | 'synchronous' | 'foreign_keys' | 'secure_delete' | 'busy_timeout' | 'user_version';
+export type InspectablePragma = 'journal_mode' | 'synchronous' | 'foreign_keys' | 'secure_delete' | 'busy_timeout' | 'user_version' | 'wal_autocheckpoint';
 
 /** The port plus a read-only look at the connection settings, for tests and diagnostics. */
 export interface SqliteStorage extends Storage {
@@ -45,15 +46,30 @@ export interface SqliteOptions {
   onCommit?: (seconds: number) => void;
   /** Told how long each WAL sync (the fdatasync behind `syncCommits`) took, in seconds (metrics). */
   onSync?: (seconds: number) => void;
+  /**
+   * Checkpoint the WAL from a worker thread instead of inside commits (sqlite-wal-checkpointer.ts): for
+   * a long-running server, whose event loop serves every mount. `log` hears if the worker fails.
+   */
+  backgroundCheckpoints?: { log: (line: string) => void };
+  /**
+   * The connection's `synchronous` (default FULL: a commit is on disk when it returns). The bench
+   * measures the engine at NORMAL too, the setting of mount saves (DESIGN §5).
+   */
+  synchronous?: 'FULL' | 'NORMAL';
 }
 
 export function openSqliteStorage(file: string, _options: SqliteOptions = {}): SqliteStorage {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const db = new Database(file);
-  applyPragmas(db);
+  applyPragmas(db, _options.synchronous ?? 'FULL');
   migrate(db);
   registerClock(db, _options.clock ?? (() => new Date().toISOString()));
   if (_options.onCommit) observeCommits(db, _options.onCommit);
+  let checkpointer: Checkpointer | null = null;
+  if (_options.backgroundCheckpoints && file !== ':memory:') {
+    db.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
+    checkpointer = startCheckpointer(file, _options.backgroundCheckpoints.log);
+  }
   // Prepared before the write counter: index upkeep changes no memory, so it must not move the mark.
   const searchIndex = createSearchIndex(db);
   const writes = trackWrites(db);
@@ -93,6 +109,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
       return problems;
     },
     close() {
+      checkpointer?.stop();
       if (db.open) {
         // At FULL (the connection's setting between operations), so relaxed commits reach the disk.
         db.pragma('wal_checkpoint(TRUNCATE)');
@@ -109,11 +126,11 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
  * runs one transaction at NORMAL and puts FULL back after it (sqlite-sync.ts). secure_delete zeroes freed cells so
  * that redacted bytes do not linger in free space.
  */
-function applyPragmas(db: Db): void {
+function applyPragmas(db: Db, synchronous: 'FULL' | 'NORMAL'): void {
   // First, so that a CLI opening the file beside a busy server waits instead of failing at once.
   db.pragma('busy_timeout = 5000');
   db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = FULL');
+  db.pragma(`synchronous = ${synchronous}`);
   db.pragma('foreign_keys = ON');
   db.pragma('secure_delete = ON');
 }

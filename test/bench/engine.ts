@@ -1,6 +1,6 @@
 /** @module The engine in the bench's own process (never a server's): a database file, an admin caller and one new store. */
 import { createService, type Service } from '../../src/service.js';
-import { openSqliteStorage, type SqliteStorage } from '../../src/storage/sqlite.js';
+import { openSqliteStorage, type SqliteOptions, type SqliteStorage } from '../../src/storage/sqlite.js';
 import type { Caller } from '../../src/types.js';
 
 export interface BenchEngine {
@@ -11,8 +11,8 @@ export interface BenchEngine {
 }
 
 /** Opens the engine on `file` and creates a store named `name`, as an admin key named `keyName`. */
-export function openBenchEngine(file: string, keyName: string, name: string, description = ''): BenchEngine {
-  const storage = openSqliteStorage(file);
+export function openBenchEngine(file: string, keyName: string, name: string, description = '', options: SqliteOptions = {}): BenchEngine {
+  const storage = openSqliteStorage(file, options);
   try {
     const service = createService({ storage });
     const ws = service.keys.defaultWorkspace();

@@ -99,9 +99,9 @@ export interface Mnemo {
   stop(): Promise<void>;
 }
 
-/** A real mnemo server process on `dataDir` (a temp dir when omitted), with extra environment (MNEMO_MOUNT_SYNC). */
+/** A real mnemo server process on `dataDir` (a temp dir when omitted), with extra environment `env`. */
 export async function startMnemo(dataDir?: string, env: Record<string, string> = {}): Promise<Mnemo> {
-  const server = await startServer({ ...(dataDir === undefined ? {} : { dataDir }), env });
+  const server = await startServer(dataDir === undefined ? { env } : { dataDir, env });
   const api = apiClient(server.url, server.adminKey);
   const mounts: string[] = [];
   return {

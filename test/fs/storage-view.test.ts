@@ -1,10 +1,26 @@
 /**
  * The mount's storage view (issue 5) over a real SQLite file, without FUSE: it answers from what it
- * kept, lists a busy directory once, never keeps a huge listing, and forgets everything on a write.
+ * kept, lists a busy directory once, never keeps a huge listing, and forgets everything on a write,
+ * except across a save of its own mount when that save is all that changed (issue 12).
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { StorageView } from '../../fs/storage-view.js';
-import { openCore, seedStore } from '../helpers/core.js';
+import { createService } from '../../src/service.js';
+import { openSqliteStorage } from '../../src/storage/sqlite.js';
+import { openCore, seedStore, type Core } from '../helpers/core.js';
+
+/** The view's calls into storage from now on, by method name. */
+function countQueries(core: Core): Record<string, number> {
+  const calls: Record<string, number> = {};
+  for (const name of ['getStoreById', 'getMemoryMetaByPath', 'listDirectory', 'hasMemoriesUnder', 'nextExpiry'] as const) {
+    const real = core.storage[name].bind(core.storage) as (...a: unknown[]) => unknown;
+    vi.spyOn(core.storage, name).mockImplementation(((...a: unknown[]) => {
+      calls[name] = (calls[name] ?? 0) + 1;
+      return real(...a);
+    }) as never);
+  }
+  return calls;
+}
 
 describe('storage view', () => {
   it('after 8 missed lookups answers a directory from one listing, and still sees the next write there', () => {
@@ -60,5 +76,76 @@ describe('storage view', () => {
     expect(view.store()?.archivedAt).not.toBeNull();
     core.service.deleteStore(core.caller, store.id);
     expect(view.store()).toBeNull();
+  });
+
+  it('keeps its answers across a save of its own, with the saved file in them, and asks storage nothing more', () => {
+    const core = openCore();
+    const tree: Record<string, string> = {};
+    for (let i = 0; i < 10; i++) tree[`/d/f${i}.md`] = `file ${i}`;
+    const store = seedStore(core.service, core.caller, tree);
+    const view = new StorageView(core.service, store.id);
+    for (let i = 0; i < 10; i++) view.meta(`/d/f${i}.md`);
+    expect(view.meta('/d/new.md')).toBeNull();
+    expect(view.meta('/d/sub/deep.md')).toBeNull();
+    expect(view.listDirectory('/').dirs).toEqual(['d']);
+    expect(view.store()?.id).toBe(store.id);
+    const calls = countQueries(core);
+
+    const saveAt = (path: string, content: string) => () =>
+      core.service.saveMemoryAt(core.caller, store.id, { path, content, memoryId: core.service.ids('memory') }).memory;
+    const created = view.saved('/d/new.md', saveAt('/d/new.md', 'brand new'));
+    view.saved('/d/f3.md', saveAt('/d/f3.md', 'rewritten, longer'));
+    view.saved('/d/sub/deep.md', saveAt('/d/sub/deep.md', 'below'));
+
+    expect(view.meta('/d/new.md')).toMatchObject({ id: created.id, versionId: created.versionId, contentSizeBytes: 9 });
+    expect(view.meta('/d/f3.md')?.contentSizeBytes).toBe(17);
+    expect(view.meta('/d/sub/deep.md')?.contentSizeBytes).toBe(5);
+    expect(view.hasMemoriesUnder('/d/sub')).toBe(true);
+    const d = view.listDirectory('/d');
+    expect(d.files.map((f) => f.path).sort()).toEqual([...Object.keys(tree), '/d/new.md'].sort());
+    expect(d.dirs).toEqual(['sub']);
+    // A name the kept listing of /d has as a file (or not at all) is no directory: no query either.
+    expect(view.hasMemoriesUnder('/d/f7.md')).toBe(false);
+    expect(view.hasMemoriesUnder('/d/absent')).toBe(false);
+    expect(view.store()?.id).toBe(store.id);
+    expect(calls).toEqual({});
+    // The same answers storage gives from scratch.
+    const fresh = new StorageView(core.service, store.id);
+    expect(view.meta('/d/new.md')).toEqual(fresh.meta('/d/new.md'));
+    expect(view.meta('/d/f3.md')).toEqual(fresh.meta('/d/f3.md'));
+  });
+
+  it('drops its answers after a save of its own when another process wrote meanwhile', () => {
+    const core = openCore();
+    const store = seedStore(core.service, core.caller, { '/d/a.md': 'a' });
+    const view = new StorageView(core.service, store.id);
+    expect(view.meta('/d/b.md')).toBeNull();
+    // Another connection (a CLI beside the server) writes; this process notices within 100 ms.
+    const other = openSqliteStorage(core.file);
+    try {
+      createService({ storage: other }).createMemory(core.caller, store.id, { path: '/d/b.md', content: 'from the CLI' });
+    } finally {
+      other.close();
+    }
+    view.saved('/d/a.md', () => {
+      // The save takes long enough that the check for other processes falls due before it returns.
+      for (const until = Date.now() + 120; Date.now() < until; );
+      return core.service.saveMemoryAt(core.caller, store.id, { path: '/d/a.md', content: 'mine', memoryId: core.service.ids('memory') }).memory;
+    });
+    expect(view.meta('/d/b.md')?.contentSizeBytes).toBe(12);
+  });
+
+  it('drops its answers when the saved memory is no longer at the path it saved (renamed through the API)', () => {
+    const core = openCore();
+    const store = seedStore(core.service, core.caller, { '/d/a.md': 'a' });
+    const view = new StorageView(core.service, store.id);
+    const id = view.meta('/d/a.md')!.id;
+    expect(view.meta('/d/moved.md')).toBeNull();
+    view.saved('/d/a.md', () => {
+      core.service.moveMemory(core.caller, store.id, id, '/d/moved.md');
+      return core.service.updateMemory(core.caller, store.id, id, { content: 'saved by id' });
+    });
+    expect(view.meta('/d/a.md')).toBeNull();
+    expect(view.meta('/d/moved.md')?.contentSizeBytes).toBe(11);
   });
 });

@@ -1,0 +1,76 @@
+/**
+ * WAL checkpoints on their own thread (src/storage/sqlite-wal-checkpointer.ts): a serving storage's
+ * commits leave checkpointing to a worker, which copies the WAL into the database file; the commits'
+ * own autocheckpoint stays as a far-off backstop, and closing stops the worker and empties the WAL.
+ */
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { createService } from '../../src/service.js';
+import { openSqliteStorage, type SqliteStorage } from '../../src/storage/sqlite.js';
+import { BACKSTOP_PAGES } from '../../src/storage/sqlite-wal-checkpointer.js';
+import type { Caller } from '../../src/types.js';
+import { tmpDir } from '../helpers/tmp.js';
+
+const size = (file: string) => (existsSync(file) ? statSync(file).size : 0);
+
+/** Saves `n` 4 KiB memories (about 17 WAL pages each) through the service. */
+function saveMany(storage: SqliteStorage, n: number): void {
+  const service = createService({ storage });
+  const ws = service.keys.defaultWorkspace();
+  const { key } = service.keys.createKey('test', 'admin', ws.id);
+  const caller: Caller = { workspaceId: ws.id, actor: { type: 'api_actor', apiKeyId: key.id } };
+  const storeId = service.createStore(caller, { name: 's', description: '', metadata: {} }).id;
+  const content = 'a line the agent wrote down\n'.repeat(147);
+  for (let i = 0; i < n; i++) service.saveMemoryAt(caller, storeId, { path: `/f${i}.md`, content, memoryId: service.ids('memory') });
+}
+
+async function until(what: string, ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 400 && !ok(); i++) await new Promise((r) => setTimeout(r, 25));
+  if (!ok()) throw new Error(`still not: ${what}`);
+}
+
+describe('background WAL checkpoints', () => {
+  it('a serving storage copies its WAL into the database file from another thread, with no commit doing it', async () => {
+    const file = join(tmpDir(), 'mnemo.db');
+    const storage = openSqliteStorage(file, { backgroundCheckpoints: { log: () => {} } });
+    try {
+      // The commits' own checkpoint waits for far more WAL than these saves write.
+      expect(storage.readPragma('wal_autocheckpoint')).toBe(BACKSTOP_PAGES);
+      const before = size(file);
+      saveMany(storage, 120);
+      expect(size(`${file}-wal`)).toBeLessThan(BACKSTOP_PAGES * 4096);
+      // Only a checkpoint writes the database file in WAL mode.
+      await until('the database file grew', () => size(file) > before + 120 * 4096);
+    } finally {
+      storage.close();
+    }
+  });
+
+  it('a storage opened without them checkpoints inside its commits, as SQLite does by default', () => {
+    const file = join(tmpDir(), 'mnemo.db');
+    const storage = openSqliteStorage(file);
+    try {
+      expect(storage.readPragma('wal_autocheckpoint')).toBe(1000);
+      saveMany(storage, 120);
+      expect(size(file)).toBeGreaterThan(120 * 4096);
+    } finally {
+      storage.close();
+    }
+  });
+
+  it('closing stops the worker and leaves an empty WAL, and the data reads back from a new connection', () => {
+    const file = join(tmpDir(), 'mnemo.db');
+    const storage = openSqliteStorage(file, { backgroundCheckpoints: { log: () => {} } });
+    saveMany(storage, 50);
+    storage.close();
+    expect(size(`${file}-wal`)).toBe(0);
+    const raw = new Database(file, { readonly: true });
+    try {
+      expect(raw.prepare('SELECT count(*) FROM memories').pluck().get()).toBe(50);
+    } finally {
+      raw.close();
+    }
+  });
+});
