@@ -3,7 +3,8 @@
 
 Usage: pjdfstest-classify.py OUT_FILE [--list CLASS] [--real]
 
-OUT_FILE is what /work/shared/tools/pjdfstest.sh (or any `prove -f` run of pjdfstest) wrote.
+OUT_FILE is what a `prove -f` run of pjdfstest wrote (the README shows one; a wrapper script that runs
+it group by group writes the same).
 Every failing assertion, and every planned assertion that never ran, gets one class: either a
 reason mnemo refuses the thing by design (README, "POSIX conformance"), "cascade" (a time,
 owner or link-count check that follows a refused step in the same file, which no generic rule can
