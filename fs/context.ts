@@ -8,13 +8,6 @@ import { DirTable } from './dirs.js';
 import { LocalBudget } from './local-budget.js';
 import { StorageView } from './storage-view.js';
 
-/** A committed memory that libfuse renamed to `.fuse_hidden*` because it was open: deleted soon unless replaced. */
-export interface PendingDelete {
-  memoryId: string;
-  hiddenPath: string;
-  timer: NodeJS.Timeout;
-}
-
 export interface MountContext {
   readonly storeId: string;
   readonly service: Service;
@@ -29,8 +22,6 @@ export interface MountContext {
   readonly drafts: Map<string, Draft>;
   /** Directories that exist only in the mount (mkdir, or kept after their last file left), with modes. */
   readonly localDirs: Map<string, number>;
-  /** Original path → a memory hidden by libfuse, keyed so a rename onto that path can take its place. */
-  readonly hidden: Map<string, PendingDelete>;
   /** Every directory's inode number, times and owner, for the life of the mount (dirs.ts). */
   readonly dirs: DirTable;
   readonly handles: HandleTable;
@@ -59,7 +50,6 @@ export function createContext(
     gone: false,
     drafts: new Map(),
     localDirs: new Map(),
-    hidden: new Map(),
     dirs: new DirTable(startedMs),
     handles: new HandleTable(),
     served: new Map(),

@@ -6,7 +6,7 @@ import { createContext, type MountContext } from './context.js';
 import { DEFAULT_LOCAL_LIMITS, LocalBudget, releaseAllLocal, type LocalLimits } from './local-budget.js';
 import { fuseMountsUnder, lazyUnmount, startFuse, type LiveMount } from './mounts.js';
 import { createOps } from './ops.js';
-import { adoptScratch, commit, settleAllHidden, warnSaveFailed } from './writeback.js';
+import { adoptScratch, commit, warnSaveFailed } from './writeback.js';
 
 export { ERRNO_BY_CODE } from './errno.js';
 
@@ -35,9 +35,8 @@ export function createMountManager({ service, log = () => {}, localLimits = DEFA
     log(`mnemo fs: unmounted ${path}`);
   }
 
-  /** Lands what the mount still owes: deletes of hidden files and saves of open, changed files. */
+  /** Lands what the mount still owes: saves of open, changed files. */
   function finish(ctx: MountContext): void {
-    settleAllHidden(ctx);
     for (const d of [...ctx.drafts.values()]) {
       if (d.scratch) adoptScratch(ctx, d);
       if (ctx.gone || ctx.readOnly || d.failed || d.scratch || (d.stored && !d.dirty)) continue;

@@ -1,8 +1,8 @@
 /**
  * @module Caps on mount-local state: the bytes a mount holds in memory that are not a stored
  * version. What counts is the size of every working copy that is not simply a copy of its stored
- * version: files under `.git/`, scratch drafts (temp-looking files kept until a rename, libfuse's
- * hidden files), new files not saved yet, and open files with unsaved changes. A clean working copy
+ * version: files under `.git/`, scratch drafts (temp-looking files kept until a rename), new files
+ * not saved yet, and open files with unsaved changes. A clean working copy
  * of a stored file does not count (it is a copy of a version, shared with the content cache, and
  * each is at most 102,400 bytes).
  *

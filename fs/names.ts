@@ -1,11 +1,10 @@
 /**
- * @module Scratch names: the temp files tools write before an atomic rename, and libfuse's own
- * `.fuse_hidden*` files. A new file with such a name stays in the mount and is never a memory
+ * @module Scratch names: the temp files tools write before an atomic rename. A new file with such
+ * a name stays in the mount and is never a memory
  * unless it is renamed onto an ordinary name (see writeback.ts).
  */
 
 const SCRATCH: readonly RegExp[] = [
-  /^\.fuse_hidden/, // libfuse: a file unlinked or replaced while open
   /^sed[A-Za-z0-9]{6}$/, // GNU sed -i
   /^tmp[a-z0-9_]{8}/, // Python tempfile.mkstemp / NamedTemporaryFile
   /^\.tmp/, // the SDK memory tool (.tmp-<pid>-<uuid>), and many others
@@ -28,8 +27,4 @@ export function isMountLocalPath(path: string): boolean {
 
 export function isScratchName(name: string): boolean {
   return SCRATCH.some((re) => re.test(name));
-}
-
-export function isHiddenName(name: string): boolean {
-  return name.startsWith('.fuse_hidden');
 }

@@ -11,10 +11,9 @@ import { assertWritable, mountCaller, type MountContext } from './context.js';
 import { errnoLine, fsError, FsError, toErrno, wasReported } from './errno.js';
 import { newDraft, resizeDraft, writeDraft, type Draft } from './handles.js';
 import { reserveLocal, settleLocal } from './local-budget.js';
-import { isHiddenName } from './names.js';
 import { PROCESS_GID, PROCESS_UID, fileStat, inoOf, metaAttrs, storeStatfs } from './stat.js';
 import { assertNewPath, hasChildren, listDir, lookup, scratchFor, storedDraft } from './tree.js';
-import { commit, releaseDraft, renamePath, settleHidden, truncatePath, unlinkPath, warnSaveFailed } from './writeback.js';
+import { commit, releaseDraft, renamePath, truncatePath, unlinkPath, warnSaveFailed } from './writeback.js';
 
 const O_ACCMODE = 0o3;
 const RENAME_NOREPLACE = 1;
@@ -70,7 +69,7 @@ export function createOps(ctx: MountContext): FuseOps {
       // another descriptor's: ESTALE, which a stat by path retries.
       if (path === null) return run('fstat', '(open file)', cb, () => draftStat(ctx, openHandle(fh).draft));
       // The commonest op of all: a stored file's stat is answered from the view while nothing changed.
-      const kept = ctx.drafts.has(path) || ctx.hidden.has(path) ? undefined : ctx.view.stat(path);
+      const kept = ctx.drafts.has(path) ? undefined : ctx.view.stat(path);
       if (kept) return cb(0, kept as never);
       run('stat', path, cb, () => {
         const node = lookup(ctx, path);
@@ -117,9 +116,6 @@ export function createOps(ctx: MountContext): FuseOps {
         assertWritable(ctx);
         assertNewPath(path);
         if (lookup(ctx, path)) throw fsError(Fuse.EEXIST);
-        // A memory hidden at this path by libfuse is really gone now; its delete must land first.
-        const hidden = ctx.hidden.get(path);
-        if (hidden) settleHidden(ctx, hidden.memoryId);
         const now = Date.now();
         const d = newDraft(
           {
@@ -207,7 +203,7 @@ export function createOps(ctx: MountContext): FuseOps {
 
     unlink: (path, cb) =>
       run('unlink', path, cb, () => {
-        if (!isHiddenName(path.slice(path.lastIndexOf('/') + 1))) assertWritable(ctx);
+        assertWritable(ctx);
         unlinkPath(ctx, path);
       }),
 
@@ -217,7 +213,7 @@ export function createOps(ctx: MountContext): FuseOps {
         // RENAME_EXCHANGE would swap two memories' paths: not a single store operation.
         if (flags & RENAME_EXCHANGE) throw fsError(Fuse.EINVAL, 'renameat2 RENAME_EXCHANGE is not supported');
         if (flags & RENAME_NOREPLACE && lookup(ctx, dst)) throw fsError(Fuse.EEXIST);
-        if (!isHiddenName(dst.slice(dst.lastIndexOf('/') + 1))) assertNewPath(dst);
+        assertNewPath(dst);
         renamePath(ctx, src, dst);
       }),
 
@@ -226,8 +222,6 @@ export function createOps(ctx: MountContext): FuseOps {
         assertWritable(ctx);
         assertNewPath(path);
         if (lookup(ctx, path)) throw fsError(Fuse.EEXIST);
-        const hidden = ctx.hidden.get(path);
-        if (hidden) settleHidden(ctx, hidden.memoryId);
         ctx.localDirs.set(path, mode & 0o7777);
         const now = Date.now();
         ctx.dirs.made(path, now);
@@ -243,7 +237,6 @@ export function createOps(ctx: MountContext): FuseOps {
         const node = lookup(ctx, path);
         if (!node) throw fsError(Fuse.ENOENT);
         if (node.kind !== 'dir') throw fsError(Fuse.ENOTDIR);
-        for (const [p, h] of [...ctx.hidden]) if (p.startsWith(path + '/')) settleHidden(ctx, h.memoryId);
         if (hasChildren(ctx, path)) throw fsError(Fuse.ENOTEMPTY);
         ctx.localDirs.delete(path);
         ctx.dirs.removed(path);

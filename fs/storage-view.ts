@@ -56,8 +56,7 @@ export class StorageView {
 
   /**
    * The stat last computed for a stored file at `path`, if storage has not changed since. Only the
-   * caller knows what else a stat depends on (open drafts, touched times): it checks drafts and
-   * hidden files first and calls `forgetStat` when it touches a file. A stat served from here does
+   * caller knows what else a stat depends on (open drafts, touched times): it checks drafts first and calls `forgetStat` when it touches a file. A stat served from here does
    * no other work, which brought a cached stat's cost in the serving process close to a `Map` read.
    */
   stat(path: string): FuseStat | undefined {

@@ -9,7 +9,7 @@ import { MAX_SEGMENTS, NAME_MAX, assertEntryName, assertMemoryPath, baseName, by
 import type { MountContext } from './context.js';
 import { fsError } from './errno.js';
 import { newDraft, reloadDraft, setFileAttrs, type Draft, type FileAttrs } from './handles.js';
-import { isHiddenName, isMountLocalPath, isScratchName } from './names.js';
+import { isMountLocalPath, isScratchName } from './names.js';
 import { metaTimes } from './stat.js';
 
 export type Node = { kind: 'file'; draft: Draft | null; meta: MemoryMeta | null } | { kind: 'dir'; mode: number };
@@ -21,7 +21,7 @@ export function lookup(ctx: MountContext, path: string): Node | null {
   assertLookupName(path);
   const draft = freshen(ctx, path);
   if (draft) return { kind: 'file', draft, meta: null };
-  const meta = ctx.hidden.has(path) ? null : ctx.view.meta(path);
+  const meta = ctx.view.meta(path);
   if (meta) return { kind: 'file', draft: null, meta };
   if (isDir(ctx, path)) return { kind: 'dir', mode: ctx.localDirs.get(path) ?? 0o755 };
   return null;
@@ -42,13 +42,13 @@ export function listDir(ctx: MountContext, dir: string): string[] | null {
   if (!node || node.kind !== 'dir') return null;
   const names = new Set<string>();
   const listing = ctx.view.listDirectory(dir);
-  for (const f of listing.files) if (!ctx.hidden.has(f.path)) names.add(baseName(f.path));
+  for (const f of listing.files) names.add(baseName(f.path));
   for (const d of listing.dirs) names.add(d);
   const prefix = dir === '/' ? '/' : dir + '/';
   const childOf = (p: string) => (p.startsWith(prefix) && p.length > prefix.length ? p.slice(prefix.length).split('/')[0]! : null);
   for (const p of ctx.drafts.keys()) {
     const name = childOf(p);
-    if (name !== null && !isHiddenName(name)) names.add(name);
+    if (name !== null) names.add(name);
   }
   for (const p of ctx.localDirs.keys()) {
     const name = childOf(p);
@@ -84,11 +84,10 @@ export function subdirCount(ctx: MountContext, dir: string): number | null {
 export function hasChildren(ctx: MountContext, dir: string): boolean {
   const prefix = dir + '/';
   if (ctx.view.hasMemoriesUnder(dir)) {
-    // A memory hidden by libfuse still sits below until its delete lands; it does not count.
     const listing = ctx.view.listDirectory(dir);
-    if (listing.dirs.length > 0 || listing.files.some((f) => !ctx.hidden.has(f.path))) return true;
+    if (listing.dirs.length > 0 || listing.files.length > 0) return true;
   }
-  for (const p of ctx.drafts.keys()) if (p.startsWith(prefix) && !isHiddenName(baseName(p))) return true;
+  for (const p of ctx.drafts.keys()) if (p.startsWith(prefix)) return true;
   for (const p of ctx.localDirs.keys()) if (p.startsWith(prefix)) return true;
   return false;
 }
@@ -108,7 +107,6 @@ export function keepParents(ctx: MountContext, path: string): void {
 export function loadDraft(ctx: MountContext, path: string): Draft | null {
   const existing = freshen(ctx, path);
   if (existing) return existing;
-  if (ctx.hidden.has(path)) return null;
   const meta = ctx.view.meta(path);
   return meta ? storedDraft(ctx, path, meta) : null;
 }

@@ -17,10 +17,9 @@
  *   A scratch file that is never renamed disappears when the mount ends.
  * - `mv a b` renames the memory (one `modified` version, same id); over an existing file the
  *   replaced memory gets a `deleted` version in the same transaction. `rm f` adds `deleted`.
- * - libfuse renames a file that is still open to `.fuse_hidden*` instead of unlinking it (and before
- *   a rename over it). The memory stays stored for a moment: if a rename onto its old path follows
- *   (an atomic save over an open file), that save updates the same memory; otherwise its `deleted`
- *   version lands after HIDE_GRACE_MS, or when the hidden file goes away, whichever is first.
+ * - A file deleted or replaced while open goes at once (mounts use libfuse's hard_remove): its
+ *   draft leaves the path and keeps serving its open handles, and nothing it writes later is saved,
+ *   as on a disk. An atomic save over an open file updates the memory already at the path.
  */
 import Fuse from './binding/fuse.js';
 import { decodeUtf8, isMnemoError, MAX_CONTENT_BYTES, parentOf, type KeptAttrs } from '../src/index.js';
@@ -28,10 +27,8 @@ import { mountCaller, type MountContext } from './context.js';
 import { errnoLine, fsError, markReported, toErrno } from './errno.js';
 import { draftContent, resizeDraft, setFileAttrs, type Draft, type Handle } from './handles.js';
 import { reserveLocal, settleLocal } from './local-budget.js';
-import { isHiddenName, isMountLocalPath } from './names.js';
+import { isMountLocalPath } from './names.js';
 import { hasChildren, isDir, keepParents, loadDraft, lookup, memoryAttrs, scratchFor } from './tree.js';
-
-const HIDE_GRACE_MS = 250;
 
 /** Saves a draft: validates the bytes (UTF-8, size) and writes one version if anything changed. */
 export function commit(ctx: MountContext, d: Draft): void {
@@ -133,13 +130,13 @@ function releaseDraftOnce(ctx: MountContext, h: Handle): void {
 /**
  * A temp-looking file that a tool closed and then left in place (nothing renamed it within
  * SCRATCH_GRACE_MS) was a real file after all, say `notes.tmp`: it is saved under its own name
- * rather than lost at unmount. Files inside .git and libfuse's hidden files stay mount-local.
+ * rather than lost at unmount. Files inside .git stay mount-local.
  */
 const SCRATCH_GRACE_MS = 2000;
 
 function scheduleAdoption(ctx: MountContext, d: Draft): void {
   const path = d.path;
-  if (path === null || isMountLocalPath(path) || isHiddenName(path.slice(path.lastIndexOf('/') + 1))) return;
+  if (path === null || isMountLocalPath(path)) return;
   setTimeout(() => {
     if (ctx.drafts.get(path) !== d || d.opens > 0) return;
     adoptScratch(ctx, d);
@@ -150,7 +147,7 @@ function scheduleAdoption(ctx: MountContext, d: Draft): void {
 export function adoptScratch(ctx: MountContext, d: Draft): void {
   const path = d.path;
   if (!d.scratch || path === null || ctx.gone || ctx.readOnly || d.failed) return;
-  if (isMountLocalPath(path) || isHiddenName(path.slice(path.lastIndexOf('/') + 1))) return;
+  if (isMountLocalPath(path)) return;
   d.scratch = false;
   try {
     commit(ctx, d);
@@ -174,12 +171,10 @@ export function warnSaveFailed(ctx: MountContext, path: string, err: unknown): v
 }
 
 export function unlinkPath(ctx: MountContext, path: string): void {
-  const pending = [...ctx.hidden.values()].find((p) => p.hiddenPath === path);
-  if (pending) settleHidden(ctx, pending.memoryId);
   const node = lookup(ctx, path);
   if (!node) throw fsError(Fuse.ENOENT);
   if (node.kind === 'dir') throw fsError(Fuse.EISDIR);
-  const caller = isHiddenName(path) ? null : mountCaller(ctx);
+  mountCaller(ctx);
   const d = node.draft;
   if (d) {
     ctx.drafts.delete(path);
@@ -187,7 +182,7 @@ export function unlinkPath(ctx: MountContext, path: string): void {
     settleLocal(ctx, d);
   }
   const memoryId = d ? (d.stored && !d.scratch ? d.memoryId : null) : node.meta!.id;
-  if (memoryId && caller) deleteQuietly(ctx, memoryId);
+  if (memoryId) deleteQuietly(ctx, memoryId);
   keepParents(ctx, path);
   ctx.dirs.entryChanged(parentOf(path), Date.now());
 }
@@ -212,7 +207,6 @@ export function truncatePath(ctx: MountContext, path: string, size: number): voi
 }
 
 export function renamePath(ctx: MountContext, src: string, dst: string): void {
-  if (isHiddenName(dst.slice(dst.lastIndexOf('/') + 1))) return hide(ctx, src, dst);
   const caller = mountCaller(ctx);
   const from = lookup(ctx, src);
   if (!from) throw fsError(Fuse.ENOENT);
@@ -221,7 +215,6 @@ export function renamePath(ctx: MountContext, src: string, dst: string): void {
   if (from.kind === 'dir') return renameDir(ctx, src, dst, to);
   if (to?.kind === 'dir') throw fsError(Fuse.EISDIR);
   const d = from.draft;
-  const hiddenAtDst = ctx.hidden.get(dst);
   // A rename moves the file's ctime (a stored one's follows the rename's version).
   if (d) d.ctimeMs = Date.now();
   if (d && !d.stored) {
@@ -230,11 +223,10 @@ export function renamePath(ctx: MountContext, src: string, dst: string): void {
     if (replaced && replaced !== d) forget(ctx, replaced);
     // A temp-looking target name stays scratch only if no memory is there to update; a path
     // inside .git is always mount-local.
-    d.scratch = isMountLocalPath(dst) || (scratchFor(dst) && !to && !hiddenAtDst);
+    d.scratch = isMountLocalPath(dst) || (scratchFor(dst) && !to);
     ctx.drafts.delete(src);
     d.path = dst;
     ctx.drafts.set(dst, d);
-    if (hiddenAtDst) cancelHidden(ctx, dst);
     try {
       commit(ctx, d);
     } catch (err) {
@@ -248,8 +240,9 @@ export function renamePath(ctx: MountContext, src: string, dst: string): void {
     settleLocal(ctx, d);
   } else {
     const memoryId = d ? d.memoryId : from.meta!.id;
-    if (to?.draft && !to.draft.stored) forget(ctx, to.draft);
-    if (hiddenAtDst) cancelHidden(ctx, dst);
+    // The replaced file's working copy, open or not, leaves the path: what its handles write now
+    // goes nowhere, as on a disk.
+    if (to?.draft && to.draft !== d) forget(ctx, to.draft);
     ctx.service.moveMemory(caller, ctx.storeId, memoryId, dst);
     if (d) {
       ctx.drafts.delete(src);
@@ -275,7 +268,6 @@ function renameDir(ctx: MountContext, src: string, dst: string, to: ReturnType<t
     if (hasChildren(ctx, dst)) throw fsError(Fuse.ENOTEMPTY);
     ctx.localDirs.delete(dst);
   }
-  for (const p of [...ctx.hidden.keys()]) if (p.startsWith(src + '/')) settleHidden(ctx, ctx.hidden.get(p)!.memoryId);
   ctx.service.moveTree(mountCaller(ctx), ctx.storeId, src, dst);
   const moved = (p: string) => (p === src ? dst : p.startsWith(src + '/') ? dst + p.slice(src.length) : null);
   for (const [p, d] of [...ctx.drafts]) {
@@ -296,59 +288,6 @@ function renameDir(ctx: MountContext, src: string, dst: string, to: ReturnType<t
   // The directory keeps its inode number and times, and everything below it too (dirs.ts).
   ctx.dirs.moved(src, dst, Date.now());
   entriesMoved(ctx, src, dst);
-}
-
-/** libfuse hides an open file instead of unlinking it; see the module header. */
-function hide(ctx: MountContext, src: string, hiddenPath: string): void {
-  const node = lookup(ctx, src);
-  if (!node) throw fsError(Fuse.ENOENT);
-  if (node.kind === 'dir') throw fsError(Fuse.EISDIR);
-  const d = node.draft ?? loadDraft(ctx, src);
-  if (!d) throw fsError(Fuse.ENOENT);
-  const memoryId = d.stored && !d.scratch ? d.memoryId : null;
-  ctx.drafts.delete(src);
-  d.path = hiddenPath;
-  d.scratch = true;
-  ctx.drafts.set(hiddenPath, d);
-  settleLocal(ctx, d);
-  if (memoryId) {
-    const timer = setTimeout(() => settleHidden(ctx, memoryId), HIDE_GRACE_MS).unref();
-    ctx.hidden.set(src, { memoryId, hiddenPath, timer });
-  }
-  keepParents(ctx, src);
-  ctx.dirs.entryChanged(parentOf(src), Date.now());
-}
-
-/** The hidden memory was not replaced: its `deleted` version lands now. */
-export function settleHidden(ctx: MountContext, memoryId: string): void {
-  for (const [path, p] of ctx.hidden) {
-    if (p.memoryId !== memoryId) continue;
-    clearTimeout(p.timer);
-    ctx.hidden.delete(path);
-    try {
-      mountCaller(ctx);
-      deleteQuietly(ctx, memoryId);
-    } catch (err) {
-      ctx.log(errnoLine(toErrno(err), 'unlink', path, err));
-    }
-  }
-}
-
-export function settleAllHidden(ctx: MountContext): void {
-  for (const p of [...ctx.hidden.values()]) settleHidden(ctx, p.memoryId);
-}
-
-/** A rename onto a hidden memory's old path takes its place: the memory stays and is updated. */
-function cancelHidden(ctx: MountContext, path: string): void {
-  const p = ctx.hidden.get(path);
-  if (!p) return;
-  clearTimeout(p.timer);
-  ctx.hidden.delete(path);
-  const hiddenDraft = ctx.drafts.get(p.hiddenPath);
-  if (hiddenDraft) {
-    hiddenDraft.stored = false;
-    settleLocal(ctx, hiddenDraft);
-  }
 }
 
 function deleteQuietly(ctx: MountContext, memoryId: string): void {

@@ -113,6 +113,25 @@ print(a.st_nlink, a.st_size, oct(b.st_mode & 0o777), c.st_nlink, c.st_size, keep
     expect(r.stdout, r.stderr).toBe("0 6 0o600 0 4 old\n b'scratch' ['r.md']\n");
   });
 
+  it('what a descriptor writes to a file replaced or deleted while open is never saved over the new file', async () => {
+    const m = await startMount({ seed: { '/a.md': 'new a\n', '/b.md': 'old b\n', '/c.md': 'old c\n' } });
+    const r = await py(
+      String.raw`
+import os
+b = os.open('b.md', os.O_WRONLY)
+c = os.open('c.md', os.O_WRONLY)
+os.rename('a.md', 'b.md')
+os.unlink('c.md')
+os.write(b, b'late write to the replaced b\n'); os.close(b)
+os.write(c, b'late write to the deleted c\n'); os.close(c)
+print(open('b.md').read(), end=''); print(sorted(os.listdir('.')))
+`,
+      m.mnt,
+    );
+    expect(r.stdout, r.stderr).toBe("new a\n['b.md']\n");
+    expect(await m.tree()).toEqual({ '/b.md': 'new a\n' });
+  });
+
   it('names whose bytes are not UTF-8 are refused with EINVAL and never alias one another', async () => {
     const m = await startMount();
     const r = await py(
