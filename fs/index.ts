@@ -4,7 +4,7 @@ import { MnemoError, notFound, type Mounter, type MountRequest, type Service } f
 import { ContentCache } from './content-cache.js';
 import { createContext, type MountContext } from './context.js';
 import { DEFAULT_LOCAL_LIMITS, LocalBudget, releaseAllLocal, type LocalLimits } from './local-budget.js';
-import { fuseMountsUnder, lazyUnmount, startFuse, type LiveMount } from './mounts.js';
+import { fuseMountsUnder, isDeadMount, lazyUnmount, startFuse, type LiveMount } from './mounts.js';
 import { createOps } from './ops.js';
 import { adoptScratch, commit, warnSaveFailed } from './writeback.js';
 
@@ -84,6 +84,15 @@ export function createMountManager({ service, log = () => {}, localLimits = DEFA
           (err: unknown) => log(`mnemo fs: could not clear stale mount ${path}: ${String(err)}`),
         );
       }
+    },
+
+    async clearDead(hostPath: string): Promise<void> {
+      const path = resolve(hostPath);
+      if (mounts.has(path) || !(await fuseMountsUnder(path)).includes(path) || !(await isDeadMount(path))) return;
+      await lazyUnmount(path).then(
+        () => log(`mnemo fs: cleared dead mount ${path}`),
+        (err: unknown) => log(`mnemo fs: could not clear dead mount ${path}: ${String(err)}`),
+      );
     },
 
     // Asked of the kernel, not just our table: a mount someone unmounted behind our back is not live.

@@ -4,7 +4,7 @@
  * deadlock the one JS thread that serves it.
  */
 import { execFile } from 'node:child_process';
-import { mkdir, readdir, readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import Fuse, { type FuseOps } from './binding/fuse.js';
 
 export interface LiveMount {
@@ -95,6 +95,19 @@ export async function fuseMountsUnder(root: string): Promise<string[]> {
     if (path === root || path.startsWith(root.endsWith('/') ? root : root + '/')) out.push(path);
   }
   return out.sort((a, b) => b.length - a.length);
+}
+
+/**
+ * True if the mount at `path` has no process behind it (ENOTCONN). A live one answers; one that
+ * does not answer within 2 s is left alone too (a busy server is not a dead one).
+ */
+export async function isDeadMount(path: string): Promise<boolean> {
+  const answer = stat(path).then(
+    () => false,
+    (err: NodeJS.ErrnoException) => err.code === 'ENOTCONN' || err.code === 'ECONNABORTED',
+  );
+  const wait = new Promise<boolean>((r) => setTimeout(() => r(false), 2000).unref());
+  return Promise.race([answer, wait]);
 }
 
 /** fusermount -uz (lazy, works for dead and live mounts), falling back to umount -l. */

@@ -7,6 +7,7 @@
  */
 import { slugify } from './paths.js';
 import type { Service } from './service.js';
+import type { Mounter } from './mounts.js';
 import type { Session, Store } from './types.js';
 
 export interface LocalMount {
@@ -50,15 +51,26 @@ export function endLocalSession(service: Service, session: Session): void {
   service.storage.endSession(session.workspaceId, session.id, service.clock());
 }
 
-/** Ends the active local sessions whose `mnemo mount` process no longer runs; returns their ids. */
-export function endStaleLocalSessions(service: Service, alive: (pid: number) => boolean = pidAlive): string[] {
-  const ended: string[] = [];
+/** Ends the active local sessions whose `mnemo mount` process no longer runs; returns them. */
+export function endStaleLocalSessions(service: Service, alive: (pid: number) => boolean = pidAlive): Session[] {
+  const ended: Session[] = [];
   for (const s of service.storage.listActiveLocalSessions()) {
     if (s.localPid != null && alive(s.localPid)) continue;
     endLocalSession(service, s);
-    ended.push(s.id);
+    ended.push(s);
   }
   return ended;
+}
+
+/**
+ * Ends the local sessions whose process is gone, and clears the dead mounts they may have left
+ * (auto_unmount usually removes them as the process dies, but can lose a race); logs each.
+ */
+export async function endStaleLocalMounts(service: Service, mounter: Mounter, log: (line: string) => void): Promise<void> {
+  for (const s of endStaleLocalSessions(service)) {
+    log(`ended session ${s.id}: its mnemo mount process is gone`);
+    for (const r of s.resources) await mounter.clearDead?.(r.hostPath);
+  }
 }
 
 /** Signal 0 tests for the process without touching it; EPERM means it exists under another user. */

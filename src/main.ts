@@ -22,7 +22,7 @@ import { removePidFile, writePidFile } from './pidfile.js';
 import { ownDataDir, useDatabase } from './data-dir.js';
 import { describeError } from './system-errors.js';
 import { startSearchUpkeep } from './search-upkeep.js';
-import { endLocalSession, endStaleLocalSessions, localSession, recordLocalSession } from './local-sessions.js';
+import { endLocalSession, endStaleLocalMounts, localSession, recordLocalSession } from './local-sessions.js';
 import { checkReadiness } from './readiness.js';
 import { createLogger, lineLog, type Logger } from './log.js';
 
@@ -132,7 +132,7 @@ async function runServe(config: Config): Promise<number> {
     process.stdout.write(`admin key (shown once, store it now): ${minted.secret}\n`);
   }
   log(`mnemo: data in ${config.dataDir}, mounts under ${config.mountRoot}`);
-  const sweep = sweepExpired(service);
+  const sweep = sweepExpired(service, mounter);
   const stopIndexing = indexInBackground(service);
   await stopped;
   log('mnemo: shutting down');
@@ -208,7 +208,7 @@ async function mountUntilSignal(config: Config, service: Service, storeId: strin
     return 1;
   }
   const mounter = createMountManager({ service, log, localLimits: config.localLimits });
-  for (const id of endStaleLocalSessions(service)) log(`mnemo: ended session ${id}: its mnemo mount process is gone`);
+  await endStaleLocalMounts(service, mounter, (line) => log(`mnemo: ${line}`));
   // Writes are attributed to a session of their own, recorded (with this pid) so the API shows it.
   const session = localSession(service, { store, hostPath, readOnly });
   await mounter.mount({ storeId, hostPath, readOnly, actor: { type: 'session_actor', sessionId: session.id } });
@@ -226,14 +226,15 @@ async function mountUntilSignal(config: Config, service: Service, storeId: strin
 }
 
 /** Expired memories are hidden at once; this deletes them every minute without waiting for a write to their store. */
-function sweepExpired(service: Service): NodeJS.Timeout {
+function sweepExpired(service: Service, mounter: Mounter): NodeJS.Timeout {
+  const failed = (err: unknown) => warn(`mnemo: expiry sweep failed: ${err instanceof Error ? err.message : String(err)}`);
   const timer = setInterval(() => {
     try {
       const n = service.purgeExpiredMemories();
       if (n > 0) log(`mnemo: deleted ${n} expired memor${n === 1 ? 'y' : 'ies'}`);
-      for (const id of endStaleLocalSessions(service)) log(`mnemo: ended session ${id}: its mnemo mount process is gone`);
+      endStaleLocalMounts(service, mounter, (line) => log(`mnemo: ${line}`)).catch(failed);
     } catch (err) {
-      warn(`mnemo: expiry sweep failed: ${err instanceof Error ? err.message : String(err)}`);
+      failed(err);
     }
   }, 60_000);
   timer.unref();

@@ -18,6 +18,11 @@ export interface Mounter {
   storeChanged(storeId: string, change: 'archived' | 'deleted'): void;
   /** Clears mounts left behind by a crash under a root directory. */
   clearStale(root: string): Promise<void>;
+  /**
+   * Clears a dead mount at exactly `hostPath` (its process is gone: ENOTCONN), as a `mnemo mount`
+   * killed -9 can leave when auto_unmount loses a race; a live mount there is left alone.
+   */
+  clearDead?(hostPath: string): Promise<void>;
   unmountAll(): Promise<void>;
   /** The host paths this mounter serves that the kernel shows as mounted now (readiness, metrics). */
   mounted?(): Promise<readonly string[]>;

@@ -11,7 +11,7 @@ import { slugify } from './paths.js';
 import type { Service } from './service.js';
 import type { Caller, Page, Session, SessionResource } from './types.js';
 import type { SessionRequest } from './validate.js';
-import { endStaleLocalSessions } from './local-sessions.js';
+import { endStaleLocalMounts } from './local-sessions.js';
 
 export const AGENT_MOUNT_ROOT = '/mnt/memory';
 
@@ -142,7 +142,7 @@ export function createSessions({ service, mounter, mountRoot, log = () => {} }: 
      * those a `mnemo mount` process serves (storage leaves them out); those whose process is gone end.
      */
     async restore(): Promise<void> {
-      for (const sid of endStaleLocalSessions(service)) log(`ended session ${sid}: its mnemo mount process is gone`);
+      await endStaleLocalMounts(service, mounter, log);
       await mounter.clearStale(mountRoot);
       const active = storage.listActiveSessions();
       await sweepSessionDirs(mountRoot, new Set(active.map((s) => s.id)), log);
