@@ -4,7 +4,7 @@
  * §1.4): a thrown MnemoError or FsError becomes its errno, anything else EIO. Only fsync replies
  * later: once its save is on disk (the WAL sync runs off the event loop, src/durability.ts).
  */
-import Fuse, { type FuseOps } from './binding/fuse.js';
+import Fuse, { OPEN_NOFLUSH, type FuseOps } from './binding/fuse.js';
 import { isMnemoError, MAX_CONTENT_BYTES, parentOf } from '../src/index.js';
 import { changeAttrs, dirStatOf, ownerId } from './attrs.js';
 import { assertWritable, mountCaller, type MountContext } from './context.js';
@@ -92,7 +92,8 @@ export function createOps(ctx: MountContext): FuseOps {
       }),
 
     open: (path, flags, cb) =>
-      run('open', path, freshReply(ctx, path, cb), () => {
+      // A read-only open saves nothing at close: the kernel is told to skip that round trip.
+      run('open', path, freshReply(ctx, path, (code, fh) => cb(code, fh, (flags & O_ACCMODE) === 0 ? OPEN_NOFLUSH : 0)), () => {
         const writable = (flags & O_ACCMODE) !== 0;
         if (writable) assertWritable(ctx);
         const node = lookup(ctx, path);

@@ -5,7 +5,7 @@
  * - utimens gets both times as asked (ms, fractions kept), null for UTIME_OMIT;
  * - getattr, chmod, chown and utimens get the file handle when called through one, and handle ops
  *   get a null path (nullpath_ok), so they work on a file unlinked or replaced while open;
- * - open and create may reply with flags (direct_io, keep_cache);
+ * - open and create may reply with flags (direct_io, keep_cache, noflush);
  * - names that are not UTF-8 are refused with EINVAL before any handler runs;
  * - `invalidate(path)` drops the kernel's cached attributes and pages of a path, from a thread of
  *   its own (the kernel may wait there for a request only this thread can answer);
@@ -56,6 +56,8 @@ export interface Caller {
 /** Reply flags for open and create. */
 export const OPEN_DIRECT_IO = 1;
 export const OPEN_KEEP_CACHE = 2;
+/** The kernel sends no FLUSH at close (a read-only open has nothing to save). */
+export const OPEN_NOFLUSH = 4;
 
 /** A path is null for ops made through a file handle (read, write, flush, release, fstat, fchmod…). */
 export interface FuseOps {

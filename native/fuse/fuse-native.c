@@ -373,6 +373,7 @@ FUSE_METHOD(open, 2, 2, (const char *path, struct fuse_file_info *info), {
   }
   l->info->direct_io = (open_flags & 1) ? 1 : 0;
   l->info->keep_cache = (open_flags & 2) ? 1 : 0;
+  l->info->noflush = (open_flags & 4) ? 1 : 0;
 })
 
 FUSE_METHOD(opendir, 3, 1, (const char *path, struct fuse_file_info *info), {
@@ -415,6 +416,7 @@ FUSE_METHOD(create, 5, 2, (const char *path, mode_t mode, struct fuse_file_info 
   }
   l->info->direct_io = (open_flags & 1) ? 1 : 0;
   l->info->keep_cache = (open_flags & 2) ? 1 : 0;
+  l->info->noflush = (open_flags & 4) ? 1 : 0;
 })
 
 FUSE_METHOD_VOID(utimens, 4, 0, (const char *path, const struct timespec tv[2], struct fuse_file_info *info), {
