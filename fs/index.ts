@@ -76,9 +76,15 @@ export function createMountManager({ service, log = () => {}, localLimits = DEFA
       }
     },
 
+    // Only dead ones: a live mount under the root is another process's (a second server with the
+    // same mount root), and unmounting it would pull the floor from under its agents.
     async clearStale(root: string): Promise<void> {
       for (const path of await fuseMountsUnder(resolve(root))) {
         if (mounts.has(path)) continue;
+        if (!(await isDeadMount(path))) {
+          log(`mnemo fs: left live mount ${path} alone: another process serves it`);
+          continue;
+        }
         await lazyUnmount(path).then(
           () => log(`mnemo fs: cleared stale mount ${path}`),
           (err: unknown) => log(`mnemo fs: could not clear stale mount ${path}: ${String(err)}`),

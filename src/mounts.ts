@@ -16,7 +16,7 @@ export interface Mounter {
   unmount(hostPath: string): Promise<void>;
   /** Turns every mount of a store read-only (the store was archived) or tells them it is gone. */
   storeChanged(storeId: string, change: 'archived' | 'deleted'): void;
-  /** Clears mounts left behind by a crash under a root directory. */
+  /** Clears mounts left behind by a crash under a root directory (dead ones: a live one is another process's). */
   clearStale(root: string): Promise<void>;
   /**
    * Clears a dead mount at exactly `hostPath` (its process is gone: ENOTCONN), as a `mnemo mount`

@@ -161,12 +161,25 @@ describe.skipIf(!FUSE_AVAILABLE)('mount lifecycle', () => {
     expect((await sh('cat f1.md f5.md; ls | wc -l', second.mnt)).stdout).toBe('1\n5\n5\n');
   });
 
-  it('clearStale unmounts FUSE mounts under a root that the manager does not own', async () => {
-    const m = await startMount({ seed: { '/a.md': 'a\n' } });
-    expect(isMounted(m.mnt)).toBe(true);
+  it('clearStale unmounts the dead FUSE mounts under a root and leaves another process\'s live one alone', async () => {
+    const live = await startMount({ seed: { '/a.md': 'a\n' } });
+    const dead = await startMount({ seed: { '/b.md': 'b\n' } });
+    // Killed with its auto_unmount helper first, the host leaves its mount dead for certain.
+    const helper = await sh(`pgrep -P ${dead.pid} fusermount3`, '/');
+    expect(helper.stdout.trim(), 'the auto_unmount helper').toMatch(/^\d+$/);
+    process.kill(Number(helper.stdout.trim()), 'SIGKILL');
+    process.kill(dead.pid, 'SIGKILL');
+    for (let i = 0; i < 50 && !(await sh(`cat ${dead.mnt}/b.md`, '/')).stderr.includes('not connected'); i++) await sleep(100);
+    expect(isMounted(dead.mnt)).toBe(true);
     const core = openCore();
-    await createMountManager({ service: core.service }).clearStale(m.dir);
-    expect(isMounted(m.mnt)).toBe(false);
+    const lines: string[] = [];
+    const manager = createMountManager({ service: core.service, log: (l) => lines.push(l) });
+    await manager.clearStale(dead.dir);
+    await manager.clearStale(live.dir);
+    expect(isMounted(dead.mnt)).toBe(false);
+    expect(isMounted(live.mnt)).toBe(true);
+    expect((await sh('cat a.md', live.mnt)).stdout).toBe('a\n');
+    expect(lines.some((l) => l.includes(`left live mount ${live.mnt} alone`))).toBe(true);
   });
 
   it('SIGTERM unmounts and the host exits cleanly', async () => {
