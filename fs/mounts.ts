@@ -46,7 +46,7 @@ export async function startFuse(
  * - use_ino: our stable inode numbers, so git's index survives a remount;
  * - hard_remove: unlink and rename-over act at once, with no `.fuse_hidden*` file in between, so an
  *   atomic save (`sed -i`) never leaves a moment where the file is missing; a file unlinked while
- *   open keeps working through its handle (the binding sets nullpath_ok);
+ *   open keeps working through its handle (the binding supplies it, fuse-native.c "Open files");
  * - entry/attr timeouts of 1 s and negative_timeout 0: a stat may show another writer's change up
  *   to a second late, an open never does (ops.ts drops the kernel's cached attributes first), and
  *   a file created elsewhere is seen at once;

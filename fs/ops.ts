@@ -227,7 +227,7 @@ export function createOps(ctx: MountContext): FuseOps {
         const now = Date.now();
         ctx.dirs.made(path, now);
         const owner = ownedBy(caller);
-        if (owner.uid !== null || owner.gid !== null) ctx.dirs.set(path, { ...(owner.uid === null ? {} : { uid: owner.uid }), ...(owner.gid === null ? {} : { gid: owner.gid }) }, now);
+        if (owner.uid !== null || owner.gid !== null) ctx.dirs.set(path, { ...optional('uid', owner.uid ?? undefined), ...optional('gid', owner.gid ?? undefined) }, now);
         ctx.dirs.entryChanged(parentOf(path), now);
       }),
 

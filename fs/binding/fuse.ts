@@ -3,8 +3,9 @@
  * libfuse 3 and built from source at `npm ci`). Handlers run on the Node main thread, one at a
  * time; each replies exactly once with a number (notes §1.4). What differs from fuse-native:
  * - utimens gets both times as asked (ms, fractions kept), null for UTIME_OMIT;
- * - getattr, chmod, chown and utimens get the file handle when called through one, and handle ops
- *   get a null path (nullpath_ok), so they work on a file unlinked or replaced while open;
+ * - getattr, chmod, chown and utimens get the file handle when called through one (the binding
+ *   adds the kernel's handle where the kernel sends none), and an op on a file unlinked or replaced
+ *   while open gets a null path and that handle, so it keeps working (hard_remove);
  * - open and create may reply with flags (direct_io, keep_cache, noflush);
  * - names that are not UTF-8 are refused with EINVAL before any handler runs;
  * - `invalidate(path)` drops the kernel's cached attributes and pages of a path, from a thread of
@@ -59,7 +60,7 @@ export const OPEN_KEEP_CACHE = 2;
 /** The kernel sends no FLUSH at close (a read-only open has nothing to save). */
 export const OPEN_NOFLUSH = 4;
 
-/** A path is null for ops made through a file handle (read, write, flush, release, fstat, fchmod…). */
+/** A path is null for an op through a handle on a file unlinked or replaced while open (read, write, fstat, fchmod…). */
 export interface FuseOps {
   init?(cb: Cb): void;
   statfs?(path: string, cb: Cb<FuseStatfs>): void;

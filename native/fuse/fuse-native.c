@@ -240,7 +240,7 @@ static void uint32s_to_timespec (struct timespec* ts, uint32_t** ints) {
   ts->tv_nsec = *((*ints)++);
 }
 
-/** A path for JS: null when libfuse passes none (nullpath_ok: a file handle op). */
+/** A path for JS: null when libfuse passes none (an op through a handle on an unlinked file). */
 static void fuse_native_path (napi_env env, const char *path, napi_value *out) {
   if (path == NULL) napi_get_null(env, out);
   else napi_create_string_utf8(env, path, NAPI_AUTO_LENGTH, out);
@@ -491,7 +491,7 @@ FUSE_METHOD(write, 6, 2, (const char *path, const char *buf, size_t len, off_t o
 
 FUSE_METHOD(readdir, 1, 2, (const char *path, void *buf, fuse_fill_dir_t filler, off_t offset, struct fuse_file_info *info, enum fuse_readdir_flags rflags), {
   l->buf = buf;
-  // nullpath_ok gives readdir no path: opendir kept it in the handle.
+  // A directory removed while open has no path any more: opendir kept it in the handle.
   l->path = path != NULL ? path : (const char *) (uintptr_t) info->fh;
   l->offset = offset;
   l->info = info;
@@ -682,7 +682,7 @@ FUSE_METHOD_VOID(ftruncate, 4, 0, (const char *path, off_t size, struct fuse_fil
   FUSE_UINT64_TO_INTS_ARGV(l->offset, 4)
 })
 
-/** opendir keeps the directory's path for readdir (libfuse passes it none with nullpath_ok). */
+/** opendir keeps the directory's path for readdir (libfuse passes none once it was removed). */
 static int fuse_native_opendir_keep (const char *path, struct fuse_file_info *info) {
   if (!fuse_native_utf8(path)) return -EINVAL;
   char *copy = strdup(path);
@@ -928,7 +928,7 @@ static void* start_fuse_thread (void *data) {
 // /dev/fuse itself (fuse_session_custom_io), learns which file handle the kernel holds for each
 // node (from OPEN and CREATE replies, and the handle every read, write, flush and fsync carries),
 // and adds that handle to a GETATTR or SETATTR that came without one. libfuse then passes the
-// handle (and, with nullpath_ok, no path) and the handler answers from the open file.
+// handle (and, the file having no path, a null one) and the handler answers from the open file.
 
 static fuse_thread_t *fuse_native_mount_of (int fd) {
   return (fd >= 0 && fd < 256) ? fuse_native_by_fd[fd] : NULL;
