@@ -1,6 +1,6 @@
 /** @module createApp: middleware order, route mounting, the error envelope for everything else. */
 import { Hono } from 'hono';
-import { checkReadiness, createIdempotency, MnemoError, type Idempotency, type Readiness, type Service } from '../src/index.js';
+import { MnemoError, type Service } from '../src/index.js';
 import { auth } from './auth.js';
 import { bodyLimit } from './body-limit.js';
 import type { AppEnv } from './env.js';
@@ -17,16 +17,13 @@ import { checkpointRoutes } from './routes/checkpoints.js';
 import { keyRoutes, workspaceRoutes } from './routes/keys.js';
 import { memoryRoutes } from './routes/memories.js';
 import { searchRoutes } from './routes/search.js';
-import { sessionRoutes, type SessionsApi } from './routes/sessions.js';
+import { sessionRoutes } from './routes/sessions.js';
 import { storeRoutes } from './routes/stores.js';
 import { versionRoutes } from './routes/versions.js';
 
 export interface AppDeps {
   service: Service;
-  sessions?: SessionsApi;
   maxBodyBytes?: number;
-  /** Idempotency-Key receipts; one with the default 24 h retention is made if not given. */
-  idempotency?: Idempotency;
   log?: (line: string) => void;
   /** Structured logs: one line per request, warnings (aborted uploads). None: no request lines. */
   logger?: ApiLogger;
@@ -36,15 +33,13 @@ export interface AppDeps {
   metrics?: Metrics;
   /** MNEMO_METRICS_PUBLIC=1: /metrics without a key. */
   metricsPublic?: boolean;
-  /** What GET /readyz reports; by default the database alone (no mounter to ask). */
-  readiness?: () => Promise<Readiness>;
 }
 
 export function createApp({
-  service, sessions, maxBodyBytes = 1024 * 1024, idempotency, log = console.error,
-  logger, maxInflightBodies = 64, metrics, metricsPublic = false, readiness = () => checkReadiness(service.storage, { mounted: async () => [] }),
+  service, maxBodyBytes = 1024 * 1024, log = console.error,
+  logger, maxInflightBodies = 64, metrics, metricsPublic = false,
 }: AppDeps) {
-  const idem = idempotency ?? createIdempotency({ storage: service.storage, clock: service.clock });
+  const idem = service.idempotency;
   const app = new Hono<AppEnv>();
   let allowFor: ((path: string) => string[]) | undefined;
   app.onError(logger ? onError((line) => logger.error({}, line), (line) => logger.warn({}, line)) : onError(log));
@@ -68,12 +63,12 @@ export function createApp({
   app.route('/v1/memory_stores', versionRoutes(service, idem));
   app.route('/v1/memory_stores', checkpointRoutes(service, idem));
   app.route('/v1/memory_stores', searchRoutes(service));
-  if (sessions) app.route('/v1/sessions', sessionRoutes(sessions, idem));
+  app.route('/v1/sessions', sessionRoutes(service.sessions, idem));
   app.route('/v1/api_keys', keyRoutes(service));
   app.route('/v1/workspaces', workspaceRoutes(service));
 
   app.get('/health', (c) => c.json({ status: 'ok' }));
-  app.route('/', healthRoutes(readiness));
+  app.route('/', healthRoutes(service.readiness));
   if (metrics) app.route('/metrics', metricsRoutes(metrics, service.keys, { open: metricsPublic }));
   app.route('/', docsRoutes());
   app.notFound((c) => {

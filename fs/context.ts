@@ -1,6 +1,6 @@
 /** @module The state of one mount: its store, actor, access, drafts, mount-local directories and handles. */
 import Fuse from './binding/fuse.js';
-import type { Actor, Caller, Service } from '../src/index.js';
+import { mountAccess, type Actor, type Caller, type MountReader, type MountService } from '../src/index.js';
 import { fsError } from './errno.js';
 import { HandleTable, type Draft } from './handles.js';
 import type { ContentCache } from './content-cache.js';
@@ -10,7 +10,10 @@ import { StorageView } from './storage-view.js';
 
 export interface MountContext {
   readonly storeId: string;
-  readonly service: Service;
+  /** The service's writes, clock and ids: all the mount may call of the core. */
+  readonly service: MountService;
+  /** The store's reads, handed by the service (src/mount-reader.ts); the view memoises them. */
+  readonly reader: MountReader;
   readonly actor: Actor;
   readonly log: (line: string) => void;
   readonly startedMs: number;
@@ -43,6 +46,7 @@ export function createContext(
 ): MountContext {
   const { mountLocalMaxBytes, ...rest } = init;
   const startedMs = Date.now();
+  const reader = init.service.mountReader(init.storeId);
   return {
     ...rest,
     local: new LocalBudget(mountLocalMaxBytes, 'MNEMO_MOUNT_LOCAL_MAX_BYTES'),
@@ -54,7 +58,8 @@ export function createContext(
     handles: new HandleTable(),
     served: new Map(),
     kernel: null,
-    view: new StorageView(init.service, init.storeId),
+    reader,
+    view: new StorageView(reader, init.service.clock),
   };
 }
 
@@ -62,13 +67,14 @@ export function createContext(
 export function mountCaller(ctx: MountContext): Caller {
   // The view keeps the store row until storage changes, so asking on every check costs no query.
   const store = ctx.view.store();
-  if (!store) {
+  const access = mountAccess(store, ctx.readOnly);
+  if (access === 'gone') {
     ctx.gone = true;
     throw fsError(Fuse.ENOENT, 'the memory store was deleted');
   }
-  if (store.archivedAt !== null) ctx.readOnly = true;
-  if (ctx.readOnly) throw fsError(Fuse.EROFS, store.archivedAt !== null ? 'the memory store is archived' : 'read-only mount');
-  return { workspaceId: store.workspaceId, actor: ctx.actor };
+  if (access === 'archived') ctx.readOnly = true;
+  if (access !== 'writable') throw fsError(Fuse.EROFS, access === 'archived' ? 'the memory store is archived' : 'read-only mount');
+  return { workspaceId: store!.workspaceId, actor: ctx.actor };
 }
 
 /** Throws EROFS (or ENOENT for a deleted store) before any change through the mount. */

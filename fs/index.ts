@@ -1,6 +1,6 @@
 /** @module The FUSE face: createMountManager implements the core's Mounter port over fuse-native. */
 import { resolve } from 'node:path';
-import { MnemoError, notFound, type Mounter, type MountRequest, type Service } from '../src/index.js';
+import { MnemoError, notFound, type Mounter, type MountRequest } from '../src/index.js';
 import { ContentCache } from './content-cache.js';
 import { createContext, type MountContext } from './context.js';
 import { DEFAULT_LOCAL_LIMITS, LocalBudget, releaseAllLocal, type LocalLimits } from './local-budget.js';
@@ -11,7 +11,6 @@ import { adoptScratch, commit, warnSaveFailed } from './writeback.js';
 export { ERRNO_BY_CODE } from './errno.js';
 
 export interface MountManagerDeps {
-  service: Service;
   log?: (line: string) => void;
   /** Caps on mount-local state per mount and for all of this process's mounts (local-budget.ts). */
   localLimits?: LocalLimits;
@@ -20,7 +19,7 @@ export interface MountManagerDeps {
 /** Bytes of file content kept for reads across all mounts (fs/content-cache.ts). */
 const CONTENT_CACHE_BYTES = 16 * 1024 * 1024;
 
-export function createMountManager({ service, log = () => {}, localLimits = DEFAULT_LOCAL_LIMITS }: MountManagerDeps): Mounter {
+export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL_LIMITS }: MountManagerDeps = {}): Mounter {
   const mounts = new Map<string, { live: LiveMount; ctx: MountContext }>();
   const contents = new ContentCache(CONTENT_CACHE_BYTES);
   const serverLocal = new LocalBudget(localLimits.serverMaxBytes, 'MNEMO_LOCAL_MAX_BYTES');
@@ -54,12 +53,9 @@ export function createMountManager({ service, log = () => {}, localLimits = DEFA
     async mount(req: MountRequest): Promise<void> {
       const hostPath = resolve(req.hostPath);
       if (mounts.has(hostPath)) throw new MnemoError('conflict', `something is already mounted at ${hostPath}`);
-      const store = service.storage.getStoreById(req.storeId);
-      if (!store) throw notFound('memory store', req.storeId);
-      const readOnly = req.readOnly || store.archivedAt !== null;
-      const ctx = createContext({
-        storeId: req.storeId, service, actor: req.actor, log, readOnly, contents, serverLocal, mountLocalMaxBytes: localLimits.mountMaxBytes,
-      });
+      const { storeId, service, actor, readOnly } = req;
+      const ctx = createContext({ storeId, service, actor, log, readOnly, contents, serverLocal, mountLocalMaxBytes: localLimits.mountMaxBytes });
+      if (!ctx.view.store()) throw notFound('memory store', storeId);
       const live = await startFuse(hostPath, createOps(ctx), { storeId: req.storeId, readOnly, log });
       ctx.kernel = live;
       mounts.set(hostPath, { live, ctx });

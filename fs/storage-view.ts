@@ -2,12 +2,12 @@
  * @module One mount's memo of storage answers: memory metadata by path, "is anything below this
  * directory", and directory listings. A stat, an `ls -R` or a `grep -r` asks the same questions
  * many times; asking SQLite each time was most of a stat's cost. The answers are dropped the moment
- * storage reports a change (storage.changeMark: at once for the server's own writes, within 100 ms
+ * the store's reader reports a change (changeMark: at once for the server's own writes, within 100 ms
  * for another process's) or a memory of the store reaches its expiry, so an API write shows in the
  * very next operation that reaches the mount, just as if every operation had queried SQLite.
  */
 import type { FuseStat } from './binding/fuse.js';
-import { baseName, parentOf, type DirectoryListing, type Memory, type MemoryMeta, type Service, type Store } from '../src/index.js';
+import { baseName, parentOf, type DirectoryListing, type Memory, type MemoryMeta, type MountReader, type Store } from '../src/index.js';
 
 /**
  * Past this many remembered paths (or listed entries), start over: a walk over a huge store must
@@ -43,14 +43,14 @@ export class StorageView {
   private readonly misses = new Map<string, number>();
 
   constructor(
-    private readonly service: Service,
-    private readonly storeId: string,
+    private readonly reader: MountReader,
+    private readonly clock: () => string,
   ) {}
 
   /** The mounted store's row (null once deleted): writes check it for archiving on every operation. */
   store(): Store | null {
     this.current();
-    if (this.storeRow === undefined) this.storeRow = this.service.storage.getStoreById(this.storeId);
+    if (this.storeRow === undefined) this.storeRow = this.reader.store();
     return this.storeRow;
   }
 
@@ -79,7 +79,7 @@ export class StorageView {
     if (known !== undefined) return known;
     // A listed directory names every file in it: a name it lacks is no memory.
     const listing = this.listings.get(parentOf(path)) ?? this.prefetch(parentOf(path));
-    const meta = listing ? (listing.byName.get(baseName(path)) ?? null) : this.service.storage.getMemoryMetaByPath(this.storeId, path);
+    const meta = listing ? (listing.byName.get(baseName(path)) ?? null) : this.reader.meta(path);
     this.remember(this.metas, path, meta);
     return meta;
   }
@@ -96,7 +96,7 @@ export class StorageView {
       ? listing.files.length > 0 || listing.dirs.length > 0
       : parent
         ? parent.dirSet.has(baseName(dir))
-        : this.service.storage.hasMemoriesUnder(this.storeId, dir);
+        : this.reader.hasMemoriesUnder(dir);
     this.remember(this.under, dir, any);
     return any;
   }
@@ -106,7 +106,7 @@ export class StorageView {
     this.current();
     const known = this.listings.get(dir);
     if (known) return known;
-    const listing = this.service.storage.listDirectory(this.storeId, dir);
+    const listing = this.reader.listDirectory(dir);
     // A huge directory is listed for this readdir and not kept: it would crowd out everything else.
     return listing.files.length + listing.dirs.length > PREFETCH_MAX_ENTRIES ? listing : this.keep(dir, listing);
   }
@@ -120,7 +120,7 @@ export class StorageView {
     const kept = this.listings.get(dir);
     if (kept) return kept.dirs;
     if (this.misses.get(dir) === -1) return null;
-    const listing = this.service.storage.listDirectory(this.storeId, dir, PREFETCH_MAX_ENTRIES);
+    const listing = this.reader.listDirectory(dir, PREFETCH_MAX_ENTRIES);
     if (listing.truncated) {
       this.misses.set(dir, -1);
       return null;
@@ -138,10 +138,10 @@ export class StorageView {
   saved(path: string, save: () => Memory): Memory {
     this.current();
     const mark = this.mark;
-    const own = this.service.storage.ownWriteMark();
+    const own = this.reader.ownWriteMark();
     const m = save();
-    const after = this.service.storage.changeMark();
-    if (m.path !== path || after - mark !== this.service.storage.ownWriteMark() - own) return m;
+    const after = this.reader.changeMark();
+    if (m.path !== path || after - mark !== this.reader.ownWriteMark() - own) return m;
     this.mark = after;
     const meta: MemoryMeta = {
       id: m.id, storeId: m.storeId, path: m.path, contentSha256: m.contentSha256, contentSizeBytes: m.contentSizeBytes,
@@ -183,7 +183,7 @@ export class StorageView {
       this.misses.set(dir, n + 1);
       return null;
     }
-    const listing = this.service.storage.listDirectory(this.storeId, dir, PREFETCH_MAX_ENTRIES);
+    const listing = this.reader.listDirectory(dir, PREFETCH_MAX_ENTRIES);
     if (listing.truncated) {
       this.misses.set(dir, -1);
       return null;
@@ -208,8 +208,8 @@ export class StorageView {
 
   /** Drops every answer if storage changed since they were read, or a memory may have expired. */
   private current(): void {
-    const mark = this.service.storage.changeMark();
-    if (mark === this.mark && (this.until === null || this.service.clock() < this.until)) return;
+    const mark = this.reader.changeMark();
+    if (mark === this.mark && (this.until === null || this.clock() < this.until)) return;
     this.metas.clear();
     this.stats.clear();
     this.under.clear();
@@ -218,7 +218,7 @@ export class StorageView {
     this.storeRow = undefined;
     this.misses.clear();
     this.mark = mark;
-    this.until = this.service.storage.nextExpiry(this.storeId, this.service.clock());
+    this.until = this.reader.nextExpiry(this.clock());
   }
 
   private remember<V>(map: Map<string, V>, key: string, value: V): void {

@@ -115,7 +115,7 @@ export function loadDraft(ctx: MountContext, path: string): Draft | null {
 export function storedDraft(ctx: MountContext, path: string, meta: MemoryMeta): Draft | null {
   const cached = ctx.contents.get(meta.versionId);
   if (cached) return draftOver(path, meta, cached, true);
-  const m = ctx.service.storage.getMemoryBytesByPath(ctx.storeId, path);
+  const m = ctx.reader.bytes(path);
   if (!m) return null;
   ctx.contents.put(m.versionId, m.bytes);
   return draftOver(path, m, m.bytes, false);
@@ -156,7 +156,7 @@ function freshen(ctx: MountContext, path: string): Draft | null {
     return null;
   }
   if (m.versionId !== d.baseVersionId) {
-    const full = ctx.service.storage.getMemory(ctx.storeId, m.id);
+    const full = ctx.reader.memory(m.id);
     if (full) reloadDraft(d, Buffer.from(full.content, 'utf8'), full.versionId, memoryAttrs(full));
   } else {
     // chmod, chown or utimens in another mount of the store change the row and no version.

@@ -85,7 +85,7 @@ function unsavedAttrs(d: Draft): KeptAttrs {
 function rebased(ctx: MountContext, d: Draft): Buffer {
   const mine = draftContent(d);
   if (!d.stored || !d.appendOnly || d.size <= d.baseSize) return mine;
-  const current = ctx.service.storage.getMemory(ctx.storeId, d.memoryId);
+  const current = ctx.reader.memory(d.memoryId);
   if (!current || current.versionId === d.baseVersionId) return mine;
   const merged = Buffer.concat([Buffer.from(current.content, 'utf8'), mine.subarray(d.baseSize)]);
   d.bytes = merged;

@@ -21,11 +21,11 @@ const ROLES: readonly string[] = ['admin', 'read_write', 'read_only'];
 function withService<T>(config: Config, fn: (service: Service) => T): T {
   const lock = useDatabase(config);
   try {
-    const service = createService({ storage: openSqliteStorage(config.dbFile) });
+    const storage = openSqliteStorage(config.dbFile);
     try {
-      return fn(service);
+      return fn(createService({ storage }));
     } finally {
-      service.storage.close();
+      storage.close();
     }
   } finally {
     lock.release();
@@ -48,7 +48,7 @@ export function runKeys(config: Config, sub: string, args: string[], flags: Flag
     return withService(config, (service) => {
       const ws = workspaceOf(service, flags);
       for (const s of storeIds ?? []) {
-        if (service.storage.getStore(ws, s) === null) throw new Error(`no memory store ${s} in workspace ${ws}`);
+        if (!service.operator.storeExists(ws, s)) throw new Error(`no memory store ${s} in workspace ${ws}`);
       }
       const minted = service.keys.createKey(typeof flags['name'] === 'string' ? flags['name'] : 'cli', role as Role, ws, {
         storeIds,
@@ -61,14 +61,14 @@ export function runKeys(config: Config, sub: string, args: string[], flags: Flag
   }
   if (sub === 'list') {
     return withService(config, (service) => {
-      const keys = service.storage.listApiKeys(workspaceOf(service, flags));
+      const keys = service.operator.listKeys(workspaceOf(service, flags));
       if (flags['json'] === true) out(JSON.stringify(keys.map(apiKeyJson)));
       else for (const k of keys) out(describeKey(k));
       return 0;
     });
   }
   return withService(config, (service) => {
-    const key = service.storage.revokeApiKey(workspaceOf(service, flags), args[0]!, service.clock());
+    const key = service.operator.revokeKey(workspaceOf(service, flags), args[0]!);
     log(`revoked ${key.id} at ${key.revokedAt}`);
     return 0;
   });
@@ -91,7 +91,7 @@ export function runWorkspaces(config: Config, sub: string, args: string[], flags
   }
   return withService(config, (service) => {
     service.keys.defaultWorkspace();
-    const all = service.storage.listWorkspaces();
+    const all = service.operator.listWorkspaces();
     if (flags['json'] === true) out(JSON.stringify(all.map(workspaceJson)));
     else for (const w of all) out(`${w.id}\t${w.name}`);
     return 0;
@@ -101,7 +101,7 @@ export function runWorkspaces(config: Config, sub: string, args: string[], flags
 /** SQLite's integrity check, then the domain's invariants; prints each problem, exits 1 if any. */
 export function runCheck(config: Config, log: Log): number {
   return withService(config, (service) => {
-    const problems = [...service.storage.integrityCheck().map((p) => `sqlite: ${p}`), ...service.storage.domainCheck()];
+    const problems = service.operator.check();
     if (problems.length === 0) {
       out(`ok: ${config.dbFile} passed the integrity check and every domain invariant`);
       return 0;

@@ -51,8 +51,9 @@ export { DEFAULT_IDEMPOTENCY_TTL_SECONDS, createIdempotency, fingerprint } from 
 export type { Idempotency, IdempotentRequest, Reply } from './idempotency.js';
 export { assertAllowed } from './access.js';
 export type { SessionHooks } from './sessions.js';
-export type { Mounter, MountRequest } from './mounts.js';
-export type { Storage, DirectoryListing, WriteResult } from './storage/port.js';
+export { mountAccess } from './mounts.js';
+export type { Mounter, MountAccess, MountReader, MountRequest, MountService } from './mounts.js';
+export type { DirectoryListing, WriteResult } from './storage/port.js';
 export type {
   Checkpoint,
   CheckpointReference,

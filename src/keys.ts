@@ -151,10 +151,34 @@ export function createKeys(storage: Storage, clock: () => string) {
       return storage.revokeApiKey(key.workspaceId, key.id, clock());
     },
 
+    /**
+     * A key made by a caller (POST /v1/api_keys): an admin's right, in the caller's acting
+     * workspace; every store it is limited to must be one the caller sees (`assertStoreVisible`).
+     */
+    issueKey(caller: Caller, input: { name: string; role: Role; storeIds: string[] | null }, assertStoreVisible: (storeId: string) => void): MintedKey {
+      assertAllowed(caller, 'manage_keys');
+      for (const id of input.storeIds ?? []) assertStoreVisible(id);
+      return api.createKey(input.name, input.role, caller.workspaceId, { storeIds: input.storeIds });
+    },
+
     createWorkspace(name: string): Workspace {
       const ws: Workspace = { id: newId('workspace'), name, createdAt: clock() };
       storage.insertWorkspace(ws, false);
       return ws;
+    },
+
+    /** A workspace made by a caller (POST /v1/workspaces): operator keys only. */
+    createWorkspaceFor(caller: Caller, name: string): Workspace {
+      assertAllowed(caller, 'manage_keys');
+      if (caller.grant?.operator !== true) throw new MnemoError('forbidden', 'only an operator key (all workspaces) can create workspaces');
+      return api.createWorkspace(name);
+    },
+
+    /** The workspaces an admin caller may see: all of them for an operator key, else its own. */
+    listWorkspaces(caller: Caller): Workspace[] {
+      assertAllowed(caller, 'manage_keys');
+      const all = storage.listWorkspaces();
+      return caller.grant?.operator === true ? all : all.filter((w) => w.id === caller.workspaceId);
     },
 
     /**

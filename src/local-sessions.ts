@@ -6,7 +6,8 @@
  * a running server's minute sweep.
  */
 import { slugify } from './paths.js';
-import type { Service } from './service.js';
+import type { IdGenerator } from './ids.js';
+import type { Storage } from './storage/port.js';
 import type { Mounter } from './mounts.js';
 import type { Session, Store } from './types.js';
 
@@ -18,60 +19,75 @@ export interface LocalMount {
   pid?: number;
 }
 
-/** A new active session for a local mount (not yet stored: mount first, then `record`). */
-export function localSession(service: Service, m: LocalMount): Session {
+export interface LocalSessionDeps {
+  storage: Pick<Storage, 'insertSession' | 'endSession' | 'listActiveLocalSessions'>;
+  ids: IdGenerator;
+  clock: () => string;
+}
+
+export function createLocalSessions({ storage, ids, clock }: LocalSessionDeps) {
+  function end(session: Session): void {
+    storage.endSession(session.workspaceId, session.id, clock());
+  }
+
+  /** Ends the active local sessions whose `mnemo mount` process no longer runs; returns them. */
+  function endStale(alive: (pid: number) => boolean = pidAlive): Session[] {
+    const ended: Session[] = [];
+    for (const s of storage.listActiveLocalSessions()) {
+      if (s.localPid != null && alive(s.localPid)) continue;
+      end(s);
+      ended.push(s);
+    }
+    return ended;
+  }
+
   return {
-    id: service.ids('session'),
-    workspaceId: m.store.workspaceId,
-    status: 'active',
-    resources: [
-      {
-        type: 'memory_store',
-        storeId: m.store.id,
-        access: m.readOnly ? 'read_only' : 'read_write',
-        instructions: null,
-        name: m.store.name,
-        description: m.store.description,
-        slug: slugify(m.store.name),
-        mountPath: m.hostPath,
-        hostPath: m.hostPath,
-      },
-    ],
-    createdAt: service.clock(),
-    endedAt: null,
-    localPid: m.pid ?? process.pid,
+    /** A new active session for a local mount (not yet stored: mount first, then `record`). */
+    start(m: LocalMount): Session {
+      return {
+        id: ids('session'),
+        workspaceId: m.store.workspaceId,
+        status: 'active',
+        resources: [
+          {
+            type: 'memory_store',
+            storeId: m.store.id,
+            access: m.readOnly ? 'read_only' : 'read_write',
+            instructions: null,
+            name: m.store.name,
+            description: m.store.description,
+            slug: slugify(m.store.name),
+            mountPath: m.hostPath,
+            hostPath: m.hostPath,
+          },
+        ],
+        createdAt: clock(),
+        endedAt: null,
+        localPid: m.pid ?? process.pid,
+      };
+    },
+
+    record(session: Session): void {
+      storage.insertSession(session);
+    },
+
+    end,
+    endStale,
+
+    /**
+     * Ends the local sessions whose process is gone, and clears the dead mounts they may have left
+     * (auto_unmount usually removes them as the process dies, but can lose a race); logs each.
+     */
+    async endStaleMounts(mounter: Mounter, log: (line: string) => void): Promise<void> {
+      for (const s of endStale()) {
+        log(`ended session ${s.id}: its mnemo mount process is gone`);
+        for (const r of s.resources) await mounter.clearDead?.(r.hostPath);
+      }
+    },
   };
 }
 
-export function recordLocalSession(service: Service, session: Session): void {
-  service.storage.insertSession(session);
-}
-
-export function endLocalSession(service: Service, session: Session): void {
-  service.storage.endSession(session.workspaceId, session.id, service.clock());
-}
-
-/** Ends the active local sessions whose `mnemo mount` process no longer runs; returns them. */
-export function endStaleLocalSessions(service: Service, alive: (pid: number) => boolean = pidAlive): Session[] {
-  const ended: Session[] = [];
-  for (const s of service.storage.listActiveLocalSessions()) {
-    if (s.localPid != null && alive(s.localPid)) continue;
-    endLocalSession(service, s);
-    ended.push(s);
-  }
-  return ended;
-}
-
-/**
- * Ends the local sessions whose process is gone, and clears the dead mounts they may have left
- * (auto_unmount usually removes them as the process dies, but can lose a race); logs each.
- */
-export async function endStaleLocalMounts(service: Service, mounter: Mounter, log: (line: string) => void): Promise<void> {
-  for (const s of endStaleLocalSessions(service)) {
-    log(`ended session ${s.id}: its mnemo mount process is gone`);
-    for (const r of s.resources) await mounter.clearDead?.(r.hostPath);
-  }
-}
+export type LocalSessions = ReturnType<typeof createLocalSessions>;
 
 /** Signal 0 tests for the process without touching it; EPERM means it exists under another user. */
 function pidAlive(pid: number): boolean {

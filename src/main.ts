@@ -13,17 +13,13 @@ import { runBackup, runCheck, runKeys, runRestore, runWorkspaces } from './admin
 import { parseArgs } from './cli.js';
 import { packageVersion } from './version.js';
 import { loadConfig, type Config } from './config.js';
-import type { Mounter } from './mounts.js';
+import { mountAccess, type Mounter } from './mounts.js';
 import { createService, type Service } from './service.js';
-import { createSessions } from './sessions.js';
-import { openSqliteStorage } from './storage/sqlite.js';
-import { createIdempotency } from './idempotency.js';
+import { openSqliteStorage, type SqliteStorage } from './storage/sqlite.js';
 import { removePidFile, writePidFile } from './pidfile.js';
 import { ownDataDir, useDatabase } from './data-dir.js';
 import { describeError } from './system-errors.js';
 import { startSearchUpkeep } from './search-upkeep.js';
-import { endLocalSession, endStaleLocalMounts, localSession, recordLocalSession } from './local-sessions.js';
-import { checkReadiness } from './readiness.js';
 import { createLogger, lineLog, type Logger } from './log.js';
 
 /** Plain lines for one-shot commands; serve, mount and mcp log through pino (set in main). */
@@ -34,8 +30,8 @@ let logger: Logger | null = null;
 const LOGGED_COMMANDS = new Set(['serve', 'mount', 'mcp']);
 
 /** Every process that writes (serve, mount, mcp) indexes its own writes for search; returns the stop. */
-function indexInBackground(service: Service): () => void {
-  return startSearchUpkeep({ index: service.indexSearchBacklog, changeMark: service.storage.changeMark, log });
+function indexInBackground(service: Service, storage: SqliteStorage): () => void {
+  return startSearchUpkeep({ index: service.indexSearchBacklog, changeMark: storage.changeMark, log });
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -87,35 +83,31 @@ async function runServe(config: Config): Promise<number> {
   const metrics = createMetrics();
   // Checkpoints run on a thread of their own: the event loop serves every mount's saves.
   const storage = openSqliteStorage(config.dbFile, { onCommit: metrics.commit, onSync: metrics.walSync, backgroundCheckpoints: { log: (line) => warn(line) } });
-  // The mount manager needs the service and the service tells mounts about archived or deleted
-  // stores, so the mounter is bound after both exist.
-  let mounter: Mounter | null = null;
+  const mounter = createMountManager({ log, localLimits: config.localLimits });
   const service = createService({
     storage,
-    onStoreChanged: (id, change) => mounter?.storeChanged(id, change),
+    mounter,
+    mountRoot: config.mountRoot,
+    log,
+    idempotencyTtlSeconds: config.idempotencyTtlSeconds,
     checkpointMaxBytes: config.checkpointMaxBytes,
     limits: config.storeLimits,
     observer: metrics.observer,
     mountSync: config.mountSync,
     onSyncError: syncFailed,
   });
-  mounter = createMountManager({ service, log, localLimits: config.localLimits });
-  const sessions = createSessions({ service, mounter, mountRoot: config.mountRoot, log });
   const { minted, revoked } = service.keys.bootstrapAdminKey(config.adminKey, config.rotateAdminKey);
   if (revoked) log(`mnemo: admin key rotated: ${revoked.id} is revoked, MNEMO_ADMIN_KEY is the admin key now`);
-  const idempotency = createIdempotency({ storage, clock: service.clock, ttlSeconds: config.idempotencyTtlSeconds });
-  idempotency.purge();
-  const mounts = mounter;
-  const readiness = () => checkReadiness(storage, mounts);
+  service.idempotency.purge();
   metrics.watch({
-    activeSessions: () => storage.listActiveSessions().length,
-    mounts: async () => (await mounts.mounted?.())?.length ?? 0,
+    activeSessions: service.countMountedSessions,
+    mounts: async () => (await mounter.mounted?.())?.length ?? 0,
     unsyncedCommits: () => service.durability.unsynced(),
   });
   const app = createApp({
-    service, sessions, maxBodyBytes: config.maxBodyBytes, idempotency, log,
+    service, maxBodyBytes: config.maxBodyBytes, log,
     ...(logger ? { logger } : {}),
-    maxInflightBodies: config.maxInflightBodies, metrics, metricsPublic: config.metricsPublic, readiness,
+    maxInflightBodies: config.maxInflightBodies, metrics, metricsPublic: config.metricsPublic,
   });
   // The port is bound before stale mounts are cleared or sessions remounted, so a serve that cannot
   // listen (EADDRINUSE) exits having touched no mount. The URL is printed once sessions are back.
@@ -123,7 +115,7 @@ async function runServe(config: Config): Promise<number> {
     throw new Error(`cannot listen on ${config.host}:${config.port}: ${listenError(err)}`);
   });
   writePidFile(config.dataDir);
-  await sessions.restore();
+  await service.sessions.restore();
   // Scripts read the URL from the first line; keep it first and alone.
   // A caller may stop us as soon as it reads the URL: be ready for the signal before printing it.
   const stopped = untilSignal();
@@ -133,7 +125,7 @@ async function runServe(config: Config): Promise<number> {
   }
   log(`mnemo: data in ${config.dataDir}, mounts under ${config.mountRoot}`);
   const sweep = sweepExpired(service, mounter);
-  const stopIndexing = indexInBackground(service);
+  const stopIndexing = indexInBackground(service, storage);
   await stopped;
   log('mnemo: shutting down');
   clearInterval(sweep);
@@ -165,7 +157,7 @@ async function runMcp(config: Config): Promise<number> {
   const lock = useDatabase(config);
   const storage = openSqliteStorage(config.dbFile);
   const service = createService({ storage, checkpointMaxBytes: config.checkpointMaxBytes, limits: config.storeLimits });
-  const stopIndexing = indexInBackground(service);
+  const stopIndexing = indexInBackground(service, storage);
   try {
     await serveMcpStdio({ service, apiKey: config.apiKey, log });
   } finally {
@@ -180,18 +172,27 @@ async function runMcp(config: Config): Promise<number> {
 async function runMount(config: Config, args: string[], flags: Record<string, string | boolean>): Promise<number> {
   const [storeId, dir] = args as [string, string];
   const lock = useDatabase(config);
-  const service = openService(config, true);
+  // Checkpoints run on a thread of their own: the event loop serves the mount's saves.
+  const storage = openSqliteStorage(config.dbFile, { backgroundCheckpoints: { log: (line) => warn(line) } });
+  const mounter = createMountManager({ log, localLimits: config.localLimits });
+  const service = createService({ storage, mounter, log, limits: config.storeLimits, mountSync: config.mountSync, onSyncError: syncFailed });
   try {
-    return await mountUntilSignal(config, service, storeId, resolve(dir), flags['read-only'] === true);
+    return await mountUntilSignal(config, { service, storage, mounter }, storeId, resolve(dir), flags['read-only'] === true);
   } finally {
     await service.durability.stop().catch(syncFailed);
-    service.storage.close();
+    storage.close();
     lock.release();
   }
 }
 
-async function mountUntilSignal(config: Config, service: Service, storeId: string, hostPath: string, readOnly: boolean): Promise<number> {
-  const store = service.storage.getStoreById(storeId);
+interface MountProcess {
+  service: Service;
+  storage: SqliteStorage;
+  mounter: Mounter;
+}
+
+async function mountUntilSignal(config: Config, { service, storage, mounter }: MountProcess, storeId: string, hostPath: string, readOnly: boolean): Promise<number> {
+  const store = storage.getStoreById(storeId);
   if (!store) {
     log(`no memory store ${storeId} in ${config.dbFile}`);
     return 1;
@@ -207,21 +208,22 @@ async function mountUntilSignal(config: Config, service: Service, storeId: strin
     log(`mnemo mount: ${hostPath} is not empty (${present.length} entr${present.length === 1 ? 'y' : 'ies'}); mount on an empty or new directory`);
     return 1;
   }
-  const mounter = createMountManager({ service, log, localLimits: config.localLimits });
-  await endStaleLocalMounts(service, mounter, (line) => log(`mnemo: ${line}`));
+  const local = service.localSessions;
+  await local.endStaleMounts(mounter, (line) => log(`mnemo: ${line}`));
   // Writes are attributed to a session of their own, recorded (with this pid) so the API shows it.
-  const session = localSession(service, { store, hostPath, readOnly });
-  await mounter.mount({ storeId, hostPath, readOnly, actor: { type: 'session_actor', sessionId: session.id } });
-  recordLocalSession(service, session);
+  const session = local.start({ store, hostPath, readOnly });
+  const access = mountAccess(store, readOnly);
+  await mounter.mount({ storeId, hostPath, readOnly: access !== 'writable', actor: { type: 'session_actor', sessionId: session.id }, service });
+  local.record(session);
   const stopped = untilSignal();
   process.stdout.write(`${hostPath}\n`);
   log(`mnemo: ${store.name} (${storeId}) mounted at ${hostPath} as ${session.id}; Ctrl-C unmounts`);
   // Without a server beside it, nothing else would index this mount's writes for search.
-  const stopIndexing = indexInBackground(service);
+  const stopIndexing = indexInBackground(service, storage);
   await stopped;
   stopIndexing();
   await mounter.unmountAll();
-  endLocalSession(service, session);
+  local.end(session);
   return 0;
 }
 
@@ -232,19 +234,13 @@ function sweepExpired(service: Service, mounter: Mounter): NodeJS.Timeout {
     try {
       const n = service.purgeExpiredMemories();
       if (n > 0) log(`mnemo: deleted ${n} expired memor${n === 1 ? 'y' : 'ies'}`);
-      endStaleLocalMounts(service, mounter, (line) => log(`mnemo: ${line}`)).catch(failed);
+      service.localSessions.endStaleMounts(mounter, (line) => log(`mnemo: ${line}`)).catch(failed);
     } catch (err) {
       failed(err);
     }
   }, 60_000);
   timer.unref();
   return timer;
-}
-
-/** `serving`: the process serves a mount, so checkpoints leave its event loop (sqlite-checkpointer.ts). */
-function openService(config: Config, serving = false): Service {
-  const storage = openSqliteStorage(config.dbFile, serving ? { backgroundCheckpoints: { log: (line) => warn(line) } } : {});
-  return createService({ storage, limits: config.storeLimits, mountSync: config.mountSync, onSyncError: syncFailed });
 }
 
 /** A WAL sync the disk refused: closed versions may not be durable yet (the next sync retries). */

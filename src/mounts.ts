@@ -1,13 +1,72 @@
-/** @module The Mounter port: the core asks for mounts, fs/ implements them, main.ts injects it. */
-import type { Actor } from './types.js';
+/**
+ * @module The Mounter port: the core asks for mounts, fs/ implements them, main.ts injects it.
+ * A mount reaches its store only through what the service hands it with the request: the service's
+ * writes and a per-store reader (src/mount-reader.ts), never the storage below them.
+ */
+import type { DirectoryListing } from './storage/port.js';
+import type { Service } from './service.js';
+import type { Actor, Memory, MemoryMeta, Store } from './types.js';
 
 export interface MountRequest {
   storeId: string;
   /** Absolute host directory to mount at (created if missing). */
   hostPath: string;
+  /** Asked for read-only; an archived store mounts read-only whatever was asked (`mountAccess`). */
   readOnly: boolean;
   /** Who the mount's writes are attributed to (a session_actor for sessions). */
   actor: Actor;
+  /** The service the mount writes through and reads its store from. */
+  service: MountService;
+}
+
+/** What a mount may call: the writes a file system makes, its clock and ids, and its store's reader. */
+export type MountService = Pick<
+  Service,
+  | 'saveMemoryAt'
+  | 'updateMemory'
+  | 'moveMemory'
+  | 'moveTree'
+  | 'deleteMemory'
+  | 'setMemoryMode'
+  | 'setMemoryTimes'
+  | 'setMemoryOwner'
+  | 'durability'
+  | 'clock'
+  | 'ids'
+  | 'mountReader'
+>;
+
+/**
+ * One store's reads for a mount, by path and by id: the mount's read model. Point lookups and
+ * bounded listings, cheap enough for every file operation (the mount memoises them: fs/storage-view.ts).
+ */
+export interface MountReader {
+  readonly storeId: string;
+  /** The store's row; null once it is deleted. */
+  store(): Store | null;
+  meta(path: string): MemoryMeta | null;
+  /** The memory at `path` with its content as UTF-8 bytes (what a file read serves), or null. */
+  bytes(path: string): (MemoryMeta & { bytes: Buffer }) | null;
+  memory(id: string): Memory | null;
+  /** True if some memory lives strictly below `dir`: the directory is implied. */
+  hasMemoriesUnder(dir: string): boolean;
+  /** Direct children of `dir`, at most `limit` entries if given. */
+  listDirectory(dir: string, limit?: number): DirectoryListing;
+  /** Moves after any committed write (storage.changeMark). */
+  changeMark(): number;
+  /** The part of changeMark() that counts this process's own writes (storage.ownWriteMark). */
+  ownWriteMark(): number;
+  /** The store's earliest expiry after `after`, or null. */
+  nextExpiry(after: string): string | null;
+}
+
+/** What a mount may do now: the one rule for archived and deleted stores, for sessions and the FUSE face. */
+export type MountAccess = 'writable' | 'read_only' | 'archived' | 'gone';
+
+export function mountAccess(store: Pick<Store, 'archivedAt'> | null, readOnly: boolean): MountAccess {
+  if (!store) return 'gone';
+  if (store.archivedAt !== null) return 'archived';
+  return readOnly ? 'read_only' : 'writable';
 }
 
 export interface Mounter {
@@ -27,3 +86,12 @@ export interface Mounter {
   /** The host paths this mounter serves that the kernel shows as mounted now (readiness, metrics). */
   mounted?(): Promise<readonly string[]>;
 }
+
+/** The mounter of a service that mounts nothing (tools, tests): sessions cannot be created with it. */
+export const NO_MOUNTS: Mounter = {
+  mount: () => Promise.reject(new Error('this process mounts nothing')),
+  unmount: () => Promise.resolve(),
+  storeChanged: () => {},
+  clearStale: () => Promise.resolve(),
+  unmountAll: () => Promise.resolve(),
+};

@@ -27,6 +27,12 @@ import type {
   VersionListQuery,
 } from './types.js';
 import { createSearch } from './search.js';
+import { createIdempotency } from './idempotency.js';
+import { createLocalSessions } from './local-sessions.js';
+import { createMountReader } from './mount-reader.js';
+import { NO_MOUNTS, type Mounter, type MountReader } from './mounts.js';
+import { checkReadiness } from './readiness.js';
+import { AGENT_MOUNT_ROOT, createSessions } from './sessions.js';
 import { assertContent } from './validate.js';
 import { resolveExpiry } from './validate-continuity.js';
 
@@ -34,8 +40,17 @@ export interface ServiceOptions {
   storage: Storage;
   clock?: () => string;
   ids?: IdGenerator;
-  /** Told when a store is archived or deleted, so live mounts can turn read-only or go away. */
-  onStoreChanged?: (storeId: string, change: 'archived' | 'deleted') => void;
+  /**
+   * Serves the sessions' mounts (fs/ in the server); it is told when a store is archived or deleted,
+   * so live mounts turn read-only or go away. Default: a process that mounts nothing.
+   */
+  mounter?: Mounter;
+  /** Where sessions are mounted on this host: <mountRoot>/<session id>/<slug> (MNEMO_MOUNT_ROOT). */
+  mountRoot?: string;
+  /** Lines about sessions and mounts (remounts, stale mounts cleared). */
+  log?: (line: string) => void;
+  /** How long idempotency receipts are kept (MNEMO_IDEMPOTENCY_TTL_SECONDS; default 24 h). */
+  idempotencyTtlSeconds?: number;
   /** Largest checkpoint bundle accepted, in bytes (MNEMO_CHECKPOINT_MAX_BYTES; at most 1 MiB). */
   checkpointMaxBytes?: number;
   /** Memories and bytes per store, active sessions per workspace (src/limits.ts; defaults there). */
@@ -64,7 +79,10 @@ export function createService({
   storage,
   clock = () => new Date().toISOString(),
   ids = newId,
-  onStoreChanged = () => {},
+  mounter = NO_MOUNTS,
+  mountRoot = AGENT_MOUNT_ROOT,
+  log = () => {},
+  idempotencyTtlSeconds,
   checkpointMaxBytes,
   limits: limitOptions = {},
   observer = {},
@@ -100,11 +118,33 @@ export function createService({
     return { actor: caller.actor, now: clock(), versionId: ids('version') };
   }
 
-  return {
-    storage,
+  const local = createLocalSessions({ storage, ids, clock });
+  const service = {
     clock,
     ids,
     keys,
+    /** `mnemo mount`'s own sessions: recorded with its pid, ended when it stops or its process is gone. */
+    localSessions: local,
+    /** Idempotency-Key receipts, replayed to retries (src/idempotency.ts). */
+    idempotency: createIdempotency({ storage, clock, ...(idempotencyTtlSeconds === undefined ? {} : { ttlSeconds: idempotencyTtlSeconds }) }),
+    /** GET /readyz: the database answers and every active session's mounts are live. */
+    readiness: () => checkReadiness(storage, mounter),
+    /** Active sessions this server mounts (a gauge). */
+    countMountedSessions: (): number => storage.listActiveSessions().length,
+    /**
+     * What the operator does from the host's command line (`mnemo keys`, `workspaces`, `check`): it
+     * holds the database file, so no caller and no grant apply.
+     */
+    operator: {
+      storeExists: (workspaceId: string, id: string): boolean => storage.getStore(workspaceId, id) !== null,
+      listKeys: (workspaceId: string) => storage.listApiKeys(workspaceId),
+      revokeKey: (workspaceId: string, id: string) => storage.revokeApiKey(workspaceId, id, clock()),
+      listWorkspaces: () => storage.listWorkspaces(),
+      /** SQLite's integrity check ("sqlite: …"), then the domain's invariants; empty when clean. */
+      check: (): string[] => [...storage.integrityCheck().map((p) => `sqlite: ${p}`), ...storage.domainCheck()],
+    },
+    /** One store's reads for a mount (src/mount-reader.ts): handed to the mounter with each mount. */
+    mountReader: (storeId: string): MountReader => createMountReader(storage, storeId),
     /** Store and workspace limits; sessions ask it before a session is created. */
     limits,
     /** When writes reach the disk: `sync()` for a mount's fsync(), `stop()` at shutdown before the storage closes. */
@@ -147,13 +187,13 @@ export function createService({
     archiveStore(caller: Caller, id: string): Store {
       writable(caller, id);
       const archived = storage.archiveStore(caller.workspaceId, id, clock());
-      onStoreChanged(id, 'archived');
+      mounter.storeChanged(id, 'archived');
       return archived;
     },
     deleteStore(caller: Caller, id: string): void {
       writable(caller, id);
       storage.deleteStore(caller.workspaceId, id);
-      onStoreChanged(id, 'deleted');
+      mounter.storeChanged(id, 'deleted');
     },
 
     // ------------------------------------------------------------ memories
@@ -182,6 +222,11 @@ export function createService({
       const m = storage.getMemory(storeId, memoryId);
       if (!m) throw notFound('memory', memoryId);
       return m;
+    },
+    /** The live memory at `path`, after the caller's read check on the store (MCP reads by path). */
+    getMemoryByPath(caller: Caller, storeId: string, path: string): Memory | null {
+      store(caller, storeId);
+      return storage.getMemoryByPath(storeId, path);
     },
     listMemories(caller: Caller, storeId: string, q: MemoryListQuery): Page<MemoryListItem> {
       store(caller, storeId);
@@ -302,6 +347,11 @@ export function createService({
       return storage.redactVersion(storeId, versionId, caller.actor, clock());
     },
   };
+  const sessions = createSessions({
+    storage, getStore: store, ids, clock, limits, local, mounter, mountService: service, mountRoot, log,
+  });
+  /** Mount sessions (src/sessions.ts): created, listed and ended here, mounted through `mounter`. */
+  return { ...service, sessions };
 }
 
 export type Service = ReturnType<typeof createService>;

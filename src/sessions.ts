@@ -5,19 +5,29 @@
 import { join } from 'node:path';
 import { assertAllowed, storeGranted } from './access.js';
 import { MnemoError, notFound } from './errors.js';
-import type { Mounter } from './mounts.js';
+import type { IdGenerator } from './ids.js';
+import type { Limits } from './limits.js';
+import type { LocalSessions } from './local-sessions.js';
+import { mountAccess, type Mounter, type MountService } from './mounts.js';
 import { removeSessionDirs, sweepSessionDirs } from './mount-dirs.js';
 import { slugify } from './paths.js';
-import type { Service } from './service.js';
-import type { Caller, Page, Session, SessionResource } from './types.js';
+import type { Storage } from './storage/port.js';
+import type { Caller, Page, Session, SessionResource, Store } from './types.js';
 import type { SessionRequest } from './validate.js';
-import { endStaleLocalMounts } from './local-sessions.js';
 
 export const AGENT_MOUNT_ROOT = '/mnt/memory';
 
 export interface SessionsOptions {
-  service: Service;
+  storage: Pick<Storage, 'atomic' | 'getStoreById' | 'insertSession' | 'getSession' | 'listSessions' | 'listActiveSessions' | 'endSession'>;
+  /** The store a caller may see (404 otherwise): the service's own check. */
+  getStore: (caller: Caller, id: string) => Store;
+  ids: IdGenerator;
+  clock: () => string;
+  limits: Pick<Limits, 'assertSessionRoom'>;
+  local: LocalSessions;
   mounter: Mounter;
+  /** What each mount writes through and reads from: the service itself. */
+  mountService: MountService;
   mountRoot: string;
   log?: (line: string) => void;
 }
@@ -41,16 +51,13 @@ function assertMayMount(caller: Caller, resources: { access: string }[]): void {
   assertAllowed(caller, resources.some((r) => r.access === 'read_write') ? 'write' : 'read');
 }
 
-export function createSessions({ service, mounter, mountRoot, log = () => {} }: SessionsOptions) {
-  const { storage } = service;
-
+export function createSessions({ storage, getStore, ids, clock, limits, local, mounter, mountService, mountRoot, log = () => {} }: SessionsOptions) {
   async function mountAll(session: Session): Promise<void> {
     const actor = { type: 'session_actor' as const, sessionId: session.id };
     for (const r of session.resources) {
-      const store = storage.getStoreById(r.storeId);
-      if (!store) continue;
-      const readOnly = r.access === 'read_only' || store.archivedAt !== null;
-      await mounter.mount({ storeId: r.storeId, hostPath: r.hostPath, readOnly, actor });
+      const access = mountAccess(storage.getStoreById(r.storeId), r.access === 'read_only');
+      if (access === 'gone') continue;
+      await mounter.mount({ storeId: r.storeId, hostPath: r.hostPath, readOnly: access !== 'writable', actor, service: mountService });
     }
   }
 
@@ -62,10 +69,10 @@ export function createSessions({ service, mounter, mountRoot, log = () => {} }: 
 
   return {
     async createSession(caller: Caller, req: SessionRequest, hooks?: SessionHooks): Promise<Session> {
-      const id = service.ids('session');
+      const id = ids('session');
       const taken = new Set<string>();
       const resources: SessionResource[] = req.resources.map((r) => {
-        const store = service.getStore(caller, r.storeId);
+        const store = getStore(caller, r.storeId);
         if (store.archivedAt) {
           throw new MnemoError('archived', `memory store ${store.id} is archived and cannot be attached to a new session`);
         }
@@ -88,11 +95,11 @@ export function createSessions({ service, mounter, mountRoot, log = () => {} }: 
         workspaceId: caller.workspaceId,
         status: 'active',
         resources,
-        createdAt: service.clock(),
+        createdAt: clock(),
         endedAt: null,
       };
       storage.atomic(() => {
-        service.limits.assertSessionRoom(caller.workspaceId);
+        limits.assertSessionRoom(caller.workspaceId);
         storage.insertSession(session);
         hooks?.record(session);
       });
@@ -101,7 +108,7 @@ export function createSessions({ service, mounter, mountRoot, log = () => {} }: 
       } catch (err) {
         await unmountAll(session).catch(() => {});
         storage.atomic(() => {
-          storage.endSession(caller.workspaceId, id, service.clock());
+          storage.endSession(caller.workspaceId, id, clock());
           hooks?.forget();
         });
         throw new MnemoError('internal', `could not mount the session's stores: ${(err as Error).message}`, {}, { cause: err });
@@ -131,7 +138,7 @@ export function createSessions({ service, mounter, mountRoot, log = () => {} }: 
       }
       await unmountAll(s);
       return storage.atomic(() => {
-        const ended = storage.endSession(caller.workspaceId, id, service.clock());
+        const ended = storage.endSession(caller.workspaceId, id, clock());
         hooks?.record(ended);
         return ended;
       });
@@ -142,7 +149,7 @@ export function createSessions({ service, mounter, mountRoot, log = () => {} }: 
      * those a `mnemo mount` process serves (storage leaves them out); those whose process is gone end.
      */
     async restore(): Promise<void> {
-      await endStaleLocalMounts(service, mounter, log);
+      await local.endStaleMounts(mounter, log);
       await mounter.clearStale(mountRoot);
       const active = storage.listActiveSessions();
       await sweepSessionDirs(mountRoot, new Set(active.map((s) => s.id)), log);

@@ -47,6 +47,22 @@ describe('layering', () => {
     expect(offenders).toEqual([]);
   });
 
+  it('no face reaches storage: fs/, api/ and api/mcp/ call the service, which hands out no storage port', () => {
+    // The core's surface for the faces exports no storage type, and no face names one or reaches a `.storage`.
+    const surface = readFileSync(join(root, 'src/index.ts'), 'utf8');
+    expect(surface).not.toMatch(/\bStorage\b|openSqliteStorage|\/storage\/sqlite/);
+    const code = (f: string) => readFileSync(join(root, f), 'utf8').replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '');
+    const offenders = [...sources('fs'), ...sources('api')].filter((f) => /\bStorage\b|\.storage\b|openSqliteStorage/.test(code(f)));
+    expect(offenders).toEqual([]);
+  });
+
+  it('the service object has no storage member a face could reach through it', async () => {
+    const { openCore } = await import('./helpers/core.js');
+    const { service } = openCore();
+    expect(Object.keys(service)).not.toContain('storage');
+    expect(Object.keys(service)).toEqual(expect.arrayContaining(['sessions', 'idempotency', 'mountReader', 'keys']));
+  });
+
   it('no file disables a lint or type check to get around the rules', () => {
     const all = [...sources('src'), ...sources('fs'), ...sources('api')];
     const disabled = all.filter((f) => /eslint-disable|@ts-ignore|@ts-nocheck/.test(readFileSync(join(root, f), 'utf8')));

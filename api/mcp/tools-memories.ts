@@ -25,8 +25,7 @@ const str = (n: number | undefined) => (n === undefined ? undefined : String(n))
 export function registerMemoryTools(server: McpServer, service: Service, caller: Caller, run: ToolRunner): void {
   /** The live memory at `p`, after the caller's read check on the store. */
   function atPath(storeId: string, p: string): Memory {
-    service.getStore(caller, storeId);
-    const m = service.storage.getMemoryByPath(storeId, p);
+    const m = service.getMemoryByPath(caller, storeId, p);
     if (!m) throw new MnemoError('not_found', `no memory at ${p}`);
     return m;
   }
@@ -89,8 +88,7 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
     },
     (a) =>
       run(() => {
-        service.getStore(caller, a.memory_store_id);
-        const existing = service.storage.getMemoryByPath(a.memory_store_id, a.path);
+        const existing = service.getMemoryByPath(caller, a.memory_store_id, a.path);
         if (!existing) {
           if (a.content_sha256 !== undefined) {
             throw new MnemoError('precondition_failed', `no memory at ${a.path}, so it cannot have content_sha256 ${a.content_sha256}`);

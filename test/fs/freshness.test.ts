@@ -173,7 +173,7 @@ describe.skipIf(!FUSE_AVAILABLE)('mount lifecycle', () => {
     expect(isMounted(dead.mnt)).toBe(true);
     const core = openCore();
     const lines: string[] = [];
-    const manager = createMountManager({ service: core.service, log: (l) => lines.push(l) });
+    const manager = createMountManager({ log: (l) => lines.push(l) });
     await manager.clearStale(dead.dir);
     await manager.clearStale(live.dir);
     expect(isMounted(dead.mnt)).toBe(false);

@@ -28,7 +28,7 @@ describe('storage view', () => {
     const tree: Record<string, string> = {};
     for (let i = 0; i < 20; i++) tree[`/d/f${i}.md`] = `file ${i}`;
     const store = seedStore(core.service, core.caller, tree);
-    const view = new StorageView(core.service, store.id);
+    const view = new StorageView(core.service.mountReader(store.id), core.service.clock);
     for (let i = 0; i < 20; i++) expect(view.meta(`/d/f${i}.md`)?.contentSizeBytes).toBe(`file ${i}`.length);
     expect(view.meta('/d/absent.md')).toBeNull();
     expect(view.hasMemoriesUnder('/d')).toBe(true);
@@ -46,7 +46,7 @@ describe('storage view', () => {
     core.storage.batch(() => {
       for (let i = 0; i < 4100; i++) core.service.createMemory(core.caller, store.id, { path: `/big/m${String(i).padStart(4, '0')}.md`, content: String(i) });
     });
-    const view = new StorageView(core.service, store.id);
+    const view = new StorageView(core.service.mountReader(store.id), core.service.clock);
     expect(view.listDirectory('/big').files).toHaveLength(4100);
     for (let i = 0; i < 12; i++) expect(view.meta(`/big/m${String(i * 300).padStart(4, '0')}.md`)?.contentSizeBytes).toBe(String(i * 300).length);
     expect(view.meta('/big/none.md')).toBeNull();
@@ -58,7 +58,7 @@ describe('storage view', () => {
     core.storage.batch(() => {
       for (let i = 0; i < 4100; i++) core.service.createMemory(core.caller, store.id, { path: `/big/m${String(i).padStart(4, '0')}.md`, content: String(i) });
     });
-    const view = new StorageView(core.service, store.id);
+    const view = new StorageView(core.service.mountReader(store.id), core.service.clock);
     expect(view.subdirs('/d')).toEqual(['a', 'b']);
     expect(view.subdirs('/d/b')).toEqual(['c']);
     expect(view.subdirs('/big')).toBeNull();
@@ -70,7 +70,7 @@ describe('storage view', () => {
   it('follows the store row: archiving shows at the next look', () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, {});
-    const view = new StorageView(core.service, store.id);
+    const view = new StorageView(core.service.mountReader(store.id), core.service.clock);
     expect(view.store()?.archivedAt).toBeNull();
     core.service.archiveStore(core.caller, store.id);
     expect(view.store()?.archivedAt).not.toBeNull();
@@ -83,7 +83,7 @@ describe('storage view', () => {
     const tree: Record<string, string> = {};
     for (let i = 0; i < 10; i++) tree[`/d/f${i}.md`] = `file ${i}`;
     const store = seedStore(core.service, core.caller, tree);
-    const view = new StorageView(core.service, store.id);
+    const view = new StorageView(core.service.mountReader(store.id), core.service.clock);
     for (let i = 0; i < 10; i++) view.meta(`/d/f${i}.md`);
     expect(view.meta('/d/new.md')).toBeNull();
     expect(view.meta('/d/sub/deep.md')).toBeNull();
@@ -110,7 +110,7 @@ describe('storage view', () => {
     expect(view.store()?.id).toBe(store.id);
     expect(calls).toEqual({});
     // The same answers storage gives from scratch.
-    const fresh = new StorageView(core.service, store.id);
+    const fresh = new StorageView(core.service.mountReader(store.id), core.service.clock);
     expect(view.meta('/d/new.md')).toEqual(fresh.meta('/d/new.md'));
     expect(view.meta('/d/f3.md')).toEqual(fresh.meta('/d/f3.md'));
   });
@@ -118,7 +118,7 @@ describe('storage view', () => {
   it('drops its answers after a save of its own when another process wrote meanwhile', () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/d/a.md': 'a' });
-    const view = new StorageView(core.service, store.id);
+    const view = new StorageView(core.service.mountReader(store.id), core.service.clock);
     expect(view.meta('/d/b.md')).toBeNull();
     // Another connection (a CLI beside the server) writes; this process notices within 100 ms.
     const other = openSqliteStorage(core.file);
@@ -138,7 +138,7 @@ describe('storage view', () => {
   it('drops its answers when the saved memory is no longer at the path it saved (renamed through the API)', () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/d/a.md': 'a' });
-    const view = new StorageView(core.service, store.id);
+    const view = new StorageView(core.service.mountReader(store.id), core.service.clock);
     const id = view.meta('/d/a.md')!.id;
     expect(view.meta('/d/moved.md')).toBeNull();
     view.saved('/d/a.md', () => {

@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { createMountManager } from '../../fs/index.js';
 import { createService } from '../../src/service.js';
 import { openSqliteStorage } from '../../src/storage/sqlite.js';
-import type { Caller, Mounter } from '../../src/index.js';
+import type { Caller } from '../../src/index.js';
 
 const { values } = parseArgs({
   options: {
@@ -27,10 +27,9 @@ const { values } = parseArgs({
 });
 
 const storage = openSqliteStorage(values.db!);
-let mounter: Mounter | null = null;
 const mountSync = values['mount-sync'] === 'close' ? 'close' : 'fsync';
-const service = createService({ storage, mountSync, onStoreChanged: (id, change) => mounter?.storeChanged(id, change) });
-mounter = createMountManager({ service, log: (line) => process.stderr.write(`${line}\n`) });
+const mounter = createMountManager({ log: (line) => process.stderr.write(`${line}\n`) });
+const service = createService({ storage, mountSync, mounter });
 
 const ws = service.keys.defaultWorkspace();
 const { key } = service.keys.createKey('mount-host', 'admin', ws.id);
@@ -47,10 +46,11 @@ await mounter.mount({
   hostPath: values.mount!,
   readOnly: values['read-only']!,
   actor: { type: 'session_actor', sessionId },
+  service,
 });
 for (const spec of values.also!) {
   const [hostPath, session] = spec.split('=') as [string, string];
-  await mounter.mount({ storeId, hostPath, readOnly: values['read-only']!, actor: { type: 'session_actor', sessionId: session } });
+  await mounter.mount({ storeId, hostPath, readOnly: values['read-only']!, actor: { type: 'session_actor', sessionId: session }, service });
 }
 process.stdout.write(JSON.stringify({ ready: true, storeId, sessionId, apiKeyId: key.id }) + '\n');
 

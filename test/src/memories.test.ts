@@ -8,6 +8,7 @@ import { sha256Hex } from '../../src/content.js';
 import { MnemoError, type ErrorCode } from '../../src/errors.js';
 import { newId } from '../../src/ids.js';
 import { createService } from '../../src/service.js';
+import { NO_MOUNTS } from '../../src/mounts.js';
 import type { MemoryListItem } from '../../src/types.js';
 import {
   allPages,
@@ -61,7 +62,7 @@ describe('creating memories', () => {
   ])('a path %s conflicts and names the memory in the way', (_name, existing, requested) => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { [existing]: 'x' });
-    const id = core.service.storage.getMemoryByPath(store.id, existing)!.id;
+    const id = core.storage.getMemoryByPath(store.id, existing)!.id;
     const err = errorOf(() => core.service.createMemory(core.caller, store.id, { path: requested, content: 'y' }));
     expect(err).toMatchObject({ code: 'path_conflict', details: { conflicting_path: existing, conflicting_memory_id: id } });
     expect(readTree(core.service, core.caller, store.id)).toEqual({ [existing]: 'x' });
@@ -116,7 +117,7 @@ describe('renaming memories', () => {
   it('rename keeps the memory id and adds one modified version with the new path', () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/a.md': 'text' });
-    const before = core.service.storage.getMemoryByPath(store.id, '/a.md')!;
+    const before = core.storage.getMemoryByPath(store.id, '/a.md')!;
     const after = core.service.updateMemory(core.caller, store.id, before.id, { path: '/dir/b.md' });
     expect(after).toMatchObject({ id: before.id, path: '/dir/b.md', content: 'text', contentSha256: before.contentSha256, createdAt: before.createdAt });
     expect(after.versionId).not.toBe(before.versionId);
@@ -135,8 +136,8 @@ describe('renaming memories', () => {
   ])('rename %s conflicts and changes nothing', (_name, other, target) => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/mine.md': 'mine', [other]: 'theirs' });
-    const mine = core.service.storage.getMemoryByPath(store.id, '/mine.md')!;
-    const theirs = core.service.storage.getMemoryByPath(store.id, other)!;
+    const mine = core.storage.getMemoryByPath(store.id, '/mine.md')!;
+    const theirs = core.storage.getMemoryByPath(store.id, other)!;
     const err = errorOf(() => core.service.updateMemory(core.caller, store.id, mine.id, { path: target, content: 'changed' }));
     expect(err).toMatchObject({ code: 'path_conflict', details: { conflicting_path: other, conflicting_memory_id: theirs.id } });
     expect(readTree(core.service, core.caller, store.id)).toEqual({ '/mine.md': 'mine', [other]: 'theirs' });
@@ -146,7 +147,7 @@ describe('renaming memories', () => {
   it('a memory may move below its own old path', () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/a': 'x' });
-    const m = core.service.storage.getMemoryByPath(store.id, '/a')!;
+    const m = core.storage.getMemoryByPath(store.id, '/a')!;
     core.service.updateMemory(core.caller, store.id, m.id, { path: '/a/b' });
     expect(readTree(core.service, core.caller, store.id)).toEqual({ '/a/b': 'x' });
   });
@@ -154,7 +155,7 @@ describe('renaming memories', () => {
   it('the old path is free after a rename', () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/a': 'x' });
-    const m = core.service.storage.getMemoryByPath(store.id, '/a')!;
+    const m = core.storage.getMemoryByPath(store.id, '/a')!;
     core.service.updateMemory(core.caller, store.id, m.id, { path: '/b' });
     const fresh = core.service.createMemory(core.caller, store.id, { path: '/a', content: 'new' });
     expect(fresh.id).not.toBe(m.id);
@@ -170,7 +171,7 @@ describe('updating memories', () => {
   ])('an update to %s adds no version and keeps updatedAt', (_name, write) => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/a.md': 'text' });
-    const m = core.service.storage.getMemoryByPath(store.id, '/a.md')!;
+    const m = core.storage.getMemoryByPath(store.id, '/a.md')!;
     expect(core.service.updateMemory(core.caller, store.id, m.id, write)).toEqual(m);
     expect(versionsOf(core, store.id)).toHaveLength(1);
   });
@@ -178,7 +179,7 @@ describe('updating memories', () => {
   it('a content change adds one modified version and a new sha256', () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/a.md': 'one' });
-    const m = core.service.storage.getMemoryByPath(store.id, '/a.md')!;
+    const m = core.storage.getMemoryByPath(store.id, '/a.md')!;
     const updated = core.service.updateMemory(core.caller, store.id, m.id, { content: 'two', expectedSha256: sha256Hex('one') });
     expect(updated).toMatchObject({ id: m.id, content: 'two', contentSha256: sha256Hex('two'), contentSizeBytes: 3 });
     expect(versionsOf(core, store.id).map((v) => [v.operation, v.content])).toEqual([
@@ -190,7 +191,7 @@ describe('updating memories', () => {
   it('a precondition that does not match fails with precondition_failed and changes nothing', () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/a.md': 'one' });
-    const m = core.service.storage.getMemoryByPath(store.id, '/a.md')!;
+    const m = core.storage.getMemoryByPath(store.id, '/a.md')!;
     const stale = sha256Hex('zero');
     expect(codeOf(() => core.service.updateMemory(core.caller, store.id, m.id, { content: 'two', expectedSha256: stale }))).toBe('precondition_failed');
     expect(codeOf(() => core.service.updateMemory(core.caller, store.id, m.id, { path: '/b.md', expectedSha256: stale }))).toBe('precondition_failed');
@@ -201,7 +202,7 @@ describe('updating memories', () => {
   it('a precondition that does not match succeeds without a version when the memory already holds the requested content and path', () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/a.md': 'two' });
-    const m = core.service.storage.getMemoryByPath(store.id, '/a.md')!;
+    const m = core.storage.getMemoryByPath(store.id, '/a.md')!;
     const stale = sha256Hex('one');
     expect(core.service.updateMemory(core.caller, store.id, m.id, { content: 'two', expectedSha256: stale })).toEqual(m);
     expect(core.service.updateMemory(core.caller, store.id, m.id, { content: 'two', path: '/a.md', expectedSha256: stale })).toEqual(m);
@@ -211,7 +212,7 @@ describe('updating memories', () => {
   it('a retried update is idempotent: the second call sees its own result and adds nothing', () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/a.md': 'one' });
-    const m = core.service.storage.getMemoryByPath(store.id, '/a.md')!;
+    const m = core.storage.getMemoryByPath(store.id, '/a.md')!;
     const write = { content: 'two', path: '/b.md', expectedSha256: sha256Hex('one') };
     const first = core.service.updateMemory(core.caller, store.id, m.id, write);
     expect(core.service.updateMemory(core.caller, store.id, m.id, write)).toEqual(first);
@@ -227,7 +228,7 @@ describe('updating memories', () => {
   it('an update refuses an invalid path or content', () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/a': 'x' });
-    const m = core.service.storage.getMemoryByPath(store.id, '/a')!;
+    const m = core.storage.getMemoryByPath(store.id, '/a')!;
     expect(codeOf(() => core.service.updateMemory(core.caller, store.id, m.id, { path: 'relative' }))).toBe('invalid_path');
     expect(codeOf(() => core.service.updateMemory(core.caller, store.id, m.id, { content: 'x'.repeat(102_401) }))).toBe('content_too_large');
   });
@@ -237,7 +238,7 @@ describe('deleting memories', () => {
   it('a delete with the wrong expected sha256 fails with precondition_failed and deletes nothing', () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/a.md': 'one' });
-    const m = core.service.storage.getMemoryByPath(store.id, '/a.md')!;
+    const m = core.storage.getMemoryByPath(store.id, '/a.md')!;
     expect(codeOf(() => core.service.deleteMemory(core.caller, store.id, m.id, sha256Hex('other')))).toBe('precondition_failed');
     expect(readTree(core.service, core.caller, store.id)).toEqual({ '/a.md': 'one' });
     expect(versionsOf(core, store.id)).toHaveLength(1);
@@ -246,7 +247,7 @@ describe('deleting memories', () => {
   it('a delete adds a deleted version with the path and no content, sha256 or size', () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/a.md': 'one', '/b.md': 'two' });
-    const m = core.service.storage.getMemoryByPath(store.id, '/a.md')!;
+    const m = core.storage.getMemoryByPath(store.id, '/a.md')!;
     core.service.deleteMemory(core.caller, store.id, m.id, sha256Hex('one'));
     expect(codeOf(() => core.service.getMemory(core.caller, store.id, m.id))).toBe('not_found');
     expect(readTree(core.service, core.caller, store.id)).toEqual({ '/b.md': 'two' });
@@ -260,7 +261,7 @@ describe('deleting memories', () => {
   it('a deleted memory cannot be deleted or updated again', () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/a.md': 'one' });
-    const m = core.service.storage.getMemoryByPath(store.id, '/a.md')!;
+    const m = core.storage.getMemoryByPath(store.id, '/a.md')!;
     core.service.deleteMemory(core.caller, store.id, m.id);
     expect(codeOf(() => core.service.deleteMemory(core.caller, store.id, m.id))).toBe('not_found');
     expect(codeOf(() => core.service.updateMemory(core.caller, store.id, m.id, { content: 'x' }))).toBe('not_found');
@@ -348,7 +349,7 @@ describe('versions', () => {
   it('versions list newest first across operations', () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/a': '1' });
-    const a = core.service.storage.getMemoryByPath(store.id, '/a')!;
+    const a = core.storage.getMemoryByPath(store.id, '/a')!;
     core.service.updateMemory(core.caller, store.id, a.id, { content: '2' });
     core.service.updateMemory(core.caller, store.id, a.id, { path: '/b' });
     core.service.deleteMemory(core.caller, store.id, a.id);
@@ -363,8 +364,8 @@ describe('versions', () => {
   it('versions page across many pages with no duplicates or gaps, and each one reads back alone', () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/a': 'v0', '/b': 'w0' });
-    const a = core.service.storage.getMemoryByPath(store.id, '/a')!;
-    const b = core.service.storage.getMemoryByPath(store.id, '/b')!;
+    const a = core.storage.getMemoryByPath(store.id, '/a')!;
+    const b = core.storage.getMemoryByPath(store.id, '/b')!;
     for (let i = 1; i <= 30; i++) {
       core.service.updateMemory(core.caller, store.id, a.id, { content: `v${i}` });
       core.service.updateMemory(core.caller, store.id, b.id, { content: `w${i}` });
@@ -386,7 +387,7 @@ describe('versions', () => {
   it('the memory_id filter includes the deleted version', () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/a': '1', '/b': '2' });
-    const a = core.service.storage.getMemoryByPath(store.id, '/a')!;
+    const a = core.storage.getMemoryByPath(store.id, '/a')!;
     core.service.deleteMemory(core.caller, store.id, a.id);
     const versions = core.service.listVersions(core.caller, store.id, versionQuery({ memoryId: a.id })).data;
     expect(versions.map((v) => v.operation)).toEqual(['deleted', 'created']);
@@ -395,8 +396,8 @@ describe('versions', () => {
   it('the operation filter keeps only that operation', () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/a': '1', '/b': '2', '/c': '3' });
-    const a = core.service.storage.getMemoryByPath(store.id, '/a')!;
-    const b = core.service.storage.getMemoryByPath(store.id, '/b')!;
+    const a = core.storage.getMemoryByPath(store.id, '/a')!;
+    const b = core.storage.getMemoryByPath(store.id, '/b')!;
     core.service.updateMemory(core.caller, store.id, a.id, { content: 'x' });
     core.service.deleteMemory(core.caller, store.id, b.id);
     const ops = (operation: 'created' | 'modified' | 'deleted') =>
@@ -446,7 +447,7 @@ describe('versions', () => {
   it('filters combine, and an unknown version is not_found', () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/a': '1', '/b': '2' });
-    const a = core.service.storage.getMemoryByPath(store.id, '/a')!;
+    const a = core.storage.getMemoryByPath(store.id, '/a')!;
     core.service.updateMemory(core.caller, store.id, a.id, { content: '3' });
     const data = core.service.listVersions(core.caller, store.id, versionQuery({ memoryId: a.id, operation: 'created' })).data;
     expect(data.map((v) => [v.path, v.content])).toEqual([['/a', '1']]);
@@ -457,7 +458,7 @@ describe('versions', () => {
 describe('redaction', () => {
   function history(core: Core) {
     const store = seedStore(core.service, core.caller, { '/creds.md': 'password=hunter2' });
-    const m = core.service.storage.getMemoryByPath(store.id, '/creds.md')!;
+    const m = core.storage.getMemoryByPath(store.id, '/creds.md')!;
     return { store, memory: m, createdVersionId: m.versionId };
   }
 
@@ -537,9 +538,9 @@ describe('archived stores', () => {
   function archived() {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/keep.md': 'keep', '/old.md': 'one' });
-    const old = core.service.storage.getMemoryByPath(store.id, '/old.md')!;
+    const old = core.storage.getMemoryByPath(store.id, '/old.md')!;
     const updated = core.service.updateMemory(core.caller, store.id, old.id, { content: 'two' });
-    const keep = core.service.storage.getMemoryByPath(store.id, '/keep.md')!;
+    const keep = core.storage.getMemoryByPath(store.id, '/keep.md')!;
     const archivedStore = core.service.archiveStore(core.caller, store.id);
     return { core, store: archivedStore, keep, old: updated, oldFirstVersion: old.versionId };
   }
@@ -589,10 +590,11 @@ describe('archived stores', () => {
     expect(core.service.archiveStore(core.caller, store.id)).toEqual(first);
   });
 
-  it('archiving and deleting a store tell the store-change listener', () => {
+  it('archiving and deleting a store tell the mounter', () => {
     const core = openCore();
     const changes: string[] = [];
-    const service = createService({ storage: core.storage, onStoreChanged: (id, change) => changes.push(`${change} ${id}`) });
+    const mounter = { ...NO_MOUNTS, storeChanged: (id: string, change: string) => void changes.push(`${change} ${id}`) };
+    const service = createService({ storage: core.storage, mounter });
     const store = seedStore(service, core.caller, {});
     service.archiveStore(core.caller, store.id);
     service.deleteStore(core.caller, store.id);
@@ -605,7 +607,7 @@ describe('deleting stores', () => {
     const core = openCore();
     const doomed = seedStore(core.service, core.caller, { '/a': '1', '/b/c': '2' }, 'doomed');
     const kept = seedStore(core.service, core.caller, { '/a': 'kept' }, 'kept');
-    const doomedMemory = core.service.storage.getMemoryByPath(doomed.id, '/a')!;
+    const doomedMemory = core.storage.getMemoryByPath(doomed.id, '/a')!;
     core.service.updateMemory(core.caller, doomed.id, doomedMemory.id, { content: 'again' });
     const keptVersions = versionsOf(core, kept.id);
     core.service.deleteStore(core.caller, doomed.id);
