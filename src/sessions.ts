@@ -10,7 +10,7 @@ import { removeSessionDirs, sweepSessionDirs } from './mount-dirs.js';
 import { slugify } from './paths.js';
 import type { Service } from './service.js';
 import type { Caller, Page, Session, SessionResource } from './types.js';
-import type { SessionRequest } from './validate.js';
+import type { SessionRequest } from './validate/index.js';
 import { endStaleLocalMounts } from './local-sessions.js';
 
 export const AGENT_MOUNT_ROOT = '/mnt/memory';
