@@ -3,27 +3,29 @@
  * memory inputs and checkpoints. Each refusal of bad input goes through one `fail()` (or names its
  * own code: invalid_path, invalid_utf8, content_too_large, name_too_long).
  *
- * Each rule is checked once, where its input enters the core:
+ * Each rule is checked once per request, where its input enters the core:
  *
- * - At parsing, for what arrives on the wire (the API's routes and the MCP tools share these
- *   parsers): the body is a JSON object, its fields are known, typed and present
- *   (bodies.ts, object.ts); query strings (queries.ts); headers (headers.ts); store, key and
- *   workspace names, descriptions and metadata pairs (store.ts); session resources; checkpoint
- *   bundles and restore budgets (checkpoint.ts; the service's checkpoints.parse applies this
+ * - At parsing, for what only the wire carries (the API's routes and the MCP tools share these
+ *   parsers; a mount never sees them): the body is a JSON object whose fields are known, typed and
+ *   present (bodies.ts, object.ts); query strings (queries.ts); headers (headers.ts); store, key
+ *   and workspace names, descriptions and metadata pairs (store.ts); session resources; checkpoint
+ *   bundles and restore budgets (checkpoint.ts: the service's checkpoints.parse applies this
  *   server's bundle cap); ttl_seconds and the form of expires_at; a precondition's sha256.
- * - Memory paths and content are checked at parsing too, and every face has that parse step:
- *   the API and MCP through parseMemoryCreate/parseMemoryUpdate, a mount when a name enters it
- *   (fs/ checks a new entry's path with assertEntryName and assertMemoryPath at create, mkdir and
- *   rename, so the refusal arrives as an errno up front) and when bytes become text (decodeUtf8
- *   checks size and UTF-8). The service takes these values as checked and does not re-check them.
- * - In the service, for what needs the stored state, the clock or the caller, whichever face
- *   asks: an expires_at in the future (resolveExpiry), the attributes a mount keeps
- *   (assertAttrs: only mounts send them), a tree move into itself, store room, roles and
- *   grants. Storage checks only what it alone can see: the metadata count once a patch meets the
- *   stored pairs, and the paths a tree move derives.
+ * - In the service, for what every face sends: a memory's path and content. A body that
+ *   parseMemoryCreate or parseMemoryUpdate parsed was checked there, in the order the API has
+ *   always used (the body's shape, then its fields), and comes out marked and frozen (`checked`); the service's
+ *   assertMemoryInput checks only what is not marked: a mount's save or a direct call. A mount's
+ *   renames and saves (moveMemory, moveTree, saveMemoryAt) have no parser, so the service checks
+ *   those paths. Also in the service: an expires_at in the future (resolveExpiry: it needs the
+ *   clock), the attributes a mount keeps (assertAttrs), a tree move into itself, store room,
+ *   roles and grants.
+ * - Storage checks only what it alone can see: the metadata count once a patch meets the stored
+ *   pairs, and the paths a tree move derives.
  *
- * Where rules run in sequence, their order decides which message a request with several problems
- * gets: the parsers keep the order the API has always had (shape, then fields in body order).
+ * Two checks happen earlier on purpose, and are not the rule's home: a mount checks a new entry's
+ * name and path when it is created, made or renamed (fs/, so the refusal is an errno before any
+ * local state changes, for files that may never reach the service), and decodeUtf8 checks a
+ * mount's bytes (size before decoding, then UTF-8) before they become the text the service takes.
  */
 export { fail } from './fail.js';
 export { CONTINUITY_LIMITS, LIMITS } from './limits.js';
