@@ -4,7 +4,6 @@
  * refusal they all throw, and that a parsed memory body is checked once.
  */
 import { describe, expect, it } from 'vitest';
-import { MnemoError } from '../../src/errors.js';
 import {
   assertAttrs,
   assertMemoryInput,
@@ -21,18 +20,7 @@ import {
   parseWorkspaceCreate,
   resolveExpiry,
 } from '../../src/validate/index.js';
-import { codeOf, openCore, seedStore } from '../helpers/core.js';
-
-/** The MnemoError `fn` throws, for its message and details. */
-function errorOf(fn: () => unknown): MnemoError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof MnemoError) return err;
-    throw err;
-  }
-  throw new Error('expected a MnemoError, but the call succeeded');
-}
+import { codeOf, errorOf, openCore, seedStore } from '../helpers/core.js';
 
 const SHA = 'a'.repeat(64);
 const bundle = (extra: Record<string, unknown> = {}) => ({ agent_id: 'agent', session_id: 's1', goal: 'ship it', ...extra });
