@@ -7,7 +7,7 @@ import { MnemoError, notFound } from './errors.js';
 import type { IdGenerator } from './ids.js';
 import type { Storage } from './storage/port.js';
 import type { Caller, Checkpoint, CheckpointReference, ReferenceStatus, Store } from './types.js';
-import { CONTINUITY_LIMITS, parseCheckpointCreate, type CheckpointRequest } from './validate-continuity.js';
+import { CONTINUITY_LIMITS, parseCheckpointCreate, type CheckpointRequest } from './validate/index.js';
 
 export interface RestoredReference extends CheckpointReference {
   status: ReferenceStatus;

@@ -3,22 +3,21 @@ export { ERROR_CODES, MnemoError, isMnemoError, notFound } from './errors.js';
 export type { ErrorCode, ErrorDetails } from './errors.js';
 export { ID_PREFIXES, newId, randomToken } from './ids.js';
 export type { IdGenerator, IdKind } from './ids.js';
-export { MAX_CONTENT_BYTES, byteLength, decodeUtf8, sha256Hex } from './content.js';
+export { MAX_CONTENT_BYTES, byteLength, sha256Hex } from './content.js';
+export { ancestors, baseName, joinPath, parentOf, segments, slugify } from './paths.js';
 export {
+  CHECKPOINT_FIELDS,
+  CHECKPOINT_REFERENCE,
+  CONTINUITY_LIMITS,
+  LIMITS,
   MAX_PATH_BYTES,
   MAX_SEGMENTS,
-  ancestors,
-  assertMemoryPath,
-  baseName,
-  joinPath,
-  parentOf,
-  segments,
-  slugify,
-} from './paths.js';
-export {
-  LIMITS,
   NAME_MAX,
+  REQUEST_BODY_SCHEMAS,
   assertEntryName,
+  assertMemoryPath,
+  assertScopeId,
+  decodeUtf8,
   parseIdempotencyKey,
   parseKeyCreate,
   parseWorkspaceCreate,
@@ -26,6 +25,8 @@ export {
   parseMemoryCreate,
   parseMemoryListQuery,
   parseMemoryUpdate,
+  parseRestore,
+  parseSearchQuery,
   parseSessionCreate,
   parseSha256,
   parseStoreCreate,
@@ -33,12 +34,9 @@ export {
   parseStoreUpdate,
   parseVersionListQuery,
   parseView,
-} from './validate.js';
-export type { Query, SessionRequest } from './validate.js';
+} from './validate/index.js';
+export type { CheckpointRequest, Query, SessionRequest } from './validate/index.js';
 export { createService } from './service.js';
-export { CHECKPOINT_FIELDS, CHECKPOINT_REFERENCE, CONTINUITY_LIMITS, assertScopeId, parseRestore, parseSearchQuery } from './validate-continuity.js';
-export type { CheckpointRequest } from './validate-continuity.js';
-export { REQUEST_BODY_SCHEMAS } from './request-schemas.js';
 export { checkpointLocator, parseLocator } from './checkpoints.js';
 export type { Checkpoints, Restored, RestoredReference, RestoreTarget } from './checkpoints.js';
 export type { Service, ServiceOptions } from './service.js';

@@ -3,9 +3,10 @@
  * A mount reaches its store only through what the service hands it with the request: the service's
  * writes and a per-store reader (src/mount-reader.ts), never the storage below them.
  */
-import type { DirectoryListing } from './storage/port.js';
-import type { Service } from './service.js';
-import type { Actor, Memory, MemoryMeta, Store } from './types.js';
+import type { Durability } from './durability.js';
+import type { IdGenerator } from './ids.js';
+import type { DirectoryListing, WriteResult } from './storage/port.js';
+import type { Actor, Caller, KeptAttrs, Memory, MemoryMeta, MemoryWrite, Store } from './types.js';
 
 export interface MountRequest {
   storeId: string;
@@ -19,22 +20,25 @@ export interface MountRequest {
   service: MountService;
 }
 
-/** What a mount may call: the writes a file system makes, its clock and ids, and its store's reader. */
-export type MountService = Pick<
-  Service,
-  | 'saveMemoryAt'
-  | 'updateMemory'
-  | 'moveMemory'
-  | 'moveTree'
-  | 'deleteMemory'
-  | 'setMemoryMode'
-  | 'setMemoryTimes'
-  | 'setMemoryOwner'
-  | 'durability'
-  | 'clock'
-  | 'ids'
-  | 'mountReader'
->;
+/**
+ * What a mount may call: the writes a file system makes (the service's own methods, with the same
+ * rules as the API's), its clock and ids, and its store's reader. The service is one.
+ */
+export interface MountService {
+  saveMemoryAt(caller: Caller, storeId: string, input: { path: string; content: string; memoryId: string; mode?: number; attrs?: KeptAttrs }): WriteResult;
+  updateMemory(caller: Caller, storeId: string, memoryId: string, write: MemoryWrite, attrs?: KeptAttrs): Memory;
+  moveMemory(caller: Caller, storeId: string, memoryId: string, path: string): Memory;
+  moveTree(caller: Caller, storeId: string, from: string, to: string): number;
+  deleteMemory(caller: Caller, storeId: string, memoryId: string, expectedSha256?: string): void;
+  setMemoryMode(caller: Caller, storeId: string, memoryId: string, mode: number): void;
+  setMemoryTimes(caller: Caller, storeId: string, memoryId: string, times: { atimeMs?: number; mtimeMs?: number }): void;
+  setMemoryOwner(caller: Caller, storeId: string, memoryId: string, owner: { uid?: number; gid?: number }): void;
+  /** fsync(2) on a mount waits for `sync()`. */
+  readonly durability: Pick<Durability, 'sync'>;
+  clock(): string;
+  readonly ids: IdGenerator;
+  mountReader(storeId: string): MountReader;
+}
 
 /**
  * One store's reads for a mount, by path and by id: the mount's read model. Point lookups and

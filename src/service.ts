@@ -7,7 +7,6 @@ import { MnemoError, notFound } from './errors.js';
 import { newId, type IdGenerator } from './ids.js';
 import { createKeys } from './keys.js';
 import { createLimits, DEFAULT_LIMITS, type StoreLimits } from './limits.js';
-import { assertMemoryPath } from './paths.js';
 import type { Storage, WriteResult } from './storage/port.js';
 import type {
   Caller,
@@ -33,8 +32,7 @@ import { createMountReader } from './mount-reader.js';
 import { NO_MOUNTS, type Mounter, type MountReader } from './mounts.js';
 import { checkReadiness } from './readiness.js';
 import { AGENT_MOUNT_ROOT, createSessions } from './sessions.js';
-import { assertContent } from './validate.js';
-import { resolveExpiry } from './validate-continuity.js';
+import { assertAttrs, assertContent, assertMemoryInput, assertMemoryPath, resolveExpiry } from './validate/index.js';
 
 export interface ServiceOptions {
   storage: Storage;
@@ -200,8 +198,7 @@ export function createService({
 
     createMemory(caller: Caller, storeId: string, input: { path: string; content: string; mode?: number; expiry?: Expiry }): Memory {
       writable(caller, storeId);
-      const path = assertMemoryPath(input.path);
-      const content = assertContent(input.content);
+      const { path, content } = assertMemoryInput(input);
       limits.assertStoreRoom(storeId, byteLength(content), () => null);
       const s = stamp(caller);
       const expiresAt = resolveExpiry(input.expiry, s.now);
@@ -235,9 +232,8 @@ export function createService({
     /** `attrs`: what a mount's save keeps beside the content (its times and owner); the API passes none. */
     updateMemory(caller: Caller, storeId: string, memoryId: string, write: MemoryWrite, attrs?: KeptAttrs): Memory {
       writable(caller, storeId);
-      if (write.path !== undefined) assertMemoryPath(write.path);
+      assertMemoryInput(write);
       if (write.content !== undefined) {
-        assertContent(write.content);
         limits.assertStoreRoom(storeId, byteLength(write.content), () => storage.getMemory(storeId, memoryId) ?? { contentSizeBytes: 0 });
       }
       const { expiry, ...rest } = write;
@@ -355,19 +351,3 @@ export function createService({
 }
 
 export type Service = ReturnType<typeof createService>;
-
-/** Times are finite milliseconds; ids are what a 32-bit uid_t holds, less (uid_t)-1, which means "unchanged". */
-function assertAttrs(a: KeptAttrs): KeptAttrs {
-  for (const key of ['atimeMs', 'mtimeMs'] as const) {
-    const v = a[key];
-    if (v !== undefined && !Number.isFinite(v)) throw new MnemoError('invalid_request', `${key} must be a finite number of milliseconds`);
-  }
-  for (const key of ['uid', 'gid'] as const) {
-    const v = a[key];
-    if (v !== undefined && !(Number.isInteger(v) && v >= 0 && v < 0xffffffff)) {
-      throw new MnemoError('invalid_request', `${key} must be an integer from 0 to 4294967294`);
-    }
-  }
-  if (a.mode !== undefined) return { ...a, mode: a.mode & 0o7777 };
-  return a;
-}

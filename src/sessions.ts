@@ -13,7 +13,7 @@ import { removeSessionDirs, sweepSessionDirs } from './mount-dirs.js';
 import { slugify } from './paths.js';
 import type { Storage } from './storage/port.js';
 import type { Caller, Page, Session, SessionResource, Store } from './types.js';
-import type { SessionRequest } from './validate.js';
+import type { SessionRequest } from './validate/index.js';
 
 export const AGENT_MOUNT_ROOT = '/mnt/memory';
 

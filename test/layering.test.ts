@@ -1,9 +1,11 @@
 /**
  * Pins the layering of DESIGN §3: src/ is the core and imports nothing from fs/ or api/, except
- * src/main.ts, the one composition root; fs/ and api/ never import each other.
+ * src/main.ts, the one composition root; fs/ and api/ never import each other; the files of src/
+ * import each other along a DAG.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, normalize, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -18,6 +20,34 @@ function sources(dir: string): string[] {
 function imports(file: string): string[] {
   const text = readFileSync(join(root, file), 'utf8');
   return [...text.matchAll(/\bfrom\s+['"]([^'"]+)['"]|\bimport\s*\(\s*['"]([^'"]+)['"]/g)].map((m) => m[1] ?? m[2]!);
+}
+
+/** The src/ files a file imports by relative path (type-only imports too: a cycle of types is still a knot). */
+function localImports(file: string, known: Set<string>): string[] {
+  return imports(file)
+    .filter((i) => i.startsWith('.'))
+    .map((i) => normalize(join(dirname(file), i.replace(/\.js$/, '.ts'))))
+    .filter((f) => known.has(f));
+}
+
+/** Every import cycle found by a depth-first walk, each written a → b → a. */
+function importCycles(files: string[]): string[] {
+  const known = new Set(files);
+  const state = new Map<string, 'open' | 'done'>();
+  const path: string[] = [];
+  const cycles: string[] = [];
+  const visit = (f: string) => {
+    state.set(f, 'open');
+    path.push(f);
+    for (const dep of localImports(f, known)) {
+      if (state.get(dep) === 'open') cycles.push([...path.slice(path.indexOf(dep)), dep].join(' → '));
+      else if (!state.has(dep)) visit(dep);
+    }
+    path.pop();
+    state.set(f, 'done');
+  };
+  for (const f of [...files].sort()) if (!state.has(f)) visit(f);
+  return cycles;
 }
 
 describe('layering', () => {
@@ -61,6 +91,24 @@ describe('layering', () => {
     const { service } = openCore();
     expect(Object.keys(service)).not.toContain('storage');
     expect(Object.keys(service)).toEqual(expect.arrayContaining(['sessions', 'idempotency', 'mountReader', 'keys']));
+  });
+
+  it('no two files of src/ import each other, directly or around a longer loop', () => {
+    expect(importCycles(sources('src'))).toEqual([]);
+  });
+
+  it('the cycle check finds a loop like the one validate.ts and validate-continuity.ts once made', () => {
+    // The walk reads real files, so the fixture is the pair of files as they were: each imported the other.
+    const dir = mkdtempSync(join(tmpdir(), 'mnemo-cycle-'));
+    try {
+      const rel = relative(root, dir);
+      writeFileSync(join(dir, 'validate.ts'), "import { parseExpiry } from './validate-continuity.js';\n");
+      writeFileSync(join(dir, 'validate-continuity.ts'), "import { parseLimit, type Query } from './validate.js';\n");
+      writeFileSync(join(dir, 'ids.ts'), "export const x = 1;\n");
+      expect(importCycles(sources(rel))).toEqual([`${rel}/validate-continuity.ts → ${rel}/validate.ts → ${rel}/validate-continuity.ts`]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('no file disables a lint or type check to get around the rules', () => {

@@ -4,7 +4,8 @@
  * and hold no text of a redacted one.
  */
 import { byteLength, MAX_CONTENT_BYTES, sha256Hex } from '../content.js';
-import { ancestors, assertMemoryPath } from '../paths.js';
+import { ancestors } from '../paths.js';
+import { assertMemoryPath } from '../validate/memory.js';
 import type { Storage } from './port.js';
 import { createContinuityCheck } from './sqlite-check-continuity.js';
 import { createUsageCheck } from './sqlite-check-limits.js';

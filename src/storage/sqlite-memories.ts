@@ -2,7 +2,8 @@
 import { byteLength, sha256Hex } from '../content.js';
 import { notFound } from '../errors.js';
 import { archivedStore, assertDeletePrecondition, pathConflict, planUpdate } from '../memories.js';
-import { ancestors, assertMemoryPath, subtreeEnd } from '../paths.js';
+import { ancestors, subtreeEnd } from '../paths.js';
+import { assertMemoryPath } from '../validate/memory.js';
 import type { KeptAttrs, Memory, MemoryListItem, MemoryListQuery, MemoryMeta, Page } from '../types.js';
 import { cursorNumber, cursorString, decodeCursor, encodeCursor } from './cursor.js';
 import type {

@@ -1,7 +1,7 @@
 /** @module SQLite statements for workspaces, API keys and memory stores. */
 import { notFound } from '../errors.js';
 import { archivedStore } from '../memories.js';
-import { assertMetadataCount } from '../validate.js';
+import { assertMetadataCount } from '../validate/store.js';
 import type { ApiKey, Page, Store, StoreListQuery, StorePatch, Workspace } from '../types.js';
 import { cursorNumber, decodeCursor, encodeCursor } from './cursor.js';
 import type { Storage } from './port.js';

@@ -125,10 +125,15 @@ export function storeQuery(q: Partial<StoreListQuery> = {}): StoreListQuery {
 
 /** Runs `fn` and returns the MnemoError code it throws (failing the test if it returns or throws anything else). */
 export function codeOf(fn: () => unknown): ErrorCode {
+  return errorOf(fn).code;
+}
+
+/** Runs `fn` and returns the MnemoError it throws, for its message and details (failing the test otherwise). */
+export function errorOf(fn: () => unknown): MnemoError {
   try {
     fn();
   } catch (err) {
-    if (err instanceof MnemoError) return err.code;
+    if (err instanceof MnemoError) return err;
     throw err;
   }
   throw new Error('expected a MnemoError, but the call succeeded');

@@ -5,7 +5,6 @@
  */
 import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/content.js';
-import { MnemoError, type ErrorCode } from '../../src/errors.js';
 import { newId } from '../../src/ids.js';
 import { createService } from '../../src/service.js';
 import { NO_MOUNTS } from '../../src/mounts.js';
@@ -22,21 +21,9 @@ import {
   storeQuery,
   versionQuery,
   type Core,
+  codeOf,
+  errorOf,
 } from '../helpers/core.js';
-
-function codeOf(fn: () => unknown): ErrorCode {
-  return errorOf(fn).code;
-}
-
-function errorOf(fn: () => unknown): MnemoError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof MnemoError) return err;
-    throw err;
-  }
-  throw new Error('expected a MnemoError, but the call succeeded');
-}
 
 function versionsOf(core: Core, storeId: string) {
   return allPages((page) => core.service.listVersions(core.caller, storeId, versionQuery({ page })));

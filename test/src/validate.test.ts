@@ -3,11 +3,11 @@
  * store fields, list parameters, timestamps and request bodies. Failures are asserted by code.
  */
 import { describe, expect, it } from 'vitest';
-import { assertContent, assertEntryName, parseLimit, parseMemoryCreate, parseMemoryListQuery, parseMemoryUpdate, parseSessionCreate, parseSha256, parseStoreCreate, parseStoreListQuery, parseStoreUpdate, parseTimestamp, parseVersionListQuery, parseView } from '../../src/validate.js';
-import { decodeUtf8, sha256Hex } from '../../src/content.js';
+import { assertContent, assertEntryName, decodeUtf8, parseLimit, parseMemoryCreate, parseMemoryListQuery, parseMemoryUpdate, parseSessionCreate, parseSha256, parseStoreCreate, parseStoreListQuery, parseStoreUpdate, parseTimestamp, parseVersionListQuery, parseView } from '../../src/validate/index.js';
+import { sha256Hex } from '../../src/content.js';
 import type { ErrorCode } from '../../src/errors.js';
 import { codeOf } from '../helpers/core.js';
-import { assertMemoryPath, assertPathPrefix } from '../../src/paths.js';
+import { assertMemoryPath, assertPathPrefix } from '../../src/validate/index.js';
 
 
 const bytes = (s: string) => Buffer.byteLength(s, 'utf8');

@@ -1,35 +1,17 @@
-/**
- * @module Input rules for checkpoints, restores, search and memory TTLs. Both faces (the HTTP API
- * and the MCP tools) call these, so a limit is enforced the same way everywhere.
- */
+/** @module Rules on agent continuity: a checkpoint bundle and its references, a restore's budget, agent and session ids. */
 import { z } from 'zod';
-import { assertWellFormed, byteLength } from './content.js';
-import { MnemoError } from './errors.js';
-import { assertMemoryPath, assertPathPrefix } from './paths.js';
-import type { CheckpointBundle, CheckpointReference, Expiry, SearchQuery } from './types.js';
-import { parseLimit, parseSha256, parseTimestamp, type Query } from './validate.js';
-
-export const CONTINUITY_LIMITS = {
-  capsuleBytes: 16 * 1024,
-  references: 64,
-  /** Default and ceiling of the bundle size; MNEMO_CHECKPOINT_MAX_BYTES may set it lower. */
-  bundleBytes: 1024 * 1024,
-  listItems: 256,
-  idChars: 128,
-  restoreMin: 512,
-  restoreMax: 1024 * 1024,
-  restoreDefault: 32 * 1024,
-  ttlMaxSeconds: 10 * 365 * 24 * 3600,
-  queryChars: 1024,
-} as const;
+import { byteLength } from '../content.js';
+import { MnemoError } from '../errors.js';
+import type { CheckpointBundle, CheckpointReference } from '../types.js';
+import { fail } from './fail.js';
+import { CONTINUITY_LIMITS } from './limits.js';
+import { assertMemoryPath, parseSha256 } from './memory.js';
+import { parseObject } from './object.js';
+import { assertWellFormed } from './text.js';
 
 /** Agent and session ids go into URL paths: letters, digits and . _ : @ + = - only. */
 const SCOPE_ID = /^[A-Za-z0-9][A-Za-z0-9._:@+=-]*$/;
 const ID_LIKE = /^[A-Za-z0-9_]{1,64}$/;
-
-function fail(field: string, message: string): never {
-  throw new MnemoError('invalid_request', `${field}: ${message}`, { field });
-}
 
 /** One checkpoint reference's fields (the MCP tool advertises this schema too). */
 export const CHECKPOINT_REFERENCE = z.strictObject({
@@ -66,9 +48,12 @@ export interface CheckpointRequest {
   expectedLatestId: string | null | undefined;
 }
 
+const checkpointObject = <T>(schema: z.ZodType<T>, body: unknown, at?: string): T =>
+  parseObject(schema, body, { unknownFields: 'prefixed', ...(at === undefined ? {} : { at }) });
+
 /** Validates a whole checkpoint bundle against every limit; `maxBytes` is the configured bundle cap. */
 export function parseCheckpointCreate(body: unknown, maxBytes: number = CONTINUITY_LIMITS.bundleBytes): CheckpointRequest {
-  const b = parseObject(checkpointSchema, body);
+  const b = checkpointObject(checkpointSchema, body);
   const refs = b.references ?? [];
   if (refs.length > CONTINUITY_LIMITS.references) {
     fail('references', `at most ${CONTINUITY_LIMITS.references} references (got ${refs.length})`);
@@ -97,7 +82,7 @@ export function parseCheckpointCreate(body: unknown, maxBytes: number = CONTINUI
 }
 
 function parseReference(raw: unknown, field: string): CheckpointReference {
-  const r = parseObject(CHECKPOINT_REFERENCE, raw, field);
+  const r = checkpointObject(CHECKPOINT_REFERENCE, raw, field);
   const memoryId = r.memory_id == null ? null : assertIdLike(r.memory_id, `${field}.memory_id`);
   const path = r.path == null ? null : assertMemoryPath(r.path, `${field}.path`);
   if (memoryId === null && path === null) fail(field, 'names no memory: give memory_id or path');
@@ -110,7 +95,7 @@ function parseReference(raw: unknown, field: string): CheckpointReference {
 export const restoreSchema = z.strictObject({ max_bytes: z.number().nullish() });
 
 export function parseRestore(body: unknown): { maxBytes: number } {
-  const b = parseObject(restoreSchema, body);
+  const b = checkpointObject(restoreSchema, body);
   const n = b.max_bytes ?? CONTINUITY_LIMITS.restoreDefault;
   if (!Number.isInteger(n) || n < CONTINUITY_LIMITS.restoreMin || n > CONTINUITY_LIMITS.restoreMax) {
     fail('max_bytes', `must be an integer from ${CONTINUITY_LIMITS.restoreMin} to ${CONTINUITY_LIMITS.restoreMax} (got ${n})`);
@@ -139,70 +124,4 @@ function list(values: string[] | null | undefined, field: string): string[] {
   const v = values ?? [];
   if (v.length > CONTINUITY_LIMITS.listItems) fail(field, `at most ${CONTINUITY_LIMITS.listItems} items (got ${v.length})`);
   return v.map((s, i) => text(s, `${field}.${i}`));
-}
-
-// ---------------------------------------------------------------- search
-
-export function parseSearchQuery(q: Query): SearchQuery {
-  const text = q['q'];
-  if (text === undefined || text.trim() === '') fail('q', 'is required and must not be blank');
-  if (text.length > CONTINUITY_LIMITS.queryChars) fail('q', `must be at most ${CONTINUITY_LIMITS.queryChars} characters`);
-  assertWellFormed(text, 'q');
-  const mode = q['mode'] ?? 'fts';
-  if (mode !== 'fts' && mode !== 'substring') fail('mode', 'must be "fts" or "substring"');
-  return {
-    q: text,
-    mode,
-    pathPrefix: q['path_prefix'] === undefined ? '/' : assertPathPrefix(q['path_prefix']),
-    limit: parseLimit(q['limit']),
-    page: q['page'] === undefined || q['page'] === '' ? null : q['page'],
-  };
-}
-
-// ---------------------------------------------------------------- memory TTL
-
-/** The additive TTL fields of a memory create or update body. */
-export const ttlFields = {
-  ttl_seconds: z.number().nullish(),
-  expires_at: z.string().nullish(),
-};
-
-/**
- * `ttl_seconds` (1 s to 10 years) or `expires_at` (RFC 3339); at most one. On an update,
- * `expires_at: null` clears the expiry; absent fields keep it.
- */
-export function parseExpiry(b: { ttl_seconds?: number | null | undefined; expires_at?: string | null | undefined }, clearable: boolean): Expiry | undefined {
-  const ttl = b.ttl_seconds;
-  const at = b.expires_at;
-  if (ttl != null && at != null) fail('ttl_seconds', 'give ttl_seconds or expires_at, not both');
-  if (ttl != null) {
-    if (!Number.isInteger(ttl) || ttl < 1 || ttl > CONTINUITY_LIMITS.ttlMaxSeconds) {
-      fail('ttl_seconds', `must be an integer from 1 to ${CONTINUITY_LIMITS.ttlMaxSeconds}`);
-    }
-    return { ttlSeconds: ttl };
-  }
-  if (at != null) return { expiresAt: parseTimestamp(at, 'expires_at')! };
-  if (at === null && clearable) return null;
-  return undefined;
-}
-
-/** The absolute expiry for `now`; an expires_at that is not in the future is refused. */
-export function resolveExpiry(e: Expiry | undefined, now: string): string | null | undefined {
-  if (e === undefined || e === null) return e;
-  if ('ttlSeconds' in e) return new Date(Date.parse(now) + e.ttlSeconds * 1000).toISOString();
-  if (e.expiresAt <= now) fail('expires_at', `must be in the future (now is ${now})`);
-  return e.expiresAt;
-}
-
-function parseObject<T>(schema: z.ZodType<T>, body: unknown, at = ''): T {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw new MnemoError('invalid_request', `${at || 'request body'} must be a JSON object`, at ? { field: at } : {});
-  }
-  const result = schema.safeParse(body);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0]!;
-  const field = [at, ...issue.path.map(String)].filter((p) => p !== '').join('.') || 'body';
-  if (issue.code === 'unrecognized_keys') fail(field, `unknown field${issue.keys.length > 1 ? 's' : ''}: ${issue.keys.join(', ')}`);
-  if (issue.code === 'invalid_type' && issue.input === undefined) fail(field, 'is required');
-  fail(field, issue.message);
 }

@@ -1,0 +1,191 @@
+/**
+ * @module JSON request bodies: the zod schema of each (which the OpenAPI document shows) and the
+ * parser that turns a body into the domain value the service takes.
+ */
+import { z } from 'zod';
+import type { Access, Expiry, MemoryWrite, NewStore, Role, StorePatch } from '../types.js';
+import { checkpointSchema, CHECKPOINT_REFERENCE, restoreSchema } from './checkpoint.js';
+import { fail } from './fail.js';
+import { LIMITS } from './limits.js';
+import { assertContent, assertMemoryPath, checked, parseExpiry, parseSha256 } from './memory.js';
+import { parseObject } from './object.js';
+import { assertDescription, assertLabel, assertMetadata, assertMetadataKey, assertMetadataValue, assertStoreName } from './store.js';
+import { assertWellFormed, charCount } from './text.js';
+
+/**
+ * A JSON object of `value`s (or null, or absent), kept as parsed. z.record copies keys by
+ * assignment, which silently drops a "__proto__" key (the assignment sets the prototype instead).
+ */
+function nullishStringMap<T>(value: z.ZodType<T>, message: string) {
+  return z
+    .custom<Record<string, T>>(
+      (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && Object.values(v).every((x) => value.safeParse(x).success),
+      { message },
+    )
+    .nullish()
+    // A custom check has no JSON Schema of its own: this is what the OpenAPI document shows.
+    .meta({ type: ['object', 'null'], additionalProperties: jsonSchemaOf(value) });
+}
+
+function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema);
+  return rest;
+}
+
+// ---------------------------------------------------------------- stores
+
+export const storeCreateSchema = z.strictObject({
+  name: z.string(),
+  description: z.string().nullish(),
+  metadata: nullishStringMap(z.string(), 'must be an object whose values are strings'),
+});
+
+export const storeUpdateSchema = z.strictObject({
+  name: z.string().nullish(),
+  description: z.string().nullish(),
+  metadata: nullishStringMap(z.string().nullable(), 'must be an object whose values are strings or null'),
+});
+
+export function parseStoreCreate(body: unknown): NewStore {
+  const b = parseObject(storeCreateSchema, body);
+  return {
+    name: assertStoreName(b.name),
+    description: assertDescription(b.description ?? ''),
+    metadata: assertMetadata(b.metadata ?? {}),
+  };
+}
+
+export function parseStoreUpdate(body: unknown): StorePatch {
+  const b = parseObject(storeUpdateSchema, body);
+  const patch: StorePatch = {};
+  if (b.name != null) patch.name = assertStoreName(b.name);
+  if (b.description != null) patch.description = assertDescription(b.description);
+  if (b.metadata != null) {
+    for (const [k, v] of Object.entries(b.metadata)) {
+      assertMetadataKey(k);
+      if (v !== null) assertMetadataValue(k, v);
+    }
+    patch.metadata = b.metadata;
+  }
+  return patch;
+}
+
+// ---------------------------------------------------------------- memories
+
+// ttl_seconds / expires_at: mnemo's additive TTL extension (see parseExpiry).
+export const memoryCreateSchema = z.strictObject({
+  path: z.string(),
+  content: z.string().nullable(),
+  ttl_seconds: z.number().nullish(),
+  expires_at: z.string().nullish(),
+});
+
+export const memoryUpdateSchema = z.strictObject({
+  path: z.string().nullish(),
+  content: z.string().nullish(),
+  precondition: z
+    .strictObject({ type: z.literal('content_sha256'), content_sha256: z.string().optional() })
+    .nullish(),
+  ttl_seconds: z.number().nullish(),
+  expires_at: z.string().nullish(),
+});
+
+export function parseMemoryCreate(body: unknown): { path: string; content: string; expiry?: Expiry } {
+  const b = parseObject(memoryCreateSchema, body);
+  const expiry = parseExpiry(b, false);
+  return checked({ path: assertMemoryPath(b.path), content: assertContent(b.content ?? ''), ...(expiry === undefined ? {} : { expiry }) });
+}
+
+export function parseMemoryUpdate(body: unknown): MemoryWrite {
+  const b = parseObject(memoryUpdateSchema, body);
+  const write: MemoryWrite = {};
+  if (b.path != null) write.path = assertMemoryPath(b.path);
+  if (b.content != null) write.content = assertContent(b.content);
+  if (b.precondition) {
+    write.expectedSha256 = parseSha256(b.precondition.content_sha256, 'precondition.content_sha256');
+  }
+  const expiry = parseExpiry(b, true);
+  if (expiry !== undefined) write.expiry = expiry;
+  if (write.path === undefined && write.content === undefined && expiry === undefined) {
+    fail(undefined, 'an update needs at least one of content, path, ttl_seconds or expires_at');
+  }
+  return checked(write);
+}
+
+// ---------------------------------------------------------------- sessions
+
+export const sessionCreateSchema = z.strictObject({
+  resources: z.array(
+    z.strictObject({
+      type: z.literal('memory_store'),
+      memory_store_id: z.string(),
+      access: z.enum(['read_write', 'read_only']).nullish(),
+      instructions: z.string().nullish(),
+    }),
+  ),
+  metadata: z.record(z.string(), z.string()).nullish(),
+});
+
+export interface SessionRequest {
+  resources: { storeId: string; access: Access; instructions: string | null }[];
+}
+
+export function parseSessionCreate(body: unknown): SessionRequest {
+  const b = parseObject(sessionCreateSchema, body);
+  if (b.resources.length === 0) fail('resources', 'at least one memory_store resource is required');
+  if (b.resources.length > LIMITS.sessionResources) {
+    fail('resources', `at most ${LIMITS.sessionResources} memory stores per session (got ${b.resources.length})`);
+  }
+  const seen = new Set<string>();
+  const resources = b.resources.map((r, i) => {
+    if (seen.has(r.memory_store_id)) fail(`resources.${i}.memory_store_id`, 'the same store is attached twice');
+    seen.add(r.memory_store_id);
+    const instructions = r.instructions ?? null;
+    if (instructions !== null) {
+      assertWellFormed(instructions, `resources.${i}.instructions`);
+      if (charCount(instructions) > LIMITS.instructions) {
+        fail(`resources.${i}.instructions`, `must be at most ${LIMITS.instructions} characters`);
+      }
+    }
+    return { storeId: r.memory_store_id, access: r.access ?? 'read_write', instructions };
+  });
+  return { resources };
+}
+
+// ---------------------------------------------------------------- keys and workspaces
+
+export const keyCreateSchema = z.strictObject({
+  name: z.string(),
+  role: z.enum(['admin', 'read_write', 'read_only']),
+  memory_store_ids: z.array(z.string()).max(LIMITS.keyStores).nullish(),
+});
+
+export function parseKeyCreate(body: unknown): { name: string; role: Role; storeIds: string[] | null } {
+  const b = parseObject(keyCreateSchema, body);
+  const ids = b.memory_store_ids ?? null;
+  if (ids && ids.length === 0) fail('memory_store_ids', 'must name at least one store, or be left out for all stores');
+  return { name: assertLabel(b.name, 'name'), role: b.role, storeIds: ids ? [...new Set(ids)] : null };
+}
+
+export const workspaceCreateSchema = z.strictObject({ name: z.string() });
+
+export function parseWorkspaceCreate(body: unknown): { name: string } {
+  return { name: assertLabel(parseObject(workspaceCreateSchema, body).name, 'name') };
+}
+
+// ---------------------------------------------------------------- the table the OpenAPI document reads
+
+/** The zod schema of every JSON request body, by operation: the very objects the parsers above use. */
+export const REQUEST_BODY_SCHEMAS = {
+  storeCreate: storeCreateSchema,
+  storeUpdate: storeUpdateSchema,
+  memoryCreate: memoryCreateSchema,
+  memoryUpdate: memoryUpdateSchema,
+  sessionCreate: sessionCreateSchema,
+  keyCreate: keyCreateSchema,
+  workspaceCreate: workspaceCreateSchema,
+  // Validation checks each reference on its own (so an error names its index); the shape is this.
+  checkpointCreate: checkpointSchema,
+  checkpointReference: CHECKPOINT_REFERENCE,
+  restore: restoreSchema,
+} as const;

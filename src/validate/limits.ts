@@ -1,0 +1,29 @@
+/** @module Every input limit by name: the rules check them, the OpenAPI document and MCP tools advertise them. */
+
+export const LIMITS = {
+  storeName: 255,
+  storeDescription: 1024,
+  metadataPairs: 16,
+  metadataKey: 64,
+  metadataValue: 512,
+  listDefault: 20,
+  listMax: 100,
+  listMaxFull: 20,
+  sessionResources: 8,
+  instructions: 4096,
+  keyStores: 100,
+} as const;
+
+export const CONTINUITY_LIMITS = {
+  capsuleBytes: 16 * 1024,
+  references: 64,
+  /** Default and ceiling of the bundle size; MNEMO_CHECKPOINT_MAX_BYTES may set it lower. */
+  bundleBytes: 1024 * 1024,
+  listItems: 256,
+  idChars: 128,
+  restoreMin: 512,
+  restoreMax: 1024 * 1024,
+  restoreDefault: 32 * 1024,
+  ttlMaxSeconds: 10 * 365 * 24 * 3600,
+  queryChars: 1024,
+} as const;

@@ -1,0 +1,20 @@
+/** @module RFC 3339 timestamps, from query strings (created_at filters) and bodies (expires_at). */
+import { fail } from './fail.js';
+
+/** An RFC 3339 timestamp, returned in the canonical form the store keeps (UTC, milliseconds). */
+export function parseTimestamp(raw: string | undefined, field: string): string | null {
+  if (raw === undefined) return null;
+  const m = RFC3339.exec(raw);
+  const ms = m && fieldsInRange(m) ? Date.parse(raw.replace(' ', 'T')) : NaN;
+  if (Number.isNaN(ms)) fail(field, 'must be an RFC 3339 timestamp such as 2026-01-31T12:00:00Z');
+  return new Date(ms).toISOString();
+}
+
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|[+-](\d{2}):(\d{2}))$/;
+
+/** Date.parse rolls impossible dates over (2026-02-30 becomes March 2), so each field is checked. */
+function fieldsInRange(m: RegExpExecArray): boolean {
+  const [y, mo, d, h, mi, s, oh, om] = m.slice(1).map((x) => Number(x ?? 0)) as [number, number, number, number, number, number, number, number];
+  const daysInMonth = new Date(Date.UTC(y, mo, 0)).getUTCDate();
+  return mo >= 1 && mo <= 12 && d >= 1 && d <= daysInMonth && h <= 23 && mi <= 59 && s <= 59 && oh <= 23 && om <= 59;
+}
