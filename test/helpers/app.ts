@@ -8,7 +8,8 @@ import type { Mounter } from '../../src/index.js';
 import { createSessions } from '../../src/sessions.js';
 import { openCore, type Core } from './core.js';
 
-const noMounts: Mounter = {
+/** A mounter for apps that mount nothing: sessions' routes register, and a mount is refused. */
+export const noMounts: Mounter = {
   mount: () => Promise.reject(new Error('this test mounts nothing')),
   unmount: () => Promise.resolve(),
   storeChanged: () => {},
