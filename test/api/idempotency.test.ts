@@ -236,4 +236,19 @@ describe('idempotency receipts across restarts and expiry', () => {
     expect((later.body as { id: string }).id).not.toBe((first.body as { id: string }).id);
     expect((await collect(c.beta.memoryStores.list())).length).toBe(2);
   });
+
+  it("the server's receipt purge removes receipts past their retention and keeps the others", async () => {
+    const { clock, raw, idempotency } = inProcessApp({ idempotencyTtlSeconds: 60 });
+    const post = (key: string, name: string) => raw('POST', '/v1/memory_stores', { headers: { 'idempotency-key': key }, body: JSON.stringify({ name }) });
+    await post(randomUUID(), 'old');
+    clock.advance(30_000);
+    const kept = randomUUID();
+    const young = await post(kept, 'young');
+    expect(idempotency.purge()).toBe(0);
+    clock.advance(31_000);
+    expect(idempotency.purge()).toBe(1);
+    const replay = await post(kept, 'young');
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body).toEqual(young.body);
+  });
 });

@@ -60,6 +60,18 @@ describe('memory TTL', () => {
     expect(again.id).not.toBe(m.id);
   });
 
+  it("deletes an expired memory at the server's expiry sweep, with a deleted version dated at its expiry", async () => {
+    const { client, clock, service } = inProcessApp();
+    const store = await freshStore(client, 'ttl');
+    const m = await client.post<Expiring>(`/v1/memory_stores/${store.id}/memories`, { body: { path: '/swept.md', content: 'x', ttl_seconds: 60 } });
+    expect(service.purgeExpiredMemories()).toBe(0);
+    clock.advance(61_000);
+    expect(service.purgeExpiredMemories()).toBe(1);
+    const [latest] = (await client.beta.memoryStores.memoryVersions.list(store.id, { memory_id: m.id })).data;
+    expect(latest).toMatchObject({ operation: 'deleted', created_at: m.expires_at });
+    expect(service.purgeExpiredMemories()).toBe(0);
+  });
+
   it.each([
     ['both fields', { ttl_seconds: 10, expires_at: '2999-01-01T00:00:00Z' }, 'not both'],
     ['a zero ttl', { ttl_seconds: 0 }, 'ttl_seconds'],
