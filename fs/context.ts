@@ -2,9 +2,10 @@
 import Fuse from './binding/fuse.js';
 import { mountAccess, type Actor, type Caller, type MountReader, type MountService } from '../src/index.js';
 import { fsError } from './errno.js';
-import { HandleTable, type Draft } from './handles.js';
+import { HandleTable } from './handles.js';
 import type { ContentCache } from './content-cache.js';
 import { DirTable } from './dirs.js';
+import { Drafts } from './drafts.js';
 import { LocalBudget } from './local-budget.js';
 import { StorageView } from './storage-view.js';
 
@@ -22,7 +23,7 @@ export interface MountContext {
   /** The store was deleted: the mount shows an empty root. */
   gone: boolean;
   /** Working copies by mount path: open files, new files not saved yet, scratch files. */
-  readonly drafts: Map<string, Draft>;
+  readonly drafts: Drafts;
   /** Directories that exist only in the mount (mkdir, or kept after their last file left), with modes. */
   readonly localDirs: Map<string, number>;
   /** Every directory's inode number, times and owner, for the life of the mount (dirs.ts). */
@@ -52,7 +53,7 @@ export function createContext(
     local: new LocalBudget(mountLocalMaxBytes, 'MNEMO_MOUNT_LOCAL_MAX_BYTES'),
     startedMs,
     gone: false,
-    drafts: new Map(),
+    drafts: new Drafts(),
     localDirs: new Map(),
     dirs: new DirTable(startedMs),
     handles: new HandleTable(),

@@ -6,7 +6,7 @@ import { createContext, type MountContext } from './context.js';
 import { DEFAULT_LOCAL_LIMITS, LocalBudget, releaseAllLocal, type LocalLimits } from './local-budget.js';
 import { fuseMountsUnder, isDeadMount, lazyUnmount, startFuse, type LiveMount } from './mounts.js';
 import { createOps } from './ops.js';
-import { adoptScratch, commit, warnSaveFailed } from './writeback.js';
+import { adoptScratch, commit, warnSaveFailed } from './save-points.js';
 
 export { ERRNO_BY_CODE } from './errno.js';
 

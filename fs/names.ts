@@ -1,7 +1,7 @@
 /**
  * @module Scratch names: the temp files tools write before an atomic rename. A new file with such
  * a name stays in the mount and is never a memory
- * unless it is renamed onto an ordinary name (see writeback.ts).
+ * unless it is renamed onto an ordinary name (see moves.ts).
  */
 
 const SCRATCH: readonly RegExp[] = [

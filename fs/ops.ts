@@ -13,7 +13,8 @@ import { newDraft, resizeDraft, writeDraft, type Draft } from './handles.js';
 import { reserveLocal, settleLocal } from './local-budget.js';
 import { PROCESS_GID, PROCESS_UID, fileStat, inoOf, metaAttrs, storeStatfs } from './stat.js';
 import { assertNewPath, hasChildren, listDir, lookup, scratchFor, storedDraft } from './tree.js';
-import { commit, releaseDraft, renamePath, truncatePath, unlinkPath, warnSaveFailed } from './writeback.js';
+import { renamePath, unlinkPath } from './moves.js';
+import { commit, releaseDraft, truncatePath, warnSaveFailed } from './save-points.js';
 
 const O_ACCMODE = 0o3;
 const RENAME_NOREPLACE = 1;

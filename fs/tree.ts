@@ -151,8 +151,7 @@ function freshen(ctx: MountContext, path: string): Draft | null {
   if (!d.stored || d.dirty || d.failed || d.scratch) return d;
   const m = ctx.view.meta(path);
   if (!m || m.id !== d.memoryId) {
-    ctx.drafts.delete(path);
-    d.path = null;
+    ctx.drafts.detach(d);
     return null;
   }
   if (m.versionId !== d.baseVersionId) {

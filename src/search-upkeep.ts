@@ -26,25 +26,41 @@ export interface SearchUpkeepOptions {
   urgentAfter?: number;
 }
 
-/** Starts the upkeep; the returned function stops it. */
-export function startSearchUpkeep({ index, changeMark, log, everyMs = 200, batch = 500, maxDeferMs = 5000, urgentAfter = 2000 }: SearchUpkeepOptions): () => void {
+export interface SearchUpkeep {
+  /**
+   * One turn of the server's timer: unless writes are still going, indexes the queue a batch per
+   * turn of the event loop. Resolves when that run ends (at once if it waits for a pause).
+   */
+  tick(): Promise<void>;
+  /** No run starts after this, and a run under way stops before its next batch. */
+  stop(): void;
+}
+
+/**
+ * The upkeep without its timer: `tick` is what the server calls every `everyMs`, and `now` the
+ * clock it measures its deferral by, so a test turns both by hand.
+ */
+export function createSearchUpkeep({
+  index, changeMark, log, batch = 500, maxDeferMs = 5000, urgentAfter = 2000, now = Date.now,
+}: Omit<SearchUpkeepOptions, 'everyMs'> & { now?: () => number }): SearchUpkeep {
   let stopped = false;
-  let running = false;
+  let running: Promise<void> | null = null;
   let lastMark = changeMark();
   let markAtIndex = lastMark;
   let busySince: number | null = null;
 
-  function step(): void {
+  function step(done: () => void): void {
     try {
       // One batch per turn of the event loop, so requests are served between them.
       if (!stopped && index(batch) > 0) {
-        setImmediate(step);
+        setImmediate(() => step(done));
         return;
       }
     } catch (err) {
       log(`mnemo: search indexing failed: ${err instanceof Error ? err.message : String(err)}`);
     }
-    running = false;
+    running = null;
+    done();
   }
 
   /** True while storage was written since the last tick, for at most maxDeferMs in a row and until much queued. */
@@ -59,22 +75,39 @@ export function startSearchUpkeep({ index, changeMark, log, everyMs = 200, batch
       busySince = null;
       return false;
     }
-    const now = Date.now();
-    busySince ??= now;
-    if (now - busySince < maxDeferMs) return true;
+    const t = now();
+    busySince ??= t;
+    if (t - busySince < maxDeferMs) return true;
     busySince = null;
     return false;
   }
 
-  const timer = setInterval(() => {
-    if (running || deferring()) return;
-    running = true;
-    markAtIndex = lastMark;
-    step();
-  }, everyMs);
+  return {
+    tick(): Promise<void> {
+      if (running) return running;
+      if (stopped || deferring()) return Promise.resolve();
+      markAtIndex = lastMark;
+      let done!: () => void;
+      const run = new Promise<void>((resolve) => {
+        done = resolve;
+      });
+      running = run;
+      step(done);
+      return run;
+    },
+    stop(): void {
+      stopped = true;
+    },
+  };
+}
+
+/** Starts the upkeep on the server's timer; the returned function stops it. */
+export function startSearchUpkeep(options: SearchUpkeepOptions): () => void {
+  const upkeep = createSearchUpkeep(options);
+  const timer = setInterval(() => void upkeep.tick(), options.everyMs ?? 200);
   timer.unref();
   return () => {
-    stopped = true;
+    upkeep.stop();
     clearInterval(timer);
   };
 }

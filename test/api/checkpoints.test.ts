@@ -6,6 +6,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { extensions, type CheckpointBody } from '../helpers/continuity.js';
+import { inProcessApp } from '../helpers/in-process.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
 import { expectApiError, sdkClient, useServer } from '../helpers/sdk.js';
 import { freshStore, sha256, type Store } from './shapes.js';
@@ -22,7 +23,6 @@ useServer((s, c) => {
 
 let n = 0;
 const session = () => `sess-${++n}`;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function bundle(sessionId: string, extra: Partial<CheckpointBody> = {}): CheckpointBody {
   return { agent_id: 'agent-1', session_id: sessionId, goal: 'ship the release', ...extra };
@@ -253,7 +253,11 @@ describe('restoring a checkpoint', () => {
     await expectApiError(ext.restore(store.id, c.id, { max_bytes: needed - 1 }), 400, 'invalid_request_error');
   });
 
+  // In-process, with a clock the test moves: the expiry passes without waiting for it.
   it('reports each reference as ok, changed, missing or expired', async () => {
+    const { client, clock } = inProcessApp();
+    const ext = extensions(client);
+    const store = await freshStore(client, 'checkpoints');
     const mem = client.beta.memoryStores.memories;
     const same = await mem.create(store.id, { path: '/ref/same.md', content: 'same' });
     const edited = await mem.create(store.id, { path: '/ref/edited.md', content: 'before' });
@@ -273,7 +277,7 @@ describe('restoring a checkpoint', () => {
     }));
     await mem.update(edited.id, { memory_store_id: store.id, content: 'after' });
     await mem.delete(removed.id, { memory_store_id: store.id });
-    await sleep(1200);
+    clock.advance(1200);
     const r = await ext.restoreLatest(store.id, 'agent-1', s);
     expect(r.references.map((x) => x.status)).toEqual(['ok', 'changed', 'missing', 'expired', 'missing']);
     expect(r.references[1]!.current).toMatchObject({ memory_id: edited.id, content_sha256: sha256('after') });

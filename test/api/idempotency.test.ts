@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import type Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
+import { inProcessApp } from '../helpers/in-process.js';
 import { expectRawError, rawRequest, type RawResponse, sdkClient, useServer } from '../helpers/sdk.js';
 import { makeTempDir, runCli, startServer, type RunningServer } from '../helpers/server.js';
 import { collect } from './shapes.js';
@@ -220,22 +221,34 @@ describe('idempotency receipts across restarts and expiry', () => {
     }
   });
 
+  // In-process, with a clock the test moves: the retention period passes without waiting for it.
   it('after the retention period a receipt is gone and the key makes a new request', async () => {
-    const s = await startServer({ env: { MNEMO_IDEMPOTENCY_TTL_SECONDS: '1' } });
-    try {
-      const c = sdkClient(s.url, s.adminKey);
-      const key = randomUUID();
-      const first = await send('POST', '/v1/memory_stores', key, { name: 'short-lived' }, s.adminKey, s.url);
-      const replay = await send('POST', '/v1/memory_stores', key, { name: 'short-lived' }, s.adminKey, s.url);
-      expect(replay.body).toEqual(first.body);
-      await new Promise((r) => setTimeout(r, 1500));
-      const later = await send('POST', '/v1/memory_stores', key, { name: 'short-lived' }, s.adminKey, s.url);
-      expect(later.status).toBe(200);
-      expect(later.headers.get('idempotent-replayed')).toBeNull();
-      expect((later.body as { id: string }).id).not.toBe((first.body as { id: string }).id);
-      expect((await collect(c.beta.memoryStores.list())).length).toBe(2);
-    } finally {
-      await s.stop();
-    }
+    const { client: c, clock, raw } = inProcessApp({ idempotencyTtlSeconds: 1 });
+    const key = randomUUID();
+    const post = () => raw('POST', '/v1/memory_stores', { headers: { 'idempotency-key': key }, body: JSON.stringify({ name: 'short-lived' }) });
+    const first = await post();
+    const replay = await post();
+    expect(replay.body).toEqual(first.body);
+    clock.advance(1500);
+    const later = await post();
+    expect(later.status).toBe(200);
+    expect(later.headers.get('idempotent-replayed')).toBeNull();
+    expect((later.body as { id: string }).id).not.toBe((first.body as { id: string }).id);
+    expect((await collect(c.beta.memoryStores.list())).length).toBe(2);
+  });
+
+  it("the server's receipt purge removes receipts past their retention and keeps the others", async () => {
+    const { clock, raw, idempotency } = inProcessApp({ idempotencyTtlSeconds: 60 });
+    const post = (key: string, name: string) => raw('POST', '/v1/memory_stores', { headers: { 'idempotency-key': key }, body: JSON.stringify({ name }) });
+    await post(randomUUID(), 'old');
+    clock.advance(30_000);
+    const kept = randomUUID();
+    const young = await post(kept, 'young');
+    expect(idempotency.purge()).toBe(0);
+    clock.advance(31_000);
+    expect(idempotency.purge()).toBe(1);
+    const replay = await post(kept, 'young');
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body).toEqual(young.body);
   });
 });

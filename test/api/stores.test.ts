@@ -5,6 +5,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import type { RunningServer } from '../helpers/server.js';
+import { inProcessApp } from '../helpers/in-process.js';
 import { expectApiError, useServer } from '../helpers/sdk.js';
 import { collect, expectStore, freshStore, walkPages, type Store } from './shapes.js';
 
@@ -93,10 +94,13 @@ describe('field limits', () => {
 });
 
 describe('update', () => {
+  // In-process, with a clock the test moves: time passes between the two writes without waiting.
   it('patches only the fields it is given and moves updated_at', async () => {
-    const s = await stores().create({ name: 'before', description: 'desc', metadata: { a: '1', b: '2' } });
-    await new Promise((r) => setTimeout(r, 5));
-    const u = await stores().update(s.id, { name: 'after' });
+    const { client, clock } = inProcessApp();
+    const stores = client.beta.memoryStores;
+    const s = await stores.create({ name: 'before', description: 'desc', metadata: { a: '1', b: '2' } });
+    clock.advance(5);
+    const u = await stores.update(s.id, { name: 'after' });
     expectStore(u);
     expect(u).toMatchObject({ id: s.id, name: 'after', description: 'desc', metadata: { a: '1', b: '2' }, created_at: s.created_at });
     expect(u.updated_at > s.updated_at).toBe(true);
@@ -116,10 +120,13 @@ describe('update', () => {
     expect(u.metadata).toEqual({ keep: '1', change: 'two', add: '4' });
   });
 
+  // In-process, with a clock the test moves: time passes between the two writes without waiting.
   it('leaves updated_at alone when nothing changes', async () => {
-    const s = await stores().create({ name: 'still', metadata: { a: '1' } });
-    await new Promise((r) => setTimeout(r, 5));
-    const u = await stores().update(s.id, { name: 'still', metadata: { a: '1' } });
+    const { client, clock } = inProcessApp();
+    const stores = client.beta.memoryStores;
+    const s = await stores.create({ name: 'still', metadata: { a: '1' } });
+    clock.advance(5);
+    const u = await stores.update(s.id, { name: 'still', metadata: { a: '1' } });
     expect(u).toEqual(s);
   });
 });
@@ -156,19 +163,22 @@ describe('list', () => {
     await expectApiError(stores().list({ limit }), 400, 'invalid_request_error');
   });
 
+  // In-process, with a clock the test moves: each store is made at its own moment without waiting.
   it('filters by created_at[gte] and created_at[lte], both inclusive', async () => {
+    const { client, clock } = inProcessApp();
+    const stores = client.beta.memoryStores;
     const made: Store[] = [];
     for (let i = 0; i < 4; i++) {
-      made.push(await stores().create({ name: `dated ${i}` }));
-      await new Promise((r) => setTimeout(r, 3));
+      made.push(await stores.create({ name: `dated ${i}` }));
+      clock.advance(3);
     }
     const [a, b, c, d] = made as [Store, Store, Store, Store];
-    const within = (await stores().list({ 'created_at[gte]': b.created_at, 'created_at[lte]': c.created_at, limit: 100 })).data;
+    const within = (await stores.list({ 'created_at[gte]': b.created_at, 'created_at[lte]': c.created_at, limit: 100 })).data;
     expect(within.map((s) => s.id)).toEqual([c.id, b.id]);
-    const after = (await stores().list({ 'created_at[gte]': d.created_at, limit: 100 })).data.map((s) => s.id);
+    const after = (await stores.list({ 'created_at[gte]': d.created_at, limit: 100 })).data.map((s) => s.id);
     expect(after).toContain(d.id);
     expect(after).not.toContain(c.id);
-    const before = (await stores().list({ 'created_at[lte]': a.created_at, limit: 100 })).data.map((s) => s.id);
+    const before = (await stores.list({ 'created_at[lte]': a.created_at, limit: 100 })).data.map((s) => s.id);
     expect(before).toContain(a.id);
     expect(before).not.toContain(b.id);
   });

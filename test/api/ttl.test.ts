@@ -5,6 +5,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import type { RunningServer } from '../helpers/server.js';
+import { inProcessApp } from '../helpers/in-process.js';
 import { expectApiError, useServer } from '../helpers/sdk.js';
 import { freshStore, type Memory } from './shapes.js';
 
@@ -17,7 +18,6 @@ useServer((s, c) => {
 });
 
 type Expiring = Memory & { expires_at?: string };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const create = (store: string, body: Record<string, unknown>) => client.post<Expiring>(`/v1/memory_stores/${store}/memories`, { body });
 const update = (store: string, id: string, body: Record<string, unknown>) =>
   client.post<Expiring>(`/v1/memory_stores/${store}/memories/${id}`, { body });
@@ -47,15 +47,29 @@ describe('memory TTL', () => {
     expect(cleared).not.toHaveProperty('expires_at');
   });
 
+  // In-process, with a clock the test moves: the expiry passes without waiting for it.
   it('hides an expired memory from reads and lists, and frees its path', async () => {
+    const { client, clock } = inProcessApp();
     const store = await freshStore(client, 'ttl');
-    const m = await create(store.id, { path: '/dir/gone.md', content: 'x', ttl_seconds: 1 });
-    await sleep(1200);
+    const m = await client.post<Expiring>(`/v1/memory_stores/${store.id}/memories`, { body: { path: '/dir/gone.md', content: 'x', ttl_seconds: 1 } });
+    clock.advance(1200);
     await expectApiError(client.beta.memoryStores.memories.retrieve(m.id, { memory_store_id: store.id }), 404, 'not_found_error');
     expect((await client.beta.memoryStores.memories.list(store.id, { depth: 1 })).data).toEqual([]);
     await expectApiError(client.beta.memoryStores.memories.update(m.id, { memory_store_id: store.id, content: 'late' }), 404, 'not_found_error');
     const again = await client.beta.memoryStores.memories.create(store.id, { path: '/dir', content: 'a file now' });
     expect(again.id).not.toBe(m.id);
+  });
+
+  it("deletes an expired memory at the server's expiry sweep, with a deleted version dated at its expiry", async () => {
+    const { client, clock, service } = inProcessApp();
+    const store = await freshStore(client, 'ttl');
+    const m = await client.post<Expiring>(`/v1/memory_stores/${store.id}/memories`, { body: { path: '/swept.md', content: 'x', ttl_seconds: 60 } });
+    expect(service.purgeExpiredMemories()).toBe(0);
+    clock.advance(61_000);
+    expect(service.purgeExpiredMemories()).toBe(1);
+    const [latest] = (await client.beta.memoryStores.memoryVersions.list(store.id, { memory_id: m.id })).data;
+    expect(latest).toMatchObject({ operation: 'deleted', created_at: m.expires_at });
+    expect(service.purgeExpiredMemories()).toBe(0);
   });
 
   it.each([

@@ -6,6 +6,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { runCli, type RunningServer } from '../helpers/server.js';
+import { inProcessApp } from '../helpers/in-process.js';
 import { expectApiError, sdkClient, useServer } from '../helpers/sdk.js';
 import { bytes, collect, expectVersionShape, freshStore, sha256, timestamp, walkPages, type Store, type Version } from './shapes.js';
 
@@ -27,7 +28,6 @@ async function newStore(): Promise<Store> {
 }
 const allVersions = (params: Parameters<ReturnType<typeof versions>['list']>[1] = {}) =>
   collect(versions().list(store.id, { limit: params?.view === 'full' ? 20 : 100, ...params }));
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Creates, modifies, renames and deletes one memory; returns its id and versions oldest first. */
 async function history(): Promise<{ memoryId: string; created: Version; modified: Version; renamed: Version; deleted: Version }> {
@@ -100,12 +100,16 @@ describe('filters', () => {
     await expectApiError(versions().list(store.id, { operation: 'renamed' as 'created' }), 400, 'invalid_request_error');
   });
 
+  // In-process, with a clock the test moves: each version is made at its own moment without waiting.
   it('filters by created_at[gte] and created_at[lte], both inclusive', async () => {
-    await newStore();
-    const m = await memories().create(store.id, { path: '/t.md', content: '0' });
+    const { client, clock } = inProcessApp();
+    const { memories, memoryVersions: versions } = client.beta.memoryStores;
+    const store = await freshStore(client, 'versions');
+    const allVersions = (params: Parameters<typeof versions.list>[1] = {}) => collect(versions.list(store.id, { limit: 100, ...params }));
+    const m = await memories.create(store.id, { path: '/t.md', content: '0' });
     for (let i = 1; i <= 5; i++) {
-      await sleep(3);
-      await memories().update(m.id, { memory_store_id: store.id, content: String(i) });
+      clock.advance(3);
+      await memories.update(m.id, { memory_store_id: store.id, content: String(i) });
     }
     const all = await allVersions();
     expect(all).toHaveLength(6);
@@ -117,7 +121,7 @@ describe('filters', () => {
     expect((await allVersions({ 'created_at[gte]': hi })).map((v) => v.id)).toEqual(all.filter((v) => v.created_at >= hi).map((v) => v.id));
     expect((await allVersions({ 'created_at[lte]': lo })).map((v) => v.id)).toEqual(all.filter((v) => v.created_at <= lo).map((v) => v.id));
     expect(await allVersions({ 'created_at[gte]': '2999-01-01T00:00:00Z' })).toEqual([]);
-    await expectApiError(versions().list(store.id, { 'created_at[gte]': 'not a time' }), 400, 'invalid_request_error');
+    await expectApiError(versions.list(store.id, { 'created_at[gte]': 'not a time' }), 400, 'invalid_request_error');
   });
 
   it('attributes versions to the API key that wrote them and filters by api_key_id', async () => {
@@ -250,13 +254,16 @@ describe('redaction', () => {
     expect(listed.every((v) => v.redacted_at !== null && v.path === null && v.content === null)).toBe(true);
   });
 
+  // In-process, with a clock the test moves: time passes between the two redactions without waiting.
   it('is idempotent: a second redact returns the same version with the first redacted_at', async () => {
-    await newStore();
-    const m = await memories().create(store.id, { path: '/twice.md', content: 'x' });
-    await memories().update(m.id, { memory_store_id: store.id, content: 'y' });
-    const first = await versions().redact(m.memory_version_id, { memory_store_id: store.id });
-    await sleep(5);
-    const second = await versions().redact(m.memory_version_id, { memory_store_id: store.id });
+    const { client, clock } = inProcessApp();
+    const { memories, memoryVersions: versions } = client.beta.memoryStores;
+    const store = await freshStore(client, 'versions');
+    const m = await memories.create(store.id, { path: '/twice.md', content: 'x' });
+    await memories.update(m.id, { memory_store_id: store.id, content: 'y' });
+    const first = await versions.redact(m.memory_version_id, { memory_store_id: store.id });
+    clock.advance(5);
+    const second = await versions.redact(m.memory_version_id, { memory_store_id: store.id });
     expect(second).toEqual(first);
   });
 

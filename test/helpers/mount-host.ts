@@ -23,13 +23,19 @@ const { values } = parseArgs({
     'mount-sync': { type: 'string', default: 'fsync' },
     /** More mounts of the same store in this process, as "<dir>=<session id>" (sessions share one server). */
     also: { type: 'string', multiple: true, default: [] },
+    /** Serve on a clock that stands still until the `advanceClock` command moves it (for expiry). */
+    'movable-clock': { type: 'boolean', default: false },
   },
 });
 
-const storage = openSqliteStorage(values.db!);
+// The storage takes the clock too: its readers hide expired memories by it (sqlite-expiry.ts).
+let clockOffsetMs = 0;
+const clockStartMs = Date.now();
+const clock = values['movable-clock'] ? () => new Date(clockStartMs + clockOffsetMs).toISOString() : undefined;
+const storage = openSqliteStorage(values.db!, clock ? { clock } : {});
 const mountSync = values['mount-sync'] === 'close' ? 'close' : 'fsync';
 const mounter = createMountManager({ log: (line) => process.stderr.write(`${line}\n`) });
-const service = createService({ storage, mountSync, mounter });
+const service = createService({ storage, mountSync, mounter, ...(clock ? { clock } : {}) });
 
 const ws = service.keys.defaultWorkspace();
 const { key } = service.keys.createKey('mount-host', 'admin', ws.id);
@@ -54,7 +60,7 @@ for (const spec of values.also!) {
 }
 process.stdout.write(JSON.stringify({ ready: true, storeId, sessionId, apiKeyId: key.id }) + '\n');
 
-type Command = { id: number; op: string; path?: string; content?: string; to?: string; ttlSeconds?: number };
+type Command = { id: number; op: string; path?: string; content?: string; to?: string; ttlSeconds?: number; ms?: number };
 
 function byPath(path: string) {
   const m = storage.getMemoryByPath(storeId, path);
@@ -78,6 +84,10 @@ function perform(c: Command): unknown {
       return service.deleteMemory(api, storeId, byPath(c.path!).id);
     case 'archive':
       return service.archiveStore(api, storeId);
+    case 'advanceClock':
+      if (!clock) throw new Error('advanceClock needs --movable-clock');
+      clockOffsetMs += c.ms!;
+      return clock();
     case 'deleteStore':
       return service.deleteStore(api, storeId);
     case 'memory':

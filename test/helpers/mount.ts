@@ -26,7 +26,7 @@ export interface MountHost {
   storeId: string;
   sessionId: string;
   pid: number;
-  /** An API-side service call in the host (create, update, rename, delete, archive, deleteStore, memory). */
+  /** An API-side service call in the host (create, update, rename, delete, archive, deleteStore, memory, advanceClock). */
   call<T = unknown>(op: string, args?: Record<string, unknown>): Promise<T>;
   /** Every version of the store, oldest first. */
   versions(): Promise<MemoryVersion[]>;
@@ -50,6 +50,8 @@ export interface MountOptions {
   also?: Record<string, string>;
   /** MNEMO_MOUNT_SYNC for the host: fsync (the default) or close. */
   mountSync?: 'fsync' | 'close';
+  /** Serve on a clock that stands still until `call('advanceClock', { ms })` moves it. */
+  movableClock?: boolean;
 }
 
 export async function startMount(opts: MountOptions = {}): Promise<MountHost> {
@@ -62,6 +64,7 @@ export async function startMount(opts: MountOptions = {}): Promise<MountHost> {
   if (opts.store) args.push('--store', opts.store);
   if (opts.session) args.push('--session', opts.session);
   if (opts.mountSync) args.push('--mount-sync', opts.mountSync);
+  if (opts.movableClock) args.push('--movable-clock');
   for (const [name, session] of Object.entries(opts.also ?? {})) args.push('--also', `${join(dir, name)}=${session}`);
   const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'] });
   child.stdin.on('error', () => {});

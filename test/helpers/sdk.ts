@@ -81,10 +81,12 @@ export interface RawOptions {
   apiKey?: string | null;
   headers?: Record<string, string>;
   body?: string | Uint8Array | ReadableStream<Uint8Array>;
+  /** Where the request goes: the global fetch (a real server), or an in-process app's (in-process.ts). */
+  fetch?: (input: string, init: RequestInit) => Promise<Response>;
 }
 
 /** One HTTP request without the SDK; the JSON body is parsed when there is one. */
-export async function rawRequest(url: string, method: string, path: string, { apiKey = null, headers = {}, body }: RawOptions = {}): Promise<RawResponse> {
+export async function rawRequest(url: string, method: string, path: string, { apiKey = null, headers = {}, body, fetch = globalThis.fetch }: RawOptions = {}): Promise<RawResponse> {
   const init: RequestInit & { duplex?: 'half' } = {
     method,
     headers: {

@@ -2,10 +2,8 @@
  * Identifiers: the API's prefixes and 24 base62 characters, unique, and ordered by creation time
  * (the first 8 characters), which keeps SQLite's id indexes appending instead of scattering.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { ID_PREFIXES, newId, randomToken } from '../../src/ids.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('ids', () => {
   it('carry their kind’s prefix and 24 base62 characters', () => {
@@ -19,9 +17,14 @@ describe('ids', () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 
-  it('made later sort after earlier ones', async () => {
+  it('made later sort after earlier ones', () => {
+    // Only Date is faked: the clock ids read moves when the test says, not by waiting.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
     const earlier = Array.from({ length: 50 }, () => newId('memory'));
-    await sleep(5);
+    vi.setSystemTime(Date.now() + 5);
     const later = Array.from({ length: 50 }, () => newId('memory'));
     for (const a of earlier) for (const b of later) expect(a < b).toBe(true);
   });

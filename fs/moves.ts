@@ -1,0 +1,120 @@
+/**
+ * @module Renames and unlinks through a mount, and the atomic-save fold of a scratch file.
+ *
+ * - `mv a b` renames the memory (one `modified` version, same id); over an existing file the
+ *   replaced memory gets a `deleted` version in the same transaction. `rm f` adds `deleted`.
+ * - Atomic saves: a new file whose name looks like a temp file (names.ts: sedXXXXXX, tmpXXXXXXXX,
+ *   .tmp-*, *.tmp, swap files, *.lock…) is a scratch draft that lives only in the mount and is
+ *   never saved under its own name. Renaming it onto a path saves its bytes there in one
+ *   transaction: one `modified` version on the memory already at the target (same memory id), or
+ *   one `created` version if the target is new. The temp name never reaches the version history.
+ *   A scratch file that is never renamed is saved under its own name after a grace period, or at
+ *   unmount (save-points.ts).
+ * - A file deleted or replaced while open goes at once (mounts use libfuse's hard_remove): its
+ *   draft leaves the path and keeps serving its open handles, and nothing it writes later is saved,
+ *   as on a disk. An atomic save over an open file updates the memory already at the path.
+ */
+import Fuse from './binding/fuse.js';
+import { isMnemoError, parentOf } from '../src/index.js';
+import { mountCaller, type MountContext } from './context.js';
+import { fsError } from './errno.js';
+import { settleLocal } from './local-budget.js';
+import { isMountLocalPath } from './names.js';
+import { commit, forget } from './save-points.js';
+import { hasChildren, isDir, keepParents, lookup, scratchFor } from './tree.js';
+
+export function unlinkPath(ctx: MountContext, path: string): void {
+  const node = lookup(ctx, path);
+  if (!node) throw fsError(Fuse.ENOENT);
+  if (node.kind === 'dir') throw fsError(Fuse.EISDIR);
+  mountCaller(ctx);
+  const d = node.draft;
+  if (d) forget(ctx, d);
+  const memoryId = d ? (d.stored && !d.scratch ? d.memoryId : null) : node.meta!.id;
+  if (memoryId) deleteQuietly(ctx, memoryId);
+  keepParents(ctx, path);
+  ctx.dirs.entryChanged(parentOf(path), Date.now());
+}
+
+export function renamePath(ctx: MountContext, src: string, dst: string): void {
+  const caller = mountCaller(ctx);
+  const from = lookup(ctx, src);
+  if (!from) throw fsError(Fuse.ENOENT);
+  if (dst === src) return;
+  const to = lookup(ctx, dst);
+  if (from.kind === 'dir') return renameDir(ctx, src, dst, to);
+  if (to?.kind === 'dir') throw fsError(Fuse.EISDIR);
+  const d = from.draft;
+  // A rename moves the file's ctime (a stored one's follows the rename's version).
+  if (d) d.ctimeMs = Date.now();
+  if (d && !d.stored) {
+    // A new or scratch file: its first save happens here, at the target (the atomic-save fold).
+    const replaced = to?.draft;
+    if (replaced && replaced !== d) forget(ctx, replaced);
+    // A temp-looking target name stays scratch only if no memory is there to update; a path
+    // inside .git is always mount-local.
+    d.scratch = isMountLocalPath(dst) || (scratchFor(dst) && !to);
+    ctx.drafts.move(src, dst);
+    try {
+      commit(ctx, d);
+    } catch (err) {
+      ctx.drafts.move(dst, src);
+      settleLocal(ctx, d);
+      throw err;
+    }
+    if (d.opens === 0 && !d.scratch) forget(ctx, d);
+    settleLocal(ctx, d);
+  } else {
+    const memoryId = d ? d.memoryId : from.meta!.id;
+    // The replaced file's working copy, open or not, leaves the path: what its handles write now
+    // goes nowhere, as on a disk.
+    if (to?.draft && to.draft !== d) forget(ctx, to.draft);
+    ctx.service.moveMemory(caller, ctx.storeId, memoryId, dst);
+    if (d) ctx.drafts.move(src, dst);
+  }
+  keepParents(ctx, src);
+  entriesMoved(ctx, src, dst);
+}
+
+/** A rename changed an entry in the directory of `src` and in that of `dst`. */
+function entriesMoved(ctx: MountContext, src: string, dst: string): void {
+  const now = Date.now();
+  ctx.dirs.entryChanged(parentOf(src), now);
+  ctx.dirs.entryChanged(parentOf(dst), now);
+}
+
+function renameDir(ctx: MountContext, src: string, dst: string, to: ReturnType<typeof lookup>): void {
+  if (dst.startsWith(src + '/')) throw fsError(Fuse.EINVAL, 'cannot move a directory into itself');
+  if (to?.kind === 'file') throw fsError(Fuse.ENOTDIR);
+  if (to?.kind === 'dir') {
+    if (hasChildren(ctx, dst)) throw fsError(Fuse.ENOTEMPTY);
+    ctx.localDirs.delete(dst);
+  }
+  ctx.service.moveTree(mountCaller(ctx), ctx.storeId, src, dst);
+  const moved = (p: string) => (p === src ? dst : p.startsWith(src + '/') ? dst + p.slice(src.length) : null);
+  for (const p of [...ctx.drafts.keys()]) {
+    const np = moved(p);
+    if (np !== null) ctx.drafts.move(p, np);
+  }
+  for (const [p, mode] of [...ctx.localDirs]) {
+    const np = moved(p);
+    if (np === null) continue;
+    ctx.localDirs.delete(p);
+    ctx.localDirs.set(np, mode);
+  }
+  if (!isDir(ctx, dst)) ctx.localDirs.set(dst, 0o755);
+  keepParents(ctx, src);
+  // The directory keeps its inode number and times, and everything below it too (dirs.ts).
+  ctx.dirs.moved(src, dst, Date.now());
+  entriesMoved(ctx, src, dst);
+}
+
+function deleteQuietly(ctx: MountContext, memoryId: string): void {
+  const caller = mountCaller(ctx);
+  try {
+    ctx.service.deleteMemory(caller, ctx.storeId, memoryId);
+  } catch (err) {
+    // Already gone (deleted through the API meanwhile): the unlink still did what was asked.
+    if (!(isMnemoError(err) && err.code === 'not_found')) throw err;
+  }
+}
