@@ -2,12 +2,12 @@
 import { MnemoError, notFound } from '../errors.js';
 import { archivedStore } from '../memories.js';
 import type { Checkpoint, CheckpointBundle } from '../types.js';
-import type { ContinuityStorage, InsertCheckpointInput, ReferencedMemory } from './port-continuity.js';
+import type { Storage, InsertCheckpointInput, ReferencedMemory } from './port.js';
 import { actorColumns, toActor, toMemoryMeta, type MemoryRow } from './rows.js';
 import { writeTx, type Db } from './tx.js';
 
 type CheckpointStatements = Pick<
-  ContinuityStorage,
+  Storage,
   'insertCheckpoint' | 'getCheckpoint' | 'getLatestCheckpoint' | 'deleteCheckpoint' | 'findReferencedMemory'
 >;
 
