@@ -1,8 +1,10 @@
 /** @module SQLite statements for memories: writes that append versions, and path-ordered reads. */
 import { byteLength, sha256Hex } from '../content.js';
+import { attrsAfterSet, attrsAfterVersion, attrsOfNewMemory } from '../domain/memory-attrs.js';
+import { assertNoOverlap, assertStoreWritable, movedPath, overlapProbe } from '../domain/memory-rules.js';
 import { notFound } from '../errors.js';
-import { archivedStore, assertDeletePrecondition, pathConflict, planUpdate } from '../memories.js';
-import { ancestors, assertMemoryPath, subtreeEnd } from '../paths.js';
+import { assertDeletePrecondition, planUpdate } from '../memories.js';
+import { subtreeEnd } from '../paths.js';
 import type { KeptAttrs, Memory, MemoryListItem, MemoryListQuery, MemoryMeta, Page } from '../types.js';
 import { cursorNumber, cursorString, decodeCursor, encodeCursor } from './cursor.js';
 import type {
@@ -90,17 +92,16 @@ export function createMemoryStatements(db: Db): MemoryStatements {
 
   function assertWritable(storeId: string): void {
     const s = q.storeState.get(storeId) as { archived_at: string | null } | undefined;
-    if (!s) throw notFound('memory store', storeId);
-    if (s.archived_at) throw archivedStore(storeId);
+    assertStoreWritable(storeId, s ? { archivedAt: s.archived_at } : null);
   }
 
-  /** Invariant 2: the path must not equal, contain, or sit below another live memory's path. */
-  function assertNoOverlap(storeId: string, path: string, selfId: string): void {
-    const candidates = [path, ...ancestors(path)];
+  /** Invariant 2 (src/domain/memory-rules.ts): finds a live memory, other than `selfId`, where one would overlap `path`. */
+  function checkOverlap(storeId: string, path: string, selfId: string): void {
+    const probe = overlapProbe(path);
     const hit =
-      (atAnyPath(candidates.length).get(storeId, ...candidates, selfId) as { id: string; path: string } | undefined) ??
-      (q.descendant.get(storeId, path + '/', subtreeEnd(path + '/'), selfId) as { id: string; path: string } | undefined);
-    if (hit) throw pathConflict(path, hit);
+      (atAnyPath(probe.atOrAbove.length).get(storeId, ...probe.atOrAbove, selfId) as { id: string; path: string } | undefined) ??
+      (q.descendant.get(storeId, probe.below, subtreeEnd(probe.below), selfId) as { id: string; path: string } | undefined);
+    assertNoOverlap(path, hit ?? null);
   }
 
   function appendVersion(
@@ -127,21 +128,19 @@ export function createMemoryStatements(db: Db): MemoryStatements {
 
   function insert(input: CreateMemoryInput & { attrs?: KeptAttrs }): Memory {
     assertWritable(input.storeId);
-    assertNoOverlap(input.storeId, input.path, '');
+    checkOverlap(input.storeId, input.path, '');
     const sha = sha256Hex(input.content);
     const size = byteLength(input.content);
     appendVersion(input, input.storeId, input.memoryId, 'created', input.path, { content: input.content, sha, size });
-    const mode = input.attrs?.mode ?? input.mode ?? 0o644;
     const expiresAt = input.expiresAt ?? null;
-    const a = input.attrs ?? {};
-    const kept = { atimeMs: a.atimeMs ?? null, mtimeMs: a.mtimeMs ?? null, ctimeMs: null, uid: a.uid ?? null, gid: a.gid ?? null };
+    const kept = attrsOfNewMemory(input.attrs, input.mode);
     q.insertMemory.run(
-      input.memoryId, input.storeId, input.path, input.content, sha, size, input.versionId, mode, input.now, input.now, expiresAt,
+      input.memoryId, input.storeId, input.path, input.content, sha, size, input.versionId, kept.mode, input.now, input.now, expiresAt,
       us(kept.atimeMs), us(kept.mtimeMs), kept.uid, kept.gid,
     );
     return {
       id: input.memoryId, storeId: input.storeId, path: input.path, content: input.content,
-      contentSha256: sha, contentSizeBytes: size, versionId: input.versionId, mode,
+      contentSha256: sha, contentSizeBytes: size, versionId: input.versionId,
       createdAt: input.now, updatedAt: input.now, expiresAt, ...kept,
     };
   }
@@ -162,9 +161,9 @@ export function createMemoryStatements(db: Db): MemoryStatements {
       // A save of unchanged bytes still keeps what the file was given meanwhile (cp -p onto a twin).
       return { memory: input.attrs ? keepAttrs(memory, input.attrs, input.now, false) : memory, changed: false };
     }
-    if (plan.renamed) assertNoOverlap(input.storeId, plan.path, current.id);
+    if (plan.renamed) checkOverlap(input.storeId, plan.path, current.id);
     appendVersion(input, input.storeId, current.id, 'modified', plan.path, { content: plan.content, sha: plan.sha256, size: plan.size });
-    const kept = afterVersion(current, plan.content !== current.content, input.attrs);
+    const kept = attrsAfterVersion(current, plan.content !== current.content, input.attrs);
     q.updateMemory.run(
       plan.path, plan.content, plan.sha256, plan.size, input.versionId, input.now,
       kept.mode, us(kept.atimeMs), us(kept.mtimeMs), kept.uid, kept.gid, current.id,
@@ -177,37 +176,13 @@ export function createMemoryStatements(db: Db): MemoryStatements {
     return { memory, changed: true };
   }
 
-  /**
-   * The kept attributes once a version lands (schema-attrs.ts): new content takes the save time as
-   * mtime and ctime (unless the save carries an mtime set after its last write), a rename keeps the
-   * mtime and moves the ctime; a NULL atime is frozen at the old mtime either way.
-   */
-  function afterVersion(current: Memory, contentChanged: boolean, a: KeptAttrs = {}) {
-    const oldMtime = current.mtimeMs ?? Date.parse(current.updatedAt);
-    return {
-      mode: a.mode ?? current.mode,
-      atimeMs: a.atimeMs ?? current.atimeMs ?? oldMtime,
-      mtimeMs: a.mtimeMs ?? (contentChanged ? null : oldMtime),
-      ctimeMs: null,
-      uid: a.uid ?? current.uid,
-      gid: a.gid ?? current.gid,
-    };
-  }
-
-  /**
-   * Sets attributes without a version; the ctime moves to `now` when anything changed (or always,
-   * with `always`: a chmod, chown or utimens moves it even when it sets the values already there).
-   */
+  /** Sets attributes without a version (src/domain/memory-attrs.ts decides what they become). */
   function keepAttrs(m: Memory, a: KeptAttrs, now: string, always: boolean): Memory {
-    // An atime that follows the mtime stays where it was when only the mtime is set (touch -m).
-    const atimeMs = a.atimeMs ?? (a.mtimeMs !== undefined && m.atimeMs === null ? (m.mtimeMs ?? Date.parse(m.updatedAt)) : m.atimeMs);
-    const next = { mode: a.mode ?? m.mode, atimeMs, mtimeMs: a.mtimeMs ?? m.mtimeMs, uid: a.uid ?? m.uid, gid: a.gid ?? m.gid };
-    const same = next.mode === m.mode && next.atimeMs === m.atimeMs && next.mtimeMs === m.mtimeMs && next.uid === m.uid && next.gid === m.gid;
-    if (same && !always) return m;
+    const next = attrsAfterSet(m, a, now, always);
+    if (!next) return m;
     assertWritable(m.storeId);
-    const ctimeMs = Date.parse(now);
-    q.setAttrs.run(next.mode, us(next.atimeMs), us(next.mtimeMs), us(ctimeMs), next.uid, next.gid, m.id);
-    return { ...m, ...next, ctimeMs };
+    q.setAttrs.run(next.mode, us(next.atimeMs), us(next.mtimeMs), us(next.ctimeMs), next.uid, next.gid, m.id);
+    return { ...m, ...next };
   }
 
   function remove(stamp: WriteStamp, row: MemoryRow): void {
@@ -290,8 +265,7 @@ export function createMemoryStatements(db: Db): MemoryStatements {
       const prefix = input.from + '/';
       const rows = q.rangeFull.all(input.storeId, prefix, subtreeEnd(prefix), -1) as MemoryRow[];
       for (const row of rows) {
-        // A deeper destination can push a moved path past the limits; the whole move then fails.
-        const path = assertMemoryPath(input.to + row.path.slice(input.from.length));
+        const path = movedPath(input.from, input.to, row.path);
         update({ actor: input.actor, now: input.now, versionId: input.versionIds(), storeId: input.storeId, memoryId: row.id, path });
       }
       return rows.length;

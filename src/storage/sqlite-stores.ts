@@ -1,7 +1,6 @@
 /** @module SQLite statements for workspaces, API keys and memory stores. */
+import { applyStorePatch } from '../domain/store-rules.js';
 import { notFound } from '../errors.js';
-import { archivedStore } from '../memories.js';
-import { assertMetadataCount } from '../validate.js';
 import type { ApiKey, Page, Store, StoreListQuery, StorePatch, Workspace } from '../types.js';
 import { cursorNumber, decodeCursor, encodeCursor } from './cursor.js';
 import type { Storage } from './port.js';
@@ -126,25 +125,9 @@ export function createStoreStatements(db: Db, index: SearchIndex): StoreStatemen
       return { data: page.map(toStore), nextPage: more ? encodeCursor({ s: page[page.length - 1]!.seq }) : null };
     },
     updateStore: writeTx(db, (workspaceId: string, id: string, patch: StorePatch, now: string): Store => {
-        const row = mustGet(workspaceId, id);
-        if (row.archived_at) throw archivedStore(id);
-        // A Map, not property assignment: a "__proto__" key must stay an ordinary key.
-        const metadata = new Map(Object.entries(JSON.parse(row.metadata) as Record<string, string>));
-        for (const [k, v] of Object.entries(patch.metadata ?? {})) {
-          if (v === null) metadata.delete(k);
-          else metadata.set(k, v);
-        }
-        assertMetadataCount(metadata.size);
-        const next = {
-          name: patch.name ?? row.name,
-          description: patch.description ?? row.description,
-          metadata: JSON.stringify(Object.fromEntries(metadata)),
-        };
-        if (next.name === row.name && next.description === row.description && next.metadata === row.metadata) {
-          return toStore(row);
-        }
-        q.updateStore.run(next.name, next.description, next.metadata, now, id);
-        return toStore({ ...row, ...next, updated_at: now });
+        const { store, changed } = applyStorePatch(toStore(mustGet(workspaceId, id)), patch, now);
+        if (changed) q.updateStore.run(store.name, store.description, JSON.stringify(store.metadata), now, id);
+        return store;
       }),
     archiveStore: writeTx(db, (workspaceId: string, id: string, now: string): Store => {
         const row = mustGet(workspaceId, id);
