@@ -2,14 +2,9 @@
 import { assertCheckpointDeletable, nextRevision } from '../domain/checkpoint-rules.js';
 import { assertStoreWritable } from '../domain/memory-rules.js';
 import type { Checkpoint, CheckpointBundle } from '../types.js';
-import type { Storage, InsertCheckpointInput, ReferencedMemory } from './port.js';
+import type { CheckpointStorage, InsertCheckpointInput, ReferencedMemory } from './port.js';
 import { actorColumns, toActor, toMemoryMeta, type MemoryRow } from './rows.js';
 import { writeTx, type Db } from './tx.js';
-
-type CheckpointStatements = Pick<
-  Storage,
-  'insertCheckpoint' | 'getCheckpoint' | 'getLatestCheckpoint' | 'deleteCheckpoint' | 'findReferencedMemory'
->;
 
 interface CheckpointRow {
   id: string;
@@ -31,7 +26,7 @@ const SELECT = `SELECT c.*, (h.checkpoint_id IS NOT NULL) AS is_latest FROM chec
 
 const EXPIRED = '(expires_at IS NOT NULL AND expires_at <= mnemo_now()) AS expired';
 
-export function createCheckpointStatements(db: Db): CheckpointStatements {
+export function createCheckpointStatements(db: Db): CheckpointStorage {
   const q = {
     storeState: db.prepare('SELECT archived_at FROM stores WHERE id = ?'),
     head: db.prepare('SELECT checkpoint_id, revision FROM checkpoint_heads WHERE store_id = ? AND agent_id = ? AND session_id = ?'),

@@ -10,48 +10,25 @@ import { cursorNumber, cursorString, decodeCursor, encodeCursor } from './cursor
 import type {
   CreateMemoryInput,
   DeleteMemoryInput,
-  DirectoryListing,
+  MemoryStorage,
   MoveMemoryInput,
   MoveTreeInput,
   SaveMemoryAtInput,
-  Storage,
   UpdateMemoryInput,
   WriteStamp,
 } from './port.js';
 import { actorColumns, msToUs, toMemory, toMemoryMeta, type MemoryRow } from './rows.js';
 import { LIVE, createExpiryPurge } from './sqlite-expiry.js';
+import { META, type ChildWalk } from './sqlite-tree.js';
 import { writeTx, type Db, type Statement } from './tx.js';
 
-type MemoryStatements = Pick<
-  Storage,
-  | 'createMemory'
-  | 'updateMemory'
-  | 'deleteMemory'
-  | 'getMemory'
-  | 'getMemoryByPath'
-  | 'getMemoryMetaByPath'
-  | 'getMemoryBytesByPath'
-  | 'setMemoryAttrs'
-  | 'saveMemoryAt'
-  | 'moveMemory'
-  | 'moveTree'
-  | 'listMemories'
-  | 'listDirectory'
-  | 'hasMemoriesUnder'
->;
+type MemoryStatements = Omit<MemoryStorage, 'getVersion' | 'listVersions' | 'redactVersion'>;
 
-const META =
-  'seq, id, store_id, path, content_sha256, content_size_bytes, version_id, mode, created_at, updated_at, expires_at, atime_us, mtime_us, ctime_us, uid, gid';
-
-export function createMemoryStatements(db: Db): MemoryStatements {
+export function createMemoryStatements(db: Db, children: ChildWalk): MemoryStatements {
   const q = {
     storeState: db.prepare('SELECT archived_at FROM stores WHERE id = ?'),
     byId: db.prepare(`SELECT * FROM memories WHERE store_id = ? AND id = ? AND ${LIVE}`),
     byPath: db.prepare(`SELECT * FROM memories WHERE store_id = ? AND path = ? AND ${LIVE}`),
-    // The planner would take the unique (store_id, path) index and read the row past its content.
-    metaByPath: db.prepare(`SELECT ${META} FROM memories INDEXED BY memories_meta_by_path WHERE store_id = ? AND path = ? AND ${LIVE}`),
-    // The content as UTF-8 bytes straight from the row: no decode to a JS string and encode back.
-    bytesByPath: db.prepare(`SELECT ${META}, CAST(content AS BLOB) AS bytes FROM memories WHERE store_id = ? AND path = ? AND ${LIVE}`),
     descendant: db.prepare('SELECT id, path FROM memories WHERE store_id = ? AND path > ? AND path < ? AND id != ? LIMIT 1'),
     insertVersion: db.prepare(
       `INSERT INTO versions (id, store_id, memory_id, operation, path, content, content_sha256, content_size_bytes,
@@ -75,9 +52,6 @@ export function createMemoryStatements(db: Db): MemoryStatements {
       `SELECT ${META} FROM memories WHERE store_id = ? AND path > ? AND path < ? AND ${LIVE} ORDER BY path LIMIT ?`,
     ),
     rangeFull: db.prepare(`SELECT * FROM memories WHERE store_id = ? AND path > ? AND path < ? AND ${LIVE} ORDER BY path LIMIT ?`),
-    nextGt: db.prepare(`SELECT ${META} FROM memories WHERE store_id = ? AND path > ? AND path < ? AND ${LIVE} ORDER BY path LIMIT ?`),
-    nextGte: db.prepare(`SELECT ${META} FROM memories WHERE store_id = ? AND path >= ? AND path < ? AND ${LIVE} ORDER BY path LIMIT ?`),
-    anyUnder: db.prepare(`SELECT 1 FROM memories WHERE store_id = ? AND path > ? AND path < ? AND ${LIVE} LIMIT 1`),
   };
   const purgeExpired = createExpiryPurge(db);
   // A live memory (other than one id) at any of `count` paths: the overlap check asks for a path and
@@ -190,41 +164,6 @@ export function createMemoryStatements(db: Db): MemoryStatements {
     q.deleteMemory.run(row.id);
   }
 
-  /**
-   * Direct children of `prefix` (ending in "/") from `start`, rolling deeper paths into prefixes.
-   * Rows come in keyset pages that grow while they hold files (a directory of 1,000 files is a few
-   * queries, not 1,000) and drop back to one row after each jump past a subdirectory.
-   */
-  function* children(storeId: string, prefix: string, start: { key: string; inclusive: boolean }) {
-    const end = subtreeEnd(prefix);
-    let key = start.key;
-    let inclusive = start.inclusive;
-    let batch = 1;
-    for (;;) {
-      const rows = (inclusive ? q.nextGte : q.nextGt).all(storeId, key, end, batch) as MemoryRow[];
-      if (rows.length === 0) return;
-      let jumped = false;
-      for (const row of rows) {
-        const rest = row.path.slice(prefix.length);
-        const slash = rest.indexOf('/');
-        if (slash < 0) {
-          key = row.path;
-          inclusive = false;
-          yield { item: { type: 'memory', row } as const, resume: { k: key, x: 0 } };
-        } else {
-          const dir = prefix + rest.slice(0, slash + 1);
-          key = subtreeEnd(dir);
-          inclusive = true;
-          jumped = true;
-          yield { item: { type: 'memory_prefix', path: dir } as const, resume: { k: key, x: 1 } };
-          break;
-        }
-      }
-      if (!jumped && rows.length < batch) return;
-      batch = jumped ? 1 : Math.min(batch * 4, 256);
-    }
-  }
-
   return {
     createMemory: writeTx(db, (input: CreateMemoryInput): Memory => {
       purgeExpired(input.storeId, input.now);
@@ -279,14 +218,6 @@ export function createMemoryStatements(db: Db): MemoryStatements {
       const r = q.byPath.get(storeId, path) as MemoryRow | undefined;
       return r ? toMemory(r) : null;
     },
-    getMemoryMetaByPath(storeId, path): MemoryMeta | null {
-      const r = q.metaByPath.get(storeId, path) as MemoryRow | undefined;
-      return r ? toMemoryMeta(r) : null;
-    },
-    getMemoryBytesByPath(storeId, path) {
-      const r = q.bytesByPath.get(storeId, path) as (MemoryRow & { bytes: Buffer | null }) | undefined;
-      return r ? { ...toMemoryMeta(r), bytes: r.bytes ?? Buffer.alloc(0) } : null;
-    },
     setMemoryAttrs: writeTx(db, (storeId: string, id: string, attrs: KeptAttrs, now: string): void => {
       keepAttrs(toMemory(mustGet(storeId, id)), attrs, now, true);
     }),
@@ -325,22 +256,6 @@ export function createMemoryStatements(db: Db): MemoryStatements {
       return { data, nextPage: more && resume ? encodeCursor(resume) : null };
     },
 
-    listDirectory(storeId, dir, limit = Infinity): DirectoryListing {
-      const prefix = dir === '/' ? '/' : dir + '/';
-      const files: MemoryMeta[] = [];
-      const dirs: string[] = [];
-      for (const child of children(storeId, prefix, { key: prefix, inclusive: false })) {
-        if (files.length + dirs.length === limit) return { files, dirs, truncated: true };
-        if (child.item.type === 'memory') files.push(toMemoryMeta(child.item.row));
-        else dirs.push(child.item.path.slice(prefix.length, -1));
-      }
-      return { files, dirs };
-    },
-
-    hasMemoriesUnder(storeId, dir) {
-      const prefix = dir === '/' ? '/' : dir + '/';
-      return q.anyUnder.get(storeId, prefix, subtreeEnd(prefix)) !== undefined;
-    },
   };
 }
 

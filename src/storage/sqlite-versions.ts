@@ -2,13 +2,13 @@
 import { planRedaction } from '../domain/version-rules.js';
 import type { Actor, MemoryVersion, Page, VersionListQuery } from '../types.js';
 import { cursorNumber, decodeCursor, encodeCursor } from './cursor.js';
-import type { Storage } from './port.js';
+import type { MemoryStorage } from './port.js';
 import { actorColumns, toVersion, type VersionRow } from './rows.js';
 import { createReceiptRedaction } from './sqlite-receipts.js';
 import type { SearchIndex } from './sqlite-search-index.js';
 import { afterCommit, writeTx, type Db, type Statement } from './tx.js';
 
-type VersionStatements = Pick<Storage, 'getVersion' | 'listVersions' | 'redactVersion'>;
+type VersionStatements = Pick<MemoryStorage, 'getVersion' | 'listVersions' | 'redactVersion'>;
 
 export function createVersionStatements(db: Db, index: SearchIndex): VersionStatements {
   const q = {
