@@ -1,6 +1,5 @@
 /** The mount read model's conformance suite: what a live mount asks on every file operation, and the marks that tell it its answers went stale. */
 import { describe, expect, it } from 'vitest';
-import { codeOf } from '../../helpers/core.js';
 import { newId } from '../../../src/ids.js';
 import { fixture, type MakeStorage } from './fixture.js';
 

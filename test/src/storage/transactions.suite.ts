@@ -1,7 +1,6 @@
 /** The transactions role's conformance suite: several writes as one transaction, and commits that reach the disk later. */
 import { describe, expect, it } from 'vitest';
 import { codeOf } from '../../helpers/core.js';
-import { newId } from '../../../src/ids.js';
 import { fixture, type MakeStorage } from './fixture.js';
 
 export function runTransactionSuite(makeStorage: MakeStorage): void {
