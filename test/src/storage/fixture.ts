@@ -4,6 +4,7 @@
  * without the service, and pins what each operation does on its own.
  */
 import { onTestFinished } from 'vitest';
+import { MnemoError, type ErrorCode } from '../../../src/errors.js';
 import { newId } from '../../../src/ids.js';
 import type { Storage, WriteStamp } from '../../../src/storage/port.js';
 import type { Actor, MemoryListItem, MemoryListQuery, Store, StoreListQuery, VersionListQuery } from '../../../src/types.js';
@@ -54,4 +55,18 @@ export function thrown(fn: () => unknown): unknown {
     return e;
   }
   return null;
+}
+
+/**
+ * The code of the MnemoError a call throws or rejects with: for the reads that grow with the store,
+ * which an adapter may answer with a promise (awaiting a plain value is harmless).
+ */
+export async function rejectionCode(fn: () => unknown): Promise<ErrorCode> {
+  try {
+    await fn();
+  } catch (err) {
+    if (err instanceof MnemoError) return err.code;
+    throw err;
+  }
+  throw new Error('expected a MnemoError, but the call succeeded');
 }

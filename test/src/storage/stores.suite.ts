@@ -15,16 +15,16 @@ export function runStoreSuite(makeStorage: MakeStorage): void {
       expect(storage.getStore(s.workspaceId, newId('store'))).toBeNull();
     });
 
-    it('stores list newest first, page by page, without archived ones unless asked', () => {
+    it('stores list newest first, page by page, without archived ones unless asked', async () => {
       const { storage, workspace, now, addStore } = fixture(makeStorage);
       const made = Array.from({ length: 5 }, (_, i) => addStore(`s${i}`));
       storage.archiveStore(workspace.id, made[1]!.id, now());
-      const first = storage.listStores(workspace.id, storeQ({ limit: 2 }));
+      const first = await storage.listStores(workspace.id, storeQ({ limit: 2 }));
       expect(first.data.map((s) => s.name)).toEqual(['s4', 's3']);
-      const second = storage.listStores(workspace.id, storeQ({ limit: 2, page: first.nextPage }));
+      const second = await storage.listStores(workspace.id, storeQ({ limit: 2, page: first.nextPage }));
       expect(second.data.map((s) => s.name)).toEqual(['s2', 's0']);
       expect(second.nextPage).toBeNull();
-      expect(storage.listStores(workspace.id, storeQ({ includeArchived: true })).data.map((s) => s.name)).toEqual(['s4', 's3', 's2', 's1', 's0']);
+      expect((await storage.listStores(workspace.id, storeQ({ includeArchived: true }))).data.map((s) => s.name)).toEqual(['s4', 's3', 's2', 's1', 's0']);
     });
 
     it('a store update merges metadata and keeps untouched fields', () => {
@@ -46,7 +46,7 @@ export function runStoreSuite(makeStorage: MakeStorage): void {
       expect(storage.getStore(workspace.id, s.id)?.archivedAt).toBe(first.archivedAt);
     });
 
-    it('deleting a store removes it with its memories and versions; unknown stores are not_found', () => {
+    it('deleting a store removes it with its memories and versions; unknown stores are not_found', async () => {
       const { storage, workspace, addStore, addMemory } = fixture(makeStorage);
       const s = addStore();
       const keep = addStore('keep');
@@ -56,10 +56,10 @@ export function runStoreSuite(makeStorage: MakeStorage): void {
       expect(storage.getStore(workspace.id, s.id)).toBeNull();
       expect(storage.getMemory(s.id, m.id)).toBeNull();
       expect(storage.getVersion(s.id, m.versionId)).toBeNull();
-      expect(storage.listMemories(keep.id, memQ()).data).toHaveLength(1);
+      expect((await storage.listMemories(keep.id, memQ())).data).toHaveLength(1);
       expect(codeOf(() => storage.deleteStore(workspace.id, s.id))).toBe('not_found');
       expect(codeOf(() => storage.deleteStore(newId('workspace'), keep.id))).toBe('not_found');
-      expect(storage.integrityCheck()).toEqual([]);
+      expect(await storage.integrityCheck()).toEqual([]);
     });
 
     it('an archived store\'s settings can no longer change, and an unknown store is not_found', () => {
