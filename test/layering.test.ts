@@ -111,6 +111,14 @@ describe('layering', () => {
     }
   });
 
+  it('src/domain/ holds pure rules: it imports no storage, no face and no Node module', () => {
+    const offenders = sources('src/domain').flatMap((f) =>
+      imports(f).filter((i) => /\/storage\/|^(\.\.\/)+(fs|api)\/|^node:|^better-sqlite3$/.test(i)).map((i) => `${f} → ${i}`),
+    );
+    expect(sources('src/domain').length).toBeGreaterThan(0);
+    expect(offenders).toEqual([]);
+  });
+
   it('no file disables a lint or type check to get around the rules', () => {
     const all = [...sources('src'), ...sources('fs'), ...sources('api')];
     const disabled = all.filter((f) => /eslint-disable|@ts-ignore|@ts-nocheck/.test(readFileSync(join(root, f), 'utf8')));

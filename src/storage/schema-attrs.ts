@@ -3,7 +3,7 @@
  *
  * Times are integer microseconds since the epoch; NULL means "derived" (the rule the mount shows,
  * fs/stat.ts): mtime and ctime follow `updated_at`, atime follows the mtime; uid/gid NULL is the
- * serving process's. The adapter keeps them (sqlite-memories.ts):
+ * serving process's. The adapter keeps them as src/domain/memory-attrs.ts decides:
  * - a content change sets mtime and ctime back to NULL (the save time), unless the save carries an
  *   mtime set after the last write (`cp -p`, `rsync -t`), and freezes a NULL atime at the old mtime,
  *   so atime moves only when set (as on a noatime mount);

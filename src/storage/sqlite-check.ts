@@ -6,7 +6,7 @@
 import { byteLength, MAX_CONTENT_BYTES, sha256Hex } from '../content.js';
 import { ancestors } from '../paths.js';
 import { assertMemoryPath } from '../validate/memory.js';
-import type { Storage } from './port.js';
+import type { MaintenanceStorage } from './port.js';
 import { createContinuityCheck } from './sqlite-check-continuity.js';
 import { createUsageCheck } from './sqlite-check-limits.js';
 import type { MemoryRow, VersionRow } from './rows.js';
@@ -16,7 +16,7 @@ import type { Db } from './tx.js';
 /** More than this many problems are summarised, so a badly broken file still gives a readable report. */
 const MAX_REPORTED = 200;
 
-export function createCheckStatements(db: Db): Pick<Storage, 'domainCheck'> {
+export function createCheckStatements(db: Db): Pick<MaintenanceStorage, 'domainCheck'> {
   const q = {
     memories: db.prepare('SELECT * FROM memories ORDER BY store_id, path'),
     version: db.prepare('SELECT * FROM versions WHERE id = ?'),

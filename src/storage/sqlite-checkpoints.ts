@@ -1,15 +1,10 @@
 /** @module SQLite statements for checkpoints: immutable bundles plus one latest pointer per (agent, session). */
-import { MnemoError, notFound } from '../errors.js';
-import { archivedStore } from '../memories.js';
+import { assertCheckpointDeletable, nextRevision } from '../domain/checkpoint-rules.js';
+import { assertStoreWritable } from '../domain/memory-rules.js';
 import type { Checkpoint, CheckpointBundle } from '../types.js';
-import type { ContinuityStorage, InsertCheckpointInput, ReferencedMemory } from './port-continuity.js';
+import type { CheckpointStorage, InsertCheckpointInput, ReferencedMemory } from './port.js';
 import { actorColumns, toActor, toMemoryMeta, type MemoryRow } from './rows.js';
 import { writeTx, type Db } from './tx.js';
-
-type CheckpointStatements = Pick<
-  ContinuityStorage,
-  'insertCheckpoint' | 'getCheckpoint' | 'getLatestCheckpoint' | 'deleteCheckpoint' | 'findReferencedMemory'
->;
 
 interface CheckpointRow {
   id: string;
@@ -31,7 +26,7 @@ const SELECT = `SELECT c.*, (h.checkpoint_id IS NOT NULL) AS is_latest FROM chec
 
 const EXPIRED = '(expires_at IS NOT NULL AND expires_at <= mnemo_now()) AS expired';
 
-export function createCheckpointStatements(db: Db): CheckpointStatements {
+export function createCheckpointStatements(db: Db): CheckpointStorage {
   const q = {
     storeState: db.prepare('SELECT archived_at FROM stores WHERE id = ?'),
     head: db.prepare('SELECT checkpoint_id, revision FROM checkpoint_heads WHERE store_id = ? AND agent_id = ? AND session_id = ?'),
@@ -62,18 +57,9 @@ export function createCheckpointStatements(db: Db): CheckpointStatements {
   return {
     insertCheckpoint: writeTx(db, ({ checkpoint: c, expectedLatestId }: InsertCheckpointInput): Checkpoint => {
       const s = q.storeState.get(c.storeId) as { archived_at: string | null } | undefined;
-      if (!s) throw notFound('memory store', c.storeId);
-      if (s.archived_at) throw archivedStore(c.storeId);
+      assertStoreWritable(c.storeId, s ? { archivedAt: s.archived_at } : null);
       const head = q.head.get(c.storeId, c.agentId, c.sessionId) as { checkpoint_id: string; revision: number } | undefined;
-      if (expectedLatestId !== undefined && expectedLatestId !== (head?.checkpoint_id ?? null)) {
-        throw new MnemoError(
-          'conflict',
-          `the latest checkpoint of agent ${c.agentId} session ${c.sessionId} is ${head?.checkpoint_id ?? 'none'}, ` +
-            `not ${expectedLatestId ?? 'none'} as expected_latest_checkpoint_id says; restore the latest and retry`,
-          { field: 'expected_latest_checkpoint_id' },
-        );
-      }
-      const revision = (head?.revision ?? 0) + 1;
+      const revision = nextRevision(c, head ? { checkpointId: head.checkpoint_id, revision: head.revision } : null, expectedLatestId);
       const a = actorColumns(c.createdBy);
       q.insert.run(c.id, c.storeId, c.agentId, c.sessionId, revision, bundleJson(c), c.sizeBytes, c.createdAt, a.type, a.id);
       q.setHead.run(c.storeId, c.agentId, c.sessionId, c.id, revision);
@@ -88,14 +74,7 @@ export function createCheckpointStatements(db: Db): CheckpointStatements {
     },
 
     deleteCheckpoint: writeTx(db, (storeId: string, id: string): void => {
-      const c = get(storeId, id);
-      if (!c) throw notFound('checkpoint', id);
-      if (c.isLatest) {
-        throw new MnemoError(
-          'conflict',
-          `checkpoint ${id} is the latest of agent ${c.agentId} session ${c.sessionId}; it can be deleted once a newer checkpoint exists`,
-        );
-      }
+      assertCheckpointDeletable(id, get(storeId, id));
       q.remove.run(id);
     }),
 

@@ -1,56 +1,34 @@
 /** @module SQLite statements for memories: writes that append versions, and path-ordered reads. */
 import { byteLength, sha256Hex } from '../content.js';
+import { attrsAfterSet, attrsAfterVersion, attrsOfNewMemory } from '../domain/memory-attrs.js';
+import { assertNoOverlap, assertStoreWritable, movedPath, overlapProbe } from '../domain/memory-rules.js';
 import { notFound } from '../errors.js';
-import { archivedStore, assertDeletePrecondition, pathConflict, planUpdate } from '../memories.js';
-import { ancestors, subtreeEnd } from '../paths.js';
-import { assertMemoryPath } from '../validate/memory.js';
+import { assertDeletePrecondition, planUpdate } from '../memories.js';
+import { subtreeEnd } from '../paths.js';
 import type { KeptAttrs, Memory, MemoryListItem, MemoryListQuery, MemoryMeta, Page } from '../types.js';
 import { cursorNumber, cursorString, decodeCursor, encodeCursor } from './cursor.js';
 import type {
   CreateMemoryInput,
   DeleteMemoryInput,
-  DirectoryListing,
+  MemoryStorage,
   MoveMemoryInput,
   MoveTreeInput,
   SaveMemoryAtInput,
-  Storage,
   UpdateMemoryInput,
   WriteStamp,
 } from './port.js';
 import { actorColumns, msToUs, toMemory, toMemoryMeta, type MemoryRow } from './rows.js';
 import { LIVE, createExpiryPurge } from './sqlite-expiry.js';
+import { META, type ChildWalk } from './sqlite-tree.js';
 import { writeTx, type Db, type Statement } from './tx.js';
 
-type MemoryStatements = Pick<
-  Storage,
-  | 'createMemory'
-  | 'updateMemory'
-  | 'deleteMemory'
-  | 'getMemory'
-  | 'getMemoryByPath'
-  | 'getMemoryMetaByPath'
-  | 'getMemoryBytesByPath'
-  | 'setMemoryAttrs'
-  | 'saveMemoryAt'
-  | 'moveMemory'
-  | 'moveTree'
-  | 'listMemories'
-  | 'listDirectory'
-  | 'hasMemoriesUnder'
->;
+type MemoryStatements = Omit<MemoryStorage, 'getVersion' | 'listVersions' | 'redactVersion'>;
 
-const META =
-  'seq, id, store_id, path, content_sha256, content_size_bytes, version_id, mode, created_at, updated_at, expires_at, atime_us, mtime_us, ctime_us, uid, gid';
-
-export function createMemoryStatements(db: Db): MemoryStatements {
+export function createMemoryStatements(db: Db, children: ChildWalk): MemoryStatements {
   const q = {
     storeState: db.prepare('SELECT archived_at FROM stores WHERE id = ?'),
     byId: db.prepare(`SELECT * FROM memories WHERE store_id = ? AND id = ? AND ${LIVE}`),
     byPath: db.prepare(`SELECT * FROM memories WHERE store_id = ? AND path = ? AND ${LIVE}`),
-    // The planner would take the unique (store_id, path) index and read the row past its content.
-    metaByPath: db.prepare(`SELECT ${META} FROM memories INDEXED BY memories_meta_by_path WHERE store_id = ? AND path = ? AND ${LIVE}`),
-    // The content as UTF-8 bytes straight from the row: no decode to a JS string and encode back.
-    bytesByPath: db.prepare(`SELECT ${META}, CAST(content AS BLOB) AS bytes FROM memories WHERE store_id = ? AND path = ? AND ${LIVE}`),
     descendant: db.prepare('SELECT id, path FROM memories WHERE store_id = ? AND path > ? AND path < ? AND id != ? LIMIT 1'),
     insertVersion: db.prepare(
       `INSERT INTO versions (id, store_id, memory_id, operation, path, content, content_sha256, content_size_bytes,
@@ -74,9 +52,6 @@ export function createMemoryStatements(db: Db): MemoryStatements {
       `SELECT ${META} FROM memories WHERE store_id = ? AND path > ? AND path < ? AND ${LIVE} ORDER BY path LIMIT ?`,
     ),
     rangeFull: db.prepare(`SELECT * FROM memories WHERE store_id = ? AND path > ? AND path < ? AND ${LIVE} ORDER BY path LIMIT ?`),
-    nextGt: db.prepare(`SELECT ${META} FROM memories WHERE store_id = ? AND path > ? AND path < ? AND ${LIVE} ORDER BY path LIMIT ?`),
-    nextGte: db.prepare(`SELECT ${META} FROM memories WHERE store_id = ? AND path >= ? AND path < ? AND ${LIVE} ORDER BY path LIMIT ?`),
-    anyUnder: db.prepare(`SELECT 1 FROM memories WHERE store_id = ? AND path > ? AND path < ? AND ${LIVE} LIMIT 1`),
   };
   const purgeExpired = createExpiryPurge(db);
   // A live memory (other than one id) at any of `count` paths: the overlap check asks for a path and
@@ -91,17 +66,16 @@ export function createMemoryStatements(db: Db): MemoryStatements {
 
   function assertWritable(storeId: string): void {
     const s = q.storeState.get(storeId) as { archived_at: string | null } | undefined;
-    if (!s) throw notFound('memory store', storeId);
-    if (s.archived_at) throw archivedStore(storeId);
+    assertStoreWritable(storeId, s ? { archivedAt: s.archived_at } : null);
   }
 
-  /** Invariant 2: the path must not equal, contain, or sit below another live memory's path. */
-  function assertNoOverlap(storeId: string, path: string, selfId: string): void {
-    const candidates = [path, ...ancestors(path)];
+  /** Invariant 2 (src/domain/memory-rules.ts): finds a live memory, other than `selfId`, where one would overlap `path`. */
+  function checkOverlap(storeId: string, path: string, selfId: string): void {
+    const probe = overlapProbe(path);
     const hit =
-      (atAnyPath(candidates.length).get(storeId, ...candidates, selfId) as { id: string; path: string } | undefined) ??
-      (q.descendant.get(storeId, path + '/', subtreeEnd(path + '/'), selfId) as { id: string; path: string } | undefined);
-    if (hit) throw pathConflict(path, hit);
+      (atAnyPath(probe.atOrAbove.length).get(storeId, ...probe.atOrAbove, selfId) as { id: string; path: string } | undefined) ??
+      (q.descendant.get(storeId, probe.below, subtreeEnd(probe.below), selfId) as { id: string; path: string } | undefined);
+    assertNoOverlap(path, hit ?? null);
   }
 
   function appendVersion(
@@ -128,21 +102,19 @@ export function createMemoryStatements(db: Db): MemoryStatements {
 
   function insert(input: CreateMemoryInput & { attrs?: KeptAttrs }): Memory {
     assertWritable(input.storeId);
-    assertNoOverlap(input.storeId, input.path, '');
+    checkOverlap(input.storeId, input.path, '');
     const sha = sha256Hex(input.content);
     const size = byteLength(input.content);
     appendVersion(input, input.storeId, input.memoryId, 'created', input.path, { content: input.content, sha, size });
-    const mode = input.attrs?.mode ?? input.mode ?? 0o644;
     const expiresAt = input.expiresAt ?? null;
-    const a = input.attrs ?? {};
-    const kept = { atimeMs: a.atimeMs ?? null, mtimeMs: a.mtimeMs ?? null, ctimeMs: null, uid: a.uid ?? null, gid: a.gid ?? null };
+    const kept = attrsOfNewMemory(input.attrs, input.mode);
     q.insertMemory.run(
-      input.memoryId, input.storeId, input.path, input.content, sha, size, input.versionId, mode, input.now, input.now, expiresAt,
+      input.memoryId, input.storeId, input.path, input.content, sha, size, input.versionId, kept.mode, input.now, input.now, expiresAt,
       us(kept.atimeMs), us(kept.mtimeMs), kept.uid, kept.gid,
     );
     return {
       id: input.memoryId, storeId: input.storeId, path: input.path, content: input.content,
-      contentSha256: sha, contentSizeBytes: size, versionId: input.versionId, mode,
+      contentSha256: sha, contentSizeBytes: size, versionId: input.versionId,
       createdAt: input.now, updatedAt: input.now, expiresAt, ...kept,
     };
   }
@@ -163,9 +135,9 @@ export function createMemoryStatements(db: Db): MemoryStatements {
       // A save of unchanged bytes still keeps what the file was given meanwhile (cp -p onto a twin).
       return { memory: input.attrs ? keepAttrs(memory, input.attrs, input.now, false) : memory, changed: false };
     }
-    if (plan.renamed) assertNoOverlap(input.storeId, plan.path, current.id);
+    if (plan.renamed) checkOverlap(input.storeId, plan.path, current.id);
     appendVersion(input, input.storeId, current.id, 'modified', plan.path, { content: plan.content, sha: plan.sha256, size: plan.size });
-    const kept = afterVersion(current, plan.content !== current.content, input.attrs);
+    const kept = attrsAfterVersion(current, plan.content !== current.content, input.attrs);
     q.updateMemory.run(
       plan.path, plan.content, plan.sha256, plan.size, input.versionId, input.now,
       kept.mode, us(kept.atimeMs), us(kept.mtimeMs), kept.uid, kept.gid, current.id,
@@ -178,77 +150,18 @@ export function createMemoryStatements(db: Db): MemoryStatements {
     return { memory, changed: true };
   }
 
-  /**
-   * The kept attributes once a version lands (schema-attrs.ts): new content takes the save time as
-   * mtime and ctime (unless the save carries an mtime set after its last write), a rename keeps the
-   * mtime and moves the ctime; a NULL atime is frozen at the old mtime either way.
-   */
-  function afterVersion(current: Memory, contentChanged: boolean, a: KeptAttrs = {}) {
-    const oldMtime = current.mtimeMs ?? Date.parse(current.updatedAt);
-    return {
-      mode: a.mode ?? current.mode,
-      atimeMs: a.atimeMs ?? current.atimeMs ?? oldMtime,
-      mtimeMs: a.mtimeMs ?? (contentChanged ? null : oldMtime),
-      ctimeMs: null,
-      uid: a.uid ?? current.uid,
-      gid: a.gid ?? current.gid,
-    };
-  }
-
-  /**
-   * Sets attributes without a version; the ctime moves to `now` when anything changed (or always,
-   * with `always`: a chmod, chown or utimens moves it even when it sets the values already there).
-   */
+  /** Sets attributes without a version (src/domain/memory-attrs.ts decides what they become). */
   function keepAttrs(m: Memory, a: KeptAttrs, now: string, always: boolean): Memory {
-    // An atime that follows the mtime stays where it was when only the mtime is set (touch -m).
-    const atimeMs = a.atimeMs ?? (a.mtimeMs !== undefined && m.atimeMs === null ? (m.mtimeMs ?? Date.parse(m.updatedAt)) : m.atimeMs);
-    const next = { mode: a.mode ?? m.mode, atimeMs, mtimeMs: a.mtimeMs ?? m.mtimeMs, uid: a.uid ?? m.uid, gid: a.gid ?? m.gid };
-    const same = next.mode === m.mode && next.atimeMs === m.atimeMs && next.mtimeMs === m.mtimeMs && next.uid === m.uid && next.gid === m.gid;
-    if (same && !always) return m;
+    const next = attrsAfterSet(m, a, now, always);
+    if (!next) return m;
     assertWritable(m.storeId);
-    const ctimeMs = Date.parse(now);
-    q.setAttrs.run(next.mode, us(next.atimeMs), us(next.mtimeMs), us(ctimeMs), next.uid, next.gid, m.id);
-    return { ...m, ...next, ctimeMs };
+    q.setAttrs.run(next.mode, us(next.atimeMs), us(next.mtimeMs), us(next.ctimeMs), next.uid, next.gid, m.id);
+    return { ...m, ...next };
   }
 
   function remove(stamp: WriteStamp, row: MemoryRow): void {
     appendVersion(stamp, row.store_id, row.id, 'deleted', row.path, null);
     q.deleteMemory.run(row.id);
-  }
-
-  /**
-   * Direct children of `prefix` (ending in "/") from `start`, rolling deeper paths into prefixes.
-   * Rows come in keyset pages that grow while they hold files (a directory of 1,000 files is a few
-   * queries, not 1,000) and drop back to one row after each jump past a subdirectory.
-   */
-  function* children(storeId: string, prefix: string, start: { key: string; inclusive: boolean }) {
-    const end = subtreeEnd(prefix);
-    let key = start.key;
-    let inclusive = start.inclusive;
-    let batch = 1;
-    for (;;) {
-      const rows = (inclusive ? q.nextGte : q.nextGt).all(storeId, key, end, batch) as MemoryRow[];
-      if (rows.length === 0) return;
-      let jumped = false;
-      for (const row of rows) {
-        const rest = row.path.slice(prefix.length);
-        const slash = rest.indexOf('/');
-        if (slash < 0) {
-          key = row.path;
-          inclusive = false;
-          yield { item: { type: 'memory', row } as const, resume: { k: key, x: 0 } };
-        } else {
-          const dir = prefix + rest.slice(0, slash + 1);
-          key = subtreeEnd(dir);
-          inclusive = true;
-          jumped = true;
-          yield { item: { type: 'memory_prefix', path: dir } as const, resume: { k: key, x: 1 } };
-          break;
-        }
-      }
-      if (!jumped && rows.length < batch) return;
-      batch = jumped ? 1 : Math.min(batch * 4, 256);
-    }
   }
 
   return {
@@ -291,8 +204,7 @@ export function createMemoryStatements(db: Db): MemoryStatements {
       const prefix = input.from + '/';
       const rows = q.rangeFull.all(input.storeId, prefix, subtreeEnd(prefix), -1) as MemoryRow[];
       for (const row of rows) {
-        // A deeper destination can push a moved path past the limits; the whole move then fails.
-        const path = assertMemoryPath(input.to + row.path.slice(input.from.length));
+        const path = movedPath(input.from, input.to, row.path);
         update({ actor: input.actor, now: input.now, versionId: input.versionIds(), storeId: input.storeId, memoryId: row.id, path });
       }
       return rows.length;
@@ -305,14 +217,6 @@ export function createMemoryStatements(db: Db): MemoryStatements {
     getMemoryByPath(storeId, path) {
       const r = q.byPath.get(storeId, path) as MemoryRow | undefined;
       return r ? toMemory(r) : null;
-    },
-    getMemoryMetaByPath(storeId, path): MemoryMeta | null {
-      const r = q.metaByPath.get(storeId, path) as MemoryRow | undefined;
-      return r ? toMemoryMeta(r) : null;
-    },
-    getMemoryBytesByPath(storeId, path) {
-      const r = q.bytesByPath.get(storeId, path) as (MemoryRow & { bytes: Buffer | null }) | undefined;
-      return r ? { ...toMemoryMeta(r), bytes: r.bytes ?? Buffer.alloc(0) } : null;
     },
     setMemoryAttrs: writeTx(db, (storeId: string, id: string, attrs: KeptAttrs, now: string): void => {
       keepAttrs(toMemory(mustGet(storeId, id)), attrs, now, true);
@@ -352,22 +256,6 @@ export function createMemoryStatements(db: Db): MemoryStatements {
       return { data, nextPage: more && resume ? encodeCursor(resume) : null };
     },
 
-    listDirectory(storeId, dir, limit = Infinity): DirectoryListing {
-      const prefix = dir === '/' ? '/' : dir + '/';
-      const files: MemoryMeta[] = [];
-      const dirs: string[] = [];
-      for (const child of children(storeId, prefix, { key: prefix, inclusive: false })) {
-        if (files.length + dirs.length === limit) return { files, dirs, truncated: true };
-        if (child.item.type === 'memory') files.push(toMemoryMeta(child.item.row));
-        else dirs.push(child.item.path.slice(prefix.length, -1));
-      }
-      return { files, dirs };
-    },
-
-    hasMemoriesUnder(storeId, dir) {
-      const prefix = dir === '/' ? '/' : dir + '/';
-      return q.anyUnder.get(storeId, prefix, subtreeEnd(prefix)) !== undefined;
-    },
   };
 }
 

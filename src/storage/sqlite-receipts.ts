@@ -1,8 +1,6 @@
 /** @module SQLite statements for idempotency receipts (the transaction that binds one to its mutation is `atomic`, sqlite.ts). */
-import type { Receipt, ReceiptScope, Storage } from './port.js';
+import type { Receipt, ReceiptScope, ReceiptStorage } from './port.js';
 import type { Db } from './tx.js';
-
-type ReceiptStatements = Pick<Storage, 'findReceipt' | 'insertReceipt' | 'deleteReceipt' | 'purgeReceipts'>;
 
 interface ReceiptRow {
   workspace_id: string;
@@ -40,7 +38,7 @@ export function createReceiptRedaction(db: Db): (storeId: string, versionId: str
 
 const SCOPE = 'workspace_id = @workspaceId AND api_key_id = @apiKeyId AND route = @route AND idem_key = @key';
 
-export function createReceiptStatements(db: Db): ReceiptStatements {
+export function createReceiptStatements(db: Db): ReceiptStorage {
   const q = {
     find: db.prepare(`SELECT * FROM idempotency_receipts WHERE ${SCOPE}`),
     insert: db.prepare(

@@ -21,7 +21,7 @@ import { subtreeEnd } from '../paths.js';
 import type { SearchHit, SearchPage, SearchQuery } from '../types.js';
 import { cursorNumber, cursorString, decodeCursor, encodeCursor } from './cursor.js';
 import { phraseExcerpt, wordExcerpt } from './excerpt.js';
-import type { ContinuityStorage } from './port-continuity.js';
+import type { MaintenanceStorage, SearchStorage } from './port.js';
 import { toMemoryMeta, type MemoryRow } from './rows.js';
 import { BATCH, type SearchIndex } from './sqlite-search-index.js';
 import type { Db } from './tx.js';
@@ -84,7 +84,7 @@ export const SEARCH_SQL = {
     ORDER BY m.path`,
 };
 
-export function createSearchStatements(db: Db, index: SearchIndex): Pick<ContinuityStorage, 'searchMemories' | 'indexSearchBacklog'> {
+export function createSearchStatements(db: Db, index: SearchIndex): SearchStorage & Pick<MaintenanceStorage, 'indexSearchBacklog'> {
   const q = {
     rawEnd: db.prepare(SEARCH_SQL.rawEnd).pluck(),
     windowEnd: db.prepare(SEARCH_SQL.windowEnd).pluck(),

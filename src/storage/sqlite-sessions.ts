@@ -2,16 +2,11 @@
 import { notFound } from '../errors.js';
 import type { Page, Session } from '../types.js';
 import { cursorNumber, decodeCursor, encodeCursor } from './cursor.js';
-import type { Storage } from './port.js';
+import type { SessionStorage } from './port.js';
 import { toSession, type SessionRow } from './rows.js';
 import { writeTx, type Db } from './tx.js';
 
-type SessionStatements = Pick<
-  Storage,
-  'insertSession' | 'getSession' | 'listSessions' | 'listActiveSessions' | 'listActiveLocalSessions' | 'endSession' | 'countActiveSessions'
->;
-
-export function createSessionStatements(db: Db): SessionStatements {
+export function createSessionStatements(db: Db): SessionStorage {
   const q = {
     insert: db.prepare(
       'INSERT INTO sessions (id, workspace_id, status, resources, created_at, ended_at, local_pid) VALUES (?, ?, ?, ?, ?, ?, ?)',

@@ -1,14 +1,14 @@
 /** @module SQLite statements for memory versions: filtered newest-first lists and redaction. */
-import { MnemoError, notFound } from '../errors.js';
+import { planRedaction } from '../domain/version-rules.js';
 import type { Actor, MemoryVersion, Page, VersionListQuery } from '../types.js';
 import { cursorNumber, decodeCursor, encodeCursor } from './cursor.js';
-import type { Storage } from './port.js';
+import type { MemoryStorage } from './port.js';
 import { actorColumns, toVersion, type VersionRow } from './rows.js';
 import { createReceiptRedaction } from './sqlite-receipts.js';
 import type { SearchIndex } from './sqlite-search-index.js';
 import { afterCommit, writeTx, type Db, type Statement } from './tx.js';
 
-type VersionStatements = Pick<Storage, 'getVersion' | 'listVersions' | 'redactVersion'>;
+type VersionStatements = Pick<MemoryStorage, 'getVersion' | 'listVersions' | 'redactVersion'>;
 
 export function createVersionStatements(db: Db, index: SearchIndex): VersionStatements {
   const q = {
@@ -78,15 +78,13 @@ export function createVersionStatements(db: Db, index: SearchIndex): VersionStat
 
     redactVersion: (() => {
       const redact = writeTx(db, (storeId: string, id: string, actor: Actor, now: string): { version: MemoryVersion; changed: boolean } => {
-        const row = q.get.get(storeId, id) as VersionRow | undefined;
-        if (!row) throw notFound('memory version', id);
-        if (row.redacted_at) return { version: toVersion(row), changed: false };
-        if (q.isHead.get(row.memory_id, id)) {
-          throw new MnemoError(
-            'conflict',
-            `memory version ${id} is the current version of live memory ${row.memory_id}; update or delete the memory first`,
-          );
-        }
+        const found = q.get.get(storeId, id) as VersionRow | undefined;
+        // The head probe only for a version still to redact: an already redacted one is no head.
+        const isHead = found !== undefined && found.redacted_at === null && q.isHead.get(found.memory_id, id) !== undefined;
+        const plan = planRedaction(id, found ? { memoryId: found.memory_id, redactedAt: found.redacted_at } : null, isHead);
+        // planRedaction threw not_found when there was no row.
+        const row = found as VersionRow;
+        if (plan === 'already') return { version: toVersion(row), changed: false };
         // The index may still hold this version's words, queued to be replaced, and removing them
         // needs this text: re-index before it goes, so the checkpoint below erases them too.
         index.indexQueued();

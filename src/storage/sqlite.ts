@@ -1,12 +1,13 @@
 /**
  * @module The SQLite adapter: opens the file with durable pragmas, migrates by user_version and
- * composes the per-area statement sets. Every port method is one transaction.
+ * composes the statement sets role by role (the port's roles, port/). Every port method is one
+ * transaction.
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { observeCommits, outerTx, type Db } from './tx.js';
-import type { AtomicOptions, Storage } from './port.js';
+import type { AtomicOptions, MaintenanceStorage, MemoryStorage, MountViewStorage, SearchStorage, Storage, TransactionStorage } from './port.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema.js';
 import { createChangeStatements, trackWrites } from './sqlite-changes.js';
 import { createCheckStatements } from './sqlite-check.js';
@@ -15,11 +16,13 @@ import { createExpirySweep, registerClock } from './sqlite-expiry.js';
 import { createKeyStatements } from './sqlite-keys.js';
 import { createBulkImport, type ImportedWrite } from './sqlite-bulk.js';
 import { createMemoryStatements } from './sqlite-memories.js';
+import { createMountViewStatements } from './sqlite-mount-view.js';
 import { createReceiptStatements } from './sqlite-receipts.js';
 import { createSearchStatements } from './sqlite-search.js';
 import { createSearchIndex } from './sqlite-search-index.js';
 import { createSessionStatements } from './sqlite-sessions.js';
 import { createStoreStatements } from './sqlite-stores.js';
+import { createChildWalk } from './sqlite-tree.js';
 import { createWalSync } from './sqlite-sync.js';
 import { createVersionStatements } from './sqlite-versions.js';
 import { BACKSTOP_PAGES, startCheckpointer, type Checkpointer } from './sqlite-wal-checkpointer.js';
@@ -73,34 +76,25 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
   // Prepared before the write counter: index upkeep changes no memory, so it must not move the mark.
   const searchIndex = createSearchIndex(db);
   const writes = trackWrites(db);
-  const stores = createStoreStatements(db, searchIndex);
-  const memories = createMemoryStatements(db);
-  const versions = createVersionStatements(db, searchIndex);
-  const sessions = createSessionStatements(db);
+  const children = createChildWalk(db);
   const walSync = createWalSync(db, file, _options.onSync);
-  return {
-    ...stores,
-    ...memories,
-    ...versions,
-    ...sessions,
-    ...createKeyStatements(db),
-    ...createReceiptStatements(db),
-    ...createCheckStatements(db),
-    ...createCheckpointStatements(db),
-    ...createSearchStatements(db, searchIndex),
-    ...createChangeStatements(db, writes),
-    purgeExpiredMemories: createExpirySweep(db),
+  const { indexSearchBacklog, searchMemories } = createSearchStatements(db, searchIndex);
+
+  const memories: MemoryStorage = { ...createMemoryStatements(db, children), ...createVersionStatements(db, searchIndex) };
+  const mountView: MountViewStorage = { ...createMountViewStatements(db, children), ...createChangeStatements(db, writes) };
+  const search: SearchStorage = { searchMemories };
+  const transactions: TransactionStorage = {
     // Port writes called inside fn are writeTx functions: nested, they become savepoints of this one.
     // One not durable at commit runs at synchronous=NORMAL (sqlite-sync.ts).
     atomic: <T>(fn: () => T, options?: AtomicOptions): T =>
       options?.durable === false ? walSync.relaxed(() => outerTx(db, fn)) : outerTx(db, fn),
     unsyncedCommits: walSync.unsynced,
     syncCommits: walSync.sync,
-    readPragma(name) {
-      return db.pragma(name, { simple: true });
-    },
-    batch: (fn) => db.transaction(fn).immediate(),
-    importWrites: createBulkImport(db, searchIndex),
+  };
+  const maintenance: MaintenanceStorage = {
+    purgeExpiredMemories: createExpirySweep(db),
+    indexSearchBacklog,
+    ...createCheckStatements(db),
     integrityCheck() {
       const rows = db.pragma('integrity_check') as { integrity_check: string }[];
       const fk = db.pragma('foreign_key_check') as unknown[];
@@ -117,6 +111,26 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
       }
       walSync.close();
     },
+  };
+  const storage: Storage = {
+    ...createStoreStatements(db, searchIndex),
+    ...createKeyStatements(db),
+    ...memories,
+    ...mountView,
+    ...createSessionStatements(db),
+    ...createReceiptStatements(db),
+    ...createCheckpointStatements(db),
+    ...search,
+    ...transactions,
+    ...maintenance,
+  };
+  return {
+    ...storage,
+    readPragma(name) {
+      return db.pragma(name, { simple: true });
+    },
+    batch: (fn) => db.transaction(fn).immediate(),
+    importWrites: createBulkImport(db, searchIndex),
   };
 }
 

@@ -1,5 +1,9 @@
-/** @module The storage port's agent-continuity part: checkpoints, reference lookups and search. */
-import type { Checkpoint, MemoryMeta, SearchPage, SearchQuery } from '../types.js';
+/**
+ * @module The checkpoints role: immutable bundles with one latest pointer per (agent, session), and
+ * the lookups a restore makes for the memories a bundle references. The latest rules are pure
+ * functions (src/domain/checkpoint-rules.ts) the adapter applies inside its transaction.
+ */
+import type { Checkpoint, MemoryMeta } from '../../types.js';
 
 export interface InsertCheckpointInput {
   /** The checkpoint without its revision and latest flag: the adapter assigns both. */
@@ -14,7 +18,7 @@ export type ReferencedMemory =
   | { state: 'expired' }
   | { state: 'missing' };
 
-export interface ContinuityStorage {
+export interface CheckpointStorage {
   /** Commits the bundle and moves the (agent, session) latest pointer in one transaction. */
   insertCheckpoint(input: InsertCheckpointInput): Checkpoint;
   getCheckpoint(storeId: string, id: string): Checkpoint | null;
@@ -23,10 +27,4 @@ export interface ContinuityStorage {
   deleteCheckpoint(storeId: string, id: string): void;
   /** Finds a memory by id (preferred) or path, telling expired and missing apart. */
   findReferencedMemory(storeId: string, ref: { memoryId: string | null; path: string | null }): ReferencedMemory;
-  /** Full-text search first indexes every queued write (or refuses, overloaded), so it always sees every committed one. */
-  searchMemories(storeId: string, q: SearchQuery): SearchPage;
-  /** Indexes up to `max` memories written since their last indexing, in one transaction; returns how many still wait. */
-  indexSearchBacklog(max: number): number;
-  /** Deletes every memory that expired at or before `now` (as the next write would); returns how many. */
-  purgeExpiredMemories(now: string): number;
 }

@@ -1,0 +1,24 @@
+/** @module What a store update does, decided from the store as the adapter read it in its transaction. */
+import { archivedStore } from '../memories.js';
+import type { Store, StorePatch } from '../types.js';
+import { assertMetadataCount } from '../validate/store.js';
+
+/**
+ * The store after `patch`: name and description replace, metadata merges key by key (null deletes
+ * a key), within the pair limit. An archived store's settings can no longer change. `changed` false:
+ * the patch sets what is there already, and nothing is written (updated_at stays).
+ */
+export function applyStorePatch(current: Store, patch: StorePatch, now: string): { store: Store; changed: boolean } {
+  if (current.archivedAt) throw archivedStore(current.id);
+  // A Map, not property assignment: a "__proto__" key must stay an ordinary key.
+  const metadata = new Map(Object.entries(current.metadata));
+  for (const [k, v] of Object.entries(patch.metadata ?? {})) {
+    if (v === null) metadata.delete(k);
+    else metadata.set(k, v);
+  }
+  assertMetadataCount(metadata.size);
+  const next = { name: patch.name ?? current.name, description: patch.description ?? current.description, metadata: Object.fromEntries(metadata) };
+  const changed =
+    next.name !== current.name || next.description !== current.description || JSON.stringify(next.metadata) !== JSON.stringify(current.metadata);
+  return changed ? { store: { ...current, ...next, updatedAt: now }, changed } : { store: current, changed };
+}

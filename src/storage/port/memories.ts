@@ -1,0 +1,112 @@
+/**
+ * @module The memories role: memories and their append-only versions. Every write appends one
+ * version per change and first purges the store's expired memories; the rules it applies (overlap,
+ * archived, preconditions, kept attributes, redaction) are pure functions in src/domain/.
+ */
+import type {
+  Actor,
+  KeptAttrs,
+  Memory,
+  MemoryListItem,
+  MemoryListQuery,
+  MemoryVersion,
+  Page,
+  VersionListQuery,
+} from '../../types.js';
+
+export interface WriteStamp {
+  actor: Actor;
+  now: string;
+  /** Id of the version row this write appends (pre-generated so the adapter stays id-agnostic). */
+  versionId: string;
+}
+
+export interface CreateMemoryInput extends WriteStamp {
+  storeId: string;
+  memoryId: string;
+  path: string;
+  content: string;
+  mode?: number;
+  /** Absolute expiry (RFC 3339 UTC); absent or null: never. */
+  expiresAt?: string | null;
+}
+
+export interface UpdateMemoryInput extends WriteStamp {
+  storeId: string;
+  memoryId: string;
+  content?: string;
+  path?: string;
+  expectedSha256?: string;
+  /** New absolute expiry; null clears it; undefined keeps the current one. */
+  expiresAt?: string | null;
+  /** Attributes a mount save carries (its mode, times, owner; schema-attrs.ts); not versioned. */
+  attrs?: KeptAttrs;
+}
+
+export interface DeleteMemoryInput extends WriteStamp {
+  storeId: string;
+  memoryId: string;
+  expectedSha256?: string;
+}
+
+/** Create-or-update by path (the mount's save): updates the memory at `path`, or creates `memoryId` there. */
+export interface SaveMemoryAtInput extends WriteStamp {
+  storeId: string;
+  path: string;
+  content: string;
+  /** Id for the memory if the path is free (pre-generated so the mount's inode stays stable). */
+  memoryId: string;
+  /** Permission bits to keep; not versioned. */
+  mode?: number;
+  /** Times and owner to keep (schema-attrs.ts); not versioned. */
+  attrs?: KeptAttrs;
+}
+
+/** Rename by id that replaces a memory already at `path` (POSIX rename over a file). */
+export interface MoveMemoryInput extends WriteStamp {
+  storeId: string;
+  memoryId: string;
+  path: string;
+  /** Id of the `deleted` version appended for a replaced memory, if there is one. */
+  replacedVersionId: string;
+}
+
+/** Moves every memory below directory `from` to the same place below `to` (directory rename). */
+export interface MoveTreeInput {
+  storeId: string;
+  from: string;
+  to: string;
+  actor: Actor;
+  now: string;
+  /** One fresh version id per moved memory. */
+  versionIds: () => string;
+}
+
+/** Result of a write: the memory as it now stands and whether a version was appended. */
+export interface WriteResult {
+  memory: Memory;
+  changed: boolean;
+}
+
+export interface MemoryStorage {
+  createMemory(input: CreateMemoryInput): Memory;
+  updateMemory(input: UpdateMemoryInput): WriteResult;
+  deleteMemory(input: DeleteMemoryInput): void;
+  getMemory(storeId: string, id: string): Memory | null;
+  getMemoryByPath(storeId: string, path: string): Memory | null;
+  /**
+   * Sets the given attributes (chmod, chown, utimens) without a version, and moves the ctime to
+   * `now` (RFC 3339). Throws not_found if the memory is gone, archived if the store is.
+   */
+  setMemoryAttrs(storeId: string, id: string, attrs: KeptAttrs, now: string): void;
+  saveMemoryAt(input: SaveMemoryAtInput): WriteResult;
+  moveMemory(input: MoveMemoryInput): Memory;
+  /** Returns how many memories moved (each gets one `modified` version). */
+  moveTree(input: MoveTreeInput): number;
+  listMemories(storeId: string, q: MemoryListQuery): Page<MemoryListItem>;
+
+  getVersion(storeId: string, id: string): MemoryVersion | null;
+  listVersions(storeId: string, q: VersionListQuery): Page<MemoryVersion>;
+  /** Erases a version's path and content (and the receipts' copies); refuses the head of a live memory. */
+  redactVersion(storeId: string, id: string, actor: Actor, now: string): MemoryVersion;
+}

@@ -1,0 +1,37 @@
+/**
+ * @module The mount's read model: what a live mount asks on every file operation (stat, readdir,
+ * read), cheap by path, and the marks that tell it when its kept answers went stale.
+ */
+import type { MemoryMeta } from '../../types.js';
+
+export interface DirectoryListing {
+  files: MemoryMeta[];
+  /** Names of subdirectories implied by deeper memory paths. */
+  dirs: string[];
+  /** Set when a `limit` cut the listing short: it does not name everything in the directory. */
+  truncated?: boolean;
+}
+
+export interface MountViewStorage {
+  getMemoryMetaByPath(storeId: string, path: string): MemoryMeta | null;
+  /** The memory at `path` with its content as UTF-8 bytes (what a file read serves), or null. */
+  getMemoryBytesByPath(storeId: string, path: string): (MemoryMeta & { bytes: Buffer }) | null;
+  /** Direct children of a directory ("/" or "/a/b"), for the mount's readdir; at most `limit` entries if given. */
+  listDirectory(storeId: string, dir: string, limit?: number): DirectoryListing;
+  /** True if some memory lives strictly below `dir`: the directory is implied. */
+  hasMemoriesUnder(storeId: string, dir: string): boolean;
+  /**
+   * A number that changes after any committed write (at once for this process's writes, within
+   * 100 ms for another process's): readers that keep answers (the mount) drop them when it moves.
+   * Cheap enough to ask on every file operation.
+   */
+  changeMark(): number;
+  /**
+   * The part of changeMark() that counts this process's own writes, with no look at other
+   * processes: when both moved by the same amount around a write of one's own, that write is all
+   * that changed (the mount keeps its answers across its own saves this way: fs/storage-view.ts).
+   */
+  ownWriteMark(): number;
+  /** The earliest `expires_at` in the store after `after`, or null: live rows can vanish then without a write. */
+  nextExpiry(storeId: string, after: string): string | null;
+}

@@ -1,0 +1,35 @@
+/**
+ * @module The receipts role: the first answer to an idempotent request, replayed to its retries.
+ * A receipt is bound to its mutation by running both inside one `atomic` (transactions.ts).
+ */
+
+/** Whose receipt: one per workspace, API key, route and Idempotency-Key. */
+export interface ReceiptScope {
+  workspaceId: string;
+  apiKeyId: string;
+  /** Method and route template, e.g. "POST /v1/memory_stores/{id}/memories". */
+  route: string;
+  key: string;
+}
+
+/** The first successful answer to an idempotent request, replayed to retries. */
+export interface Receipt extends ReceiptScope {
+  /** sha256 of the normalised request; a retry must match it. */
+  fingerprint: string;
+  status: number;
+  /** The response body as JSON text. */
+  body: string;
+  /** What the answer points at, for `mnemo check`. */
+  storeId: string | null;
+  versionId: string | null;
+  createdAt: string;
+  expiresAt: string;
+}
+
+export interface ReceiptStorage {
+  findReceipt(scope: ReceiptScope): Receipt | null;
+  insertReceipt(receipt: Receipt): void;
+  deleteReceipt(scope: ReceiptScope): void;
+  /** Deletes receipts that expired at or before `now`; returns how many. */
+  purgeReceipts(now: string): number;
+}

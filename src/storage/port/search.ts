@@ -1,0 +1,7 @@
+/** @module The search role: full-text and substring search over a store's live memories. */
+import type { SearchPage, SearchQuery } from '../../types.js';
+
+export interface SearchStorage {
+  /** Full-text search first indexes every queued write (or refuses, overloaded), so it always sees every committed one. */
+  searchMemories(storeId: string, q: SearchQuery): SearchPage;
+}

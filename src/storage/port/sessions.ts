@@ -1,0 +1,16 @@
+/** @module The sessions role: mount sessions, active until ended once. */
+import type { Page, Session } from '../../types.js';
+
+export interface SessionStorage {
+  insertSession(session: Session): void;
+  getSession(workspaceId: string, id: string): Session | null;
+  listSessions(workspaceId: string, limit: number, page: string | null): Page<Session>;
+  /** Active sessions the server mounts: not those of a `mnemo mount` process (localPid). */
+  listActiveSessions(): Session[];
+  /** Active sessions of `mnemo mount` processes, to end those whose process is gone. */
+  listActiveLocalSessions(): Session[];
+  /** Sets ended_at once; ending an ended session returns it unchanged. */
+  endSession(workspaceId: string, id: string, now: string): Session;
+  /** Active sessions of a workspace, counted from an index of active sessions only. */
+  countActiveSessions(workspaceId: string): number;
+}

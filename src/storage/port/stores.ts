@@ -1,0 +1,25 @@
+/** @module The stores role: a workspace's memory stores, their settings and what they hold. */
+import type { Page, Store, StoreListQuery, StorePatch } from '../../types.js';
+
+/** What a store's limits are checked against. */
+export interface StoreUsage {
+  memories: number;
+  bytes: number;
+}
+
+export interface StoreStorage {
+  insertStore(store: Store): void;
+  getStore(workspaceId: string, id: string): Store | null;
+  /** A store by id alone: for the mount, which is bound to a store, not a caller. */
+  getStoreById(id: string): Store | null;
+  /** `only`: the stores a scoped key may see (null: all of the workspace's). */
+  listStores(workspaceId: string, q: StoreListQuery, only?: readonly string[] | null): Page<Store>;
+  /** Merges the patch (src/domain/store-rules.ts decides); refuses (archived) once the store is archived. */
+  updateStore(workspaceId: string, id: string, patch: StorePatch, now: string): Store;
+  /** Sets archived_at once; archiving an archived store returns it unchanged. */
+  archiveStore(workspaceId: string, id: string, now: string): Store;
+  /** Deletes the store with its memories, versions and checkpoints. */
+  deleteStore(workspaceId: string, id: string): void;
+  /** How many memories the store holds and the sum of their sizes: one indexed row (schema-limits.ts). */
+  storeUsage(storeId: string): StoreUsage;
+}

@@ -1,0 +1,429 @@
+/** The memories role's conformance suite: memories, their kept attributes, and their append-only versions. */
+import { describe, expect, it } from 'vitest';
+import { sha256Hex } from '../../../src/content.js';
+import { codeOf } from '../../helpers/core.js';
+import { newId } from '../../../src/ids.js';
+import type { Actor, VersionListQuery } from '../../../src/types.js';
+import { fixture, memQ, paths, rejectionCode, storeQ, thrown, verQ, type MakeStorage } from './fixture.js';
+
+export function runMemorySuite(makeStorage: MakeStorage): void {
+  describe('memories', () => {
+    it('create stores the content with its sha256 and size and appends a created version', () => {
+      const { storage, actor, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      const m = addMemory(s.id, '/notes/é.md', 'héllo');
+      expect(m).toMatchObject({ path: '/notes/é.md', content: 'héllo', contentSha256: sha256Hex('héllo'), contentSizeBytes: 6, mode: 0o644 });
+      expect(storage.getMemory(s.id, m.id)).toEqual(m);
+      expect(storage.getMemoryByPath(s.id, '/notes/é.md')).toEqual(m);
+      const { content: _content, ...meta } = m;
+      expect(storage.getMemoryMetaByPath(s.id, '/notes/é.md')).toEqual(meta);
+      expect(storage.getVersion(s.id, m.versionId)).toMatchObject({
+        memoryId: m.id, operation: 'created', path: m.path, content: 'héllo', contentSha256: m.contentSha256,
+        contentSizeBytes: 6, createdAt: m.createdAt, createdBy: actor, redactedAt: null, redactedBy: null,
+      });
+    });
+
+    it('a memory is invisible from another store', () => {
+      const { storage, addStore, addMemory } = fixture(makeStorage);
+      const m = addMemory(addStore().id, '/a');
+      const other = addStore('other');
+      expect(storage.getMemory(other.id, m.id)).toBeNull();
+      expect(storage.getMemoryByPath(other.id, '/a')).toBeNull();
+      expect(storage.getVersion(other.id, m.versionId)).toBeNull();
+    });
+
+    it('a create on an overlapping path fails and leaves no version behind', async () => {
+      const { storage, stamp, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      const a = addMemory(s.id, '/a/b');
+      for (const path of ['/a/b', '/a', '/a/b/c']) {
+        const err = (() => {
+          try {
+            storage.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path, content: 'x' });
+          } catch (e) {
+            return e;
+          }
+          return null;
+        })();
+        expect(err).toMatchObject({ code: 'path_conflict', details: { conflicting_path: '/a/b', conflicting_memory_id: a.id } });
+      }
+      expect((await storage.listVersions(s.id, verQ())).data).toHaveLength(1);
+    });
+
+    it('an update reports whether it changed anything, and a no-op appends no version', async () => {
+      const { storage, stamp, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      const m = addMemory(s.id, '/a', 'one');
+      const same = storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'one' });
+      expect(same).toEqual({ memory: m, changed: false });
+      const st = stamp();
+      const changed = storage.updateMemory({ ...st, storeId: s.id, memoryId: m.id, content: 'two', path: '/b' });
+      expect(changed.changed).toBe(true);
+      expect(changed.memory).toMatchObject({ id: m.id, path: '/b', content: 'two', versionId: st.versionId, updatedAt: st.now, createdAt: m.createdAt });
+      expect(storage.getMemory(s.id, m.id)).toEqual(changed.memory);
+      expect((await storage.listVersions(s.id, verQ())).data.map((v) => v.operation)).toEqual(['modified', 'created']);
+    });
+
+    it('update and delete of an unknown memory are not_found', () => {
+      const { storage, stamp, addStore } = fixture(makeStorage);
+      const s = addStore();
+      expect(codeOf(() => storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), content: 'x' }))).toBe('not_found');
+      expect(codeOf(() => storage.deleteMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory') }))).toBe('not_found');
+    });
+
+    it('a delete removes the memory and appends a deleted version holding only the path', () => {
+      const { storage, stamp, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      const m = addMemory(s.id, '/a');
+      const st = stamp();
+      storage.deleteMemory({ ...st, storeId: s.id, memoryId: m.id });
+      expect(storage.getMemory(s.id, m.id)).toBeNull();
+      expect(storage.getVersion(s.id, st.versionId)).toMatchObject({
+        memoryId: m.id, operation: 'deleted', path: '/a', content: null, contentSha256: null, contentSizeBytes: null,
+      });
+    });
+
+    it('a memory mode is kept and changes no version', async () => {
+      const { storage, now, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      const m = addMemory(s.id, '/a');
+      storage.setMemoryAttrs(s.id, m.id, { mode: 0o600 }, now());
+      expect(storage.getMemory(s.id, m.id)?.mode).toBe(0o600);
+      expect((await storage.listVersions(s.id, verQ())).data).toHaveLength(1);
+    });
+
+    describe('kept attributes (times and owner)', () => {
+    it('a new memory derives every time and its owner: all kept attributes are null', () => {
+      const { storage, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      const m = addMemory(s.id, '/a');
+      expect(m).toMatchObject({ atimeMs: null, mtimeMs: null, ctimeMs: null, uid: null, gid: null });
+      expect(storage.getMemoryMetaByPath(s.id, '/a')).toMatchObject({ atimeMs: null, mtimeMs: null, ctimeMs: null, uid: null, gid: null });
+    });
+
+    it('times and owner are set without a version, to the microsecond, and the ctime moves to the time of the change', async () => {
+      const { storage, now, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      const m = addMemory(s.id, '/a');
+      const at = now();
+      storage.setMemoryAttrs(s.id, m.id, { atimeMs: 1_000_000_000_123.456, mtimeMs: 1_500_000_000_000.001, uid: 1000, gid: 2000 }, at);
+      const kept = { atimeMs: 1_000_000_000_123.456, mtimeMs: 1_500_000_000_000.001, ctimeMs: Date.parse(at), uid: 1000, gid: 2000 };
+      expect(storage.getMemory(s.id, m.id)).toMatchObject(kept);
+      expect(storage.getMemoryMetaByPath(s.id, '/a')).toMatchObject(kept);
+      expect(storage.listDirectory(s.id, '/').files[0]).toMatchObject(kept);
+      expect((await storage.listVersions(s.id, verQ())).data).toHaveLength(1);
+    });
+
+    it('setting only the mtime leaves the atime where it was (touch -m), and only the uid leaves the gid', () => {
+      const { storage, now, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      const m = addMemory(s.id, '/a');
+      storage.setMemoryAttrs(s.id, m.id, { mtimeMs: 5000 }, now());
+      storage.setMemoryAttrs(s.id, m.id, { uid: 7 }, now());
+      expect(storage.getMemory(s.id, m.id)).toMatchObject({ atimeMs: Date.parse(m.updatedAt), mtimeMs: 5000, uid: 7, gid: null });
+    });
+
+    it('new content sets mtime and ctime back to the save time, and keeps the atime and the owner', () => {
+      const { storage, stamp, now, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      const m = addMemory(s.id, '/a');
+      storage.setMemoryAttrs(s.id, m.id, { atimeMs: 1000, mtimeMs: 2000, uid: 5, gid: 6 }, now());
+      const after = storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'new' }).memory;
+      const expected = { atimeMs: 1000, mtimeMs: null, ctimeMs: null, uid: 5, gid: 6 };
+      expect(after).toMatchObject(expected);
+      expect(storage.getMemory(s.id, m.id)).toMatchObject(expected);
+    });
+
+    it('new content freezes an atime that followed the mtime, so reads of the old atime stay true', () => {
+      const { storage, stamp, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      const m = addMemory(s.id, '/a');
+      storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'new' });
+      expect(storage.getMemory(s.id, m.id)).toMatchObject({ atimeMs: Date.parse(m.updatedAt), mtimeMs: null });
+    });
+
+    it('a save can carry an mtime set after its last write (cp -p), which then survives the new version', () => {
+      const { storage, stamp, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      const m = addMemory(s.id, '/a');
+      storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'copied', attrs: { mtimeMs: 1234.5, uid: 9 } });
+      expect(storage.getMemory(s.id, m.id)).toMatchObject({ mtimeMs: 1234.5, ctimeMs: null, uid: 9 });
+    });
+
+    it('a rename keeps the mtime and moves the ctime (it follows the rename\'s updated_at)', () => {
+      const { storage, stamp, now, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      const a = addMemory(s.id, '/a');
+      const b = addMemory(s.id, '/d/b');
+      storage.setMemoryAttrs(s.id, b.id, { mtimeMs: 777 }, now());
+      const moved = storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: a.id, path: '/c' }).memory;
+      expect(moved).toMatchObject({ mtimeMs: Date.parse(a.updatedAt), ctimeMs: null });
+      expect(moved.updatedAt).not.toBe(a.updatedAt);
+      storage.moveTree({ storeId: s.id, from: '/d', to: '/e', actor: { type: 'api_actor', apiKeyId: 'k' }, now: now(), versionIds: () => newId('version') });
+      expect(storage.getMemoryByPath(s.id, '/e/b')).toMatchObject({ mtimeMs: 777, ctimeMs: null });
+    });
+
+    it('a mount save creates a memory with the attributes its file was given, and a save of the same bytes still keeps new ones', async () => {
+      const { storage, stamp, addStore } = fixture(makeStorage);
+      const s = addStore();
+      const input = { storeId: s.id, path: '/a', content: 'x', memoryId: newId('memory'), mode: 0o600 };
+      const created = storage.saveMemoryAt({ ...stamp(), ...input, attrs: { atimeMs: 10, mtimeMs: 20, uid: 1, gid: 2 } });
+      expect(created.memory).toMatchObject({ mode: 0o600, atimeMs: 10, mtimeMs: 20, ctimeMs: null, uid: 1, gid: 2 });
+      expect(storage.getMemory(s.id, input.memoryId)).toMatchObject({ mode: 0o600, atimeMs: 10, mtimeMs: 20, ctimeMs: null, uid: 1, gid: 2 });
+      const st = stamp();
+      const again = storage.saveMemoryAt({ ...st, ...input, mode: 0o640, attrs: { mtimeMs: 30 } });
+      expect(again.changed).toBe(false);
+      expect(storage.getMemory(s.id, input.memoryId)).toMatchObject({ mode: 0o640, atimeMs: 10, mtimeMs: 30, ctimeMs: Date.parse(st.now), uid: 1, gid: 2 });
+      expect((await storage.listVersions(s.id, verQ())).data).toHaveLength(1);
+    });
+
+    it('setting attributes of a missing memory is not_found, and of an archived store\'s memory is refused', () => {
+      const { storage, now, addStore, addMemory, workspace } = fixture(makeStorage);
+      const s = addStore();
+      const m = addMemory(s.id, '/a');
+      expect(codeOf(() => storage.setMemoryAttrs(s.id, newId('memory'), { uid: 1 }, now()))).toBe('not_found');
+      storage.archiveStore(workspace.id, s.id, now());
+      expect(codeOf(() => storage.setMemoryAttrs(s.id, m.id, { uid: 1 }, now()))).toBe('archived');
+      expect(storage.getMemory(s.id, m.id)?.uid).toBeNull();
+    });
+    });
+
+    it('lists are ordered by path in binary order and page without gaps', async () => {
+      const { storage, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      for (const p of ['/b', '/B', '/a/z', '/a/b/c', '/a-b', '/é']) addMemory(s.id, p);
+      const all = paths((await storage.listMemories(s.id, memQ())).data);
+      expect(all).toEqual(['/B', '/a-b', '/a/b/c', '/a/z', '/b', '/é']);
+      const pages: string[] = [];
+      let page: string | null = null;
+      do {
+        const p = await storage.listMemories(s.id, memQ({ limit: 1, page }));
+        pages.push(...paths(p.data));
+        page = p.nextPage;
+      } while (page);
+      expect(pages).toEqual(all);
+    });
+
+    it('depth 1 rolls deeper paths into prefixes', async () => {
+      const { storage, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      for (const p of ['/a/b/c', '/a/d', '/a-b', '/z']) addMemory(s.id, p);
+      expect(paths((await storage.listMemories(s.id, memQ({ depth: 1 }))).data)).toEqual(['/a-b', '/a/ (prefix)', '/z']);
+      expect(paths((await storage.listMemories(s.id, memQ({ depth: 1, pathPrefix: '/a/' }))).data)).toEqual(['/a/b/ (prefix)', '/a/d']);
+    });
+
+    it('the full view carries content and the basic view leaves it out', async () => {
+      const { storage, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      addMemory(s.id, '/a', 'text');
+      const [full] = (await storage.listMemories(s.id, memQ({ view: 'full' }))).data;
+      const [basic] = (await storage.listMemories(s.id, memQ())).data;
+      expect(full?.type === 'memory' && full.memory.content).toBe('text');
+      expect(basic?.type === 'memory' && basic.memory.content).toBeUndefined();
+    });
+
+
+    it('writes to an archived store are refused, even one that would change nothing', () => {
+      const { storage, workspace, stamp, now, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      const m = addMemory(s.id, '/a', 'one');
+      storage.archiveStore(workspace.id, s.id, now());
+      const write = { storeId: s.id, memoryId: newId('memory'), path: '/b', content: 'x' };
+      expect(codeOf(() => storage.createMemory({ ...stamp(), ...write }))).toBe('archived');
+      expect(codeOf(() => storage.saveMemoryAt({ ...stamp(), ...write }))).toBe('archived');
+      expect(codeOf(() => storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'one' }))).toBe('archived');
+      expect(codeOf(() => storage.moveMemory({ ...stamp(), storeId: s.id, memoryId: m.id, path: '/c', replacedVersionId: newId('version') }))).toBe('archived');
+      expect(codeOf(() => storage.moveTree({ storeId: s.id, from: '/a', to: '/d', actor: { type: 'api_actor', apiKeyId: 'k' }, now: now(), versionIds: () => newId('version') }))).toBe('archived');
+      expect(codeOf(() => storage.createMemory({ ...stamp(), ...write, storeId: newId('store') }))).toBe('not_found');
+      expect(storage.getMemory(s.id, m.id)).toEqual(m);
+    });
+
+    it('an update or delete whose expected sha256 is not the current one fails, unless the update changes nothing', () => {
+      const { storage, stamp, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      const m = addMemory(s.id, '/a', 'one');
+      const stale = sha256Hex('older');
+      expect(codeOf(() => storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'two', expectedSha256: stale }))).toBe('precondition_failed');
+      expect(codeOf(() => storage.deleteMemory({ ...stamp(), storeId: s.id, memoryId: m.id, expectedSha256: stale }))).toBe('precondition_failed');
+      // A retry of an update that already landed is forgiven: the memory holds what was asked.
+      expect(storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'one', expectedSha256: stale }).changed).toBe(false);
+      const ok = storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'two', expectedSha256: m.contentSha256 });
+      expect(ok.memory.content).toBe('two');
+      storage.deleteMemory({ ...stamp(), storeId: s.id, memoryId: m.id, expectedSha256: ok.memory.contentSha256 });
+      expect(storage.getMemory(s.id, m.id)).toBeNull();
+    });
+
+    it('a rename onto a path that would overlap another memory fails and changes nothing', () => {
+      const { storage, stamp, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      const dir = addMemory(s.id, '/a/b');
+      const m = addMemory(s.id, '/x');
+      for (const path of ['/a/b', '/a', '/a/b/c']) {
+        expect(thrown(() => storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, path }))).toMatchObject({
+          code: 'path_conflict', details: { conflicting_path: '/a/b', conflicting_memory_id: dir.id },
+        });
+      }
+      expect(storage.getMemory(s.id, m.id)?.path).toBe('/x');
+    });
+
+    it('a move by id replaces the memory at its destination, which gets a deleted version', async () => {
+      const { storage, stamp, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      const a = addMemory(s.id, '/a', 'a');
+      const b = addMemory(s.id, '/b', 'b');
+      const replacedVersionId = newId('version');
+      const moved = storage.moveMemory({ ...stamp(), storeId: s.id, memoryId: a.id, path: '/b', replacedVersionId });
+      expect(moved).toMatchObject({ id: a.id, path: '/b', content: 'a' });
+      expect(storage.getMemory(s.id, b.id)).toBeNull();
+      expect(storage.getVersion(s.id, replacedVersionId)).toMatchObject({ memoryId: b.id, operation: 'deleted', path: '/b' });
+      // A move onto its own path is no write.
+      expect(storage.moveMemory({ ...stamp(), storeId: s.id, memoryId: a.id, path: '/b', replacedVersionId: newId('version') })).toEqual(moved);
+      expect((await storage.listVersions(s.id, verQ())).data).toHaveLength(4);
+    });
+
+    it('a directory move renames every memory below it, one modified version each, and leaves siblings', async () => {
+      const { storage, now, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      for (const p of ['/d/a', '/d/e/b', '/d-x', '/dd']) addMemory(s.id, p);
+      const n = storage.moveTree({ storeId: s.id, from: '/d', to: '/n/m', actor: { type: 'api_actor', apiKeyId: 'k' }, now: now(), versionIds: () => newId('version') });
+      expect(n).toBe(2);
+      expect(paths((await storage.listMemories(s.id, memQ())).data)).toEqual(['/d-x', '/dd', '/n/m/a', '/n/m/e/b']);
+      expect((await storage.listVersions(s.id, verQ({ operation: 'modified' }))).data).toHaveLength(2);
+    });
+
+    it('a save by path creates the memory with the given id, then updates it in place', () => {
+      const { storage, stamp, addStore } = fixture(makeStorage);
+      const s = addStore();
+      const memoryId = newId('memory');
+      const first = storage.saveMemoryAt({ ...stamp(), storeId: s.id, path: '/a', content: 'one', memoryId });
+      expect(first).toMatchObject({ changed: true, memory: { id: memoryId, content: 'one' } });
+      const second = storage.saveMemoryAt({ ...stamp(), storeId: s.id, path: '/a', content: 'two', memoryId: newId('memory') });
+      expect(second).toMatchObject({ changed: true, memory: { id: memoryId, content: 'two' } });
+      expect(storage.getMemoryByPath(s.id, '/a')?.id).toBe(memoryId);
+    });
+
+    it('an expired memory is hidden from reads, and the next write to its store frees its path', () => {
+      const { storage, stamp, now, addStore } = fixture(makeStorage);
+      const s = addStore();
+      // The fixture's clock runs in the past: an expiry at its now has passed for the adapter's readers.
+      const m = storage.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/a', content: 'x', expiresAt: now() });
+      expect(storage.getMemory(s.id, m.id)).toBeNull();
+      expect(storage.getMemoryByPath(s.id, '/a')).toBeNull();
+      const again = storage.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/a', content: 'y' });
+      expect(storage.getMemoryByPath(s.id, '/a')).toEqual(again);
+    });
+
+    it('a TTL set, renewed or cleared by an update appends no version when nothing else changes', async () => {
+      const { storage, stamp, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      const m = addMemory(s.id, '/a', 'one');
+      const later = '2999-01-01T00:00:00.000Z';
+      expect(storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, expiresAt: later })).toMatchObject({ changed: false, memory: { expiresAt: later } });
+      expect(storage.getMemory(s.id, m.id)?.expiresAt).toBe(later);
+      storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, expiresAt: null });
+      expect(storage.getMemory(s.id, m.id)?.expiresAt).toBeNull();
+      expect((await storage.listVersions(s.id, verQ())).data).toHaveLength(1);
+    });
+  });
+
+  describe('versions', () => {
+    it('versions list newest first and filter by memory, operation and actor', async () => {
+      const { storage, stamp, addStore, addMemory, actor } = fixture(makeStorage);
+      const s = addStore();
+      const agent: Actor = { type: 'session_actor', sessionId: newId('session') };
+      const a = addMemory(s.id, '/a');
+      const b = addMemory(s.id, '/b', 'b', agent);
+      storage.updateMemory({ ...stamp(agent), storeId: s.id, memoryId: a.id, content: 'a2' });
+      storage.deleteMemory({ ...stamp(), storeId: s.id, memoryId: b.id });
+      const ops = (q: Partial<VersionListQuery>) => storage.listVersions(s.id, verQ(q)).data.map((v) => `${v.operation} ${v.memoryId === a.id ? 'a' : 'b'}`);
+      expect(await ops({})).toEqual(['deleted b', 'modified a', 'created b', 'created a']);
+      expect(await ops({ memoryId: b.id })).toEqual(['deleted b', 'created b']);
+      expect(await ops({ operation: 'created' })).toEqual(['created b', 'created a']);
+      expect(await ops({ sessionId: agent.sessionId })).toEqual(['modified a', 'created b']);
+      expect(await ops({ apiKeyId: actor.type === 'api_actor' ? actor.apiKeyId : '' })).toEqual(['deleted b', 'created a']);
+      expect(await ops({ apiKeyId: agent.sessionId })).toEqual([]);
+      expect(await ops({ serviceAccountId: 'svcacct_x' })).toEqual([]);
+    });
+
+    it('the basic view of a version list leaves the content out', async () => {
+      const { storage, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      addMemory(s.id, '/a', 'text');
+      const [v] = (await storage.listVersions(s.id, verQ({ view: 'basic' }))).data;
+      expect(v).toMatchObject({ path: '/a', content: null, contentSizeBytes: 4 });
+    });
+
+    it('redaction nulls the body, records who and when, and leaves the memory alone', async () => {
+      const { storage, stamp, addStore, addMemory, actor } = fixture(makeStorage);
+      const s = addStore();
+      const m = addMemory(s.id, '/a', 'secret');
+      const now = storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'clean' }).memory;
+      const at = '2026-04-01T00:00:00.000Z';
+      const red = storage.redactVersion(s.id, m.versionId, actor, at);
+      expect(red).toMatchObject({ id: m.versionId, operation: 'created', memoryId: m.id, path: null, content: null, contentSha256: null, contentSizeBytes: null, redactedAt: at, redactedBy: actor });
+      expect(storage.getVersion(s.id, m.versionId)).toEqual(red);
+      expect(storage.getMemory(s.id, m.id)).toEqual(now);
+      expect(await storage.integrityCheck()).toEqual([]);
+    });
+
+    it('redaction of the head version of a live memory is a conflict; an unknown version is not_found', () => {
+      const { storage, addStore, addMemory, actor, now } = fixture(makeStorage);
+      const s = addStore();
+      const m = addMemory(s.id, '/a');
+      expect(codeOf(() => storage.redactVersion(s.id, m.versionId, actor, now()))).toBe('conflict');
+      expect(codeOf(() => storage.redactVersion(s.id, newId('version'), actor, now()))).toBe('not_found');
+      expect(storage.getVersion(s.id, m.versionId)?.content).toBe(m.content);
+    });
+
+    it('versions page newest first with no duplicates or gaps', async () => {
+      const { storage, stamp, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      const m = addMemory(s.id, '/a', 'v0');
+      for (let i = 1; i < 12; i++) storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: `v${i}` });
+      const seen: string[] = [];
+      let page: string | null = null;
+      do {
+        const p = await storage.listVersions(s.id, verQ({ limit: 5, page }));
+        seen.push(...p.data.map((v) => v.content ?? ''));
+        page = p.nextPage;
+      } while (page);
+      expect(seen).toEqual(Array.from({ length: 12 }, (_, i) => `v${11 - i}`));
+    });
+
+    it('a page cursor the storage did not issue is refused', async () => {
+      const { storage, addStore } = fixture(makeStorage);
+      const s = addStore();
+      expect(await rejectionCode(() => storage.listVersions(s.id, verQ({ page: 'nonsense' })))).toBe('invalid_request');
+      expect(await rejectionCode(() => storage.listMemories(s.id, memQ({ page: 'page_' + Buffer.from('[1]').toString('base64url') })))).toBe('invalid_request');
+      expect(await rejectionCode(() => storage.listStores(s.workspaceId, storeQ({ page: 'page_' + Buffer.from('{"s":"x"}').toString('base64url') })))).toBe('invalid_request');
+    });
+
+    it('redacting twice keeps the first redaction', () => {
+      const { storage, stamp, addStore, addMemory, actor } = fixture(makeStorage);
+      const s = addStore();
+      const m = addMemory(s.id, '/a', 'secret');
+      storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'clean' });
+      const first = storage.redactVersion(s.id, m.versionId, actor, '2026-04-01T00:00:00.000Z');
+      expect(storage.redactVersion(s.id, m.versionId, { type: 'api_actor', apiKeyId: 'other' }, '2026-05-01T00:00:00.000Z')).toEqual(first);
+    });
+
+    it('once its memory is deleted, what was its head version can be redacted', async () => {
+      const { storage, stamp, addStore, addMemory, actor, now } = fixture(makeStorage);
+      const s = addStore();
+      const m = addMemory(s.id, '/a', 'secret');
+      storage.deleteMemory({ ...stamp(), storeId: s.id, memoryId: m.id });
+      expect(storage.redactVersion(s.id, m.versionId, actor, now())).toMatchObject({ content: null, path: null });
+      expect(await storage.integrityCheck()).toEqual([]);
+    });
+
+    it('a version is redacted only inside its own store', () => {
+      const { storage, stamp, addStore, addMemory, actor, now } = fixture(makeStorage);
+      const s = addStore();
+      const other = addStore('other');
+      const m = addMemory(s.id, '/a', 'secret');
+      storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'clean' });
+      expect(codeOf(() => storage.redactVersion(other.id, m.versionId, actor, now()))).toBe('not_found');
+      expect(storage.getVersion(s.id, m.versionId)?.content).toBe('secret');
+    });
+  });
+}

@@ -1,0 +1,75 @@
+/** The receipts role's conformance suite: the first answer to an idempotent request, kept for its retries. */
+import { describe, expect, it } from 'vitest';
+import { newId } from '../../../src/ids.js';
+import type { Receipt, ReceiptScope } from '../../../src/storage/port.js';
+import { fixture, type MakeStorage } from './fixture.js';
+
+export function runReceiptSuite(makeStorage: MakeStorage): void {
+  describe('receipts', () => {
+    function receiptOf(scope: ReceiptScope, expiresAt = '2999-01-01T00:00:00.000Z', extra: Partial<Receipt> = {}): Receipt {
+      return {
+        ...scope, fingerprint: 'f'.repeat(64), status: 201, body: '{"id":"x"}', storeId: null, versionId: null,
+        createdAt: '2026-03-01T00:00:00.000Z', expiresAt, ...extra,
+      };
+    }
+
+    it('a receipt reads back by its whole scope, and by no scope that differs in any part', () => {
+      const { storage, workspace } = fixture(makeStorage);
+      const scope: ReceiptScope = { workspaceId: workspace.id, apiKeyId: newId('apiKey'), route: 'POST /v1/memory_stores', key: 'k1' };
+      const r = receiptOf(scope);
+      storage.insertReceipt(r);
+      expect(storage.findReceipt(scope)).toEqual(r);
+      for (const part of ['workspaceId', 'apiKeyId', 'route', 'key'] as const) {
+        expect(storage.findReceipt({ ...scope, [part]: `${scope[part]}-other` })).toBeNull();
+      }
+    });
+
+    it('deleting a receipt removes that one only', () => {
+      const { storage, workspace } = fixture(makeStorage);
+      const scope: ReceiptScope = { workspaceId: workspace.id, apiKeyId: newId('apiKey'), route: 'POST /v1/memory_stores', key: 'k1' };
+      storage.insertReceipt(receiptOf(scope));
+      storage.insertReceipt(receiptOf({ ...scope, key: 'k2' }));
+      storage.deleteReceipt(scope);
+      expect(storage.findReceipt(scope)).toBeNull();
+      expect(storage.findReceipt({ ...scope, key: 'k2' })).not.toBeNull();
+    });
+
+    it('purging deletes the receipts expired at or before the time given and says how many', () => {
+      const { storage, workspace } = fixture(makeStorage);
+      const scope: ReceiptScope = { workspaceId: workspace.id, apiKeyId: newId('apiKey'), route: 'POST /v1/memory_stores', key: 'k' };
+      storage.insertReceipt(receiptOf({ ...scope, key: 'a' }, '2026-03-01T00:00:00.000Z'));
+      storage.insertReceipt(receiptOf({ ...scope, key: 'b' }, '2026-03-02T00:00:00.000Z'));
+      storage.insertReceipt(receiptOf({ ...scope, key: 'c' }, '2026-03-03T00:00:00.000Z'));
+      expect(storage.purgeReceipts('2026-03-02T00:00:00.000Z')).toBe(2);
+      expect(storage.findReceipt({ ...scope, key: 'b' })).toBeNull();
+      expect(storage.findReceipt({ ...scope, key: 'c' })).not.toBeNull();
+      expect(storage.purgeReceipts('2026-03-02T00:00:00.000Z')).toBe(0);
+    });
+
+    it('a receipt written with its mutation in one atomic call goes when the mutation fails', () => {
+      const { storage, workspace, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      addMemory(s.id, '/a');
+      const scope: ReceiptScope = { workspaceId: workspace.id, apiKeyId: newId('apiKey'), route: 'POST /v1/memory_stores/{id}/memories', key: 'k' };
+      expect(() => storage.atomic(() => {
+        storage.insertReceipt(receiptOf(scope));
+        addMemory(s.id, '/a');
+      })).toThrow();
+      expect(storage.findReceipt(scope)).toBeNull();
+    });
+
+    it('redacting a version rewrites the receipts that replay it, so they hold none of its text', async () => {
+      const { storage, workspace, stamp, actor, now, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      const m = addMemory(s.id, '/secret.md', 'the secret');
+      storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'clean' });
+      const scope: ReceiptScope = { workspaceId: workspace.id, apiKeyId: newId('apiKey'), route: 'POST /v1/memory_stores/{id}/memories', key: 'k' };
+      const body = JSON.stringify({ id: m.id, path: m.path, content: m.content, content_sha256: m.contentSha256, content_size_bytes: m.contentSizeBytes, version_id: m.versionId });
+      storage.insertReceipt(receiptOf(scope, undefined, { body, storeId: s.id, versionId: m.versionId }));
+      storage.redactVersion(s.id, m.versionId, actor, now());
+      const kept = storage.findReceipt(scope)!;
+      expect(JSON.parse(kept.body)).toEqual({ id: m.id, path: null, content: null, content_sha256: null, content_size_bytes: null, version_id: m.versionId });
+      expect(await storage.domainCheck()).toEqual([]);
+    });
+  });
+}

@@ -1,0 +1,57 @@
+/** The search role's conformance suite: full-text and substring search over a store's live memories. */
+import { describe, expect, it } from 'vitest';
+import { newId } from '../../../src/ids.js';
+import type { SearchQuery } from '../../../src/types.js';
+import { fixture, type MakeStorage } from './fixture.js';
+
+const searchQ = (q: Partial<SearchQuery> & { q: string }): SearchQuery => ({ mode: 'fts', pathPrefix: '/', limit: 20, page: null, ...q });
+
+export function runSearchSuite(makeStorage: MakeStorage): void {
+  describe('search', () => {
+    it('full-text search finds a word in the content or the path of this store\'s live memories only', async () => {
+      const { storage, stamp, now, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      const other = addStore('other');
+      addMemory(s.id, '/notes/falcon.md', 'about birds');
+      addMemory(s.id, '/b.md', 'a falcon flew by');
+      addMemory(s.id, '/c.md', 'nothing here');
+      addMemory(other.id, '/d.md', 'falcon elsewhere');
+      storage.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/e.md', content: 'expired falcon', expiresAt: now() });
+      const page = await storage.searchMemories(s.id, searchQ({ q: 'falcon' }));
+      expect(page.data.map((h) => h.memory.path).sort()).toEqual(['/b.md', '/notes/falcon.md']);
+      expect(page.nextPage).toBeNull();
+      const under = await storage.searchMemories(s.id, searchQ({ q: 'falcon', pathPrefix: '/notes/' }));
+      expect(under.data.map((h) => h.memory.path)).toEqual(['/notes/falcon.md']);
+    });
+
+    it('full-text search sees a write at once, and no longer sees a deleted memory', async () => {
+      const { storage, stamp, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      const m = addMemory(s.id, '/a.md', 'heron');
+      expect((await storage.searchMemories(s.id, searchQ({ q: 'heron' }))).data).toHaveLength(1);
+      storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'egret' });
+      expect((await storage.searchMemories(s.id, searchQ({ q: 'heron' }))).data).toEqual([]);
+      expect((await storage.searchMemories(s.id, searchQ({ q: 'egret' }))).data).toHaveLength(1);
+      storage.deleteMemory({ ...stamp(), storeId: s.id, memoryId: m.id });
+      expect((await storage.searchMemories(s.id, searchQ({ q: 'egret' }))).data).toEqual([]);
+    });
+
+    it('substring search ignores case and matches inside words, with the match marked in its snippet', async () => {
+      const { storage, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      addMemory(s.id, '/a.md', 'The Kingfisher dives');
+      addMemory(s.id, '/b.md', 'no bird');
+      const page = await storage.searchMemories(s.id, searchQ({ q: 'fisher', mode: 'substring' }));
+      expect(page.data.map((h) => h.memory.path)).toEqual(['/a.md']);
+      expect(page.data[0]!.snippet).toContain('King**fisher**');
+      expect(page.data[0]!.score).toBe(0);
+    });
+
+    it('a query of separators only matches nothing', async () => {
+      const { storage, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      addMemory(s.id, '/a.md', 'words');
+      expect((await storage.searchMemories(s.id, searchQ({ q: ' \t ' }))).data).toEqual([]);
+    });
+  });
+}
