@@ -32,6 +32,21 @@ function withService<T>(config: Config, fn: (service: Service) => T): T {
   }
 }
 
+/** withService for work that awaits storage (the checks run on a reader thread). */
+async function withServiceAsync<T>(config: Config, fn: (service: Service) => Promise<T>): Promise<T> {
+  const lock = useDatabase(config);
+  try {
+    const service = createService({ storage: openSqliteStorage(config.dbFile) });
+    try {
+      return await fn(service);
+    } finally {
+      service.storage.close();
+    }
+  } finally {
+    lock.release();
+  }
+}
+
 function workspaceOf(service: Service, flags: Flags): string {
   return typeof flags['workspace'] === 'string' ? flags['workspace'] : service.keys.defaultWorkspace().id;
 }
@@ -99,9 +114,9 @@ export function runWorkspaces(config: Config, sub: string, args: string[], flags
 }
 
 /** SQLite's integrity check, then the domain's invariants; prints each problem, exits 1 if any. */
-export function runCheck(config: Config, log: Log): number {
-  return withService(config, (service) => {
-    const problems = [...service.storage.integrityCheck().map((p) => `sqlite: ${p}`), ...service.storage.domainCheck()];
+export function runCheck(config: Config, log: Log): Promise<number> {
+  return withServiceAsync(config, async (service) => {
+    const problems = [...(await service.storage.integrityCheck()).map((p) => `sqlite: ${p}`), ...(await service.storage.domainCheck())];
     if (problems.length === 0) {
       out(`ok: ${config.dbFile} passed the integrity check and every domain invariant`);
       return 0;

@@ -114,10 +114,10 @@ export function createService({
       storage, clock, ids, readable: store, writable,
       ...(checkpointMaxBytes === undefined ? {} : { maxBundleBytes: checkpointMaxBytes }),
     }),
-    searchMemories(...args: Parameters<typeof search>): ReturnType<typeof search> {
+    async searchMemories(...args: Parameters<typeof search>): ReturnType<typeof search> {
       const started = performance.now();
       try {
-        return search(...args);
+        return await search(...args);
       } finally {
         observer.searched?.((performance.now() - started) / 1000);
       }
@@ -137,7 +137,7 @@ export function createService({
       return s;
     },
     getStore: store,
-    listStores(caller: Caller, q: StoreListQuery): Page<Store> {
+    async listStores(caller: Caller, q: StoreListQuery): Promise<Page<Store>> {
       return storage.listStores(caller.workspaceId, q, grantedStores(caller));
     },
     updateStore(caller: Caller, id: string, patch: StorePatch): Store {
@@ -183,7 +183,7 @@ export function createService({
       if (!m) throw notFound('memory', memoryId);
       return m;
     },
-    listMemories(caller: Caller, storeId: string, q: MemoryListQuery): Page<MemoryListItem> {
+    async listMemories(caller: Caller, storeId: string, q: MemoryListQuery): Promise<Page<MemoryListItem>> {
       store(caller, storeId);
       return storage.listMemories(storeId, q);
     },
@@ -292,7 +292,7 @@ export function createService({
       if (!v) throw notFound('memory version', versionId);
       return v;
     },
-    listVersions(caller: Caller, storeId: string, q: VersionListQuery): Page<MemoryVersion> {
+    async listVersions(caller: Caller, storeId: string, q: VersionListQuery): Promise<Page<MemoryVersion>> {
       store(caller, storeId);
       return storage.listVersions(storeId, q);
     },

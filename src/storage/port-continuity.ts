@@ -24,7 +24,7 @@ export interface ContinuityStorage {
   /** Finds a memory by id (preferred) or path, telling expired and missing apart. */
   findReferencedMemory(storeId: string, ref: { memoryId: string | null; path: string | null }): ReferencedMemory;
   /** Full-text search first indexes every queued write (or refuses, overloaded), so it always sees every committed one. */
-  searchMemories(storeId: string, q: SearchQuery): SearchPage;
+  searchMemories(storeId: string, q: SearchQuery): Promise<SearchPage>;
   /** Indexes up to `max` memories written since their last indexing, in one transaction; returns how many still wait. */
   indexSearchBacklog(max: number): number;
   /** Deletes every memory that expired at or before `now` (as the next write would); returns how many. */

@@ -183,7 +183,7 @@ export interface Storage extends ContinuityStorage {
   /** A store by id alone: for the mount, which is bound to a store, not a caller. */
   getStoreById(id: string): Store | null;
   /** `only`: the stores a scoped key may see (null: all of the workspace's). */
-  listStores(workspaceId: string, q: StoreListQuery, only?: readonly string[] | null): Page<Store>;
+  listStores(workspaceId: string, q: StoreListQuery, only?: readonly string[] | null): Promise<Page<Store>>;
   updateStore(workspaceId: string, id: string, patch: StorePatch, now: string): Store;
   archiveStore(workspaceId: string, id: string, now: string): Store;
   deleteStore(workspaceId: string, id: string): void;
@@ -208,7 +208,7 @@ export interface Storage extends ContinuityStorage {
   moveMemory(input: MoveMemoryInput): Memory;
   /** Returns how many memories moved (each gets one `modified` version). */
   moveTree(input: MoveTreeInput): number;
-  listMemories(storeId: string, q: MemoryListQuery): Page<MemoryListItem>;
+  listMemories(storeId: string, q: MemoryListQuery): Promise<Page<MemoryListItem>>;
   /** Direct children of a directory ("/" or "/a/b"), for the mount's readdir; at most `limit` entries if given. */
   listDirectory(storeId: string, dir: string, limit?: number): DirectoryListing;
   /** True if some memory lives strictly below `dir`: the directory is implied. */
@@ -230,7 +230,7 @@ export interface Storage extends ContinuityStorage {
 
   // versions
   getVersion(storeId: string, id: string): MemoryVersion | null;
-  listVersions(storeId: string, q: VersionListQuery): Page<MemoryVersion>;
+  listVersions(storeId: string, q: VersionListQuery): Promise<Page<MemoryVersion>>;
   redactVersion(storeId: string, id: string, actor: Actor, now: string): MemoryVersion;
 
   // sessions
@@ -246,8 +246,8 @@ export interface Storage extends ContinuityStorage {
   countActiveSessions(workspaceId: string): number;
 
   /** SQLite's own integrity check; an empty list means clean. */
-  integrityCheck(): string[];
+  integrityCheck(): Promise<string[]>;
   /** The domain's invariants (schema.ts 2, 3, 9 and valid stored paths); an empty list means clean. */
-  domainCheck(): string[];
+  domainCheck(): Promise<string[]>;
   close(): void;
 }

@@ -18,6 +18,7 @@ import type {
 } from './port.js';
 import { actorColumns, msToUs, toMemory, toMemoryMeta, type MemoryRow } from './rows.js';
 import { LIVE, createExpiryPurge } from './sqlite-expiry.js';
+import type { SyncReads } from './sqlite-reads.js';
 import { writeTx, type Db, type Statement } from './tx.js';
 
 type MemoryStatements = Pick<
@@ -33,10 +34,10 @@ type MemoryStatements = Pick<
   | 'saveMemoryAt'
   | 'moveMemory'
   | 'moveTree'
-  | 'listMemories'
   | 'listDirectory'
   | 'hasMemoriesUnder'
->;
+> &
+  Pick<SyncReads, 'listMemories'>;
 
 const META =
   'seq, id, store_id, path, content_sha256, content_size_bytes, version_id, mode, created_at, updated_at, expires_at, atime_us, mtime_us, ctime_us, uid, gid';

@@ -6,6 +6,7 @@ import type { ApiKey, Page, Store, StoreListQuery, StorePatch, Workspace } from 
 import { cursorNumber, decodeCursor, encodeCursor } from './cursor.js';
 import type { Storage } from './port.js';
 import { toApiKey, toStore, type ApiKeyRow, type StoreRow } from './rows.js';
+import type { SyncReads } from './sqlite-reads.js';
 import type { SearchIndex } from './sqlite-search-index.js';
 import { writeTx, type Db } from './tx.js';
 
@@ -21,12 +22,12 @@ type StoreStatements = Pick<
   | 'insertStore'
   | 'getStore'
   | 'getStoreById'
-  | 'listStores'
   | 'updateStore'
   | 'archiveStore'
   | 'deleteStore'
   | 'storeUsage'
->;
+> &
+  Pick<SyncReads, 'listStores'>;
 
 export function createStoreStatements(db: Db, index: SearchIndex): StoreStatements {
   const q = {

@@ -16,12 +16,13 @@ import { createKeyStatements } from './sqlite-keys.js';
 import { createBulkImport, type ImportedWrite } from './sqlite-bulk.js';
 import { createMemoryStatements } from './sqlite-memories.js';
 import { createReceiptStatements } from './sqlite-receipts.js';
-import { createSearchStatements } from './sqlite-search.js';
+import { createSearchStatements, drainSearchBacklogYielding } from './sqlite-search.js';
 import { createSearchIndex } from './sqlite-search-index.js';
 import { createSessionStatements } from './sqlite-sessions.js';
 import { createStoreStatements } from './sqlite-stores.js';
 import { createWalSync } from './sqlite-sync.js';
 import { createVersionStatements } from './sqlite-versions.js';
+import { DEFAULT_READERS, openReaders } from './sqlite-readers.js';
 import { BACKSTOP_PAGES, startCheckpointer, type Checkpointer } from './sqlite-wal-checkpointer.js';
 
 
@@ -35,6 +36,8 @@ export interface SqliteStorage extends Storage {
   batch<T>(fn: () => T): T;
   /** Appends already-valid writes in one transaction (sqlite-bulk.ts): the bench's large store. */
   importWrites(storeId: string, writes: ImportedWrite[]): void;
+  /** How many worker threads answer the reads that grow with the store (0: they run inline). */
+  readonly readerThreads: number;
 }
 
 export interface SqliteOptions {
@@ -56,6 +59,11 @@ export interface SqliteOptions {
    * measures the engine at NORMAL too, the setting of mount saves (DESIGN §5).
    */
   synchronous?: 'FULL' | 'NORMAL';
+  /**
+   * Worker threads with read-only connections for the reads that grow with the store (searches,
+   * listing pages, the checks: sqlite-readers.ts); default DEFAULT_READERS, 0 runs them inline.
+   */
+  readers?: number;
 }
 
 export function openSqliteStorage(file: string, _options: SqliteOptions = {}): SqliteStorage {
@@ -63,7 +71,8 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
   const db = new Database(file);
   applyPragmas(db, _options.synchronous ?? 'FULL');
   migrate(db);
-  registerClock(db, _options.clock ?? (() => new Date().toISOString()));
+  const clock = _options.clock ?? (() => new Date().toISOString());
+  registerClock(db, clock);
   if (_options.onCommit) observeCommits(db, _options.onCommit);
   let checkpointer: Checkpointer | null = null;
   if (_options.backgroundCheckpoints && file !== ':memory:') {
@@ -78,6 +87,16 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
   const versions = createVersionStatements(db, searchIndex);
   const sessions = createSessionStatements(db);
   const walSync = createWalSync(db, file, _options.onSync);
+  const checks = createCheckStatements(db);
+  const search = createSearchStatements(db, searchIndex);
+  const readers = openReaders(file, _options.readers ?? DEFAULT_READERS, clock, {
+    searchMemories: search.searchMemories,
+    listMemories: memories.listMemories,
+    listStores: stores.listStores,
+    listVersions: versions.listVersions,
+    integrityCheck: checks.integrityCheck,
+    domainCheck: checks.domainCheck,
+  });
   return {
     ...stores,
     ...memories,
@@ -85,10 +104,16 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     ...sessions,
     ...createKeyStatements(db),
     ...createReceiptStatements(db),
-    ...createCheckStatements(db),
     ...createCheckpointStatements(db),
-    ...createSearchStatements(db, searchIndex),
     ...createChangeStatements(db, writes),
+    ...readers,
+    indexSearchBacklog: search.indexSearchBacklog,
+    async searchMemories(storeId, q) {
+      // The writer indexes the queue first (a write, so here), in batches that let others in between:
+      // the reader then sees the index as of every answered write.
+      if (q.mode === 'fts' && readers.threads > 0) await drainSearchBacklogYielding(search.indexSearchBacklog);
+      return readers.searchMemories(storeId, q);
+    },
     purgeExpiredMemories: createExpirySweep(db),
     // Port writes called inside fn are writeTx functions: nested, they become savepoints of this one.
     // One not durable at commit runs at synchronous=NORMAL (sqlite-sync.ts).
@@ -101,14 +126,9 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     },
     batch: (fn) => db.transaction(fn).immediate(),
     importWrites: createBulkImport(db, searchIndex),
-    integrityCheck() {
-      const rows = db.pragma('integrity_check') as { integrity_check: string }[];
-      const fk = db.pragma('foreign_key_check') as unknown[];
-      const problems = rows.map((r) => r.integrity_check).filter((m) => m !== 'ok');
-      if (fk.length > 0) problems.push(`${fk.length} foreign key violation(s)`);
-      return problems;
-    },
+    readerThreads: readers.threads,
     close() {
+      readers.close();
       checkpointer?.stop();
       if (db.open) {
         // At FULL (the connection's setting between operations), so relaxed commits reach the disk.

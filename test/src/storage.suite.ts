@@ -82,16 +82,16 @@ export function runStorageSuite(makeStorage: MakeStorage): void {
       expect(storage.getStore(s.workspaceId, newId('store'))).toBeNull();
     });
 
-    it('stores list newest first, page by page, without archived ones unless asked', () => {
+    it('stores list newest first, page by page, without archived ones unless asked', async () => {
       const { storage, workspace, now, addStore } = fixture(makeStorage);
       const made = Array.from({ length: 5 }, (_, i) => addStore(`s${i}`));
       storage.archiveStore(workspace.id, made[1]!.id, now());
-      const first = storage.listStores(workspace.id, storeQ({ limit: 2 }));
+      const first = await storage.listStores(workspace.id, storeQ({ limit: 2 }));
       expect(first.data.map((s) => s.name)).toEqual(['s4', 's3']);
-      const second = storage.listStores(workspace.id, storeQ({ limit: 2, page: first.nextPage }));
+      const second = await storage.listStores(workspace.id, storeQ({ limit: 2, page: first.nextPage }));
       expect(second.data.map((s) => s.name)).toEqual(['s2', 's0']);
       expect(second.nextPage).toBeNull();
-      expect(storage.listStores(workspace.id, storeQ({ includeArchived: true })).data.map((s) => s.name)).toEqual(['s4', 's3', 's2', 's1', 's0']);
+      expect((await storage.listStores(workspace.id, storeQ({ includeArchived: true }))).data.map((s) => s.name)).toEqual(['s4', 's3', 's2', 's1', 's0']);
     });
 
     it('a store update merges metadata and keeps untouched fields', () => {
@@ -113,7 +113,7 @@ export function runStorageSuite(makeStorage: MakeStorage): void {
       expect(storage.getStore(workspace.id, s.id)?.archivedAt).toBe(first.archivedAt);
     });
 
-    it('deleting a store removes it with its memories and versions; unknown stores are not_found', () => {
+    it('deleting a store removes it with its memories and versions; unknown stores are not_found', async () => {
       const { storage, workspace, addStore, addMemory } = fixture(makeStorage);
       const s = addStore();
       const keep = addStore('keep');
@@ -123,10 +123,10 @@ export function runStorageSuite(makeStorage: MakeStorage): void {
       expect(storage.getStore(workspace.id, s.id)).toBeNull();
       expect(storage.getMemory(s.id, m.id)).toBeNull();
       expect(storage.getVersion(s.id, m.versionId)).toBeNull();
-      expect(storage.listMemories(keep.id, memQ()).data).toHaveLength(1);
+      expect((await storage.listMemories(keep.id, memQ())).data).toHaveLength(1);
       expect(codeOf(() => storage.deleteStore(workspace.id, s.id))).toBe('not_found');
       expect(codeOf(() => storage.deleteStore(newId('workspace'), keep.id))).toBe('not_found');
-      expect(storage.integrityCheck()).toEqual([]);
+      expect(await storage.integrityCheck()).toEqual([]);
     });
   });
 
@@ -155,7 +155,7 @@ export function runStorageSuite(makeStorage: MakeStorage): void {
       expect(storage.getVersion(other.id, m.versionId)).toBeNull();
     });
 
-    it('a create on an overlapping path fails and leaves no version behind', () => {
+    it('a create on an overlapping path fails and leaves no version behind', async () => {
       const { storage, stamp, addStore, addMemory } = fixture(makeStorage);
       const s = addStore();
       const a = addMemory(s.id, '/a/b');
@@ -170,10 +170,10 @@ export function runStorageSuite(makeStorage: MakeStorage): void {
         })();
         expect(err).toMatchObject({ code: 'path_conflict', details: { conflicting_path: '/a/b', conflicting_memory_id: a.id } });
       }
-      expect(storage.listVersions(s.id, verQ()).data).toHaveLength(1);
+      expect((await storage.listVersions(s.id, verQ())).data).toHaveLength(1);
     });
 
-    it('an update reports whether it changed anything, and a no-op appends no version', () => {
+    it('an update reports whether it changed anything, and a no-op appends no version', async () => {
       const { storage, stamp, addStore, addMemory } = fixture(makeStorage);
       const s = addStore();
       const m = addMemory(s.id, '/a', 'one');
@@ -184,7 +184,7 @@ export function runStorageSuite(makeStorage: MakeStorage): void {
       expect(changed.changed).toBe(true);
       expect(changed.memory).toMatchObject({ id: m.id, path: '/b', content: 'two', versionId: st.versionId, updatedAt: st.now, createdAt: m.createdAt });
       expect(storage.getMemory(s.id, m.id)).toEqual(changed.memory);
-      expect(storage.listVersions(s.id, verQ()).data.map((v) => v.operation)).toEqual(['modified', 'created']);
+      expect((await storage.listVersions(s.id, verQ())).data.map((v) => v.operation)).toEqual(['modified', 'created']);
     });
 
     it('update and delete of an unknown memory are not_found', () => {
@@ -206,13 +206,13 @@ export function runStorageSuite(makeStorage: MakeStorage): void {
       });
     });
 
-    it('a memory mode is kept and changes no version', () => {
+    it('a memory mode is kept and changes no version', async () => {
       const { storage, now, addStore, addMemory } = fixture(makeStorage);
       const s = addStore();
       const m = addMemory(s.id, '/a');
       storage.setMemoryAttrs(s.id, m.id, { mode: 0o600 }, now());
       expect(storage.getMemory(s.id, m.id)?.mode).toBe(0o600);
-      expect(storage.listVersions(s.id, verQ()).data).toHaveLength(1);
+      expect((await storage.listVersions(s.id, verQ())).data).toHaveLength(1);
     });
 
     describe('kept attributes (times and owner)', () => {
@@ -224,7 +224,7 @@ export function runStorageSuite(makeStorage: MakeStorage): void {
       expect(storage.getMemoryMetaByPath(s.id, '/a')).toMatchObject({ atimeMs: null, mtimeMs: null, ctimeMs: null, uid: null, gid: null });
     });
 
-    it('times and owner are set without a version, to the microsecond, and the ctime moves to the time of the change', () => {
+    it('times and owner are set without a version, to the microsecond, and the ctime moves to the time of the change', async () => {
       const { storage, now, addStore, addMemory } = fixture(makeStorage);
       const s = addStore();
       const m = addMemory(s.id, '/a');
@@ -234,7 +234,7 @@ export function runStorageSuite(makeStorage: MakeStorage): void {
       expect(storage.getMemory(s.id, m.id)).toMatchObject(kept);
       expect(storage.getMemoryMetaByPath(s.id, '/a')).toMatchObject(kept);
       expect(storage.listDirectory(s.id, '/').files[0]).toMatchObject(kept);
-      expect(storage.listVersions(s.id, verQ()).data).toHaveLength(1);
+      expect((await storage.listVersions(s.id, verQ())).data).toHaveLength(1);
     });
 
     it('setting only the mtime leaves the atime where it was (touch -m), and only the uid leaves the gid', () => {
@@ -286,7 +286,7 @@ export function runStorageSuite(makeStorage: MakeStorage): void {
       expect(storage.getMemoryByPath(s.id, '/e/b')).toMatchObject({ mtimeMs: 777, ctimeMs: null });
     });
 
-    it('a mount save creates a memory with the attributes its file was given, and a save of the same bytes still keeps new ones', () => {
+    it('a mount save creates a memory with the attributes its file was given, and a save of the same bytes still keeps new ones', async () => {
       const { storage, stamp, addStore } = fixture(makeStorage);
       const s = addStore();
       const input = { storeId: s.id, path: '/a', content: 'x', memoryId: newId('memory'), mode: 0o600 };
@@ -297,7 +297,7 @@ export function runStorageSuite(makeStorage: MakeStorage): void {
       const again = storage.saveMemoryAt({ ...st, ...input, mode: 0o640, attrs: { mtimeMs: 30 } });
       expect(again.changed).toBe(false);
       expect(storage.getMemory(s.id, input.memoryId)).toMatchObject({ mode: 0o640, atimeMs: 10, mtimeMs: 30, ctimeMs: Date.parse(st.now), uid: 1, gid: 2 });
-      expect(storage.listVersions(s.id, verQ()).data).toHaveLength(1);
+      expect((await storage.listVersions(s.id, verQ())).data).toHaveLength(1);
     });
 
     it('setting attributes of a missing memory is not_found, and of an archived store\'s memory is refused', () => {
@@ -311,36 +311,36 @@ export function runStorageSuite(makeStorage: MakeStorage): void {
     });
     });
 
-    it('lists are ordered by path in binary order and page without gaps', () => {
+    it('lists are ordered by path in binary order and page without gaps', async () => {
       const { storage, addStore, addMemory } = fixture(makeStorage);
       const s = addStore();
       for (const p of ['/b', '/B', '/a/z', '/a/b/c', '/a-b', '/é']) addMemory(s.id, p);
-      const all = paths(storage.listMemories(s.id, memQ()).data);
+      const all = await paths((await storage.listMemories(s.id, memQ())).data);
       expect(all).toEqual(['/B', '/a-b', '/a/b/c', '/a/z', '/b', '/é']);
       const pages: string[] = [];
       let page: string | null = null;
       do {
-        const p = storage.listMemories(s.id, memQ({ limit: 1, page }));
-        pages.push(...paths(p.data));
+        const p = await storage.listMemories(s.id, memQ({ limit: 1, page }));
+        pages.push(...await paths(p.data));
         page = p.nextPage;
       } while (page);
       expect(pages).toEqual(all);
     });
 
-    it('depth 1 rolls deeper paths into prefixes', () => {
+    it('depth 1 rolls deeper paths into prefixes', async () => {
       const { storage, addStore, addMemory } = fixture(makeStorage);
       const s = addStore();
       for (const p of ['/a/b/c', '/a/d', '/a-b', '/z']) addMemory(s.id, p);
-      expect(paths(storage.listMemories(s.id, memQ({ depth: 1 })).data)).toEqual(['/a-b', '/a/ (prefix)', '/z']);
-      expect(paths(storage.listMemories(s.id, memQ({ depth: 1, pathPrefix: '/a/' })).data)).toEqual(['/a/b/ (prefix)', '/a/d']);
+      expect(await paths((await storage.listMemories(s.id, memQ({ depth: 1 }))).data)).toEqual(['/a-b', '/a/ (prefix)', '/z']);
+      expect(await paths((await storage.listMemories(s.id, memQ({ depth: 1, pathPrefix: '/a/' }))).data)).toEqual(['/a/b/ (prefix)', '/a/d']);
     });
 
-    it('the full view carries content and the basic view leaves it out', () => {
+    it('the full view carries content and the basic view leaves it out', async () => {
       const { storage, addStore, addMemory } = fixture(makeStorage);
       const s = addStore();
       addMemory(s.id, '/a', 'text');
-      const [full] = storage.listMemories(s.id, memQ({ view: 'full' })).data;
-      const [basic] = storage.listMemories(s.id, memQ()).data;
+      const [full] = (await storage.listMemories(s.id, memQ({ view: 'full' }))).data;
+      const [basic] = (await storage.listMemories(s.id, memQ())).data;
       expect(full?.type === 'memory' && full.memory.content).toBe('text');
       expect(basic?.type === 'memory' && basic.memory.content).toBeUndefined();
     });
@@ -364,7 +364,7 @@ export function runStorageSuite(makeStorage: MakeStorage): void {
   });
 
   describe('versions', () => {
-    it('versions list newest first and filter by memory, operation and actor', () => {
+    it('versions list newest first and filter by memory, operation and actor', async () => {
       const { storage, stamp, addStore, addMemory, actor } = fixture(makeStorage);
       const s = addStore();
       const agent: Actor = { type: 'session_actor', sessionId: newId('session') };
@@ -372,25 +372,25 @@ export function runStorageSuite(makeStorage: MakeStorage): void {
       const b = addMemory(s.id, '/b', 'b', agent);
       storage.updateMemory({ ...stamp(agent), storeId: s.id, memoryId: a.id, content: 'a2' });
       storage.deleteMemory({ ...stamp(), storeId: s.id, memoryId: b.id });
-      const ops = (q: Partial<VersionListQuery>) => storage.listVersions(s.id, verQ(q)).data.map((v) => `${v.operation} ${v.memoryId === a.id ? 'a' : 'b'}`);
-      expect(ops({})).toEqual(['deleted b', 'modified a', 'created b', 'created a']);
-      expect(ops({ memoryId: b.id })).toEqual(['deleted b', 'created b']);
-      expect(ops({ operation: 'created' })).toEqual(['created b', 'created a']);
-      expect(ops({ sessionId: agent.sessionId })).toEqual(['modified a', 'created b']);
-      expect(ops({ apiKeyId: actor.type === 'api_actor' ? actor.apiKeyId : '' })).toEqual(['deleted b', 'created a']);
-      expect(ops({ apiKeyId: agent.sessionId })).toEqual([]);
-      expect(ops({ serviceAccountId: 'svcacct_x' })).toEqual([]);
+      const ops = async (q: Partial<VersionListQuery>) => (await storage.listVersions(s.id, verQ(q))).data.map((v) => `${v.operation} ${v.memoryId === a.id ? 'a' : 'b'}`);
+      expect(await ops({})).toEqual(['deleted b', 'modified a', 'created b', 'created a']);
+      expect(await ops({ memoryId: b.id })).toEqual(['deleted b', 'created b']);
+      expect(await ops({ operation: 'created' })).toEqual(['created b', 'created a']);
+      expect(await ops({ sessionId: agent.sessionId })).toEqual(['modified a', 'created b']);
+      expect(await ops({ apiKeyId: actor.type === 'api_actor' ? actor.apiKeyId : '' })).toEqual(['deleted b', 'created a']);
+      expect(await ops({ apiKeyId: agent.sessionId })).toEqual([]);
+      expect(await ops({ serviceAccountId: 'svcacct_x' })).toEqual([]);
     });
 
-    it('the basic view of a version list leaves the content out', () => {
+    it('the basic view of a version list leaves the content out', async () => {
       const { storage, addStore, addMemory } = fixture(makeStorage);
       const s = addStore();
       addMemory(s.id, '/a', 'text');
-      const [v] = storage.listVersions(s.id, verQ({ view: 'basic' })).data;
+      const [v] = (await storage.listVersions(s.id, verQ({ view: 'basic' }))).data;
       expect(v).toMatchObject({ path: '/a', content: null, contentSizeBytes: 4 });
     });
 
-    it('redaction nulls the body, records who and when, and leaves the memory alone', () => {
+    it('redaction nulls the body, records who and when, and leaves the memory alone', async () => {
       const { storage, stamp, addStore, addMemory, actor } = fixture(makeStorage);
       const s = addStore();
       const m = addMemory(s.id, '/a', 'secret');
@@ -400,7 +400,7 @@ export function runStorageSuite(makeStorage: MakeStorage): void {
       expect(red).toMatchObject({ id: m.versionId, operation: 'created', memoryId: m.id, path: null, content: null, contentSha256: null, contentSizeBytes: null, redactedAt: at, redactedBy: actor });
       expect(storage.getVersion(s.id, m.versionId)).toEqual(red);
       expect(storage.getMemory(s.id, m.id)).toEqual(now);
-      expect(storage.integrityCheck()).toEqual([]);
+      expect(await storage.integrityCheck()).toEqual([]);
     });
 
     it('redaction of the head version of a live memory is a conflict; an unknown version is not_found', () => {
@@ -412,7 +412,7 @@ export function runStorageSuite(makeStorage: MakeStorage): void {
       expect(storage.getVersion(s.id, m.versionId)?.content).toBe(m.content);
     });
 
-    it('versions page newest first with no duplicates or gaps', () => {
+    it('versions page newest first with no duplicates or gaps', async () => {
       const { storage, stamp, addStore, addMemory } = fixture(makeStorage);
       const s = addStore();
       const m = addMemory(s.id, '/a', 'v0');
@@ -420,19 +420,19 @@ export function runStorageSuite(makeStorage: MakeStorage): void {
       const seen: string[] = [];
       let page: string | null = null;
       do {
-        const p = storage.listVersions(s.id, verQ({ limit: 5, page }));
+        const p = await storage.listVersions(s.id, verQ({ limit: 5, page }));
         seen.push(...p.data.map((v) => v.content ?? ''));
         page = p.nextPage;
       } while (page);
       expect(seen).toEqual(Array.from({ length: 12 }, (_, i) => `v${11 - i}`));
     });
 
-    it('a page cursor the storage did not issue is refused', () => {
+    it('a page cursor the storage did not issue is refused', async () => {
       const { storage, addStore } = fixture(makeStorage);
       const s = addStore();
-      expect(codeOf(() => storage.listVersions(s.id, verQ({ page: 'nonsense' })))).toBe('invalid_request');
-      expect(codeOf(() => storage.listMemories(s.id, memQ({ page: 'page_' + Buffer.from('[1]').toString('base64url') })))).toBe('invalid_request');
-      expect(codeOf(() => storage.listStores(s.workspaceId, storeQ({ page: 'page_' + Buffer.from('{"s":"x"}').toString('base64url') })))).toBe('invalid_request');
+      expect(await codeOf(() => storage.listVersions(s.id, verQ({ page: 'nonsense' })))).toBe('invalid_request');
+      expect(await codeOf(() => storage.listMemories(s.id, memQ({ page: 'page_' + Buffer.from('[1]').toString('base64url') })))).toBe('invalid_request');
+      expect(await codeOf(() => storage.listStores(s.workspaceId, storeQ({ page: 'page_' + Buffer.from('{"s":"x"}').toString('base64url') })))).toBe('invalid_request');
     });
   });
 
