@@ -86,7 +86,9 @@ async function runServe(config: Config): Promise<number> {
   const owned = ownDataDir(config);
   const metrics = createMetrics();
   // Checkpoints run on a thread of their own: the event loop serves every mount's saves.
-  const storage = openSqliteStorage(config.dbFile, { onCommit: metrics.commit, onSync: metrics.walSync, backgroundCheckpoints: { log: (line) => warn(line) } });
+  const storage = openSqliteStorage(config.dbFile, {
+    onCommit: metrics.commit, onSync: metrics.walSync, backgroundCheckpoints: { log: (line) => warn(line) }, readers: config.readerThreads,
+  });
   // The mount manager needs the service and the service tells mounts about archived or deleted
   // stores, so the mounter is bound after both exist.
   let mounter: Mounter | null = null;
@@ -229,13 +231,13 @@ async function mountUntilSignal(config: Config, service: Service, storeId: strin
 function sweepExpired(service: Service, mounter: Mounter): NodeJS.Timeout {
   const failed = (err: unknown) => warn(`mnemo: expiry sweep failed: ${err instanceof Error ? err.message : String(err)}`);
   const timer = setInterval(() => {
-    try {
-      const n = service.purgeExpiredMemories();
-      if (n > 0) log(`mnemo: deleted ${n} expired memor${n === 1 ? 'y' : 'ies'}`);
-      endStaleLocalMounts(service, mounter, (line) => log(`mnemo: ${line}`)).catch(failed);
-    } catch (err) {
-      failed(err);
-    }
+    service
+      .purgeExpiredMemories()
+      .then((n) => {
+        if (n > 0) log(`mnemo: deleted ${n} expired memor${n === 1 ? 'y' : 'ies'}`);
+      })
+      .catch(failed);
+    endStaleLocalMounts(service, mounter, (line) => log(`mnemo: ${line}`)).catch(failed);
   }, 60_000);
   timer.unref();
   return timer;

@@ -30,6 +30,9 @@ import { createSearch } from './search.js';
 import { assertContent } from './validate.js';
 import { resolveExpiry } from './validate-continuity.js';
 
+/** Expired memories one sweep transaction deletes (each a version row and a delete). */
+const EXPIRY_BATCH = 500;
+
 export interface ServiceOptions {
   storage: Storage;
   clock?: () => string;
@@ -123,7 +126,17 @@ export function createService({
       }
     },
     /** Deletes expired memories now rather than at their store's next write (the server runs it every minute). */
-    purgeExpiredMemories: (): number => storage.purgeExpiredMemories(clock()),
+    async purgeExpiredMemories(): Promise<number> {
+      // In bounded transactions, one per turn of the event loop: a mass expiry never stalls the mounts.
+      const now = clock();
+      let total = 0;
+      for (;;) {
+        const n = storage.purgeExpiredMemories(now, EXPIRY_BATCH);
+        total += n;
+        if (n < EXPIRY_BATCH) return total;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    },
     /** Indexes up to `max` written memories for search; returns how many still wait (the server runs it every 200 ms). */
     indexSearchBacklog: (max: number): number => storage.indexSearchBacklog(max),
 

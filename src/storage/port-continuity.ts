@@ -27,6 +27,6 @@ export interface ContinuityStorage {
   searchMemories(storeId: string, q: SearchQuery): Promise<SearchPage>;
   /** Indexes up to `max` memories written since their last indexing, in one transaction; returns how many still wait. */
   indexSearchBacklog(max: number): number;
-  /** Deletes every memory that expired at or before `now` (as the next write would); returns how many. */
-  purgeExpiredMemories(now: string): number;
+  /** Deletes memories that expired at or before `now` (as the next write would), at most `max` in one transaction; returns how many. */
+  purgeExpiredMemories(now: string, max?: number): number;
 }

@@ -232,13 +232,26 @@ describe('the expiry sweep', () => {
     const a = service.createMemory(caller, store.id, { path: '/a.md', content: 'a', expiry: { ttlSeconds: 5 } });
     service.createMemory(caller, other.id, { path: '/b.md', content: 'b', expiry: { ttlSeconds: 5 } });
     service.createMemory(caller, other.id, { path: '/c.md', content: 'c', expiry: { ttlSeconds: 500 } });
-    expect(service.purgeExpiredMemories()).toBe(0);
+    expect(await service.purgeExpiredMemories()).toBe(0);
     later(6);
-    expect(service.purgeExpiredMemories()).toBe(2);
-    expect(service.purgeExpiredMemories()).toBe(0);
+    expect(await service.purgeExpiredMemories()).toBe(2);
+    expect(await service.purgeExpiredMemories()).toBe(0);
     expect((await service.listVersions(caller, store.id, versionQuery({ memoryId: a.id }))).data.map((v) => v.operation)).toEqual(['deleted', 'created']);
     expect(await readTree(service, caller, other.id)).toEqual({ '/c.md': 'c' });
     expect(await storage.integrityCheck()).toEqual([]);
+  });
+
+  it('deletes a mass expiry in bounded transactions, every memory of every store counted once', async () => {
+    const { service, storage, caller, store, later } = openTimedCore();
+    const other = service.createStore(caller, { name: 'o', description: '', metadata: {} });
+    for (let i = 0; i < 700; i++) service.createMemory(caller, i % 2 ? store.id : other.id, { path: `/m${i}.md`, content: 'x', expiry: { ttlSeconds: 5 } });
+    later(6);
+    // A transaction takes at most `max`: the storage's sweep stops there and says how many it took.
+    expect(storage.purgeExpiredMemories(service.clock(), 300)).toBe(300);
+    expect(await service.purgeExpiredMemories()).toBe(400);
+    expect(await readTree(service, caller, store.id)).toEqual({});
+    expect(await readTree(service, caller, other.id)).toEqual({});
+    expect(await storage.domainCheck()).toEqual([]);
   });
 });
 

@@ -42,7 +42,7 @@ describe('store usage', () => {
     service.createMemory(caller, store.id, { path: '/ttl.md', content: 'short-lived', expiry: { ttlSeconds: 1 } });
     check();
     clock.set('2026-01-02T00:00:00.000Z');
-    service.purgeExpiredMemories();
+    await service.purgeExpiredMemories();
     check();
     storage.importWrites(store.id, [
       { memoryId: service.ids('memory'), versionId: service.ids('version'), operation: 'created', path: '/bulk.md', content: 'bulk', actor: caller.actor, now: clock() },
