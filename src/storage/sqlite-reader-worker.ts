@@ -5,6 +5,8 @@
  * commit made before the call was sent.
  */
 import Database from 'better-sqlite3';
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { MnemoError } from '../errors.js';
 import type { ReadReply, ReadRequest, SyncReads } from './sqlite-reads.js';
@@ -15,6 +17,18 @@ import { createSearchStatements } from './sqlite-search.js';
 import type { SearchIndex } from './sqlite-search-index.js';
 import { createStoreStatements } from './sqlite-stores.js';
 import { createVersionStatements } from './sqlite-versions.js';
+
+/**
+ * The nice value of a reader thread (Linux: the thread alone, by its task id). On a host whose
+ * cores are all busy, the kernel then gives the serving thread its turn first, so a search running
+ * here delays the mounts' event loop less; alone on a core, a reader runs at full speed anyway.
+ */
+const READER_NICE = 10;
+try {
+  setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), READER_NICE);
+} catch {
+  // Not Linux, or not allowed: the reader runs at the process's priority.
+}
 
 const { file } = workerData as { file: string };
 const db = new Database(file, { readonly: true, fileMustExist: true });

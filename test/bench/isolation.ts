@@ -3,8 +3,9 @@
  * first idle, then while SEARCH_CLIENTS clients run full-text searches of a common word back to
  * back. In each phase a python child stats files of the mount it has never looked at (each stat a
  * FUSE round trip to the server, not the kernel's cache) and the bench retrieves memories over the
- * API; the server's own event-loop delay (monitorEventLoopDelay, prom-client's
- * nodejs_eventloop_lag_* on /metrics, reset by each scrape) is read at the end of the phase.
+ * API; the server's own event-loop delay (monitorEventLoopDelay: mnemo_event_loop_delay_seconds on
+ * /metrics, api/loop-delay.ts, reset by each scrape) is read at the end of the phase.
+ * The searching phase runs twice: with reader threads, then on a server with MNEMO_READER_THREADS=0.
  * Then the worker hop's cost: a tiny listing page inline against through a reader thread, in-process.
  * `BENCH_ONLY=isolation npm run bench` runs it alone.
  */
@@ -44,11 +45,16 @@ interface Phase {
   seconds: number;
 }
 
-async function metric(m: Mnemo, name: string): Promise<number> {
+/** The server's event-loop delay since the previous scrape (mnemo_event_loop_delay_seconds), ms. */
+async function loopDelay(m: Mnemo): Promise<{ p99: number; max: number }> {
   const res = await fetch(`${m.server.url}/metrics`, { headers: { 'x-api-key': m.server.adminKey } });
   const text = await res.text();
-  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
-  return line ? Number(line.split(' ')[1]) * 1000 : NaN;
+  const stat = (s: string) => {
+    const series = `mnemo_event_loop_delay_seconds{stat="${s}"}`;
+    const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+    return line ? Number(line.slice(series.length + 1)) * 1000 : NaN;
+  };
+  return { p99: stat('p99'), max: stat('max') };
 }
 
 function statAll(paths: string[], gapSeconds: number): Promise<number[]> {
@@ -85,12 +91,11 @@ async function phase(m: Mnemo, storeId: string, mnt: string, memoryIds: string[]
   })();
   // Let the searches get going, then reset the server's loop histogram (a scrape resets it).
   await new Promise((r) => setTimeout(r, 300));
-  await metric(m, 'nodejs_eventloop_lag_p99_seconds');
+  await loopDelay(m);
   const started = performance.now();
   const statMs = await statAll(paths, 0.005);
   const seconds = (performance.now() - started) / 1000;
-  const loopP99 = await metric(m, 'nodejs_eventloop_lag_p99_seconds');
-  const loopMax = await metric(m, 'nodejs_eventloop_lag_max_seconds');
+  const { p99: loopP99, max: loopMax } = await loopDelay(m);
   stop = true;
   await Promise.all([...searchers, retriever]);
   const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
@@ -141,6 +146,12 @@ export async function isolationSection(quick: boolean, log: (s: string) => void)
     const busy = await phase(m, big.storeId, mnt, big.memoryIds, 20_000 % memories, stats, true);
     log('isolation: search phase done');
     await m.stop();
+    // The same searches on a server that runs them on its event loop, as before issue 13.
+    m = await startMnemo(dir, { MNEMO_READER_THREADS: '0' });
+    const inlineMnt = await m.mountSession(big.storeId);
+    const inline = await phase(m, big.storeId, inlineMnt, big.memoryIds, 30_000 % memories, stats, true);
+    log('isolation: inline search phase done');
+    await m.stop();
     m = null;
     const hop = await hopCost(join(dir, 'mnemo.db'), quick ? 500 : 2000);
     const found: Check[] = [
@@ -154,7 +165,11 @@ export async function isolationSection(quick: boolean, log: (s: string) => void)
       found,
       lines: [
         `### Isolation (${fmt(memories)} memories served; ${stats} first-time mount stats from a child process and API retrieves in each phase; ms)\n`,
-        table(['phase', 'loop delay p99', 'loop delay max', 'stat p99', 'retrieve p99', 'searches/s'], [row('idle', idle), row(`${SEARCH_CLIENTS} clients searching "${COMMON}" (fts, limit 100)`, busy)]),
+        table(['phase', 'loop delay p99', 'loop delay max', 'stat p99', 'retrieve p99', 'searches/s'], [
+          row('idle', idle),
+          row(`${SEARCH_CLIENTS} clients searching "${COMMON}" (fts, limit 100), reader threads`, busy),
+          row('the same, searches on the event loop (MNEMO_READER_THREADS=0)', inline),
+        ]),
         '',
         `Worker hop: a one-store listing page costs ${fmt(hop.inline, 0)} µs inline and ${fmt(hop.worker, 0)} µs through a reader thread (${fmt(hop.worker - hop.inline, 0)} µs more a call; median of 5 rounds).\n`,
       ],
