@@ -145,9 +145,10 @@ export async function isolationSection(quick: boolean, log: (s: string) => void)
     log('isolation: idle phase done');
     const busy = await phase(m, big.storeId, mnt, big.memoryIds, 20_000 % memories, stats, true);
     log('isolation: search phase done');
+    const adminKey = m.server.adminKey;
     await m.stop();
     // The same searches on a server that runs them on its event loop, as before issue 13.
-    m = await startMnemo(dir, { MNEMO_READER_THREADS: '0' });
+    m = await startMnemo(dir, { MNEMO_READER_THREADS: '0', MNEMO_ADMIN_KEY: adminKey });
     const inlineMnt = await m.mountSession(big.storeId);
     const inline = await phase(m, big.storeId, inlineMnt, big.memoryIds, 30_000 % memories, stats, true);
     log('isolation: inline search phase done');
