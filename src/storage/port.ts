@@ -1,6 +1,9 @@
 /**
  * @module The storage port: domain operations, each atomic inside the adapter. The SQLite adapter
  * implements it now; a shared PostgreSQL adapter can implement it later without touching the faces.
+ * The reads whose cost grows with the store (searches, listing pages, the checks) return promises:
+ * the adapter runs them off the event loop (sqlite-readers.ts) and they see every write answered
+ * before the call. Point lookups and writes stay synchronous.
  */
 import type {
   Actor,
