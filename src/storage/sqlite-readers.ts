@@ -17,7 +17,8 @@ import type { AsyncReads, ReadMethod, ReadReply, ReadRequest, SyncReads } from '
 
 export const DEFAULT_READERS = 2;
 
-export interface Readers extends AsyncReads {
+export interface Readers {
+  reads: AsyncReads;
   /** How many reads run in worker threads (0: inline on the serving connection). */
   readonly threads: number;
   /** Stops the workers; reads still in flight reject. */
@@ -59,9 +60,9 @@ export function openReaders(file: string, threads: number, clock: () => string, 
     });
   }
 
-  const readers = Object.fromEntries(METHODS.map((m) => [m, (...args: unknown[]) => call(m, args)])) as unknown as AsyncReads;
+  const reads = Object.fromEntries(METHODS.map((m) => [m, (...args: unknown[]) => call(m, args)])) as unknown as AsyncReads;
   return {
-    ...readers,
+    reads,
     threads,
     close() {
       closed = true;
@@ -123,10 +124,10 @@ function revive(e: Extract<ReadReply, { ok: false }>['error']): Error {
 }
 
 function inlineReaders(inline: SyncReads): Readers {
-  const readers = Object.fromEntries(
+  const reads = Object.fromEntries(
     METHODS.map((m) => [m, (...args: unknown[]) => new Promise((resolve) => resolve((inline[m] as (...a: unknown[]) => unknown)(...args)))]),
   ) as unknown as AsyncReads;
-  return { ...readers, threads: 0, close() {} };
+  return { reads, threads: 0, close() {} };
 }
 
 /**

@@ -106,13 +106,13 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     ...createReceiptStatements(db),
     ...createCheckpointStatements(db),
     ...createChangeStatements(db, writes),
-    ...readers,
+    ...readers.reads,
     indexSearchBacklog: search.indexSearchBacklog,
     async searchMemories(storeId, q) {
       // The writer indexes the queue first (a write, so here), in batches that let others in between:
       // the reader then sees the index as of every answered write.
       if (q.mode === 'fts' && readers.threads > 0) await drainSearchBacklogYielding(search.indexSearchBacklog);
-      return readers.searchMemories(storeId, q);
+      return readers.reads.searchMemories(storeId, q);
     },
     purgeExpiredMemories: createExpirySweep(db),
     // Port writes called inside fn are writeTx functions: nested, they become savepoints of this one.

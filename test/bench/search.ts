@@ -3,7 +3,8 @@
  * on a 100-memory and a 100,000-memory store (built through the engine, bigstore.ts), over HTTP
  * against a served store; then the longest event-loop stall while a client pages through the
  * common word, measured with perf_hooks.monitorEventLoopDelay in the bench's own process on the
- * in-process engine over the same file (a search is synchronous, so its stall is the same there).
+ * in-process engine over the same file, its searches inline (no reader threads: a page's own cost,
+ * which a server now pays on a reader thread; isolation.ts measures what the event loop sees).
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
