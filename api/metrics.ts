@@ -10,6 +10,7 @@ import { MnemoError, type Face, type Keys, type ServiceObserver } from '../src/i
 import { auth } from './auth.js';
 import type { AppEnv } from './env.js';
 import { routeTemplate } from './log.js';
+import { registerLoopDelay } from './loop-delay.js';
 
 /** What the live gauges read at scrape time. */
 export interface GaugeSource {
@@ -39,6 +40,7 @@ const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0
 export function createMetrics(): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  registerLoopDelay(registry);
   let source: GaugeSource = { activeSessions: () => 0, mounts: () => 0 };
 
   const requests = new Counter({

@@ -18,12 +18,12 @@ const out = (line: string) => process.stdout.write(`${line}\n`);
 const ROLES: readonly string[] = ['admin', 'read_write', 'read_only'];
 
 /** Opens the existing database (never creates one) under the data dir's shared lock. */
-function withService<T>(config: Config, fn: (service: Service) => T): T {
+async function withService<T>(config: Config, fn: (service: Service) => T | Promise<T>): Promise<T> {
   const lock = useDatabase(config);
   try {
     const storage = openSqliteStorage(config.dbFile);
     try {
-      return fn(createService({ storage }));
+      return await fn(createService({ storage }));
     } finally {
       storage.close();
     }
@@ -37,7 +37,7 @@ function workspaceOf(service: Service, flags: Flags): string {
 }
 
 /** `mnemo keys <sub>`; cli.ts has already checked the subcommand, its arguments and its flags. */
-export function runKeys(config: Config, sub: string, args: string[], flags: Flags, log: Log): number {
+export async function runKeys(config: Config, sub: string, args: string[], flags: Flags, log: Log): Promise<number> {
   if (sub === 'create') {
     const role = String(flags['role']);
     if (!ROLES.includes(role)) {
@@ -79,7 +79,7 @@ function describeKey(k: ApiKey): string {
   return [k.id, k.role, scope, k.revokedAt ? `revoked ${k.revokedAt}` : 'active', k.name].join('\t');
 }
 
-export function runWorkspaces(config: Config, sub: string, args: string[], flags: Flags, log: Log): number {
+export async function runWorkspaces(config: Config, sub: string, args: string[], flags: Flags, log: Log): Promise<number> {
   if (sub === 'create') {
     const name = args[0]!;
     return withService(config, (service) => {
@@ -99,9 +99,9 @@ export function runWorkspaces(config: Config, sub: string, args: string[], flags
 }
 
 /** SQLite's integrity check, then the domain's invariants; prints each problem, exits 1 if any. */
-export function runCheck(config: Config, log: Log): number {
-  return withService(config, (service) => {
-    const problems = service.operator.check();
+export function runCheck(config: Config, log: Log): Promise<number> {
+  return withService(config, async (service) => {
+    const problems = await service.operator.check();
     if (problems.length === 0) {
       out(`ok: ${config.dbFile} passed the integrity check and every domain invariant`);
       return 0;

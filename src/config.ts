@@ -32,6 +32,8 @@ export interface Config {
   maxInflightBodies: number;
   /** MNEMO_MOUNT_SYNC / --mount-sync: `fsync` (POSIX: close() is crash-safe, fsync() durable) or `close` (every close durable). */
   mountSync: MountSync;
+  /** MNEMO_READER_THREADS: worker threads for searches, listing pages and checks (default 2; 0 runs them on the event loop). */
+  readerThreads: number;
 }
 
 /** MNEMO_ADMIN_KEY must be at least this long: it is the operator key of every workspace. */
@@ -99,6 +101,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Flags = 
   if (!(MOUNT_SYNC_MODES as readonly string[]).includes(mountSync)) {
     throw new Error(`invalid MNEMO_MOUNT_SYNC: ${mountSync} (fsync or close)`);
   }
+  const readersRaw = env['MNEMO_READER_THREADS'] ?? '';
+  if (readersRaw !== '' && !/^\d{1,2}$/.test(readersRaw)) throw new Error(`invalid MNEMO_READER_THREADS: ${readersRaw} (a whole number, 0 for none)`);
   return Object.freeze({
     host: pick('host', 'MNEMO_HOST') ?? '127.0.0.1',
     port,
@@ -117,5 +121,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Flags = 
     metricsPublic: metricsRaw === '1',
     maxInflightBodies,
     mountSync: mountSync as MountSync,
+    readerThreads: readersRaw === '' ? 2 : Number(readersRaw),
   });
 }

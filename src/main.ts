@@ -82,7 +82,9 @@ async function runServe(config: Config): Promise<number> {
   const owned = ownDataDir(config);
   const metrics = createMetrics();
   // Checkpoints run on a thread of their own: the event loop serves every mount's saves.
-  const storage = openSqliteStorage(config.dbFile, { onCommit: metrics.commit, onSync: metrics.walSync, backgroundCheckpoints: { log: (line) => warn(line) } });
+  const storage = openSqliteStorage(config.dbFile, {
+    onCommit: metrics.commit, onSync: metrics.walSync, backgroundCheckpoints: { log: (line) => warn(line) }, readers: config.readerThreads,
+  });
   const mounter = createMountManager({ log, localLimits: config.localLimits });
   const service = createService({
     storage,
@@ -231,13 +233,13 @@ async function mountUntilSignal(config: Config, { service, storage, mounter }: M
 function sweepExpired(service: Service, mounter: Mounter): NodeJS.Timeout {
   const failed = (err: unknown) => warn(`mnemo: expiry sweep failed: ${err instanceof Error ? err.message : String(err)}`);
   const timer = setInterval(() => {
-    try {
-      const n = service.purgeExpiredMemories();
-      if (n > 0) log(`mnemo: deleted ${n} expired memor${n === 1 ? 'y' : 'ies'}`);
-      service.localSessions.endStaleMounts(mounter, (line) => log(`mnemo: ${line}`)).catch(failed);
-    } catch (err) {
-      failed(err);
-    }
+    service
+      .purgeExpiredMemories()
+      .then((n) => {
+        if (n > 0) log(`mnemo: deleted ${n} expired memor${n === 1 ? 'y' : 'ies'}`);
+      })
+      .catch(failed);
+    service.localSessions.endStaleMounts(mounter, (line) => log(`mnemo: ${line}`)).catch(failed);
   }, 60_000);
   timer.unref();
   return timer;

@@ -3,7 +3,7 @@ import type { Storage } from './storage/port.js';
 import type { Caller, SearchPage, SearchQuery, Store } from './types.js';
 
 export function createSearch({ storage, readable }: { storage: Storage; readable: (caller: Caller, storeId: string) => Store }) {
-  return function searchMemories(caller: Caller, storeId: string, q: SearchQuery): SearchPage {
+  return async function searchMemories(caller: Caller, storeId: string, q: SearchQuery): Promise<SearchPage> {
     readable(caller, storeId);
     return storage.searchMemories(storeId, q);
   };

@@ -34,6 +34,9 @@ import { checkReadiness } from './readiness.js';
 import { AGENT_MOUNT_ROOT, createSessions } from './sessions.js';
 import { assertAttrs, assertContent, assertMemoryInput, assertMemoryPath, resolveExpiry } from './validate/index.js';
 
+/** Expired memories one sweep transaction deletes (each a version row and a delete). */
+const EXPIRY_BATCH = 500;
+
 export interface ServiceOptions {
   storage: Storage;
   clock?: () => string;
@@ -139,7 +142,7 @@ export function createService({
       revokeKey: (workspaceId: string, id: string) => storage.revokeApiKey(workspaceId, id, clock()),
       listWorkspaces: () => storage.listWorkspaces(),
       /** SQLite's integrity check ("sqlite: …"), then the domain's invariants; empty when clean. */
-      check: (): string[] => [...storage.integrityCheck().map((p) => `sqlite: ${p}`), ...storage.domainCheck()],
+      check: async (): Promise<string[]> => [...(await storage.integrityCheck()).map((p) => `sqlite: ${p}`), ...(await storage.domainCheck())],
     },
     /** One store's reads for a mount (src/mount-reader.ts): handed to the mounter with each mount. */
     mountReader: (storeId: string): MountReader => createMountReader(storage, storeId),
@@ -152,16 +155,26 @@ export function createService({
       storage, clock, ids, readable: store, writable,
       ...(checkpointMaxBytes === undefined ? {} : { maxBundleBytes: checkpointMaxBytes }),
     }),
-    searchMemories(...args: Parameters<typeof search>): ReturnType<typeof search> {
+    async searchMemories(...args: Parameters<typeof search>): ReturnType<typeof search> {
       const started = performance.now();
       try {
-        return search(...args);
+        return await search(...args);
       } finally {
         observer.searched?.((performance.now() - started) / 1000);
       }
     },
     /** Deletes expired memories now rather than at their store's next write (the server runs it every minute). */
-    purgeExpiredMemories: (): number => storage.purgeExpiredMemories(clock()),
+    async purgeExpiredMemories(): Promise<number> {
+      // In bounded transactions, one per turn of the event loop: a mass expiry never stalls the mounts.
+      const now = clock();
+      let total = 0;
+      for (;;) {
+        const n = storage.purgeExpiredMemories(now, EXPIRY_BATCH);
+        total += n;
+        if (n < EXPIRY_BATCH) return total;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    },
     /** Indexes up to `max` written memories for search; returns how many still wait (the server runs it every 200 ms). */
     indexSearchBacklog: (max: number): number => storage.indexSearchBacklog(max),
 
@@ -175,7 +188,7 @@ export function createService({
       return s;
     },
     getStore: store,
-    listStores(caller: Caller, q: StoreListQuery): Page<Store> {
+    async listStores(caller: Caller, q: StoreListQuery): Promise<Page<Store>> {
       return storage.listStores(caller.workspaceId, q, grantedStores(caller));
     },
     updateStore(caller: Caller, id: string, patch: StorePatch): Store {
@@ -225,7 +238,7 @@ export function createService({
       store(caller, storeId);
       return storage.getMemoryByPath(storeId, path);
     },
-    listMemories(caller: Caller, storeId: string, q: MemoryListQuery): Page<MemoryListItem> {
+    async listMemories(caller: Caller, storeId: string, q: MemoryListQuery): Promise<Page<MemoryListItem>> {
       store(caller, storeId);
       return storage.listMemories(storeId, q);
     },
@@ -333,7 +346,7 @@ export function createService({
       if (!v) throw notFound('memory version', versionId);
       return v;
     },
-    listVersions(caller: Caller, storeId: string, q: VersionListQuery): Page<MemoryVersion> {
+    async listVersions(caller: Caller, storeId: string, q: VersionListQuery): Promise<Page<MemoryVersion>> {
       store(caller, storeId);
       return storage.listVersions(storeId, q);
     },

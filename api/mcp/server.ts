@@ -14,17 +14,19 @@ export interface McpDeps {
   log?: (line: string) => void;
 }
 
-/** Runs a tool body and turns its answer or its refusal into a tool result a model can read. */
-export type ToolRunner = (fn: () => unknown) => CallToolResult;
+/** Runs a tool body and turns its answer or its refusal into a tool result a model can read (a promised one once it settles). */
+export type ToolRunner = (fn: () => unknown) => CallToolResult | Promise<CallToolResult>;
 
 export function createMcpServer({ service, caller, log = console.error }: McpDeps): McpServer {
   const server = new McpServer({ name: 'mnemo', version: '0.1.0' }, { capabilities: { tools: {} } });
+  const answer = (value: unknown): CallToolResult => ({ content: [{ type: 'text', text: typeof value === 'string' ? value : JSON.stringify(value, null, 2) }] });
+  const refusal = (err: unknown): CallToolResult => ({ isError: true, content: [{ type: 'text', text: toolErrorText(err, log) }] });
   const run: ToolRunner = (fn) => {
     try {
       const value = fn();
-      return { content: [{ type: 'text', text: typeof value === 'string' ? value : JSON.stringify(value, null, 2) }] };
+      return value instanceof Promise ? value.then(answer, refusal) : answer(value);
     } catch (err) {
-      return { isError: true, content: [{ type: 'text', text: toolErrorText(err, log) }] };
+      return refusal(err);
     }
   };
   registerMemoryTools(server, service, caller, run);

@@ -37,7 +37,7 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
   server.registerTool(
     'memory_list_stores',
     { description: 'List the memory stores this API key can use.', inputSchema: {} },
-    () => run(() => toWirePage(service.listStores(caller, parseStoreListQuery({ limit: '100' })), toWireStore)),
+    () => run(async () => toWirePage(await service.listStores(caller, parseStoreListQuery({ limit: '100' })), toWireStore)),
   );
 
   server.registerTool(
@@ -53,9 +53,9 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
       },
     },
     (a) =>
-      run(() => {
+      run(async () => {
         const q = parseMemoryListQuery({ path_prefix: a.path_prefix, depth: str(a.depth), limit: str(a.limit), page: a.page });
-        return toWirePage(service.listMemories(caller, a.memory_store_id, q), (i) => toWireListItem(i, 'basic'));
+        return toWirePage(await service.listMemories(caller, a.memory_store_id, q), (i) => toWireListItem(i, 'basic'));
       }),
   );
 
@@ -174,9 +174,9 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
       },
     },
     (a) =>
-      run(() => {
+      run(async () => {
         const q = parseSearchQuery({ q: a.query, mode: a.mode, path_prefix: a.path_prefix, limit: str(a.limit), page: a.page });
-        return toWireSearchPage(service.searchMemories(caller, a.memory_store_id, q));
+        return toWireSearchPage(await service.searchMemories(caller, a.memory_store_id, q));
       }),
   );
 }

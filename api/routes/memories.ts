@@ -28,9 +28,9 @@ export function memoryRoutes(service: Service, idem: Idempotency) {
     });
   });
 
-  app.get('/:store/memories', (c) => {
+  app.get('/:store/memories', async (c) => {
     const q = parseMemoryListQuery(query(c));
-    const page = service.listMemories(c.var.caller, c.req.param('store'), q);
+    const page = await service.listMemories(c.var.caller, c.req.param('store'), q);
     return c.json(toWirePage(page, (item) => toWireListItem(item, q.view)));
   });
 

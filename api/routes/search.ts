@@ -7,9 +7,9 @@ import { toWireSearchPage } from '../wire-continuity.js';
 
 export function searchRoutes(service: Service) {
   const app = new Hono<AppEnv>();
-  app.get('/:store/search', (c) => {
+  app.get('/:store/search', async (c) => {
     const q = parseSearchQuery(query(c));
-    return c.json(toWireSearchPage(service.searchMemories(c.var.caller, c.req.param('store'), q)));
+    return c.json(toWireSearchPage(await service.searchMemories(c.var.caller, c.req.param('store'), q)));
   });
   return app;
 }

@@ -18,8 +18,8 @@ export function storeRoutes(service: Service, idem: Idempotency) {
     });
   });
 
-  app.get('/', (c) => {
-    const page = service.listStores(c.var.caller, parseStoreListQuery(query(c)));
+  app.get('/', async (c) => {
+    const page = await service.listStores(c.var.caller, parseStoreListQuery(query(c)));
     return c.json(toWirePage(page, toWireStore));
   });
 

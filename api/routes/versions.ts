@@ -9,9 +9,9 @@ import { toWirePage, toWireVersion } from '../wire.js';
 export function versionRoutes(service: Service, idem: Idempotency) {
   const app = new Hono<AppEnv>();
 
-  app.get('/:store/memory_versions', (c) => {
+  app.get('/:store/memory_versions', async (c) => {
     const q = parseVersionListQuery(query(c));
-    const page = service.listVersions(c.var.caller, c.req.param('store'), q);
+    const page = await service.listVersions(c.var.caller, c.req.param('store'), q);
     return c.json(toWirePage(page, (v) => toWireVersion(v, q.view)));
   });
 

@@ -6,17 +6,17 @@
 import { byteLength, MAX_CONTENT_BYTES, sha256Hex } from '../content.js';
 import { ancestors } from '../paths.js';
 import { assertMemoryPath } from '../validate/memory.js';
-import type { MaintenanceStorage } from './port.js';
 import { createContinuityCheck } from './sqlite-check-continuity.js';
 import { createUsageCheck } from './sqlite-check-limits.js';
 import type { MemoryRow, VersionRow } from './rows.js';
+import type { SyncReads } from './sqlite-reads.js';
 import { RECEIPT_VERSION_FIELDS } from './sqlite-receipts.js';
 import type { Db } from './tx.js';
 
 /** More than this many problems are summarised, so a badly broken file still gives a readable report. */
 const MAX_REPORTED = 200;
 
-export function createCheckStatements(db: Db): Pick<MaintenanceStorage, 'domainCheck'> {
+export function createCheckStatements(db: Db): Pick<SyncReads, 'domainCheck' | 'integrityCheck'> {
   const q = {
     memories: db.prepare('SELECT * FROM memories ORDER BY store_id, path'),
     version: db.prepare('SELECT * FROM versions WHERE id = ?'),
@@ -34,6 +34,13 @@ export function createCheckStatements(db: Db): Pick<MaintenanceStorage, 'domainC
   const checkUsage = createUsageCheck(db);
 
   return {
+    integrityCheck(): string[] {
+      const rows = db.pragma('integrity_check') as { integrity_check: string }[];
+      const fk = db.pragma('foreign_key_check') as unknown[];
+      const problems = rows.map((r) => r.integrity_check).filter((m) => m !== 'ok');
+      if (fk.length > 0) problems.push(`${fk.length} foreign key violation(s)`);
+      return problems;
+    },
     domainCheck(): string[] {
       const problems: string[] = [];
       const report = (line: string) => {

@@ -20,9 +20,10 @@ import type {
 import { actorColumns, msToUs, toMemory, toMemoryMeta, type MemoryRow } from './rows.js';
 import { LIVE, createExpiryPurge } from './sqlite-expiry.js';
 import { META, type ChildWalk } from './sqlite-tree.js';
+import type { SyncReads } from './sqlite-reads.js';
 import { writeTx, type Db, type Statement } from './tx.js';
 
-type MemoryStatements = Omit<MemoryStorage, 'getVersion' | 'listVersions' | 'redactVersion'>;
+type MemoryStatements = Omit<MemoryStorage, 'getVersion' | 'listVersions' | 'redactVersion' | 'listMemories'> & Pick<SyncReads, 'listMemories'>;
 
 export function createMemoryStatements(db: Db, children: ChildWalk): MemoryStatements {
   const q = {

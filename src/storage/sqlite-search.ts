@@ -21,7 +21,8 @@ import { subtreeEnd } from '../paths.js';
 import type { SearchHit, SearchPage, SearchQuery } from '../types.js';
 import { cursorNumber, cursorString, decodeCursor, encodeCursor } from './cursor.js';
 import { phraseExcerpt, wordExcerpt } from './excerpt.js';
-import type { MaintenanceStorage, SearchStorage } from './port.js';
+import type { MaintenanceStorage } from './port.js';
+import type { SyncReads } from './sqlite-reads.js';
 import { toMemoryMeta, type MemoryRow } from './rows.js';
 import { BATCH, type SearchIndex } from './sqlite-search-index.js';
 import type { Db } from './tx.js';
@@ -84,7 +85,7 @@ export const SEARCH_SQL = {
     ORDER BY m.path`,
 };
 
-export function createSearchStatements(db: Db, index: SearchIndex): SearchStorage & Pick<MaintenanceStorage, 'indexSearchBacklog'> {
+export function createSearchStatements(db: Db, index: SearchIndex): Pick<SyncReads, 'searchMemories'> & Pick<MaintenanceStorage, 'indexSearchBacklog'> {
   const q = {
     rawEnd: db.prepare(SEARCH_SQL.rawEnd).pluck(),
     windowEnd: db.prepare(SEARCH_SQL.windowEnd).pluck(),
@@ -155,17 +156,9 @@ export function createSearchStatements(db: Db, index: SearchIndex): SearchStorag
     return { data, nextPage: next === null ? null : encodeCursor({ p: next }), candidatesCapped: capped };
   }
 
-  /**
-   * Indexes what writes queued, but at most SEARCH_DRAIN_BATCHES batches: the upkeep keeps the queue
-   * far below that (search-upkeep.ts), so a longer one means indexing is behind, and a search that
-   * waited for all of it would stall every mount and request behind it.
-   */
   function drainBounded(): void {
-    let left = 1;
-    for (let i = 0; i < SEARCH_DRAIN_BATCHES && left > 0; i++) left = index.indexSearchBacklog(BATCH);
-    if (left > 0) {
-      throw new MnemoError('overloaded', `full-text search is catching up with ${left} queued writes; retry shortly`);
-    }
+    const left = drainSearchBacklog(index.indexSearchBacklog);
+    if (left > 0) throw overloaded(left);
   }
 
   return {
@@ -175,6 +168,31 @@ export function createSearchStatements(db: Db, index: SearchIndex): SearchStorag
       return sq.mode === 'fts' ? fts(storeId, sq) : substring(storeId, sq);
     },
   };
+}
+
+/**
+ * Indexes what writes queued, but at most SEARCH_DRAIN_BATCHES batches: the upkeep keeps the queue
+ * far below that (search-upkeep.ts), so a longer one means indexing is behind, and a search that
+ * waited for all of it would stall every mount and request behind it. Returns how many still wait.
+ */
+export function drainSearchBacklog(indexBatch: (max: number) => number): number {
+  let left = 1;
+  for (let i = 0; i < SEARCH_DRAIN_BATCHES && left > 0; i++) left = indexBatch(BATCH);
+  return left;
+}
+
+/** The same drain, one batch per turn of the event loop: the serving process's, before a search goes to a reader thread. */
+export async function drainSearchBacklogYielding(indexBatch: (max: number) => number): Promise<void> {
+  let left = 1;
+  for (let i = 0; i < SEARCH_DRAIN_BATCHES && left > 0; i++) {
+    if (i > 0) await new Promise((resolve) => setImmediate(resolve));
+    left = indexBatch(BATCH);
+  }
+  if (left > 0) throw overloaded(left);
+}
+
+function overloaded(left: number): MnemoError {
+  return new MnemoError('overloaded', `full-text search is catching up with ${left} queued writes; retry shortly`);
 }
 
 /**

@@ -4,11 +4,12 @@ import type { Actor, MemoryVersion, Page, VersionListQuery } from '../types.js';
 import { cursorNumber, decodeCursor, encodeCursor } from './cursor.js';
 import type { MemoryStorage } from './port.js';
 import { actorColumns, toVersion, type VersionRow } from './rows.js';
+import type { SyncReads } from './sqlite-reads.js';
 import { createReceiptRedaction } from './sqlite-receipts.js';
 import type { SearchIndex } from './sqlite-search-index.js';
 import { afterCommit, writeTx, type Db, type Statement } from './tx.js';
 
-type VersionStatements = Pick<MemoryStorage, 'getVersion' | 'listVersions' | 'redactVersion'>;
+type VersionStatements = Pick<MemoryStorage, 'getVersion' | 'redactVersion'> & Pick<SyncReads, 'listVersions'>;
 
 export function createVersionStatements(db: Db, index: SearchIndex): VersionStatements {
   const q = {

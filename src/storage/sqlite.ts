@@ -18,13 +18,14 @@ import { createBulkImport, type ImportedWrite } from './sqlite-bulk.js';
 import { createMemoryStatements } from './sqlite-memories.js';
 import { createMountViewStatements } from './sqlite-mount-view.js';
 import { createReceiptStatements } from './sqlite-receipts.js';
-import { createSearchStatements } from './sqlite-search.js';
+import { createSearchStatements, drainSearchBacklogYielding } from './sqlite-search.js';
 import { createSearchIndex } from './sqlite-search-index.js';
 import { createSessionStatements } from './sqlite-sessions.js';
 import { createStoreStatements } from './sqlite-stores.js';
 import { createChildWalk } from './sqlite-tree.js';
 import { createWalSync } from './sqlite-sync.js';
 import { createVersionStatements } from './sqlite-versions.js';
+import { DEFAULT_READERS, openReaders } from './sqlite-readers.js';
 import { BACKSTOP_PAGES, startCheckpointer, type Checkpointer } from './sqlite-wal-checkpointer.js';
 
 
@@ -38,6 +39,8 @@ export interface SqliteStorage extends Storage {
   batch<T>(fn: () => T): T;
   /** Appends already-valid writes in one transaction (sqlite-bulk.ts): the bench's large store. */
   importWrites(storeId: string, writes: ImportedWrite[]): void;
+  /** How many worker threads answer the reads that grow with the store (0: they run inline). */
+  readonly readerThreads: number;
 }
 
 export interface SqliteOptions {
@@ -59,6 +62,11 @@ export interface SqliteOptions {
    * measures the engine at NORMAL too, the setting of mount saves (DESIGN §5).
    */
   synchronous?: 'FULL' | 'NORMAL';
+  /**
+   * Worker threads with read-only connections for the reads that grow with the store (searches,
+   * listing pages, the checks: sqlite-readers.ts); default DEFAULT_READERS, 0 runs them inline.
+   */
+  readers?: number;
 }
 
 export function openSqliteStorage(file: string, _options: SqliteOptions = {}): SqliteStorage {
@@ -66,7 +74,8 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
   const db = new Database(file);
   applyPragmas(db, _options.synchronous ?? 'FULL');
   migrate(db);
-  registerClock(db, _options.clock ?? (() => new Date().toISOString()));
+  const clock = _options.clock ?? (() => new Date().toISOString());
+  registerClock(db, clock);
   if (_options.onCommit) observeCommits(db, _options.onCommit);
   let checkpointer: Checkpointer | null = null;
   if (_options.backgroundCheckpoints && file !== ':memory:') {
@@ -78,11 +87,36 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
   const writes = trackWrites(db);
   const children = createChildWalk(db);
   const walSync = createWalSync(db, file, _options.onSync);
-  const { indexSearchBacklog, searchMemories } = createSearchStatements(db, searchIndex);
+  const search = createSearchStatements(db, searchIndex);
+  const checks = createCheckStatements(db);
+  const stores = createStoreStatements(db, searchIndex);
+  const memoryRows = createMemoryStatements(db, children);
+  const versions = createVersionStatements(db, searchIndex);
+  // The reads that grow with the store run on reader threads (sqlite-readers.ts); the SQL is the same.
+  const readers = openReaders(file, _options.readers ?? DEFAULT_READERS, clock, {
+    searchMemories: search.searchMemories,
+    listMemories: memoryRows.listMemories,
+    listStores: stores.listStores,
+    listVersions: versions.listVersions,
+    integrityCheck: checks.integrityCheck,
+    domainCheck: checks.domainCheck,
+  });
 
-  const memories: MemoryStorage = { ...createMemoryStatements(db, children), ...createVersionStatements(db, searchIndex) };
+  const memories: MemoryStorage = {
+    ...memoryRows,
+    ...versions,
+    listMemories: readers.reads.listMemories,
+    listVersions: readers.reads.listVersions,
+  };
   const mountView: MountViewStorage = { ...createMountViewStatements(db, children), ...createChangeStatements(db, writes) };
-  const search: SearchStorage = { searchMemories };
+  const searches: SearchStorage = {
+    async searchMemories(storeId, q) {
+      // The writer indexes the queue first (a write, so here), in batches that let others in between:
+      // the reader then sees the index as of every answered write.
+      if (q.mode === 'fts' && readers.threads > 0) await drainSearchBacklogYielding(search.indexSearchBacklog);
+      return readers.reads.searchMemories(storeId, q);
+    },
+  };
   const transactions: TransactionStorage = {
     // Port writes called inside fn are writeTx functions: nested, they become savepoints of this one.
     // One not durable at commit runs at synchronous=NORMAL (sqlite-sync.ts).
@@ -93,16 +127,11 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
   };
   const maintenance: MaintenanceStorage = {
     purgeExpiredMemories: createExpirySweep(db),
-    indexSearchBacklog,
-    ...createCheckStatements(db),
-    integrityCheck() {
-      const rows = db.pragma('integrity_check') as { integrity_check: string }[];
-      const fk = db.pragma('foreign_key_check') as unknown[];
-      const problems = rows.map((r) => r.integrity_check).filter((m) => m !== 'ok');
-      if (fk.length > 0) problems.push(`${fk.length} foreign key violation(s)`);
-      return problems;
-    },
+    indexSearchBacklog: search.indexSearchBacklog,
+    integrityCheck: readers.reads.integrityCheck,
+    domainCheck: readers.reads.domainCheck,
     close() {
+      readers.close();
       checkpointer?.stop();
       if (db.open) {
         // At FULL (the connection's setting between operations), so relaxed commits reach the disk.
@@ -113,14 +142,15 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     },
   };
   const storage: Storage = {
-    ...createStoreStatements(db, searchIndex),
+    ...stores,
+    listStores: readers.reads.listStores,
     ...createKeyStatements(db),
     ...memories,
     ...mountView,
     ...createSessionStatements(db),
     ...createReceiptStatements(db),
     ...createCheckpointStatements(db),
-    ...search,
+    ...searches,
     ...transactions,
     ...maintenance,
   };
@@ -131,6 +161,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     },
     batch: (fn) => db.transaction(fn).immediate(),
     importWrites: createBulkImport(db, searchIndex),
+    readerThreads: readers.threads,
   };
 }
 

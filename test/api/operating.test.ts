@@ -135,6 +135,10 @@ describe('GET /metrics', () => {
     expect(sample(text, 'mnemo_commit_duration_seconds_sum')).toBeGreaterThan(0);
     expect(sample(text, 'mnemo_search_duration_seconds_count')).toBe(1);
     expect(text).toContain('# TYPE mnemo_commit_duration_seconds histogram');
+    // The serving thread's delay since the last scrape: a number of seconds, p99 never above max.
+    const p99 = sample(text, 'mnemo_event_loop_delay_seconds{stat="p99"}')!;
+    expect(p99).toBeGreaterThanOrEqual(0);
+    expect(p99).toBeLessThanOrEqual(sample(text, 'mnemo_event_loop_delay_seconds{stat="max"}')!);
   });
 });
 

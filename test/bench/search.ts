@@ -3,7 +3,8 @@
  * on a 100-memory and a 100,000-memory store (built through the engine, bigstore.ts), over HTTP
  * against a served store; then the longest event-loop stall while a client pages through the
  * common word, measured with perf_hooks.monitorEventLoopDelay in the bench's own process on the
- * in-process engine over the same file (a search is synchronous, so its stall is the same there).
+ * in-process engine over the same file, its searches inline (no reader threads: a page's own cost,
+ * which a server now pays on a reader thread; isolation.ts measures what the event loop sees).
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -104,19 +105,20 @@ async function measureAll(reps: number, log: (s: string) => void): Promise<SizeF
 
 /** Pages through the common word, one page per turn of the event loop: the longest delay seen and a page's median CPU time (ms). */
 async function stall(file: string, storeId: string, mode: 'fts' | 'substring'): Promise<{ max: number; page: number }> {
-  const storage = openSqliteStorage(file);
+  // Inline (no reader threads): this row measures what a page costs the thread that runs it.
+  const storage = openSqliteStorage(file, { readers: 0 });
   const pageMs: number[] = [];
   const h = monitorEventLoopDelay({ resolution: 1 });
   try {
     let page: string | null = null;
     // One untimed first page: a fresh process's first search also compiles its JavaScript path.
-    storage.searchMemories(storeId, { q: COMMON, mode, pathPrefix: '/', limit: 100, page: null });
+    await storage.searchMemories(storeId, { q: COMMON, mode, pathPrefix: '/', limit: 100, page: null });
     h.enable();
     for (let i = 0; i < 20; i++) {
       await turn();
       // CPU time, not wall time: on a shared host the wall clock also counts other processes' turns.
       const t = process.cpuUsage();
-      page = storage.searchMemories(storeId, { q: COMMON, mode, pathPrefix: '/', limit: 100, page }).nextPage;
+      page = (await storage.searchMemories(storeId, { q: COMMON, mode, pathPrefix: '/', limit: 100, page })).nextPage;
       const used = process.cpuUsage(t);
       pageMs.push((used.user + used.system) / 1000);
       if (!page) break;

@@ -33,11 +33,13 @@ export interface Core {
 export interface CoreOptions {
   dir?: string;
   clock?: () => string;
+  /** Reader threads for searches and listings (SqliteOptions.readers); 0 reads inline, in the caller's turn. */
+  readers?: number;
 }
 
-export function openCore({ dir = tmpDir(), clock }: CoreOptions = {}): Core {
+export function openCore({ dir = tmpDir(), clock, readers }: CoreOptions = {}): Core {
   const file = join(dir, 'mnemo.db');
-  const storage = openSqliteStorage(file);
+  const storage = openSqliteStorage(file, readers === undefined ? {} : { readers });
   const service = createService({ storage, ...(clock ? { clock } : {}) });
   const ws = service.keys.defaultWorkspace();
   const { key } = service.keys.createKey('test', 'admin', ws.id);
@@ -78,20 +80,20 @@ export function seedStore(service: Service, caller: Caller, tree: Tree, name = '
 }
 
 /** Every live memory of a store as path → content, read through the paginated full view. */
-export function readTree(service: Service, caller: Caller, storeId: string): Tree {
+export async function readTree(service: Service, caller: Caller, storeId: string): Promise<Tree> {
   const tree: Tree = {};
-  for (const item of allPages((page) => service.listMemories(caller, storeId, memoryQuery({ view: 'full', limit: 20, page })))) {
+  for (const item of await allPages((page) => service.listMemories(caller, storeId, memoryQuery({ view: 'full', limit: 20, page })))) {
     if (item.type === 'memory') tree[item.memory.path] = item.memory.content ?? '';
   }
   return tree;
 }
 
 /** Follows `nextPage` until the end and returns every item in order. */
-export function allPages<T>(fetch: (page: string | null) => Page<T>, maxPages = 1000): T[] {
+export async function allPages<T>(fetch: (page: string | null) => Page<T> | Promise<Page<T>>, maxPages = 1000): Promise<T[]> {
   const out: T[] = [];
   let page: string | null = null;
   for (let i = 0; i < maxPages; i++) {
-    const p = fetch(page);
+    const p = await fetch(page);
     out.push(...p.data);
     if (p.nextPage === null) return out;
     page = p.nextPage;
@@ -123,9 +125,28 @@ export function storeQuery(q: Partial<StoreListQuery> = {}): StoreListQuery {
   return { includeArchived: false, createdGte: null, createdLte: null, limit: 100, page: null, ...q };
 }
 
-/** Runs `fn` and returns the MnemoError code it throws (failing the test if it returns or throws anything else). */
-export function codeOf(fn: () => unknown): ErrorCode {
-  return errorOf(fn).code;
+/**
+ * Runs `fn` and returns the MnemoError code it throws (failing the test if it returns or throws
+ * anything else); for a `fn` that returns a promise, the code it rejects with.
+ */
+export function codeOf(fn: () => Promise<unknown>): Promise<ErrorCode>;
+export function codeOf(fn: () => unknown): ErrorCode;
+export function codeOf(fn: () => unknown): ErrorCode | Promise<ErrorCode> {
+  const code = (err: unknown): ErrorCode => {
+    if (err instanceof MnemoError) return err.code;
+    throw err;
+  };
+  const succeeded = (): never => {
+    throw new Error('expected a MnemoError, but the call succeeded');
+  };
+  let value: unknown;
+  try {
+    value = fn();
+  } catch (err) {
+    return code(err);
+  }
+  if (value instanceof Promise) return value.then(succeeded, code);
+  return succeeded();
 }
 
 /** Runs `fn` and returns the MnemoError it throws, for its message and details (failing the test otherwise). */

@@ -68,7 +68,7 @@ function byPath(path: string) {
   return m;
 }
 
-function perform(c: Command): unknown {
+async function perform(c: Command): Promise<unknown> {
   switch (c.op) {
     case 'create':
       return service.createMemory(api, storeId, {
@@ -97,7 +97,7 @@ function perform(c: Command): unknown {
       const all = [];
       let page: string | null = null;
       do {
-        const p = storage.listVersions(storeId, {
+        const p = await storage.listVersions(storeId, {
           memoryId: null, operation: null, sessionId: null, apiKeyId: null, serviceAccountId: null,
           createdGte: null, createdLte: null, limit: 100, page, view: 'full',
         });
@@ -108,7 +108,7 @@ function perform(c: Command): unknown {
     }
     case 'tree': {
       const tree: Record<string, string> = {};
-      const p = storage.listMemories(storeId, { pathPrefix: '/', depth: 0, limit: 10_000, page: null, view: 'full' });
+      const p = await storage.listMemories(storeId, { pathPrefix: '/', depth: 0, limit: 10_000, page: null, view: 'full' });
       for (const item of p.data) if (item.type === 'memory') tree[item.memory.path] = item.memory.content ?? '';
       return tree;
     }
@@ -117,11 +117,11 @@ function perform(c: Command): unknown {
   }
 }
 
-createInterface({ input: process.stdin }).on('line', (line) => {
+createInterface({ input: process.stdin }).on('line', async (line) => {
   let c: Command = { id: -1, op: '' };
   try {
     c = JSON.parse(line) as Command;
-    const result = perform(c) ?? null;
+    const result = (await perform(c)) ?? null;
     process.stdout.write(JSON.stringify({ id: c.id, ok: true, result }) + '\n');
   } catch (err) {
     const code = (err as { code?: string }).code ?? null;

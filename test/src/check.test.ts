@@ -24,8 +24,8 @@ function populated() {
 describe('mnemo check', () => {
   it('finds nothing wrong in a database written through the service', async () => {
     const { core } = populated();
-    expect(core.storage.integrityCheck()).toEqual([]);
-    expect(core.storage.domainCheck()).toEqual([]);
+    expect(await core.storage.integrityCheck()).toEqual([]);
+    expect(await core.storage.domainCheck()).toEqual([]);
     core.close();
     const res = await runCli(['check', '--data-dir', core.dir]);
     expect(res.code, res.stderr).toBe(0);

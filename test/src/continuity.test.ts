@@ -26,8 +26,8 @@ function openTimedCore() {
   const caller: Caller = { workspaceId: ws.id, actor: { type: 'api_actor', apiKeyId: key.id } };
   const store = service.createStore(caller, { name: 's', description: '', metadata: {} });
   const later = (seconds: number) => clock.set(new Date(Date.parse('2026-03-01T00:00:00.000Z') + seconds * 1000).toISOString());
-  const search = (q: string, extra: Partial<SearchQuery> = {}) =>
-    service.searchMemories(caller, store.id, { q, mode: 'fts', pathPrefix: '/', limit: 100, page: null, ...extra }).data.map((h) => h.memory.path);
+  const search = async (q: string, extra: Partial<SearchQuery> = {}) =>
+    (await service.searchMemories(caller, store.id, { q, mode: 'fts', pathPrefix: '/', limit: 100, page: null, ...extra })).data.map((h) => h.memory.path);
   return { service, storage, caller, store, clock, later, search, file };
 }
 
@@ -45,7 +45,7 @@ const indexed = (db: Database.Database) => db.prepare('SELECT id FROM memories_f
 const seqOf = (db: Database.Database, memoryId: string) => db.prepare('SELECT seq FROM memories WHERE id = ?').pluck().get(memoryId) as number;
 
 describe('expiring memories', () => {
-  it('vanish from every read the mount uses once their time has come', () => {
+  it('vanish from every read the mount uses once their time has come', async () => {
     const { service, storage, caller, store, later } = openTimedCore();
     service.createMemory(caller, store.id, { path: '/dir/tmp.md', content: 'x', expiry: { ttlSeconds: 60 } });
     service.createMemory(caller, store.id, { path: '/keep.md', content: 'y' });
@@ -55,18 +55,18 @@ describe('expiring memories', () => {
     expect(storage.getMemoryByPath(store.id, '/dir/tmp.md')).toBeNull();
     expect(storage.hasMemoriesUnder(store.id, '/dir')).toBe(false);
     expect(storage.listDirectory(store.id, '/')).toEqual({ files: [expect.objectContaining({ path: '/keep.md' })], dirs: [] });
-    expect(readTree(service, caller, store.id)).toEqual({ '/keep.md': 'y' });
-    expect(service.listMemories(caller, store.id, memoryQuery({ depth: 1 })).data).toHaveLength(1);
+    expect(await readTree(service, caller, store.id)).toEqual({ '/keep.md': 'y' });
+    expect((await service.listMemories(caller, store.id, memoryQuery({ depth: 1 }))).data).toHaveLength(1);
   });
 
-  it('free their path: a mount save there creates a new memory, after a deleted version dated at the expiry', () => {
+  it('free their path: a mount save there creates a new memory, after a deleted version dated at the expiry', async () => {
     const { service, caller, store, later } = openTimedCore();
     const old = service.createMemory(caller, store.id, { path: '/a/b.md', content: 'old', expiry: { ttlSeconds: 10 } });
     later(11);
     const mount = sessionCaller({ caller } as never, 'sesn_mount');
     const saved = service.saveMemoryAt(mount, store.id, { path: '/a', content: 'file where a dir was', memoryId: 'mem_new' }).memory;
     expect(saved.id).toBe('mem_new');
-    const deleted = service.listVersions(caller, store.id, versionQuery({ memoryId: old.id, operation: 'deleted' })).data;
+    const deleted = (await service.listVersions(caller, store.id, versionQuery({ memoryId: old.id, operation: 'deleted' }))).data;
     expect(deleted).toMatchObject([{ createdAt: '2026-03-01T00:00:10.000Z', createdBy: caller.actor, path: '/a/b.md' }]);
   });
 
@@ -93,22 +93,22 @@ describe('expiring memories', () => {
 });
 
 describe('the search index', () => {
-  it('follows mount saves, moves, directory moves and deletes', () => {
+  it('follows mount saves, moves, directory moves and deletes', async () => {
     const { service, caller, store, search } = openTimedCore();
     const mount = sessionCaller({ caller } as never, 'sesn_m');
     service.saveMemoryAt(mount, store.id, { path: '/d/one.md', content: 'heron', memoryId: 'mem_one' });
-    expect(search('heron')).toEqual(['/d/one.md']);
+    expect(await search('heron')).toEqual(['/d/one.md']);
     service.saveMemoryAt(mount, store.id, { path: '/d/one.md', content: 'egret', memoryId: 'mem_unused' });
-    expect(search('heron')).toEqual([]);
+    expect(await search('heron')).toEqual([]);
     service.moveMemory(mount, store.id, 'mem_one', '/d/two.md');
-    expect(search('egret')).toEqual(['/d/two.md']);
+    expect(await search('egret')).toEqual(['/d/two.md']);
     service.moveTree(mount, store.id, '/d', '/e');
-    expect(search('egret')).toEqual(['/e/two.md']);
+    expect(await search('egret')).toEqual(['/e/two.md']);
     service.deleteMemory(mount, store.id, 'mem_one');
-    expect(search('egret')).toEqual([]);
+    expect(await search('egret')).toEqual([]);
   });
 
-  it('forgets every memory of a deleted store, taking them out of the index before their versions go', () => {
+  it('forgets every memory of a deleted store, taking them out of the index before their versions go', async () => {
     const { service, storage, caller, store, file } = openTimedCore();
     const db = rawDb(file);
     const x = service.createMemory(caller, store.id, { path: '/x.md', content: 'cormorant' });
@@ -118,32 +118,32 @@ describe('the search index', () => {
     service.updateMemory(caller, store.id, x.id, { content: 'cormorant again' });
     service.deleteStore(caller, store.id);
     expect(indexed(db)).toEqual([]);
-    expect(storage.domainCheck()).toEqual([]);
+    expect(await storage.domainCheck()).toEqual([]);
     const other = service.createStore(caller, { name: 'o', description: '', metadata: {} });
-    expect(storage.searchMemories(store.id, { q: 'cormorant', mode: 'fts', pathPrefix: '/', limit: 10, page: null }).data).toEqual([]);
-    expect(storage.searchMemories(other.id, { q: 'cormorant', mode: 'fts', pathPrefix: '/', limit: 10, page: null }).data).toEqual([]);
-    expect(storage.integrityCheck()).toEqual([]);
+    expect((await storage.searchMemories(store.id, { q: 'cormorant', mode: 'fts', pathPrefix: '/', limit: 10, page: null })).data).toEqual([]);
+    expect((await storage.searchMemories(other.id, { q: 'cormorant', mode: 'fts', pathPrefix: '/', limit: 10, page: null })).data).toEqual([]);
+    expect(await storage.integrityCheck()).toEqual([]);
   });
 
-  it('stays consistent with the memories table (FTS5 integrity-check, then every memory indexed)', () => {
+  it('stays consistent with the memories table (FTS5 integrity-check, then every memory indexed)', async () => {
     const { service, storage, caller, store, later, file } = openTimedCore();
     for (let i = 0; i < 20; i++) service.createMemory(caller, store.id, { path: `/m/${i}.md`, content: `word${i} shared`, expiry: i % 2 ? { ttlSeconds: 5 } : null });
     later(6);
     service.createMemory(caller, store.id, { path: '/trigger.md', content: 'purges the expired ones' });
-    expect(storage.searchMemories(store.id, { q: 'shared', mode: 'fts', pathPrefix: '/', limit: 100, page: null }).data).toHaveLength(10);
+    expect((await storage.searchMemories(store.id, { q: 'shared', mode: 'fts', pathPrefix: '/', limit: 100, page: null })).data).toHaveLength(10);
     const db = rawDb(file);
     expect(() => db.exec(`INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 0)`)).not.toThrow();
     expect(backlog(db)).toEqual([]);
     expect(indexed(db)).toEqual(db.prepare('SELECT seq FROM memories ORDER BY seq').pluck().all());
-    expect(storage.domainCheck()).toEqual([]);
+    expect(await storage.domainCheck()).toEqual([]);
   });
 
-  it('finds a memory in a search right after its write, indexing the queue first', () => {
+  it('finds a memory in a search right after its write, indexing the queue first', async () => {
     const { service, caller, store, search, file } = openTimedCore();
     const db = rawDb(file);
     const m = service.createMemory(caller, store.id, { path: '/fresh.md', content: 'a kingfisher dives' });
     expect(backlog(db)).toEqual([seqOf(db, m.id)]);
-    expect(search('kingfisher')).toEqual(['/fresh.md']);
+    expect(await search('kingfisher')).toEqual(['/fresh.md']);
     expect(backlog(db)).toEqual([]);
   });
 
@@ -161,7 +161,7 @@ describe('the search index', () => {
     expect(service.indexSearchBacklog(500)).toBe(0);
   });
 
-  it('indexes the backlog in batches of at most max, oldest first, and says how many wait', () => {
+  it('indexes the backlog in batches of at most max, oldest first, and says how many wait', async () => {
     const { service, caller, store, search, file } = openTimedCore();
     const db = rawDb(file);
     for (let i = 0; i < 5; i++) service.createMemory(caller, store.id, { path: `/b/${i}.md`, content: `batch${i}` });
@@ -169,33 +169,33 @@ describe('the search index', () => {
     expect(service.indexSearchBacklog(2)).toBe(3);
     expect(indexed(db)).toEqual(seqs.slice(0, 2));
     expect(service.indexSearchBacklog(2)).toBe(1);
-    expect(search('batch4')).toEqual(['/b/4.md']);
+    expect(await search('batch4')).toEqual(['/b/4.md']);
     expect(indexed(db)).toEqual(seqs);
   });
 
-  it('ends a batch early once about 2 MB of text is tokenized, so one batch never blocks for long', () => {
+  it('ends a batch early once about 2 MB of text is tokenized, so one batch never blocks for long', async () => {
     const { service, caller, store, search } = openTimedCore();
     for (let i = 0; i < 25; i++) service.createMemory(caller, store.id, { path: `/big/${i}.md`, content: `big${i} `.padEnd(100_000, 'x') });
     expect(service.indexSearchBacklog(500)).toBe(5);
-    expect(search('big24')).toEqual(['/big/24.md']);
+    expect(await search('big24')).toEqual(['/big/24.md']);
   });
 
-  it('no longer matches a deleted memory, and drops its words from the index at the next catch-up', () => {
+  it('no longer matches a deleted memory, and drops its words from the index at the next catch-up', async () => {
     const { service, caller, store, search, file } = openTimedCore();
     const db = rawDb(file);
     const m = service.createMemory(caller, store.id, { path: '/gone.md', content: 'ptarmigan plumage' });
-    expect(search('ptarmigan')).toEqual(['/gone.md']);
+    expect(await search('ptarmigan')).toEqual(['/gone.md']);
     const seq = seqOf(db, m.id);
     expect(indexed(db)).toEqual([seq]);
     service.deleteMemory(caller, store.id, m.id);
     expect(backlog(db)).toEqual([seq]);
-    expect(search('ptarmigan')).toEqual([]);
-    expect(search('plumage', { mode: 'substring' })).toEqual([]);
+    expect(await search('ptarmigan')).toEqual([]);
+    expect(await search('plumage', { mode: 'substring' })).toEqual([]);
     expect(indexed(db)).toEqual([]);
     expect(db.prepare(`SELECT count(*) FROM memories_fts WHERE memories_fts MATCH 'ptarmigan'`).pluck().get()).toBe(0);
   });
 
-  it('indexes a bulk import inside the import, leaving nothing queued', () => {
+  it('indexes a bulk import inside the import, leaving nothing queued', async () => {
     const { service, storage, caller, store, search, file } = openTimedCore();
     const db = rawDb(file);
     const m = service.createMemory(caller, store.id, { path: '/old.md', content: 'auk' });
@@ -206,58 +206,71 @@ describe('the search index', () => {
       { ...stamp(), memoryId: m.id, operation: 'modified', path: '/old.md', content: 'puffin' },
     ]);
     expect(backlog(db)).toEqual([]);
-    expect(search('guillemot')).toEqual(['/imp.md']);
-    expect(search('auk')).toEqual([]);
-    expect(search('puffin')).toEqual(['/old.md']);
-    expect(storage.domainCheck()).toEqual([]);
+    expect(await search('guillemot')).toEqual(['/imp.md']);
+    expect(await search('auk')).toEqual([]);
+    expect(await search('puffin')).toEqual(['/old.md']);
+    expect(await storage.domainCheck()).toEqual([]);
   });
 
-  it('builds its snippet from the content, marking the first query word it holds, case and accents aside', () => {
+  it('builds its snippet from the content, marking the first query word it holds, case and accents aside', async () => {
     const { service, caller, store } = openTimedCore();
     const long = `${'lorem ipsum '.repeat(30)}Meet at the École Normale on Tuesday. ${'dolor sit '.repeat(30)}`;
     service.createMemory(caller, store.id, { path: '/school.md', content: long });
     service.createMemory(caller, store.id, { path: '/topics/walrus.md', content: 'nothing about it in here' });
-    const [hit] = service.searchMemories(caller, store.id, { q: 'tuesday ECOLE', mode: 'fts', pathPrefix: '/', limit: 10, page: null }).data;
+    const [hit] = (await service.searchMemories(caller, store.id, { q: 'tuesday ECOLE', mode: 'fts', pathPrefix: '/', limit: 10, page: null })).data;
     expect(hit!.snippet).toMatch(/^….*\*\*École\*\* Normale on Tuesday.*…$/u);
     expect(hit!.snippet.length).toBeLessThan(180);
-    const [byPath] = service.searchMemories(caller, store.id, { q: 'walrus', mode: 'fts', pathPrefix: '/', limit: 10, page: null }).data;
+    const [byPath] = (await service.searchMemories(caller, store.id, { q: 'walrus', mode: 'fts', pathPrefix: '/', limit: 10, page: null })).data;
     expect(byPath).toMatchObject({ memory: { path: '/topics/walrus.md' }, snippet: 'nothing about it in here' });
   });
 });
 
 describe('the expiry sweep', () => {
-  it('deletes expired memories of every store without waiting for a write, once', () => {
+  it('deletes expired memories of every store without waiting for a write, once', async () => {
     const { service, storage, caller, store, later } = openTimedCore();
     const other = service.createStore(caller, { name: 'o', description: '', metadata: {} });
     const a = service.createMemory(caller, store.id, { path: '/a.md', content: 'a', expiry: { ttlSeconds: 5 } });
     service.createMemory(caller, other.id, { path: '/b.md', content: 'b', expiry: { ttlSeconds: 5 } });
     service.createMemory(caller, other.id, { path: '/c.md', content: 'c', expiry: { ttlSeconds: 500 } });
-    expect(service.purgeExpiredMemories()).toBe(0);
+    expect(await service.purgeExpiredMemories()).toBe(0);
     later(6);
-    expect(service.purgeExpiredMemories()).toBe(2);
-    expect(service.purgeExpiredMemories()).toBe(0);
-    expect(service.listVersions(caller, store.id, versionQuery({ memoryId: a.id })).data.map((v) => v.operation)).toEqual(['deleted', 'created']);
-    expect(readTree(service, caller, other.id)).toEqual({ '/c.md': 'c' });
-    expect(storage.integrityCheck()).toEqual([]);
+    expect(await service.purgeExpiredMemories()).toBe(2);
+    expect(await service.purgeExpiredMemories()).toBe(0);
+    expect((await service.listVersions(caller, store.id, versionQuery({ memoryId: a.id }))).data.map((v) => v.operation)).toEqual(['deleted', 'created']);
+    expect(await readTree(service, caller, other.id)).toEqual({ '/c.md': 'c' });
+    expect(await storage.integrityCheck()).toEqual([]);
+  });
+
+  it('deletes a mass expiry in bounded transactions, every memory of every store counted once', async () => {
+    const { service, storage, caller, store, later } = openTimedCore();
+    const other = service.createStore(caller, { name: 'o', description: '', metadata: {} });
+    for (let i = 0; i < 700; i++) service.createMemory(caller, i % 2 ? store.id : other.id, { path: `/m${i}.md`, content: 'x', expiry: { ttlSeconds: 5 } });
+    later(6);
+    // A transaction takes at most `max`: the storage's sweep stops there and says how many it took.
+    expect(storage.purgeExpiredMemories(service.clock(), 300)).toBe(300);
+    expect(await service.purgeExpiredMemories()).toBe(400);
+    expect(await readTree(service, caller, store.id)).toEqual({});
+    expect(await readTree(service, caller, other.id)).toEqual({});
+    expect(await storage.domainCheck()).toEqual([]);
   });
 });
 
 describe('mnemo check on the continuity tables', () => {
-  it('finds nothing wrong after checkpoints and searches, and reports a stale index and a wrong latest pointer', () => {
+  it('finds nothing wrong after checkpoints and searches, and reports a stale index and a wrong latest pointer', async () => {
     const { service, storage, caller, store, file, search } = openTimedCore();
     const m = service.createMemory(caller, store.id, { path: '/n.md', content: 'indexed words' });
     const ckpt = service.checkpoints;
     const one = ckpt.create(caller, store.id, ckpt.parse({ agent_id: 'a', session_id: 's', goal: 'g' }));
     ckpt.create(caller, store.id, ckpt.parse({ agent_id: 'a', session_id: 's', goal: 'g2' }));
     // Queued and not yet indexed is healthy too.
-    expect(storage.domainCheck()).toEqual([]);
-    expect(search('indexed')).toEqual(['/n.md']);
-    expect(storage.domainCheck()).toEqual([]);
+    expect(await storage.domainCheck()).toEqual([]);
+    expect(await search('indexed')).toEqual(['/n.md']);
+    expect(await storage.domainCheck()).toEqual([]);
 
     const db = rawDb(file);
     db.prepare(`INSERT INTO memories_fts (memories_fts, rowid, path, content) VALUES ('delete', ?, '/n.md', 'indexed words')`).run(seqOf(db, m.id));
     db.prepare('UPDATE checkpoint_heads SET checkpoint_id = ?, revision = 1').run(one.id);
-    const problems = storage.domainCheck();
+    const problems = await storage.domainCheck();
     expect(problems).toEqual([
       expect.stringMatching(/^search index: 1 problem\(s\); re-index every memory with /),
       `memory ${m.id} (/n.md) in ${store.id}: missing from the search index and not queued for it`,
@@ -265,28 +278,28 @@ describe('mnemo check on the continuity tables', () => {
     ]);
   });
 
-  it('reports an index entry whose memory is gone, and the repair it names brings the index back', () => {
+  it('reports an index entry whose memory is gone, and the repair it names brings the index back', async () => {
     const { service, storage, caller, store, file, search } = openTimedCore();
     service.createMemory(caller, store.id, { path: '/kept.md', content: 'osprey' });
     const gone = service.createMemory(caller, store.id, { path: '/gone.md', content: 'osprey nest' });
-    expect(search('osprey')).toHaveLength(2);
+    expect(await search('osprey')).toHaveLength(2);
     const db = rawDb(file);
     const seq = seqOf(db, gone.id);
     // Behind the triggers' back: the row goes and its queue entry with it.
     db.prepare('DELETE FROM memories WHERE id = ?').run(gone.id);
     db.prepare('DELETE FROM search_backlog').run();
-    const problems = storage.domainCheck();
+    const problems = await storage.domainCheck();
     expect(problems).toEqual([expect.stringMatching(/^search index: 1 problem/), `search index: entry ${seq} belongs to no memory and is not queued for removal`]);
 
     const repair = problems[0]!.slice(problems[0]!.indexOf('with ') + 'with '.length);
     db.exec(repair);
-    expect(search('osprey')).toEqual(['/kept.md']);
-    expect(storage.domainCheck()).toEqual([]);
+    expect(await search('osprey')).toEqual(['/kept.md']);
+    expect(await storage.domainCheck()).toEqual([]);
   });
 });
 
 describe('migration 5', () => {
-  it('upgrades a version 4 file: the same hits and scores, a healthy index and an empty backlog', () => {
+  it('upgrades a version 4 file: the same hits and scores, a healthy index and an empty backlog', async () => {
     const file = join(tmpDir(), 'mnemo.db');
     const v4 = new Database(file);
     for (const m of MIGRATIONS.filter((m) => m.version <= 4)) v4.exec(m.sql);
@@ -319,12 +332,12 @@ describe('migration 5', () => {
     const storage = openSqliteStorage(file);
     onTestFinished(() => storage.close());
     expect(storage.readPragma('user_version')).toBe(SCHEMA_VERSION);
-    const after = storage.searchMemories('memstore_1', { q: 'heron', mode: 'fts', pathPrefix: '/', limit: 10, page: null }).data;
+    const after = (await storage.searchMemories('memstore_1', { q: 'heron', mode: 'fts', pathPrefix: '/', limit: 10, page: null })).data;
     expect(after.map((h) => ({ path: h.memory.path, score: h.score }))).toEqual(before);
     expect(after.find((h) => h.memory.path === '/notes/heron.md')?.snippet).toBe('the grey **heron** waits');
     const db = rawDb(file);
     expect(backlog(db)).toEqual([]);
     expect(db.prepare(`SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'memories_fts%'`).all()).toEqual([]);
-    expect(storage.searchMemories('memstore_1', { q: 'birds', mode: 'fts', pathPrefix: '/', limit: 10, page: null }).data).toEqual([]);
+    expect((await storage.searchMemories('memstore_1', { q: 'birds', mode: 'fts', pathPrefix: '/', limit: 10, page: null })).data).toEqual([]);
   });
 });

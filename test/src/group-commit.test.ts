@@ -17,13 +17,13 @@ describe('group commit', () => {
     const paths = ['/a.md', '/b.md', '/c.md'];
     const results = await Promise.all(paths.map((path) => writes.run(() => core.service.createMemory(core.caller, store.id, { path, content: path }))));
     expect(results.map((m) => m.path)).toEqual(paths);
-    const versions = core.service.listVersions(core.caller, store.id, versionQuery({ limit: 10 })).data;
+    const versions = (await core.service.listVersions(core.caller, store.id, versionQuery({ limit: 10 }))).data;
     // Newest first: the group ran its writes in the order they were queued.
     expect(versions.map((v) => v.path)).toEqual([...paths].reverse());
 
     core.close();
     const reopened = openSqliteStorage(core.file);
-    expect(reopened.listMemories(store.id, memoryQuery({ limit: 10 })).data.map((i) => (i.type === 'memory' ? i.memory.path : i.path))).toEqual(paths);
+    expect((await reopened.listMemories(store.id, memoryQuery({ limit: 10 }))).data.map((i) => (i.type === 'memory' ? i.memory.path : i.path))).toEqual(paths);
     reopened.close();
   });
 
@@ -42,27 +42,28 @@ describe('group commit', () => {
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     const refused = outcomes[1] as PromiseRejectedResult;
     expect(codeOf(() => { throw refused.reason; })).toBe('path_conflict');
-    expect(readTree(core.service, core.caller, store.id)).toEqual({ '/one.md': '1', '/taken.md': 'first', '/two.md': '2' });
+    expect(await readTree(core.service, core.caller, store.id)).toEqual({ '/one.md': '1', '/taken.md': 'first', '/two.md': '2' });
   });
 
   it('nothing settles before the group commits', async () => {
-    const core = openCore();
+    // Inline reads: the first readTree must read in this turn, before the group runs.
+    const core = openCore({ readers: 0 });
     const store = seedStore(core.service, core.caller, {});
     const writes = createGroupCommit(core.storage);
     let settled = false;
     const pending = writes.run(() => core.service.createMemory(core.caller, store.id, { path: '/x.md', content: 'x' })).then(() => (settled = true));
     // Still this turn: the write has not even run, so there is nothing to report yet.
     expect(settled).toBe(false);
-    expect(readTree(core.service, core.caller, store.id)).toEqual({});
+    expect(await readTree(core.service, core.caller, store.id)).toEqual({});
     await pending;
     expect(settled).toBe(true);
-    expect(readTree(core.service, core.caller, store.id)).toEqual({ '/x.md': 'x' });
+    expect(await readTree(core.service, core.caller, store.id)).toEqual({ '/x.md': 'x' });
   });
 
   it('a redaction inside a group still truncates the WAL, after the group has committed', async () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/secret.md': 'password: hunter2' });
-    const memory = core.service.listMemories(core.caller, store.id, memoryQuery()).data[0]!;
+    const memory = (await core.service.listMemories(core.caller, store.id, memoryQuery())).data[0]!;
     if (memory.type !== 'memory') throw new Error('expected a memory');
     const old = memory.memory.versionId;
     core.service.updateMemory(core.caller, store.id, memory.memory.id, { content: 'rotated' });

@@ -21,7 +21,7 @@ function truth(file: string, storeId: string): { memories: number; bytes: number
 }
 
 describe('store usage', () => {
-  it('follows creates, updates, saves by path, moves, deletes, expiry and bulk imports', () => {
+  it('follows creates, updates, saves by path, moves, deletes, expiry and bulk imports', async () => {
     const clock = fakeClock();
     const core = openCore({ clock });
     const { service, storage, caller } = core;
@@ -42,7 +42,7 @@ describe('store usage', () => {
     service.createMemory(caller, store.id, { path: '/ttl.md', content: 'short-lived', expiry: { ttlSeconds: 1 } });
     check();
     clock.set('2026-01-02T00:00:00.000Z');
-    service.purgeExpiredMemories();
+    await service.purgeExpiredMemories();
     check();
     storage.importWrites(store.id, [
       { memoryId: service.ids('memory'), versionId: service.ids('version'), operation: 'created', path: '/bulk.md', content: 'bulk', actor: caller.actor, now: clock() },
@@ -53,10 +53,10 @@ describe('store usage', () => {
     expect(storage.storeUsage(store.id).memories).toBe(2);
     service.deleteStore(caller, store.id);
     expect(storage.storeUsage(store.id)).toEqual({ memories: 0, bytes: 0 });
-    expect(storage.domainCheck()).toEqual([]);
+    expect(await storage.domainCheck()).toEqual([]);
   });
 
-  it('is filled in for memories written before the migration that adds it, and mnemo check reports a drifted counter', () => {
+  it('is filled in for memories written before the migration that adds it, and mnemo check reports a drifted counter', async () => {
     const core = openCore();
     const store = core.service.createStore(core.caller, { name: 'old', description: '', metadata: {} });
     for (let i = 0; i < 5; i++) core.service.createMemory(core.caller, store.id, { path: `/m${i}.md`, content: 'x'.repeat(i + 1) });
@@ -75,7 +75,7 @@ describe('store usage', () => {
     const storage = openSqliteStorage(core.file);
     try {
       expect(storage.storeUsage(store.id)).toEqual({ memories: 5, bytes: 15 });
-      expect(storage.domainCheck()).toEqual([]);
+      expect(await storage.domainCheck()).toEqual([]);
     } finally {
       storage.close();
     }
@@ -84,7 +84,7 @@ describe('store usage', () => {
     tamper.close();
     const again = openSqliteStorage(core.file);
     try {
-      expect(again.domainCheck()).toEqual([expect.stringContaining(`store ${store.id}: usage counter says 5 memories / 1 bytes, the store holds 5 / 15`)]);
+      expect(await again.domainCheck()).toEqual([expect.stringContaining(`store ${store.id}: usage counter says 5 memories / 1 bytes, the store holds 5 / 15`)]);
     } finally {
       again.close();
     }

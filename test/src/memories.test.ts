@@ -32,62 +32,62 @@ function versionsOf(core: Core, storeId: string) {
 const label = (i: MemoryListItem) => (i.type === 'memory' ? i.memory.path : `${i.path}*`);
 
 describe('creating memories', () => {
-  it('create never overwrites an existing memory', () => {
+  it('create never overwrites an existing memory', async () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/a.md': 'original' });
     const err = errorOf(() => core.service.createMemory(core.caller, store.id, { path: '/a.md', content: 'replacement' }));
     expect(err.code).toBe('path_conflict');
     expect(err.details.conflicting_path).toBe('/a.md');
-    expect(readTree(core.service, core.caller, store.id)).toEqual({ '/a.md': 'original' });
-    expect(versionsOf(core, store.id)).toHaveLength(1);
+    expect(await readTree(core.service, core.caller, store.id)).toEqual({ '/a.md': 'original' });
+    expect(await versionsOf(core, store.id)).toHaveLength(1);
   });
 
   it.each([
     ['below an existing memory', '/a/b.md', '/a/b.md/c.md'],
     ['above an existing memory', '/a/b/c.md', '/a/b'],
     ['far above an existing memory', '/a/b/c/d.md', '/a'],
-  ])('a path %s conflicts and names the memory in the way', (_name, existing, requested) => {
+  ])('a path %s conflicts and names the memory in the way', async (_name, existing, requested) => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { [existing]: 'x' });
     const id = core.storage.getMemoryByPath(store.id, existing)!.id;
     const err = errorOf(() => core.service.createMemory(core.caller, store.id, { path: requested, content: 'y' }));
     expect(err).toMatchObject({ code: 'path_conflict', details: { conflicting_path: existing, conflicting_memory_id: id } });
-    expect(readTree(core.service, core.caller, store.id)).toEqual({ [existing]: 'x' });
+    expect(await readTree(core.service, core.caller, store.id)).toEqual({ [existing]: 'x' });
   });
 
-  it('paths that only share a name prefix do not conflict', () => {
+  it('paths that only share a name prefix do not conflict', async () => {
     const core = openCore();
     const tree = { '/a': '1', '/a-b/c': '2', '/ab': '3', '/a.md': '4', '/b/a': '5' };
     const store = seedStore(core.service, core.caller, tree);
-    expect(readTree(core.service, core.caller, store.id)).toEqual(tree);
+    expect(await readTree(core.service, core.caller, store.id)).toEqual(tree);
   });
 
-  it('paths are case-sensitive: /Notes.md and /notes.md are two memories', () => {
+  it('paths are case-sensitive: /Notes.md and /notes.md are two memories', async () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/Notes.md': 'upper', '/notes.md': 'lower' });
-    expect(readTree(core.service, core.caller, store.id)).toEqual({ '/Notes.md': 'upper', '/notes.md': 'lower' });
+    expect(await readTree(core.service, core.caller, store.id)).toEqual({ '/Notes.md': 'upper', '/notes.md': 'lower' });
   });
 
-  it('create returns the stored memory with its sha256, byte size and one created version', () => {
+  it('create returns the stored memory with its sha256, byte size and one created version', async () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, {});
     const m = core.service.createMemory(core.caller, store.id, { path: '/é.md', content: 'naïve' });
     expect(m).toMatchObject({ path: '/é.md', content: 'naïve', contentSha256: sha256Hex('naïve'), contentSizeBytes: 6 });
     expect(core.service.getMemory(core.caller, store.id, m.id)).toEqual(m);
-    const [v] = versionsOf(core, store.id);
+    const [v] = await versionsOf(core, store.id);
     expect(v).toMatchObject({ id: m.versionId, memoryId: m.id, operation: 'created', path: '/é.md', content: 'naïve', createdBy: core.caller.actor });
   });
 
-  it('create refuses invalid paths and content before anything is stored', () => {
+  it('create refuses invalid paths and content before anything is stored', async () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, {});
     expect(codeOf(() => core.service.createMemory(core.caller, store.id, { path: '/a/', content: 'x' }))).toBe('invalid_path');
     expect(codeOf(() => core.service.createMemory(core.caller, store.id, { path: '/a', content: 'x'.repeat(102_401) }))).toBe('content_too_large');
     expect(codeOf(() => core.service.createMemory(core.caller, store.id, { path: '/a', content: '\uD800' }))).toBe('invalid_utf8');
-    expect(versionsOf(core, store.id)).toEqual([]);
+    expect(await versionsOf(core, store.id)).toEqual([]);
   });
 
-  it('an unknown store, or another workspace’s store, is not_found', () => {
+  it('an unknown store, or another workspace’s store, is not_found', async () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/a': 'x' });
     const ws = { id: newId('workspace'), name: 'other', createdAt: core.service.clock() };
@@ -95,58 +95,58 @@ describe('creating memories', () => {
     const stranger = { workspaceId: ws.id, actor: core.caller.actor };
     expect(codeOf(() => core.service.createMemory(core.caller, newId('store'), { path: '/a', content: 'x' }))).toBe('not_found');
     expect(codeOf(() => core.service.createMemory(stranger, store.id, { path: '/b', content: 'x' }))).toBe('not_found');
-    expect(codeOf(() => core.service.listMemories(stranger, store.id, memoryQuery()))).toBe('not_found');
+    expect(await codeOf(() => core.service.listMemories(stranger, store.id, memoryQuery()))).toBe('not_found');
     expect(codeOf(() => core.service.getMemory(core.caller, store.id, newId('memory')))).toBe('not_found');
   });
 });
 
 describe('renaming memories', () => {
-  it('rename keeps the memory id and adds one modified version with the new path', () => {
+  it('rename keeps the memory id and adds one modified version with the new path', async () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/a.md': 'text' });
     const before = core.storage.getMemoryByPath(store.id, '/a.md')!;
     const after = core.service.updateMemory(core.caller, store.id, before.id, { path: '/dir/b.md' });
     expect(after).toMatchObject({ id: before.id, path: '/dir/b.md', content: 'text', contentSha256: before.contentSha256, createdAt: before.createdAt });
     expect(after.versionId).not.toBe(before.versionId);
-    const versions = versionsOf(core, store.id);
+    const versions = await versionsOf(core, store.id);
     expect(versions.map((v) => [v.operation, v.path, v.memoryId])).toEqual([
       ['modified', '/dir/b.md', before.id],
       ['created', '/a.md', before.id],
     ]);
-    expect(readTree(core.service, core.caller, store.id)).toEqual({ '/dir/b.md': 'text' });
+    expect(await readTree(core.service, core.caller, store.id)).toEqual({ '/dir/b.md': 'text' });
   });
 
   it.each([
     ['onto an occupied path', '/taken.md', '/taken.md'],
     ['below another memory', '/taken.md', '/taken.md/x.md'],
     ['above another memory', '/dir/taken.md', '/dir'],
-  ])('rename %s conflicts and changes nothing', (_name, other, target) => {
+  ])('rename %s conflicts and changes nothing', async (_name, other, target) => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/mine.md': 'mine', [other]: 'theirs' });
     const mine = core.storage.getMemoryByPath(store.id, '/mine.md')!;
     const theirs = core.storage.getMemoryByPath(store.id, other)!;
     const err = errorOf(() => core.service.updateMemory(core.caller, store.id, mine.id, { path: target, content: 'changed' }));
     expect(err).toMatchObject({ code: 'path_conflict', details: { conflicting_path: other, conflicting_memory_id: theirs.id } });
-    expect(readTree(core.service, core.caller, store.id)).toEqual({ '/mine.md': 'mine', [other]: 'theirs' });
-    expect(versionsOf(core, store.id)).toHaveLength(2);
+    expect(await readTree(core.service, core.caller, store.id)).toEqual({ '/mine.md': 'mine', [other]: 'theirs' });
+    expect(await versionsOf(core, store.id)).toHaveLength(2);
   });
 
-  it('a memory may move below its own old path', () => {
+  it('a memory may move below its own old path', async () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/a': 'x' });
     const m = core.storage.getMemoryByPath(store.id, '/a')!;
     core.service.updateMemory(core.caller, store.id, m.id, { path: '/a/b' });
-    expect(readTree(core.service, core.caller, store.id)).toEqual({ '/a/b': 'x' });
+    expect(await readTree(core.service, core.caller, store.id)).toEqual({ '/a/b': 'x' });
   });
 
-  it('the old path is free after a rename', () => {
+  it('the old path is free after a rename', async () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/a': 'x' });
     const m = core.storage.getMemoryByPath(store.id, '/a')!;
     core.service.updateMemory(core.caller, store.id, m.id, { path: '/b' });
     const fresh = core.service.createMemory(core.caller, store.id, { path: '/a', content: 'new' });
     expect(fresh.id).not.toBe(m.id);
-    expect(readTree(core.service, core.caller, store.id)).toEqual({ '/a': 'new', '/b': 'x' });
+    expect(await readTree(core.service, core.caller, store.id)).toEqual({ '/a': 'new', '/b': 'x' });
   });
 });
 
@@ -155,55 +155,55 @@ describe('updating memories', () => {
     ['the same content', { content: 'text' }],
     ['the same path', { path: '/a.md' }],
     ['the same content and path', { content: 'text', path: '/a.md' }],
-  ])('an update to %s adds no version and keeps updatedAt', (_name, write) => {
+  ])('an update to %s adds no version and keeps updatedAt', async (_name, write) => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/a.md': 'text' });
     const m = core.storage.getMemoryByPath(store.id, '/a.md')!;
     expect(core.service.updateMemory(core.caller, store.id, m.id, write)).toEqual(m);
-    expect(versionsOf(core, store.id)).toHaveLength(1);
+    expect(await versionsOf(core, store.id)).toHaveLength(1);
   });
 
-  it('a content change adds one modified version and a new sha256', () => {
+  it('a content change adds one modified version and a new sha256', async () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/a.md': 'one' });
     const m = core.storage.getMemoryByPath(store.id, '/a.md')!;
     const updated = core.service.updateMemory(core.caller, store.id, m.id, { content: 'two', expectedSha256: sha256Hex('one') });
     expect(updated).toMatchObject({ id: m.id, content: 'two', contentSha256: sha256Hex('two'), contentSizeBytes: 3 });
-    expect(versionsOf(core, store.id).map((v) => [v.operation, v.content])).toEqual([
+    expect((await versionsOf(core, store.id)).map((v) => [v.operation, v.content])).toEqual([
       ['modified', 'two'],
       ['created', 'one'],
     ]);
   });
 
-  it('a precondition that does not match fails with precondition_failed and changes nothing', () => {
+  it('a precondition that does not match fails with precondition_failed and changes nothing', async () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/a.md': 'one' });
     const m = core.storage.getMemoryByPath(store.id, '/a.md')!;
     const stale = sha256Hex('zero');
     expect(codeOf(() => core.service.updateMemory(core.caller, store.id, m.id, { content: 'two', expectedSha256: stale }))).toBe('precondition_failed');
     expect(codeOf(() => core.service.updateMemory(core.caller, store.id, m.id, { path: '/b.md', expectedSha256: stale }))).toBe('precondition_failed');
-    expect(readTree(core.service, core.caller, store.id)).toEqual({ '/a.md': 'one' });
-    expect(versionsOf(core, store.id)).toHaveLength(1);
+    expect(await readTree(core.service, core.caller, store.id)).toEqual({ '/a.md': 'one' });
+    expect(await versionsOf(core, store.id)).toHaveLength(1);
   });
 
-  it('a precondition that does not match succeeds without a version when the memory already holds the requested content and path', () => {
+  it('a precondition that does not match succeeds without a version when the memory already holds the requested content and path', async () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/a.md': 'two' });
     const m = core.storage.getMemoryByPath(store.id, '/a.md')!;
     const stale = sha256Hex('one');
     expect(core.service.updateMemory(core.caller, store.id, m.id, { content: 'two', expectedSha256: stale })).toEqual(m);
     expect(core.service.updateMemory(core.caller, store.id, m.id, { content: 'two', path: '/a.md', expectedSha256: stale })).toEqual(m);
-    expect(versionsOf(core, store.id)).toHaveLength(1);
+    expect(await versionsOf(core, store.id)).toHaveLength(1);
   });
 
-  it('a retried update is idempotent: the second call sees its own result and adds nothing', () => {
+  it('a retried update is idempotent: the second call sees its own result and adds nothing', async () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/a.md': 'one' });
     const m = core.storage.getMemoryByPath(store.id, '/a.md')!;
     const write = { content: 'two', path: '/b.md', expectedSha256: sha256Hex('one') };
     const first = core.service.updateMemory(core.caller, store.id, m.id, write);
     expect(core.service.updateMemory(core.caller, store.id, m.id, write)).toEqual(first);
-    expect(versionsOf(core, store.id)).toHaveLength(2);
+    expect(await versionsOf(core, store.id)).toHaveLength(2);
   });
 
   it('an update of an unknown memory is not_found', () => {
@@ -222,110 +222,110 @@ describe('updating memories', () => {
 });
 
 describe('deleting memories', () => {
-  it('a delete with the wrong expected sha256 fails with precondition_failed and deletes nothing', () => {
+  it('a delete with the wrong expected sha256 fails with precondition_failed and deletes nothing', async () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/a.md': 'one' });
     const m = core.storage.getMemoryByPath(store.id, '/a.md')!;
     expect(codeOf(() => core.service.deleteMemory(core.caller, store.id, m.id, sha256Hex('other')))).toBe('precondition_failed');
-    expect(readTree(core.service, core.caller, store.id)).toEqual({ '/a.md': 'one' });
-    expect(versionsOf(core, store.id)).toHaveLength(1);
+    expect(await readTree(core.service, core.caller, store.id)).toEqual({ '/a.md': 'one' });
+    expect(await versionsOf(core, store.id)).toHaveLength(1);
   });
 
-  it('a delete adds a deleted version with the path and no content, sha256 or size', () => {
+  it('a delete adds a deleted version with the path and no content, sha256 or size', async () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/a.md': 'one', '/b.md': 'two' });
     const m = core.storage.getMemoryByPath(store.id, '/a.md')!;
     core.service.deleteMemory(core.caller, store.id, m.id, sha256Hex('one'));
     expect(codeOf(() => core.service.getMemory(core.caller, store.id, m.id))).toBe('not_found');
-    expect(readTree(core.service, core.caller, store.id)).toEqual({ '/b.md': 'two' });
-    const [latest] = versionsOf(core, store.id);
+    expect(await readTree(core.service, core.caller, store.id)).toEqual({ '/b.md': 'two' });
+    const [latest] = await versionsOf(core, store.id);
     expect(latest).toMatchObject({
       memoryId: m.id, operation: 'deleted', path: '/a.md', content: null, contentSha256: null, contentSizeBytes: null,
       createdBy: core.caller.actor, redactedAt: null,
     });
   });
 
-  it('a deleted memory cannot be deleted or updated again', () => {
+  it('a deleted memory cannot be deleted or updated again', async () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/a.md': 'one' });
     const m = core.storage.getMemoryByPath(store.id, '/a.md')!;
     core.service.deleteMemory(core.caller, store.id, m.id);
     expect(codeOf(() => core.service.deleteMemory(core.caller, store.id, m.id))).toBe('not_found');
     expect(codeOf(() => core.service.updateMemory(core.caller, store.id, m.id, { content: 'x' }))).toBe('not_found');
-    expect(versionsOf(core, store.id)).toHaveLength(2);
+    expect(await versionsOf(core, store.id)).toHaveLength(2);
   });
 });
 
 describe('listing memories', () => {
   const tree = Object.fromEntries(Array.from({ length: 45 }, (_, i) => [`/m/${String(i).padStart(2, '0')}.md`, `body ${i}`]));
 
-  it.each([1, 7, 10, 45, 100])('depth 0 pages of %i cover every memory once, in path order', (limit) => {
+  it.each([1, 7, 10, 45, 100])('depth 0 pages of %i cover every memory once, in path order', async (limit) => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, tree);
-    const items = allPages((page) => core.service.listMemories(core.caller, store.id, memoryQuery({ limit, page })));
+    const items = await allPages((page) => core.service.listMemories(core.caller, store.id, memoryQuery({ limit, page })));
     expect(items.map(label)).toEqual(Object.keys(tree).sort());
   });
 
-  it('the last page has no next page, and an exact fit does not promise an empty one', () => {
+  it('the last page has no next page, and an exact fit does not promise an empty one', async () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/a': '1', '/b': '2' });
-    expect(core.service.listMemories(core.caller, store.id, memoryQuery({ limit: 2 })).nextPage).toBeNull();
-    expect(core.service.listMemories(core.caller, store.id, memoryQuery({ limit: 1 })).nextPage).not.toBeNull();
+    expect((await core.service.listMemories(core.caller, store.id, memoryQuery({ limit: 2 }))).nextPage).toBeNull();
+    expect((await core.service.listMemories(core.caller, store.id, memoryQuery({ limit: 1 }))).nextPage).not.toBeNull();
   });
 
-  it('depth 1 rolls deeper paths into memory_prefix items, and pages the same way', () => {
+  it('depth 1 rolls deeper paths into memory_prefix items, and pages the same way', async () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, {
       '/top.md': 't', '/a/x.md': '1', '/a/y/z.md': '2', '/a-b.md': '3', '/b/c/d/e.md': '4', '/c/1': '5', '/c/2': '6', '/z.md': '7',
     });
-    const whole = core.service.listMemories(core.caller, store.id, memoryQuery({ depth: 1 }));
+    const whole = await core.service.listMemories(core.caller, store.id, memoryQuery({ depth: 1 }));
     expect(whole.data.map(label)).toEqual(['/a-b.md', '/a/*', '/b/*', '/c/*', '/top.md', '/z.md']);
     expect(whole.nextPage).toBeNull();
     for (const limit of [1, 2, 4]) {
-      const paged = allPages((page) => core.service.listMemories(core.caller, store.id, memoryQuery({ depth: 1, limit, page })));
+      const paged = await allPages((page) => core.service.listMemories(core.caller, store.id, memoryQuery({ depth: 1, limit, page })));
       expect(paged.map(label)).toEqual(whole.data.map(label));
     }
-    const inside = core.service.listMemories(core.caller, store.id, memoryQuery({ depth: 1, pathPrefix: '/a/' }));
+    const inside = await core.service.listMemories(core.caller, store.id, memoryQuery({ depth: 1, pathPrefix: '/a/' }));
     expect(inside.data.map(label)).toEqual(['/a/x.md', '/a/y/*']);
   });
 
-  it('path_prefix matches whole segments: /notes/ matches /notes/a but not /notes-archive/a', () => {
+  it('path_prefix matches whole segments: /notes/ matches /notes/a but not /notes-archive/a', async () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, {
       '/notes/a': '1', '/notes/sub/b': '2', '/notes-archive/a': '3', '/notesx': '4', '/Notes/c': '5', '/other/notes/d': '6',
     });
-    const depth0 = core.service.listMemories(core.caller, store.id, memoryQuery({ pathPrefix: '/notes/' }));
+    const depth0 = await core.service.listMemories(core.caller, store.id, memoryQuery({ pathPrefix: '/notes/' }));
     expect(depth0.data.map(label)).toEqual(['/notes/a', '/notes/sub/b']);
-    const depth1 = core.service.listMemories(core.caller, store.id, memoryQuery({ pathPrefix: '/notes/', depth: 1 }));
+    const depth1 = await core.service.listMemories(core.caller, store.id, memoryQuery({ pathPrefix: '/notes/', depth: 1 }));
     expect(depth1.data.map(label)).toEqual(['/notes/a', '/notes/sub/*']);
-    expect(core.service.listMemories(core.caller, store.id, memoryQuery({ pathPrefix: '/nothing/' })).data).toEqual([]);
+    expect((await core.service.listMemories(core.caller, store.id, memoryQuery({ pathPrefix: '/nothing/' }))).data).toEqual([]);
   });
 
-  it('path_prefix pages stay inside the prefix', () => {
+  it('path_prefix pages stay inside the prefix', async () => {
     const core = openCore();
     const inside = Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`/p/${i}`, 'x']));
     const store = seedStore(core.service, core.caller, { '/o/1': 'x', ...inside, '/p-z': 'x', '/q': 'x' });
-    const items = allPages((page) => core.service.listMemories(core.caller, store.id, memoryQuery({ pathPrefix: '/p/', limit: 2, page })));
+    const items = await allPages((page) => core.service.listMemories(core.caller, store.id, memoryQuery({ pathPrefix: '/p/', limit: 2, page })));
     expect(items.map(label)).toEqual(Object.keys(inside));
   });
 
-  it('a page cursor taken from another prefix never leads the list out of the requested prefix', () => {
+  it('a page cursor taken from another prefix never leads the list out of the requested prefix', async () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/a': '1', '/b': '2', '/p/1': '3', '/p/q/2': '4', '/z': '5' });
-    const stray = core.service.listMemories(core.caller, store.id, memoryQuery({ limit: 1 })).nextPage;
-    const strayDepth1 = core.service.listMemories(core.caller, store.id, memoryQuery({ depth: 1, limit: 1 })).nextPage;
+    const stray = (await core.service.listMemories(core.caller, store.id, memoryQuery({ limit: 1 }))).nextPage;
+    const strayDepth1 = (await core.service.listMemories(core.caller, store.id, memoryQuery({ depth: 1, limit: 1 }))).nextPage;
     expect(stray).not.toBeNull();
-    const depth0 = core.service.listMemories(core.caller, store.id, memoryQuery({ pathPrefix: '/p/', page: stray }));
+    const depth0 = await core.service.listMemories(core.caller, store.id, memoryQuery({ pathPrefix: '/p/', page: stray }));
     expect(depth0.data.map(label)).toEqual(['/p/1', '/p/q/2']);
-    const depth1 = core.service.listMemories(core.caller, store.id, memoryQuery({ pathPrefix: '/p/', depth: 1, page: strayDepth1 }));
+    const depth1 = await core.service.listMemories(core.caller, store.id, memoryQuery({ pathPrefix: '/p/', depth: 1, page: strayDepth1 }));
     expect(depth1.data.map(label)).toEqual(['/p/1', '/p/q/*']);
   });
 
-  it('the full view carries content and the basic view does not', () => {
+  it('the full view carries content and the basic view does not', async () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/a': 'body' });
-    const [basic] = core.service.listMemories(core.caller, store.id, memoryQuery()).data;
-    const [full] = core.service.listMemories(core.caller, store.id, memoryQuery({ view: 'full' })).data;
+    const [basic] = (await core.service.listMemories(core.caller, store.id, memoryQuery())).data;
+    const [full] = (await core.service.listMemories(core.caller, store.id, memoryQuery({ view: 'full' }))).data;
     expect(basic).toMatchObject({ type: 'memory', memory: { path: '/a', contentSizeBytes: 4 } });
     expect(basic?.type === 'memory' && 'content' in basic.memory).toBe(false);
     expect(full).toMatchObject({ type: 'memory', memory: { path: '/a', content: 'body' } });
@@ -333,14 +333,14 @@ describe('listing memories', () => {
 });
 
 describe('versions', () => {
-  it('versions list newest first across operations', () => {
+  it('versions list newest first across operations', async () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/a': '1' });
     const a = core.storage.getMemoryByPath(store.id, '/a')!;
     core.service.updateMemory(core.caller, store.id, a.id, { content: '2' });
     core.service.updateMemory(core.caller, store.id, a.id, { path: '/b' });
     core.service.deleteMemory(core.caller, store.id, a.id);
-    expect(versionsOf(core, store.id).map((v) => [v.operation, v.path, v.content])).toEqual([
+    expect((await versionsOf(core, store.id)).map((v) => [v.operation, v.path, v.content])).toEqual([
       ['deleted', '/b', null],
       ['modified', '/b', '2'],
       ['modified', '/a', '2'],
@@ -348,7 +348,7 @@ describe('versions', () => {
     ]);
   });
 
-  it('versions page across many pages with no duplicates or gaps, and each one reads back alone', () => {
+  it('versions page across many pages with no duplicates or gaps, and each one reads back alone', async () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/a': 'v0', '/b': 'w0' });
     const a = core.storage.getMemoryByPath(store.id, '/a')!;
@@ -357,62 +357,62 @@ describe('versions', () => {
       core.service.updateMemory(core.caller, store.id, a.id, { content: `v${i}` });
       core.service.updateMemory(core.caller, store.id, b.id, { content: `w${i}` });
     }
-    const all = versionsOf(core, store.id);
+    const all = await versionsOf(core, store.id);
     expect(all).toHaveLength(62);
     for (const limit of [1, 7, 20, 61, 62, 100]) {
-      const paged = allPages((page) => core.service.listVersions(core.caller, store.id, versionQuery({ limit, page })));
+      const paged = await allPages((page) => core.service.listVersions(core.caller, store.id, versionQuery({ limit, page })));
       expect(paged.map((v) => v.id)).toEqual(all.map((v) => v.id));
     }
     expect(new Set(all.map((v) => v.id)).size).toBe(62);
     expect(all[0]?.content).toBe('w30');
     expect(all[61]?.content).toBe('v0');
     for (const v of all.slice(0, 5)) expect(core.service.getVersion(core.caller, store.id, v.id)).toEqual(v);
-    const filtered = allPages((page) => core.service.listVersions(core.caller, store.id, versionQuery({ memoryId: a.id, limit: 4, page })));
+    const filtered = await allPages((page) => core.service.listVersions(core.caller, store.id, versionQuery({ memoryId: a.id, limit: 4, page })));
     expect(filtered.map((v) => v.content)).toEqual(Array.from({ length: 31 }, (_, i) => `v${30 - i}`));
   });
 
-  it('the memory_id filter includes the deleted version', () => {
+  it('the memory_id filter includes the deleted version', async () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/a': '1', '/b': '2' });
     const a = core.storage.getMemoryByPath(store.id, '/a')!;
     core.service.deleteMemory(core.caller, store.id, a.id);
-    const versions = core.service.listVersions(core.caller, store.id, versionQuery({ memoryId: a.id })).data;
+    const versions = (await core.service.listVersions(core.caller, store.id, versionQuery({ memoryId: a.id }))).data;
     expect(versions.map((v) => v.operation)).toEqual(['deleted', 'created']);
   });
 
-  it('the operation filter keeps only that operation', () => {
+  it('the operation filter keeps only that operation', async () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/a': '1', '/b': '2', '/c': '3' });
     const a = core.storage.getMemoryByPath(store.id, '/a')!;
     const b = core.storage.getMemoryByPath(store.id, '/b')!;
     core.service.updateMemory(core.caller, store.id, a.id, { content: 'x' });
     core.service.deleteMemory(core.caller, store.id, b.id);
-    const ops = (operation: 'created' | 'modified' | 'deleted') =>
-      core.service.listVersions(core.caller, store.id, versionQuery({ operation })).data.map((v) => v.path);
-    expect(ops('created')).toEqual(['/c', '/b', '/a']);
-    expect(ops('modified')).toEqual(['/a']);
-    expect(ops('deleted')).toEqual(['/b']);
+    const ops = async (operation: 'created' | 'modified' | 'deleted') =>
+      (await core.service.listVersions(core.caller, store.id, versionQuery({ operation }))).data.map((v) => v.path);
+    expect(await ops('created')).toEqual(['/c', '/b', '/a']);
+    expect(await ops('modified')).toEqual(['/a']);
+    expect(await ops('deleted')).toEqual(['/b']);
   });
 
-  it('the api_key_id and session_id filters keep only that actor’s versions', () => {
+  it('the api_key_id and session_id filters keep only that actor’s versions', async () => {
     const core = openCore();
     const other = otherKey(core);
     const agent = sessionCaller(core, newId('session'));
     const store = seedStore(core.service, core.caller, { '/admin': '1' });
     core.service.createMemory(other, store.id, { path: '/other', content: '2' });
     core.service.createMemory(agent, store.id, { path: '/agent', content: '3' });
-    const paths = (q: Parameters<typeof versionQuery>[0]) =>
-      core.service.listVersions(core.caller, store.id, versionQuery(q)).data.map((v) => v.path);
+    const paths = async (q: Parameters<typeof versionQuery>[0]) =>
+      (await core.service.listVersions(core.caller, store.id, versionQuery(q))).data.map((v) => v.path);
     const keyOf = (c: typeof other) => (c.actor.type === 'api_actor' ? c.actor.apiKeyId : '');
-    expect(paths({ apiKeyId: keyOf(core.caller) })).toEqual(['/admin']);
-    expect(paths({ apiKeyId: keyOf(other) })).toEqual(['/other']);
-    expect(paths({ sessionId: agent.actor.type === 'session_actor' ? agent.actor.sessionId : '' })).toEqual(['/agent']);
-    expect(paths({ sessionId: newId('session') })).toEqual([]);
-    const [agentVersion] = core.service.listVersions(core.caller, store.id, versionQuery({ limit: 1 })).data;
+    expect(await paths({ apiKeyId: keyOf(core.caller) })).toEqual(['/admin']);
+    expect(await paths({ apiKeyId: keyOf(other) })).toEqual(['/other']);
+    expect(await paths({ sessionId: agent.actor.type === 'session_actor' ? agent.actor.sessionId : '' })).toEqual(['/agent']);
+    expect(await paths({ sessionId: newId('session') })).toEqual([]);
+    const [agentVersion] = (await core.service.listVersions(core.caller, store.id, versionQuery({ limit: 1 }))).data;
     expect(agentVersion?.createdBy).toEqual(agent.actor);
   });
 
-  it('created_at[gte] and created_at[lte] are inclusive bounds', () => {
+  it('created_at[gte] and created_at[lte] are inclusive bounds', async () => {
     const clock = fakeClock();
     const core = openCore({ clock });
     const store = seedStore(core.service, core.caller, {});
@@ -423,20 +423,20 @@ describe('versions', () => {
     at('2026-01-10T00:00:00.000Z', '/jan10');
     at('2026-01-20T00:00:00.000Z', '/jan20');
     at('2026-01-30T00:00:00.000Z', '/jan30');
-    const paths = (createdGte: string | null, createdLte: string | null) =>
-      core.service.listVersions(core.caller, store.id, versionQuery({ createdGte, createdLte })).data.map((v) => v.path);
-    expect(paths('2026-01-20T00:00:00.000Z', null)).toEqual(['/jan30', '/jan20']);
-    expect(paths(null, '2026-01-20T00:00:00.000Z')).toEqual(['/jan20', '/jan10']);
-    expect(paths('2026-01-15T00:00:00.000Z', '2026-01-25T00:00:00.000Z')).toEqual(['/jan20']);
-    expect(paths('2026-02-01T00:00:00.000Z', null)).toEqual([]);
+    const paths = async (createdGte: string | null, createdLte: string | null) =>
+      (await core.service.listVersions(core.caller, store.id, versionQuery({ createdGte, createdLte }))).data.map((v) => v.path);
+    expect(await paths('2026-01-20T00:00:00.000Z', null)).toEqual(['/jan30', '/jan20']);
+    expect(await paths(null, '2026-01-20T00:00:00.000Z')).toEqual(['/jan20', '/jan10']);
+    expect(await paths('2026-01-15T00:00:00.000Z', '2026-01-25T00:00:00.000Z')).toEqual(['/jan20']);
+    expect(await paths('2026-02-01T00:00:00.000Z', null)).toEqual([]);
   });
 
-  it('filters combine, and an unknown version is not_found', () => {
+  it('filters combine, and an unknown version is not_found', async () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/a': '1', '/b': '2' });
     const a = core.storage.getMemoryByPath(store.id, '/a')!;
     core.service.updateMemory(core.caller, store.id, a.id, { content: '3' });
-    const data = core.service.listVersions(core.caller, store.id, versionQuery({ memoryId: a.id, operation: 'created' })).data;
+    const data = (await core.service.listVersions(core.caller, store.id, versionQuery({ memoryId: a.id, operation: 'created' }))).data;
     expect(data.map((v) => [v.path, v.content])).toEqual([['/a', '1']]);
     expect(codeOf(() => core.service.getVersion(core.caller, store.id, newId('version')))).toBe('not_found');
   });
@@ -449,7 +449,7 @@ describe('redaction', () => {
     return { store, memory: m, createdVersionId: m.versionId };
   }
 
-  it('redaction nulls path, content, sha256 and size and records who and when', () => {
+  it('redaction nulls path, content, sha256 and size and records who and when', async () => {
     const clock = fakeClock();
     const core = openCore({ clock });
     const { store, memory, createdVersionId } = history(core);
@@ -462,7 +462,7 @@ describe('redaction', () => {
     });
     expect(core.service.getVersion(core.caller, store.id, createdVersionId)).toEqual(redacted);
     expect(core.service.getMemory(core.caller, store.id, memory.id)).toEqual(current);
-    expect(versionsOf(core, store.id)).toHaveLength(2);
+    expect(await versionsOf(core, store.id)).toHaveLength(2);
   });
 
   it('the head version of a live memory cannot be redacted (conflict)', () => {
@@ -481,15 +481,15 @@ describe('redaction', () => {
     expect(core.service.getMemory(core.caller, store.id, memory.id)).toEqual(renamed);
   });
 
-  it('after a delete every version of the memory can be redacted, the deleted one included', () => {
+  it('after a delete every version of the memory can be redacted, the deleted one included', async () => {
     const core = openCore();
     const { store, memory } = history(core);
     core.service.deleteMemory(core.caller, store.id, memory.id);
-    const versions = core.service.listVersions(core.caller, store.id, versionQuery({ memoryId: memory.id })).data;
+    const versions = (await core.service.listVersions(core.caller, store.id, versionQuery({ memoryId: memory.id }))).data;
     for (const v of versions) {
       expect(core.service.redactVersion(core.caller, store.id, v.id)).toMatchObject({ path: null, content: null, redactedBy: core.caller.actor });
     }
-    expect(versionsOf(core, store.id).every((v) => v.redactedAt !== null && v.path === null)).toBe(true);
+    expect((await versionsOf(core, store.id)).every((v) => v.redactedAt !== null && v.path === null)).toBe(true);
   });
 
   it('redacting again changes nothing: the first redaction time and redactor stay', () => {
@@ -511,12 +511,12 @@ describe('redaction', () => {
     expect(core.service.getVersion(core.caller, store.id, createdVersionId).redactedAt).toBeNull();
   });
 
-  it('a redacted version still shows in lists and filters by memory and operation', () => {
+  it('a redacted version still shows in lists and filters by memory and operation', async () => {
     const core = openCore();
     const { store, memory, createdVersionId } = history(core);
     core.service.updateMemory(core.caller, store.id, memory.id, { content: 'new' });
     core.service.redactVersion(core.caller, store.id, createdVersionId);
-    const created = core.service.listVersions(core.caller, store.id, versionQuery({ memoryId: memory.id, operation: 'created' })).data;
+    const created = (await core.service.listVersions(core.caller, store.id, versionQuery({ memoryId: memory.id, operation: 'created' }))).data;
     expect(created.map((v) => [v.id, v.path, v.content])).toEqual([[createdVersionId, null, null]]);
   });
 });
@@ -532,33 +532,33 @@ describe('archived stores', () => {
     return { core, store: archivedStore, keep, old: updated, oldFirstVersion: old.versionId };
   }
 
-  it('an archived store stays readable', () => {
+  it('an archived store stays readable', async () => {
     const { core, store, keep, oldFirstVersion } = archived();
     expect(store.archivedAt).not.toBeNull();
     expect(core.service.getStore(core.caller, store.id)).toEqual(store);
     expect(core.service.getMemory(core.caller, store.id, keep.id)).toEqual(keep);
-    expect(readTree(core.service, core.caller, store.id)).toEqual({ '/keep.md': 'keep', '/old.md': 'two' });
-    expect(versionsOf(core, store.id)).toHaveLength(3);
+    expect(await readTree(core.service, core.caller, store.id)).toEqual({ '/keep.md': 'keep', '/old.md': 'two' });
+    expect(await versionsOf(core, store.id)).toHaveLength(3);
     expect(core.service.getVersion(core.caller, store.id, oldFirstVersion).content).toBe('one');
   });
 
-  it('an archived store refuses creates and updates with archived', () => {
+  it('an archived store refuses creates and updates with archived', async () => {
     const { core, store, keep } = archived();
     expect(codeOf(() => core.service.createMemory(core.caller, store.id, { path: '/new.md', content: 'x' }))).toBe('archived');
     expect(codeOf(() => core.service.updateMemory(core.caller, store.id, keep.id, { content: 'changed' }))).toBe('archived');
     expect(codeOf(() => core.service.updateMemory(core.caller, store.id, keep.id, { path: '/moved.md' }))).toBe('archived');
     // Even an update that would change nothing is a write to an archived store.
     expect(codeOf(() => core.service.updateMemory(core.caller, store.id, keep.id, { content: 'keep' }))).toBe('archived');
-    expect(readTree(core.service, core.caller, store.id)).toEqual({ '/keep.md': 'keep', '/old.md': 'two' });
-    expect(versionsOf(core, store.id)).toHaveLength(3);
+    expect(await readTree(core.service, core.caller, store.id)).toEqual({ '/keep.md': 'keep', '/old.md': 'two' });
+    expect(await versionsOf(core, store.id)).toHaveLength(3);
   });
 
-  it('an archived store still lets memories be deleted and versions be redacted', () => {
+  it('an archived store still lets memories be deleted and versions be redacted', async () => {
     const { core, store, old, oldFirstVersion } = archived();
     expect(core.service.redactVersion(core.caller, store.id, oldFirstVersion).content).toBeNull();
     core.service.deleteMemory(core.caller, store.id, old.id, old.contentSha256);
-    expect(readTree(core.service, core.caller, store.id)).toEqual({ '/keep.md': 'keep' });
-    expect(versionsOf(core, store.id)[0]).toMatchObject({ operation: 'deleted', path: '/old.md' });
+    expect(await readTree(core.service, core.caller, store.id)).toEqual({ '/keep.md': 'keep' });
+    expect((await versionsOf(core, store.id))[0]).toMatchObject({ operation: 'deleted', path: '/old.md' });
   });
 
   it('an archived store refuses store updates with archived', () => {
@@ -590,23 +590,23 @@ describe('archived stores', () => {
 });
 
 describe('deleting stores', () => {
-  it('deleting a store removes its memories and versions and leaves other stores untouched', () => {
+  it('deleting a store removes its memories and versions and leaves other stores untouched', async () => {
     const core = openCore();
     const doomed = seedStore(core.service, core.caller, { '/a': '1', '/b/c': '2' }, 'doomed');
     const kept = seedStore(core.service, core.caller, { '/a': 'kept' }, 'kept');
     const doomedMemory = core.storage.getMemoryByPath(doomed.id, '/a')!;
     core.service.updateMemory(core.caller, doomed.id, doomedMemory.id, { content: 'again' });
-    const keptVersions = versionsOf(core, kept.id);
+    const keptVersions = await versionsOf(core, kept.id);
     core.service.deleteStore(core.caller, doomed.id);
     expect(codeOf(() => core.service.getStore(core.caller, doomed.id))).toBe('not_found');
-    expect(codeOf(() => core.service.listMemories(core.caller, doomed.id, memoryQuery()))).toBe('not_found');
+    expect(await codeOf(() => core.service.listMemories(core.caller, doomed.id, memoryQuery()))).toBe('not_found');
     expect(core.storage.getMemory(doomed.id, doomedMemory.id)).toBeNull();
     expect(core.storage.getVersion(doomed.id, doomedMemory.versionId)).toBeNull();
-    expect(core.storage.listVersions(doomed.id, versionQuery()).data).toEqual([]);
-    expect(core.storage.listMemories(doomed.id, memoryQuery()).data).toEqual([]);
-    expect(readTree(core.service, core.caller, kept.id)).toEqual({ '/a': 'kept' });
-    expect(versionsOf(core, kept.id)).toEqual(keptVersions);
-    expect(core.storage.integrityCheck()).toEqual([]);
+    expect((await core.storage.listVersions(doomed.id, versionQuery())).data).toEqual([]);
+    expect((await core.storage.listMemories(doomed.id, memoryQuery())).data).toEqual([]);
+    expect(await readTree(core.service, core.caller, kept.id)).toEqual({ '/a': 'kept' });
+    expect(await versionsOf(core, kept.id)).toEqual(keptVersions);
+    expect(await core.storage.integrityCheck()).toEqual([]);
   });
 
   it('an archived store can be deleted; an unknown one is not_found', () => {
@@ -672,33 +672,33 @@ describe('listing stores', () => {
     core.service.archiveStore(core.caller, made[2]!.id);
     return { core, made };
   }
-  const names = (core: Core, q: Parameters<typeof storeQuery>[0]) =>
-    allPages((page) => core.service.listStores(core.caller, storeQuery({ ...q, page }))).map((s) => s.name);
+  const names = async (core: Core, q: Parameters<typeof storeQuery>[0]) =>
+    (await allPages((page) => core.service.listStores(core.caller, storeQuery({ ...q, page })))).map((s) => s.name);
 
-  it('stores list newest first without archived ones, unless include_archived', () => {
+  it('stores list newest first without archived ones, unless include_archived', async () => {
     const { core } = stores();
-    expect(names(core, {})).toEqual(['s4', 's3', 's1', 's0']);
-    expect(names(core, { includeArchived: true })).toEqual(['s4', 's3', 's2', 's1', 's0']);
+    expect(await names(core, {})).toEqual(['s4', 's3', 's1', 's0']);
+    expect(await names(core, { includeArchived: true })).toEqual(['s4', 's3', 's2', 's1', 's0']);
   });
 
-  it('created_at[gte] and created_at[lte] bound the list inclusively', () => {
+  it('created_at[gte] and created_at[lte] bound the list inclusively', async () => {
     const { core } = stores();
-    expect(names(core, { includeArchived: true, createdGte: '2026-01-02T00:00:00.000Z', createdLte: '2026-01-04T00:00:00.000Z' })).toEqual(['s3', 's2', 's1']);
-    expect(names(core, { createdGte: '2026-01-04T00:00:00.000Z' })).toEqual(['s4', 's3']);
-    expect(names(core, { createdLte: '2025-12-31T00:00:00.000Z' })).toEqual([]);
+    expect(await names(core, { includeArchived: true, createdGte: '2026-01-02T00:00:00.000Z', createdLte: '2026-01-04T00:00:00.000Z' })).toEqual(['s3', 's2', 's1']);
+    expect(await names(core, { createdGte: '2026-01-04T00:00:00.000Z' })).toEqual(['s4', 's3']);
+    expect(await names(core, { createdLte: '2025-12-31T00:00:00.000Z' })).toEqual([]);
   });
 
-  it.each([1, 2, 3, 5])('pages of %i cover every store once', (limit) => {
+  it.each([1, 2, 3, 5])('pages of %i cover every store once', async (limit) => {
     const { core } = stores();
-    expect(names(core, { includeArchived: true, limit })).toEqual(['s4', 's3', 's2', 's1', 's0']);
-    expect(names(core, { limit })).toEqual(['s4', 's3', 's1', 's0']);
+    expect(await names(core, { includeArchived: true, limit })).toEqual(['s4', 's3', 's2', 's1', 's0']);
+    expect(await names(core, { limit })).toEqual(['s4', 's3', 's1', 's0']);
   });
 
-  it('another workspace’s stores are not listed', () => {
+  it('another workspace’s stores are not listed', async () => {
     const { core } = stores();
     const ws = { id: newId('workspace'), name: 'other', createdAt: '2026-01-01T00:00:00.000Z' };
     core.storage.insertWorkspace(ws, false);
-    expect(core.service.listStores({ workspaceId: ws.id, actor: core.caller.actor }, storeQuery()).data).toEqual([]);
+    expect((await core.service.listStores({ workspaceId: ws.id, actor: core.caller.actor }, storeQuery())).data).toEqual([]);
   });
 });
 
@@ -710,7 +710,7 @@ describe('mount attributes (times, owner, mode)', () => {
     return { core, store, m };
   }
 
-  it('setMemoryTimes, setMemoryOwner and setMemoryMode keep what they set without a version, each moving the ctime', () => {
+  it('setMemoryTimes, setMemoryOwner and setMemoryMode keep what they set without a version, each moving the ctime', async () => {
     const { core, store, m } = oneMemory();
     core.service.setMemoryTimes(core.caller, store.id, m.id, { mtimeMs: 1_600_000_000_000.5 });
     const timed = core.service.getMemory(core.caller, store.id, m.id);
@@ -723,7 +723,7 @@ describe('mount attributes (times, owner, mode)', () => {
     const moded = core.service.getMemory(core.caller, store.id, m.id);
     expect(moded.mode).toBe(0o600);
     expect(moded.ctimeMs).toBeGreaterThan(owned.ctimeMs!);
-    expect(versionsOf(core, store.id)).toHaveLength(1);
+    expect(await versionsOf(core, store.id)).toHaveLength(1);
     // None of it is on the memory's content or version: an API reader sees the memory unchanged.
     expect(moded).toMatchObject({ versionId: m.versionId, updatedAt: m.updatedAt, contentSha256: m.contentSha256 });
   });

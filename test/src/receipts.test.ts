@@ -18,7 +18,7 @@ function receipt(expiresAt: string, key = 'k'): Receipt {
 }
 
 describe('receipts', () => {
-  it('a receipt and its mutation commit together, and a failure inside leaves neither', () => {
+  it('a receipt and its mutation commit together, and a failure inside leaves neither', async () => {
     const core = openCore();
     const idem = createIdempotency({ storage: core.storage });
     const req = { scope: { ...scope, workspaceId: core.caller.workspaceId }, fingerprint: fingerprint({ a: 1 }) };
@@ -29,7 +29,7 @@ describe('receipts', () => {
       }),
     ).toThrow();
     expect(core.storage.findReceipt(req.scope)).toBeNull();
-    expect(core.service.listStores(core.caller, { includeArchived: true, createdGte: null, createdLte: null, limit: 10, page: null }).data).toEqual([]);
+    expect((await core.service.listStores(core.caller, { includeArchived: true, createdGte: null, createdLte: null, limit: 10, page: null })).data).toEqual([]);
 
     const reply = idem.commit(req, () => ({ status: 200, body: core.service.createStore(core.caller, { name: 'kept', description: '', metadata: {} }) }));
     expect(idem.find(req)).toEqual({ ...reply, body: JSON.parse(JSON.stringify(reply.body)), storeId: null, versionId: null });
@@ -72,13 +72,13 @@ describe('keys and grants in storage', () => {
     expect(codeOf(() => core.service.keys.createKey('x', 'read_write', ws, { allWorkspaces: true }))).toBe('invalid_request');
   });
 
-  it('a store list with a grant shows only the granted stores', () => {
+  it('a store list with a grant shows only the granted stores', async () => {
     const core = openCore();
     const a = core.service.createStore(core.caller, { name: 'a', description: '', metadata: {} });
     core.service.createStore(core.caller, { name: 'b', description: '', metadata: {} });
     const q = { includeArchived: false, createdGte: null, createdLte: null, limit: 10, page: null };
     const scoped = { ...core.caller, grant: { role: 'read_only' as const, storeIds: [a.id] } };
-    expect(core.service.listStores(scoped, q).data.map((s) => s.id)).toEqual([a.id]);
-    expect(core.service.listStores(core.caller, q).data).toHaveLength(2);
+    expect((await core.service.listStores(scoped, q)).data.map((s) => s.id)).toEqual([a.id]);
+    expect((await core.service.listStores(core.caller, q)).data).toHaveLength(2);
   });
 });

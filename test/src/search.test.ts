@@ -40,11 +40,11 @@ function query(q: string, extra: Partial<SearchQuery> = {}): SearchQuery {
 }
 
 /** Every page of a search, in order. */
-function allPages(core: Core, storeId: string, q: SearchQuery): SearchPage[] {
+async function allPages(core: Core, storeId: string, q: SearchQuery): Promise<SearchPage[]> {
   const pages: SearchPage[] = [];
   let page: string | null = null;
   do {
-    const p = core.service.searchMemories(core.caller, storeId, { ...q, page });
+    const p = await core.service.searchMemories(core.caller, storeId, { ...q, page });
     pages.push(p);
     page = p.nextPage;
     if (pages.length > 10_000) throw new Error('search never ends');
@@ -70,14 +70,14 @@ describe('full-text search cost', () => {
     }
   });
 
-  it('ranks a common word in windows, says so, and pages through every match once', () => {
+  it('ranks a common word in windows, says so, and pages through every match once', async () => {
     const core = openCore();
     const n = FTS_WINDOW * 2 + 345;
     // Term frequency varies, so the ranking within a window is not creation order.
     const storeId = bulkStore(core, n, (i) => `${'common '.repeat((i * 7) % 5 + 1)}filler text number ${i}`);
     const other = bulkStore(core, 300, () => 'common in another store', 'other');
 
-    const first = core.service.searchMemories(core.caller, storeId, query('common'));
+    const first = await core.service.searchMemories(core.caller, storeId, query('common'));
     expect(first.candidatesCapped).toBe(true);
     expect(first.data).toHaveLength(100);
     // The first page is the best of the first window (the first FTS_WINDOW memories created), by score.
@@ -86,7 +86,7 @@ describe('full-text search cost', () => {
     expect(scores).toEqual([...scores].sort((a, b) => a - b));
     expect(new Set(first.data.map((h) => (Number(h.memory.path.slice(3, 8)) * 7) % 5)).size).toBe(1);
 
-    const pages = allPages(core, storeId, query('common'));
+    const pages = await allPages(core, storeId, query('common'));
     const seen = pages.flatMap((p) => paths(p.data));
     expect(seen).toHaveLength(n);
     expect(new Set(seen).size).toBe(n);
@@ -96,23 +96,23 @@ describe('full-text search cost', () => {
     expect(windowOf).toEqual([...windowOf].sort((a, b) => a - b));
 
     // A store with fewer matches than a window is ranked whole and not capped.
-    const small = allPages(core, other, query('common'));
+    const small = await allPages(core, other, query('common'));
     expect(small.map((p) => p.candidatesCapped)).toEqual(small.map(() => false));
     expect(small.flatMap((p) => p.data)).toHaveLength(300);
   });
 
-  it('pages a path prefix past the cap with no gaps or duplicates, also with tiny pages', () => {
+  it('pages a path prefix past the cap with no gaps or duplicates, also with tiny pages', async () => {
     const core = openCore();
     const storeId = bulkStore(core, FTS_WINDOW + 10, (i) => `word ${i % 3 === 0 ? 'rare' : 'plain'}`);
     const q = query('word', { pathPrefix: '/p/', limit: 7 });
-    const seen = allPages(core, storeId, q).flatMap((p) => paths(p.data));
+    const seen = (await allPages(core, storeId, q)).flatMap((p) => paths(p.data));
     expect(new Set(seen).size).toBe(FTS_WINDOW + 10);
     expect(seen).toHaveLength(FTS_WINDOW + 10);
-    const rare = allPages(core, storeId, query('rare', { limit: 1 })).flatMap((p) => paths(p.data));
+    const rare = (await allPages(core, storeId, query('rare', { limit: 1 }))).flatMap((p) => paths(p.data));
     expect(rare.sort()).toEqual(Array.from({ length: FTS_WINDOW + 10 }, (_, i) => i).filter((i) => i % 3 === 0).map((i) => `/p/${String(i).padStart(5, '0')}.md`));
   });
 
-  it('indexes a bounded backlog before searching and refuses, overloaded, past it', () => {
+  it('indexes a bounded backlog before searching and refuses, overloaded, past it', async () => {
     const core = openCore();
     const storeId = bulkStore(core, 3, (i) => `heron ${i}`);
     // Queued removals of memories that no longer exist: the cheapest backlog to fake, costed the same per batch.
@@ -124,7 +124,7 @@ describe('full-text search cost', () => {
     db.close();
     let refused: unknown;
     try {
-      core.service.searchMemories(core.caller, storeId, query('heron'));
+      await core.service.searchMemories(core.caller, storeId, query('heron'));
     } catch (err) {
       refused = err;
     }
@@ -132,49 +132,49 @@ describe('full-text search cost', () => {
     expect((refused as MnemoError).code).toBe('overloaded');
     expect(queuedForSearch(core.file)).toBe(500);
     // The substring scan reads rows, not the index: it answers at once.
-    expect(core.service.searchMemories(core.caller, storeId, query('heron', { mode: 'substring' })).data).toHaveLength(3);
+    expect((await core.service.searchMemories(core.caller, storeId, query('heron', { mode: 'substring' }))).data).toHaveLength(3);
     // The refused search did its share: the next one indexes the rest and answers.
-    expect(core.service.searchMemories(core.caller, storeId, query('heron')).data).toHaveLength(3);
+    expect((await core.service.searchMemories(core.caller, storeId, query('heron'))).data).toHaveLength(3);
     expect(queuedForSearch(core.file)).toBe(0);
   });
 });
 
 describe('search cursors', () => {
-  it('refuses a cursor of the other mode and a forged negative one', () => {
+  it('refuses a cursor of the other mode and a forged negative one', async () => {
     const core = openCore();
     const storeId = bulkStore(core, 30, (i) => `puffin ${i}`);
     const search = (q: SearchQuery) => () => core.service.searchMemories(core.caller, storeId, q);
-    const fts = core.service.searchMemories(core.caller, storeId, query('puffin', { limit: 10 })).nextPage!;
-    const sub = core.service.searchMemories(core.caller, storeId, query('puffin', { mode: 'substring', limit: 10 })).nextPage!;
+    const fts = (await core.service.searchMemories(core.caller, storeId, query('puffin', { limit: 10 }))).nextPage!;
+    const sub = (await core.service.searchMemories(core.caller, storeId, query('puffin', { mode: 'substring', limit: 10 }))).nextPage!;
     const forged = 'page_' + Buffer.from(JSON.stringify({ a: 0, o: -5 })).toString('base64url');
     for (const bad of [search(query('puffin', { mode: 'substring', page: fts })), search(query('puffin', { page: sub })), search(query('puffin', { page: forged }))]) {
-      expect(bad).toThrow(expect.objectContaining({ code: 'invalid_request' }));
+      await expect(bad()).rejects.toThrow(expect.objectContaining({ code: 'invalid_request' }));
     }
   });
 });
 
 describe('substring search cost', () => {
-  it('scans at most SCAN_ROWS rows per request, says so, and pages on in path order', () => {
+  it('scans at most SCAN_ROWS rows per request, says so, and pages on in path order', async () => {
     const core = openCore();
     const n = SCAN_ROWS * 2 + 123;
     const storeId = bulkStore(core, n, (i) => (i % 50 === 7 ? `has the Needle ${i}` : `plain ${i}`));
     const q = query('needle', { mode: 'substring', limit: 100 });
-    const first = core.service.searchMemories(core.caller, storeId, q);
+    const first = await core.service.searchMemories(core.caller, storeId, q);
     // Fewer than a page of hits, yet more to come: the budget ended this request.
     expect(first.candidatesCapped).toBe(true);
     expect(first.data.length).toBeLessThan(100);
     expect(first.nextPage).not.toBeNull();
-    const pages = allPages(core, storeId, q);
+    const pages = await allPages(core, storeId, q);
     const seen = pages.flatMap((p) => paths(p.data));
     const expected = Array.from({ length: n }, (_, i) => i).filter((i) => i % 50 === 7).map((i) => `/p/${String(i).padStart(5, '0')}.md`);
     expect(seen).toEqual(expected);
     expect(pages.at(-1)!.candidatesCapped).toBe(false);
   });
 
-  it('fills a page within the budget without saying it was capped', () => {
+  it('fills a page within the budget without saying it was capped', async () => {
     const core = openCore();
     const storeId = bulkStore(core, 30, (i) => `needle ${i}`);
-    const pages = allPages(core, storeId, query('NEEDLE', { mode: 'substring', limit: 10 }));
+    const pages = await allPages(core, storeId, query('NEEDLE', { mode: 'substring', limit: 10 }));
     expect(pages.map((p) => [p.data.length, p.candidatesCapped])).toEqual([[10, false], [10, false], [10, false]]);
   });
 });

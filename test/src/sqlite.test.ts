@@ -64,7 +64,7 @@ describe('sqlite migrations', () => {
     expect(tables).toEqual(expect.arrayContaining(['workspaces', 'api_keys', 'stores', 'memories', 'versions', 'sessions']));
   });
 
-  it('reopening a migrated file runs no migration again and keeps the data', () => {
+  it('reopening a migrated file runs no migration again and keeps the data', async () => {
     const dir = tmpDir();
     const first = openCore({ dir });
     const store = first.service.createStore(first.caller, { name: 'kept', description: 'd', metadata: { k: 'v' } });
@@ -75,13 +75,13 @@ describe('sqlite migrations', () => {
       expect(storage.readPragma('user_version')).toBe(SCHEMA_VERSION);
       expect(storage.getStoreById(store.id)).toEqual(store);
       expect(storage.getMemory(store.id, memory.id)).toEqual(memory);
-      expect(storage.integrityCheck()).toEqual([]);
+      expect(await storage.integrityCheck()).toEqual([]);
     } finally {
       storage.close();
     }
   });
 
-  it('a file from before migration 8 keeps its memories, which derive their times and owner, and stats still read only the meta index', () => {
+  it('a file from before migration 8 keeps its memories, which derive their times and owner, and stats still read only the meta index', async () => {
     const dir = tmpDir();
     const first = openCore({ dir });
     const store = first.service.createStore(first.caller, { name: 'old', description: '', metadata: {} });
@@ -100,7 +100,7 @@ describe('sqlite migrations', () => {
     try {
       expect(storage.readPragma('user_version')).toBe(SCHEMA_VERSION);
       expect(storage.getMemory(store.id, memory.id)).toEqual({ ...memory, atimeMs: null, mtimeMs: null, ctimeMs: null, uid: null, gid: null });
-      expect(storage.integrityCheck()).toEqual([]);
+      expect(await storage.integrityCheck()).toEqual([]);
     } finally {
       storage.close();
     }
@@ -121,12 +121,12 @@ describe('sqlite migrations', () => {
 });
 
 /** A store with one memory that has a created, a modified and (if asked) a deleted version. */
-function historyFixture(core: Core) {
+async function historyFixture(core: Core) {
   const { service, caller } = core;
   const store = service.createStore(caller, { name: 'audit', description: '', metadata: {} });
   const m = service.createMemory(caller, store.id, { path: '/a.md', content: 'one' });
   service.updateMemory(caller, store.id, m.id, { content: 'two' });
-  const versions = service.listVersions(caller, store.id, versionQuery()).data;
+  const versions = (await service.listVersions(caller, store.id, versionQuery())).data;
   const created = versions.find((v) => v.operation === 'created')!;
   return { store, memory: m, created, versions };
 }
@@ -149,27 +149,27 @@ describe('sqlite append-only versions', () => {
     ['a no-op update', 'UPDATE versions SET content = content WHERE id = @id'],
   ];
 
-  it.each(attempts)('plain SQL cannot change the %s of a version', (_name, sql) => {
+  it.each(attempts)('plain SQL cannot change the %s of a version', async (_name, sql) => {
     const core = openCore();
-    const { created } = historyFixture(core);
+    const { created } = await historyFixture(core);
     const before = core.storage.getVersion(created.storeId, created.id);
     withRaw(core.file, (raw) => expect(() => raw.prepare(sql).run({ id: created.id })).toThrow(/append-only/));
     expect(core.storage.getVersion(created.storeId, created.id)).toEqual(before);
   });
 
-  it('plain SQL cannot delete a version, nor all of them', () => {
+  it('plain SQL cannot delete a version, nor all of them', async () => {
     const core = openCore();
-    const { store, created, versions } = historyFixture(core);
+    const { store, created, versions } = await historyFixture(core);
     withRaw(core.file, (raw) => {
       expect(() => raw.prepare('DELETE FROM versions WHERE id = ?').run(created.id)).toThrow(/append-only/);
       expect(() => raw.prepare('DELETE FROM versions').run()).toThrow(/append-only/);
     });
-    expect(core.service.listVersions(core.caller, store.id, versionQuery()).data).toEqual(versions);
+    expect((await core.service.listVersions(core.caller, store.id, versionQuery())).data).toEqual(versions);
   });
 
-  it('plain SQL cannot un-redact or re-redact a redacted version', () => {
+  it('plain SQL cannot un-redact or re-redact a redacted version', async () => {
     const core = openCore();
-    const { store, created } = historyFixture(core);
+    const { store, created } = await historyFixture(core);
     const redacted = core.service.redactVersion(core.caller, store.id, created.id);
     withRaw(core.file, (raw) => {
       expect(() => raw.prepare("UPDATE versions SET content = 'one' WHERE id = ?").run(created.id)).toThrow(/append-only/);
@@ -179,9 +179,9 @@ describe('sqlite append-only versions', () => {
     expect(core.storage.getVersion(store.id, created.id)).toEqual(redacted);
   });
 
-  it('deleting the store with plain SQL cascades to its memories and versions', () => {
+  it('deleting the store with plain SQL cascades to its memories and versions', async () => {
     const core = openCore();
-    const { store } = historyFixture(core);
+    const { store } = await historyFixture(core);
     const other = core.service.createStore(core.caller, { name: 'other', description: '', metadata: {} });
     core.service.createMemory(core.caller, other.id, { path: '/b.md', content: 'b' });
     const counts = withRaw(core.file, (raw) => {
@@ -191,7 +191,7 @@ describe('sqlite append-only versions', () => {
       return [count('memories', store.id), count('versions', store.id), count('memories', other.id), count('versions', other.id)];
     });
     expect(counts).toEqual([0, 0, 1, 1]);
-    expect(core.storage.integrityCheck()).toEqual([]);
+    expect(await core.storage.integrityCheck()).toEqual([]);
   });
 });
 
@@ -233,7 +233,7 @@ describe('sqlite redaction erases bytes', () => {
     ['a 12 KiB secret in overflow pages, memory deleted', 12_000, 'deleted', true],
   ];
 
-  it.each(cases)('%s: the secret appears nowhere in the file or its WAL', (_name, length, then, close) => {
+  it.each(cases)('%s: the secret appears nowhere in the file or its WAL', async (_name, length, then, close) => {
     const core = openCore();
     const { service, caller, file } = core;
     const secret = uniqueSecret(length);
@@ -257,7 +257,7 @@ describe('sqlite redaction erases bytes', () => {
     }
     const reopened = openSqliteStorage(file);
     try {
-      expect(reopened.integrityCheck()).toEqual([]);
+      expect(await reopened.integrityCheck()).toEqual([]);
       expect(reopened.getVersion(store.id, m.versionId)?.content).toBeNull();
       expect(reopened.getMemoryByPath(store.id, '/other.md')?.content).toBe('unrelated');
     } finally {
@@ -265,15 +265,15 @@ describe('sqlite redaction erases bytes', () => {
     }
   });
 
-  it('a redacted version leaves none of its words in the search index either (migration 5 queues re-indexing)', () => {
+  it('a redacted version leaves none of its words in the search index either (migration 5 queues re-indexing)', async () => {
     const core = openCore();
     const { service, caller, file } = core;
     // Lower case, one token: exactly the bytes the full-text index stores as a term.
     const word = `zq${uniqueSecret(30).slice(7).toLowerCase().replace(/[^a-z]/g, 'x')}`;
     const store = service.createStore(caller, { name: 'leaky', description: '', metadata: {} });
     const m = service.createMemory(caller, store.id, { path: '/creds.md', content: `token ${word}` });
-    const search = () => service.searchMemories(caller, store.id, { q: word, mode: 'fts', pathPrefix: '/', limit: 10, page: null }).data;
-    expect(search()).toHaveLength(1);
+    const search = async () => (await service.searchMemories(caller, store.id, { q: word, mode: 'fts', pathPrefix: '/', limit: 10, page: null })).data;
+    expect(await search()).toHaveLength(1);
     service.updateMemory(caller, store.id, m.id, { content: 'token rotated' });
     service.redactVersion(caller, store.id, m.versionId);
     expect(found(file, word)).toBe(0);

@@ -103,10 +103,10 @@ export interface MemoryStorage {
   moveMemory(input: MoveMemoryInput): Memory;
   /** Returns how many memories moved (each gets one `modified` version). */
   moveTree(input: MoveTreeInput): number;
-  listMemories(storeId: string, q: MemoryListQuery): Page<MemoryListItem>;
+  listMemories(storeId: string, q: MemoryListQuery): Promise<Page<MemoryListItem>>;
 
   getVersion(storeId: string, id: string): MemoryVersion | null;
-  listVersions(storeId: string, q: VersionListQuery): Page<MemoryVersion>;
+  listVersions(storeId: string, q: VersionListQuery): Promise<Page<MemoryVersion>>;
   /** Erases a version's path and content (and the receipts' copies); refuses the head of a live memory. */
   redactVersion(storeId: string, id: string, actor: Actor, now: string): MemoryVersion;
 }

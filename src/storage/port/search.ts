@@ -3,5 +3,5 @@ import type { SearchPage, SearchQuery } from '../../types.js';
 
 export interface SearchStorage {
   /** Full-text search first indexes every queued write (or refuses, overloaded), so it always sees every committed one. */
-  searchMemories(storeId: string, q: SearchQuery): SearchPage;
+  searchMemories(storeId: string, q: SearchQuery): Promise<SearchPage>;
 }

@@ -13,7 +13,7 @@ export interface StoreStorage {
   /** A store by id alone: for the mount, which is bound to a store, not a caller. */
   getStoreById(id: string): Store | null;
   /** `only`: the stores a scoped key may see (null: all of the workspace's). */
-  listStores(workspaceId: string, q: StoreListQuery, only?: readonly string[] | null): Page<Store>;
+  listStores(workspaceId: string, q: StoreListQuery, only?: readonly string[] | null): Promise<Page<Store>>;
   /** Merges the patch (src/domain/store-rules.ts decides); refuses (archived) once the store is archived. */
   updateStore(workspaceId: string, id: string, patch: StorePatch, now: string): Store;
   /** Sets archived_at once; archiving an archived store returns it unchanged. */

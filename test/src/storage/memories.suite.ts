@@ -335,7 +335,7 @@ export function runMemorySuite(makeStorage: MakeStorage): void {
       const b = addMemory(s.id, '/b', 'b', agent);
       storage.updateMemory({ ...stamp(agent), storeId: s.id, memoryId: a.id, content: 'a2' });
       storage.deleteMemory({ ...stamp(), storeId: s.id, memoryId: b.id });
-      const ops = (q: Partial<VersionListQuery>) => storage.listVersions(s.id, verQ(q)).data.map((v) => `${v.operation} ${v.memoryId === a.id ? 'a' : 'b'}`);
+      const ops = async (q: Partial<VersionListQuery>) => (await storage.listVersions(s.id, verQ(q))).data.map((v) => `${v.operation} ${v.memoryId === a.id ? 'a' : 'b'}`);
       expect(await ops({})).toEqual(['deleted b', 'modified a', 'created b', 'created a']);
       expect(await ops({ memoryId: b.id })).toEqual(['deleted b', 'created b']);
       expect(await ops({ operation: 'created' })).toEqual(['created b', 'created a']);
