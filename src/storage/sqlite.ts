@@ -135,7 +135,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
       checkpointer?.stop();
       if (db.open) {
         // At FULL (the connection's setting between operations), so relaxed commits reach the disk.
-        db.pragma('wal_checkpoint(TRUNCATE)');
+        truncateWal(db);
         db.close();
       }
       walSync.close();
@@ -163,6 +163,21 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     importWrites: createBulkImport(db, searchIndex),
     readerThreads: readers.threads,
   };
+}
+
+/**
+ * The last checkpoint, at close: it copies the WAL into the database and empties it. A checkpoint
+ * the worker was still running when it was told to stop holds the checkpoint lock (the worker's
+ * connection closes only as its thread ends), and SQLite answers busy at once: wait a moment and try
+ * again, for at most about 2 s, rather than leave a full WAL behind.
+ */
+function truncateWal(db: Db): void {
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const [result] = db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
+    if (!result || result.busy === 0) return;
+    Atomics.wait(pause, 0, 0, 10);
+  }
 }
 
 /**

@@ -64,12 +64,12 @@ describe('memory TTL', () => {
     const { client, clock, service } = inProcessApp();
     const store = await freshStore(client, 'ttl');
     const m = await client.post<Expiring>(`/v1/memory_stores/${store.id}/memories`, { body: { path: '/swept.md', content: 'x', ttl_seconds: 60 } });
-    expect(service.purgeExpiredMemories()).toBe(0);
+    expect(await service.purgeExpiredMemories()).toBe(0);
     clock.advance(61_000);
-    expect(service.purgeExpiredMemories()).toBe(1);
+    expect(await service.purgeExpiredMemories()).toBe(1);
     const [latest] = (await client.beta.memoryStores.memoryVersions.list(store.id, { memory_id: m.id })).data;
     expect(latest).toMatchObject({ operation: 'deleted', created_at: m.expires_at });
-    expect(service.purgeExpiredMemories()).toBe(0);
+    expect(await service.purgeExpiredMemories()).toBe(0);
   });
 
   it.each([
