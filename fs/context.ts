@@ -13,7 +13,7 @@ export interface MountContext {
   readonly storeId: string;
   /** The service's writes, clock and ids: all the mount may call of the core. */
   readonly service: MountService;
-  /** The store's reads, handed by the service (src/mount-reader.ts); the view memoises them. */
+  /** The store's reads, handed by the service (src/service/mount-reader.ts); the view memoises them. */
   readonly reader: MountReader;
   readonly actor: Actor;
   readonly log: (line: string) => void;

@@ -31,7 +31,7 @@ export interface Draft {
   mtimeMs: number;
   /** The mtime was set by utimens after the last change: a save keeps it (cp -p) instead of the save time. */
   mtimeSet: boolean;
-  /** null: follows the mtime (as a stored memory's does: schema-attrs.ts). */
+  /** null: follows the mtime (as a stored memory's does: sqlite/schema/attrs.ts). */
   atimeMs: number | null;
   ctimeMs: number;
   /** Owner set by chown; null: the serving process's. */

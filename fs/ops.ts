@@ -2,7 +2,7 @@
  * @module The fuse-native handlers for one mount. Every handler does its work synchronously
  * (better-sqlite3), replies exactly once with a number, and never throws into the binding (notes
  * §1.4): a thrown MnemoError or FsError becomes its errno, anything else EIO. Only fsync replies
- * later: once its save is on disk (the WAL sync runs off the event loop, src/durability.ts).
+ * later: once its save is on disk (the WAL sync runs off the event loop, src/service/durability.ts).
  */
 import Fuse, { OPEN_NOFLUSH, type FuseOps } from './binding/fuse.js';
 import { isMnemoError, MAX_CONTENT_BYTES, parentOf } from '../src/index.js';

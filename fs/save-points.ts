@@ -5,7 +5,7 @@
  *   dup2 saves nothing), always on `fsync`, and on `release` if anything is still unsaved (`: > f`,
  *   a created empty file). A truncate by path with no open writer saves at once. Unchanged content
  *   adds no version (the store's update is a no-op then). Saves are synchronous SQLite transactions.
- *   Durability is POSIX's (DESIGN §5, src/durability.ts): a successful close() means the version is
+ *   Durability is POSIX's (DESIGN §5, src/service/durability.ts): a successful close() means the version is
  *   stored and survives a crash of mnemo (committed at synchronous=NORMAL, in the OS page cache);
  *   fsync() replies once it and every earlier commit is on disk; a background WAL sync puts every
  *   closed version on disk within 100 ms. MNEMO_MOUNT_SYNC=close makes every save durable at commit.

@@ -34,7 +34,7 @@ export function inoOf(key: string): number {
   return (h % 0xfffffffd) + 2;
 }
 
-/** A stored memory's times as a stat shows them: kept ones, else derived (schema-attrs.ts). */
+/** A stored memory's times as a stat shows them: kept ones, else derived (sqlite/schema/attrs.ts). */
 export function metaTimes(m: Pick<MemoryMeta, 'atimeMs' | 'mtimeMs' | 'ctimeMs' | 'updatedAt'>): { atimeMs: number; mtimeMs: number; ctimeMs: number } {
   const updated = m.mtimeMs === null || m.ctimeMs === null ? Date.parse(m.updatedAt) : 0;
   const mtimeMs = m.mtimeMs ?? updated;

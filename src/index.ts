@@ -1,10 +1,10 @@
 /** @module The core's public surface for the faces (api/, fs/): explicit named exports only. */
-export { ERROR_CODES, MnemoError, isMnemoError, notFound } from './errors.js';
-export type { ErrorCode, ErrorDetails } from './errors.js';
-export { ID_PREFIXES, newId, randomToken } from './ids.js';
-export type { IdGenerator, IdKind } from './ids.js';
-export { MAX_CONTENT_BYTES, byteLength, sha256Hex } from './content.js';
-export { ancestors, baseName, joinPath, parentOf, segments, slugify } from './paths.js';
+export { ERROR_CODES, MnemoError, isMnemoError, notFound } from './domain/errors.js';
+export type { ErrorCode, ErrorDetails } from './domain/errors.js';
+export { ID_PREFIXES, newId, randomToken } from './service/ids.js';
+export type { IdGenerator, IdKind } from './service/ids.js';
+export { MAX_CONTENT_BYTES, byteLength, sha256Hex } from './domain/content.js';
+export { ancestors, baseName, joinPath, parentOf, segments, slugify } from './domain/paths.js';
 export {
   CHECKPOINT_FIELDS,
   CHECKPOINT_REFERENCE,
@@ -36,21 +36,21 @@ export {
   parseView,
 } from './validate/index.js';
 export type { CheckpointRequest, Query, SessionRequest } from './validate/index.js';
-export { createService } from './service.js';
-export { checkpointLocator, parseLocator } from './checkpoints.js';
-export type { Checkpoints, Restored, RestoredReference, RestoreTarget } from './checkpoints.js';
-export type { Service, ServiceOptions } from './service.js';
-export type { ServiceObserver } from './service.js';
-export { checkReadiness } from './readiness.js';
-export type { Readiness } from './readiness.js';
-export { createKeys, hashSecret } from './keys.js';
-export type { Keys, KeyScope, MintedKey } from './keys.js';
-export { DEFAULT_IDEMPOTENCY_TTL_SECONDS, createIdempotency, fingerprint } from './idempotency.js';
-export type { Idempotency, IdempotentRequest, Reply } from './idempotency.js';
-export { assertAllowed } from './access.js';
-export type { SessionHooks } from './sessions.js';
-export { mountAccess } from './mounts.js';
-export type { Mounter, MountAccess, MountReader, MountRequest, MountService } from './mounts.js';
+export { createService } from './service/service.js';
+export { checkpointLocator, parseLocator } from './service/checkpoints.js';
+export type { Checkpoints, Restored, RestoredReference, RestoreTarget } from './service/checkpoints.js';
+export type { Service, ServiceOptions } from './service/service.js';
+export type { ServiceObserver } from './service/service.js';
+export { checkReadiness } from './service/readiness.js';
+export type { Readiness } from './service/readiness.js';
+export { createKeys, hashSecret } from './service/keys.js';
+export type { Keys, KeyScope, MintedKey } from './service/keys.js';
+export { DEFAULT_IDEMPOTENCY_TTL_SECONDS, createIdempotency, fingerprint } from './service/idempotency.js';
+export type { Idempotency, IdempotentRequest, Reply } from './service/idempotency.js';
+export { assertAllowed } from './domain/access.js';
+export type { SessionHooks } from './service/sessions.js';
+export { mountAccess } from './service/mounts.js';
+export type { Mounter, MountAccess, MountReader, MountRequest, MountService } from './service/mounts.js';
 export type { DirectoryListing, WriteResult } from './storage/port.js';
 export type {
   Checkpoint,
@@ -60,7 +60,7 @@ export type {
   SearchHit,
   SearchPage,
   SearchQuery,
-} from './types.js';
+} from './domain/types.js';
 export type {
   Access,
   Actor,
@@ -82,6 +82,6 @@ export type {
   Store,
   View,
   Workspace,
-} from './types.js';
-export { apiKeyJson, workspaceJson } from './key-wire.js';
-export { packageVersion } from './version.js';
+} from './domain/types.js';
+export { apiKeyJson, workspaceJson } from './cli/key-wire.js';
+export { packageVersion } from './cli/version.js';

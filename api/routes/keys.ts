@@ -1,6 +1,6 @@
 /**
  * @module /v1/api_keys and /v1/workspaces (our extension): admin-only key management. Secrets are
- * shown once, on creation; lists never carry them. Who may do what is decided in src/keys.ts: the
+ * shown once, on creation; lists never carry them. Who may do what is decided in src/service/keys.ts: the
  * routes only translate.
  */
 import { Hono } from 'hono';

@@ -1,5 +1,5 @@
 /** @module The latest-pointer rules of checkpoints, decided from the rows the adapter read in its transaction. */
-import { MnemoError, notFound } from '../errors.js';
+import { MnemoError, notFound } from './errors.js';
 
 /** The (agent, session) latest pointer as stored: null when the pair has no checkpoint yet. */
 export interface CheckpointHead {

@@ -1,9 +1,9 @@
 /**
- * @module The POSIX attributes a mount keeps with a memory (mode, times, owner; schema-attrs.ts),
+ * @module The POSIX attributes a mount keeps with a memory (mode, times, owner; sqlite/schema/attrs.ts),
  * never versioned: what they become after a new version, and after a chmod, chown or utimens.
  * A null time is derived (fs/stat.ts): mtime and ctime follow updated_at, atime follows the mtime.
  */
-import type { KeptAttrs, Memory } from '../types.js';
+import type { KeptAttrs, Memory } from './types.js';
 
 export interface Attrs {
   mode: number;

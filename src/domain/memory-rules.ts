@@ -1,11 +1,11 @@
 /**
  * @module What a memory write may do, decided from rows the adapter read inside its transaction:
  * the adapter reads, these decide (or throw the MnemoError the faces map), the adapter writes.
- * Nothing here touches storage. The update plan and preconditions live beside, in src/memories.ts.
+ * Nothing here touches storage. The update plan and preconditions live beside, in src/domain/memory-updates.ts.
  */
-import { notFound } from '../errors.js';
-import { archivedStore, pathConflict } from '../memories.js';
-import { ancestors } from '../paths.js';
+import { notFound } from './errors.js';
+import { archivedStore, pathConflict } from './memory-updates.js';
+import { ancestors } from './paths.js';
 import { assertMemoryPath } from '../validate/memory.js';
 
 /** The store a write goes to, as the adapter found it: null when there is none. */

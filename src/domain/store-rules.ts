@@ -1,6 +1,6 @@
 /** @module What a store update does, decided from the store as the adapter read it in its transaction. */
-import { archivedStore } from '../memories.js';
-import type { Store, StorePatch } from '../types.js';
+import { archivedStore } from './memory-updates.js';
+import type { Store, StorePatch } from './types.js';
 import { assertMetadataCount } from '../validate/store.js';
 
 /**

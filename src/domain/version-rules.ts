@@ -1,5 +1,5 @@
 /** @module What a redaction may do, decided from the version row and its memory's head as the adapter found them. */
-import { MnemoError, notFound } from '../errors.js';
+import { MnemoError, notFound } from './errors.js';
 
 /** `redact`: erase it now; `already`: it was redacted before, and is returned as it stands. */
 export type RedactionPlan = 'redact' | 'already';

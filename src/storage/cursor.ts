@@ -1,5 +1,5 @@
 /** @module Opaque page cursors: `page_` + base64url(JSON), validated on the way back in. */
-import { MnemoError } from '../errors.js';
+import { MnemoError } from '../domain/errors.js';
 
 export function encodeCursor(value: Record<string, string | number | boolean>): string {
   return 'page_' + Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');

@@ -3,7 +3,7 @@
  * parser that turns a body into the domain value the service takes.
  */
 import { z } from 'zod';
-import type { Access, Expiry, MemoryWrite, NewStore, Role, StorePatch } from '../types.js';
+import type { Access, Expiry, MemoryWrite, NewStore, Role, StorePatch } from '../domain/types.js';
 import { checkpointSchema, CHECKPOINT_REFERENCE, restoreSchema } from './checkpoint.js';
 import { fail } from './fail.js';
 import { LIMITS } from './limits.js';

@@ -1,8 +1,8 @@
 /** @module Rules on agent continuity: a checkpoint bundle and its references, a restore's budget, agent and session ids. */
 import { z } from 'zod';
-import { byteLength } from '../content.js';
-import { MnemoError } from '../errors.js';
-import type { CheckpointBundle, CheckpointReference } from '../types.js';
+import { byteLength } from '../domain/content.js';
+import { MnemoError } from '../domain/errors.js';
+import type { CheckpointBundle, CheckpointReference } from '../domain/types.js';
 import { fail } from './fail.js';
 import { CONTINUITY_LIMITS } from './limits.js';
 import { assertMemoryPath, parseSha256 } from './memory.js';

@@ -1,5 +1,5 @@
 /** @module The one refusal of bad input: every rule under src/validate/ throws through it. */
-import { MnemoError } from '../errors.js';
+import { MnemoError } from '../domain/errors.js';
 
 /**
  * Throws `invalid_request`. The message leads with the field it names ("limit: must be …") unless

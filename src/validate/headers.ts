@@ -1,5 +1,5 @@
 /** @module Rules on request headers. */
-import { byteLength } from '../content.js';
+import { byteLength } from '../domain/content.js';
 import { fail } from './fail.js';
 import { CONTROL } from './text.js';
 

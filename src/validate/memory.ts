@@ -2,9 +2,9 @@
  * @module Rules on a memory's inputs: its path, its content (as text from a body or as bytes from
  * a mount), a content hash, a mount's entry names, its expiry and the attributes a mount keeps.
  */
-import { byteLength, MAX_CONTENT_BYTES } from '../content.js';
-import { MnemoError } from '../errors.js';
-import type { Expiry, KeptAttrs } from '../types.js';
+import { byteLength, MAX_CONTENT_BYTES } from '../domain/content.js';
+import { MnemoError } from '../domain/errors.js';
+import type { Expiry, KeptAttrs } from '../domain/types.js';
 import { fail } from './fail.js';
 import { CONTINUITY_LIMITS } from './limits.js';
 import { assertWellFormed } from './text.js';

@@ -1,5 +1,5 @@
 /** @module Query strings: list and search parameters, page sizes, views, booleans and timestamps, as domain queries. */
-import type { MemoryListQuery, Operation, SearchQuery, StoreListQuery, VersionListQuery, View } from '../types.js';
+import type { MemoryListQuery, Operation, SearchQuery, StoreListQuery, VersionListQuery, View } from '../domain/types.js';
 import { fail } from './fail.js';
 import { CONTINUITY_LIMITS, LIMITS } from './limits.js';
 import { assertPathPrefix } from './memory.js';

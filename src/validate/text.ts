@@ -1,5 +1,5 @@
 /** @module Rules on any text field: well-formed UTF-16 (so it has a UTF-8 form), length in characters, control characters. */
-import { MnemoError } from '../errors.js';
+import { MnemoError } from '../domain/errors.js';
 
 export const CONTROL = /[\p{Cc}]/u;
 

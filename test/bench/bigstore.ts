@@ -1,10 +1,10 @@
 /**
  * @module Builds the bench's large store through the engine (service + SQLite adapter, no HTTP):
  * `memories` memories in directories of 1,000 (/d000/f0000.md …), each with versions/memories versions,
- * imported in transactions of 5,000 writes (sqlite-bulk.ts).
+ * imported in transactions of 5,000 writes (sqlite/bulk.ts).
  */
 import { join } from 'node:path';
-import type { ImportedWrite } from '../../src/storage/sqlite-bulk.js';
+import type { ImportedWrite } from '../../src/storage/sqlite/bulk.js';
 import { openBenchEngine } from './engine.js';
 import { fmt } from './report.js';
 

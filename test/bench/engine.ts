@@ -1,7 +1,7 @@
 /** @module The engine in the bench's own process (never a server's): a database file, an admin caller and one new store. */
-import { createService, type Service } from '../../src/service.js';
-import { openSqliteStorage, type SqliteOptions, type SqliteStorage } from '../../src/storage/sqlite.js';
-import type { Caller } from '../../src/types.js';
+import { createService, type Service } from '../../src/service/service.js';
+import { openSqliteStorage, type SqliteOptions, type SqliteStorage } from '../../src/storage/sqlite/open.js';
+import type { Caller } from '../../src/domain/types.js';
 
 export interface BenchEngine {
   storage: SqliteStorage;

@@ -17,7 +17,7 @@ import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { SqliteOptions } from '../../src/storage/sqlite.js';
+import type { SqliteOptions } from '../../src/storage/sqlite/open.js';
 import { openBenchEngine } from './engine.js';
 import { median } from './http.js';
 

@@ -12,7 +12,7 @@
 import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { openSqliteStorage } from '../../src/storage/sqlite.js';
+import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 import { makeTempDir } from '../helpers/server.js';
 import { buildBigStore, pathOf } from './bigstore.js';
 import { pick } from './http.js';

@@ -10,7 +10,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setImmediate as turn } from 'node:timers/promises';
-import { openSqliteStorage } from '../../src/storage/sqlite.js';
+import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 import { makeTempDir } from '../helpers/server.js';
 import { buildBigStore } from './bigstore.js';
 import { median } from './http.js';

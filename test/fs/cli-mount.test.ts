@@ -10,7 +10,7 @@ import { rawRequest, sdkClient } from '../helpers/sdk.js';
 import { MAIN_JS, makeTempDir, startServer } from '../helpers/server.js';
 import { queuedForSearch } from '../helpers/core.js';
 import { eventually, isMounted, sh } from '../helpers/mount.js';
-import { openSqliteStorage } from '../../src/storage/sqlite.js';
+import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 
 /** Starts `mnemo mount` as a child; resolves once it printed the mount point. */
 function mountCli(dataDir: string, storeId: string, dir: string, extra: string[] = []) {

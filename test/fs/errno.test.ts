@@ -5,7 +5,7 @@
 import Fuse from '../../fs/binding/fuse.js';
 import { describe, expect, it } from 'vitest';
 import { ERRNO_BY_CODE } from '../../fs/index.js';
-import { ERROR_CODES } from '../../src/errors.js';
+import { ERROR_CODES } from '../../src/domain/errors.js';
 import { FUSE_AVAILABLE, NO_FUSE_REASON, outcomes, py, startMount } from '../helpers/mount.js';
 
 describe('the errno table', () => {

@@ -9,8 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { createMountManager } from '../../fs/index.js';
 import { FUSE_AVAILABLE, NO_FUSE_REASON, isMounted, py, run, sh, sleep, startMount } from '../helpers/mount.js';
 import { openCore } from '../helpers/core.js';
-import { createService } from '../../src/service.js';
-import { openSqliteStorage } from '../../src/storage/sqlite.js';
+import { createService } from '../../src/service/service.js';
+import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 
 const require = createRequire(import.meta.url);
 

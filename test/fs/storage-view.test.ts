@@ -5,8 +5,8 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { StorageView } from '../../fs/storage-view.js';
-import { createService } from '../../src/service.js';
-import { openSqliteStorage } from '../../src/storage/sqlite.js';
+import { createService } from '../../src/service/service.js';
+import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 import { openCore, seedStore, type Core } from '../helpers/core.js';
 
 /** The view's calls into storage from now on, by method name. */

@@ -1,7 +1,7 @@
 /**
  * @module The Hono app built in-process over a real core (a SQLite file in a temp dir), for tests
  * that read the app itself (its route table) or call it with `app.request`. Its service's mounter
- * refuses (src/mounts.ts NO_MOUNTS), since these tests mount nothing.
+ * refuses (src/service/mounts.ts NO_MOUNTS), since these tests mount nothing.
  */
 import { createApp } from '../../api/app.js';
 import { openCore, type Core } from './core.js';

@@ -5,9 +5,9 @@
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { onTestFinished } from 'vitest';
-import { MnemoError, type ErrorCode } from '../../src/errors.js';
-import { createService, type Service } from '../../src/service.js';
-import { openSqliteStorage, type SqliteStorage } from '../../src/storage/sqlite.js';
+import { MnemoError, type ErrorCode } from '../../src/domain/errors.js';
+import { createService, type Service } from '../../src/service/service.js';
+import { openSqliteStorage, type SqliteStorage } from '../../src/storage/sqlite/open.js';
 import type {
   Caller,
   MemoryListQuery,
@@ -15,7 +15,7 @@ import type {
   Store,
   StoreListQuery,
   VersionListQuery,
-} from '../../src/types.js';
+} from '../../src/domain/types.js';
 import { tmpDir } from './tmp.js';
 
 export type Tree = Record<string, string>;

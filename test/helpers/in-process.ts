@@ -9,9 +9,9 @@ import Anthropic from '@anthropic-ai/sdk';
 import { join } from 'node:path';
 import { onTestFinished } from 'vitest';
 import { createApp } from '../../api/app.js';
-import type { Idempotency } from '../../src/idempotency.js';
-import { createService, type Service } from '../../src/service.js';
-import { openSqliteStorage } from '../../src/storage/sqlite.js';
+import type { Idempotency } from '../../src/service/idempotency.js';
+import { createService, type Service } from '../../src/service/service.js';
+import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 import { rawRequest, type RawOptions, type RawResponse } from './sdk.js';
 import { tmpDir } from './tmp.js';
 
@@ -57,7 +57,7 @@ const BASE_URL = 'http://mnemo.in-process';
 /** Call inside a test: the app, its database and its temp dir go when the test finishes. */
 export function inProcessApp({ clock = movableClock(), idempotencyTtlSeconds }: InProcessOptions = {}): InProcessApp {
   const dir = tmpDir('mnemo-inproc-');
-  // The storage takes the clock too: its readers hide expired memories by it (sqlite-expiry.ts).
+  // The storage takes the clock too: its readers hide expired memories by it (sqlite/expiry.ts).
   const storage = openSqliteStorage(join(dir, 'mnemo.db'), { clock });
   const service = createService({ storage, clock, mountRoot: join(dir, 'mnt'), ...(idempotencyTtlSeconds === undefined ? {} : { idempotencyTtlSeconds }) });
   const { idempotency } = service;

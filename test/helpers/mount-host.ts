@@ -7,8 +7,8 @@
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { createMountManager } from '../../fs/index.js';
-import { createService } from '../../src/service.js';
-import { openSqliteStorage } from '../../src/storage/sqlite.js';
+import { createService } from '../../src/service/service.js';
+import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 import type { Caller } from '../../src/index.js';
 
 const { values } = parseArgs({
@@ -28,7 +28,7 @@ const { values } = parseArgs({
   },
 });
 
-// The storage takes the clock too: its readers hide expired memories by it (sqlite-expiry.ts).
+// The storage takes the clock too: its readers hide expired memories by it (sqlite/expiry.ts).
 let clockOffsetMs = 0;
 const clockStartMs = Date.now();
 const clock = values['movable-clock'] ? () => new Date(clockStartMs + clockOffsetMs).toISOString() : undefined;

@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { onTestFinished } from 'vitest';
-import type { MemoryVersion } from '../../src/types.js';
+import type { MemoryVersion } from '../../src/domain/types.js';
 import { tmpDir } from './tmp.js';
 
 export const FUSE_AVAILABLE = existsSync('/dev/fuse');

@@ -1,7 +1,7 @@
 /** The roles matrix and the rule that agents (session actors) never redact or manage keys. (issue 4) */
 import { describe, expect, it } from 'vitest';
-import { assertAllowed, type Action } from '../../src/access.js';
-import type { Caller, Role } from '../../src/types.js';
+import { assertAllowed, type Action } from '../../src/domain/access.js';
+import type { Caller, Role } from '../../src/domain/types.js';
 import { codeOf, openCore } from '../helpers/core.js';
 
 const api = (role: Role): Caller => ({ workspaceId: 'wrkspc_x', actor: { type: 'api_actor', apiKeyId: 'apikey_x' }, grant: { role, storeIds: null } });

@@ -4,7 +4,7 @@
  * a bounded directory listing says when it was cut short.
  */
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import { openSqliteStorage } from '../../src/storage/sqlite.js';
+import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 import { openCore, seedStore } from '../helpers/core.js';
 
 describe('change mark', () => {

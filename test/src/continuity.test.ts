@@ -8,10 +8,10 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { createService } from '../../src/service.js';
-import { MIGRATIONS, SCHEMA_VERSION } from '../../src/storage/schema.js';
-import { openSqliteStorage } from '../../src/storage/sqlite.js';
-import type { Caller, SearchQuery } from '../../src/types.js';
+import { createService } from '../../src/service/service.js';
+import { MIGRATIONS, SCHEMA_VERSION } from '../../src/storage/sqlite/schema/migrations.js';
+import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
+import type { Caller, SearchQuery } from '../../src/domain/types.js';
 import { fakeClock, memoryQuery, readTree, sessionCaller, versionQuery } from '../helpers/core.js';
 import { tmpDir } from '../helpers/tmp.js';
 

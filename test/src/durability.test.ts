@@ -8,9 +8,9 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createDurability, SYNC_INTERVAL_MS } from '../../src/durability.js';
-import { createService } from '../../src/service.js';
-import { openSqliteStorage, type SqliteStorage } from '../../src/storage/sqlite.js';
+import { createDurability, SYNC_INTERVAL_MS } from '../../src/service/durability.js';
+import { createService } from '../../src/service/service.js';
+import { openSqliteStorage, type SqliteStorage } from '../../src/storage/sqlite/open.js';
 import { openCore, seedStore, sessionCaller } from '../helpers/core.js';
 import { tmpDir } from '../helpers/tmp.js';
 

@@ -5,8 +5,8 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { createGroupCommit } from '../../src/group-commit.js';
-import { openSqliteStorage } from '../../src/storage/sqlite.js';
+import { createGroupCommit } from '../../src/service/group-commit.js';
+import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 import { codeOf, memoryQuery, openCore, readTree, seedStore, versionQuery } from '../helpers/core.js';
 
 describe('group commit', () => {

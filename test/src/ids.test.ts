@@ -3,7 +3,7 @@
  * (the first 8 characters), which keeps SQLite's id indexes appending instead of scattering.
  */
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import { ID_PREFIXES, newId, randomToken } from '../../src/ids.js';
+import { ID_PREFIXES, newId, randomToken } from '../../src/service/ids.js';
 
 describe('ids', () => {
   it('carry their kind’s prefix and 24 base62 characters', () => {

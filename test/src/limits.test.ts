@@ -6,8 +6,8 @@
  */
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { createService } from '../../src/service.js';
-import { openSqliteStorage } from '../../src/storage/sqlite.js';
+import { createService } from '../../src/service/service.js';
+import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 import { codeOf, fakeClock, openCore } from '../helpers/core.js';
 
 function truth(file: string, storeId: string): { memories: number; bytes: number } {

@@ -4,11 +4,11 @@
  * store deletion, store updates and store lists. Failures are asserted by MnemoError code.
  */
 import { describe, expect, it } from 'vitest';
-import { sha256Hex } from '../../src/content.js';
-import { newId } from '../../src/ids.js';
-import { createService } from '../../src/service.js';
-import { NO_MOUNTS } from '../../src/mounts.js';
-import type { MemoryListItem } from '../../src/types.js';
+import { sha256Hex } from '../../src/domain/content.js';
+import { newId } from '../../src/service/ids.js';
+import { createService } from '../../src/service/service.js';
+import { NO_MOUNTS } from '../../src/service/mounts.js';
+import type { MemoryListItem } from '../../src/domain/types.js';
 import {
   allPages,
   fakeClock,

@@ -4,9 +4,9 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createIdempotency, fingerprint } from '../../src/idempotency.js';
-import { newId } from '../../src/ids.js';
-import { openSqliteStorage } from '../../src/storage/sqlite.js';
+import { createIdempotency, fingerprint } from '../../src/service/idempotency.js';
+import { newId } from '../../src/service/ids.js';
+import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 import type { Receipt } from '../../src/storage/port.js';
 import { codeOf, openCore } from '../helpers/core.js';
 import { tmpDir } from '../helpers/tmp.js';

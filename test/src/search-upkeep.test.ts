@@ -1,11 +1,11 @@
 /**
- * The server's background search-index upkeep (src/search-upkeep.ts) over a real SQLite file: it
+ * The server's background search-index upkeep (src/service/search-upkeep.ts) over a real SQLite file: it
  * empties the queue soon after writes pause, a batch per turn of the event loop, never defers longer
  * than it was told (nor once much is queued), logs failures instead of throwing, and does nothing once stopped.
  * The tests turn its timer and clock by hand (createSearchUpkeep); one checks the server's timer runs it.
  */
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { createSearchUpkeep, startSearchUpkeep, type SearchUpkeepOptions } from '../../src/search-upkeep.js';
+import { createSearchUpkeep, startSearchUpkeep, type SearchUpkeepOptions } from '../../src/service/search-upkeep.js';
 import { openCore, queuedForSearch } from '../helpers/core.js';
 
 /**

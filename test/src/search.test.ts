@@ -6,11 +6,11 @@
  */
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { MnemoError } from '../../src/errors.js';
-import type { ImportedWrite } from '../../src/storage/sqlite-bulk.js';
-import { FTS_WINDOW, SCAN_ROWS, SEARCH_DRAIN_BATCHES, SEARCH_SQL } from '../../src/storage/sqlite-search.js';
-import { BATCH } from '../../src/storage/sqlite-search-index.js';
-import type { SearchHit, SearchPage, SearchQuery } from '../../src/types.js';
+import { MnemoError } from '../../src/domain/errors.js';
+import type { ImportedWrite } from '../../src/storage/sqlite/bulk.js';
+import { FTS_WINDOW, SCAN_ROWS, SEARCH_DRAIN_BATCHES, SEARCH_SQL } from '../../src/storage/sqlite/search.js';
+import { BATCH } from '../../src/storage/sqlite/search-index.js';
+import type { SearchHit, SearchPage, SearchQuery } from '../../src/domain/types.js';
 import { openCore, queuedForSearch, type Core } from '../helpers/core.js';
 
 function plan(file: string, sql: string, params: unknown[]): string[] {

@@ -6,9 +6,9 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { hashSecret } from '../../src/keys.js';
-import { MIGRATIONS } from '../../src/storage/schema.js';
-import { openSqliteStorage } from '../../src/storage/sqlite.js';
+import { hashSecret } from '../../src/service/keys.js';
+import { MIGRATIONS } from '../../src/storage/sqlite/schema/migrations.js';
+import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 import { tmpDir } from '../helpers/tmp.js';
 
 describe('the seeded admin key in storage', () => {

@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { assertContent, assertEntryName, decodeUtf8, parseLimit, parseMemoryCreate, parseMemoryListQuery, parseMemoryUpdate, parseSessionCreate, parseSha256, parseStoreCreate, parseStoreListQuery, parseStoreUpdate, parseTimestamp, parseVersionListQuery, parseView } from '../../src/validate/index.js';
-import { sha256Hex } from '../../src/content.js';
-import type { ErrorCode } from '../../src/errors.js';
+import { sha256Hex } from '../../src/domain/content.js';
+import type { ErrorCode } from '../../src/domain/errors.js';
 import { codeOf } from '../helpers/core.js';
 import { assertMemoryPath, assertPathPrefix } from '../../src/validate/index.js';
 

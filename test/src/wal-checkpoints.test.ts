@@ -1,5 +1,5 @@
 /**
- * WAL checkpoints on their own thread (src/storage/sqlite-wal-checkpointer.ts): a serving storage's
+ * WAL checkpoints on their own thread (src/storage/sqlite/wal-checkpointer.ts): a serving storage's
  * commits leave checkpointing to a worker, which copies the WAL into the database file; the commits'
  * own autocheckpoint stays as a far-off backstop, and closing stops the worker and empties the WAL.
  */
@@ -7,10 +7,10 @@ import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { createService } from '../../src/service.js';
-import { openSqliteStorage, type SqliteStorage } from '../../src/storage/sqlite.js';
-import { BACKSTOP_PAGES } from '../../src/storage/sqlite-wal-checkpointer.js';
-import type { Caller } from '../../src/types.js';
+import { createService } from '../../src/service/service.js';
+import { openSqliteStorage, type SqliteStorage } from '../../src/storage/sqlite/open.js';
+import { BACKSTOP_PAGES } from '../../src/storage/sqlite/wal-checkpointer.js';
+import type { Caller } from '../../src/domain/types.js';
 import { tmpDir } from '../helpers/tmp.js';
 
 const size = (file: string) => (existsSync(file) ? statSync(file).size : 0);

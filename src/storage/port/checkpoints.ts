@@ -3,7 +3,7 @@
  * the lookups a restore makes for the memories a bundle references. The latest rules are pure
  * functions (src/domain/checkpoint-rules.ts) the adapter applies inside its transaction.
  */
-import type { Checkpoint, MemoryMeta } from '../../types.js';
+import type { Checkpoint, MemoryMeta } from '../../domain/types.js';
 
 export interface InsertCheckpointInput {
   /** The checkpoint without its revision and latest flag: the adapter assigns both. */

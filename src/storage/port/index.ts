@@ -5,7 +5,7 @@
  * implements it now; a shared PostgreSQL adapter can implement it later without touching the faces,
  * and runs the same conformance suites (test/src/storage/). The reads whose cost grows with the
  * store (searches, listing pages, the checks) return promises: the SQLite adapter runs them off the
- * event loop (sqlite-readers.ts), and they see every write answered before the call. Point lookups
+ * event loop (sqlite/readers.ts), and they see every write answered before the call. Point lookups
  * and writes are still synchronous (see the README's Layout).
  */
 import type { CheckpointStorage } from './checkpoints.js';

@@ -1,5 +1,5 @@
 /** @module The keys role: workspaces and the API keys that act in them (only hashes are stored). */
-import type { ApiKey, Workspace } from '../../types.js';
+import type { ApiKey, Workspace } from '../../domain/types.js';
 
 export interface KeyStorage {
   defaultWorkspace(): Workspace | null;

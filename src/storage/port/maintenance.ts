@@ -1,7 +1,7 @@
 /**
  * @module The maintenance role: the upkeep a server runs on a timer (expiry sweeps, search
  * indexing), the checks of `mnemo check`, and closing. The checks grow with the store: they return
- * promises, and the SQLite adapter runs them on a reader thread (sqlite-readers.ts).
+ * promises, and the SQLite adapter runs them on a reader thread (sqlite/readers.ts).
  */
 
 export interface MaintenanceStorage {
@@ -11,7 +11,7 @@ export interface MaintenanceStorage {
   indexSearchBacklog(max: number): number;
   /** The engine's own integrity check; an empty list means clean. */
   integrityCheck(): Promise<string[]>;
-  /** The domain's invariants (schema.ts 2, 3, 9 and valid stored paths); an empty list means clean. */
+  /** The domain's invariants (sqlite/schema/migrations.ts 2, 3, 9 and valid stored paths); an empty list means clean. */
   domainCheck(): Promise<string[]>;
   close(): void;
 }

@@ -12,7 +12,7 @@ import type {
   MemoryVersion,
   Page,
   VersionListQuery,
-} from '../../types.js';
+} from '../../domain/types.js';
 
 export interface WriteStamp {
   actor: Actor;
@@ -39,7 +39,7 @@ export interface UpdateMemoryInput extends WriteStamp {
   expectedSha256?: string;
   /** New absolute expiry; null clears it; undefined keeps the current one. */
   expiresAt?: string | null;
-  /** Attributes a mount save carries (its mode, times, owner; schema-attrs.ts); not versioned. */
+  /** Attributes a mount save carries (its mode, times, owner; sqlite/schema/attrs.ts); not versioned. */
   attrs?: KeptAttrs;
 }
 
@@ -58,7 +58,7 @@ export interface SaveMemoryAtInput extends WriteStamp {
   memoryId: string;
   /** Permission bits to keep; not versioned. */
   mode?: number;
-  /** Times and owner to keep (schema-attrs.ts); not versioned. */
+  /** Times and owner to keep (sqlite/schema/attrs.ts); not versioned. */
   attrs?: KeptAttrs;
 }
 

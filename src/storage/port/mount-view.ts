@@ -2,7 +2,7 @@
  * @module The mount's read model: what a live mount asks on every file operation (stat, readdir,
  * read), cheap by path, and the marks that tell it when its kept answers went stale.
  */
-import type { MemoryMeta } from '../../types.js';
+import type { MemoryMeta } from '../../domain/types.js';
 
 export interface DirectoryListing {
   files: MemoryMeta[];

@@ -1,5 +1,5 @@
 /** @module The sessions role: mount sessions, active until ended once. */
-import type { Page, Session } from '../../types.js';
+import type { Page, Session } from '../../domain/types.js';
 
 export interface SessionStorage {
   insertSession(session: Session): void;

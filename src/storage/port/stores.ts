@@ -1,5 +1,5 @@
 /** @module The stores role: a workspace's memory stores, their settings and what they hold. */
-import type { Page, Store, StoreListQuery, StorePatch } from '../../types.js';
+import type { Page, Store, StoreListQuery, StorePatch } from '../../domain/types.js';
 
 /** What a store's limits are checked against. */
 export interface StoreUsage {
@@ -20,6 +20,6 @@ export interface StoreStorage {
   archiveStore(workspaceId: string, id: string, now: string): Store;
   /** Deletes the store with its memories, versions and checkpoints. */
   deleteStore(workspaceId: string, id: string): void;
-  /** How many memories the store holds and the sum of their sizes: one indexed row (schema-limits.ts). */
+  /** How many memories the store holds and the sum of their sizes: one indexed row (sqlite/schema/limits.ts). */
   storeUsage(storeId: string): StoreUsage;
 }

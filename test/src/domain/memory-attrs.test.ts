@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { attrsAfterSet, attrsAfterVersion, attrsOfNewMemory } from '../../../src/domain/memory-attrs.js';
-import type { Memory } from '../../../src/types.js';
+import type { Memory } from '../../../src/domain/types.js';
 
 const UPDATED = '2026-03-01T00:00:00.000Z';
 const memory = (m: Partial<Memory> = {}): Memory => ({

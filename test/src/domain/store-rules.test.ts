@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { applyStorePatch } from '../../../src/domain/store-rules.js';
-import type { Store } from '../../../src/types.js';
+import type { Store } from '../../../src/domain/types.js';
 import { codeOf } from '../../helpers/core.js';
 
 const T = '2026-03-01T00:00:00.000Z';

@@ -1,9 +1,9 @@
 /** The checkpoints role's conformance suite: immutable bundles, one latest per (agent, session), and the lookups a restore makes. */
 import { describe, expect, it } from 'vitest';
 import { codeOf } from '../../helpers/core.js';
-import { newId } from '../../../src/ids.js';
+import { newId } from '../../../src/service/ids.js';
 import type { InsertCheckpointInput, Storage } from '../../../src/storage/port.js';
-import type { Actor } from '../../../src/types.js';
+import type { Actor } from '../../../src/domain/types.js';
 import { fixture, type MakeStorage } from './fixture.js';
 
 export function runCheckpointSuite(makeStorage: MakeStorage): void {

@@ -4,10 +4,10 @@
  * without the service, and pins what each operation does on its own.
  */
 import { onTestFinished } from 'vitest';
-import { MnemoError, type ErrorCode } from '../../../src/errors.js';
-import { newId } from '../../../src/ids.js';
+import { MnemoError, type ErrorCode } from '../../../src/domain/errors.js';
+import { newId } from '../../../src/service/ids.js';
 import type { Storage, WriteStamp } from '../../../src/storage/port.js';
-import type { Actor, MemoryListItem, MemoryListQuery, Store, StoreListQuery, VersionListQuery } from '../../../src/types.js';
+import type { Actor, MemoryListItem, MemoryListQuery, Store, StoreListQuery, VersionListQuery } from '../../../src/domain/types.js';
 
 /** Opens a fresh, empty adapter on a real file of its own. */
 export type MakeStorage = () => Storage;

@@ -1,7 +1,7 @@
 /** The keys role's conformance suite: workspaces, and API keys stored by their hash. */
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { codeOf } from '../../helpers/core.js';
-import { newId } from '../../../src/ids.js';
+import { newId } from '../../../src/service/ids.js';
 import { fixture, type MakeStorage } from './fixture.js';
 
 export function runKeySuite(makeStorage: MakeStorage): void {

@@ -1,6 +1,6 @@
 /** The maintenance role's conformance suite: expiry sweeps, search upkeep, the checks of `mnemo check`, and closing. */
 import { describe, expect, it } from 'vitest';
-import { newId } from '../../../src/ids.js';
+import { newId } from '../../../src/service/ids.js';
 import { fixture, verQ, type MakeStorage } from './fixture.js';
 
 export function runMaintenanceSuite(makeStorage: MakeStorage): void {

@@ -1,9 +1,9 @@
 /** The memories role's conformance suite: memories, their kept attributes, and their append-only versions. */
 import { describe, expect, it } from 'vitest';
-import { sha256Hex } from '../../../src/content.js';
+import { sha256Hex } from '../../../src/domain/content.js';
 import { codeOf } from '../../helpers/core.js';
-import { newId } from '../../../src/ids.js';
-import type { Actor, VersionListQuery } from '../../../src/types.js';
+import { newId } from '../../../src/service/ids.js';
+import type { Actor, VersionListQuery } from '../../../src/domain/types.js';
 import { fixture, memQ, paths, rejectionCode, storeQ, thrown, verQ, type MakeStorage } from './fixture.js';
 
 export function runMemorySuite(makeStorage: MakeStorage): void {

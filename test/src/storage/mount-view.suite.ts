@@ -1,6 +1,6 @@
 /** The mount read model's conformance suite: what a live mount asks on every file operation, and the marks that tell it its answers went stale. */
 import { describe, expect, it } from 'vitest';
-import { newId } from '../../../src/ids.js';
+import { newId } from '../../../src/service/ids.js';
 import { fixture, type MakeStorage } from './fixture.js';
 
 export function runMountViewSuite(makeStorage: MakeStorage): void {

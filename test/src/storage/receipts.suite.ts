@@ -1,6 +1,6 @@
 /** The receipts role's conformance suite: the first answer to an idempotent request, kept for its retries. */
 import { describe, expect, it } from 'vitest';
-import { newId } from '../../../src/ids.js';
+import { newId } from '../../../src/service/ids.js';
 import type { Receipt, ReceiptScope } from '../../../src/storage/port.js';
 import { fixture, type MakeStorage } from './fixture.js';
 

@@ -1,7 +1,7 @@
 /** The search role's conformance suite: full-text and substring search over a store's live memories. */
 import { describe, expect, it } from 'vitest';
-import { newId } from '../../../src/ids.js';
-import type { SearchQuery } from '../../../src/types.js';
+import { newId } from '../../../src/service/ids.js';
+import type { SearchQuery } from '../../../src/domain/types.js';
 import { fixture, type MakeStorage } from './fixture.js';
 
 const searchQ = (q: Partial<SearchQuery> & { q: string }): SearchQuery => ({ mode: 'fts', pathPrefix: '/', limit: 20, page: null, ...q });

@@ -1,8 +1,8 @@
 /** The sessions role's conformance suite: mount sessions, active until ended once. */
 import { describe, expect, it } from 'vitest';
 import { codeOf } from '../../helpers/core.js';
-import { newId } from '../../../src/ids.js';
-import type { Session, SessionResource } from '../../../src/types.js';
+import { newId } from '../../../src/service/ids.js';
+import type { Session, SessionResource } from '../../../src/domain/types.js';
 import { fixture, type MakeStorage } from './fixture.js';
 
 export function runSessionSuite(makeStorage: MakeStorage): void {

@@ -1,7 +1,7 @@
 /** The stores role's conformance suite: a workspace's stores, their settings, archiving, deletion and usage. */
 import { describe, expect, it } from 'vitest';
 import { codeOf } from '../../helpers/core.js';
-import { newId } from '../../../src/ids.js';
+import { newId } from '../../../src/service/ids.js';
 import { fixture, memQ, storeQ, type MakeStorage } from './fixture.js';
 
 export function runStoreSuite(makeStorage: MakeStorage): void {

@@ -1,0 +1,147 @@
+/**
+ * @module The operator's commands: `mnemo keys`, `mnemo workspaces`, `mnemo check`, `mnemo backup`,
+ * `mnemo restore`. Each opens the database itself, so keys and checks work beside a running server.
+ */
+import { rmSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { apiKeyJson, workspaceJson } from './key-wire.js';
+import type { Config } from './config.js';
+import { lockForRestore, prepareRestoreTarget, useDatabase } from './data-dir.js';
+import { createService, type Service } from '../service/service.js';
+import { backupDatabase, requireBackupFile, restoreDatabase } from '../storage/sqlite/backup.js';
+import { openSqliteStorage } from '../storage/sqlite/open.js';
+import type { ApiKey, Role } from '../domain/types.js';
+
+type Flags = Record<string, string | boolean>;
+type Log = (line: string) => void;
+const out = (line: string) => process.stdout.write(`${line}\n`);
+const ROLES: readonly string[] = ['admin', 'read_write', 'read_only'];
+
+/** Opens the existing database (never creates one) under the data dir's shared lock. */
+async function withService<T>(config: Config, fn: (service: Service) => T | Promise<T>): Promise<T> {
+  const lock = useDatabase(config);
+  try {
+    const storage = openSqliteStorage(config.dbFile);
+    try {
+      return await fn(createService({ storage }));
+    } finally {
+      storage.close();
+    }
+  } finally {
+    lock.release();
+  }
+}
+
+function workspaceOf(service: Service, flags: Flags): string {
+  return typeof flags['workspace'] === 'string' ? flags['workspace'] : service.keys.defaultWorkspace().id;
+}
+
+/** `mnemo keys <sub>`; cli/args.ts has already checked the subcommand, its arguments and its flags. */
+export async function runKeys(config: Config, sub: string, args: string[], flags: Flags, log: Log): Promise<number> {
+  if (sub === 'create') {
+    const role = String(flags['role']);
+    if (!ROLES.includes(role)) {
+      log(`mnemo keys create: invalid role: ${role} (admin, read_write or read_only)`);
+      return 2;
+    }
+    const storeIds = typeof flags['stores'] === 'string' ? flags['stores'].split(',').filter(Boolean) : null;
+    return withService(config, (service) => {
+      const ws = workspaceOf(service, flags);
+      for (const s of storeIds ?? []) {
+        if (!service.operator.storeExists(ws, s)) throw new Error(`no memory store ${s} in workspace ${ws}`);
+      }
+      const minted = service.keys.createKey(typeof flags['name'] === 'string' ? flags['name'] : 'cli', role as Role, ws, {
+        storeIds,
+        allWorkspaces: flags['all-workspaces'] === true,
+      });
+      out(minted.secret);
+      log(`created ${minted.key.id} (${role}) in workspace ${ws}${storeIds ? ` for stores ${storeIds.join(', ')}` : ''}`);
+      return 0;
+    });
+  }
+  if (sub === 'list') {
+    return withService(config, (service) => {
+      const keys = service.operator.listKeys(workspaceOf(service, flags));
+      if (flags['json'] === true) out(JSON.stringify(keys.map(apiKeyJson)));
+      else for (const k of keys) out(describeKey(k));
+      return 0;
+    });
+  }
+  return withService(config, (service) => {
+    const key = service.operator.revokeKey(workspaceOf(service, flags), args[0]!);
+    log(`revoked ${key.id} at ${key.revokedAt}`);
+    return 0;
+  });
+}
+
+function describeKey(k: ApiKey): string {
+  const scope = k.allWorkspaces ? 'all workspaces' : k.storeIds ? `stores ${k.storeIds.join(',')}` : 'all stores';
+  return [k.id, k.role, scope, k.revokedAt ? `revoked ${k.revokedAt}` : 'active', k.name].join('\t');
+}
+
+export async function runWorkspaces(config: Config, sub: string, args: string[], flags: Flags, log: Log): Promise<number> {
+  if (sub === 'create') {
+    const name = args[0]!;
+    return withService(config, (service) => {
+      const ws = service.keys.createWorkspace(name);
+      out(ws.id);
+      log(`created workspace ${ws.id} (${name}); mint its first key with: mnemo keys create --workspace ${ws.id} --role admin`);
+      return 0;
+    });
+  }
+  return withService(config, (service) => {
+    service.keys.defaultWorkspace();
+    const all = service.operator.listWorkspaces();
+    if (flags['json'] === true) out(JSON.stringify(all.map(workspaceJson)));
+    else for (const w of all) out(`${w.id}\t${w.name}`);
+    return 0;
+  });
+}
+
+/** SQLite's integrity check, then the domain's invariants; prints each problem, exits 1 if any. */
+export function runCheck(config: Config, log: Log): Promise<number> {
+  return withService(config, async (service) => {
+    const problems = await service.operator.check();
+    if (problems.length === 0) {
+      out(`ok: ${config.dbFile} passed the integrity check and every domain invariant`);
+      return 0;
+    }
+    for (const p of problems) out(`problem: ${p}`);
+    log(`mnemo check: ${problems.length} problem(s) in ${config.dbFile}`);
+    return 1;
+  });
+}
+
+export async function runBackup(config: Config, args: string[], log: Log): Promise<number> {
+  const dest = resolve(args[0]!);
+  const lock = useDatabase(config);
+  try {
+    await backupDatabase(config.dbFile, dest);
+  } finally {
+    lock.release();
+  }
+  out(dest);
+  log(`backed up ${config.dbFile} to ${dest}`);
+  return 0;
+}
+
+/** Into a data dir that has a database, or an empty or new one; never while anything else uses it. */
+export function runRestore(config: Config, args: string[], log: Log): number {
+  const file = resolve(args[0]!);
+  requireBackupFile(file);
+  const created = prepareRestoreTarget(config);
+  try {
+    const lock = lockForRestore(config);
+    try {
+      restoreDatabase(file, config.dbFile);
+    } finally {
+      lock.release();
+    }
+  } catch (err) {
+    // A refused restore into a new directory leaves no directory behind.
+    if (created) rmSync(config.dataDir, { recursive: true, force: true });
+    throw err;
+  }
+  log(`restored ${config.dbFile} from ${file}`);
+  return 0;
+}

@@ -1,0 +1,257 @@
+/**
+ * @module Command-line parsing: `mnemo <command> [sub] [args] [--flag value | --flag=value | --switch]`.
+ * Each command declares its own options and positional arguments and is parsed by `node:util`
+ * parseArgs in strict mode, so a mistyped flag or a stray argument is refused (exit 2) instead of
+ * being ignored while the command runs with defaults.
+ */
+import { parseArgs as parseNodeArgs } from 'node:util';
+import { MOUNT_SYNC_MODES } from '../service/durability.js';
+
+/** A string option may list the only values it takes: anything else is refused at parse (exit 2). */
+type Option = { type: 'string'; choices?: readonly string[] } | { type: 'boolean' };
+type Options = Record<string, Option>;
+
+interface CommandSpec {
+  /** The usage line(s) printed with errors and by `--help`. */
+  usage: string;
+  /** One sentence for `--help`. */
+  summary: string;
+  options: Options;
+  /** Required positional arguments, by name. */
+  positionals: string[];
+  /** Options that must be given (no silent default). */
+  required?: string[];
+}
+
+const str: Option = { type: 'string' };
+const bool: Option = { type: 'boolean' };
+const DATA_DIR: Options = { 'data-dir': str };
+const MOUNT_SYNC: Option = { type: 'string', choices: MOUNT_SYNC_MODES };
+
+/** Every flag of DESIGN §6 that `serve` reads (see cli/config.ts); other helpers' settings land here too. */
+const SERVE_OPTIONS: Options = {
+  ...DATA_DIR,
+  host: str,
+  port: str,
+  'mount-root': str,
+  'max-body-bytes': str,
+  'idempotency-ttl-seconds': str,
+  'checkpoint-max-bytes': str,
+  'log-level': str,
+  'mount-sync': MOUNT_SYNC,
+  'rotate-admin-key': bool,
+};
+
+/** Commands by name; a command with subcommands is keyed "<command> <sub>". */
+const COMMANDS: Record<string, CommandSpec> = {
+  serve: {
+    usage:
+      'mnemo serve [--host H] [--port P] [--data-dir D] [--mount-root M] [--max-body-bytes N]\n' +
+      '            [--idempotency-ttl-seconds S] [--checkpoint-max-bytes N] [--log-level L]\n' +
+      '            [--mount-sync fsync|close] [--rotate-admin-key]',
+    summary: 'Start the HTTP API (and session mounts). Prints its URL on the first line.',
+    options: SERVE_OPTIONS,
+    positionals: [],
+  },
+  'keys create': {
+    usage:
+      'mnemo keys create --role admin|read_write|read_only [--name N] [--workspace ID] [--stores ID,ID]\n' +
+      '                  [--all-workspaces] [--data-dir D]',
+    summary: 'Mint an API key (default workspace unless --workspace) and print its secret once.',
+    options: { ...DATA_DIR, role: str, name: str, workspace: str, stores: str, 'all-workspaces': bool },
+    positionals: [],
+    // An admin key by default would hand out the most power to whoever forgot the flag.
+    required: ['role'],
+  },
+  'keys list': {
+    usage: 'mnemo keys list [--workspace ID] [--json] [--data-dir D]',
+    summary: 'List keys (never their secrets); --json prints the API\'s api_key objects.',
+    options: { ...DATA_DIR, workspace: str, json: bool },
+    positionals: [],
+  },
+  'keys revoke': {
+    usage: 'mnemo keys revoke <apikey_id> [--workspace ID] [--data-dir D]',
+    summary: 'Revoke a key; its next request fails.',
+    options: { ...DATA_DIR, workspace: str },
+    positionals: ['apikey_id'],
+  },
+  'workspaces create': {
+    usage: 'mnemo workspaces create <name> [--data-dir D]',
+    summary: 'Create a workspace and print its id.',
+    options: DATA_DIR,
+    positionals: ['name'],
+  },
+  'workspaces list': {
+    usage: 'mnemo workspaces list [--json] [--data-dir D]',
+    summary: 'List workspaces; --json prints the API\'s workspace objects.',
+    options: { ...DATA_DIR, json: bool },
+    positionals: [],
+  },
+  check: {
+    usage: 'mnemo check [--data-dir D]',
+    summary: 'SQLite integrity check plus the domain\'s invariants; exits 1 and lists problems if any.',
+    options: DATA_DIR,
+    positionals: [],
+  },
+  backup: {
+    usage: 'mnemo backup <file> [--data-dir D]',
+    summary: 'Consistent online copy of the database into a new file, safe while the server runs.',
+    options: DATA_DIR,
+    positionals: ['file'],
+  },
+  restore: {
+    usage: 'mnemo restore <file> [--data-dir D]',
+    summary: 'Replace the database with a checked backup; refused while a server, mount or mcp uses the data dir.',
+    options: DATA_DIR,
+    positionals: ['file'],
+  },
+  mount: {
+    usage: 'mnemo mount <memory_store_id> <dir> [--read-only] [--data-dir D] [--log-level L] [--mount-sync fsync|close]',
+    summary: 'Mount one store at an empty or new directory until interrupted (Ctrl-C unmounts).',
+    options: { ...DATA_DIR, 'read-only': bool, 'log-level': str, 'mount-sync': MOUNT_SYNC },
+    positionals: ['memory_store_id', 'dir'],
+  },
+  mcp: {
+    usage: 'mnemo mcp [--data-dir D] [--checkpoint-max-bytes N] [--log-level L]',
+    summary: 'MCP server on stdio for the API key in MNEMO_API_KEY (its role and store grants apply).',
+    options: { ...DATA_DIR, 'checkpoint-max-bytes': str, 'log-level': str },
+    positionals: [],
+  },
+};
+
+const GROUPS = new Set(['keys', 'workspaces']);
+
+const SHORT_USAGE = 'usage: mnemo <serve|keys|workspaces|check|backup|restore|mount|mcp> [args] [flags]   (mnemo --help for all)';
+
+export type Parsed =
+  /** Print `text` to stdout and exit 0. */
+  | { kind: 'help'; text: string }
+  | { kind: 'version' }
+  /** Print `message` and `usage` to stderr and exit 2. */
+  | { kind: 'error'; message: string; usage: string }
+  | { kind: 'run'; command: string; sub: string | null; args: string[]; flags: Record<string, string | boolean> };
+
+/** The usage of a command (or of every subcommand of a group), or of everything. */
+function usageOf(command?: string): string {
+  const names = command === undefined ? [] : Object.keys(COMMANDS).filter((n) => n === command || n.startsWith(`${command} `));
+  if (names.length === 0) return USAGE;
+  return names.map((n) => `usage: ${COMMANDS[n]!.usage.replace(/\n/g, '\n       ')}`).join('\n');
+}
+
+function helpOf(command: string): string {
+  const names = Object.keys(COMMANDS).filter((n) => n === command || n.startsWith(`${command} `));
+  return `${names.map((n) => `${COMMANDS[n]!.usage}\n    ${COMMANDS[n]!.summary}`).join('\n')}\n`;
+}
+
+const wantsHelp = (argv: string[]): boolean => {
+  const end = argv.indexOf('--');
+  return (end < 0 ? argv : argv.slice(0, end)).some((a) => a === '--help' || a === '-h');
+};
+
+export function parseArgs(argv: string[]): Parsed {
+  const [command, ...rest] = argv;
+  if (command === undefined) return { kind: 'error', message: 'mnemo: no command given', usage: SHORT_USAGE };
+  if (command === '--help' || command === '-h') return { kind: 'help', text: USAGE };
+  if (command === '--version') return { kind: 'version' };
+  if (command === 'help') {
+    const topic = rest[0];
+    return { kind: 'help', text: topic !== undefined && (GROUPS.has(topic) || topic in COMMANDS) ? helpOf(topic) : USAGE };
+  }
+  if (!GROUPS.has(command) && !(command in COMMANDS)) {
+    return { kind: 'error', message: `mnemo: unknown command: ${command}`, usage: SHORT_USAGE };
+  }
+  let sub: string | null = null;
+  let name = command;
+  let tail = rest;
+  if (GROUPS.has(command)) {
+    const first = rest[0];
+    if (first !== undefined && `${command} ${first}` in COMMANDS) {
+      sub = first;
+      name = `${command} ${first}`;
+      tail = rest.slice(1);
+    } else if (wantsHelp(rest)) {
+      return { kind: 'help', text: helpOf(command) };
+    } else {
+      const subs = Object.keys(COMMANDS).filter((n) => n.startsWith(`${command} `)).map((n) => n.split(' ')[1]);
+      const why = first === undefined ? `mnemo ${command}: missing subcommand (${subs.join(', ')})` : `mnemo ${command}: unknown subcommand: ${first}`;
+      return { kind: 'error', message: why, usage: usageOf(command) };
+    }
+  }
+  if (wantsHelp(tail)) return { kind: 'help', text: helpOf(name) };
+  const spec = COMMANDS[name]!;
+  const fail = (message: string): Parsed => ({ kind: 'error', message: `mnemo ${name}: ${message}`, usage: usageOf(name) });
+  let values: Record<string, string | boolean | undefined>;
+  let positionals: string[];
+  try {
+    const options = Object.fromEntries(Object.entries(spec.options).map(([k, o]) => [k, { type: o.type }]));
+    ({ values, positionals } = parseNodeArgs({ args: tail, options, strict: true, allowPositionals: true }));
+  } catch (err) {
+    return fail(parseErrorMessage(err));
+  }
+  for (const [k, o] of Object.entries(spec.options)) {
+    const v = values[k];
+    if (o.type === 'string' && o.choices && typeof v === 'string' && !o.choices.includes(v)) {
+      return fail(`invalid --${k}: ${v} (${o.choices.join(' or ')})`);
+    }
+  }
+  if (positionals.length < spec.positionals.length) {
+    return fail(`missing ${spec.positionals.slice(positionals.length).map((p) => `<${p}>`).join(' ')}`);
+  }
+  if (positionals.length > spec.positionals.length) {
+    return fail(`unexpected argument${positionals.length - spec.positionals.length > 1 ? 's' : ''}: ${positionals.slice(spec.positionals.length).join(' ')}`);
+  }
+  const absent = (spec.required ?? []).filter((o) => values[o] === undefined);
+  if (absent.length > 0) return fail(`${absent.map((o) => `--${o}`).join(' and ')} is required`);
+  const flags: Record<string, string | boolean> = {};
+  for (const [k, v] of Object.entries(values)) if (v !== undefined) flags[k] = v;
+  return { kind: 'run', command, sub, args: positionals, flags };
+}
+
+/** node:util's messages, shortened to what a person at a shell needs. */
+function parseErrorMessage(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  const unknown = /^Unknown option '([^']+)'/.exec(message);
+  if (unknown) return `unknown option ${unknown[1]}`;
+  return message.replace(/\. To specify .*$/s, '').replace(/^Option '([^']+)'/, 'option $1');
+}
+
+export const USAGE = `mnemo — versioned memory stores for AI agents
+
+Usage:
+  mnemo serve [--host H] [--port P] [--data-dir D] [--mount-root M] [--max-body-bytes N]
+              [--idempotency-ttl-seconds S] [--checkpoint-max-bytes N] [--log-level L]
+              [--mount-sync fsync|close] [--rotate-admin-key]
+      Start the HTTP API (and session mounts). Prints its URL on the first line.
+      One server per data directory: a second one exits 1.
+      --mount-sync fsync (default): a mount's close() is safe from a crash of mnemo, fsync()
+      puts it on disk, and every closed version is on disk within 100 ms; close: every
+      close() on a mount is on disk when it returns (slower saves).
+      --rotate-admin-key: revoke the seeded admin key and make MNEMO_ADMIN_KEY the admin key.
+  mnemo keys create --role admin|read_write|read_only [--name N] [--workspace ID]
+                    [--stores ID,ID] [--all-workspaces] [--data-dir D]
+      Mint an API key (default workspace unless --workspace) and print its secret once.
+  mnemo keys list [--workspace ID] [--json]      List keys (never their secrets).
+  mnemo keys revoke <apikey_id> [--workspace ID]  Revoke a key; its next request fails.
+  mnemo workspaces create <name> | list [--json]
+      Create a workspace (prints its id) or list them.
+  mnemo check [--data-dir D]
+      SQLite integrity check plus the domain's invariants; exits 1 and lists problems if any.
+  mnemo backup <file> [--data-dir D]
+      Consistent online copy of the database into a new file, safe while the server runs.
+  mnemo restore <file> [--data-dir D]
+      Replace the database with a checked backup (or restore into an empty or new directory);
+      refused while a server, mount or mcp uses the data dir.
+  mnemo mount <memory_store_id> <dir> [--read-only] [--data-dir D] [--mount-sync fsync|close]
+      Mount one store at an empty or new directory until interrupted (Ctrl-C unmounts).
+  mnemo mcp [--data-dir D]
+      MCP server on stdio for the API key in MNEMO_API_KEY (its role and store grants apply).
+  mnemo --help | mnemo <command> --help | mnemo --version
+
+Every command but serve (and restore) needs an existing data directory holding mnemo.db.
+Unknown flags and missing or extra arguments exit 2 with the command's usage.
+
+Environment: MNEMO_HOST, MNEMO_PORT, MNEMO_DATA_DIR, MNEMO_MOUNT_ROOT, MNEMO_ADMIN_KEY,
+MNEMO_MAX_BODY_BYTES, MNEMO_IDEMPOTENCY_TTL_SECONDS (flag --idempotency-ttl-seconds),
+MNEMO_CHECKPOINT_MAX_BYTES (flag --checkpoint-max-bytes), MNEMO_LOG_LEVEL (flag --log-level),
+MNEMO_MOUNT_SYNC (flag --mount-sync), MNEMO_API_KEY (mnemo mcp).
+`;

@@ -1,0 +1,126 @@
+/** @module Configuration: the only reader of process.env. Flags override environment variables. */
+import { join, resolve } from 'node:path';
+import { MOUNT_SYNC_MODES, type MountSync } from '../service/durability.js';
+
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  dbFile: string;
+  mountRoot: string;
+  /** MNEMO_ADMIN_KEY: seeds the default workspace's admin key when set. */
+  adminKey: string | null;
+  /** Largest request body accepted, in bytes (413 request_too_large above it). */
+  maxBodyBytes: number;
+  /** Largest checkpoint bundle accepted, in bytes (1 KiB to 1 MiB; default 1 MiB). */
+  checkpointMaxBytes: number;
+  /** MNEMO_API_KEY: the key `mnemo mcp` acts as (its role and store grants apply). */
+  apiKey: string | null;
+  /** How long Idempotency-Key receipts are replayed before they are purged, in seconds. */
+  idempotencyTtlSeconds: number;
+  /** MNEMO_STORE_MAX_MEMORIES, MNEMO_STORE_MAX_BYTES, MNEMO_WORKSPACE_MAX_SESSIONS (src/service/limits.ts). */
+  storeLimits: { maxMemories: number; maxBytes: number; maxSessions: number };
+  /** Bytes of mount-local state (fs/local-budget.ts) one mount may hold (MNEMO_MOUNT_LOCAL_MAX_BYTES) and all mounts together (MNEMO_LOCAL_MAX_BYTES). */
+  localLimits: { mountMaxBytes: number; serverMaxBytes: number };
+  /** --rotate-admin-key: `serve` replaces the seeded admin key with MNEMO_ADMIN_KEY (flag only). */
+  rotateAdminKey: boolean;
+  /** MNEMO_LOG_LEVEL / --log-level: the lowest level logged (pino's names; default info). */
+  logLevel: LogLevel;
+  /** MNEMO_METRICS_PUBLIC=1: GET /metrics needs no key (otherwise an operator key). */
+  metricsPublic: boolean;
+  /** MNEMO_MAX_INFLIGHT_BODIES: request bodies read at once; past it 503 overloaded_error (default 64). */
+  maxInflightBodies: number;
+  /** MNEMO_MOUNT_SYNC / --mount-sync: `fsync` (POSIX: close() is crash-safe, fsync() durable) or `close` (every close durable). */
+  mountSync: MountSync;
+  /** MNEMO_READER_THREADS: worker threads for searches, listing pages and checks (default 2; 0 runs them on the event loop). */
+  readerThreads: number;
+}
+
+/** MNEMO_ADMIN_KEY must be at least this long: it is the operator key of every workspace. */
+export const MIN_ADMIN_KEY_LENGTH = 32;
+
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export type Flags = Record<string, string | boolean | undefined>;
+
+const isRoot = () => typeof process.getuid === 'function' && process.getuid() === 0;
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Flags = {}): Readonly<Config> {
+  const pick = (flag: string, name: string): string | undefined => {
+    const f = flags[flag];
+    if (typeof f === 'string') return f;
+    const e = env[name];
+    return e === undefined || e === '' ? undefined : e;
+  };
+  const dataDir = resolve(pick('data-dir', 'MNEMO_DATA_DIR') ?? './data');
+  const portRaw = pick('port', 'MNEMO_PORT') ?? '7474';
+  const port = Number(portRaw);
+  if (!/^\d+$/.test(portRaw) || port > 65535) throw new Error(`invalid port: ${portRaw}`);
+  const maxBodyRaw = pick('max-body-bytes', 'MNEMO_MAX_BODY_BYTES') ?? String(1024 * 1024);
+  const maxBodyBytes = Number(maxBodyRaw);
+  if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < 1024) throw new Error(`invalid max body size: ${maxBodyRaw}`);
+  const ttlRaw = pick('idempotency-ttl-seconds', 'MNEMO_IDEMPOTENCY_TTL_SECONDS') ?? String(24 * 60 * 60);
+  const idempotencyTtlSeconds = Number(ttlRaw);
+  if (!/^\d+$/.test(ttlRaw) || idempotencyTtlSeconds < 1 || !Number.isSafeInteger(idempotencyTtlSeconds)) {
+    throw new Error(`invalid idempotency TTL: ${ttlRaw} (whole seconds, at least 1)`);
+  }
+  const ckptRaw = pick('checkpoint-max-bytes', 'MNEMO_CHECKPOINT_MAX_BYTES') ?? String(1024 * 1024);
+  const checkpointMaxBytes = Number(ckptRaw);
+  if (!/^\d+$/.test(ckptRaw) || checkpointMaxBytes < 1024 || checkpointMaxBytes > 1024 * 1024) {
+    throw new Error(`invalid checkpoint max bytes: ${ckptRaw} (1024 to 1048576)`);
+  }
+  /** A limit from the environment: a whole number of at least 1, or the default. */
+  const limit = (name: string, fallback: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const n = Number(raw);
+    if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < 1) throw new Error(`invalid ${name}: ${raw} (a whole number, at least 1)`);
+    return n;
+  };
+  const MiB = 1024 * 1024;
+  const storeLimits = Object.freeze({
+    maxMemories: limit('MNEMO_STORE_MAX_MEMORIES', 1_000_000),
+    maxBytes: limit('MNEMO_STORE_MAX_BYTES', 1024 * MiB),
+    maxSessions: limit('MNEMO_WORKSPACE_MAX_SESSIONS', 256),
+  });
+  const localLimits = Object.freeze({
+    mountMaxBytes: limit('MNEMO_MOUNT_LOCAL_MAX_BYTES', 64 * MiB),
+    serverMaxBytes: limit('MNEMO_LOCAL_MAX_BYTES', 512 * MiB),
+  });
+  const adminKey = env['MNEMO_ADMIN_KEY'] ? env['MNEMO_ADMIN_KEY'] : null;
+  if (adminKey !== null && adminKey.length < MIN_ADMIN_KEY_LENGTH) {
+    throw new Error(`MNEMO_ADMIN_KEY is ${adminKey.length} characters long; it must have at least ${MIN_ADMIN_KEY_LENGTH} (e.g. openssl rand -hex 24)`);
+  }
+  const logLevel = pick('log-level', 'MNEMO_LOG_LEVEL') ?? 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new Error(`invalid log level: ${logLevel} (one of ${LOG_LEVELS.join(', ')})`);
+  const metricsRaw = env['MNEMO_METRICS_PUBLIC'] ?? '';
+  if (!['', '0', '1'].includes(metricsRaw)) throw new Error(`invalid MNEMO_METRICS_PUBLIC: ${metricsRaw} (1 or 0)`);
+  const maxInflightBodies = limit('MNEMO_MAX_INFLIGHT_BODIES', 64);
+  const mountSync = pick('mount-sync', 'MNEMO_MOUNT_SYNC') ?? 'fsync';
+  if (!(MOUNT_SYNC_MODES as readonly string[]).includes(mountSync)) {
+    throw new Error(`invalid MNEMO_MOUNT_SYNC: ${mountSync} (fsync or close)`);
+  }
+  const readersRaw = env['MNEMO_READER_THREADS'] ?? '';
+  if (readersRaw !== '' && !/^\d{1,2}$/.test(readersRaw)) throw new Error(`invalid MNEMO_READER_THREADS: ${readersRaw} (a whole number, 0 for none)`);
+  return Object.freeze({
+    host: pick('host', 'MNEMO_HOST') ?? '127.0.0.1',
+    port,
+    dataDir,
+    dbFile: join(dataDir, 'mnemo.db'),
+    mountRoot: resolve(pick('mount-root', 'MNEMO_MOUNT_ROOT') ?? (isRoot() ? '/mnt/memory' : join(dataDir, 'mnt'))),
+    adminKey,
+    maxBodyBytes,
+    checkpointMaxBytes,
+    apiKey: env['MNEMO_API_KEY'] ? env['MNEMO_API_KEY'] : null,
+    idempotencyTtlSeconds,
+    storeLimits,
+    localLimits,
+    rotateAdminKey: flags['rotate-admin-key'] === true,
+    logLevel: logLevel as LogLevel,
+    metricsPublic: metricsRaw === '1',
+    maxInflightBodies,
+    mountSync: mountSync as MountSync,
+    readerThreads: readersRaw === '' ? 2 : Number(readersRaw),
+  });
+}

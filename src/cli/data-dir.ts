@@ -1,0 +1,109 @@
+/**
+ * @module What each command may do with the data directory. `serve` creates it and owns it (one
+ * server per directory); every other command needs a mnemo database already there, so a mistyped
+ * `--data-dir` is an error naming the path instead of a new, empty database; `restore` may also
+ * fill an empty or new directory. The locks themselves are in storage/sqlite/lock.ts.
+ */
+import { mkdirSync, readdirSync, statSync } from 'node:fs';
+import type { Config } from './config.js';
+import { MnemoError } from '../domain/errors.js';
+import { PID_FILE, runningServerPid } from './pidfile.js';
+import { serverLockFile, SERVER_LOCK_FILE, tryLock, usersLockFile, USERS_LOCK_FILE, type HeldLock } from '../storage/sqlite/lock.js';
+
+/** Files mnemo itself leaves in a data dir that holds no database (after a refused restore, say). */
+const OWN_FILES = new Set([SERVER_LOCK_FILE, USERS_LOCK_FILE, PID_FILE]);
+
+function kindOf(path: string): 'missing' | 'file' | 'dir' | 'other' {
+  try {
+    const st = statSync(path);
+    return st.isDirectory() ? 'dir' : st.isFile() ? 'file' : 'other';
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'missing';
+    throw err;
+  }
+}
+
+/** Refuses (creating nothing) unless the data dir holds a mnemo database. */
+export function requireDatabase(config: Config): void {
+  const dir = kindOf(config.dataDir);
+  if (dir === 'missing') {
+    throw new MnemoError('not_found', `no mnemo database: the data directory ${config.dataDir} does not exist (check --data-dir or MNEMO_DATA_DIR)`);
+  }
+  if (dir !== 'dir') throw new MnemoError('invalid_request', `the data directory ${config.dataDir} is not a directory`);
+  if (kindOf(config.dbFile) !== 'file') {
+    throw new MnemoError('not_found', `no mnemo database in ${config.dataDir} (${config.dbFile} does not exist; check --data-dir or MNEMO_DATA_DIR)`);
+  }
+}
+
+/** A command that reads or writes the database beside a server: needs the database, holds the shared lock. */
+export function useDatabase(config: Config): HeldLock {
+  requireDatabase(config);
+  const lock = tryLock(usersLockFile(config.dataDir), 'shared');
+  if (lock === null) throw new MnemoError('conflict', `a restore is replacing the database in ${config.dataDir}; try again when it is done`);
+  return lock;
+}
+
+/** `serve`: creates the data dir if needed and takes it for this process, or refuses if another server has it. */
+export function ownDataDir(config: Config): HeldLock {
+  const kind = kindOf(config.dataDir);
+  if (kind !== 'missing' && kind !== 'dir') throw new MnemoError('invalid_request', `the data directory ${config.dataDir} is not a directory`);
+  mkdirSync(config.dataDir, { recursive: true });
+  // The shared lock first: only a restore holds it exclusively, so a refusal here names the restore.
+  const users = tryLock(usersLockFile(config.dataDir), 'shared');
+  if (users === null) throw new MnemoError('conflict', `a restore is replacing the database in ${config.dataDir}; try again when it is done`);
+  const server = tryLock(serverLockFile(config.dataDir), 'exclusive');
+  if (server === null) {
+    users.release();
+    const pid = runningServerPid(config.dataDir);
+    throw new MnemoError('conflict', `another server owns ${config.dataDir}${pid === null ? '' : ` (pid ${pid})`}`);
+  }
+  return {
+    release() {
+      server.release();
+      users.release();
+    },
+  };
+}
+
+/**
+ * `restore`: the target is a data dir with a database, an empty directory or a new one; a directory
+ * holding other things is refused (it is probably not the one meant). Creates a new one and says so
+ * (true), so a failed restore can take it away again.
+ */
+export function prepareRestoreTarget(config: Config): boolean {
+  const kind = kindOf(config.dataDir);
+  if (kind === 'missing') {
+    mkdirSync(config.dataDir, { recursive: true });
+    return true;
+  }
+  if (kind !== 'dir') throw new MnemoError('invalid_request', `the data directory ${config.dataDir} is not a directory`);
+  if (kindOf(config.dbFile) === 'file') return false;
+  const others = readdirSync(config.dataDir).filter((n) => !OWN_FILES.has(n));
+  if (others.length > 0) {
+    throw new MnemoError(
+      'invalid_request',
+      `refusing to restore into ${config.dataDir}: it holds no mnemo database but is not empty (${others.length} entr${others.length === 1 ? 'y' : 'ies'}); name a data directory, an empty directory or a new one`,
+    );
+  }
+  return false;
+}
+
+/** `restore`: both locks exclusively, or a refusal naming who is using the data dir. */
+export function lockForRestore(config: Config): HeldLock {
+  const server = tryLock(serverLockFile(config.dataDir), 'exclusive');
+  if (server === null) {
+    const pid = runningServerPid(config.dataDir);
+    throw new MnemoError('conflict', `refusing to restore: a mnemo server${pid === null ? '' : ` (pid ${pid})`} is running on ${config.dataDir}; stop it first`);
+  }
+  const users = tryLock(usersLockFile(config.dataDir), 'exclusive');
+  if (users === null) {
+    server.release();
+    throw new MnemoError('conflict', `refusing to restore: a mnemo process (mount, mcp or an admin command) is running on ${config.dataDir}; stop it first`);
+  }
+  return {
+    release() {
+      users.release();
+      server.release();
+    },
+  };
+}

@@ -1,0 +1,59 @@
+/** @module The one domain error: a code union, a message and optional structured details. */
+
+/** Every reason the domain refuses something. Faces map these once: api/errors.ts, fs/errno.ts. */
+export const ERROR_CODES = [
+  'invalid_request',
+  'invalid_path',
+  'path_too_long',
+  'name_too_long',
+  'content_too_large',
+  'invalid_utf8',
+  'not_found',
+  'method_not_allowed',
+  'path_conflict',
+  'precondition_failed',
+  'conflict',
+  'idempotency_conflict',
+  'archived',
+  'read_only',
+  'unauthenticated',
+  'forbidden',
+  'request_too_large',
+  'budget_exceeded',
+  /** A store or workspace limit (src/service/limits.ts): 413 over HTTP, ENOSPC on a mount. */
+  'limit_exceeded',
+  'overloaded',
+  'internal',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export interface ErrorDetails {
+  field?: string;
+  conflicting_path?: string;
+  conflicting_memory_id?: string;
+  /** budget_exceeded: the smallest max_bytes that would have worked. */
+  needed_bytes?: number;
+  /** method_not_allowed: the methods the path does answer (the HTTP face's Allow header). */
+  allow?: string[];
+}
+
+export class MnemoError extends Error {
+  readonly code: ErrorCode;
+  readonly details: ErrorDetails;
+
+  constructor(code: ErrorCode, message: string, details: ErrorDetails = {}, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'MnemoError';
+    this.code = code;
+    this.details = details;
+  }
+}
+
+export function isMnemoError(err: unknown): err is MnemoError {
+  return err instanceof MnemoError;
+}
+
+export function notFound(what: string, id: string): MnemoError {
+  return new MnemoError('not_found', `${what} not found: ${id}`);
+}

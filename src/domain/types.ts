@@ -1,0 +1,268 @@
+/** @module Domain types (camelCase); the wire shapes live in api/wire.ts. */
+
+export type Actor =
+  | { type: 'api_actor'; apiKeyId: string }
+  | { type: 'session_actor'; sessionId: string };
+
+/** Who is asking, and in which workspace. Every service call carries one. */
+export interface Caller {
+  workspaceId: string;
+  actor: Actor;
+  /** What an API key may do (src/domain/access.ts). Absent for mounts, whose session was checked when it was created. */
+  grant?: Grant;
+  /** The face the call came through, when the actor alone does not say (MCP tools act as an API key). */
+  face?: Face;
+}
+
+/** Where a call came from: the HTTP API, a FUSE mount, or an MCP tool. */
+export type Face = 'api' | 'mount' | 'mcp';
+
+export type Role = 'admin' | 'read_write' | 'read_only';
+
+/** An API key's rights: its role, and the stores it is limited to (null: every store of its workspace). */
+export interface Grant {
+  role: Role;
+  storeIds: readonly string[] | null;
+  /** An operator key (all_workspaces): acts on any workspace, and alone sees and manages operator keys. */
+  operator?: boolean;
+}
+
+export interface Workspace {
+  id: string;
+  name: string;
+  createdAt: string;
+}
+
+export interface ApiKey {
+  id: string;
+  workspaceId: string;
+  name: string;
+  role: Role;
+  /** The stores this key may touch; null means every store of its workspace. */
+  storeIds: string[] | null;
+  /** An operator key: may act on any workspace named by the anthropic-workspace-id header. */
+  allWorkspaces: boolean;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+export interface Store {
+  id: string;
+  workspaceId: string;
+  name: string;
+  description: string;
+  metadata: Record<string, string>;
+  createdAt: string;
+  updatedAt: string;
+  archivedAt: string | null;
+}
+
+export interface Memory {
+  id: string;
+  storeId: string;
+  path: string;
+  content: string;
+  contentSha256: string;
+  contentSizeBytes: number;
+  versionId: string;
+  /** POSIX permission bits kept for the mount (chmod); not part of the wire shape. */
+  mode: number;
+  createdAt: string;
+  updatedAt: string;
+  /** When the memory stops existing for readers (RFC 3339, UTC), or null for never. */
+  expiresAt: string | null;
+  /**
+   * POSIX attributes kept for the mount (utimens, chown); not versioned, not part of the wire shape.
+   * Times are milliseconds since the epoch (microsecond precision); null means derived: mtime and
+   * ctime are `updatedAt`, atime is the mtime, uid/gid are the serving process's.
+   */
+  atimeMs: number | null;
+  mtimeMs: number | null;
+  ctimeMs: number | null;
+  uid: number | null;
+  gid: number | null;
+}
+
+/** Attributes a mount save or a setattr carries beside the content; an absent field is left as it is. */
+export interface KeptAttrs {
+  mode?: number;
+  atimeMs?: number;
+  mtimeMs?: number;
+  uid?: number;
+  gid?: number;
+}
+
+/** A memory without its content: what lists and the mount's stat need. */
+export type MemoryMeta = Omit<Memory, 'content'>;
+
+export type Operation = 'created' | 'modified' | 'deleted';
+
+export interface MemoryVersion {
+  id: string;
+  storeId: string;
+  memoryId: string;
+  operation: Operation;
+  path: string | null;
+  content: string | null;
+  contentSha256: string | null;
+  contentSizeBytes: number | null;
+  createdAt: string;
+  createdBy: Actor;
+  redactedAt: string | null;
+  redactedBy: Actor | null;
+}
+
+export type Access = 'read_write' | 'read_only';
+
+export interface SessionResource {
+  type: 'memory_store';
+  storeId: string;
+  access: Access;
+  instructions: string | null;
+  name: string;
+  description: string;
+  slug: string;
+  mountPath: string;
+  hostPath: string;
+}
+
+export interface Session {
+  id: string;
+  workspaceId: string;
+  status: 'active' | 'ended';
+  resources: SessionResource[];
+  createdAt: string;
+  endedAt: string | null;
+  /** The pid of the `mnemo mount` process that serves this session; absent or null: the server mounts it. */
+  localPid?: number | null;
+}
+
+export interface Page<T> {
+  data: T[];
+  /** Opaque cursor for the next page, or null at the end. */
+  nextPage: string | null;
+}
+
+export type View = 'basic' | 'full';
+
+export interface StoreListQuery {
+  includeArchived: boolean;
+  createdGte: string | null;
+  createdLte: string | null;
+  limit: number;
+  page: string | null;
+}
+
+export interface MemoryListQuery {
+  pathPrefix: string;
+  depth: 0 | 1;
+  limit: number;
+  page: string | null;
+  view: View;
+}
+
+export type MemoryListItem = { type: 'memory'; memory: MemoryMeta & { content?: string } } | { type: 'memory_prefix'; path: string };
+
+export interface VersionListQuery {
+  memoryId: string | null;
+  operation: Operation | null;
+  sessionId: string | null;
+  apiKeyId: string | null;
+  serviceAccountId: string | null;
+  createdGte: string | null;
+  createdLte: string | null;
+  limit: number;
+  page: string | null;
+  view: View;
+}
+
+export interface NewStore {
+  name: string;
+  description: string;
+  metadata: Record<string, string>;
+}
+
+export interface StorePatch {
+  name?: string;
+  description?: string;
+  /** string upserts, null removes. */
+  metadata?: Record<string, string | null>;
+}
+
+export interface MemoryWrite {
+  content?: string;
+  path?: string;
+  /** Expected current content_sha256, if the caller asked for a precondition. */
+  expectedSha256?: string;
+  /** A new expiry (null: never expires); undefined keeps the current one. */
+  expiry?: Expiry;
+}
+
+/** A TTL as the caller gave it: seconds from now, or an absolute time; null clears it. */
+export type Expiry = { ttlSeconds: number } | { expiresAt: string } | null;
+
+// ------------------------------------------------------------ agent continuity (checkpoints, search)
+
+/** A memory a checkpoint relied on: by id or path, with the content or version it saw. */
+export interface CheckpointReference {
+  memoryId: string | null;
+  path: string | null;
+  contentSha256: string | null;
+  versionId: string | null;
+  note: string | null;
+}
+
+/** What an agent saves before compaction; immutable once written. */
+export interface CheckpointBundle {
+  agentId: string;
+  sessionId: string;
+  goal: string;
+  summary: string;
+  constraints: string[];
+  decisions: string[];
+  openTasks: string[];
+  nextAction: string | null;
+  capsule: string;
+  references: CheckpointReference[];
+}
+
+export interface Checkpoint extends CheckpointBundle {
+  id: string;
+  storeId: string;
+  /** 1, 2, 3… per (store, agent, session); never reused. */
+  revision: number;
+  /** Bytes of the stored bundle (JSON). */
+  sizeBytes: number;
+  createdAt: string;
+  createdBy: Actor;
+  /** True while this is the (agent, session) latest. */
+  isLatest: boolean;
+}
+
+export type ReferenceStatus = 'ok' | 'changed' | 'missing' | 'expired';
+
+export interface SearchQuery {
+  q: string;
+  mode: 'fts' | 'substring';
+  pathPrefix: string;
+  limit: number;
+  page: string | null;
+}
+
+/** A page of search hits, saying whether it came from a bounded window (see the README's "Search"). */
+export interface SearchPage extends Page<SearchHit> {
+  /**
+   * fts: the query matches more index entries than one ranking window, so hits are ranked window by
+   * window, not across all matches. substring: this request stopped scanning at its budget, so a
+   * short (even empty) page does not mean the end. Either way, follow nextPage.
+   */
+  candidatesCapped: boolean;
+}
+
+export interface SearchHit {
+  memory: MemoryMeta;
+  /** A short excerpt around the match; matched terms are wrapped in ** (fts) or the phrase is (substring). */
+  snippet: string;
+  /** bm25 (lower is better) in fts mode; 0 in substring mode. */
+  score: number;
+}

@@ -1,0 +1,162 @@
+/**
+ * @module Checkpoint rules: save a bundle with its latest pointer, read, delete, and restore within
+ * a byte budget with the status of every reference. Checkpoints are not memories.
+ */
+import { byteLength } from '../domain/content.js';
+import { MnemoError, notFound } from '../domain/errors.js';
+import type { IdGenerator } from './ids.js';
+import type { Storage } from '../storage/port.js';
+import type { Caller, Checkpoint, CheckpointReference, ReferenceStatus, Store } from '../domain/types.js';
+import { CONTINUITY_LIMITS, parseCheckpointCreate, type CheckpointRequest } from '../validate/index.js';
+
+export interface RestoredReference extends CheckpointReference {
+  status: ReferenceStatus;
+  /** The memory as it stands now (null when missing or expired). */
+  current: { memoryId: string; path: string; contentSha256: string; versionId: string } | null;
+}
+
+/** What a restore returns: the essentials always, the summary and reference notes when they fit. */
+export interface Restored {
+  checkpoint: Omit<Checkpoint, 'summary' | 'references'>;
+  locator: string;
+  summary: string | null;
+  references: RestoredReference[];
+  /** Fields left out to fit the budget ("summary", "references.note"); never an essential one. */
+  omitted: string[];
+  sizeBytes: number;
+  maxBytes: number;
+}
+
+export type RestoreTarget = { checkpointId: string } | { agentId: string; sessionId: string };
+
+export interface CheckpointDeps {
+  storage: Storage;
+  clock: () => string;
+  ids: IdGenerator;
+  /** The store, if the caller may read it (the service's grant check). */
+  readable: (caller: Caller, storeId: string) => Store;
+  /** The store, if the caller may change what is in it. */
+  writable: (caller: Caller, storeId: string) => Store;
+  /** Bundle cap in bytes (MNEMO_CHECKPOINT_MAX_BYTES), at most 1 MiB. */
+  maxBundleBytes?: number;
+}
+
+const LOCATOR = /^mnemo:\/\/memory_stores\/([A-Za-z0-9_]+)\/checkpoints\/(ckpt_[A-Za-z0-9]+)$/;
+
+/** The stable string a runtime keeps in its session metadata to find a checkpoint again. */
+export function checkpointLocator(storeId: string, checkpointId: string): string {
+  return `mnemo://memory_stores/${storeId}/checkpoints/${checkpointId}`;
+}
+
+export function parseLocator(locator: string): { storeId: string; checkpointId: string } {
+  const m = LOCATOR.exec(locator);
+  if (!m) throw new MnemoError('invalid_request', 'locator: expected mnemo://memory_stores/<store id>/checkpoints/<checkpoint id>', { field: 'locator' });
+  return { storeId: m[1]!, checkpointId: m[2]! };
+}
+
+export function createCheckpoints({ storage, clock, ids, readable, writable, maxBundleBytes = CONTINUITY_LIMITS.bundleBytes }: CheckpointDeps) {
+  const cap = Math.min(maxBundleBytes, CONTINUITY_LIMITS.bundleBytes);
+
+  function get(caller: Caller, storeId: string, id: string): Checkpoint {
+    readable(caller, storeId);
+    const c = storage.getCheckpoint(storeId, id);
+    if (!c) throw notFound('checkpoint', id);
+    return c;
+  }
+
+  function latest(caller: Caller, storeId: string, agentId: string, sessionId: string): Checkpoint {
+    readable(caller, storeId);
+    const c = storage.getLatestCheckpoint(storeId, agentId, sessionId);
+    if (!c) throw new MnemoError('not_found', `no checkpoint for agent ${agentId} session ${sessionId}`);
+    return c;
+  }
+
+  function referenceStatus(storeId: string, ref: CheckpointReference): RestoredReference {
+    const found = storage.findReferencedMemory(storeId, ref);
+    if (found.state !== 'live') return { ...ref, status: found.state, current: null };
+    const m = found.memory;
+    const same = ref.contentSha256 !== null ? ref.contentSha256 === m.contentSha256 : ref.versionId === m.versionId;
+    return {
+      ...ref,
+      status: same ? 'ok' : 'changed',
+      current: { memoryId: m.id, path: m.path, contentSha256: m.contentSha256, versionId: m.versionId },
+    };
+  }
+
+  return {
+    maxBundleBytes: cap,
+
+    /** Validates a raw request body against every limit, with this server's bundle cap. */
+    parse(body: unknown): CheckpointRequest {
+      return parseCheckpointCreate(body, cap);
+    },
+
+    create(caller: Caller, storeId: string, req: CheckpointRequest): Checkpoint {
+      writable(caller, storeId);
+      return storage.insertCheckpoint({
+        checkpoint: { ...req.bundle, id: ids('checkpoint'), storeId, sizeBytes: req.sizeBytes, createdAt: clock(), createdBy: caller.actor },
+        expectedLatestId: req.expectedLatestId,
+      });
+    },
+
+    get,
+    latest,
+
+    delete(caller: Caller, storeId: string, id: string): void {
+      // Deleting is allowed on an archived store, like deleting a memory.
+      writable(caller, storeId);
+      storage.deleteCheckpoint(storeId, id);
+    },
+
+    /**
+     * Restores within `maxBytes` as the face measures its rendering. The summary and reference notes
+     * go first; goal, constraints, decisions, open tasks, next action, capsule and references never
+     * do: if they alone do not fit, the restore fails naming the size they need.
+     */
+    restore(caller: Caller, storeId: string, target: RestoreTarget, maxBytes: number, measure: (r: Restored) => number = jsonBytes): Restored {
+      const c = 'checkpointId' in target ? get(caller, storeId, target.checkpointId) : latest(caller, storeId, target.agentId, target.sessionId);
+      const { summary, references, ...essentials } = c;
+      const refs = references.map((r) => referenceStatus(storeId, r));
+      const full: Restored = {
+        checkpoint: essentials,
+        locator: checkpointLocator(storeId, c.id),
+        summary,
+        references: refs,
+        omitted: [],
+        // Measured with the largest size the answer may claim, so the real figure never adds digits.
+        sizeBytes: maxBytes,
+        maxBytes,
+      };
+      const omit = [...(summary !== '' ? ['summary'] : []), ...(references.some((r) => r.note !== null) ? ['references.note'] : [])];
+      const lean: Restored = { ...full, summary: null, references: refs.map((r) => ({ ...r, note: null })), omitted: omit };
+      const candidates = omit.length > 0 ? [full, lean] : [full];
+      for (const candidate of candidates) {
+        const size = measure(candidate);
+        if (size <= maxBytes) return { ...candidate, sizeBytes: size };
+      }
+      const needed = Math.min(...candidates.map((r) => selfSizedBytes(r, measure)));
+      throw new MnemoError(
+        'budget_exceeded',
+        `restoring checkpoint ${c.id} needs at least ${needed} bytes for its goal, constraints, decisions, open tasks, ` +
+          `next action, capsule and references; max_bytes is ${maxBytes}. Retry with max_bytes >= ${needed}.`,
+        { field: 'max_bytes', needed_bytes: needed },
+      );
+    },
+  };
+}
+
+/** The size of `r` once it states that size (and an equal budget) about itself. */
+function selfSizedBytes(r: Restored, measure: (r: Restored) => number): number {
+  let needed = measure({ ...r, sizeBytes: 0, maxBytes: 0 });
+  for (let size = measure({ ...r, sizeBytes: needed, maxBytes: needed }); size > needed; ) {
+    needed = size;
+    size = measure({ ...r, sizeBytes: needed, maxBytes: needed });
+  }
+  return needed;
+}
+
+function jsonBytes(r: Restored): number {
+  return byteLength(JSON.stringify(r));
+}
+
+export type Checkpoints = ReturnType<typeof createCheckpoints>;

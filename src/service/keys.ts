@@ -1,0 +1,207 @@
+/**
+ * @module API keys: secrets are shown once and stored only as sha256 hashes. Who may see and manage
+ * which key: visibility before role, as for stores. A key is visible to a caller when it belongs
+ * to the caller's acting workspace and is not above the caller's authority (an operator key is
+ * visible only to operator keys). A key the caller cannot see is 404 whatever its role, so a 403
+ * never reveals that a key exists elsewhere; a visible key needs an admin caller (403 otherwise).
+ */
+import { createHash } from 'node:crypto';
+import { assertAllowed } from '../domain/access.js';
+import { MnemoError, notFound } from '../domain/errors.js';
+import { newId, randomToken } from './ids.js';
+import type { Storage } from '../storage/port.js';
+import type { ApiKey, Caller, Role, Workspace } from '../domain/types.js';
+
+export const KEY_PREFIX = 'mnemo-sk-';
+
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret, 'utf8').digest('hex');
+}
+
+export function newSecret(): string {
+  return KEY_PREFIX + randomToken(40);
+}
+
+/** What a new key is limited to, beyond its workspace and role. */
+export interface KeyScope {
+  /** The only stores the key may touch; absent or null: all of its workspace's. */
+  storeIds?: string[] | null;
+  /** An operator key that may act on any workspace (anthropic-workspace-id); admin only. */
+  allWorkspaces?: boolean;
+}
+
+/** The key seeded on first start belongs to the default workspace and may act on all of them. */
+const OPERATOR: KeyScope = { allWorkspaces: true };
+
+export interface MintedKey {
+  key: ApiKey;
+  /** The only time the secret exists outside the caller's hands. */
+  secret: string;
+}
+
+/** True when `caller` may know that `key` exists (see the module comment). */
+export function keyVisible(caller: Caller, key: ApiKey): boolean {
+  return key.workspaceId === caller.workspaceId && (!key.allWorkspaces || caller.grant?.operator === true);
+}
+
+/** What starting a server did to the seeded admin key. */
+export interface BootstrapResult {
+  /** A key minted now (generated, or MNEMO_ADMIN_KEY seen for the first time). */
+  minted: MintedKey | null;
+  /** The previous seeded key, revoked by --rotate-admin-key. */
+  revoked: ApiKey | null;
+}
+
+export function createKeys(storage: Storage, clock: () => string) {
+  function defaultWorkspace(): Workspace {
+    const existing = storage.defaultWorkspace();
+    if (existing) return existing;
+    const ws: Workspace = { id: newId('workspace'), name: 'default', createdAt: clock() };
+    storage.insertWorkspace(ws, true);
+    return ws;
+  }
+
+  function mint(workspaceId: string, name: string, role: Role, scope: KeyScope = {}, secret = newSecret(), seeded = false): MintedKey {
+    const key: ApiKey = {
+      id: newId('apiKey'),
+      workspaceId,
+      name,
+      role,
+      storeIds: scope.storeIds ?? null,
+      allWorkspaces: scope.allWorkspaces ?? false,
+      createdAt: clock(),
+      revokedAt: null,
+    };
+    storage.insertApiKey(key, hashSecret(secret), seeded);
+    return { key, secret };
+  }
+
+  const api = {
+    defaultWorkspace,
+
+    /**
+     * Seeds the admin key of the default workspace: ONE key (storage marks it seeded). With no
+     * secret, a key is generated only when no key exists at all. A secret (MNEMO_ADMIN_KEY) that is
+     * the seeded key changes nothing; a different one is refused unless `rotate`
+     * (--rotate-admin-key): then the seeded key is revoked and the new one takes its place, so
+     * servers sharing a database with different keys cannot swap it back and forth unnoticed.
+     */
+    bootstrapAdminKey(secret: string | null, rotate = false): BootstrapResult {
+      const ws = defaultWorkspace();
+      const seeded = storage.seededApiKey();
+      if (secret === null) {
+        if (rotate) throw new MnemoError('invalid_request', '--rotate-admin-key needs MNEMO_ADMIN_KEY: the new admin key');
+        if (seeded || storage.countApiKeys() > 0) return { minted: null, revoked: null };
+        return { minted: mint(ws.id, 'admin (generated)', 'admin', OPERATOR, newSecret(), true), revoked: null };
+      }
+      const hash = hashSecret(secret);
+      if (seeded?.hash === hash) return { minted: null, revoked: null };
+      const existing = storage.findApiKeyByHash(hash);
+      if (existing?.revokedAt) {
+        throw new MnemoError('invalid_request', `MNEMO_ADMIN_KEY is the secret of revoked key ${existing.id}; choose a new admin key`);
+      }
+      if (seeded && !rotate) {
+        throw new MnemoError(
+          'conflict',
+          `MNEMO_ADMIN_KEY is not the admin key this database was seeded with (${seeded.key.id}); ` +
+            'start once with --rotate-admin-key to revoke that key and make MNEMO_ADMIN_KEY the admin key',
+        );
+      }
+      if (existing && (existing.role !== 'admin' || !existing.allWorkspaces)) {
+        throw new MnemoError('invalid_request', `MNEMO_ADMIN_KEY is the secret of key ${existing.id}, which is not an operator key; choose a new admin key`);
+      }
+      return storage.atomic(() => {
+        const revoked = seeded ? storage.revokeApiKey(seeded.key.workspaceId, seeded.key.id, clock()) : null;
+        if (existing) {
+          storage.markApiKeySeeded(existing.id);
+          return { minted: null, revoked };
+        }
+        return { minted: mint(ws.id, 'admin (MNEMO_ADMIN_KEY)', 'admin', OPERATOR, secret, true), revoked };
+      });
+    },
+
+    createKey(name: string, role: Role, workspaceId = defaultWorkspace().id, scope: KeyScope = {}): MintedKey {
+      if (!storage.getWorkspace(workspaceId)) throw notFound('workspace', workspaceId);
+      if (scope.allWorkspaces && role !== 'admin') {
+        throw new MnemoError('invalid_request', 'only admin keys may act on all workspaces', { field: 'all_workspaces' });
+      }
+      if (scope.storeIds && role === 'admin') {
+        throw new MnemoError('invalid_request', 'admin keys manage the whole workspace and cannot be limited to stores', { field: 'memory_store_ids' });
+      }
+      return mint(workspaceId, name, role, scope);
+    },
+
+    /** The keys of the caller's workspace it may see (an admin's right); operator keys only to operators. */
+    listKeys(caller: Caller): ApiKey[] {
+      assertAllowed(caller, 'manage_keys');
+      return storage.listApiKeys(caller.workspaceId).filter((k) => keyVisible(caller, k));
+    },
+
+    /** One key: 404 unless visible to the caller, then 403 unless the caller is an admin. */
+    getKey(caller: Caller, id: string): ApiKey {
+      const key = storage.getApiKey(caller.workspaceId, id);
+      if (!key || !keyVisible(caller, key)) throw notFound('API key', id);
+      assertAllowed(caller, 'manage_keys');
+      return key;
+    },
+
+    /** Revokes a key the caller may see and manage (so a plain admin cannot lock the operator out). */
+    revokeKey(caller: Caller, id: string): ApiKey {
+      const key = api.getKey(caller, id);
+      return storage.revokeApiKey(key.workspaceId, key.id, clock());
+    },
+
+    /**
+     * A key made by a caller (POST /v1/api_keys): an admin's right, in the caller's acting
+     * workspace; every store it is limited to must be one the caller sees (`assertStoreVisible`).
+     */
+    issueKey(caller: Caller, input: { name: string; role: Role; storeIds: string[] | null }, assertStoreVisible: (storeId: string) => void): MintedKey {
+      assertAllowed(caller, 'manage_keys');
+      for (const id of input.storeIds ?? []) assertStoreVisible(id);
+      return api.createKey(input.name, input.role, caller.workspaceId, { storeIds: input.storeIds });
+    },
+
+    createWorkspace(name: string): Workspace {
+      const ws: Workspace = { id: newId('workspace'), name, createdAt: clock() };
+      storage.insertWorkspace(ws, false);
+      return ws;
+    },
+
+    /** A workspace made by a caller (POST /v1/workspaces): operator keys only. */
+    createWorkspaceFor(caller: Caller, name: string): Workspace {
+      assertAllowed(caller, 'manage_keys');
+      if (caller.grant?.operator !== true) throw new MnemoError('forbidden', 'only an operator key (all workspaces) can create workspaces');
+      return api.createWorkspace(name);
+    },
+
+    /** The workspaces an admin caller may see: all of them for an operator key, else its own. */
+    listWorkspaces(caller: Caller): Workspace[] {
+      assertAllowed(caller, 'manage_keys');
+      const all = storage.listWorkspaces();
+      return caller.grant?.operator === true ? all : all.filter((w) => w.id === caller.workspaceId);
+    },
+
+    /**
+     * The workspace a request acts in: the key's own, or the one `anthropic-workspace-id` names. Only
+     * an operator key (allWorkspaces) may name another; any other key's header must match its own.
+     */
+    actingWorkspace(key: ApiKey, requested: string | undefined): string {
+      if (requested === undefined || requested === '' || requested === key.workspaceId) return key.workspaceId;
+      if (!key.allWorkspaces) {
+        throw new MnemoError('forbidden', `this API key belongs to another workspace than anthropic-workspace-id ${requested}`);
+      }
+      if (!storage.getWorkspace(requested)) throw notFound('workspace', requested);
+      return requested;
+    },
+
+    authenticate(secret: string | null): ApiKey {
+      if (!secret) throw new MnemoError('unauthenticated', 'missing API key: send x-api-key or Authorization: Bearer');
+      const key = storage.findApiKeyByHash(hashSecret(secret));
+      if (!key || key.revokedAt) throw new MnemoError('unauthenticated', 'invalid API key');
+      return key;
+    },
+  };
+  return api;
+}
+
+export type Keys = ReturnType<typeof createKeys>;

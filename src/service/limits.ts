@@ -1,0 +1,66 @@
+/**
+ * @module Store and workspace limits: the one place they are enforced. The service asks before a
+ * write that could grow a store (a new memory, or more bytes) and before a session is created;
+ * past a limit the write is refused whole with `limit_exceeded` (HTTP 413, ENOSPC on a mount),
+ * in a message naming the limit and the setting that raises it. Usage is read from a counter the
+ * database keeps (sqlite/schema/limits.ts), so a check costs one indexed row, never a scan of the store.
+ */
+import { MnemoError } from '../domain/errors.js';
+import type { Storage } from '../storage/port.js';
+
+export interface StoreLimits {
+  /** Memories one store may hold (MNEMO_STORE_MAX_MEMORIES). */
+  maxMemories: number;
+  /** Sum of the current content sizes of one store's memories, in bytes (MNEMO_STORE_MAX_BYTES). */
+  maxBytes: number;
+  /** Active sessions one workspace may have (MNEMO_WORKSPACE_MAX_SESSIONS). */
+  maxSessions: number;
+}
+
+export const DEFAULT_LIMITS: Readonly<StoreLimits> = Object.freeze({
+  maxMemories: 1_000_000,
+  maxBytes: 1024 * 1024 * 1024,
+  maxSessions: 256,
+});
+
+export function createLimits(storage: Storage, limits: StoreLimits) {
+  return {
+    limits,
+    /**
+     * Refuses a write that leaves the store holding `newBytes` of content where `replaced()` held
+     * its own (a new memory where it returns null) if that takes the store over a limit. Only the
+     * usage counter is read when the store is clear of both limits either way; `replaced` is asked
+     * only near a limit, so a save through a mount costs no extra lookup.
+     */
+    assertStoreRoom(storeId: string, newBytes: number, replaced: () => { contentSizeBytes: number } | null): void {
+      const usage = storage.storeUsage(storeId);
+      if (usage.memories < limits.maxMemories && usage.bytes + newBytes <= limits.maxBytes) return;
+      const old = replaced();
+      if (old === null && usage.memories + 1 > limits.maxMemories) {
+        throw new MnemoError(
+          'limit_exceeded',
+          `memory store ${storeId} already holds ${usage.memories} memories, its limit (MNEMO_STORE_MAX_MEMORIES=${limits.maxMemories}): delete some first`,
+        );
+      }
+      const after = usage.bytes - (old?.contentSizeBytes ?? 0) + newBytes;
+      // An update that shrinks a store already over the byte limit is let through: it makes room.
+      if (after > limits.maxBytes && after > usage.bytes) {
+        throw new MnemoError(
+          'limit_exceeded',
+          `memory store ${storeId} would hold ${after} bytes of content, over its limit (MNEMO_STORE_MAX_BYTES=${limits.maxBytes})`,
+        );
+      }
+    },
+    assertSessionRoom(workspaceId: string): void {
+      const active = storage.countActiveSessions(workspaceId);
+      if (active >= limits.maxSessions) {
+        throw new MnemoError(
+          'limit_exceeded',
+          `the workspace already has ${active} active sessions, its limit (MNEMO_WORKSPACE_MAX_SESSIONS=${limits.maxSessions}): end one first`,
+        );
+      }
+    },
+  };
+}
+
+export type Limits = ReturnType<typeof createLimits>;

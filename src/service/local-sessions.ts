@@ -1,0 +1,101 @@
+/**
+ * @module Sessions of `mnemo mount`: the directory it mounts is a session like any other for the
+ * API (listed, retrievable, its writes attributed to it), but the `mnemo mount` process serves it,
+ * so the session row carries that process's pid. A server never remounts such a session, and one
+ * whose process is gone (kill -9) is ended by the next `mnemo mount` or `mnemo serve` start, or by
+ * a running server's minute sweep.
+ */
+import { slugify } from '../domain/paths.js';
+import type { IdGenerator } from './ids.js';
+import type { Storage } from '../storage/port.js';
+import type { Mounter } from './mounts.js';
+import type { Session, Store } from '../domain/types.js';
+
+export interface LocalMount {
+  store: Store;
+  /** The absolute directory it is mounted at: both the agent's and the host's path. */
+  hostPath: string;
+  readOnly: boolean;
+  pid?: number;
+}
+
+export interface LocalSessionDeps {
+  storage: Pick<Storage, 'insertSession' | 'endSession' | 'listActiveLocalSessions'>;
+  ids: IdGenerator;
+  clock: () => string;
+}
+
+export function createLocalSessions({ storage, ids, clock }: LocalSessionDeps) {
+  function end(session: Session): void {
+    storage.endSession(session.workspaceId, session.id, clock());
+  }
+
+  /** Ends the active local sessions whose `mnemo mount` process no longer runs; returns them. */
+  function endStale(alive: (pid: number) => boolean = pidAlive): Session[] {
+    const ended: Session[] = [];
+    for (const s of storage.listActiveLocalSessions()) {
+      if (s.localPid != null && alive(s.localPid)) continue;
+      end(s);
+      ended.push(s);
+    }
+    return ended;
+  }
+
+  return {
+    /** A new active session for a local mount (not yet stored: mount first, then `record`). */
+    start(m: LocalMount): Session {
+      return {
+        id: ids('session'),
+        workspaceId: m.store.workspaceId,
+        status: 'active',
+        resources: [
+          {
+            type: 'memory_store',
+            storeId: m.store.id,
+            access: m.readOnly ? 'read_only' : 'read_write',
+            instructions: null,
+            name: m.store.name,
+            description: m.store.description,
+            slug: slugify(m.store.name),
+            mountPath: m.hostPath,
+            hostPath: m.hostPath,
+          },
+        ],
+        createdAt: clock(),
+        endedAt: null,
+        localPid: m.pid ?? process.pid,
+      };
+    },
+
+    record(session: Session): void {
+      storage.insertSession(session);
+    },
+
+    end,
+    endStale,
+
+    /**
+     * Ends the local sessions whose process is gone, and clears the dead mounts they may have left
+     * (auto_unmount usually removes them as the process dies, but can lose a race); logs each.
+     */
+    async endStaleMounts(mounter: Mounter, log: (line: string) => void): Promise<void> {
+      for (const s of endStale()) {
+        log(`ended session ${s.id}: its mnemo mount process is gone`);
+        for (const r of s.resources) await mounter.clearDead?.(r.hostPath);
+      }
+    },
+  };
+}
+
+export type LocalSessions = ReturnType<typeof createLocalSessions>;
+
+/** Signal 0 tests for the process without touching it; EPERM means it exists under another user. */
+function pidAlive(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * @module The Mounter port: the core asks for mounts, fs/ implements them, main.ts injects it.
+ * A mount reaches its store only through what the service hands it with the request: the service's
+ * writes and a per-store reader (src/service/mount-reader.ts), never the storage below them.
+ */
+import type { Durability } from './durability.js';
+import type { IdGenerator } from './ids.js';
+import type { DirectoryListing, WriteResult } from '../storage/port.js';
+import type { Actor, Caller, KeptAttrs, Memory, MemoryMeta, MemoryWrite, Store } from '../domain/types.js';
+
+export interface MountRequest {
+  storeId: string;
+  /** Absolute host directory to mount at (created if missing). */
+  hostPath: string;
+  /** Asked for read-only; an archived store mounts read-only whatever was asked (`mountAccess`). */
+  readOnly: boolean;
+  /** Who the mount's writes are attributed to (a session_actor for sessions). */
+  actor: Actor;
+  /** The service the mount writes through and reads its store from. */
+  service: MountService;
+}
+
+/**
+ * What a mount may call: the writes a file system makes (the service's own methods, with the same
+ * rules as the API's), its clock and ids, and its store's reader. The service is one.
+ */
+export interface MountService {
+  saveMemoryAt(caller: Caller, storeId: string, input: { path: string; content: string; memoryId: string; mode?: number; attrs?: KeptAttrs }): WriteResult;
+  updateMemory(caller: Caller, storeId: string, memoryId: string, write: MemoryWrite, attrs?: KeptAttrs): Memory;
+  moveMemory(caller: Caller, storeId: string, memoryId: string, path: string): Memory;
+  moveTree(caller: Caller, storeId: string, from: string, to: string): number;
+  deleteMemory(caller: Caller, storeId: string, memoryId: string, expectedSha256?: string): void;
+  setMemoryMode(caller: Caller, storeId: string, memoryId: string, mode: number): void;
+  setMemoryTimes(caller: Caller, storeId: string, memoryId: string, times: { atimeMs?: number; mtimeMs?: number }): void;
+  setMemoryOwner(caller: Caller, storeId: string, memoryId: string, owner: { uid?: number; gid?: number }): void;
+  /** fsync(2) on a mount waits for `sync()`. */
+  readonly durability: Pick<Durability, 'sync'>;
+  clock(): string;
+  readonly ids: IdGenerator;
+  mountReader(storeId: string): MountReader;
+}
+
+/**
+ * One store's reads for a mount, by path and by id: the mount's read model. Point lookups and
+ * bounded listings, cheap enough for every file operation (the mount memoises them: fs/storage-view.ts).
+ */
+export interface MountReader {
+  readonly storeId: string;
+  /** The store's row; null once it is deleted. */
+  store(): Store | null;
+  meta(path: string): MemoryMeta | null;
+  /** The memory at `path` with its content as UTF-8 bytes (what a file read serves), or null. */
+  bytes(path: string): (MemoryMeta & { bytes: Buffer }) | null;
+  memory(id: string): Memory | null;
+  /** True if some memory lives strictly below `dir`: the directory is implied. */
+  hasMemoriesUnder(dir: string): boolean;
+  /** Direct children of `dir`, at most `limit` entries if given. */
+  listDirectory(dir: string, limit?: number): DirectoryListing;
+  /** Moves after any committed write (storage.changeMark). */
+  changeMark(): number;
+  /** The part of changeMark() that counts this process's own writes (storage.ownWriteMark). */
+  ownWriteMark(): number;
+  /** The store's earliest expiry after `after`, or null. */
+  nextExpiry(after: string): string | null;
+}
+
+/** What a mount may do now: the one rule for archived and deleted stores, for sessions and the FUSE face. */
+export type MountAccess = 'writable' | 'read_only' | 'archived' | 'gone';
+
+export function mountAccess(store: Pick<Store, 'archivedAt'> | null, readOnly: boolean): MountAccess {
+  if (!store) return 'gone';
+  if (store.archivedAt !== null) return 'archived';
+  return readOnly ? 'read_only' : 'writable';
+}
+
+export interface Mounter {
+  mount(req: MountRequest): Promise<void>;
+  /** Unmounts one mount point; unmounting a path that is not mounted is not an error. */
+  unmount(hostPath: string): Promise<void>;
+  /** Turns every mount of a store read-only (the store was archived) or tells them it is gone. */
+  storeChanged(storeId: string, change: 'archived' | 'deleted'): void;
+  /** Clears mounts left behind by a crash under a root directory (dead ones: a live one is another process's). */
+  clearStale(root: string): Promise<void>;
+  /**
+   * Clears a dead mount at exactly `hostPath` (its process is gone: ENOTCONN), as a `mnemo mount`
+   * killed -9 can leave when auto_unmount loses a race; a live mount there is left alone.
+   */
+  clearDead?(hostPath: string): Promise<void>;
+  unmountAll(): Promise<void>;
+  /** The host paths this mounter serves that the kernel shows as mounted now (readiness, metrics). */
+  mounted?(): Promise<readonly string[]>;
+}
+
+/** The mounter of a service that mounts nothing (tools, tests): sessions cannot be created with it. */
+export const NO_MOUNTS: Mounter = {
+  mount: () => Promise.reject(new Error('this process mounts nothing')),
+  unmount: () => Promise.resolve(),
+  storeChanged: () => {},
+  clearStale: () => Promise.resolve(),
+  unmountAll: () => Promise.resolve(),
+};

@@ -1,0 +1,35 @@
+/**
+ * @module Readiness (GET /readyz): the database answers a query, and every active session's
+ * mounts are live. A session resource whose store is gone is not expected to be mounted
+ * (service/sessions.ts skips it too).
+ */
+import { resolve } from 'node:path';
+import type { Mounter } from './mounts.js';
+import type { Storage } from '../storage/port.js';
+
+export interface Readiness {
+  ready: boolean;
+  /** "ok", or why the database did not answer. */
+  database: string;
+  /** Host paths of active sessions that should be mounted and are not. */
+  unmounted: string[];
+  activeSessions: number;
+  mounts: number;
+}
+
+export async function checkReadiness(storage: Pick<Storage, 'listActiveSessions' | 'getStoreById'>, mounter: Pick<Mounter, 'mounted'>): Promise<Readiness> {
+  const live = new Set((await mounter.mounted?.()) ?? []);
+  let sessions;
+  try {
+    sessions = storage.listActiveSessions();
+  } catch (err) {
+    return { ready: false, database: (err as Error).message, unmounted: [], activeSessions: 0, mounts: live.size };
+  }
+  const unmounted: string[] = [];
+  for (const s of sessions) {
+    for (const r of s.resources) {
+      if (!live.has(resolve(r.hostPath)) && storage.getStoreById(r.storeId)) unmounted.push(r.hostPath);
+    }
+  }
+  return { ready: unmounted.length === 0, database: 'ok', unmounted, activeSessions: sessions.length, mounts: live.size };
+}

@@ -1,0 +1,206 @@
+/**
+ * @module Mount sessions: records with a snapshot of each attached store, mounted through the
+ * Mounter port at <mount root>/<session id>/<slug>, and the system-prompt text for the agent.
+ */
+import { join } from 'node:path';
+import { assertAllowed, storeGranted } from '../domain/access.js';
+import { MnemoError, notFound } from '../domain/errors.js';
+import type { IdGenerator } from './ids.js';
+import type { Limits } from './limits.js';
+import type { LocalSessions } from './local-sessions.js';
+import { mountAccess, type Mounter, type MountService } from './mounts.js';
+import { removeSessionDirs, sweepSessionDirs } from './mount-dirs.js';
+import { slugify } from '../domain/paths.js';
+import type { Storage } from '../storage/port.js';
+import type { Caller, Page, Session, SessionResource, Store } from '../domain/types.js';
+import type { SessionRequest } from '../validate/index.js';
+
+export const AGENT_MOUNT_ROOT = '/mnt/memory';
+
+export interface SessionsOptions {
+  storage: Pick<Storage, 'atomic' | 'getStoreById' | 'insertSession' | 'getSession' | 'listSessions' | 'listActiveSessions' | 'endSession'>;
+  /** The store a caller may see (404 otherwise): the service's own check. */
+  getStore: (caller: Caller, id: string) => Store;
+  ids: IdGenerator;
+  clock: () => string;
+  limits: Pick<Limits, 'assertSessionRoom'>;
+  local: LocalSessions;
+  mounter: Mounter;
+  /** What each mount writes through and reads from: the service itself. */
+  mountService: MountService;
+  mountRoot: string;
+  log?: (line: string) => void;
+}
+
+/**
+ * Lets the caller write something (an idempotency receipt) in the same transaction as the session
+ * row, and take it back if the session fails to mount.
+ */
+export interface SessionHooks {
+  record(session: Session): void;
+  forget(): void;
+}
+
+/** A session is visible to a key only if every store it mounts is inside the key's grant. */
+function visible(caller: Caller, s: Session): boolean {
+  return s.resources.every((r) => storeGranted(caller, r.storeId));
+}
+
+/** Creating or ending a session that mounts a store read-write needs write access; read-only mounts need read. */
+function assertMayMount(caller: Caller, resources: { access: string }[]): void {
+  assertAllowed(caller, resources.some((r) => r.access === 'read_write') ? 'write' : 'read');
+}
+
+export function createSessions({ storage, getStore, ids, clock, limits, local, mounter, mountService, mountRoot, log = () => {} }: SessionsOptions) {
+  async function mountAll(session: Session): Promise<void> {
+    const actor = { type: 'session_actor' as const, sessionId: session.id };
+    for (const r of session.resources) {
+      const access = mountAccess(storage.getStoreById(r.storeId), r.access === 'read_only');
+      if (access === 'gone') continue;
+      await mounter.mount({ storeId: r.storeId, hostPath: r.hostPath, readOnly: access !== 'writable', actor, service: mountService });
+    }
+  }
+
+  /** Unmounts the session's stores and removes their (now empty) mount points: nothing is left under the mount root. */
+  async function unmountAll(session: Session): Promise<void> {
+    for (const r of session.resources) await mounter.unmount(r.hostPath);
+    await removeSessionDirs(mountRoot, session.id, session.resources.map((r) => r.hostPath), log);
+  }
+
+  return {
+    async createSession(caller: Caller, req: SessionRequest, hooks?: SessionHooks): Promise<Session> {
+      const id = ids('session');
+      const taken = new Set<string>();
+      const resources: SessionResource[] = req.resources.map((r) => {
+        const store = getStore(caller, r.storeId);
+        if (store.archivedAt) {
+          throw new MnemoError('archived', `memory store ${store.id} is archived and cannot be attached to a new session`);
+        }
+        const slug = uniqueSlug(slugify(store.name), taken);
+        return {
+          type: 'memory_store',
+          storeId: store.id,
+          access: r.access,
+          instructions: r.instructions,
+          name: store.name,
+          description: store.description,
+          slug,
+          mountPath: `${AGENT_MOUNT_ROOT}/${slug}`,
+          hostPath: join(mountRoot, id, slug),
+        };
+      });
+      assertMayMount(caller, req.resources);
+      const session: Session = {
+        id,
+        workspaceId: caller.workspaceId,
+        status: 'active',
+        resources,
+        createdAt: clock(),
+        endedAt: null,
+      };
+      storage.atomic(() => {
+        limits.assertSessionRoom(caller.workspaceId);
+        storage.insertSession(session);
+        hooks?.record(session);
+      });
+      try {
+        await mountAll(session);
+      } catch (err) {
+        await unmountAll(session).catch(() => {});
+        storage.atomic(() => {
+          storage.endSession(caller.workspaceId, id, clock());
+          hooks?.forget();
+        });
+        throw new MnemoError('internal', `could not mount the session's stores: ${(err as Error).message}`, {}, { cause: err });
+      }
+      return session;
+    },
+
+    getSession(caller: Caller, id: string): Session {
+      const s = storage.getSession(caller.workspaceId, id);
+      if (!s || !visible(caller, s)) throw notFound('session', id);
+      return s;
+    },
+
+    /** With a store-limited key, pages may hold fewer than `limit` sessions; next_page still goes on. */
+    listSessions(caller: Caller, limit: number, page: string | null): Page<Session> {
+      const p = storage.listSessions(caller.workspaceId, limit, page);
+      return { data: p.data.filter((s) => visible(caller, s)), nextPage: p.nextPage };
+    },
+
+    async endSession(caller: Caller, id: string, hooks?: Pick<SessionHooks, 'record'>): Promise<Session> {
+      const s = storage.getSession(caller.workspaceId, id);
+      if (!s || !visible(caller, s)) throw notFound('session', id);
+      assertMayMount(caller, s.resources);
+      if (s.localPid != null && s.status === 'active') {
+        // This server does not serve it: the `mnemo mount` process does, and ends it when it stops.
+        throw new MnemoError('conflict', `session ${id} is served by a mnemo mount process (pid ${s.localPid}); stop that process (Ctrl-C) to end it`);
+      }
+      await unmountAll(s);
+      return storage.atomic(() => {
+        const ended = storage.endSession(caller.workspaceId, id, clock());
+        hooks?.record(ended);
+        return ended;
+      });
+    },
+
+    /**
+     * On start: clear mounts a crash left behind, then mount every active session again, except
+     * those a `mnemo mount` process serves (storage leaves them out); those whose process is gone end.
+     */
+    async restore(): Promise<void> {
+      await local.endStaleMounts(mounter, log);
+      await mounter.clearStale(mountRoot);
+      const active = storage.listActiveSessions();
+      await sweepSessionDirs(mountRoot, new Set(active.map((s) => s.id)), log);
+      for (const s of active) {
+        try {
+          await mountAll(s);
+        } catch (err) {
+          log(`could not remount session ${s.id}: ${(err as Error).message}`);
+        }
+      }
+    },
+
+    systemPrompt,
+  };
+}
+
+export type Sessions = ReturnType<typeof createSessions>;
+
+/**
+ * Every character that ends a line for some reader of the prompt (LF, CR, VT, FF, NEL, LINE and
+ * PARAGRAPH SEPARATOR), and the other control characters: a name, description or instructions
+ * holding one could otherwise start a line of its own and forge a mount line (issue 11).
+ */
+const LINE_BREAKING = /[\p{Cc}\p{Zl}\p{Zp}]+/gu;
+
+/** `text` folded onto one line: each run of line breaks and control characters becomes one space. */
+export function foldLine(text: string): string {
+  return text.replace(LINE_BREAKING, ' ');
+}
+
+/**
+ * The short text an orchestrator puts into the agent's system prompt: one line per mount. The
+ * fields a user chose are folded onto their line, so every line after the preamble is one mount.
+ */
+export function systemPrompt(session: Session): string {
+  const lines = session.resources.map((r) => {
+    const parts = [`- ${r.mountPath} (${r.access}): ${foldLine(r.name)}`];
+    if (r.description) parts.push(`: ${foldLine(r.description)}`);
+    if (r.instructions) parts.push(` Instructions: ${foldLine(r.instructions)}`);
+    return parts.join('');
+  });
+  return [
+    'Memory stores are mounted as directories; read and write them with ordinary file tools.',
+    'Every save is kept as a version. read_only mounts refuse writes.',
+    ...lines,
+  ].join('\n');
+}
+
+function uniqueSlug(base: string, taken: Set<string>): string {
+  let slug = base;
+  for (let n = 2; taken.has(slug); n++) slug = `${base}-${n}`;
+  taken.add(slug);
+  return slug;
+}

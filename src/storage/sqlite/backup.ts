@@ -1,0 +1,81 @@
+/**
+ * @module Online backups and restores of the SQLite file. A backup uses SQLite's backup API, so it is
+ * a consistent copy even while the server writes; a restore checks the copy before it replaces the file.
+ */
+import { closeSync, copyFileSync, existsSync, fsyncSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { MnemoError } from '../../domain/errors.js';
+import { SCHEMA_VERSION } from './schema/migrations.js';
+
+export async function backupDatabase(dbFile: string, dest: string): Promise<void> {
+  if (!existsSync(dbFile)) throw new MnemoError('not_found', `no database at ${dbFile}`);
+  if (existsSync(dest)) throw new MnemoError('conflict', `${dest} already exists; back up into a new file`);
+  const parent = dirname(dest);
+  if (!existsSync(parent)) throw new MnemoError('not_found', `cannot write ${dest}: the directory ${parent} does not exist`);
+  if (!statSync(parent).isDirectory()) throw new MnemoError('invalid_request', `cannot write ${dest}: ${parent} is not a directory`);
+  const db = new Database(dbFile, { fileMustExist: true });
+  try {
+    db.pragma('busy_timeout = 5000');
+    await db.backup(dest);
+  } finally {
+    db.close();
+  }
+}
+
+/** Problems that make `file` unfit to restore (not SQLite, damaged, or from a newer mnemo). */
+export function inspectBackup(file: string): string[] {
+  let db: Database.Database | null = null;
+  try {
+    db = new Database(file, { readonly: true, fileMustExist: true });
+    const version = db.pragma('user_version', { simple: true }) as number;
+    if (version < 1) return [`${file} is not a mnemo database (schema version ${version})`];
+    if (version > SCHEMA_VERSION) return [`${file} has schema version ${version}, newer than this mnemo (${SCHEMA_VERSION})`];
+    const rows = db.pragma('integrity_check') as { integrity_check: string }[];
+    return rows.map((r) => r.integrity_check).filter((m) => m !== 'ok');
+  } catch (err) {
+    return [`${file} cannot be read as SQLite: ${(err as Error).message}`];
+  } finally {
+    db?.close();
+  }
+}
+
+/** Refuses a backup path that is missing or not a file, with a sentence naming it. */
+export function requireBackupFile(backup: string): void {
+  if (!existsSync(backup)) throw new MnemoError('not_found', `refusing to restore: the backup file ${backup} does not exist`);
+  if (!statSync(backup).isFile()) throw new MnemoError('invalid_request', `refusing to restore: ${backup} is not a file`);
+}
+
+/**
+ * Replaces `dbFile` with a checked copy of `backup`. The caller holds the data dir's restore locks.
+ * The copy is made first and the check runs on the copy: opening the backup itself (a WAL-mode file)
+ * would leave `-wal`/`-shm` files beside it, and the backup stays byte-for-byte as it was.
+ */
+export function restoreDatabase(backup: string, dbFile: string): void {
+  requireBackupFile(backup);
+  const tmp = `${dbFile}.restoring`;
+  const removeTmp = () => {
+    for (const f of [tmp, `${tmp}-wal`, `${tmp}-shm`, `${tmp}-journal`]) rmSync(f, { force: true });
+  };
+  removeTmp();
+  copyFileSync(backup, tmp);
+  try {
+    const problems = inspectBackup(tmp).map((p) => p.split(tmp).join(backup));
+    if (problems.length > 0) throw new MnemoError('invalid_request', `refusing to restore: ${problems.join('; ')}`);
+    // The check may have left the copy's own -wal/-shm; they are empty after a clean close.
+    for (const f of [`${tmp}-wal`, `${tmp}-shm`]) rmSync(f, { force: true });
+    const fd = openSync(tmp, 'r+');
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    // The old file's WAL must not be replayed onto the restored one.
+    rmSync(`${dbFile}-wal`, { force: true });
+    rmSync(`${dbFile}-shm`, { force: true });
+    renameSync(tmp, dbFile);
+  } catch (err) {
+    removeTmp();
+    throw err;
+  }
+}

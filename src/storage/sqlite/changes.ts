@@ -1,0 +1,78 @@
+/**
+ * @module How a reader can tell that nothing changed: a change mark that moves after any write
+ * (another process's within 100 ms), and the next moment a memory of a store expires (expiry hides
+ * rows without a write). The mount keeps storage answers while both hold (fs/storage-view.ts).
+ */
+import type { MountViewStorage } from '../port.js';
+import type { Db } from './tx.js';
+
+/** How stale a reader may be about commits made by another process. */
+const OUTSIDE_CHECK_MS = 100;
+const NOT_DATA = /^\s*(BEGIN|COMMIT|END|ROLLBACK|SAVEPOINT|RELEASE|PRAGMA)\b/i;
+
+export interface WriteCounter {
+  /** Statements run so far that may have changed rows. */
+  count(): number;
+}
+
+/**
+ * Counts this connection's data writes in JavaScript: every statement prepared from here on that
+ * returns no rows (INSERT, UPDATE, DELETE; the adapter uses no RETURNING) bumps the count when it
+ * runs. A mount asks for the mark on every file operation, and a call into SQLite there (even
+ * `SELECT total_changes()`) measurably slowed a cached stat. Install before preparing statements.
+ * A write that later rolls back still counts: readers only ever drop answers too often.
+ */
+export function trackWrites(db: Db): WriteCounter {
+  let writes = 0;
+  const prepare = db.prepare.bind(db);
+  db.prepare = ((source: string) => {
+    const stmt = prepare(source);
+    if (stmt.reader || NOT_DATA.test(source)) return stmt;
+    const run = stmt.run.bind(stmt);
+    stmt.run = (...params: unknown[]) => {
+      try {
+        return run(...params);
+      } finally {
+        writes += 1;
+      }
+    };
+    return stmt;
+  }) as Db['prepare'];
+  return { count: () => writes };
+}
+
+export function createChangeStatements(db: Db, writes: WriteCounter): Pick<MountViewStorage, 'changeMark' | 'ownWriteMark' | 'nextExpiry'> {
+  const q = {
+    // Moves when another connection (a CLI beside the server) commits.
+    outside: db.prepare('PRAGMA data_version').pluck(),
+    nextExpiry: db.prepare(
+      'SELECT MIN(expires_at) FROM memories WHERE store_id = ? AND expires_at IS NOT NULL AND expires_at > ?',
+    ).pluck(),
+  };
+  // data_version only says "changed or not", so its changes are counted here.
+  let outsideVersion = -1;
+  let outsideChanges = 0;
+  let outsideCheckedAt = 0;
+
+  return {
+    changeMark(): number {
+      // The pragma is a call into SQLite; a writer in another process is rare (admin CLIs), so its
+      // commits are seen within OUTSIDE_CHECK_MS rather than at once.
+      const now = Date.now();
+      if (now - outsideCheckedAt >= OUTSIDE_CHECK_MS) {
+        outsideCheckedAt = now;
+        const v = q.outside.get() as number;
+        if (v !== outsideVersion) {
+          outsideVersion = v;
+          outsideChanges += 1;
+        }
+      }
+      // Both counts only grow, so their sum moves whenever either does.
+      return writes.count() + outsideChanges;
+    },
+    ownWriteMark: () => writes.count(),
+    nextExpiry(storeId, after) {
+      return (q.nextExpiry.get(storeId, after) as string | null) ?? null;
+    },
+  };
+}

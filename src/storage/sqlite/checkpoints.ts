@@ -1,0 +1,112 @@
+/** @module SQLite statements for checkpoints: immutable bundles plus one latest pointer per (agent, session). */
+import { assertCheckpointDeletable, nextRevision } from '../../domain/checkpoint-rules.js';
+import { assertStoreWritable } from '../../domain/memory-rules.js';
+import type { Checkpoint, CheckpointBundle } from '../../domain/types.js';
+import type { CheckpointStorage, InsertCheckpointInput, ReferencedMemory } from '../port.js';
+import { actorColumns, toActor, toMemoryMeta, type MemoryRow } from './rows.js';
+import { writeTx, type Db } from './tx.js';
+
+interface CheckpointRow {
+  id: string;
+  store_id: string;
+  agent_id: string;
+  session_id: string;
+  revision: number;
+  bundle: string;
+  size_bytes: number;
+  created_at: string;
+  actor_type: string;
+  actor_id: string;
+  is_latest: number;
+}
+
+const SELECT = `SELECT c.*, (h.checkpoint_id IS NOT NULL) AS is_latest FROM checkpoints c
+  LEFT JOIN checkpoint_heads h ON h.store_id = c.store_id AND h.agent_id = c.agent_id
+    AND h.session_id = c.session_id AND h.checkpoint_id = c.id`;
+
+const EXPIRED = '(expires_at IS NOT NULL AND expires_at <= mnemo_now()) AS expired';
+
+export function createCheckpointStatements(db: Db): CheckpointStorage {
+  const q = {
+    storeState: db.prepare('SELECT archived_at FROM stores WHERE id = ?'),
+    head: db.prepare('SELECT checkpoint_id, revision FROM checkpoint_heads WHERE store_id = ? AND agent_id = ? AND session_id = ?'),
+    insert: db.prepare(
+      `INSERT INTO checkpoints (id, store_id, agent_id, session_id, revision, bundle, size_bytes, created_at, actor_type, actor_id)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    setHead: db.prepare(
+      `INSERT INTO checkpoint_heads (store_id, agent_id, session_id, checkpoint_id, revision) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (store_id, agent_id, session_id) DO UPDATE SET checkpoint_id = excluded.checkpoint_id, revision = excluded.revision`,
+    ),
+    byId: db.prepare(`${SELECT} WHERE c.store_id = ? AND c.id = ?`),
+    latest: db.prepare(
+      `${SELECT} WHERE c.id = (SELECT checkpoint_id FROM checkpoint_heads WHERE store_id = ? AND agent_id = ? AND session_id = ?)`,
+    ),
+    remove: db.prepare('DELETE FROM checkpoints WHERE id = ?'),
+    memoryById: db.prepare(`SELECT *, ${EXPIRED} FROM memories WHERE store_id = ? AND id = ?`),
+    memoryByPath: db.prepare(`SELECT *, ${EXPIRED} FROM memories WHERE store_id = ? AND path = ?`),
+    expiredId: db.prepare('SELECT 1 FROM memory_expirations WHERE store_id = ? AND memory_id = ?'),
+    expiredPath: db.prepare('SELECT 1 FROM memory_expirations WHERE store_id = ? AND path = ?'),
+  };
+
+  function get(storeId: string, id: string): Checkpoint | null {
+    const row = q.byId.get(storeId, id) as CheckpointRow | undefined;
+    return row ? toCheckpoint(row) : null;
+  }
+
+  return {
+    insertCheckpoint: writeTx(db, ({ checkpoint: c, expectedLatestId }: InsertCheckpointInput): Checkpoint => {
+      const s = q.storeState.get(c.storeId) as { archived_at: string | null } | undefined;
+      assertStoreWritable(c.storeId, s ? { archivedAt: s.archived_at } : null);
+      const head = q.head.get(c.storeId, c.agentId, c.sessionId) as { checkpoint_id: string; revision: number } | undefined;
+      const revision = nextRevision(c, head ? { checkpointId: head.checkpoint_id, revision: head.revision } : null, expectedLatestId);
+      const a = actorColumns(c.createdBy);
+      q.insert.run(c.id, c.storeId, c.agentId, c.sessionId, revision, bundleJson(c), c.sizeBytes, c.createdAt, a.type, a.id);
+      q.setHead.run(c.storeId, c.agentId, c.sessionId, c.id, revision);
+      return { ...c, revision, isLatest: true };
+    }),
+
+    getCheckpoint: get,
+
+    getLatestCheckpoint(storeId, agentId, sessionId) {
+      const row = q.latest.get(storeId, agentId, sessionId) as CheckpointRow | undefined;
+      return row ? toCheckpoint(row) : null;
+    },
+
+    deleteCheckpoint: writeTx(db, (storeId: string, id: string): void => {
+      assertCheckpointDeletable(id, get(storeId, id));
+      q.remove.run(id);
+    }),
+
+    findReferencedMemory(storeId, ref): ReferencedMemory {
+      const row = (
+        ref.memoryId !== null ? q.memoryById.get(storeId, ref.memoryId) : q.memoryByPath.get(storeId, ref.path)
+      ) as (MemoryRow & { expired: number }) | undefined;
+      if (row) return row.expired ? { state: 'expired' } : { state: 'live', memory: toMemoryMeta(row) };
+      const gone = ref.memoryId !== null ? q.expiredId.get(storeId, ref.memoryId) : q.expiredPath.get(storeId, ref.path);
+      return gone ? { state: 'expired' } : { state: 'missing' };
+    },
+  };
+}
+
+function bundleJson(c: CheckpointBundle): string {
+  const bundle: CheckpointBundle = {
+    agentId: c.agentId, sessionId: c.sessionId, goal: c.goal, summary: c.summary, constraints: c.constraints,
+    decisions: c.decisions, openTasks: c.openTasks, nextAction: c.nextAction, capsule: c.capsule, references: c.references,
+  };
+  return JSON.stringify(bundle);
+}
+
+function toCheckpoint(r: CheckpointRow): Checkpoint {
+  const b = JSON.parse(r.bundle) as CheckpointBundle;
+  return {
+    ...b,
+    id: r.id,
+    storeId: r.store_id,
+    revision: r.revision,
+    sizeBytes: r.size_bytes,
+    createdAt: r.created_at,
+    createdBy: toActor(r.actor_type, r.actor_id),
+    isLatest: r.is_latest === 1,
+  };
+}

@@ -1,0 +1,86 @@
+/** @module SQLite statements for workspaces and API keys (only a key's hash is stored). */
+import { notFound } from '../../domain/errors.js';
+import type { ApiKey, Workspace } from '../../domain/types.js';
+import type { KeyStorage } from '../port.js';
+import { toApiKey, type ApiKeyRow } from './rows.js';
+import { writeTx, type Db } from './tx.js';
+
+const KEY_COLUMNS = 'id, workspace_id, name, role, store_ids, all_workspaces, created_at, revoked_at';
+
+interface WorkspaceRow {
+  id: string;
+  name: string;
+  created_at: string;
+}
+
+const toWorkspace = (r: WorkspaceRow): Workspace => ({ id: r.id, name: r.name, createdAt: r.created_at });
+
+export function createKeyStatements(db: Db): KeyStorage {
+  const q = {
+    getWs: db.prepare('SELECT id, name, created_at FROM workspaces WHERE id = ?'),
+    listWs: db.prepare('SELECT id, name, created_at FROM workspaces ORDER BY is_default DESC, created_at, id'),
+    listKeys: db.prepare(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE workspace_id = ? ORDER BY created_at, id`),
+    getKey: db.prepare(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE workspace_id = ? AND id = ?`),
+    revoke: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
+    defaultWs: db.prepare('SELECT id, name, created_at FROM workspaces WHERE is_default = 1 LIMIT 1'),
+    insertWs: db.prepare('INSERT INTO workspaces (id, name, is_default, created_at) VALUES (?, ?, ?, ?)'),
+    insertKey: db.prepare(
+      `INSERT INTO api_keys (id, workspace_id, name, role, store_ids, all_workspaces, key_hash, created_at, revoked_at, seeded)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    seededKey: db.prepare(`SELECT ${KEY_COLUMNS}, key_hash FROM api_keys WHERE seeded = 1 AND revoked_at IS NULL`),
+    markSeeded: db.prepare('UPDATE api_keys SET seeded = 1 WHERE id = ? AND revoked_at IS NULL'),
+    keyByHash: db.prepare(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE key_hash = ?`),
+    countKeys: db.prepare('SELECT count(*) AS n FROM api_keys WHERE revoked_at IS NULL'),
+  };
+
+  return {
+    defaultWorkspace(): Workspace | null {
+      const r = q.defaultWs.get() as WorkspaceRow | undefined;
+      return r ? toWorkspace(r) : null;
+    },
+    insertWorkspace(ws, isDefault) {
+      q.insertWs.run(ws.id, ws.name, isDefault ? 1 : 0, ws.createdAt);
+    },
+    insertApiKey(key: ApiKey, hash: string, seeded = false) {
+      const storeIds = key.storeIds === null ? null : JSON.stringify(key.storeIds);
+      q.insertKey.run(key.id, key.workspaceId, key.name, key.role, storeIds, key.allWorkspaces ? 1 : 0, hash, key.createdAt, key.revokedAt, seeded ? 1 : 0);
+    },
+    seededApiKey() {
+      const r = q.seededKey.get() as (ApiKeyRow & { key_hash: string }) | undefined;
+      return r ? { key: toApiKey(r), hash: r.key_hash } : null;
+    },
+    markApiKeySeeded(id) {
+      q.markSeeded.run(id);
+    },
+    findApiKeyByHash(hash) {
+      const r = q.keyByHash.get(hash) as ApiKeyRow | undefined;
+      return r ? toApiKey(r) : null;
+    },
+    countApiKeys() {
+      return (q.countKeys.get() as { n: number }).n;
+    },
+
+    getWorkspace(id) {
+      const r = q.getWs.get(id) as WorkspaceRow | undefined;
+      return r ? toWorkspace(r) : null;
+    },
+    listWorkspaces() {
+      return (q.listWs.all() as WorkspaceRow[]).map(toWorkspace);
+    },
+    listApiKeys(workspaceId) {
+      return (q.listKeys.all(workspaceId) as ApiKeyRow[]).map(toApiKey);
+    },
+    getApiKey(workspaceId, id) {
+      const r = q.getKey.get(workspaceId, id) as ApiKeyRow | undefined;
+      return r ? toApiKey(r) : null;
+    },
+    revokeApiKey: writeTx(db, (workspaceId: string, id: string, now: string): ApiKey => {
+      const r = q.getKey.get(workspaceId, id) as ApiKeyRow | undefined;
+      if (!r) throw notFound('API key', id);
+      if (r.revoked_at) return toApiKey(r);
+      q.revoke.run(now, id);
+      return toApiKey({ ...r, revoked_at: now });
+    }),
+  };
+}

@@ -1,0 +1,52 @@
+/**
+ * @module SQLite statements for the mount's read model: a memory's metadata or bytes by path and a
+ * directory's children, each one indexed lookup or a short keyset walk (the change marks that tell
+ * a mount its answers went stale are sqlite/changes.ts).
+ */
+import { subtreeEnd } from '../../domain/paths.js';
+import type { MemoryMeta } from '../../domain/types.js';
+import type { DirectoryListing, MountViewStorage } from '../port.js';
+import { toMemoryMeta, type MemoryRow } from './rows.js';
+import { LIVE } from './expiry.js';
+import { META, type ChildWalk } from './tree.js';
+import type { Db } from './tx.js';
+
+type MountViewStatements = Pick<MountViewStorage, 'getMemoryMetaByPath' | 'getMemoryBytesByPath' | 'listDirectory' | 'hasMemoriesUnder'>;
+
+export function createMountViewStatements(db: Db, children: ChildWalk): MountViewStatements {
+  const q = {
+    // The planner would take the unique (store_id, path) index and read the row past its content.
+    metaByPath: db.prepare(`SELECT ${META} FROM memories INDEXED BY memories_meta_by_path WHERE store_id = ? AND path = ? AND ${LIVE}`),
+    // The content as UTF-8 bytes straight from the row: no decode to a JS string and encode back.
+    bytesByPath: db.prepare(`SELECT ${META}, CAST(content AS BLOB) AS bytes FROM memories WHERE store_id = ? AND path = ? AND ${LIVE}`),
+    anyUnder: db.prepare(`SELECT 1 FROM memories WHERE store_id = ? AND path > ? AND path < ? AND ${LIVE} LIMIT 1`),
+  };
+
+  return {
+    getMemoryMetaByPath(storeId, path): MemoryMeta | null {
+      const r = q.metaByPath.get(storeId, path) as MemoryRow | undefined;
+      return r ? toMemoryMeta(r) : null;
+    },
+    getMemoryBytesByPath(storeId, path) {
+      const r = q.bytesByPath.get(storeId, path) as (MemoryRow & { bytes: Buffer | null }) | undefined;
+      return r ? { ...toMemoryMeta(r), bytes: r.bytes ?? Buffer.alloc(0) } : null;
+    },
+
+    listDirectory(storeId, dir, limit = Infinity): DirectoryListing {
+      const prefix = dir === '/' ? '/' : dir + '/';
+      const files: MemoryMeta[] = [];
+      const dirs: string[] = [];
+      for (const child of children(storeId, prefix, { key: prefix, inclusive: false })) {
+        if (files.length + dirs.length === limit) return { files, dirs, truncated: true };
+        if (child.item.type === 'memory') files.push(toMemoryMeta(child.item.row));
+        else dirs.push(child.item.path.slice(prefix.length, -1));
+      }
+      return { files, dirs };
+    },
+
+    hasMemoriesUnder(storeId, dir) {
+      const prefix = dir === '/' ? '/' : dir + '/';
+      return q.anyUnder.get(storeId, prefix, subtreeEnd(prefix)) !== undefined;
+    },
+  };
+}

@@ -1,0 +1,211 @@
+/**
+ * @module The SQLite adapter: opens the file with durable pragmas, migrates by user_version and
+ * composes the statement sets role by role (the port's roles, port/). Every port method is one
+ * transaction.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { observeCommits, outerTx, type Db } from './tx.js';
+import type { AtomicOptions, MaintenanceStorage, MemoryStorage, MountViewStorage, SearchStorage, Storage, TransactionStorage } from '../port.js';
+import { MIGRATIONS, SCHEMA_VERSION } from './schema/migrations.js';
+import { createChangeStatements, trackWrites } from './changes.js';
+import { createCheckStatements } from './check.js';
+import { createCheckpointStatements } from './checkpoints.js';
+import { createExpirySweep, registerClock } from './expiry.js';
+import { createKeyStatements } from './keys.js';
+import { createBulkImport, type ImportedWrite } from './bulk.js';
+import { createMemoryStatements } from './memories.js';
+import { createMountViewStatements } from './mount-view.js';
+import { createReceiptStatements } from './receipts.js';
+import { createSearchStatements, drainSearchBacklogYielding } from './search.js';
+import { createSearchIndex } from './search-index.js';
+import { createSessionStatements } from './sessions.js';
+import { createStoreStatements } from './stores.js';
+import { createChildWalk } from './tree.js';
+import { createWalSync } from './sync.js';
+import { createVersionStatements } from './versions.js';
+import { DEFAULT_READERS, openReaders } from './readers.js';
+import { BACKSTOP_PAGES, startCheckpointer, type Checkpointer } from './wal-checkpointer.js';
+
+
+/** Pragmas that can be read back on the adapter's own connection (the per-connection ones included). */
+export type InspectablePragma = 'journal_mode' | 'synchronous' | 'foreign_keys' | 'secure_delete' | 'busy_timeout' | 'user_version' | 'wal_autocheckpoint';
+
+/** The port plus a read-only look at the connection settings, for tests and diagnostics. */
+export interface SqliteStorage extends Storage {
+  readPragma(name: InspectablePragma): unknown;
+  /** Runs `fn` as one transaction; port writes inside it become savepoints (bulk loads, the bench). */
+  batch<T>(fn: () => T): T;
+  /** Appends already-valid writes in one transaction (sqlite/bulk.ts): the bench's large store. */
+  importWrites(storeId: string, writes: ImportedWrite[]): void;
+  /** How many worker threads answer the reads that grow with the store (0: they run inline). */
+  readonly readerThreads: number;
+}
+
+export interface SqliteOptions {
+  /** Run a full WAL checkpoint and truncate the WAL after redactions, so erased bytes leave the disk. */
+  truncateWalAfterRedact?: boolean;
+  /** What readers take as now when they hide expired memories (RFC 3339 UTC with milliseconds). */
+  clock?: () => string;
+  /** Told how long each outermost write transaction took, in seconds, commit included (metrics). */
+  onCommit?: (seconds: number) => void;
+  /** Told how long each WAL sync (the fdatasync behind `syncCommits`) took, in seconds (metrics). */
+  onSync?: (seconds: number) => void;
+  /**
+   * Checkpoint the WAL from a worker thread instead of inside commits (sqlite/wal-checkpointer.ts): for
+   * a long-running server, whose event loop serves every mount. `log` hears if the worker fails.
+   */
+  backgroundCheckpoints?: { log: (line: string) => void };
+  /**
+   * The connection's `synchronous` (default FULL: a commit is on disk when it returns). The bench
+   * measures the engine at NORMAL too, the setting of mount saves (DESIGN §5).
+   */
+  synchronous?: 'FULL' | 'NORMAL';
+  /**
+   * Worker threads with read-only connections for the reads that grow with the store (searches,
+   * listing pages, the checks: sqlite/readers.ts); default DEFAULT_READERS, 0 runs them inline.
+   */
+  readers?: number;
+}
+
+export function openSqliteStorage(file: string, _options: SqliteOptions = {}): SqliteStorage {
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  const db = new Database(file);
+  applyPragmas(db, _options.synchronous ?? 'FULL');
+  migrate(db);
+  const clock = _options.clock ?? (() => new Date().toISOString());
+  registerClock(db, clock);
+  if (_options.onCommit) observeCommits(db, _options.onCommit);
+  let checkpointer: Checkpointer | null = null;
+  if (_options.backgroundCheckpoints && file !== ':memory:') {
+    db.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
+    checkpointer = startCheckpointer(file, _options.backgroundCheckpoints.log);
+  }
+  // Prepared before the write counter: index upkeep changes no memory, so it must not move the mark.
+  const searchIndex = createSearchIndex(db);
+  const writes = trackWrites(db);
+  const children = createChildWalk(db);
+  const walSync = createWalSync(db, file, _options.onSync);
+  const search = createSearchStatements(db, searchIndex);
+  const checks = createCheckStatements(db);
+  const stores = createStoreStatements(db, searchIndex);
+  const memoryRows = createMemoryStatements(db, children);
+  const versions = createVersionStatements(db, searchIndex);
+  // The reads that grow with the store run on reader threads (sqlite/readers.ts); the SQL is the same.
+  const readers = openReaders(file, _options.readers ?? DEFAULT_READERS, clock, {
+    searchMemories: search.searchMemories,
+    listMemories: memoryRows.listMemories,
+    listStores: stores.listStores,
+    listVersions: versions.listVersions,
+    integrityCheck: checks.integrityCheck,
+    domainCheck: checks.domainCheck,
+  });
+
+  const memories: MemoryStorage = {
+    ...memoryRows,
+    ...versions,
+    listMemories: readers.reads.listMemories,
+    listVersions: readers.reads.listVersions,
+  };
+  const mountView: MountViewStorage = { ...createMountViewStatements(db, children), ...createChangeStatements(db, writes) };
+  const searches: SearchStorage = {
+    async searchMemories(storeId, q) {
+      // The writer indexes the queue first (a write, so here), in batches that let others in between:
+      // the reader then sees the index as of every answered write.
+      if (q.mode === 'fts' && readers.threads > 0) await drainSearchBacklogYielding(search.indexSearchBacklog);
+      return readers.reads.searchMemories(storeId, q);
+    },
+  };
+  const transactions: TransactionStorage = {
+    // Port writes called inside fn are writeTx functions: nested, they become savepoints of this one.
+    // One not durable at commit runs at synchronous=NORMAL (sqlite/sync.ts).
+    atomic: <T>(fn: () => T, options?: AtomicOptions): T =>
+      options?.durable === false ? walSync.relaxed(() => outerTx(db, fn)) : outerTx(db, fn),
+    unsyncedCommits: walSync.unsynced,
+    syncCommits: walSync.sync,
+  };
+  const maintenance: MaintenanceStorage = {
+    purgeExpiredMemories: createExpirySweep(db),
+    indexSearchBacklog: search.indexSearchBacklog,
+    integrityCheck: readers.reads.integrityCheck,
+    domainCheck: readers.reads.domainCheck,
+    close() {
+      readers.close();
+      checkpointer?.stop();
+      if (db.open) {
+        // At FULL (the connection's setting between operations), so relaxed commits reach the disk.
+        truncateWal(db);
+        db.close();
+      }
+      walSync.close();
+    },
+  };
+  const storage: Storage = {
+    ...stores,
+    listStores: readers.reads.listStores,
+    ...createKeyStatements(db),
+    ...memories,
+    ...mountView,
+    ...createSessionStatements(db),
+    ...createReceiptStatements(db),
+    ...createCheckpointStatements(db),
+    ...searches,
+    ...transactions,
+    ...maintenance,
+  };
+  return {
+    ...storage,
+    readPragma(name) {
+      return db.pragma(name, { simple: true });
+    },
+    batch: (fn) => db.transaction(fn).immediate(),
+    importWrites: createBulkImport(db, searchIndex),
+    readerThreads: readers.threads,
+  };
+}
+
+/**
+ * The last checkpoint, at close: it copies the WAL into the database and empties it. A checkpoint
+ * the worker was still running when it was told to stop holds the checkpoint lock (the worker's
+ * connection closes only as its thread ends), and SQLite answers busy at once: wait a moment and try
+ * again, for at most about 2 s, rather than leave a full WAL behind.
+ */
+function truncateWal(db: Db): void {
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const [result] = db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
+    if (!result || result.busy === 0) return;
+    Atomics.wait(pause, 0, 0, 10);
+  }
+}
+
+/**
+ * WAL with synchronous=FULL: a commit is on disk before the call returns (this build defaults WAL
+ * to NORMAL, which can lose the last commits on power loss). Only `atomic(fn, {durable: false})`
+ * runs one transaction at NORMAL and puts FULL back after it (sqlite/sync.ts). secure_delete zeroes freed cells so
+ * that redacted bytes do not linger in free space.
+ */
+function applyPragmas(db: Db, synchronous: 'FULL' | 'NORMAL'): void {
+  // First, so that a CLI opening the file beside a busy server waits instead of failing at once.
+  db.pragma('busy_timeout = 5000');
+  db.pragma('journal_mode = WAL');
+  db.pragma(`synchronous = ${synchronous}`);
+  db.pragma('foreign_keys = ON');
+  db.pragma('secure_delete = ON');
+}
+
+function migrate(db: Db): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > SCHEMA_VERSION) {
+    // A newer mnemo wrote this file; running old code on it could break its invariants.
+    throw new Error(`database schema version ${current} is newer than this mnemo understands (${SCHEMA_VERSION})`);
+  }
+  const pending = MIGRATIONS.filter((m) => m.version > current);
+  db.transaction(() => {
+    for (const m of pending) {
+      db.exec(m.sql);
+      db.pragma(`user_version = ${m.version}`);
+    }
+  }).immediate();
+}

@@ -1,0 +1,77 @@
+/**
+ * @module A reader thread's entry (sqlite/readers.ts starts it): its own read-only connection to the
+ * database file, the same SQL modules the serving connection uses, one call at a time. WAL lets it
+ * read while the writer commits; each statement is a read transaction of its own, so it sees every
+ * commit made before the call was sent.
+ */
+import Database from 'better-sqlite3';
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
+import { parentPort, workerData } from 'node:worker_threads';
+import { MnemoError } from '../../domain/errors.js';
+import type { ReadReply, ReadRequest, SyncReads } from './reads.js';
+import { createCheckStatements } from './check.js';
+import { registerClock } from './expiry.js';
+import { createChildWalk } from './tree.js';
+import { createMemoryStatements } from './memories.js';
+import { createSearchStatements } from './search.js';
+import type { SearchIndex } from './search-index.js';
+import { createStoreStatements } from './stores.js';
+import { createVersionStatements } from './versions.js';
+
+/**
+ * The nice value of a reader thread (Linux: the thread alone, by its task id). On a host whose
+ * cores are all busy, the kernel then gives the serving thread its turn first, so a search running
+ * here delays the mounts' event loop less; alone on a core, a reader runs at full speed anyway.
+ */
+const READER_NICE = 10;
+try {
+  setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), READER_NICE);
+} catch {
+  // Not Linux, or not allowed: the reader runs at the process's priority.
+}
+
+const { file } = workerData as { file: string };
+const db = new Database(file, { readonly: true, fileMustExist: true });
+db.pragma('query_only = ON');
+// A checkpoint or a migration may hold a lock for a moment: wait as the serving connection does.
+db.pragma('busy_timeout = 5000');
+let now = '';
+registerClock(db, () => now);
+
+// The writer indexes the search backlog before it sends a search here: the reader's part is a no-op.
+const noIndex: SearchIndex = { indexQueued() {}, indexSearchBacklog: () => 0, unindexStore() {} };
+const checks = createCheckStatements(db);
+/**
+ * FTS5's integrity check is an INSERT command, which a read-only connection refuses: the domain
+ * check alone gets a writable connection of its own, opened at its first use. It writes nothing, but
+ * holds the write lock while the index is checked, as it did on the serving connection.
+ */
+let domainCheck: (() => string[]) | null = null;
+function openDomainCheck(): () => string[] {
+  const rw = new Database(file, { fileMustExist: true });
+  rw.pragma('busy_timeout = 5000');
+  registerClock(rw, () => now);
+  return createCheckStatements(rw).domainCheck;
+}
+const reads: SyncReads = {
+  searchMemories: createSearchStatements(db, noIndex).searchMemories,
+  listMemories: createMemoryStatements(db, createChildWalk(db)).listMemories,
+  listStores: createStoreStatements(db, noIndex).listStores,
+  listVersions: createVersionStatements(db, noIndex).listVersions,
+  integrityCheck: checks.integrityCheck,
+  domainCheck: () => (domainCheck ??= openDomainCheck())(),
+};
+
+parentPort!.on('message', (m: ReadRequest) => {
+  now = m.now;
+  let reply: ReadReply;
+  try {
+    reply = { id: m.id, ok: true, value: (reads[m.method] as (...a: unknown[]) => unknown)(...m.args) };
+  } catch (err) {
+    const e = err instanceof Error ? err : new Error(String(err));
+    const mnemo = err instanceof MnemoError;
+    reply = { id: m.id, ok: false, error: { mnemo, code: mnemo ? err.code : 'internal', message: e.message, details: mnemo ? err.details : {}, ...(e.stack ? { stack: e.stack } : {}) } };
+  }
+  parentPort!.postMessage(reply);
+});

@@ -1,0 +1,34 @@
+/**
+ * @module The reads that grow with the store (searches, listing pages, the checks), as the SQL
+ * modules implement them: synchronous, on whichever connection they were prepared on. The adapter
+ * runs them on reader connections in worker threads (sqlite/readers.ts), so the port's versions of
+ * them return promises; point lookups by key stay on the serving connection.
+ */
+import type { MemoryListItem, MemoryListQuery, MemoryVersion, Page, SearchPage, SearchQuery, Store, StoreListQuery, VersionListQuery } from '../../domain/types.js';
+
+export interface SyncReads {
+  /** Reads only: the full-text index is brought up to date on the writer before (sqlite/search.ts). */
+  searchMemories(storeId: string, q: SearchQuery): SearchPage;
+  listMemories(storeId: string, q: MemoryListQuery): Page<MemoryListItem>;
+  listStores(workspaceId: string, q: StoreListQuery, only?: readonly string[] | null): Page<Store>;
+  listVersions(storeId: string, q: VersionListQuery): Page<MemoryVersion>;
+  integrityCheck(): string[];
+  domainCheck(): string[];
+}
+
+export type ReadMethod = keyof SyncReads;
+
+/** The port's face of the same reads: each a promise, answered by a reader thread. */
+export type AsyncReads = { [M in ReadMethod]: (...args: Parameters<SyncReads[M]>) => Promise<ReturnType<SyncReads[M]>> };
+
+/** One call to a reader thread; `now` is what `mnemo_now()` answers there (the adapter's clock, read at the call). */
+export interface ReadRequest {
+  id: number;
+  method: ReadMethod;
+  args: unknown[];
+  now: string;
+}
+
+export type ReadReply =
+  | { id: number; ok: true; value: unknown }
+  | { id: number; ok: false; error: { mnemo: boolean; code: string; message: string; details: unknown; stack?: string } };

@@ -1,0 +1,82 @@
+/** @module SQLite statements for idempotency receipts (the transaction that binds one to its mutation is `atomic`, sqlite.ts). */
+import type { Receipt, ReceiptScope, ReceiptStorage } from '../port.js';
+import type { Db } from './tx.js';
+
+interface ReceiptRow {
+  workspace_id: string;
+  api_key_id: string;
+  route: string;
+  idem_key: string;
+  fingerprint: string;
+  status: number;
+  body: string;
+  store_id: string | null;
+  version_id: string | null;
+  created_at: string;
+  expires_at: string;
+}
+
+/**
+ * The top-level fields of a receipt body that carry the text of the version the receipt names
+ * (`version_id`): a memory create or update answers with that version's memory, so these are
+ * exactly the columns redaction nulls on the version. A receipt body holds no other version text.
+ */
+export const RECEIPT_VERSION_FIELDS = ['path', 'content', 'content_sha256', 'content_size_bytes'] as const;
+
+/**
+ * Redaction's half in the receipts: rewrites, in the caller's transaction, the body of every
+ * receipt naming the version so those fields read null, as the version now does. Rewriting (not
+ * deleting) keeps the receipt, so a retry still replays (no second write) and shows the version as
+ * it now stands. json_replace only touches fields present: a basic-view body keeps content null.
+ * With secure_delete on, the old cell is zeroed, and redaction then truncates the WAL.
+ */
+export function createReceiptRedaction(db: Db): (storeId: string, versionId: string) => number {
+  const nulls = RECEIPT_VERSION_FIELDS.map((f) => `'$.${f}', NULL`).join(', ');
+  const stmt = db.prepare(`UPDATE idempotency_receipts SET body = json_replace(body, ${nulls}) WHERE store_id = ? AND version_id = ?`);
+  return (storeId, versionId) => stmt.run(storeId, versionId).changes;
+}
+
+const SCOPE = 'workspace_id = @workspaceId AND api_key_id = @apiKeyId AND route = @route AND idem_key = @key';
+
+export function createReceiptStatements(db: Db): ReceiptStorage {
+  const q = {
+    find: db.prepare(`SELECT * FROM idempotency_receipts WHERE ${SCOPE}`),
+    insert: db.prepare(
+      `INSERT INTO idempotency_receipts
+         (workspace_id, api_key_id, route, idem_key, fingerprint, status, body, store_id, version_id, created_at, expires_at)
+       VALUES (@workspaceId, @apiKeyId, @route, @key, @fingerprint, @status, @body, @storeId, @versionId, @createdAt, @expiresAt)`,
+    ),
+    remove: db.prepare(`DELETE FROM idempotency_receipts WHERE ${SCOPE}`),
+    purge: db.prepare('DELETE FROM idempotency_receipts WHERE expires_at <= ?'),
+  };
+  const scope = (s: ReceiptScope) => ({ workspaceId: s.workspaceId, apiKeyId: s.apiKeyId, route: s.route, key: s.key });
+
+  return {
+    findReceipt(s) {
+      const r = q.find.get(scope(s)) as ReceiptRow | undefined;
+      if (!r) return null;
+      return {
+        workspaceId: r.workspace_id,
+        apiKeyId: r.api_key_id,
+        route: r.route,
+        key: r.idem_key,
+        fingerprint: r.fingerprint,
+        status: r.status,
+        body: r.body,
+        storeId: r.store_id,
+        versionId: r.version_id,
+        createdAt: r.created_at,
+        expiresAt: r.expires_at,
+      };
+    },
+    insertReceipt(r: Receipt) {
+      q.insert.run({ ...scope(r), fingerprint: r.fingerprint, status: r.status, body: r.body, storeId: r.storeId, versionId: r.versionId, createdAt: r.createdAt, expiresAt: r.expiresAt });
+    },
+    deleteReceipt(s) {
+      q.remove.run(scope(s));
+    },
+    purgeReceipts(now) {
+      return q.purge.run(now).changes;
+    },
+  };
+}

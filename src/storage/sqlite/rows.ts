@@ -1,0 +1,171 @@
+/** @module Row ↔ domain mapping: snake_case columns to camelCase fields, JSON columns parsed. */
+import type { Actor, ApiKey, Memory, MemoryMeta, MemoryVersion, Operation, Role, Session, Store } from '../../domain/types.js';
+
+export interface StoreRow {
+  seq: number;
+  id: string;
+  workspace_id: string;
+  name: string;
+  description: string;
+  metadata: string;
+  created_at: string;
+  updated_at: string;
+  archived_at: string | null;
+}
+
+export interface MemoryRow {
+  seq: number;
+  id: string;
+  store_id: string;
+  path: string;
+  content?: string;
+  content_sha256: string;
+  content_size_bytes: number;
+  version_id: string;
+  mode: number;
+  created_at: string;
+  updated_at: string;
+  expires_at: string | null;
+  atime_us: number | null;
+  mtime_us: number | null;
+  ctime_us: number | null;
+  uid: number | null;
+  gid: number | null;
+}
+
+export interface VersionRow {
+  seq: number;
+  id: string;
+  store_id: string;
+  memory_id: string;
+  operation: Operation;
+  path: string | null;
+  content: string | null;
+  content_sha256: string | null;
+  content_size_bytes: number | null;
+  created_at: string;
+  actor_type: string;
+  actor_id: string;
+  redacted_at: string | null;
+  redacted_by_type: string | null;
+  redacted_by_id: string | null;
+}
+
+export interface ApiKeyRow {
+  id: string;
+  workspace_id: string;
+  name: string;
+  role: Role;
+  store_ids: string | null;
+  all_workspaces: number;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface SessionRow {
+  seq: number;
+  id: string;
+  workspace_id: string;
+  status: 'active' | 'ended';
+  resources: string;
+  created_at: string;
+  ended_at: string | null;
+  local_pid: number | null;
+}
+
+export function toStore(r: StoreRow): Store {
+  return {
+    id: r.id,
+    workspaceId: r.workspace_id,
+    name: r.name,
+    description: r.description,
+    metadata: JSON.parse(r.metadata) as Record<string, string>,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    archivedAt: r.archived_at,
+  };
+}
+
+export function toMemoryMeta(r: MemoryRow): MemoryMeta {
+  return {
+    id: r.id,
+    storeId: r.store_id,
+    path: r.path,
+    contentSha256: r.content_sha256,
+    contentSizeBytes: r.content_size_bytes,
+    versionId: r.version_id,
+    mode: r.mode,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    expiresAt: r.expires_at ?? null,
+    atimeMs: usToMs(r.atime_us),
+    mtimeMs: usToMs(r.mtime_us),
+    ctimeMs: usToMs(r.ctime_us),
+    uid: r.uid ?? null,
+    gid: r.gid ?? null,
+  };
+}
+
+/** Kept times are integer microseconds in the row (sqlite/schema/attrs.ts) and milliseconds in the domain. */
+export function msToUs(ms: number): number {
+  return Math.round(ms * 1000);
+}
+
+function usToMs(us: number | null | undefined): number | null {
+  return us == null ? null : us / 1000;
+}
+
+export function toMemory(r: MemoryRow): Memory {
+  return { ...toMemoryMeta(r), content: r.content ?? '' };
+}
+
+export function actorColumns(a: Actor): { type: string; id: string } {
+  return a.type === 'api_actor' ? { type: a.type, id: a.apiKeyId } : { type: a.type, id: a.sessionId };
+}
+
+export function toActor(type: string, id: string): Actor {
+  return type === 'session_actor' ? { type: 'session_actor', sessionId: id } : { type: 'api_actor', apiKeyId: id };
+}
+
+export function toVersion(r: VersionRow): MemoryVersion {
+  return {
+    id: r.id,
+    storeId: r.store_id,
+    memoryId: r.memory_id,
+    operation: r.operation,
+    path: r.path,
+    content: r.content,
+    contentSha256: r.content_sha256,
+    contentSizeBytes: r.content_size_bytes,
+    createdAt: r.created_at,
+    createdBy: toActor(r.actor_type, r.actor_id),
+    redactedAt: r.redacted_at,
+    redactedBy: r.redacted_by_type && r.redacted_by_id ? toActor(r.redacted_by_type, r.redacted_by_id) : null,
+  };
+}
+
+export function toApiKey(r: ApiKeyRow): ApiKey {
+  return {
+    id: r.id,
+    workspaceId: r.workspace_id,
+    name: r.name,
+    role: r.role,
+    storeIds: r.store_ids === null ? null : (JSON.parse(r.store_ids) as string[]),
+    allWorkspaces: r.all_workspaces === 1,
+    createdAt: r.created_at,
+    revokedAt: r.revoked_at,
+  };
+}
+
+export function toSession(r: SessionRow): Session {
+  return {
+    id: r.id,
+    workspaceId: r.workspace_id,
+    status: r.status,
+    resources: JSON.parse(r.resources) as Session['resources'],
+    createdAt: r.created_at,
+    endedAt: r.ended_at,
+    // Only local sessions carry it, so a server session reads back exactly as it was inserted.
+    ...(r.local_pid === null ? {} : { localPid: r.local_pid }),
+  };
+}

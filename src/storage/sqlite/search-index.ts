@@ -1,0 +1,97 @@
+/**
+ * @module Full-text index upkeep (invariant 11, sqlite/schema/search.ts): writes only queue a memory's seq in
+ * `search_backlog`; this re-indexes queued memories in batches. It runs in transactions of its own,
+ * not writeTx: index upkeep changes no memory, so it must not tell readers' caches that one changed.
+ */
+import type { Db } from './tx.js';
+
+export interface SearchIndex {
+  /** Re-indexes everything queued, batch by batch, inside the caller's transaction (bulk import, redaction, store deletion). */
+  indexQueued(): void;
+  /** Re-indexes up to `max` queued memories in one transaction; returns how many stay queued. Without a queue it takes no write lock. */
+  indexSearchBacklog(max: number): number;
+  /** Inside the caller's transaction, before a store's delete takes its versions (the text a removal needs). */
+  unindexStore(storeId: string): void;
+}
+
+/** Big enough to amortise a commit, small enough that a batch never holds the write lock for long. */
+export const BATCH = 1000;
+/**
+ * A batch also ends after about this much text tokenized (old and new): a batch blocks the event
+ * loop while it runs, and 500 rewrites of 100 KiB memories would take most of a second.
+ */
+const BATCH_CHARS = 2_000_000;
+/** Memories read per page when a store's are taken out of the index: bounds the text held at once. */
+const STORE_PAGE = 100;
+
+export function createSearchIndex(db: Db): SearchIndex {
+  const q = {
+    any: db.prepare('SELECT EXISTS (SELECT 1 FROM search_backlog)').pluck(),
+    pending: db.prepare('SELECT count(*) FROM search_backlog').pluck(),
+    queued: db.prepare('SELECT seq, indexed_version FROM search_backlog ORDER BY seq LIMIT ?'),
+    // The text the index holds for a queued memory is that of the version it was indexed at.
+    indexedText: db.prepare('SELECT path, content FROM versions WHERE id = ?'),
+    current: db.prepare('SELECT path, content FROM memories WHERE seq = ?'),
+    // With secure-delete on, this erases the row's terms from the index pages, not just hides them.
+    unindex: db.prepare(`INSERT INTO memories_fts (memories_fts, rowid, path, content) VALUES ('delete', ?, ?, ?)`),
+    index: db.prepare('INSERT INTO memories_fts (rowid, path, content) VALUES (?, ?, ?)'),
+    done: db.prepare('DELETE FROM search_backlog WHERE seq <= ?'),
+    storePage: db.prepare('SELECT seq, path, content FROM memories WHERE store_id = ? AND path > ? ORDER BY path LIMIT ?'),
+  };
+
+  function indexBatch(max: number): number {
+    let chars = 0;
+    let last: number | null = null;
+    for (const b of q.queued.all(max) as { seq: number; indexed_version: string | null }[]) {
+      // No old text: never indexed, or its store's deletion already took it out.
+      const old = b.indexed_version === null ? undefined : (q.indexedText.get(b.indexed_version) as Text | undefined);
+      if (old && old.content !== null && old.path !== null) {
+        q.unindex.run(b.seq, old.path, old.content);
+        chars += old.content.length;
+      }
+      // No memory row: a deleted memory, which only leaves the index.
+      const now = q.current.get(b.seq) as Text | undefined;
+      if (now) {
+        q.index.run(b.seq, now.path, now.content);
+        chars += now.content?.length ?? 0;
+      }
+      last = b.seq;
+      if (chars >= BATCH_CHARS) break;
+    }
+    if (last !== null) q.done.run(last);
+    return q.pending.get() as number;
+  }
+
+  const batchTx = db.transaction(indexBatch);
+  function indexSearchBacklog(max: number): number {
+    // Checked first so that an idle server's upkeep and every search stay reads.
+    if (!q.any.get()) return 0;
+    return batchTx.immediate(max);
+  }
+
+  function indexQueued(): void {
+    while (indexBatch(BATCH) > 0);
+  }
+
+  return {
+    indexQueued,
+    indexSearchBacklog,
+    unindexStore(storeId) {
+      // Once the queue is empty the index holds each memory's current row, which is what to remove.
+      indexQueued();
+      for (let after = ''; ; ) {
+        const rows = q.storePage.all(storeId, after, STORE_PAGE) as { seq: number; path: string; content: string }[];
+        for (const r of rows) q.unindex.run(r.seq, r.path, r.content);
+        const last = rows[rows.length - 1];
+        if (!last || rows.length < STORE_PAGE) return;
+        after = last.path;
+      }
+    },
+  };
+}
+
+/** A path and content; a redacted version has neither. */
+interface Text {
+  path: string | null;
+  content: string | null;
+}

@@ -1,0 +1,53 @@
+/** @module SQLite statements for mount sessions. */
+import { notFound } from '../../domain/errors.js';
+import type { Page, Session } from '../../domain/types.js';
+import { cursorNumber, decodeCursor, encodeCursor } from '../cursor.js';
+import type { SessionStorage } from '../port.js';
+import { toSession, type SessionRow } from './rows.js';
+import { writeTx, type Db } from './tx.js';
+
+export function createSessionStatements(db: Db): SessionStorage {
+  const q = {
+    insert: db.prepare(
+      'INSERT INTO sessions (id, workspace_id, status, resources, created_at, ended_at, local_pid) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    ),
+    get: db.prepare('SELECT * FROM sessions WHERE workspace_id = ? AND id = ?'),
+    list: db.prepare('SELECT * FROM sessions WHERE workspace_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?'),
+    active: db.prepare("SELECT * FROM sessions WHERE status = 'active' AND local_pid IS NULL ORDER BY seq"),
+    activeLocal: db.prepare("SELECT * FROM sessions WHERE status = 'active' AND local_pid IS NOT NULL ORDER BY seq"),
+    end: db.prepare("UPDATE sessions SET status = 'ended', ended_at = ? WHERE id = ?"),
+    countActive: db.prepare("SELECT count(*) AS n FROM sessions INDEXED BY sessions_active_by_workspace WHERE workspace_id = ? AND status = 'active'"),
+  };
+
+  return {
+    insertSession(s) {
+      q.insert.run(s.id, s.workspaceId, s.status, JSON.stringify(s.resources), s.createdAt, s.endedAt, s.localPid ?? null);
+    },
+    getSession(workspaceId, id) {
+      const r = q.get.get(workspaceId, id) as SessionRow | undefined;
+      return r ? toSession(r) : null;
+    },
+    listSessions(workspaceId, limit, page): Page<Session> {
+      const c = decodeCursor(page);
+      const rows = q.list.all(workspaceId, c ? cursorNumber(c, 's') : Number.MAX_SAFE_INTEGER, limit + 1) as SessionRow[];
+      const data = rows.slice(0, limit);
+      return { data: data.map(toSession), nextPage: rows.length > limit ? encodeCursor({ s: data[data.length - 1]!.seq }) : null };
+    },
+    countActiveSessions(workspaceId) {
+      return (q.countActive.get(workspaceId) as { n: number }).n;
+    },
+    listActiveSessions() {
+      return (q.active.all() as SessionRow[]).map(toSession);
+    },
+    listActiveLocalSessions() {
+      return (q.activeLocal.all() as SessionRow[]).map(toSession);
+    },
+    endSession: writeTx(db, (workspaceId: string, id: string, now: string): Session => {
+      const r = q.get.get(workspaceId, id) as SessionRow | undefined;
+      if (!r) throw notFound('session', id);
+      if (r.status === 'ended') return toSession(r);
+      q.end.run(now, id);
+      return toSession({ ...r, status: 'ended', ended_at: now });
+    }),
+  };
+}

@@ -1,0 +1,91 @@
+/** @module SQLite statements for memory stores: their settings, archiving, deletion and usage. */
+import { applyStorePatch } from '../../domain/store-rules.js';
+import { notFound } from '../../domain/errors.js';
+import type { Page, Store, StoreListQuery, StorePatch } from '../../domain/types.js';
+import { cursorNumber, decodeCursor, encodeCursor } from '../cursor.js';
+import type { StoreStorage } from '../port.js';
+import { toStore, type StoreRow } from './rows.js';
+import type { SyncReads } from './reads.js';
+import type { SearchIndex } from './search-index.js';
+import { writeTx, type Db } from './tx.js';
+
+export function createStoreStatements(db: Db, index: SearchIndex): Omit<StoreStorage, 'listStores'> & Pick<SyncReads, 'listStores'> {
+  const q = {
+    insertStore: db.prepare(
+      `INSERT INTO stores (id, workspace_id, name, description, metadata, created_at, updated_at, archived_at)
+       VALUES (@id, @workspaceId, @name, @description, @metadata, @createdAt, @updatedAt, @archivedAt)`,
+    ),
+    getStore: db.prepare('SELECT * FROM stores WHERE id = ? AND workspace_id = ?'),
+    getStoreById: db.prepare('SELECT * FROM stores WHERE id = ?'),
+    listStores: db.prepare(
+      `SELECT * FROM stores
+       WHERE workspace_id = @ws AND seq < @before
+         AND (@all = 1 OR archived_at IS NULL)
+         AND (@only IS NULL OR id IN (SELECT value FROM json_each(@only)))
+         AND (@gte IS NULL OR created_at >= @gte) AND (@lte IS NULL OR created_at <= @lte)
+       ORDER BY seq DESC LIMIT @limit`,
+    ),
+    updateStore: db.prepare(
+      'UPDATE stores SET name = ?, description = ?, metadata = ?, updated_at = ? WHERE id = ?',
+    ),
+    archiveStore: db.prepare('UPDATE stores SET archived_at = ?, updated_at = ? WHERE id = ?'),
+    deleteStore: db.prepare('DELETE FROM stores WHERE id = ? AND workspace_id = ?'),
+    usage: db.prepare('SELECT memories, bytes FROM store_usage WHERE store_id = ?'),
+  };
+
+  function mustGet(workspaceId: string, id: string): StoreRow {
+    const row = q.getStore.get(id, workspaceId) as StoreRow | undefined;
+    if (!row) throw notFound('memory store', id);
+    return row;
+  }
+
+  return {
+    insertStore(store) {
+      q.insertStore.run({ ...store, metadata: JSON.stringify(store.metadata) });
+    },
+    getStore(workspaceId, id) {
+      const r = q.getStore.get(id, workspaceId) as StoreRow | undefined;
+      return r ? toStore(r) : null;
+    },
+    getStoreById(id) {
+      const r = q.getStoreById.get(id) as StoreRow | undefined;
+      return r ? toStore(r) : null;
+    },
+    listStores(workspaceId, lq: StoreListQuery, only: readonly string[] | null = null): Page<Store> {
+      const c = decodeCursor(lq.page);
+      const rows = q.listStores.all({
+        ws: workspaceId,
+        before: c ? cursorNumber(c, 's') : Number.MAX_SAFE_INTEGER,
+        all: lq.includeArchived ? 1 : 0,
+        only: only === null ? null : JSON.stringify(only),
+        gte: lq.createdGte,
+        lte: lq.createdLte,
+        limit: lq.limit + 1,
+      }) as StoreRow[];
+      const more = rows.length > lq.limit;
+      const page = rows.slice(0, lq.limit);
+      return { data: page.map(toStore), nextPage: more ? encodeCursor({ s: page[page.length - 1]!.seq }) : null };
+    },
+    updateStore: writeTx(db, (workspaceId: string, id: string, patch: StorePatch, now: string): Store => {
+        const { store, changed } = applyStorePatch(toStore(mustGet(workspaceId, id)), patch, now);
+        if (changed) q.updateStore.run(store.name, store.description, JSON.stringify(store.metadata), now, id);
+        return store;
+      }),
+    archiveStore: writeTx(db, (workspaceId: string, id: string, now: string): Store => {
+        const row = mustGet(workspaceId, id);
+        if (row.archived_at) return toStore(row);
+        q.archiveStore.run(now, now, id);
+        return toStore({ ...row, archived_at: now, updated_at: now });
+      }),
+    deleteStore: writeTx(db, (workspaceId: string, id: string): void => {
+        mustGet(workspaceId, id);
+        // The delete takes the versions whose text the index needs to forget these memories.
+        index.unindexStore(id);
+        q.deleteStore.run(id, workspaceId);
+      }),
+    storeUsage(storeId) {
+      const r = q.usage.get(storeId) as { memories: number; bytes: number } | undefined;
+      return r ? { memories: r.memories, bytes: r.bytes } : { memories: 0, bytes: 0 };
+    },
+  };
+}

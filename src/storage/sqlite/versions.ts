@@ -1,0 +1,108 @@
+/** @module SQLite statements for memory versions: filtered newest-first lists and redaction. */
+import { planRedaction } from '../../domain/version-rules.js';
+import type { Actor, MemoryVersion, Page, VersionListQuery } from '../../domain/types.js';
+import { cursorNumber, decodeCursor, encodeCursor } from '../cursor.js';
+import type { MemoryStorage } from '../port.js';
+import { actorColumns, toVersion, type VersionRow } from './rows.js';
+import type { SyncReads } from './reads.js';
+import { createReceiptRedaction } from './receipts.js';
+import type { SearchIndex } from './search-index.js';
+import { afterCommit, writeTx, type Db, type Statement } from './tx.js';
+
+type VersionStatements = Pick<MemoryStorage, 'getVersion' | 'redactVersion'> & Pick<SyncReads, 'listVersions'>;
+
+export function createVersionStatements(db: Db, index: SearchIndex): VersionStatements {
+  const q = {
+    get: db.prepare('SELECT * FROM versions WHERE store_id = ? AND id = ?'),
+    // By the memory's id: there is no index on version_id, and this must not scan the store.
+    isHead: db.prepare('SELECT 1 FROM memories WHERE id = ? AND version_id = ?'),
+    redact: db.prepare(
+      `UPDATE versions SET path = NULL, content = NULL, content_sha256 = NULL, content_size_bytes = NULL,
+         redacted_at = ?, redacted_by_type = ?, redacted_by_id = ?
+       WHERE id = ?`,
+    ),
+    // An expired memory's last path stays in memory_expirations (so a checkpoint reference by path
+    // reads "expired"); once no version of that memory holds the path, it is redacted text too.
+    // '' is no memory path, so a reference by that path then reads "missing"; by id, still "expired".
+    forgetExpiredPath: db.prepare(
+      `UPDATE memory_expirations SET path = '' WHERE store_id = @store AND memory_id = @memory AND path = @path
+         AND NOT EXISTS (SELECT 1 FROM versions WHERE store_id = @store AND memory_id = @memory AND path = @path)`,
+    ),
+  };
+  const redactReceipts = createReceiptRedaction(db);
+  // One prepared statement per combination of filters, prepared on first use and kept.
+  const lists = new Map<string, Statement>();
+
+  function listStatement(lq: VersionListQuery): Statement {
+    const where = ['store_id = @store', 'seq < @before'];
+    if (lq.memoryId !== null) where.push('memory_id = @memoryId');
+    if (lq.operation !== null) where.push('operation = @operation');
+    if (lq.sessionId !== null) where.push("actor_type = 'session_actor' AND actor_id = @sessionId");
+    if (lq.apiKeyId !== null) where.push("actor_type = 'api_actor' AND actor_id = @apiKeyId");
+    // No service accounts write here, so that filter matches nothing.
+    if (lq.serviceAccountId !== null) where.push('0');
+    if (lq.createdGte !== null) where.push('created_at >= @gte');
+    if (lq.createdLte !== null) where.push('created_at <= @lte');
+    const columns = lq.view === 'full' ? '*' : 'seq, id, store_id, memory_id, operation, path, NULL AS content, content_sha256, content_size_bytes, created_at, actor_type, actor_id, redacted_at, redacted_by_type, redacted_by_id';
+    const sql = `SELECT ${columns} FROM versions WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT @limit`;
+    let stmt = lists.get(sql);
+    if (!stmt) {
+      stmt = db.prepare(sql);
+      lists.set(sql, stmt);
+    }
+    return stmt;
+  }
+
+  return {
+    getVersion(storeId, id) {
+      const r = q.get.get(storeId, id) as VersionRow | undefined;
+      return r ? toVersion(r) : null;
+    },
+
+    listVersions(storeId, lq): Page<MemoryVersion> {
+      const c = decodeCursor(lq.page);
+      const params: Record<string, string | number> = {
+        store: storeId,
+        before: c ? cursorNumber(c, 's') : Number.MAX_SAFE_INTEGER,
+        limit: lq.limit + 1,
+      };
+      if (lq.memoryId !== null) params['memoryId'] = lq.memoryId;
+      if (lq.operation !== null) params['operation'] = lq.operation;
+      if (lq.sessionId !== null) params['sessionId'] = lq.sessionId;
+      if (lq.apiKeyId !== null) params['apiKeyId'] = lq.apiKeyId;
+      if (lq.createdGte !== null) params['gte'] = lq.createdGte;
+      if (lq.createdLte !== null) params['lte'] = lq.createdLte;
+      const rows = listStatement(lq).all(params) as VersionRow[];
+      const page = rows.slice(0, lq.limit);
+      return { data: page.map(toVersion), nextPage: rows.length > lq.limit ? encodeCursor({ s: page[page.length - 1]!.seq }) : null };
+    },
+
+    redactVersion: (() => {
+      const redact = writeTx(db, (storeId: string, id: string, actor: Actor, now: string): { version: MemoryVersion; changed: boolean } => {
+        const found = q.get.get(storeId, id) as VersionRow | undefined;
+        // The head probe only for a version still to redact: an already redacted one is no head.
+        const isHead = found !== undefined && found.redacted_at === null && q.isHead.get(found.memory_id, id) !== undefined;
+        const plan = planRedaction(id, found ? { memoryId: found.memory_id, redactedAt: found.redacted_at } : null, isHead);
+        // planRedaction threw not_found when there was no row.
+        const row = found as VersionRow;
+        if (plan === 'already') return { version: toVersion(row), changed: false };
+        // The index may still hold this version's words, queued to be replaced, and removing them
+        // needs this text: re-index before it goes, so the checkpoint below erases them too.
+        index.indexQueued();
+        const a = actorColumns(actor);
+        q.redact.run(now, a.type, a.id, id);
+        // Receipts replaying this version's memory hold its text too: same transaction (issue 11).
+        redactReceipts(storeId, id);
+        if (row.path !== null) q.forgetExpiredPath.run({ store: storeId, memory: row.memory_id, path: row.path });
+        return { version: toVersion(q.get.get(storeId, id) as VersionRow), changed: true };
+      });
+      return (storeId: string, id: string, actor: Actor, now: string): MemoryVersion => {
+        const { version, changed } = redact(storeId, id, actor, now);
+        // Copy every page into the main file and cut the WAL to zero bytes: the old page images
+        // that still hold the redacted content leave the disk.
+        if (changed) afterCommit(db, () => db.pragma('wal_checkpoint(TRUNCATE)'));
+        return version;
+      };
+    })(),
+  };
+}
