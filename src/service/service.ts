@@ -115,6 +115,13 @@ export function createService({
     return s;
   }
 
+  /** chmod, utimens and chown through a mount: kept with the memory, no version (assertAttrs masks the mode). */
+  function setAttrs(caller: Caller, storeId: string, memoryId: string, attrs: KeptAttrs): void {
+    writable(caller, storeId);
+    const checked = assertAttrs(attrs);
+    commit(caller, () => storage.setMemoryAttrs(storeId, memoryId, checked, clock()));
+  }
+
   function stamp(caller: Caller) {
     return { actor: caller.actor, now: clock(), versionId: ids('version') };
   }
@@ -316,26 +323,15 @@ export function createService({
     },
     /** chmod through a mount: kept with the memory, no version; the ctime moves. */
     setMemoryMode(caller: Caller, storeId: string, memoryId: string, mode: number): void {
-      writable(caller, storeId);
-      commit(caller, () => storage.setMemoryAttrs(storeId, memoryId, { mode: mode & 0o7777 }, clock()));
+      setAttrs(caller, storeId, memoryId, { mode });
     },
     /** utimens through a mount: each time given is set (ms since the epoch), no version; the ctime moves. */
     setMemoryTimes(caller: Caller, storeId: string, memoryId: string, times: { atimeMs?: number; mtimeMs?: number }): void {
-      writable(caller, storeId);
-      const attrs = assertAttrs({
-        ...(times.atimeMs === undefined ? {} : { atimeMs: times.atimeMs }),
-        ...(times.mtimeMs === undefined ? {} : { mtimeMs: times.mtimeMs }),
-      });
-      commit(caller, () => storage.setMemoryAttrs(storeId, memoryId, attrs, clock()));
+      setAttrs(caller, storeId, memoryId, given(times));
     },
     /** chown through a mount: each id given is kept, no version; the ctime moves. */
     setMemoryOwner(caller: Caller, storeId: string, memoryId: string, owner: { uid?: number; gid?: number }): void {
-      writable(caller, storeId);
-      const attrs = assertAttrs({
-        ...(owner.uid === undefined ? {} : { uid: owner.uid }),
-        ...(owner.gid === undefined ? {} : { gid: owner.gid }),
-      });
-      commit(caller, () => storage.setMemoryAttrs(storeId, memoryId, attrs, clock()));
+      setAttrs(caller, storeId, memoryId, given(owner));
     },
 
     // ------------------------------------------------------------ versions
@@ -364,3 +360,8 @@ export function createService({
 }
 
 export type Service = ReturnType<typeof createService>;
+
+/** The fields of `o` that were given: with exactOptionalPropertyTypes, an absent time or id must not arrive as `undefined`. */
+function given<T extends object>(o: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as { [K in keyof T]?: Exclude<T[K], undefined> };
+}
