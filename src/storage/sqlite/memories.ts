@@ -7,23 +7,15 @@ import { assertDeletePrecondition, planUpdate } from '../../domain/memory-update
 import { subtreeEnd } from '../../domain/paths.js';
 import type { KeptAttrs, Memory, MemoryListItem, MemoryListQuery, MemoryMeta, Page } from '../../domain/types.js';
 import { cursorNumber, cursorString, decodeCursor, encodeCursor } from '../cursor.js';
-import type {
-  CreateMemoryInput,
-  DeleteMemoryInput,
-  MemoryStorage,
-  MoveMemoryInput,
-  MoveTreeInput,
-  SaveMemoryAtInput,
-  UpdateMemoryInput,
-  WriteStamp,
-} from '../port.js';
+// The port's input types by role name (port.CreateMemoryInput…): one import for the whole set.
+import type * as port from '../port.js';
 import { actorColumns, msToUs, toMemory, toMemoryMeta, type MemoryRow } from './rows.js';
 import { LIVE, createExpiryPurge } from './expiry.js';
 import { META, type ChildWalk } from './tree.js';
 import type { SyncReads } from './reads.js';
 import { writeTx, type Db, type Statement } from './tx.js';
 
-type MemoryStatements = Omit<MemoryStorage, 'getVersion' | 'listVersions' | 'redactVersion' | 'listMemories'> & Pick<SyncReads, 'listMemories'>;
+type MemoryStatements = Omit<port.MemoryStorage, 'getVersion' | 'listVersions' | 'redactVersion' | 'listMemories'> & Pick<SyncReads, 'listMemories'>;
 
 export function createMemoryStatements(db: Db, children: ChildWalk): MemoryStatements {
   const q = {
@@ -80,7 +72,7 @@ export function createMemoryStatements(db: Db, children: ChildWalk): MemoryState
   }
 
   function appendVersion(
-    stamp: WriteStamp,
+    stamp: port.WriteStamp,
     storeId: string,
     memoryId: string,
     op: 'created' | 'modified' | 'deleted',
@@ -101,7 +93,7 @@ export function createMemoryStatements(db: Db, children: ChildWalk): MemoryState
     return row;
   }
 
-  function insert(input: CreateMemoryInput & { attrs?: KeptAttrs }): Memory {
+  function insert(input: port.CreateMemoryInput & { attrs?: KeptAttrs }): Memory {
     assertWritable(input.storeId);
     checkOverlap(input.storeId, input.path, '');
     const sha = sha256Hex(input.content);
@@ -120,7 +112,7 @@ export function createMemoryStatements(db: Db, children: ChildWalk): MemoryState
     };
   }
 
-  function update(input: UpdateMemoryInput): { memory: Memory; changed: boolean } {
+  function update(input: port.UpdateMemoryInput): { memory: Memory; changed: boolean } {
     const current = toMemory(mustGet(input.storeId, input.memoryId));
     const plan = planUpdate(current, input);
     const expiresAt = input.expiresAt === undefined ? current.expiresAt : input.expiresAt;
@@ -160,28 +152,28 @@ export function createMemoryStatements(db: Db, children: ChildWalk): MemoryState
     return { ...m, ...next };
   }
 
-  function remove(stamp: WriteStamp, row: MemoryRow): void {
+  function remove(stamp: port.WriteStamp, row: MemoryRow): void {
     appendVersion(stamp, row.store_id, row.id, 'deleted', row.path, null);
     q.deleteMemory.run(row.id);
   }
 
   return {
-    createMemory: writeTx(db, (input: CreateMemoryInput): Memory => {
+    createMemory: writeTx(db, (input: port.CreateMemoryInput): Memory => {
       purgeExpired(input.storeId, input.now);
       return insert(input);
     }),
-    updateMemory: writeTx(db, (input: UpdateMemoryInput) => {
+    updateMemory: writeTx(db, (input: port.UpdateMemoryInput) => {
       purgeExpired(input.storeId, input.now);
       return update(input);
     }),
-    deleteMemory: writeTx(db, (input: DeleteMemoryInput): void => {
+    deleteMemory: writeTx(db, (input: port.DeleteMemoryInput): void => {
       purgeExpired(input.storeId, input.now);
       const row = mustGet(input.storeId, input.memoryId);
       assertDeletePrecondition(toMemory(row), input.expectedSha256);
       remove(input, row);
     }),
 
-    saveMemoryAt: writeTx(db, (input: SaveMemoryAtInput) => {
+    saveMemoryAt: writeTx(db, (input: port.SaveMemoryAtInput) => {
       purgeExpired(input.storeId, input.now);
       const row = q.byPath.get(input.storeId, input.path) as MemoryRow | undefined;
       if (!row) return { memory: insert(input), changed: true };
@@ -189,7 +181,7 @@ export function createMemoryStatements(db: Db, children: ChildWalk): MemoryState
       return update({ ...input, memoryId: row.id, ...(attrs ? { attrs } : {}) });
     }),
 
-    moveMemory: writeTx(db, (input: MoveMemoryInput): Memory => {
+    moveMemory: writeTx(db, (input: port.MoveMemoryInput): Memory => {
       purgeExpired(input.storeId, input.now);
       const current = mustGet(input.storeId, input.memoryId);
       if (current.path === input.path) return toMemory(current);
@@ -199,7 +191,7 @@ export function createMemoryStatements(db: Db, children: ChildWalk): MemoryState
       return update({ ...input, path: input.path }).memory;
     }),
 
-    moveTree: writeTx(db, (input: MoveTreeInput): number => {
+    moveTree: writeTx(db, (input: port.MoveTreeInput): number => {
       purgeExpired(input.storeId, input.now);
       assertWritable(input.storeId);
       const prefix = input.from + '/';
