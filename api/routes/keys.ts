@@ -15,7 +15,7 @@ export function keyRoutes(service: Service) {
 
   app.post('/', async (c) => {
     const input = parseKeyCreate(await jsonBody(c));
-    const minted = keys.issueKey(c.var.caller, input, (id) => service.getStore(c.var.caller, id));
+    const minted = keys.issueKey(c.var.caller, input);
     return c.json({ ...toWireApiKey(minted.key), secret: minted.secret });
   });
 

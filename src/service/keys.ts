@@ -52,7 +52,8 @@ export interface BootstrapResult {
   revoked: ApiKey | null;
 }
 
-export function createKeys(storage: Storage, clock: () => string) {
+/** `readable`: the service's store check (404 unless the caller sees the store), for the stores a new key is limited to. */
+export function createKeys(storage: Storage, clock: () => string, readable: (caller: Caller, storeId: string) => unknown) {
   function defaultWorkspace(): Workspace {
     const existing = storage.defaultWorkspace();
     if (existing) return existing;
@@ -153,11 +154,11 @@ export function createKeys(storage: Storage, clock: () => string) {
 
     /**
      * A key made by a caller (POST /v1/api_keys): an admin's right, in the caller's acting
-     * workspace; every store it is limited to must be one the caller sees (`assertStoreVisible`).
+     * workspace; every store it is limited to must be one the caller sees.
      */
-    issueKey(caller: Caller, input: { name: string; role: Role; storeIds: string[] | null }, assertStoreVisible: (storeId: string) => void): MintedKey {
+    issueKey(caller: Caller, input: { name: string; role: Role; storeIds: string[] | null }): MintedKey {
       assertAllowed(caller, 'manage_keys');
-      for (const id of input.storeIds ?? []) assertStoreVisible(id);
+      for (const id of input.storeIds ?? []) readable(caller, id);
       return api.createKey(input.name, input.role, caller.workspaceId, { storeIds: input.storeIds });
     },
 

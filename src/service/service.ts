@@ -90,7 +90,7 @@ export function createService({
   mountSync = 'fsync',
   onSyncError,
 }: ServiceOptions) {
-  const keys = createKeys(storage, clock);
+  const keys = createKeys(storage, clock, store);
   const limits = createLimits(storage, { ...DEFAULT_LIMITS, ...limitOptions });
   const wrote = (caller: Caller, versions: number) => observer.wrote?.(faceOf(caller), versions);
   const search = createSearch({ storage, readable: store });

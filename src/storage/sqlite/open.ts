@@ -18,7 +18,7 @@ import { createBulkImport, type ImportedWrite } from './bulk.js';
 import { createMemoryStatements } from './memories.js';
 import { createMountViewStatements } from './mount-view.js';
 import { createReceiptStatements } from './receipts.js';
-import { createSearchStatements, drainSearchBacklogYielding } from './search.js';
+import { createSearchStatements, drainSearchBacklog } from './search.js';
 import { createSearchIndex } from './search-index.js';
 import { createSessionStatements } from './sessions.js';
 import { createStoreStatements } from './stores.js';
@@ -113,7 +113,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     async searchMemories(storeId, q) {
       // The writer indexes the queue first (a write, so here), in batches that let others in between:
       // the reader then sees the index as of every answered write.
-      if (q.mode === 'fts' && readers.threads > 0) await drainSearchBacklogYielding(search.indexSearchBacklog);
+      if (q.mode === 'fts') await drainSearchBacklog(search.indexSearchBacklog);
       return readers.reads.searchMemories(storeId, q);
     },
   };

@@ -93,8 +93,8 @@ export function createSearchStatements(db: Db, index: SearchIndex): Pick<SyncRea
     scan: db.prepare(SEARCH_SQL.scan),
   };
 
+  // The caller has indexed the backlog first (open.ts, drainSearchBacklog): this only reads.
   function fts(storeId: string, sq: SearchQuery): SearchPage {
-    drainBounded();
     const c = decodeCursor(sq.page);
     let after = c ? cursorNumber(c, 'a') : 0;
     let skip = c ? cursorNumber(c, 'o') : 0;
@@ -156,11 +156,6 @@ export function createSearchStatements(db: Db, index: SearchIndex): Pick<SyncRea
     return { data, nextPage: next === null ? null : encodeCursor({ p: next }), candidatesCapped: capped };
   }
 
-  function drainBounded(): void {
-    const left = drainSearchBacklog(index.indexSearchBacklog);
-    if (left > 0) throw overloaded(left);
-  }
-
   return {
     indexSearchBacklog: index.indexSearchBacklog,
     searchMemories(storeId: string, sq: SearchQuery): SearchPage {
@@ -171,18 +166,12 @@ export function createSearchStatements(db: Db, index: SearchIndex): Pick<SyncRea
 }
 
 /**
- * Indexes what writes queued, but at most SEARCH_DRAIN_BATCHES batches: the upkeep keeps the queue
- * far below that (service/search-upkeep.ts), so a longer one means indexing is behind, and a search that
- * waited for all of it would stall every mount and request behind it. Returns how many still wait.
+ * Indexes what writes queued before a full-text search reads, but at most SEARCH_DRAIN_BATCHES
+ * batches, one per turn of the event loop: the upkeep keeps the queue far below that
+ * (service/search-upkeep.ts), so a longer one means indexing is behind, and a search that waited
+ * for all of it would stall every mount and request behind it (503 overloaded instead).
  */
-export function drainSearchBacklog(indexBatch: (max: number) => number): number {
-  let left = 1;
-  for (let i = 0; i < SEARCH_DRAIN_BATCHES && left > 0; i++) left = indexBatch(BATCH);
-  return left;
-}
-
-/** The same drain, one batch per turn of the event loop: the serving process's, before a search goes to a reader thread. */
-export async function drainSearchBacklogYielding(indexBatch: (max: number) => number): Promise<void> {
+export async function drainSearchBacklog(indexBatch: (max: number) => number): Promise<void> {
   let left = 1;
   for (let i = 0; i < SEARCH_DRAIN_BATCHES && left > 0; i++) {
     if (i > 0) await new Promise((resolve) => setImmediate(resolve));
