@@ -1,4 +1,4 @@
-/** @module The FUSE face: createMountManager implements the core's Mounter port over fuse-native. */
+/** @module The FUSE face: createMountManager implements the core's Mounter port over the FUSE binding (fs/binding/, fuse-native's addon ported to libfuse 3). */
 import { resolve } from 'node:path';
 import { MnemoError, notFound, type Mounter, type MountRequest } from '../src/index.js';
 import { ContentCache } from './content-cache.js';
