@@ -20,11 +20,11 @@ export type ReferencedMemory =
 
 export interface CheckpointStorage {
   /** Commits the bundle and moves the (agent, session) latest pointer in one transaction. */
-  insertCheckpoint(input: InsertCheckpointInput): Checkpoint;
-  getCheckpoint(storeId: string, id: string): Checkpoint | null;
-  getLatestCheckpoint(storeId: string, agentId: string, sessionId: string): Checkpoint | null;
+  insertCheckpoint(input: InsertCheckpointInput): Promise<Checkpoint>;
+  getCheckpoint(storeId: string, id: string): Promise<Checkpoint | null>;
+  getLatestCheckpoint(storeId: string, agentId: string, sessionId: string): Promise<Checkpoint | null>;
   /** Refuses (conflict) to delete the latest of its (agent, session). */
-  deleteCheckpoint(storeId: string, id: string): void;
+  deleteCheckpoint(storeId: string, id: string): Promise<void>;
   /** Finds a memory by id (preferred) or path, telling expired and missing apart. */
-  findReferencedMemory(storeId: string, ref: { memoryId: string | null; path: string | null }): ReferencedMemory;
+  findReferencedMemory(storeId: string, ref: { memoryId: string | null; path: string | null }): Promise<ReferencedMemory>;
 }

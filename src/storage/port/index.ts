@@ -3,10 +3,15 @@
  * adapter; the business rules it applies are pure functions in src/domain/ (or live in the service),
  * so an adapter only stores, finds and enforces what its schema can state. The SQLite adapter
  * implements it now; a shared PostgreSQL adapter can implement it later without touching the faces,
- * and runs the same conformance suites (test/src/storage/). The reads whose cost grows with the
- * store (searches, listing pages, the checks) return promises: the SQLite adapter runs them off the
- * event loop (sqlite/readers.ts), and they see every write answered before the call. Point lookups
- * and writes are still synchronous (see the README's Layout).
+ * and runs the same conformance suites (test/src/storage/). Every method returns a promise, so an
+ * adapter may answer from a pool of connections (PostgreSQL) or a worker thread; the SQLite adapter
+ * answers point lookups and writes on its one connection at once (settled promises) and runs the
+ * reads whose cost grows with the store (searches, listing pages, the checks) off the event loop
+ * (sqlite/readers.ts), where they see every write answered before the call. Three methods stay
+ * synchronous because they only read counters the adapter keeps in memory and never touch the
+ * database: `changeMark` and `ownWriteMark` (asked on every mount file operation, which must not
+ * wait a turn to learn that nothing changed) and `unsyncedCommits` (a gauge). A transaction's calls
+ * go through the `tx` it is handed (transactions.ts).
  */
 import type { CheckpointStorage } from './checkpoints.js';
 import type { KeyStorage } from './keys.js';
@@ -39,6 +44,7 @@ export type { SearchStorage } from './search.js';
 export type { SessionStorage } from './sessions.js';
 export type { StoreStorage, StoreUsage } from './stores.js';
 export type { AtomicOptions, TransactionStorage } from './transactions.js';
+export type { Synchronous } from './synchronous.js';
 
 /** The whole port: every role one adapter implements. */
 export interface Storage

@@ -6,12 +6,12 @@
 
 export interface MaintenanceStorage {
   /** Deletes memories that expired at or before `now` (as the next write would), at most `max` in one transaction; returns how many. */
-  purgeExpiredMemories(now: string, max?: number): number;
+  purgeExpiredMemories(now: string, max?: number): Promise<number>;
   /** Indexes up to `max` memories written since their last indexing, in one transaction; returns how many still wait. */
-  indexSearchBacklog(max: number): number;
+  indexSearchBacklog(max: number): Promise<number>;
   /** The engine's own integrity check; an empty list means clean. */
   integrityCheck(): Promise<string[]>;
   /** The domain's invariants (sqlite/schema/migrations.ts 2, 3, 9 and valid stored paths); an empty list means clean. */
   domainCheck(): Promise<string[]>;
-  close(): void;
+  close(): Promise<void>;
 }

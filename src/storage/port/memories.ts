@@ -89,24 +89,24 @@ export interface WriteResult {
 }
 
 export interface MemoryStorage {
-  createMemory(input: CreateMemoryInput): Memory;
-  updateMemory(input: UpdateMemoryInput): WriteResult;
-  deleteMemory(input: DeleteMemoryInput): void;
-  getMemory(storeId: string, id: string): Memory | null;
-  getMemoryByPath(storeId: string, path: string): Memory | null;
+  createMemory(input: CreateMemoryInput): Promise<Memory>;
+  updateMemory(input: UpdateMemoryInput): Promise<WriteResult>;
+  deleteMemory(input: DeleteMemoryInput): Promise<void>;
+  getMemory(storeId: string, id: string): Promise<Memory | null>;
+  getMemoryByPath(storeId: string, path: string): Promise<Memory | null>;
   /**
    * Sets the given attributes (chmod, chown, utimens) without a version, and moves the ctime to
    * `now` (RFC 3339). Throws not_found if the memory is gone, archived if the store is.
    */
-  setMemoryAttrs(storeId: string, id: string, attrs: KeptAttrs, now: string): void;
-  saveMemoryAt(input: SaveMemoryAtInput): WriteResult;
-  moveMemory(input: MoveMemoryInput): Memory;
+  setMemoryAttrs(storeId: string, id: string, attrs: KeptAttrs, now: string): Promise<void>;
+  saveMemoryAt(input: SaveMemoryAtInput): Promise<WriteResult>;
+  moveMemory(input: MoveMemoryInput): Promise<Memory>;
   /** Returns how many memories moved (each gets one `modified` version). */
-  moveTree(input: MoveTreeInput): number;
+  moveTree(input: MoveTreeInput): Promise<number>;
   listMemories(storeId: string, q: MemoryListQuery): Promise<Page<MemoryListItem>>;
 
-  getVersion(storeId: string, id: string): MemoryVersion | null;
+  getVersion(storeId: string, id: string): Promise<MemoryVersion | null>;
   listVersions(storeId: string, q: VersionListQuery): Promise<Page<MemoryVersion>>;
   /** Erases a version's path and content (and the receipts' copies); refuses the head of a live memory. */
-  redactVersion(storeId: string, id: string, actor: Actor, now: string): MemoryVersion;
+  redactVersion(storeId: string, id: string, actor: Actor, now: string): Promise<MemoryVersion>;
 }

@@ -13,13 +13,13 @@ export interface DirectoryListing {
 }
 
 export interface MountViewStorage {
-  getMemoryMetaByPath(storeId: string, path: string): MemoryMeta | null;
+  getMemoryMetaByPath(storeId: string, path: string): Promise<MemoryMeta | null>;
   /** The memory at `path` with its content as UTF-8 bytes (what a file read serves), or null. */
-  getMemoryBytesByPath(storeId: string, path: string): (MemoryMeta & { bytes: Buffer }) | null;
+  getMemoryBytesByPath(storeId: string, path: string): Promise<(MemoryMeta & { bytes: Buffer }) | null>;
   /** Direct children of a directory ("/" or "/a/b"), for the mount's readdir; at most `limit` entries if given. */
-  listDirectory(storeId: string, dir: string, limit?: number): DirectoryListing;
+  listDirectory(storeId: string, dir: string, limit?: number): Promise<DirectoryListing>;
   /** True if some memory lives strictly below `dir`: the directory is implied. */
-  hasMemoriesUnder(storeId: string, dir: string): boolean;
+  hasMemoriesUnder(storeId: string, dir: string): Promise<boolean>;
   /**
    * A number that changes after any committed write (at once for this process's writes, within
    * 100 ms for another process's): readers that keep answers (the mount) drop them when it moves.
@@ -33,5 +33,5 @@ export interface MountViewStorage {
    */
   ownWriteMark(): number;
   /** The earliest `expires_at` in the store after `after`, or null: live rows can vanish then without a write. */
-  nextExpiry(storeId: string, after: string): string | null;
+  nextExpiry(storeId: string, after: string): Promise<string | null>;
 }

@@ -27,9 +27,9 @@ export interface Receipt extends ReceiptScope {
 }
 
 export interface ReceiptStorage {
-  findReceipt(scope: ReceiptScope): Receipt | null;
-  insertReceipt(receipt: Receipt): void;
-  deleteReceipt(scope: ReceiptScope): void;
+  findReceipt(scope: ReceiptScope): Promise<Receipt | null>;
+  insertReceipt(receipt: Receipt): Promise<void>;
+  deleteReceipt(scope: ReceiptScope): Promise<void>;
   /** Deletes receipts that expired at or before `now`; returns how many. */
-  purgeReceipts(now: string): number;
+  purgeReceipts(now: string): Promise<number>;
 }

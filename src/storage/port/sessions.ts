@@ -2,15 +2,15 @@
 import type { Page, Session } from '../../domain/types.js';
 
 export interface SessionStorage {
-  insertSession(session: Session): void;
-  getSession(workspaceId: string, id: string): Session | null;
-  listSessions(workspaceId: string, limit: number, page: string | null): Page<Session>;
+  insertSession(session: Session): Promise<void>;
+  getSession(workspaceId: string, id: string): Promise<Session | null>;
+  listSessions(workspaceId: string, limit: number, page: string | null): Promise<Page<Session>>;
   /** Active sessions the server mounts: not those of a `mnemo mount` process (localPid). */
-  listActiveSessions(): Session[];
+  listActiveSessions(): Promise<Session[]>;
   /** Active sessions of `mnemo mount` processes, to end those whose process is gone. */
-  listActiveLocalSessions(): Session[];
+  listActiveLocalSessions(): Promise<Session[]>;
   /** Sets ended_at once; ending an ended session returns it unchanged. */
-  endSession(workspaceId: string, id: string, now: string): Session;
+  endSession(workspaceId: string, id: string, now: string): Promise<Session>;
   /** Active sessions of a workspace, counted from an index of active sessions only. */
-  countActiveSessions(workspaceId: string): number;
+  countActiveSessions(workspaceId: string): Promise<number>;
 }

@@ -8,18 +8,18 @@ export interface StoreUsage {
 }
 
 export interface StoreStorage {
-  insertStore(store: Store): void;
-  getStore(workspaceId: string, id: string): Store | null;
+  insertStore(store: Store): Promise<void>;
+  getStore(workspaceId: string, id: string): Promise<Store | null>;
   /** A store by id alone: for the mount, which is bound to a store, not a caller. */
-  getStoreById(id: string): Store | null;
+  getStoreById(id: string): Promise<Store | null>;
   /** `only`: the stores a scoped key may see (null: all of the workspace's). */
   listStores(workspaceId: string, q: StoreListQuery, only?: readonly string[] | null): Promise<Page<Store>>;
   /** Merges the patch (src/domain/store-rules.ts decides); refuses (archived) once the store is archived. */
-  updateStore(workspaceId: string, id: string, patch: StorePatch, now: string): Store;
+  updateStore(workspaceId: string, id: string, patch: StorePatch, now: string): Promise<Store>;
   /** Sets archived_at once; archiving an archived store returns it unchanged. */
-  archiveStore(workspaceId: string, id: string, now: string): Store;
+  archiveStore(workspaceId: string, id: string, now: string): Promise<Store>;
   /** Deletes the store with its memories, versions and checkpoints. */
-  deleteStore(workspaceId: string, id: string): void;
+  deleteStore(workspaceId: string, id: string): Promise<void>;
   /** How many memories the store holds and the sum of their sizes: one indexed row (sqlite/schema/limits.ts). */
-  storeUsage(storeId: string): StoreUsage;
+  storeUsage(storeId: string): Promise<StoreUsage>;
 }

@@ -3,6 +3,7 @@
  * (another process's within 100 ms), and the next moment a memory of a store expires (expiry hides
  * rows without a write). The mount keeps storage answers while both hold (fs/storage-view.ts).
  */
+import type { Synchronous } from './reads.js';
 import type { MountViewStorage } from '../port.js';
 import type { Db } from './tx.js';
 
@@ -41,7 +42,7 @@ export function trackWrites(db: Db): WriteCounter {
   return { count: () => writes };
 }
 
-export function createChangeStatements(db: Db, writes: WriteCounter): Pick<MountViewStorage, 'changeMark' | 'ownWriteMark' | 'nextExpiry'> {
+export function createChangeStatements(db: Db, writes: WriteCounter): Pick<Synchronous<MountViewStorage>, 'changeMark' | 'ownWriteMark' | 'nextExpiry'> {
   const q = {
     // Moves when another connection (a CLI beside the server) commits.
     outside: db.prepare('PRAGMA data_version').pluck(),

@@ -1,4 +1,5 @@
 /** @module SQLite statements for checkpoints: immutable bundles plus one latest pointer per (agent, session). */
+import type { Synchronous } from './reads.js';
 import { assertCheckpointDeletable, nextRevision } from '../../domain/checkpoint-rules.js';
 import { assertStoreWritable } from '../../domain/memory-rules.js';
 import type { Checkpoint, CheckpointBundle } from '../../domain/types.js';
@@ -26,7 +27,7 @@ const SELECT = `SELECT c.*, (h.checkpoint_id IS NOT NULL) AS is_latest FROM chec
 
 const EXPIRED = '(expires_at IS NOT NULL AND expires_at <= mnemo_now()) AS expired';
 
-export function createCheckpointStatements(db: Db): CheckpointStorage {
+export function createCheckpointStatements(db: Db): Synchronous<CheckpointStorage> {
   const q = {
     storeState: db.prepare('SELECT archived_at FROM stores WHERE id = ?'),
     head: db.prepare('SELECT checkpoint_id, revision FROM checkpoint_heads WHERE store_id = ? AND agent_id = ? AND session_id = ?'),

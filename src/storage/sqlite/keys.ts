@@ -1,4 +1,5 @@
 /** @module SQLite statements for workspaces and API keys (only a key's hash is stored). */
+import type { Synchronous } from './reads.js';
 import { notFound } from '../../domain/errors.js';
 import type { ApiKey, Workspace } from '../../domain/types.js';
 import type { KeyStorage } from '../port.js';
@@ -15,7 +16,7 @@ interface WorkspaceRow {
 
 const toWorkspace = (r: WorkspaceRow): Workspace => ({ id: r.id, name: r.name, createdAt: r.created_at });
 
-export function createKeyStatements(db: Db): KeyStorage {
+export function createKeyStatements(db: Db): Synchronous<KeyStorage> {
   const q = {
     getWs: db.prepare('SELECT id, name, created_at FROM workspaces WHERE id = ?'),
     listWs: db.prepare('SELECT id, name, created_at FROM workspaces ORDER BY is_default DESC, created_at, id'),

@@ -12,10 +12,10 @@ import type * as port from '../port.js';
 import { actorColumns, msToUs, toMemory, toMemoryMeta, type MemoryRow } from './rows.js';
 import { LIVE, createExpiryPurge } from './expiry.js';
 import { META, type ChildWalk } from './tree.js';
-import type { SyncReads } from './reads.js';
+import type { Synchronous, SyncReads } from './reads.js';
 import { writeTx, type Db, type Statement } from './tx.js';
 
-type MemoryStatements = Omit<port.MemoryStorage, 'getVersion' | 'listVersions' | 'redactVersion' | 'listMemories'> & Pick<SyncReads, 'listMemories'>;
+type MemoryStatements = Omit<Synchronous<port.MemoryStorage>, 'getVersion' | 'listVersions' | 'redactVersion' | 'listMemories'> & Pick<SyncReads, 'listMemories'>;
 
 export function createMemoryStatements(db: Db, children: ChildWalk): MemoryStatements {
   const q = {

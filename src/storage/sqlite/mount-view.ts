@@ -3,6 +3,7 @@
  * directory's children, each one indexed lookup or a short keyset walk (the change marks that tell
  * a mount its answers went stale are sqlite/changes.ts).
  */
+import type { Synchronous } from './reads.js';
 import { subtreeEnd } from '../../domain/paths.js';
 import type { MemoryMeta } from '../../domain/types.js';
 import type { DirectoryListing, MountViewStorage } from '../port.js';
@@ -11,7 +12,7 @@ import { LIVE } from './expiry.js';
 import { META, type ChildWalk } from './tree.js';
 import type { Db } from './tx.js';
 
-type MountViewStatements = Pick<MountViewStorage, 'getMemoryMetaByPath' | 'getMemoryBytesByPath' | 'listDirectory' | 'hasMemoriesUnder'>;
+type MountViewStatements = Pick<Synchronous<MountViewStorage>, 'getMemoryMetaByPath' | 'getMemoryBytesByPath' | 'listDirectory' | 'hasMemoriesUnder'>;
 
 export function createMountViewStatements(db: Db, children: ChildWalk): MountViewStatements {
   const q = {

@@ -1,13 +1,16 @@
 /**
  * @module The SQLite adapter: opens the file with durable pragmas, migrates by user_version and
  * composes the statement sets role by role (the port's roles, port/). Every port method is one
- * transaction.
+ * transaction; port-view.ts turns the statements' answers into the port's promises.
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { observeCommits, outerTx, type Db } from './tx.js';
-import type { AtomicOptions, MaintenanceStorage, MemoryStorage, MountViewStorage, SearchStorage, Storage, TransactionStorage } from '../port.js';
+import type { AtomicOptions, Storage } from '../port.js';
+import { SYNC_MOUNT_PORT, type SyncMountPort } from '../port/sync-bridge.js';
+import { MnemoError } from '../../domain/errors.js';
+import { bindPort, type ConnectionMethods } from './port-view.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema/migrations.js';
 import { createChangeStatements, trackWrites } from './changes.js';
 import { createCheckStatements } from './check.js';
@@ -34,9 +37,11 @@ export type InspectablePragma = 'journal_mode' | 'synchronous' | 'foreign_keys' 
 
 /** The port plus a read-only look at the connection settings, for tests and diagnostics. */
 export interface SqliteStorage extends Storage {
+  /** TEMPORARY (port/sync-bridge.ts): what today's synchronous fs/ reads and writes through. */
+  readonly [SYNC_MOUNT_PORT]: SyncMountPort;
   readPragma(name: InspectablePragma): unknown;
-  /** Runs `fn` as one transaction; port writes inside it become savepoints (bulk loads, the bench). */
-  batch<T>(fn: () => T): T;
+  /** Runs `fn` as one transaction over `tx` (bulk loads, the bench): `atomic` by another name. */
+  batch<T>(fn: (tx: Storage) => Promise<T>): Promise<T>;
   /** Appends already-valid writes in one transaction (sqlite/bulk.ts): the bench's large store. */
   importWrites(storeId: string, writes: ImportedWrite[]): void;
   /** How many worker threads answer the reads that grow with the store (0: they run inline). */
@@ -85,6 +90,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
   // Prepared before the write counter: index upkeep changes no memory, so it must not move the mark.
   const searchIndex = createSearchIndex(db);
   const writes = trackWrites(db);
+  const changes = createChangeStatements(db, writes);
   const children = createChildWalk(db);
   const walSync = createWalSync(db, file, _options.onSync);
   const search = createSearchStatements(db, searchIndex);
@@ -102,34 +108,36 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     domainCheck: checks.domainCheck,
   });
 
-  const memories: MemoryStorage = {
+  const connection: ConnectionMethods = {
+    ...stores,
+    ...createKeyStatements(db),
     ...memoryRows,
     ...versions,
-    listMemories: readers.reads.listMemories,
-    listVersions: readers.reads.listVersions,
-  };
-  const mountView: MountViewStorage = { ...createMountViewStatements(db, children), ...createChangeStatements(db, writes) };
-  const searches: SearchStorage = {
-    async searchMemories(storeId, q) {
-      // The writer indexes the queue first (a write, so here), in batches that let others in between:
-      // the reader then sees the index as of every answered write.
-      if (q.mode === 'fts') await drainSearchBacklog(search.indexSearchBacklog);
-      return readers.reads.searchMemories(storeId, q);
-    },
-  };
-  const transactions: TransactionStorage = {
-    // Port writes called inside fn are writeTx functions: nested, they become savepoints of this one.
-    // One not durable at commit runs at synchronous=NORMAL (sqlite/sync.ts).
-    atomic: <T>(fn: () => T, options?: AtomicOptions): T =>
-      options?.durable === false ? walSync.relaxed(() => outerTx(db, fn)) : outerTx(db, fn),
-    unsyncedCommits: walSync.unsynced,
-    syncCommits: walSync.sync,
-  };
-  const maintenance: MaintenanceStorage = {
+    ...createMountViewStatements(db, children),
+    nextExpiry: changes.nextExpiry,
+    ...createSessionStatements(db),
+    ...createReceiptStatements(db),
+    ...createCheckpointStatements(db),
     purgeExpiredMemories: createExpirySweep(db),
     indexSearchBacklog: search.indexSearchBacklog,
-    integrityCheck: readers.reads.integrityCheck,
-    domainCheck: readers.reads.domainCheck,
+  };
+  const { port, gate } = bindPort(db, walSync, {
+    connection,
+    reads: {
+      async searchMemories(storeId, q) {
+        // The writer indexes the queue first (a write, so here, through the gate), in batches that
+        // let others in between: the reader then sees the index as of every answered write.
+        if (q.mode === 'fts') await drainSearchBacklog((max) => port.indexSearchBacklog(max));
+        return readers.reads.searchMemories(storeId, q);
+      },
+      listMemories: readers.reads.listMemories,
+      listStores: readers.reads.listStores,
+      listVersions: readers.reads.listVersions,
+      integrityCheck: readers.reads.integrityCheck,
+      domainCheck: readers.reads.domainCheck,
+      syncCommits: walSync.sync,
+    },
+    local: { changeMark: changes.changeMark, ownWriteMark: changes.ownWriteMark, unsyncedCommits: walSync.unsynced },
     close() {
       readers.close();
       checkpointer?.stop();
@@ -140,26 +148,25 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
       }
       walSync.close();
     },
-  };
-  const storage: Storage = {
-    ...stores,
-    listStores: readers.reads.listStores,
-    ...createKeyStatements(db),
-    ...memories,
-    ...mountView,
-    ...createSessionStatements(db),
-    ...createReceiptStatements(db),
-    ...createCheckpointStatements(db),
-    ...searches,
-    ...transactions,
-    ...maintenance,
+  });
+  // TEMPORARY (port/sync-bridge.ts): the synchronous door today's fs/ needs, on the same statements.
+  const syncMount: SyncMountPort = {
+    ...connection,
+    changeMark: changes.changeMark,
+    ownWriteMark: changes.ownWriteMark,
+    atomic<T>(fn: () => T, options?: AtomicOptions): T {
+      if (gate.busy) throw new MnemoError('internal', 'a transaction holds the storage connection; retry');
+      // Port writes called inside fn are writeTx functions: nested, they become savepoints of this one.
+      return options?.durable === false ? walSync.relaxed(() => outerTx(db, fn)) : outerTx(db, fn);
+    },
   };
   return {
-    ...storage,
+    ...port,
+    [SYNC_MOUNT_PORT]: syncMount,
     readPragma(name) {
       return db.pragma(name, { simple: true });
     },
-    batch: (fn) => db.transaction(fn).immediate(),
+    batch: (fn) => port.atomic(fn),
     importWrites: createBulkImport(db, searchIndex),
     readerThreads: readers.threads,
   };

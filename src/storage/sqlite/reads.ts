@@ -18,6 +18,8 @@ export interface SyncReads {
 
 export type ReadMethod = keyof SyncReads;
 
+export type { Synchronous } from '../port/synchronous.js';
+
 /** The port's face of the same reads: each a promise, answered by a reader thread. */
 export type AsyncReads = { [M in ReadMethod]: (...args: Parameters<SyncReads[M]>) => Promise<ReturnType<SyncReads[M]>> };
 

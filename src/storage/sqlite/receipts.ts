@@ -1,4 +1,5 @@
 /** @module SQLite statements for idempotency receipts (the transaction that binds one to its mutation is `atomic`, sqlite.ts). */
+import type { Synchronous } from './reads.js';
 import type { Receipt, ReceiptScope, ReceiptStorage } from '../port.js';
 import type { Db } from './tx.js';
 
@@ -38,7 +39,7 @@ export function createReceiptRedaction(db: Db): (storeId: string, versionId: str
 
 const SCOPE = 'workspace_id = @workspaceId AND api_key_id = @apiKeyId AND route = @route AND idem_key = @key';
 
-export function createReceiptStatements(db: Db): ReceiptStorage {
+export function createReceiptStatements(db: Db): Synchronous<ReceiptStorage> {
   const q = {
     find: db.prepare(`SELECT * FROM idempotency_receipts WHERE ${SCOPE}`),
     insert: db.prepare(

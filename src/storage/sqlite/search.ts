@@ -22,7 +22,7 @@ import type { SearchHit, SearchPage, SearchQuery } from '../../domain/types.js';
 import { cursorNumber, cursorString, decodeCursor, encodeCursor } from '../cursor.js';
 import { phraseExcerpt, wordExcerpt } from '../excerpt.js';
 import type { MaintenanceStorage } from '../port.js';
-import type { SyncReads } from './reads.js';
+import type { Synchronous, SyncReads } from './reads.js';
 import { toMemoryMeta, type MemoryRow } from './rows.js';
 import { BATCH, type SearchIndex } from './search-index.js';
 import type { Db } from './tx.js';
@@ -85,7 +85,7 @@ export const SEARCH_SQL = {
     ORDER BY m.path`,
 };
 
-export function createSearchStatements(db: Db, index: SearchIndex): Pick<SyncReads, 'searchMemories'> & Pick<MaintenanceStorage, 'indexSearchBacklog'> {
+export function createSearchStatements(db: Db, index: SearchIndex): Pick<SyncReads, 'searchMemories'> & Pick<Synchronous<MaintenanceStorage>, 'indexSearchBacklog'> {
   const q = {
     rawEnd: db.prepare(SEARCH_SQL.rawEnd).pluck(),
     windowEnd: db.prepare(SEARCH_SQL.windowEnd).pluck(),
@@ -171,11 +171,11 @@ export function createSearchStatements(db: Db, index: SearchIndex): Pick<SyncRea
  * (service/search-upkeep.ts), so a longer one means indexing is behind, and a search that waited
  * for all of it would stall every mount and request behind it (503 overloaded instead).
  */
-export async function drainSearchBacklog(indexBatch: (max: number) => number): Promise<void> {
+export async function drainSearchBacklog(indexBatch: (max: number) => number | Promise<number>): Promise<void> {
   let left = 1;
   for (let i = 0; i < SEARCH_DRAIN_BATCHES && left > 0; i++) {
     if (i > 0) await new Promise((resolve) => setImmediate(resolve));
-    left = indexBatch(BATCH);
+    left = await indexBatch(BATCH);
   }
   if (left > 0) throw overloaded(left);
 }

@@ -1,4 +1,5 @@
 /** @module SQLite statements for mount sessions. */
+import type { Synchronous } from './reads.js';
 import { notFound } from '../../domain/errors.js';
 import type { Page, Session } from '../../domain/types.js';
 import { cursorNumber, decodeCursor, encodeCursor } from '../cursor.js';
@@ -6,7 +7,7 @@ import type { SessionStorage } from '../port.js';
 import { toSession, type SessionRow } from './rows.js';
 import { writeTx, type Db } from './tx.js';
 
-export function createSessionStatements(db: Db): SessionStorage {
+export function createSessionStatements(db: Db): Synchronous<SessionStorage> {
   const q = {
     insert: db.prepare(
       'INSERT INTO sessions (id, workspace_id, status, resources, created_at, ended_at, local_pid) VALUES (?, ?, ?, ?, ?, ?, ?)',

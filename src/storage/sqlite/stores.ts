@@ -5,11 +5,11 @@ import type { Page, Store, StoreListQuery, StorePatch } from '../../domain/types
 import { cursorNumber, decodeCursor, encodeCursor } from '../cursor.js';
 import type { StoreStorage } from '../port.js';
 import { toStore, type StoreRow } from './rows.js';
-import type { SyncReads } from './reads.js';
+import type { Synchronous, SyncReads } from './reads.js';
 import type { SearchIndex } from './search-index.js';
 import { writeTx, type Db } from './tx.js';
 
-export function createStoreStatements(db: Db, index: SearchIndex): Omit<StoreStorage, 'listStores'> & Pick<SyncReads, 'listStores'> {
+export function createStoreStatements(db: Db, index: SearchIndex): Omit<Synchronous<StoreStorage>, 'listStores'> & Pick<SyncReads, 'listStores'> {
   const q = {
     insertStore: db.prepare(
       `INSERT INTO stores (id, workspace_id, name, description, metadata, created_at, updated_at, archived_at)

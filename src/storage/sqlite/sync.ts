@@ -22,6 +22,8 @@ import type { Db } from './tx.js';
 export interface WalSync {
   /** Runs `fn` (one transaction) at synchronous=NORMAL; inside an open transaction, that one decides. */
   relaxed<T>(fn: () => T): T;
+  /** The same for a transaction that spans awaits (open.ts keeps the connection to it meanwhile). */
+  relaxedAsync<T>(fn: () => Promise<T>): Promise<T>;
   /** Relaxed commits that may not be on disk yet. */
   unsynced(): number;
   /** Resolves once every commit made before the call is on disk; rejects with the disk's error. */
@@ -85,6 +87,17 @@ export function createWalSync(db: Db, file: string, onSync?: (seconds: number) =
       db.pragma('synchronous = NORMAL');
       try {
         const result = fn();
+        committed++;
+        return result;
+      } finally {
+        db.pragma('synchronous = FULL');
+      }
+    },
+    async relaxedAsync<T>(fn: () => Promise<T>): Promise<T> {
+      if (db.inTransaction) return fn();
+      db.pragma('synchronous = NORMAL');
+      try {
+        const result = await fn();
         committed++;
         return result;
       } finally {

@@ -1,4 +1,9 @@
-/** @module One write transaction per port operation: BEGIN IMMEDIATE takes the write lock up front. */
+/**
+ * @module One write transaction per port operation: BEGIN IMMEDIATE takes the write lock up front.
+ * `atomic` transactions (asyncTx) span awaits, so they are opened by hand rather than through
+ * better-sqlite3's `db.transaction`, which runs only synchronous functions; the port operations
+ * called inside them are still `db.transaction` functions, which become savepoints of the open one.
+ */
 import type Database from 'better-sqlite3';
 
 export type Db = Database.Database;
@@ -74,4 +79,76 @@ export function outerTx<R>(db: Db, fn: () => R): R {
   pending.delete(db);
   for (const f of list) f();
   return result;
+}
+
+interface Controls {
+  begin: Statement;
+  commit: Statement;
+  rollback: Statement;
+  /** SAVEPOINT, RELEASE and ROLLBACK TO statements by nesting depth (1 = the first savepoint). */
+  savepoints: { open: Statement; release: Statement; undo: Statement }[];
+  depth: number;
+}
+
+const controls = new WeakMap<Db, Controls>();
+
+function controlsOf(db: Db): Controls {
+  let c = controls.get(db);
+  if (!c) {
+    c = { begin: db.prepare('BEGIN IMMEDIATE'), commit: db.prepare('COMMIT'), rollback: db.prepare('ROLLBACK'), savepoints: [], depth: 0 };
+    controls.set(db, c);
+  }
+  return c;
+}
+
+/**
+ * The async twin of `outerTx`: BEGIN IMMEDIATE, await `fn`, COMMIT (ROLLBACK if it rejects), then
+ * the after-commit work. Inside an open one it is a savepoint. The caller (open.ts) keeps every
+ * other user of the connection out until it settles: nothing else may run statements meanwhile.
+ */
+export async function asyncTx<R>(db: Db, fn: () => Promise<R>): Promise<R> {
+  const c = controlsOf(db);
+  if (c.depth > 0 || db.inTransaction) return savepoint(db, c, fn);
+  const observe = commitObservers.get(db);
+  const started = observe ? performance.now() : 0;
+  c.begin.run();
+  let result: R;
+  try {
+    result = await fn();
+    c.commit.run();
+  } catch (err) {
+    pending.delete(db);
+    // SQLite rolls some failures back by itself (a full disk); then there is nothing left to undo.
+    if (db.inTransaction) c.rollback.run();
+    throw err;
+  }
+  observe?.((performance.now() - started) / 1000);
+  const list = pending.get(db) ?? [];
+  pending.delete(db);
+  for (const f of list) f();
+  return result;
+}
+
+async function savepoint<R>(db: Db, c: Controls, fn: () => Promise<R>): Promise<R> {
+  const level = ++c.depth;
+  let sp = c.savepoints[level - 1];
+  if (!sp) {
+    const name = `mnemo_atomic_${level}`;
+    sp = { open: db.prepare(`SAVEPOINT ${name}`), release: db.prepare(`RELEASE ${name}`), undo: db.prepare(`ROLLBACK TO ${name}`) };
+    c.savepoints[level - 1] = sp;
+  }
+  sp.open.run();
+  try {
+    const result = await fn();
+    sp.release.run();
+    return result;
+  } catch (err) {
+    if (db.inTransaction) {
+      sp.undo.run();
+      sp.release.run();
+    }
+    throw err;
+  } finally {
+    c.depth = level - 1;
+  }
 }

@@ -4,12 +4,12 @@ import type { Actor, MemoryVersion, Page, VersionListQuery } from '../../domain/
 import { cursorNumber, decodeCursor, encodeCursor } from '../cursor.js';
 import type { MemoryStorage } from '../port.js';
 import { actorColumns, toVersion, type VersionRow } from './rows.js';
-import type { SyncReads } from './reads.js';
+import type { Synchronous, SyncReads } from './reads.js';
 import { createReceiptRedaction } from './receipts.js';
 import type { SearchIndex } from './search-index.js';
 import { afterCommit, writeTx, type Db, type Statement } from './tx.js';
 
-type VersionStatements = Pick<MemoryStorage, 'getVersion' | 'redactVersion'> & Pick<SyncReads, 'listVersions'>;
+type VersionStatements = Pick<Synchronous<MemoryStorage>, 'getVersion' | 'redactVersion'> & Pick<SyncReads, 'listVersions'>;
 
 export function createVersionStatements(db: Db, index: SearchIndex): VersionStatements {
   const q = {

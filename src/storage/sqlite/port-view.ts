@@ -1,0 +1,133 @@
+/**
+ * @module The port's promises over the one SQLite connection, and the writer gate that keeps an
+ * open `atomic` transaction to itself.
+ *
+ * The SQL modules answer synchronously; the port's methods return those answers as settled
+ * promises, so a transaction whose function awaits only its `tx` calls runs start to commit within
+ * one macrotask, as before. One connection has one transaction at a time, though: while an `atomic`
+ * is open (its function may await something else, a timer or another service), a call that arrives
+ * through the outer port would run inside it and commit or roll back with it. The gate makes such
+ * calls wait until the transaction ends, in arrival order; the `tx` view handed to the transaction
+ * bypasses it. PostgreSQL gets the same from a pooled client per transaction.
+ */
+import { MnemoError } from '../../domain/errors.js';
+import type { AtomicOptions, Storage } from '../port.js';
+import type { Synchronous } from './reads.js';
+import { asyncTx, type Db } from './tx.js';
+import type { WalSync } from './sync.js';
+
+/** The methods that answer on the connection at once; the port wraps each in a settled promise. */
+export type ConnectionMethods = Synchronous<Omit<Storage, LocalMethod | AsyncMethod | 'atomic' | 'close'>>;
+
+/** Counters kept in memory: synchronous in the port too (port/index.ts says why). */
+type LocalMethod = 'changeMark' | 'ownWriteMark' | 'unsyncedCommits';
+
+/** Methods that are promises already (reader threads, WAL syncs). */
+type AsyncMethod = 'searchMemories' | 'listMemories' | 'listStores' | 'listVersions' | 'integrityCheck' | 'domainCheck' | 'syncCommits';
+
+export interface PortParts {
+  connection: ConnectionMethods;
+  reads: Pick<Storage, AsyncMethod>;
+  local: Pick<Storage, LocalMethod>;
+  close(): void;
+}
+
+/** One transaction at a time on the connection; calls from outside it wait their turn. */
+export interface WriterGate {
+  readonly busy: boolean;
+  /** Resolves once the caller holds the connection (at once, in a microtask, when nobody does). */
+  enter(): Promise<void>;
+  leave(): void;
+}
+
+export function createWriterGate(): WriterGate {
+  let busy = false;
+  const waiting: (() => void)[] = [];
+  return {
+    get busy() {
+      return busy;
+    },
+    enter(): Promise<void> {
+      if (!busy) {
+        busy = true;
+        return Promise.resolve();
+      }
+      return new Promise<void>((resolve) => waiting.push(resolve));
+    },
+    leave(): void {
+      const next = waiting.shift();
+      if (next) next();
+      else busy = false;
+    },
+  };
+}
+
+type AnyFn = (...args: unknown[]) => unknown;
+
+function settled(fn: AnyFn): (...args: unknown[]) => Promise<unknown> {
+  return (...args) => {
+    try {
+      return Promise.resolve(fn(...args));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  };
+}
+
+/** The outer port and the `tx` view that `atomic` hands its function (one object: one connection, one transaction). */
+export function bindPort(db: Db, walSync: WalSync, parts: PortParts): { port: Storage; gate: WriterGate } {
+  const gate = createWriterGate();
+  const tx = {} as Record<string, unknown>;
+  const port = {} as Record<string, unknown>;
+
+  for (const [name, fn] of Object.entries(parts.connection as unknown as Record<string, AnyFn>)) {
+    const inTx = settled(fn);
+    tx[name] = inTx;
+    port[name] = (...args: unknown[]) => {
+      if (!gate.busy) return inTx(...args);
+      return gate.enter().then(() => {
+        try {
+          return fn(...args);
+        } finally {
+          gate.leave();
+        }
+      });
+    };
+  }
+  for (const [name, fn] of Object.entries(parts.reads as unknown as Record<string, AnyFn>)) {
+    tx[name] = fn;
+    // A read on a reader thread does not hold the connection; it only starts after an open transaction.
+    port[name] = (...args: unknown[]) => {
+      if (!gate.busy) return fn(...args);
+      return gate.enter().then(() => {
+        gate.leave();
+        return fn(...args);
+      });
+    };
+  }
+  for (const [name, fn] of Object.entries(parts.local as unknown as Record<string, AnyFn>)) {
+    tx[name] = fn;
+    port[name] = fn;
+  }
+
+  const run = <T>(fn: (tx: Storage) => Promise<T>, options?: AtomicOptions): Promise<T> => {
+    const body = () => fn(tx as unknown as Storage);
+    return options?.durable === false ? walSync.relaxedAsync(() => asyncTx(db, body)) : asyncTx(db, body);
+  };
+  // Nested: a savepoint of the open transaction (asyncTx knows it is inside one).
+  tx['atomic'] = run;
+  port['atomic'] = async <T>(fn: (tx: Storage) => Promise<T>, options?: AtomicOptions): Promise<T> => {
+    await gate.enter();
+    try {
+      return await run(fn, options);
+    } finally {
+      gate.leave();
+    }
+  };
+  tx['close'] = () => Promise.reject(new MnemoError('internal', 'cannot close the storage inside a transaction'));
+  port['close'] = async () => {
+    if (gate.busy) await gate.enter();
+    parts.close();
+  };
+  return { port: port as unknown as Storage, gate };
+}
