@@ -8,8 +8,8 @@ export function auth(keys: Keys): MiddlewareHandler<AppEnv> {
   return async function authMiddleware(c, next) {
     const header = requestHeader(c, 'x-api-key');
     const bearer = /^Bearer\s+(.+)$/i.exec(requestHeader(c, 'authorization') ?? '')?.[1];
-    const key = keys.authenticate(header ?? bearer?.trim() ?? null);
-    const workspaceId = keys.actingWorkspace(key, requestHeader(c, 'anthropic-workspace-id'));
+    const key = await keys.authenticate(header ?? bearer?.trim() ?? null);
+    const workspaceId = await keys.actingWorkspace(key, requestHeader(c, 'anthropic-workspace-id'));
     c.set('apiKey', key);
     c.set('caller', {
       workspaceId,

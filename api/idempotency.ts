@@ -4,7 +4,7 @@
  */
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { fingerprint, parseIdempotencyKey, type Idempotency, type IdempotentRequest, type Reply } from '../src/index.js';
+import { fingerprint, parseIdempotencyKey, type Idempotency, type IdempotentRequest, type Operations, type Reply } from '../src/index.js';
 import type { AppEnv } from './env.js';
 import { header, query } from './request.js';
 
@@ -31,8 +31,11 @@ export function respond(c: Context<AppEnv>, reply: Reply, replayed: boolean) {
   return c.json(reply.body as object, reply.status as ContentfulStatusCode);
 }
 
-/** A synchronous mutation: replay, or run it and record its reply atomically, in a group commit. */
-export async function mutation(c: Context<AppEnv>, idem: Idempotency, route: string, body: unknown, run: () => Reply) {
+/**
+ * A mutation: replay, or run it and record its reply atomically, in a group commit. `run` gets the
+ * service's operations on that transaction and must make its writes through them.
+ */
+export async function mutation(c: Context<AppEnv>, idem: Idempotency, route: string, body: unknown, run: (ops: Operations) => Promise<Reply>) {
   const req = idempotentRequest(c, route, body);
   const { reply, replayed } = await idem.settle(req, run);
   return respond(c, reply, replayed);
@@ -48,7 +51,7 @@ export async function asyncMutation(
 ) {
   const req = idempotentRequest(c, route, body);
   return idem.exclusive(req, async () => {
-    const found = req && idem.find(req);
+    const found = req && (await idem.find(req));
     if (found) return respond(c, found, true);
     return respond(c, await run(req), false);
   });

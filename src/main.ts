@@ -98,9 +98,9 @@ async function runServe(config: Config): Promise<number> {
     mountSync: config.mountSync,
     onSyncError: syncFailed,
   });
-  const { minted, revoked } = service.keys.bootstrapAdminKey(config.adminKey, config.rotateAdminKey);
+  const { minted, revoked } = await service.keys.bootstrapAdminKey(config.adminKey, config.rotateAdminKey);
   if (revoked) log(`mnemo: admin key rotated: ${revoked.id} is revoked, MNEMO_ADMIN_KEY is the admin key now`);
-  service.idempotency.purge();
+  await service.idempotency.purge();
   metrics.watch({
     activeSessions: service.countMountedSessions,
     mounts: async () => (await mounter.mounted?.())?.length ?? 0,
@@ -136,7 +136,7 @@ async function runServe(config: Config): Promise<number> {
   await mounter.unmountAll();
   // The last sync after the unmount's final saves; the close's checkpoint (at FULL) syncs again anyway.
   await service.durability.stop().catch(syncFailed);
-  storage.close();
+  await storage.close();
   removePidFile(config.dataDir);
   owned.release();
   return 0;
@@ -164,7 +164,7 @@ async function runMcp(config: Config): Promise<number> {
     await serveMcpStdio({ service, apiKey: config.apiKey, log });
   } finally {
     stopIndexing();
-    storage.close();
+    await storage.close();
     lock.release();
   }
   return 0;
@@ -182,7 +182,7 @@ async function runMount(config: Config, args: string[], flags: Record<string, st
     return await mountUntilSignal(config, { service, storage, mounter }, storeId, resolve(dir), flags['read-only'] === true);
   } finally {
     await service.durability.stop().catch(syncFailed);
-    storage.close();
+    await storage.close();
     lock.release();
   }
 }
@@ -194,7 +194,7 @@ interface MountProcess {
 }
 
 async function mountUntilSignal(config: Config, { service, storage, mounter }: MountProcess, storeId: string, hostPath: string, readOnly: boolean): Promise<number> {
-  const store = storage.getStoreById(storeId);
+  const store = await storage.getStoreById(storeId);
   if (!store) {
     log(`no memory store ${storeId} in ${config.dbFile}`);
     return 1;
@@ -215,8 +215,8 @@ async function mountUntilSignal(config: Config, { service, storage, mounter }: M
   // Writes are attributed to a session of their own, recorded (with this pid) so the API shows it.
   const session = local.start({ store, hostPath, readOnly });
   const access = mountAccess(store, readOnly);
-  await mounter.mount({ storeId, hostPath, readOnly: access !== 'writable', actor: { type: 'session_actor', sessionId: session.id }, service });
-  local.record(session);
+  await mounter.mount({ storeId, hostPath, readOnly: access !== 'writable', actor: { type: 'session_actor', sessionId: session.id }, service: service.mountService });
+  await local.record(session);
   const stopped = untilSignal();
   process.stdout.write(`${hostPath}\n`);
   log(`mnemo: ${store.name} (${storeId}) mounted at ${hostPath} as ${session.id}; Ctrl-C unmounts`);
@@ -225,7 +225,7 @@ async function mountUntilSignal(config: Config, { service, storage, mounter }: M
   await stopped;
   stopIndexing();
   await mounter.unmountAll();
-  local.end(session);
+  await local.end(session);
   return 0;
 }
 

@@ -13,7 +13,7 @@ export interface StdioOptions {
 
 /** Connects to stdin/stdout and resolves when the client closes the connection. */
 export async function serveMcpStdio({ service, apiKey, log = console.error }: StdioOptions): Promise<void> {
-  const key = service.keys.authenticate(apiKey);
+  const key = await service.keys.authenticate(apiKey);
   const caller = {
     workspaceId: key.workspaceId,
     actor: { type: 'api_actor' as const, apiKeyId: key.id },

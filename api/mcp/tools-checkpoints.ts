@@ -27,8 +27,8 @@ export function registerCheckpointTools(server: McpServer, service: Service, cal
       inputSchema: { memory_store_id: z.string(), ...CHECKPOINT_FIELDS, references: z.array(CHECKPOINT_REFERENCE).nullish() },
     },
     ({ memory_store_id, ...body }) =>
-      run(() => {
-        const c = ckpt.create(caller, memory_store_id, ckpt.parse(body));
+      run(async () => {
+        const c = await ckpt.create(caller, memory_store_id, ckpt.parse(body));
         const { type, id, revision, locator, size_bytes } = toWireCheckpoint(c);
         return { type, id, revision, locator, size_bytes };
       }),
@@ -53,7 +53,7 @@ export function registerCheckpointTools(server: McpServer, service: Service, cal
       },
     },
     (a) =>
-      run(() => {
+      run(async () => {
         const { maxBytes } = parseRestore({ max_bytes: a.max_bytes });
         const fromLocator = a.locator === undefined ? null : parseLocator(a.locator);
         const storeId = fromLocator?.storeId ?? a.memory_store_id;
@@ -63,7 +63,7 @@ export function registerCheckpointTools(server: McpServer, service: Service, cal
         if (checkpointId !== undefined) target = { checkpointId };
         else if (a.agent_id !== undefined && a.session_id !== undefined) target = { agentId: a.agent_id, sessionId: a.session_id };
         else throw new MnemoError('invalid_request', 'give checkpoint_id, locator, or agent_id and session_id', { field: 'checkpoint_id' });
-        return toWireRestore(ckpt.restore(caller, storeId, target, maxBytes, restoreWireBytes));
+        return toWireRestore(await ckpt.restore(caller, storeId, target, maxBytes, restoreWireBytes));
       }),
   );
 
@@ -74,8 +74,8 @@ export function registerCheckpointTools(server: McpServer, service: Service, cal
       inputSchema: { memory_store_id: z.string(), checkpoint_id: z.string() },
     },
     (a) =>
-      run(() => {
-        ckpt.delete(caller, a.memory_store_id, a.checkpoint_id);
+      run(async () => {
+        await ckpt.delete(caller, a.memory_store_id, a.checkpoint_id);
         return { type: 'checkpoint_deleted', id: a.checkpoint_id };
       }),
   );

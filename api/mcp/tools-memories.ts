@@ -24,8 +24,8 @@ const str = (n: number | undefined) => (n === undefined ? undefined : String(n))
 
 export function registerMemoryTools(server: McpServer, service: Service, caller: Caller, run: ToolRunner): void {
   /** The live memory at `p`, after the caller's read check on the store. */
-  function atPath(storeId: string, p: string): Memory {
-    const m = service.getMemoryByPath(caller, storeId, p);
+  async function atPath(storeId: string, p: string): Promise<Memory> {
+    const m = await service.getMemoryByPath(caller, storeId, p);
     if (!m) throw new MnemoError('not_found', `no memory at ${p}`);
     return m;
   }
@@ -66,10 +66,10 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
       inputSchema: { memory_store_id: store, path: path.optional(), memory_id: z.string().optional() },
     },
     (a) =>
-      run(() => {
-        if (a.memory_id !== undefined) return toWireMemory(service.getMemory(caller, a.memory_store_id, a.memory_id), 'full');
+      run(async () => {
+        if (a.memory_id !== undefined) return toWireMemory(await service.getMemory(caller, a.memory_store_id, a.memory_id), 'full');
         if (a.path === undefined) throw new MnemoError('invalid_request', 'give path or memory_id', { field: 'path' });
-        return toWireMemory(atPath(a.memory_store_id, a.path), 'full');
+        return toWireMemory(await atPath(a.memory_store_id, a.path), 'full');
       }),
   );
 
@@ -87,21 +87,21 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
       },
     },
     (a) =>
-      run(() => {
-        const existing = service.getMemoryByPath(caller, a.memory_store_id, a.path);
+      run(async () => {
+        const existing = await service.getMemoryByPath(caller, a.memory_store_id, a.path);
         if (!existing) {
           if (a.content_sha256 !== undefined) {
             throw new MnemoError('precondition_failed', `no memory at ${a.path}, so it cannot have content_sha256 ${a.content_sha256}`);
           }
           const input = parseMemoryCreate({ path: a.path, content: a.content, ttl_seconds: a.ttl_seconds });
-          return toWireMemory(service.createMemory(caller, a.memory_store_id, input), 'basic');
+          return toWireMemory(await service.createMemory(caller, a.memory_store_id, input), 'basic');
         }
         const write = parseMemoryUpdate({
           content: a.content,
           ttl_seconds: a.ttl_seconds,
           precondition: a.content_sha256 === undefined ? undefined : { type: 'content_sha256', content_sha256: a.content_sha256 },
         });
-        return toWireMemory(service.updateMemory(caller, a.memory_store_id, existing.id, write), 'basic');
+        return toWireMemory(await service.updateMemory(caller, a.memory_store_id, existing.id, write), 'basic');
       }),
   );
 
@@ -122,12 +122,12 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
       },
     },
     (a) =>
-      run(() => {
-        const m = atPath(a.memory_store_id, a.path);
+      run(async () => {
+        const m = await atPath(a.memory_store_id, a.path);
         const content = a.command === 'str_replace' ? replaceOnce(m.content, a.old_str, a.new_str ?? '') : insertAt(m.content, a.insert_line, a.insert_text);
         // The edit applies to what was read: a concurrent change fails it instead of being overwritten.
         const write = parseMemoryUpdate({ content, precondition: { type: 'content_sha256', content_sha256: expected(a.content_sha256) ?? m.contentSha256 } });
-        return toWireMemory(service.updateMemory(caller, a.memory_store_id, m.id, write), 'basic');
+        return toWireMemory(await service.updateMemory(caller, a.memory_store_id, m.id, write), 'basic');
       }),
   );
 
@@ -138,13 +138,13 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
       inputSchema: { memory_store_id: store, path, new_path: z.string(), content_sha256: sha },
     },
     (a) =>
-      run(() => {
-        const m = atPath(a.memory_store_id, a.path);
+      run(async () => {
+        const m = await atPath(a.memory_store_id, a.path);
         const write = parseMemoryUpdate({
           path: a.new_path,
           precondition: a.content_sha256 === undefined ? undefined : { type: 'content_sha256', content_sha256: a.content_sha256 },
         });
-        return toWireMemory(service.updateMemory(caller, a.memory_store_id, m.id, write), 'basic');
+        return toWireMemory(await service.updateMemory(caller, a.memory_store_id, m.id, write), 'basic');
       }),
   );
 
@@ -152,9 +152,9 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
     'memory_delete',
     { description: 'Delete the memory at path (its history stays).', inputSchema: { memory_store_id: store, path, content_sha256: sha } },
     (a) =>
-      run(() => {
-        const m = atPath(a.memory_store_id, a.path);
-        service.deleteMemory(caller, a.memory_store_id, m.id, expected(a.content_sha256));
+      run(async () => {
+        const m = await atPath(a.memory_store_id, a.path);
+        await service.deleteMemory(caller, a.memory_store_id, m.id, expected(a.content_sha256));
         return { type: 'memory_deleted', id: m.id, path: m.path };
       }),
   );

@@ -17,36 +17,36 @@ export function checkpointRoutes(service: Service, idem: Idempotency) {
     const body = await jsonBody(c);
     const req = ckpt.parse(body);
     const storeId = c.req.param('store');
-    return mutation(c, idem, 'POST /v1/memory_stores/{id}/checkpoints', body, () =>
-      ok(toWireCheckpoint(ckpt.create(c.var.caller, storeId, req)), { storeId }),
+    return mutation(c, idem, 'POST /v1/memory_stores/{id}/checkpoints', body, async (ops) =>
+      ok(toWireCheckpoint(await ops.checkpoints.create(c.var.caller, storeId, req)), { storeId }),
     );
   });
 
-  app.get('/:store/checkpoints/sessions/:agent/:session/latest', (c) => {
+  app.get('/:store/checkpoints/sessions/:agent/:session/latest', async (c) => {
     const { agent, session } = scope(c.req.param('agent'), c.req.param('session'));
-    return c.json(toWireCheckpoint(ckpt.latest(c.var.caller, c.req.param('store'), agent, session)));
+    return c.json(toWireCheckpoint(await ckpt.latest(c.var.caller, c.req.param('store'), agent, session)));
   });
 
   app.post('/:store/checkpoints/sessions/:agent/:session/restore', async (c) => {
     const { maxBytes } = parseRestore(await jsonBody(c));
     const { agent, session } = scope(c.req.param('agent'), c.req.param('session'));
-    const restored = ckpt.restore(c.var.caller, c.req.param('store'), { agentId: agent, sessionId: session }, maxBytes, restoreWireBytes);
+    const restored = await ckpt.restore(c.var.caller, c.req.param('store'), { agentId: agent, sessionId: session }, maxBytes, restoreWireBytes);
     return c.json(toWireRestore(restored));
   });
 
-  app.get('/:store/checkpoints/:checkpoint', (c) => {
-    return c.json(toWireCheckpoint(ckpt.get(c.var.caller, c.req.param('store'), c.req.param('checkpoint'))));
+  app.get('/:store/checkpoints/:checkpoint', async (c) => {
+    return c.json(toWireCheckpoint(await ckpt.get(c.var.caller, c.req.param('store'), c.req.param('checkpoint'))));
   });
 
   app.post('/:store/checkpoints/:checkpoint/restore', async (c) => {
     const { maxBytes } = parseRestore(await jsonBody(c));
-    const restored = ckpt.restore(c.var.caller, c.req.param('store'), { checkpointId: c.req.param('checkpoint') }, maxBytes, restoreWireBytes);
+    const restored = await ckpt.restore(c.var.caller, c.req.param('store'), { checkpointId: c.req.param('checkpoint') }, maxBytes, restoreWireBytes);
     return c.json(toWireRestore(restored));
   });
 
-  app.delete('/:store/checkpoints/:checkpoint', (c) => {
+  app.delete('/:store/checkpoints/:checkpoint', async (c) => {
     const id = c.req.param('checkpoint');
-    ckpt.delete(c.var.caller, c.req.param('store'), id);
+    await ckpt.delete(c.var.caller, c.req.param('store'), id);
     return c.json({ id, type: 'checkpoint_deleted' as const });
   });
 

@@ -15,15 +15,15 @@ export function keyRoutes(service: Service) {
 
   app.post('/', async (c) => {
     const input = parseKeyCreate(await jsonBody(c));
-    const minted = keys.issueKey(c.var.caller, input);
+    const minted = await keys.issueKey(c.var.caller, input);
     return c.json({ ...toWireApiKey(minted.key), secret: minted.secret });
   });
 
-    app.get('/', (c) => c.json({ data: keys.listKeys(c.var.caller).map(toWireApiKey), next_page: null }));
+    app.get('/', async (c) => c.json({ data: (await keys.listKeys(c.var.caller)).map(toWireApiKey), next_page: null }));
 
-  app.get('/:key', (c) => c.json(toWireApiKey(keys.getKey(c.var.caller, c.req.param('key')))));
+  app.get('/:key', async (c) => c.json(toWireApiKey(await keys.getKey(c.var.caller, c.req.param('key')))));
 
-  app.post('/:key/revoke', (c) => c.json(toWireApiKey(keys.revokeKey(c.var.caller, c.req.param('key')))));
+  app.post('/:key/revoke', async (c) => c.json(toWireApiKey(await keys.revokeKey(c.var.caller, c.req.param('key')))));
 
   return app;
 }
@@ -33,10 +33,10 @@ export function workspaceRoutes(service: Service) {
 
   app.post('/', async (c) => {
     const { name } = parseWorkspaceCreate(await jsonBody(c));
-    return c.json(toWireWorkspace(service.keys.createWorkspaceFor(c.var.caller, name)));
+    return c.json(toWireWorkspace(await service.keys.createWorkspaceFor(c.var.caller, name)));
   });
 
-  app.get('/', (c) => c.json({ data: service.keys.listWorkspaces(c.var.caller).map(toWireWorkspace), next_page: null }));
+  app.get('/', async (c) => c.json({ data: (await service.keys.listWorkspaces(c.var.caller)).map(toWireWorkspace), next_page: null }));
 
   return app;
 }

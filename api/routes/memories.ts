@@ -22,8 +22,8 @@ export function memoryRoutes(service: Service, idem: Idempotency) {
     const body = await jsonBody(c);
     const input = parseMemoryCreate(body);
     const storeId = c.req.param('store');
-    return mutation(c, idem, 'POST /v1/memory_stores/{id}/memories', body, () => {
-      const m = service.createMemory(c.var.caller, storeId, input);
+    return mutation(c, idem, 'POST /v1/memory_stores/{id}/memories', body, async (ops) => {
+      const m = await ops.createMemory(c.var.caller, storeId, input);
       return ok(toWireMemory(m, view), { storeId, versionId: m.versionId });
     });
   });
@@ -34,9 +34,9 @@ export function memoryRoutes(service: Service, idem: Idempotency) {
     return c.json(toWirePage(page, (item) => toWireListItem(item, q.view)));
   });
 
-  app.get('/:store/memories/:memory', (c) => {
+  app.get('/:store/memories/:memory', async (c) => {
     const view = parseView(query(c)['view'], 'full');
-    const memory = service.getMemory(c.var.caller, c.req.param('store'), c.req.param('memory'));
+    const memory = await service.getMemory(c.var.caller, c.req.param('store'), c.req.param('memory'));
     return c.json(toWireMemory(memory, view));
   });
 
@@ -45,8 +45,8 @@ export function memoryRoutes(service: Service, idem: Idempotency) {
     const body = await jsonBody(c);
     const write = parseMemoryUpdate(body);
     const storeId = c.req.param('store');
-    return mutation(c, idem, 'POST /v1/memory_stores/{id}/memories/{memory_id}', body, () => {
-      const m = service.updateMemory(c.var.caller, storeId, c.req.param('memory'), write);
+    return mutation(c, idem, 'POST /v1/memory_stores/{id}/memories/{memory_id}', body, async (ops) => {
+      const m = await ops.updateMemory(c.var.caller, storeId, c.req.param('memory'), write);
       return ok(toWireMemory(m, view), { storeId, versionId: m.versionId });
     });
   });
@@ -55,8 +55,8 @@ export function memoryRoutes(service: Service, idem: Idempotency) {
     const raw = query(c)['expected_content_sha256'];
     const expected = raw === undefined ? undefined : parseSha256(raw, 'expected_content_sha256');
     const id = c.req.param('memory');
-    return mutation(c, idem, 'DELETE /v1/memory_stores/{id}/memories/{memory_id}', null, () => {
-      service.deleteMemory(c.var.caller, c.req.param('store'), id, expected);
+    return mutation(c, idem, 'DELETE /v1/memory_stores/{id}/memories/{memory_id}', null, async (ops) => {
+      await ops.deleteMemory(c.var.caller, c.req.param('store'), id, expected);
       return ok({ id, type: 'memory_deleted' as const });
     });
   });

@@ -18,8 +18,8 @@ import { toWirePage, toWireSession } from '../wire.js';
 /** What the routes need from the sessions service (wired in src/main.ts). */
 export interface SessionsApi {
   createSession(caller: Caller, req: SessionRequest, hooks?: SessionHooks): Promise<Session>;
-  getSession(caller: Caller, id: string): Session;
-  listSessions(caller: Caller, limit: number, page: string | null): Page<Session>;
+  getSession(caller: Caller, id: string): Promise<Session>;
+  listSessions(caller: Caller, limit: number, page: string | null): Promise<Page<Session>>;
   endSession(caller: Caller, id: string, hooks?: Pick<SessionHooks, 'record'>): Promise<Session>;
   systemPrompt(session: Session): string;
 }
@@ -32,23 +32,23 @@ export function sessionRoutes(sessions: SessionsApi, idem: Idempotency) {
     const body = await jsonBody(c);
     const input = parseSessionCreate(body);
     return asyncMutation(c, idem, 'POST /v1/sessions', body, async (req) => {
-      const hooks = req && { record: (s: Session) => idem.record(req, ok(wire(s))), forget: () => idem.forget(req) };
+      const hooks = req && idem.hooks(req, (s: Session) => ok(wire(s)));
       return ok(wire(await sessions.createSession(c.var.caller, input, hooks ?? undefined)));
     });
   });
 
-  app.get('/', (c) => {
+  app.get('/', async (c) => {
     const q = query(c);
-    const page = sessions.listSessions(c.var.caller, parseLimit(q['limit']), q['page'] || null);
+    const page = await sessions.listSessions(c.var.caller, parseLimit(q['limit']), q['page'] || null);
     return c.json(toWirePage(page, wire));
   });
 
-  app.get('/:session', (c) => c.json(wire(sessions.getSession(c.var.caller, c.req.param('session')))));
+  app.get('/:session', async (c) => c.json(wire(await sessions.getSession(c.var.caller, c.req.param('session')))));
 
   app.delete('/:session', async (c) => {
     const reply = (s: Session) => ok({ id: s.id, type: 'session_deleted' as const });
     return asyncMutation(c, idem, 'DELETE /v1/sessions/{id}', null, async (req) => {
-      const hooks = req && { record: (s: Session) => idem.record(req, reply(s)) };
+      const hooks = req && idem.hooks(req, reply);
       return reply(await sessions.endSession(c.var.caller, c.req.param('session'), hooks ?? undefined));
     });
   });

@@ -12,8 +12,8 @@ export function storeRoutes(service: Service, idem: Idempotency) {
   app.post('/', async (c) => {
     const body = await jsonBody(c);
     const input = parseStoreCreate(body);
-    return mutation(c, idem, 'POST /v1/memory_stores', body, () => {
-      const s = service.createStore(c.var.caller, input);
+    return mutation(c, idem, 'POST /v1/memory_stores', body, async (ops) => {
+      const s = await ops.createStore(c.var.caller, input);
       return ok(toWireStore(s), { storeId: s.id });
     });
   });
@@ -23,24 +23,24 @@ export function storeRoutes(service: Service, idem: Idempotency) {
     return c.json(toWirePage(page, toWireStore));
   });
 
-  app.get('/:store', (c) => c.json(toWireStore(service.getStore(c.var.caller, c.req.param('store')))));
+  app.get('/:store', async (c) => c.json(toWireStore(await service.getStore(c.var.caller, c.req.param('store')))));
 
   app.post('/:store', async (c) => {
     const body = await jsonBody(c);
     const patch = parseStoreUpdate(body);
     const id = c.req.param('store');
-    return mutation(c, idem, 'POST /v1/memory_stores/{id}', body, () => ok(toWireStore(service.updateStore(c.var.caller, id, patch)), { storeId: id }));
+    return mutation(c, idem, 'POST /v1/memory_stores/{id}', body, async (ops) => ok(toWireStore(await ops.updateStore(c.var.caller, id, patch)), { storeId: id }));
   });
 
   app.post('/:store/archive', (c) => {
     const id = c.req.param('store');
-    return mutation(c, idem, 'POST /v1/memory_stores/{id}/archive', null, () => ok(toWireStore(service.archiveStore(c.var.caller, id)), { storeId: id }));
+    return mutation(c, idem, 'POST /v1/memory_stores/{id}/archive', null, async (ops) => ok(toWireStore(await ops.archiveStore(c.var.caller, id)), { storeId: id }));
   });
 
   app.delete('/:store', (c) => {
     const id = c.req.param('store');
-    return mutation(c, idem, 'DELETE /v1/memory_stores/{id}', null, () => {
-      service.deleteStore(c.var.caller, id);
+    return mutation(c, idem, 'DELETE /v1/memory_stores/{id}', null, async (ops) => {
+      await ops.deleteStore(c.var.caller, id);
       return ok({ id, type: 'memory_store_deleted' as const });
     });
   });

@@ -15,16 +15,16 @@ export function versionRoutes(service: Service, idem: Idempotency) {
     return c.json(toWirePage(page, (v) => toWireVersion(v, q.view)));
   });
 
-  app.get('/:store/memory_versions/:version', (c) => {
+  app.get('/:store/memory_versions/:version', async (c) => {
     const view = parseView(query(c)['view'], 'full');
-    const version = service.getVersion(c.var.caller, c.req.param('store'), c.req.param('version'));
+    const version = await service.getVersion(c.var.caller, c.req.param('store'), c.req.param('version'));
     return c.json(toWireVersion(version, view));
   });
 
   app.post('/:store/memory_versions/:version/redact', (c) => {
     const storeId = c.req.param('store');
-    return mutation(c, idem, 'POST /v1/memory_stores/{id}/memory_versions/{version_id}/redact', null, () => {
-      const version = service.redactVersion(c.var.caller, storeId, c.req.param('version'));
+    return mutation(c, idem, 'POST /v1/memory_stores/{id}/memory_versions/{version_id}/redact', null, async (ops) => {
+      const version = await ops.redactVersion(c.var.caller, storeId, c.req.param('version'));
       return ok(toWireVersion(version, 'full'), { storeId, versionId: version.id });
     });
   });

@@ -25,15 +25,15 @@ async function withService<T>(config: Config, fn: (service: Service) => T | Prom
     try {
       return await fn(createService({ storage }));
     } finally {
-      storage.close();
+      await storage.close();
     }
   } finally {
     lock.release();
   }
 }
 
-function workspaceOf(service: Service, flags: Flags): string {
-  return typeof flags['workspace'] === 'string' ? flags['workspace'] : service.keys.defaultWorkspace().id;
+async function workspaceOf(service: Service, flags: Flags): Promise<string> {
+  return typeof flags['workspace'] === 'string' ? flags['workspace'] : (await service.keys.defaultWorkspace()).id;
 }
 
 /** `mnemo keys <sub>`; cli/args.ts has already checked the subcommand, its arguments and its flags. */
@@ -45,12 +45,12 @@ export async function runKeys(config: Config, sub: string, args: string[], flags
       return 2;
     }
     const storeIds = typeof flags['stores'] === 'string' ? flags['stores'].split(',').filter(Boolean) : null;
-    return withService(config, (service) => {
-      const ws = workspaceOf(service, flags);
+    return withService(config, async (service) => {
+      const ws = await workspaceOf(service, flags);
       for (const s of storeIds ?? []) {
-        if (!service.operator.storeExists(ws, s)) throw new Error(`no memory store ${s} in workspace ${ws}`);
+        if (!(await service.operator.storeExists(ws, s))) throw new Error(`no memory store ${s} in workspace ${ws}`);
       }
-      const minted = service.keys.createKey(typeof flags['name'] === 'string' ? flags['name'] : 'cli', role as Role, ws, {
+      const minted = await service.keys.createKey(typeof flags['name'] === 'string' ? flags['name'] : 'cli', role as Role, ws, {
         storeIds,
         allWorkspaces: flags['all-workspaces'] === true,
       });
@@ -60,15 +60,15 @@ export async function runKeys(config: Config, sub: string, args: string[], flags
     });
   }
   if (sub === 'list') {
-    return withService(config, (service) => {
-      const keys = service.operator.listKeys(workspaceOf(service, flags));
+    return withService(config, async (service) => {
+      const keys = await service.operator.listKeys(await workspaceOf(service, flags));
       if (flags['json'] === true) out(JSON.stringify(keys.map(apiKeyJson)));
       else for (const k of keys) out(describeKey(k));
       return 0;
     });
   }
-  return withService(config, (service) => {
-    const key = service.operator.revokeKey(workspaceOf(service, flags), args[0]!);
+  return withService(config, async (service) => {
+    const key = await service.operator.revokeKey(await workspaceOf(service, flags), args[0]!);
     log(`revoked ${key.id} at ${key.revokedAt}`);
     return 0;
   });
@@ -82,16 +82,16 @@ function describeKey(k: ApiKey): string {
 export async function runWorkspaces(config: Config, sub: string, args: string[], flags: Flags, log: Log): Promise<number> {
   if (sub === 'create') {
     const name = args[0]!;
-    return withService(config, (service) => {
-      const ws = service.keys.createWorkspace(name);
+    return withService(config, async (service) => {
+      const ws = await service.keys.createWorkspace(name);
       out(ws.id);
       log(`created workspace ${ws.id} (${name}); mint its first key with: mnemo keys create --workspace ${ws.id} --role admin`);
       return 0;
     });
   }
-  return withService(config, (service) => {
-    service.keys.defaultWorkspace();
-    const all = service.operator.listWorkspaces();
+  return withService(config, async (service) => {
+    await service.keys.defaultWorkspace();
+    const all = await service.operator.listWorkspaces();
     if (flags['json'] === true) out(JSON.stringify(all.map(workspaceJson)));
     else for (const w of all) out(`${w.id}\t${w.name}`);
     return 0;

@@ -34,9 +34,9 @@ export interface CheckpointDeps {
   clock: () => string;
   ids: IdGenerator;
   /** The store, if the caller may read it (the service's grant check). */
-  readable: (caller: Caller, storeId: string) => Store;
+  readable: (caller: Caller, storeId: string) => Promise<Store>;
   /** The store, if the caller may change what is in it. */
-  writable: (caller: Caller, storeId: string) => Store;
+  writable: (caller: Caller, storeId: string) => Promise<Store>;
   /** Bundle cap in bytes (MNEMO_CHECKPOINT_MAX_BYTES), at most 1 MiB. */
   maxBundleBytes?: number;
 }
@@ -57,22 +57,22 @@ export function parseLocator(locator: string): { storeId: string; checkpointId: 
 export function createCheckpoints({ storage, clock, ids, readable, writable, maxBundleBytes = CONTINUITY_LIMITS.bundleBytes }: CheckpointDeps) {
   const cap = Math.min(maxBundleBytes, CONTINUITY_LIMITS.bundleBytes);
 
-  function get(caller: Caller, storeId: string, id: string): Checkpoint {
-    readable(caller, storeId);
-    const c = storage.getCheckpoint(storeId, id);
+  async function get(caller: Caller, storeId: string, id: string): Promise<Checkpoint> {
+    await readable(caller, storeId);
+    const c = await storage.getCheckpoint(storeId, id);
     if (!c) throw notFound('checkpoint', id);
     return c;
   }
 
-  function latest(caller: Caller, storeId: string, agentId: string, sessionId: string): Checkpoint {
-    readable(caller, storeId);
-    const c = storage.getLatestCheckpoint(storeId, agentId, sessionId);
+  async function latest(caller: Caller, storeId: string, agentId: string, sessionId: string): Promise<Checkpoint> {
+    await readable(caller, storeId);
+    const c = await storage.getLatestCheckpoint(storeId, agentId, sessionId);
     if (!c) throw new MnemoError('not_found', `no checkpoint for agent ${agentId} session ${sessionId}`);
     return c;
   }
 
-  function referenceStatus(storeId: string, ref: CheckpointReference): RestoredReference {
-    const found = storage.findReferencedMemory(storeId, ref);
+  async function referenceStatus(storeId: string, ref: CheckpointReference): Promise<RestoredReference> {
+    const found = await storage.findReferencedMemory(storeId, ref);
     if (found.state !== 'live') return { ...ref, status: found.state, current: null };
     const m = found.memory;
     const same = ref.contentSha256 !== null ? ref.contentSha256 === m.contentSha256 : ref.versionId === m.versionId;
@@ -91,8 +91,8 @@ export function createCheckpoints({ storage, clock, ids, readable, writable, max
       return parseCheckpointCreate(body, cap);
     },
 
-    create(caller: Caller, storeId: string, req: CheckpointRequest): Checkpoint {
-      writable(caller, storeId);
+    async create(caller: Caller, storeId: string, req: CheckpointRequest): Promise<Checkpoint> {
+      await writable(caller, storeId);
       return storage.insertCheckpoint({
         checkpoint: { ...req.bundle, id: ids('checkpoint'), storeId, sizeBytes: req.sizeBytes, createdAt: clock(), createdBy: caller.actor },
         expectedLatestId: req.expectedLatestId,
@@ -102,10 +102,10 @@ export function createCheckpoints({ storage, clock, ids, readable, writable, max
     get,
     latest,
 
-    delete(caller: Caller, storeId: string, id: string): void {
+    async delete(caller: Caller, storeId: string, id: string): Promise<void> {
       // Deleting is allowed on an archived store, like deleting a memory.
-      writable(caller, storeId);
-      storage.deleteCheckpoint(storeId, id);
+      await writable(caller, storeId);
+      await storage.deleteCheckpoint(storeId, id);
     },
 
     /**
@@ -113,10 +113,11 @@ export function createCheckpoints({ storage, clock, ids, readable, writable, max
      * go first; goal, constraints, decisions, open tasks, next action, capsule and references never
      * do: if they alone do not fit, the restore fails naming the size they need.
      */
-    restore(caller: Caller, storeId: string, target: RestoreTarget, maxBytes: number, measure: (r: Restored) => number = jsonBytes): Restored {
-      const c = 'checkpointId' in target ? get(caller, storeId, target.checkpointId) : latest(caller, storeId, target.agentId, target.sessionId);
+    async restore(caller: Caller, storeId: string, target: RestoreTarget, maxBytes: number, measure: (r: Restored) => number = jsonBytes): Promise<Restored> {
+      const c = 'checkpointId' in target ? await get(caller, storeId, target.checkpointId) : await latest(caller, storeId, target.agentId, target.sessionId);
       const { summary, references, ...essentials } = c;
-      const refs = references.map((r) => referenceStatus(storeId, r));
+      const refs: RestoredReference[] = [];
+      for (const r of references) refs.push(await referenceStatus(storeId, r));
       const full: Restored = {
         checkpoint: essentials,
         locator: checkpointLocator(storeId, c.id),

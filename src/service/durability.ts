@@ -7,6 +7,7 @@
  * as the API's are. The rule lives here, once; the storage adapter only knows durable or not.
  */
 import type { Storage } from '../storage/port.js';
+import type { SyncMountPort } from '../storage/port/sync-bridge.js';
 import type { Face } from '../domain/types.js';
 
 export const MOUNT_SYNC_MODES = ['fsync', 'close'] as const;
@@ -16,8 +17,13 @@ export type MountSync = (typeof MOUNT_SYNC_MODES)[number];
 export const SYNC_INTERVAL_MS = 100;
 
 export interface Durability {
-  /** Runs one storage write made through `face`, durable at commit or not as the rule says. */
-  write<T>(face: Face, fn: () => T): T;
+  /**
+   * Runs one storage write made through `face` over `storage` (the outer port, or a transaction's
+   * `tx`: inside one, the outermost decides), durable at commit or not as the rule says.
+   */
+  write<T>(storage: Storage, face: Face, fn: (storage: Storage) => Promise<T>): Promise<T>;
+  /** TEMPORARY (port/sync-bridge.ts): the same for today's synchronous mount writes. */
+  writeSync<T>(atomic: SyncMountPort['atomic'], face: Face, fn: () => T): T;
   /** Resolves once every write committed before the call is on disk: fsync(2) on a mount. */
   sync(): Promise<void>;
   /** Commits not known to be on disk yet (a gauge). */
@@ -66,9 +72,15 @@ export function createDurability({ storage, mountSync = 'fsync', schedule = late
   }
 
   return {
-    write<T>(face: Face, fn: () => T): T {
+    async write<T>(over: Storage, face: Face, fn: (storage: Storage) => Promise<T>): Promise<T> {
+      if (mountSync === 'close' || face !== 'mount') return fn(over);
+      const result = await over.atomic(fn, { durable: false });
+      arm();
+      return result;
+    },
+    writeSync<T>(atomic: SyncMountPort['atomic'], face: Face, fn: () => T): T {
       if (mountSync === 'close' || face !== 'mount') return fn();
-      const result = storage.atomic(fn, { durable: false });
+      const result = atomic(fn, { durable: false });
       arm();
       return result;
     },

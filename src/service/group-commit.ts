@@ -1,5 +1,5 @@
 /**
- * @module Group commit for the API's synchronous writes. Every commit costs an fsync
+ * @module Group commit for the API's writes. Every commit costs an fsync
  * (synchronous=FULL), and the event loop serves one request at a time, so concurrent clients used to
  * queue behind each other's fsyncs. Writes that arrive in the same event-loop turn now run one after
  * another inside one transaction, each in its own savepoint (a refused write rolls back alone), and
@@ -9,12 +9,12 @@
 import type { Storage } from '../storage/port.js';
 
 export interface GroupCommit {
-  /** Runs `write` (synchronous port writes) in the next group; settles once the group has committed. */
-  run<T>(write: () => T): Promise<T>;
+  /** Runs `write` (port writes through its `tx`) in the next group; settles once the group has committed. */
+  run<T>(write: (tx: Storage) => Promise<T>): Promise<T>;
 }
 
 interface Job {
-  write: () => unknown;
+  write: (tx: Storage) => Promise<unknown>;
   resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
   outcome?: { ok: true; value: unknown } | { ok: false; err: unknown };
@@ -23,14 +23,14 @@ interface Job {
 export function createGroupCommit(storage: Pick<Storage, 'atomic'>): GroupCommit {
   let queue: Job[] = [];
 
-  function flush(): void {
+  async function flush(): Promise<void> {
     const jobs = queue;
     queue = [];
     try {
-      storage.atomic(() => {
+      await storage.atomic(async (tx) => {
         for (const job of jobs) {
           try {
-            job.outcome = { ok: true, value: storage.atomic(job.write) };
+            job.outcome = { ok: true, value: await tx.atomic(job.write) };
           } catch (err) {
             job.outcome = { ok: false, err };
           }
@@ -48,11 +48,11 @@ export function createGroupCommit(storage: Pick<Storage, 'atomic'>): GroupCommit
   }
 
   return {
-    run<T>(write: () => T): Promise<T> {
+    run<T>(write: (tx: Storage) => Promise<T>): Promise<T> {
       return new Promise<T>((resolve, reject) => {
         queue.push({ write, resolve: resolve as (v: unknown) => void, reject });
         // After this turn's I/O callbacks: every request that arrived with this one joins the group.
-        if (queue.length === 1) setImmediate(flush);
+        if (queue.length === 1) setImmediate(() => void flush());
       });
     },
   };

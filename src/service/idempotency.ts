@@ -22,8 +22,10 @@ export interface IdempotentRequest {
   fingerprint: string;
 }
 
-export interface IdempotencyOptions {
+export interface IdempotencyOptions<Ops> {
   storage: Storage;
+  /** The service's operations over a transaction's `tx`, handed to each mutation so it commits with its receipt. */
+  over: (tx: Storage) => Ops;
   /** Where mutations commit (one made over `storage` if not given): concurrent ones share an fsync. */
   writes?: GroupCommit;
   clock?: () => string;
@@ -52,12 +54,19 @@ function canonicalJson(v: unknown): string {
   return JSON.stringify(v) ?? 'null';
 }
 
-export function createIdempotency({
+/** Keeps a receipt inside a caller's own transaction (sessions), or takes it back there. */
+export interface ReceiptHooks<T> {
+  record(value: T, tx: Storage): Promise<void>;
+  forget(tx: Storage): Promise<void>;
+}
+
+export function createIdempotency<Ops>({
   storage,
+  over,
   writes = createGroupCommit(storage),
   clock = () => new Date().toISOString(),
   ttlSeconds = DEFAULT_IDEMPOTENCY_TTL_SECONDS,
-}: IdempotencyOptions) {
+}: IdempotencyOptions<Ops>) {
   const inFlight = new Map<string, Promise<unknown>>();
   let lastPurge = 0;
 
@@ -75,55 +84,71 @@ export function createIdempotency({
     };
   }
 
-  function purge(): number {
+  async function purge(): Promise<number> {
     lastPurge = Date.now();
     return storage.purgeReceipts(clock());
   }
 
+  async function findIn(s: Storage, req: IdempotentRequest): Promise<Reply | null> {
+    const r = await s.findReceipt(req.scope);
+    if (!r || r.expiresAt <= clock()) return null;
+    if (r.fingerprint !== req.fingerprint) {
+      throw new MnemoError(
+        'idempotency_conflict',
+        `Idempotency-Key ${JSON.stringify(req.scope.key)} was already used for a different request to ${req.scope.route}; use a new key`,
+      );
+    }
+    return { status: r.status, body: JSON.parse(r.body) as unknown, storeId: r.storeId, versionId: r.versionId };
+  }
+
+  async function recordIn(s: Storage, req: IdempotentRequest, reply: Reply): Promise<void> {
+    // An expired receipt not purged yet still holds the primary key.
+    await s.deleteReceipt(req.scope);
+    await s.insertReceipt(toReceipt(req, reply));
+  }
+
+  /** Runs the mutation over `s` and records its reply in one transaction (without a key: just runs it). */
+  async function commitIn(s: Storage, req: IdempotentRequest | null, mutate: (ops: Ops) => Promise<Reply>): Promise<Reply> {
+    if (!req) return mutate(over(s));
+    return s.atomic(async (tx) => {
+      const reply = await mutate(over(tx));
+      await recordIn(tx, req, reply);
+      return reply;
+    });
+  }
+
   const api = {
     /** The live receipt for this request, or null; throws `idempotency_conflict` if the key answered another request. */
-    find(req: IdempotentRequest): Reply | null {
-      const r = storage.findReceipt(req.scope);
-      if (!r || r.expiresAt <= clock()) return null;
-      if (r.fingerprint !== req.fingerprint) {
-        throw new MnemoError(
-          'idempotency_conflict',
-          `Idempotency-Key ${JSON.stringify(req.scope.key)} was already used for a different request to ${req.scope.route}; use a new key`,
-        );
-      }
-      return { status: r.status, body: JSON.parse(r.body) as unknown, storeId: r.storeId, versionId: r.versionId };
+    find: (req: IdempotentRequest): Promise<Reply | null> => findIn(storage, req),
+
+    /** Stores the receipt (outside any transaction of the caller's: sessions use `hooks`). */
+    record: (req: IdempotentRequest, reply: Reply): Promise<void> => storage.atomic((tx) => recordIn(tx, req, reply)),
+
+    forget: (req: IdempotentRequest): Promise<void> => storage.deleteReceipt(req.scope),
+
+    /** Hooks that record `reply(value)` for `req`, or take it back, inside the caller's transaction (a session's). */
+    hooks<T>(req: IdempotentRequest, reply: (value: T) => Reply): ReceiptHooks<T> {
+      return {
+        record: (value, tx) => recordIn(tx, req, reply(value)),
+        forget: (tx) => tx.deleteReceipt(req.scope),
+      };
     },
 
-    /** Stores the receipt; call it inside the transaction of the mutation it answers. */
-    record(req: IdempotentRequest, reply: Reply): void {
-      // An expired receipt not purged yet still holds the primary key.
-      storage.deleteReceipt(req.scope);
-      storage.insertReceipt(toReceipt(req, reply));
-    },
-
-    forget(req: IdempotentRequest): void {
-      storage.deleteReceipt(req.scope);
-    },
-
-    /** Runs a synchronous mutation and records its reply in one transaction (without a key: just runs it). */
-    commit(req: IdempotentRequest | null, mutate: () => Reply): Reply {
-      if (Date.now() - lastPurge > PURGE_EVERY_MS) purge();
-      if (!req) return mutate();
-      return storage.atomic(() => {
-        const reply = mutate();
-        api.record(req, reply);
-        return reply;
-      });
+    /** Runs a mutation (over the transaction's operations) and records its reply in one transaction. */
+    async commit(req: IdempotentRequest | null, mutate: (ops: Ops) => Promise<Reply>): Promise<Reply> {
+      if (Date.now() - lastPurge > PURGE_EVERY_MS) await purge();
+      return commitIn(storage, req, mutate);
     },
 
     /**
-     * A synchronous mutation through group commit: replays a stored reply, or runs it and records its
-     * reply, both at its turn in the group, so concurrent retries with one key still run it once.
+     * A mutation through group commit: replays a stored reply, or runs it and records its reply,
+     * both at its turn in the group, so concurrent retries with one key still run it once.
      */
-    settle(req: IdempotentRequest | null, mutate: () => Reply): Promise<{ reply: Reply; replayed: boolean }> {
-      return writes.run(() => {
-        const found = req && api.find(req);
-        return found ? { reply: found, replayed: true } : { reply: api.commit(req, mutate), replayed: false };
+    async settle(req: IdempotentRequest | null, mutate: (ops: Ops) => Promise<Reply>): Promise<{ reply: Reply; replayed: boolean }> {
+      if (Date.now() - lastPurge > PURGE_EVERY_MS) await purge();
+      return writes.run(async (tx) => {
+        const found = req && (await findIn(tx, req));
+        return found ? { reply: found, replayed: true } : { reply: await commitIn(tx, req, mutate), replayed: false };
       });
     },
 
@@ -146,4 +171,4 @@ export function createIdempotency({
   return api;
 }
 
-export type Idempotency = ReturnType<typeof createIdempotency>;
+export type Idempotency<Ops = unknown> = ReturnType<typeof createIdempotency<Ops>>;

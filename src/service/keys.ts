@@ -53,16 +53,19 @@ export interface BootstrapResult {
 }
 
 /** `readable`: the service's store check (404 unless the caller sees the store), for the stores a new key is limited to. */
-export function createKeys(storage: Storage, clock: () => string, readable: (caller: Caller, storeId: string) => unknown) {
-  function defaultWorkspace(): Workspace {
-    const existing = storage.defaultWorkspace();
+export function createKeys(storage: Storage, clock: () => string, readable: (caller: Caller, storeId: string) => Promise<unknown>) {
+  async function defaultWorkspace(): Promise<Workspace> {
+    const existing = await storage.defaultWorkspace();
     if (existing) return existing;
     const ws: Workspace = { id: newId('workspace'), name: 'default', createdAt: clock() };
-    storage.insertWorkspace(ws, true);
+    await storage.insertWorkspace(ws, true);
     return ws;
   }
 
-  function mint(workspaceId: string, name: string, role: Role, scope: KeyScope = {}, secret = newSecret(), seeded = false): MintedKey {
+  /** `over`: the storage the key is written through (a transaction's `tx` inside one). */
+  async function mint(
+    workspaceId: string, name: string, role: Role, scope: KeyScope = {}, secret = newSecret(), seeded = false, over: Storage = storage,
+  ): Promise<MintedKey> {
     const key: ApiKey = {
       id: newId('apiKey'),
       workspaceId,
@@ -73,7 +76,7 @@ export function createKeys(storage: Storage, clock: () => string, readable: (cal
       createdAt: clock(),
       revokedAt: null,
     };
-    storage.insertApiKey(key, hashSecret(secret), seeded);
+    await over.insertApiKey(key, hashSecret(secret), seeded);
     return { key, secret };
   }
 
@@ -87,17 +90,17 @@ export function createKeys(storage: Storage, clock: () => string, readable: (cal
      * (--rotate-admin-key): then the seeded key is revoked and the new one takes its place, so
      * servers sharing a database with different keys cannot swap it back and forth unnoticed.
      */
-    bootstrapAdminKey(secret: string | null, rotate = false): BootstrapResult {
-      const ws = defaultWorkspace();
-      const seeded = storage.seededApiKey();
+    async bootstrapAdminKey(secret: string | null, rotate = false): Promise<BootstrapResult> {
+      const ws = await defaultWorkspace();
+      const seeded = await storage.seededApiKey();
       if (secret === null) {
         if (rotate) throw new MnemoError('invalid_request', '--rotate-admin-key needs MNEMO_ADMIN_KEY: the new admin key');
-        if (seeded || storage.countApiKeys() > 0) return { minted: null, revoked: null };
-        return { minted: mint(ws.id, 'admin (generated)', 'admin', OPERATOR, newSecret(), true), revoked: null };
+        if (seeded || (await storage.countApiKeys()) > 0) return { minted: null, revoked: null };
+        return { minted: await mint(ws.id, 'admin (generated)', 'admin', OPERATOR, newSecret(), true), revoked: null };
       }
       const hash = hashSecret(secret);
       if (seeded?.hash === hash) return { minted: null, revoked: null };
-      const existing = storage.findApiKeyByHash(hash);
+      const existing = await storage.findApiKeyByHash(hash);
       if (existing?.revokedAt) {
         throw new MnemoError('invalid_request', `MNEMO_ADMIN_KEY is the secret of revoked key ${existing.id}; choose a new admin key`);
       }
@@ -111,18 +114,19 @@ export function createKeys(storage: Storage, clock: () => string, readable: (cal
       if (existing && (existing.role !== 'admin' || !existing.allWorkspaces)) {
         throw new MnemoError('invalid_request', `MNEMO_ADMIN_KEY is the secret of key ${existing.id}, which is not an operator key; choose a new admin key`);
       }
-      return storage.atomic(() => {
-        const revoked = seeded ? storage.revokeApiKey(seeded.key.workspaceId, seeded.key.id, clock()) : null;
+      return storage.atomic(async (tx): Promise<BootstrapResult> => {
+        const revoked = seeded ? await tx.revokeApiKey(seeded.key.workspaceId, seeded.key.id, clock()) : null;
         if (existing) {
-          storage.markApiKeySeeded(existing.id);
+          await tx.markApiKeySeeded(existing.id);
           return { minted: null, revoked };
         }
-        return { minted: mint(ws.id, 'admin (MNEMO_ADMIN_KEY)', 'admin', OPERATOR, secret, true), revoked };
+        return { minted: await mint(ws.id, 'admin (MNEMO_ADMIN_KEY)', 'admin', OPERATOR, secret, true, tx), revoked };
       });
     },
 
-    createKey(name: string, role: Role, workspaceId = defaultWorkspace().id, scope: KeyScope = {}): MintedKey {
-      if (!storage.getWorkspace(workspaceId)) throw notFound('workspace', workspaceId);
+    async createKey(name: string, role: Role, workspaceId?: string, scope: KeyScope = {}): Promise<MintedKey> {
+      workspaceId ??= (await defaultWorkspace()).id;
+      if (!(await storage.getWorkspace(workspaceId))) throw notFound('workspace', workspaceId);
       if (scope.allWorkspaces && role !== 'admin') {
         throw new MnemoError('invalid_request', 'only admin keys may act on all workspaces', { field: 'all_workspaces' });
       }
@@ -133,22 +137,22 @@ export function createKeys(storage: Storage, clock: () => string, readable: (cal
     },
 
     /** The keys of the caller's workspace it may see (an admin's right); operator keys only to operators. */
-    listKeys(caller: Caller): ApiKey[] {
+    async listKeys(caller: Caller): Promise<ApiKey[]> {
       assertAllowed(caller, 'manage_keys');
-      return storage.listApiKeys(caller.workspaceId).filter((k) => keyVisible(caller, k));
+      return (await storage.listApiKeys(caller.workspaceId)).filter((k) => keyVisible(caller, k));
     },
 
     /** One key: 404 unless visible to the caller, then 403 unless the caller is an admin. */
-    getKey(caller: Caller, id: string): ApiKey {
-      const key = storage.getApiKey(caller.workspaceId, id);
+    async getKey(caller: Caller, id: string): Promise<ApiKey> {
+      const key = await storage.getApiKey(caller.workspaceId, id);
       if (!key || !keyVisible(caller, key)) throw notFound('API key', id);
       assertAllowed(caller, 'manage_keys');
       return key;
     },
 
     /** Revokes a key the caller may see and manage (so a plain admin cannot lock the operator out). */
-    revokeKey(caller: Caller, id: string): ApiKey {
-      const key = api.getKey(caller, id);
+    async revokeKey(caller: Caller, id: string): Promise<ApiKey> {
+      const key = await api.getKey(caller, id);
       return storage.revokeApiKey(key.workspaceId, key.id, clock());
     },
 
@@ -156,29 +160,29 @@ export function createKeys(storage: Storage, clock: () => string, readable: (cal
      * A key made by a caller (POST /v1/api_keys): an admin's right, in the caller's acting
      * workspace; every store it is limited to must be one the caller sees.
      */
-    issueKey(caller: Caller, input: { name: string; role: Role; storeIds: string[] | null }): MintedKey {
+    async issueKey(caller: Caller, input: { name: string; role: Role; storeIds: string[] | null }): Promise<MintedKey> {
       assertAllowed(caller, 'manage_keys');
-      for (const id of input.storeIds ?? []) readable(caller, id);
+      for (const id of input.storeIds ?? []) await readable(caller, id);
       return api.createKey(input.name, input.role, caller.workspaceId, { storeIds: input.storeIds });
     },
 
-    createWorkspace(name: string): Workspace {
+    async createWorkspace(name: string): Promise<Workspace> {
       const ws: Workspace = { id: newId('workspace'), name, createdAt: clock() };
-      storage.insertWorkspace(ws, false);
+      await storage.insertWorkspace(ws, false);
       return ws;
     },
 
     /** A workspace made by a caller (POST /v1/workspaces): operator keys only. */
-    createWorkspaceFor(caller: Caller, name: string): Workspace {
+    async createWorkspaceFor(caller: Caller, name: string): Promise<Workspace> {
       assertAllowed(caller, 'manage_keys');
       if (caller.grant?.operator !== true) throw new MnemoError('forbidden', 'only an operator key (all workspaces) can create workspaces');
       return api.createWorkspace(name);
     },
 
     /** The workspaces an admin caller may see: all of them for an operator key, else its own. */
-    listWorkspaces(caller: Caller): Workspace[] {
+    async listWorkspaces(caller: Caller): Promise<Workspace[]> {
       assertAllowed(caller, 'manage_keys');
-      const all = storage.listWorkspaces();
+      const all = await storage.listWorkspaces();
       return caller.grant?.operator === true ? all : all.filter((w) => w.id === caller.workspaceId);
     },
 
@@ -186,18 +190,18 @@ export function createKeys(storage: Storage, clock: () => string, readable: (cal
      * The workspace a request acts in: the key's own, or the one `anthropic-workspace-id` names. Only
      * an operator key (allWorkspaces) may name another; any other key's header must match its own.
      */
-    actingWorkspace(key: ApiKey, requested: string | undefined): string {
+    async actingWorkspace(key: ApiKey, requested: string | undefined): Promise<string> {
       if (requested === undefined || requested === '' || requested === key.workspaceId) return key.workspaceId;
       if (!key.allWorkspaces) {
         throw new MnemoError('forbidden', `this API key belongs to another workspace than anthropic-workspace-id ${requested}`);
       }
-      if (!storage.getWorkspace(requested)) throw notFound('workspace', requested);
+      if (!(await storage.getWorkspace(requested))) throw notFound('workspace', requested);
       return requested;
     },
 
-    authenticate(secret: string | null): ApiKey {
+    async authenticate(secret: string | null): Promise<ApiKey> {
       if (!secret) throw new MnemoError('unauthenticated', 'missing API key: send x-api-key or Authorization: Bearer');
-      const key = storage.findApiKeyByHash(hashSecret(secret));
+      const key = await storage.findApiKeyByHash(hashSecret(secret));
       if (!key || key.revokedAt) throw new MnemoError('unauthenticated', 'invalid API key');
       return key;
     },

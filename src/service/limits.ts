@@ -23,7 +23,37 @@ export const DEFAULT_LIMITS: Readonly<StoreLimits> = Object.freeze({
   maxSessions: 256,
 });
 
-export function createLimits(storage: Storage, limits: StoreLimits) {
+/** Store usage and a replaced memory's size, read by whichever door asks (the port, or the mount's synchronous bridge). */
+interface Usage {
+  memories: number;
+  bytes: number;
+}
+
+/** True when a write adding `newBytes` cannot take the store over either limit, whatever it replaces. */
+export function clearOfStoreLimits(limits: StoreLimits, usage: Usage, newBytes: number): boolean {
+  return usage.memories < limits.maxMemories && usage.bytes + newBytes <= limits.maxBytes;
+}
+
+/** The refusal of a write near a limit, once what it replaces (`old`; null: a new memory) is known. */
+export function assertStoreRoomAfter(limits: StoreLimits, storeId: string, usage: Usage, newBytes: number, old: { contentSizeBytes: number } | null): void {
+  if (old === null && usage.memories + 1 > limits.maxMemories) {
+    throw new MnemoError(
+      'limit_exceeded',
+      `memory store ${storeId} already holds ${usage.memories} memories, its limit (MNEMO_STORE_MAX_MEMORIES=${limits.maxMemories}): delete some first`,
+    );
+  }
+  const after = usage.bytes - (old?.contentSizeBytes ?? 0) + newBytes;
+  // An update that shrinks a store already over the byte limit is let through: it makes room.
+  if (after > limits.maxBytes && after > usage.bytes) {
+    throw new MnemoError(
+      'limit_exceeded',
+      `memory store ${storeId} would hold ${after} bytes of content, over its limit (MNEMO_STORE_MAX_BYTES=${limits.maxBytes})`,
+    );
+  }
+}
+
+/** The checks over one storage (the outer port, or a transaction's `tx`): closures only, cheap to make per transaction. */
+export function createLimits(storage: Pick<Storage, 'storeUsage' | 'countActiveSessions'>, limits: StoreLimits) {
   return {
     limits,
     /**
@@ -32,27 +62,17 @@ export function createLimits(storage: Storage, limits: StoreLimits) {
      * usage counter is read when the store is clear of both limits either way; `replaced` is asked
      * only near a limit, so a save through a mount costs no extra lookup.
      */
-    assertStoreRoom(storeId: string, newBytes: number, replaced: () => { contentSizeBytes: number } | null): void {
-      const usage = storage.storeUsage(storeId);
-      if (usage.memories < limits.maxMemories && usage.bytes + newBytes <= limits.maxBytes) return;
-      const old = replaced();
-      if (old === null && usage.memories + 1 > limits.maxMemories) {
-        throw new MnemoError(
-          'limit_exceeded',
-          `memory store ${storeId} already holds ${usage.memories} memories, its limit (MNEMO_STORE_MAX_MEMORIES=${limits.maxMemories}): delete some first`,
-        );
-      }
-      const after = usage.bytes - (old?.contentSizeBytes ?? 0) + newBytes;
-      // An update that shrinks a store already over the byte limit is let through: it makes room.
-      if (after > limits.maxBytes && after > usage.bytes) {
-        throw new MnemoError(
-          'limit_exceeded',
-          `memory store ${storeId} would hold ${after} bytes of content, over its limit (MNEMO_STORE_MAX_BYTES=${limits.maxBytes})`,
-        );
-      }
+    async assertStoreRoom(
+      storeId: string,
+      newBytes: number,
+      replaced: () => Promise<{ contentSizeBytes: number } | null> | { contentSizeBytes: number } | null,
+    ): Promise<void> {
+      const usage = await storage.storeUsage(storeId);
+      if (clearOfStoreLimits(limits, usage, newBytes)) return;
+      assertStoreRoomAfter(limits, storeId, usage, newBytes, await replaced());
     },
-    assertSessionRoom(workspaceId: string): void {
-      const active = storage.countActiveSessions(workspaceId);
+    async assertSessionRoom(workspaceId: string): Promise<void> {
+      const active = await storage.countActiveSessions(workspaceId);
       if (active >= limits.maxSessions) {
         throw new MnemoError(
           'limit_exceeded',

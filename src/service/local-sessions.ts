@@ -26,16 +26,16 @@ export interface LocalSessionDeps {
 }
 
 export function createLocalSessions({ storage, ids, clock }: LocalSessionDeps) {
-  function end(session: Session): void {
-    storage.endSession(session.workspaceId, session.id, clock());
+  async function end(session: Session): Promise<void> {
+    await storage.endSession(session.workspaceId, session.id, clock());
   }
 
   /** Ends the active local sessions whose `mnemo mount` process no longer runs; returns them. */
-  function endStale(alive: (pid: number) => boolean = pidAlive): Session[] {
+  async function endStale(alive: (pid: number) => boolean = pidAlive): Promise<Session[]> {
     const ended: Session[] = [];
-    for (const s of storage.listActiveLocalSessions()) {
+    for (const s of await storage.listActiveLocalSessions()) {
       if (s.localPid != null && alive(s.localPid)) continue;
-      end(s);
+      await end(s);
       ended.push(s);
     }
     return ended;
@@ -67,8 +67,8 @@ export function createLocalSessions({ storage, ids, clock }: LocalSessionDeps) {
       };
     },
 
-    record(session: Session): void {
-      storage.insertSession(session);
+    record(session: Session): Promise<void> {
+      return storage.insertSession(session);
     },
 
     end,
@@ -79,7 +79,7 @@ export function createLocalSessions({ storage, ids, clock }: LocalSessionDeps) {
      * (auto_unmount usually removes them as the process dies, but can lose a race); logs each.
      */
     async endStaleMounts(mounter: Mounter, log: (line: string) => void): Promise<void> {
-      for (const s of endStale()) {
+      for (const s of await endStale()) {
         log(`ended session ${s.id}: its mnemo mount process is gone`);
         for (const r of s.resources) await mounter.clearDead?.(r.hostPath);
       }

@@ -21,14 +21,14 @@ export async function checkReadiness(storage: Pick<Storage, 'listActiveSessions'
   const live = new Set((await mounter.mounted?.()) ?? []);
   let sessions;
   try {
-    sessions = storage.listActiveSessions();
+    sessions = await storage.listActiveSessions();
   } catch (err) {
     return { ready: false, database: (err as Error).message, unmounted: [], activeSessions: 0, mounts: live.size };
   }
   const unmounted: string[] = [];
   for (const s of sessions) {
     for (const r of s.resources) {
-      if (!live.has(resolve(r.hostPath)) && storage.getStoreById(r.storeId)) unmounted.push(r.hostPath);
+      if (!live.has(resolve(r.hostPath)) && (await storage.getStoreById(r.storeId))) unmounted.push(r.hostPath);
     }
   }
   return { ready: unmounted.length === 0, database: 'ok', unmounted, activeSessions: sessions.length, mounts: live.size };

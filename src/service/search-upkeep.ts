@@ -14,7 +14,7 @@
 
 export interface SearchUpkeepOptions {
   /** Indexes up to `max` queued memories in one transaction; returns how many still wait. */
-  index: (max: number) => number;
+  index: (max: number) => Promise<number> | number;
   /** A number that moves whenever storage is written (Storage.changeMark); indexing must not move it. */
   changeMark: () => number;
   log: (line: string) => void;
@@ -49,11 +49,11 @@ export function createSearchUpkeep({
   let markAtIndex = lastMark;
   let busySince: number | null = null;
 
-  function step(done: () => void): void {
+  async function step(done: () => void): Promise<void> {
     try {
       // One batch per turn of the event loop, so requests are served between them.
-      if (!stopped && index(batch) > 0) {
-        setImmediate(() => step(done));
+      if (!stopped && (await index(batch)) > 0) {
+        setImmediate(() => void step(done));
         return;
       }
     } catch (err) {
@@ -92,7 +92,7 @@ export function createSearchUpkeep({
         done = resolve;
       });
       running = run;
-      step(done);
+      void step(done);
       return run;
     },
     stop(): void {

@@ -2,9 +2,9 @@
 import type { Storage } from '../storage/port.js';
 import type { Caller, SearchPage, SearchQuery, Store } from '../domain/types.js';
 
-export function createSearch({ storage, readable }: { storage: Storage; readable: (caller: Caller, storeId: string) => Store }) {
+export function createSearch({ storage, readable }: { storage: Storage; readable: (caller: Caller, storeId: string) => Promise<Store> }) {
   return async function searchMemories(caller: Caller, storeId: string, q: SearchQuery): Promise<SearchPage> {
-    readable(caller, storeId);
+    await readable(caller, storeId);
     return storage.searchMemories(storeId, q);
   };
 }

@@ -14,32 +14,31 @@ import { slugify } from '../domain/paths.js';
 import type { Storage } from '../storage/port.js';
 import type { Caller, Page, Session, SessionResource, Store } from '../domain/types.js';
 import type { SessionRequest } from '../validate/index.js';
+import type { ReceiptHooks } from './idempotency.js';
 
 export const AGENT_MOUNT_ROOT = '/mnt/memory';
 
 export interface SessionsOptions {
   storage: Pick<Storage, 'atomic' | 'getStoreById' | 'insertSession' | 'getSession' | 'listSessions' | 'listActiveSessions' | 'endSession'>;
   /** The store a caller may see (404 otherwise): the service's own check. */
-  getStore: (caller: Caller, id: string) => Store;
+  getStore: (caller: Caller, id: string) => Promise<Store>;
   ids: IdGenerator;
   clock: () => string;
-  limits: Pick<Limits, 'assertSessionRoom'>;
+  /** The limits over a storage: the session's room is checked inside its transaction. */
+  limits: (storage: Storage) => Pick<Limits, 'assertSessionRoom'>;
   local: LocalSessions;
   mounter: Mounter;
-  /** What each mount writes through and reads from: the service itself. */
-  mountService: MountService;
+  /** What each mount writes through and reads from (null: this storage cannot serve mounts yet). */
+  mountService: MountService | null;
   mountRoot: string;
   log?: (line: string) => void;
 }
 
 /**
  * Lets the caller write something (an idempotency receipt) in the same transaction as the session
- * row, and take it back if the session fails to mount.
+ * row, through that transaction's `tx`, and take it back if the session fails to mount.
  */
-export interface SessionHooks {
-  record(session: Session): void;
-  forget(): void;
-}
+export type SessionHooks = ReceiptHooks<Session>;
 
 /** A session is visible to a key only if every store it mounts is inside the key's grant. */
 function visible(caller: Caller, s: Session): boolean {
@@ -55,8 +54,9 @@ export function createSessions({ storage, getStore, ids, clock, limits, local, m
   async function mountAll(session: Session): Promise<void> {
     const actor = { type: 'session_actor' as const, sessionId: session.id };
     for (const r of session.resources) {
-      const access = mountAccess(storage.getStoreById(r.storeId), r.access === 'read_only');
+      const access = mountAccess(await storage.getStoreById(r.storeId), r.access === 'read_only');
       if (access === 'gone') continue;
+      if (!mountService) throw new MnemoError('internal', 'this storage cannot serve mounts yet');
       await mounter.mount({ storeId: r.storeId, hostPath: r.hostPath, readOnly: access !== 'writable', actor, service: mountService });
     }
   }
@@ -71,13 +71,14 @@ export function createSessions({ storage, getStore, ids, clock, limits, local, m
     async createSession(caller: Caller, req: SessionRequest, hooks?: SessionHooks): Promise<Session> {
       const id = ids('session');
       const taken = new Set<string>();
-      const resources: SessionResource[] = req.resources.map((r) => {
-        const store = getStore(caller, r.storeId);
+      const resources: SessionResource[] = [];
+      for (const r of req.resources) {
+        const store = await getStore(caller, r.storeId);
         if (store.archivedAt) {
           throw new MnemoError('archived', `memory store ${store.id} is archived and cannot be attached to a new session`);
         }
         const slug = uniqueSlug(slugify(store.name), taken);
-        return {
+        resources.push({
           type: 'memory_store',
           storeId: store.id,
           access: r.access,
@@ -87,8 +88,8 @@ export function createSessions({ storage, getStore, ids, clock, limits, local, m
           slug,
           mountPath: `${AGENT_MOUNT_ROOT}/${slug}`,
           hostPath: join(mountRoot, id, slug),
-        };
-      });
+        });
+      }
       assertMayMount(caller, req.resources);
       const session: Session = {
         id,
@@ -98,38 +99,38 @@ export function createSessions({ storage, getStore, ids, clock, limits, local, m
         createdAt: clock(),
         endedAt: null,
       };
-      storage.atomic(() => {
-        limits.assertSessionRoom(caller.workspaceId);
-        storage.insertSession(session);
-        hooks?.record(session);
+      await storage.atomic(async (tx) => {
+        await limits(tx).assertSessionRoom(caller.workspaceId);
+        await tx.insertSession(session);
+        await hooks?.record(session, tx);
       });
       try {
         await mountAll(session);
       } catch (err) {
         await unmountAll(session).catch(() => {});
-        storage.atomic(() => {
-          storage.endSession(caller.workspaceId, id, clock());
-          hooks?.forget();
+        await storage.atomic(async (tx) => {
+          await tx.endSession(caller.workspaceId, id, clock());
+          await hooks?.forget(tx);
         });
         throw new MnemoError('internal', `could not mount the session's stores: ${(err as Error).message}`, {}, { cause: err });
       }
       return session;
     },
 
-    getSession(caller: Caller, id: string): Session {
-      const s = storage.getSession(caller.workspaceId, id);
+    async getSession(caller: Caller, id: string): Promise<Session> {
+      const s = await storage.getSession(caller.workspaceId, id);
       if (!s || !visible(caller, s)) throw notFound('session', id);
       return s;
     },
 
     /** With a store-limited key, pages may hold fewer than `limit` sessions; next_page still goes on. */
-    listSessions(caller: Caller, limit: number, page: string | null): Page<Session> {
-      const p = storage.listSessions(caller.workspaceId, limit, page);
+    async listSessions(caller: Caller, limit: number, page: string | null): Promise<Page<Session>> {
+      const p = await storage.listSessions(caller.workspaceId, limit, page);
       return { data: p.data.filter((s) => visible(caller, s)), nextPage: p.nextPage };
     },
 
     async endSession(caller: Caller, id: string, hooks?: Pick<SessionHooks, 'record'>): Promise<Session> {
-      const s = storage.getSession(caller.workspaceId, id);
+      const s = await storage.getSession(caller.workspaceId, id);
       if (!s || !visible(caller, s)) throw notFound('session', id);
       assertMayMount(caller, s.resources);
       if (s.localPid != null && s.status === 'active') {
@@ -137,9 +138,9 @@ export function createSessions({ storage, getStore, ids, clock, limits, local, m
         throw new MnemoError('conflict', `session ${id} is served by a mnemo mount process (pid ${s.localPid}); stop that process (Ctrl-C) to end it`);
       }
       await unmountAll(s);
-      return storage.atomic(() => {
-        const ended = storage.endSession(caller.workspaceId, id, clock());
-        hooks?.record(ended);
+      return storage.atomic(async (tx) => {
+        const ended = await tx.endSession(caller.workspaceId, id, clock());
+        await hooks?.record(ended, tx);
         return ended;
       });
     },
@@ -151,7 +152,7 @@ export function createSessions({ storage, getStore, ids, clock, limits, local, m
     async restore(): Promise<void> {
       await local.endStaleMounts(mounter, log);
       await mounter.clearStale(mountRoot);
-      const active = storage.listActiveSessions();
+      const active = await storage.listActiveSessions();
       await sweepSessionDirs(mountRoot, new Set(active.map((s) => s.id)), log);
       for (const s of active) {
         try {

@@ -1,0 +1,289 @@
+/**
+ * @module The service's operations on stores, memories, versions and checkpoints, with their rules,
+ * built over one storage: the outer port for a call of its own, or a transaction's `tx` when the
+ * call must commit with something else (an idempotency receipt; a group commit of API writes). Every
+ * storage call of an operation goes through that storage, so inside a transaction nothing waits
+ * for the transaction itself. Building them is closures only, and `operationsOver` keeps one set
+ * per storage object (the SQLite adapter's `tx` is one object), so a transaction pays nothing.
+ */
+import { assertAllowed, assertMayCreateStores, assertStoreGranted, grantedStores } from '../domain/access.js';
+import { byteLength } from '../domain/content.js';
+import { MnemoError, notFound } from '../domain/errors.js';
+import { createCheckpoints } from './checkpoints.js';
+import type { Durability } from './durability.js';
+import type { IdGenerator } from './ids.js';
+import { createLimits, type StoreLimits } from './limits.js';
+import type { Mounter } from './mounts.js';
+import type { Storage, WriteResult } from '../storage/port.js';
+import type {
+  Caller,
+  Expiry,
+  Face,
+  KeptAttrs,
+  Memory,
+  MemoryListItem,
+  MemoryListQuery,
+  MemoryVersion,
+  MemoryWrite,
+  NewStore,
+  Page,
+  Store,
+  StoreListQuery,
+  StorePatch,
+  VersionListQuery,
+} from '../domain/types.js';
+import { assertAttrs, assertContent, assertMemoryInput, assertMemoryPath, resolveExpiry } from '../validate/index.js';
+
+/** What the operations need besides storage: the same for every storage they are built over. */
+export interface OperationDeps {
+  clock: () => string;
+  ids: IdGenerator;
+  limits: StoreLimits;
+  mounter: Pick<Mounter, 'storeChanged'>;
+  durability: Pick<Durability, 'write'>;
+  wrote: (caller: Caller, versions: number) => void;
+  checkpointMaxBytes?: number;
+}
+
+/** Mounts write as their session and name no face; API keys are the API unless the MCP face says so. */
+export function faceOf(caller: Caller): Face {
+  return caller.face ?? (caller.actor.type === 'session_actor' ? 'mount' : 'api');
+}
+
+export function createOperations(storage: Storage, deps: OperationDeps) {
+  const { clock, ids, mounter, durability, wrote } = deps;
+  const limits = createLimits(storage, deps.limits);
+  /** A memory write: a mount's is durable at fsync() (or at close() with MNEMO_MOUNT_SYNC=close), any other at commit. */
+  const commit = <T>(caller: Caller, fn: (s: Storage) => Promise<T>): Promise<T> => durability.write(storage, faceOf(caller), fn);
+
+  async function store(caller: Caller, id: string): Promise<Store> {
+    assertStoreGranted(caller, id);
+    const s = await storage.getStore(caller.workspaceId, id);
+    if (!s) throw notFound('memory store', id);
+    return s;
+  }
+
+  /**
+   * The store, once the caller is known to have the right to change what is in it. Visibility comes
+   * first: a store the caller cannot see is 404 whatever its role, so a 403 never reveals one.
+   */
+  async function writable(caller: Caller, id: string): Promise<Store> {
+    const s = await store(caller, id);
+    assertAllowed(caller, 'write');
+    return s;
+  }
+
+  /** chmod, utimens and chown through a mount: kept with the memory, no version (assertAttrs masks the mode). */
+  async function setAttrs(caller: Caller, storeId: string, memoryId: string, attrs: KeptAttrs): Promise<void> {
+    await writable(caller, storeId);
+    const checked = assertAttrs(attrs);
+    await commit(caller, (s) => s.setMemoryAttrs(storeId, memoryId, checked, clock()));
+  }
+
+  function stamp(caller: Caller) {
+    return { actor: caller.actor, now: clock(), versionId: ids('version') };
+  }
+
+  return {
+    /** The store a caller may see (404 otherwise). */
+    getStore: store,
+    writable,
+    limits,
+    /** Agent continuity: checkpoints with a latest pointer, and restores within a byte budget. */
+    checkpoints: createCheckpoints({
+      storage, clock, ids, readable: store, writable,
+      ...(deps.checkpointMaxBytes === undefined ? {} : { maxBundleBytes: deps.checkpointMaxBytes }),
+    }),
+
+    // ------------------------------------------------------------ stores
+
+    async createStore(caller: Caller, input: NewStore): Promise<Store> {
+      assertMayCreateStores(caller);
+      const now = clock();
+      const s: Store = { id: ids('store'), workspaceId: caller.workspaceId, ...input, createdAt: now, updatedAt: now, archivedAt: null };
+      await storage.insertStore(s);
+      return s;
+    },
+    async listStores(caller: Caller, q: StoreListQuery): Promise<Page<Store>> {
+      return storage.listStores(caller.workspaceId, q, grantedStores(caller));
+    },
+    async updateStore(caller: Caller, id: string, patch: StorePatch): Promise<Store> {
+      await writable(caller, id);
+      return storage.updateStore(caller.workspaceId, id, patch, clock());
+    },
+    async archiveStore(caller: Caller, id: string): Promise<Store> {
+      await writable(caller, id);
+      const archived = await storage.archiveStore(caller.workspaceId, id, clock());
+      mounter.storeChanged(id, 'archived');
+      return archived;
+    },
+    async deleteStore(caller: Caller, id: string): Promise<void> {
+      await writable(caller, id);
+      await storage.deleteStore(caller.workspaceId, id);
+      mounter.storeChanged(id, 'deleted');
+    },
+
+    // ------------------------------------------------------------ memories
+
+    async createMemory(caller: Caller, storeId: string, input: { path: string; content: string; mode?: number; expiry?: Expiry }): Promise<Memory> {
+      await writable(caller, storeId);
+      const { path, content } = assertMemoryInput(input);
+      await limits.assertStoreRoom(storeId, byteLength(content), () => null);
+      const s = stamp(caller);
+      const expiresAt = resolveExpiry(input.expiry, s.now);
+      const created = await commit(caller, (st) => st.createMemory({
+        ...s,
+        storeId,
+        memoryId: ids('memory'),
+        path,
+        content,
+        ...(input.mode === undefined ? {} : { mode: input.mode }),
+        ...(expiresAt == null ? {} : { expiresAt }),
+      }));
+      wrote(caller, 1);
+      return created;
+    },
+    async getMemory(caller: Caller, storeId: string, memoryId: string): Promise<Memory> {
+      await store(caller, storeId);
+      const m = await storage.getMemory(storeId, memoryId);
+      if (!m) throw notFound('memory', memoryId);
+      return m;
+    },
+    /** The live memory at `path`, after the caller's read check on the store (MCP reads by path). */
+    async getMemoryByPath(caller: Caller, storeId: string, path: string): Promise<Memory | null> {
+      await store(caller, storeId);
+      return storage.getMemoryByPath(storeId, path);
+    },
+    async listMemories(caller: Caller, storeId: string, q: MemoryListQuery): Promise<Page<MemoryListItem>> {
+      await store(caller, storeId);
+      return storage.listMemories(storeId, q);
+    },
+    /** `attrs`: what a mount's save keeps beside the content (its times and owner); the API passes none. */
+    async updateMemory(caller: Caller, storeId: string, memoryId: string, write: MemoryWrite, attrs?: KeptAttrs): Promise<Memory> {
+      await writable(caller, storeId);
+      assertMemoryInput(write);
+      if (write.content !== undefined) {
+        await limits.assertStoreRoom(storeId, byteLength(write.content), async () => (await storage.getMemory(storeId, memoryId)) ?? { contentSizeBytes: 0 });
+      }
+      const { expiry, ...rest } = write;
+      const s = stamp(caller);
+      const expiresAt = resolveExpiry(expiry, s.now);
+      const result = await commit(caller, (st) =>
+        st.updateMemory({
+          ...s, storeId, memoryId, ...rest,
+          ...(expiresAt === undefined ? {} : { expiresAt }),
+          ...(attrs === undefined ? {} : { attrs: assertAttrs(attrs) }),
+        }),
+      );
+      wrote(caller, result.changed ? 1 : 0);
+      return result.memory;
+    },
+    async deleteMemory(caller: Caller, storeId: string, memoryId: string, expectedSha256?: string): Promise<void> {
+      await writable(caller, storeId);
+      const input = { ...stamp(caller), storeId, memoryId, ...(expectedSha256 === undefined ? {} : { expectedSha256 }) };
+      await commit(caller, (s) => s.deleteMemory(input));
+      wrote(caller, 1);
+    },
+
+    // ------------------------------------------------------------ mount saves (fs/)
+
+    /** Create-or-update by path: a save through a mount; `memoryId` names the memory if the path is free. */
+    async saveMemoryAt(
+      caller: Caller,
+      storeId: string,
+      input: { path: string; content: string; memoryId: string; mode?: number; attrs?: KeptAttrs },
+    ): Promise<WriteResult> {
+      await writable(caller, storeId);
+      const path = assertMemoryPath(input.path);
+      const content = assertContent(input.content);
+      await limits.assertStoreRoom(storeId, byteLength(content), () => storage.getMemoryMetaByPath(storeId, path));
+      const save = {
+        ...stamp(caller),
+        storeId,
+        memoryId: input.memoryId,
+        path,
+        content,
+        ...(input.mode === undefined ? {} : { mode: input.mode }),
+        ...(input.attrs === undefined ? {} : { attrs: assertAttrs(input.attrs) }),
+      };
+      const result = await commit(caller, (s) => s.saveMemoryAt(save));
+      wrote(caller, result.changed ? 1 : 0);
+      return result;
+    },
+    /** Renames a memory, replacing (deleting) one already at `path`, in one transaction. */
+    async moveMemory(caller: Caller, storeId: string, memoryId: string, path: string): Promise<Memory> {
+      await writable(caller, storeId);
+      const move = { ...stamp(caller), storeId, memoryId, path: assertMemoryPath(path), replacedVersionId: ids('version') };
+      const moved = await commit(caller, (s) => s.moveMemory(move));
+      wrote(caller, 1);
+      return moved;
+    },
+    /** Renames a directory: every memory below `from` moves below `to`, in one transaction. */
+    async moveTree(caller: Caller, storeId: string, from: string, to: string): Promise<number> {
+      await writable(caller, storeId);
+      assertMoveTree(from, to);
+      const moved = await commit(caller, (s) => s.moveTree({ storeId, from, to, actor: caller.actor, now: clock(), versionIds: () => ids('version') }));
+      wrote(caller, moved);
+      return moved;
+    },
+    /** chmod through a mount: kept with the memory, no version; the ctime moves. */
+    async setMemoryMode(caller: Caller, storeId: string, memoryId: string, mode: number): Promise<void> {
+      await setAttrs(caller, storeId, memoryId, { mode });
+    },
+    /** utimens through a mount: each time given is set (ms since the epoch), no version; the ctime moves. */
+    async setMemoryTimes(caller: Caller, storeId: string, memoryId: string, times: { atimeMs?: number; mtimeMs?: number }): Promise<void> {
+      await setAttrs(caller, storeId, memoryId, given(times));
+    },
+    /** chown through a mount: each id given is kept, no version; the ctime moves. */
+    async setMemoryOwner(caller: Caller, storeId: string, memoryId: string, owner: { uid?: number; gid?: number }): Promise<void> {
+      await setAttrs(caller, storeId, memoryId, given(owner));
+    },
+
+    // ------------------------------------------------------------ versions
+
+    async getVersion(caller: Caller, storeId: string, versionId: string): Promise<MemoryVersion> {
+      await store(caller, storeId);
+      const v = await storage.getVersion(storeId, versionId);
+      if (!v) throw notFound('memory version', versionId);
+      return v;
+    },
+    async listVersions(caller: Caller, storeId: string, q: VersionListQuery): Promise<Page<MemoryVersion>> {
+      await store(caller, storeId);
+      return storage.listVersions(storeId, q);
+    },
+    async redactVersion(caller: Caller, storeId: string, versionId: string): Promise<MemoryVersion> {
+      await store(caller, storeId);
+      assertAllowed(caller, 'redact');
+      return storage.redactVersion(storeId, versionId, caller.actor, clock());
+    },
+  };
+}
+
+export type Operations = ReturnType<typeof createOperations>;
+
+/** One set of operations per storage object, made on first use (closures; no I/O). */
+export function operationsCache(deps: OperationDeps): (storage: Storage) => Operations {
+  const made = new WeakMap<Storage, Operations>();
+  return (storage) => {
+    let ops = made.get(storage);
+    if (!ops) {
+      ops = createOperations(storage, deps);
+      made.set(storage, ops);
+    }
+    return ops;
+  };
+}
+
+/** A directory rename's paths: valid, and not into itself. */
+export function assertMoveTree(from: string, to: string): void {
+  assertMemoryPath(from, 'from');
+  assertMemoryPath(to, 'to');
+  if (to === from || to.startsWith(from + '/')) {
+    throw new MnemoError('invalid_request', `cannot move ${from} into itself (${to})`);
+  }
+}
+
+/** The fields of `o` that were given: with exactOptionalPropertyTypes, an absent time or id must not arrive as `undefined`. */
+export function given<T extends object>(o: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as { [K in keyof T]?: Exclude<T[K], undefined> };
+}
