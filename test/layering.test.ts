@@ -88,7 +88,7 @@ describe('layering', () => {
 
   it('the service object has no storage member a face could reach through it', async () => {
     const { openCore } = await import('./helpers/core.js');
-    const { service } = openCore();
+    const { service } = await openCore();
     expect(Object.keys(service)).not.toContain('storage');
     expect(Object.keys(service)).toEqual(expect.arrayContaining(['sessions', 'idempotency', 'mountReader', 'keys']));
   });

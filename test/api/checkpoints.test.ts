@@ -255,7 +255,7 @@ describe('restoring a checkpoint', () => {
 
   // In-process, with a clock the test moves: the expiry passes without waiting for it.
   it('reports each reference as ok, changed, missing or expired', async () => {
-    const { client, clock } = inProcessApp();
+    const { client, clock } = await inProcessApp();
     const ext = extensions(client);
     const store = await freshStore(client, 'checkpoints');
     const mem = client.beta.memoryStores.memories;

@@ -223,7 +223,7 @@ describe('idempotency receipts across restarts and expiry', () => {
 
   // In-process, with a clock the test moves: the retention period passes without waiting for it.
   it('after the retention period a receipt is gone and the key makes a new request', async () => {
-    const { client: c, clock, raw } = inProcessApp({ idempotencyTtlSeconds: 1 });
+    const { client: c, clock, raw } = await inProcessApp({ idempotencyTtlSeconds: 1 });
     const key = randomUUID();
     const post = () => raw('POST', '/v1/memory_stores', { headers: { 'idempotency-key': key }, body: JSON.stringify({ name: 'short-lived' }) });
     const first = await post();
@@ -238,15 +238,15 @@ describe('idempotency receipts across restarts and expiry', () => {
   });
 
   it("the server's receipt purge removes receipts past their retention and keeps the others", async () => {
-    const { clock, raw, idempotency } = inProcessApp({ idempotencyTtlSeconds: 60 });
+    const { clock, raw, idempotency } = await inProcessApp({ idempotencyTtlSeconds: 60 });
     const post = (key: string, name: string) => raw('POST', '/v1/memory_stores', { headers: { 'idempotency-key': key }, body: JSON.stringify({ name }) });
     await post(randomUUID(), 'old');
     clock.advance(30_000);
     const kept = randomUUID();
     const young = await post(kept, 'young');
-    expect(idempotency.purge()).toBe(0);
+    expect(await idempotency.purge()).toBe(0);
     clock.advance(31_000);
-    expect(idempotency.purge()).toBe(1);
+    expect(await idempotency.purge()).toBe(1);
     const replay = await post(kept, 'young');
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
     expect(replay.body).toEqual(young.body);

@@ -261,7 +261,7 @@ describe('update', () => {
 
   // In-process, with a clock the test moves: time passes between the two writes without waiting.
   it('adds no version for an update that changes nothing', async () => {
-    const { client, clock } = inProcessApp();
+    const { client, clock } = await inProcessApp();
     const { memories, memoryVersions } = client.beta.memoryStores;
     const store = await freshStore(client, 'memories');
     const m = await memories.create(store.id, { path: '/noop.md', content: 'same' });

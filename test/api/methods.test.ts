@@ -81,7 +81,7 @@ describe('405 Method Not Allowed', () => {
   });
 
   it('derives Allow from the route table for every route the app registers', async () => {
-    const { app, adminKey } = openApp();
+    const { app, adminKey } = await openApp();
     const routes = routeTable(app);
     const byPath = new Map<string, Set<string>>();
     for (const r of routes) byPath.set(r.path, (byPath.get(r.path) ?? new Set()).add(r.method));

@@ -110,8 +110,8 @@ describe('GET /openapi.json', () => {
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
   });
 
-  it('documents every route the app registers, and no route it does not', () => {
-    const { app } = openApp();
+  it('documents every route the app registers, and no route it does not', async () => {
+    const { app } = await openApp();
     const registered = routeTable(app).map((r) => `${r.method} ${openApiPath(r.path)}`);
     // The app and the document built here, from the same sources; the server serves that document.
     const documented = documentedRoutes(openApiDocument('0.0.0') as unknown as Doc);

@@ -135,7 +135,7 @@ describe('search follows every write at once', () => {
 
   // In-process, with a clock the test moves: the expiry passes without waiting for it.
   it('stops finding a memory once it expires', async () => {
-    const { client, clock } = inProcessApp();
+    const { client, clock } = await inProcessApp();
     const ext = extensions(client);
     const store = await freshStore(client, 'search');
     await client.post(`/v1/memory_stores/${store.id}/memories`, { body: { path: '/tmp.md', content: 'ephemeral otter', ttl_seconds: 1 } });

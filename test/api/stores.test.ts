@@ -96,7 +96,7 @@ describe('field limits', () => {
 describe('update', () => {
   // In-process, with a clock the test moves: time passes between the two writes without waiting.
   it('patches only the fields it is given and moves updated_at', async () => {
-    const { client, clock } = inProcessApp();
+    const { client, clock } = await inProcessApp();
     const stores = client.beta.memoryStores;
     const s = await stores.create({ name: 'before', description: 'desc', metadata: { a: '1', b: '2' } });
     clock.advance(5);
@@ -122,7 +122,7 @@ describe('update', () => {
 
   // In-process, with a clock the test moves: time passes between the two writes without waiting.
   it('leaves updated_at alone when nothing changes', async () => {
-    const { client, clock } = inProcessApp();
+    const { client, clock } = await inProcessApp();
     const stores = client.beta.memoryStores;
     const s = await stores.create({ name: 'still', metadata: { a: '1' } });
     clock.advance(5);
@@ -165,7 +165,7 @@ describe('list', () => {
 
   // In-process, with a clock the test moves: each store is made at its own moment without waiting.
   it('filters by created_at[gte] and created_at[lte], both inclusive', async () => {
-    const { client, clock } = inProcessApp();
+    const { client, clock } = await inProcessApp();
     const stores = client.beta.memoryStores;
     const made: Store[] = [];
     for (let i = 0; i < 4; i++) {

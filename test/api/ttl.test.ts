@@ -49,7 +49,7 @@ describe('memory TTL', () => {
 
   // In-process, with a clock the test moves: the expiry passes without waiting for it.
   it('hides an expired memory from reads and lists, and frees its path', async () => {
-    const { client, clock } = inProcessApp();
+    const { client, clock } = await inProcessApp();
     const store = await freshStore(client, 'ttl');
     const m = await client.post<Expiring>(`/v1/memory_stores/${store.id}/memories`, { body: { path: '/dir/gone.md', content: 'x', ttl_seconds: 1 } });
     clock.advance(1200);
@@ -61,7 +61,7 @@ describe('memory TTL', () => {
   });
 
   it("deletes an expired memory at the server's expiry sweep, with a deleted version dated at its expiry", async () => {
-    const { client, clock, service } = inProcessApp();
+    const { client, clock, service } = await inProcessApp();
     const store = await freshStore(client, 'ttl');
     const m = await client.post<Expiring>(`/v1/memory_stores/${store.id}/memories`, { body: { path: '/swept.md', content: 'x', ttl_seconds: 60 } });
     expect(await service.purgeExpiredMemories()).toBe(0);

@@ -102,7 +102,7 @@ describe('filters', () => {
 
   // In-process, with a clock the test moves: each version is made at its own moment without waiting.
   it('filters by created_at[gte] and created_at[lte], both inclusive', async () => {
-    const { client, clock } = inProcessApp();
+    const { client, clock } = await inProcessApp();
     const { memories, memoryVersions: versions } = client.beta.memoryStores;
     const store = await freshStore(client, 'versions');
     const allVersions = (params: Parameters<typeof versions.list>[1] = {}) => collect(versions.list(store.id, { limit: 100, ...params }));
@@ -256,7 +256,7 @@ describe('redaction', () => {
 
   // In-process, with a clock the test moves: time passes between the two redactions without waiting.
   it('is idempotent: a second redact returns the same version with the first redacted_at', async () => {
-    const { client, clock } = inProcessApp();
+    const { client, clock } = await inProcessApp();
     const { memories, memoryVersions: versions } = client.beta.memoryStores;
     const store = await freshStore(client, 'versions');
     const m = await memories.create(store.id, { path: '/twice.md', content: 'x' });

@@ -27,9 +27,9 @@ export interface BigStore {
 
 const BATCH = 5000;
 
-export function buildBigStore(dataDir: string, memories: number, versions: number, log: (s: string) => void): BigStore {
+export async function buildBigStore(dataDir: string, memories: number, versions: number, log: (s: string) => void): Promise<BigStore> {
   const started = performance.now();
-  const { storage, service, caller, storeId } = openBenchEngine(join(dataDir, 'mnemo.db'), 'bench-loader', 'bench big', 'built by npm run bench');
+  const { storage, service, caller, storeId } = await openBenchEngine(join(dataDir, 'mnemo.db'), 'bench-loader', 'bench big', 'built by npm run bench');
   try {
     const text = (i: number, round: number) =>
       `# note ${i}\nround ${round}: the agent learned fact ${(i * 7919 + round) % 100_003} about project ${i % 211}.\n`;
@@ -53,6 +53,6 @@ export function buildBigStore(dataDir: string, memories: number, versions: numbe
     }
     return { storeId, memoryIds, seconds: (performance.now() - started) / 1000 };
   } finally {
-    storage.close();
+    await storage.close();
   }
 }

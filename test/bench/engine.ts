@@ -11,17 +11,17 @@ export interface BenchEngine {
 }
 
 /** Opens the engine on `file` and creates a store named `name`, as an admin key named `keyName`. */
-export function openBenchEngine(file: string, keyName: string, name: string, description = '', options: SqliteOptions = {}): BenchEngine {
+export async function openBenchEngine(file: string, keyName: string, name: string, description = '', options: SqliteOptions = {}): Promise<BenchEngine> {
   const storage = openSqliteStorage(file, options);
   try {
     const service = createService({ storage });
-    const ws = service.keys.defaultWorkspace();
-    const { key } = service.keys.createKey(keyName, 'admin', ws.id);
+    const ws = await service.keys.defaultWorkspace();
+    const { key } = await service.keys.createKey(keyName, 'admin', ws.id);
     const caller: Caller = { workspaceId: ws.id, actor: { type: 'api_actor', apiKeyId: key.id } };
-    const storeId = service.createStore(caller, { name, description, metadata: {} }).id;
+    const storeId = (await service.createStore(caller, { name, description, metadata: {} })).id;
     return { storage, service, caller, storeId };
   } catch (err) {
-    storage.close();
+    await storage.close();
     throw err;
   }
 }

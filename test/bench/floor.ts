@@ -62,22 +62,22 @@ const MODES: Record<'close' | 'fsync', SqliteOptions> = {
  * does), on a fresh database, committed as the mount mode `mode` commits. The mean counts the
  * checkpoints that land inside commits; the median does not.
  */
-export function engineSaveMs(mode: 'close' | 'fsync' = 'close', saves = 2000): SaveTimes {
+export async function engineSaveMs(mode: 'close' | 'fsync' = 'close', saves = 2000): Promise<SaveTimes> {
   const dir = mkdtempSync(join(tmpdir(), 'mnemo-bench-engine-'));
-  const { storage, service, caller, storeId } = openBenchEngine(join(dir, 'mnemo.db'), 'bench-engine', 'bench engine', '', MODES[mode]);
+  const { storage, service, caller, storeId } = await openBenchEngine(join(dir, 'mnemo.db'), 'bench-engine', 'bench engine', '', MODES[mode]);
   try {
     const content = 'memory: the agent noted something worth keeping\n'.repeat(90).slice(0, 4096);
     const save = (path: string) => service.saveMemoryAt(caller, storeId, { path, content, memoryId: service.ids('memory') });
-    for (let i = 0; i < 500; i++) save(`/warm/f${i}.md`);
+    for (let i = 0; i < 500; i++) await save(`/warm/f${i}.md`);
     const lat: number[] = [];
     for (let i = 0; i < saves; i++) {
       const t = performance.now();
-      save(`/a/f${String(i).padStart(5, '0')}.md`);
+      await save(`/a/f${String(i).padStart(5, '0')}.md`);
       lat.push(performance.now() - t);
     }
     return { p50: median(lat), mean: lat.reduce((a, b) => a + b, 0) / lat.length };
   } finally {
-    storage.close();
+    await storage.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -108,7 +108,7 @@ async function hopCost(file: string, calls: number): Promise<{ inline: number; w
   const worker = openSqliteStorage(file, { readers: 1 });
   const q = { includeArchived: false, createdGte: null, createdLte: null, limit: 1, page: null };
   try {
-    const ws = inline.defaultWorkspace()!.id;
+    const ws = (await inline.defaultWorkspace())!.id;
     const round = async (s: typeof inline) => {
       const t = performance.now();
       for (let i = 0; i < calls; i++) await s.listStores(ws, q);
@@ -125,8 +125,8 @@ async function hopCost(file: string, calls: number): Promise<{ inline: number; w
     const med = (xs: number[]) => [...xs].sort((x, y) => x - y)[xs.length >> 1]!;
     return { inline: med(a), worker: med(b) };
   } finally {
-    worker.close();
-    inline.close();
+    await worker.close();
+    await inline.close();
   }
 }
 
@@ -135,7 +135,7 @@ export async function isolationSection(quick: boolean, log: (s: string) => void)
   let m: Mnemo | null = null;
   try {
     const memories = quick ? 10_000 : MEMORIES;
-    const big = buildBigStore(dir, memories, memories, log);
+    const big = await buildBigStore(dir, memories, memories, log);
     log(`isolation: ${fmt(memories)} memories built in ${big.seconds.toFixed(1)} s`);
     m = await startMnemo(dir);
     const mnt = await m.mountSession(big.storeId);

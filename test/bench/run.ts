@@ -71,8 +71,8 @@ async function fileBench(mnemo: Mnemo, out: string[], found: Check[]): Promise<s
   // The best save ratio a store could reach here if a save added only `ms` to each run's ceiling save.
   const boundWith = (ms: number) => median(results['ceiling']!.map((c) => saveBound((c['save']! * 1000) / FILES, ms)));
   const commitMs = bareCommitMs();
-  const durableEngine = engineSaveMs('close');
-  const engine = engineSaveMs('fsync');
+  const durableEngine = await engineSaveMs('close');
+  const engine = await engineSaveMs('fsync');
   const rows = WORKLOADS.map((w) => {
     const vsCeiling = perRun('ceiling', w.key);
     if (w.target !== undefined) {
@@ -146,7 +146,7 @@ async function main(): Promise<void> {
   log(`big store: building ${fmt(BIG.memories)} memories / ${fmt(BIG.versions)} versions`);
   const bigDir = makeTempDir('mnemo-bench-big-');
   cleanups.push(async () => rmSync(bigDir, { recursive: true, force: true }));
-  const big = buildBigStore(bigDir, BIG.memories, BIG.versions, log);
+  const big = await buildBigStore(bigDir, BIG.memories, BIG.versions, log);
   log(`big store: built in ${big.seconds.toFixed(1)} s`);
   const large = await startMnemo(bigDir);
   cleanups.push(large.stop);

@@ -54,7 +54,7 @@ interface Served {
 
 async function serveStore(memories: number): Promise<Served> {
   const dir = makeTempDir('mnemo-bench-search-');
-  const { storeId } = buildBigStore(dir, memories, memories, () => {});
+  const { storeId } = await buildBigStore(dir, memories, memories, () => {});
   return { memories, dir, storeId, server: await startMnemo(dir) };
 }
 
@@ -127,7 +127,7 @@ async function stall(file: string, storeId: string, mode: 'fts' | 'substring'): 
     h.disable();
     return { max: h.max / 1e6, page: median(pageMs) };
   } finally {
-    storage.close();
+    await storage.close();
   }
 }
 

@@ -147,7 +147,7 @@ describe.skipIf(!existsSync('/dev/fuse'))('mnemo mount', () => {
 
   it('an unknown store is a clear error, not a mount', async () => {
     const dataDir = makeTempDir('mnemo-cli-');
-    openSqliteStorage(join(dataDir, 'mnemo.db')).close();
+    await openSqliteStorage(join(dataDir, 'mnemo.db')).close();
     try {
       const m = mountCli(dataDir, 'memstore_nope', join(dataDir, 'x'));
       await expect(m.ready).rejects.toThrow(/no memory store memstore_nope/);

@@ -48,12 +48,12 @@ describe.skipIf(!FUSE_AVAILABLE)('a mount stays fresh', () => {
     const other = openSqliteStorage(m.db);
     try {
       const service = createService({ storage: other });
-      const ws = service.keys.defaultWorkspace()!;
+      const ws = (await service.keys.defaultWorkspace())!;
       const caller = { workspaceId: ws.id, actor: { type: 'session_actor' as const, sessionId: 'sess_outside' } };
-      const meta = other.getMemoryMetaByPath(m.storeId, '/o.md')!;
-      service.updateMemory(caller, m.storeId, meta.id, { content: 'after, from another process\n' });
+      const meta = (await other.getMemoryMetaByPath(m.storeId, '/o.md'))!;
+      await service.updateMemory(caller, m.storeId, meta.id, { content: 'after, from another process\n' });
     } finally {
-      other.close();
+      await other.close();
     }
     // Commits from other connections are noticed within 100 ms (storage.changeMark).
     await sleep(200);
@@ -171,7 +171,7 @@ describe.skipIf(!FUSE_AVAILABLE)('mount lifecycle', () => {
     process.kill(dead.pid, 'SIGKILL');
     for (let i = 0; i < 50 && !(await sh(`cat ${dead.mnt}/b.md`, '/')).stderr.includes('not connected'); i++) await sleep(100);
     expect(isMounted(dead.mnt)).toBe(true);
-    const core = openCore();
+    const core = await openCore();
     const lines: string[] = [];
     const manager = createMountManager({ log: (l) => lines.push(l) });
     await manager.clearStale(dead.dir);

@@ -45,7 +45,7 @@ describe.skipIf(!FUSE_AVAILABLE)('a long search', () => {
       }));
       storage.importWrites(storeId, writes);
     } finally {
-      storage.close();
+      await storage.close();
     }
     const session = await api('POST', '/v1/sessions', { resources: [{ type: 'memory_store', memory_store_id: storeId }] });
     hostPath = (session.body as { resources: { host_path: string }[] }).resources[0]!.host_path;

@@ -6,8 +6,8 @@
 import { createApp } from '../../api/app.js';
 import { openCore, type Core } from './core.js';
 
-export function openApp(): { app: ReturnType<typeof createApp>; core: Core; adminKey: string } {
-  const core = openCore();
-  const { secret } = core.service.keys.createKey('app-admin', 'admin', core.caller.workspaceId);
+export async function openApp(): Promise<{ app: ReturnType<typeof createApp>; core: Core; adminKey: string }> {
+  const core = await openCore();
+  const { secret } = await core.service.keys.createKey('app-admin', 'admin', core.caller.workspaceId);
   return { app: createApp({ service: core.service, log: () => {} }), core, adminKey: secret };
 }

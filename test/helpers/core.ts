@@ -27,7 +27,7 @@ export interface Core {
   caller: Caller;
   dir: string;
   file: string;
-  close(): void;
+  close(): Promise<void>;
 }
 
 export interface CoreOptions {
@@ -37,20 +37,20 @@ export interface CoreOptions {
   readers?: number;
 }
 
-export function openCore({ dir = tmpDir(), clock, readers }: CoreOptions = {}): Core {
+export async function openCore({ dir = tmpDir(), clock, readers }: CoreOptions = {}): Promise<Core> {
   const file = join(dir, 'mnemo.db');
   const storage = openSqliteStorage(file, readers === undefined ? {} : { readers });
   const service = createService({ storage, ...(clock ? { clock } : {}) });
-  const ws = service.keys.defaultWorkspace();
-  const { key } = service.keys.createKey('test', 'admin', ws.id);
+  const ws = await service.keys.defaultWorkspace();
+  const { key } = await service.keys.createKey('test', 'admin', ws.id);
   const caller: Caller = { workspaceId: ws.id, actor: { type: 'api_actor', apiKeyId: key.id } };
   onTestFinished(() => storage.close());
   return { service, storage, caller, dir, file, close: () => storage.close() };
 }
 
 /** The same workspace, acting as another API key. */
-export function otherKey(core: Core, name = 'other'): Caller {
-  const { key } = core.service.keys.createKey(name, 'read_write', core.caller.workspaceId);
+export async function otherKey(core: Core, name = 'other'): Promise<Caller> {
+  const { key } = await core.service.keys.createKey(name, 'read_write', core.caller.workspaceId);
   return { workspaceId: core.caller.workspaceId, actor: { type: 'api_actor', apiKeyId: key.id } };
 }
 
@@ -73,9 +73,9 @@ export function fakeClock(start = '2026-01-01T00:00:00.000Z', stepMs = 1000) {
 }
 
 /** Creates a store named `name` holding exactly `tree`, in key order. */
-export function seedStore(service: Service, caller: Caller, tree: Tree, name = 'seeded'): Store {
-  const store = service.createStore(caller, { name, description: '', metadata: {} });
-  for (const [path, content] of Object.entries(tree)) service.createMemory(caller, store.id, { path, content });
+export async function seedStore(service: Service, caller: Caller, tree: Tree, name = 'seeded'): Promise<Store> {
+  const store = await service.createStore(caller, { name, description: '', metadata: {} });
+  for (const [path, content] of Object.entries(tree)) await service.createMemory(caller, store.id, { path, content });
   return store;
 }
 
@@ -150,9 +150,9 @@ export function codeOf(fn: () => unknown): ErrorCode | Promise<ErrorCode> {
 }
 
 /** Runs `fn` and returns the MnemoError it throws, for its message and details (failing the test otherwise). */
-export function errorOf(fn: () => unknown): MnemoError {
+export async function errorOf(fn: () => unknown): Promise<MnemoError> {
   try {
-    fn();
+    await fn();
   } catch (err) {
     if (err instanceof MnemoError) return err;
     throw err;

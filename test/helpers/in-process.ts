@@ -55,20 +55,20 @@ export interface InProcessApp {
 const BASE_URL = 'http://mnemo.in-process';
 
 /** Call inside a test: the app, its database and its temp dir go when the test finishes. */
-export function inProcessApp({ clock = movableClock(), idempotencyTtlSeconds }: InProcessOptions = {}): InProcessApp {
+export async function inProcessApp({ clock = movableClock(), idempotencyTtlSeconds }: InProcessOptions = {}): Promise<InProcessApp> {
   const dir = tmpDir('mnemo-inproc-');
   // The storage takes the clock too: its readers hide expired memories by it (sqlite/expiry.ts).
   const storage = openSqliteStorage(join(dir, 'mnemo.db'), { clock });
   const service = createService({ storage, clock, mountRoot: join(dir, 'mnt'), ...(idempotencyTtlSeconds === undefined ? {} : { idempotencyTtlSeconds }) });
   const { idempotency } = service;
   const app = createApp({ service, log: () => {} });
-  const { secret } = service.keys.createKey('in-process-admin', 'admin', service.keys.defaultWorkspace().id);
+  const { secret } = await service.keys.createKey('in-process-admin', 'admin', (await service.keys.defaultWorkspace()).id);
   const fetch = (input: string | URL | Request, init?: RequestInit) => Promise.resolve(app.fetch(new Request(input, init)));
   let open = true;
-  const close = () => {
+  const close = async () => {
     if (!open) return;
     open = false;
-    storage.close();
+    await storage.close();
   };
   onTestFinished(close);
   return {

@@ -37,13 +37,13 @@ const mountSync = values['mount-sync'] === 'close' ? 'close' : 'fsync';
 const mounter = createMountManager({ log: (line) => process.stderr.write(`${line}\n`) });
 const service = createService({ storage, mountSync, mounter, ...(clock ? { clock } : {}) });
 
-const ws = service.keys.defaultWorkspace();
-const { key } = service.keys.createKey('mount-host', 'admin', ws.id);
+const ws = await service.keys.defaultWorkspace();
+const { key } = await service.keys.createKey('mount-host', 'admin', ws.id);
 const api: Caller = { workspaceId: ws.id, actor: { type: 'api_actor', apiKeyId: key.id } };
 
-const storeId = values.store ?? service.createStore(api, { name: 'fs test', description: '', metadata: {} }).id;
+const storeId = values.store ?? (await service.createStore(api, { name: 'fs test', description: '', metadata: {} })).id;
 for (const [path, content] of Object.entries(JSON.parse(values.seed ?? '{}') as Record<string, string>)) {
-  service.createMemory(api, storeId, { path, content });
+  await service.createMemory(api, storeId, { path, content });
 }
 
 const sessionId = values.session!;
@@ -52,18 +52,18 @@ await mounter.mount({
   hostPath: values.mount!,
   readOnly: values['read-only']!,
   actor: { type: 'session_actor', sessionId },
-  service,
+  service: service.mountService,
 });
 for (const spec of values.also!) {
   const [hostPath, session] = spec.split('=') as [string, string];
-  await mounter.mount({ storeId, hostPath, readOnly: values['read-only']!, actor: { type: 'session_actor', sessionId: session }, service });
+  await mounter.mount({ storeId, hostPath, readOnly: values['read-only']!, actor: { type: 'session_actor', sessionId: session }, service: service.mountService });
 }
 process.stdout.write(JSON.stringify({ ready: true, storeId, sessionId, apiKeyId: key.id }) + '\n');
 
 type Command = { id: number; op: string; path?: string; content?: string; to?: string; ttlSeconds?: number; ms?: number };
 
-function byPath(path: string) {
-  const m = storage.getMemoryByPath(storeId, path);
+async function byPath(path: string) {
+  const m = await storage.getMemoryByPath(storeId, path);
   if (!m) throw new Error(`no memory at ${path}`);
   return m;
 }
@@ -77,11 +77,11 @@ async function perform(c: Command): Promise<unknown> {
         ...(c.ttlSeconds === undefined ? {} : { expiry: { ttlSeconds: c.ttlSeconds } }),
       });
     case 'update':
-      return service.updateMemory(api, storeId, byPath(c.path!).id, { content: c.content! });
+      return service.updateMemory(api, storeId, (await byPath(c.path!)).id, { content: c.content! });
     case 'rename':
-      return service.updateMemory(api, storeId, byPath(c.path!).id, { path: c.to! });
+      return service.updateMemory(api, storeId, (await byPath(c.path!)).id, { path: c.to! });
     case 'delete':
-      return service.deleteMemory(api, storeId, byPath(c.path!).id);
+      return service.deleteMemory(api, storeId, (await byPath(c.path!)).id);
     case 'archive':
       return service.archiveStore(api, storeId);
     case 'advanceClock':
@@ -135,7 +135,7 @@ async function stop(): Promise<void> {
   stopping = true;
   await mounter!.unmountAll();
   await service.durability.stop();
-  storage.close();
+  await storage.close();
   process.exit(0);
 }
 process.on('SIGTERM', () => void stop());

@@ -35,12 +35,12 @@ describe('roles', () => {
     expect(codeOf(() => assertAllowed(agent, 'manage_keys'))).toBe('forbidden');
   });
 
-  it('the service refuses a redaction by a session actor', () => {
-    const core = openCore();
-    const s = core.service.createStore(core.caller, { name: 's', description: '', metadata: {} });
-    const m = core.service.createMemory(core.caller, s.id, { path: '/a.md', content: 'secret' });
-    core.service.updateMemory(core.caller, s.id, m.id, { content: 'gone' });
+  it('the service refuses a redaction by a session actor', async () => {
+    const core = await openCore();
+    const s = await core.service.createStore(core.caller, { name: 's', description: '', metadata: {} });
+    const m = await core.service.createMemory(core.caller, s.id, { path: '/a.md', content: 'secret' });
+    await core.service.updateMemory(core.caller, s.id, m.id, { content: 'gone' });
     const asAgent: Caller = { workspaceId: core.caller.workspaceId, actor: { type: 'session_actor', sessionId: 'sesn_x' } };
-    expect(codeOf(() => core.service.redactVersion(asAgent, s.id, m.versionId))).toBe('forbidden');
+    expect(await codeOf(() => core.service.redactVersion(asAgent, s.id, m.versionId))).toBe('forbidden');
   });
 });

@@ -12,18 +12,18 @@ import { runCli, startServer } from '../helpers/server.js';
 import { tmpDir } from '../helpers/tmp.js';
 import { collect } from '../api/shapes.js';
 
-function populated() {
-  const core = openCore();
-  const s = core.service.createStore(core.caller, { name: 'checked', description: '', metadata: {} });
-  const a = core.service.createMemory(core.caller, s.id, { path: '/a/b.md', content: 'hello' });
-  core.service.updateMemory(core.caller, s.id, a.id, { content: 'hello again' });
-  core.service.createMemory(core.caller, s.id, { path: '/c.md', content: 'sea' });
+async function populated() {
+  const core = await openCore();
+  const s = await core.service.createStore(core.caller, { name: 'checked', description: '', metadata: {} });
+  const a = await core.service.createMemory(core.caller, s.id, { path: '/a/b.md', content: 'hello' });
+  await core.service.updateMemory(core.caller, s.id, a.id, { content: 'hello again' });
+  await core.service.createMemory(core.caller, s.id, { path: '/c.md', content: 'sea' });
   return { core, store: s, memory: a };
 }
 
 describe('mnemo check', () => {
   it('finds nothing wrong in a database written through the service', async () => {
-    const { core } = populated();
+    const { core } = await populated();
     expect(await core.storage.integrityCheck()).toEqual([]);
     expect(await core.storage.domainCheck()).toEqual([]);
     core.close();
@@ -33,7 +33,7 @@ describe('mnemo check', () => {
   });
 
   it('reports a head version that does not match, a missing head, overlapping paths and a dangling receipt', async () => {
-    const { core, store, memory } = populated();
+    const { core, store, memory } = await populated();
     core.close();
     const db = new Database(core.file);
     db.prepare("UPDATE memories SET content = 'tampered' WHERE id = ?").run(memory.id);

@@ -12,8 +12,8 @@ import { REPO_ROOT, runCli, startServer } from '../helpers/server.js';
 import { tmpDir } from '../helpers/tmp.js';
 
 /** A data dir holding a mnemo database (and nothing running on it). */
-function dataDir(): string {
-  const core = openCore();
+async function dataDir(): Promise<string> {
+  const core = await openCore();
   core.close();
   return core.dir;
 }
@@ -33,7 +33,7 @@ describe('the command line', () => {
   });
 
   it('refuses extra and missing positional arguments with exit 2 and creates nothing', async () => {
-    const dir = dataDir();
+    const dir = await dataDir();
     const cwd = tmpDir('mnemo-args-cwd-');
     const extra = await runCli(['backup', 'a', 'b', '--data-dir', dir], {}, { ...FAST, cwd });
     expect(extra.code).toBe(2);
@@ -69,7 +69,7 @@ describe('the command line', () => {
     expect(noValue.timedOut).toBe(false);
     expect(noValue.code).toBe(2);
     expect(noValue.stderr).toContain('--port');
-    const switchValue = await runCli(['keys', 'list', '--json=yes', '--data-dir', dataDir()], {}, FAST);
+    const switchValue = await runCli(['keys', 'list', '--json=yes', '--data-dir', await dataDir()], {}, FAST);
     expect(switchValue.code).toBe(2);
     expect(switchValue.stderr).toContain('--json');
   });
@@ -118,7 +118,7 @@ describe('the command line', () => {
   });
 
   it('keys create without --role is exit 2 and mints no key', async () => {
-    const dir = dataDir();
+    const dir = await dataDir();
     const count = async () => (JSON.parse((await runCli(['keys', 'list', '--json', '--data-dir', dir])).stdout) as unknown[]).length;
     const before = await count();
     const res = await runCli(['keys', 'create', '--name', 'who', '--data-dir', dir], {}, FAST);
@@ -135,7 +135,7 @@ describe('the command line', () => {
   });
 
   it('--json output uses the API\'s snake_case field names', async () => {
-    const dir = dataDir();
+    const dir = await dataDir();
     const ws = await runCli(['workspaces', 'create', 'json team', '--data-dir', dir]);
     expect(ws.code, ws.stderr).toBe(0);
     const wsId = ws.stdout.trim();

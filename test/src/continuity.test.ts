@@ -15,16 +15,16 @@ import type { Caller, SearchQuery } from '../../src/domain/types.js';
 import { fakeClock, memoryQuery, readTree, sessionCaller, versionQuery } from '../helpers/core.js';
 import { tmpDir } from '../helpers/tmp.js';
 
-function openTimedCore() {
+async function openTimedCore() {
   const clock = fakeClock('2026-03-01T00:00:00.000Z', 0);
   const file = join(tmpDir(), 'mnemo.db');
   const storage = openSqliteStorage(file, { clock });
   onTestFinished(() => storage.close());
   const service = createService({ storage, clock });
-  const ws = service.keys.defaultWorkspace();
-  const { key } = service.keys.createKey('test', 'admin', ws.id);
+  const ws = await service.keys.defaultWorkspace();
+  const { key } = await service.keys.createKey('test', 'admin', ws.id);
   const caller: Caller = { workspaceId: ws.id, actor: { type: 'api_actor', apiKeyId: key.id } };
-  const store = service.createStore(caller, { name: 's', description: '', metadata: {} });
+  const store = await service.createStore(caller, { name: 's', description: '', metadata: {} });
   const later = (seconds: number) => clock.set(new Date(Date.parse('2026-03-01T00:00:00.000Z') + seconds * 1000).toISOString());
   const search = async (q: string, extra: Partial<SearchQuery> = {}) =>
     (await service.searchMemories(caller, store.id, { q, mode: 'fts', pathPrefix: '/', limit: 100, page: null, ...extra })).data.map((h) => h.memory.path);
@@ -46,90 +46,88 @@ const seqOf = (db: Database.Database, memoryId: string) => db.prepare('SELECT se
 
 describe('expiring memories', () => {
   it('vanish from every read the mount uses once their time has come', async () => {
-    const { service, storage, caller, store, later } = openTimedCore();
-    service.createMemory(caller, store.id, { path: '/dir/tmp.md', content: 'x', expiry: { ttlSeconds: 60 } });
-    service.createMemory(caller, store.id, { path: '/keep.md', content: 'y' });
-    expect(storage.getMemoryMetaByPath(store.id, '/dir/tmp.md')?.expiresAt).toBe('2026-03-01T00:01:00.000Z');
+    const { service, storage, caller, store, later } = await openTimedCore();
+    await service.createMemory(caller, store.id, { path: '/dir/tmp.md', content: 'x', expiry: { ttlSeconds: 60 } });
+    await service.createMemory(caller, store.id, { path: '/keep.md', content: 'y' });
+    expect((await storage.getMemoryMetaByPath(store.id, '/dir/tmp.md'))?.expiresAt).toBe('2026-03-01T00:01:00.000Z');
     later(61);
-    expect(storage.getMemoryMetaByPath(store.id, '/dir/tmp.md')).toBeNull();
-    expect(storage.getMemoryByPath(store.id, '/dir/tmp.md')).toBeNull();
-    expect(storage.hasMemoriesUnder(store.id, '/dir')).toBe(false);
-    expect(storage.listDirectory(store.id, '/')).toEqual({ files: [expect.objectContaining({ path: '/keep.md' })], dirs: [] });
+    expect(await storage.getMemoryMetaByPath(store.id, '/dir/tmp.md')).toBeNull();
+    expect(await storage.getMemoryByPath(store.id, '/dir/tmp.md')).toBeNull();
+    expect(await storage.hasMemoriesUnder(store.id, '/dir')).toBe(false);
+    expect(await storage.listDirectory(store.id, '/')).toEqual({ files: [expect.objectContaining({ path: '/keep.md' })], dirs: [] });
     expect(await readTree(service, caller, store.id)).toEqual({ '/keep.md': 'y' });
     expect((await service.listMemories(caller, store.id, memoryQuery({ depth: 1 }))).data).toHaveLength(1);
   });
 
   it('free their path: a mount save there creates a new memory, after a deleted version dated at the expiry', async () => {
-    const { service, caller, store, later } = openTimedCore();
-    const old = service.createMemory(caller, store.id, { path: '/a/b.md', content: 'old', expiry: { ttlSeconds: 10 } });
+    const { service, caller, store, later } = await openTimedCore();
+    const old = await service.createMemory(caller, store.id, { path: '/a/b.md', content: 'old', expiry: { ttlSeconds: 10 } });
     later(11);
     const mount = sessionCaller({ caller } as never, 'sesn_mount');
-    const saved = service.saveMemoryAt(mount, store.id, { path: '/a', content: 'file where a dir was', memoryId: 'mem_new' }).memory;
+    const saved = (await service.saveMemoryAt(mount, store.id, { path: '/a', content: 'file where a dir was', memoryId: 'mem_new' })).memory;
     expect(saved.id).toBe('mem_new');
     const deleted = (await service.listVersions(caller, store.id, versionQuery({ memoryId: old.id, operation: 'deleted' }))).data;
     expect(deleted).toMatchObject([{ createdAt: '2026-03-01T00:00:10.000Z', createdBy: caller.actor, path: '/a/b.md' }]);
   });
 
-  it('can be renewed or made permanent by an update before they expire, without a new version', () => {
-    const { service, caller, store, later } = openTimedCore();
-    const m = service.createMemory(caller, store.id, { path: '/r.md', content: 'x', expiry: { ttlSeconds: 10 } });
+  it('can be renewed or made permanent by an update before they expire, without a new version', async () => {
+    const { service, caller, store, later } = await openTimedCore();
+    const m = await service.createMemory(caller, store.id, { path: '/r.md', content: 'x', expiry: { ttlSeconds: 10 } });
     later(5);
-    const renewed = service.updateMemory(caller, store.id, m.id, { expiry: { ttlSeconds: 10 } });
+    const renewed = await service.updateMemory(caller, store.id, m.id, { expiry: { ttlSeconds: 10 } });
     expect(renewed.expiresAt).toBe('2026-03-01T00:00:15.000Z');
     expect(renewed.versionId).toBe(m.versionId);
     later(12);
-    expect(service.getMemory(caller, store.id, m.id).content).toBe('x');
-    service.updateMemory(caller, store.id, m.id, { expiry: null });
+    expect((await service.getMemory(caller, store.id, m.id)).content).toBe('x');
+    await service.updateMemory(caller, store.id, m.id, { expiry: null });
     later(10_000);
-    expect(service.getMemory(caller, store.id, m.id).expiresAt).toBeNull();
+    expect((await service.getMemory(caller, store.id, m.id)).expiresAt).toBeNull();
   });
 
-  it('refuses an expires_at that is not in the future', () => {
-    const { service, caller, store } = openTimedCore();
-    expect(() => service.createMemory(caller, store.id, { path: '/p.md', content: 'x', expiry: { expiresAt: '2026-02-01T00:00:00.000Z' } })).toThrow(
-      /expires_at: must be in the future/,
-    );
+  it('refuses an expires_at that is not in the future', async () => {
+    const { service, caller, store } = await openTimedCore();
+    await expect(service.createMemory(caller, store.id, { path: '/p.md', content: 'x', expiry: { expiresAt: '2026-02-01T00:00:00.000Z' } })).rejects.toThrow(/expires_at: must be in the future/);
   });
 });
 
 describe('the search index', () => {
   it('follows mount saves, moves, directory moves and deletes', async () => {
-    const { service, caller, store, search } = openTimedCore();
+    const { service, caller, store, search } = await openTimedCore();
     const mount = sessionCaller({ caller } as never, 'sesn_m');
-    service.saveMemoryAt(mount, store.id, { path: '/d/one.md', content: 'heron', memoryId: 'mem_one' });
+    await service.saveMemoryAt(mount, store.id, { path: '/d/one.md', content: 'heron', memoryId: 'mem_one' });
     expect(await search('heron')).toEqual(['/d/one.md']);
-    service.saveMemoryAt(mount, store.id, { path: '/d/one.md', content: 'egret', memoryId: 'mem_unused' });
+    await service.saveMemoryAt(mount, store.id, { path: '/d/one.md', content: 'egret', memoryId: 'mem_unused' });
     expect(await search('heron')).toEqual([]);
-    service.moveMemory(mount, store.id, 'mem_one', '/d/two.md');
+    await service.moveMemory(mount, store.id, 'mem_one', '/d/two.md');
     expect(await search('egret')).toEqual(['/d/two.md']);
-    service.moveTree(mount, store.id, '/d', '/e');
+    await service.moveTree(mount, store.id, '/d', '/e');
     expect(await search('egret')).toEqual(['/e/two.md']);
-    service.deleteMemory(mount, store.id, 'mem_one');
+    await service.deleteMemory(mount, store.id, 'mem_one');
     expect(await search('egret')).toEqual([]);
   });
 
   it('forgets every memory of a deleted store, taking them out of the index before their versions go', async () => {
-    const { service, storage, caller, store, file } = openTimedCore();
+    const { service, storage, caller, store, file } = await openTimedCore();
     const db = rawDb(file);
-    const x = service.createMemory(caller, store.id, { path: '/x.md', content: 'cormorant' });
-    service.createMemory(caller, store.id, { path: '/y.md', content: 'shag' });
-    expect(service.indexSearchBacklog(500)).toBe(0);
+    const x = await service.createMemory(caller, store.id, { path: '/x.md', content: 'cormorant' });
+    await service.createMemory(caller, store.id, { path: '/y.md', content: 'shag' });
+    expect(await service.indexSearchBacklog(500)).toBe(0);
     // Queued with the old text still in the index: the delete re-indexes it first.
-    service.updateMemory(caller, store.id, x.id, { content: 'cormorant again' });
-    service.deleteStore(caller, store.id);
+    await service.updateMemory(caller, store.id, x.id, { content: 'cormorant again' });
+    await service.deleteStore(caller, store.id);
     expect(indexed(db)).toEqual([]);
     expect(await storage.domainCheck()).toEqual([]);
-    const other = service.createStore(caller, { name: 'o', description: '', metadata: {} });
+    const other = await service.createStore(caller, { name: 'o', description: '', metadata: {} });
     expect((await storage.searchMemories(store.id, { q: 'cormorant', mode: 'fts', pathPrefix: '/', limit: 10, page: null })).data).toEqual([]);
     expect((await storage.searchMemories(other.id, { q: 'cormorant', mode: 'fts', pathPrefix: '/', limit: 10, page: null })).data).toEqual([]);
     expect(await storage.integrityCheck()).toEqual([]);
   });
 
   it('stays consistent with the memories table (FTS5 integrity-check, then every memory indexed)', async () => {
-    const { service, storage, caller, store, later, file } = openTimedCore();
-    for (let i = 0; i < 20; i++) service.createMemory(caller, store.id, { path: `/m/${i}.md`, content: `word${i} shared`, expiry: i % 2 ? { ttlSeconds: 5 } : null });
+    const { service, storage, caller, store, later, file } = await openTimedCore();
+    for (let i = 0; i < 20; i++) await service.createMemory(caller, store.id, { path: `/m/${i}.md`, content: `word${i} shared`, expiry: i % 2 ? { ttlSeconds: 5 } : null });
     later(6);
-    service.createMemory(caller, store.id, { path: '/trigger.md', content: 'purges the expired ones' });
+    await service.createMemory(caller, store.id, { path: '/trigger.md', content: 'purges the expired ones' });
     expect((await storage.searchMemories(store.id, { q: 'shared', mode: 'fts', pathPrefix: '/', limit: 100, page: null })).data).toHaveLength(10);
     const db = rawDb(file);
     expect(() => db.exec(`INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 0)`)).not.toThrow();
@@ -139,55 +137,55 @@ describe('the search index', () => {
   });
 
   it('finds a memory in a search right after its write, indexing the queue first', async () => {
-    const { service, caller, store, search, file } = openTimedCore();
+    const { service, caller, store, search, file } = await openTimedCore();
     const db = rawDb(file);
-    const m = service.createMemory(caller, store.id, { path: '/fresh.md', content: 'a kingfisher dives' });
+    const m = await service.createMemory(caller, store.id, { path: '/fresh.md', content: 'a kingfisher dives' });
     expect(backlog(db)).toEqual([seqOf(db, m.id)]);
     expect(await search('kingfisher')).toEqual(['/fresh.md']);
     expect(backlog(db)).toEqual([]);
   });
 
-  it('queues one backlog row per written memory, which indexSearchBacklog empties', () => {
-    const { service, caller, store, file } = openTimedCore();
+  it('queues one backlog row per written memory, which indexSearchBacklog empties', async () => {
+    const { service, caller, store, file } = await openTimedCore();
     const db = rawDb(file);
-    const m = service.createMemory(caller, store.id, { path: '/q.md', content: 'one' });
-    service.updateMemory(caller, store.id, m.id, { content: 'two' });
-    service.moveMemory(caller, store.id, m.id, '/r.md');
+    const m = await service.createMemory(caller, store.id, { path: '/q.md', content: 'one' });
+    await service.updateMemory(caller, store.id, m.id, { content: 'two' });
+    await service.moveMemory(caller, store.id, m.id, '/r.md');
     expect(backlog(db)).toEqual([seqOf(db, m.id)]);
     expect(indexed(db)).toEqual([]);
-    expect(service.indexSearchBacklog(500)).toBe(0);
+    expect(await service.indexSearchBacklog(500)).toBe(0);
     expect(backlog(db)).toEqual([]);
     expect(indexed(db)).toEqual([seqOf(db, m.id)]);
-    expect(service.indexSearchBacklog(500)).toBe(0);
+    expect(await service.indexSearchBacklog(500)).toBe(0);
   });
 
   it('indexes the backlog in batches of at most max, oldest first, and says how many wait', async () => {
-    const { service, caller, store, search, file } = openTimedCore();
+    const { service, caller, store, search, file } = await openTimedCore();
     const db = rawDb(file);
-    for (let i = 0; i < 5; i++) service.createMemory(caller, store.id, { path: `/b/${i}.md`, content: `batch${i}` });
+    for (let i = 0; i < 5; i++) await service.createMemory(caller, store.id, { path: `/b/${i}.md`, content: `batch${i}` });
     const seqs = backlog(db);
-    expect(service.indexSearchBacklog(2)).toBe(3);
+    expect(await service.indexSearchBacklog(2)).toBe(3);
     expect(indexed(db)).toEqual(seqs.slice(0, 2));
-    expect(service.indexSearchBacklog(2)).toBe(1);
+    expect(await service.indexSearchBacklog(2)).toBe(1);
     expect(await search('batch4')).toEqual(['/b/4.md']);
     expect(indexed(db)).toEqual(seqs);
   });
 
   it('ends a batch early once about 2 MB of text is tokenized, so one batch never blocks for long', async () => {
-    const { service, caller, store, search } = openTimedCore();
-    for (let i = 0; i < 25; i++) service.createMemory(caller, store.id, { path: `/big/${i}.md`, content: `big${i} `.padEnd(100_000, 'x') });
-    expect(service.indexSearchBacklog(500)).toBe(5);
+    const { service, caller, store, search } = await openTimedCore();
+    for (let i = 0; i < 25; i++) await service.createMemory(caller, store.id, { path: `/big/${i}.md`, content: `big${i} `.padEnd(100_000, 'x') });
+    expect(await service.indexSearchBacklog(500)).toBe(5);
     expect(await search('big24')).toEqual(['/big/24.md']);
   });
 
   it('no longer matches a deleted memory, and drops its words from the index at the next catch-up', async () => {
-    const { service, caller, store, search, file } = openTimedCore();
+    const { service, caller, store, search, file } = await openTimedCore();
     const db = rawDb(file);
-    const m = service.createMemory(caller, store.id, { path: '/gone.md', content: 'ptarmigan plumage' });
+    const m = await service.createMemory(caller, store.id, { path: '/gone.md', content: 'ptarmigan plumage' });
     expect(await search('ptarmigan')).toEqual(['/gone.md']);
     const seq = seqOf(db, m.id);
     expect(indexed(db)).toEqual([seq]);
-    service.deleteMemory(caller, store.id, m.id);
+    await service.deleteMemory(caller, store.id, m.id);
     expect(backlog(db)).toEqual([seq]);
     expect(await search('ptarmigan')).toEqual([]);
     expect(await search('plumage', { mode: 'substring' })).toEqual([]);
@@ -196,9 +194,9 @@ describe('the search index', () => {
   });
 
   it('indexes a bulk import inside the import, leaving nothing queued', async () => {
-    const { service, storage, caller, store, search, file } = openTimedCore();
+    const { service, storage, caller, store, search, file } = await openTimedCore();
     const db = rawDb(file);
-    const m = service.createMemory(caller, store.id, { path: '/old.md', content: 'auk' });
+    const m = await service.createMemory(caller, store.id, { path: '/old.md', content: 'auk' });
     const stamp = () => ({ actor: caller.actor, now: service.clock(), versionId: service.ids('version') });
     storage.importWrites(store.id, [
       { ...stamp(), memoryId: 'mem_imp', operation: 'created', path: '/imp.md', content: 'guillemot' },
@@ -213,10 +211,10 @@ describe('the search index', () => {
   });
 
   it('builds its snippet from the content, marking the first query word it holds, case and accents aside', async () => {
-    const { service, caller, store } = openTimedCore();
+    const { service, caller, store } = await openTimedCore();
     const long = `${'lorem ipsum '.repeat(30)}Meet at the École Normale on Tuesday. ${'dolor sit '.repeat(30)}`;
-    service.createMemory(caller, store.id, { path: '/school.md', content: long });
-    service.createMemory(caller, store.id, { path: '/topics/walrus.md', content: 'nothing about it in here' });
+    await service.createMemory(caller, store.id, { path: '/school.md', content: long });
+    await service.createMemory(caller, store.id, { path: '/topics/walrus.md', content: 'nothing about it in here' });
     const [hit] = (await service.searchMemories(caller, store.id, { q: 'tuesday ECOLE', mode: 'fts', pathPrefix: '/', limit: 10, page: null })).data;
     expect(hit!.snippet).toMatch(/^….*\*\*École\*\* Normale on Tuesday.*…$/u);
     expect(hit!.snippet.length).toBeLessThan(180);
@@ -227,11 +225,11 @@ describe('the search index', () => {
 
 describe('the expiry sweep', () => {
   it('deletes expired memories of every store without waiting for a write, once', async () => {
-    const { service, storage, caller, store, later } = openTimedCore();
-    const other = service.createStore(caller, { name: 'o', description: '', metadata: {} });
-    const a = service.createMemory(caller, store.id, { path: '/a.md', content: 'a', expiry: { ttlSeconds: 5 } });
-    service.createMemory(caller, other.id, { path: '/b.md', content: 'b', expiry: { ttlSeconds: 5 } });
-    service.createMemory(caller, other.id, { path: '/c.md', content: 'c', expiry: { ttlSeconds: 500 } });
+    const { service, storage, caller, store, later } = await openTimedCore();
+    const other = await service.createStore(caller, { name: 'o', description: '', metadata: {} });
+    const a = await service.createMemory(caller, store.id, { path: '/a.md', content: 'a', expiry: { ttlSeconds: 5 } });
+    await service.createMemory(caller, other.id, { path: '/b.md', content: 'b', expiry: { ttlSeconds: 5 } });
+    await service.createMemory(caller, other.id, { path: '/c.md', content: 'c', expiry: { ttlSeconds: 500 } });
     expect(await service.purgeExpiredMemories()).toBe(0);
     later(6);
     expect(await service.purgeExpiredMemories()).toBe(2);
@@ -242,12 +240,12 @@ describe('the expiry sweep', () => {
   });
 
   it('deletes a mass expiry in bounded transactions, every memory of every store counted once', async () => {
-    const { service, storage, caller, store, later } = openTimedCore();
-    const other = service.createStore(caller, { name: 'o', description: '', metadata: {} });
-    for (let i = 0; i < 700; i++) service.createMemory(caller, i % 2 ? store.id : other.id, { path: `/m${i}.md`, content: 'x', expiry: { ttlSeconds: 5 } });
+    const { service, storage, caller, store, later } = await openTimedCore();
+    const other = await service.createStore(caller, { name: 'o', description: '', metadata: {} });
+    for (let i = 0; i < 700; i++) await service.createMemory(caller, i % 2 ? store.id : other.id, { path: `/m${i}.md`, content: 'x', expiry: { ttlSeconds: 5 } });
     later(6);
     // A transaction takes at most `max`: the storage's sweep stops there and says how many it took.
-    expect(storage.purgeExpiredMemories(service.clock(), 300)).toBe(300);
+    expect(await storage.purgeExpiredMemories(service.clock(), 300)).toBe(300);
     expect(await service.purgeExpiredMemories()).toBe(400);
     expect(await readTree(service, caller, store.id)).toEqual({});
     expect(await readTree(service, caller, other.id)).toEqual({});
@@ -257,11 +255,11 @@ describe('the expiry sweep', () => {
 
 describe('mnemo check on the continuity tables', () => {
   it('finds nothing wrong after checkpoints and searches, and reports a stale index and a wrong latest pointer', async () => {
-    const { service, storage, caller, store, file, search } = openTimedCore();
-    const m = service.createMemory(caller, store.id, { path: '/n.md', content: 'indexed words' });
+    const { service, storage, caller, store, file, search } = await openTimedCore();
+    const m = await service.createMemory(caller, store.id, { path: '/n.md', content: 'indexed words' });
     const ckpt = service.checkpoints;
-    const one = ckpt.create(caller, store.id, ckpt.parse({ agent_id: 'a', session_id: 's', goal: 'g' }));
-    ckpt.create(caller, store.id, ckpt.parse({ agent_id: 'a', session_id: 's', goal: 'g2' }));
+    const one = await ckpt.create(caller, store.id, ckpt.parse({ agent_id: 'a', session_id: 's', goal: 'g' }));
+    await ckpt.create(caller, store.id, ckpt.parse({ agent_id: 'a', session_id: 's', goal: 'g2' }));
     // Queued and not yet indexed is healthy too.
     expect(await storage.domainCheck()).toEqual([]);
     expect(await search('indexed')).toEqual(['/n.md']);
@@ -279,9 +277,9 @@ describe('mnemo check on the continuity tables', () => {
   });
 
   it('reports an index entry whose memory is gone, and the repair it names brings the index back', async () => {
-    const { service, storage, caller, store, file, search } = openTimedCore();
-    service.createMemory(caller, store.id, { path: '/kept.md', content: 'osprey' });
-    const gone = service.createMemory(caller, store.id, { path: '/gone.md', content: 'osprey nest' });
+    const { service, storage, caller, store, file, search } = await openTimedCore();
+    await service.createMemory(caller, store.id, { path: '/kept.md', content: 'osprey' });
+    const gone = await service.createMemory(caller, store.id, { path: '/gone.md', content: 'osprey nest' });
     expect(await search('osprey')).toHaveLength(2);
     const db = rawDb(file);
     const seq = seqOf(db, gone.id);

@@ -15,10 +15,10 @@ import { tmpDir } from '../helpers/tmp.js';
 const FAST = { timeoutMs: 15_000 };
 
 /** A data dir holding a mnemo database with one store and a memory, nothing running on it. */
-function populatedDir(): string {
-  const core = openCore();
-  const s = core.service.createStore(core.caller, { name: 'kept', description: '', metadata: {} });
-  core.service.createMemory(core.caller, s.id, { path: '/a.md', content: 'hello' });
+async function populatedDir(): Promise<string> {
+  const core = await openCore();
+  const s = await core.service.createStore(core.caller, { name: 'kept', description: '', metadata: {} });
+  await core.service.createMemory(core.caller, s.id, { path: '/a.md', content: 'hello' });
   core.close();
   return core.dir;
 }
@@ -80,7 +80,7 @@ describe('a data directory without a database', () => {
 
 describe('file errors are sentences naming the path', () => {
   it('backup into a directory that does not exist names it', async () => {
-    const dir = populatedDir();
+    const dir = await populatedDir();
     const dest = join(tmpDir('mnemo-bk-'), 'missing', 'copy.db');
     const res = await runCli(['backup', dest, '--data-dir', dir], {}, FAST);
     expect(res.code).toBe(1);
@@ -89,7 +89,7 @@ describe('file errors are sentences naming the path', () => {
   });
 
   it('backup onto an existing file refuses and leaves the file alone', async () => {
-    const dir = populatedDir();
+    const dir = await populatedDir();
     const dest = join(tmpDir('mnemo-bk-'), 'taken.db');
     writeFileSync(dest, 'precious');
     const res = await runCli(['backup', dest, '--data-dir', dir], {}, FAST);
@@ -119,7 +119,7 @@ describe('file errors are sentences naming the path', () => {
   });
 
   it('restore refuses a directory holding other files but no database, and leaves it unchanged', async () => {
-    const dir = populatedDir();
+    const dir = await populatedDir();
     const file = join(tmpDir('mnemo-rs-'), 'copy.db');
     expect((await runCli(['backup', file, '--data-dir', dir])).code).toBe(0);
     const other = tmpDir('mnemo-rs-other-');
@@ -133,7 +133,7 @@ describe('file errors are sentences naming the path', () => {
 
 describe('restore', () => {
   it('restores into a new directory and leaves no -wal or -shm beside the backup, which keeps its bytes', async () => {
-    const dir = populatedDir();
+    const dir = await populatedDir();
     const out = tmpDir('mnemo-rs-');
     const file = join(out, 'copy.db');
     const backup = await runCli(['backup', file, '--data-dir', dir]);

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createDurability, SYNC_INTERVAL_MS } from '../../src/service/durability.js';
 import { createService } from '../../src/service/service.js';
+import type { Storage } from '../../src/storage/port.js';
 import { openSqliteStorage, type SqliteStorage } from '../../src/storage/sqlite/open.js';
 import { openCore, seedStore, sessionCaller } from '../helpers/core.js';
 import { tmpDir } from '../helpers/tmp.js';
@@ -18,19 +19,19 @@ const NORMAL = 1;
 const FULL = 2;
 
 /** A store to write in, straight through the port, and a counter of the WAL syncs it makes. */
-function openStorage(): { storage: SqliteStorage; syncs: () => number; storeId: string; file: string } {
+async function openStorage(): Promise<{ storage: SqliteStorage; syncs: () => number; storeId: string; file: string }> {
   let syncs = 0;
   const file = join(tmpDir(), 'mnemo.db');
   const storage = openSqliteStorage(file, { onSync: () => syncs++ });
   const service = createService({ storage });
-  const ws = service.keys.defaultWorkspace();
-  const { key } = service.keys.createKey('t', 'admin', ws.id);
-  const store = service.createStore({ workspaceId: ws.id, actor: { type: 'api_actor', apiKeyId: key.id } }, { name: 's', description: '', metadata: {} });
+  const ws = await service.keys.defaultWorkspace();
+  const { key } = await service.keys.createKey('t', 'admin', ws.id);
+  const store = await service.createStore({ workspaceId: ws.id, actor: { type: 'api_actor', apiKeyId: key.id } }, { name: 's', description: '', metadata: {} });
   return { storage, syncs: () => syncs, storeId: store.id, file };
 }
 
 let n = 0;
-function save(storage: SqliteStorage, storeId: string, path: string, content: string) {
+function save(storage: Storage, storeId: string, path: string, content: string) {
   return storage.saveMemoryAt({
     storeId, path, content, memoryId: `mem_t${++n}`, versionId: `memver_t${n}`,
     actor: { type: 'session_actor', sessionId: 'sesn_t' }, now: new Date().toISOString(),
@@ -38,60 +39,58 @@ function save(storage: SqliteStorage, storeId: string, path: string, content: st
 }
 
 describe('relaxed commits in the SQLite adapter', () => {
-  it('a mount-style save commits at synchronous=NORMAL and leaves the connection back at FULL', () => {
-    const { storage, storeId } = openStorage();
+  it('a mount-style save commits at synchronous=NORMAL and leaves the connection back at FULL', async () => {
+    const { storage, storeId } = await openStorage();
     let during: unknown;
-    storage.atomic(() => {
+    await storage.atomic(async (tx) => {
       during = storage.readPragma('synchronous');
-      save(storage, storeId, '/a.md', 'a');
+      await save(tx, storeId, '/a.md', 'a');
     }, { durable: false });
     expect(during).toBe(NORMAL);
     expect(storage.readPragma('synchronous')).toBe(FULL);
     expect(storage.unsyncedCommits()).toBe(1);
-    expect(storage.getMemoryByPath(storeId, '/a.md')?.content).toBe('a');
+    expect((await storage.getMemoryByPath(storeId, '/a.md'))?.content).toBe('a');
   });
 
-  it('a durable transaction runs at FULL and leaves nothing to sync', () => {
-    const { storage, storeId } = openStorage();
+  it('a durable transaction runs at FULL and leaves nothing to sync', async () => {
+    const { storage, storeId } = await openStorage();
     let during: unknown;
-    storage.atomic(() => {
+    await storage.atomic(async (tx) => {
       during = storage.readPragma('synchronous');
-      save(storage, storeId, '/a.md', 'a');
+      await save(tx, storeId, '/a.md', 'a');
     });
-    save(storage, storeId, '/b.md', 'b');
+    await save(storage, storeId, '/b.md', 'b');
     expect(during).toBe(FULL);
     expect(storage.unsyncedCommits()).toBe(0);
   });
 
-  it('inside another transaction the outermost one decides: a group commit stays at FULL', () => {
-    const { storage, storeId } = openStorage();
+  it('inside another transaction the outermost one decides: a group commit stays at FULL', async () => {
+    const { storage, storeId } = await openStorage();
     let during: unknown;
-    storage.atomic(() => {
-      storage.atomic(() => {
+    await storage.atomic(async (tx) => {
+      await tx.atomic(async (tx) => {
         during = storage.readPragma('synchronous');
-        save(storage, storeId, '/a.md', 'a');
+        await save(tx, storeId, '/a.md', 'a');
       }, { durable: false });
     });
     expect(during).toBe(FULL);
     expect(storage.unsyncedCommits()).toBe(0);
   });
 
-  it('a relaxed transaction that fails rolls back, counts nothing and leaves the connection at FULL', () => {
-    const { storage, storeId } = openStorage();
-    expect(() =>
-      storage.atomic(() => {
-        save(storage, storeId, '/a.md', 'a');
+  it('a relaxed transaction that fails rolls back, counts nothing and leaves the connection at FULL', async () => {
+    const { storage, storeId } = await openStorage();
+    await expect(storage.atomic(async (tx) => {
+        await save(tx, storeId, '/a.md', 'a');
         throw new Error('refused');
-      }, { durable: false }),
-    ).toThrow('refused');
+      }, { durable: false })).rejects.toThrow('refused');
     expect(storage.readPragma('synchronous')).toBe(FULL);
     expect(storage.unsyncedCommits()).toBe(0);
-    expect(storage.getMemoryByPath(storeId, '/a.md')).toBeNull();
+    expect(await storage.getMemoryByPath(storeId, '/a.md')).toBeNull();
   });
 
   it('syncCommits makes one WAL sync for every relaxed commit before it, and none when nothing waits', async () => {
-    const { storage, storeId, syncs } = openStorage();
-    for (const p of ['/a.md', '/b.md', '/c.md']) storage.atomic(() => save(storage, storeId, p, p), { durable: false });
+    const { storage, storeId, syncs } = await openStorage();
+    for (const p of ['/a.md', '/b.md', '/c.md']) await storage.atomic((tx) => save(tx, storeId, p, p), { durable: false });
     expect(storage.unsyncedCommits()).toBe(3);
     await storage.syncCommits();
     expect(syncs()).toBe(1);
@@ -101,65 +100,65 @@ describe('relaxed commits in the SQLite adapter', () => {
   });
 
   it('a commit made while a sync is in flight is waited for by the next syncCommits', async () => {
-    const { storage, storeId, syncs } = openStorage();
-    storage.atomic(() => save(storage, storeId, '/a.md', 'a'), { durable: false });
+    const { storage, storeId, syncs } = await openStorage();
+    await storage.atomic((tx) => save(tx, storeId, '/a.md', 'a'), { durable: false });
     const first = storage.syncCommits();
-    storage.atomic(() => save(storage, storeId, '/b.md', 'b'), { durable: false });
+    await storage.atomic((tx) => save(tx, storeId, '/b.md', 'b'), { durable: false });
     const second = storage.syncCommits();
     await Promise.all([first, second]);
     expect(storage.unsyncedCommits()).toBe(0);
     expect(syncs()).toBe(2);
   });
 
-  it('relaxed commits are in the file: a reopen (what a restart after kill -9 does) reads them', () => {
-    const { storage, storeId, file } = openStorage();
-    storage.atomic(() => save(storage, storeId, '/kept.md', 'kept'), { durable: false });
+  it('relaxed commits are in the file: a reopen (what a restart after kill -9 does) reads them', async () => {
+    const { storage, storeId, file } = await openStorage();
+    await storage.atomic((tx) => save(tx, storeId, '/kept.md', 'kept'), { durable: false });
     // A second connection, as the next server process would open, while this one never closed.
     const next = openSqliteStorage(file);
     try {
-      expect(next.getMemoryByPath(storeId, '/kept.md')?.content).toBe('kept');
+      expect((await next.getMemoryByPath(storeId, '/kept.md'))?.content).toBe('kept');
     } finally {
-      next.close();
+      await next.close();
     }
   });
 });
 
 describe('the service decides which writes are durable at commit', () => {
-  it('with the default (fsync), a mount save waits for a sync and an API write does not', () => {
-    const core = openCore();
-    const store = seedStore(core.service, core.caller, {});
-    core.service.createMemory(core.caller, store.id, { path: '/api.md', content: 'api' });
+  it('with the default (fsync), a mount save waits for a sync and an API write does not', async () => {
+    const core = await openCore();
+    const store = await seedStore(core.service, core.caller, {});
+    await core.service.createMemory(core.caller, store.id, { path: '/api.md', content: 'api' });
     expect(core.storage.unsyncedCommits()).toBe(0);
     const mount = sessionCaller(core, 'sesn_a');
-    core.service.saveMemoryAt(mount, store.id, { path: '/m.md', content: 'm', memoryId: core.service.ids('memory') });
+    await core.service.saveMemoryAt(mount, store.id, { path: '/m.md', content: 'm', memoryId: core.service.ids('memory') });
     expect(core.storage.unsyncedCommits()).toBe(1);
     expect(core.storage.readPragma('synchronous')).toBe(FULL);
   });
 
-  it('with MNEMO_MOUNT_SYNC=close, every mount write is durable at commit', () => {
-    const core = openCore();
+  it('with MNEMO_MOUNT_SYNC=close, every mount write is durable at commit', async () => {
+    const core = await openCore();
     const service = createService({ storage: core.storage, mountSync: 'close' });
-    const store = seedStore(service, core.caller, {});
+    const store = await seedStore(service, core.caller, {});
     const mount = sessionCaller(core, 'sesn_a');
-    const saved = service.saveMemoryAt(mount, store.id, { path: '/m.md', content: 'm', memoryId: service.ids('memory') });
-    service.updateMemory(mount, store.id, saved.memory.id, { content: 'm2' });
-    service.moveMemory(mount, store.id, saved.memory.id, '/n.md');
-    service.setMemoryMode(mount, store.id, saved.memory.id, 0o600);
-    service.deleteMemory(mount, store.id, saved.memory.id);
+    const saved = await service.saveMemoryAt(mount, store.id, { path: '/m.md', content: 'm', memoryId: service.ids('memory') });
+    await service.updateMemory(mount, store.id, saved.memory.id, { content: 'm2' });
+    await service.moveMemory(mount, store.id, saved.memory.id, '/n.md');
+    await service.setMemoryMode(mount, store.id, saved.memory.id, 0o600);
+    await service.deleteMemory(mount, store.id, saved.memory.id);
     expect(core.storage.unsyncedCommits()).toBe(0);
   });
 
-  it('every kind of mount write (save, update, rename, directory rename, mode, delete) is relaxed by default', () => {
-    const core = openCore();
-    const store = seedStore(core.service, core.caller, { '/d/x.md': 'x' });
+  it('every kind of mount write (save, update, rename, directory rename, mode, delete) is relaxed by default', async () => {
+    const core = await openCore();
+    const store = await seedStore(core.service, core.caller, { '/d/x.md': 'x' });
     const mount = sessionCaller(core, 'sesn_a');
     const s = core.service;
-    const saved = s.saveMemoryAt(mount, store.id, { path: '/m.md', content: 'm', memoryId: s.ids('memory') });
-    s.updateMemory(mount, store.id, saved.memory.id, { content: 'm2' });
-    s.moveMemory(mount, store.id, saved.memory.id, '/n.md');
-    s.moveTree(mount, store.id, '/d', '/e');
-    s.setMemoryMode(mount, store.id, saved.memory.id, 0o600);
-    s.deleteMemory(mount, store.id, saved.memory.id);
+    const saved = await s.saveMemoryAt(mount, store.id, { path: '/m.md', content: 'm', memoryId: s.ids('memory') });
+    await s.updateMemory(mount, store.id, saved.memory.id, { content: 'm2' });
+    await s.moveMemory(mount, store.id, saved.memory.id, '/n.md');
+    await s.moveTree(mount, store.id, '/d', '/e');
+    await s.setMemoryMode(mount, store.id, saved.memory.id, 0o600);
+    await s.deleteMemory(mount, store.id, saved.memory.id);
     expect(core.storage.unsyncedCommits()).toBe(6);
   });
 });
@@ -187,12 +186,12 @@ describe('the background WAL sync', () => {
   }
 
   it('runs one interval after a mount commit, syncs everything, and schedules nothing while idle', async () => {
-    const { storage, storeId } = openStorage();
+    const { storage, storeId } = await openStorage();
     const clock = manualClock();
     const durability = createDurability({ storage, schedule: clock.schedule });
     expect(clock.pending()).toEqual([]);
-    durability.write('mount', () => save(storage, storeId, '/a.md', 'a'));
-    durability.write('mount', () => save(storage, storeId, '/b.md', 'b'));
+    await durability.write(storage, 'mount', (tx) => save(tx, storeId, '/a.md', 'a'));
+    await durability.write(storage, 'mount', (tx) => save(tx, storeId, '/b.md', 'b'));
     // Two commits, one sync waiting for the interval.
     expect(clock.pending().map((e) => e.ms)).toEqual([SYNC_INTERVAL_MS]);
     expect(durability.unsynced()).toBe(2);
@@ -201,18 +200,18 @@ describe('the background WAL sync', () => {
     await new Promise((r) => setTimeout(r, 5));
     expect(clock.pending()).toEqual([]);
     // API writes are durable at commit: nothing to schedule.
-    durability.write('api', () => save(storage, storeId, '/c.md', 'c'));
+    await durability.write(storage, 'api', (tx) => save(tx, storeId, '/c.md', 'c'));
     expect(clock.pending()).toEqual([]);
   });
 
   it('a commit that lands during a sync gets the next interval', async () => {
-    const { storage, storeId } = openStorage();
+    const { storage, storeId } = await openStorage();
     const clock = manualClock();
     const durability = createDurability({ storage, schedule: clock.schedule });
-    durability.write('mount', () => save(storage, storeId, '/a.md', 'a'));
+    await durability.write(storage, 'mount', (tx) => save(tx, storeId, '/a.md', 'a'));
     clock.fire();
     // The sync is in flight (its fdatasync has not called back yet).
-    durability.write('mount', () => save(storage, storeId, '/b.md', 'b'));
+    await durability.write(storage, 'mount', (tx) => save(tx, storeId, '/b.md', 'b'));
     expect(clock.pending()).toEqual([]);
     await until(() => clock.pending().length > 0);
     expect(clock.pending().map((e) => e.ms)).toEqual([SYNC_INTERVAL_MS]);
@@ -221,30 +220,30 @@ describe('the background WAL sync', () => {
   });
 
   it('stop cancels the wait, makes a last sync and schedules nothing after', async () => {
-    const { storage, storeId } = openStorage();
+    const { storage, storeId } = await openStorage();
     const clock = manualClock();
     const durability = createDurability({ storage, schedule: clock.schedule });
-    durability.write('mount', () => save(storage, storeId, '/a.md', 'a'));
+    await durability.write(storage, 'mount', (tx) => save(tx, storeId, '/a.md', 'a'));
     await durability.stop();
     expect(durability.unsynced()).toBe(0);
     expect(clock.pending()).toEqual([]);
-    durability.write('mount', () => save(storage, storeId, '/b.md', 'b'));
+    await durability.write(storage, 'mount', (tx) => save(tx, storeId, '/b.md', 'b'));
     expect(clock.pending()).toEqual([]);
   });
 
-  it('in close mode a mount write is durable at commit and nothing is scheduled', () => {
-    const { storage, storeId } = openStorage();
+  it('in close mode a mount write is durable at commit and nothing is scheduled', async () => {
+    const { storage, storeId } = await openStorage();
     const clock = manualClock();
     const durability = createDurability({ storage, mountSync: 'close', schedule: clock.schedule });
-    durability.write('mount', () => save(storage, storeId, '/a.md', 'a'));
+    await durability.write(storage, 'mount', (tx) => save(tx, storeId, '/a.md', 'a'));
     expect(durability.unsynced()).toBe(0);
     expect(clock.pending()).toEqual([]);
   });
 
   it('with the real timer, the unsynced count drops to 0 after a mount commit without any fsync call', async () => {
-    const { storage, storeId } = openStorage();
+    const { storage, storeId } = await openStorage();
     const durability = createDurability({ storage });
-    durability.write('mount', () => save(storage, storeId, '/a.md', 'a'));
+    await durability.write(storage, 'mount', (tx) => save(tx, storeId, '/a.md', 'a'));
     expect(durability.unsynced()).toBe(1);
     await until(() => durability.unsynced() === 0);
     expect(durability.unsynced()).toBe(0);

@@ -11,47 +11,47 @@ import { codeOf, memoryQuery, openCore, readTree, seedStore, versionQuery } from
 
 describe('group commit', () => {
   it('writes queued in one turn all land, in order, and each resolves with its own result', async () => {
-    const core = openCore();
-    const store = seedStore(core.service, core.caller, {});
+    const core = await openCore();
+    const store = await seedStore(core.service, core.caller, {});
     const writes = createGroupCommit(core.storage);
     const paths = ['/a.md', '/b.md', '/c.md'];
-    const results = await Promise.all(paths.map((path) => writes.run(() => core.service.createMemory(core.caller, store.id, { path, content: path }))));
+    const results = await Promise.all(paths.map((path) => writes.run((tx) => core.service.operationsOn(tx).createMemory(core.caller, store.id, { path, content: path }))));
     expect(results.map((m) => m.path)).toEqual(paths);
     const versions = (await core.service.listVersions(core.caller, store.id, versionQuery({ limit: 10 }))).data;
     // Newest first: the group ran its writes in the order they were queued.
     expect(versions.map((v) => v.path)).toEqual([...paths].reverse());
 
-    core.close();
+    await core.close();
     const reopened = openSqliteStorage(core.file);
     expect((await reopened.listMemories(store.id, memoryQuery({ limit: 10 }))).data.map((i) => (i.type === 'memory' ? i.memory.path : i.path))).toEqual(paths);
-    reopened.close();
+    await reopened.close();
   });
 
   it('a refused write rejects with its own error and rolls back alone; the rest of its group commits', async () => {
-    const core = openCore();
-    const store = seedStore(core.service, core.caller, { '/taken.md': 'first' });
+    const core = await openCore();
+    const store = await seedStore(core.service, core.caller, { '/taken.md': 'first' });
     const writes = createGroupCommit(core.storage);
     const outcomes = await Promise.allSettled([
-      writes.run(() => core.service.createMemory(core.caller, store.id, { path: '/one.md', content: '1' })),
-      writes.run(() => {
-        core.service.createMemory(core.caller, store.id, { path: '/half.md', content: 'written, then refused' });
-        return core.service.createMemory(core.caller, store.id, { path: '/taken.md', content: 'again' });
+      writes.run((tx) => core.service.operationsOn(tx).createMemory(core.caller, store.id, { path: '/one.md', content: '1' })),
+      writes.run(async (tx) => {
+        await core.service.operationsOn(tx).createMemory(core.caller, store.id, { path: '/half.md', content: 'written, then refused' });
+        return core.service.operationsOn(tx).createMemory(core.caller, store.id, { path: '/taken.md', content: 'again' });
       }),
-      writes.run(() => core.service.createMemory(core.caller, store.id, { path: '/two.md', content: '2' })),
+      writes.run((tx) => core.service.operationsOn(tx).createMemory(core.caller, store.id, { path: '/two.md', content: '2' })),
     ]);
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     const refused = outcomes[1] as PromiseRejectedResult;
-    expect(codeOf(() => { throw refused.reason; })).toBe('path_conflict');
+    expect(await codeOf(() => { throw refused.reason; })).toBe('path_conflict');
     expect(await readTree(core.service, core.caller, store.id)).toEqual({ '/one.md': '1', '/taken.md': 'first', '/two.md': '2' });
   });
 
   it('nothing settles before the group commits', async () => {
     // Inline reads: the first readTree must read in this turn, before the group runs.
-    const core = openCore({ readers: 0 });
-    const store = seedStore(core.service, core.caller, {});
+    const core = await openCore({ readers: 0 });
+    const store = await seedStore(core.service, core.caller, {});
     const writes = createGroupCommit(core.storage);
     let settled = false;
-    const pending = writes.run(() => core.service.createMemory(core.caller, store.id, { path: '/x.md', content: 'x' })).then(() => (settled = true));
+    const pending = writes.run((tx) => core.service.operationsOn(tx).createMemory(core.caller, store.id, { path: '/x.md', content: 'x' })).then(() => (settled = true));
     // Still this turn: the write has not even run, so there is nothing to report yet.
     expect(settled).toBe(false);
     expect(await readTree(core.service, core.caller, store.id)).toEqual({});
@@ -61,26 +61,26 @@ describe('group commit', () => {
   });
 
   it('a redaction inside a group still truncates the WAL, after the group has committed', async () => {
-    const core = openCore();
-    const store = seedStore(core.service, core.caller, { '/secret.md': 'password: hunter2' });
+    const core = await openCore();
+    const store = await seedStore(core.service, core.caller, { '/secret.md': 'password: hunter2' });
     const memory = (await core.service.listMemories(core.caller, store.id, memoryQuery())).data[0]!;
     if (memory.type !== 'memory') throw new Error('expected a memory');
     const old = memory.memory.versionId;
-    core.service.updateMemory(core.caller, store.id, memory.memory.id, { content: 'rotated' });
+    await core.service.updateMemory(core.caller, store.id, memory.memory.id, { content: 'rotated' });
     const writes = createGroupCommit(core.storage);
     await Promise.all([
-      writes.run(() => core.service.createMemory(core.caller, store.id, { path: '/other.md', content: 'o' })),
-      writes.run(() => core.service.redactVersion(core.caller, store.id, old)),
+      writes.run((tx) => core.service.operationsOn(tx).createMemory(core.caller, store.id, { path: '/other.md', content: 'o' })),
+      writes.run((tx) => core.service.operationsOn(tx).redactVersion(core.caller, store.id, old)),
     ]);
-    expect(core.service.getVersion(core.caller, store.id, old).content).toBeNull();
+    expect((await core.service.getVersion(core.caller, store.id, old)).content).toBeNull();
     expect(existsSync(core.file + '-wal') ? statSync(core.file + '-wal').size : 0).toBe(0);
   });
 
   it('leaves the connection at synchronous=FULL, so writes outside a group still fsync at commit', async () => {
-    const core = openCore();
-    const store = seedStore(core.service, core.caller, {});
+    const core = await openCore();
+    const store = await seedStore(core.service, core.caller, {});
     const writes = createGroupCommit(core.storage);
-    await writes.run(() => core.service.createMemory(core.caller, store.id, { path: '/g.md', content: 'g' }));
+    await writes.run((tx) => core.service.operationsOn(tx).createMemory(core.caller, store.id, { path: '/g.md', content: 'g' }));
     // 2 is FULL.
     expect(core.storage.readPragma('synchronous')).toBe(2);
   });

@@ -23,43 +23,43 @@ function truth(file: string, storeId: string): { memories: number; bytes: number
 describe('store usage', () => {
   it('follows creates, updates, saves by path, moves, deletes, expiry and bulk imports', async () => {
     const clock = fakeClock();
-    const core = openCore({ clock });
+    const core = await openCore({ clock });
     const { service, storage, caller } = core;
-    const store = service.createStore(caller, { name: 'u', description: '', metadata: {} });
-    const check = () => expect(storage.storeUsage(store.id)).toEqual(truth(core.file, store.id));
-    expect(storage.storeUsage(store.id)).toEqual({ memories: 0, bytes: 0 });
-    const a = service.createMemory(caller, store.id, { path: '/a.md', content: 'hello' });
-    check();
-    service.updateMemory(caller, store.id, a.id, { content: 'héllo, longer' });
-    check();
-    service.saveMemoryAt(caller, store.id, { path: '/b/c.md', content: 'x'.repeat(300), memoryId: service.ids('memory') });
-    service.saveMemoryAt(caller, store.id, { path: '/b/c.md', content: 'y', memoryId: service.ids('memory') });
-    check();
-    const d = service.createMemory(caller, store.id, { path: '/d.md', content: 'dd' });
-    service.moveMemory(caller, store.id, d.id, '/a.md'); // replaces /a.md
-    service.moveTree(caller, store.id, '/b', '/e');
-    check();
-    service.createMemory(caller, store.id, { path: '/ttl.md', content: 'short-lived', expiry: { ttlSeconds: 1 } });
-    check();
+    const store = await service.createStore(caller, { name: 'u', description: '', metadata: {} });
+    const check = async () => expect(await storage.storeUsage(store.id)).toEqual(truth(core.file, store.id));
+    expect(await storage.storeUsage(store.id)).toEqual({ memories: 0, bytes: 0 });
+    const a = await service.createMemory(caller, store.id, { path: '/a.md', content: 'hello' });
+    await check();
+    await service.updateMemory(caller, store.id, a.id, { content: 'héllo, longer' });
+    await check();
+    await service.saveMemoryAt(caller, store.id, { path: '/b/c.md', content: 'x'.repeat(300), memoryId: service.ids('memory') });
+    await service.saveMemoryAt(caller, store.id, { path: '/b/c.md', content: 'y', memoryId: service.ids('memory') });
+    await check();
+    const d = await service.createMemory(caller, store.id, { path: '/d.md', content: 'dd' });
+    await service.moveMemory(caller, store.id, d.id, '/a.md'); // replaces /a.md
+    await service.moveTree(caller, store.id, '/b', '/e');
+    await check();
+    await service.createMemory(caller, store.id, { path: '/ttl.md', content: 'short-lived', expiry: { ttlSeconds: 1 } });
+    await check();
     clock.set('2026-01-02T00:00:00.000Z');
     await service.purgeExpiredMemories();
-    check();
+    await check();
     storage.importWrites(store.id, [
       { memoryId: service.ids('memory'), versionId: service.ids('version'), operation: 'created', path: '/bulk.md', content: 'bulk', actor: caller.actor, now: clock() },
     ]);
-    check();
-    service.deleteMemory(caller, store.id, d.id);
-    check();
-    expect(storage.storeUsage(store.id).memories).toBe(2);
-    service.deleteStore(caller, store.id);
-    expect(storage.storeUsage(store.id)).toEqual({ memories: 0, bytes: 0 });
+    await check();
+    await service.deleteMemory(caller, store.id, d.id);
+    await check();
+    expect((await storage.storeUsage(store.id)).memories).toBe(2);
+    await service.deleteStore(caller, store.id);
+    expect(await storage.storeUsage(store.id)).toEqual({ memories: 0, bytes: 0 });
     expect(await storage.domainCheck()).toEqual([]);
   });
 
   it('is filled in for memories written before the migration that adds it, and mnemo check reports a drifted counter', async () => {
-    const core = openCore();
-    const store = core.service.createStore(core.caller, { name: 'old', description: '', metadata: {} });
-    for (let i = 0; i < 5; i++) core.service.createMemory(core.caller, store.id, { path: `/m${i}.md`, content: 'x'.repeat(i + 1) });
+    const core = await openCore();
+    const store = await core.service.createStore(core.caller, { name: 'old', description: '', metadata: {} });
+    for (let i = 0; i < 5; i++) await core.service.createMemory(core.caller, store.id, { path: `/m${i}.md`, content: 'x'.repeat(i + 1) });
     core.close();
     // Back to schema 5, as a database from before the limits was (migrations 7 and 8 undone too).
     const db = new Database(core.file);
@@ -74,10 +74,10 @@ describe('store usage', () => {
     db.close();
     const storage = openSqliteStorage(core.file);
     try {
-      expect(storage.storeUsage(store.id)).toEqual({ memories: 5, bytes: 15 });
+      expect(await storage.storeUsage(store.id)).toEqual({ memories: 5, bytes: 15 });
       expect(await storage.domainCheck()).toEqual([]);
     } finally {
-      storage.close();
+      await storage.close();
     }
     const tamper = new Database(core.file);
     tamper.prepare('UPDATE store_usage SET bytes = 1 WHERE store_id = ?').run(store.id);
@@ -86,26 +86,26 @@ describe('store usage', () => {
     try {
       expect(await again.domainCheck()).toEqual([expect.stringContaining(`store ${store.id}: usage counter says 5 memories / 1 bytes, the store holds 5 / 15`)]);
     } finally {
-      again.close();
+      await again.close();
     }
   });
 });
 
 describe('the service enforces store limits', () => {
-  it('refuses a new memory or more bytes past a limit with limit_exceeded and writes nothing', () => {
-    const core = openCore();
+  it('refuses a new memory or more bytes past a limit with limit_exceeded and writes nothing', async () => {
+    const core = await openCore();
     const service = createService({ storage: core.storage, limits: { maxMemories: 2, maxBytes: 10 } });
-    const store = service.createStore(core.caller, { name: 'l', description: '', metadata: {} });
-    const a = service.createMemory(core.caller, store.id, { path: '/a.md', content: '12345' });
-    service.createMemory(core.caller, store.id, { path: '/b.md', content: '1' });
-    expect(codeOf(() => service.createMemory(core.caller, store.id, { path: '/c.md', content: '' }))).toBe('limit_exceeded');
-    expect(codeOf(() => service.saveMemoryAt(core.caller, store.id, { path: '/c.md', content: '', memoryId: service.ids('memory') }))).toBe('limit_exceeded');
+    const store = await service.createStore(core.caller, { name: 'l', description: '', metadata: {} });
+    const a = await service.createMemory(core.caller, store.id, { path: '/a.md', content: '12345' });
+    await service.createMemory(core.caller, store.id, { path: '/b.md', content: '1' });
+    expect(await codeOf(() => service.createMemory(core.caller, store.id, { path: '/c.md', content: '' }))).toBe('limit_exceeded');
+    expect(await codeOf(() => service.saveMemoryAt(core.caller, store.id, { path: '/c.md', content: '', memoryId: service.ids('memory') }))).toBe('limit_exceeded');
     // A save by path over an existing memory is an update: counted by its change in size.
-    service.saveMemoryAt(core.caller, store.id, { path: '/a.md', content: '123456789', memoryId: service.ids('memory') });
-    expect(codeOf(() => service.updateMemory(core.caller, store.id, a.id, { content: '1234567890' }))).toBe('limit_exceeded');
-    expect(service.getMemory(core.caller, store.id, a.id).content).toBe('123456789');
-    expect(core.storage.storeUsage(store.id)).toEqual({ memories: 2, bytes: 10 });
+    await service.saveMemoryAt(core.caller, store.id, { path: '/a.md', content: '123456789', memoryId: service.ids('memory') });
+    expect(await codeOf(() => service.updateMemory(core.caller, store.id, a.id, { content: '1234567890' }))).toBe('limit_exceeded');
+    expect((await service.getMemory(core.caller, store.id, a.id)).content).toBe('123456789');
+    expect(await core.storage.storeUsage(store.id)).toEqual({ memories: 2, bytes: 10 });
     // Bad content is refused for what it is, before any limit.
-    expect(codeOf(() => service.createMemory(core.caller, store.id, { path: '/x.md', content: 'x'.repeat(200_000) }))).toBe('content_too_large');
+    expect(await codeOf(() => service.createMemory(core.caller, store.id, { path: '/x.md', content: 'x'.repeat(200_000) }))).toBe('content_too_large');
   });
 });

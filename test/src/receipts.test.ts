@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createIdempotency, fingerprint } from '../../src/service/idempotency.js';
+import { fingerprint } from '../../src/service/idempotency.js';
 import { newId } from '../../src/service/ids.js';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 import type { Receipt } from '../../src/storage/port.js';
@@ -19,21 +19,19 @@ function receipt(expiresAt: string, key = 'k'): Receipt {
 
 describe('receipts', () => {
   it('a receipt and its mutation commit together, and a failure inside leaves neither', async () => {
-    const core = openCore();
-    const idem = createIdempotency({ storage: core.storage });
+    const core = await openCore();
+    const idem = core.service.idempotency;
     const req = { scope: { ...scope, workspaceId: core.caller.workspaceId }, fingerprint: fingerprint({ a: 1 }) };
-    expect(() =>
-      idem.commit(req, () => {
-        core.service.createStore(core.caller, { name: 'doomed', description: '', metadata: {} });
+    await expect(idem.commit(req, async (ops) => {
+        await ops.createStore(core.caller, { name: 'doomed', description: '', metadata: {} });
         throw new Error('crash between the mutation and the answer');
-      }),
-    ).toThrow();
-    expect(core.storage.findReceipt(req.scope)).toBeNull();
+      })).rejects.toThrow();
+    expect(await core.storage.findReceipt(req.scope)).toBeNull();
     expect((await core.service.listStores(core.caller, { includeArchived: true, createdGte: null, createdLte: null, limit: 10, page: null })).data).toEqual([]);
 
-    const reply = idem.commit(req, () => ({ status: 200, body: core.service.createStore(core.caller, { name: 'kept', description: '', metadata: {} }) }));
-    expect(idem.find(req)).toEqual({ ...reply, body: JSON.parse(JSON.stringify(reply.body)), storeId: null, versionId: null });
-    expect(codeOf(() => idem.find({ ...req, fingerprint: fingerprint({ a: 2 }) }))).toBe('idempotency_conflict');
+    const reply = await idem.commit(req, async (ops) => ({ status: 200, body: await ops.createStore(core.caller, { name: 'kept', description: '', metadata: {} }) }));
+    expect(await idem.find(req)).toEqual({ ...reply, body: JSON.parse(JSON.stringify(reply.body)), storeId: null, versionId: null });
+    expect(await codeOf(() => idem.find({ ...req, fingerprint: fingerprint({ a: 2 }) }))).toBe('idempotency_conflict');
   });
 
   it('the fingerprint ignores key order and undefined fields, but not values', () => {
@@ -42,40 +40,40 @@ describe('receipts', () => {
     expect(fingerprint({ a: [1, 2] })).not.toBe(fingerprint({ a: [2, 1] }));
   });
 
-  it('purges expired receipts only, and they survive reopening the file', () => {
+  it('purges expired receipts only, and they survive reopening the file', async () => {
     const file = join(tmpDir(), 'mnemo.db');
     const s1 = openSqliteStorage(file);
-    s1.insertReceipt(receipt('2026-01-01T00:00:01.000Z', 'old'));
-    s1.insertReceipt(receipt('2026-01-02T00:00:00.000Z', 'new'));
-    s1.close();
+    await s1.insertReceipt(receipt('2026-01-01T00:00:01.000Z', 'old'));
+    await s1.insertReceipt(receipt('2026-01-02T00:00:00.000Z', 'new'));
+    await s1.close();
     const s2 = openSqliteStorage(file);
-    expect(s2.purgeReceipts('2026-01-01T12:00:00.000Z')).toBe(1);
-    expect(s2.findReceipt({ ...scope, key: 'old' })).toBeNull();
-    expect(s2.findReceipt({ ...scope, key: 'new' })).toMatchObject({ key: 'new', status: 200 });
-    s2.close();
+    expect(await s2.purgeReceipts('2026-01-01T12:00:00.000Z')).toBe(1);
+    expect(await s2.findReceipt({ ...scope, key: 'old' })).toBeNull();
+    expect(await s2.findReceipt({ ...scope, key: 'new' })).toMatchObject({ key: 'new', status: 200 });
+    await s2.close();
   });
 });
 
 describe('keys and grants in storage', () => {
-  it('keys list and revoke only inside their workspace; revoking twice keeps the first time', () => {
-    const core = openCore();
+  it('keys list and revoke only inside their workspace; revoking twice keeps the first time', async () => {
+    const core = await openCore();
     const ws = core.caller.workspaceId;
-    const other = core.service.keys.createWorkspace('other');
-    const { key } = core.service.keys.createKey('scoped', 'read_only', ws, { storeIds: ['memstore_a'] });
-    expect(core.storage.listApiKeys(ws).map((k) => k.id)).toContain(key.id);
-    expect(core.storage.listApiKeys(other.id)).toEqual([]);
-    expect(core.storage.getApiKey(ws, key.id)).toMatchObject({ storeIds: ['memstore_a'], allWorkspaces: false });
-    expect(codeOf(() => core.storage.revokeApiKey(other.id, key.id, '2026-01-01T00:00:00.000Z'))).toBe('not_found');
-    const first = core.storage.revokeApiKey(ws, key.id, '2026-01-01T00:00:00.000Z');
-    expect(core.storage.revokeApiKey(ws, key.id, '2026-02-01T00:00:00.000Z').revokedAt).toBe(first.revokedAt);
-    expect(codeOf(() => core.service.keys.createKey('x', 'read_write', newId('workspace')))).toBe('not_found');
-    expect(codeOf(() => core.service.keys.createKey('x', 'read_write', ws, { allWorkspaces: true }))).toBe('invalid_request');
+    const other = await core.service.keys.createWorkspace('other');
+    const { key } = await core.service.keys.createKey('scoped', 'read_only', ws, { storeIds: ['memstore_a'] });
+    expect((await core.storage.listApiKeys(ws)).map((k) => k.id)).toContain(key.id);
+    expect(await core.storage.listApiKeys(other.id)).toEqual([]);
+    expect(await core.storage.getApiKey(ws, key.id)).toMatchObject({ storeIds: ['memstore_a'], allWorkspaces: false });
+    expect(await codeOf(() => core.storage.revokeApiKey(other.id, key.id, '2026-01-01T00:00:00.000Z'))).toBe('not_found');
+    const first = await core.storage.revokeApiKey(ws, key.id, '2026-01-01T00:00:00.000Z');
+    expect((await core.storage.revokeApiKey(ws, key.id, '2026-02-01T00:00:00.000Z')).revokedAt).toBe(first.revokedAt);
+    expect(await codeOf(() => core.service.keys.createKey('x', 'read_write', newId('workspace')))).toBe('not_found');
+    expect(await codeOf(() => core.service.keys.createKey('x', 'read_write', ws, { allWorkspaces: true }))).toBe('invalid_request');
   });
 
   it('a store list with a grant shows only the granted stores', async () => {
-    const core = openCore();
-    const a = core.service.createStore(core.caller, { name: 'a', description: '', metadata: {} });
-    core.service.createStore(core.caller, { name: 'b', description: '', metadata: {} });
+    const core = await openCore();
+    const a = await core.service.createStore(core.caller, { name: 'a', description: '', metadata: {} });
+    await core.service.createStore(core.caller, { name: 'b', description: '', metadata: {} });
     const q = { includeArchived: false, createdGte: null, createdLte: null, limit: 10, page: null };
     const scoped = { ...core.caller, grant: { role: 'read_only' as const, storeIds: [a.id] } };
     expect((await core.service.listStores(scoped, q)).data.map((s) => s.id)).toEqual([a.id]);

@@ -26,13 +26,13 @@ function handUpkeep(options: Omit<SearchUpkeepOptions, 'everyMs' | 'log'> & { lo
 
 describe('search upkeep', () => {
   it('indexes every queued write in batches soon after, and nothing once stopped', async () => {
-    const { service, caller, file } = openCore();
-    const store = service.createStore(caller, { name: 's', description: '', metadata: {} });
-    for (let i = 0; i < 7; i++) service.createMemory(caller, store.id, { path: `/m${i}.md`, content: `tern ${i}` });
+    const { service, caller, file } = await openCore();
+    const store = await service.createStore(caller, { name: 's', description: '', metadata: {} });
+    for (let i = 0; i < 7; i++) await service.createMemory(caller, store.id, { path: `/m${i}.md`, content: `tern ${i}` });
     const batches: number[] = [];
     const upkeep = handUpkeep({
-      index: (max) => {
-        const left = service.indexSearchBacklog(max);
+      index: async (max) => {
+        const left = await service.indexSearchBacklog(max);
         batches.push(left);
         return left;
       },
@@ -44,7 +44,7 @@ describe('search upkeep', () => {
     expect(batches.slice(0, 3)).toEqual([4, 1, 0]);
 
     upkeep.stop();
-    service.createMemory(caller, store.id, { path: '/late.md', content: 'tern' });
+    await service.createMemory(caller, store.id, { path: '/late.md', content: 'tern' });
     await upkeep.tick();
     expect(queuedForSearch(file)).toBe(1);
   });

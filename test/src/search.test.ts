@@ -24,9 +24,9 @@ function plan(file: string, sql: string, params: unknown[]): string[] {
 }
 
 /** Imports `n` memories into a new store in one go (indexed as they land): /p/00000.md … */
-function bulkStore(core: Core, n: number, content: (i: number) => string, name = 'bulk'): string {
+async function bulkStore(core: Core, n: number, content: (i: number) => string, name = 'bulk'): Promise<string> {
   const { service, storage, caller } = core;
-  const storeId = service.createStore(caller, { name, description: '', metadata: {} }).id;
+  const storeId = (await service.createStore(caller, { name, description: '', metadata: {} })).id;
   const writes: ImportedWrite[] = [];
   for (let i = 0; i < n; i++) {
     writes.push({ memoryId: service.ids('memory'), operation: 'created', path: `/p/${String(i).padStart(5, '0')}.md`, content: content(i), versionId: service.ids('version'), now: service.clock(), actor: caller.actor });
@@ -55,9 +55,9 @@ async function allPages(core: Core, storeId: string, q: SearchQuery): Promise<Se
 const paths = (hits: SearchHit[]) => hits.map((h) => h.memory.path);
 
 describe('full-text search cost', () => {
-  it('starts from the index and looks each match up by key, never scanning the store', () => {
-    const core = openCore();
-    const storeId = bulkStore(core, 50, (i) => `note ${i}`);
+  it('starts from the index and looks each match up by key, never scanning the store', async () => {
+    const core = await openCore();
+    const storeId = await bulkStore(core, 50, (i) => `note ${i}`);
     const params = { rawEnd: ['"note"', 0n], windowEnd: ['"note"', 0n, storeId, '/', '0'], ranked: ['"note"', 0n, 99n, storeId, '/', '0', 10, 0] };
     for (const [name, args] of Object.entries(params)) {
       const details = plan(core.file, SEARCH_SQL[name as keyof typeof params], args);
@@ -71,11 +71,11 @@ describe('full-text search cost', () => {
   });
 
   it('ranks a common word in windows, says so, and pages through every match once', async () => {
-    const core = openCore();
+    const core = await openCore();
     const n = FTS_WINDOW * 2 + 345;
     // Term frequency varies, so the ranking within a window is not creation order.
-    const storeId = bulkStore(core, n, (i) => `${'common '.repeat((i * 7) % 5 + 1)}filler text number ${i}`);
-    const other = bulkStore(core, 300, () => 'common in another store', 'other');
+    const storeId = await bulkStore(core, n, (i) => `${'common '.repeat((i * 7) % 5 + 1)}filler text number ${i}`);
+    const other = await bulkStore(core, 300, () => 'common in another store', 'other');
 
     const first = await core.service.searchMemories(core.caller, storeId, query('common'));
     expect(first.candidatesCapped).toBe(true);
@@ -102,8 +102,8 @@ describe('full-text search cost', () => {
   });
 
   it('pages a path prefix past the cap with no gaps or duplicates, also with tiny pages', async () => {
-    const core = openCore();
-    const storeId = bulkStore(core, FTS_WINDOW + 10, (i) => `word ${i % 3 === 0 ? 'rare' : 'plain'}`);
+    const core = await openCore();
+    const storeId = await bulkStore(core, FTS_WINDOW + 10, (i) => `word ${i % 3 === 0 ? 'rare' : 'plain'}`);
     const q = query('word', { pathPrefix: '/p/', limit: 7 });
     const seen = (await allPages(core, storeId, q)).flatMap((p) => paths(p.data));
     expect(new Set(seen).size).toBe(FTS_WINDOW + 10);
@@ -113,8 +113,8 @@ describe('full-text search cost', () => {
   });
 
   it('indexes a bounded backlog before searching and refuses, overloaded, past it', async () => {
-    const core = openCore();
-    const storeId = bulkStore(core, 3, (i) => `heron ${i}`);
+    const core = await openCore();
+    const storeId = await bulkStore(core, 3, (i) => `heron ${i}`);
     // Queued removals of memories that no longer exist: the cheapest backlog to fake, costed the same per batch.
     const db = new Database(core.file);
     const queue = db.prepare('INSERT INTO search_backlog (seq, indexed_version) VALUES (?, NULL)');
@@ -141,8 +141,8 @@ describe('full-text search cost', () => {
 
 describe('search cursors', () => {
   it('refuses a cursor of the other mode and a forged negative one', async () => {
-    const core = openCore();
-    const storeId = bulkStore(core, 30, (i) => `puffin ${i}`);
+    const core = await openCore();
+    const storeId = await bulkStore(core, 30, (i) => `puffin ${i}`);
     const search = (q: SearchQuery) => () => core.service.searchMemories(core.caller, storeId, q);
     const fts = (await core.service.searchMemories(core.caller, storeId, query('puffin', { limit: 10 }))).nextPage!;
     const sub = (await core.service.searchMemories(core.caller, storeId, query('puffin', { mode: 'substring', limit: 10 }))).nextPage!;
@@ -155,9 +155,9 @@ describe('search cursors', () => {
 
 describe('substring search cost', () => {
   it('scans at most SCAN_ROWS rows per request, says so, and pages on in path order', async () => {
-    const core = openCore();
+    const core = await openCore();
     const n = SCAN_ROWS * 2 + 123;
-    const storeId = bulkStore(core, n, (i) => (i % 50 === 7 ? `has the Needle ${i}` : `plain ${i}`));
+    const storeId = await bulkStore(core, n, (i) => (i % 50 === 7 ? `has the Needle ${i}` : `plain ${i}`));
     const q = query('needle', { mode: 'substring', limit: 100 });
     const first = await core.service.searchMemories(core.caller, storeId, q);
     // Fewer than a page of hits, yet more to come: the budget ended this request.
@@ -172,8 +172,8 @@ describe('substring search cost', () => {
   });
 
   it('fills a page within the budget without saying it was capped', async () => {
-    const core = openCore();
-    const storeId = bulkStore(core, 30, (i) => `needle ${i}`);
+    const core = await openCore();
+    const storeId = await bulkStore(core, 30, (i) => `needle ${i}`);
     const pages = await allPages(core, storeId, query('NEEDLE', { mode: 'substring', limit: 10 }));
     expect(pages.map((p) => [p.data.length, p.candidatesCapped])).toEqual([[10, false], [10, false], [10, false]]);
   });

@@ -12,7 +12,7 @@ import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 import { tmpDir } from '../helpers/tmp.js';
 
 describe('the seeded admin key in storage', () => {
-  it('migration 7 marks the newest unrevoked bootstrap key of an older database as the one seeded key', () => {
+  it('migration 7 marks the newest unrevoked bootstrap key of an older database as the one seeded key', async () => {
     const file = join(tmpDir(), 'mnemo.db');
     const raw = new Database(file);
     for (const m of MIGRATIONS.filter((x) => x.version <= 5)) {
@@ -30,17 +30,17 @@ describe('the seeded admin key in storage', () => {
 
     const storage = openSqliteStorage(file);
     try {
-      expect(storage.seededApiKey()).toMatchObject({ key: { id: 'apikey_new' }, hash: hashSecret('new') });
+      expect(await storage.seededApiKey()).toMatchObject({ key: { id: 'apikey_new' }, hash: hashSecret('new') });
     } finally {
-      storage.close();
+      await storage.close();
     }
   });
 
-  it('refuses a second unrevoked seeded key', () => {
+  it('refuses a second unrevoked seeded key', async () => {
     const storage = openSqliteStorage(join(tmpDir(), 'mnemo.db'));
     try {
       const ws = { id: 'wrkspc_b', name: 'default', createdAt: '2026-01-01T00:00:00.000Z' };
-      storage.insertWorkspace(ws, true);
+      await storage.insertWorkspace(ws, true);
       const key = (id: string) => ({
         id,
         workspaceId: ws.id,
@@ -51,14 +51,14 @@ describe('the seeded admin key in storage', () => {
         createdAt: ws.createdAt,
         revokedAt: null,
       });
-      storage.insertApiKey(key('apikey_1'), hashSecret('one'), true);
-      expect(() => storage.insertApiKey(key('apikey_2'), hashSecret('two'), true)).toThrow(/UNIQUE/);
-      storage.revokeApiKey(ws.id, 'apikey_1', '2026-01-02T00:00:00.000Z');
-      expect(storage.seededApiKey()).toBeNull();
-      storage.insertApiKey(key('apikey_3'), hashSecret('three'), true);
-      expect(storage.seededApiKey()?.key.id).toBe('apikey_3');
+      await storage.insertApiKey(key('apikey_1'), hashSecret('one'), true);
+      await expect(storage.insertApiKey(key('apikey_2'), hashSecret('two'), true)).rejects.toThrow(/UNIQUE/);
+      await storage.revokeApiKey(ws.id, 'apikey_1', '2026-01-02T00:00:00.000Z');
+      expect(await storage.seededApiKey()).toBeNull();
+      await storage.insertApiKey(key('apikey_3'), hashSecret('three'), true);
+      expect((await storage.seededApiKey())?.key.id).toBe('apikey_3');
     } finally {
-      storage.close();
+      await storage.close();
     }
   });
 });

@@ -34,7 +34,7 @@ function withRaw<T>(file: string, fn: (raw: Database.Database) => T): T {
 }
 
 describe('sqlite connection', () => {
-  it('opens with WAL, synchronous=FULL, foreign keys, secure_delete and a busy timeout', () => {
+  it('opens with WAL, synchronous=FULL, foreign keys, secure_delete and a busy timeout', async () => {
     const storage = openSqliteStorage(join(tmpDir(), 'mnemo.db'));
     try {
       expect(storage.readPragma('journal_mode')).toBe('wal');
@@ -43,49 +43,49 @@ describe('sqlite connection', () => {
       expect(storage.readPragma('secure_delete')).toBe(1);
       expect(storage.readPragma('busy_timeout')).toBeGreaterThan(0);
     } finally {
-      storage.close();
+      await storage.close();
     }
   });
 
-  it('creates the data directory and the file leaves WAL mode on disk', () => {
+  it('creates the data directory and the file leaves WAL mode on disk', async () => {
     const file = join(tmpDir(), 'deep', 'er', 'mnemo.db');
-    openSqliteStorage(file).close();
+    await openSqliteStorage(file).close();
     expect(withRaw(file, (raw) => raw.pragma('journal_mode', { simple: true }))).toBe('wal');
   });
 });
 
 describe('sqlite migrations', () => {
-  it('a fresh file is migrated to the latest user_version', () => {
+  it('a fresh file is migrated to the latest user_version', async () => {
     const file = join(tmpDir(), 'mnemo.db');
     const storage = openSqliteStorage(file);
     expect(storage.readPragma('user_version')).toBe(SCHEMA_VERSION);
-    storage.close();
+    await storage.close();
     const tables = withRaw(file, (raw) => raw.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all());
     expect(tables).toEqual(expect.arrayContaining(['workspaces', 'api_keys', 'stores', 'memories', 'versions', 'sessions']));
   });
 
   it('reopening a migrated file runs no migration again and keeps the data', async () => {
     const dir = tmpDir();
-    const first = openCore({ dir });
-    const store = first.service.createStore(first.caller, { name: 'kept', description: 'd', metadata: { k: 'v' } });
-    const memory = first.service.createMemory(first.caller, store.id, { path: '/a.md', content: 'x' });
+    const first = await openCore({ dir });
+    const store = await first.service.createStore(first.caller, { name: 'kept', description: 'd', metadata: { k: 'v' } });
+    const memory = await first.service.createMemory(first.caller, store.id, { path: '/a.md', content: 'x' });
     first.close();
     const storage = openSqliteStorage(join(dir, 'mnemo.db'));
     try {
       expect(storage.readPragma('user_version')).toBe(SCHEMA_VERSION);
-      expect(storage.getStoreById(store.id)).toEqual(store);
-      expect(storage.getMemory(store.id, memory.id)).toEqual(memory);
+      expect(await storage.getStoreById(store.id)).toEqual(store);
+      expect(await storage.getMemory(store.id, memory.id)).toEqual(memory);
       expect(await storage.integrityCheck()).toEqual([]);
     } finally {
-      storage.close();
+      await storage.close();
     }
   });
 
   it('a file from before migration 8 keeps its memories, which derive their times and owner, and stats still read only the meta index', async () => {
     const dir = tmpDir();
-    const first = openCore({ dir });
-    const store = first.service.createStore(first.caller, { name: 'old', description: '', metadata: {} });
-    const memory = first.service.createMemory(first.caller, store.id, { path: '/a.md', content: 'x' });
+    const first = await openCore({ dir });
+    const store = await first.service.createStore(first.caller, { name: 'old', description: '', metadata: {} });
+    const memory = await first.service.createMemory(first.caller, store.id, { path: '/a.md', content: 'x' });
     first.close();
     // Back to schema 7 by hand: the columns and index as migration 7 left them.
     withRaw(join(dir, 'mnemo.db'), (raw) => {
@@ -99,10 +99,10 @@ describe('sqlite migrations', () => {
     const storage = openSqliteStorage(join(dir, 'mnemo.db'));
     try {
       expect(storage.readPragma('user_version')).toBe(SCHEMA_VERSION);
-      expect(storage.getMemory(store.id, memory.id)).toEqual({ ...memory, atimeMs: null, mtimeMs: null, ctimeMs: null, uid: null, gid: null });
+      expect(await storage.getMemory(store.id, memory.id)).toEqual({ ...memory, atimeMs: null, mtimeMs: null, ctimeMs: null, uid: null, gid: null });
       expect(await storage.integrityCheck()).toEqual([]);
     } finally {
-      storage.close();
+      await storage.close();
     }
     const plan = withRaw(join(dir, 'mnemo.db'), (raw) =>
       raw.prepare("EXPLAIN QUERY PLAN SELECT path, mode, atime_us, mtime_us, ctime_us, uid, gid FROM memories INDEXED BY memories_meta_by_path WHERE store_id = ? AND path = ?").all('s', '/a.md'),
@@ -110,22 +110,22 @@ describe('sqlite migrations', () => {
     expect(plan.map((p) => p.detail).join('\n')).toContain('COVERING INDEX memories_meta_by_path');
   });
 
-  it('an empty file at user_version 0 is migrated', () => {
+  it('an empty file at user_version 0 is migrated', async () => {
     const file = join(tmpDir(), 'mnemo.db');
     withRaw(file, (raw) => raw.pragma('user_version = 0'));
     const storage = openSqliteStorage(file);
     expect(storage.readPragma('user_version')).toBe(SCHEMA_VERSION);
-    expect(storage.defaultWorkspace()).toBeNull();
-    storage.close();
+    expect(await storage.defaultWorkspace()).toBeNull();
+    await storage.close();
   });
 });
 
 /** A store with one memory that has a created, a modified and (if asked) a deleted version. */
 async function historyFixture(core: Core) {
   const { service, caller } = core;
-  const store = service.createStore(caller, { name: 'audit', description: '', metadata: {} });
-  const m = service.createMemory(caller, store.id, { path: '/a.md', content: 'one' });
-  service.updateMemory(caller, store.id, m.id, { content: 'two' });
+  const store = await service.createStore(caller, { name: 'audit', description: '', metadata: {} });
+  const m = await service.createMemory(caller, store.id, { path: '/a.md', content: 'one' });
+  await service.updateMemory(caller, store.id, m.id, { content: 'two' });
   const versions = (await service.listVersions(caller, store.id, versionQuery())).data;
   const created = versions.find((v) => v.operation === 'created')!;
   return { store, memory: m, created, versions };
@@ -150,15 +150,15 @@ describe('sqlite append-only versions', () => {
   ];
 
   it.each(attempts)('plain SQL cannot change the %s of a version', async (_name, sql) => {
-    const core = openCore();
+    const core = await openCore();
     const { created } = await historyFixture(core);
-    const before = core.storage.getVersion(created.storeId, created.id);
+    const before = await core.storage.getVersion(created.storeId, created.id);
     withRaw(core.file, (raw) => expect(() => raw.prepare(sql).run({ id: created.id })).toThrow(/append-only/));
-    expect(core.storage.getVersion(created.storeId, created.id)).toEqual(before);
+    expect(await core.storage.getVersion(created.storeId, created.id)).toEqual(before);
   });
 
   it('plain SQL cannot delete a version, nor all of them', async () => {
-    const core = openCore();
+    const core = await openCore();
     const { store, created, versions } = await historyFixture(core);
     withRaw(core.file, (raw) => {
       expect(() => raw.prepare('DELETE FROM versions WHERE id = ?').run(created.id)).toThrow(/append-only/);
@@ -168,22 +168,22 @@ describe('sqlite append-only versions', () => {
   });
 
   it('plain SQL cannot un-redact or re-redact a redacted version', async () => {
-    const core = openCore();
+    const core = await openCore();
     const { store, created } = await historyFixture(core);
-    const redacted = core.service.redactVersion(core.caller, store.id, created.id);
+    const redacted = await core.service.redactVersion(core.caller, store.id, created.id);
     withRaw(core.file, (raw) => {
       expect(() => raw.prepare("UPDATE versions SET content = 'one' WHERE id = ?").run(created.id)).toThrow(/append-only/);
       expect(() => raw.prepare("UPDATE versions SET path = '/a.md', content = 'one', redacted_at = NULL, redacted_by_type = NULL, redacted_by_id = NULL WHERE id = ?").run(created.id)).toThrow(/append-only/);
       expect(() => raw.prepare("UPDATE versions SET redacted_at = '2030-01-01T00:00:00.000Z' WHERE id = ?").run(created.id)).toThrow(/append-only/);
     });
-    expect(core.storage.getVersion(store.id, created.id)).toEqual(redacted);
+    expect(await core.storage.getVersion(store.id, created.id)).toEqual(redacted);
   });
 
   it('deleting the store with plain SQL cascades to its memories and versions', async () => {
-    const core = openCore();
+    const core = await openCore();
     const { store } = await historyFixture(core);
-    const other = core.service.createStore(core.caller, { name: 'other', description: '', metadata: {} });
-    core.service.createMemory(core.caller, other.id, { path: '/b.md', content: 'b' });
+    const other = await core.service.createStore(core.caller, { name: 'other', description: '', metadata: {} });
+    await core.service.createMemory(core.caller, other.id, { path: '/b.md', content: 'b' });
     const counts = withRaw(core.file, (raw) => {
       raw.pragma('foreign_keys = ON');
       raw.prepare('DELETE FROM stores WHERE id = ?').run(store.id);
@@ -234,19 +234,19 @@ describe('sqlite redaction erases bytes', () => {
   ];
 
   it.each(cases)('%s: the secret appears nowhere in the file or its WAL', async (_name, length, then, close) => {
-    const core = openCore();
+    const core = await openCore();
     const { service, caller, file } = core;
     const secret = uniqueSecret(length);
-    const store = service.createStore(caller, { name: 'leaky', description: '', metadata: {} });
-    service.createMemory(caller, store.id, { path: '/other.md', content: 'unrelated' });
-    const m = service.createMemory(caller, store.id, { path: '/creds.md', content: `token: ${secret}\n` });
-    if (then === 'updated') service.updateMemory(caller, store.id, m.id, { content: 'token: (rotated)\n' });
-    else service.deleteMemory(caller, store.id, m.id);
-    service.createMemory(caller, store.id, { path: '/later.md', content: 'after' });
+    const store = await service.createStore(caller, { name: 'leaky', description: '', metadata: {} });
+    await service.createMemory(caller, store.id, { path: '/other.md', content: 'unrelated' });
+    const m = await service.createMemory(caller, store.id, { path: '/creds.md', content: `token: ${secret}\n` });
+    if (then === 'updated') await service.updateMemory(caller, store.id, m.id, { content: 'token: (rotated)\n' });
+    else await service.deleteMemory(caller, store.id, m.id);
+    await service.createMemory(caller, store.id, { path: '/later.md', content: 'after' });
 
     expect(found(file, secret)).toBe(needles(secret).length);
 
-    const redacted = service.redactVersion(caller, store.id, m.versionId);
+    const redacted = await service.redactVersion(caller, store.id, m.versionId);
     expect(redacted.content).toBeNull();
     if (close) core.close();
 
@@ -258,41 +258,41 @@ describe('sqlite redaction erases bytes', () => {
     const reopened = openSqliteStorage(file);
     try {
       expect(await reopened.integrityCheck()).toEqual([]);
-      expect(reopened.getVersion(store.id, m.versionId)?.content).toBeNull();
-      expect(reopened.getMemoryByPath(store.id, '/other.md')?.content).toBe('unrelated');
+      expect((await reopened.getVersion(store.id, m.versionId))?.content).toBeNull();
+      expect((await reopened.getMemoryByPath(store.id, '/other.md'))?.content).toBe('unrelated');
     } finally {
-      reopened.close();
+      await reopened.close();
     }
   });
 
   it('a redacted version leaves none of its words in the search index either (migration 5 queues re-indexing)', async () => {
-    const core = openCore();
+    const core = await openCore();
     const { service, caller, file } = core;
     // Lower case, one token: exactly the bytes the full-text index stores as a term.
     const word = `zq${uniqueSecret(30).slice(7).toLowerCase().replace(/[^a-z]/g, 'x')}`;
-    const store = service.createStore(caller, { name: 'leaky', description: '', metadata: {} });
-    const m = service.createMemory(caller, store.id, { path: '/creds.md', content: `token ${word}` });
+    const store = await service.createStore(caller, { name: 'leaky', description: '', metadata: {} });
+    const m = await service.createMemory(caller, store.id, { path: '/creds.md', content: `token ${word}` });
     const search = async () => (await service.searchMemories(caller, store.id, { q: word, mode: 'fts', pathPrefix: '/', limit: 10, page: null })).data;
     expect(await search()).toHaveLength(1);
-    service.updateMemory(caller, store.id, m.id, { content: 'token rotated' });
-    service.redactVersion(caller, store.id, m.versionId);
+    await service.updateMemory(caller, store.id, m.id, { content: 'token rotated' });
+    await service.redactVersion(caller, store.id, m.versionId);
     expect(found(file, word)).toBe(0);
     core.close();
     expect(found(file, word)).toBe(0);
   });
 
-  it('a redaction while another connection holds a read transaction leaves no secret once that reader ends and the storage closes', () => {
-    const core = openCore();
+  it('a redaction while another connection holds a read transaction leaves no secret once that reader ends and the storage closes', async () => {
+    const core = await openCore();
     const { service, caller, file } = core;
     const secret = uniqueSecret(5000);
-    const store = service.createStore(caller, { name: 'leaky', description: '', metadata: {} });
-    const m = service.createMemory(caller, store.id, { path: '/creds.md', content: secret });
-    service.updateMemory(caller, store.id, m.id, { content: 'rotated' });
+    const store = await service.createStore(caller, { name: 'leaky', description: '', metadata: {} });
+    const m = await service.createMemory(caller, store.id, { path: '/creds.md', content: secret });
+    await service.updateMemory(caller, store.id, m.id, { content: 'rotated' });
     const reader = rawConnection(file);
     reader.exec('BEGIN');
     reader.prepare('SELECT count(*) FROM versions').pluck().get();
     // The TRUNCATE checkpoint waits out the busy timeout for this reader, then gives up for now.
-    service.redactVersion(caller, store.id, m.versionId);
+    await service.redactVersion(caller, store.id, m.versionId);
     reader.exec('COMMIT');
     reader.close();
     core.close();

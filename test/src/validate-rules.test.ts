@@ -26,14 +26,14 @@ const SHA = 'a'.repeat(64);
 const bundle = (extra: Record<string, unknown> = {}) => ({ agent_id: 'agent', session_id: 's1', goal: 'ship it', ...extra });
 
 describe('the one refusal', () => {
-  it('names its field in the message and in the details', () => {
-    const err = errorOf(() => fail('limit', 'must be from 1 to 100'));
+  it('names its field in the message and in the details', async () => {
+    const err = await errorOf(() => fail('limit', 'must be from 1 to 100'));
     expect(err).toMatchObject({ code: 'invalid_request', message: 'limit: must be from 1 to 100', details: { field: 'limit' } });
   });
 
-  it('stands alone when no field is to blame, and can place its field itself', () => {
-    expect(errorOf(() => fail(undefined, 'request body must be a JSON object'))).toMatchObject({ message: 'request body must be a JSON object', details: {} });
-    expect(errorOf(() => fail('x', 'x must end with "/"', { prefix: false }))).toMatchObject({ message: 'x must end with "/"', details: { field: 'x' } });
+  it('stands alone when no field is to blame, and can place its field itself', async () => {
+    expect(await errorOf(() => fail(undefined, 'request body must be a JSON object'))).toMatchObject({ message: 'request body must be a JSON object', details: {} });
+    expect(await errorOf(() => fail('x', 'x must end with "/"', { prefix: false }))).toMatchObject({ message: 'x must end with "/"', details: { field: 'x' } });
   });
 });
 
@@ -42,31 +42,31 @@ describe('the Idempotency-Key header', () => {
     expect(parseIdempotencyKey(key)).toBe(key);
   });
 
-  it('an empty key, a key over 256 bytes and a key with a control character are refused, naming the header', () => {
-    expect(errorOf(() => parseIdempotencyKey('')).message).toBe('Idempotency-Key: must be 1 to 256 bytes (got 0)');
-    expect(errorOf(() => parseIdempotencyKey('é'.repeat(129))).message).toBe('Idempotency-Key: must be 1 to 256 bytes (got 258)');
-    expect(errorOf(() => parseIdempotencyKey('a\tb'))).toMatchObject({ code: 'invalid_request', message: 'Idempotency-Key: must not contain control characters' });
+  it('an empty key, a key over 256 bytes and a key with a control character are refused, naming the header', async () => {
+    expect((await errorOf(() => parseIdempotencyKey(''))).message).toBe('Idempotency-Key: must be 1 to 256 bytes (got 0)');
+    expect((await errorOf(() => parseIdempotencyKey('é'.repeat(129)))).message).toBe('Idempotency-Key: must be 1 to 256 bytes (got 258)');
+    expect(await errorOf(() => parseIdempotencyKey('a\tb'))).toMatchObject({ code: 'invalid_request', message: 'Idempotency-Key: must not contain control characters' });
   });
 });
 
 describe('key and workspace names', () => {
-  it('a key takes a name like a store name, and its store list loses repeats', () => {
+  it('a key takes a name like a store name, and its store list loses repeats', async () => {
     expect(parseKeyCreate({ name: 'ci', role: 'read_only', memory_store_ids: ['memstore_a', 'memstore_a'] })).toEqual({ name: 'ci', role: 'read_only', storeIds: ['memstore_a'] });
     expect(parseKeyCreate({ name: 'ci', role: 'admin' }).storeIds).toBeNull();
-    expect(errorOf(() => parseKeyCreate({ name: '', role: 'admin' })).message).toBe('name: must be 1 to 255 characters (got 0)');
-    expect(errorOf(() => parseKeyCreate({ name: 'a\u0007', role: 'admin' })).message).toBe('name: must not contain control characters');
+    expect((await errorOf(() => parseKeyCreate({ name: '', role: 'admin' }))).message).toBe('name: must be 1 to 255 characters (got 0)');
+    expect((await errorOf(() => parseKeyCreate({ name: 'a\u0007', role: 'admin' }))).message).toBe('name: must not contain control characters');
   });
 
-  it('a key limited to an empty list of stores, or given an unknown role, is refused', () => {
-    expect(errorOf(() => parseKeyCreate({ name: 'ci', role: 'read_only', memory_store_ids: [] })).message).toBe(
+  it('a key limited to an empty list of stores, or given an unknown role, is refused', async () => {
+    expect((await errorOf(() => parseKeyCreate({ name: 'ci', role: 'read_only', memory_store_ids: [] }))).message).toBe(
       'memory_store_ids: must name at least one store, or be left out for all stores',
     );
     expect(codeOf(() => parseKeyCreate({ name: 'ci', role: 'owner' }))).toBe('invalid_request');
   });
 
-  it('a workspace name follows the same rules', () => {
+  it('a workspace name follows the same rules', async () => {
     expect(parseWorkspaceCreate({ name: 'team' })).toEqual({ name: 'team' });
-    expect(errorOf(() => parseWorkspaceCreate({ name: 'x'.repeat(256) })).message).toBe('name: must be 1 to 255 characters (got 256)');
+    expect((await errorOf(() => parseWorkspaceCreate({ name: 'x'.repeat(256) }))).message).toBe('name: must be 1 to 255 characters (got 256)');
     expect(codeOf(() => parseWorkspaceCreate({ name: 'a\uD800' }))).toBe('invalid_utf8');
   });
 });
@@ -74,17 +74,17 @@ describe('key and workspace names', () => {
 describe('session bodies', () => {
   const resource = (id: string, extra: Record<string, unknown> = {}) => ({ type: 'memory_store', memory_store_id: id, ...extra });
 
-  it('no resources, more than eight, or one store twice are refused, naming the resource', () => {
-    expect(errorOf(() => parseSessionCreate({ resources: [] })).message).toBe('resources: at least one memory_store resource is required');
+  it('no resources, more than eight, or one store twice are refused, naming the resource', async () => {
+    expect((await errorOf(() => parseSessionCreate({ resources: [] }))).message).toBe('resources: at least one memory_store resource is required');
     const nine = Array.from({ length: 9 }, (_, i) => resource(`memstore_${i}`));
-    expect(errorOf(() => parseSessionCreate({ resources: nine })).message).toBe('resources: at most 8 memory stores per session (got 9)');
-    expect(errorOf(() => parseSessionCreate({ resources: [resource('memstore_a'), resource('memstore_a')] })).message).toBe(
+    expect((await errorOf(() => parseSessionCreate({ resources: nine }))).message).toBe('resources: at most 8 memory stores per session (got 9)');
+    expect((await errorOf(() => parseSessionCreate({ resources: [resource('memstore_a'), resource('memstore_a')] }))).message).toBe(
       'resources.1.memory_store_id: the same store is attached twice',
     );
   });
 
-  it('an unknown field in a resource is refused with the field placed inside the message', () => {
-    expect(errorOf(() => parseSessionCreate({ resources: [resource('memstore_a', { path: '/x' })] }))).toMatchObject({
+  it('an unknown field in a resource is refused with the field placed inside the message', async () => {
+    expect(await errorOf(() => parseSessionCreate({ resources: [resource('memstore_a', { path: '/x' })] }))).toMatchObject({
       message: 'unknown field in resources.0: path',
       details: { field: 'resources.0' },
     });
@@ -97,22 +97,22 @@ describe('search queries', () => {
     expect(parseSearchQuery({ q: 'a b', mode: 'substring', path_prefix: '/notes/', limit: '5', page: '' })).toMatchObject({ mode: 'substring', pathPrefix: '/notes/', limit: 5, page: null });
   });
 
-  it('a missing or blank query, one over 1,024 characters, and an unknown mode are refused', () => {
-    expect(errorOf(() => parseSearchQuery({})).message).toBe('q: is required and must not be blank');
-    expect(errorOf(() => parseSearchQuery({ q: '   ' })).message).toBe('q: is required and must not be blank');
-    expect(errorOf(() => parseSearchQuery({ q: 'x'.repeat(1025) })).message).toBe('q: must be at most 1024 characters');
-    expect(errorOf(() => parseSearchQuery({ q: 'x', mode: 'regex' })).message).toBe('mode: must be "fts" or "substring"');
+  it('a missing or blank query, one over 1,024 characters, and an unknown mode are refused', async () => {
+    expect((await errorOf(() => parseSearchQuery({}))).message).toBe('q: is required and must not be blank');
+    expect((await errorOf(() => parseSearchQuery({ q: '   ' }))).message).toBe('q: is required and must not be blank');
+    expect((await errorOf(() => parseSearchQuery({ q: 'x'.repeat(1025) }))).message).toBe('q: must be at most 1024 characters');
+    expect((await errorOf(() => parseSearchQuery({ q: 'x', mode: 'regex' }))).message).toBe('mode: must be "fts" or "substring"');
     expect(codeOf(() => parseSearchQuery({ q: 'a\uDC00' }))).toBe('invalid_utf8');
-    expect(errorOf(() => parseSearchQuery({ q: 'x', path_prefix: '/notes' })).message).toBe('path_prefix must end with "/"');
+    expect((await errorOf(() => parseSearchQuery({ q: 'x', path_prefix: '/notes' }))).message).toBe('path_prefix must end with "/"');
   });
 });
 
 describe('memory expiry', () => {
-  it('ttl_seconds is an integer from 1 second to 10 years', () => {
+  it('ttl_seconds is an integer from 1 second to 10 years', async () => {
     expect(parseExpiry({ ttl_seconds: 1 }, false)).toEqual({ ttlSeconds: 1 });
     expect(parseExpiry({ ttl_seconds: 315_360_000 }, false)).toEqual({ ttlSeconds: 315_360_000 });
     for (const ttl of [0, 1.5, 315_360_001, -5]) {
-      expect(errorOf(() => parseExpiry({ ttl_seconds: ttl }, false)).message).toBe('ttl_seconds: must be an integer from 1 to 315360000');
+      expect((await errorOf(() => parseExpiry({ ttl_seconds: ttl }, false))).message).toBe('ttl_seconds: must be an integer from 1 to 315360000');
     }
   });
 
@@ -124,44 +124,44 @@ describe('memory expiry', () => {
     expect(parseExpiry({}, true)).toBeUndefined();
   });
 
-  it('an expiry resolves against the clock, and an expires_at not in the future is refused', () => {
+  it('an expiry resolves against the clock, and an expires_at not in the future is refused', async () => {
     const now = '2026-01-01T00:00:00.000Z';
     expect(resolveExpiry({ ttlSeconds: 60 }, now)).toBe('2026-01-01T00:01:00.000Z');
     expect(resolveExpiry(null, now)).toBeNull();
-    expect(errorOf(() => resolveExpiry({ expiresAt: now }, now)).message).toBe(`expires_at: must be in the future (now is ${now})`);
+    expect((await errorOf(() => resolveExpiry({ expiresAt: now }, now))).message).toBe(`expires_at: must be in the future (now is ${now})`);
   });
 });
 
 describe('checkpoint references and restores', () => {
-  it('a reference must name a memory and what it relied on, by well-formed ids', () => {
-    const refused = (ref: unknown) => errorOf(() => parseCheckpointCreate(bundle({ references: [ref] }))).message;
-    expect(refused({ content_sha256: SHA })).toBe('references.0: names no memory: give memory_id or path');
-    expect(refused({ path: '/a.md' })).toBe('references.0: needs the content_sha256 or memory_version_id it relied on');
-    expect(refused({ memory_id: 'not an id!', content_sha256: SHA })).toBe('references.0.memory_id: is not an id');
-    expect(refused({ path: '/a.md', content_sha256: 'ABC' })).toBe('references.0.content_sha256: must be 64 lowercase hexadecimal characters');
+  it('a reference must name a memory and what it relied on, by well-formed ids', async () => {
+    const refused = async (ref: unknown) => (await errorOf(() => parseCheckpointCreate(bundle({ references: [ref] })))).message;
+    expect(await refused({ content_sha256: SHA })).toBe('references.0: names no memory: give memory_id or path');
+    expect(await refused({ path: '/a.md' })).toBe('references.0: needs the content_sha256 or memory_version_id it relied on');
+    expect(await refused({ memory_id: 'not an id!', content_sha256: SHA })).toBe('references.0.memory_id: is not an id');
+    expect(await refused({ path: '/a.md', content_sha256: 'ABC' })).toBe('references.0.content_sha256: must be 64 lowercase hexadecimal characters');
     expect(codeOf(() => parseCheckpointCreate(bundle({ references: [{ path: 'a.md', content_sha256: SHA }] })))).toBe('invalid_path');
   });
 
-  it('checkpoint bodies lead every refusal with its field, unknown fields and non-objects too', () => {
-    expect(errorOf(() => parseCheckpointCreate(bundle({ mood: 'ok' })))).toMatchObject({ message: 'body: unknown field: mood', details: { field: 'body' } });
-    expect(errorOf(() => parseCheckpointCreate(bundle({ references: [{ path: '/a', content_sha256: SHA, x: 1 }] }))).message).toBe('references.0: unknown field: x');
-    expect(errorOf(() => parseCheckpointCreate(bundle({ references: ['/a.md'] })))).toMatchObject({ message: 'references.0 must be a JSON object', details: { field: 'references.0' } });
-    expect(errorOf(() => parseCheckpointCreate([]))).toMatchObject({ message: 'request body must be a JSON object', details: {} });
+  it('checkpoint bodies lead every refusal with its field, unknown fields and non-objects too', async () => {
+    expect(await errorOf(() => parseCheckpointCreate(bundle({ mood: 'ok' })))).toMatchObject({ message: 'body: unknown field: mood', details: { field: 'body' } });
+    expect((await errorOf(() => parseCheckpointCreate(bundle({ references: [{ path: '/a', content_sha256: SHA, x: 1 }] })))).message).toBe('references.0: unknown field: x');
+    expect(await errorOf(() => parseCheckpointCreate(bundle({ references: ['/a.md'] })))).toMatchObject({ message: 'references.0 must be a JSON object', details: { field: 'references.0' } });
+    expect(await errorOf(() => parseCheckpointCreate([]))).toMatchObject({ message: 'request body must be a JSON object', details: {} });
   });
 
-  it('a restore budget is an integer from 512 bytes to 1 MiB, 32 KiB when absent', () => {
+  it('a restore budget is an integer from 512 bytes to 1 MiB, 32 KiB when absent', async () => {
     expect(parseRestore({})).toEqual({ maxBytes: 32 * 1024 });
     expect(parseRestore({ max_bytes: 512 })).toEqual({ maxBytes: 512 });
-    expect(errorOf(() => parseRestore({ max_bytes: 511 })).message).toBe('max_bytes: must be an integer from 512 to 1048576 (got 511)');
+    expect((await errorOf(() => parseRestore({ max_bytes: 511 }))).message).toBe('max_bytes: must be an integer from 512 to 1048576 (got 511)');
     expect(codeOf(() => parseRestore({ max_bytes: 1024 * 1024 + 1 }))).toBe('invalid_request');
   });
 });
 
 describe('the attributes a mount keeps', () => {
-  it('times are finite milliseconds, owners fit a uid_t less (uid_t)-1, and a mode keeps its permission bits', () => {
+  it('times are finite milliseconds, owners fit a uid_t less (uid_t)-1, and a mode keeps its permission bits', async () => {
     expect(assertAttrs({ mode: 0o100644, mtimeMs: 1.5, uid: 0, gid: 4294967294 })).toEqual({ mode: 0o644, mtimeMs: 1.5, uid: 0, gid: 4294967294 });
-    expect(errorOf(() => assertAttrs({ atimeMs: Number.NaN })).message).toBe('atimeMs must be a finite number of milliseconds');
-    expect(errorOf(() => assertAttrs({ uid: 0xffffffff })).message).toBe('uid must be an integer from 0 to 4294967294');
+    expect((await errorOf(() => assertAttrs({ atimeMs: Number.NaN }))).message).toBe('atimeMs must be a finite number of milliseconds');
+    expect((await errorOf(() => assertAttrs({ uid: 0xffffffff }))).message).toBe('uid must be an integer from 0 to 4294967294');
     expect(codeOf(() => assertAttrs({ gid: -1 }))).toBe('invalid_request');
   });
 });
@@ -177,14 +177,14 @@ describe('a memory body is checked once', () => {
     expect(assertMemoryInput(create)).toBe(create);
   });
 
-  it('the service checks a memory write no parser built, and a copy of a parsed one', () => {
-    const core = openCore();
-    const store = seedStore(core.service, core.caller, { '/a': 'x' });
+  it('the service checks a memory write no parser built, and a copy of a parsed one', async () => {
+    const core = await openCore();
+    const store = await seedStore(core.service, core.caller, { '/a': 'x' });
     const parsed = parseMemoryCreate({ path: '/b', content: 'y' });
-    expect(codeOf(() => core.service.createMemory(core.caller, store.id, { ...parsed, path: '/b/' }))).toBe('invalid_path');
-    expect(codeOf(() => core.service.createMemory(core.caller, store.id, { ...parsed, content: '\uD800' }))).toBe('invalid_utf8');
-    expect(core.service.createMemory(core.caller, store.id, parsed)).toMatchObject({ path: '/b', content: 'y' });
-    const m = core.storage.getMemoryByPath(store.id, '/a')!;
-    expect(codeOf(() => core.service.updateMemory(core.caller, store.id, m.id, { ...parseMemoryUpdate({ content: 'z' }), path: 'a' }))).toBe('invalid_path');
+    expect(await codeOf(() => core.service.createMemory(core.caller, store.id, { ...parsed, path: '/b/' }))).toBe('invalid_path');
+    expect(await codeOf(() => core.service.createMemory(core.caller, store.id, { ...parsed, content: '\uD800' }))).toBe('invalid_utf8');
+    expect(await core.service.createMemory(core.caller, store.id, parsed)).toMatchObject({ path: '/b', content: 'y' });
+    const m = (await core.storage.getMemoryByPath(store.id, '/a'))!;
+    expect(await codeOf(() => core.service.updateMemory(core.caller, store.id, m.id, { ...parseMemoryUpdate({ content: 'z' }), path: 'a' }))).toBe('invalid_path');
   });
 });

@@ -16,14 +16,14 @@ import { tmpDir } from '../helpers/tmp.js';
 const size = (file: string) => (existsSync(file) ? statSync(file).size : 0);
 
 /** Saves `n` 4 KiB memories (about 17 WAL pages each) through the service. */
-function saveMany(storage: SqliteStorage, n: number): void {
+async function saveMany(storage: SqliteStorage, n: number): Promise<void> {
   const service = createService({ storage });
-  const ws = service.keys.defaultWorkspace();
-  const { key } = service.keys.createKey('test', 'admin', ws.id);
+  const ws = await service.keys.defaultWorkspace();
+  const { key } = await service.keys.createKey('test', 'admin', ws.id);
   const caller: Caller = { workspaceId: ws.id, actor: { type: 'api_actor', apiKeyId: key.id } };
-  const storeId = service.createStore(caller, { name: 's', description: '', metadata: {} }).id;
+  const storeId = (await service.createStore(caller, { name: 's', description: '', metadata: {} })).id;
   const content = 'a line the agent wrote down\n'.repeat(147);
-  for (let i = 0; i < n; i++) service.saveMemoryAt(caller, storeId, { path: `/f${i}.md`, content, memoryId: service.ids('memory') });
+  for (let i = 0; i < n; i++) await service.saveMemoryAt(caller, storeId, { path: `/f${i}.md`, content, memoryId: service.ids('memory') });
 }
 
 async function until(what: string, ok: () => boolean): Promise<void> {
@@ -39,32 +39,32 @@ describe('background WAL checkpoints', () => {
       // The commits' own checkpoint waits for far more WAL than these saves write.
       expect(storage.readPragma('wal_autocheckpoint')).toBe(BACKSTOP_PAGES);
       const before = size(file);
-      saveMany(storage, 120);
+      await saveMany(storage, 120);
       expect(size(`${file}-wal`)).toBeLessThan(BACKSTOP_PAGES * 4096);
       // Only a checkpoint writes the database file in WAL mode.
       await until('the database file grew', () => size(file) > before + 120 * 4096);
     } finally {
-      storage.close();
+      await storage.close();
     }
   });
 
-  it('a storage opened without them checkpoints inside its commits, as SQLite does by default', () => {
+  it('a storage opened without them checkpoints inside its commits, as SQLite does by default', async () => {
     const file = join(tmpDir(), 'mnemo.db');
     const storage = openSqliteStorage(file);
     try {
       expect(storage.readPragma('wal_autocheckpoint')).toBe(1000);
-      saveMany(storage, 120);
+      await saveMany(storage, 120);
       expect(size(file)).toBeGreaterThan(120 * 4096);
     } finally {
-      storage.close();
+      await storage.close();
     }
   });
 
-  it('closing stops the worker and leaves an empty WAL, and the data reads back from a new connection', () => {
+  it('closing stops the worker and leaves an empty WAL, and the data reads back from a new connection', async () => {
     const file = join(tmpDir(), 'mnemo.db');
     const storage = openSqliteStorage(file, { backgroundCheckpoints: { log: () => {} } });
-    saveMany(storage, 50);
-    storage.close();
+    await saveMany(storage, 50);
+    await storage.close();
     expect(size(`${file}-wal`)).toBe(0);
     const raw = new Database(file, { readonly: true });
     try {

@@ -9,31 +9,32 @@ import { newId } from '../../../src/service/ids.js';
 import type { Storage, WriteStamp } from '../../../src/storage/port.js';
 import type { Actor, MemoryListItem, MemoryListQuery, Store, StoreListQuery, VersionListQuery } from '../../../src/domain/types.js';
 
-/** Opens a fresh, empty adapter on a real file of its own. */
-export type MakeStorage = () => Storage;
+/** Opens a fresh, empty adapter on a real file (or database) of its own. */
+export type MakeStorage = () => Storage | Promise<Storage>;
 
 const T0 = Date.parse('2026-03-01T00:00:00.000Z');
 
 /** A fresh storage holding one default workspace; it closes when the test ends. */
-export function fixture(makeStorage: MakeStorage) {
-  const storage = makeStorage();
+export async function fixture(makeStorage: MakeStorage) {
+  const storage = await makeStorage();
   onTestFinished(() => storage.close());
   let tick = 0;
   const now = () => new Date(T0 + 1000 * tick++).toISOString();
   const workspace = { id: newId('workspace'), name: 'default', createdAt: now() };
-  storage.insertWorkspace(workspace, true);
+  await storage.insertWorkspace(workspace, true);
   const actor: Actor = { type: 'api_actor', apiKeyId: newId('apiKey') };
   const stamp = (a: Actor = actor): WriteStamp => ({ actor: a, now: now(), versionId: newId('version') });
 
-  function addStore(name = 'notes', workspaceId = workspace.id): Store {
+  async function addStore(name = 'notes', workspaceId = workspace.id): Promise<Store> {
     const at = now();
     const store: Store = { id: newId('store'), workspaceId, name, description: '', metadata: {}, createdAt: at, updatedAt: at, archivedAt: null };
-    storage.insertStore(store);
+    await storage.insertStore(store);
     return store;
   }
 
-  function addMemory(storeId: string, path: string, content = `content of ${path}`, a: Actor = actor) {
-    return storage.createMemory({ ...stamp(a), storeId, memoryId: newId('memory'), path, content });
+  /** `over`: the storage to write through (a transaction's `tx` inside one). */
+  function addMemory(storeId: string, path: string, content = `content of ${path}`, a: Actor = actor, over: Storage = storage) {
+    return over.createMemory({ ...stamp(a), storeId, memoryId: newId('memory'), path, content });
   }
 
   return { storage, workspace, actor, now, stamp, addStore, addMemory };
@@ -47,10 +48,10 @@ export const verQ = (q: Partial<VersionListQuery> = {}): VersionListQuery => ({
 export const storeQ = (q: Partial<StoreListQuery> = {}): StoreListQuery => ({ includeArchived: false, createdGte: null, createdLte: null, limit: 100, page: null, ...q });
 export const paths = (items: MemoryListItem[]) => items.map((i) => (i.type === 'memory' ? i.memory.path : `${i.path} (prefix)`));
 
-/** The error a call throws, or null: for asserting on a MnemoError's code and details together. */
-export function thrown(fn: () => unknown): unknown {
+/** The error a call throws or rejects with, or null: for asserting on a MnemoError's code and details together. */
+export async function thrown(fn: () => unknown): Promise<unknown> {
   try {
-    fn();
+    await fn();
   } catch (e) {
     return e;
   }

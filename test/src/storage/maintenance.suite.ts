@@ -6,53 +6,53 @@ import { fixture, verQ, type MakeStorage } from './fixture.js';
 export function runMaintenanceSuite(makeStorage: MakeStorage): void {
   describe('maintenance', () => {
     it('a fresh storage, and one after every kind of write, passes both checks', async () => {
-      const { storage, stamp, actor, now, workspace, addStore, addMemory } = fixture(makeStorage);
+      const { storage, stamp, actor, now, workspace, addStore, addMemory } = await fixture(makeStorage);
       expect(await storage.integrityCheck()).toEqual([]);
       expect(await storage.domainCheck()).toEqual([]);
-      const s = addStore();
-      const a = addMemory(s.id, '/a/b', 'one');
-      addMemory(s.id, '/c', 'two');
-      storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: a.id, content: 'three', path: '/d' });
-      storage.redactVersion(s.id, a.versionId, actor, now());
-      storage.moveTree({ storeId: s.id, from: '/d', to: '/e', actor, now: now(), versionIds: () => newId('version') });
-      storage.deleteStore(workspace.id, addStore('gone').id);
-      storage.indexSearchBacklog(1000);
+      const s = await addStore();
+      const a = await addMemory(s.id, '/a/b', 'one');
+      await addMemory(s.id, '/c', 'two');
+      await storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: a.id, content: 'three', path: '/d' });
+      await storage.redactVersion(s.id, a.versionId, actor, now());
+      await storage.moveTree({ storeId: s.id, from: '/d', to: '/e', actor, now: now(), versionIds: () => newId('version') });
+      await storage.deleteStore(workspace.id, (await addStore('gone')).id);
+      await storage.indexSearchBacklog(1000);
       expect(await storage.integrityCheck()).toEqual([]);
       expect(await storage.domainCheck()).toEqual([]);
     });
 
     it('the expiry sweep deletes every store\'s expired memories with a deleted version each, and says how many', async () => {
-      const { storage, stamp, addStore, addMemory } = fixture(makeStorage);
-      const s = addStore();
-      const other = addStore('other');
+      const { storage, stamp, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      const other = await addStore('other');
       const expire = (storeId: string, path: string, expiresAt: string) =>
         storage.createMemory({ ...stamp(), storeId, memoryId: newId('memory'), path, content: 'x', expiresAt });
-      const m = expire(s.id, '/a', '2026-03-02T00:00:00.000Z');
-      expire(other.id, '/b', '2026-03-02T00:00:00.000Z');
-      expire(s.id, '/later', '2026-03-05T00:00:00.000Z');
-      addMemory(s.id, '/kept');
-      expect(storage.purgeExpiredMemories('2026-03-03T00:00:00.000Z')).toBe(2);
-      expect(storage.purgeExpiredMemories('2026-03-03T00:00:00.000Z')).toBe(0);
+      const m = await expire(s.id, '/a', '2026-03-02T00:00:00.000Z');
+      await expire(other.id, '/b', '2026-03-02T00:00:00.000Z');
+      await expire(s.id, '/later', '2026-03-05T00:00:00.000Z');
+      await addMemory(s.id, '/kept');
+      expect(await storage.purgeExpiredMemories('2026-03-03T00:00:00.000Z')).toBe(2);
+      expect(await storage.purgeExpiredMemories('2026-03-03T00:00:00.000Z')).toBe(0);
       const deleted = (await storage.listVersions(s.id, verQ({ memoryId: m.id, operation: 'deleted' }))).data;
       expect(deleted).toMatchObject([{ path: '/a', createdAt: '2026-03-02T00:00:00.000Z' }]);
-      expect(storage.storeUsage(s.id).memories).toBe(2);
+      expect((await storage.storeUsage(s.id)).memories).toBe(2);
       expect(await storage.domainCheck()).toEqual([]);
     });
 
-    it('search upkeep indexes the writes queued so far and then has nothing left to do', () => {
-      const { storage, addStore, addMemory } = fixture(makeStorage);
-      expect(storage.indexSearchBacklog(10)).toBe(0);
-      const s = addStore();
-      for (let i = 0; i < 5; i++) addMemory(s.id, `/m${i}`);
-      expect(storage.indexSearchBacklog(2)).toBe(3);
-      expect(storage.indexSearchBacklog(10)).toBe(0);
-      expect(storage.indexSearchBacklog(10)).toBe(0);
+    it('search upkeep indexes the writes queued so far and then has nothing left to do', async () => {
+      const { storage, addStore, addMemory } = await fixture(makeStorage);
+      expect(await storage.indexSearchBacklog(10)).toBe(0);
+      const s = await addStore();
+      for (let i = 0; i < 5; i++) await addMemory(s.id, `/m${i}`);
+      expect(await storage.indexSearchBacklog(2)).toBe(3);
+      expect(await storage.indexSearchBacklog(10)).toBe(0);
+      expect(await storage.indexSearchBacklog(10)).toBe(0);
     });
 
-    it('closing twice is harmless', () => {
-      const storage = makeStorage();
-      storage.close();
-      expect(() => storage.close()).not.toThrow();
+    it('closing twice is harmless', async () => {
+      const storage = await makeStorage();
+      await storage.close();
+      await storage.close();
     });
   });
 }

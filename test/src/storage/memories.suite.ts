@@ -8,38 +8,38 @@ import { fixture, memQ, paths, rejectionCode, storeQ, thrown, verQ, type MakeSto
 
 export function runMemorySuite(makeStorage: MakeStorage): void {
   describe('memories', () => {
-    it('create stores the content with its sha256 and size and appends a created version', () => {
-      const { storage, actor, addStore, addMemory } = fixture(makeStorage);
-      const s = addStore();
-      const m = addMemory(s.id, '/notes/é.md', 'héllo');
+    it('create stores the content with its sha256 and size and appends a created version', async () => {
+      const { storage, actor, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      const m = await addMemory(s.id, '/notes/é.md', 'héllo');
       expect(m).toMatchObject({ path: '/notes/é.md', content: 'héllo', contentSha256: sha256Hex('héllo'), contentSizeBytes: 6, mode: 0o644 });
-      expect(storage.getMemory(s.id, m.id)).toEqual(m);
-      expect(storage.getMemoryByPath(s.id, '/notes/é.md')).toEqual(m);
+      expect(await storage.getMemory(s.id, m.id)).toEqual(m);
+      expect(await storage.getMemoryByPath(s.id, '/notes/é.md')).toEqual(m);
       const { content: _content, ...meta } = m;
-      expect(storage.getMemoryMetaByPath(s.id, '/notes/é.md')).toEqual(meta);
-      expect(storage.getVersion(s.id, m.versionId)).toMatchObject({
+      expect(await storage.getMemoryMetaByPath(s.id, '/notes/é.md')).toEqual(meta);
+      expect(await storage.getVersion(s.id, m.versionId)).toMatchObject({
         memoryId: m.id, operation: 'created', path: m.path, content: 'héllo', contentSha256: m.contentSha256,
         contentSizeBytes: 6, createdAt: m.createdAt, createdBy: actor, redactedAt: null, redactedBy: null,
       });
     });
 
-    it('a memory is invisible from another store', () => {
-      const { storage, addStore, addMemory } = fixture(makeStorage);
-      const m = addMemory(addStore().id, '/a');
-      const other = addStore('other');
-      expect(storage.getMemory(other.id, m.id)).toBeNull();
-      expect(storage.getMemoryByPath(other.id, '/a')).toBeNull();
-      expect(storage.getVersion(other.id, m.versionId)).toBeNull();
+    it('a memory is invisible from another store', async () => {
+      const { storage, addStore, addMemory } = await fixture(makeStorage);
+      const m = await addMemory((await addStore()).id, '/a');
+      const other = await addStore('other');
+      expect(await storage.getMemory(other.id, m.id)).toBeNull();
+      expect(await storage.getMemoryByPath(other.id, '/a')).toBeNull();
+      expect(await storage.getVersion(other.id, m.versionId)).toBeNull();
     });
 
     it('a create on an overlapping path fails and leaves no version behind', async () => {
-      const { storage, stamp, addStore, addMemory } = fixture(makeStorage);
-      const s = addStore();
-      const a = addMemory(s.id, '/a/b');
+      const { storage, stamp, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      const a = await addMemory(s.id, '/a/b');
       for (const path of ['/a/b', '/a', '/a/b/c']) {
-        const err = (() => {
+        const err = (async () => {
           try {
-            storage.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path, content: 'x' });
+            await storage.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path, content: 'x' });
           } catch (e) {
             return e;
           }
@@ -51,147 +51,147 @@ export function runMemorySuite(makeStorage: MakeStorage): void {
     });
 
     it('an update reports whether it changed anything, and a no-op appends no version', async () => {
-      const { storage, stamp, addStore, addMemory } = fixture(makeStorage);
-      const s = addStore();
-      const m = addMemory(s.id, '/a', 'one');
-      const same = storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'one' });
+      const { storage, stamp, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      const m = await addMemory(s.id, '/a', 'one');
+      const same = await storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'one' });
       expect(same).toEqual({ memory: m, changed: false });
       const st = stamp();
-      const changed = storage.updateMemory({ ...st, storeId: s.id, memoryId: m.id, content: 'two', path: '/b' });
+      const changed = await storage.updateMemory({ ...st, storeId: s.id, memoryId: m.id, content: 'two', path: '/b' });
       expect(changed.changed).toBe(true);
       expect(changed.memory).toMatchObject({ id: m.id, path: '/b', content: 'two', versionId: st.versionId, updatedAt: st.now, createdAt: m.createdAt });
-      expect(storage.getMemory(s.id, m.id)).toEqual(changed.memory);
+      expect(await storage.getMemory(s.id, m.id)).toEqual(changed.memory);
       expect((await storage.listVersions(s.id, verQ())).data.map((v) => v.operation)).toEqual(['modified', 'created']);
     });
 
-    it('update and delete of an unknown memory are not_found', () => {
-      const { storage, stamp, addStore } = fixture(makeStorage);
-      const s = addStore();
-      expect(codeOf(() => storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), content: 'x' }))).toBe('not_found');
-      expect(codeOf(() => storage.deleteMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory') }))).toBe('not_found');
+    it('update and delete of an unknown memory are not_found', async () => {
+      const { storage, stamp, addStore } = await fixture(makeStorage);
+      const s = await addStore();
+      expect(await codeOf(() => storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), content: 'x' }))).toBe('not_found');
+      expect(await codeOf(() => storage.deleteMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory') }))).toBe('not_found');
     });
 
-    it('a delete removes the memory and appends a deleted version holding only the path', () => {
-      const { storage, stamp, addStore, addMemory } = fixture(makeStorage);
-      const s = addStore();
-      const m = addMemory(s.id, '/a');
+    it('a delete removes the memory and appends a deleted version holding only the path', async () => {
+      const { storage, stamp, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      const m = await addMemory(s.id, '/a');
       const st = stamp();
-      storage.deleteMemory({ ...st, storeId: s.id, memoryId: m.id });
-      expect(storage.getMemory(s.id, m.id)).toBeNull();
-      expect(storage.getVersion(s.id, st.versionId)).toMatchObject({
+      await storage.deleteMemory({ ...st, storeId: s.id, memoryId: m.id });
+      expect(await storage.getMemory(s.id, m.id)).toBeNull();
+      expect(await storage.getVersion(s.id, st.versionId)).toMatchObject({
         memoryId: m.id, operation: 'deleted', path: '/a', content: null, contentSha256: null, contentSizeBytes: null,
       });
     });
 
     it('a memory mode is kept and changes no version', async () => {
-      const { storage, now, addStore, addMemory } = fixture(makeStorage);
-      const s = addStore();
-      const m = addMemory(s.id, '/a');
-      storage.setMemoryAttrs(s.id, m.id, { mode: 0o600 }, now());
-      expect(storage.getMemory(s.id, m.id)?.mode).toBe(0o600);
+      const { storage, now, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      const m = await addMemory(s.id, '/a');
+      await storage.setMemoryAttrs(s.id, m.id, { mode: 0o600 }, now());
+      expect((await storage.getMemory(s.id, m.id))?.mode).toBe(0o600);
       expect((await storage.listVersions(s.id, verQ())).data).toHaveLength(1);
     });
 
     describe('kept attributes (times and owner)', () => {
-    it('a new memory derives every time and its owner: all kept attributes are null', () => {
-      const { storage, addStore, addMemory } = fixture(makeStorage);
-      const s = addStore();
-      const m = addMemory(s.id, '/a');
+    it('a new memory derives every time and its owner: all kept attributes are null', async () => {
+      const { storage, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      const m = await addMemory(s.id, '/a');
       expect(m).toMatchObject({ atimeMs: null, mtimeMs: null, ctimeMs: null, uid: null, gid: null });
-      expect(storage.getMemoryMetaByPath(s.id, '/a')).toMatchObject({ atimeMs: null, mtimeMs: null, ctimeMs: null, uid: null, gid: null });
+      expect(await storage.getMemoryMetaByPath(s.id, '/a')).toMatchObject({ atimeMs: null, mtimeMs: null, ctimeMs: null, uid: null, gid: null });
     });
 
     it('times and owner are set without a version, to the microsecond, and the ctime moves to the time of the change', async () => {
-      const { storage, now, addStore, addMemory } = fixture(makeStorage);
-      const s = addStore();
-      const m = addMemory(s.id, '/a');
+      const { storage, now, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      const m = await addMemory(s.id, '/a');
       const at = now();
-      storage.setMemoryAttrs(s.id, m.id, { atimeMs: 1_000_000_000_123.456, mtimeMs: 1_500_000_000_000.001, uid: 1000, gid: 2000 }, at);
+      await storage.setMemoryAttrs(s.id, m.id, { atimeMs: 1_000_000_000_123.456, mtimeMs: 1_500_000_000_000.001, uid: 1000, gid: 2000 }, at);
       const kept = { atimeMs: 1_000_000_000_123.456, mtimeMs: 1_500_000_000_000.001, ctimeMs: Date.parse(at), uid: 1000, gid: 2000 };
-      expect(storage.getMemory(s.id, m.id)).toMatchObject(kept);
-      expect(storage.getMemoryMetaByPath(s.id, '/a')).toMatchObject(kept);
-      expect(storage.listDirectory(s.id, '/').files[0]).toMatchObject(kept);
+      expect(await storage.getMemory(s.id, m.id)).toMatchObject(kept);
+      expect(await storage.getMemoryMetaByPath(s.id, '/a')).toMatchObject(kept);
+      expect((await storage.listDirectory(s.id, '/')).files[0]).toMatchObject(kept);
       expect((await storage.listVersions(s.id, verQ())).data).toHaveLength(1);
     });
 
-    it('setting only the mtime leaves the atime where it was (touch -m), and only the uid leaves the gid', () => {
-      const { storage, now, addStore, addMemory } = fixture(makeStorage);
-      const s = addStore();
-      const m = addMemory(s.id, '/a');
-      storage.setMemoryAttrs(s.id, m.id, { mtimeMs: 5000 }, now());
-      storage.setMemoryAttrs(s.id, m.id, { uid: 7 }, now());
-      expect(storage.getMemory(s.id, m.id)).toMatchObject({ atimeMs: Date.parse(m.updatedAt), mtimeMs: 5000, uid: 7, gid: null });
+    it('setting only the mtime leaves the atime where it was (touch -m), and only the uid leaves the gid', async () => {
+      const { storage, now, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      const m = await addMemory(s.id, '/a');
+      await storage.setMemoryAttrs(s.id, m.id, { mtimeMs: 5000 }, now());
+      await storage.setMemoryAttrs(s.id, m.id, { uid: 7 }, now());
+      expect(await storage.getMemory(s.id, m.id)).toMatchObject({ atimeMs: Date.parse(m.updatedAt), mtimeMs: 5000, uid: 7, gid: null });
     });
 
-    it('new content sets mtime and ctime back to the save time, and keeps the atime and the owner', () => {
-      const { storage, stamp, now, addStore, addMemory } = fixture(makeStorage);
-      const s = addStore();
-      const m = addMemory(s.id, '/a');
-      storage.setMemoryAttrs(s.id, m.id, { atimeMs: 1000, mtimeMs: 2000, uid: 5, gid: 6 }, now());
-      const after = storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'new' }).memory;
+    it('new content sets mtime and ctime back to the save time, and keeps the atime and the owner', async () => {
+      const { storage, stamp, now, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      const m = await addMemory(s.id, '/a');
+      await storage.setMemoryAttrs(s.id, m.id, { atimeMs: 1000, mtimeMs: 2000, uid: 5, gid: 6 }, now());
+      const after = (await storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'new' })).memory;
       const expected = { atimeMs: 1000, mtimeMs: null, ctimeMs: null, uid: 5, gid: 6 };
       expect(after).toMatchObject(expected);
-      expect(storage.getMemory(s.id, m.id)).toMatchObject(expected);
+      expect(await storage.getMemory(s.id, m.id)).toMatchObject(expected);
     });
 
-    it('new content freezes an atime that followed the mtime, so reads of the old atime stay true', () => {
-      const { storage, stamp, addStore, addMemory } = fixture(makeStorage);
-      const s = addStore();
-      const m = addMemory(s.id, '/a');
-      storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'new' });
-      expect(storage.getMemory(s.id, m.id)).toMatchObject({ atimeMs: Date.parse(m.updatedAt), mtimeMs: null });
+    it('new content freezes an atime that followed the mtime, so reads of the old atime stay true', async () => {
+      const { storage, stamp, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      const m = await addMemory(s.id, '/a');
+      await storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'new' });
+      expect(await storage.getMemory(s.id, m.id)).toMatchObject({ atimeMs: Date.parse(m.updatedAt), mtimeMs: null });
     });
 
-    it('a save can carry an mtime set after its last write (cp -p), which then survives the new version', () => {
-      const { storage, stamp, addStore, addMemory } = fixture(makeStorage);
-      const s = addStore();
-      const m = addMemory(s.id, '/a');
-      storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'copied', attrs: { mtimeMs: 1234.5, uid: 9 } });
-      expect(storage.getMemory(s.id, m.id)).toMatchObject({ mtimeMs: 1234.5, ctimeMs: null, uid: 9 });
+    it('a save can carry an mtime set after its last write (cp -p), which then survives the new version', async () => {
+      const { storage, stamp, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      const m = await addMemory(s.id, '/a');
+      await storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'copied', attrs: { mtimeMs: 1234.5, uid: 9 } });
+      expect(await storage.getMemory(s.id, m.id)).toMatchObject({ mtimeMs: 1234.5, ctimeMs: null, uid: 9 });
     });
 
-    it('a rename keeps the mtime and moves the ctime (it follows the rename\'s updated_at)', () => {
-      const { storage, stamp, now, addStore, addMemory } = fixture(makeStorage);
-      const s = addStore();
-      const a = addMemory(s.id, '/a');
-      const b = addMemory(s.id, '/d/b');
-      storage.setMemoryAttrs(s.id, b.id, { mtimeMs: 777 }, now());
-      const moved = storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: a.id, path: '/c' }).memory;
+    it('a rename keeps the mtime and moves the ctime (it follows the rename\'s updated_at)', async () => {
+      const { storage, stamp, now, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      const a = await addMemory(s.id, '/a');
+      const b = await addMemory(s.id, '/d/b');
+      await storage.setMemoryAttrs(s.id, b.id, { mtimeMs: 777 }, now());
+      const moved = (await storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: a.id, path: '/c' })).memory;
       expect(moved).toMatchObject({ mtimeMs: Date.parse(a.updatedAt), ctimeMs: null });
       expect(moved.updatedAt).not.toBe(a.updatedAt);
-      storage.moveTree({ storeId: s.id, from: '/d', to: '/e', actor: { type: 'api_actor', apiKeyId: 'k' }, now: now(), versionIds: () => newId('version') });
-      expect(storage.getMemoryByPath(s.id, '/e/b')).toMatchObject({ mtimeMs: 777, ctimeMs: null });
+      await storage.moveTree({ storeId: s.id, from: '/d', to: '/e', actor: { type: 'api_actor', apiKeyId: 'k' }, now: now(), versionIds: () => newId('version') });
+      expect(await storage.getMemoryByPath(s.id, '/e/b')).toMatchObject({ mtimeMs: 777, ctimeMs: null });
     });
 
     it('a mount save creates a memory with the attributes its file was given, and a save of the same bytes still keeps new ones', async () => {
-      const { storage, stamp, addStore } = fixture(makeStorage);
-      const s = addStore();
+      const { storage, stamp, addStore } = await fixture(makeStorage);
+      const s = await addStore();
       const input = { storeId: s.id, path: '/a', content: 'x', memoryId: newId('memory'), mode: 0o600 };
-      const created = storage.saveMemoryAt({ ...stamp(), ...input, attrs: { atimeMs: 10, mtimeMs: 20, uid: 1, gid: 2 } });
+      const created = await storage.saveMemoryAt({ ...stamp(), ...input, attrs: { atimeMs: 10, mtimeMs: 20, uid: 1, gid: 2 } });
       expect(created.memory).toMatchObject({ mode: 0o600, atimeMs: 10, mtimeMs: 20, ctimeMs: null, uid: 1, gid: 2 });
-      expect(storage.getMemory(s.id, input.memoryId)).toMatchObject({ mode: 0o600, atimeMs: 10, mtimeMs: 20, ctimeMs: null, uid: 1, gid: 2 });
+      expect(await storage.getMemory(s.id, input.memoryId)).toMatchObject({ mode: 0o600, atimeMs: 10, mtimeMs: 20, ctimeMs: null, uid: 1, gid: 2 });
       const st = stamp();
-      const again = storage.saveMemoryAt({ ...st, ...input, mode: 0o640, attrs: { mtimeMs: 30 } });
+      const again = await storage.saveMemoryAt({ ...st, ...input, mode: 0o640, attrs: { mtimeMs: 30 } });
       expect(again.changed).toBe(false);
-      expect(storage.getMemory(s.id, input.memoryId)).toMatchObject({ mode: 0o640, atimeMs: 10, mtimeMs: 30, ctimeMs: Date.parse(st.now), uid: 1, gid: 2 });
+      expect(await storage.getMemory(s.id, input.memoryId)).toMatchObject({ mode: 0o640, atimeMs: 10, mtimeMs: 30, ctimeMs: Date.parse(st.now), uid: 1, gid: 2 });
       expect((await storage.listVersions(s.id, verQ())).data).toHaveLength(1);
     });
 
-    it('setting attributes of a missing memory is not_found, and of an archived store\'s memory is refused', () => {
-      const { storage, now, addStore, addMemory, workspace } = fixture(makeStorage);
-      const s = addStore();
-      const m = addMemory(s.id, '/a');
-      expect(codeOf(() => storage.setMemoryAttrs(s.id, newId('memory'), { uid: 1 }, now()))).toBe('not_found');
-      storage.archiveStore(workspace.id, s.id, now());
-      expect(codeOf(() => storage.setMemoryAttrs(s.id, m.id, { uid: 1 }, now()))).toBe('archived');
-      expect(storage.getMemory(s.id, m.id)?.uid).toBeNull();
+    it('setting attributes of a missing memory is not_found, and of an archived store\'s memory is refused', async () => {
+      const { storage, now, addStore, addMemory, workspace } = await fixture(makeStorage);
+      const s = await addStore();
+      const m = await addMemory(s.id, '/a');
+      expect(await codeOf(() => storage.setMemoryAttrs(s.id, newId('memory'), { uid: 1 }, now()))).toBe('not_found');
+      await storage.archiveStore(workspace.id, s.id, now());
+      expect(await codeOf(() => storage.setMemoryAttrs(s.id, m.id, { uid: 1 }, now()))).toBe('archived');
+      expect((await storage.getMemory(s.id, m.id))?.uid).toBeNull();
     });
     });
 
     it('lists are ordered by path in binary order and page without gaps', async () => {
-      const { storage, addStore, addMemory } = fixture(makeStorage);
-      const s = addStore();
-      for (const p of ['/b', '/B', '/a/z', '/a/b/c', '/a-b', '/é']) addMemory(s.id, p);
+      const { storage, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      for (const p of ['/b', '/B', '/a/z', '/a/b/c', '/a-b', '/é']) await addMemory(s.id, p);
       const all = paths((await storage.listMemories(s.id, memQ())).data);
       expect(all).toEqual(['/B', '/a-b', '/a/b/c', '/a/z', '/b', '/é']);
       const pages: string[] = [];
@@ -205,17 +205,17 @@ export function runMemorySuite(makeStorage: MakeStorage): void {
     });
 
     it('depth 1 rolls deeper paths into prefixes', async () => {
-      const { storage, addStore, addMemory } = fixture(makeStorage);
-      const s = addStore();
-      for (const p of ['/a/b/c', '/a/d', '/a-b', '/z']) addMemory(s.id, p);
+      const { storage, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      for (const p of ['/a/b/c', '/a/d', '/a-b', '/z']) await addMemory(s.id, p);
       expect(paths((await storage.listMemories(s.id, memQ({ depth: 1 }))).data)).toEqual(['/a-b', '/a/ (prefix)', '/z']);
       expect(paths((await storage.listMemories(s.id, memQ({ depth: 1, pathPrefix: '/a/' }))).data)).toEqual(['/a/b/ (prefix)', '/a/d']);
     });
 
     it('the full view carries content and the basic view leaves it out', async () => {
-      const { storage, addStore, addMemory } = fixture(makeStorage);
-      const s = addStore();
-      addMemory(s.id, '/a', 'text');
+      const { storage, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      await addMemory(s.id, '/a', 'text');
       const [full] = (await storage.listMemories(s.id, memQ({ view: 'full' }))).data;
       const [basic] = (await storage.listMemories(s.id, memQ())).data;
       expect(full?.type === 'memory' && full.memory.content).toBe('text');
@@ -223,118 +223,118 @@ export function runMemorySuite(makeStorage: MakeStorage): void {
     });
 
 
-    it('writes to an archived store are refused, even one that would change nothing', () => {
-      const { storage, workspace, stamp, now, addStore, addMemory } = fixture(makeStorage);
-      const s = addStore();
-      const m = addMemory(s.id, '/a', 'one');
-      storage.archiveStore(workspace.id, s.id, now());
+    it('writes to an archived store are refused, even one that would change nothing', async () => {
+      const { storage, workspace, stamp, now, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      const m = await addMemory(s.id, '/a', 'one');
+      await storage.archiveStore(workspace.id, s.id, now());
       const write = { storeId: s.id, memoryId: newId('memory'), path: '/b', content: 'x' };
-      expect(codeOf(() => storage.createMemory({ ...stamp(), ...write }))).toBe('archived');
-      expect(codeOf(() => storage.saveMemoryAt({ ...stamp(), ...write }))).toBe('archived');
-      expect(codeOf(() => storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'one' }))).toBe('archived');
-      expect(codeOf(() => storage.moveMemory({ ...stamp(), storeId: s.id, memoryId: m.id, path: '/c', replacedVersionId: newId('version') }))).toBe('archived');
-      expect(codeOf(() => storage.moveTree({ storeId: s.id, from: '/a', to: '/d', actor: { type: 'api_actor', apiKeyId: 'k' }, now: now(), versionIds: () => newId('version') }))).toBe('archived');
-      expect(codeOf(() => storage.createMemory({ ...stamp(), ...write, storeId: newId('store') }))).toBe('not_found');
-      expect(storage.getMemory(s.id, m.id)).toEqual(m);
+      expect(await codeOf(() => storage.createMemory({ ...stamp(), ...write }))).toBe('archived');
+      expect(await codeOf(() => storage.saveMemoryAt({ ...stamp(), ...write }))).toBe('archived');
+      expect(await codeOf(() => storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'one' }))).toBe('archived');
+      expect(await codeOf(() => storage.moveMemory({ ...stamp(), storeId: s.id, memoryId: m.id, path: '/c', replacedVersionId: newId('version') }))).toBe('archived');
+      expect(await codeOf(() => storage.moveTree({ storeId: s.id, from: '/a', to: '/d', actor: { type: 'api_actor', apiKeyId: 'k' }, now: now(), versionIds: () => newId('version') }))).toBe('archived');
+      expect(await codeOf(() => storage.createMemory({ ...stamp(), ...write, storeId: newId('store') }))).toBe('not_found');
+      expect(await storage.getMemory(s.id, m.id)).toEqual(m);
     });
 
-    it('an update or delete whose expected sha256 is not the current one fails, unless the update changes nothing', () => {
-      const { storage, stamp, addStore, addMemory } = fixture(makeStorage);
-      const s = addStore();
-      const m = addMemory(s.id, '/a', 'one');
+    it('an update or delete whose expected sha256 is not the current one fails, unless the update changes nothing', async () => {
+      const { storage, stamp, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      const m = await addMemory(s.id, '/a', 'one');
       const stale = sha256Hex('older');
-      expect(codeOf(() => storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'two', expectedSha256: stale }))).toBe('precondition_failed');
-      expect(codeOf(() => storage.deleteMemory({ ...stamp(), storeId: s.id, memoryId: m.id, expectedSha256: stale }))).toBe('precondition_failed');
+      expect(await codeOf(() => storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'two', expectedSha256: stale }))).toBe('precondition_failed');
+      expect(await codeOf(() => storage.deleteMemory({ ...stamp(), storeId: s.id, memoryId: m.id, expectedSha256: stale }))).toBe('precondition_failed');
       // A retry of an update that already landed is forgiven: the memory holds what was asked.
-      expect(storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'one', expectedSha256: stale }).changed).toBe(false);
-      const ok = storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'two', expectedSha256: m.contentSha256 });
+      expect((await storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'one', expectedSha256: stale })).changed).toBe(false);
+      const ok = await storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'two', expectedSha256: m.contentSha256 });
       expect(ok.memory.content).toBe('two');
-      storage.deleteMemory({ ...stamp(), storeId: s.id, memoryId: m.id, expectedSha256: ok.memory.contentSha256 });
-      expect(storage.getMemory(s.id, m.id)).toBeNull();
+      await storage.deleteMemory({ ...stamp(), storeId: s.id, memoryId: m.id, expectedSha256: ok.memory.contentSha256 });
+      expect(await storage.getMemory(s.id, m.id)).toBeNull();
     });
 
-    it('a rename onto a path that would overlap another memory fails and changes nothing', () => {
-      const { storage, stamp, addStore, addMemory } = fixture(makeStorage);
-      const s = addStore();
-      const dir = addMemory(s.id, '/a/b');
-      const m = addMemory(s.id, '/x');
+    it('a rename onto a path that would overlap another memory fails and changes nothing', async () => {
+      const { storage, stamp, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      const dir = await addMemory(s.id, '/a/b');
+      const m = await addMemory(s.id, '/x');
       for (const path of ['/a/b', '/a', '/a/b/c']) {
-        expect(thrown(() => storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, path }))).toMatchObject({
+        expect(await thrown(() => storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, path }))).toMatchObject({
           code: 'path_conflict', details: { conflicting_path: '/a/b', conflicting_memory_id: dir.id },
         });
       }
-      expect(storage.getMemory(s.id, m.id)?.path).toBe('/x');
+      expect((await storage.getMemory(s.id, m.id))?.path).toBe('/x');
     });
 
     it('a move by id replaces the memory at its destination, which gets a deleted version', async () => {
-      const { storage, stamp, addStore, addMemory } = fixture(makeStorage);
-      const s = addStore();
-      const a = addMemory(s.id, '/a', 'a');
-      const b = addMemory(s.id, '/b', 'b');
+      const { storage, stamp, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      const a = await addMemory(s.id, '/a', 'a');
+      const b = await addMemory(s.id, '/b', 'b');
       const replacedVersionId = newId('version');
-      const moved = storage.moveMemory({ ...stamp(), storeId: s.id, memoryId: a.id, path: '/b', replacedVersionId });
+      const moved = await storage.moveMemory({ ...stamp(), storeId: s.id, memoryId: a.id, path: '/b', replacedVersionId });
       expect(moved).toMatchObject({ id: a.id, path: '/b', content: 'a' });
-      expect(storage.getMemory(s.id, b.id)).toBeNull();
-      expect(storage.getVersion(s.id, replacedVersionId)).toMatchObject({ memoryId: b.id, operation: 'deleted', path: '/b' });
+      expect(await storage.getMemory(s.id, b.id)).toBeNull();
+      expect(await storage.getVersion(s.id, replacedVersionId)).toMatchObject({ memoryId: b.id, operation: 'deleted', path: '/b' });
       // A move onto its own path is no write.
-      expect(storage.moveMemory({ ...stamp(), storeId: s.id, memoryId: a.id, path: '/b', replacedVersionId: newId('version') })).toEqual(moved);
+      expect(await storage.moveMemory({ ...stamp(), storeId: s.id, memoryId: a.id, path: '/b', replacedVersionId: newId('version') })).toEqual(moved);
       expect((await storage.listVersions(s.id, verQ())).data).toHaveLength(4);
     });
 
     it('a directory move renames every memory below it, one modified version each, and leaves siblings', async () => {
-      const { storage, now, addStore, addMemory } = fixture(makeStorage);
-      const s = addStore();
-      for (const p of ['/d/a', '/d/e/b', '/d-x', '/dd']) addMemory(s.id, p);
-      const n = storage.moveTree({ storeId: s.id, from: '/d', to: '/n/m', actor: { type: 'api_actor', apiKeyId: 'k' }, now: now(), versionIds: () => newId('version') });
+      const { storage, now, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      for (const p of ['/d/a', '/d/e/b', '/d-x', '/dd']) await addMemory(s.id, p);
+      const n = await storage.moveTree({ storeId: s.id, from: '/d', to: '/n/m', actor: { type: 'api_actor', apiKeyId: 'k' }, now: now(), versionIds: () => newId('version') });
       expect(n).toBe(2);
       expect(paths((await storage.listMemories(s.id, memQ())).data)).toEqual(['/d-x', '/dd', '/n/m/a', '/n/m/e/b']);
       expect((await storage.listVersions(s.id, verQ({ operation: 'modified' }))).data).toHaveLength(2);
     });
 
-    it('a save by path creates the memory with the given id, then updates it in place', () => {
-      const { storage, stamp, addStore } = fixture(makeStorage);
-      const s = addStore();
+    it('a save by path creates the memory with the given id, then updates it in place', async () => {
+      const { storage, stamp, addStore } = await fixture(makeStorage);
+      const s = await addStore();
       const memoryId = newId('memory');
-      const first = storage.saveMemoryAt({ ...stamp(), storeId: s.id, path: '/a', content: 'one', memoryId });
+      const first = await storage.saveMemoryAt({ ...stamp(), storeId: s.id, path: '/a', content: 'one', memoryId });
       expect(first).toMatchObject({ changed: true, memory: { id: memoryId, content: 'one' } });
-      const second = storage.saveMemoryAt({ ...stamp(), storeId: s.id, path: '/a', content: 'two', memoryId: newId('memory') });
+      const second = await storage.saveMemoryAt({ ...stamp(), storeId: s.id, path: '/a', content: 'two', memoryId: newId('memory') });
       expect(second).toMatchObject({ changed: true, memory: { id: memoryId, content: 'two' } });
-      expect(storage.getMemoryByPath(s.id, '/a')?.id).toBe(memoryId);
+      expect((await storage.getMemoryByPath(s.id, '/a'))?.id).toBe(memoryId);
     });
 
-    it('an expired memory is hidden from reads, and the next write to its store frees its path', () => {
-      const { storage, stamp, now, addStore } = fixture(makeStorage);
-      const s = addStore();
+    it('an expired memory is hidden from reads, and the next write to its store frees its path', async () => {
+      const { storage, stamp, now, addStore } = await fixture(makeStorage);
+      const s = await addStore();
       // The fixture's clock runs in the past: an expiry at its now has passed for the adapter's readers.
-      const m = storage.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/a', content: 'x', expiresAt: now() });
-      expect(storage.getMemory(s.id, m.id)).toBeNull();
-      expect(storage.getMemoryByPath(s.id, '/a')).toBeNull();
-      const again = storage.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/a', content: 'y' });
-      expect(storage.getMemoryByPath(s.id, '/a')).toEqual(again);
+      const m = await storage.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/a', content: 'x', expiresAt: now() });
+      expect(await storage.getMemory(s.id, m.id)).toBeNull();
+      expect(await storage.getMemoryByPath(s.id, '/a')).toBeNull();
+      const again = await storage.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/a', content: 'y' });
+      expect(await storage.getMemoryByPath(s.id, '/a')).toEqual(again);
     });
 
     it('a TTL set, renewed or cleared by an update appends no version when nothing else changes', async () => {
-      const { storage, stamp, addStore, addMemory } = fixture(makeStorage);
-      const s = addStore();
-      const m = addMemory(s.id, '/a', 'one');
+      const { storage, stamp, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      const m = await addMemory(s.id, '/a', 'one');
       const later = '2999-01-01T00:00:00.000Z';
-      expect(storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, expiresAt: later })).toMatchObject({ changed: false, memory: { expiresAt: later } });
-      expect(storage.getMemory(s.id, m.id)?.expiresAt).toBe(later);
-      storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, expiresAt: null });
-      expect(storage.getMemory(s.id, m.id)?.expiresAt).toBeNull();
+      expect(await storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, expiresAt: later })).toMatchObject({ changed: false, memory: { expiresAt: later } });
+      expect((await storage.getMemory(s.id, m.id))?.expiresAt).toBe(later);
+      await storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, expiresAt: null });
+      expect((await storage.getMemory(s.id, m.id))?.expiresAt).toBeNull();
       expect((await storage.listVersions(s.id, verQ())).data).toHaveLength(1);
     });
   });
 
   describe('versions', () => {
     it('versions list newest first and filter by memory, operation and actor', async () => {
-      const { storage, stamp, addStore, addMemory, actor } = fixture(makeStorage);
-      const s = addStore();
+      const { storage, stamp, addStore, addMemory, actor } = await fixture(makeStorage);
+      const s = await addStore();
       const agent: Actor = { type: 'session_actor', sessionId: newId('session') };
-      const a = addMemory(s.id, '/a');
-      const b = addMemory(s.id, '/b', 'b', agent);
-      storage.updateMemory({ ...stamp(agent), storeId: s.id, memoryId: a.id, content: 'a2' });
-      storage.deleteMemory({ ...stamp(), storeId: s.id, memoryId: b.id });
+      const a = await addMemory(s.id, '/a');
+      const b = await addMemory(s.id, '/b', 'b', agent);
+      await storage.updateMemory({ ...stamp(agent), storeId: s.id, memoryId: a.id, content: 'a2' });
+      await storage.deleteMemory({ ...stamp(), storeId: s.id, memoryId: b.id });
       const ops = async (q: Partial<VersionListQuery>) => (await storage.listVersions(s.id, verQ(q))).data.map((v) => `${v.operation} ${v.memoryId === a.id ? 'a' : 'b'}`);
       expect(await ops({})).toEqual(['deleted b', 'modified a', 'created b', 'created a']);
       expect(await ops({ memoryId: b.id })).toEqual(['deleted b', 'created b']);
@@ -346,40 +346,40 @@ export function runMemorySuite(makeStorage: MakeStorage): void {
     });
 
     it('the basic view of a version list leaves the content out', async () => {
-      const { storage, addStore, addMemory } = fixture(makeStorage);
-      const s = addStore();
-      addMemory(s.id, '/a', 'text');
+      const { storage, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      await addMemory(s.id, '/a', 'text');
       const [v] = (await storage.listVersions(s.id, verQ({ view: 'basic' }))).data;
       expect(v).toMatchObject({ path: '/a', content: null, contentSizeBytes: 4 });
     });
 
     it('redaction nulls the body, records who and when, and leaves the memory alone', async () => {
-      const { storage, stamp, addStore, addMemory, actor } = fixture(makeStorage);
-      const s = addStore();
-      const m = addMemory(s.id, '/a', 'secret');
-      const now = storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'clean' }).memory;
+      const { storage, stamp, addStore, addMemory, actor } = await fixture(makeStorage);
+      const s = await addStore();
+      const m = await addMemory(s.id, '/a', 'secret');
+      const now = (await storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'clean' })).memory;
       const at = '2026-04-01T00:00:00.000Z';
-      const red = storage.redactVersion(s.id, m.versionId, actor, at);
+      const red = await storage.redactVersion(s.id, m.versionId, actor, at);
       expect(red).toMatchObject({ id: m.versionId, operation: 'created', memoryId: m.id, path: null, content: null, contentSha256: null, contentSizeBytes: null, redactedAt: at, redactedBy: actor });
-      expect(storage.getVersion(s.id, m.versionId)).toEqual(red);
-      expect(storage.getMemory(s.id, m.id)).toEqual(now);
+      expect(await storage.getVersion(s.id, m.versionId)).toEqual(red);
+      expect(await storage.getMemory(s.id, m.id)).toEqual(now);
       expect(await storage.integrityCheck()).toEqual([]);
     });
 
-    it('redaction of the head version of a live memory is a conflict; an unknown version is not_found', () => {
-      const { storage, addStore, addMemory, actor, now } = fixture(makeStorage);
-      const s = addStore();
-      const m = addMemory(s.id, '/a');
-      expect(codeOf(() => storage.redactVersion(s.id, m.versionId, actor, now()))).toBe('conflict');
-      expect(codeOf(() => storage.redactVersion(s.id, newId('version'), actor, now()))).toBe('not_found');
-      expect(storage.getVersion(s.id, m.versionId)?.content).toBe(m.content);
+    it('redaction of the head version of a live memory is a conflict; an unknown version is not_found', async () => {
+      const { storage, addStore, addMemory, actor, now } = await fixture(makeStorage);
+      const s = await addStore();
+      const m = await addMemory(s.id, '/a');
+      expect(await codeOf(() => storage.redactVersion(s.id, m.versionId, actor, now()))).toBe('conflict');
+      expect(await codeOf(() => storage.redactVersion(s.id, newId('version'), actor, now()))).toBe('not_found');
+      expect((await storage.getVersion(s.id, m.versionId))?.content).toBe(m.content);
     });
 
     it('versions page newest first with no duplicates or gaps', async () => {
-      const { storage, stamp, addStore, addMemory } = fixture(makeStorage);
-      const s = addStore();
-      const m = addMemory(s.id, '/a', 'v0');
-      for (let i = 1; i < 12; i++) storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: `v${i}` });
+      const { storage, stamp, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      const m = await addMemory(s.id, '/a', 'v0');
+      for (let i = 1; i < 12; i++) await storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: `v${i}` });
       const seen: string[] = [];
       let page: string | null = null;
       do {
@@ -391,39 +391,39 @@ export function runMemorySuite(makeStorage: MakeStorage): void {
     });
 
     it('a page cursor the storage did not issue is refused', async () => {
-      const { storage, addStore } = fixture(makeStorage);
-      const s = addStore();
+      const { storage, addStore } = await fixture(makeStorage);
+      const s = await addStore();
       expect(await rejectionCode(() => storage.listVersions(s.id, verQ({ page: 'nonsense' })))).toBe('invalid_request');
       expect(await rejectionCode(() => storage.listMemories(s.id, memQ({ page: 'page_' + Buffer.from('[1]').toString('base64url') })))).toBe('invalid_request');
       expect(await rejectionCode(() => storage.listStores(s.workspaceId, storeQ({ page: 'page_' + Buffer.from('{"s":"x"}').toString('base64url') })))).toBe('invalid_request');
     });
 
-    it('redacting twice keeps the first redaction', () => {
-      const { storage, stamp, addStore, addMemory, actor } = fixture(makeStorage);
-      const s = addStore();
-      const m = addMemory(s.id, '/a', 'secret');
-      storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'clean' });
-      const first = storage.redactVersion(s.id, m.versionId, actor, '2026-04-01T00:00:00.000Z');
-      expect(storage.redactVersion(s.id, m.versionId, { type: 'api_actor', apiKeyId: 'other' }, '2026-05-01T00:00:00.000Z')).toEqual(first);
+    it('redacting twice keeps the first redaction', async () => {
+      const { storage, stamp, addStore, addMemory, actor } = await fixture(makeStorage);
+      const s = await addStore();
+      const m = await addMemory(s.id, '/a', 'secret');
+      await storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'clean' });
+      const first = await storage.redactVersion(s.id, m.versionId, actor, '2026-04-01T00:00:00.000Z');
+      expect(await storage.redactVersion(s.id, m.versionId, { type: 'api_actor', apiKeyId: 'other' }, '2026-05-01T00:00:00.000Z')).toEqual(first);
     });
 
     it('once its memory is deleted, what was its head version can be redacted', async () => {
-      const { storage, stamp, addStore, addMemory, actor, now } = fixture(makeStorage);
-      const s = addStore();
-      const m = addMemory(s.id, '/a', 'secret');
-      storage.deleteMemory({ ...stamp(), storeId: s.id, memoryId: m.id });
-      expect(storage.redactVersion(s.id, m.versionId, actor, now())).toMatchObject({ content: null, path: null });
+      const { storage, stamp, addStore, addMemory, actor, now } = await fixture(makeStorage);
+      const s = await addStore();
+      const m = await addMemory(s.id, '/a', 'secret');
+      await storage.deleteMemory({ ...stamp(), storeId: s.id, memoryId: m.id });
+      expect(await storage.redactVersion(s.id, m.versionId, actor, now())).toMatchObject({ content: null, path: null });
       expect(await storage.integrityCheck()).toEqual([]);
     });
 
-    it('a version is redacted only inside its own store', () => {
-      const { storage, stamp, addStore, addMemory, actor, now } = fixture(makeStorage);
-      const s = addStore();
-      const other = addStore('other');
-      const m = addMemory(s.id, '/a', 'secret');
-      storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'clean' });
-      expect(codeOf(() => storage.redactVersion(other.id, m.versionId, actor, now()))).toBe('not_found');
-      expect(storage.getVersion(s.id, m.versionId)?.content).toBe('secret');
+    it('a version is redacted only inside its own store', async () => {
+      const { storage, stamp, addStore, addMemory, actor, now } = await fixture(makeStorage);
+      const s = await addStore();
+      const other = await addStore('other');
+      const m = await addMemory(s.id, '/a', 'secret');
+      await storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'clean' });
+      expect(await codeOf(() => storage.redactVersion(other.id, m.versionId, actor, now()))).toBe('not_found');
+      expect((await storage.getVersion(s.id, m.versionId))?.content).toBe('secret');
     });
   });
 }

@@ -13,61 +13,61 @@ export function runReceiptSuite(makeStorage: MakeStorage): void {
       };
     }
 
-    it('a receipt reads back by its whole scope, and by no scope that differs in any part', () => {
-      const { storage, workspace } = fixture(makeStorage);
+    it('a receipt reads back by its whole scope, and by no scope that differs in any part', async () => {
+      const { storage, workspace } = await fixture(makeStorage);
       const scope: ReceiptScope = { workspaceId: workspace.id, apiKeyId: newId('apiKey'), route: 'POST /v1/memory_stores', key: 'k1' };
       const r = receiptOf(scope);
-      storage.insertReceipt(r);
-      expect(storage.findReceipt(scope)).toEqual(r);
+      await storage.insertReceipt(r);
+      expect(await storage.findReceipt(scope)).toEqual(r);
       for (const part of ['workspaceId', 'apiKeyId', 'route', 'key'] as const) {
-        expect(storage.findReceipt({ ...scope, [part]: `${scope[part]}-other` })).toBeNull();
+        expect(await storage.findReceipt({ ...scope, [part]: `${scope[part]}-other` })).toBeNull();
       }
     });
 
-    it('deleting a receipt removes that one only', () => {
-      const { storage, workspace } = fixture(makeStorage);
+    it('deleting a receipt removes that one only', async () => {
+      const { storage, workspace } = await fixture(makeStorage);
       const scope: ReceiptScope = { workspaceId: workspace.id, apiKeyId: newId('apiKey'), route: 'POST /v1/memory_stores', key: 'k1' };
-      storage.insertReceipt(receiptOf(scope));
-      storage.insertReceipt(receiptOf({ ...scope, key: 'k2' }));
-      storage.deleteReceipt(scope);
-      expect(storage.findReceipt(scope)).toBeNull();
-      expect(storage.findReceipt({ ...scope, key: 'k2' })).not.toBeNull();
+      await storage.insertReceipt(receiptOf(scope));
+      await storage.insertReceipt(receiptOf({ ...scope, key: 'k2' }));
+      await storage.deleteReceipt(scope);
+      expect(await storage.findReceipt(scope)).toBeNull();
+      expect(await storage.findReceipt({ ...scope, key: 'k2' })).not.toBeNull();
     });
 
-    it('purging deletes the receipts expired at or before the time given and says how many', () => {
-      const { storage, workspace } = fixture(makeStorage);
+    it('purging deletes the receipts expired at or before the time given and says how many', async () => {
+      const { storage, workspace } = await fixture(makeStorage);
       const scope: ReceiptScope = { workspaceId: workspace.id, apiKeyId: newId('apiKey'), route: 'POST /v1/memory_stores', key: 'k' };
-      storage.insertReceipt(receiptOf({ ...scope, key: 'a' }, '2026-03-01T00:00:00.000Z'));
-      storage.insertReceipt(receiptOf({ ...scope, key: 'b' }, '2026-03-02T00:00:00.000Z'));
-      storage.insertReceipt(receiptOf({ ...scope, key: 'c' }, '2026-03-03T00:00:00.000Z'));
-      expect(storage.purgeReceipts('2026-03-02T00:00:00.000Z')).toBe(2);
-      expect(storage.findReceipt({ ...scope, key: 'b' })).toBeNull();
-      expect(storage.findReceipt({ ...scope, key: 'c' })).not.toBeNull();
-      expect(storage.purgeReceipts('2026-03-02T00:00:00.000Z')).toBe(0);
+      await storage.insertReceipt(receiptOf({ ...scope, key: 'a' }, '2026-03-01T00:00:00.000Z'));
+      await storage.insertReceipt(receiptOf({ ...scope, key: 'b' }, '2026-03-02T00:00:00.000Z'));
+      await storage.insertReceipt(receiptOf({ ...scope, key: 'c' }, '2026-03-03T00:00:00.000Z'));
+      expect(await storage.purgeReceipts('2026-03-02T00:00:00.000Z')).toBe(2);
+      expect(await storage.findReceipt({ ...scope, key: 'b' })).toBeNull();
+      expect(await storage.findReceipt({ ...scope, key: 'c' })).not.toBeNull();
+      expect(await storage.purgeReceipts('2026-03-02T00:00:00.000Z')).toBe(0);
     });
 
-    it('a receipt written with its mutation in one atomic call goes when the mutation fails', () => {
-      const { storage, workspace, addStore, addMemory } = fixture(makeStorage);
-      const s = addStore();
-      addMemory(s.id, '/a');
+    it('a receipt written with its mutation in one atomic call goes when the mutation fails', async () => {
+      const { storage, workspace, actor, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      await addMemory(s.id, '/a');
       const scope: ReceiptScope = { workspaceId: workspace.id, apiKeyId: newId('apiKey'), route: 'POST /v1/memory_stores/{id}/memories', key: 'k' };
-      expect(() => storage.atomic(() => {
-        storage.insertReceipt(receiptOf(scope));
-        addMemory(s.id, '/a');
-      })).toThrow();
-      expect(storage.findReceipt(scope)).toBeNull();
+      await expect(storage.atomic(async (tx) => {
+        await tx.insertReceipt(receiptOf(scope));
+        await addMemory(s.id, '/a', 'again', actor, tx);
+      })).rejects.toThrow();
+      expect(await storage.findReceipt(scope)).toBeNull();
     });
 
     it('redacting a version rewrites the receipts that replay it, so they hold none of its text', async () => {
-      const { storage, workspace, stamp, actor, now, addStore, addMemory } = fixture(makeStorage);
-      const s = addStore();
-      const m = addMemory(s.id, '/secret.md', 'the secret');
-      storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'clean' });
+      const { storage, workspace, stamp, actor, now, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      const m = await addMemory(s.id, '/secret.md', 'the secret');
+      await storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'clean' });
       const scope: ReceiptScope = { workspaceId: workspace.id, apiKeyId: newId('apiKey'), route: 'POST /v1/memory_stores/{id}/memories', key: 'k' };
       const body = JSON.stringify({ id: m.id, path: m.path, content: m.content, content_sha256: m.contentSha256, content_size_bytes: m.contentSizeBytes, version_id: m.versionId });
-      storage.insertReceipt(receiptOf(scope, undefined, { body, storeId: s.id, versionId: m.versionId }));
-      storage.redactVersion(s.id, m.versionId, actor, now());
-      const kept = storage.findReceipt(scope)!;
+      await storage.insertReceipt(receiptOf(scope, undefined, { body, storeId: s.id, versionId: m.versionId }));
+      await storage.redactVersion(s.id, m.versionId, actor, now());
+      const kept = (await storage.findReceipt(scope))!;
       expect(JSON.parse(kept.body)).toEqual({ id: m.id, path: null, content: null, content_sha256: null, content_size_bytes: null, version_id: m.versionId });
       expect(await storage.domainCheck()).toEqual([]);
     });

@@ -9,14 +9,14 @@ const searchQ = (q: Partial<SearchQuery> & { q: string }): SearchQuery => ({ mod
 export function runSearchSuite(makeStorage: MakeStorage): void {
   describe('search', () => {
     it('full-text search finds a word in the content or the path of this store\'s live memories only', async () => {
-      const { storage, stamp, now, addStore, addMemory } = fixture(makeStorage);
-      const s = addStore();
-      const other = addStore('other');
-      addMemory(s.id, '/notes/falcon.md', 'about birds');
-      addMemory(s.id, '/b.md', 'a falcon flew by');
-      addMemory(s.id, '/c.md', 'nothing here');
-      addMemory(other.id, '/d.md', 'falcon elsewhere');
-      storage.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/e.md', content: 'expired falcon', expiresAt: now() });
+      const { storage, stamp, now, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      const other = await addStore('other');
+      await addMemory(s.id, '/notes/falcon.md', 'about birds');
+      await addMemory(s.id, '/b.md', 'a falcon flew by');
+      await addMemory(s.id, '/c.md', 'nothing here');
+      await addMemory(other.id, '/d.md', 'falcon elsewhere');
+      await storage.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/e.md', content: 'expired falcon', expiresAt: now() });
       const page = await storage.searchMemories(s.id, searchQ({ q: 'falcon' }));
       expect(page.data.map((h) => h.memory.path).sort()).toEqual(['/b.md', '/notes/falcon.md']);
       expect(page.nextPage).toBeNull();
@@ -25,22 +25,22 @@ export function runSearchSuite(makeStorage: MakeStorage): void {
     });
 
     it('full-text search sees a write at once, and no longer sees a deleted memory', async () => {
-      const { storage, stamp, addStore, addMemory } = fixture(makeStorage);
-      const s = addStore();
-      const m = addMemory(s.id, '/a.md', 'heron');
+      const { storage, stamp, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      const m = await addMemory(s.id, '/a.md', 'heron');
       expect((await storage.searchMemories(s.id, searchQ({ q: 'heron' }))).data).toHaveLength(1);
-      storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'egret' });
+      await storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'egret' });
       expect((await storage.searchMemories(s.id, searchQ({ q: 'heron' }))).data).toEqual([]);
       expect((await storage.searchMemories(s.id, searchQ({ q: 'egret' }))).data).toHaveLength(1);
-      storage.deleteMemory({ ...stamp(), storeId: s.id, memoryId: m.id });
+      await storage.deleteMemory({ ...stamp(), storeId: s.id, memoryId: m.id });
       expect((await storage.searchMemories(s.id, searchQ({ q: 'egret' }))).data).toEqual([]);
     });
 
     it('substring search ignores case and matches inside words, with the match marked in its snippet', async () => {
-      const { storage, addStore, addMemory } = fixture(makeStorage);
-      const s = addStore();
-      addMemory(s.id, '/a.md', 'The Kingfisher dives');
-      addMemory(s.id, '/b.md', 'no bird');
+      const { storage, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      await addMemory(s.id, '/a.md', 'The Kingfisher dives');
+      await addMemory(s.id, '/b.md', 'no bird');
       const page = await storage.searchMemories(s.id, searchQ({ q: 'fisher', mode: 'substring' }));
       expect(page.data.map((h) => h.memory.path)).toEqual(['/a.md']);
       expect(page.data[0]!.snippet).toContain('King**fisher**');
@@ -48,9 +48,9 @@ export function runSearchSuite(makeStorage: MakeStorage): void {
     });
 
     it('a query of separators only matches nothing', async () => {
-      const { storage, addStore, addMemory } = fixture(makeStorage);
-      const s = addStore();
-      addMemory(s.id, '/a.md', 'words');
+      const { storage, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      await addMemory(s.id, '/a.md', 'words');
       expect((await storage.searchMemories(s.id, searchQ({ q: ' \t ' }))).data).toEqual([]);
     });
   });

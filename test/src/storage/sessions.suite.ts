@@ -7,53 +7,53 @@ import { fixture, type MakeStorage } from './fixture.js';
 
 export function runSessionSuite(makeStorage: MakeStorage): void {
   describe('sessions', () => {
-    it('sessions read back, list newest first, and end once', () => {
-      const { storage, workspace, now } = fixture(makeStorage);
+    it('sessions read back, list newest first, and end once', async () => {
+      const { storage, workspace, now } = await fixture(makeStorage);
       const make = (): Session => ({ id: newId('session'), workspaceId: workspace.id, status: 'active', resources: [], createdAt: now(), endedAt: null });
       const [a, b] = [make(), make()];
-      storage.insertSession(a);
-      storage.insertSession(b);
-      expect(storage.getSession(workspace.id, a.id)).toEqual(a);
-      expect(storage.getSession(newId('workspace'), a.id)).toBeNull();
-      expect(storage.listSessions(workspace.id, 10, null).data.map((s) => s.id)).toEqual([b.id, a.id]);
-      const first = storage.listSessions(workspace.id, 1, null);
-      expect(storage.listSessions(workspace.id, 1, first.nextPage).data.map((s) => s.id)).toEqual([a.id]);
+      await storage.insertSession(a);
+      await storage.insertSession(b);
+      expect(await storage.getSession(workspace.id, a.id)).toEqual(a);
+      expect(await storage.getSession(newId('workspace'), a.id)).toBeNull();
+      expect((await storage.listSessions(workspace.id, 10, null)).data.map((s) => s.id)).toEqual([b.id, a.id]);
+      const first = await storage.listSessions(workspace.id, 1, null);
+      expect((await storage.listSessions(workspace.id, 1, first.nextPage)).data.map((s) => s.id)).toEqual([a.id]);
       const at = now();
-      expect(storage.endSession(workspace.id, a.id, at)).toMatchObject({ status: 'ended', endedAt: at });
-      expect(storage.endSession(workspace.id, a.id, now()).endedAt).toBe(at);
-      expect(storage.listActiveSessions().map((s) => s.id)).toEqual([b.id]);
-      expect(codeOf(() => storage.endSession(workspace.id, newId('session'), now()))).toBe('not_found');
+      expect(await storage.endSession(workspace.id, a.id, at)).toMatchObject({ status: 'ended', endedAt: at });
+      expect((await storage.endSession(workspace.id, a.id, now())).endedAt).toBe(at);
+      expect((await storage.listActiveSessions()).map((s) => s.id)).toEqual([b.id]);
+      expect(await codeOf(() => storage.endSession(workspace.id, newId('session'), now()))).toBe('not_found');
     });
 
-    it('active sessions are counted per workspace, and ending one counts it no more', () => {
-      const { storage, workspace, now } = fixture(makeStorage);
+    it('active sessions are counted per workspace, and ending one counts it no more', async () => {
+      const { storage, workspace, now } = await fixture(makeStorage);
       const other = { id: newId('workspace'), name: 'other', createdAt: now() };
-      storage.insertWorkspace(other, false);
+      await storage.insertWorkspace(other, false);
       const make = (workspaceId: string): Session => ({ id: newId('session'), workspaceId, status: 'active', resources: [], createdAt: now(), endedAt: null });
       const [a, b, c] = [make(workspace.id), make(workspace.id), make(other.id)];
-      for (const s of [a, b, c]) storage.insertSession(s);
-      expect(storage.countActiveSessions(workspace.id)).toBe(2);
-      expect(storage.countActiveSessions(other.id)).toBe(1);
-      storage.endSession(workspace.id, a.id, now());
-      expect(storage.countActiveSessions(workspace.id)).toBe(1);
-      expect(codeOf(() => storage.endSession(other.id, b.id, now()))).toBe('not_found');
+      for (const s of [a, b, c]) await storage.insertSession(s);
+      expect(await storage.countActiveSessions(workspace.id)).toBe(2);
+      expect(await storage.countActiveSessions(other.id)).toBe(1);
+      await storage.endSession(workspace.id, a.id, now());
+      expect(await storage.countActiveSessions(workspace.id)).toBe(1);
+      expect(await codeOf(() => storage.endSession(other.id, b.id, now()))).toBe('not_found');
     });
 
-    it('sessions served by a mnemo mount process are listed apart from the server\'s', () => {
-      const { storage, workspace, now } = fixture(makeStorage);
+    it('sessions served by a mnemo mount process are listed apart from the server\'s', async () => {
+      const { storage, workspace, now } = await fixture(makeStorage);
       const resources: SessionResource[] = [{
         type: 'memory_store', storeId: newId('store'), access: 'read_write', instructions: null, name: 'notes',
         description: '', slug: 'notes', mountPath: '/mnt/memory/notes', hostPath: '/tmp/mnemo/notes',
       }];
       const served: Session = { id: newId('session'), workspaceId: workspace.id, status: 'active', resources, createdAt: now(), endedAt: null };
       const local: Session = { ...served, id: newId('session'), localPid: 4242 };
-      storage.insertSession(served);
-      storage.insertSession(local);
-      expect(storage.listActiveSessions().map((s) => s.id)).toEqual([served.id]);
-      expect(storage.listActiveLocalSessions()).toEqual([local]);
-      expect(storage.getSession(workspace.id, served.id)?.resources).toEqual(resources);
-      storage.endSession(workspace.id, local.id, now());
-      expect(storage.listActiveLocalSessions()).toEqual([]);
+      await storage.insertSession(served);
+      await storage.insertSession(local);
+      expect((await storage.listActiveSessions()).map((s) => s.id)).toEqual([served.id]);
+      expect(await storage.listActiveLocalSessions()).toEqual([local]);
+      expect((await storage.getSession(workspace.id, served.id))?.resources).toEqual(resources);
+      await storage.endSession(workspace.id, local.id, now());
+      expect(await storage.listActiveLocalSessions()).toEqual([]);
     });
   });
 }

@@ -6,19 +6,20 @@ import { fixture, memQ, storeQ, type MakeStorage } from './fixture.js';
 
 export function runStoreSuite(makeStorage: MakeStorage): void {
   describe('stores', () => {
-    it('a store reads back as inserted, only inside its workspace', () => {
-      const { storage, addStore } = fixture(makeStorage);
-      const s = addStore();
-      expect(storage.getStore(s.workspaceId, s.id)).toEqual(s);
-      expect(storage.getStoreById(s.id)).toEqual(s);
-      expect(storage.getStore(newId('workspace'), s.id)).toBeNull();
-      expect(storage.getStore(s.workspaceId, newId('store'))).toBeNull();
+    it('a store reads back as inserted, only inside its workspace', async () => {
+      const { storage, addStore } = await fixture(makeStorage);
+      const s = await addStore();
+      expect(await storage.getStore(s.workspaceId, s.id)).toEqual(s);
+      expect(await storage.getStoreById(s.id)).toEqual(s);
+      expect(await storage.getStore(newId('workspace'), s.id)).toBeNull();
+      expect(await storage.getStore(s.workspaceId, newId('store'))).toBeNull();
     });
 
     it('stores list newest first, page by page, without archived ones unless asked', async () => {
-      const { storage, workspace, now, addStore } = fixture(makeStorage);
-      const made = Array.from({ length: 5 }, (_, i) => addStore(`s${i}`));
-      storage.archiveStore(workspace.id, made[1]!.id, now());
+      const { storage, workspace, now, addStore } = await fixture(makeStorage);
+      const made = [];
+      for (let i = 0; i < 5; i++) made.push(await addStore(`s${i}`));
+      await storage.archiveStore(workspace.id, made[1]!.id, now());
       const first = await storage.listStores(workspace.id, storeQ({ limit: 2 }));
       expect(first.data.map((s) => s.name)).toEqual(['s4', 's3']);
       const second = await storage.listStores(workspace.id, storeQ({ limit: 2, page: first.nextPage }));
@@ -27,91 +28,91 @@ export function runStoreSuite(makeStorage: MakeStorage): void {
       expect((await storage.listStores(workspace.id, storeQ({ includeArchived: true }))).data.map((s) => s.name)).toEqual(['s4', 's3', 's2', 's1', 's0']);
     });
 
-    it('a store update merges metadata and keeps untouched fields', () => {
-      const { storage, workspace, now, addStore } = fixture(makeStorage);
-      const s = addStore();
-      storage.updateStore(workspace.id, s.id, { metadata: { a: '1', b: '2' } }, now());
+    it('a store update merges metadata and keeps untouched fields', async () => {
+      const { storage, workspace, now, addStore } = await fixture(makeStorage);
+      const s = await addStore();
+      await storage.updateStore(workspace.id, s.id, { metadata: { a: '1', b: '2' } }, now());
       const at = now();
-      const updated = storage.updateStore(workspace.id, s.id, { description: 'd', metadata: { a: null, c: '3' } }, at);
+      const updated = await storage.updateStore(workspace.id, s.id, { description: 'd', metadata: { a: null, c: '3' } }, at);
       expect(updated).toMatchObject({ name: 'notes', description: 'd', metadata: { b: '2', c: '3' }, updatedAt: at });
-      expect(storage.getStore(workspace.id, s.id)).toEqual(updated);
+      expect(await storage.getStore(workspace.id, s.id)).toEqual(updated);
     });
 
-    it('archiving twice keeps the first archive time', () => {
-      const { storage, workspace, now, addStore } = fixture(makeStorage);
-      const s = addStore();
-      const first = storage.archiveStore(workspace.id, s.id, now());
-      const again = storage.archiveStore(workspace.id, s.id, now());
+    it('archiving twice keeps the first archive time', async () => {
+      const { storage, workspace, now, addStore } = await fixture(makeStorage);
+      const s = await addStore();
+      const first = await storage.archiveStore(workspace.id, s.id, now());
+      const again = await storage.archiveStore(workspace.id, s.id, now());
       expect(again.archivedAt).toBe(first.archivedAt);
-      expect(storage.getStore(workspace.id, s.id)?.archivedAt).toBe(first.archivedAt);
+      expect((await storage.getStore(workspace.id, s.id))?.archivedAt).toBe(first.archivedAt);
     });
 
     it('deleting a store removes it with its memories and versions; unknown stores are not_found', async () => {
-      const { storage, workspace, addStore, addMemory } = fixture(makeStorage);
-      const s = addStore();
-      const keep = addStore('keep');
-      const m = addMemory(s.id, '/a');
-      addMemory(keep.id, '/a');
-      storage.deleteStore(workspace.id, s.id);
-      expect(storage.getStore(workspace.id, s.id)).toBeNull();
-      expect(storage.getMemory(s.id, m.id)).toBeNull();
-      expect(storage.getVersion(s.id, m.versionId)).toBeNull();
+      const { storage, workspace, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      const keep = await addStore('keep');
+      const m = await addMemory(s.id, '/a');
+      await addMemory(keep.id, '/a');
+      await storage.deleteStore(workspace.id, s.id);
+      expect(await storage.getStore(workspace.id, s.id)).toBeNull();
+      expect(await storage.getMemory(s.id, m.id)).toBeNull();
+      expect(await storage.getVersion(s.id, m.versionId)).toBeNull();
       expect((await storage.listMemories(keep.id, memQ())).data).toHaveLength(1);
-      expect(codeOf(() => storage.deleteStore(workspace.id, s.id))).toBe('not_found');
-      expect(codeOf(() => storage.deleteStore(newId('workspace'), keep.id))).toBe('not_found');
+      expect(await codeOf(() => storage.deleteStore(workspace.id, s.id))).toBe('not_found');
+      expect(await codeOf(() => storage.deleteStore(newId('workspace'), keep.id))).toBe('not_found');
       expect(await storage.integrityCheck()).toEqual([]);
     });
 
-    it('an archived store\'s settings can no longer change, and an unknown store is not_found', () => {
-      const { storage, workspace, now, addStore } = fixture(makeStorage);
-      const s = addStore();
-      const archived = storage.archiveStore(workspace.id, s.id, now());
-      expect(codeOf(() => storage.updateStore(workspace.id, s.id, { name: 'renamed' }, now()))).toBe('archived');
-      expect(storage.getStore(workspace.id, s.id)).toEqual(archived);
-      expect(codeOf(() => storage.updateStore(workspace.id, newId('store'), { name: 'x' }, now()))).toBe('not_found');
-      expect(codeOf(() => storage.archiveStore(workspace.id, newId('store'), now()))).toBe('not_found');
+    it('an archived store\'s settings can no longer change, and an unknown store is not_found', async () => {
+      const { storage, workspace, now, addStore } = await fixture(makeStorage);
+      const s = await addStore();
+      const archived = await storage.archiveStore(workspace.id, s.id, now());
+      expect(await codeOf(() => storage.updateStore(workspace.id, s.id, { name: 'renamed' }, now()))).toBe('archived');
+      expect(await storage.getStore(workspace.id, s.id)).toEqual(archived);
+      expect(await codeOf(() => storage.updateStore(workspace.id, newId('store'), { name: 'x' }, now()))).toBe('not_found');
+      expect(await codeOf(() => storage.archiveStore(workspace.id, newId('store'), now()))).toBe('not_found');
     });
 
-    it('an update that sets what is there already changes nothing, not even updated_at', () => {
-      const { storage, workspace, now, addStore } = fixture(makeStorage);
-      const s = addStore();
-      storage.updateStore(workspace.id, s.id, { metadata: { a: '1' } }, now());
-      const before = storage.getStore(workspace.id, s.id)!;
-      expect(storage.updateStore(workspace.id, s.id, { name: 'notes', metadata: { a: '1' } }, now())).toEqual(before);
-      expect(storage.getStore(workspace.id, s.id)).toEqual(before);
+    it('an update that sets what is there already changes nothing, not even updated_at', async () => {
+      const { storage, workspace, now, addStore } = await fixture(makeStorage);
+      const s = await addStore();
+      await storage.updateStore(workspace.id, s.id, { metadata: { a: '1' } }, now());
+      const before = (await storage.getStore(workspace.id, s.id))!;
+      expect(await storage.updateStore(workspace.id, s.id, { name: 'notes', metadata: { a: '1' } }, now())).toEqual(before);
+      expect(await storage.getStore(workspace.id, s.id)).toEqual(before);
     });
 
-    it('a metadata key named __proto__ stays an ordinary key', () => {
-      const { storage, workspace, now, addStore } = fixture(makeStorage);
-      const s = addStore();
+    it('a metadata key named __proto__ stays an ordinary key', async () => {
+      const { storage, workspace, now, addStore } = await fixture(makeStorage);
+      const s = await addStore();
       const patch = JSON.parse('{"metadata": {"__proto__": "x", "b": "2"}}') as { metadata: Record<string, string> };
-      const updated = storage.updateStore(workspace.id, s.id, patch, now());
+      const updated = await storage.updateStore(workspace.id, s.id, patch, now());
       expect(Object.keys(updated.metadata)).toEqual(['__proto__', 'b']);
-      expect(Object.keys(storage.getStore(workspace.id, s.id)!.metadata)).toEqual(['__proto__', 'b']);
+      expect(Object.keys((await storage.getStore(workspace.id, s.id))!.metadata)).toEqual(['__proto__', 'b']);
     });
 
     it('a store list can be limited to the stores a scoped key may see', async () => {
-      const { storage, workspace, addStore } = fixture(makeStorage);
-      const a = addStore('a');
-      addStore('b');
-      const c = addStore('c');
+      const { storage, workspace, addStore } = await fixture(makeStorage);
+      const a = await addStore('a');
+      await addStore('b');
+      const c = await addStore('c');
       const page = await storage.listStores(workspace.id, storeQ(), [a.id, c.id]);
       expect(page.data.map((s) => s.name)).toEqual(['c', 'a']);
       expect((await storage.listStores(workspace.id, storeQ(), [])).data).toEqual([]);
     });
 
-    it('store usage counts live memories and their bytes, and follows every write', () => {
-      const { storage, stamp, addStore, addMemory } = fixture(makeStorage);
-      const s = addStore();
-      expect(storage.storeUsage(s.id)).toEqual({ memories: 0, bytes: 0 });
-      const a = addMemory(s.id, '/a', 'abc');
-      addMemory(s.id, '/b', 'héllo');
-      expect(storage.storeUsage(s.id)).toEqual({ memories: 2, bytes: 9 });
-      storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: a.id, content: 'a' });
-      expect(storage.storeUsage(s.id)).toEqual({ memories: 2, bytes: 7 });
-      storage.deleteMemory({ ...stamp(), storeId: s.id, memoryId: a.id });
-      expect(storage.storeUsage(s.id)).toEqual({ memories: 1, bytes: 6 });
-      expect(storage.storeUsage(newId('store'))).toEqual({ memories: 0, bytes: 0 });
+    it('store usage counts live memories and their bytes, and follows every write', async () => {
+      const { storage, stamp, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      expect(await storage.storeUsage(s.id)).toEqual({ memories: 0, bytes: 0 });
+      const a = await addMemory(s.id, '/a', 'abc');
+      await addMemory(s.id, '/b', 'héllo');
+      expect(await storage.storeUsage(s.id)).toEqual({ memories: 2, bytes: 9 });
+      await storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: a.id, content: 'a' });
+      expect(await storage.storeUsage(s.id)).toEqual({ memories: 2, bytes: 7 });
+      await storage.deleteMemory({ ...stamp(), storeId: s.id, memoryId: a.id });
+      expect(await storage.storeUsage(s.id)).toEqual({ memories: 1, bytes: 6 });
+      expect(await storage.storeUsage(newId('store'))).toEqual({ memories: 0, bytes: 0 });
     });
   });
 }

@@ -6,12 +6,12 @@ import { fixture, type MakeStorage } from './fixture.js';
 export function runTransactionSuite(makeStorage: MakeStorage): void {
   describe('commits that reach the disk later (durable: false)', () => {
     it('a write that is not durable at commit is stored at once and counted until syncCommits', async () => {
-      const { storage, addStore, addMemory } = fixture(makeStorage);
-      const s = addStore();
+      const { storage, actor, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
       expect(storage.unsyncedCommits()).toBe(0);
-      storage.atomic(() => addMemory(s.id, '/a.md', 'a'), { durable: false });
-      storage.atomic(() => addMemory(s.id, '/b.md', 'b'), { durable: false });
-      expect(storage.getMemoryByPath(s.id, '/a.md')?.content).toBe('a');
+      await storage.atomic((tx) => addMemory(s.id, '/a.md', 'a', actor, tx), { durable: false });
+      await storage.atomic((tx) => addMemory(s.id, '/b.md', 'b', actor, tx), { durable: false });
+      expect((await storage.getMemoryByPath(s.id, '/a.md'))?.content).toBe('a');
       expect(storage.unsyncedCommits()).toBe(2);
       await storage.syncCommits();
       expect(storage.unsyncedCommits()).toBe(0);
@@ -19,53 +19,94 @@ export function runTransactionSuite(makeStorage: MakeStorage): void {
       await storage.syncCommits();
     });
 
-    it('a durable write, or a non-durable one inside a durable transaction, leaves nothing to sync', () => {
-      const { storage, addStore, addMemory } = fixture(makeStorage);
-      const s = addStore();
-      addMemory(s.id, '/a.md');
-      storage.atomic(() => storage.atomic(() => addMemory(s.id, '/b.md'), { durable: false }));
+    it('a durable write, or a non-durable one inside a durable transaction, leaves nothing to sync', async () => {
+      const { storage, actor, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      await addMemory(s.id, '/a.md');
+      await storage.atomic((tx) => tx.atomic((inner) => addMemory(s.id, '/b.md', 'b', actor, inner), { durable: false }));
       expect(storage.unsyncedCommits()).toBe(0);
     });
 
-    it('a non-durable transaction that throws rolls back whole and counts nothing', () => {
-      const { storage, addStore, addMemory } = fixture(makeStorage);
-      const s = addStore();
-      expect(() => storage.atomic(() => {
-        addMemory(s.id, '/a.md');
+    it('a non-durable transaction that throws rolls back whole and counts nothing', async () => {
+      const { storage, actor, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      await expect(storage.atomic(async (tx) => {
+        await addMemory(s.id, '/a.md', 'a', actor, tx);
         throw new Error('refused');
-      }, { durable: false })).toThrow('refused');
-      expect(storage.getMemoryByPath(s.id, '/a.md')).toBeNull();
+      }, { durable: false })).rejects.toThrow('refused');
+      expect(await storage.getMemoryByPath(s.id, '/a.md')).toBeNull();
       expect(storage.unsyncedCommits()).toBe(0);
     });
   });
 
   describe('transactions', () => {
-    it('writes inside one atomic call commit together, or not at all when it throws', () => {
-      const { storage, stamp, addStore, addMemory } = fixture(makeStorage);
-      const s = addStore();
-      storage.atomic(() => {
-        addMemory(s.id, '/a');
-        addMemory(s.id, '/b');
+    it('writes inside one atomic call commit together, or not at all when it throws', async () => {
+      const { storage, actor, stamp, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      await storage.atomic(async (tx) => {
+        await addMemory(s.id, '/a', 'a', actor, tx);
+        await addMemory(s.id, '/b', 'b', actor, tx);
       });
-      expect(storage.getMemoryByPath(s.id, '/b')).not.toBeNull();
-      const a = storage.getMemoryByPath(s.id, '/a')!;
-      expect(() => storage.atomic(() => {
-        storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: a.id, content: 'changed' });
-        addMemory(s.id, '/a/below');
-      })).toThrow(expect.objectContaining({ code: 'path_conflict' }) as Error);
-      expect(storage.getMemory(s.id, a.id)).toEqual(a);
-      expect(storage.getMemoryByPath(s.id, '/a/below')).toBeNull();
+      expect(await storage.getMemoryByPath(s.id, '/b')).not.toBeNull();
+      const a = (await storage.getMemoryByPath(s.id, '/a'))!;
+      await expect(storage.atomic(async (tx) => {
+        await tx.updateMemory({ ...stamp(), storeId: s.id, memoryId: a.id, content: 'changed' });
+        await addMemory(s.id, '/a/below', 'x', actor, tx);
+      })).rejects.toThrow(expect.objectContaining({ code: 'path_conflict' }) as Error);
+      expect(await storage.getMemory(s.id, a.id)).toEqual(a);
+      expect(await storage.getMemoryByPath(s.id, '/a/below')).toBeNull();
     });
 
-    it('a write refused inside an atomic call can be caught there, and the writes before it still commit', () => {
-      const { storage, addStore, addMemory } = fixture(makeStorage);
-      const s = addStore();
-      storage.atomic(() => {
-        addMemory(s.id, '/a');
-        expect(codeOf(() => addMemory(s.id, '/a'))).toBe('path_conflict');
+    it('a write refused inside an atomic call can be caught there, and the writes before it still commit', async () => {
+      const { storage, actor, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      await storage.atomic(async (tx) => {
+        await addMemory(s.id, '/a', 'a', actor, tx);
+        expect(await codeOf(() => addMemory(s.id, '/a', 'a', actor, tx))).toBe('path_conflict');
       });
-      expect(storage.getMemoryByPath(s.id, '/a')).not.toBeNull();
-      expect(storage.storeUsage(s.id).memories).toBe(1);
+      expect(await storage.getMemoryByPath(s.id, '/a')).not.toBeNull();
+      expect((await storage.storeUsage(s.id)).memories).toBe(1);
+    });
+
+    it('a nested atomic that throws rolls back alone: the writes around it still commit', async () => {
+      const { storage, actor, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      await storage.atomic(async (tx) => {
+        await addMemory(s.id, '/before', 'b', actor, tx);
+        await expect(tx.atomic(async (inner) => {
+          await addMemory(s.id, '/inside', 'i', actor, inner);
+          throw new Error('refused');
+        })).rejects.toThrow('refused');
+        await addMemory(s.id, '/after', 'a', actor, tx);
+      });
+      expect(await storage.getMemoryByPath(s.id, '/before')).not.toBeNull();
+      expect(await storage.getMemoryByPath(s.id, '/inside')).toBeNull();
+      expect(await storage.getMemoryByPath(s.id, '/after')).not.toBeNull();
+    });
+
+    it('a call through the outer port while a transaction is open waits for it and sees its commit, not its middle', async () => {
+      const { storage, actor, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const order: string[] = [];
+      const tx = storage.atomic(async (t) => {
+        await addMemory(s.id, '/a', 'a', actor, t);
+        // The transaction waits on something that is not storage: outer calls must not slip in.
+        await held;
+        await addMemory(s.id, '/b', 'b', actor, t);
+        order.push('committed');
+      });
+      const outside = storage.getMemoryByPath(s.id, '/b').then((m) => {
+        order.push('outer read');
+        return m;
+      });
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(order).toEqual([]);
+      release();
+      await tx;
+      expect((await outside)?.content).toBe('b');
+      expect(order).toEqual(['committed', 'outer read']);
     });
   });
 }
