@@ -56,5 +56,5 @@ export interface Storage
     ReceiptStorage,
     CheckpointStorage,
     SearchStorage,
-    TransactionStorage,
+    TransactionStorage<Storage>,
     MaintenanceStorage {}

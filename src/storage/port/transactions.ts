@@ -3,13 +3,12 @@
  * receipt; a group of API writes; a mount's save), and commits that reach the disk later (DESIGN §5).
  *
  * The calls of a transaction go through the `tx` it hands its function, explicitly: `tx` is the
- * port bound to that transaction (on PostgreSQL its pooled client; on SQLite the one connection).
+ * whole port (Storage) bound to that transaction (on PostgreSQL its pooled client; on SQLite the one connection).
  * Calls through the outer port while a transaction is open wait until it ends, so they never join
  * it by accident; a call through the outer port from inside the transaction's function would wait
  * for itself (a deadlock): inside, use only `tx`. No AsyncLocalStorage carries the transaction
  * implicitly: in Node 20 it makes every await about 3x slower once enabled.
  */
-import type { Storage } from './index.js';
 
 export interface AtomicOptions {
   /**
@@ -20,12 +19,13 @@ export interface AtomicOptions {
   durable?: boolean;
 }
 
-export interface TransactionStorage {
+/** `Tx`: the whole port (Storage), as the transaction's view of it; a parameter so that this file imports nothing. */
+export interface TransactionStorage<Tx> {
   /**
    * Runs `fn` as one transaction over `tx` (commit when its promise resolves, roll back when it
    * rejects), e.g. a mutation and its receipt. `tx.atomic` nests: a savepoint, rolled back alone.
    */
-  atomic<T>(fn: (tx: Storage) => Promise<T>, options?: AtomicOptions): Promise<T>;
+  atomic<T>(fn: (tx: Tx) => Promise<T>, options?: AtomicOptions): Promise<T>;
   /** Commits made with `durable: false` that may not be on disk yet (0 once `syncCommits` has run); a local counter, synchronous. */
   unsyncedCommits(): number;
   /**

@@ -37,7 +37,7 @@ export function runMemorySuite(makeStorage: MakeStorage): void {
       const s = await addStore();
       const a = await addMemory(s.id, '/a/b');
       for (const path of ['/a/b', '/a', '/a/b/c']) {
-        const err = (async () => {
+        const err = await (async () => {
           try {
             await storage.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path, content: 'x' });
           } catch (e) {
