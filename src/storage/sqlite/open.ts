@@ -137,6 +137,12 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
       domainCheck: readers.reads.domainCheck,
       syncCommits: walSync.sync,
     },
+    txReads: {
+      async searchMemories(storeId, q) {
+        if (q.mode === 'fts') await drainSearchBacklog(search.indexSearchBacklog);
+        return readers.reads.searchMemories(storeId, q);
+      },
+    },
     local: { changeMark: changes.changeMark, ownWriteMark: changes.ownWriteMark, unsyncedCommits: walSync.unsynced },
     close() {
       readers.close();

@@ -28,6 +28,8 @@ type AsyncMethod = 'searchMemories' | 'listMemories' | 'listStores' | 'listVersi
 export interface PortParts {
   connection: ConnectionMethods;
   reads: Pick<Storage, AsyncMethod>;
+  /** Reads that differ inside a transaction (a search's backlog drain must not wait at the gate for its own transaction). */
+  txReads?: Partial<Pick<Storage, AsyncMethod>>;
   local: Pick<Storage, LocalMethod>;
   close(): void;
 }
@@ -95,7 +97,7 @@ export function bindPort(db: Db, walSync: WalSync, parts: PortParts): { port: St
     };
   }
   for (const [name, fn] of Object.entries(parts.reads as unknown as Record<string, AnyFn>)) {
-    tx[name] = fn;
+    tx[name] = (parts.txReads as Record<string, AnyFn> | undefined)?.[name] ?? fn;
     // A read on a reader thread does not hold the connection; it only starts after an open transaction.
     port[name] = (...args: unknown[]) => {
       if (!gate.busy) return fn(...args);
