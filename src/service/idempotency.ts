@@ -121,11 +121,6 @@ export function createIdempotency<Ops>({
     /** The live receipt for this request, or null; throws `idempotency_conflict` if the key answered another request. */
     find: (req: IdempotentRequest): Promise<Reply | null> => findIn(storage, req),
 
-    /** Stores the receipt (outside any transaction of the caller's: sessions use `hooks`). */
-    record: (req: IdempotentRequest, reply: Reply): Promise<void> => storage.atomic((tx) => recordIn(tx, req, reply)),
-
-    forget: (req: IdempotentRequest): Promise<void> => storage.deleteReceipt(req.scope),
-
     /** Hooks that record `reply(value)` for `req`, or take it back, inside the caller's transaction (a session's). */
     hooks<T>(req: IdempotentRequest, reply: (value: T) => Reply): ReceiptHooks<T> {
       return {
