@@ -29,24 +29,26 @@ export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL
     const entry = mounts.get(path);
     if (!entry) return;
     mounts.delete(path);
-    finish(entry.ctx);
+    await finish(entry.ctx);
     await entry.live.close();
     log(`mnemo fs: unmounted ${path}`);
   }
 
-  /** Lands what the mount still owes: saves of open, changed files. */
-  function finish(ctx: MountContext): void {
-    for (const d of [...ctx.drafts.values()]) {
-      if (d.scratch) adoptScratch(ctx, d);
-      if (ctx.gone || ctx.readOnly || d.failed || d.scratch || (d.stored && !d.dirty)) continue;
-      try {
-        commit(ctx, d);
-      } catch (err) {
-        warnSaveFailed(ctx, d.path ?? '(unlinked)', err);
+  /** Lands what the mount still owes: saves of open, changed files, after the operations in flight (its queue). */
+  async function finish(ctx: MountContext): Promise<void> {
+    await ctx.queue.run(async () => {
+      for (const d of [...ctx.drafts.values()]) {
+        if (d.scratch) await adoptScratch(ctx, d);
+        if (ctx.gone || ctx.readOnly || d.failed || d.scratch || (d.stored && !d.dirty)) continue;
+        try {
+          await commit(ctx, d);
+        } catch (err) {
+          warnSaveFailed(ctx, d.path ?? '(unlinked)', err);
+        }
       }
-    }
-    ctx.gone = true;
-    releaseAllLocal(ctx);
+      ctx.gone = true;
+      releaseAllLocal(ctx);
+    });
   }
 
   return {
@@ -55,7 +57,7 @@ export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL
       if (mounts.has(hostPath)) throw new MnemoError('conflict', `something is already mounted at ${hostPath}`);
       const { storeId, service, actor, readOnly } = req;
       const ctx = createContext({ storeId, service, actor, log, readOnly, contents, serverLocal, mountLocalMaxBytes: localLimits.mountMaxBytes });
-      if (!ctx.view.store()) throw notFound('memory store', storeId);
+      if (!(await ctx.view.store())) throw notFound('memory store', storeId);
       const live = await startFuse(hostPath, createOps(ctx), { storeId: req.storeId, readOnly, log });
       ctx.kernel = live;
       mounts.set(hostPath, { live, ctx });

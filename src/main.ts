@@ -14,6 +14,7 @@ import { parseArgs } from './cli/args.js';
 import { packageVersion } from './cli/version.js';
 import { loadConfig, type Config } from './cli/config.js';
 import { mountAccess, type Mounter } from './service/mounts.js';
+import { mountServiceOf } from './service/mount-service.js';
 import { createService, type Service } from './service/service.js';
 import { openSqliteStorage, type SqliteStorage } from './storage/sqlite/open.js';
 import { removePidFile, writePidFile } from './cli/pidfile.js';
@@ -215,7 +216,7 @@ async function mountUntilSignal(config: Config, { service, storage, mounter }: M
   // Writes are attributed to a session of their own, recorded (with this pid) so the API shows it.
   const session = local.start({ store, hostPath, readOnly });
   const access = mountAccess(store, readOnly);
-  await mounter.mount({ storeId, hostPath, readOnly: access !== 'writable', actor: { type: 'session_actor', sessionId: session.id }, service });
+  await mounter.mount({ storeId, hostPath, readOnly: access !== 'writable', actor: { type: 'session_actor', sessionId: session.id }, service: mountServiceOf(service) });
   local.record(session);
   const stopped = untilSignal();
   process.stdout.write(`${hostPath}\n`);

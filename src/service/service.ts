@@ -29,6 +29,7 @@ import { createSearch } from './search.js';
 import { createIdempotency } from './idempotency.js';
 import { createLocalSessions } from './local-sessions.js';
 import { createMountReader } from './mount-reader.js';
+import { mountServiceOf } from './mount-service.js';
 import { NO_MOUNTS, type Mounter, type MountReader } from './mounts.js';
 import { checkReadiness } from './readiness.js';
 import { AGENT_MOUNT_ROOT, createSessions } from './sessions.js';
@@ -353,7 +354,7 @@ export function createService({
     },
   };
   const sessions = createSessions({
-    storage, getStore: store, ids, clock, limits, local, mounter, mountService: service, mountRoot, log,
+    storage, getStore: store, ids, clock, limits, local, mounter, mountService: mountServiceOf(service), mountRoot, log,
   });
   /** Mount sessions (src/service/sessions.ts): created, listed and ended here, mounted through `mounter`. */
   return { ...service, sessions };

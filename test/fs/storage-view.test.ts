@@ -23,103 +23,103 @@ function countQueries(core: Core): Record<string, number> {
 }
 
 describe('storage view', () => {
-  it('after 8 missed lookups answers a directory from one listing, and still sees the next write there', () => {
+  it('after 8 missed lookups answers a directory from one listing, and still sees the next write there', async () => {
     const core = openCore();
     const tree: Record<string, string> = {};
     for (let i = 0; i < 20; i++) tree[`/d/f${i}.md`] = `file ${i}`;
     const store = seedStore(core.service, core.caller, tree);
     const view = new StorageView(core.service.mountReader(store.id), core.service.clock);
-    for (let i = 0; i < 20; i++) expect(view.meta(`/d/f${i}.md`)?.contentSizeBytes).toBe(`file ${i}`.length);
-    expect(view.meta('/d/absent.md')).toBeNull();
-    expect(view.hasMemoriesUnder('/d')).toBe(true);
+    for (let i = 0; i < 20; i++) expect((await view.meta(`/d/f${i}.md`))?.contentSizeBytes).toBe(`file ${i}`.length);
+    expect(await view.meta('/d/absent.md')).toBeNull();
+    expect(await view.hasMemoriesUnder('/d')).toBe(true);
 
     core.service.createMemory(core.caller, store.id, { path: '/d/absent.md', content: 'now here' });
-    core.service.updateMemory(core.caller, store.id, view.meta('/d/f3.md')!.id, { content: 'longer than before' });
-    expect(view.meta('/d/absent.md')?.contentSizeBytes).toBe(8);
-    expect(view.meta('/d/f3.md')?.contentSizeBytes).toBe(18);
-    expect(view.listDirectory('/d').files).toHaveLength(21);
+    core.service.updateMemory(core.caller, store.id, (await view.meta('/d/f3.md'))!.id, { content: 'longer than before' });
+    expect((await view.meta('/d/absent.md'))?.contentSizeBytes).toBe(8);
+    expect((await view.meta('/d/f3.md'))?.contentSizeBytes).toBe(18);
+    expect((await view.listDirectory('/d')).files).toHaveLength(21);
   });
 
-  it('lists a directory of more than 4,096 entries whole, and still answers lookups in it', () => {
+  it('lists a directory of more than 4,096 entries whole, and still answers lookups in it', async () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, {});
     core.storage.batch(() => {
       for (let i = 0; i < 4100; i++) core.service.createMemory(core.caller, store.id, { path: `/big/m${String(i).padStart(4, '0')}.md`, content: String(i) });
     });
     const view = new StorageView(core.service.mountReader(store.id), core.service.clock);
-    expect(view.listDirectory('/big').files).toHaveLength(4100);
-    for (let i = 0; i < 12; i++) expect(view.meta(`/big/m${String(i * 300).padStart(4, '0')}.md`)?.contentSizeBytes).toBe(String(i * 300).length);
-    expect(view.meta('/big/none.md')).toBeNull();
+    expect((await view.listDirectory('/big')).files).toHaveLength(4100);
+    for (let i = 0; i < 12; i++) expect((await view.meta(`/big/m${String(i * 300).padStart(4, '0')}.md`))?.contentSizeBytes).toBe(String(i * 300).length);
+    expect(await view.meta('/big/none.md')).toBeNull();
   });
 
-  it('names a directory\'s implied subdirectories for its nlink, and gives none for a directory of more than 4,096 entries', () => {
+  it('names a directory\'s implied subdirectories for its nlink, and gives none for a directory of more than 4,096 entries', async () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/d/a/x.md': 'x', '/d/b/c/y.md': 'y', '/d/z.md': 'z' });
     core.storage.batch(() => {
       for (let i = 0; i < 4100; i++) core.service.createMemory(core.caller, store.id, { path: `/big/m${String(i).padStart(4, '0')}.md`, content: String(i) });
     });
     const view = new StorageView(core.service.mountReader(store.id), core.service.clock);
-    expect(view.subdirs('/d')).toEqual(['a', 'b']);
-    expect(view.subdirs('/d/b')).toEqual(['c']);
-    expect(view.subdirs('/big')).toBeNull();
-    expect(view.meta('/big/m0001.md')?.contentSizeBytes).toBe(1);
+    expect(await view.subdirs('/d')).toEqual(['a', 'b']);
+    expect(await view.subdirs('/d/b')).toEqual(['c']);
+    expect(await view.subdirs('/big')).toBeNull();
+    expect((await view.meta('/big/m0001.md'))?.contentSizeBytes).toBe(1);
     core.service.createMemory(core.caller, store.id, { path: '/d/e/new.md', content: 'n' });
-    expect(view.subdirs('/d')).toEqual(['a', 'b', 'e']);
+    expect(await view.subdirs('/d')).toEqual(['a', 'b', 'e']);
   });
 
-  it('follows the store row: archiving shows at the next look', () => {
+  it('follows the store row: archiving shows at the next look', async () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, {});
     const view = new StorageView(core.service.mountReader(store.id), core.service.clock);
-    expect(view.store()?.archivedAt).toBeNull();
+    expect((await view.store())?.archivedAt).toBeNull();
     core.service.archiveStore(core.caller, store.id);
-    expect(view.store()?.archivedAt).not.toBeNull();
+    expect((await view.store())?.archivedAt).not.toBeNull();
     core.service.deleteStore(core.caller, store.id);
-    expect(view.store()).toBeNull();
+    expect(await view.store()).toBeNull();
   });
 
-  it('keeps its answers across a save of its own, with the saved file in them, and asks storage nothing more', () => {
+  it('keeps its answers across a save of its own, with the saved file in them, and asks storage nothing more', async () => {
     const core = openCore();
     const tree: Record<string, string> = {};
     for (let i = 0; i < 10; i++) tree[`/d/f${i}.md`] = `file ${i}`;
     const store = seedStore(core.service, core.caller, tree);
     const view = new StorageView(core.service.mountReader(store.id), core.service.clock);
-    for (let i = 0; i < 10; i++) view.meta(`/d/f${i}.md`);
-    expect(view.meta('/d/new.md')).toBeNull();
-    expect(view.meta('/d/sub/deep.md')).toBeNull();
-    expect(view.listDirectory('/').dirs).toEqual(['d']);
-    expect(view.store()?.id).toBe(store.id);
+    for (let i = 0; i < 10; i++) await view.meta(`/d/f${i}.md`);
+    expect(await view.meta('/d/new.md')).toBeNull();
+    expect(await view.meta('/d/sub/deep.md')).toBeNull();
+    expect((await view.listDirectory('/')).dirs).toEqual(['d']);
+    expect((await view.store())?.id).toBe(store.id);
     const calls = countQueries(core);
 
-    const saveAt = (path: string, content: string) => () =>
+    const saveAt = (path: string, content: string) => async () =>
       core.service.saveMemoryAt(core.caller, store.id, { path, content, memoryId: core.service.ids('memory') }).memory;
-    const created = view.saved('/d/new.md', saveAt('/d/new.md', 'brand new'));
-    view.saved('/d/f3.md', saveAt('/d/f3.md', 'rewritten, longer'));
-    view.saved('/d/sub/deep.md', saveAt('/d/sub/deep.md', 'below'));
+    const created = await view.saved('/d/new.md', saveAt('/d/new.md', 'brand new'));
+    await view.saved('/d/f3.md', saveAt('/d/f3.md', 'rewritten, longer'));
+    await view.saved('/d/sub/deep.md', saveAt('/d/sub/deep.md', 'below'));
 
-    expect(view.meta('/d/new.md')).toMatchObject({ id: created.id, versionId: created.versionId, contentSizeBytes: 9 });
-    expect(view.meta('/d/f3.md')?.contentSizeBytes).toBe(17);
-    expect(view.meta('/d/sub/deep.md')?.contentSizeBytes).toBe(5);
-    expect(view.hasMemoriesUnder('/d/sub')).toBe(true);
-    const d = view.listDirectory('/d');
+    expect(await view.meta('/d/new.md')).toMatchObject({ id: created.id, versionId: created.versionId, contentSizeBytes: 9 });
+    expect((await view.meta('/d/f3.md'))?.contentSizeBytes).toBe(17);
+    expect((await view.meta('/d/sub/deep.md'))?.contentSizeBytes).toBe(5);
+    expect(await view.hasMemoriesUnder('/d/sub')).toBe(true);
+    const d = await view.listDirectory('/d');
     expect(d.files.map((f) => f.path).sort()).toEqual([...Object.keys(tree), '/d/new.md'].sort());
     expect(d.dirs).toEqual(['sub']);
     // A name the kept listing of /d has as a file (or not at all) is no directory: no query either.
-    expect(view.hasMemoriesUnder('/d/f7.md')).toBe(false);
-    expect(view.hasMemoriesUnder('/d/absent')).toBe(false);
-    expect(view.store()?.id).toBe(store.id);
+    expect(await view.hasMemoriesUnder('/d/f7.md')).toBe(false);
+    expect(await view.hasMemoriesUnder('/d/absent')).toBe(false);
+    expect((await view.store())?.id).toBe(store.id);
     expect(calls).toEqual({});
     // The same answers storage gives from scratch.
     const fresh = new StorageView(core.service.mountReader(store.id), core.service.clock);
-    expect(view.meta('/d/new.md')).toEqual(fresh.meta('/d/new.md'));
-    expect(view.meta('/d/f3.md')).toEqual(fresh.meta('/d/f3.md'));
+    expect(await view.meta('/d/new.md')).toEqual(await fresh.meta('/d/new.md'));
+    expect(await view.meta('/d/f3.md')).toEqual(await fresh.meta('/d/f3.md'));
   });
 
-  it('drops its answers after a save of its own when another process wrote meanwhile', () => {
+  it('drops its answers after a save of its own when another process wrote meanwhile', async () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/d/a.md': 'a' });
     const view = new StorageView(core.service.mountReader(store.id), core.service.clock);
-    expect(view.meta('/d/b.md')).toBeNull();
+    expect(await view.meta('/d/b.md')).toBeNull();
     // Another connection (a CLI beside the server) writes; this process notices within 100 ms.
     const other = openSqliteStorage(core.file);
     try {
@@ -127,25 +127,25 @@ describe('storage view', () => {
     } finally {
       other.close();
     }
-    view.saved('/d/a.md', () => {
+    await view.saved('/d/a.md', async () => {
       // The save takes long enough that the check for other processes falls due before it returns.
       for (const until = Date.now() + 120; Date.now() < until; );
       return core.service.saveMemoryAt(core.caller, store.id, { path: '/d/a.md', content: 'mine', memoryId: core.service.ids('memory') }).memory;
     });
-    expect(view.meta('/d/b.md')?.contentSizeBytes).toBe(12);
+    expect((await view.meta('/d/b.md'))?.contentSizeBytes).toBe(12);
   });
 
-  it('drops its answers when the saved memory is no longer at the path it saved (renamed through the API)', () => {
+  it('drops its answers when the saved memory is no longer at the path it saved (renamed through the API)', async () => {
     const core = openCore();
     const store = seedStore(core.service, core.caller, { '/d/a.md': 'a' });
     const view = new StorageView(core.service.mountReader(store.id), core.service.clock);
-    const id = view.meta('/d/a.md')!.id;
-    expect(view.meta('/d/moved.md')).toBeNull();
-    view.saved('/d/a.md', () => {
+    const id = (await view.meta('/d/a.md'))!.id;
+    expect(await view.meta('/d/moved.md')).toBeNull();
+    await view.saved('/d/a.md', async () => {
       core.service.moveMemory(core.caller, store.id, id, '/d/moved.md');
       return core.service.updateMemory(core.caller, store.id, id, { content: 'saved by id' });
     });
-    expect(view.meta('/d/a.md')).toBeNull();
-    expect(view.meta('/d/moved.md')?.contentSizeBytes).toBe(11);
+    expect(await view.meta('/d/a.md')).toBeNull();
+    expect((await view.meta('/d/moved.md'))?.contentSizeBytes).toBe(11);
   });
 });

@@ -8,6 +8,7 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { createMountManager } from '../../fs/index.js';
 import { createService } from '../../src/service/service.js';
+import { mountServiceOf } from '../../src/service/mount-service.js';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 import type { Caller } from '../../src/index.js';
 
@@ -52,11 +53,11 @@ await mounter.mount({
   hostPath: values.mount!,
   readOnly: values['read-only']!,
   actor: { type: 'session_actor', sessionId },
-  service,
+  service: mountServiceOf(service),
 });
 for (const spec of values.also!) {
   const [hostPath, session] = spec.split('=') as [string, string];
-  await mounter.mount({ storeId, hostPath, readOnly: values['read-only']!, actor: { type: 'session_actor', sessionId: session }, service });
+  await mounter.mount({ storeId, hostPath, readOnly: values['read-only']!, actor: { type: 'session_actor', sessionId: session }, service: mountServiceOf(service) });
 }
 process.stdout.write(JSON.stringify({ ready: true, storeId, sessionId, apiKeyId: key.id }) + '\n');
 
