@@ -3,7 +3,7 @@
  * version; an unsaved file's go with its first save), a directory's with the mount (dirs.ts).
  * Each moves the ctime, as on a disk.
  */
-import { then, type Answer } from './answer.js';
+import { after, type Answer } from './answer.js';
 import Fuse from './binding/fuse.js';
 import type { Caller, KeptAttrs } from '../src/index.js';
 import { assertWritable, mountCaller, type MountContext } from './context.js';
@@ -53,7 +53,7 @@ function setOnDraft(d: Draft, a: KeptAttrs, now: number): void {
  * every entry instead of trusting the count.
  */
 export function dirStatOf(ctx: MountContext, path: string, mode: number): Answer<FuseStat> {
-  return then(subdirCount(ctx, path), (subdirs) => {
+  return after(subdirCount(ctx, path), (subdirs) => {
     const d = ctx.dirs.get(path);
     const a: Attrs = { mode, uid: d.uid ?? PROCESS_UID, gid: d.gid ?? PROCESS_GID, atimeMs: d.atimeMs, mtimeMs: d.mtimeMs, ctimeMs: d.ctimeMs };
     return dirStat(d.ino, subdirs === null ? 1 : 2 + subdirs, a);

@@ -1,5 +1,5 @@
 /** @module The state of one mount: its store, actor, access, drafts, mount-local directories and handles. */
-import { then, type Answer } from './answer.js';
+import { after, type Answer } from './answer.js';
 import Fuse from './binding/fuse.js';
 import { mountAccess, type Actor, type Caller, type MountReader, type MountService, type Store } from '../src/index.js';
 import { fsError } from './errno.js';
@@ -44,10 +44,12 @@ export interface MountContext {
   readonly serverLocal: LocalBudget;
   /** This mount's operations, one at a time in arrival order (op-queue.ts). */
   readonly queue: OpQueue;
+  /** Told of each operation as it arrives (MountManagerDeps.onOperation). */
+  readonly onOperation: ((op: string, path: string, queued: boolean) => void) | undefined;
 }
 
 export function createContext(
-  init: Pick<MountContext, 'storeId' | 'service' | 'actor' | 'log' | 'readOnly' | 'contents' | 'serverLocal'> & { mountLocalMaxBytes: number },
+  init: Pick<MountContext, 'storeId' | 'service' | 'actor' | 'log' | 'readOnly' | 'contents' | 'serverLocal' | 'onOperation'> & { mountLocalMaxBytes: number },
 ): MountContext {
   const { mountLocalMaxBytes, ...rest } = init;
   const startedMs = Date.now();
@@ -72,7 +74,7 @@ export function createContext(
 /** The caller a mount writes as: the mount's actor, in the store's own workspace. */
 export function mountCaller(ctx: MountContext): Answer<Caller> {
   // The view keeps the store row until storage changes, so asking on every check costs no query.
-  return then(ctx.view.store(), (store) => callerOf(ctx, store));
+  return after(ctx.view.store(), (store) => callerOf(ctx, store));
 }
 
 function callerOf(ctx: MountContext, store: Store | null): Caller {
@@ -90,5 +92,5 @@ function callerOf(ctx: MountContext, store: Store | null): Caller {
 export function assertWritable(ctx: MountContext): Answer<void> {
   if (ctx.gone) throw fsError(Fuse.ENOENT, 'the memory store was deleted');
   if (ctx.readOnly) throw fsError(Fuse.EROFS, 'read-only mount');
-  return then(mountCaller(ctx), () => undefined);
+  return after(mountCaller(ctx), () => undefined);
 }

@@ -14,12 +14,17 @@ export interface MountManagerDeps {
   log?: (line: string) => void;
   /** Caps on mount-local state per mount and for all of this process's mounts (local-budget.ts). */
   localLimits?: LocalLimits;
+  /**
+   * Told of each operation as it arrives at a mount, before it waits its turn (op-queue.ts), with
+   * whether it had to wait: for tracing, and for the test that ops are answered in arrival order.
+   */
+  onOperation?: (op: string, path: string, queued: boolean) => void;
 }
 
 /** Bytes of file content kept for reads across all mounts (fs/content-cache.ts). */
 const CONTENT_CACHE_BYTES = 16 * 1024 * 1024;
 
-export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL_LIMITS }: MountManagerDeps = {}): Mounter {
+export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL_LIMITS, onOperation }: MountManagerDeps = {}): Mounter {
   const mounts = new Map<string, { live: LiveMount; ctx: MountContext }>();
   const contents = new ContentCache(CONTENT_CACHE_BYTES);
   const serverLocal = new LocalBudget(localLimits.serverMaxBytes, 'MNEMO_LOCAL_MAX_BYTES');
@@ -56,7 +61,7 @@ export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL
       const hostPath = resolve(req.hostPath);
       if (mounts.has(hostPath)) throw new MnemoError('conflict', `something is already mounted at ${hostPath}`);
       const { storeId, service, actor, readOnly } = req;
-      const ctx = createContext({ storeId, service, actor, log, readOnly, contents, serverLocal, mountLocalMaxBytes: localLimits.mountMaxBytes });
+      const ctx = createContext({ storeId, service, actor, log, readOnly, contents, serverLocal, mountLocalMaxBytes: localLimits.mountMaxBytes, onOperation });
       if (!(await ctx.view.store())) throw notFound('memory store', storeId);
       const live = await startFuse(hostPath, createOps(ctx), { storeId: req.storeId, readOnly, log });
       ctx.kernel = live;

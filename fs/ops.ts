@@ -8,7 +8,7 @@
  */
 import Fuse, { OPEN_NOFLUSH, type FuseOps } from './binding/fuse.js';
 import { isMnemoError, MAX_CONTENT_BYTES, parentOf } from '../src/index.js';
-import { then } from './answer.js';
+import { after } from './answer.js';
 import { changeAttrs, dirStatOf, ownerId } from './attrs.js';
 import { assertWritable, mountCaller, type MountContext } from './context.js';
 import { errnoLine, fsError, FsError, toErrno, wasReported } from './errno.js';
@@ -35,6 +35,7 @@ export function createOps(ctx: MountContext): FuseOps {
    * handle, sent as 0 + handle. A rejection is answered as a throw is.
    */
   function run(op: string, path: string, cb: Reply, fn: () => unknown, fh = false): void {
+    ctx.onOperation?.(op, path, ctx.queue.busy);
     let r: unknown;
     try {
       r = ctx.queue.run(fn);
@@ -89,7 +90,7 @@ export function createOps(ctx: MountContext): FuseOps {
       const kept = ctx.queue.busy || ctx.drafts.has(path) ? undefined : ctx.view.stat(path);
       if (kept) return cb(0, kept as never);
       run('stat', path, cb, () =>
-        then(lookup(ctx, path), (node) => {
+        after(lookup(ctx, path), (node) => {
           if (!node) return Fuse.ENOENT;
           if (node.kind === 'dir') return dirStatOf(ctx, path, node.mode);
           if (node.draft) return draftStat(ctx, node.draft);
@@ -113,11 +114,11 @@ export function createOps(ctx: MountContext): FuseOps {
       // A read-only open saves nothing at close: the kernel is told to skip that round trip.
       run('open', path, freshReply(ctx, path, (code, fh) => cb(code, fh, (flags & O_ACCMODE) === 0 ? OPEN_NOFLUSH : 0)), () => {
         const writable = (flags & O_ACCMODE) !== 0;
-        return then(writable ? assertWritable(ctx) : undefined, () =>
-          then(lookup(ctx, path), (node) => {
+        return after(writable ? assertWritable(ctx) : undefined, () =>
+          after(lookup(ctx, path), (node) => {
             if (!node) throw fsError(Fuse.ENOENT);
             if (node.kind === 'dir') throw fsError(Fuse.EISDIR);
-            return then(node.draft ?? storedDraft(ctx, path, node.meta!), (d) => {
+            return after(node.draft ?? storedDraft(ctx, path, node.meta!), (d) => {
               if (!d) throw fsError(Fuse.ENOENT);
               ctx.drafts.set(path, d);
               // atomic_o_trunc: the kernel hands O_TRUNC to open instead of calling truncate.
@@ -182,7 +183,7 @@ export function createOps(ctx: MountContext): FuseOps {
     ftruncate: (path, fh, size, cb) =>
       run('ftruncate', path ?? '(open file)', cb, () => {
         const h = ctx.handles.get(fh);
-        return then(assertWritable(ctx), () => {
+        return after(assertWritable(ctx), () => {
           // The same size changes nothing (and is no reason to refuse).
           if (size !== h.draft.size) grow(h.draft, size, () => resizeDraft(h.draft, size));
           // Counted as a write: `truncate -s` and vim save at the next flush or fsync.
@@ -218,7 +219,7 @@ export function createOps(ctx: MountContext): FuseOps {
     // the directory is waiting for every commit so far, as for a file. Nothing of its own to save.
     fsyncdir: (path, _datasync, _fh, cb) =>
       run('fsync', path, whenDurable('fsync', path, cb), () =>
-        then(lookup(ctx, path), (node) => {
+        after(lookup(ctx, path), (node) => {
           if (!node) throw fsError(Fuse.ENOENT);
         }),
       ),
@@ -276,7 +277,7 @@ export function createOps(ctx: MountContext): FuseOps {
         const path = handlePath(pathOrNull, fh);
         const bits = mode & 0o7777;
         if (path === null) {
-          return then(assertWritable(ctx), () => void (openHandle(fh).draft.mode = bits));
+          return after(assertWritable(ctx), () => void (openHandle(fh).draft.mode = bits));
         }
         return changeAttrs(ctx, path, { mode: bits }, (caller, id) => ctx.service.setMemoryMode(caller, ctx.storeId, id, bits));
       }),
@@ -299,8 +300,8 @@ export function createOps(ctx: MountContext): FuseOps {
         const times = { ...optional('atimeMs', atime ?? undefined), ...optional('mtimeMs', mtime ?? undefined) };
         // Both omitted: utimensat changes nothing, not even the ctime.
         if (atime === null && mtime === null) {
-          return then(assertWritable(ctx), () =>
-            then(lookup(ctx, path), (node) => {
+          return after(assertWritable(ctx), () =>
+            after(lookup(ctx, path), (node) => {
               if (!node) throw fsError(Fuse.ENOENT);
             }),
           );

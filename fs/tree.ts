@@ -5,7 +5,7 @@
  * the next stat or open. A question the view answers from memory is answered synchronously
  * (answer.ts); one that asks storage is a promise.
  */
-import { then, type Answer } from './answer.js';
+import { after, type Answer } from './answer.js';
 import Fuse from './binding/fuse.js';
 import { MAX_SEGMENTS, NAME_MAX, assertEntryName, assertMemoryPath, baseName, byteLength, parentOf, type MemoryMeta } from '../src/index.js';
 import type { MountContext } from './context.js';
@@ -21,18 +21,18 @@ export function lookup(ctx: MountContext, path: string): Answer<Node | null> {
   if (path === '/') return { kind: 'dir', mode: ctx.localDirs.get('/') ?? 0o755 };
   if (ctx.gone) return null;
   assertLookupName(path);
-  return then(freshen(ctx, path), (draft): Answer<Node | null> => {
+  return after(freshen(ctx, path), (draft): Answer<Node | null> => {
     if (draft) return { kind: 'file', draft, meta: null };
-    return then(ctx.view.meta(path), (meta) => {
+    return after(ctx.view.meta(path), (meta) => {
       if (meta) return { kind: 'file', draft: null, meta };
-      return then(isDir(ctx, path), (dir) => (dir ? { kind: 'dir', mode: ctx.localDirs.get(path) ?? 0o755 } : null));
+      return after(isDir(ctx, path), (dir) => (dir ? { kind: 'dir', mode: ctx.localDirs.get(path) ?? 0o755 } : null));
     });
   });
 }
 
 export function isDir(ctx: MountContext, path: string): Answer<boolean> {
   if (path === '/' || ctx.localDirs.has(path)) return true;
-  return then(ctx.view.hasMemoriesUnder(path), (under) => {
+  return after(ctx.view.hasMemoriesUnder(path), (under) => {
     if (under) return true;
     const prefix = path + '/';
     for (const p of ctx.drafts.keys()) if (p.startsWith(prefix)) return true;
@@ -68,7 +68,7 @@ export async function listDir(ctx: MountContext, dir: string): Promise<string[] 
  */
 export function subdirCount(ctx: MountContext, dir: string): Answer<number | null> {
   if (ctx.gone) return 0;
-  return then(ctx.view.subdirs(dir), (implied) => (implied === null ? null : countSubdirs(ctx, dir, implied)));
+  return after(ctx.view.subdirs(dir), (implied) => (implied === null ? null : countSubdirs(ctx, dir, implied)));
 }
 
 function countSubdirs(ctx: MountContext, dir: string, implied: readonly string[]): number {
@@ -157,7 +157,7 @@ function freshen(ctx: MountContext, path: string): Answer<Draft | null> {
   const d = ctx.drafts.get(path);
   if (!d) return null;
   if (!d.stored || d.dirty || d.failed || d.scratch) return d;
-  return then(ctx.view.meta(path), (m): Answer<Draft | null> => {
+  return after(ctx.view.meta(path), (m): Answer<Draft | null> => {
     if (!m || m.id !== d.memoryId) {
       ctx.drafts.detach(d);
       return null;
