@@ -3,6 +3,7 @@
  * version; an unsaved file's go with its first save), a directory's with the mount (dirs.ts).
  * Each moves the ctime, as on a disk.
  */
+import { after, type Answer } from './answer.js';
 import Fuse from './binding/fuse.js';
 import type { Caller, KeptAttrs } from '../src/index.js';
 import { assertWritable, mountCaller, type MountContext } from './context.js';
@@ -13,9 +14,9 @@ import { lookup, subdirCount } from './tree.js';
 import type { FuseStat } from './binding/fuse.js';
 
 /** Sets `a` on the file or directory at `path`; `keep` stores it for a memory that exists. */
-export function changeAttrs(ctx: MountContext, path: string, a: KeptAttrs, keep: (caller: Caller, memoryId: string) => void): void {
-  assertWritable(ctx);
-  const node = lookup(ctx, path);
+export async function changeAttrs(ctx: MountContext, path: string, a: KeptAttrs, keep: (caller: Caller, memoryId: string) => Promise<void>): Promise<void> {
+  await assertWritable(ctx);
+  const node = await lookup(ctx, path);
   if (!node) throw fsError(Fuse.ENOENT);
   const now = Date.now();
   if (node.kind === 'dir') {
@@ -27,7 +28,7 @@ export function changeAttrs(ctx: MountContext, path: string, a: KeptAttrs, keep:
   const d = node.draft;
   if (d) setOnDraft(d, a, now);
   const stored = d ? (d.stored && !d.scratch ? d.memoryId : null) : node.meta!.id;
-  if (stored) keep(mountCaller(ctx), stored);
+  if (stored) await keep(await mountCaller(ctx), stored);
   ctx.view.forgetStat(path);
 }
 
@@ -51,11 +52,12 @@ function setOnDraft(d: Draft, a: KeptAttrs, now: number): void {
  * directory too big to count, which tools read as "unknown" (as on btrfs): find then looks inside
  * every entry instead of trusting the count.
  */
-export function dirStatOf(ctx: MountContext, path: string, mode: number): FuseStat {
-  const d = ctx.dirs.get(path);
-  const a: Attrs = { mode, uid: d.uid ?? PROCESS_UID, gid: d.gid ?? PROCESS_GID, atimeMs: d.atimeMs, mtimeMs: d.mtimeMs, ctimeMs: d.ctimeMs };
-  const subdirs = subdirCount(ctx, path);
-  return dirStat(d.ino, subdirs === null ? 1 : 2 + subdirs, a);
+export function dirStatOf(ctx: MountContext, path: string, mode: number): Answer<FuseStat> {
+  return after(subdirCount(ctx, path), (subdirs) => {
+    const d = ctx.dirs.get(path);
+    const a: Attrs = { mode, uid: d.uid ?? PROCESS_UID, gid: d.gid ?? PROCESS_GID, atimeMs: d.atimeMs, mtimeMs: d.mtimeMs, ctimeMs: d.ctimeMs };
+    return dirStat(d.ino, subdirs === null ? 1 : 2 + subdirs, a);
+  });
 }
 
 /** chown's "leave it": -1, which arrives as (uid_t)-1 or as -1. */

@@ -1,12 +1,14 @@
 /** @module The state of one mount: its store, actor, access, drafts, mount-local directories and handles. */
+import { after, type Answer } from './answer.js';
 import Fuse from './binding/fuse.js';
-import { mountAccess, type Actor, type Caller, type MountReader, type MountService } from '../src/index.js';
+import { mountAccess, type Actor, type Caller, type MountReader, type MountService, type Store } from '../src/index.js';
 import { fsError } from './errno.js';
 import { HandleTable } from './handles.js';
 import type { ContentCache } from './content-cache.js';
 import { DirTable } from './dirs.js';
 import { Drafts } from './drafts.js';
 import { LocalBudget } from './local-budget.js';
+import { OpQueue } from './op-queue.js';
 import { StorageView } from './storage-view.js';
 
 export interface MountContext {
@@ -40,10 +42,14 @@ export interface MountContext {
   /** This mount's mount-local bytes (local-budget.ts), and the budget all mounts of the process share. */
   readonly local: LocalBudget;
   readonly serverLocal: LocalBudget;
+  /** This mount's operations, one at a time in arrival order (op-queue.ts). */
+  readonly queue: OpQueue;
+  /** Told of each operation as it arrives (MountManagerDeps.onOperation). */
+  readonly onOperation: ((op: string, path: string, queued: boolean) => void) | undefined;
 }
 
 export function createContext(
-  init: Pick<MountContext, 'storeId' | 'service' | 'actor' | 'log' | 'readOnly' | 'contents' | 'serverLocal'> & { mountLocalMaxBytes: number },
+  init: Pick<MountContext, 'storeId' | 'service' | 'actor' | 'log' | 'readOnly' | 'contents' | 'serverLocal' | 'onOperation'> & { mountLocalMaxBytes: number },
 ): MountContext {
   const { mountLocalMaxBytes, ...rest } = init;
   const startedMs = Date.now();
@@ -61,13 +67,17 @@ export function createContext(
     kernel: null,
     reader,
     view: new StorageView(reader, init.service.clock),
+    queue: new OpQueue(),
   };
 }
 
 /** The caller a mount writes as: the mount's actor, in the store's own workspace. */
-export function mountCaller(ctx: MountContext): Caller {
+export function mountCaller(ctx: MountContext): Answer<Caller> {
   // The view keeps the store row until storage changes, so asking on every check costs no query.
-  const store = ctx.view.store();
+  return after(ctx.view.store(), (store) => callerOf(ctx, store));
+}
+
+function callerOf(ctx: MountContext, store: Store | null): Caller {
   const access = mountAccess(store, ctx.readOnly);
   if (access === 'gone') {
     ctx.gone = true;
@@ -79,8 +89,8 @@ export function mountCaller(ctx: MountContext): Caller {
 }
 
 /** Throws EROFS (or ENOENT for a deleted store) before any change through the mount. */
-export function assertWritable(ctx: MountContext): void {
+export function assertWritable(ctx: MountContext): Answer<void> {
   if (ctx.gone) throw fsError(Fuse.ENOENT, 'the memory store was deleted');
   if (ctx.readOnly) throw fsError(Fuse.EROFS, 'read-only mount');
-  mountCaller(ctx);
+  return after(mountCaller(ctx), () => undefined);
 }

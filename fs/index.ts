@@ -14,12 +14,17 @@ export interface MountManagerDeps {
   log?: (line: string) => void;
   /** Caps on mount-local state per mount and for all of this process's mounts (local-budget.ts). */
   localLimits?: LocalLimits;
+  /**
+   * Told of each operation as it arrives at a mount, before it waits its turn (op-queue.ts), with
+   * whether it had to wait: for tracing, and for the test that ops are answered in arrival order.
+   */
+  onOperation?: (op: string, path: string, queued: boolean) => void;
 }
 
 /** Bytes of file content kept for reads across all mounts (fs/content-cache.ts). */
 const CONTENT_CACHE_BYTES = 16 * 1024 * 1024;
 
-export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL_LIMITS }: MountManagerDeps = {}): Mounter {
+export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL_LIMITS, onOperation }: MountManagerDeps = {}): Mounter {
   const mounts = new Map<string, { live: LiveMount; ctx: MountContext }>();
   const contents = new ContentCache(CONTENT_CACHE_BYTES);
   const serverLocal = new LocalBudget(localLimits.serverMaxBytes, 'MNEMO_LOCAL_MAX_BYTES');
@@ -29,24 +34,26 @@ export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL
     const entry = mounts.get(path);
     if (!entry) return;
     mounts.delete(path);
-    finish(entry.ctx);
+    await finish(entry.ctx);
     await entry.live.close();
     log(`mnemo fs: unmounted ${path}`);
   }
 
-  /** Lands what the mount still owes: saves of open, changed files. */
-  function finish(ctx: MountContext): void {
-    for (const d of [...ctx.drafts.values()]) {
-      if (d.scratch) adoptScratch(ctx, d);
-      if (ctx.gone || ctx.readOnly || d.failed || d.scratch || (d.stored && !d.dirty)) continue;
-      try {
-        commit(ctx, d);
-      } catch (err) {
-        warnSaveFailed(ctx, d.path ?? '(unlinked)', err);
+  /** Lands what the mount still owes: saves of open, changed files, after the operations in flight (its queue). */
+  async function finish(ctx: MountContext): Promise<void> {
+    await ctx.queue.run(async () => {
+      for (const d of [...ctx.drafts.values()]) {
+        if (d.scratch) await adoptScratch(ctx, d);
+        if (ctx.gone || ctx.readOnly || d.failed || d.scratch || (d.stored && !d.dirty)) continue;
+        try {
+          await commit(ctx, d);
+        } catch (err) {
+          warnSaveFailed(ctx, d.path ?? '(unlinked)', err);
+        }
       }
-    }
-    ctx.gone = true;
-    releaseAllLocal(ctx);
+      ctx.gone = true;
+      releaseAllLocal(ctx);
+    });
   }
 
   return {
@@ -54,8 +61,8 @@ export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL
       const hostPath = resolve(req.hostPath);
       if (mounts.has(hostPath)) throw new MnemoError('conflict', `something is already mounted at ${hostPath}`);
       const { storeId, service, actor, readOnly } = req;
-      const ctx = createContext({ storeId, service, actor, log, readOnly, contents, serverLocal, mountLocalMaxBytes: localLimits.mountMaxBytes });
-      if (!ctx.view.store()) throw notFound('memory store', storeId);
+      const ctx = createContext({ storeId, service, actor, log, readOnly, contents, serverLocal, mountLocalMaxBytes: localLimits.mountMaxBytes, onOperation });
+      if (!(await ctx.view.store())) throw notFound('memory store', storeId);
       const live = await startFuse(hostPath, createOps(ctx), { storeId: req.storeId, readOnly, log });
       ctx.kernel = live;
       mounts.set(hostPath, { live, ctx });

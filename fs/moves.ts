@@ -21,27 +21,27 @@ import { fsError } from './errno.js';
 import { settleLocal } from './local-budget.js';
 import { isMountLocalPath } from './names.js';
 import { commit, forget } from './save-points.js';
-import { hasChildren, isDir, keepParents, lookup, scratchFor } from './tree.js';
+import { hasChildren, isDir, keepParents, lookup, scratchFor, type Node } from './tree.js';
 
-export function unlinkPath(ctx: MountContext, path: string): void {
-  const node = lookup(ctx, path);
+export async function unlinkPath(ctx: MountContext, path: string): Promise<void> {
+  const node = await lookup(ctx, path);
   if (!node) throw fsError(Fuse.ENOENT);
   if (node.kind === 'dir') throw fsError(Fuse.EISDIR);
-  mountCaller(ctx);
+  await mountCaller(ctx);
   const d = node.draft;
   if (d) forget(ctx, d);
   const memoryId = d ? (d.stored && !d.scratch ? d.memoryId : null) : node.meta!.id;
-  if (memoryId) deleteQuietly(ctx, memoryId);
+  if (memoryId) await deleteQuietly(ctx, memoryId);
   keepParents(ctx, path);
   ctx.dirs.entryChanged(parentOf(path), Date.now());
 }
 
-export function renamePath(ctx: MountContext, src: string, dst: string): void {
-  const caller = mountCaller(ctx);
-  const from = lookup(ctx, src);
+export async function renamePath(ctx: MountContext, src: string, dst: string): Promise<void> {
+  const caller = await mountCaller(ctx);
+  const from = await lookup(ctx, src);
   if (!from) throw fsError(Fuse.ENOENT);
   if (dst === src) return;
-  const to = lookup(ctx, dst);
+  const to = await lookup(ctx, dst);
   if (from.kind === 'dir') return renameDir(ctx, src, dst, to);
   if (to?.kind === 'dir') throw fsError(Fuse.EISDIR);
   const d = from.draft;
@@ -56,7 +56,7 @@ export function renamePath(ctx: MountContext, src: string, dst: string): void {
     d.scratch = isMountLocalPath(dst) || (scratchFor(dst) && !to);
     ctx.drafts.move(src, dst);
     try {
-      commit(ctx, d);
+      await commit(ctx, d);
     } catch (err) {
       ctx.drafts.move(dst, src);
       settleLocal(ctx, d);
@@ -69,7 +69,7 @@ export function renamePath(ctx: MountContext, src: string, dst: string): void {
     // The replaced file's working copy, open or not, leaves the path: what its handles write now
     // goes nowhere, as on a disk.
     if (to?.draft && to.draft !== d) forget(ctx, to.draft);
-    ctx.service.moveMemory(caller, ctx.storeId, memoryId, dst);
+    await ctx.service.moveMemory(caller, ctx.storeId, memoryId, dst);
     if (d) ctx.drafts.move(src, dst);
   }
   keepParents(ctx, src);
@@ -83,14 +83,14 @@ function entriesMoved(ctx: MountContext, src: string, dst: string): void {
   ctx.dirs.entryChanged(parentOf(dst), now);
 }
 
-function renameDir(ctx: MountContext, src: string, dst: string, to: ReturnType<typeof lookup>): void {
+async function renameDir(ctx: MountContext, src: string, dst: string, to: Node | null): Promise<void> {
   if (dst.startsWith(src + '/')) throw fsError(Fuse.EINVAL, 'cannot move a directory into itself');
   if (to?.kind === 'file') throw fsError(Fuse.ENOTDIR);
   if (to?.kind === 'dir') {
-    if (hasChildren(ctx, dst)) throw fsError(Fuse.ENOTEMPTY);
+    if (await hasChildren(ctx, dst)) throw fsError(Fuse.ENOTEMPTY);
     ctx.localDirs.delete(dst);
   }
-  ctx.service.moveTree(mountCaller(ctx), ctx.storeId, src, dst);
+  await ctx.service.moveTree(await mountCaller(ctx), ctx.storeId, src, dst);
   const moved = (p: string) => (p === src ? dst : p.startsWith(src + '/') ? dst + p.slice(src.length) : null);
   for (const p of [...ctx.drafts.keys()]) {
     const np = moved(p);
@@ -102,17 +102,17 @@ function renameDir(ctx: MountContext, src: string, dst: string, to: ReturnType<t
     ctx.localDirs.delete(p);
     ctx.localDirs.set(np, mode);
   }
-  if (!isDir(ctx, dst)) ctx.localDirs.set(dst, 0o755);
+  if (!(await isDir(ctx, dst))) ctx.localDirs.set(dst, 0o755);
   keepParents(ctx, src);
   // The directory keeps its inode number and times, and everything below it too (dirs.ts).
   ctx.dirs.moved(src, dst, Date.now());
   entriesMoved(ctx, src, dst);
 }
 
-function deleteQuietly(ctx: MountContext, memoryId: string): void {
-  const caller = mountCaller(ctx);
+async function deleteQuietly(ctx: MountContext, memoryId: string): Promise<void> {
+  const caller = await mountCaller(ctx);
   try {
-    ctx.service.deleteMemory(caller, ctx.storeId, memoryId);
+    await ctx.service.deleteMemory(caller, ctx.storeId, memoryId);
   } catch (err) {
     // Already gone (deleted through the API meanwhile): the unlink still did what was asked.
     if (!(isMnemoError(err) && err.code === 'not_found')) throw err;

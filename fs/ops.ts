@@ -1,11 +1,14 @@
 /**
- * @module The fuse-native handlers for one mount. Every handler does its work synchronously
- * (better-sqlite3), replies exactly once with a number, and never throws into the binding (notes
- * §1.4): a thrown MnemoError or FsError becomes its errno, anything else EIO. Only fsync replies
- * later: once its save is on disk (the WAL sync runs off the event loop, src/service/durability.ts).
+ * @module The fuse-native handlers for one mount. Every handler runs in its turn of the mount's
+ * queue (op-queue.ts: one at a time, in arrival order), replies exactly once with a number, and
+ * never throws into the binding (notes §1.4): a thrown or rejected MnemoError or FsError becomes
+ * its errno, anything else EIO. A handler answered from memory replies synchronously; one that asks
+ * storage or writes replies once that settles. fsync replies later still, once its save is on disk
+ * (the WAL sync runs off the event loop, src/service/durability.ts), without holding the queue.
  */
 import Fuse, { OPEN_NOFLUSH, type FuseOps } from './binding/fuse.js';
 import { isMnemoError, MAX_CONTENT_BYTES, parentOf } from '../src/index.js';
+import { after } from './answer.js';
 import { changeAttrs, dirStatOf, ownerId } from './attrs.js';
 import { assertWritable, mountCaller, type MountContext } from './context.js';
 import { errnoLine, fsError, FsError, toErrno, wasReported } from './errno.js';
@@ -27,17 +30,30 @@ type Reply = (code: number, value?: never) => void;
 
 export function createOps(ctx: MountContext): FuseOps {
   /**
-   * Runs `fn` and replies: a number is the code (read/write byte counts), anything else is 0 + value;
-   * with `fh`, the number is a new file handle, sent as 0 + handle.
+   * Runs `fn` in the mount's queue and replies with its value or its promise's: a number is the
+   * code (read/write byte counts), anything else is 0 + value; with `fh`, the number is a new file
+   * handle, sent as 0 + handle. A rejection is answered as a throw is.
    */
   function run(op: string, path: string, cb: Reply, fn: () => unknown, fh = false): void {
+    ctx.onOperation?.(op, path, ctx.queue.busy);
+    let r: unknown;
+    try {
+      r = ctx.queue.run(fn);
+    } catch (err) {
+      return reply(op, path, cb, fh, false, err);
+    }
+    if (r instanceof Promise) r.then((v: unknown) => reply(op, path, cb, fh, true, v), (err: unknown) => reply(op, path, cb, fh, false, err));
+    else reply(op, path, cb, fh, true, r);
+  }
+
+  function reply(op: string, path: string, cb: Reply, fh: boolean, ok: boolean, r: unknown): void {
     let code: number;
     let value: unknown;
-    try {
-      const r = fn();
+    if (ok) {
       if (typeof r === 'number' && !fh) code = r;
       else [code, value] = [0, r];
-    } catch (err) {
+    } else {
+      const err = r;
       code = toErrno(err);
       if (wasReported(err)) {
         // Logged where it failed (a save's warning line).
@@ -69,26 +85,28 @@ export function createOps(ctx: MountContext): FuseOps {
       // (the binding adds one); its stat is its working copy's. A handle released meanwhile was
       // another descriptor's: ESTALE, which a stat by path retries.
       if (path === null) return run('fstat', '(open file)', cb, () => draftStat(ctx, openHandle(fh).draft));
-      // The commonest op of all: a stored file's stat is answered from the view while nothing changed.
-      const kept = ctx.drafts.has(path) ? undefined : ctx.view.stat(path);
+      // The commonest op of all: a stored file's stat is answered from the view while nothing changed
+      // (and nothing is in flight: then it waits its turn like any other).
+      const kept = ctx.queue.busy || ctx.drafts.has(path) ? undefined : ctx.view.stat(path);
       if (kept) return cb(0, kept as never);
-      run('stat', path, cb, () => {
-        const node = lookup(ctx, path);
-        if (!node) return Fuse.ENOENT;
-        if (node.kind === 'dir') return dirStatOf(ctx, path, node.mode);
-        if (node.draft) return draftStat(ctx, node.draft);
-        const m = node.meta!;
-        const st = fileStat(inoOf(m.id), m.contentSizeBytes, metaAttrs(m));
-        ctx.view.keepStat(path, st);
-        servedAt(ctx, path, m.versionId);
-        return st;
-      });
+      run('stat', path, cb, () =>
+        after(lookup(ctx, path), (node) => {
+          if (!node) return Fuse.ENOENT;
+          if (node.kind === 'dir') return dirStatOf(ctx, path, node.mode);
+          if (node.draft) return draftStat(ctx, node.draft);
+          const m = node.meta!;
+          const st = fileStat(inoOf(m.id), m.contentSizeBytes, metaAttrs(m));
+          ctx.view.keepStat(path, st);
+          servedAt(ctx, path, m.versionId);
+          return st;
+        }),
+      );
     },
 
     readdir: (path, cb) =>
-      run('scandir', path, cb, () => {
-        const names = listDir(ctx, path);
-        if (names === null) throw fsError(lookup(ctx, path) ? Fuse.ENOTDIR : Fuse.ENOENT);
+      run('scandir', path, cb, async () => {
+        const names = await listDir(ctx, path);
+        if (names === null) throw fsError((await lookup(ctx, path)) ? Fuse.ENOTDIR : Fuse.ENOENT);
         return ['.', '..', ...names];
       }),
 
@@ -96,28 +114,31 @@ export function createOps(ctx: MountContext): FuseOps {
       // A read-only open saves nothing at close: the kernel is told to skip that round trip.
       run('open', path, freshReply(ctx, path, (code, fh) => cb(code, fh, (flags & O_ACCMODE) === 0 ? OPEN_NOFLUSH : 0)), () => {
         const writable = (flags & O_ACCMODE) !== 0;
-        if (writable) assertWritable(ctx);
-        const node = lookup(ctx, path);
-        if (!node) throw fsError(Fuse.ENOENT);
-        if (node.kind === 'dir') throw fsError(Fuse.EISDIR);
-        const d = node.draft ?? storedDraft(ctx, path, node.meta!);
-        if (!d) throw fsError(Fuse.ENOENT);
-        ctx.drafts.set(path, d);
-        // atomic_o_trunc: the kernel hands O_TRUNC to open instead of calling truncate.
-        const fh = ctx.handles.add(d, flags);
-        if (writable && flags & O_TRUNC && d.size > 0) {
-          resizeDraft(d, 0);
-          settleLocal(ctx, d);
-          ctx.handles.get(fh).changed = true;
-        }
-        return fh;
+        return after(writable ? assertWritable(ctx) : undefined, () =>
+          after(lookup(ctx, path), (node) => {
+            if (!node) throw fsError(Fuse.ENOENT);
+            if (node.kind === 'dir') throw fsError(Fuse.EISDIR);
+            return after(node.draft ?? storedDraft(ctx, path, node.meta!), (d) => {
+              if (!d) throw fsError(Fuse.ENOENT);
+              ctx.drafts.set(path, d);
+              // atomic_o_trunc: the kernel hands O_TRUNC to open instead of calling truncate.
+              const fh = ctx.handles.add(d, flags);
+              if (writable && flags & O_TRUNC && d.size > 0) {
+                resizeDraft(d, 0);
+                settleLocal(ctx, d);
+                ctx.handles.get(fh).changed = true;
+              }
+              return fh;
+            });
+          }),
+        );
       }, true),
 
     create: (path, mode, cb, _flags, caller) =>
-      run('open', path, cb, () => {
-        assertWritable(ctx);
+      run('open', path, cb, async () => {
+        await assertWritable(ctx);
         assertNewPath(path);
-        if (lookup(ctx, path)) throw fsError(Fuse.EEXIST);
+        if (await lookup(ctx, path)) throw fsError(Fuse.EEXIST);
         const now = Date.now();
         const d = newDraft(
           {
@@ -154,19 +175,20 @@ export function createOps(ctx: MountContext): FuseOps {
       }),
 
     truncate: (path, size, cb) =>
-      run('truncate', path, cb, () => {
-        assertWritable(ctx);
-        truncatePath(ctx, path, size);
+      run('truncate', path, cb, async () => {
+        await assertWritable(ctx);
+        await truncatePath(ctx, path, size);
       }),
 
     ftruncate: (path, fh, size, cb) =>
       run('ftruncate', path ?? '(open file)', cb, () => {
         const h = ctx.handles.get(fh);
-        assertWritable(ctx);
-        // The same size changes nothing (and is no reason to refuse).
-        if (size !== h.draft.size) grow(h.draft, size, () => resizeDraft(h.draft, size));
-        // Counted as a write: `truncate -s` and vim save at the next flush or fsync.
-        h.wrote = h.changed = true;
+        return after(assertWritable(ctx), () => {
+          // The same size changes nothing (and is no reason to refuse).
+          if (size !== h.draft.size) grow(h.draft, size, () => resizeDraft(h.draft, size));
+          // Counted as a write: `truncate -s` and vim save at the next flush or fsync.
+          h.wrote = h.changed = true;
+        });
       }),
 
     flush: (path, fh, cb) =>
@@ -175,55 +197,58 @@ export function createOps(ctx: MountContext): FuseOps {
         if (h.draft.failed) throw fsError(h.draft.failed);
         if (!h.wrote) return;
         h.wrote = false;
-        save(h.draft);
-        // Saved: this handle owes nothing more. Its release can come after the next open of the
-        // file (release is asynchronous), which must not save that opener's O_TRUNC as a version.
-        h.changed = false;
+        return save(h.draft).then(() => {
+          // Saved: this handle owes nothing more. Its release can come after the next open of the
+          // file (release is asynchronous), which must not save that opener's O_TRUNC as a version.
+          h.changed = false;
+        });
       }),
 
-    // fsync and fdatasync alike: the save, then the reply once it and every commit before it is on disk.
+    // fsync and fdatasync alike: the save, then the reply once it and every commit before it is on
+    // disk. The queue is free once the save has settled: the wait for the disk holds nothing.
     fsync: (path, _datasync, fh, cb) =>
-      run('fsync', path ?? '(open file)', whenDurable('fsync', path ?? '(open file)', cb), () => {
+      run('fsync', path ?? '(open file)', whenDurable('fsync', path ?? '(open file)', cb), async () => {
         const h = ctx.handles.get(fh);
         if (h.draft.failed) throw fsError(h.draft.failed);
         h.wrote = false;
-        save(h.draft);
+        await save(h.draft);
         h.changed = false;
       }),
 
     // A directory's entries are memory paths, changed by commits (create, rename, unlink): syncing
     // the directory is waiting for every commit so far, as for a file. Nothing of its own to save.
     fsyncdir: (path, _datasync, _fh, cb) =>
-      run('fsync', path, whenDurable('fsync', path, cb), () => {
-        if (!lookup(ctx, path)) throw fsError(Fuse.ENOENT);
-      }),
+      run('fsync', path, whenDurable('fsync', path, cb), () =>
+        after(lookup(ctx, path), (node) => {
+          if (!node) throw fsError(Fuse.ENOENT);
+        }),
+      ),
 
+    // A release with nothing to save answers at once; one that saves holds the queue for the save.
     release: (path, fh, cb) =>
-      run('release', path ?? '(open file)', cb, () => {
-        releaseDraft(ctx, ctx.handles.remove(fh));
-      }),
+      run('release', path ?? '(open file)', cb, () => releaseDraft(ctx, ctx.handles.remove(fh))),
 
     unlink: (path, cb) =>
-      run('unlink', path, cb, () => {
-        assertWritable(ctx);
-        unlinkPath(ctx, path);
+      run('unlink', path, cb, async () => {
+        await assertWritable(ctx);
+        await unlinkPath(ctx, path);
       }),
 
     rename: (src, dst, cb, flags) =>
-      run('rename', `${src}' -> '${dst}`, cb, () => {
-        assertWritable(ctx);
+      run('rename', `${src}' -> '${dst}`, cb, async () => {
+        await assertWritable(ctx);
         // RENAME_EXCHANGE would swap two memories' paths: not a single store operation.
         if (flags & RENAME_EXCHANGE) throw fsError(Fuse.EINVAL, 'renameat2 RENAME_EXCHANGE is not supported');
-        if (flags & RENAME_NOREPLACE && lookup(ctx, dst)) throw fsError(Fuse.EEXIST);
+        if (flags & RENAME_NOREPLACE && (await lookup(ctx, dst))) throw fsError(Fuse.EEXIST);
         assertNewPath(dst);
-        renamePath(ctx, src, dst);
+        await renamePath(ctx, src, dst);
       }),
 
     mkdir: (path, mode, cb, caller) =>
-      run('mkdir', path, cb, () => {
-        assertWritable(ctx);
+      run('mkdir', path, cb, async () => {
+        await assertWritable(ctx);
         assertNewPath(path);
-        if (lookup(ctx, path)) throw fsError(Fuse.EEXIST);
+        if (await lookup(ctx, path)) throw fsError(Fuse.EEXIST);
         ctx.localDirs.set(path, mode & 0o7777);
         const now = Date.now();
         ctx.dirs.made(path, now);
@@ -233,13 +258,13 @@ export function createOps(ctx: MountContext): FuseOps {
       }),
 
     rmdir: (path, cb) =>
-      run('rmdir', path, cb, () => {
-        assertWritable(ctx);
+      run('rmdir', path, cb, async () => {
+        await assertWritable(ctx);
         if (path === '/') throw fsError(Fuse.EBUSY);
-        const node = lookup(ctx, path);
+        const node = await lookup(ctx, path);
         if (!node) throw fsError(Fuse.ENOENT);
         if (node.kind !== 'dir') throw fsError(Fuse.ENOTDIR);
-        if (hasChildren(ctx, path)) throw fsError(Fuse.ENOTEMPTY);
+        if (await hasChildren(ctx, path)) throw fsError(Fuse.ENOTEMPTY);
         ctx.localDirs.delete(path);
         ctx.dirs.removed(path);
         ctx.dirs.entryChanged(parentOf(path), Date.now());
@@ -252,10 +277,9 @@ export function createOps(ctx: MountContext): FuseOps {
         const path = handlePath(pathOrNull, fh);
         const bits = mode & 0o7777;
         if (path === null) {
-          assertWritable(ctx);
-          return void (openHandle(fh).draft.mode = bits);
+          return after(assertWritable(ctx), () => void (openHandle(fh).draft.mode = bits));
         }
-        changeAttrs(ctx, path, { mode: bits }, (caller, id) => ctx.service.setMemoryMode(caller, ctx.storeId, id, bits));
+        return changeAttrs(ctx, path, { mode: bits }, (caller, id) => ctx.service.setMemoryMode(caller, ctx.storeId, id, bits));
       }),
 
     // -1 (either spelling) leaves that id as it is.
@@ -264,7 +288,7 @@ export function createOps(ctx: MountContext): FuseOps {
         const path = handlePath(pathOrNull, fh);
         if (path === null) return assertWritable(ctx);
         const owner = { ...optional('uid', ownerId(uid)), ...optional('gid', ownerId(gid)) };
-        changeAttrs(ctx, path, owner, (caller, id) => ctx.service.setMemoryOwner(caller, ctx.storeId, id, owner));
+        return changeAttrs(ctx, path, owner, (caller, id) => ctx.service.setMemoryOwner(caller, ctx.storeId, id, owner));
       }),
 
     // Milliseconds since the epoch; null is UTIME_OMIT (that time stays), UTIME_NOW arrives as the
@@ -276,11 +300,13 @@ export function createOps(ctx: MountContext): FuseOps {
         const times = { ...optional('atimeMs', atime ?? undefined), ...optional('mtimeMs', mtime ?? undefined) };
         // Both omitted: utimensat changes nothing, not even the ctime.
         if (atime === null && mtime === null) {
-          assertWritable(ctx);
-          if (!lookup(ctx, path)) throw fsError(Fuse.ENOENT);
-          return;
+          return after(assertWritable(ctx), () =>
+            after(lookup(ctx, path), (node) => {
+              if (!node) throw fsError(Fuse.ENOENT);
+            }),
+          );
         }
-        changeAttrs(ctx, path, times, (caller, id) => ctx.service.setMemoryTimes(caller, ctx.storeId, id, times));
+        return changeAttrs(ctx, path, times, (caller, id) => ctx.service.setMemoryTimes(caller, ctx.storeId, id, times));
       }),
 
     link: (src, _dst, cb) => run('link', src, cb, () => refuse('hard links')),
@@ -338,9 +364,9 @@ export function createOps(ctx: MountContext): FuseOps {
     };
   }
 
-  function save(d: Parameters<typeof commit>[1]): void {
+  async function save(d: Parameters<typeof commit>[1]): Promise<void> {
     try {
-      commit(ctx, d);
+      await commit(ctx, d);
     } catch (err) {
       // The close/fsync fails and nothing is stored: the draft's changes drop on its last release.
       d.failed = toErrno(err);

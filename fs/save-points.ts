@@ -4,7 +4,8 @@
  * - A handle saves on `flush` only if it wrote since its last save (a shell's extra flush from
  *   dup2 saves nothing), always on `fsync`, and on `release` if anything is still unsaved (`: > f`,
  *   a created empty file). A truncate by path with no open writer saves at once. Unchanged content
- *   adds no version (the store's update is a no-op then). Saves are synchronous SQLite transactions.
+ *   adds no version (the store's update is a no-op then). A save is one service write (a promise),
+ *   awaited inside its operation's turn of the mount's queue (op-queue.ts).
  *   Durability is POSIX's (DESIGN §5, src/service/durability.ts): a successful close() means the version is
  *   stored and survives a crash of mnemo (committed at synchronous=NORMAL, in the OS page cache);
  *   fsync() replies once it and every earlier commit is on disk; a background WAL sync puts every
@@ -22,22 +23,22 @@ import { isMountLocalPath } from './names.js';
 import { loadDraft, lookup, memoryAttrs } from './tree.js';
 
 /** Saves a draft: validates the bytes (UTF-8, size) and writes one version if anything changed. */
-export function commit(ctx: MountContext, d: Draft): void {
+export async function commit(ctx: MountContext, d: Draft): Promise<void> {
   if (d.path === null || (d.stored && !d.dirty && !d.scratch)) return;
   if (d.scratch && isMountLocalPath(d.path)) return;
   // Scratch files are checked too, so a bad temp file fails its own close() and not only the rename.
-  const content = decodeUtf8(rebased(ctx, d));
+  const content = decodeUtf8(await rebased(ctx, d));
   if (d.scratch) return;
-  const caller = mountCaller(ctx);
+  const caller = await mountCaller(ctx);
   const path = d.path;
   // An mtime set after the last write (cp -p) is kept; otherwise new content takes the save time.
   const mtime = d.mtimeSet ? { mtimeMs: d.mtimeMs } : undefined;
-  const saveAt = (memoryId: string) =>
-    ctx.service.saveMemoryAt(caller, ctx.storeId, { path, content, memoryId, mode: d.mode, attrs: { ...unsavedAttrs(d), ...mtime } }).memory;
+  const saveAt = async (memoryId: string) =>
+    (await ctx.service.saveMemoryAt(caller, ctx.storeId, { path, content, memoryId, mode: d.mode, attrs: { ...unsavedAttrs(d), ...mtime } })).memory;
   // A stored file saves by id, so an API rename meanwhile is kept; if it was deleted, it comes back.
   // Its owner and atime are stored already (attrs.ts); only a set mtime must ride with the save.
   // The view keeps its answers across the save when the save is all that changed.
-  const memory = ctx.view.saved(path, () =>
+  const memory = await ctx.view.saved(path, () =>
     d.stored
       ? updateOr(
           () => ctx.service.updateMemory(caller, ctx.storeId, d.memoryId, { content }, mtime),
@@ -73,10 +74,10 @@ function unsavedAttrs(d: Draft): KeptAttrs {
  * stored content, so appends from two sessions (or the API meanwhile) both survive, as O_APPEND
  * on one disk would; any other change is a whole-file save and the last save wins.
  */
-function rebased(ctx: MountContext, d: Draft): Buffer {
+async function rebased(ctx: MountContext, d: Draft): Promise<Buffer> {
   const mine = draftContent(d);
   if (!d.stored || !d.appendOnly || d.size <= d.baseSize) return mine;
-  const current = ctx.reader.memory(d.memoryId);
+  const current = await ctx.reader.memory(d.memoryId);
   if (!current || current.versionId === d.baseVersionId) return mine;
   const merged = Buffer.concat([Buffer.from(current.content, 'utf8'), mine.subarray(d.baseSize)]);
   d.bytes = merged;
@@ -90,24 +91,26 @@ function rebased(ctx: MountContext, d: Draft): Buffer {
  * A reader's release (which arrives late and out of order) never saves another handle's changes:
  * only a handle that changed the file, or the last one open, does.
  */
-export function releaseDraft(ctx: MountContext, h: Handle): void {
-  try {
-    releaseDraftOnce(ctx, h);
-  } finally {
-    settleLocal(ctx, h.draft);
-  }
-}
-
-function releaseDraftOnce(ctx: MountContext, h: Handle): void {
+export function releaseDraft(ctx: MountContext, h: Handle): void | Promise<void> {
   const d = h.draft;
-  if (!d.failed && (d.dirty || !d.stored) && (h.changed || d.opens === 0)) {
+  // Nothing to save (a reader's release, a clean file): done at once, without waiting on anything.
+  if (!(!d.failed && (d.dirty || !d.stored) && (h.changed || d.opens === 0))) {
     try {
-      commit(ctx, d);
-    } catch (err) {
-      d.failed = toErrno(err);
-      warnSaveFailed(ctx, d.path ?? '(unlinked)', err);
+      return afterRelease(ctx, d);
+    } finally {
+      settleLocal(ctx, d);
     }
   }
+  return commit(ctx, d)
+    .catch((err: unknown) => {
+      d.failed = toErrno(err);
+      warnSaveFailed(ctx, d.path ?? '(unlinked)', err);
+    })
+    .then(() => afterRelease(ctx, d))
+    .finally(() => settleLocal(ctx, d));
+}
+
+function afterRelease(ctx: MountContext, d: Draft): void {
   if (d.opens > 0) return;
   if (d.failed) {
     // Nothing of a refused save is kept: a new file vanishes, an existing one reads as stored again.
@@ -129,19 +132,24 @@ function scheduleAdoption(ctx: MountContext, d: Draft): void {
   const path = d.path;
   if (path === null || isMountLocalPath(path)) return;
   setTimeout(() => {
-    if (ctx.drafts.get(path) !== d || d.opens > 0) return;
-    adoptScratch(ctx, d);
+    // In the mount's queue like any operation: it saves, and must not land inside another's save.
+    Promise.resolve(
+      ctx.queue.run(() => {
+        if (ctx.drafts.get(path) !== d || d.opens > 0) return;
+        return adoptScratch(ctx, d);
+      }),
+    ).catch((err: unknown) => warnSaveFailed(ctx, path, err));
   }, SCRATCH_GRACE_MS).unref();
 }
 
 /** Saves a left-behind scratch draft as an ordinary memory (also called for each one at unmount). */
-export function adoptScratch(ctx: MountContext, d: Draft): void {
+export async function adoptScratch(ctx: MountContext, d: Draft): Promise<void> {
   const path = d.path;
   if (!d.scratch || path === null || ctx.gone || ctx.readOnly || d.failed) return;
   if (isMountLocalPath(path)) return;
   d.scratch = false;
   try {
-    commit(ctx, d);
+    await commit(ctx, d);
     if (d.opens === 0) forget(ctx, d);
   } catch (err) {
     d.scratch = true;
@@ -162,17 +170,17 @@ export function warnSaveFailed(ctx: MountContext, path: string, err: unknown): v
 }
 
 /** truncate(2) by path: changes the open draft, and saves at once when no writer holds it. */
-export function truncatePath(ctx: MountContext, path: string, size: number): void {
-  mountCaller(ctx);
-  const node = lookup(ctx, path);
+export async function truncatePath(ctx: MountContext, path: string, size: number): Promise<void> {
+  await mountCaller(ctx);
+  const node = await lookup(ctx, path);
   if (!node) throw fsError(Fuse.ENOENT);
   if (node.kind === 'dir') throw fsError(Fuse.EISDIR);
-  const d = node.draft ?? loadDraft(ctx, path);
+  const d = node.draft ?? (await loadDraft(ctx, path));
   if (!d) throw fsError(Fuse.ENOENT);
   if (size !== d.size && size <= MAX_CONTENT_BYTES) reserveLocal(ctx, d, size);
   try {
     resizeDraft(d, size);
-    if (!ctx.handles.hasWriter(d)) commit(ctx, d);
+    if (!ctx.handles.hasWriter(d)) await commit(ctx, d);
   } finally {
     // A draft loaded just for this truncate is dropped once it is done, saved or not.
     if (ctx.drafts.get(path) !== d && d.opens === 0) d.path = null;
@@ -180,9 +188,9 @@ export function truncatePath(ctx: MountContext, path: string, size: number): voi
   }
 }
 
-function updateOr<T>(update: () => T, recreate: () => T): T {
+async function updateOr<T>(update: () => Promise<T>, recreate: () => Promise<T>): Promise<T> {
   try {
-    return update();
+    return await update();
   } catch (err) {
     if (isMnemoError(err) && err.code === 'not_found') return recreate();
     throw err;

@@ -5,7 +5,12 @@
  * the store's reader reports a change (changeMark: at once for the server's own writes, within 100 ms
  * for another process's) or a memory of the store reaches its expiry, so an API write shows in the
  * very next operation that reaches the mount, just as if every operation had queried SQLite.
+ *
+ * The reader answers with promises; a question the view can answer from memory is answered
+ * synchronously (a value, not a promise), so a hit costs what it did before. An answer read while
+ * storage changed (or the view was dropped) is returned but not kept.
  */
+import type { Answer } from './answer.js';
 import type { FuseStat } from './binding/fuse.js';
 import { baseName, parentOf, type DirectoryListing, type Memory, type MemoryMeta, type MountReader, type Store } from '../src/index.js';
 
@@ -29,8 +34,10 @@ interface Listing extends DirectoryListing {
 
 export class StorageView {
   private mark = -1;
-  /** RFC 3339 time of the store's next expiry after the answers were read; null: none pending. */
-  private until: string | null = null;
+  /** RFC 3339 time of the store's next expiry after the answers were read; null: none pending; undefined: still being asked. */
+  private until: string | null | undefined = null;
+  /** Moves whenever the answers are dropped: an answer asked for before must not be kept after. */
+  private epoch = 0;
   private readonly metas = new Map<string, MemoryMeta | null>();
   private readonly under = new Map<string, boolean>();
   private readonly listings = new Map<string, Listing>();
@@ -48,10 +55,14 @@ export class StorageView {
   ) {}
 
   /** The mounted store's row (null once deleted): writes check it for archiving on every operation. */
-  store(): Store | null {
+  store(): Answer<Store | null> {
     this.current();
-    if (this.storeRow === undefined) this.storeRow = this.reader.store();
-    return this.storeRow;
+    if (this.storeRow !== undefined) return this.storeRow;
+    const epoch = this.epoch;
+    return this.reader.store().then((row) => {
+      if (epoch === this.epoch) this.storeRow = row;
+      return row;
+    });
   }
 
   /**
@@ -73,59 +84,70 @@ export class StorageView {
   }
 
   /** The live memory's metadata at `path`, or null. */
-  meta(path: string): MemoryMeta | null {
+  meta(path: string): Answer<MemoryMeta | null> {
     this.current();
     const known = this.metas.get(path);
     if (known !== undefined) return known;
     // A listed directory names every file in it: a name it lacks is no memory.
-    const listing = this.listings.get(parentOf(path)) ?? this.prefetch(parentOf(path));
-    const meta = listing ? (listing.byName.get(baseName(path)) ?? null) : this.reader.meta(path);
-    this.remember(this.metas, path, meta);
+    const listing = this.listings.get(parentOf(path));
+    if (listing) {
+      const meta = listing.byName.get(baseName(path)) ?? null;
+      this.remember(this.metas, path, meta);
+      return meta;
+    }
+    return this.askMeta(path);
+  }
+
+  private async askMeta(path: string): Promise<MemoryMeta | null> {
+    const epoch = this.epoch;
+    const listing = await this.prefetch(parentOf(path));
+    const meta = listing ? (listing.byName.get(baseName(path)) ?? null) : await this.reader.meta(path);
+    if (epoch === this.epoch) this.remember(this.metas, path, meta);
     return meta;
   }
 
   /** True if some live memory lives strictly below `dir`. */
-  hasMemoriesUnder(dir: string): boolean {
+  hasMemoriesUnder(dir: string): Answer<boolean> {
     this.current();
     const known = this.under.get(dir);
     if (known !== undefined) return known;
     const listing = this.listings.get(dir);
     // A kept listing of the parent names every subdirectory there: a new file's name is none (a save's lookups).
     const parent = listing || dir === '/' ? undefined : this.listings.get(parentOf(dir));
-    const any = listing
-      ? listing.files.length > 0 || listing.dirs.length > 0
-      : parent
-        ? parent.dirSet.has(baseName(dir))
-        : this.reader.hasMemoriesUnder(dir);
+    if (!listing && !parent) {
+      const epoch = this.epoch;
+      return this.reader.hasMemoriesUnder(dir).then((any) => {
+        if (epoch === this.epoch) this.remember(this.under, dir, any);
+        return any;
+      });
+    }
+    const any = listing ? listing.files.length > 0 || listing.dirs.length > 0 : parent!.dirSet.has(baseName(dir));
     this.remember(this.under, dir, any);
     return any;
   }
 
   /** The memories and implied subdirectories directly in `dir`. Callers must not change it. */
-  listDirectory(dir: string): DirectoryListing {
+  listDirectory(dir: string): Answer<DirectoryListing> {
     this.current();
     const known = this.listings.get(dir);
     if (known) return known;
-    const listing = this.reader.listDirectory(dir);
-    // A huge directory is listed for this readdir and not kept: it would crowd out everything else.
-    return listing.files.length + listing.dirs.length > PREFETCH_MAX_ENTRIES ? listing : this.keep(dir, listing);
+    const epoch = this.epoch;
+    return this.reader.listDirectory(dir).then((listing) =>
+      // A huge directory is listed for this readdir and not kept: it would crowd out everything else.
+      listing.files.length + listing.dirs.length > PREFETCH_MAX_ENTRIES ? listing : this.keep(dir, listing, epoch),
+    );
   }
 
   /**
    * The names of the subdirectories implied below `dir` (a directory's stat counts them), or null
    * for a directory of more than PREFETCH_MAX_ENTRIES entries: a stat must not list a huge one.
    */
-  subdirs(dir: string): readonly string[] | null {
+  subdirs(dir: string): Answer<readonly string[] | null> {
     this.current();
     const kept = this.listings.get(dir);
     if (kept) return kept.dirs;
     if (this.misses.get(dir) === -1) return null;
-    const listing = this.reader.listDirectory(dir, PREFETCH_MAX_ENTRIES);
-    if (listing.truncated) {
-      this.misses.set(dir, -1);
-      return null;
-    }
-    return this.keep(dir, listing).dirs;
+    return this.listSmall(dir).then((listing) => listing?.dirs ?? null);
   }
 
   /**
@@ -135,13 +157,15 @@ export class StorageView {
    * any write, the next question drops them all. Without this, each save threw away the store row,
    * the next-expiry time and the directory's listing, and the next save's lookups asked SQLite again.
    */
-  saved(path: string, save: () => Memory): Memory {
+  async saved(path: string, save: () => Promise<Memory>): Promise<Memory> {
     this.current();
     const mark = this.mark;
+    const epoch = this.epoch;
     const own = this.reader.ownWriteMark();
-    const m = save();
+    const m = await save();
     const after = this.reader.changeMark();
-    if (m.path !== path || after - mark !== this.reader.ownWriteMark() - own) return m;
+    // Kept only if nothing else dropped the answers meanwhile and the next expiry is known (it may be this memory's).
+    if (epoch !== this.epoch || this.until === undefined || m.path !== path || after - mark !== this.reader.ownWriteMark() - own) return m;
     this.mark = after;
     const meta: MemoryMeta = {
       id: m.id, storeId: m.storeId, path: m.path, contentSha256: m.contentSha256, contentSizeBytes: m.contentSizeBytes,
@@ -176,23 +200,31 @@ export class StorageView {
   }
 
   /** Lists `dir` once enough lookups there missed, if it is small enough; else null. */
-  private prefetch(dir: string): Listing | null {
+  private async prefetch(dir: string): Promise<Listing | null> {
     const n = this.misses.get(dir) ?? 0;
     if (n < 0) return null;
     if (n + 1 < PREFETCH_AFTER_MISSES) {
       this.misses.set(dir, n + 1);
       return null;
     }
-    const listing = this.reader.listDirectory(dir, PREFETCH_MAX_ENTRIES);
-    if (listing.truncated) {
-      this.misses.set(dir, -1);
-      return null;
-    }
-    return this.keep(dir, listing);
+    return this.listSmall(dir);
   }
 
-  private keep(dir: string, listing: DirectoryListing): Listing {
+  /** Lists `dir` and keeps it, unless it holds more than PREFETCH_MAX_ENTRIES (then null, and remembered as too big). */
+  private async listSmall(dir: string): Promise<Listing | null> {
+    const epoch = this.epoch;
+    const listing = await this.reader.listDirectory(dir, PREFETCH_MAX_ENTRIES);
+    if (listing.truncated) {
+      if (epoch === this.epoch) this.misses.set(dir, -1);
+      return null;
+    }
+    return this.keep(dir, listing, epoch);
+  }
+
+  /** Keeps a listing read since `epoch` (a stale one is handed back, not kept). */
+  private keep(dir: string, listing: DirectoryListing, epoch: number): Listing {
     const kept = { ...listing, byName: new Map(listing.files.map((f) => [baseName(f.path), f])), dirSet: new Set(listing.dirs) };
+    if (epoch !== this.epoch) return kept;
     const entries = listing.files.length + listing.dirs.length;
     this.listed += entries;
     if (this.listed > MAX_ENTRIES) {
@@ -209,7 +241,8 @@ export class StorageView {
   /** Drops every answer if storage changed since they were read, or a memory may have expired. */
   private current(): void {
     const mark = this.reader.changeMark();
-    if (mark === this.mark && (this.until === null || this.clock() < this.until)) return;
+    if (mark === this.mark && (this.until == null || this.clock() < this.until)) return;
+    this.epoch += 1;
     this.metas.clear();
     this.stats.clear();
     this.under.clear();
@@ -218,7 +251,19 @@ export class StorageView {
     this.storeRow = undefined;
     this.misses.clear();
     this.mark = mark;
-    this.until = this.reader.nextExpiry(this.clock());
+    // Asked once per drop, without waiting: answers read meanwhile are read after the drop, and the
+    // first check once the time is known drops them too if something expired since.
+    this.until = undefined;
+    const epoch = this.epoch;
+    this.reader.nextExpiry(this.clock()).then(
+      (until) => {
+        if (epoch === this.epoch) this.until = until;
+      },
+      () => {
+        // Unknown: drop everything at the next question and ask again.
+        if (epoch === this.epoch) this.mark = -1;
+      },
+    );
   }
 
   private remember<V>(map: Map<string, V>, key: string, value: V): void {

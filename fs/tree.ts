@@ -2,8 +2,10 @@
  * @module The directory view: files are memories (or drafts not saved yet), directories are implied
  * by memory paths, plus directories that exist only in the mount. Reads go to storage through the
  * mount's StorageView, which forgets its answers on any committed change, so an API write is seen on
- * the next stat or open.
+ * the next stat or open. A question the view answers from memory is answered synchronously
+ * (answer.ts); one that asks storage is a promise.
  */
+import { after, type Answer } from './answer.js';
 import Fuse from './binding/fuse.js';
 import { MAX_SEGMENTS, NAME_MAX, assertEntryName, assertMemoryPath, baseName, byteLength, parentOf, type MemoryMeta } from '../src/index.js';
 import type { MountContext } from './context.js';
@@ -15,33 +17,36 @@ import { metaTimes } from './stat.js';
 export type Node = { kind: 'file'; draft: Draft | null; meta: MemoryMeta | null } | { kind: 'dir'; mode: number };
 
 /** What is at `path` now, or null. A clean draft is refreshed from storage first. */
-export function lookup(ctx: MountContext, path: string): Node | null {
+export function lookup(ctx: MountContext, path: string): Answer<Node | null> {
   if (path === '/') return { kind: 'dir', mode: ctx.localDirs.get('/') ?? 0o755 };
   if (ctx.gone) return null;
   assertLookupName(path);
-  const draft = freshen(ctx, path);
-  if (draft) return { kind: 'file', draft, meta: null };
-  const meta = ctx.view.meta(path);
-  if (meta) return { kind: 'file', draft: null, meta };
-  if (isDir(ctx, path)) return { kind: 'dir', mode: ctx.localDirs.get(path) ?? 0o755 };
-  return null;
+  return after(freshen(ctx, path), (draft): Answer<Node | null> => {
+    if (draft) return { kind: 'file', draft, meta: null };
+    return after(ctx.view.meta(path), (meta) => {
+      if (meta) return { kind: 'file', draft: null, meta };
+      return after(isDir(ctx, path), (dir) => (dir ? { kind: 'dir', mode: ctx.localDirs.get(path) ?? 0o755 } : null));
+    });
+  });
 }
 
-export function isDir(ctx: MountContext, path: string): boolean {
+export function isDir(ctx: MountContext, path: string): Answer<boolean> {
   if (path === '/' || ctx.localDirs.has(path)) return true;
-  if (ctx.view.hasMemoriesUnder(path)) return true;
-  const prefix = path + '/';
-  for (const p of ctx.drafts.keys()) if (p.startsWith(prefix)) return true;
-  return false;
+  return after(ctx.view.hasMemoriesUnder(path), (under) => {
+    if (under) return true;
+    const prefix = path + '/';
+    for (const p of ctx.drafts.keys()) if (p.startsWith(prefix)) return true;
+    return false;
+  });
 }
 
 /** The names in a directory (without "." and ".."), or null if it is not one. */
-export function listDir(ctx: MountContext, dir: string): string[] | null {
+export async function listDir(ctx: MountContext, dir: string): Promise<string[] | null> {
   if (ctx.gone) return dir === '/' ? [] : null;
-  const node = lookup(ctx, dir);
+  const node = await lookup(ctx, dir);
   if (!node || node.kind !== 'dir') return null;
   const names = new Set<string>();
-  const listing = ctx.view.listDirectory(dir);
+  const listing = await ctx.view.listDirectory(dir);
   for (const f of listing.files) names.add(baseName(f.path));
   for (const d of listing.dirs) names.add(d);
   const prefix = dir === '/' ? '/' : dir + '/';
@@ -61,10 +66,12 @@ export function listDir(ctx: MountContext, dir: string): string[] | null {
  * How many subdirectories `dir` has (a stat shows nlink = 2 + this): implied by memory paths,
  * mount-local, or holding unsaved drafts. null for a directory too big to count on a stat.
  */
-export function subdirCount(ctx: MountContext, dir: string): number | null {
+export function subdirCount(ctx: MountContext, dir: string): Answer<number | null> {
   if (ctx.gone) return 0;
-  const implied = ctx.view.subdirs(dir);
-  if (implied === null) return null;
+  return after(ctx.view.subdirs(dir), (implied) => (implied === null ? null : countSubdirs(ctx, dir, implied)));
+}
+
+function countSubdirs(ctx: MountContext, dir: string, implied: readonly string[]): number {
   const names = new Set(implied);
   const prefix = dir === '/' ? '/' : dir + '/';
   for (const p of ctx.localDirs.keys()) {
@@ -81,10 +88,10 @@ export function subdirCount(ctx: MountContext, dir: string): number | null {
 }
 
 /** True if anything (memory, draft, local directory) lives below `dir`. */
-export function hasChildren(ctx: MountContext, dir: string): boolean {
+export async function hasChildren(ctx: MountContext, dir: string): Promise<boolean> {
   const prefix = dir + '/';
-  if (ctx.view.hasMemoriesUnder(dir)) {
-    const listing = ctx.view.listDirectory(dir);
+  if (await ctx.view.hasMemoriesUnder(dir)) {
+    const listing = await ctx.view.listDirectory(dir);
     if (listing.dirs.length > 0 || listing.files.length > 0) return true;
   }
   for (const p of ctx.drafts.keys()) if (p.startsWith(prefix)) return true;
@@ -104,21 +111,22 @@ export function keepParents(ctx: MountContext, path: string): void {
 }
 
 /** The open or pending draft at `path`, or a fresh one loaded from the stored memory (not registered). */
-export function loadDraft(ctx: MountContext, path: string): Draft | null {
-  const existing = freshen(ctx, path);
+export async function loadDraft(ctx: MountContext, path: string): Promise<Draft | null> {
+  const existing = await freshen(ctx, path);
   if (existing) return existing;
-  const meta = ctx.view.meta(path);
+  const meta = await ctx.view.meta(path);
   return meta ? storedDraft(ctx, path, meta) : null;
 }
 
 /** A fresh draft of the stored memory `meta` at `path` (which `lookup` just found with no draft). */
-export function storedDraft(ctx: MountContext, path: string, meta: MemoryMeta): Draft | null {
+export function storedDraft(ctx: MountContext, path: string, meta: MemoryMeta): Answer<Draft | null> {
   const cached = ctx.contents.get(meta.versionId);
   if (cached) return draftOver(path, meta, cached, true);
-  const m = ctx.reader.bytes(path);
-  if (!m) return null;
-  ctx.contents.put(m.versionId, m.bytes);
-  return draftOver(path, m, m.bytes, false);
+  return ctx.reader.bytes(path).then((m) => {
+    if (!m) return null;
+    ctx.contents.put(m.versionId, m.bytes);
+    return draftOver(path, m, m.bytes, false);
+  });
 }
 
 function draftOver(path: string, m: MemoryMeta, bytes: Buffer, shared: boolean): Draft {
@@ -145,23 +153,25 @@ export function scratchFor(path: string): boolean {
  * A draft that holds no unsaved changes follows storage: reloaded when the memory has a newer
  * version, and let go (its handles keep reading the old bytes) when the memory was moved or deleted.
  */
-function freshen(ctx: MountContext, path: string): Draft | null {
+function freshen(ctx: MountContext, path: string): Answer<Draft | null> {
   const d = ctx.drafts.get(path);
   if (!d) return null;
   if (!d.stored || d.dirty || d.failed || d.scratch) return d;
-  const m = ctx.view.meta(path);
-  if (!m || m.id !== d.memoryId) {
-    ctx.drafts.detach(d);
-    return null;
-  }
-  if (m.versionId !== d.baseVersionId) {
-    const full = ctx.reader.memory(m.id);
-    if (full) reloadDraft(d, Buffer.from(full.content, 'utf8'), full.versionId, memoryAttrs(full));
-  } else {
-    // chmod, chown or utimens in another mount of the store change the row and no version.
-    setFileAttrs(d, memoryAttrs(m));
-  }
-  return d;
+  return after(ctx.view.meta(path), (m): Answer<Draft | null> => {
+    if (!m || m.id !== d.memoryId) {
+      ctx.drafts.detach(d);
+      return null;
+    }
+    if (m.versionId === d.baseVersionId) {
+      // chmod, chown or utimens in another mount of the store change the row and no version.
+      setFileAttrs(d, memoryAttrs(m));
+      return d;
+    }
+    return ctx.reader.memory(m.id).then((full) => {
+      if (full) reloadDraft(d, Buffer.from(full.content, 'utf8'), full.versionId, memoryAttrs(full));
+      return d;
+    });
+  });
 }
 
 /** Runs on every lookup, so it counts without allocating: a UTF-16 unit is at most 3 UTF-8 bytes. */

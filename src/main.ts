@@ -215,7 +215,7 @@ async function mountUntilSignal(config: Config, { service, storage, mounter }: M
   // Writes are attributed to a session of their own, recorded (with this pid) so the API shows it.
   const session = local.start({ store, hostPath, readOnly });
   const access = mountAccess(store, readOnly);
-  await mounter.mount({ storeId, hostPath, readOnly: access !== 'writable', actor: { type: 'session_actor', sessionId: session.id }, service: service.mountService });
+  await mounter.mount({ storeId, hostPath, readOnly: access !== 'writable', actor: { type: 'session_actor', sessionId: session.id }, service: service });
   await local.record(session);
   const stopped = untilSignal();
   process.stdout.write(`${hostPath}\n`);

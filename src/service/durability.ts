@@ -7,7 +7,6 @@
  * as the API's are. The rule lives here, once; the storage adapter only knows durable or not.
  */
 import type { Storage } from '../storage/port.js';
-import type { SyncMountPort } from '../storage/port/sync-bridge.js';
 import type { Face } from '../domain/types.js';
 
 export const MOUNT_SYNC_MODES = ['fsync', 'close'] as const;
@@ -22,8 +21,6 @@ export interface Durability {
    * `tx`: inside one, the outermost decides), durable at commit or not as the rule says.
    */
   write<T>(storage: Storage, face: Face, fn: (storage: Storage) => Promise<T>): Promise<T>;
-  /** TEMPORARY (port/sync-bridge.ts): the same for today's synchronous mount writes. */
-  writeSync<T>(atomic: SyncMountPort['atomic'], face: Face, fn: () => T): T;
   /** Resolves once every write committed before the call is on disk: fsync(2) on a mount. */
   sync(): Promise<void>;
   /** Commits not known to be on disk yet (a gauge). */
@@ -75,12 +72,6 @@ export function createDurability({ storage, mountSync = 'fsync', schedule = late
     async write<T>(over: Storage, face: Face, fn: (storage: Storage) => Promise<T>): Promise<T> {
       if (mountSync === 'close' || face !== 'mount') return fn(over);
       const result = await over.atomic(fn, { durable: false });
-      arm();
-      return result;
-    },
-    writeSync<T>(atomic: SyncMountPort['atomic'], face: Face, fn: () => T): T {
-      if (mountSync === 'close' || face !== 'mount') return fn();
-      const result = atomic(fn, { durable: false });
       arm();
       return result;
     },

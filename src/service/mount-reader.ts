@@ -1,10 +1,9 @@
 /** @module The per-store reader the service hands a mount (MountReader in service/mounts.ts): storage's point lookups for one store. */
 import type { MountReader } from './mounts.js';
-import type { SyncMountPort } from '../storage/port/sync-bridge.js';
+import type { Storage } from '../storage/port.js';
 
 // Each call asks storage at call time (no bound methods), so a test that counts storage queries sees them.
-// TEMPORARY: over the adapter's synchronous door (storage/port/sync-bridge.ts) until fs/ is async.
-export function createMountReader(storage: SyncMountPort, storeId: string): MountReader {
+export function createMountReader(storage: Storage, storeId: string): MountReader {
   return {
     storeId,
     store: () => storage.getStoreById(storeId),

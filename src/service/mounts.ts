@@ -22,17 +22,18 @@ export interface MountRequest {
 
 /**
  * What a mount may call: the writes a file system makes (the service's own methods, with the same
- * rules as the API's), its clock and ids, and its store's reader. The service is one.
+ * rules as the API's), its clock and ids, and its store's reader. The service is one. The writes are promises: on a remote
+ * database each is a round trip, and the mount orders its operations itself (fs/op-queue.ts).
  */
 export interface MountService {
-  saveMemoryAt(caller: Caller, storeId: string, input: { path: string; content: string; memoryId: string; mode?: number; attrs?: KeptAttrs }): WriteResult;
-  updateMemory(caller: Caller, storeId: string, memoryId: string, write: MemoryWrite, attrs?: KeptAttrs): Memory;
-  moveMemory(caller: Caller, storeId: string, memoryId: string, path: string): Memory;
-  moveTree(caller: Caller, storeId: string, from: string, to: string): number;
-  deleteMemory(caller: Caller, storeId: string, memoryId: string, expectedSha256?: string): void;
-  setMemoryMode(caller: Caller, storeId: string, memoryId: string, mode: number): void;
-  setMemoryTimes(caller: Caller, storeId: string, memoryId: string, times: { atimeMs?: number; mtimeMs?: number }): void;
-  setMemoryOwner(caller: Caller, storeId: string, memoryId: string, owner: { uid?: number; gid?: number }): void;
+  saveMemoryAt(caller: Caller, storeId: string, input: { path: string; content: string; memoryId: string; mode?: number; attrs?: KeptAttrs }): Promise<WriteResult>;
+  updateMemory(caller: Caller, storeId: string, memoryId: string, write: MemoryWrite, attrs?: KeptAttrs): Promise<Memory>;
+  moveMemory(caller: Caller, storeId: string, memoryId: string, path: string): Promise<Memory>;
+  moveTree(caller: Caller, storeId: string, from: string, to: string): Promise<number>;
+  deleteMemory(caller: Caller, storeId: string, memoryId: string, expectedSha256?: string): Promise<void>;
+  setMemoryMode(caller: Caller, storeId: string, memoryId: string, mode: number): Promise<void>;
+  setMemoryTimes(caller: Caller, storeId: string, memoryId: string, times: { atimeMs?: number; mtimeMs?: number }): Promise<void>;
+  setMemoryOwner(caller: Caller, storeId: string, memoryId: string, owner: { uid?: number; gid?: number }): Promise<void>;
   /** fsync(2) on a mount waits for `sync()`. */
   readonly durability: Pick<Durability, 'sync'>;
   clock(): string;
@@ -43,25 +44,27 @@ export interface MountService {
 /**
  * One store's reads for a mount, by path and by id: the mount's read model. Point lookups and
  * bounded listings, cheap enough for every file operation (the mount memoises them: fs/storage-view.ts).
+ * Reads are promises (a remote database answers later); the two marks are this process's own
+ * counters and stay synchronous, so a memoised answer is checked without a round trip.
  */
 export interface MountReader {
   readonly storeId: string;
   /** The store's row; null once it is deleted. */
-  store(): Store | null;
-  meta(path: string): MemoryMeta | null;
+  store(): Promise<Store | null>;
+  meta(path: string): Promise<MemoryMeta | null>;
   /** The memory at `path` with its content as UTF-8 bytes (what a file read serves), or null. */
-  bytes(path: string): (MemoryMeta & { bytes: Buffer }) | null;
-  memory(id: string): Memory | null;
+  bytes(path: string): Promise<(MemoryMeta & { bytes: Buffer }) | null>;
+  memory(id: string): Promise<Memory | null>;
   /** True if some memory lives strictly below `dir`: the directory is implied. */
-  hasMemoriesUnder(dir: string): boolean;
+  hasMemoriesUnder(dir: string): Promise<boolean>;
   /** Direct children of `dir`, at most `limit` entries if given. */
-  listDirectory(dir: string, limit?: number): DirectoryListing;
+  listDirectory(dir: string, limit?: number): Promise<DirectoryListing>;
   /** Moves after any committed write (storage.changeMark). */
   changeMark(): number;
   /** The part of changeMark() that counts this process's own writes (storage.ownWriteMark). */
   ownWriteMark(): number;
   /** The store's earliest expiry after `after`, or null. */
-  nextExpiry(after: string): string | null;
+  nextExpiry(after: string): Promise<string | null>;
 }
 
 /** What a mount may do now: the one rule for archived and deleted stores, for sessions and the FUSE face. */

@@ -5,12 +5,11 @@ import { newId, type IdGenerator } from './ids.js';
 import { createKeys } from './keys.js';
 import { DEFAULT_LIMITS, type StoreLimits } from './limits.js';
 import type { Storage } from '../storage/port.js';
-import { syncMountPort } from '../storage/port/sync-bridge.js';
 import type { Caller, Face } from '../domain/types.js';
 import { createSearch } from './search.js';
 import { createIdempotency } from './idempotency.js';
 import { createLocalSessions } from './local-sessions.js';
-import { createMountBridge } from './mount-bridge.js';
+import { createMountReader } from './mount-reader.js';
 import { NO_MOUNTS, type Mounter, type MountReader, type MountService } from './mounts.js';
 import { faceOf, operationsCache, type Operations } from './operations.js';
 import { checkReadiness } from './readiness.js';
@@ -80,9 +79,6 @@ export function createService({
   const ops = over(storage);
   const keys = createKeys(storage, clock, ops.getStore);
   const search = createSearch({ storage, readable: ops.getStore });
-  const syncPort = syncMountPort(storage);
-  // TEMPORARY (mount-bridge.ts): today's fs/ reads and writes synchronously.
-  const mountService: MountService | null = syncPort && createMountBridge({ port: syncPort, clock, ids, limits: storeLimits, durability, wrote });
 
   const local = createLocalSessions({ storage, ids, clock });
   const service = {
@@ -111,13 +107,8 @@ export function createService({
       /** SQLite's integrity check ("sqlite: …"), then the domain's invariants; empty when clean. */
       check: async (): Promise<string[]> => [...(await storage.integrityCheck()).map((p) => `sqlite: ${p}`), ...(await storage.domainCheck())],
     },
-    /**
-     * What a mount writes through and reads from (MountService), handed to the mounter with each
-     * mount. TEMPORARY: synchronous until fs/ is async (mount-bridge.ts); then the service itself.
-     */
-    mountService: mountService ?? NO_MOUNT_SERVICE,
-    /** One store's reads for a mount (MountReader): what `mountService.mountReader` hands out. */
-    mountReader: (storeId: string): MountReader => (mountService ?? NO_MOUNT_SERVICE).mountReader(storeId),
+    /** One store's reads for a mount (src/service/mount-reader.ts): handed to the mounter with each mount. */
+    mountReader: (storeId: string): MountReader => createMountReader(storage, storeId),
     /** When writes reach the disk: `sync()` for a mount's fsync(), `stop()` at shutdown before the storage closes. */
     durability,
     async searchMemories(...args: Parameters<typeof search>): ReturnType<typeof search> {
@@ -146,6 +137,8 @@ export function createService({
     operationsOn: over,
     ...ops,
   };
+  /** What a mount writes through and reads from, handed to the mounter with each mount: the service itself. */
+  const mountService: MountService = service;
   const sessions = createSessions({
     storage, getStore: ops.getStore, ids, clock, limits: (s) => over(s).limits, local, mounter, mountService, mountRoot, log,
   });
@@ -158,9 +151,3 @@ export type Service = ReturnType<typeof createService>;
 /** Idempotency-Key receipts whose mutations run over the service's operations on the transaction. */
 export type ServiceIdempotency = Service['idempotency'];
 
-/** The mount service of a storage that offers no synchronous door (TEMPORARY: mount-bridge.ts). */
-const NO_MOUNT_SERVICE: MountService = new Proxy({} as MountService, {
-  get() {
-    throw new MnemoError('internal', 'this storage cannot serve mounts until fs/ is async');
-  },
-});

@@ -7,17 +7,14 @@ import { describe, expect, it, vi } from 'vitest';
 import { StorageView } from '../../fs/storage-view.js';
 import { createService } from '../../src/service/service.js';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
-import { SYNC_MOUNT_PORT } from '../../src/storage/port/sync-bridge.js';
 import { openCore, seedStore, type Core } from '../helpers/core.js';
 
 /** The view's calls into storage from now on, by method name. */
 function countQueries(core: Core): Record<string, number> {
   const calls: Record<string, number> = {};
-  // The mount reads through the adapter's synchronous door (TEMPORARY: storage/port/sync-bridge.ts).
-  const port = core.storage[SYNC_MOUNT_PORT];
   for (const name of ['getStoreById', 'getMemoryMetaByPath', 'listDirectory', 'hasMemoriesUnder', 'nextExpiry'] as const) {
-    const real = port[name].bind(port) as (...a: unknown[]) => unknown;
-    vi.spyOn(port, name).mockImplementation(((...a: unknown[]) => {
+    const real = core.storage[name].bind(core.storage) as (...a: unknown[]) => unknown;
+    vi.spyOn(core.storage, name).mockImplementation(((...a: unknown[]) => {
       calls[name] = (calls[name] ?? 0) + 1;
       return real(...a);
     }) as never);
@@ -32,15 +29,15 @@ describe('storage view', () => {
     for (let i = 0; i < 20; i++) tree[`/d/f${i}.md`] = `file ${i}`;
     const store = await seedStore(core.service, core.caller, tree);
     const view = new StorageView(core.service.mountReader(store.id), core.service.clock);
-    for (let i = 0; i < 20; i++) expect(view.meta(`/d/f${i}.md`)?.contentSizeBytes).toBe(`file ${i}`.length);
-    expect(view.meta('/d/absent.md')).toBeNull();
-    expect(view.hasMemoriesUnder('/d')).toBe(true);
+    for (let i = 0; i < 20; i++) expect((await view.meta(`/d/f${i}.md`))?.contentSizeBytes).toBe(`file ${i}`.length);
+    expect(await view.meta('/d/absent.md')).toBeNull();
+    expect(await view.hasMemoriesUnder('/d')).toBe(true);
 
     await core.service.createMemory(core.caller, store.id, { path: '/d/absent.md', content: 'now here' });
-    await core.service.updateMemory(core.caller, store.id, view.meta('/d/f3.md')!.id, { content: 'longer than before' });
-    expect(view.meta('/d/absent.md')?.contentSizeBytes).toBe(8);
-    expect(view.meta('/d/f3.md')?.contentSizeBytes).toBe(18);
-    expect(view.listDirectory('/d').files).toHaveLength(21);
+    await core.service.updateMemory(core.caller, store.id, (await view.meta('/d/f3.md'))!.id, { content: 'longer than before' });
+    expect((await view.meta('/d/absent.md'))?.contentSizeBytes).toBe(8);
+    expect((await view.meta('/d/f3.md'))?.contentSizeBytes).toBe(18);
+    expect((await view.listDirectory('/d')).files).toHaveLength(21);
   });
 
   it('lists a directory of more than 4,096 entries whole, and still answers lookups in it', async () => {
@@ -50,9 +47,9 @@ describe('storage view', () => {
       for (let i = 0; i < 4100; i++) await core.service.operationsOn(tx).createMemory(core.caller, store.id, { path: `/big/m${String(i).padStart(4, '0')}.md`, content: String(i) });
     });
     const view = new StorageView(core.service.mountReader(store.id), core.service.clock);
-    expect(view.listDirectory('/big').files).toHaveLength(4100);
-    for (let i = 0; i < 12; i++) expect(view.meta(`/big/m${String(i * 300).padStart(4, '0')}.md`)?.contentSizeBytes).toBe(String(i * 300).length);
-    expect(view.meta('/big/none.md')).toBeNull();
+    expect((await view.listDirectory('/big')).files).toHaveLength(4100);
+    for (let i = 0; i < 12; i++) expect((await view.meta(`/big/m${String(i * 300).padStart(4, '0')}.md`))?.contentSizeBytes).toBe(String(i * 300).length);
+    expect(await view.meta('/big/none.md')).toBeNull();
   });
 
   it('names a directory\'s implied subdirectories for its nlink, and gives none for a directory of more than 4,096 entries', async () => {
@@ -62,23 +59,23 @@ describe('storage view', () => {
       for (let i = 0; i < 4100; i++) await core.service.operationsOn(tx).createMemory(core.caller, store.id, { path: `/big/m${String(i).padStart(4, '0')}.md`, content: String(i) });
     });
     const view = new StorageView(core.service.mountReader(store.id), core.service.clock);
-    expect(view.subdirs('/d')).toEqual(['a', 'b']);
-    expect(view.subdirs('/d/b')).toEqual(['c']);
-    expect(view.subdirs('/big')).toBeNull();
-    expect(view.meta('/big/m0001.md')?.contentSizeBytes).toBe(1);
+    expect(await view.subdirs('/d')).toEqual(['a', 'b']);
+    expect(await view.subdirs('/d/b')).toEqual(['c']);
+    expect(await view.subdirs('/big')).toBeNull();
+    expect((await view.meta('/big/m0001.md'))?.contentSizeBytes).toBe(1);
     await core.service.createMemory(core.caller, store.id, { path: '/d/e/new.md', content: 'n' });
-    expect(view.subdirs('/d')).toEqual(['a', 'b', 'e']);
+    expect(await view.subdirs('/d')).toEqual(['a', 'b', 'e']);
   });
 
   it('follows the store row: archiving shows at the next look', async () => {
     const core = await openCore();
     const store = await seedStore(core.service, core.caller, {});
     const view = new StorageView(core.service.mountReader(store.id), core.service.clock);
-    expect(view.store()?.archivedAt).toBeNull();
+    expect((await view.store())?.archivedAt).toBeNull();
     await core.service.archiveStore(core.caller, store.id);
-    expect(view.store()?.archivedAt).not.toBeNull();
+    expect((await view.store())?.archivedAt).not.toBeNull();
     await core.service.deleteStore(core.caller, store.id);
-    expect(view.store()).toBeNull();
+    expect(await view.store()).toBeNull();
   });
 
   it('keeps its answers across a save of its own, with the saved file in them, and asks storage nothing more', async () => {
@@ -87,43 +84,42 @@ describe('storage view', () => {
     for (let i = 0; i < 10; i++) tree[`/d/f${i}.md`] = `file ${i}`;
     const store = await seedStore(core.service, core.caller, tree);
     const view = new StorageView(core.service.mountReader(store.id), core.service.clock);
-    for (let i = 0; i < 10; i++) view.meta(`/d/f${i}.md`);
-    expect(view.meta('/d/new.md')).toBeNull();
-    expect(view.meta('/d/sub/deep.md')).toBeNull();
-    expect(view.listDirectory('/').dirs).toEqual(['d']);
-    expect(view.store()?.id).toBe(store.id);
+    for (let i = 0; i < 10; i++) await view.meta(`/d/f${i}.md`);
+    expect(await view.meta('/d/new.md')).toBeNull();
+    expect(await view.meta('/d/sub/deep.md')).toBeNull();
+    expect((await view.listDirectory('/')).dirs).toEqual(['d']);
+    expect((await view.store())?.id).toBe(store.id);
     const calls = countQueries(core);
 
-    // Through the mount's own door, as fs/ saves (synchronous until fs/ is async: mount-bridge.ts).
-    const saveAt = (path: string, content: string) => () =>
-      core.service.mountService.saveMemoryAt(core.caller, store.id, { path, content, memoryId: core.service.ids('memory') }).memory;
-    const created = view.saved('/d/new.md', saveAt('/d/new.md', 'brand new'));
-    view.saved('/d/f3.md', saveAt('/d/f3.md', 'rewritten, longer'));
-    view.saved('/d/sub/deep.md', saveAt('/d/sub/deep.md', 'below'));
+    const saveAt = (path: string, content: string) => async () =>
+      (await core.service.saveMemoryAt(core.caller, store.id, { path, content, memoryId: core.service.ids('memory') })).memory;
+    const created = await view.saved('/d/new.md', saveAt('/d/new.md', 'brand new'));
+    await view.saved('/d/f3.md', saveAt('/d/f3.md', 'rewritten, longer'));
+    await view.saved('/d/sub/deep.md', saveAt('/d/sub/deep.md', 'below'));
 
-    expect(view.meta('/d/new.md')).toMatchObject({ id: created.id, versionId: created.versionId, contentSizeBytes: 9 });
-    expect(view.meta('/d/f3.md')?.contentSizeBytes).toBe(17);
-    expect(view.meta('/d/sub/deep.md')?.contentSizeBytes).toBe(5);
-    expect(view.hasMemoriesUnder('/d/sub')).toBe(true);
-    const d = view.listDirectory('/d');
+    expect(await view.meta('/d/new.md')).toMatchObject({ id: created.id, versionId: created.versionId, contentSizeBytes: 9 });
+    expect((await view.meta('/d/f3.md'))?.contentSizeBytes).toBe(17);
+    expect((await view.meta('/d/sub/deep.md'))?.contentSizeBytes).toBe(5);
+    expect(await view.hasMemoriesUnder('/d/sub')).toBe(true);
+    const d = await view.listDirectory('/d');
     expect(d.files.map((f) => f.path).sort()).toEqual([...Object.keys(tree), '/d/new.md'].sort());
     expect(d.dirs).toEqual(['sub']);
     // A name the kept listing of /d has as a file (or not at all) is no directory: no query either.
-    expect(view.hasMemoriesUnder('/d/f7.md')).toBe(false);
-    expect(view.hasMemoriesUnder('/d/absent')).toBe(false);
-    expect(view.store()?.id).toBe(store.id);
+    expect(await view.hasMemoriesUnder('/d/f7.md')).toBe(false);
+    expect(await view.hasMemoriesUnder('/d/absent')).toBe(false);
+    expect((await view.store())?.id).toBe(store.id);
     expect(calls).toEqual({});
     // The same answers storage gives from scratch.
     const fresh = new StorageView(core.service.mountReader(store.id), core.service.clock);
-    expect(view.meta('/d/new.md')).toEqual(fresh.meta('/d/new.md'));
-    expect(view.meta('/d/f3.md')).toEqual(fresh.meta('/d/f3.md'));
+    expect(await view.meta('/d/new.md')).toEqual(await fresh.meta('/d/new.md'));
+    expect(await view.meta('/d/f3.md')).toEqual(await fresh.meta('/d/f3.md'));
   });
 
   it('drops its answers after a save of its own when another process wrote meanwhile', async () => {
     const core = await openCore();
     const store = await seedStore(core.service, core.caller, { '/d/a.md': 'a' });
     const view = new StorageView(core.service.mountReader(store.id), core.service.clock);
-    expect(view.meta('/d/b.md')).toBeNull();
+    expect(await view.meta('/d/b.md')).toBeNull();
     // Another connection (a CLI beside the server) writes; this process notices within 100 ms.
     const other = openSqliteStorage(core.file);
     try {
@@ -131,25 +127,25 @@ describe('storage view', () => {
     } finally {
       await other.close();
     }
-    view.saved('/d/a.md', () => {
+    await view.saved('/d/a.md', async () => {
       // The save takes long enough that the check for other processes falls due before it returns.
       for (const until = Date.now() + 120; Date.now() < until; );
-      return core.service.mountService.saveMemoryAt(core.caller, store.id, { path: '/d/a.md', content: 'mine', memoryId: core.service.ids('memory') }).memory;
+      return (await core.service.saveMemoryAt(core.caller, store.id, { path: '/d/a.md', content: 'mine', memoryId: core.service.ids('memory') })).memory;
     });
-    expect(view.meta('/d/b.md')?.contentSizeBytes).toBe(12);
+    expect((await view.meta('/d/b.md'))?.contentSizeBytes).toBe(12);
   });
 
   it('drops its answers when the saved memory is no longer at the path it saved (renamed through the API)', async () => {
     const core = await openCore();
     const store = await seedStore(core.service, core.caller, { '/d/a.md': 'a' });
     const view = new StorageView(core.service.mountReader(store.id), core.service.clock);
-    const id = view.meta('/d/a.md')!.id;
-    expect(view.meta('/d/moved.md')).toBeNull();
-    view.saved('/d/a.md', () => {
-      core.service.mountService.moveMemory(core.caller, store.id, id, '/d/moved.md');
-      return core.service.mountService.updateMemory(core.caller, store.id, id, { content: 'saved by id' });
+    const id = (await view.meta('/d/a.md'))!.id;
+    expect(await view.meta('/d/moved.md')).toBeNull();
+    await view.saved('/d/a.md', async () => {
+      core.service.moveMemory(core.caller, store.id, id, '/d/moved.md');
+      return await core.service.updateMemory(core.caller, store.id, id, { content: 'saved by id' });
     });
-    expect(view.meta('/d/a.md')).toBeNull();
-    expect(view.meta('/d/moved.md')?.contentSizeBytes).toBe(11);
+    expect(await view.meta('/d/a.md')).toBeNull();
+    expect((await view.meta('/d/moved.md'))?.contentSizeBytes).toBe(11);
   });
 });

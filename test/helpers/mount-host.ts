@@ -52,11 +52,11 @@ await mounter.mount({
   hostPath: values.mount!,
   readOnly: values['read-only']!,
   actor: { type: 'session_actor', sessionId },
-  service: service.mountService,
+  service: service,
 });
 for (const spec of values.also!) {
   const [hostPath, session] = spec.split('=') as [string, string];
-  await mounter.mount({ storeId, hostPath, readOnly: values['read-only']!, actor: { type: 'session_actor', sessionId: session }, service: service.mountService });
+  await mounter.mount({ storeId, hostPath, readOnly: values['read-only']!, actor: { type: 'session_actor', sessionId: session }, service: service });
 }
 process.stdout.write(JSON.stringify({ ready: true, storeId, sessionId, apiKeyId: key.id }) + '\n');
 

@@ -8,7 +8,6 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { observeCommits, outerTx, type Db } from './tx.js';
 import type { AtomicOptions, Storage } from '../port.js';
-import { SYNC_MOUNT_PORT, type SyncMountPort } from '../port/sync-bridge.js';
 import { MnemoError } from '../../domain/errors.js';
 import { bindPort, type ConnectionMethods } from './port-view.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema/migrations.js';
@@ -37,8 +36,6 @@ export type InspectablePragma = 'journal_mode' | 'synchronous' | 'foreign_keys' 
 
 /** The port plus a read-only look at the connection settings, for tests and diagnostics. */
 export interface SqliteStorage extends Storage {
-  /** TEMPORARY (port/sync-bridge.ts): what today's synchronous fs/ reads and writes through. */
-  readonly [SYNC_MOUNT_PORT]: SyncMountPort;
   readPragma(name: InspectablePragma): unknown;
   /** Runs `fn` as one transaction over `tx` (bulk loads, the bench): `atomic` by another name. */
   batch<T>(fn: (tx: Storage) => Promise<T>): Promise<T>;
@@ -155,20 +152,8 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
       walSync.close();
     },
   });
-  // TEMPORARY (port/sync-bridge.ts): the synchronous door today's fs/ needs, on the same statements.
-  const syncMount: SyncMountPort = {
-    ...connection,
-    changeMark: changes.changeMark,
-    ownWriteMark: changes.ownWriteMark,
-    atomic<T>(fn: () => T, options?: AtomicOptions): T {
-      if (gate.busy) throw new MnemoError('internal', 'a transaction holds the storage connection; retry');
-      // Port writes called inside fn are writeTx functions: nested, they become savepoints of this one.
-      return options?.durable === false ? walSync.relaxed(() => outerTx(db, fn)) : outerTx(db, fn);
-    },
-  };
   return {
     ...port,
-    [SYNC_MOUNT_PORT]: syncMount,
     readPragma(name) {
       return db.pragma(name, { simple: true });
     },
