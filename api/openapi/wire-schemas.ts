@@ -66,6 +66,29 @@ export const MemoryVersion = z
   })
   .meta({ id: 'MemoryVersion' });
 
+export const MemoryVersionChange = z
+  .strictObject({
+    cursor: z.string().meta({ description: 'opaque; pass it back as `after` (or Last-Event-ID) to resume after this version' }),
+    memory_version: MemoryVersion,
+  })
+  .meta({ id: 'MemoryVersionChange' });
+
+export const ChangePage = z
+  .strictObject({
+    data: z.array(MemoryVersionChange),
+    next_after: z.string().meta({ description: 'never null: the last cursor of this page, or the `after` given when it is empty' }),
+  })
+  .meta({ id: 'ChangePage' });
+
+export const MemoryVersionDiff = z
+  .strictObject({
+    type: z.literal('memory_version_diff'),
+    from: MemoryVersion.nullable().meta({ description: 'null: empty content (the against of a memory\'s first version)' }),
+    to: MemoryVersion,
+    unified: z.string().meta({ description: 'a unified diff (--- from path, +++ to path, hunks)' }),
+  })
+  .meta({ id: 'MemoryVersionDiff' });
+
 export const Session = z
   .strictObject({
     type: z.literal('session'),

@@ -266,3 +266,30 @@ export interface SearchHit {
   /** bm25 (lower is better) in fts mode; 0 in substring mode. */
   score: number;
 }
+
+/** A page of the change feed (issue 15): the store's versions after a place in its commit order. */
+export interface ChangeQuery {
+  /** The commit number after which the page starts (0: from the first version). */
+  after: number;
+  limit: number;
+}
+
+/** One version at its place in its store's commit order. */
+export interface Change {
+  seq: number;
+  version: MemoryVersion;
+}
+
+export interface ChangePage {
+  data: { cursor: string; version: MemoryVersion }[];
+  /** The cursor to resume from: the last item's, or the one given when the page is empty. */
+  nextAfter: string;
+}
+
+/** A unified diff between two versions (or empty content and a version). */
+export interface VersionDiff {
+  /** null: empty content (the `against` of a memory's first version). */
+  from: MemoryVersion | null;
+  to: MemoryVersion;
+  unified: string;
+}

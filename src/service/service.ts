@@ -25,6 +25,9 @@ import type {
   StorePatch,
   VersionListQuery,
 } from '../domain/types.js';
+import { createCommitSignal } from './commit-signal.js';
+import { createDiffs } from './diffs.js';
+import { createFeed, type Every } from './feed.js';
 import { createSearch } from './search.js';
 import { createIdempotency } from './idempotency.js';
 import { createLocalSessions } from './local-sessions.js';
@@ -62,6 +65,8 @@ export interface ServiceOptions {
   mountSync?: MountSync;
   /** Told when a background WAL sync fails (the server logs it); the next one tries again. */
   onSyncError?: (err: unknown) => void;
+  /** The change feed's followers: how often they look for other processes' commits, and their timer (tests). */
+  feed?: { pollMs?: number; every?: Every };
 }
 
 export interface ServiceObserver {
@@ -89,14 +94,23 @@ export function createService({
   observer = {},
   mountSync = 'fsync',
   onSyncError,
+  feed: feedOptions = {},
 }: ServiceOptions) {
   const keys = createKeys(storage, clock, store);
   const limits = createLimits(storage, { ...DEFAULT_LIMITS, ...limitOptions });
   const wrote = (caller: Caller, versions: number) => observer.wrote?.(faceOf(caller), versions);
   const search = createSearch({ storage, readable: store });
   const durability = createDurability({ storage, mountSync, ...(onSyncError ? { onError: onSyncError } : {}) });
-  /** A memory write: a mount's is durable at fsync() (or at close() with MNEMO_MOUNT_SYNC=close), any other at commit. */
-  const commit = <T>(caller: Caller, fn: () => T): T => durability.write(faceOf(caller), fn);
+  const commits = createCommitSignal();
+  /**
+   * A memory write: a mount's is durable at fsync() (or at close() with MNEMO_MOUNT_SYNC=close), any
+   * other at commit. The change feed's followers hear of it once it has committed (a sync or async write).
+   */
+  const commit = <T>(caller: Caller, storeId: string, fn: () => T): T => {
+    const result = durability.write(faceOf(caller), fn);
+    void Promise.resolve(result).then(() => commits.notify(storeId), () => {});
+    return result;
+  };
 
   function store(caller: Caller, id: string): Store {
     assertStoreGranted(caller, id);
@@ -119,7 +133,7 @@ export function createService({
   function setAttrs(caller: Caller, storeId: string, memoryId: string, attrs: KeptAttrs): void {
     writable(caller, storeId);
     const checked = assertAttrs(attrs);
-    commit(caller, () => storage.setMemoryAttrs(storeId, memoryId, checked, clock()));
+    commit(caller, storeId, () => storage.setMemoryAttrs(storeId, memoryId, checked, clock()));
   }
 
   function stamp(caller: Caller) {
@@ -127,6 +141,7 @@ export function createService({
   }
 
   const local = createLocalSessions({ storage, ids, clock });
+  const feed = createFeed({ storage, readable: store, signal: commits, ...feedOptions });
   const service = {
     clock,
     ids,
@@ -176,8 +191,10 @@ export function createService({
       const now = clock();
       let total = 0;
       for (;;) {
-        const n = storage.purgeExpiredMemories(now, EXPIRY_BATCH);
+        const n = await storage.purgeExpiredMemories(now, EXPIRY_BATCH);
         total += n;
+        // Each expired memory got a deleted version: the feed's followers read them.
+        if (n > 0) commits.notify(null);
         if (n < EXPIRY_BATCH) return total;
         await new Promise((resolve) => setImmediate(resolve));
       }
@@ -222,7 +239,7 @@ export function createService({
       limits.assertStoreRoom(storeId, byteLength(content), () => null);
       const s = stamp(caller);
       const expiresAt = resolveExpiry(input.expiry, s.now);
-      const created = commit(caller, () => storage.createMemory({
+      const created = commit(caller, storeId, () => storage.createMemory({
         ...s,
         storeId,
         memoryId: ids('memory'),
@@ -259,7 +276,7 @@ export function createService({
       const { expiry, ...rest } = write;
       const s = stamp(caller);
       const expiresAt = resolveExpiry(expiry, s.now);
-      const result = commit(caller, () =>
+      const result = commit(caller, storeId, () =>
         storage.updateMemory({
           ...s, storeId, memoryId, ...rest,
           ...(expiresAt === undefined ? {} : { expiresAt }),
@@ -272,7 +289,7 @@ export function createService({
     deleteMemory(caller: Caller, storeId: string, memoryId: string, expectedSha256?: string): void {
       writable(caller, storeId);
       const input = { ...stamp(caller), storeId, memoryId, ...(expectedSha256 === undefined ? {} : { expectedSha256 }) };
-      commit(caller, () => storage.deleteMemory(input));
+      commit(caller, storeId, () => storage.deleteMemory(input));
       wrote(caller, 1);
     },
 
@@ -297,7 +314,7 @@ export function createService({
         ...(input.mode === undefined ? {} : { mode: input.mode }),
         ...(input.attrs === undefined ? {} : { attrs: assertAttrs(input.attrs) }),
       };
-      const result = commit(caller, () => storage.saveMemoryAt(save));
+      const result = commit(caller, storeId, () => storage.saveMemoryAt(save));
       wrote(caller, result.changed ? 1 : 0);
       return result;
     },
@@ -305,7 +322,7 @@ export function createService({
     moveMemory(caller: Caller, storeId: string, memoryId: string, path: string): Memory {
       writable(caller, storeId);
       const move = { ...stamp(caller), storeId, memoryId, path: assertMemoryPath(path), replacedVersionId: ids('version') };
-      const moved = commit(caller, () => storage.moveMemory(move));
+      const moved = commit(caller, storeId, () => storage.moveMemory(move));
       wrote(caller, 1);
       return moved;
     },
@@ -317,7 +334,7 @@ export function createService({
       if (to === from || to.startsWith(from + '/')) {
         throw new MnemoError('invalid_request', `cannot move ${from} into itself (${to})`);
       }
-      const moved = commit(caller, () => storage.moveTree({ storeId, from, to, actor: caller.actor, now: clock(), versionIds: () => ids('version') }));
+      const moved = commit(caller, storeId, () => storage.moveTree({ storeId, from, to, actor: caller.actor, now: clock(), versionIds: () => ids('version') }));
       wrote(caller, moved);
       return moved;
     },
@@ -333,6 +350,13 @@ export function createService({
     setMemoryOwner(caller: Caller, storeId: string, memoryId: string, owner: { uid?: number; gid?: number }): void {
       setAttrs(caller, storeId, memoryId, given(owner));
     },
+
+    // ------------------------------------------------------------ history (issue 15)
+
+    /** The change feed: pages in commit order, and followers for server-sent events (src/service/feed.ts). */
+    feed,
+    /** A unified diff of a version against another or its predecessor (src/service/diffs.ts). */
+    diffVersion: createDiffs({ storage, readable: store }),
 
     // ------------------------------------------------------------ versions
 

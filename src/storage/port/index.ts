@@ -9,6 +9,7 @@
  * and writes are still synchronous (see the README's Layout).
  */
 import type { CheckpointStorage } from './checkpoints.js';
+import type { FeedStorage } from './feed.js';
 import type { KeyStorage } from './keys.js';
 import type { MaintenanceStorage } from './maintenance.js';
 import type { MemoryStorage } from './memories.js';
@@ -20,6 +21,7 @@ import type { StoreStorage } from './stores.js';
 import type { TransactionStorage } from './transactions.js';
 
 export type { CheckpointStorage, InsertCheckpointInput, ReferencedMemory } from './checkpoints.js';
+export type { FeedStorage } from './feed.js';
 export type { KeyStorage } from './keys.js';
 export type { MaintenanceStorage } from './maintenance.js';
 export type {
@@ -45,6 +47,7 @@ export interface Storage
   extends StoreStorage,
     KeyStorage,
     MemoryStorage,
+    FeedStorage,
     MountViewStorage,
     SessionStorage,
     ReceiptStorage,

@@ -7,7 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { observeCommits, outerTx, type Db } from './tx.js';
-import type { AtomicOptions, MaintenanceStorage, MemoryStorage, MountViewStorage, SearchStorage, Storage, TransactionStorage } from '../port.js';
+import type { AtomicOptions, FeedStorage, MaintenanceStorage, MemoryStorage, MountViewStorage, SearchStorage, Storage, TransactionStorage } from '../port.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema/migrations.js';
 import { createChangeStatements, trackWrites } from './changes.js';
 import { createCheckStatements } from './check.js';
@@ -25,6 +25,7 @@ import { createStoreStatements } from './stores.js';
 import { createChildWalk } from './tree.js';
 import { createWalSync } from './sync.js';
 import { createVersionStatements } from './versions.js';
+import { createFeedStatements } from './feed.js';
 import { DEFAULT_READERS, openReaders } from './readers.js';
 import { BACKSTOP_PAGES, startCheckpointer, type Checkpointer } from './wal-checkpointer.js';
 
@@ -92,12 +93,14 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
   const stores = createStoreStatements(db, searchIndex);
   const memoryRows = createMemoryStatements(db, children);
   const versions = createVersionStatements(db, searchIndex);
+  const feed = createFeedStatements(db);
   // The reads that grow with the store run on reader threads (sqlite/readers.ts); the SQL is the same.
   const readers = openReaders(file, _options.readers ?? DEFAULT_READERS, clock, {
     searchMemories: search.searchMemories,
     listMemories: memoryRows.listMemories,
     listStores: stores.listStores,
     listVersions: versions.listVersions,
+    listChanges: feed.listChanges,
     integrityCheck: checks.integrityCheck,
     domainCheck: checks.domainCheck,
   });
@@ -107,6 +110,11 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     ...versions,
     listMemories: readers.reads.listMemories,
     listVersions: readers.reads.listVersions,
+  };
+  const history: FeedStorage = {
+    listChanges: readers.reads.listChanges,
+    // A point lookup by key: on the serving connection, as a promise like every new port method.
+    previousVersion: async (storeId, versionId) => feed.previousVersion(storeId, versionId),
   };
   const mountView: MountViewStorage = { ...createMountViewStatements(db, children), ...createChangeStatements(db, writes) };
   const searches: SearchStorage = {
@@ -146,6 +154,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     listStores: readers.reads.listStores,
     ...createKeyStatements(db),
     ...memories,
+    ...history,
     ...mountView,
     ...createSessionStatements(db),
     ...createReceiptStatements(db),

@@ -1,0 +1,91 @@
+/**
+ * The history role's conformance suite (issue 15): each store's versions in commit order, numbered
+ * 1, 2, 3… with no gaps whatever kind of write appended them, and a version's predecessor.
+ */
+import { describe, expect, it } from 'vitest';
+import { newId } from '../../../src/service/ids.js';
+import type { Change } from '../../../src/domain/types.js';
+import { fixture, thrown, verQ, type MakeStorage } from './fixture.js';
+
+const ids = (changes: Change[]) => changes.map((c) => c.version.id);
+const seqs = (changes: Change[]) => changes.map((c) => c.seq);
+
+export function runFeedSuite(makeStorage: MakeStorage): void {
+  describe('history', () => {
+    it('lists a store\'s versions in commit order, numbered from 1 without gaps, in the basic view', async () => {
+      const { storage, stamp, actor, now, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      const other = addStore('other');
+      const a = addMemory(s.id, '/a', 'one');
+      addMemory(other.id, '/elsewhere');
+      storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: a.id, content: 'two' });
+      storage.moveTree({ storeId: s.id, from: '/dir', to: '/moved', actor, now: now(), versionIds: () => newId('version') });
+      addMemory(s.id, '/dir/x');
+      addMemory(s.id, '/dir/y');
+      storage.moveTree({ storeId: s.id, from: '/dir', to: '/moved', actor, now: now(), versionIds: () => newId('version') });
+      storage.deleteMemory({ ...stamp(), storeId: s.id, memoryId: a.id });
+      const changes = await storage.listChanges(s.id, { after: 0, limit: 100 });
+      const newestFirst = (await storage.listVersions(s.id, verQ())).data;
+      expect(ids(changes)).toEqual(newestFirst.map((v) => v.id).reverse());
+      expect(seqs(changes)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+      expect(changes.every((c) => c.version.content === null)).toBe(true);
+      expect(changes[0]!.version).toMatchObject({ operation: 'created', path: '/a', contentSizeBytes: 3 });
+      expect(seqs(await storage.listChanges(other.id, { after: 0, limit: 100 }))).toEqual([1]);
+    });
+
+    it('pages from any number, and past the end is an empty page', async () => {
+      const { storage, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      for (let i = 0; i < 5; i++) addMemory(s.id, `/m${i}`);
+      expect(seqs(await storage.listChanges(s.id, { after: 1, limit: 2 }))).toEqual([2, 3]);
+      expect(seqs(await storage.listChanges(s.id, { after: 3, limit: 100 }))).toEqual([4, 5]);
+      expect(await storage.listChanges(s.id, { after: 5, limit: 100 })).toEqual([]);
+      expect(await storage.listChanges(s.id, { after: 99, limit: 100 })).toEqual([]);
+      expect(await storage.listChanges(newId('store'), { after: 0, limit: 100 })).toEqual([]);
+    });
+
+    it('a refused write takes no number: the next version gets the next one', async () => {
+      const { storage, stamp, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      addMemory(s.id, '/a/b');
+      expect(thrown(() => storage.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/a', content: 'x' }))).toMatchObject({ code: 'path_conflict' });
+      addMemory(s.id, '/c');
+      expect(seqs(await storage.listChanges(s.id, { after: 0, limit: 100 }))).toEqual([1, 2]);
+    });
+
+    it('expired memories\' deleted versions take their places too', async () => {
+      const { storage, stamp, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      storage.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/ttl', content: 'x', expiresAt: '2026-03-02T00:00:00.000Z' });
+      expect(await storage.purgeExpiredMemories('2026-03-03T00:00:00.000Z')).toBe(1);
+      addMemory(s.id, '/after');
+      const changes = await storage.listChanges(s.id, { after: 0, limit: 100 });
+      expect(changes.map((c) => [c.seq, c.version.operation, c.version.path])).toEqual([[1, 'created', '/ttl'], [2, 'deleted', '/ttl'], [3, 'created', '/after']]);
+    });
+
+    it('a redacted version keeps its place, with its fields redacted', async () => {
+      const { storage, stamp, actor, now, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      const m = addMemory(s.id, '/secret', 'hunter2');
+      storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'fine' });
+      storage.redactVersion(s.id, m.versionId, actor, now());
+      const [first, second] = await storage.listChanges(s.id, { after: 0, limit: 100 });
+      expect(first).toMatchObject({ seq: 1, version: { id: m.versionId, path: null, contentSha256: null, contentSizeBytes: null, redactedBy: actor } });
+      expect(second).toMatchObject({ seq: 2, version: { path: '/secret', redactedAt: null } });
+    });
+
+    it('a version\'s predecessor is the same memory\'s previous version, with its content', async () => {
+      const { storage, stamp, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      const a = addMemory(s.id, '/a', 'one');
+      const b = addMemory(s.id, '/b', 'other');
+      const st = stamp();
+      storage.updateMemory({ ...st, storeId: s.id, memoryId: a.id, content: 'two' });
+      expect(await storage.previousVersion(s.id, st.versionId)).toMatchObject({ id: a.versionId, content: 'one', path: '/a' });
+      expect(await storage.previousVersion(s.id, a.versionId)).toBeNull();
+      expect(await storage.previousVersion(s.id, b.versionId)).toBeNull();
+      expect(await storage.previousVersion(addStore('x').id, st.versionId)).toBeNull();
+      expect(await storage.previousVersion(s.id, newId('version'))).toBeNull();
+    });
+  });
+}
