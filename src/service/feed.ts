@@ -105,6 +105,8 @@ export function createFeed({ storage, readable, signal, pollMs = FEED_POLL_MS, e
     follow,
     /** Followers running now (streams open): a gauge, and the tests' check that they end. */
     following: () => following,
+    /** Subscribers to this server's commit signal (one per follower). */
+    listeners: () => signal.count(),
   };
 }
 
