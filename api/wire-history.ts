@@ -3,7 +3,17 @@ import type { ChangePage, VersionDiff } from '../src/index.js';
 import { toWireVersion } from './wire.js';
 
 export function toWireChange(item: ChangePage['data'][number]) {
-  return { cursor: item.cursor, memory_version: toWireVersion(item.version, 'basic') };
+  if ('version' in item) return { cursor: item.cursor, memory_version: toWireVersion(item.version, 'basic') };
+  const p = item.pruned;
+  return {
+    cursor: item.cursor,
+    memory_version_pruned: { type: 'memory_version_pruned' as const, memory_version_id: p.versionId, memory_id: p.memoryId, memory_store_id: p.storeId, pruned_at: p.prunedAt },
+  };
+}
+
+/** The event name of an item in the event stream: what its one payload field is. */
+export function changeEvent(item: ChangePage['data'][number]): 'memory_version' | 'memory_version_pruned' {
+  return 'version' in item ? 'memory_version' : 'memory_version_pruned';
 }
 
 export function toWireChangePage(page: ChangePage) {

@@ -27,6 +27,10 @@ export const MemoryStore = z
     created_at: timestamp,
     updated_at: timestamp,
     archived_at: nullableTimestamp,
+    retention: z
+      .strictObject({ max_age_days: z.int().nullable(), keep_last: z.int().nullable() })
+      .optional()
+      .meta({ description: 'mnemo extension: present when the store prunes old versions (see the README, Retention)' }),
   })
   .meta({ id: 'MemoryStore' });
 
@@ -73,9 +77,22 @@ export const MemoryVersionChange = z
   })
   .meta({ id: 'MemoryVersionChange' });
 
+export const MemoryVersionPrunedChange = z
+  .strictObject({
+    cursor: z.string(),
+    memory_version_pruned: z.strictObject({
+      type: z.literal('memory_version_pruned'),
+      memory_version_id: z.string(),
+      memory_id: z.string(),
+      memory_store_id: z.string(),
+      pruned_at: timestamp,
+    }),
+  })
+  .meta({ id: 'MemoryVersionPrunedChange', description: 'a version the store\'s retention pruned, recorded at its own place in the feed' });
+
 export const ChangePage = z
   .strictObject({
-    data: z.array(MemoryVersionChange),
+    data: z.array(z.union([MemoryVersionChange, MemoryVersionPrunedChange])),
     next_after: z.string().meta({ description: 'never null: the last cursor of this page, or the `after` given when it is empty' }),
   })
   .meta({ id: 'ChangePage' });

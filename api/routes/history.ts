@@ -8,7 +8,7 @@ import { every as defaultEvery, MnemoError, parseChangesQuery, parseDiffQuery, t
 import type { AppEnv } from '../env.js';
 import { errorBody } from '../errors.js';
 import { header, query } from '../request.js';
-import { toWireChange, toWireChangePage, toWireDiff } from '../wire-history.js';
+import { changeEvent, toWireChange, toWireChangePage, toWireDiff } from '../wire-history.js';
 
 /** A comment line this often keeps proxies from closing an idle stream (and tells the client it lives). */
 export const HEARTBEAT_MS = 15_000;
@@ -46,7 +46,7 @@ export function historyRoutes(service: Service, { heartbeatMs = HEARTBEAT_MS, ev
       await stream.write(': mnemo change feed\n\n');
       for await (const page of service.feed.follow(c.var.caller, storeId, after, abort.signal)) {
         for (const item of page.data) {
-          await stream.writeSSE({ id: item.cursor, event: 'memory_version', data: JSON.stringify(toWireChange(item)) });
+          await stream.writeSSE({ id: item.cursor, event: changeEvent(item), data: JSON.stringify(toWireChange(item)) });
         }
       }
     } catch (err) {

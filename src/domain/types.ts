@@ -55,6 +55,17 @@ export interface Store {
   createdAt: string;
   updatedAt: string;
   archivedAt: string | null;
+  /** Which old versions the upkeep prunes (issue 15); absent: every version is kept. */
+  retention?: Retention;
+}
+
+/**
+ * A store's retention: a version goes once every rule given lets it go (older than `maxAgeDays`,
+ * and `keepLast` newer versions of its memory exist); a null rule does not hold a version back.
+ */
+export interface Retention {
+  maxAgeDays: number | null;
+  keepLast: number | null;
 }
 
 export interface Memory {
@@ -180,6 +191,7 @@ export interface NewStore {
   name: string;
   description: string;
   metadata: Record<string, string>;
+  retention?: Retention;
 }
 
 export interface StorePatch {
@@ -187,6 +199,8 @@ export interface StorePatch {
   description?: string;
   /** string upserts, null removes. */
   metadata?: Record<string, string | null>;
+  /** A new retention; null: keep every version again. */
+  retention?: Retention | null;
 }
 
 export interface MemoryWrite {
@@ -274,14 +288,21 @@ export interface ChangeQuery {
   limit: number;
 }
 
-/** One version at its place in its store's commit order. */
-export interface Change {
-  seq: number;
-  version: MemoryVersion;
+/** A version retention removed, recorded at its own place in the store's commit order. */
+export interface PrunedVersion {
+  versionId: string;
+  memoryId: string;
+  storeId: string;
+  prunedAt: string;
 }
 
+/** One entry at its place in its store's commit order: a version, or the prune of one. */
+export type Change = { seq: number; version: MemoryVersion } | { seq: number; pruned: PrunedVersion };
+
+export type ChangeItem = { cursor: string; version: MemoryVersion } | { cursor: string; pruned: PrunedVersion };
+
 export interface ChangePage {
-  data: { cursor: string; version: MemoryVersion }[];
+  data: ChangeItem[];
   /** The cursor to resume from: the last item's, or the one given when the page is empty. */
   nextAfter: string;
 }

@@ -5,7 +5,7 @@
  * handed out, so a follower never skips or repeats a version, whatever writes run beside it.
  */
 import { decodeChangeCursor, encodeChangeCursor } from '../domain/change-cursor.js';
-import type { Caller, ChangePage, Store } from '../domain/types.js';
+import type { Caller, ChangeItem, ChangePage, Store } from '../domain/types.js';
 import type { Storage } from '../storage/port.js';
 import { CHANGES_LIMITS } from '../validate/history.js';
 import type { CommitSignal } from './commit-signal.js';
@@ -45,7 +45,7 @@ export function createFeed({ storage, readable, signal, pollMs = FEED_POLL_MS, e
     readable(caller, storeId);
     const after = q.after === null ? 0 : decodeChangeCursor(q.after, 'after');
     const rows = await storage.listChanges(storeId, { after, limit: q.limit });
-    const data = rows.map((r) => ({ cursor: encodeChangeCursor(r.seq), version: r.version }));
+    const data = rows.map((r): ChangeItem => ('version' in r ? { cursor: encodeChangeCursor(r.seq), version: r.version } : { cursor: encodeChangeCursor(r.seq), pruned: r.pruned }));
     return { data, nextAfter: data.length ? data[data.length - 1]!.cursor : encodeChangeCursor(after) };
   }
 

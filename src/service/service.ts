@@ -4,6 +4,7 @@ import { createCheckpoints } from './checkpoints.js';
 import { byteLength } from '../domain/content.js';
 import { createDurability, type MountSync } from './durability.js';
 import { MnemoError, notFound } from '../domain/errors.js';
+import { retentionCutoff } from '../domain/store-rules.js';
 import { newId, type IdGenerator } from './ids.js';
 import { createKeys } from './keys.js';
 import { createLimits, DEFAULT_LIMITS, type StoreLimits } from './limits.js';
@@ -39,6 +40,12 @@ import { assertAttrs, assertContent, assertMemoryInput, assertMemoryPath, resolv
 
 /** Expired memories one sweep transaction deletes (each a version row and a delete). */
 const EXPIRY_BATCH = 500;
+/**
+ * Retention's batches (sqlite/retention.ts): versions one transaction looks at and prunes at most,
+ * and windows per store per sweep, so one sweep costs the same whatever the store's size; a long
+ * history is walked over several sweeps.
+ */
+const PRUNE = { scan: 2000, max: 500, windowsPerSweep: 20 } as const;
 
 export interface ServiceOptions {
   storage: Storage;
@@ -141,6 +148,8 @@ export function createService({
   }
 
   const local = createLocalSessions({ storage, ids, clock });
+  /** Where each store's retention walk goes on at the next sweep (commit numbers; from 0 after a restart). */
+  const pruneCursors = new Map<string, number>();
   const feed = createFeed({ storage, readable: store, signal: commits, ...feedOptions });
   const service = {
     clock,
@@ -198,6 +207,30 @@ export function createService({
         if (n < EXPIRY_BATCH) return total;
         await new Promise((resolve) => setImmediate(resolve));
       }
+    },
+    /**
+     * Prunes versions the stores' retention lets go (the server runs it every minute), in bounded
+     * transactions with a turn of the event loop between them; returns how many it pruned.
+     */
+    async pruneHistory(): Promise<number> {
+      const now = clock();
+      let total = 0;
+      for (const { id, retention } of await storage.storesWithRetention()) {
+        if (retention.maxAgeDays === null && retention.keepLast === null) continue;
+        let after = pruneCursors.get(id) ?? 0;
+        for (let i = 0; i < PRUNE.windowsPerSweep; i++) {
+          const w = { after, scan: PRUNE.scan, max: PRUNE.max, cutoff: retentionCutoff(retention.maxAgeDays, now), keepLast: retention.keepLast, now };
+          const r = await storage.pruneVersions(id, w);
+          total += r.pruned;
+          if (r.pruned > 0) commits.notify(id);
+          // The end of the store's history: the next sweep starts from its beginning again.
+          after = r.scannedTo ?? 0;
+          if (r.scannedTo === null) break;
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        pruneCursors.set(id, after);
+      }
+      return total;
     },
     /** Indexes up to `max` written memories for search; returns how many still wait (the server runs it every 200 ms). */
     indexSearchBacklog: (max: number): number => storage.indexSearchBacklog(max),

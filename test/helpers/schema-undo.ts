@@ -5,6 +5,18 @@
  */
 export const UNDO_MIGRATION_9 = `
 DROP TRIGGER versions_commit_order;
+DROP INDEX idempotency_receipts_by_version;
+DROP TRIGGER checkpoint_version_refs_insert;
+DROP TRIGGER checkpoint_version_refs_delete;
+DROP TABLE checkpoint_version_refs;
+DROP TRIGGER versions_append_only_delete;
+DROP TABLE version_prunes;
+ALTER TABLE stores DROP COLUMN retention;
+CREATE TRIGGER versions_append_only_delete BEFORE DELETE ON versions
+WHEN EXISTS (SELECT 1 FROM stores WHERE id = OLD.store_id)
+BEGIN
+  SELECT RAISE(ABORT, 'memory versions are append-only: only deleting the store removes them');
+END;
 DROP TRIGGER versions_append_only_update;
 DROP INDEX versions_by_commit;
 ALTER TABLE versions DROP COLUMN commit_seq;

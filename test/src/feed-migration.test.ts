@@ -9,6 +9,7 @@ import { newId } from '../../src/service/ids.js';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 import { openCore } from '../helpers/core.js';
 import { UNDO_MIGRATION_9 } from '../helpers/schema-undo.js';
+import { versionOf } from './storage/feed.suite.js';
 
 describe('migration 9', () => {
   it('numbers existing versions per store in insertion order, and new writes continue from there', async () => {
@@ -29,10 +30,10 @@ describe('migration 9', () => {
     const storage = openSqliteStorage(core.file);
     try {
       const before = await storage.listChanges(a.id, { after: 0, limit: 100 });
-      expect(before.map((c) => [c.seq, c.version.id])).toEqual(order.map((id, i) => [i + 1, id]));
+      expect(before.map((c) => [c.seq, versionOf(c).id])).toEqual(order.map((id, i) => [i + 1, id]));
       expect((await storage.listChanges(b.id, { after: 0, limit: 100 })).map((c) => c.seq)).toEqual([1]);
       storage.createMemory({ actor: core.caller.actor, now: new Date().toISOString(), versionId: newId('version'), storeId: a.id, memoryId: newId('memory'), path: '/new', content: 'n' });
-      expect((await storage.listChanges(a.id, { after: 3, limit: 100 })).map((c) => [c.seq, c.version.path])).toEqual([[4, '/new']]);
+      expect((await storage.listChanges(a.id, { after: 3, limit: 100 })).map((c) => [c.seq, versionOf(c).path])).toEqual([[4, '/new']]);
       expect(await storage.domainCheck()).toEqual([]);
     } finally {
       storage.close();

@@ -21,7 +21,7 @@ import type { StoreStorage } from './stores.js';
 import type { TransactionStorage } from './transactions.js';
 
 export type { CheckpointStorage, InsertCheckpointInput, ReferencedMemory } from './checkpoints.js';
-export type { FeedStorage } from './feed.js';
+export type { FeedStorage, PruneWindow } from './feed.js';
 export type { KeyStorage } from './keys.js';
 export type { MaintenanceStorage } from './maintenance.js';
 export type {

@@ -26,6 +26,7 @@ import { createChildWalk } from './tree.js';
 import { createWalSync } from './sync.js';
 import { createVersionStatements } from './versions.js';
 import { createFeedStatements } from './feed.js';
+import { createRetention } from './retention.js';
 import { DEFAULT_READERS, openReaders } from './readers.js';
 import { BACKSTOP_PAGES, startCheckpointer, type Checkpointer } from './wal-checkpointer.js';
 
@@ -94,6 +95,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
   const memoryRows = createMemoryStatements(db, children);
   const versions = createVersionStatements(db, searchIndex);
   const feed = createFeedStatements(db);
+  const retention = createRetention(db, searchIndex);
   // The reads that grow with the store run on reader threads (sqlite/readers.ts); the SQL is the same.
   const readers = openReaders(file, _options.readers ?? DEFAULT_READERS, clock, {
     searchMemories: search.searchMemories,
@@ -115,6 +117,9 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     listChanges: readers.reads.listChanges,
     // A point lookup by key: on the serving connection, as a promise like every new port method.
     previousVersion: async (storeId, versionId) => feed.previousVersion(storeId, versionId),
+    // Writes, so on the serving connection; each a bounded batch (sqlite/retention.ts).
+    storesWithRetention: async () => retention.storesWithRetention(),
+    pruneVersions: async (storeId, w) => retention.pruneVersions(storeId, w),
   };
   const mountView: MountViewStorage = { ...createMountViewStatements(db, children), ...createChangeStatements(db, writes) };
   const searches: SearchStorage = {

@@ -4,10 +4,15 @@
  */
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../../src/service/ids.js';
-import type { Change } from '../../../src/domain/types.js';
+import type { Change, MemoryVersion } from '../../../src/domain/types.js';
 import { fixture, thrown, verQ, type MakeStorage } from './fixture.js';
 
-const ids = (changes: Change[]) => changes.map((c) => c.version.id);
+/** The version of an entry that is one (a prune is not). */
+export function versionOf(c: Change): MemoryVersion {
+  if (!('version' in c)) throw new Error(`entry ${c.seq} is a prune, not a version`);
+  return c.version;
+}
+const ids = (changes: Change[]) => changes.map((c) => versionOf(c).id);
 const seqs = (changes: Change[]) => changes.map((c) => c.seq);
 
 export function runFeedSuite(makeStorage: MakeStorage): void {
@@ -28,8 +33,8 @@ export function runFeedSuite(makeStorage: MakeStorage): void {
       const newestFirst = (await storage.listVersions(s.id, verQ())).data;
       expect(ids(changes)).toEqual(newestFirst.map((v) => v.id).reverse());
       expect(seqs(changes)).toEqual([1, 2, 3, 4, 5, 6, 7]);
-      expect(changes.every((c) => c.version.content === null)).toBe(true);
-      expect(changes[0]!.version).toMatchObject({ operation: 'created', path: '/a', contentSizeBytes: 3 });
+      expect(changes.every((c) => versionOf(c).content === null)).toBe(true);
+      expect(versionOf(changes[0]!)).toMatchObject({ operation: 'created', path: '/a', contentSizeBytes: 3 });
       expect(seqs(await storage.listChanges(other.id, { after: 0, limit: 100 }))).toEqual([1]);
     });
 
@@ -60,7 +65,7 @@ export function runFeedSuite(makeStorage: MakeStorage): void {
       expect(await storage.purgeExpiredMemories('2026-03-03T00:00:00.000Z')).toBe(1);
       addMemory(s.id, '/after');
       const changes = await storage.listChanges(s.id, { after: 0, limit: 100 });
-      expect(changes.map((c) => [c.seq, c.version.operation, c.version.path])).toEqual([[1, 'created', '/ttl'], [2, 'deleted', '/ttl'], [3, 'created', '/after']]);
+      expect(changes.map((c) => [c.seq, versionOf(c).operation, versionOf(c).path])).toEqual([[1, 'created', '/ttl'], [2, 'deleted', '/ttl'], [3, 'created', '/after']]);
     });
 
     it('a redacted version keeps its place, with its fields redacted', async () => {
@@ -86,6 +91,24 @@ export function runFeedSuite(makeStorage: MakeStorage): void {
       expect(await storage.previousVersion(s.id, b.versionId)).toBeNull();
       expect(await storage.previousVersion(addStore('x').id, st.versionId)).toBeNull();
       expect(await storage.previousVersion(s.id, newId('version'))).toBeNull();
+    });
+
+    it('a prune batch removes what the rules let go but never a live head, records tombstones in the feed, and looks at a bounded window', async () => {
+      const { storage, stamp, now, addStore, addMemory } = fixture(makeStorage);
+      const s = addStore();
+      const a = addMemory(s.id, '/a', 'one');
+      for (const content of ['two', 'three']) storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: a.id, content });
+      addMemory(s.id, '/b');
+      const w = { cutoff: null, keepLast: 1, now: now() };
+      // A window of two versions sees only a's first two: both go (a has newer ones).
+      expect(await storage.pruneVersions(s.id, { ...w, after: 0, scan: 2, max: 100 })).toEqual({ pruned: 2, scannedTo: 2 });
+      expect(await storage.pruneVersions(s.id, { ...w, after: 2, scan: 100, max: 100 })).toEqual({ pruned: 0, scannedTo: 4 });
+      expect(await storage.pruneVersions(s.id, { ...w, after: 4, scan: 100, max: 100 })).toEqual({ pruned: 0, scannedTo: null });
+      const changes = await storage.listChanges(s.id, { after: 0, limit: 100 });
+      expect(changes.map((c) => ('version' in c ? [c.seq, c.version.path] : [c.seq, 'pruned']))).toEqual([[3, '/a'], [4, '/b'], [5, 'pruned'], [6, 'pruned']]);
+      expect((await storage.listVersions(s.id, verQ({ memoryId: a.id }))).data.map((v) => v.id)).toEqual([(await storage.getMemory(s.id, a.id))!.versionId]);
+      expect(await storage.storesWithRetention()).toEqual([]);
+      expect(await storage.domainCheck()).toEqual([]);
     });
   });
 }

@@ -12,6 +12,14 @@
  *
  * Existing versions are numbered in insertion (rowid) order, which was their commit order. The
  * append-only trigger is rebuilt so that redaction still cannot move a version's place.
+ *
+ * Invariant 15 (retention): `stores.retention` (JSON `{maxAgeDays, keepLast}`, NULL: keep every
+ * version) lets the upkeep prune old versions (sqlite/retention.ts). A prune deletes the version row
+ * and records a tombstone in `version_prunes`, which takes the store's next commit number, so the
+ * change feed shows the prune at its place; invariant 8 becomes "a version row is deleted only with
+ * its store, or by a prune that left its tombstone" (the delete trigger checks for it). Never pruned:
+ * a live memory's head, a version a checkpoint names (`checkpoint_version_refs`, kept by triggers on
+ * checkpoints), a version an idempotency receipt names (until the receipt expires).
  */
 export const MIGRATION_9 = `
 ALTER TABLE stores ADD COLUMN commit_seq INTEGER NOT NULL DEFAULT 0;
@@ -39,6 +47,45 @@ WHEN NOT (
 BEGIN
   SELECT RAISE(ABORT, 'memory versions are append-only: only redaction may change a version');
 END;
+
+ALTER TABLE stores ADD COLUMN retention TEXT;
+
+CREATE TABLE version_prunes (
+  store_id    TEXT NOT NULL REFERENCES stores(id) ON DELETE CASCADE,
+  commit_seq  INTEGER NOT NULL,
+  version_id  TEXT NOT NULL UNIQUE,
+  memory_id   TEXT NOT NULL,
+  pruned_at   TEXT NOT NULL,
+  PRIMARY KEY (store_id, commit_seq)
+) WITHOUT ROWID;
+
+DROP TRIGGER versions_append_only_delete;
+CREATE TRIGGER versions_append_only_delete BEFORE DELETE ON versions
+WHEN EXISTS (SELECT 1 FROM stores WHERE id = OLD.store_id)
+  AND NOT EXISTS (SELECT 1 FROM version_prunes WHERE version_id = OLD.id)
+BEGIN
+  SELECT RAISE(ABORT, 'memory versions are append-only: only deleting the store, or a recorded prune, removes them');
+END;
+
+CREATE TABLE checkpoint_version_refs (
+  store_id       TEXT NOT NULL REFERENCES stores(id) ON DELETE CASCADE,
+  version_id     TEXT NOT NULL,
+  checkpoint_id  TEXT NOT NULL,
+  PRIMARY KEY (version_id, checkpoint_id)
+) WITHOUT ROWID;
+INSERT OR IGNORE INTO checkpoint_version_refs (store_id, version_id, checkpoint_id)
+  SELECT c.store_id, json_extract(r.value, '$.versionId'), c.id FROM checkpoints c, json_each(c.bundle, '$.references') r
+  WHERE json_extract(r.value, '$.versionId') IS NOT NULL;
+CREATE TRIGGER checkpoint_version_refs_insert AFTER INSERT ON checkpoints BEGIN
+  INSERT OR IGNORE INTO checkpoint_version_refs (store_id, version_id, checkpoint_id)
+    SELECT NEW.store_id, json_extract(r.value, '$.versionId'), NEW.id FROM json_each(NEW.bundle, '$.references') r
+    WHERE json_extract(r.value, '$.versionId') IS NOT NULL;
+END;
+CREATE TRIGGER checkpoint_version_refs_delete AFTER DELETE ON checkpoints BEGIN
+  DELETE FROM checkpoint_version_refs WHERE checkpoint_id = OLD.id;
+END;
+CREATE INDEX checkpoint_version_refs_by_checkpoint ON checkpoint_version_refs (checkpoint_id);
+CREATE INDEX idempotency_receipts_by_version ON idempotency_receipts (version_id) WHERE version_id IS NOT NULL;
 
 CREATE TRIGGER versions_commit_order BEFORE INSERT ON versions
 WHEN NEW.commit_seq IS NOT (SELECT commit_seq FROM stores WHERE id = NEW.store_id)
