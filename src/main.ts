@@ -132,6 +132,8 @@ async function runServe(config: Config): Promise<number> {
   log('mnemo: shutting down');
   clearInterval(sweep);
   stopIndexing();
+  // Change feed streams never end by themselves: end them, so the server's close need not wait for them.
+  service.feed.stop();
   await served.close();
   await mounter.unmountAll();
   // The last sync after the unmount's final saves; the close's checkpoint (at FULL) syncs again anyway.

@@ -40,6 +40,8 @@ export interface ChangesRequest {
 
 export function createFeed({ storage, readable, signal, pollMs = FEED_POLL_MS, every: schedule = every }: FeedOptions) {
   let following = 0;
+  /** Set at shutdown: every follower ends, and no new one starts streaming. */
+  const stopping = new AbortController();
 
   async function listChanges(caller: Caller, storeId: string, q: ChangesRequest): Promise<ChangePage> {
     readable(caller, storeId);
@@ -76,9 +78,10 @@ export function createFeed({ storage, readable, signal, pollMs = FEED_POLL_MS, e
     }, pollMs);
     const onAbort = () => wake?.();
     abort.addEventListener('abort', onAbort);
+    stopping.signal.addEventListener('abort', onAbort);
     following += 1;
     try {
-      while (!abort.aborted) {
+      while (!abort.aborted && !stopping.signal.aborted) {
         if (!dirty) {
           await new Promise<void>((resolve) => (wake = resolve));
           wake = null;
@@ -95,6 +98,7 @@ export function createFeed({ storage, readable, signal, pollMs = FEED_POLL_MS, e
     } finally {
       following -= 1;
       abort.removeEventListener('abort', onAbort);
+      stopping.signal.removeEventListener('abort', onAbort);
       cancelPoll();
       unsubscribe();
     }
@@ -105,6 +109,8 @@ export function createFeed({ storage, readable, signal, pollMs = FEED_POLL_MS, e
     follow,
     /** Followers running now (streams open): a gauge, and the tests' check that they end. */
     following: () => following,
+    /** Ends every follower (their streams close): the server's shutdown, before it closes its connections. */
+    stop: () => stopping.abort(),
     /** Subscribers to this server's commit signal (one per follower). */
     listeners: () => signal.count(),
   };
