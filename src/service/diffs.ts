@@ -11,7 +11,7 @@ import type { Storage } from '../storage/port.js';
 
 export interface DiffOptions {
   storage: Pick<Storage, 'getVersion' | 'previousVersion'>;
-  readable: (caller: Caller, storeId: string) => Store;
+  readable: (caller: Caller, storeId: string) => Store | Promise<Store>;
 }
 
 export function createDiffs({ storage, readable }: DiffOptions) {
@@ -22,7 +22,7 @@ export function createDiffs({ storage, readable }: DiffOptions) {
   }
 
   return async function diffVersion(caller: Caller, storeId: string, versionId: string, against: string | null): Promise<VersionDiff> {
-    readable(caller, storeId);
+    await readable(caller, storeId);
     const to = await found(storeId, versionId);
     const from = against === null ? await storage.previousVersion(storeId, versionId) : await found(storeId, against);
     assertReadable(to, 'version');

@@ -26,7 +26,8 @@ export const every: Every = (fn, ms) => {
 
 export interface FeedOptions {
   storage: Pick<Storage, 'listChanges' | 'changeMark'>;
-  readable: (caller: Caller, storeId: string) => Store;
+  /** The service's read check on a store (awaited: it may answer with a promise). */
+  readable: (caller: Caller, storeId: string) => Store | Promise<Store>;
   signal: CommitSignal;
   pollMs?: number;
   every?: Every;
@@ -44,7 +45,7 @@ export function createFeed({ storage, readable, signal, pollMs = FEED_POLL_MS, e
   const stopping = new AbortController();
 
   async function listChanges(caller: Caller, storeId: string, q: ChangesRequest): Promise<ChangePage> {
-    readable(caller, storeId);
+    await readable(caller, storeId);
     const after = q.after === null ? 0 : decodeChangeCursor(q.after, 'after');
     const rows = await storage.listChanges(storeId, { after, limit: q.limit });
     const data = rows.map((r): ChangeItem => ('version' in r ? { cursor: encodeChangeCursor(r.seq), version: r.version } : { cursor: encodeChangeCursor(r.seq), pruned: r.pruned }));
@@ -57,7 +58,7 @@ export function createFeed({ storage, readable, signal, pollMs = FEED_POLL_MS, e
    * read; the cursor is checked at once, so a bad one fails before anything streams.
    */
   async function* follow(caller: Caller, storeId: string, after: string | null, abort: AbortSignal): AsyncGenerator<ChangePage> {
-    readable(caller, storeId);
+    await readable(caller, storeId);
     let cursor = encodeChangeCursor(after === null ? 0 : decodeChangeCursor(after, 'after'));
     let dirty = true;
     let wake: (() => void) | null = null;
@@ -68,14 +69,16 @@ export function createFeed({ storage, readable, signal, pollMs = FEED_POLL_MS, e
     const unsubscribe = signal.subscribe((id) => {
       if (id === null || id === storeId) poke();
     });
-    let mark = storage.changeMark();
-    const cancelPoll = schedule(() => {
-      const m = storage.changeMark();
+    let mark = await storage.changeMark();
+    const look = async () => {
+      const m = await storage.changeMark();
       if (m !== mark) {
         mark = m;
         poke();
       }
-    }, pollMs);
+    };
+    // A mark that cannot be read: read the page anyway, whose failure then ends the stream with its error.
+    const cancelPoll = schedule(() => void look().catch(poke), pollMs);
     const onAbort = () => wake?.();
     abort.addEventListener('abort', onAbort);
     stopping.signal.addEventListener('abort', onAbort);

@@ -120,6 +120,22 @@ describe('retention pruning', () => {
     expect(await history(app, s.id, a.id)).toEqual([a.versions[2]]);
   });
 
+  it('keeps a version an idempotency receipt answers with until the receipt expires', async () => {
+    const app = inProcessApp();
+    const s = await createStore(app, { retention: { keep_last: 1 } });
+    const created = await app.raw('POST', `/v1/memory_stores/${s.id}/memories`, {
+      headers: { 'idempotency-key': 'first-write' }, body: JSON.stringify({ path: '/r.md', content: 'one' }),
+    });
+    const m = created.body as { id: string; memory_version_id: string };
+    const next = await app.client.beta.memoryStores.memories.update(m.id, { memory_store_id: s.id, content: 'two' });
+    expect(await app.service.pruneHistory()).toBe(0);
+    expect(await history(app, s.id, m.id)).toEqual([next.memory_version_id, m.memory_version_id]);
+    app.clock.advance(25 * 60 * 60 * 1000);
+    await app.idempotency.purge();
+    expect(await app.service.pruneHistory()).toBe(1);
+    expect(await history(app, s.id, m.id)).toEqual([next.memory_version_id]);
+  });
+
   it('records each prune in the change feed at its own place, after the versions already there', async () => {
     const app = inProcessApp();
     const s = await createStore(app, { retention: { keep_last: 1 } });
