@@ -78,6 +78,26 @@ describe('change feed streams', () => {
     }
   });
 
+  it('a store deleted while it streams ends the stream with an error event carrying the envelope', async () => {
+    const { app, timers, fetch } = setup();
+    const store = await app.client.beta.memoryStores.create({ name: 'doomed' });
+    const stream = await openEvents(`http://mnemo.in-process/v1/memory_stores/${store.id}/changes`, { 'x-api-key': app.adminKey }, fetch);
+    try {
+      await memoriesCreate(app, store.id, '/a.md');
+      await stream.next();
+      await app.client.beta.memoryStores.delete(store.id);
+      const next = stream.next();
+      timers.fire(500);
+      const e = await next;
+      expect(e.event).toBe('error');
+      expect(JSON.parse(e.data)).toMatchObject({ type: 'error', error: { type: 'not_found_error' } });
+      await expect(stream.next()).rejects.toThrow(/ended/);
+      await vi.waitFor(() => expect(timers.live()).toBe(0));
+    } finally {
+      await stream.close();
+    }
+  });
+
   it('a client that hangs up ends its stream: no timer, listener or follower is left', async () => {
     const { app, timers, fetch } = setup();
     const store = await app.client.beta.memoryStores.create({ name: 'hangup' });
