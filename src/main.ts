@@ -105,6 +105,7 @@ async function runServe(config: Config): Promise<number> {
     activeSessions: service.countMountedSessions,
     mounts: async () => (await mounter.mounted?.())?.length ?? 0,
     unsyncedCommits: () => service.durability.unsynced(),
+    feedStreams: () => service.feed.following(),
   });
   const app = createApp({
     service, maxBodyBytes: config.maxBodyBytes, log,

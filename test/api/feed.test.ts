@@ -4,7 +4,7 @@
  * writers run, with a consumer that hangs up and resumes at random points (Last-Event-ID).
  */
 import type Anthropic from '@anthropic-ai/sdk';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { RunningServer } from '../helpers/server.js';
 import { expectRawError, rawRequest, sdkClient, useServer } from '../helpers/sdk.js';
 import { openEvents, type SseEvent } from '../helpers/sse.js';
@@ -175,6 +175,21 @@ describe('change feed events', () => {
     }
     const bad = await fetch(`${server.url}/v1/memory_stores/${store.id}/changes`, { headers: { accept: 'text/event-stream', 'x-api-key': server.adminKey, 'last-event-id': 'nope' } });
     expect(bad.status).toBe(400);
+  });
+
+  it('a client that hangs up ends its stream on the server (the mnemo_feed_streams gauge goes back)', async () => {
+    const store = await freshStore(client, 'feed hangup');
+    await memories().create(store.id, { path: '/h.md', content: 'h' });
+    const gauge = async () => {
+      const text = await (await fetch(`${server.url}/metrics`, { headers: { 'x-api-key': server.adminKey } })).text();
+      return Number(/^mnemo_feed_streams (\d+)$/m.exec(text)?.[1]);
+    };
+    const before = await gauge();
+    const streams = [await eventsOf(store.id), await eventsOf(store.id)];
+    for (const s of streams) await s.next();
+    expect(await gauge()).toBe(before + 2);
+    for (const s of streams) await s.close();
+    await vi.waitFor(async () => expect(await gauge()).toBe(before));
   });
 
   it('four concurrent writers and a consumer that hangs up and resumes at random points: every version exactly once, in commit order', async () => {
