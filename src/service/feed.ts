@@ -14,6 +14,11 @@ import type { CommitSignal } from './commit-signal.js';
 const FOLLOW_PAGE = CHANGES_LIMITS.listMax;
 /** How often a follower looks for commits made by other processes. */
 export const FEED_POLL_MS = 500;
+/**
+ * Every this many polls a follower reads its next page even if the change mark stood still: an
+ * adapter whose mark cannot see every other writer (another host) then still delivers within seconds.
+ */
+const READ_EVERY_POLLS = 10;
 
 /** Runs `fn` every `ms` until the returned cancel: setInterval (unref'd) unless a test injects one. */
 export type Every = (fn: () => void, ms: number) => () => void;
@@ -70,10 +75,12 @@ export function createFeed({ storage, readable, signal, pollMs = FEED_POLL_MS, e
       if (id === null || id === storeId) poke();
     });
     let mark = await storage.changeMark();
+    let polls = 0;
     const look = async () => {
       const m = await storage.changeMark();
-      if (m !== mark) {
+      if (m !== mark || ++polls >= READ_EVERY_POLLS) {
         mark = m;
+        polls = 0;
         poke();
       }
     };
