@@ -14,6 +14,7 @@ import { mcpRoutes } from './mcp/http.js';
 import { requestId } from './request-id.js';
 import { methodsByPath, routeTable } from './route-table.js';
 import { checkpointRoutes } from './routes/checkpoints.js';
+import { historyRoutes, type HistoryRouteOptions } from './routes/history.js';
 import { keyRoutes, workspaceRoutes } from './routes/keys.js';
 import { memoryRoutes } from './routes/memories.js';
 import { searchRoutes } from './routes/search.js';
@@ -33,11 +34,13 @@ export interface AppDeps {
   metrics?: Metrics;
   /** MNEMO_METRICS_PUBLIC=1: /metrics without a key. */
   metricsPublic?: boolean;
+  /** The change feed's event streams: heartbeat interval and timer (tests shorten and count them). */
+  feed?: HistoryRouteOptions;
 }
 
 export function createApp({
   service, maxBodyBytes = 1024 * 1024, log = console.error,
-  logger, maxInflightBodies = 64, metrics, metricsPublic = false,
+  logger, maxInflightBodies = 64, metrics, metricsPublic = false, feed = {},
 }: AppDeps) {
   const idem = service.idempotency;
   const app = new Hono<AppEnv>();
@@ -61,6 +64,7 @@ export function createApp({
   app.route('/v1/memory_stores', storeRoutes(service, idem));
   app.route('/v1/memory_stores', memoryRoutes(service, idem));
   app.route('/v1/memory_stores', versionRoutes(service, idem));
+  app.route('/v1/memory_stores', historyRoutes(service, feed));
   app.route('/v1/memory_stores', checkpointRoutes(service, idem));
   app.route('/v1/memory_stores', searchRoutes(service));
   app.route('/v1/sessions', sessionRoutes(service.sessions, idem));

@@ -18,6 +18,8 @@ export interface GaugeSource {
   mounts(): number | Promise<number>;
   /** Mount commits not on disk yet (MNEMO_MOUNT_SYNC=fsync); absent: 0. */
   unsyncedCommits?(): number;
+  /** Change feed event streams open now; absent: 0. */
+  feedStreams?(): number;
 }
 
 export interface Metrics {
@@ -93,6 +95,14 @@ export function createMetrics(): Metrics {
     help: 'Memory searches, in seconds',
     buckets: LATENCY_BUCKETS,
     registers: [registry],
+  });
+  new Gauge({
+    name: 'mnemo_feed_streams',
+    help: 'Change feed event streams (server-sent events) open now',
+    registers: [registry],
+    collect() {
+      this.set(source.feedStreams?.() ?? 0);
+    },
   });
   new Gauge({
     name: 'mnemo_active_sessions',

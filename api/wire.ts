@@ -17,6 +17,8 @@ export function toWireStore(s: Store) {
     created_at: s.createdAt,
     updated_at: s.updatedAt,
     archived_at: s.archivedAt,
+    // mnemo's retention extension: present only on stores that prune, so other shapes stay the SDK's.
+    ...(s.retention ? { retention: { max_age_days: s.retention.maxAgeDays, keep_last: s.retention.keepLast } } : {}),
   };
 }
 

@@ -34,9 +34,14 @@ export {
   parseStoreUpdate,
   parseVersionListQuery,
   parseView,
+  CHANGES_LIMITS,
+  parseChangesQuery,
+  parseDiffQuery,
 } from './validate/index.js';
 export type { CheckpointRequest, Query, SessionRequest } from './validate/index.js';
 export { createService } from './service/service.js';
+export { FEED_POLL_MS, every } from './service/feed.js';
+export type { Every, Feed } from './service/feed.js';
 export { checkpointLocator, parseLocator } from './service/checkpoints.js';
 export type { Checkpoints, Restored, RestoredReference, RestoreTarget } from './service/checkpoints.js';
 export type { Service, ServiceOptions } from './service/service.js';
@@ -62,6 +67,8 @@ export type {
   SearchHit,
   SearchPage,
   SearchQuery,
+  ChangePage,
+  VersionDiff,
 } from './domain/types.js';
 export type {
   Access,

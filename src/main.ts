@@ -105,6 +105,7 @@ async function runServe(config: Config): Promise<number> {
     activeSessions: service.countMountedSessions,
     mounts: async () => (await mounter.mounted?.())?.length ?? 0,
     unsyncedCommits: () => service.durability.unsynced(),
+    feedStreams: () => service.feed.following(),
   });
   const app = createApp({
     service, maxBodyBytes: config.maxBodyBytes, log,
@@ -132,6 +133,8 @@ async function runServe(config: Config): Promise<number> {
   log('mnemo: shutting down');
   clearInterval(sweep);
   stopIndexing();
+  // Change feed streams never end by themselves: end them, so the server's close need not wait for them.
+  service.feed.stop();
   await served.close();
   await mounter.unmountAll();
   // The last sync after the unmount's final saves; the close's checkpoint (at FULL) syncs again anyway.
@@ -229,7 +232,10 @@ async function mountUntilSignal(config: Config, { service, storage, mounter }: M
   return 0;
 }
 
-/** Expired memories are hidden at once; this deletes them every minute without waiting for a write to their store. */
+/**
+ * Expired memories are hidden at once; this deletes them every minute without waiting for a write to
+ * their store, and prunes what the stores' retention lets go.
+ */
 function sweepExpired(service: Service, mounter: Mounter): NodeJS.Timeout {
   const failed = (err: unknown) => warn(`mnemo: expiry sweep failed: ${err instanceof Error ? err.message : String(err)}`);
   const timer = setInterval(() => {
@@ -239,6 +245,12 @@ function sweepExpired(service: Service, mounter: Mounter): NodeJS.Timeout {
         if (n > 0) log(`mnemo: deleted ${n} expired memor${n === 1 ? 'y' : 'ies'}`);
       })
       .catch(failed);
+    service
+      .pruneHistory()
+      .then((n) => {
+        if (n > 0) log(`mnemo: retention pruned ${n} version${n === 1 ? '' : 's'}`);
+      })
+      .catch((err: unknown) => warn(`mnemo: retention failed: ${err instanceof Error ? err.message : String(err)}`));
     service.localSessions.endStaleMounts(mounter, (line) => log(`mnemo: ${line}`)).catch(failed);
   }, 60_000);
   timer.unref();

@@ -6,6 +6,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { isMnemoError, type Caller, type Service } from '../../src/index.js';
 import { registerCheckpointTools } from './tools-checkpoints.js';
+import { registerHistoryTools } from './tools-history.js';
 import { registerMemoryTools } from './tools-memories.js';
 
 export interface McpDeps {
@@ -31,6 +32,7 @@ export function createMcpServer({ service, caller, log = console.error }: McpDep
   };
   registerMemoryTools(server, service, caller, run);
   registerCheckpointTools(server, service, caller, run);
+  registerHistoryTools(server, service, caller, run);
   return server;
 }
 
@@ -54,5 +56,6 @@ const HINTS: Partial<Record<string, string>> = {
   forbidden: 'This API key does not allow this action.',
   budget_exceeded: 'Call memory_restore again with max_bytes at least the size named above.',
   not_found: 'Check the id or path (memory_list, memory_search).',
+  conflict: 'The request conflicts with the state of the store (e.g. a redacted version has no content to diff).',
   limit_exceeded: 'The store is at a limit: delete memories that are no longer needed (memory_delete), or ask the operator to raise it.',
 };

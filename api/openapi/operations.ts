@@ -6,7 +6,7 @@
 import type { ResponseConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { REQUEST_BODY_SCHEMAS } from '../../src/index.js';
-import { memoryListQuery, pageQuery, searchQuery, storeListQuery, versionListQuery, viewQuery } from './params.js';
+import { changesQuery, diffQuery, memoryListQuery, pageQuery, searchQuery, storeListQuery, versionListQuery, viewQuery } from './params.js';
 import * as wire from './wire-schemas.js';
 
 export type Method = 'get' | 'post' | 'delete';
@@ -71,6 +71,29 @@ export const OPERATIONS: readonly Operation[] = [
   { method: 'get', path: V, tag: 'memory versions', summary: 'List memory versions', query: versionListQuery, ok: wire.pageOf(wire.MemoryVersion, 'MemoryVersionPage') },
   { method: 'get', path: `${V}/{version}`, tag: 'memory versions', summary: 'Retrieve a memory version', query: viewQuery('full'), ok: wire.MemoryVersion },
   { method: 'post', path: `${V}/{version}/redact`, tag: 'memory versions', summary: 'Redact a memory version (erase its content and path)', idempotent: true, ok: wire.MemoryVersion },
+
+  {
+    method: 'get',
+    path: `${V}/{version}/diff`,
+    tag: 'memory versions',
+    summary: 'A unified diff of a version against another version of the store (default: its predecessor)',
+    description: 'A redacted side has no content to compare: 409 conflict_error.',
+    query: diffQuery,
+    ok: wire.MemoryVersionDiff,
+  },
+  {
+    method: 'get',
+    path: `${S}/{store}/changes`,
+    tag: 'memory versions',
+    summary: 'The change feed: every version of the store once, in commit order (JSON pages or server-sent events)',
+    description:
+      'With `Accept: text/event-stream` the same items stream as server-sent events (`id:` the cursor, `event: memory_version`, `data:` the item) as they commit; a reconnect resumes from Last-Event-ID; a comment line every 15 s keeps the stream alive.',
+    query: changesQuery,
+    ok: {
+      description: 'a page of changes, or an event stream of them',
+      content: { 'application/json': { schema: wire.ChangePage }, 'text/event-stream': { schema: z.string() } },
+    },
+  },
 
   { method: 'get', path: `${S}/{store}/search`, tag: 'search', summary: 'Search current memories (FTS5 or substring)', query: searchQuery, ok: wire.SearchResultPage },
 

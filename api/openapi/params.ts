@@ -3,7 +3,7 @@
  * view, path_prefix, depth, the filters) and the headers, bounded by the limits validation uses.
  */
 import { z } from 'zod';
-import { CONTINUITY_LIMITS, LIMITS } from '../../src/index.js';
+import { CHANGES_LIMITS, CONTINUITY_LIMITS, LIMITS } from '../../src/index.js';
 
 const PARAM_DOCS: Record<string, string> = {
   store: 'memory store id (memstore_…)',
@@ -72,6 +72,13 @@ export const searchQuery = z.object({
   path_prefix: pathPrefix,
   limit: limit(LIMITS.listMax),
   page,
+});
+export const changesQuery = z.object({
+  after: z.string().optional().meta({ description: 'a cursor from this feed (an item\'s cursor or next_after); absent: from the first version' }),
+  limit: z.int().min(1).max(CHANGES_LIMITS.listMax).optional().meta({ description: `page size, default ${CHANGES_LIMITS.listDefault} (JSON pages only)` }),
+});
+export const diffQuery = z.object({
+  against: z.string().optional().meta({ description: 'a version id of the same store; default: the same memory\'s previous version (empty content for its first)' }),
 });
 export const pageQuery = z.object({ limit: limit(LIMITS.listMax), page });
 export const viewQuery = (fallback: 'basic' | 'full') => z.object({ view: view(fallback) });

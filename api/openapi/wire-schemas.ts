@@ -27,6 +27,10 @@ export const MemoryStore = z
     created_at: timestamp,
     updated_at: timestamp,
     archived_at: nullableTimestamp,
+    retention: z
+      .strictObject({ max_age_days: z.int().nullable(), keep_last: z.int().nullable() })
+      .optional()
+      .meta({ description: 'mnemo extension: present when the store prunes old versions (see the README, Retention)' }),
   })
   .meta({ id: 'MemoryStore' });
 
@@ -65,6 +69,42 @@ export const MemoryVersion = z
     redacted_by: Actor.nullable(),
   })
   .meta({ id: 'MemoryVersion' });
+
+export const MemoryVersionChange = z
+  .strictObject({
+    cursor: z.string().meta({ description: 'opaque; pass it back as `after` (or Last-Event-ID) to resume after this version' }),
+    memory_version: MemoryVersion,
+  })
+  .meta({ id: 'MemoryVersionChange' });
+
+export const MemoryVersionPrunedChange = z
+  .strictObject({
+    cursor: z.string(),
+    memory_version_pruned: z.strictObject({
+      type: z.literal('memory_version_pruned'),
+      memory_version_id: z.string(),
+      memory_id: z.string(),
+      memory_store_id: z.string(),
+      pruned_at: timestamp,
+    }),
+  })
+  .meta({ id: 'MemoryVersionPrunedChange', description: 'a version the store\'s retention pruned, recorded at its own place in the feed' });
+
+export const ChangePage = z
+  .strictObject({
+    data: z.array(z.union([MemoryVersionChange, MemoryVersionPrunedChange])),
+    next_after: z.string().meta({ description: 'never null: the last cursor of this page, or the `after` given when it is empty' }),
+  })
+  .meta({ id: 'ChangePage' });
+
+export const MemoryVersionDiff = z
+  .strictObject({
+    type: z.literal('memory_version_diff'),
+    from: MemoryVersion.nullable().meta({ description: 'null: empty content (the against of a memory\'s first version)' }),
+    to: MemoryVersion,
+    unified: z.string().meta({ description: 'a unified diff (--- from path, +++ to path, hunks)' }),
+  })
+  .meta({ id: 'MemoryVersionDiff' });
 
 export const Session = z
   .strictObject({

@@ -18,7 +18,16 @@ export function applyStorePatch(current: Store, patch: StorePatch, now: string):
   }
   assertMetadataCount(metadata.size);
   const next = { name: patch.name ?? current.name, description: patch.description ?? current.description, metadata: Object.fromEntries(metadata) };
+  const retention = patch.retention === undefined ? current.retention : (patch.retention ?? undefined);
   const changed =
-    next.name !== current.name || next.description !== current.description || JSON.stringify(next.metadata) !== JSON.stringify(current.metadata);
-  return changed ? { store: { ...current, ...next, updatedAt: now }, changed } : { store: current, changed };
+    next.name !== current.name || next.description !== current.description || JSON.stringify(next.metadata) !== JSON.stringify(current.metadata) ||
+    JSON.stringify(retention ?? null) !== JSON.stringify(current.retention ?? null);
+  if (!changed) return { store: current, changed };
+  const { retention: _old, ...rest } = current;
+  return { store: { ...rest, ...next, ...(retention ? { retention } : {}), updatedAt: now }, changed };
+}
+
+/** The instant before which a version is old enough for `maxAgeDays` (null: the rule is not set). */
+export function retentionCutoff(maxAgeDays: number | null, now: string): string | null {
+  return maxAgeDays === null ? null : new Date(Date.parse(now) - maxAgeDays * 86_400_000).toISOString();
 }

@@ -55,6 +55,17 @@ export interface Store {
   createdAt: string;
   updatedAt: string;
   archivedAt: string | null;
+  /** Which old versions the upkeep prunes (issue 15); absent: every version is kept. */
+  retention?: Retention;
+}
+
+/**
+ * A store's retention: a version goes once every rule given lets it go (older than `maxAgeDays`,
+ * and `keepLast` newer versions of its memory exist); a null rule does not hold a version back.
+ */
+export interface Retention {
+  maxAgeDays: number | null;
+  keepLast: number | null;
 }
 
 export interface Memory {
@@ -180,6 +191,7 @@ export interface NewStore {
   name: string;
   description: string;
   metadata: Record<string, string>;
+  retention?: Retention;
 }
 
 export interface StorePatch {
@@ -187,6 +199,8 @@ export interface StorePatch {
   description?: string;
   /** string upserts, null removes. */
   metadata?: Record<string, string | null>;
+  /** A new retention; null: keep every version again. */
+  retention?: Retention | null;
 }
 
 export interface MemoryWrite {
@@ -265,4 +279,38 @@ export interface SearchHit {
   snippet: string;
   /** bm25 (lower is better) in fts mode; 0 in substring mode. */
   score: number;
+}
+
+/** A page of the change feed (issue 15): the store's versions after a place in its commit order. */
+export interface ChangeQuery {
+  /** The commit number after which the page starts (0: from the first version). */
+  after: number;
+  limit: number;
+}
+
+/** A version retention removed, recorded at its own place in the store's commit order. */
+export interface PrunedVersion {
+  versionId: string;
+  memoryId: string;
+  storeId: string;
+  prunedAt: string;
+}
+
+/** One entry at its place in its store's commit order: a version, or the prune of one. */
+export type Change = { seq: number; version: MemoryVersion } | { seq: number; pruned: PrunedVersion };
+
+export type ChangeItem = { cursor: string; version: MemoryVersion } | { cursor: string; pruned: PrunedVersion };
+
+export interface ChangePage {
+  data: ChangeItem[];
+  /** The cursor to resume from: the last item's, or the one given when the page is empty. */
+  nextAfter: string;
+}
+
+/** A unified diff between two versions (or empty content and a version). */
+export interface VersionDiff {
+  /** null: empty content (the `against` of a memory's first version). */
+  from: MemoryVersion | null;
+  to: MemoryVersion;
+  unified: string;
 }

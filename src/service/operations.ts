@@ -42,6 +42,8 @@ export interface OperationDeps {
   mounter: Pick<Mounter, 'storeChanged'>;
   durability: Pick<Durability, 'write'>;
   wrote: (caller: Caller, versions: number) => void;
+  /** Told after each memory write of a store has returned (the change feed's followers wake: service/commit-signal.ts). */
+  committed?: (storeId: string) => void;
   checkpointMaxBytes?: number;
 }
 
@@ -53,8 +55,16 @@ export function faceOf(caller: Caller): Face {
 export function createOperations(storage: Storage, deps: OperationDeps) {
   const { clock, ids, mounter, durability, wrote } = deps;
   const limits = createLimits(storage, deps.limits);
-  /** A memory write: a mount's is durable at fsync() (or at close() with MNEMO_MOUNT_SYNC=close), any other at commit. */
-  const commit = <T>(caller: Caller, fn: (s: Storage) => Promise<T>): Promise<T> => durability.write(storage, faceOf(caller), fn);
+  /**
+   * A memory write: a mount's is durable at fsync() (or at close() with MNEMO_MOUNT_SYNC=close), any
+   * other at commit. The change feed's followers hear of it once it has returned (inside a group
+   * commit that is just before the commit: they read again at their next poll).
+   */
+  const commit = async <T>(caller: Caller, storeId: string, fn: (s: Storage) => Promise<T>): Promise<T> => {
+    const result = await durability.write(storage, faceOf(caller), fn);
+    deps.committed?.(storeId);
+    return result;
+  };
 
   async function store(caller: Caller, id: string): Promise<Store> {
     assertStoreGranted(caller, id);
@@ -77,7 +87,7 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
   async function setAttrs(caller: Caller, storeId: string, memoryId: string, attrs: KeptAttrs): Promise<void> {
     await writable(caller, storeId);
     const checked = assertAttrs(attrs);
-    await commit(caller, (s) => s.setMemoryAttrs(storeId, memoryId, checked, clock()));
+    await commit(caller, storeId, (s) => s.setMemoryAttrs(storeId, memoryId, checked, clock()));
   }
 
   function stamp(caller: Caller) {
@@ -131,7 +141,7 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
       await limits.assertStoreRoom(storeId, byteLength(content), () => null);
       const s = stamp(caller);
       const expiresAt = resolveExpiry(input.expiry, s.now);
-      const created = await commit(caller, (st) => st.createMemory({
+      const created = await commit(caller, storeId, (st) => st.createMemory({
         ...s,
         storeId,
         memoryId: ids('memory'),
@@ -168,7 +178,7 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
       const { expiry, ...rest } = write;
       const s = stamp(caller);
       const expiresAt = resolveExpiry(expiry, s.now);
-      const result = await commit(caller, (st) =>
+      const result = await commit(caller, storeId, (st) =>
         st.updateMemory({
           ...s, storeId, memoryId, ...rest,
           ...(expiresAt === undefined ? {} : { expiresAt }),
@@ -181,7 +191,7 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
     async deleteMemory(caller: Caller, storeId: string, memoryId: string, expectedSha256?: string): Promise<void> {
       await writable(caller, storeId);
       const input = { ...stamp(caller), storeId, memoryId, ...(expectedSha256 === undefined ? {} : { expectedSha256 }) };
-      await commit(caller, (s) => s.deleteMemory(input));
+      await commit(caller, storeId, (s) => s.deleteMemory(input));
       wrote(caller, 1);
     },
 
@@ -206,7 +216,7 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
         ...(input.mode === undefined ? {} : { mode: input.mode }),
         ...(input.attrs === undefined ? {} : { attrs: assertAttrs(input.attrs) }),
       };
-      const result = await commit(caller, (s) => s.saveMemoryAt(save));
+      const result = await commit(caller, storeId, (s) => s.saveMemoryAt(save));
       wrote(caller, result.changed ? 1 : 0);
       return result;
     },
@@ -214,7 +224,7 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
     async moveMemory(caller: Caller, storeId: string, memoryId: string, path: string): Promise<Memory> {
       await writable(caller, storeId);
       const move = { ...stamp(caller), storeId, memoryId, path: assertMemoryPath(path), replacedVersionId: ids('version') };
-      const moved = await commit(caller, (s) => s.moveMemory(move));
+      const moved = await commit(caller, storeId, (s) => s.moveMemory(move));
       wrote(caller, 1);
       return moved;
     },
@@ -222,7 +232,7 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
     async moveTree(caller: Caller, storeId: string, from: string, to: string): Promise<number> {
       await writable(caller, storeId);
       assertMoveTree(from, to);
-      const moved = await commit(caller, (s) => s.moveTree({ storeId, from, to, actor: caller.actor, now: clock(), versionIds: () => ids('version') }));
+      const moved = await commit(caller, storeId, (s) => s.moveTree({ storeId, from, to, actor: caller.actor, now: clock(), versionIds: () => ids('version') }));
       wrote(caller, moved);
       return moved;
     },

@@ -6,6 +6,10 @@ import { createKeys } from './keys.js';
 import { DEFAULT_LIMITS, type StoreLimits } from './limits.js';
 import type { Storage } from '../storage/port.js';
 import type { Caller, Face } from '../domain/types.js';
+import { retentionCutoff } from '../domain/store-rules.js';
+import { createCommitSignal } from './commit-signal.js';
+import { createDiffs } from './diffs.js';
+import { createFeed, type Every } from './feed.js';
 import { createSearch } from './search.js';
 import { createIdempotency } from './idempotency.js';
 import { createLocalSessions } from './local-sessions.js';
@@ -17,6 +21,12 @@ import { AGENT_MOUNT_ROOT, createSessions } from './sessions.js';
 
 /** Expired memories one sweep transaction deletes (each a version row and a delete). */
 const EXPIRY_BATCH = 500;
+/**
+ * Retention's batches (sqlite/retention.ts): versions one transaction looks at and prunes at most,
+ * and windows per store per sweep, so one sweep costs the same whatever the store's size; a long
+ * history is walked over several sweeps.
+ */
+const PRUNE = { scan: 2000, max: 500, windowsPerSweep: 20 } as const;
 
 export interface ServiceOptions {
   storage: Storage;
@@ -43,6 +53,8 @@ export interface ServiceOptions {
   mountSync?: MountSync;
   /** Told when a background WAL sync fails (the server logs it); the next one tries again. */
   onSyncError?: (err: unknown) => void;
+  /** The change feed's followers: how often they look for other processes' commits, and their timer (tests). */
+  feed?: { pollMs?: number; every?: Every };
 }
 
 export interface ServiceObserver {
@@ -67,13 +79,15 @@ export function createService({
   observer = {},
   mountSync = 'fsync',
   onSyncError,
+  feed: feedOptions = {},
 }: ServiceOptions) {
   const storeLimits: StoreLimits = { ...DEFAULT_LIMITS, ...limitOptions };
   const wrote = (caller: Caller, versions: number) => observer.wrote?.(faceOf(caller), versions);
   const durability = createDurability({ storage, mountSync, ...(onSyncError ? { onError: onSyncError } : {}) });
+  const commits = createCommitSignal();
   /** The operations over a storage: the outer port here, a transaction's `tx` for receipts and group commits. */
   const over = operationsCache({
-    clock, ids, limits: storeLimits, mounter, durability, wrote,
+    clock, ids, limits: storeLimits, mounter, durability, wrote, committed: (storeId: string) => commits.notify(storeId),
     ...(checkpointMaxBytes === undefined ? {} : { checkpointMaxBytes }),
   });
   const ops = over(storage);
@@ -81,6 +95,9 @@ export function createService({
   const search = createSearch({ storage, readable: ops.getStore });
 
   const local = createLocalSessions({ storage, ids, clock });
+  /** Where each store's retention walk goes on at the next sweep (commit numbers; from 0 after a restart). */
+  const pruneCursors = new Map<string, number>();
+  const feed = createFeed({ storage, readable: ops.getStore, signal: commits, ...feedOptions });
   const service = {
     clock,
     ids,
@@ -127,14 +144,47 @@ export function createService({
       for (;;) {
         const n = await storage.purgeExpiredMemories(now, EXPIRY_BATCH);
         total += n;
+        // Each expired memory got a deleted version: the feed's followers read them.
+        if (n > 0) commits.notify(null);
         if (n < EXPIRY_BATCH) return total;
         await new Promise((resolve) => setImmediate(resolve));
       }
+    },
+    /**
+     * Prunes versions the stores' retention lets go (the server runs it every minute), in bounded
+     * transactions with a turn of the event loop between them; returns how many it pruned.
+     */
+    async pruneHistory(): Promise<number> {
+      const now = clock();
+      let total = 0;
+      for (const { id, retention } of await storage.storesWithRetention()) {
+        if (retention.maxAgeDays === null && retention.keepLast === null) continue;
+        let after = pruneCursors.get(id) ?? 0;
+        for (let i = 0; i < PRUNE.windowsPerSweep; i++) {
+          const w = { after, scan: PRUNE.scan, max: PRUNE.max, cutoff: retentionCutoff(retention.maxAgeDays, now), keepLast: retention.keepLast, now };
+          const r = await storage.pruneVersions(id, w);
+          total += r.pruned;
+          if (r.pruned > 0) commits.notify(id);
+          // The end of the store's history: the next sweep starts from its beginning again.
+          after = r.scannedTo ?? 0;
+          if (r.scannedTo === null) break;
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        pruneCursors.set(id, after);
+      }
+      return total;
     },
     /** Indexes up to `max` written memories for search; returns how many still wait (the server runs it every 200 ms). */
     indexSearchBacklog: (max: number): Promise<number> => storage.indexSearchBacklog(max),
     /** The operations over a transaction's `tx` (a group commit's, an `atomic`'s): their storage calls join it. */
     operationsOn: over,
+
+    // ------------------------------------------------------------ history (issue 15)
+
+    /** The change feed: pages in commit order, and followers for server-sent events (src/service/feed.ts). */
+    feed,
+    /** A unified diff of a version against another or its predecessor (src/service/diffs.ts). */
+    diffVersion: createDiffs({ storage, readable: ops.getStore }),
     ...ops,
   };
   /** What a mount writes through and reads from, handed to the mounter with each mount: the service itself. */

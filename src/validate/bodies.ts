@@ -3,10 +3,10 @@
  * parser that turns a body into the domain value the service takes.
  */
 import { z } from 'zod';
-import type { Access, Expiry, MemoryWrite, NewStore, Role, StorePatch } from '../domain/types.js';
+import type { Access, Expiry, MemoryWrite, NewStore, Retention, Role, StorePatch } from '../domain/types.js';
 import { checkpointSchema, CHECKPOINT_REFERENCE, restoreSchema } from './checkpoint.js';
 import { fail } from './fail.js';
-import { LIMITS } from './limits.js';
+import { LIMITS, RETENTION_LIMITS } from './limits.js';
 import { assertContent, assertMemoryPath, checked, parseExpiry, parseSha256 } from './memory.js';
 import { parseObject } from './object.js';
 import { assertDescription, assertLabel, assertMetadata, assertMetadataKey, assertMetadataValue, assertStoreName } from './store.js';
@@ -34,17 +34,36 @@ function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
 
 // ---------------------------------------------------------------- stores
 
+/** mnemo's retention extension (issue 15): which old versions the upkeep prunes; null keeps them all. */
+const retentionSchema = z
+  .strictObject({
+    max_age_days: z.int().min(1).max(RETENTION_LIMITS.maxAgeDays).nullish(),
+    keep_last: z.int().min(1).max(RETENTION_LIMITS.keepLast).nullish(),
+  })
+  .nullish();
+
 export const storeCreateSchema = z.strictObject({
   name: z.string(),
   description: z.string().nullish(),
   metadata: nullishStringMap(z.string(), 'must be an object whose values are strings'),
+  retention: retentionSchema,
 });
 
 export const storeUpdateSchema = z.strictObject({
   name: z.string().nullish(),
   description: z.string().nullish(),
   metadata: nullishStringMap(z.string().nullable(), 'must be an object whose values are strings or null'),
+  retention: retentionSchema,
 });
+
+/** A retention body as the domain's: null when it sets no rule (so nothing is pruned). */
+function toRetention(r: z.infer<typeof retentionSchema>): Retention | null {
+  if (!r) return null;
+  const maxAgeDays = r.max_age_days ?? null;
+  const keepLast = r.keep_last ?? null;
+  if (maxAgeDays === null && keepLast === null) fail('retention', 'must set max_age_days or keep_last (or be null to keep every version)');
+  return { maxAgeDays, keepLast };
+}
 
 export function parseStoreCreate(body: unknown): NewStore {
   const b = parseObject(storeCreateSchema, body);
@@ -52,6 +71,7 @@ export function parseStoreCreate(body: unknown): NewStore {
     name: assertStoreName(b.name),
     description: assertDescription(b.description ?? ''),
     metadata: assertMetadata(b.metadata ?? {}),
+    ...(b.retention ? { retention: toRetention(b.retention)! } : {}),
   };
 }
 
@@ -67,6 +87,8 @@ export function parseStoreUpdate(body: unknown): StorePatch {
     }
     patch.metadata = b.metadata;
   }
+  // Absent keeps the store's retention; null clears it.
+  if (b.retention !== undefined) patch.retention = toRetention(b.retention);
   return patch;
 }
 

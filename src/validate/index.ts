@@ -51,6 +51,8 @@ export {
 export { assertDescription, assertLabel, assertMetadata, assertMetadataCount, assertStoreName } from './store.js';
 export { parseBool, parseLimit, parseMemoryListQuery, parseSearchQuery, parseStoreListQuery, parseVersionListQuery, parseView } from './queries.js';
 export type { Query } from './queries.js';
+export { CHANGES_LIMITS, parseChangesQuery, parseDiffQuery } from './history.js';
+export type { ChangesQuery } from './history.js';
 export { IDEMPOTENCY_KEY_MAX_BYTES, parseIdempotencyKey } from './headers.js';
 export {
   CHECKPOINT_FIELDS,

@@ -27,3 +27,6 @@ export const CONTINUITY_LIMITS = {
   ttlMaxSeconds: 10 * 365 * 24 * 3600,
   queryChars: 1024,
 } as const;
+
+/** Bounds of a store's retention (issue 15): a century of days, a million versions per memory. */
+export const RETENTION_LIMITS = { maxAgeDays: 36_500, keepLast: 1_000_000 } as const;

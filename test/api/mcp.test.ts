@@ -14,8 +14,8 @@ import { rawRequest, sdkClient } from '../helpers/sdk.js';
 import { freshStore, sha256, type Store } from './shapes.js';
 
 const TOOLS = [
-  'memory_checkpoint', 'memory_delete', 'memory_delete_checkpoint', 'memory_edit', 'memory_list', 'memory_list_stores',
-  'memory_read', 'memory_rename', 'memory_restore', 'memory_search', 'memory_write',
+  'memory_checkpoint', 'memory_delete', 'memory_delete_checkpoint', 'memory_diff', 'memory_edit', 'memory_history', 'memory_list',
+  'memory_list_stores', 'memory_read', 'memory_rename', 'memory_restore', 'memory_search', 'memory_write',
 ];
 
 let server: RunningServer;
@@ -158,6 +158,28 @@ describe.each<McpKind>(['http', 'stdio'])('MCP over %s', (kind) => {
     const tight = await mcp.call('memory_restore', { memory_store_id: s, checkpoint_id: big.json.id, max_bytes: 1024 });
     expectToolError(tight, 'budget_exceeded');
     expect(tight.text).toMatch(/needs at least \d+ bytes/);
+  });
+
+  it('lists a memory\'s history by path or memory_id and diffs its versions (issue 15)', async () => {
+    const s = store.id;
+    const first = await mcp.call('memory_write', { memory_store_id: s, path: '/hist.md', content: 'one\n' });
+    await mcp.call('memory_write', { memory_store_id: s, path: '/hist.md', content: 'two\n' });
+    const byPath = await mcp.call('memory_history', { memory_store_id: s, path: '/hist.md' });
+    expect(byPath.isError).toBe(false);
+    expect(byPath.json.data.map((v: { operation: string; content: unknown }) => [v.operation, v.content])).toEqual([['modified', null], ['created', null]]);
+    const [newest, oldest] = byPath.json.data as { id: string }[];
+    expect(oldest!.id).toBe(first.json.memory_version_id);
+    const diff = await mcp.call('memory_diff', { memory_store_id: s, memory_version_id: newest!.id });
+    expect(diff.json).toMatchObject({ type: 'memory_version_diff', from: { id: oldest!.id }, to: { id: newest!.id } });
+    expect(diff.json.unified).toContain('-one\n+two\n');
+    const back = await mcp.call('memory_diff', { memory_store_id: s, memory_version_id: oldest!.id, against_version_id: newest!.id });
+    expect(back.json.unified).toContain('-two\n+one\n');
+    await mcp.call('memory_delete', { memory_store_id: s, path: '/hist.md' });
+    const byId = await mcp.call('memory_history', { memory_store_id: s, memory_id: first.json.id });
+    expect(byId.json.data.map((v: { operation: string }) => v.operation)).toEqual(['deleted', 'modified', 'created']);
+    expectToolError(await mcp.call('memory_history', { memory_store_id: s, path: '/hist.md' }), 'not_found');
+    expectToolError(await mcp.call('memory_history', { memory_store_id: s }), 'invalid_request');
+    expectToolError(await mcp.call('memory_diff', { memory_store_id: s, memory_version_id: 'memver_nope' }), 'not_found');
   });
 
   it('acts with the key’s role: a read_only key reads but cannot write', async () => {

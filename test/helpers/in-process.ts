@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { onTestFinished } from 'vitest';
 import { createApp } from '../../api/app.js';
 import type { Idempotency } from '../../src/service/idempotency.js';
+import type { Every } from '../../src/service/feed.js';
 import { createService, type Service } from '../../src/service/service.js';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 import { rawRequest, type RawOptions, type RawResponse } from './sdk.js';
@@ -35,6 +36,8 @@ export interface InProcessOptions {
   clock?: MovableClock;
   /** How long Idempotency-Key receipts are replayed (MNEMO_IDEMPOTENCY_TTL_SECONDS); default 24 h. */
   idempotencyTtlSeconds?: number;
+  /** The change feed's timers (its followers' polls, its streams' heartbeats): a test fires them itself. */
+  feedEvery?: Every;
 }
 
 export interface InProcessApp {
@@ -48,6 +51,10 @@ export interface InProcessApp {
   idempotency: Idempotency;
   /** One request without the SDK (raw bodies, headers), like sdk.ts's rawRequest. */
   raw(method: string, path: string, options?: RawOptions): Promise<RawResponse>;
+  /** The app's own fetch (a request through the whole app, no socket). */
+  fetch(input: string, init?: RequestInit): Promise<Response>;
+  /** The database file, for a second connection (another process's writes, as far as the app can tell). */
+  file: string;
   /** Closes the database (also done when the test finishes). */
   close(): void;
 }
@@ -55,13 +62,17 @@ export interface InProcessApp {
 const BASE_URL = 'http://mnemo.in-process';
 
 /** Call inside a test: the app, its database and its temp dir go when the test finishes. */
-export async function inProcessApp({ clock = movableClock(), idempotencyTtlSeconds }: InProcessOptions = {}): Promise<InProcessApp> {
+export async function inProcessApp({ clock = movableClock(), idempotencyTtlSeconds, feedEvery }: InProcessOptions = {}): Promise<InProcessApp> {
   const dir = tmpDir('mnemo-inproc-');
   // The storage takes the clock too: its readers hide expired memories by it (sqlite/expiry.ts).
   const storage = openSqliteStorage(join(dir, 'mnemo.db'), { clock });
-  const service = createService({ storage, clock, mountRoot: join(dir, 'mnt'), ...(idempotencyTtlSeconds === undefined ? {} : { idempotencyTtlSeconds }) });
+  const service = createService({
+    storage, clock, mountRoot: join(dir, 'mnt'),
+    ...(idempotencyTtlSeconds === undefined ? {} : { idempotencyTtlSeconds }),
+    ...(feedEvery ? { feed: { every: feedEvery } } : {}),
+  });
   const { idempotency } = service;
-  const app = createApp({ service, log: () => {} });
+  const app = createApp({ service, log: () => {}, ...(feedEvery ? { feed: { every: feedEvery } } : {}) });
   const { secret } = await service.keys.createKey('in-process-admin', 'admin', (await service.keys.defaultWorkspace()).id);
   const fetch = (input: string | URL | Request, init?: RequestInit) => Promise.resolve(app.fetch(new Request(input, init)));
   let open = true;
@@ -77,6 +88,8 @@ export async function inProcessApp({ clock = movableClock(), idempotencyTtlSecon
     adminKey: secret,
     service,
     idempotency,
+    fetch,
+    file: join(dir, 'mnemo.db'),
     raw: (method, path, options = {}) => rawRequest(BASE_URL, method, path, { apiKey: secret, ...options, fetch }),
     close,
   };

@@ -4,6 +4,7 @@
  * operation does on its own.
  */
 import { runCheckpointSuite } from './storage/checkpoints.suite.js';
+import { runFeedSuite } from './storage/feed.suite.js';
 import type { MakeStorage } from './storage/fixture.js';
 import { runKeySuite } from './storage/keys.suite.js';
 import { runMaintenanceSuite } from './storage/maintenance.suite.js';
@@ -22,6 +23,7 @@ export const ROLE_SUITES: readonly ((makeStorage: MakeStorage) => void)[] = [
   runStoreSuite,
   runKeySuite,
   runMemorySuite,
+  runFeedSuite,
   runMountViewSuite,
   runSessionSuite,
   runReceiptSuite,

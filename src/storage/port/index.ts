@@ -14,6 +14,7 @@
  * go through the `tx` it is handed (transactions.ts).
  */
 import type { CheckpointStorage } from './checkpoints.js';
+import type { FeedStorage } from './feed.js';
 import type { KeyStorage } from './keys.js';
 import type { MaintenanceStorage } from './maintenance.js';
 import type { MemoryStorage } from './memories.js';
@@ -25,6 +26,7 @@ import type { StoreStorage } from './stores.js';
 import type { TransactionStorage } from './transactions.js';
 
 export type { CheckpointStorage, InsertCheckpointInput, ReferencedMemory } from './checkpoints.js';
+export type { FeedStorage, PruneWindow } from './feed.js';
 export type { KeyStorage } from './keys.js';
 export type { MaintenanceStorage } from './maintenance.js';
 export type {
@@ -51,6 +53,7 @@ export interface Storage
   extends StoreStorage,
     KeyStorage,
     MemoryStorage,
+    FeedStorage,
     MountViewStorage,
     SessionStorage,
     ReceiptStorage,

@@ -6,6 +6,7 @@
  */
 import { byteLength, sha256Hex } from '../../domain/content.js';
 import { notFound } from '../../domain/errors.js';
+import { createVersionAppend } from './commit-order.js';
 import { actorColumns } from './rows.js';
 import type { WriteStamp } from '../port.js';
 import type { SearchIndex } from './search-index.js';
@@ -22,11 +23,6 @@ export interface ImportedWrite extends WriteStamp {
 export function createBulkImport(db: Db, index: SearchIndex): (storeId: string, writes: ImportedWrite[]) => void {
   const q = {
     store: db.prepare('SELECT 1 FROM stores WHERE id = ? AND archived_at IS NULL'),
-    version: db.prepare(
-      `INSERT INTO versions (id, store_id, memory_id, operation, path, content, content_sha256, content_size_bytes,
-                             created_at, actor_type, actor_id)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ),
     insert: db.prepare(
       `INSERT INTO memories (id, store_id, path, content, content_sha256, content_size_bytes, version_id, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -38,6 +34,7 @@ export function createBulkImport(db: Db, index: SearchIndex): (storeId: string, 
        WHERE id = ? AND store_id = ?`,
     ),
   };
+  const insertVersion = createVersionAppend(db);
   const run = db.transaction((storeId: string, writes: ImportedWrite[]) => {
     if (!q.store.get(storeId)) throw notFound('memory store', storeId);
     // Each memory row is written once, with its newest state: the rows in between are never seen
@@ -47,7 +44,10 @@ export function createBulkImport(db: Db, index: SearchIndex): (storeId: string, 
       const sha = sha256Hex(w.content);
       const size = byteLength(w.content);
       const a = actorColumns(w.actor);
-      q.version.run(w.versionId, storeId, w.memoryId, w.operation, w.path, w.content, sha, size, w.now, a.type, a.id);
+      insertVersion({
+        id: w.versionId, storeId, memoryId: w.memoryId, operation: w.operation, path: w.path,
+        content: w.content, sha, size, createdAt: w.now, actorType: a.type, actorId: a.id,
+      });
       const prev = heads.get(w.memoryId);
       const created = w.operation === 'created' || (prev?.created ?? false);
       heads.set(w.memoryId, { w, sha, size, created, createdAt: prev?.createdAt ?? w.now });

@@ -10,6 +10,7 @@ import { cursorNumber, cursorString, decodeCursor, encodeCursor } from '../curso
 // The port's input types by role name (port.CreateMemoryInput…): one import for the whole set.
 import type * as port from '../port.js';
 import { actorColumns, msToUs, toMemory, toMemoryMeta, type MemoryRow } from './rows.js';
+import { createVersionAppend } from './commit-order.js';
 import { LIVE, createExpiryPurge } from './expiry.js';
 import { META, type ChildWalk } from './tree.js';
 import type { Synchronous, SyncReads } from './reads.js';
@@ -23,11 +24,6 @@ export function createMemoryStatements(db: Db, children: ChildWalk): MemoryState
     byId: db.prepare(`SELECT * FROM memories WHERE store_id = ? AND id = ? AND ${LIVE}`),
     byPath: db.prepare(`SELECT * FROM memories WHERE store_id = ? AND path = ? AND ${LIVE}`),
     descendant: db.prepare('SELECT id, path FROM memories WHERE store_id = ? AND path > ? AND path < ? AND id != ? LIMIT 1'),
-    insertVersion: db.prepare(
-      `INSERT INTO versions (id, store_id, memory_id, operation, path, content, content_sha256, content_size_bytes,
-                             created_at, actor_type, actor_id)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ),
     insertMemory: db.prepare(
       `INSERT INTO memories (id, store_id, path, content, content_sha256, content_size_bytes, version_id, mode, created_at, updated_at, expires_at,
                             atime_us, mtime_us, uid, gid)
@@ -47,6 +43,7 @@ export function createMemoryStatements(db: Db, children: ChildWalk): MemoryState
     rangeFull: db.prepare(`SELECT * FROM memories WHERE store_id = ? AND path > ? AND path < ? AND ${LIVE} ORDER BY path LIMIT ?`),
   };
   const purgeExpired = createExpiryPurge(db);
+  const insertVersion = createVersionAppend(db);
   // A live memory (other than one id) at any of `count` paths: the overlap check asks for a path and
   // its ancestors in one probe. One statement per count, each prepared once; a json_each list cost a
   // third of the check.
@@ -80,11 +77,11 @@ export function createMemoryStatements(db: Db, children: ChildWalk): MemoryState
     body: { content: string; sha: string; size: number } | null,
   ): void {
     const a = actorColumns(stamp.actor);
-    q.insertVersion.run(
-      stamp.versionId, storeId, memoryId, op, path,
-      body?.content ?? null, body?.sha ?? null, body?.size ?? null,
-      stamp.now, a.type, a.id,
-    );
+    insertVersion({
+      id: stamp.versionId, storeId, memoryId, operation: op, path,
+      content: body?.content ?? null, sha: body?.sha ?? null, size: body?.size ?? null,
+      createdAt: stamp.now, actorType: a.type, actorId: a.id,
+    });
   }
 
   function mustGet(storeId: string, id: string): MemoryRow {

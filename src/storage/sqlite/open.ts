@@ -27,6 +27,8 @@ import { createStoreStatements } from './stores.js';
 import { createChildWalk } from './tree.js';
 import { createWalSync } from './sync.js';
 import { createVersionStatements } from './versions.js';
+import { createFeedStatements } from './feed.js';
+import { createRetention } from './retention.js';
 import { DEFAULT_READERS, openReaders } from './readers.js';
 import { BACKSTOP_PAGES, startCheckpointer, type Checkpointer } from './wal-checkpointer.js';
 
@@ -95,12 +97,15 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
   const stores = createStoreStatements(db, searchIndex);
   const memoryRows = createMemoryStatements(db, children);
   const versions = createVersionStatements(db, searchIndex);
+  const feed = createFeedStatements(db);
+  const retention = createRetention(db, searchIndex);
   // The reads that grow with the store run on reader threads (sqlite/readers.ts); the SQL is the same.
   const readers = openReaders(file, _options.readers ?? DEFAULT_READERS, clock, {
     searchMemories: search.searchMemories,
     listMemories: memoryRows.listMemories,
     listStores: stores.listStores,
     listVersions: versions.listVersions,
+    listChanges: feed.listChanges,
     integrityCheck: checks.integrityCheck,
     domainCheck: checks.domainCheck,
   });
@@ -115,6 +120,10 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     ...createSessionStatements(db),
     ...createReceiptStatements(db),
     ...createCheckpointStatements(db),
+    // The history role's point lookup and its writes (each a bounded batch: sqlite/retention.ts).
+    previousVersion: feed.previousVersion,
+    storesWithRetention: retention.storesWithRetention,
+    pruneVersions: retention.pruneVersions,
     purgeExpiredMemories: createExpirySweep(db),
     indexSearchBacklog: search.indexSearchBacklog,
   };
@@ -130,6 +139,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
       listMemories: readers.reads.listMemories,
       listStores: readers.reads.listStores,
       listVersions: readers.reads.listVersions,
+      listChanges: readers.reads.listChanges,
       integrityCheck: readers.reads.integrityCheck,
       domainCheck: readers.reads.domainCheck,
       syncCommits: walSync.sync,

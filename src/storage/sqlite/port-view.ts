@@ -23,7 +23,7 @@ export type ConnectionMethods = Synchronous<Omit<Storage, LocalMethod | AsyncMet
 type LocalMethod = 'changeMark' | 'ownWriteMark' | 'unsyncedCommits';
 
 /** Methods that are promises already (reader threads, WAL syncs). */
-type AsyncMethod = 'searchMemories' | 'listMemories' | 'listStores' | 'listVersions' | 'integrityCheck' | 'domainCheck' | 'syncCommits';
+type AsyncMethod = 'searchMemories' | 'listMemories' | 'listStores' | 'listVersions' | 'listChanges' | 'integrityCheck' | 'domainCheck' | 'syncCommits';
 
 export interface PortParts {
   connection: ConnectionMethods;

@@ -18,6 +18,7 @@ import { createSearchStatements } from './search.js';
 import type { SearchIndex } from './search-index.js';
 import { createStoreStatements } from './stores.js';
 import { createVersionStatements } from './versions.js';
+import { createFeedStatements } from './feed.js';
 
 /**
  * The nice value of a reader thread (Linux: the thread alone, by its task id). On a host whose
@@ -59,6 +60,7 @@ const reads: SyncReads = {
   listMemories: createMemoryStatements(db, createChildWalk(db)).listMemories,
   listStores: createStoreStatements(db, noIndex).listStores,
   listVersions: createVersionStatements(db, noIndex).listVersions,
+  listChanges: createFeedStatements(db).listChanges,
   integrityCheck: checks.integrityCheck,
   domainCheck: () => (domainCheck ??= openDomainCheck())(),
 };

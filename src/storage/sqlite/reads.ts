@@ -4,7 +4,7 @@
  * runs them on reader connections in worker threads (sqlite/readers.ts), so the port's versions of
  * them return promises; point lookups by key stay on the serving connection.
  */
-import type { MemoryListItem, MemoryListQuery, MemoryVersion, Page, SearchPage, SearchQuery, Store, StoreListQuery, VersionListQuery } from '../../domain/types.js';
+import type { Change, ChangeQuery, MemoryListItem, MemoryListQuery, MemoryVersion, Page, SearchPage, SearchQuery, Store, StoreListQuery, VersionListQuery } from '../../domain/types.js';
 
 export interface SyncReads {
   /** Reads only: the full-text index is brought up to date on the writer before (sqlite/search.ts). */
@@ -12,6 +12,7 @@ export interface SyncReads {
   listMemories(storeId: string, q: MemoryListQuery): Page<MemoryListItem>;
   listStores(workspaceId: string, q: StoreListQuery, only?: readonly string[] | null): Page<Store>;
   listVersions(storeId: string, q: VersionListQuery): Page<MemoryVersion>;
+  listChanges(storeId: string, q: ChangeQuery): Change[];
   integrityCheck(): string[];
   domainCheck(): string[];
 }

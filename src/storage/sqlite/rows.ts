@@ -1,5 +1,5 @@
 /** @module Row ↔ domain mapping: snake_case columns to camelCase fields, JSON columns parsed. */
-import type { Actor, ApiKey, Memory, MemoryMeta, MemoryVersion, Operation, Role, Session, Store } from '../../domain/types.js';
+import type { Actor, ApiKey, Memory, MemoryMeta, MemoryVersion, Operation, Retention, Role, Session, Store } from '../../domain/types.js';
 
 export interface StoreRow {
   seq: number;
@@ -11,6 +11,8 @@ export interface StoreRow {
   created_at: string;
   updated_at: string;
   archived_at: string | null;
+  /** JSON Retention, or NULL: keep every version (sqlite/schema/feed.ts). */
+  retention?: string | null;
 }
 
 export interface MemoryRow {
@@ -83,6 +85,7 @@ export function toStore(r: StoreRow): Store {
     createdAt: r.created_at,
     updatedAt: r.updated_at,
     archivedAt: r.archived_at,
+    ...(r.retention ? { retention: JSON.parse(r.retention) as Retention } : {}),
   };
 }
 

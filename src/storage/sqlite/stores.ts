@@ -12,8 +12,8 @@ import { writeTx, type Db } from './tx.js';
 export function createStoreStatements(db: Db, index: SearchIndex): Omit<Synchronous<StoreStorage>, 'listStores'> & Pick<SyncReads, 'listStores'> {
   const q = {
     insertStore: db.prepare(
-      `INSERT INTO stores (id, workspace_id, name, description, metadata, created_at, updated_at, archived_at)
-       VALUES (@id, @workspaceId, @name, @description, @metadata, @createdAt, @updatedAt, @archivedAt)`,
+      `INSERT INTO stores (id, workspace_id, name, description, metadata, created_at, updated_at, archived_at, retention)
+       VALUES (@id, @workspaceId, @name, @description, @metadata, @createdAt, @updatedAt, @archivedAt, @retention)`,
     ),
     getStore: db.prepare('SELECT * FROM stores WHERE id = ? AND workspace_id = ?'),
     getStoreById: db.prepare('SELECT * FROM stores WHERE id = ?'),
@@ -26,7 +26,7 @@ export function createStoreStatements(db: Db, index: SearchIndex): Omit<Synchron
        ORDER BY seq DESC LIMIT @limit`,
     ),
     updateStore: db.prepare(
-      'UPDATE stores SET name = ?, description = ?, metadata = ?, updated_at = ? WHERE id = ?',
+      'UPDATE stores SET name = ?, description = ?, metadata = ?, retention = ?, updated_at = ? WHERE id = ?',
     ),
     archiveStore: db.prepare('UPDATE stores SET archived_at = ?, updated_at = ? WHERE id = ?'),
     deleteStore: db.prepare('DELETE FROM stores WHERE id = ? AND workspace_id = ?'),
@@ -41,7 +41,8 @@ export function createStoreStatements(db: Db, index: SearchIndex): Omit<Synchron
 
   return {
     insertStore(store) {
-      q.insertStore.run({ ...store, metadata: JSON.stringify(store.metadata) });
+      const { retention, ...row } = store;
+      q.insertStore.run({ ...row, metadata: JSON.stringify(store.metadata), retention: retention ? JSON.stringify(retention) : null });
     },
     getStore(workspaceId, id) {
       const r = q.getStore.get(id, workspaceId) as StoreRow | undefined;
@@ -68,7 +69,9 @@ export function createStoreStatements(db: Db, index: SearchIndex): Omit<Synchron
     },
     updateStore: writeTx(db, (workspaceId: string, id: string, patch: StorePatch, now: string): Store => {
         const { store, changed } = applyStorePatch(toStore(mustGet(workspaceId, id)), patch, now);
-        if (changed) q.updateStore.run(store.name, store.description, JSON.stringify(store.metadata), now, id);
+        if (changed) {
+          q.updateStore.run(store.name, store.description, JSON.stringify(store.metadata), store.retention ? JSON.stringify(store.retention) : null, now, id);
+        }
         return store;
       }),
     archiveStore: writeTx(db, (workspaceId: string, id: string, now: string): Store => {

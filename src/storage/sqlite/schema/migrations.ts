@@ -7,7 +7,8 @@
  *  3. Every memory's `version_id` names a version of that memory whose content and sha match the row.
  *  4. Every real change (create, content or path change, delete) appends exactly one version row;
  *     a change that changes nothing appends none.
- *  5. Versions are ordered by `seq` (insertion order); lists are newest first.
+ *  5. Versions are ordered by `seq` (insertion order); lists are newest first. Per store, `commit_seq`
+ *     numbers them in commit order with no gaps (invariant 14, sqlite/schema/feed.ts).
  *  6. Deleting a store deletes its memories and versions (ON DELETE CASCADE), nothing else.
  *  7. A version row is never updated except by redaction, which nulls path/content/sha/size and
  *     sets redacted_at/redacted_by exactly once.
@@ -22,6 +23,7 @@ import { MIGRATION_5 } from './search.js';
 import { MIGRATION_7 } from './hardening.js';
 import { MIGRATION_6 } from './limits.js';
 import { MIGRATION_8 } from './attrs.js';
+import { MIGRATION_9 } from './feed.js';
 
 export interface Migration {
   version: number;
@@ -193,6 +195,11 @@ CREATE INDEX memories_meta_by_path ON memories
     // Mount attributes (issue 12): times and ownership kept with a memory, not versioned. See sqlite/schema/attrs.ts.
     version: 8,
     sql: MIGRATION_8,
+  },
+  {
+    // Change feed (issue 15): each store's commit order on its versions. See sqlite/schema/feed.ts.
+    version: 9,
+    sql: MIGRATION_9,
   },
 ];
 

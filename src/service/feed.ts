@@ -1,0 +1,129 @@
+/**
+ * @module The change feed (issue 15): a store's versions in commit order, as pages from a cursor
+ * and as a follow that wakes on this server's commits and polls for other processes'. Every read
+ * checks the caller's grant as the version list does, and reads a page after the last cursor
+ * handed out, so a follower never skips or repeats a version, whatever writes run beside it.
+ */
+import { decodeChangeCursor, encodeChangeCursor } from '../domain/change-cursor.js';
+import type { Caller, ChangeItem, ChangePage, Store } from '../domain/types.js';
+import type { Storage } from '../storage/port.js';
+import { CHANGES_LIMITS } from '../validate/history.js';
+import type { CommitSignal } from './commit-signal.js';
+
+/** A follower reads pages of the largest size a client may ask for. */
+const FOLLOW_PAGE = CHANGES_LIMITS.listMax;
+/** How often a follower looks for commits made by other processes. */
+export const FEED_POLL_MS = 500;
+/**
+ * Every this many polls a follower reads its next page even if the change mark stood still: an
+ * adapter whose mark cannot see every other writer (another host) then still delivers within seconds.
+ */
+const READ_EVERY_POLLS = 10;
+
+/** Runs `fn` every `ms` until the returned cancel: setInterval (unref'd) unless a test injects one. */
+export type Every = (fn: () => void, ms: number) => () => void;
+
+export const every: Every = (fn, ms) => {
+  const t = setInterval(fn, ms);
+  t.unref();
+  return () => clearInterval(t);
+};
+
+export interface FeedOptions {
+  storage: Pick<Storage, 'listChanges' | 'changeMark'>;
+  /** The service's read check on a store (awaited: it may answer with a promise). */
+  readable: (caller: Caller, storeId: string) => Store | Promise<Store>;
+  signal: CommitSignal;
+  pollMs?: number;
+  every?: Every;
+}
+
+export interface ChangesRequest {
+  /** A cursor from this feed, or null for the start of the store's history. */
+  after: string | null;
+  limit: number;
+}
+
+export function createFeed({ storage, readable, signal, pollMs = FEED_POLL_MS, every: schedule = every }: FeedOptions) {
+  let following = 0;
+  /** Set at shutdown: every follower ends, and no new one starts streaming. */
+  const stopping = new AbortController();
+
+  async function listChanges(caller: Caller, storeId: string, q: ChangesRequest): Promise<ChangePage> {
+    await readable(caller, storeId);
+    const after = q.after === null ? 0 : decodeChangeCursor(q.after, 'after');
+    const rows = await storage.listChanges(storeId, { after, limit: q.limit });
+    const data = rows.map((r): ChangeItem => ('version' in r ? { cursor: encodeChangeCursor(r.seq), version: r.version } : { cursor: encodeChangeCursor(r.seq), pruned: r.pruned }));
+    return { data, nextAfter: data.length ? data[data.length - 1]!.cursor : encodeChangeCursor(after) };
+  }
+
+  /**
+   * Pages after `after` as they commit, until `abort` fires (or the store goes: its not_found
+   * ends the loop by throwing). The caller's grant is checked before the first page and on every
+   * read; the cursor is checked at once, so a bad one fails before anything streams.
+   */
+  async function* follow(caller: Caller, storeId: string, after: string | null, abort: AbortSignal): AsyncGenerator<ChangePage> {
+    await readable(caller, storeId);
+    let cursor = encodeChangeCursor(after === null ? 0 : decodeChangeCursor(after, 'after'));
+    let dirty = true;
+    let wake: (() => void) | null = null;
+    const poke = () => {
+      dirty = true;
+      wake?.();
+    };
+    const unsubscribe = signal.subscribe((id) => {
+      if (id === null || id === storeId) poke();
+    });
+    let mark = await storage.changeMark();
+    let polls = 0;
+    const look = async () => {
+      const m = await storage.changeMark();
+      if (m !== mark || ++polls >= READ_EVERY_POLLS) {
+        mark = m;
+        polls = 0;
+        poke();
+      }
+    };
+    // A mark that cannot be read: read the page anyway, whose failure then ends the stream with its error.
+    const cancelPoll = schedule(() => void look().catch(poke), pollMs);
+    const onAbort = () => wake?.();
+    abort.addEventListener('abort', onAbort);
+    stopping.signal.addEventListener('abort', onAbort);
+    following += 1;
+    try {
+      while (!abort.aborted && !stopping.signal.aborted) {
+        if (!dirty) {
+          await new Promise<void>((resolve) => (wake = resolve));
+          wake = null;
+          continue;
+        }
+        // Cleared before the read: a commit that lands while it runs pokes again, and is read next.
+        dirty = false;
+        const page = await listChanges(caller, storeId, { after: cursor, limit: FOLLOW_PAGE });
+        if (page.data.length === 0) continue;
+        cursor = page.nextAfter;
+        if (page.data.length === FOLLOW_PAGE) dirty = true;
+        yield page;
+      }
+    } finally {
+      following -= 1;
+      abort.removeEventListener('abort', onAbort);
+      stopping.signal.removeEventListener('abort', onAbort);
+      cancelPoll();
+      unsubscribe();
+    }
+  }
+
+  return {
+    listChanges,
+    follow,
+    /** Followers running now (streams open): a gauge, and the tests' check that they end. */
+    following: () => following,
+    /** Ends every follower (their streams close): the server's shutdown, before it closes its connections. */
+    stop: () => stopping.abort(),
+    /** Subscribers to this server's commit signal (one per follower). */
+    listeners: () => signal.count(),
+  };
+}
+
+export type Feed = ReturnType<typeof createFeed>;

@@ -1,0 +1,40 @@
+/**
+ * @module The one place a version row is appended (memory writes, the expiry purge, the bulk
+ * import): each takes its store's next commit number in the write's own transaction (schema
+ * invariant 14, sqlite/schema/feed.ts). A PostgreSQL adapter does the same with
+ * `UPDATE stores SET commit_seq = commit_seq + 1 WHERE id = $1 RETURNING commit_seq`, whose row
+ * lock orders concurrent writers of one store by commit.
+ */
+import type { Db } from './tx.js';
+
+export interface VersionRowInput {
+  id: string;
+  storeId: string;
+  memoryId: string;
+  operation: 'created' | 'modified' | 'deleted';
+  path: string;
+  content: string | null;
+  sha: string | null;
+  size: number | null;
+  createdAt: string;
+  actorType: string;
+  actorId: string;
+}
+
+/** Returns `append(row)`; call it inside a write transaction. */
+export function createVersionAppend(db: Db): (row: VersionRowInput) => void {
+  const q = {
+    // Two statements rather than UPDATE … RETURNING: the write counter (sqlite/changes.ts) counts
+    // only statements that return no rows.
+    bump: db.prepare('UPDATE stores SET commit_seq = commit_seq + 1 WHERE id = ?'),
+    insert: db.prepare(
+      `INSERT INTO versions (id, store_id, memory_id, operation, path, content, content_sha256, content_size_bytes,
+                             created_at, actor_type, actor_id, commit_seq)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT commit_seq FROM stores WHERE id = ?))`,
+    ),
+  };
+  return (r) => {
+    q.bump.run(r.storeId);
+    q.insert.run(r.id, r.storeId, r.memoryId, r.operation, r.path, r.content, r.sha, r.size, r.createdAt, r.actorType, r.actorId, r.storeId);
+  };
+}

@@ -1,0 +1,74 @@
+/**
+ * @module Retention in SQLite (schema invariant 15): prunes a store's old versions in bounded
+ * batches. Each batch looks at a window of the store's versions in commit order (so a batch costs
+ * the same in a store of any size) and prunes those every rule of the store lets go and nothing
+ * holds: a live memory's head, a checkpoint's reference, an idempotency receipt. A prune records
+ * its tombstone first (it takes the store's next commit number: the change feed shows it), then
+ * deletes the row; secure_delete zeroes the freed cells and, as after a redaction, a WAL checkpoint
+ * after the commit takes the old page images off the disk.
+ */
+import type { PruneWindow } from '../port.js';
+import type { SearchIndex } from './search-index.js';
+import { afterCommit, writeTx, type Db } from './tx.js';
+
+export function createRetention(db: Db, index: SearchIndex) {
+  const q = {
+    stores: db.prepare("SELECT id, retention FROM stores WHERE retention IS NOT NULL AND archived_at IS NULL ORDER BY seq"),
+    candidates: db.prepare(
+      `SELECT w.id, w.memory_id, w.path, w.commit_seq FROM
+         (SELECT id, store_id, memory_id, path, created_at, seq, commit_seq FROM versions
+          WHERE store_id = @store AND commit_seq > @after ORDER BY commit_seq LIMIT @scan) AS w
+       WHERE (@cutoff IS NULL OR w.created_at < @cutoff)
+         AND (@keep IS NULL OR (SELECT count(*) FROM versions n
+                                WHERE n.store_id = w.store_id AND n.memory_id = w.memory_id AND n.seq > w.seq) >= @keep)
+         AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = w.memory_id AND m.version_id = w.id)
+         AND NOT EXISTS (SELECT 1 FROM checkpoint_version_refs r WHERE r.version_id = w.id)
+         AND NOT EXISTS (SELECT 1 FROM idempotency_receipts r WHERE r.version_id = w.id)
+       ORDER BY w.commit_seq LIMIT @max`,
+    ),
+    windowEnd: db.prepare(
+      'SELECT max(commit_seq) FROM (SELECT commit_seq FROM versions WHERE store_id = ? AND commit_seq > ? ORDER BY commit_seq LIMIT ?)',
+    ).pluck(),
+    bump: db.prepare('UPDATE stores SET commit_seq = commit_seq + 1 WHERE id = ?'),
+    tombstone: db.prepare(
+      `INSERT INTO version_prunes (store_id, commit_seq, version_id, memory_id, pruned_at)
+       VALUES (@store, (SELECT commit_seq FROM stores WHERE id = @store), @id, @memory, @now)`,
+    ),
+    remove: db.prepare('DELETE FROM versions WHERE id = ?'),
+    // As after a redaction (sqlite/versions.ts): an expired memory's remembered path goes with the last version holding it.
+    forgetExpiredPath: db.prepare(
+      `UPDATE memory_expirations SET path = '' WHERE store_id = @store AND memory_id = @memory AND path = @path
+         AND NOT EXISTS (SELECT 1 FROM versions WHERE store_id = @store AND memory_id = @memory AND path = @path)`,
+    ),
+  };
+
+  const prune = writeTx(db, (storeId: string, w: PruneWindow): { pruned: number; scannedTo: number | null } => {
+    // The index may still hold words of a version queued to be replaced, and removing them needs its text.
+    index.indexQueued();
+    // Before the deletes, which would move a window counted afterwards.
+    const windowEnd = (q.windowEnd.get(storeId, w.after, w.scan) as number | null) ?? null;
+    const rows = q.candidates.all({ store: storeId, after: w.after, scan: w.scan, cutoff: w.cutoff, keep: w.keepLast, max: w.max }) as {
+      id: string; memory_id: string; path: string | null; commit_seq: number;
+    }[];
+    for (const r of rows) {
+      q.bump.run(storeId);
+      q.tombstone.run({ store: storeId, id: r.id, memory: r.memory_id, now: w.now });
+      q.remove.run(r.id);
+      if (r.path !== null) q.forgetExpiredPath.run({ store: storeId, memory: r.memory_id, path: r.path });
+    }
+    // A full batch stops at its last prune (more may follow in the window); otherwise the window was seen whole.
+    const scannedTo = rows.length === w.max ? rows[rows.length - 1]!.commit_seq : windowEnd;
+    return { pruned: rows.length, scannedTo };
+  });
+
+  return {
+    storesWithRetention(): { id: string; retention: { maxAgeDays: number | null; keepLast: number | null } }[] {
+      return (q.stores.all() as { id: string; retention: string }[]).map((r) => ({ id: r.id, retention: JSON.parse(r.retention) }));
+    },
+    pruneVersions(storeId: string, w: PruneWindow): { pruned: number; scannedTo: number | null } {
+      const result = prune(storeId, w);
+      if (result.pruned > 0) afterCommit(db, () => db.pragma('wal_checkpoint(TRUNCATE)'));
+      return result;
+    },
+  };
+}

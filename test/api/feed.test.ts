@@ -1,0 +1,245 @@
+/**
+ * The change feed (issue 15) against the real server: JSON pages in commit order from opaque
+ * cursors, the refusals, grants, and server-sent events through a real HTTP client while four
+ * writers run, with a consumer that hangs up and resumes at random points (Last-Event-ID).
+ */
+import type Anthropic from '@anthropic-ai/sdk';
+import { describe, expect, it, vi } from 'vitest';
+import type { RunningServer } from '../helpers/server.js';
+import { expectRawError, rawRequest, sdkClient, useServer } from '../helpers/sdk.js';
+import { openEvents, type SseEvent } from '../helpers/sse.js';
+import { collect, expectVersionShape, freshStore, type Version } from './shapes.js';
+
+let server: RunningServer;
+let client: Anthropic;
+
+useServer((s, c) => {
+  server = s;
+  client = c;
+});
+
+interface Item {
+  cursor: string;
+  memory_version: Version;
+}
+interface FeedPage {
+  data: Item[];
+  next_after: string;
+}
+
+const memories = () => client.beta.memoryStores.memories;
+const get = (path: string, key = server.adminKey) => rawRequest(server.url, 'GET', path, { apiKey: key });
+
+async function page(storeId: string, query = ''): Promise<FeedPage> {
+  const res = await get(`/v1/memory_stores/${storeId}/changes${query}`);
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body as FeedPage;
+}
+
+/** Every version of the store, oldest first, from the version list (newest first). */
+async function versionsOldestFirst(storeId: string): Promise<Version[]> {
+  return (await collect(client.beta.memoryStores.memoryVersions.list(storeId, { limit: 100 }))).reverse();
+}
+
+/** A small deterministic generator, so a failing run can be repeated. */
+function random(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+describe('change feed pages', () => {
+  it('lists every version once in commit order, in the basic view, with a cursor each', async () => {
+    const store = await freshStore(client, 'feed');
+    const m = await memories().create(store.id, { path: '/a.md', content: 'one' });
+    await memories().update(m.id, { memory_store_id: store.id, content: 'two' });
+    await memories().create(store.id, { path: '/b.md', content: 'bee' });
+    await memories().delete(m.id, { memory_store_id: store.id });
+    const p = await page(store.id);
+    const all = await versionsOldestFirst(store.id);
+    expect(p.data.map((i) => i.memory_version)).toEqual(all);
+    for (const item of p.data) {
+      expectVersionShape(item.memory_version);
+      expect(item.memory_version.content).toBeNull();
+      expect(item.cursor).toEqual(expect.any(String));
+    }
+    expect(new Set(p.data.map((i) => i.cursor)).size).toBe(4);
+    expect(p.next_after).toBe(p.data[3]!.cursor);
+  });
+
+  it('resumes after any cursor it returned, pages by limit, and an empty page when caught up keeps the cursor', async () => {
+    const store = await freshStore(client, 'feed paging');
+    for (let i = 0; i < 7; i++) await memories().create(store.id, { path: `/m${i}.md`, content: `${i}` });
+    const all = (await page(store.id)).data;
+    const walked: Item[] = [];
+    let after = '';
+    for (;;) {
+      const p = await page(store.id, `?limit=3${after ? `&after=${after}` : ''}`);
+      expect(p.data.length).toBeLessThanOrEqual(3);
+      walked.push(...p.data);
+      if (p.data.length === 0) {
+        expect(p.next_after).toBe(after);
+        break;
+      }
+      after = p.next_after;
+    }
+    expect(walked).toEqual(all);
+    expect((await page(store.id, `?after=${all[4]!.cursor}`)).data).toEqual(all.slice(5));
+    // Caught up: poll again later with the same cursor and get the new version only.
+    await memories().create(store.id, { path: '/late.md', content: 'late' });
+    expect((await page(store.id, `?after=${after}`)).data.map((i) => i.memory_version.path)).toEqual(['/late.md']);
+  });
+
+  it('an empty store answers an empty page whose next_after resumes from its first version', async () => {
+    const store = await freshStore(client, 'feed empty');
+    const empty = await page(store.id);
+    expect(empty.data).toEqual([]);
+    expect(empty.next_after).toEqual(expect.any(String));
+    await memories().create(store.id, { path: '/first.md', content: '1' });
+    expect((await page(store.id, `?after=${empty.next_after}`)).data.map((i) => i.memory_version.path)).toEqual(['/first.md']);
+  });
+
+  it('a redacted version appears at its place with its fields redacted', async () => {
+    const store = await freshStore(client, 'feed redacted');
+    const m = await memories().create(store.id, { path: '/secret.md', content: 'hunter2' });
+    await memories().update(m.id, { memory_store_id: store.id, content: 'fine' });
+    await client.beta.memoryStores.memoryVersions.redact(m.memory_version_id, { memory_store_id: store.id });
+    const [first, second] = (await page(store.id)).data;
+    expect(first!.memory_version).toMatchObject({ id: m.memory_version_id, path: null, content_sha256: null, content_size_bytes: null, redacted_at: expect.any(String) });
+    expect(second!.memory_version).toMatchObject({ operation: 'modified', path: '/secret.md', redacted_at: null });
+  });
+
+  it('refuses a cursor it did not issue and a limit outside 1 to 1000 with 400, and an unknown store with 404', async () => {
+    const store = await freshStore(client, 'feed refusals');
+    for (const q of ['?after=garbage', '?after=c1.', '?after=c1.LTE', '?after=page_eyJzIjoxfQ', '?limit=0', '?limit=1001', '?limit=x']) {
+      expectRawError(await get(`/v1/memory_stores/${store.id}/changes${q}`), 400, 'invalid_request_error');
+    }
+    expect((await get(`/v1/memory_stores/${store.id}/changes?limit=1000`)).status).toBe(200);
+    expectRawError(await get('/v1/memory_stores/memstore_nope/changes'), 404, 'not_found_error');
+  });
+
+  it('honours store grants: a key scoped to another store gets 404, a read-only key reads', async () => {
+    const store = await freshStore(client, 'feed granted');
+    const other = await freshStore(client, 'feed other');
+    await memories().create(store.id, { path: '/x.md', content: 'x' });
+    const mint = async (body: Record<string, unknown>) => {
+      const res = await rawRequest(server.url, 'POST', '/v1/api_keys', { apiKey: server.adminKey, body: JSON.stringify({ name: 'feed key', ...body }) });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return (res.body as { secret: string }).secret;
+    };
+    const scoped = await mint({ role: 'read_write', memory_store_ids: [other.id] });
+    expectRawError(await get(`/v1/memory_stores/${store.id}/changes`, scoped), 404, 'not_found_error');
+    const reader = await mint({ role: 'read_only' });
+    expect(((await get(`/v1/memory_stores/${store.id}/changes`, reader)).body as FeedPage).data).toHaveLength(1);
+    // The stream refuses the same way, as an envelope before any event.
+    const res = await fetch(`${server.url}/v1/memory_stores/${store.id}/changes`, { headers: { accept: 'text/event-stream', 'x-api-key': scoped } });
+    expect(res.status).toBe(404);
+    expect(await res.json()).toMatchObject({ type: 'error', error: { type: 'not_found_error' } });
+  });
+});
+
+describe('change feed events', () => {
+  const eventsOf = (storeId: string, headers: Record<string, string> = {}, query = '') =>
+    openEvents(`${server.url}/v1/memory_stores/${storeId}/changes${query}`, { 'x-api-key': server.adminKey, ...headers });
+
+  it('streams the items as server-sent events: id the cursor, event memory_version, data the item', async () => {
+    const store = await freshStore(client, 'feed sse');
+    await memories().create(store.id, { path: '/before.md', content: 'b' });
+    const stream = await eventsOf(store.id);
+    try {
+      expect(stream.status).toBe(200);
+      expect(stream.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      const first = await stream.next();
+      const created = await memories().create(store.id, { path: '/after.md', content: 'a' });
+      const second = await stream.next();
+      const items = (await page(store.id)).data;
+      expect([first, second]).toEqual(items.map((i): SseEvent => ({ id: i.cursor, event: 'memory_version', data: JSON.stringify(i) })));
+      expect(JSON.parse(second.data).memory_version.id).toBe(created.memory_version_id);
+    } finally {
+      await stream.close();
+    }
+  });
+
+  it('resumes from Last-Event-ID, which wins over after', async () => {
+    const store = await freshStore(client, 'feed resume');
+    for (let i = 0; i < 4; i++) await memories().create(store.id, { path: `/r${i}.md`, content: `${i}` });
+    const items = (await page(store.id)).data;
+    const stream = await eventsOf(store.id, { 'last-event-id': items[1]!.cursor }, `?after=${items[0]!.cursor}`);
+    try {
+      expect((await stream.next()).id).toBe(items[2]!.cursor);
+      expect((await stream.next()).id).toBe(items[3]!.cursor);
+    } finally {
+      await stream.close();
+    }
+    const bad = await fetch(`${server.url}/v1/memory_stores/${store.id}/changes`, { headers: { accept: 'text/event-stream', 'x-api-key': server.adminKey, 'last-event-id': 'nope' } });
+    expect(bad.status).toBe(400);
+  });
+
+  it('a client that hangs up ends its stream on the server (the mnemo_feed_streams gauge goes back)', async () => {
+    const store = await freshStore(client, 'feed hangup');
+    await memories().create(store.id, { path: '/h.md', content: 'h' });
+    const gauge = async () => {
+      const text = await (await fetch(`${server.url}/metrics`, { headers: { 'x-api-key': server.adminKey } })).text();
+      return Number(/^mnemo_feed_streams (\d+)$/m.exec(text)?.[1]);
+    };
+    const before = await gauge();
+    const streams = [await eventsOf(store.id), await eventsOf(store.id)];
+    for (const s of streams) await s.next();
+    expect(await gauge()).toBe(before + 2);
+    for (const s of streams) await s.close();
+    await vi.waitFor(async () => expect(await gauge()).toBe(before));
+  });
+
+  it('four concurrent writers and a consumer that hangs up and resumes at random points: every version exactly once, in commit order', async () => {
+    const store = await freshStore(client, 'feed concurrency');
+    const WRITERS = 4;
+    const WRITES = 30;
+    const rand = random(0x15feed);
+    const writers = Array.from({ length: WRITERS }, async (_, w) => {
+      const c = sdkClient(server.url, server.adminKey);
+      const m = await c.beta.memoryStores.memories.create(store.id, { path: `/w${w}/doc.md`, content: 'v0' });
+      for (let i = 1; i < WRITES; i++) {
+        if (i % 10 === 0) await c.beta.memoryStores.memories.create(store.id, { path: `/w${w}/n${i}.md`, content: `${i}` });
+        else await c.beta.memoryStores.memories.update(m.id, { memory_store_id: store.id, content: `v${i}` });
+      }
+    });
+    const total = WRITERS * WRITES;
+    const received: SseEvent[] = [];
+    let lastId: string | undefined;
+    let reconnects = 0;
+    const consume = (async () => {
+      while (received.length < total) {
+        const stream = await eventsOf(store.id, lastId ? { 'last-event-id': lastId } : {});
+        reconnects += 1;
+        const take = 1 + Math.floor(rand() * 12);
+        try {
+          for (let i = 0; i < take && received.length < total; i++) {
+            const e = await stream.next();
+            received.push(e);
+            lastId = e.id;
+          }
+        } finally {
+          await stream.close();
+        }
+      }
+    })();
+    await Promise.all([...writers, consume]);
+    const all = await versionsOldestFirst(store.id);
+    expect(all).toHaveLength(total);
+    const items = received.map((e) => JSON.parse(e.data) as Item);
+    // Exactly once each, in commit order (the JSON feed's order), and every one of them.
+    expect(items.map((i) => i.memory_version.id)).toEqual((await page(store.id, '?limit=1000')).data.map((i) => i.memory_version.id));
+    expect(new Set(items.map((i) => i.memory_version.id)).size).toBe(total);
+    expect(new Set(items.map((i) => i.memory_version.id))).toEqual(new Set(all.map((v) => v.id)));
+    expect(received.every((e) => e.event === 'memory_version' && e.id === JSON.parse(e.data).cursor)).toBe(true);
+    // Each writer's own versions arrive in the order it wrote them.
+    for (let w = 0; w < WRITERS; w++) {
+      const mine = items.filter((i) => i.memory_version.path === `/w${w}/doc.md`).map((i) => i.memory_version.content_sha256);
+      const listed = all.filter((v) => v.path === `/w${w}/doc.md`).map((v) => v.content_sha256);
+      expect(mine).toEqual(listed);
+    }
+    expect(reconnects).toBeGreaterThan(3);
+  });
+});

@@ -1,0 +1,38 @@
+/**
+ * @module SQL that takes a database file back to before migration 9 (the commit order, issue 15),
+ * for the tests that migrate an older file: the columns, index and triggers it added go, and the
+ * append-only trigger is the one migration 1 made.
+ */
+export const UNDO_MIGRATION_9 = `
+DROP TRIGGER versions_commit_order;
+DROP INDEX idempotency_receipts_by_version;
+DROP TRIGGER checkpoint_version_refs_insert;
+DROP TRIGGER checkpoint_version_refs_delete;
+DROP TABLE checkpoint_version_refs;
+DROP TRIGGER versions_append_only_delete;
+DROP TABLE version_prunes;
+ALTER TABLE stores DROP COLUMN retention;
+CREATE TRIGGER versions_append_only_delete BEFORE DELETE ON versions
+WHEN EXISTS (SELECT 1 FROM stores WHERE id = OLD.store_id)
+BEGIN
+  SELECT RAISE(ABORT, 'memory versions are append-only: only deleting the store removes them');
+END;
+DROP TRIGGER versions_append_only_update;
+DROP INDEX versions_by_commit;
+ALTER TABLE versions DROP COLUMN commit_seq;
+ALTER TABLE stores DROP COLUMN commit_seq;
+CREATE TRIGGER versions_append_only_update BEFORE UPDATE ON versions
+WHEN NOT (
+  OLD.redacted_at IS NULL AND NEW.redacted_at IS NOT NULL
+  AND NEW.redacted_by_type IS NOT NULL AND NEW.redacted_by_id IS NOT NULL
+  AND NEW.path IS NULL AND NEW.content IS NULL
+  AND NEW.content_sha256 IS NULL AND NEW.content_size_bytes IS NULL
+  AND NEW.seq = OLD.seq AND NEW.id = OLD.id AND NEW.store_id = OLD.store_id
+  AND NEW.memory_id = OLD.memory_id AND NEW.operation = OLD.operation
+  AND NEW.created_at = OLD.created_at
+  AND NEW.actor_type = OLD.actor_type AND NEW.actor_id = OLD.actor_id
+)
+BEGIN
+  SELECT RAISE(ABORT, 'memory versions are append-only: only redaction may change a version');
+END;
+`;
