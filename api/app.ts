@@ -13,6 +13,7 @@ import { docsRoutes } from './openapi/routes.js';
 import { mcpRoutes } from './mcp/http.js';
 import { requestId } from './request-id.js';
 import { methodsByPath, routeTable } from './route-table.js';
+import { adminActionRoutes } from './routes/admin-actions.js';
 import { checkpointRoutes } from './routes/checkpoints.js';
 import { keyRoutes, workspaceRoutes } from './routes/keys.js';
 import { memoryRoutes } from './routes/memories.js';
@@ -66,6 +67,7 @@ export function createApp({
   app.route('/v1/sessions', sessionRoutes(service.sessions, idem));
   app.route('/v1/api_keys', keyRoutes(service));
   app.route('/v1/workspaces', workspaceRoutes(service));
+  app.route('/v1/admin_actions', adminActionRoutes(service));
 
   app.get('/health', (c) => c.json({ status: 'ok' }));
   app.route('/', healthRoutes(service.readiness));

@@ -48,6 +48,8 @@ export type { Keys, KeyScope, MintedKey } from './service/keys.js';
 export { DEFAULT_IDEMPOTENCY_TTL_SECONDS, createIdempotency, fingerprint } from './service/idempotency.js';
 export type { Idempotency, IdempotentRequest, Reply } from './service/idempotency.js';
 export { assertAllowed } from './domain/access.js';
+export { CONSOLE_IDLE_MS } from './service/console-sessions.js';
+export type { ConsoleSession, ConsoleSessions } from './service/console-sessions.js';
 export type { SessionHooks } from './service/sessions.js';
 export { mountAccess } from './service/mounts.js';
 export type { Mounter, MountAccess, MountReader, MountRequest, MountService } from './service/mounts.js';
@@ -64,6 +66,8 @@ export type {
 export type {
   Access,
   Actor,
+  AdminAction,
+  AdminActionKind,
   ApiKey,
   Caller,
   Face,

@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { assertAllowed } from '../domain/access.js';
 import { MnemoError, notFound } from '../domain/errors.js';
 import { newId, randomToken } from './ids.js';
+import type { Audit } from './audit.js';
 import type { Storage } from '../storage/port.js';
 import type { ApiKey, Caller, Role, Workspace } from '../domain/types.js';
 
@@ -53,7 +54,8 @@ export interface BootstrapResult {
 }
 
 /** `readable`: the service's store check (404 unless the caller sees the store), for the stores a new key is limited to. */
-export function createKeys(storage: Storage, clock: () => string, readable: (caller: Caller, storeId: string) => unknown) {
+/** `audit`: records the keys a caller creates and revokes (the operator's CLI acts on the file and is not recorded). */
+export function createKeys(storage: Storage, clock: () => string, readable: (caller: Caller, storeId: string) => unknown, audit?: Audit) {
   function defaultWorkspace(): Workspace {
     const existing = storage.defaultWorkspace();
     if (existing) return existing;
@@ -149,7 +151,9 @@ export function createKeys(storage: Storage, clock: () => string, readable: (cal
     /** Revokes a key the caller may see and manage (so a plain admin cannot lock the operator out). */
     revokeKey(caller: Caller, id: string): ApiKey {
       const key = api.getKey(caller, id);
-      return storage.revokeApiKey(key.workspaceId, key.id, clock());
+      const revoke = () => storage.revokeApiKey(key.workspaceId, key.id, clock());
+      if (!audit) return revoke();
+      return audit.within(caller, revoke, (k) => (key.revokedAt ? null : { action: 'api_key.revoked', targetId: k.id, summary: `${k.name} (${k.role})` }));
     },
 
     /**
@@ -159,7 +163,9 @@ export function createKeys(storage: Storage, clock: () => string, readable: (cal
     issueKey(caller: Caller, input: { name: string; role: Role; storeIds: string[] | null }): MintedKey {
       assertAllowed(caller, 'manage_keys');
       for (const id of input.storeIds ?? []) readable(caller, id);
-      return api.createKey(input.name, input.role, caller.workspaceId, { storeIds: input.storeIds });
+      const create = () => api.createKey(input.name, input.role, caller.workspaceId, { storeIds: input.storeIds });
+      if (!audit) return create();
+      return audit.within(caller, create, ({ key }) => ({ action: 'api_key.created', targetId: key.id, summary: `${key.name} (${key.role})` }));
     },
 
     createWorkspace(name: string): Workspace {
@@ -197,7 +203,12 @@ export function createKeys(storage: Storage, clock: () => string, readable: (cal
 
     authenticate(secret: string | null): ApiKey {
       if (!secret) throw new MnemoError('unauthenticated', 'missing API key: send x-api-key or Authorization: Bearer');
-      const key = storage.findApiKeyByHash(hashSecret(secret));
+      return api.authenticateHash(hashSecret(secret));
+    },
+
+    /** The same check by the secret's hash: the web console keeps only the hash of the key it signed in with. */
+    authenticateHash(hash: string): ApiKey {
+      const key = storage.findApiKeyByHash(hash);
       if (!key || key.revokedAt) throw new MnemoError('unauthenticated', 'invalid API key');
       return key;
     },

@@ -1,6 +1,8 @@
 /** @module The store service: the one entry point both faces call for stores, memories and versions. */
 import { assertAllowed, assertMayCreateStores, assertStoreGranted, grantedStores } from '../domain/access.js';
+import { createAudit } from './audit.js';
 import { createCheckpoints } from './checkpoints.js';
+import { createConsoleSessions } from './console-sessions.js';
 import { byteLength } from '../domain/content.js';
 import { createDurability, type MountSync } from './durability.js';
 import { MnemoError, notFound } from '../domain/errors.js';
@@ -90,7 +92,8 @@ export function createService({
   mountSync = 'fsync',
   onSyncError,
 }: ServiceOptions) {
-  const keys = createKeys(storage, clock, store);
+  const audit = createAudit({ storage, clock, ids });
+  const keys = createKeys(storage, clock, store, audit);
   const limits = createLimits(storage, { ...DEFAULT_LIMITS, ...limitOptions });
   const wrote = (caller: Caller, versions: number) => observer.wrote?.(faceOf(caller), versions);
   const search = createSearch({ storage, readable: store });
@@ -131,6 +134,10 @@ export function createService({
     clock,
     ids,
     keys,
+    /** The log of admin actions (src/service/audit.ts): GET /v1/admin_actions and the console read it. */
+    adminActions: { list: audit.list },
+    /** Web console sign-ins (src/service/console-sessions.ts): in memory, checked against the key on every request. */
+    consoleSessions: createConsoleSessions({ keys, clock, ids }),
     /** `mnemo mount`'s own sessions: recorded with its pid, ended when it stops or its process is gone. */
     localSessions: local,
     /** Idempotency-Key receipts, replayed to retries (src/service/idempotency.ts). */
@@ -203,14 +210,15 @@ export function createService({
       return storage.updateStore(caller.workspaceId, id, patch, clock());
     },
     archiveStore(caller: Caller, id: string): Store {
-      writable(caller, id);
-      const archived = storage.archiveStore(caller.workspaceId, id, clock());
+      const before = writable(caller, id);
+      const archived = audit.within(caller, () => storage.archiveStore(caller.workspaceId, id, clock()), (s) =>
+        before.archivedAt ? null : { action: 'memory_store.archived', targetId: id, storeId: id, summary: s.name });
       mounter.storeChanged(id, 'archived');
       return archived;
     },
     deleteStore(caller: Caller, id: string): void {
-      writable(caller, id);
-      storage.deleteStore(caller.workspaceId, id);
+      const before = writable(caller, id);
+      audit.within(caller, () => storage.deleteStore(caller.workspaceId, id), () => ({ action: 'memory_store.deleted', targetId: id, storeId: id, summary: before.name }));
       mounter.storeChanged(id, 'deleted');
     },
 
@@ -349,11 +357,13 @@ export function createService({
     redactVersion(caller: Caller, storeId: string, versionId: string): MemoryVersion {
       store(caller, storeId);
       assertAllowed(caller, 'redact');
-      return storage.redactVersion(storeId, versionId, caller.actor, clock());
+      const before = storage.getVersion(storeId, versionId);
+      return audit.within(caller, () => storage.redactVersion(storeId, versionId, caller.actor, clock()), (v) =>
+        before?.redactedAt ? null : { action: 'memory_version.redacted', targetId: v.id, storeId, summary: `${v.operation} version of memory ${v.memoryId}` });
     },
   };
   const sessions = createSessions({
-    storage, getStore: store, ids, clock, limits, local, mounter, mountService: service, mountRoot, log,
+    storage, getStore: store, ids, clock, limits, local, mounter, mountService: service, mountRoot, log, audit,
   });
   /** Mount sessions (src/service/sessions.ts): created, listed and ended here, mounted through `mounter`. */
   return { ...service, sessions };

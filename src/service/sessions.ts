@@ -5,6 +5,7 @@
 import { join } from 'node:path';
 import { assertAllowed, storeGranted } from '../domain/access.js';
 import { MnemoError, notFound } from '../domain/errors.js';
+import type { Audit } from './audit.js';
 import type { IdGenerator } from './ids.js';
 import type { Limits } from './limits.js';
 import type { LocalSessions } from './local-sessions.js';
@@ -30,6 +31,8 @@ export interface SessionsOptions {
   mountService: MountService;
   mountRoot: string;
   log?: (line: string) => void;
+  /** Records each session a caller ends, in the transaction that ends it. */
+  audit?: Pick<Audit, 'within'>;
 }
 
 /**
@@ -51,7 +54,7 @@ function assertMayMount(caller: Caller, resources: { access: string }[]): void {
   assertAllowed(caller, resources.some((r) => r.access === 'read_write') ? 'write' : 'read');
 }
 
-export function createSessions({ storage, getStore, ids, clock, limits, local, mounter, mountService, mountRoot, log = () => {} }: SessionsOptions) {
+export function createSessions({ storage, getStore, ids, clock, limits, local, mounter, mountService, mountRoot, log = () => {}, audit }: SessionsOptions) {
   async function mountAll(session: Session): Promise<void> {
     const actor = { type: 'session_actor' as const, sessionId: session.id };
     for (const r of session.resources) {
@@ -137,11 +140,15 @@ export function createSessions({ storage, getStore, ids, clock, limits, local, m
         throw new MnemoError('conflict', `session ${id} is served by a mnemo mount process (pid ${s.localPid}); stop that process (Ctrl-C) to end it`);
       }
       await unmountAll(s);
-      return storage.atomic(() => {
+      const end = () => {
         const ended = storage.endSession(caller.workspaceId, id, clock());
         hooks?.record(ended);
         return ended;
-      });
+      };
+      if (!audit) return storage.atomic(end);
+      const stores = s.resources.map((r) => r.name).join(', ');
+      return audit.within(caller, end, (ended) =>
+        s.status === 'ended' ? null : { action: 'session.ended', targetId: ended.id, summary: stores ? `mounting ${stores}` : 'no stores' });
     },
 
     /**

@@ -8,6 +8,7 @@
  * event loop (sqlite/readers.ts), and they see every write answered before the call. Point lookups
  * and writes are still synchronous (see the README's Layout).
  */
+import type { AuditStorage } from './audit.js';
 import type { CheckpointStorage } from './checkpoints.js';
 import type { KeyStorage } from './keys.js';
 import type { MaintenanceStorage } from './maintenance.js';
@@ -19,6 +20,7 @@ import type { SessionStorage } from './sessions.js';
 import type { StoreStorage } from './stores.js';
 import type { TransactionStorage } from './transactions.js';
 
+export type { AuditStorage } from './audit.js';
 export type { CheckpointStorage, InsertCheckpointInput, ReferencedMemory } from './checkpoints.js';
 export type { KeyStorage } from './keys.js';
 export type { MaintenanceStorage } from './maintenance.js';
@@ -51,4 +53,5 @@ export interface Storage
     CheckpointStorage,
     SearchStorage,
     TransactionStorage,
-    MaintenanceStorage {}
+    MaintenanceStorage,
+    AuditStorage {}

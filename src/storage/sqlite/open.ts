@@ -9,6 +9,7 @@ import Database from 'better-sqlite3';
 import { observeCommits, outerTx, type Db } from './tx.js';
 import type { AtomicOptions, MaintenanceStorage, MemoryStorage, MountViewStorage, SearchStorage, Storage, TransactionStorage } from '../port.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema/migrations.js';
+import { createAuditStatements } from './audit.js';
 import { createChangeStatements, trackWrites } from './changes.js';
 import { createCheckStatements } from './check.js';
 import { createCheckpointStatements } from './checkpoints.js';
@@ -150,6 +151,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     ...createSessionStatements(db),
     ...createReceiptStatements(db),
     ...createCheckpointStatements(db),
+    ...createAuditStatements(db),
     ...searches,
     ...transactions,
     ...maintenance,

@@ -22,6 +22,7 @@ import { MIGRATION_5 } from './search.js';
 import { MIGRATION_7 } from './hardening.js';
 import { MIGRATION_6 } from './limits.js';
 import { MIGRATION_8 } from './attrs.js';
+import { MIGRATION_9 } from './audit.js';
 
 export interface Migration {
   version: number;
@@ -193,6 +194,11 @@ CREATE INDEX memories_meta_by_path ON memories
     // Mount attributes (issue 12): times and ownership kept with a memory, not versioned. See sqlite/schema/attrs.ts.
     version: 8,
     sql: MIGRATION_8,
+  },
+  {
+    // Web console (issue 16): the append-only log of admin actions. See sqlite/schema/audit.ts.
+    version: 9,
+    sql: MIGRATION_9,
   },
 ];
 
