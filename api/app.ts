@@ -1,6 +1,7 @@
 /** @module createApp: middleware order, route mounting, the error envelope for everything else. */
 import { Hono } from 'hono';
 import { MnemoError, type Service } from '../src/index.js';
+import { adminRoutes } from './admin/index.js';
 import { auth } from './auth.js';
 import { bodyLimit } from './body-limit.js';
 import type { AppEnv } from './env.js';
@@ -73,6 +74,8 @@ export function createApp({
   app.route('/', healthRoutes(service.readiness));
   if (metrics) app.route('/metrics', metricsRoutes(metrics, service.keys, { open: metricsPublic }));
   app.route('/', docsRoutes());
+  // The web console: its own sign-in sessions and CSRF checks, no CORS (api/admin/).
+  app.route('/admin', adminRoutes(service, log));
   app.notFound((c) => {
     const path = new URL(c.req.url).pathname;
     // Read once, on the first miss: by then every route is registered. /v1 misses pass auth first.

@@ -202,6 +202,11 @@ export function createService({
       return s;
     },
     getStore: store,
+    /** How many memories a store holds and their bytes (the web console's store page): one indexed row. */
+    async storeUsage(caller: Caller, id: string): Promise<{ memories: number; bytes: number }> {
+      store(caller, id);
+      return await storage.storeUsage(id);
+    },
     async listStores(caller: Caller, q: StoreListQuery): Promise<Page<Store>> {
       return storage.listStores(caller.workspaceId, q, grantedStores(caller));
     },
