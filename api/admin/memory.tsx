@@ -8,7 +8,7 @@ import { frameOf, isAdmin, keyNames, query } from './context.js';
 import { Diff, type DiffLayout } from './diff.js';
 import type { AdminEnv } from './env.js';
 import { Page } from './layout.js';
-import { ActorName, Alert, Cancel, Confirm, Csrf, kb, Notice, Pager, qs, Time } from './ui.js';
+import { ActorName, Alert, Cancel, Csrf, Dialog, kb, Notice, OpenDialog, Pager, qs, Time } from './ui.js';
 
 export function memoryPages(service: Service) {
   const app = new Hono<AdminEnv>();
@@ -51,7 +51,7 @@ export function memoryPages(service: Service) {
                     <td data-label="Actor"><ActorName actor={v.createdBy} keyNames={names} /></td>
                     <td data-label="Time"><Time at={v.createdAt} now={now} /></td>
                     <td data-label="Size">{kb(v.contentSizeBytes)}</td>
-                    <td data-label="Redaction"><Redaction version={v} memory={memory} admin={isAdmin(c)} csrf={frame.csrf} action={`${base}/versions/${v.id}/redact`} now={now} names={names} /></td>
+                    <td data-label="Redaction"><Redaction version={v} memory={memory} admin={isAdmin(c)} now={now} names={names} /></td>
                   </tr>
                 ))}
               </tbody>
@@ -66,6 +66,7 @@ export function memoryPages(service: Service) {
             </div>
           </form>
           <Pager next={versions.nextPage} href={(p) => `${base}${qs({ page: p })}`} />
+          {isAdmin(c) ? versions.data.filter((v) => redactable(v, memory)).map((v) => <RedactDialog version={v} csrf={frame.csrf} action={`${base}/versions/${v.id}/redact`} />) : null}
         </section>
 
         {pair ? (
@@ -114,8 +115,11 @@ function MemoryView({ memory, now }: { memory: Memory; now: string }) {
   );
 }
 
-function Redaction({ version: v, memory, admin, csrf, action, now, names }: {
-  version: MemoryVersion; memory: Memory | null; admin: boolean; csrf: string; action: string; now: string; names: ReadonlyMap<string, string>;
+/** Every version may be redacted once, except the head of a live memory (the API's rule: 409 otherwise). */
+const redactable = (v: MemoryVersion, memory: Memory | null) => !v.redactedAt && !(memory && memory.versionId === v.id);
+
+function Redaction({ version: v, memory, admin, now, names }: {
+  version: MemoryVersion; memory: Memory | null; admin: boolean; now: string; names: ReadonlyMap<string, string>;
 }) {
   if (v.redactedAt) {
     return <span><span class="badge redacted">redacted</span> <Time at={v.redactedAt} now={now} /> by {v.redactedBy ? <ActorName actor={v.redactedBy} keyNames={names} /> : 'unknown'}</span>;
@@ -124,8 +128,12 @@ function Redaction({ version: v, memory, admin, csrf, action, now, names }: {
     return <span class="muted">Current version of a live memory: it cannot be redacted. Write a new version or delete the memory first.</span>;
   }
   if (!admin) return <span class="muted">Redaction needs an admin key.</span>;
+  return <OpenDialog id={`redact-${v.id}`} label="Redact" danger />;
+}
+
+function RedactDialog({ version: v, csrf, action }: { version: MemoryVersion; csrf: string; action: string }) {
   return (
-    <Confirm id={`redact-${v.id}`} label="Redact" title="Redact this version?" danger>
+    <Dialog id={`redact-${v.id}`} title="Redact this version?">
       <p><strong>This erases the version's content and path for ever; it cannot be undone.</strong> The version stays in the history as redacted, with who redacted it and when.</p>
       <p>Path: <code>{v.path ?? '—'}</code></p>
       <pre class="content" aria-label="Content that will be erased">{v.content ?? ''}</pre>
@@ -133,7 +141,7 @@ function Redaction({ version: v, memory, admin, csrf, action, now, names }: {
         <Csrf token={csrf} />
         <button type="submit" class="danger">Redact version</button> <Cancel />
       </form>
-    </Confirm>
+    </Dialog>
   );
 }
 

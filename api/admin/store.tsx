@@ -38,7 +38,7 @@ export function storePages(service: Service) {
         <section aria-labelledby="search-h">
           <h2 id="search-h">Search</h2>
           <form method="get" action={`/admin/stores/${id}`} class="row" role="search">
-            <label>Text <input type="search" name="q" value={q['q'] ?? ''} required /></label>
+            <label>Search text <input type="search" name="q" value={q['q'] ?? ''} required /></label>
             <label>Mode
               <select name="mode">
                 <option value="fts" selected={q['mode'] !== 'substring'}>words (full text)</option>

@@ -56,12 +56,23 @@ export function Pager({ next, href }: { next: string | null; href: (page: string
 export function Confirm({ id, label, title, danger, children }: { id: string; label: string; title: string; danger?: boolean; children: Child }) {
   return (
     <>
-      <button type="button" class={danger ? 'danger' : 'secondary'} data-dialog={id} aria-haspopup="dialog">{label}</button>
-      <dialog id={id} aria-labelledby={`${id}-title`}>
-        <h2 id={`${id}-title`}>{title}</h2>
-        {children}
-      </dialog>
+      <OpenDialog id={id} label={label} danger={danger} />
+      <Dialog id={id} title={title}>{children}</Dialog>
     </>
+  );
+}
+
+/** The opening button alone, for a dialog that must sit elsewhere (outside another form: forms do not nest). */
+export function OpenDialog({ id, label, danger }: { id: string; label: string; danger?: boolean | undefined }) {
+  return <button type="button" class={danger ? 'danger' : 'secondary'} data-dialog={id} aria-haspopup="dialog">{label}</button>;
+}
+
+export function Dialog({ id, title, children }: { id: string; title: string; children: Child }) {
+  return (
+    <dialog id={id} aria-labelledby={`${id}-title`}>
+      <h2 id={`${id}-title`}>{title}</h2>
+      {children}
+    </dialog>
   );
 }
 
