@@ -121,7 +121,7 @@ function TreeItem({ storeId, item }: { storeId: string; item: MemoryListItem }) 
     return (
       <li>
         <details hx-get={children} hx-trigger="toggle once" hx-target="find ul" hx-swap="innerHTML">
-          <summary>📁 {name}/</summary>
+          <summary>{name}/ <span class="muted">folder</span></summary>
           <ul class="tree"><li><a href={`/admin/stores/${storeId}${qs({ prefix: item.path })}`}>Open {name}/</a></li></ul>
         </details>
       </li>

@@ -14,7 +14,9 @@ h2 { font-size: 1.2rem; margin: 1.5rem 0 .5rem; }
 a { color: var(--accent); }
 a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible, summary:focus-visible, textarea:focus-visible { outline: 3px solid #f5a700; outline-offset: 2px; }
 table { border-collapse: collapse; width: 100%; margin: .5rem 0; }
-th, td { text-align: left; vertical-align: top; padding: .35rem .5rem; border-bottom: 1px solid var(--line); overflow-wrap: anywhere; }
+th, td { text-align: left; vertical-align: top; padding: .35rem .5rem; border-bottom: 1px solid var(--line); overflow-wrap: break-word; }
+td code { word-break: break-all; }
+label.check { white-space: nowrap; }
 th { background: var(--soft); }
 .muted, time .abs { color: var(--muted); font-size: .9em; }
 form.inline { display: inline; }
@@ -22,7 +24,7 @@ form.stack { display: grid; gap: .5rem; max-width: 32rem; }
 form.row { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: end; }
 label { display: grid; gap: .15rem; font-weight: 600; }
 label.check { display: flex; gap: .4rem; align-items: center; font-weight: 400; }
-input, select, textarea, button { font: inherit; }
+input, select, textarea, button { font: inherit; font-weight: 400; }
 input, select, textarea { padding: .35rem .5rem; border: 1px solid #666; border-radius: 4px; background: #fff; color: var(--fg); }
 button, .button { padding: .35rem .8rem; border: 1px solid var(--accent); border-radius: 4px; background: var(--accent); color: #fff; cursor: pointer; text-decoration: none; display: inline-block; }
 button.secondary { background: #fff; color: var(--accent); }

@@ -23,7 +23,7 @@ export function relative(at: string, now: string): string {
 
 /** Sizes in KB, one decimal: the issue's unit everywhere in the console. */
 export function kb(bytes: number | null): string {
-  return bytes === null ? '—' : `${(bytes / 1024).toFixed(1)} KB`;
+  return bytes === null ? '—' : `${(bytes / 1024).toFixed(bytes < 1024 ? 2 : 1)} KB`;
 }
 
 /** An actor as a person reads it: the key's name when the caller may see it, else its id; a session links to the sessions page. */

@@ -72,7 +72,7 @@ describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () 
     await page.goto(`${url}/admin/stores/${storeId}`);
     const meta = await page.locator('dl.meta').textContent();
     expect(meta).toContain('Memories3');
-    expect(meta).toMatch(/Size\d+\.\d KB/);
+    expect(meta).toMatch(/Size\d+\.\d+ KB/);
     await expect(page.getByRole('link', { name: 'db.md' }).count()).resolves.toBe(0);
     await page.locator('summary', { hasText: 'decisions/' }).click();
     await page.getByRole('link', { name: 'db.md' }).waitFor();
