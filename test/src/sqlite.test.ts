@@ -87,9 +87,10 @@ describe('sqlite migrations', () => {
     const store = first.service.createStore(first.caller, { name: 'old', description: '', metadata: {} });
     const memory = first.service.createMemory(first.caller, store.id, { path: '/a.md', content: 'x' });
     first.close();
-    // Back to schema 7 by hand: the columns and index as migration 7 left them.
+    // Back to schema 7 by hand: the columns and index as migration 7 left them, and no later table.
     withRaw(join(dir, 'mnemo.db'), (raw) => {
-      raw.exec(`DROP INDEX memories_meta_by_path;
+      raw.exec(`DROP TABLE admin_actions;
+        DROP INDEX memories_meta_by_path;
         ALTER TABLE memories DROP COLUMN atime_us; ALTER TABLE memories DROP COLUMN mtime_us; ALTER TABLE memories DROP COLUMN ctime_us;
         ALTER TABLE memories DROP COLUMN uid; ALTER TABLE memories DROP COLUMN gid;
         CREATE INDEX memories_meta_by_path ON memories
