@@ -3,6 +3,7 @@
  * real server process, and a tiny API client for seeding and checking what the console did.
  */
 import { existsSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { REPO_ROOT } from '../helpers/server.js';
@@ -28,10 +29,17 @@ export async function signIn(page: Page, url: string, key: string): Promise<void
   await page.waitForURL(/\/admin\/stores/);
 }
 
-/** A 1280×800 PNG of what the page shows, for the README. */
+/**
+ * A 1280×800 PNG of what the page shows, for the README. Every run takes it; it replaces the
+ * committed one when that is missing or MNEMO_SCREENSHOTS=update (ids and times differ on every
+ * run, so an ordinary `npm test` leaves the work tree clean).
+ */
 export async function screenshot(page: Page, name: string): Promise<void> {
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), type: 'png' });
+  const committed = join(SCREENSHOTS, `${name}.png`);
+  const update = process.env['MNEMO_SCREENSHOTS'] === 'update' || !existsSync(committed);
+  const dir = update ? SCREENSHOTS : join(tmpdir(), 'mnemo-screenshots');
+  mkdirSync(dir, { recursive: true });
+  await page.screenshot({ path: join(dir, `${name}.png`), type: 'png' });
 }
 
 /** One API call with a key; the parsed JSON body and the status. */

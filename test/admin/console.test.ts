@@ -144,6 +144,34 @@ describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () 
     }
   });
 
+  it('works from the keyboard: a dialog opens with Enter and closes with Escape', async () => {
+    await page.goto(`${url}/admin/stores/${storeId}`);
+    await page.getByRole('button', { name: 'Archive', exact: true }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('dialog').waitFor();
+    await page.keyboard.press('Escape');
+    await page.getByRole('dialog').waitFor({ state: 'hidden' });
+    await page.locator('summary', { hasText: 'decisions/' }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('link', { name: 'db.md' }).waitFor();
+  });
+
+  it('a narrow window gets one column and no sideways scrolling', async () => {
+    const { context, page: narrow } = await newPage(browser);
+    try {
+      await narrow.setViewportSize({ width: 390, height: 800 });
+      await signIn(narrow, url, admin);
+      for (const path of ['/admin/stores', `/admin/stores/${storeId}`, `/admin/stores/${storeId}/memories/${memoryId}`, '/admin/sessions']) {
+        await narrow.goto(`${url}${path}`);
+        // Runs in the page (tsconfig has no DOM types): the root element's scroll and visible widths.
+        const [scroll, width] = await narrow.evaluate('[document.documentElement.scrollWidth, document.documentElement.clientWidth]') as [number, number];
+        expect(scroll, path).toBeLessThanOrEqual(width);
+      }
+    } finally {
+      await context.close();
+    }
+  });
+
   it('a POST without the CSRF token is refused and changes nothing', async () => {
     const res = await page.request.post(`${url}/admin/stores/${storeId}/archive`, { form: { other: 'x' }, maxRedirects: 0 });
     expect(res.status()).toBe(403);
