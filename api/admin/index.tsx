@@ -113,6 +113,7 @@ function renderError(log: (line: string) => void) {
     const { status, type } = HTTP_ERRORS[e.code];
     const frame = c.get('console') ? frameOf(c) : null;
     c.header('content-security-policy', CSP);
+    if (e.details.allow) c.header('allow', e.details.allow.join(', '));
     if (c.req.header('hx-request')) return c.html(<p class="alert" role="alert">{e.message}</p>, status);
     return c.html(
       <Page title="Error" frame={frame}>

@@ -86,6 +86,15 @@ describe('console sessions', () => {
     expect((await page(app, cookie)).status).toBe(303);
   });
 
+  it('a method a console path does not take is a 405 with Allow once signed in, and a 401 before', async () => {
+    const app = inProcessApp();
+    expect((await app.raw('PUT', '/admin/stores', { apiKey: null })).status).toBe(401);
+    const cookie = await signIn(app, app.adminKey);
+    const res = await app.raw('PUT', '/admin/stores', { apiKey: null, headers: { cookie } });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('GET, HEAD, POST');
+  });
+
   it('console pages open no CORS and allow scripts from mnemo only', async () => {
     const app = inProcessApp();
     const res = await app.raw('GET', '/admin/sign-in', { apiKey: null, headers: { origin: 'https://evil.example' } });

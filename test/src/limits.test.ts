@@ -61,9 +61,10 @@ describe('store usage', () => {
     const store = core.service.createStore(core.caller, { name: 'old', description: '', metadata: {} });
     for (let i = 0; i < 5; i++) core.service.createMemory(core.caller, store.id, { path: `/m${i}.md`, content: 'x'.repeat(i + 1) });
     core.close();
-    // Back to schema 5, as a database from before the limits was (migrations 7 and 8 undone too).
+    // Back to schema 5, as a database from before the limits was (migrations 7, 8 and 9 undone too).
     const db = new Database(core.file);
-    db.exec(`DROP INDEX memories_meta_by_path;
+    db.exec(`DROP TABLE admin_actions;
+             DROP INDEX memories_meta_by_path;
              ALTER TABLE memories DROP COLUMN atime_us; ALTER TABLE memories DROP COLUMN mtime_us; ALTER TABLE memories DROP COLUMN ctime_us;
              ALTER TABLE memories DROP COLUMN uid; ALTER TABLE memories DROP COLUMN gid;
              CREATE INDEX memories_meta_by_path ON memories
