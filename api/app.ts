@@ -1,6 +1,7 @@
 /** @module createApp: middleware order, route mounting, the error envelope for everything else. */
 import { Hono } from 'hono';
 import { MnemoError, type Service } from '../src/index.js';
+import { adminRoutes } from './admin/index.js';
 import { auth } from './auth.js';
 import { bodyLimit } from './body-limit.js';
 import type { AppEnv } from './env.js';
@@ -13,6 +14,7 @@ import { docsRoutes } from './openapi/routes.js';
 import { mcpRoutes } from './mcp/http.js';
 import { requestId } from './request-id.js';
 import { methodsByPath, routeTable } from './route-table.js';
+import { adminActionRoutes } from './routes/admin-actions.js';
 import { checkpointRoutes } from './routes/checkpoints.js';
 import { historyRoutes, type HistoryRouteOptions } from './routes/history.js';
 import { keyRoutes, workspaceRoutes } from './routes/keys.js';
@@ -70,11 +72,14 @@ export function createApp({
   app.route('/v1/sessions', sessionRoutes(service.sessions, idem));
   app.route('/v1/api_keys', keyRoutes(service));
   app.route('/v1/workspaces', workspaceRoutes(service));
+  app.route('/v1/admin_actions', adminActionRoutes(service));
 
   app.get('/health', (c) => c.json({ status: 'ok' }));
   app.route('/', healthRoutes(service.readiness));
   if (metrics) app.route('/metrics', metricsRoutes(metrics, service.keys, { open: metricsPublic }));
   app.route('/', docsRoutes());
+  // The web console: its own sign-in sessions and CSRF checks, no CORS (api/admin/).
+  app.route('/admin', adminRoutes(service, log));
   app.notFound((c) => {
     const path = new URL(c.req.url).pathname;
     // Read once, on the first miss: by then every route is registered. /v1 misses pass auth first.

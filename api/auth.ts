@@ -1,6 +1,6 @@
 /** @module x-api-key / Authorization: Bearer authentication and the workspace header; sets c.var.caller. */
 import type { MiddlewareHandler } from 'hono';
-import type { Keys } from '../src/index.js';
+import type { ApiKey, Caller, Keys } from '../src/index.js';
 import type { AppEnv } from './env.js';
 import { header as requestHeader } from './request.js';
 
@@ -11,11 +11,16 @@ export function auth(keys: Keys): MiddlewareHandler<AppEnv> {
     const key = await keys.authenticate(header ?? bearer?.trim() ?? null);
     const workspaceId = await keys.actingWorkspace(key, requestHeader(c, 'anthropic-workspace-id'));
     c.set('apiKey', key);
-    c.set('caller', {
-      workspaceId,
-      actor: { type: 'api_actor', apiKeyId: key.id },
-      grant: { role: key.role, storeIds: key.storeIds, operator: key.allWorkspaces },
-    });
+    c.set('caller', callerFor(key, workspaceId));
     await next();
+  };
+}
+
+/** Who a key acts as in a workspace: the API's callers and the web console's are made here alike. */
+export function callerFor(key: ApiKey, workspaceId: string): Caller {
+  return {
+    workspaceId,
+    actor: { type: 'api_actor', apiKeyId: key.id },
+    grant: { role: key.role, storeIds: key.storeIds, operator: key.allWorkspaces },
   };
 }

@@ -1,5 +1,5 @@
 /** @module Domain → wire JSON, exactly as @anthropic-ai/sdk's beta.memoryStores types declare it. */
-import type { Actor, Memory, MemoryListItem, MemoryMeta, MemoryVersion, Page, Session, Store, View } from '../src/index.js';
+import type { Actor, AdminAction, Memory, MemoryListItem, MemoryMeta, MemoryVersion, Page, Session, Store, View } from '../src/index.js';
 
 export function toWireActor(a: Actor) {
   return a.type === 'api_actor'
@@ -79,6 +79,19 @@ export function toWireSession(s: Session, systemPrompt: string) {
     system_prompt: systemPrompt,
     created_at: s.createdAt,
     ended_at: s.endedAt,
+  };
+}
+
+export function toWireAdminAction(a: AdminAction) {
+  return {
+    type: 'admin_action' as const,
+    id: a.id,
+    action: a.action,
+    actor: toWireActor(a.actor),
+    target_id: a.targetId,
+    memory_store_id: a.storeId,
+    summary: a.summary,
+    created_at: a.createdAt,
   };
 }
 

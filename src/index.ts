@@ -55,6 +55,8 @@ export type { IdempotentRequest, ReceiptHooks, Reply } from './service/idempoten
 export type { ServiceIdempotency as Idempotency } from './service/service.js';
 export type { Operations } from './service/operations.js';
 export { assertAllowed } from './domain/access.js';
+export { CONSOLE_IDLE_MS } from './service/console-sessions.js';
+export type { ConsoleSession, ConsoleSessions } from './service/console-sessions.js';
 export type { SessionHooks } from './service/sessions.js';
 export { mountAccess } from './service/mounts.js';
 export type { Mounter, MountAccess, MountReader, MountRequest, MountService } from './service/mounts.js';
@@ -73,6 +75,8 @@ export type {
 export type {
   Access,
   Actor,
+  AdminAction,
+  AdminActionKind,
   ApiKey,
   Caller,
   Face,

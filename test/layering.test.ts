@@ -13,7 +13,7 @@ const root = new URL('..', import.meta.url).pathname;
 function sources(dir: string): string[] {
   if (!existsSync(join(root, dir))) return [];
   return readdirSync(join(root, dir), { withFileTypes: true, recursive: true })
-    .filter((e) => e.isFile() && e.name.endsWith('.ts'))
+    .filter((e) => e.isFile() && /\.tsx?$/.test(e.name))
     .map((e) => relative(root, join(e.parentPath, e.name)));
 }
 
@@ -26,7 +26,7 @@ function imports(file: string): string[] {
 function localImports(file: string, known: Set<string>): string[] {
   return imports(file)
     .filter((i) => i.startsWith('.'))
-    .map((i) => normalize(join(dirname(file), i.replace(/\.js$/, '.ts'))))
+    .map((i) => normalize(join(dirname(file), i.replace(/\.js$/, existsSync(join(root, dirname(file), i.replace(/\.js$/, '.tsx'))) ? '.tsx' : '.ts'))))
     .filter((f) => known.has(f));
 }
 

@@ -113,6 +113,15 @@ export const OPERATIONS: readonly Operation[] = [
   { method: 'get', path: '/v1/api_keys', tag: 'api keys', summary: 'List API keys (admin)', ok: wire.pageOf(wire.ApiKey, 'ApiKeyPage') },
   { method: 'get', path: '/v1/api_keys/{key}', tag: 'api keys', summary: 'Retrieve an API key (admin)', ok: wire.ApiKey },
   { method: 'post', path: '/v1/api_keys/{key}/revoke', tag: 'api keys', summary: 'Revoke an API key (admin)', ok: wire.ApiKey },
+  {
+    method: 'get',
+    path: '/v1/admin_actions',
+    tag: 'admin actions',
+    summary: 'The log of admin actions, newest first (admin)',
+    description: 'Keys created and revoked, versions redacted, stores archived and deleted, sessions ended: through the API and the web console alike. Each entry is written in the transaction of its action.',
+    query: pageQuery,
+    ok: wire.pageOf(wire.AdminAction, 'AdminActionPage'),
+  },
   { method: 'post', path: '/v1/workspaces', tag: 'workspaces', summary: 'Create a workspace (operator key)', body: B.workspaceCreate, ok: wire.Workspace },
   { method: 'get', path: '/v1/workspaces', tag: 'workspaces', summary: 'List workspaces (admin: its own; operator: all)', ok: wire.pageOf(wire.Workspace, 'WorkspacePage') },
 

@@ -147,6 +147,19 @@ export const ApiKeyWithSecret = ApiKey.extend({ secret: z.string().meta({ descri
   id: 'ApiKeyWithSecret',
 });
 
+export const AdminAction = z
+  .strictObject({
+    type: z.literal('admin_action'),
+    id: z.string(),
+    action: z.enum(['api_key.created', 'api_key.revoked', 'memory_version.redacted', 'memory_store.archived', 'memory_store.deleted', 'session.ended']),
+    actor: Actor,
+    target_id: z.string().meta({ description: 'the key, version, store or session acted on' }),
+    memory_store_id: z.string().nullable(),
+    summary: z.string().meta({ description: "a short description (a key's name and role, a store's name); never memory content" }),
+    created_at: timestamp,
+  })
+  .meta({ id: 'AdminAction' });
+
 export const Workspace = z
   .strictObject({ type: z.literal('workspace'), id: z.string(), name: z.string(), created_at: timestamp })
   .meta({ id: 'Workspace' });

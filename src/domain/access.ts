@@ -8,16 +8,17 @@
  * | write             | no        | yes        | yes   |
  * | redact            | no        | no         | yes   |
  * | manage_keys       | no        | no         | yes   |
+ * | read_audit        | no        | no         | yes   |
  */
 import { MnemoError, notFound } from './errors.js';
 import type { Caller, Role } from './types.js';
 
-export type Action = 'read' | 'write' | 'redact' | 'manage_keys';
+export type Action = 'read' | 'write' | 'redact' | 'manage_keys' | 'read_audit';
 
 const ALLOWED: Record<Role, ReadonlySet<Action>> = {
   read_only: new Set(['read']),
   read_write: new Set(['read', 'write']),
-  admin: new Set(['read', 'write', 'redact', 'manage_keys']),
+  admin: new Set(['read', 'write', 'redact', 'manage_keys', 'read_audit']),
 };
 
 const NEEDS: Record<Action, string> = {
@@ -25,11 +26,12 @@ const NEEDS: Record<Action, string> = {
   write: 'a read_write or admin key',
   redact: 'an admin key',
   manage_keys: 'an admin key',
+  read_audit: 'an admin key',
 };
 
 /** Throws 403 if the caller's role lacks `action`. Session actors (mounts) never redact or manage keys. */
 export function assertAllowed(caller: Caller, action: Action): void {
-  if (caller.actor.type === 'session_actor' && (action === 'redact' || action === 'manage_keys')) {
+  if (caller.actor.type === 'session_actor' && (action === 'redact' || action === 'manage_keys' || action === 'read_audit')) {
     throw new MnemoError('forbidden', action === 'redact' ? 'agents cannot redact memory versions' : 'agents cannot manage API keys');
   }
   const grant = caller.grant;

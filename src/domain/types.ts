@@ -314,3 +314,27 @@ export interface VersionDiff {
   to: MemoryVersion;
   unified: string;
 }
+
+/** What an admin did that the audit log of admin actions keeps (issue 16). */
+export type AdminActionKind =
+  | 'api_key.created'
+  | 'api_key.revoked'
+  | 'memory_version.redacted'
+  | 'memory_store.archived'
+  | 'memory_store.deleted'
+  | 'session.ended';
+
+/** One entry of the admin-actions log: who did what to which object, and when. Never changed once written. */
+export interface AdminAction {
+  id: string;
+  workspaceId: string;
+  action: AdminActionKind;
+  actor: Actor;
+  /** The object acted on: a key, version, store or session id. */
+  targetId: string;
+  /** The store the object belongs to, when it belongs to one. */
+  storeId: string | null;
+  /** A short human description (a key's name and role, a version's memory id); never content. */
+  summary: string;
+  createdAt: string;
+}

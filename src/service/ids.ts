@@ -18,6 +18,8 @@ export const ID_PREFIXES = {
   workspace: 'wrkspc_',
   request: 'req_',
   checkpoint: 'ckpt_',
+  adminAction: 'adminact_',
+  consoleSession: 'console_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { assertAllowed } from '../domain/access.js';
 import { MnemoError, notFound } from '../domain/errors.js';
 import { newId, randomToken } from './ids.js';
+import type { Audit } from './audit.js';
 import type { Storage } from '../storage/port.js';
 import type { ApiKey, Caller, Role, Workspace } from '../domain/types.js';
 
@@ -53,7 +54,8 @@ export interface BootstrapResult {
 }
 
 /** `readable`: the service's store check (404 unless the caller sees the store), for the stores a new key is limited to. */
-export function createKeys(storage: Storage, clock: () => string, readable: (caller: Caller, storeId: string) => Promise<unknown>) {
+/** `audit`: records the keys a caller creates and revokes (the operator's CLI acts on the file and is not recorded). */
+export function createKeys(storage: Storage, clock: () => string, readable: (caller: Caller, storeId: string) => Promise<unknown>, audit?: Audit) {
   async function defaultWorkspace(): Promise<Workspace> {
     const existing = await storage.defaultWorkspace();
     if (existing) return existing;
@@ -124,7 +126,8 @@ export function createKeys(storage: Storage, clock: () => string, readable: (cal
       });
     },
 
-    async createKey(name: string, role: Role, workspaceId?: string, scope: KeyScope = {}): Promise<MintedKey> {
+    /** `over`: the storage to write through (a transaction's `tx` when an audit entry joins it). */
+    async createKey(name: string, role: Role, workspaceId?: string, scope: KeyScope = {}, over: Storage = storage): Promise<MintedKey> {
       workspaceId ??= (await defaultWorkspace()).id;
       if (!(await storage.getWorkspace(workspaceId))) throw notFound('workspace', workspaceId);
       if (scope.allWorkspaces && role !== 'admin') {
@@ -133,7 +136,7 @@ export function createKeys(storage: Storage, clock: () => string, readable: (cal
       if (scope.storeIds && role === 'admin') {
         throw new MnemoError('invalid_request', 'admin keys manage the whole workspace and cannot be limited to stores', { field: 'memory_store_ids' });
       }
-      return mint(workspaceId, name, role, scope);
+      return mint(workspaceId, name, role, scope, newSecret(), false, over);
     },
 
     /** The keys of the caller's workspace it may see (an admin's right); operator keys only to operators. */
@@ -153,7 +156,9 @@ export function createKeys(storage: Storage, clock: () => string, readable: (cal
     /** Revokes a key the caller may see and manage (so a plain admin cannot lock the operator out). */
     async revokeKey(caller: Caller, id: string): Promise<ApiKey> {
       const key = await api.getKey(caller, id);
-      return storage.revokeApiKey(key.workspaceId, key.id, clock());
+      const revoke = (s: Storage) => s.revokeApiKey(key.workspaceId, key.id, clock());
+      if (!audit) return revoke(storage);
+      return audit.within(storage, caller, revoke, (k) => (key.revokedAt ? null : { action: 'api_key.revoked', targetId: k.id, summary: `${k.name} (${k.role})` }));
     },
 
     /**
@@ -163,7 +168,9 @@ export function createKeys(storage: Storage, clock: () => string, readable: (cal
     async issueKey(caller: Caller, input: { name: string; role: Role; storeIds: string[] | null }): Promise<MintedKey> {
       assertAllowed(caller, 'manage_keys');
       for (const id of input.storeIds ?? []) await readable(caller, id);
-      return api.createKey(input.name, input.role, caller.workspaceId, { storeIds: input.storeIds });
+      const create = (s: Storage) => api.createKey(input.name, input.role, caller.workspaceId, { storeIds: input.storeIds }, s);
+      if (!audit) return create(storage);
+      return audit.within(storage, caller, create, ({ key }) => ({ action: 'api_key.created', targetId: key.id, summary: `${key.name} (${key.role})` }));
     },
 
     async createWorkspace(name: string): Promise<Workspace> {
@@ -201,7 +208,12 @@ export function createKeys(storage: Storage, clock: () => string, readable: (cal
 
     async authenticate(secret: string | null): Promise<ApiKey> {
       if (!secret) throw new MnemoError('unauthenticated', 'missing API key: send x-api-key or Authorization: Bearer');
-      const key = await storage.findApiKeyByHash(hashSecret(secret));
+      return api.authenticateHash(hashSecret(secret));
+    },
+
+    /** The same check by the secret's hash: the web console keeps only the hash of the key it signed in with. */
+    async authenticateHash(hash: string): Promise<ApiKey> {
+      const key = await storage.findApiKeyByHash(hash);
       if (!key || key.revokedAt) throw new MnemoError('unauthenticated', 'invalid API key');
       return key;
     },

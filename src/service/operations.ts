@@ -10,6 +10,7 @@ import { assertAllowed, assertMayCreateStores, assertStoreGranted, grantedStores
 import { byteLength } from '../domain/content.js';
 import { MnemoError, notFound } from '../domain/errors.js';
 import { createCheckpoints } from './checkpoints.js';
+import type { Audit } from './audit.js';
 import type { Durability } from './durability.js';
 import type { IdGenerator } from './ids.js';
 import { createLimits, type StoreLimits } from './limits.js';
@@ -42,6 +43,8 @@ export interface OperationDeps {
   mounter: Pick<Mounter, 'storeChanged'>;
   durability: Pick<Durability, 'write'>;
   wrote: (caller: Caller, versions: number) => void;
+  /** The log of admin actions: archiving, deleting and redacting are recorded in their transaction. */
+  audit: Pick<Audit, 'within'>;
   /** Told after each memory write of a store has returned (the change feed's followers wake: service/commit-signal.ts). */
   committed?: (storeId: string) => void;
   checkpointMaxBytes?: number;
@@ -53,7 +56,7 @@ export function faceOf(caller: Caller): Face {
 }
 
 export function createOperations(storage: Storage, deps: OperationDeps) {
-  const { clock, ids, mounter, durability, wrote } = deps;
+  const { clock, ids, mounter, durability, wrote, audit } = deps;
   const limits = createLimits(storage, deps.limits);
   /**
    * A memory write: a mount's is durable at fsync() (or at close() with MNEMO_MOUNT_SYNC=close), any
@@ -121,15 +124,22 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
       await writable(caller, id);
       return storage.updateStore(caller.workspaceId, id, patch, clock());
     },
+    /** How many memories a store holds and their bytes (the web console's store page): one indexed row. */
+    async storeUsage(caller: Caller, id: string): Promise<{ memories: number; bytes: number }> {
+      await store(caller, id);
+      return await storage.storeUsage(id);
+    },
     async archiveStore(caller: Caller, id: string): Promise<Store> {
-      await writable(caller, id);
-      const archived = await storage.archiveStore(caller.workspaceId, id, clock());
+      const before = await writable(caller, id);
+      const archived = await audit.within(storage, caller, (tx) => tx.archiveStore(caller.workspaceId, id, clock()), (s) =>
+        before.archivedAt ? null : { action: 'memory_store.archived', targetId: id, storeId: id, summary: s.name });
       mounter.storeChanged(id, 'archived');
       return archived;
     },
     async deleteStore(caller: Caller, id: string): Promise<void> {
-      await writable(caller, id);
-      await storage.deleteStore(caller.workspaceId, id);
+      const before = await writable(caller, id);
+      await audit.within(storage, caller, (tx) => tx.deleteStore(caller.workspaceId, id), () =>
+        ({ action: 'memory_store.deleted', targetId: id, storeId: id, summary: before.name }));
       mounter.storeChanged(id, 'deleted');
     },
 
@@ -264,7 +274,9 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
     async redactVersion(caller: Caller, storeId: string, versionId: string): Promise<MemoryVersion> {
       await store(caller, storeId);
       assertAllowed(caller, 'redact');
-      return storage.redactVersion(storeId, versionId, caller.actor, clock());
+      const before = await storage.getVersion(storeId, versionId);
+      return audit.within(storage, caller, (tx) => tx.redactVersion(storeId, versionId, caller.actor, clock()), (v) =>
+        before?.redactedAt ? null : { action: 'memory_version.redacted', targetId: v.id, storeId, summary: `${v.operation} version of memory ${v.memoryId}` });
     },
   };
 }

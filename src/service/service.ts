@@ -1,4 +1,6 @@
 /** @module The store service: the one entry point both faces call for stores, memories and versions. */
+import { createAudit } from './audit.js';
+import { createConsoleSessions } from './console-sessions.js';
 import { createDurability, type MountSync } from './durability.js';
 import { MnemoError } from '../domain/errors.js';
 import { newId, type IdGenerator } from './ids.js';
@@ -85,13 +87,14 @@ export function createService({
   const wrote = (caller: Caller, versions: number) => observer.wrote?.(faceOf(caller), versions);
   const durability = createDurability({ storage, mountSync, ...(onSyncError ? { onError: onSyncError } : {}) });
   const commits = createCommitSignal();
+  const audit = createAudit({ storage, clock, ids });
   /** The operations over a storage: the outer port here, a transaction's `tx` for receipts and group commits. */
   const over = operationsCache({
-    clock, ids, limits: storeLimits, mounter, durability, wrote, committed: (storeId: string) => commits.notify(storeId),
+    clock, ids, limits: storeLimits, mounter, durability, wrote, audit, committed: (storeId: string) => commits.notify(storeId),
     ...(checkpointMaxBytes === undefined ? {} : { checkpointMaxBytes }),
   });
   const ops = over(storage);
-  const keys = createKeys(storage, clock, ops.getStore);
+  const keys = createKeys(storage, clock, ops.getStore, audit);
   const search = createSearch({ storage, readable: ops.getStore });
 
   const local = createLocalSessions({ storage, ids, clock });
@@ -102,6 +105,10 @@ export function createService({
     clock,
     ids,
     keys,
+    /** The log of admin actions (src/service/audit.ts): GET /v1/admin_actions and the console read it. */
+    adminActions: { list: audit.list },
+    /** Web console sign-ins (src/service/console-sessions.ts): in memory, checked against the key on every request. */
+    consoleSessions: createConsoleSessions({ keys, clock, ids }),
     /** `mnemo mount`'s own sessions: recorded with its pid, ended when it stops or its process is gone. */
     localSessions: local,
     /** Idempotency-Key receipts, replayed to retries (src/service/idempotency.ts); mutations run over the transaction's operations. */
@@ -190,7 +197,7 @@ export function createService({
   /** What a mount writes through and reads from, handed to the mounter with each mount: the service itself. */
   const mountService: MountService = service;
   const sessions = createSessions({
-    storage, getStore: ops.getStore, ids, clock, limits: (s) => over(s).limits, local, mounter, mountService, mountRoot, log,
+    storage, getStore: ops.getStore, ids, clock, limits: (s) => over(s).limits, local, mounter, mountService, mountRoot, log, audit,
   });
   /** Mount sessions (src/service/sessions.ts): created, listed and ended here, mounted through `mounter`. */
   return { ...service, sessions };

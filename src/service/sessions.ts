@@ -5,6 +5,7 @@
 import { join } from 'node:path';
 import { assertAllowed, storeGranted } from '../domain/access.js';
 import { MnemoError, notFound } from '../domain/errors.js';
+import type { Audit } from './audit.js';
 import type { IdGenerator } from './ids.js';
 import type { Limits } from './limits.js';
 import type { LocalSessions } from './local-sessions.js';
@@ -32,6 +33,8 @@ export interface SessionsOptions {
   mountService: MountService | null;
   mountRoot: string;
   log?: (line: string) => void;
+  /** Records each session a caller ends, in the transaction that ends it. */
+  audit?: Pick<Audit, 'within'>;
 }
 
 /**
@@ -50,7 +53,7 @@ function assertMayMount(caller: Caller, resources: { access: string }[]): void {
   assertAllowed(caller, resources.some((r) => r.access === 'read_write') ? 'write' : 'read');
 }
 
-export function createSessions({ storage, getStore, ids, clock, limits, local, mounter, mountService, mountRoot, log = () => {} }: SessionsOptions) {
+export function createSessions({ storage, getStore, ids, clock, limits, local, mounter, mountService, mountRoot, log = () => {}, audit }: SessionsOptions) {
   async function mountAll(session: Session): Promise<void> {
     const actor = { type: 'session_actor' as const, sessionId: session.id };
     for (const r of session.resources) {
@@ -138,11 +141,15 @@ export function createSessions({ storage, getStore, ids, clock, limits, local, m
         throw new MnemoError('conflict', `session ${id} is served by a mnemo mount process (pid ${s.localPid}); stop that process (Ctrl-C) to end it`);
       }
       await unmountAll(s);
-      return storage.atomic(async (tx) => {
+      const end = async (tx: Storage) => {
         const ended = await tx.endSession(caller.workspaceId, id, clock());
         await hooks?.record(ended, tx);
         return ended;
-      });
+      };
+      if (!audit) return storage.atomic(end);
+      const stores = s.resources.map((r) => r.name).join(', ');
+      return audit.within(storage, caller, end, (ended) =>
+        s.status === 'ended' ? null : { action: 'session.ended', targetId: ended.id, summary: stores ? `mounting ${stores}` : 'no stores' });
     },
 
     /**

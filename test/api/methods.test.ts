@@ -82,7 +82,8 @@ describe('405 Method Not Allowed', () => {
 
   it('derives Allow from the route table for every route the app registers', async () => {
     const { app, adminKey } = await openApp();
-    const routes = routeTable(app);
+    // The web console authenticates by its cookie, not a key: its 405s are pinned in console-sessions.test.ts.
+    const routes = routeTable(app).filter((r) => !r.path.startsWith('/admin'));
     const byPath = new Map<string, Set<string>>();
     for (const r of routes) byPath.set(r.path, (byPath.get(r.path) ?? new Set()).add(r.method));
     const allowOf = methodsByPath(routes);

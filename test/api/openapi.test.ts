@@ -112,7 +112,8 @@ describe('GET /openapi.json', () => {
 
   it('documents every route the app registers, and no route it does not', async () => {
     const { app } = await openApp();
-    const registered = routeTable(app).map((r) => `${r.method} ${openApiPath(r.path)}`);
+    // The web console's HTML pages (/admin, issue 16) are a face for people, not API operations.
+    const registered = routeTable(app).filter((r) => !r.path.startsWith('/admin')).map((r) => `${r.method} ${openApiPath(r.path)}`);
     // The app and the document built here, from the same sources; the server serves that document.
     const documented = documentedRoutes(openApiDocument('0.0.0') as unknown as Doc);
     expect(documentedRoutes(doc)).toEqual(documented);

@@ -36,3 +36,6 @@ BEGIN
   SELECT RAISE(ABORT, 'memory versions are append-only: only redaction may change a version');
 END;
 `;
+
+/** SQL that takes a database file back to before migration 10 (the admin-actions log, issue 16). */
+export const UNDO_MIGRATION_10 = `DROP TABLE admin_actions;`;

@@ -3,6 +3,7 @@
  * adapter runs them all. Each talks to the port directly, without the service, and pins what each
  * operation does on its own.
  */
+import { runAuditSuite } from './storage/audit.suite.js';
 import { runCheckpointSuite } from './storage/checkpoints.suite.js';
 import { runFeedSuite } from './storage/feed.suite.js';
 import type { MakeStorage } from './storage/fixture.js';
@@ -31,6 +32,7 @@ export const ROLE_SUITES: readonly ((makeStorage: MakeStorage) => void)[] = [
   runSearchSuite,
   runTransactionSuite,
   runMaintenanceSuite,
+  runAuditSuite,
 ];
 
 export function runStorageSuite(makeStorage: MakeStorage): void {

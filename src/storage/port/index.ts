@@ -13,6 +13,7 @@
  * wait a turn to learn that nothing changed) and `unsyncedCommits` (a gauge). A transaction's calls
  * go through the `tx` it is handed (transactions.ts).
  */
+import type { AuditStorage } from './audit.js';
 import type { CheckpointStorage } from './checkpoints.js';
 import type { FeedStorage } from './feed.js';
 import type { KeyStorage } from './keys.js';
@@ -25,6 +26,7 @@ import type { SessionStorage } from './sessions.js';
 import type { StoreStorage } from './stores.js';
 import type { TransactionStorage } from './transactions.js';
 
+export type { AuditStorage } from './audit.js';
 export type { CheckpointStorage, InsertCheckpointInput, ReferencedMemory } from './checkpoints.js';
 export type { FeedStorage, PruneWindow } from './feed.js';
 export type { KeyStorage } from './keys.js';
@@ -60,4 +62,5 @@ export interface Storage
     CheckpointStorage,
     SearchStorage,
     TransactionStorage<Storage>,
-    MaintenanceStorage {}
+    MaintenanceStorage,
+    AuditStorage {}

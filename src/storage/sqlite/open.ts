@@ -11,6 +11,7 @@ import type { AtomicOptions, Storage } from '../port.js';
 import { MnemoError } from '../../domain/errors.js';
 import { bindPort, type ConnectionMethods } from './port-view.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema/migrations.js';
+import { createAuditStatements } from './audit.js';
 import { createChangeStatements, trackWrites } from './changes.js';
 import { createCheckStatements } from './check.js';
 import { createCheckpointStatements } from './checkpoints.js';
@@ -120,6 +121,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     ...createSessionStatements(db),
     ...createReceiptStatements(db),
     ...createCheckpointStatements(db),
+    ...createAuditStatements(db),
     // The history role's point lookup and its writes (each a bounded batch: sqlite/retention.ts).
     previousVersion: feed.previousVersion,
     storesWithRetention: retention.storesWithRetention,

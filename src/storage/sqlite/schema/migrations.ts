@@ -24,6 +24,7 @@ import { MIGRATION_7 } from './hardening.js';
 import { MIGRATION_6 } from './limits.js';
 import { MIGRATION_8 } from './attrs.js';
 import { MIGRATION_9 } from './feed.js';
+import { MIGRATION_10 } from './audit.js';
 
 export interface Migration {
   version: number;
@@ -200,6 +201,11 @@ CREATE INDEX memories_meta_by_path ON memories
     // Change feed (issue 15): each store's commit order on its versions. See sqlite/schema/feed.ts.
     version: 9,
     sql: MIGRATION_9,
+  },
+  {
+    // Web console (issue 16): the append-only log of admin actions. See sqlite/schema/audit.ts.
+    version: 10,
+    sql: MIGRATION_10,
   },
 ];
 

@@ -1,0 +1,80 @@
+/** @module /admin/stores/:store/versions: the store's versions filtered by actor, operation and time range (UTC). */
+import { Hono } from 'hono';
+import { parseVersionListQuery, type Query, type Service } from '../../src/index.js';
+import { frameOf, keyNames, query } from './context.js';
+import type { AdminEnv } from './env.js';
+import { Page } from './layout.js';
+import { ActorName, kb, Pager, qs, Time } from './ui.js';
+
+export function auditPages(service: Service) {
+  const app = new Hono<AdminEnv>();
+
+  app.get('/:store/versions', async (c) => {
+    const storeId = c.req.param('store');
+    const q = query(c);
+    const store = await service.getStore(c.var.caller, storeId);
+    const page = await service.listVersions(c.var.caller, storeId, parseVersionListQuery(apiQuery(q)));
+    const names = await keyNames(service, c);
+    const now = await service.clock();
+    const keep = { actor: q['actor'], operation: q['operation'], from: q['from'], to: q['to'] };
+    return c.html(
+      <Page title={`Audit ${store.name}`} frame={frameOf(c)}>
+        <p><a href={`/admin/stores/${storeId}`}>← {store.name}</a></p>
+        <h1>Versions of {store.name}</h1>
+        <form method="get" action={`/admin/stores/${storeId}/versions`} class="row" aria-label="Filter versions">
+          <label>Actor (API key id or session id)
+            <input name="actor" value={q['actor'] ?? ''} list="known-keys" placeholder="apikey_… or sesn_…" />
+          </label>
+          <datalist id="known-keys">{[...names].map(([id, name]) => <option value={id}>{name}</option>)}</datalist>
+          <label>Operation
+            <select name="operation">
+              <option value="">any</option>
+              {(['created', 'modified', 'deleted'] as const).map((op) => <option value={op} selected={q['operation'] === op}>{op}</option>)}
+            </select>
+          </label>
+          <label>From (UTC) <input type="datetime-local" name="from" value={q['from'] ?? ''} step="1" /></label>
+          <label>To (UTC) <input type="datetime-local" name="to" value={q['to'] ?? ''} step="1" /></label>
+          <button type="submit">Filter</button>
+        </form>
+        {page.data.length === 0 ? <p>No versions match.</p> : (
+          <table class="responsive">
+            <thead><tr><th scope="col">Memory</th><th scope="col">Operation</th><th scope="col">Actor</th><th scope="col">Time</th><th scope="col">Size</th></tr></thead>
+            <tbody>
+              {page.data.map((v) => (
+                <tr>
+                  <td data-label="Memory"><a href={`/admin/stores/${storeId}/memories/${v.memoryId}#${v.id}`}>{v.path ?? `${v.memoryId} (redacted)`}</a></td>
+                  <td data-label="Operation">{v.operation}{v.redactedAt ? <> <span class="badge redacted">redacted</span></> : null}</td>
+                  <td data-label="Actor"><ActorName actor={v.createdBy} keyNames={names} /></td>
+                  <td data-label="Time"><Time at={v.createdAt} now={now} /></td>
+                  <td data-label="Size">{kb(v.contentSizeBytes)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+        <Pager next={page.nextPage} href={(p) => `/admin/stores/${storeId}/versions${qs({ ...keep, page: p })}`} />
+      </Page>,
+    );
+  });
+
+  return app;
+}
+
+/** The form's fields as the API's version-list query: an actor id picks its filter by prefix; local times are UTC. */
+function apiQuery(q: Query): Query {
+  const out: Query = { view: 'basic', limit: '50' };
+  const actor = (q['actor'] ?? '').trim();
+  if (actor) out[actor.startsWith('sesn_') ? 'session_id' : 'api_key_id'] = actor;
+  if (q['operation']) out['operation'] = q['operation'];
+  if (q['from']) out['created_at[gte]'] = utc(q['from']);
+  if (q['to']) out['created_at[lte]'] = utc(q['to']);
+  if (q['page']) out['page'] = q['page'];
+  return out;
+}
+
+/** `2026-12-01T16:30` (a datetime-local field) → `2026-12-01T16:30:00Z`; anything else goes to the API's own check. */
+function utc(local: string): string {
+  if (/^\d{4}-\d\d-\d\dT\d\d:\d\d$/.test(local)) return `${local}:00Z`;
+  if (/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$/.test(local)) return `${local}Z`;
+  return local;
+}

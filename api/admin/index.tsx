@@ -1,0 +1,127 @@
+/**
+ * @module /admin: the web console (issue 16), server-rendered with Hono's JSX and a little htmx. A
+ * thin face: every page calls the service with the signed-in key's caller, exactly as the API does,
+ * so the service decides what each role may see and do; pages only hide controls a role lacks.
+ */
+import { Hono, type Context } from 'hono';
+import { MnemoError, type Service } from '../../src/index.js';
+import { bodyLimit } from '../body-limit.js';
+import { HTTP_ERRORS } from '../errors.js';
+import { assetRoutes } from './assets.js';
+import { auditPages } from './audit.js';
+import type { AdminEnv } from './env.js';
+import { adminLogRoutes } from './admin-log.js';
+import { keyPages } from './keys.js';
+import { frameOf } from './context.js';
+import { Page } from './layout.js';
+import { memoryPages } from './memory.js';
+import { clearSessionCookie, consoleSession, cookieOf, csrfField, formBody, safeNext, sessionCookie } from './session.js';
+import { sessionPages } from './sessions.js';
+import { storePages } from './store.js';
+import { storesPages } from './stores.js';
+import { Alert } from './ui.js';
+
+/** A sign-in form is one short field: the only body read before a key is known stays this small. */
+const SIGN_IN_MAX_BYTES = 1024;
+/** Console forms hold names, descriptions and ids; no memory content is ever posted. */
+const FORM_MAX_BYTES = 16 * 1024;
+
+/** Scripts, styles and images from mnemo only; no framing; forms post back here only. */
+const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
+
+export function adminRoutes(service: Service, log: (line: string) => void) {
+  const app = new Hono<AdminEnv>();
+  app.onError(renderError(log));
+  app.use('*', async function securityHeaders(c, next) {
+    await next();
+    c.header('content-security-policy', CSP);
+    c.header('x-content-type-options', 'nosniff');
+    c.header('referrer-policy', 'same-origin');
+    if (!c.res.headers.has('cache-control')) c.header('cache-control', 'no-store');
+  });
+  app.route('/assets', assetRoutes());
+
+  app.get('/sign-in', (c) => c.html(<SignIn next={safeNext(c.req.query('next'))} />));
+  app.post('/sign-in', bodyLimit(SIGN_IN_MAX_BYTES), async (c) => {
+    const form = await formBody(c);
+    const next = safeNext(form.get('next') ?? undefined);
+    try {
+      const { session } = await service.consoleSessions.signIn((form.get('api_key') ?? '').trim());
+      sessionCookie(c, session.id);
+      return c.redirect(next, 303);
+    } catch (err) {
+      if (!(err instanceof MnemoError)) throw err;
+      return c.html(<SignIn next={next} error={err.message} />, HTTP_ERRORS[err.code].status);
+    }
+  });
+
+  // Everything below needs a console session; the session is known before any body is read.
+  app.use('*', consoleSession(service));
+  app.use('*', bodyLimit(FORM_MAX_BYTES));
+  app.use('*', async function csrf(c, next) {
+    if (c.req.method === 'POST') {
+      const form = await formBody(c);
+      csrfField(form, c);
+      c.set('form', form);
+    }
+    await next();
+  });
+
+  app.post('/sign-out', async (c) => {
+    await service.consoleSessions.signOut(cookieOf(c));
+    clearSessionCookie(c);
+    return c.redirect('/admin/sign-in', 303);
+  });
+  app.get('/', (c) => c.redirect('/admin/stores', 303));
+  app.route('/stores', storesPages(service));
+  app.route('/stores', storePages(service));
+  app.route('/stores', memoryPages(service));
+  app.route('/stores', auditPages(service));
+  app.route('/sessions', sessionPages(service));
+  app.route('/keys', keyPages(service));
+  app.route('/admin-actions', adminLogRoutes(service));
+  return app;
+}
+
+function SignIn({ next, error }: { next: string; error?: string }) {
+  return (
+    <Page title="Sign in" frame={null}>
+      <h1>Sign in</h1>
+      <p>Sign in with a mnemo API key. The console acts with that key's role, workspace and store grants, exactly as the API does.</p>
+      <Alert message={error} />
+      <form method="post" action="/admin/sign-in" class="stack">
+        <input type="hidden" name="next" value={next} />
+        <label>
+          API key
+          <input type="password" name="api_key" autocomplete="current-password" required autofocus />
+        </label>
+        <div><button type="submit">Sign in</button></div>
+      </form>
+    </Page>
+  );
+}
+
+/** Errors as pages that carry the API's own message and status; anything else is logged and a bare 500. */
+function renderError(log: (line: string) => void) {
+  return function renderConsoleError(err: Error, c: Context<AdminEnv>) {
+    let e: MnemoError;
+    if (err instanceof MnemoError) e = err;
+    else {
+      log(`console request failed: ${err.stack ?? err.message}`);
+      e = new MnemoError('internal', 'internal server error');
+    }
+    const { status, type } = HTTP_ERRORS[e.code];
+    const frame = c.get('console') ? frameOf(c) : null;
+    c.header('content-security-policy', CSP);
+    if (e.details.allow) c.header('allow', e.details.allow.join(', '));
+    if (c.req.header('hx-request')) return c.html(<p class="alert" role="alert">{e.message}</p>, status);
+    return c.html(
+      <Page title="Error" frame={frame}>
+        <h1>Could not do that</h1>
+        <p class="alert" role="alert"><strong>{type}</strong>: {e.message}</p>
+        <p><a href="/admin/stores">Back to the stores</a></p>
+      </Page>,
+      status,
+    );
+  };
+}

@@ -1,0 +1,151 @@
+/**
+ * @module /admin/stores/:store/memories/:memory: current content, metadata, version history with a
+ * diff between any two versions, and redaction (a dialog showing what will be erased, for ever).
+ */
+import { Hono } from 'hono';
+import { MnemoError, parseVersionListQuery, type Memory, type MemoryVersion, type Service } from '../../src/index.js';
+import { frameOf, isAdmin, keyNames, query } from './context.js';
+import { Diff, type DiffLayout } from './diff.js';
+import type { AdminEnv } from './env.js';
+import { Page } from './layout.js';
+import { ActorName, Alert, Cancel, Csrf, Dialog, kb, Notice, OpenDialog, Pager, qs, Time } from './ui.js';
+
+export function memoryPages(service: Service) {
+  const app = new Hono<AdminEnv>();
+
+  app.get('/:store/memories/:memory', async (c) => {
+    const storeId = c.req.param('store');
+    const memoryId = c.req.param('memory');
+    const q = query(c);
+    const store = await service.getStore(c.var.caller, storeId);
+    const memory = await liveMemory(service, c.var.caller, storeId, memoryId);
+    const versions = await service.listVersions(c.var.caller, storeId, parseVersionListQuery({ memory_id: memoryId, view: 'full', limit: '20', ...(q['page'] ? { page: q['page'] } : {}) }));
+    if (!memory && versions.data.length === 0 && !q['page']) throw new MnemoError('not_found', `memory ${memoryId} not found`);
+    const names = await keyNames(service, c);
+    const now = await service.clock();
+    const frame = frameOf(c);
+    const layout: DiffLayout = q['layout'] === 'split' ? 'split' : 'unified';
+    const pair = q['from'] && q['to'] ? await Promise.all([service.getVersion(c.var.caller, storeId, q['from']), service.getVersion(c.var.caller, storeId, q['to'])]) : null;
+    const path = memory?.path ?? versions.data.find((v) => v.path)?.path ?? memoryId;
+    const base = `/admin/stores/${storeId}/memories/${memoryId}`;
+    return c.html(
+      <Page title={path} frame={frame}>
+        <p><a href={`/admin/stores/${storeId}`}>← {store.name}</a></p>
+        <h1><code>{path}</code> {memory ? null : <span class="badge ended">deleted</span>}</h1>
+        <Notice message={q['redacted'] ? `Version ${q['redacted']} was redacted: its content and path are erased.` : undefined} />
+        {memory ? <MemoryView memory={memory} now={now} /> : <p>This memory was deleted; its versions remain until redacted.</p>}
+
+        <section aria-labelledby="history-h">
+          <h2 id="history-h">Version history</h2>
+          <form method="get" action={base}>
+            <table class="responsive">
+              <thead><tr><th scope="col">Compare</th><th scope="col">Operation</th><th scope="col">Actor</th><th scope="col">Time</th><th scope="col">Size</th><th scope="col">Redaction</th></tr></thead>
+              <tbody>
+                {versions.data.map((v, i) => (
+                  <tr id={v.id}>
+                    <td data-label="Compare">
+                      <label class="check"><input type="radio" name="from" value={v.id} checked={q['from'] ? q['from'] === v.id : i === 1} /> from</label>
+                      <label class="check"><input type="radio" name="to" value={v.id} checked={q['to'] ? q['to'] === v.id : i === 0} /> to</label>
+                    </td>
+                    <td data-label="Operation">{v.operation}<br /><code class="muted">{v.id}</code></td>
+                    <td data-label="Actor"><ActorName actor={v.createdBy} keyNames={names} /></td>
+                    <td data-label="Time"><Time at={v.createdAt} now={now} /></td>
+                    <td data-label="Size">{kb(v.contentSizeBytes)}</td>
+                    <td data-label="Redaction"><Redaction version={v} memory={memory} admin={isAdmin(c)} now={now} names={names} /></td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            <div class="row">
+              <fieldset>
+                <legend>Diff layout</legend>
+                <label class="check"><input type="radio" name="layout" value="unified" checked={layout === 'unified'} /> unified</label>
+                <label class="check"><input type="radio" name="layout" value="split" checked={layout === 'split'} /> side by side</label>
+              </fieldset>
+              <button type="submit">Compare versions</button>
+            </div>
+          </form>
+          <Pager next={versions.nextPage} href={(p) => `${base}${qs({ page: p })}`} />
+          {isAdmin(c) ? versions.data.filter((v) => redactable(v, memory)).map((v) => <RedactDialog version={v} csrf={frame.csrf} action={`${base}/versions/${v.id}/redact`} />) : null}
+        </section>
+
+        {pair ? (
+          <section aria-labelledby="diff-h">
+            <h2 id="diff-h">Diff</h2>
+            <DiffOf from={pair[0]} to={pair[1]} layout={layout} />
+          </section>
+        ) : null}
+      </Page>,
+    );
+  });
+
+  app.post('/:store/memories/:memory/versions/:version/redact', async (c) => {
+    const storeId = c.req.param('store');
+    const v = await service.redactVersion(c.var.caller, storeId, c.req.param('version'));
+    return c.redirect(`/admin/stores/${storeId}/memories/${c.req.param('memory')}${qs({ redacted: v.id })}#${v.id}`, 303);
+  });
+
+  return app;
+}
+
+async function liveMemory(service: Service, caller: Parameters<Service['getMemory']>[0], storeId: string, memoryId: string): Promise<Memory | null> {
+  try {
+    return await service.getMemory(caller, storeId, memoryId);
+  } catch (err) {
+    if (err instanceof MnemoError && err.code === 'not_found') return null;
+    throw err;
+  }
+}
+
+function MemoryView({ memory, now }: { memory: Memory; now: string }) {
+  return (
+    <>
+      <dl class="meta">
+        <dt>ID</dt><dd><code>{memory.id}</code></dd>
+        <dt>Size</dt><dd>{kb(memory.contentSizeBytes)}</dd>
+        <dt>SHA-256</dt><dd><code>{memory.contentSha256}</code></dd>
+        <dt>Created</dt><dd><Time at={memory.createdAt} now={now} /></dd>
+        <dt>Updated</dt><dd><Time at={memory.updatedAt} now={now} /></dd>
+        {memory.expiresAt ? <><dt>Expires</dt><dd><Time at={memory.expiresAt} now={now} /></dd></> : null}
+        <dt>Current version</dt><dd><code>{memory.versionId}</code></dd>
+      </dl>
+      <h2>Content</h2>
+      <pre class="content" aria-label="Memory content">{memory.content}</pre>
+    </>
+  );
+}
+
+/** Every version may be redacted once, except the head of a live memory (the API's rule: 409 otherwise). */
+const redactable = (v: MemoryVersion, memory: Memory | null) => !v.redactedAt && !(memory && memory.versionId === v.id);
+
+function Redaction({ version: v, memory, admin, now, names }: {
+  version: MemoryVersion; memory: Memory | null; admin: boolean; now: string; names: ReadonlyMap<string, string>;
+}) {
+  if (v.redactedAt) {
+    return <span><span class="badge redacted">redacted</span> <Time at={v.redactedAt} now={now} /> by {v.redactedBy ? <ActorName actor={v.redactedBy} keyNames={names} /> : 'unknown'}</span>;
+  }
+  if (memory && memory.versionId === v.id) {
+    return <span class="muted">Current version of a live memory: it cannot be redacted. Write a new version or delete the memory first.</span>;
+  }
+  if (!admin) return <span class="muted">Redaction needs an admin key.</span>;
+  return <OpenDialog id={`redact-${v.id}`} label="Redact" danger />;
+}
+
+function RedactDialog({ version: v, csrf, action }: { version: MemoryVersion; csrf: string; action: string }) {
+  return (
+    <Dialog id={`redact-${v.id}`} title="Redact this version?">
+      <p><strong>This erases the version's content and path for ever; it cannot be undone.</strong> The version stays in the history as redacted, with who redacted it and when.</p>
+      <p>Path: <code>{v.path ?? '—'}</code></p>
+      <pre class="content" aria-label="Content that will be erased">{v.content ?? ''}</pre>
+      <form method="post" action={action}>
+        <Csrf token={csrf} />
+        <button type="submit" class="danger">Redact version</button> <Cancel />
+      </form>
+    </Dialog>
+  );
+}
+
+function DiffOf({ from, to, layout }: { from: MemoryVersion; to: MemoryVersion; layout: DiffLayout }) {
+  if (from.redactedAt || to.redactedAt) return <Alert message="A redacted version has no content left to compare." />;
+  return <Diff from={from.content ?? ''} to={to.content ?? ''} layout={layout} fromLabel={`${from.id} (${from.operation})`} toLabel={`${to.id} (${to.operation})`} />;
+}

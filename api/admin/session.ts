@@ -1,0 +1,75 @@
+/**
+ * @module The console's sign-in cookie and CSRF check. The cookie names a server-side session
+ * (src/service/console-sessions.ts) and is HttpOnly, SameSite=Strict, Path=/admin, and Secure when
+ * the request came over HTTPS (the server trusts no X-Forwarded-Proto, so neither does this). Every
+ * POST but the sign-in carries the session's CSRF token in a form field.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import type { Context, MiddlewareHandler } from 'hono';
+import { getCookie, setCookie, deleteCookie } from 'hono/cookie';
+import { MnemoError, type Service } from '../../src/index.js';
+import { callerFor } from '../auth.js';
+import type { AdminEnv } from './env.js';
+
+export const COOKIE = 'mnemo_console';
+
+export function sessionCookie(c: Context, id: string): void {
+  setCookie(c, COOKIE, id, {
+    path: '/admin',
+    httpOnly: true,
+    sameSite: 'Strict',
+    secure: new URL(c.req.url).protocol === 'https:',
+    // No Max-Age: the server ends the session after 12 h idle; the browser drops the cookie when it closes.
+  });
+}
+
+export function clearSessionCookie(c: Context): void {
+  deleteCookie(c, COOKIE, { path: '/admin' });
+}
+
+export function cookieOf(c: Context): string | undefined {
+  return getCookie(c, COOKIE);
+}
+
+/**
+ * Resumes the console session and acts as its key exactly as the API's auth would (role, workspace,
+ * grants). Without one a page redirects to sign-in; anything else (a POST, an htmx fragment) is 401.
+ */
+export function consoleSession(service: Service): MiddlewareHandler<AdminEnv> {
+  return async function consoleSessionMiddleware(c, next) {
+    const resumed = await service.consoleSessions.resume(cookieOf(c));
+    if (!resumed) {
+      clearSessionCookie(c);
+      const url = new URL(c.req.url);
+      if (c.req.method === 'GET' && !c.req.header('hx-request')) {
+        return c.redirect(`/admin/sign-in?next=${encodeURIComponent(url.pathname + url.search)}`, 303);
+      }
+      if (c.req.header('hx-request')) c.header('hx-redirect', '/admin/sign-in');
+      throw new MnemoError('unauthenticated', 'not signed in, or the console session ended: sign in again');
+    }
+    c.set('console', resumed);
+    c.set('apiKey', resumed.key);
+    c.set('caller', callerFor(resumed.key, resumed.key.workspaceId));
+    await next();
+    return undefined;
+  };
+}
+
+/** Refuses a POST whose `csrf` field is not this session's token (read after the session, so only signed-in callers send a body). */
+export function csrfField(form: URLSearchParams, c: Context<AdminEnv>): void {
+  const sent = Buffer.from(form.get('csrf') ?? '', 'utf8');
+  const want = Buffer.from(c.var.console.session.csrf, 'utf8');
+  if (sent.length !== want.length || !timingSafeEqual(sent, want)) {
+    throw new MnemoError('forbidden', 'this form is missing its CSRF token or carries another session\'s: reload the page and try again');
+  }
+}
+
+/** A form body (application/x-www-form-urlencoded), its size already bounded by the body limit. */
+export async function formBody(c: Context): Promise<URLSearchParams> {
+  return new URLSearchParams(await c.req.text());
+}
+
+/** A `next` to return to after sign-in: a console path only, never another origin. */
+export function safeNext(next: string | undefined): string {
+  return next && /^\/admin(\/|$|\?)/.test(next) && !next.startsWith('//') ? next : '/admin';
+}

@@ -1,0 +1,186 @@
+/** @module /admin/stores/:store: a store's tree (folders expand, paged), search, counts, and its edit, archive and delete. */
+import { Hono } from 'hono';
+import { baseName, parseMemoryListQuery, parseSearchQuery, parseStoreUpdate, type MemoryListItem, type SearchPage, type Service, type Store } from '../../src/index.js';
+import { canWrite, field, frameOf, query, type AdminContext } from './context.js';
+import type { AdminEnv } from './env.js';
+import { Page } from './layout.js';
+import { Alert, Cancel, Confirm, Csrf, kb, qs, Time } from './ui.js';
+
+const TREE_PAGE = 50;
+
+export function storePages(service: Service) {
+  const app = new Hono<AdminEnv>();
+
+  app.get('/:store', async (c) => {
+    const id = c.req.param('store');
+    const q = query(c);
+    const store = await service.getStore(c.var.caller, id);
+    const usage = await service.storeUsage(c.var.caller, id);
+    const prefix = q['prefix'] || '/';
+    const tree = await treePage(service, c, id, prefix, q['page'] ?? null);
+    let search: SearchPage | null = null;
+    if (q['q']) search = await service.searchMemories(c.var.caller, id, parseSearchQuery({ q: q['q'], mode: q['mode'] === 'substring' ? 'substring' : 'fts', limit: '20' }));
+    const now = await service.clock();
+    return c.html(
+      <Page title={store.name} frame={frameOf(c)}>
+        <p><a href="/admin/stores">← Stores</a></p>
+        <h1>{store.name} {store.archivedAt ? <span class="badge archived">archived</span> : null}</h1>
+        <dl class="meta">
+          <dt>Description</dt><dd>{store.description || <span class="muted">none</span>}</dd>
+          <dt>Memories</dt><dd>{usage.memories}</dd>
+          <dt>Size</dt><dd>{kb(usage.bytes)}</dd>
+          <dt>Created</dt><dd><Time at={store.createdAt} now={now} /></dd>
+          {store.archivedAt ? <><dt>Archived</dt><dd><Time at={store.archivedAt} now={now} /></dd></> : null}
+          <dt>ID</dt><dd><code>{store.id}</code></dd>
+        </dl>
+        <p><a href={`/admin/stores/${id}/versions`}>Audit this store's versions (by actor, operation, time)</a></p>
+
+        <section aria-labelledby="search-h">
+          <h2 id="search-h">Search</h2>
+          <form method="get" action={`/admin/stores/${id}`} class="row" role="search">
+            <label>Search text <input type="search" name="q" value={q['q'] ?? ''} required /></label>
+            <label>Mode
+              <select name="mode">
+                <option value="fts" selected={q['mode'] !== 'substring'}>words (full text)</option>
+                <option value="substring" selected={q['mode'] === 'substring'}>exact substring</option>
+              </select>
+            </label>
+            <button type="submit">Search</button>
+          </form>
+          {search ? <SearchResults storeId={id} page={search} /> : null}
+        </section>
+
+        <section aria-labelledby="tree-h">
+          <h2 id="tree-h">Memories{prefix !== '/' ? <> under <code>{prefix}</code></> : null}</h2>
+          {prefix !== '/' ? <p><a href={`/admin/stores/${id}`}>Back to the top folder</a></p> : null}
+          <ul class="tree root">{tree}</ul>
+        </section>
+
+        {canWrite(c) ? <StoreControls store={store} csrf={frameOf(c).csrf} /> : null}
+      </Page>,
+    );
+  });
+
+  // One folder's children, for htmx when a folder opens (and for "More" within a folder).
+  app.get('/:store/tree', async (c) => {
+    const q = query(c);
+    return c.html(<>{await treePage(service, c, c.req.param('store'), q['prefix'] || '/', q['page'] ?? null)}</>);
+  });
+
+  app.post('/:store/edit', async (c) => {
+    const id = c.req.param('store');
+    await service.updateStore(c.var.caller, id, parseStoreUpdate({ name: field(c, 'name'), description: field(c, 'description') }));
+    return c.redirect(`/admin/stores/${id}`, 303);
+  });
+
+  app.post('/:store/archive', async (c) => {
+    const id = c.req.param('store');
+    await service.archiveStore(c.var.caller, id);
+    return c.redirect(`/admin/stores/${id}`, 303);
+  });
+
+  app.post('/:store/delete', async (c) => {
+    const id = c.req.param('store');
+    const store = await service.getStore(c.var.caller, id);
+    if (field(c, 'confirm_name') !== store.name) {
+      return c.html(
+        <Page title="Not deleted" frame={frameOf(c)}>
+          <h1>Not deleted</h1>
+          <Alert message={`The name typed does not match "${store.name}": the store was not deleted.`} />
+          <p><a href={`/admin/stores/${id}`}>Back to {store.name}</a></p>
+        </Page>,
+        400,
+      );
+    }
+    await service.deleteStore(c.var.caller, id);
+    return c.redirect('/admin/stores', 303);
+  });
+
+  return app;
+}
+
+async function treePage(service: Service, c: AdminContext, storeId: string, prefix: string, page: string | null) {
+  const list = await service.listMemories(c.var.caller, storeId, parseMemoryListQuery({ path_prefix: prefix, depth: '1', limit: String(TREE_PAGE), ...(page ? { page } : {}) }));
+  const items = list.data.map((item) => <TreeItem storeId={storeId} item={item} />);
+  if (list.data.length === 0 && !page) items.push(<li class="muted">No memories here.</li>);
+  if (list.nextPage) {
+    const more = `/admin/stores/${storeId}/tree${qs({ prefix, page: list.nextPage })}`;
+    items.push(
+      <li>
+        <a href={`/admin/stores/${storeId}${qs({ prefix, page: list.nextPage })}`} hx-get={more} hx-target="closest li" hx-swap="outerHTML">More in this folder…</a>
+      </li>,
+    );
+  }
+  return items;
+}
+
+function TreeItem({ storeId, item }: { storeId: string; item: MemoryListItem }) {
+  if (item.type === 'memory_prefix') {
+    const name = baseName(item.path.replace(/\/$/, ''));
+    const children = `/admin/stores/${storeId}/tree${qs({ prefix: item.path })}`;
+    return (
+      <li>
+        <details hx-get={children} hx-trigger="toggle once" hx-target="find ul" hx-swap="innerHTML">
+          <summary>{name}/ <span class="muted">folder</span></summary>
+          <ul class="tree"><li><a href={`/admin/stores/${storeId}${qs({ prefix: item.path })}`}>Open {name}/</a></li></ul>
+        </details>
+      </li>
+    );
+  }
+  const m = item.memory;
+  return (
+    <li>
+      <a href={`/admin/stores/${storeId}/memories/${m.id}`}>{baseName(m.path)}</a> <span class="muted">{kb(m.contentSizeBytes)}</span>
+    </li>
+  );
+}
+
+function SearchResults({ storeId, page }: { storeId: string; page: SearchPage }) {
+  if (page.data.length === 0) return <p>No memory matches.</p>;
+  return (
+    <ol>
+      {page.data.map((h) => (
+        <li>
+          <a href={`/admin/stores/${storeId}/memories/${h.memory.id}`}>{h.memory.path}</a>
+          <pre class="content">{h.snippet}</pre>
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+function StoreControls({ store, csrf }: { store: Store; csrf: string }) {
+  const base = `/admin/stores/${store.id}`;
+  return (
+    <section aria-labelledby="manage-h">
+      <h2 id="manage-h">Manage</h2>
+      {store.archivedAt ? <p class="muted">An archived store cannot be edited; its memories can still be deleted and versions redacted.</p> : (
+        <form method="post" action={`${base}/edit`} class="stack">
+          <Csrf token={csrf} />
+          <label>Name <input name="name" value={store.name} required maxlength={255} /></label>
+          <label>Description <textarea name="description" rows={2}>{store.description}</textarea></label>
+          <div><button type="submit">Save changes</button></div>
+        </form>
+      )}
+      <div class="actions">
+        {store.archivedAt ? null : (
+          <Confirm id="archive-dialog" label="Archive" title={`Archive ${store.name}?`}>
+            <p>Archiving is one-way: the store stays readable, but nothing can be created or changed in it, and its live mounts turn read-only.</p>
+            <form method="post" action={`${base}/archive`}>
+              <Csrf token={csrf} />
+              <button type="submit">Archive store</button> <Cancel />
+            </form>
+          </Confirm>
+        )}{' '}
+        <Confirm id="delete-dialog" label="Delete" title={`Delete ${store.name}?`} danger>
+          <p>This deletes the store with every memory and version in it, at once. It cannot be undone.</p>
+          <form method="post" action={`${base}/delete`} class="stack">
+            <Csrf token={csrf} />
+            <label>Type the store's name, <strong>{store.name}</strong>, to confirm <input name="confirm_name" required autocomplete="off" /></label>
+            <div><button type="submit" class="danger">Delete store</button> <Cancel /></div>
+          </form>
+        </Confirm>
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,55 @@
+/** @module SQLite statements for the admin-actions log (append-only: sqlite/schema/audit.ts). */
+import type { AdminAction, AdminActionKind } from '../../domain/types.js';
+import { cursorNumber, decodeCursor, encodeCursor } from '../cursor.js';
+import type { AuditStorage } from '../port.js';
+import type { Synchronous } from './reads.js';
+import { actorColumns, toActor } from './rows.js';
+import type { Db } from './tx.js';
+
+interface AdminActionRow {
+  seq: number;
+  id: string;
+  workspace_id: string;
+  action: AdminActionKind;
+  actor_type: string;
+  actor_id: string;
+  target_id: string;
+  store_id: string | null;
+  summary: string;
+  created_at: string;
+}
+
+const toAdminAction = (r: AdminActionRow): AdminAction => ({
+  id: r.id,
+  workspaceId: r.workspace_id,
+  action: r.action,
+  actor: toActor(r.actor_type, r.actor_id),
+  targetId: r.target_id,
+  storeId: r.store_id,
+  summary: r.summary,
+  createdAt: r.created_at,
+});
+
+export function createAuditStatements(db: Db): Synchronous<AuditStorage> {
+  const q = {
+    insert: db.prepare(
+      `INSERT INTO admin_actions (id, workspace_id, action, actor_type, actor_id, target_id, store_id, summary, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    list: db.prepare('SELECT * FROM admin_actions WHERE workspace_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?'),
+  };
+
+  return {
+    insertAdminAction(e) {
+      const actor = actorColumns(e.actor);
+      q.insert.run(e.id, e.workspaceId, e.action, actor.type, actor.id, e.targetId, e.storeId, e.summary, e.createdAt);
+    },
+    // A point range on an index, a page at most: inline, like the sessions list.
+    listAdminActions(workspaceId, limit, page) {
+      const c = decodeCursor(page);
+      const rows = q.list.all(workspaceId, c ? cursorNumber(c, 's') : Number.MAX_SAFE_INTEGER, limit + 1) as AdminActionRow[];
+      const data = rows.slice(0, limit);
+      return { data: data.map(toAdminAction), nextPage: rows.length > limit ? encodeCursor({ s: data[data.length - 1]!.seq }) : null };
+    },
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * @module A real Chromium (Debian's, never a downloaded one) driven by playwright-core against the
+ * real server process, and a tiny API client for seeding and checking what the console did.
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { REPO_ROOT } from '../helpers/server.js';
+
+export const CHROMIUM = '/usr/bin/chromium';
+/** Without the browser the tests skip, except in CI, where .ci/run installs it and they must run. */
+export const SKIP_BROWSER = !existsSync(CHROMIUM) && !process.env['CI'];
+export const SCREENSHOTS = join(REPO_ROOT, 'docs', 'screenshots');
+
+export function launch(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'], headless: true });
+}
+
+export async function newPage(browser: Browser): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  return { context, page: await context.newPage() };
+}
+
+export async function signIn(page: Page, url: string, key: string): Promise<void> {
+  await page.goto(`${url}/admin/sign-in`);
+  await page.getByLabel('API key').fill(key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(/\/admin\/stores/);
+}
+
+/**
+ * A 1280×800 PNG of what the page shows, for the README. Every run takes it; it replaces the
+ * committed one when that is missing or MNEMO_SCREENSHOTS=update (ids and times differ on every
+ * run, so an ordinary `npm test` leaves the work tree clean).
+ */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  const committed = join(SCREENSHOTS, `${name}.png`);
+  const update = process.env['MNEMO_SCREENSHOTS'] === 'update' || !existsSync(committed);
+  const dir = update ? SCREENSHOTS : join(tmpdir(), 'mnemo-screenshots');
+  mkdirSync(dir, { recursive: true });
+  await page.screenshot({ path: join(dir, `${name}.png`), type: 'png' });
+}
+
+/** One API call with a key; the parsed JSON body and the status. */
+export async function api(url: string, key: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
+  const res = await fetch(`${url}${path}`, {
+    method,
+    headers: { 'x-api-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: res.status, json: await res.json() };
+}

@@ -1,0 +1,283 @@
+/**
+ * The web console (issue 16) in a real browser against the real server: sign-in, browsing, diffs,
+ * redaction, archiving, sessions, keys and the admin log, the read-only key's view, CSRF and XSS.
+ * Takes the README's screenshots (docs/screenshots/*.png, 1280×800) as it goes.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, type RunningServer } from '../helpers/server.js';
+import { api, launch, newPage, screenshot, signIn, SKIP_BROWSER } from './browser.js';
+
+const XSS_CONTENT = '<script>window.__xss = 1</script>\n"><img src=x onerror="window.__xss = 2">\n';
+const XSS_PATH = '/xss/"><img src=x onerror="window.__xss=3">.md';
+const SECRET = `leaked-${Date.now().toString(36)}-token`;
+
+describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () => {
+  let server: RunningServer;
+  let browser: Browser;
+  let page: Page;
+  let url: string;
+  let admin: string;
+  let storeId: string;
+  let memoryId: string;
+  let readOnlyKey: string;
+
+  beforeAll(async () => {
+    server = await startServer();
+    ({ url, adminKey: admin } = server);
+    storeId = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'Project notes', description: 'Decisions and todos' })).json.id;
+    const m = await api(url, admin, 'POST', `/v1/memory_stores/${storeId}/memories`, { path: '/decisions/db.md', content: `Use SQLite.\napi key: ${SECRET}\n` });
+    memoryId = m.json.id;
+    await api(url, admin, 'POST', `/v1/memory_stores/${storeId}/memories/${memoryId}`, { content: 'Use SQLite in WAL mode.\nKeys live in the vault.\n' });
+    await api(url, admin, 'POST', `/v1/memory_stores/${storeId}/memories`, { path: '/todo.md', content: '- ship the console\n' });
+    await api(url, admin, 'POST', `/v1/memory_stores/${storeId}/memories`, { path: XSS_PATH, content: XSS_CONTENT });
+    readOnlyKey = (await api(url, admin, 'POST', '/v1/api_keys', { name: 'auditor', role: 'read_only' })).json.secret;
+    browser = await launch();
+    ({ page } = await newPage(browser));
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+
+  it('a signed-out page redirects to sign-in, and signing in returns to it', async () => {
+    await page.goto(`${url}/admin/stores/${storeId}`);
+    expect(new URL(page.url()).pathname).toBe('/admin/sign-in');
+    await screenshot(page, 'sign-in');
+    await page.getByLabel('API key').fill('mnemo-sk-not-a-key');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect(page.getByRole('alert').textContent()).resolves.toContain('invalid API key');
+    await page.getByLabel('API key').fill(admin);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${url}/admin/stores/${storeId}`);
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toContain('Project notes');
+  });
+
+  it('the session cookie is HttpOnly, SameSite=Strict and scoped to /admin', async () => {
+    const [cookie] = await page.context().cookies(`${url}/admin/stores`);
+    expect(cookie).toMatchObject({ name: 'mnemo_console', httpOnly: true, sameSite: 'Strict', path: '/admin' });
+  });
+
+  it('the stores page lists the store, with archived ones behind a toggle', async () => {
+    await page.goto(`${url}/admin/stores`);
+    await expect(page.getByRole('link', { name: 'Project notes' }).count()).resolves.toBe(1);
+    await expect(page.getByLabel('Show archived stores').isChecked()).resolves.toBe(false);
+    await screenshot(page, 'stores');
+  });
+
+  it('a store shows its count and size, and its tree opens folder by folder', async () => {
+    await page.goto(`${url}/admin/stores/${storeId}`);
+    const meta = await page.locator('dl.meta').textContent();
+    expect(meta).toContain('Memories3');
+    expect(meta).toMatch(/Size\d+\.\d+ KB/);
+    await expect(page.getByRole('link', { name: 'db.md' }).count()).resolves.toBe(0);
+    await page.locator('summary', { hasText: 'decisions/' }).click();
+    await page.getByRole('link', { name: 'db.md' }).waitFor();
+    await screenshot(page, 'store');
+  });
+
+  it('full-text search finds a memory and links to it', async () => {
+    await page.goto(`${url}/admin/stores/${storeId}`);
+    await page.getByLabel('Search text').fill('vault');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('link', { name: '/decisions/db.md' }).click();
+    await page.waitForURL(/\/memories\//);
+  });
+
+  it('content and paths holding <script> and "><img onerror> render as text and run nothing', async () => {
+    await page.goto(`${url}/admin/stores/${storeId}`);
+    await page.locator('summary', { hasText: 'xss/' }).click();
+    const link = page.locator('a', { hasText: 'onerror' });
+    await link.waitFor();
+    await link.click();
+    await page.waitForURL(/\/memories\//);
+    expect(await page.locator('pre.content').first().textContent()).toBe(XSS_CONTENT);
+    expect(await page.locator('h1 code').textContent()).toBe(XSS_PATH);
+    expect(await page.locator('main img').count()).toBe(0);
+    expect(await page.evaluate(() => (globalThis as unknown as { __xss?: number }).__xss)).toBeUndefined();
+  });
+
+  it('a memory shows its content, metadata and history, and a diff of two versions either way', async () => {
+    await page.goto(`${url}/admin/stores/${storeId}/memories/${memoryId}`);
+    expect(await page.locator('pre.content').first().textContent()).toBe('Use SQLite in WAL mode.\nKeys live in the vault.\n');
+    const rows = page.locator('#history-h + form tbody tr');
+    expect(await rows.count()).toBe(2);
+    expect(await rows.nth(1).textContent()).toContain('created');
+    await page.getByRole('button', { name: 'Compare versions' }).click();
+    const unified = await page.locator('pre.diff').textContent();
+    expect(unified).toContain(`-api key: ${SECRET}`);
+    expect(unified).toContain('+Use SQLite in WAL mode.');
+    await screenshot(page, 'memory');
+    await page.getByLabel('side by side').check();
+    await page.getByRole('button', { name: 'Compare versions' }).click();
+    expect(await page.locator('table.split td.del').first().textContent()).toBe('Use SQLite.');
+    expect(await page.locator('table.split td.add').first().textContent()).toBe('Use SQLite in WAL mode.');
+    await page.locator('#diff-h').scrollIntoViewIfNeeded();
+    await screenshot(page, 'diff');
+  });
+
+  it('the head version offers no Redact and says why; redacting the old one erases it, which the API confirms', async () => {
+    await page.goto(`${url}/admin/stores/${storeId}/memories/${memoryId}`);
+    const rows = page.locator('#history-h + form tbody tr');
+    expect(await rows.nth(0).textContent()).toContain('cannot be redacted');
+    expect(await rows.nth(0).getByRole('button', { name: 'Redact' }).count()).toBe(0);
+    const versionId = (await rows.nth(1).getAttribute('id'))!;
+    await rows.nth(1).getByRole('button', { name: 'Redact' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.waitFor();
+    expect(await dialog.textContent()).toContain('cannot be undone');
+    expect(await dialog.locator('pre').textContent()).toContain(SECRET);
+    await screenshot(page, 'redact');
+    await dialog.getByRole('button', { name: 'Redact version' }).click();
+    await page.waitForURL(/redacted=/);
+    expect(await page.locator(`tr[id="${versionId}"]`).textContent()).toMatch(/redacted.*by key/);
+    const v = await api(url, admin, 'GET', `/v1/memory_stores/${storeId}/memory_versions/${versionId}`);
+    expect(v.json).toMatchObject({ content: null, path: null, content_sha256: null });
+    expect(v.json.redacted_at).toEqual(expect.any(String));
+    // The bytes are gone from every file of the data directory (the WAL too).
+    for (const f of readdirSync(server.dataDir)) {
+      if (!f.startsWith('mnemo')) continue;
+      expect(readFileSync(join(server.dataDir, f)).includes(Buffer.from(SECRET)), f).toBe(false);
+    }
+  });
+
+  it('works from the keyboard: a dialog opens with Enter and closes with Escape', async () => {
+    await page.goto(`${url}/admin/stores/${storeId}`);
+    await page.getByRole('button', { name: 'Archive', exact: true }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('dialog').waitFor();
+    await page.keyboard.press('Escape');
+    await page.getByRole('dialog').waitFor({ state: 'hidden' });
+    await page.locator('summary', { hasText: 'decisions/' }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('link', { name: 'db.md' }).waitFor();
+  });
+
+  it('a narrow window gets one column and no sideways scrolling', async () => {
+    const { context, page: narrow } = await newPage(browser);
+    try {
+      await narrow.setViewportSize({ width: 390, height: 800 });
+      await signIn(narrow, url, admin);
+      for (const path of ['/admin/stores', `/admin/stores/${storeId}`, `/admin/stores/${storeId}/memories/${memoryId}`, '/admin/sessions']) {
+        await narrow.goto(`${url}${path}`);
+        // Runs in the page (tsconfig has no DOM types): the root element's scroll and visible widths.
+        const [scroll, width] = await narrow.evaluate('[document.documentElement.scrollWidth, document.documentElement.clientWidth]') as [number, number];
+        expect(scroll, path).toBeLessThanOrEqual(width);
+      }
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('a POST without the CSRF token is refused and changes nothing', async () => {
+    const res = await page.request.post(`${url}/admin/stores/${storeId}/archive`, { form: { other: 'x' }, maxRedirects: 0 });
+    expect(res.status()).toBe(403);
+    expect(await res.text()).toContain('CSRF');
+    expect((await api(url, admin, 'GET', `/v1/memory_stores/${storeId}`)).json.archived_at).toBeNull();
+  });
+
+  it('a read-only key sees no write controls, and the server refuses the write anyway', async () => {
+    const { context, page: ro } = await newPage(browser);
+    try {
+      await signIn(ro, url, readOnlyKey);
+      expect(await ro.getByRole('button', { name: 'Create store' }).count()).toBe(0);
+      await ro.goto(`${url}/admin/stores/${storeId}`);
+      for (const name of ['Archive', 'Delete', 'Save changes']) expect(await ro.getByRole('button', { name }).count(), name).toBe(0);
+      expect(await ro.getByRole('link', { name: 'API keys' }).count()).toBe(0);
+      await ro.goto(`${url}/admin/stores/${storeId}/memories/${memoryId}`);
+      expect(await ro.getByRole('button', { name: 'Redact' }).count()).toBe(0);
+      const csrf = await ro.locator('input[name=csrf]').first().inputValue();
+      const res = await ro.request.post(`${url}/admin/stores/${storeId}/archive`, { form: { csrf }, maxRedirects: 0 });
+      expect(res.status()).toBe(403);
+      expect(await res.text()).toContain('this API key is read_only');
+      const keys = await ro.request.get(`${url}/admin/keys`);
+      expect(keys.status()).toBe(403);
+      expect((await api(url, admin, 'GET', `/v1/memory_stores/${storeId}`)).json.archived_at).toBeNull();
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('ending a session from the sessions page unmounts it', async () => {
+    const s = await api(url, admin, 'POST', '/v1/sessions', { resources: [{ type: 'memory_store', memory_store_id: storeId, access: 'read_only' }] });
+    expect(s.status).toBe(200);
+    await page.goto(`${url}/admin/sessions`);
+    const row = page.locator(`tr[id="${s.json.id}"]`);
+    expect(await row.textContent()).toContain('/mnt/memory/project-notes');
+    await screenshot(page, 'sessions');
+    await row.getByRole('button', { name: 'End session' }).click();
+    await page.waitForURL(/ended=/);
+    expect(await page.locator(`tr[id="${s.json.id}"]`).textContent()).toContain('ended');
+    expect((await api(url, admin, 'GET', `/v1/sessions/${s.json.id}`)).json.status).toBe('ended');
+  });
+
+  it('archiving a store asks first, then the API shows it archived', async () => {
+    await page.goto(`${url}/admin/stores/${storeId}`);
+    await page.getByRole('button', { name: 'Archive', exact: true }).click();
+    const dialog = page.getByRole('dialog');
+    expect(await dialog.textContent()).toContain('one-way');
+    await dialog.getByRole('button', { name: 'Archive store' }).click();
+    await page.locator('h1 .badge.archived').waitFor();
+    expect((await api(url, admin, 'GET', `/v1/memory_stores/${storeId}`)).json.archived_at).toEqual(expect.any(String));
+  });
+
+  it('an admin creates a key (its secret shown once) and revokes it, and a revoked key\'s console session ends', async () => {
+    await page.goto(`${url}/admin/keys`);
+    await page.getByLabel('Name').fill('ci robot');
+    await page.getByLabel('Role').selectOption('read_write');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const secret = (await page.getByLabel('New key secret').textContent())!;
+    expect(secret).toMatch(/^mnemo-sk-/);
+    await screenshot(page, 'keys');
+    const { context, page: other } = await newPage(browser);
+    try {
+      await signIn(other, url, secret);
+      await page.goto(`${url}/admin/keys`);
+      expect(await page.getByLabel('New key secret').count()).toBe(0);
+      const row = page.locator('tr', { hasText: 'ci robot' });
+      await row.getByRole('button', { name: 'Revoke' }).click();
+      await row.getByRole('button', { name: 'Revoke key' }).click();
+      await page.locator('tr', { hasText: 'ci robot' }).locator('.badge.revoked').waitFor();
+      await other.goto(`${url}/admin/stores`);
+      expect(new URL(other.url()).pathname).toBe('/admin/sign-in');
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('the admin log shows every admin action, as GET /v1/admin_actions does', async () => {
+    const log = await api(url, admin, 'GET', '/v1/admin_actions');
+    expect(log.json.data.map((a: { action: string }) => a.action)).toEqual([
+      'api_key.revoked', 'api_key.created', 'memory_store.archived', 'session.ended', 'memory_version.redacted', 'api_key.created',
+    ]);
+    await page.goto(`${url}/admin/admin-actions`);
+    const text = await page.locator('main table').textContent();
+    for (const label of ['API key revoked', 'API key created', 'Store archived', 'Session ended', 'Version redacted']) expect(text).toContain(label);
+    await screenshot(page, 'admin-log');
+  });
+
+  it('deleting a store needs its name typed', async () => {
+    await page.goto(`${url}/admin/stores/${storeId}`);
+    await page.getByRole('button', { name: 'Delete', exact: true }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByLabel(/Type the store's name/).fill('Project');
+    await dialog.getByRole('button', { name: 'Delete store' }).click();
+    expect(await page.getByRole('alert').textContent()).toContain('does not match');
+    await page.goto(`${url}/admin/stores/${storeId}`);
+    await page.getByRole('button', { name: 'Delete', exact: true }).click();
+    await page.getByRole('dialog').getByLabel(/Type the store's name/).fill('Project notes');
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete store' }).click();
+    await page.waitForURL(`${url}/admin/stores`);
+    expect((await api(url, admin, 'GET', `/v1/memory_stores/${storeId}`)).status).toBe(404);
+  });
+
+  it('signing out ends the console session', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(/\/admin\/sign-in/);
+    await page.goto(`${url}/admin/stores`);
+    expect(new URL(page.url()).pathname).toBe('/admin/sign-in');
+  });
+});

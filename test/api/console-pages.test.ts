@@ -1,0 +1,60 @@
+/**
+ * Console pages in process (issue 16): a large folder's tree comes a page at a time, and the audit
+ * page filters a store's versions by actor, operation and time range exactly as the API does.
+ */
+import { describe, expect, it } from 'vitest';
+import { inProcessApp, type InProcessApp } from '../helpers/in-process.js';
+
+async function signIn(app: InProcessApp, key = app.adminKey): Promise<string> {
+  const res = await app.raw('POST', '/admin/sign-in', {
+    apiKey: null, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ api_key: key }).toString(),
+  });
+  return `mnemo_console=${/mnemo_console=([^;]+)/.exec(res.headers.get('set-cookie') ?? '')![1]}`;
+}
+
+async function html(app: InProcessApp, cookie: string, path: string): Promise<string> {
+  const res = await app.raw('GET', path, { apiKey: null, headers: { cookie } });
+  expect(res.status, path).toBe(200);
+  return res.body as string;
+}
+
+const decode = (s: string) => s.replace(/&amp;/g, '&').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>');
+
+describe('console pages', () => {
+  it('a folder of 60 memories opens 50 at a time, with a link to the rest', async () => {
+    const app = await inProcessApp();
+    const store = await app.client.beta.memoryStores.create({ name: 'big' });
+    for (let i = 0; i < 60; i++) await app.client.beta.memoryStores.memories.create(store.id, { path: `/big/m${String(i).padStart(2, '0')}.md`, content: `${i}` });
+    const cookie = await signIn(app);
+    const first = await html(app, cookie, `/admin/stores/${store.id}/tree?prefix=/big/`);
+    expect(first.match(/\/memories\/mem_/g)).toHaveLength(50);
+    const more = /hx-get="([^"]+)"[^>]*>More in this folder/.exec(first)![1]!;
+    const second = await html(app, cookie, decode(more));
+    expect(second.match(/\/memories\/mem_/g)).toHaveLength(10);
+    expect(second).toContain('m59.md');
+    expect(second).not.toContain('More in this folder');
+  });
+
+  it('the audit page filters versions by actor, operation and time range', async () => {
+    const app = await inProcessApp();
+    const store = await app.client.beta.memoryStores.create({ name: 'audited' });
+    const writer = (await app.raw('POST', '/v1/api_keys', { body: JSON.stringify({ name: 'writer', role: 'read_write' }) })).body as { id: string; secret: string };
+    const m = await app.client.beta.memoryStores.memories.create(store.id, { path: '/by-admin.md', content: 'a' });
+    app.clock.advance(3600_000);
+    const other = await app.raw('POST', `/v1/memory_stores/${store.id}/memories`, { apiKey: writer.secret, body: JSON.stringify({ path: '/by-writer.md', content: 'w' }) });
+    expect(other.status).toBe(200);
+    await app.client.beta.memoryStores.memories.update(m.id, { memory_store_id: store.id, content: 'b' });
+    const cookie = await signIn(app);
+    const rows = (page: string) => [...page.matchAll(/<tr><td data-label="Memory"><a [^>]*>([^<]+)<\/a><\/td><td data-label="Operation">(\w+)/g)].map((r) => `${r[2]} ${r[1]}`);
+    const base = `/admin/stores/${store.id}/versions`;
+    expect(rows(await html(app, cookie, base))).toEqual(['modified /by-admin.md', 'created /by-writer.md', 'created /by-admin.md']);
+    expect(rows(await html(app, cookie, `${base}?actor=${writer.id}`))).toEqual(['created /by-writer.md']);
+    expect(rows(await html(app, cookie, `${base}?operation=modified`))).toEqual(['modified /by-admin.md']);
+    const start = new Date(Date.parse(app.clock()) - 1800_000).toISOString().slice(0, 19);
+    expect(rows(await html(app, cookie, `${base}?from=${start}`))).toEqual(['modified /by-admin.md', 'created /by-writer.md']);
+    expect(rows(await html(app, cookie, `${base}?to=${start}`))).toEqual(['created /by-admin.md']);
+    const bad = await app.raw('GET', `${base}?from=yesterday`, { apiKey: null, headers: { cookie } });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toContain('created_at[gte]');
+  });
+});
