@@ -57,7 +57,8 @@ export function createSessions({ storage, getStore, ids, clock, limits, local, m
       const access = mountAccess(await storage.getStoreById(r.storeId), r.access === 'read_only');
       if (access === 'gone') continue;
       if (!mountService) throw new MnemoError('internal', 'this storage cannot serve mounts yet');
-      await mounter.mount({ storeId: r.storeId, hostPath: r.hostPath, readOnly: access !== 'writable', actor, service: mountService });
+      const asOf = r.asOf ?? null;
+      await mounter.mount({ storeId: r.storeId, hostPath: r.hostPath, readOnly: asOf !== null || access !== 'writable', actor, service: mountService, ...(asOf === null ? {} : { asOf }) });
     }
   }
 
@@ -74,7 +75,8 @@ export function createSessions({ storage, getStore, ids, clock, limits, local, m
       const resources: SessionResource[] = [];
       for (const r of req.resources) {
         const store = await getStore(caller, r.storeId);
-        if (store.archivedAt) {
+        // A point-in-time mount reads history, which an archived store keeps.
+        if (store.archivedAt && r.asOf === null) {
           throw new MnemoError('archived', `memory store ${store.id} is archived and cannot be attached to a new session`);
         }
         const slug = uniqueSlug(slugify(store.name), taken);
@@ -88,6 +90,7 @@ export function createSessions({ storage, getStore, ids, clock, limits, local, m
           slug,
           mountPath: `${AGENT_MOUNT_ROOT}/${slug}`,
           hostPath: join(mountRoot, id, slug),
+          ...(r.asOf === null ? {} : { asOf: r.asOf }),
         });
       }
       assertMayMount(caller, req.resources);
@@ -187,14 +190,15 @@ export function foldLine(text: string): string {
  */
 export function systemPrompt(session: Session): string {
   const lines = session.resources.map((r) => {
-    const parts = [`- ${r.mountPath} (${r.access}): ${foldLine(r.name)}`];
+    const snapshot = r.asOf ? `, a snapshot of the store as it was at ${r.asOf}` : '';
+    const parts = [`- ${r.mountPath} (${r.access}${snapshot}): ${foldLine(r.name)}`];
     if (r.description) parts.push(`: ${foldLine(r.description)}`);
     if (r.instructions) parts.push(` Instructions: ${foldLine(r.instructions)}`);
     return parts.join('');
   });
   return [
     'Memory stores are mounted as directories; read and write them with ordinary file tools.',
-    'Every save is kept as a version. read_only mounts refuse writes.',
+    'Every save is kept as a version; each mount shows every path\'s versions under its hidden .history directory (cat .history/<path>/v1). read_only mounts refuse writes.',
     ...lines,
   ].join('\n');
 }

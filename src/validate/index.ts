@@ -41,6 +41,7 @@ export {
   assertAttrs,
   assertMemoryInput,
   assertMemoryPath,
+  HISTORY_ROOT,
   assertPathPrefix,
   checked,
   decodeUtf8,

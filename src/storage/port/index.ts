@@ -15,6 +15,7 @@
  */
 import type { CheckpointStorage } from './checkpoints.js';
 import type { FeedStorage } from './feed.js';
+import type { HistoryStorage } from './history.js';
 import type { KeyStorage } from './keys.js';
 import type { MaintenanceStorage } from './maintenance.js';
 import type { MemoryStorage } from './memories.js';
@@ -27,6 +28,7 @@ import type { TransactionStorage } from './transactions.js';
 
 export type { CheckpointStorage, InsertCheckpointInput, ReferencedMemory } from './checkpoints.js';
 export type { FeedStorage, PruneWindow } from './feed.js';
+export type { HistoryListing, HistoryStorage, MetaAsOf, PathVersion } from './history.js';
 export type { KeyStorage } from './keys.js';
 export type { MaintenanceStorage } from './maintenance.js';
 export type {
@@ -55,6 +57,7 @@ export interface Storage
     MemoryStorage,
     FeedStorage,
     MountViewStorage,
+    HistoryStorage,
     SessionStorage,
     ReceiptStorage,
     CheckpointStorage,

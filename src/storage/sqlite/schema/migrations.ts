@@ -24,6 +24,7 @@ import { MIGRATION_7 } from './hardening.js';
 import { MIGRATION_6 } from './limits.js';
 import { MIGRATION_8 } from './attrs.js';
 import { MIGRATION_9 } from './feed.js';
+import { MIGRATION_10 } from './history.js';
 
 export interface Migration {
   version: number;
@@ -200,6 +201,11 @@ CREATE INDEX memories_meta_by_path ON memories
     // Change feed (issue 15): each store's commit order on its versions. See sqlite/schema/feed.ts.
     version: 9,
     sql: MIGRATION_9,
+  },
+  {
+    // History by path (issue 15): each version's number at its path, for .history and as_of mounts. See sqlite/schema/history.ts.
+    version: 10,
+    sql: MIGRATION_10,
   },
 ];
 
