@@ -73,9 +73,10 @@ export function withHistory(ctx: MountContext, ops: FuseOps): FuseOps {
   /** Handles open on version files: their ops never reach the live handlers' saves. */
   const handles = new Set<number>();
 
+  /** Replies with `fn`'s value, or with its errno: a negative number or a thrown error. */
   function answer<T>(cb: (code: number, value?: T) => void, fn: () => Promise<T | number>): void {
     fn().then(
-      (v) => (typeof v === 'number' ? cb(v) : cb(0, v)),
+      (v) => (typeof v === 'number' && v < 0 ? cb(v) : cb(0, v as T)),
       (err: unknown) => cb(toErrno(err)),
     );
   }
