@@ -42,9 +42,10 @@ export function createHistoryStatements(db: Db): Synchronous<HistoryStorage> {
     ),
     nextGt: db.prepare('SELECT path FROM versions WHERE store_id = ? AND path > ? AND path < ? ORDER BY path LIMIT 1'),
     nextGte: db.prepare('SELECT path FROM versions WHERE store_id = ? AND path >= ? AND path < ? ORDER BY path LIMIT 1'),
-    // The memories that ever had this path by then: the one there at that instant is among them.
-    atPath: db.prepare('SELECT DISTINCT memory_id FROM versions WHERE store_id = ? AND path = ? AND created_at <= ?'),
-    under: db.prepare('SELECT DISTINCT memory_id FROM versions WHERE store_id = ? AND path > ? AND path < ? AND created_at <= ?'),
+    // The memories that ever had this path: the one there at that instant is among them (at any
+    // time, since a version redacted since names no path, and a later one may be the only one left).
+    atPath: db.prepare('SELECT DISTINCT memory_id FROM versions WHERE store_id = ? AND path = ?'),
+    under: db.prepare('SELECT DISTINCT memory_id FROM versions WHERE store_id = ? AND path > ? AND path < ?'),
     latestAt: db.prepare(
       `SELECT ${AT_COLUMNS} FROM versions INDEXED BY versions_by_memory_time
        WHERE store_id = ? AND memory_id = ? AND created_at <= ? ORDER BY created_at DESC, seq DESC LIMIT 1`,
@@ -52,6 +53,10 @@ export function createHistoryStatements(db: Db): Synchronous<HistoryStorage> {
     latestKeptAt: db.prepare(
       `SELECT ${AT_COLUMNS} FROM versions INDEXED BY versions_by_memory_time
        WHERE store_id = ? AND memory_id = ? AND created_at <= ? AND redacted_at IS NULL ORDER BY created_at DESC, seq DESC LIMIT 1`,
+    ),
+    firstKeptAfter: db.prepare(
+      `SELECT ${AT_COLUMNS} FROM versions INDEXED BY versions_by_memory_time
+       WHERE store_id = ? AND memory_id = ? AND created_at > ? AND redacted_at IS NULL ORDER BY created_at, seq LIMIT 1`,
     ),
     bytes: db.prepare('SELECT CAST(content AS BLOB) AS bytes FROM versions WHERE id = ?'),
   };
@@ -83,14 +88,16 @@ export function createHistoryStatements(db: Db): Synchronous<HistoryStorage> {
 
   /**
    * Where memory `memoryId` was at `asOf`, or null (not yet created, or deleted). A version redacted
-   * since has lost its path: it stands where the memory's last unredacted version before it was.
+   * since has lost its path: it stands where the memory's nearest unredacted version was, the last
+   * one before it, else the first one after (a rename in the redacted version itself is not known).
    */
   function stateAt(storeId: string, memoryId: string, asOf: string): { row: AtRow; path: string; redacted: boolean } | null {
     const latest = q.latestAt.get(storeId, memoryId, asOf) as AtRow | undefined;
     if (!latest || latest.operation === 'deleted') return null;
     if (latest.redacted_at === null) return { row: latest, path: latest.path!, redacted: false };
-    const kept = q.latestKeptAt.get(storeId, memoryId, asOf) as AtRow | undefined;
-    if (!kept || kept.operation === 'deleted') return null;
+    const before = q.latestKeptAt.get(storeId, memoryId, asOf) as AtRow | undefined;
+    const kept = before ?? (q.firstKeptAfter.get(storeId, memoryId, asOf) as AtRow | undefined);
+    if (!kept) return null;
     return { row: latest, path: kept.path!, redacted: true };
   }
 
@@ -106,7 +113,7 @@ export function createHistoryStatements(db: Db): Synchronous<HistoryStorage> {
   }
 
   function metaAsOf(storeId: string, path: string, asOf: string): MetaAsOf | null {
-    for (const { memory_id } of q.atPath.iterate(storeId, path, asOf) as Iterable<{ memory_id: string }>) {
+    for (const { memory_id } of q.atPath.iterate(storeId, path) as Iterable<{ memory_id: string }>) {
       const s = stateAt(storeId, memory_id, asOf);
       if (s && s.path === path) return metaOf(storeId, s);
     }
@@ -115,7 +122,7 @@ export function createHistoryStatements(db: Db): Synchronous<HistoryStorage> {
 
   function anyUnderAsOf(storeId: string, dir: string, asOf: string): boolean {
     const prefix = dir === '/' ? '/' : dir + '/';
-    for (const { memory_id } of q.under.iterate(storeId, prefix, subtreeEnd(prefix), asOf) as Iterable<{ memory_id: string }>) {
+    for (const { memory_id } of q.under.iterate(storeId, prefix, subtreeEnd(prefix)) as Iterable<{ memory_id: string }>) {
       const s = stateAt(storeId, memory_id, asOf);
       if (s && s.path.startsWith(prefix)) return true;
     }
