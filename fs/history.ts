@@ -10,6 +10,8 @@
  *
  * The handlers wrap the mount's own (ops.ts): a path under `.history` is answered here from the
  * store's reader (indexed lookups by path, one directory level at a time), anything else goes on.
+ * They do not wait in the mount's queue (op-queue.ts): they read only committed history and change
+ * nothing, so a save still in flight simply shows there once it commits, as for any other reader.
  */
 import Fuse, { OPEN_NOFLUSH, type FuseOps, type FuseStat } from './binding/fuse.js';
 import { baseName, HISTORY_ROOT, parentOf, type PathVersion } from '../src/index.js';
