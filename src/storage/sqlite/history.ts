@@ -7,7 +7,7 @@
 import { subtreeEnd } from '../../domain/paths.js';
 import type { HistoryListing, HistoryStorage, MetaAsOf, PathVersion } from '../port.js';
 import type { Synchronous } from './reads.js';
-import type { Db } from './tx.js';
+import type { Db, Statement } from './tx.js';
 
 interface PathVersionRow {
   id: string;
@@ -31,35 +31,28 @@ interface AtRow {
 
 const AT_COLUMNS = 'id, memory_id, operation, path, content_sha256, content_size_bytes, created_at, redacted_at';
 
+/** Every statement of the history role (a test checks that each is an index search, never a scan). */
+export const HISTORY_SQL = {
+  pathVersions: 'SELECT id, memory_id, operation, path_seq, content_size_bytes, created_at FROM versions WHERE store_id = ? AND path = ? ORDER BY path_seq LIMIT ?',
+  pathVersion: `SELECT id, memory_id, operation, path_seq, content_size_bytes, created_at, CAST(content AS BLOB) AS bytes
+     FROM versions WHERE store_id = ? AND path = ? AND path_seq = ?`,
+  nextGt: 'SELECT path FROM versions WHERE store_id = ? AND path > ? AND path < ? ORDER BY path LIMIT 1',
+  nextGte: 'SELECT path FROM versions WHERE store_id = ? AND path >= ? AND path < ? ORDER BY path LIMIT 1',
+  // The memories that ever had this path: the one there at that instant is among them (at any
+  // time, since a version redacted since names no path, and a later one may be the only one left).
+  atPath: 'SELECT DISTINCT memory_id FROM versions WHERE store_id = ? AND path = ?',
+  under: 'SELECT DISTINCT memory_id FROM versions WHERE store_id = ? AND path > ? AND path < ?',
+  latestAt: `SELECT ${AT_COLUMNS} FROM versions INDEXED BY versions_by_memory_time
+     WHERE store_id = ? AND memory_id = ? AND created_at <= ? ORDER BY created_at DESC, seq DESC LIMIT 1`,
+  latestKeptAt: `SELECT ${AT_COLUMNS} FROM versions INDEXED BY versions_by_memory_time
+     WHERE store_id = ? AND memory_id = ? AND created_at <= ? AND redacted_at IS NULL ORDER BY created_at DESC, seq DESC LIMIT 1`,
+  firstKeptAfter: `SELECT ${AT_COLUMNS} FROM versions INDEXED BY versions_by_memory_time
+     WHERE store_id = ? AND memory_id = ? AND created_at > ? AND redacted_at IS NULL ORDER BY created_at, seq LIMIT 1`,
+  bytes: 'SELECT CAST(content AS BLOB) AS bytes FROM versions WHERE id = ?',
+} as const;
+
 export function createHistoryStatements(db: Db): Synchronous<HistoryStorage> {
-  const q = {
-    pathVersions: db.prepare(
-      'SELECT id, memory_id, operation, path_seq, content_size_bytes, created_at FROM versions WHERE store_id = ? AND path = ? ORDER BY path_seq LIMIT ?',
-    ),
-    pathVersion: db.prepare(
-      `SELECT id, memory_id, operation, path_seq, content_size_bytes, created_at, CAST(content AS BLOB) AS bytes
-       FROM versions WHERE store_id = ? AND path = ? AND path_seq = ?`,
-    ),
-    nextGt: db.prepare('SELECT path FROM versions WHERE store_id = ? AND path > ? AND path < ? ORDER BY path LIMIT 1'),
-    nextGte: db.prepare('SELECT path FROM versions WHERE store_id = ? AND path >= ? AND path < ? ORDER BY path LIMIT 1'),
-    // The memories that ever had this path: the one there at that instant is among them (at any
-    // time, since a version redacted since names no path, and a later one may be the only one left).
-    atPath: db.prepare('SELECT DISTINCT memory_id FROM versions WHERE store_id = ? AND path = ?'),
-    under: db.prepare('SELECT DISTINCT memory_id FROM versions WHERE store_id = ? AND path > ? AND path < ?'),
-    latestAt: db.prepare(
-      `SELECT ${AT_COLUMNS} FROM versions INDEXED BY versions_by_memory_time
-       WHERE store_id = ? AND memory_id = ? AND created_at <= ? ORDER BY created_at DESC, seq DESC LIMIT 1`,
-    ),
-    latestKeptAt: db.prepare(
-      `SELECT ${AT_COLUMNS} FROM versions INDEXED BY versions_by_memory_time
-       WHERE store_id = ? AND memory_id = ? AND created_at <= ? AND redacted_at IS NULL ORDER BY created_at DESC, seq DESC LIMIT 1`,
-    ),
-    firstKeptAfter: db.prepare(
-      `SELECT ${AT_COLUMNS} FROM versions INDEXED BY versions_by_memory_time
-       WHERE store_id = ? AND memory_id = ? AND created_at > ? AND redacted_at IS NULL ORDER BY created_at, seq LIMIT 1`,
-    ),
-    bytes: db.prepare('SELECT CAST(content AS BLOB) AS bytes FROM versions WHERE id = ?'),
-  };
+  const q = Object.fromEntries(Object.entries(HISTORY_SQL).map(([name, sql]) => [name, db.prepare(sql)])) as Record<keyof typeof HISTORY_SQL, Statement>;
 
   function toPathVersion(r: PathVersionRow): PathVersion {
     return { versionId: r.id, memoryId: r.memory_id, number: r.path_seq, deleted: r.operation === 'deleted', sizeBytes: r.content_size_bytes ?? 0, createdAt: r.created_at };
