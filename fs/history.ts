@@ -42,9 +42,7 @@ async function resolveHistory(ctx: MountContext, hpath: string): Promise<History
   const m = VERSION_NAME.exec(baseName(path));
   const parent = parentOf(path);
   if (m && parent !== '/') {
-    // Numbers keep their gaps, so version n is among the first n.
-    const n = Number(m[1]);
-    const version = (await ctx.reader.pathVersions(parent, n)).find((v) => v.number === n);
+    const version = await ctx.reader.pathVersion(parent, Number(m[1]));
     if (version && version.deleted === (m[2] !== undefined)) return { kind: 'version', path: parent, version };
   }
   if ((await ctx.reader.pathVersions(path, 1)).length > 0 || (await ctx.reader.hasHistoryUnder(path))) return { kind: 'dir', path };

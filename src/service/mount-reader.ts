@@ -10,6 +10,7 @@ import type { Storage } from '../storage/port.js';
 export function createMountReader(storage: Storage, storeId: string, asOf?: string): MountReader {
   const history = {
     pathVersions: (path: string, limit: number) => storage.listPathVersions(storeId, path, limit),
+    pathVersion: (path: string, n: number) => storage.getPathVersion(storeId, path, n),
     pathVersionBytes: (path: string, n: number) => storage.getPathVersionBytes(storeId, path, n),
     historyDirectory: (dir: string, limit: number) => storage.listHistoryDirectory(storeId, dir, limit),
     hasHistoryUnder: (dir: string) => storage.hasHistoryUnder(storeId, dir),
@@ -36,7 +37,7 @@ export function createMountReader(storage: Storage, storeId: string, asOf?: stri
  * does not change, so its marks never move and the mount keeps every answer (fs/storage-view.ts);
  * only a redaction can take bytes away, and a read after one finds none.
  */
-function pointInTime(storage: Storage, storeId: string, asOf: string, history: Pick<MountReader, 'pathVersions' | 'pathVersionBytes' | 'historyDirectory' | 'hasHistoryUnder'>): MountReader {
+function pointInTime(storage: Storage, storeId: string, asOf: string, history: Pick<MountReader, 'pathVersions' | 'pathVersion' | 'pathVersionBytes' | 'historyDirectory' | 'hasHistoryUnder'>): MountReader {
   const limit = Number.MAX_SAFE_INTEGER;
   return {
     storeId,

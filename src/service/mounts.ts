@@ -72,6 +72,8 @@ export interface MountReader {
   readonly asOf: string | null;
   /** History (`.history` in the mount): a path's unredacted versions, oldest first, at most `limit`. */
   pathVersions(path: string, limit: number): Promise<PathVersion[]>;
+  /** Version `number` of `path` (no bytes), or null. */
+  pathVersion(path: string, number: number): Promise<PathVersion | null>;
   /** Version `number` of `path` with its bytes, or null. */
   pathVersionBytes(path: string, number: number): Promise<(PathVersion & { bytes: Buffer }) | null>;
   /** Child names below `dir` over every path that ever held a memory, at most `limit`. */

@@ -31,6 +31,8 @@ export type MetaAsOf = MemoryMeta & { redacted: boolean };
 export interface HistoryStorage {
   /** The unredacted versions whose path was `path`, oldest first, at most `limit`. */
   listPathVersions(storeId: string, path: string, limit: number): Promise<PathVersion[]>;
+  /** Version `number` of `path` without its content (a stat), or null: one indexed lookup. */
+  getPathVersion(storeId: string, path: string, number: number): Promise<PathVersion | null>;
   /** Version `number` of `path` with its content as UTF-8 bytes (empty for a deleted one), or null. */
   getPathVersionBytes(storeId: string, path: string, number: number): Promise<(PathVersion & { bytes: Buffer }) | null>;
   /** Child names of `dir` ("/" or "/a/b") over every path that ever held a memory, at most `limit` names. */

@@ -34,6 +34,7 @@ const AT_COLUMNS = 'id, memory_id, operation, path, content_sha256, content_size
 /** Every statement of the history role (a test checks that each is an index search, never a scan). */
 export const HISTORY_SQL = {
   pathVersions: 'SELECT id, memory_id, operation, path_seq, content_size_bytes, created_at FROM versions WHERE store_id = ? AND path = ? ORDER BY path_seq LIMIT ?',
+  pathVersionMeta: 'SELECT id, memory_id, operation, path_seq, content_size_bytes, created_at FROM versions WHERE store_id = ? AND path = ? AND path_seq = ?',
   pathVersion: `SELECT id, memory_id, operation, path_seq, content_size_bytes, created_at, CAST(content AS BLOB) AS bytes
      FROM versions WHERE store_id = ? AND path = ? AND path_seq = ?`,
   nextGt: 'SELECT path FROM versions WHERE store_id = ? AND path > ? AND path < ? ORDER BY path LIMIT 1',
@@ -125,6 +126,11 @@ export function createHistoryStatements(db: Db): Synchronous<HistoryStorage> {
   return {
     listPathVersions(storeId, path, limit) {
       return (q.pathVersions.all(storeId, path, limit) as PathVersionRow[]).map(toPathVersion);
+    },
+
+    getPathVersion(storeId, path, number) {
+      const r = q.pathVersionMeta.get(storeId, path, number) as PathVersionRow | undefined;
+      return r ? toPathVersion(r) : null;
     },
 
     getPathVersionBytes(storeId, path, number) {

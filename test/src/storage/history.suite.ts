@@ -21,6 +21,8 @@ export function runHistorySuite(makeStorage: MakeStorage): void {
       expect((await storage.listPathVersions(s.id, '/a.md', 2)).map((v) => v.number)).toEqual([1, 3]);
       expect((await storage.getPathVersionBytes(s.id, '/a.md', 3))?.bytes).toEqual(Buffer.from('three'));
       expect(await storage.getPathVersionBytes(s.id, '/a.md', 2)).toBeNull();
+      expect(await storage.getPathVersion(s.id, '/a.md', 2)).toBeNull();
+      expect(await storage.getPathVersion(s.id, '/a.md', 3)).toEqual(vs[1]);
       expect((await storage.getPathVersionBytes(s.id, '/a.md', 4))?.bytes).toEqual(Buffer.alloc(0));
       // The path is used again by a new memory: its numbers go on.
       await addMemory(s.id, '/a.md', 'again');
