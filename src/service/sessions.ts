@@ -13,7 +13,7 @@ import { removeSessionDirs, sweepSessionDirs } from './mount-dirs.js';
 import { slugify } from '../domain/paths.js';
 import type { Storage } from '../storage/port.js';
 import type { Caller, Page, Session, SessionResource, Store } from '../domain/types.js';
-import type { SessionRequest } from '../validate/index.js';
+import { assertPast, type SessionRequest } from '../validate/index.js';
 import type { ReceiptHooks } from './idempotency.js';
 
 export const AGENT_MOUNT_ROOT = '/mnt/memory';
@@ -73,7 +73,9 @@ export function createSessions({ storage, getStore, ids, clock, limits, local, m
       const id = ids('session');
       const taken = new Set<string>();
       const resources: SessionResource[] = [];
-      for (const r of req.resources) {
+      const now = clock();
+      for (const [i, r] of req.resources.entries()) {
+        if (r.asOf !== null) assertPast(r.asOf, now, `resources.${i}.as_of`);
         const store = await getStore(caller, r.storeId);
         // A point-in-time mount reads history, which an archived store keeps.
         if (store.archivedAt && r.asOf === null) {
@@ -99,7 +101,7 @@ export function createSessions({ storage, getStore, ids, clock, limits, local, m
         workspaceId: caller.workspaceId,
         status: 'active',
         resources,
-        createdAt: clock(),
+        createdAt: now,
         endedAt: null,
       };
       await storage.atomic(async (tx) => {

@@ -71,12 +71,15 @@ describe.skipIf(!fuseAvailable)('point-in-time sessions', () => {
     expect((await call('DELETE', `/v1/sessions/${s.id}`)).status).toBe(200);
   });
 
-  it('refuses read_write with as_of and a malformed as_of (400); a live resource reports as_of null', async () => {
+  it('refuses read_write with as_of, a malformed as_of and one in the future (400); a live resource reports as_of null', async () => {
     const { storeId, asOf } = await storeWithTwoTimes(call);
     const rw = await call('POST', '/v1/sessions', { resources: [{ type: 'memory_store', memory_store_id: storeId, as_of: asOf, access: 'read_write' }] });
     expect(rw.status).toBe(400);
     const bad = await call('POST', '/v1/sessions', { resources: [{ type: 'memory_store', memory_store_id: storeId, as_of: 'last tuesday' }] });
     expect(bad.status).toBe(400);
+    // The future is still being written: a snapshot of it would not stay true.
+    const future = await call('POST', '/v1/sessions', { resources: [{ type: 'memory_store', memory_store_id: storeId, as_of: '2999-01-01T00:00:00Z' }] });
+    expect(future.status).toBe(400);
     const live = await call('POST', '/v1/sessions', { resources: [{ type: 'memory_store', memory_store_id: storeId }] });
     const s = live.body as unknown as WireSession;
     expect(s.resources[0]).toMatchObject({ access: 'read_write', as_of: null });
