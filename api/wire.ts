@@ -75,6 +75,7 @@ export function toWireSession(s: Session, systemPrompt: string) {
       description: r.description,
       mount_path: r.mountPath,
       host_path: r.hostPath,
+      as_of: r.asOf ?? null,
     })),
     system_prompt: systemPrompt,
     created_at: s.createdAt,

@@ -49,11 +49,13 @@ export interface MountContext {
 }
 
 export function createContext(
-  init: Pick<MountContext, 'storeId' | 'service' | 'actor' | 'log' | 'readOnly' | 'contents' | 'serverLocal' | 'onOperation'> & { mountLocalMaxBytes: number },
+  init: Pick<MountContext, 'storeId' | 'service' | 'actor' | 'log' | 'readOnly' | 'contents' | 'serverLocal' | 'onOperation'> & { mountLocalMaxBytes: number; asOf?: string | undefined },
 ): MountContext {
-  const { mountLocalMaxBytes, ...rest } = init;
+  const { mountLocalMaxBytes, asOf, ...rest } = init;
   const startedMs = Date.now();
-  const reader = init.service.mountReader(init.storeId);
+  // A point-in-time mount reads the store as it was then (src/service/mount-reader.ts), read-only.
+  const reader = asOf === undefined ? init.service.mountReader(init.storeId) : init.service.mountReader(init.storeId, asOf);
+  if (asOf !== undefined) rest.readOnly = true;
   return {
     ...rest,
     local: new LocalBudget(mountLocalMaxBytes, 'MNEMO_MOUNT_LOCAL_MAX_BYTES'),

@@ -60,13 +60,14 @@ export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL
     async mount(req: MountRequest): Promise<void> {
       const hostPath = resolve(req.hostPath);
       if (mounts.has(hostPath)) throw new MnemoError('conflict', `something is already mounted at ${hostPath}`);
-      const { storeId, service, actor, readOnly } = req;
-      const ctx = createContext({ storeId, service, actor, log, readOnly, contents, serverLocal, mountLocalMaxBytes: localLimits.mountMaxBytes, onOperation });
+      const { storeId, service, actor, asOf } = req;
+      const readOnly = req.readOnly || asOf !== undefined;
+      const ctx = createContext({ storeId, service, actor, log, readOnly, contents, serverLocal, mountLocalMaxBytes: localLimits.mountMaxBytes, onOperation, asOf });
       if (!(await ctx.view.store())) throw notFound('memory store', storeId);
       const live = await startFuse(hostPath, createOps(ctx), { storeId: req.storeId, readOnly, log });
       ctx.kernel = live;
       mounts.set(hostPath, { live, ctx });
-      log(`mnemo fs: mounted ${req.storeId} at ${hostPath}${readOnly ? ' (read-only)' : ''}`);
+      log(`mnemo fs: mounted ${req.storeId} at ${hostPath}${asOf !== undefined ? ` as of ${asOf}` : ''}${readOnly ? ' (read-only)' : ''}`);
     },
 
     unmount,

@@ -17,6 +17,7 @@ import { reserveLocal, settleLocal } from './local-budget.js';
 import { PROCESS_GID, PROCESS_UID, fileStat, inoOf, metaAttrs, storeStatfs } from './stat.js';
 import { assertNewPath, hasChildren, listDir, lookup, scratchFor, storedDraft } from './tree.js';
 import { renamePath, unlinkPath } from './moves.js';
+import { withHistory } from './history.js';
 import { commit, releaseDraft, truncatePath, warnSaveFailed } from './save-points.js';
 
 const O_ACCMODE = 0o3;
@@ -313,7 +314,7 @@ export function createOps(ctx: MountContext): FuseOps {
     symlink: (_target, path, cb) => run('symlink', path, cb, () => refuse('symbolic links')),
     mknod: (path, _mode, _dev, cb) => run('mknod', path, cb, () => refuse('device and special files')),
   };
-  return ops;
+  return withHistory(ctx, ops);
 
   /** The path an op through a handle (fchmod, futimens…) means: null once the file was unlinked. */
   function handlePath(path: string | null, fh: number): string | null {

@@ -16,6 +16,7 @@ export {
   REQUEST_BODY_SCHEMAS,
   assertEntryName,
   assertMemoryPath,
+  HISTORY_ROOT,
   assertScopeId,
   decodeUtf8,
   parseIdempotencyKey,
@@ -60,7 +61,7 @@ export type { ConsoleSession, ConsoleSessions } from './service/console-sessions
 export type { SessionHooks } from './service/sessions.js';
 export { mountAccess } from './service/mounts.js';
 export type { Mounter, MountAccess, MountReader, MountRequest, MountService } from './service/mounts.js';
-export type { DirectoryListing, WriteResult } from './storage/port.js';
+export type { DirectoryListing, HistoryListing, MetaAsOf, PathVersion, WriteResult } from './storage/port.js';
 export type {
   Checkpoint,
   CheckpointReference,

@@ -121,6 +121,7 @@ export const Session = z
         description: z.string(),
         mount_path: z.string(),
         host_path: z.string(),
+        as_of: nullableTimestamp.describe('A point-in-time mount: the store as it was at this instant, read-only. null: the live store.'),
       }),
     ),
     system_prompt: z.string(),

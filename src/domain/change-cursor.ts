@@ -1,5 +1,5 @@
 /**
- * @module The change feed's cursor: a place in one store's commit order (schema invariant 14),
+ * @module The change feed's cursor: a place in one store's commit order (schema invariant 15),
  * opaque to clients. `c1.` names the format, so a later one (a fork's, a shard's) can sit beside
  * it; the rest is base64url of the commit number. `c1.MA` (0) is the place before the first version.
  */

@@ -135,6 +135,8 @@ export interface SessionResource {
   slug: string;
   mountPath: string;
   hostPath: string;
+  /** A point-in-time mount: the store as it was at this instant (RFC 3339), read-only. Absent: the live store. */
+  asOf?: string | null;
 }
 
 export interface Session {

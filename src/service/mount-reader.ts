@@ -1,11 +1,24 @@
-/** @module The per-store reader the service hands a mount (MountReader in service/mounts.ts): storage's point lookups for one store. */
+/**
+ * @module The per-store reader the service hands a mount (MountReader in service/mounts.ts):
+ * storage's point lookups for one store, live or as it was at an instant (a point-in-time mount).
+ */
+import { MnemoError } from '../domain/errors.js';
 import type { MountReader } from './mounts.js';
 import type { Storage } from '../storage/port.js';
 
 // Each call asks storage at call time (no bound methods), so a test that counts storage queries sees them.
-export function createMountReader(storage: Storage, storeId: string): MountReader {
+export function createMountReader(storage: Storage, storeId: string, asOf?: string): MountReader {
+  const history = {
+    pathVersions: (path: string, limit: number) => storage.listPathVersions(storeId, path, limit),
+    pathVersion: (path: string, n: number) => storage.getPathVersion(storeId, path, n),
+    pathVersionBytes: (path: string, n: number) => storage.getPathVersionBytes(storeId, path, n),
+    historyDirectory: (dir: string, limit: number) => storage.listHistoryDirectory(storeId, dir, limit),
+    hasHistoryUnder: (dir: string) => storage.hasHistoryUnder(storeId, dir),
+  };
+  if (asOf !== undefined) return pointInTime(storage, storeId, asOf, history);
   return {
     storeId,
+    asOf: null,
     store: () => storage.getStoreById(storeId),
     meta: (path) => storage.getMemoryMetaByPath(storeId, path),
     bytes: (path) => storage.getMemoryBytesByPath(storeId, path),
@@ -15,5 +28,35 @@ export function createMountReader(storage: Storage, storeId: string): MountReade
     changeMark: () => storage.changeMark(),
     ownWriteMark: () => storage.ownWriteMark(),
     nextExpiry: (after) => storage.nextExpiry(storeId, after),
+    ...history,
+  };
+}
+
+/**
+ * The store at `asOf`: each memory's latest version created at or before it, not deleted. The past
+ * does not change, so its marks never move and the mount keeps every answer (fs/storage-view.ts);
+ * only a redaction can take bytes away, and a read after one finds none.
+ */
+function pointInTime(storage: Storage, storeId: string, asOf: string, history: Pick<MountReader, 'pathVersions' | 'pathVersion' | 'pathVersionBytes' | 'historyDirectory' | 'hasHistoryUnder'>): MountReader {
+  const limit = Number.MAX_SAFE_INTEGER;
+  return {
+    storeId,
+    asOf,
+    store: () => storage.getStoreById(storeId),
+    meta: (path) => storage.getMemoryMetaAsOf(storeId, path, asOf),
+    bytes: async (path) => {
+      const m = await storage.getMemoryBytesAsOf(storeId, path, asOf);
+      if (m) return m;
+      if (await storage.getMemoryMetaAsOf(storeId, path, asOf)) throw new MnemoError('forbidden', `the version of ${path} at ${asOf} was redacted`);
+      return null;
+    },
+    // A point-in-time mount reads files by path only (it has no drafts to refresh).
+    memory: () => Promise.resolve(null),
+    hasMemoriesUnder: (dir) => storage.hasMemoriesUnderAsOf(storeId, dir, asOf),
+    listDirectory: (dir, max) => storage.listDirectoryAsOf(storeId, dir, asOf, max ?? limit),
+    changeMark: () => 0,
+    ownWriteMark: () => 0,
+    nextExpiry: () => Promise.resolve(null),
+    ...history,
   };
 }

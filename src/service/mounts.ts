@@ -5,7 +5,7 @@
  */
 import type { Durability } from './durability.js';
 import type { IdGenerator } from './ids.js';
-import type { DirectoryListing, WriteResult } from '../storage/port.js';
+import type { DirectoryListing, HistoryListing, PathVersion, WriteResult } from '../storage/port.js';
 import type { Actor, Caller, KeptAttrs, Memory, MemoryMeta, MemoryWrite, Store } from '../domain/types.js';
 
 export interface MountRequest {
@@ -18,6 +18,8 @@ export interface MountRequest {
   actor: Actor;
   /** The service the mount writes through and reads its store from. */
   service: MountService;
+  /** A point-in-time mount: the store as it was at this instant (read-only, readOnly is true). */
+  asOf?: string;
 }
 
 /**
@@ -38,7 +40,8 @@ export interface MountService {
   readonly durability: Pick<Durability, 'sync'>;
   clock(): string;
   readonly ids: IdGenerator;
-  mountReader(storeId: string): MountReader;
+  /** The store's reader; with `asOf`, the store as it was at that instant (it never changes). */
+  mountReader(storeId: string, asOf?: string): MountReader;
 }
 
 /**
@@ -65,6 +68,18 @@ export interface MountReader {
   ownWriteMark(): number;
   /** The store's earliest expiry after `after`, or null. */
   nextExpiry(after: string): Promise<string | null>;
+  /** Set for a point-in-time reader: reading a memory whose version then was redacted since throws forbidden. */
+  readonly asOf: string | null;
+  /** History (`.history` in the mount): a path's unredacted versions, oldest first, at most `limit`. */
+  pathVersions(path: string, limit: number): Promise<PathVersion[]>;
+  /** Version `number` of `path` (no bytes), or null. */
+  pathVersion(path: string, number: number): Promise<PathVersion | null>;
+  /** Version `number` of `path` with its bytes, or null. */
+  pathVersionBytes(path: string, number: number): Promise<(PathVersion & { bytes: Buffer }) | null>;
+  /** Child names below `dir` over every path that ever held a memory, at most `limit`. */
+  historyDirectory(dir: string, limit: number): Promise<HistoryListing>;
+  /** True if some path strictly below `dir` ever held a memory. */
+  hasHistoryUnder(dir: string): Promise<boolean>;
 }
 
 /** What a mount may do now: the one rule for archived and deleted stores, for sessions and the FUSE face. */

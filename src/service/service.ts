@@ -132,7 +132,7 @@ export function createService({
       check: async (): Promise<string[]> => [...(await storage.integrityCheck()).map((p) => `sqlite: ${p}`), ...(await storage.domainCheck())],
     },
     /** One store's reads for a mount (src/service/mount-reader.ts): handed to the mounter with each mount. */
-    mountReader: (storeId: string): MountReader => createMountReader(storage, storeId),
+    mountReader: (storeId: string, asOf?: string): MountReader => createMountReader(storage, storeId, asOf),
     /** When writes reach the disk: `sync()` for a mount's fsync(), `stop()` at shutdown before the storage closes. */
     durability,
     async searchMemories(...args: Parameters<typeof search>): ReturnType<typeof search> {

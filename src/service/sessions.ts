@@ -14,7 +14,7 @@ import { removeSessionDirs, sweepSessionDirs } from './mount-dirs.js';
 import { slugify } from '../domain/paths.js';
 import type { Storage } from '../storage/port.js';
 import type { Caller, Page, Session, SessionResource, Store } from '../domain/types.js';
-import type { SessionRequest } from '../validate/index.js';
+import { assertPast, type SessionRequest } from '../validate/index.js';
 import type { ReceiptHooks } from './idempotency.js';
 
 export const AGENT_MOUNT_ROOT = '/mnt/memory';
@@ -60,7 +60,8 @@ export function createSessions({ storage, getStore, ids, clock, limits, local, m
       const access = mountAccess(await storage.getStoreById(r.storeId), r.access === 'read_only');
       if (access === 'gone') continue;
       if (!mountService) throw new MnemoError('internal', 'this storage cannot serve mounts yet');
-      await mounter.mount({ storeId: r.storeId, hostPath: r.hostPath, readOnly: access !== 'writable', actor, service: mountService });
+      const asOf = r.asOf ?? null;
+      await mounter.mount({ storeId: r.storeId, hostPath: r.hostPath, readOnly: asOf !== null || access !== 'writable', actor, service: mountService, ...(asOf === null ? {} : { asOf }) });
     }
   }
 
@@ -75,9 +76,12 @@ export function createSessions({ storage, getStore, ids, clock, limits, local, m
       const id = ids('session');
       const taken = new Set<string>();
       const resources: SessionResource[] = [];
-      for (const r of req.resources) {
+      const now = clock();
+      for (const [i, r] of req.resources.entries()) {
+        if (r.asOf !== null) assertPast(r.asOf, now, `resources.${i}.as_of`);
         const store = await getStore(caller, r.storeId);
-        if (store.archivedAt) {
+        // A point-in-time mount reads history, which an archived store keeps.
+        if (store.archivedAt && r.asOf === null) {
           throw new MnemoError('archived', `memory store ${store.id} is archived and cannot be attached to a new session`);
         }
         const slug = uniqueSlug(slugify(store.name), taken);
@@ -91,6 +95,7 @@ export function createSessions({ storage, getStore, ids, clock, limits, local, m
           slug,
           mountPath: `${AGENT_MOUNT_ROOT}/${slug}`,
           hostPath: join(mountRoot, id, slug),
+          ...(r.asOf === null ? {} : { asOf: r.asOf }),
         });
       }
       assertMayMount(caller, req.resources);
@@ -99,7 +104,7 @@ export function createSessions({ storage, getStore, ids, clock, limits, local, m
         workspaceId: caller.workspaceId,
         status: 'active',
         resources,
-        createdAt: clock(),
+        createdAt: now,
         endedAt: null,
       };
       await storage.atomic(async (tx) => {
@@ -194,14 +199,15 @@ export function foldLine(text: string): string {
  */
 export function systemPrompt(session: Session): string {
   const lines = session.resources.map((r) => {
-    const parts = [`- ${r.mountPath} (${r.access}): ${foldLine(r.name)}`];
+    const snapshot = r.asOf ? `, a snapshot of the store as it was at ${r.asOf}` : '';
+    const parts = [`- ${r.mountPath} (${r.access}${snapshot}): ${foldLine(r.name)}`];
     if (r.description) parts.push(`: ${foldLine(r.description)}`);
     if (r.instructions) parts.push(` Instructions: ${foldLine(r.instructions)}`);
     return parts.join('');
   });
   return [
     'Memory stores are mounted as directories; read and write them with ordinary file tools.',
-    'Every save is kept as a version. read_only mounts refuse writes.',
+    'Every save is kept as a version; each mount shows every path\'s versions under its hidden .history directory (cat .history/<path>/v1). read_only mounts refuse writes.',
     ...lines,
   ].join('\n');
 }

@@ -11,6 +11,7 @@ import { assertContent, assertMemoryPath, checked, parseExpiry, parseSha256 } fr
 import { parseObject } from './object.js';
 import { assertDescription, assertLabel, assertMetadata, assertMetadataKey, assertMetadataValue, assertStoreName } from './store.js';
 import { assertWellFormed, charCount } from './text.js';
+import { parseTimestamp } from './timestamps.js';
 
 /**
  * A JSON object of `value`s (or null, or absent), kept as parsed. z.record copies keys by
@@ -143,13 +144,15 @@ export const sessionCreateSchema = z.strictObject({
       memory_store_id: z.string(),
       access: z.enum(['read_write', 'read_only']).nullish(),
       instructions: z.string().nullish(),
+      as_of: z.string().nullish(),
     }),
   ),
   metadata: z.record(z.string(), z.string()).nullish(),
 });
 
 export interface SessionRequest {
-  resources: { storeId: string; access: Access; instructions: string | null }[];
+  /** asOf: a point-in-time mount of the store as it was then (canonical RFC 3339), always read-only. */
+  resources: { storeId: string; access: Access; instructions: string | null; asOf: string | null }[];
 }
 
 export function parseSessionCreate(body: unknown): SessionRequest {
@@ -169,7 +172,10 @@ export function parseSessionCreate(body: unknown): SessionRequest {
         fail(`resources.${i}.instructions`, `must be at most ${LIMITS.instructions} characters`);
       }
     }
-    return { storeId: r.memory_store_id, access: r.access ?? 'read_write', instructions };
+    const asOf = r.as_of == null ? null : parseTimestamp(r.as_of, `resources.${i}.as_of`);
+    // A snapshot cannot be written: leaving access out means read_only, asking read_write is a mistake.
+    if (asOf !== null && r.access === 'read_write') fail(`resources.${i}.access`, 'a point-in-time mount (as_of) is read_only');
+    return { storeId: r.memory_store_id, access: r.access ?? (asOf === null ? 'read_write' : 'read_only'), instructions, asOf };
   });
   return { resources };
 }

@@ -30,7 +30,7 @@
 export { fail } from './fail.js';
 export { CONTINUITY_LIMITS, LIMITS } from './limits.js';
 export { assertWellFormed, charCount } from './text.js';
-export { parseTimestamp } from './timestamps.js';
+export { assertPast, parseTimestamp } from './timestamps.js';
 export {
   MAX_PATH_BYTES,
   MAX_SEGMENTS,
@@ -41,6 +41,7 @@ export {
   assertAttrs,
   assertMemoryInput,
   assertMemoryPath,
+  HISTORY_ROOT,
   assertPathPrefix,
   checked,
   decodeUtf8,

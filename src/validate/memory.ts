@@ -19,6 +19,9 @@ export const MAX_SEGMENTS = 20;
 const FORBIDDEN = /[\p{Cc}\p{Cf}\p{Cs}\u2028\u2029]/u;
 
 /** Returns the path unchanged if it is a valid memory path, otherwise throws `invalid_path`/`path_too_long`. */
+/** The reserved prefix: a mount's read-only history directory (fs/history.ts); no memory lives at or below it. */
+export const HISTORY_ROOT = '/.history';
+
 export function assertMemoryPath(path: unknown, field = 'path'): string {
   if (typeof path !== 'string') throw new MnemoError('invalid_path', `${field} must be a string`, { field });
   if (!path.startsWith('/')) throw new MnemoError('invalid_path', `${field} must start with "/"`, { field });
@@ -32,6 +35,9 @@ export function assertMemoryPath(path: unknown, field = 'path'): string {
   }
   if (path.normalize('NFC') !== path) {
     throw new MnemoError('invalid_path', `${field} must be in Unicode Normalization Form C`, { field });
+  }
+  if (path === HISTORY_ROOT || path.startsWith(HISTORY_ROOT + '/')) {
+    throw new MnemoError('invalid_path', `${field} is under ${HISTORY_ROOT}, a reserved prefix: every mount shows the store's history there`, { field });
   }
   const segs = path.slice(1).split('/');
   if (segs.length > MAX_SEGMENTS) {

@@ -18,3 +18,12 @@ function fieldsInRange(m: RegExpExecArray): boolean {
   const daysInMonth = new Date(Date.UTC(y, mo, 0)).getUTCDate();
   return mo >= 1 && mo <= 12 && d >= 1 && d <= daysInMonth && h <= 23 && mi <= 59 && s <= 59 && oh <= 23 && om <= 59;
 }
+
+/**
+ * A point-in-time mount's instant must have passed: the mount keeps what it read for good, and the
+ * store at a later instant is still being written. Both are canonical RFC 3339 (they compare as text).
+ */
+export function assertPast(at: string, now: string, field: string): string {
+  if (at > now) fail(field, `must not be in the future (it is ${now} now)`);
+  return at;
+}

@@ -22,6 +22,7 @@ interface WireResource {
   description: string;
   mount_path: string;
   host_path: string;
+  as_of: string | null;
 }
 interface WireSession {
   type: 'session';
@@ -117,6 +118,7 @@ describe.skipIf(!fuseAvailable)('sessions', () => {
         description: 'What the user likes',
         mount_path: '/mnt/memory/user-preferences',
         host_path: `${server.dataDir}/mnt/${s.id}/user-preferences`,
+        as_of: null,
       },
       {
         type: 'memory_store',
@@ -127,6 +129,7 @@ describe.skipIf(!fuseAvailable)('sessions', () => {
         description: '',
         mount_path: '/mnt/memory/user-preferences-2',
         host_path: `${server.dataDir}/mnt/${s.id}/user-preferences-2`,
+        as_of: null,
       },
     ]);
     expect(s.system_prompt).toContain('/mnt/memory/user-preferences (read_write): User Preferences: What the user likes Instructions: Check before answering.');

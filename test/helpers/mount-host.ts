@@ -60,7 +60,7 @@ for (const spec of values.also!) {
 }
 process.stdout.write(JSON.stringify({ ready: true, storeId, sessionId, apiKeyId: key.id }) + '\n');
 
-type Command = { id: number; op: string; path?: string; content?: string; to?: string; ttlSeconds?: number; ms?: number };
+type Command = { id: number; op: string; path?: string; content?: string; to?: string; ttlSeconds?: number; ms?: number; versionId?: string; asOf?: string };
 
 async function byPath(path: string) {
   const m = await storage.getMemoryByPath(storeId, path);
@@ -84,6 +84,13 @@ async function perform(c: Command): Promise<unknown> {
       return service.deleteMemory(api, storeId, (await byPath(c.path!)).id);
     case 'archive':
       return service.archiveStore(api, storeId);
+    case 'redact':
+      return service.redactVersion(api, storeId, c.versionId!);
+    case 'mountAsOf':
+      // A point-in-time mount of the store at another directory, served by this process (unmounted at SIGTERM).
+      return mounter.mount({ storeId, hostPath: c.path!, readOnly: true, actor: { type: 'session_actor', sessionId: 'sesn_asof' }, service, asOf: c.asOf! });
+    case 'unmount':
+      return mounter.unmount(c.path!);
     case 'advanceClock':
       if (!clock) throw new Error('advanceClock needs --movable-clock');
       clockOffsetMs += c.ms!;

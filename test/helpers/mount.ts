@@ -26,7 +26,7 @@ export interface MountHost {
   storeId: string;
   sessionId: string;
   pid: number;
-  /** An API-side service call in the host (create, update, rename, delete, archive, deleteStore, memory, advanceClock). */
+  /** An API-side service call in the host (create, update, rename, delete, archive, deleteStore, memory, advanceClock, redact, mountAsOf, unmount). */
   call<T = unknown>(op: string, args?: Record<string, unknown>): Promise<T>;
   /** Every version of the store, oldest first. */
   versions(): Promise<MemoryVersion[]>;

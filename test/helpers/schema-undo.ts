@@ -3,7 +3,35 @@
  * for the tests that migrate an older file: the columns, index and triggers it added go, and the
  * append-only trigger is the one migration 1 made.
  */
-export const UNDO_MIGRATION_9 = `
+/** Back to before migration 11 (history by path): its indexes and column go, the append-only trigger is migration 9's. */
+export const UNDO_MIGRATION_11 = `
+DROP INDEX versions_by_path;
+DROP INDEX versions_by_memory_time;
+DROP TRIGGER versions_append_only_update;
+ALTER TABLE versions DROP COLUMN path_seq;
+CREATE TRIGGER versions_append_only_update BEFORE UPDATE ON versions
+WHEN NOT (
+  OLD.redacted_at IS NULL AND NEW.redacted_at IS NOT NULL
+  AND NEW.redacted_by_type IS NOT NULL AND NEW.redacted_by_id IS NOT NULL
+  AND NEW.path IS NULL AND NEW.content IS NULL
+  AND NEW.content_sha256 IS NULL AND NEW.content_size_bytes IS NULL
+  AND NEW.seq = OLD.seq AND NEW.id = OLD.id AND NEW.store_id = OLD.store_id
+  AND NEW.memory_id = OLD.memory_id AND NEW.operation = OLD.operation
+  AND NEW.created_at = OLD.created_at
+  AND NEW.actor_type = OLD.actor_type AND NEW.actor_id = OLD.actor_id
+  AND NEW.commit_seq = OLD.commit_seq
+)
+BEGIN
+  SELECT RAISE(ABORT, 'memory versions are append-only: only redaction may change a version');
+END;
+`;
+
+/** Back to before migration 10 (the admin-actions log, issue 16): migration 11 is undone first. */
+export const UNDO_MIGRATION_10 = UNDO_MIGRATION_11 + `DROP TABLE admin_actions;
+`;
+
+/** Back to before migration 9 from today's schema (migrations 11 and 10 are undone first). */
+export const UNDO_MIGRATION_9 = UNDO_MIGRATION_10 + `
 DROP TRIGGER versions_commit_order;
 DROP INDEX idempotency_receipts_by_version;
 DROP TRIGGER checkpoint_version_refs_insert;
@@ -36,6 +64,3 @@ BEGIN
   SELECT RAISE(ABORT, 'memory versions are append-only: only redaction may change a version');
 END;
 `;
-
-/** SQL that takes a database file back to before migration 10 (the admin-actions log, issue 16). */
-export const UNDO_MIGRATION_10 = `DROP TABLE admin_actions;`;

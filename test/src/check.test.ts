@@ -117,4 +117,19 @@ describe('backup and restore', () => {
     expect(res.code).toBe(1);
     expect(res.stderr).toMatch(/refusing to restore/);
   });
+
+  it("reports versions that share a number at their path, or have none (the mount's .history)", async () => {
+    const { core, memory } = await populated();
+    core.close();
+    const db = new Database(core.file);
+    // Plain SQL past the append-only trigger: what a hand edit could do.
+    db.exec('DROP TRIGGER versions_append_only_update');
+    db.prepare('UPDATE versions SET path_seq = 1 WHERE memory_id = ?').run(memory.id);
+    db.prepare("UPDATE versions SET path_seq = NULL WHERE path = '/c.md'").run();
+    db.close();
+    const res = await runCli(['check', '--data-dir', core.dir]);
+    expect(res.code).toBe(1);
+    expect(res.stdout).toContain('2 versions at "/a/b.md" share number 1 (.history)');
+    expect(res.stdout).toContain('1 version(s) at "/c.md" have no number at their path (.history)');
+  });
 });

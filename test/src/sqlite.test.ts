@@ -11,7 +11,8 @@ import { SCHEMA_VERSION } from '../../src/storage/sqlite/schema/migrations.js';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 import { openCore, versionQuery, type Core } from '../helpers/core.js';
 import { tmpDir } from '../helpers/tmp.js';
-import { UNDO_MIGRATION_10, UNDO_MIGRATION_9 } from '../helpers/schema-undo.js';
+import { UNDO_MIGRATION_11, UNDO_MIGRATION_9 } from '../helpers/schema-undo.js';
+import { HISTORY_SQL } from '../../src/storage/sqlite/history.js';
 import { runStorageSuite } from './storage.suite.js';
 
 describe('sqlite storage', () => {
@@ -90,7 +91,6 @@ describe('sqlite migrations', () => {
     first.close();
     // Back to schema 7 by hand: the columns and index as migration 7 left them, and no later table.
     withRaw(join(dir, 'mnemo.db'), (raw) => {
-      raw.exec(UNDO_MIGRATION_10);
       raw.exec(UNDO_MIGRATION_9);
       raw.exec(`DROP INDEX memories_meta_by_path;
         ALTER TABLE memories DROP COLUMN atime_us; ALTER TABLE memories DROP COLUMN mtime_us; ALTER TABLE memories DROP COLUMN ctime_us;
@@ -111,6 +111,42 @@ describe('sqlite migrations', () => {
       raw.prepare("EXPLAIN QUERY PLAN SELECT path, mode, atime_us, mtime_us, ctime_us, uid, gid FROM memories INDEXED BY memories_meta_by_path WHERE store_id = ? AND path = ?").all('s', '/a.md'),
     ) as { detail: string }[];
     expect(plan.map((p) => p.detail).join('\n')).toContain('COVERING INDEX memories_meta_by_path');
+  });
+
+  it('every history statement (.history, point-in-time mounts) is an index search, never a scan of the versions', async () => {
+    const file = join(tmpDir(), 'mnemo.db');
+    await openSqliteStorage(file).close();
+    const plans = withRaw(file, (raw) =>
+      Object.entries(HISTORY_SQL).map(([name, sql]) => {
+        const params = Array.from({ length: (sql.match(/\?/g) ?? []).length }, () => 'x');
+        return [name, (raw.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail).join('; ')] as const;
+      }),
+    );
+    for (const [name, plan] of plans) {
+      expect(plan, name).toMatch(/^SEARCH versions USING (COVERING )?INDEX/);
+      expect(plan, name).not.toMatch(/SCAN versions/);
+    }
+  });
+
+  it('a file from before migration 11 numbers its versions per path in commit order', async () => {
+    const dir = tmpDir();
+    const first = await openCore({ dir });
+    const store = await first.service.createStore(first.caller, { name: 'old', description: '', metadata: {} });
+    const a = await first.service.createMemory(first.caller, store.id, { path: '/a.md', content: '1' });
+    await first.service.updateMemory(first.caller, store.id, a.id, { content: '2' });
+    await first.service.createMemory(first.caller, store.id, { path: '/b.md', content: '1' });
+    await first.service.updateMemory(first.caller, store.id, a.id, { path: '/b2.md' });
+    first.close();
+    withRaw(join(dir, 'mnemo.db'), (raw) => raw.exec(`${UNDO_MIGRATION_11} PRAGMA user_version = 10;`));
+    const storage = openSqliteStorage(join(dir, 'mnemo.db'));
+    try {
+      expect(storage.readPragma('user_version')).toBe(SCHEMA_VERSION);
+      expect((await storage.listPathVersions(store.id, '/a.md', 10)).map((v) => v.number)).toEqual([1, 2]);
+      expect((await storage.listPathVersions(store.id, '/b2.md', 10)).map((v) => v.number)).toEqual([1]);
+      expect(await storage.integrityCheck()).toEqual([]);
+    } finally {
+      await storage.close();
+    }
   });
 
   it('an empty file at user_version 0 is migrated', async () => {

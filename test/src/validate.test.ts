@@ -467,11 +467,28 @@ describe('request bodies', () => {
 
   it('a session resource defaults to read_write, refuses a repeated store and caps instructions at 4,096 characters', () => {
     const one = (extra: object) => ({ resources: [{ type: 'memory_store', memory_store_id: 'memstore_a', ...extra }] });
-    expect(parseSessionCreate(one({})).resources[0]).toEqual({ storeId: 'memstore_a', access: 'read_write', instructions: null });
+    expect(parseSessionCreate(one({})).resources[0]).toEqual({ storeId: 'memstore_a', access: 'read_write', instructions: null, asOf: null });
     expect(parseSessionCreate(one({ instructions: 'i'.repeat(4096) })).resources[0]?.instructions).toHaveLength(4096);
     expect(codeOf(() => parseSessionCreate(one({ instructions: 'i'.repeat(4097) })))).toBe('invalid_request');
     const twice = { resources: [0, 1].map(() => ({ type: 'memory_store', memory_store_id: 'memstore_a' })) };
     expect(codeOf(() => parseSessionCreate(twice))).toBe('invalid_request');
+  });
+
+  it('a session resource with as_of is read_only unless asked read_write, which is refused, and as_of must be RFC 3339', () => {
+    const one = (extra: object) => ({ resources: [{ type: 'memory_store', memory_store_id: 'memstore_a', ...extra }] });
+    expect(parseSessionCreate(one({ as_of: '2026-03-01T10:00:00+01:00' })).resources[0]).toMatchObject({ access: 'read_only', asOf: '2026-03-01T09:00:00.000Z' });
+    expect(parseSessionCreate(one({ as_of: '2026-03-01T10:00:00Z', access: 'read_only' })).resources[0]?.access).toBe('read_only');
+    expect(codeOf(() => parseSessionCreate(one({ as_of: '2026-03-01T10:00:00Z', access: 'read_write' })))).toBe('invalid_request');
+    expect(codeOf(() => parseSessionCreate(one({ as_of: 'yesterday' })))).toBe('invalid_request');
+  });
+});
+
+describe('the reserved prefix', () => {
+  it('no memory path lies at or under /.history, where every mount shows the history', () => {
+    expect(codeOf(() => assertMemoryPath('/.history'))).toBe('invalid_path');
+    expect(codeOf(() => assertMemoryPath('/.history/notes/a.md'))).toBe('invalid_path');
+    expect(assertMemoryPath('/.historyx/a.md')).toBe('/.historyx/a.md');
+    expect(assertMemoryPath('/notes/.history/a.md')).toBe('/notes/.history/a.md');
   });
 });
 

@@ -1,6 +1,6 @@
 /**
  * @module The history role (issue 15): a store's versions in commit order (the change feed) and a
- * version's predecessor (diffs). Commit order is schema invariant 14: a number per store taken
+ * version's predecessor (diffs). Commit order is schema invariant 15: a number per store taken
  * under the store's row lock in the write's own transaction, so a page read after any commit is a
  * prefix of every later read, on one host or many.
  */
@@ -19,7 +19,7 @@ export interface FeedStorage {
   /**
    * One bounded prune batch, one transaction: looks at the versions after commit number `w.after`
    * (at most `w.scan` of them) and prunes at most `w.max` that the rules let go and nothing holds
-   * (schema invariant 15), each recorded with a tombstone in the feed. `scannedTo`: the commit
+   * (schema invariant 16), each recorded with a tombstone in the feed. `scannedTo`: the commit
    * number to continue after (null: the window was empty, the store's history was seen to its end).
    */
   pruneVersions(storeId: string, w: PruneWindow): Promise<{ pruned: number; scannedTo: number | null }>;

@@ -16,6 +16,7 @@
 import type { AuditStorage } from './audit.js';
 import type { CheckpointStorage } from './checkpoints.js';
 import type { FeedStorage } from './feed.js';
+import type { HistoryStorage } from './history.js';
 import type { KeyStorage } from './keys.js';
 import type { MaintenanceStorage } from './maintenance.js';
 import type { MemoryStorage } from './memories.js';
@@ -29,6 +30,7 @@ import type { TransactionStorage } from './transactions.js';
 export type { AuditStorage } from './audit.js';
 export type { CheckpointStorage, InsertCheckpointInput, ReferencedMemory } from './checkpoints.js';
 export type { FeedStorage, PruneWindow } from './feed.js';
+export type { HistoryListing, HistoryStorage, MetaAsOf, PathVersion } from './history.js';
 export type { KeyStorage } from './keys.js';
 export type { MaintenanceStorage } from './maintenance.js';
 export type {
@@ -57,6 +59,7 @@ export interface Storage
     MemoryStorage,
     FeedStorage,
     MountViewStorage,
+    HistoryStorage,
     SessionStorage,
     ReceiptStorage,
     CheckpointStorage,

@@ -1,7 +1,7 @@
 /**
  * @module The domain's invariants checked against the database (`mnemo check`): every memory's head
  * version, stored bytes and paths, overlap-free live paths, and receipts that point at real versions
- * and hold no text of a redacted one.
+ * and hold no text of a redacted one, and each version's own number at its path (`.history`).
  */
 import { byteLength, MAX_CONTENT_BYTES, sha256Hex } from '../../domain/content.js';
 import { ancestors } from '../../domain/paths.js';
@@ -21,6 +21,11 @@ export function createCheckStatements(db: Db): Pick<SyncReads, 'domainCheck' | '
     memories: db.prepare('SELECT * FROM memories ORDER BY store_id, path'),
     version: db.prepare('SELECT * FROM versions WHERE id = ?'),
     versionPaths: db.prepare('SELECT id, path FROM versions WHERE path IS NOT NULL'),
+    // Invariant 18 (sqlite/schema/history.ts): each version at a path has its own number there.
+    pathNumbers: db.prepare(
+      `SELECT store_id, path, path_seq, count(*) AS n FROM versions WHERE path IS NOT NULL
+       GROUP BY store_id, path, path_seq HAVING path_seq IS NULL OR count(*) > 1`,
+    ),
     orphanMemories: db.prepare('SELECT id, store_id FROM memories WHERE store_id NOT IN (SELECT id FROM stores)'),
     receipts: db.prepare(
       `SELECT r.workspace_id, r.route, r.idem_key, r.body, r.store_id, r.version_id,
@@ -52,6 +57,11 @@ export function createCheckStatements(db: Db): Pick<SyncReads, 'domainCheck' | '
       checkUsage(report);
       for (const r of q.versionPaths.iterate() as Iterable<{ id: string; path: string }>) {
         if (!validPath(r.path)) report(`version ${r.id}: stored path ${JSON.stringify(r.path)} is not a valid memory path`);
+      }
+      for (const r of q.pathNumbers.iterate() as Iterable<{ store_id: string; path: string; path_seq: number | null; n: number }>) {
+        report(r.path_seq === null
+          ? `store ${r.store_id}: ${r.n} version(s) at ${JSON.stringify(r.path)} have no number at their path (.history)`
+          : `store ${r.store_id}: ${r.n} versions at ${JSON.stringify(r.path)} share number ${r.path_seq} (.history)`);
       }
       for (const r of q.orphanMemories.all() as { id: string; store_id: string }[]) {
         report(`memory ${r.id}: its store ${r.store_id} does not exist`);

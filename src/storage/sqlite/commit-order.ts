@@ -1,9 +1,10 @@
 /**
  * @module The one place a version row is appended (memory writes, the expiry purge, the bulk
  * import): each takes its store's next commit number in the write's own transaction (schema
- * invariant 14, sqlite/schema/feed.ts). A PostgreSQL adapter does the same with
+ * invariant 15, sqlite/schema/feed.ts). A PostgreSQL adapter does the same with
  * `UPDATE stores SET commit_seq = commit_seq + 1 WHERE id = $1 RETURNING commit_seq`, whose row
- * lock orders concurrent writers of one store by commit.
+ * lock orders concurrent writers of one store by commit. Each version also takes its number at its
+ * path (`path_seq`, sqlite/schema/history.ts) from the same transaction.
  */
 import type { Db } from './tx.js';
 
@@ -29,12 +30,13 @@ export function createVersionAppend(db: Db): (row: VersionRowInput) => void {
     bump: db.prepare('UPDATE stores SET commit_seq = commit_seq + 1 WHERE id = ?'),
     insert: db.prepare(
       `INSERT INTO versions (id, store_id, memory_id, operation, path, content, content_sha256, content_size_bytes,
-                             created_at, actor_type, actor_id, commit_seq)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT commit_seq FROM stores WHERE id = ?))`,
+                             created_at, actor_type, actor_id, commit_seq, path_seq)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT commit_seq FROM stores WHERE id = ?),
+               (SELECT coalesce(max(path_seq), 0) + 1 FROM versions WHERE store_id = ? AND path = ?))`,
     ),
   };
   return (r) => {
     q.bump.run(r.storeId);
-    q.insert.run(r.id, r.storeId, r.memoryId, r.operation, r.path, r.content, r.sha, r.size, r.createdAt, r.actorType, r.actorId, r.storeId);
+    q.insert.run(r.id, r.storeId, r.memoryId, r.operation, r.path, r.content, r.sha, r.size, r.createdAt, r.actorType, r.actorId, r.storeId, r.storeId, r.path);
   };
 }

@@ -20,6 +20,7 @@ import { createKeyStatements } from './keys.js';
 import { createBulkImport, type ImportedWrite } from './bulk.js';
 import { createMemoryStatements } from './memories.js';
 import { createMountViewStatements } from './mount-view.js';
+import { createHistoryStatements } from './history.js';
 import { createReceiptStatements } from './receipts.js';
 import { createSearchStatements, drainSearchBacklog } from './search.js';
 import { createSearchIndex } from './search-index.js';
@@ -117,6 +118,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     ...memoryRows,
     ...versions,
     ...createMountViewStatements(db, children),
+    ...createHistoryStatements(db),
     nextExpiry: changes.nextExpiry,
     ...createSessionStatements(db),
     ...createReceiptStatements(db),

@@ -1,5 +1,5 @@
 /**
- * @module Retention in SQLite (schema invariant 15): prunes a store's old versions in bounded
+ * @module Retention in SQLite (schema invariant 16): prunes a store's old versions in bounded
  * batches. Each batch looks at a window of the store's versions in commit order (so a batch costs
  * the same in a store of any size) and prunes those every rule of the store lets go and nothing
  * holds: a live memory's head, a checkpoint's reference, an idempotency receipt. A prune records

@@ -1,7 +1,7 @@
 /**
  * @module Migration 9 (issue 16): the log of admin actions.
  *
- * Invariant 16: an admin_actions row is written in the same transaction as the action it records
+ * Invariant 17: an admin_actions row is written in the same transaction as the action it records
  * and is never updated or deleted (a trigger refuses both). It names its store without a foreign
  * key, so deleting a store keeps the entry that says who deleted it.
  */

@@ -1,7 +1,7 @@
 /**
  * @module Migration 9 (issue 15): commit order per store, for the change feed.
  *
- * Invariant 14: every version carries `commit_seq`, its place in its store's commit order: 1, 2, 3…
+ * Invariant 15: every version carries `commit_seq`, its place in its store's commit order: 1, 2, 3…
  * with no gaps and no repeats per store (UNIQUE (store_id, commit_seq)). `stores.commit_seq` is the
  * last one handed out. A write transaction takes the next number by bumping the store row
  * (sqlite/commit-order.ts, the one place versions are appended), so the number is taken under the
@@ -13,7 +13,7 @@
  * Existing versions are numbered in insertion (rowid) order, which was their commit order. The
  * append-only trigger is rebuilt so that redaction still cannot move a version's place.
  *
- * Invariant 15 (retention): `stores.retention` (JSON `{maxAgeDays, keepLast}`, NULL: keep every
+ * Invariant 16 (retention): `stores.retention` (JSON `{maxAgeDays, keepLast}`, NULL: keep every
  * version) lets the upkeep prune old versions (sqlite/retention.ts). A prune deletes the version row
  * and records a tombstone in `version_prunes`, which takes the store's next commit number, so the
  * change feed shows the prune at its place; invariant 8 becomes "a version row is deleted only with

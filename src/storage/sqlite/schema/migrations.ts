@@ -8,7 +8,7 @@
  *  4. Every real change (create, content or path change, delete) appends exactly one version row;
  *     a change that changes nothing appends none.
  *  5. Versions are ordered by `seq` (insertion order); lists are newest first. Per store, `commit_seq`
- *     numbers them in commit order with no gaps (invariant 14, sqlite/schema/feed.ts).
+ *     numbers them in commit order with no gaps (invariant 15, sqlite/schema/feed.ts).
  *  6. Deleting a store deletes its memories and versions (ON DELETE CASCADE), nothing else.
  *  7. A version row is never updated except by redaction, which nulls path/content/sha/size and
  *     sets redacted_at/redacted_by exactly once.
@@ -25,6 +25,7 @@ import { MIGRATION_6 } from './limits.js';
 import { MIGRATION_8 } from './attrs.js';
 import { MIGRATION_9 } from './feed.js';
 import { MIGRATION_10 } from './audit.js';
+import { MIGRATION_11 } from './history.js';
 
 export interface Migration {
   version: number;
@@ -206,6 +207,11 @@ CREATE INDEX memories_meta_by_path ON memories
     // Web console (issue 16): the append-only log of admin actions. See sqlite/schema/audit.ts.
     version: 10,
     sql: MIGRATION_10,
+  },
+  {
+    // History by path (issue 15): each version's number at its path, for .history and as_of mounts. See sqlite/schema/history.ts.
+    version: 11,
+    sql: MIGRATION_11,
   },
 ];
 

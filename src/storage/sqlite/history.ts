@@ -1,0 +1,184 @@
+/**
+ * @module SQLite statements for the history role (port/history.ts): a path's versions by their
+ * number there, the names of paths that ever held a memory below a directory (a walk of the
+ * versions_by_path index, one step per name), and the store as it was at an instant (each memory's
+ * latest version created at or before it, by versions_by_memory_time). See sqlite/schema/history.ts.
+ */
+import { subtreeEnd } from '../../domain/paths.js';
+import type { HistoryListing, HistoryStorage, MetaAsOf, PathVersion } from '../port.js';
+import type { Synchronous } from './reads.js';
+import type { Db, Statement } from './tx.js';
+
+interface PathVersionRow {
+  id: string;
+  memory_id: string;
+  operation: string;
+  path_seq: number;
+  content_size_bytes: number | null;
+  created_at: string;
+}
+
+interface AtRow {
+  id: string;
+  memory_id: string;
+  operation: string;
+  path: string | null;
+  content_sha256: string | null;
+  content_size_bytes: number | null;
+  created_at: string;
+  redacted_at: string | null;
+}
+
+const AT_COLUMNS = 'id, memory_id, operation, path, content_sha256, content_size_bytes, created_at, redacted_at';
+
+/** Every statement of the history role (a test checks that each is an index search, never a scan). */
+export const HISTORY_SQL = {
+  pathVersions: 'SELECT id, memory_id, operation, path_seq, content_size_bytes, created_at FROM versions WHERE store_id = ? AND path = ? ORDER BY path_seq LIMIT ?',
+  pathVersionMeta: 'SELECT id, memory_id, operation, path_seq, content_size_bytes, created_at FROM versions WHERE store_id = ? AND path = ? AND path_seq = ?',
+  pathVersion: `SELECT id, memory_id, operation, path_seq, content_size_bytes, created_at, CAST(content AS BLOB) AS bytes
+     FROM versions WHERE store_id = ? AND path = ? AND path_seq = ?`,
+  nextGt: 'SELECT path FROM versions WHERE store_id = ? AND path > ? AND path < ? ORDER BY path LIMIT 1',
+  nextGte: 'SELECT path FROM versions WHERE store_id = ? AND path >= ? AND path < ? ORDER BY path LIMIT 1',
+  // The memories that ever had this path: the one there at that instant is among them (at any
+  // time, since a version redacted since names no path, and a later one may be the only one left).
+  atPath: 'SELECT DISTINCT memory_id FROM versions WHERE store_id = ? AND path = ?',
+  under: 'SELECT DISTINCT memory_id FROM versions WHERE store_id = ? AND path > ? AND path < ?',
+  latestAt: `SELECT ${AT_COLUMNS} FROM versions INDEXED BY versions_by_memory_time
+     WHERE store_id = ? AND memory_id = ? AND created_at <= ? ORDER BY created_at DESC, seq DESC LIMIT 1`,
+  latestKeptAt: `SELECT ${AT_COLUMNS} FROM versions INDEXED BY versions_by_memory_time
+     WHERE store_id = ? AND memory_id = ? AND created_at <= ? AND redacted_at IS NULL ORDER BY created_at DESC, seq DESC LIMIT 1`,
+  firstKeptAfter: `SELECT ${AT_COLUMNS} FROM versions INDEXED BY versions_by_memory_time
+     WHERE store_id = ? AND memory_id = ? AND created_at > ? AND redacted_at IS NULL ORDER BY created_at, seq LIMIT 1`,
+  bytes: 'SELECT CAST(content AS BLOB) AS bytes FROM versions WHERE id = ?',
+} as const;
+
+export function createHistoryStatements(db: Db): Synchronous<HistoryStorage> {
+  const q = Object.fromEntries(Object.entries(HISTORY_SQL).map(([name, sql]) => [name, db.prepare(sql)])) as Record<keyof typeof HISTORY_SQL, Statement>;
+
+  function toPathVersion(r: PathVersionRow): PathVersion {
+    return { versionId: r.id, memoryId: r.memory_id, number: r.path_seq, deleted: r.operation === 'deleted', sizeBytes: r.content_size_bytes ?? 0, createdAt: r.created_at };
+  }
+
+  /** Direct child names of `prefix` over every path that ever held a memory; a name may come twice (file, then directory). */
+  function* everChildren(storeId: string, prefix: string): Generator<{ name: string; dir: boolean }> {
+    const end = subtreeEnd(prefix);
+    let key = prefix;
+    let inclusive = false;
+    for (;;) {
+      const row = (inclusive ? q.nextGte : q.nextGt).get(storeId, key, end) as { path: string } | undefined;
+      if (!row) return;
+      const rest = row.path.slice(prefix.length);
+      const slash = rest.indexOf('/');
+      if (slash < 0) {
+        yield { name: rest, dir: false };
+        [key, inclusive] = [row.path, false];
+      } else {
+        const name = rest.slice(0, slash);
+        yield { name, dir: true };
+        [key, inclusive] = [subtreeEnd(prefix + name + '/'), true];
+      }
+    }
+  }
+
+  /**
+   * Where memory `memoryId` was at `asOf`, or null (not yet created, or deleted). A version redacted
+   * since has lost its path: it stands where the memory's nearest unredacted version was, the last
+   * one before it, else the first one after (a rename in the redacted version itself is not known).
+   */
+  function stateAt(storeId: string, memoryId: string, asOf: string): { row: AtRow; path: string; redacted: boolean } | null {
+    const latest = q.latestAt.get(storeId, memoryId, asOf) as AtRow | undefined;
+    if (!latest || latest.operation === 'deleted') return null;
+    if (latest.redacted_at === null) return { row: latest, path: latest.path!, redacted: false };
+    const before = q.latestKeptAt.get(storeId, memoryId, asOf) as AtRow | undefined;
+    const kept = before ?? (q.firstKeptAfter.get(storeId, memoryId, asOf) as AtRow | undefined);
+    if (!kept) return null;
+    return { row: latest, path: kept.path!, redacted: true };
+  }
+
+  function metaOf(storeId: string, s: { row: AtRow; path: string; redacted: boolean }): MetaAsOf {
+    const r = s.row;
+    return {
+      id: r.memory_id, storeId, path: s.path, contentSha256: r.content_sha256 ?? '', contentSizeBytes: s.redacted ? 0 : (r.content_size_bytes ?? 0),
+      // A redacted version's id names no bytes: a content cache keyed by version id must miss.
+      versionId: s.redacted ? `${r.id}#redacted` : r.id,
+      mode: 0o444, createdAt: r.created_at, updatedAt: r.created_at, expiresAt: null,
+      atimeMs: null, mtimeMs: null, ctimeMs: null, uid: null, gid: null, redacted: s.redacted,
+    };
+  }
+
+  function metaAsOf(storeId: string, path: string, asOf: string): MetaAsOf | null {
+    for (const { memory_id } of q.atPath.iterate(storeId, path) as Iterable<{ memory_id: string }>) {
+      const s = stateAt(storeId, memory_id, asOf);
+      if (s && s.path === path) return metaOf(storeId, s);
+    }
+    return null;
+  }
+
+  function anyUnderAsOf(storeId: string, dir: string, asOf: string): boolean {
+    const prefix = dir === '/' ? '/' : dir + '/';
+    for (const { memory_id } of q.under.iterate(storeId, prefix, subtreeEnd(prefix)) as Iterable<{ memory_id: string }>) {
+      const s = stateAt(storeId, memory_id, asOf);
+      if (s && s.path.startsWith(prefix)) return true;
+    }
+    return false;
+  }
+
+  return {
+    listPathVersions(storeId, path, limit) {
+      return (q.pathVersions.all(storeId, path, limit) as PathVersionRow[]).map(toPathVersion);
+    },
+
+    getPathVersion(storeId, path, number) {
+      const r = q.pathVersionMeta.get(storeId, path, number) as PathVersionRow | undefined;
+      return r ? toPathVersion(r) : null;
+    },
+
+    getPathVersionBytes(storeId, path, number) {
+      const r = q.pathVersion.get(storeId, path, number) as (PathVersionRow & { bytes: Buffer | null }) | undefined;
+      return r ? { ...toPathVersion(r), bytes: r.bytes ?? Buffer.alloc(0) } : null;
+    },
+
+    listHistoryDirectory(storeId, dir, limit): HistoryListing {
+      const prefix = dir === '/' ? '/' : dir + '/';
+      const files: string[] = [];
+      const dirs: string[] = [];
+      for (const child of everChildren(storeId, prefix)) {
+        if (files.length + dirs.length === limit) return { files, dirs, truncated: true };
+        (child.dir ? dirs : files).push(child.name);
+      }
+      return { files, dirs };
+    },
+
+    hasHistoryUnder(storeId, dir) {
+      const prefix = dir === '/' ? '/' : dir + '/';
+      return q.nextGt.get(storeId, prefix, subtreeEnd(prefix)) !== undefined;
+    },
+
+    getMemoryMetaAsOf: metaAsOf,
+
+    getMemoryBytesAsOf(storeId, path, asOf) {
+      const meta = metaAsOf(storeId, path, asOf);
+      if (!meta || meta.redacted) return null;
+      const r = q.bytes.get(meta.versionId) as { bytes: Buffer | null } | undefined;
+      return { ...meta, bytes: r?.bytes ?? Buffer.alloc(0) };
+    },
+
+    listDirectoryAsOf(storeId, dir, asOf, limit) {
+      const prefix = dir === '/' ? '/' : dir + '/';
+      const files: MetaAsOf[] = [];
+      const dirs: string[] = [];
+      for (const child of everChildren(storeId, prefix)) {
+        if (files.length + dirs.length === limit) return { files, dirs, truncated: true };
+        if (child.dir) {
+          if (anyUnderAsOf(storeId, prefix + child.name, asOf)) dirs.push(child.name);
+        } else {
+          const meta = metaAsOf(storeId, prefix + child.name, asOf);
+          if (meta) files.push(meta);
+        }
+      }
+      return { files, dirs };
+    },
+
+    hasMemoriesUnderAsOf: anyUnderAsOf,
+  };
+}

@@ -1,0 +1,129 @@
+/**
+ * Point-in-time sessions over the real server (issue 15, item 2): a resource's `as_of` mounts the
+ * store as it was then, read-only (read_write with it is 400), reported on the resource and in the
+ * system prompt, for archived stores too, and remounted the same way after a restart. The API
+ * refuses memory paths under the reserved /.history/ prefix. Mounts driven by bash children.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sh as shIn } from '../helpers/mount.js';
+import { rawRequest } from '../helpers/sdk.js';
+import { makeTempDir, startServer, type RunningServer } from '../helpers/server.js';
+
+const fuseAvailable = existsSync('/dev/fuse');
+const sh = (script: string) => shIn(script, '/');
+
+interface WireSession {
+  id: string;
+  resources: { host_path: string; access: string; as_of: string | null; mount_path: string }[];
+  system_prompt: string;
+}
+
+const mountedPaths = () =>
+  readFileSync('/proc/mounts', 'utf8')
+    .split('\n')
+    .map((l) => l.split(' '))
+    .filter((f) => f[2]?.startsWith('fuse'))
+    .map((f) => f[1]!);
+
+function api(server: RunningServer) {
+  return async (method: string, path: string, body?: unknown) => {
+    const res = await rawRequest(server.url, method, path, { apiKey: server.adminKey, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    return { status: res.status, body: res.body as Record<string, unknown> };
+  };
+}
+
+/** A store where /a.md was "old" up to the returned instant and "new" after it. */
+async function storeWithTwoTimes(call: ReturnType<typeof api>): Promise<{ storeId: string; asOf: string }> {
+  const store = (await call('POST', '/v1/memory_stores', { name: 'past' })).body as { id: string };
+  const created = (await call('POST', `/v1/memory_stores/${store.id}/memories`, { path: '/a.md', content: 'old\n' })).body as { id: string; updated_at: string };
+  const asOf = created.updated_at;
+  // The next write must carry a later timestamp than asOf: wait out the millisecond (no assertion on time).
+  while (Date.now() <= Date.parse(asOf)) await new Promise((r) => setTimeout(r, 2));
+  expect((await call('POST', `/v1/memory_stores/${store.id}/memories/${created.id}`, { content: 'new\n' })).status).toBe(200);
+  expect((await call('POST', `/v1/memory_stores/${store.id}/memories`, { path: '/b.md', content: 'later\n' })).status).toBe(200);
+  return { storeId: store.id, asOf };
+}
+
+describe.skipIf(!fuseAvailable)('point-in-time sessions', () => {
+  let server: RunningServer;
+  let call: ReturnType<typeof api>;
+  beforeAll(async () => {
+    server = await startServer();
+    call = api(server);
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('a resource with as_of mounts the store as it was then, read-only, and reports as_of and a snapshot line in system_prompt', async () => {
+    const { storeId, asOf } = await storeWithTwoTimes(call);
+    const res = await call('POST', '/v1/sessions', { resources: [{ type: 'memory_store', memory_store_id: storeId, as_of: asOf }] });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const s = res.body as unknown as WireSession;
+    const r = s.resources[0]!;
+    expect(r).toMatchObject({ access: 'read_only', as_of: asOf });
+    expect(s.system_prompt).toContain(`${r.mount_path} (read_only, a snapshot of the store as it was at ${asOf})`);
+    expect((await sh(`cd '${r.host_path}' && ls && cat a.md`)).stdout).toBe('a.md\nold\n');
+    expect((await sh(`echo x > '${r.host_path}/a.md'`)).stderr).toMatch(/Read-only file system/);
+    expect((await sh(`cat '${r.host_path}/.history/a.md/v2'`)).stdout).toBe('new\n');
+    expect((await call('GET', `/v1/sessions/${s.id}`)).body).toMatchObject({ resources: [{ as_of: asOf }] });
+    expect((await call('DELETE', `/v1/sessions/${s.id}`)).status).toBe(200);
+  });
+
+  it('refuses read_write with as_of, a malformed as_of and one in the future (400); a live resource reports as_of null', async () => {
+    const { storeId, asOf } = await storeWithTwoTimes(call);
+    const rw = await call('POST', '/v1/sessions', { resources: [{ type: 'memory_store', memory_store_id: storeId, as_of: asOf, access: 'read_write' }] });
+    expect(rw.status).toBe(400);
+    const bad = await call('POST', '/v1/sessions', { resources: [{ type: 'memory_store', memory_store_id: storeId, as_of: 'last tuesday' }] });
+    expect(bad.status).toBe(400);
+    // The future is still being written: a snapshot of it would not stay true.
+    const future = await call('POST', '/v1/sessions', { resources: [{ type: 'memory_store', memory_store_id: storeId, as_of: '2999-01-01T00:00:00Z' }] });
+    expect(future.status).toBe(400);
+    const live = await call('POST', '/v1/sessions', { resources: [{ type: 'memory_store', memory_store_id: storeId }] });
+    const s = live.body as unknown as WireSession;
+    expect(s.resources[0]).toMatchObject({ access: 'read_write', as_of: null });
+    expect(s.system_prompt).not.toContain('snapshot of the store');
+    expect((await call('DELETE', `/v1/sessions/${s.id}`)).status).toBe(200);
+  });
+
+  it('an archived store can be mounted as of an instant, though not live', async () => {
+    const { storeId, asOf } = await storeWithTwoTimes(call);
+    expect((await call('POST', `/v1/memory_stores/${storeId}/archive`)).status).toBe(200);
+    expect((await call('POST', '/v1/sessions', { resources: [{ type: 'memory_store', memory_store_id: storeId, access: 'read_only' }] })).status).toBe(409);
+    const res = await call('POST', '/v1/sessions', { resources: [{ type: 'memory_store', memory_store_id: storeId, as_of: asOf }] });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const s = res.body as unknown as WireSession;
+    expect((await sh(`cat '${s.resources[0]!.host_path}/a.md'`)).stdout).toBe('old\n');
+    expect((await call('DELETE', `/v1/sessions/${s.id}`)).status).toBe(200);
+  });
+
+  it('the API refuses memory paths under the reserved /.history/ prefix (400)', async () => {
+    const store = (await call('POST', '/v1/memory_stores', { name: 'reserved' })).body as { id: string };
+    const res = await call('POST', `/v1/memory_stores/${store.id}/memories`, { path: '/.history/a.md', content: 'x' });
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(res.body)).toMatch(/reserved/);
+    const m = (await call('POST', `/v1/memory_stores/${store.id}/memories`, { path: '/a.md', content: 'x' })).body as { id: string };
+    expect((await call('POST', `/v1/memory_stores/${store.id}/memories/${m.id}`, { path: '/.history/b.md' })).status).toBe(400);
+  });
+});
+
+describe.skipIf(!fuseAvailable)('point-in-time sessions across a restart', () => {
+  it('a restart remounts an as_of session the same way', async () => {
+    const dataDir = makeTempDir('mnemo-asof-');
+    let server = await startServer({ dataDir });
+    try {
+      const { storeId, asOf } = await storeWithTwoTimes(api(server));
+      const s = (await api(server)('POST', '/v1/sessions', { resources: [{ type: 'memory_store', memory_store_id: storeId, as_of: asOf }] })).body as unknown as WireSession;
+      const dir = s.resources[0]!.host_path;
+      await server.stop();
+      server = await startServer({ dataDir, env: { MNEMO_ADMIN_KEY: server.adminKey } });
+      expect(mountedPaths()).toContain(dir);
+      expect((await sh(`cat '${dir}/a.md'; ls '${dir}'`)).stdout).toBe('old\na.md\n');
+      expect((await sh(`echo x > '${dir}/c.md'`)).stderr).toMatch(/Read-only file system/);
+    } finally {
+      await server.stop();
+      await sh(`rm -rf '${dataDir}'`);
+    }
+  });
+});
