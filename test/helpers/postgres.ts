@@ -1,6 +1,6 @@
 /**
  * @module A fresh PostgreSQL database per test file on the run's cluster (postgres-cluster.ts):
- * `CREATE DATABASE mnemo_t_<random>`, dropped after the file. `pgSkip` says why PG tests skip
+ * `CREATE DATABASE mnemo_t_<random>`, dropped after the file (or the test, for createDatabase). `pgSkip` says why PG tests skip
  * (null: they run; in CI they always run).
  */
 import { randomBytes } from 'node:crypto';
@@ -20,29 +20,28 @@ export function withDatabase(url: string, name: string): string {
   return `${m[1]}/${name}${m[3] ?? ''}`;
 }
 
-/**
- * Makes a database for this test file and returns its URL; dropped (with force: a test that left a
- * pool open must not leave the database behind) when the file ends.
- */
-export async function freshDatabase(): Promise<string> {
+/** Makes a database on the cluster; `drop` removes it (with force: a pool a test left open must not keep it). */
+export async function createDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
   if (!('url' in provided)) throw new Error(`no PostgreSQL: ${provided.skip}`);
   const admin = provided.url;
   const name = `mnemo_t_${randomBytes(6).toString('hex')}`;
-  const c = new pg.Client({ connectionString: admin });
+  await onAdmin(admin, (c) => c.query(`CREATE DATABASE ${name}`));
+  return { url: withDatabase(admin, name), drop: () => onAdmin(admin, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)) };
+}
+
+/** A database for this test file (call it in beforeAll), dropped when the file ends. */
+export async function freshDatabase(): Promise<string> {
+  const db = await createDatabase();
+  afterAll(db.drop);
+  return db.url;
+}
+
+async function onAdmin(url: string, fn: (c: pg.Client) => Promise<unknown>): Promise<void> {
+  const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
-    await c.query(`CREATE DATABASE ${name}`);
+    await fn(c);
   } finally {
     await c.end();
   }
-  afterAll(async () => {
-    const d = new pg.Client({ connectionString: admin });
-    await d.connect();
-    try {
-      await d.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    } finally {
-      await d.end();
-    }
-  });
-  return withDatabase(admin, name);
 }
