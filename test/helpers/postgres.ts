@@ -1,11 +1,11 @@
 /**
  * @module A fresh PostgreSQL database per test file on the run's cluster (postgres-cluster.ts):
- * `CREATE DATABASE mnemo_t_<random>`, dropped after the file (or the test, for createDatabase). `pgSkip` says why PG tests skip
+ * `CREATE DATABASE mnemo_t_<random>`, dropped after the file (databasePerFile) or when the test says (createDatabase). `pgSkip` says why PG tests skip
  * (null: they run; in CI they always run).
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 
 const provided = inject('postgres');
 
@@ -29,11 +29,23 @@ export async function createDatabase(): Promise<{ url: string; drop: () => Promi
   return { url: withDatabase(admin, name), drop: () => onAdmin(admin, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)) };
 }
 
-/** A database for this test file (call it in beforeAll), dropped when the file ends. */
-export async function freshDatabase(): Promise<string> {
-  const db = await createDatabase();
-  afterAll(db.drop);
-  return db.url;
+/**
+ * A database for this test file: call it where tests are collected (a describe body, not a hook);
+ * it makes the database before the file's own beforeAll hooks that come after it, and drops it
+ * after the file. Returns the URL getter.
+ */
+export function databasePerFile(): () => string {
+  let db: { url: string; drop: () => Promise<void> } | null = null;
+  beforeAll(async () => {
+    db = await createDatabase();
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+  return () => {
+    if (!db) throw new Error('the database is made in beforeAll: read its URL in a hook or a test');
+    return db.url;
+  };
 }
 
 async function onAdmin(url: string, fn: (c: pg.Client) => Promise<unknown>): Promise<void> {

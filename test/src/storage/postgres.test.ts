@@ -14,7 +14,7 @@ import type { WriteStamp } from '../../../src/storage/port.js';
 import { openPostgresStorage, type PostgresStorage } from '../../../src/storage/postgres/open.js';
 import { PG_MIGRATIONS, PG_SCHEMA_VERSION, SchemaTooNewError, migrate } from '../../../src/storage/postgres/schema/migrations.js';
 import { codeOf } from '../../helpers/core.js';
-import { createDatabase, freshDatabase, pgSkip } from '../../helpers/postgres.js';
+import { createDatabase, databasePerFile, pgSkip } from '../../helpers/postgres.js';
 
 const T0 = Date.parse('2026-03-01T00:00:00.000Z');
 const memQ = (q: Partial<MemoryListQuery> = {}): MemoryListQuery => ({ pathPrefix: '/', depth: 0, limit: 100, page: null, view: 'basic', ...q });
@@ -25,6 +25,7 @@ const verQ = (q: Partial<VersionListQuery> = {}): VersionListQuery => ({
 const searchQ = (q: Partial<SearchQuery> & { q: string }): SearchQuery => ({ mode: 'fts', pathPrefix: '/', limit: 10, page: null, ...q });
 
 describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgSkip})` : ''}`, () => {
+  const databaseUrl = databasePerFile();
   let url = '';
   /** The adapter's clock: tests move it to expire memories. */
   let clockMs = T0;
@@ -33,7 +34,7 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
   let admin: pg.Pool;
 
   beforeAll(async () => {
-    url = await freshDatabase();
+    url = databaseUrl();
     storage = await openPostgresStorage(url, { clock });
     admin = new pg.Pool({ connectionString: url, max: 2 });
   });
