@@ -276,6 +276,24 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       expect(await storage.domainCheck()).toEqual([]);
     });
 
+    it('after a redaction no table a query can read holds the redacted text (the README says where old bytes stay)', async () => {
+      const { workspace, stamp, addStore, addMemory, now, actor } = await fixture();
+      const s = await addStore();
+      const secret = `secret-${newId('memory')}`;
+      const m = await addMemory(s.id, `/${secret}.md`, `the ${secret} text`);
+      await storage.insertReceipt({
+        workspaceId: workspace.id, apiKeyId: 'k', route: 'POST /v1/memory_stores/{id}/memories', key: newId('memory'), fingerprint: 'f', status: 200,
+        body: JSON.stringify({ path: m.path, content: m.content }), storeId: s.id, versionId: m.versionId, createdAt: now(), expiresAt: now(),
+      });
+      await storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, path: '/public.md', content: 'public' });
+      await storage.redactVersion(s.id, m.versionId, actor, now());
+      const tables = ['memories', 'versions', 'idempotency_receipts', 'memory_expirations', 'checkpoints', 'checkpoint_heads', 'sessions', 'stores'];
+      for (const t of tables) {
+        const hits = await admin.query(`SELECT count(*)::int AS n FROM ${t} x WHERE x::text LIKE $1`, [`%${secret}%`]);
+        expect({ table: t, rows: hits.rows[0].n }).toEqual({ table: t, rows: 0 });
+      }
+    });
+
     it('content with NUL, which PostgreSQL text cannot hold, is refused as invalid_request', async () => {
       const { addStore, addMemory } = await fixture();
       const s = await addStore();
