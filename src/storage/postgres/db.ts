@@ -15,8 +15,15 @@ const types = {
     oid === pg.types.builtins.INT8 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
-export function createPool(url: string, max: number): pg.Pool {
-  return new pg.Pool({ connectionString: url, max, types });
+/**
+ * `onIdleError` hears when an idle pooled connection breaks (PostgreSQL restarted, a proxy cut it):
+ * the pool drops that connection and the next operation opens a new one. Without a listener the
+ * pool's 'error' event would end the process.
+ */
+export function createPool(url: string, max: number, onIdleError: (err: Error) => void): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max, types });
+  pool.on('error', onIdleError);
+  return pool;
 }
 
 export async function all<T>(q: Q, sql: string, params: readonly unknown[] = []): Promise<T[]> {

@@ -32,6 +32,8 @@ export interface PostgresOptions {
   poolSize?: number;
   /** Told how long each outermost write transaction took, in seconds, commit included (metrics). */
   onCommit?: (seconds: number) => void;
+  /** Hears about an idle pooled connection that broke (the pool replaces it); default: ignored. */
+  log?: (line: string) => void;
 }
 
 /** The port on PostgreSQL, plus what tests and the coming NOTIFY listener need. */
@@ -40,19 +42,21 @@ export type PostgresStorage = AsyncStorage & {
   outsideChange(): void;
 };
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each op's own signature is kept by Bound<>.
-type Op = (q: Q, ...args: any[]) => Promise<unknown>;
+/** Any operation (never[]: every parameter list fits); Bound<> keeps each one's own signature. */
+type Op = (q: Q, ...args: never[]) => Promise<unknown>;
+/** How bind() calls an operation: with the arguments its bound method was given. */
+type Call = (op: (q: Q, ...args: unknown[]) => Promise<unknown>, args: unknown[]) => Promise<unknown>;
 type Bound<T extends Record<string, Op>> = { [K in keyof T]: T[K] extends (q: Q, ...args: infer A) => infer R ? (...args: A) => R : never };
 
-function bind<T extends Record<string, Op>>(ops: T, call: (op: Op, args: unknown[]) => Promise<unknown>): Bound<T> {
+function bind<T extends Record<string, Op>>(ops: T, call: Call): Bound<T> {
   const out: Record<string, unknown> = {};
-  for (const [name, op] of Object.entries(ops)) out[name] = (...args: unknown[]) => call(op, args);
+  for (const [name, op] of Object.entries(ops)) out[name] = (...args: unknown[]) => call(op as (q: Q, ...args: unknown[]) => Promise<unknown>, args);
   return out as Bound<T>;
 }
 
 /** Opens the pool and migrates (or refuses: schema/migrations.ts SchemaTooNewError); the pool is closed again on failure. */
 export async function openPostgresStorage(url: string, options: PostgresOptions = {}): Promise<PostgresStorage> {
-  const pool = createPool(url, options.poolSize ?? 10);
+  const pool = createPool(url, options.poolSize ?? 10, (err) => options.log?.(`mnemo: a PostgreSQL connection broke while idle: ${err.message}`));
   try {
     const c = await pool.connect();
     try {
@@ -106,7 +110,11 @@ function composeStorage(pool: pg.Pool, options: PostgresOptions): PostgresStorag
     return result;
   }
 
-  /** The methods bound to one transaction's client: what `atomic` hands its function. */
+  /**
+   * The methods bound to one transaction's client: what `atomic` hands its function. One
+   * connection runs one statement at a time, so calls through it are awaited one after another
+   * (never Promise.all over one transaction).
+   */
   function txView(c: pg.PoolClient): AsyncStorage {
     const view: AsyncStorage = {
       ...bind(writes, (op, args) => inSavepoint(c, () => op(c, ...args))),
