@@ -126,6 +126,7 @@ function composeStorage(pool: pg.Pool, options: PostgresOptions): PostgresStorag
     return view;
   }
 
+  let closed = false;
   const shared = {
     changeMark: marks.changeMark,
     ownWriteMark: marks.ownWriteMark,
@@ -133,7 +134,10 @@ function composeStorage(pool: pg.Pool, options: PostgresOptions): PostgresStorag
     syncCommits: wal.sync,
     // The index follows every write in its own transaction (a generated tsvector): nothing waits.
     indexSearchBacklog: async (_max: number) => 0,
+    // Closing twice is harmless (pg refuses a second end()).
     close: async () => {
+      if (closed) return;
+      closed = true;
       await pool.end();
     },
   };

@@ -344,6 +344,12 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       await storage.deleteStore(s.workspaceId, s.id);
     });
 
+    it('closing twice is harmless', async () => {
+      const other = await secondServer();
+      await other.close();
+      await expect(other.close()).resolves.toBeUndefined();
+    });
+
     it('two servers opening a new database at once migrate it once', async () => {
       const db = await createDatabase();
       onTestFinished(db.drop);
