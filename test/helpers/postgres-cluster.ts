@@ -41,7 +41,10 @@ export default async function setup(project: TestProject): Promise<(() => void) 
   const data = join(dir, 'data');
   const port = await freePort();
   const asPostgres = (cmd: string, args: string[]) => execFileSync('runuser', ['-u', 'postgres', '--', join(BIN, cmd), ...args], { stdio: 'pipe' });
+  let stopped = false;
   const stop = () => {
+    if (stopped) return;
+    stopped = true;
     try {
       asPostgres('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
     } catch {
@@ -49,6 +52,15 @@ export default async function setup(project: TestProject): Promise<(() => void) 
     }
     rmSync(dir, { recursive: true, force: true });
   };
+  // A run that is interrupted (Ctrl-C, a timeout's SIGTERM) skips the teardown: stop the cluster
+  // on the way out anyway, then let the signal do what it would have done.
+  process.once('exit', stop);
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.once(sig, () => {
+      stop();
+      process.kill(process.pid, sig);
+    });
+  }
   try {
     asPostgres('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync']);
     asPostgres('pg_ctl', [
