@@ -439,6 +439,22 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       expect(storage.ownWriteMark()).toBeGreaterThan(marks.own);
     });
 
+    it('a receipt written with its mutation in one atomic call goes when the mutation fails, and a failed relaxed commit counts nothing', async () => {
+      const { workspace, stamp, addStore, addMemory, now } = await fixture();
+      const s = await addStore();
+      await addMemory(s.id, '/taken');
+      const scope = { workspaceId: workspace.id, apiKeyId: newId('apiKey'), route: 'POST /v1/memory_stores/{id}/memories', key: 'k' };
+      const err = await storage
+        .atomic(async (tx) => {
+          await tx.insertReceipt({ ...scope, fingerprint: 'f', status: 201, body: '{}', storeId: s.id, versionId: null, createdAt: now(), expiresAt: now() });
+          await tx.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/taken', content: 'again' });
+        }, { durable: false })
+        .catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: 'path_conflict' });
+      expect(await storage.findReceipt(scope)).toBeNull();
+      expect(storage.unsyncedCommits()).toBe(0);
+    });
+
     it('a commit that is not durable is counted until syncCommits flushes the WAL', async () => {
       const { stamp, addStore } = await fixture();
       const s = await addStore();
