@@ -16,6 +16,7 @@ import { loadConfig, type Config } from './cli/config.js';
 import { mountAccess, type Mounter } from './service/mounts.js';
 import { createService, type Service } from './service/service.js';
 import { openSqliteStorage, type SqliteStorage } from './storage/sqlite/open.js';
+import { openPostgresStorage } from './storage/postgres/open.js';
 import { removePidFile, writePidFile } from './cli/pidfile.js';
 import { ownDataDir, useDatabase } from './cli/data-dir.js';
 import { describeError } from './cli/system-errors.js';
@@ -55,6 +56,7 @@ async function main(argv: string[]): Promise<number> {
     log = lineLog(l);
     warn = (line) => l.warn(line);
   }
+  if (config.databaseUrl !== null) return runOnPostgres(config.databaseUrl, command ?? '');
   switch (command) {
     case 'serve':
       return runServe(config);
@@ -75,6 +77,24 @@ async function main(argv: string[]): Promise<number> {
     default:
       throw new Error(`no handler for command ${command}`);
   }
+}
+
+/**
+ * MNEMO_DATABASE_URL: the database is PostgreSQL (src/storage/postgres/). backup and restore are
+ * PostgreSQL's own tools there. Every other command needs the asynchronous service the PostgreSQL
+ * adapter is written for (issue 14 lands it with the async port); until then this opens the
+ * database, which migrates it (or refuses a schema newer than this code), and says so.
+ */
+async function runOnPostgres(url: string, command: string): Promise<number> {
+  if (command === 'backup' || command === 'restore') {
+    const tool = command === 'backup' ? 'pg_dump -Fc -f FILE "$MNEMO_DATABASE_URL"' : 'pg_restore --clean --if-exists -d "$MNEMO_DATABASE_URL" FILE';
+    log(`mnemo ${command}: the database is PostgreSQL (MNEMO_DATABASE_URL); use PostgreSQL's own tools: ${tool}`);
+    return 2;
+  }
+  const storage = await openPostgresStorage(url);
+  await storage.close();
+  log(`mnemo ${command}: the PostgreSQL database is migrated and reachable, but mnemo on PostgreSQL needs the async service, which this build does not have yet`);
+  return 1;
 }
 
 async function runServe(config: Config): Promise<number> {

@@ -25,7 +25,8 @@ interface CommandSpec {
 
 const str: Option = { type: 'string' };
 const bool: Option = { type: 'boolean' };
-const DATA_DIR: Options = { 'data-dir': str };
+// --database-url (cli/config.ts) goes with --data-dir: where the database is, for every command.
+const DATA_DIR: Options = { 'data-dir': str, 'database-url': str };
 const MOUNT_SYNC: Option = { type: 'string', choices: MOUNT_SYNC_MODES };
 
 /** Every flag of DESIGN §6 that `serve` reads (see cli/config.ts); other helpers' settings land here too. */
@@ -48,7 +49,7 @@ const COMMANDS: Record<string, CommandSpec> = {
     usage:
       'mnemo serve [--host H] [--port P] [--data-dir D] [--mount-root M] [--max-body-bytes N]\n' +
       '            [--idempotency-ttl-seconds S] [--checkpoint-max-bytes N] [--log-level L]\n' +
-      '            [--mount-sync fsync|close] [--rotate-admin-key]',
+      '            [--mount-sync fsync|close] [--rotate-admin-key] [--database-url postgres://…]',
     summary: 'Start the HTTP API (and session mounts). Prints its URL on the first line.',
     options: SERVE_OPTIONS,
     positionals: [],

@@ -7,6 +7,11 @@ export interface Config {
   port: number;
   dataDir: string;
   dbFile: string;
+  /**
+   * MNEMO_DATABASE_URL / --database-url: a `postgres://` (or `postgresql://`) URL selects the
+   * PostgreSQL adapter (TLS from `sslmode=…` in it); null: SQLite in `dbFile`, as without it.
+   */
+  databaseUrl: string | null;
   mountRoot: string;
   /** MNEMO_ADMIN_KEY: seeds the default workspace's admin key when set. */
   adminKey: string | null;
@@ -101,6 +106,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Flags = 
   if (!(MOUNT_SYNC_MODES as readonly string[]).includes(mountSync)) {
     throw new Error(`invalid MNEMO_MOUNT_SYNC: ${mountSync} (fsync or close)`);
   }
+  const databaseUrl = pick('database-url', 'MNEMO_DATABASE_URL') ?? null;
+  if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    // Never echo the URL: it may carry a password.
+    throw new Error('invalid MNEMO_DATABASE_URL: only postgres:// or postgresql:// URLs are supported (leave it unset for SQLite in the data directory)');
+  }
   const readersRaw = env['MNEMO_READER_THREADS'] ?? '';
   if (readersRaw !== '' && !/^\d{1,2}$/.test(readersRaw)) throw new Error(`invalid MNEMO_READER_THREADS: ${readersRaw} (a whole number, 0 for none)`);
   return Object.freeze({
@@ -108,6 +118,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Flags = 
     port,
     dataDir,
     dbFile: join(dataDir, 'mnemo.db'),
+    databaseUrl,
     mountRoot: resolve(pick('mount-root', 'MNEMO_MOUNT_ROOT') ?? (isRoot() ? '/mnt/memory' : join(dataDir, 'mnt'))),
     adminKey,
     maxBodyBytes,
