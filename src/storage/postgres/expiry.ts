@@ -4,6 +4,7 @@
  * of servers may run at once (each store is purged by whoever locks it first; the others skip it).
  */
 import { newId } from '../../service/ids.js';
+import { appendVersionRow } from './commit-order.js';
 import { all, run, type Q } from './db.js';
 import { actorColumns, toActor } from './rows.js';
 
@@ -32,12 +33,10 @@ export async function purgeExpired(q: Q, storeId: string, now: string, max?: num
   for (const r of rows) {
     // Version ids are made here, not by the service: no caller knows how many expired.
     const actor = actorColumns(toActor(r.actor_type ?? 'api_actor', r.actor_id ?? 'unknown'));
-    await run(
-      q,
-      `INSERT INTO versions (id, store_id, memory_id, operation, path, content, content_sha256, content_size_bytes, created_at, actor_type, actor_id)
-       VALUES ($1, $2, $3, 'deleted', $4, NULL, NULL, NULL, $5, $6, $7)`,
-      [newId('version'), storeId, r.id, r.path, r.expires_at, actor.type, actor.id],
-    );
+    await appendVersionRow(q, {
+      id: newId('version'), storeId, memoryId: r.id, operation: 'deleted', path: r.path, content: null, sha: null, size: null,
+      createdAt: r.expires_at, actorType: actor.type, actorId: actor.id,
+    });
     await run(
       q,
       `INSERT INTO memory_expirations (store_id, memory_id, path, expired_at) VALUES ($1, $2, $3, $4)

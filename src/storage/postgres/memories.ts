@@ -14,6 +14,7 @@ import { subtreeEnd } from '../../domain/paths.js';
 import type { KeptAttrs, Memory, MemoryListItem, MemoryListQuery, Page } from '../../domain/types.js';
 import { cursorNumber, cursorString, decodeCursor, encodeCursor } from '../cursor.js';
 import type * as port from '../port.js';
+import { appendVersionRow } from './commit-order.js';
 import { all, first, run, type Q } from './db.js';
 import { purgeExpired } from './expiry.js';
 import { FULL, META, actorColumns, live, msToUs, toMemory, toMemoryMeta, type MemoryRow } from './rows.js';
@@ -72,12 +73,10 @@ export function memoryOps(ctx: MemoryContext) {
     body: { content: string; sha: string; size: number } | null,
   ): Promise<void> {
     const a = actorColumns(stamp.actor);
-    await run(
-      q,
-      `INSERT INTO versions (id, store_id, memory_id, operation, path, content, content_sha256, content_size_bytes, created_at, actor_type, actor_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-      [stamp.versionId, storeId, memoryId, op, path, body?.content ?? null, body?.sha ?? null, body?.size ?? null, stamp.now, a.type, a.id],
-    );
+    await appendVersionRow(q, {
+      id: stamp.versionId, storeId, memoryId, operation: op, path, content: body?.content ?? null, sha: body?.sha ?? null,
+      size: body?.size ?? null, createdAt: stamp.now, actorType: a.type, actorId: a.id,
+    });
   }
 
   async function insert(q: Q, store: StoreState | null, input: port.CreateMemoryInput & { attrs?: KeptAttrs }): Promise<Memory> {

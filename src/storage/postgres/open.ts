@@ -10,15 +10,18 @@ import type pg from 'pg';
 import type { AtomicOptions } from '../port.js';
 import { createChangeMarks } from './changes.js';
 import { domainCheck, integrityCheck } from './check.js';
+import { auditReads, auditWrites } from './audit.js';
 import { checkpointOps } from './checkpoints.js';
 import { createPool, inSavepoint, inTransaction, type Q } from './db.js';
 import { sweepExpired } from './expiry.js';
+import { feedReads } from './feed.js';
 import { keyReads, keyWrites } from './keys.js';
 import { memoryOps } from './memories.js';
 import { mountViewOps } from './mount-view.js';
 import type { Storage } from '../port.js';
 import { receiptReads, receiptWrites } from './receipts.js';
 import { migrate } from './schema/migrations.js';
+import { retentionReads, retentionWrites } from './retention.js';
 import { searchOps } from './search.js';
 import { sessionReads, sessionWrites } from './sessions.js';
 import { storeReads, storeWrites } from './stores.js';
@@ -85,6 +88,8 @@ function composeStorage(pool: pg.Pool, options: PostgresOptions): PostgresStorag
     ...sessionWrites,
     ...receiptWrites,
     ...checkpoints.writes,
+    ...retentionWrites,
+    ...auditWrites,
     purgeExpiredMemories: sweepExpired,
   };
   const reads = {
@@ -97,6 +102,9 @@ function composeStorage(pool: pg.Pool, options: PostgresOptions): PostgresStorag
     ...receiptReads,
     ...checkpoints.reads,
     ...searchOps(ctx),
+    ...feedReads,
+    ...retentionReads,
+    ...auditReads,
     integrityCheck,
     domainCheck,
   };
@@ -134,6 +142,7 @@ function composeStorage(pool: pg.Pool, options: PostgresOptions): PostgresStorag
     syncCommits: wal.sync,
     // The index follows every write in its own transaction (a generated tsvector): nothing waits.
     indexSearchBacklog: async (_max: number) => 0,
+    keepsSearchBacklog: () => false,
     // Closing twice is harmless (pg refuses a second end()).
     close: async () => {
       if (closed) return;

@@ -12,6 +12,9 @@ async function mustGet(q: Q, workspaceId: string, id: string, lock = false): Pro
   return row;
 }
 
+/** A store's retention as its column holds it (NULL: keep every version). */
+const retentionJson = (s: Store): string | null => (s.retention ? JSON.stringify(s.retention) : null);
+
 export const storeReads = {
   async getStore(q: Q, workspaceId: string, id: string): Promise<Store | null> {
     const r = await first<StoreRow>(q, 'SELECT * FROM stores WHERE id = $1 AND workspace_id = $2', [id, workspaceId]);
@@ -45,9 +48,10 @@ export const storeWrites = {
   async insertStore(q: Q, store: Store): Promise<void> {
     await run(
       q,
-      `INSERT INTO stores (id, workspace_id, name, description, metadata, created_at, updated_at, archived_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      [store.id, store.workspaceId, store.name, store.description, JSON.stringify(store.metadata), store.createdAt, store.updatedAt, store.archivedAt],
+      `INSERT INTO stores (id, workspace_id, name, description, metadata, created_at, updated_at, archived_at, retention)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      [store.id, store.workspaceId, store.name, store.description, JSON.stringify(store.metadata), store.createdAt, store.updatedAt, store.archivedAt,
+        retentionJson(store)],
     );
   },
   // The store row is locked first: memory writes lock it too, so a patch or an archive and the
@@ -55,8 +59,8 @@ export const storeWrites = {
   async updateStore(q: Q, workspaceId: string, id: string, patch: StorePatch, now: string): Promise<Store> {
     const { store, changed } = applyStorePatch(toStore(await mustGet(q, workspaceId, id, true)), patch, now);
     if (changed) {
-      await run(q, 'UPDATE stores SET name = $1, description = $2, metadata = $3, updated_at = $4 WHERE id = $5', [
-        store.name, store.description, JSON.stringify(store.metadata), now, id,
+      await run(q, 'UPDATE stores SET name = $1, description = $2, metadata = $3, retention = $4, updated_at = $5 WHERE id = $6', [
+        store.name, store.description, JSON.stringify(store.metadata), retentionJson(store), now, id,
       ]);
     }
     return store;

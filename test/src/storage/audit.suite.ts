@@ -26,8 +26,8 @@ export function runAuditSuite(makeStorage: MakeStorage): void {
     it('an entry written inside atomic rolls back with the action it records', async () => {
       const { storage, workspace, actor, now } = await fixture(makeStorage);
       const e: AdminAction = { id: newId('adminAction'), workspaceId: workspace.id, action: 'memory_store.archived', actor, targetId: 'x', storeId: null, summary: '', createdAt: now() };
-      await expect(storage.atomic(() => {
-        void storage.insertAdminAction(e);
+      await expect(storage.atomic(async (tx) => {
+        await tx.insertAdminAction(e);
         throw new Error('the action failed');
       })).rejects.toThrow('the action failed');
       expect((await storage.listAdminActions(workspace.id, 10, null)).data).toEqual([]);
@@ -37,9 +37,9 @@ export function runAuditSuite(makeStorage: MakeStorage): void {
       const { storage, workspace, actor, now, addStore } = await fixture(makeStorage);
       const store = await addStore('gone');
       const e: AdminAction = { id: newId('adminAction'), workspaceId: workspace.id, action: 'memory_store.deleted', actor, targetId: store.id, storeId: store.id, summary: 'gone', createdAt: now() };
-      await storage.atomic(async () => {
-        await storage.deleteStore(workspace.id, store.id);
-        void storage.insertAdminAction(e);
+      await storage.atomic(async (tx) => {
+        await tx.deleteStore(workspace.id, store.id);
+        await tx.insertAdminAction(e);
       });
       expect((await storage.listAdminActions(workspace.id, 10, null)).data).toEqual([e]);
     });

@@ -6,6 +6,7 @@
  */
 import type pg from 'pg';
 import { PG_MIGRATION_1 } from './v1.js';
+import { PG_MIGRATION_2 } from './v2.js';
 
 export interface PgMigration {
   version: number;
@@ -15,6 +16,8 @@ export interface PgMigration {
 export const PG_MIGRATIONS: PgMigration[] = [
   // SQLite's schema 1–8 (through the mount attributes of issue 12). See postgres/schema/v1.ts.
   { version: 1, sql: PG_MIGRATION_1 },
+  // SQLite's 9 and 10: commit order, retention, the admin-actions log. See postgres/schema/v2.ts.
+  { version: 2, sql: PG_MIGRATION_2 },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;
