@@ -1,4 +1,5 @@
 /** @module Configuration: the only reader of process.env. Flags override environment variables. */
+import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { MOUNT_SYNC_MODES, type MountSync } from '../service/durability.js';
 
@@ -12,6 +13,11 @@ export interface Config {
    * PostgreSQL adapter (TLS from `sslmode=…` in it); null: SQLite in `dbFile`, as without it.
    */
   databaseUrl: string | null;
+  /**
+   * MNEMO_NODE_ID / --node-id: this host's name among the servers sharing one database (default
+   * the hostname). Sessions record it; on start a server remounts only its own node's sessions.
+   */
+  nodeId: string;
   mountRoot: string;
   /** MNEMO_ADMIN_KEY: seeds the default workspace's admin key when set. */
   adminKey: string | null;
@@ -111,6 +117,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Flags = 
     // Never echo the URL: it may carry a password.
     throw new Error('invalid MNEMO_DATABASE_URL: only postgres:// or postgresql:// URLs are supported (leave it unset for SQLite in the data directory)');
   }
+  const nodeId = pick('node-id', 'MNEMO_NODE_ID') ?? hostname();
+  if (!/^[\x21-\x7e]{1,128}$/.test(nodeId)) throw new Error(`invalid MNEMO_NODE_ID: ${JSON.stringify(nodeId)} (1 to 128 printable ASCII characters, no spaces)`);
   const readersRaw = env['MNEMO_READER_THREADS'] ?? '';
   if (readersRaw !== '' && !/^\d{1,2}$/.test(readersRaw)) throw new Error(`invalid MNEMO_READER_THREADS: ${readersRaw} (a whole number, 0 for none)`);
   return Object.freeze({
@@ -119,6 +127,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Flags = 
     dataDir,
     dbFile: join(dataDir, 'mnemo.db'),
     databaseUrl,
+    nodeId,
     mountRoot: resolve(pick('mount-root', 'MNEMO_MOUNT_ROOT') ?? (isRoot() ? '/mnt/memory' : join(dataDir, 'mnt'))),
     adminKey,
     maxBodyBytes,

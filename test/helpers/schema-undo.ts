@@ -39,3 +39,6 @@ END;
 
 /** SQL that takes a database file back to before migration 10 (the admin-actions log, issue 16). */
 export const UNDO_MIGRATION_10 = `DROP TABLE admin_actions;`;
+
+/** SQL that takes a database file back to before migration 11 (sessions' node ids, issue 14). */
+export const UNDO_MIGRATION_11 = `ALTER TABLE sessions DROP COLUMN node_id;`;

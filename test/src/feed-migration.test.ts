@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { newId } from '../../src/service/ids.js';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 import { openCore } from '../helpers/core.js';
-import { UNDO_MIGRATION_10, UNDO_MIGRATION_9 } from '../helpers/schema-undo.js';
+import { UNDO_MIGRATION_10, UNDO_MIGRATION_11, UNDO_MIGRATION_9 } from '../helpers/schema-undo.js';
 import { versionOf } from './storage/feed.suite.js';
 
 describe('migration 9', () => {
@@ -22,6 +22,7 @@ describe('migration 9', () => {
     await core.service.createMemory(core.caller, a.id, { path: '/z', content: '1' });
     await core.close();
     const raw = new Database(core.file);
+    raw.exec(UNDO_MIGRATION_11);
     raw.exec(UNDO_MIGRATION_10);
     raw.exec(UNDO_MIGRATION_9);
     raw.pragma('user_version = 8');

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { createService } from '../../src/service/service.js';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 import { codeOf, fakeClock, openCore } from '../helpers/core.js';
-import { UNDO_MIGRATION_10, UNDO_MIGRATION_9 } from '../helpers/schema-undo.js';
+import { UNDO_MIGRATION_10, UNDO_MIGRATION_11, UNDO_MIGRATION_9 } from '../helpers/schema-undo.js';
 
 function truth(file: string, storeId: string): { memories: number; bytes: number } {
   const db = new Database(file, { readonly: true });
@@ -64,6 +64,7 @@ describe('store usage', () => {
     core.close();
     // Back to schema 5, as a database from before the limits was (migrations 7, 8 and 9 undone too).
     const db = new Database(core.file);
+    db.exec(UNDO_MIGRATION_11);
     db.exec(UNDO_MIGRATION_10);
     db.exec(UNDO_MIGRATION_9);
     db.exec(`DROP INDEX memories_meta_by_path;

@@ -11,7 +11,7 @@ import { SCHEMA_VERSION } from '../../src/storage/sqlite/schema/migrations.js';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 import { openCore, versionQuery, type Core } from '../helpers/core.js';
 import { tmpDir } from '../helpers/tmp.js';
-import { UNDO_MIGRATION_10, UNDO_MIGRATION_9 } from '../helpers/schema-undo.js';
+import { UNDO_MIGRATION_10, UNDO_MIGRATION_11, UNDO_MIGRATION_9 } from '../helpers/schema-undo.js';
 import { runStorageSuite } from './storage.suite.js';
 import { fixture } from './storage/fixture.js';
 
@@ -117,6 +117,7 @@ describe('sqlite migrations', () => {
     first.close();
     // Back to schema 7 by hand: the columns and index as migration 7 left them, and no later table.
     withRaw(join(dir, 'mnemo.db'), (raw) => {
+      raw.exec(UNDO_MIGRATION_11);
       raw.exec(UNDO_MIGRATION_10);
       raw.exec(UNDO_MIGRATION_9);
       raw.exec(`DROP INDEX memories_meta_by_path;

@@ -8,6 +8,9 @@ import { appendVersionRow } from './commit-order.js';
 import { all, run, type Q } from './db.js';
 import { actorColumns, toActor } from './rows.js';
 
+/** The advisory lock the sweep takes for its transaction (any bigint; this one spells "mnemo exp"). */
+const EXPIRY_SWEEP_LOCK_KEY = 0x6d6e656d6f657870n;
+
 interface ExpiredRow {
   id: string;
   path: string;
@@ -53,6 +56,9 @@ export async function purgeExpired(q: Q, storeId: string, now: string, max?: num
  * another server (or a write) holds locked is skipped: its next write purges it, or the next sweep.
  */
 export async function sweepExpired(q: Q, now: string, max: number = Number.MAX_SAFE_INTEGER): Promise<number> {
+  // One server sweeps at a time (the others skip this round); a store a write holds is skipped too.
+  const lock = await all<{ ok: boolean }>(q, 'SELECT pg_try_advisory_xact_lock($1) AS ok', [EXPIRY_SWEEP_LOCK_KEY.toString()]);
+  if (!lock[0]?.ok) return 0;
   const stores = await all<{ id: string }>(
     q,
     `SELECT s.id FROM stores s

@@ -3,6 +3,9 @@ import type { Receipt, ReceiptScope } from '../port.js';
 import { RECEIPT_VERSION_FIELDS } from '../sqlite/receipts.js';
 import { all, first, run, type Q } from './db.js';
 
+/** The advisory lock the receipt purge takes for its transaction (any bigint; this one spells "mnemo rcp"). */
+const RECEIPT_PURGE_LOCK_KEY = 0x6d6e656d6f726370n;
+
 interface ReceiptRow {
   workspace_id: string;
   api_key_id: string;
@@ -75,6 +78,9 @@ export const receiptWrites = {
     await run(q, `DELETE FROM idempotency_receipts WHERE ${SCOPE}`, scope(s));
   },
   async purgeReceipts(q: Q, now: string): Promise<number> {
+    // Many servers run this purge: one at a time does it, the others find the lock taken and skip.
+    const lock = await first<{ ok: boolean }>(q, 'SELECT pg_try_advisory_xact_lock($1) AS ok', [RECEIPT_PURGE_LOCK_KEY.toString()]);
+    if (!lock?.ok) return 0;
     return run(q, 'DELETE FROM idempotency_receipts WHERE expires_at <= $1', [now]);
   },
 };

@@ -31,9 +31,11 @@ export const sessionReads = {
 
 export const sessionWrites = {
   async insertSession(q: Q, s: Session): Promise<void> {
-    await run(q, 'INSERT INTO sessions (id, workspace_id, status, resources, created_at, ended_at, local_pid) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
-      s.id, s.workspaceId, s.status, JSON.stringify(s.resources), s.createdAt, s.endedAt, s.localPid ?? null,
-    ]);
+    await run(
+      q,
+      'INSERT INTO sessions (id, workspace_id, status, resources, created_at, ended_at, local_pid, node_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)',
+      [s.id, s.workspaceId, s.status, JSON.stringify(s.resources), s.createdAt, s.endedAt, s.localPid ?? null, s.nodeId ?? null],
+    );
   },
   async endSession(q: Q, workspaceId: string, id: string, now: string): Promise<Session> {
     const r = await first<SessionRow>(q, 'SELECT * FROM sessions WHERE workspace_id = $1 AND id = $2 FOR UPDATE', [workspaceId, id]);

@@ -7,6 +7,7 @@
 import type pg from 'pg';
 import { PG_MIGRATION_1 } from './v1.js';
 import { PG_MIGRATION_2 } from './v2.js';
+import { PG_MIGRATION_3 } from './v3.js';
 
 export interface PgMigration {
   version: number;
@@ -18,6 +19,8 @@ export const PG_MIGRATIONS: PgMigration[] = [
   { version: 1, sql: PG_MIGRATION_1 },
   // SQLite's 9 and 10: commit order, retention, the admin-actions log. See postgres/schema/v2.ts.
   { version: 2, sql: PG_MIGRATION_2 },
+  // SQLite's 11: the node a session is mounted on.
+  { version: 3, sql: PG_MIGRATION_3 },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;

@@ -25,6 +25,7 @@ import { MIGRATION_6 } from './limits.js';
 import { MIGRATION_8 } from './attrs.js';
 import { MIGRATION_9 } from './feed.js';
 import { MIGRATION_10 } from './audit.js';
+import { MIGRATION_11 } from './nodes.js';
 
 export interface Migration {
   version: number;
@@ -206,6 +207,11 @@ CREATE INDEX memories_meta_by_path ON memories
     // Web console (issue 16): the append-only log of admin actions. See sqlite/schema/audit.ts.
     version: 10,
     sql: MIGRATION_10,
+  },
+  {
+    // The node a session is mounted on (issue 14): sqlite/schema/nodes.ts.
+    version: 11,
+    sql: MIGRATION_11,
   },
 ];
 
