@@ -80,6 +80,7 @@ export function toWireSession(s: Session, systemPrompt: string) {
     system_prompt: systemPrompt,
     created_at: s.createdAt,
     ended_at: s.endedAt,
+    node_id: s.nodeId ?? null,
   };
 }
 

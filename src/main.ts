@@ -1,6 +1,7 @@
 /**
  * @module The composition root and CLI: the only file in src/ that imports fs/ and api/.
- * loadConfig → openSqliteStorage → createService → mount manager → createApp → serve.
+ * loadConfig → openSqliteStorage (or openPostgresStorage with MNEMO_DATABASE_URL) → createService →
+ * mount manager → createApp → serve.
  */
 import { readdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
@@ -16,6 +17,8 @@ import { loadConfig, type Config } from './cli/config.js';
 import { mountAccess, type Mounter } from './service/mounts.js';
 import { createService, type Service } from './service/service.js';
 import { openSqliteStorage, type SqliteStorage } from './storage/sqlite/open.js';
+import { openPostgresStorage, type PostgresOptions } from './storage/postgres/open.js';
+import type { Storage } from './storage/port.js';
 import { removePidFile, writePidFile } from './cli/pidfile.js';
 import { ownDataDir, useDatabase } from './cli/data-dir.js';
 import { describeError } from './cli/system-errors.js';
@@ -29,9 +32,26 @@ let logger: Logger | null = null;
 /** The commands that run until stopped: their stderr is a log, in JSON lines (pretty on a TTY). */
 const LOGGED_COMMANDS = new Set(['serve', 'mount', 'mcp']);
 
-/** Every process that writes (serve, mount, mcp) indexes its own writes for search; returns the stop. */
-function indexInBackground(service: Service, storage: SqliteStorage): () => void {
+/**
+ * Every process that writes (serve, mount, mcp) indexes its own writes for search; returns the stop.
+ * An engine without a backlog (PostgreSQL: the index follows each write) needs no upkeep.
+ */
+function indexInBackground(service: Service, storage: Storage): () => void {
+  if (!storage.keepsSearchBacklog()) return () => {};
   return startSearchUpkeep({ index: service.indexSearchBacklog, changeMark: storage.changeMark, log });
+}
+
+/**
+ * The configured engine: PostgreSQL when MNEMO_DATABASE_URL is set (migrated under its advisory
+ * lock, or refused when its schema is newer than this code), else SQLite in the data directory.
+ */
+async function openStorage(config: Config, sqlite: () => SqliteStorage, pg: PostgresOptions = {}): Promise<Storage> {
+  return config.databaseUrl === null ? sqlite() : openPostgresStorage(config.databaseUrl, { log: (line) => warn(line), ...pg });
+}
+
+/** SQLite's data-dir lock (a restore must not replace the file under us); PostgreSQL has no file to hold. */
+function holdDatabase(config: Config): { release(): void } {
+  return config.databaseUrl === null ? useDatabase(config) : { release() {} };
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -55,6 +75,7 @@ async function main(argv: string[]): Promise<number> {
     log = lineLog(l);
     warn = (line) => l.warn(line);
   }
+  if (config.databaseUrl !== null && (command === 'backup' || command === 'restore')) return refuseOnPostgres(command);
   switch (command) {
     case 'serve':
       return runServe(config);
@@ -77,19 +98,31 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+/** backup and restore copy SQLite's file; on PostgreSQL they are PostgreSQL's own tools. */
+function refuseOnPostgres(command: 'backup' | 'restore'): number {
+  const tool = command === 'backup' ? 'pg_dump -Fc -f FILE "$MNEMO_DATABASE_URL"' : 'pg_restore --clean --if-exists -d "$MNEMO_DATABASE_URL" FILE';
+  log(`mnemo ${command}: the database is PostgreSQL (MNEMO_DATABASE_URL); use PostgreSQL's own tools: ${tool}`);
+  return 2;
+}
+
 async function runServe(config: Config): Promise<number> {
   // One server per data dir, decided before anything is opened or any mount is touched.
   const owned = ownDataDir(config);
   const metrics = createMetrics();
   // Checkpoints run on a thread of their own: the event loop serves every mount's saves.
-  const storage = openSqliteStorage(config.dbFile, {
-    onCommit: metrics.commit, onSync: metrics.walSync, backgroundCheckpoints: { log: (line) => warn(line) }, readers: config.readerThreads,
-  });
+  const storage = await openStorage(
+    config,
+    () => openSqliteStorage(config.dbFile, {
+      onCommit: metrics.commit, onSync: metrics.walSync, backgroundCheckpoints: { log: (line) => warn(line) }, readers: config.readerThreads,
+    }),
+    { onCommit: metrics.commit },
+  );
   const mounter = createMountManager({ log, localLimits: config.localLimits });
   const service = createService({
     storage,
     mounter,
     mountRoot: config.mountRoot,
+    nodeId: config.nodeId,
     log,
     idempotencyTtlSeconds: config.idempotencyTtlSeconds,
     checkpointMaxBytes: config.checkpointMaxBytes,
@@ -126,7 +159,7 @@ async function runServe(config: Config): Promise<number> {
   if (minted && config.adminKey === null) {
     process.stdout.write(`admin key (shown once, store it now): ${minted.secret}\n`);
   }
-  log(`mnemo: data in ${config.dataDir}, mounts under ${config.mountRoot}`);
+  log(`mnemo: data in ${config.databaseUrl === null ? config.dataDir : 'PostgreSQL'}, mounts under ${config.mountRoot}`);
   const sweep = sweepExpired(service, mounter);
   const stopIndexing = indexInBackground(service, storage);
   await stopped;
@@ -159,8 +192,8 @@ async function runMcp(config: Config): Promise<number> {
     log('mnemo mcp needs MNEMO_API_KEY: the API key whose role and store grants the tools act with');
     return 2;
   }
-  const lock = useDatabase(config);
-  const storage = openSqliteStorage(config.dbFile);
+  const lock = holdDatabase(config);
+  const storage = await openStorage(config, () => openSqliteStorage(config.dbFile));
   const service = createService({ storage, checkpointMaxBytes: config.checkpointMaxBytes, limits: config.storeLimits });
   const stopIndexing = indexInBackground(service, storage);
   try {
@@ -176,11 +209,11 @@ async function runMcp(config: Config): Promise<number> {
 /** Mounts one store at a directory for local use until SIGINT/SIGTERM. */
 async function runMount(config: Config, args: string[], flags: Record<string, string | boolean>): Promise<number> {
   const [storeId, dir] = args as [string, string];
-  const lock = useDatabase(config);
+  const lock = holdDatabase(config);
   // Checkpoints run on a thread of their own: the event loop serves the mount's saves.
-  const storage = openSqliteStorage(config.dbFile, { backgroundCheckpoints: { log: (line) => warn(line) } });
+  const storage = await openStorage(config, () => openSqliteStorage(config.dbFile, { backgroundCheckpoints: { log: (line) => warn(line) } }));
   const mounter = createMountManager({ log, localLimits: config.localLimits });
-  const service = createService({ storage, mounter, log, limits: config.storeLimits, mountSync: config.mountSync, onSyncError: syncFailed });
+  const service = createService({ storage, mounter, log, nodeId: config.nodeId, limits: config.storeLimits, mountSync: config.mountSync, onSyncError: syncFailed });
   try {
     return await mountUntilSignal(config, { service, storage, mounter }, storeId, resolve(dir), flags['read-only'] === true);
   } finally {
@@ -192,14 +225,14 @@ async function runMount(config: Config, args: string[], flags: Record<string, st
 
 interface MountProcess {
   service: Service;
-  storage: SqliteStorage;
+  storage: Storage;
   mounter: Mounter;
 }
 
 async function mountUntilSignal(config: Config, { service, storage, mounter }: MountProcess, storeId: string, hostPath: string, readOnly: boolean): Promise<number> {
   const store = await storage.getStoreById(storeId);
   if (!store) {
-    log(`no memory store ${storeId} in ${config.dbFile}`);
+    log(`no memory store ${storeId} in ${config.databaseUrl === null ? config.dbFile : 'the PostgreSQL database'}`);
     return 1;
   }
   // Sessions mount over files left in their own mount points (logged); a directory the user names

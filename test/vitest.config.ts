@@ -6,6 +6,8 @@ export default defineConfig({
   test: {
     root: new URL('..', import.meta.url).pathname,
     include: ['test/**/*.test.ts'],
+    // One throwaway PostgreSQL cluster per run for the PostgreSQL adapter's tests (or their skip reason).
+    globalSetup: ['test/helpers/postgres-cluster.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',

@@ -127,6 +127,7 @@ export const Session = z
     system_prompt: z.string(),
     created_at: timestamp,
     ended_at: nullableTimestamp,
+    node_id: z.string().nullable().meta({ description: 'the node (MNEMO_NODE_ID) whose server mounts the session; null: from before node ids' }),
   })
   .meta({ id: 'Session' });
 

@@ -10,6 +10,7 @@ import { lockForRestore, prepareRestoreTarget, useDatabase } from './data-dir.js
 import { createService, type Service } from '../service/service.js';
 import { backupDatabase, requireBackupFile, restoreDatabase } from '../storage/sqlite/backup.js';
 import { openSqliteStorage } from '../storage/sqlite/open.js';
+import { openPostgresStorage } from '../storage/postgres/open.js';
 import type { ApiKey, Role } from '../domain/types.js';
 
 type Flags = Record<string, string | boolean>;
@@ -17,11 +18,14 @@ type Log = (line: string) => void;
 const out = (line: string) => process.stdout.write(`${line}\n`);
 const ROLES: readonly string[] = ['admin', 'read_write', 'read_only'];
 
-/** Opens the existing database (never creates one) under the data dir's shared lock. */
+/**
+ * Opens the existing database (never creates one) under the data dir's shared lock; on PostgreSQL
+ * (MNEMO_DATABASE_URL) the configured database, migrated as a server would.
+ */
 async function withService<T>(config: Config, fn: (service: Service) => T | Promise<T>): Promise<T> {
-  const lock = useDatabase(config);
+  const lock = config.databaseUrl === null ? useDatabase(config) : { release() {} };
   try {
-    const storage = openSqliteStorage(config.dbFile);
+    const storage = config.databaseUrl === null ? openSqliteStorage(config.dbFile) : await openPostgresStorage(config.databaseUrl);
     try {
       return await fn(createService({ storage }));
     } finally {
@@ -102,12 +106,14 @@ export async function runWorkspaces(config: Config, sub: string, args: string[],
 export function runCheck(config: Config, log: Log): Promise<number> {
   return withService(config, async (service) => {
     const problems = await service.operator.check();
+    // Never the URL: it may carry a password.
+    const where = config.databaseUrl === null ? config.dbFile : 'the PostgreSQL database';
     if (problems.length === 0) {
-      out(`ok: ${config.dbFile} passed the integrity check and every domain invariant`);
+      out(`ok: ${where} passed the integrity check and every domain invariant`);
       return 0;
     }
     for (const p of problems) out(`problem: ${p}`);
-    log(`mnemo check: ${problems.length} problem(s) in ${config.dbFile}`);
+    log(`mnemo check: ${problems.length} problem(s) in ${where}`);
     return 1;
   });
 }

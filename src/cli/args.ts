@@ -25,12 +25,16 @@ interface CommandSpec {
 
 const str: Option = { type: 'string' };
 const bool: Option = { type: 'boolean' };
-const DATA_DIR: Options = { 'data-dir': str };
+// --database-url (cli/config.ts) goes with --data-dir: where the database is, for every command.
+const DATA_DIR: Options = { 'data-dir': str, 'database-url': str };
+/** --node-id (cli/config.ts): the commands that mount record it on their sessions. */
+const NODE: Options = { 'node-id': str };
 const MOUNT_SYNC: Option = { type: 'string', choices: MOUNT_SYNC_MODES };
 
 /** Every flag of DESIGN §6 that `serve` reads (see cli/config.ts); other helpers' settings land here too. */
 const SERVE_OPTIONS: Options = {
   ...DATA_DIR,
+  ...NODE,
   host: str,
   port: str,
   'mount-root': str,
@@ -48,7 +52,7 @@ const COMMANDS: Record<string, CommandSpec> = {
     usage:
       'mnemo serve [--host H] [--port P] [--data-dir D] [--mount-root M] [--max-body-bytes N]\n' +
       '            [--idempotency-ttl-seconds S] [--checkpoint-max-bytes N] [--log-level L]\n' +
-      '            [--mount-sync fsync|close] [--rotate-admin-key]',
+      '            [--mount-sync fsync|close] [--rotate-admin-key] [--database-url postgres://…] [--node-id N]',
     summary: 'Start the HTTP API (and session mounts). Prints its URL on the first line.',
     options: SERVE_OPTIONS,
     positionals: [],
@@ -106,9 +110,9 @@ const COMMANDS: Record<string, CommandSpec> = {
     positionals: ['file'],
   },
   mount: {
-    usage: 'mnemo mount <memory_store_id> <dir> [--read-only] [--data-dir D] [--log-level L] [--mount-sync fsync|close]',
+    usage: 'mnemo mount <memory_store_id> <dir> [--read-only] [--data-dir D] [--log-level L] [--mount-sync fsync|close] [--node-id N]',
     summary: 'Mount one store at an empty or new directory until interrupted (Ctrl-C unmounts).',
-    options: { ...DATA_DIR, 'read-only': bool, 'log-level': str, 'mount-sync': MOUNT_SYNC },
+    options: { ...DATA_DIR, ...NODE, 'read-only': bool, 'log-level': str, 'mount-sync': MOUNT_SYNC },
     positionals: ['memory_store_id', 'dir'],
   },
   mcp: {

@@ -1,4 +1,5 @@
 /** @module Configuration: the only reader of process.env. Flags override environment variables. */
+import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { MOUNT_SYNC_MODES, type MountSync } from '../service/durability.js';
 
@@ -7,6 +8,16 @@ export interface Config {
   port: number;
   dataDir: string;
   dbFile: string;
+  /**
+   * MNEMO_DATABASE_URL / --database-url: a `postgres://` (or `postgresql://`) URL selects the
+   * PostgreSQL adapter (TLS from `sslmode=…` in it); null: SQLite in `dbFile`, as without it.
+   */
+  databaseUrl: string | null;
+  /**
+   * MNEMO_NODE_ID / --node-id: this host's name among the servers sharing one database (default
+   * the hostname). Sessions record it; on start a server remounts only its own node's sessions.
+   */
+  nodeId: string;
   mountRoot: string;
   /** MNEMO_ADMIN_KEY: seeds the default workspace's admin key when set. */
   adminKey: string | null;
@@ -101,6 +112,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Flags = 
   if (!(MOUNT_SYNC_MODES as readonly string[]).includes(mountSync)) {
     throw new Error(`invalid MNEMO_MOUNT_SYNC: ${mountSync} (fsync or close)`);
   }
+  const databaseUrl = pick('database-url', 'MNEMO_DATABASE_URL') ?? null;
+  if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    // Never echo the URL: it may carry a password.
+    throw new Error('invalid MNEMO_DATABASE_URL: only postgres:// or postgresql:// URLs are supported (leave it unset for SQLite in the data directory)');
+  }
+  const nodeId = pick('node-id', 'MNEMO_NODE_ID') ?? hostname();
+  if (!/^[\x21-\x7e]{1,128}$/.test(nodeId)) throw new Error(`invalid MNEMO_NODE_ID: ${JSON.stringify(nodeId)} (1 to 128 printable ASCII characters, no spaces)`);
   const readersRaw = env['MNEMO_READER_THREADS'] ?? '';
   if (readersRaw !== '' && !/^\d{1,2}$/.test(readersRaw)) throw new Error(`invalid MNEMO_READER_THREADS: ${readersRaw} (a whole number, 0 for none)`);
   return Object.freeze({
@@ -108,6 +126,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Flags = 
     port,
     dataDir,
     dbFile: join(dataDir, 'mnemo.db'),
+    databaseUrl,
+    nodeId,
     mountRoot: resolve(pick('mount-root', 'MNEMO_MOUNT_ROOT') ?? (isRoot() ? '/mnt/memory' : join(dataDir, 'mnt'))),
     adminKey,
     maxBodyBytes,

@@ -148,6 +148,11 @@ export interface Session {
   endedAt: string | null;
   /** The pid of the `mnemo mount` process that serves this session; absent or null: the server mounts it. */
   localPid?: number | null;
+  /**
+   * The node (MNEMO_NODE_ID, default the hostname) whose server or `mnemo mount` serves it; only
+   * that node remounts it. Absent or null: a session from before node ids, served by any node.
+   */
+  nodeId?: string | null;
 }
 
 export interface Page<T> {

@@ -5,6 +5,7 @@
  * whose process is gone (kill -9) is ended by the next `mnemo mount` or `mnemo serve` start, or by
  * a running server's minute sweep.
  */
+import { ownSession } from '../domain/nodes.js';
 import { slugify } from '../domain/paths.js';
 import type { IdGenerator } from './ids.js';
 import type { Storage } from '../storage/port.js';
@@ -23,9 +24,11 @@ export interface LocalSessionDeps {
   storage: Pick<Storage, 'insertSession' | 'endSession' | 'listActiveLocalSessions'>;
   ids: IdGenerator;
   clock: () => string;
+  /** This node: its `mnemo mount` sessions carry it, and only its own are checked for a live pid here. */
+  nodeId?: string | null;
 }
 
-export function createLocalSessions({ storage, ids, clock }: LocalSessionDeps) {
+export function createLocalSessions({ storage, ids, clock, nodeId = null }: LocalSessionDeps) {
   async function end(session: Session): Promise<void> {
     await storage.endSession(session.workspaceId, session.id, clock());
   }
@@ -34,6 +37,8 @@ export function createLocalSessions({ storage, ids, clock }: LocalSessionDeps) {
   async function endStale(alive: (pid: number) => boolean = pidAlive): Promise<Session[]> {
     const ended: Session[] = [];
     for (const s of await storage.listActiveLocalSessions()) {
+      // Another host's pid means nothing here.
+      if (!ownSession(s, nodeId)) continue;
       if (s.localPid != null && alive(s.localPid)) continue;
       await end(s);
       ended.push(s);
@@ -64,6 +69,7 @@ export function createLocalSessions({ storage, ids, clock }: LocalSessionDeps) {
         createdAt: clock(),
         endedAt: null,
         localPid: m.pid ?? process.pid,
+        ...(nodeId === null ? {} : { nodeId }),
       };
     },
 

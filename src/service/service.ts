@@ -41,6 +41,12 @@ export interface ServiceOptions {
   mounter?: Mounter;
   /** Where sessions are mounted on this host: <mountRoot>/<session id>/<slug> (MNEMO_MOUNT_ROOT). */
   mountRoot?: string;
+  /**
+   * This host among the servers sharing the database (MNEMO_NODE_ID): sessions made here record
+   * it, and only this node's sessions are remounted (or ended as stale) here. Default: none, a
+   * process that serves every session it finds (one host, as on SQLite before node ids).
+   */
+  nodeId?: string | null;
   /** Lines about sessions and mounts (remounts, stale mounts cleared). */
   log?: (line: string) => void;
   /** How long idempotency receipts are kept (MNEMO_IDEMPOTENCY_TTL_SECONDS; default 24 h). */
@@ -82,6 +88,7 @@ export function createService({
   mountSync = 'fsync',
   onSyncError,
   feed: feedOptions = {},
+  nodeId = null,
 }: ServiceOptions) {
   const storeLimits: StoreLimits = { ...DEFAULT_LIMITS, ...limitOptions };
   const wrote = (caller: Caller, versions: number) => observer.wrote?.(faceOf(caller), versions);
@@ -97,7 +104,7 @@ export function createService({
   const keys = createKeys(storage, clock, ops.getStore, audit);
   const search = createSearch({ storage, readable: ops.getStore });
 
-  const local = createLocalSessions({ storage, ids, clock });
+  const local = createLocalSessions({ storage, ids, clock, nodeId });
   /** Where each store's retention walk goes on at the next sweep (commit numbers; from 0 after a restart). */
   const pruneCursors = new Map<string, number>();
   const feed = createFeed({ storage, readable: ops.getStore, signal: commits, ...feedOptions });
@@ -197,7 +204,7 @@ export function createService({
   /** What a mount writes through and reads from, handed to the mounter with each mount: the service itself. */
   const mountService: MountService = service;
   const sessions = createSessions({
-    storage, getStore: ops.getStore, ids, clock, limits: (s) => over(s).limits, local, mounter, mountService, mountRoot, log, audit,
+    storage, getStore: ops.getStore, ids, clock, limits: (s) => over(s).limits, local, mounter, mountService, mountRoot, log, audit, nodeId,
   });
   /** Mount sessions (src/service/sessions.ts): created, listed and ended here, mounted through `mounter`. */
   return { ...service, sessions };

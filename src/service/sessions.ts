@@ -11,6 +11,7 @@ import type { Limits } from './limits.js';
 import type { LocalSessions } from './local-sessions.js';
 import { mountAccess, type Mounter, type MountService } from './mounts.js';
 import { removeSessionDirs, sweepSessionDirs } from './mount-dirs.js';
+import { ownSession } from '../domain/nodes.js';
 import { slugify } from '../domain/paths.js';
 import type { Storage } from '../storage/port.js';
 import type { Caller, Page, Session, SessionResource, Store } from '../domain/types.js';
@@ -35,6 +36,8 @@ export interface SessionsOptions {
   log?: (line: string) => void;
   /** Records each session a caller ends, in the transaction that ends it. */
   audit?: Pick<Audit, 'within'>;
+  /** This node (MNEMO_NODE_ID): recorded on each session made here; restore mounts only its own (null: every session). */
+  nodeId?: string | null;
 }
 
 /**
@@ -53,7 +56,7 @@ function assertMayMount(caller: Caller, resources: { access: string }[]): void {
   assertAllowed(caller, resources.some((r) => r.access === 'read_write') ? 'write' : 'read');
 }
 
-export function createSessions({ storage, getStore, ids, clock, limits, local, mounter, mountService, mountRoot, log = () => {}, audit }: SessionsOptions) {
+export function createSessions({ storage, getStore, ids, clock, limits, local, mounter, mountService, mountRoot, log = () => {}, audit, nodeId = null }: SessionsOptions) {
   async function mountAll(session: Session): Promise<void> {
     const actor = { type: 'session_actor' as const, sessionId: session.id };
     for (const r of session.resources) {
@@ -106,6 +109,7 @@ export function createSessions({ storage, getStore, ids, clock, limits, local, m
         resources,
         createdAt: now,
         endedAt: null,
+        ...(nodeId === null ? {} : { nodeId }),
       };
       await storage.atomic(async (tx) => {
         await limits(tx).assertSessionRoom(caller.workspaceId);
@@ -160,11 +164,12 @@ export function createSessions({ storage, getStore, ids, clock, limits, local, m
     /**
      * On start: clear mounts a crash left behind, then mount every active session again, except
      * those a `mnemo mount` process serves (storage leaves them out); those whose process is gone end.
+     * Another node's sessions are that node's to mount (ownSession).
      */
     async restore(): Promise<void> {
       await local.endStaleMounts(mounter, log);
       await mounter.clearStale(mountRoot);
-      const active = await storage.listActiveSessions();
+      const active = (await storage.listActiveSessions()).filter((s) => ownSession(s, nodeId));
       await sweepSessionDirs(mountRoot, new Set(active.map((s) => s.id)), log);
       for (const s of active) {
         try {

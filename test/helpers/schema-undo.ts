@@ -3,8 +3,12 @@
  * for the tests that migrate an older file: the columns, index and triggers it added go, and the
  * append-only trigger is the one migration 1 made.
  */
-/** Back to before migration 11 (history by path): its indexes and column go, the append-only trigger is migration 9's. */
-export const UNDO_MIGRATION_11 = `
+/** Back to before migration 11 (history by path; migration 12 is undone first): its indexes and column go, the append-only trigger is migration 9's. */
+/** Back to before migration 12 (sessions' node ids, issue 14). */
+export const UNDO_MIGRATION_12 = `ALTER TABLE sessions DROP COLUMN node_id;
+`;
+
+export const UNDO_MIGRATION_11 = UNDO_MIGRATION_12 + `
 DROP INDEX versions_by_path;
 DROP INDEX versions_by_memory_time;
 DROP TRIGGER versions_append_only_update;

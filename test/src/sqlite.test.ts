@@ -14,6 +14,7 @@ import { tmpDir } from '../helpers/tmp.js';
 import { UNDO_MIGRATION_11, UNDO_MIGRATION_9 } from '../helpers/schema-undo.js';
 import { HISTORY_SQL } from '../../src/storage/sqlite/history.js';
 import { runStorageSuite } from './storage.suite.js';
+import { fixture } from './storage/fixture.js';
 
 describe('sqlite storage', () => {
   runStorageSuite(() => openSqliteStorage(join(tmpDir(), 'data', 'mnemo.db')));
@@ -36,6 +37,32 @@ function withRaw<T>(file: string, fn: (raw: Database.Database) => T): T {
 }
 
 describe('sqlite connection', () => {
+  it('a call through the outer port while a transaction is open waits for it and sees its commit, not its middle', async () => {
+    const { storage, actor, addStore, addMemory } = await fixture(() => openSqliteStorage(join(tmpDir(), 'mnemo.db')));
+    const s = await addStore();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const order: string[] = [];
+    const tx = storage.atomic(async (t) => {
+      await addMemory(s.id, '/a', 'a', actor, t);
+      // The transaction waits on something that is not storage: outer calls must not slip in (the writer gate).
+      await held;
+      await addMemory(s.id, '/b', 'b', actor, t);
+      order.push('committed');
+    });
+    const outside = storage.getMemoryByPath(s.id, '/b').then((m) => {
+      order.push('outer read');
+      return m;
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(order).toEqual([]);
+    release();
+    await tx;
+    expect((await outside)?.content).toBe('b');
+    expect(order).toEqual(['committed', 'outer read']);
+  });
+
+
   it('opens with WAL, synchronous=FULL, foreign keys, secure_delete and a busy timeout', async () => {
     const storage = openSqliteStorage(join(tmpDir(), 'mnemo.db'));
     try {

@@ -9,6 +9,13 @@ export interface MaintenanceStorage {
   purgeExpiredMemories(now: string, max?: number): Promise<number>;
   /** Indexes up to `max` memories written since their last indexing, in one transaction; returns how many still wait. */
   indexSearchBacklog(max: number): Promise<number>;
+  /**
+   * Whether the engine keeps a search backlog at all: true on SQLite (writes queue for
+   * `indexSearchBacklog`), false on PostgreSQL (the index follows each write in its own
+   * transaction, so `indexSearchBacklog` always answers 0). A constant of the adapter, asked
+   * synchronously; the conformance suite reads it instead of asking which engine it runs on.
+   */
+  keepsSearchBacklog(): boolean;
   /** The engine's own integrity check; an empty list means clean. */
   integrityCheck(): Promise<string[]>;
   /** The domain's invariants (sqlite/schema/migrations.ts 2, 3, 9 and valid stored paths); an empty list means clean. */

@@ -154,7 +154,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
         return readers.reads.searchMemories(storeId, q);
       },
     },
-    local: { changeMark: changes.changeMark, ownWriteMark: changes.ownWriteMark, unsyncedCommits: walSync.unsynced },
+    local: { changeMark: changes.changeMark, ownWriteMark: changes.ownWriteMark, unsyncedCommits: walSync.unsynced, keepsSearchBacklog: () => true },
     close() {
       readers.close();
       checkpointer?.stop();

@@ -20,7 +20,7 @@ import type { WalSync } from './sync.js';
 export type ConnectionMethods = Synchronous<Omit<Storage, LocalMethod | AsyncMethod | 'atomic' | 'close'>>;
 
 /** Counters kept in memory: synchronous in the port too (port/index.ts says why). */
-type LocalMethod = 'changeMark' | 'ownWriteMark' | 'unsyncedCommits';
+type LocalMethod = 'changeMark' | 'ownWriteMark' | 'unsyncedCommits' | 'keepsSearchBacklog';
 
 /** Methods that are promises already (reader threads, WAL syncs). */
 type AsyncMethod = 'searchMemories' | 'listMemories' | 'listStores' | 'listVersions' | 'listChanges' | 'integrityCheck' | 'domainCheck' | 'syncCommits';

@@ -73,6 +73,7 @@ export interface SessionRow {
   created_at: string;
   ended_at: string | null;
   local_pid: number | null;
+  node_id?: string | null;
 }
 
 export function toStore(r: StoreRow): Store {
@@ -170,5 +171,6 @@ export function toSession(r: SessionRow): Session {
     endedAt: r.ended_at,
     // Only local sessions carry it, so a server session reads back exactly as it was inserted.
     ...(r.local_pid === null ? {} : { localPid: r.local_pid }),
+    ...(r.node_id == null ? {} : { nodeId: r.node_id }),
   };
 }

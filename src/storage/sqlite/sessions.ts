@@ -10,7 +10,7 @@ import { writeTx, type Db } from './tx.js';
 export function createSessionStatements(db: Db): Synchronous<SessionStorage> {
   const q = {
     insert: db.prepare(
-      'INSERT INTO sessions (id, workspace_id, status, resources, created_at, ended_at, local_pid) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO sessions (id, workspace_id, status, resources, created_at, ended_at, local_pid, node_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     ),
     get: db.prepare('SELECT * FROM sessions WHERE workspace_id = ? AND id = ?'),
     list: db.prepare('SELECT * FROM sessions WHERE workspace_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?'),
@@ -22,7 +22,7 @@ export function createSessionStatements(db: Db): Synchronous<SessionStorage> {
 
   return {
     insertSession(s) {
-      q.insert.run(s.id, s.workspaceId, s.status, JSON.stringify(s.resources), s.createdAt, s.endedAt, s.localPid ?? null);
+      q.insert.run(s.id, s.workspaceId, s.status, JSON.stringify(s.resources), s.createdAt, s.endedAt, s.localPid ?? null, s.nodeId ?? null);
     },
     getSession(workspaceId, id) {
       const r = q.get.get(workspaceId, id) as SessionRow | undefined;

@@ -44,7 +44,8 @@ export function runMaintenanceSuite(makeStorage: MakeStorage): void {
       expect(await storage.indexSearchBacklog(10)).toBe(0);
       const s = await addStore();
       for (let i = 0; i < 5; i++) await addMemory(s.id, `/m${i}`);
-      expect(await storage.indexSearchBacklog(2)).toBe(3);
+      // An engine whose index follows each write in its transaction (PostgreSQL) has no queue: 0 waits at once.
+      expect(await storage.indexSearchBacklog(2)).toBe(storage.keepsSearchBacklog() ? 3 : 0);
       expect(await storage.indexSearchBacklog(10)).toBe(0);
       expect(await storage.indexSearchBacklog(10)).toBe(0);
     });

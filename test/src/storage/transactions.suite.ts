@@ -1,7 +1,7 @@
 /** The transactions role's conformance suite: several writes as one transaction, and commits that reach the disk later. */
 import { describe, expect, it } from 'vitest';
 import { codeOf } from '../../helpers/core.js';
-import { fixture, type MakeStorage } from './fixture.js';
+import { fixture, memQ, paths, type MakeStorage } from './fixture.js';
 
 export function runTransactionSuite(makeStorage: MakeStorage): void {
   describe('commits that reach the disk later (durable: false)', () => {
@@ -84,29 +84,24 @@ export function runTransactionSuite(makeStorage: MakeStorage): void {
       expect(await storage.getMemoryByPath(s.id, '/after')).not.toBeNull();
     });
 
-    it('a call through the outer port while a transaction is open waits for it and sees its commit, not its middle', async () => {
+    // SQLite's one connection makes the outer call wait for the commit (sqlite.test.ts pins that);
+    // PostgreSQL answers it on another pooled connection from the state before the transaction.
+    it('a call through the outer port while a transaction is open sees the state before it or after its commit, never its middle', async () => {
       const { storage, actor, addStore, addMemory } = await fixture(makeStorage);
       const s = await addStore();
       let release!: () => void;
       const held = new Promise<void>((resolve) => (release = resolve));
-      const order: string[] = [];
       const tx = storage.atomic(async (t) => {
         await addMemory(s.id, '/a', 'a', actor, t);
         // The transaction waits on something that is not storage: outer calls must not slip in.
         await held;
         await addMemory(s.id, '/b', 'b', actor, t);
-        order.push('committed');
       });
-      const outside = storage.getMemoryByPath(s.id, '/b').then((m) => {
-        order.push('outer read');
-        return m;
-      });
+      const outside = storage.listMemories(s.id, memQ());
       await new Promise((resolve) => setImmediate(resolve));
-      expect(order).toEqual([]);
       release();
       await tx;
-      expect((await outside)?.content).toBe('b');
-      expect(order).toEqual(['committed', 'outer read']);
+      expect([[], ['/a', '/b']]).toContainEqual(paths((await outside).data));
     });
   });
 }

@@ -26,6 +26,7 @@ import { MIGRATION_8 } from './attrs.js';
 import { MIGRATION_9 } from './feed.js';
 import { MIGRATION_10 } from './audit.js';
 import { MIGRATION_11 } from './history.js';
+import { MIGRATION_12 } from './nodes.js';
 
 export interface Migration {
   version: number;
@@ -212,6 +213,11 @@ CREATE INDEX memories_meta_by_path ON memories
     // History by path (issue 15): each version's number at its path, for .history and as_of mounts. See sqlite/schema/history.ts.
     version: 11,
     sql: MIGRATION_11,
+  },
+  {
+    // The node a session is mounted on (issue 14): sqlite/schema/nodes.ts.
+    version: 12,
+    sql: MIGRATION_12,
   },
 ];
 

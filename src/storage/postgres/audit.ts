@@ -1,0 +1,52 @@
+/** @module PostgreSQL operations for the admin-actions log (append-only: postgres/schema/v2.ts). */
+import type { AdminAction, AdminActionKind, Page } from '../../domain/types.js';
+import { cursorNumber, decodeCursor, encodeCursor } from '../cursor.js';
+import { all, run, type Q } from './db.js';
+import { actorColumns, toActor } from './rows.js';
+
+interface AdminActionRow {
+  seq: number;
+  id: string;
+  workspace_id: string;
+  action: AdminActionKind;
+  actor_type: string;
+  actor_id: string;
+  target_id: string;
+  store_id: string | null;
+  summary: string;
+  created_at: string;
+}
+
+const toAdminAction = (r: AdminActionRow): AdminAction => ({
+  id: r.id,
+  workspaceId: r.workspace_id,
+  action: r.action,
+  actor: toActor(r.actor_type, r.actor_id),
+  targetId: r.target_id,
+  storeId: r.store_id,
+  summary: r.summary,
+  createdAt: r.created_at,
+});
+
+export const auditWrites = {
+  async insertAdminAction(q: Q, e: AdminAction): Promise<void> {
+    const actor = actorColumns(e.actor);
+    await run(
+      q,
+      `INSERT INTO admin_actions (id, workspace_id, action, actor_type, actor_id, target_id, store_id, summary, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      [e.id, e.workspaceId, e.action, actor.type, actor.id, e.targetId, e.storeId, e.summary, e.createdAt],
+    );
+  },
+};
+
+export const auditReads = {
+  async listAdminActions(q: Q, workspaceId: string, limit: number, page: string | null): Promise<Page<AdminAction>> {
+    const c = decodeCursor(page);
+    const rows = await all<AdminActionRow>(q, 'SELECT * FROM admin_actions WHERE workspace_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3', [
+      workspaceId, c ? cursorNumber(c, 's') : Number.MAX_SAFE_INTEGER, limit + 1,
+    ]);
+    const data = rows.slice(0, limit);
+    return { data: data.map(toAdminAction), nextPage: rows.length > limit ? encodeCursor({ s: data[data.length - 1]!.seq }) : null };
+  },
+};

@@ -1,0 +1,120 @@
+/**
+ * @module PostgreSQL operations for checkpoints: immutable bundles and one latest pointer per
+ * (agent, session). The race for the pointer has one winner: an insert locks the store row first
+ * (as memory writes do), reads the head after the lock and moves it in the same transaction; the
+ * unique (store, agent, session, revision) would refuse a second same revision anyway.
+ */
+import { assertCheckpointDeletable, nextRevision } from '../../domain/checkpoint-rules.js';
+import { assertStoreWritable } from '../../domain/memory-rules.js';
+import type { Checkpoint, CheckpointBundle } from '../../domain/types.js';
+import type { InsertCheckpointInput, ReferencedMemory } from '../port.js';
+import { first, run, type Q } from './db.js';
+import { lockStore, type MemoryContext } from './memories.js';
+import { FULL, actorColumns, toActor, toMemoryMeta, type MemoryRow } from './rows.js';
+
+interface CheckpointRow {
+  id: string;
+  store_id: string;
+  agent_id: string;
+  session_id: string;
+  revision: number;
+  bundle: string;
+  size_bytes: number;
+  created_at: string;
+  actor_type: string;
+  actor_id: string;
+  is_latest: boolean;
+}
+
+const SELECT = `SELECT c.*, (h.checkpoint_id IS NOT NULL) AS is_latest FROM checkpoints c
+  LEFT JOIN checkpoint_heads h ON h.store_id = c.store_id AND h.agent_id = c.agent_id
+    AND h.session_id = c.session_id AND h.checkpoint_id = c.id`;
+
+async function get(q: Q, storeId: string, id: string): Promise<Checkpoint | null> {
+  const row = await first<CheckpointRow>(q, `${SELECT} WHERE c.store_id = $1 AND c.id = $2`, [storeId, id]);
+  return row ? toCheckpoint(row) : null;
+}
+
+export function checkpointOps(ctx: MemoryContext) {
+  const writes = {
+    async insertCheckpoint(q: Q, { checkpoint: c, expectedLatestId }: InsertCheckpointInput): Promise<Checkpoint> {
+      assertStoreWritable(c.storeId, await lockStore(q, c.storeId));
+      const head = await first<{ checkpoint_id: string; revision: number }>(
+        q,
+        'SELECT checkpoint_id, revision FROM checkpoint_heads WHERE store_id = $1 AND agent_id = $2 AND session_id = $3',
+        [c.storeId, c.agentId, c.sessionId],
+      );
+      const revision = nextRevision(c, head ? { checkpointId: head.checkpoint_id, revision: head.revision } : null, expectedLatestId);
+      const a = actorColumns(c.createdBy);
+      await run(
+        q,
+        `INSERT INTO checkpoints (id, store_id, agent_id, session_id, revision, bundle, size_bytes, created_at, actor_type, actor_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+        [c.id, c.storeId, c.agentId, c.sessionId, revision, bundleJson(c), c.sizeBytes, c.createdAt, a.type, a.id],
+      );
+      await run(
+        q,
+        `INSERT INTO checkpoint_heads (store_id, agent_id, session_id, checkpoint_id, revision) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (store_id, agent_id, session_id) DO UPDATE SET checkpoint_id = excluded.checkpoint_id, revision = excluded.revision`,
+        [c.storeId, c.agentId, c.sessionId, c.id, revision],
+      );
+      return { ...c, revision, isLatest: true };
+    },
+    async deleteCheckpoint(q: Q, storeId: string, id: string): Promise<void> {
+      // Locked as an insert does, so a delete cannot take the checkpoint a concurrent insert leaves latest.
+      await lockStore(q, storeId);
+      assertCheckpointDeletable(id, await get(q, storeId, id));
+      await run(q, 'DELETE FROM checkpoints WHERE id = $1', [id]);
+    },
+  };
+
+  const reads = {
+    getCheckpoint: get,
+    async getLatestCheckpoint(q: Q, storeId: string, agentId: string, sessionId: string): Promise<Checkpoint | null> {
+      const row = await first<CheckpointRow>(
+        q,
+        `${SELECT} WHERE c.id = (SELECT checkpoint_id FROM checkpoint_heads WHERE store_id = $1 AND agent_id = $2 AND session_id = $3)`,
+        [storeId, agentId, sessionId],
+      );
+      return row ? toCheckpoint(row) : null;
+    },
+    async findReferencedMemory(q: Q, storeId: string, ref: { memoryId: string | null; path: string | null }): Promise<ReferencedMemory> {
+      const expired = '(expires_at IS NOT NULL AND expires_at <= $3) AS expired';
+      const row = await first<MemoryRow & { expired: boolean }>(
+        q,
+        `SELECT ${FULL}, ${expired} FROM memories WHERE store_id = $1 AND ${ref.memoryId !== null ? 'id' : 'path'} = $2`,
+        [storeId, ref.memoryId ?? ref.path, ctx.clock()],
+      );
+      if (row) return row.expired ? { state: 'expired' } : { state: 'live', memory: toMemoryMeta(row) };
+      const gone = await first(
+        q,
+        `SELECT 1 FROM memory_expirations WHERE store_id = $1 AND ${ref.memoryId !== null ? 'memory_id' : 'path'} = $2`,
+        [storeId, ref.memoryId ?? ref.path],
+      );
+      return gone ? { state: 'expired' } : { state: 'missing' };
+    },
+  };
+  return { writes, reads };
+}
+
+function bundleJson(c: CheckpointBundle): string {
+  const bundle: CheckpointBundle = {
+    agentId: c.agentId, sessionId: c.sessionId, goal: c.goal, summary: c.summary, constraints: c.constraints,
+    decisions: c.decisions, openTasks: c.openTasks, nextAction: c.nextAction, capsule: c.capsule, references: c.references,
+  };
+  return JSON.stringify(bundle);
+}
+
+function toCheckpoint(r: CheckpointRow): Checkpoint {
+  const b = JSON.parse(r.bundle) as CheckpointBundle;
+  return {
+    ...b,
+    id: r.id,
+    storeId: r.store_id,
+    revision: r.revision,
+    sizeBytes: r.size_bytes,
+    createdAt: r.created_at,
+    createdBy: toActor(r.actor_type, r.actor_id),
+    isLatest: r.is_latest,
+  };
+}

@@ -1,0 +1,32 @@
+/**
+ * @module The one place the PostgreSQL adapter appends a version row (memory writes, the expiry
+ * purge): it takes the store's next commit number in the write's own transaction (invariant 14,
+ * postgres/schema/v2.ts). The UPDATE's row lock is held to the commit, so writers of one store, on
+ * any host, commit in the order of their numbers; a rollback gives the number back.
+ */
+import { first, run, type Q } from './db.js';
+
+export interface VersionRowInput {
+  id: string;
+  storeId: string;
+  memoryId: string;
+  operation: 'created' | 'modified' | 'deleted';
+  path: string;
+  content: string | null;
+  sha: string | null;
+  size: number | null;
+  createdAt: string;
+  actorType: string;
+  actorId: string;
+}
+
+/** Call it inside a write transaction (the store row is locked by then or by this statement). */
+export async function appendVersionRow(q: Q, r: VersionRowInput): Promise<void> {
+  const s = await first<{ commit_seq: number }>(q, 'UPDATE stores SET commit_seq = commit_seq + 1 WHERE id = $1 RETURNING commit_seq', [r.storeId]);
+  await run(
+    q,
+    `INSERT INTO versions (id, store_id, memory_id, operation, path, content, content_sha256, content_size_bytes, created_at, actor_type, actor_id, commit_seq)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+    [r.id, r.storeId, r.memoryId, r.operation, r.path, r.content, r.sha, r.size, r.createdAt, r.actorType, r.actorId, s?.commit_seq ?? null],
+  );
+}

@@ -1,0 +1,95 @@
+/**
+ * @module The PostgreSQL adapter's plumbing: a pool whose bigints read back as numbers, and the two
+ * ways a port operation runs, as its own transaction (BEGIN … COMMIT on one pooled client) or as a
+ * savepoint inside a caller's `atomic`. Role files write their operations against `Q` (the pool or
+ * one client) and never open transactions themselves.
+ */
+import pg from 'pg';
+
+/** Where an operation's statements go: the pool (a read on its own) or the transaction's client. */
+export type Q = pg.Pool | pg.PoolClient;
+
+/** bigint (int8) columns and count(*) as JS numbers: every seq, size and count here is far below 2^53. */
+const types = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === pg.types.builtins.INT8 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+
+/**
+ * `onIdleError` hears when an idle pooled connection breaks (PostgreSQL restarted, a proxy cut it):
+ * the pool drops that connection and the next operation opens a new one. Without a listener the
+ * pool's 'error' event would end the process.
+ */
+export function createPool(url: string, max: number, onIdleError: (err: Error) => void): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max, types });
+  pool.on('error', onIdleError);
+  return pool;
+}
+
+export async function all<T>(q: Q, sql: string, params: readonly unknown[] = []): Promise<T[]> {
+  return (await q.query(sql, params as unknown[])).rows as T[];
+}
+
+export async function first<T>(q: Q, sql: string, params: readonly unknown[] = []): Promise<T | undefined> {
+  return (await q.query(sql, params as unknown[])).rows[0] as T | undefined;
+}
+
+/** Rows changed by a write. */
+export async function run(q: Q, sql: string, params: readonly unknown[] = []): Promise<number> {
+  return (await q.query(sql, params as unknown[])).rowCount ?? 0;
+}
+
+export interface TxOptions {
+  /** false: `synchronous_commit = off` for this transaction only (a mount's save, DESIGN §5). */
+  durable?: boolean;
+}
+
+/**
+ * Runs `fn` as one transaction on one pooled client. A client whose connection broke is dropped
+ * from the pool instead of being handed to the next caller.
+ */
+export async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>, options: TxOptions = {}): Promise<T> {
+  const c = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    let result: T;
+    try {
+      await c.query('BEGIN');
+      if (options.durable === false) await c.query('SET LOCAL synchronous_commit = off');
+      result = await fn(c);
+    } catch (err) {
+      // A rule's refusal or a statement's error: roll back and keep the client; a broken connection fails here too.
+      await c.query('ROLLBACK').catch((e: Error) => (broken = e));
+      throw err;
+    }
+    try {
+      await c.query('COMMIT');
+    } catch (err) {
+      if (!(err instanceof pg.DatabaseError)) broken = err as Error;
+      throw err;
+    }
+    return result;
+  } finally {
+    c.release(broken);
+  }
+}
+
+let savepoints = 0;
+
+/**
+ * Runs `fn` inside the caller's transaction as a savepoint: a failure rolls back only its own
+ * writes (as a nested SQLite transaction does), and the transaction stays usable.
+ */
+export async function inSavepoint<T>(c: pg.PoolClient, fn: () => Promise<T>): Promise<T> {
+  const name = `mnemo_sp_${++savepoints}`;
+  await c.query(`SAVEPOINT ${name}`);
+  try {
+    const result = await fn();
+    await c.query(`RELEASE SAVEPOINT ${name}`);
+    return result;
+  } catch (err) {
+    await c.query(`ROLLBACK TO SAVEPOINT ${name}`);
+    await c.query(`RELEASE SAVEPOINT ${name}`);
+    throw err;
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * @module Expiring memories in PostgreSQL (invariant 10): the purge every write to a store runs
+ * first, inside its transaction and under its store lock, and the periodic sweep, which any number
+ * of servers may run at once (each store is purged by whoever locks it first; the others skip it).
+ */
+import { newId } from '../../service/ids.js';
+import { appendVersionRow } from './commit-order.js';
+import { all, run, type Q } from './db.js';
+import { actorColumns, toActor } from './rows.js';
+
+/** The advisory lock the sweep takes for its transaction (any bigint; this one spells "mnemo exp"). */
+const EXPIRY_SWEEP_LOCK_KEY = 0x6d6e656d6f657870n;
+
+interface ExpiredRow {
+  id: string;
+  path: string;
+  expires_at: string;
+  actor_type: string | null;
+  actor_id: string | null;
+}
+
+/**
+ * Deletes the store's memories that expired at or before `now` (at most `max`), each with a
+ * `deleted` version dated at its expiry and attributed to its last writer. Call it with the store
+ * locked, before any path check, so an expired memory's path is free for the write.
+ */
+export async function purgeExpired(q: Q, storeId: string, now: string, max?: number): Promise<number> {
+  const rows = await all<ExpiredRow>(
+    q,
+    `SELECT m.id, m.path, m.expires_at, v.actor_type, v.actor_id
+     FROM memories m LEFT JOIN versions v ON v.id = m.version_id
+     WHERE m.store_id = $1 AND m.expires_at IS NOT NULL AND m.expires_at <= $2
+     ORDER BY m.seq${max === undefined ? '' : ' LIMIT $3'}`,
+    max === undefined ? [storeId, now] : [storeId, now, max],
+  );
+  for (const r of rows) {
+    // Version ids are made here, not by the service: no caller knows how many expired.
+    const actor = actorColumns(toActor(r.actor_type ?? 'api_actor', r.actor_id ?? 'unknown'));
+    await appendVersionRow(q, {
+      id: newId('version'), storeId, memoryId: r.id, operation: 'deleted', path: r.path, content: null, sha: null, size: null,
+      createdAt: r.expires_at, actorType: actor.type, actorId: actor.id,
+    });
+    await run(
+      q,
+      `INSERT INTO memory_expirations (store_id, memory_id, path, expired_at) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (store_id, memory_id) DO UPDATE SET path = excluded.path, expired_at = excluded.expired_at`,
+      [storeId, r.id, r.path, r.expires_at],
+    );
+    await run(q, 'DELETE FROM memories WHERE id = $1', [r.id]);
+  }
+  return rows.length;
+}
+
+/**
+ * The sweep: purges expired memories of every store, at most `max` in one transaction. A store
+ * another server (or a write) holds locked is skipped: its next write purges it, or the next sweep.
+ */
+export async function sweepExpired(q: Q, now: string, max: number = Number.MAX_SAFE_INTEGER): Promise<number> {
+  // One server sweeps at a time (the others skip this round); a store a write holds is skipped too.
+  const lock = await all<{ ok: boolean }>(q, 'SELECT pg_try_advisory_xact_lock($1) AS ok', [EXPIRY_SWEEP_LOCK_KEY.toString()]);
+  if (!lock[0]?.ok) return 0;
+  const stores = await all<{ id: string }>(
+    q,
+    `SELECT s.id FROM stores s
+     WHERE s.id IN (SELECT DISTINCT store_id FROM memories WHERE expires_at IS NOT NULL AND expires_at <= $1)
+     ORDER BY s.id FOR NO KEY UPDATE SKIP LOCKED`,
+    [now],
+  );
+  let n = 0;
+  for (const { id } of stores) {
+    n += await purgeExpired(q, id, now, max - n);
+    if (n >= max) break;
+  }
+  return n;
+}

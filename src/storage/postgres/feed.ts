@@ -1,0 +1,44 @@
+/**
+ * @module PostgreSQL operations for the history role: a store's versions and prune tombstones in
+ * commit order (two range reads on (store_id, commit_seq), merged), and a version's predecessor.
+ */
+import type { Change, MemoryVersion } from '../../domain/types.js';
+import { all, first, type Q } from './db.js';
+import { toVersion, type VersionRow } from './rows.js';
+
+const BASIC = `commit_seq, seq, id, store_id, memory_id, operation, path, NULL AS content, content_sha256, content_size_bytes,
+  created_at, actor_type, actor_id, redacted_at, redacted_by_type, redacted_by_id`;
+
+type ChangeRow = VersionRow & { kind: 'version' | 'pruned'; commit_seq: number; pruned_at: string | null };
+
+export const feedReads = {
+  async listChanges(q: Q, storeId: string, cq: { after: number; limit: number }): Promise<Change[]> {
+    const rows = await all<ChangeRow>(
+      q,
+      `SELECT * FROM (
+         (SELECT 'version' AS kind, ${BASIC}, NULL AS pruned_at FROM versions
+          WHERE store_id = $1 AND commit_seq > $2 ORDER BY commit_seq LIMIT $3)
+         UNION ALL
+         (SELECT 'pruned', commit_seq, NULL, version_id, store_id, memory_id, NULL, NULL, NULL, NULL, NULL,
+                 NULL, NULL, NULL, NULL, NULL, NULL, pruned_at FROM version_prunes
+          WHERE store_id = $1 AND commit_seq > $2 ORDER BY commit_seq LIMIT $3)
+       ) AS c ORDER BY commit_seq LIMIT $3`,
+      [storeId, cq.after, cq.limit],
+    );
+    return rows.map((r): Change =>
+      r.kind === 'version'
+        ? { seq: r.commit_seq, version: toVersion(r) }
+        : { seq: r.commit_seq, pruned: { versionId: r.id, memoryId: r.memory_id, storeId: r.store_id, prunedAt: r.pruned_at! } },
+    );
+  },
+
+  async previousVersion(q: Q, storeId: string, versionId: string): Promise<MemoryVersion | null> {
+    const r = await first<VersionRow>(
+      q,
+      `SELECT p.* FROM versions v JOIN versions p ON p.store_id = v.store_id AND p.memory_id = v.memory_id AND p.commit_seq < v.commit_seq
+       WHERE v.store_id = $1 AND v.id = $2 ORDER BY p.commit_seq DESC LIMIT 1`,
+      [storeId, versionId],
+    );
+    return r ? toVersion(r) : null;
+  },
+};

@@ -1,0 +1,71 @@
+/** @module PostgreSQL operations for workspaces and API keys (only a key's hash is stored). */
+import { notFound } from '../../domain/errors.js';
+import type { ApiKey, Workspace } from '../../domain/types.js';
+import { all, first, run, type Q } from './db.js';
+import { toApiKey, type PgApiKeyRow } from './rows.js';
+
+const KEY_COLUMNS = 'id, workspace_id, name, role, store_ids, all_workspaces, created_at, revoked_at';
+
+interface WorkspaceRow {
+  id: string;
+  name: string;
+  created_at: string;
+}
+
+const toWorkspace = (r: WorkspaceRow): Workspace => ({ id: r.id, name: r.name, createdAt: r.created_at });
+
+export const keyReads = {
+  async defaultWorkspace(q: Q): Promise<Workspace | null> {
+    const r = await first<WorkspaceRow>(q, 'SELECT id, name, created_at FROM workspaces WHERE is_default LIMIT 1');
+    return r ? toWorkspace(r) : null;
+  },
+  async getWorkspace(q: Q, id: string): Promise<Workspace | null> {
+    const r = await first<WorkspaceRow>(q, 'SELECT id, name, created_at FROM workspaces WHERE id = $1', [id]);
+    return r ? toWorkspace(r) : null;
+  },
+  async listWorkspaces(q: Q): Promise<Workspace[]> {
+    return (await all<WorkspaceRow>(q, 'SELECT id, name, created_at FROM workspaces ORDER BY is_default DESC, created_at, id')).map(toWorkspace);
+  },
+  async findApiKeyByHash(q: Q, hash: string): Promise<ApiKey | null> {
+    const r = await first<PgApiKeyRow>(q, `SELECT ${KEY_COLUMNS} FROM api_keys WHERE key_hash = $1`, [hash]);
+    return r ? toApiKey(r) : null;
+  },
+  async seededApiKey(q: Q): Promise<{ key: ApiKey; hash: string } | null> {
+    const r = await first<PgApiKeyRow & { key_hash: string }>(q, `SELECT ${KEY_COLUMNS}, key_hash FROM api_keys WHERE seeded AND revoked_at IS NULL`);
+    return r ? { key: toApiKey(r), hash: r.key_hash } : null;
+  },
+  async countApiKeys(q: Q): Promise<number> {
+    return (await first<{ n: number }>(q, 'SELECT count(*) AS n FROM api_keys WHERE revoked_at IS NULL'))!.n;
+  },
+  async listApiKeys(q: Q, workspaceId: string): Promise<ApiKey[]> {
+    return (await all<PgApiKeyRow>(q, `SELECT ${KEY_COLUMNS} FROM api_keys WHERE workspace_id = $1 ORDER BY created_at, id`, [workspaceId])).map(toApiKey);
+  },
+  async getApiKey(q: Q, workspaceId: string, id: string): Promise<ApiKey | null> {
+    const r = await first<PgApiKeyRow>(q, `SELECT ${KEY_COLUMNS} FROM api_keys WHERE workspace_id = $1 AND id = $2`, [workspaceId, id]);
+    return r ? toApiKey(r) : null;
+  },
+};
+
+export const keyWrites = {
+  async insertWorkspace(q: Q, ws: Workspace, isDefault: boolean): Promise<void> {
+    await run(q, 'INSERT INTO workspaces (id, name, is_default, created_at) VALUES ($1, $2, $3, $4)', [ws.id, ws.name, isDefault, ws.createdAt]);
+  },
+  async insertApiKey(q: Q, key: ApiKey, hash: string, seeded = false): Promise<void> {
+    await run(
+      q,
+      `INSERT INTO api_keys (id, workspace_id, name, role, store_ids, all_workspaces, key_hash, created_at, revoked_at, seeded)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+      [key.id, key.workspaceId, key.name, key.role, key.storeIds === null ? null : JSON.stringify(key.storeIds), key.allWorkspaces, hash, key.createdAt, key.revokedAt, seeded],
+    );
+  },
+  async markApiKeySeeded(q: Q, id: string): Promise<void> {
+    await run(q, 'UPDATE api_keys SET seeded = true WHERE id = $1 AND revoked_at IS NULL', [id]);
+  },
+  async revokeApiKey(q: Q, workspaceId: string, id: string, now: string): Promise<ApiKey> {
+    const r = await first<PgApiKeyRow>(q, `SELECT ${KEY_COLUMNS} FROM api_keys WHERE workspace_id = $1 AND id = $2 FOR UPDATE`, [workspaceId, id]);
+    if (!r) throw notFound('API key', id);
+    if (r.revoked_at) return toApiKey(r);
+    await run(q, 'UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL', [now, id]);
+    return toApiKey({ ...r, revoked_at: now });
+  },
+};

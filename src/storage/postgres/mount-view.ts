@@ -1,0 +1,54 @@
+/**
+ * @module PostgreSQL operations for the mount's read model: a memory's metadata or bytes by path
+ * and a directory's children (the change marks are postgres/changes.ts).
+ */
+import { subtreeEnd } from '../../domain/paths.js';
+import type { MemoryMeta } from '../../domain/types.js';
+import type { DirectoryListing } from '../port.js';
+import { first, type Q } from './db.js';
+import type { MemoryContext } from './memories.js';
+import { META, live, toMemoryMeta, type MemoryRow } from './rows.js';
+import { children } from './tree.js';
+
+export function mountViewOps(ctx: MemoryContext) {
+  return {
+    async getMemoryMetaByPath(q: Q, storeId: string, path: string): Promise<MemoryMeta | null> {
+      const r = await first<MemoryRow>(q, `SELECT ${META} FROM memories WHERE store_id = $1 AND path = $2 AND ${live(3)}`, [storeId, path, ctx.clock()]);
+      return r ? toMemoryMeta(r) : null;
+    },
+    async getMemoryBytesByPath(q: Q, storeId: string, path: string): Promise<(MemoryMeta & { bytes: Buffer }) | null> {
+      // The content as UTF-8 bytes (bytea), not a JS string decoded and encoded back.
+      const r = await first<MemoryRow & { bytes: Buffer | null }>(
+        q,
+        `SELECT ${META}, convert_to(content, 'UTF8') AS bytes FROM memories WHERE store_id = $1 AND path = $2 AND ${live(3)}`,
+        [storeId, path, ctx.clock()],
+      );
+      return r ? { ...toMemoryMeta(r), bytes: r.bytes ?? Buffer.alloc(0) } : null;
+    },
+    async listDirectory(q: Q, storeId: string, dir: string, limit = Infinity): Promise<DirectoryListing> {
+      const prefix = dir === '/' ? '/' : dir + '/';
+      const files: MemoryMeta[] = [];
+      const dirs: string[] = [];
+      for await (const child of children(q, storeId, prefix, { key: prefix, inclusive: false }, ctx.clock())) {
+        if (files.length + dirs.length === limit) return { files, dirs, truncated: true };
+        if (child.item.type === 'memory') files.push(toMemoryMeta(child.item.row));
+        else dirs.push(child.item.path.slice(prefix.length, -1));
+      }
+      return { files, dirs };
+    },
+    async hasMemoriesUnder(q: Q, storeId: string, dir: string): Promise<boolean> {
+      const prefix = dir === '/' ? '/' : dir + '/';
+      return (await first(q, `SELECT 1 FROM memories WHERE store_id = $1 AND path > $2 AND path < $3 AND ${live(4)} LIMIT 1`, [
+        storeId, prefix, subtreeEnd(prefix), ctx.clock(),
+      ])) !== undefined;
+    },
+    async nextExpiry(q: Q, storeId: string, after: string): Promise<string | null> {
+      const r = await first<{ at: string | null }>(
+        q,
+        'SELECT MIN(expires_at) AS at FROM memories WHERE store_id = $1 AND expires_at IS NOT NULL AND expires_at > $2',
+        [storeId, after],
+      );
+      return r?.at ?? null;
+    },
+  };
+}

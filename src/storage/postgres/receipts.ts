@@ -1,0 +1,86 @@
+/** @module PostgreSQL operations for idempotency receipts (bound to their mutation by `atomic`). */
+import type { Receipt, ReceiptScope } from '../port.js';
+import { RECEIPT_VERSION_FIELDS } from '../sqlite/receipts.js';
+import { all, first, run, type Q } from './db.js';
+
+/** The advisory lock the receipt purge takes for its transaction (any bigint; this one spells "mnemo rcp"). */
+const RECEIPT_PURGE_LOCK_KEY = 0x6d6e656d6f726370n;
+
+interface ReceiptRow {
+  workspace_id: string;
+  api_key_id: string;
+  route: string;
+  idem_key: string;
+  fingerprint: string;
+  status: number;
+  body: string;
+  store_id: string | null;
+  version_id: string | null;
+  created_at: string;
+  expires_at: string;
+}
+
+const SCOPE = 'workspace_id = $1 AND api_key_id = $2 AND route = $3 AND idem_key = $4';
+const scope = (s: ReceiptScope) => [s.workspaceId, s.apiKeyId, s.route, s.key];
+
+/**
+ * Redaction's half in the receipts (invariant 9), in the caller's transaction: every receipt naming
+ * the version reads null in the fields that carry the version's text, as the version now does. Only
+ * fields present are set, and the key order stays, as SQLite's json_replace does (in JS: jsonb
+ * would reorder the replayed body's keys).
+ */
+export async function redactReceipts(q: Q, storeId: string, versionId: string): Promise<number> {
+  const rows = await all<{ workspace_id: string; api_key_id: string; route: string; idem_key: string; body: string }>(
+    q,
+    'SELECT workspace_id, api_key_id, route, idem_key, body FROM idempotency_receipts WHERE store_id = $1 AND version_id = $2 FOR UPDATE',
+    [storeId, versionId],
+  );
+  for (const r of rows) {
+    const body = JSON.parse(r.body) as unknown;
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) continue;
+    for (const f of RECEIPT_VERSION_FIELDS) if (f in body) (body as Record<string, unknown>)[f] = null;
+    await run(q, `UPDATE idempotency_receipts SET body = $5 WHERE ${SCOPE}`, [r.workspace_id, r.api_key_id, r.route, r.idem_key, JSON.stringify(body)]);
+  }
+  return rows.length;
+}
+
+export const receiptReads = {
+  async findReceipt(q: Q, s: ReceiptScope): Promise<Receipt | null> {
+    const r = await first<ReceiptRow>(q, `SELECT * FROM idempotency_receipts WHERE ${SCOPE}`, scope(s));
+    if (!r) return null;
+    return {
+      workspaceId: r.workspace_id,
+      apiKeyId: r.api_key_id,
+      route: r.route,
+      key: r.idem_key,
+      fingerprint: r.fingerprint,
+      status: r.status,
+      body: r.body,
+      storeId: r.store_id,
+      versionId: r.version_id,
+      createdAt: r.created_at,
+      expiresAt: r.expires_at,
+    };
+  },
+};
+
+export const receiptWrites = {
+  async insertReceipt(q: Q, r: Receipt): Promise<void> {
+    await run(
+      q,
+      `INSERT INTO idempotency_receipts
+         (workspace_id, api_key_id, route, idem_key, fingerprint, status, body, store_id, version_id, created_at, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+      [...scope(r), r.fingerprint, r.status, r.body, r.storeId, r.versionId, r.createdAt, r.expiresAt],
+    );
+  },
+  async deleteReceipt(q: Q, s: ReceiptScope): Promise<void> {
+    await run(q, `DELETE FROM idempotency_receipts WHERE ${SCOPE}`, scope(s));
+  },
+  async purgeReceipts(q: Q, now: string): Promise<number> {
+    // Many servers run this purge: one at a time does it, the others find the lock taken and skip.
+    const lock = await first<{ ok: boolean }>(q, 'SELECT pg_try_advisory_xact_lock($1) AS ok', [RECEIPT_PURGE_LOCK_KEY.toString()]);
+    if (!lock?.ok) return 0;
+    return run(q, 'DELETE FROM idempotency_receipts WHERE expires_at <= $1', [now]);
+  },
+};

@@ -1,0 +1,63 @@
+/**
+ * @module Retention in PostgreSQL (invariant 15): one bounded prune batch per call, as in SQLite
+ * (sqlite/retention.ts). The batch locks the store row first, so it is ordered with the store's
+ * writes and with another server's batch on the same store (which then finds nothing left to
+ * prune in the window). Each prune records its tombstone (with the store's next commit number)
+ * before deleting the row, which the delete trigger requires. PostgreSQL has no secure delete: the
+ * pruned bytes stay in freed pages and WAL until reused (README, "PostgreSQL").
+ */
+import type { Retention } from '../../domain/types.js';
+import type { PruneWindow } from '../port.js';
+import { all, first, run, type Q } from './db.js';
+
+export const retentionReads = {
+  async storesWithRetention(q: Q): Promise<{ id: string; retention: Retention }[]> {
+    const rows = await all<{ id: string; retention: string }>(q, 'SELECT id, retention FROM stores WHERE retention IS NOT NULL AND archived_at IS NULL ORDER BY seq');
+    return rows.map((r) => ({ id: r.id, retention: JSON.parse(r.retention) as Retention }));
+  },
+};
+
+export const retentionWrites = {
+  async pruneVersions(q: Q, storeId: string, w: PruneWindow): Promise<{ pruned: number; scannedTo: number | null }> {
+    await run(q, 'SELECT 1 FROM stores WHERE id = $1 FOR NO KEY UPDATE', [storeId]);
+    // Before the deletes, which would move a window counted afterwards.
+    const end = await first<{ end: number | null }>(
+      q,
+      'SELECT max(commit_seq) AS end FROM (SELECT commit_seq FROM versions WHERE store_id = $1 AND commit_seq > $2 ORDER BY commit_seq LIMIT $3) w',
+      [storeId, w.after, w.scan],
+    );
+    const rows = await all<{ id: string; memory_id: string; path: string | null; commit_seq: number }>(
+      q,
+      `SELECT w.id, w.memory_id, w.path, w.commit_seq FROM
+         (SELECT id, store_id, memory_id, path, created_at, commit_seq FROM versions
+          WHERE store_id = $1 AND commit_seq > $2 ORDER BY commit_seq LIMIT $3) AS w
+       WHERE ($4::text IS NULL OR w.created_at < $4)
+         AND ($5::bigint IS NULL OR (SELECT count(*) FROM versions n
+                                     WHERE n.store_id = w.store_id AND n.memory_id = w.memory_id AND n.commit_seq > w.commit_seq) >= $5)
+         AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = w.memory_id AND m.version_id = w.id)
+         AND NOT EXISTS (SELECT 1 FROM checkpoint_version_refs r WHERE r.version_id = w.id)
+         AND NOT EXISTS (SELECT 1 FROM idempotency_receipts r WHERE r.store_id = w.store_id AND r.version_id = w.id)
+       ORDER BY w.commit_seq LIMIT $6`,
+      [storeId, w.after, w.scan, w.cutoff, w.keepLast, w.max],
+    );
+    for (const r of rows) {
+      const s = await first<{ commit_seq: number }>(q, 'UPDATE stores SET commit_seq = commit_seq + 1 WHERE id = $1 RETURNING commit_seq', [storeId]);
+      await run(q, 'INSERT INTO version_prunes (store_id, commit_seq, version_id, memory_id, pruned_at) VALUES ($1, $2, $3, $4, $5)', [
+        storeId, s!.commit_seq, r.id, r.memory_id, w.now,
+      ]);
+      await run(q, 'DELETE FROM versions WHERE id = $1', [r.id]);
+      // As after a redaction: an expired memory's remembered path goes with the last version holding it.
+      if (r.path !== null) {
+        await run(
+          q,
+          `UPDATE memory_expirations SET path = '' WHERE store_id = $1 AND memory_id = $2 AND path = $3
+             AND NOT EXISTS (SELECT 1 FROM versions WHERE store_id = $1 AND memory_id = $2 AND path = $3)`,
+          [storeId, r.memory_id, r.path],
+        );
+      }
+    }
+    // A full batch stops at its last prune (more may follow in the window); otherwise the window was seen whole.
+    const scannedTo = rows.length === w.max ? rows[rows.length - 1]!.commit_seq : (end?.end ?? null);
+    return { pruned: rows.length, scannedTo };
+  },
+};

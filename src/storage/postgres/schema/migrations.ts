@@ -1,0 +1,73 @@
+/**
+ * @module PostgreSQL migrations, versioned like SQLite's (sqlite/schema/migrations.ts) but kept in a
+ * `schema_version` table (PostgreSQL has no user_version). Many servers may start at once on one
+ * database: `migrate` runs under a session advisory lock, so exactly one applies what is pending and
+ * the others then find it done; a server older than the database's schema refuses to start.
+ */
+import type pg from 'pg';
+import { PG_MIGRATION_1 } from './v1.js';
+import { PG_MIGRATION_2 } from './v2.js';
+import { PG_MIGRATION_3 } from './v3.js';
+
+export interface PgMigration {
+  version: number;
+  sql: string;
+}
+
+export const PG_MIGRATIONS: PgMigration[] = [
+  // SQLite's schema 1–8 (through the mount attributes of issue 12). See postgres/schema/v1.ts.
+  { version: 1, sql: PG_MIGRATION_1 },
+  // SQLite's 9 and 10: commit order, retention, the admin-actions log. See postgres/schema/v2.ts.
+  { version: 2, sql: PG_MIGRATION_2 },
+  // SQLite's 11: the node a session is mounted on.
+  { version: 3, sql: PG_MIGRATION_3 },
+];
+
+export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;
+
+/** The advisory lock key every mnemo takes to migrate (any bigint; this one spells "mnemo mig"). */
+export const MIGRATION_LOCK_KEY = 0x6d6e656d6f6d6967n;
+
+/** Thrown when the database's schema is newer than this code: the server must not start on it. */
+export class SchemaTooNewError extends Error {
+  constructor(
+    readonly found: number,
+    readonly known: number,
+  ) {
+    super(
+      `PostgreSQL schema version ${found} is newer than this mnemo understands (${known}): ` +
+        'another host runs a newer mnemo; upgrade this one before starting it',
+    );
+    this.name = 'SchemaTooNewError';
+  }
+}
+
+/** Brings the database to PG_SCHEMA_VERSION (or refuses, SchemaTooNewError), on one dedicated client. */
+export async function migrate(client: pg.ClientBase, migrations: readonly PgMigration[] = PG_MIGRATIONS): Promise<void> {
+  const known = migrations[migrations.length - 1]!.version;
+  // A session lock, not a transaction one: it is held across the check and every migration, and
+  // PostgreSQL drops it if this process dies mid-way.
+  await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY.toString()]);
+  try {
+    await client.query('BEGIN');
+    try {
+      await client.query('CREATE TABLE IF NOT EXISTS schema_version (one boolean PRIMARY KEY DEFAULT true CHECK (one), version integer NOT NULL)');
+      const r = await client.query<{ version: number }>('SELECT version FROM schema_version');
+      const current = r.rows[0]?.version ?? 0;
+      if (current > known) throw new SchemaTooNewError(current, known);
+      for (const m of migrations.filter((x) => x.version > current)) await client.query(m.sql);
+      if (current < known) {
+        await client.query(
+          'INSERT INTO schema_version (one, version) VALUES (true, $1) ON CONFLICT (one) DO UPDATE SET version = excluded.version',
+          [known],
+        );
+      }
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK');
+      throw err;
+    }
+  } finally {
+    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY.toString()]);
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * @module PostgreSQL search over current memories: full text on the stored tsvector (GIN,
+ * ts_rank_cd) and case-insensitive substring on trigram indexes (pg_trgm). Same request and
+ * response shapes as SQLite's (sqlite/search.ts): snippets from the same excerpt functions, the
+ * prefix filter, cursors. What differs: the ranking (ts_rank_cd with path words weighing 4x body
+ * words, against bm25 there; `score` is minus the rank, so lower is better on both), words are
+ * ANDed but not phrase-matched, and full-text candidates are never windowed (the GIN index finds a
+ * store's matches; a page is ranked over all of them), so `candidatesCapped` is always false.
+ * There is no backlog: the index is updated in the writing transaction.
+ */
+import { MnemoError } from '../../domain/errors.js';
+import { subtreeEnd } from '../../domain/paths.js';
+import type { SearchPage, SearchQuery } from '../../domain/types.js';
+import { cursorNumber, cursorString, decodeCursor, encodeCursor } from '../cursor.js';
+import { phraseExcerpt, wordExcerpt } from '../excerpt.js';
+import { all, type Q } from './db.js';
+import type { MemoryContext } from './memories.js';
+import { toMemoryMeta, type MemoryRow } from './rows.js';
+
+const META_M =
+  'm.seq, m.id, m.store_id, m.path, m.content_sha256, m.content_size_bytes, m.version_id, m.mode, m.created_at, m.updated_at, m.expires_at, m.atime_us, m.mtime_us, m.ctime_us, m.uid, m.gid';
+
+/** Path words (weight A) count 4x body words (B), as SQLite's bm25 weights 4.0 and 1.0. Order: D, C, B, A. */
+const WEIGHTS = '{0.1, 0.2, 0.25, 1.0}';
+
+/** ASCII separators, as mnemo_words splits (postgres/schema/v1.ts); NUL too, which PostgreSQL text cannot carry. */
+const SEPARATORS = /[\s\0!-/:-@[-`{-~]+/gu;
+
+export function searchOps(ctx: MemoryContext) {
+  async function fts(q: Q, storeId: string, sq: SearchQuery): Promise<SearchPage> {
+    const c = decodeCursor(sq.page);
+    const skip = c ? cursorNumber(c, 'o') : 0;
+    if (skip < 0) throw new MnemoError('invalid_request', 'page: not a cursor this server issued', { field: 'page' });
+    const words = sq.q.replace(SEPARATORS, ' ').trim();
+    // Nothing but separators: no word can match.
+    if (words === '') return { data: [], nextPage: null, candidatesCapped: false };
+    const rows = await all<MemoryRow & { content: string; score: number }>(
+      q,
+      `SELECT ${META_M}, m.content, -ts_rank_cd('${WEIGHTS}', m.search, t.query) AS score
+       FROM memories m, plainto_tsquery('simple', mnemo_words($2)) AS t(query)
+       WHERE m.store_id = $1 AND m.search @@ t.query AND m.path > $3 AND m.path < $4
+         AND (m.expires_at IS NULL OR m.expires_at > $5)
+       ORDER BY score, m.path LIMIT $6 OFFSET $7`,
+      [storeId, words, sq.pathPrefix, subtreeEnd(sq.pathPrefix), ctx.clock(), sq.limit + 1, skip],
+    );
+    const page = rows.slice(0, sq.limit);
+    return {
+      data: page.map((r) => ({ memory: toMemoryMeta(r), snippet: wordExcerpt(r.content, sq.q), score: r.score })),
+      nextPage: rows.length > sq.limit ? encodeCursor({ o: skip + sq.limit }) : null,
+      candidatesCapped: false,
+    };
+  }
+
+  async function substring(q: Q, storeId: string, sq: SearchQuery): Promise<SearchPage> {
+    const c = decodeCursor(sq.page);
+    const resume = c ? cursorString(c, 'p') : '';
+    const from = resume > sq.pathPrefix ? resume : sq.pathPrefix;
+    // A needle with NUL matches nothing PostgreSQL can hold.
+    if (sq.q.includes('\0')) return { data: [], nextPage: null, candidatesCapped: false };
+    const pattern = '%' + sq.q.replace(/[\\%_]/g, (ch) => '\\' + ch) + '%';
+    const rows = await all<MemoryRow & { content: string }>(
+      q,
+      `SELECT ${META_M}, m.content FROM memories m
+       WHERE m.store_id = $1 AND m.path > $2 AND m.path < $3 AND (m.expires_at IS NULL OR m.expires_at > $4)
+         AND (m.content ILIKE $5 OR m.path ILIKE $5)
+       ORDER BY m.path LIMIT $6`,
+      [storeId, from, subtreeEnd(sq.pathPrefix), ctx.clock(), pattern, sq.limit + 1],
+    );
+    const page = rows.slice(0, sq.limit);
+    return {
+      data: page.map((r) => ({ memory: toMemoryMeta(r), snippet: phraseExcerpt(r.content, sq.q), score: 0 })),
+      nextPage: rows.length > sq.limit ? encodeCursor({ p: page[page.length - 1]!.path }) : null,
+      candidatesCapped: false,
+    };
+  }
+
+  return {
+    searchMemories(q: Q, storeId: string, sq: SearchQuery): Promise<SearchPage> {
+      return sq.mode === 'fts' ? fts(q, storeId, sq) : substring(q, storeId, sq);
+    },
+  };
+}

@@ -1,0 +1,47 @@
+/** @module PostgreSQL operations for mount sessions. */
+import { notFound } from '../../domain/errors.js';
+import type { Page, Session } from '../../domain/types.js';
+import { cursorNumber, decodeCursor, encodeCursor } from '../cursor.js';
+import { all, first, run, type Q } from './db.js';
+import { toSession, type SessionRow } from './rows.js';
+
+export const sessionReads = {
+  async getSession(q: Q, workspaceId: string, id: string): Promise<Session | null> {
+    const r = await first<SessionRow>(q, 'SELECT * FROM sessions WHERE workspace_id = $1 AND id = $2', [workspaceId, id]);
+    return r ? toSession(r) : null;
+  },
+  async listSessions(q: Q, workspaceId: string, limit: number, page: string | null): Promise<Page<Session>> {
+    const c = decodeCursor(page);
+    const rows = await all<SessionRow>(q, 'SELECT * FROM sessions WHERE workspace_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3', [
+      workspaceId, c ? cursorNumber(c, 's') : Number.MAX_SAFE_INTEGER, limit + 1,
+    ]);
+    const data = rows.slice(0, limit);
+    return { data: data.map(toSession), nextPage: rows.length > limit ? encodeCursor({ s: data[data.length - 1]!.seq }) : null };
+  },
+  async listActiveSessions(q: Q): Promise<Session[]> {
+    return (await all<SessionRow>(q, "SELECT * FROM sessions WHERE status = 'active' AND local_pid IS NULL ORDER BY seq")).map(toSession);
+  },
+  async listActiveLocalSessions(q: Q): Promise<Session[]> {
+    return (await all<SessionRow>(q, "SELECT * FROM sessions WHERE status = 'active' AND local_pid IS NOT NULL ORDER BY seq")).map(toSession);
+  },
+  async countActiveSessions(q: Q, workspaceId: string): Promise<number> {
+    return (await first<{ n: number }>(q, "SELECT count(*) AS n FROM sessions WHERE workspace_id = $1 AND status = 'active'", [workspaceId]))!.n;
+  },
+};
+
+export const sessionWrites = {
+  async insertSession(q: Q, s: Session): Promise<void> {
+    await run(
+      q,
+      'INSERT INTO sessions (id, workspace_id, status, resources, created_at, ended_at, local_pid, node_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)',
+      [s.id, s.workspaceId, s.status, JSON.stringify(s.resources), s.createdAt, s.endedAt, s.localPid ?? null, s.nodeId ?? null],
+    );
+  },
+  async endSession(q: Q, workspaceId: string, id: string, now: string): Promise<Session> {
+    const r = await first<SessionRow>(q, 'SELECT * FROM sessions WHERE workspace_id = $1 AND id = $2 FOR UPDATE', [workspaceId, id]);
+    if (!r) throw notFound('session', id);
+    if (r.status === 'ended') return toSession(r);
+    await run(q, "UPDATE sessions SET status = 'ended', ended_at = $1 WHERE id = $2", [now, id]);
+    return toSession({ ...r, status: 'ended', ended_at: now });
+  },
+};

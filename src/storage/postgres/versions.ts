@@ -1,0 +1,84 @@
+/**
+ * @module PostgreSQL operations for memory versions: filtered newest-first lists and redaction.
+ * Redaction nulls the version's text (the append-only trigger allows exactly that) and rewrites
+ * the receipts naming it, in one transaction. PostgreSQL has no secure delete: see the README's
+ * "PostgreSQL" section for where the old bytes stay.
+ */
+import { planRedaction } from '../../domain/version-rules.js';
+import type { Actor, MemoryVersion, Page, VersionListQuery } from '../../domain/types.js';
+import { cursorNumber, decodeCursor, encodeCursor } from '../cursor.js';
+import { all, first, run, type Q } from './db.js';
+import { redactReceipts } from './receipts.js';
+import { actorColumns, toVersion, type VersionRow } from './rows.js';
+
+const BASIC =
+  'seq, id, store_id, memory_id, operation, path, NULL AS content, content_sha256, content_size_bytes, created_at, actor_type, actor_id, redacted_at, redacted_by_type, redacted_by_id';
+
+export const versionReads = {
+  async getVersion(q: Q, storeId: string, id: string): Promise<MemoryVersion | null> {
+    const r = await first<VersionRow>(q, 'SELECT * FROM versions WHERE store_id = $1 AND id = $2', [storeId, id]);
+    return r ? toVersion(r) : null;
+  },
+
+  async listVersions(q: Q, storeId: string, lq: VersionListQuery): Promise<Page<MemoryVersion>> {
+    const c = decodeCursor(lq.page);
+    const params: unknown[] = [storeId, c ? cursorNumber(c, 's') : Number.MAX_SAFE_INTEGER];
+    const where = ['store_id = $1', 'seq < $2'];
+    const add = (sql: (n: string) => string, value: unknown) => {
+      params.push(value);
+      where.push(sql(`$${params.length}`));
+    };
+    if (lq.memoryId !== null) add((n) => `memory_id = ${n}`, lq.memoryId);
+    if (lq.operation !== null) add((n) => `operation = ${n}`, lq.operation);
+    if (lq.sessionId !== null) add((n) => `actor_type = 'session_actor' AND actor_id = ${n}`, lq.sessionId);
+    if (lq.apiKeyId !== null) add((n) => `actor_type = 'api_actor' AND actor_id = ${n}`, lq.apiKeyId);
+    // No service accounts write here, so that filter matches nothing.
+    if (lq.serviceAccountId !== null) where.push('false');
+    if (lq.createdGte !== null) add((n) => `created_at >= ${n}`, lq.createdGte);
+    if (lq.createdLte !== null) add((n) => `created_at <= ${n}`, lq.createdLte);
+    params.push(lq.limit + 1);
+    const rows = await all<VersionRow>(
+      q,
+      `SELECT ${lq.view === 'full' ? '*' : BASIC} FROM versions WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT $${params.length}`,
+      params,
+    );
+    const page = rows.slice(0, lq.limit);
+    return { data: page.map(toVersion), nextPage: rows.length > lq.limit ? encodeCursor({ s: page[page.length - 1]!.seq }) : null };
+  },
+};
+
+export const versionWrites = {
+  async redactVersion(q: Q, storeId: string, id: string, actor: Actor, now: string): Promise<MemoryVersion> {
+    // The row lock orders two redactions of one version (the second finds it redacted) and a
+    // redaction against the write that would make the version a head again (there is none: heads only move forward).
+    const found = await first<VersionRow>(q, 'SELECT * FROM versions WHERE store_id = $1 AND id = $2 FOR UPDATE', [storeId, id]);
+    const isHead =
+      found !== undefined &&
+      found.redacted_at === null &&
+      (await first(q, 'SELECT 1 FROM memories WHERE id = $1 AND version_id = $2', [found.memory_id, id])) !== undefined;
+    const plan = planRedaction(id, found ? { memoryId: found.memory_id, redactedAt: found.redacted_at } : null, isHead);
+    // planRedaction threw not_found when there was no row.
+    const row = found as VersionRow;
+    if (plan === 'already') return toVersion(row);
+    const a = actorColumns(actor);
+    await run(
+      q,
+      `UPDATE versions SET path = NULL, content = NULL, content_sha256 = NULL, content_size_bytes = NULL,
+         redacted_at = $1, redacted_by_type = $2, redacted_by_id = $3
+       WHERE id = $4`,
+      [now, a.type, a.id, id],
+    );
+    // Receipts replaying this version's memory hold its text too: same transaction (invariant 9).
+    await redactReceipts(q, storeId, id);
+    // An expired memory's last path stays in memory_expirations; once no version holds it, it is redacted text too.
+    if (row.path !== null) {
+      await run(
+        q,
+        `UPDATE memory_expirations SET path = '' WHERE store_id = $1 AND memory_id = $2 AND path = $3
+           AND NOT EXISTS (SELECT 1 FROM versions WHERE store_id = $1 AND memory_id = $2 AND path = $3)`,
+        [storeId, row.memory_id, row.path],
+      );
+    }
+    return toVersion((await first<VersionRow>(q, 'SELECT * FROM versions WHERE id = $1', [id]))!);
+  },
+};

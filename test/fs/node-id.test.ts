@@ -1,0 +1,59 @@
+/**
+ * Node ids (issue 14): a session records the node (MNEMO_NODE_ID / --node-id) whose server made
+ * it and reports it as `node_id`; on start a server remounts only its own node's sessions, so a
+ * server under another node id on the same database leaves them to their node.
+ */
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { rawRequest, sdkClient } from '../helpers/sdk.js';
+import { makeTempDir, startServer } from '../helpers/server.js';
+
+const fuseAvailable = existsSync('/dev/fuse');
+
+function mountedPaths(): string[] {
+  return readFileSync('/proc/mounts', 'utf8')
+    .split('\n')
+    .map((l) => l.split(' '))
+    .filter((f) => f[2]?.startsWith('fuse'))
+    .map((f) => f[1]!.replace(/\\040/g, ' '));
+}
+
+interface WireSession {
+  id: string;
+  status: string;
+  node_id: string | null;
+  resources: { host_path: string }[];
+}
+
+describe.skipIf(!fuseAvailable)('node ids', () => {
+  it('a session reports its node, and a server under another node id does not remount it while its own node does', async () => {
+    const dataDir = makeTempDir('mnemo-node-');
+    let server = await startServer({ dataDir, args: ['--node-id', 'host-a'] });
+    const adminKey = server.adminKey;
+    try {
+      const store = await sdkClient(server.url, adminKey).beta.memoryStores.create({ name: 'shared' });
+      const created = await rawRequest(server.url, 'POST', '/v1/sessions', {
+        apiKey: adminKey,
+        body: JSON.stringify({ resources: [{ type: 'memory_store', memory_store_id: store.id, access: 'read_write' }] }),
+      });
+      expect(created.status).toBe(200);
+      const session = created.body as WireSession;
+      expect(session.node_id).toBe('host-a');
+      const dir = session.resources[0]!.host_path;
+      expect(mountedPaths()).toContain(dir);
+      await server.stop();
+
+      server = await startServer({ dataDir, env: { MNEMO_ADMIN_KEY: adminKey, MNEMO_NODE_ID: 'host-b' } });
+      expect(mountedPaths()).not.toContain(dir);
+      const seen = (await rawRequest(server.url, 'GET', `/v1/sessions/${session.id}`, { apiKey: adminKey })).body as WireSession;
+      expect(seen).toMatchObject({ status: 'active', node_id: 'host-a' });
+      await server.stop();
+
+      server = await startServer({ dataDir, env: { MNEMO_ADMIN_KEY: adminKey, MNEMO_NODE_ID: 'host-a' } });
+      expect(mountedPaths()).toContain(dir);
+    } finally {
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,581 @@
+/**
+ * The PostgreSQL adapter on a real database (test/helpers/postgres.ts: a throwaway cluster, or
+ * MNEMO_TEST_DATABASE_URL in CI): each role's main paths, the schema's append-only trigger, one
+ * transaction per operation, `atomic`, two servers (two pools) racing on one memory and on one
+ * checkpoint pointer, migrations under concurrent openers and the refusal of a newer schema.
+ */
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { sha256Hex } from '../../../src/domain/content.js';
+import { MnemoError } from '../../../src/domain/errors.js';
+import type { Actor, Checkpoint, MemoryListQuery, SearchQuery, Store, VersionListQuery } from '../../../src/domain/types.js';
+import { newId } from '../../../src/service/ids.js';
+import type { WriteStamp } from '../../../src/storage/port.js';
+import { openPostgresStorage, type PostgresStorage } from '../../../src/storage/postgres/open.js';
+import { PG_MIGRATIONS, PG_SCHEMA_VERSION, SchemaTooNewError, migrate } from '../../../src/storage/postgres/schema/migrations.js';
+import { codeOf } from '../../helpers/core.js';
+import { createDatabase, databasePerFile, pgSkip } from '../../helpers/postgres.js';
+
+const T0 = Date.parse('2026-03-01T00:00:00.000Z');
+const memQ = (q: Partial<MemoryListQuery> = {}): MemoryListQuery => ({ pathPrefix: '/', depth: 0, limit: 100, page: null, view: 'basic', ...q });
+const verQ = (q: Partial<VersionListQuery> = {}): VersionListQuery => ({
+  memoryId: null, operation: null, sessionId: null, apiKeyId: null, serviceAccountId: null,
+  createdGte: null, createdLte: null, limit: 100, page: null, view: 'full', ...q,
+});
+const searchQ = (q: Partial<SearchQuery> & { q: string }): SearchQuery => ({ mode: 'fts', pathPrefix: '/', limit: 10, page: null, ...q });
+
+describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgSkip})` : ''}`, () => {
+  const databaseUrl = databasePerFile();
+  let url = '';
+  /** The adapter's clock: tests move it to expire memories. */
+  let clockMs = T0;
+  const clock = () => new Date(clockMs).toISOString();
+  let storage: PostgresStorage;
+  let admin: pg.Pool;
+
+  beforeAll(async () => {
+    url = databaseUrl();
+    storage = await openPostgresStorage(url, { clock });
+    admin = new pg.Pool({ connectionString: url, max: 2 });
+  });
+  afterAll(async () => {
+    await storage?.close();
+    await admin?.end();
+  });
+
+  /** A second server on the same database: its own pool. */
+  async function secondServer(): Promise<PostgresStorage> {
+    const other = await openPostgresStorage(url, { clock });
+    onTestFinished(() => other.close());
+    return other;
+  }
+
+  /** A fresh workspace and store per test: tests share the file's database. */
+  async function fixture() {
+    let tick = 0;
+    const now = () => new Date(T0 + 1000 * tick++).toISOString();
+    const workspace = { id: newId('workspace'), name: 'default', createdAt: now() };
+    await storage.insertWorkspace(workspace, false);
+    const actor: Actor = { type: 'api_actor', apiKeyId: newId('apiKey') };
+    const stamp = (a: Actor = actor): WriteStamp => ({ actor: a, now: now(), versionId: newId('version') });
+    async function addStore(name = 'notes'): Promise<Store> {
+      const at = now();
+      const store: Store = { id: newId('store'), workspaceId: workspace.id, name, description: '', metadata: {}, createdAt: at, updatedAt: at, archivedAt: null };
+      await storage.insertStore(store);
+      return store;
+    }
+    const addMemory = (storeId: string, path: string, content = `content of ${path}`, on: PostgresStorage = storage) =>
+      on.createMemory({ ...stamp(), storeId, memoryId: newId('memory'), path, content });
+    return { workspace, actor, now, stamp, addStore, addMemory };
+  }
+
+  describe('stores, keys and sessions', () => {
+    it('a store is inserted, listed newest first, patched, archived (then read-only) and deleted with its memories', async () => {
+      const { workspace, addStore, addMemory, now } = await fixture();
+      const a = await addStore('a');
+      const b = await addStore('b');
+      expect(await storage.getStore(workspace.id, a.id)).toEqual(a);
+      expect(await storage.getStoreById(b.id)).toEqual(b);
+      const page = await storage.listStores(workspace.id, { includeArchived: false, createdGte: null, createdLte: null, limit: 1, page: null });
+      expect(page.data.map((s) => s.id)).toEqual([b.id]);
+      const next = await storage.listStores(workspace.id, { includeArchived: false, createdGte: null, createdLte: null, limit: 1, page: page.nextPage });
+      expect(next.data.map((s) => s.id)).toEqual([a.id]);
+      expect((await storage.listStores(workspace.id, { includeArchived: false, createdGte: null, createdLte: null, limit: 10, page: null }, [a.id])).data).toHaveLength(1);
+
+      const patched = await storage.updateStore(workspace.id, a.id, { metadata: { k: 'v' } }, now());
+      expect(patched.metadata).toEqual({ k: 'v' });
+      await addMemory(a.id, '/m.md', 'hello');
+      expect(await storage.storeUsage(a.id)).toEqual({ memories: 1, bytes: 5 });
+      const archived = await storage.archiveStore(workspace.id, a.id, now());
+      expect(archived.archivedAt).not.toBeNull();
+      expect(await codeOf(() => addMemory(a.id, '/n.md'))).toBe('archived');
+      expect(await codeOf(() => storage.updateStore(workspace.id, a.id, { name: 'x' }, now()))).toBe('archived');
+
+      await storage.deleteStore(workspace.id, a.id);
+      expect(await storage.getStoreById(a.id)).toBeNull();
+      const left = await admin.query('SELECT count(*)::int AS n FROM versions WHERE store_id = $1', [a.id]);
+      expect(left.rows[0].n).toBe(0);
+      expect(await codeOf(() => storage.deleteStore(workspace.id, a.id))).toBe('not_found');
+    });
+
+    it('API keys are found by hash, revoked once, and one unrevoked key at most is the seeded one', async () => {
+      const { workspace, now } = await fixture();
+      const key = { id: newId('apiKey'), workspaceId: workspace.id, name: 'k', role: 'read_write' as const, storeIds: ['s1'], allWorkspaces: false, createdAt: now(), revokedAt: null };
+      await storage.insertApiKey(key, `hash-${key.id}`);
+      expect(await storage.findApiKeyByHash(`hash-${key.id}`)).toEqual(key);
+      expect(await storage.listApiKeys(workspace.id)).toEqual([key]);
+      const at = now();
+      expect((await storage.revokeApiKey(workspace.id, key.id, at)).revokedAt).toBe(at);
+      expect((await storage.revokeApiKey(workspace.id, key.id, now())).revokedAt).toBe(at);
+      expect(await codeOf(() => storage.revokeApiKey(workspace.id, newId('apiKey'), now()))).toBe('not_found');
+      expect(await storage.getWorkspace(workspace.id)).toEqual(workspace);
+    });
+
+    it('sessions are listed newest first, counted while active and ended once', async () => {
+      const { workspace, now } = await fixture();
+      const mk = (localPid?: number) => ({
+        id: newId('session'), workspaceId: workspace.id, status: 'active' as const, resources: [], createdAt: now(), endedAt: null,
+        ...(localPid === undefined ? {} : { localPid }),
+      });
+      const s1 = mk();
+      const s2 = mk(1234);
+      await storage.insertSession(s1);
+      await storage.insertSession(s2);
+      expect(await storage.getSession(workspace.id, s2.id)).toEqual(s2);
+      expect(await storage.countActiveSessions(workspace.id)).toBe(2);
+      expect((await storage.listActiveSessions()).map((s) => s.id)).toContain(s1.id);
+      expect((await storage.listActiveLocalSessions()).map((s) => s.id)).toContain(s2.id);
+      const first = await storage.listSessions(workspace.id, 1, null);
+      expect(first.data.map((s) => s.id)).toEqual([s2.id]);
+      expect((await storage.listSessions(workspace.id, 1, first.nextPage)).data.map((s) => s.id)).toEqual([s1.id]);
+      const at = now();
+      expect(await storage.endSession(workspace.id, s1.id, at)).toMatchObject({ status: 'ended', endedAt: at });
+      expect((await storage.endSession(workspace.id, s1.id, now())).endedAt).toBe(at);
+      expect(await storage.countActiveSessions(workspace.id)).toBe(1);
+    });
+  });
+
+  describe('memories and versions', () => {
+    it('create, update, rename and delete append one version each; a no-op appends none', async () => {
+      const { stamp, addStore, addMemory } = await fixture();
+      const s = await addStore();
+      const m = await addMemory(s.id, '/notes/é.md', 'héllo');
+      expect(m).toMatchObject({ path: '/notes/é.md', content: 'héllo', contentSha256: sha256Hex('héllo'), contentSizeBytes: 6, mode: 0o644 });
+      expect(await storage.getMemory(s.id, m.id)).toEqual(m);
+      const { content: _c, ...meta } = m;
+      expect(await storage.getMemoryMetaByPath(s.id, m.path)).toEqual(meta);
+      expect((await storage.getMemoryBytesByPath(s.id, m.path))?.bytes).toEqual(Buffer.from('héllo'));
+      expect(await storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'héllo' })).toEqual({ memory: m, changed: false });
+      const st = stamp();
+      const moved = await storage.updateMemory({ ...st, storeId: s.id, memoryId: m.id, content: 'two', path: '/b.md' });
+      expect(moved.memory).toMatchObject({ path: '/b.md', content: 'two', versionId: st.versionId });
+      await storage.deleteMemory({ ...stamp(), storeId: s.id, memoryId: m.id });
+      expect(await storage.getMemory(s.id, m.id)).toBeNull();
+      const versions = await storage.listVersions(s.id, verQ({ memoryId: m.id }));
+      expect(versions.data.map((v) => v.operation)).toEqual(['deleted', 'modified', 'created']);
+      expect(versions.data[0]).toMatchObject({ path: '/b.md', content: null, contentSha256: null });
+      expect(await storage.getVersion(s.id, m.versionId)).toMatchObject({ content: 'héllo', operation: 'created' });
+      expect(await storage.storeUsage(s.id)).toEqual({ memories: 0, bytes: 0 });
+    });
+
+    it('overlapping paths are refused with the conflicting memory named, and leave no version behind', async () => {
+      const { stamp, addStore, addMemory } = await fixture();
+      const s = await addStore();
+      const a = await addMemory(s.id, '/a/b');
+      for (const path of ['/a/b', '/a', '/a/b/c']) {
+        const err = await storage.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path, content: 'x' }).catch((e: unknown) => e);
+        expect(err).toMatchObject({ code: 'path_conflict', details: { conflicting_path: '/a/b', conflicting_memory_id: a.id } });
+      }
+      expect((await storage.listVersions(s.id, verQ())).data).toHaveLength(1);
+    });
+
+    it('a stale expected sha256 is precondition_failed unless the memory already holds what was asked', async () => {
+      const { stamp, addStore, addMemory } = await fixture();
+      const s = await addStore();
+      const m = await addMemory(s.id, '/a', 'one');
+      expect(await codeOf(() => storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'two', expectedSha256: sha256Hex('zzz') }))).toBe('precondition_failed');
+      expect((await storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'one', expectedSha256: sha256Hex('zzz') })).changed).toBe(false);
+      expect(await codeOf(() => storage.deleteMemory({ ...stamp(), storeId: s.id, memoryId: m.id, expectedSha256: sha256Hex('zzz') }))).toBe('precondition_failed');
+    });
+
+    it('listings walk path order at depth 0 and roll subdirectories into prefixes at depth 1, page by page', async () => {
+      const { addStore, addMemory } = await fixture();
+      const s = await addStore();
+      for (const p of ['/a.md', '/d/x.md', '/d/y.md', '/e/deep/z.md', '/f.md']) await addMemory(s.id, p);
+      const flat = await storage.listMemories(s.id, memQ({ limit: 2 }));
+      expect(flat.data.map((i) => (i.type === 'memory' ? i.memory.path : i.path))).toEqual(['/a.md', '/d/x.md']);
+      const rest = await storage.listMemories(s.id, memQ({ limit: 10, page: flat.nextPage }));
+      expect(rest.data.map((i) => (i.type === 'memory' ? i.memory.path : i.path))).toEqual(['/d/y.md', '/e/deep/z.md', '/f.md']);
+      const top = await storage.listMemories(s.id, memQ({ depth: 1, limit: 2, view: 'full' }));
+      expect(top.data.map((i) => (i.type === 'memory' ? i.memory.path : `${i.path} (prefix)`))).toEqual(['/a.md', '/d/ (prefix)']);
+      expect(top.data[0]).toMatchObject({ memory: { content: 'content of /a.md' } });
+      const more = await storage.listMemories(s.id, memQ({ depth: 1, limit: 10, page: top.nextPage }));
+      expect(more.data.map((i) => (i.type === 'memory' ? i.memory.path : `${i.path} (prefix)`))).toEqual(['/e/ (prefix)', '/f.md']);
+      const dir = await storage.listDirectory(s.id, '/d');
+      expect(dir.files.map((f) => f.path)).toEqual(['/d/x.md', '/d/y.md']);
+      expect((await storage.listDirectory(s.id, '/')).dirs).toEqual(['d', 'e']);
+      expect(await storage.hasMemoriesUnder(s.id, '/e')).toBe(true);
+      expect(await storage.hasMemoriesUnder(s.id, '/a.md')).toBe(false);
+    });
+
+    it('saveMemoryAt creates or updates by path, moveMemory replaces a memory at the target, moveTree moves a directory', async () => {
+      const { stamp, addStore, addMemory } = await fixture();
+      const s = await addStore();
+      const id = newId('memory');
+      const created = await storage.saveMemoryAt({ ...stamp(), storeId: s.id, path: '/s.md', content: 'one', memoryId: id, mode: 0o600 });
+      expect(created).toMatchObject({ changed: true, memory: { id, mode: 0o600 } });
+      const again = await storage.saveMemoryAt({ ...stamp(), storeId: s.id, path: '/s.md', content: 'two', memoryId: newId('memory') });
+      expect(again.memory).toMatchObject({ id, content: 'two' });
+      const other = await addMemory(s.id, '/t.md', 'target');
+      const replacedVersionId = newId('version');
+      const moved = await storage.moveMemory({ ...stamp(), storeId: s.id, memoryId: id, path: '/t.md', replacedVersionId });
+      expect(moved).toMatchObject({ id, path: '/t.md', content: 'two' });
+      expect(await storage.getMemory(s.id, other.id)).toBeNull();
+      expect(await storage.getVersion(s.id, replacedVersionId)).toMatchObject({ operation: 'deleted', memoryId: other.id });
+      await addMemory(s.id, '/dir/a.md');
+      await addMemory(s.id, '/dir/sub/b.md');
+      let n = 0;
+      const count = await storage.moveTree({ storeId: s.id, from: '/dir', to: '/new', actor: stamp().actor, now: stamp().now, versionIds: () => (n++, newId('version')) });
+      expect(count).toBe(2);
+      expect(n).toBe(2);
+      expect(await storage.getMemoryByPath(s.id, '/new/sub/b.md')).not.toBeNull();
+      await storage.setMemoryAttrs(s.id, id, { mode: 0o640, uid: 7 }, stamp().now);
+      expect(await storage.getMemory(s.id, id)).toMatchObject({ mode: 0o640, uid: 7 });
+    });
+
+    it('a memory whose expiry passed is hidden at once and purged by the next write with a deleted version dated at its expiry', async () => {
+      const { stamp, addStore, addMemory } = await fixture();
+      const s = await addStore();
+      const expiresAt = new Date(clockMs + 60_000).toISOString();
+      const m = await storage.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/ttl.md', content: 'x', expiresAt });
+      expect(await storage.nextExpiry(s.id, clock())).toBe(expiresAt);
+      clockMs += 120_000;
+      onTestFinished(() => {
+        clockMs -= 120_000;
+      });
+      expect(await storage.getMemory(s.id, m.id)).toBeNull();
+      expect(await storage.findReferencedMemory(s.id, { memoryId: m.id, path: null })).toEqual({ state: 'expired' });
+      // The path is free for a new memory: the write (at the clock's now) purges the expired one first.
+      await storage.createMemory({ ...stamp(), now: clock(), storeId: s.id, memoryId: newId('memory'), path: '/ttl.md', content: 'new' });
+      const versions = await storage.listVersions(s.id, verQ({ memoryId: m.id }));
+      expect(versions.data[0]).toMatchObject({ operation: 'deleted', createdAt: expiresAt });
+      expect(await storage.findReferencedMemory(s.id, { memoryId: m.id, path: null })).toEqual({ state: 'expired' });
+      expect(await storage.findReferencedMemory(s.id, { memoryId: newId('memory'), path: null })).toEqual({ state: 'missing' });
+    });
+
+    it('the expiry sweep purges every store, at most max per call', async () => {
+      const { stamp, addStore } = await fixture();
+      const s = await addStore();
+      const expiresAt = new Date(T0 + 3_600_000).toISOString();
+      for (const p of ['/x1', '/x2', '/x3']) await storage.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: p, content: 'x', expiresAt });
+      const later = new Date(T0 + 7_200_000).toISOString();
+      expect(await storage.purgeExpiredMemories(later, 2)).toBe(2);
+      expect(await storage.purgeExpiredMemories(later)).toBeGreaterThanOrEqual(1);
+      expect(await storage.storeUsage(s.id)).toEqual({ memories: 0, bytes: 0 });
+    });
+
+    it('redaction nulls an old version and the receipts naming it, refuses a live head, and keeps the first redaction', async () => {
+      const { workspace, stamp, addStore, addMemory, now, actor } = await fixture();
+      const s = await addStore();
+      const m = await addMemory(s.id, '/secret.md', 'password');
+      const receipt = {
+        workspaceId: workspace.id, apiKeyId: 'k', route: 'POST /v1/memory_stores/{id}/memories', key: newId('memory'),
+        fingerprint: 'f', status: 200, body: JSON.stringify({ id: m.id, path: m.path, content: m.content, content_sha256: m.contentSha256, content_size_bytes: 8 }),
+        storeId: s.id, versionId: m.versionId, createdAt: now(), expiresAt: now(),
+      };
+      await storage.insertReceipt(receipt);
+      expect(await codeOf(() => storage.redactVersion(s.id, m.versionId, actor, now()))).toBe('conflict');
+      await storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'changed' });
+      const at = now();
+      const red = await storage.redactVersion(s.id, m.versionId, actor, at);
+      expect(red).toMatchObject({ path: null, content: null, contentSha256: null, contentSizeBytes: null, redactedAt: at, redactedBy: actor });
+      expect((await storage.redactVersion(s.id, m.versionId, actor, now())).redactedAt).toBe(at);
+      const body = JSON.parse((await storage.findReceipt(receipt))!.body) as Record<string, unknown>;
+      expect(Object.keys(body)).toEqual(['id', 'path', 'content', 'content_sha256', 'content_size_bytes']);
+      expect(body).toMatchObject({ id: m.id, path: null, content: null, content_sha256: null, content_size_bytes: null });
+      expect(await storage.domainCheck()).toEqual([]);
+    });
+
+    it('after a redaction no table a query can read holds the redacted text (the README says where old bytes stay)', async () => {
+      const { workspace, stamp, addStore, addMemory, now, actor } = await fixture();
+      const s = await addStore();
+      const secret = `secret-${newId('memory')}`;
+      const m = await addMemory(s.id, `/${secret}.md`, `the ${secret} text`);
+      await storage.insertReceipt({
+        workspaceId: workspace.id, apiKeyId: 'k', route: 'POST /v1/memory_stores/{id}/memories', key: newId('memory'), fingerprint: 'f', status: 200,
+        body: JSON.stringify({ path: m.path, content: m.content }), storeId: s.id, versionId: m.versionId, createdAt: now(), expiresAt: now(),
+      });
+      await storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, path: '/public.md', content: 'public' });
+      await storage.redactVersion(s.id, m.versionId, actor, now());
+      const tables = ['memories', 'versions', 'idempotency_receipts', 'memory_expirations', 'checkpoints', 'checkpoint_heads', 'sessions', 'stores'];
+      for (const t of tables) {
+        const hits = await admin.query(`SELECT count(*)::int AS n FROM ${t} x WHERE x::text LIKE $1`, [`%${secret}%`]);
+        expect({ table: t, rows: hits.rows[0].n }).toEqual({ table: t, rows: 0 });
+      }
+    });
+
+    it('content with NUL, which PostgreSQL text cannot hold, is refused as invalid_request', async () => {
+      const { addStore, addMemory } = await fixture();
+      const s = await addStore();
+      expect(await codeOf(() => addMemory(s.id, '/nul', 'a\0b'))).toBe('invalid_request');
+    });
+  });
+
+  describe('the schema', () => {
+    it('version rows are append-only: a direct update or delete is refused, a redaction-shaped update and the store cascade are not', async () => {
+      const { workspace, addStore, addMemory } = await fixture();
+      const s = await addStore();
+      const m = await addMemory(s.id, '/a', 'x');
+      await expect(admin.query("UPDATE versions SET content = 'y' WHERE id = $1", [m.versionId])).rejects.toThrow(/append-only: only redaction/);
+      await expect(admin.query('DELETE FROM versions WHERE id = $1', [m.versionId])).rejects.toThrow(/append-only: only deleting the store/);
+      await expect(admin.query('TRUNCATE versions')).rejects.toThrow(/append-only/);
+      await expect(
+        admin.query(
+          "UPDATE versions SET path = NULL, content = NULL, content_sha256 = NULL, content_size_bytes = NULL, redacted_at = 'now', redacted_by_type = 'api_actor', redacted_by_id = 'k', created_at = 'moved' WHERE id = $1",
+          [m.versionId],
+        ),
+      ).rejects.toThrow(/append-only/);
+      await admin.query(
+        "UPDATE versions SET path = NULL, content = NULL, content_sha256 = NULL, content_size_bytes = NULL, redacted_at = 'now', redacted_by_type = 'api_actor', redacted_by_id = 'k' WHERE id = $1",
+        [m.versionId],
+      );
+      await expect(admin.query("UPDATE versions SET redacted_at = 'again' WHERE id = $1", [m.versionId])).rejects.toThrow(/append-only/);
+      await expect(admin.query("UPDATE checkpoints SET bundle = '{}'")).resolves.toBeDefined(); // no rows: nothing to refuse
+      await storage.deleteStore(workspace.id, s.id);
+      expect((await admin.query('SELECT count(*)::int AS n FROM versions WHERE store_id = $1', [s.id])).rows[0].n).toBe(0);
+    });
+
+    it('mnemo check finds a clean database clean, and reports a disabled trigger and a broken invariant', async () => {
+      const { addStore, addMemory } = await fixture();
+      const s = await addStore();
+      const m = await addMemory(s.id, '/check.md', 'ok');
+      expect(await storage.integrityCheck()).toEqual([]);
+      expect(await storage.domainCheck()).toEqual([]);
+      onTestFinished(async () => {
+        await admin.query('ALTER TABLE memories ENABLE TRIGGER store_usage_resize');
+      });
+      await admin.query('ALTER TABLE memories DISABLE TRIGGER store_usage_resize');
+      await admin.query("UPDATE memories SET content = 'tampered', content_size_bytes = 8 WHERE id = $1", [m.id]);
+      expect(await storage.integrityCheck()).toEqual(['trigger store_usage_resize is missing or disabled']);
+      const problems = await storage.domainCheck();
+      expect(problems.some((p) => p.includes(`memory ${m.id}`) && p.includes('content_sha256 does not match'))).toBe(true);
+      expect(problems.some((p) => p.includes(`store ${s.id}: usage counter`))).toBe(true);
+      // Leave the shared database consistent for the tests after this one.
+      await storage.deleteStore(s.workspaceId, s.id);
+    });
+
+    it('closing twice is harmless', async () => {
+      const other = await secondServer();
+      await other.close();
+      await expect(other.close()).resolves.toBeUndefined();
+    });
+
+    it('two servers opening a new database at once migrate it once', async () => {
+      const db = await createDatabase();
+      onTestFinished(db.drop);
+      const [a, b] = await Promise.all([openPostgresStorage(db.url), openPostgresStorage(db.url)]);
+      onTestFinished(() => a.close());
+      onTestFinished(() => b.close());
+      const c = new pg.Client({ connectionString: db.url });
+      await c.connect();
+      onTestFinished(() => c.end());
+      expect((await c.query('SELECT version FROM schema_version')).rows).toEqual([{ version: PG_SCHEMA_VERSION }]);
+      await a.insertWorkspace({ id: 'w', name: 'w', createdAt: 'now' }, true);
+      expect(await b.defaultWorkspace()).toMatchObject({ id: 'w' });
+    });
+
+    it('a server whose code is older than the database schema refuses to start and says so', async () => {
+      const db = await createDatabase();
+      onTestFinished(db.drop);
+      const newer = [...PG_MIGRATIONS, { version: PG_SCHEMA_VERSION + 1, sql: 'CREATE TABLE from_the_future (x int)' }];
+      const c = new pg.Client({ connectionString: db.url });
+      await c.connect();
+      onTestFinished(() => c.end());
+      await migrate(c, newer);
+      const err = await openPostgresStorage(db.url).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(SchemaTooNewError);
+      expect((err as Error).message).toBe(
+        `PostgreSQL schema version ${PG_SCHEMA_VERSION + 1} is newer than this mnemo understands (${PG_SCHEMA_VERSION}): another host runs a newer mnemo; upgrade this one before starting it`,
+      );
+      // The refusal changed nothing.
+      expect((await c.query('SELECT version FROM schema_version')).rows).toEqual([{ version: PG_SCHEMA_VERSION + 1 }]);
+    });
+  });
+
+  describe('transactions', () => {
+    it('an operation that fails part-way rolls back everything it wrote', async () => {
+      const { stamp, addStore, addMemory } = await fixture();
+      const s = await addStore();
+      await addMemory(s.id, '/d/a.md');
+      await addMemory(s.id, '/d/' + 'b'.repeat(200) + '.md');
+      // The second moved path is too deep: the whole move fails, the first one included.
+      const deep = '/' + Array(30).fill('deep').join('/');
+      expect(await codeOf(() => storage.moveTree({ storeId: s.id, from: '/d', to: deep, actor: stamp().actor, now: stamp().now, versionIds: () => newId('version') }))).not.toBe(undefined);
+      expect(await storage.getMemoryByPath(s.id, '/d/a.md')).not.toBeNull();
+      expect((await storage.listVersions(s.id, verQ())).data).toHaveLength(2);
+    });
+
+    it('atomic commits its writes together, or none when it throws', async () => {
+      const { stamp, addStore } = await fixture();
+      const s = await addStore();
+      await storage.atomic(async (tx) => {
+        await tx.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/a', content: 'a' });
+        await tx.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/b', content: 'b' });
+      });
+      expect(await storage.getMemoryByPath(s.id, '/b')).not.toBeNull();
+      const a = (await storage.getMemoryByPath(s.id, '/a'))!;
+      const err = await storage
+        .atomic(async (tx) => {
+          await tx.updateMemory({ ...stamp(), storeId: s.id, memoryId: a.id, content: 'changed' });
+          expect((await tx.getMemory(s.id, a.id))?.content).toBe('changed');
+          await tx.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/a/below', content: 'x' });
+        })
+        .catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: 'path_conflict' });
+      expect(await storage.getMemory(s.id, a.id)).toEqual(a);
+    });
+
+    it('a write refused inside atomic can be caught there, and a nested atomic rolls back alone', async () => {
+      const { stamp, addStore } = await fixture();
+      const s = await addStore();
+      const marks = { change: storage.changeMark(), own: storage.ownWriteMark() };
+      await storage.atomic(async (tx) => {
+        await tx.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/a', content: 'a' });
+        expect(await codeOf(() => tx.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/a', content: 'dup' }))).toBe('path_conflict');
+        await tx
+          .atomic(async (inner) => {
+            await inner.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/inner', content: 'x' });
+            throw new Error('inner refused');
+          })
+          .catch((e: Error) => expect(e.message).toBe('inner refused'));
+        await tx.atomic(async (inner) => {
+          await inner.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/kept', content: 'k' });
+        });
+      });
+      expect(await storage.getMemoryByPath(s.id, '/a')).toMatchObject({ content: 'a' });
+      expect(await storage.getMemoryByPath(s.id, '/inner')).toBeNull();
+      expect(await storage.getMemoryByPath(s.id, '/kept')).not.toBeNull();
+      expect(storage.changeMark() - marks.change).toBe(storage.ownWriteMark() - marks.own);
+      expect(storage.ownWriteMark()).toBeGreaterThan(marks.own);
+    });
+
+    it('a receipt written with its mutation in one atomic call goes when the mutation fails, and a failed relaxed commit counts nothing', async () => {
+      const { workspace, stamp, addStore, addMemory, now } = await fixture();
+      const s = await addStore();
+      await addMemory(s.id, '/taken');
+      const scope = { workspaceId: workspace.id, apiKeyId: newId('apiKey'), route: 'POST /v1/memory_stores/{id}/memories', key: 'k' };
+      const err = await storage
+        .atomic(async (tx) => {
+          await tx.insertReceipt({ ...scope, fingerprint: 'f', status: 201, body: '{}', storeId: s.id, versionId: null, createdAt: now(), expiresAt: now() });
+          await tx.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/taken', content: 'again' });
+        }, { durable: false })
+        .catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: 'path_conflict' });
+      expect(await storage.findReceipt(scope)).toBeNull();
+      expect(storage.unsyncedCommits()).toBe(0);
+    });
+
+    it('a commit that is not durable is counted until syncCommits flushes the WAL', async () => {
+      const { stamp, addStore } = await fixture();
+      const s = await addStore();
+      expect(storage.unsyncedCommits()).toBe(0);
+      await storage.atomic((tx) => tx.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/nd', content: 'x' }), { durable: false });
+      expect(storage.unsyncedCommits()).toBe(1);
+      expect(await storage.getMemoryByPath(s.id, '/nd')).not.toBeNull();
+      await storage.syncCommits();
+      expect(storage.unsyncedCommits()).toBe(0);
+      await storage.atomic((tx) => tx.atomic(() => tx.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/d2', content: 'x' }), { durable: false }));
+      expect(storage.unsyncedCommits()).toBe(0);
+    });
+  });
+
+  describe('two servers on one database', () => {
+    it('concurrent preconditioned updates of one memory from two servers: exactly one wins each round', async () => {
+      const { stamp, addStore, addMemory } = await fixture();
+      const other = await secondServer();
+      const s = await addStore();
+      const m = await addMemory(s.id, '/race.md', 'v0');
+      let sha = m.contentSha256;
+      for (let round = 1; round <= 5; round++) {
+        const attempts = [storage, other].map((on, i) =>
+          on.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: `v${round} from ${i}`, expectedSha256: sha }).then(
+            (r) => ({ ok: true as const, r }),
+            (e: unknown) => ({ ok: false as const, code: e instanceof MnemoError ? e.code : String(e) }),
+          ),
+        );
+        const results = await Promise.all(attempts);
+        const winners = results.filter((r) => r.ok);
+        expect(winners).toHaveLength(1);
+        expect(results.filter((r) => !r.ok)).toEqual([{ ok: false, code: 'precondition_failed' }]);
+        sha = (await storage.getMemory(s.id, m.id))!.contentSha256;
+      }
+      expect((await storage.listVersions(s.id, verQ({ memoryId: m.id }))).data).toHaveLength(6);
+    });
+
+    it('two servers creating overlapping paths at once: one wins, the other gets path_conflict', async () => {
+      const { stamp, addStore } = await fixture();
+      const other = await secondServer();
+      const s = await addStore();
+      const results = await Promise.allSettled([
+        storage.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/p', content: 'file' }),
+        other.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/p/q', content: 'below' }),
+      ]);
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+      expect(results.find((r) => r.status === 'rejected')).toMatchObject({ reason: { code: 'path_conflict' } });
+    });
+
+    it('the latest-checkpoint race has exactly one winner, and unguarded inserts take consecutive revisions', async () => {
+      const { addStore, actor, now } = await fixture();
+      const other = await secondServer();
+      const s = await addStore();
+      const bundle = (id: string): Omit<Checkpoint, 'revision' | 'isLatest'> => ({
+        id, storeId: s.id, agentId: 'agent', sessionId: 'sess', goal: 'g', summary: 's', constraints: [], decisions: [], openTasks: [],
+        nextAction: null, capsule: null, references: [], sizeBytes: 10, createdAt: now(), createdBy: actor,
+      } as unknown as Omit<Checkpoint, 'revision' | 'isLatest'>);
+      const first = await storage.insertCheckpoint({ checkpoint: bundle(newId('checkpoint')), expectedLatestId: null });
+      for (let round = 0; round < 3; round++) {
+        const head = (await storage.getLatestCheckpoint(s.id, 'agent', 'sess'))!;
+        const results = await Promise.allSettled(
+          [storage, other].map((on) => on.insertCheckpoint({ checkpoint: bundle(newId('checkpoint')), expectedLatestId: head.id })),
+        );
+        expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+        expect(results.find((r) => r.status === 'rejected')).toMatchObject({ reason: { code: 'conflict' } });
+      }
+      const unguarded = await Promise.all([storage, other].map((on) => on.insertCheckpoint({ checkpoint: bundle(newId('checkpoint')), expectedLatestId: undefined })));
+      expect(unguarded.map((c) => c.revision).sort()).toEqual([5, 6]);
+      const latest = (await storage.getLatestCheckpoint(s.id, 'agent', 'sess'))!;
+      expect(latest.revision).toBe(6);
+      expect(await codeOf(() => storage.deleteCheckpoint(s.id, latest.id))).toBe('conflict');
+      await storage.deleteCheckpoint(s.id, first.id);
+      expect(await storage.getCheckpoint(s.id, first.id)).toBeNull();
+      expect(await storage.domainCheck()).toEqual([]);
+    });
+  });
+
+  describe('search', () => {
+    it('full-text search ranks path words above body words, quotes a snippet, filters by prefix and pages', async () => {
+      const { addStore, addMemory } = await fixture();
+      const s = await addStore();
+      await addMemory(s.id, '/notes/zebra.md', 'about animals');
+      await addMemory(s.id, '/notes/other.md', 'a long text that mentions the zebra once');
+      await addMemory(s.id, '/notes/École.md', 'Une école près du lac');
+      await addMemory(s.id, '/archive/zebra-old.md', 'zebra zebra');
+      const page = await storage.searchMemories(s.id, searchQ({ q: 'zebra', pathPrefix: '/notes/', limit: 1 }));
+      expect(page.data).toHaveLength(1);
+      expect(page.data[0]!.memory.path).toBe('/notes/zebra.md');
+      expect(page.data[0]!.score).toBeLessThan(0);
+      expect(page.candidatesCapped).toBe(false);
+      const next = await storage.searchMemories(s.id, searchQ({ q: 'zebra', pathPrefix: '/notes/', limit: 1, page: page.nextPage }));
+      expect(next.data.map((h) => h.memory.path)).toEqual(['/notes/other.md']);
+      expect(next.data[0]!.snippet).toContain('**zebra**');
+      expect(next.nextPage).toBeNull();
+      expect((await storage.searchMemories(s.id, searchQ({ q: 'ecole' }))).data.map((h) => h.memory.path)).toEqual(['/notes/École.md']);
+      expect((await storage.searchMemories(s.id, searchQ({ q: 'ÉCOLE lac' }))).data).toHaveLength(1);
+      expect((await storage.searchMemories(s.id, searchQ({ q: '*** ()' }))).data).toEqual([]);
+      expect((await storage.searchMemories(s.id, searchQ({ q: 'zebra\0' }))).data.length).toBeGreaterThan(0);
+    });
+
+    it('substring search matches content or path case-insensitively, in path order, with a phrase snippet and pages', async () => {
+      const { addStore, addMemory, stamp } = await fixture();
+      const s = await addStore();
+      await addMemory(s.id, '/a.md', 'the Quick brown fox');
+      await addMemory(s.id, '/b.md', 'nothing here');
+      await addMemory(s.id, '/c-quick.md', 'x');
+      await addMemory(s.id, '/d.md', '100% quick_ly');
+      const first = await storage.searchMemories(s.id, searchQ({ q: 'quick', mode: 'substring', limit: 2 }));
+      expect(first.data.map((h) => h.memory.path)).toEqual(['/a.md', '/c-quick.md']);
+      expect(first.data[0]).toMatchObject({ snippet: 'the **Quick** brown fox', score: 0 });
+      const rest = await storage.searchMemories(s.id, searchQ({ q: 'quick', mode: 'substring', limit: 2, page: first.nextPage }));
+      expect(rest.data.map((h) => h.memory.path)).toEqual(['/d.md']);
+      expect(rest.nextPage).toBeNull();
+      expect((await storage.searchMemories(s.id, searchQ({ q: '0% q', mode: 'substring' }))).data.map((h) => h.memory.path)).toEqual(['/d.md']);
+      expect((await storage.searchMemories(s.id, searchQ({ q: 'k_l', mode: 'substring' }))).data.map((h) => h.memory.path)).toEqual(['/d.md']);
+      // Deleted memories no longer match.
+      const b = (await storage.getMemoryByPath(s.id, '/a.md'))!;
+      await storage.deleteMemory({ ...stamp(), storeId: s.id, memoryId: b.id });
+      expect((await storage.searchMemories(s.id, searchQ({ q: 'fox', mode: 'substring' }))).data).toEqual([]);
+      expect((await storage.searchMemories(s.id, searchQ({ q: 'fox' }))).data).toEqual([]);
+      expect(await storage.indexSearchBacklog(100)).toBe(0);
+    });
+  });
+});
