@@ -2,7 +2,8 @@
  * @module The one place the PostgreSQL adapter appends a version row (memory writes, the expiry
  * purge): it takes the store's next commit number in the write's own transaction (invariant 14,
  * postgres/schema/v2.ts). The UPDATE's row lock is held to the commit, so writers of one store, on
- * any host, commit in the order of their numbers; a rollback gives the number back.
+ * any host, commit in the order of their numbers; a rollback gives the number back. The same lock
+ * serialises taking `path_seq`, the version's number at its path (postgres/schema/v4.ts).
  */
 import { first, run, type Q } from './db.js';
 
@@ -25,8 +26,9 @@ export async function appendVersionRow(q: Q, r: VersionRowInput): Promise<void> 
   const s = await first<{ commit_seq: number }>(q, 'UPDATE stores SET commit_seq = commit_seq + 1 WHERE id = $1 RETURNING commit_seq', [r.storeId]);
   await run(
     q,
-    `INSERT INTO versions (id, store_id, memory_id, operation, path, content, content_sha256, content_size_bytes, created_at, actor_type, actor_id, commit_seq)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+    `INSERT INTO versions (id, store_id, memory_id, operation, path, content, content_sha256, content_size_bytes, created_at, actor_type, actor_id, commit_seq, path_seq)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,
+             (SELECT coalesce(max(path_seq), 0) + 1 FROM versions WHERE store_id = $2 AND path = $5))`,
     [r.id, r.storeId, r.memoryId, r.operation, r.path, r.content, r.sha, r.size, r.createdAt, r.actorType, r.actorId, s?.commit_seq ?? null],
   );
 }

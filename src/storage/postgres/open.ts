@@ -15,6 +15,7 @@ import { checkpointOps } from './checkpoints.js';
 import { createPool, inSavepoint, inTransaction, type Q } from './db.js';
 import { sweepExpired } from './expiry.js';
 import { feedReads } from './feed.js';
+import { historyReads } from './history.js';
 import { keyReads, keyWrites } from './keys.js';
 import { memoryOps } from './memories.js';
 import { mountViewOps } from './mount-view.js';
@@ -103,6 +104,7 @@ function composeStorage(pool: pg.Pool, options: PostgresOptions): PostgresStorag
     ...checkpoints.reads,
     ...searchOps(ctx),
     ...feedReads,
+    ...historyReads,
     ...retentionReads,
     ...auditReads,
     integrityCheck,

@@ -8,6 +8,7 @@ import type pg from 'pg';
 import { PG_MIGRATION_1 } from './v1.js';
 import { PG_MIGRATION_2 } from './v2.js';
 import { PG_MIGRATION_3 } from './v3.js';
+import { PG_MIGRATION_4 } from './v4.js';
 
 export interface PgMigration {
   version: number;
@@ -21,6 +22,8 @@ export const PG_MIGRATIONS: PgMigration[] = [
   { version: 2, sql: PG_MIGRATION_2 },
   // SQLite's 11: the node a session is mounted on.
   { version: 3, sql: PG_MIGRATION_3 },
+  // SQLite's history migration: path_seq and the history indexes. See postgres/schema/v4.ts.
+  { version: 4, sql: PG_MIGRATION_4 },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;

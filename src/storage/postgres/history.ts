@@ -1,0 +1,189 @@
+/**
+ * @module PostgreSQL operations for the history role (port/history.ts), a port of sqlite/history.ts
+ * with the same results and bounds: a path's versions by their number there (versions_by_path), the
+ * names of paths that ever held a memory below a directory (a walk of that index, one
+ * `path > $k AND path < $end ORDER BY path LIMIT 1` step per name), and the store as it was at an
+ * instant (each memory's latest version created at or before it, by versions_by_memory_time).
+ * See postgres/schema/v4.ts.
+ */
+import { subtreeEnd } from '../../domain/paths.js';
+import type { HistoryListing, MetaAsOf, PathVersion } from '../port.js';
+import { all, first, type Q } from './db.js';
+
+interface PathVersionRow {
+  id: string;
+  memory_id: string;
+  operation: string;
+  path_seq: number;
+  content_size_bytes: number | null;
+  created_at: string;
+}
+
+interface AtRow {
+  id: string;
+  memory_id: string;
+  operation: string;
+  path: string | null;
+  content_sha256: string | null;
+  content_size_bytes: number | null;
+  created_at: string;
+  redacted_at: string | null;
+}
+
+const AT_COLUMNS = 'id, memory_id, operation, path, content_sha256, content_size_bytes, created_at, redacted_at';
+const PV_COLUMNS = 'id, memory_id, operation, path_seq, content_size_bytes, created_at';
+
+/** Every statement of the history role; each is answered from an index, never a scan of the store. */
+export const PG_HISTORY_SQL = {
+  pathVersions: `SELECT ${PV_COLUMNS} FROM versions WHERE store_id = $1 AND path = $2 ORDER BY path_seq LIMIT $3`,
+  pathVersionMeta: `SELECT ${PV_COLUMNS} FROM versions WHERE store_id = $1 AND path = $2 AND path_seq = $3`,
+  pathVersion: `SELECT ${PV_COLUMNS}, convert_to(content, 'UTF8') AS bytes FROM versions WHERE store_id = $1 AND path = $2 AND path_seq = $3`,
+  nextGt: 'SELECT path FROM versions WHERE store_id = $1 AND path > $2 AND path < $3 ORDER BY path LIMIT 1',
+  nextGte: 'SELECT path FROM versions WHERE store_id = $1 AND path >= $2 AND path < $3 ORDER BY path LIMIT 1',
+  // The memories that ever had this path: the one there at that instant is among them (at any
+  // time, since a version redacted since names no path, and a later one may be the only one left).
+  atPath: 'SELECT DISTINCT memory_id FROM versions WHERE store_id = $1 AND path = $2',
+  under: 'SELECT DISTINCT memory_id FROM versions WHERE store_id = $1 AND path > $2 AND path < $3',
+  latestAt: `SELECT ${AT_COLUMNS} FROM versions
+     WHERE store_id = $1 AND memory_id = $2 AND created_at <= $3 ORDER BY created_at DESC, seq DESC LIMIT 1`,
+  latestKeptAt: `SELECT ${AT_COLUMNS} FROM versions
+     WHERE store_id = $1 AND memory_id = $2 AND created_at <= $3 AND redacted_at IS NULL ORDER BY created_at DESC, seq DESC LIMIT 1`,
+  firstKeptAfter: `SELECT ${AT_COLUMNS} FROM versions
+     WHERE store_id = $1 AND memory_id = $2 AND created_at > $3 AND redacted_at IS NULL ORDER BY created_at, seq LIMIT 1`,
+  bytes: `SELECT convert_to(content, 'UTF8') AS bytes FROM versions WHERE id = $1`,
+} as const;
+
+function toPathVersion(r: PathVersionRow): PathVersion {
+  return { versionId: r.id, memoryId: r.memory_id, number: r.path_seq, deleted: r.operation === 'deleted', sizeBytes: r.content_size_bytes ?? 0, createdAt: r.created_at };
+}
+
+function prefixOf(dir: string): string {
+  return dir === '/' ? '/' : dir + '/';
+}
+
+/** Direct child names of `prefix` over every path that ever held a memory; a name may come twice (file, then directory). */
+async function* everChildren(q: Q, storeId: string, prefix: string): AsyncGenerator<{ name: string; dir: boolean }> {
+  const end = subtreeEnd(prefix);
+  let key = prefix;
+  let inclusive = false;
+  for (;;) {
+    const row: { path: string } | undefined = await first<{ path: string }>(q, inclusive ? PG_HISTORY_SQL.nextGte : PG_HISTORY_SQL.nextGt, [storeId, key, end]);
+    if (!row) return;
+    const rest = row.path.slice(prefix.length);
+    const slash = rest.indexOf('/');
+    if (slash < 0) {
+      yield { name: rest, dir: false };
+      [key, inclusive] = [row.path, false];
+    } else {
+      const name = rest.slice(0, slash);
+      yield { name, dir: true };
+      [key, inclusive] = [subtreeEnd(prefix + name + '/'), true];
+    }
+  }
+}
+
+/**
+ * Where memory `memoryId` was at `asOf`, or null (not yet created, or deleted). A version redacted
+ * since has lost its path: it stands where the memory's nearest unredacted version was, the last
+ * one before it, else the first one after (as sqlite/history.ts).
+ */
+async function stateAt(q: Q, storeId: string, memoryId: string, asOf: string): Promise<{ row: AtRow; path: string; redacted: boolean } | null> {
+  const latest = await first<AtRow>(q, PG_HISTORY_SQL.latestAt, [storeId, memoryId, asOf]);
+  if (!latest || latest.operation === 'deleted') return null;
+  if (latest.redacted_at === null) return { row: latest, path: latest.path!, redacted: false };
+  const before = await first<AtRow>(q, PG_HISTORY_SQL.latestKeptAt, [storeId, memoryId, asOf]);
+  const kept = before ?? (await first<AtRow>(q, PG_HISTORY_SQL.firstKeptAfter, [storeId, memoryId, asOf]));
+  if (!kept) return null;
+  return { row: latest, path: kept.path!, redacted: true };
+}
+
+function metaOf(storeId: string, s: { row: AtRow; path: string; redacted: boolean }): MetaAsOf {
+  const r = s.row;
+  return {
+    id: r.memory_id, storeId, path: s.path, contentSha256: r.content_sha256 ?? '', contentSizeBytes: s.redacted ? 0 : (r.content_size_bytes ?? 0),
+    // A redacted version's id names no bytes: a content cache keyed by version id must miss.
+    versionId: s.redacted ? `${r.id}#redacted` : r.id,
+    mode: 0o444, createdAt: r.created_at, updatedAt: r.created_at, expiresAt: null,
+    atimeMs: null, mtimeMs: null, ctimeMs: null, uid: null, gid: null, redacted: s.redacted,
+  };
+}
+
+async function metaAsOf(q: Q, storeId: string, path: string, asOf: string): Promise<MetaAsOf | null> {
+  for (const { memory_id } of await all<{ memory_id: string }>(q, PG_HISTORY_SQL.atPath, [storeId, path])) {
+    const s = await stateAt(q, storeId, memory_id, asOf);
+    if (s && s.path === path) return metaOf(storeId, s);
+  }
+  return null;
+}
+
+async function anyUnderAsOf(q: Q, storeId: string, dir: string, asOf: string): Promise<boolean> {
+  const prefix = prefixOf(dir);
+  for (const { memory_id } of await all<{ memory_id: string }>(q, PG_HISTORY_SQL.under, [storeId, prefix, subtreeEnd(prefix)])) {
+    const s = await stateAt(q, storeId, memory_id, asOf);
+    if (s && s.path.startsWith(prefix)) return true;
+  }
+  return false;
+}
+
+/** LIMIT NULL is no limit in PostgreSQL (a caller may pass Infinity). */
+function limitOf(limit: number): number | null {
+  return Number.isFinite(limit) ? limit : null;
+}
+
+export const historyReads = {
+  async listPathVersions(q: Q, storeId: string, path: string, limit: number): Promise<PathVersion[]> {
+    return (await all<PathVersionRow>(q, PG_HISTORY_SQL.pathVersions, [storeId, path, limitOf(limit)])).map(toPathVersion);
+  },
+
+  async getPathVersion(q: Q, storeId: string, path: string, number: number): Promise<PathVersion | null> {
+    const r = await first<PathVersionRow>(q, PG_HISTORY_SQL.pathVersionMeta, [storeId, path, number]);
+    return r ? toPathVersion(r) : null;
+  },
+
+  async getPathVersionBytes(q: Q, storeId: string, path: string, number: number): Promise<(PathVersion & { bytes: Buffer }) | null> {
+    const r = await first<PathVersionRow & { bytes: Buffer | null }>(q, PG_HISTORY_SQL.pathVersion, [storeId, path, number]);
+    return r ? { ...toPathVersion(r), bytes: r.bytes ?? Buffer.alloc(0) } : null;
+  },
+
+  async listHistoryDirectory(q: Q, storeId: string, dir: string, limit: number): Promise<HistoryListing> {
+    const files: string[] = [];
+    const dirs: string[] = [];
+    for await (const child of everChildren(q, storeId, prefixOf(dir))) {
+      if (files.length + dirs.length === limit) return { files, dirs, truncated: true };
+      (child.dir ? dirs : files).push(child.name);
+    }
+    return { files, dirs };
+  },
+
+  async hasHistoryUnder(q: Q, storeId: string, dir: string): Promise<boolean> {
+    const prefix = prefixOf(dir);
+    return (await first(q, PG_HISTORY_SQL.nextGt, [storeId, prefix, subtreeEnd(prefix)])) !== undefined;
+  },
+
+  getMemoryMetaAsOf: metaAsOf,
+
+  async getMemoryBytesAsOf(q: Q, storeId: string, path: string, asOf: string): Promise<(MetaAsOf & { bytes: Buffer }) | null> {
+    const meta = await metaAsOf(q, storeId, path, asOf);
+    if (!meta || meta.redacted) return null;
+    const r = await first<{ bytes: Buffer | null }>(q, PG_HISTORY_SQL.bytes, [meta.versionId]);
+    return { ...meta, bytes: r?.bytes ?? Buffer.alloc(0) };
+  },
+
+  async listDirectoryAsOf(q: Q, storeId: string, dir: string, asOf: string, limit: number): Promise<{ files: MetaAsOf[]; dirs: string[]; truncated?: boolean }> {
+    const prefix = prefixOf(dir);
+    const files: MetaAsOf[] = [];
+    const dirs: string[] = [];
+    for await (const child of everChildren(q, storeId, prefix)) {
+      if (files.length + dirs.length === limit) return { files, dirs, truncated: true };
+      if (child.dir) {
+        if (await anyUnderAsOf(q, storeId, prefix + child.name, asOf)) dirs.push(child.name);
+      } else {
+        const meta = await metaAsOf(q, storeId, prefix + child.name, asOf);
+        if (meta) files.push(meta);
+      }
+    }
+    return { files, dirs };
+  },
+
+  hasMemoriesUnderAsOf: anyUnderAsOf,
+};
