@@ -56,11 +56,11 @@ export interface BootstrapResult {
 /** `readable`: the service's store check (404 unless the caller sees the store), for the stores a new key is limited to. */
 /** `audit`: records the keys a caller creates and revokes (the operator's CLI acts on the file and is not recorded). */
 export function createKeys(storage: Storage, clock: () => string, readable: (caller: Caller, storeId: string) => Promise<unknown>, audit?: Audit) {
-  async function defaultWorkspace(): Promise<Workspace> {
-    const existing = await storage.defaultWorkspace();
+  async function defaultWorkspace(over: Storage = storage): Promise<Workspace> {
+    const existing = await over.defaultWorkspace();
     if (existing) return existing;
     const ws: Workspace = { id: newId('workspace'), name: 'default', createdAt: clock() };
-    await storage.insertWorkspace(ws, true);
+    await over.insertWorkspace(ws, true);
     return ws;
   }
 
@@ -128,8 +128,9 @@ export function createKeys(storage: Storage, clock: () => string, readable: (cal
 
     /** `over`: the storage to write through (a transaction's `tx` when an audit entry joins it). */
     async createKey(name: string, role: Role, workspaceId?: string, scope: KeyScope = {}, over: Storage = storage): Promise<MintedKey> {
-      workspaceId ??= (await defaultWorkspace()).id;
-      if (!(await storage.getWorkspace(workspaceId))) throw notFound('workspace', workspaceId);
+      // Through `over` only: inside a transaction, a call through the outer port would wait for it.
+      workspaceId ??= (await defaultWorkspace(over)).id;
+      if (!(await over.getWorkspace(workspaceId))) throw notFound('workspace', workspaceId);
       if (scope.allWorkspaces && role !== 'admin') {
         throw new MnemoError('invalid_request', 'only admin keys may act on all workspaces', { field: 'all_workspaces' });
       }
