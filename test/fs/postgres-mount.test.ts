@@ -37,7 +37,7 @@ describe.skipIf(!fuseAvailable || pgSkip !== null)('a mount on PostgreSQL', () =
       ]);
       const versions = await client.beta.memoryStores.memoryVersions.list(store.id);
       expect(versions.data.length).toBeGreaterThanOrEqual(3);
-      expect(versions.data.every((v) => v.created_by.type === 'session_actor')).toBe(true);
+      expect(versions.data.every((v) => v.created_by?.type === 'session_actor')).toBe(true);
       const ended = await rawRequest(server.url, 'DELETE', `/v1/sessions/${session.id}`, { apiKey: server.adminKey });
       expect(ended.status).toBe(200);
     } finally {
