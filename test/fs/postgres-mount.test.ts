@@ -31,7 +31,7 @@ describe.skipIf(!fuseAvailable || pgSkip !== null)('a mount on PostgreSQL', () =
       expect(w.stdout).toBe('first\n');
 
       const listed = await client.beta.memoryStores.memories.list(store.id, { view: 'full' });
-      expect(listed.data.map((m) => ('path' in m ? [m.path, m.content] : null))).toEqual([
+      expect(listed.data.map((m) => (m.type === 'memory' ? [m.path, m.content] : null))).toEqual([
         ['/notes/a.md', 'first\n'],
         ['/notes/b.md', 'draft'],
       ]);
