@@ -25,7 +25,8 @@ export async function createDatabase(): Promise<{ url: string; drop: () => Promi
   if (!('url' in provided)) throw new Error(`no PostgreSQL: ${provided.skip}`);
   const admin = provided.url;
   const name = `mnemo_t_${randomBytes(6).toString('hex')}`;
-  await onAdmin(admin, (c) => c.query(`CREATE DATABASE ${name}`));
+  // A UTF-8 LC_CTYPE, as the README asks of a mnemo database: case folding beyond ASCII (substring search) follows it.
+  await onAdmin(admin, (c) => c.query(`CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C.utf8'`));
   return { url: withDatabase(admin, name), drop: () => onAdmin(admin, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)) };
 }
 

@@ -16,6 +16,18 @@ export interface StartOptions {
   env?: Record<string, string>;
   /** Extra `serve` arguments after the usual ones (e.g. `['--log-level', 'info']`). */
   args?: string[];
+  /** A PostgreSQL database to serve (`--database-url`); without it, the file's engine (serverDatabase) decides. */
+  databaseUrl?: string;
+}
+
+/**
+ * Which database a server on `dataDir` serves when its start names none: null (the default) is
+ * SQLite in the data dir. test/helpers/engine.ts sets it for the files it runs on PostgreSQL.
+ */
+let serverDatabase: (dataDir: string) => Promise<string | null> = async () => null;
+
+export function useServerDatabase(pick: (dataDir: string) => Promise<string | null>): void {
+  serverDatabase = pick;
 }
 
 export interface RunningServer {
@@ -41,14 +53,15 @@ export function makeTempDir(prefix = 'mnemo-api-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
-export async function startServer({ dataDir, env = {}, args = [] }: StartOptions = {}): Promise<RunningServer> {
+export async function startServer({ dataDir, env = {}, args = [], databaseUrl }: StartOptions = {}): Promise<RunningServer> {
   if (!existsSync(MAIN_JS)) throw new Error(`${MAIN_JS} is missing: run \`npx tsc -p .\` first`);
   const ownsDir = dataDir === undefined;
   const dir = dataDir ?? makeTempDir();
   const adminKey = env['MNEMO_ADMIN_KEY'] ?? `mnemo-test-${randomBytes(18).toString('hex')}`;
+  const database = databaseUrl ?? (await serverDatabase(dir));
   const child = spawn(
     process.execPath,
-    [MAIN_JS, 'serve', '--port', '0', '--data-dir', dir, '--mount-root', join(dir, 'mnt'), ...args],
+    [MAIN_JS, 'serve', '--port', '0', '--data-dir', dir, '--mount-root', join(dir, 'mnt'), ...(database ? ['--database-url', database] : []), ...args],
     { env: { ...childEnv(), ...env, MNEMO_ADMIN_KEY: adminKey }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -111,9 +124,13 @@ export interface CliOptions {
 }
 
 /** Runs `node dist/src/main.js <args>` to completion (e.g. `keys create --data-dir D`). */
-export function runCli(args: string[], env: Record<string, string> = {}, { timeoutMs, cwd }: CliOptions = {}): Promise<CliResult> {
+export async function runCli(args: string[], env: Record<string, string> = {}, { timeoutMs, cwd }: CliOptions = {}): Promise<CliResult> {
+  // A command on a server's data dir reaches the database that server serves (serverDatabase).
+  const at = args.indexOf('--data-dir');
+  const database = at >= 0 && !args.includes('--database-url') && env['MNEMO_DATABASE_URL'] === undefined ? await serverDatabase(args[at + 1]!) : null;
+  const argv = database ? [...args, '--database-url', database] : args;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN_JS, ...args], {
+    const child = spawn(process.execPath, [MAIN_JS, ...argv], {
       env: { ...childEnv(), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
       ...(cwd ? { cwd } : {}),

@@ -17,7 +17,10 @@ const MAX_REPORTED = 200;
 const PAGE = 1000;
 
 const TRIGGERS = ['versions_append_only_delete', 'versions_append_only_update', 'versions_no_truncate', 'checkpoints_immutable',
-  'store_usage_insert', 'store_usage_delete', 'store_usage_resize'];
+  'store_usage_insert', 'store_usage_delete', 'store_usage_resize',
+  // Migration 2 (postgres/schema/v2.ts): commit order, checkpoints' version references, the admin-actions log.
+  'versions_commit_order', 'checkpoint_version_refs_insert', 'checkpoint_version_refs_delete',
+  'admin_actions_append_only_update', 'admin_actions_no_truncate'];
 
 export async function integrityCheck(q: Q): Promise<string[]> {
   const problems: string[] = [];

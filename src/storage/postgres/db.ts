@@ -26,11 +26,20 @@ export function createPool(url: string, max: number, onIdleError: (err: Error) =
   return pool;
 }
 
+/**
+ * PostgreSQL text cannot hold U+0000 (a parameter with one is an encoding error), so no stored
+ * value equals or contains one: a read keyed by such a value (an id from a URL) finds nothing, as
+ * it does on SQLite, instead of failing. Writes never get here with one (assertStorable refuses).
+ */
+const holdsNul = (params: readonly unknown[]): boolean => params.some((p) => typeof p === 'string' && p.includes('\0'));
+
 export async function all<T>(q: Q, sql: string, params: readonly unknown[] = []): Promise<T[]> {
+  if (holdsNul(params)) return [];
   return (await q.query(sql, params as unknown[])).rows as T[];
 }
 
 export async function first<T>(q: Q, sql: string, params: readonly unknown[] = []): Promise<T | undefined> {
+  if (holdsNul(params)) return undefined;
   return (await q.query(sql, params as unknown[])).rows[0] as T | undefined;
 }
 

@@ -1,6 +1,7 @@
 /** @module PostgreSQL operations for idempotency receipts (bound to their mutation by `atomic`). */
 import type { Receipt, ReceiptScope } from '../port.js';
 import { RECEIPT_VERSION_FIELDS } from '../sqlite/receipts.js';
+import pg from 'pg';
 import { all, first, run, type Q } from './db.js';
 
 /** The advisory lock the receipt purge takes for its transaction (any bigint; this one spells "mnemo rcp"). */
@@ -46,6 +47,12 @@ export async function redactReceipts(q: Q, storeId: string, versionId: string): 
 
 export const receiptReads = {
   async findReceipt(q: Q, s: ReceiptScope): Promise<Receipt | null> {
+    // Inside a transaction (a mutation about to record its receipt): concurrent retries of one key
+    // on other connections or servers wait here until the first commits, then find its receipt.
+    // SQLite's one writer orders them the same way.
+    if (!(q instanceof pg.Pool)) {
+      await q.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [JSON.stringify(scope(s))]);
+    }
     const r = await first<ReceiptRow>(q, `SELECT * FROM idempotency_receipts WHERE ${SCOPE}`, scope(s));
     if (!r) return null;
     return {

@@ -1,0 +1,48 @@
+/**
+ * A session on a server on PostgreSQL: its mount writes through the PostgreSQL adapter (a `sh -c`
+ * child writes and renames files), and the API reads back the memories and the session's versions.
+ */
+import { existsSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { createDatabase, pgSkip } from '../helpers/postgres.js';
+import { sh } from '../helpers/mount.js';
+import { rawRequest, sdkClient } from '../helpers/sdk.js';
+import { startServer } from '../helpers/server.js';
+
+const fuseAvailable = existsSync('/dev/fuse');
+
+describe.skipIf(!fuseAvailable || pgSkip !== null)('a mount on PostgreSQL', () => {
+  it('writes through a session mount on a server on PostgreSQL are memories and versions the API reads back', async () => {
+    const db = await createDatabase();
+    const server = await startServer({ databaseUrl: db.url, args: ['--node-id', 'pg-host'] });
+    try {
+      const client = sdkClient(server.url, server.adminKey);
+      const store = await client.beta.memoryStores.create({ name: 'on pg' });
+      const res = await rawRequest(server.url, 'POST', '/v1/sessions', {
+        apiKey: server.adminKey,
+        body: JSON.stringify({ resources: [{ type: 'memory_store', memory_store_id: store.id, access: 'read_write' }] }),
+      });
+      expect(res.status).toBe(200);
+      const session = res.body as { id: string; node_id: string; resources: { host_path: string }[] };
+      expect(session.node_id).toBe('pg-host');
+      const dir = session.resources[0]!.host_path;
+      const w = await sh(`mkdir -p notes && printf 'first\\n' > notes/a.md && printf 'draft' > b.md && mv b.md notes/b.md && cat notes/a.md`, dir);
+      expect(w.code, w.stderr).toBe(0);
+      expect(w.stdout).toBe('first\n');
+
+      const listed = await client.beta.memoryStores.memories.list(store.id, { view: 'full' });
+      expect(listed.data.map((m) => (m.type === 'memory' ? [m.path, m.content] : null))).toEqual([
+        ['/notes/a.md', 'first\n'],
+        ['/notes/b.md', 'draft'],
+      ]);
+      const versions = await client.beta.memoryStores.memoryVersions.list(store.id);
+      expect(versions.data.length).toBeGreaterThanOrEqual(3);
+      expect(versions.data.every((v) => v.created_by?.type === 'session_actor')).toBe(true);
+      const ended = await rawRequest(server.url, 'DELETE', `/v1/sessions/${session.id}`, { apiKey: server.adminKey });
+      expect(ended.status).toBe(200);
+    } finally {
+      await server.stop();
+      await db.drop();
+    }
+  });
+});
