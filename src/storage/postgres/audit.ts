@@ -1,32 +1,8 @@
 /** @module PostgreSQL operations for the admin-actions log (append-only: postgres/schema/v2.ts). */
-import type { AdminAction, AdminActionKind, Page } from '../../domain/types.js';
+import type { AdminAction, Page } from '../../domain/types.js';
 import { cursorNumber, decodeCursor, encodeCursor } from '../cursor.js';
 import { all, run, type Q } from './db.js';
-import { actorColumns, toActor } from './rows.js';
-
-interface AdminActionRow {
-  seq: number;
-  id: string;
-  workspace_id: string;
-  action: AdminActionKind;
-  actor_type: string;
-  actor_id: string;
-  target_id: string;
-  store_id: string | null;
-  summary: string;
-  created_at: string;
-}
-
-const toAdminAction = (r: AdminActionRow): AdminAction => ({
-  id: r.id,
-  workspaceId: r.workspace_id,
-  action: r.action,
-  actor: toActor(r.actor_type, r.actor_id),
-  targetId: r.target_id,
-  storeId: r.store_id,
-  summary: r.summary,
-  createdAt: r.created_at,
-});
+import { actorColumns, toAdminAction, type AdminActionRow } from './rows.js';
 
 export const auditWrites = {
   async insertAdminAction(q: Q, e: AdminAction): Promise<void> {

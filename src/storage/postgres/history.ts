@@ -7,30 +7,10 @@
  * See postgres/schema/v4.ts.
  */
 import { subtreeEnd } from '../../domain/paths.js';
+import { AT_COLUMNS, metaOf, prefixOf, toPathVersion, type AtRow, type PathVersionRow, type StateAt } from '../sqlite/history-rows.js';
 import type { HistoryListing, MetaAsOf, PathVersion } from '../port.js';
 import { all, first, type Q } from './db.js';
 
-interface PathVersionRow {
-  id: string;
-  memory_id: string;
-  operation: string;
-  path_seq: number;
-  content_size_bytes: number | null;
-  created_at: string;
-}
-
-interface AtRow {
-  id: string;
-  memory_id: string;
-  operation: string;
-  path: string | null;
-  content_sha256: string | null;
-  content_size_bytes: number | null;
-  created_at: string;
-  redacted_at: string | null;
-}
-
-const AT_COLUMNS = 'id, memory_id, operation, path, content_sha256, content_size_bytes, created_at, redacted_at';
 const PV_COLUMNS = 'id, memory_id, operation, path_seq, content_size_bytes, created_at';
 
 /** Every statement of the history role; each is answered from an index, never a scan of the store. */
@@ -52,14 +32,6 @@ export const PG_HISTORY_SQL = {
      WHERE store_id = $1 AND memory_id = $2 AND created_at > $3 AND redacted_at IS NULL ORDER BY created_at, seq LIMIT 1`,
   bytes: `SELECT convert_to(content, 'UTF8') AS bytes FROM versions WHERE id = $1`,
 } as const;
-
-function toPathVersion(r: PathVersionRow): PathVersion {
-  return { versionId: r.id, memoryId: r.memory_id, number: r.path_seq, deleted: r.operation === 'deleted', sizeBytes: r.content_size_bytes ?? 0, createdAt: r.created_at };
-}
-
-function prefixOf(dir: string): string {
-  return dir === '/' ? '/' : dir + '/';
-}
 
 /** Direct child names of `prefix` over every path that ever held a memory; a name may come twice (file, then directory). */
 async function* everChildren(q: Q, storeId: string, prefix: string): AsyncGenerator<{ name: string; dir: boolean }> {
@@ -87,7 +59,7 @@ async function* everChildren(q: Q, storeId: string, prefix: string): AsyncGenera
  * since has lost its path: it stands where the memory's nearest unredacted version was, the last
  * one before it, else the first one after (as sqlite/history.ts).
  */
-async function stateAt(q: Q, storeId: string, memoryId: string, asOf: string): Promise<{ row: AtRow; path: string; redacted: boolean } | null> {
+async function stateAt(q: Q, storeId: string, memoryId: string, asOf: string): Promise<StateAt | null> {
   const latest = await first<AtRow>(q, PG_HISTORY_SQL.latestAt, [storeId, memoryId, asOf]);
   if (!latest || latest.operation === 'deleted') return null;
   if (latest.redacted_at === null) return { row: latest, path: latest.path!, redacted: false };
@@ -95,17 +67,6 @@ async function stateAt(q: Q, storeId: string, memoryId: string, asOf: string): P
   const kept = before ?? (await first<AtRow>(q, PG_HISTORY_SQL.firstKeptAfter, [storeId, memoryId, asOf]));
   if (!kept) return null;
   return { row: latest, path: kept.path!, redacted: true };
-}
-
-function metaOf(storeId: string, s: { row: AtRow; path: string; redacted: boolean }): MetaAsOf {
-  const r = s.row;
-  return {
-    id: r.memory_id, storeId, path: s.path, contentSha256: r.content_sha256 ?? '', contentSizeBytes: s.redacted ? 0 : (r.content_size_bytes ?? 0),
-    // A redacted version's id names no bytes: a content cache keyed by version id must miss.
-    versionId: s.redacted ? `${r.id}#redacted` : r.id,
-    mode: 0o444, createdAt: r.created_at, updatedAt: r.created_at, expiresAt: null,
-    atimeMs: null, mtimeMs: null, ctimeMs: null, uid: null, gid: null, redacted: s.redacted,
-  };
 }
 
 async function metaAsOf(q: Q, storeId: string, path: string, asOf: string): Promise<MetaAsOf | null> {

@@ -7,6 +7,8 @@ import type { ApiKeyRow } from '../sqlite/rows.js';
 
 export {
   actorColumns,
+  toAdminAction,
+  type AdminActionRow,
   msToUs,
   toActor,
   toMemory,

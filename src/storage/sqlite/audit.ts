@@ -1,34 +1,9 @@
 /** @module SQLite statements for the admin-actions log (append-only: sqlite/schema/audit.ts). */
-import type { AdminAction, AdminActionKind } from '../../domain/types.js';
 import { cursorNumber, decodeCursor, encodeCursor } from '../cursor.js';
 import type { AuditStorage } from '../port.js';
 import type { Synchronous } from './reads.js';
-import { actorColumns, toActor } from './rows.js';
+import { actorColumns, toAdminAction, type AdminActionRow } from './rows.js';
 import type { Db } from './tx.js';
-
-interface AdminActionRow {
-  seq: number;
-  id: string;
-  workspace_id: string;
-  action: AdminActionKind;
-  actor_type: string;
-  actor_id: string;
-  target_id: string;
-  store_id: string | null;
-  summary: string;
-  created_at: string;
-}
-
-const toAdminAction = (r: AdminActionRow): AdminAction => ({
-  id: r.id,
-  workspaceId: r.workspace_id,
-  action: r.action,
-  actor: toActor(r.actor_type, r.actor_id),
-  targetId: r.target_id,
-  storeId: r.store_id,
-  summary: r.summary,
-  createdAt: r.created_at,
-});
 
 export function createAuditStatements(db: Db): Synchronous<AuditStorage> {
   const q = {

@@ -5,31 +5,11 @@
  * latest version created at or before it, by versions_by_memory_time). See sqlite/schema/history.ts.
  */
 import { subtreeEnd } from '../../domain/paths.js';
+import { AT_COLUMNS, metaOf, toPathVersion, type AtRow, type PathVersionRow, type StateAt } from './history-rows.js';
 import type { HistoryListing, HistoryStorage, MetaAsOf, PathVersion } from '../port.js';
 import type { Synchronous } from './reads.js';
 import type { Db, Statement } from './tx.js';
 
-interface PathVersionRow {
-  id: string;
-  memory_id: string;
-  operation: string;
-  path_seq: number;
-  content_size_bytes: number | null;
-  created_at: string;
-}
-
-interface AtRow {
-  id: string;
-  memory_id: string;
-  operation: string;
-  path: string | null;
-  content_sha256: string | null;
-  content_size_bytes: number | null;
-  created_at: string;
-  redacted_at: string | null;
-}
-
-const AT_COLUMNS = 'id, memory_id, operation, path, content_sha256, content_size_bytes, created_at, redacted_at';
 
 /** Every statement of the history role (a test checks that each is an index search, never a scan). */
 export const HISTORY_SQL = {
@@ -54,10 +34,6 @@ export const HISTORY_SQL = {
 
 export function createHistoryStatements(db: Db): Synchronous<HistoryStorage> {
   const q = Object.fromEntries(Object.entries(HISTORY_SQL).map(([name, sql]) => [name, db.prepare(sql)])) as Record<keyof typeof HISTORY_SQL, Statement>;
-
-  function toPathVersion(r: PathVersionRow): PathVersion {
-    return { versionId: r.id, memoryId: r.memory_id, number: r.path_seq, deleted: r.operation === 'deleted', sizeBytes: r.content_size_bytes ?? 0, createdAt: r.created_at };
-  }
 
   /** Direct child names of `prefix` over every path that ever held a memory; a name may come twice (file, then directory). */
   function* everChildren(storeId: string, prefix: string): Generator<{ name: string; dir: boolean }> {
@@ -85,7 +61,7 @@ export function createHistoryStatements(db: Db): Synchronous<HistoryStorage> {
    * since has lost its path: it stands where the memory's nearest unredacted version was, the last
    * one before it, else the first one after (a rename in the redacted version itself is not known).
    */
-  function stateAt(storeId: string, memoryId: string, asOf: string): { row: AtRow; path: string; redacted: boolean } | null {
+  function stateAt(storeId: string, memoryId: string, asOf: string): StateAt | null {
     const latest = q.latestAt.get(storeId, memoryId, asOf) as AtRow | undefined;
     if (!latest || latest.operation === 'deleted') return null;
     if (latest.redacted_at === null) return { row: latest, path: latest.path!, redacted: false };
@@ -93,17 +69,6 @@ export function createHistoryStatements(db: Db): Synchronous<HistoryStorage> {
     const kept = before ?? (q.firstKeptAfter.get(storeId, memoryId, asOf) as AtRow | undefined);
     if (!kept) return null;
     return { row: latest, path: kept.path!, redacted: true };
-  }
-
-  function metaOf(storeId: string, s: { row: AtRow; path: string; redacted: boolean }): MetaAsOf {
-    const r = s.row;
-    return {
-      id: r.memory_id, storeId, path: s.path, contentSha256: r.content_sha256 ?? '', contentSizeBytes: s.redacted ? 0 : (r.content_size_bytes ?? 0),
-      // A redacted version's id names no bytes: a content cache keyed by version id must miss.
-      versionId: s.redacted ? `${r.id}#redacted` : r.id,
-      mode: 0o444, createdAt: r.created_at, updatedAt: r.created_at, expiresAt: null,
-      atimeMs: null, mtimeMs: null, ctimeMs: null, uid: null, gid: null, redacted: s.redacted,
-    };
   }
 
   function metaAsOf(storeId: string, path: string, asOf: string): MetaAsOf | null {

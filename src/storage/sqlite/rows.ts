@@ -1,5 +1,5 @@
 /** @module Row ↔ domain mapping: snake_case columns to camelCase fields, JSON columns parsed. */
-import type { Actor, ApiKey, Memory, MemoryMeta, MemoryVersion, Operation, Retention, Role, Session, Store } from '../../domain/types.js';
+import type { Actor, AdminAction, AdminActionKind, ApiKey, Memory, MemoryMeta, MemoryVersion, Operation, Retention, Role, Session, Store } from '../../domain/types.js';
 
 export interface StoreRow {
   seq: number;
@@ -174,3 +174,28 @@ export function toSession(r: SessionRow): Session {
     ...(r.node_id == null ? {} : { nodeId: r.node_id }),
   };
 }
+
+/** A row of admin_actions (both engines' columns). */
+export interface AdminActionRow {
+  seq: number;
+  id: string;
+  workspace_id: string;
+  action: AdminActionKind;
+  actor_type: string;
+  actor_id: string;
+  target_id: string;
+  store_id: string | null;
+  summary: string;
+  created_at: string;
+}
+
+export const toAdminAction = (r: AdminActionRow): AdminAction => ({
+  id: r.id,
+  workspaceId: r.workspace_id,
+  action: r.action,
+  actor: toActor(r.actor_type, r.actor_id),
+  targetId: r.target_id,
+  storeId: r.store_id,
+  summary: r.summary,
+  createdAt: r.created_at,
+});
