@@ -6,25 +6,11 @@
  */
 import { assertCheckpointDeletable, nextRevision } from '../../domain/checkpoint-rules.js';
 import { assertStoreWritable } from '../../domain/memory-rules.js';
-import type { Checkpoint, CheckpointBundle } from '../../domain/types.js';
+import type { Checkpoint } from '../../domain/types.js';
 import type { InsertCheckpointInput, ReferencedMemory } from '../port.js';
 import { first, run, type Q } from './db.js';
 import { lockStore, type MemoryContext } from './memories.js';
-import { FULL, actorColumns, toActor, toMemoryMeta, type MemoryRow } from './rows.js';
-
-interface CheckpointRow {
-  id: string;
-  store_id: string;
-  agent_id: string;
-  session_id: string;
-  revision: number;
-  bundle: string;
-  size_bytes: number;
-  created_at: string;
-  actor_type: string;
-  actor_id: string;
-  is_latest: boolean;
-}
+import { FULL, actorColumns, bundleJson, toCheckpoint, toMemoryMeta, type CheckpointRow, type MemoryRow } from './rows.js';
 
 const SELECT = `SELECT c.*, (h.checkpoint_id IS NOT NULL) AS is_latest FROM checkpoints c
   LEFT JOIN checkpoint_heads h ON h.store_id = c.store_id AND h.agent_id = c.agent_id
@@ -95,26 +81,4 @@ export function checkpointOps(ctx: MemoryContext) {
     },
   };
   return { writes, reads };
-}
-
-function bundleJson(c: CheckpointBundle): string {
-  const bundle: CheckpointBundle = {
-    agentId: c.agentId, sessionId: c.sessionId, goal: c.goal, summary: c.summary, constraints: c.constraints,
-    decisions: c.decisions, openTasks: c.openTasks, nextAction: c.nextAction, capsule: c.capsule, references: c.references,
-  };
-  return JSON.stringify(bundle);
-}
-
-function toCheckpoint(r: CheckpointRow): Checkpoint {
-  const b = JSON.parse(r.bundle) as CheckpointBundle;
-  return {
-    ...b,
-    id: r.id,
-    storeId: r.store_id,
-    revision: r.revision,
-    sizeBytes: r.size_bytes,
-    createdAt: r.created_at,
-    createdBy: toActor(r.actor_type, r.actor_id),
-    isLatest: r.is_latest,
-  };
 }

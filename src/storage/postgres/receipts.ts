@@ -3,23 +3,10 @@ import type { Receipt, ReceiptScope } from '../port.js';
 import { RECEIPT_VERSION_FIELDS } from '../sqlite/receipts.js';
 import pg from 'pg';
 import { all, first, run, type Q } from './db.js';
+import { toReceipt, type ReceiptRow } from './rows.js';
 
 /** The advisory lock the receipt purge takes for its transaction (any bigint; this one spells "mnemo rcp"). */
 const RECEIPT_PURGE_LOCK_KEY = 0x6d6e656d6f726370n;
-
-interface ReceiptRow {
-  workspace_id: string;
-  api_key_id: string;
-  route: string;
-  idem_key: string;
-  fingerprint: string;
-  status: number;
-  body: string;
-  store_id: string | null;
-  version_id: string | null;
-  created_at: string;
-  expires_at: string;
-}
 
 const SCOPE = 'workspace_id = $1 AND api_key_id = $2 AND route = $3 AND idem_key = $4';
 const scope = (s: ReceiptScope) => [s.workspaceId, s.apiKeyId, s.route, s.key];
@@ -55,19 +42,7 @@ export const receiptReads = {
     }
     const r = await first<ReceiptRow>(q, `SELECT * FROM idempotency_receipts WHERE ${SCOPE}`, scope(s));
     if (!r) return null;
-    return {
-      workspaceId: r.workspace_id,
-      apiKeyId: r.api_key_id,
-      route: r.route,
-      key: r.idem_key,
-      fingerprint: r.fingerprint,
-      status: r.status,
-      body: r.body,
-      storeId: r.store_id,
-      versionId: r.version_id,
-      createdAt: r.created_at,
-      expiresAt: r.expires_at,
-    };
+    return toReceipt(r);
   },
 };
 

@@ -7,6 +7,11 @@ import type { ApiKeyRow } from '../sqlite/rows.js';
 
 export {
   actorColumns,
+  toReceipt,
+  type ReceiptRow,
+  bundleJson,
+  toCheckpoint,
+  type CheckpointRow,
   toAdminAction,
   type AdminActionRow,
   msToUs,

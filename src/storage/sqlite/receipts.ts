@@ -2,20 +2,7 @@
 import type { Synchronous } from './reads.js';
 import type { Receipt, ReceiptScope, ReceiptStorage } from '../port.js';
 import type { Db } from './tx.js';
-
-interface ReceiptRow {
-  workspace_id: string;
-  api_key_id: string;
-  route: string;
-  idem_key: string;
-  fingerprint: string;
-  status: number;
-  body: string;
-  store_id: string | null;
-  version_id: string | null;
-  created_at: string;
-  expires_at: string;
-}
+import { toReceipt, type ReceiptRow } from './rows.js';
 
 /**
  * The top-level fields of a receipt body that carry the text of the version the receipt names
@@ -56,19 +43,7 @@ export function createReceiptStatements(db: Db): Synchronous<ReceiptStorage> {
     findReceipt(s) {
       const r = q.find.get(scope(s)) as ReceiptRow | undefined;
       if (!r) return null;
-      return {
-        workspaceId: r.workspace_id,
-        apiKeyId: r.api_key_id,
-        route: r.route,
-        key: r.idem_key,
-        fingerprint: r.fingerprint,
-        status: r.status,
-        body: r.body,
-        storeId: r.store_id,
-        versionId: r.version_id,
-        createdAt: r.created_at,
-        expiresAt: r.expires_at,
-      };
+      return toReceipt(r);
     },
     insertReceipt(r: Receipt) {
       q.insert.run({ ...scope(r), fingerprint: r.fingerprint, status: r.status, body: r.body, storeId: r.storeId, versionId: r.versionId, createdAt: r.createdAt, expiresAt: r.expiresAt });

@@ -1,5 +1,6 @@
 /** @module Row ↔ domain mapping: snake_case columns to camelCase fields, JSON columns parsed. */
-import type { Actor, AdminAction, AdminActionKind, ApiKey, Memory, MemoryMeta, MemoryVersion, Operation, Retention, Role, Session, Store } from '../../domain/types.js';
+import type { Actor, AdminAction, AdminActionKind, ApiKey, Checkpoint, CheckpointBundle, Memory, MemoryMeta, MemoryVersion, Operation, Retention, Role, Session, Store } from '../../domain/types.js';
+import type { Receipt } from '../port.js';
 
 export interface StoreRow {
   seq: number;
@@ -199,3 +200,72 @@ export const toAdminAction = (r: AdminActionRow): AdminAction => ({
   summary: r.summary,
   createdAt: r.created_at,
 });
+
+/** A checkpoints row: `is_latest` is SQLite's 0/1 or PostgreSQL's boolean. */
+export interface CheckpointRow {
+  id: string;
+  store_id: string;
+  agent_id: string;
+  session_id: string;
+  revision: number;
+  bundle: string;
+  size_bytes: number;
+  created_at: string;
+  actor_type: string;
+  actor_id: string;
+  is_latest: number | boolean;
+}
+
+/** The stored bundle: exactly the bundle's fields, in one order, whatever else the input carries. */
+export function bundleJson(c: CheckpointBundle): string {
+  const bundle: CheckpointBundle = {
+    agentId: c.agentId, sessionId: c.sessionId, goal: c.goal, summary: c.summary, constraints: c.constraints,
+    decisions: c.decisions, openTasks: c.openTasks, nextAction: c.nextAction, capsule: c.capsule, references: c.references,
+  };
+  return JSON.stringify(bundle);
+}
+
+export function toCheckpoint(r: CheckpointRow): Checkpoint {
+  const b = JSON.parse(r.bundle) as CheckpointBundle;
+  return {
+    ...b,
+    id: r.id,
+    storeId: r.store_id,
+    revision: r.revision,
+    sizeBytes: r.size_bytes,
+    createdAt: r.created_at,
+    createdBy: toActor(r.actor_type, r.actor_id),
+    isLatest: r.is_latest === true || r.is_latest === 1,
+  };
+}
+
+/** An idempotency_receipts row (both engines' columns). */
+export interface ReceiptRow {
+  workspace_id: string;
+  api_key_id: string;
+  route: string;
+  idem_key: string;
+  fingerprint: string;
+  status: number;
+  body: string;
+  store_id: string | null;
+  version_id: string | null;
+  created_at: string;
+  expires_at: string;
+}
+
+export function toReceipt(r: ReceiptRow): Receipt {
+  return {
+    workspaceId: r.workspace_id,
+    apiKeyId: r.api_key_id,
+    route: r.route,
+    key: r.idem_key,
+    fingerprint: r.fingerprint,
+    status: r.status,
+    body: r.body,
+    storeId: r.store_id,
+    versionId: r.version_id,
+    createdAt: r.created_at,
+    expiresAt: r.expires_at,
+  };
+}
