@@ -31,6 +31,12 @@ export interface IdempotencyOptions<Ops> {
   clock?: () => string;
   /** How long a receipt is replayed, in seconds (MNEMO_IDEMPOTENCY_TTL_SECONDS; default 24 h). */
   ttlSeconds?: number;
+  /**
+   * Told once a group has committed, for each store a write in it changed. The operations' own
+   * wake-up fires inside the group's transaction, before its commit, where a follower reading at
+   * once finds nothing new; this one is after, so followers need not wait for their next poll.
+   */
+  committed?: (storeId: string) => void;
 }
 
 export const DEFAULT_IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
@@ -66,6 +72,7 @@ export function createIdempotency<Ops>({
   writes = createGroupCommit(storage),
   clock = () => new Date().toISOString(),
   ttlSeconds = DEFAULT_IDEMPOTENCY_TTL_SECONDS,
+  committed = () => {},
 }: IdempotencyOptions<Ops>) {
   const inFlight = new Map<string, Promise<unknown>>();
   let lastPurge = 0;
@@ -141,10 +148,12 @@ export function createIdempotency<Ops>({
      */
     async settle(req: IdempotentRequest | null, mutate: (ops: Ops) => Promise<Reply>): Promise<{ reply: Reply; replayed: boolean }> {
       if (Date.now() - lastPurge > PURGE_EVERY_MS) await purge();
-      return writes.run(async (tx) => {
+      const settled = await writes.run(async (tx) => {
         const found = req && (await findIn(tx, req));
         return found ? { reply: found, replayed: true } : { reply: await commitIn(tx, req, mutate), replayed: false };
       });
+      if (!settled.replayed && settled.reply.storeId) committed(settled.reply.storeId);
+      return settled;
     },
 
     /** Serialises requests with the same key, so concurrent retries of an async mutation run it once. */

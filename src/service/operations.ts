@@ -61,7 +61,8 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
   /**
    * A memory write: a mount's is durable at fsync() (or at close() with MNEMO_MOUNT_SYNC=close), any
    * other at commit. The change feed's followers hear of it once it has returned (inside a group
-   * commit that is just before the commit: they read again at their next poll).
+   * commit that is just before the commit; the group tells them again once it has committed:
+   * src/service/idempotency.ts).
    */
   const commit = async <T>(caller: Caller, storeId: string, fn: (s: Storage) => Promise<T>): Promise<T> => {
     const result = await durability.write(storage, faceOf(caller), fn);

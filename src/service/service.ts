@@ -120,7 +120,8 @@ export function createService({
     localSessions: local,
     /** Idempotency-Key receipts, replayed to retries (src/service/idempotency.ts); mutations run over the transaction's operations. */
     idempotency: createIdempotency<Operations>({
-      storage, over, clock, ...(idempotencyTtlSeconds === undefined ? {} : { ttlSeconds: idempotencyTtlSeconds }),
+      storage, over, clock, committed: (storeId: string) => commits.notify(storeId),
+      ...(idempotencyTtlSeconds === undefined ? {} : { ttlSeconds: idempotencyTtlSeconds }),
     }),
     /** GET /readyz: the database answers and every active session's mounts are live. */
     readiness: () => checkReadiness(storage, mounter),

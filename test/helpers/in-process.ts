@@ -13,6 +13,7 @@ import type { Idempotency } from '../../src/service/idempotency.js';
 import type { Every } from '../../src/service/feed.js';
 import { createService, type Service } from '../../src/service/service.js';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
+import type { Storage } from '../../src/storage/port.js';
 import { rawRequest, type RawOptions, type RawResponse } from './sdk.js';
 import { tmpDir } from './tmp.js';
 
@@ -38,6 +39,8 @@ export interface InProcessOptions {
   idempotencyTtlSeconds?: number;
   /** The change feed's timers (its followers' polls, its streams' heartbeats): a test fires them itself. */
   feedEvery?: Every;
+  /** Another storage than a SQLite file in a temp dir (a PostgreSQL database): the test owns its data, the app closes it. */
+  storage?: Storage;
 }
 
 export interface InProcessApp {
@@ -62,10 +65,10 @@ export interface InProcessApp {
 const BASE_URL = 'http://mnemo.in-process';
 
 /** Call inside a test: the app, its database and its temp dir go when the test finishes. */
-export async function inProcessApp({ clock = movableClock(), idempotencyTtlSeconds, feedEvery }: InProcessOptions = {}): Promise<InProcessApp> {
+export async function inProcessApp({ clock = movableClock(), idempotencyTtlSeconds, feedEvery, storage: given }: InProcessOptions = {}): Promise<InProcessApp> {
   const dir = tmpDir('mnemo-inproc-');
   // The storage takes the clock too: its readers hide expired memories by it (sqlite/expiry.ts).
-  const storage = openSqliteStorage(join(dir, 'mnemo.db'), { clock });
+  const storage = given ?? openSqliteStorage(join(dir, 'mnemo.db'), { clock });
   const service = createService({
     storage, clock, mountRoot: join(dir, 'mnt'),
     ...(idempotencyTtlSeconds === undefined ? {} : { idempotencyTtlSeconds }),
