@@ -114,8 +114,8 @@ export function createService({
     keys,
     /** The log of admin actions (src/service/audit.ts): GET /v1/admin_actions and the console read it. */
     adminActions: { list: audit.list },
-    /** Web console sign-ins (src/service/console-sessions.ts): in memory, checked against the key on every request. */
-    consoleSessions: createConsoleSessions({ keys, clock, ids }),
+    /** Web console sign-ins (src/service/console-sessions.ts): in the database, checked against the key on every request. */
+    consoleSessions: createConsoleSessions({ storage, keys, clock, ids }),
     /** `mnemo mount`'s own sessions: recorded with its pid, ended when it stops or its process is gone. */
     localSessions: local,
     /** Idempotency-Key receipts, replayed to retries (src/service/idempotency.ts); mutations run over the transaction's operations. */

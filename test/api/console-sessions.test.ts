@@ -4,6 +4,7 @@
  * sign-in body is bounded; the console sends no CORS opening and sets its CSP.
  */
 import { describe, expect, it } from 'vitest';
+import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 import { inProcessApp, type InProcessApp } from '../helpers/in-process.js';
 
 const HOUR = 3600_000;
@@ -35,6 +36,22 @@ describe('console sessions', () => {
     const res = await page(app, cookie);
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toBe('/admin/sign-in?next=%2Fadmin%2Fstores');
+  });
+
+  it('a session outlives its server: a restarted one on the same database knows it, and only by the cookie', async () => {
+    const first = await inProcessApp();
+    const cookie = await signIn(first, first.adminKey);
+    const file = first.file;
+    await first.close();
+    const again = await inProcessApp({ storage: openSqliteStorage(file) });
+    expect((await page(again, cookie)).status).toBe(200);
+    // The database keeps the cookie's hash, not the cookie.
+    const raw = openSqliteStorage(file, { readers: 0 });
+    try {
+      expect(await raw.findConsoleSession(cookie.slice('mnemo_console='.length))).toBeNull();
+    } finally {
+      await raw.close();
+    }
   });
 
   it('revoking the key ends its console sessions at their next request', async () => {

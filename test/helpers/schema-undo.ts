@@ -4,8 +4,12 @@
  * append-only trigger is the one migration 1 made.
  */
 /** Back to before migration 11 (history by path; migration 12 is undone first): its indexes and column go, the append-only trigger is migration 9's. */
-/** Back to before migration 12 (sessions' node ids, issue 14). */
-export const UNDO_MIGRATION_12 = `ALTER TABLE sessions DROP COLUMN node_id;
+/** Back to before migration 13 (web console sign-ins in the database, issue 14). */
+export const UNDO_MIGRATION_13 = `DROP TABLE console_sessions;
+`;
+
+/** Back to before migration 12 (sessions' node ids, issue 14): migration 13 is undone first. */
+export const UNDO_MIGRATION_12 = UNDO_MIGRATION_13 + `ALTER TABLE sessions DROP COLUMN node_id;
 `;
 
 export const UNDO_MIGRATION_11 = UNDO_MIGRATION_12 + `

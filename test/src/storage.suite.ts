@@ -5,6 +5,7 @@
  */
 import { runAuditSuite } from './storage/audit.suite.js';
 import { runCheckpointSuite } from './storage/checkpoints.suite.js';
+import { runConsoleSessionSuite } from './storage/console-sessions.suite.js';
 import { runFeedSuite } from './storage/feed.suite.js';
 import type { MakeStorage } from './storage/fixture.js';
 import { runHistorySuite } from './storage/history.suite.js';
@@ -35,6 +36,7 @@ export const ROLE_SUITES: readonly ((makeStorage: MakeStorage) => void)[] = [
   runTransactionSuite,
   runMaintenanceSuite,
   runAuditSuite,
+  runConsoleSessionSuite,
 ];
 
 export function runStorageSuite(makeStorage: MakeStorage): void {

@@ -15,6 +15,7 @@
  */
 import type { AuditStorage } from './audit.js';
 import type { CheckpointStorage } from './checkpoints.js';
+import type { ConsoleSessionStorage } from './console-sessions.js';
 import type { FeedStorage } from './feed.js';
 import type { HistoryStorage } from './history.js';
 import type { KeyStorage } from './keys.js';
@@ -29,6 +30,7 @@ import type { TransactionStorage } from './transactions.js';
 
 export type { AuditStorage } from './audit.js';
 export type { CheckpointStorage, InsertCheckpointInput, ReferencedMemory } from './checkpoints.js';
+export type { ConsoleSessionStorage, StoredConsoleSession } from './console-sessions.js';
 export type { FeedStorage, PruneWindow } from './feed.js';
 export type { HistoryListing, HistoryStorage, MetaAsOf, PathVersion } from './history.js';
 export type { KeyStorage } from './keys.js';
@@ -66,4 +68,5 @@ export interface Storage
     SearchStorage,
     TransactionStorage<Storage>,
     MaintenanceStorage,
-    AuditStorage {}
+    AuditStorage,
+    ConsoleSessionStorage {}

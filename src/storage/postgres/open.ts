@@ -11,6 +11,7 @@ import type { AtomicOptions } from '../port.js';
 import { createChangeMarks } from './changes.js';
 import { domainCheck, integrityCheck } from './check.js';
 import { auditReads, auditWrites } from './audit.js';
+import { consoleSessionReads, consoleSessionWrites } from './console-sessions.js';
 import { checkpointOps } from './checkpoints.js';
 import { createPool, inSavepoint, inTransaction, type Q } from './db.js';
 import { sweepExpired } from './expiry.js';
@@ -91,6 +92,7 @@ function composeStorage(pool: pg.Pool, options: PostgresOptions): PostgresStorag
     ...checkpoints.writes,
     ...retentionWrites,
     ...auditWrites,
+    ...consoleSessionWrites,
     purgeExpiredMemories: sweepExpired,
   };
   const reads = {
@@ -107,6 +109,7 @@ function composeStorage(pool: pg.Pool, options: PostgresOptions): PostgresStorag
     ...historyReads,
     ...retentionReads,
     ...auditReads,
+    ...consoleSessionReads,
     integrityCheck,
     domainCheck,
   };

@@ -12,6 +12,7 @@ import { MnemoError } from '../../domain/errors.js';
 import { bindPort, type ConnectionMethods } from './port-view.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema/migrations.js';
 import { createAuditStatements } from './audit.js';
+import { createConsoleSessionStatements } from './console-sessions.js';
 import { createChangeStatements, trackWrites } from './changes.js';
 import { createCheckStatements } from './check.js';
 import { createCheckpointStatements } from './checkpoints.js';
@@ -124,6 +125,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     ...createReceiptStatements(db),
     ...createCheckpointStatements(db),
     ...createAuditStatements(db),
+    ...createConsoleSessionStatements(db),
     // The history role's point lookup and its writes (each a bounded batch: sqlite/retention.ts).
     previousVersion: feed.previousVersion,
     storesWithRetention: retention.storesWithRetention,
