@@ -28,6 +28,7 @@ import { sessionReads, sessionWrites } from './sessions.js';
 import { storeReads, storeWrites } from './stores.js';
 import { versionReads, versionWrites } from './versions.js';
 import { createWalSync } from './sync.js';
+import { createOutageGuard, databaseUnavailable, isUnreachable } from './unavailable.js';
 
 export interface PostgresOptions {
   /** What readers take as now when they hide expired memories (RFC 3339 UTC with milliseconds). */
@@ -36,7 +37,7 @@ export interface PostgresOptions {
   poolSize?: number;
   /** Told how long each outermost write transaction took, in seconds, commit included (metrics). */
   onCommit?: (seconds: number) => void;
-  /** Hears about an idle pooled connection that broke (the pool replaces it); default: ignored. */
+  /** Hears about an idle pooled connection that broke (the pool replaces it) and when the database stops and starts answering; default: ignored. */
   log?: (line: string) => void;
 }
 
@@ -58,25 +59,35 @@ function bind<T extends Record<string, Op>>(ops: T, call: Call): Bound<T> {
   return out as Bound<T>;
 }
 
-/** Opens the pool and migrates (or refuses: schema/migrations.ts SchemaTooNewError); the pool is closed again on failure. */
+/**
+ * Opens the pool and migrates (or refuses: schema/migrations.ts SchemaTooNewError); the pool is
+ * closed again on failure. A database that cannot be reached fails as `unavailable` (the caller
+ * decides whether to wait: `mnemo serve` does, src/cli/wait-for-database.ts).
+ */
 export async function openPostgresStorage(url: string, options: PostgresOptions = {}): Promise<PostgresStorage> {
   const pool = createPool(url, options.poolSize ?? 10, (err) => options.log?.(`mnemo: a PostgreSQL connection broke while idle: ${err.message}`));
   try {
     const c = await pool.connect();
+    let broken: Error | undefined;
+    const onError = (err: Error) => (broken = err);
+    c.on('error', onError);
     try {
       await migrate(c);
     } finally {
-      c.release();
+      c.removeListener('error', onError);
+      c.release(broken);
     }
   } catch (err) {
     await pool.end();
-    throw err;
+    throw isUnreachable(err) ? databaseUnavailable(err) : err;
   }
   return composeStorage(pool, options);
 }
 
 function composeStorage(pool: pg.Pool, options: PostgresOptions): PostgresStorage {
   const ctx = { clock: options.clock ?? (() => new Date().toISOString()) };
+  // Every operation from outside goes through it; inside `atomic` the outermost transaction's does.
+  const guard = createOutageGuard(options.log);
   const marks = createChangeMarks();
   const wal = createWalSync(pool);
   const memories = memoryOps(ctx);
@@ -113,7 +124,7 @@ function composeStorage(pool: pg.Pool, options: PostgresOptions): PostgresStorag
 
   async function outermost<T>(fn: (c: pg.PoolClient) => Promise<T>, durable: boolean): Promise<T> {
     const started = performance.now();
-    const result = await inTransaction(pool, fn, { durable });
+    const result = await guard(() => inTransaction(pool, fn, { durable }));
     marks.ownCommit();
     if (!durable) wal.relaxedCommit();
     options.onCommit?.((performance.now() - started) / 1000);
@@ -141,7 +152,7 @@ function composeStorage(pool: pg.Pool, options: PostgresOptions): PostgresStorag
     changeMark: marks.changeMark,
     ownWriteMark: marks.ownWriteMark,
     unsyncedCommits: wal.unsynced,
-    syncCommits: wal.sync,
+    syncCommits: () => guard(wal.sync),
     // The index follows every write in its own transaction (a generated tsvector): nothing waits.
     indexSearchBacklog: async (_max: number) => 0,
     keepsSearchBacklog: () => false,
@@ -155,7 +166,7 @@ function composeStorage(pool: pg.Pool, options: PostgresOptions): PostgresStorag
 
   return {
     ...bind(writes, (op, args) => outermost((c) => op(c, ...args), true)),
-    ...bind(reads, (op, args) => op(pool, ...args)),
+    ...bind(reads, (op, args) => guard(() => op(pool, ...args))),
     ...shared,
     atomic: <T>(fn: (tx: Storage) => Promise<T>, opts?: AtomicOptions) => outermost((c) => fn(txView(c)), opts?.durable !== false),
     outsideChange: marks.outsideChange,
