@@ -19,6 +19,7 @@ import { createService, type Service } from './service/service.js';
 import { openSqliteStorage, type SqliteStorage } from './storage/sqlite/open.js';
 import { openPostgresStorage, type PostgresOptions } from './storage/postgres/open.js';
 import type { Storage } from './storage/port.js';
+import { isMnemoError } from './domain/errors.js';
 import { removePidFile, writePidFile } from './cli/pidfile.js';
 import { ownDataDir, useDatabase } from './cli/data-dir.js';
 import { describeError } from './cli/system-errors.js';
@@ -298,6 +299,8 @@ function sweepExpired(service: Service, mounter: Mounter): NodeJS.Timeout {
 
 /** A WAL sync the disk refused: closed versions may not be durable yet (the next sync retries). */
 function syncFailed(err: unknown): void {
+  // PostgreSQL out of reach: the adapter logged the outage once; a line per retry (every 100 ms) says nothing more.
+  if (isMnemoError(err) && err.code === 'unavailable') return;
   warn(`mnemo: WAL sync failed: ${describeError(err)}`);
 }
 
