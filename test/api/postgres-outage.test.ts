@@ -125,9 +125,10 @@ describe.skipIf(skip !== null)(`PostgreSQL stopped under a running server${skip 
       ['/notes/a.md', 'first\n'],
       ['/notes/b.md', 'mine\n'],
     ]);
-    const w = await sh('ls deep && printf "after\\n" > after.md && printf "more\\n" >> notes/a.md && cat notes/a.md', dir);
+    // What failed during the outage was not stored: no new.md, and notes/a.md without its append.
+    const w = await sh('ls . deep && printf "after\\n" > after.md && printf "more\\n" >> notes/a.md && cat notes/a.md', dir);
     expect(w.code, w.stderr).toBe(0);
-    expect(w.stdout).toBe('x.md\nfirst\nmore\n');
+    expect(w.stdout).toBe('.:\ndeep\nnotes\n\ndeep:\nx.md\nfirst\nmore\n');
     const after = await client.beta.memoryStores.memories.list(storeId, { view: 'full' });
     expect(after.data.map((m) => (m.type === 'memory' ? [m.path, m.content] : null))).toEqual([
       ['/after.md', 'after\n'],
