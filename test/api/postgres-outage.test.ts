@@ -18,7 +18,7 @@ import { clusterUnavailable, startCluster, type Cluster } from '../helpers/pg-cl
 import { withDatabase } from '../helpers/postgres.js';
 import { isMounted, outcomes, py, run, sh } from '../helpers/mount.js';
 import { expectApiError, rawRequest, sdkClient } from '../helpers/sdk.js';
-import { MAIN_JS, makeTempDir, startServer, type RunningServer } from '../helpers/server.js';
+import { MAIN_JS, makeTempDir, runCli, startServer, type RunningServer } from '../helpers/server.js';
 
 const noFuse = existsSync('/dev/fuse') ? null : 'no /dev/fuse';
 const skip = noFuse ?? clusterUnavailable();
@@ -147,9 +147,12 @@ describe.skipIf(skip !== null)(`PostgreSQL stopped under a running server${skip 
     expect(server.stderr()).not.toMatch(/uncaught|unhandled/i);
   });
 
-  it('waits for PostgreSQL when the server starts while it is down, saying so, and serves once it is up', async () => {
+  it('waits for PostgreSQL when the server starts while it is down, saying so, and serves once it is up; a one-shot command exits 1 instead', async () => {
     cluster.stop('immediate');
     const dataDir = makeTempDir();
+    const check = await runCli(['check', '--data-dir', dataDir, '--database-url', withDatabase(cluster.url, 'mnemo')], {}, { timeoutMs: 30_000 });
+    expect([check.code, check.timedOut]).toEqual([1, false]);
+    expect(check.stderr).toMatch(/mnemo: database unavailable \(.+\)/);
     const child = spawn(process.execPath, [MAIN_JS, 'serve', '--port', '0', '--data-dir', dataDir, '--mount-root', join(dataDir, 'mnt'), '--database-url', withDatabase(cluster.url, 'mnemo')], {
       env: { ...process.env, MNEMO_ADMIN_KEY: server.adminKey },
       stdio: ['ignore', 'pipe', 'pipe'],
