@@ -39,6 +39,23 @@ export function createPool(url: string, max: number, onIdleError: (err: Error) =
 }
 
 /**
+ * Runs `fn` on a connection of its own, outside the pool and without its statement timeout: the
+ * migrations, which on a big database may rewrite tables for longer than any request should wait,
+ * or wait that long for another server's migration lock. A broken connection still fails them.
+ */
+export async function withOwnClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client({ connectionString: url, types, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true });
+  // Heard, not fatal: the statement in flight (or the next one) fails on its own.
+  c.on('error', () => {});
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end().catch(() => {});
+  }
+}
+
+/**
  * PostgreSQL text cannot hold U+0000 (a parameter with one is an encoding error), so no stored
  * value equals or contains one: a read keyed by such a value (an id from a URL) finds nothing, as
  * it does on SQLite, instead of failing. Writes never get here with one (assertStorable refuses).

@@ -12,7 +12,7 @@ import { createChangeMarks } from './changes.js';
 import { domainCheck, integrityCheck } from './check.js';
 import { auditReads, auditWrites } from './audit.js';
 import { checkpointOps } from './checkpoints.js';
-import { createPool, inSavepoint, inTransaction, type Q } from './db.js';
+import { createPool, inSavepoint, inTransaction, withOwnClient, type Q } from './db.js';
 import { sweepExpired } from './expiry.js';
 import { feedReads } from './feed.js';
 import { historyReads } from './history.js';
@@ -65,22 +65,12 @@ function bind<T extends Record<string, Op>>(ops: T, call: Call): Bound<T> {
  * decides whether to wait: `mnemo serve` does, src/cli/wait-for-database.ts).
  */
 export async function openPostgresStorage(url: string, options: PostgresOptions = {}): Promise<PostgresStorage> {
-  const pool = createPool(url, options.poolSize ?? 10, (err) => options.log?.(`mnemo: a PostgreSQL connection broke while idle: ${err.message}`));
   try {
-    const c = await pool.connect();
-    let broken: Error | undefined;
-    const onError = (err: Error) => (broken = err);
-    c.on('error', onError);
-    try {
-      await migrate(c);
-    } finally {
-      c.removeListener('error', onError);
-      c.release(broken);
-    }
+    await withOwnClient(url, (c) => migrate(c));
   } catch (err) {
-    await pool.end();
     throw isUnreachable(err) ? databaseUnavailable(err) : err;
   }
+  const pool = createPool(url, options.poolSize ?? 10, (err) => options.log?.(`mnemo: a PostgreSQL connection broke while idle: ${err.message}`));
   return composeStorage(pool, options);
 }
 
