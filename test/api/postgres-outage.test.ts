@@ -61,8 +61,9 @@ describe.skipIf(skip !== null)(`PostgreSQL stopped under a running server${skip 
     const session = res.body as { id: string; resources: { host_path: string }[] };
     sessionId = session.id;
     dir = session.resources[0]!.host_path;
-    // What the mount will hold: the root's listing, notes/ and the content of notes/a.md.
-    const w = await sh('ls -a . notes >/dev/null && cat notes/a.md && printf "mine\\n" > notes/b.md', dir);
+    // A save through the mount, then what the mount will hold: the root's listing, notes/ and the
+    // content of notes/a.md (read last, so no later change drops them).
+    const w = await sh('printf "mine\\n" > notes/b.md && ls -a . notes >/dev/null && cat notes/a.md', dir);
     expect(w.code, w.stderr).toBe(0);
     expect(w.stdout).toBe('first\n');
     cluster.stop('fast');
