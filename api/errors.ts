@@ -29,6 +29,8 @@ export const HTTP_ERRORS: Record<ErrorCode, { status: ContentfulStatusCode; type
   limit_exceeded: { status: 413, type: 'request_too_large' },
   // The Anthropic API's type for "try again shortly"; 503 rather than its 529, which proxies do not know.
   overloaded: { status: 503, type: 'overloaded_error' },
+  // The database is down, not mnemo busy: a server error, and one the client may retry later.
+  unavailable: { status: 503, type: 'api_error' },
   internal: { status: 500, type: 'api_error' },
 };
 
@@ -65,6 +67,8 @@ export function onError(log: (line: string) => void, warn: (line: string) => voi
     if (mnemo.details.allow) c.header('allow', mnemo.details.allow.join(', '));
     // overloaded: the work that refused this (search indexing, other uploads) ends soon; 1 s is enough.
     if (mnemo.code === 'overloaded') c.header('retry-after', '1');
+    // unavailable: the database is restarting or unreachable; a restart takes seconds, not one.
+    if (mnemo.code === 'unavailable') c.header('retry-after', '2');
     // Refused before its body arrived (a 401, a 503): close rather than read the rest to keep the
     // connection, so a client that never finishes costs nothing more.
     if (bodyUnfinished(c)) c.header('connection', 'close');

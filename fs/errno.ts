@@ -31,6 +31,8 @@ export const ERRNO_BY_CODE: Readonly<Record<ErrorCode, number>> = Object.freeze(
   // Only the HTTP face sheds load (a search behind its indexing, too many request bodies at once).
   // Listed so every code has an errno: retrying later is right.
   overloaded: Fuse.EAGAIN,
+  // The database cannot be reached: an I/O error, as a disk that stopped answering gives.
+  unavailable: Fuse.EIO,
   internal: Fuse.EIO,
 });
 

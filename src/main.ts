@@ -19,11 +19,13 @@ import { createService, type Service } from './service/service.js';
 import { openSqliteStorage, type SqliteStorage } from './storage/sqlite/open.js';
 import { openPostgresStorage, type PostgresOptions } from './storage/postgres/open.js';
 import type { Storage } from './storage/port.js';
+import { isMnemoError } from './domain/errors.js';
 import { removePidFile, writePidFile } from './cli/pidfile.js';
 import { ownDataDir, useDatabase } from './cli/data-dir.js';
 import { describeError } from './cli/system-errors.js';
 import { startSearchUpkeep } from './service/search-upkeep.js';
 import { createLogger, lineLog, type Logger } from './cli/log.js';
+import { waitForDatabase } from './cli/wait-for-database.js';
 
 /** Plain lines for one-shot commands; serve, mount and mcp log through pino (set in main). */
 let log: (line: string) => void = (line) => void process.stderr.write(`${line}\n`);
@@ -44,9 +46,13 @@ function indexInBackground(service: Service, storage: Storage): () => void {
 /**
  * The configured engine: PostgreSQL when MNEMO_DATABASE_URL is set (migrated under its advisory
  * lock, or refused when its schema is newer than this code), else SQLite in the data directory.
+ * `wait`: a PostgreSQL that cannot be reached is waited for (serve) rather than an exit.
  */
-async function openStorage(config: Config, sqlite: () => SqliteStorage, pg: PostgresOptions = {}): Promise<Storage> {
-  return config.databaseUrl === null ? sqlite() : openPostgresStorage(config.databaseUrl, { log: (line) => warn(line), ...pg });
+async function openStorage(config: Config, sqlite: () => SqliteStorage, pg: PostgresOptions = {}, wait = false): Promise<Storage> {
+  if (config.databaseUrl === null) return sqlite();
+  const url = config.databaseUrl;
+  const open = () => openPostgresStorage(url, { log: (line) => warn(line), ...pg });
+  return wait ? waitForDatabase(open, (line) => warn(line)) : open();
 }
 
 /** SQLite's data-dir lock (a restore must not replace the file under us); PostgreSQL has no file to hold. */
@@ -116,6 +122,7 @@ async function runServe(config: Config): Promise<number> {
       onCommit: metrics.commit, onSync: metrics.walSync, backgroundCheckpoints: { log: (line) => warn(line) }, readers: config.readerThreads,
     }),
     { onCommit: metrics.commit },
+    true,
   );
   const mounter = createMountManager({ log, localLimits: config.localLimits });
   const service = createService({
@@ -292,6 +299,8 @@ function sweepExpired(service: Service, mounter: Mounter): NodeJS.Timeout {
 
 /** A WAL sync the disk refused: closed versions may not be durable yet (the next sync retries). */
 function syncFailed(err: unknown): void {
+  // PostgreSQL out of reach: the adapter logged the outage once; a line per retry (every 100 ms) says nothing more.
+  if (isMnemoError(err) && err.code === 'unavailable') return;
   warn(`mnemo: WAL sync failed: ${describeError(err)}`);
 }
 

@@ -5,7 +5,8 @@
 import { isMnemoError } from '../domain/errors.js';
 
 export function describeError(err: unknown): string {
-  if (isMnemoError(err)) return err.message;
+  // "database unavailable" and why: a CLI user is the operator, who needs the driver's reason.
+  if (isMnemoError(err)) return err.code === 'unavailable' && err.cause instanceof Error ? `${err.message} (${err.cause.message})` : err.message;
   const e = err as NodeJS.ErrnoException;
   if (!(err instanceof Error) || typeof e.code !== 'string' || typeof e.path !== 'string') {
     return err instanceof Error ? err.message : String(err);

@@ -23,6 +23,8 @@ export const ERROR_CODES = [
   /** A store or workspace limit (src/service/limits.ts): 413 over HTTP, ENOSPC on a mount. */
   'limit_exceeded',
   'overloaded',
+  /** The database cannot be reached (PostgreSQL stopped, restarting, network gone): 503 over HTTP, EIO on a mount. */
+  'unavailable',
   'internal',
 ] as const;
 

@@ -35,6 +35,7 @@ describe('the errno table', () => {
       budget_exceeded: Fuse.EFBIG,
       limit_exceeded: Fuse.ENOSPC,
       overloaded: Fuse.EAGAIN,
+      unavailable: Fuse.EIO,
       internal: Fuse.EIO,
     });
   });

@@ -27,6 +27,7 @@ const EXPECTED_HTTP: Record<ErrorCode, [number, string]> = {
   budget_exceeded: [400, 'invalid_request_error'],
   limit_exceeded: [413, 'request_too_large'],
   overloaded: [503, 'overloaded_error'],
+  unavailable: [503, 'api_error'],
   internal: [500, 'api_error'],
 };
 

@@ -16,14 +16,43 @@ const types = {
 };
 
 /**
+ * How long an unreachable database may hold an operation before it fails as `unavailable`
+ * (unavailable.ts): opening a connection (or waiting for a free one) 5 s; any one statement 60 s,
+ * which also bounds a network that drops packets instead of refusing them. Keepalive notices a
+ * dead peer on an idle connection.
+ */
+const CONNECT_TIMEOUT_MS = 5_000;
+const QUERY_TIMEOUT_MS = 60_000;
+
+/**
  * `onIdleError` hears when an idle pooled connection breaks (PostgreSQL restarted, a proxy cut it):
  * the pool drops that connection and the next operation opens a new one. Without a listener the
  * pool's 'error' event would end the process.
  */
 export function createPool(url: string, max: number, onIdleError: (err: Error) => void): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max, types });
+  const pool = new pg.Pool({
+    connectionString: url, max, types,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS, query_timeout: QUERY_TIMEOUT_MS, keepAlive: true,
+  });
   pool.on('error', onIdleError);
   return pool;
+}
+
+/**
+ * Runs `fn` on a connection of its own, outside the pool and without its statement timeout: the
+ * migrations, which on a big database may rewrite tables for longer than any request should wait,
+ * or wait that long for another server's migration lock. A broken connection still fails them.
+ */
+export async function withOwnClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client({ connectionString: url, types, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true });
+  // Heard, not fatal: the statement in flight (or the next one) fails on its own.
+  c.on('error', () => {});
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end().catch(() => {});
+  }
 }
 
 /**
@@ -60,6 +89,10 @@ export interface TxOptions {
 export async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>, options: TxOptions = {}): Promise<T> {
   const c = await pool.connect();
   let broken: Error | undefined;
+  // A checked-out client whose connection dies emits 'error' (the pool listens only while it is
+  // idle): unheard, that would end the process. The statement in flight fails on its own.
+  const onError = (err: Error) => (broken = err);
+  c.on('error', onError);
   try {
     let result: T;
     try {
@@ -79,6 +112,7 @@ export async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => 
     }
     return result;
   } finally {
+    c.removeListener('error', onError);
     c.release(broken);
   }
 }

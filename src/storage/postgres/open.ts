@@ -13,7 +13,7 @@ import { domainCheck, integrityCheck } from './check.js';
 import { auditReads, auditWrites } from './audit.js';
 import { consoleSessionReads, consoleSessionWrites } from './console-sessions.js';
 import { checkpointOps } from './checkpoints.js';
-import { createPool, inSavepoint, inTransaction, type Q } from './db.js';
+import { createPool, inSavepoint, inTransaction, withOwnClient, type Q } from './db.js';
 import { sweepExpired } from './expiry.js';
 import { feedReads } from './feed.js';
 import { historyReads } from './history.js';
@@ -29,6 +29,7 @@ import { sessionReads, sessionWrites } from './sessions.js';
 import { storeReads, storeWrites } from './stores.js';
 import { versionReads, versionWrites } from './versions.js';
 import { createWalSync } from './sync.js';
+import { createOutageGuard, databaseUnavailable, isUnreachable } from './unavailable.js';
 
 export interface PostgresOptions {
   /** What readers take as now when they hide expired memories (RFC 3339 UTC with milliseconds). */
@@ -37,7 +38,7 @@ export interface PostgresOptions {
   poolSize?: number;
   /** Told how long each outermost write transaction took, in seconds, commit included (metrics). */
   onCommit?: (seconds: number) => void;
-  /** Hears about an idle pooled connection that broke (the pool replaces it); default: ignored. */
+  /** Hears about an idle pooled connection that broke (the pool replaces it) and when the database stops and starts answering; default: ignored. */
   log?: (line: string) => void;
 }
 
@@ -59,25 +60,25 @@ function bind<T extends Record<string, Op>>(ops: T, call: Call): Bound<T> {
   return out as Bound<T>;
 }
 
-/** Opens the pool and migrates (or refuses: schema/migrations.ts SchemaTooNewError); the pool is closed again on failure. */
+/**
+ * Opens the pool and migrates (or refuses: schema/migrations.ts SchemaTooNewError); the pool is
+ * closed again on failure. A database that cannot be reached fails as `unavailable` (the caller
+ * decides whether to wait: `mnemo serve` does, src/cli/wait-for-database.ts).
+ */
 export async function openPostgresStorage(url: string, options: PostgresOptions = {}): Promise<PostgresStorage> {
-  const pool = createPool(url, options.poolSize ?? 10, (err) => options.log?.(`mnemo: a PostgreSQL connection broke while idle: ${err.message}`));
   try {
-    const c = await pool.connect();
-    try {
-      await migrate(c);
-    } finally {
-      c.release();
-    }
+    await withOwnClient(url, (c) => migrate(c));
   } catch (err) {
-    await pool.end();
-    throw err;
+    throw isUnreachable(err) ? databaseUnavailable(err) : err;
   }
+  const pool = createPool(url, options.poolSize ?? 10, (err) => options.log?.(`mnemo: a PostgreSQL connection broke while idle: ${err.message}`));
   return composeStorage(pool, options);
 }
 
 function composeStorage(pool: pg.Pool, options: PostgresOptions): PostgresStorage {
   const ctx = { clock: options.clock ?? (() => new Date().toISOString()) };
+  // Every operation from outside goes through it; inside `atomic` the outermost transaction's does.
+  const guard = createOutageGuard(options.log);
   const marks = createChangeMarks();
   const wal = createWalSync(pool);
   const memories = memoryOps(ctx);
@@ -116,7 +117,7 @@ function composeStorage(pool: pg.Pool, options: PostgresOptions): PostgresStorag
 
   async function outermost<T>(fn: (c: pg.PoolClient) => Promise<T>, durable: boolean): Promise<T> {
     const started = performance.now();
-    const result = await inTransaction(pool, fn, { durable });
+    const result = await guard(() => inTransaction(pool, fn, { durable }));
     marks.ownCommit();
     if (!durable) wal.relaxedCommit();
     options.onCommit?.((performance.now() - started) / 1000);
@@ -144,7 +145,7 @@ function composeStorage(pool: pg.Pool, options: PostgresOptions): PostgresStorag
     changeMark: marks.changeMark,
     ownWriteMark: marks.ownWriteMark,
     unsyncedCommits: wal.unsynced,
-    syncCommits: wal.sync,
+    syncCommits: () => guard(wal.sync),
     // The index follows every write in its own transaction (a generated tsvector): nothing waits.
     indexSearchBacklog: async (_max: number) => 0,
     keepsSearchBacklog: () => false,
@@ -158,7 +159,7 @@ function composeStorage(pool: pg.Pool, options: PostgresOptions): PostgresStorag
 
   return {
     ...bind(writes, (op, args) => outermost((c) => op(c, ...args), true)),
-    ...bind(reads, (op, args) => op(pool, ...args)),
+    ...bind(reads, (op, args) => guard(() => op(pool, ...args))),
     ...shared,
     atomic: <T>(fn: (tx: Storage) => Promise<T>, opts?: AtomicOptions) => outermost((c) => fn(txView(c)), opts?.durable !== false),
     outsideChange: marks.outsideChange,

@@ -1,0 +1,71 @@
+/**
+ * @module The one place the PostgreSQL adapter decides "the database cannot be reached": a failure
+ * of the connection (refused, socket gone, cut, timed out) or PostgreSQL saying it is shutting down
+ * or starting up becomes MnemoError `unavailable` ("database unavailable": 503 over HTTP, EIO on a
+ * mount). Everything else (a constraint, a syntax error, a refused login) stays what it was: a
+ * client that retries a 503 must have a reason to expect a different answer later.
+ */
+import { MnemoError } from '../../domain/errors.js';
+
+/** SQLSTATEs of a server going away or not there yet: admin_shutdown, crash_shutdown, cannot_connect_now. */
+const SERVER_GOING = new Set(['57P01', '57P02', '57P03']);
+
+/** Socket errors on the way to PostgreSQL or while talking to it (ENOENT: its unix socket is gone). */
+const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOENT', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'ENETDOWN', 'EPIPE', 'EAI_AGAIN']);
+const SOCKET_CALLS = new Set(['connect', 'read', 'write', 'getaddrinfo']);
+
+/**
+ * node-postgres's own words for a connection that ended or never came: "Connection terminated
+ * [unexpectedly | due to connection timeout]", the pool's wait for a connection, `query_timeout`,
+ * a client used after its connection broke, and a TLS handshake cut short.
+ */
+const DRIVER_MESSAGES = [
+  /^Connection terminated/,
+  /^timeout exceeded when trying to connect$/,
+  /^timeout expired$/,
+  /^Query read timeout$/,
+  /is not queryable$/,
+  /^Client network socket disconnected before secure TLS connection was established$/,
+];
+
+export function isUnreachable(err: unknown): boolean {
+  if (!(err instanceof Error) || err instanceof MnemoError) return false;
+  const e = err as Error & { code?: unknown; syscall?: unknown };
+  if (typeof e.code === 'string') {
+    // A SQLSTATE from the server: class 08 is "connection exception".
+    if (e.code.startsWith('08') || SERVER_GOING.has(e.code)) return true;
+    if (SOCKET_CODES.has(e.code) && typeof e.syscall === 'string' && SOCKET_CALLS.has(e.syscall)) return true;
+  }
+  return DRIVER_MESSAGES.some((m) => m.test(err.message));
+}
+
+export function databaseUnavailable(cause: unknown): MnemoError {
+  return new MnemoError('unavailable', 'database unavailable', {}, { cause });
+}
+
+/**
+ * Runs port operations and turns an unreachable database's failures into `unavailable`. It logs
+ * once when the database stops answering (with the driver's reason, which clients never see) and
+ * once when an operation succeeds again, so an outage is two log lines, not one per request.
+ */
+export function createOutageGuard(log: (line: string) => void = () => {}) {
+  let down = false;
+  return async function guard<T>(run: () => Promise<T>): Promise<T> {
+    let result: T;
+    try {
+      result = await run();
+    } catch (err) {
+      if (!isUnreachable(err)) throw err;
+      if (!down) {
+        down = true;
+        log(`mnemo: PostgreSQL is unavailable (${(err as Error).message}): requests answer 503 and mounts EIO until it answers again`);
+      }
+      throw databaseUnavailable(err);
+    }
+    if (down) {
+      down = false;
+      log('mnemo: PostgreSQL answers again');
+    }
+    return result;
+  };
+}
