@@ -8,9 +8,8 @@
 import { byteLength, MAX_CONTENT_BYTES, sha256Hex } from '../../domain/content.js';
 import { ancestors } from '../../domain/paths.js';
 import { assertMemoryPath } from '../../validate/memory.js';
-import { RECEIPT_VERSION_FIELDS } from '../sqlite/receipts.js';
 import { all, type Q } from './db.js';
-import type { MemoryRow, VersionRow } from './rows.js';
+import { RECEIPT_VERSION_FIELDS, type MemoryRow, type VersionRow } from './rows.js';
 
 const MAX_REPORTED = 200;
 /** Rows read per round trip while the check walks a table. */

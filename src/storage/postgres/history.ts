@@ -7,7 +7,7 @@
  * See postgres/schema/v4.ts.
  */
 import { subtreeEnd } from '../../domain/paths.js';
-import { AT_COLUMNS, metaOf, prefixOf, toPathVersion, type AtRow, type PathVersionRow, type StateAt } from '../sqlite/history-rows.js';
+import { AT_COLUMNS, metaOf, prefixOf, toPathVersion, type AtRow, type PathVersionRow, type StateAt } from '../common/history-rows.js';
 import type { HistoryListing, MetaAsOf, PathVersion } from '../port.js';
 import { all, first, type Q } from './db.js';
 

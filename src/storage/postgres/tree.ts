@@ -4,7 +4,7 @@
  * depth 1 and the mount's readdir both walk it.
  */
 import { subtreeEnd } from '../../domain/paths.js';
-import type { Child } from '../sqlite/tree.js';
+import type { Child } from '../common/tree.js';
 import { all, type Q } from './db.js';
 import { META, live, type MemoryRow } from './rows.js';
 

@@ -2,7 +2,7 @@
 import { cursorNumber, decodeCursor, encodeCursor } from '../cursor.js';
 import type { AuditStorage } from '../port.js';
 import type { Synchronous } from './reads.js';
-import { actorColumns, toAdminAction, type AdminActionRow } from './rows.js';
+import { actorColumns, toAdminAction, type AdminActionRow } from '../common/rows.js';
 import type { Db } from './tx.js';
 
 export function createAuditStatements(db: Db): Synchronous<AuditStorage> {

@@ -8,9 +8,8 @@ import { ancestors } from '../../domain/paths.js';
 import { assertMemoryPath } from '../../validate/memory.js';
 import { createContinuityCheck } from './check-continuity.js';
 import { createUsageCheck } from './check-limits.js';
-import type { MemoryRow, VersionRow } from './rows.js';
+import { RECEIPT_VERSION_FIELDS, type MemoryRow, type VersionRow } from '../common/rows.js';
 import type { SyncReads } from './reads.js';
-import { RECEIPT_VERSION_FIELDS } from './receipts.js';
 import type { Db } from './tx.js';
 
 /** More than this many problems are summarised, so a badly broken file still gives a readable report. */

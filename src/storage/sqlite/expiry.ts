@@ -4,7 +4,7 @@
  */
 import { newId } from '../../service/ids.js';
 import { createVersionAppend } from './commit-order.js';
-import { actorColumns, toActor } from './rows.js';
+import { actorColumns, toActor } from '../common/rows.js';
 import { writeTx, type Db } from './tx.js';
 
 /** SQL that keeps only memories that have not expired; needs `registerClock` on the connection. */

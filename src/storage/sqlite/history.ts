@@ -5,7 +5,7 @@
  * latest version created at or before it, by versions_by_memory_time). See sqlite/schema/history.ts.
  */
 import { subtreeEnd } from '../../domain/paths.js';
-import { AT_COLUMNS, metaOf, toPathVersion, type AtRow, type PathVersionRow, type StateAt } from './history-rows.js';
+import { AT_COLUMNS, metaOf, toPathVersion, type AtRow, type PathVersionRow, type StateAt } from '../common/history-rows.js';
 import type { HistoryListing, HistoryStorage, MetaAsOf, PathVersion } from '../port.js';
 import type { Synchronous } from './reads.js';
 import type { Db, Statement } from './tx.js';

@@ -9,10 +9,10 @@ import type { KeptAttrs, Memory, MemoryListItem, MemoryListQuery, MemoryMeta, Pa
 import { cursorNumber, cursorString, decodeCursor, encodeCursor } from '../cursor.js';
 // The port's input types by role name (port.CreateMemoryInput…): one import for the whole set.
 import type * as port from '../port.js';
-import { actorColumns, msToUs, toMemory, toMemoryMeta, type MemoryRow } from './rows.js';
+import { META, actorColumns, msToUs, toMemory, toMemoryMeta, type MemoryRow } from '../common/rows.js';
 import { createVersionAppend } from './commit-order.js';
 import { LIVE, createExpiryPurge } from './expiry.js';
-import { META, type ChildWalk } from './tree.js';
+import type { ChildWalk } from './tree.js';
 import type { Synchronous, SyncReads } from './reads.js';
 import { writeTx, type Db, type Statement } from './tx.js';
 

@@ -4,7 +4,7 @@ import { notFound } from '../../domain/errors.js';
 import type { Page, Session } from '../../domain/types.js';
 import { cursorNumber, decodeCursor, encodeCursor } from '../cursor.js';
 import type { SessionStorage } from '../port.js';
-import { toSession, type SessionRow } from './rows.js';
+import { toSession, type SessionRow } from '../common/rows.js';
 import { writeTx, type Db } from './tx.js';
 
 export function createSessionStatements(db: Db): Synchronous<SessionStorage> {

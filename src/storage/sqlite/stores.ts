@@ -4,7 +4,7 @@ import { notFound } from '../../domain/errors.js';
 import type { Page, Store, StoreListQuery, StorePatch } from '../../domain/types.js';
 import { cursorNumber, decodeCursor, encodeCursor } from '../cursor.js';
 import type { StoreStorage } from '../port.js';
-import { toStore, type StoreRow } from './rows.js';
+import { toStore, type StoreRow } from '../common/rows.js';
 import type { Synchronous, SyncReads } from './reads.js';
 import type { SearchIndex } from './search-index.js';
 import { writeTx, type Db } from './tx.js';

@@ -4,17 +4,10 @@
  * readdir (its read model) both walk it.
  */
 import { subtreeEnd } from '../../domain/paths.js';
-import type { MemoryRow } from './rows.js';
+import { META, type MemoryRow } from '../common/rows.js';
+import type { Child } from '../common/tree.js';
 import { LIVE } from './expiry.js';
 import type { Db } from './tx.js';
-
-/** The columns of a memory without its content: what lists and the mount's stat read. */
-export const META =
-  'seq, id, store_id, path, content_sha256, content_size_bytes, version_id, mode, created_at, updated_at, expires_at, atime_us, mtime_us, ctime_us, uid, gid';
-
-export type Child =
-  | { item: { type: 'memory'; row: MemoryRow }; resume: { k: string; x: number } }
-  | { item: { type: 'memory_prefix'; path: string }; resume: { k: string; x: number } };
 
 export type ChildWalk = (storeId: string, prefix: string, start: { key: string; inclusive: boolean }) => Generator<Child>;
 
