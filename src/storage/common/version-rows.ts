@@ -1,10 +1,12 @@
 /**
  * @module The version rows both adapters append (sqlite/commit-order.ts, postgres/commit-order.ts
- * take each its store's next commit number): what a row holds, and the rows the expiry purge
- * writes, built the same on either engine.
+ * take each its store's next commit number): what a row holds, and the rows memory writes and
+ * the expiry purge append, built the same on either engine.
  */
+import type { Memory } from '../../domain/types.js';
 import { newId } from '../../service/ids.js';
-import { actorColumns, toActor } from './rows.js';
+import type { WriteStamp } from '../port.js';
+import { actorColumns, toActor, type MemoryRow } from './rows.js';
 
 export interface VersionRowInput {
   id: string;
@@ -38,5 +40,27 @@ export function expiryVersionRow(storeId: string, r: ExpiredRow): VersionRowInpu
   return {
     id: newId('version'), storeId, memoryId: r.id, operation: 'deleted', path: r.path,
     content: null, sha: null, size: null, createdAt: r.expires_at, actorType: actor.type, actorId: actor.id,
+  };
+}
+
+/** The version a memory write appends: the memory as the write leaves it, by the write's actor. */
+export function writeVersionRow(
+  stamp: WriteStamp,
+  op: 'created' | 'modified',
+  m: Pick<Memory, 'id' | 'storeId' | 'path' | 'content' | 'contentSha256' | 'contentSizeBytes'>,
+): VersionRowInput {
+  const a = actorColumns(stamp.actor);
+  return {
+    id: stamp.versionId, storeId: m.storeId, memoryId: m.id, operation: op, path: m.path,
+    content: m.content, sha: m.contentSha256, size: m.contentSizeBytes, createdAt: stamp.now, actorType: a.type, actorId: a.id,
+  };
+}
+
+/** The version a deletion appends: the path the memory stood at, no content. */
+export function deletionVersionRow(stamp: WriteStamp, row: Pick<MemoryRow, 'id' | 'store_id' | 'path'>): VersionRowInput {
+  const a = actorColumns(stamp.actor);
+  return {
+    id: stamp.versionId, storeId: row.store_id, memoryId: row.id, operation: 'deleted', path: row.path,
+    content: null, sha: null, size: null, createdAt: stamp.now, actorType: a.type, actorId: a.id,
   };
 }
