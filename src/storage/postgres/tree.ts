@@ -8,8 +8,6 @@ import { walkFrom, walkPage, type Child, type WalkAt } from '../common/tree.js';
 import { all, type Q } from './db.js';
 import { META, live, type MemoryRow } from './rows.js';
 
-export type { Child };
-
 /** Direct children of `prefix` (ending in "/") from `start`, live at `now`. */
 export async function* children(q: Q, storeId: string, prefix: string, start: { key: string; inclusive: boolean }, now: string): AsyncGenerator<Child> {
   const end = subtreeEnd(prefix);
