@@ -3,7 +3,8 @@
  * Every write first locks its store's row (FOR NO KEY UPDATE): writes to one store are ordered, so
  * the overlap probe, the preconditions (read after the lock, newest committed row) and the expiry
  * purge decide on what the write will change, whichever server runs them. The rules are the pure
- * functions the SQLite adapter applies (src/domain/).
+ * functions the SQLite adapter applies (src/domain/), and what both compute around their SQL is
+ * shared (storage/common/memory-writes.ts, memory-pages.ts).
  */
 import { attrsAfterSet } from '../../domain/memory-attrs.js';
 import { assertNoOverlap, assertStoreWritable, overlapProbe, type StoreState } from '../../domain/memory-rules.js';
