@@ -119,6 +119,20 @@ describe('layering', () => {
     expect(offenders).toEqual([]);
   });
 
+  it('the two storage adapters share code only through src/storage/common/: neither imports the other, and common/ neither', () => {
+    const adapters = ['sqlite', 'postgres'];
+    const offenders = ['common', ...adapters].flatMap((own) =>
+      sources(`src/storage/${own}`).flatMap((f) =>
+        imports(f)
+          .filter((i) => i.startsWith('.'))
+          .filter((i) => adapters.some((a) => a !== own && normalize(join(dirname(f), i)).startsWith(`src/storage/${a}/`)))
+          .map((i) => `${f} → ${i}`),
+      ),
+    );
+    expect(sources('src/storage/common').length).toBeGreaterThan(0);
+    expect(offenders).toEqual([]);
+  });
+
   it('no file disables a lint or type check to get around the rules', () => {
     const all = [...sources('src'), ...sources('fs'), ...sources('api')];
     const disabled = all.filter((f) => /eslint-disable|@ts-ignore|@ts-nocheck/.test(readFileSync(join(root, f), 'utf8')));

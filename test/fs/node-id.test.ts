@@ -3,20 +3,13 @@
  * it and reports it as `node_id`; on start a server remounts only its own node's sessions, so a
  * server under another node id on the same database leaves them to their node.
  */
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { mountedPaths } from '../helpers/mount.js';
 import { rawRequest, sdkClient } from '../helpers/sdk.js';
 import { makeTempDir, startServer } from '../helpers/server.js';
 
 const fuseAvailable = existsSync('/dev/fuse');
-
-function mountedPaths(): string[] {
-  return readFileSync('/proc/mounts', 'utf8')
-    .split('\n')
-    .map((l) => l.split(' '))
-    .filter((f) => f[2]?.startsWith('fuse'))
-    .map((f) => f[1]!.replace(/\\040/g, ' '));
-}
 
 interface WireSession {
   id: string;

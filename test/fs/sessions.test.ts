@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sh as shIn } from '../helpers/mount.js';
+import { mountedPaths, sh as shIn } from '../helpers/mount.js';
 import { rawRequest, sdkClient } from '../helpers/sdk.js';
 import { makeTempDir, startServer, type RunningServer } from '../helpers/server.js';
 
@@ -36,14 +36,6 @@ interface WireSession {
 
 /** bash -c in a child process (never in this process); resolves with its exit code and output. */
 const sh = (script: string) => shIn(script, '/');
-
-function mountedPaths(): string[] {
-  return readFileSync('/proc/mounts', 'utf8')
-    .split('\n')
-    .map((l) => l.split(' '))
-    .filter((f) => f[2]?.startsWith('fuse'))
-    .map((f) => f[1]!.replace(/\\040/g, ' '));
-}
 
 async function waitFor(check: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
   const end = Date.now() + ms;

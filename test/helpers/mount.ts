@@ -128,6 +128,15 @@ async function stopHost(child: ChildProcessWithoutNullStreams, exited: Promise<v
   if (isMounted(mnt)) await run('fusermount', ['-uz', mnt]).catch(() => run('umount', ['-l', mnt]));
 }
 
+/** Where FUSE file systems are mounted now (octal-escaped spaces read back as spaces). */
+export function mountedPaths(): string[] {
+  return readFileSync('/proc/mounts', 'utf8')
+    .split('\n')
+    .map((l) => l.split(' '))
+    .filter((f) => f[2]?.startsWith('fuse'))
+    .map((f) => f[1]!.replace(/\\040/g, ' '));
+}
+
 export function isMounted(path: string): boolean {
   return readFileSync('/proc/mounts', 'utf8')
     .split('\n')

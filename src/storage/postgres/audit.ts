@@ -1,6 +1,6 @@
 /** @module PostgreSQL operations for the admin-actions log (append-only: postgres/schema/v2.ts). */
 import type { AdminAction, Page } from '../../domain/types.js';
-import { cursorNumber, decodeCursor, encodeCursor } from '../cursor.js';
+import { seqBefore, seqPage } from '../cursor.js';
 import { all, run, type Q } from './db.js';
 import { actorColumns, toAdminAction, type AdminActionRow } from './rows.js';
 
@@ -18,11 +18,9 @@ export const auditWrites = {
 
 export const auditReads = {
   async listAdminActions(q: Q, workspaceId: string, limit: number, page: string | null): Promise<Page<AdminAction>> {
-    const c = decodeCursor(page);
     const rows = await all<AdminActionRow>(q, 'SELECT * FROM admin_actions WHERE workspace_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3', [
-      workspaceId, c ? cursorNumber(c, 's') : Number.MAX_SAFE_INTEGER, limit + 1,
+      workspaceId, seqBefore(page), limit + 1,
     ]);
-    const data = rows.slice(0, limit);
-    return { data: data.map(toAdminAction), nextPage: rows.length > limit ? encodeCursor({ s: data[data.length - 1]!.seq }) : null };
+    return seqPage(rows, limit, toAdminAction);
   },
 };

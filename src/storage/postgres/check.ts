@@ -3,16 +3,16 @@
  * amcheck: it needs superuser or grants an operator may not give): every index valid, every
  * foreign key and trigger the schema declares in place and enabled. The domain check applies the
  * same invariants as SQLite's (sqlite/check.ts), except the search index's, which PostgreSQL keeps
- * itself (a generated column in the row).
+ * itself (a generated column in the row): its queries are this file's, the rules that read their
+ * rows are both engines' (common/check-rules.ts).
  */
-import { byteLength, MAX_CONTENT_BYTES, sha256Hex } from '../../domain/content.js';
-import { ancestors } from '../../domain/paths.js';
-import { assertMemoryPath } from '../../validate/memory.js';
-import { RECEIPT_VERSION_FIELDS } from '../sqlite/receipts.js';
+import {
+  checkBundle, checkCheckpointHead, checkReceipt, checkVersionPath, memoryCheck, problemList, reportUsageMismatch,
+  type HeadCheckRow, type HeadVersionRow, type ReceiptCheckRow, type Report, type UsageMismatchRow,
+} from '../common/check-rules.js';
 import { all, type Q } from './db.js';
-import type { MemoryRow, VersionRow } from './rows.js';
+import type { MemoryRow } from './rows.js';
 
-const MAX_REPORTED = 200;
 /** Rows read per round trip while the check walks a table. */
 const PAGE = 1000;
 
@@ -61,14 +61,10 @@ async function* pages<T extends { seq: number }>(q: Q, sql: string): AsyncGenera
 }
 
 export async function domainCheck(q: Q): Promise<string[]> {
-  const problems: string[] = [];
-  const report = (line: string) => {
-    if (problems.length < MAX_REPORTED) problems.push(line);
-    else if (problems.length === MAX_REPORTED) problems.push('… more problems not shown');
-  };
+  const { problems, report } = problemList();
   await checkMemories(q, report);
   await checkContinuity(q, report);
-  for (const r of await all<{ store_id: string; kept_memories: number; kept_bytes: number; memories: number; bytes: number }>(
+  for (const r of await all<UsageMismatchRow>(
     q,
     `SELECT s.id AS store_id, coalesce(u.memories, 0) AS kept_memories, coalesce(u.bytes, 0) AS kept_bytes,
             coalesce(m.n, 0) AS memories, coalesce(m.bytes, 0)::bigint AS bytes
@@ -76,13 +72,10 @@ export async function domainCheck(q: Q): Promise<string[]> {
      LEFT JOIN (SELECT store_id, count(*) AS n, sum(content_size_bytes) AS bytes FROM memories GROUP BY store_id) m ON m.store_id = s.id
      WHERE coalesce(u.memories, 0) <> coalesce(m.n, 0) OR coalesce(u.bytes, 0) <> coalesce(m.bytes, 0)`,
   )) {
-    report(
-      `store ${r.store_id}: usage counter says ${r.kept_memories} memories / ${r.kept_bytes} bytes, the store holds ${r.memories} / ${r.bytes}` +
-        ' (rebuild with: DELETE FROM store_usage; INSERT INTO store_usage SELECT store_id, count(*), sum(content_size_bytes) FROM memories GROUP BY store_id;)',
-    );
+    reportUsageMismatch(r, report);
   }
   for await (const r of pages<{ seq: number; id: string; path: string }>(q, 'SELECT seq, id, path FROM versions WHERE path IS NOT NULL AND seq > $1 ORDER BY seq LIMIT $2')) {
-    if (!validPath(r.path)) report(`version ${r.id}: stored path ${JSON.stringify(r.path)} is not a valid memory path`);
+    checkVersionPath(r, report);
   }
   for await (const r of pages<ReceiptCheckRow & { seq: number }>(
     q,
@@ -93,50 +86,20 @@ export async function domainCheck(q: Q): Promise<string[]> {
               EXISTS (SELECT 1 FROM versions v WHERE v.id = r.version_id AND v.store_id = r.store_id AND v.redacted_at IS NOT NULL) AS version_redacted
        FROM idempotency_receipts r) x WHERE seq > $1 ORDER BY seq LIMIT $2`,
   )) {
-    const what = `receipt ${r.route} key ${JSON.stringify(r.idem_key)} in ${r.workspace_id}`;
-    let body: unknown;
-    try {
-      body = JSON.parse(r.body);
-    } catch {
-      report(`${what}: stored body is not JSON`);
-    }
-    if (r.version_redacted && body !== null && typeof body === 'object') {
-      const kept = RECEIPT_VERSION_FIELDS.filter((f) => (body as Record<string, unknown>)[f] != null);
-      if (kept.length > 0) report(`${what}: still holds ${kept.join(', ')} of redacted version ${r.version_id}`);
-    }
-    if (r.version_id !== null && r.store_exists && !r.version_exists) report(`${what}: points at version ${r.version_id}, which does not exist`);
+    checkReceipt(r, report);
   }
   return problems;
 }
 
-interface ReceiptCheckRow {
-  workspace_id: string;
-  route: string;
-  idem_key: string;
-  body: string;
-  store_id: string | null;
-  version_id: string | null;
-  store_exists: boolean;
-  version_exists: boolean;
-  version_redacted: boolean;
-}
+/** A memory row with its head version's columns, each prefixed `v_` (`v_id` null: no such version). */
+type MemoryWithHead = MemoryRow & { content: string; v_id: string | null } & { [K in Exclude<keyof HeadVersionRow, 'id'> as `v_${K}`]: HeadVersionRow[K] };
 
-function validPath(path: string): boolean {
-  try {
-    assertMemoryPath(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function checkMemories(q: Q, report: (l: string) => void): Promise<void> {
-  let store = '';
-  let live = new Set<string>();
+async function checkMemories(q: Q, report: Report): Promise<void> {
+  const check = memoryCheck(report);
   // Path order within each store, so every ancestor of a path is seen before it.
   let after: { store: string; path: string } = { store: '', path: '' };
   for (;;) {
-    const rows = await all<MemoryRow & { content: string; v_id: string | null } & Partial<Record<`v_${keyof VersionRow}`, unknown>>>(
+    const rows = await all<MemoryWithHead>(
       q,
       `SELECT m.*, v.id AS v_id, v.memory_id AS v_memory_id, v.store_id AS v_store_id, v.operation AS v_operation, v.redacted_at AS v_redacted_at,
               v.path AS v_path, v.content AS v_content, v.content_sha256 AS v_content_sha256, v.content_size_bytes AS v_content_size_bytes
@@ -145,26 +108,10 @@ async function checkMemories(q: Q, report: (l: string) => void): Promise<void> {
       [after.store, after.path, PAGE],
     );
     for (const m of rows) {
-      if (m.store_id !== store) {
-        store = m.store_id;
-        live = new Set();
-      }
-      const what = `memory ${m.id} (${m.path}) in ${m.store_id}`;
-      if (!validPath(m.path)) report(`${what}: path is not a valid memory path`);
-      for (const a of ancestors(m.path)) if (live.has(a)) report(`${what}: path overlaps the live memory at ${a}`);
-      live.add(m.path);
-      if (/\p{Cs}/u.test(m.content)) report(`${what}: content is not well-formed Unicode`);
-      const size = byteLength(m.content);
-      if (size > MAX_CONTENT_BYTES) report(`${what}: content is ${size} bytes, over the ${MAX_CONTENT_BYTES}-byte limit`);
-      if (sha256Hex(m.content) !== m.content_sha256) report(`${what}: content_sha256 does not match its content`);
-      if (size !== m.content_size_bytes) report(`${what}: content_size_bytes ${m.content_size_bytes} does not match ${size}`);
-      if (m.v_id === null) report(`${what}: head version ${m.version_id} does not exist`);
-      else if (m.v_memory_id !== m.id || m.v_store_id !== m.store_id) report(`${what}: head version ${m.v_id} belongs to memory ${String(m.v_memory_id)}`);
-      else if (m.v_operation === 'deleted') report(`${what}: head version ${m.v_id} is a deletion`);
-      else if (m.v_redacted_at !== null) report(`${what}: head version ${m.v_id} is redacted`);
-      else if (m.v_path !== m.path || m.v_content !== m.content || m.v_content_sha256 !== m.content_sha256 || m.v_content_size_bytes !== m.content_size_bytes) {
-        report(`${what}: head version ${m.v_id} does not hold the memory's path and content`);
-      }
+      check(m, m.v_id === null ? null : {
+        id: m.v_id, memory_id: m.v_memory_id, store_id: m.v_store_id, operation: m.v_operation, redacted_at: m.v_redacted_at,
+        path: m.v_path, content: m.v_content, content_sha256: m.v_content_sha256, content_size_bytes: m.v_content_size_bytes,
+      });
     }
     if (rows.length < PAGE) return;
     const last = rows[rows.length - 1]!;
@@ -172,11 +119,8 @@ async function checkMemories(q: Q, report: (l: string) => void): Promise<void> {
   }
 }
 
-async function checkContinuity(q: Q, report: (l: string) => void): Promise<void> {
-  for (const h of await all<{
-    store_id: string; agent_id: string; session_id: string; checkpoint_id: string; revision: number;
-    ckpt_revision: number | null; ckpt_agent: string | null; ckpt_session: string | null; max_revision: number | null;
-  }>(
+async function checkContinuity(q: Q, report: Report): Promise<void> {
+  for (const h of await all<HeadCheckRow>(
     q,
     `SELECT h.store_id, h.agent_id, h.session_id, h.checkpoint_id, h.revision,
             c.revision AS ckpt_revision, c.agent_id AS ckpt_agent, c.session_id AS ckpt_session,
@@ -184,18 +128,9 @@ async function checkContinuity(q: Q, report: (l: string) => void): Promise<void>
               WHERE m.store_id = h.store_id AND m.agent_id = h.agent_id AND m.session_id = h.session_id) AS max_revision
      FROM checkpoint_heads h LEFT JOIN checkpoints c ON c.id = h.checkpoint_id AND c.store_id = h.store_id`,
   )) {
-    const who = `latest checkpoint of agent ${h.agent_id} session ${h.session_id} in ${h.store_id}`;
-    if (h.ckpt_revision === null) report(`${who}: names ${h.checkpoint_id}, which does not exist`);
-    else if (h.ckpt_agent !== h.agent_id || h.ckpt_session !== h.session_id) report(`${who}: names ${h.checkpoint_id} of another session`);
-    else if (h.ckpt_revision !== h.revision || h.max_revision !== h.revision) {
-      report(`${who}: names revision ${h.revision}, but the newest checkpoint is revision ${h.max_revision}`);
-    }
+    checkCheckpointHead(h, report);
   }
   for await (const b of pages<{ seq: number; id: string; bundle: string }>(q, 'SELECT seq, id, bundle FROM checkpoints WHERE seq > $1 ORDER BY seq LIMIT $2')) {
-    try {
-      JSON.parse(b.bundle);
-    } catch {
-      report(`checkpoint ${b.id}: stored bundle is not JSON`);
-    }
+    checkBundle(b, report);
   }
 }

@@ -5,21 +5,8 @@
  * any host, commit in the order of their numbers; a rollback gives the number back. The same lock
  * serialises taking `path_seq`, the version's number at its path (postgres/schema/v4.ts).
  */
+import type { VersionRowInput } from '../common/version-rows.js';
 import { first, run, type Q } from './db.js';
-
-export interface VersionRowInput {
-  id: string;
-  storeId: string;
-  memoryId: string;
-  operation: 'created' | 'modified' | 'deleted';
-  path: string;
-  content: string | null;
-  sha: string | null;
-  size: number | null;
-  createdAt: string;
-  actorType: string;
-  actorId: string;
-}
 
 /** Call it inside a write transaction (the store row is locked by then or by this statement). */
 export async function appendVersionRow(q: Q, r: VersionRowInput): Promise<void> {

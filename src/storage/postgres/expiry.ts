@@ -3,21 +3,12 @@
  * first, inside its transaction and under its store lock, and the periodic sweep, which any number
  * of servers may run at once (each store is purged by whoever locks it first; the others skip it).
  */
-import { newId } from '../../service/ids.js';
+import { expiryVersionRow, type ExpiredRow } from '../common/version-rows.js';
 import { appendVersionRow } from './commit-order.js';
 import { all, run, type Q } from './db.js';
-import { actorColumns, toActor } from './rows.js';
 
 /** The advisory lock the sweep takes for its transaction (any bigint; this one spells "mnemo exp"). */
 const EXPIRY_SWEEP_LOCK_KEY = 0x6d6e656d6f657870n;
-
-interface ExpiredRow {
-  id: string;
-  path: string;
-  expires_at: string;
-  actor_type: string | null;
-  actor_id: string | null;
-}
 
 /**
  * Deletes the store's memories that expired at or before `now` (at most `max`), each with a
@@ -34,12 +25,7 @@ export async function purgeExpired(q: Q, storeId: string, now: string, max?: num
     max === undefined ? [storeId, now] : [storeId, now, max],
   );
   for (const r of rows) {
-    // Version ids are made here, not by the service: no caller knows how many expired.
-    const actor = actorColumns(toActor(r.actor_type ?? 'api_actor', r.actor_id ?? 'unknown'));
-    await appendVersionRow(q, {
-      id: newId('version'), storeId, memoryId: r.id, operation: 'deleted', path: r.path, content: null, sha: null, size: null,
-      createdAt: r.expires_at, actorType: actor.type, actorId: actor.id,
-    });
+    await appendVersionRow(q, expiryVersionRow(storeId, r));
     await run(
       q,
       `INSERT INTO memory_expirations (store_id, memory_id, path, expired_at) VALUES ($1, $2, $3, $4)

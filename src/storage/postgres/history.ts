@@ -7,7 +7,8 @@
  * See postgres/schema/v4.ts.
  */
 import { subtreeEnd } from '../../domain/paths.js';
-import { AT_COLUMNS, metaOf, prefixOf, toPathVersion, type AtRow, type PathVersionRow, type StateAt } from '../sqlite/history-rows.js';
+import { AT_COLUMNS, metaOf, prefixOf, toPathVersion, type AtRow, type PathVersionRow, type StateAt } from '../common/history-rows.js';
+import { stepBelow } from '../common/tree.js';
 import type { HistoryListing, MetaAsOf, PathVersion } from '../port.js';
 import { all, first, type Q } from './db.js';
 
@@ -41,16 +42,9 @@ async function* everChildren(q: Q, storeId: string, prefix: string): AsyncGenera
   for (;;) {
     const row: { path: string } | undefined = await first<{ path: string }>(q, inclusive ? PG_HISTORY_SQL.nextGte : PG_HISTORY_SQL.nextGt, [storeId, key, end]);
     if (!row) return;
-    const rest = row.path.slice(prefix.length);
-    const slash = rest.indexOf('/');
-    if (slash < 0) {
-      yield { name: rest, dir: false };
-      [key, inclusive] = [row.path, false];
-    } else {
-      const name = rest.slice(0, slash);
-      yield { name, dir: true };
-      [key, inclusive] = [subtreeEnd(prefix + name + '/'), true];
-    }
+    const s = stepBelow(prefix, row.path);
+    yield { name: s.name, dir: s.dir };
+    [key, inclusive] = [s.key, s.inclusive];
   }
 }
 

@@ -2,17 +2,7 @@
 import { notFound } from '../../domain/errors.js';
 import type { ApiKey, Workspace } from '../../domain/types.js';
 import { all, first, run, type Q } from './db.js';
-import { toApiKey, type PgApiKeyRow } from './rows.js';
-
-const KEY_COLUMNS = 'id, workspace_id, name, role, store_ids, all_workspaces, created_at, revoked_at';
-
-interface WorkspaceRow {
-  id: string;
-  name: string;
-  created_at: string;
-}
-
-const toWorkspace = (r: WorkspaceRow): Workspace => ({ id: r.id, name: r.name, createdAt: r.created_at });
+import { KEY_COLUMNS, toApiKey, toWorkspace, type ApiKeyRow, type WorkspaceRow } from './rows.js';
 
 export const keyReads = {
   async defaultWorkspace(q: Q): Promise<Workspace | null> {
@@ -27,21 +17,21 @@ export const keyReads = {
     return (await all<WorkspaceRow>(q, 'SELECT id, name, created_at FROM workspaces ORDER BY is_default DESC, created_at, id')).map(toWorkspace);
   },
   async findApiKeyByHash(q: Q, hash: string): Promise<ApiKey | null> {
-    const r = await first<PgApiKeyRow>(q, `SELECT ${KEY_COLUMNS} FROM api_keys WHERE key_hash = $1`, [hash]);
+    const r = await first<ApiKeyRow>(q, `SELECT ${KEY_COLUMNS} FROM api_keys WHERE key_hash = $1`, [hash]);
     return r ? toApiKey(r) : null;
   },
   async seededApiKey(q: Q): Promise<{ key: ApiKey; hash: string } | null> {
-    const r = await first<PgApiKeyRow & { key_hash: string }>(q, `SELECT ${KEY_COLUMNS}, key_hash FROM api_keys WHERE seeded AND revoked_at IS NULL`);
+    const r = await first<ApiKeyRow & { key_hash: string }>(q, `SELECT ${KEY_COLUMNS}, key_hash FROM api_keys WHERE seeded AND revoked_at IS NULL`);
     return r ? { key: toApiKey(r), hash: r.key_hash } : null;
   },
   async countApiKeys(q: Q): Promise<number> {
     return (await first<{ n: number }>(q, 'SELECT count(*) AS n FROM api_keys WHERE revoked_at IS NULL'))!.n;
   },
   async listApiKeys(q: Q, workspaceId: string): Promise<ApiKey[]> {
-    return (await all<PgApiKeyRow>(q, `SELECT ${KEY_COLUMNS} FROM api_keys WHERE workspace_id = $1 ORDER BY created_at, id`, [workspaceId])).map(toApiKey);
+    return (await all<ApiKeyRow>(q, `SELECT ${KEY_COLUMNS} FROM api_keys WHERE workspace_id = $1 ORDER BY created_at, id`, [workspaceId])).map(toApiKey);
   },
   async getApiKey(q: Q, workspaceId: string, id: string): Promise<ApiKey | null> {
-    const r = await first<PgApiKeyRow>(q, `SELECT ${KEY_COLUMNS} FROM api_keys WHERE workspace_id = $1 AND id = $2`, [workspaceId, id]);
+    const r = await first<ApiKeyRow>(q, `SELECT ${KEY_COLUMNS} FROM api_keys WHERE workspace_id = $1 AND id = $2`, [workspaceId, id]);
     return r ? toApiKey(r) : null;
   },
 };
@@ -62,7 +52,7 @@ export const keyWrites = {
     await run(q, 'UPDATE api_keys SET seeded = true WHERE id = $1 AND revoked_at IS NULL', [id]);
   },
   async revokeApiKey(q: Q, workspaceId: string, id: string, now: string): Promise<ApiKey> {
-    const r = await first<PgApiKeyRow>(q, `SELECT ${KEY_COLUMNS} FROM api_keys WHERE workspace_id = $1 AND id = $2 FOR UPDATE`, [workspaceId, id]);
+    const r = await first<ApiKeyRow>(q, `SELECT ${KEY_COLUMNS} FROM api_keys WHERE workspace_id = $1 AND id = $2 FOR UPDATE`, [workspaceId, id]);
     if (!r) throw notFound('API key', id);
     if (r.revoked_at) return toApiKey(r);
     await run(q, 'UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL', [now, id]);

@@ -3,21 +3,23 @@
  * Every write first locks its store's row (FOR NO KEY UPDATE): writes to one store are ordered, so
  * the overlap probe, the preconditions (read after the lock, newest committed row) and the expiry
  * purge decide on what the write will change, whichever server runs them. The rules are the pure
- * functions the SQLite adapter applies (src/domain/).
+ * functions the SQLite adapter applies (src/domain/), and what both compute around their SQL is
+ * shared (storage/common/memory-writes.ts, memory-pages.ts).
  */
-import { byteLength, sha256Hex } from '../../domain/content.js';
-import { attrsAfterSet, attrsAfterVersion, attrsOfNewMemory } from '../../domain/memory-attrs.js';
-import { assertNoOverlap, assertStoreWritable, movedPath, overlapProbe, type StoreState } from '../../domain/memory-rules.js';
+import { attrsAfterSet } from '../../domain/memory-attrs.js';
+import { assertNoOverlap, assertStoreWritable, overlapProbe, type StoreState } from '../../domain/memory-rules.js';
 import { MnemoError, notFound } from '../../domain/errors.js';
 import { assertDeletePrecondition, planUpdate } from '../../domain/memory-updates.js';
 import { subtreeEnd } from '../../domain/paths.js';
 import type { KeptAttrs, Memory, MemoryListItem, MemoryListQuery, Page } from '../../domain/types.js';
-import { cursorNumber, cursorString, decodeCursor, encodeCursor } from '../cursor.js';
+import { ChildPage, memoryItem, rangeAfter, rangePage, walkStart } from '../common/memory-pages.js';
+import { newMemory, saveAsUpdate, treeMoveUpdate, updatedMemory, us } from '../common/memory-writes.js';
+import { deletionVersionRow, writeVersionRow } from '../common/version-rows.js';
 import type * as port from '../port.js';
 import { appendVersionRow } from './commit-order.js';
 import { all, first, run, type Q } from './db.js';
 import { purgeExpired } from './expiry.js';
-import { FULL, META, actorColumns, live, msToUs, toMemory, toMemoryMeta, type MemoryRow } from './rows.js';
+import { FULL, META, live, toMemory, type MemoryRow } from './rows.js';
 import { children } from './tree.js';
 
 /** What memory operations need beyond the statements: the clock readers hide expired memories by. */
@@ -63,44 +65,21 @@ export function memoryOps(ctx: MemoryContext) {
     assertNoOverlap(path, hit ?? null);
   }
 
-  async function appendVersion(
-    q: Q,
-    stamp: port.WriteStamp,
-    storeId: string,
-    memoryId: string,
-    op: 'created' | 'modified' | 'deleted',
-    path: string,
-    body: { content: string; sha: string; size: number } | null,
-  ): Promise<void> {
-    const a = actorColumns(stamp.actor);
-    await appendVersionRow(q, {
-      id: stamp.versionId, storeId, memoryId, operation: op, path, content: body?.content ?? null, sha: body?.sha ?? null,
-      size: body?.size ?? null, createdAt: stamp.now, actorType: a.type, actorId: a.id,
-    });
-  }
-
   async function insert(q: Q, store: StoreState | null, input: port.CreateMemoryInput & { attrs?: KeptAttrs }): Promise<Memory> {
     assertStoreWritable(input.storeId, store);
     assertStorable(input.content);
     await checkOverlap(q, input.storeId, input.path, '');
-    const sha = sha256Hex(input.content);
-    const size = byteLength(input.content);
-    await appendVersion(q, input, input.storeId, input.memoryId, 'created', input.path, { content: input.content, sha, size });
-    const expiresAt = input.expiresAt ?? null;
-    const kept = attrsOfNewMemory(input.attrs, input.mode);
+    const m = newMemory(input);
+    await appendVersionRow(q, writeVersionRow(input, 'created', m));
     await run(
       q,
       `INSERT INTO memories (id, store_id, path, content, content_sha256, content_size_bytes, version_id, mode, created_at, updated_at, expires_at,
                              atime_us, mtime_us, uid, gid)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10, $11, $12, $13, $14)`,
-      [input.memoryId, input.storeId, input.path, input.content, sha, size, input.versionId, kept.mode, input.now, expiresAt,
-        us(kept.atimeMs), us(kept.mtimeMs), kept.uid, kept.gid],
+      [m.id, m.storeId, m.path, m.content, m.contentSha256, m.contentSizeBytes, m.versionId, m.mode, m.createdAt, m.expiresAt,
+        us(m.atimeMs), us(m.mtimeMs), m.uid, m.gid],
     );
-    return {
-      id: input.memoryId, storeId: input.storeId, path: input.path, content: input.content,
-      contentSha256: sha, contentSizeBytes: size, versionId: input.versionId,
-      createdAt: input.now, updatedAt: input.now, expiresAt, ...kept,
-    };
+    return m;
   }
 
   async function update(q: Q, store: StoreState | null, input: port.UpdateMemoryInput): Promise<port.WriteResult> {
@@ -120,21 +99,17 @@ export function memoryOps(ctx: MemoryContext) {
     }
     if (plan.content !== current.content) assertStorable(plan.content);
     if (plan.renamed) await checkOverlap(q, input.storeId, plan.path, current.id);
-    await appendVersion(q, input, input.storeId, current.id, 'modified', plan.path, { content: plan.content, sha: plan.sha256, size: plan.size });
-    const kept = attrsAfterVersion(current, plan.content !== current.content, input.attrs);
+    const m = updatedMemory(current, plan, input, expiresAt);
+    await appendVersionRow(q, writeVersionRow(input, 'modified', m));
     await run(
       q,
       `UPDATE memories SET path = $1, content = $2, content_sha256 = $3, content_size_bytes = $4, version_id = $5, updated_at = $6,
                            mode = $7, atime_us = $8, mtime_us = $9, ctime_us = NULL, uid = $10, gid = $11, expires_at = $12
        WHERE id = $13`,
-      [plan.path, plan.content, plan.sha256, plan.size, input.versionId, input.now, kept.mode, us(kept.atimeMs), us(kept.mtimeMs), kept.uid, kept.gid,
-        expiresAt, current.id],
+      [m.path, m.content, m.contentSha256, m.contentSizeBytes, m.versionId, m.updatedAt, m.mode, us(m.atimeMs), us(m.mtimeMs), m.uid, m.gid,
+        m.expiresAt, m.id],
     );
-    const memory: Memory = {
-      ...current, path: plan.path, content: plan.content, contentSha256: plan.sha256,
-      contentSizeBytes: plan.size, versionId: input.versionId, updatedAt: input.now, expiresAt, ...kept,
-    };
-    return { memory, changed: true };
+    return { memory: m, changed: true };
   }
 
   /** Sets attributes without a version (src/domain/memory-attrs.ts decides what they become). */
@@ -149,7 +124,7 @@ export function memoryOps(ctx: MemoryContext) {
   }
 
   async function remove(q: Q, stamp: port.WriteStamp, row: MemoryRow): Promise<void> {
-    await appendVersion(q, stamp, row.store_id, row.id, 'deleted', row.path, null);
+    await appendVersionRow(q, deletionVersionRow(stamp, row));
     await run(q, 'DELETE FROM memories WHERE id = $1', [row.id]);
   }
 
@@ -177,8 +152,7 @@ export function memoryOps(ctx: MemoryContext) {
       const store = await begin(q, input.storeId, input.now);
       const row = await byPath(q, input.storeId, input.path);
       if (!row) return { memory: await insert(q, store, input), changed: true };
-      const attrs = input.mode === undefined ? input.attrs : { ...input.attrs, mode: input.mode };
-      return update(q, store, { ...input, memoryId: row.id, ...(attrs ? { attrs } : {}) });
+      return update(q, store, saveAsUpdate(input, row.id));
     },
     async moveMemory(q: Q, input: port.MoveMemoryInput): Promise<Memory> {
       const store = await begin(q, input.storeId, input.now);
@@ -198,10 +172,7 @@ export function memoryOps(ctx: MemoryContext) {
       const rows = await all<MemoryRow>(q, `SELECT ${META} FROM memories WHERE store_id = $1 AND path > $2 AND path < $3 AND ${live(4)} ORDER BY path`, [
         input.storeId, prefix, subtreeEnd(prefix), ctx.clock(),
       ]);
-      for (const row of rows) {
-        const path = movedPath(input.from, input.to, row.path);
-        await update(q, store, { actor: input.actor, now: input.now, versionId: input.versionIds(), storeId: input.storeId, memoryId: row.id, path });
-      }
+      for (const row of rows) await update(q, store, treeMoveUpdate(input, row));
       return rows.length;
     },
     async setMemoryAttrs(q: Q, storeId: string, id: string, attrs: KeptAttrs, now: string): Promise<void> {
@@ -221,47 +192,28 @@ export function memoryOps(ctx: MemoryContext) {
     },
     async listMemories(q: Q, storeId: string, lq: MemoryListQuery): Promise<Page<MemoryListItem>> {
       const now = ctx.clock();
-      const c = decodeCursor(lq.page);
       if (lq.depth === 0) {
-        // A cursor taken from another query must not lead the range out of the prefix.
-        const k = c ? cursorString(c, 'k') : null;
-        const after = k !== null && k > lq.pathPrefix ? k : lq.pathPrefix;
         const rows = await all<MemoryRow>(
           q,
           `SELECT ${lq.view === 'full' ? FULL : META} FROM memories WHERE store_id = $1 AND path > $2 AND path < $3 AND ${live(5)} ORDER BY path LIMIT $4`,
-          [storeId, after, subtreeEnd(lq.pathPrefix), lq.limit + 1, now],
+          [storeId, rangeAfter(lq), subtreeEnd(lq.pathPrefix), lq.limit + 1, now],
         );
-        const page = rows.slice(0, lq.limit);
-        const data = page.map((r): MemoryListItem => ({ type: 'memory', memory: lq.view === 'full' ? toMemory(r) : toMemoryMeta(r) }));
-        return { data, nextPage: rows.length > lq.limit ? encodeCursor({ k: page[page.length - 1]!.path }) : null };
+        return rangePage(rows, lq);
       }
-      const resumeAt = c ? { key: cursorString(c, 'k'), inclusive: cursorNumber(c, 'x') === 1 } : null;
-      const start = resumeAt && resumeAt.key > lq.pathPrefix ? resumeAt : { key: lq.pathPrefix, inclusive: false };
-      const data: MemoryListItem[] = [];
-      let resume: { k: string; x: number } | null = null;
-      let more = false;
-      for await (const child of children(q, storeId, lq.pathPrefix, start, now)) {
-        if (data.length === lq.limit) {
-          more = true;
-          break;
-        }
+      const page = new ChildPage(lq.limit);
+      for await (const child of children(q, storeId, lq.pathPrefix, walkStart(lq), now)) {
+        if (!page.wants()) break;
         if (child.item.type === 'memory') {
           const row = child.item.row;
           const full = lq.view === 'full' ? await byId(q, storeId, row.id) : row;
-          if (full) data.push({ type: 'memory', memory: lq.view === 'full' ? toMemory(full) : toMemoryMeta(full) });
+          page.add(full ? memoryItem(full, lq.view) : null, child.resume);
         } else {
-          data.push(child.item);
+          page.add(child.item, child.resume);
         }
-        resume = child.resume;
       }
-      return { data, nextPage: more && resume ? encodeCursor(resume) : null };
+      return page.result();
     },
   };
 
   return { writes, reads };
-}
-
-/** A kept time in the row's unit (integer microseconds), or NULL. */
-function us(ms: number | null): number | null {
-  return ms === null ? null : msToUs(ms);
 }

@@ -1,9 +1,8 @@
 /** @module PostgreSQL operations for idempotency receipts (bound to their mutation by `atomic`). */
 import type { Receipt, ReceiptScope } from '../port.js';
-import { RECEIPT_VERSION_FIELDS } from '../sqlite/receipts.js';
 import pg from 'pg';
 import { all, first, run, type Q } from './db.js';
-import { toReceipt, type ReceiptRow } from './rows.js';
+import { RECEIPT_VERSION_FIELDS, toReceipt, type ReceiptRow } from './rows.js';
 
 /** The advisory lock the receipt purge takes for its transaction (any bigint; this one spells "mnemo rcp"). */
 const RECEIPT_PURGE_LOCK_KEY = 0x6d6e656d6f726370n;

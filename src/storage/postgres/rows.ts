@@ -1,19 +1,24 @@
 /**
  * @module Row ↔ domain mapping for PostgreSQL. The columns are SQLite's (postgres/schema/v1.ts), so
- * the SQLite adapter's pure mappings apply as they are; only the boolean flags differ.
+ * the engine-neutral mappings (storage/common/rows.ts) apply as they are; what is PostgreSQL's own
+ * is the SQL that names them.
  */
-import type { ApiKey } from '../../domain/types.js';
-import type { ApiKeyRow } from '../sqlite/rows.js';
-
 export {
   actorColumns,
   toReceipt,
   type ReceiptRow,
+  RECEIPT_VERSION_FIELDS,
   bundleJson,
   toCheckpoint,
   type CheckpointRow,
   toAdminAction,
   type AdminActionRow,
+  toApiKey,
+  type ApiKeyRow,
+  KEY_COLUMNS,
+  toWorkspace,
+  type WorkspaceRow,
+  META,
   msToUs,
   toActor,
   toMemory,
@@ -25,26 +30,9 @@ export {
   type SessionRow,
   type StoreRow,
   type VersionRow,
-} from '../sqlite/rows.js';
+} from '../common/rows.js';
 
-export type PgApiKeyRow = Omit<ApiKeyRow, 'all_workspaces'> & { all_workspaces: boolean };
-
-export function toApiKey(r: PgApiKeyRow): ApiKey {
-  return {
-    id: r.id,
-    workspaceId: r.workspace_id,
-    name: r.name,
-    role: r.role,
-    storeIds: r.store_ids === null ? null : (JSON.parse(r.store_ids) as string[]),
-    allWorkspaces: r.all_workspaces,
-    createdAt: r.created_at,
-    revokedAt: r.revoked_at,
-  };
-}
-
-/** The columns of a memory without its content: what lists and the mount's stat read. */
-export const META =
-  'seq, id, store_id, path, content_sha256, content_size_bytes, version_id, mode, created_at, updated_at, expires_at, atime_us, mtime_us, ctime_us, uid, gid';
+import { META } from '../common/rows.js';
 
 /** Every column but the tsvector (which only search reads). */
 export const FULL = `${META}, content`;

@@ -1,7 +1,7 @@
 /** @module PostgreSQL operations for mount sessions. */
 import { notFound } from '../../domain/errors.js';
 import type { Page, Session } from '../../domain/types.js';
-import { cursorNumber, decodeCursor, encodeCursor } from '../cursor.js';
+import { seqBefore, seqPage } from '../cursor.js';
 import { all, first, run, type Q } from './db.js';
 import { toSession, type SessionRow } from './rows.js';
 
@@ -11,12 +11,10 @@ export const sessionReads = {
     return r ? toSession(r) : null;
   },
   async listSessions(q: Q, workspaceId: string, limit: number, page: string | null): Promise<Page<Session>> {
-    const c = decodeCursor(page);
     const rows = await all<SessionRow>(q, 'SELECT * FROM sessions WHERE workspace_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3', [
-      workspaceId, c ? cursorNumber(c, 's') : Number.MAX_SAFE_INTEGER, limit + 1,
+      workspaceId, seqBefore(page), limit + 1,
     ]);
-    const data = rows.slice(0, limit);
-    return { data: data.map(toSession), nextPage: rows.length > limit ? encodeCursor({ s: data[data.length - 1]!.seq }) : null };
+    return seqPage(rows, limit, toSession);
   },
   async listActiveSessions(q: Q): Promise<Session[]> {
     return (await all<SessionRow>(q, "SELECT * FROM sessions WHERE status = 'active' AND local_pid IS NULL ORDER BY seq")).map(toSession);

@@ -2,7 +2,7 @@
 import { applyStorePatch } from '../../domain/store-rules.js';
 import { notFound } from '../../domain/errors.js';
 import type { Page, Store, StoreListQuery, StorePatch } from '../../domain/types.js';
-import { cursorNumber, decodeCursor, encodeCursor } from '../cursor.js';
+import { seqBefore, seqPage } from '../cursor.js';
 import { all, first, run, type Q } from './db.js';
 import { toStore, type StoreRow } from './rows.js';
 
@@ -25,7 +25,6 @@ export const storeReads = {
     return r ? toStore(r) : null;
   },
   async listStores(q: Q, workspaceId: string, lq: StoreListQuery, only: readonly string[] | null = null): Promise<Page<Store>> {
-    const c = decodeCursor(lq.page);
     const rows = await all<StoreRow>(
       q,
       `SELECT * FROM stores
@@ -33,10 +32,9 @@ export const storeReads = {
          AND ($4::text[] IS NULL OR id = ANY($4::text[]))
          AND ($5::text IS NULL OR created_at >= $5) AND ($6::text IS NULL OR created_at <= $6)
        ORDER BY seq DESC LIMIT $7`,
-      [workspaceId, c ? cursorNumber(c, 's') : Number.MAX_SAFE_INTEGER, lq.includeArchived, only, lq.createdGte, lq.createdLte, lq.limit + 1],
+      [workspaceId, seqBefore(lq.page), lq.includeArchived, only, lq.createdGte, lq.createdLte, lq.limit + 1],
     );
-    const page = rows.slice(0, lq.limit);
-    return { data: page.map(toStore), nextPage: rows.length > lq.limit ? encodeCursor({ s: page[page.length - 1]!.seq }) : null };
+    return seqPage(rows, lq.limit, toStore);
   },
   async storeUsage(q: Q, storeId: string): Promise<{ memories: number; bytes: number }> {
     const r = await first<{ memories: number; bytes: number }>(q, 'SELECT memories, bytes FROM store_usage WHERE store_id = $1', [storeId]);

@@ -1,8 +1,8 @@
 /** @module SQLite statements for the admin-actions log (append-only: sqlite/schema/audit.ts). */
-import { cursorNumber, decodeCursor, encodeCursor } from '../cursor.js';
+import { seqBefore, seqPage } from '../cursor.js';
 import type { AuditStorage } from '../port.js';
 import type { Synchronous } from './reads.js';
-import { actorColumns, toAdminAction, type AdminActionRow } from './rows.js';
+import { actorColumns, toAdminAction, type AdminActionRow } from '../common/rows.js';
 import type { Db } from './tx.js';
 
 export function createAuditStatements(db: Db): Synchronous<AuditStorage> {
@@ -21,10 +21,7 @@ export function createAuditStatements(db: Db): Synchronous<AuditStorage> {
     },
     // A point range on an index, a page at most: inline, like the sessions list.
     listAdminActions(workspaceId, limit, page) {
-      const c = decodeCursor(page);
-      const rows = q.list.all(workspaceId, c ? cursorNumber(c, 's') : Number.MAX_SAFE_INTEGER, limit + 1) as AdminActionRow[];
-      const data = rows.slice(0, limit);
-      return { data: data.map(toAdminAction), nextPage: rows.length > limit ? encodeCursor({ s: data[data.length - 1]!.seq }) : null };
+      return seqPage(q.list.all(workspaceId, seqBefore(page), limit + 1) as AdminActionRow[], limit, toAdminAction);
     },
   };
 }

@@ -7,7 +7,7 @@
 import { byteLength, sha256Hex } from '../../domain/content.js';
 import { notFound } from '../../domain/errors.js';
 import { createVersionAppend } from './commit-order.js';
-import { actorColumns } from './rows.js';
+import { actorColumns } from '../common/rows.js';
 import type { WriteStamp } from '../port.js';
 import type { SearchIndex } from './search-index.js';
 import type { Db } from './tx.js';

@@ -2,6 +2,7 @@
  * @module `mnemo check` for the continuity tables (schema invariants 11 and 12): every memory is
  * indexed or queued for it, and every latest pointer names the newest live checkpoint.
  */
+import { checkBundle, checkCheckpointHead, type HeadCheckRow } from '../common/check-rules.js';
 import type { Db } from './tx.js';
 
 /** Starts the index afresh; the next search or upkeep re-indexes every memory. */
@@ -39,21 +40,8 @@ export function createContinuityCheck(db: Db): (report: (line: string) => void) 
 
   return function checkContinuity(report) {
     checkSearchIndex(q, report);
-    for (const h of q.heads.iterate() as Iterable<HeadRow>) {
-      const who = `latest checkpoint of agent ${h.agent_id} session ${h.session_id} in ${h.store_id}`;
-      if (h.ckpt_revision === null) report(`${who}: names ${h.checkpoint_id}, which does not exist`);
-      else if (h.ckpt_agent !== h.agent_id || h.ckpt_session !== h.session_id) report(`${who}: names ${h.checkpoint_id} of another session`);
-      else if (h.ckpt_revision !== h.revision || h.max_revision !== h.revision) {
-        report(`${who}: names revision ${h.revision}, but the newest checkpoint is revision ${h.max_revision}`);
-      }
-    }
-    for (const b of q.bundles.iterate() as Iterable<{ id: string; bundle: string }>) {
-      try {
-        JSON.parse(b.bundle);
-      } catch {
-        report(`checkpoint ${b.id}: stored bundle is not JSON`);
-      }
-    }
+    for (const h of q.heads.iterate() as Iterable<HeadCheckRow>) checkCheckpointHead(h, report);
+    for (const b of q.bundles.iterate() as Iterable<{ id: string; bundle: string }>) checkBundle(b, report);
   };
 }
 
@@ -79,16 +67,4 @@ function checkSearchIndex(
   // The repair comes first: the report is cut after a few hundred lines.
   if (lines.length > 0) report(`search index: ${lines.length} problem(s); ${REINDEX_HINT}`);
   for (const line of lines) report(line);
-}
-
-interface HeadRow {
-  store_id: string;
-  agent_id: string;
-  session_id: string;
-  checkpoint_id: string;
-  revision: number;
-  ckpt_revision: number | null;
-  ckpt_agent: string | null;
-  ckpt_session: string | null;
-  max_revision: number | null;
 }

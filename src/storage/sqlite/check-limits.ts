@@ -1,4 +1,5 @@
 /** @module `mnemo check` for invariant 13 (sqlite/schema/limits.ts): each store's usage row matches its memories. */
+import { reportUsageMismatch, type UsageMismatchRow } from '../common/check-rules.js';
 import type { Db } from './tx.js';
 
 export function createUsageCheck(db: Db): (report: (line: string) => void) => void {
@@ -14,11 +15,6 @@ export function createUsageCheck(db: Db): (report: (line: string) => void) => vo
      WHERE coalesce(u.memories, 0) <> coalesce(m.n, 0) OR coalesce(u.bytes, 0) <> coalesce(m.bytes, 0)`,
   );
   return (report) => {
-    for (const r of mismatches.iterate() as Iterable<{ store_id: string; kept_memories: number; kept_bytes: number; memories: number; bytes: number }>) {
-      report(
-        `store ${r.store_id}: usage counter says ${r.kept_memories} memories / ${r.kept_bytes} bytes, the store holds ${r.memories} / ${r.bytes}` +
-          ' (rebuild with: DELETE FROM store_usage; INSERT INTO store_usage SELECT store_id, count(*), sum(content_size_bytes) FROM memories GROUP BY store_id;)',
-      );
-    }
+    for (const r of mismatches.iterate() as Iterable<UsageMismatchRow>) reportUsageMismatch(r, report);
   };
 }

@@ -1,20 +1,15 @@
 /**
  * @module The domain's invariants checked against the database (`mnemo check`): every memory's head
  * version, stored bytes and paths, overlap-free live paths, and receipts that point at real versions
- * and hold no text of a redacted one, and each version's own number at its path (`.history`).
+ * and hold no text of a redacted one, and each version's own number at its path (`.history`). The
+ * SQL is this adapter's; what a row's problems are is said once for both engines (common/check-rules.ts).
  */
-import { byteLength, MAX_CONTENT_BYTES, sha256Hex } from '../../domain/content.js';
-import { ancestors } from '../../domain/paths.js';
-import { assertMemoryPath } from '../../validate/memory.js';
+import { checkReceipt, checkVersionPath, memoryCheck, problemList, type HeadVersionRow, type ReceiptCheckRow, type Report } from '../common/check-rules.js';
+import type { MemoryRow } from '../common/rows.js';
 import { createContinuityCheck } from './check-continuity.js';
 import { createUsageCheck } from './check-limits.js';
-import type { MemoryRow, VersionRow } from './rows.js';
 import type { SyncReads } from './reads.js';
-import { RECEIPT_VERSION_FIELDS } from './receipts.js';
 import type { Db } from './tx.js';
-
-/** More than this many problems are summarised, so a badly broken file still gives a readable report. */
-const MAX_REPORTED = 200;
 
 export function createCheckStatements(db: Db): Pick<SyncReads, 'domainCheck' | 'integrityCheck'> {
   const q = {
@@ -47,17 +42,11 @@ export function createCheckStatements(db: Db): Pick<SyncReads, 'domainCheck' | '
       return problems;
     },
     domainCheck(): string[] {
-      const problems: string[] = [];
-      const report = (line: string) => {
-        if (problems.length < MAX_REPORTED) problems.push(line);
-        else if (problems.length === MAX_REPORTED) problems.push('… more problems not shown');
-      };
+      const { problems, report } = problemList();
       checkMemories(q, report);
       checkContinuity(report);
       checkUsage(report);
-      for (const r of q.versionPaths.iterate() as Iterable<{ id: string; path: string }>) {
-        if (!validPath(r.path)) report(`version ${r.id}: stored path ${JSON.stringify(r.path)} is not a valid memory path`);
-      }
+      for (const r of q.versionPaths.iterate() as Iterable<{ id: string; path: string }>) checkVersionPath(r, report);
       for (const r of q.pathNumbers.iterate() as Iterable<{ store_id: string; path: string; path_seq: number | null; n: number }>) {
         report(r.path_seq === null
           ? `store ${r.store_id}: ${r.n} version(s) at ${JSON.stringify(r.path)} have no number at their path (.history)`
@@ -66,78 +55,15 @@ export function createCheckStatements(db: Db): Pick<SyncReads, 'domainCheck' | '
       for (const r of q.orphanMemories.all() as { id: string; store_id: string }[]) {
         report(`memory ${r.id}: its store ${r.store_id} does not exist`);
       }
-      for (const r of q.receipts.iterate() as Iterable<ReceiptCheckRow>) {
-        const what = `receipt ${r.route} key ${JSON.stringify(r.idem_key)} in ${r.workspace_id}`;
-        let body: unknown;
-        try {
-          body = JSON.parse(r.body);
-        } catch {
-          report(`${what}: stored body is not JSON`);
-        }
-        // Redaction rewrites these fields in the same transaction; any left is redacted text kept.
-        if (r.version_redacted === 1 && body !== null && typeof body === 'object') {
-          const kept = RECEIPT_VERSION_FIELDS.filter((f) => (body as Record<string, unknown>)[f] != null);
-          if (kept.length > 0) report(`${what}: still holds ${kept.join(', ')} of redacted version ${r.version_id}`);
-        }
-        // Deleting a store deletes its versions (invariant 6); a receipt may outlive them.
-        if (r.version_id !== null && r.store_exists === 1 && r.version_exists !== 1) {
-          report(`${what}: points at version ${r.version_id}, which does not exist`);
-        }
-      }
+      for (const r of q.receipts.iterate() as Iterable<ReceiptCheckRow>) checkReceipt(r, report);
       return problems;
     },
   };
 }
 
-interface ReceiptCheckRow {
-  workspace_id: string;
-  route: string;
-  idem_key: string;
-  body: string;
-  store_id: string | null;
-  version_id: string | null;
-  store_exists: number | null;
-  version_exists: number | null;
-  version_redacted: number | null;
-}
-
-function validPath(path: string): boolean {
-  try {
-    assertMemoryPath(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function checkMemories(q: { memories: { iterate(): Iterable<unknown> }; version: { get(id: string): unknown } }, report: (l: string) => void): void {
-  let store = '';
-  let live = new Set<string>();
+function checkMemories(q: { memories: { iterate(): Iterable<unknown> }; version: { get(id: string): unknown } }, report: Report): void {
+  const check = memoryCheck(report);
   for (const m of q.memories.iterate() as Iterable<MemoryRow & { content: string }>) {
-    if (m.store_id !== store) {
-      store = m.store_id;
-      live = new Set();
-    }
-    const what = `memory ${m.id} (${m.path}) in ${m.store_id}`;
-    if (!validPath(m.path)) report(`${what}: path is not a valid memory path`);
-    // Rows come in path order, so every ancestor of a path has been seen before it.
-    for (const a of ancestors(m.path)) if (live.has(a)) report(`${what}: path overlaps the live memory at ${a}`);
-    live.add(m.path);
-    if (/\p{Cs}/u.test(m.content)) report(`${what}: content is not well-formed Unicode`);
-    const size = byteLength(m.content);
-    if (size > MAX_CONTENT_BYTES) report(`${what}: content is ${size} bytes, over the ${MAX_CONTENT_BYTES}-byte limit`);
-    if (sha256Hex(m.content) !== m.content_sha256) report(`${what}: content_sha256 does not match its content`);
-    if (size !== m.content_size_bytes) report(`${what}: content_size_bytes ${m.content_size_bytes} does not match ${size}`);
-    const v = q.version.get(m.version_id) as VersionRow | undefined;
-    if (!v) {
-      report(`${what}: head version ${m.version_id} does not exist`);
-      continue;
-    }
-    if (v.memory_id !== m.id || v.store_id !== m.store_id) report(`${what}: head version ${v.id} belongs to memory ${v.memory_id}`);
-    else if (v.operation === 'deleted') report(`${what}: head version ${v.id} is a deletion`);
-    else if (v.redacted_at !== null) report(`${what}: head version ${v.id} is redacted`);
-    else if (v.path !== m.path || v.content !== m.content || v.content_sha256 !== m.content_sha256 || v.content_size_bytes !== m.content_size_bytes) {
-      report(`${what}: head version ${v.id} does not hold the memory's path and content`);
-    }
+    check(m, (q.version.get(m.version_id) as HeadVersionRow | undefined) ?? null);
   }
 }

@@ -4,7 +4,7 @@ import { assertCheckpointDeletable, nextRevision } from '../../domain/checkpoint
 import { assertStoreWritable } from '../../domain/memory-rules.js';
 import type { Checkpoint } from '../../domain/types.js';
 import type { CheckpointStorage, InsertCheckpointInput, ReferencedMemory } from '../port.js';
-import { actorColumns, bundleJson, toCheckpoint, toMemoryMeta, type CheckpointRow, type MemoryRow } from './rows.js';
+import { actorColumns, bundleJson, toCheckpoint, toMemoryMeta, type CheckpointRow, type MemoryRow } from '../common/rows.js';
 import { writeTx, type Db } from './tx.js';
 
 const SELECT = `SELECT c.*, (h.checkpoint_id IS NOT NULL) AS is_latest FROM checkpoints c

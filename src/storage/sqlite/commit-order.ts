@@ -6,21 +6,8 @@
  * lock orders concurrent writers of one store by commit. Each version also takes its number at its
  * path (`path_seq`, sqlite/schema/history.ts) from the same transaction.
  */
+import type { VersionRowInput } from '../common/version-rows.js';
 import type { Db } from './tx.js';
-
-export interface VersionRowInput {
-  id: string;
-  storeId: string;
-  memoryId: string;
-  operation: 'created' | 'modified' | 'deleted';
-  path: string;
-  content: string | null;
-  sha: string | null;
-  size: number | null;
-  createdAt: string;
-  actorType: string;
-  actorId: string;
-}
 
 /** Returns `append(row)`; call it inside a write transaction. */
 export function createVersionAppend(db: Db): (row: VersionRowInput) => void {

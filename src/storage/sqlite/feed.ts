@@ -1,6 +1,6 @@
 /** @module SQLite statements for the history role: versions in commit order, a version's predecessor. */
 import type { Change, ChangeQuery, MemoryVersion } from '../../domain/types.js';
-import { toVersion, type VersionRow } from './rows.js';
+import { toVersion, type VersionRow } from '../common/rows.js';
 import type { Db } from './tx.js';
 
 const BASIC = `seq, commit_seq, id, store_id, memory_id, operation, path, NULL AS content, content_sha256, content_size_bytes,

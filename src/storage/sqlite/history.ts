@@ -5,7 +5,8 @@
  * latest version created at or before it, by versions_by_memory_time). See sqlite/schema/history.ts.
  */
 import { subtreeEnd } from '../../domain/paths.js';
-import { AT_COLUMNS, metaOf, toPathVersion, type AtRow, type PathVersionRow, type StateAt } from './history-rows.js';
+import { AT_COLUMNS, metaOf, toPathVersion, type AtRow, type PathVersionRow, type StateAt } from '../common/history-rows.js';
+import { stepBelow } from '../common/tree.js';
 import type { HistoryListing, HistoryStorage, MetaAsOf, PathVersion } from '../port.js';
 import type { Synchronous } from './reads.js';
 import type { Db, Statement } from './tx.js';
@@ -43,16 +44,9 @@ export function createHistoryStatements(db: Db): Synchronous<HistoryStorage> {
     for (;;) {
       const row = (inclusive ? q.nextGte : q.nextGt).get(storeId, key, end) as { path: string } | undefined;
       if (!row) return;
-      const rest = row.path.slice(prefix.length);
-      const slash = rest.indexOf('/');
-      if (slash < 0) {
-        yield { name: rest, dir: false };
-        [key, inclusive] = [row.path, false];
-      } else {
-        const name = rest.slice(0, slash);
-        yield { name, dir: true };
-        [key, inclusive] = [subtreeEnd(prefix + name + '/'), true];
-      }
+      const s = stepBelow(prefix, row.path);
+      yield { name: s.name, dir: s.dir };
+      [key, inclusive] = [s.key, s.inclusive];
     }
   }
 

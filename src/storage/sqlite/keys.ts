@@ -3,18 +3,8 @@ import type { Synchronous } from './reads.js';
 import { notFound } from '../../domain/errors.js';
 import type { ApiKey, Workspace } from '../../domain/types.js';
 import type { KeyStorage } from '../port.js';
-import { toApiKey, type ApiKeyRow } from './rows.js';
+import { KEY_COLUMNS, toApiKey, toWorkspace, type ApiKeyRow, type WorkspaceRow } from '../common/rows.js';
 import { writeTx, type Db } from './tx.js';
-
-const KEY_COLUMNS = 'id, workspace_id, name, role, store_ids, all_workspaces, created_at, revoked_at';
-
-interface WorkspaceRow {
-  id: string;
-  name: string;
-  created_at: string;
-}
-
-const toWorkspace = (r: WorkspaceRow): Workspace => ({ id: r.id, name: r.name, createdAt: r.created_at });
 
 export function createKeyStatements(db: Db): Synchronous<KeyStorage> {
   const q = {

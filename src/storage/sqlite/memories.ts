@@ -1,18 +1,19 @@
 /** @module SQLite statements for memories: writes that append versions, and path-ordered reads. */
-import { byteLength, sha256Hex } from '../../domain/content.js';
-import { attrsAfterSet, attrsAfterVersion, attrsOfNewMemory } from '../../domain/memory-attrs.js';
-import { assertNoOverlap, assertStoreWritable, movedPath, overlapProbe } from '../../domain/memory-rules.js';
+import { attrsAfterSet } from '../../domain/memory-attrs.js';
+import { assertNoOverlap, assertStoreWritable, overlapProbe } from '../../domain/memory-rules.js';
 import { notFound } from '../../domain/errors.js';
 import { assertDeletePrecondition, planUpdate } from '../../domain/memory-updates.js';
 import { subtreeEnd } from '../../domain/paths.js';
-import type { KeptAttrs, Memory, MemoryListItem, MemoryListQuery, MemoryMeta, Page } from '../../domain/types.js';
-import { cursorNumber, cursorString, decodeCursor, encodeCursor } from '../cursor.js';
+import type { KeptAttrs, Memory, MemoryListItem, MemoryListQuery, Page } from '../../domain/types.js';
 // The port's input types by role name (port.CreateMemoryInput…): one import for the whole set.
 import type * as port from '../port.js';
-import { actorColumns, msToUs, toMemory, toMemoryMeta, type MemoryRow } from './rows.js';
+import { ChildPage, memoryItem, rangeAfter, rangePage, walkStart } from '../common/memory-pages.js';
+import { newMemory, saveAsUpdate, treeMoveUpdate, updatedMemory, us } from '../common/memory-writes.js';
+import { META, toMemory, type MemoryRow } from '../common/rows.js';
+import { deletionVersionRow, writeVersionRow } from '../common/version-rows.js';
 import { createVersionAppend } from './commit-order.js';
 import { LIVE, createExpiryPurge } from './expiry.js';
-import { META, type ChildWalk } from './tree.js';
+import type { ChildWalk } from './tree.js';
 import type { Synchronous, SyncReads } from './reads.js';
 import { writeTx, type Db, type Statement } from './tx.js';
 
@@ -68,22 +69,6 @@ export function createMemoryStatements(db: Db, children: ChildWalk): MemoryState
     assertNoOverlap(path, hit ?? null);
   }
 
-  function appendVersion(
-    stamp: port.WriteStamp,
-    storeId: string,
-    memoryId: string,
-    op: 'created' | 'modified' | 'deleted',
-    path: string,
-    body: { content: string; sha: string; size: number } | null,
-  ): void {
-    const a = actorColumns(stamp.actor);
-    insertVersion({
-      id: stamp.versionId, storeId, memoryId, operation: op, path,
-      content: body?.content ?? null, sha: body?.sha ?? null, size: body?.size ?? null,
-      createdAt: stamp.now, actorType: a.type, actorId: a.id,
-    });
-  }
-
   function mustGet(storeId: string, id: string): MemoryRow {
     const row = q.byId.get(storeId, id) as MemoryRow | undefined;
     if (!row) throw notFound('memory', id);
@@ -93,20 +78,13 @@ export function createMemoryStatements(db: Db, children: ChildWalk): MemoryState
   function insert(input: port.CreateMemoryInput & { attrs?: KeptAttrs }): Memory {
     assertWritable(input.storeId);
     checkOverlap(input.storeId, input.path, '');
-    const sha = sha256Hex(input.content);
-    const size = byteLength(input.content);
-    appendVersion(input, input.storeId, input.memoryId, 'created', input.path, { content: input.content, sha, size });
-    const expiresAt = input.expiresAt ?? null;
-    const kept = attrsOfNewMemory(input.attrs, input.mode);
+    const m = newMemory(input);
+    insertVersion(writeVersionRow(input, 'created', m));
     q.insertMemory.run(
-      input.memoryId, input.storeId, input.path, input.content, sha, size, input.versionId, kept.mode, input.now, input.now, expiresAt,
-      us(kept.atimeMs), us(kept.mtimeMs), kept.uid, kept.gid,
+      m.id, m.storeId, m.path, m.content, m.contentSha256, m.contentSizeBytes, m.versionId, m.mode, m.createdAt, m.updatedAt, m.expiresAt,
+      us(m.atimeMs), us(m.mtimeMs), m.uid, m.gid,
     );
-    return {
-      id: input.memoryId, storeId: input.storeId, path: input.path, content: input.content,
-      contentSha256: sha, contentSizeBytes: size, versionId: input.versionId,
-      createdAt: input.now, updatedAt: input.now, expiresAt, ...kept,
-    };
+    return m;
   }
 
   function update(input: port.UpdateMemoryInput): { memory: Memory; changed: boolean } {
@@ -126,18 +104,14 @@ export function createMemoryStatements(db: Db, children: ChildWalk): MemoryState
       return { memory: input.attrs ? keepAttrs(memory, input.attrs, input.now, false) : memory, changed: false };
     }
     if (plan.renamed) checkOverlap(input.storeId, plan.path, current.id);
-    appendVersion(input, input.storeId, current.id, 'modified', plan.path, { content: plan.content, sha: plan.sha256, size: plan.size });
-    const kept = attrsAfterVersion(current, plan.content !== current.content, input.attrs);
+    const m = updatedMemory(current, plan, input, expiresAt);
+    insertVersion(writeVersionRow(input, 'modified', m));
     q.updateMemory.run(
-      plan.path, plan.content, plan.sha256, plan.size, input.versionId, input.now,
-      kept.mode, us(kept.atimeMs), us(kept.mtimeMs), kept.uid, kept.gid, current.id,
+      m.path, m.content, m.contentSha256, m.contentSizeBytes, m.versionId, m.updatedAt,
+      m.mode, us(m.atimeMs), us(m.mtimeMs), m.uid, m.gid, m.id,
     );
     if (expiresAt !== current.expiresAt) q.setExpiry.run(expiresAt, current.id);
-    const memory: Memory = {
-      ...current, path: plan.path, content: plan.content, contentSha256: plan.sha256,
-      contentSizeBytes: plan.size, versionId: input.versionId, updatedAt: input.now, expiresAt, ...kept,
-    };
-    return { memory, changed: true };
+    return { memory: m, changed: true };
   }
 
   /** Sets attributes without a version (src/domain/memory-attrs.ts decides what they become). */
@@ -150,7 +124,7 @@ export function createMemoryStatements(db: Db, children: ChildWalk): MemoryState
   }
 
   function remove(stamp: port.WriteStamp, row: MemoryRow): void {
-    appendVersion(stamp, row.store_id, row.id, 'deleted', row.path, null);
+    insertVersion(deletionVersionRow(stamp, row));
     q.deleteMemory.run(row.id);
   }
 
@@ -174,8 +148,7 @@ export function createMemoryStatements(db: Db, children: ChildWalk): MemoryState
       purgeExpired(input.storeId, input.now);
       const row = q.byPath.get(input.storeId, input.path) as MemoryRow | undefined;
       if (!row) return { memory: insert(input), changed: true };
-      const attrs = input.mode === undefined ? input.attrs : { ...input.attrs, mode: input.mode };
-      return update({ ...input, memoryId: row.id, ...(attrs ? { attrs } : {}) });
+      return update(saveAsUpdate(input, row.id));
     }),
 
     moveMemory: writeTx(db, (input: port.MoveMemoryInput): Memory => {
@@ -193,10 +166,7 @@ export function createMemoryStatements(db: Db, children: ChildWalk): MemoryState
       assertWritable(input.storeId);
       const prefix = input.from + '/';
       const rows = q.rangeFull.all(input.storeId, prefix, subtreeEnd(prefix), -1) as MemoryRow[];
-      for (const row of rows) {
-        const path = movedPath(input.from, input.to, row.path);
-        update({ actor: input.actor, now: input.now, versionId: input.versionIds(), storeId: input.storeId, memoryId: row.id, path });
-      }
+      for (const row of rows) update(treeMoveUpdate(input, row));
       return rows.length;
     }),
 
@@ -213,43 +183,21 @@ export function createMemoryStatements(db: Db, children: ChildWalk): MemoryState
     }),
 
     listMemories(storeId, lq: MemoryListQuery): Page<MemoryListItem> {
-      const c = decodeCursor(lq.page);
       if (lq.depth === 0) {
-        // A cursor taken from another query must not lead the range out of the prefix.
-        const k = c ? cursorString(c, 'k') : null;
-        const after = k !== null && k > lq.pathPrefix ? k : lq.pathPrefix;
         const stmt = lq.view === 'full' ? q.rangeFull : q.rangeMeta;
-        const rows = stmt.all(storeId, after, subtreeEnd(lq.pathPrefix), lq.limit + 1) as MemoryRow[];
-        const page = rows.slice(0, lq.limit);
-        const data = page.map((r): MemoryListItem => ({ type: 'memory', memory: lq.view === 'full' ? toMemory(r) : toMemoryMeta(r) }));
-        return { data, nextPage: rows.length > lq.limit ? encodeCursor({ k: page[page.length - 1]!.path }) : null };
+        return rangePage(stmt.all(storeId, rangeAfter(lq), subtreeEnd(lq.pathPrefix), lq.limit + 1) as MemoryRow[], lq);
       }
-      const resumeAt = c ? { key: cursorString(c, 'k'), inclusive: cursorNumber(c, 'x') === 1 } : null;
-      const start = resumeAt && resumeAt.key > lq.pathPrefix ? resumeAt : { key: lq.pathPrefix, inclusive: false };
-      const data: MemoryListItem[] = [];
-      let resume: { k: string; x: number } | null = null;
-      let more = false;
-      for (const child of children(storeId, lq.pathPrefix, start)) {
-        if (data.length === lq.limit) {
-          more = true;
-          break;
-        }
+      const page = new ChildPage(lq.limit);
+      for (const child of children(storeId, lq.pathPrefix, walkStart(lq))) {
+        if (!page.wants()) break;
         if (child.item.type === 'memory') {
           const row = child.item.row;
-          const full = lq.view === 'full' ? (q.byId.get(storeId, row.id) as MemoryRow) : row;
-          data.push({ type: 'memory', memory: lq.view === 'full' ? toMemory(full) : toMemoryMeta(full) });
+          page.add(memoryItem(lq.view === 'full' ? (q.byId.get(storeId, row.id) as MemoryRow) : row, lq.view), child.resume);
         } else {
-          data.push(child.item);
+          page.add(child.item, child.resume);
         }
-        resume = child.resume;
       }
-      return { data, nextPage: more && resume ? encodeCursor(resume) : null };
+      return page.result();
     },
-
   };
-}
-
-/** A kept time in the row's unit (integer microseconds), or NULL. */
-function us(ms: number | null): number | null {
-  return ms === null ? null : msToUs(ms);
 }

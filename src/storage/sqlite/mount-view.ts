@@ -7,9 +7,9 @@ import type { Synchronous } from './reads.js';
 import { subtreeEnd } from '../../domain/paths.js';
 import type { MemoryMeta } from '../../domain/types.js';
 import type { DirectoryListing, MountViewStorage } from '../port.js';
-import { toMemoryMeta, type MemoryRow } from './rows.js';
+import { META, toMemoryMeta, type MemoryRow } from '../common/rows.js';
 import { LIVE } from './expiry.js';
-import { META, type ChildWalk } from './tree.js';
+import type { ChildWalk } from './tree.js';
 import type { Db } from './tx.js';
 
 type MountViewStatements = Pick<Synchronous<MountViewStorage>, 'getMemoryMetaByPath' | 'getMemoryBytesByPath' | 'listDirectory' | 'hasMemoriesUnder'>;

@@ -2,14 +2,7 @@
 import type { Synchronous } from './reads.js';
 import type { Receipt, ReceiptScope, ReceiptStorage } from '../port.js';
 import type { Db } from './tx.js';
-import { toReceipt, type ReceiptRow } from './rows.js';
-
-/**
- * The top-level fields of a receipt body that carry the text of the version the receipt names
- * (`version_id`): a memory create or update answers with that version's memory, so these are
- * exactly the columns redaction nulls on the version. A receipt body holds no other version text.
- */
-export const RECEIPT_VERSION_FIELDS = ['path', 'content', 'content_sha256', 'content_size_bytes'] as const;
+import { RECEIPT_VERSION_FIELDS, toReceipt, type ReceiptRow } from '../common/rows.js';
 
 /**
  * Redaction's half in the receipts: rewrites, in the caller's transaction, the body of every

@@ -23,7 +23,7 @@ import { cursorNumber, cursorString, decodeCursor, encodeCursor } from '../curso
 import { phraseExcerpt, wordExcerpt } from '../excerpt.js';
 import type { MaintenanceStorage } from '../port.js';
 import type { Synchronous, SyncReads } from './reads.js';
-import { toMemoryMeta, type MemoryRow } from './rows.js';
+import { toMemoryMeta, type MemoryRow } from '../common/rows.js';
 import { BATCH, type SearchIndex } from './search-index.js';
 import type { Db } from './tx.js';
 

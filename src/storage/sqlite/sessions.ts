@@ -2,9 +2,9 @@
 import type { Synchronous } from './reads.js';
 import { notFound } from '../../domain/errors.js';
 import type { Page, Session } from '../../domain/types.js';
-import { cursorNumber, decodeCursor, encodeCursor } from '../cursor.js';
+import { seqBefore, seqPage } from '../cursor.js';
 import type { SessionStorage } from '../port.js';
-import { toSession, type SessionRow } from './rows.js';
+import { toSession, type SessionRow } from '../common/rows.js';
 import { writeTx, type Db } from './tx.js';
 
 export function createSessionStatements(db: Db): Synchronous<SessionStorage> {
@@ -29,10 +29,7 @@ export function createSessionStatements(db: Db): Synchronous<SessionStorage> {
       return r ? toSession(r) : null;
     },
     listSessions(workspaceId, limit, page): Page<Session> {
-      const c = decodeCursor(page);
-      const rows = q.list.all(workspaceId, c ? cursorNumber(c, 's') : Number.MAX_SAFE_INTEGER, limit + 1) as SessionRow[];
-      const data = rows.slice(0, limit);
-      return { data: data.map(toSession), nextPage: rows.length > limit ? encodeCursor({ s: data[data.length - 1]!.seq }) : null };
+      return seqPage(q.list.all(workspaceId, seqBefore(page), limit + 1) as SessionRow[], limit, toSession);
     },
     countActiveSessions(workspaceId) {
       return (q.countActive.get(workspaceId) as { n: number }).n;

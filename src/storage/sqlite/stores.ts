@@ -2,9 +2,9 @@
 import { applyStorePatch } from '../../domain/store-rules.js';
 import { notFound } from '../../domain/errors.js';
 import type { Page, Store, StoreListQuery, StorePatch } from '../../domain/types.js';
-import { cursorNumber, decodeCursor, encodeCursor } from '../cursor.js';
+import { seqBefore, seqPage } from '../cursor.js';
 import type { StoreStorage } from '../port.js';
-import { toStore, type StoreRow } from './rows.js';
+import { toStore, type StoreRow } from '../common/rows.js';
 import type { Synchronous, SyncReads } from './reads.js';
 import type { SearchIndex } from './search-index.js';
 import { writeTx, type Db } from './tx.js';
@@ -53,19 +53,16 @@ export function createStoreStatements(db: Db, index: SearchIndex): Omit<Synchron
       return r ? toStore(r) : null;
     },
     listStores(workspaceId, lq: StoreListQuery, only: readonly string[] | null = null): Page<Store> {
-      const c = decodeCursor(lq.page);
       const rows = q.listStores.all({
         ws: workspaceId,
-        before: c ? cursorNumber(c, 's') : Number.MAX_SAFE_INTEGER,
+        before: seqBefore(lq.page),
         all: lq.includeArchived ? 1 : 0,
         only: only === null ? null : JSON.stringify(only),
         gte: lq.createdGte,
         lte: lq.createdLte,
         limit: lq.limit + 1,
       }) as StoreRow[];
-      const more = rows.length > lq.limit;
-      const page = rows.slice(0, lq.limit);
-      return { data: page.map(toStore), nextPage: more ? encodeCursor({ s: page[page.length - 1]!.seq }) : null };
+      return seqPage(rows, lq.limit, toStore);
     },
     updateStore: writeTx(db, (workspaceId: string, id: string, patch: StorePatch, now: string): Store => {
         const { store, changed } = applyStorePatch(toStore(mustGet(workspaceId, id)), patch, now);

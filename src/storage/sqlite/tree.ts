@@ -4,17 +4,10 @@
  * readdir (its read model) both walk it.
  */
 import { subtreeEnd } from '../../domain/paths.js';
-import type { MemoryRow } from './rows.js';
+import { META, type MemoryRow } from '../common/rows.js';
+import { walkFrom, walkPage, type Child, type WalkAt } from '../common/tree.js';
 import { LIVE } from './expiry.js';
 import type { Db } from './tx.js';
-
-/** The columns of a memory without its content: what lists and the mount's stat read. */
-export const META =
-  'seq, id, store_id, path, content_sha256, content_size_bytes, version_id, mode, created_at, updated_at, expires_at, atime_us, mtime_us, ctime_us, uid, gid';
-
-export type Child =
-  | { item: { type: 'memory'; row: MemoryRow }; resume: { k: string; x: number } }
-  | { item: { type: 'memory_prefix'; path: string }; resume: { k: string; x: number } };
 
 export type ChildWalk = (storeId: string, prefix: string, start: { key: string; inclusive: boolean }) => Generator<Child>;
 
@@ -23,38 +16,14 @@ export function createChildWalk(db: Db): ChildWalk {
     nextGt: db.prepare(`SELECT ${META} FROM memories WHERE store_id = ? AND path > ? AND path < ? AND ${LIVE} ORDER BY path LIMIT ?`),
     nextGte: db.prepare(`SELECT ${META} FROM memories WHERE store_id = ? AND path >= ? AND path < ? AND ${LIVE} ORDER BY path LIMIT ?`),
   };
-  /**
-   * Direct children of `prefix` (ending in "/") from `start`, rolling deeper paths into prefixes.
-   * Rows come in keyset pages that grow while they hold files (a directory of 1,000 files is a few
-   * queries, not 1,000) and drop back to one row after each jump past a subdirectory.
-   */
+  /** Direct children of `prefix` (ending in "/") from `start`, rolling deeper paths into prefixes (common/tree.ts pages them). */
   return function* children(storeId, prefix, start): Generator<Child> {
     const end = subtreeEnd(prefix);
-    let key = start.key;
-    let inclusive = start.inclusive;
-    let batch = 1;
-    for (;;) {
-      const rows = (inclusive ? q.nextGte : q.nextGt).all(storeId, key, end, batch) as MemoryRow[];
-      if (rows.length === 0) return;
-      let jumped = false;
-      for (const row of rows) {
-        const rest = row.path.slice(prefix.length);
-        const slash = rest.indexOf('/');
-        if (slash < 0) {
-          key = row.path;
-          inclusive = false;
-          yield { item: { type: 'memory', row } as const, resume: { k: key, x: 0 } };
-        } else {
-          const dir = prefix + rest.slice(0, slash + 1);
-          key = subtreeEnd(dir);
-          inclusive = true;
-          jumped = true;
-          yield { item: { type: 'memory_prefix', path: dir } as const, resume: { k: key, x: 1 } };
-          break;
-        }
-      }
-      if (!jumped && rows.length < batch) return;
-      batch = jumped ? 1 : Math.min(batch * 4, 256);
+    for (let at: WalkAt | null = walkFrom(start); at; ) {
+      const rows = (at.inclusive ? q.nextGte : q.nextGt).all(storeId, at.key, end, at.batch) as MemoryRow[];
+      const page = walkPage(prefix, rows, at);
+      yield* page.children;
+      at = page.next;
     }
   };
 }

@@ -3,7 +3,7 @@ import { planRedaction } from '../../domain/version-rules.js';
 import type { Actor, MemoryVersion, Page, VersionListQuery } from '../../domain/types.js';
 import { cursorNumber, decodeCursor, encodeCursor } from '../cursor.js';
 import type { MemoryStorage } from '../port.js';
-import { actorColumns, toVersion, type VersionRow } from './rows.js';
+import { actorColumns, toVersion, type VersionRow } from '../common/rows.js';
 import type { Synchronous, SyncReads } from './reads.js';
 import { createReceiptRedaction } from './receipts.js';
 import type { SearchIndex } from './search-index.js';

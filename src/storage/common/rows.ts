@@ -1,5 +1,9 @@
-/** @module Row ↔ domain mapping: snake_case columns to camelCase fields, JSON columns parsed. */
-import type { Actor, AdminAction, AdminActionKind, ApiKey, Checkpoint, CheckpointBundle, Memory, MemoryMeta, MemoryVersion, Operation, Retention, Role, Session, Store } from '../../domain/types.js';
+/**
+ * @module Row ↔ domain mapping for both adapters: snake_case columns to camelCase fields, JSON
+ * columns parsed. PostgreSQL's columns are SQLite's (postgres/schema/v1.ts); where a flag is
+ * SQLite's 0/1 and PostgreSQL's boolean, the row type says both.
+ */
+import type { Actor, AdminAction, AdminActionKind, ApiKey, Checkpoint, CheckpointBundle, Memory, MemoryMeta, MemoryVersion, Operation, Retention, Role, Session, Store, Workspace } from '../../domain/types.js';
 import type { Receipt } from '../port.js';
 
 export interface StoreRow {
@@ -36,6 +40,10 @@ export interface MemoryRow {
   gid: number | null;
 }
 
+/** The columns of a memory without its content: what lists and the mount's stat read. */
+export const META =
+  'seq, id, store_id, path, content_sha256, content_size_bytes, version_id, mode, created_at, updated_at, expires_at, atime_us, mtime_us, ctime_us, uid, gid';
+
 export interface VersionRow {
   seq: number;
   id: string;
@@ -54,16 +62,28 @@ export interface VersionRow {
   redacted_by_id: string | null;
 }
 
+/** An api_keys row without its hash: `all_workspaces` is SQLite's 0/1 or PostgreSQL's boolean. */
 export interface ApiKeyRow {
   id: string;
   workspace_id: string;
   name: string;
   role: Role;
   store_ids: string | null;
-  all_workspaces: number;
+  all_workspaces: number | boolean;
   created_at: string;
   revoked_at: string | null;
 }
+
+/** The columns of an API key a read returns (never its hash). */
+export const KEY_COLUMNS = 'id, workspace_id, name, role, store_ids, all_workspaces, created_at, revoked_at';
+
+export interface WorkspaceRow {
+  id: string;
+  name: string;
+  created_at: string;
+}
+
+export const toWorkspace = (r: WorkspaceRow): Workspace => ({ id: r.id, name: r.name, createdAt: r.created_at });
 
 export interface SessionRow {
   seq: number;
@@ -156,7 +176,7 @@ export function toApiKey(r: ApiKeyRow): ApiKey {
     name: r.name,
     role: r.role,
     storeIds: r.store_ids === null ? null : (JSON.parse(r.store_ids) as string[]),
-    allWorkspaces: r.all_workspaces === 1,
+    allWorkspaces: r.all_workspaces === true || r.all_workspaces === 1,
     createdAt: r.created_at,
     revokedAt: r.revoked_at,
   };
@@ -253,6 +273,13 @@ export interface ReceiptRow {
   created_at: string;
   expires_at: string;
 }
+
+/**
+ * The top-level fields of a receipt body that carry the text of the version the receipt names
+ * (`version_id`): a memory create or update answers with that version's memory, so these are
+ * exactly the columns redaction nulls on the version. A receipt body holds no other version text.
+ */
+export const RECEIPT_VERSION_FIELDS = ['path', 'content', 'content_sha256', 'content_size_bytes'] as const;
 
 export function toReceipt(r: ReceiptRow): Receipt {
   return {
