@@ -1,6 +1,6 @@
 /** @module PostgreSQL operations for web console sign-ins (postgres/schema/v5.ts). */
 import type { StoredConsoleSession } from '../port.js';
-import { toConsoleSession, type ConsoleSessionRow } from '../console-session-row.js';
+import { toConsoleSession, type ConsoleSessionRow } from '../common/console-session-row.js';
 import { all, run, type Q } from './db.js';
 
 export const consoleSessionWrites = {

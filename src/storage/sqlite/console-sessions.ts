@@ -1,5 +1,5 @@
 /** @module SQLite statements for web console sign-ins (sqlite/schema/console.ts). */
-import { toConsoleSession, type ConsoleSessionRow } from '../console-session-row.js';
+import { toConsoleSession, type ConsoleSessionRow } from '../common/console-session-row.js';
 import type { ConsoleSessionStorage } from '../port.js';
 import type { Synchronous } from './reads.js';
 import type { Db } from './tx.js';

@@ -1,5 +1,5 @@
 /** @module The console_sessions row as both engines return it, and its domain shape (engine-neutral). */
-import type { StoredConsoleSession } from './port.js';
+import type { StoredConsoleSession } from '../port.js';
 
 export interface ConsoleSessionRow {
   id_hash: string;
