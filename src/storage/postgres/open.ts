@@ -28,6 +28,8 @@ import { sessionReads, sessionWrites } from './sessions.js';
 import { storeReads, storeWrites } from './stores.js';
 import { versionReads, versionWrites } from './versions.js';
 import { createWalSync } from './sync.js';
+import { startListener, type Listener } from './listener.js';
+import { adopt, forgetPublished, newOrigin, publishAtCommit, publishSessionEnded } from './notify.js';
 
 export interface PostgresOptions {
   /** What readers take as now when they hide expired memories (RFC 3339 UTC with milliseconds). */
@@ -40,10 +42,25 @@ export interface PostgresOptions {
   log?: (line: string) => void;
 }
 
-/** The port on PostgreSQL, plus what tests and the coming NOTIFY listener need. */
+/** What a server does when another one commits or ends a session (main.ts wires it to the service). */
+export interface OutsideHandlers {
+  /** Another server committed in `storeId` (null: some store); changeMark() has moved already. */
+  change?: (storeId: string | null) => void;
+  /** Another server ended this session: its node unmounts it. */
+  sessionEnded?: (workspaceId: string, sessionId: string) => void;
+  /** The listener (re)connected: notices may have been lost meanwhile, so treat everything as changed. */
+  resync?: () => void;
+}
+
+/** The port on PostgreSQL, plus the cross-host wake-up (issue 14). */
 export type PostgresStorage = Storage & {
-  /** HOOK for the cross-host wake-up (issue 14 item 3): another server committed; moves changeMark(). */
+  /** Another server committed: moves changeMark() (the listener calls it; tests may too). */
   outsideChange(): void;
+  /**
+   * Starts the one dedicated LISTEN connection (listener.ts) and hands other servers' notices to
+   * `handlers`; resolves once it listens (or its first try failed: it retries). Closed by close().
+   */
+  listen(handlers?: OutsideHandlers): Promise<Listener>;
 };
 
 /** Any operation (never[]: every parameter list fits); Bound<> keeps each one's own signature. */
@@ -72,12 +89,15 @@ export async function openPostgresStorage(url: string, options: PostgresOptions 
     await pool.end();
     throw err;
   }
-  return composeStorage(pool, options);
+  return composeStorage(url, pool, options);
 }
 
-function composeStorage(pool: pg.Pool, options: PostgresOptions): PostgresStorage {
+function composeStorage(url: string, pool: pg.Pool, options: PostgresOptions): PostgresStorage {
   const ctx = { clock: options.clock ?? (() => new Date().toISOString()) };
   const marks = createChangeMarks();
+  // This storage's notices carry it (notify.ts): each transaction's connection is tagged with it.
+  const origin = newOrigin();
+  let listener: Listener | null = null;
   const wal = createWalSync(pool);
   const memories = memoryOps(ctx);
   const checkpoints = checkpointOps(ctx);
@@ -92,6 +112,12 @@ function composeStorage(pool: pg.Pool, options: PostgresOptions): PostgresStorag
     ...retentionWrites,
     ...auditWrites,
     purgeExpiredMemories: sweepExpired,
+    // The session's node hears it ended (main.ts unmounts it there), even when another server ended it.
+    async endSession(q: Q, workspaceId: string, id: string, now: string) {
+      const ended = await sessionWrites.endSession(q, workspaceId, id, now);
+      await publishSessionEnded(q, workspaceId, id);
+      return ended;
+    },
   };
   const reads = {
     ...storeReads,
@@ -113,7 +139,18 @@ function composeStorage(pool: pg.Pool, options: PostgresOptions): PostgresStorag
 
   async function outermost<T>(fn: (c: pg.PoolClient) => Promise<T>, durable: boolean): Promise<T> {
     const started = performance.now();
-    const result = await inTransaction(pool, fn, { durable });
+    // Every write tells the other servers, inside the transaction: they hear it only if it commits.
+    const result = await inTransaction(pool, async (c) => {
+      adopt(c, origin);
+      try {
+        const r = await fn(c);
+        await publishAtCommit(c, origin);
+        return r;
+      } catch (err) {
+        forgetPublished(c);
+        throw err;
+      }
+    }, { durable });
     marks.ownCommit();
     if (!durable) wal.relaxedCommit();
     options.onCommit?.((performance.now() - started) / 1000);
@@ -127,11 +164,18 @@ function composeStorage(pool: pg.Pool, options: PostgresOptions): PostgresStorag
    */
   function txView(c: pg.PoolClient): Storage {
     const view: Storage = {
-      ...bind(writes, (op, args) => inSavepoint(c, () => op(c, ...args))),
+      // A savepoint rolled back takes its notices with it: publish at commit again, to be sure.
+      ...bind(writes, (op, args) => inSavepoint(c, () => op(c, ...args)).catch((err: unknown) => {
+        forgetPublished(c);
+        throw err;
+      })),
       ...bind(reads, (op, args) => op(c, ...args)),
       ...shared,
       // The outermost transaction decides durability; a nested one is a savepoint of it.
-      atomic: <T>(fn: (tx: Storage) => Promise<T>) => inSavepoint(c, () => fn(view)),
+      atomic: <T>(fn: (tx: Storage) => Promise<T>) => inSavepoint(c, () => fn(view)).catch((err: unknown) => {
+        forgetPublished(c);
+        throw err;
+      }),
     };
     return view;
   }
@@ -149,6 +193,7 @@ function composeStorage(pool: pg.Pool, options: PostgresOptions): PostgresStorag
     close: async () => {
       if (closed) return;
       closed = true;
+      await listener?.stop();
       await pool.end();
     },
   };
@@ -159,5 +204,25 @@ function composeStorage(pool: pg.Pool, options: PostgresOptions): PostgresStorag
     ...shared,
     atomic: <T>(fn: (tx: Storage) => Promise<T>, opts?: AtomicOptions) => outermost((c) => fn(txView(c)), opts?.durable !== false),
     outsideChange: marks.outsideChange,
+    async listen(handlers: OutsideHandlers = {}) {
+      if (listener) throw new Error('this storage listens already');
+      listener = startListener({
+        url,
+        origin,
+        log: options.log ?? (() => {}),
+        onNotice: (n) => {
+          if (n.kind === 'change') {
+            marks.outsideChange();
+            handlers.change?.(n.storeId);
+          } else handlers.sessionEnded?.(n.workspaceId, n.sessionId);
+        },
+        onResync: () => {
+          marks.outsideChange();
+          handlers.resync?.();
+        },
+      });
+      await listener.ready;
+      return listener;
+    },
   };
 }
