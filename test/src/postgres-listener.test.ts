@@ -6,7 +6,7 @@
  */
 import pg from 'pg';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import type { Caller, Session } from '../../src/domain/types.js';
+import type { Caller, ChangePage, Session } from '../../src/domain/types.js';
 import { createService, type Service } from '../../src/service/service.js';
 import { LISTENER_APPLICATION_NAME } from '../../src/storage/postgres/listener.js';
 import { openPostgresStorage, type PostgresStorage } from '../../src/storage/postgres/open.js';
@@ -24,12 +24,16 @@ async function twoHosts(): Promise<[Host, Host, string]> {
   const hosts: Host[] = [];
   for (let i = 0; i < 2; i++) {
     const storage = await openPostgresStorage(db.url);
-    const service = createService({ storage });
+    // The feed's followers never poll here: they wake only when told (a commit here or a notice heard).
+    const service = createService({ storage, feed: { every: () => () => {} } });
     const ws = await service.keys.defaultWorkspace();
     const { key } = await service.keys.createKey(`host ${i}`, 'admin', ws.id);
     const heard = { changes: [] as (string | null)[], ended: [] as string[], resyncs: 0 };
     await storage.listen({
-      change: (id) => heard.changes.push(id),
+      change: (id) => {
+        heard.changes.push(id);
+        service.outsideCommit(id);
+      },
       sessionEnded: (_ws, id) => heard.ended.push(id),
       resync: () => (heard.resyncs += 1),
     });
@@ -70,6 +74,24 @@ describe.skipIf(pgSkip !== null)(`the PostgreSQL change listener${pgSkip ? ` (sk
     await a.service.createMemory(a.caller, store.id, { path: '/b.md', content: 'from a' });
     expect(a.storage.changeMark() - before.mark).toBe(a.storage.ownWriteMark() - before.own);
     await eventually(() => b.heard.changes.length > seen, 'host B hears A\'s commit');
+  });
+
+  it("a change feed follower on one server wakes for another server's commit", async () => {
+    const [a, b] = await twoHosts();
+    const store = await b.service.createStore(b.caller, { name: 'followed', description: '', metadata: {} });
+    await b.service.createMemory(b.caller, store.id, { path: '/e.md', content: 'before' });
+    const abort = new AbortController();
+    const pages = a.service.feed.follow(a.caller, store.id, null, abort.signal);
+    // The first page is what was there; the follower then waits, and only a wake-up brings the next.
+    expect(((await pages.next()).value as ChangePage).data).toHaveLength(1);
+    const next = pages.next();
+    await b.service.createMemory(b.caller, store.id, { path: '/f.md', content: 'from b' });
+    const page = await next;
+    abort.abort();
+    await pages.return(undefined);
+    expect(page.done).toBe(false);
+    const data = (page.value as ChangePage).data;
+    expect(data.map((c) => ('version' in c ? c.version.path : null))).toEqual(['/f.md']);
   });
 
   it('a write that rolls back publishes nothing: the next notice heard is the next commit', async () => {
