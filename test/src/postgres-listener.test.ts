@@ -94,7 +94,7 @@ describe.skipIf(pgSkip !== null)(`the PostgreSQL change listener${pgSkip ? ` (sk
     expect(data.map((c) => ('version' in c ? c.version.path : null))).toEqual(['/f.md']);
   });
 
-  it('a write that rolls back publishes nothing: the next notice heard is the next commit', async () => {
+  it('a write that rolls back publishes nothing: its store is not named before the next commit', async () => {
     const [a, b] = await twoHosts();
     const rolled = await b.service.createStore(b.caller, { name: 'rolled back', description: '', metadata: {} });
     const kept = await b.service.createStore(b.caller, { name: 'kept', description: '', metadata: {} });
@@ -107,8 +107,9 @@ describe.skipIf(pgSkip !== null)(`the PostgreSQL change listener${pgSkip ? ` (sk
       }),
     ).rejects.toThrow();
     await b.service.createMemory(b.caller, kept.id, { path: '/y.md', content: 'kept' });
-    await eventually(() => a.heard.changes.length > from, 'A hears the commit');
-    expect(a.heard.changes.slice(from)).toEqual([kept.id]);
+    await eventually(() => a.heard.changes.slice(from).includes(kept.id), 'A hears the commit');
+    // Notices arrive in commit order: the rolled-back version's would have come before this one.
+    expect(a.heard.changes.slice(from)).not.toContain(rolled.id);
   });
 
   it('ending a session on one server is announced to the others', async () => {
