@@ -121,6 +121,10 @@ describe.skipIf(!FUSE_AVAILABLE || pgSkip !== null)(`two servers on one PostgreS
     expect((await sh(`printf 'changed on a' > notes/a.md`, dirA)).code).toBe(0);
     await eventually(() => catIn(dirB, 'notes/a.md'), (t) => t === 'changed on a', "A's second write in B's mount");
 
+    // A mode is no version: it still reaches the other host (after the kernel's 1 s attribute cache).
+    expect((await sh('chmod 600 notes/a.md', dirA)).code).toBe(0);
+    await eventually(() => sh('stat -c %a notes/a.md', dirB).then((r) => r.stdout.trim()), (m) => m === '600', "A's chmod in B's mount");
+
     // B's mount → A's mount, including a rename and a delete.
     expect((await sh(`printf 'from mount b' > b.tmp && mv b.tmp notes/b.md && rm notes/a.md`, dirB)).code).toBe(0);
     await eventually(() => catIn(dirA, 'notes/b.md'), (t) => t === 'from mount b', "B's mount write in A's mount");

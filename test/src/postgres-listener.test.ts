@@ -76,6 +76,28 @@ describe.skipIf(pgSkip !== null)(`the PostgreSQL change listener${pgSkip ? ` (sk
     await eventually(() => b.heard.changes.length > seen, 'host B hears A\'s commit');
   });
 
+  it("another server's commit in one store moves that store's mark and leaves the other stores' marks, which its store-less writes move", async () => {
+    const [a, b] = await twoHosts();
+    const busy = await b.service.createStore(b.caller, { name: 'busy', description: '', metadata: {} });
+    const quiet = await b.service.createStore(b.caller, { name: 'quiet', description: '', metadata: {} });
+    await eventually(() => a.heard.changes.length >= 2, 'A hears the store creations');
+    const m = await b.service.createMemory(b.caller, busy.id, { path: '/a.md', content: 'one' });
+    await eventually(() => a.heard.changes.includes(busy.id), 'A hears the first write');
+    const before = { busy: a.storage.storeChangeMark(busy.id), quiet: a.storage.storeChangeMark(quiet.id), all: a.storage.changeMark() };
+    await b.service.updateMemory(b.caller, busy.id, m.id, { content: 'two' });
+    await eventually(() => a.storage.storeChangeMark(busy.id) > before.busy, "the busy store's mark moves on A");
+    expect(a.storage.storeChangeMark(quiet.id)).toBe(before.quiet);
+    expect(a.storage.changeMark()).toBeGreaterThan(before.all);
+    // A write that names no store (an archiving) may touch any: every mark moves, also when it
+    // shares its transaction with a version of another store (a group commit).
+    await b.storage.atomic(async (tx) => {
+      const ops = b.service.operationsOn(tx);
+      await ops.createMemory(b.caller, busy.id, { path: '/b.md', content: 'beside' });
+      await ops.archiveStore(b.caller, quiet.id);
+    });
+    await eventually(() => a.storage.storeChangeMark(quiet.id) > before.quiet, "the quiet store's mark moves on A");
+  });
+
   it("a change feed follower on one server wakes for another server's commit", async () => {
     const [a, b] = await twoHosts();
     const store = await b.service.createStore(b.caller, { name: 'followed', description: '', metadata: {} });

@@ -29,7 +29,7 @@ import { storeReads, storeWrites } from './stores.js';
 import { versionReads, versionWrites } from './versions.js';
 import { createWalSync } from './sync.js';
 import { startListener, type Listener } from './listener.js';
-import { adopt, forgetPublished, newOrigin, publishAtCommit, publishSessionEnded } from './notify.js';
+import { adopt, newOrigin, publishAtCommit, publishSessionEnded, tracked } from './notify.js';
 
 export interface PostgresOptions {
   /** What readers take as now when they hide expired memories (RFC 3339 UTC with milliseconds). */
@@ -54,8 +54,10 @@ export interface OutsideHandlers {
 
 /** The port on PostgreSQL, plus the cross-host wake-up (issue 14). */
 export type PostgresStorage = Storage & {
-  /** Another server committed: moves changeMark() (the listener calls it; tests may too). */
-  outsideChange(): void;
+  /** Always kept here: other servers' notices name their store. */
+  storeChangeMark(storeId: string): number;
+  /** Another server committed in `storeId` (none: any store): moves the marks (the listener calls it; tests may too). */
+  outsideChange(storeId?: string | null): void;
   /**
    * Starts the one dedicated LISTEN connection (listener.ts) and hands other servers' notices to
    * `handlers`; resolves once it listens (or its first try failed: it retries). Closed by close().
@@ -68,6 +70,21 @@ type Op = (q: Q, ...args: never[]) => Promise<unknown>;
 /** How bind() calls an operation: with the arguments its bound method was given. */
 type Call = (op: (q: Q, ...args: unknown[]) => Promise<unknown>, args: unknown[]) => Promise<unknown>;
 type Bound<T extends Record<string, Op>> = { [K in keyof T]: T[K] extends (q: Q, ...args: infer A) => infer R ? (...args: A) => R : never };
+
+/**
+ * Writes that change nothing a mount or a change feed shows: they owe other servers no notice
+ * (notify.ts). Every other write announces its store, or any store if it appended no version.
+ */
+const QUIET_WRITES = new Set([
+  'insertWorkspace', 'insertApiKey', 'markApiKeySeeded', 'revokeApiKey', 'insertReceipt', 'deleteReceipt', 'purgeReceipts',
+  'insertCheckpoint', 'deleteCheckpoint', 'insertAdminAction', 'insertSession', 'endSession',
+]);
+
+function trackAll<T extends Record<string, Op>>(ops: T): T {
+  const out: Record<string, unknown> = {};
+  for (const [name, op] of Object.entries(ops)) out[name] = tracked(op as (q: Q, ...args: unknown[]) => Promise<unknown>, QUIET_WRITES.has(name));
+  return out as T;
+}
 
 function bind<T extends Record<string, Op>>(ops: T, call: Call): Bound<T> {
   const out: Record<string, unknown> = {};
@@ -101,7 +118,7 @@ function composeStorage(url: string, pool: pg.Pool, options: PostgresOptions): P
   const wal = createWalSync(pool);
   const memories = memoryOps(ctx);
   const checkpoints = checkpointOps(ctx);
-  const writes = {
+  const writes = trackAll({
     ...storeWrites,
     ...keyWrites,
     ...memories.writes,
@@ -118,7 +135,7 @@ function composeStorage(url: string, pool: pg.Pool, options: PostgresOptions): P
       await publishSessionEnded(q, workspaceId, id);
       return ended;
     },
-  };
+  });
   const reads = {
     ...storeReads,
     ...keyReads,
@@ -142,14 +159,9 @@ function composeStorage(url: string, pool: pg.Pool, options: PostgresOptions): P
     // Every write tells the other servers, inside the transaction: they hear it only if it commits.
     const result = await inTransaction(pool, async (c) => {
       adopt(c, origin);
-      try {
-        const r = await fn(c);
-        await publishAtCommit(c, origin);
-        return r;
-      } catch (err) {
-        forgetPublished(c);
-        throw err;
-      }
+      const r = await fn(c);
+      await publishAtCommit(c, origin);
+      return r;
     }, { durable });
     marks.ownCommit();
     if (!durable) wal.relaxedCommit();
@@ -164,18 +176,11 @@ function composeStorage(url: string, pool: pg.Pool, options: PostgresOptions): P
    */
   function txView(c: pg.PoolClient): Storage {
     const view: Storage = {
-      // A savepoint rolled back takes its notices with it: publish at commit again, to be sure.
-      ...bind(writes, (op, args) => inSavepoint(c, () => op(c, ...args)).catch((err: unknown) => {
-        forgetPublished(c);
-        throw err;
-      })),
+      ...bind(writes, (op, args) => inSavepoint(c, () => op(c, ...args))),
       ...bind(reads, (op, args) => op(c, ...args)),
       ...shared,
       // The outermost transaction decides durability; a nested one is a savepoint of it.
-      atomic: <T>(fn: (tx: Storage) => Promise<T>) => inSavepoint(c, () => fn(view)).catch((err: unknown) => {
-        forgetPublished(c);
-        throw err;
-      }),
+      atomic: <T>(fn: (tx: Storage) => Promise<T>) => inSavepoint(c, () => fn(view)),
     };
     return view;
   }
@@ -183,6 +188,7 @@ function composeStorage(url: string, pool: pg.Pool, options: PostgresOptions): P
   let closed = false;
   const shared = {
     changeMark: marks.changeMark,
+    storeChangeMark: marks.storeChangeMark,
     ownWriteMark: marks.ownWriteMark,
     unsyncedCommits: wal.unsynced,
     syncCommits: wal.sync,
@@ -212,7 +218,7 @@ function composeStorage(url: string, pool: pg.Pool, options: PostgresOptions): P
         log: options.log ?? (() => {}),
         onNotice: (n) => {
           if (n.kind === 'change') {
-            marks.outsideChange();
+            marks.outsideChange(n.storeId);
             handlers.change?.(n.storeId);
           } else handlers.sessionEnded?.(n.workspaceId, n.sessionId);
         },
