@@ -21,6 +21,8 @@ export interface ListenerOptions {
   log?: (line: string) => void;
   /** First and longest wait before reconnecting, in ms (doubling in between). */
   backoffMs?: { first: number; max: number };
+  /** How often the idle connection is asked a `SELECT 1`, in ms: a silently dead link fails it and is replaced. */
+  heartbeatMs?: number;
 }
 
 export interface Listener {
@@ -31,7 +33,7 @@ export interface Listener {
   stop(): Promise<void>;
 }
 
-export function startListener({ url, origin, onNotice, onResync, log = () => {}, backoffMs = { first: 100, max: 5000 } }: ListenerOptions): Listener {
+export function startListener({ url, origin, onNotice, onResync, log = () => {}, backoffMs = { first: 100, max: 5000 }, heartbeatMs = 15_000 }: ListenerOptions): Listener {
   let client: pg.Client | null = null;
   let stopped = false;
   let live = false;
@@ -39,8 +41,10 @@ export function startListener({ url, origin, onNotice, onResync, log = () => {},
   let timer: NodeJS.Timeout | null = null;
 
   async function connect(): Promise<void> {
-    // Named, so an operator sees it in pg_stat_activity (and a test can cut it).
-    const c = new pg.Client({ connectionString: url, application_name: LISTENER_APPLICATION_NAME });
+    // Named, so an operator sees it in pg_stat_activity (and a test can cut it). A listener only
+    // waits, so a link that died without a FIN would go unnoticed: the heartbeat's query times out.
+    const c = new pg.Client({ connectionString: url, application_name: LISTENER_APPLICATION_NAME, query_timeout: heartbeatMs, keepAlive: true });
+    let beat: NodeJS.Timeout | null = null;
     client = c;
     // An 'error' without a listener would end the process; a broken connection also ends.
     let lost = false;
@@ -48,6 +52,7 @@ export function startListener({ url, origin, onNotice, onResync, log = () => {},
       if (lost) return;
       lost = true;
       live = false;
+      if (beat) clearInterval(beat);
       if (client === c) client = null;
       c.end().catch(() => {});
       if (stopped) return;
@@ -69,6 +74,8 @@ export function startListener({ url, origin, onNotice, onResync, log = () => {},
       return;
     }
     if (stopped || lost) return;
+    beat = setInterval(() => void c.query('SELECT 1').catch((err: Error) => drop(`heartbeat: ${err.message}`)), heartbeatMs);
+    beat.unref();
     live = true;
     delay = backoffMs.first;
     onResync();
