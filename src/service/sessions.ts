@@ -212,9 +212,6 @@ export function createSessions({ storage, getStore, ids, clock, limits, local, m
       }
     },
 
-    /** How many sessions this server has mounted (a gauge). */
-    mountedCount: () => mounted.size,
-
     systemPrompt,
   };
 }
