@@ -17,7 +17,7 @@ import { loadConfig, type Config } from './cli/config.js';
 import { mountAccess, type Mounter } from './service/mounts.js';
 import { createService, type Service } from './service/service.js';
 import { openSqliteStorage, type SqliteStorage } from './storage/sqlite/open.js';
-import { openPostgresStorage, type PostgresOptions } from './storage/postgres/open.js';
+import { openPostgresStorage, type PostgresOptions, type PostgresStorage } from './storage/postgres/open.js';
 import type { Storage } from './storage/port.js';
 import { isMnemoError } from './domain/errors.js';
 import { removePidFile, writePidFile } from './cli/pidfile.js';
@@ -53,6 +53,25 @@ async function openStorage(config: Config, sqlite: () => SqliteStorage, pg: Post
   const url = config.databaseUrl;
   const open = () => openPostgresStorage(url, { log: (line) => warn(line), ...pg });
   return wait ? waitForDatabase(open, (line) => warn(line)) : open();
+}
+
+/**
+ * On PostgreSQL, other servers' commits and session ends reach this process through one LISTEN
+ * connection (storage/postgres/listener.ts): their stores' mount caches drop (changeMark moves),
+ * change feed followers read at once, and a session of this node ended elsewhere is unmounted.
+ * SQLite has one server per file: nothing to hear.
+ */
+async function hearOtherServers(storage: Storage, service: Service): Promise<void> {
+  if (!('listen' in storage)) return;
+  const failed = (err: unknown) => warn(`mnemo: could not unmount a session ended elsewhere: ${describeError(err)}`);
+  await (storage as PostgresStorage).listen({
+    change: (storeId) => service.outsideCommit(storeId),
+    sessionEnded: (_workspaceId, sessionId) => void service.sessions.endedElsewhere(sessionId).catch(failed),
+    resync: () => {
+      service.outsideCommit(null);
+      void service.sessions.reconcile().catch(failed);
+    },
+  });
 }
 
 /** SQLite's data-dir lock (a restore must not replace the file under us); PostgreSQL has no file to hold. */
@@ -158,6 +177,8 @@ async function runServe(config: Config): Promise<number> {
     throw new Error(`cannot listen on ${config.host}:${config.port}: ${listenError(err)}`);
   });
   writePidFile(config.dataDir);
+  // Listening before the remount: a session ended elsewhere from here on is heard, one ended before is not remounted.
+  await hearOtherServers(storage, service);
   await service.sessions.restore();
   // Scripts read the URL from the first line; keep it first and alone.
   // A caller may stop us as soon as it reads the URL: be ready for the signal before printing it.
@@ -258,6 +279,7 @@ async function mountUntilSignal(config: Config, { service, storage, mounter }: M
   // Writes are attributed to a session of their own, recorded (with this pid) so the API shows it.
   const session = local.start({ store, hostPath, readOnly });
   const access = mountAccess(store, readOnly);
+  await hearOtherServers(storage, service);
   await mounter.mount({ storeId, hostPath, readOnly: access !== 'writable', actor: { type: 'session_actor', sessionId: session.id }, service: service });
   await local.record(session);
   const stopped = untilSignal();
@@ -292,6 +314,8 @@ function sweepExpired(service: Service, mounter: Mounter): NodeJS.Timeout {
       })
       .catch((err: unknown) => warn(`mnemo: retention failed: ${err instanceof Error ? err.message : String(err)}`));
     service.localSessions.endStaleMounts(mounter, (line) => log(`mnemo: ${line}`)).catch(failed);
+    // A session ended by another server whose notice this one missed.
+    service.sessions.reconcile().catch(failed);
   }, 60_000);
   timer.unref();
   return timer;

@@ -25,7 +25,8 @@ export function createMountReader(storage: Storage, storeId: string, asOf?: stri
     memory: (id) => storage.getMemory(storeId, id),
     hasMemoriesUnder: (dir) => storage.hasMemoriesUnder(storeId, dir),
     listDirectory: (dir, limit) => storage.listDirectory(storeId, dir, limit),
-    changeMark: () => storage.changeMark(),
+    // A store's own mark where the engine keeps one: other stores' changes on other hosts keep this mount's answers.
+    changeMark: () => storage.storeChangeMark?.(storeId) ?? storage.changeMark(),
     ownWriteMark: () => storage.ownWriteMark(),
     nextExpiry: (after) => storage.nextExpiry(storeId, after),
     ...history,

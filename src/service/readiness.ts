@@ -1,11 +1,12 @@
 /**
  * @module Readiness (GET /readyz): the database answers a query, and every active session's
- * mounts are live. A session resource whose store is gone is not expected to be mounted
+ * mounts are live (this node's: another node mounts its own). A session resource whose store is gone is not expected to be mounted
  * (service/sessions.ts skips it too).
  */
 import { resolve } from 'node:path';
 import type { Mounter } from './mounts.js';
 import type { Storage } from '../storage/port.js';
+import { ownSession } from '../domain/nodes.js';
 
 export interface Readiness {
   ready: boolean;
@@ -17,11 +18,12 @@ export interface Readiness {
   mounts: number;
 }
 
-export async function checkReadiness(storage: Pick<Storage, 'listActiveSessions' | 'getStoreById'>, mounter: Pick<Mounter, 'mounted'>): Promise<Readiness> {
+export async function checkReadiness(storage: Pick<Storage, 'listActiveSessions' | 'getStoreById'>, mounter: Pick<Mounter, 'mounted'>, nodeId: string | null = null): Promise<Readiness> {
   const live = new Set((await mounter.mounted?.()) ?? []);
   let sessions;
   try {
-    sessions = await storage.listActiveSessions();
+    // Another node's sessions are mounted on that node, not here.
+    sessions = (await storage.listActiveSessions()).filter((s) => ownSession(s, nodeId));
   } catch (err) {
     return { ready: false, database: (err as Error).message, unmounted: [], activeSessions: 0, mounts: live.size };
   }

@@ -19,6 +19,7 @@ import { createMountReader } from './mount-reader.js';
 import { NO_MOUNTS, type Mounter, type MountReader, type MountService } from './mounts.js';
 import { faceOf, operationsCache, type Operations } from './operations.js';
 import { checkReadiness } from './readiness.js';
+import { ownSession } from '../domain/nodes.js';
 import { AGENT_MOUNT_ROOT, createSessions } from './sessions.js';
 
 /** Expired memories one sweep transaction deletes (each a version row and a delete). */
@@ -124,9 +125,14 @@ export function createService({
       ...(idempotencyTtlSeconds === undefined ? {} : { ttlSeconds: idempotencyTtlSeconds }),
     }),
     /** GET /readyz: the database answers and every active session's mounts are live. */
-    readiness: () => checkReadiness(storage, mounter),
-    /** Active sessions this server mounts (a gauge). */
-    countMountedSessions: async (): Promise<number> => (await storage.listActiveSessions()).length,
+    readiness: () => checkReadiness(storage, mounter, nodeId),
+    /** Active sessions this server mounts (a gauge): its own node's. */
+    countMountedSessions: async (): Promise<number> => (await storage.listActiveSessions()).filter((s) => ownSession(s, nodeId)).length,
+    /**
+     * Another server committed (the PostgreSQL change listener heard it; null: some store, or
+     * notices may have been missed): the change feed's followers read at once, as for this server's commits.
+     */
+    outsideCommit: (storeId: string | null): void => commits.notify(storeId),
     /**
      * What the operator does from the host's command line (`mnemo keys`, `workspaces`, `check`): it
      * holds the database file, so no caller and no grant apply.

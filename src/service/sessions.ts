@@ -57,7 +57,11 @@ function assertMayMount(caller: Caller, resources: { access: string }[]): void {
 }
 
 export function createSessions({ storage, getStore, ids, clock, limits, local, mounter, mountService, mountRoot, log = () => {}, audit, nodeId = null }: SessionsOptions) {
+  /** The sessions this server has mounted, by id: what it unmounts when another server ends one. */
+  const mounted = new Map<string, Session>();
+
   async function mountAll(session: Session): Promise<void> {
+    mounted.set(session.id, session);
     const actor = { type: 'session_actor' as const, sessionId: session.id };
     for (const r of session.resources) {
       const access = mountAccess(await storage.getStoreById(r.storeId), r.access === 'read_only');
@@ -70,6 +74,7 @@ export function createSessions({ storage, getStore, ids, clock, limits, local, m
 
   /** Unmounts the session's stores and removes their (now empty) mount points: nothing is left under the mount root. */
   async function unmountAll(session: Session): Promise<void> {
+    mounted.delete(session.id);
     for (const r of session.resources) await mounter.unmount(r.hostPath);
     await removeSessionDirs(mountRoot, session.id, session.resources.map((r) => r.hostPath), log);
   }
@@ -149,7 +154,8 @@ export function createSessions({ storage, getStore, ids, clock, limits, local, m
         // This server does not serve it: the `mnemo mount` process does, and ends it when it stops.
         throw new MnemoError('conflict', `session ${id} is served by a mnemo mount process (pid ${s.localPid}); stop that process (Ctrl-C) to end it`);
       }
-      await unmountAll(s);
+      // Another node's mounts are not here: the row ends now, and that node unmounts when it hears (or at its start).
+      if (ownSession(s, nodeId)) await unmountAll(s);
       const end = async (tx: Storage) => {
         const ended = await tx.endSession(caller.workspaceId, id, clock());
         await hooks?.record(ended, tx);
@@ -177,6 +183,32 @@ export function createSessions({ storage, getStore, ids, clock, limits, local, m
         } catch (err) {
           log(`could not remount session ${s.id}: ${(err as Error).message}`);
         }
+      }
+    },
+
+    /**
+     * Another server ended a session (the database says so already): unmount it if it is mounted
+     * here. A notice about a session this server does not serve changes nothing.
+     */
+    async endedElsewhere(sessionId: string): Promise<void> {
+      const s = mounted.get(sessionId);
+      if (!s) return;
+      const now = await storage.getSession(s.workspaceId, s.id);
+      if (now && now.status === 'active') return;
+      log(`session ${s.id} was ended by another server: unmounting it`);
+      await unmountAll(s);
+    },
+
+    /**
+     * Unmounts every session mounted here that the database says has ended: after the change
+     * listener was away (a notice may have been lost), and in the minute sweep, to be sure.
+     */
+    async reconcile(): Promise<void> {
+      for (const s of [...mounted.values()]) {
+        const now = await storage.getSession(s.workspaceId, s.id);
+        if (now && now.status === 'active') continue;
+        log(`session ${s.id} has ended elsewhere: unmounting it`);
+        await unmountAll(s);
       }
     },
 

@@ -27,6 +27,12 @@ export interface MountViewStorage {
    */
   changeMark(): number;
   /**
+   * A mark of one store's changes, where the engine can tell stores apart (PostgreSQL: other
+   * servers' notices name their store); it moves whenever changeMark() does for a change that may
+   * touch the store, and its own-write part is ownWriteMark(). Absent: changeMark() serves.
+   */
+  storeChangeMark?(storeId: string): number;
+  /**
    * The part of changeMark() that counts this process's own writes, with no look at other
    * processes: when both moved by the same amount around a write of one's own, that write is all
    * that changed (the mount keeps its answers across its own saves this way: fs/storage-view.ts).

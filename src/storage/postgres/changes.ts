@@ -1,30 +1,40 @@
 /**
- * @module The change marks on PostgreSQL: for now a counter this process's committed writes move.
- * Another server's commits do not move it yet: the cross-host wake-up (LISTEN/NOTIFY on a dedicated
- * connection, a per-store change sequence as the truth, issue 14 item 3) calls `outsideChange()`
- * when it hears one, and changeMark() then moves for every reader as the port promises.
+ * @module The change marks on PostgreSQL: counters this process's committed writes move, and the
+ * cross-host wake-up (listener.ts) moves for other servers' commits. A notice that names its store
+ * moves only that store's mark (and the total), so a busy store on one host does not drop every
+ * other store's mount caches on the others; a notice without a store (a mode change, a redaction,
+ * a listener that reconnected) moves every mark.
  */
 export interface ChangeMarks {
   changeMark(): number;
+  /** The mark of one store: moves with this process's writes, notices for it and notices for any store. */
+  storeChangeMark(storeId: string): number;
   ownWriteMark(): number;
   /** A commit of this process (called once the transaction committed). */
   ownCommit(): void;
-  /** HOOK: another process committed (the NOTIFY listener calls it; nothing does yet). */
-  outsideChange(): void;
+  /** Another process committed, in `storeId` (undefined or null: in any store). */
+  outsideChange(storeId?: string | null): void;
 }
 
 export function createChangeMarks(): ChangeMarks {
   let own = 0;
+  /** Notices for any store. */
+  let everywhere = 0;
+  /** Every notice, of either kind: changeMark() moves for each. */
   let outside = 0;
+  const byStore = new Map<string, number>();
   return {
-    // Both counts only grow, so their sum moves whenever either does.
+    // Every count only grows, so a sum moves whenever one of its parts does.
     changeMark: () => own + outside,
+    storeChangeMark: (storeId) => own + everywhere + (byStore.get(storeId) ?? 0),
     ownWriteMark: () => own,
     ownCommit: () => {
       own += 1;
     },
-    outsideChange: () => {
+    outsideChange: (storeId) => {
       outside += 1;
+      if (storeId == null) everywhere += 1;
+      else byStore.set(storeId, (byStore.get(storeId) ?? 0) + 1);
     },
   };
 }

@@ -7,10 +7,13 @@
  */
 import type { VersionRowInput } from '../common/version-rows.js';
 import { first, run, type Q } from './db.js';
+import { noticeOfCommit } from './notify.js';
 
 /** Call it inside a write transaction (the store row is locked by then or by this statement). */
 export async function appendVersionRow(q: Q, r: VersionRowInput): Promise<void> {
-  const s = await first<{ commit_seq: number }>(q, 'UPDATE stores SET commit_seq = commit_seq + 1 WHERE id = $1 RETURNING commit_seq', [r.storeId]);
+  // The cross-host wake-up rides on the same statement (notify.ts): delivered only if this commits.
+  const notice = noticeOfCommit(q, r.storeId, 2);
+  const s = await first<{ commit_seq: number }>(q, `UPDATE stores SET commit_seq = commit_seq + 1 WHERE id = $1 RETURNING commit_seq${notice.sql}`, [r.storeId, ...notice.params]);
   await run(
     q,
     `INSERT INTO versions (id, store_id, memory_id, operation, path, content, content_sha256, content_size_bytes, created_at, actor_type, actor_id, commit_seq, path_seq)

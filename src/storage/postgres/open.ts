@@ -30,6 +30,8 @@ import { storeReads, storeWrites } from './stores.js';
 import { versionReads, versionWrites } from './versions.js';
 import { createWalSync } from './sync.js';
 import { createOutageGuard, databaseUnavailable, isUnreachable } from './unavailable.js';
+import { startListener, type Listener } from './listener.js';
+import { adopt, newOrigin, publishAtCommit, publishSessionEnded, tracked } from './notify.js';
 
 export interface PostgresOptions {
   /** What readers take as now when they hide expired memories (RFC 3339 UTC with milliseconds). */
@@ -42,10 +44,27 @@ export interface PostgresOptions {
   log?: (line: string) => void;
 }
 
-/** The port on PostgreSQL, plus what tests and the coming NOTIFY listener need. */
+/** What a server does when another one commits or ends a session (main.ts wires it to the service). */
+export interface OutsideHandlers {
+  /** Another server committed in `storeId` (null: some store); changeMark() has moved already. */
+  change?: (storeId: string | null) => void;
+  /** Another server ended this session: its node unmounts it. */
+  sessionEnded?: (workspaceId: string, sessionId: string) => void;
+  /** The listener (re)connected: notices may have been lost meanwhile, so treat everything as changed. */
+  resync?: () => void;
+}
+
+/** The port on PostgreSQL, plus the cross-host wake-up (issue 14). */
 export type PostgresStorage = Storage & {
-  /** HOOK for the cross-host wake-up (issue 14 item 3): another server committed; moves changeMark(). */
-  outsideChange(): void;
+  /** Always kept here: other servers' notices name their store. */
+  storeChangeMark(storeId: string): number;
+  /** Another server committed in `storeId` (none: any store): moves the marks (the listener calls it; tests may too). */
+  outsideChange(storeId?: string | null): void;
+  /**
+   * Starts the one dedicated LISTEN connection (listener.ts) and hands other servers' notices to
+   * `handlers`; resolves once it listens (or its first try failed: it retries). Closed by close().
+   */
+  listen(handlers?: OutsideHandlers): Promise<Listener>;
 };
 
 /** Any operation (never[]: every parameter list fits); Bound<> keeps each one's own signature. */
@@ -53,6 +72,22 @@ type Op = (q: Q, ...args: never[]) => Promise<unknown>;
 /** How bind() calls an operation: with the arguments its bound method was given. */
 type Call = (op: (q: Q, ...args: unknown[]) => Promise<unknown>, args: unknown[]) => Promise<unknown>;
 type Bound<T extends Record<string, Op>> = { [K in keyof T]: T[K] extends (q: Q, ...args: infer A) => infer R ? (...args: A) => R : never };
+
+/**
+ * Writes that change nothing a mount or a change feed shows: they owe other servers no notice
+ * (notify.ts). Every other write announces its store, or any store if it appended no version.
+ */
+const QUIET_WRITES = new Set([
+  'insertWorkspace', 'insertApiKey', 'markApiKeySeeded', 'revokeApiKey', 'insertReceipt', 'deleteReceipt', 'purgeReceipts',
+  'insertCheckpoint', 'deleteCheckpoint', 'insertAdminAction', 'insertSession', 'endSession',
+  'insertConsoleSession', 'touchConsoleSession', 'deleteConsoleSession', 'purgeConsoleSessions',
+]);
+
+function trackAll<T extends Record<string, Op>>(ops: T): T {
+  const out: Record<string, unknown> = {};
+  for (const [name, op] of Object.entries(ops)) out[name] = tracked(op as (q: Q, ...args: unknown[]) => Promise<unknown>, QUIET_WRITES.has(name));
+  return out as T;
+}
 
 function bind<T extends Record<string, Op>>(ops: T, call: Call): Bound<T> {
   const out: Record<string, unknown> = {};
@@ -72,18 +107,21 @@ export async function openPostgresStorage(url: string, options: PostgresOptions 
     throw isUnreachable(err) ? databaseUnavailable(err) : err;
   }
   const pool = createPool(url, options.poolSize ?? 10, (err) => options.log?.(`mnemo: a PostgreSQL connection broke while idle: ${err.message}`));
-  return composeStorage(pool, options);
+  return composeStorage(url, pool, options);
 }
 
-function composeStorage(pool: pg.Pool, options: PostgresOptions): PostgresStorage {
+function composeStorage(url: string, pool: pg.Pool, options: PostgresOptions): PostgresStorage {
   const ctx = { clock: options.clock ?? (() => new Date().toISOString()) };
   // Every operation from outside goes through it; inside `atomic` the outermost transaction's does.
   const guard = createOutageGuard(options.log);
   const marks = createChangeMarks();
+  // This storage's notices carry it (notify.ts): each transaction's connection is tagged with it.
+  const origin = newOrigin();
+  let listener: Listener | null = null;
   const wal = createWalSync(pool);
   const memories = memoryOps(ctx);
   const checkpoints = checkpointOps(ctx);
-  const writes = {
+  const writes = trackAll({
     ...storeWrites,
     ...keyWrites,
     ...memories.writes,
@@ -95,7 +133,13 @@ function composeStorage(pool: pg.Pool, options: PostgresOptions): PostgresStorag
     ...auditWrites,
     ...consoleSessionWrites,
     purgeExpiredMemories: sweepExpired,
-  };
+    // The session's node hears it ended (main.ts unmounts it there), even when another server ended it.
+    async endSession(q: Q, workspaceId: string, id: string, now: string) {
+      const ended = await sessionWrites.endSession(q, workspaceId, id, now);
+      await publishSessionEnded(q, workspaceId, id);
+      return ended;
+    },
+  });
   const reads = {
     ...storeReads,
     ...keyReads,
@@ -117,7 +161,13 @@ function composeStorage(pool: pg.Pool, options: PostgresOptions): PostgresStorag
 
   async function outermost<T>(fn: (c: pg.PoolClient) => Promise<T>, durable: boolean): Promise<T> {
     const started = performance.now();
-    const result = await guard(() => inTransaction(pool, fn, { durable }));
+    // Every write tells the other servers, inside the transaction: they hear it only if it commits.
+    const result = await guard(() => inTransaction(pool, async (c) => {
+      adopt(c, origin);
+      const r = await fn(c);
+      await publishAtCommit(c, origin);
+      return r;
+    }, { durable }));
     marks.ownCommit();
     if (!durable) wal.relaxedCommit();
     options.onCommit?.((performance.now() - started) / 1000);
@@ -143,6 +193,7 @@ function composeStorage(pool: pg.Pool, options: PostgresOptions): PostgresStorag
   let closed = false;
   const shared = {
     changeMark: marks.changeMark,
+    storeChangeMark: marks.storeChangeMark,
     ownWriteMark: marks.ownWriteMark,
     unsyncedCommits: wal.unsynced,
     syncCommits: () => guard(wal.sync),
@@ -153,6 +204,7 @@ function composeStorage(pool: pg.Pool, options: PostgresOptions): PostgresStorag
     close: async () => {
       if (closed) return;
       closed = true;
+      await listener?.stop();
       await pool.end();
     },
   };
@@ -163,5 +215,25 @@ function composeStorage(pool: pg.Pool, options: PostgresOptions): PostgresStorag
     ...shared,
     atomic: <T>(fn: (tx: Storage) => Promise<T>, opts?: AtomicOptions) => outermost((c) => fn(txView(c)), opts?.durable !== false),
     outsideChange: marks.outsideChange,
+    async listen(handlers: OutsideHandlers = {}) {
+      if (listener) throw new Error('this storage listens already');
+      listener = startListener({
+        url,
+        origin,
+        log: options.log ?? (() => {}),
+        onNotice: (n) => {
+          if (n.kind === 'change') {
+            marks.outsideChange(n.storeId);
+            handlers.change?.(n.storeId);
+          } else handlers.sessionEnded?.(n.workspaceId, n.sessionId);
+        },
+        onResync: () => {
+          marks.outsideChange();
+          handlers.resync?.();
+        },
+      });
+      await listener.ready;
+      return listener;
+    },
   };
 }

@@ -1,0 +1,99 @@
+/**
+ * @module The cross-host wake-up's wire (issue 14): every write transaction on PostgreSQL publishes
+ * a NOTIFY on one channel, inside the transaction, so it is delivered only if it commits. The
+ * NOTIFY is a wake-up, not the truth: a listener that was away treats everything as changed
+ * (listener.ts), and readers then read the database. Payloads are space-separated words (ids never
+ * hold spaces):
+ * - `c <origin> <store id> <commit_seq>`: a version committed in that store (commit-order.ts);
+ * - `c <origin> * 0`: some other write (a mode, a store's archiving, a redaction): any store;
+ * - `e <origin> <workspace id> <session id>`: a session was ended (its node unmounts it).
+ * A notice sent inside a savepoint that rolls back is discarded with it, as is the write it announced.
+ * `origin` is one storage's random id, so a server ignores its own commits (its own counters
+ * already moved) and still hears another storage's in the same process (tests).
+ */
+import { randomBytes } from 'node:crypto';
+import type pg from 'pg';
+import type { Q } from './db.js';
+
+export const CHANNEL = 'mnemo_changes';
+
+export type Notice =
+  | { kind: 'change'; origin: string; storeId: string | null; seq: number }
+  | { kind: 'session_ended'; origin: string; workspaceId: string; sessionId: string };
+
+export function newOrigin(): string {
+  return randomBytes(8).toString('hex');
+}
+
+/** Which storage each pooled connection belongs to (tagged as each transaction begins). */
+const origins = new WeakMap<object, string>();
+
+/** What one transaction (by its client) published so far, and whether it owes a notice for any store. */
+interface Published {
+  named: number;
+  anyStore: boolean;
+}
+const published = new WeakMap<object, Published>();
+
+function state(q: object): Published {
+  let s = published.get(q);
+  if (!s) published.set(q, (s = { named: 0, anyStore: false }));
+  return s;
+}
+
+export function adopt(client: pg.ClientBase, origin: string): void {
+  origins.set(client, origin);
+  published.delete(client);
+}
+
+/**
+ * The SQL to add to the statement that takes a store's next commit number (`UPDATE stores … RETURNING`)
+ * and its parameter, so the notice costs no round trip of its own; empty for a client of no storage.
+ */
+export function noticeOfCommit(q: Q, storeId: string, param: number): { sql: string; params: unknown[] } {
+  const origin = origins.get(q);
+  if (origin === undefined) return { sql: '', params: [] };
+  state(q).named += 1;
+  return { sql: `, pg_notify('${CHANNEL}', $${param}::text || commit_seq::text)`, params: [`c ${origin} ${storeId} `] };
+}
+
+/**
+ * Wraps a write so that one which named no store while it ran (a mode, a store's archiving, a
+ * redaction: no version) makes its transaction owe a notice for any store. `quiet` writes change
+ * nothing a mount or a feed shows (receipts, keys, the audit log, session rows), and owe none.
+ */
+export function tracked<A extends unknown[], R>(op: (q: Q, ...args: A) => Promise<R>, quiet: boolean): (q: Q, ...args: A) => Promise<R> {
+  if (quiet) return op;
+  return async (q, ...args) => {
+    const before = state(q).named;
+    const result = await op(q, ...args);
+    if (state(q).named === before) state(q).anyStore = true;
+    return result;
+  };
+}
+
+/**
+ * Called before the commit of every outermost write: a transaction that owes a notice for any
+ * store sends it now (one round trip; a version's notice rode on its own statement).
+ */
+export async function publishAtCommit(c: pg.PoolClient, origin: string): Promise<void> {
+  const owed = published.get(c)?.anyStore === true;
+  published.delete(c);
+  if (owed) await c.query('SELECT pg_notify($1, $2)', [CHANNEL, `c ${origin} * 0`]);
+}
+
+/** A session was ended: its node unmounts it when it hears this (and at its start in any case). */
+export async function publishSessionEnded(q: Q, workspaceId: string, sessionId: string): Promise<void> {
+  const origin = origins.get(q);
+  if (origin === undefined) return;
+  await q.query('SELECT pg_notify($1, $2)', [CHANNEL, `e ${origin} ${workspaceId} ${sessionId}`]);
+}
+
+/** A payload read back; null for one this code does not know (a newer server's): ignored. */
+export function parseNotice(payload: string | undefined): Notice | null {
+  const [kind, origin, a, b] = (payload ?? '').split(' ');
+  if (!origin || a === undefined || b === undefined) return null;
+  if (kind === 'c') return { kind: 'change', origin, storeId: a === '*' ? null : a, seq: Number(b) };
+  if (kind === 'e') return { kind: 'session_ended', origin, workspaceId: a, sessionId: b };
+  return null;
+}

@@ -1,0 +1,147 @@
+/**
+ * @module The bench's cross-host propagation figure (issue 14): two real servers (node ids host-a
+ * and host-b, their own data directories and mount roots) on one PostgreSQL database, a session
+ * on each over one store; a file is saved through host A's mount, and host B's mount is read
+ * until the new content shows. The delay is counted from the save's close() returning (the commit)
+ * to the first read on B that shows it (target: p99 ≤ 1 s). `BENCH_ONLY=crosshost npm run bench`
+ * runs it alone.
+ *
+ * PostgreSQL: MNEMO_TEST_DATABASE_URL (a database to create a bench database from), else, as root
+ * with Debian's postgresql, a throwaway cluster started here with its default settings (fsync on,
+ * synchronous_commit on; only initdb skips its own fsyncs), stopped at the end. Without either, the
+ * section says why and is skipped.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { pick } from './http.js';
+import { fmt, table, type Check } from './report.js';
+import { startMnemo, type Mnemo } from './targets.js';
+
+const BIN = '/usr/lib/postgresql/15/bin';
+
+/** A PostgreSQL to create the bench's database on, and how to let it go; or why there is none. */
+async function postgres(log: (s: string) => void): Promise<{ url: string; settings: string; stop: () => void } | { skip: string }> {
+  const given = process.env['MNEMO_TEST_DATABASE_URL'];
+  if (given) return { url: given, settings: "MNEMO_TEST_DATABASE_URL's server, as configured", stop: () => {} };
+  if (!existsSync(join(BIN, 'initdb')) || process.getuid?.() !== 0) {
+    return { skip: `no PostgreSQL: set MNEMO_TEST_DATABASE_URL, or run as root with ${BIN}/initdb installed (apt-get install postgresql)` };
+  }
+  log('crosshost: starting a throwaway PostgreSQL cluster');
+  const dir = mkdtempSync(join(tmpdir(), 'mnemo-xhost-pg-'));
+  chownSync(dir, Number(execFileSync('id', ['-u', 'postgres']).toString()), Number(execFileSync('id', ['-g', 'postgres']).toString()));
+  const data = join(dir, 'data');
+  const port = await freePort();
+  const asPostgres = (cmd: string, args: string[]) => execFileSync('runuser', ['-u', 'postgres', '--', join(BIN, cmd), ...args], { stdio: 'pipe' });
+  let stopped = false;
+  const stop = () => {
+    if (stopped) return;
+    stopped = true;
+    try {
+      asPostgres('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
+    } catch {
+      // Never started, or gone already: the directory goes either way.
+    }
+    rmSync(dir, { recursive: true, force: true });
+  };
+  process.once('exit', stop);
+  try {
+    asPostgres('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync']);
+    asPostgres('pg_ctl', ['-D', data, '-l', join(dir, 'log'), '-w', '-o', `-c listen_addresses='' -k ${dir} -p ${port}`, 'start']);
+  } catch (err) {
+    stop();
+    throw err;
+  }
+  return { url: `postgres://postgres@/postgres?host=${encodeURIComponent(dir)}&port=${port}`, settings: 'a throwaway local cluster, default settings (fsync and synchronous_commit on)', stop };
+}
+
+export async function crossHostSection(quick: boolean, log: (s: string) => void): Promise<{ lines: string[]; found: Check[] }> {
+  const heading = '### Cross-host propagation (ms; two servers on one PostgreSQL: a save through host A\'s mount → its content read through host B\'s mount)\n';
+  const db = await postgres(log);
+  if ('skip' in db) return { lines: [heading, `Skipped: ${db.skip}.\n`], found: [] };
+  const name = `mnemo_bench_xhost_${randomBytes(5).toString('hex')}`;
+  await onAdmin(db.url, (c) => c.query(`CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C.utf8'`));
+  const url = withDatabase(db.url, name);
+  const adminKey = `mnemo-bench-${randomBytes(18).toString('hex')}`;
+  const hosts: Mnemo[] = [];
+  try {
+    for (const node of ['host-a', 'host-b']) {
+      hosts.push(await startMnemo(undefined, { MNEMO_DATABASE_URL: url, MNEMO_NODE_ID: node, MNEMO_ADMIN_KEY: adminKey }));
+    }
+    const [a, b] = hosts as [Mnemo, Mnemo];
+    const storeId = await a.createStore('bench cross-host');
+    const dirA = await a.mountSession(storeId);
+    const dirB = await b.mountSession(storeId);
+    const rounds = quick ? 50 : 300;
+    log(`crosshost: ${rounds} saves on A, each read back on B`);
+    const delays: number[] = [];
+    let reads = 0;
+    for (let i = 0; i < rounds; i++) {
+      // Ten paths: the first ten saves create files, the rest replace content B has read before.
+      const file = `p${i % 10}.md`;
+      const content = `round ${i}\n`;
+      await writeFile(join(dirA, file), content);
+      const committed = performance.now();
+      for (;;) {
+        reads += 1;
+        const seen = await readFile(join(dirB, file), 'utf8').catch(() => null);
+        if (seen === content) break;
+        if (performance.now() - committed > 10_000) throw new Error(`host B did not show ${file} = ${JSON.stringify(content)} within 10 s`);
+        await new Promise((r) => setTimeout(r, 1));
+      }
+      delays.push(performance.now() - committed);
+    }
+    delays.sort((x, y) => x - y);
+    const p50 = pick(delays, 0.5);
+    const p99 = pick(delays, 0.99);
+    return {
+      lines: [
+        heading,
+        table(['saves', 'p50', 'p99', 'max', 'reads on B per save'], [[fmt(rounds), fmt(p50, 2), fmt(p99, 2), fmt(delays[delays.length - 1]!, 2), fmt(reads / rounds, 1)]]),
+        '',
+        `Counted from the save's close() on A to the first read on B that shows it (B is read every ~1 ms). PostgreSQL: ${db.settings}.\n`,
+      ],
+      found: [{ what: 'cross-host propagation (A mount save → B mount read) p99 ≤ 1 s', ok: p99 <= 1000, detail: `p50 ${fmt(p50, 2)} ms, p99 ${fmt(p99, 2)} ms` }],
+    };
+  } finally {
+    for (const h of hosts) await h.stop();
+    await onAdmin(db.url, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).catch(() => {});
+    db.stop();
+  }
+}
+
+/**
+ * The URL with another database name, as test/helpers/postgres.ts's withDatabase (which cannot be
+ * imported outside vitest: it reads the run's injected cluster when loaded).
+ */
+function withDatabase(url: string, name: string): string {
+  const m = /^(postgres(?:ql)?:\/\/[^/?]*)(\/[^?]*)?(\?.*)?$/.exec(url);
+  if (!m) throw new Error(`not a postgres:// URL: ${url}`);
+  return `${m[1]}/${name}${m[3] ?? ''}`;
+}
+
+async function onAdmin(url: string, fn: (c: pg.Client) => Promise<unknown>): Promise<void> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    await fn(c);
+  } finally {
+    await c.end();
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
