@@ -58,6 +58,8 @@ export function toWireVersion(v: MemoryVersion, view: View) {
     created_by: toWireActor(v.createdBy),
     redacted_at: v.redactedAt,
     redacted_by: v.redactedBy ? toWireActor(v.redactedBy) : null,
+    // Additive, on a redaction's answer only: other versions that still hold the same text.
+    ...(v.contentStillHeldBy === undefined ? {} : { content_still_held_by: v.contentStillHeldBy }),
   };
 }
 

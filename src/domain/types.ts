@@ -121,6 +121,12 @@ export interface MemoryVersion {
   createdBy: Actor;
   redactedAt: string | null;
   redactedBy: Actor | null;
+  /**
+   * Only on the answer of the redaction that just erased it: how many other unredacted versions in
+   * the store's workspace still hold the same text (content is stored once: its bytes stay while
+   * any holds them; 0 means they are gone).
+   */
+  contentStillHeldBy?: number;
 }
 
 export type Access = 'read_write' | 'read_only';

@@ -5,6 +5,7 @@
  * any host, commit in the order of their numbers; a rollback gives the number back. The same lock
  * serialises taking `path_seq`, the version's number at its path (postgres/schema/v4.ts).
  */
+import { putContent } from './contents.js';
 import { first, run, type Q } from './db.js';
 
 export interface VersionRowInput {
@@ -24,11 +25,13 @@ export interface VersionRowInput {
 /** Call it inside a write transaction (the store row is locked by then or by this statement). */
 export async function appendVersionRow(q: Q, r: VersionRowInput): Promise<void> {
   const s = await first<{ commit_seq: number }>(q, 'UPDATE stores SET commit_seq = commit_seq + 1 WHERE id = $1 RETURNING commit_seq', [r.storeId]);
+  // The text is stored once, by its sha (postgres/schema/v5.ts); the version row names it.
+  if (r.content !== null && r.sha !== null) await putContent(q, r.sha, r.content);
   await run(
     q,
-    `INSERT INTO versions (id, store_id, memory_id, operation, path, content, content_sha256, content_size_bytes, created_at, actor_type, actor_id, commit_seq, path_seq)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,
+    `INSERT INTO versions (id, store_id, memory_id, operation, path, content_sha256, content_size_bytes, created_at, actor_type, actor_id, commit_seq, path_seq)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
              (SELECT coalesce(max(path_seq), 0) + 1 FROM versions WHERE store_id = $2 AND path = $5))`,
-    [r.id, r.storeId, r.memoryId, r.operation, r.path, r.content, r.sha, r.size, r.createdAt, r.actorType, r.actorId, s?.commit_seq ?? null],
+    [r.id, r.storeId, r.memoryId, r.operation, r.path, r.sha, r.size, r.createdAt, r.actorType, r.actorId, s?.commit_seq ?? null],
   );
 }

@@ -9,6 +9,7 @@ import { PG_MIGRATION_1 } from './v1.js';
 import { PG_MIGRATION_2 } from './v2.js';
 import { PG_MIGRATION_3 } from './v3.js';
 import { PG_MIGRATION_4 } from './v4.js';
+import { PG_MIGRATION_5 } from './v5.js';
 
 export interface PgMigration {
   version: number;
@@ -24,6 +25,8 @@ export const PG_MIGRATIONS: PgMigration[] = [
   { version: 3, sql: PG_MIGRATION_3 },
   // SQLite's history migration: path_seq and the history indexes. See postgres/schema/v4.ts.
   { version: 4, sql: PG_MIGRATION_4 },
+  // SQLite's 13: content stored once. See postgres/schema/v5.ts.
+  { version: 5, sql: PG_MIGRATION_5 },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;

@@ -27,6 +27,7 @@ import { MIGRATION_9 } from './feed.js';
 import { MIGRATION_10 } from './audit.js';
 import { MIGRATION_11 } from './history.js';
 import { MIGRATION_12 } from './nodes.js';
+import { MIGRATION_13 } from './contents.js';
 
 export interface Migration {
   version: number;
@@ -218,6 +219,11 @@ CREATE INDEX memories_meta_by_path ON memories
     // The node a session is mounted on (issue 14): sqlite/schema/nodes.ts.
     version: 12,
     sql: MIGRATION_12,
+  },
+  {
+    // Content stored once (issue 15): versions name their text by sha in `contents`. See sqlite/schema/contents.ts.
+    version: 13,
+    sql: MIGRATION_13,
   },
 ];
 
