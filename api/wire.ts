@@ -19,6 +19,8 @@ export function toWireStore(s: Store) {
     archived_at: s.archivedAt,
     // mnemo's retention extension: present only on stores that prune, so other shapes stay the SDK's.
     ...(s.retention ? { retention: { max_age_days: s.retention.maxAgeDays, keep_last: s.retention.keepLast } } : {}),
+    // mnemo's fork extension: present only on forks, for the same reason.
+    ...(s.forkedFrom ? { forked_from: { memory_store_id: s.forkedFrom.storeId, as_of: s.forkedFrom.asOf } } : {}),
   };
 }
 

@@ -57,6 +57,8 @@ export interface Store {
   archivedAt: string | null;
   /** Which old versions the upkeep prunes (issue 15); absent: every version is kept. */
   retention?: Retention;
+  /** Set on a fork (issue 15): the store and instant it was forked from; absent on other stores. */
+  forkedFrom?: { storeId: string; asOf: string };
 }
 
 /**

@@ -12,6 +12,7 @@ import { retentionCutoff } from '../domain/store-rules.js';
 import { createCommitSignal } from './commit-signal.js';
 import { createDiffs } from './diffs.js';
 import { createFeed, type Every } from './feed.js';
+import { createForks } from './forks.js';
 import { createSearch } from './search.js';
 import { createIdempotency } from './idempotency.js';
 import { createLocalSessions } from './local-sessions.js';
@@ -199,6 +200,8 @@ export function createService({
     feed,
     /** A unified diff of a version against another or its predecessor (src/service/diffs.ts). */
     diffVersion: createDiffs({ storage, readable: ops.getStore }),
+    /** POST /v1/memory_stores/{id}/fork: built hidden in batches, published whole (src/service/forks.ts). */
+    forkStore: createForks({ storage, clock, ids, readable: ops.getStore }).forkStore,
     ...ops,
   };
   /** What a mount writes through and reads from, handed to the mounter with each mount: the service itself. */

@@ -13,6 +13,7 @@ import type { Idempotency } from '../../src/service/idempotency.js';
 import type { Every } from '../../src/service/feed.js';
 import { createService, type Service } from '../../src/service/service.js';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
+import type { Storage } from '../../src/storage/port.js';
 import { rawRequest, type RawOptions, type RawResponse } from './sdk.js';
 import { tmpDir } from './tmp.js';
 
@@ -38,6 +39,8 @@ export interface InProcessOptions {
   idempotencyTtlSeconds?: number;
   /** The change feed's timers (its followers' polls, its streams' heartbeats): a test fires them itself. */
   feedEvery?: Every;
+  /** Another storage than a fresh SQLite file (a PostgreSQL database), opened with the app's clock. */
+  openStorage?: (clock: MovableClock) => Promise<Storage>;
 }
 
 export interface InProcessApp {
@@ -53,6 +56,8 @@ export interface InProcessApp {
   raw(method: string, path: string, options?: RawOptions): Promise<RawResponse>;
   /** The app's own fetch (a request through the whole app, no socket). */
   fetch(input: string, init?: RequestInit): Promise<Response>;
+  /** The storage behind the service (counts the tests check that no face shows). */
+  storage: Storage;
   /** The database file, for a second connection (another process's writes, as far as the app can tell). */
   file: string;
   /** Closes the database (also done when the test finishes). */
@@ -62,10 +67,10 @@ export interface InProcessApp {
 const BASE_URL = 'http://mnemo.in-process';
 
 /** Call inside a test: the app, its database and its temp dir go when the test finishes. */
-export async function inProcessApp({ clock = movableClock(), idempotencyTtlSeconds, feedEvery }: InProcessOptions = {}): Promise<InProcessApp> {
+export async function inProcessApp({ clock = movableClock(), idempotencyTtlSeconds, feedEvery, openStorage }: InProcessOptions = {}): Promise<InProcessApp> {
   const dir = tmpDir('mnemo-inproc-');
   // The storage takes the clock too: its readers hide expired memories by it (sqlite/expiry.ts).
-  const storage = openSqliteStorage(join(dir, 'mnemo.db'), { clock });
+  const storage = openStorage ? await openStorage(clock) : openSqliteStorage(join(dir, 'mnemo.db'), { clock });
   const service = createService({
     storage, clock, mountRoot: join(dir, 'mnt'),
     ...(idempotencyTtlSeconds === undefined ? {} : { idempotencyTtlSeconds }),
@@ -87,6 +92,7 @@ export async function inProcessApp({ clock = movableClock(), idempotencyTtlSecon
     clock,
     adminKey: secret,
     service,
+    storage,
     idempotency,
     fetch,
     file: join(dir, 'mnemo.db'),

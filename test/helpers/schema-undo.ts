@@ -4,8 +4,13 @@
  * append-only trigger is the one migration 1 made.
  */
 /** Back to before migration 11 (history by path; migration 12 is undone first): its indexes and column go, the append-only trigger is migration 9's. */
-/** Back to before migration 13 (content stored once, issue 15): each version holds its text again. */
-export const UNDO_MIGRATION_13 = `
+/** Back to before migration 14 (forks, issue 15). */
+export const UNDO_MIGRATION_14 = `ALTER TABLE stores DROP COLUMN forked_from;
+ALTER TABLE stores DROP COLUMN forking_since;
+`;
+
+/** Back to before migration 13 (content stored once, issue 15): each version holds its text again; migration 14 is undone first. */
+export const UNDO_MIGRATION_13 = UNDO_MIGRATION_14 + `
 DROP TRIGGER contents_release_on_delete;
 DROP TRIGGER contents_release_on_redaction;
 DROP TRIGGER contents_immutable;
@@ -97,8 +102,10 @@ BEGIN
 END;
 `;
 
-/** PostgreSQL back to before its migration 5 (content stored once): each version holds its text again. */
+/** PostgreSQL back to before its migration 5 (content stored once): each version holds its text again; 6 (forks) is undone first. */
 export const PG_UNDO_MIGRATION_5 = `
+ALTER TABLE stores DROP COLUMN forked_from;
+ALTER TABLE stores DROP COLUMN forking_since;
 DROP TRIGGER contents_release_on_delete ON versions;
 DROP TRIGGER contents_release_on_redaction ON versions;
 DROP FUNCTION contents_release();

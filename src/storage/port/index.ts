@@ -16,6 +16,7 @@
 import type { AuditStorage } from './audit.js';
 import type { CheckpointStorage } from './checkpoints.js';
 import type { FeedStorage } from './feed.js';
+import type { ForkStorage } from './forks.js';
 import type { HistoryStorage } from './history.js';
 import type { KeyStorage } from './keys.js';
 import type { MaintenanceStorage } from './maintenance.js';
@@ -30,6 +31,7 @@ import type { TransactionStorage } from './transactions.js';
 export type { AuditStorage } from './audit.js';
 export type { CheckpointStorage, InsertCheckpointInput, ReferencedMemory } from './checkpoints.js';
 export type { FeedStorage, PruneWindow } from './feed.js';
+export type { ForkBatchInput, ForkStorage } from './forks.js';
 export type { HistoryListing, HistoryStorage, MetaAsOf, PathVersion } from './history.js';
 export type { KeyStorage } from './keys.js';
 export type { MaintenanceStorage } from './maintenance.js';
@@ -58,6 +60,7 @@ export interface Storage
     KeyStorage,
     MemoryStorage,
     FeedStorage,
+    ForkStorage,
     MountViewStorage,
     HistoryStorage,
     SessionStorage,

@@ -15,6 +15,7 @@ import { checkpointOps } from './checkpoints.js';
 import { createPool, inSavepoint, inTransaction, type Q } from './db.js';
 import { sweepExpired } from './expiry.js';
 import { feedReads } from './feed.js';
+import { forkReads, forkWrites } from './forks.js';
 import { historyReads } from './history.js';
 import { keyReads, keyWrites } from './keys.js';
 import { memoryOps } from './memories.js';
@@ -91,6 +92,7 @@ function composeStorage(pool: pg.Pool, options: PostgresOptions): PostgresStorag
     ...checkpoints.writes,
     ...retentionWrites,
     ...auditWrites,
+    ...forkWrites,
     purgeExpiredMemories: sweepExpired,
   };
   const reads = {
@@ -107,6 +109,7 @@ function composeStorage(pool: pg.Pool, options: PostgresOptions): PostgresStorag
     ...historyReads,
     ...retentionReads,
     ...auditReads,
+    ...forkReads,
     integrityCheck,
     domainCheck,
   };

@@ -14,6 +14,8 @@ export interface StoreRow {
   archived_at: string | null;
   /** JSON Retention, or NULL: keep every version (sqlite/schema/feed.ts). */
   retention?: string | null;
+  /** JSON {storeId, asOf} on a fork, else NULL (sqlite/schema/forks.ts). */
+  forked_from?: string | null;
 }
 
 export interface MemoryRow {
@@ -88,6 +90,7 @@ export function toStore(r: StoreRow): Store {
     updatedAt: r.updated_at,
     archivedAt: r.archived_at,
     ...(r.retention ? { retention: JSON.parse(r.retention) as Retention } : {}),
+    ...(r.forked_from ? { forkedFrom: JSON.parse(r.forked_from) as { storeId: string; asOf: string } } : {}),
   };
 }
 

@@ -10,6 +10,7 @@ import { PG_MIGRATION_2 } from './v2.js';
 import { PG_MIGRATION_3 } from './v3.js';
 import { PG_MIGRATION_4 } from './v4.js';
 import { PG_MIGRATION_5 } from './v5.js';
+import { PG_MIGRATION_6 } from './v6.js';
 
 export interface PgMigration {
   version: number;
@@ -27,6 +28,8 @@ export const PG_MIGRATIONS: PgMigration[] = [
   { version: 4, sql: PG_MIGRATION_4 },
   // SQLite's 13: content stored once. See postgres/schema/v5.ts.
   { version: 5, sql: PG_MIGRATION_5 },
+  // SQLite's 14: forks. See postgres/schema/v6.ts.
+  { version: 6, sql: PG_MIGRATION_6 },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;

@@ -28,6 +28,7 @@ import { MIGRATION_10 } from './audit.js';
 import { MIGRATION_11 } from './history.js';
 import { MIGRATION_12 } from './nodes.js';
 import { MIGRATION_13 } from './contents.js';
+import { MIGRATION_14 } from './forks.js';
 
 export interface Migration {
   version: number;
@@ -224,6 +225,11 @@ CREATE INDEX memories_meta_by_path ON memories
     // Content stored once (issue 15): versions name their text by sha in `contents`. See sqlite/schema/contents.ts.
     version: 13,
     sql: MIGRATION_13,
+  },
+  {
+    // Forks (issue 15): where a store was forked from, and a fork hidden while it is built. See sqlite/schema/forks.ts.
+    version: 14,
+    sql: MIGRATION_14,
   },
 ];
 
