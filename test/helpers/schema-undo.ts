@@ -4,8 +4,12 @@
  * append-only trigger is the one migration 1 made.
  */
 /** Back to before migration 11 (history by path; migration 12 is undone first): its indexes and column go, the append-only trigger is migration 9's. */
-/** Back to before migration 14 (forks, issue 15). */
-export const UNDO_MIGRATION_14 = `ALTER TABLE stores DROP COLUMN forked_from;
+/** Back to before migration 15 (path number floors, issue 15). */
+export const UNDO_MIGRATION_15 = `DROP TABLE path_number_floors;
+`;
+
+/** Back to before migration 14 (forks, issue 15); migration 15 is undone first. */
+export const UNDO_MIGRATION_14 = UNDO_MIGRATION_15 + `ALTER TABLE stores DROP COLUMN forked_from;
 ALTER TABLE stores DROP COLUMN forking_since;
 `;
 
@@ -104,6 +108,7 @@ END;
 
 /** PostgreSQL back to before its migration 5 (content stored once): each version holds its text again; 6 (forks) is undone first. */
 export const PG_UNDO_MIGRATION_5 = `
+DROP TABLE path_number_floors;
 ALTER TABLE stores DROP COLUMN forked_from;
 ALTER TABLE stores DROP COLUMN forking_since;
 DROP TRIGGER contents_release_on_delete ON versions;

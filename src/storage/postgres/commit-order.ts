@@ -6,6 +6,7 @@
  * serialises taking `path_seq`, the version's number at its path (postgres/schema/v4.ts).
  */
 import { putContent } from './contents.js';
+import { pathHash } from './path-floors.js';
 import { first, run, type Q } from './db.js';
 
 export interface VersionRowInput {
@@ -31,7 +32,8 @@ export async function appendVersionRow(q: Q, r: VersionRowInput): Promise<void> 
     q,
     `INSERT INTO versions (id, store_id, memory_id, operation, path, content_sha256, content_size_bytes, created_at, actor_type, actor_id, commit_seq, path_seq)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
-             (SELECT coalesce(max(path_seq), 0) + 1 FROM versions WHERE store_id = $2 AND path = $5))`,
-    [r.id, r.storeId, r.memoryId, r.operation, r.path, r.sha, r.size, r.createdAt, r.actorType, r.actorId, s?.commit_seq ?? null],
+             greatest((SELECT coalesce(max(path_seq), 0) FROM versions WHERE store_id = $2 AND path = $5),
+                      coalesce((SELECT last FROM path_number_floors WHERE store_id = $2 AND path_hash = $12), 0)) + 1)`,
+    [r.id, r.storeId, r.memoryId, r.operation, r.path, r.sha, r.size, r.createdAt, r.actorType, r.actorId, s?.commit_seq ?? null, pathHash(r.path)],
   );
 }

@@ -10,6 +10,7 @@ import { cursorNumber, decodeCursor, encodeCursor } from '../cursor.js';
 import { all, first, run, type Q } from './db.js';
 import { redactReceipts } from './receipts.js';
 import { HELD_IN_WORKSPACE, versionContent } from './contents.js';
+import { keepFloor } from './path-floors.js';
 import { actorColumns, toVersion, type VersionRow } from './rows.js';
 
 const BASIC =
@@ -71,6 +72,8 @@ export const versionWrites = {
     );
     // Receipts replaying this version's memory hold its text too: same transaction (invariant 9).
     await redactReceipts(q, storeId, id);
+    // The path goes, its number stays taken (postgres/schema/v7.ts).
+    if (row.path !== null && row.path_seq != null) await keepFloor(q, storeId, row.path, Number(row.path_seq));
     // An expired memory's last path stays in memory_expirations; once no version holds it, it is redacted text too.
     if (row.path !== null) {
       await run(

@@ -7,6 +7,7 @@
  * path (`path_seq`, sqlite/schema/history.ts) from the same transaction.
  */
 import { createContentPut } from './contents.js';
+import { pathHash } from './path-floors.js';
 import type { Db } from './tx.js';
 
 export interface VersionRowInput {
@@ -33,7 +34,8 @@ export function createVersionAppend(db: Db): (row: VersionRowInput) => void {
       `INSERT INTO versions (id, store_id, memory_id, operation, path, content_sha256, content_size_bytes,
                              created_at, actor_type, actor_id, commit_seq, path_seq)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT commit_seq FROM stores WHERE id = ?),
-               (SELECT coalesce(max(path_seq), 0) + 1 FROM versions WHERE store_id = ? AND path = ?))`,
+               max((SELECT coalesce(max(path_seq), 0) FROM versions WHERE store_id = ? AND path = ?),
+                   coalesce((SELECT last FROM path_number_floors WHERE store_id = ? AND path_hash = ?), 0)) + 1)`,
     ),
   };
   const putContent = createContentPut(db);
@@ -41,6 +43,6 @@ export function createVersionAppend(db: Db): (row: VersionRowInput) => void {
     q.bump.run(r.storeId);
     // The text is stored once, by its sha (sqlite/schema/contents.ts); the version row names it.
     if (r.content !== null && r.sha !== null) putContent(r.sha, r.content);
-    q.insert.run(r.id, r.storeId, r.memoryId, r.operation, r.path, r.sha, r.size, r.createdAt, r.actorType, r.actorId, r.storeId, r.storeId, r.path);
+    q.insert.run(r.id, r.storeId, r.memoryId, r.operation, r.path, r.sha, r.size, r.createdAt, r.actorType, r.actorId, r.storeId, r.storeId, r.path, r.storeId, pathHash(r.path));
   };
 }

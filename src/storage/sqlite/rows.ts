@@ -54,6 +54,8 @@ export interface VersionRow {
   redacted_at: string | null;
   redacted_by_type: string | null;
   redacted_by_id: string | null;
+  /** The version's number at its path (sqlite/schema/history.ts); absent where a query does not read it. */
+  path_seq?: number | null;
 }
 
 export interface ApiKeyRow {

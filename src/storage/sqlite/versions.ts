@@ -7,6 +7,7 @@ import { actorColumns, toVersion, type VersionRow } from './rows.js';
 import type { Synchronous, SyncReads } from './reads.js';
 import { createReceiptRedaction } from './receipts.js';
 import { HELD_IN_WORKSPACE, versionContent } from './contents.js';
+import { createFloorKeep } from './path-floors.js';
 import type { SearchIndex } from './search-index.js';
 import { afterCommit, writeTx, type Db, type Statement } from './tx.js';
 
@@ -32,6 +33,7 @@ export function createVersionStatements(db: Db, index: SearchIndex): VersionStat
     ),
   };
   const redactReceipts = createReceiptRedaction(db);
+  const keepFloor = createFloorKeep(db);
   // One prepared statement per combination of filters, prepared on first use and kept.
   const lists = new Map<string, Statement>();
 
@@ -98,6 +100,8 @@ export function createVersionStatements(db: Db, index: SearchIndex): VersionStat
         // Receipts replaying this version's memory hold its text too: same transaction (issue 11).
         redactReceipts(storeId, id);
         if (row.path !== null) q.forgetExpiredPath.run({ store: storeId, memory: row.memory_id, path: row.path });
+        // The path goes, its number stays taken (sqlite/schema/path-numbers.ts).
+        if (row.path !== null && row.path_seq != null) keepFloor(storeId, row.path, row.path_seq);
         return { version: { ...toVersion(q.get.get(storeId, id) as VersionRow), contentStillHeldBy: held }, changed: true };
       });
       return (storeId: string, id: string, actor: Actor, now: string): MemoryVersion => {

@@ -11,6 +11,7 @@ import { PG_MIGRATION_3 } from './v3.js';
 import { PG_MIGRATION_4 } from './v4.js';
 import { PG_MIGRATION_5 } from './v5.js';
 import { PG_MIGRATION_6 } from './v6.js';
+import { PG_MIGRATION_7 } from './v7.js';
 
 export interface PgMigration {
   version: number;
@@ -30,6 +31,8 @@ export const PG_MIGRATIONS: PgMigration[] = [
   { version: 5, sql: PG_MIGRATION_5 },
   // SQLite's 14: forks. See postgres/schema/v6.ts.
   { version: 6, sql: PG_MIGRATION_6 },
+  // SQLite's 15: version numbers at a path never reused. See postgres/schema/v7.ts.
+  { version: 7, sql: PG_MIGRATION_7 },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;

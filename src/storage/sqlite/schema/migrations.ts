@@ -29,6 +29,7 @@ import { MIGRATION_11 } from './history.js';
 import { MIGRATION_12 } from './nodes.js';
 import { MIGRATION_13 } from './contents.js';
 import { MIGRATION_14 } from './forks.js';
+import { MIGRATION_15 } from './path-numbers.js';
 
 export interface Migration {
   version: number;
@@ -230,6 +231,11 @@ CREATE INDEX memories_meta_by_path ON memories
     // Forks (issue 15): where a store was forked from, and a fork hidden while it is built. See sqlite/schema/forks.ts.
     version: 14,
     sql: MIGRATION_14,
+  },
+  {
+    // Version numbers at a path are never reused (issue 15). See sqlite/schema/path-numbers.ts.
+    version: 15,
+    sql: MIGRATION_15,
   },
 ];
 
