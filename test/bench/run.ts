@@ -3,7 +3,7 @@
  * ceiling and a mnemo session mount (ratios per run, medians over runs); API throughput and
  * latency on an empty and a large store; mount latencies at scale; server RSS with 10 sessions;
  * search latency and event-loop stall at 100 and 100,000 memories (search.ts).
- * BENCH_QUICK=1 makes a short run; BENCH_ONLY=search, BENCH_ONLY=isolation, BENCH_ONLY=feed or BENCH_ONLY=files runs those figures alone;
+ * BENCH_QUICK=1 makes a short run; BENCH_ONLY=search, BENCH_ONLY=isolation, BENCH_ONLY=feed, BENCH_ONLY=fork or BENCH_ONLY=files runs those figures alone;
  * BENCH_RUNS=n sets the number of file-workload runs (default 5, 1 with BENCH_QUICK).
  * It never fails on a slow machine: misses are reported, exit 0.
  */
@@ -15,6 +15,7 @@ import { apiFigures, apiRows, warmupRequests, type ApiFigures } from './api.js';
 import { bareCommitMs, engineSaveMs, saveBound } from './floor.js';
 import { checks, fmt, hostFacts, ratio, table, type Check } from './report.js';
 import { feedSection } from './feed.js';
+import { forkSection } from './fork.js';
 import { isolationSection } from './isolation.js';
 import { searchSection } from './search.js';
 import { rssMiB, startCeiling, startMnemo, startTmpfs, workload, type Mnemo, type Target } from './targets.js';
@@ -118,6 +119,13 @@ async function main(): Promise<void> {
   if (process.env['BENCH_ONLY'] === 'feed') {
     const feed = await feedSection(QUICK, log);
     out.push(...feed.lines, `Change feed figures alone (BENCH_ONLY=feed) in ${((performance.now() - started) / 1000).toFixed(0)} s.\n`, '### Targets\n', checks(feed.found), '');
+    process.stdout.write(out.join('\n') + '\n');
+    return;
+  }
+
+  if (process.env['BENCH_ONLY'] === 'fork') {
+    const fork = await forkSection(QUICK, log);
+    out.push(...fork.lines, `Fork figures alone (BENCH_ONLY=fork) in ${((performance.now() - started) / 1000).toFixed(0)} s.\n`, '### Targets\n', checks(fork.found), '');
     process.stdout.write(out.join('\n') + '\n');
     return;
   }
