@@ -126,6 +126,27 @@ describe('forks', () => {
     expect(await status(fork('memstore_nope', { name: 'f' }))).toBe(404);
     expect((await collect(ms.list())).map((s) => s.id)).toEqual([source.id]);
   });
+
+  it('replays a retry with the same Idempotency-Key, and needs the right to create stores', async () => {
+    const { ms, raw, service } = await app();
+    const source = await ms.create({ name: 'src' });
+    await ms.memories.create(source.id, { path: '/a.md', content: 'a' });
+    const send = () => raw('POST', `/v1/memory_stores/${source.id}/fork`, { headers: { 'idempotency-key': 'fork-1' }, body: JSON.stringify({ name: 'once' }) });
+    const first = await send();
+    const again = await send();
+    expect(first.status).toBe(200);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(first.body);
+    expect((await collect(ms.list())).filter((s) => s.name === 'once')).toHaveLength(1);
+
+    const workspace = (await service.keys.defaultWorkspace()).id;
+    const readOnly = await service.keys.createKey('reader', 'read_only', workspace);
+    const scoped = await service.keys.createKey('scoped', 'read_write', workspace, { storeIds: [source.id] });
+    for (const k of [readOnly, scoped]) {
+      const res = await raw('POST', `/v1/memory_stores/${source.id}/fork`, { apiKey: k.secret, body: JSON.stringify({ name: 'nope' }) });
+      expect(res.status).toBe(403);
+    }
+  });
 });
 
 describe('content stored once, and redaction', () => {
