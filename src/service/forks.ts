@@ -8,7 +8,8 @@
  * 10,000 memories never holds the SQLite writer (or a PostgreSQL store lock) long enough to stall a
  * mount, and nobody sees the fork half-made. One long transaction would be atomic too, but would
  * block every mount write of the server for its whole length. A fork that fails part-way is
- * deleted; one interrupted by a crash stays hidden, unseen by every read (README, "Forks").
+ * deleted; one cut short by a crash stays hidden, unseen by every read, until the minute sweep
+ * deletes it an hour later (`purgeAbandonedForks`).
  */
 import { assertMayCreateStores } from '../domain/access.js';
 import { MnemoError } from '../domain/errors.js';
@@ -24,6 +25,9 @@ import type { IdGenerator } from './ids.js';
  */
 export const FORK_BATCH = 25;
 
+/** A hidden fork older than this was cut short by a crash (a live fork of 10,000 memories takes seconds). */
+export const ABANDONED_FORK_MS = 60 * 60 * 1000;
+
 export interface ForksOptions {
   storage: Storage;
   clock: () => string;
@@ -37,6 +41,17 @@ export interface ForksOptions {
 
 export function createForks({ storage, clock, ids, readable, yieldTurn = () => new Promise((r) => setImmediate(r)), batch = FORK_BATCH }: ForksOptions) {
   return {
+    /** Deletes forks a crash cut short, one store per transaction (the server runs it every minute); returns how many. */
+    async purgeAbandonedForks(): Promise<number> {
+      const before = new Date(Date.parse(clock()) - ABANDONED_FORK_MS).toISOString();
+      let n = 0;
+      while ((await storage.purgeAbandonedFork(before)) !== null) {
+        n += 1;
+        await yieldTurn();
+      }
+      return n;
+    },
+
     async forkStore(caller: Caller, sourceId: string, req: ForkRequest, hooks?: ReceiptHooks<Store>): Promise<Store> {
       const source = await readable(caller, sourceId);
       // A fork is a new store of the caller's workspace: the right to create one (a key scoped to

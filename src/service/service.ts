@@ -109,6 +109,7 @@ export function createService({
   /** Where each store's retention walk goes on at the next sweep (commit numbers; from 0 after a restart). */
   const pruneCursors = new Map<string, number>();
   const feed = createFeed({ storage, readable: ops.getStore, signal: commits, ...feedOptions });
+  const forks = createForks({ storage, clock, ids, readable: ops.getStore });
   const service = {
     clock,
     ids,
@@ -201,7 +202,9 @@ export function createService({
     /** A unified diff of a version against another or its predecessor (src/service/diffs.ts). */
     diffVersion: createDiffs({ storage, readable: ops.getStore }),
     /** POST /v1/memory_stores/{id}/fork: built hidden in batches, published whole (src/service/forks.ts). */
-    forkStore: createForks({ storage, clock, ids, readable: ops.getStore }).forkStore,
+    forkStore: forks.forkStore,
+    /** Deletes forks a crash cut short (the server runs it every minute). */
+    purgeAbandonedForks: forks.purgeAbandonedForks,
     ...ops,
   };
   /** What a mount writes through and reads from, handed to the mounter with each mount: the service itself. */

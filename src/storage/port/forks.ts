@@ -33,6 +33,11 @@ export interface ForkStorage {
   publishFork(storeId: string): Promise<Store>;
   /** Deletes a hidden store (a fork that failed part-way); a published store is left alone. */
   abandonFork(storeId: string): Promise<void>;
+  /**
+   * Deletes one hidden store whose fork began before `before` (a fork cut short by a crash: a live
+   * one takes seconds); returns its id, or null when there is none.
+   */
+  purgeAbandonedFork(before: string): Promise<string | null>;
   /** How many distinct texts the database stores (content is stored once): for tests and the bench. */
   countContents(): Promise<number>;
 }

@@ -86,6 +86,18 @@ export const forkWrites = {
   async abandonFork(q: Q, storeId: string): Promise<void> {
     await run(q, 'DELETE FROM stores WHERE id = $1 AND forking_since IS NOT NULL', [storeId]);
   },
+
+  async purgeAbandonedFork(q: Q, before: string): Promise<string | null> {
+    // SKIP LOCKED: two servers' sweeps never wait on each other's (or a live fork's batch's) row.
+    const r = await first<{ id: string }>(
+      q,
+      'SELECT id FROM stores WHERE forking_since IS NOT NULL AND forking_since < $1 ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED',
+      [before],
+    );
+    if (!r) return null;
+    await run(q, 'DELETE FROM stores WHERE id = $1', [r.id]);
+    return r.id;
+  },
 };
 
 export const forkReads = {

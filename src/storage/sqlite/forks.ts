@@ -35,9 +35,17 @@ export function createForkStatements(db: Db, index: SearchIndex): Synchronous<Fo
     get: db.prepare('SELECT * FROM stores WHERE id = ?'),
     abandon: db.prepare('DELETE FROM stores WHERE id = ? AND forking_since IS NOT NULL'),
     countContents: db.prepare('SELECT count(*) FROM contents').pluck(),
+    abandoned: db.prepare('SELECT id FROM stores WHERE forking_since IS NOT NULL AND forking_since < ? ORDER BY seq LIMIT 1').pluck(),
   };
   const appendVersion = createVersionAppend(db);
   const mode = attrsOfNewMemory(undefined, undefined).mode;
+
+  const abandonFork = writeTx(db, (storeId: string): void => {
+    if (!q.hidden.get(storeId)) return;
+    // As deleteStore does: the index forgets these memories while their text is still there.
+    index.unindexStore(storeId);
+    q.abandon.run(storeId);
+  });
 
   return {
     beginFork(store: Store) {
@@ -75,12 +83,13 @@ export function createForkStatements(db: Db, index: SearchIndex): Synchronous<Fo
       return toStore(q.get.get(storeId) as StoreRow);
     }),
 
-    abandonFork: writeTx(db, (storeId: string): void => {
-      if (!q.hidden.get(storeId)) return;
-      // As deleteStore does: the index forgets these memories while their text is still there.
-      index.unindexStore(storeId);
-      q.abandon.run(storeId);
-    }),
+    abandonFork,
+
+    purgeAbandonedFork(before: string): string | null {
+      const id = (q.abandoned.get(before) as string | undefined) ?? null;
+      if (id !== null) abandonFork(id);
+      return id;
+    },
 
     countContents() {
       return q.countContents.get() as number;

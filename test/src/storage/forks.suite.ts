@@ -45,7 +45,7 @@ export function runForkSuite(makeStorage: MakeStorage): void {
       expect(await storage.domainCheck()).toEqual([]);
     });
 
-    it('an abandoned fork is deleted with its rows, and a published store cannot be abandoned', async () => {
+    it('a fork cut short is deleted with its rows by the sweep or by abandoning it, and a published store cannot be abandoned', async () => {
       const { storage, workspace, actor, now, addStore, addMemory } = await fixture(makeStorage);
       const src = await addStore('src');
       await addMemory(src.id, '/only-here.md', 'unique text');
@@ -54,6 +54,10 @@ export function runForkSuite(makeStorage: MakeStorage): void {
       const target: Store = { id: newId('store'), workspaceId: workspace.id, name: 'f', description: '', metadata: {}, createdAt: at, updatedAt: at, archivedAt: null };
       await storage.beginFork(target);
       await storage.copyForkBatch({ sourceId: src.id, targetId: target.id, asOf: at, after: null, limit: 10, actor, now: at, newMemoryId: () => newId('memory'), newVersionId: () => newId('version') });
+      // A sweep for forks begun before `at` finds none; one for later ones deletes it.
+      expect(await storage.purgeAbandonedFork(at)).toBeNull();
+      expect(await storage.purgeAbandonedFork(now())).toBe(target.id);
+      expect(await storage.purgeAbandonedFork(now())).toBeNull();
       await storage.abandonFork(target.id);
       await storage.abandonFork(src.id);
       expect(await storage.getStore(workspace.id, src.id)).not.toBeNull();
