@@ -19,6 +19,8 @@ export function toWireStore(s: Store) {
     archived_at: s.archivedAt,
     // mnemo's retention extension: present only on stores that prune, so other shapes stay the SDK's.
     ...(s.retention ? { retention: { max_age_days: s.retention.maxAgeDays, keep_last: s.retention.keepLast } } : {}),
+    // mnemo's fork extension: present only on forks, for the same reason.
+    ...(s.forkedFrom ? { forked_from: { memory_store_id: s.forkedFrom.storeId, as_of: s.forkedFrom.asOf } } : {}),
   };
 }
 
@@ -58,6 +60,8 @@ export function toWireVersion(v: MemoryVersion, view: View) {
     created_by: toWireActor(v.createdBy),
     redacted_at: v.redactedAt,
     redacted_by: v.redactedBy ? toWireActor(v.redactedBy) : null,
+    // Additive, on a redaction's answer only: other versions that still hold the same text.
+    ...(v.contentStillHeldBy === undefined ? {} : { content_still_held_by: v.contentStillHeldBy }),
   };
 }
 

@@ -31,6 +31,7 @@ export {
   parseSessionCreate,
   parseSha256,
   parseStoreCreate,
+  parseStoreFork,
   parseStoreListQuery,
   parseStoreUpdate,
   parseVersionListQuery,
@@ -39,7 +40,7 @@ export {
   parseChangesQuery,
   parseDiffQuery,
 } from './validate/index.js';
-export type { CheckpointRequest, Query, SessionRequest } from './validate/index.js';
+export type { CheckpointRequest, ForkRequest, Query, SessionRequest } from './validate/index.js';
 export { createService } from './service/service.js';
 export { FEED_POLL_MS, every } from './service/feed.js';
 export type { Every, Feed } from './service/feed.js';

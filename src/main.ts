@@ -316,6 +316,12 @@ function sweepExpired(service: Service, mounter: Mounter): NodeJS.Timeout {
     service.localSessions.endStaleMounts(mounter, (line) => log(`mnemo: ${line}`)).catch(failed);
     // A session ended by another server whose notice this one missed.
     service.sessions.reconcile().catch(failed);
+    service
+      .purgeAbandonedForks()
+      .then((n) => {
+        if (n > 0) log(`mnemo: deleted ${n} fork${n === 1 ? '' : 's'} a crash cut short`);
+      })
+      .catch((err: unknown) => warn(`mnemo: abandoned-fork sweep failed: ${err instanceof Error ? err.message : String(err)}`));
   }, 60_000);
   timer.unref();
   return timer;

@@ -53,6 +53,7 @@ export const OPERATIONS: readonly Operation[] = [
   { method: 'post', path: `${S}/{store}`, tag: 'memory stores', summary: 'Update a memory store', body: B.storeUpdate, idempotent: true, ok: wire.MemoryStore },
   { method: 'delete', path: `${S}/{store}`, tag: 'memory stores', summary: 'Delete a memory store and everything in it', idempotent: true, ok: wire.deleted('memory_store_deleted', 'MemoryStoreDeleted') },
   { method: 'post', path: `${S}/{store}/archive`, tag: 'memory stores', summary: 'Archive a memory store (read-only from then on)', idempotent: true, ok: wire.MemoryStore },
+  { method: 'post', path: `${S}/{store}/fork`, tag: 'memory stores', summary: 'Fork a memory store: a new store holding its memories as of an instant (mnemo extension)', body: B.storeFork, idempotent: true, ok: wire.MemoryStore },
 
   { method: 'post', path: M, tag: 'memories', summary: 'Create a memory', body: B.memoryCreate, query: viewQuery('basic'), idempotent: true, ok: wire.Memory },
   { method: 'get', path: M, tag: 'memories', summary: 'List memories', query: memoryListQuery, ok: wire.pageOf(z.union([wire.Memory, wire.MemoryPrefix]), 'MemoryListPage') },

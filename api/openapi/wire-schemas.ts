@@ -31,6 +31,10 @@ export const MemoryStore = z
       .strictObject({ max_age_days: z.int().nullable(), keep_last: z.int().nullable() })
       .optional()
       .meta({ description: 'mnemo extension: present when the store prunes old versions (see the README, Retention)' }),
+    forked_from: z
+      .strictObject({ memory_store_id: z.string(), as_of: timestamp })
+      .optional()
+      .meta({ description: 'mnemo extension: present on a fork, naming the store and instant it was forked from (see the README, Forks)' }),
   })
   .meta({ id: 'MemoryStore' });
 
@@ -67,6 +71,10 @@ export const MemoryVersion = z
     created_by: Actor,
     redacted_at: nullableTimestamp,
     redacted_by: Actor.nullable(),
+    content_still_held_by: z
+      .int()
+      .optional()
+      .meta({ description: "mnemo extension, on a redaction's answer only: other unredacted versions in the workspace that still hold the same text, whose bytes therefore stay (0: erased)" }),
   })
   .meta({ id: 'MemoryVersion' });
 

@@ -1,8 +1,8 @@
 /** @module /v1/memory_stores: create, list, retrieve, update, archive, delete. */
 import { Hono } from 'hono';
-import { parseStoreCreate, parseStoreListQuery, parseStoreUpdate, type Idempotency, type Service } from '../../src/index.js';
+import { parseStoreCreate, parseStoreFork, parseStoreListQuery, parseStoreUpdate, type Idempotency, type Service, type Store } from '../../src/index.js';
 import type { AppEnv } from '../env.js';
-import { mutation, ok } from '../idempotency.js';
+import { asyncMutation, mutation, ok } from '../idempotency.js';
 import { jsonBody, query } from '../request.js';
 import { toWirePage, toWireStore } from '../wire.js';
 
@@ -35,6 +35,19 @@ export function storeRoutes(service: Service, idem: Idempotency) {
   app.post('/:store/archive', (c) => {
     const id = c.req.param('store');
     return mutation(c, idem, 'POST /v1/memory_stores/{id}/archive', null, async (ops) => ok(toWireStore(await ops.archiveStore(c.var.caller, id)), { storeId: id }));
+  });
+
+  // mnemo's fork extension (issue 15). Not a `mutation`: the fork is built in batches outside any one
+  // transaction (src/service/forks.ts); its receipt commits with the publishing transaction.
+  app.post('/:store/fork', async (c) => {
+    const body = await jsonBody(c);
+    const input = parseStoreFork(body);
+    const id = c.req.param('store');
+    return asyncMutation(c, idem, 'POST /v1/memory_stores/{id}/fork', body, async (req) => {
+      const hooks = req && idem.hooks(req, (s: Store) => ok(toWireStore(s), { storeId: s.id }));
+      const s = await service.forkStore(c.var.caller, id, input, hooks ?? undefined);
+      return ok(toWireStore(s), { storeId: s.id });
+    });
   });
 
   app.delete('/:store', (c) => {

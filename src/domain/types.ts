@@ -57,6 +57,8 @@ export interface Store {
   archivedAt: string | null;
   /** Which old versions the upkeep prunes (issue 15); absent: every version is kept. */
   retention?: Retention;
+  /** Set on a fork (issue 15): the store and instant it was forked from; absent on other stores. */
+  forkedFrom?: { storeId: string; asOf: string };
 }
 
 /**
@@ -121,6 +123,12 @@ export interface MemoryVersion {
   createdBy: Actor;
   redactedAt: string | null;
   redactedBy: Actor | null;
+  /**
+   * Only on the answer of the redaction that just erased it: how many other unredacted versions in
+   * the store's workspace still hold the same text (content is stored once: its bytes stay while
+   * any holds them; 0 means they are gone).
+   */
+  contentStillHeldBy?: number;
 }
 
 export type Access = 'read_write' | 'read_only';

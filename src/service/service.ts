@@ -12,6 +12,7 @@ import { retentionCutoff } from '../domain/store-rules.js';
 import { createCommitSignal } from './commit-signal.js';
 import { createDiffs } from './diffs.js';
 import { createFeed, type Every } from './feed.js';
+import { createForks } from './forks.js';
 import { createSearch } from './search.js';
 import { createIdempotency } from './idempotency.js';
 import { createLocalSessions } from './local-sessions.js';
@@ -109,6 +110,7 @@ export function createService({
   /** Where each store's retention walk goes on at the next sweep (commit numbers; from 0 after a restart). */
   const pruneCursors = new Map<string, number>();
   const feed = createFeed({ storage, readable: ops.getStore, signal: commits, ...feedOptions });
+  const forks = createForks({ storage, clock, ids, readable: ops.getStore });
   const service = {
     clock,
     ids,
@@ -206,6 +208,10 @@ export function createService({
     feed,
     /** A unified diff of a version against another or its predecessor (src/service/diffs.ts). */
     diffVersion: createDiffs({ storage, readable: ops.getStore }),
+    /** POST /v1/memory_stores/{id}/fork: built hidden in batches, published whole (src/service/forks.ts). */
+    forkStore: forks.forkStore,
+    /** Deletes forks a crash cut short (the server runs it every minute). */
+    purgeAbandonedForks: forks.purgeAbandonedForks,
     ...ops,
   };
   /** What a mount writes through and reads from, handed to the mounter with each mount: the service itself. */

@@ -93,6 +93,32 @@ export function parseStoreUpdate(body: unknown): StorePatch {
   return patch;
 }
 
+/** mnemo's fork extension (issue 15): POST /v1/memory_stores/{id}/fork. */
+export const storeForkSchema = z.strictObject({
+  name: z.string(),
+  description: z.string().nullish(),
+  metadata: nullishStringMap(z.string(), 'must be an object whose values are strings'),
+  as_of: z.string().nullish(),
+});
+
+export interface ForkRequest {
+  name: string;
+  description: string;
+  metadata: Record<string, string>;
+  /** Canonical RFC 3339, or null: now. The service refuses one in the future. */
+  asOf: string | null;
+}
+
+export function parseStoreFork(body: unknown): ForkRequest {
+  const b = parseObject(storeForkSchema, body);
+  return {
+    name: assertStoreName(b.name),
+    description: assertDescription(b.description ?? ''),
+    metadata: assertMetadata(b.metadata ?? {}),
+    asOf: b.as_of == null ? null : parseTimestamp(b.as_of, 'as_of'),
+  };
+}
+
 // ---------------------------------------------------------------- memories
 
 // ttl_seconds / expires_at: mnemo's additive TTL extension (see parseExpiry).
@@ -207,6 +233,7 @@ export function parseWorkspaceCreate(body: unknown): { name: string } {
 export const REQUEST_BODY_SCHEMAS = {
   storeCreate: storeCreateSchema,
   storeUpdate: storeUpdateSchema,
+  storeFork: storeForkSchema,
   memoryCreate: memoryCreateSchema,
   memoryUpdate: memoryUpdateSchema,
   sessionCreate: sessionCreateSchema,

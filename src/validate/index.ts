@@ -75,11 +75,13 @@ export {
   parseMemoryUpdate,
   parseSessionCreate,
   parseStoreCreate,
+  parseStoreFork,
   parseStoreUpdate,
   parseWorkspaceCreate,
   sessionCreateSchema,
   storeCreateSchema,
+  storeForkSchema,
   storeUpdateSchema,
   workspaceCreateSchema,
 } from './bodies.js';
-export type { SessionRequest } from './bodies.js';
+export type { ForkRequest, SessionRequest } from './bodies.js';

@@ -6,7 +6,7 @@
  * still would. (issue 11, item 1)
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
@@ -15,6 +15,7 @@ import { databaseFor, onPostgres } from '../helpers/engine.js';
 import { rawRequest, sdkClient, type RawResponse } from '../helpers/sdk.js';
 import { makeTempDir, runCli, startServer, type RunningServer } from '../helpers/server.js';
 import { collect } from './shapes.js';
+import { filesUnder, holding } from '../helpers/files.js';
 
 let server: RunningServer;
 let dataDir: string;
@@ -37,21 +38,6 @@ function send(method: string, path: string, key: string | null, body?: unknown):
     headers: key === null ? {} : { 'idempotency-key': key },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
-}
-
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const p = join(dir, name);
-    const st = statSync(p, { throwIfNoEntry: false });
-    if (!st) return [];
-    return st.isDirectory() ? filesUnder(p) : st.isFile() ? [p] : [];
-  });
-}
-
-/** Files among `files` whose bytes contain `secret`. */
-function holding(files: string[], secret: string): string[] {
-  const needle = Buffer.from(secret);
-  return files.filter((f) => readFileSync(f).includes(needle));
 }
 
 async function redactAll(storeId: string, memoryId: string): Promise<void> {

@@ -46,7 +46,7 @@ interface Phase {
 }
 
 /** The server's event-loop delay since the previous scrape (mnemo_event_loop_delay_seconds), ms. */
-async function loopDelay(m: Mnemo): Promise<{ p99: number; max: number }> {
+export async function loopDelay(m: Mnemo): Promise<{ p99: number; max: number }> {
   const res = await fetch(`${m.server.url}/metrics`, { headers: { 'x-api-key': m.server.adminKey } });
   const text = await res.text();
   const stat = (s: string) => {
@@ -57,7 +57,7 @@ async function loopDelay(m: Mnemo): Promise<{ p99: number; max: number }> {
   return { p99: stat('p99'), max: stat('max') };
 }
 
-function statAll(paths: string[], gapSeconds: number): Promise<number[]> {
+export function statAll(paths: string[], gapSeconds: number): Promise<number[]> {
   return new Promise((resolve, reject) => {
     const child = spawn('python3', ['-c', STATTER, String(gapSeconds)], { stdio: ['pipe', 'pipe', 'inherit'] });
     let out = '';

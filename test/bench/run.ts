@@ -3,7 +3,7 @@
  * ceiling and a mnemo session mount (ratios per run, medians over runs); API throughput and
  * latency on an empty and a large store; mount latencies at scale; server RSS with 10 sessions;
  * search latency and event-loop stall at 100 and 100,000 memories (search.ts).
- * BENCH_QUICK=1 makes a short run; BENCH_ONLY=search, BENCH_ONLY=isolation, BENCH_ONLY=feed, BENCH_ONLY=crosshost or BENCH_ONLY=files runs those figures alone;
+ * BENCH_QUICK=1 makes a short run; BENCH_ONLY=search, BENCH_ONLY=isolation, BENCH_ONLY=feed, BENCH_ONLY=crosshost, BENCH_ONLY=fork or BENCH_ONLY=files runs those figures alone;
  * BENCH_RUNS=n sets the number of file-workload runs (default 5, 1 with BENCH_QUICK).
  * It never fails on a slow machine: misses are reported, exit 0.
  */
@@ -16,6 +16,7 @@ import { bareCommitMs, engineSaveMs, saveBound } from './floor.js';
 import { checks, fmt, hostFacts, ratio, table, type Check } from './report.js';
 import { feedSection } from './feed.js';
 import { crossHostSection } from './cross-host.js';
+import { forkSection } from './fork.js';
 import { isolationSection } from './isolation.js';
 import { searchSection } from './search.js';
 import { rssMiB, startCeiling, startMnemo, startTmpfs, workload, type Mnemo, type Target } from './targets.js';
@@ -130,6 +131,13 @@ async function main(): Promise<void> {
     return;
   }
 
+  if (process.env['BENCH_ONLY'] === 'fork') {
+    const fork = await forkSection(QUICK, log);
+    out.push(...fork.lines, `Fork figures alone (BENCH_ONLY=fork) in ${((performance.now() - started) / 1000).toFixed(0)} s.\n`, '### Targets\n', checks(fork.found), '');
+    process.stdout.write(out.join('\n') + '\n');
+    return;
+  }
+
   if (process.env['BENCH_ONLY'] === 'isolation') {
     const isolation = await isolationSection(QUICK, log);
     out.push(...isolation.lines, `Isolation figures alone (BENCH_ONLY=isolation) in ${((performance.now() - started) / 1000).toFixed(0)} s.\n`, '### Targets\n', checks(isolation.found), '');
@@ -191,6 +199,9 @@ async function main(): Promise<void> {
   log('crosshost: two servers on one PostgreSQL');
   const crossHost = fuse ? await crossHostSection(QUICK, log) : { lines: ['Cross-host figures skipped: /dev/fuse is missing.\n'], found: [] };
   found.push(...crossHost.found);
+  log('fork: 10,000 memories');
+  const fork = await forkSection(QUICK, log);
+  found.push(...fork.found);
 
   // 3. Report.
   if (smallScale && bigScale) scaleSection(out, found, smallScale, bigScale);
@@ -199,6 +210,7 @@ async function main(): Promise<void> {
   out.push(...isolation.lines);
   out.push(...feed.lines);
   out.push(...crossHost.lines);
+  out.push(...fork.lines);
   out.push('### Resident memory\n');
   out.push(`- server after the file workloads (1 session, ~${fmt(RUNS * 2500 + 2000)} memories): ${fmt(smallRss, 1)} MiB`);
   out.push(`- server with ${SESSIONS} mounted sessions and ${fmt(BIG.memories)} memories / ${fmt(BIG.versions)} versions: ${fmt(rss, 1)} MiB\n`);

@@ -41,6 +41,8 @@ export interface InProcessOptions {
   feedEvery?: Every;
   /** Another storage than a SQLite file in a temp dir (a PostgreSQL database): the test owns its data, the app closes it. */
   storage?: Storage;
+  /** Another storage than a fresh SQLite file (a PostgreSQL database), opened with the app's clock. */
+  openStorage?: (clock: MovableClock) => Promise<Storage>;
 }
 
 export interface InProcessApp {
@@ -56,6 +58,8 @@ export interface InProcessApp {
   raw(method: string, path: string, options?: RawOptions): Promise<RawResponse>;
   /** The app's own fetch (a request through the whole app, no socket). */
   fetch(input: string, init?: RequestInit): Promise<Response>;
+  /** The storage behind the service (counts the tests check that no face shows). */
+  storage: Storage;
   /** The database file, for a second connection (another process's writes, as far as the app can tell). */
   file: string;
   /** Closes the database (also done when the test finishes). */
@@ -65,10 +69,10 @@ export interface InProcessApp {
 const BASE_URL = 'http://mnemo.in-process';
 
 /** Call inside a test: the app, its database and its temp dir go when the test finishes. */
-export async function inProcessApp({ clock = movableClock(), idempotencyTtlSeconds, feedEvery, storage: given }: InProcessOptions = {}): Promise<InProcessApp> {
+export async function inProcessApp({ clock = movableClock(), idempotencyTtlSeconds, feedEvery, storage: given, openStorage }: InProcessOptions = {}): Promise<InProcessApp> {
   const dir = tmpDir('mnemo-inproc-');
   // The storage takes the clock too: its readers hide expired memories by it (sqlite/expiry.ts).
-  const storage = given ?? openSqliteStorage(join(dir, 'mnemo.db'), { clock });
+  const storage = given ?? (openStorage ? await openStorage(clock) : openSqliteStorage(join(dir, 'mnemo.db'), { clock }));
   const service = createService({
     storage, clock, mountRoot: join(dir, 'mnt'),
     ...(idempotencyTtlSeconds === undefined ? {} : { idempotencyTtlSeconds }),
@@ -90,6 +94,7 @@ export async function inProcessApp({ clock = movableClock(), idempotencyTtlSecon
     clock,
     adminKey: secret,
     service,
+    storage,
     idempotency,
     fetch,
     file: join(dir, 'mnemo.db'),

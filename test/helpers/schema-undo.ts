@@ -4,8 +4,45 @@
  * append-only trigger is the one migration 1 made.
  */
 /** Back to before migration 11 (history by path; migration 12 is undone first): its indexes and column go, the append-only trigger is migration 9's. */
-/** Back to before migration 13 (web console sign-ins in the database, issue 14). */
-export const UNDO_MIGRATION_13 = `DROP TABLE console_sessions;
+/** Back to before migration 16 (web console sign-ins in the database, issue 14). */
+export const UNDO_MIGRATION_16 = `DROP TABLE console_sessions;
+`;
+
+/** Back to before migration 15 (path number floors, issue 15); migration 16 is undone first. */
+export const UNDO_MIGRATION_15 = UNDO_MIGRATION_16 + `DROP TABLE path_number_floors;
+`;
+
+/** Back to before migration 14 (forks, issue 15); migration 15 is undone first. */
+export const UNDO_MIGRATION_14 = UNDO_MIGRATION_15 + `ALTER TABLE stores DROP COLUMN forked_from;
+ALTER TABLE stores DROP COLUMN forking_since;
+`;
+
+/** Back to before migration 13 (content stored once, issue 15): each version holds its text again; migration 14 is undone first. */
+export const UNDO_MIGRATION_13 = UNDO_MIGRATION_14 + `
+DROP TRIGGER contents_release_on_delete;
+DROP TRIGGER contents_release_on_redaction;
+DROP TRIGGER contents_immutable;
+DROP INDEX versions_by_content;
+DROP TRIGGER versions_append_only_update;
+ALTER TABLE versions ADD COLUMN content TEXT;
+UPDATE versions SET content = (SELECT c.content FROM contents c WHERE c.sha256 = versions.content_sha256);
+DROP TABLE contents;
+CREATE TRIGGER versions_append_only_update BEFORE UPDATE ON versions
+WHEN NOT (
+  OLD.redacted_at IS NULL AND NEW.redacted_at IS NOT NULL
+  AND NEW.redacted_by_type IS NOT NULL AND NEW.redacted_by_id IS NOT NULL
+  AND NEW.path IS NULL AND NEW.content IS NULL
+  AND NEW.content_sha256 IS NULL AND NEW.content_size_bytes IS NULL
+  AND NEW.seq = OLD.seq AND NEW.id = OLD.id AND NEW.store_id = OLD.store_id
+  AND NEW.memory_id = OLD.memory_id AND NEW.operation = OLD.operation
+  AND NEW.created_at = OLD.created_at
+  AND NEW.actor_type = OLD.actor_type AND NEW.actor_id = OLD.actor_id
+  AND NEW.commit_seq = OLD.commit_seq
+  AND NEW.path_seq IS OLD.path_seq
+)
+BEGIN
+  SELECT RAISE(ABORT, 'memory versions are append-only: only redaction may change a version');
+END;
 `;
 
 /** Back to before migration 12 (sessions' node ids, issue 14): migration 13 is undone first. */
@@ -71,4 +108,23 @@ WHEN NOT (
 BEGIN
   SELECT RAISE(ABORT, 'memory versions are append-only: only redaction may change a version');
 END;
+`;
+
+/** PostgreSQL back to before its migration 5 (content stored once): each version holds its text again; 6 (forks) is undone first. */
+export const PG_UNDO_MIGRATION_5 = `
+DROP TABLE console_sessions;
+DROP TABLE path_number_floors;
+ALTER TABLE stores DROP COLUMN forked_from;
+ALTER TABLE stores DROP COLUMN forking_since;
+DROP TRIGGER contents_release_on_delete ON versions;
+DROP TRIGGER contents_release_on_redaction ON versions;
+DROP FUNCTION contents_release();
+ALTER TABLE versions ADD COLUMN content text;
+ALTER TABLE versions DISABLE TRIGGER versions_append_only_update;
+UPDATE versions SET content = (SELECT c.content FROM contents c WHERE c.sha256 = versions.content_sha256);
+ALTER TABLE versions ENABLE TRIGGER versions_append_only_update;
+DROP TABLE contents;
+DROP FUNCTION contents_immutable();
+DROP INDEX versions_by_content;
+UPDATE schema_version SET version = 4;
 `;

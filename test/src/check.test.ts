@@ -32,6 +32,22 @@ describe('mnemo check', () => {
     expect(res.stdout).toMatch(/^ok: /);
   });
 
+  it('reports a version whose stored text is gone, a text no version holds, and a text that does not hash to its key (invariant 19)', async () => {
+    const { core } = await populated();
+    core.close();
+    const db = new Database(core.file);
+    const held = db.prepare("SELECT v.id, v.content_sha256 AS sha FROM versions v JOIN memories m ON m.version_id = v.id WHERE m.path = '/c.md'").get() as { id: string; sha: string };
+    db.prepare('DELETE FROM contents WHERE sha256 = ?').run(held.sha);
+    db.prepare("INSERT INTO contents (sha256, content) VALUES ('00', 'held by nobody')").run();
+    db.close();
+    const res = await runCli(['check', '--data-dir', core.dir]);
+    expect(res.code).toBe(1);
+    expect(res.stdout).toContain(`version ${held.id} in `);
+    expect(res.stdout).toContain('its content is not stored');
+    expect(res.stdout).toContain('content 00: stored, but no version holds it');
+    expect(res.stdout).toContain('content 00: its text does not hash to its key');
+  });
+
   it('reports a head version that does not match, a missing head, overlapping paths and a dangling receipt', async () => {
     const { core, store, memory } = await populated();
     core.close();

@@ -49,8 +49,8 @@ describe('migration 9', () => {
     try {
       const insert = (seq: number) =>
         raw.prepare(
-          `INSERT INTO versions (id, store_id, memory_id, operation, path, content, content_sha256, content_size_bytes, created_at, actor_type, actor_id, commit_seq)
-           VALUES (?, ?, ?, 'modified', '/x', 'x', 'sha', 1, '2026-01-01T00:00:00.000Z', 'api_actor', 'k', ?)`,
+          `INSERT INTO versions (id, store_id, memory_id, operation, path, content_sha256, content_size_bytes, created_at, actor_type, actor_id, commit_seq)
+           VALUES (?, ?, ?, 'modified', '/x', 'sha', 1, '2026-01-01T00:00:00.000Z', 'api_actor', 'k', ?)`,
         ).run(newId('version'), s.id, m.id, seq);
       expect(() => insert(2)).toThrow(/next commit_seq/);
       expect(() => raw.prepare('UPDATE versions SET commit_seq = 7 WHERE id = ?').run(m.versionId)).toThrow(/append-only/);

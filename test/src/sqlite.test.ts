@@ -199,7 +199,6 @@ async function historyFixture(core: Core) {
 
 describe('sqlite append-only versions', () => {
   const attempts: [string, string][] = [
-    ['content', "UPDATE versions SET content = 'forged' WHERE id = @id"],
     ['path', "UPDATE versions SET path = '/forged.md' WHERE id = @id"],
     ['sha256', "UPDATE versions SET content_sha256 = '0000000000000000000000000000000000000000000000000000000000000000' WHERE id = @id"],
     ['size', 'UPDATE versions SET content_size_bytes = 0 WHERE id = @id'],
@@ -210,9 +209,9 @@ describe('sqlite append-only versions', () => {
     ['memory id', "UPDATE versions SET memory_id = 'mem_forged' WHERE id = @id"],
     ['version id', "UPDATE versions SET id = 'memver_forged' WHERE id = @id"],
     ['seq', 'UPDATE versions SET seq = seq + 1000 WHERE id = @id'],
-    ['a redaction without redactor', "UPDATE versions SET path = NULL, content = NULL, content_sha256 = NULL, content_size_bytes = NULL, redacted_at = '2026-01-01T00:00:00.000Z' WHERE id = @id"],
+    ['a redaction without redactor', "UPDATE versions SET path = NULL, content_sha256 = NULL, content_size_bytes = NULL, redacted_at = '2026-01-01T00:00:00.000Z' WHERE id = @id"],
     ['a redaction that keeps the content', "UPDATE versions SET redacted_at = '2026-01-01T00:00:00.000Z', redacted_by_type = 'api_actor', redacted_by_id = 'apikey_x' WHERE id = @id"],
-    ['a no-op update', 'UPDATE versions SET content = content WHERE id = @id'],
+    ['a no-op update', 'UPDATE versions SET path = path WHERE id = @id'],
   ];
 
   it.each(attempts)('plain SQL cannot change the %s of a version', async (_name, sql) => {
@@ -220,6 +219,14 @@ describe('sqlite append-only versions', () => {
     const { created } = await historyFixture(core);
     const before = await core.storage.getVersion(created.storeId, created.id);
     withRaw(core.file, (raw) => expect(() => raw.prepare(sql).run({ id: created.id })).toThrow(/append-only/));
+    expect(await core.storage.getVersion(created.storeId, created.id)).toEqual(before);
+  });
+
+  it('plain SQL cannot change a stored text, which every version holding it shares', async () => {
+    const core = await openCore();
+    const { created } = await historyFixture(core);
+    const before = await core.storage.getVersion(created.storeId, created.id);
+    withRaw(core.file, (raw) => expect(() => raw.prepare("UPDATE contents SET content = 'forged' WHERE sha256 = ?").run(created.contentSha256)).toThrow(/never change/));
     expect(await core.storage.getVersion(created.storeId, created.id)).toEqual(before);
   });
 
@@ -238,11 +245,11 @@ describe('sqlite append-only versions', () => {
     const { store, created } = await historyFixture(core);
     const redacted = await core.service.redactVersion(core.caller, store.id, created.id);
     withRaw(core.file, (raw) => {
-      expect(() => raw.prepare("UPDATE versions SET content = 'one' WHERE id = ?").run(created.id)).toThrow(/append-only/);
-      expect(() => raw.prepare("UPDATE versions SET path = '/a.md', content = 'one', redacted_at = NULL, redacted_by_type = NULL, redacted_by_id = NULL WHERE id = ?").run(created.id)).toThrow(/append-only/);
+      expect(() => raw.prepare("UPDATE versions SET content_sha256 = 'aa' WHERE id = ?").run(created.id)).toThrow(/append-only/);
+      expect(() => raw.prepare("UPDATE versions SET path = '/a.md', redacted_at = NULL, redacted_by_type = NULL, redacted_by_id = NULL WHERE id = ?").run(created.id)).toThrow(/append-only/);
       expect(() => raw.prepare("UPDATE versions SET redacted_at = '2030-01-01T00:00:00.000Z' WHERE id = ?").run(created.id)).toThrow(/append-only/);
     });
-    expect(await core.storage.getVersion(store.id, created.id)).toEqual(redacted);
+    expect(await core.storage.getVersion(store.id, created.id)).toEqual({ ...redacted, contentStillHeldBy: undefined });
   });
 
   it('deleting the store with plain SQL cascades to its memories and versions', async () => {

@@ -7,6 +7,7 @@ import { runAuditSuite } from './storage/audit.suite.js';
 import { runCheckpointSuite } from './storage/checkpoints.suite.js';
 import { runConsoleSessionSuite } from './storage/console-sessions.suite.js';
 import { runFeedSuite } from './storage/feed.suite.js';
+import { runForkSuite } from './storage/forks.suite.js';
 import type { MakeStorage } from './storage/fixture.js';
 import { runHistorySuite } from './storage/history.suite.js';
 import { runKeySuite } from './storage/keys.suite.js';
@@ -27,6 +28,7 @@ export const ROLE_SUITES: readonly ((makeStorage: MakeStorage) => void)[] = [
   runKeySuite,
   runMemorySuite,
   runFeedSuite,
+  runForkSuite,
   runMountViewSuite,
   runHistorySuite,
   runSessionSuite,

@@ -10,7 +10,7 @@ import { assertMemoryPath } from '../../validate/memory.js';
 import { RECEIPT_VERSION_FIELDS, type MemoryRow, type VersionRow } from './rows.js';
 
 /** More than this many problems are summarised, so a badly broken file still gives a readable report. */
-const MAX_REPORTED = 200;
+export const MAX_REPORTED = 200;
 
 export type Report = (line: string) => void;
 
@@ -22,6 +22,21 @@ export function problemList(): { problems: string[]; report: Report } {
     else if (problems.length === MAX_REPORTED) problems.push('… more problems not shown');
   };
   return { problems, report };
+}
+
+/** Invariant 19 (content stored once): a version whose text has no `contents` row. */
+export function reportMissingContent(r: { id: string; store_id: string }, report: Report): void {
+  report(`version ${r.id} in ${r.store_id}: its content is not stored (no contents row for its content_sha256)`);
+}
+
+/** Invariant 19: a stored text no version holds (its release trigger did not run). */
+export function reportUnheldContent(sha256: string, report: Report): void {
+  report(`content ${sha256}: stored, but no version holds it`);
+}
+
+/** Invariant 19: a stored text whose SHA-256 is not its key. */
+export function reportMisHashedContent(sha256: string, report: Report): void {
+  report(`content ${sha256}: its text does not hash to its key`);
 }
 
 function validPath(path: string): boolean {

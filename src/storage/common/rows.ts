@@ -18,6 +18,8 @@ export interface StoreRow {
   archived_at: string | null;
   /** JSON Retention, or NULL: keep every version (sqlite/schema/feed.ts). */
   retention?: string | null;
+  /** JSON {storeId, asOf} on a fork, else NULL (sqlite/schema/forks.ts). */
+  forked_from?: string | null;
 }
 
 export interface MemoryRow {
@@ -60,6 +62,8 @@ export interface VersionRow {
   redacted_at: string | null;
   redacted_by_type: string | null;
   redacted_by_id: string | null;
+  /** The version's number at its path (sqlite/schema/history.ts); absent where a query does not read it. */
+  path_seq?: number | null;
 }
 
 /** An api_keys row without its hash: `all_workspaces` is SQLite's 0/1 or PostgreSQL's boolean. */
@@ -108,6 +112,7 @@ export function toStore(r: StoreRow): Store {
     updatedAt: r.updated_at,
     archivedAt: r.archived_at,
     ...(r.retention ? { retention: JSON.parse(r.retention) as Retention } : {}),
+    ...(r.forked_from ? { forkedFrom: JSON.parse(r.forked_from) as { storeId: string; asOf: string } } : {}),
   };
 }
 

@@ -17,6 +17,7 @@ import type { AuditStorage } from './audit.js';
 import type { CheckpointStorage } from './checkpoints.js';
 import type { ConsoleSessionStorage } from './console-sessions.js';
 import type { FeedStorage } from './feed.js';
+import type { ForkStorage } from './forks.js';
 import type { HistoryStorage } from './history.js';
 import type { KeyStorage } from './keys.js';
 import type { MaintenanceStorage } from './maintenance.js';
@@ -32,6 +33,7 @@ export type { AuditStorage } from './audit.js';
 export type { CheckpointStorage, InsertCheckpointInput, ReferencedMemory } from './checkpoints.js';
 export type { ConsoleSessionStorage, StoredConsoleSession } from './console-sessions.js';
 export type { FeedStorage, PruneWindow } from './feed.js';
+export type { ForkBatchInput, ForkStorage } from './forks.js';
 export type { HistoryListing, HistoryStorage, MetaAsOf, PathVersion } from './history.js';
 export type { KeyStorage } from './keys.js';
 export type { MaintenanceStorage } from './maintenance.js';
@@ -60,6 +62,7 @@ export interface Storage
     KeyStorage,
     MemoryStorage,
     FeedStorage,
+    ForkStorage,
     MountViewStorage,
     HistoryStorage,
     SessionStorage,

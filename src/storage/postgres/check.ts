@@ -7,9 +7,11 @@
  * rows are both engines' (common/check-rules.ts).
  */
 import {
-  checkBundle, checkCheckpointHead, checkReceipt, checkVersionPath, memoryCheck, problemList, reportUsageMismatch,
+  checkBundle, checkCheckpointHead, checkReceipt, checkVersionPath, MAX_REPORTED, memoryCheck, problemList, reportMisHashedContent,
+  reportMissingContent, reportUnheldContent, reportUsageMismatch,
   type HeadCheckRow, type HeadVersionRow, type ReceiptCheckRow, type Report, type UsageMismatchRow,
 } from '../common/check-rules.js';
+import { versionContent } from './contents.js';
 import { all, type Q } from './db.js';
 import type { MemoryRow } from './rows.js';
 
@@ -20,7 +22,9 @@ const TRIGGERS = ['versions_append_only_delete', 'versions_append_only_update', 
   'store_usage_insert', 'store_usage_delete', 'store_usage_resize',
   // Migration 2 (postgres/schema/v2.ts): commit order, checkpoints' version references, the admin-actions log.
   'versions_commit_order', 'checkpoint_version_refs_insert', 'checkpoint_version_refs_delete',
-  'admin_actions_append_only_update', 'admin_actions_no_truncate'];
+  'admin_actions_append_only_update', 'admin_actions_no_truncate',
+  // Migration 5 (postgres/schema/v5.ts): content stored once.
+  'contents_immutable', 'contents_release_on_redaction', 'contents_release_on_delete'];
 
 export async function integrityCheck(q: Q): Promise<string[]> {
   const problems: string[] = [];
@@ -64,6 +68,23 @@ export async function domainCheck(q: Q): Promise<string[]> {
   const { problems, report } = problemList();
   await checkMemories(q, report);
   await checkContinuity(q, report);
+  // Invariant 19 (postgres/schema/v5.ts): every version's text is stored, and only held text is.
+  for (const r of await all<{ id: string; store_id: string }>(
+    q,
+    `SELECT v.id, v.store_id FROM versions v WHERE v.content_sha256 IS NOT NULL
+       AND NOT EXISTS (SELECT 1 FROM contents c WHERE c.sha256 = v.content_sha256) LIMIT ${MAX_REPORTED + 1}`,
+  )) {
+    reportMissingContent(r, report);
+  }
+  for (const r of await all<{ sha256: string }>(
+    q,
+    `SELECT c.sha256 FROM contents c WHERE NOT EXISTS (SELECT 1 FROM versions v WHERE v.content_sha256 = c.sha256) LIMIT ${MAX_REPORTED + 1}`,
+  )) {
+    reportUnheldContent(r.sha256, report);
+  }
+  for (const r of await all<{ sha256: string }>(q, `SELECT sha256 FROM contents WHERE encode(sha256(convert_to(content, 'UTF8')), 'hex') <> sha256 LIMIT ${MAX_REPORTED + 1}`)) {
+    reportMisHashedContent(r.sha256, report);
+  }
   for (const r of await all<UsageMismatchRow>(
     q,
     `SELECT s.id AS store_id, coalesce(u.memories, 0) AS kept_memories, coalesce(u.bytes, 0) AS kept_bytes,
@@ -102,7 +123,7 @@ async function checkMemories(q: Q, report: Report): Promise<void> {
     const rows = await all<MemoryWithHead>(
       q,
       `SELECT m.*, v.id AS v_id, v.memory_id AS v_memory_id, v.store_id AS v_store_id, v.operation AS v_operation, v.redacted_at AS v_redacted_at,
-              v.path AS v_path, v.content AS v_content, v.content_sha256 AS v_content_sha256, v.content_size_bytes AS v_content_size_bytes
+              v.path AS v_path, ${versionContent('v')} AS v_content, v.content_sha256 AS v_content_sha256, v.content_size_bytes AS v_content_size_bytes
        FROM memories m LEFT JOIN versions v ON v.id = m.version_id
        WHERE (m.store_id, m.path) > ($1, $2::text COLLATE "C") ORDER BY m.store_id, m.path LIMIT $3`,
       [after.store, after.path, PAGE],

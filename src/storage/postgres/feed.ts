@@ -3,6 +3,7 @@
  * commit order (two range reads on (store_id, commit_seq), merged), and a version's predecessor.
  */
 import type { Change, MemoryVersion } from '../../domain/types.js';
+import { versionContent } from './contents.js';
 import { all, first, type Q } from './db.js';
 import { toVersion, type VersionRow } from './rows.js';
 
@@ -35,7 +36,7 @@ export const feedReads = {
   async previousVersion(q: Q, storeId: string, versionId: string): Promise<MemoryVersion | null> {
     const r = await first<VersionRow>(
       q,
-      `SELECT p.* FROM versions v JOIN versions p ON p.store_id = v.store_id AND p.memory_id = v.memory_id AND p.commit_seq < v.commit_seq
+      `SELECT p.*, ${versionContent('p')} AS content FROM versions v JOIN versions p ON p.store_id = v.store_id AND p.memory_id = v.memory_id AND p.commit_seq < v.commit_seq
        WHERE v.store_id = $1 AND v.id = $2 ORDER BY p.commit_seq DESC LIMIT 1`,
       [storeId, versionId],
     );

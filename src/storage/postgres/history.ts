@@ -10,6 +10,7 @@ import { subtreeEnd } from '../../domain/paths.js';
 import { AT_COLUMNS, metaOf, prefixOf, toPathVersion, type AtRow, type PathVersionRow, type StateAt } from '../common/history-rows.js';
 import { stepBelow } from '../common/tree.js';
 import type { HistoryListing, MetaAsOf, PathVersion } from '../port.js';
+import { versionContent } from './contents.js';
 import { all, first, type Q } from './db.js';
 
 const PV_COLUMNS = 'id, memory_id, operation, path_seq, content_size_bytes, created_at';
@@ -18,7 +19,7 @@ const PV_COLUMNS = 'id, memory_id, operation, path_seq, content_size_bytes, crea
 export const PG_HISTORY_SQL = {
   pathVersions: `SELECT ${PV_COLUMNS} FROM versions WHERE store_id = $1 AND path = $2 ORDER BY path_seq LIMIT $3`,
   pathVersionMeta: `SELECT ${PV_COLUMNS} FROM versions WHERE store_id = $1 AND path = $2 AND path_seq = $3`,
-  pathVersion: `SELECT ${PV_COLUMNS}, convert_to(content, 'UTF8') AS bytes FROM versions WHERE store_id = $1 AND path = $2 AND path_seq = $3`,
+  pathVersion: `SELECT ${PV_COLUMNS}, ${versionContent('versions', true)} AS bytes FROM versions WHERE store_id = $1 AND path = $2 AND path_seq = $3`,
   nextGt: 'SELECT path FROM versions WHERE store_id = $1 AND path > $2 AND path < $3 ORDER BY path LIMIT 1',
   nextGte: 'SELECT path FROM versions WHERE store_id = $1 AND path >= $2 AND path < $3 ORDER BY path LIMIT 1',
   // The memories that ever had this path: the one there at that instant is among them (at any
@@ -31,7 +32,7 @@ export const PG_HISTORY_SQL = {
      WHERE store_id = $1 AND memory_id = $2 AND created_at <= $3 AND redacted_at IS NULL ORDER BY created_at DESC, seq DESC LIMIT 1`,
   firstKeptAfter: `SELECT ${AT_COLUMNS} FROM versions
      WHERE store_id = $1 AND memory_id = $2 AND created_at > $3 AND redacted_at IS NULL ORDER BY created_at, seq LIMIT 1`,
-  bytes: `SELECT convert_to(content, 'UTF8') AS bytes FROM versions WHERE id = $1`,
+  bytes: `SELECT ${versionContent('versions', true)} AS bytes FROM versions WHERE id = $1`,
 } as const;
 
 /** Direct child names of `prefix` over every path that ever held a memory; a name may come twice (file, then directory). */

@@ -16,6 +16,7 @@ import { checkpointOps } from './checkpoints.js';
 import { createPool, inSavepoint, inTransaction, withOwnClient, type Q } from './db.js';
 import { sweepExpired } from './expiry.js';
 import { feedReads } from './feed.js';
+import { forkReads, forkWrites } from './forks.js';
 import { historyReads } from './history.js';
 import { keyReads, keyWrites } from './keys.js';
 import { memoryOps } from './memories.js';
@@ -132,6 +133,7 @@ function composeStorage(url: string, pool: pg.Pool, options: PostgresOptions): P
     ...retentionWrites,
     ...auditWrites,
     ...consoleSessionWrites,
+    ...forkWrites,
     purgeExpiredMemories: sweepExpired,
     // The session's node hears it ended (main.ts unmounts it there), even when another server ended it.
     async endSession(q: Q, workspaceId: string, id: string, now: string) {
@@ -155,6 +157,7 @@ function composeStorage(url: string, pool: pg.Pool, options: PostgresOptions): P
     ...retentionReads,
     ...auditReads,
     ...consoleSessionReads,
+    ...forkReads,
     integrityCheck,
     domainCheck,
   };

@@ -6,6 +6,7 @@
  * before deleting the row, which the delete trigger requires. PostgreSQL has no secure delete: the
  * pruned bytes stay in freed pages and WAL until reused (README, "PostgreSQL").
  */
+import { keepFloor } from './path-floors.js';
 import type { Retention } from '../../domain/types.js';
 import type { PruneWindow } from '../port.js';
 import { all, first, run, type Q } from './db.js';
@@ -26,10 +27,10 @@ export const retentionWrites = {
       'SELECT max(commit_seq) AS end FROM (SELECT commit_seq FROM versions WHERE store_id = $1 AND commit_seq > $2 ORDER BY commit_seq LIMIT $3) w',
       [storeId, w.after, w.scan],
     );
-    const rows = await all<{ id: string; memory_id: string; path: string | null; commit_seq: number }>(
+    const rows = await all<{ id: string; memory_id: string; path: string | null; path_seq: number | null; commit_seq: number }>(
       q,
-      `SELECT w.id, w.memory_id, w.path, w.commit_seq FROM
-         (SELECT id, store_id, memory_id, path, created_at, commit_seq FROM versions
+      `SELECT w.id, w.memory_id, w.path, w.path_seq, w.commit_seq FROM
+         (SELECT id, store_id, memory_id, path, path_seq, created_at, commit_seq FROM versions
           WHERE store_id = $1 AND commit_seq > $2 ORDER BY commit_seq LIMIT $3) AS w
        WHERE ($4::text IS NULL OR w.created_at < $4)
          AND ($5::bigint IS NULL OR (SELECT count(*) FROM versions n
@@ -46,6 +47,8 @@ export const retentionWrites = {
         storeId, s!.commit_seq, r.id, r.memory_id, w.now,
       ]);
       await run(q, 'DELETE FROM versions WHERE id = $1', [r.id]);
+      // The version goes, its number at its path stays taken (postgres/schema/v7.ts).
+      if (r.path !== null && r.path_seq !== null) await keepFloor(q, storeId, r.path, Number(r.path_seq));
       // As after a redaction: an expired memory's remembered path goes with the last version holding it.
       if (r.path !== null) {
         await run(

@@ -7,7 +7,7 @@ import { all, first, run, type Q } from './db.js';
 import { toStore, type StoreRow } from './rows.js';
 
 async function mustGet(q: Q, workspaceId: string, id: string, lock = false): Promise<StoreRow> {
-  const row = await first<StoreRow>(q, `SELECT * FROM stores WHERE id = $1 AND workspace_id = $2${lock ? ' FOR NO KEY UPDATE' : ''}`, [id, workspaceId]);
+  const row = await first<StoreRow>(q, `SELECT * FROM stores WHERE id = $1 AND workspace_id = $2 AND forking_since IS NULL${lock ? ' FOR NO KEY UPDATE' : ''}`, [id, workspaceId]);
   if (!row) throw notFound('memory store', id);
   return row;
 }
@@ -17,18 +17,19 @@ const retentionJson = (s: Store): string | null => (s.retention ? JSON.stringify
 
 export const storeReads = {
   async getStore(q: Q, workspaceId: string, id: string): Promise<Store | null> {
-    const r = await first<StoreRow>(q, 'SELECT * FROM stores WHERE id = $1 AND workspace_id = $2', [id, workspaceId]);
+    // A fork being built (forking_since set) is no store yet to anyone (postgres/schema/v6.ts).
+    const r = await first<StoreRow>(q, 'SELECT * FROM stores WHERE id = $1 AND workspace_id = $2 AND forking_since IS NULL', [id, workspaceId]);
     return r ? toStore(r) : null;
   },
   async getStoreById(q: Q, id: string): Promise<Store | null> {
-    const r = await first<StoreRow>(q, 'SELECT * FROM stores WHERE id = $1', [id]);
+    const r = await first<StoreRow>(q, 'SELECT * FROM stores WHERE id = $1 AND forking_since IS NULL', [id]);
     return r ? toStore(r) : null;
   },
   async listStores(q: Q, workspaceId: string, lq: StoreListQuery, only: readonly string[] | null = null): Promise<Page<Store>> {
     const rows = await all<StoreRow>(
       q,
       `SELECT * FROM stores
-       WHERE workspace_id = $1 AND seq < $2 AND ($3 OR archived_at IS NULL)
+       WHERE workspace_id = $1 AND seq < $2 AND forking_since IS NULL AND ($3 OR archived_at IS NULL)
          AND ($4::text[] IS NULL OR id = ANY($4::text[]))
          AND ($5::text IS NULL OR created_at >= $5) AND ($6::text IS NULL OR created_at <= $6)
        ORDER BY seq DESC LIMIT $7`,

@@ -9,6 +9,8 @@ import type { Actor, MemoryVersion, Page, VersionListQuery } from '../../domain/
 import { cursorNumber, decodeCursor, encodeCursor } from '../cursor.js';
 import { all, first, run, type Q } from './db.js';
 import { redactReceipts } from './receipts.js';
+import { HELD_IN_WORKSPACE, versionContent } from './contents.js';
+import { keepFloor } from './path-floors.js';
 import { actorColumns, toVersion, type VersionRow } from './rows.js';
 
 const BASIC =
@@ -16,7 +18,7 @@ const BASIC =
 
 export const versionReads = {
   async getVersion(q: Q, storeId: string, id: string): Promise<MemoryVersion | null> {
-    const r = await first<VersionRow>(q, 'SELECT * FROM versions WHERE store_id = $1 AND id = $2', [storeId, id]);
+    const r = await first<VersionRow>(q, `SELECT v.*, ${versionContent('v')} AS content FROM versions v WHERE v.store_id = $1 AND v.id = $2`, [storeId, id]);
     return r ? toVersion(r) : null;
   },
 
@@ -39,7 +41,7 @@ export const versionReads = {
     params.push(lq.limit + 1);
     const rows = await all<VersionRow>(
       q,
-      `SELECT ${lq.view === 'full' ? '*' : BASIC} FROM versions WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT $${params.length}`,
+      `SELECT ${lq.view === 'full' ? `*, ${versionContent('versions')} AS content` : BASIC} FROM versions WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT $${params.length}`,
       params,
     );
     const page = rows.slice(0, lq.limit);
@@ -51,7 +53,7 @@ export const versionWrites = {
   async redactVersion(q: Q, storeId: string, id: string, actor: Actor, now: string): Promise<MemoryVersion> {
     // The row lock orders two redactions of one version (the second finds it redacted) and a
     // redaction against the write that would make the version a head again (there is none: heads only move forward).
-    const found = await first<VersionRow>(q, 'SELECT * FROM versions WHERE store_id = $1 AND id = $2 FOR UPDATE', [storeId, id]);
+    const found = await first<VersionRow>(q, 'SELECT *, NULL AS content FROM versions WHERE store_id = $1 AND id = $2 FOR UPDATE', [storeId, id]);
     const isHead =
       found !== undefined &&
       found.redacted_at === null &&
@@ -63,13 +65,15 @@ export const versionWrites = {
     const a = actorColumns(actor);
     await run(
       q,
-      `UPDATE versions SET path = NULL, content = NULL, content_sha256 = NULL, content_size_bytes = NULL,
+      `UPDATE versions SET path = NULL, content_sha256 = NULL, content_size_bytes = NULL,
          redacted_at = $1, redacted_by_type = $2, redacted_by_id = $3
        WHERE id = $4`,
       [now, a.type, a.id, id],
     );
     // Receipts replaying this version's memory hold its text too: same transaction (invariant 9).
     await redactReceipts(q, storeId, id);
+    // The path goes, its number stays taken (postgres/schema/v7.ts).
+    if (row.path !== null && row.path_seq != null) await keepFloor(q, storeId, row.path, Number(row.path_seq));
     // An expired memory's last path stays in memory_expirations; once no version holds it, it is redacted text too.
     if (row.path !== null) {
       await run(
@@ -79,6 +83,9 @@ export const versionWrites = {
         [storeId, row.memory_id, row.path],
       );
     }
-    return toVersion((await first<VersionRow>(q, 'SELECT * FROM versions WHERE id = $1', [id]))!);
+    // The text's row went with its last holder in that UPDATE (a trigger: postgres/schema/v5.ts).
+    const held = row.content_sha256 === null ? 0 : ((await first<{ n: number }>(q, HELD_IN_WORKSPACE, [row.content_sha256, storeId]))?.n ?? 0);
+    const after = toVersion((await first<VersionRow>(q, 'SELECT *, NULL AS content FROM versions WHERE id = $1', [id]))!);
+    return { ...after, contentStillHeldBy: held };
   },
 };

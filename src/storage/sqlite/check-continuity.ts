@@ -26,7 +26,7 @@ export function createContinuityCheck(db: Db): (report: (line: string) => void) 
     stuck: db.prepare(
       `SELECT b.seq, b.indexed_version FROM search_backlog b JOIN memories_fts_docsize d ON d.id = b.seq
        LEFT JOIN versions v ON v.id = b.indexed_version
-       WHERE v.content IS NULL`,
+       WHERE v.content_sha256 IS NULL OR NOT EXISTS (SELECT 1 FROM contents c WHERE c.sha256 = v.content_sha256)`,
     ),
     heads: db.prepare(
       `SELECT h.store_id, h.agent_id, h.session_id, h.checkpoint_id, h.revision,

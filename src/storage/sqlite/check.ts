@@ -4,23 +4,37 @@
  * and hold no text of a redacted one, and each version's own number at its path (`.history`). The
  * SQL is this adapter's; what a row's problems are is said once for both engines (common/check-rules.ts).
  */
-import { checkReceipt, checkVersionPath, memoryCheck, problemList, type HeadVersionRow, type ReceiptCheckRow, type Report } from '../common/check-rules.js';
+import { sha256Hex } from '../../domain/content.js';
+import {
+  checkReceipt, checkVersionPath, MAX_REPORTED, memoryCheck, problemList, reportMisHashedContent, reportMissingContent, reportUnheldContent,
+  type HeadVersionRow, type ReceiptCheckRow, type Report,
+} from '../common/check-rules.js';
 import type { MemoryRow } from '../common/rows.js';
 import { createContinuityCheck } from './check-continuity.js';
 import { createUsageCheck } from './check-limits.js';
 import type { SyncReads } from './reads.js';
+import { versionContent } from './contents.js';
 import type { Db } from './tx.js';
 
 export function createCheckStatements(db: Db): Pick<SyncReads, 'domainCheck' | 'integrityCheck'> {
   const q = {
     memories: db.prepare('SELECT * FROM memories ORDER BY store_id, path'),
-    version: db.prepare('SELECT * FROM versions WHERE id = ?'),
+    version: db.prepare(`SELECT *, ${versionContent('versions')} AS content FROM versions WHERE id = ?`),
     versionPaths: db.prepare('SELECT id, path FROM versions WHERE path IS NOT NULL'),
     // Invariant 18 (sqlite/schema/history.ts): each version at a path has its own number there.
     pathNumbers: db.prepare(
       `SELECT store_id, path, path_seq, count(*) AS n FROM versions WHERE path IS NOT NULL
        GROUP BY store_id, path, path_seq HAVING path_seq IS NULL OR count(*) > 1`,
     ),
+    // Invariant 19 (sqlite/schema/contents.ts): every version's text is stored, and only held text is.
+    missingContents: db.prepare(
+      `SELECT v.id, v.store_id FROM versions v WHERE v.content_sha256 IS NOT NULL
+         AND NOT EXISTS (SELECT 1 FROM contents c WHERE c.sha256 = v.content_sha256) LIMIT ${MAX_REPORTED + 1}`,
+    ),
+    unheldContents: db.prepare(
+      `SELECT c.sha256 FROM contents c WHERE NOT EXISTS (SELECT 1 FROM versions v WHERE v.content_sha256 = c.sha256) LIMIT ${MAX_REPORTED + 1}`,
+    ).pluck(),
+    contents: db.prepare('SELECT sha256, content FROM contents'),
     orphanMemories: db.prepare('SELECT id, store_id FROM memories WHERE store_id NOT IN (SELECT id FROM stores)'),
     receipts: db.prepare(
       `SELECT r.workspace_id, r.route, r.idem_key, r.body, r.store_id, r.version_id,
@@ -51,6 +65,11 @@ export function createCheckStatements(db: Db): Pick<SyncReads, 'domainCheck' | '
         report(r.path_seq === null
           ? `store ${r.store_id}: ${r.n} version(s) at ${JSON.stringify(r.path)} have no number at their path (.history)`
           : `store ${r.store_id}: ${r.n} versions at ${JSON.stringify(r.path)} share number ${r.path_seq} (.history)`);
+      }
+      for (const r of q.missingContents.all() as { id: string; store_id: string }[]) reportMissingContent(r, report);
+      for (const sha of q.unheldContents.all() as string[]) reportUnheldContent(sha, report);
+      for (const c of q.contents.iterate() as Iterable<{ sha256: string; content: string }>) {
+        if (sha256Hex(c.content) !== c.sha256) reportMisHashedContent(c.sha256, report);
       }
       for (const r of q.orphanMemories.all() as { id: string; store_id: string }[]) {
         report(`memory ${r.id}: its store ${r.store_id} does not exist`);

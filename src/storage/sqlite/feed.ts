@@ -1,6 +1,7 @@
 /** @module SQLite statements for the history role: versions in commit order, a version's predecessor. */
 import type { Change, ChangeQuery, MemoryVersion } from '../../domain/types.js';
 import { toVersion, type VersionRow } from '../common/rows.js';
+import { versionContent } from './contents.js';
 import type { Db } from './tx.js';
 
 const BASIC = `seq, commit_seq, id, store_id, memory_id, operation, path, NULL AS content, content_sha256, content_size_bytes,
@@ -26,7 +27,7 @@ export function createFeedStatements(db: Db): FeedStatements {
     ),
     // Within a store, rowid order is commit order on SQLite, and versions_by_memory is (store_id, memory_id, seq).
     previous: db.prepare(
-      `SELECT p.* FROM versions v JOIN versions p ON p.store_id = v.store_id AND p.memory_id = v.memory_id AND p.seq < v.seq
+      `SELECT p.*, ${versionContent('p')} AS content FROM versions v JOIN versions p ON p.store_id = v.store_id AND p.memory_id = v.memory_id AND p.seq < v.seq
        WHERE v.store_id = ? AND v.id = ? ORDER BY p.seq DESC LIMIT 1`,
     ),
   };

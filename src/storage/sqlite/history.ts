@@ -9,6 +9,7 @@ import { AT_COLUMNS, metaOf, toPathVersion, type AtRow, type PathVersionRow, typ
 import { stepBelow } from '../common/tree.js';
 import type { HistoryListing, HistoryStorage, MetaAsOf, PathVersion } from '../port.js';
 import type { Synchronous } from './reads.js';
+import { versionContent } from './contents.js';
 import type { Db, Statement } from './tx.js';
 
 
@@ -16,7 +17,7 @@ import type { Db, Statement } from './tx.js';
 export const HISTORY_SQL = {
   pathVersions: 'SELECT id, memory_id, operation, path_seq, content_size_bytes, created_at FROM versions WHERE store_id = ? AND path = ? ORDER BY path_seq LIMIT ?',
   pathVersionMeta: 'SELECT id, memory_id, operation, path_seq, content_size_bytes, created_at FROM versions WHERE store_id = ? AND path = ? AND path_seq = ?',
-  pathVersion: `SELECT id, memory_id, operation, path_seq, content_size_bytes, created_at, CAST(content AS BLOB) AS bytes
+  pathVersion: `SELECT id, memory_id, operation, path_seq, content_size_bytes, created_at, ${versionContent('versions', true)} AS bytes
      FROM versions WHERE store_id = ? AND path = ? AND path_seq = ?`,
   nextGt: 'SELECT path FROM versions WHERE store_id = ? AND path > ? AND path < ? ORDER BY path LIMIT 1',
   nextGte: 'SELECT path FROM versions WHERE store_id = ? AND path >= ? AND path < ? ORDER BY path LIMIT 1',
@@ -30,7 +31,7 @@ export const HISTORY_SQL = {
      WHERE store_id = ? AND memory_id = ? AND created_at <= ? AND redacted_at IS NULL ORDER BY created_at DESC, seq DESC LIMIT 1`,
   firstKeptAfter: `SELECT ${AT_COLUMNS} FROM versions INDEXED BY versions_by_memory_time
      WHERE store_id = ? AND memory_id = ? AND created_at > ? AND redacted_at IS NULL ORDER BY created_at, seq LIMIT 1`,
-  bytes: 'SELECT CAST(content AS BLOB) AS bytes FROM versions WHERE id = ?',
+  bytes: `SELECT ${versionContent('versions', true)} AS bytes FROM versions WHERE id = ?`,
 } as const;
 
 export function createHistoryStatements(db: Db): Synchronous<HistoryStorage> {

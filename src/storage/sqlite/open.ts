@@ -30,6 +30,7 @@ import { createStoreStatements } from './stores.js';
 import { createChildWalk } from './tree.js';
 import { createWalSync } from './sync.js';
 import { createVersionStatements } from './versions.js';
+import { createForkStatements } from './forks.js';
 import { createFeedStatements } from './feed.js';
 import { createRetention } from './retention.js';
 import { DEFAULT_READERS, openReaders } from './readers.js';
@@ -126,6 +127,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     ...createCheckpointStatements(db),
     ...createAuditStatements(db),
     ...createConsoleSessionStatements(db),
+    ...createForkStatements(db, searchIndex),
     // The history role's point lookup and its writes (each a bounded batch: sqlite/retention.ts).
     previousVersion: feed.previousVersion,
     storesWithRetention: retention.storesWithRetention,

@@ -7,6 +7,7 @@
  * deletes the row; secure_delete zeroes the freed cells and, as after a redaction, a WAL checkpoint
  * after the commit takes the old page images off the disk.
  */
+import { createFloorKeep } from './path-floors.js';
 import type { PruneWindow } from '../port.js';
 import type { SearchIndex } from './search-index.js';
 import { afterCommit, writeTx, type Db } from './tx.js';
@@ -15,8 +16,8 @@ export function createRetention(db: Db, index: SearchIndex) {
   const q = {
     stores: db.prepare("SELECT id, retention FROM stores WHERE retention IS NOT NULL AND archived_at IS NULL ORDER BY seq"),
     candidates: db.prepare(
-      `SELECT w.id, w.memory_id, w.path, w.commit_seq FROM
-         (SELECT id, store_id, memory_id, path, created_at, seq, commit_seq FROM versions
+      `SELECT w.id, w.memory_id, w.path, w.path_seq, w.commit_seq FROM
+         (SELECT id, store_id, memory_id, path, path_seq, created_at, seq, commit_seq FROM versions
           WHERE store_id = @store AND commit_seq > @after ORDER BY commit_seq LIMIT @scan) AS w
        WHERE (@cutoff IS NULL OR w.created_at < @cutoff)
          AND (@keep IS NULL OR (SELECT count(*) FROM versions n
@@ -42,19 +43,22 @@ export function createRetention(db: Db, index: SearchIndex) {
     ),
   };
 
+  const keepFloor = createFloorKeep(db);
   const prune = writeTx(db, (storeId: string, w: PruneWindow): { pruned: number; scannedTo: number | null } => {
     // The index may still hold words of a version queued to be replaced, and removing them needs its text.
     index.indexQueued();
     // Before the deletes, which would move a window counted afterwards.
     const windowEnd = (q.windowEnd.get(storeId, w.after, w.scan) as number | null) ?? null;
     const rows = q.candidates.all({ store: storeId, after: w.after, scan: w.scan, cutoff: w.cutoff, keep: w.keepLast, max: w.max }) as {
-      id: string; memory_id: string; path: string | null; commit_seq: number;
+      id: string; memory_id: string; path: string | null; path_seq: number | null; commit_seq: number;
     }[];
     for (const r of rows) {
       q.bump.run(storeId);
       q.tombstone.run({ store: storeId, id: r.id, memory: r.memory_id, now: w.now });
       q.remove.run(r.id);
       if (r.path !== null) q.forgetExpiredPath.run({ store: storeId, memory: r.memory_id, path: r.path });
+      // The version goes, its number at its path stays taken (sqlite/schema/path-numbers.ts).
+      if (r.path !== null && r.path_seq !== null) keepFloor(storeId, r.path, r.path_seq);
     }
     // A full batch stops at its last prune (more may follow in the window); otherwise the window was seen whole.
     const scannedTo = rows.length === w.max ? rows[rows.length - 1]!.commit_seq : windowEnd;

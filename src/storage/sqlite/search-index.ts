@@ -3,6 +3,7 @@
  * `search_backlog`; this re-indexes queued memories in batches. It runs in transactions of its own,
  * not writeTx: index upkeep changes no memory, so it must not tell readers' caches that one changed.
  */
+import { versionContent } from './contents.js';
 import type { Db } from './tx.js';
 
 export interface SearchIndex {
@@ -30,7 +31,7 @@ export function createSearchIndex(db: Db): SearchIndex {
     pending: db.prepare('SELECT count(*) FROM search_backlog').pluck(),
     queued: db.prepare('SELECT seq, indexed_version FROM search_backlog ORDER BY seq LIMIT ?'),
     // The text the index holds for a queued memory is that of the version it was indexed at.
-    indexedText: db.prepare('SELECT path, content FROM versions WHERE id = ?'),
+    indexedText: db.prepare(`SELECT path, ${versionContent('versions')} AS content FROM versions WHERE id = ?`),
     current: db.prepare('SELECT path, content FROM memories WHERE seq = ?'),
     // With secure-delete on, this erases the row's terms from the index pages, not just hides them.
     unindex: db.prepare(`INSERT INTO memories_fts (memories_fts, rowid, path, content) VALUES ('delete', ?, ?, ?)`),

@@ -15,11 +15,12 @@ export function createStoreStatements(db: Db, index: SearchIndex): Omit<Synchron
       `INSERT INTO stores (id, workspace_id, name, description, metadata, created_at, updated_at, archived_at, retention)
        VALUES (@id, @workspaceId, @name, @description, @metadata, @createdAt, @updatedAt, @archivedAt, @retention)`,
     ),
-    getStore: db.prepare('SELECT * FROM stores WHERE id = ? AND workspace_id = ?'),
-    getStoreById: db.prepare('SELECT * FROM stores WHERE id = ?'),
+    // A fork being built (forking_since set) is no store yet to anyone (sqlite/schema/forks.ts).
+    getStore: db.prepare('SELECT * FROM stores WHERE id = ? AND workspace_id = ? AND forking_since IS NULL'),
+    getStoreById: db.prepare('SELECT * FROM stores WHERE id = ? AND forking_since IS NULL'),
     listStores: db.prepare(
       `SELECT * FROM stores
-       WHERE workspace_id = @ws AND seq < @before
+       WHERE workspace_id = @ws AND seq < @before AND forking_since IS NULL
          AND (@all = 1 OR archived_at IS NULL)
          AND (@only IS NULL OR id IN (SELECT value FROM json_each(@only)))
          AND (@gte IS NULL OR created_at >= @gte) AND (@lte IS NULL OR created_at <= @lte)
@@ -41,7 +42,7 @@ export function createStoreStatements(db: Db, index: SearchIndex): Omit<Synchron
 
   return {
     insertStore(store) {
-      const { retention, ...row } = store;
+      const { retention, forkedFrom: _fork, ...row } = store;
       q.insertStore.run({ ...row, metadata: JSON.stringify(store.metadata), retention: retention ? JSON.stringify(retention) : null });
     },
     getStore(workspaceId, id) {

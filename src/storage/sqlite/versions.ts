@@ -6,6 +6,8 @@ import type { MemoryStorage } from '../port.js';
 import { actorColumns, toVersion, type VersionRow } from '../common/rows.js';
 import type { Synchronous, SyncReads } from './reads.js';
 import { createReceiptRedaction } from './receipts.js';
+import { HELD_IN_WORKSPACE, versionContent } from './contents.js';
+import { createFloorKeep } from './path-floors.js';
 import type { SearchIndex } from './search-index.js';
 import { afterCommit, writeTx, type Db, type Statement } from './tx.js';
 
@@ -13,11 +15,12 @@ type VersionStatements = Pick<Synchronous<MemoryStorage>, 'getVersion' | 'redact
 
 export function createVersionStatements(db: Db, index: SearchIndex): VersionStatements {
   const q = {
-    get: db.prepare('SELECT * FROM versions WHERE store_id = ? AND id = ?'),
+    get: db.prepare(`SELECT v.*, ${versionContent('v')} AS content FROM versions v WHERE v.store_id = ? AND v.id = ?`),
     // By the memory's id: there is no index on version_id, and this must not scan the store.
+    heldInWorkspace: db.prepare(HELD_IN_WORKSPACE).pluck(),
     isHead: db.prepare('SELECT 1 FROM memories WHERE id = ? AND version_id = ?'),
     redact: db.prepare(
-      `UPDATE versions SET path = NULL, content = NULL, content_sha256 = NULL, content_size_bytes = NULL,
+      `UPDATE versions SET path = NULL, content_sha256 = NULL, content_size_bytes = NULL,
          redacted_at = ?, redacted_by_type = ?, redacted_by_id = ?
        WHERE id = ?`,
     ),
@@ -30,6 +33,7 @@ export function createVersionStatements(db: Db, index: SearchIndex): VersionStat
     ),
   };
   const redactReceipts = createReceiptRedaction(db);
+  const keepFloor = createFloorKeep(db);
   // One prepared statement per combination of filters, prepared on first use and kept.
   const lists = new Map<string, Statement>();
 
@@ -43,7 +47,7 @@ export function createVersionStatements(db: Db, index: SearchIndex): VersionStat
     if (lq.serviceAccountId !== null) where.push('0');
     if (lq.createdGte !== null) where.push('created_at >= @gte');
     if (lq.createdLte !== null) where.push('created_at <= @lte');
-    const columns = lq.view === 'full' ? '*' : 'seq, id, store_id, memory_id, operation, path, NULL AS content, content_sha256, content_size_bytes, created_at, actor_type, actor_id, redacted_at, redacted_by_type, redacted_by_id';
+    const columns = lq.view === 'full' ? `*, ${versionContent('versions')} AS content` : 'seq, id, store_id, memory_id, operation, path, NULL AS content, content_sha256, content_size_bytes, created_at, actor_type, actor_id, redacted_at, redacted_by_type, redacted_by_id';
     const sql = `SELECT ${columns} FROM versions WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT @limit`;
     let stmt = lists.get(sql);
     if (!stmt) {
@@ -90,11 +94,15 @@ export function createVersionStatements(db: Db, index: SearchIndex): VersionStat
         // needs this text: re-index before it goes, so the checkpoint below erases them too.
         index.indexQueued();
         const a = actorColumns(actor);
+        // The text's row goes with its last holder, in this statement (a trigger: sqlite/schema/contents.ts).
         q.redact.run(now, a.type, a.id, id);
+        const held = row.content_sha256 === null ? 0 : (q.heldInWorkspace.get({ sha: row.content_sha256, store: storeId }) as number);
         // Receipts replaying this version's memory hold its text too: same transaction (issue 11).
         redactReceipts(storeId, id);
         if (row.path !== null) q.forgetExpiredPath.run({ store: storeId, memory: row.memory_id, path: row.path });
-        return { version: toVersion(q.get.get(storeId, id) as VersionRow), changed: true };
+        // The path goes, its number stays taken (sqlite/schema/path-numbers.ts).
+        if (row.path !== null && row.path_seq != null) keepFloor(storeId, row.path, row.path_seq);
+        return { version: { ...toVersion(q.get.get(storeId, id) as VersionRow), contentStillHeldBy: held }, changed: true };
       });
       return (storeId: string, id: string, actor: Actor, now: string): MemoryVersion => {
         const { version, changed } = redact(storeId, id, actor, now);

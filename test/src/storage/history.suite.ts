@@ -29,6 +29,24 @@ export function runHistorySuite(makeStorage: MakeStorage): void {
       expect((await storage.listPathVersions(s.id, '/a.md', 100)).map((v) => v.number)).toEqual([1, 3, 4, 5]);
     });
 
+    it("never gives a path's number out again, even after its newest versions were all redacted", async () => {
+      const { storage, addStore, addMemory, stamp, actor, now } = await fixture(makeStorage);
+      const s = await addStore();
+      const m = await addMemory(s.id, '/secret/k.md', 'one');
+      const two = await storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'two' });
+      // Moved away, then both of its versions at that path redacted: nothing there names number 1 or 2.
+      await storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, path: '/moved.md' });
+      await storage.redactVersion(s.id, m.versionId, actor, now());
+      await storage.redactVersion(s.id, two.memory.versionId, actor, now());
+      expect(await storage.listPathVersions(s.id, '/secret/k.md', 100)).toEqual([]);
+      await addMemory(s.id, '/secret/k.md', 'new');
+      expect((await storage.listPathVersions(s.id, '/secret/k.md', 100)).map((v) => v.number)).toEqual([3]);
+      // Another store keeps its own numbers.
+      const other = await addStore('other');
+      await addMemory(other.id, '/secret/k.md', 'x');
+      expect((await storage.listPathVersions(other.id, '/secret/k.md', 100)).map((v) => v.number)).toEqual([1]);
+    });
+
     it('lists the names of paths that ever held a memory below a directory, live, deleted and renamed away, within a limit', async () => {
       const { storage, addStore, addMemory, stamp } = await fixture(makeStorage);
       const s = await addStore();

@@ -361,7 +361,8 @@ export function runMemorySuite(makeStorage: MakeStorage): void {
       const at = '2026-04-01T00:00:00.000Z';
       const red = await storage.redactVersion(s.id, m.versionId, actor, at);
       expect(red).toMatchObject({ id: m.versionId, operation: 'created', memoryId: m.id, path: null, content: null, contentSha256: null, contentSizeBytes: null, redactedAt: at, redactedBy: actor });
-      expect(await storage.getVersion(s.id, m.versionId)).toEqual(red);
+      expect(red.contentStillHeldBy).toBe(0);
+      expect(await storage.getVersion(s.id, m.versionId)).toEqual({ ...red, contentStillHeldBy: undefined });
       expect(await storage.getMemory(s.id, m.id)).toEqual(now);
       expect(await storage.integrityCheck()).toEqual([]);
     });
@@ -403,7 +404,9 @@ export function runMemorySuite(makeStorage: MakeStorage): void {
       const s = await addStore();
       const m = await addMemory(s.id, '/a', 'secret');
       await storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'clean' });
-      const first = await storage.redactVersion(s.id, m.versionId, actor, '2026-04-01T00:00:00.000Z');
+      const { contentStillHeldBy, ...first } = await storage.redactVersion(s.id, m.versionId, actor, '2026-04-01T00:00:00.000Z');
+      expect(contentStillHeldBy).toBe(0);
+      // Only the redaction that erased it counts the text's other holders.
       expect(await storage.redactVersion(s.id, m.versionId, { type: 'api_actor', apiKeyId: 'other' }, '2026-05-01T00:00:00.000Z')).toEqual(first);
     });
 

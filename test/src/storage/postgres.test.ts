@@ -4,6 +4,7 @@
  * transaction per operation, `atomic`, two servers (two pools) racing on one memory and on one
  * checkpoint pointer, migrations under concurrent openers and the refusal of a newer schema.
  */
+import { PG_UNDO_MIGRATION_5 } from '../../helpers/schema-undo.js';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { sha256Hex } from '../../../src/domain/content.js';
@@ -307,17 +308,18 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       const { workspace, addStore, addMemory } = await fixture();
       const s = await addStore();
       const m = await addMemory(s.id, '/a', 'x');
-      await expect(admin.query("UPDATE versions SET content = 'y' WHERE id = $1", [m.versionId])).rejects.toThrow(/append-only: only redaction/);
+      await expect(admin.query("UPDATE versions SET content_sha256 = 'y' WHERE id = $1", [m.versionId])).rejects.toThrow(/append-only: only redaction/);
+      await expect(admin.query("UPDATE contents SET content = 'y' WHERE sha256 = $1", [m.contentSha256])).rejects.toThrow(/never change/);
       await expect(admin.query('DELETE FROM versions WHERE id = $1', [m.versionId])).rejects.toThrow(/append-only: only deleting the store/);
       await expect(admin.query('TRUNCATE versions')).rejects.toThrow(/append-only/);
       await expect(
         admin.query(
-          "UPDATE versions SET path = NULL, content = NULL, content_sha256 = NULL, content_size_bytes = NULL, redacted_at = 'now', redacted_by_type = 'api_actor', redacted_by_id = 'k', created_at = 'moved' WHERE id = $1",
+          "UPDATE versions SET path = NULL, content_sha256 = NULL, content_size_bytes = NULL, redacted_at = 'now', redacted_by_type = 'api_actor', redacted_by_id = 'k', created_at = 'moved' WHERE id = $1",
           [m.versionId],
         ),
       ).rejects.toThrow(/append-only/);
       await admin.query(
-        "UPDATE versions SET path = NULL, content = NULL, content_sha256 = NULL, content_size_bytes = NULL, redacted_at = 'now', redacted_by_type = 'api_actor', redacted_by_id = 'k' WHERE id = $1",
+        "UPDATE versions SET path = NULL, content_sha256 = NULL, content_size_bytes = NULL, redacted_at = 'now', redacted_by_type = 'api_actor', redacted_by_id = 'k' WHERE id = $1",
         [m.versionId],
       );
       await expect(admin.query("UPDATE versions SET redacted_at = 'again' WHERE id = $1", [m.versionId])).rejects.toThrow(/append-only/);
@@ -589,7 +591,7 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       await expect(admin.query('UPDATE versions SET path_seq = 7 WHERE id = $1', [m.versionId])).rejects.toThrow(/append-only: only redaction/);
       await expect(
         admin.query(
-          "UPDATE versions SET path = NULL, content = NULL, content_sha256 = NULL, content_size_bytes = NULL, redacted_at = 'now', redacted_by_type = 'api_actor', redacted_by_id = 'k', path_seq = NULL WHERE id = $1",
+          "UPDATE versions SET path = NULL, content_sha256 = NULL, content_size_bytes = NULL, redacted_at = 'now', redacted_by_type = 'api_actor', redacted_by_id = 'k', path_seq = NULL WHERE id = $1",
           [m.versionId],
         ),
       ).rejects.toThrow(/append-only/);
@@ -622,6 +624,7 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       await c.connect();
       onTestFinished(() => c.end());
       // Back to schema 3: what a database written by the previous mnemo holds.
+      await c.query(PG_UNDO_MIGRATION_5);
       await c.query('DROP INDEX versions_by_path; DROP INDEX versions_by_memory_time; ALTER TABLE versions DROP COLUMN path_seq; UPDATE schema_version SET version = 3');
       const later = await openPostgresStorage(db.url);
       onTestFinished(() => later.close());

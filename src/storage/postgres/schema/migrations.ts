@@ -10,6 +10,9 @@ import { PG_MIGRATION_2 } from './v2.js';
 import { PG_MIGRATION_3 } from './v3.js';
 import { PG_MIGRATION_4 } from './v4.js';
 import { PG_MIGRATION_5 } from './v5.js';
+import { PG_MIGRATION_6 } from './v6.js';
+import { PG_MIGRATION_7 } from './v7.js';
+import { PG_MIGRATION_8 } from './v8.js';
 
 export interface PgMigration {
   version: number;
@@ -25,8 +28,14 @@ export const PG_MIGRATIONS: PgMigration[] = [
   { version: 3, sql: PG_MIGRATION_3 },
   // SQLite's history migration: path_seq and the history indexes. See postgres/schema/v4.ts.
   { version: 4, sql: PG_MIGRATION_4 },
-  // SQLite's 13: web console sign-ins in the database. See postgres/schema/v5.ts.
+  // SQLite's 13: content stored once. See postgres/schema/v5.ts.
   { version: 5, sql: PG_MIGRATION_5 },
+  // SQLite's 14: forks. See postgres/schema/v6.ts.
+  { version: 6, sql: PG_MIGRATION_6 },
+  // SQLite's 15: version numbers at a path never reused. See postgres/schema/v7.ts.
+  { version: 7, sql: PG_MIGRATION_7 },
+  // SQLite's 16: web console sign-ins in the database. See postgres/schema/v8.ts.
+  { version: 8, sql: PG_MIGRATION_8 },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;

@@ -1,10 +1,10 @@
 /**
- * @module Migration 13 (issue 14): web console sign-ins in the database, so a restart or another
+ * @module Migration 16 (issue 14): web console sign-ins in the database, so a restart or another
  * server behind the same balancer keeps them (they were in one process's memory). Keyed by the
  * hash of the cookie value; a session goes with its key (ON DELETE CASCADE; revoking is checked on
  * every request against api_keys anyway).
  */
-export const MIGRATION_13 = `
+export const MIGRATION_16 = `
 CREATE TABLE console_sessions (
   id_hash       TEXT PRIMARY KEY,
   csrf          TEXT NOT NULL,

@@ -27,7 +27,10 @@ import { MIGRATION_9 } from './feed.js';
 import { MIGRATION_10 } from './audit.js';
 import { MIGRATION_11 } from './history.js';
 import { MIGRATION_12 } from './nodes.js';
-import { MIGRATION_13 } from './console.js';
+import { MIGRATION_13 } from './contents.js';
+import { MIGRATION_14 } from './forks.js';
+import { MIGRATION_15 } from './path-numbers.js';
+import { MIGRATION_16 } from './console.js';
 
 export interface Migration {
   version: number;
@@ -221,9 +224,24 @@ CREATE INDEX memories_meta_by_path ON memories
     sql: MIGRATION_12,
   },
   {
-    // Web console sign-ins kept in the database (issue 14: many servers, one store). See sqlite/schema/console.ts.
+    // Content stored once (issue 15): versions name their text by sha in `contents`. See sqlite/schema/contents.ts.
     version: 13,
     sql: MIGRATION_13,
+  },
+  {
+    // Forks (issue 15): where a store was forked from, and a fork hidden while it is built. See sqlite/schema/forks.ts.
+    version: 14,
+    sql: MIGRATION_14,
+  },
+  {
+    // Version numbers at a path are never reused (issue 15). See sqlite/schema/path-numbers.ts.
+    version: 15,
+    sql: MIGRATION_15,
+  },
+  {
+    // Web console sign-ins kept in the database (issue 14: many servers, one store). See sqlite/schema/console.ts.
+    version: 16,
+    sql: MIGRATION_16,
   },
 ];
 

@@ -1,0 +1,43 @@
+/**
+ * @module The forks role: a new store holding another's memories as of an instant, built in
+ * bounded batches while hidden, then published in one step (a fork is never seen half-made).
+ */
+import type { Actor, Store } from '../../domain/types.js';
+
+export interface ForkBatchInput {
+  sourceId: string;
+  targetId: string;
+  /** The instant whose memories are copied (RFC 3339). */
+  asOf: string;
+  /** The last source memory id a previous batch looked at (null: start). */
+  after: string | null;
+  /** How many source memories this batch looks at, at most. */
+  limit: number;
+  actor: Actor;
+  now: string;
+  newMemoryId: () => string;
+  newVersionId: () => string;
+}
+
+export interface ForkStorage {
+  /** Inserts `store` hidden: no read of stores finds it until `publishFork`. */
+  beginFork(store: Store): Promise<void>;
+  /**
+   * In one transaction: each of up to `limit` source memories (by id, after `after`) that was live
+   * at `asOf`, with a version not redacted since, becomes a memory of the hidden target at the same
+   * path with the same text and one `created` version; the text is shared, not copied
+   * (`contents`). Returns the last memory id looked at, or null once the source has no more.
+   */
+  copyForkBatch(input: ForkBatchInput): Promise<string | null>;
+  /** Makes the hidden store visible; returns it as stored. */
+  publishFork(storeId: string): Promise<Store>;
+  /** Deletes a hidden store (a fork that failed part-way); a published store is left alone. */
+  abandonFork(storeId: string): Promise<void>;
+  /**
+   * Deletes one hidden store whose fork began before `before` (a fork cut short by a crash: a live
+   * one takes seconds); returns its id, or null when there is none.
+   */
+  purgeAbandonedFork(before: string): Promise<string | null>;
+  /** How many distinct texts the database stores (content is stored once): for tests and the bench. */
+  countContents(): Promise<number>;
+}

@@ -1,0 +1,107 @@
+/**
+ * @module PostgreSQL operations for the forks role (port/forks.ts): a hidden store filled in
+ * batches from another store's state at an instant, then published (postgres/schema/v6.ts).
+ */
+import { attrsOfNewMemory } from '../../domain/memory-attrs.js';
+import { notFound } from '../../domain/errors.js';
+import type { Store } from '../../domain/types.js';
+import type { ForkBatchInput } from '../port.js';
+import { appendVersionRow } from './commit-order.js';
+import { all, first, run, type Q } from './db.js';
+import { actorColumns, toStore, type StoreRow } from './rows.js';
+
+interface AtRow {
+  memory_id: string;
+  operation: string;
+  path: string | null;
+  content_sha256: string | null;
+  content_size_bytes: number | null;
+  redacted_at: string | null;
+  content: string | null;
+}
+
+const MODE = attrsOfNewMemory(undefined, undefined).mode;
+
+export const forkWrites = {
+  async beginFork(q: Q, store: Store): Promise<void> {
+    await run(
+      q,
+      `INSERT INTO stores (id, workspace_id, name, description, metadata, created_at, updated_at, archived_at, retention, forked_from, forking_since)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, NULL, $8, $6)`,
+      [store.id, store.workspaceId, store.name, store.description, JSON.stringify(store.metadata), store.createdAt, store.updatedAt,
+        store.forkedFrom ? JSON.stringify(store.forkedFrom) : null],
+    );
+  },
+
+  async copyForkBatch(q: Q, input: ForkBatchInput): Promise<string | null> {
+    if (!(await first(q, 'SELECT 1 FROM stores WHERE id = $1 AND forking_since IS NOT NULL FOR NO KEY UPDATE', [input.targetId]))) {
+      throw notFound('memory store', input.targetId);
+    }
+    // The next memory ids of the source (versions_by_memory), each one's latest version at asOf
+    // (versions_by_memory_time), with its text: one statement for the batch.
+    const ids = await all<{ memory_id: string }>(
+      q,
+      'SELECT DISTINCT memory_id FROM versions WHERE store_id = $1 AND memory_id > $2 ORDER BY memory_id LIMIT $3',
+      [input.sourceId, input.after ?? '', input.limit],
+    );
+    const rows = await all<AtRow>(
+      q,
+      `SELECT i.memory_id, l.operation, l.path, l.content_sha256, l.content_size_bytes, l.redacted_at,
+              (SELECT c.content FROM contents c WHERE c.sha256 = l.content_sha256) AS content
+       FROM unnest($2::text[]) AS i(memory_id)
+       CROSS JOIN LATERAL (SELECT operation, path, content_sha256, content_size_bytes, redacted_at FROM versions v
+                           WHERE v.store_id = $1 AND v.memory_id = i.memory_id AND v.created_at <= $3
+                           ORDER BY v.created_at DESC, v.seq DESC LIMIT 1) l
+       ORDER BY i.memory_id`,
+      [input.sourceId, ids.map((r) => r.memory_id), input.asOf],
+    );
+    const a = actorColumns(input.actor);
+    for (const v of rows) {
+      // Deleted by then, or its text then redacted since: nothing to copy.
+      if (v.operation === 'deleted' || v.redacted_at !== null || v.path === null || v.content_sha256 === null || v.content === null) continue;
+      const id = input.newMemoryId();
+      const versionId = input.newVersionId();
+      // putContent (in appendVersionRow) finds the source's row and locks it: no bytes are copied,
+      // and a concurrent release of that text waits for this commit (postgres/schema/v5.ts).
+      await appendVersionRow(q, {
+        id: versionId, storeId: input.targetId, memoryId: id, operation: 'created', path: v.path,
+        content: v.content, sha: v.content_sha256, size: v.content_size_bytes, createdAt: input.now, actorType: a.type, actorId: a.id,
+      });
+      await run(
+        q,
+        `INSERT INTO memories (id, store_id, path, content, content_sha256, content_size_bytes, version_id, mode, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
+        [id, input.targetId, v.path, v.content, v.content_sha256, v.content_size_bytes, versionId, MODE, input.now],
+      );
+    }
+    return ids.length < input.limit ? null : ids[ids.length - 1]!.memory_id;
+  },
+
+  async publishFork(q: Q, storeId: string): Promise<Store> {
+    const r = await first<StoreRow>(q, 'UPDATE stores SET forking_since = NULL WHERE id = $1 AND forking_since IS NOT NULL RETURNING *', [storeId]);
+    if (!r) throw notFound('memory store', storeId);
+    return toStore(r);
+  },
+
+  async abandonFork(q: Q, storeId: string): Promise<void> {
+    await run(q, 'DELETE FROM stores WHERE id = $1 AND forking_since IS NOT NULL', [storeId]);
+  },
+
+  async purgeAbandonedFork(q: Q, before: string): Promise<string | null> {
+    // SKIP LOCKED: two servers' sweeps never wait on each other's (or a live fork's batch's) row.
+    const r = await first<{ id: string }>(
+      q,
+      'SELECT id FROM stores WHERE forking_since IS NOT NULL AND forking_since < $1 ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED',
+      [before],
+    );
+    if (!r) return null;
+    await run(q, 'DELETE FROM stores WHERE id = $1', [r.id]);
+    return r.id;
+  },
+};
+
+export const forkReads = {
+  async countContents(q: Q): Promise<number> {
+    return (await first<{ n: number }>(q, 'SELECT count(*)::int AS n FROM contents'))!.n;
+  },
+};

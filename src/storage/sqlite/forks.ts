@@ -1,0 +1,98 @@
+/**
+ * @module SQLite statements for the forks role (port/forks.ts): a hidden store filled in batches
+ * from another store's state at an instant, then published (sqlite/schema/forks.ts).
+ */
+import { attrsOfNewMemory } from '../../domain/memory-attrs.js';
+import { notFound } from '../../domain/errors.js';
+import type { Store } from '../../domain/types.js';
+import type { ForkStorage } from '../port.js';
+import { createVersionAppend } from './commit-order.js';
+import { AT_COLUMNS, type AtRow } from '../common/history-rows.js';
+import { actorColumns, toStore, type StoreRow } from '../common/rows.js';
+import type { Synchronous } from './reads.js';
+import type { SearchIndex } from './search-index.js';
+import { writeTx, type Db } from './tx.js';
+
+export function createForkStatements(db: Db, index: SearchIndex): Synchronous<ForkStorage> {
+  const q = {
+    insertStore: db.prepare(
+      `INSERT INTO stores (id, workspace_id, name, description, metadata, created_at, updated_at, archived_at, retention, forked_from, forking_since)
+       VALUES (@id, @workspaceId, @name, @description, @metadata, @createdAt, @updatedAt, NULL, NULL, @forkedFrom, @createdAt)`,
+    ),
+    hidden: db.prepare('SELECT 1 FROM stores WHERE id = ? AND forking_since IS NOT NULL'),
+    // versions_by_memory (store_id, memory_id, seq): the next memory ids of the source, in order.
+    memoryIds: db.prepare('SELECT DISTINCT memory_id FROM versions WHERE store_id = ? AND memory_id > ? ORDER BY memory_id LIMIT ?').pluck(),
+    latestAt: db.prepare(
+      `SELECT ${AT_COLUMNS} FROM versions INDEXED BY versions_by_memory_time
+       WHERE store_id = ? AND memory_id = ? AND created_at <= ? ORDER BY created_at DESC, seq DESC LIMIT 1`,
+    ),
+    text: db.prepare('SELECT content FROM contents WHERE sha256 = ?').pluck(),
+    insertMemory: db.prepare(
+      `INSERT INTO memories (id, store_id, path, content, content_sha256, content_size_bytes, version_id, mode, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    publish: db.prepare('UPDATE stores SET forking_since = NULL WHERE id = ? AND forking_since IS NOT NULL'),
+    get: db.prepare('SELECT * FROM stores WHERE id = ?'),
+    abandon: db.prepare('DELETE FROM stores WHERE id = ? AND forking_since IS NOT NULL'),
+    countContents: db.prepare('SELECT count(*) FROM contents').pluck(),
+    abandoned: db.prepare('SELECT id FROM stores WHERE forking_since IS NOT NULL AND forking_since < ? ORDER BY seq LIMIT 1').pluck(),
+  };
+  const appendVersion = createVersionAppend(db);
+  const mode = attrsOfNewMemory(undefined, undefined).mode;
+
+  const abandonFork = writeTx(db, (storeId: string): void => {
+    if (!q.hidden.get(storeId)) return;
+    // As deleteStore does: the index forgets these memories while their text is still there.
+    index.unindexStore(storeId);
+    q.abandon.run(storeId);
+  });
+
+  return {
+    beginFork(store: Store) {
+      q.insertStore.run({
+        id: store.id, workspaceId: store.workspaceId, name: store.name, description: store.description,
+        metadata: JSON.stringify(store.metadata), createdAt: store.createdAt, updatedAt: store.updatedAt,
+        forkedFrom: store.forkedFrom ? JSON.stringify(store.forkedFrom) : null,
+      });
+    },
+
+    copyForkBatch: writeTx(db, (input): string | null => {
+      if (!q.hidden.get(input.targetId)) throw notFound('memory store', input.targetId);
+      const ids = q.memoryIds.all(input.sourceId, input.after ?? '', input.limit) as string[];
+      const a = actorColumns(input.actor);
+      for (const memoryId of ids) {
+        const v = q.latestAt.get(input.sourceId, memoryId, input.asOf) as AtRow | undefined;
+        // Not yet created, deleted by then, or its text then redacted since: nothing to copy.
+        if (!v || v.operation === 'deleted' || v.redacted_at !== null || v.path === null || v.content_sha256 === null) continue;
+        const content = q.text.get(v.content_sha256) as string;
+        const id = input.newMemoryId();
+        const versionId = input.newVersionId();
+        // The version names the source's stored text (no new contents row); the memory row keeps
+        // its working copy, as every memory row does (sqlite/schema/contents.ts).
+        appendVersion({
+          id: versionId, storeId: input.targetId, memoryId: id, operation: 'created', path: v.path,
+          content, sha: v.content_sha256, size: v.content_size_bytes, createdAt: input.now, actorType: a.type, actorId: a.id,
+        });
+        q.insertMemory.run(id, input.targetId, v.path, content, v.content_sha256, v.content_size_bytes, versionId, mode, input.now, input.now);
+      }
+      return ids.length < input.limit ? null : ids[ids.length - 1]!;
+    }),
+
+    publishFork: writeTx(db, (storeId: string): Store => {
+      if (q.publish.run(storeId).changes !== 1) throw notFound('memory store', storeId);
+      return toStore(q.get.get(storeId) as StoreRow);
+    }),
+
+    abandonFork,
+
+    purgeAbandonedFork(before: string): string | null {
+      const id = (q.abandoned.get(before) as string | undefined) ?? null;
+      if (id !== null) abandonFork(id);
+      return id;
+    },
+
+    countContents() {
+      return q.countContents.get() as number;
+    },
+  };
+}

@@ -1,0 +1,199 @@
+/**
+ * Forks and content stored once (issue 15, item 3): POST /v1/memory_stores/{id}/fork through the
+ * official SDK's raw `client.post`, in-process with a clock the test moves (so a recorded sequence
+ * of writes has an instant in its middle), over a real SQLite file or, from
+ * test/api/on-postgres/forks.test.ts, a real PostgreSQL database.
+ */
+import Anthropic from '@anthropic-ai/sdk';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { openPostgresStorage } from '../../src/storage/postgres/open.js';
+import { onPostgres } from '../helpers/engine.js';
+import { filesUnder, holding } from '../helpers/files.js';
+import { inProcessApp, type MovableClock } from '../helpers/in-process.js';
+import { createDatabase } from '../helpers/postgres.js';
+import { collect, expectVersionShape } from './shapes.js';
+import { dirname } from 'node:path';
+
+interface WireStore {
+  id: string;
+  name: string;
+  archived_at: string | null;
+  forked_from?: { memory_store_id: string; as_of: string };
+}
+
+async function app() {
+  const openStorage = onPostgres()
+    ? async (clock: MovableClock) => {
+        const db = await createDatabase();
+        onTestFinished(db.drop);
+        return openPostgresStorage(db.url, { clock });
+      }
+    : undefined;
+  const a = await inProcessApp(openStorage ? { openStorage } : {});
+  const fork = async (storeId: string, body: Record<string, unknown>): Promise<WireStore> =>
+    (await a.client.post(`/v1/memory_stores/${storeId}/fork`, { body })) as WireStore;
+  return { ...a, ms: a.client.beta.memoryStores, fork };
+}
+
+/** Every memory of a store as path → content. */
+async function contents(client: Anthropic, storeId: string): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const m of await collect(client.beta.memoryStores.memories.list(storeId, { view: 'full' } as never))) {
+    if (m.type === 'memory') out[m.path] = (m as { content: string }).content;
+  }
+  return out;
+}
+
+const status = async (p: Promise<unknown>) => p.then(() => 200, (e: { status?: number }) => e.status ?? 0);
+
+describe('forks', () => {
+  it('holds the source memories as they were at as_of, same paths and texts, each one created version of its own', async () => {
+    const { client, ms, clock, fork } = await app();
+    const source = await ms.create({ name: 'source' });
+    const a = await ms.memories.create(source.id, { path: '/a.md', content: 'one' });
+    const b = await ms.memories.create(source.id, { path: '/b.md', content: 'bee' });
+    const c = await ms.memories.create(source.id, { path: '/dir/c.md', content: 'cee' });
+    clock.advance(1000);
+    const asOf = clock();
+    clock.advance(1000);
+    // After the instant: a change, a delete, a create, a rename.
+    await ms.memories.update(a.id, { memory_store_id: source.id, content: 'two' });
+    await ms.memories.delete(b.id, { memory_store_id: source.id });
+    await ms.memories.create(source.id, { path: '/d.md', content: 'dee' });
+    await ms.memories.update(c.id, { memory_store_id: source.id, path: '/e.md' });
+    const sourceHistory = await collect(ms.memoryVersions.list(source.id, { view: 'full' } as never));
+
+    const forked = await fork(source.id, { name: 'fork', description: 'at the instant', metadata: { k: 'v' }, as_of: asOf });
+    expect(forked).toMatchObject({ type: 'memory_store', name: 'fork', description: 'at the instant', metadata: { k: 'v' }, archived_at: null });
+    expect(forked.forked_from).toEqual({ memory_store_id: source.id, as_of: asOf });
+    expect(await contents(client, forked.id)).toEqual({ '/a.md': 'one', '/b.md': 'bee', '/dir/c.md': 'cee' });
+    const versions = await collect(ms.memoryVersions.list(forked.id, { view: 'full' } as never));
+    expect(versions.map((v) => [v.operation, v.path, v.content]).sort()).toEqual([
+      ['created', '/a.md', 'one'], ['created', '/b.md', 'bee'], ['created', '/dir/c.md', 'cee'],
+    ]);
+    for (const v of versions) expectVersionShape(v);
+    // New memory ids; the source keeps its own.
+    const forkedIds = new Set(versions.map((v) => v.memory_id));
+    expect([a.id, b.id, c.id].some((id) => forkedIds.has(id))).toBe(false);
+
+    // The provenance field on every route that returns the store; none on other stores.
+    expect((await ms.retrieve(forked.id)) as WireStore).toMatchObject({ forked_from: { memory_store_id: source.id, as_of: asOf } });
+    const listed = (await collect(ms.list())) as WireStore[];
+    expect(listed.find((s) => s.id === forked.id)?.forked_from).toEqual({ memory_store_id: source.id, as_of: asOf });
+    expect('forked_from' in (listed.find((s) => s.id === source.id) as object)).toBe(false);
+    // The source's history is untouched.
+    expect(await collect(ms.memoryVersions.list(source.id, { view: 'full' } as never))).toEqual(sourceHistory);
+    expect(await contents(client, source.id)).toEqual({ '/a.md': 'two', '/d.md': 'dee', '/e.md': 'cee' });
+  });
+
+  it('defaults as_of to now, and stores no text twice: as many content rows after a fork of 450 memories as before', async () => {
+    const { client, ms, clock, fork, storage } = await app();
+    const source = await ms.create({ name: 'big' });
+    for (let i = 0; i < 450; i++) await ms.memories.create(source.id, { path: `/n/${String(i).padStart(3, '0')}.md`, content: `note ${i % 300}` });
+    clock.advance(10);
+    const before = await storage.countContents();
+    expect(before).toBe(300);
+    const forked = await fork(source.id, { name: 'copy' });
+    expect(forked.forked_from).toEqual({ memory_store_id: source.id, as_of: clock() });
+    expect(await storage.countContents()).toBe(before);
+    expect(await contents(client, forked.id)).toEqual(await contents(client, source.id));
+    expect(await storage.domainCheck()).toEqual([]);
+  });
+
+  it('of an archived store is a live, writable store', async () => {
+    const { client, ms, fork } = await app();
+    const source = await ms.create({ name: 'old' });
+    await ms.memories.create(source.id, { path: '/keep.md', content: 'kept' });
+    await ms.archive(source.id);
+    const forked = await fork(source.id, { name: 'revived' });
+    expect(forked.archived_at).toBeNull();
+    await ms.memories.create(forked.id, { path: '/new.md', content: 'new' });
+    expect(await contents(client, forked.id)).toEqual({ '/keep.md': 'kept', '/new.md': 'new' });
+  });
+
+  it('refuses an as_of in the future or before the source existed (400), and a bad body, and creates nothing', async () => {
+    const { ms, clock, fork } = await app();
+    const before = clock();
+    clock.advance(1000);
+    const source = await ms.create({ name: 'src' });
+    clock.advance(1000);
+    const future = new Date(Date.parse(clock()) + 60_000).toISOString();
+    expect(await status(fork(source.id, { name: 'f', as_of: future }))).toBe(400);
+    expect(await status(fork(source.id, { name: 'f', as_of: before }))).toBe(400);
+    expect(await status(fork(source.id, { name: 'f', as_of: 'yesterday' }))).toBe(400);
+    expect(await status(fork(source.id, { name: '' }))).toBe(400);
+    expect(await status(fork(source.id, { name: 'f', extra: 1 }))).toBe(400);
+    expect(await status(fork('memstore_nope', { name: 'f' }))).toBe(404);
+    expect((await collect(ms.list())).map((s) => s.id)).toEqual([source.id]);
+  });
+
+  it('replays a retry with the same Idempotency-Key, and needs the right to create stores', async () => {
+    const { ms, raw, service } = await app();
+    const source = await ms.create({ name: 'src' });
+    await ms.memories.create(source.id, { path: '/a.md', content: 'a' });
+    const send = () => raw('POST', `/v1/memory_stores/${source.id}/fork`, { headers: { 'idempotency-key': 'fork-1' }, body: JSON.stringify({ name: 'once' }) });
+    const first = await send();
+    const again = await send();
+    expect(first.status).toBe(200);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(first.body);
+    expect((await collect(ms.list())).filter((s) => s.name === 'once')).toHaveLength(1);
+
+    const workspace = (await service.keys.defaultWorkspace()).id;
+    const readOnly = await service.keys.createKey('reader', 'read_only', workspace);
+    const scoped = await service.keys.createKey('scoped', 'read_write', workspace, { storeIds: [source.id] });
+    for (const k of [readOnly, scoped]) {
+      const res = await raw('POST', `/v1/memory_stores/${source.id}/fork`, { apiKey: k.secret, body: JSON.stringify({ name: 'nope' }) });
+      expect(res.status).toBe(403);
+    }
+  });
+});
+
+describe('content stored once, and redaction', () => {
+  it('redacting one of two versions with the same text keeps the bytes and says so; redacting the other erases them', async () => {
+    const { ms, storage, file } = await app();
+    const secret = `hunter${Math.random().toString(36).slice(2)}secret`;
+    const store = await ms.create({ name: 'twins' });
+    const a = await ms.memories.create(store.id, { path: '/a.md', content: secret });
+    const b = await ms.memories.create(store.id, { path: '/b.md', content: secret });
+    await ms.memories.update(a.id, { memory_store_id: store.id, content: 'rotated a' });
+    await ms.memories.update(b.id, { memory_store_id: store.id, content: 'rotated b' });
+    const rows = await storage.countContents();
+
+    const first = (await ms.memoryVersions.redact(a.memory_version_id, { memory_store_id: store.id })) as { content_still_held_by?: number };
+    expect(first.content_still_held_by).toBe(1);
+    expect(await storage.countContents()).toBe(rows);
+    expect((await ms.memoryVersions.retrieve(b.memory_version_id, { memory_store_id: store.id })).content).toBe(secret);
+
+    const second = (await ms.memoryVersions.redact(b.memory_version_id, { memory_store_id: store.id })) as { content_still_held_by?: number };
+    expect(second.content_still_held_by).toBe(0);
+    expect(await storage.countContents()).toBe(rows - 1);
+    if (!onPostgres()) expect(holding(filesUnder(dirname(file)), secret)).toEqual([]);
+    expect(await storage.domainCheck()).toEqual([]);
+  });
+
+  it('a text a fork still holds stays when the source redacts it, and goes when the fork redacts it too', async () => {
+    const { ms, clock, fork, storage, file } = await app();
+    const secret = `token${Math.random().toString(36).slice(2)}leak`;
+    const source = await ms.create({ name: 'leaky' });
+    const m = await ms.memories.create(source.id, { path: '/env.md', content: secret });
+    clock.advance(1000);
+    const forked: WireStore = await fork(source.id, { name: 'branch' });
+    const [inFork] = await collect(ms.memories.list(forked.id));
+    await ms.memories.update(m.id, { memory_store_id: source.id, content: 'clean' });
+    await ms.memories.update((inFork as { id: string }).id, { memory_store_id: forked.id, content: 'clean too' });
+    const rows = await storage.countContents();
+
+    const inSource = (await ms.memoryVersions.redact(m.memory_version_id, { memory_store_id: source.id })) as { content_still_held_by?: number };
+    expect(inSource.content_still_held_by).toBe(1);
+    expect(await storage.countContents()).toBe(rows);
+    const forkCreated = (await collect(ms.memoryVersions.list(forked.id, { operation: 'created' } as never)))[0]!;
+    expect((await ms.memoryVersions.retrieve(forkCreated.id, { memory_store_id: forked.id })).content).toBe(secret);
+
+    const inBranch = (await ms.memoryVersions.redact(forkCreated.id, { memory_store_id: forked.id })) as { content_still_held_by?: number };
+    expect(inBranch.content_still_held_by).toBe(0);
+    expect(await storage.countContents()).toBe(rows - 1);
+    if (!onPostgres()) expect(holding(filesUnder(dirname(file)), secret)).toEqual([]);
+    expect(await storage.domainCheck()).toEqual([]);
+  });
+});
