@@ -5,7 +5,7 @@
  * any host, commit in the order of their numbers; a rollback gives the number back. The same lock
  * serialises taking `path_seq`, the version's number at its path (postgres/schema/v4.ts).
  */
-import { first, run, type Q } from './db.js';
+import { run, type Q } from './db.js';
 
 export interface VersionRowInput {
   id: string;
@@ -21,14 +21,20 @@ export interface VersionRowInput {
   actorId: string;
 }
 
-/** Call it inside a write transaction (the store row is locked by then or by this statement). */
+/**
+ * Call it inside a write transaction (the store row is locked by then or by this statement). One
+ * statement, one round trip: the counter's UPDATE runs first (the INSERT reads its row), and the
+ * commit-order trigger, whose query runs after it, sees the number it took.
+ */
 export async function appendVersionRow(q: Q, r: VersionRowInput): Promise<void> {
-  const s = await first<{ commit_seq: number }>(q, 'UPDATE stores SET commit_seq = commit_seq + 1 WHERE id = $1 RETURNING commit_seq', [r.storeId]);
-  await run(
+  const inserted = await run(
     q,
-    `INSERT INTO versions (id, store_id, memory_id, operation, path, content, content_sha256, content_size_bytes, created_at, actor_type, actor_id, commit_seq, path_seq)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,
-             (SELECT coalesce(max(path_seq), 0) + 1 FROM versions WHERE store_id = $2 AND path = $5))`,
-    [r.id, r.storeId, r.memoryId, r.operation, r.path, r.content, r.sha, r.size, r.createdAt, r.actorType, r.actorId, s?.commit_seq ?? null],
+    `WITH s AS (UPDATE stores SET commit_seq = commit_seq + 1 WHERE id = $2 RETURNING commit_seq)
+     INSERT INTO versions (id, store_id, memory_id, operation, path, content, content_sha256, content_size_bytes, created_at, actor_type, actor_id, commit_seq, path_seq)
+     SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, s.commit_seq,
+            (SELECT coalesce(max(path_seq), 0) + 1 FROM versions WHERE store_id = $2 AND path = $5)
+     FROM s`,
+    [r.id, r.storeId, r.memoryId, r.operation, r.path, r.content, r.sha, r.size, r.createdAt, r.actorType, r.actorId],
   );
+  if (inserted !== 1) throw new Error(`appendVersionRow: store ${r.storeId} does not exist`);
 }
