@@ -79,10 +79,11 @@ async function exec(q: Q, sql: string, params: readonly unknown[]): Promise<pg.Q
   } catch (err) {
     // Another server's migration changed a table under a statement this connection prepared
     // (`SELECT *`): PostgreSQL refuses that prepared statement from then on. The text runs
-    // unnamed from now on (in a transaction, this one operation fails and is retried by its caller).
+    // unnamed from now on: a read on the pool is answered at once, an operation inside a
+    // transaction fails this once (its transaction is aborted by then).
     if (err instanceof pg.DatabaseError && err.code === '0A000' && /cached plan/.test(err.message)) {
       names.set(sql, '');
-      if (!held.has(q) && q instanceof pg.Pool) return q.query(sql, params as unknown[]);
+      if (q instanceof pg.Pool) return q.query(sql, params as unknown[]);
     }
     throw err;
   }
