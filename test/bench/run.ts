@@ -3,7 +3,7 @@
  * ceiling and a mnemo session mount (ratios per run, medians over runs); API throughput and
  * latency on an empty and a large store; mount latencies at scale; server RSS with 10 sessions;
  * search latency and event-loop stall at 100 and 100,000 memories (search.ts).
- * BENCH_QUICK=1 makes a short run; BENCH_ONLY=search, BENCH_ONLY=isolation, BENCH_ONLY=feed, BENCH_ONLY=crosshost, BENCH_ONLY=fork or BENCH_ONLY=files runs those figures alone;
+ * BENCH_QUICK=1 makes a short run; BENCH_ONLY=search, BENCH_ONLY=isolation, BENCH_ONLY=feed, BENCH_ONLY=crosshost, BENCH_ONLY=fork, BENCH_ONLY=engines or BENCH_ONLY=files runs those figures alone;
  * BENCH_RUNS=n sets the number of file-workload runs (default 5, 1 with BENCH_QUICK).
  * It never fails on a slow machine: misses are reported, exit 0.
  */
@@ -14,6 +14,7 @@ import { closeAgent, median } from './http.js';
 import { apiFigures, apiRows, warmupRequests, type ApiFigures } from './api.js';
 import { bareCommitMs, engineSaveMs, saveBound } from './floor.js';
 import { checks, fmt, hostFacts, ratio, table, type Check } from './report.js';
+import { enginesSection } from './engines.js';
 import { feedSection } from './feed.js';
 import { crossHostSection } from './cross-host.js';
 import { forkSection } from './fork.js';
@@ -23,6 +24,8 @@ import { rssMiB, startCeiling, startMnemo, startTmpfs, workload, type Mnemo, typ
 
 const QUICK = process.env['BENCH_QUICK'] === '1';
 const RUNS = Number(process.env['BENCH_RUNS'] ?? (QUICK ? 1 : 5));
+/** The engine rows' file-workload rounds (engines.ts): fewer by default, each runs on two servers. */
+const ENGINE_RUNS = Number(process.env['BENCH_RUNS'] ?? (QUICK ? 1 : 3));
 const FILES = 2000;
 const BIG = QUICK ? { memories: 10_000, versions: 100_000 } : { memories: 100_000, versions: 1_000_000 };
 const SESSIONS = 10;
@@ -138,6 +141,13 @@ async function main(): Promise<void> {
     return;
   }
 
+  if (process.env['BENCH_ONLY'] === 'engines') {
+    const engines = await enginesSection(QUICK, log, ENGINE_RUNS);
+    out.push(...engines.lines, `Engine figures alone (BENCH_ONLY=engines) in ${((performance.now() - started) / 1000).toFixed(0)} s.\n`, '### Targets\n', checks(engines.found), '');
+    process.stdout.write(out.join('\n') + '\n');
+    return;
+  }
+
   if (process.env['BENCH_ONLY'] === 'isolation') {
     const isolation = await isolationSection(QUICK, log);
     out.push(...isolation.lines, `Isolation figures alone (BENCH_ONLY=isolation) in ${((performance.now() - started) / 1000).toFixed(0)} s.\n`, '### Targets\n', checks(isolation.found), '');
@@ -202,6 +212,9 @@ async function main(): Promise<void> {
   log('fork: 10,000 memories');
   const fork = await forkSection(QUICK, log);
   found.push(...fork.found);
+  log('engines: PostgreSQL beside SQLite');
+  const engines = await enginesSection(QUICK, log, ENGINE_RUNS);
+  found.push(...engines.found);
 
   // 3. Report.
   if (smallScale && bigScale) scaleSection(out, found, smallScale, bigScale);
@@ -211,6 +224,7 @@ async function main(): Promise<void> {
   out.push(...feed.lines);
   out.push(...crossHost.lines);
   out.push(...fork.lines);
+  out.push(...engines.lines);
   out.push('### Resident memory\n');
   out.push(`- server after the file workloads (1 session, ~${fmt(RUNS * 2500 + 2000)} memories): ${fmt(smallRss, 1)} MiB`);
   out.push(`- server with ${SESSIONS} mounted sessions and ${fmt(BIG.memories)} memories / ${fmt(BIG.versions)} versions: ${fmt(rss, 1)} MiB\n`);

@@ -1,6 +1,7 @@
 """The bench's file workloads, run as a child process per target (never inside a FUSE server).
 
 usage: workload.py full <dir> <files>    save/read/stat/ls -R/grep -r/100 KiB rewrite/atomic saves
+       workload.py small <dir> <files>   save/read/stat only (the engine rows, engines.ts)
        workload.py scale <dir> <count>   latencies in a directory holding <count> files
 Prints one JSON object: seconds per phase (full), or median/p99 milliseconds per op (scale).
 """
@@ -22,7 +23,7 @@ def body(i, size):
     return text.encode()
 
 
-def full(base, n):
+def full(base, n, small=False):
     os.makedirs(base, exist_ok=True)
     half = n // 2
     dirs = [os.path.join(base, "a"), os.path.join(base, "b"), os.path.join(base, "c")]
@@ -52,6 +53,8 @@ def full(base, n):
     for p in paths:
         os.stat(p)
     out["stat"] = time.perf_counter() - t
+    if small:
+        return out
 
     time.sleep(CACHE_SLEEP)
     t = time.perf_counter()
@@ -124,4 +127,4 @@ def scale(d, count):
 
 if __name__ == "__main__":
     mode, target, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    print(json.dumps(full(target, n) if mode == "full" else scale(target, n)))
+    print(json.dumps(full(target, n, mode == "small") if mode in ("full", "small") else scale(target, n)))

@@ -62,19 +62,75 @@ export async function withOwnClient<T>(url: string, fn: (c: pg.Client) => Promis
  */
 const holdsNul = (params: readonly unknown[]): boolean => params.some((p) => typeof p === 'string' && p.includes('\0'));
 
+/**
+ * Statements by name: each pooled connection parses and plans a statement's text once and then
+ * only binds and executes it (an unnamed statement is parsed and planned on every call, which cost
+ * about a third of a point lookup's round trip here). Names are per text, and the adapter's texts
+ * are a fixed set; past NAMED_MAX distinct texts the rest run unnamed, so nothing grows unbounded.
+ */
+const names = new Map<string, string>();
+const NAMED_MAX = 1000;
+
+function nameOf(sql: string): string | undefined {
+  let name = names.get(sql);
+  if (name === undefined && names.size < NAMED_MAX) names.set(sql, (name = `mnemo_${names.size + 1}`));
+  return name === '' ? undefined : name;
+}
+
+/**
+ * Transaction control (BEGIN, SET LOCAL, SAVEPOINT, RELEASE) is held back per client and sent in
+ * one simple query with the next control statement, or just before the next statement: a save's
+ * BEGIN, SET LOCAL and SAVEPOINT are one round trip instead of three, its RELEASE and COMMIT one
+ * instead of two. The order of everything sent is unchanged.
+ */
+const held = new WeakMap<object, string[]>();
+
+function hold(c: pg.PoolClient, sql: string): void {
+  const h = held.get(c);
+  if (h) h.push(sql);
+  else held.set(c, [sql]);
+}
+
+/** Sends what is held on `c` together with `sql` (or alone), as one simple query. */
+async function control(c: pg.PoolClient, sql?: string): Promise<void> {
+  const h = held.get(c) ?? [];
+  held.delete(c);
+  if (sql !== undefined) h.push(sql);
+  if (h.length > 0) await c.query(h.join('; '));
+}
+
+async function exec(q: Q, sql: string, params: readonly unknown[]): Promise<pg.QueryResult> {
+  if (held.has(q)) await control(q as pg.PoolClient);
+  const name = nameOf(sql);
+  if (name === undefined) return q.query(sql, params as unknown[]);
+  try {
+    return await q.query({ name, text: sql, values: params as unknown[] });
+  } catch (err) {
+    // Another server's migration changed a table under a statement this connection prepared
+    // (`SELECT *`): PostgreSQL refuses that prepared statement from then on. The text runs
+    // unnamed from now on: a read on the pool is answered at once, an operation inside a
+    // transaction fails this once (its transaction is aborted by then).
+    if (err instanceof pg.DatabaseError && err.code === '0A000' && /cached plan/.test(err.message)) {
+      names.set(sql, '');
+      if (q instanceof pg.Pool) return q.query(sql, params as unknown[]);
+    }
+    throw err;
+  }
+}
+
 export async function all<T>(q: Q, sql: string, params: readonly unknown[] = []): Promise<T[]> {
   if (holdsNul(params)) return [];
-  return (await q.query(sql, params as unknown[])).rows as T[];
+  return (await exec(q, sql, params)).rows as T[];
 }
 
 export async function first<T>(q: Q, sql: string, params: readonly unknown[] = []): Promise<T | undefined> {
   if (holdsNul(params)) return undefined;
-  return (await q.query(sql, params as unknown[])).rows[0] as T | undefined;
+  return (await exec(q, sql, params)).rows[0] as T | undefined;
 }
 
 /** Rows changed by a write. */
 export async function run(q: Q, sql: string, params: readonly unknown[] = []): Promise<number> {
-  return (await q.query(sql, params as unknown[])).rowCount ?? 0;
+  return (await exec(q, sql, params)).rowCount ?? 0;
 }
 
 export interface TxOptions {
@@ -96,18 +152,23 @@ export async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => 
   try {
     let result: T;
     try {
-      await c.query('BEGIN');
-      if (options.durable === false) await c.query('SET LOCAL synchronous_commit = off');
+      hold(c, 'BEGIN');
+      if (options.durable === false) hold(c, 'SET LOCAL synchronous_commit = off');
       result = await fn(c);
     } catch (err) {
       // A rule's refusal or a statement's error: roll back and keep the client; a broken connection fails here too.
+      // What is still held never reached the server: the rollback covers it.
+      held.delete(c);
       await c.query('ROLLBACK').catch((e: Error) => (broken = e));
       throw err;
     }
     try {
-      await c.query('COMMIT');
+      await control(c, 'COMMIT');
     } catch (err) {
+      held.delete(c);
       if (!(err instanceof pg.DatabaseError)) broken = err as Error;
+      // A held RELEASE that failed skipped the COMMIT after it: end the transaction here (a no-op when COMMIT ran).
+      else await c.query('ROLLBACK').catch((e: Error) => (broken = e));
       throw err;
     }
     return result;
@@ -125,14 +186,13 @@ let savepoints = 0;
  */
 export async function inSavepoint<T>(c: pg.PoolClient, fn: () => Promise<T>): Promise<T> {
   const name = `mnemo_sp_${++savepoints}`;
-  await c.query(`SAVEPOINT ${name}`);
+  hold(c, `SAVEPOINT ${name}`);
   try {
     const result = await fn();
-    await c.query(`RELEASE SAVEPOINT ${name}`);
+    hold(c, `RELEASE SAVEPOINT ${name}`);
     return result;
   } catch (err) {
-    await c.query(`ROLLBACK TO SAVEPOINT ${name}`);
-    await c.query(`RELEASE SAVEPOINT ${name}`);
+    await control(c, `ROLLBACK TO SAVEPOINT ${name}; RELEASE SAVEPOINT ${name}`);
     throw err;
   }
 }

@@ -55,13 +55,15 @@ export function memoryOps(ctx: MemoryContext) {
   /** Invariant 2: a live memory other than `selfId` where one at `path` would overlap (any live one, as SQLite's probe). */
   async function checkOverlap(q: Q, storeId: string, path: string, selfId: string): Promise<void> {
     const probe = overlapProbe(path);
-    const hit =
-      (await first<{ id: string; path: string }>(q, 'SELECT id, path FROM memories WHERE store_id = $1 AND path = ANY($2::text[]) AND id <> $3 LIMIT 1', [
-        storeId, probe.atOrAbove, selfId,
-      ])) ??
-      (await first<{ id: string; path: string }>(q, 'SELECT id, path FROM memories WHERE store_id = $1 AND path > $2 AND path < $3 AND id <> $4 LIMIT 1', [
-        storeId, probe.below, subtreeEnd(probe.below), selfId,
-      ]));
+    // One round trip: the path and its ancestors first, then anything below (Append runs its branches in order).
+    const hit = await first<{ id: string; path: string }>(
+      q,
+      `(SELECT id, path FROM memories WHERE store_id = $1 AND path = ANY($2::text[]) AND id <> $3 LIMIT 1)
+       UNION ALL
+       (SELECT id, path FROM memories WHERE store_id = $1 AND path > $4 AND path < $5 AND id <> $3 LIMIT 1)
+       LIMIT 1`,
+      [storeId, probe.atOrAbove, selfId, probe.below, subtreeEnd(probe.below)],
+    );
     assertNoOverlap(path, hit ?? null);
   }
 

@@ -13,7 +13,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import type { Q } from './db.js';
+import { run, type Q } from './db.js';
 
 export const CHANNEL = 'mnemo_changes';
 
@@ -79,14 +79,15 @@ export function tracked<A extends unknown[], R>(op: (q: Q, ...args: A) => Promis
 export async function publishAtCommit(c: pg.PoolClient, origin: string): Promise<void> {
   const owed = published.get(c)?.anyStore === true;
   published.delete(c);
-  if (owed) await c.query('SELECT pg_notify($1, $2)', [CHANNEL, `c ${origin} * 0`]);
+  // Through db.ts, so a BEGIN or RELEASE it holds back goes out first.
+  if (owed) await run(c, 'SELECT pg_notify($1, $2)', [CHANNEL, `c ${origin} * 0`]);
 }
 
 /** A session was ended: its node unmounts it when it hears this (and at its start in any case). */
 export async function publishSessionEnded(q: Q, workspaceId: string, sessionId: string): Promise<void> {
   const origin = origins.get(q);
   if (origin === undefined) return;
-  await q.query('SELECT pg_notify($1, $2)', [CHANNEL, `e ${origin} ${workspaceId} ${sessionId}`]);
+  await run(q, 'SELECT pg_notify($1, $2)', [CHANNEL, `e ${origin} ${workspaceId} ${sessionId}`]);
 }
 
 /** A payload read back; null for one this code does not know (a newer server's): ignored. */

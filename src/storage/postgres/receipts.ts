@@ -37,7 +37,7 @@ export const receiptReads = {
     // on other connections or servers wait here until the first commits, then find its receipt.
     // SQLite's one writer orders them the same way.
     if (!(q instanceof pg.Pool)) {
-      await q.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [JSON.stringify(scope(s))]);
+      await run(q, 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [JSON.stringify(scope(s))]);
     }
     const r = await first<ReceiptRow>(q, `SELECT * FROM idempotency_receipts WHERE ${SCOPE}`, scope(s));
     if (!r) return null;

@@ -6,7 +6,7 @@
  * up to its own record, which covers every commit before it.
  */
 import type pg from 'pg';
-import { inTransaction } from './db.js';
+import { inTransaction, run } from './db.js';
 
 export function createWalSync(pool: pg.Pool) {
   let unsynced = 0;
@@ -21,8 +21,8 @@ export function createWalSync(pool: pg.Pool) {
       // A transactional WAL message gives the transaction an id and a commit record to wait for;
       // a transaction that writes nothing would commit without flushing anything.
       await inTransaction(pool, async (c) => {
-        await c.query("SET LOCAL synchronous_commit = on");
-        await c.query("SELECT pg_logical_emit_message(true, 'mnemo', 'sync')");
+        await run(c, 'SET LOCAL synchronous_commit = on');
+        await run(c, "SELECT pg_logical_emit_message(true, 'mnemo', 'sync')");
       });
       unsynced = Math.max(0, unsynced - pending);
     },
