@@ -7,57 +7,29 @@
  * runs it alone.
  *
  * PostgreSQL: MNEMO_TEST_DATABASE_URL (a database to create a bench database from), else, as root
- * with Debian's postgresql, a throwaway cluster started here with its default settings (fsync on,
- * synchronous_commit on; only initdb skips its own fsyncs), stopped at the end. Without either, the
+ * with Debian's postgresql, the engine rows' throwaway cluster (pg-cluster.ts: fsync on,
+ * synchronous_commit on), stopped at the end. Without either, the
  * section says why and is skipped.
  */
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { pick } from './http.js';
+import { clusterSkip, startBenchCluster } from './pg-cluster.js';
 import { fmt, table, type Check } from './report.js';
 import { startMnemo, type Mnemo } from './targets.js';
-
-const BIN = '/usr/lib/postgresql/15/bin';
 
 /** A PostgreSQL to create the bench's database on, and how to let it go; or why there is none. */
 async function postgres(log: (s: string) => void): Promise<{ url: string; settings: string; stop: () => void } | { skip: string }> {
   const given = process.env['MNEMO_TEST_DATABASE_URL'];
   if (given) return { url: given, settings: "MNEMO_TEST_DATABASE_URL's server, as configured", stop: () => {} };
-  if (!existsSync(join(BIN, 'initdb')) || process.getuid?.() !== 0) {
-    return { skip: `no PostgreSQL: set MNEMO_TEST_DATABASE_URL, or run as root with ${BIN}/initdb installed (apt-get install postgresql)` };
-  }
+  const skip = clusterSkip();
+  if (skip) return { skip: `no PostgreSQL (set MNEMO_TEST_DATABASE_URL, or): ${skip}` };
   log('crosshost: starting a throwaway PostgreSQL cluster');
-  const dir = mkdtempSync(join(tmpdir(), 'mnemo-xhost-pg-'));
-  chownSync(dir, Number(execFileSync('id', ['-u', 'postgres']).toString()), Number(execFileSync('id', ['-g', 'postgres']).toString()));
-  const data = join(dir, 'data');
-  const port = await freePort();
-  const asPostgres = (cmd: string, args: string[]) => execFileSync('runuser', ['-u', 'postgres', '--', join(BIN, cmd), ...args], { stdio: 'pipe' });
-  let stopped = false;
-  const stop = () => {
-    if (stopped) return;
-    stopped = true;
-    try {
-      asPostgres('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
-    } catch {
-      // Never started, or gone already: the directory goes either way.
-    }
-    rmSync(dir, { recursive: true, force: true });
-  };
-  process.once('exit', stop);
-  try {
-    asPostgres('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync']);
-    asPostgres('pg_ctl', ['-D', data, '-l', join(dir, 'log'), '-w', '-o', `-c listen_addresses='' -k ${dir} -p ${port}`, 'start']);
-  } catch (err) {
-    stop();
-    throw err;
-  }
-  return { url: `postgres://postgres@/postgres?host=${encodeURIComponent(dir)}&port=${port}`, settings: 'a throwaway local cluster, default settings (fsync and synchronous_commit on)', stop };
+  // The engine rows' cluster (pg-cluster.ts): fsync and synchronous_commit on, as in production.
+  const cluster = await startBenchCluster(log);
+  return { url: cluster.admin, settings: cluster.settings, stop: cluster.stop };
 }
 
 export async function crossHostSection(quick: boolean, log: (s: string) => void): Promise<{ lines: string[]; found: Check[] }> {
@@ -133,15 +105,4 @@ async function onAdmin(url: string, fn: (c: pg.Client) => Promise<unknown>): Pro
   } finally {
     await c.end();
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 }

@@ -20,6 +20,8 @@ const PORT = 5432;
 export interface BenchCluster {
   /** The server's settings that matter to the figures, for the report. */
   settings: string;
+  /** A URL of its `postgres` database, to create and drop others from. */
+  admin: string;
   /** A URL of a new, empty database on the cluster, made as the README asks of a mnemo database. */
   createDatabase(name: string): Promise<string>;
   stop(): void;
@@ -73,6 +75,7 @@ export async function startBenchCluster(log: (s: string) => void): Promise<Bench
   log(`engines: PostgreSQL cluster on ${dir} (${settings})`);
   return {
     settings,
+    admin,
     async createDatabase(name) {
       const c = new pg.Client({ connectionString: admin });
       await c.connect();
