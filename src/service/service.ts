@@ -144,8 +144,8 @@ export function createService({
       listKeys: (workspaceId: string) => storage.listApiKeys(workspaceId),
       revokeKey: (workspaceId: string, id: string) => storage.revokeApiKey(workspaceId, id, clock()),
       listWorkspaces: () => storage.listWorkspaces(),
-      /** SQLite's integrity check ("sqlite: …"), then the domain's invariants; empty when clean. */
-      check: async (): Promise<string[]> => [...(await storage.integrityCheck()).map((p) => `sqlite: ${p}`), ...(await storage.domainCheck())],
+      /** The engine's integrity check ("sqlite: …" or "postgresql: …"), then the domain's invariants; empty when clean. */
+      check: async (): Promise<string[]> => [...(await storage.integrityCheck()), ...(await storage.domainCheck())],
     },
     /** One store's reads for a mount (src/service/mount-reader.ts): handed to the mounter with each mount. */
     mountReader: (storeId: string, asOf?: string): MountReader => createMountReader(storage, storeId, asOf),

@@ -16,7 +16,7 @@ export interface MaintenanceStorage {
    * synchronously; the conformance suite reads it instead of asking which engine it runs on.
    */
   keepsSearchBacklog(): boolean;
-  /** The engine's own integrity check; an empty list means clean. */
+  /** The engine's own integrity check, each problem prefixed with the engine's name (`sqlite: `); an empty list means clean. */
   integrityCheck(): Promise<string[]>;
   /** The domain's invariants (sqlite/schema/migrations.ts 2, 3, 9 and valid stored paths); an empty list means clean. */
   domainCheck(): Promise<string[]>;

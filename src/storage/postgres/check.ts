@@ -50,7 +50,8 @@ export async function integrityCheck(q: Q): Promise<string[]> {
   )) {
     problems.push(`foreign key ${r.name} is not validated`);
   }
-  return problems;
+  // Named for the engine, beside the domain's own findings in `mnemo check`.
+  return problems.map((p) => `postgresql: ${p}`);
 }
 
 /** Every row of a query, in keyset pages on `seq` (the query takes the last seq as $1 and the page size as $2). */

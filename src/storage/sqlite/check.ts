@@ -53,7 +53,8 @@ export function createCheckStatements(db: Db): Pick<SyncReads, 'domainCheck' | '
       const fk = db.pragma('foreign_key_check') as unknown[];
       const problems = rows.map((r) => r.integrity_check).filter((m) => m !== 'ok');
       if (fk.length > 0) problems.push(`${fk.length} foreign key violation(s)`);
-      return problems;
+      // Named for the engine, beside the domain's own findings in `mnemo check`.
+      return problems.map((p) => `sqlite: ${p}`);
     },
     domainCheck(): string[] {
       const { problems, report } = problemList();

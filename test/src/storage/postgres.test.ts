@@ -339,7 +339,7 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       });
       await admin.query('ALTER TABLE memories DISABLE TRIGGER store_usage_resize');
       await admin.query("UPDATE memories SET content = 'tampered', content_size_bytes = 8 WHERE id = $1", [m.id]);
-      expect(await storage.integrityCheck()).toEqual(['trigger store_usage_resize is missing or disabled']);
+      expect(await storage.integrityCheck()).toEqual(['postgresql: trigger store_usage_resize is missing or disabled']);
       const problems = await storage.domainCheck();
       expect(problems.some((p) => p.includes(`memory ${m.id}`) && p.includes('content_sha256 does not match'))).toBe(true);
       expect(problems.some((p) => p.includes(`store ${s.id}: usage counter`))).toBe(true);
