@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 import { inProcessApp, type InProcessApp } from '../helpers/in-process.js';
+import { rawRequest } from '../helpers/sdk.js';
 
 const HOUR = 3600_000;
 
@@ -52,6 +53,22 @@ describe('console sessions', () => {
     } finally {
       await raw.close();
     }
+  });
+
+  it('the cookie is HttpOnly, SameSite=Strict and scoped to /admin, and Secure only when the request came over HTTPS', async () => {
+    const app = await inProcessApp();
+    const signInOver = (base: string) => rawRequest(base, 'POST', '/admin/sign-in', {
+      headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ api_key: app.adminKey }).toString(), fetch: app.fetch,
+    });
+    const plain = (await signInOver('http://mnemo.in-process')).headers.get('set-cookie') ?? '';
+    const tls = (await signInOver('https://mnemo.in-process')).headers.get('set-cookie') ?? '';
+    for (const cookie of [plain, tls]) {
+      expect(cookie).toMatch(/HttpOnly/i);
+      expect(cookie).toMatch(/SameSite=Strict/i);
+      expect(cookie).toMatch(/Path=\/admin/);
+    }
+    expect(plain).not.toMatch(/;\s*Secure/i);
+    expect(tls).toMatch(/;\s*Secure/i);
   });
 
   it('revoking the key ends its console sessions at their next request', async () => {
