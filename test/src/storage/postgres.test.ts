@@ -338,7 +338,12 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
         await admin.query('ALTER TABLE memories ENABLE TRIGGER store_usage_resize');
       });
       await admin.query('ALTER TABLE memories DISABLE TRIGGER store_usage_resize');
-      await admin.query("UPDATE memories SET content = 'tampered', content_size_bytes = 8 WHERE id = $1", [m.id]);
+      // The row names its text by sha (postgres/schema/v9.ts): a text stored under a wrong key.
+      await admin.query("INSERT INTO contents (sha256, content) VALUES ('tampered', 'tampered')");
+      onTestFinished(async () => {
+        await admin.query("DELETE FROM contents WHERE sha256 = 'tampered'");
+      });
+      await admin.query("UPDATE memories SET content_sha256 = 'tampered', content_size_bytes = 8 WHERE id = $1", [m.id]);
       expect(await storage.integrityCheck()).toEqual(['postgresql: trigger store_usage_resize is missing or disabled']);
       const problems = await storage.domainCheck();
       expect(problems.some((p) => p.includes(`memory ${m.id}`) && p.includes('content_sha256 does not match'))).toBe(true);
