@@ -111,8 +111,9 @@ export async function seedPgBigStore(url: string, memories: number, versions: nu
         await c.query('UPDATE stores SET commit_seq = $1 WHERE id = $2', [top, storeId]);
         await c.query('ALTER TABLE versions ENABLE TRIGGER versions_commit_order');
         await c.query(
-          `INSERT INTO memories (id, store_id, path, content, content_sha256, content_size_bytes, version_id, created_at, updated_at)
-           SELECT id, $1, path, content, sha, size, version_id, $2, $2
+          // The row names its text by sha and keeps its words (postgres/schema/v9.ts).
+          `INSERT INTO memories (id, store_id, path, search, content_sha256, content_size_bytes, version_id, created_at, updated_at)
+           SELECT id, $1, path, mnemo_search(path, content), sha, size, version_id, $2, $2
            FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[]) AS t(id, path, content, sha, size, version_id)`,
           [storeId, now, m.id, m.path, m.content, m.sha, m.size, m.version],
         );

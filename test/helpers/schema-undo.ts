@@ -5,7 +5,16 @@
  */
 /** Back to before migration 11 (history by path; migration 12 is undone first): its indexes and column go, the append-only trigger is migration 9's. */
 /** Back to before migration 16 (web console sign-ins in the database, issue 14). */
-export const UNDO_MIGRATION_16 = `DROP TABLE console_sessions;
+/** Back to before migration 17 (memory rows name their text by sha only, issue 15): the row holds its text again. */
+export const UNDO_MIGRATION_17 = `DROP TRIGGER search_backlog_update;
+ALTER TABLE memories ADD COLUMN content TEXT NOT NULL DEFAULT '';
+UPDATE memories SET content = (SELECT c.content FROM contents c WHERE c.sha256 = memories.content_sha256);
+CREATE TRIGGER search_backlog_update AFTER UPDATE OF path, content ON memories BEGIN
+  INSERT OR IGNORE INTO search_backlog (seq, indexed_version) VALUES (OLD.seq, OLD.version_id);
+END;
+`;
+
+export const UNDO_MIGRATION_16 = UNDO_MIGRATION_17 + `DROP TABLE console_sessions;
 `;
 
 /** Back to before migration 15 (path number floors, issue 15); migration 16 is undone first. */
@@ -110,8 +119,19 @@ BEGIN
 END;
 `;
 
-/** PostgreSQL back to before its migration 5 (content stored once): each version holds its text again; 6 (forks) is undone first. */
+/** PostgreSQL back to before its migration 5 (content stored once): each version holds its text again; 9 (memory text by sha), 8, 7 and 6 (forks) are undone first. */
 export const PG_UNDO_MIGRATION_5 = `
+ALTER TABLE memories ADD COLUMN content text;
+UPDATE memories SET content = (SELECT c.content FROM contents c WHERE c.sha256 = memories.content_sha256);
+ALTER TABLE memories ALTER COLUMN content SET NOT NULL;
+ALTER TABLE memories DROP COLUMN search;
+ALTER TABLE memories ADD COLUMN search tsvector GENERATED ALWAYS AS (
+  setweight(to_tsvector('simple'::regconfig, mnemo_words(path)), 'A') ||
+  setweight(to_tsvector('simple'::regconfig, mnemo_words(content)), 'B')
+) STORED;
+CREATE INDEX memories_search ON memories USING gin (search);
+CREATE INDEX memories_content_trgm ON memories USING gin (content gin_trgm_ops);
+DROP FUNCTION mnemo_search(text, text);
 DROP TABLE console_sessions;
 DROP TABLE path_number_floors;
 ALTER TABLE stores DROP COLUMN forked_from;

@@ -43,6 +43,8 @@ describe('mnemo check', () => {
     const res = await runCli(['check', '--data-dir', core.dir]);
     expect(res.code).toBe(1);
     expect(res.stdout).toContain(`version ${held.id} in `);
+    // The memory row names the same text by sha: its check says the text is gone too.
+    expect(res.stdout).toMatch(/memory \S+ \(\/c\.md\) in \S+: its content is not stored/);
     expect(res.stdout).toContain('its content is not stored');
     expect(res.stdout).toContain('content 00: stored, but no version holds it');
     expect(res.stdout).toContain('content 00: its text does not hash to its key');
@@ -52,11 +54,13 @@ describe('mnemo check', () => {
     const { core, store, memory } = await populated();
     core.close();
     const db = new Database(core.file);
-    db.prepare("UPDATE memories SET content = 'tampered' WHERE id = ?").run(memory.id);
+    // The row names its text by sha: a text stored under a wrong key makes the same mismatch.
+    db.prepare("INSERT INTO contents (sha256, content) VALUES ('tampered', 'tampered')").run();
+    db.prepare("UPDATE memories SET content_sha256 = 'tampered' WHERE id = ?").run(memory.id);
     db.prepare("UPDATE memories SET version_id = 'memver_missing' WHERE path = '/c.md'").run();
     db.prepare(
-      `INSERT INTO memories (id, store_id, path, content, content_sha256, content_size_bytes, version_id, created_at, updated_at)
-       SELECT 'mem_overlap', store_id, '/a', '', content_sha256, 0, version_id, created_at, updated_at FROM memories WHERE path = '/c.md'`,
+      `INSERT INTO memories (id, store_id, path, content_sha256, content_size_bytes, version_id, created_at, updated_at)
+       SELECT 'mem_overlap', store_id, '/a', content_sha256, 0, version_id, created_at, updated_at FROM memories WHERE path = '/c.md'`,
     ).run();
     db.prepare(
       `INSERT INTO idempotency_receipts (workspace_id, api_key_id, route, idem_key, fingerprint, status, body, store_id, version_id, created_at, expires_at)

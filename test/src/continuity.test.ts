@@ -8,6 +8,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { sha256Hex } from '../../src/domain/content.js';
 import { createService } from '../../src/service/service.js';
 import { MIGRATIONS, SCHEMA_VERSION } from '../../src/storage/sqlite/schema/migrations.js';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
@@ -313,10 +314,10 @@ describe('migration 5', () => {
     };
     const insert = v4.prepare(
       `INSERT INTO memories (id, store_id, path, content, content_sha256, content_size_bytes, version_id, created_at, updated_at)
-       VALUES (?, 'memstore_1', ?, ?, '', 0, ?, ?, ?)`,
+       VALUES (?, 'memstore_1', ?, ?, ?, 0, ?, ?, ?)`,
     );
-    Object.entries(tree).forEach(([path, content], i) => insert.run(`mem_${i}`, path, content, `memver_${i}`, at, at));
-    v4.prepare(`UPDATE memories SET content = 'the grey heron waits' WHERE id = 'mem_0'`).run();
+    Object.entries(tree).forEach(([path, content], i) => insert.run(`mem_${i}`, path, content, sha256Hex(content), `memver_${i}`, at, at));
+    v4.prepare(`UPDATE memories SET content = ?, content_sha256 = ? WHERE id = 'mem_0'`).run('the grey heron waits', sha256Hex('the grey heron waits'));
     v4.prepare(`DELETE FROM memories WHERE id = 'mem_3'`).run();
     const before = v4
       .prepare(

@@ -252,6 +252,20 @@ describe('sqlite append-only versions', () => {
     expect(await core.storage.getVersion(store.id, created.id)).toEqual({ ...redacted, contentStillHeldBy: undefined });
   });
 
+  it('a fork writes no text bytes: memory rows name their text by sha, so the stored texts stay as they were', async () => {
+    const core = await openCore();
+    const src = await core.service.createStore(core.caller, { name: 'src', description: '', metadata: {} });
+    for (let i = 0; i < 5; i++) await core.service.createMemory(core.caller, src.id, { path: `/n${i}.md`, content: `note ${i} `.repeat(200) });
+    const textBytes = () => withRaw(core.file, (raw) => raw.prepare('SELECT count(*) AS n, total(length(CAST(content AS BLOB))) AS bytes FROM contents').get());
+    const before = textBytes();
+    const fork = await core.service.forkStore(core.caller, src.id, { name: 'fork', description: '', metadata: {}, asOf: null });
+    expect(textBytes()).toEqual(before);
+    expect((await core.service.getMemoryByPath(core.caller, fork.id, '/n3.md'))?.content).toBe('note 3 '.repeat(200));
+    const columns = withRaw(core.file, (raw) => raw.prepare("SELECT name FROM pragma_table_info('memories')").pluck().all());
+    expect(columns).toContain('content_sha256');
+    expect(columns).not.toContain('content');
+  });
+
   it('deleting the store with plain SQL cascades to its memories and versions', async () => {
     const core = await openCore();
     const { store } = await historyFixture(core);

@@ -23,7 +23,8 @@ async function saveMany(storage: SqliteStorage, n: number): Promise<void> {
   const caller: Caller = { workspaceId: ws.id, actor: { type: 'api_actor', apiKeyId: key.id } };
   const storeId = (await service.createStore(caller, { name: 's', description: '', metadata: {} })).id;
   const content = 'a line the agent wrote down\n'.repeat(147);
-  for (let i = 0; i < n; i++) await service.saveMemoryAt(caller, storeId, { path: `/f${i}.md`, content, memoryId: service.ids('memory') });
+  // Each its own text (identical texts are stored once), so each save writes a page or more.
+  for (let i = 0; i < n; i++) await service.saveMemoryAt(caller, storeId, { path: `/f${i}.md`, content: `${i}\n${content}`, memoryId: service.ids('memory') });
 }
 
 async function until(what: string, ok: () => boolean): Promise<void> {

@@ -29,6 +29,11 @@ export function reportMissingContent(r: { id: string; store_id: string }, report
   report(`version ${r.id} in ${r.store_id}: its content is not stored (no contents row for its content_sha256)`);
 }
 
+/** Invariant 19: a memory whose text has no `contents` row (its row names the text by sha only). */
+export function reportMissingMemoryContent(m: { id: string; path: string; store_id: string }, report: Report): void {
+  report(`memory ${m.id} (${m.path}) in ${m.store_id}: its content is not stored (no contents row for its content_sha256)`);
+}
+
 /** Invariant 19: a stored text no version holds (its release trigger did not run). */
 export function reportUnheldContent(sha256: string, report: Report): void {
   report(`content ${sha256}: stored, but no version holds it`);
@@ -56,7 +61,7 @@ export type HeadVersionRow = Pick<VersionRow, 'id' | 'memory_id' | 'store_id' | 
  * every ancestor of a path has been seen before it: the overlap rule needs that order), and its
  * head version, or null where none exists.
  */
-export function memoryCheck(report: Report): (m: MemoryRow & { content: string }, v: HeadVersionRow | null) => void {
+export function memoryCheck(report: Report): (m: MemoryRow & { content: string | null }, v: HeadVersionRow | null) => void {
   let store = '';
   let live = new Set<string>();
   return (m, v) => {
@@ -68,6 +73,8 @@ export function memoryCheck(report: Report): (m: MemoryRow & { content: string }
     if (!validPath(m.path)) report(`${what}: path is not a valid memory path`);
     for (const a of ancestors(m.path)) if (live.has(a)) report(`${what}: path overlaps the live memory at ${a}`);
     live.add(m.path);
+    // The row names its text by sha; with no `contents` row there is no text to measure.
+    if (m.content === null) return reportMissingMemoryContent(m, report);
     if (/\p{Cs}/u.test(m.content)) report(`${what}: content is not well-formed Unicode`);
     const size = byteLength(m.content);
     if (size > MAX_CONTENT_BYTES) report(`${what}: content is ${size} bytes, over the ${MAX_CONTENT_BYTES}-byte limit`);

@@ -114,7 +114,7 @@ export async function domainCheck(q: Q): Promise<string[]> {
 }
 
 /** A memory row with its head version's columns, each prefixed `v_` (`v_id` null: no such version). */
-type MemoryWithHead = MemoryRow & { content: string; v_id: string | null } & { [K in Exclude<keyof HeadVersionRow, 'id'> as `v_${K}`]: HeadVersionRow[K] };
+type MemoryWithHead = MemoryRow & { content: string | null; v_id: string | null } & { [K in Exclude<keyof HeadVersionRow, 'id'> as `v_${K}`]: HeadVersionRow[K] };
 
 async function checkMemories(q: Q, report: Report): Promise<void> {
   const check = memoryCheck(report);
@@ -123,7 +123,7 @@ async function checkMemories(q: Q, report: Report): Promise<void> {
   for (;;) {
     const rows = await all<MemoryWithHead>(
       q,
-      `SELECT m.*, v.id AS v_id, v.memory_id AS v_memory_id, v.store_id AS v_store_id, v.operation AS v_operation, v.redacted_at AS v_redacted_at,
+      `SELECT m.*, ${versionContent('m')} AS content, v.id AS v_id, v.memory_id AS v_memory_id, v.store_id AS v_store_id, v.operation AS v_operation, v.redacted_at AS v_redacted_at,
               v.path AS v_path, ${versionContent('v')} AS v_content, v.content_sha256 AS v_content_sha256, v.content_size_bytes AS v_content_size_bytes
        FROM memories m LEFT JOIN versions v ON v.id = m.version_id
        WHERE (m.store_id, m.path) > ($1, $2::text COLLATE "C") ORDER BY m.store_id, m.path LIMIT $3`,

@@ -69,8 +69,9 @@ export const forkWrites = {
       });
       await run(
         q,
-        `INSERT INTO memories (id, store_id, path, content, content_sha256, content_size_bytes, version_id, mode, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
+        // The row names the shared text by sha and keeps only its words (postgres/schema/v9.ts): no text is written.
+        `INSERT INTO memories (id, store_id, path, search, content_sha256, content_size_bytes, version_id, mode, created_at, updated_at)
+         VALUES ($1, $2, $3, mnemo_search($3, $4), $5, $6, $7, $8, $9, $9)`,
         [id, input.targetId, v.path, v.content, v.content_sha256, v.content_size_bytes, versionId, MODE, input.now],
       );
     }

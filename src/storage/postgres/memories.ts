@@ -75,9 +75,10 @@ export function memoryOps(ctx: MemoryContext) {
     await appendVersionRow(q, writeVersionRow(input, 'created', m));
     await run(
       q,
-      `INSERT INTO memories (id, store_id, path, content, content_sha256, content_size_bytes, version_id, mode, created_at, updated_at, expires_at,
+      // The text itself is stored once, with the version (postgres/schema/v9.ts); the row keeps its words.
+      `INSERT INTO memories (id, store_id, path, search, content_sha256, content_size_bytes, version_id, mode, created_at, updated_at, expires_at,
                              atime_us, mtime_us, uid, gid)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10, $11, $12, $13, $14)`,
+       VALUES ($1, $2, $3, mnemo_search($3, $4), $5, $6, $7, $8, $9, $9, $10, $11, $12, $13, $14)`,
       [m.id, m.storeId, m.path, m.content, m.contentSha256, m.contentSizeBytes, m.versionId, m.mode, m.createdAt, m.expiresAt,
         us(m.atimeMs), us(m.mtimeMs), m.uid, m.gid],
     );
@@ -105,7 +106,7 @@ export function memoryOps(ctx: MemoryContext) {
     await appendVersionRow(q, writeVersionRow(input, 'modified', m));
     await run(
       q,
-      `UPDATE memories SET path = $1, content = $2, content_sha256 = $3, content_size_bytes = $4, version_id = $5, updated_at = $6,
+      `UPDATE memories SET path = $1, search = mnemo_search($1, $2), content_sha256 = $3, content_size_bytes = $4, version_id = $5, updated_at = $6,
                            mode = $7, atime_us = $8, mtime_us = $9, ctime_us = NULL, uid = $10, gid = $11, expires_at = $12
        WHERE id = $13`,
       [m.path, m.content, m.contentSha256, m.contentSizeBytes, m.versionId, m.updatedAt, m.mode, us(m.atimeMs), us(m.mtimeMs), m.uid, m.gid,

@@ -5,6 +5,7 @@
 import { subtreeEnd } from '../../domain/paths.js';
 import type { MemoryMeta } from '../../domain/types.js';
 import type { DirectoryListing } from '../port.js';
+import { versionContent } from './contents.js';
 import { first, type Q } from './db.js';
 import type { MemoryContext } from './memories.js';
 import { META, live, toMemoryMeta, type MemoryRow } from './rows.js';
@@ -20,7 +21,7 @@ export function mountViewOps(ctx: MemoryContext) {
       // The content as UTF-8 bytes (bytea), not a JS string decoded and encoded back.
       const r = await first<MemoryRow & { bytes: Buffer | null }>(
         q,
-        `SELECT ${META}, convert_to(content, 'UTF8') AS bytes FROM memories WHERE store_id = $1 AND path = $2 AND ${live(3)}`,
+        `SELECT ${META}, ${versionContent('memories', true)} AS bytes FROM memories WHERE store_id = $1 AND path = $2 AND ${live(3)}`,
         [storeId, path, ctx.clock()],
       );
       return r ? { ...toMemoryMeta(r), bytes: r.bytes ?? Buffer.alloc(0) } : null;

@@ -34,8 +34,8 @@ export {
 
 import { META } from '../common/rows.js';
 
-/** Every column but the tsvector (which only search reads). */
-export const FULL = `${META}, content`;
+/** Every column but the tsvector (which only search reads), and the text by its sha (postgres/schema/v9.ts). */
+export const FULL = `${META}, (SELECT c.content FROM contents c WHERE c.sha256 = memories.content_sha256) AS content`;
 
 /** SQL keeping only memories that have not expired at the parameter `$n` (the adapter's clock). */
 export const live = (n: number, alias = ''): string => `(${alias}expires_at IS NULL OR ${alias}expires_at > $${n})`;

@@ -13,6 +13,7 @@ import { subtreeEnd } from '../../domain/paths.js';
 import type { SearchPage, SearchQuery } from '../../domain/types.js';
 import { cursorNumber, cursorString, decodeCursor, encodeCursor } from '../cursor.js';
 import { phraseExcerpt, wordExcerpt } from '../excerpt.js';
+import { versionContent } from './contents.js';
 import { all, type Q } from './db.js';
 import type { MemoryContext } from './memories.js';
 import { toMemoryMeta, type MemoryRow } from './rows.js';
@@ -36,7 +37,7 @@ export function searchOps(ctx: MemoryContext) {
     if (words === '') return { data: [], nextPage: null, candidatesCapped: false };
     const rows = await all<MemoryRow & { content: string; score: number }>(
       q,
-      `SELECT ${META_M}, m.content, -ts_rank_cd('${WEIGHTS}', m.search, t.query) AS score
+      `SELECT ${META_M}, ${versionContent('m')} AS content, -ts_rank_cd('${WEIGHTS}', m.search, t.query) AS score
        FROM memories m, plainto_tsquery('simple', mnemo_words($2)) AS t(query)
        WHERE m.store_id = $1 AND m.search @@ t.query AND m.path > $3 AND m.path < $4
          AND (m.expires_at IS NULL OR m.expires_at > $5)
@@ -60,9 +61,10 @@ export function searchOps(ctx: MemoryContext) {
     const pattern = '%' + sq.q.replace(/[\\%_]/g, (ch) => '\\' + ch) + '%';
     const rows = await all<MemoryRow & { content: string }>(
       q,
-      `SELECT ${META_M}, m.content FROM memories m
+      // The text by its sha (postgres/schema/v9.ts): the trigram index is on contents.content.
+      `SELECT ${META_M}, c.content FROM memories m JOIN contents c ON c.sha256 = m.content_sha256
        WHERE m.store_id = $1 AND m.path > $2 AND m.path < $3 AND (m.expires_at IS NULL OR m.expires_at > $4)
-         AND (m.content ILIKE $5 OR m.path ILIKE $5)
+         AND (c.content ILIKE $5 OR m.path ILIKE $5)
        ORDER BY m.path LIMIT $6`,
       [storeId, from, subtreeEnd(sq.pathPrefix), ctx.clock(), pattern, sq.limit + 1],
     );

@@ -24,12 +24,12 @@ export function createBulkImport(db: Db, index: SearchIndex): (storeId: string, 
   const q = {
     store: db.prepare('SELECT 1 FROM stores WHERE id = ? AND archived_at IS NULL'),
     insert: db.prepare(
-      `INSERT INTO memories (id, store_id, path, content, content_sha256, content_size_bytes, version_id, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO memories (id, store_id, path, content_sha256, content_size_bytes, version_id, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     update: db.prepare(
       // Every imported write counts as new content: the kept mtime and ctime follow updated_at again.
-      `UPDATE memories SET path = ?, content = ?, content_sha256 = ?, content_size_bytes = ?, version_id = ?, updated_at = ?,
+      `UPDATE memories SET path = ?, content_sha256 = ?, content_size_bytes = ?, version_id = ?, updated_at = ?,
                            mtime_us = NULL, ctime_us = NULL
        WHERE id = ? AND store_id = ?`,
     ),
@@ -53,8 +53,8 @@ export function createBulkImport(db: Db, index: SearchIndex): (storeId: string, 
       heads.set(w.memoryId, { w, sha, size, created, createdAt: prev?.createdAt ?? w.now });
     }
     for (const { w, sha, size, created, createdAt } of heads.values()) {
-      if (created) q.insert.run(w.memoryId, storeId, w.path, w.content, sha, size, w.versionId, createdAt, w.now);
-      else if (q.update.run(w.path, w.content, sha, size, w.versionId, w.now, w.memoryId, storeId).changes !== 1) throw notFound('memory', w.memoryId);
+      if (created) q.insert.run(w.memoryId, storeId, w.path, sha, size, w.versionId, createdAt, w.now);
+      else if (q.update.run(w.path, sha, size, w.versionId, w.now, w.memoryId, storeId).changes !== 1) throw notFound('memory', w.memoryId);
     }
     // Indexed in the same transaction, where batching makes it cheap, rather than left queued for
     // the background upkeep (a 100,000-memory import would otherwise make the next search wait).

@@ -13,12 +13,12 @@ import type { MemoryRow } from '../common/rows.js';
 import { createContinuityCheck } from './check-continuity.js';
 import { createUsageCheck } from './check-limits.js';
 import type { SyncReads } from './reads.js';
-import { versionContent } from './contents.js';
+import { textOf, versionContent } from './contents.js';
 import type { Db } from './tx.js';
 
 export function createCheckStatements(db: Db): Pick<SyncReads, 'domainCheck' | 'integrityCheck'> {
   const q = {
-    memories: db.prepare('SELECT * FROM memories ORDER BY store_id, path'),
+    memories: db.prepare(`SELECT *, ${textOf('memories')} AS content FROM memories ORDER BY store_id, path`),
     version: db.prepare(`SELECT *, ${versionContent('versions')} AS content FROM versions WHERE id = ?`),
     versionPaths: db.prepare('SELECT id, path FROM versions WHERE path IS NOT NULL'),
     // Invariant 18 (sqlite/schema/history.ts): each version at a path has its own number there.
@@ -83,7 +83,7 @@ export function createCheckStatements(db: Db): Pick<SyncReads, 'domainCheck' | '
 
 function checkMemories(q: { memories: { iterate(): Iterable<unknown> }; version: { get(id: string): unknown } }, report: Report): void {
   const check = memoryCheck(report);
-  for (const m of q.memories.iterate() as Iterable<MemoryRow & { content: string }>) {
+  for (const m of q.memories.iterate() as Iterable<MemoryRow & { content: string | null }>) {
     check(m, (q.version.get(m.version_id) as HeadVersionRow | undefined) ?? null);
   }
 }

@@ -10,6 +10,14 @@ export function versionContent(alias: string, asBlob = false): string {
   return `(SELECT ${col} FROM contents c WHERE c.sha256 = ${alias}.content_sha256)`;
 }
 
+/**
+ * A memory's text, as a correlated subquery on a memory row aliased `alias` (schema/memory-text.ts):
+ * the row names it by sha only, and its head version holds that `contents` row alive.
+ */
+export function textOf(alias: string, asBlob = false): string {
+  return versionContent(alias, asBlob);
+}
+
 /** Returns `put(sha, content)`: stores the text once; call it in the write's transaction. */
 export function createContentPut(db: Db): (sha: string, content: string) => void {
   // A unique-index probe when the text is already there (a rename, a revert, a fork): no write.

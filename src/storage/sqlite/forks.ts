@@ -26,10 +26,9 @@ export function createForkStatements(db: Db, index: SearchIndex): Synchronous<Fo
       `SELECT ${AT_COLUMNS} FROM versions INDEXED BY versions_by_memory_time
        WHERE store_id = ? AND memory_id = ? AND created_at <= ? ORDER BY created_at DESC, seq DESC LIMIT 1`,
     ),
-    text: db.prepare('SELECT content FROM contents WHERE sha256 = ?').pluck(),
     insertMemory: db.prepare(
-      `INSERT INTO memories (id, store_id, path, content, content_sha256, content_size_bytes, version_id, mode, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO memories (id, store_id, path, content_sha256, content_size_bytes, version_id, mode, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     publish: db.prepare('UPDATE stores SET forking_since = NULL WHERE id = ? AND forking_since IS NOT NULL'),
     get: db.prepare('SELECT * FROM stores WHERE id = ?'),
@@ -64,16 +63,15 @@ export function createForkStatements(db: Db, index: SearchIndex): Synchronous<Fo
         const v = q.latestAt.get(input.sourceId, memoryId, input.asOf) as AtRow | undefined;
         // Not yet created, deleted by then, or its text then redacted since: nothing to copy.
         if (!v || v.operation === 'deleted' || v.redacted_at !== null || v.path === null || v.content_sha256 === null) continue;
-        const content = q.text.get(v.content_sha256) as string;
         const id = input.newMemoryId();
         const versionId = input.newVersionId();
-        // The version names the source's stored text (no new contents row); the memory row keeps
-        // its working copy, as every memory row does (sqlite/schema/contents.ts).
+        // The version and the memory row name the source's stored text by sha: no text is read or
+        // written (sqlite/schema/memory-text.ts), so no content goes to put.
         appendVersion({
           id: versionId, storeId: input.targetId, memoryId: id, operation: 'created', path: v.path,
-          content, sha: v.content_sha256, size: v.content_size_bytes, createdAt: input.now, actorType: a.type, actorId: a.id,
+          content: null, sha: v.content_sha256, size: v.content_size_bytes, createdAt: input.now, actorType: a.type, actorId: a.id,
         });
-        q.insertMemory.run(id, input.targetId, v.path, content, v.content_sha256, v.content_size_bytes, versionId, mode, input.now, input.now);
+        q.insertMemory.run(id, input.targetId, v.path, v.content_sha256, v.content_size_bytes, versionId, mode, input.now, input.now);
       }
       return ids.length < input.limit ? null : ids[ids.length - 1]!;
     }),

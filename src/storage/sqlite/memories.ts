@@ -12,6 +12,7 @@ import { newMemory, saveAsUpdate, treeMoveUpdate, updatedMemory, us } from '../c
 import { META, toMemory, type MemoryRow } from '../common/rows.js';
 import { deletionVersionRow, writeVersionRow } from '../common/version-rows.js';
 import { createVersionAppend } from './commit-order.js';
+import { textOf } from './contents.js';
 import { LIVE, createExpiryPurge } from './expiry.js';
 import type { ChildWalk } from './tree.js';
 import type { Synchronous, SyncReads } from './reads.js';
@@ -22,16 +23,16 @@ type MemoryStatements = Omit<Synchronous<port.MemoryStorage>, 'getVersion' | 'li
 export function createMemoryStatements(db: Db, children: ChildWalk): MemoryStatements {
   const q = {
     storeState: db.prepare('SELECT archived_at FROM stores WHERE id = ?'),
-    byId: db.prepare(`SELECT * FROM memories WHERE store_id = ? AND id = ? AND ${LIVE}`),
-    byPath: db.prepare(`SELECT * FROM memories WHERE store_id = ? AND path = ? AND ${LIVE}`),
+    byId: db.prepare(`SELECT *, ${textOf('memories')} AS content FROM memories WHERE store_id = ? AND id = ? AND ${LIVE}`),
+    byPath: db.prepare(`SELECT *, ${textOf('memories')} AS content FROM memories WHERE store_id = ? AND path = ? AND ${LIVE}`),
     descendant: db.prepare('SELECT id, path FROM memories WHERE store_id = ? AND path > ? AND path < ? AND id != ? LIMIT 1'),
     insertMemory: db.prepare(
-      `INSERT INTO memories (id, store_id, path, content, content_sha256, content_size_bytes, version_id, mode, created_at, updated_at, expires_at,
+      `INSERT INTO memories (id, store_id, path, content_sha256, content_size_bytes, version_id, mode, created_at, updated_at, expires_at,
                             atime_us, mtime_us, uid, gid)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     updateMemory: db.prepare(
-      `UPDATE memories SET path = ?, content = ?, content_sha256 = ?, content_size_bytes = ?, version_id = ?, updated_at = ?,
+      `UPDATE memories SET path = ?, content_sha256 = ?, content_size_bytes = ?, version_id = ?, updated_at = ?,
                            mode = ?, atime_us = ?, mtime_us = ?, ctime_us = NULL, uid = ?, gid = ?
        WHERE id = ?`,
     ),
@@ -41,7 +42,7 @@ export function createMemoryStatements(db: Db, children: ChildWalk): MemoryState
     rangeMeta: db.prepare(
       `SELECT ${META} FROM memories WHERE store_id = ? AND path > ? AND path < ? AND ${LIVE} ORDER BY path LIMIT ?`,
     ),
-    rangeFull: db.prepare(`SELECT * FROM memories WHERE store_id = ? AND path > ? AND path < ? AND ${LIVE} ORDER BY path LIMIT ?`),
+    rangeFull: db.prepare(`SELECT *, ${textOf('memories')} AS content FROM memories WHERE store_id = ? AND path > ? AND path < ? AND ${LIVE} ORDER BY path LIMIT ?`),
   };
   const purgeExpired = createExpiryPurge(db);
   const insertVersion = createVersionAppend(db);
@@ -81,7 +82,7 @@ export function createMemoryStatements(db: Db, children: ChildWalk): MemoryState
     const m = newMemory(input);
     insertVersion(writeVersionRow(input, 'created', m));
     q.insertMemory.run(
-      m.id, m.storeId, m.path, m.content, m.contentSha256, m.contentSizeBytes, m.versionId, m.mode, m.createdAt, m.updatedAt, m.expiresAt,
+      m.id, m.storeId, m.path, m.contentSha256, m.contentSizeBytes, m.versionId, m.mode, m.createdAt, m.updatedAt, m.expiresAt,
       us(m.atimeMs), us(m.mtimeMs), m.uid, m.gid,
     );
     return m;
@@ -107,7 +108,7 @@ export function createMemoryStatements(db: Db, children: ChildWalk): MemoryState
     const m = updatedMemory(current, plan, input, expiresAt);
     insertVersion(writeVersionRow(input, 'modified', m));
     q.updateMemory.run(
-      m.path, m.content, m.contentSha256, m.contentSizeBytes, m.versionId, m.updatedAt,
+      m.path, m.contentSha256, m.contentSizeBytes, m.versionId, m.updatedAt,
       m.mode, us(m.atimeMs), us(m.mtimeMs), m.uid, m.gid, m.id,
     );
     if (expiresAt !== current.expiresAt) q.setExpiry.run(expiresAt, current.id);

@@ -8,6 +8,7 @@ import { subtreeEnd } from '../../domain/paths.js';
 import type { MemoryMeta } from '../../domain/types.js';
 import type { DirectoryListing, MountViewStorage } from '../port.js';
 import { META, toMemoryMeta, type MemoryRow } from '../common/rows.js';
+import { textOf } from './contents.js';
 import { LIVE } from './expiry.js';
 import type { ChildWalk } from './tree.js';
 import type { Db } from './tx.js';
@@ -18,8 +19,8 @@ export function createMountViewStatements(db: Db, children: ChildWalk): MountVie
   const q = {
     // The planner would take the unique (store_id, path) index and read the row past its content.
     metaByPath: db.prepare(`SELECT ${META} FROM memories INDEXED BY memories_meta_by_path WHERE store_id = ? AND path = ? AND ${LIVE}`),
-    // The content as UTF-8 bytes straight from the row: no decode to a JS string and encode back.
-    bytesByPath: db.prepare(`SELECT ${META}, CAST(content AS BLOB) AS bytes FROM memories WHERE store_id = ? AND path = ? AND ${LIVE}`),
+    // The text as UTF-8 bytes straight from its `contents` row: no decode to a JS string and encode back.
+    bytesByPath: db.prepare(`SELECT ${META}, ${textOf('memories', true)} AS bytes FROM memories WHERE store_id = ? AND path = ? AND ${LIVE}`),
     anyUnder: db.prepare(`SELECT 1 FROM memories WHERE store_id = ? AND path > ? AND path < ? AND ${LIVE} LIMIT 1`),
   };
 

@@ -3,7 +3,7 @@
  * `search_backlog`; this re-indexes queued memories in batches. It runs in transactions of its own,
  * not writeTx: index upkeep changes no memory, so it must not tell readers' caches that one changed.
  */
-import { versionContent } from './contents.js';
+import { textOf, versionContent } from './contents.js';
 import type { Db } from './tx.js';
 
 export interface SearchIndex {
@@ -32,12 +32,13 @@ export function createSearchIndex(db: Db): SearchIndex {
     queued: db.prepare('SELECT seq, indexed_version FROM search_backlog ORDER BY seq LIMIT ?'),
     // The text the index holds for a queued memory is that of the version it was indexed at.
     indexedText: db.prepare(`SELECT path, ${versionContent('versions')} AS content FROM versions WHERE id = ?`),
-    current: db.prepare('SELECT path, content FROM memories WHERE seq = ?'),
+    // The memory row names its text by sha (schema/memory-text.ts): read by join, as every reader does.
+    current: db.prepare(`SELECT path, ${textOf('memories')} AS content FROM memories WHERE seq = ?`),
     // With secure-delete on, this erases the row's terms from the index pages, not just hides them.
     unindex: db.prepare(`INSERT INTO memories_fts (memories_fts, rowid, path, content) VALUES ('delete', ?, ?, ?)`),
     index: db.prepare('INSERT INTO memories_fts (rowid, path, content) VALUES (?, ?, ?)'),
     done: db.prepare('DELETE FROM search_backlog WHERE seq <= ?'),
-    storePage: db.prepare('SELECT seq, path, content FROM memories WHERE store_id = ? AND path > ? ORDER BY path LIMIT ?'),
+    storePage: db.prepare(`SELECT seq, path, ${textOf('memories')} AS content FROM memories WHERE store_id = ? AND path > ? ORDER BY path LIMIT ?`),
   };
 
   function indexBatch(max: number): number {

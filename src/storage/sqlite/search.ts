@@ -24,6 +24,7 @@ import { phraseExcerpt, wordExcerpt } from '../excerpt.js';
 import type { MaintenanceStorage } from '../port.js';
 import type { Synchronous, SyncReads } from './reads.js';
 import { toMemoryMeta, type MemoryRow } from '../common/rows.js';
+import { textOf } from './contents.js';
 import { BATCH, type SearchIndex } from './search-index.js';
 import type { Db } from './tx.js';
 
@@ -61,7 +62,7 @@ export const SEARCH_SQL = {
   // The index's FTS_WINDOW_RAW-th match after the cursor, and whether another follows: a doclist walk.
   rawEnd: `SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? AND rowid > ? ORDER BY rowid LIMIT 2 OFFSET ${FTS_WINDOW_RAW - 1}`,
   // The window's last match of this store and prefix among those, and whether another follows.
-  // Only columns before content are read: the memory's text is never touched here.
+  // Only metadata is read: the memory's text is never touched here.
   windowEnd: `SELECT c.rowid FROM (
       SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? AND rowid > ? ORDER BY rowid LIMIT ${FTS_WINDOW_RAW}
     ) AS c CROSS JOIN memories m ON m.seq = c.rowid
@@ -72,7 +73,7 @@ export const SEARCH_SQL = {
   // more than body terms: a file named for the topic is usually the answer. Liveness is checked on
   // the page's rows only (expires_at sits after content in the row): an expired memory the purge
   // has not yet removed takes a place in the ranking and leaves its page one hit short.
-  ranked: `SELECT ${META_M}, m.content, r.score, ${LIVE_M} AS live FROM (
+  ranked: `SELECT ${META_M}, ${textOf('m')} AS content, r.score, ${LIVE_M} AS live FROM (
       SELECT f.rowid AS seq, bm25(memories_fts, 4.0, 1.0) AS score, k.path AS path
       FROM memories_fts AS f CROSS JOIN memories k ON k.seq = f.rowid
       WHERE memories_fts MATCH ? AND f.rowid > ? AND f.rowid <= ? AND k.store_id = ? AND k.path > ? AND k.path < ?
@@ -80,7 +81,8 @@ export const SEARCH_SQL = {
     ) AS r CROSS JOIN memories m ON m.seq = r.seq
     ORDER BY r.score, r.path`,
   // Path order on the (store_id, path) index; the caller stops reading at its budget.
-  scan: `SELECT ${META_M}, m.content FROM memories m
+  // The text by its sha (schema/memory-text.ts): only rows the budget reaches read theirs.
+  scan: `SELECT ${META_M}, ${textOf('m')} AS content FROM memories m
     WHERE m.store_id = ? AND m.path > ? AND m.path < ? AND ${LIVE_M}
     ORDER BY m.path`,
 };

@@ -328,6 +328,29 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       expect((await admin.query('SELECT count(*)::int AS n FROM versions WHERE store_id = $1', [s.id])).rows[0].n).toBe(0);
     });
 
+    it('a fork writes no text bytes: memory rows name their text by sha and keep only their words', async () => {
+      const { addStore, addMemory, now, actor, workspace } = await fixture();
+      const src = await addStore('src');
+      for (let i = 0; i < 5; i++) await addMemory(src.id, `/n${i}.md`, `note ${i} `.repeat(200));
+      const textBytes = async () => (await admin.query('SELECT count(*)::int AS n, coalesce(sum(octet_length(content)), 0)::bigint AS bytes FROM contents')).rows[0];
+      const before = await textBytes();
+      const at = now();
+      const target: Store = { id: newId('store'), workspaceId: workspace.id, name: 'fork', description: '', metadata: {}, createdAt: at, updatedAt: at, archivedAt: null };
+      await storage.beginFork(target);
+      const batch = { sourceId: src.id, targetId: target.id, asOf: at, limit: 2, actor, now: at, newMemoryId: () => newId('memory'), newVersionId: () => newId('version') };
+      for (let after = await storage.copyForkBatch({ ...batch, after: null }); after !== null; ) after = await storage.copyForkBatch({ ...batch, after });
+      await storage.publishFork(target.id);
+      expect(await textBytes()).toEqual(before);
+      expect((await storage.getMemoryByPath(target.id, '/n3.md'))?.content).toBe('note 3 '.repeat(200));
+      expect((await storage.searchMemories(target.id, { q: 'note', mode: 'fts', pathPrefix: '/', limit: 10, page: null })).data).toHaveLength(5);
+      expect((await storage.searchMemories(target.id, { q: 'NOTE 3', mode: 'substring', pathPrefix: '/', limit: 10, page: null })).data.map((h) => h.memory.path)).toEqual(['/n3.md']);
+      const columns = (await admin.query("SELECT column_name FROM information_schema.columns WHERE table_name = 'memories'")).rows.map((r) => r.column_name);
+      expect(columns).toContain('content_sha256');
+      expect(columns).not.toContain('content');
+      await storage.deleteStore(workspace.id, target.id);
+      await storage.deleteStore(workspace.id, src.id);
+    });
+
     it('mnemo check finds a clean database clean, and reports a disabled trigger and a broken invariant', async () => {
       const { addStore, addMemory } = await fixture();
       const s = await addStore();
@@ -338,7 +361,12 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
         await admin.query('ALTER TABLE memories ENABLE TRIGGER store_usage_resize');
       });
       await admin.query('ALTER TABLE memories DISABLE TRIGGER store_usage_resize');
-      await admin.query("UPDATE memories SET content = 'tampered', content_size_bytes = 8 WHERE id = $1", [m.id]);
+      // The row names its text by sha (postgres/schema/v9.ts): a text stored under a wrong key.
+      await admin.query("INSERT INTO contents (sha256, content) VALUES ('tampered', 'tampered')");
+      onTestFinished(async () => {
+        await admin.query("DELETE FROM contents WHERE sha256 = 'tampered'");
+      });
+      await admin.query("UPDATE memories SET content_sha256 = 'tampered', content_size_bytes = 8 WHERE id = $1", [m.id]);
       expect(await storage.integrityCheck()).toEqual(['postgresql: trigger store_usage_resize is missing or disabled']);
       const problems = await storage.domainCheck();
       expect(problems.some((p) => p.includes(`memory ${m.id}`) && p.includes('content_sha256 does not match'))).toBe(true);

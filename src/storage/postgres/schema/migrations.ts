@@ -13,6 +13,7 @@ import { PG_MIGRATION_5 } from './v5.js';
 import { PG_MIGRATION_6 } from './v6.js';
 import { PG_MIGRATION_7 } from './v7.js';
 import { PG_MIGRATION_8 } from './v8.js';
+import { PG_MIGRATION_9 } from './v9.js';
 
 export interface PgMigration {
   version: number;
@@ -36,6 +37,8 @@ export const PG_MIGRATIONS: PgMigration[] = [
   { version: 7, sql: PG_MIGRATION_7 },
   // SQLite's 16: web console sign-ins in the database. See postgres/schema/v8.ts.
   { version: 8, sql: PG_MIGRATION_8 },
+  // SQLite's 17: memory rows name their text by sha only. See postgres/schema/v9.ts.
+  { version: 9, sql: PG_MIGRATION_9 },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;

@@ -3,6 +3,9 @@
  * (sqlite/schema/contents.ts), with the same invariant 19: every version with a `content_sha256`
  * has its `contents` row, and every `contents` row is held by at least one version; a trigger
  * releases a row in the statement that drops its last holder (redaction, prune, a store's cascade).
+ * Memory rows name their text by sha too since migration 9 (v9.ts): a live memory's text is its
+ * head version's, which cannot be redacted, so the versions hold it alive and no trigger watches
+ * memory rows.
  *
  * Concurrency (many hosts): a writer storing a text takes the row lock of an existing `contents`
  * row (`ON CONFLICT … DO UPDATE … WHERE false` locks without writing: postgres/contents.ts), and

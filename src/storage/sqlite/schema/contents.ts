@@ -12,10 +12,10 @@
  * Invariant 19: every version with a `content_sha256` has its `contents` row, and every `contents`
  * row is held by at least one version. The triggers below release a row in the statement that drops
  * its last holder (a redaction, a prune, a store's cascade), so nothing outlives the operation that
- * orphaned it; redaction's secure_delete and WAL checkpoint then erase the freed bytes. A memory
- * row keeps its current text beside it (the mount's reads, the FTS index and `mnemo check` read it
- * from the row): that text always equals its head version's, which cannot be redacted, so the
- * memory row never holds a `contents` row alive by itself. Content rows never change (a trigger).
+ * orphaned it; redaction's secure_delete and WAL checkpoint then erase the freed bytes. Since
+ * migration 17 (memory-text.ts) a memory row names its text by sha too: that text always equals its
+ * head version's, which cannot be redacted, so the versions hold every live memory's text alive and
+ * memory rows need no trigger of their own. Content rows never change (a trigger).
  *
  * Moved in this migration's one transaction: migrations run before the server serves anything, so
  * no mount or request waits on it, and a file is either all old or all new (no half-moved state to

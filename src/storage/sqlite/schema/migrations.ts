@@ -28,6 +28,7 @@ import { MIGRATION_10 } from './audit.js';
 import { MIGRATION_11 } from './history.js';
 import { MIGRATION_12 } from './nodes.js';
 import { MIGRATION_13 } from './contents.js';
+import { MIGRATION_17 } from './memory-text.js';
 import { MIGRATION_14 } from './forks.js';
 import { MIGRATION_15 } from './path-numbers.js';
 import { MIGRATION_16 } from './console.js';
@@ -242,6 +243,11 @@ CREATE INDEX memories_meta_by_path ON memories
     // Web console sign-ins kept in the database (issue 14: many servers, one store). See sqlite/schema/console.ts.
     version: 16,
     sql: MIGRATION_16,
+  },
+  {
+    // Memory rows name their text by sha only (issue 15): a fork copies no text. See sqlite/schema/memory-text.ts.
+    version: 17,
+    sql: MIGRATION_17,
   },
 ];
 
