@@ -45,6 +45,32 @@ describe('group commit', () => {
     expect(await readTree(core.service, core.caller, store.id)).toEqual({ '/one.md': '1', '/taken.md': 'first', '/two.md': '2' });
   });
 
+  it('writes that arrive while a group commits wait for it and then commit together as the next group', async () => {
+    const core = await openCore();
+    const store = await seedStore(core.service, core.caller, {});
+    // The real storage; each outermost transaction counted (a group is one).
+    let groups = 0;
+    const counted = { atomic: ((fn, options) => { groups++; return core.storage.atomic(fn, options); }) as typeof core.storage.atomic };
+    const writes = createGroupCommit(counted);
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const create = (path: string) => (tx: Parameters<Parameters<typeof writes.run>[0]>[0]) => core.service.operationsOn(tx).createMemory(core.caller, store.id, { path, content: path });
+    const first = writes.run(async (tx) => {
+      await held;
+      return create('/first.md')(tx);
+    });
+    // Three writes in three later turns, all while the first group is still open.
+    const later: Promise<unknown>[] = [];
+    for (const path of ['/a.md', '/b.md', '/c.md']) {
+      await new Promise((r) => setImmediate(r));
+      later.push(writes.run(create(path)));
+    }
+    release();
+    await Promise.all([first, ...later]);
+    expect(groups).toBe(2);
+    expect(Object.keys(await readTree(core.service, core.caller, store.id)).sort()).toEqual(['/a.md', '/b.md', '/c.md', '/first.md']);
+  });
+
   it('nothing settles before the group commits', async () => {
     // Inline reads: the first readTree must read in this turn, before the group runs.
     const core = await openCore({ readers: 0 });
