@@ -14,9 +14,9 @@
 import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import pg from 'pg';
 import { pick } from './http.js';
 import { clusterSkip, startBenchCluster } from './pg-cluster.js';
+import { onAdmin, withDatabase } from '../helpers/pg-url.js';
 import { fmt, table, type Check } from './report.js';
 import { startMnemo, type Mnemo } from './targets.js';
 
@@ -87,22 +87,3 @@ export async function crossHostSection(quick: boolean, log: (s: string) => void)
   }
 }
 
-/**
- * The URL with another database name, as test/helpers/postgres.ts's withDatabase (which cannot be
- * imported outside vitest: it reads the run's injected cluster when loaded).
- */
-function withDatabase(url: string, name: string): string {
-  const m = /^(postgres(?:ql)?:\/\/[^/?]*)(\/[^?]*)?(\?.*)?$/.exec(url);
-  if (!m) throw new Error(`not a postgres:// URL: ${url}`);
-  return `${m[1]}/${name}${m[3] ?? ''}`;
-}
-
-async function onAdmin(url: string, fn: (c: pg.Client) => Promise<unknown>): Promise<void> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    await fn(c);
-  } finally {
-    await c.end();
-  }
-}

@@ -4,21 +4,15 @@
  * (null: they run; in CI they always run).
  */
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { afterAll, beforeAll, inject } from 'vitest';
+import { onAdmin, withDatabase } from './pg-url.js';
+
+export { withDatabase };
 
 const provided = inject('postgres');
 
 /** Why the PostgreSQL tests skip here, or null when a cluster is there. */
 export const pgSkip: string | null = 'skip' in provided ? provided.skip : null;
-
-/** The URL with another database name (the socket dir and port stay in the query). */
-export function withDatabase(url: string, name: string): string {
-  // Not `new URL`: a socket URL (postgres://user@/db?host=/dir) has credentials and no host, which WHATWG refuses.
-  const m = /^(postgres(?:ql)?:\/\/[^/?]*)(\/[^?]*)?(\?.*)?$/.exec(url);
-  if (!m) throw new Error(`not a postgres:// URL: ${url}`);
-  return `${m[1]}/${name}${m[3] ?? ''}`;
-}
 
 /** Makes a database on the cluster; `drop` removes it (with force: a pool a test left open must not keep it). */
 export async function createDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
@@ -49,12 +43,3 @@ export function databasePerFile(): () => string {
   };
 }
 
-async function onAdmin(url: string, fn: (c: pg.Client) => Promise<unknown>): Promise<void> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    await fn(c);
-  } finally {
-    await c.end();
-  }
-}
