@@ -26,9 +26,14 @@ import { loadDraft, lookup, memoryAttrs } from './tree.js';
 export async function commit(ctx: MountContext, d: Draft): Promise<void> {
   if (d.path === null || (d.stored && !d.dirty && !d.scratch)) return;
   if (d.scratch && isMountLocalPath(d.path)) return;
+  // Until this save is known good, the kernel's pages of the path are not known to be any version.
+  ctx.paged.delete(d.path);
   // Scratch files are checked too, so a bad temp file fails its own close() and not only the rename.
+  const written = d.bytes;
   const content = decodeUtf8(await rebased(ctx, d));
   if (d.scratch) return;
+  // Appends replayed onto a newer stored text: the kernel holds only this mount's part of them.
+  const merged = d.bytes !== written;
   const caller = await mountCaller(ctx);
   const path = d.path;
   // An mtime set after the last write (cp -p) is kept; otherwise new content takes the save time.
@@ -50,14 +55,26 @@ export async function commit(ctx: MountContext, d: Draft): Promise<void> {
   d.stored = true;
   d.dirty = false;
   d.baseVersionId = memory.versionId;
-  // The kernel learnt this size from our own writes: the next open here has nothing to refresh.
-  if (ctx.served.has(path)) ctx.served.set(path, memory.versionId);
+  // The kernel learnt this size and these bytes from our own writes: the next open here has nothing
+  // to refresh, and may keep the kernel's pages. A merged save it has not seen: that open refreshes.
+  if (merged) {
+    ctx.served.set(path, '');
+  } else {
+    if (ctx.served.has(path)) ctx.served.set(path, memory.versionId);
+    keepPaged(ctx, path, memory.versionId);
+  }
   ctx.contents.put(memory.versionId, draftContent(d));
   setFileAttrs(d, memoryAttrs(memory));
   d.mtimeSet = false;
   d.baseSize = d.size;
   d.appendOnly = true;
   settleLocal(ctx, d);
+}
+
+/** Bounded as `served` is (ops.ts servedAt): a path that falls out only costs its next open the pages. */
+export function keepPaged(ctx: MountContext, path: string, versionId: string): void {
+  if (ctx.paged.size >= 20_000 && !ctx.paged.has(path)) ctx.paged.clear();
+  ctx.paged.set(path, versionId);
 }
 
 /** What a file not stored yet was given (chown, utimens) that its first save must keep. */
