@@ -63,7 +63,7 @@ export async function commit(ctx: MountContext, d: Draft): Promise<void> {
     if (ctx.served.has(path)) ctx.served.set(path, memory.versionId);
     keepPaged(ctx, path, memory.versionId);
   }
-  ctx.contents.put(memory.versionId, draftContent(d));
+  ctx.contents.put(memory.contentSha256, draftContent(d));
   setFileAttrs(d, memoryAttrs(memory));
   d.mtimeSet = false;
   d.baseSize = d.size;
