@@ -1,7 +1,9 @@
 /**
- * @module File bytes recently read or saved through any mount, by version id. Versions never
- * change, so an entry is right for as long as it lives and needs no invalidation: a reader asks for
- * the version the (exactly fresh) storage view names. The mount drops the kernel's page cache on
+ * @module File bytes recently read or saved through any mount, by the sha-256 of the text. The bytes
+ * of a sha never change, so an entry is right for as long as it lives and needs no invalidation: a
+ * reader asks for the sha the (exactly fresh) storage view names, and one text shared by many
+ * versions or files (a revert, a copy, a fork) is one entry. A miss reads the text from `contents`
+ * through a reader thread. The mount drops the kernel's page cache on
  * every open (freshness), so without this each `cat` of an unchanged file went back to SQLite.
  * Bounded in bytes, least recently used out first. Entries are copies, and a reader that gets one
  * must not change it: a draft made from one copies it before its first change (handles.ts).
@@ -13,19 +15,19 @@ export class ContentCache {
 
   constructor(private readonly maxBytes: number) {}
 
-  /** The version's bytes (shared: never change them), or undefined. */
-  get(versionId: string): Buffer | undefined {
-    const hit = this.entries.get(versionId);
+  /** The text's bytes (shared: never change them), or undefined. */
+  get(sha256: string): Buffer | undefined {
+    const hit = this.entries.get(sha256);
     if (!hit) return undefined;
-    this.entries.delete(versionId);
-    this.entries.set(versionId, hit);
+    this.entries.delete(sha256);
+    this.entries.set(sha256, hit);
     return hit;
   }
 
-  /** Keeps a copy of `bytes` as the content of `versionId`. */
-  put(versionId: string, bytes: Buffer): void {
-    if (bytes.length > this.maxBytes / 8 || this.entries.has(versionId)) return;
-    this.entries.set(versionId, Buffer.from(bytes));
+  /** Keeps a copy of `bytes` as the text whose sha-256 is `sha256`. */
+  put(sha256: string, bytes: Buffer): void {
+    if (bytes.length > this.maxBytes / 8 || this.entries.has(sha256)) return;
+    this.entries.set(sha256, Buffer.from(bytes));
     this.bytes += bytes.length;
     for (const [id, old] of this.entries) {
       if (this.bytes <= this.maxBytes) break;

@@ -33,6 +33,11 @@ export interface MountContext {
   readonly handles: HandleTable;
   /** The version whose size the kernel may cache, by path (ops.ts freshReply). */
   readonly served: Map<string, string>;
+  /**
+   * The version whose bytes the kernel may hold in its page cache for a path: the one an open of it
+   * last served, or the one a save here made of what the kernel wrote (ops.ts freshReply).
+   */
+  readonly paged: Map<string, string>;
   /** The live mount's kernel cache control; null until mounted. */
   kernel: { invalidate(path: string, done: () => void): void } | null;
   /** Storage answers kept until storage changes: every read of the store goes through it. */
@@ -66,6 +71,7 @@ export function createContext(
     dirs: new DirTable(startedMs),
     handles: new HandleTable(),
     served: new Map(),
+    paged: new Map(),
     kernel: null,
     reader,
     view: new StorageView(reader, init.service.clock),

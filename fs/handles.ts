@@ -117,8 +117,11 @@ export function resizeDraft(d: Draft, size: number): void {
   if (size > MAX_CONTENT_BYTES) throw fsError(Fuse.EFBIG, `${size} bytes is over the ${MAX_CONTENT_BYTES}-byte limit`);
   if (size === d.size) return;
   if (size > d.bytes.length) grow(d, size);
-  if (size < d.size) {
-    own(d);
+  if (size < d.size && d.shared) {
+    // A shared text cut short: copy only what is kept (an O_TRUNC open keeps nothing).
+    d.bytes = Buffer.from(d.bytes.subarray(0, size));
+    d.shared = false;
+  } else if (size < d.size) {
     d.bytes.fill(0, size, d.size);
   }
   d.size = size;

@@ -6,7 +6,7 @@
  * storage or writes replies once that settles. fsync replies later still, once its save is on disk
  * (the WAL sync runs off the event loop, src/service/durability.ts), without holding the queue.
  */
-import Fuse, { OPEN_NOFLUSH, type FuseOps } from './binding/fuse.js';
+import Fuse, { OPEN_KEEP_CACHE, OPEN_NOFLUSH, type FuseOps } from './binding/fuse.js';
 import { isMnemoError, MAX_CONTENT_BYTES, parentOf } from '../src/index.js';
 import { after } from './answer.js';
 import { changeAttrs, dirStatOf, ownerId } from './attrs.js';
@@ -18,7 +18,7 @@ import { PROCESS_GID, PROCESS_UID, fileStat, inoOf, metaAttrs, storeStatfs } fro
 import { assertNewPath, hasChildren, listDir, lookup, scratchFor, storedDraft } from './tree.js';
 import { renamePath, unlinkPath } from './moves.js';
 import { withHistory } from './history.js';
-import { commit, releaseDraft, truncatePath, warnSaveFailed } from './save-points.js';
+import { commit, keepPaged, releaseDraft, truncatePath, warnSaveFailed } from './save-points.js';
 
 const O_ACCMODE = 0o3;
 const RENAME_NOREPLACE = 1;
@@ -56,6 +56,8 @@ export function createOps(ctx: MountContext): FuseOps {
     } else {
       const err = r;
       code = toErrno(err);
+      // A refused write or save may have left bytes in the kernel's pages that no version holds.
+      if (path !== '(open file)') ctx.paged.delete(path);
       if (wasReported(err)) {
         // Logged where it failed (a save's warning line).
       } else if (!(err instanceof FsError) && !isMnemoError(err)) {
@@ -113,7 +115,7 @@ export function createOps(ctx: MountContext): FuseOps {
 
     open: (path, flags, cb) =>
       // A read-only open saves nothing at close: the kernel is told to skip that round trip.
-      run('open', path, freshReply(ctx, path, (code, fh) => cb(code, fh, (flags & O_ACCMODE) === 0 ? OPEN_NOFLUSH : 0)), () => {
+      run('open', path, freshReply(ctx, path, (code, fh, keep) => cb(code, fh, ((flags & O_ACCMODE) === 0 ? OPEN_NOFLUSH : 0) | (keep ? OPEN_KEEP_CACHE : 0))), () => {
         const writable = (flags & O_ACCMODE) !== 0;
         return after(writable ? assertWritable(ctx) : undefined, () =>
           after(lookup(ctx, path), (node) => {
@@ -411,15 +413,26 @@ function servedAt(ctx: MountContext, path: string, versionId: string): void {
  * (another session, the API), the kernel's cached size would cut a read short or pad it with NULs
  * (and `wc -c` believes fstat): its cached attributes are dropped first, off this thread, and the
  * open replies once they are gone. Otherwise it replies at once.
+ *
+ * `keep` (keep_cache) lets the kernel keep its pages of the file instead of dropping them at this
+ * open, so a read of a file this mount just wrote or read needs no READ at all: only when the
+ * stored version is the one whose attributes and whose bytes the kernel got from this mount
+ * (served and paged), and no working copy here differs from it. Any other open drops them.
  */
-function freshReply(ctx: MountContext, path: string, cb: (code: number, fh?: number) => void): (code: number, fh?: number) => void {
+function freshReply(ctx: MountContext, path: string, cb: (code: number, fh: number | undefined, keep: boolean) => void): (code: number, fh?: number) => void {
   return (code, fh) => {
     const d = code === 0 ? ctx.drafts.get(path) : undefined;
-    const version = d && d.stored && !d.dirty ? d.baseVersionId : null;
+    const version = d && d.stored && !d.dirty && !d.failed ? d.baseVersionId : null;
     const seen = version ? ctx.served.get(path) : undefined;
-    if (version) servedAt(ctx, path, version);
-    if (!version || seen === undefined || seen === version || !ctx.kernel) return cb(code, fh);
-    ctx.kernel.invalidate(path, () => cb(code, fh));
+    const keep = version !== null && seen === version && ctx.paged.get(path) === version;
+    if (version) {
+      servedAt(ctx, path, version);
+      keepPaged(ctx, path, version);
+    } else {
+      ctx.paged.delete(path);
+    }
+    if (!version || seen === undefined || seen === version || !ctx.kernel) return cb(code, fh, keep);
+    ctx.kernel.invalidate(path, () => cb(code, fh, false));
   };
 }
 

@@ -14,7 +14,7 @@
  *   only when renamed onto an ordinary name, or, left in place, after a grace period or at unmount.
  */
 import Fuse from './binding/fuse.js';
-import { decodeUtf8, isMnemoError, MAX_CONTENT_BYTES, type KeptAttrs } from '../src/index.js';
+import { decodeUtf8, isMnemoError, MAX_CONTENT_BYTES, type KeptAttrs, type MemoryMeta } from '../src/index.js';
 import { mountCaller, type MountContext } from './context.js';
 import { errnoLine, fsError, markReported, toErrno } from './errno.js';
 import { draftContent, resizeDraft, setFileAttrs, type Draft, type Handle } from './handles.js';
@@ -26,11 +26,25 @@ import { loadDraft, lookup, memoryAttrs } from './tree.js';
 export async function commit(ctx: MountContext, d: Draft): Promise<void> {
   if (d.path === null || (d.stored && !d.dirty && !d.scratch)) return;
   if (d.scratch && isMountLocalPath(d.path)) return;
+  // Until this save is known good, the kernel's pages of the path are not known to be any version.
+  ctx.paged.delete(d.path);
+  const written = d.bytes;
+  const bytes = await rebased(ctx, d);
+  // Appends replayed onto a newer stored text: the kernel holds only this mount's part of them.
+  const merged = d.bytes !== written;
+  const path = d.path;
+  if (!d.scratch && !merged) {
+    const same = await unchangedMeta(ctx, d, path);
+    if (same) {
+      // A read-only, archived or deleted store refuses the close as the service's write would.
+      await mountCaller(ctx);
+      return keptAsStored(ctx, d, path, same);
+    }
+  }
   // Scratch files are checked too, so a bad temp file fails its own close() and not only the rename.
-  const content = decodeUtf8(await rebased(ctx, d));
+  const content = decodeUtf8(bytes);
   if (d.scratch) return;
   const caller = await mountCaller(ctx);
-  const path = d.path;
   // An mtime set after the last write (cp -p) is kept; otherwise new content takes the save time.
   const mtime = d.mtimeSet ? { mtimeMs: d.mtimeMs } : undefined;
   const saveAt = async (memoryId: string) =>
@@ -50,14 +64,52 @@ export async function commit(ctx: MountContext, d: Draft): Promise<void> {
   d.stored = true;
   d.dirty = false;
   d.baseVersionId = memory.versionId;
-  // The kernel learnt this size from our own writes: the next open here has nothing to refresh.
-  if (ctx.served.has(path)) ctx.served.set(path, memory.versionId);
-  ctx.contents.put(memory.versionId, draftContent(d));
+  // The kernel learnt this size and these bytes from our own writes: the next open here has nothing
+  // to refresh, and may keep the kernel's pages. A merged save it has not seen: that open refreshes.
+  if (merged) {
+    ctx.served.set(path, '');
+  } else {
+    if (ctx.served.has(path)) ctx.served.set(path, memory.versionId);
+    keepPaged(ctx, path, memory.versionId);
+  }
+  ctx.contents.put(memory.contentSha256, draftContent(d));
   setFileAttrs(d, memoryAttrs(memory));
   d.mtimeSet = false;
   d.baseSize = d.size;
   d.appendOnly = true;
   settleLocal(ctx, d);
+}
+
+/**
+ * The stored memory `d` was loaded from, if the draft's bytes are still exactly its text and it is
+ * still the memory's head: then the store's update would be a no-op (no version, no new times:
+ * domain/memory-updates.ts), and an editor's save of an unchanged file, or a rewrite of the same
+ * bytes, need not ask storage at all. Compared against the content cache; a text not cached
+ * there goes the usual way. An mtime set since (cp -p) must be stored, so it goes the usual way too.
+ */
+async function unchangedMeta(ctx: MountContext, d: Draft, path: string): Promise<MemoryMeta | null> {
+  if (!d.stored || d.mtimeSet || d.size !== d.baseSize) return null;
+  const meta = await ctx.view.meta(path);
+  if (!meta || meta.id !== d.memoryId || meta.versionId !== d.baseVersionId || meta.contentSizeBytes !== d.size) return null;
+  const stored = ctx.contents.get(meta.contentSha256);
+  return stored && stored.equals(draftContent(d)) ? meta : null;
+}
+
+/** The draft is the stored version again: clean, with its stored times, and the kernel's pages are its bytes. */
+function keptAsStored(ctx: MountContext, d: Draft, path: string, meta: MemoryMeta): void {
+  d.dirty = false;
+  setFileAttrs(d, memoryAttrs(meta));
+  d.mtimeSet = false;
+  d.baseSize = d.size;
+  d.appendOnly = true;
+  keepPaged(ctx, path, meta.versionId);
+  settleLocal(ctx, d);
+}
+
+/** Bounded as `served` is (ops.ts servedAt): a path that falls out only costs its next open the pages. */
+export function keepPaged(ctx: MountContext, path: string, versionId: string): void {
+  if (ctx.paged.size >= 20_000 && !ctx.paged.has(path)) ctx.paged.clear();
+  ctx.paged.set(path, versionId);
 }
 
 /** What a file not stored yet was given (chown, utimens) that its first save must keep. */

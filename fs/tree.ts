@@ -120,11 +120,11 @@ export async function loadDraft(ctx: MountContext, path: string): Promise<Draft 
 
 /** A fresh draft of the stored memory `meta` at `path` (which `lookup` just found with no draft). */
 export function storedDraft(ctx: MountContext, path: string, meta: MemoryMeta): Answer<Draft | null> {
-  const cached = ctx.contents.get(meta.versionId);
+  const cached = ctx.contents.get(meta.contentSha256);
   if (cached) return draftOver(path, meta, cached, true);
   return ctx.reader.bytes(path).then((m) => {
     if (!m) return null;
-    ctx.contents.put(m.versionId, m.bytes);
+    ctx.contents.put(m.contentSha256, m.bytes);
     return draftOver(path, m, m.bytes, false);
   });
 }

@@ -16,6 +16,7 @@ import { exec } from 'node:child_process';
 import { mkdir, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
+import { TRACE_FILE, timed, traceNative } from './trace.js';
 
 type Cb<T = never> = [T] extends [never] ? (code: number) => void : (code: number, value?: T) => void;
 
@@ -111,6 +112,7 @@ interface Addon {
   ): void;
   fuse_native_unmount(mnt: string, thread: Buffer): void;
   fuse_native_invalidate(thread: Buffer, path: string, id: number): void;
+  fuse_native_trace(thread: Buffer, out: BigUint64Array): void;
   [name: string]: unknown;
 }
 
@@ -166,6 +168,8 @@ const ALWAYS = new Set(['init', 'error', 'getattr']);
 
 /** The options libfuse 3 sets only in init's fuse_config: the addon applies them there. */
 const CONFIG: Record<string, number> = { use_ino: 1, hard_remove: 2 };
+/** Config bit: the addon times the requests it hands to JS (trace.ts). */
+const CONFIG_TRACE = 4;
 
 export default class Fuse {
   readonly mnt: string;
@@ -175,6 +179,7 @@ export default class Fuse {
   private nextId = 1;
   private mounted = false;
   private onMounted: ((err: Error | null) => void) | null = null;
+  private untrace: (() => void) | null = null;
 
   constructor(
     mnt: string,
@@ -196,6 +201,7 @@ export default class Fuse {
             (id, res) => this.invalidated(id, res), this.config(),
           );
           this.mounted = true;
+          if (TRACE_FILE) this.untrace = traceNative((out) => addon.fuse_native_trace(this.thread, out), this.opNames());
         } catch (err) {
           this.onMounted = null;
           cb(err as Error);
@@ -211,6 +217,8 @@ export default class Fuse {
       if (err) return cb(err);
       if (this.mounted) addon.fuse_native_unmount(this.mnt, this.thread);
       this.mounted = false;
+      this.untrace?.();
+      this.untrace = null;
       for (const done of this.pending.values()) done(-107);
       this.pending.clear();
       cb(null);
@@ -266,9 +274,17 @@ export default class Fuse {
   }
 
   private config(): number {
-    let bits = 0;
+    let bits = TRACE_FILE ? CONFIG_TRACE : 0;
     for (const name of this.opts.options ?? []) bits |= CONFIG[name] ?? 0;
     return bits;
+  }
+
+  /** The addon's op numbers and their names (trace.ts). */
+  private opNames(): Map<number, string> {
+    const out = new Map<number, string>();
+    for (const name of Object.keys(OPS)) out.set(addon[`op_${name}`] as number, name);
+    out.set(addon['op_ftruncate'] as number, 'ftruncate');
+    return out;
   }
 
   private malloc(n: number): Buffer {
@@ -294,10 +310,15 @@ export default class Fuse {
       if (!nativeSignal) continue;
       out[addon[`op_${name}`] as number] = (native: unknown, _op: number, ...args: never[]) => {
         // On a later tick: a handler that replies at once must not re-enter the addon.
-        const signal: Signal = (...reply) => process.nextTick(nativeSignal, native, ...reply);
+        let signal: Signal = (...reply) => process.nextTick(nativeSignal, native, ...reply);
         if (name === 'init' && this.onMounted) {
           process.nextTick(this.onMounted, null);
           this.onMounted = null;
+        }
+        if (TRACE_FILE) {
+          const t = timed(name, (...reply: unknown[]) => nativeSignal(native, ...reply));
+          t.start();
+          signal = t.reply;
         }
         impl(this, signal, ...args);
       };

@@ -45,13 +45,17 @@ napi_status napi_detach_arraybuffer(napi_env env, napi_value buf);
   l->dest = NULL;\
   blk\
   if (!fuse_native_utf8(l->path) || !fuse_native_utf8(l->dest)) return -EINVAL;\
+  uint64_t trace_t0 = l->fuse->config & CONFIG_TRACE ? uv_hrtime() : 0;\
+  l->trace_t0 = trace_t0;\
   uv_async_send(&(l->async));\
   uv_sem_wait(&(l->sem));\
+  if (trace_t0) fuse_native_traced(l->fuse, op_##name, trace_t0, l->trace_sig);\
   return l->res;
 
 #define FUSE_METHOD(name, callbackArgs, signalArgs, signature, callBlk, callbackBlk, signalBlk)\
   static void fuse_native_dispatch_##name (uv_async_t* handle, fuse_thread_locals_t* l, fuse_thread_t* ft) {\
     uint32_t op = op_##name;\
+    if (l->trace_t0) __atomic_fetch_add(&ft->trace_in_ns[op], uv_hrtime() - l->trace_t0, __ATOMIC_RELAXED);\
     FUSE_NATIVE_CALLBACK(ft->handlers[op], {\
       napi_value argv[callbackArgs + 2];\
       napi_get_reference_value(env, l->self, &(argv[0]));\
@@ -66,6 +70,7 @@ napi_status napi_detach_arraybuffer(napi_env env, napi_value buf);
     NAPI_ARGV_INT32(res, 1);\
     signalBlk\
     l->res = res;\
+    if (l->trace_t0) l->trace_sig = uv_hrtime();\
     uv_sem_post(&(l->sem));\
     return NULL;\
   }\
@@ -155,6 +160,13 @@ typedef struct {
   // libfuse 3 takes these in init's fuse_config only, not as -o options (CONFIG_* bits).
   uint32_t config;
 
+  // CONFIG_TRACE: requests handed to JS and the nanoseconds each kind held its libfuse thread.
+  uint64_t trace_count[35];
+  uint64_t trace_ns[35];
+  // Of which: from the request's hand-off to its JS dispatch, and from the reply to the thread's wake-up.
+  uint64_t trace_in_ns[35];
+  uint64_t trace_out_ns[35];
+
   // What the kernel has open, learnt from the requests and replies that pass (see "Open files").
   int dev_fd;
   pthread_mutex_t open_mut;
@@ -167,6 +179,7 @@ static fuse_thread_t *fuse_native_by_fd[256];
 
 #define CONFIG_USE_INO 1
 #define CONFIG_HARD_REMOVE 2
+#define CONFIG_TRACE 4
 
 typedef struct fuse_native_inval {
   struct fuse_native_inval *next;
@@ -216,6 +229,10 @@ typedef struct {
   // Readdir
   fuse_fill_dir_t readdir_filler;
 
+  // CONFIG_TRACE: when the request was handed to the JS thread, and when JS replied.
+  uint64_t trace_t0;
+  uint64_t trace_sig;
+
   // Internal bookkeeping
   fuse_thread_t *fuse;
   uv_sem_t sem;
@@ -225,6 +242,30 @@ typedef struct {
 
 static pthread_key_t thread_locals_key;
 static fuse_thread_locals_t* get_thread_locals();
+
+static void fuse_native_traced (fuse_thread_t *ft, uint32_t op, uint64_t t0, uint64_t replied) {
+  uint64_t now = uv_hrtime();
+  __atomic_fetch_add(&ft->trace_count[op], 1, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&ft->trace_ns[op], now - t0, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&ft->trace_out_ns[op], now - replied, __ATOMIC_RELAXED);
+}
+
+/**
+ * trace(thread, out): copies into `out` (4 × 35 uint64) the per-op request counts, the nanoseconds
+ * they held their libfuse threads, and of those the hand-off to JS and the wake-up after the reply.
+ */
+NAPI_METHOD(fuse_native_trace) {
+  NAPI_ARGV(2)
+  NAPI_ARGV_BUFFER_CAST(fuse_thread_t *, ft, 0);
+  NAPI_ARGV_BUFFER_CAST(uint64_t *, out, 1);
+  for (int i = 0; i < 35; i++) {
+    out[i] = __atomic_load_n(&ft->trace_count[i], __ATOMIC_RELAXED);
+    out[35 + i] = __atomic_load_n(&ft->trace_ns[i], __ATOMIC_RELAXED);
+    out[70 + i] = __atomic_load_n(&ft->trace_in_ns[i], __ATOMIC_RELAXED);
+    out[105 + i] = __atomic_load_n(&ft->trace_out_ns[i], __ATOMIC_RELAXED);
+  }
+  return NULL;
+}
 
 // Helpers
 // TODO: Extract into a separate file.
@@ -1157,6 +1198,10 @@ NAPI_METHOD(fuse_native_mount) {
 
   ft->env = env;
   ft->config = config;
+  memset(ft->trace_count, 0, sizeof(ft->trace_count));
+  memset(ft->trace_ns, 0, sizeof(ft->trace_ns));
+  memset(ft->trace_in_ns, 0, sizeof(ft->trace_in_ns));
+  memset(ft->trace_out_ns, 0, sizeof(ft->trace_out_ns));
 
   struct fuse_operations ops = { };
   if (implemented[op_access]) ops.access = fuse_native_access;
@@ -1286,6 +1331,7 @@ NAPI_INIT() {
 
   NAPI_EXPORT_FUNCTION(fuse_native_mount)
   NAPI_EXPORT_FUNCTION(fuse_native_invalidate)
+  NAPI_EXPORT_FUNCTION(fuse_native_trace)
   NAPI_EXPORT_FUNCTION(fuse_native_unmount)
 
   NAPI_EXPORT_FUNCTION(fuse_native_signal_getattr)
