@@ -43,7 +43,7 @@ describe.skipIf(!FUSE_AVAILABLE)('the mount tells the truth', () => {
   });
 
   // An open that raced a rename over its name once met libfuse's ESTALE twice (the kernel retries
-  // once) about once in 100,000 opens here: fuse-native.c "Replaced while opening" opens the name
+  // once) about once in 150,000 opens: fuse-native.c "Replaced while opening" opens the name
   // instead. test/stress/atomic-saves.ts runs this longer, under load.
   it('appends and reads of a file never fail while sed -i keeps replacing it in the same mount', async () => {
     const m = await startMount({ seed: { '/log.md': 'start\n' } });
