@@ -167,8 +167,8 @@ typedef struct {
   // it; `gone` once that name was unlinked or renamed over (see "Replaced while opening").
   struct { uint64_t nodeid; uint64_t parent; int gone; char name[256]; } names[1024];
   // Opens the binding turned into an open by name: the handle and the node libfuse counted it on.
-  struct { uint64_t fh; uint64_t nodeid; } borrowed[64];
-  uint32_t borrowed_next;
+  // A slot is taken (`unique`) when the OPEN is rewritten, so every rewritten open has one.
+  struct { uint64_t fh; uint64_t nodeid; uint64_t unique; } borrowed[64];
 } fuse_thread_t;
 
 /** The mount each /dev/fuse descriptor serves (see "Open files"). */
@@ -1030,16 +1030,17 @@ static int fuse_native_known_fh (fuse_thread_t *ft, uint64_t nodeid, uint64_t *f
 // (sed -i, an editor) renames another file over the name in between, libfuse has already dropped
 // the node's name (hard_remove) and answers ESTALE; the kernel walks the path once more and opens
 // the new file, but a second rename landing in that second window reached the caller as ESTALE
-// (about 1 open in 150,000 under sed -i in a loop on a loaded host). So the binding remembers each file node's
-// last name, and an OPEN for a node whose name is gone becomes an open of that name: a CREATE
+// (about 1 open in 150,000 under sed -i in a loop on a loaded host). So the binding remembers
+// each file node's last name, and an OPEN for a node whose name is gone, or is being renamed over
+// or unlinked by a request libfuse has not answered yet, becomes an open of that name: a CREATE
 // without O_CREAT, which the create handler answers as an open (fuse_native_create_or_open), and
 // whose reply is cut back to the OPEN reply the kernel waits for. The open is as if it came just
 // after the rename, as POSIX allows: the file now at the name, or ENOENT if the name was removed.
 // libfuse counted that open on the name's node, so its RELEASE is sent there; the lookup libfuse
 // counted with it stays, keeping that node until unmount (a few bytes per such race).
 
-/** Notes a request whose reply the binding learns from; name/name2 may be NULL. */
-static void fuse_native_pending (fuse_thread_t *ft, struct fuse_in_header *in, uint32_t opcode, uint64_t dir2, uint32_t flags, const char *name, const char *name2) {
+/** Notes a request whose reply the binding learns from (0 if the table is full); name/name2 may be NULL. */
+static int fuse_native_pending (fuse_thread_t *ft, struct fuse_in_header *in, uint32_t opcode, uint64_t dir2, uint32_t flags, const char *name, const char *name2) {
   pthread_mutex_lock(&ft->open_mut);
   for (int i = 0; i < 64; i++) {
     typeof(ft->opening[0]) *p = &ft->opening[i];
@@ -1051,9 +1052,11 @@ static void fuse_native_pending (fuse_thread_t *ft, struct fuse_in_header *in, u
     p->flags = flags;
     snprintf(p->name, sizeof(p->name), "%s", name != NULL ? name : "");
     snprintf(p->name2, sizeof(p->name2), "%s", name2 != NULL ? name2 : "");
-    break;
+    pthread_mutex_unlock(&ft->open_mut);
+    return 1;
   }
   pthread_mutex_unlock(&ft->open_mut);
+  return 0;
 }
 
 /** A NUL-terminated name at `p` within `len` bytes, or NULL. */
@@ -1188,19 +1191,29 @@ static ssize_t fuse_native_io_read (int fd, void *buf, size_t buf_len, void *use
       if (arg_len < sizeof(struct fuse_open_in)) break;
       uint64_t parent = 0;
       char name[256] = "";
+      int slot = -1;
       pthread_mutex_lock(&ft->open_mut);
       typeof(ft->names[0]) *e = &ft->names[in->nodeid % 1024];
       if (e->nodeid == in->nodeid && (e->gone || fuse_native_name_leaving(ft, e->parent, e->name))) {
-        parent = e->parent;
-        strcpy(name, e->name);
+        for (int i = 0; i < 64 && slot < 0; i++) if (ft->borrowed[i].fh == 0 && ft->borrowed[i].unique == 0) slot = i;
+        if (slot >= 0) {
+          parent = e->parent;
+          strcpy(name, e->name);
+          ft->borrowed[slot].unique = in->unique;
+        }
       }
       pthread_mutex_unlock(&ft->open_mut);
       size_t need = sizeof(struct fuse_in_header) + sizeof(struct fuse_create_in) + strlen(name) + 1;
-      if (parent != 0 && need <= buf_len) {
-        // This node's name is gone: open the name instead (see "Replaced while opening").
+      if (parent != 0 && (need > buf_len || !fuse_native_pending(ft, in, FUSE_NATIVE_BORROWED_OPEN, 0, (uint32_t) slot, NULL, NULL))) {
+        pthread_mutex_lock(&ft->open_mut);
+        ft->borrowed[slot].unique = 0;
+        pthread_mutex_unlock(&ft->open_mut);
+        parent = 0;
+      }
+      if (parent != 0) {
+        // This node's name is gone or going: open the name instead (see "Replaced while opening").
         struct fuse_open_in o = *(struct fuse_open_in *) arg;
         struct fuse_create_in c = { .flags = o.flags & ~O_CREAT, .mode = S_IFREG | 0644, .umask = 0, .open_flags = o.open_flags };
-        fuse_native_pending(ft, in, FUSE_NATIVE_BORROWED_OPEN, 0, 0, NULL, NULL);
         memcpy(arg, &c, sizeof(c));
         strcpy(arg + sizeof(c), name);
         in->opcode = FUSE_CREATE;
@@ -1225,8 +1238,8 @@ static ssize_t fuse_native_io_read (int fd, void *buf, size_t buf_len, void *use
         fuse_native_forget_fh(ft, in->nodeid, released);
         // A borrowed open is released on the node libfuse counted it on.
         pthread_mutex_lock(&ft->open_mut);
-        for (int i = 0; i < 64; i++) {
-          if (ft->borrowed[i].fh != released || released == 0) continue;
+        for (int i = 0; i < 64 && released != 0; i++) {
+          if (ft->borrowed[i].fh != released) continue;
           in->nodeid = ft->borrowed[i].nodeid;
           ft->borrowed[i].fh = 0;
           break;
@@ -1276,6 +1289,12 @@ static ssize_t fuse_native_io_writev (int fd, struct iovec *iov, int count, void
       break;
     }
     pthread_mutex_unlock(&ft->open_mut);
+    if (found && p.opcode == FUSE_NATIVE_BORROWED_OPEN && out->error != 0) {
+      // Refused (ENOENT: the name was removed): the open slot is free again.
+      pthread_mutex_lock(&ft->open_mut);
+      ft->borrowed[p.flags % 64].unique = 0;
+      pthread_mutex_unlock(&ft->open_mut);
+    }
     if (found && out->error == 0) {
       // The reply's payload, gathered.
       char body[512];
@@ -1293,13 +1312,21 @@ static ssize_t fuse_native_io_writev (int fd, struct iovec *iov, int count, void
         memcpy(&o, body + len - sizeof(o), sizeof(o));
         fuse_native_learn(ft, p.nodeid, o.fh);
         pthread_mutex_lock(&ft->open_mut);
-        ft->borrowed[ft->borrowed_next++ % 64].fh = o.fh;
-        ft->borrowed[(ft->borrowed_next - 1) % 64].nodeid = counted;
+        ft->borrowed[p.flags % 64].fh = o.fh;
+        ft->borrowed[p.flags % 64].nodeid = counted;
+        ft->borrowed[p.flags % 64].unique = 0;
         pthread_mutex_unlock(&ft->open_mut);
         struct fuse_out_header h = *out;
         h.len = sizeof(h) + sizeof(o);
         struct iovec cut[2] = { { &h, sizeof(h) }, { &o, sizeof(o) } };
-        return writev(fd, cut, 2);
+        ssize_t sent = writev(fd, cut, 2);
+        if (sent < 0) {
+          // The open was interrupted: libfuse releases it itself, and no RELEASE will come.
+          pthread_mutex_lock(&ft->open_mut);
+          ft->borrowed[p.flags % 64].fh = 0;
+          pthread_mutex_unlock(&ft->open_mut);
+        }
+        return sent;
       }
       fuse_native_learn_reply(ft, &p, body, len);
     }
@@ -1464,7 +1491,6 @@ NAPI_METHOD(fuse_native_mount) {
   memset(ft->opening, 0, sizeof(ft->opening));
   memset(ft->names, 0, sizeof(ft->names));
   memset(ft->borrowed, 0, sizeof(ft->borrowed));
-  ft->borrowed_next = 0;
   if (ft->dev_fd >= 0 && ft->dev_fd < 256) {
     static const struct fuse_custom_io io = { .read = fuse_native_io_read, .writev = fuse_native_io_writev };
     fuse_native_by_fd[ft->dev_fd] = ft;
