@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <time.h>
 #include <sys/uio.h>
+#include <fcntl.h>
 #include <linux/fuse.h>
 
 static int IS_ARRAY_BUFFER_DETACH_SUPPORTED = 0;
@@ -171,7 +172,15 @@ typedef struct {
   int dev_fd;
   pthread_mutex_t open_mut;
   struct { uint64_t nodeid; uint64_t fh[4]; uint32_t next; } open_files[1024];
-  struct { uint64_t unique; uint64_t nodeid; uint32_t opcode; } opening[64];
+  // Requests whose replies teach something, until their reply passes: the node asked about (the
+  // directory, for a name), the name(s) and, for a rename, the target directory and its flags.
+  struct { uint64_t unique; uint64_t nodeid; uint32_t opcode; uint64_t dir2; uint32_t flags; char name[256]; char name2[256]; } opening[64];
+  // Each file node's last name, as the kernel learnt it from a LOOKUP or CREATE and renames moved
+  // it; `gone` once that name was unlinked or renamed over (see "Replaced while opening").
+  struct { uint64_t nodeid; uint64_t parent; int gone; char name[256]; } names[1024];
+  // Opens the binding turned into an open by name: the handle and the node libfuse counted it on.
+  // A slot is taken (`unique`) when the OPEN is rewritten, so every rewritten open has one.
+  struct { uint64_t fh; uint64_t nodeid; uint64_t unique; } borrowed[64];
 } fuse_thread_t;
 
 /** The mount each /dev/fuse descriptor serves (see "Open files"). */
@@ -723,6 +732,12 @@ FUSE_METHOD_VOID(ftruncate, 4, 0, (const char *path, off_t size, struct fuse_fil
   FUSE_UINT64_TO_INTS_ARGV(l->offset, 4)
 })
 
+/** A create without O_CREAT is the binding's own, an open by name (see "Replaced while opening"). */
+static int fuse_native_create_or_open (const char *path, mode_t mode, struct fuse_file_info *info) {
+  if (!(info->flags & O_CREAT)) return fuse_native_open(path, info);
+  return fuse_native_create(path, mode, info);
+}
+
 /** opendir keeps the directory's path for readdir (libfuse passes none once it was removed). */
 static int fuse_native_opendir_keep (const char *path, struct fuse_file_info *info) {
   if (!fuse_native_utf8(path)) return -EINVAL;
@@ -995,6 +1010,48 @@ static void fuse_native_forget_fh (fuse_thread_t *ft, uint64_t nodeid, uint64_t 
   pthread_mutex_unlock(&ft->open_mut);
 }
 
+// MNEMO_FUSE_TRACE=1: each request's opcode, node and the handle lent to it are kept in a ring, and
+// a reply of ESTALE is logged with them and the node's handle table (to see which branch sent it).
+static int fuse_native_trace = -1;
+static struct { uint64_t unique; uint64_t nodeid; uint64_t lent; uint64_t fh[4]; uint32_t opcode; int had_fh; uint64_t name_node; uint64_t parent; int gone; char name[64]; } fuse_native_traced[512];
+static pthread_mutex_t fuse_native_trace_mut = PTHREAD_MUTEX_INITIALIZER;
+
+static void fuse_native_trace_request (fuse_thread_t *ft, struct fuse_in_header *in, int had_fh, uint64_t lent) {
+  if (fuse_native_trace < 0) fuse_native_trace = getenv("MNEMO_FUSE_TRACE") != NULL;
+  if (!fuse_native_trace) return;
+  pthread_mutex_lock(&fuse_native_trace_mut);
+  typeof(fuse_native_traced[0]) *t = &fuse_native_traced[in->unique % 512];
+  t->unique = in->unique;
+  t->nodeid = in->nodeid;
+  t->opcode = in->opcode;
+  t->had_fh = had_fh;
+  t->lent = lent;
+  pthread_mutex_lock(&ft->open_mut);
+  typeof(ft->open_files[0]) *e = &ft->open_files[in->nodeid % 1024];
+  for (int i = 0; i < 4; i++) t->fh[i] = e->nodeid == in->nodeid ? e->fh[i] : (uint64_t) -1;
+  typeof(ft->names[0]) *nm = &ft->names[in->nodeid % 1024];
+  t->name_node = nm->nodeid;
+  t->parent = nm->parent;
+  t->gone = nm->gone;
+  snprintf(t->name, sizeof(t->name), "%s", nm->name);
+  pthread_mutex_unlock(&ft->open_mut);
+  pthread_mutex_unlock(&fuse_native_trace_mut);
+}
+
+static void fuse_native_trace_reply (struct fuse_out_header *out) {
+  if (fuse_native_trace != 1 || out->error != -ESTALE) return;
+  pthread_mutex_lock(&fuse_native_trace_mut);
+  typeof(fuse_native_traced[0]) *t = &fuse_native_traced[out->unique % 512];
+  if (t->unique == out->unique) {
+    fprintf(stderr, "mnemo fuse trace: ESTALE to opcode %u node %llu (came with a handle: %d, lent %llu; handles then %lld %lld %lld %lld; name slot node %llu parent %llu gone %d '%s')\n",
+      t->opcode, (unsigned long long) t->nodeid, t->had_fh, (unsigned long long) t->lent,
+      (long long) t->fh[0], (long long) t->fh[1], (long long) t->fh[2], (long long) t->fh[3], (unsigned long long) t->name_node, (unsigned long long) t->parent, t->gone, t->name);
+  } else {
+    fprintf(stderr, "mnemo fuse trace: ESTALE to request %llu (not traced)\n", (unsigned long long) out->unique);
+  }
+  pthread_mutex_unlock(&fuse_native_trace_mut);
+}
+
 static int fuse_native_known_fh (fuse_thread_t *ft, uint64_t nodeid, uint64_t *fh) {
   pthread_mutex_lock(&ft->open_mut);
   typeof(ft->open_files[0]) *e = &ft->open_files[nodeid % 1024];
@@ -1008,6 +1065,135 @@ static int fuse_native_known_fh (fuse_thread_t *ft, uint64_t nodeid, uint64_t *f
   return known;
 }
 
+// Replaced while opening
+//
+// The kernel resolves a path to a node and then sends OPEN for that node. When an atomic save
+// (sed -i, an editor) renames another file over the name in between, libfuse has already dropped
+// the node's name (hard_remove) and answers ESTALE; the kernel walks the path once more and opens
+// the new file, but a second rename landing in that second window reached the caller as ESTALE
+// (about 1 open in 150,000 under sed -i in a loop on a loaded host). So the binding remembers
+// each file node's last name, and an OPEN for a node whose name is gone, or is being renamed over
+// or unlinked by a request libfuse has not answered yet, becomes an open of that name: a CREATE
+// without O_CREAT, which the create handler answers as an open (fuse_native_create_or_open), and
+// whose reply is cut back to the OPEN reply the kernel waits for. The open is as if it came just
+// after the rename, as POSIX allows: the file now at the name, or ENOENT if the name was removed.
+// libfuse counted that open on the name's node, so its RELEASE is sent there; the lookup libfuse
+// counted with it stays, keeping that node until unmount (a few bytes per such race).
+
+/** Notes a request whose reply the binding learns from (0 if the table is full); name/name2 may be NULL. */
+static int fuse_native_pending (fuse_thread_t *ft, struct fuse_in_header *in, uint32_t opcode, uint64_t dir2, uint32_t flags, const char *name, const char *name2) {
+  pthread_mutex_lock(&ft->open_mut);
+  for (int i = 0; i < 64; i++) {
+    typeof(ft->opening[0]) *p = &ft->opening[i];
+    if (p->unique != 0) continue;
+    p->unique = in->unique;
+    p->nodeid = in->nodeid;
+    p->opcode = opcode;
+    p->dir2 = dir2;
+    p->flags = flags;
+    snprintf(p->name, sizeof(p->name), "%s", name != NULL ? name : "");
+    snprintf(p->name2, sizeof(p->name2), "%s", name2 != NULL ? name2 : "");
+    pthread_mutex_unlock(&ft->open_mut);
+    return 1;
+  }
+  pthread_mutex_unlock(&ft->open_mut);
+  return 0;
+}
+
+/** A NUL-terminated name at `p` within `len` bytes, or NULL. */
+static const char *fuse_native_arg_name (const char *p, size_t len) {
+  return (len > 0 && len <= 4096 && memchr(p, 0, len) != NULL) ? p : NULL;
+}
+
+// The callers hold open_mut.
+static void fuse_native_name_set (fuse_thread_t *ft, uint64_t nodeid, uint64_t parent, const char *name) {
+  typeof(ft->names[0]) *e = &ft->names[nodeid % 1024];
+  if (nodeid == 0 || strlen(name) >= sizeof(e->name)) return;
+  e->nodeid = nodeid;
+  e->parent = parent;
+  e->gone = 0;
+  strcpy(e->name, name);
+}
+
+static typeof(((fuse_thread_t *) 0)->names[0]) *fuse_native_name_at (fuse_thread_t *ft, uint64_t parent, const char *name) {
+  for (int i = 0; i < 1024; i++) {
+    typeof(ft->names[0]) *e = &ft->names[i];
+    if (e->nodeid != 0 && !e->gone && e->parent == parent && strcmp(e->name, name) == 0) return e;
+  }
+  return NULL;
+}
+
+/**
+ * A rename over or an unlink of parent/name is read but not answered yet: libfuse may drop the
+ * name before it resolves an OPEN read now. The caller holds open_mut.
+ */
+static int fuse_native_name_leaving (fuse_thread_t *ft, uint64_t parent, const char *name) {
+  for (int i = 0; i < 64; i++) {
+    typeof(ft->opening[0]) *p = &ft->opening[i];
+    if (p->unique == 0) continue;
+    if ((p->opcode == FUSE_RENAME || p->opcode == FUSE_RENAME2) && p->dir2 == parent && strcmp(p->name2, name) == 0) return 1;
+    if (p->opcode == FUSE_UNLINK && p->nodeid == parent && strcmp(p->name, name) == 0) return 1;
+  }
+  return 0;
+}
+
+/** What a successful reply to a noted request teaches: names, and for OPEN and CREATE the handle. */
+static void fuse_native_learn_reply (fuse_thread_t *ft, typeof(ft->opening[0]) *p, const char *body, size_t len) {
+  switch (p->opcode) {
+    case FUSE_LOOKUP:
+      if (len >= sizeof(struct fuse_entry_out)) {
+        pthread_mutex_lock(&ft->open_mut);
+        fuse_native_name_set(ft, ((struct fuse_entry_out *) body)->nodeid, p->nodeid, p->name);
+        pthread_mutex_unlock(&ft->open_mut);
+      }
+      break;
+    case FUSE_OPEN:
+      if (len >= sizeof(struct fuse_open_out)) fuse_native_learn(ft, p->nodeid, ((struct fuse_open_out *) body)->fh);
+      break;
+    case FUSE_CREATE:
+      // fuse_entry_out (its first field the new node), then fuse_open_out (its first field the handle).
+      if (len >= sizeof(uint64_t) + sizeof(struct fuse_open_out)) {
+        uint64_t created = *(uint64_t *) body;
+        fuse_native_learn(ft, created, ((struct fuse_open_out *) (body + len - sizeof(struct fuse_open_out)))->fh);
+        pthread_mutex_lock(&ft->open_mut);
+        fuse_native_name_set(ft, created, p->nodeid, p->name);
+        pthread_mutex_unlock(&ft->open_mut);
+      }
+      break;
+    case FUSE_UNLINK: {
+      pthread_mutex_lock(&ft->open_mut);
+      typeof(ft->names[0]) *e = fuse_native_name_at(ft, p->nodeid, p->name);
+      if (e != NULL) e->gone = 1;
+      pthread_mutex_unlock(&ft->open_mut);
+      break;
+    }
+    case FUSE_RENAME:
+    case FUSE_RENAME2: {
+      pthread_mutex_lock(&ft->open_mut);
+      typeof(ft->names[0]) *from = fuse_native_name_at(ft, p->nodeid, p->name);
+      typeof(ft->names[0]) *to = fuse_native_name_at(ft, p->dir2, p->name2);
+      if (p->flags & (1 << 1)) { // RENAME_EXCHANGE
+        // Swapped: neither node's name is known any more (an open of either passes as before).
+        if (from != NULL) from->nodeid = 0;
+        if (to != NULL) to->nodeid = 0;
+      } else {
+        if (to != NULL && to != from) to->gone = 1;
+        if (from != NULL && strlen(p->name2) < sizeof(from->name)) {
+          from->parent = p->dir2;
+          strcpy(from->name, p->name2);
+        } else if (from != NULL) {
+          from->nodeid = 0;
+        }
+      }
+      pthread_mutex_unlock(&ft->open_mut);
+      break;
+    }
+  }
+}
+
+/** The opcode a borrowed open is noted under (not a FUSE opcode). */
+#define FUSE_NATIVE_BORROWED_OPEN 0x80000001u
+
 static ssize_t fuse_native_io_read (int fd, void *buf, size_t buf_len, void *userdata) {
   ssize_t n = read(fd, buf, buf_len);
   fuse_thread_t *ft = fuse_native_mount_of(fd);
@@ -1015,20 +1201,71 @@ static ssize_t fuse_native_io_read (int fd, void *buf, size_t buf_len, void *use
   struct fuse_in_header *in = (struct fuse_in_header *) buf;
   char *arg = (char *) buf + sizeof(struct fuse_in_header);
   size_t arg_len = (size_t) n - sizeof(struct fuse_in_header);
-  uint64_t fh;
+  uint64_t fh = 0;
+  int had_fh = 0;
   switch (in->opcode) {
-    case FUSE_OPEN:
+    case FUSE_LOOKUP:
+    case FUSE_UNLINK: {
+      const char *name = fuse_native_arg_name(arg, arg_len);
+      if (name != NULL) fuse_native_pending(ft, in, in->opcode, 0, 0, name, NULL);
+      break;
+    }
+    case FUSE_RENAME:
+    case FUSE_RENAME2: {
+      size_t head = in->opcode == FUSE_RENAME ? sizeof(struct fuse_rename_in) : sizeof(struct fuse_rename2_in);
+      if (arg_len <= head) break;
+      uint64_t newdir = ((struct fuse_rename_in *) arg)->newdir;
+      uint32_t flags = in->opcode == FUSE_RENAME2 ? ((struct fuse_rename2_in *) arg)->flags : 0;
+      const char *from = fuse_native_arg_name(arg + head, arg_len - head);
+      if (from == NULL) break;
+      size_t used = head + strlen(from) + 1;
+      const char *to = fuse_native_arg_name(arg + used, arg_len - used);
+      if (to != NULL) fuse_native_pending(ft, in, in->opcode, newdir, flags, from, to);
+      break;
+    }
     case FUSE_CREATE:
+      if (arg_len > sizeof(struct fuse_create_in)) {
+        fuse_native_pending(ft, in, in->opcode, 0, 0, fuse_native_arg_name(arg + sizeof(struct fuse_create_in), arg_len - sizeof(struct fuse_create_in)), NULL);
+      }
+      break;
+    case FUSE_OPEN: {
+      if (arg_len < sizeof(struct fuse_open_in)) break;
+      uint64_t parent = 0;
+      char name[256] = "";
+      int slot = -1;
       pthread_mutex_lock(&ft->open_mut);
-      for (int i = 0; i < 64; i++) {
-        if (ft->opening[i].unique != 0) continue;
-        ft->opening[i].unique = in->unique;
-        ft->opening[i].nodeid = in->nodeid;
-        ft->opening[i].opcode = in->opcode;
-        break;
+      typeof(ft->names[0]) *e = &ft->names[in->nodeid % 1024];
+      if (e->nodeid == in->nodeid && (e->gone || fuse_native_name_leaving(ft, e->parent, e->name))) {
+        for (int i = 0; i < 64 && slot < 0; i++) if (ft->borrowed[i].fh == 0 && ft->borrowed[i].unique == 0) slot = i;
+        if (slot >= 0) {
+          parent = e->parent;
+          strcpy(name, e->name);
+          ft->borrowed[slot].unique = in->unique;
+        }
       }
       pthread_mutex_unlock(&ft->open_mut);
+      size_t need = sizeof(struct fuse_in_header) + sizeof(struct fuse_create_in) + strlen(name) + 1;
+      if (parent != 0 && (need > buf_len || !fuse_native_pending(ft, in, FUSE_NATIVE_BORROWED_OPEN, 0, (uint32_t) slot, NULL, NULL))) {
+        pthread_mutex_lock(&ft->open_mut);
+        ft->borrowed[slot].unique = 0;
+        pthread_mutex_unlock(&ft->open_mut);
+        parent = 0;
+      }
+      if (parent != 0) {
+        // This node's name is gone or going: open the name instead (see "Replaced while opening").
+        struct fuse_open_in o = *(struct fuse_open_in *) arg;
+        struct fuse_create_in c = { .flags = o.flags & ~O_CREAT, .mode = S_IFREG | 0644, .umask = 0, .open_flags = o.open_flags };
+        memcpy(arg, &c, sizeof(c));
+        strcpy(arg + sizeof(c), name);
+        in->opcode = FUSE_CREATE;
+        in->nodeid = parent;
+        in->len = (uint32_t) need;
+        n = (ssize_t) need;
+        break;
+      }
+      fuse_native_pending(ft, in, in->opcode, 0, 0, NULL, NULL);
       break;
+    }
     case FUSE_READ:
     case FUSE_WRITE:
     case FUSE_FLUSH:
@@ -1037,11 +1274,24 @@ static ssize_t fuse_native_io_read (int fd, void *buf, size_t buf_len, void *use
       if (arg_len >= sizeof(uint64_t)) fuse_native_learn(ft, in->nodeid, *(uint64_t *) arg);
       break;
     case FUSE_RELEASE:
-      if (arg_len >= sizeof(uint64_t)) fuse_native_forget_fh(ft, in->nodeid, *(uint64_t *) arg);
+      if (arg_len >= sizeof(uint64_t)) {
+        uint64_t released = *(uint64_t *) arg;
+        fuse_native_forget_fh(ft, in->nodeid, released);
+        // A borrowed open is released on the node libfuse counted it on.
+        pthread_mutex_lock(&ft->open_mut);
+        for (int i = 0; i < 64 && released != 0; i++) {
+          if (ft->borrowed[i].fh != released) continue;
+          in->nodeid = ft->borrowed[i].nodeid;
+          ft->borrowed[i].fh = 0;
+          break;
+        }
+        pthread_mutex_unlock(&ft->open_mut);
+      }
       break;
     case FUSE_GETATTR:
       if (arg_len >= sizeof(struct fuse_getattr_in)) {
         struct fuse_getattr_in *g = (struct fuse_getattr_in *) arg;
+        had_fh = (g->getattr_flags & FUSE_GETATTR_FH) != 0;
         if (!(g->getattr_flags & FUSE_GETATTR_FH) && fuse_native_known_fh(ft, in->nodeid, &fh)) {
           g->getattr_flags |= FUSE_GETATTR_FH;
           g->fh = fh;
@@ -1051,6 +1301,7 @@ static ssize_t fuse_native_io_read (int fd, void *buf, size_t buf_len, void *use
     case FUSE_SETATTR:
       if (arg_len >= sizeof(struct fuse_setattr_in)) {
         struct fuse_setattr_in *a = (struct fuse_setattr_in *) arg;
+        had_fh = (a->valid & FATTR_FH) != 0;
         // A truncate by path has no open file to stand for: only attribute changes get one.
         if (!(a->valid & (FATTR_FH | FATTR_SIZE)) && fuse_native_known_fh(ft, in->nodeid, &fh)) {
           a->valid |= FATTR_FH;
@@ -1059,6 +1310,7 @@ static ssize_t fuse_native_io_read (int fd, void *buf, size_t buf_len, void *use
       }
       break;
   }
+  fuse_native_trace_request(ft, in, had_fh, fh);
   return n;
 }
 
@@ -1066,22 +1318,26 @@ static ssize_t fuse_native_io_writev (int fd, struct iovec *iov, int count, void
   fuse_thread_t *ft = fuse_native_mount_of(fd);
   if (ft != NULL && count > 0 && iov[0].iov_len >= sizeof(struct fuse_out_header)) {
     struct fuse_out_header *out = (struct fuse_out_header *) iov[0].iov_base;
-    int slot = -1;
-    uint32_t opcode = 0;
-    uint64_t nodeid = 0;
+    fuse_native_trace_reply(out);
+    int found = 0;
+    typeof(ft->opening[0]) p;
     pthread_mutex_lock(&ft->open_mut);
     for (int i = 0; i < 64 && out->unique != 0; i++) {
       if (ft->opening[i].unique != out->unique) continue;
-      slot = i;
-      opcode = ft->opening[i].opcode;
-      nodeid = ft->opening[i].nodeid;
+      p = ft->opening[i];
+      found = 1;
       ft->opening[i].unique = 0;
       break;
     }
     pthread_mutex_unlock(&ft->open_mut);
-    if (slot >= 0 && out->error == 0) {
-      // The reply's payload, gathered: OPEN is fuse_open_out; CREATE is fuse_entry_out (its first
-      // field the new node) followed by fuse_open_out (its first field the handle).
+    if (found && p.opcode == FUSE_NATIVE_BORROWED_OPEN && out->error != 0) {
+      // Refused (ENOENT: the name was removed): the open slot is free again.
+      pthread_mutex_lock(&ft->open_mut);
+      ft->borrowed[p.flags % 64].unique = 0;
+      pthread_mutex_unlock(&ft->open_mut);
+    }
+    if (found && out->error == 0) {
+      // The reply's payload, gathered.
       char body[512];
       size_t len = 0;
       for (int i = 1; i < count && len < sizeof(body); i++) {
@@ -1090,13 +1346,30 @@ static ssize_t fuse_native_io_writev (int fd, struct iovec *iov, int count, void
         len += take;
       }
       if (iov[0].iov_len > sizeof(struct fuse_out_header)) len = 0;
-      if (opcode == FUSE_OPEN && len >= sizeof(struct fuse_open_out)) {
-        fuse_native_learn(ft, nodeid, ((struct fuse_open_out *) body)->fh);
-      } else if (opcode == FUSE_CREATE && len >= sizeof(uint64_t) + sizeof(struct fuse_open_out)) {
-        uint64_t created = *(uint64_t *) body;
-        struct fuse_open_out *o = (struct fuse_open_out *) (body + len - sizeof(struct fuse_open_out));
-        fuse_native_learn(ft, created, o->fh);
+      if (p.opcode == FUSE_NATIVE_BORROWED_OPEN && len >= sizeof(uint64_t) + sizeof(struct fuse_open_out)) {
+        // A CREATE reply to an OPEN the kernel sent: the kernel gets the fuse_open_out part only.
+        uint64_t counted = *(uint64_t *) body;
+        struct fuse_open_out o;
+        memcpy(&o, body + len - sizeof(o), sizeof(o));
+        fuse_native_learn(ft, p.nodeid, o.fh);
+        pthread_mutex_lock(&ft->open_mut);
+        ft->borrowed[p.flags % 64].fh = o.fh;
+        ft->borrowed[p.flags % 64].nodeid = counted;
+        ft->borrowed[p.flags % 64].unique = 0;
+        pthread_mutex_unlock(&ft->open_mut);
+        struct fuse_out_header h = *out;
+        h.len = sizeof(h) + sizeof(o);
+        struct iovec cut[2] = { { &h, sizeof(h) }, { &o, sizeof(o) } };
+        ssize_t sent = writev(fd, cut, 2);
+        if (sent < 0) {
+          // The open was interrupted: libfuse releases it itself, and no RELEASE will come.
+          pthread_mutex_lock(&ft->open_mut);
+          ft->borrowed[p.flags % 64].fh = 0;
+          pthread_mutex_unlock(&ft->open_mut);
+        }
+        return sent;
       }
+      fuse_native_learn_reply(ft, &p, body, len);
     }
   }
   return writev(fd, iov, count);
@@ -1226,7 +1499,7 @@ NAPI_METHOD(fuse_native_mount) {
   if (implemented[op_write]) ops.write = fuse_native_write;
   if (implemented[op_release]) ops.release = fuse_native_release;
   if (implemented[op_readdir]) ops.releasedir = fuse_native_releasedir_keep;
-  if (implemented[op_create]) ops.create = fuse_native_create;
+  if (implemented[op_create]) ops.create = fuse_native_create_or_open;
   if (implemented[op_utimens]) ops.utimens = fuse_native_utimens;
   if (implemented[op_unlink]) ops.unlink = fuse_native_unlink;
   if (implemented[op_rename]) ops.rename = fuse_native_rename;
@@ -1261,6 +1534,8 @@ NAPI_METHOD(fuse_native_mount) {
   pthread_mutex_init(&ft->open_mut, NULL);
   memset(ft->open_files, 0, sizeof(ft->open_files));
   memset(ft->opening, 0, sizeof(ft->opening));
+  memset(ft->names, 0, sizeof(ft->names));
+  memset(ft->borrowed, 0, sizeof(ft->borrowed));
   if (ft->dev_fd >= 0 && ft->dev_fd < 256) {
     static const struct fuse_custom_io io = { .read = fuse_native_io_read, .writev = fuse_native_io_writev };
     fuse_native_by_fd[ft->dev_fd] = ft;

@@ -5,6 +5,7 @@
  * here touches the mount from this process, not even a child's cwd (a spawn holds this thread
  * until the child has changed into it) or a synchronous cleanup.
  */
+import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -108,5 +109,58 @@ describe.skipIf(!FUSE_AVAILABLE)('the order of a mount\'s operations', () => {
     expect((await syncer).code).toBe(0);
     expect(finished).toEqual(['reader', 'syncer']);
     expect((await sh(`cat ${mnt}/a.md ${mnt}/c.md`, '/')).stdout).toBe('onetwo\n');
+  });
+  it('an open of a name a rename is replacing waits for the rename and opens, reads and fstats the file it put there', async () => {
+    const core = await openCore();
+    const store = await seedStore(core.service, core.caller, { '/log.md': 'old\n' });
+    const base = core.service;
+    let hold = false;
+    const saveStarted = latch();
+    const saveMayFinish = latch();
+    const service: MountService = {
+      ...base,
+      saveMemoryAt: async (...a) => {
+        if (hold) {
+          saveStarted.open();
+          await saveMayFinish.promise;
+        }
+        return base.saveMemoryAt(...a);
+      },
+    };
+    const arrived: string[] = [];
+    const readerArrived = latch();
+    let renaming = false;
+    const manager = createMountManager({
+      onOperation: (op, path) => {
+        if (!renaming || path !== '/log.md') return;
+        arrived.push(op);
+        readerArrived.open();
+      },
+    });
+    const mnt = await mountFor(manager, store.id, service, saveMayFinish.open);
+    expect((await sh(`printf 'new!\n' > ${mnt}/log.md.tmp`, '/')).code).toBe(0);
+    // The reader looks the name up (the kernel keeps that lookup for entry_timeout), then waits:
+    // its open names the old file, whose name the rename takes meanwhile.
+    const reader = spawn('python3', ['-c', `import os, sys\nos.stat('${mnt}/log.md')\nprint('looked', flush=True)\nsys.stdin.readline()\nfd = os.open('${mnt}/log.md', os.O_RDONLY)\nst = os.fstat(fd)\nprint(os.read(fd, 100).decode(), st.st_size, end='')\nos.close(fd)`], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    const looked = latch();
+    reader.stdout.on('data', (b: Buffer) => ((out += b.toString()), out.includes('looked\n') && looked.open()));
+    reader.stderr.on('data', (b: Buffer) => (err += b.toString()));
+    const exited = new Promise<number | null>((r) => reader.on('close', r));
+    await looked.promise;
+    hold = renaming = true;
+    const renamer = sh(`mv ${mnt}/log.md.tmp ${mnt}/log.md`, '/');
+    await saveStarted.promise;
+    reader.stdin.write('\n');
+    // Without the binding's open by name (fuse-native.c "Replaced while opening"), libfuse holds
+    // this open until the rename is done and then answers ESTALE; the kernel's one retry hid that
+    // here, but not when a second rename followed.
+    await readerArrived.promise;
+    expect(arrived[0]).toBe('open');
+    saveMayFinish.open();
+    expect((await renamer).code).toBe(0);
+    expect(await exited, err).toBe(0);
+    expect(out).toBe('looked\nnew!\n 5');
   });
 });
