@@ -17,10 +17,14 @@ import { phraseExcerpt, wordExcerpt } from '../excerpt.js';
 import { versionContent } from './contents.js';
 import { all, type Q } from './db.js';
 import type { MemoryContext } from './memories.js';
+import { indexStoreBacklog } from './search-index.js';
 import { toMemoryMeta, type MemoryRow } from './rows.js';
 
 const META_M =
   'm.seq, m.id, m.store_id, m.path, m.content_sha256, m.content_size_bytes, m.version_id, m.mode, m.created_at, m.updated_at, m.expires_at, m.atime_us, m.mtime_us, m.ctime_us, m.uid, m.gid';
+
+/** How many of its store's queued rows a full-text search indexes before it reads (SQLite's search indexes 4 batches of 1,000). */
+const SEARCH_INDEXES_FIRST = 4000;
 
 /** Path words (weight A) count 4x body words (B), as SQLite's bm25 weights 4.0 and 1.0. Order: D, C, B, A. */
 const WEIGHTS = '{0.1, 0.2, 0.25, 1.0}';
@@ -36,6 +40,7 @@ export function searchOps(ctx: MemoryContext) {
     const words = sq.q.replace(SEPARATORS, ' ').trim();
     // Nothing but separators: no word can match.
     if (words === '') return { data: [], nextPage: null, candidatesCapped: false };
+    await indexStoreBacklog(q, storeId, SEARCH_INDEXES_FIRST);
     // Indexed rows through the GIN index; rows still in the backlog (search-index.ts) by their words computed here.
     const rows = await all<MemoryRow & { content: string; score: number }>(
       q,
