@@ -36,7 +36,7 @@ const LOGGED_COMMANDS = new Set(['serve', 'mount', 'mcp']);
 
 /**
  * Every process that writes (serve, mount, mcp) indexes its own writes for search; returns the stop.
- * An engine without a backlog (PostgreSQL: the index follows each write) needs no upkeep.
+ * Both engines keep a backlog (on PostgreSQL every server indexes from the one shared queue).
  */
 function indexInBackground(service: Service, storage: Storage): () => void {
   if (!storage.keepsSearchBacklog()) return () => {};

@@ -119,8 +119,11 @@ BEGIN
 END;
 `;
 
-/** PostgreSQL back to before its migration 5 (content stored once): each version holds its text again; 9 (memory text by sha), 8, 7 and 6 (forks) are undone first. */
+/** PostgreSQL back to before its migration 5 (content stored once): each version holds its text again; 10 (the write functions, the search backlog), 9 (memory text by sha), 8, 7 and 6 (forks) are undone first. */
 export const PG_UNDO_MIGRATION_5 = `
+DROP FUNCTION mnemo_append;
+DROP FUNCTION mnemo_probe;
+DROP INDEX memories_unindexed;
 ALTER TABLE memories ADD COLUMN content text;
 UPDATE memories SET content = (SELECT c.content FROM contents c WHERE c.sha256 = memories.content_sha256);
 ALTER TABLE memories ALTER COLUMN content SET NOT NULL;

@@ -10,9 +10,8 @@ export interface MaintenanceStorage {
   /** Indexes up to `max` memories written since their last indexing, in one transaction; returns how many still wait. */
   indexSearchBacklog(max: number): Promise<number>;
   /**
-   * Whether the engine keeps a search backlog at all: true on SQLite (writes queue for
-   * `indexSearchBacklog`), false on PostgreSQL (the index follows each write in its own
-   * transaction, so `indexSearchBacklog` always answers 0). A constant of the adapter, asked
+   * Whether the engine keeps a search backlog at all: true on both adapters (writes queue for
+   * `indexSearchBacklog`; PostgreSQL since its migration 10). A constant of the adapter, asked
    * synchronously; the conformance suite reads it instead of asking which engine it runs on.
    */
   keepsSearchBacklog(): boolean;

@@ -2,8 +2,9 @@
  * @module `mnemo check` on PostgreSQL. The engine's own check is a set of sanity queries (no
  * amcheck: it needs superuser or grants an operator may not give): every index valid, every
  * foreign key and trigger the schema declares in place and enabled. The domain check applies the
- * same invariants as SQLite's (sqlite/check.ts), except the search index's, which PostgreSQL keeps
- * itself (a generated column in the row): its queries are this file's, the rules that read their
+ * same invariants as SQLite's (sqlite/check.ts), except the search index's: a row's words are
+ * filled from the backlog (search-index.ts), and search computes a still-queued row's own, so no
+ * state of it can mislead a search. Its queries are this file's, the rules that read their
  * rows are both engines' (common/check-rules.ts).
  */
 import {

@@ -99,8 +99,44 @@ async function control(c: pg.PoolClient, sql?: string): Promise<void> {
   if (h.length > 0) await c.query(h.join('; '));
 }
 
+/** A parameter as a SQL literal, for the few types the adapter's statements take; undefined: not one of them. */
+function literal(v: unknown): string | undefined {
+  if (v === null) return 'NULL';
+  if (typeof v === 'string') return pg.escapeLiteral(v);
+  // Quoted, so each is an untyped literal whose type the statement decides, as a bound parameter's is.
+  if (typeof v === 'number' && Number.isSafeInteger(v)) return `'${v}'`;
+  if (typeof v === 'boolean') return v ? "'true'" : "'false'";
+  if (Array.isArray(v) && v.every((x) => typeof x === 'string')) {
+    return v.length === 0 ? "'{}'::text[]" : `ARRAY[${v.map((x: string) => pg.escapeLiteral(x)).join(', ')}]::text[]`;
+  }
+  return undefined;
+}
+
+/**
+ * The statement with its parameters written in as literals, to go out in one simple query with the
+ * transaction control held before it (a write's BEGIN and its first statement: one round trip, not
+ * two; node-postgres sends nothing while a query is in flight). Null when a parameter is of a type
+ * not written here: it then goes out as its own round trip, bound.
+ */
+function inlined(sql: string, params: readonly unknown[]): string | null {
+  const lits = params.map(literal);
+  if (lits.some((l) => l === undefined)) return null;
+  return sql.replace(/\$(\d+)/g, (_, n: string) => lits[Number(n) - 1]!);
+}
+
 async function exec(q: Q, sql: string, params: readonly unknown[]): Promise<pg.QueryResult> {
-  if (held.has(q)) await control(q as pg.PoolClient);
+  if (held.has(q)) {
+    const c = q as pg.PoolClient;
+    const text = inlined(sql, params);
+    if (text !== null) {
+      const h = held.get(c)!;
+      held.delete(c);
+      // A simple query answers one result per statement: this statement's is the last.
+      const results = (await c.query([...h, text].join('; '))) as unknown as pg.QueryResult | pg.QueryResult[];
+      return Array.isArray(results) ? results[results.length - 1]! : results;
+    }
+    await control(c);
+  }
   const name = nameOf(sql);
   if (name === undefined) return q.query(sql, params as unknown[]);
   try {

@@ -40,6 +40,33 @@ function assertStorable(content: string): void {
   }
 }
 
+/** What a write decides on, read under the store's lock in one round trip (`mnemo_probe`, postgres/schema/v10.ts). */
+interface Probe {
+  store: StoreState | null;
+  /** The live memory asked for (by id, or else by path), or null. */
+  row: MemoryRow | null;
+  /** Another live memory overlapping the path asked about (invariant 2), or null. */
+  hit: { id: string; path: string } | null;
+}
+
+type ProbeRow = Partial<MemoryRow> & {
+  store_found: boolean;
+  archived_at: string | null;
+  expired: boolean;
+  id: string | null;
+  hit_id: string | null;
+  hit_path: string | null;
+};
+
+/** Which memory a write reads, and the path whose overlap it must rule out. */
+interface ProbeTarget {
+  id?: string;
+  path?: string;
+  overlapOf?: string;
+  /** false: leave expired memories for the next versioned write (setting attributes appends no version). */
+  purge?: boolean;
+}
+
 export function memoryOps(ctx: MemoryContext) {
   const byId = (q: Q, storeId: string, id: string) =>
     first<MemoryRow>(q, `SELECT ${FULL} FROM memories WHERE store_id = $1 AND id = $2 AND ${live(3)}`, [storeId, id, ctx.clock()]);
@@ -52,9 +79,32 @@ export function memoryOps(ctx: MemoryContext) {
     return row;
   }
 
-  /** Invariant 2: a live memory other than `selfId` where one at `path` would overlap (any live one, as SQLite's probe). */
+  /**
+   * How every memory write begins: the store locked, then what it decides on read. A store with
+   * expired memories has them purged first (the probe says so) and is read again, so an expired
+   * memory's path is free for the write (invariant 10).
+   */
+  async function probe(q: Q, storeId: string, now: string, t: ProbeTarget): Promise<Probe> {
+    const o = t.overlapOf === undefined ? null : overlapProbe(t.overlapOf);
+    const read = () =>
+      first<ProbeRow>(q, 'SELECT * FROM mnemo_probe($1, $2, $3, $4, $5, $6, $7, $8)', [
+        storeId, now, ctx.clock(), t.id ?? null, t.path ?? null, o?.atOrAbove ?? null, o?.below ?? null, o ? subtreeEnd(o.below) : null,
+      ]);
+    let r = (await read())!;
+    if (r.store_found && r.expired && t.purge !== false) {
+      await purgeExpired(q, storeId, now);
+      r = (await read())!;
+    }
+    return {
+      store: r.store_found ? { archivedAt: r.archived_at } : null,
+      row: r.id === null ? null : (r as MemoryRow),
+      hit: r.hit_id === null ? null : { id: r.hit_id, path: r.hit_path! },
+    };
+  }
+
+  /** Invariant 2 on its own round trip: for the writes the probe could not check (a move after it freed its path, a tree's memories). */
   async function checkOverlap(q: Q, storeId: string, path: string, selfId: string): Promise<void> {
-    const probe = overlapProbe(path);
+    const p = overlapProbe(path);
     // One round trip: the path and its ancestors first, then anything below (Append runs its branches in order).
     const hit = await first<{ id: string; path: string }>(
       q,
@@ -62,31 +112,31 @@ export function memoryOps(ctx: MemoryContext) {
        UNION ALL
        (SELECT id, path FROM memories WHERE store_id = $1 AND path > $4 AND path < $5 AND id <> $3 LIMIT 1)
        LIMIT 1`,
-      [storeId, probe.atOrAbove, selfId, probe.below, subtreeEnd(probe.below)],
+      [storeId, p.atOrAbove, selfId, p.below, subtreeEnd(p.below)],
     );
     assertNoOverlap(path, hit ?? null);
   }
 
-  async function insert(q: Q, store: StoreState | null, input: port.CreateMemoryInput & { attrs?: KeptAttrs }): Promise<Memory> {
+  const rowOf = (kind: 'insert' | 'update', m: Memory) => ({
+    kind, mode: m.mode, updatedAt: m.updatedAt, expiresAt: m.expiresAt, atimeUs: us(m.atimeMs), mtimeUs: us(m.mtimeMs), uid: m.uid, gid: m.gid,
+  });
+
+  /** `hit`: the probe's overlap for `input.path`. */
+  async function insert(q: Q, store: StoreState | null, hit: Probe['hit'], input: port.CreateMemoryInput & { attrs?: KeptAttrs }): Promise<Memory> {
     assertStoreWritable(input.storeId, store);
     assertStorable(input.content);
-    await checkOverlap(q, input.storeId, input.path, '');
+    assertNoOverlap(input.path, hit);
     const m = newMemory(input);
-    await appendVersionRow(q, writeVersionRow(input, 'created', m));
-    await run(
-      q,
-      // The text itself is stored once, with the version (postgres/schema/v9.ts); the row keeps its words.
-      `INSERT INTO memories (id, store_id, path, search, content_sha256, content_size_bytes, version_id, mode, created_at, updated_at, expires_at,
-                             atime_us, mtime_us, uid, gid)
-       VALUES ($1, $2, $3, mnemo_search($3, $4), $5, $6, $7, $8, $9, $9, $10, $11, $12, $13, $14)`,
-      [m.id, m.storeId, m.path, m.content, m.contentSha256, m.contentSizeBytes, m.versionId, m.mode, m.createdAt, m.expiresAt,
-        us(m.atimeMs), us(m.mtimeMs), m.uid, m.gid],
-    );
+    await appendVersionRow(q, writeVersionRow(input, 'created', m), rowOf('insert', m));
     return m;
   }
 
-  async function update(q: Q, store: StoreState | null, input: port.UpdateMemoryInput): Promise<port.WriteResult> {
-    const current = toMemory(await mustGet(q, input.storeId, input.memoryId));
+  /** `hit`: the probe's overlap for `input.path` (undefined: checked here if the update renames). */
+  async function update(
+    q: Q, store: StoreState | null, row: MemoryRow | null, input: port.UpdateMemoryInput, hit?: Probe['hit'],
+  ): Promise<port.WriteResult> {
+    if (!row) throw notFound('memory', input.memoryId);
+    const current = toMemory(row);
     const plan = planUpdate(current, input);
     const expiresAt = input.expiresAt === undefined ? current.expiresAt : input.expiresAt;
     // Before the no-op check: an update sent to an archived store is refused even if it would change nothing.
@@ -101,17 +151,12 @@ export function memoryOps(ctx: MemoryContext) {
       return { memory: input.attrs ? await keepAttrs(q, store, memory, input.attrs, input.now, false) : memory, changed: false };
     }
     if (plan.content !== current.content) assertStorable(plan.content);
-    if (plan.renamed) await checkOverlap(q, input.storeId, plan.path, current.id);
+    if (plan.renamed) {
+      if (hit === undefined) await checkOverlap(q, input.storeId, plan.path, current.id);
+      else assertNoOverlap(plan.path, hit);
+    }
     const m = updatedMemory(current, plan, input, expiresAt);
-    await appendVersionRow(q, writeVersionRow(input, 'modified', m));
-    await run(
-      q,
-      `UPDATE memories SET path = $1, search = mnemo_search($1, $2), content_sha256 = $3, content_size_bytes = $4, version_id = $5, updated_at = $6,
-                           mode = $7, atime_us = $8, mtime_us = $9, ctime_us = NULL, uid = $10, gid = $11, expires_at = $12
-       WHERE id = $13`,
-      [m.path, m.content, m.contentSha256, m.contentSizeBytes, m.versionId, m.updatedAt, m.mode, us(m.atimeMs), us(m.mtimeMs), m.uid, m.gid,
-        m.expiresAt, m.id],
-    );
+    await appendVersionRow(q, writeVersionRow(input, 'modified', m), rowOf('update', m));
     return { memory: m, changed: true };
   }
 
@@ -127,60 +172,56 @@ export function memoryOps(ctx: MemoryContext) {
   }
 
   async function remove(q: Q, stamp: port.WriteStamp, row: MemoryRow): Promise<void> {
-    await appendVersionRow(q, deletionVersionRow(stamp, row));
-    await run(q, 'DELETE FROM memories WHERE id = $1', [row.id]);
-  }
-
-  /** The store locked, then its expired memories purged: how every memory write begins. */
-  async function begin(q: Q, storeId: string, now: string): Promise<StoreState | null> {
-    const store = await lockStore(q, storeId);
-    if (store) await purgeExpired(q, storeId, now);
-    return store;
+    await appendVersionRow(q, deletionVersionRow(stamp, row), { kind: 'delete' });
   }
 
   const writes = {
     async createMemory(q: Q, input: port.CreateMemoryInput): Promise<Memory> {
-      return insert(q, await begin(q, input.storeId, input.now), input);
+      const p = await probe(q, input.storeId, input.now, { overlapOf: input.path });
+      return insert(q, p.store, p.hit, input);
     },
     async updateMemory(q: Q, input: port.UpdateMemoryInput): Promise<port.WriteResult> {
-      return update(q, await begin(q, input.storeId, input.now), input);
+      const p = await probe(q, input.storeId, input.now, { id: input.memoryId, ...(input.path === undefined ? {} : { overlapOf: input.path }) });
+      return update(q, p.store, p.row, input, input.path === undefined ? undefined : p.hit);
     },
     async deleteMemory(q: Q, input: port.DeleteMemoryInput): Promise<void> {
-      await begin(q, input.storeId, input.now);
-      const row = await mustGet(q, input.storeId, input.memoryId);
-      assertDeletePrecondition(toMemory(row), input.expectedSha256);
-      await remove(q, input, row);
+      const p = await probe(q, input.storeId, input.now, { id: input.memoryId });
+      if (!p.row) throw notFound('memory', input.memoryId);
+      assertDeletePrecondition(toMemory(p.row), input.expectedSha256);
+      await remove(q, input, p.row);
     },
     async saveMemoryAt(q: Q, input: port.SaveMemoryAtInput): Promise<port.WriteResult> {
-      const store = await begin(q, input.storeId, input.now);
-      const row = await byPath(q, input.storeId, input.path);
-      if (!row) return { memory: await insert(q, store, input), changed: true };
-      return update(q, store, saveAsUpdate(input, row.id));
+      // The overlap is probed only when no memory is at the path (a create).
+      const p = await probe(q, input.storeId, input.now, { path: input.path, overlapOf: input.path });
+      if (!p.row) return { memory: await insert(q, p.store, p.hit, input), changed: true };
+      return update(q, p.store, p.row, saveAsUpdate(input, p.row.id), null);
     },
     async moveMemory(q: Q, input: port.MoveMemoryInput): Promise<Memory> {
-      const store = await begin(q, input.storeId, input.now);
-      const current = await mustGet(q, input.storeId, input.memoryId);
-      if (current.path === input.path) return toMemory(current);
-      assertStoreWritable(input.storeId, store);
-      const replaced = await first<{ id: string }>(q, 'SELECT id FROM memories WHERE store_id = $1 AND path = $2 AND id <> $3 LIMIT 1', [
+      const p = await probe(q, input.storeId, input.now, { id: input.memoryId });
+      if (!p.row) throw notFound('memory', input.memoryId);
+      if (p.row.path === input.path) return toMemory(p.row);
+      assertStoreWritable(input.storeId, p.store);
+      const replaced = await first<MemoryRow>(q, `SELECT ${META} FROM memories WHERE store_id = $1 AND path = $2 AND id <> $3 LIMIT 1`, [
         input.storeId, input.path, input.memoryId,
       ]);
-      if (replaced) await remove(q, { ...input, versionId: input.replacedVersionId }, await mustGet(q, input.storeId, replaced.id));
-      return (await update(q, store, { ...input, path: input.path })).memory;
+      if (replaced) await remove(q, { ...input, versionId: input.replacedVersionId }, replaced);
+      return (await update(q, p.store, p.row, { ...input, path: input.path })).memory;
     },
     async moveTree(q: Q, input: port.MoveTreeInput): Promise<number> {
-      const store = await begin(q, input.storeId, input.now);
+      const { store } = await probe(q, input.storeId, input.now, {});
       assertStoreWritable(input.storeId, store);
       const prefix = input.from + '/';
-      const rows = await all<MemoryRow>(q, `SELECT ${META} FROM memories WHERE store_id = $1 AND path > $2 AND path < $3 AND ${live(4)} ORDER BY path`, [
+      const rows = await all<MemoryRow>(q, `SELECT ${FULL} FROM memories WHERE store_id = $1 AND path > $2 AND path < $3 AND ${live(4)} ORDER BY path`, [
         input.storeId, prefix, subtreeEnd(prefix), ctx.clock(),
       ]);
-      for (const row of rows) await update(q, store, treeMoveUpdate(input, row));
+      for (const row of rows) await update(q, store, row, treeMoveUpdate(input, row));
       return rows.length;
     },
     async setMemoryAttrs(q: Q, storeId: string, id: string, attrs: KeptAttrs, now: string): Promise<void> {
-      const store = await lockStore(q, storeId);
-      await keepAttrs(q, store, toMemory(await mustGet(q, storeId, id)), attrs, now, true);
+      // The store locked and the memory read in one round trip; attributes purge nothing (no version).
+      const p = await probe(q, storeId, now, { id, purge: false });
+      if (!p.row) throw notFound('memory', id);
+      await keepAttrs(q, p.store, toMemory(p.row), attrs, now, true);
     },
   };
 

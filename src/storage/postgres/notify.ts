@@ -47,14 +47,15 @@ export function adopt(client: pg.ClientBase, origin: string): void {
 }
 
 /**
- * The SQL to add to the statement that takes a store's next commit number (`UPDATE stores … RETURNING`)
- * and its parameter, so the notice costs no round trip of its own; empty for a client of no storage.
+ * The notice's text before the commit number, for the statement that takes a store's next commit
+ * number (`mnemo_append`, commit-order.ts), so it costs no round trip of its own; null for a
+ * client of no storage.
  */
-export function noticeOfCommit(q: Q, storeId: string, param: number): { sql: string; params: unknown[] } {
+export function noticeOfCommit(q: Q, storeId: string): string | null {
   const origin = origins.get(q);
-  if (origin === undefined) return { sql: '', params: [] };
+  if (origin === undefined) return null;
   state(q).named += 1;
-  return { sql: `, pg_notify('${CHANNEL}', $${param}::text || commit_seq::text)`, params: [`c ${origin} ${storeId} `] };
+  return `c ${origin} ${storeId} `;
 }
 
 /**

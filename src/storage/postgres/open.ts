@@ -26,6 +26,7 @@ import { receiptReads, receiptWrites } from './receipts.js';
 import { migrate } from './schema/migrations.js';
 import { retentionReads, retentionWrites } from './retention.js';
 import { searchOps } from './search.js';
+import { indexBacklog } from './search-index.js';
 import { sessionReads, sessionWrites } from './sessions.js';
 import { storeReads, storeWrites } from './stores.js';
 import { versionReads, versionWrites } from './versions.js';
@@ -200,9 +201,9 @@ function composeStorage(url: string, pool: pg.Pool, options: PostgresOptions): P
     ownWriteMark: marks.ownWriteMark,
     unsyncedCommits: wal.unsynced,
     syncCommits: () => guard(wal.sync),
-    // The index follows every write in its own transaction (a generated tsvector): nothing waits.
-    indexSearchBacklog: async (_max: number) => 0,
-    keepsSearchBacklog: () => false,
+    // Off the write path (search-index.ts), on the pool: indexing moves no change mark.
+    indexSearchBacklog: (max: number) => guard(() => indexBacklog(pool, max)),
+    keepsSearchBacklog: () => true,
     // Closing twice is harmless (pg refuses a second end()).
     close: async () => {
       if (closed) return;

@@ -6,7 +6,8 @@
  * words, against bm25 there; `score` is minus the rank, so lower is better on both), words are
  * ANDed but not phrase-matched, and full-text candidates are never windowed (the GIN index finds a
  * store's matches; a page is ranked over all of them), so `candidatesCapped` is always false.
- * There is no backlog: the index is updated in the writing transaction.
+ * Writes leave their rows' words to the backlog (postgres/search-index.ts); a search reads rows
+ * still queued by computing their words itself, so a memory is found from its write's commit on.
  */
 import { MnemoError } from '../../domain/errors.js';
 import { subtreeEnd } from '../../domain/paths.js';
@@ -16,10 +17,14 @@ import { phraseExcerpt, wordExcerpt } from '../excerpt.js';
 import { versionContent } from './contents.js';
 import { all, type Q } from './db.js';
 import type { MemoryContext } from './memories.js';
+import { indexStoreBacklog } from './search-index.js';
 import { toMemoryMeta, type MemoryRow } from './rows.js';
 
 const META_M =
   'm.seq, m.id, m.store_id, m.path, m.content_sha256, m.content_size_bytes, m.version_id, m.mode, m.created_at, m.updated_at, m.expires_at, m.atime_us, m.mtime_us, m.ctime_us, m.uid, m.gid';
+
+/** How many of its store's queued rows a full-text search indexes before it reads (SQLite's search indexes 4 batches of 1,000). */
+const SEARCH_INDEXES_FIRST = 4000;
 
 /** Path words (weight A) count 4x body words (B), as SQLite's bm25 weights 4.0 and 1.0. Order: D, C, B, A. */
 const WEIGHTS = '{0.1, 0.2, 0.25, 1.0}';
@@ -35,12 +40,21 @@ export function searchOps(ctx: MemoryContext) {
     const words = sq.q.replace(SEPARATORS, ' ').trim();
     // Nothing but separators: no word can match.
     if (words === '') return { data: [], nextPage: null, candidatesCapped: false };
+    await indexStoreBacklog(q, storeId, SEARCH_INDEXES_FIRST);
+    // Indexed rows through the GIN index; rows still in the backlog (search-index.ts) by their words computed here.
     const rows = await all<MemoryRow & { content: string; score: number }>(
       q,
-      `SELECT ${META_M}, ${versionContent('m')} AS content, -ts_rank_cd('${WEIGHTS}', m.search, t.query) AS score
-       FROM memories m, plainto_tsquery('simple', mnemo_words($2)) AS t(query)
-       WHERE m.store_id = $1 AND m.search @@ t.query AND m.path > $3 AND m.path < $4
-         AND (m.expires_at IS NULL OR m.expires_at > $5)
+      `WITH hits AS (
+         SELECT m.seq, m.search FROM memories m
+         WHERE m.store_id = $1 AND m.search @@ plainto_tsquery('simple', mnemo_words($2))
+         UNION ALL
+         SELECT m.seq, w.search FROM memories m JOIN contents c ON c.sha256 = m.content_sha256,
+                LATERAL (SELECT mnemo_search(m.path, c.content) AS search) w
+         WHERE m.store_id = $1 AND m.search IS NULL AND w.search @@ plainto_tsquery('simple', mnemo_words($2))
+       )
+       SELECT ${META_M}, ${versionContent('m')} AS content, -ts_rank_cd('${WEIGHTS}', h.search, plainto_tsquery('simple', mnemo_words($2))) AS score
+       FROM hits h JOIN memories m ON m.seq = h.seq
+       WHERE m.path > $3 AND m.path < $4 AND (m.expires_at IS NULL OR m.expires_at > $5)
        ORDER BY score, m.path LIMIT $6 OFFSET $7`,
       [storeId, words, sq.pathPrefix, subtreeEnd(sq.pathPrefix), ctx.clock(), sq.limit + 1, skip],
     );

@@ -414,6 +414,37 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
   });
 
   describe('transactions', () => {
+    it('a save is three round trips to PostgreSQL: BEGIN with the probe under the store lock, one append for every row, COMMIT', async () => {
+      const { stamp, addStore } = await fixture();
+      const s = await addStore();
+      // Every round trip of this process is one Client#query (a pooled read goes through one too).
+      const sent: string[] = [];
+      const original = pg.Client.prototype.query;
+      const spy = function (this: pg.Client, ...args: unknown[]) {
+        const q = args[0];
+        sent.push(typeof q === 'string' ? q : String((q as { text?: string }).text));
+        return (original as (...a: unknown[]) => unknown).apply(this, args);
+      };
+      pg.Client.prototype.query = spy as typeof original;
+      onTestFinished(() => void (pg.Client.prototype.query = original));
+      const save = (content: string) =>
+        storage.atomic((tx) => tx.saveMemoryAt({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/r/t.md', content }), { durable: false });
+      const shape = [/^BEGIN; SET LOCAL synchronous_commit = off; SAVEPOINT \w+; SELECT \* FROM mnemo_probe\('/, /mnemo_append/, /^RELEASE SAVEPOINT \w+; COMMIT$/];
+      const created = await save('first');
+      expect(sent).toHaveLength(3);
+      sent.forEach((q, i) => expect(q).toMatch(shape[i]!));
+      sent.length = 0;
+      // An update of the memory at the path: the same three.
+      const updated = await save('second');
+      expect(sent).toHaveLength(3);
+      sent.forEach((q, i) => expect(q).toMatch(shape[i]!));
+      pg.Client.prototype.query = original;
+      expect(updated.memory.id).toBe(created.memory.id);
+      expect((await storage.getMemoryByPath(s.id, '/r/t.md'))?.content).toBe('second');
+      // The file's storage is shared: leave no relaxed commit for the tests that count them.
+      await storage.syncCommits();
+    });
+
     it('an operation that fails part-way rolls back everything it wrote', async () => {
       const { stamp, addStore, addMemory } = await fixture();
       const s = await addStore();

@@ -14,6 +14,7 @@ import { PG_MIGRATION_6 } from './v6.js';
 import { PG_MIGRATION_7 } from './v7.js';
 import { PG_MIGRATION_8 } from './v8.js';
 import { PG_MIGRATION_9 } from './v9.js';
+import { PG_MIGRATION_10 } from './v10.js';
 
 export interface PgMigration {
   version: number;
@@ -39,6 +40,8 @@ export const PG_MIGRATIONS: PgMigration[] = [
   { version: 8, sql: PG_MIGRATION_8 },
   // SQLite's 17: memory rows name their text by sha only. See postgres/schema/v9.ts.
   { version: 9, sql: PG_MIGRATION_9 },
+  // PostgreSQL's own: a memory write in two round trips, search indexed from a backlog. See postgres/schema/v10.ts.
+  { version: 10, sql: PG_MIGRATION_10 },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;

@@ -1,0 +1,43 @@
+/**
+ * @module The full-text backlog on PostgreSQL (postgres/schema/v10.ts): a memory write leaves its
+ * row's tsvector NULL (the partial index `memories_unindexed` is the queue) and this fills it in
+ * batches, off the write path, as SQLite's backlog does. Any number of servers run it at once: each
+ * takes its batch `FOR UPDATE SKIP LOCKED`, so none waits for another or for a writer, and a row a
+ * writer changes again is queued again by that write. Until its turn a row is still found: search
+ * computes a queued row's words itself (postgres/search.ts).
+ */
+import { first, run, type Q } from './db.js';
+
+/**
+ * Indexes up to `max` queued rows in one statement (its own transaction) and returns how many
+ * still wait. The text is joined, not read by a subquery: a row whose text this statement cannot
+ * see yet (committed after it began) is left queued rather than indexed without its words.
+ */
+export async function indexBacklog(pool: Q, max: number): Promise<number> {
+  const r = await first<{ done: number; queued: number }>(
+    pool,
+    `WITH batch AS (SELECT seq FROM memories WHERE search IS NULL LIMIT $1 FOR UPDATE SKIP LOCKED),
+          done AS (UPDATE memories m SET search = mnemo_search(m.path, c.content)
+                   FROM batch, contents c WHERE m.seq = batch.seq AND c.sha256 = m.content_sha256 AND m.search IS NULL
+                   RETURNING 1)
+     SELECT (SELECT count(*) FROM done)::int AS done, (SELECT count(*) FROM memories WHERE search IS NULL)::int AS queued`,
+    [max],
+  );
+  return Math.max(0, (r?.queued ?? 0) - (r?.done ?? 0));
+}
+
+/**
+ * Indexes up to `max` of one store's queued rows (a full-text search's first step, as SQLite's
+ * search indexes its queue first): the pages of a search right after a burst then read the GIN
+ * index instead of each computing the words of the whole burst. Rows another server or a writer
+ * holds are skipped; the search computes their words itself.
+ */
+export async function indexStoreBacklog(q: Q, storeId: string, max: number): Promise<void> {
+  await run(
+    q,
+    `WITH batch AS (SELECT seq FROM memories WHERE store_id = $1 AND search IS NULL LIMIT $2 FOR UPDATE SKIP LOCKED)
+     UPDATE memories m SET search = mnemo_search(m.path, c.content)
+     FROM batch, contents c WHERE m.seq = batch.seq AND c.sha256 = m.content_sha256 AND m.search IS NULL`,
+    [storeId, max],
+  );
+}
