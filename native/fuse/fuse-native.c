@@ -1010,17 +1010,17 @@ static void fuse_native_forget_fh (fuse_thread_t *ft, uint64_t nodeid, uint64_t 
   pthread_mutex_unlock(&ft->open_mut);
 }
 
-// MNEMO_FUSE_TRACE=1: each request's opcode, node and the handle lent to it are kept in a ring, and
+// MNEMO_FUSE_TRACE set (to any file: fs/binding/trace.ts): each request's opcode, node and the handle lent to it are kept in a ring, and
 // a reply of ESTALE is logged with them and the node's handle table (to see which branch sent it).
-static int fuse_native_trace = -1;
-static struct { uint64_t unique; uint64_t nodeid; uint64_t lent; uint64_t fh[4]; uint32_t opcode; int had_fh; uint64_t name_node; uint64_t parent; int gone; char name[64]; } fuse_native_traced[512];
-static pthread_mutex_t fuse_native_trace_mut = PTHREAD_MUTEX_INITIALIZER;
+static int estale_log = -1;
+static struct { uint64_t unique; uint64_t nodeid; uint64_t lent; uint64_t fh[4]; uint32_t opcode; int had_fh; uint64_t name_node; uint64_t parent; int gone; char name[64]; } estale_ring[512];
+static pthread_mutex_t estale_ring_mut = PTHREAD_MUTEX_INITIALIZER;
 
-static void fuse_native_trace_request (fuse_thread_t *ft, struct fuse_in_header *in, int had_fh, uint64_t lent) {
-  if (fuse_native_trace < 0) fuse_native_trace = getenv("MNEMO_FUSE_TRACE") != NULL;
-  if (!fuse_native_trace) return;
-  pthread_mutex_lock(&fuse_native_trace_mut);
-  typeof(fuse_native_traced[0]) *t = &fuse_native_traced[in->unique % 512];
+static void estale_note_request (fuse_thread_t *ft, struct fuse_in_header *in, int had_fh, uint64_t lent) {
+  if (estale_log < 0) estale_log = getenv("MNEMO_FUSE_TRACE") != NULL;
+  if (!estale_log) return;
+  pthread_mutex_lock(&estale_ring_mut);
+  typeof(estale_ring[0]) *t = &estale_ring[in->unique % 512];
   t->unique = in->unique;
   t->nodeid = in->nodeid;
   t->opcode = in->opcode;
@@ -1035,13 +1035,13 @@ static void fuse_native_trace_request (fuse_thread_t *ft, struct fuse_in_header 
   t->gone = nm->gone;
   snprintf(t->name, sizeof(t->name), "%s", nm->name);
   pthread_mutex_unlock(&ft->open_mut);
-  pthread_mutex_unlock(&fuse_native_trace_mut);
+  pthread_mutex_unlock(&estale_ring_mut);
 }
 
-static void fuse_native_trace_reply (struct fuse_out_header *out) {
-  if (fuse_native_trace != 1 || out->error != -ESTALE) return;
-  pthread_mutex_lock(&fuse_native_trace_mut);
-  typeof(fuse_native_traced[0]) *t = &fuse_native_traced[out->unique % 512];
+static void estale_note_reply (struct fuse_out_header *out) {
+  if (estale_log != 1 || out->error != -ESTALE) return;
+  pthread_mutex_lock(&estale_ring_mut);
+  typeof(estale_ring[0]) *t = &estale_ring[out->unique % 512];
   if (t->unique == out->unique) {
     fprintf(stderr, "mnemo fuse trace: ESTALE to opcode %u node %llu (came with a handle: %d, lent %llu; handles then %lld %lld %lld %lld; name slot node %llu parent %llu gone %d '%s')\n",
       t->opcode, (unsigned long long) t->nodeid, t->had_fh, (unsigned long long) t->lent,
@@ -1049,7 +1049,7 @@ static void fuse_native_trace_reply (struct fuse_out_header *out) {
   } else {
     fprintf(stderr, "mnemo fuse trace: ESTALE to request %llu (not traced)\n", (unsigned long long) out->unique);
   }
-  pthread_mutex_unlock(&fuse_native_trace_mut);
+  pthread_mutex_unlock(&estale_ring_mut);
 }
 
 static int fuse_native_known_fh (fuse_thread_t *ft, uint64_t nodeid, uint64_t *fh) {
@@ -1310,7 +1310,7 @@ static ssize_t fuse_native_io_read (int fd, void *buf, size_t buf_len, void *use
       }
       break;
   }
-  fuse_native_trace_request(ft, in, had_fh, fh);
+  estale_note_request(ft, in, had_fh, fh);
   return n;
 }
 
@@ -1318,7 +1318,7 @@ static ssize_t fuse_native_io_writev (int fd, struct iovec *iov, int count, void
   fuse_thread_t *ft = fuse_native_mount_of(fd);
   if (ft != NULL && count > 0 && iov[0].iov_len >= sizeof(struct fuse_out_header)) {
     struct fuse_out_header *out = (struct fuse_out_header *) iov[0].iov_base;
-    fuse_native_trace_reply(out);
+    estale_note_reply(out);
     int found = 0;
     typeof(ft->opening[0]) p;
     pthread_mutex_lock(&ft->open_mut);

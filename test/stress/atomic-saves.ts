@@ -2,7 +2,7 @@
  * @module Stress run for issue 12 item 2 (not part of the suite): the sed -i test's pattern, longer
  * and under CPU load, counting what the appends and reads answered. Child processes only: a mount
  * host, a sed loop, python appenders and busy loops. `node dist/test/stress/atomic-saves.js
- * [rounds] [saves] [opens] [busy]`; MNEMO_FUSE_TRACE=1 makes the binding log each ESTALE it sends.
+ * [rounds] [saves] [opens] [busy]`; MNEMO_FUSE_TRACE=<file> also makes the binding log each ESTALE it sends.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
