@@ -102,11 +102,13 @@ async function control(c: pg.PoolClient, sql?: string): Promise<void> {
 /** A parameter as a SQL literal, for the few types the adapter's statements take; undefined: not one of them. */
 function literal(v: unknown): string | undefined {
   if (v === null) return 'NULL';
-  if (typeof v === 'string') return pg.escapeLiteral(v);
+  // A NUL cannot be in a simple query's text: bound, it fails as an encoding error as before.
+  if (typeof v === 'string') return v.includes('\0') ? undefined : pg.escapeLiteral(v);
   // Quoted, so each is an untyped literal whose type the statement decides, as a bound parameter's is.
   if (typeof v === 'number' && Number.isSafeInteger(v)) return `'${v}'`;
   if (typeof v === 'boolean') return v ? "'true'" : "'false'";
   if (Array.isArray(v) && v.every((x) => typeof x === 'string')) {
+    if (v.some((x: string) => x.includes('\0'))) return undefined;
     return v.length === 0 ? "'{}'::text[]" : `ARRAY[${v.map((x: string) => pg.escapeLiteral(x)).join(', ')}]::text[]`;
   }
   return undefined;
