@@ -139,6 +139,8 @@ async function runServe(config: Config): Promise<number> {
     config,
     () => openSqliteStorage(config.dbFile, {
       onCommit: metrics.commit, onSync: metrics.walSync, backgroundCheckpoints: { log: (line) => warn(line) }, readers: config.readerThreads,
+      // This process owns the data dir (ownDataDir above): its mounts' closes may commit in batches.
+      writeBehind: { log: (line) => warn(line) },
     }),
     { onCommit: metrics.commit },
     true,

@@ -6,7 +6,7 @@
  * durable within SYNC_INTERVAL_MS of its close. With `close`, a mount's writes are durable at commit,
  * as the API's are. The rule lives here, once; the storage adapter only knows durable or not.
  */
-import type { Storage } from '../storage/port.js';
+import type { JournaledWrite, Storage } from '../storage/port.js';
 import type { Face } from '../domain/types.js';
 
 export const MOUNT_SYNC_MODES = ['fsync', 'close'] as const;
@@ -18,9 +18,11 @@ export const SYNC_INTERVAL_MS = 100;
 export interface Durability {
   /**
    * Runs one storage write made through `face` over `storage` (the outer port, or a transaction's
-   * `tx`: inside one, the outermost decides), durable at commit or not as the rule says.
+   * `tx`: inside one, the outermost decides), durable at commit or not as the rule says. A mount's
+   * write given as data too (`journal`, the same write as `fn`) may be answered before its commit,
+   * kept in the adapter's journal meanwhile (AtomicOptions.journal).
    */
-  write<T>(storage: Storage, face: Face, fn: (storage: Storage) => Promise<T>): Promise<T>;
+  write<T>(storage: Storage, face: Face, fn: (storage: Storage) => Promise<T>, journal?: JournaledWrite): Promise<T>;
   /** Resolves once every write committed before the call is on disk: fsync(2) on a mount. */
   sync(): Promise<void>;
   /** Commits not known to be on disk yet (a gauge). */
@@ -69,9 +71,9 @@ export function createDurability({ storage, mountSync = 'fsync', schedule = late
   }
 
   return {
-    async write<T>(over: Storage, face: Face, fn: (storage: Storage) => Promise<T>): Promise<T> {
+    async write<T>(over: Storage, face: Face, fn: (storage: Storage) => Promise<T>, journal?: JournaledWrite): Promise<T> {
       if (mountSync === 'close' || face !== 'mount') return fn(over);
-      const result = await over.atomic(fn, { durable: false });
+      const result = await over.atomic(fn, journal ? { durable: false, journal } : { durable: false });
       arm();
       return result;
     },

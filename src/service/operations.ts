@@ -15,7 +15,7 @@ import type { Durability } from './durability.js';
 import type { IdGenerator } from './ids.js';
 import { createLimits, type StoreLimits } from './limits.js';
 import type { Mounter } from './mounts.js';
-import type { Storage, WriteResult } from '../storage/port.js';
+import type { JournaledWrite, Storage, WriteResult } from '../storage/port.js';
 import type {
   Caller,
   Expiry,
@@ -64,8 +64,8 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
    * commit that is just before the commit; the group tells them again once it has committed:
    * src/service/idempotency.ts).
    */
-  const commit = async <T>(caller: Caller, storeId: string, fn: (s: Storage) => Promise<T>): Promise<T> => {
-    const result = await durability.write(storage, faceOf(caller), fn);
+  const commit = async <T>(caller: Caller, storeId: string, fn: (s: Storage) => Promise<T>, journal?: JournaledWrite): Promise<T> => {
+    const result = await durability.write(storage, faceOf(caller), fn, journal);
     deps.committed?.(storeId);
     return result;
   };
@@ -189,20 +189,19 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
       const { expiry, ...rest } = write;
       const s = stamp(caller);
       const expiresAt = resolveExpiry(expiry, s.now);
-      const result = await commit(caller, storeId, (st) =>
-        st.updateMemory({
-          ...s, storeId, memoryId, ...rest,
-          ...(expiresAt === undefined ? {} : { expiresAt }),
-          ...(attrs === undefined ? {} : { attrs: assertAttrs(attrs) }),
-        }),
-      );
+      const update = {
+        ...s, storeId, memoryId, ...rest,
+        ...(expiresAt === undefined ? {} : { expiresAt }),
+        ...(attrs === undefined ? {} : { attrs: assertAttrs(attrs) }),
+      };
+      const result = await commit(caller, storeId, (st) => st.updateMemory(update), { method: 'updateMemory', input: update });
       wrote(caller, result.changed ? 1 : 0);
       return result.memory;
     },
     async deleteMemory(caller: Caller, storeId: string, memoryId: string, expectedSha256?: string): Promise<void> {
       await writable(caller, storeId);
       const input = { ...stamp(caller), storeId, memoryId, ...(expectedSha256 === undefined ? {} : { expectedSha256 }) };
-      await commit(caller, storeId, (s) => s.deleteMemory(input));
+      await commit(caller, storeId, (s) => s.deleteMemory(input), { method: 'deleteMemory', input });
       wrote(caller, 1);
     },
 
@@ -227,7 +226,7 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
         ...(input.mode === undefined ? {} : { mode: input.mode }),
         ...(input.attrs === undefined ? {} : { attrs: assertAttrs(input.attrs) }),
       };
-      const result = await commit(caller, storeId, (s) => s.saveMemoryAt(save));
+      const result = await commit(caller, storeId, (s) => s.saveMemoryAt(save), { method: 'saveMemoryAt', input: save });
       wrote(caller, result.changed ? 1 : 0);
       return result;
     },
@@ -235,7 +234,7 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
     async moveMemory(caller: Caller, storeId: string, memoryId: string, path: string): Promise<Memory> {
       await writable(caller, storeId);
       const move = { ...stamp(caller), storeId, memoryId, path: assertMemoryPath(path), replacedVersionId: ids('version') };
-      const moved = await commit(caller, storeId, (s) => s.moveMemory(move));
+      const moved = await commit(caller, storeId, (s) => s.moveMemory(move), { method: 'moveMemory', input: move });
       wrote(caller, 1);
       return moved;
     },

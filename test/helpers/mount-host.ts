@@ -8,7 +8,9 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { createMountManager } from '../../fs/index.js';
 import { createService } from '../../src/service/service.js';
+import { dirname } from 'node:path';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
+import { serverLockFile, tryLock } from '../../src/storage/sqlite/lock.js';
 import type { Caller } from '../../src/index.js';
 
 const { values } = parseArgs({
@@ -25,6 +27,8 @@ const { values } = parseArgs({
     also: { type: 'string', multiple: true, default: [] },
     /** Serve on a clock that stands still until the `advanceClock` command moves it (for expiry). */
     'movable-clock': { type: 'boolean', default: false },
+    /** How long a batch of mount writes stays open before its commit (sqlite/write-behind.ts); 0: no write-behind. */
+    'hold-ms': { type: 'string' },
   },
 });
 
@@ -32,7 +36,12 @@ const { values } = parseArgs({
 let clockOffsetMs = 0;
 const clockStartMs = Date.now();
 const clock = values['movable-clock'] ? () => new Date(clockStartMs + clockOffsetMs).toISOString() : undefined;
-const storage = openSqliteStorage(values.db!, clock ? { clock } : {});
+// Write-behind as `mnemo serve` runs it, when this host owns the data dir as the server would (its
+// lock, held for the process's life): a second host on the same file must not replay a live journal.
+const holdMs = values['hold-ms'] === undefined ? undefined : Number(values['hold-ms']);
+const owner = holdMs === 0 ? null : tryLock(serverLockFile(dirname(values.db!)), 'exclusive');
+const writeBehind = owner === null ? {} : { writeBehind: { log: (line: string) => process.stderr.write(`${line}\n`), ...(holdMs === undefined ? {} : { holdMs }) } };
+const storage = openSqliteStorage(values.db!, { ...(clock ? { clock } : {}), ...writeBehind });
 const mountSync = values['mount-sync'] === 'close' ? 'close' : 'fsync';
 const mounter = createMountManager({ log: (line) => process.stderr.write(`${line}\n`) });
 const service = createService({ storage, mountSync, mounter, ...(clock ? { clock } : {}) });
@@ -58,7 +67,7 @@ for (const spec of values.also!) {
   const [hostPath, session] = spec.split('=') as [string, string];
   await mounter.mount({ storeId, hostPath, readOnly: values['read-only']!, actor: { type: 'session_actor', sessionId: session }, service: service });
 }
-process.stdout.write(JSON.stringify({ ready: true, storeId, sessionId, apiKeyId: key.id }) + '\n');
+process.stdout.write(JSON.stringify({ ready: true, storeId, sessionId, apiKeyId: key.id, writeBehind: owner !== null }) + '\n');
 
 type Command = { id: number; op: string; path?: string; content?: string; to?: string; ttlSeconds?: number; ms?: number; versionId?: string; asOf?: string };
 

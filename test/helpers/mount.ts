@@ -25,6 +25,8 @@ export interface MountHost {
   db: string;
   storeId: string;
   sessionId: string;
+  /** The host holds a mount's writes back in batches (it owns the data dir: MountOptions.holdMs). */
+  writeBehind: boolean;
   pid: number;
   /** An API-side service call in the host (create, update, rename, delete, archive, deleteStore, memory, advanceClock, redact, mountAsOf, unmount). */
   call<T = unknown>(op: string, args?: Record<string, unknown>): Promise<T>;
@@ -52,6 +54,12 @@ export interface MountOptions {
   mountSync?: 'fsync' | 'close';
   /** Serve on a clock that stands still until `call('advanceClock', { ms })` moves it. */
   movableClock?: boolean;
+  /**
+   * How long a batch of mount writes stays open before it commits (sqlite/write-behind.ts; the
+   * host's default is the server's); 0: every write commits at once. Only the first host on a data
+   * dir holds writes back.
+   */
+  holdMs?: number;
 }
 
 export async function startMount(opts: MountOptions = {}): Promise<MountHost> {
@@ -65,6 +73,7 @@ export async function startMount(opts: MountOptions = {}): Promise<MountHost> {
   if (opts.session) args.push('--session', opts.session);
   if (opts.mountSync) args.push('--mount-sync', opts.mountSync);
   if (opts.movableClock) args.push('--movable-clock');
+  if (opts.holdMs !== undefined) args.push('--hold-ms', String(opts.holdMs));
   for (const [name, session] of Object.entries(opts.also ?? {})) args.push('--also', `${join(dir, name)}=${session}`);
   const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'] });
   child.stdin.on('error', () => {});
@@ -72,8 +81,8 @@ export async function startMount(opts: MountOptions = {}): Promise<MountHost> {
   child.stderr.on('data', (b: Buffer) => (err += b.toString()));
   const lines = createInterface({ input: child.stdout });
   const pending = new Map<number, (msg: { ok: boolean; result: unknown; error: string }) => void>();
-  let ready: (v: { storeId: string; sessionId: string }) => void;
-  const readyP = new Promise<{ storeId: string; sessionId: string }>((r) => (ready = r));
+  let ready: (v: { storeId: string; sessionId: string; writeBehind?: boolean }) => void;
+  const readyP = new Promise<{ storeId: string; sessionId: string; writeBehind?: boolean }>((r) => (ready = r));
   lines.on('line', (line) => {
     const msg = JSON.parse(line) as { ready?: boolean; id?: number; storeId: string; sessionId: string; ok: boolean; result: unknown; error: string };
     if (msg.ready) ready(msg);
@@ -104,6 +113,7 @@ export async function startMount(opts: MountOptions = {}): Promise<MountHost> {
     db,
     storeId: info.storeId,
     sessionId: info.sessionId,
+    writeBehind: info.writeBehind === true,
     pid: child.pid!,
     call,
     versions,

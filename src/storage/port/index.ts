@@ -40,6 +40,7 @@ export type { MaintenanceStorage } from './maintenance.js';
 export type {
   CreateMemoryInput,
   DeleteMemoryInput,
+  JournaledWrite,
   MemoryStorage,
   MoveMemoryInput,
   MoveTreeInput,

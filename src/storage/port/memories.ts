@@ -82,6 +82,17 @@ export interface MoveTreeInput {
   versionIds: () => string;
 }
 
+/**
+ * A mount's memory write as data (method and input), so that it can be kept in a journal and applied
+ * again exactly: a write held back from its commit (AtomicOptions.journal) is replayed from it if the
+ * process dies first. Inputs carry their ids and times, so a replay writes the same rows.
+ */
+export type JournaledWrite =
+  | { method: 'saveMemoryAt'; input: SaveMemoryAtInput }
+  | { method: 'updateMemory'; input: UpdateMemoryInput }
+  | { method: 'moveMemory'; input: MoveMemoryInput }
+  | { method: 'deleteMemory'; input: DeleteMemoryInput };
+
 /** Result of a write: the memory as it now stands and whether a version was appended. */
 export interface WriteResult {
   memory: Memory;

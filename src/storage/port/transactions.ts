@@ -9,6 +9,7 @@
  * for itself (a deadlock): inside, use only `tx`. No AsyncLocalStorage carries the transaction
  * implicitly: in Node 20 it makes every await about 3x slower once enabled.
  */
+import type { JournaledWrite } from './memories.js';
 
 export interface AtomicOptions {
   /**
@@ -17,6 +18,14 @@ export interface AtomicOptions {
    * Inside another transaction the outermost one decides. Default true: on disk at commit.
    */
   durable?: boolean;
+  /**
+   * A mount's write (with `durable: false`), as data: the adapter may answer before the commit, once
+   * the write is visible to every reader of this storage and kept where a crash of this process
+   * cannot lose it, and commit it with the writes around it shortly after (sqlite/write-behind.ts).
+   * `fn` must make exactly this write. Ignored inside another transaction and by adapters that
+   * commit every write at once (PostgreSQL).
+   */
+  journal?: JournaledWrite;
 }
 
 /** `Tx`: the whole port (Storage), as the transaction's view of it; a parameter so that this file imports nothing. */

@@ -6,6 +6,7 @@ import { closeSync, copyFileSync, existsSync, fsyncSync, openSync, renameSync, r
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { MnemoError } from '../../domain/errors.js';
+import { journalFileOf } from './journal.js';
 import { SCHEMA_VERSION } from './schema/migrations.js';
 
 export async function backupDatabase(dbFile: string, dest: string): Promise<void> {
@@ -70,9 +71,10 @@ export function restoreDatabase(backup: string, dbFile: string): void {
     } finally {
       closeSync(fd);
     }
-    // The old file's WAL must not be replayed onto the restored one.
+    // The old file's WAL, and its journal of mount writes, must not be replayed onto the restored one.
     rmSync(`${dbFile}-wal`, { force: true });
     rmSync(`${dbFile}-shm`, { force: true });
+    rmSync(journalFileOf(dbFile), { force: true });
     renameSync(tmp, dbFile);
   } catch (err) {
     removeTmp();

@@ -5,7 +5,7 @@
  */
 import type { Synchronous } from './reads.js';
 import type { MountViewStorage } from '../port.js';
-import type { Db } from './tx.js';
+import { settleHeld, type Db } from './tx.js';
 
 /** How stale a reader may be about commits made by another process. */
 const OUTSIDE_CHECK_MS = 100;
@@ -21,7 +21,8 @@ export interface WriteCounter {
  * returns no rows (INSERT, UPDATE, DELETE; the adapter uses no RETURNING) bumps the count when it
  * runs. A mount asks for the mark on every file operation, and a call into SQLite there (even
  * `SELECT total_changes()`) measurably slowed a cached stat. Install before preparing statements.
- * A write that later rolls back still counts: readers only ever drop answers too often.
+ * A write that later rolls back still counts: readers only ever drop answers too often. It is also
+ * where a write run outside the transaction helpers commits a held batch first (tx.ts).
  */
 export function trackWrites(db: Db): WriteCounter {
   let writes = 0;
@@ -31,6 +32,8 @@ export function trackWrites(db: Db): WriteCounter {
     if (stmt.reader || NOT_DATA.test(source)) return stmt;
     const run = stmt.run.bind(stmt);
     stmt.run = (...params: unknown[]) => {
+      // A write outside every transaction helper must not join a held batch of mount saves either.
+      settleHeld(db);
       try {
         return run(...params);
       } finally {

@@ -29,6 +29,7 @@ import { createSessionStatements } from './sessions.js';
 import { createStoreStatements } from './stores.js';
 import { createChildWalk } from './tree.js';
 import { createWalSync } from './sync.js';
+import { createWriteBehind } from './write-behind.js';
 import { createVersionStatements } from './versions.js';
 import { createForkStatements } from './forks.js';
 import { createFeedStatements } from './feed.js';
@@ -70,6 +71,12 @@ export interface SqliteOptions {
    * measures the engine at NORMAL too, the setting of mount saves (DESIGN §5).
    */
   synchronous?: 'FULL' | 'NORMAL';
+  /**
+   * Answer a mount's journaled writes before their commit (sqlite/write-behind.ts), with the journal
+   * beside the file. Only for the one process that owns the data directory (`mnemo serve`): a journal
+   * left by a crash is replayed at open. `log` hears replays and writes lost to a failed commit.
+   */
+  writeBehind?: { log: (line: string) => void; holdMs?: number };
   /**
    * Worker threads with read-only connections for the reads that grow with the store (searches,
    * listing pages, the checks: sqlite/readers.ts); default DEFAULT_READERS, 0 runs them inline.
@@ -135,6 +142,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     purgeExpiredMemories: createExpirySweep(db),
     indexSearchBacklog: search.indexSearchBacklog,
   };
+  const writeBehind = _options.writeBehind && file !== ':memory:' ? createWriteBehind(db, file, walSync, memoryRows, _options.writeBehind) : null;
   const { port, gate } = bindPort(db, walSync, {
     connection,
     reads: {
@@ -158,8 +166,15 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
         return readers.reads.searchMemories(storeId, q);
       },
     },
-    local: { changeMark: changes.changeMark, ownWriteMark: changes.ownWriteMark, unsyncedCommits: walSync.unsynced, keepsSearchBacklog: () => true },
+    local: {
+      changeMark: changes.changeMark,
+      ownWriteMark: changes.ownWriteMark,
+      // A held batch counts: the background sync must come back for it.
+      unsyncedCommits: () => walSync.unsynced() + (writeBehind?.open ? 1 : 0),
+      keepsSearchBacklog: () => true,
+    },
     close() {
+      writeBehind?.close();
       readers.close();
       checkpointer?.stop();
       if (db.open) {
@@ -169,7 +184,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
       }
       walSync.close();
     },
-  });
+  }, writeBehind);
   return {
     ...port,
     readPragma(name) {

@@ -13,8 +13,9 @@
 import { MnemoError } from '../../domain/errors.js';
 import type { AtomicOptions, Storage } from '../port.js';
 import type { Synchronous } from './reads.js';
-import { asyncTx, type Db } from './tx.js';
+import { asyncTx, settleHeld, type Db } from './tx.js';
 import type { WalSync } from './sync.js';
+import type { WriteBehind } from './write-behind.js';
 
 /** The methods that answer on the connection at once; the port wraps each in a settled promise. */
 export type ConnectionMethods = Synchronous<Omit<Storage, LocalMethod | AsyncMethod | 'atomic' | 'close'>>;
@@ -76,8 +77,11 @@ function settled(fn: AnyFn): (...args: unknown[]) => Promise<unknown> {
   };
 }
 
-/** The outer port and the `tx` view that `atomic` hands its function (one object: one connection, one transaction). */
-export function bindPort(db: Db, walSync: WalSync, parts: PortParts): { port: Storage; gate: WriterGate } {
+/**
+ * The outer port and the `tx` view that `atomic` hands its function (one object: one connection, one
+ * transaction). With `writeBehind`, a mount's journaled write joins its held batch instead.
+ */
+export function bindPort(db: Db, walSync: WalSync, parts: PortParts, writeBehind: WriteBehind | null = null): { port: Storage; gate: WriterGate } {
   const gate = createWriterGate();
   const tx = {} as Record<string, unknown>;
   const port = {} as Record<string, unknown>;
@@ -98,11 +102,16 @@ export function bindPort(db: Db, walSync: WalSync, parts: PortParts): { port: St
   }
   for (const [name, fn] of Object.entries(parts.reads as unknown as Record<string, AnyFn>)) {
     tx[name] = (parts.txReads as Record<string, AnyFn> | undefined)?.[name] ?? fn;
-    // A read on a reader thread does not hold the connection; it only starts after an open transaction.
+    // A read on a reader thread does not hold the connection; it only starts after an open
+    // transaction, and sees a held batch of mount writes once that has committed (as a WAL sync must).
     port[name] = (...args: unknown[]) => {
-      if (!gate.busy) return fn(...args);
+      if (!gate.busy) {
+        settleHeld(db);
+        return fn(...args);
+      }
       return gate.enter().then(() => {
         gate.leave();
+        settleHeld(db);
         return fn(...args);
       });
     };
@@ -113,6 +122,8 @@ export function bindPort(db: Db, walSync: WalSync, parts: PortParts): { port: St
   }
 
   const run = <T>(fn: (tx: Storage) => Promise<T>, options?: AtomicOptions): Promise<T> => {
+    // Before the relaxed switch, which cannot change `synchronous` inside the held batch's transaction.
+    settleHeld(db);
     const body = () => fn(tx as unknown as Storage);
     return options?.durable === false ? walSync.relaxedAsync(() => asyncTx(db, body)) : asyncTx(db, body);
   };
@@ -121,6 +132,9 @@ export function bindPort(db: Db, walSync: WalSync, parts: PortParts): { port: St
   port['atomic'] = async <T>(fn: (tx: Storage) => Promise<T>, options?: AtomicOptions): Promise<T> => {
     await gate.enter();
     try {
+      if (writeBehind && options?.journal && options.durable === false) {
+        return await writeBehind.join(() => fn(tx as unknown as Storage), options.journal);
+      }
       return await run(fn, options);
     } finally {
       gate.leave();

@@ -24,6 +24,12 @@ export interface WalSync {
   relaxed<T>(fn: () => T): T;
   /** The same for a transaction that spans awaits (open.ts keeps the connection to it meanwhile). */
   relaxedAsync<T>(fn: () => Promise<T>): Promise<T>;
+  /**
+   * Sets synchronous=NORMAL for a transaction opened next and committed later by hand (a held batch:
+   * sqlite/write-behind.ts); the function returned puts FULL back once it has ended, and counts its
+   * commit if it committed. `synchronous` cannot change inside a transaction.
+   */
+  hold(): (committed: boolean) => void;
   /** Relaxed commits that may not be on disk yet. */
   unsynced(): number;
   /** Resolves once every commit made before the call is on disk; rejects with the disk's error. */
@@ -103,6 +109,13 @@ export function createWalSync(db: Db, file: string, onSync?: (seconds: number) =
       } finally {
         db.pragma('synchronous = FULL');
       }
+    },
+    hold() {
+      db.pragma('synchronous = NORMAL');
+      return (didCommit) => {
+        if (didCommit) committed++;
+        db.pragma('synchronous = FULL');
+      };
     },
     unsynced: () => committed - synced,
     async sync(): Promise<void> {

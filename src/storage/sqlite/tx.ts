@@ -11,6 +11,7 @@ export type Db = Database.Database;
 export function writeTx<A extends unknown[], R>(db: Db, fn: (...args: A) => R): (...args: A) => R {
   const t = db.transaction(fn);
   return (...args: A) => {
+    settleHeld(db);
     const observe = db.inTransaction ? undefined : commitObservers.get(db);
     if (!observe) return t.immediate(...args);
     const started = performance.now();
@@ -63,6 +64,7 @@ export function afterCommit(db: Db, fn: () => void): void {
  * after-commit work to the outermost one, which alone knows when the data is on disk.
  */
 export function outerTx<R>(db: Db, fn: () => R): R {
+  settleHeld(db);
   const run = runner(db);
   if (db.inTransaction) return run(fn) as R;
   let result: R;
@@ -75,9 +77,7 @@ export function outerTx<R>(db: Db, fn: () => R): R {
     pending.delete(db);
     throw err;
   }
-  const list = pending.get(db) ?? [];
-  pending.delete(db);
-  for (const f of list) f();
+  runAfterCommit(db);
   return result;
 }
 
@@ -107,6 +107,7 @@ function controlsOf(db: Db): Controls {
  * other user of the connection out until it settles: nothing else may run statements meanwhile.
  */
 export async function asyncTx<R>(db: Db, fn: () => Promise<R>): Promise<R> {
+  settleHeld(db);
   const c = controlsOf(db);
   if (c.depth > 0 || db.inTransaction) return savepoint(db, c, fn);
   const observe = commitObservers.get(db);
@@ -123,10 +124,62 @@ export async function asyncTx<R>(db: Db, fn: () => Promise<R>): Promise<R> {
     throw err;
   }
   observe?.((performance.now() - started) / 1000);
+  runAfterCommit(db);
+  return result;
+}
+
+function runAfterCommit(db: Db): void {
   const list = pending.get(db) ?? [];
   pending.delete(db);
   for (const f of list) f();
-  return result;
+}
+
+/**
+ * A held batch (sqlite/write-behind.ts): the connection's transaction, left open after a mount's
+ * write so that the writes after it commit with it. Anything else that writes commits it first
+ * (`settleHeld`: every transaction helper here, and the write counter for a write outside them), so
+ * no other write ever joins it by accident; the writes that join it do so as savepoints, through
+ * `joinHeld`, with `joining` set.
+ */
+export interface HeldBatch {
+  readonly open: boolean;
+  readonly joining: boolean;
+  /** Commits the batch (no-op when none is open). */
+  settle(): void;
+}
+
+const heldBatches = new WeakMap<Db, HeldBatch>();
+
+export function registerHeldBatch(db: Db, batch: HeldBatch): void {
+  heldBatches.set(db, batch);
+}
+
+/** Commits the connection's held batch, unless the caller is a write joining it. */
+export function settleHeld(db: Db): void {
+  const h = heldBatches.get(db);
+  if (h !== undefined && h.open && !h.joining) h.settle();
+}
+
+/** BEGIN IMMEDIATE of a held batch; the batch is the only transaction that can be open between gated calls. */
+export function beginHeld(db: Db): void {
+  controlsOf(db).begin.run();
+}
+
+/** Runs `fn` as a savepoint of the open held batch (the caller, sqlite/write-behind.ts, holds the writer gate). */
+export function joinHeld<R>(db: Db, fn: () => Promise<R>): Promise<R> {
+  return savepoint(db, controlsOf(db), fn);
+}
+
+/** COMMIT of the held batch, then its after-commit work. Throws what COMMIT throws (the batch is then still open or rolled back). */
+export function commitHeld(db: Db): void {
+  controlsOf(db).commit.run();
+  runAfterCommit(db);
+}
+
+/** Drops the held batch (ROLLBACK if SQLite has not already rolled it back) and its after-commit work. */
+export function rollbackHeld(db: Db): void {
+  pending.delete(db);
+  if (db.inTransaction) controlsOf(db).rollback.run();
 }
 
 async function savepoint<R>(db: Db, c: Controls, fn: () => Promise<R>): Promise<R> {

@@ -1,0 +1,87 @@
+/**
+ * Write-behind through a real mount (sqlite/write-behind.ts, DESIGN §5): the host holds its batch
+ * open for an hour, so nothing a test does through the mount commits unless something commits it.
+ * The file is looked at from a second connection in this process, as any other process sees it.
+ */
+import Database from 'better-sqlite3';
+import { statSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { journalFileOf } from '../../src/storage/sqlite/journal.js';
+import { FUSE_AVAILABLE, NO_FUSE_REASON, py, run, sh, startMount } from '../helpers/mount.js';
+
+if (!FUSE_AVAILABLE) console.warn(NO_FUSE_REASON);
+
+const HOUR = 3_600_000;
+
+/** "operation path" of each version a session wrote, oldest first, as committed in the file. */
+function committedMountLog(db: string, storeId: string): string[] {
+  const conn = new Database(db, { readonly: true });
+  try {
+    const rows = conn
+      .prepare("SELECT operation, path FROM versions WHERE store_id = ? AND actor_type = 'session_actor' ORDER BY seq")
+      .all(storeId) as { operation: string; path: string }[];
+    return rows.map((r) => `${r.operation} ${r.path}`);
+  } finally {
+    conn.close();
+  }
+}
+
+describe.skipIf(!FUSE_AVAILABLE)('write-behind through a mount', () => {
+  it('answers close(), rename and rm before their commit, and a kill -9 then loses none of them: the next start replays the journal', async () => {
+    const host = await startMount({ holdMs: HOUR, seed: { '/old.md': 'old\n', '/gone.md': 'gone\n' } });
+    expect(host.writeBehind).toBe(true);
+    const r = await sh(
+      `printf 'a\\n' > a.md && printf 'b\\n' > b.md && mv b.md c.md && rm gone.md && sed -i 's/old/new/' old.md && cat a.md c.md old.md`,
+      host.mnt,
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('a\nb\nnew\n');
+    // Answered, and not committed: only the journal holds them.
+    expect(committedMountLog(host.db, host.storeId)).toEqual([]);
+    expect(statSync(journalFileOf(host.db)).size).toBeGreaterThan(0);
+
+    process.kill(host.pid, 'SIGKILL');
+    await host.stop();
+
+    const next = await startMount({ dir: host.dir, store: host.storeId, mountName: 'mnt2' });
+    expect(next.stderr()).toMatch(/replayed \d+ mount write/);
+    expect(await next.tree()).toEqual({ '/a.md': 'a\n', '/c.md': 'b\n', '/old.md': 'new\n' });
+    expect(committedMountLog(host.db, host.storeId)).toEqual([
+      'created /a.md',
+      'created /b.md',
+      'modified /c.md',
+      'deleted /gone.md',
+      'modified /old.md',
+    ]);
+    expect(statSync(journalFileOf(host.db)).size).toBe(0);
+  });
+
+  it('a held save is read at once by another mount and the API, a listing on a reader thread commits it, and fsync() commits it', async () => {
+    const host = await startMount({ holdMs: HOUR, also: { other: 'sesn_other' } });
+    expect(host.writeBehind).toBe(true);
+    expect((await sh(`printf 'held\\n' > one.md`, host.mnt)).code).toBe(0);
+    expect(committedMountLog(host.db, host.storeId)).toEqual([]);
+    // Another session's mount and the API's point read go through the connection that holds it.
+    expect((await run('cat', [`${host.dir}/other/one.md`])).stdout).toBe('held\n');
+    expect(await host.call('memory', { path: '/one.md' })).toMatchObject({ content: 'held\n' });
+    expect(committedMountLog(host.db, host.storeId)).toEqual([]);
+    // A listing runs on a reader thread (its own connection): the batch commits first.
+    expect(await host.tree()).toEqual({ '/one.md': 'held\n' });
+    expect(committedMountLog(host.db, host.storeId)).toEqual(['created /one.md']);
+
+    expect((await sh(`printf 'two\\n' > two.md`, host.mnt)).code).toBe(0);
+    expect(committedMountLog(host.db, host.storeId)).toEqual(['created /one.md']);
+    const synced = await py(`import os\nfd = os.open('one.md', os.O_RDONLY)\nos.fsync(fd)\nos.close(fd)`, host.mnt);
+    expect(synced.code, synced.stderr).toBe(0);
+    expect(committedMountLog(host.db, host.storeId)).toEqual(['created /one.md', 'created /two.md']);
+  });
+
+  it('a second host on the same data dir commits each write itself and leaves the owner its journal', async () => {
+    const owner = await startMount({ holdMs: HOUR });
+    const second = await startMount({ dir: owner.dir, store: owner.storeId, mountName: 'mnt2' });
+    expect(owner.writeBehind).toBe(true);
+    expect(second.writeBehind).toBe(false);
+    expect((await sh(`printf 'x\\n' > from-second.md`, second.mnt)).code).toBe(0);
+    expect(committedMountLog(owner.db, owner.storeId)).toEqual(['created /from-second.md']);
+  });
+});
