@@ -12,6 +12,8 @@ import { apiClient, type Api } from './http.js';
 export interface Target {
   name: string;
   dir: string;
+  /** The process serving `dir`, when it is one of ours (the ceiling's child). */
+  pid?: number;
   stop(): Promise<void>;
 }
 
@@ -19,7 +21,7 @@ const PYTHON = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
 const WORKLOAD = join(REPO_ROOT, 'test', 'bench', 'workload.py');
 
 /** Runs workload.py in a child process (never in a process serving a mount) and parses its JSON. */
-export function workload(mode: 'full' | 'small' | 'scale', dir: string, n: number): Promise<Record<string, number>> {
+export function workload(mode: 'full' | 'small' | 'save' | 'scale', dir: string, n: number): Promise<Record<string, number>> {
   return new Promise((resolve, reject) => {
     execFile(PYTHON, [WORKLOAD, mode, dir, String(n)], { timeout: 300_000, maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
       if (err) return reject(new Error(`workload ${mode} ${dir}: ${err.message}\n${stderr}`));
@@ -79,6 +81,7 @@ export async function startCeiling(): Promise<Target> {
   return {
     name: 'ceiling',
     dir: mnt,
+    pid: child.pid!,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), 5000);

@@ -2,6 +2,7 @@
 
 usage: workload.py full <dir> <files>    save/read/stat/ls -R/grep -r/100 KiB rewrite/atomic saves
        workload.py small <dir> <files>   save/read/stat only (the engine rows, engines.ts)
+       workload.py save <dir> <files>    saves only (the serving thread's CPU per save, cpu.ts)
        workload.py scale <dir> <count>   latencies in a directory holding <count> files
 Prints one JSON object: seconds per phase (full), or median/p99 milliseconds per op (scale).
 """
@@ -89,6 +90,15 @@ def full(base, n, small=False):
     return out
 
 
+def saves(base, n):
+    os.makedirs(base, exist_ok=True)
+    t = time.perf_counter()
+    for i in range(n):
+        with open(os.path.join(base, f"f{i:05d}.md"), "wb") as f:
+            f.write(body(i, 4096))
+    return {"save": time.perf_counter() - t}
+
+
 def pct(xs, q):
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(q * len(xs)))] * 1000
@@ -127,4 +137,9 @@ def scale(d, count):
 
 if __name__ == "__main__":
     mode, target, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    print(json.dumps(full(target, n, mode == "small") if mode in ("full", "small") else scale(target, n)))
+    if mode in ("full", "small"):
+        print(json.dumps(full(target, n, mode == "small")))
+    elif mode == "save":
+        print(json.dumps(saves(target, n)))
+    else:
+        print(json.dumps(scale(target, n)))
