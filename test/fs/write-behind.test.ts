@@ -4,7 +4,9 @@
  * The file is looked at from a second connection in this process, as any other process sees it.
  */
 import Database from 'better-sqlite3';
-import { statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { journalFileOf } from '../../src/storage/sqlite/journal.js';
 import { FUSE_AVAILABLE, NO_FUSE_REASON, py, run, sh, startMount } from '../helpers/mount.js';
@@ -74,6 +76,20 @@ describe.skipIf(!FUSE_AVAILABLE)('write-behind through a mount', () => {
     const synced = await py(`import os\nfd = os.open('one.md', os.O_RDONLY)\nos.fsync(fd)\nos.close(fd)`, host.mnt);
     expect(synced.code, synced.stderr).toBe(0);
     expect(committedMountLog(host.db, host.storeId)).toEqual(['created /one.md', 'created /two.md']);
+  });
+
+  it('a text a redaction erases is gone from the journal too, with the rest of the data dir', async () => {
+    const host = await startMount({ holdMs: HOUR });
+    const secret = `journalsecret${randomBytes(8).toString('hex')}`;
+    expect((await sh(`printf 'token ${secret}\\n' > notes.md && printf 'rotated\\n' > notes.md`, host.mnt)).code).toBe(0);
+    // Both saves are held: only the journal has the secret so far.
+    expect(readFileSync(journalFileOf(host.db)).includes(secret)).toBe(true);
+    const first = (await host.versions()).find((v) => v.operation === 'created' && v.path === '/notes.md')!;
+    await host.call('redact', { versionId: first.id });
+    const files = readdirSync(host.dir).filter((f) => f.startsWith('mnemo.db')).map((f) => join(host.dir, f));
+    expect(files).toContain(journalFileOf(host.db));
+    for (const f of files) expect(readFileSync(f).includes(secret), f).toBe(false);
+    expect((await run('cat', [`${host.mnt}/notes.md`])).stdout).toBe('rotated\n');
   });
 
   it('a second host on the same data dir commits each write itself and leaves the owner its journal', async () => {
