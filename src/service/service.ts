@@ -63,6 +63,8 @@ export interface ServiceOptions {
   mountSync?: MountSync;
   /** Told when a background WAL sync fails (the server logs it); the next one tries again. */
   onSyncError?: (err: unknown) => void;
+  /** The background WAL sync's timer (durability.ts; tests that must hold commits back move it). */
+  syncSchedule?: (fn: () => void, ms: number) => () => void;
   /** The change feed's followers: how often they look for other processes' commits, and their timer (tests). */
   feed?: { pollMs?: number; every?: Every };
 }
@@ -89,12 +91,15 @@ export function createService({
   observer = {},
   mountSync = 'fsync',
   onSyncError,
+  syncSchedule,
   feed: feedOptions = {},
   nodeId = null,
 }: ServiceOptions) {
   const storeLimits: StoreLimits = { ...DEFAULT_LIMITS, ...limitOptions };
   const wrote = (caller: Caller, versions: number) => observer.wrote?.(faceOf(caller), versions);
-  const durability = createDurability({ storage, mountSync, ...(onSyncError ? { onError: onSyncError } : {}) });
+  const durability = createDurability({
+    storage, mountSync, ...(onSyncError ? { onError: onSyncError } : {}), ...(syncSchedule ? { schedule: syncSchedule } : {}),
+  });
   const commits = createCommitSignal();
   const audit = createAudit({ storage, clock, ids });
   /** The operations over a storage: the outer port here, a transaction's `tx` for receipts and group commits. */

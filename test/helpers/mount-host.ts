@@ -44,7 +44,16 @@ const writeBehind = owner === null ? {} : { writeBehind: { log: (line: string) =
 const storage = openSqliteStorage(values.db!, { ...(clock ? { clock } : {}), ...writeBehind });
 const mountSync = values['mount-sync'] === 'close' ? 'close' : 'fsync';
 const mounter = createMountManager({ log: (line) => process.stderr.write(`${line}\n`) });
-const service = createService({ storage, mountSync, mounter, ...(clock ? { clock } : {}) });
+// A hold given here holds the background WAL sync back as long, so that nothing but what a test
+// does commits a held batch (the sync commits it first).
+const syncSchedule = holdMs === undefined || holdMs === 0 ? {} : {
+  syncSchedule: (fn: () => void, ms: number) => {
+    const t = setTimeout(fn, Math.max(ms, holdMs));
+    t.unref();
+    return () => clearTimeout(t);
+  },
+};
+const service = createService({ storage, mountSync, mounter, ...(clock ? { clock } : {}), ...syncSchedule });
 
 const ws = await service.keys.defaultWorkspace();
 const { key } = await service.keys.createKey('mount-host', 'admin', ws.id);

@@ -56,8 +56,8 @@ export interface MountOptions {
   movableClock?: boolean;
   /**
    * How long a batch of mount writes stays open before it commits (sqlite/write-behind.ts; the
-   * host's default is the server's); 0: every write commits at once. Only the first host on a data
-   * dir holds writes back.
+   * host's default is the server's), the background WAL sync held back as long; 0: every write
+   * commits at once. Only the first host on a data dir holds writes back.
    */
   holdMs?: number;
 }
