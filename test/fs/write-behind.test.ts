@@ -58,6 +58,18 @@ describe.skipIf(!FUSE_AVAILABLE)('write-behind through a mount', () => {
     expect(statSync(journalFileOf(host.db)).size).toBe(0);
   });
 
+  it('a stop (SIGTERM) commits what is held and leaves an empty journal, which the next start has nothing to replay from', async () => {
+    const host = await startMount({ holdMs: HOUR });
+    expect((await sh(`printf 'kept\\n' > kept.md`, host.mnt)).code).toBe(0);
+    expect(committedMountLog(host.db, host.storeId)).toEqual([]);
+    await host.stop();
+    expect(committedMountLog(host.db, host.storeId)).toEqual(['created /kept.md']);
+    expect(statSync(journalFileOf(host.db)).size).toBe(0);
+    const next = await startMount({ dir: host.dir, store: host.storeId, mountName: 'mnt2' });
+    expect(await next.tree()).toEqual({ '/kept.md': 'kept\n' });
+    expect(next.stderr()).not.toMatch(/replayed/);
+  });
+
   it('a held save is read at once by another mount and the API, a listing on a reader thread commits it, and fsync() commits it', async () => {
     const host = await startMount({ holdMs: HOUR, also: { other: 'sesn_other' } });
     expect(host.writeBehind).toBe(true);
