@@ -186,8 +186,10 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
       return created;
     },
     async getMemory(caller: Caller, storeId: string, memoryId: string): Promise<Memory> {
-      await store(caller, storeId);
-      const m = await storage.getMemory(storeId, memoryId);
+      assertStoreGranted(caller, storeId);
+      // The store and the memory in one lookup (one round trip on PostgreSQL), checked as `store` does.
+      const { store: s, memory: m } = await storage.getMemoryInStore(caller.workspaceId, storeId, memoryId);
+      if (!s) throw notFound('memory store', storeId);
       if (!m) throw notFound('memory', memoryId);
       return m;
     },

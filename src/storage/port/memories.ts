@@ -132,6 +132,11 @@ export interface MemoryStorage {
   updateMemory(input: UpdateMemoryInput): Promise<WriteResult>;
   deleteMemory(input: DeleteMemoryInput): Promise<void>;
   getMemory(storeId: string, id: string): Promise<Memory | null>;
+  /**
+   * A retrieve's two lookups as one: the store if it is one of `workspaceId`'s (as getStore finds
+   * it), and then its live memory `id` (null when either is missing).
+   */
+  getMemoryInStore(workspaceId: string, storeId: string, id: string): Promise<{ store: Store | null; memory: Memory | null }>;
   getMemoryByPath(storeId: string, path: string): Promise<Memory | null>;
   /**
    * Sets the given attributes (chmod, chown, utimens) without a version, and moves the ctime to

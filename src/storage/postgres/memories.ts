@@ -269,6 +269,19 @@ export function memoryOps(ctx: MemoryContext) {
       const r = await byId(q, storeId, id);
       return r ? toMemory(r) : null;
     },
+    /** The store (as getStore finds it) and its memory in one statement: a retrieve's one round trip after its key's. */
+    async getMemoryInStore(q: Q, workspaceId: string, storeId: string, id: string): Promise<{ store: Store | null; memory: Memory | null }> {
+      const r = await first<StoreColumns & Partial<MemoryRow> & { id: string | null }>(
+        q,
+        `SELECT s.seq AS st_seq, s.name AS st_name, s.description AS st_description, s.metadata AS st_metadata, s.created_at AS st_created_at,
+                s.updated_at AS st_updated_at, s.archived_at AS st_archived_at, s.retention AS st_retention, s.forked_from AS st_forked_from, m.*
+         FROM stores s LEFT JOIN LATERAL (SELECT ${FULL} FROM memories WHERE store_id = s.id AND id = $3 AND ${live(4)}) m ON true
+         WHERE s.id = $1 AND s.workspace_id = $2 AND s.forking_since IS NULL`,
+        [storeId, workspaceId, id, ctx.clock()],
+      );
+      if (!r) return { store: null, memory: null };
+      return { store: storeOf(workspaceId, storeId, r), memory: r.id === null ? null : toMemory(r as MemoryRow) };
+    },
     async getMemoryByPath(q: Q, storeId: string, path: string): Promise<Memory | null> {
       const r = await byPath(q, storeId, path);
       return r ? toMemory(r) : null;

@@ -1,6 +1,6 @@
 /**
- * @module The SQLite adapter's part of a memory write's admission (port/memories.ts `Admission`):
- * the store, its usage and the target are read on the one connection
+ * @module The SQLite adapter's part of a memory write's admission (port/memories.ts `Admission`)
+ * and of a retrieve's lookups: the store, its usage and the target are read on the one connection
  * just before the write, in the same synchronous call, so no other write can come between (one
  * connection, one JS thread). The writes themselves (memories.ts) are unchanged.
  */
@@ -9,7 +9,7 @@ import type { ConnectionMethods } from './port-view.js';
 
 type Parts = Pick<ConnectionMethods, 'createMemory' | 'updateMemory' | 'deleteMemory' | 'getStore' | 'storeUsage' | 'getMemory'>;
 
-export function admittedWrites(c: Parts): Pick<ConnectionMethods, 'createMemory' | 'updateMemory' | 'deleteMemory'> {
+export function admittedWrites(c: Parts): Pick<ConnectionMethods, 'createMemory' | 'updateMemory' | 'deleteMemory' | 'getMemoryInStore'> {
   /** Shows the service's admission what the write finds; `memoryId`: the memory an update or a delete replaces. */
   function admit(input: { storeId: string; admission?: Admission }, memoryId?: string): void {
     const a = input.admission;
@@ -30,6 +30,10 @@ export function admittedWrites(c: Parts): Pick<ConnectionMethods, 'createMemory'
     deleteMemory(input) {
       admit(input, input.memoryId);
       return c.deleteMemory(input);
+    },
+    getMemoryInStore(workspaceId, storeId, id) {
+      const store = c.getStore(workspaceId, storeId);
+      return { store, memory: store ? c.getMemory(storeId, id) : null };
     },
   };
 }

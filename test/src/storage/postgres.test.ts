@@ -470,6 +470,10 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       expect(sent).toHaveLength(3);
       sent.forEach((q, i) => expect(q).toMatch(shape[i]!));
       expect(seen[1]).toEqual({ store: s, usage: { memories: 1, bytes: 4 }, target: { contentSizeBytes: 4 } });
+      sent.length = 0;
+      // A retrieve after its key: the store and the memory in one statement.
+      expect(await storage.getMemoryInStore(workspace.id, s.id, created.id)).toMatchObject({ store: s, memory: { id: created.id, content: 'five!' } });
+      expect(sent).toHaveLength(1);
     });
 
     it('an operation that fails part-way rolls back everything it wrote', async () => {
