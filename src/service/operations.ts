@@ -13,9 +13,9 @@ import { createCheckpoints } from './checkpoints.js';
 import type { Audit } from './audit.js';
 import type { Durability } from './durability.js';
 import type { IdGenerator } from './ids.js';
-import { createLimits, type StoreLimits } from './limits.js';
+import { assertStoreRoomAfter, clearOfStoreLimits, createLimits, type StoreLimits } from './limits.js';
 import type { Mounter } from './mounts.js';
-import type { JournaledWrite, Storage, WriteResult } from '../storage/port.js';
+import type { Admission, JournaledWrite, Storage, WriteResult } from '../storage/port.js';
 import type {
   Caller,
   Expiry,
@@ -87,6 +87,27 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
     return s;
   }
 
+  /**
+   * What `writable` and the store's limits check, for a write that runs them on what it finds
+   * (port/memories.ts `Admission`): the adapter reads the store and its usage with the write's own
+   * first statement instead of two round trips before it (on PostgreSQL under the store's lock).
+   * The same rules in the same order: the store is the caller's (404), the key may write (403), the
+   * store has room for `newBytes` (413); `replaces`: whether the write replaces its target's bytes
+   * (an update) or adds a memory (a create); null: no limit to check (a delete).
+   */
+  function admission(caller: Caller, storeId: string, room: { newBytes: number; replaces: boolean } | null): Admission {
+    assertStoreGranted(caller, storeId);
+    return {
+      workspaceId: caller.workspaceId,
+      admit({ store, usage, target }) {
+        if (!store) throw notFound('memory store', storeId);
+        assertAllowed(caller, 'write');
+        if (room === null || clearOfStoreLimits(deps.limits, usage, room.newBytes)) return;
+        assertStoreRoomAfter(deps.limits, storeId, usage, room.newBytes, room.replaces ? (target ?? { contentSizeBytes: 0 }) : null);
+      },
+    };
+  }
+
   /** chmod, utimens and chown through a mount: kept with the memory, no version (assertAttrs masks the mode). */
   async function setAttrs(caller: Caller, storeId: string, memoryId: string, attrs: KeptAttrs): Promise<void> {
     await writable(caller, storeId);
@@ -147,13 +168,13 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
     // ------------------------------------------------------------ memories
 
     async createMemory(caller: Caller, storeId: string, input: { path: string; content: string; mode?: number; expiry?: Expiry }): Promise<Memory> {
-      await writable(caller, storeId);
       const { path, content } = assertMemoryInput(input);
-      await limits.assertStoreRoom(storeId, byteLength(content), () => null);
+      const admitted = admission(caller, storeId, { newBytes: byteLength(content), replaces: false });
       const s = stamp(caller);
       const expiresAt = resolveExpiry(input.expiry, s.now);
       const created = await commit(caller, storeId, (st) => st.createMemory({
         ...s,
+        admission: admitted,
         storeId,
         memoryId: ids('memory'),
         path,
@@ -165,8 +186,10 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
       return created;
     },
     async getMemory(caller: Caller, storeId: string, memoryId: string): Promise<Memory> {
-      await store(caller, storeId);
-      const m = await storage.getMemory(storeId, memoryId);
+      assertStoreGranted(caller, storeId);
+      // The store and the memory in one lookup (one round trip on PostgreSQL), checked as `store` does.
+      const { store: s, memory: m } = await storage.getMemoryInStore(caller.workspaceId, storeId, memoryId);
+      if (!s) throw notFound('memory store', storeId);
       if (!m) throw notFound('memory', memoryId);
       return m;
     },
@@ -181,11 +204,8 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
     },
     /** `attrs`: what a mount's save keeps beside the content (its times and owner); the API passes none. */
     async updateMemory(caller: Caller, storeId: string, memoryId: string, write: MemoryWrite, attrs?: KeptAttrs): Promise<Memory> {
-      await writable(caller, storeId);
       assertMemoryInput(write);
-      if (write.content !== undefined) {
-        await limits.assertStoreRoom(storeId, byteLength(write.content), async () => (await storage.getMemory(storeId, memoryId)) ?? { contentSizeBytes: 0 });
-      }
+      const admitted = admission(caller, storeId, write.content === undefined ? null : { newBytes: byteLength(write.content), replaces: true });
       const { expiry, ...rest } = write;
       const s = stamp(caller);
       const expiresAt = resolveExpiry(expiry, s.now);
@@ -194,14 +214,15 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
         ...(expiresAt === undefined ? {} : { expiresAt }),
         ...(attrs === undefined ? {} : { attrs: assertAttrs(attrs) }),
       };
-      const result = await commit(caller, storeId, (st) => st.updateMemory(update), { method: 'updateMemory', input: update });
+      // The journal keeps the write as data, without the admission: a replay is of a write already admitted.
+      const result = await commit(caller, storeId, (st) => st.updateMemory({ ...update, admission: admitted }), { method: 'updateMemory', input: update });
       wrote(caller, result.changed ? 1 : 0);
       return result.memory;
     },
     async deleteMemory(caller: Caller, storeId: string, memoryId: string, expectedSha256?: string): Promise<void> {
-      await writable(caller, storeId);
       const input = { ...stamp(caller), storeId, memoryId, ...(expectedSha256 === undefined ? {} : { expectedSha256 }) };
-      await commit(caller, storeId, (s) => s.deleteMemory(input), { method: 'deleteMemory', input });
+      const admitted = admission(caller, storeId, null);
+      await commit(caller, storeId, (s) => s.deleteMemory({ ...input, admission: admitted }), { method: 'deleteMemory', input });
       wrote(caller, 1);
     },
 

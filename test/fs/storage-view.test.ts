@@ -142,7 +142,9 @@ describe('storage view', () => {
     const id = (await view.meta('/d/a.md'))!.id;
     expect(await view.meta('/d/moved.md')).toBeNull();
     await view.saved('/d/a.md', async () => {
-      core.service.moveMemory(core.caller, store.id, id, '/d/moved.md');
+      // Renamed before the save by id commits (awaited: an update no longer reads the store before
+      // its write, so a rename left to race it could now commit after it).
+      await core.service.moveMemory(core.caller, store.id, id, '/d/moved.md');
       return await core.service.updateMemory(core.caller, store.id, id, { content: 'saved by id' });
     });
     expect(await view.meta('/d/a.md')).toBeNull();

@@ -119,8 +119,9 @@ BEGIN
 END;
 `;
 
-/** PostgreSQL back to before its migration 5 (content stored once): each version holds its text again; 10 (the write functions, the search backlog), 9 (memory text by sha), 8, 7 and 6 (forks) are undone first. */
+/** PostgreSQL back to before its migration 5 (content stored once): each version holds its text again; 11 (the write probe with its admission), 10 (the write functions, the search backlog), 9 (memory text by sha), 8, 7 and 6 (forks) are undone first. */
 export const PG_UNDO_MIGRATION_5 = `
+DROP FUNCTION mnemo_write_probe;
 DROP FUNCTION mnemo_append;
 DROP FUNCTION mnemo_probe;
 DROP INDEX memories_unindexed;

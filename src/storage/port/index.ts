@@ -38,6 +38,7 @@ export type { HistoryListing, HistoryStorage, MetaAsOf, PathVersion } from './hi
 export type { KeyStorage } from './keys.js';
 export type { MaintenanceStorage } from './maintenance.js';
 export type {
+  Admission,
   CreateMemoryInput,
   DeleteMemoryInput,
   JournaledWrite,
@@ -46,6 +47,7 @@ export type {
   MoveTreeInput,
   SaveMemoryAtInput,
   UpdateMemoryInput,
+  WriteFound,
   WriteResult,
   WriteStamp,
 } from './memories.js';

@@ -11,14 +11,39 @@ import type {
   MemoryListQuery,
   MemoryVersion,
   Page,
+  Store,
   VersionListQuery,
 } from '../../domain/types.js';
+import type { StoreUsage } from './stores.js';
 
 export interface WriteStamp {
   actor: Actor;
   now: string;
   /** Id of the version row this write appends (pre-generated so the adapter stays id-agnostic). */
   versionId: string;
+}
+
+/** What a write found before it changed anything: what the service's rules for it decide on. */
+export interface WriteFound {
+  /** The store, if it is one of `workspaceId`'s (and not a fork being built); null otherwise. */
+  store: Store | null;
+  /** Its memories and their bytes before the write. */
+  usage: StoreUsage;
+  /** The live memory an update or a delete names (its size, for the limits), or null. */
+  target: { contentSizeBytes: number } | null;
+}
+
+/**
+ * The service's admission of a write (its visibility, role and limit rules): the adapter calls
+ * `admit` once with what it found, before the write changes anything, and a throw refuses the write
+ * whole. The adapter decides nothing from it; it only finds what `admit` is shown. On PostgreSQL
+ * the store, its usage and the target come under the store's row lock, in the write's first round
+ * trip (the probe); on SQLite they are read on the one connection just before the write, in the
+ * same turn of the event loop.
+ */
+export interface Admission {
+  workspaceId: string;
+  admit(found: WriteFound): void;
 }
 
 export interface CreateMemoryInput extends WriteStamp {
@@ -29,6 +54,7 @@ export interface CreateMemoryInput extends WriteStamp {
   mode?: number;
   /** Absolute expiry (RFC 3339 UTC); absent or null: never. */
   expiresAt?: string | null;
+  admission?: Admission;
 }
 
 export interface UpdateMemoryInput extends WriteStamp {
@@ -41,12 +67,14 @@ export interface UpdateMemoryInput extends WriteStamp {
   expiresAt?: string | null;
   /** Attributes a mount save carries (its mode, times, owner; sqlite/schema/attrs.ts); not versioned. */
   attrs?: KeptAttrs;
+  admission?: Admission;
 }
 
 export interface DeleteMemoryInput extends WriteStamp {
   storeId: string;
   memoryId: string;
   expectedSha256?: string;
+  admission?: Admission;
 }
 
 /** Create-or-update by path (the mount's save): updates the memory at `path`, or creates `memoryId` there. */
@@ -104,6 +132,11 @@ export interface MemoryStorage {
   updateMemory(input: UpdateMemoryInput): Promise<WriteResult>;
   deleteMemory(input: DeleteMemoryInput): Promise<void>;
   getMemory(storeId: string, id: string): Promise<Memory | null>;
+  /**
+   * A retrieve's two lookups as one: the store if it is one of `workspaceId`'s (as getStore finds
+   * it), and then its live memory `id` (null when either is missing).
+   */
+  getMemoryInStore(workspaceId: string, storeId: string, id: string): Promise<{ store: Store | null; memory: Memory | null }>;
   getMemoryByPath(storeId: string, path: string): Promise<Memory | null>;
   /**
    * Sets the given attributes (chmod, chown, utimens) without a version, and moves the ctime to

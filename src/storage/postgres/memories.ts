@@ -11,7 +11,7 @@ import { assertNoOverlap, assertStoreWritable, overlapProbe, type StoreState } f
 import { MnemoError, notFound } from '../../domain/errors.js';
 import { assertDeletePrecondition, planUpdate } from '../../domain/memory-updates.js';
 import { subtreeEnd } from '../../domain/paths.js';
-import type { KeptAttrs, Memory, MemoryListItem, MemoryListQuery, Page } from '../../domain/types.js';
+import type { KeptAttrs, Memory, MemoryListItem, MemoryListQuery, Page, Store } from '../../domain/types.js';
 import { ChildPage, memoryItem, rangeAfter, rangePage, walkStart } from '../common/memory-pages.js';
 import { newMemory, saveAsUpdate, treeMoveUpdate, updatedMemory, us } from '../common/memory-writes.js';
 import { deletionVersionRow, writeVersionRow } from '../common/version-rows.js';
@@ -19,7 +19,7 @@ import type * as port from '../port.js';
 import { appendVersionRow } from './commit-order.js';
 import { all, first, run, type Q } from './db.js';
 import { purgeExpired } from './expiry.js';
-import { FULL, META, live, toMemory, type MemoryRow } from './rows.js';
+import { FULL, META, live, toMemory, toStore, type MemoryRow } from './rows.js';
 import { children } from './tree.js';
 
 /** What memory operations need beyond the statements: the clock readers hide expired memories by. */
@@ -40,7 +40,7 @@ function assertStorable(content: string): void {
   }
 }
 
-/** What a write decides on, read under the store's lock in one round trip (`mnemo_probe`, postgres/schema/v10.ts). */
+/** What a write decides on, read under the store's lock in one round trip (`mnemo_write_probe`, postgres/schema/v11.ts). */
 interface Probe {
   store: StoreState | null;
   /** The live memory asked for (by id, or else by path), or null. */
@@ -49,10 +49,13 @@ interface Probe {
   hit: { id: string; path: string } | null;
 }
 
-type ProbeRow = Partial<MemoryRow> & {
+type ProbeRow = Partial<MemoryRow> & Omit<StoreColumns, 'st_archived_at'> & {
   store_found: boolean;
   archived_at: string | null;
   expired: boolean;
+  visible: boolean;
+  u_memories: number | null;
+  u_bytes: number | null;
   id: string | null;
   hit_id: string | null;
   hit_path: string | null;
@@ -65,6 +68,37 @@ interface ProbeTarget {
   overlapOf?: string;
   /** false: leave expired memories for the next versioned write (setting attributes appends no version). */
   purge?: boolean;
+  /** The service's admission: shown the store, its usage and the target as the probe found them, before anything changes. */
+  admission?: port.Admission | undefined;
+}
+
+/** A store's columns beside a memory's in one row (`st_`), for the reads that return both. */
+interface StoreColumns {
+  st_seq: number | null;
+  st_name: string | null;
+  st_description: string | null;
+  st_metadata: string | null;
+  st_created_at: string | null;
+  st_updated_at: string | null;
+  st_archived_at: string | null;
+  st_retention: string | null;
+  st_forked_from: string | null;
+}
+
+function storeOf(workspaceId: string, storeId: string, r: StoreColumns): Store {
+  return toStore({
+    seq: r.st_seq!, id: storeId, workspace_id: workspaceId, name: r.st_name!, description: r.st_description!, metadata: r.st_metadata!,
+    created_at: r.st_created_at!, updated_at: r.st_updated_at!, archived_at: r.st_archived_at, retention: r.st_retention, forked_from: r.st_forked_from,
+  });
+}
+
+/** What the probe shows an admission: the store only if it is the workspace's (the probe says so), as getStore finds it. */
+function foundBy(workspaceId: string, storeId: string, r: ProbeRow): port.WriteFound {
+  return {
+    store: r.visible ? storeOf(workspaceId, storeId, { ...r, st_archived_at: r.archived_at }) : null,
+    usage: { memories: r.u_memories ?? 0, bytes: r.u_bytes ?? 0 },
+    target: r.id === null ? null : { contentSizeBytes: r.content_size_bytes! },
+  };
 }
 
 export function memoryOps(ctx: MemoryContext) {
@@ -86,11 +120,14 @@ export function memoryOps(ctx: MemoryContext) {
    */
   async function probe(q: Q, storeId: string, now: string, t: ProbeTarget): Promise<Probe> {
     const o = t.overlapOf === undefined ? null : overlapProbe(t.overlapOf);
+    const ws = t.admission?.workspaceId ?? null;
     const read = () =>
-      first<ProbeRow>(q, 'SELECT * FROM mnemo_probe($1, $2, $3, $4, $5, $6, $7, $8)', [
-        storeId, now, ctx.clock(), t.id ?? null, t.path ?? null, o?.atOrAbove ?? null, o?.below ?? null, o ? subtreeEnd(o.below) : null,
+      first<ProbeRow>(q, 'SELECT * FROM mnemo_write_probe($1, $2, $3, $4, $5, $6, $7, $8, $9)', [
+        ws, storeId, now, ctx.clock(), t.id ?? null, t.path ?? null, o?.atOrAbove ?? null, o?.below ?? null, o ? subtreeEnd(o.below) : null,
       ]);
     let r = (await read())!;
+    // The service's rules first, on what the write found before it changes anything (the purge included).
+    t.admission?.admit(foundBy(t.admission.workspaceId, storeId, r));
     if (r.store_found && r.expired && t.purge !== false) {
       await purgeExpired(q, storeId, now);
       r = (await read())!;
@@ -177,15 +214,17 @@ export function memoryOps(ctx: MemoryContext) {
 
   const writes = {
     async createMemory(q: Q, input: port.CreateMemoryInput): Promise<Memory> {
-      const p = await probe(q, input.storeId, input.now, { overlapOf: input.path });
+      const p = await probe(q, input.storeId, input.now, { overlapOf: input.path, admission: input.admission });
       return insert(q, p.store, p.hit, input);
     },
     async updateMemory(q: Q, input: port.UpdateMemoryInput): Promise<port.WriteResult> {
-      const p = await probe(q, input.storeId, input.now, { id: input.memoryId, ...(input.path === undefined ? {} : { overlapOf: input.path }) });
+      const p = await probe(q, input.storeId, input.now, {
+        id: input.memoryId, admission: input.admission, ...(input.path === undefined ? {} : { overlapOf: input.path }),
+      });
       return update(q, p.store, p.row, input, input.path === undefined ? undefined : p.hit);
     },
     async deleteMemory(q: Q, input: port.DeleteMemoryInput): Promise<void> {
-      const p = await probe(q, input.storeId, input.now, { id: input.memoryId });
+      const p = await probe(q, input.storeId, input.now, { id: input.memoryId, admission: input.admission });
       if (!p.row) throw notFound('memory', input.memoryId);
       assertDeletePrecondition(toMemory(p.row), input.expectedSha256);
       await remove(q, input, p.row);
@@ -229,6 +268,19 @@ export function memoryOps(ctx: MemoryContext) {
     async getMemory(q: Q, storeId: string, id: string): Promise<Memory | null> {
       const r = await byId(q, storeId, id);
       return r ? toMemory(r) : null;
+    },
+    /** The store (as getStore finds it) and its memory in one statement: a retrieve's one round trip after its key's. */
+    async getMemoryInStore(q: Q, workspaceId: string, storeId: string, id: string): Promise<{ store: Store | null; memory: Memory | null }> {
+      const r = await first<StoreColumns & Partial<MemoryRow> & { id: string | null }>(
+        q,
+        `SELECT s.seq AS st_seq, s.name AS st_name, s.description AS st_description, s.metadata AS st_metadata, s.created_at AS st_created_at,
+                s.updated_at AS st_updated_at, s.archived_at AS st_archived_at, s.retention AS st_retention, s.forked_from AS st_forked_from, m.*
+         FROM stores s LEFT JOIN LATERAL (SELECT ${FULL} FROM memories WHERE store_id = s.id AND id = $3 AND ${live(4)}) m ON true
+         WHERE s.id = $1 AND s.workspace_id = $2 AND s.forking_since IS NULL`,
+        [storeId, workspaceId, id, ctx.clock()],
+      );
+      if (!r) return { store: null, memory: null };
+      return { store: storeOf(workspaceId, storeId, r), memory: r.id === null ? null : toMemory(r as MemoryRow) };
     },
     async getMemoryByPath(q: Q, storeId: string, path: string): Promise<Memory | null> {
       const r = await byPath(q, storeId, path);

@@ -18,7 +18,7 @@ import type { ChildWalk } from './tree.js';
 import type { Synchronous, SyncReads } from './reads.js';
 import { writeTx, type Db, type Statement } from './tx.js';
 
-type MemoryStatements = Omit<Synchronous<port.MemoryStorage>, 'getVersion' | 'listVersions' | 'redactVersion' | 'listMemories'> & Pick<SyncReads, 'listMemories'>;
+type MemoryStatements = Omit<Synchronous<port.MemoryStorage>, 'getVersion' | 'listVersions' | 'redactVersion' | 'listMemories' | 'getMemoryInStore'> & Pick<SyncReads, 'listMemories'>;
 
 export function createMemoryStatements(db: Db, children: ChildWalk): MemoryStatements {
   const q = {

@@ -20,6 +20,7 @@ import { createExpirySweep, registerClock } from './expiry.js';
 import { createKeyStatements } from './keys.js';
 import { createBulkImport, type ImportedWrite } from './bulk.js';
 import { createMemoryStatements } from './memories.js';
+import { admittedWrites } from './admission.js';
 import { createMountViewStatements } from './mount-view.js';
 import { createHistoryStatements } from './history.js';
 import { createReceiptStatements } from './receipts.js';
@@ -125,6 +126,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     ...stores,
     ...createKeyStatements(db),
     ...memoryRows,
+    ...admittedWrites({ ...memoryRows, ...stores }),
     ...versions,
     ...createMountViewStatements(db, children),
     ...createHistoryStatements(db),

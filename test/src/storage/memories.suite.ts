@@ -1,6 +1,8 @@
 /** The memories role's conformance suite: memories, their kept attributes, and their append-only versions. */
 import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../../src/domain/content.js';
+import { MnemoError } from '../../../src/domain/errors.js';
+import type { WriteFound } from '../../../src/storage/port.js';
 import { codeOf } from '../../helpers/core.js';
 import { newId } from '../../../src/service/ids.js';
 import type { Actor, VersionListQuery } from '../../../src/domain/types.js';
@@ -30,6 +32,58 @@ export function runMemorySuite(makeStorage: MakeStorage): void {
       expect(await storage.getMemory(other.id, m.id)).toBeNull();
       expect(await storage.getMemoryByPath(other.id, '/a')).toBeNull();
       expect(await storage.getVersion(other.id, m.versionId)).toBeNull();
+    });
+
+    it('a retrieve finds the store of the workspace and its memory in one lookup, and nothing from another workspace or store', async () => {
+      const { storage, workspace, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      const m = await addMemory(s.id, '/a', 'text');
+      expect(await storage.getMemoryInStore(workspace.id, s.id, m.id)).toEqual({ store: s, memory: m });
+      expect(await storage.getMemoryInStore(workspace.id, s.id, newId('memory'))).toEqual({ store: s, memory: null });
+      const elsewhere = { id: newId('workspace'), name: 'other', createdAt: m.createdAt };
+      await storage.insertWorkspace(elsewhere, false);
+      expect(await storage.getMemoryInStore(elsewhere.id, s.id, m.id)).toEqual({ store: null, memory: null });
+      const other = await addStore('other');
+      expect(await storage.getMemoryInStore(workspace.id, other.id, m.id)).toEqual({ store: other, memory: null });
+      expect(await storage.getMemoryInStore(workspace.id, newId('store'), m.id)).toEqual({ store: null, memory: null });
+    });
+
+    it("a write shows its admission the workspace's store, its usage and the memory it replaces before it changes anything; a refusal writes nothing", async () => {
+      const { storage, workspace, stamp, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      const m = await addMemory(s.id, '/a', 'four');
+      const seen: WriteFound[] = [];
+      const admission = (workspaceId = workspace.id, refuse = false) => ({
+        workspaceId,
+        admit(found: WriteFound) {
+          seen.push(found);
+          if (refuse) throw new MnemoError('limit_exceeded', 'no room');
+        },
+      });
+      const created = await storage.createMemory({ ...stamp(), admission: admission(), storeId: s.id, memoryId: newId('memory'), path: '/b', content: 'xy' });
+      expect(seen.pop()).toEqual({ store: s, usage: { memories: 1, bytes: 4 }, target: null });
+      await storage.updateMemory({ ...stamp(), admission: admission(), storeId: s.id, memoryId: m.id, content: 'five!' });
+      expect(seen.pop()).toEqual({ store: s, usage: { memories: 2, bytes: 6 }, target: { contentSizeBytes: 4 } });
+      // An unknown memory: no target; the write then fails as it does without an admission.
+      expect(await codeOf(() => storage.updateMemory({ ...stamp(), admission: admission(), storeId: s.id, memoryId: newId('memory'), content: 'x' }))).toBe('not_found');
+      expect(seen.pop()).toMatchObject({ target: null });
+      // A store of another workspace is no store to the admission; what follows is the admission's to decide, not the adapter's.
+      const elsewhere = { id: newId('workspace'), name: 'other', createdAt: m.createdAt };
+      await storage.insertWorkspace(elsewhere, false);
+      await storage.deleteMemory({ ...stamp(), admission: admission(elsewhere.id), storeId: s.id, memoryId: created.id });
+      expect(seen.pop()).toEqual({ store: null, usage: { memories: 2, bytes: 7 }, target: { contentSizeBytes: 2 } });
+      // Refused: nothing changes, whichever write it was.
+      const versions = (await storage.listVersions(s.id, verQ())).data.length;
+      const refused = [
+        () => storage.createMemory({ ...stamp(), admission: admission(workspace.id, true), storeId: s.id, memoryId: newId('memory'), path: '/c', content: 'c' }),
+        () => storage.updateMemory({ ...stamp(), admission: admission(workspace.id, true), storeId: s.id, memoryId: m.id, content: 'six' }),
+        () => storage.deleteMemory({ ...stamp(), admission: admission(workspace.id, true), storeId: s.id, memoryId: m.id }),
+      ];
+      for (const write of refused) expect(await codeOf(write)).toBe('limit_exceeded');
+      expect(seen).toHaveLength(3);
+      expect((await storage.listVersions(s.id, verQ())).data).toHaveLength(versions);
+      expect(await storage.storeUsage(s.id)).toEqual({ memories: 1, bytes: 5 });
+      expect((await storage.getMemory(s.id, m.id))?.content).toBe('five!');
     });
 
     it('a create on an overlapping path fails and leaves no version behind', async () => {

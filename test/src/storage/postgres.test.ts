@@ -11,7 +11,7 @@ import { sha256Hex } from '../../../src/domain/content.js';
 import { MnemoError } from '../../../src/domain/errors.js';
 import type { Actor, Checkpoint, MemoryListQuery, SearchQuery, Store, VersionListQuery } from '../../../src/domain/types.js';
 import { newId } from '../../../src/service/ids.js';
-import type { WriteStamp } from '../../../src/storage/port.js';
+import type { WriteFound, WriteStamp } from '../../../src/storage/port.js';
 import { openPostgresStorage, type PostgresStorage } from '../../../src/storage/postgres/open.js';
 import { PG_HISTORY_SQL } from '../../../src/storage/postgres/history.js';
 import { PG_MIGRATIONS, PG_SCHEMA_VERSION, SchemaTooNewError, migrate } from '../../../src/storage/postgres/schema/migrations.js';
@@ -414,10 +414,8 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
   });
 
   describe('transactions', () => {
-    it('a save is three round trips to PostgreSQL: BEGIN with the probe under the store lock, one append for every row, COMMIT', async () => {
-      const { stamp, addStore } = await fixture();
-      const s = await addStore();
-      // Every round trip of this process is one Client#query (a pooled read goes through one too).
+    /** Every round trip of this process is one Client#query (a pooled read goes through one too): what each sent, in order. */
+    function countQueries(): string[] {
       const sent: string[] = [];
       const original = pg.Client.prototype.query;
       const spy = function (this: pg.Client, ...args: unknown[]) {
@@ -427,9 +425,16 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       };
       pg.Client.prototype.query = spy as typeof original;
       onTestFinished(() => void (pg.Client.prototype.query = original));
+      return sent;
+    }
+
+    it('a save is three round trips to PostgreSQL: BEGIN with the probe under the store lock, one append for every row, COMMIT', async () => {
+      const { stamp, addStore } = await fixture();
+      const s = await addStore();
+      const sent = countQueries();
       const save = (content: string) =>
         storage.atomic((tx) => tx.saveMemoryAt({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/r/t.md', content }), { durable: false });
-      const shape = [/^BEGIN; SET LOCAL synchronous_commit = off; SAVEPOINT \w+; SELECT \* FROM mnemo_probe\('/, /mnemo_append/, /^RELEASE SAVEPOINT \w+; COMMIT$/];
+      const shape = [/^BEGIN; SET LOCAL synchronous_commit = off; SAVEPOINT \w+; SELECT \* FROM mnemo_write_probe\(NULL, '/, /mnemo_append/, /^RELEASE SAVEPOINT \w+; COMMIT$/];
       const created = await save('first');
       expect(sent).toHaveLength(3);
       sent.forEach((q, i) => expect(q).toMatch(shape[i]!));
@@ -438,11 +443,37 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       const updated = await save('second');
       expect(sent).toHaveLength(3);
       sent.forEach((q, i) => expect(q).toMatch(shape[i]!));
-      pg.Client.prototype.query = original;
+      sent.length = 0;
       expect(updated.memory.id).toBe(created.memory.id);
       expect((await storage.getMemoryByPath(s.id, '/r/t.md'))?.content).toBe('second');
       // The file's storage is shared: leave no relaxed commit for the tests that count them.
       await storage.syncCommits();
+    });
+
+    it("an API write's admission costs no round trip: the store and its usage come with the probe, under the lock", async () => {
+      const { workspace, stamp, addStore } = await fixture();
+      const s = await addStore();
+      const seen: WriteFound[] = [];
+      const admission = { workspaceId: workspace.id, admit: (f: WriteFound) => void seen.push(f) };
+      const sent = countQueries();
+      // As a group commit runs an API create: its own savepoint inside the group's transaction.
+      const created = await storage.atomic((tx) =>
+        tx.atomic((t) => t.createMemory({ ...stamp(), admission, storeId: s.id, memoryId: newId('memory'), path: '/api.md', content: 'four' })),
+      );
+      const shape = [/^BEGIN; SAVEPOINT \w+; SAVEPOINT \w+; SELECT \* FROM mnemo_write_probe\('/, /mnemo_append/, /^RELEASE SAVEPOINT \w+; RELEASE SAVEPOINT \w+; COMMIT$/];
+      expect(sent).toHaveLength(3);
+      sent.forEach((q, i) => expect(q).toMatch(shape[i]!));
+      expect(seen).toEqual([{ store: s, usage: { memories: 0, bytes: 0 }, target: null }]);
+      sent.length = 0;
+      // An update: the same three, and the admission sees the memory it replaces.
+      await storage.atomic((tx) => tx.atomic((t) => t.updateMemory({ ...stamp(), admission, storeId: s.id, memoryId: created.id, content: 'five!' })));
+      expect(sent).toHaveLength(3);
+      sent.forEach((q, i) => expect(q).toMatch(shape[i]!));
+      expect(seen[1]).toEqual({ store: s, usage: { memories: 1, bytes: 4 }, target: { contentSizeBytes: 4 } });
+      sent.length = 0;
+      // A retrieve after its key: the store and the memory in one statement.
+      expect(await storage.getMemoryInStore(workspace.id, s.id, created.id)).toMatchObject({ store: s, memory: { id: created.id, content: 'five!' } });
+      expect(sent).toHaveLength(1);
     });
 
     it('an operation that fails part-way rolls back everything it wrote', async () => {

@@ -15,6 +15,7 @@ import { PG_MIGRATION_7 } from './v7.js';
 import { PG_MIGRATION_8 } from './v8.js';
 import { PG_MIGRATION_9 } from './v9.js';
 import { PG_MIGRATION_10 } from './v10.js';
+import { PG_MIGRATION_11 } from './v11.js';
 
 export interface PgMigration {
   version: number;
@@ -42,6 +43,8 @@ export const PG_MIGRATIONS: PgMigration[] = [
   { version: 9, sql: PG_MIGRATION_9 },
   // PostgreSQL's own: a memory write in two round trips, search indexed from a backlog. See postgres/schema/v10.ts.
   { version: 10, sql: PG_MIGRATION_10 },
+  // PostgreSQL's own: a write's admission (the store and its usage) read in its probe. See postgres/schema/v11.ts.
+  { version: 11, sql: PG_MIGRATION_11 },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;
