@@ -1,6 +1,7 @@
 /**
- * @module Store and workspace limits: the one place they are enforced. The service asks before a
- * write that could grow a store (a new memory, or more bytes) and before a session is created;
+ * @module Store and workspace limits: the one place they are decided. A memory write that could grow
+ * a store (a new memory, or more bytes) is refused by its admission (service/admission.ts), on the
+ * usage the write itself finds; a session is checked before it is created;
  * past a limit the write is refused whole with `limit_exceeded` (HTTP 413, ENOSPC on a mount),
  * in a message naming the limit and the setting that raises it. Usage is read from a counter the
  * database keeps (sqlite/schema/limits.ts), so a check costs one indexed row, never a scan of the store.
@@ -53,24 +54,9 @@ export function assertStoreRoomAfter(limits: StoreLimits, storeId: string, usage
 }
 
 /** The checks over one storage (the outer port, or a transaction's `tx`): closures only, cheap to make per transaction. */
-export function createLimits(storage: Pick<Storage, 'storeUsage' | 'countActiveSessions'>, limits: StoreLimits) {
+export function createLimits(storage: Pick<Storage, 'countActiveSessions'>, limits: StoreLimits) {
   return {
     limits,
-    /**
-     * Refuses a write that leaves the store holding `newBytes` of content where `replaced()` held
-     * its own (a new memory where it returns null) if that takes the store over a limit. Only the
-     * usage counter is read when the store is clear of both limits either way; `replaced` is asked
-     * only near a limit, so a save through a mount costs no extra lookup.
-     */
-    async assertStoreRoom(
-      storeId: string,
-      newBytes: number,
-      replaced: () => Promise<{ contentSizeBytes: number } | null> | { contentSizeBytes: number } | null,
-    ): Promise<void> {
-      const usage = await storage.storeUsage(storeId);
-      if (clearOfStoreLimits(limits, usage, newBytes)) return;
-      assertStoreRoomAfter(limits, storeId, usage, newBytes, await replaced());
-    },
     async assertSessionRoom(workspaceId: string): Promise<void> {
       const active = await storage.countActiveSessions(workspaceId);
       if (active >= limits.maxSessions) {

@@ -13,7 +13,8 @@ import { createCheckpoints } from './checkpoints.js';
 import type { Audit } from './audit.js';
 import type { Durability } from './durability.js';
 import type { IdGenerator } from './ids.js';
-import { assertStoreRoomAfter, clearOfStoreLimits, createLimits, type StoreLimits } from './limits.js';
+import { writeAdmission, type Replaces } from './admission.js';
+import { createLimits, type StoreLimits } from './limits.js';
 import type { Mounter } from './mounts.js';
 import type { Admission, JournaledWrite, Storage, WriteResult } from '../storage/port.js';
 import type {
@@ -87,26 +88,9 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
     return s;
   }
 
-  /**
-   * What `writable` and the store's limits check, for a write that runs them on what it finds
-   * (port/memories.ts `Admission`): the adapter reads the store and its usage with the write's own
-   * first statement instead of two round trips before it (on PostgreSQL under the store's lock).
-   * The same rules in the same order: the store is the caller's (404), the key may write (403), the
-   * store has room for `newBytes` (413); `replaces`: whether the write replaces its target's bytes
-   * (an update) or adds a memory (a create); null: no limit to check (a delete).
-   */
-  function admission(caller: Caller, storeId: string, room: { newBytes: number; replaces: boolean } | null): Admission {
-    assertStoreGranted(caller, storeId);
-    return {
-      workspaceId: caller.workspaceId,
-      admit({ store, usage, target }) {
-        if (!store) throw notFound('memory store', storeId);
-        assertAllowed(caller, 'write');
-        if (room === null || clearOfStoreLimits(deps.limits, usage, room.newBytes)) return;
-        assertStoreRoomAfter(deps.limits, storeId, usage, room.newBytes, room.replaces ? (target ?? { contentSizeBytes: 0 }) : null);
-      },
-    };
-  }
+  /** The write's admission (service/admission.ts): its checks run on what the write finds, in its own first round trip. */
+  const admission = (caller: Caller, storeId: string, room: { newBytes: number; replaces: Replaces } | null): Admission =>
+    writeAdmission(deps.limits, caller, storeId, room);
 
   /** chmod, utimens and chown through a mount: kept with the memory, no version (assertAttrs masks the mode). */
   async function setAttrs(caller: Caller, storeId: string, memoryId: string, attrs: KeptAttrs): Promise<void> {
@@ -169,7 +153,7 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
 
     async createMemory(caller: Caller, storeId: string, input: { path: string; content: string; mode?: number; expiry?: Expiry }): Promise<Memory> {
       const { path, content } = assertMemoryInput(input);
-      const admitted = admission(caller, storeId, { newBytes: byteLength(content), replaces: false });
+      const admitted = admission(caller, storeId, { newBytes: byteLength(content), replaces: 'nothing' });
       const s = stamp(caller);
       const expiresAt = resolveExpiry(input.expiry, s.now);
       const created = await commit(caller, storeId, (st) => st.createMemory({
@@ -205,7 +189,7 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
     /** `attrs`: what a mount's save keeps beside the content (its times and owner); the API passes none. */
     async updateMemory(caller: Caller, storeId: string, memoryId: string, write: MemoryWrite, attrs?: KeptAttrs): Promise<Memory> {
       assertMemoryInput(write);
-      const admitted = admission(caller, storeId, write.content === undefined ? null : { newBytes: byteLength(write.content), replaces: true });
+      const admitted = admission(caller, storeId, write.content === undefined ? null : { newBytes: byteLength(write.content), replaces: 'target' });
       const { expiry, ...rest } = write;
       const s = stamp(caller);
       const expiresAt = resolveExpiry(expiry, s.now);
@@ -234,10 +218,10 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
       storeId: string,
       input: { path: string; content: string; memoryId: string; mode?: number; attrs?: KeptAttrs },
     ): Promise<WriteResult> {
-      await writable(caller, storeId);
       const path = assertMemoryPath(input.path);
       const content = assertContent(input.content);
-      await limits.assertStoreRoom(storeId, byteLength(content), () => storage.getMemoryMetaByPath(storeId, path));
+      // The save replaces the memory it finds at the path, or adds one: the limits see which (service/admission.ts).
+      const admitted = admission(caller, storeId, { newBytes: byteLength(content), replaces: 'found' });
       const save = {
         ...stamp(caller),
         storeId,
@@ -247,15 +231,16 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
         ...(input.mode === undefined ? {} : { mode: input.mode }),
         ...(input.attrs === undefined ? {} : { attrs: assertAttrs(input.attrs) }),
       };
-      const result = await commit(caller, storeId, (s) => s.saveMemoryAt(save), { method: 'saveMemoryAt', input: save });
+      // The journal keeps the write as data, without the admission: a replay is of a write already admitted.
+      const result = await commit(caller, storeId, (s) => s.saveMemoryAt({ ...save, admission: admitted }), { method: 'saveMemoryAt', input: save });
       wrote(caller, result.changed ? 1 : 0);
       return result;
     },
     /** Renames a memory, replacing (deleting) one already at `path`, in one transaction. */
     async moveMemory(caller: Caller, storeId: string, memoryId: string, path: string): Promise<Memory> {
-      await writable(caller, storeId);
       const move = { ...stamp(caller), storeId, memoryId, path: assertMemoryPath(path), replacedVersionId: ids('version') };
-      const moved = await commit(caller, storeId, (s) => s.moveMemory(move), { method: 'moveMemory', input: move });
+      const admitted = admission(caller, storeId, null);
+      const moved = await commit(caller, storeId, (s) => s.moveMemory({ ...move, admission: admitted }), { method: 'moveMemory', input: move });
       wrote(caller, 1);
       return moved;
     },

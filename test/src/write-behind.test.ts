@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import { copyFileSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import type { JournaledWrite, SaveMemoryAtInput, Storage } from '../../src/storage/port.js';
+import type { JournaledWrite, Storage } from '../../src/storage/port.js';
 import { journalFileOf, openJournal, readJournal } from '../../src/storage/sqlite/journal.js';
 import { openSqliteStorage, type SqliteStorage } from '../../src/storage/sqlite/open.js';
 import { createService } from '../../src/service/service.js';
@@ -23,6 +23,7 @@ interface Opened {
   storage: SqliteStorage;
   file: string;
   storeId: string;
+  workspaceId: string;
   logs: string[];
 }
 
@@ -40,17 +41,20 @@ async function openWithStore(dir = tmpDir()): Promise<Opened> {
   const ws = await service.keys.defaultWorkspace();
   const { key } = await service.keys.createKey('t', 'admin', ws.id);
   const store = await service.createStore({ workspaceId: ws.id, actor: { type: 'api_actor', apiKeyId: key.id } }, { name: 's', description: '', metadata: {} });
-  return { storage, file, storeId: store.id, logs };
+  return { storage, file, storeId: store.id, workspaceId: ws.id, logs };
 }
 
+/** A save as a journal keeps it: without an admission (port/memories.ts `JournaledWrite`). */
+type SaveInput = Extract<JournaledWrite, { method: 'saveMemoryAt' }>['input'];
+
 let n = 0;
-function saveInput(storeId: string, path: string, content: string): SaveMemoryAtInput {
+function saveInput(storeId: string, path: string, content: string): SaveInput {
   n += 1;
   return { storeId, path, content, memoryId: `mem_wb${n}`, versionId: `memver_wb${n}`, actor: { type: 'session_actor', sessionId: 'sesn_wb' }, now: new Date().toISOString() };
 }
 
 /** A mount's save as the service makes it: durable later, given as data too. */
-function heldSave(storage: Storage, input: SaveMemoryAtInput) {
+function heldSave(storage: Storage, input: SaveInput) {
   const journal: JournaledWrite = { method: 'saveMemoryAt', input };
   return storage.atomic((tx) => tx.saveMemoryAt(input), { durable: false, journal });
 }
@@ -159,6 +163,30 @@ describe('write-behind of mount writes (SQLite)', () => {
     const restarted = open(file, logs);
     expect((await restarted.getMemoryByPath(storeId, '/a.md'))?.content).toBe('two');
     expect(logs.join('\n')).not.toMatch(/replayed/);
+  });
+
+  it("keeps a service's save and move without their admission (a replay is of a write already admitted), and replays them", async () => {
+    const dir = tmpDir();
+    const { storage, file, storeId, workspaceId } = await openWithStore(dir);
+    await storage.syncCommits();
+    const crashed = join(tmpDir(), 'mnemo.db');
+    await storage.close();
+    copyFileSync(file, crashed);
+    const again = open(file);
+    // As a mount writes: the service hands the adapter the write with its admission, the journal the write alone.
+    const service = createService({ storage: again });
+    const mount = { workspaceId, actor: { type: 'session_actor' as const, sessionId: 'sesn_wb' } };
+    const saved = await service.saveMemoryAt(mount, storeId, { path: '/a.md', content: 'one', memoryId: service.ids('memory') });
+    await service.moveMemory(mount, storeId, saved.memory.id, '/b.md');
+    const held = readJournal(journalFileOf(file));
+    expect(held.map((r) => r.write.method)).toEqual(['saveMemoryAt', 'moveMemory']);
+    for (const r of held) expect(r.write.input).not.toHaveProperty('admission');
+    copyFileSync(journalFileOf(file), journalFileOf(crashed));
+
+    const logs: string[] = [];
+    const restarted = open(crashed, logs);
+    expect(logs.join('\n')).toMatch(/replayed 2 mount write/);
+    expect(await restarted.getMemoryByPath(storeId, '/b.md')).toMatchObject({ id: saved.memory.id, content: 'one' });
   });
 
   it('stops reading the journal at a record cut short or damaged', () => {

@@ -88,6 +88,8 @@ export interface SaveMemoryAtInput extends WriteStamp {
   mode?: number;
   /** Times and owner to keep (sqlite/schema/attrs.ts); not versioned. */
   attrs?: KeptAttrs;
+  /** Its target: the live memory at `path`, if there is one. */
+  admission?: Admission;
 }
 
 /** Rename by id that replaces a memory already at `path` (POSIX rename over a file). */
@@ -97,6 +99,8 @@ export interface MoveMemoryInput extends WriteStamp {
   path: string;
   /** Id of the `deleted` version appended for a replaced memory, if there is one. */
   replacedVersionId: string;
+  /** Its target: the memory moved. */
+  admission?: Admission;
 }
 
 /** Moves every memory below directory `from` to the same place below `to` (directory rename). */
@@ -113,13 +117,17 @@ export interface MoveTreeInput {
 /**
  * A mount's memory write as data (method and input), so that it can be kept in a journal and applied
  * again exactly: a write held back from its commit (AtomicOptions.journal) is replayed from it if the
- * process dies first. Inputs carry their ids and times, so a replay writes the same rows.
+ * process dies first. Inputs carry their ids and times, so a replay writes the same rows. They carry no
+ * admission (a function, which data cannot hold): a replay is of a write already admitted.
  */
 export type JournaledWrite =
-  | { method: 'saveMemoryAt'; input: SaveMemoryAtInput }
-  | { method: 'updateMemory'; input: UpdateMemoryInput }
-  | { method: 'moveMemory'; input: MoveMemoryInput }
-  | { method: 'deleteMemory'; input: DeleteMemoryInput };
+  | { method: 'saveMemoryAt'; input: Journaled<SaveMemoryAtInput> }
+  | { method: 'updateMemory'; input: Journaled<UpdateMemoryInput> }
+  | { method: 'moveMemory'; input: Journaled<MoveMemoryInput> }
+  | { method: 'deleteMemory'; input: Journaled<DeleteMemoryInput> };
+
+/** A write's input as a journal keeps it: without its admission. */
+type Journaled<T extends { admission?: Admission }> = Omit<T, 'admission'> & { admission?: never };
 
 /** Result of a write: the memory as it now stands and whether a version was appended. */
 export interface WriteResult {

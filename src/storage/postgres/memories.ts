@@ -230,13 +230,13 @@ export function memoryOps(ctx: MemoryContext) {
       await remove(q, input, p.row);
     },
     async saveMemoryAt(q: Q, input: port.SaveMemoryAtInput): Promise<port.WriteResult> {
-      // The overlap is probed only when no memory is at the path (a create).
-      const p = await probe(q, input.storeId, input.now, { path: input.path, overlapOf: input.path });
+      // The overlap is probed only when no memory is at the path (a create); the admission's target is the memory there.
+      const p = await probe(q, input.storeId, input.now, { path: input.path, overlapOf: input.path, admission: input.admission });
       if (!p.row) return { memory: await insert(q, p.store, p.hit, input), changed: true };
       return update(q, p.store, p.row, saveAsUpdate(input, p.row.id), null);
     },
     async moveMemory(q: Q, input: port.MoveMemoryInput): Promise<Memory> {
-      const p = await probe(q, input.storeId, input.now, { id: input.memoryId });
+      const p = await probe(q, input.storeId, input.now, { id: input.memoryId, admission: input.admission });
       if (!p.row) throw notFound('memory', input.memoryId);
       if (p.row.path === input.path) return toMemory(p.row);
       assertStoreWritable(input.storeId, p.store);

@@ -2,20 +2,23 @@
  * @module The SQLite adapter's part of a memory write's admission (port/memories.ts `Admission`)
  * and of a retrieve's lookups: the store, its usage and the target are read on the one connection
  * just before the write, in the same synchronous call, so no other write can come between (one
- * connection, one JS thread). The writes themselves (memories.ts) are unchanged.
+ * connection, one JS thread). The writes themselves (memories.ts) are unchanged, and so is what the
+ * write-behind journal replays: its writes carry no admission (sqlite/write-behind.ts).
  */
 import type { Admission } from '../port.js';
 import type { ConnectionMethods } from './port-view.js';
 
-type Parts = Pick<ConnectionMethods, 'createMemory' | 'updateMemory' | 'deleteMemory' | 'getStore' | 'storeUsage' | 'getMemory'>;
+type Admitted = 'createMemory' | 'updateMemory' | 'deleteMemory' | 'saveMemoryAt' | 'moveMemory';
+type Parts = Pick<ConnectionMethods, Admitted | 'getStore' | 'storeUsage' | 'getMemory' | 'getMemoryMetaByPath'>;
 
-export function admittedWrites(c: Parts): Pick<ConnectionMethods, 'createMemory' | 'updateMemory' | 'deleteMemory' | 'getMemoryInStore'> {
-  /** Shows the service's admission what the write finds; `memoryId`: the memory an update or a delete replaces. */
-  function admit(input: { storeId: string; admission?: Admission }, memoryId?: string): void {
+export function admittedWrites(c: Parts): Pick<ConnectionMethods, Admitted | 'getMemoryInStore'> {
+  /** Shows the service's admission what the write finds; `target`: the memory it replaces, by id or (a save) by path. */
+  function admit(input: { storeId: string; admission?: Admission }, target?: { id: string } | { path: string }): void {
     const a = input.admission;
     if (!a) return;
     const store = c.getStore(a.workspaceId, input.storeId);
-    const m = memoryId === undefined ? null : c.getMemory(input.storeId, memoryId);
+    const m =
+      target === undefined ? null : 'id' in target ? c.getMemory(input.storeId, target.id) : c.getMemoryMetaByPath(input.storeId, target.path);
     a.admit({ store, usage: c.storeUsage(input.storeId), target: m && { contentSizeBytes: m.contentSizeBytes } });
   }
   return {
@@ -24,12 +27,20 @@ export function admittedWrites(c: Parts): Pick<ConnectionMethods, 'createMemory'
       return c.createMemory(input);
     },
     updateMemory(input) {
-      admit(input, input.memoryId);
+      admit(input, { id: input.memoryId });
       return c.updateMemory(input);
     },
     deleteMemory(input) {
-      admit(input, input.memoryId);
+      admit(input, { id: input.memoryId });
       return c.deleteMemory(input);
+    },
+    saveMemoryAt(input) {
+      admit(input, { path: input.path });
+      return c.saveMemoryAt(input);
+    },
+    moveMemory(input) {
+      admit(input, { id: input.memoryId });
+      return c.moveMemory(input);
     },
     getMemoryInStore(workspaceId, storeId, id) {
       const store = c.getStore(workspaceId, storeId);

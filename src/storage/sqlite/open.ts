@@ -108,6 +108,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
   const checks = createCheckStatements(db);
   const stores = createStoreStatements(db, searchIndex);
   const memoryRows = createMemoryStatements(db, children);
+  const mountView = createMountViewStatements(db, children);
   const versions = createVersionStatements(db, searchIndex);
   const feed = createFeedStatements(db);
   const retention = createRetention(db, searchIndex);
@@ -126,9 +127,9 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     ...stores,
     ...createKeyStatements(db),
     ...memoryRows,
-    ...admittedWrites({ ...memoryRows, ...stores }),
+    ...admittedWrites({ ...memoryRows, ...stores, ...mountView }),
     ...versions,
-    ...createMountViewStatements(db, children),
+    ...mountView,
     ...createHistoryStatements(db),
     nextExpiry: changes.nextExpiry,
     ...createSessionStatements(db),

@@ -5,7 +5,9 @@ import { MnemoError } from '../../../src/domain/errors.js';
 import type { WriteFound } from '../../../src/storage/port.js';
 import { codeOf } from '../../helpers/core.js';
 import { newId } from '../../../src/service/ids.js';
-import type { Actor, VersionListQuery } from '../../../src/domain/types.js';
+import type { Actor, Caller, VersionListQuery } from '../../../src/domain/types.js';
+import { writeAdmission } from '../../../src/service/admission.js';
+import { DEFAULT_LIMITS } from '../../../src/service/limits.js';
 import { fixture, memQ, paths, rejectionCode, storeQ, thrown, verQ, type MakeStorage } from './fixture.js';
 
 export function runMemorySuite(makeStorage: MakeStorage): void {
@@ -84,6 +86,48 @@ export function runMemorySuite(makeStorage: MakeStorage): void {
       expect((await storage.listVersions(s.id, verQ())).data).toHaveLength(versions);
       expect(await storage.storeUsage(s.id)).toEqual({ memories: 1, bytes: 5 });
       expect((await storage.getMemory(s.id, m.id))?.content).toBe('five!');
+    });
+
+    it("a mount's save and move run the service's admission on what they find: another workspace's store is not found, a read-only key is forbidden, a full store refuses a new memory; nothing is written", async () => {
+      const { storage, workspace, stamp, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      const m = await addMemory(s.id, '/a', 'four');
+      const session: Actor = { type: 'session_actor', sessionId: newId('session') };
+      const mount: Caller = { workspaceId: workspace.id, actor: session };
+      const elsewhere = { id: newId('workspace'), name: 'other', createdAt: m.createdAt };
+      await storage.insertWorkspace(elsewhere, false);
+      const reader: Caller = { workspaceId: workspace.id, actor: { type: 'api_actor', apiKeyId: newId('apiKey') }, grant: { role: 'read_only', storeIds: null } };
+      // The service's own rules (service/admission.ts), with a store full at two memories or 10 bytes.
+      const limits = { ...DEFAULT_LIMITS, maxMemories: 2, maxBytes: 10 };
+      const save = (caller: Caller, path: string, content: string) => {
+        const admission = writeAdmission(limits, caller, s.id, { newBytes: Buffer.byteLength(content), replaces: 'found' });
+        return storage.saveMemoryAt({ ...stamp(session), admission, storeId: s.id, memoryId: newId('memory'), path, content });
+      };
+      const move = (caller: Caller, path: string) =>
+        storage.moveMemory({ ...stamp(session), admission: writeAdmission(limits, caller, s.id, null), storeId: s.id, memoryId: m.id, path, replacedVersionId: newId('version') });
+
+      const before = (await storage.listVersions(s.id, verQ())).data.length;
+      expect(await codeOf(() => save({ ...mount, workspaceId: elsewhere.id }, '/b', 'b'))).toBe('not_found');
+      expect(await codeOf(() => save(reader, '/b', 'b'))).toBe('forbidden');
+      expect(await codeOf(() => move({ ...mount, workspaceId: elsewhere.id }, '/moved'))).toBe('not_found');
+      expect(await codeOf(() => move(reader, '/moved'))).toBe('forbidden');
+      // Over the byte limit, whether the save adds a memory or replaces the one at its path.
+      expect(await codeOf(() => save(mount, '/b', 'b'.repeat(7)))).toBe('limit_exceeded');
+      expect(await codeOf(() => save(mount, '/a', 'a'.repeat(11)))).toBe('limit_exceeded');
+      expect((await storage.listVersions(s.id, verQ())).data).toHaveLength(before);
+      expect(await storage.storeUsage(s.id)).toEqual({ memories: 1, bytes: 4 });
+      expect(await storage.getMemoryByPath(s.id, '/b')).toBeNull();
+      expect(await storage.getMemory(s.id, m.id)).toEqual(m);
+
+      // Admitted: a new memory while there is room, then the store is full; a save over a memory it
+      // finds at its path (as many bytes) adds none and still goes in, a save at a new path does not.
+      expect((await save(mount, '/b', 'bb')).changed).toBe(true);
+      expect((await save(mount, '/a', 'ffff')).changed).toBe(true);
+      expect(await codeOf(() => save(mount, '/c', 'c'))).toBe('limit_exceeded');
+      expect(await storage.getMemoryByPath(s.id, '/c')).toBeNull();
+      expect((await move(mount, '/moved')).path).toBe('/moved');
+      expect(await storage.storeUsage(s.id)).toEqual({ memories: 2, bytes: 6 });
+      expect((await storage.listVersions(s.id, verQ())).data).toHaveLength(before + 3);
     });
 
     it('a create on an overlapping path fails and leaves no version behind', async () => {

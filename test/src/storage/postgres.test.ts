@@ -9,8 +9,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { sha256Hex } from '../../../src/domain/content.js';
 import { MnemoError } from '../../../src/domain/errors.js';
-import type { Actor, Checkpoint, MemoryListQuery, SearchQuery, Store, VersionListQuery } from '../../../src/domain/types.js';
+import type { Actor, Caller, Checkpoint, MemoryListQuery, SearchQuery, Store, VersionListQuery } from '../../../src/domain/types.js';
 import { newId } from '../../../src/service/ids.js';
+import { createService } from '../../../src/service/service.js';
 import type { WriteFound, WriteStamp } from '../../../src/storage/port.js';
 import { openPostgresStorage, type PostgresStorage } from '../../../src/storage/postgres/open.js';
 import { PG_HISTORY_SQL } from '../../../src/storage/postgres/history.js';
@@ -428,13 +429,18 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       return sent;
     }
 
-    it('a save is three round trips to PostgreSQL: BEGIN with the probe under the store lock, one append for every row, COMMIT', async () => {
-      const { stamp, addStore } = await fixture();
+    it("a mount's save is three round trips to PostgreSQL: BEGIN with the probe under the store lock (the service's admission with it), one append for every row, COMMIT", async () => {
+      const { workspace, addStore } = await fixture();
       const s = await addStore();
+      // Through the service, as a mount saves: its admission (the store is the caller's, it has room)
+      // runs on what the probe finds, where the store and usage reads before it were two round trips more.
+      const service = createService({ storage, clock });
+      onTestFinished(() => service.durability.stop());
+      const mount: Caller = { workspaceId: workspace.id, actor: { type: 'session_actor', sessionId: newId('session') } };
       const sent = countQueries();
-      const save = (content: string) =>
-        storage.atomic((tx) => tx.saveMemoryAt({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/r/t.md', content }), { durable: false });
-      const shape = [/^BEGIN; SET LOCAL synchronous_commit = off; SAVEPOINT \w+; SELECT \* FROM mnemo_write_probe\(NULL, '/, /mnemo_append/, /^RELEASE SAVEPOINT \w+; COMMIT$/];
+      const save = (content: string) => service.saveMemoryAt(mount, s.id, { memoryId: newId('memory'), path: '/r/t.md', content });
+      const probe = new RegExp(`^BEGIN; SET LOCAL synchronous_commit = off; SAVEPOINT \\w+; SELECT \\* FROM mnemo_write_probe\\('${workspace.id}', '${s.id}'`);
+      const shape = [probe, /mnemo_append/, /^RELEASE SAVEPOINT \w+; COMMIT$/];
       const created = await save('first');
       expect(sent).toHaveLength(3);
       sent.forEach((q, i) => expect(q).toMatch(shape[i]!));
@@ -446,6 +452,12 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       sent.length = 0;
       expect(updated.memory.id).toBe(created.memory.id);
       expect((await storage.getMemoryByPath(s.id, '/r/t.md'))?.content).toBe('second');
+      // A rename (mv): the probe with the admission, the lookup of a memory it replaces, the overlap
+      // check of the new path, the append, COMMIT; the store read before it is gone too.
+      sent.length = 0;
+      await service.moveMemory(mount, s.id, created.memory.id, '/r/u.md');
+      expect(sent).toHaveLength(5);
+      expect(sent[0]).toMatch(probe);
       // The file's storage is shared: leave no relaxed commit for the tests that count them.
       await storage.syncCommits();
     });

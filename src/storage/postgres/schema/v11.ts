@@ -6,8 +6,10 @@
  * two reads, made after the store's row lock like the rest, so they cost no round trip and are
  * exact (no other write of the store can commit between them and the write).
  *
- * - `p_workspace` NULL: no admission (a mount's save, a move): `visible` is then whether the store
- *   exists, as before, and the store's columns and usage are not read.
+ * - `p_workspace` NULL: no admission (a write the service checks before it: a directory move,
+ *   attributes): `visible` is then whether the store exists, as before, and the store's columns and
+ *   usage are not read. A mount's save and move pass one as API writes do (no change here: a save's
+ *   target is the memory the probe finds at its path).
  * - `visible`: the store exists, belongs to `p_workspace` and is no fork being built, as getStore
  *   finds it; `st_*` are then its columns. `u_*` is its usage (0 without a usage row yet). The
  *   adapter decides nothing from either: it shows them to the service's admission.

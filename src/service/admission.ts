@@ -1,0 +1,38 @@
+/**
+ * @module A memory write's admission (port/memories.ts `Admission`): what `writable` and the store's
+ * limits check, for a write that runs them on what it finds. The adapter reads the store and its
+ * usage with the write's own first statement instead of two round trips before it (on PostgreSQL
+ * under the store's lock, in the probe; on SQLite on its one connection, just before the write). The
+ * rules stay here, in the order `writable` and the limits apply them: the store is the caller's
+ * (404), the key may write (403), the store has room for the write's bytes (413).
+ */
+import { assertAllowed, assertStoreGranted } from '../domain/access.js';
+import { notFound } from '../domain/errors.js';
+import type { Caller } from '../domain/types.js';
+import type { Admission } from '../storage/port.js';
+import { assertStoreRoomAfter, clearOfStoreLimits, type StoreLimits } from './limits.js';
+
+/**
+ * What a write's `newBytes` take the place of, for the limits:
+ * - `nothing`: it adds a memory (a create);
+ * - `target`: the bytes of the memory it names (an update; a missing one counts as empty, and the
+ *   write then fails as not found);
+ * - `found`: the memory it finds at its path if there is one, else it adds a memory (a mount's save).
+ */
+export type Replaces = 'nothing' | 'target' | 'found';
+
+/** The admission of `caller`'s write to `storeId`; `room` null: a write that cannot grow the store (a delete, a move). */
+export function writeAdmission(limits: StoreLimits, caller: Caller, storeId: string, room: { newBytes: number; replaces: Replaces } | null): Admission {
+  // A store outside the key's grant is refused before any I/O, as `writable` does.
+  assertStoreGranted(caller, storeId);
+  return {
+    workspaceId: caller.workspaceId,
+    admit({ store, usage, target }) {
+      if (!store) throw notFound('memory store', storeId);
+      assertAllowed(caller, 'write');
+      if (room === null || clearOfStoreLimits(limits, usage, room.newBytes)) return;
+      const old = room.replaces === 'nothing' ? null : room.replaces === 'target' ? (target ?? { contentSizeBytes: 0 }) : target;
+      assertStoreRoomAfter(limits, storeId, usage, room.newBytes, old);
+    },
+  };
+}
