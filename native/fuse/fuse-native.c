@@ -1078,7 +1078,9 @@ static int fuse_native_known_fh (fuse_thread_t *ft, uint64_t nodeid, uint64_t *f
 // whose reply is cut back to the OPEN reply the kernel waits for. The open is as if it came just
 // after the rename, as POSIX allows: the file now at the name, or ENOENT if the name was removed.
 // libfuse counted that open on the name's node, so its RELEASE is sent there; the lookup libfuse
-// counted with it stays, keeping that node until unmount (a few bytes per such race).
+// counted with it stays, keeping that node until unmount (a few bytes per such race). The kernel
+// keeps the node it resolved, with that node's cached attributes (the replaced file's size), so the
+// reply first drops them: otherwise fstat showed the old size and a read stopped there.
 
 /** Notes a request whose reply the binding learns from (0 if the table is full); name/name2 may be NULL. */
 static int fuse_native_pending (fuse_thread_t *ft, struct fuse_in_header *in, uint32_t opcode, uint64_t dir2, uint32_t flags, const char *name, const char *name2) {
@@ -1357,6 +1359,11 @@ static ssize_t fuse_native_io_writev (int fd, struct iovec *iov, int count, void
         ft->borrowed[p.flags % 64].nodeid = counted;
         ft->borrowed[p.flags % 64].unique = 0;
         pthread_mutex_unlock(&ft->open_mut);
+        // The kernel opens the file now at the name through the node it resolved first, and still
+        // holds that node's attributes: the old file's size. Dropped before the reply (attributes
+        // only, no pages: nothing here waits on a lock the opener holds), so the opener's fstat asks
+        // again and a read past the old size refreshes it instead of stopping there.
+        fuse_lowlevel_notify_inval_inode(fuse_get_session(ft->fuse), p.nodeid, -1, 0);
         struct fuse_out_header h = *out;
         h.len = sizeof(h) + sizeof(o);
         struct iovec cut[2] = { { &h, sizeof(h) }, { &o, sizeof(o) } };
