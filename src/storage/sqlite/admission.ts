@@ -12,14 +12,27 @@ type Admitted = 'createMemory' | 'updateMemory' | 'deleteMemory' | 'saveMemoryAt
 type Parts = Pick<ConnectionMethods, Admitted | 'getStore' | 'storeUsage' | 'getMemory' | 'getMemoryMetaByPath'>;
 
 export function admittedWrites(c: Parts): Pick<ConnectionMethods, Admitted | 'getMemoryInStore'> {
-  /** Shows the service's admission what the write finds; `target`: the memory it replaces, by id or (a save) by path. */
+  /**
+   * Shows the service's admission what the write finds; `target`: the memory it replaces, by id or
+   * (a save) by path. The target is read only if the rules ask for it (near a limit): on most
+   * writes they do not, and by id it is the whole row with its text.
+   */
   function admit(input: { storeId: string; admission?: Admission }, target?: { id: string } | { path: string }): void {
     const a = input.admission;
     if (!a) return;
     const store = c.getStore(a.workspaceId, input.storeId);
-    const m =
-      target === undefined ? null : 'id' in target ? c.getMemory(input.storeId, target.id) : c.getMemoryMetaByPath(input.storeId, target.path);
-    a.admit({ store, usage: c.storeUsage(input.storeId), target: m && { contentSizeBytes: m.contentSizeBytes } });
+    const find = () => {
+      if (target === undefined) return null;
+      const m = 'id' in target ? c.getMemory(input.storeId, target.id) : c.getMemoryMetaByPath(input.storeId, target.path);
+      return m && { contentSizeBytes: m.contentSizeBytes };
+    };
+    a.admit({
+      store,
+      usage: c.storeUsage(input.storeId),
+      get target() {
+        return find();
+      },
+    });
   }
   return {
     createMemory(input) {
