@@ -27,11 +27,14 @@ export function writeAdmission(limits: StoreLimits, caller: Caller, storeId: str
   assertStoreGranted(caller, storeId);
   return {
     workspaceId: caller.workspaceId,
-    admit({ store, usage, target }) {
+    admit(found) {
+      const { store, usage } = found;
       if (!store) throw notFound('memory store', storeId);
       assertAllowed(caller, 'write');
       if (room === null || clearOfStoreLimits(limits, usage, room.newBytes)) return;
-      const old = room.replaces === 'nothing' ? null : room.replaces === 'target' ? (target ?? { contentSizeBytes: 0 }) : target;
+      // `found.target` is read only here, near a limit: on SQLite reading it is a query.
+      const target = room.replaces === 'nothing' ? null : found.target;
+      const old = room.replaces === 'target' ? (target ?? { contentSizeBytes: 0 }) : target;
       assertStoreRoomAfter(limits, storeId, usage, room.newBytes, old);
     },
   };

@@ -29,8 +29,11 @@ export interface WriteFound {
   store: Store | null;
   /** Its memories and their bytes before the write. */
   usage: StoreUsage;
-  /** The live memory an update or a delete names (its size, for the limits), or null. */
-  target: { contentSizeBytes: number } | null;
+  /**
+   * The live memory an update or a delete names (its size, for the limits), or null. Read it only
+   * inside `admit`, and only when a rule needs it: an adapter may find it when first read.
+   */
+  readonly target: { contentSizeBytes: number } | null;
 }
 
 /**

@@ -5,7 +5,7 @@
  * connection, one JS thread). The writes themselves (memories.ts) are unchanged, and so is what the
  * write-behind journal replays: its writes carry no admission (sqlite/write-behind.ts).
  */
-import type { Admission } from '../port.js';
+import type { Admission, WriteFound } from '../port.js';
 import type { ConnectionMethods } from './port-view.js';
 
 type Admitted = 'createMemory' | 'updateMemory' | 'deleteMemory' | 'saveMemoryAt' | 'moveMemory';
@@ -21,7 +21,8 @@ export function admittedWrites(c: Parts): Pick<ConnectionMethods, Admitted | 'ge
     const a = input.admission;
     if (!a) return;
     const store = c.getStore(a.workspaceId, input.storeId);
-    const find = () => {
+    let found: { target: WriteFound['target'] } | undefined;
+    const find = (): WriteFound['target'] => {
       if (target === undefined) return null;
       const m = 'id' in target ? c.getMemory(input.storeId, target.id) : c.getMemoryMetaByPath(input.storeId, target.path);
       return m && { contentSizeBytes: m.contentSizeBytes };
@@ -29,8 +30,9 @@ export function admittedWrites(c: Parts): Pick<ConnectionMethods, Admitted | 'ge
     a.admit({
       store,
       usage: c.storeUsage(input.storeId),
+      // Found once, when first read; `admit` reads it before the write, in this same call.
       get target() {
-        return find();
+        return (found ??= { target: find() }).target;
       },
     });
   }

@@ -43,7 +43,6 @@ export interface WriteBehindOptions {
   /** Told of replayed batches and of writes lost to a failed commit. */
   log: (line: string) => void;
   holdMs?: number;
-  maxBatch?: number;
 }
 
 export interface WriteBehind {
@@ -51,8 +50,6 @@ export interface WriteBehind {
   readonly open: boolean;
   /** Runs `fn` (which makes `write`) in the held batch and journals `write` before it resolves. The caller holds the writer gate. */
   join<T>(fn: () => Promise<T>, write: JournaledWrite): Promise<T>;
-  /** Commits the held batch now; a no-op when none is open. */
-  settle(): void;
   /** Commits what is held and closes the journal. */
   close(): void;
 }
@@ -85,7 +82,7 @@ function describe(w: JournaledWrite): string {
  * process that owns the data directory may hold one: another would replay a live process's journal.
  */
 export function createWriteBehind(db: Db, file: string, walSync: WalSync, methods: JournaledMethods, options: WriteBehindOptions): WriteBehind {
-  const { log, holdMs = HOLD_MS, maxBatch = MAX_BATCH } = options;
+  const { log, holdMs = HOLD_MS } = options;
   const journalFile = journalFileOf(file);
   replayJournal(db, journalFile, methods, log);
   const journal: Journal = openJournal(journalFile);
@@ -130,10 +127,9 @@ export function createWriteBehind(db: Db, file: string, walSync: WalSync, method
         throw err;
       } finally {
         joining = false;
-        if (open && held.length >= maxBatch) setImmediate(settle);
+        if (open && held.length >= MAX_BATCH) setImmediate(settle);
       }
     },
-    settle,
     close() {
       settle();
       journal.close();

@@ -58,7 +58,8 @@ export function runMemorySuite(makeStorage: MakeStorage): void {
       const admission = (workspaceId = workspace.id, refuse = false) => ({
         workspaceId,
         admit(found: WriteFound) {
-          seen.push(found);
+          // What it finds before the write: `target` is read here, inside admit, as the rules read it.
+          seen.push({ store: found.store, usage: found.usage, target: found.target });
           if (refuse) throw new MnemoError('limit_exceeded', 'no room');
         },
       });
