@@ -10,6 +10,7 @@ import type { Caller, ChangePage, Session } from '../../src/domain/types.js';
 import { createService, type Service } from '../../src/service/service.js';
 import { LISTENER_APPLICATION_NAME } from '../../src/storage/postgres/listener.js';
 import { openPostgresStorage, type PostgresStorage } from '../../src/storage/postgres/open.js';
+import { codeOf } from '../helpers/core.js';
 import { createDatabase, pgSkip } from '../helpers/postgres.js';
 
 interface Host {
@@ -145,6 +146,28 @@ describe.skipIf(pgSkip !== null)(`the PostgreSQL change listener${pgSkip ? ` (sk
     await eventually(() => a.heard.ended.includes(session.id), 'A hears that its session ended');
     expect((await a.storage.getSession(session.workspaceId, session.id))?.status).toBe('ended');
     expect(b.heard.ended).toEqual([]);
+  });
+
+  it('a key found on one server is kept there, and a revoke on another server is heard: its next request is refused', async () => {
+    const [a, b, url] = await twoHosts();
+    const { key, secret } = await b.service.keys.createKey('agent', 'read_write', b.caller.workspaceId);
+    // Created on B, it works on A at once (an unknown hash is never kept), and A keeps it.
+    expect((await a.service.keys.authenticate(secret)).id).toBe(key.id);
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      // A key never changes but for its revoke, so A answers from what it kept: a rename behind
+      // mnemo's back (no notice) is not seen there, while B, which never found it, reads it.
+      await admin.query('UPDATE api_keys SET name = $1 WHERE id = $2', ['renamed behind mnemo', key.id]);
+    } finally {
+      await admin.end();
+    }
+    expect((await a.service.keys.authenticate(secret)).name).toBe('agent');
+    expect((await b.service.keys.authenticate(secret)).name).toBe('renamed behind mnemo');
+    // Revoked on A: refused on A at once, and on B as soon as B hears it.
+    await a.service.keys.revokeKey(a.caller, key.id);
+    expect(await codeOf(() => a.service.keys.authenticate(secret))).toBe('unauthenticated');
+    await eventually(async () => (await codeOf(() => b.service.keys.authenticate(secret))) === 'unauthenticated', 'B refuses the key A revoked');
   });
 
   it('a listener whose connection is cut reconnects, says everything may have changed, and hears commits again', async () => {

@@ -10,7 +10,7 @@
  */
 import type { VersionRowInput } from '../common/version-rows.js';
 import { pathHash } from './path-floors.js';
-import { run, type Q } from './db.js';
+import { runWithNext, type Q } from './db.js';
 import { CHANNEL, noticeOfCommit } from './notify.js';
 
 /** What the memory row does beside the version: its columns for an insert or an update. */
@@ -35,7 +35,8 @@ export async function appendVersionRow(q: Q, r: VersionRowInput, row: MemoryRowC
   // The cross-host wake-up rides on the counter (notify.ts): delivered only if this commits.
   const notice = noticeOfCommit(q, r.storeId);
   const m = row.kind === 'insert' || row.kind === 'update' ? row : null;
-  await run(
+  // Nothing reads its result: in a mount's write it rides with the COMMIT (db.ts).
+  await runWithNext(
     q,
     'SELECT mnemo_append($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)',
     [

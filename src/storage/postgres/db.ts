@@ -81,7 +81,8 @@ function nameOf(sql: string): string | undefined {
  * Transaction control (BEGIN, SET LOCAL, SAVEPOINT, RELEASE) is held back per client and sent in
  * one simple query with the next control statement, or just before the next statement: a save's
  * BEGIN, SET LOCAL and SAVEPOINT are one round trip instead of three, its RELEASE and COMMIT one
- * instead of two. The order of everything sent is unchanged.
+ * instead of two. So is a non-durable transaction's append (`runWithNext`). The order of everything
+ * sent is unchanged.
  */
 const held = new WeakMap<object, string[]>();
 
@@ -171,6 +172,22 @@ export async function run(q: Q, sql: string, params: readonly unknown[] = []): P
   return (await exec(q, sql, params)).rowCount ?? 0;
 }
 
+/** The clients of non-durable transactions (a mount's writes, DESIGN §5), while they run. */
+const deferring = new WeakSet<object>();
+
+/**
+ * A write whose result nothing reads (a version's append). In a non-durable transaction it is held
+ * and goes out with the transaction's next statement or its COMMIT: a mount's save is two round
+ * trips instead of three. A failure of it then fails the whole transaction at that point, never only
+ * the savepoint around it; only mount writes are non-durable, and none catches a write's failure
+ * to go on. Anywhere else, or with a parameter that cannot be written as a literal, it runs now.
+ */
+export async function runWithNext(q: Q, sql: string, params: readonly unknown[]): Promise<void> {
+  const text = deferring.has(q) ? inlined(sql, params) : null;
+  if (text !== null) hold(q as pg.PoolClient, text);
+  else await run(q, sql, params);
+}
+
 export interface TxOptions {
   /** false: `synchronous_commit = off` for this transaction only (a mount's save, DESIGN §5). */
   durable?: boolean;
@@ -191,7 +208,10 @@ export async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => 
     let result: T;
     try {
       hold(c, 'BEGIN');
-      if (options.durable === false) hold(c, 'SET LOCAL synchronous_commit = off');
+      if (options.durable === false) {
+        hold(c, 'SET LOCAL synchronous_commit = off');
+        deferring.add(c);
+      }
       result = await fn(c);
     } catch (err) {
       // A rule's refusal or a statement's error: roll back and keep the client; a broken connection fails here too.
@@ -211,6 +231,7 @@ export async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => 
     }
     return result;
   } finally {
+    deferring.delete(c);
     c.removeListener('error', onError);
     c.release(broken);
   }

@@ -6,7 +6,8 @@
  * hold spaces):
  * - `c <origin> <store id> <commit_seq>`: a version committed in that store (commit-order.ts);
  * - `c <origin> * 0`: some other write (a mode, a store's archiving, a redaction): any store;
- * - `e <origin> <workspace id> <session id>`: a session was ended (its node unmounts it).
+ * - `e <origin> <workspace id> <session id>`: a session was ended (its node unmounts it);
+ * - `k <origin> <workspace id> <key id>`: an API key was revoked (every server forgets it, key-cache.ts).
  * A notice sent inside a savepoint that rolls back is discarded with it, as is the write it announced.
  * `origin` is one storage's random id, so a server ignores its own commits (its own counters
  * already moved) and still hears another storage's in the same process (tests).
@@ -19,7 +20,8 @@ export const CHANNEL = 'mnemo_changes';
 
 export type Notice =
   | { kind: 'change'; origin: string; storeId: string | null; seq: number }
-  | { kind: 'session_ended'; origin: string; workspaceId: string; sessionId: string };
+  | { kind: 'session_ended'; origin: string; workspaceId: string; sessionId: string }
+  | { kind: 'key_revoked'; origin: string; workspaceId: string; keyId: string };
 
 export function newOrigin(): string {
   return randomBytes(8).toString('hex');
@@ -91,11 +93,19 @@ export async function publishSessionEnded(q: Q, workspaceId: string, sessionId: 
   await run(q, 'SELECT pg_notify($1, $2)', [CHANNEL, `e ${origin} ${workspaceId} ${sessionId}`]);
 }
 
+/** An API key was revoked: every server that keeps it forgets it when it hears this. */
+export async function publishKeyRevoked(q: Q, workspaceId: string, keyId: string): Promise<void> {
+  const origin = origins.get(q);
+  if (origin === undefined) return;
+  await run(q, 'SELECT pg_notify($1, $2)', [CHANNEL, `k ${origin} ${workspaceId} ${keyId}`]);
+}
+
 /** A payload read back; null for one this code does not know (a newer server's): ignored. */
 export function parseNotice(payload: string | undefined): Notice | null {
   const [kind, origin, a, b] = (payload ?? '').split(' ');
   if (!origin || a === undefined || b === undefined) return null;
   if (kind === 'c') return { kind: 'change', origin, storeId: a === '*' ? null : a, seq: Number(b) };
   if (kind === 'e') return { kind: 'session_ended', origin, workspaceId: a, sessionId: b };
+  if (kind === 'k') return { kind: 'key_revoked', origin, workspaceId: a, keyId: b };
   return null;
 }

@@ -33,7 +33,8 @@ import { versionReads, versionWrites } from './versions.js';
 import { createWalSync } from './sync.js';
 import { createOutageGuard, databaseUnavailable, isUnreachable } from './unavailable.js';
 import { startListener, type Listener } from './listener.js';
-import { adopt, newOrigin, publishAtCommit, publishSessionEnded, tracked } from './notify.js';
+import { createKeyCache } from './key-cache.js';
+import { adopt, newOrigin, publishAtCommit, publishKeyRevoked, publishSessionEnded, tracked } from './notify.js';
 
 export interface PostgresOptions {
   /** What readers take as now when they hide expired memories (RFC 3339 UTC with milliseconds). */
@@ -120,6 +121,10 @@ function composeStorage(url: string, pool: pg.Pool, options: PostgresOptions): P
   // This storage's notices carry it (notify.ts): each transaction's connection is tagged with it.
   const origin = newOrigin();
   let listener: Listener | null = null;
+  // Keys found lately, kept while the listener hears revokes (key-cache.ts).
+  const keys = createKeyCache({ hearing: () => listener?.listening() === true });
+  // The keys each transaction (by its client) revoked: forgotten again once it commits.
+  const revokedIn = new WeakMap<object, string[]>();
   const wal = createWalSync(pool);
   const memories = memoryOps(ctx);
   const checkpoints = checkpointOps(ctx);
@@ -142,6 +147,14 @@ function composeStorage(url: string, pool: pg.Pool, options: PostgresOptions): P
       await publishSessionEnded(q, workspaceId, id);
       return ended;
     },
+    // Every server forgets the key when it hears this; this one as its transaction commits.
+    async revokeApiKey(q: Q, workspaceId: string, id: string, now: string) {
+      const key = await keyWrites.revokeApiKey(q, workspaceId, id, now);
+      keys.forget(id);
+      revokedIn.get(q)?.push(id);
+      await publishKeyRevoked(q, workspaceId, id);
+      return key;
+    },
   });
   const reads = {
     ...storeReads,
@@ -162,16 +175,21 @@ function composeStorage(url: string, pool: pg.Pool, options: PostgresOptions): P
     integrityCheck,
     domainCheck,
   };
+  // A request's key is found through the cache from outside a transaction; inside one it is read.
+  const findApiKeyByHash = (hash: string) => keys.find(hash, () => guard(() => keyReads.findApiKeyByHash(pool, hash)));
 
   async function outermost<T>(fn: (c: pg.PoolClient) => Promise<T>, durable: boolean): Promise<T> {
     const started = performance.now();
     // Every write tells the other servers, inside the transaction: they hear it only if it commits.
+    const revoked: string[] = [];
     const result = await guard(() => inTransaction(pool, async (c) => {
       adopt(c, origin);
+      revokedIn.set(c, revoked);
       const r = await fn(c);
       await publishAtCommit(c, origin);
       return r;
     }, { durable }));
+    for (const id of revoked) keys.forget(id);
     marks.ownCommit();
     if (!durable) wal.relaxedCommit();
     options.onCommit?.((performance.now() - started) / 1000);
@@ -216,6 +234,7 @@ function composeStorage(url: string, pool: pg.Pool, options: PostgresOptions): P
   return {
     ...bind(writes, (op, args) => outermost((c) => op(c, ...args), true)),
     ...bind(reads, (op, args) => guard(() => op(pool, ...args))),
+    findApiKeyByHash,
     ...shared,
     atomic: <T>(fn: (tx: Storage) => Promise<T>, opts?: AtomicOptions) => outermost((c) => fn(txView(c)), opts?.durable !== false),
     outsideChange: marks.outsideChange,
@@ -229,9 +248,11 @@ function composeStorage(url: string, pool: pg.Pool, options: PostgresOptions): P
           if (n.kind === 'change') {
             marks.outsideChange(n.storeId);
             handlers.change?.(n.storeId);
-          } else handlers.sessionEnded?.(n.workspaceId, n.sessionId);
+          } else if (n.kind === 'key_revoked') keys.forget(n.keyId);
+          else handlers.sessionEnded?.(n.workspaceId, n.sessionId);
         },
         onResync: () => {
+          keys.clear();
           marks.outsideChange();
           handlers.resync?.();
         },
