@@ -8,6 +8,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // One throwaway PostgreSQL cluster per run for the PostgreSQL adapter's tests (or their skip reason).
     globalSetup: ['test/helpers/postgres-cluster.ts'],
+    // A test still running after 40 s prints what its processes wait on (a hang's only trace).
+    setupFiles: ['test/helpers/watchdog.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',

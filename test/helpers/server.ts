@@ -53,6 +53,9 @@ export function makeTempDir(prefix = 'mnemo-api-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
+/** The servers started here and still running, with their stderr so far (helpers/watchdog.ts). */
+export const liveServers = new Map<number, () => string>();
+
 export async function startServer({ dataDir, env = {}, args = [], databaseUrl }: StartOptions = {}): Promise<RunningServer> {
   if (!existsSync(MAIN_JS)) throw new Error(`${MAIN_JS} is missing: run \`npx tsc -p .\` first`);
   const ownsDir = dataDir === undefined;
@@ -81,6 +84,8 @@ export async function startServer({ dataDir, env = {}, args = [], databaseUrl }:
     throw err;
   }
   const pid = child.pid!;
+  liveServers.set(pid, () => stderr);
+  void exited.then(() => liveServers.delete(pid));
 
   async function signal(sig: NodeJS.Signals): Promise<void> {
     if (child.exitCode === null && child.signalCode === null) {
