@@ -43,6 +43,8 @@ export interface PostgresOptions {
   poolSize?: number;
   /** Told how long each outermost write transaction took, in seconds, commit included (metrics). */
   onCommit?: (seconds: number) => void;
+  /** How long a found API key is trusted without a lookup, in ms (default key-cache.ts KEY_CACHE_MS; tests lengthen it). */
+  keyCacheMs?: number;
   /** Hears about an idle pooled connection that broke (the pool replaces it) and when the database stops and starts answering; default: ignored. */
   log?: (line: string) => void;
 }
@@ -122,7 +124,10 @@ function composeStorage(url: string, pool: pg.Pool, options: PostgresOptions): P
   const origin = newOrigin();
   let listener: Listener | null = null;
   // Keys found lately, kept while the listener hears revokes (key-cache.ts).
-  const keys = createKeyCache({ hearing: () => listener?.listening() === true });
+  const keys = createKeyCache({
+    hearing: () => listener?.listening() === true,
+    ...(options.keyCacheMs === undefined ? {} : { maxAgeMs: options.keyCacheMs }),
+  });
   // The keys each transaction (by its client) revoked: forgotten again once it commits.
   const revokedIn = new WeakMap<object, string[]>();
   const wal = createWalSync(pool);

@@ -4,26 +4,33 @@
  * batches, off the write path, as SQLite's backlog does. Any number of servers run it at once: each
  * takes its batch `FOR UPDATE SKIP LOCKED`, so none waits for another or for a writer, and a row a
  * writer changes again is queued again by that write. Until its turn a row is still found: search
- * computes a queued row's words itself (postgres/search.ts).
+ * computes a queued row's words itself (postgres/search.ts). New texts wait the same way for the
+ * substring search's trigram index (postgres/schema/v12.ts); substring search reads every text.
  */
 import { first, run, type Q } from './db.js';
 
 /**
- * Indexes up to `max` queued rows in one statement (its own transaction) and returns how many
- * still wait. The text is joined, not read by a subquery: a row whose text this statement cannot
+ * Indexes up to `max` queued rows in one statement (its own transaction), marks up to `max` queued
+ * texts ready for the trigram index (postgres/schema/v12.ts), and returns how many of both still
+ * wait. The text is joined, not read by a subquery: a row whose text this statement cannot
  * see yet (committed after it began) is left queued rather than indexed without its words.
  */
 export async function indexBacklog(pool: Q, max: number): Promise<number> {
-  const r = await first<{ done: number; queued: number }>(
+  // The counts read the statement's snapshot, from before its own updates: what waits is each queue less what it did.
+  const r = await first<{ done: number; queued: number; marked: number; texts: number }>(
     pool,
     `WITH batch AS (SELECT seq FROM memories WHERE search IS NULL LIMIT $1 FOR UPDATE SKIP LOCKED),
           done AS (UPDATE memories m SET search = mnemo_search(m.path, c.content)
                    FROM batch, contents c WHERE m.seq = batch.seq AND c.sha256 = m.content_sha256 AND m.search IS NULL
-                   RETURNING 1)
-     SELECT (SELECT count(*) FROM done)::int AS done, (SELECT count(*) FROM memories WHERE search IS NULL)::int AS queued`,
+                   RETURNING 1),
+          texts AS (SELECT sha256 FROM contents WHERE NOT trigrams_ready LIMIT $1 FOR UPDATE SKIP LOCKED),
+          marked AS (UPDATE contents c SET trigrams_ready = true FROM texts WHERE c.sha256 = texts.sha256 RETURNING 1)
+     SELECT (SELECT count(*) FROM done)::int AS done, (SELECT count(*) FROM memories WHERE search IS NULL)::int AS queued,
+            (SELECT count(*) FROM marked)::int AS marked, (SELECT count(*) FROM contents WHERE NOT trigrams_ready)::int AS texts`,
     [max],
   );
-  return Math.max(0, (r?.queued ?? 0) - (r?.done ?? 0));
+  if (!r) return 0;
+  return Math.max(0, r.queued - r.done) + Math.max(0, r.texts - r.marked);
 }
 
 /**

@@ -305,6 +305,48 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
   });
 
   describe('the schema', () => {
+    it("a new text waits for the search upkeep before the trigram index takes it; substring search finds it either way; a text row takes no other change", async () => {
+      const { addStore, addMemory } = await fixture();
+      const s = await addStore();
+      const needle = `needle-${newId('memory')}`;
+      const m = await addMemory(s.id, '/t.md', `a text holding ${needle} once`);
+      const ready = async () => (await admin.query('SELECT trigrams_ready FROM contents WHERE sha256 = $1', [m.contentSha256])).rows[0]?.trigrams_ready;
+      // Queued by the write: the write path paid nothing for the trigram index.
+      expect(await ready()).toBe(false);
+      const found = async () => (await storage.searchMemories(s.id, searchQ({ q: needle, mode: 'substring' }))).data.map((h) => h.memory.id);
+      expect(await found()).toEqual([m.id]);
+      while ((await storage.indexSearchBacklog(1000)) > 0);
+      expect(await ready()).toBe(true);
+      expect(await found()).toEqual([m.id]);
+      // The partial index holds it now: a query of the ready texts alone is answered from it.
+      await admin.query('SET enable_seqscan = off');
+      const plan = (await admin.query(`EXPLAIN SELECT sha256 FROM contents WHERE trigrams_ready AND content ILIKE $1`, [`%${needle}%`])).rows.map((r) => r['QUERY PLAN']).join('\n');
+      await admin.query('RESET enable_seqscan');
+      expect(plan).toMatch(/contents_content_trgm/);
+      // Ready is final, and the text itself never changes.
+      await expect(admin.query('UPDATE contents SET trigrams_ready = false WHERE sha256 = $1', [m.contentSha256])).rejects.toThrow(/content rows never change/);
+      await expect(admin.query("UPDATE contents SET content = 'other' WHERE sha256 = $1", [m.contentSha256])).rejects.toThrow(/content rows never change/);
+    });
+
+    it('migration 12 reads every text stored before it as indexed, and queues the texts written after it', async () => {
+      const db = await createDatabase();
+      onTestFinished(() => db.drop());
+      const c = new pg.Client({ connectionString: db.url });
+      await c.connect();
+      try {
+        await migrate(c, PG_MIGRATIONS.filter((m) => m.version < 12));
+        await c.query("INSERT INTO contents (sha256, content) VALUES ('old', 'written before migration 12')");
+        await migrate(c);
+        await c.query("INSERT INTO contents (sha256, content) VALUES ('new', 'written after it')");
+        expect((await c.query('SELECT sha256, trigrams_ready FROM contents ORDER BY sha256')).rows).toEqual([
+          { sha256: 'new', trigrams_ready: false },
+          { sha256: 'old', trigrams_ready: true },
+        ]);
+      } finally {
+        await c.end();
+      }
+    });
+
     it('version rows are append-only: a direct update or delete is refused, a redaction-shaped update and the store cascade are not', async () => {
       const { workspace, addStore, addMemory } = await fixture();
       const s = await addStore();

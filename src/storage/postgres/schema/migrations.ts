@@ -16,6 +16,7 @@ import { PG_MIGRATION_8 } from './v8.js';
 import { PG_MIGRATION_9 } from './v9.js';
 import { PG_MIGRATION_10 } from './v10.js';
 import { PG_MIGRATION_11 } from './v11.js';
+import { PG_MIGRATION_12 } from './v12.js';
 
 export interface PgMigration {
   version: number;
@@ -45,6 +46,8 @@ export const PG_MIGRATIONS: PgMigration[] = [
   { version: 10, sql: PG_MIGRATION_10 },
   // PostgreSQL's own: a write's admission (the store and its usage) read in its probe. See postgres/schema/v11.ts.
   { version: 11, sql: PG_MIGRATION_11 },
+  // PostgreSQL's own: a text's trigrams indexed by the search upkeep, off the write path. See postgres/schema/v12.ts.
+  { version: 12, sql: PG_MIGRATION_12 },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;
