@@ -17,7 +17,7 @@ import { newMemory, saveAsUpdate, treeMoveUpdate, updatedMemory, us } from '../c
 import { deletionVersionRow, writeVersionRow } from '../common/version-rows.js';
 import type * as port from '../port.js';
 import { appendVersionRow } from './commit-order.js';
-import { all, first, run, type Q } from './db.js';
+import { all, first, run, runWithNext, type Q } from './db.js';
 import { purgeExpired } from './expiry.js';
 import { FULL, META, live, toMemory, toStore, type MemoryRow } from './rows.js';
 import { children } from './tree.js';
@@ -202,7 +202,8 @@ export function memoryOps(ctx: MemoryContext) {
     const next = attrsAfterSet(m, a, now, always);
     if (!next) return m;
     assertStoreWritable(m.storeId, store);
-    await run(q, 'UPDATE memories SET mode = $1, atime_us = $2, mtime_us = $3, ctime_us = $4, uid = $5, gid = $6 WHERE id = $7', [
+    // Nothing reads its result: in a mount's write (chmod, touch, chown) it rides with the COMMIT (db.ts).
+    await runWithNext(q, 'UPDATE memories SET mode = $1, atime_us = $2, mtime_us = $3, ctime_us = $4, uid = $5, gid = $6 WHERE id = $7', [
       next.mode, us(next.atimeMs), us(next.mtimeMs), us(next.ctimeMs), next.uid, next.gid, m.id,
     ]);
     return { ...m, ...next };

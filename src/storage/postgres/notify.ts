@@ -14,7 +14,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import { run, type Q } from './db.js';
+import { run, runWithNext, type Q } from './db.js';
 
 export const CHANNEL = 'mnemo_changes';
 
@@ -82,8 +82,8 @@ export function tracked<A extends unknown[], R>(op: (q: Q, ...args: A) => Promis
 export async function publishAtCommit(c: pg.PoolClient, origin: string): Promise<void> {
   const owed = published.get(c)?.anyStore === true;
   published.delete(c);
-  // Through db.ts, so a BEGIN or RELEASE it holds back goes out first.
-  if (owed) await run(c, 'SELECT pg_notify($1, $2)', [CHANNEL, `c ${origin} * 0`]);
+  // Through db.ts, so a BEGIN or RELEASE it holds back goes out first; in a mount's write it rides with the COMMIT.
+  if (owed) await runWithNext(c, 'SELECT pg_notify($1, $2)', [CHANNEL, `c ${origin} * 0`]);
 }
 
 /** A session was ended: its node unmounts it when it hears this (and at its start in any case). */
