@@ -92,12 +92,26 @@ function hold(c: pg.PoolClient, sql: string): void {
   else held.set(c, [sql]);
 }
 
-/** Sends what is held on `c` together with `sql` (or alone), as one simple query. */
-async function control(c: pg.PoolClient, sql?: string): Promise<void> {
+/** Sends what is held on `c` together with `sql` (or alone), as one simple query; the last statement's result. */
+async function control(c: pg.PoolClient, sql?: string): Promise<pg.QueryResult | undefined> {
   const h = held.get(c) ?? [];
   held.delete(c);
   if (sql !== undefined) h.push(sql);
-  if (h.length > 0) await c.query(h.join('; '));
+  if (h.length === 0) return undefined;
+  const results = (await c.query(h.join('; '))) as unknown as pg.QueryResult | pg.QueryResult[];
+  return Array.isArray(results) ? results[results.length - 1] : results;
+}
+
+/**
+ * PostgreSQL answers COMMIT in a transaction a failed statement aborted with ROLLBACK, not an
+ * error. That happens only if a failure was caught and the transaction went on (a held statement
+ * that failed ahead of a savepoint, so there was none to roll back to): the caller must not hear
+ * "saved".
+ */
+function assertCommitted(r: pg.QueryResult | undefined): void {
+  if (r?.command === 'ROLLBACK') {
+    throw new Error('the transaction was rolled back: a statement in it failed and PostgreSQL answered its COMMIT with ROLLBACK');
+  }
 }
 
 /** A parameter as a SQL literal, for the few types the adapter's statements take; undefined: not one of them. */
@@ -221,7 +235,7 @@ export async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => 
       throw err;
     }
     try {
-      await control(c, 'COMMIT');
+      assertCommitted(await control(c, 'COMMIT'));
     } catch (err) {
       held.delete(c);
       if (!(err instanceof pg.DatabaseError)) broken = err as Error;

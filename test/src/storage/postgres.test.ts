@@ -627,6 +627,21 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       await storage.syncCommits();
     });
 
+    it('a transaction a failed statement left aborted never reports success: its COMMIT, which PostgreSQL answers with ROLLBACK, fails', async () => {
+      const { stamp, addStore } = await fixture();
+      const s = await addStore();
+      const taken = (await storage.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/taken', content: 't' })).versionId;
+      // A's append (a version id already used) is held, then sent ahead of B's savepoint and probe:
+      // it fails there, B's savepoint never existed, and B's failure is caught as a caller may.
+      const attempt = storage.atomic(async (tx) => {
+        await tx.createMemory({ ...stamp(), versionId: taken, storeId: s.id, memoryId: newId('memory'), path: '/a', content: 'a' });
+        await tx.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/b', content: 'b' }).catch(() => {});
+      }, { durable: false });
+      await expect(attempt).rejects.toThrow(/rolled back/);
+      expect(await storage.getMemoryByPath(s.id, '/a')).toBeNull();
+      await storage.syncCommits();
+    });
+
     it('a receipt written with its mutation in one atomic call goes when the mutation fails, and a failed relaxed commit counts nothing', async () => {
       const { workspace, stamp, addStore, addMemory, now } = await fixture();
       const s = await addStore();
