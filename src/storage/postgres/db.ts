@@ -190,11 +190,13 @@ export async function run(q: Q, sql: string, params: readonly unknown[] = []): P
 const deferring = new WeakSet<object>();
 
 /**
- * A write whose result nothing reads (a version's append). In a non-durable transaction it is held
- * and goes out with the transaction's next statement or its COMMIT: a mount's save is two round
- * trips instead of three. A failure of it then fails the whole transaction at that point, never only
- * the savepoint around it; only mount writes are non-durable, and none catches a write's failure
- * to go on. Anywhere else, or with a parameter that cannot be written as a literal, it runs now.
+ * A write whose result nothing reads (a version's append, a memory's attributes, a store-less
+ * write's notice). In a non-durable transaction it is held and goes out with the transaction's next
+ * statement or its COMMIT: a mount's save is two round trips instead of three. A failure of it then
+ * fails the whole transaction at that point, never only the savepoint around it; only mount writes
+ * are non-durable, and none catches a write's failure to go on (if one did, `assertCommitted` still
+ * keeps the transaction from passing as committed). Anywhere else, or with a parameter that cannot
+ * be written as a literal, it runs now.
  */
 export async function runWithNext(q: Q, sql: string, params: readonly unknown[]): Promise<void> {
   const text = deferring.has(q) ? inlined(sql, params) : null;
