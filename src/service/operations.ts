@@ -94,9 +94,10 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
 
   /** chmod, utimens and chown through a mount: kept with the memory, no version (assertAttrs masks the mode). */
   async function setAttrs(caller: Caller, storeId: string, memoryId: string, attrs: KeptAttrs): Promise<void> {
-    await writable(caller, storeId);
     const checked = assertAttrs(attrs);
-    await commit(caller, storeId, (s) => s.setMemoryAttrs(storeId, memoryId, checked, clock()));
+    // Checked as `writable` does, on what the write finds: attributes take no room.
+    const admitted = admission(caller, storeId, null);
+    await commit(caller, storeId, (s) => s.setMemoryAttrs(storeId, memoryId, checked, clock(), admitted));
   }
 
   function stamp(caller: Caller) {

@@ -151,9 +151,10 @@ export interface MemoryStorage {
   getMemoryByPath(storeId: string, path: string): Promise<Memory | null>;
   /**
    * Sets the given attributes (chmod, chown, utimens) without a version, and moves the ctime to
-   * `now` (RFC 3339). Throws not_found if the memory is gone, archived if the store is.
+   * `now` (RFC 3339). Throws not_found if the memory is gone, archived if the store is. `admission`:
+   * shown the store and its usage first, as a memory write's is (no target: attributes take no room).
    */
-  setMemoryAttrs(storeId: string, id: string, attrs: KeptAttrs, now: string): Promise<void>;
+  setMemoryAttrs(storeId: string, id: string, attrs: KeptAttrs, now: string, admission?: Admission): Promise<void>;
   saveMemoryAt(input: SaveMemoryAtInput): Promise<WriteResult>;
   moveMemory(input: MoveMemoryInput): Promise<Memory>;
   /** Returns how many memories moved (each gets one `modified` version). */

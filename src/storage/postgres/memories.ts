@@ -257,9 +257,9 @@ export function memoryOps(ctx: MemoryContext) {
       for (const row of rows) await update(q, store, row, treeMoveUpdate(input, row));
       return rows.length;
     },
-    async setMemoryAttrs(q: Q, storeId: string, id: string, attrs: KeptAttrs, now: string): Promise<void> {
-      // The store locked and the memory read in one round trip; attributes purge nothing (no version).
-      const p = await probe(q, storeId, now, { id, purge: false });
+    async setMemoryAttrs(q: Q, storeId: string, id: string, attrs: KeptAttrs, now: string, admission?: port.Admission): Promise<void> {
+      // The store locked, the admission shown it and the memory read in one round trip; attributes purge nothing (no version).
+      const p = await probe(q, storeId, now, { id, purge: false, admission });
       if (!p.row) throw notFound('memory', id);
       await keepAttrs(q, p.store, toMemory(p.row), attrs, now, true);
     },

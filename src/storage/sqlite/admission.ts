@@ -8,7 +8,7 @@
 import type { Admission, WriteFound } from '../port.js';
 import type { ConnectionMethods } from './port-view.js';
 
-type Admitted = 'createMemory' | 'updateMemory' | 'deleteMemory' | 'saveMemoryAt' | 'moveMemory';
+type Admitted = 'createMemory' | 'updateMemory' | 'deleteMemory' | 'saveMemoryAt' | 'moveMemory' | 'setMemoryAttrs';
 type Parts = Pick<ConnectionMethods, Admitted | 'getStore' | 'storeUsage' | 'getMemory' | 'getMemoryMetaByPath'>;
 
 export function admittedWrites(c: Parts): Pick<ConnectionMethods, Admitted | 'getMemoryInStore'> {
@@ -56,6 +56,10 @@ export function admittedWrites(c: Parts): Pick<ConnectionMethods, Admitted | 'ge
     moveMemory(input) {
       admit(input, { id: input.memoryId });
       return c.moveMemory(input);
+    },
+    setMemoryAttrs(storeId, id, attrs, now, admission) {
+      admit({ storeId, admission });
+      return c.setMemoryAttrs(storeId, id, attrs, now);
     },
     getMemoryInStore(workspaceId, storeId, id) {
       const store = c.getStore(workspaceId, storeId);

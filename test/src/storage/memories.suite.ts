@@ -89,7 +89,7 @@ export function runMemorySuite(makeStorage: MakeStorage): void {
       expect((await storage.getMemory(s.id, m.id))?.content).toBe('five!');
     });
 
-    it("a mount's save and move run the service's admission on what they find: another workspace's store is not found, a read-only key is forbidden, a full store refuses a new memory; nothing is written", async () => {
+    it("a mount's save, move and attribute change run the service's admission on what they find: another workspace's store is not found, a read-only key is forbidden, a full store refuses a new memory; nothing is written", async () => {
       const { storage, workspace, stamp, addStore, addMemory } = await fixture(makeStorage);
       const s = await addStore();
       const m = await addMemory(s.id, '/a', 'four');
@@ -112,6 +112,10 @@ export function runMemorySuite(makeStorage: MakeStorage): void {
       expect(await codeOf(() => save(reader, '/b', 'b'))).toBe('forbidden');
       expect(await codeOf(() => move({ ...mount, workspaceId: elsewhere.id }, '/moved'))).toBe('not_found');
       expect(await codeOf(() => move(reader, '/moved'))).toBe('forbidden');
+      // chmod, touch and chown are admitted the same way (they take no room).
+      const chmod = (caller: Caller) => storage.setMemoryAttrs(s.id, m.id, { mode: 0o600 }, stamp().now, writeAdmission(limits, caller, s.id, null));
+      expect(await codeOf(() => chmod({ ...mount, workspaceId: elsewhere.id }))).toBe('not_found');
+      expect(await codeOf(() => chmod(reader))).toBe('forbidden');
       // Over the byte limit, whether the save adds a memory or replaces the one at its path.
       expect(await codeOf(() => save(mount, '/b', 'b'.repeat(7)))).toBe('limit_exceeded');
       expect(await codeOf(() => save(mount, '/a', 'a'.repeat(11)))).toBe('limit_exceeded');

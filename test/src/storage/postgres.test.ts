@@ -513,13 +513,13 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       expect(sent).toHaveLength(4);
       expect(sent[3]).toMatch(shape[1]!);
       expect(sent[0]).toMatch(probe);
-      // A chmod (no version): the service's store check (no admission yet), the probe, then the
-      // row's attributes and the notice for other servers with the COMMIT.
+      // A chmod (no version): the probe with the admission, then the row's attributes and the
+      // notice for other servers with the COMMIT.
       sent.length = 0;
       await service.setMemoryMode(mount, s.id, created.memory.id, 0o600);
-      expect(sent).toHaveLength(3);
-      expect(sent[1]).toMatch(/mnemo_write_probe\(NULL/);
-      expect(sent[2]).toMatch(/^UPDATE memories SET mode = .*; RELEASE SAVEPOINT \w+; SELECT pg_notify\(.*; COMMIT$/s);
+      expect(sent).toHaveLength(2);
+      expect(sent[0]).toMatch(probe);
+      expect(sent[1]).toMatch(/^UPDATE memories SET mode = .*; RELEASE SAVEPOINT \w+; SELECT pg_notify\(.*; COMMIT$/s);
       expect((await storage.getMemory(s.id, created.memory.id))?.mode).toBe(0o600);
       // The file's storage is shared: leave no relaxed commit for the tests that count them.
       await storage.syncCommits();
