@@ -19,6 +19,18 @@ export function runTransactionSuite(makeStorage: MakeStorage): void {
       await storage.syncCommits();
     });
 
+    it('a non-durable write stores quotes, backslashes and any other text byte for byte, in its path and its content', async () => {
+      const { storage, actor, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      // PostgreSQL writes a non-durable append's values into its SQL text (postgres/db.ts quoted()).
+      const texts = ["it's", 'C:\\dir\\', "\\'", "''\\\\''", " E'x'", 'é 😀\n\t', "'".repeat(100) + '\\'.repeat(100)];
+      for (const [i, text] of texts.entries()) {
+        const path = `/q${i}/${text.replace(/[\n\t]/g, '_')}.md`;
+        await storage.atomic((tx) => addMemory(s.id, path, text, actor, tx), { durable: false });
+        expect((await storage.getMemoryByPath(s.id, path))?.content).toBe(text);
+      }
+    });
+
     it('a durable write, or a non-durable one inside a durable transaction, leaves nothing to sync', async () => {
       const { storage, actor, addStore, addMemory } = await fixture(makeStorage);
       const s = await addStore();
