@@ -17,6 +17,7 @@ import { PG_MIGRATION_9 } from './v9.js';
 import { PG_MIGRATION_10 } from './v10.js';
 import { PG_MIGRATION_11 } from './v11.js';
 import { PG_MIGRATION_12 } from './v12.js';
+import { PG_MIGRATION_13 } from './v13.js';
 
 export interface PgMigration {
   version: number;
@@ -48,6 +49,8 @@ export const PG_MIGRATIONS: PgMigration[] = [
   { version: 11, sql: PG_MIGRATION_11 },
   // PostgreSQL's own: a text's trigrams indexed by the search upkeep, off the write path. See postgres/schema/v12.ts.
   { version: 12, sql: PG_MIGRATION_12 },
+  // PostgreSQL's own: the same words of a text, found faster (the search upkeep). See postgres/schema/v13.ts.
+  { version: 13, sql: PG_MIGRATION_13 },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;
