@@ -103,6 +103,23 @@ describe('write-behind of mount writes (SQLite)', () => {
     expect(committedPaths(file, storeId)).toContain('/held2.md');
   });
 
+  it('counts a held batch once in the commit metric, when it commits, however many saves it holds', async () => {
+    const file = join(tmpDir(), 'mnemo.db');
+    const commits: number[] = [];
+    const storage = openSqliteStorage(file, { writeBehind: { log: () => {}, holdMs: HOLD_FOREVER }, onCommit: (s) => commits.push(s) });
+    onTestFinished(() => storage.close());
+    const service = createService({ storage });
+    const ws = await service.keys.defaultWorkspace();
+    const { key } = await service.keys.createKey('t', 'admin', ws.id);
+    const storeId = (await service.createStore({ workspaceId: ws.id, actor: { type: 'api_actor', apiKeyId: key.id } }, { name: 's', description: '', metadata: {} })).id;
+    const before = commits.length;
+    for (const p of ['/a.md', '/b.md', '/c.md']) await heldSave(storage, saveInput(storeId, p, p));
+    expect(commits.length).toBe(before);
+    await storage.syncCommits();
+    expect(commits.length).toBe(before + 1);
+    expect(commits.at(-1)).toBeGreaterThan(0);
+  });
+
   it('commits the held batch before a read on a reader thread, which sees every answered save', async () => {
     const { storage, storeId } = await openWithStore();
     expect(storage.readerThreads).toBeGreaterThan(0);
