@@ -6,7 +6,9 @@
  * process sees). A crash is simulated by copying the files as they stand while a batch is held.
  */
 import Database from 'better-sqlite3';
-import { copyFileSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, statfsSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { JournaledWrite, Storage } from '../../src/storage/port.js';
@@ -14,6 +16,8 @@ import { journalFileOf, openJournal, readJournal } from '../../src/storage/sqlit
 import { openSqliteStorage, type SqliteStorage } from '../../src/storage/sqlite/open.js';
 import { createService } from '../../src/service/service.js';
 import { tmpDir } from '../helpers/tmp.js';
+
+const ROOT = typeof process.getuid === 'function' && process.getuid() === 0;
 
 const HOLD_FOREVER = 3_600_000;
 const NORMAL = 1;
@@ -222,6 +226,50 @@ describe('write-behind of mount writes (SQLite)', () => {
     expect(readJournal(file)).toHaveLength(2);
     expect(readJournal(join(tmpDir(), 'none'))).toEqual([]);
     expect(existsSync(file)).toBe(true);
+  });
+
+  // A full disk, for real: the data directory on a small tmpfs (mounting one needs root, as CI has).
+  it.skipIf(!ROOT)('a batch whose COMMIT finds the disk full applies each write again alone: what fits is stored whole, the rest is logged as lost', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mnemo-full-'));
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', dir]);
+    const logs: string[] = [];
+    const file = join(dir, 'mnemo.db');
+    const storage = openSqliteStorage(file, { writeBehind: { log: (l) => logs.push(l), holdMs: HOLD_FOREVER } });
+    onTestFinished(() => {
+      storage.close();
+      execFileSync('umount', ['-l', dir]);
+      rmSync(dir, { recursive: true, force: true });
+    });
+    const service = createService({ storage });
+    const ws = await service.keys.defaultWorkspace();
+    const { key } = await service.keys.createKey('t', 'admin', ws.id);
+    const storeId = (await service.createStore({ workspaceId: ws.id, actor: { type: 'api_actor', apiKeyId: key.id } }, { name: 's', description: '', metadata: {} })).id;
+    // Room for the three writes' journal records (100 KiB each) and then for about one of them in
+    // the WAL, not for the batch's three: its COMMIT fails with SQLITE_FULL.
+    const free = () => statfsSync(dir).bavail * statfsSync(dir).bsize;
+    const filler = join(dir, 'filler');
+    writeFileSync(filler, Buffer.alloc(free() - 560 * 1024));
+    const writes = ['/a.md', '/b.md', '/c.md'].map((p, i) => saveInput(storeId, p, String(i).repeat(100 * 1024)));
+    for (const w of writes) await heldSave(storage, w);
+    await storage.syncCommits().catch(() => {});
+
+    expect(logs[0]).toMatch(/^mnemo: error: a batch of 3 mount write\(s\) failed to commit \(database or disk is full\); applying each again$/);
+    const lost = writes.filter((w) => logs.some((l) => l.startsWith('mnemo: error: lost a closed mount write') && l.includes(` ${w.path}: `)));
+    const kept = writes.filter((w) => !lost.includes(w));
+    // Applied again alone, the first fits and the last does not (the WAL holds each after the one before).
+    expect(kept.map((w) => w.path)).toContain('/a.md');
+    expect(lost.map((w) => w.path)).toContain('/c.md');
+    expect(logs).toHaveLength(1 + lost.length);
+    // What was kept is whole and committed (another connection reads it); what was lost left nothing.
+    expect(committedPaths(file, storeId)).toEqual(kept.map((w) => w.path));
+    for (const w of kept) expect((await storage.getMemoryByPath(storeId, w.path))?.content).toBe(w.content);
+    // With room again, the store takes saves and is consistent.
+    unlinkSync(filler);
+    await heldSave(storage, saveInput(storeId, '/after.md', 'after'));
+    await storage.syncCommits();
+    expect(committedPaths(file, storeId)).toEqual([...kept.map((w) => w.path), '/after.md'].sort());
+    expect(await storage.integrityCheck()).toEqual([]);
+    expect(await storage.domainCheck()).toEqual([]);
   });
 
   it('keeps a text exactly, whatever its characters, and a write without one', () => {
