@@ -119,7 +119,7 @@ function assertCommitted(r: pg.QueryResult | undefined): void {
  * E'' literal with backslashes doubled), in two native passes: pg's appends a character at a time,
  * which for a save's 4 KiB text was most of the time spent writing its append.
  */
-export function quoted(s: string): string {
+function quoted(s: string): string {
   const q = `'${s.replace(/'/g, "''")}'`;
   return s.includes('\\') ? ` E${q.replace(/\\/g, '\\\\')}` : q;
 }

@@ -1,5 +1,5 @@
 /**
- * @module PostgreSQL migration 13: the words of a text, found in a quarter of the time. Filling a
+ * @module PostgreSQL migration 13: the words of a text, found in well under half the time. Filling a
  * memory's tsvector (the search upkeep, postgres/search-index.ts, and a search over rows still
  * queued) cost about 0.65 ms of PostgreSQL's time for a 4 KiB text, and nearly half of it was
  * `mnemo_words`' `regexp_replace`: its class with `\s` in it, and runs (`+`), are slow in
