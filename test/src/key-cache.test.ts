@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ApiKey } from '../../src/domain/types.js';
-import { createKeyCache } from '../../src/storage/postgres/key-cache.js';
+import { MAX_KEPT, createKeyCache } from '../../src/storage/postgres/key-cache.js';
 
 const key = (id: string, revokedAt: string | null = null): ApiKey => ({
   id, workspaceId: 'wrkspc_1', name: id, role: 'admin', storeIds: null, allWorkspaces: false, createdAt: '2026-03-01T00:00:00.000Z', revokedAt,
@@ -68,6 +68,25 @@ describe('the key cache', () => {
     release();
     expect(await pending).toEqual(key('k1'));
     expect(cache.size()).toBe(0);
+  });
+
+  it('holds at most MAX_KEPT keys: expired ones go first, then the oldest found', async () => {
+    const found = new Map(Array.from({ length: MAX_KEPT + 2 }, (_, i) => [`h${i}`, key(`k${i}`)] as const));
+    const t = setup(found);
+    for (let i = 0; i < MAX_KEPT; i++) await t.find(`h${i}`);
+    expect(t.cache.size()).toBe(MAX_KEPT);
+    // Still fresh: the oldest found (h0) makes room.
+    await t.find(`h${MAX_KEPT}`);
+    expect(t.cache.size()).toBe(MAX_KEPT);
+    const before = t.lookups();
+    await t.find('h1');
+    expect(t.lookups()).toBe(before);
+    await t.find('h0');
+    expect(t.lookups()).toBe(before + 1);
+    // All expired: one insert drops them all.
+    t.advance(1000);
+    await t.find(`h${MAX_KEPT + 1}`);
+    expect(t.cache.size()).toBe(1);
   });
 
   it('keeps nothing and serves nothing kept while revokes are not heard (the listener is down)', async () => {

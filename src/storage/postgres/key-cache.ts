@@ -15,6 +15,9 @@ import type { ApiKey } from '../../domain/types.js';
 /** How long a found key is trusted without a lookup, in ms. */
 export const KEY_CACHE_MS = 1000;
 
+/** The most keys kept at once (a key's lookup is one round trip: the cache only has to hold the busy ones). */
+export const MAX_KEPT = 1000;
+
 export interface KeyCacheOptions {
   /** Whether revokes are heard now (the listener listens); when not, every find looks up. */
   hearing: () => boolean;
@@ -48,7 +51,15 @@ export function createKeyCache({ hearing, now = () => performance.now(), maxAgeM
       const began = generation;
       const at = now();
       const key = await load();
-      if (key && !key.revokedAt && began === generation && hearing()) kept.set(hash, { key, at });
+      if (key && !key.revokedAt && began === generation && hearing()) {
+        // An entry goes only when its hash is asked for again: without this, every key ever used
+        // would stay. The kept keys are those of the last `maxAgeMs`, in the order they were found.
+        if (kept.size >= MAX_KEPT) {
+          for (const [h, e] of kept) if (at - e.at >= maxAgeMs) kept.delete(h);
+          if (kept.size >= MAX_KEPT) kept.delete(kept.keys().next().value!);
+        }
+        kept.set(hash, { key, at });
+      }
       return key;
     },
     forget(keyId) {
