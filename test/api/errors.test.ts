@@ -407,6 +407,14 @@ describe('unknown ids', () => {
     expectRawError(await raw('GET', `/v1/memory_stores/${id}`), 404, 'not_found_error');
     expectRawError(await raw('GET', `/v1/memory_stores/${store.id}/memories/${id}`), 404, 'not_found_error');
     expectRawError(await raw('GET', `/v1/memory_stores/${store.id}/memory_versions/${id}`), 404, 'not_found_error');
+    // Writes too: on PostgreSQL a write's probe found no row at all for a NUL (its text cannot hold one) and crashed.
+    expectRawError(await raw('DELETE', `/v1/memory_stores/${store.id}/memories/${id}`), 404, 'not_found_error');
+    expectRawError(await raw('DELETE', `/v1/memory_stores/${id}/memories/${memory.id}`), 404, 'not_found_error');
+    expectRawError(await raw('POST', `/v1/memory_stores/${store.id}/memories/${id}`, { body: '{"content":"x"}' }), 404, 'not_found_error');
+    expectRawError(await raw('POST', `/v1/memory_stores/${id}/memories`, { body: '{"path":"/nul.md","content":"x"}' }), 404, 'not_found_error');
+    expectRawError(await raw('POST', `/v1/memory_stores/${store.id}/memory_versions/${id}/redact`, { body: '{}' }), 404, 'not_found_error');
+    expectRawError(await raw('POST', `/v1/memory_stores/${id}/archive`, { body: '{}' }), 404, 'not_found_error');
+    expectRawError(await raw('DELETE', `/v1/memory_stores/${id}`), 404, 'not_found_error');
   });
 
   it('answers 404 for unknown routes and 405 for a known route with a wrong method', async () => {

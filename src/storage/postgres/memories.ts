@@ -49,7 +49,7 @@ interface Probe {
   hit: { id: string; path: string } | null;
 }
 
-type ProbeRow = Partial<MemoryRow> & Omit<StoreColumns, 'st_archived_at'> & {
+type ProbeRow = Partial<Omit<MemoryRow, 'id'>> & Omit<StoreColumns, 'st_archived_at'> & {
   store_found: boolean;
   archived_at: string | null;
   expired: boolean;
@@ -59,6 +59,17 @@ type ProbeRow = Partial<MemoryRow> & Omit<StoreColumns, 'st_archived_at'> & {
   id: string | null;
   hit_id: string | null;
   hit_path: string | null;
+};
+
+/**
+ * The probe's answer when no row can match: an id or path holding a NUL (PostgreSQL text cannot hold
+ * one, so `first` answers nothing without asking). The write then finds no store, as for an unknown id.
+ */
+const NOTHING_FOUND: ProbeRow = {
+  store_found: false, visible: false, expired: false, archived_at: null, u_memories: null, u_bytes: null,
+  id: null, hit_id: null, hit_path: null,
+  st_seq: null, st_name: null, st_description: null, st_metadata: null, st_created_at: null, st_updated_at: null,
+  st_retention: null, st_forked_from: null,
 };
 
 /** Which memory a write reads, and the path whose overlap it must rule out. */
@@ -121,16 +132,16 @@ export function memoryOps(ctx: MemoryContext) {
   async function probe(q: Q, storeId: string, now: string, t: ProbeTarget): Promise<Probe> {
     const o = t.overlapOf === undefined ? null : overlapProbe(t.overlapOf);
     const ws = t.admission?.workspaceId ?? null;
-    const read = () =>
-      first<ProbeRow>(q, 'SELECT * FROM mnemo_write_probe($1, $2, $3, $4, $5, $6, $7, $8, $9)', [
+    const read = async () =>
+      (await first<ProbeRow>(q, 'SELECT * FROM mnemo_write_probe($1, $2, $3, $4, $5, $6, $7, $8, $9)', [
         ws, storeId, now, ctx.clock(), t.id ?? null, t.path ?? null, o?.atOrAbove ?? null, o?.below ?? null, o ? subtreeEnd(o.below) : null,
-      ]);
-    let r = (await read())!;
+      ])) ?? NOTHING_FOUND;
+    let r = await read();
     // The service's rules first, on what the write found before it changes anything (the purge included).
     t.admission?.admit(foundBy(t.admission.workspaceId, storeId, r));
     if (r.store_found && r.expired && t.purge !== false) {
       await purgeExpired(q, storeId, now);
-      r = (await read())!;
+      r = await read();
     }
     return {
       store: r.store_found ? { archivedAt: r.archived_at } : null,
