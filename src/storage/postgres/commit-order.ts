@@ -35,7 +35,7 @@ export async function appendVersionRow(q: Q, r: VersionRowInput, row: MemoryRowC
   // The cross-host wake-up rides on the counter (notify.ts): delivered only if this commits.
   const notice = noticeOfCommit(q, r.storeId);
   const m = row.kind === 'insert' || row.kind === 'update' ? row : null;
-  // Nothing reads its result: in a mount's write it rides with the COMMIT (db.ts).
+  // Nothing reads its result: it rides with the transaction's next statement or its COMMIT (db.ts).
   await runWithNext(
     q,
     'SELECT mnemo_append($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)',

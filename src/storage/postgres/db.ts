@@ -81,8 +81,7 @@ function nameOf(sql: string): string | undefined {
  * Transaction control (BEGIN, SET LOCAL, SAVEPOINT, RELEASE) is held back per client and sent in
  * one simple query with the next control statement, or just before the next statement: a save's
  * BEGIN, SET LOCAL and SAVEPOINT are one round trip instead of three, its RELEASE and COMMIT one
- * instead of two. So is a non-durable transaction's append (`runWithNext`). The order of everything
- * sent is unchanged.
+ * instead of two. So is a write's append (`runWithNext`). The order of everything sent is unchanged.
  */
 const held = new WeakMap<object, string[]>();
 
@@ -196,20 +195,24 @@ export async function run(q: Q, sql: string, params: readonly unknown[] = []): P
   return (await exec(q, sql, params)).rowCount ?? 0;
 }
 
-/** The clients of non-durable transactions (a mount's writes, DESIGN §5), while they run. */
-const deferring = new WeakSet<object>();
+/** The clients of open transactions (inTransaction), while they run. */
+const transacting = new WeakSet<object>();
 
 /**
  * A write whose result nothing reads (a version's append, a memory's attributes, a store-less
- * write's notice). In a non-durable transaction it is held and goes out with the transaction's next
- * statement or its COMMIT: a mount's save is two round trips instead of three. A failure of it then
- * fails the whole transaction at that point, never only the savepoint around it; only mount writes
- * are non-durable, and none catches a write's failure to go on (if one did, `assertCommitted` still
- * keeps the transaction from passing as committed). Anywhere else, or with a parameter that cannot
- * be written as a literal, it runs now.
+ * write's notice). In a transaction it is held and goes out with the transaction's next statement
+ * or its COMMIT: a mount's save is two round trips instead of three, and each write of an API
+ * group after the first one round trip instead of two (its append rides with the next write's
+ * probe). A failure of it then shows at that later statement, so it cannot roll back only the
+ * savepoint around it: the group's next write fails on the aborted transaction (its savepoint was
+ * never made), and the COMMIT is answered with ROLLBACK, which `assertCommitted` turns into the
+ * whole group's failure. No write is ever reported saved that did not commit; what a held write's
+ * failure costs is the rest of its group, and an append fails only when the database does (every
+ * rule it could break is checked by the probe before it). Outside a transaction, or with a
+ * parameter that cannot be written as a literal, it runs now.
  */
 export async function runWithNext(q: Q, sql: string, params: readonly unknown[]): Promise<void> {
-  const text = deferring.has(q) ? inlined(sql, params) : null;
+  const text = transacting.has(q) ? inlined(sql, params) : null;
   if (text !== null) hold(q as pg.PoolClient, text);
   else await run(q, sql, params);
 }
@@ -234,10 +237,8 @@ export async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => 
     let result: T;
     try {
       hold(c, 'BEGIN');
-      if (options.durable === false) {
-        hold(c, 'SET LOCAL synchronous_commit = off');
-        deferring.add(c);
-      }
+      if (options.durable === false) hold(c, 'SET LOCAL synchronous_commit = off');
+      transacting.add(c);
       result = await fn(c);
     } catch (err) {
       // A rule's refusal or a statement's error: roll back and keep the client; a broken connection fails here too.
@@ -257,7 +258,7 @@ export async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => 
     }
     return result;
   } finally {
-    deferring.delete(c);
+    transacting.delete(c);
     c.removeListener('error', onError);
     c.release(broken);
   }

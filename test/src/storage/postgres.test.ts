@@ -11,6 +11,7 @@ import { sha256Hex } from '../../../src/domain/content.js';
 import { MnemoError } from '../../../src/domain/errors.js';
 import type { Actor, Caller, Checkpoint, MemoryListQuery, SearchQuery, Store, VersionListQuery } from '../../../src/domain/types.js';
 import { newId } from '../../../src/service/ids.js';
+import { createGroupCommit } from '../../../src/service/group-commit.js';
 import { createService } from '../../../src/service/service.js';
 import type { WriteFound, WriteStamp } from '../../../src/storage/port.js';
 import { openPostgresStorage, type PostgresStorage } from '../../../src/storage/postgres/open.js';
@@ -562,20 +563,66 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       const created = await storage.atomic((tx) =>
         tx.atomic((t) => t.createMemory({ ...stamp(), admission, storeId: s.id, memoryId: newId('memory'), path: '/api.md', content: 'four' })),
       );
-      const shape = [/^BEGIN; SAVEPOINT \w+; SAVEPOINT \w+; SELECT \* FROM mnemo_write_probe\('/, /mnemo_append/, /^RELEASE SAVEPOINT \w+; RELEASE SAVEPOINT \w+; COMMIT$/];
-      expect(sent).toHaveLength(3);
+      // The append rides with the savepoints' RELEASEs and the COMMIT.
+      const shape = [/^BEGIN; SAVEPOINT \w+; SAVEPOINT \w+; SELECT \* FROM mnemo_write_probe\('/, /^SELECT mnemo_append\(.*; RELEASE SAVEPOINT \w+; RELEASE SAVEPOINT \w+; COMMIT$/s];
+      expect(sent).toHaveLength(2);
       sent.forEach((q, i) => expect(q).toMatch(shape[i]!));
       expect(seen).toEqual([{ store: s, usage: { memories: 0, bytes: 0 }, target: null }]);
       sent.length = 0;
-      // An update: the same three, and the admission sees the memory it replaces.
+      // An update: the same two, and the admission sees the memory it replaces.
       await storage.atomic((tx) => tx.atomic((t) => t.updateMemory({ ...stamp(), admission, storeId: s.id, memoryId: created.id, content: 'five!' })));
-      expect(sent).toHaveLength(3);
+      expect(sent).toHaveLength(2);
       sent.forEach((q, i) => expect(q).toMatch(shape[i]!));
       expect(seen[1]).toEqual({ store: s, usage: { memories: 1, bytes: 4 }, target: { contentSizeBytes: 4 } });
       sent.length = 0;
       // A retrieve after its key: the store and the memory in one statement.
       expect(await storage.getMemoryInStore(workspace.id, s.id, created.id)).toMatchObject({ store: s, memory: { id: created.id, content: 'five!' } });
       expect(sent).toHaveLength(1);
+    });
+
+    it("each write of an API group after the first is one round trip: the write before's append rides with its probe", async () => {
+      const { workspace, stamp, addStore } = await fixture();
+      const s = await addStore();
+      const admission = { workspaceId: workspace.id, admit: () => {} };
+      const writes = createGroupCommit(storage);
+      const sent = countQueries();
+      const create = (path: string) => writes.run((tx) => tx.createMemory({ ...stamp(), admission, storeId: s.id, memoryId: newId('memory'), path, content: path }));
+      // Asked in one turn of the event loop: one group.
+      const made = await Promise.all(['/g/a.md', '/g/b.md', '/g/c.md'].map(create));
+      expect(sent).toHaveLength(4);
+      expect(sent[0]).toMatch(/^BEGIN; SAVEPOINT \w+; SAVEPOINT \w+; SELECT \* FROM mnemo_write_probe\('/);
+      for (const q of sent.slice(1, 3)) expect(q).toMatch(/^SELECT mnemo_append\(.*; RELEASE SAVEPOINT \w+; RELEASE SAVEPOINT \w+; SAVEPOINT \w+; SAVEPOINT \w+; SELECT \* FROM mnemo_write_probe\('/s);
+      expect(sent[3]).toMatch(/^SELECT mnemo_append\(.*; RELEASE SAVEPOINT \w+; RELEASE SAVEPOINT \w+; COMMIT$/s);
+      for (const m of made) expect((await storage.getMemory(s.id, m.id))?.content).toBe(m.path);
+    });
+
+    it.each([
+      ['first', '/boom/1.md'],
+      ['middle', '/boom/2.md'],
+      ['last', '/boom/3.md'],
+    ])("an append that fails after its write returned (the %s of a group) fails the whole group: no write is reported saved, none is kept", async (_, failing) => {
+      const { workspace, stamp, addStore } = await fixture();
+      const s = await addStore();
+      // The database refuses one version row, as a failing disk or a broken invariant would: nothing the probe checks.
+      const trigger = `boom_${newId('version').slice(-10).toLowerCase()}`;
+      await admin.query(`CREATE FUNCTION ${trigger}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'boom'; END $$`);
+      await admin.query(`CREATE TRIGGER ${trigger} BEFORE INSERT ON versions FOR EACH ROW WHEN (NEW.store_id = '${s.id}' AND NEW.path = '${failing}') EXECUTE FUNCTION ${trigger}()`);
+      onTestFinished(async () => {
+        await admin.query(`DROP TRIGGER ${trigger} ON versions`);
+        await admin.query(`DROP FUNCTION ${trigger}()`);
+      });
+      const admission = { workspaceId: workspace.id, admit: () => {} };
+      const writes = createGroupCommit(storage);
+      const paths = ['/boom/1.md', '/boom/2.md', '/boom/3.md'];
+      const outcomes = await Promise.allSettled(
+        paths.map((path) => writes.run((tx) => tx.createMemory({ ...stamp(), admission, storeId: s.id, memoryId: newId('memory'), path, content: 'x' }))),
+      );
+      expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
+      for (const path of paths) expect(await storage.getMemoryByPath(s.id, path)).toBeNull();
+      expect((await storage.listVersions(s.id, verQ())).data).toHaveLength(0);
+      // The connection and the store are fine afterwards: the next group commits.
+      const next = await writes.run((tx) => tx.createMemory({ ...stamp(), admission, storeId: s.id, memoryId: newId('memory'), path: '/after.md', content: 'ok' }));
+      expect((await storage.getMemory(s.id, next.id))?.content).toBe('ok');
     });
 
     it('an operation that fails part-way rolls back everything it wrote', async () => {
@@ -634,7 +681,7 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       expect(storage.ownWriteMark()).toBeGreaterThan(marks.own);
     });
 
-    it("a mount's (non-durable) append goes out with the COMMIT: one that fails there fails the whole transaction, where a durable one fails alone", async () => {
+    it("a write's append goes out with the transaction's COMMIT: one that fails there fails the whole transaction, durable or not", async () => {
       const { stamp, addStore } = await fixture();
       const s = await addStore();
       // Two creates with one version id: the second append breaks the versions' primary key.
@@ -642,15 +689,14 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
         storage.atomic(async (tx) => {
           const versionId = newId('version');
           await tx.createMemory({ ...stamp(), versionId, storeId: s.id, memoryId: newId('memory'), path: `/${prefix}-1`, content: 'one' });
-          // Caught where a durable append fails; a held one has not run yet, so there is nothing to catch.
+          // A held append has not run yet, so there is nothing to catch here: it fails at the COMMIT.
           await tx.createMemory({ ...stamp(), versionId, storeId: s.id, memoryId: newId('memory'), path: `/${prefix}-2`, content: 'two' }).catch(() => {});
         }, { durable });
-      await twice(true, 'durable');
-      expect(await storage.getMemoryByPath(s.id, '/durable-1')).not.toBeNull();
-      expect(await storage.getMemoryByPath(s.id, '/durable-2')).toBeNull();
-      await expect(twice(false, 'relaxed')).rejects.toThrow(/duplicate key/);
-      expect(await storage.getMemoryByPath(s.id, '/relaxed-1')).toBeNull();
-      expect(await storage.getMemoryByPath(s.id, '/relaxed-2')).toBeNull();
+      for (const [durable, prefix] of [[true, 'durable'], [false, 'relaxed']] as const) {
+        await expect(twice(durable, prefix)).rejects.toThrow(/duplicate key/);
+        expect(await storage.getMemoryByPath(s.id, `/${prefix}-1`)).toBeNull();
+        expect(await storage.getMemoryByPath(s.id, `/${prefix}-2`)).toBeNull();
+      }
       await storage.syncCommits();
     });
 
