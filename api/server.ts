@@ -1,6 +1,7 @@
 /** @module serve(app) on @hono/node-server; resolves with the bound URL and a close function. */
 import type { AddressInfo } from 'node:net';
 import { serve as honoServe } from '@hono/node-server';
+import { answerClientError } from './client-errors.js';
 
 export interface Served {
   url: string;
@@ -26,6 +27,7 @@ export function serve(app: Fetchable, { host, port }: { host: string; port: numb
           }),
       });
     });
+    server.on('clientError', answerClientError);
     server.once('error', reject);
   });
 }

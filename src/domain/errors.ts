@@ -56,6 +56,8 @@ export function isMnemoError(err: unknown): err is MnemoError {
   return err instanceof MnemoError;
 }
 
+/** Names the id it could not find; a huge one (a client's garbage) is cut to its first 100 characters. */
 export function notFound(what: string, id: string): MnemoError {
-  return new MnemoError('not_found', `${what} not found: ${id}`);
+  const shown = id.length > 100 ? `${id.slice(0, 100)}… (${id.length} characters)` : id;
+  return new MnemoError('not_found', `${what} not found: ${shown}`);
 }

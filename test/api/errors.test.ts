@@ -159,6 +159,50 @@ describe('malformed bodies', () => {
     expect(head).toMatch(/"type":"request_too_large"/);
   });
 
+  /** Sends `request` as raw bytes on a new connection and returns everything the server answers before it closes. */
+  function rawExchange(request: string): Promise<string> {
+    const { hostname, port } = new URL(server.url);
+    return new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), hostname, () => socket.write(request));
+      let got = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (d: string) => (got += d));
+      socket.on('end', () => resolve(got));
+      socket.on('error', reject);
+      socket.setTimeout(10_000, () => reject(new Error(`no response: ${got}`)));
+    });
+  }
+
+  it('answers a request line or headers past 16 KiB (refused by Node before any handler) with 431 and the error envelope', async () => {
+    const { hostname } = new URL(server.url);
+    for (const request of [
+      `GET /v1/memory_stores/${'x'.repeat(20_000)} HTTP/1.1\r\nHost: ${hostname}\r\nx-api-key: ${server.adminKey}\r\n\r\n`,
+      `GET /v1/memory_stores HTTP/1.1\r\nHost: ${hostname}\r\nx-api-key: ${server.adminKey}\r\nx-big: ${'y'.repeat(20_000)}\r\n\r\n`,
+    ]) {
+      const answer = await rawExchange(request);
+      expect(answer).toMatch(/^HTTP\/1\.1 431 /);
+      expect(answer).toMatch(/\r\nconnection: close\r\n/i);
+      expect(answer).toMatch(/\r\nrequest-id: req_\w+\r\n/i);
+      const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as { type: string; error: { type: string; message: string }; request_id: string };
+      expect(body).toMatchObject({ type: 'error', error: { type: 'request_too_large' } });
+      expect(body.error.message).toMatch(/16 KiB/);
+    }
+  });
+
+  it('answers a malformed HTTP request with 400 and the error envelope', async () => {
+    const answer = await rawExchange('GARBAGE\r\n\r\n');
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(answer).toMatch(/"type":"invalid_request_error"/);
+    expect(answer).toMatch(/"request_id":"req_\w+"/);
+  });
+
+  it('names a huge unknown id in its 404 by its first 100 characters, not all of it', async () => {
+    const res = await raw('GET', `/v1/memory_stores/${'z'.repeat(8000)}`);
+    expectRawError(res, 404, 'not_found_error');
+    const message = (res.body as { error: { message: string } }).error.message;
+    expect(message).toBe(`memory store not found: ${'z'.repeat(100)}… (8000 characters)`);
+  });
+
   it('refuses invalid UTF-8 bytes in a body, including inside a path string', async () => {
     const bad = (prefix: string, suffix: string) => new Uint8Array([...utf8(prefix), 0xff, 0xfe, ...utf8(suffix)]);
     expectRawError(await raw('POST', memoriesPath(), { body: bad('{"path":"/a', '.md","content":"x"}') }), 400, 'invalid_request_error');

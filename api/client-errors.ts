@@ -1,0 +1,39 @@
+/**
+ * @module Requests Node's HTTP parser refuses before Hono sees them: a request line and headers
+ * past Node's 16 KiB, malformed syntax, a head that never finished arriving. Node's own answer is a
+ * bare status line with no body; these get the error envelope every other refusal has, and a
+ * request id. The connection is closed after it, as Node would (the parser cannot go on).
+ */
+import type { Duplex } from 'node:stream';
+import { MnemoError, newId } from '../src/index.js';
+import { errorBody, HTTP_ERRORS } from './errors.js';
+
+const REASONS: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
+
+/** server.on('clientError', answerClientError). */
+export function answerClientError(err: Error & { code?: string }, socket: Duplex): void {
+  // Nothing to answer on a connection the client already dropped.
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  let status: number;
+  let refusal: MnemoError;
+  if (err.code === 'HPE_HEADER_OVERFLOW') {
+    // The table's request_too_large is 413, for bodies; a head too large has a status of its own.
+    status = 431;
+    refusal = new MnemoError('request_too_large', 'the request line and headers exceed 16 KiB');
+  } else if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    status = 408;
+    refusal = new MnemoError('invalid_request', 'the request did not arrive in time');
+  } else {
+    refusal = new MnemoError('invalid_request', `malformed HTTP request${err.code ? ` (${err.code})` : ''}`);
+    status = HTTP_ERRORS[refusal.code].status;
+  }
+  const id = newId('request');
+  const body = JSON.stringify(errorBody(refusal, id));
+  socket.end(
+    `HTTP/1.1 ${status} ${REASONS[status] ?? 'Bad Request'}\r\ncontent-type: application/json\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\nrequest-id: ${id}\r\nconnection: close\r\n\r\n${body}`,
+  );
+}
