@@ -138,27 +138,6 @@ describe('malformed bodies', () => {
     }
   });
 
-  it('answers a declared body far over the limit with 413 and Connection: close, without reading it', async () => {
-    const { hostname, port } = new URL(server.url);
-    const head = await new Promise<string>((resolve, reject) => {
-      const socket = connect(Number(port), hostname, () => {
-        socket.write(
-          `POST /v1/memory_stores HTTP/1.1\r\nHost: ${hostname}\r\nx-api-key: ${server.adminKey}\r\n` +
-            'content-type: application/json\r\ncontent-length: 900000000\r\n\r\n{"name":',
-        );
-      });
-      let got = '';
-      socket.setEncoding('utf8');
-      socket.on('data', (d: string) => (got += d));
-      socket.on('end', () => resolve(got));
-      socket.on('error', reject);
-      socket.setTimeout(10_000, () => reject(new Error(`no response: ${got}`)));
-    });
-    expect(head).toMatch(/^HTTP\/1\.1 413 /);
-    expect(head).toMatch(/\r\nconnection: close\r\n/i);
-    expect(head).toMatch(/"type":"request_too_large"/);
-  });
-
   /** Sends `request` as raw bytes on a new connection and returns everything the server answers before it closes. */
   function rawExchange(request: string): Promise<string> {
     const { hostname, port } = new URL(server.url);
@@ -172,6 +151,17 @@ describe('malformed bodies', () => {
       socket.setTimeout(10_000, () => reject(new Error(`no response: ${got}`)));
     });
   }
+
+  it('answers a declared body far over the limit with 413 and Connection: close, without reading it', async () => {
+    const { hostname } = new URL(server.url);
+    const head = await rawExchange(
+      `POST /v1/memory_stores HTTP/1.1\r\nHost: ${hostname}\r\nx-api-key: ${server.adminKey}\r\n` +
+        'content-type: application/json\r\ncontent-length: 900000000\r\n\r\n{"name":',
+    );
+    expect(head).toMatch(/^HTTP\/1\.1 413 /);
+    expect(head).toMatch(/\r\nconnection: close\r\n/i);
+    expect(head).toMatch(/"type":"request_too_large"/);
+  });
 
   it('answers a request line or headers past 16 KiB (refused by Node before any handler) with 431 and the error envelope', async () => {
     const { hostname } = new URL(server.url);
