@@ -6,8 +6,9 @@
  * share its commit. No caller hears "done" before that commit is on disk; if it fails, every write
  * in the group fails with it and none is reported as saved. (On PostgreSQL a write's append goes out
  * with the next write's first statement, so one the database itself refuses fails the whole group
- * the same way: storage/postgres/db.ts `runWithNext`. The rules' refusals come before it.) One group is in flight at a time:
- * writes that arrive while it commits form the next group, which starts when it is done. (On
+ * the same way: storage/postgres/db.ts `runWithNext`. The rules' refusals come before it.) One
+ * group is in flight at a time: writes that arrive while it commits form the next group, which
+ * starts when it is done. (On
  * PostgreSQL, groups running side by side each waited for the store's row lock held by the one
  * before, and each paid its own WAL flush: 4 clients' creates ran in groups of one.)
  */
