@@ -20,6 +20,8 @@ export interface GaugeSource {
   unsyncedCommits?(): number;
   /** Change feed event streams open now; absent: 0. */
   feedStreams?(): number;
+  /** Log lines dropped so far because stderr's reader fell behind (src/cli/log.ts); absent: 0. */
+  droppedLogLines?(): number;
 }
 
 export interface Metrics {
@@ -102,6 +104,17 @@ export function createMetrics(): Metrics {
     registers: [registry],
     collect() {
       this.set(source.feedStreams?.() ?? 0);
+    },
+  });
+  let droppedSeen = 0;
+  new Counter({
+    name: 'mnemo_log_lines_dropped_total',
+    help: "Log lines dropped rather than waited for, because stderr's reader fell 8 MiB behind",
+    registers: [registry],
+    collect() {
+      const now = source.droppedLogLines?.() ?? 0;
+      if (now > droppedSeen) this.inc(now - droppedSeen);
+      droppedSeen = now;
     },
   });
   new Gauge({

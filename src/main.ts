@@ -24,13 +24,14 @@ import { removePidFile, writePidFile } from './cli/pidfile.js';
 import { ownDataDir, useDatabase } from './cli/data-dir.js';
 import { describeError } from './cli/system-errors.js';
 import { startSearchUpkeep } from './service/search-upkeep.js';
-import { createLogger, lineLog, type Logger } from './cli/log.js';
+import { createLogger, lineLog, type Logger, type ProcessLogger } from './cli/log.js';
 import { waitForDatabase } from './cli/wait-for-database.js';
 
 /** Plain lines for one-shot commands; serve, mount and mcp log through pino (set in main). */
 let log: (line: string) => void = (line) => void process.stderr.write(`${line}\n`);
 let warn = log;
 let logger: Logger | null = null;
+let processLog: ProcessLogger | null = null;
 /** The commands that run until stopped: their stderr is a log, in JSON lines (pretty on a TTY). */
 const LOGGED_COMMANDS = new Set(['serve', 'mount', 'mcp']);
 
@@ -96,7 +97,8 @@ async function main(argv: string[]): Promise<number> {
   const { command, sub, args, flags } = parsed;
   const config = loadConfig(process.env, flags);
   if (LOGGED_COMMANDS.has(command ?? '')) {
-    const l = (logger = createLogger({ level: config.logLevel }));
+    processLog = createLogger({ level: config.logLevel });
+    const l = (logger = processLog.logger);
     log = lineLog(l);
     warn = (line) => l.warn(line);
   }
@@ -167,6 +169,7 @@ async function runServe(config: Config): Promise<number> {
     mounts: async () => (await mounter.mounted?.())?.length ?? 0,
     unsyncedCommits: () => service.durability.unsynced(),
     feedStreams: () => service.feed.following(),
+    droppedLogLines: () => processLog?.droppedLines() ?? 0,
   });
   const app = createApp({
     service, maxBodyBytes: config.maxBodyBytes, log,
@@ -344,12 +347,18 @@ function untilSignal(): Promise<void> {
   });
 }
 
+/** Exits once the log's buffered lines are written (a stalled stderr is not waited for long). */
+function exit(code: number): never {
+  processLog?.flush();
+  process.exit(code);
+}
+
 main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
+  (code) => exit(code),
   (err: unknown) => {
     const line = `mnemo: ${describeError(err)}`;
     if (logger) logger.error(line);
     else log(line);
-    process.exit(1);
+    exit(1);
   },
 );

@@ -18,6 +18,8 @@ export interface StartOptions {
   args?: string[];
   /** A PostgreSQL database to serve (`--database-url`); without it, the file's engine (serverDatabase) decides. */
   databaseUrl?: string;
+  /** The server's stderr goes to this descriptor (a pipe nobody reads, say) instead of being read here; stderr() is '' then. */
+  stderrFd?: number;
 }
 
 /**
@@ -37,6 +39,8 @@ export interface RunningServer {
   pid: number;
   /** What the server wrote to stderr so far (for failure messages). */
   stderr(): string;
+  /** How the process ended, or null while it runs. */
+  exit(): { code: number | null; signal: NodeJS.Signals | null } | null;
   /** SIGTERM by PID, then wait for the process to exit; removes the temp data dir if we made it. */
   stop(): Promise<void>;
   /** SIGKILL by PID, then wait for the process to exit; never removes the data dir. */
@@ -56,7 +60,7 @@ export function makeTempDir(prefix = 'mnemo-api-'): string {
 /** The servers started here and still running, with their stderr so far (helpers/watchdog.ts). */
 export const liveServers = new Map<number, () => string>();
 
-export async function startServer({ dataDir, env = {}, args = [], databaseUrl }: StartOptions = {}): Promise<RunningServer> {
+export async function startServer({ dataDir, env = {}, args = [], databaseUrl, stderrFd }: StartOptions = {}): Promise<RunningServer> {
   if (!existsSync(MAIN_JS)) throw new Error(`${MAIN_JS} is missing: run \`npx tsc -p .\` first`);
   const ownsDir = dataDir === undefined;
   const dir = dataDir ?? makeTempDir();
@@ -65,12 +69,12 @@ export async function startServer({ dataDir, env = {}, args = [], databaseUrl }:
   const child = spawn(
     process.execPath,
     [MAIN_JS, 'serve', '--port', '0', '--data-dir', dir, '--mount-root', join(dir, 'mnt'), ...(database ? ['--database-url', database] : []), ...args],
-    { env: { ...childEnv(), ...env, MNEMO_ADMIN_KEY: adminKey }, stdio: ['ignore', 'pipe', 'pipe'] },
+    { env: { ...childEnv(), ...env, MNEMO_ADMIN_KEY: adminKey }, stdio: ['ignore', 'pipe', stderrFd ?? 'pipe'] },
   );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let stderr = '';
-  child.stderr!.setEncoding('utf8');
-  child.stderr!.on('data', (chunk: string) => {
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (chunk: string) => {
     if (stderr.length < 64 * 1024) stderr += chunk;
   });
 
@@ -106,6 +110,7 @@ export async function startServer({ dataDir, env = {}, args = [], databaseUrl }:
     dataDir: dir,
     pid,
     stderr: () => stderr,
+    exit: () => (child.exitCode === null && child.signalCode === null ? null : { code: child.exitCode, signal: child.signalCode }),
     async stop() {
       await signal('SIGTERM');
       if (ownsDir) rmSync(dir, { recursive: true, force: true });

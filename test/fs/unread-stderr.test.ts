@@ -1,0 +1,62 @@
+/**
+ * A server whose stderr nobody reads (a paused pager, a stuck log shipper, a parent busy
+ * elsewhere) keeps serving: its log lines wait or are dropped (src/cli/stderr-sink.ts), its mounts
+ * and API answer, and SIGTERM still ends it. Before, a full stderr pipe froze the serving thread
+ * for good: a close() through the mount never returned and every request hung.
+ */
+import { existsSync } from 'node:fs';
+
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { fifo } from '../helpers/fifo.js';
+import { run } from '../helpers/mount.js';
+import { rawRequest } from '../helpers/sdk.js';
+import { startServer } from '../helpers/server.js';
+
+/** Each refused close logs one warning line (~250 bytes): 600 of them are twice a pipe's 64 KiB. */
+const REFUSED_CLOSES = `
+import os, sys
+p = os.path.join(sys.argv[1], 'x.md')
+with open(p, 'wb') as f: f.write(b'abc')
+refused = 0
+for i in range(600):
+    fd = os.open(p, os.O_WRONLY)
+    os.pwrite(fd, b'\\xff', 1)
+    try: os.close(fd)
+    except OSError: refused += 1
+print(refused)
+`;
+
+describe.skipIf(!existsSync('/dev/fuse'))('a server whose stderr nobody reads', () => {
+  it('keeps answering its mount and its API, and exits on SIGTERM', async () => {
+    const pipe = fifo();
+    const server = await startServer({ stderrFd: pipe.writeFd });
+    onTestFinished(() => server.stop());
+    const call = async (method: string, path: string, body?: unknown) =>
+      (await rawRequest(server.url, method, path, { apiKey: server.adminKey, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })).body as Record<string, unknown>;
+    const store = await call('POST', '/v1/memory_stores', { name: 'unread' });
+    const session = await call('POST', '/v1/sessions', { resources: [{ type: 'memory_store', memory_store_id: store['id'] }] });
+    const mount = (session['resources'] as { host_path: string }[])[0]!.host_path;
+
+    // Every close is refused (the byte splits no character: not UTF-8) and logged.
+    const refused = await run('python3', ['-c', REFUSED_CLOSES, mount], { timeoutMs: 60_000 });
+    expect(refused.stdout.trim()).toBe('600');
+    // 300 request lines more, through the API.
+    for (let i = 0; i < 30; i++) {
+      const batch = await Promise.all(Array.from({ length: 10 }, () => rawRequest(server.url, 'GET', '/v1/memory_stores', { apiKey: server.adminKey })));
+      expect(batch.map((r) => r.status)).toEqual(Array(10).fill(200));
+    }
+    expect((await run('bash', ['-c', 'echo kept > note.md && stat -c %s note.md'], { cwd: mount })).stdout.trim()).toBe('5');
+    const listed = await call('GET', `/v1/memory_stores/${store['id']}/memories`);
+    expect((listed['data'] as { path: string }[]).map((m) => m.path)).toEqual(['/note.md', '/x.md']);
+
+    // Nothing was dropped: 250 KiB is well inside the 8 MiB a slow reader is given.
+    const metrics = await fetch(`${server.url}/metrics`, { headers: { 'x-api-key': server.adminKey } }).then((r) => r.text());
+    expect(metrics).toMatch(/^mnemo_log_lines_dropped_total 0$/m);
+
+    await server.stop();
+    expect(server.exit()).toEqual({ code: 0, signal: null });
+    // What the pipe holds is whole JSON lines, the first ones the server wrote.
+    const first = pipe.drain().split('\n')[0]!;
+    expect(JSON.parse(first)).toMatchObject({ level: 'info', msg: expect.stringContaining('mnemo') });
+  });
+});
