@@ -1107,10 +1107,17 @@ static const char *fuse_native_arg_name (const char *p, size_t len) {
   return (len > 0 && len <= 4096 && memchr(p, 0, len) != NULL) ? p : NULL;
 }
 
-// The callers hold open_mut.
+// The callers hold open_mut. A name belongs to one node at a time: another node still noted under
+// it lost it without our seeing how (a directory removed and a file made under its name, which
+// left two nodes noted at one name, so a rename moved the wrong one's note and a later OPEN of the
+// moved file was borrowed as an open of the file now at its old name: it read another file's bytes).
 static void fuse_native_name_set (fuse_thread_t *ft, uint64_t nodeid, uint64_t parent, const char *name) {
   typeof(ft->names[0]) *e = &ft->names[nodeid % 1024];
   if (nodeid == 0 || strlen(name) >= sizeof(e->name)) return;
+  for (int i = 0; i < 1024; i++) {
+    typeof(ft->names[0]) *o = &ft->names[i];
+    if (o != e && o->nodeid != 0 && o->parent == parent && !o->gone && strcmp(o->name, name) == 0) o->gone = 1;
+  }
   e->nodeid = nodeid;
   e->parent = parent;
   e->gone = 0;
@@ -1143,7 +1150,8 @@ static int fuse_native_name_leaving (fuse_thread_t *ft, uint64_t parent, const c
 static void fuse_native_learn_reply (fuse_thread_t *ft, typeof(ft->opening[0]) *p, const char *body, size_t len) {
   switch (p->opcode) {
     case FUSE_LOOKUP:
-      if (len >= sizeof(struct fuse_entry_out)) {
+      // Only files are opened with OPEN: a directory's name is not noted.
+      if (len >= sizeof(struct fuse_entry_out) && S_ISREG(((struct fuse_entry_out *) body)->attr.mode)) {
         pthread_mutex_lock(&ft->open_mut);
         fuse_native_name_set(ft, ((struct fuse_entry_out *) body)->nodeid, p->nodeid, p->name);
         pthread_mutex_unlock(&ft->open_mut);

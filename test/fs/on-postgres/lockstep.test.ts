@@ -1,0 +1,4 @@
+// test/fs/lockstep.test.ts against a server on PostgreSQL (test/helpers/engine.ts).
+import { serveOnPostgres } from '../../helpers/engine.js';
+
+if (serveOnPostgres()) await import('../lockstep.test.js');
