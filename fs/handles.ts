@@ -95,6 +95,25 @@ function own(d: Draft): void {
   d.shared = false;
 }
 
+/** The draft's content and times as they are now; the function puts them back (a refused change leaves the file as it was). */
+export function keepState(d: Draft): () => void {
+  const kept = {
+    bytes: Buffer.from(draftContent(d)), size: d.size, dirty: d.dirty, appendOnly: d.appendOnly,
+    mtimeMs: d.mtimeMs, mtimeSet: d.mtimeSet, atimeMs: d.atimeMs, ctimeMs: d.ctimeMs,
+  };
+  return () => {
+    d.bytes = kept.bytes;
+    d.shared = false;
+    d.size = kept.size;
+    d.dirty = kept.dirty;
+    d.appendOnly = kept.appendOnly;
+    d.mtimeMs = kept.mtimeMs;
+    d.mtimeSet = kept.mtimeSet;
+    d.atimeMs = kept.atimeMs;
+    d.ctimeMs = kept.ctimeMs;
+  };
+}
+
 export function draftContent(d: Draft): Buffer {
   return d.bytes.subarray(0, d.size);
 }
@@ -214,9 +233,14 @@ export class HandleTable {
     return h;
   }
 
-  /** A handle on this draft that may still write (so a truncate by path waits for its save). */
-  hasWriter(draft: Draft): boolean {
-    for (const h of this.open.values()) if (h.draft === draft && h.writable) return true;
+  /**
+   * A handle on this draft holding changes it has not saved yet (a truncate by path then leaves the
+   * save to that handle's close). A writer that has saved everything it changed is not one: its
+   * release can come long after its close() returned, and a truncate left to it could no longer
+   * report a refusal (the release dropped the refused change, and a new file went with it).
+   */
+  hasUnsavedWriter(draft: Draft): boolean {
+    for (const h of this.open.values()) if (h.draft === draft && h.writable && (h.wrote || h.changed)) return true;
     return false;
   }
 

@@ -3,9 +3,10 @@
  *
  * - A handle saves on `flush` only if it wrote since its last save (a shell's extra flush from
  *   dup2 saves nothing), always on `fsync`, and on `release` if anything is still unsaved (`: > f`,
- *   a created empty file). A truncate by path with no open writer saves at once. Unchanged content
- *   adds no version (the store's update is a no-op then). A save is one service write (a promise),
- *   awaited inside its operation's turn of the mount's queue (op-queue.ts).
+ *   a created empty file). A truncate by path saves at once unless a handle holds unsaved
+ *   changes (then that handle's close saves it); a refused one leaves the file as it was. Unchanged
+ *   content adds no version (the store's update is a no-op then). A save is one service write (a
+ *   promise), awaited inside its operation's turn of the mount's queue (op-queue.ts).
  *   Durability is POSIX's (DESIGN §5, src/service/durability.ts): a successful close() means the version is
  *   stored and survives a crash of mnemo (committed at synchronous=NORMAL, in the OS page cache);
  *   fsync() replies once it and every earlier commit is on disk; a background WAL sync puts every
@@ -17,7 +18,7 @@ import Fuse from './binding/fuse.js';
 import { decodeUtf8, isMnemoError, MAX_CONTENT_BYTES, type KeptAttrs, type MemoryMeta } from '../src/index.js';
 import { mountCaller, type MountContext } from './context.js';
 import { errnoLine, fsError, markReported, toErrno } from './errno.js';
-import { draftContent, resizeDraft, setFileAttrs, type Draft, type Handle } from './handles.js';
+import { draftContent, keepState, resizeDraft, setFileAttrs, type Draft, type Handle } from './handles.js';
 import { reserveLocal, settleLocal } from './local-budget.js';
 import { isMountLocalPath } from './names.js';
 import { loadDraft, lookup, memoryAttrs } from './tree.js';
@@ -230,9 +231,14 @@ export async function truncatePath(ctx: MountContext, path: string, size: number
   const d = node.draft ?? (await loadDraft(ctx, path));
   if (!d) throw fsError(Fuse.ENOENT);
   if (size !== d.size && size <= MAX_CONTENT_BYTES) reserveLocal(ctx, d, size);
+  const undo = keepState(d);
   try {
     resizeDraft(d, size);
-    if (!ctx.handles.hasWriter(d)) await commit(ctx, d);
+    if (!ctx.handles.hasUnsavedWriter(d)) await commit(ctx, d);
+  } catch (err) {
+    // Refused (bytes cut mid-character, a NUL on PostgreSQL, a read-only store): the file stays as it was.
+    undo();
+    throw err;
   } finally {
     // A draft loaded just for this truncate is dropped once it is done, saved or not.
     if (ctx.drafts.get(path) !== d && d.opens === 0) d.path = null;
