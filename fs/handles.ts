@@ -234,13 +234,14 @@ export class HandleTable {
   }
 
   /**
-   * A handle on this draft holding changes it has not saved yet (a truncate by path then leaves the
-   * save to that handle's close). A writer that has saved everything it changed is not one: its
-   * release can come long after its close() returned, and a truncate left to it could no longer
-   * report a refusal (the release dropped the refused change, and a new file went with it).
+   * A handle on this draft with writes its next flush will save (a truncate by path then leaves the
+   * save to that close, rather than storing, or being refused for, half of what the writer is
+   * writing). Nothing else is: a handle whose close() has returned may still be open until the
+   * kernel's release, which can come after the truncate; a truncate left to that release answered
+   * "done" and then, refused, was dropped, with an O_TRUNC before it or a new file.
    */
-  hasUnsavedWriter(draft: Draft): boolean {
-    for (const h of this.open.values()) if (h.draft === draft && h.writable && (h.wrote || h.changed)) return true;
+  hasUnsavedWrites(draft: Draft): boolean {
+    for (const h of this.open.values()) if (h.draft === draft && h.wrote) return true;
     return false;
   }
 

@@ -4,7 +4,7 @@
  * - A handle saves on `flush` only if it wrote since its last save (a shell's extra flush from
  *   dup2 saves nothing), always on `fsync`, and on `release` if anything is still unsaved (`: > f`,
  *   a created empty file). A truncate by path saves at once unless a handle holds unsaved
- *   changes (then that handle's close saves it); a refused one leaves the file as it was. Unchanged
+ *   writes (then that handle's close saves it); a refused one leaves the file as it was. Unchanged
  *   content adds no version (the store's update is a no-op then). A save is one service write (a
  *   promise), awaited inside its operation's turn of the mount's queue (op-queue.ts).
  *   Durability is POSIX's (DESIGN §5, src/service/durability.ts): a successful close() means the version is
@@ -234,7 +234,7 @@ export async function truncatePath(ctx: MountContext, path: string, size: number
   const undo = keepState(d);
   try {
     resizeDraft(d, size);
-    if (!ctx.handles.hasUnsavedWriter(d)) await commit(ctx, d);
+    if (!ctx.handles.hasUnsavedWrites(d)) await commit(ctx, d);
   } catch (err) {
     // Refused (bytes cut mid-character, a NUL on PostgreSQL, a read-only store): the file stays as it was.
     undo();
