@@ -1204,7 +1204,46 @@ static void fuse_native_learn_reply (fuse_thread_t *ft, typeof(ft->opening[0]) *
 /** The opcode a borrowed open is noted under (not a FUSE opcode). */
 #define FUSE_NATIVE_BORROWED_OPEN 0x80000001u
 
+// A rename of a name onto itself
+//
+// The VFS answers rename(x, x) itself when both names resolve to one inode, but when the kernel's
+// two lookups disagree (a file whose save was refused vanished while the kernel still held its
+// entry) it sends the RENAME on. libfuse's high-level rename then write-locks the node for the old
+// name and waits for the same node's lock for the new name: for ever, and the caller with it (found
+// by test/fs/lockstep.test.ts). The binding answers such a request itself, as the VFS would have:
+// done (EEXIST with RENAME_NOREPLACE), and reads the next one for libfuse.
+
+/** True if the request in `buf` is a rename of a name onto itself, answered here. */
+static int fuse_native_self_rename (int fd, void *buf, ssize_t n) {
+  if (n < (ssize_t) sizeof(struct fuse_in_header)) return 0;
+  struct fuse_in_header *in = (struct fuse_in_header *) buf;
+  if (in->opcode != FUSE_RENAME && in->opcode != FUSE_RENAME2) return 0;
+  char *arg = (char *) buf + sizeof(struct fuse_in_header);
+  size_t arg_len = (size_t) n - sizeof(struct fuse_in_header);
+  size_t head = in->opcode == FUSE_RENAME ? sizeof(struct fuse_rename_in) : sizeof(struct fuse_rename2_in);
+  if (arg_len <= head || ((struct fuse_rename_in *) arg)->newdir != in->nodeid) return 0;
+  const char *from = fuse_native_arg_name(arg + head, arg_len - head);
+  if (from == NULL) return 0;
+  size_t used = head + strlen(from) + 1;
+  const char *to = fuse_native_arg_name(arg + used, arg_len - used);
+  if (to == NULL || strcmp(from, to) != 0) return 0;
+  uint32_t flags = in->opcode == FUSE_RENAME2 ? ((struct fuse_rename2_in *) arg)->flags : 0;
+  struct fuse_out_header out = { .len = sizeof(out), .error = (flags & 1) ? -EEXIST : 0, .unique = in->unique };
+  // A write that fails (the request was interrupted meanwhile) has nobody left to answer.
+  if (write(fd, &out, sizeof(out)) < 0) {}
+  return 1;
+}
+
+static ssize_t fuse_native_io_read_one (int fd, void *buf, size_t buf_len, void *userdata);
+
 static ssize_t fuse_native_io_read (int fd, void *buf, size_t buf_len, void *userdata) {
+  for (;;) {
+    ssize_t n = fuse_native_io_read_one(fd, buf, buf_len, userdata);
+    if (!fuse_native_self_rename(fd, buf, n)) return n;
+  }
+}
+
+static ssize_t fuse_native_io_read_one (int fd, void *buf, size_t buf_len, void *userdata) {
   ssize_t n = read(fd, buf, buf_len);
   fuse_thread_t *ft = fuse_native_mount_of(fd);
   if (n < (ssize_t) sizeof(struct fuse_in_header) || ft == NULL) return n;

@@ -165,6 +165,33 @@ print(out)
     expect(r.stdout.trim()).toBe(onPostgres() ? "{'EINVAL []': 100}" : "{'ok [00000000]': 100}");
   });
 
+  it('a rename of a name onto itself answers, even for a file whose save was refused', async () => {
+    // Found by this test (seed 200 of a wider mix): the kernel sent RENAME d -> d for a file that
+    // vanished when its save was refused, and libfuse's rename waited for ever on its own lock.
+    const mount = await session(server, 'lockstep-self-rename');
+    const r = await run('python3', ['-c', String.raw`
+import errno, os, sys
+os.chdir(sys.argv[1])
+out = {}
+for i in range(20):
+    p = 'f%d.md' % i
+    fd = os.open(p, os.O_RDWR | os.O_CREAT)
+    os.write(fd, bytes([0xc3]))
+    try: os.close(fd)
+    except OSError: pass
+    os.path.exists(p)
+    try: os.rename(p, p); got = 'ok'
+    except OSError as e: got = errno.errorcode[e.errno]
+    out[got] = out.get(got, 0) + 1
+with open('kept.md', 'w') as f: f.write('x')
+os.rename('kept.md', 'kept.md')
+print(sorted(out), open('kept.md').read())
+`, mount], { timeoutMs: 30_000 });
+    expect(r.code, r.stderr).toBe(0);
+    // Each rename answered (done, or ENOENT once the refused file is gone); a file renamed onto itself is untouched.
+    expect(r.stdout.trim()).toMatch(/^\['(ENOENT|ok)'(, '(ENOENT|ok)')?\] x$/);
+  });
+
   it('a file moved off a name that a removed directory had keeps its bytes when an atomic save lands at that name', async () => {
     // Found by this test (seed 6): the binding noted the removed directory and the new file under
     // one name, moved the wrong note on the rename, and an open of d/e read the new a.md instead.
