@@ -97,21 +97,9 @@ function own(d: Draft): void {
 
 /** The draft's content and times as they are now; the function puts them back (a refused change leaves the file as it was). */
 export function keepState(d: Draft): () => void {
-  const kept = {
-    bytes: Buffer.from(draftContent(d)), size: d.size, dirty: d.dirty, appendOnly: d.appendOnly,
-    mtimeMs: d.mtimeMs, mtimeSet: d.mtimeSet, atimeMs: d.atimeMs, ctimeMs: d.ctimeMs,
-  };
-  return () => {
-    d.bytes = kept.bytes;
-    d.shared = false;
-    d.size = kept.size;
-    d.dirty = kept.dirty;
-    d.appendOnly = kept.appendOnly;
-    d.mtimeMs = kept.mtimeMs;
-    d.mtimeSet = kept.mtimeSet;
-    d.atimeMs = kept.atimeMs;
-    d.ctimeMs = kept.ctimeMs;
-  };
+  const { size, dirty, appendOnly, mtimeMs, mtimeSet, atimeMs, ctimeMs } = d;
+  const kept = { bytes: Buffer.from(draftContent(d)), shared: false, size, dirty, appendOnly, mtimeMs, mtimeSet, atimeMs, ctimeMs };
+  return () => void Object.assign(d, kept);
 }
 
 export function draftContent(d: Draft): Buffer {
