@@ -8,6 +8,7 @@ import type { ContentCache } from './content-cache.js';
 import { DirTable } from './dirs.js';
 import { Drafts } from './drafts.js';
 import { LocalBudget } from './local-budget.js';
+import type { LiveMount } from './mounts.js';
 import { OpQueue } from './op-queue.js';
 import { StorageView } from './storage-view.js';
 
@@ -39,7 +40,7 @@ export interface MountContext {
    */
   readonly paged: Map<string, string>;
   /** The live mount's kernel cache control; null until mounted. */
-  kernel: { invalidate(path: string, done: () => void): void } | null;
+  kernel: Pick<LiveMount, 'invalidate' | 'invalidateEntry'> | null;
   /** Storage answers kept until storage changes: every read of the store goes through it. */
   readonly view: StorageView;
   /** File bytes by version id, shared by every mount of the server. */

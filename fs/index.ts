@@ -6,6 +6,7 @@ import { createContext, type MountContext } from './context.js';
 import { DEFAULT_LOCAL_LIMITS, LocalBudget, releaseAllLocal, type LocalLimits } from './local-budget.js';
 import { fuseMountsUnder, isDeadMount, lazyUnmount, startFuse, type LiveMount } from './mounts.js';
 import { createOps } from './ops.js';
+import { foldRepeats, type RepeatFolder } from './repeats.js';
 import { adoptScratch, commit, warnSaveFailed } from './save-points.js';
 
 export { ERRNO_BY_CODE } from './errno.js';
@@ -25,7 +26,7 @@ export interface MountManagerDeps {
 const CONTENT_CACHE_BYTES = 16 * 1024 * 1024;
 
 export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL_LIMITS, onOperation }: MountManagerDeps = {}): Mounter {
-  const mounts = new Map<string, { live: LiveMount; ctx: MountContext }>();
+  const mounts = new Map<string, { live: LiveMount; ctx: MountContext; lines: RepeatFolder }>();
   const contents = new ContentCache(CONTENT_CACHE_BYTES);
   const serverLocal = new LocalBudget(localLimits.serverMaxBytes, 'MNEMO_LOCAL_MAX_BYTES');
 
@@ -36,6 +37,7 @@ export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL
     mounts.delete(path);
     await finish(entry.ctx);
     await entry.live.close();
+    entry.lines.flush();
     log(`mnemo fs: unmounted ${path}`);
   }
 
@@ -62,11 +64,13 @@ export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL
       if (mounts.has(hostPath)) throw new MnemoError('conflict', `something is already mounted at ${hostPath}`);
       const { storeId, service, actor, asOf } = req;
       const readOnly = req.readOnly || asOf !== undefined;
-      const ctx = createContext({ storeId, service, actor, log, readOnly, contents, serverLocal, mountLocalMaxBytes: localLimits.mountMaxBytes, onOperation, asOf });
+      // The mount's own lines (failed operations, refused saves) with repeats folded: repeats.ts.
+      const lines = foldRepeats(log);
+      const ctx = createContext({ storeId, service, actor, log: lines.log, readOnly, contents, serverLocal, mountLocalMaxBytes: localLimits.mountMaxBytes, onOperation, asOf });
       if (!(await ctx.view.store())) throw notFound('memory store', storeId);
       const live = await startFuse(hostPath, createOps(ctx), { storeId: req.storeId, readOnly, log });
       ctx.kernel = live;
-      mounts.set(hostPath, { live, ctx });
+      mounts.set(hostPath, { live, ctx, lines });
       log(`mnemo fs: mounted ${req.storeId} at ${hostPath}${asOf !== undefined ? ` as of ${asOf}` : ''}${readOnly ? ' (read-only)' : ''}`);
     },
 

@@ -11,6 +11,8 @@ export interface LiveMount {
   readonly hostPath: string;
   /** Drops the kernel's cached attributes and pages for `path`; `done` runs once they are gone. */
   invalidate(path: string, done: () => void): void;
+  /** Drops the kernel's entry for `path`'s name (a file that vanished unseen); `done` once it is gone. */
+  invalidateEntry(path: string, done: () => void): void;
   close(): Promise<void>;
 }
 
@@ -29,6 +31,7 @@ export async function startFuse(
     hostPath,
     // ENOENT and friends mean the kernel held nothing to drop: done either way.
     invalidate: (path, done) => fuse.invalidate(path, () => done()),
+    invalidateEntry: (path, done) => fuse.invalidateEntry(path, () => done()),
     close: () =>
       new Promise<void>((resolve) => {
         fuse.unmount((err) => {

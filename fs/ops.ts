@@ -18,14 +18,15 @@ import { PROCESS_GID, PROCESS_UID, fileStat, inoOf, metaAttrs, storeStatfs } fro
 import { assertNewPath, hasChildren, listDir, lookup, scratchFor, storedDraft } from './tree.js';
 import { renamePath, unlinkPath } from './moves.js';
 import { withHistory } from './history.js';
-import { commit, keepPaged, releaseDraft, truncatePath, warnSaveFailed } from './save-points.js';
+import { kernelCaughtUp } from './dropped-drafts.js';
+import { commit, dropFailed, keepPaged, releaseDraft, truncatePath, warnSaveFailed } from './save-points.js';
 
 const O_ACCMODE = 0o3;
 const RENAME_NOREPLACE = 1;
 const RENAME_EXCHANGE = 2;
 const O_TRUNC = 0o1000;
 /** Refusals that are normal traffic (lookups of absent names, mkdir -p) and not worth a log line. */
-const QUIET = new Set([Fuse.ENOENT, Fuse.EEXIST]);
+const QUIET = new Set([Fuse.ENOENT, Fuse.EEXIST, Fuse.ESTALE]);
 
 type Reply = (code: number, value?: never) => void;
 
@@ -119,10 +120,10 @@ export function createOps(ctx: MountContext): FuseOps {
         const writable = (flags & O_ACCMODE) !== 0;
         return after(writable ? assertWritable(ctx) : undefined, () =>
           after(lookup(ctx, path), (node) => {
-            if (!node) throw fsError(Fuse.ENOENT);
+            if (!node) throw goneSinceLookup();
             if (node.kind === 'dir') throw fsError(Fuse.EISDIR);
             return after(node.draft ?? storedDraft(ctx, path, node.meta!), (d) => {
-              if (!d) throw fsError(Fuse.ENOENT);
+              if (!d) throw goneSinceLookup();
               ctx.drafts.set(path, d);
               // atomic_o_trunc: the kernel hands O_TRUNC to open instead of calling truncate.
               const fh = ctx.handles.add(d, flags);
@@ -195,7 +196,7 @@ export function createOps(ctx: MountContext): FuseOps {
       }),
 
     flush: (path, fh, cb) =>
-      run('close', path ?? '(open file)', cb, () => {
+      run('close', path ?? '(open file)', whenGone(fh, cb), () => {
         const h = ctx.handles.get(fh);
         if (h.draft.failed) throw fsError(h.draft.failed);
         if (!h.wrote) return;
@@ -210,7 +211,7 @@ export function createOps(ctx: MountContext): FuseOps {
     // fsync and fdatasync alike: the save, then the reply once it and every commit before it is on
     // disk. The queue is free once the save has settled: the wait for the disk holds nothing.
     fsync: (path, _datasync, fh, cb) =>
-      run('fsync', path ?? '(open file)', whenDurable('fsync', path ?? '(open file)', cb), async () => {
+      run('fsync', path ?? '(open file)', whenDurable('fsync', path ?? '(open file)', whenGone(fh, cb)), async () => {
         const h = ctx.handles.get(fh);
         if (h.draft.failed) throw fsError(h.draft.failed);
         h.wrote = false;
@@ -367,13 +368,31 @@ export function createOps(ctx: MountContext): FuseOps {
     };
   }
 
+  /**
+   * A refused close or fsync is answered once the kernel has forgotten what it cached of the dropped
+   * changes (dropped-drafts.ts), so the caller's next step does not meet them in the kernel's cache.
+   */
+  function whenGone(fh: number, cb: Reply): Reply {
+    return (code) => {
+      const gone = code === 0 ? undefined : kernelCaughtUp(ctx.handles.find(fh)?.draft);
+      if (!gone) return cb(code);
+      void gone.then(() => {
+        try {
+          cb(code);
+        } catch (err) {
+          ctx.log(`mnemo fs: replying to close failed: ${String(err)}`);
+        }
+      });
+    };
+  }
+
   async function save(d: Parameters<typeof commit>[1]): Promise<void> {
     try {
       await commit(ctx, d);
     } catch (err) {
       // The close/fsync fails and nothing is stored: the draft's changes drop on its last release.
-      d.failed = toErrno(err);
       warnSaveFailed(ctx, d.path ?? '(unlinked)', err);
+      dropFailed(ctx, d, toErrno(err));
       throw err;
     }
   }
@@ -439,6 +458,17 @@ function freshReply(ctx: MountContext, path: string, cb: (code: number, fh: numb
 /** `{ [key]: value }`, or nothing for an undefined value (exactOptionalPropertyTypes). */
 function optional<K extends string>(key: K, value: number | undefined): { [k in K]?: number } {
   return (value === undefined ? {} : { [key]: value }) as { [k in K]?: number };
+}
+
+/**
+ * An OPEN names a file the kernel still has an entry for (it sends CREATE for a name it knows is
+ * free), so a file that is not there any more (deleted elsewhere, or a new file whose save was
+ * refused) means that entry is stale. ESTALE makes the kernel look the name up again and retry the
+ * open once: `open(O_CREAT)` then creates the file, where ENOENT failed it (the kernel strips
+ * O_CREAT from an OPEN, so this handler cannot tell the two apart itself).
+ */
+function goneSinceLookup(): FsError {
+  return fsError(Fuse.ESTALE, 'the file is gone; the kernel looks it up again');
 }
 
 function refuse(what: string): never {

@@ -13,6 +13,7 @@ import { fsError } from './errno.js';
 import { newDraft, reloadDraft, setFileAttrs, type Draft, type FileAttrs } from './handles.js';
 import { isMountLocalPath, isScratchName } from './names.js';
 import { metaTimes } from './stat.js';
+import { leavePath } from './dropped-drafts.js';
 
 export type Node = { kind: 'file'; draft: Draft | null; meta: MemoryMeta | null } | { kind: 'dir'; mode: number };
 
@@ -156,7 +157,12 @@ export function scratchFor(path: string): boolean {
 function freshen(ctx: MountContext, path: string): Answer<Draft | null> {
   const d = ctx.drafts.get(path);
   if (!d) return null;
-  if (!d.stored || d.dirty || d.failed || d.scratch) return d;
+  if (d.failed) {
+    // Its changes are dropped at its last release (a write over a cap): the path shows what is stored.
+    leavePath(ctx, d);
+    return null;
+  }
+  if (!d.stored || d.dirty || d.scratch) return d;
   return after(ctx.view.meta(path), (m): Answer<Draft | null> => {
     if (!m || m.id !== d.memoryId) {
       ctx.drafts.detach(d);

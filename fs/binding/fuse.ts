@@ -8,8 +8,9 @@
  *   while open gets a null path and that handle, so it keeps working (hard_remove);
  * - open and create may reply with flags (direct_io, keep_cache, noflush);
  * - names that are not UTF-8 are refused with EINVAL before any handler runs;
- * - `invalidate(path)` drops the kernel's cached attributes and pages of a path, from a thread of
- *   its own (the kernel may wait there for a request only this thread can answer);
+ * - `invalidate(path)` drops the kernel's cached attributes and pages of a path, and
+ *   `invalidateEntry(path)` its entry for the name, from a thread of its own (the kernel may wait
+ *   there for a request only this thread can answer);
  * - mount options are libfuse's own `-o` names, passed as they are.
  */
 import { exec } from 'node:child_process';
@@ -111,7 +112,7 @@ interface Addon {
     handlers: unknown[], implemented: Uint32Array, invalidated: (id: number, res: number) => void, config: number,
   ): void;
   fuse_native_unmount(mnt: string, thread: Buffer): void;
-  fuse_native_invalidate(thread: Buffer, path: string, id: number): void;
+  fuse_native_invalidate(thread: Buffer, path: string, id: number, entry: number): void;
   fuse_native_trace(thread: Buffer, out: BigUint64Array): void;
   [name: string]: unknown;
 }
@@ -230,10 +231,22 @@ export default class Fuse {
    * negative errno (-ENOENT: the kernel held nothing for it). Never blocks this thread.
    */
   invalidate(path: string, done: (res: number) => void): void {
+    this.notify(path, 0, done);
+  }
+
+  /**
+   * Drops the kernel's entry for `path`'s name, for a file that vanished without an unlink or rename
+   * the kernel saw; `done` as for invalidate (-ENOENT: no file of that name was looked up here).
+   */
+  invalidateEntry(path: string, done: (res: number) => void): void {
+    this.notify(path, 1, done);
+  }
+
+  private notify(path: string, entry: number, done: (res: number) => void): void {
     if (!this.mounted) return done(-107);
     const id = this.nextId++;
     this.pending.set(id, done);
-    addon.fuse_native_invalidate(this.thread, path, id);
+    addon.fuse_native_invalidate(this.thread, path, id, entry);
   }
 
   static unmount(mnt: string, cb: (err: Error | null) => void): void {

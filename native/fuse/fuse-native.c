@@ -193,6 +193,8 @@ static fuse_thread_t *fuse_native_by_fd[256];
 typedef struct fuse_native_inval {
   struct fuse_native_inval *next;
   uint32_t id;
+  // 0: the path's attributes and pages (fuse_invalidate_path); 1: the kernel's entry for its name.
+  uint32_t entry;
   int32_t res;
   char path[];
 } fuse_native_inval_t;
@@ -1431,6 +1433,39 @@ static ssize_t fuse_native_io_writev (int fd, struct iovec *iov, int count, void
 
 // Cache invalidation
 
+/**
+ * Drops the kernel's entry for the last name of `path`: a file that vanished without an unlink or
+ * rename the kernel saw (a new file whose save was refused), so a path below it is not answered
+ * ENOTDIR from the cache and a create of it is not sent as an OPEN. libfuse's high-level API only
+ * resolves a path to its own node, not to the directory's node id this notification needs, so the
+ * names table (learnt from LOOKUP and CREATE replies) supplies it; every directory noted with a
+ * file of that name is told, since dropping an entry the kernel still needs costs it one LOOKUP.
+ * -ENOENT when no file of that name is noted.
+ */
+static int fuse_native_inval_entry (fuse_thread_t *ft, const char *path) {
+  const char *slash = strrchr(path, '/');
+  const char *name = slash == NULL ? path : slash + 1;
+  size_t len = strlen(name);
+  uint64_t parents[8];
+  int n = 0;
+  pthread_mutex_lock(&ft->open_mut);
+  for (int i = 0; i < 1024 && n < 8; i++) {
+    typeof(ft->names[0]) *e = &ft->names[i];
+    if (e->nodeid == 0 || e->gone || strcmp(e->name, name) != 0) continue;
+    int seen = 0;
+    for (int j = 0; j < n; j++) seen |= parents[j] == e->parent;
+    if (!seen) parents[n++] = e->parent;
+  }
+  pthread_mutex_unlock(&ft->open_mut);
+  // Outside open_mut: the kernel takes the directory's lock here, which a request in flight may hold.
+  int res = -ENOENT;
+  for (int j = 0; j < n; j++) {
+    int r = fuse_lowlevel_notify_inval_entry(fuse_get_session(ft->fuse), parents[j], name, len);
+    if (r == 0 || res == -ENOENT) res = r;
+  }
+  return res;
+}
+
 static void* fuse_native_notifier (void *data) {
   fuse_thread_t *ft = (fuse_thread_t *) data;
   for (;;) {
@@ -1446,7 +1481,7 @@ static void* fuse_native_notifier (void *data) {
     if (job == NULL && stop) break;
     if (job == NULL) continue;
     // -ENOENT: the kernel holds nothing for this path; nothing to drop.
-    job->res = stop ? -ENOTCONN : fuse_invalidate_path(ft->fuse, job->path);
+    job->res = stop ? -ENOTCONN : job->entry ? fuse_native_inval_entry(ft, job->path) : fuse_invalidate_path(ft->fuse, job->path);
     if (napi_call_threadsafe_function(ft->invalidated, job, napi_tsfn_blocking) != napi_ok) free(job);
   }
   // Jobs queued after the stop are answered without touching the kernel.
@@ -1478,12 +1513,16 @@ static void fuse_native_call_invalidated (napi_env env, napi_value js_cb, void *
   free(job);
 }
 
-/** invalidate(thread, path, id): queues a kernel cache drop for `path`; `invalidated(id, res)` follows. */
+/**
+ * invalidate(thread, path, id, entry): queues a kernel cache drop for `path` (its attributes and
+ * pages, or with `entry` its name's entry); `invalidated(id, res)` follows.
+ */
 NAPI_METHOD(fuse_native_invalidate) {
-  NAPI_ARGV(3)
+  NAPI_ARGV(4)
   NAPI_ARGV_BUFFER_CAST(fuse_thread_t *, ft, 0);
   NAPI_ARGV_UTF8(path, 4096, 1);
   NAPI_ARGV_UINT32(id, 2);
+  NAPI_ARGV_UINT32(entry, 3);
   size_t n = strlen(path);
   fuse_native_inval_t *job = malloc(sizeof(fuse_native_inval_t) + n + 1);
   if (job == NULL) {
@@ -1492,6 +1531,7 @@ NAPI_METHOD(fuse_native_invalidate) {
   }
   job->next = NULL;
   job->id = id;
+  job->entry = entry;
   job->res = 0;
   memcpy(job->path, path, n + 1);
   pthread_mutex_lock(&ft->notify_mut);

@@ -93,4 +93,25 @@ describe.skipIf(!FUSE_AVAILABLE)('failed mount saves', () => {
     expect(lines).toHaveLength(1);
     expect((await client.beta.memoryStores.memories.list(store.id)).data).toEqual([]);
   });
+
+  it('a save refused again and again is logged once, and how many more times when the session ends', async () => {
+    const server = await serverOn();
+    const client = sdkClient(server.url, server.adminKey);
+    const store = await client.beta.memoryStores.create({ name: 'loop' });
+    const s = await newSession(server, [store.id]);
+    const dir = s.resources[0]!.host_path;
+    // An agent retrying bad bytes in a loop, and one other file refused once.
+    const res = await sh(`for i in $(seq 40); do printf '\\xff' > '${dir}/bad.md'; done; printf '\\xfe' > '${dir}/other.md'`, '/');
+    expect(res.code).toBe(0);
+    await eventually(async () => expect(server.stderr()).toContain('/other.md failed'));
+    const about = (name: string) => server.stderr().split('\n').filter((l) => l.includes(`/${name} failed`));
+    expect(about('bad.md')).toHaveLength(1);
+    expect(about('other.md')).toHaveLength(1);
+
+    await rawRequest(server.url, 'DELETE', `/v1/sessions/${s.id}`, { apiKey: server.adminKey });
+    await eventually(async () => expect(about('bad.md')).toHaveLength(2));
+    expect(about('bad.md')[1]).toMatch(/EILSEQ.*\(repeated 39 more times in 10 s\)/);
+    // A line that did not repeat has nothing to add.
+    expect(about('other.md')).toHaveLength(1);
+  });
 });
