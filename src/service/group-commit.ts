@@ -14,6 +14,15 @@
  */
 import type { Storage } from '../storage/port.js';
 
+/**
+ * Writes per group at most; the rest wait for the next group. Each write is a savepoint, and its
+ * receipt or nested `atomic` another: on PostgreSQL every one that writes is a subtransaction with
+ * an id of its own, and past 64 in one open transaction a backend's subtransaction cache overflows,
+ * so every other session's snapshot checks go to pg_subtrans until it commits (a cliff for the
+ * whole cluster). 30 writes keep a group under it; at 4 clients a group holds about two.
+ */
+export const MAX_GROUP = 30;
+
 export interface GroupCommit {
   /** Runs `write` (port writes through its `tx`) in the next group; settles once the group has committed. */
   run<T>(write: (tx: Storage) => Promise<T>): Promise<T>;
@@ -27,7 +36,7 @@ interface Job {
 }
 
 export function createGroupCommit(storage: Pick<Storage, 'atomic'>): GroupCommit {
-  let queue: Job[] = [];
+  const queue: Job[] = [];
   /** A group is scheduled or committing: new writes wait in `queue` for the next one. */
   let busy = false;
 
@@ -38,8 +47,7 @@ export function createGroupCommit(storage: Pick<Storage, 'atomic'>): GroupCommit
   }
 
   async function flush(): Promise<void> {
-    const jobs = queue;
-    queue = [];
+    const jobs = queue.splice(0, MAX_GROUP);
     try {
       await storage.atomic(async (tx) => {
         for (const job of jobs) {

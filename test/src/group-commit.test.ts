@@ -5,7 +5,7 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { createGroupCommit } from '../../src/service/group-commit.js';
+import { createGroupCommit, MAX_GROUP } from '../../src/service/group-commit.js';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 import { codeOf, memoryQuery, openCore, readTree, seedStore, versionQuery } from '../helpers/core.js';
 
@@ -25,6 +25,30 @@ describe('group commit', () => {
     const reopened = openSqliteStorage(core.file);
     expect((await reopened.listMemories(store.id, memoryQuery({ limit: 10 }))).data.map((i) => (i.type === 'memory' ? i.memory.path : i.path))).toEqual(paths);
     await reopened.close();
+  });
+
+  it('a burst of writes is split into groups of at most MAX_GROUP, which commit one after another in arrival order', async () => {
+    const core = await openCore();
+    const store = await seedStore(core.service, core.caller, {});
+    const sizes: number[] = [];
+    let size = 0;
+    const counted = {
+      atomic: (async (fn, options) => {
+        size = 0;
+        const out = await core.storage.atomic(fn, options);
+        sizes.push(size);
+        return out;
+      }) as typeof core.storage.atomic,
+    };
+    const writes = createGroupCommit(counted);
+    const paths = Array.from({ length: 2 * MAX_GROUP + 5 }, (_, i) => `/n${String(i).padStart(3, '0')}.md`);
+    const results = await Promise.all(
+      paths.map((path) => writes.run((tx) => (size++, core.service.operationsOn(tx).createMemory(core.caller, store.id, { path, content: path })))),
+    );
+    expect(results.map((m) => m.path)).toEqual(paths);
+    expect(sizes).toEqual([MAX_GROUP, MAX_GROUP, 5]);
+    const versions = (await core.service.listVersions(core.caller, store.id, versionQuery({ limit: 100 }))).data;
+    expect(versions.map((v) => v.path)).toEqual([...paths].reverse());
   });
 
   it('a refused write rejects with its own error and rolls back alone; the rest of its group commits', async () => {
