@@ -108,8 +108,14 @@ async function control(c: pg.PoolClient, sql?: string): Promise<pg.QueryResult |
  * "saved".
  */
 function assertCommitted(r: pg.QueryResult | undefined): void {
-  if (r?.command === 'ROLLBACK') {
-    throw new Error('the transaction was rolled back: a statement in it failed and PostgreSQL answered its COMMIT with ROLLBACK');
+  if (r?.command === 'ROLLBACK') throw new RolledBackError();
+}
+
+/** A COMMIT answered with ROLLBACK: the transaction is over and its connection as good as before. */
+class RolledBackError extends Error {
+  constructor() {
+    super('the transaction was rolled back: a statement in it failed and PostgreSQL answered its COMMIT with ROLLBACK');
+    this.name = 'RolledBackError';
   }
 }
 
@@ -251,9 +257,14 @@ export async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => 
       assertCommitted(await control(c, 'COMMIT'));
     } catch (err) {
       held.delete(c);
-      if (!(err instanceof pg.DatabaseError)) broken = err as Error;
-      // A held RELEASE that failed skipped the COMMIT after it: end the transaction here (a no-op when COMMIT ran).
-      else await c.query('ROLLBACK').catch((e: Error) => (broken = e));
+      if (err instanceof RolledBackError) {
+        // Ended by the server, cleanly: the client goes back to the pool.
+      } else if (!(err instanceof pg.DatabaseError)) {
+        broken = err as Error;
+      } else {
+        // A held RELEASE that failed skipped the COMMIT after it: end the transaction here (a no-op when COMMIT ran).
+        await c.query('ROLLBACK').catch((e: Error) => (broken = e));
+      }
       throw err;
     }
     return result;

@@ -14,6 +14,7 @@ import { newId } from '../../../src/service/ids.js';
 import { createGroupCommit } from '../../../src/service/group-commit.js';
 import { createService } from '../../../src/service/service.js';
 import type { WriteFound, WriteStamp } from '../../../src/storage/port.js';
+import { inTransaction, run, runWithNext } from '../../../src/storage/postgres/db.js';
 import { openPostgresStorage, type PostgresStorage } from '../../../src/storage/postgres/open.js';
 import { PG_HISTORY_SQL } from '../../../src/storage/postgres/history.js';
 import { SUBSTRING_BY_TRIGRAMS } from '../../../src/storage/postgres/search.js';
@@ -713,6 +714,22 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       await expect(attempt).rejects.toThrow(/rolled back/);
       expect(await storage.getMemoryByPath(s.id, '/a')).toBeNull();
       await storage.syncCommits();
+    });
+
+    it('a transaction whose COMMIT was answered with ROLLBACK gives its connection back to the pool, not to the bin', async () => {
+      const pool = new pg.Pool({ connectionString: url, max: 1 });
+      onTestFinished(() => pool.end());
+      const backend = async () => (await pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+      const before = await backend();
+      // A held statement that fails when the next one takes it out, caught as a caller may: COMMIT answers ROLLBACK.
+      const attempt = inTransaction(pool, async (c) => {
+        await runWithNext(c, 'SELECT 1 / 0', []);
+        await run(c, 'SELECT 1').catch(() => {});
+      });
+      await expect(attempt).rejects.toThrow(/rolled back/);
+      // The same connection serves the next caller (a healthy one was closed and replaced before).
+      expect(await backend()).toBe(before);
+      expect(pool.totalCount).toBe(1);
     });
 
     it('a receipt written with its mutation in one atomic call goes when the mutation fails, and a failed relaxed commit counts nothing', async () => {
