@@ -7,6 +7,15 @@ import type { MountContext } from './context.js';
 import type { Draft } from './handles.js';
 import { settleLocal } from './local-budget.js';
 
+/**
+ * A refused save: the draft's changes are dropped on its last release, and it leaves its path now,
+ * so a new writer starts from what is stored instead of inheriting the refusal.
+ */
+export function dropFailed(ctx: MountContext, d: Draft, errno: number): void {
+  d.failed = errno;
+  leavePath(ctx, d);
+}
+
 /** Drafts that left their path, until the kernel has dropped what it cached of their changes. */
 const forgetting = new WeakMap<Draft, Promise<void>>();
 

@@ -18,8 +18,8 @@ import { PROCESS_GID, PROCESS_UID, fileStat, inoOf, metaAttrs, storeStatfs } fro
 import { assertNewPath, hasChildren, listDir, lookup, scratchFor, storedDraft } from './tree.js';
 import { renamePath, unlinkPath } from './moves.js';
 import { withHistory } from './history.js';
-import { kernelCaughtUp } from './dropped-drafts.js';
-import { commit, dropFailed, keepPaged, releaseDraft, truncatePath, warnSaveFailed } from './save-points.js';
+import { dropFailed, kernelCaughtUp } from './dropped-drafts.js';
+import { commit, keepPaged, releaseDraft, truncatePath, warnSaveFailed } from './save-points.js';
 
 const O_ACCMODE = 0o3;
 const RENAME_NOREPLACE = 1;

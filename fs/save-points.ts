@@ -22,7 +22,7 @@ import { draftContent, keepState, resizeDraft, setFileAttrs, type Draft, type Ha
 import { reserveLocal, settleLocal } from './local-budget.js';
 import { isMountLocalPath } from './names.js';
 import { loadDraft, lookup, memoryAttrs } from './tree.js';
-import { leavePath } from './dropped-drafts.js';
+import { dropFailed } from './dropped-drafts.js';
 
 /** Saves a draft: validates the bytes (UTF-8, size) and writes one version if anything changed. */
 export async function commit(ctx: MountContext, d: Draft): Promise<void> {
@@ -254,16 +254,6 @@ async function updateOr<T>(update: () => Promise<T>, recreate: () => Promise<T>)
     if (isMnemoError(err) && err.code === 'not_found') return recreate();
     throw err;
   }
-}
-
-/**
- * A refused save: the draft's changes are dropped on its last release, and it leaves its path now,
- * so the next open, stat or listing sees the stored file (or, for a new file, none) rather than
- * bytes no version will hold, and a new writer starts from that instead of inheriting the refusal.
- */
-export function dropFailed(ctx: MountContext, d: Draft, errno: number): void {
-  d.failed = errno;
-  leavePath(ctx, d);
 }
 
 /** Drops a draft from its path and hands back what it held of the mount-local budget. */
