@@ -108,15 +108,17 @@ describe('redaction and idempotency receipts', () => {
     }
 
     // On PostgreSQL the bytes stay in freed pages and WAL (README, what differs), and backups are pg_dump's.
-    const backup = join(makeTempDir('mnemo-redact-backup-'), 'copy.db');
-    if (!onPostgres()) try {
-      const res = await runCli(['backup', backup, '--data-dir', dataDir]);
-      expect(res.code, res.stderr).toBe(0);
-      const files = [...filesUnder(dataDir), backup];
-      expect(files.some((f) => f.endsWith('mnemo.db'))).toBe(true);
-      for (const s of [inContent, inPath, renamedAway, expiredAt]) expect(holding(files, s), s).toEqual([]);
-    } finally {
-      rmSync(join(backup, '..'), { recursive: true, force: true });
+    if (!onPostgres()) {
+      const backup = join(makeTempDir('mnemo-redact-backup-'), 'copy.db');
+      try {
+        const res = await runCli(['backup', backup, '--data-dir', dataDir]);
+        expect(res.code, res.stderr).toBe(0);
+        const files = [...filesUnder(dataDir), backup];
+        expect(files.some((f) => f.endsWith('mnemo.db'))).toBe(true);
+        for (const s of [inContent, inPath, renamedAway, expiredAt]) expect(holding(files, s), s).toEqual([]);
+      } finally {
+        rmSync(join(backup, '..'), { recursive: true, force: true });
+      }
     }
 
     const check = await runCli(['check', '--data-dir', dataDir]);
