@@ -237,6 +237,7 @@ export default class Fuse {
   /**
    * Drops the kernel's entry for `path`'s name, for a file that vanished without an unlink or rename
    * the kernel saw; `done` as for invalidate (-ENOENT: no file of that name was looked up here).
+   * Queued apart from invalidate's drops (the kernel takes the directory's lock for this one).
    */
   invalidateEntry(path: string, done: (res: number) => void): void {
     this.notify(path, 1, done);

@@ -128,7 +128,7 @@ static const uint32_t op_rmdir = 33;
 
 // Data structures
 
-typedef struct {
+typedef struct fuse_thread {
   napi_env env;
   pthread_t thread;
   pthread_attr_t attr;
@@ -147,16 +147,23 @@ typedef struct {
   uv_mutex_t mut;
   uv_sem_t sem;
 
-  // Cache invalidations (fuse_invalidate_path), run on their own thread: the kernel may wait in
-  // them for a request that only the JS thread can answer, so the JS thread must never block there.
+  // Cache invalidations, run on threads of their own: the kernel may wait in them for a request
+  // that only the JS thread can answer, so the JS thread must never block there. Two queues, each
+  // with its thread: [0] a path's attributes and pages (fuse_invalidate_path), which an open's reply
+  // waits for; [1] names' entries, for which the kernel takes the directory's lock, which a rename
+  // may hold while it waits on libfuse's lock of a path that such an open holds: in one queue, that
+  // open would wait behind the entry, and the entry behind the rename, for ever.
   napi_threadsafe_function invalidated;
-  pthread_t notifier;
-  pthread_mutex_t notify_mut;
-  pthread_cond_t notify_cond;
-  struct fuse_native_inval *notify_head;
-  struct fuse_native_inval *notify_tail;
-  int notify_stop;
-  int notifier_started;
+  struct fuse_native_notify {
+    struct fuse_thread *ft;
+    pthread_t thread;
+    pthread_mutex_t mut;
+    pthread_cond_t cond;
+    struct fuse_native_inval *head;
+    struct fuse_native_inval *tail;
+    int stop;
+    int started;
+  } notify[2];
 
   // libfuse 3 takes these in init's fuse_config only, not as -o options (CONFIG_* bits).
   uint32_t config;
@@ -963,13 +970,16 @@ static void* start_fuse_thread (void *data) {
   fuse_thread_t *ft = (fuse_thread_t *) data;
   fuse_loop_mt(ft->fuse, 0);
 
-  // The loop ends when the kernel connection goes (fusermount -u from JS). The notifier may still
-  // hold the fuse handle: stop it before the handle is freed.
-  pthread_mutex_lock(&ft->notify_mut);
-  ft->notify_stop = 1;
-  pthread_cond_signal(&ft->notify_cond);
-  pthread_mutex_unlock(&ft->notify_mut);
-  if (ft->notifier_started) pthread_join(ft->notifier, NULL);
+  // The loop ends when the kernel connection goes (fusermount -u from JS). The notifiers may still
+  // hold the fuse handle: stop them before the handle is freed.
+  for (int i = 0; i < 2; i++) {
+    struct fuse_native_notify *q = &ft->notify[i];
+    pthread_mutex_lock(&q->mut);
+    q->stop = 1;
+    pthread_cond_signal(&q->cond);
+    pthread_mutex_unlock(&q->mut);
+    if (q->started) pthread_join(q->thread, NULL);
+  }
 
   fuse_unmount(ft->fuse);
   if (ft->dev_fd >= 0 && ft->dev_fd < 256 && fuse_native_by_fd[ft->dev_fd] == ft) fuse_native_by_fd[ft->dev_fd] = NULL;
@@ -1467,17 +1477,18 @@ static int fuse_native_inval_entry (fuse_thread_t *ft, const char *path) {
 }
 
 static void* fuse_native_notifier (void *data) {
-  fuse_thread_t *ft = (fuse_thread_t *) data;
+  struct fuse_native_notify *q = (struct fuse_native_notify *) data;
+  fuse_thread_t *ft = q->ft;
   for (;;) {
-    pthread_mutex_lock(&ft->notify_mut);
-    while (ft->notify_head == NULL && !ft->notify_stop) pthread_cond_wait(&ft->notify_cond, &ft->notify_mut);
-    fuse_native_inval_t *job = ft->notify_head;
+    pthread_mutex_lock(&q->mut);
+    while (q->head == NULL && !q->stop) pthread_cond_wait(&q->cond, &q->mut);
+    fuse_native_inval_t *job = q->head;
     if (job != NULL) {
-      ft->notify_head = job->next;
-      if (ft->notify_head == NULL) ft->notify_tail = NULL;
+      q->head = job->next;
+      if (q->head == NULL) q->tail = NULL;
     }
-    int stop = ft->notify_stop;
-    pthread_mutex_unlock(&ft->notify_mut);
+    int stop = q->stop;
+    pthread_mutex_unlock(&q->mut);
     if (job == NULL && stop) break;
     if (job == NULL) continue;
     // -ENOENT: the kernel holds nothing for this path; nothing to drop.
@@ -1485,10 +1496,10 @@ static void* fuse_native_notifier (void *data) {
     if (napi_call_threadsafe_function(ft->invalidated, job, napi_tsfn_blocking) != napi_ok) free(job);
   }
   // Jobs queued after the stop are answered without touching the kernel.
-  pthread_mutex_lock(&ft->notify_mut);
-  fuse_native_inval_t *rest = ft->notify_head;
-  ft->notify_head = ft->notify_tail = NULL;
-  pthread_mutex_unlock(&ft->notify_mut);
+  pthread_mutex_lock(&q->mut);
+  fuse_native_inval_t *rest = q->head;
+  q->head = q->tail = NULL;
+  pthread_mutex_unlock(&q->mut);
   while (rest != NULL) {
     fuse_native_inval_t *next = rest->next;
     rest->res = -ENOTCONN;
@@ -1534,12 +1545,13 @@ NAPI_METHOD(fuse_native_invalidate) {
   job->entry = entry;
   job->res = 0;
   memcpy(job->path, path, n + 1);
-  pthread_mutex_lock(&ft->notify_mut);
-  if (ft->notify_tail != NULL) ft->notify_tail->next = job;
-  else ft->notify_head = job;
-  ft->notify_tail = job;
-  pthread_cond_signal(&ft->notify_cond);
-  pthread_mutex_unlock(&ft->notify_mut);
+  struct fuse_native_notify *q = &ft->notify[entry ? 1 : 0];
+  pthread_mutex_lock(&q->mut);
+  if (q->tail != NULL) q->tail->next = job;
+  else q->head = job;
+  q->tail = job;
+  pthread_cond_signal(&q->cond);
+  pthread_mutex_unlock(&q->mut);
   return NULL;
 }
 
@@ -1654,14 +1666,21 @@ NAPI_METHOD(fuse_native_mount) {
 
   napi_value resource_name;
   napi_create_string_utf8(env, "fuse-native-invalidate", NAPI_AUTO_LENGTH, &resource_name);
-  napi_create_threadsafe_function(env, argv[7], NULL, resource_name, 0, 1, NULL, NULL, NULL, fuse_native_call_invalidated, &(ft->invalidated));
+  // Two notifier threads call it, and each releases it once when it stops.
+  napi_create_threadsafe_function(env, argv[7], NULL, resource_name, 0, 2, NULL, NULL, NULL, fuse_native_call_invalidated, &(ft->invalidated));
   // Pending invalidations must not keep the process alive on their own.
   napi_unref_threadsafe_function(env, ft->invalidated);
-  pthread_mutex_init(&ft->notify_mut, NULL);
-  pthread_cond_init(&ft->notify_cond, NULL);
-  ft->notify_head = ft->notify_tail = NULL;
-  ft->notify_stop = 0;
-  ft->notifier_started = pthread_create(&(ft->notifier), NULL, fuse_native_notifier, ft) == 0;
+  for (int i = 0; i < 2; i++) {
+    struct fuse_native_notify *q = &ft->notify[i];
+    q->ft = ft;
+    pthread_mutex_init(&q->mut, NULL);
+    pthread_cond_init(&q->cond, NULL);
+    q->head = q->tail = NULL;
+    q->stop = 0;
+    q->started = pthread_create(&(q->thread), NULL, fuse_native_notifier, q) == 0;
+    // A thread that never started never releases the function: release its share here.
+    if (!q->started) napi_release_threadsafe_function(ft->invalidated, napi_tsfn_release);
+  }
 
   pthread_attr_init(&(ft->attr));
   pthread_create(&(ft->thread), &(ft->attr), start_fuse_thread, ft);
