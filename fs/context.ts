@@ -40,7 +40,7 @@ export interface MountContext {
    */
   readonly paged: Map<string, string>;
   /** The live mount's kernel cache control; null until mounted. */
-  kernel: Pick<LiveMount, 'invalidate' | 'invalidateEntry'> | null;
+  kernel: Pick<LiveMount, 'invalidate' | 'invalidateEntry' | 'invalidateFile' | 'invalidateName'> | null;
   /** Storage answers kept until storage changes: every read of the store goes through it. */
   readonly view: StorageView;
   /** File bytes by version id, shared by every mount of the server. */

@@ -34,6 +34,11 @@ export class DirTable {
     return this.byPath.get(path) ?? this.add(path, this.startedMs);
   }
 
+  /** The inode number the directory at `path` was shown with, if this mount has shown one there. */
+  inoAt(path: string): number | undefined {
+    return this.byPath.get(path)?.ino;
+  }
+
   /** mkdir: a new directory's times are its creation time. */
   made(path: string, nowMs: number): void {
     this.forget(path);

@@ -4,10 +4,11 @@ import { MnemoError, notFound, type Mounter, type MountRequest } from '../src/in
 import { ContentCache } from './content-cache.js';
 import { createContext, type MountContext } from './context.js';
 import { DEFAULT_LOCAL_LIMITS, LocalBudget, releaseAllLocal, type LocalLimits } from './local-budget.js';
-import { fuseMountsUnder, isDeadMount, lazyUnmount, startFuse, type LiveMount } from './mounts.js';
+import { DEFAULT_CACHE_SECONDS, fuseMountsUnder, isDeadMount, lazyUnmount, startFuse, type LiveMount } from './mounts.js';
 import { createOps } from './ops.js';
 import { foldRepeats, type RepeatFolder } from './repeats.js';
 import { adoptScratch, commit, warnSaveFailed } from './save-points.js';
+import { followWritesElsewhere } from './writes-elsewhere.js';
 
 export { ERRNO_BY_CODE } from './errno.js';
 
@@ -20,13 +21,15 @@ export interface MountManagerDeps {
    * whether it had to wait: for tracing, and for the test that ops are answered in arrival order.
    */
   onOperation?: (op: string, path: string, queued: boolean) => void;
+  /** How long the kernel may keep a name's entry and a file's attributes (MNEMO_MOUNT_CACHE_SECONDS). */
+  cacheSeconds?: number;
 }
 
 /** Bytes of file content kept for reads across all mounts (fs/content-cache.ts). */
 const CONTENT_CACHE_BYTES = 16 * 1024 * 1024;
 
-export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL_LIMITS, onOperation }: MountManagerDeps = {}): Mounter {
-  const mounts = new Map<string, { live: LiveMount; ctx: MountContext; lines: RepeatFolder }>();
+export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL_LIMITS, onOperation, cacheSeconds = DEFAULT_CACHE_SECONDS }: MountManagerDeps = {}): Mounter {
+  const mounts = new Map<string, { live: LiveMount; ctx: MountContext; lines: RepeatFolder; unfollow: () => void }>();
   const contents = new ContentCache(CONTENT_CACHE_BYTES);
   const serverLocal = new LocalBudget(localLimits.serverMaxBytes, 'MNEMO_LOCAL_MAX_BYTES');
 
@@ -35,6 +38,7 @@ export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL
     const entry = mounts.get(path);
     if (!entry) return;
     mounts.delete(path);
+    entry.unfollow();
     await finish(entry.ctx);
     await entry.live.close();
     entry.lines.flush();
@@ -68,9 +72,17 @@ export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL
       const lines = foldRepeats(log);
       const ctx = createContext({ storeId, service, actor, log: lines.log, readOnly, contents, serverLocal, mountLocalMaxBytes: localLimits.mountMaxBytes, onOperation, asOf });
       if (!(await ctx.view.store())) throw notFound('memory store', storeId);
-      const live = await startFuse(hostPath, createOps(ctx), { storeId: req.storeId, readOnly, log });
+      // Started first, so that a write elsewhere while the kernel mounts is not missed.
+      const unfollow = followWritesElsewhere({ reader: ctx.reader, actor, dirs: ctx.dirs, kernel: () => ctx.kernel, log: lines.log });
+      let live: LiveMount;
+      try {
+        live = await startFuse(hostPath, createOps(ctx), { storeId: req.storeId, readOnly, log, cacheSeconds });
+      } catch (err) {
+        unfollow();
+        throw err;
+      }
       ctx.kernel = live;
-      mounts.set(hostPath, { live, ctx, lines });
+      mounts.set(hostPath, { live, ctx, lines, unfollow });
       log(`mnemo fs: mounted ${req.storeId} at ${hostPath}${asOf !== undefined ? ` as of ${asOf}` : ''}${readOnly ? ' (read-only)' : ''}`);
     },
 

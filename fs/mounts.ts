@@ -6,6 +6,7 @@
 import { execFile } from 'node:child_process';
 import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import Fuse, { type FuseOps } from './binding/fuse.js';
+import { ROOT_INO } from './stat.js';
 
 export interface LiveMount {
   readonly hostPath: string;
@@ -13,13 +14,17 @@ export interface LiveMount {
   invalidate(path: string, done: () => void): void;
   /** Drops the kernel's entry for `path`'s name (a file that vanished unseen); `done` once it is gone. */
   invalidateEntry(path: string, done: () => void): void;
+  /** Drops the kernel's entry for the file shown with inode number `ino`, wherever it learnt it. */
+  invalidateFile(ino: number, done: () => void): void;
+  /** Drops the kernel's entry for `name` in the directory shown with inode number `dirIno` (ROOT_INO: the root). */
+  invalidateName(dirIno: number, name: string, done: () => void): void;
   close(): Promise<void>;
 }
 
 export async function startFuse(
   hostPath: string,
   ops: FuseOps,
-  o: { storeId: string; readOnly: boolean; log?: (line: string) => void },
+  o: { storeId: string; readOnly: boolean; log?: (line: string) => void; cacheSeconds?: number },
 ): Promise<LiveMount> {
   await mkdir(hostPath, { recursive: true }).catch(() => {
     // A dead mount here fails with ENOTCONN; fuse-native's `force` clears it below.
@@ -32,6 +37,8 @@ export async function startFuse(
     // ENOENT and friends mean the kernel held nothing to drop: done either way.
     invalidate: (path, done) => fuse.invalidate(path, () => done()),
     invalidateEntry: (path, done) => fuse.invalidateEntry(path, () => done()),
+    invalidateFile: (ino, done) => fuse.invalidateFile(ino, () => done()),
+    invalidateName: (dirIno, name, done) => fuse.invalidateName(dirIno === ROOT_INO ? 0 : dirIno, name, () => done()),
     close: () =>
       new Promise<void>((resolve) => {
         fuse.unmount((err) => {
@@ -50,19 +57,25 @@ export async function startFuse(
  * - hard_remove: unlink and rename-over act at once, with no `.fuse_hidden*` file in between, so an
  *   atomic save (`sed -i`) never leaves a moment where the file is missing; a file unlinked while
  *   open keeps working through its handle (the binding supplies it, fuse-native.c "Open files");
- * - entry/attr timeouts of 1 s and negative_timeout 0: a stat may show another writer's change up
- *   to a second late, an open never does (ops.ts drops the kernel's cached attributes first), and
- *   a file created elsewhere is seen at once;
+ * - entry/attr timeouts of `cacheSeconds` (1 s unless MNEMO_MOUNT_CACHE_SECONDS says otherwise) and
+ *   negative_timeout 0: a change elsewhere drops the entries it made stale (writes-elsewhere.ts) and
+ *   an open never shows a stale size (ops.ts drops the kernel's cached attributes first); the
+ *   timeouts bound what that misses (a directory emptied elsewhere), and a file created elsewhere
+ *   is seen at once;
  * - allow_other when root, so agents running as other users inside containers can use the mount;
  *   there is no default_permissions, so modes are kept and shown but not enforced.
  */
-function mountOptions(o: { storeId: string; readOnly: boolean }): string[] {
+/** The kernel's entry and attribute timeout, in seconds, unless configured. */
+export const DEFAULT_CACHE_SECONDS = 1;
+
+function mountOptions(o: { storeId: string; readOnly: boolean; cacheSeconds?: number }): string[] {
+  const seconds = o.cacheSeconds ?? DEFAULT_CACHE_SECONDS;
   const options = [
     'auto_unmount',
     'use_ino',
     'hard_remove',
-    'entry_timeout=1',
-    'attr_timeout=1',
+    `entry_timeout=${seconds}`,
+    `attr_timeout=${seconds}`,
     'negative_timeout=0',
     `fsname=mnemo:${o.storeId.replace(/[^A-Za-z0-9_-]/g, '_')}`,
     'subtype=mnemo',

@@ -71,6 +71,7 @@ export type {
   SearchHit,
   SearchPage,
   SearchQuery,
+  Change,
   ChangePage,
   VersionDiff,
 } from './domain/types.js';

@@ -147,7 +147,7 @@ async function runServe(config: Config): Promise<number> {
     { onCommit: metrics.commit },
     true,
   );
-  const mounter = createMountManager({ log, localLimits: config.localLimits });
+  const mounter = createMountManager({ log, localLimits: config.localLimits, cacheSeconds: config.mountCacheSeconds });
   const service = createService({
     storage,
     mounter,
@@ -245,7 +245,7 @@ async function runMount(config: Config, args: string[], flags: Record<string, st
   const lock = holdDatabase(config);
   // Checkpoints run on a thread of their own: the event loop serves the mount's saves.
   const storage = await openStorage(config, () => openSqliteStorage(config.dbFile, { backgroundCheckpoints: { log: (line) => warn(line) } }));
-  const mounter = createMountManager({ log, localLimits: config.localLimits });
+  const mounter = createMountManager({ log, localLimits: config.localLimits, cacheSeconds: config.mountCacheSeconds });
   const service = createService({ storage, mounter, log, nodeId: config.nodeId, limits: config.storeLimits, mountSync: config.mountSync, onSyncError: syncFailed });
   try {
     return await mountUntilSignal(config, { service, storage, mounter }, storeId, resolve(dir), flags['read-only'] === true);

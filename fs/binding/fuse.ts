@@ -112,7 +112,7 @@ interface Addon {
     handlers: unknown[], implemented: Uint32Array, invalidated: (id: number, res: number) => void, config: number,
   ): void;
   fuse_native_unmount(mnt: string, thread: Buffer): void;
-  fuse_native_invalidate(thread: Buffer, path: string, id: number, entry: number): void;
+  fuse_native_invalidate(thread: Buffer, path: string, id: number, entry: number, ino: number): void;
   fuse_native_trace(thread: Buffer, out: BigUint64Array): void;
   [name: string]: unknown;
 }
@@ -243,11 +243,25 @@ export default class Fuse {
     this.notify(path, 1, done);
   }
 
-  private notify(path: string, entry: number, done: (res: number) => void): void {
+  /**
+   * Drops the kernel's entry for the file whose inode number is `ino`, at the name the kernel last
+   * learnt for it (a memory moved, changed or deleted elsewhere); `done` as for invalidate (-ENOENT:
+   * the kernel was not told of such a file here).
+   */
+  invalidateFile(ino: number, done: (res: number) => void): void {
+    this.notify('', 2, done, ino);
+  }
+
+  /** Drops the kernel's entry for `name` in the directory whose inode number is `dirIno` (0: the root). */
+  invalidateName(dirIno: number, name: string, done: (res: number) => void): void {
+    this.notify(name, 3, done, dirIno);
+  }
+
+  private notify(path: string, entry: number, done: (res: number) => void, ino = 0): void {
     if (!this.mounted) return done(-107);
     const id = this.nextId++;
     this.pending.set(id, done);
-    addon.fuse_native_invalidate(this.thread, path, id, entry);
+    addon.fuse_native_invalidate(this.thread, path, id, entry, ino);
   }
 
   static unmount(mnt: string, cb: (err: Error | null) => void): void {

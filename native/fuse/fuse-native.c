@@ -185,6 +185,10 @@ typedef struct fuse_thread {
   // Each file node's last name, as the kernel learnt it from a LOOKUP or CREATE and renames moved
   // it; `gone` once that name was unlinked or renamed over (see "Replaced while opening").
   struct { uint64_t nodeid; uint64_t parent; int gone; char name[256]; } names[1024];
+  // Each node's inode number (use_ino: mnemo's own, a memory's or a directory's), learnt from the
+  // LOOKUP, CREATE and MKDIR replies: how a change made elsewhere, which mnemo knows by memory and
+  // directory, finds the node ids the kernel's notifications need (see "Cache invalidation").
+  struct { uint64_t nodeid; uint64_t ino; } inos[1024];
   // Opens the binding turned into an open by name: the handle and the node libfuse counted it on.
   // A slot is taken (`unique`) when the OPEN is rewritten, so every rewritten open has one.
   struct { uint64_t fh; uint64_t nodeid; uint64_t unique; } borrowed[64];
@@ -200,8 +204,11 @@ static fuse_thread_t *fuse_native_by_fd[256];
 typedef struct fuse_native_inval {
   struct fuse_native_inval *next;
   uint32_t id;
-  // 0: the path's attributes and pages (fuse_invalidate_path); 1: the kernel's entry for its name.
+  // 0: the path's attributes and pages (fuse_invalidate_path); 1: the kernel's entry for its name;
+  // 2: the entry of the file whose inode number is `ino`, wherever the kernel learnt it; 3: the
+  // entry for the name `path` in the directory whose inode number is `ino` (0: the root).
   uint32_t entry;
+  uint64_t ino;
   int32_t res;
   char path[];
 } fuse_native_inval_t;
@@ -1123,6 +1130,20 @@ static const char *fuse_native_arg_name (const char *p, size_t len) {
 // it lost it without our seeing how (a directory removed and a file made under its name, which
 // left two nodes noted at one name, so a rename moved the wrong one's note and a later OPEN of the
 // moved file was borrowed as an open of the file now at its old name: it read another file's bytes).
+static void fuse_native_ino_set (fuse_thread_t *ft, uint64_t nodeid, uint64_t ino) {
+  if (nodeid == 0) return;
+  ft->inos[nodeid % 1024].nodeid = nodeid;
+  ft->inos[nodeid % 1024].ino = ino;
+}
+
+/** The node the kernel knows with inode number `ino` (0 if none is noted). The caller holds open_mut. */
+static uint64_t fuse_native_node_of_ino (fuse_thread_t *ft, uint64_t ino) {
+  for (int i = 0; i < 1024; i++) {
+    if (ft->inos[i].nodeid != 0 && ft->inos[i].ino == ino) return ft->inos[i].nodeid;
+  }
+  return 0;
+}
+
 static void fuse_native_name_set (fuse_thread_t *ft, uint64_t nodeid, uint64_t parent, const char *name) {
   typeof(ft->names[0]) *e = &ft->names[nodeid % 1024];
   if (nodeid == 0 || strlen(name) >= sizeof(e->name)) return;
@@ -1162,10 +1183,13 @@ static int fuse_native_name_leaving (fuse_thread_t *ft, uint64_t parent, const c
 static void fuse_native_learn_reply (fuse_thread_t *ft, typeof(ft->opening[0]) *p, const char *body, size_t len) {
   switch (p->opcode) {
     case FUSE_LOOKUP:
-      // Only files are opened with OPEN: a directory's name is not noted.
-      if (len >= sizeof(struct fuse_entry_out) && S_ISREG(((struct fuse_entry_out *) body)->attr.mode)) {
+    case FUSE_MKDIR:
+      if (len >= sizeof(struct fuse_entry_out)) {
+        struct fuse_entry_out *e = (struct fuse_entry_out *) body;
         pthread_mutex_lock(&ft->open_mut);
-        fuse_native_name_set(ft, ((struct fuse_entry_out *) body)->nodeid, p->nodeid, p->name);
+        fuse_native_ino_set(ft, e->nodeid, e->attr.ino);
+        // Only files are opened with OPEN: a directory's name is not noted.
+        if (S_ISREG(e->attr.mode)) fuse_native_name_set(ft, e->nodeid, p->nodeid, p->name);
         pthread_mutex_unlock(&ft->open_mut);
       }
       break;
@@ -1178,6 +1202,7 @@ static void fuse_native_learn_reply (fuse_thread_t *ft, typeof(ft->opening[0]) *
         uint64_t created = *(uint64_t *) body;
         fuse_native_learn(ft, created, ((struct fuse_open_out *) (body + len - sizeof(struct fuse_open_out)))->fh);
         pthread_mutex_lock(&ft->open_mut);
+        if (len >= sizeof(struct fuse_entry_out)) fuse_native_ino_set(ft, created, ((struct fuse_entry_out *) body)->attr.ino);
         fuse_native_name_set(ft, created, p->nodeid, p->name);
         pthread_mutex_unlock(&ft->open_mut);
       }
@@ -1284,6 +1309,12 @@ static ssize_t fuse_native_io_read_one (int fd, void *buf, size_t buf_len, void 
       if (to != NULL) fuse_native_pending(ft, in, in->opcode, newdir, flags, from, to);
       break;
     }
+    case FUSE_MKDIR:
+      if (arg_len > sizeof(struct fuse_mkdir_in)) {
+        const char *name = fuse_native_arg_name(arg + sizeof(struct fuse_mkdir_in), arg_len - sizeof(struct fuse_mkdir_in));
+        if (name != NULL) fuse_native_pending(ft, in, in->opcode, 0, 0, name, NULL);
+      }
+      break;
     case FUSE_CREATE:
       if (arg_len > sizeof(struct fuse_create_in)) {
         fuse_native_pending(ft, in, in->opcode, 0, 0, fuse_native_arg_name(arg + sizeof(struct fuse_create_in), arg_len - sizeof(struct fuse_create_in)), NULL);
@@ -1476,6 +1507,47 @@ static int fuse_native_inval_entry (fuse_thread_t *ft, const char *path) {
   return res;
 }
 
+/**
+ * Drops the kernel's entry for the file whose inode number is `ino` (a memory moved, changed or
+ * deleted elsewhere: the API, another session, another host), at the name the kernel learnt for it,
+ * so its next stat or path walk asks again. -ENOENT when no such file is noted.
+ */
+static int fuse_native_inval_file (fuse_thread_t *ft, uint64_t ino) {
+  uint64_t parent = 0;
+  char name[256];
+  pthread_mutex_lock(&ft->open_mut);
+  uint64_t nodeid = fuse_native_node_of_ino(ft, ino);
+  typeof(ft->names[0]) *e = &ft->names[nodeid % 1024];
+  if (nodeid != 0 && e->nodeid == nodeid && !e->gone) {
+    parent = e->parent;
+    strcpy(name, e->name);
+  }
+  pthread_mutex_unlock(&ft->open_mut);
+  if (parent == 0) return -ENOENT;
+  return fuse_lowlevel_notify_inval_entry(fuse_get_session(ft->fuse), parent, name, strlen(name));
+}
+
+/** Drops the kernel's entry for `name` in the directory whose inode number is `dir_ino` (0: the root). */
+static int fuse_native_inval_name (fuse_thread_t *ft, uint64_t dir_ino, const char *name) {
+  uint64_t parent = FUSE_ROOT_ID;
+  if (dir_ino != 0) {
+    pthread_mutex_lock(&ft->open_mut);
+    parent = fuse_native_node_of_ino(ft, dir_ino);
+    pthread_mutex_unlock(&ft->open_mut);
+  }
+  if (parent == 0) return -ENOENT;
+  return fuse_lowlevel_notify_inval_entry(fuse_get_session(ft->fuse), parent, name, strlen(name));
+}
+
+static int fuse_native_inval_job (fuse_thread_t *ft, fuse_native_inval_t *job) {
+  switch (job->entry) {
+    case 0: return fuse_invalidate_path(ft->fuse, job->path);
+    case 1: return fuse_native_inval_entry(ft, job->path);
+    case 2: return fuse_native_inval_file(ft, job->ino);
+    default: return fuse_native_inval_name(ft, job->ino, job->path);
+  }
+}
+
 static void* fuse_native_notifier (void *data) {
   struct fuse_native_notify *q = (struct fuse_native_notify *) data;
   fuse_thread_t *ft = q->ft;
@@ -1492,7 +1564,7 @@ static void* fuse_native_notifier (void *data) {
     if (job == NULL && stop) break;
     if (job == NULL) continue;
     // -ENOENT: the kernel holds nothing for this path; nothing to drop.
-    job->res = stop ? -ENOTCONN : job->entry ? fuse_native_inval_entry(ft, job->path) : fuse_invalidate_path(ft->fuse, job->path);
+    job->res = stop ? -ENOTCONN : fuse_native_inval_job(ft, job);
     if (napi_call_threadsafe_function(ft->invalidated, job, napi_tsfn_blocking) != napi_ok) free(job);
   }
   // Jobs queued after the stop are answered without touching the kernel.
@@ -1525,15 +1597,16 @@ static void fuse_native_call_invalidated (napi_env env, napi_value js_cb, void *
 }
 
 /**
- * invalidate(thread, path, id, entry): queues a kernel cache drop for `path` (its attributes and
- * pages, or with `entry` its name's entry); `invalidated(id, res)` follows.
+ * invalidate(thread, path, id, entry, ino): queues a kernel cache drop (fuse_native_inval_t's
+ * `entry` says which: a path's attributes and pages, or an entry); `invalidated(id, res)` follows.
  */
 NAPI_METHOD(fuse_native_invalidate) {
-  NAPI_ARGV(4)
+  NAPI_ARGV(5)
   NAPI_ARGV_BUFFER_CAST(fuse_thread_t *, ft, 0);
   NAPI_ARGV_UTF8(path, 4096, 1);
   NAPI_ARGV_UINT32(id, 2);
   NAPI_ARGV_UINT32(entry, 3);
+  NAPI_ARGV_UINT32(ino, 4);
   size_t n = strlen(path);
   fuse_native_inval_t *job = malloc(sizeof(fuse_native_inval_t) + n + 1);
   if (job == NULL) {
@@ -1543,6 +1616,7 @@ NAPI_METHOD(fuse_native_invalidate) {
   job->next = NULL;
   job->id = id;
   job->entry = entry;
+  job->ino = ino;
   job->res = 0;
   memcpy(job->path, path, n + 1);
   struct fuse_native_notify *q = &ft->notify[entry ? 1 : 0];
@@ -1641,6 +1715,7 @@ NAPI_METHOD(fuse_native_mount) {
   memset(ft->open_files, 0, sizeof(ft->open_files));
   memset(ft->opening, 0, sizeof(ft->opening));
   memset(ft->names, 0, sizeof(ft->names));
+  memset(ft->inos, 0, sizeof(ft->inos));
   memset(ft->borrowed, 0, sizeof(ft->borrowed));
   if (ft->dev_fd >= 0 && ft->dev_fd < 256) {
     static const struct fuse_custom_io io = { .read = fuse_native_io_read, .writev = fuse_native_io_writev };

@@ -43,6 +43,7 @@ const SERVE_OPTIONS: Options = {
   'checkpoint-max-bytes': str,
   'log-level': str,
   'mount-sync': MOUNT_SYNC,
+  'mount-cache-seconds': str,
   'rotate-admin-key': bool,
 };
 
@@ -52,7 +53,8 @@ const COMMANDS: Record<string, CommandSpec> = {
     usage:
       'mnemo serve [--host H] [--port P] [--data-dir D] [--mount-root M] [--max-body-bytes N]\n' +
       '            [--idempotency-ttl-seconds S] [--checkpoint-max-bytes N] [--log-level L]\n' +
-      '            [--mount-sync fsync|close] [--rotate-admin-key] [--database-url postgres://…] [--node-id N]',
+      '            [--mount-sync fsync|close] [--mount-cache-seconds S] [--rotate-admin-key]\n' +
+      '            [--database-url postgres://…] [--node-id N]',
     summary: 'Start the HTTP API (and session mounts). Prints its URL on the first line.',
     options: SERVE_OPTIONS,
     positionals: [],
@@ -110,9 +112,9 @@ const COMMANDS: Record<string, CommandSpec> = {
     positionals: ['file'],
   },
   mount: {
-    usage: 'mnemo mount <memory_store_id> <dir> [--read-only] [--data-dir D] [--log-level L] [--mount-sync fsync|close] [--node-id N]',
+    usage: 'mnemo mount <memory_store_id> <dir> [--read-only] [--data-dir D] [--log-level L] [--mount-sync fsync|close] [--mount-cache-seconds S] [--node-id N]',
     summary: 'Mount one store at an empty or new directory until interrupted (Ctrl-C unmounts).',
-    options: { ...DATA_DIR, ...NODE, 'read-only': bool, 'log-level': str, 'mount-sync': MOUNT_SYNC },
+    options: { ...DATA_DIR, ...NODE, 'read-only': bool, 'log-level': str, 'mount-sync': MOUNT_SYNC, 'mount-cache-seconds': str },
     positionals: ['memory_store_id', 'dir'],
   },
   mcp: {
@@ -224,12 +226,14 @@ export const USAGE = `mnemo — versioned memory stores for AI agents
 Usage:
   mnemo serve [--host H] [--port P] [--data-dir D] [--mount-root M] [--max-body-bytes N]
               [--idempotency-ttl-seconds S] [--checkpoint-max-bytes N] [--log-level L]
-              [--mount-sync fsync|close] [--rotate-admin-key]
+              [--mount-sync fsync|close] [--mount-cache-seconds S] [--rotate-admin-key]
       Start the HTTP API (and session mounts). Prints its URL on the first line.
       One server per data directory: a second one exits 1.
       --mount-sync fsync (default): a mount's close() is safe from a crash of mnemo, fsync()
       puts it on disk, and every closed version is on disk within 100 ms; close: every
       close() on a mount is on disk when it returns (slower saves).
+      --mount-cache-seconds S (default 1): how long the kernel keeps a mount's names and
+      attributes; writes made elsewhere drop what they make stale at once.
       --rotate-admin-key: revoke the seeded admin key and make MNEMO_ADMIN_KEY the admin key.
   mnemo keys create --role admin|read_write|read_only [--name N] [--workspace ID]
                     [--stores ID,ID] [--all-workspaces] [--data-dir D]
@@ -246,6 +250,7 @@ Usage:
       Replace the database with a checked backup (or restore into an empty or new directory);
       refused while a server, mount or mcp uses the data dir.
   mnemo mount <memory_store_id> <dir> [--read-only] [--data-dir D] [--mount-sync fsync|close]
+              [--mount-cache-seconds S]
       Mount one store at an empty or new directory until interrupted (Ctrl-C unmounts).
   mnemo mcp [--data-dir D]
       MCP server on stdio for the API key in MNEMO_API_KEY (its role and store grants apply).
@@ -257,5 +262,6 @@ Unknown flags and missing or extra arguments exit 2 with the command's usage.
 Environment: MNEMO_HOST, MNEMO_PORT, MNEMO_DATA_DIR, MNEMO_MOUNT_ROOT, MNEMO_ADMIN_KEY,
 MNEMO_MAX_BODY_BYTES, MNEMO_IDEMPOTENCY_TTL_SECONDS (flag --idempotency-ttl-seconds),
 MNEMO_CHECKPOINT_MAX_BYTES (flag --checkpoint-max-bytes), MNEMO_LOG_LEVEL (flag --log-level),
-MNEMO_MOUNT_SYNC (flag --mount-sync), MNEMO_API_KEY (mnemo mcp).
+MNEMO_MOUNT_SYNC (flag --mount-sync), MNEMO_MOUNT_CACHE_SECONDS (flag --mount-cache-seconds),
+MNEMO_API_KEY (mnemo mcp).
 `;

@@ -43,6 +43,12 @@ export interface Config {
   maxInflightBodies: number;
   /** MNEMO_MOUNT_SYNC / --mount-sync: `fsync` (POSIX: close() is crash-safe, fsync() durable) or `close` (every close durable). */
   mountSync: MountSync;
+  /**
+   * MNEMO_MOUNT_CACHE_SECONDS / --mount-cache-seconds: how long the kernel keeps a mount's names and
+   * attributes (its entry and attribute timeouts; default 1). Writes elsewhere drop what they make
+   * stale sooner (fs/writes-elsewhere.ts); this bounds what that misses.
+   */
+  mountCacheSeconds: number;
   /** MNEMO_READER_THREADS: worker threads for searches, listing pages and checks (default 2; 0 runs them on the event loop). */
   readerThreads: number;
 }
@@ -119,6 +125,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Flags = 
   }
   const nodeId = pick('node-id', 'MNEMO_NODE_ID') ?? hostname();
   if (!/^[\x21-\x7e]{1,128}$/.test(nodeId)) throw new Error(`invalid MNEMO_NODE_ID: ${JSON.stringify(nodeId)} (1 to 128 printable ASCII characters, no spaces)`);
+  const cacheRaw = pick('mount-cache-seconds', 'MNEMO_MOUNT_CACHE_SECONDS') ?? '1';
+  const mountCacheSeconds = Number(cacheRaw);
+  if (!/^\d{1,4}$/.test(cacheRaw) || mountCacheSeconds > 3600) throw new Error(`invalid MNEMO_MOUNT_CACHE_SECONDS: ${cacheRaw} (whole seconds, 0 to 3600)`);
   const readersRaw = env['MNEMO_READER_THREADS'] ?? '';
   if (readersRaw !== '' && !/^\d{1,2}$/.test(readersRaw)) throw new Error(`invalid MNEMO_READER_THREADS: ${readersRaw} (a whole number, 0 for none)`);
   return Object.freeze({
@@ -141,6 +150,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Flags = 
     metricsPublic: metricsRaw === '1',
     maxInflightBodies,
     mountSync: mountSync as MountSync,
+    mountCacheSeconds,
     readerThreads: readersRaw === '' ? 2 : Number(readersRaw),
   });
 }

@@ -29,6 +29,8 @@ export function createMountReader(storage: Storage, storeId: string, asOf?: stri
     changeMark: () => storage.storeChangeMark?.(storeId) ?? storage.changeMark(),
     ownWriteMark: () => storage.ownWriteMark(),
     nextExpiry: (after) => storage.nextExpiry(storeId, after),
+    lastChange: () => storage.lastCommitSeq(storeId),
+    changesAfter: (seq, limit) => storage.listChanges(storeId, { after: seq, limit }),
     ...history,
   };
 }
@@ -58,6 +60,8 @@ function pointInTime(storage: Storage, storeId: string, asOf: string, history: P
     changeMark: () => 0,
     ownWriteMark: () => 0,
     nextExpiry: () => Promise.resolve(null),
+    lastChange: () => Promise.resolve(0),
+    changesAfter: () => Promise.resolve([]),
     ...history,
   };
 }

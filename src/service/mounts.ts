@@ -6,7 +6,7 @@
 import type { Durability } from './durability.js';
 import type { IdGenerator } from './ids.js';
 import type { DirectoryListing, HistoryListing, PathVersion, WriteResult } from '../storage/port.js';
-import type { Actor, Caller, KeptAttrs, Memory, MemoryMeta, MemoryWrite, Store } from '../domain/types.js';
+import type { Actor, Caller, Change, KeptAttrs, Memory, MemoryMeta, MemoryWrite, Store } from '../domain/types.js';
 
 export interface MountRequest {
   storeId: string;
@@ -66,6 +66,10 @@ export interface MountReader {
   changeMark(): number;
   /** The part of changeMark() that counts this process's own writes (storage.ownWriteMark). */
   ownWriteMark(): number;
+  /** The store's last commit number: a follower of its changes starts there (0: a point-in-time reader). */
+  lastChange(): Promise<number>;
+  /** The store's versions and prunes committed after commit number `seq`, oldest first, at most `limit` (none: a point-in-time reader). */
+  changesAfter(seq: number, limit: number): Promise<Change[]>;
   /** The store's earliest expiry after `after`, or null. */
   nextExpiry(after: string): Promise<string | null>;
   /** Set for a point-in-time reader: reading a memory whose version then was redacted since throws forbidden. */

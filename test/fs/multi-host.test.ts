@@ -52,13 +52,13 @@ interface Host {
   node: string;
 }
 
-async function startHost(url: string, node: string, adminKey: string, dataDir = makeTempDir(`mnemo-${node}-`)): Promise<Host> {
-  const server = await startServer({ dataDir, databaseUrl: url, env: { MNEMO_ADMIN_KEY: adminKey, MNEMO_NODE_ID: node } });
+async function startHost(url: string, node: string, adminKey: string, dataDir = makeTempDir(`mnemo-${node}-`), env: Record<string, string> = {}): Promise<Host> {
+  const server = await startServer({ dataDir, databaseUrl: url, env: { ...env, MNEMO_ADMIN_KEY: adminKey, MNEMO_NODE_ID: node } });
   return { server, dataDir, node };
 }
 
 /** Two servers on a fresh database; stopped and cleaned after the test. */
-async function twoHosts(): Promise<{ a: Host; b: Host; url: string; adminKey: string; restart: (h: Host) => Promise<Host> }> {
+async function twoHosts(env: Record<string, string> = {}): Promise<{ a: Host; b: Host; url: string; adminKey: string; restart: (h: Host) => Promise<Host> }> {
   const db = await createDatabase();
   const adminKey = `mnemo-test-${randomBytes(18).toString('hex')}`;
   const hosts: Host[] = [];
@@ -69,14 +69,14 @@ async function twoHosts(): Promise<{ a: Host; b: Host; url: string; adminKey: st
     }
     await db.drop();
   });
-  const a = await startHost(db.url, 'host-a', adminKey);
+  const a = await startHost(db.url, 'host-a', adminKey, undefined, env);
   hosts.push(a);
-  const b = await startHost(db.url, 'host-b', adminKey);
+  const b = await startHost(db.url, 'host-b', adminKey, undefined, env);
   hosts.push(b);
   return {
     a, b, url: db.url, adminKey,
     async restart(h) {
-      const again = await startHost(db.url, h.node, adminKey, h.dataDir);
+      const again = await startHost(db.url, h.node, adminKey, h.dataDir, env);
       hosts.splice(hosts.indexOf(h), 1, again);
       return again;
     },
@@ -135,6 +135,22 @@ describe.skipIf(!FUSE_AVAILABLE || pgSkip !== null)(`two servers on one PostgreS
     await eventually(() => catIn(dirA, 'api/b.md'), (t) => t === 'from api b', "B's API write in A's mount");
     await apiA.beta.memoryStores.memories.update(m.id, { memory_store_id: store.id, content: 'from api a' });
     await eventually(() => catIn(dirB, 'api/b.md'), (t) => t === 'from api a', "A's API write in B's mount");
+  });
+
+  it("a change and a delete on one host drop the other host's kernel entries: its stat sees them without an open", async () => {
+    // 30 s kernel timeouts: only the drop on the change mark's notice can show these within the deadline.
+    const { a, b } = await twoHosts({ MNEMO_MOUNT_CACHE_SECONDS: '30' });
+    const apiA = sdkClient(a.server.url, a.server.adminKey);
+    const store = await apiA.beta.memoryStores.create({ name: 'stat across hosts' });
+    const dirA = (await openSession(a, store.id)).resources[0]!.host_path;
+    const dirB = (await openSession(b, store.id)).resources[0]!.host_path;
+    expect((await sh(`printf 'four' > f.md && printf 'gone' > g.md`, dirA)).code).toBe(0);
+    const statB = async (f: string) => (await sh(`stat -c %s ${f} 2>/dev/null || echo none`, dirB)).stdout.trim();
+    await eventually(() => statB('f.md'), (v) => v === '4', "A's new file in B's stat");
+    expect(await statB('g.md')).toBe('4');
+    expect((await sh(`printf 'longer text' > f.md && rm g.md`, dirA)).code).toBe(0);
+    await eventually(() => statB('f.md'), (v) => v === '11', "A's change in B's stat");
+    await eventually(() => statB('g.md'), (v) => v === 'none', "A's delete in B's stat");
   });
 
   it('concurrent preconditioned updates from both hosts: exactly one wins each round, the other gets 409', async () => {

@@ -29,6 +29,8 @@ const { values } = parseArgs({
     'movable-clock': { type: 'boolean', default: false },
     /** How long a batch of mount writes stays open before its commit (sqlite/write-behind.ts); 0: no write-behind. */
     'hold-ms': { type: 'string' },
+    /** The kernel's entry and attribute timeout for the mounts (MNEMO_MOUNT_CACHE_SECONDS). */
+    'cache-seconds': { type: 'string' },
   },
 });
 
@@ -43,7 +45,8 @@ const owner = holdMs === 0 ? null : tryLock(serverLockFile(dirname(values.db!)),
 const writeBehind = owner === null ? {} : { writeBehind: { log: (line: string) => process.stderr.write(`${line}\n`), ...(holdMs === undefined ? {} : { holdMs }) } };
 const storage = openSqliteStorage(values.db!, { ...(clock ? { clock } : {}), ...writeBehind });
 const mountSync = values['mount-sync'] === 'close' ? 'close' : 'fsync';
-const mounter = createMountManager({ log: (line) => process.stderr.write(`${line}\n`) });
+const cache = values['cache-seconds'] === undefined ? {} : { cacheSeconds: Number(values['cache-seconds']) };
+const mounter = createMountManager({ log: (line) => process.stderr.write(`${line}\n`), ...cache });
 // A hold given here holds the background WAL sync back as long, so that nothing but what a test
 // does commits a held batch (the sync commits it first).
 const syncSchedule = holdMs === undefined || holdMs === 0 ? {} : {

@@ -60,6 +60,8 @@ export interface MountOptions {
    * commits at once. Only the first host on a data dir holds writes back.
    */
   holdMs?: number;
+  /** The kernel's entry and attribute timeout in seconds (MNEMO_MOUNT_CACHE_SECONDS; default 1). */
+  cacheSeconds?: number;
 }
 
 export async function startMount(opts: MountOptions = {}): Promise<MountHost> {
@@ -74,6 +76,7 @@ export async function startMount(opts: MountOptions = {}): Promise<MountHost> {
   if (opts.mountSync) args.push('--mount-sync', opts.mountSync);
   if (opts.movableClock) args.push('--movable-clock');
   if (opts.holdMs !== undefined) args.push('--hold-ms', String(opts.holdMs));
+  if (opts.cacheSeconds !== undefined) args.push('--cache-seconds', String(opts.cacheSeconds));
   for (const [name, session] of Object.entries(opts.also ?? {})) args.push('--also', `${join(dir, name)}=${session}`);
   const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'] });
   child.stdin.on('error', () => {});

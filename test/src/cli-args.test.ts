@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { openCore } from '../helpers/core.js';
 import { REPO_ROOT, runCli, startServer } from '../helpers/server.js';
 import { tmpDir } from '../helpers/tmp.js';
+import { loadConfig } from '../../src/cli/config.js';
 
 /** A data dir holding a mnemo database (and nothing running on it). */
 async function dataDir(): Promise<string> {
@@ -167,6 +168,7 @@ describe('the command line', () => {
         '--checkpoint-max-bytes', '4096',
         '--log-level', 'info',
         '--mount-sync', 'close',
+        '--mount-cache-seconds', '5',
         '--rotate-admin-key',
       ],
     });
@@ -177,6 +179,15 @@ describe('the command line', () => {
       await server.stop();
     }
     expect(existsSync(join(dir, 'mnemo.db'))).toBe(true);
+  });
+
+  it('the kernel cache of mounts is whole seconds from 0 to 3600, default 1, the flag over the environment', () => {
+    expect(loadConfig({}).mountCacheSeconds).toBe(1);
+    expect(loadConfig({ MNEMO_MOUNT_CACHE_SECONDS: '0' }).mountCacheSeconds).toBe(0);
+    expect(loadConfig({ MNEMO_MOUNT_CACHE_SECONDS: '30' }, { 'mount-cache-seconds': '3600' }).mountCacheSeconds).toBe(3600);
+    for (const bad of ['-1', '1.5', '3601', 'soon', ' 2']) {
+      expect(() => loadConfig({ MNEMO_MOUNT_CACHE_SECONDS: bad })).toThrow(`invalid MNEMO_MOUNT_CACHE_SECONDS: ${bad} (whole seconds, 0 to 3600)`);
+    }
   });
 
   it('--mount-sync takes only fsync or close: anything else exits 2 with the usage, and a bad MNEMO_MOUNT_SYNC stops serve at start', async () => {

@@ -12,6 +12,11 @@ export interface FeedStorage {
    * view=basic (no content). A read that grows with the store: off the event loop.
    */
   listChanges(storeId: string, q: ChangeQuery): Promise<Change[]>;
+  /**
+   * The commit number of the store's last version or prune (0: none yet, or no such store): where a
+   * reader that wants only what commits from now on starts (a mount following writes made elsewhere).
+   */
+  lastCommitSeq(storeId: string): Promise<number>;
   /** The version of the same memory committed just before `versionId` (with its content), or null. */
   previousVersion(storeId: string, versionId: string): Promise<MemoryVersion | null>;
   /** Stores that are not archived and have a retention set (the upkeep prunes only those). */

@@ -33,6 +33,11 @@ export const feedReads = {
     );
   },
 
+  async lastCommitSeq(q: Q, storeId: string): Promise<number> {
+    const r = await first<{ commit_seq: string | number }>(q, 'SELECT commit_seq FROM stores WHERE id = $1', [storeId]);
+    return r ? Number(r.commit_seq) : 0;
+  },
+
   async previousVersion(q: Q, storeId: string, versionId: string): Promise<MemoryVersion | null> {
     const r = await first<VersionRow>(
       q,

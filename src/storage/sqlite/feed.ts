@@ -9,6 +9,7 @@ const BASIC = `seq, commit_seq, id, store_id, memory_id, operation, path, NULL A
 
 export interface FeedStatements {
   listChanges(storeId: string, q: ChangeQuery): Change[];
+  lastCommitSeq(storeId: string): number;
   previousVersion(storeId: string, versionId: string): MemoryVersion | null;
 }
 
@@ -25,6 +26,7 @@ export function createFeedStatements(db: Db): FeedStatements {
                       WHERE store_id = @store AND commit_seq > @after ORDER BY commit_seq LIMIT @limit)
        ORDER BY commit_seq LIMIT @limit`,
     ),
+    last: db.prepare('SELECT commit_seq FROM stores WHERE id = ?').pluck(),
     // Within a store, rowid order is commit order on SQLite, and versions_by_memory is (store_id, memory_id, seq).
     previous: db.prepare(
       `SELECT p.*, ${versionContent('p')} AS content FROM versions v JOIN versions p ON p.store_id = v.store_id AND p.memory_id = v.memory_id AND p.seq < v.seq
@@ -39,6 +41,9 @@ export function createFeedStatements(db: Db): FeedStatements {
           ? { seq: r.commit_seq, version: toVersion(r) }
           : { seq: r.commit_seq, pruned: { versionId: r.id, memoryId: r.memory_id, storeId: r.store_id, prunedAt: r.pruned_at! } },
       );
+    },
+    lastCommitSeq(storeId) {
+      return (q.last.get(storeId) as number | undefined) ?? 0;
     },
     previousVersion(storeId, versionId) {
       const r = q.previous.get(storeId, versionId) as VersionRow | undefined;

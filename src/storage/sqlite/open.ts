@@ -140,6 +140,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     ...createForkStatements(db, searchIndex),
     // The history role's point lookup and its writes (each a bounded batch: sqlite/retention.ts).
     previousVersion: feed.previousVersion,
+    lastCommitSeq: feed.lastCommitSeq,
     storesWithRetention: retention.storesWithRetention,
     pruneVersions: retention.pruneVersions,
     purgeExpiredMemories: createExpirySweep(db),

@@ -49,6 +49,20 @@ export function runFeedSuite(makeStorage: MakeStorage): void {
       expect(await storage.listChanges(newId('store'), { after: 0, limit: 100 })).toEqual([]);
     });
 
+    it("knows a store's last commit number: 0 before its first version and for no store, then the newest", async () => {
+      const { storage, stamp, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      expect(await storage.lastCommitSeq(s.id)).toBe(0);
+      expect(await storage.lastCommitSeq(newId('store'))).toBe(0);
+      const a = await addMemory(s.id, '/a');
+      await addMemory(s.id, '/b');
+      await storage.deleteMemory({ ...stamp(), storeId: s.id, memoryId: a.id });
+      expect(await storage.lastCommitSeq(s.id)).toBe(3);
+      const last = (await storage.listChanges(s.id, { after: 0, limit: 100 })).at(-1)!;
+      expect(last.seq).toBe(3);
+      expect(await storage.listChanges(s.id, { after: await storage.lastCommitSeq(s.id), limit: 100 })).toEqual([]);
+    });
+
     it('a refused write takes no number: the next version gets the next one', async () => {
       const { storage, stamp, addStore, addMemory } = await fixture(makeStorage);
       const s = await addStore();

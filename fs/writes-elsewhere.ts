@@ -1,0 +1,110 @@
+/**
+ * @module Writes made elsewhere (the API, MCP, another session, another host): what the kernel must
+ * forget of them. The kernel keeps a name's entry and a file's attributes for the entry and attribute
+ * timeouts (fs/mounts.ts); this mount's own view of storage is fresh at once (storage-view.ts), but
+ * until the kernel asks again a stat may show a deleted file, and a path walk may answer ENOTDIR
+ * through a name that is now a directory. So each mount follows its store's versions as they commit
+ * (the change feed's order: the store's commit numbers) and, for each one its own session did not
+ * make, drops the kernel's entries that it changed:
+ * - the file's entry wherever the kernel learnt it (by the memory's inode number: a moved memory's
+ *   old name is not in its version), for a change or a delete of a memory the kernel may know;
+ * - the entry at the version's path, when this mount showed a directory there (a directory turned
+ *   into a file).
+ * A directory whose last file left elsewhere stays in the kernel until its entry times out, as
+ * before: dropping a directory's entry would show a shell whose working directory is in it
+ * `(deleted)` until its next lookup.
+ *
+ * The store's change mark says when to look (at once for this server's writes, on the cross-host
+ * notice for other hosts', within 100 ms for another process's on SQLite), checked every LOOK_MS:
+ * a mark read, no storage call, while nothing changes. Its own session's writes are read and
+ * skipped: the kernel saw them happen.
+ */
+import { baseName, parentOf, type Actor, type MemoryVersion, type MountReader } from '../src/index.js';
+import type { DirTable } from './dirs.js';
+import type { LiveMount } from './mounts.js';
+import { ROOT_INO, inoOf } from './stat.js';
+
+/** How often the change mark is looked at. */
+export const LOOK_MS = 100;
+/** Versions read per page. */
+const PAGE = 500;
+
+export interface ElsewhereDeps {
+  readonly reader: MountReader;
+  readonly actor: Actor;
+  readonly dirs: Pick<DirTable, 'inoAt'>;
+  /** The live mount's kernel cache control (null until mounted: nothing to drop yet). */
+  readonly kernel: () => Pick<LiveMount, 'invalidateFile' | 'invalidateName'> | null;
+  /** Told when a page cannot be read (it is read again at the next look). */
+  readonly log: (line: string) => void;
+  readonly lookMs?: number;
+}
+
+/** Starts following; returns the stop. A point-in-time mount never changes: nothing to follow. */
+export function followWritesElsewhere(deps: ElsewhereDeps): () => void {
+  const { reader, lookMs = LOOK_MS } = deps;
+  if (reader.asOf !== null) return () => {};
+  let stopped = false;
+  let busy = false;
+  let failing = false;
+  /** The last commit number handled; null until the start's is known. */
+  let cursor: number | null = null;
+  let mark = reader.changeMark();
+
+  const look = async (): Promise<void> => {
+    if (stopped || busy) return;
+    const now = reader.changeMark();
+    if (now === mark && cursor !== null) return;
+    busy = true;
+    try {
+      // Read before the versions: a commit that lands while they are read moves it again.
+      mark = now;
+      if (cursor === null) cursor = await reader.lastChange();
+      else cursor = await drain(deps, cursor, () => stopped);
+      failing = false;
+    } catch (err) {
+      // Storage unreachable (PostgreSQL down): read again at the next look; said once per outage.
+      mark = -1;
+      if (!failing) deps.log(`mnemo fs: cannot read the store's changes to refresh the kernel's names (${err instanceof Error ? err.message : String(err)}); retrying`);
+      failing = true;
+    } finally {
+      busy = false;
+    }
+  };
+  const timer = setInterval(() => void look(), lookMs);
+  timer.unref();
+  void look();
+  return () => {
+    stopped = true;
+    clearInterval(timer);
+  };
+}
+
+/** Reads the versions after `cursor` page by page and drops what each changed; returns the new cursor. */
+async function drain(deps: ElsewhereDeps, cursor: number, stopped: () => boolean): Promise<number> {
+  for (;;) {
+    const page = await deps.reader.changesAfter(cursor, PAGE);
+    if (stopped()) return cursor;
+    for (const change of page) {
+      cursor = change.seq;
+      if ('version' in change && !sameActor(change.version.createdBy, deps.actor)) forget(deps, change.version);
+    }
+    if (page.length < PAGE) return cursor;
+  }
+}
+
+function forget(deps: ElsewhereDeps, v: MemoryVersion): void {
+  const kernel = deps.kernel();
+  if (!kernel) return;
+  const done = () => {};
+  // A new memory's inode number is new to the kernel too: only its path can be stale.
+  if (v.operation !== 'created') kernel.invalidateFile(inoOf(v.memoryId), done);
+  if (v.operation === 'deleted' || v.path === null) return;
+  const dir = parentOf(v.path);
+  const dirIno = dir === '/' ? ROOT_INO : deps.dirs.inoAt(dir);
+  if (dirIno !== undefined && deps.dirs.inoAt(v.path) !== undefined) kernel.invalidateName(dirIno, baseName(v.path), done);
+}
+
+function sameActor(a: Actor, b: Actor): boolean {
+  return a.type === 'session_actor' ? b.type === 'session_actor' && a.sessionId === b.sessionId : b.type === 'api_actor' && a.apiKeyId === b.apiKeyId;
+}

@@ -1,0 +1,87 @@
+/**
+ * Which kernel entries a write made elsewhere drops (fs/writes-elsewhere.ts), over a real SQLite
+ * store and the service, with the kernel's side recorded: the mount's own session's writes drop
+ * nothing (the kernel saw them), other writers' drop the file's entry, and a new memory drops the
+ * entry at its path only where the mount showed a directory.
+ */
+import { describe, expect, it } from 'vitest';
+import { DirTable } from '../../fs/dirs.js';
+import { ROOT_INO, inoOf } from '../../fs/stat.js';
+import { followWritesElsewhere } from '../../fs/writes-elsewhere.js';
+import type { Caller } from '../../src/domain/types.js';
+import { eventually } from '../helpers/mount.js';
+import { openCore } from '../helpers/core.js';
+
+async function setup() {
+  const core = await openCore();
+  const store = await core.service.createStore(core.caller, { name: 's', description: '', metadata: {} });
+  const own: Caller = { workspaceId: core.caller.workspaceId, actor: { type: 'session_actor', sessionId: 'sesn_own' } };
+  const other: Caller = { workspaceId: core.caller.workspaceId, actor: { type: 'session_actor', sessionId: 'sesn_other' } };
+  const dirs = new DirTable(0);
+  const dropped: string[] = [];
+  const kernel = {
+    invalidateFile: (ino: number, done: () => void) => (dropped.push(`file ${ino}`), done()),
+    invalidateName: (dirIno: number, name: string, done: () => void) => (dropped.push(`name ${dirIno}/${name}`), done()),
+  };
+  const stop = followWritesElsewhere({ reader: core.service.mountReader(store.id), actor: own.actor, dirs, kernel: () => kernel, log: () => {}, lookMs: 5 });
+  // The start's commit number is read before any write below.
+  await new Promise((r) => setTimeout(r, 50));
+  return { core, storeId: store.id, own, other, dirs, dropped, stop };
+}
+
+describe('what a write made elsewhere drops from the kernel', () => {
+  it("drops nothing for the mount's own session, and the file's entry for another writer", async () => {
+    const { core, storeId, own, other, dropped, stop } = await setup();
+    try {
+      await core.service.saveMemoryAt(own, storeId, { path: '/mine.md', content: 'one', memoryId: 'mem_mine' });
+      await core.service.saveMemoryAt(own, storeId, { path: '/mine.md', content: 'two', memoryId: 'mem_unused' });
+      await core.service.moveMemory(own, storeId, 'mem_mine', '/moved.md');
+      await core.service.saveMemoryAt(other, storeId, { path: '/moved.md', content: 'theirs', memoryId: 'mem_unused2' });
+      const api = await core.service.createMemory(core.caller, storeId, { path: '/api.md', content: 'x' });
+      await core.service.deleteMemory(core.caller, storeId, api.id);
+      await eventually(async () => expect(dropped).toHaveLength(2));
+      // Another session's change of mem_mine, and the API's delete; the API's create drops nothing (no directory was shown there).
+      expect(dropped).toEqual([`file ${inoOf('mem_mine')}`, `file ${inoOf(api.id)}`]);
+    } finally {
+      stop();
+    }
+  });
+
+  it('a new memory drops the entry at its path where the mount showed a directory', async () => {
+    const { core, storeId, dirs, dropped, stop } = await setup();
+    try {
+      const dIno = dirs.get('/d').ino;
+      dirs.get('/d/sub');
+      await core.service.createMemory(core.caller, storeId, { path: '/d/sub', content: 'a file where a directory was' });
+      await core.service.createMemory(core.caller, storeId, { path: '/d/plain.md', content: 'no directory here' });
+      await core.service.createMemory(core.caller, storeId, { path: '/top', content: 'x' });
+      await eventually(async () => expect(dropped).toHaveLength(1));
+      await new Promise((r) => setTimeout(r, 50));
+      expect(dropped).toEqual([`name ${dIno}/sub`]);
+      dirs.get('/top2');
+      await core.service.createMemory(core.caller, storeId, { path: '/top2', content: 'y' });
+      await eventually(async () => expect(dropped).toEqual([`name ${dIno}/sub`, `name ${ROOT_INO}/top2`]));
+    } finally {
+      stop();
+    }
+  });
+
+  it('stops reading when stopped, and a point-in-time mount follows nothing', async () => {
+    const { core, storeId, dropped, stop } = await setup();
+    stop();
+    const m = await core.service.createMemory(core.caller, storeId, { path: '/a.md', content: 'x' });
+    await core.service.deleteMemory(core.caller, storeId, m.id);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(dropped).toEqual([]);
+    const past = followWritesElsewhere({
+      reader: core.service.mountReader(storeId, new Date().toISOString()),
+      actor: { type: 'session_actor', sessionId: 'sesn_past' },
+      dirs: new DirTable(0),
+      kernel: () => { throw new Error('a point-in-time mount must not touch the kernel'); },
+      log: () => {},
+      lookMs: 5,
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    past();
+  });
+});

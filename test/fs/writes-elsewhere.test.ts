@@ -1,0 +1,89 @@
+/**
+ * Writes made elsewhere (the API, another session's mount) drop the kernel entries they made stale
+ * (fs/writes-elsewhere.ts). The mounts here keep names and attributes in the kernel for 30 s
+ * (MNEMO_MOUNT_CACHE_SECONDS), so a stat that sees such a change within the tests' 10 s could only
+ * have seen it through that drop: with the 1 s default, the timeout would hide a missing one.
+ */
+import { describe, expect, it } from 'vitest';
+import { FUSE_AVAILABLE, NO_FUSE_REASON, py, sh, startMount } from '../helpers/mount.js';
+
+if (!FUSE_AVAILABLE) console.warn(NO_FUSE_REASON);
+
+const CACHE_SECONDS = 30;
+
+/**
+ * Evaluates the python expression `expr` in `cwd` (in one child process) until it is true, for up
+ * to 10 s; returns 'ok', or 'stale' and the last value of `show`.
+ */
+async function until(cwd: string, expr: string, show: string): Promise<string> {
+  const script = [
+    'import os, time',
+    'def q(f):',
+    '    try:',
+    '        return f()',
+    '    except OSError as e:',
+    "        return 'error ' + str(e.errno)",
+    'end = time.time() + 10',
+    `while not (${expr}):`,
+    '    if time.time() > end:',
+    `        print('stale', ${show}); break`,
+    '    time.sleep(0.02)',
+    'else:',
+    "    print('ok')",
+  ].join('\n');
+  const r = await py(script, cwd);
+  return (r.stdout + r.stderr).trim();
+}
+
+const size = (p: string) => `q(lambda: os.stat(${JSON.stringify(p)}).st_size)`;
+const exists = (p: string) => `os.path.exists(${JSON.stringify(p)})`;
+
+describe.skipIf(!FUSE_AVAILABLE)('writes made elsewhere drop what the kernel holds of them', () => {
+  it('a file deleted through the API is gone from stat before the kernel cache would let it go', async () => {
+    const m = await startMount({ seed: { '/a.md': 'one\n' }, cacheSeconds: CACHE_SECONDS });
+    expect((await sh('stat -c %s a.md', m.mnt)).stdout).toBe('4\n');
+    await m.call('delete', { path: '/a.md' });
+    expect(await until(m.mnt, `not ${exists('a.md')}`, size('a.md'))).toBe('ok');
+  });
+
+  it("a file changed through the API shows its new size in stat without being opened", async () => {
+    const m = await startMount({ seed: { '/a.md': 'one\n' }, cacheSeconds: CACHE_SECONDS });
+    expect((await sh('stat -c %s a.md', m.mnt)).stdout).toBe('4\n');
+    await m.call('update', { path: '/a.md', content: 'two, longer\n' });
+    expect(await until(m.mnt, `${size('a.md')} == 12`, size('a.md'))).toBe('ok');
+    expect((await sh('cat a.md', m.mnt)).stdout).toBe('two, longer\n');
+  });
+
+  it('a file moved through the API leaves its old name and is found at the new one', async () => {
+    const m = await startMount({ seed: { '/d/a.md': 'one\n', '/e/keep.md': 'x\n' }, cacheSeconds: CACHE_SECONDS });
+    expect((await sh('stat -c %s d/a.md; ls e', m.mnt)).stdout).toBe('4\nkeep.md\n');
+    await m.call('rename', { path: '/d/a.md', to: '/e/b.md' });
+    expect(await until(m.mnt, `not ${exists('d/a.md')} and ${size('e/b.md')} == 4`, size('d/a.md'))).toBe('ok');
+  });
+
+  it('a file that became a directory elsewhere is walked into, not answered ENOTDIR', async () => {
+    const m = await startMount({ seed: { '/x.md': 'file\n' }, cacheSeconds: CACHE_SECONDS });
+    expect((await sh('stat -c %F x.md', m.mnt)).stdout).toBe('regular file\n');
+    await m.call('delete', { path: '/x.md' });
+    await m.call('create', { path: '/x.md/inner.md', content: 'inside\n' });
+    expect(await until(m.mnt, `${size('x.md/inner.md')} == 7`, size('x.md/inner.md'))).toBe('ok');
+    expect((await sh('cat x.md/inner.md; stat -c %F x.md', m.mnt)).stdout).toBe('inside\ndirectory\n');
+  });
+
+  it('a directory that became a file elsewhere opens as the file, not EISDIR', async () => {
+    const m = await startMount({ seed: { '/y/inner.md': 'inside\n' }, cacheSeconds: CACHE_SECONDS });
+    expect((await sh('stat -c %F y; cat y/inner.md', m.mnt)).stdout).toBe('directory\ninside\n');
+    await m.call('delete', { path: '/y/inner.md' });
+    await m.call('create', { path: '/y', content: 'a file now\n' });
+    expect(await until(m.mnt, `q(lambda: open('y').read()) == 'a file now\\n'`, `q(lambda: open('y').read())`)).toBe('ok');
+  });
+
+  it("another session's save shows in this mount's stat without an open", async () => {
+    const m = await startMount({ seed: { '/s.md': 'one\n' }, cacheSeconds: CACHE_SECONDS, also: { other: 'sesn_other' } });
+    const other = `${m.dir}/other`;
+    expect((await sh('stat -c %s s.md', m.mnt)).stdout).toBe('4\n');
+    expect((await sh("printf 'from the other session\\n' > s.md", other)).code).toBe(0);
+    expect(await until(m.mnt, `${size('s.md')} == 23`, size('s.md'))).toBe('ok');
+    expect((await sh('cat s.md', m.mnt)).stdout).toBe('from the other session\n');
+  });
+});
