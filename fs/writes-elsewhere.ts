@@ -28,6 +28,9 @@ import { ROOT_INO, inoOf } from './stat.js';
 export const LOOK_MS = 100;
 /** Versions read per page. */
 const PAGE = 500;
+/** After a failed read, the next waits this long, doubling up to RETRY_MAX_MS (a database that is down is not asked 10 times a second). */
+const RETRY_MIN_MS = 500;
+const RETRY_MAX_MS = 5000;
 
 export interface ElsewhereDeps {
   readonly reader: MountReader;
@@ -46,13 +49,15 @@ export function followWritesElsewhere(deps: ElsewhereDeps): () => void {
   if (reader.asOf !== null) return () => {};
   let stopped = false;
   let busy = false;
-  let failing = false;
+  /** While reads fail: when the next may be tried, and the wait after it. */
+  let retryAt = 0;
+  let retryMs = 0;
   /** The last commit number handled; null until the start's is known. */
   let cursor: number | null = null;
   let mark = reader.changeMark();
 
   const look = async (): Promise<void> => {
-    if (stopped || busy) return;
+    if (stopped || busy || Date.now() < retryAt) return;
     const now = reader.changeMark();
     if (now === mark && cursor !== null) return;
     busy = true;
@@ -61,12 +66,14 @@ export function followWritesElsewhere(deps: ElsewhereDeps): () => void {
       mark = now;
       if (cursor === null) cursor = await reader.lastChange();
       else cursor = await drain(deps, cursor, () => stopped);
-      failing = false;
+      if (retryMs > 0) deps.log("mnemo fs: reading the store's changes again; the kernel's names are refreshed as before");
+      retryMs = 0;
     } catch (err) {
-      // Storage unreachable (PostgreSQL down): read again at the next look; said once per outage.
+      // Storage unreachable (PostgreSQL down): read again later, whatever the mark; said once per outage.
       mark = -1;
-      if (!failing) deps.log(`mnemo fs: cannot read the store's changes to refresh the kernel's names (${err instanceof Error ? err.message : String(err)}); retrying`);
-      failing = true;
+      if (retryMs === 0) deps.log(`mnemo fs: cannot read the store's changes to refresh the kernel's names (${err instanceof Error ? err.message : String(err)}); retrying`);
+      retryMs = Math.min(RETRY_MAX_MS, Math.max(RETRY_MIN_MS, retryMs * 2));
+      retryAt = Date.now() + retryMs;
     } finally {
       busy = false;
     }

@@ -66,6 +66,35 @@ describe('what a write made elsewhere drops from the kernel', () => {
     }
   });
 
+  it('a store it cannot read is said once and retried until it reads again, and nothing is missed meanwhile', async () => {
+    const core = await openCore();
+    const store = await core.service.createStore(core.caller, { name: 's', description: '', metadata: {} });
+    const real = core.service.mountReader(store.id);
+    let down = false;
+    // The real reader, with its page reads failing while `down` (a database that went away).
+    const reader = { ...real, changesAfter: (seq: number, limit: number) => (down ? Promise.reject(new Error('database unavailable')) : real.changesAfter(seq, limit)) };
+    const dropped: number[] = [];
+    const lines: string[] = [];
+    const kernel = { invalidateFile: (ino: number, done: () => void) => (dropped.push(ino), done()), invalidateName: (_d: number, _n: string, done: () => void) => done() };
+    const stop = followWritesElsewhere({ reader, actor: { type: 'session_actor', sessionId: 'sesn_own' }, dirs: new DirTable(0), kernel: () => kernel, log: (l) => lines.push(l), lookMs: 5 });
+    try {
+      await new Promise((r) => setTimeout(r, 50));
+      down = true;
+      const a = await core.service.createMemory(core.caller, store.id, { path: '/a.md', content: 'x' });
+      await core.service.deleteMemory(core.caller, store.id, a.id);
+      await eventually(async () => expect(lines).toHaveLength(1));
+      await new Promise((r) => setTimeout(r, 200));
+      expect(lines).toEqual([expect.stringMatching(/^mnemo fs: cannot read the store's changes .*database unavailable.*; retrying$/)]);
+      expect(dropped).toEqual([]);
+      down = false;
+      await eventually(async () => expect(dropped).toEqual([inoOf(a.id)]));
+      expect(lines[1]).toMatch(/reading the store's changes again/);
+      expect(lines).toHaveLength(2);
+    } finally {
+      stop();
+    }
+  });
+
   it('stops reading when stopped, and a point-in-time mount follows nothing', async () => {
     const { core, storeId, dropped, stop } = await setup();
     stop();
