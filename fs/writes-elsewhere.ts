@@ -14,12 +14,14 @@
  * before: dropping a directory's entry would show a shell whose working directory is in it
  * `(deleted)` until its next lookup.
  *
- * The store's change mark says when to look (at once for this server's writes, on the cross-host
- * notice for other hosts', within 100 ms for another process's on SQLite), checked every LOOK_MS:
- * a mark read, no storage call, while nothing changes. Its own session's writes are read and
- * skipped: the kernel saw them happen.
+ * It reads when something else may have written, checked every LOOK_MS: this server's commit signal
+ * names each write's store and writer (the mount's own session's saves do not count), and the part
+ * of the store's change mark that this process's writes do not move says when another process or
+ * host committed (on the cross-host notice, or within 100 ms for another process on the SQLite
+ * file). While the mount's own saves are all that happen, nothing is read; versions of its own
+ * session that a later read meets are skipped: the kernel saw them happen.
  */
-import { baseName, parentOf, type Actor, type MemoryVersion, type MountReader } from '../src/index.js';
+import { baseName, parentOf, type Actor, type MemoryVersion, type MountReader, type MountService } from '../src/index.js';
 import type { DirTable } from './dirs.js';
 import type { LiveMount } from './mounts.js';
 import { ROOT_INO, inoOf } from './stat.js';
@@ -35,6 +37,8 @@ const RETRY_MAX_MS = 5000;
 export interface ElsewhereDeps {
   readonly reader: MountReader;
   readonly actor: Actor;
+  /** This server's commits, with their stores and writers. */
+  readonly onCommit: MountService['onCommit'];
   readonly dirs: Pick<DirTable, 'inoAt'>;
   /** The live mount's kernel cache control (null until mounted: nothing to drop yet). */
   readonly kernel: () => Pick<LiveMount, 'invalidateFile' | 'invalidateName'> | null;
@@ -54,23 +58,31 @@ export function followWritesElsewhere(deps: ElsewhereDeps): () => void {
   let retryMs = 0;
   /** The last commit number handled; null until the start's is known. */
   let cursor: number | null = null;
-  let mark = reader.changeMark();
+  /** Someone else committed in the store since the last read (this server's signal). */
+  let pending = false;
+  /** The part of the change mark moved by other processes and hosts, when last read. */
+  const outsidePart = () => reader.changeMark() - reader.ownWriteMark();
+  let outside = outsidePart();
+  const unsubscribe = deps.onCommit((storeId, actor) => {
+    if ((storeId === null || storeId === reader.storeId) && (actor === null || !sameActor(actor, deps.actor))) pending = true;
+  });
 
   const look = async (): Promise<void> => {
     if (stopped || busy || Date.now() < retryAt) return;
-    const now = reader.changeMark();
-    if (now === mark && cursor !== null) return;
+    const now = outsidePart();
+    if (!pending && now === outside && cursor !== null) return;
     busy = true;
+    // Cleared before the read: a commit that lands while it runs is read next time.
+    pending = false;
+    outside = now;
     try {
-      // Read before the versions: a commit that lands while they are read moves it again.
-      mark = now;
       if (cursor === null) cursor = await reader.lastChange();
       else cursor = await drain(deps, cursor, () => stopped);
       if (retryMs > 0) deps.log("mnemo fs: reading the store's changes again; the kernel's names are refreshed as before");
       retryMs = 0;
     } catch (err) {
-      // Storage unreachable (PostgreSQL down): read again later, whatever the mark; said once per outage.
-      mark = -1;
+      // Storage unreachable (PostgreSQL down): read again later, whatever the marks; said once per outage.
+      pending = true;
       if (retryMs === 0) deps.log(`mnemo fs: cannot read the store's changes to refresh the kernel's names (${err instanceof Error ? err.message : String(err)}); retrying`);
       retryMs = Math.min(RETRY_MAX_MS, Math.max(RETRY_MIN_MS, retryMs * 2));
       retryAt = Date.now() + retryMs;
@@ -84,6 +96,7 @@ export function followWritesElsewhere(deps: ElsewhereDeps): () => void {
   return () => {
     stopped = true;
     clearInterval(timer);
+    unsubscribe();
   };
 }
 

@@ -3,6 +3,7 @@
  * A mount reaches its store only through what the service hands it with the request: the service's
  * writes and a per-store reader (src/service/mount-reader.ts), never the storage below them.
  */
+import type { CommitListener } from './commit-signal.js';
 import type { Durability } from './durability.js';
 import type { IdGenerator } from './ids.js';
 import type { DirectoryListing, HistoryListing, PathVersion, WriteResult } from '../storage/port.js';
@@ -42,6 +43,8 @@ export interface MountService {
   readonly ids: IdGenerator;
   /** The store's reader; with `asOf`, the store as it was at that instant (it never changes). */
   mountReader(storeId: string, asOf?: string): MountReader;
+  /** Calls `fn` after each commit of this process, with its store and writer where known; returns the unsubscribe. */
+  onCommit(fn: CommitListener): () => void;
 }
 
 /**

@@ -18,6 +18,7 @@ import { createLimits, type StoreLimits } from './limits.js';
 import type { Mounter } from './mounts.js';
 import type { Admission, JournaledWrite, Storage, WriteResult } from '../storage/port.js';
 import type {
+  Actor,
   Caller,
   Expiry,
   Face,
@@ -47,7 +48,7 @@ export interface OperationDeps {
   /** The log of admin actions: archiving, deleting and redacting are recorded in their transaction. */
   audit: Pick<Audit, 'within'>;
   /** Told after each memory write of a store has returned (the change feed's followers wake: service/commit-signal.ts). */
-  committed?: (storeId: string) => void;
+  committed?: (storeId: string, actor: Actor) => void;
   checkpointMaxBytes?: number;
 }
 
@@ -67,7 +68,7 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
    */
   const commit = async <T>(caller: Caller, storeId: string, fn: (s: Storage) => Promise<T>, journal?: JournaledWrite): Promise<T> => {
     const result = await durability.write(storage, faceOf(caller), fn, journal);
-    deps.committed?.(storeId);
+    deps.committed?.(storeId, caller.actor);
     return result;
   };
 

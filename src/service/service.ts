@@ -7,9 +7,9 @@ import { newId, type IdGenerator } from './ids.js';
 import { createKeys } from './keys.js';
 import { DEFAULT_LIMITS, type StoreLimits } from './limits.js';
 import type { Storage } from '../storage/port.js';
-import type { Caller, Face } from '../domain/types.js';
+import type { Actor, Caller, Face } from '../domain/types.js';
 import { retentionCutoff } from '../domain/store-rules.js';
-import { createCommitSignal } from './commit-signal.js';
+import { createCommitSignal, type CommitListener } from './commit-signal.js';
 import { createDiffs } from './diffs.js';
 import { createFeed, type Every } from './feed.js';
 import { createForks } from './forks.js';
@@ -104,7 +104,7 @@ export function createService({
   const audit = createAudit({ storage, clock, ids });
   /** The operations over a storage: the outer port here, a transaction's `tx` for receipts and group commits. */
   const over = operationsCache({
-    clock, ids, limits: storeLimits, mounter, durability, wrote, audit, committed: (storeId: string) => commits.notify(storeId),
+    clock, ids, limits: storeLimits, mounter, durability, wrote, audit, committed: (storeId: string, actor: Actor) => commits.notify(storeId, actor),
     ...(checkpointMaxBytes === undefined ? {} : { checkpointMaxBytes }),
   });
   const ops = over(storage);
@@ -154,6 +154,7 @@ export function createService({
     },
     /** One store's reads for a mount (src/service/mount-reader.ts): handed to the mounter with each mount. */
     mountReader: (storeId: string, asOf?: string): MountReader => createMountReader(storage, storeId, asOf),
+    onCommit: (fn: CommitListener): (() => void) => commits.subscribe(fn),
     /** When writes reach the disk: `sync()` for a mount's fsync(), `stop()` at shutdown before the storage closes. */
     durability,
     async searchMemories(...args: Parameters<typeof search>): ReturnType<typeof search> {

@@ -23,7 +23,7 @@ async function setup() {
     invalidateFile: (ino: number, done: () => void) => (dropped.push(`file ${ino}`), done()),
     invalidateName: (dirIno: number, name: string, done: () => void) => (dropped.push(`name ${dirIno}/${name}`), done()),
   };
-  const stop = followWritesElsewhere({ reader: core.service.mountReader(store.id), actor: own.actor, dirs, kernel: () => kernel, log: () => {}, lookMs: 5 });
+  const stop = followWritesElsewhere({ reader: core.service.mountReader(store.id), actor: own.actor, onCommit: core.service.onCommit, dirs, kernel: () => kernel, log: () => {}, lookMs: 5 });
   // The start's commit number is read before any write below.
   await new Promise((r) => setTimeout(r, 50));
   return { core, storeId: store.id, own, other, dirs, dropped, stop };
@@ -76,7 +76,7 @@ describe('what a write made elsewhere drops from the kernel', () => {
     const dropped: number[] = [];
     const lines: string[] = [];
     const kernel = { invalidateFile: (ino: number, done: () => void) => (dropped.push(ino), done()), invalidateName: (_d: number, _n: string, done: () => void) => done() };
-    const stop = followWritesElsewhere({ reader, actor: { type: 'session_actor', sessionId: 'sesn_own' }, dirs: new DirTable(0), kernel: () => kernel, log: (l) => lines.push(l), lookMs: 5 });
+    const stop = followWritesElsewhere({ reader, actor: { type: 'session_actor', sessionId: 'sesn_own' }, onCommit: core.service.onCommit, dirs: new DirTable(0), kernel: () => kernel, log: (l) => lines.push(l), lookMs: 5 });
     try {
       await new Promise((r) => setTimeout(r, 50));
       down = true;
@@ -104,6 +104,7 @@ describe('what a write made elsewhere drops from the kernel', () => {
     expect(dropped).toEqual([]);
     const past = followWritesElsewhere({
       reader: core.service.mountReader(storeId, new Date().toISOString()),
+      onCommit: core.service.onCommit,
       actor: { type: 'session_actor', sessionId: 'sesn_past' },
       dirs: new DirTable(0),
       kernel: () => { throw new Error('a point-in-time mount must not touch the kernel'); },
