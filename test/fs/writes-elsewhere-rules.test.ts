@@ -66,6 +66,29 @@ describe('what a write made elsewhere drops from the kernel', () => {
     }
   });
 
+  it("reads nothing while the mount's own session is all that writes, and reads once another writer commits", async () => {
+    const core = await openCore();
+    const store = await core.service.createStore(core.caller, { name: 's', description: '', metadata: {} });
+    const real = core.service.mountReader(store.id);
+    let reads = 0;
+    const reader = { ...real, changesAfter: (seq: number, limit: number) => (reads++, real.changesAfter(seq, limit)) };
+    const own: Caller = { workspaceId: core.caller.workspaceId, actor: { type: 'session_actor', sessionId: 'sesn_own' } };
+    const kernel = { invalidateFile: (_i: number, done: () => void) => done(), invalidateName: (_d: number, _n: string, done: () => void) => done() };
+    const stop = followWritesElsewhere({ reader, actor: own.actor, onCommit: core.service.onCommit, dirs: new DirTable(0), kernel: () => kernel, log: () => {}, lookMs: 5 });
+    try {
+      await new Promise((r) => setTimeout(r, 50));
+      for (let i = 0; i < 20; i++) {
+        await core.service.saveMemoryAt(own, store.id, { path: `/f${i}.md`, content: `text ${i}`, memoryId: `mem_${i}` });
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      expect(reads).toBe(0);
+      await core.service.createMemory(core.caller, store.id, { path: '/api.md', content: 'x' });
+      await eventually(async () => expect(reads).toBeGreaterThan(0));
+    } finally {
+      stop();
+    }
+  });
+
   it('a store it cannot read is said once and retried until it reads again, and nothing is missed meanwhile', async () => {
     const core = await openCore();
     const store = await core.service.createStore(core.caller, { name: 's', description: '', metadata: {} });
