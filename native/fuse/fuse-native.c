@@ -1144,6 +1144,16 @@ static uint64_t fuse_native_node_of_ino (fuse_thread_t *ft, uint64_t ino) {
   return 0;
 }
 
+/**
+ * The kernel forgot a node (it evicted the inode; FORGET carries its whole lookup count then, and
+ * libfuse frees the node): its inode number is no longer the kernel's. Without this, a file whose
+ * entry was dropped, and then looked up again as a new node, had two nodes noted with its number,
+ * and the first found could be the dead one. The caller holds open_mut.
+ */
+static void fuse_native_ino_forget (fuse_thread_t *ft, uint64_t nodeid) {
+  if (nodeid != 0 && ft->inos[nodeid % 1024].nodeid == nodeid) ft->inos[nodeid % 1024].nodeid = 0;
+}
+
 static void fuse_native_name_set (fuse_thread_t *ft, uint64_t nodeid, uint64_t parent, const char *name) {
   typeof(ft->names[0]) *e = &ft->names[nodeid % 1024];
   if (nodeid == 0 || strlen(name) >= sizeof(e->name)) return;
@@ -1309,6 +1319,21 @@ static ssize_t fuse_native_io_read_one (int fd, void *buf, size_t buf_len, void 
       if (to != NULL) fuse_native_pending(ft, in, in->opcode, newdir, flags, from, to);
       break;
     }
+    case FUSE_FORGET:
+      pthread_mutex_lock(&ft->open_mut);
+      fuse_native_ino_forget(ft, in->nodeid);
+      pthread_mutex_unlock(&ft->open_mut);
+      break;
+    case FUSE_BATCH_FORGET:
+      if (arg_len >= sizeof(struct fuse_batch_forget_in)) {
+        uint32_t count = ((struct fuse_batch_forget_in *) arg)->count;
+        struct fuse_forget_one *one = (struct fuse_forget_one *) (arg + sizeof(struct fuse_batch_forget_in));
+        size_t room = (arg_len - sizeof(struct fuse_batch_forget_in)) / sizeof(struct fuse_forget_one);
+        pthread_mutex_lock(&ft->open_mut);
+        for (uint32_t i = 0; i < count && i < room; i++) fuse_native_ino_forget(ft, one[i].nodeid);
+        pthread_mutex_unlock(&ft->open_mut);
+      }
+      break;
     case FUSE_MKDIR:
       if (arg_len > sizeof(struct fuse_mkdir_in)) {
         const char *name = fuse_native_arg_name(arg + sizeof(struct fuse_mkdir_in), arg_len - sizeof(struct fuse_mkdir_in));
@@ -1516,11 +1541,14 @@ static int fuse_native_inval_file (fuse_thread_t *ft, uint64_t ino) {
   uint64_t parent = 0;
   char name[256];
   pthread_mutex_lock(&ft->open_mut);
-  uint64_t nodeid = fuse_native_node_of_ino(ft, ino);
-  typeof(ft->names[0]) *e = &ft->names[nodeid % 1024];
-  if (nodeid != 0 && e->nodeid == nodeid && !e->gone) {
-    parent = e->parent;
-    strcpy(name, e->name);
+  for (int i = 0; i < 1024 && parent == 0; i++) {
+    uint64_t nodeid = ft->inos[i].nodeid;
+    if (nodeid == 0 || ft->inos[i].ino != ino) continue;
+    typeof(ft->names[0]) *e = &ft->names[nodeid % 1024];
+    if (e->nodeid == nodeid && !e->gone) {
+      parent = e->parent;
+      strcpy(name, e->name);
+    }
   }
   pthread_mutex_unlock(&ft->open_mut);
   if (parent == 0) return -ENOENT;

@@ -54,6 +54,16 @@ describe.skipIf(!FUSE_AVAILABLE)('writes made elsewhere drop what the kernel hol
     expect((await sh('cat a.md', m.mnt)).stdout).toBe('two, longer\n');
   });
 
+  it('a file changed elsewhere again and again shows each new size in stat, not only the first', async () => {
+    // After its entry is dropped the kernel forgets the old node, and the next lookup makes a new one.
+    const m = await startMount({ seed: { '/a.md': 'x\n' }, cacheSeconds: CACHE_SECONDS });
+    for (let n = 1; n <= 6; n++) {
+      expect((await sh('stat -c %s a.md', m.mnt)).stdout).toBe(`${n === 1 ? 2 : 10 * (n - 1)}\n`);
+      await m.call('update', { path: '/a.md', content: 'y'.repeat(10 * n) });
+      expect(await until(m.mnt, `${size('a.md')} == ${10 * n}`, size('a.md')), `change ${n}`).toBe('ok');
+    }
+  });
+
   it('a file moved through the API leaves its old name and is found at the new one', async () => {
     const m = await startMount({ seed: { '/d/a.md': 'one\n', '/e/keep.md': 'x\n' }, cacheSeconds: CACHE_SECONDS });
     expect((await sh('stat -c %s d/a.md; ls e', m.mnt)).stdout).toBe('4\nkeep.md\n');
