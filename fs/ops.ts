@@ -95,7 +95,7 @@ export function createOps(ctx: MountContext): FuseOps {
       if (kept) return cb(0, kept as never);
       run('stat', path, cb, () =>
         after(lookup(ctx, path), (node) => {
-          if (!node) return Fuse.ENOENT;
+          if (!node) return staleEntry(ctx, path);
           if (node.kind === 'dir') return dirStatOf(ctx, path, node.mode);
           if (node.draft) return draftStat(ctx, node.draft);
           const m = node.meta!;
@@ -416,6 +416,18 @@ function draftStat(ctx: MountContext, d: Draft) {
   // Deleted (or replaced) while open: no name links to it any more.
   if (d.path === null) st.nlink = 0;
   return st;
+}
+
+/**
+ * A stat of a file that is gone. If this mount told the kernel of a file there, the kernel may still
+ * hold its entry (the file went elsewhere, under the entry timeout): its attributes expired, so it
+ * asked, but a path walk would still find the name, and `rename(x, x)`, which the kernel answers
+ * itself when both names are one cached file, would succeed. The entry is dropped, off this thread,
+ * so what comes next looks the name up again. A new file's lookups never reach here with a served path.
+ */
+function staleEntry(ctx: MountContext, path: string): number {
+  if (ctx.served.delete(path)) ctx.kernel?.invalidateEntry(path, () => {});
+  return Fuse.ENOENT;
 }
 
 /**

@@ -64,6 +64,22 @@ describe.skipIf(!FUSE_AVAILABLE)('writes made elsewhere drop what the kernel hol
     }
   });
 
+  it('a stat that finds a file gone drops its name too: rename(x, x) then fails with ENOENT, as on a disk', async () => {
+    // Right after a delete elsewhere, before the follower's drop: the kernel asks for attributes it
+    // let go, and without the drop its entry would still answer the rename itself (success).
+    const m = await startMount({ seed: {}, cacheSeconds: CACHE_SECONDS });
+    const outcomes: string[] = [];
+    for (let n = 0; n < 10; n++) {
+      await m.call('create', { path: '/x.md', content: `round ${n}\n` });
+      expect((await sh('stat -c %s x.md >/dev/null && cat x.md', m.mnt)).stdout).toBe(`round ${n}\n`);
+      await m.call('delete', { path: '/x.md' });
+      const r = await py("import os\ne = os.path.exists('x.md')\ntry:\n    os.rename('x.md', 'x.md'); print(e, 'ok')\nexcept OSError as err:\n    print(e, err.errno)", m.mnt);
+      outcomes.push(r.stdout.trim());
+    }
+    // Either the kernel still had it all (both succeed) or neither: never gone for stat and there for rename.
+    for (const o of outcomes) expect(['True ok', 'False 2']).toContain(o);
+  });
+
   it('a file moved through the API leaves its old name and is found at the new one', async () => {
     const m = await startMount({ seed: { '/d/a.md': 'one\n', '/e/keep.md': 'x\n' }, cacheSeconds: CACHE_SECONDS });
     expect((await sh('stat -c %s d/a.md; ls e', m.mnt)).stdout).toBe('4\nkeep.md\n');
