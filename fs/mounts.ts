@@ -49,6 +49,9 @@ export async function startFuse(
   };
 }
 
+/** The kernel's entry and attribute timeout, in seconds, unless configured. */
+export const DEFAULT_CACHE_SECONDS = 1;
+
 /**
  * libfuse 3 options (libfuse 3 always sends writes of up to 128 KiB, truncates in open when the
  * kernel can, and mounts over a non-empty directory, which reportStrayFiles explains):
@@ -65,9 +68,6 @@ export async function startFuse(
  * - allow_other when root, so agents running as other users inside containers can use the mount;
  *   there is no default_permissions, so modes are kept and shown but not enforced.
  */
-/** The kernel's entry and attribute timeout, in seconds, unless configured. */
-export const DEFAULT_CACHE_SECONDS = 1;
-
 function mountOptions(o: { storeId: string; readOnly: boolean; cacheSeconds?: number }): string[] {
   const seconds = o.cacheSeconds ?? DEFAULT_CACHE_SECONDS;
   const options = [

@@ -9,10 +9,12 @@ import { DirTable } from '../../fs/dirs.js';
 import { ROOT_INO, inoOf } from '../../fs/stat.js';
 import { followWritesElsewhere } from '../../fs/writes-elsewhere.js';
 import type { Caller } from '../../src/domain/types.js';
+import type { MountReader } from '../../src/index.js';
 import { eventually } from '../helpers/mount.js';
 import { openCore } from '../helpers/core.js';
 
-async function setup() {
+/** A follower over a fresh store, its reader passed through `wrap` (a fault or a count); drops and log lines recorded. */
+async function setup(wrap: (real: MountReader) => MountReader = (real) => real) {
   const core = await openCore();
   const store = await core.service.createStore(core.caller, { name: 's', description: '', metadata: {} });
   const own: Caller = { workspaceId: core.caller.workspaceId, actor: { type: 'session_actor', sessionId: 'sesn_own' } };
@@ -23,10 +25,12 @@ async function setup() {
     invalidateFile: (ino: number, done: () => void) => (dropped.push(`file ${ino}`), done()),
     invalidateName: (dirIno: number, name: string, done: () => void) => (dropped.push(`name ${dirIno}/${name}`), done()),
   };
-  const stop = followWritesElsewhere({ reader: core.service.mountReader(store.id), actor: own.actor, onCommit: core.service.onCommit, dirs, kernel: () => kernel, log: () => {}, lookMs: 5 });
+  const lines: string[] = [];
+  const reader = wrap(core.service.mountReader(store.id));
+  const stop = followWritesElsewhere({ reader, actor: own.actor, onCommit: core.service.onCommit, dirs, kernel: () => kernel, log: (l) => lines.push(l), lookMs: 5 });
   // The start's commit number is read before any write below.
   await new Promise((r) => setTimeout(r, 50));
-  return { core, storeId: store.id, own, other, dirs, dropped, stop };
+  return { core, storeId: store.id, own, other, dirs, dropped, lines, stop };
 }
 
 describe('what a write made elsewhere drops from the kernel', () => {
@@ -67,22 +71,15 @@ describe('what a write made elsewhere drops from the kernel', () => {
   });
 
   it("reads nothing while the mount's own session is all that writes, and reads once another writer commits", async () => {
-    const core = await openCore();
-    const store = await core.service.createStore(core.caller, { name: 's', description: '', metadata: {} });
-    const real = core.service.mountReader(store.id);
     let reads = 0;
-    const reader = { ...real, changesAfter: (seq: number, limit: number) => (reads++, real.changesAfter(seq, limit)) };
-    const own: Caller = { workspaceId: core.caller.workspaceId, actor: { type: 'session_actor', sessionId: 'sesn_own' } };
-    const kernel = { invalidateFile: (_i: number, done: () => void) => done(), invalidateName: (_d: number, _n: string, done: () => void) => done() };
-    const stop = followWritesElsewhere({ reader, actor: own.actor, onCommit: core.service.onCommit, dirs: new DirTable(0), kernel: () => kernel, log: () => {}, lookMs: 5 });
+    const { core, storeId, own, stop } = await setup((real) => ({ ...real, changesAfter: (seq, limit) => (reads++, real.changesAfter(seq, limit)) }));
     try {
-      await new Promise((r) => setTimeout(r, 50));
       for (let i = 0; i < 20; i++) {
-        await core.service.saveMemoryAt(own, store.id, { path: `/f${i}.md`, content: `text ${i}`, memoryId: `mem_${i}` });
+        await core.service.saveMemoryAt(own, storeId, { path: `/f${i}.md`, content: `text ${i}`, memoryId: `mem_${i}` });
         await new Promise((r) => setTimeout(r, 10));
       }
       expect(reads).toBe(0);
-      await core.service.createMemory(core.caller, store.id, { path: '/api.md', content: 'x' });
+      await core.service.createMemory(core.caller, storeId, { path: '/api.md', content: 'x' });
       await eventually(async () => expect(reads).toBeGreaterThan(0));
     } finally {
       stop();
@@ -90,27 +87,22 @@ describe('what a write made elsewhere drops from the kernel', () => {
   });
 
   it('a store it cannot read is said once and retried until it reads again, and nothing is missed meanwhile', async () => {
-    const core = await openCore();
-    const store = await core.service.createStore(core.caller, { name: 's', description: '', metadata: {} });
-    const real = core.service.mountReader(store.id);
     let down = false;
     // The real reader, with its page reads failing while `down` (a database that went away).
-    const reader = { ...real, changesAfter: (seq: number, limit: number) => (down ? Promise.reject(new Error('database unavailable')) : real.changesAfter(seq, limit)) };
-    const dropped: number[] = [];
-    const lines: string[] = [];
-    const kernel = { invalidateFile: (ino: number, done: () => void) => (dropped.push(ino), done()), invalidateName: (_d: number, _n: string, done: () => void) => done() };
-    const stop = followWritesElsewhere({ reader, actor: { type: 'session_actor', sessionId: 'sesn_own' }, onCommit: core.service.onCommit, dirs: new DirTable(0), kernel: () => kernel, log: (l) => lines.push(l), lookMs: 5 });
+    const { core, storeId, dropped, lines, stop } = await setup((real) => ({
+      ...real,
+      changesAfter: (seq, limit) => (down ? Promise.reject(new Error('database unavailable')) : real.changesAfter(seq, limit)),
+    }));
     try {
-      await new Promise((r) => setTimeout(r, 50));
       down = true;
-      const a = await core.service.createMemory(core.caller, store.id, { path: '/a.md', content: 'x' });
-      await core.service.deleteMemory(core.caller, store.id, a.id);
+      const a = await core.service.createMemory(core.caller, storeId, { path: '/a.md', content: 'x' });
+      await core.service.deleteMemory(core.caller, storeId, a.id);
       await eventually(async () => expect(lines).toHaveLength(1));
       await new Promise((r) => setTimeout(r, 200));
       expect(lines).toEqual([expect.stringMatching(/^mnemo fs: cannot read the store's changes .*database unavailable.*; retrying$/)]);
       expect(dropped).toEqual([]);
       down = false;
-      await eventually(async () => expect(dropped).toEqual([inoOf(a.id)]));
+      await eventually(async () => expect(dropped).toEqual([`file ${inoOf(a.id)}`]));
       expect(lines[1]).toMatch(/reading the store's changes again/);
       expect(lines).toHaveLength(2);
     } finally {
