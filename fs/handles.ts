@@ -16,6 +16,8 @@ export interface Draft {
   stored: boolean;
   /** The version the working copy was loaded from or last saved as. */
   baseVersionId: string | null;
+  /** The text that version holds (its sha-256), or null for a file not stored yet. */
+  baseSha: string | null;
   bytes: Buffer;
   /** `bytes` is a content-cache entry shared with other readers: copied before the first change. */
   shared: boolean;
@@ -46,7 +48,7 @@ export interface Draft {
 
 /** A draft over `content`; `shared` content (a cache entry) is copied before the draft changes it. */
 export function newDraft(
-  init: Pick<Draft, 'path' | 'memoryId' | 'stored' | 'baseVersionId' | 'scratch'> & FileAttrs,
+  init: Pick<Draft, 'path' | 'memoryId' | 'stored' | 'baseVersionId' | 'scratch'> & Partial<Pick<Draft, 'baseSha'>> & FileAttrs,
   content: Buffer,
   shared = false,
 ): Draft {
@@ -56,6 +58,7 @@ export function newDraft(
     memoryId: init.memoryId,
     stored: init.stored,
     baseVersionId: init.baseVersionId,
+    baseSha: init.baseSha ?? null,
     bytes: content,
     shared,
     size: content.length,
@@ -107,11 +110,12 @@ export function draftContent(d: Draft): Buffer {
 }
 
 /** Replaces the working copy with stored content (a fresher version landed through the API). */
-export function reloadDraft(d: Draft, content: Buffer, versionId: string, attrs: FileAttrs): void {
+export function reloadDraft(d: Draft, content: Buffer, version: { versionId: string; contentSha256: string }, attrs: FileAttrs): void {
   d.bytes = content;
   d.shared = false;
   d.size = content.length;
-  d.baseVersionId = versionId;
+  d.baseVersionId = version.versionId;
+  d.baseSha = version.contentSha256;
   setFileAttrs(d, attrs);
   d.mtimeSet = false;
   d.dirty = false;

@@ -19,7 +19,7 @@ import { assertNewPath, hasChildren, listDir, lookup, scratchFor, storedDraft } 
 import { renamePath, unlinkPath } from './moves.js';
 import { withHistory } from './history.js';
 import { dropFailed, kernelCaughtUp } from './dropped-drafts.js';
-import { commit, keepPaged, releaseDraft, truncatePath, warnSaveFailed } from './save-points.js';
+import { commit, keepPaged, keepServed, releaseDraft, truncatePath, warnSaveFailed } from './save-points.js';
 
 const O_ACCMODE = 0o3;
 const RENAME_NOREPLACE = 1;
@@ -101,7 +101,7 @@ export function createOps(ctx: MountContext): FuseOps {
           const m = node.meta!;
           const st = fileStat(inoOf(m.id), m.contentSizeBytes, metaAttrs(m));
           ctx.view.keepStat(path, st);
-          servedAt(ctx, path, m.versionId);
+          keepServed(ctx, path, m.versionId);
           return st;
         }),
       );
@@ -408,7 +408,7 @@ function ownedBy(caller: { uid: number; gid: number }): { uid: number | null; gi
 
 /** A stat for a file with a working copy here: its size and times are the draft's. */
 function draftStat(ctx: MountContext, d: Draft) {
-  if (d.path !== null && d.stored && !d.dirty && d.baseVersionId) servedAt(ctx, d.path, d.baseVersionId);
+  if (d.path !== null && d.stored && !d.dirty && d.baseVersionId) keepServed(ctx, d.path, d.baseVersionId);
   const st = fileStat(inoOf(d.memoryId), d.size, {
     mode: d.mode, uid: d.uid ?? PROCESS_UID, gid: d.gid ?? PROCESS_GID,
     atimeMs: d.atimeMs ?? d.mtimeMs, mtimeMs: d.mtimeMs, ctimeMs: d.ctimeMs,
@@ -431,17 +431,9 @@ function staleEntry(ctx: MountContext, path: string): number {
 }
 
 /**
- * The version whose size and times the kernel may hold for `path` (from a stat we answered, or an
- * open). Bounded: a path that falls out is one the kernel may hold stale for up to attr_timeout.
- */
-function servedAt(ctx: MountContext, path: string, versionId: string): void {
-  if (ctx.served.size >= 20_000 && !ctx.served.has(path)) ctx.served.clear();
-  ctx.served.set(path, versionId);
-}
-
-/**
  * The reply of an open. If the file's stored version changed since the kernel last heard of it
- * (another session, the API), the kernel's cached size would cut a read short or pad it with NULs
+ * (another session, the API), or this mount cannot tell which version that was, the kernel's
+ * cached size would cut a read short or pad it with NULs
  * (and `wc -c` believes fstat): its cached attributes are dropped first, off this thread, and the
  * open replies once they are gone. Otherwise it replies at once.
  *
@@ -457,12 +449,14 @@ function freshReply(ctx: MountContext, path: string, cb: (code: number, fh: numb
     const seen = version ? ctx.served.get(path) : undefined;
     const keep = version !== null && seen === version && ctx.paged.get(path) === version;
     if (version) {
-      servedAt(ctx, path, version);
+      keepServed(ctx, path, version);
       keepPaged(ctx, path, version);
     } else {
       ctx.paged.delete(path);
     }
-    if (!version || seen === undefined || seen === version || !ctx.kernel) return cb(code, fh, keep);
+    // Unknown is not "nothing held": a name made or moved here, or one the bounded map let go, has
+    // attributes in the kernel that no stat of ours gave it.
+    if (!version || seen === version || !ctx.kernel) return cb(code, fh, keep);
     ctx.kernel.invalidate(path, () => cb(code, fh, false));
   };
 }

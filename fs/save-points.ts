@@ -66,12 +66,14 @@ export async function commit(ctx: MountContext, d: Draft): Promise<void> {
   d.stored = true;
   d.dirty = false;
   d.baseVersionId = memory.versionId;
-  // The kernel learnt this size and these bytes from our own writes: the next open here has nothing
-  // to refresh, and may keep the kernel's pages. A merged save it has not seen: that open refreshes.
+  d.baseSha = memory.contentSha256;
+  // The kernel learnt this size and these bytes from our own writes (a file made here too: its size
+  // came from them, not from a stat): the next open here has nothing to refresh, and may keep the
+  // kernel's pages. A merged save it has not seen: that open refreshes.
   if (merged) {
     ctx.served.set(path, '');
   } else {
-    if (ctx.served.has(path)) ctx.served.set(path, memory.versionId);
+    keepServed(ctx, path, memory.versionId);
     keepPaged(ctx, path, memory.versionId);
   }
   ctx.contents.put(memory.contentSha256, draftContent(d));
@@ -100,12 +102,24 @@ async function unchangedMeta(ctx: MountContext, d: Draft, path: string): Promise
 /** The draft is the stored version again: clean, with its stored times, and the kernel's pages are its bytes. */
 function keptAsStored(ctx: MountContext, d: Draft, path: string, meta: MemoryMeta): void {
   d.dirty = false;
+  d.baseSha = meta.contentSha256;
   setFileAttrs(d, memoryAttrs(meta));
   d.mtimeSet = false;
   d.baseSize = d.size;
   d.appendOnly = true;
+  keepServed(ctx, path, meta.versionId);
   keepPaged(ctx, path, meta.versionId);
   settleLocal(ctx, d);
+}
+
+/**
+ * The version whose size and times the kernel may hold for `path` (a stat we answered, an open, or
+ * a save of what it wrote). Bounded: a path that falls out is refreshed at its next open (ops.ts
+ * freshReply), as any path the kernel may hold unknown to this map.
+ */
+export function keepServed(ctx: MountContext, path: string, versionId: string): void {
+  if (ctx.served.size >= 20_000 && !ctx.served.has(path)) ctx.served.clear();
+  ctx.served.set(path, versionId);
 }
 
 /** Bounded as `served` is (ops.ts servedAt): a path that falls out only costs its next open the pages. */
@@ -155,13 +169,35 @@ export function releaseDraft(ctx: MountContext, h: Handle): void | Promise<void>
       settleLocal(ctx, d);
     }
   }
-  return commit(ctx, d)
+  return truncationSuperseded(ctx, d)
+    .then((superseded) => (superseded ? yieldTruncation(ctx, d) : commit(ctx, d)))
     .catch((err: unknown) => {
       warnSaveFailed(ctx, d.path ?? '(unlinked)', err);
       dropFailed(ctx, d, toErrno(err));
     })
     .then(() => afterRelease(ctx, d))
     .finally(() => settleLocal(ctx, d));
+}
+
+/**
+ * An `O_TRUNC` open that wrote nothing saves at its last release, which the kernel sends after
+ * close() returned. On a disk the truncation happened at the open, so new content written elsewhere
+ * since (the API, another session or host), or a delete, came after it and stands; saving the empty
+ * copy now would put the truncation on top of it, and lose a write already answered. A rename (here
+ * or elsewhere) changes no text: the truncation is saved to the memory where it now is.
+ */
+async function truncationSuperseded(ctx: MountContext, d: Draft): Promise<boolean> {
+  if (!d.stored || !d.dirty || d.size !== 0 || d.opens > 0 || d.scratch || d.path === null || d.baseSha === null) return false;
+  const current = await ctx.reader.memory(d.memoryId);
+  return !current || current.contentSha256 !== d.baseSha;
+}
+
+/** The truncation gives way: the draft is let go, and the kernel's size and pages of it (empty) are refreshed at the next open. */
+function yieldTruncation(ctx: MountContext, d: Draft): void {
+  d.dirty = false;
+  if (d.path === null) return;
+  ctx.paged.delete(d.path);
+  ctx.served.set(d.path, '');
 }
 
 function afterRelease(ctx: MountContext, d: Draft): void {

@@ -131,7 +131,7 @@ export function storedDraft(ctx: MountContext, path: string, meta: MemoryMeta): 
 }
 
 function draftOver(path: string, m: MemoryMeta, bytes: Buffer, shared: boolean): Draft {
-  return newDraft({ path, memoryId: m.id, stored: true, baseVersionId: m.versionId, scratch: false, ...memoryAttrs(m) }, bytes, shared);
+  return newDraft({ path, memoryId: m.id, stored: true, baseVersionId: m.versionId, baseSha: m.contentSha256, scratch: false, ...memoryAttrs(m) }, bytes, shared);
 }
 
 /** A stored memory's mode, times and owner in a draft's terms. */
@@ -174,7 +174,7 @@ function freshen(ctx: MountContext, path: string): Answer<Draft | null> {
       return d;
     }
     return ctx.reader.memory(m.id).then((full) => {
-      if (full) reloadDraft(d, Buffer.from(full.content, 'utf8'), full.versionId, memoryAttrs(full));
+      if (full) reloadDraft(d, Buffer.from(full.content, 'utf8'), full, memoryAttrs(full));
       return d;
     });
   });

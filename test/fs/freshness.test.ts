@@ -2,12 +2,14 @@
  * Freshness and lifecycle: API-side writes show in the mount on the next open or stat, archived
  * stores turn mounts read-only, deleted stores empty them, and crashes leave no stale mount.
  */
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { createMountManager } from '../../fs/index.js';
-import { FUSE_AVAILABLE, NO_FUSE_REASON, isMounted, py, run, sh, sleep, startMount } from '../helpers/mount.js';
+import { FUSE_AVAILABLE, NO_FUSE_REASON, isMounted, py, run, sh, sleep, startMount, type MountHost } from '../helpers/mount.js';
 import { openCore } from '../helpers/core.js';
 import { createService } from '../../src/service/service.js';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
@@ -15,6 +17,16 @@ import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 const require = createRequire(import.meta.url);
 
 if (!FUSE_AVAILABLE) console.warn(NO_FUSE_REASON);
+
+/** The stored text at `path` once it is `want` (a save at release lands just after close() returns), or the last seen after 5 s. */
+async function pollContent(m: MountHost, path: string, want: string): Promise<string | undefined> {
+  let seen: string | undefined;
+  for (const end = Date.now() + 5000; Date.now() < end; await sleep(20)) {
+    seen = ((await m.call('memory', { path })) as { content: string } | null)?.content;
+    if (seen === want) break;
+  }
+  return seen;
+}
 
 describe.skipIf(!FUSE_AVAILABLE)('a mount stays fresh', () => {
   it('sees a write through the API on the next open and stat', async () => {
@@ -28,6 +40,47 @@ describe.skipIf(!FUSE_AVAILABLE)('a mount stays fresh', () => {
     // Entries may be cached by the kernel for up to 1 s (entry_timeout); contents never are.
     await sleep(1100);
     expect((await sh('ls; cat b.md', m.mnt)).stdout).toBe('b.md\ntwo, longer\n');
+  });
+
+  it('a file emptied here by an O_TRUNC open reads whole at its next open after an API write', async () => {
+    // The kernel set the size to 0 itself at that open and kept it for the attribute timeout; no
+    // stat of ours told it, so the open must refresh it rather than take "unknown" for "nothing held".
+    // Ten rounds: the writes-elsewhere follower (every 100 ms) could hide a miss in one of them.
+    const m = await startMount({ seed: { '/e.md': 'seed\n' } });
+    for (let n = 0; n < 10; n++) {
+      // No stat here: one would tell the mount what the kernel holds.
+      expect((await sh(': > e.md', m.mnt)).code).toBe(0);
+      const text = `written through the API, round ${n}\n`.repeat(3);
+      await m.call('update', { path: '/e.md', content: text });
+      expect((await sh('cat e.md', m.mnt)).stdout, `round ${n}`).toBe(text);
+    }
+  });
+
+  it('an O_TRUNC open that writes nothing does not undo an API write made after it', async () => {
+    // The truncation saves at the last release; on a disk it happened at the open, so the API's
+    // later text stands. A dup keeps the release back until after the API write, every time.
+    const m = await startMount({ seed: { '/t.md': 'before\n' } });
+    const script = [
+      'import os, sys',
+      "f = open('t.md', 'w')",
+      'g = os.dup(f.fileno())',
+      'f.close()',
+      "print('truncated', flush=True)",
+      'sys.stdin.readline()',
+      'os.close(g)',
+    ].join('\n');
+    const child = spawn('python3', ['-c', script], { cwd: m.mnt, stdio: ['pipe', 'pipe', 'inherit'] });
+    const exited = new Promise<number | null>((r) => child.once('exit', r));
+    await new Promise<void>((r) => createInterface({ input: child.stdout! }).once('line', () => r()));
+    await m.call('update', { path: '/t.md', content: 'written through the API after the truncation\n' });
+    child.stdin!.end('go\n');
+    expect(await exited).toBe(0);
+    const stored = (await m.call('memory', { path: '/t.md' })) as { content: string };
+    expect(stored.content).toBe('written through the API after the truncation\n');
+    expect((await sh('cat t.md', m.mnt)).stdout).toBe('written through the API after the truncation\n');
+    // Truncating again with nothing written elsewhere meanwhile is saved as before.
+    expect((await sh(': > t.md', m.mnt)).code).toBe(0);
+    expect(await pollContent(m, '/t.md', '')).toBe('');
   });
 
   it('a walk that made the mount list a directory still sees the next API write there at once', async () => {
