@@ -22,6 +22,8 @@ export interface GaugeSource {
   feedStreams?(): number;
   /** Log lines dropped so far because stderr's reader fell behind (src/cli/log.ts); absent: 0. */
   droppedLogLines?(): number;
+  /** Memories (and PostgreSQL's new texts) waiting for the search upkeep; absent: 0. */
+  searchBacklog?(): Promise<number>;
 }
 
 export interface Metrics {
@@ -104,6 +106,18 @@ export function createMetrics(): Metrics {
     registers: [registry],
     collect() {
       this.set(source.feedStreams?.() ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'mnemo_search_backlog',
+    help: 'Memory writes (and, on PostgreSQL, new texts) the search upkeep has not indexed yet',
+    registers: [registry],
+    async collect() {
+      try {
+        this.set((await source.searchBacklog?.()) ?? 0);
+      } catch {
+        // Storage unreachable (PostgreSQL down): the scrape still answers, with the last count.
+      }
     },
   });
   let droppedSeen = 0;

@@ -170,6 +170,7 @@ async function runServe(config: Config): Promise<number> {
     unsyncedCommits: () => service.durability.unsynced(),
     feedStreams: () => service.feed.following(),
     droppedLogLines: () => processLog?.droppedLines() ?? 0,
+    searchBacklog: () => storage.searchBacklog(),
   });
   const app = createApp({
     service, maxBodyBytes: config.maxBodyBytes, log,

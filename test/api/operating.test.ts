@@ -142,6 +142,35 @@ describe('GET /metrics', () => {
   });
 });
 
+describe('GET /metrics: the search backlog', () => {
+  let server: RunningServer;
+  useServer((s) => {
+    server = s;
+  });
+
+  it('mnemo_search_backlog counts writes the upkeep has not indexed during a burst, and falls to 0 after it', async () => {
+    const store = (await post(server, '/v1/memory_stores', { name: 'backlog' })).body as { id: string };
+    const backlog = async () => sample((await metricsText(server, server.adminKey)).text, 'mnemo_search_backlog');
+    expect(await backlog()).toBe(0);
+    // The upkeep waits while writes keep coming (up to 5 s): a scrape between them sees the queue.
+    let seen = 0;
+    for (let i = 0; i < 30; i++) {
+      expect((await post(server, `/v1/memory_stores/${store.id}/memories`, { path: `/m${i}.md`, content: `note ${i}` })).status).toBe(200);
+      seen = Math.max(seen, (await backlog())!);
+    }
+    expect(seen).toBeGreaterThan(0);
+    expect(await eventually(async () => {
+      const n = await backlog();
+      if (n !== 0) throw new Error(`${n} still queued`);
+      return n;
+    }, 15_000)).toBe(0);
+    // Indexed for real: a search finds the burst's last write.
+    const found = await rawRequest(server.url, 'GET', `/v1/memory_stores/${store.id}/search?q=29`, { apiKey: server.adminKey });
+    expect(found.status).toBe(200);
+    expect(JSON.stringify(found.body)).toContain('/m29.md');
+  });
+});
+
 describe('GET /metrics with MNEMO_METRICS_PUBLIC=1', () => {
   let server: RunningServer;
   useServer((s) => {

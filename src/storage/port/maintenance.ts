@@ -10,6 +10,12 @@ export interface MaintenanceStorage {
   /** Indexes up to `max` memories written since their last indexing, in one transaction; returns how many still wait. */
   indexSearchBacklog(max: number): Promise<number>;
   /**
+   * How much waits for `indexSearchBacklog` now: queued memories (and, on PostgreSQL, new texts not
+   * yet in the trigram index), the sum its last batch would return. Counted (it grows with the
+   * queue): SQLite answers on a reader thread, so it sees committed writes only.
+   */
+  searchBacklog(): Promise<number>;
+  /**
    * Whether the engine keeps a search backlog at all: true on both adapters (writes queue for
    * `indexSearchBacklog`; PostgreSQL since its migration 10). A constant of the adapter, asked
    * synchronously; the conformance suite reads it instead of asking which engine it runs on.

@@ -26,7 +26,7 @@ import { receiptReads, receiptWrites } from './receipts.js';
 import { migrate } from './schema/migrations.js';
 import { retentionReads, retentionWrites } from './retention.js';
 import { searchOps } from './search.js';
-import { indexBacklog } from './search-index.js';
+import { backlogSize, indexBacklog } from './search-index.js';
 import { sessionReads, sessionWrites } from './sessions.js';
 import { storeReads, storeWrites } from './stores.js';
 import { versionReads, versionWrites } from './versions.js';
@@ -232,6 +232,7 @@ function composeStorage(url: string, pool: pg.Pool, options: PostgresOptions): P
     syncCommits: () => guard(wal.sync),
     // Off the write path (search-index.ts), on the pool: indexing moves no change mark.
     indexSearchBacklog: (max: number) => guard(() => indexBacklog(pool, max)),
+    searchBacklog: () => guard(() => backlogSize(pool)),
     keepsSearchBacklog: () => true,
     // Closing twice is harmless (pg refuses a second end()).
     close: async () => {

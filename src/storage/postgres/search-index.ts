@@ -33,6 +33,16 @@ export async function indexBacklog(pool: Q, max: number): Promise<number> {
   return Math.max(0, r.queued - r.done) + Math.max(0, r.texts - r.marked);
 }
 
+/** What indexBacklog would still find: queued rows and texts not yet marked for the trigram index (both partial indexes). */
+export async function backlogSize(pool: Q): Promise<number> {
+  const r = await first<{ n: number }>(
+    pool,
+    'SELECT ((SELECT count(*) FROM memories WHERE search IS NULL) + (SELECT count(*) FROM contents WHERE NOT trigrams_ready))::int AS n',
+    [],
+  );
+  return r?.n ?? 0;
+}
+
 /**
  * Indexes up to `max` of one store's queued rows (a full-text search's first step, as SQLite's
  * search indexes its queue first): the pages of a search right after a burst then read the GIN

@@ -121,6 +121,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     listChanges: feed.listChanges,
     integrityCheck: checks.integrityCheck,
     domainCheck: checks.domainCheck,
+    searchBacklog: search.searchBacklog,
   });
 
   const connection: ConnectionMethods = {
@@ -162,6 +163,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
       listChanges: readers.reads.listChanges,
       integrityCheck: readers.reads.integrityCheck,
       domainCheck: readers.reads.domainCheck,
+      searchBacklog: readers.reads.searchBacklog,
       syncCommits: walSync.sync,
     },
     txReads: {

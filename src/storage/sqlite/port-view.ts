@@ -24,7 +24,7 @@ export type ConnectionMethods = Synchronous<Omit<Storage, LocalMethod | AsyncMet
 type LocalMethod = 'changeMark' | 'ownWriteMark' | 'unsyncedCommits' | 'keepsSearchBacklog';
 
 /** Methods that are promises already (reader threads, WAL syncs). */
-type AsyncMethod = 'searchMemories' | 'listMemories' | 'listStores' | 'listVersions' | 'listChanges' | 'integrityCheck' | 'domainCheck' | 'syncCommits';
+type AsyncMethod = 'searchMemories' | 'listMemories' | 'listStores' | 'listVersions' | 'listChanges' | 'integrityCheck' | 'domainCheck' | 'searchBacklog' | 'syncCommits';
 
 export interface PortParts {
   connection: ConnectionMethods;

@@ -55,8 +55,10 @@ function openDomainCheck(): () => string[] {
   registerClock(rw, () => now);
   return createCheckStatements(rw).domainCheck;
 }
+const search = createSearchStatements(db, noIndex);
 const reads: SyncReads = {
-  searchMemories: createSearchStatements(db, noIndex).searchMemories,
+  searchMemories: search.searchMemories,
+  searchBacklog: search.searchBacklog,
   listMemories: createMemoryStatements(db, createChildWalk(db)).listMemories,
   listStores: createStoreStatements(db, noIndex).listStores,
   listVersions: createVersionStatements(db, noIndex).listVersions,

@@ -25,7 +25,7 @@ export interface Readers {
   close(): void;
 }
 
-const METHODS: readonly ReadMethod[] = ['searchMemories', 'listMemories', 'listStores', 'listVersions', 'listChanges', 'integrityCheck', 'domainCheck'];
+const METHODS: readonly ReadMethod[] = ['searchMemories', 'listMemories', 'listStores', 'listVersions', 'listChanges', 'integrityCheck', 'domainCheck', 'searchBacklog'];
 
 /**
  * `inline` answers when no thread can (`threads` 0, `:memory:`, no compiled worker); `clock` is read

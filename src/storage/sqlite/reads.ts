@@ -15,6 +15,7 @@ export interface SyncReads {
   listChanges(storeId: string, q: ChangeQuery): Change[];
   integrityCheck(): string[];
   domainCheck(): string[];
+  searchBacklog(): number;
 }
 
 export type ReadMethod = keyof SyncReads;

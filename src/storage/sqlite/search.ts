@@ -87,8 +87,9 @@ export const SEARCH_SQL = {
     ORDER BY m.path`,
 };
 
-export function createSearchStatements(db: Db, index: SearchIndex): Pick<SyncReads, 'searchMemories'> & Pick<Synchronous<MaintenanceStorage>, 'indexSearchBacklog'> {
+export function createSearchStatements(db: Db, index: SearchIndex): Pick<SyncReads, 'searchMemories' | 'searchBacklog'> & Pick<Synchronous<MaintenanceStorage>, 'indexSearchBacklog'> {
   const q = {
+    backlog: db.prepare('SELECT count(*) FROM search_backlog').pluck(),
     rawEnd: db.prepare(SEARCH_SQL.rawEnd).pluck(),
     windowEnd: db.prepare(SEARCH_SQL.windowEnd).pluck(),
     ranked: db.prepare(SEARCH_SQL.ranked),
@@ -160,6 +161,7 @@ export function createSearchStatements(db: Db, index: SearchIndex): Pick<SyncRea
 
   return {
     indexSearchBacklog: index.indexSearchBacklog,
+    searchBacklog: () => q.backlog.get() as number,
     searchMemories(storeId: string, sq: SearchQuery): SearchPage {
       // The substring scan reads the rows themselves; only the index can lag behind a write.
       return sq.mode === 'fts' ? fts(storeId, sq) : substring(storeId, sq);
