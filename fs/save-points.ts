@@ -122,7 +122,7 @@ export function keepServed(ctx: MountContext, path: string, versionId: string): 
   ctx.served.set(path, versionId);
 }
 
-/** Bounded as `served` is (ops.ts servedAt): a path that falls out only costs its next open the pages. */
+/** Bounded as `served` is (keepServed): a path that falls out only costs its next open the pages. */
 export function keepPaged(ctx: MountContext, path: string, versionId: string): void {
   if (ctx.paged.size >= 20_000 && !ctx.paged.has(path)) ctx.paged.clear();
   ctx.paged.set(path, versionId);
