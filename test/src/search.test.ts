@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { MnemoError } from '../../src/domain/errors.js';
 import type { ImportedWrite } from '../../src/storage/sqlite/bulk.js';
 import { FTS_WINDOW, SCAN_ROWS, SEARCH_DRAIN_BATCHES, SEARCH_SQL } from '../../src/storage/sqlite/search.js';
-import { BATCH } from '../../src/storage/sqlite/search-index.js';
+import { TURN_BATCH } from '../../src/storage/sqlite/search-index.js';
 import type { SearchHit, SearchPage, SearchQuery } from '../../src/domain/types.js';
 import { openCore, queuedForSearch, type Core } from '../helpers/core.js';
 
@@ -112,6 +112,26 @@ describe('full-text search cost', () => {
     expect(rare.sort()).toEqual(Array.from({ length: FTS_WINDOW + 10 }, (_, i) => i).filter((i) => i % 3 === 0).map((i) => `/p/${String(i).padStart(5, '0')}.md`));
   });
 
+  it('indexes its backlog in short turns: at most TURN_BATCH memories, and about 400 KB of text, each', async () => {
+    // Each batch of its own blocks the event loop that serves every mount while it runs.
+    const core = await openCore();
+    const store = await core.service.createStore(core.caller, { name: 'turns', description: '', metadata: {} });
+    for (let i = 0; i < 10; i++) await core.service.createMemory(core.caller, store.id, { path: `/big${i}.md`, content: `big ${i} `.repeat(20_000).slice(0, 100_000) });
+    expect(await core.storage.indexSearchBacklog(10_000)).toBe(6);
+    expect(await core.storage.indexSearchBacklog(10_000)).toBe(2);
+    expect(await core.storage.indexSearchBacklog(10_000)).toBe(0);
+    const db = new Database(core.file);
+    const queue = db.prepare('INSERT INTO search_backlog (seq, indexed_version) VALUES (?, NULL)');
+    db.transaction(() => {
+      for (let i = 0; i < TURN_BATCH + 50; i++) queue.run(1_000_000 + i);
+    })();
+    db.close();
+    expect(await core.storage.indexSearchBacklog(10_000)).toBe(50);
+    expect(await core.storage.indexSearchBacklog(10_000)).toBe(0);
+    // Indexed for real, in those turns.
+    expect((await core.service.searchMemories(core.caller, store.id, query('big 7'))).data.map((r) => r.memory.path)).toContain('/big7.md');
+  });
+
   it('indexes a bounded backlog before searching and refuses, overloaded, past it', async () => {
     const core = await openCore();
     const storeId = await bulkStore(core, 3, (i) => `heron ${i}`);
@@ -119,7 +139,7 @@ describe('full-text search cost', () => {
     const db = new Database(core.file);
     const queue = db.prepare('INSERT INTO search_backlog (seq, indexed_version) VALUES (?, NULL)');
     db.transaction(() => {
-      for (let i = 0; i < SEARCH_DRAIN_BATCHES * BATCH + 500; i++) queue.run(1_000_000 + i);
+      for (let i = 0; i < SEARCH_DRAIN_BATCHES * TURN_BATCH + 500; i++) queue.run(1_000_000 + i);
     })();
     db.close();
     let refused: unknown;

@@ -25,7 +25,7 @@ import type { MaintenanceStorage } from '../port.js';
 import type { Synchronous, SyncReads } from './reads.js';
 import { toMemoryMeta, type MemoryRow } from '../common/rows.js';
 import { textOf } from './contents.js';
-import { BATCH, type SearchIndex } from './search-index.js';
+import { TURN_BATCH, type SearchIndex } from './search-index.js';
 import type { Db } from './tx.js';
 
 /**
@@ -41,8 +41,8 @@ export const FTS_WINDOWS_PER_REQUEST = 2;
 /** Substring scan budget per request: rows, and characters of content (a few MB of text is a few ms). */
 export const SCAN_ROWS = 2000;
 export const SCAN_CHARS = 2_000_000;
-/** Queued memories a search may index before it runs (sqlite/search-index.ts batches); past it, 503. */
-export const SEARCH_DRAIN_BATCHES = 4;
+/** Batches a search may index before it runs (sqlite/search-index.ts TURN_BATCH each, one per turn); past them, 503. */
+export const SEARCH_DRAIN_BATCHES = 20;
 
 const LIVE_M = '(m.expires_at IS NULL OR m.expires_at > mnemo_now())';
 const META_M =
@@ -179,7 +179,7 @@ export async function drainSearchBacklog(indexBatch: (max: number) => number | P
   let left = 1;
   for (let i = 0; i < SEARCH_DRAIN_BATCHES && left > 0; i++) {
     if (i > 0) await new Promise((resolve) => setImmediate(resolve));
-    left = await indexBatch(BATCH);
+    left = await indexBatch(TURN_BATCH);
   }
   if (left > 0) throw overloaded(left);
 }
