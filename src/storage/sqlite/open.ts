@@ -99,8 +99,8 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     checkpointer = startCheckpointer(file, _options.backgroundCheckpoints.log);
   }
   // Prepared before the write counter: index upkeep changes no memory, so it must not move the mark.
-  // Its batches commit without an fsync of their own: the WAL sync made for the writes takes them (walSync is made below).
-  const searchIndex = createSearchIndex(db, (fn) => walSync.relaxed(fn));
+  // Its batches commit without an fsync of their own (walSync, made below: derived data).
+  const searchIndex = createSearchIndex(db, (fn) => walSync.derived(fn));
   const writes = trackWrites(db);
   const changes = createChangeStatements(db, writes);
   const children = createChildWalk(db);

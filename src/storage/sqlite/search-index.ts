@@ -30,9 +30,10 @@ const TURN_CHARS = 400_000;
 const STORE_PAGE = 100;
 
 /**
- * `relaxed` runs a batch's transaction without waiting for the disk (sync.ts: the WAL's next sync
- * takes it): the index and its queue change in the same transaction, so a batch lost to a power
- * failure is still queued, and an fsync per batch would be most of a small batch's turn.
+ * `relaxed` runs a batch's transaction without waiting for the disk (sync.ts `derived`; the next
+ * WAL sync or durable commit takes it): the index and its queue change in the same transaction, so
+ * a batch lost to a power failure is still queued, and an fsync per batch would be a good part of
+ * a small batch's turn.
  */
 export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) => fn()): SearchIndex {
   const q = {

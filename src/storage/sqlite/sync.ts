@@ -25,6 +25,12 @@ export interface WalSync {
   /** The same for a transaction that spans awaits (open.ts keeps the connection to it meanwhile). */
   relaxedAsync<T>(fn: () => Promise<T>): Promise<T>;
   /**
+   * Runs `fn` at synchronous=NORMAL without counting it as a commit to sync: for derived data only
+   * (the search index and its queue, changed together), whose loss to a power failure leaves the
+   * work queued. No sync is owed for it, so nothing waits for one and the gauge stays honest.
+   */
+  derived<T>(fn: () => T): T;
+  /**
    * Sets synchronous=NORMAL for a transaction opened next and committed later by hand (a held batch:
    * sqlite/write-behind.ts); the function returned puts FULL back once it has ended, and counts its
    * commit if it committed. `synchronous` cannot change inside a transaction.
@@ -95,6 +101,15 @@ export function createWalSync(db: Db, file: string, onSync?: (seconds: number) =
         const result = fn();
         committed++;
         return result;
+      } finally {
+        db.pragma('synchronous = FULL');
+      }
+    },
+    derived<T>(fn: () => T): T {
+      if (db.inTransaction) return fn();
+      db.pragma('synchronous = NORMAL');
+      try {
+        return fn();
       } finally {
         db.pragma('synchronous = FULL');
       }
