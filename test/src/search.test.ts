@@ -120,6 +120,12 @@ describe('full-text search cost', () => {
     expect(await core.storage.indexSearchBacklog(10_000)).toBe(6);
     expect(await core.storage.indexSearchBacklog(10_000)).toBe(2);
     expect(await core.storage.indexSearchBacklog(10_000)).toBe(0);
+    // Taking a text out costs many times putting one in: a changed big memory is a turn of its own.
+    const big = (await core.service.listMemories(core.caller, store.id, { pathPrefix: '/', depth: 0, limit: 3, page: null, view: 'basic' })).data;
+    for (const item of big) if (item.type === 'memory') await core.service.updateMemory(core.caller, store.id, item.memory.id, { content: 'small now' });
+    expect(await core.storage.indexSearchBacklog(10_000)).toBe(2);
+    expect(await core.storage.indexSearchBacklog(10_000)).toBe(1);
+    expect(await core.storage.indexSearchBacklog(10_000)).toBe(0);
     const db = new Database(core.file);
     const queue = db.prepare('INSERT INTO search_backlog (seq, indexed_version) VALUES (?, NULL)');
     db.transaction(() => {

@@ -7,7 +7,7 @@
 export interface MaintenanceStorage {
   /** Deletes memories that expired at or before `now` (as the next write would), at most `max` in one transaction; returns how many. */
   purgeExpiredMemories(now: string, max?: number): Promise<number>;
-  /** Indexes up to `max` memories written since their last indexing, in one transaction; returns how many still wait. */
+  /** Indexes up to `max` memories written since their last indexing, in one transaction; returns how many still wait (SQLite counts up to 10,000 of them). */
   indexSearchBacklog(max: number): Promise<number>;
   /**
    * How much waits for `indexSearchBacklog` now: queued memories (and, on PostgreSQL, new texts not

@@ -26,6 +26,14 @@ const BATCH_CHARS = 2_000_000;
  */
 export const TURN_BATCH = 200;
 const TURN_CHARS = 400_000;
+/**
+ * Taking a text out of the index (secure-delete: its pages rewritten) cost about 15 times as much
+ * per character as putting one in here, so a re-indexed memory's old text counts this many times
+ * against the budget: a burst of renames re-indexes in turns as short as a burst of new files.
+ */
+const UNINDEX_WEIGHT = 16;
+/** What a batch says still waits is counted up to this (searchBacklog() counts it all, off the serving thread). */
+export const PENDING_COUNTED = 10_000;
 /** Memories read per page when a store's are taken out of the index: bounds the text held at once. */
 const STORE_PAGE = 100;
 
@@ -38,7 +46,8 @@ const STORE_PAGE = 100;
 export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) => fn()): SearchIndex {
   const q = {
     any: db.prepare('SELECT EXISTS (SELECT 1 FROM search_backlog)').pluck(),
-    pending: db.prepare('SELECT count(*) FROM search_backlog').pluck(),
+    // Counted after every batch, so bounded: a count of a long queue each turn would grow with it.
+    pending: db.prepare(`SELECT count(*) FROM (SELECT 1 FROM search_backlog LIMIT ${PENDING_COUNTED})`).pluck(),
     queued: db.prepare('SELECT seq, indexed_version FROM search_backlog ORDER BY seq LIMIT ?'),
     // The text the index holds for a queued memory is that of the version it was indexed at.
     indexedText: db.prepare(`SELECT path, ${versionContent('versions')} AS content FROM versions WHERE id = ?`),
@@ -51,7 +60,7 @@ export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) 
     storePage: db.prepare(`SELECT seq, path, ${textOf('memories')} AS content FROM memories WHERE store_id = ? AND path > ? ORDER BY path LIMIT ?`),
   };
 
-  function indexBatch(max: number, maxChars = BATCH_CHARS): number {
+  function indexBatch(max: number, maxChars = BATCH_CHARS, unindexWeight = 1): number {
     let chars = 0;
     let last: number | null = null;
     for (const b of q.queued.all(max) as { seq: number; indexed_version: string | null }[]) {
@@ -59,7 +68,7 @@ export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) 
       const old = b.indexed_version === null ? undefined : (q.indexedText.get(b.indexed_version) as Text | undefined);
       if (old && old.content !== null && old.path !== null) {
         q.unindex.run(b.seq, old.path, old.content);
-        chars += old.content.length;
+        chars += old.content.length * unindexWeight;
       }
       // No memory row: a deleted memory, which only leaves the index.
       const now = q.current.get(b.seq) as Text | undefined;
@@ -78,7 +87,7 @@ export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) 
   function indexSearchBacklog(max: number): number {
     // Checked first so that an idle server's upkeep and every search stay reads.
     if (!q.any.get()) return 0;
-    return relaxed(() => batchTx.immediate(Math.min(max, TURN_BATCH), TURN_CHARS));
+    return relaxed(() => batchTx.immediate(Math.min(max, TURN_BATCH), TURN_CHARS, UNINDEX_WEIGHT));
   }
 
   function indexQueued(): void {
