@@ -172,10 +172,10 @@ describe('the search index', () => {
     expect(indexed(db)).toEqual(seqs);
   });
 
-  it('ends a batch early once about 2 MB of text is tokenized, so one batch never blocks for long', async () => {
+  it('ends a batch early once about 400 KB of text is tokenized, so one batch never blocks for long', async () => {
     const { service, caller, store, search } = await openTimedCore();
     for (let i = 0; i < 25; i++) await service.createMemory(caller, store.id, { path: `/big/${i}.md`, content: `big${i} `.padEnd(100_000, 'x') });
-    expect(await service.indexSearchBacklog(500)).toBe(5);
+    expect(await service.indexSearchBacklog(500)).toBe(21);
     expect(await search('big24')).toEqual(['/big/24.md']);
   });
 
