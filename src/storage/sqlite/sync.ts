@@ -91,28 +91,27 @@ export function createWalSync(db: Db, file: string, onSync?: (seconds: number) =
     }
   }
 
+  /** One transaction at synchronous=NORMAL, FULL again after it. */
+  function atNormal<T>(fn: () => T): T {
+    // Prepared on every call on purpose: SQLite applies `synchronous` when the pragma is
+    // compiled, not when it runs, so a statement prepared once would set it only once.
+    db.pragma('synchronous = NORMAL');
+    try {
+      return fn();
+    } finally {
+      db.pragma('synchronous = FULL');
+    }
+  }
+
   return {
     relaxed<T>(fn: () => T): T {
       if (db.inTransaction) return fn();
-      // Prepared on every call on purpose: SQLite applies `synchronous` when the pragma is
-      // compiled, not when it runs, so a statement prepared once would set it only once.
-      db.pragma('synchronous = NORMAL');
-      try {
-        const result = fn();
-        committed++;
-        return result;
-      } finally {
-        db.pragma('synchronous = FULL');
-      }
+      const result = atNormal(fn);
+      committed++;
+      return result;
     },
     derived<T>(fn: () => T): T {
-      if (db.inTransaction) return fn();
-      db.pragma('synchronous = NORMAL');
-      try {
-        return fn();
-      } finally {
-        db.pragma('synchronous = FULL');
-      }
+      return db.inTransaction ? fn() : atNormal(fn);
     },
     async relaxedAsync<T>(fn: () => Promise<T>): Promise<T> {
       if (db.inTransaction) return fn();
