@@ -37,11 +37,13 @@ const LOGGED_COMMANDS = new Set(['serve', 'mount', 'mcp']);
 
 /**
  * Every process that writes (serve, mount, mcp) indexes its own writes for search; returns the stop.
- * Both engines keep a backlog (on PostgreSQL every server indexes from the one shared queue).
+ * Both engines keep a backlog (on PostgreSQL every server indexes from the one shared queue). Once
+ * the queue is empty, the same turns remove deleted stores' rows (SQLite: sqlite/store-purge.ts).
  */
 function indexInBackground(service: Service, storage: Storage): () => void {
   if (!storage.keepsSearchBacklog()) return () => {};
-  return startSearchUpkeep({ index: service.indexSearchBacklog, changeMark: storage.changeMark, log });
+  const index = async (max: number): Promise<number> => (await service.indexSearchBacklog(max)) || Number(await service.purgeDeletedStores());
+  return startSearchUpkeep({ index, changeMark: storage.changeMark, log });
 }
 
 /**

@@ -205,6 +205,8 @@ export function createService({
     },
     /** Indexes up to `max` written memories for search; returns how many still wait (the server runs it every 200 ms). */
     indexSearchBacklog: (max: number): Promise<number> => storage.indexSearchBacklog(max),
+    /** One short step of removing deleted stores' rows (SQLite); false once none remain (the server runs it with the indexing). */
+    purgeDeletedStores: (): Promise<boolean> => storage.purgeDeletedStores(),
     /** The operations over a transaction's `tx` (a group commit's, an `atomic`'s): their storage calls join it. */
     operationsOn: over,
 

@@ -8,7 +8,9 @@ import { describe, expect, it } from 'vitest';
 import { connectMcp } from '../helpers/mcp.js';
 import { FUSE_AVAILABLE, NO_FUSE_REASON, eventually, run, sh } from '../helpers/mount.js';
 import { rawRequest, type RawResponse, useServer } from '../helpers/sdk.js';
+import Database from 'better-sqlite3';
 import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { makeTempDir, runCli, type RunningServer } from '../helpers/server.js';
 
 interface WireSession {
@@ -168,6 +170,25 @@ describe('GET /metrics: the search backlog', () => {
     const found = await rawRequest(server.url, 'GET', `/v1/memory_stores/${store.id}/search?q=29`, { apiKey: server.adminKey });
     expect(found.status).toBe(200);
     expect(JSON.stringify(found.body)).toContain('/m29.md');
+  });
+
+  it('a deleted store is gone at once, and the upkeep then removes its rows from the database file', async () => {
+    const store = (await post(server, '/v1/memory_stores', { name: 'doomed' })).body as { id: string };
+    for (let i = 0; i < 30; i++) expect((await post(server, `/v1/memory_stores/${store.id}/memories`, { path: `/m${i}.md`, content: `tern ${i}` })).status).toBe(200);
+    const db = new Database(join(server.dataDir, 'mnemo.db'), { readonly: true });
+    try {
+      const rows = () => db.prepare('SELECT (SELECT count(*) FROM stores WHERE id = ?) + (SELECT count(*) FROM versions WHERE store_id = ?)').pluck().get(store.id, store.id) as number;
+      expect(rows()).toBe(31);
+      expect((await rawRequest(server.url, 'DELETE', `/v1/memory_stores/${store.id}`, { apiKey: server.adminKey })).status).toBe(200);
+      expect((await rawRequest(server.url, 'GET', `/v1/memory_stores/${store.id}`, { apiKey: server.adminKey })).status).toBe(404);
+      expect(await eventually(async () => {
+        const n = rows();
+        if (n !== 0) throw new Error(`${n} rows left`);
+        return n;
+      }, 15_000)).toBe(0);
+    } finally {
+      db.close();
+    }
   });
 });
 

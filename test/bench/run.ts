@@ -3,7 +3,7 @@
  * ceiling and a mnemo session mount (ratios per run, medians over runs); API throughput and
  * latency on an empty and a large store; mount latencies at scale; server RSS with 10 sessions;
  * search latency and event-loop stall at 100 and 100,000 memories (search.ts).
- * BENCH_QUICK=1 makes a short run; BENCH_ONLY=search, BENCH_ONLY=isolation, BENCH_ONLY=feed, BENCH_ONLY=crosshost, BENCH_ONLY=fork, BENCH_ONLY=engines or BENCH_ONLY=files runs those figures alone;
+ * BENCH_QUICK=1 makes a short run; BENCH_ONLY=search, BENCH_ONLY=isolation, BENCH_ONLY=feed, BENCH_ONLY=crosshost, BENCH_ONLY=fork, BENCH_ONLY=delete, BENCH_ONLY=engines or BENCH_ONLY=files runs those figures alone;
  * BENCH_RUNS=n sets the number of file-workload runs (default 5, 1 with BENCH_QUICK).
  * It never fails on a slow machine: misses are reported, exit 0.
  */
@@ -19,6 +19,7 @@ import { enginesSection } from './engines.js';
 import { feedSection } from './feed.js';
 import { crossHostSection } from './cross-host.js';
 import { forkSection } from './fork.js';
+import { deleteSection } from './delete.js';
 import { isolationSection } from './isolation.js';
 import { searchSection } from './search.js';
 import { rssMiB, startCeiling, startMnemo, startTmpfs, workload, type Mnemo, type Target } from './targets.js';
@@ -150,6 +151,13 @@ async function main(): Promise<void> {
     return;
   }
 
+  if (process.env['BENCH_ONLY'] === 'delete') {
+    const del = fuse ? await deleteSection(QUICK, log) : { lines: ['Store deletion figures skipped: /dev/fuse is missing.\n'], found: [] };
+    out.push(...del.lines, `Store deletion figures alone (BENCH_ONLY=delete) in ${((performance.now() - started) / 1000).toFixed(0)} s.\n`, '### Targets\n', checks(del.found), '');
+    process.stdout.write(out.join('\n') + '\n');
+    return;
+  }
+
   if (process.env['BENCH_ONLY'] === 'engines') {
     const engines = await enginesSection(QUICK, log, ENGINE_RUNS);
     out.push(...engines.lines, `Engine figures alone (BENCH_ONLY=engines) in ${((performance.now() - started) / 1000).toFixed(0)} s.\n`, '### Targets\n', checks(engines.found), '');
@@ -221,6 +229,9 @@ async function main(): Promise<void> {
   log('fork: 10,000 memories');
   const fork = await forkSection(QUICK, log);
   found.push(...fork.found);
+  log('delete: a big store deleted beside a mount');
+  const del = fuse ? await deleteSection(QUICK, log) : { lines: ['Store deletion figures skipped: /dev/fuse is missing.\n'], found: [] };
+  found.push(...del.found);
   log('engines: PostgreSQL beside SQLite');
   const engines = await enginesSection(QUICK, log, ENGINE_RUNS);
   found.push(...engines.found);
@@ -233,6 +244,7 @@ async function main(): Promise<void> {
   out.push(...feed.lines);
   out.push(...crossHost.lines);
   out.push(...fork.lines);
+  out.push(...del.lines);
   out.push(...engines.lines);
   out.push('### Resident memory\n');
   out.push(`- server after the file workloads (1 session, ~${fmt(RUNS * 2500 + 2000)} memories): ${fmt(smallRss, 1)} MiB`);

@@ -5,8 +5,20 @@
  */
 /** Back to before migration 11 (history by path; migration 12 is undone first): its indexes and column go, the append-only trigger is migration 9's. */
 /** Back to before migration 16 (web console sign-ins in the database, issue 14). */
-/** Back to before migration 17 (memory rows name their text by sha only, issue 15): the row holds its text again. */
-export const UNDO_MIGRATION_17 = `DROP TRIGGER search_backlog_update;
+/** Back to before migration 18 (deleted stores hidden, then removed in steps): the delete trigger is migration 9's. */
+export const UNDO_MIGRATION_18 = `DROP TRIGGER versions_append_only_delete;
+CREATE TRIGGER versions_append_only_delete BEFORE DELETE ON versions
+WHEN EXISTS (SELECT 1 FROM stores WHERE id = OLD.store_id)
+  AND NOT EXISTS (SELECT 1 FROM version_prunes WHERE version_id = OLD.id)
+BEGIN
+  SELECT RAISE(ABORT, 'memory versions are append-only: only deleting the store, or a recorded prune, removes them');
+END;
+DROP INDEX stores_deleted;
+ALTER TABLE stores DROP COLUMN deleted_at;
+`;
+
+/** Back to before migration 17 (memory rows name their text by sha only, issue 15): the row holds its text again; migration 18 is undone first. */
+export const UNDO_MIGRATION_17 = UNDO_MIGRATION_18 + `DROP TRIGGER search_backlog_update;
 ALTER TABLE memories ADD COLUMN content TEXT NOT NULL DEFAULT '';
 UPDATE memories SET content = (SELECT c.content FROM contents c WHERE c.sha256 = memories.content_sha256);
 CREATE TRIGGER search_backlog_update AFTER UPDATE OF path, content ON memories BEGIN

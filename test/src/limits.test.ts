@@ -53,6 +53,7 @@ describe('store usage', () => {
     await check();
     expect((await storage.storeUsage(store.id)).memories).toBe(2);
     await service.deleteStore(caller, store.id);
+    while (await service.purgeDeletedStores());
     expect(await storage.storeUsage(store.id)).toEqual({ memories: 0, bytes: 0 });
     expect(await storage.domainCheck()).toEqual([]);
   });

@@ -601,6 +601,8 @@ describe('deleting stores', () => {
     await core.service.deleteStore(core.caller, doomed.id);
     expect(await codeOf(() => core.service.getStore(core.caller, doomed.id))).toBe('not_found');
     expect(await codeOf(() => core.service.listMemories(core.caller, doomed.id, memoryQuery()))).toBe('not_found');
+    // The rows themselves go in the upkeep's steps.
+    while (await core.service.purgeDeletedStores());
     expect(await core.storage.getMemory(doomed.id, doomedMemory.id)).toBeNull();
     expect(await core.storage.getVersion(doomed.id, doomedMemory.versionId)).toBeNull();
     expect((await core.storage.listVersions(doomed.id, versionQuery())).data).toEqual([]);

@@ -31,7 +31,7 @@ export interface ForkStorage {
   copyForkBatch(input: ForkBatchInput): Promise<string | null>;
   /** Makes the hidden store visible; returns it as stored. */
   publishFork(storeId: string): Promise<Store>;
-  /** Deletes a hidden store (a fork that failed part-way); a published store is left alone. */
+  /** Deletes a hidden store (a fork that failed part-way), as `deleteStore` does; a published store is left alone. */
   abandonFork(storeId: string): Promise<void>;
   /**
    * Deletes one hidden store whose fork began before `before` (a fork cut short by a crash: a live

@@ -10,6 +10,13 @@ export interface MaintenanceStorage {
   /** Indexes up to `max` memories written since their last indexing, in one transaction; returns how many still wait (SQLite counts up to 10,000 of them). */
   indexSearchBacklog(max: number): Promise<number>;
   /**
+   * One short step of removing deleted stores' rows; returns whether steps remain. SQLite hides a
+   * deleted store at once and removes its rows here, in slices (sqlite/store-purge.ts), since one
+   * transaction of a big store's rows would hold the serving thread for seconds; PostgreSQL deletes
+   * them in the request's own transaction, on the database server, and has none.
+   */
+  purgeDeletedStores(): Promise<boolean>;
+  /**
    * How much waits for `indexSearchBacklog` now: queued memories (and, on PostgreSQL, new texts not
    * yet in the trigram index), the sum its last batch would return. Counted (it grows with the
    * queue): SQLite answers on a reader thread, so it sees committed writes only.

@@ -233,6 +233,8 @@ function composeStorage(url: string, pool: pg.Pool, options: PostgresOptions): P
     // Off the write path (search-index.ts), on the pool: indexing moves no change mark.
     indexSearchBacklog: (max: number) => guard(() => indexBacklog(pool, max)),
     searchBacklog: () => guard(() => backlogSize(pool)),
+    // A store's delete takes its rows in the request's transaction, on the database server.
+    purgeDeletedStores: async () => false,
     keepsSearchBacklog: () => true,
     // Closing twice is harmless (pg refuses a second end()).
     close: async () => {

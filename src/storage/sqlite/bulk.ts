@@ -22,7 +22,7 @@ export interface ImportedWrite extends WriteStamp {
 
 export function createBulkImport(db: Db, index: SearchIndex): (storeId: string, writes: ImportedWrite[]) => void {
   const q = {
-    store: db.prepare('SELECT 1 FROM stores WHERE id = ? AND archived_at IS NULL'),
+    store: db.prepare('SELECT 1 FROM stores WHERE id = ? AND archived_at IS NULL AND deleted_at IS NULL'),
     insert: db.prepare(
       `INSERT INTO memories (id, store_id, path, content_sha256, content_size_bytes, version_id, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,

@@ -38,7 +38,7 @@ export function createCheckStatements(db: Db): Pick<SyncReads, 'domainCheck' | '
     orphanMemories: db.prepare('SELECT id, store_id FROM memories WHERE store_id NOT IN (SELECT id FROM stores)'),
     receipts: db.prepare(
       `SELECT r.workspace_id, r.route, r.idem_key, r.body, r.store_id, r.version_id,
-              (SELECT 1 FROM stores s WHERE s.id = r.store_id) AS store_exists,
+              (SELECT 1 FROM stores s WHERE s.id = r.store_id AND s.deleted_at IS NULL) AS store_exists,
               (SELECT 1 FROM versions v WHERE v.id = r.version_id AND v.store_id = r.store_id) AS version_exists,
               (SELECT v.redacted_at IS NOT NULL FROM versions v WHERE v.id = r.version_id AND v.store_id = r.store_id) AS version_redacted
        FROM idempotency_receipts r`,

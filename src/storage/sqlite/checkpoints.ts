@@ -15,7 +15,7 @@ const EXPIRED = '(expires_at IS NOT NULL AND expires_at <= mnemo_now()) AS expir
 
 export function createCheckpointStatements(db: Db): Synchronous<CheckpointStorage> {
   const q = {
-    storeState: db.prepare('SELECT archived_at FROM stores WHERE id = ?'),
+    storeState: db.prepare('SELECT archived_at FROM stores WHERE id = ? AND deleted_at IS NULL'),
     head: db.prepare('SELECT checkpoint_id, revision FROM checkpoint_heads WHERE store_id = ? AND agent_id = ? AND session_id = ?'),
     insert: db.prepare(
       `INSERT INTO checkpoints (id, store_id, agent_id, session_id, revision, bundle, size_bytes, created_at, actor_type, actor_id)

@@ -55,7 +55,11 @@ export function createExpiryPurge(db: Db) {
  */
 export function createExpirySweep(db: Db): (now: string, max?: number) => number {
   const purge = createExpiryPurge(db);
-  const stores = db.prepare('SELECT DISTINCT store_id FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?');
+  // Not a deleted store's: its rows are on their way out (sqlite/store-purge.ts).
+  const stores = db.prepare(
+    `SELECT DISTINCT store_id FROM memories
+     WHERE expires_at IS NOT NULL AND expires_at <= ? AND store_id NOT IN (SELECT id FROM stores WHERE deleted_at IS NOT NULL)`,
+  );
   return writeTx(db, (now: string, max: number = Number.MAX_SAFE_INTEGER): number => {
     let n = 0;
     for (const { store_id } of stores.all(now) as { store_id: string }[]) {

@@ -10,16 +10,15 @@ import { createVersionAppend } from './commit-order.js';
 import { AT_COLUMNS, type AtRow } from '../common/history-rows.js';
 import { actorColumns, toStore, type StoreRow } from '../common/rows.js';
 import type { Synchronous } from './reads.js';
-import type { SearchIndex } from './search-index.js';
 import { writeTx, type Db } from './tx.js';
 
-export function createForkStatements(db: Db, index: SearchIndex): Synchronous<ForkStorage> {
+export function createForkStatements(db: Db): Synchronous<ForkStorage> {
   const q = {
     insertStore: db.prepare(
       `INSERT INTO stores (id, workspace_id, name, description, metadata, created_at, updated_at, archived_at, retention, forked_from, forking_since)
        VALUES (@id, @workspaceId, @name, @description, @metadata, @createdAt, @updatedAt, NULL, NULL, @forkedFrom, @createdAt)`,
     ),
-    hidden: db.prepare('SELECT 1 FROM stores WHERE id = ? AND forking_since IS NOT NULL'),
+    hidden: db.prepare('SELECT 1 FROM stores WHERE id = ? AND forking_since IS NOT NULL AND deleted_at IS NULL'),
     // versions_by_memory (store_id, memory_id, seq): the next memory ids of the source, in order.
     memoryIds: db.prepare('SELECT DISTINCT memory_id FROM versions WHERE store_id = ? AND memory_id > ? ORDER BY memory_id LIMIT ?').pluck(),
     latestAt: db.prepare(
@@ -32,17 +31,15 @@ export function createForkStatements(db: Db, index: SearchIndex): Synchronous<Fo
     ),
     publish: db.prepare('UPDATE stores SET forking_since = NULL WHERE id = ? AND forking_since IS NOT NULL'),
     get: db.prepare('SELECT * FROM stores WHERE id = ?'),
-    abandon: db.prepare('DELETE FROM stores WHERE id = ? AND forking_since IS NOT NULL'),
+    // Deleted as any store is: hidden at once, its rows removed in steps (sqlite/store-purge.ts).
+    abandon: db.prepare(`UPDATE stores SET deleted_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ? AND forking_since IS NOT NULL AND deleted_at IS NULL`),
     countContents: db.prepare('SELECT count(*) FROM contents').pluck(),
-    abandoned: db.prepare('SELECT id FROM stores WHERE forking_since IS NOT NULL AND forking_since < ? ORDER BY seq LIMIT 1').pluck(),
+    abandoned: db.prepare('SELECT id FROM stores WHERE forking_since IS NOT NULL AND forking_since < ? AND deleted_at IS NULL ORDER BY seq LIMIT 1').pluck(),
   };
   const appendVersion = createVersionAppend(db);
   const mode = attrsOfNewMemory(undefined, undefined).mode;
 
   const abandonFork = writeTx(db, (storeId: string): void => {
-    if (!q.hidden.get(storeId)) return;
-    // As deleteStore does: the index forgets these memories while their text is still there.
-    index.unindexStore(storeId);
     q.abandon.run(storeId);
   });
 

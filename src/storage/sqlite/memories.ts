@@ -22,7 +22,8 @@ type MemoryStatements = Omit<Synchronous<port.MemoryStorage>, 'getVersion' | 'li
 
 export function createMemoryStatements(db: Db, children: ChildWalk): MemoryStatements {
   const q = {
-    storeState: db.prepare('SELECT archived_at FROM stores WHERE id = ?'),
+    // A deleted store takes no write while its rows are removed (sqlite/store-purge.ts).
+    storeState: db.prepare('SELECT archived_at FROM stores WHERE id = ? AND deleted_at IS NULL'),
     byId: db.prepare(`SELECT *, ${textOf('memories')} AS content FROM memories WHERE store_id = ? AND id = ? AND ${LIVE}`),
     byPath: db.prepare(`SELECT *, ${textOf('memories')} AS content FROM memories WHERE store_id = ? AND path = ? AND ${LIVE}`),
     descendant: db.prepare('SELECT id, path FROM memories WHERE store_id = ? AND path > ? AND path < ? AND id != ? LIMIT 1'),

@@ -33,6 +33,7 @@ import { createWalSync } from './sync.js';
 import { createWriteBehind } from './write-behind.js';
 import { createVersionStatements } from './versions.js';
 import { createForkStatements } from './forks.js';
+import { createStorePurge } from './store-purge.js';
 import { createFeedStatements } from './feed.js';
 import { createRetention } from './retention.js';
 import { DEFAULT_READERS, openReaders } from './readers.js';
@@ -107,7 +108,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
   const walSync = createWalSync(db, file, _options.onSync);
   const search = createSearchStatements(db, searchIndex);
   const checks = createCheckStatements(db);
-  const stores = createStoreStatements(db, searchIndex);
+  const stores = createStoreStatements(db);
   const memoryRows = createMemoryStatements(db, children);
   const mountView = createMountViewStatements(db, children);
   const versions = createVersionStatements(db, searchIndex);
@@ -139,7 +140,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     ...createCheckpointStatements(db),
     ...createAuditStatements(db),
     ...createConsoleSessionStatements(db),
-    ...createForkStatements(db, searchIndex),
+    ...createForkStatements(db),
     // The history role's point lookup and its writes (each a bounded batch: sqlite/retention.ts).
     previousVersion: feed.previousVersion,
     lastCommitSeq: feed.lastCommitSeq,
@@ -147,6 +148,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     pruneVersions: retention.pruneVersions,
     purgeExpiredMemories: createExpirySweep(db),
     indexSearchBacklog: search.indexSearchBacklog,
+    ...createStorePurge(db, searchIndex, (fn) => walSync.derived(fn)),
   };
   const writeBehind = _options.writeBehind && file !== ':memory:' ? createWriteBehind(db, file, walSync, memoryRows, _options.writeBehind) : null;
   const { port, gate } = bindPort(db, walSync, {

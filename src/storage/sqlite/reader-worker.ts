@@ -41,7 +41,7 @@ let now = '';
 registerClock(db, () => now);
 
 // The writer indexes the search backlog before it sends a search here: the reader's part is a no-op.
-const noIndex: SearchIndex = { indexQueued() {}, indexSearchBacklog: () => 0, unindexStore() {} };
+const noIndex: SearchIndex = { indexQueued() {}, indexSearchBacklog: () => 0 };
 const checks = createCheckStatements(db);
 /**
  * FTS5's integrity check is an INSERT command, which a read-only connection refuses: the domain
@@ -60,7 +60,7 @@ const reads: SyncReads = {
   searchMemories: search.searchMemories,
   searchBacklog: search.searchBacklog,
   listMemories: createMemoryStatements(db, createChildWalk(db)).listMemories,
-  listStores: createStoreStatements(db, noIndex).listStores,
+  listStores: createStoreStatements(db).listStores,
   listVersions: createVersionStatements(db, noIndex).listVersions,
   listChanges: createFeedStatements(db).listChanges,
   integrityCheck: checks.integrityCheck,

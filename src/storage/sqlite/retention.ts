@@ -14,7 +14,7 @@ import { afterCommit, writeTx, type Db } from './tx.js';
 
 export function createRetention(db: Db, index: SearchIndex) {
   const q = {
-    stores: db.prepare("SELECT id, retention FROM stores WHERE retention IS NOT NULL AND archived_at IS NULL ORDER BY seq"),
+    stores: db.prepare("SELECT id, retention FROM stores WHERE retention IS NOT NULL AND archived_at IS NULL AND deleted_at IS NULL ORDER BY seq"),
     candidates: db.prepare(
       `SELECT w.id, w.memory_id, w.path, w.path_seq, w.commit_seq FROM
          (SELECT id, store_id, memory_id, path, path_seq, created_at, seq, commit_seq FROM versions

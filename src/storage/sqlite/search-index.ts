@@ -7,15 +7,13 @@ import { textOf, versionContent } from './contents.js';
 import type { Db } from './tx.js';
 
 export interface SearchIndex {
-  /** Re-indexes everything queued, batch by batch, inside the caller's transaction (bulk import, redaction, store deletion). */
+  /** Re-indexes everything queued, batch by batch, inside the caller's transaction (bulk import, redaction). */
   indexQueued(): void;
   /** Re-indexes up to `max` queued memories in one transaction; returns how many stay queued. Without a queue it takes no write lock. */
   indexSearchBacklog(max: number): number;
-  /** Inside the caller's transaction, before a store's delete takes its versions (the text a removal needs). */
-  unindexStore(storeId: string): void;
 }
 
-/** A batch inside a caller's transaction (bulk import, redaction, a store's deletion): no turn ends between them. */
+/** A batch inside a caller's transaction (bulk import, redaction): no turn ends between them. */
 export const BATCH = 1000;
 /** ... and the text it tokenizes (old and new) at most. */
 const BATCH_CHARS = 2_000_000;
@@ -34,8 +32,6 @@ const TURN_CHARS = 400_000;
 const UNINDEX_WEIGHT = 16;
 /** What a batch says still waits is counted up to this (searchBacklog() counts it all, off the serving thread). */
 export const PENDING_COUNTED = 10_000;
-/** Memories read per page when a store's are taken out of the index: bounds the text held at once. */
-const STORE_PAGE = 100;
 
 /**
  * `relaxed` runs a batch's transaction without waiting for the disk (sync.ts `derived`; the next
@@ -57,7 +53,6 @@ export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) 
     unindex: db.prepare(`INSERT INTO memories_fts (memories_fts, rowid, path, content) VALUES ('delete', ?, ?, ?)`),
     index: db.prepare('INSERT INTO memories_fts (rowid, path, content) VALUES (?, ?, ?)'),
     done: db.prepare('DELETE FROM search_backlog WHERE seq <= ?'),
-    storePage: db.prepare(`SELECT seq, path, ${textOf('memories')} AS content FROM memories WHERE store_id = ? AND path > ? ORDER BY path LIMIT ?`),
   };
 
   function indexBatch(max: number, maxChars = BATCH_CHARS, unindexWeight = 1): number {
@@ -94,21 +89,7 @@ export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) 
     while (indexBatch(BATCH) > 0);
   }
 
-  return {
-    indexQueued,
-    indexSearchBacklog,
-    unindexStore(storeId) {
-      // Once the queue is empty the index holds each memory's current row, which is what to remove.
-      indexQueued();
-      for (let after = ''; ; ) {
-        const rows = q.storePage.all(storeId, after, STORE_PAGE) as { seq: number; path: string; content: string }[];
-        for (const r of rows) q.unindex.run(r.seq, r.path, r.content);
-        const last = rows[rows.length - 1];
-        if (!last || rows.length < STORE_PAGE) return;
-        after = last.path;
-      }
-    },
-  };
+  return { indexQueued, indexSearchBacklog };
 }
 
 /** A path and content; a redacted version has neither. */

@@ -6,21 +6,24 @@ import { seqBefore, seqPage } from '../cursor.js';
 import type { StoreStorage } from '../port.js';
 import { toStore, type StoreRow } from '../common/rows.js';
 import type { Synchronous, SyncReads } from './reads.js';
-import type { SearchIndex } from './search-index.js';
 import { writeTx, type Db } from './tx.js';
 
-export function createStoreStatements(db: Db, index: SearchIndex): Omit<Synchronous<StoreStorage>, 'listStores'> & Pick<SyncReads, 'listStores'> {
+/** A store anyone may see: not a fork still being built, not deleted. */
+export const SHOWN = 'forking_since IS NULL AND deleted_at IS NULL';
+
+export function createStoreStatements(db: Db): Omit<Synchronous<StoreStorage>, 'listStores'> & Pick<SyncReads, 'listStores'> {
   const q = {
     insertStore: db.prepare(
       `INSERT INTO stores (id, workspace_id, name, description, metadata, created_at, updated_at, archived_at, retention)
        VALUES (@id, @workspaceId, @name, @description, @metadata, @createdAt, @updatedAt, @archivedAt, @retention)`,
     ),
-    // A fork being built (forking_since set) is no store yet to anyone (sqlite/schema/forks.ts).
-    getStore: db.prepare('SELECT * FROM stores WHERE id = ? AND workspace_id = ? AND forking_since IS NULL'),
-    getStoreById: db.prepare('SELECT * FROM stores WHERE id = ? AND forking_since IS NULL'),
+    // A fork being built (forking_since set) is no store yet to anyone (sqlite/schema/forks.ts), and a
+    // deleted one (deleted_at set) none any more while its rows are removed (sqlite/store-purge.ts).
+    getStore: db.prepare(`SELECT * FROM stores WHERE id = ? AND workspace_id = ? AND ${SHOWN}`),
+    getStoreById: db.prepare(`SELECT * FROM stores WHERE id = ? AND ${SHOWN}`),
     listStores: db.prepare(
       `SELECT * FROM stores
-       WHERE workspace_id = @ws AND seq < @before AND forking_since IS NULL
+       WHERE workspace_id = @ws AND seq < @before AND ${SHOWN}
          AND (@all = 1 OR archived_at IS NULL)
          AND (@only IS NULL OR id IN (SELECT value FROM json_each(@only)))
          AND (@gte IS NULL OR created_at >= @gte) AND (@lte IS NULL OR created_at <= @lte)
@@ -30,7 +33,7 @@ export function createStoreStatements(db: Db, index: SearchIndex): Omit<Synchron
       'UPDATE stores SET name = ?, description = ?, metadata = ?, retention = ?, updated_at = ? WHERE id = ?',
     ),
     archiveStore: db.prepare('UPDATE stores SET archived_at = ?, updated_at = ? WHERE id = ?'),
-    deleteStore: db.prepare('DELETE FROM stores WHERE id = ? AND workspace_id = ?'),
+    hideStore: db.prepare(`UPDATE stores SET deleted_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ? AND workspace_id = ?`),
     usage: db.prepare('SELECT memories, bytes FROM store_usage WHERE store_id = ?'),
   };
 
@@ -80,9 +83,8 @@ export function createStoreStatements(db: Db, index: SearchIndex): Omit<Synchron
       }),
     deleteStore: writeTx(db, (workspaceId: string, id: string): void => {
         mustGet(workspaceId, id);
-        // The delete takes the versions whose text the index needs to forget these memories.
-        index.unindexStore(id);
-        q.deleteStore.run(id, workspaceId);
+        // Hidden at once; the upkeep removes its rows in short steps (sqlite/store-purge.ts).
+        q.hideStore.run(id, workspaceId);
       }),
     storeUsage(storeId) {
       const r = q.usage.get(storeId) as { memories: number; bytes: number } | undefined;

@@ -61,6 +61,8 @@ export function runForkSuite(makeStorage: MakeStorage): void {
       await storage.abandonFork(target.id);
       await storage.abandonFork(src.id);
       expect(await storage.getStore(workspace.id, src.id)).not.toBeNull();
+      while (await storage.purgeDeletedStores());
+      expect(await storage.getMemoryByPath(target.id, '/only-here.md')).toBeNull();
       expect(await storage.countContents()).toBe(contents);
       expect(await storage.domainCheck()).toEqual([]);
     });

@@ -15,10 +15,16 @@ export function runMaintenanceSuite(makeStorage: MakeStorage): void {
       await storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: a.id, content: 'three', path: '/d' });
       await storage.redactVersion(s.id, a.versionId, actor, now());
       await storage.moveTree({ storeId: s.id, from: '/d', to: '/e', actor, now: now(), versionIds: () => newId('version') });
-      await storage.deleteStore(workspace.id, (await addStore('gone')).id);
+      const gone = await addStore('gone');
+      const g = await addMemory(gone.id, '/g', 'gone soon');
+      await storage.updateMemory({ ...stamp(), storeId: gone.id, memoryId: g.id, content: 'going', path: '/h' });
+      await storage.deleteStore(workspace.id, gone.id);
       await storage.indexSearchBacklog(1000);
       expect(await storage.integrityCheck()).toEqual([]);
       expect(await storage.domainCheck()).toEqual([]);
+      // And at every step of removing the deleted store's rows.
+      while (await storage.purgeDeletedStores()) expect(await storage.domainCheck()).toEqual([]);
+      expect(await storage.integrityCheck()).toEqual([]);
     });
 
     it('the expiry sweep deletes every store\'s expired memories with a deleted version each, and says how many', async () => {

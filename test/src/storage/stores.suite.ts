@@ -48,13 +48,19 @@ export function runStoreSuite(makeStorage: MakeStorage): void {
     });
 
     it('deleting a store removes it with its memories and versions; unknown stores are not_found', async () => {
-      const { storage, workspace, addStore, addMemory } = await fixture(makeStorage);
+      const { storage, workspace, stamp, addStore, addMemory } = await fixture(makeStorage);
       const s = await addStore();
       const keep = await addStore('keep');
       const m = await addMemory(s.id, '/a');
       await addMemory(keep.id, '/a');
       await storage.deleteStore(workspace.id, s.id);
+      // At once: no read finds it, no write lands in it.
       expect(await storage.getStore(workspace.id, s.id)).toBeNull();
+      expect(await storage.getStoreById(s.id)).toBeNull();
+      expect((await storage.listStores(workspace.id, storeQ({ includeArchived: true }))).data.map((x) => x.id)).toEqual([keep.id]);
+      expect(await codeOf(() => storage.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/b', content: 'late' }))).toBe('not_found');
+      // Its rows may go in later steps (SQLite); once they have, nothing of it is left.
+      while (await storage.purgeDeletedStores());
       expect(await storage.getMemory(s.id, m.id)).toBeNull();
       expect(await storage.getVersion(s.id, m.versionId)).toBeNull();
       expect((await storage.listMemories(keep.id, memQ())).data).toHaveLength(1);

@@ -32,6 +32,7 @@ import { MIGRATION_17 } from './memory-text.js';
 import { MIGRATION_14 } from './forks.js';
 import { MIGRATION_15 } from './path-numbers.js';
 import { MIGRATION_16 } from './console.js';
+import { MIGRATION_18 } from './deleted-stores.js';
 
 export interface Migration {
   version: number;
@@ -248,6 +249,11 @@ CREATE INDEX memories_meta_by_path ON memories
     // Memory rows name their text by sha only (issue 15): a fork copies no text. See sqlite/schema/memory-text.ts.
     version: 17,
     sql: MIGRATION_17,
+  },
+  {
+    // A deleted store is hidden at once and its rows removed in short steps. See sqlite/schema/deleted-stores.ts.
+    version: 18,
+    sql: MIGRATION_18,
   },
 ];
 
