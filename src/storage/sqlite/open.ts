@@ -102,6 +102,8 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
   // Prepared before the write counter: index upkeep changes no memory, so it must not move the mark.
   // Its batches commit without an fsync of their own (walSync, made below: derived data).
   const searchIndex = createSearchIndex(db, (fn) => walSync.derived(fn));
+  // The same for removing deleted stores' rows: no reader sees them, so no cache should drop.
+  const storePurge = createStorePurge(db, searchIndex, (fn) => walSync.derived(fn));
   const writes = trackWrites(db);
   const changes = createChangeStatements(db, writes);
   const children = createChildWalk(db);
@@ -148,7 +150,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     pruneVersions: retention.pruneVersions,
     purgeExpiredMemories: createExpirySweep(db),
     indexSearchBacklog: search.indexSearchBacklog,
-    ...createStorePurge(db, searchIndex, (fn) => walSync.derived(fn)),
+    ...storePurge,
   };
   const writeBehind = _options.writeBehind && file !== ':memory:' ? createWriteBehind(db, file, walSync, memoryRows, _options.writeBehind) : null;
   const { port, gate } = bindPort(db, walSync, {
