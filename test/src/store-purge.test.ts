@@ -70,6 +70,8 @@ describe('deleting a store on SQLite', () => {
 
     let steps = 0;
     let last = rowsOf(core.file, doomed);
+    // No reader can see those rows any more: removing them drops no mount's or reader's cache.
+    const mark = storage.changeMark();
     while (await storage.purgeDeletedStores()) {
       steps += 1;
       const now = rowsOf(core.file, doomed);
@@ -84,6 +86,7 @@ describe('deleting a store on SQLite', () => {
       if (steps > 10_000) throw new Error('the purge never ends');
     }
     expect(steps).toBeGreaterThan(Math.ceil(n / PURGE_MEMORIES));
+    expect(storage.changeMark()).toBe(mark);
     const after = rowsOf(core.file, doomed);
     expect(after).toMatchObject({ store: 0, memories: 0, versions: 0, checkpoints: 0, backlog: 0, indexed: 5 });
     // Every text only the deleted store held left the file with it.
