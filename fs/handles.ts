@@ -29,6 +29,11 @@ export interface Draft {
   failed: number;
   /** A new file with a temp-looking name: lives only in the mount until renamed (names.ts). */
   scratch: boolean;
+  /**
+   * fsync() was called on it while it was scratch: nothing of it was stored then, so the save that
+   * stores it (its rename, the atomic-save fold) is made durable before it answers (save-points.ts).
+   */
+  syncAsked: boolean;
   opens: number;
   mtimeMs: number;
   /** The mtime was set by utimens after the last change: a save keeps it (cp -p) instead of the save time. */
@@ -66,6 +71,7 @@ export function newDraft(
     dirty: false,
     failed: 0,
     scratch: init.scratch,
+    syncAsked: false,
     opens: 0,
     mtimeMs: init.mtimeMs,
     mtimeSet: false,

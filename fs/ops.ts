@@ -215,6 +215,7 @@ export function createOps(ctx: MountContext): FuseOps {
         const h = ctx.handles.get(fh);
         if (h.draft.failed) throw fsError(h.draft.failed);
         h.wrote = false;
+        if (h.draft.scratch) h.draft.syncAsked = true;
         await save(h.draft);
         h.changed = false;
       }),

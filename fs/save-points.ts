@@ -49,8 +49,12 @@ export async function commit(ctx: MountContext, d: Draft): Promise<void> {
   const caller = await mountCaller(ctx);
   // An mtime set after the last write (cp -p) is kept; otherwise new content takes the save time.
   const mtime = d.mtimeSet ? { mtimeMs: d.mtimeMs } : undefined;
+  // A temp file fsync'd before its rename (Python's atomic save): the fsync could not store it, so
+  // this save is durable when it answers, as the fsync asked. It also leaves no commit for the next
+  // fsync to wait for: in a loop of atomic saves, that wait was a WAL sync per file of its own.
+  const durable = d.syncAsked ? { durable: true } : {};
   const saveAt = async (memoryId: string) =>
-    (await ctx.service.saveMemoryAt(caller, ctx.storeId, { path, content, memoryId, mode: d.mode, attrs: { ...unsavedAttrs(d), ...mtime } })).memory;
+    (await ctx.service.saveMemoryAt(caller, ctx.storeId, { path, content, memoryId, mode: d.mode, attrs: { ...unsavedAttrs(d), ...mtime }, ...durable })).memory;
   // A stored file saves by id, so an API rename meanwhile is kept; if it was deleted, it comes back.
   // Its owner and atime are stored already (attrs.ts); only a set mtime must ride with the save.
   // The view keeps its answers across the save when the save is all that changed.
@@ -65,6 +69,7 @@ export async function commit(ctx: MountContext, d: Draft): Promise<void> {
   d.memoryId = memory.id;
   d.stored = true;
   d.dirty = false;
+  d.syncAsked = false;
   d.baseVersionId = memory.versionId;
   d.baseSha = memory.contentSha256;
   // The kernel learnt this size and these bytes from our own writes (a file made here too: its size

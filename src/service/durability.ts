@@ -20,9 +20,10 @@ export interface Durability {
    * Runs one storage write made through `face` over `storage` (the outer port, or a transaction's
    * `tx`: inside one, the outermost decides), durable at commit or not as the rule says. A mount's
    * write given as data too (`journal`, the same write as `fn`) may be answered before its commit,
-   * kept in the adapter's journal meanwhile (AtomicOptions.journal).
+   * kept in the adapter's journal meanwhile (AtomicOptions.journal). `durable`: this one write is
+   * durable at commit in any mode (a mount asked for it with fsync before it could be stored).
    */
-  write<T>(storage: Storage, face: Face, fn: (storage: Storage) => Promise<T>, journal?: JournaledWrite): Promise<T>;
+  write<T>(storage: Storage, face: Face, fn: (storage: Storage) => Promise<T>, journal?: JournaledWrite, durable?: boolean): Promise<T>;
   /** Resolves once every write committed before the call is on disk: fsync(2) on a mount. */
   sync(): Promise<void>;
   /** Commits not known to be on disk yet (a gauge). */
@@ -71,8 +72,8 @@ export function createDurability({ storage, mountSync = 'fsync', schedule = late
   }
 
   return {
-    async write<T>(over: Storage, face: Face, fn: (storage: Storage) => Promise<T>, journal?: JournaledWrite): Promise<T> {
-      if (mountSync === 'close' || face !== 'mount') return fn(over);
+    async write<T>(over: Storage, face: Face, fn: (storage: Storage) => Promise<T>, journal?: JournaledWrite, durable = false): Promise<T> {
+      if (mountSync === 'close' || face !== 'mount' || durable) return fn(over);
       const result = await over.atomic(fn, journal ? { durable: false, journal } : { durable: false });
       arm();
       return result;

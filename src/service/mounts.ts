@@ -24,12 +24,26 @@ export interface MountRequest {
 }
 
 /**
+ * A mount's save of a file at its path (the memory there, or a new one with `memoryId`).
+ * `durable`: on disk before it answers whatever MNEMO_MOUNT_SYNC says, for a temp file fsync'd
+ * before its rename (fs/save-points.ts).
+ */
+export interface SaveAtInput {
+  path: string;
+  content: string;
+  memoryId: string;
+  mode?: number;
+  attrs?: KeptAttrs;
+  durable?: boolean;
+}
+
+/**
  * What a mount may call: the writes a file system makes (the service's own methods, with the same
  * rules as the API's), its clock and ids, and its store's reader. The service is one. The writes are promises: on a remote
  * database each is a round trip, and the mount orders its operations itself (fs/op-queue.ts).
  */
 export interface MountService {
-  saveMemoryAt(caller: Caller, storeId: string, input: { path: string; content: string; memoryId: string; mode?: number; attrs?: KeptAttrs }): Promise<WriteResult>;
+  saveMemoryAt(caller: Caller, storeId: string, input: SaveAtInput): Promise<WriteResult>;
   updateMemory(caller: Caller, storeId: string, memoryId: string, write: MemoryWrite, attrs?: KeptAttrs): Promise<Memory>;
   moveMemory(caller: Caller, storeId: string, memoryId: string, path: string): Promise<Memory>;
   moveTree(caller: Caller, storeId: string, from: string, to: string): Promise<number>;

@@ -15,7 +15,7 @@ import type { Durability } from './durability.js';
 import type { IdGenerator } from './ids.js';
 import { writeAdmission, type Replaces } from './admission.js';
 import { createLimits, type StoreLimits } from './limits.js';
-import type { Mounter } from './mounts.js';
+import type { Mounter, SaveAtInput } from './mounts.js';
 import type { Admission, JournaledWrite, Storage, WriteResult } from '../storage/port.js';
 import type {
   Actor,
@@ -66,8 +66,8 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
    * commit that is just before the commit; the group tells them again once it has committed:
    * src/service/idempotency.ts).
    */
-  const commit = async <T>(caller: Caller, storeId: string, fn: (s: Storage) => Promise<T>, journal?: JournaledWrite): Promise<T> => {
-    const result = await durability.write(storage, faceOf(caller), fn, journal);
+  const commit = async <T>(caller: Caller, storeId: string, fn: (s: Storage) => Promise<T>, journal?: JournaledWrite, durable = false): Promise<T> => {
+    const result = await durability.write(storage, faceOf(caller), fn, durable ? undefined : journal, durable);
     deps.committed?.(storeId, caller.actor);
     return result;
   };
@@ -218,7 +218,7 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
     async saveMemoryAt(
       caller: Caller,
       storeId: string,
-      input: { path: string; content: string; memoryId: string; mode?: number; attrs?: KeptAttrs },
+      input: SaveAtInput,
     ): Promise<WriteResult> {
       const path = assertMemoryPath(input.path);
       const content = assertContent(input.content);
@@ -234,7 +234,7 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
         ...(input.attrs === undefined ? {} : { attrs: assertAttrs(input.attrs) }),
       };
       // The journal keeps the write as data, without the admission: a replay is of a write already admitted.
-      const result = await commit(caller, storeId, (s) => s.saveMemoryAt({ ...save, admission: admitted }), { method: 'saveMemoryAt', input: save });
+      const result = await commit(caller, storeId, (s) => s.saveMemoryAt({ ...save, admission: admitted }), { method: 'saveMemoryAt', input: save }, input.durable);
       wrote(caller, result.changed ? 1 : 0);
       return result;
     },

@@ -61,6 +61,20 @@ f.close()
 print('closed', flush=True)
 `;
 
+/** Atomic saves of note.md, as Python programs make them: a temp file, written, fsync()ed, renamed over it. */
+const ATOMIC_SAVER = `
+import os, sys, tempfile
+d, n = sys.argv[1], int(sys.argv[2])
+for i in range(n):
+    fd, tmp = tempfile.mkstemp(dir=d)
+    with os.fdopen(fd, 'w') as f:
+        f.write('version %d\\n' % i)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, os.path.join(d, 'note.md'))
+print('saved', n)
+`;
+
 /** The value of one series line of /metrics; undefined if absent. */
 async function metric(server: RunningServer, series: string): Promise<number | undefined> {
   const res = await fetch(`${server.url}/metrics`, { headers: { 'x-api-key': server.adminKey } });
@@ -165,4 +179,29 @@ describe.skipIf(!FUSE_AVAILABLE)('mount durability through a real server', () =>
       expect((await lines.next()).value).toBe('closed');
     });
   }
+
+  it('a temp file fsync()ed before its rename (an atomic save) is on disk when the rename returns, so the next fsync() waits for nothing', async () => {
+    // Default mode. The temp file is scratch: its fsync() stores nothing, so it only waits for the
+    // commits before it; the rename stores it. Were each rename a relaxed commit, every next fsync()
+    // would wait for a WAL sync of its own: one per file.
+    const server = await startServer();
+    servers.push(server);
+    const { storeId, mnt } = await mountedStore(server);
+    const run = spawn('python3', ['-c', ATOMIC_SAVER, mnt, '30'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    run.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    run.stderr.on('data', (b: Buffer) => (err += b.toString()));
+    expect(await new Promise((resolve) => run.once('close', resolve)), err).toBe(0);
+    expect(out).toBe('saved 30\n');
+    expect(await metric(server, 'mnemo_unsynced_commits')).toBe(0);
+    // At most a background sync or two in the run (one per 100 ms while a commit waits), not 30.
+    expect((await metric(server, 'mnemo_wal_sync_duration_seconds_count')) ?? 0).toBeLessThan(5);
+    const tree = await storedTree(server, storeId);
+    expect([...tree.keys()]).toEqual(['/note.md']);
+    expect(tree.get('/note.md')).toBe('version 29\n');
+    const client = sdkClient(server.url, server.adminKey);
+    const versions = await collect(client.beta.memoryStores.memoryVersions.list(storeId, { limit: 100 }));
+    expect(versions.map((v) => v.path)).toEqual(Array(30).fill('/note.md'));
+  });
 });
