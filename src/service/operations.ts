@@ -67,7 +67,7 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
    * src/service/idempotency.ts).
    */
   const commit = async <T>(caller: Caller, storeId: string, fn: (s: Storage) => Promise<T>, journal?: JournaledWrite, durable = false): Promise<T> => {
-    const result = await durability.write(storage, faceOf(caller), fn, durable ? undefined : journal, durable);
+    const result = await durability.write(storage, faceOf(caller), fn, journal, durable);
     deps.committed?.(storeId, caller.actor);
     return result;
   };

@@ -3,16 +3,13 @@
  * for the tests that migrate an older file: the columns, index and triggers it added go, and the
  * append-only trigger is the one migration 1 made.
  */
+import { VERSIONS_APPEND_ONLY_DELETE_9 } from '../../src/storage/sqlite/schema/feed.js';
+
 /** Back to before migration 11 (history by path; migration 12 is undone first): its indexes and column go, the append-only trigger is migration 9's. */
 /** Back to before migration 16 (web console sign-ins in the database, issue 14). */
 /** Back to before migration 18 (deleted stores hidden, then removed in steps): the delete trigger is migration 9's. */
 export const UNDO_MIGRATION_18 = `DROP TRIGGER versions_append_only_delete;
-CREATE TRIGGER versions_append_only_delete BEFORE DELETE ON versions
-WHEN EXISTS (SELECT 1 FROM stores WHERE id = OLD.store_id)
-  AND NOT EXISTS (SELECT 1 FROM version_prunes WHERE version_id = OLD.id)
-BEGIN
-  SELECT RAISE(ABORT, 'memory versions are append-only: only deleting the store, or a recorded prune, removes them');
-END;
+${VERSIONS_APPEND_ONLY_DELETE_9}
 DROP INDEX stores_deleted;
 ALTER TABLE stores DROP COLUMN deleted_at;
 `;

@@ -11,6 +11,8 @@ export interface SearchIndex {
   indexQueued(): void;
   /** Re-indexes up to `max` queued memories in one transaction; returns how many stay queued. Without a queue it takes no write lock. */
   indexSearchBacklog(max: number): number;
+  /** Anything queued (a read). */
+  hasBacklog(): boolean;
 }
 
 /** A batch inside a caller's transaction (bulk import, redaction): no turn ends between them. */
@@ -81,15 +83,19 @@ export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) 
   const batchTx = db.transaction(indexBatch);
   function indexSearchBacklog(max: number): number {
     // Checked first so that an idle server's upkeep and every search stay reads.
-    if (!q.any.get()) return 0;
+    if (!hasBacklog()) return 0;
     return relaxed(() => batchTx.immediate(Math.min(max, TURN_BATCH), TURN_CHARS, UNINDEX_WEIGHT));
+  }
+
+  function hasBacklog(): boolean {
+    return q.any.get() === 1;
   }
 
   function indexQueued(): void {
     while (indexBatch(BATCH) > 0);
   }
 
-  return { indexQueued, indexSearchBacklog };
+  return { indexQueued, indexSearchBacklog, hasBacklog };
 }
 
 /** A path and content; a redacted version has neither. */

@@ -42,7 +42,6 @@ export interface StorePurge {
 export function createStorePurge(db: Db, index: SearchIndex, relaxed: <T>(fn: () => T) => T): StorePurge {
   const q = {
     next: db.prepare('SELECT id FROM stores WHERE deleted_at IS NOT NULL ORDER BY seq LIMIT 1').pluck(),
-    queued: db.prepare('SELECT EXISTS (SELECT 1 FROM search_backlog)').pluck(),
     slices: SLICES.map(({ table, key, size }) =>
       db.prepare(`DELETE FROM ${table} WHERE (${key}) IN (SELECT ${key} FROM ${table} WHERE store_id = ? LIMIT ${size})`)),
     store: db.prepare('DELETE FROM stores WHERE id = ? AND deleted_at IS NOT NULL'),
@@ -58,7 +57,7 @@ export function createStorePurge(db: Db, index: SearchIndex, relaxed: <T>(fn: ()
       const storeId = q.next.get() as string | undefined;
       if (storeId === undefined) return false;
       // The index first: a queued removal reads a version's text, so no version may go before it.
-      if (q.queued.get()) {
+      if (index.hasBacklog()) {
         index.indexSearchBacklog(TURN_BATCH);
         return true;
       }

@@ -21,6 +21,14 @@
  * a live memory's head, a version a checkpoint names (`checkpoint_version_refs`, kept by triggers on
  * checkpoints), a version an idempotency receipt names (until the receipt expires).
  */
+/** Migration 9's delete trigger (a version goes with its store, or by a recorded prune); tests that undo later migrations put it back. */
+export const VERSIONS_APPEND_ONLY_DELETE_9 = `CREATE TRIGGER versions_append_only_delete BEFORE DELETE ON versions
+WHEN EXISTS (SELECT 1 FROM stores WHERE id = OLD.store_id)
+  AND NOT EXISTS (SELECT 1 FROM version_prunes WHERE version_id = OLD.id)
+BEGIN
+  SELECT RAISE(ABORT, 'memory versions are append-only: only deleting the store, or a recorded prune, removes them');
+END;`;
+
 export const MIGRATION_9 = `
 ALTER TABLE stores ADD COLUMN commit_seq INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE versions ADD COLUMN commit_seq INTEGER NOT NULL DEFAULT 0;
@@ -60,12 +68,7 @@ CREATE TABLE version_prunes (
 ) WITHOUT ROWID;
 
 DROP TRIGGER versions_append_only_delete;
-CREATE TRIGGER versions_append_only_delete BEFORE DELETE ON versions
-WHEN EXISTS (SELECT 1 FROM stores WHERE id = OLD.store_id)
-  AND NOT EXISTS (SELECT 1 FROM version_prunes WHERE version_id = OLD.id)
-BEGIN
-  SELECT RAISE(ABORT, 'memory versions are append-only: only deleting the store, or a recorded prune, removes them');
-END;
+${VERSIONS_APPEND_ONLY_DELETE_9}
 
 CREATE TABLE checkpoint_version_refs (
   store_id       TEXT NOT NULL REFERENCES stores(id) ON DELETE CASCADE,
