@@ -5,11 +5,12 @@
  */
 import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync, watch } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { journalFileOf } from '../../src/storage/sqlite/journal.js';
-import { FUSE_AVAILABLE, NO_FUSE_REASON, py, run, sh, startMount } from '../helpers/mount.js';
+import { FUSE_AVAILABLE, NO_FUSE_REASON, py, run, sh, sleep, startMount } from '../helpers/mount.js';
+import { tmpDir } from '../helpers/tmp.js';
 
 if (!FUSE_AVAILABLE) console.warn(NO_FUSE_REASON);
 
@@ -102,6 +103,27 @@ describe.skipIf(!FUSE_AVAILABLE)('write-behind through a mount', () => {
     expect(files).toContain(journalFileOf(host.db));
     for (const f of files) expect(readFileSync(f).includes(secret), f).toBe(false);
     expect((await run('cat', [`${host.mnt}/notes.md`])).stdout).toBe('rotated\n');
+  });
+
+  it('saves that join a held batch and a redaction write no page to a temp file: SQLite\'s temp directory sees no file come or go', async () => {
+    const tmp = tmpDir('mnemo-sqlite-tmp-');
+    const seen: string[] = [];
+    const watcher = watch(tmp, (event, name) => seen.push(`${event} ${name}`));
+    onTestFinished(() => watcher.close());
+    const host = await startMount({ holdMs: HOUR, env: { SQLITE_TMPDIR: tmp } });
+    const secret = `tempsecret${randomBytes(8).toString('hex')}`;
+    // 4 KiB saves joining one held batch: each is a savepoint that changes about 20 pages already
+    // dirty, past the 64 KiB a sub-journal keeps in memory unless temp_store is MEMORY.
+    const saved = await py(
+      `for i in range(40):\n    open(f'n{i:02d}.md', 'w').write((f'note {i} ${secret} ' * 200)[:4096])\nopen('n00.md', 'w').write('rotated')`,
+      host.mnt,
+    );
+    expect(saved.code, saved.stderr).toBe(0);
+    const first = (await host.versions()).find((v) => v.path === '/n00.md')!;
+    await host.call('redact', { versionId: first.id });
+    expect((await host.versions()).filter((v) => v.createdBy.type === 'session_actor')).toHaveLength(41);
+    await sleep(100); // inotify events arrive on the event loop
+    expect(seen).toEqual([]);
   });
 
   it('a second host on the same data dir commits each write itself and leaves the owner its journal', async () => {

@@ -62,6 +62,8 @@ export interface MountOptions {
   holdMs?: number;
   /** The kernel's entry and attribute timeout in seconds (MNEMO_MOUNT_CACHE_SECONDS; default 1). */
   cacheSeconds?: number;
+  /** Extra environment for the host process. */
+  env?: Record<string, string>;
 }
 
 export async function startMount(opts: MountOptions = {}): Promise<MountHost> {
@@ -78,7 +80,7 @@ export async function startMount(opts: MountOptions = {}): Promise<MountHost> {
   if (opts.holdMs !== undefined) args.push('--hold-ms', String(opts.holdMs));
   if (opts.cacheSeconds !== undefined) args.push('--cache-seconds', String(opts.cacheSeconds));
   for (const [name, session] of Object.entries(opts.also ?? {})) args.push('--also', `${join(dir, name)}=${session}`);
-  const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...opts.env } });
   child.stdin.on('error', () => {});
   let err = '';
   child.stderr.on('data', (b: Buffer) => (err += b.toString()));

@@ -227,6 +227,13 @@ function truncateWal(db: Db): void {
  * to NORMAL, which can lose the last commits on power loss). Only `atomic(fn, {durable: false})`
  * runs one transaction at NORMAL and puts FULL back after it (sqlite/sync.ts). secure_delete zeroes freed cells so
  * that redacted bytes do not linger in free space.
+ *
+ * temp_store=MEMORY keeps savepoints' sub-journals in memory. Every write that joins a held batch
+ * or an API group is a savepoint, and a savepoint that changes more than 64 KiB of pages already
+ * dirty (a 4 KiB save touches about 20) spilled its sub-journal to a file in /var/tmp: about three
+ * saves in four created, wrote and unlinked one, ~30 writes each, and the pages it copied (a text
+ * being redacted among them) stayed in that disk's free blocks. In memory it costs the serving
+ * thread about a fifth less CPU per mount save, and no page leaves the database's own files.
  */
 function applyPragmas(db: Db, synchronous: 'FULL' | 'NORMAL'): void {
   // First, so that a CLI opening the file beside a busy server waits instead of failing at once.
@@ -235,6 +242,7 @@ function applyPragmas(db: Db, synchronous: 'FULL' | 'NORMAL'): void {
   db.pragma(`synchronous = ${synchronous}`);
   db.pragma('foreign_keys = ON');
   db.pragma('secure_delete = ON');
+  db.pragma('temp_store = MEMORY');
 }
 
 function migrate(db: Db): void {
