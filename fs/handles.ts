@@ -30,8 +30,9 @@ export interface Draft {
   /** A new file with a temp-looking name: lives only in the mount until renamed (names.ts). */
   scratch: boolean;
   /**
-   * fsync() was called on it while it was scratch: nothing of it was stored then, so the save that
-   * stores it (its rename, the atomic-save fold) is made durable before it answers (save-points.ts).
+   * fsync() asked for it: the save it makes (or, for a scratch file, which nothing stores until its
+   * rename, the save that stores it: the rename, the atomic-save fold) is durable when it answers
+   * (save-points.ts).
    */
   syncAsked: boolean;
   opens: number;

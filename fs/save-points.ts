@@ -49,9 +49,9 @@ export async function commit(ctx: MountContext, d: Draft): Promise<void> {
   const caller = await mountCaller(ctx);
   // An mtime set after the last write (cp -p) is kept; otherwise new content takes the save time.
   const mtime = d.mtimeSet ? { mtimeMs: d.mtimeMs } : undefined;
-  // A temp file fsync'd before its rename (Python's atomic save): the fsync could not store it, so
-  // this save is durable when it answers, as the fsync asked. It also leaves no commit for the next
-  // fsync to wait for: in a loop of atomic saves, that wait was a WAL sync per file of its own.
+  // A save fsync() asked for, or a temp file fsync'd before its rename (Python's atomic save: the
+  // fsync could not store it): durable when it answers, as the fsync asked. It leaves no commit for
+  // the fsync's reply to wait for: that wait was a WAL sync on the thread pool per save.
   const durable = d.syncAsked ? { durable: true } : {};
   const saveAt = async (memoryId: string) =>
     (await ctx.service.saveMemoryAt(caller, ctx.storeId, { path, content, memoryId, mode: d.mode, attrs: { ...unsavedAttrs(d), ...mtime }, ...durable })).memory;
@@ -61,7 +61,7 @@ export async function commit(ctx: MountContext, d: Draft): Promise<void> {
   const memory = await ctx.view.saved(path, () =>
     d.stored
       ? updateOr(
-          () => ctx.service.updateMemory(caller, ctx.storeId, d.memoryId, { content }, mtime),
+          () => ctx.service.updateMemory(caller, ctx.storeId, d.memoryId, { content }, mtime, d.syncAsked),
           () => saveAt(ctx.service.ids('memory')),
         )
       : saveAt(d.memoryId),

@@ -4,10 +4,10 @@
  * at close() commits without an fsync (safe from a crash of mnemo: the commit is in the OS page
  * cache), fsync() on the file waits for a WAL sync, and a background sync makes every closed version
  * durable within SYNC_INTERVAL_MS of its close. With `close`, a mount's writes are durable at commit,
- * as the API's are. In either mode a write the mount asks durable (the rename that stores a temp
- * file fsync()ed before it, fs/save-points.ts) commits durably, on the event loop as the API's do:
- * done off it (a relaxed commit, then the WAL sync on the thread pool) it gained nothing
- * (test/bench/README.md, stop 31). The rule lives here, once; the storage adapter only knows
+ * as the API's are. In either mode a write the mount asks durable (a save fsync() makes, or the
+ * rename that stores a temp file fsync()ed before it, fs/save-points.ts) commits durably, on the
+ * event loop as the API's do: a relaxed commit, then the WAL sync on the thread pool, took 1.5x as
+ * long (test/bench/README.md, stops 31 and 32). The rule lives here, once; the storage adapter only knows
  * durable or not.
  */
 import type { JournaledWrite, Storage } from '../storage/port.js';

@@ -25,8 +25,8 @@ export interface MountRequest {
 
 /**
  * A mount's save of a file at its path (the memory there, or a new one with `memoryId`).
- * `durable`: on disk before it answers whatever MNEMO_MOUNT_SYNC says, for a temp file fsync'd
- * before its rename (fs/save-points.ts).
+ * `durable`: on disk before it answers whatever MNEMO_MOUNT_SYNC says, for a save fsync() asked
+ * for (fs/save-points.ts).
  */
 export interface SaveAtInput {
   path: string;
@@ -44,7 +44,7 @@ export interface SaveAtInput {
  */
 export interface MountService {
   saveMemoryAt(caller: Caller, storeId: string, input: SaveAtInput): Promise<WriteResult>;
-  updateMemory(caller: Caller, storeId: string, memoryId: string, write: MemoryWrite, attrs?: KeptAttrs): Promise<Memory>;
+  updateMemory(caller: Caller, storeId: string, memoryId: string, write: MemoryWrite, attrs?: KeptAttrs, durable?: boolean): Promise<Memory>;
   moveMemory(caller: Caller, storeId: string, memoryId: string, path: string): Promise<Memory>;
   moveTree(caller: Caller, storeId: string, from: string, to: string): Promise<number>;
   deleteMemory(caller: Caller, storeId: string, memoryId: string, expectedSha256?: string): Promise<void>;

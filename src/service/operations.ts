@@ -188,8 +188,11 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
       await store(caller, storeId);
       return storage.listMemories(storeId, q);
     },
-    /** `attrs`: what a mount's save keeps beside the content (its times and owner); the API passes none. */
-    async updateMemory(caller: Caller, storeId: string, memoryId: string, write: MemoryWrite, attrs?: KeptAttrs): Promise<Memory> {
+    /**
+     * `attrs`: what a mount's save keeps beside the content (its times and owner); the API passes none.
+     * `durable`: a mount's save fsync() asked for (SaveAtInput.durable).
+     */
+    async updateMemory(caller: Caller, storeId: string, memoryId: string, write: MemoryWrite, attrs?: KeptAttrs, durable = false): Promise<Memory> {
       assertMemoryInput(write);
       const admitted = admission(caller, storeId, write.content === undefined ? null : { newBytes: byteLength(write.content), replaces: 'target' });
       const { expiry, ...rest } = write;
@@ -201,7 +204,7 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
         ...(attrs === undefined ? {} : { attrs: assertAttrs(attrs) }),
       };
       // The journal keeps the write as data, without the admission: a replay is of a write already admitted.
-      const result = await commit(caller, storeId, (st) => st.updateMemory({ ...update, admission: admitted }), { method: 'updateMemory', input: update });
+      const result = await commit(caller, storeId, (st) => st.updateMemory({ ...update, admission: admitted }), { method: 'updateMemory', input: update }, durable);
       wrote(caller, result.changed ? 1 : 0);
       return result.memory;
     },

@@ -75,6 +75,29 @@ for i in range(n):
 print('saved', n)
 `;
 
+/** Writes f_<i % 10>.md n times, each fsync()ed before its close: ten new files, then rewrites. */
+const FSYNC_SAVER = `
+import os, sys
+d, n = sys.argv[1], int(sys.argv[2])
+for i in range(n):
+    with open(os.path.join(d, 'f_%d.md' % (i % 10)), 'w') as f:
+        f.write('version %d\\n' % i)
+        f.flush()
+        os.fsync(f.fileno())
+print('saved', n)
+`;
+
+/** Runs a python script with args; resolves with its stdout once it exits 0. */
+async function python(script: string, args: string[]): Promise<string> {
+  const run = spawn('python3', ['-c', script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  run.stdout.on('data', (b: Buffer) => (out += b.toString()));
+  run.stderr.on('data', (b: Buffer) => (err += b.toString()));
+  expect(await new Promise((resolve) => run.once('close', resolve)), err).toBe(0);
+  return out;
+}
+
 /** The value of one series line of /metrics; undefined if absent. */
 async function metric(server: RunningServer, series: string): Promise<number | undefined> {
   const res = await fetch(`${server.url}/metrics`, { headers: { 'x-api-key': server.adminKey } });
@@ -187,13 +210,7 @@ describe.skipIf(!FUSE_AVAILABLE)('mount durability through a real server', () =>
     const server = await startServer();
     servers.push(server);
     const { storeId, mnt } = await mountedStore(server);
-    const run = spawn('python3', ['-c', ATOMIC_SAVER, mnt, '30'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    run.stdout.on('data', (b: Buffer) => (out += b.toString()));
-    run.stderr.on('data', (b: Buffer) => (err += b.toString()));
-    expect(await new Promise((resolve) => run.once('close', resolve)), err).toBe(0);
-    expect(out).toBe('saved 30\n');
+    expect(await python(ATOMIC_SAVER, [mnt, '30'])).toBe('saved 30\n');
     expect(await metric(server, 'mnemo_unsynced_commits')).toBe(0);
     // At most a background sync or two in the run (one per 100 ms while a commit waits), not 30.
     expect((await metric(server, 'mnemo_wal_sync_duration_seconds_count')) ?? 0).toBeLessThan(5);
@@ -203,5 +220,21 @@ describe.skipIf(!FUSE_AVAILABLE)('mount durability through a real server', () =>
     const client = sdkClient(server.url, server.adminKey);
     const versions = await collect(client.beta.memoryStores.memoryVersions.list(storeId, { limit: 100 }));
     expect(versions.map((v) => v.path)).toEqual(Array(30).fill('/note.md'));
+  });
+
+  it('a save fsync() makes commits durably, so the fsync() waits for no WAL sync of its own: 30 fsync()ed saves, new files and rewrites', async () => {
+    // Default mode. Were the save a relaxed commit, its fsync() would wait for a WAL sync on the
+    // thread pool: one per save.
+    const server = await startServer();
+    servers.push(server);
+    const { storeId, mnt } = await mountedStore(server);
+    expect(await python(FSYNC_SAVER, [mnt, '30'])).toBe('saved 30\n');
+    expect(await metric(server, 'mnemo_unsynced_commits')).toBe(0);
+    expect((await metric(server, 'mnemo_wal_sync_duration_seconds_count')) ?? 0).toBeLessThan(5);
+    const tree = await storedTree(server, storeId);
+    expect([...tree.keys()].sort()).toEqual(Array.from({ length: 10 }, (_, i) => `/f_${i}.md`));
+    for (let i = 0; i < 10; i++) expect(tree.get(`/f_${i}.md`)).toBe(`version ${20 + i}\n`);
+    const client = sdkClient(server.url, server.adminKey);
+    expect(await collect(client.beta.memoryStores.memoryVersions.list(storeId, { limit: 100 }))).toHaveLength(30);
   });
 });
