@@ -107,10 +107,11 @@ describe.skipIf(!FUSE_AVAILABLE)('write-behind through a mount', () => {
 
   it('saves that join a held batch and a redaction write no page to a temp file: SQLite\'s temp directory sees no file come or go', async () => {
     const tmp = tmpDir('mnemo-sqlite-tmp-');
+    const host = await startMount({ holdMs: HOUR, env: { SQLITE_TMPDIR: tmp } });
+    // Watched from here: the migrations at open may still use one (sqlite/open.ts).
     const seen: string[] = [];
     const watcher = watch(tmp, (event, name) => seen.push(`${event} ${name}`));
     onTestFinished(() => watcher.close());
-    const host = await startMount({ holdMs: HOUR, env: { SQLITE_TMPDIR: tmp } });
     const secret = `tempsecret${randomBytes(8).toString('hex')}`;
     // 4 KiB saves joining one held batch: each is a savepoint that changes about 20 pages already
     // dirty, past the 64 KiB a sub-journal keeps in memory unless temp_store is MEMORY.
