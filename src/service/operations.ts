@@ -249,11 +249,16 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
       wrote(caller, 1);
       return moved;
     },
-    /** Renames a directory: every memory below `from` moves below `to`, in one transaction. */
+    /**
+     * Renames a directory: every memory below `from` moves below `to`, in one transaction. Durable at
+     * commit in every mode, so that it is the port's own call and not a relaxed `atomic` around it:
+     * on SQLite the port makes it on another connection, off the serving thread (sqlite/readers.ts).
+     */
     async moveTree(caller: Caller, storeId: string, from: string, to: string): Promise<number> {
       await writable(caller, storeId);
       assertMoveTree(from, to);
-      const moved = await commit(caller, storeId, (s) => s.moveTree({ storeId, from, to, actor: caller.actor, now: clock(), versionIds: () => ids('version') }));
+      const input = { storeId, from, to, actor: caller.actor, now: clock(), versionIds: () => ids('version') };
+      const moved = await commit(caller, storeId, (s) => s.moveTree(input), undefined, true);
       wrote(caller, moved);
       return moved;
     },

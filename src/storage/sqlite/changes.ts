@@ -14,6 +14,8 @@ const NOT_DATA = /^\s*(BEGIN|COMMIT|END|ROLLBACK|SAVEPOINT|RELEASE|PRAGMA)\b/i;
 export interface WriteCounter {
   /** Statements run so far that may have changed rows. */
   count(): number;
+  /** Counts a write this process made on another connection (a directory move: sqlite/readers.ts). */
+  add(): void;
 }
 
 /**
@@ -42,7 +44,12 @@ export function trackWrites(db: Db): WriteCounter {
     };
     return stmt;
   }) as Db['prepare'];
-  return { count: () => writes };
+  return {
+    count: () => writes,
+    add: () => {
+      writes += 1;
+    },
+  };
 }
 
 export function createChangeStatements(db: Db, writes: WriteCounter): Pick<Synchronous<MountViewStorage>, 'changeMark' | 'ownWriteMark' | 'nextExpiry'> {

@@ -20,6 +20,15 @@ import { writeTx, type Db, type Statement } from './tx.js';
 
 type MemoryStatements = Omit<Synchronous<port.MemoryStorage>, 'getVersion' | 'listVersions' | 'redactVersion' | 'listMemories' | 'getMemoryInStore'> & Pick<SyncReads, 'listMemories'>;
 
+/** How many live memories a directory move of `from` moves (its version ids are made beforehand: sqlite/reads.ts). */
+export function createTreeCount(db: Db): (storeId: string, from: string) => number {
+  const count = db.prepare(`SELECT count(*) FROM memories WHERE store_id = ? AND path > ? AND path < ? AND ${LIVE}`).pluck();
+  return (storeId, from) => {
+    const prefix = from + '/';
+    return count.get(storeId, prefix, subtreeEnd(prefix)) as number;
+  };
+}
+
 export function createMemoryStatements(db: Db, children: ChildWalk): MemoryStatements {
   const q = {
     // A deleted store takes no write while its rows are removed (sqlite/store-purge.ts).

@@ -7,7 +7,8 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { observeCommits, outerTx, type Db } from './tx.js';
-import type { AtomicOptions, Storage } from '../port.js';
+import type { AtomicOptions, MoveTreeInput, Storage } from '../port.js';
+import type { MoveTreeRequest } from './reads.js';
 import { MnemoError } from '../../domain/errors.js';
 import { bindPort, type ConnectionMethods } from './port-view.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema/migrations.js';
@@ -19,7 +20,7 @@ import { createCheckpointStatements } from './checkpoints.js';
 import { createExpirySweep, registerClock } from './expiry.js';
 import { createKeyStatements } from './keys.js';
 import { createBulkImport, type ImportedWrite } from './bulk.js';
-import { createMemoryStatements } from './memories.js';
+import { createMemoryStatements, createTreeCount } from './memories.js';
 import { admittedWrites } from './admission.js';
 import { createMountViewStatements } from './mount-view.js';
 import { createHistoryStatements } from './history.js';
@@ -113,6 +114,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
   const checks = createCheckStatements(db);
   const stores = createStoreStatements(db);
   const memoryRows = createMemoryStatements(db, children);
+  const treeCount = createTreeCount(db);
   const mountView = createMountViewStatements(db, children);
   const versions = createVersionStatements(db, searchIndex);
   const feed = createFeedStatements(db);
@@ -156,6 +158,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
   const writeBehind = _options.writeBehind && file !== ':memory:' ? createWriteBehind(db, file, walSync, memoryRows, _options.writeBehind) : null;
   const { port, gate } = bindPort(db, walSync, {
     connection,
+    ...(readers.moveTree ? { moveTreeAside: moveTreeOnThread(readers.moveTree, treeCount, writes.add) } : {}),
     reads: {
       async searchMemories(storeId, q) {
         // The writer indexes the queue first (a write, so here, through the gate), in batches that
@@ -236,6 +239,27 @@ function applyPragmas(db: Db, synchronous: 'FULL' | 'NORMAL'): void {
   db.pragma(`synchronous = ${synchronous}`);
   db.pragma('foreign_keys = ON');
   db.pragma('secure_delete = ON');
+}
+
+/**
+ * A directory move on a reader thread's writable connection (sqlite/readers.ts): its version ids
+ * made here (the service's id source, which may be injected), one per memory it moves, counted with
+ * the writers held (port-view.ts); then the change mark moves, as for a write on this connection.
+ */
+function moveTreeOnThread(
+  move: (input: MoveTreeRequest) => Promise<number>,
+  count: (storeId: string, from: string) => number,
+  wroteAside: () => void,
+): (input: MoveTreeInput) => Promise<number> {
+  return async ({ versionIds, ...input }) => {
+    const ids = Array.from({ length: count(input.storeId, input.from) }, () => versionIds());
+    try {
+      return await move({ ...input, versionIds: ids });
+    } finally {
+      // Moved even when the move failed, as the write counter does for a write that rolled back.
+      wroteAside();
+    }
+  };
 }
 
 /**

@@ -11,7 +11,7 @@
  * bypasses it. PostgreSQL gets the same from a pooled client per transaction.
  */
 import { MnemoError } from '../../domain/errors.js';
-import type { AtomicOptions, Storage } from '../port.js';
+import type { AtomicOptions, MoveTreeInput, Storage } from '../port.js';
 import type { Synchronous } from './reads.js';
 import { asyncTx, settleHeld, type Db } from './tx.js';
 import type { WalSync } from './sync.js';
@@ -28,6 +28,12 @@ type AsyncMethod = 'searchMemories' | 'listMemories' | 'listStores' | 'listVersi
 
 export interface PortParts {
   connection: ConnectionMethods;
+  /**
+   * A directory move made on another connection (a reader thread's: sqlite/readers.ts), or absent
+   * (the connection's own `moveTree`). The port holds the connection's writers back while it runs and
+   * lets ASIDE_READS and the reads through: they see the store as it was until the move commits.
+   */
+  moveTreeAside?: (input: MoveTreeInput) => Promise<number>;
   reads: Pick<Storage, AsyncMethod>;
   /** Reads that differ inside a transaction (a search's backlog drain must not wait at the gate for its own transaction). */
   txReads?: Partial<Pick<Storage, AsyncMethod>>;
@@ -35,9 +41,24 @@ export interface PortParts {
   close(): void;
 }
 
+/**
+ * Point reads that run on the connection even while the gate is held by a write made on another
+ * connection (`aside`): no transaction is open on this one then, and WAL lets it read beside that
+ * writer. A mount's stat and open, an API retrieve and its key's lookup keep answering.
+ */
+const ASIDE_READS: ReadonlySet<string> = new Set([
+  'getStore', 'getStoreById', 'getWorkspace', 'defaultWorkspace', 'findApiKeyByHash', 'getApiKey', 'getSession',
+  'getMemory', 'getMemoryInStore', 'getMemoryByPath', 'getMemoryMetaByPath', 'getMemoryBytesByPath', 'listDirectory',
+  'hasMemoriesUnder', 'nextExpiry', 'getVersion', 'findReceipt', 'getCheckpoint', 'getLatestCheckpoint',
+  'listPathVersions', 'getPathVersion', 'getPathVersionBytes', 'listHistoryDirectory', 'hasHistoryUnder',
+  'getMemoryMetaAsOf', 'getMemoryBytesAsOf', 'listDirectoryAsOf', 'hasMemoriesUnderAsOf', 'lastCommitSeq', 'previousVersion',
+]);
+
 /** One transaction at a time on the connection; calls from outside it wait their turn. */
 export interface WriterGate {
   readonly busy: boolean;
+  /** The holder writes on another connection: ASIDE_READS and the reads need not wait. */
+  aside: boolean;
   /** Resolves once the caller holds the connection (at once, in a microtask, when nobody does). */
   enter(): Promise<void>;
   leave(): void;
@@ -50,6 +71,7 @@ export function createWriterGate(): WriterGate {
     get busy() {
       return busy;
     },
+    aside: false,
     enter(): Promise<void> {
       if (!busy) {
         busy = true;
@@ -89,8 +111,9 @@ export function bindPort(db: Db, walSync: WalSync, parts: PortParts, writeBehind
   for (const [name, fn] of Object.entries(parts.connection as unknown as Record<string, AnyFn>)) {
     const inTx = settled(fn);
     tx[name] = inTx;
+    const aside = ASIDE_READS.has(name);
     port[name] = (...args: unknown[]) => {
-      if (!gate.busy) return inTx(...args);
+      if (!gate.busy || (aside && gate.aside)) return inTx(...args);
       return gate.enter().then(() => {
         try {
           return fn(...args);
@@ -105,7 +128,7 @@ export function bindPort(db: Db, walSync: WalSync, parts: PortParts, writeBehind
     // A read on a reader thread does not hold the connection; it only starts after an open
     // transaction, and sees a held batch of mount writes once that has committed (as a WAL sync must).
     port[name] = (...args: unknown[]) => {
-      if (!gate.busy) {
+      if (!gate.busy || gate.aside) {
         settleHeld(db);
         return fn(...args);
       }
@@ -140,6 +163,22 @@ export function bindPort(db: Db, walSync: WalSync, parts: PortParts, writeBehind
       gate.leave();
     }
   };
+  const moveTreeAside = parts.moveTreeAside;
+  if (moveTreeAside) {
+    // Inside an `atomic` (the `tx` view) the move stays on this connection, in that transaction.
+    port['moveTree'] = async (input: MoveTreeInput): Promise<number> => {
+      await gate.enter();
+      try {
+        // The other connection needs the write lock: nothing may be held open on this one.
+        settleHeld(db);
+        gate.aside = true;
+        return await moveTreeAside(input);
+      } finally {
+        gate.aside = false;
+        gate.leave();
+      }
+    };
+  }
   tx['close'] = () => Promise.reject(new MnemoError('internal', 'cannot close the storage inside a transaction'));
   port['close'] = async () => {
     if (gate.busy) await gate.enter();

@@ -9,7 +9,7 @@ import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { MnemoError } from '../../domain/errors.js';
-import type { ReadReply, ReadRequest, SyncReads } from './reads.js';
+import type { MoveTreeRequest, ReadReply, ReadRequest, SyncReads } from './reads.js';
 import { createCheckStatements } from './check.js';
 import { registerClock } from './expiry.js';
 import { createChildWalk } from './tree.js';
@@ -55,6 +55,37 @@ function openDomainCheck(): () => string[] {
   registerClock(rw, () => now);
   return createCheckStatements(rw).domainCheck;
 }
+/**
+ * A directory move, on a writable connection of this thread's own (opened at its first use, with the
+ * serving connection's durable pragmas): thousands of version rows in one transaction, which on the
+ * serving thread held every mount and request for seconds (sqlite/readers.ts). The serving
+ * connection's writers wait at its gate meanwhile; its reads go on, seeing the store as before. It
+ * runs at this thread's lower priority, as the reads do.
+ */
+let mover: ((input: MoveTreeRequest) => number) | null = null;
+function openMover(): (input: MoveTreeRequest) => number {
+  const rw = new Database(file, { fileMustExist: true });
+  rw.pragma('busy_timeout = 5000');
+  rw.pragma('synchronous = FULL');
+  rw.pragma('foreign_keys = ON');
+  rw.pragma('secure_delete = ON');
+  rw.pragma('temp_store = MEMORY');
+  registerClock(rw, () => now);
+  const moveTree = createMemoryStatements(rw, createChildWalk(rw)).moveTree;
+  return ({ versionIds, ...input }) => {
+    let next = 0;
+    return moveTree({
+      ...input,
+      versionIds: () => {
+        const id = versionIds[next++];
+        // Counted just before on the serving connection, with its writers held: only another
+        // process's write in between could add memories to the directory.
+        if (id === undefined) throw new MnemoError('conflict', `the directory ${input.from} changed while it was moved; retry`);
+        return id;
+      },
+    });
+  };
+}
 const search = createSearchStatements(db, noIndex);
 const reads: SyncReads = {
   searchMemories: search.searchMemories,
@@ -66,12 +97,14 @@ const reads: SyncReads = {
   integrityCheck: checks.integrityCheck,
   domainCheck: () => (domainCheck ??= openDomainCheck())(),
 };
+const writes = { moveTree: (input: MoveTreeRequest) => (mover ??= openMover())(input) };
 
 parentPort!.on('message', (m: ReadRequest) => {
   now = m.now;
   let reply: ReadReply;
   try {
-    reply = { id: m.id, ok: true, value: (reads[m.method] as (...a: unknown[]) => unknown)(...m.args) };
+    const fn = m.method === 'moveTree' ? writes.moveTree : reads[m.method];
+    reply = { id: m.id, ok: true, value: (fn as (...a: unknown[]) => unknown)(...m.args) };
   } catch (err) {
     const e = err instanceof Error ? err : new Error(String(err));
     const mnemo = err instanceof MnemoError;

@@ -4,6 +4,7 @@
  * runs them on reader connections in worker threads (sqlite/readers.ts), so the port's versions of
  * them return promises; point lookups by key stay on the serving connection.
  */
+import type { MoveTreeInput } from '../port.js';
 import type { Change, ChangeQuery, MemoryListItem, MemoryListQuery, MemoryVersion, Page, SearchPage, SearchQuery, Store, StoreListQuery, VersionListQuery } from '../../domain/types.js';
 
 export interface SyncReads {
@@ -20,6 +21,12 @@ export interface SyncReads {
 
 export type ReadMethod = keyof SyncReads;
 
+/**
+ * A directory move as a reader thread runs it, on a writable connection of its own (sqlite/readers.ts
+ * says why): its version ids made beforehand, since a function cannot cross to the thread.
+ */
+export type MoveTreeRequest = Omit<MoveTreeInput, 'versionIds'> & { versionIds: string[] };
+
 export type { Synchronous } from '../port/synchronous.js';
 
 /** The port's face of the same reads: each a promise, answered by a reader thread. */
@@ -28,7 +35,7 @@ export type AsyncReads = { [M in ReadMethod]: (...args: Parameters<SyncReads[M]>
 /** One call to a reader thread; `now` is what `mnemo_now()` answers there (the adapter's clock, read at the call). */
 export interface ReadRequest {
   id: number;
-  method: ReadMethod;
+  method: ReadMethod | 'moveTree';
   args: unknown[];
   now: string;
 }
