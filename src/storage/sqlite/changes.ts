@@ -52,7 +52,16 @@ export function trackWrites(db: Db): WriteCounter {
   };
 }
 
-export function createChangeStatements(db: Db, writes: WriteCounter): Pick<Synchronous<MountViewStorage>, 'changeMark' | 'ownWriteMark' | 'nextExpiry'> {
+export interface ChangeStatements extends Pick<Synchronous<MountViewStorage>, 'changeMark' | 'ownWriteMark' | 'nextExpiry'> {
+  /**
+   * Runs `fn`, a write this process makes on another connection (a directory move: sqlite/readers.ts),
+   * and counts it as its own: the mark moves, and the data_version change its commit makes is not
+   * taken for another process's (each mount would read back every version it wrote to find out).
+   */
+  ownCommitAside<T>(fn: () => Promise<T>): Promise<T>;
+}
+
+export function createChangeStatements(db: Db, writes: WriteCounter): ChangeStatements {
   const q = {
     // Moves when another connection (a CLI beside the server) commits.
     outside: db.prepare('PRAGMA data_version').pluck(),
@@ -65,21 +74,37 @@ export function createChangeStatements(db: Db, writes: WriteCounter): Pick<Synch
   let outsideChanges = 0;
   let outsideCheckedAt = 0;
 
+  /** Counts another process's commits since the last look. */
+  function lookOutside(now: number): void {
+    outsideCheckedAt = now;
+    const v = q.outside.get() as number;
+    if (v !== outsideVersion) {
+      outsideVersion = v;
+      outsideChanges += 1;
+    }
+  }
+
   return {
     changeMark(): number {
       // The pragma is a call into SQLite; a writer in another process is rare (admin CLIs), so its
       // commits are seen within OUTSIDE_CHECK_MS rather than at once.
       const now = Date.now();
-      if (now - outsideCheckedAt >= OUTSIDE_CHECK_MS) {
-        outsideCheckedAt = now;
-        const v = q.outside.get() as number;
-        if (v !== outsideVersion) {
-          outsideVersion = v;
-          outsideChanges += 1;
-        }
-      }
+      if (now - outsideCheckedAt >= OUTSIDE_CHECK_MS) lookOutside(now);
       // Both counts only grow, so their sum moves whenever either does.
       return writes.count() + outsideChanges;
+    },
+    async ownCommitAside<T>(fn: () => Promise<T>): Promise<T> {
+      // Others' commits before it still count as theirs; while it runs, it holds the write lock.
+      lookOutside(Date.now());
+      try {
+        return await fn();
+      } finally {
+        writes.add();
+        // Only a commit another process makes in the moment between its commit and this read is
+        // taken for ours: the mark moves anyway; only the mounts' reading of others' versions waits.
+        outsideVersion = q.outside.get() as number;
+        outsideCheckedAt = Date.now();
+      }
     },
     ownWriteMark: () => writes.count(),
     nextExpiry(storeId, after) {

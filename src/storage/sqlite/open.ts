@@ -14,7 +14,7 @@ import { bindPort, type ConnectionMethods } from './port-view.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema/migrations.js';
 import { createAuditStatements } from './audit.js';
 import { createConsoleSessionStatements } from './console-sessions.js';
-import { createChangeStatements, trackWrites } from './changes.js';
+import { createChangeStatements, trackWrites, type ChangeStatements } from './changes.js';
 import { createCheckStatements } from './check.js';
 import { createCheckpointStatements } from './checkpoints.js';
 import { createExpirySweep, registerClock } from './expiry.js';
@@ -158,7 +158,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
   const writeBehind = _options.writeBehind && file !== ':memory:' ? createWriteBehind(db, file, walSync, memoryRows, _options.writeBehind) : null;
   const { port, gate } = bindPort(db, walSync, {
     connection,
-    ...(readers.moveTree ? { moveTreeAside: moveTreeOnThread(readers.moveTree, treeCount, writes.add) } : {}),
+    ...(readers.moveTree ? { moveTreeAside: moveTreeOnThread(readers.moveTree, treeCount, changes.ownCommitAside) } : {}),
     reads: {
       async searchMemories(storeId, q) {
         // The writer indexes the queue first (a write, so here, through the gate), in batches that
@@ -244,21 +244,17 @@ function applyPragmas(db: Db, synchronous: 'FULL' | 'NORMAL'): void {
 /**
  * A directory move on a reader thread's writable connection (sqlite/readers.ts): its version ids
  * made here (the service's id source, which may be injected), one per memory it moves, counted with
- * the writers held (port-view.ts); then the change mark moves, as for a write on this connection.
+ * the writers held (port-view.ts); the change mark moves as for a write on this connection (even
+ * when the move fails, as the write counter does for a write that rolled back).
  */
 function moveTreeOnThread(
   move: (input: MoveTreeRequest) => Promise<number>,
   count: (storeId: string, from: string) => number,
-  wroteAside: () => void,
+  ownCommitAside: ChangeStatements['ownCommitAside'],
 ): (input: MoveTreeInput) => Promise<number> {
-  return async ({ versionIds, ...input }) => {
+  return ({ versionIds, ...input }) => {
     const ids = Array.from({ length: count(input.storeId, input.from) }, () => versionIds());
-    try {
-      return await move({ ...input, versionIds: ids });
-    } finally {
-      // Moved even when the move failed, as the write counter does for a write that rolled back.
-      wroteAside();
-    }
+    return ownCommitAside(() => move({ ...input, versionIds: ids }));
   };
 }
 
