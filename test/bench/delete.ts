@@ -19,8 +19,8 @@ import { startMnemo, type Mnemo } from './targets.js';
 const MEMORIES = 20_000;
 const STATTED = 300;
 
-/** A store of `n` memories of 4 KiB, written straight into the file before the server starts. */
-async function fillStore(file: string, n: number): Promise<string> {
+/** A store of `n` memories of 4 KiB under /d/, written straight into the file before the server starts. */
+export async function fillStore(file: string, n: number): Promise<string> {
   const { storage, service, caller, storeId } = await openBenchEngine(file, 'bench-loader', 'bench doomed', 'deleted by npm run bench');
   try {
     const line = (i: number) => `memory ${i}: the agent noted something worth keeping about task ${i % 97}\n`;

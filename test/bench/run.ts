@@ -3,7 +3,7 @@
  * ceiling and a mnemo session mount (ratios per run, medians over runs); API throughput and
  * latency on an empty and a large store; mount latencies at scale; server RSS with 10 sessions;
  * search latency and event-loop stall at 100 and 100,000 memories (search.ts).
- * BENCH_QUICK=1 makes a short run; BENCH_ONLY=search, BENCH_ONLY=isolation, BENCH_ONLY=feed, BENCH_ONLY=crosshost, BENCH_ONLY=fork, BENCH_ONLY=delete, BENCH_ONLY=engines or BENCH_ONLY=files runs those figures alone;
+ * BENCH_QUICK=1 makes a short run; BENCH_ONLY=search, BENCH_ONLY=isolation, BENCH_ONLY=feed, BENCH_ONLY=crosshost, BENCH_ONLY=fork, BENCH_ONLY=delete, BENCH_ONLY=move, BENCH_ONLY=engines or BENCH_ONLY=files runs those figures alone;
  * BENCH_RUNS=n sets the number of file-workload runs (default 5, 1 with BENCH_QUICK).
  * It never fails on a slow machine: misses are reported, exit 0.
  */
@@ -20,6 +20,7 @@ import { feedSection } from './feed.js';
 import { crossHostSection } from './cross-host.js';
 import { forkSection } from './fork.js';
 import { deleteSection } from './delete.js';
+import { moveSection } from './move.js';
 import { isolationSection } from './isolation.js';
 import { searchSection } from './search.js';
 import { rssMiB, startCeiling, startMnemo, startTmpfs, workload, type Mnemo, type Target } from './targets.js';
@@ -151,6 +152,13 @@ async function main(): Promise<void> {
     return;
   }
 
+  if (process.env['BENCH_ONLY'] === 'move') {
+    const mv = fuse ? await moveSection(QUICK, log) : { lines: ['Directory move figures skipped: /dev/fuse is missing.\n'], found: [] };
+    out.push(...mv.lines, `Directory move figures alone (BENCH_ONLY=move) in ${((performance.now() - started) / 1000).toFixed(0)} s.\n`, '### Targets\n', checks(mv.found), '');
+    process.stdout.write(out.join('\n') + '\n');
+    return;
+  }
+
   if (process.env['BENCH_ONLY'] === 'delete') {
     const del = fuse ? await deleteSection(QUICK, log) : { lines: ['Store deletion figures skipped: /dev/fuse is missing.\n'], found: [] };
     out.push(...del.lines, `Store deletion figures alone (BENCH_ONLY=delete) in ${((performance.now() - started) / 1000).toFixed(0)} s.\n`, '### Targets\n', checks(del.found), '');
@@ -232,6 +240,9 @@ async function main(): Promise<void> {
   log('delete: a big store deleted beside a mount');
   const del = fuse ? await deleteSection(QUICK, log) : { lines: ['Store deletion figures skipped: /dev/fuse is missing.\n'], found: [] };
   found.push(...del.found);
+  log('move: a big directory moved beside a mount');
+  const mv = fuse ? await moveSection(QUICK, log) : { lines: ['Directory move figures skipped: /dev/fuse is missing.\n'], found: [] };
+  found.push(...mv.found);
   log('engines: PostgreSQL beside SQLite');
   const engines = await enginesSection(QUICK, log, ENGINE_RUNS);
   found.push(...engines.found);
@@ -245,6 +256,7 @@ async function main(): Promise<void> {
   out.push(...crossHost.lines);
   out.push(...fork.lines);
   out.push(...del.lines);
+  out.push(...mv.lines);
   out.push(...engines.lines);
   out.push('### Resident memory\n');
   out.push(`- server after the file workloads (1 session, ~${fmt(RUNS * 2500 + 2000)} memories): ${fmt(smallRss, 1)} MiB`);
