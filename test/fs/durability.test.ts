@@ -130,6 +130,20 @@ describe.skipIf(!FUSE_AVAILABLE)('mount durability through a real server', () =>
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
 
+  /**
+   * A default-mode server's session mount where `saver` makes 30 saves: none left unsynced, and at
+   * most a background WAL sync or two in the run (one per 100 ms while a commit waits), not 30.
+   */
+  async function savedWithoutSyncs(saver: string): Promise<{ server: RunningServer; storeId: string }> {
+    const server = await startServer();
+    servers.push(server);
+    const { storeId, mnt } = await mountedStore(server);
+    expect(await python(saver, [mnt, '30'])).toBe('saved 30\n');
+    expect(await metric(server, 'mnemo_unsynced_commits')).toBe(0);
+    expect((await metric(server, 'mnemo_wal_sync_duration_seconds_count')) ?? 0).toBeLessThan(5);
+    return { server, storeId };
+  }
+
   for (const mode of MODES) {
     it(`keeps every file whose close() returned when the server is killed with -9 right after (MNEMO_MOUNT_SYNC=${mode})`, async () => {
       const dataDir = makeTempDir('mnemo-durability-');
@@ -207,13 +221,7 @@ describe.skipIf(!FUSE_AVAILABLE)('mount durability through a real server', () =>
     // Default mode. The temp file is scratch: its fsync() stores nothing, so it only waits for the
     // commits before it; the rename stores it. Were each rename a relaxed commit, every next fsync()
     // would wait for a WAL sync of its own: one per file.
-    const server = await startServer();
-    servers.push(server);
-    const { storeId, mnt } = await mountedStore(server);
-    expect(await python(ATOMIC_SAVER, [mnt, '30'])).toBe('saved 30\n');
-    expect(await metric(server, 'mnemo_unsynced_commits')).toBe(0);
-    // At most a background sync or two in the run (one per 100 ms while a commit waits), not 30.
-    expect((await metric(server, 'mnemo_wal_sync_duration_seconds_count')) ?? 0).toBeLessThan(5);
+    const { server, storeId } = await savedWithoutSyncs(ATOMIC_SAVER);
     const tree = await storedTree(server, storeId);
     expect([...tree.keys()]).toEqual(['/note.md']);
     expect(tree.get('/note.md')).toBe('version 29\n');
@@ -225,12 +233,7 @@ describe.skipIf(!FUSE_AVAILABLE)('mount durability through a real server', () =>
   it('a save fsync() makes commits durably, so the fsync() waits for no WAL sync of its own: 30 fsync()ed saves, new files and rewrites', async () => {
     // Default mode. Were the save a relaxed commit, its fsync() would wait for a WAL sync on the
     // thread pool: one per save.
-    const server = await startServer();
-    servers.push(server);
-    const { storeId, mnt } = await mountedStore(server);
-    expect(await python(FSYNC_SAVER, [mnt, '30'])).toBe('saved 30\n');
-    expect(await metric(server, 'mnemo_unsynced_commits')).toBe(0);
-    expect((await metric(server, 'mnemo_wal_sync_duration_seconds_count')) ?? 0).toBeLessThan(5);
+    const { server, storeId } = await savedWithoutSyncs(FSYNC_SAVER);
     const tree = await storedTree(server, storeId);
     expect([...tree.keys()].sort()).toEqual(Array.from({ length: 10 }, (_, i) => `/f_${i}.md`));
     for (let i = 0; i < 10; i++) expect(tree.get(`/f_${i}.md`)).toBe(`version ${20 + i}\n`);

@@ -11,6 +11,7 @@ import type { AtomicOptions, MoveTreeInput, Storage } from '../port.js';
 import type { MoveTreeRequest } from './reads.js';
 import { MnemoError } from '../../domain/errors.js';
 import { bindPort, type ConnectionMethods } from './port-view.js';
+import { applyPragmas, keepJournalsInMemory } from './pragmas.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema/migrations.js';
 import { createAuditStatements } from './audit.js';
 import { createConsoleSessionStatements } from './console-sessions.js';
@@ -227,21 +228,6 @@ function truncateWal(db: Db): void {
 }
 
 /**
- * WAL with synchronous=FULL: a commit is on disk before the call returns (this build defaults WAL
- * to NORMAL, which can lose the last commits on power loss). Only `atomic(fn, {durable: false})`
- * runs one transaction at NORMAL and puts FULL back after it (sqlite/sync.ts). secure_delete zeroes freed cells so
- * that redacted bytes do not linger in free space.
- */
-function applyPragmas(db: Db, synchronous: 'FULL' | 'NORMAL'): void {
-  // First, so that a CLI opening the file beside a busy server waits instead of failing at once.
-  db.pragma('busy_timeout = 5000');
-  db.pragma('journal_mode = WAL');
-  db.pragma(`synchronous = ${synchronous}`);
-  db.pragma('foreign_keys = ON');
-  db.pragma('secure_delete = ON');
-}
-
-/**
  * A directory move on a reader thread's writable connection (sqlite/readers.ts): its version ids
  * made here (the service's id source, which may be injected), one per memory it moves, counted with
  * the writers held (port-view.ts); the change mark moves as for a write on this connection (even
@@ -258,20 +244,6 @@ function moveTreeOnThread(
   };
 }
 
-/**
- * temp_store=MEMORY keeps savepoints' sub-journals (and statement journals) in memory. Every write
- * that joins a held batch or an API group is a savepoint, and a savepoint that changes more than
- * 64 KiB of pages (a 4 KiB save touches about 20) spilled its sub-journal to a file in /var/tmp:
- * about three saves in four created, wrote and unlinked one, ~30 writes each, and the pages it
- * copied (a text being redacted among them) stayed in that disk's free blocks. In memory the
- * serving thread spends 8–10% less CPU per mount save, and no page leaves the database's own
- * files. Set after the migrations: one of them may rewrite a whole table in one statement,
- * whose statement journal could then hold a copy of the table in memory; at start-up, nothing
- * waits on its temp file.
- */
-function keepJournalsInMemory(db: Db): void {
-  db.pragma('temp_store = MEMORY');
-}
 
 function migrate(db: Db): void {
   const current = db.pragma('user_version', { simple: true }) as number;

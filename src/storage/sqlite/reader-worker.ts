@@ -12,6 +12,7 @@ import { MnemoError } from '../../domain/errors.js';
 import type { MoveTreeRequest, ReadReply, ReadRequest, SyncReads } from './reads.js';
 import { createCheckStatements } from './check.js';
 import { registerClock } from './expiry.js';
+import { applyPragmas, keepJournalsInMemory } from './pragmas.js';
 import { createChildWalk } from './tree.js';
 import { createMemoryStatements } from './memories.js';
 import { createSearchStatements } from './search.js';
@@ -65,11 +66,8 @@ function openDomainCheck(): () => string[] {
 let mover: ((input: MoveTreeRequest) => number) | null = null;
 function openMover(): (input: MoveTreeRequest) => number {
   const rw = new Database(file, { fileMustExist: true });
-  rw.pragma('busy_timeout = 5000');
-  rw.pragma('synchronous = FULL');
-  rw.pragma('foreign_keys = ON');
-  rw.pragma('secure_delete = ON');
-  rw.pragma('temp_store = MEMORY');
+  applyPragmas(rw, 'FULL');
+  keepJournalsInMemory(rw);
   registerClock(rw, () => now);
   const moveTree = createMemoryStatements(rw, createChildWalk(rw)).moveTree;
   return ({ versionIds, ...input }) => {
