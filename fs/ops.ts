@@ -6,7 +6,7 @@
  * storage or writes replies once that settles. fsync replies later still, once its save is on disk
  * (the WAL sync runs off the event loop, src/service/durability.ts), without holding the queue.
  */
-import Fuse, { OPEN_KEEP_CACHE, OPEN_NOFLUSH, type FuseOps } from './binding/fuse.js';
+import Fuse, { OPEN_KEEP_CACHE, OPEN_NOFLUSH, type FuseOps, type FuseStat } from './binding/fuse.js';
 import { isMnemoError, MAX_CONTENT_BYTES, parentOf } from '../src/index.js';
 import { after } from './answer.js';
 import { changeAttrs, dirStatOf, ownerId } from './attrs.js';
@@ -139,7 +139,8 @@ export function createOps(ctx: MountContext): FuseOps {
       }, true),
 
     create: (path, mode, cb, _flags, caller) =>
-      run('open', path, cb, async () => {
+      // The reply carries the new file's stat: libfuse asks for it at once, and the addon answers.
+      run('open', path, (code, fh?: number) => cb(code, fh, 0, code === 0 ? createdStat(fh!) : undefined), async () => {
         await assertWritable(ctx);
         assertNewPath(path);
         if (await lookup(ctx, path)) throw fsError(Fuse.EEXIST);
@@ -332,6 +333,12 @@ export function createOps(ctx: MountContext): FuseOps {
     return path ?? openHandle(fh).draft.path;
   }
 
+  /** A new file's stat as a getattr through its handle would answer it (none if the handle is gone). */
+  function createdStat(fh: number): FuseStat | undefined {
+    const h = ctx.handles.find(fh);
+    return h ? draftStat(ctx, h.draft) : undefined;
+  }
+
   function openHandle(fh: number) {
     const h = ctx.handles.find(fh);
     if (!h) throw fsError(Fuse.ESTALE, 'the file was deleted and this handle closed');
@@ -415,7 +422,7 @@ function ownedBy(caller: { uid: number; gid: number }): { uid: number | null; gi
 }
 
 /** A stat for a file with a working copy here: its size and times are the draft's. */
-function draftStat(ctx: MountContext, d: Draft) {
+function draftStat(ctx: MountContext, d: Draft): FuseStat {
   if (d.path !== null && d.stored && !d.dirty && d.baseVersionId) keepServed(ctx, d.path, d.baseVersionId);
   const st = fileStat(inoOf(d.memoryId), d.size, {
     mode: d.mode, uid: d.uid ?? PROCESS_UID, gid: d.gid ?? PROCESS_GID,

@@ -6,7 +6,8 @@
  * - getattr, chmod, chown and utimens get the file handle when called through one (the binding
  *   adds the kernel's handle where the kernel sends none), and an op on a file unlinked or replaced
  *   while open gets a null path and that handle, so it keeps working (hard_remove);
- * - open and create may reply with flags (direct_io, keep_cache, noflush);
+ * - open and create may reply with flags (direct_io, keep_cache, noflush), and create with the new
+ *   file's attributes, which answer libfuse's getattr after it without another hop to this thread;
  * - names that are not UTF-8 are refused with EINVAL before any handler runs;
  * - `invalidate(path)` drops the kernel's cached attributes and pages of a path, and
  *   `invalidateEntry(path)` its entry for the name, from a thread of its own (the kernel may wait
@@ -71,7 +72,11 @@ export interface FuseOps {
   /** Replies `cb(0, fh)` or `cb(0, fh, OPEN_* flags)`. */
   open?(path: string, flags: number, cb: (code: number, fh?: number, openFlags?: number) => void): void;
   /** `caller`: the creating process's uid and gid (a new file belongs to its creator). */
-  create?(path: string, mode: number, cb: (code: number, fh?: number, openFlags?: number) => void, flags: number, caller: Caller): void;
+  /**
+   * `st`, the new file's attributes, spares the getattr libfuse makes right after a create (the
+   * addon answers it from the reply).
+   */
+  create?(path: string, mode: number, cb: (code: number, fh?: number, openFlags?: number, st?: FuseStat) => void, flags: number, caller: Caller): void;
   read?(path: string | null, fh: number, buf: Buffer, len: number, pos: number, cb: Cb): void;
   write?(path: string | null, fh: number, buf: Buffer, len: number, pos: number, cb: Cb): void;
   truncate?(path: string, size: number, cb: Cb): void;
@@ -136,7 +141,7 @@ const OPS: Record<string, Impl> = {
     f.ops.readdir!(path, (err, names) => (err ? signal(err, [], []) : signal(0, names ?? [], []))),
   open: (f, signal, path: string, flags: number) => f.ops.open!(path, flags, (err, fh = 0, of = 0) => signal(err, fh, of)),
   create: (f, signal, path: string, mode: number, flags: number, uid: number, gid: number) =>
-    f.ops.create!(path, mode, (err, fh = 0, of = 0) => signal(err, fh, of), flags, { uid, gid }),
+    f.ops.create!(path, mode, (err, fh = 0, of = 0, st) => signal(err, fh, of, st && !err ? statArray(st) : null), flags, { uid, gid }),
   read: (f, signal, path: string | null, fh: number, buf: Buffer, len: number, lo: number, hi: number) =>
     f.ops.read!(path, fh, buf, len, lo + hi * 4294967296, (n) => signal(n, 0, buf.buffer)),
   write: (f, signal, path: string | null, fh: number, buf: Buffer, len: number, lo: number, hi: number) =>

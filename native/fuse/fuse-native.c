@@ -263,6 +263,13 @@ typedef struct {
   uv_sem_t sem;
   uv_async_t async;
 
+  // A create's reply may carry the new file's attributes: libfuse asks for them right after, on
+  // this thread, with the new handle (lookup_path in fuse_lib_create), and they are answered from
+  // here instead of by a second hop to the JS thread (see fuse_native_getattr_after_create).
+  int created_valid;
+  uint64_t created_fh;
+  struct stat created_stat;
+
 } fuse_thread_locals_t;
 
 static pthread_key_t thread_locals_key;
@@ -461,10 +468,11 @@ FUSE_METHOD(opendir, 3, 1, (const char *path, struct fuse_file_info *info), {
   }
 })
 
-FUSE_METHOD(create, 5, 2, (const char *path, mode_t mode, struct fuse_file_info *info), {
+FUSE_METHOD(create, 5, 3, (const char *path, mode_t mode, struct fuse_file_info *info), {
   l->path = path;
   l->mode = mode;
   l->info = info;
+  l->created_valid = 0;
   // The caller's ids (read on the request's own thread): a new file belongs to its creator.
   l->uid = fuse_get_context()->uid;
   l->gid = fuse_get_context()->gid;
@@ -483,7 +491,34 @@ FUSE_METHOD(create, 5, 2, (const char *path, mode_t mode, struct fuse_file_info 
   l->info->direct_io = (open_flags & 1) ? 1 : 0;
   l->info->keep_cache = (open_flags & 2) ? 1 : 0;
   l->info->noflush = (open_flags & 4) ? 1 : 0;
+  // The new file's attributes, when the reply has them (a stat array, as getattr's).
+  napi_valuetype stat_type;
+  NAPI_STATUS_THROWS(napi_typeof(env, argv[4], &stat_type))
+  if (res == 0 && stat_type == napi_object) {
+    NAPI_ARGV_BUFFER_CAST(uint32_t*, ints, 4)
+    memset(&l->created_stat, 0, sizeof(l->created_stat));
+    populate_stat(ints, &l->created_stat);
+    l->created_fh = l->info->fh;
+    l->created_valid = 1;
+  }
 })
+
+/**
+ * getattr, answered from a create's reply when it is the one libfuse makes right after that create
+ * (same thread, the new handle): one hop to the JS thread fewer for every new file. Any other
+ * getattr on the thread drops what the create left.
+ */
+static int fuse_native_getattr_after_create (const char *path, struct stat *stat, struct fuse_file_info *info) {
+  fuse_thread_locals_t *l = get_thread_locals();
+  if (l->created_valid) {
+    l->created_valid = 0;
+    if (info != NULL && info->fh == l->created_fh) {
+      *stat = l->created_stat;
+      return 0;
+    }
+  }
+  return fuse_native_getattr(path, stat, info);
+}
 
 FUSE_METHOD_VOID(utimens, 4, 0, (const char *path, const struct timespec tv[2], struct fuse_file_info *info), {
   l->path = path;
@@ -1687,7 +1722,7 @@ NAPI_METHOD(fuse_native_mount) {
   struct fuse_operations ops = { };
   if (implemented[op_access]) ops.access = fuse_native_access;
   if (implemented[op_truncate] || implemented[op_ftruncate]) ops.truncate = fuse_native_truncate3;
-  if (implemented[op_getattr]) ops.getattr = fuse_native_getattr;
+  if (implemented[op_getattr]) ops.getattr = fuse_native_getattr_after_create;
   if (implemented[op_flush]) ops.flush = fuse_native_flush;
   if (implemented[op_fsync]) ops.fsync = fuse_native_fsync;
   if (implemented[op_fsyncdir]) ops.fsyncdir = fuse_native_fsyncdir;

@@ -70,7 +70,8 @@ const ops: FuseOps = {
     files.set(path, f);
     const fh = nextFh++;
     handles.set(fh, f);
-    cb(0, fh);
+    // As mnemo does: the new file's stat with the reply spares libfuse's getattr after it.
+    cb(0, fh, 0, stat(0o100000 | f.mode, f.size, f.mtime));
   },
   read(_path, fh, buf, len, pos, cb) {
     const f = handles.get(fh);
