@@ -73,7 +73,11 @@ export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL
       const ctx = createContext({ storeId, service, actor, log: lines.log, readOnly, contents, serverLocal, mountLocalMaxBytes: localLimits.mountMaxBytes, onOperation, asOf });
       if (!(await ctx.view.store())) throw notFound('memory store', storeId);
       // Started first, so that a write elsewhere while the kernel mounts is not missed.
-      const unfollow = followWritesElsewhere({ reader: ctx.reader, actor, onCommit: service.onCommit, dirs: ctx.dirs, kernel: () => ctx.kernel, log: lines.log });
+      const unfollow = followWritesElsewhere({
+        reader: ctx.reader, actor, onCommit: service.onCommit, dirs: ctx.dirs, kernel: () => ctx.kernel, log: lines.log,
+        // Deleted by another process or host: the mount empties, as this server's own deletions make it.
+        onStoreGone: () => void (ctx.gone = true),
+      });
       let live: LiveMount;
       try {
         live = await startFuse(hostPath, createOps(ctx), { storeId: req.storeId, readOnly, log, cacheSeconds });

@@ -19,7 +19,8 @@
  * of the store's change mark that this process's writes do not move says when another process or
  * host committed (on the cross-host notice, or within 100 ms for another process on the SQLite
  * file). While the mount's own saves are all that happen, nothing is read; versions of its own
- * session that a later read meets are skipped: the kernel saw them happen.
+ * session that a later read meets are skipped: the kernel saw them happen. Each such read also asks
+ * for the store's row: a store deleted elsewhere empties the mount (`onStoreGone`).
  */
 import { baseName, parentOf, type Actor, type MemoryVersion, type MountReader, type MountService } from '../src/index.js';
 import type { DirTable } from './dirs.js';
@@ -44,6 +45,12 @@ export interface ElsewhereDeps {
   readonly kernel: () => Pick<LiveMount, 'invalidateFile' | 'invalidateName'> | null;
   /** Told when a page cannot be read (it is read again at the next look). */
   readonly log: (line: string) => void;
+  /**
+   * Told, once, that the store was deleted elsewhere (another process on the SQLite file, another
+   * host): this server's own deletions tell its mounts directly (Mounter.storeChanged), but a
+   * `mnemo mount` beside the server, or a mount on another host, learns it only here.
+   */
+  readonly onStoreGone?: () => void;
   readonly lookMs?: number;
 }
 
@@ -78,6 +85,11 @@ export function followWritesElsewhere(deps: ElsewhereDeps): () => void {
     try {
       if (cursor === null) cursor = await reader.lastChange();
       else cursor = await drain(deps, cursor, () => stopped);
+      // Something else committed: it may have been the store's deletion, which no version tells.
+      if (deps.onStoreGone && !stopped && (await reader.store()) === null) {
+        stopped = true;
+        deps.onStoreGone();
+      }
       if (retryMs > 0) deps.log("mnemo fs: reading the store's changes again; the kernel's names are refreshed as before");
       retryMs = 0;
     } catch (err) {

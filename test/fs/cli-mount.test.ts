@@ -10,6 +10,8 @@ import { rawRequest, sdkClient } from '../helpers/sdk.js';
 import { MAIN_JS, makeTempDir, startServer } from '../helpers/server.js';
 import { queuedForSearch } from '../helpers/core.js';
 import { eventually, isMounted, sh } from '../helpers/mount.js';
+import Database from 'better-sqlite3';
+import { createService } from '../../src/service/service.js';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 
 /** Starts `mnemo mount` as a child; resolves once it printed the mount point. */
@@ -107,6 +109,32 @@ describe.skipIf(!existsSync('/dev/fuse'))('mnemo mount', () => {
     await m.ready;
     expect((await sh('echo "a note about herons" > heron.md', dir)).code).toBe(0);
     await eventually(async () => expect(queuedForSearch(join(dataDir, 'mnemo.db'))).toBe(0), 5000);
+  });
+
+  it('empties once another process deletes its store, before the store\'s rows are purged', async () => {
+    const { dataDir, server, dir, client, storeId, mount } = await cliStore('doomed');
+    await client.beta.memoryStores.memories.create(storeId, { path: '/notes/kept.md', content: 'kept\n' });
+    // Nothing purges a deleted store's rows once the server is gone: what the mount shows is its own doing.
+    await server.stop();
+    const m = mount();
+    await m.ready;
+    expect((await sh(`ls ${dir}/notes`, '/')).stdout.trim()).toBe('kept.md');
+
+    // Another process (this one, straight on the file) deletes the store.
+    const file = join(dataDir, 'mnemo.db');
+    const storage = openSqliteStorage(file);
+    onTestFinished(() => storage.close());
+    const service = createService({ storage });
+    const ws = await service.keys.defaultWorkspace();
+    const { key } = await service.keys.createKey('deleter', 'admin', ws.id);
+    await service.deleteStore({ workspaceId: ws.id, actor: { type: 'api_actor', apiKeyId: key.id } }, storeId);
+
+    await eventually(async () => expect((await sh(`ls -A ${dir}`, '/')).stdout.trim()).toBe(''), 5000);
+    expect((await sh(`cat ${dir}/notes/kept.md`, '/')).code).not.toBe(0);
+    expect((await sh(`echo again > ${dir}/new.md`, '/')).code).not.toBe(0);
+    const rows = new Database(file, { readonly: true });
+    onTestFinished(() => void rows.close());
+    expect(rows.prepare('SELECT count(*) FROM memories WHERE store_id = ?').pluck().get(storeId)).toBe(1);
   });
 
   it('refuses a directory that holds files rather than hiding them under the mount', async () => {
