@@ -268,6 +268,8 @@ export function createOps(ctx: MountContext): FuseOps {
         const owner = ownedBy(caller);
         if (owner.uid !== null || owner.gid !== null) ctx.dirs.set(path, { ...optional('uid', owner.uid ?? undefined), ...optional('gid', owner.gid ?? undefined) }, now);
         ctx.dirs.entryChanged(parentOf(path), now);
+        // The reply carries the new directory's stat: libfuse asks for it at once, and the addon answers.
+        return dirStatOf(ctx, path, mode & 0o7777);
       }),
 
     rmdir: (path, cb) =>

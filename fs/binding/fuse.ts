@@ -6,8 +6,8 @@
  * - getattr, chmod, chown and utimens get the file handle when called through one (the binding
  *   adds the kernel's handle where the kernel sends none), and an op on a file unlinked or replaced
  *   while open gets a null path and that handle, so it keeps working (hard_remove);
- * - open and create may reply with flags (direct_io, keep_cache, noflush), and create with the new
- *   file's attributes, which answer libfuse's getattr after it without another hop to this thread;
+ * - open and create may reply with flags (direct_io, keep_cache, noflush), and create and mkdir with
+ *   the new node's attributes, which answer libfuse's getattr after them without another hop here;
  * - names that are not UTF-8 are refused with EINVAL before any handler runs;
  * - `invalidate(path)` drops the kernel's cached attributes and pages of a path, and
  *   `invalidateEntry(path)` its entry for the name, from a thread of its own (the kernel may wait
@@ -89,7 +89,8 @@ export interface FuseOps {
   unlink?(path: string, cb: Cb): void;
   /** `flags`: RENAME_NOREPLACE (1), RENAME_EXCHANGE (2). */
   rename?(src: string, dest: string, cb: Cb, flags: number): void;
-  mkdir?(path: string, mode: number, cb: Cb, caller: Caller): void;
+  /** `st`, the new directory's attributes, spares the getattr libfuse makes right after a mkdir, as for create. */
+  mkdir?(path: string, mode: number, cb: (code: number, st?: FuseStat) => void, caller: Caller): void;
   rmdir?(path: string, cb: Cb): void;
   chmod?(path: string | null, mode: number, cb: Cb, fh: number): void;
   /** uid or gid -1: leave it unchanged. */
@@ -159,7 +160,8 @@ const OPS: Record<string, Impl> = {
   release: (f, signal, path: string | null, fh: number) => f.ops.release!(path, fh, (err) => signal(err)),
   unlink: (f, signal, path: string) => f.ops.unlink!(path, (err) => signal(err)),
   rename: (f, signal, src: string, dest: string, flags: number) => f.ops.rename!(src, dest, (err) => signal(err), flags),
-  mkdir: (f, signal, path: string, mode: number, uid: number, gid: number) => f.ops.mkdir!(path, mode, (err) => signal(err), { uid, gid }),
+  mkdir: (f, signal, path: string, mode: number, uid: number, gid: number) =>
+    f.ops.mkdir!(path, mode, (err, st) => signal(err, st && !err ? statArray(st) : null), { uid, gid }),
   rmdir: (f, signal, path: string) => f.ops.rmdir!(path, (err) => signal(err)),
   chmod: (f, signal, path: string | null, mode: number, fh: number) => f.ops.chmod!(path, mode, (err) => signal(err), fh),
   chown: (f, signal, path: string | null, uid: number, gid: number, fh: number) => f.ops.chown!(path, uid, gid, (err) => signal(err), fh),

@@ -263,11 +263,13 @@ typedef struct {
   uv_sem_t sem;
   uv_async_t async;
 
-  // A create's reply may carry the new file's attributes: libfuse asks for them right after, on
-  // this thread, with the new handle (lookup_path in fuse_lib_create), and they are answered from
-  // here instead of by a second hop to the JS thread (see fuse_native_getattr_after_create).
+  // A create's or mkdir's reply may carry the new node's attributes: libfuse asks for them right
+  // after, on this thread (lookup_path in fuse_lib_create, with the new handle; in fuse_lib_mkdir,
+  // with the same path and no handle), and they are answered from here instead of by a second hop
+  // to the JS thread (see fuse_native_getattr_after_create).
   int created_valid;
   uint64_t created_fh;
+  const char *created_path;
   struct stat created_stat;
 
 } fuse_thread_locals_t;
@@ -499,20 +501,24 @@ FUSE_METHOD(create, 5, 3, (const char *path, mode_t mode, struct fuse_file_info 
     memset(&l->created_stat, 0, sizeof(l->created_stat));
     populate_stat(ints, &l->created_stat);
     l->created_fh = l->info->fh;
+    l->created_path = NULL;
     l->created_valid = 1;
   }
 })
 
 /**
- * getattr, answered from a create's reply when it is the one libfuse makes right after that create
- * (same thread, the new handle): one hop to the JS thread fewer for every new file. Any other
- * getattr on the thread drops what the create left.
+ * getattr, answered from a create's or mkdir's reply when it is the one libfuse makes right after
+ * it (same thread; the new handle, or the same path without one): one hop to the JS thread fewer
+ * for every new file and directory. Any other getattr on the thread drops what the reply left.
  */
 static int fuse_native_getattr_after_create (const char *path, struct stat *stat, struct fuse_file_info *info) {
   fuse_thread_locals_t *l = get_thread_locals();
   if (l->created_valid) {
     l->created_valid = 0;
-    if (info != NULL && info->fh == l->created_fh) {
+    int same = l->created_path == NULL
+      ? info != NULL && info->fh == l->created_fh
+      : info == NULL && path != NULL && strcmp(path, l->created_path) == 0;
+    if (same) {
       *stat = l->created_stat;
       return 0;
     }
@@ -883,16 +889,29 @@ FUSE_METHOD_VOID(symlink, 2, 0, (const char *path, const char *dest), {
   fuse_native_path(env, l->dest, &(argv[3]));
 })
 
-FUSE_METHOD_VOID(mkdir, 4, 0, (const char *path, mode_t mode), {
+FUSE_METHOD(mkdir, 4, 1, (const char *path, mode_t mode), {
   l->path = path;
   l->mode = mode;
   l->uid = fuse_get_context()->uid;
   l->gid = fuse_get_context()->gid;
+  l->created_valid = 0;
 }, {
   fuse_native_path(env, l->path, &(argv[2]));
   napi_create_uint32(env, l->mode, &(argv[3]));
   napi_create_uint32(env, l->uid, &(argv[4]));
   napi_create_uint32(env, l->gid, &(argv[5]));
+}, {
+  // The new directory's attributes, when the reply has them (as create's).
+  napi_valuetype stat_type;
+  NAPI_STATUS_THROWS(napi_typeof(env, argv[2], &stat_type))
+  if (res == 0 && stat_type == napi_object) {
+    NAPI_ARGV_BUFFER_CAST(uint32_t*, ints, 2)
+    memset(&l->created_stat, 0, sizeof(l->created_stat));
+    populate_stat(ints, &l->created_stat);
+    l->created_fh = 0;
+    l->created_path = l->path;
+    l->created_valid = 1;
+  }
 })
 
 FUSE_METHOD_VOID(rmdir, 1, 0, (const char *path), {

@@ -126,7 +126,7 @@ const ops: FuseOps = {
   mkdir(path, mode, cb) {
     if (dirs.has(path) || files.has(path)) return cb(Fuse.EEXIST);
     dirs.set(path, mode & 0o7777);
-    cb(0);
+    cb(0, stat(0o040000 | (mode & 0o7777), 4096, started));
   },
   rmdir(path, cb) {
     if (!dirs.has(path)) return cb(Fuse.ENOENT);
