@@ -410,6 +410,25 @@ FUSE_METHOD(statfs, 1, 1, (const char * path, struct statvfs *statvfs), {
   populate_statvfs(ints, l->statvfs);
 })
 
+/**
+ * Keeps the new node's attributes from a successful create's or mkdir's reply (`st`, a stat array as
+ * getattr's, or nothing) for the getattr libfuse makes right after it on this thread: by the new
+ * handle (`fh`, create) or by the same path (`path`, mkdir). See fuse_native_getattr_after_create.
+ */
+static void fuse_native_keep_created (napi_env env, fuse_thread_locals_t *l, int32_t res, napi_value st, uint64_t fh, const char *path) {
+  napi_valuetype type;
+  uint32_t *ints;
+  size_t len;
+  l->created_valid = 0;
+  if (res != 0 || napi_typeof(env, st, &type) != napi_ok || type != napi_object) return;
+  if (napi_get_buffer_info(env, st, (void **) &ints, &len) != napi_ok) return;
+  memset(&l->created_stat, 0, sizeof(l->created_stat));
+  populate_stat(ints, &l->created_stat);
+  l->created_fh = fh;
+  l->created_path = path;
+  l->created_valid = 1;
+}
+
 FUSE_METHOD(getattr, 2, 1, (const char *path, struct stat *stat, struct fuse_file_info *info), {
   l->path = path;
   l->stat = stat;
@@ -474,7 +493,6 @@ FUSE_METHOD(create, 5, 3, (const char *path, mode_t mode, struct fuse_file_info 
   l->path = path;
   l->mode = mode;
   l->info = info;
-  l->created_valid = 0;
   // The caller's ids (read on the request's own thread): a new file belongs to its creator.
   l->uid = fuse_get_context()->uid;
   l->gid = fuse_get_context()->gid;
@@ -493,17 +511,7 @@ FUSE_METHOD(create, 5, 3, (const char *path, mode_t mode, struct fuse_file_info 
   l->info->direct_io = (open_flags & 1) ? 1 : 0;
   l->info->keep_cache = (open_flags & 2) ? 1 : 0;
   l->info->noflush = (open_flags & 4) ? 1 : 0;
-  // The new file's attributes, when the reply has them (a stat array, as getattr's).
-  napi_valuetype stat_type;
-  NAPI_STATUS_THROWS(napi_typeof(env, argv[4], &stat_type))
-  if (res == 0 && stat_type == napi_object) {
-    NAPI_ARGV_BUFFER_CAST(uint32_t*, ints, 4)
-    memset(&l->created_stat, 0, sizeof(l->created_stat));
-    populate_stat(ints, &l->created_stat);
-    l->created_fh = l->info->fh;
-    l->created_path = NULL;
-    l->created_valid = 1;
-  }
+  fuse_native_keep_created(env, l, res, argv[4], l->info->fh, NULL);
 })
 
 /**
@@ -894,24 +902,13 @@ FUSE_METHOD(mkdir, 4, 1, (const char *path, mode_t mode), {
   l->mode = mode;
   l->uid = fuse_get_context()->uid;
   l->gid = fuse_get_context()->gid;
-  l->created_valid = 0;
 }, {
   fuse_native_path(env, l->path, &(argv[2]));
   napi_create_uint32(env, l->mode, &(argv[3]));
   napi_create_uint32(env, l->uid, &(argv[4]));
   napi_create_uint32(env, l->gid, &(argv[5]));
 }, {
-  // The new directory's attributes, when the reply has them (as create's).
-  napi_valuetype stat_type;
-  NAPI_STATUS_THROWS(napi_typeof(env, argv[2], &stat_type))
-  if (res == 0 && stat_type == napi_object) {
-    NAPI_ARGV_BUFFER_CAST(uint32_t*, ints, 2)
-    memset(&l->created_stat, 0, sizeof(l->created_stat));
-    populate_stat(ints, &l->created_stat);
-    l->created_fh = 0;
-    l->created_path = l->path;
-    l->created_valid = 1;
-  }
+  fuse_native_keep_created(env, l, res, argv[2], 0, l->path);
 })
 
 FUSE_METHOD_VOID(rmdir, 1, 0, (const char *path), {

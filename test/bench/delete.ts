@@ -11,13 +11,12 @@ import { join } from 'node:path';
 import type { ImportedWrite } from '../../src/storage/sqlite/bulk.js';
 import { makeTempDir } from '../helpers/server.js';
 import { openBenchEngine } from './engine.js';
+import { idleRun, keptStore, statsUntil } from './beside.js';
 import { pick } from './http.js';
-import { loopDelay, statAll } from './isolation.js';
 import { fmt, table, type Check } from './report.js';
 import { startMnemo, type Mnemo } from './targets.js';
 
 const MEMORIES = 20_000;
-const STATTED = 300;
 
 /** A store of `n` memories of 4 KiB under /d/, written straight into the file before the server starts. */
 export async function fillStore(file: string, n: number): Promise<string> {
@@ -47,15 +46,8 @@ export async function deleteSection(quick: boolean, log: (s: string) => void): P
     const doomed = await fillStore(file, memories);
     log(`delete: ${fmt(memories)} memories of 4 KiB written`);
     m = await startMnemo(dir);
-    const kept = await m.createStore('bench kept');
-    for (let i = 0; i < STATTED * 3; i++) await m.api.call('POST', `/v1/memory_stores/${kept}/memories`, { path: `/k/${i}.md`, content: `kept ${i}` });
-    const mnt = await m.mountSession(kept);
-    const paths = (from: number) => Array.from({ length: 100 }, (_, i) => `${mnt}/k/${(from + i) % (STATTED * 3)}.md`);
-    const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
-
-    await loopDelay(m);
-    const idle = sorted(await statAll(paths(0), 0.002));
-    const idleLoop = await loopDelay(m);
+    const mnt = await m.mountSession(await keptStore(m));
+    const idle = await idleRun(m, mnt);
 
     db.handle = new Database(file, { readonly: true });
     const left = db.handle.prepare('SELECT count(*) FROM stores WHERE id = ?').pluck();
@@ -64,27 +56,22 @@ export async function deleteSection(quick: boolean, log: (s: string) => void): P
     const request = m.api.call('DELETE', `/v1/memory_stores/${doomed}`).then(() => {
       requestMs = performance.now() - started;
     });
-    // Stats (each file once: the mount has never looked at it) from the request on, until it has
-    // answered and the store's last row has gone: a deletion that held the thread shows in both.
-    const during: number[] = [];
-    let from = 100;
-    while (requestMs === null || (left.get(doomed) as number) > 0) {
-      during.push(...(await statAll(paths(from), 0.002)));
-      from = (from + 100) % (STATTED * 3);
+    // Stats from the request on, until it has answered and the store's last row has gone: a
+    // deletion that held the thread shows in both.
+    const busy = await statsUntil(m, mnt, () => {
       if (performance.now() - started > 600_000) throw new Error('the deleted store was not removed within 10 minutes');
-    }
+      return requestMs !== null && (left.get(doomed) as number) === 0;
+    });
     await request;
     const purgeSeconds = (performance.now() - started) / 1000;
-    const busyLoop = await loopDelay(m);
-    const busy = sorted(during);
     log(`delete: request ${fmt(requestMs!, 1)} ms, rows gone after ${fmt(purgeSeconds, 1)} s`);
 
     const rows = [
-      ['idle', '—', '—', fmt(pick(idle, 0.5), 2), fmt(pick(idle, 0.99), 2), fmt(idleLoop.p99, 1), fmt(idleLoop.max, 1)],
-      [`deleting ${fmt(memories)} memories`, fmt(requestMs!, 1), fmt(purgeSeconds, 1), fmt(pick(busy, 0.5), 2), fmt(pick(busy, 0.99), 2), fmt(busyLoop.p99, 1), fmt(busyLoop.max, 1)],
+      ['idle', '—', '—', fmt(pick(idle.stats, 0.5), 2), fmt(pick(idle.stats, 0.99), 2), fmt(idle.loop.p99, 1), fmt(idle.loop.max, 1)],
+      [`deleting ${fmt(memories)} memories`, fmt(requestMs!, 1), fmt(purgeSeconds, 1), fmt(pick(busy.stats, 0.5), 2), fmt(pick(busy.stats, 0.99), 2), fmt(busy.loop.p99, 1), fmt(busy.loop.max, 1)],
     ];
     const found: Check[] = [
-      { what: `mount stat p99 < 20 ms while a deleted store of ${fmt(memories)} memories of 4 KiB is removed`, ok: pick(busy, 0.99) < 20, detail: `${fmt(pick(busy, 0.99), 2)} ms (idle ${fmt(pick(idle, 0.99), 2)} ms; the request ${fmt(requestMs!, 1)} ms)` },
+      { what: `mount stat p99 < 20 ms while a deleted store of ${fmt(memories)} memories of 4 KiB is removed`, ok: pick(busy.stats, 0.99) < 20, detail: `${fmt(pick(busy.stats, 0.99), 2)} ms (idle ${fmt(pick(idle.stats, 0.99), 2)} ms; the request ${fmt(requestMs!, 1)} ms)` },
     ];
     return {
       lines: [

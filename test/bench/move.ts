@@ -9,14 +9,13 @@ import { execFile } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeTempDir } from '../helpers/server.js';
+import { idleRun, keptStore, statsUntil, type StatRun } from './beside.js';
 import { fillStore } from './delete.js';
 import { pick } from './http.js';
-import { loopDelay, statAll } from './isolation.js';
 import { fmt, table, type Check } from './report.js';
 import { startMnemo, type Mnemo } from './targets.js';
 
 const MEMORIES = 20_000;
-const STATTED = 300;
 
 export async function moveSection(quick: boolean, log: (s: string) => void): Promise<{ lines: string[]; found: Check[] }> {
   const dir = makeTempDir('mnemo-bench-move-');
@@ -26,8 +25,7 @@ export async function moveSection(quick: boolean, log: (s: string) => void): Pro
     const moved = await fillStore(join(dir, 'mnemo.db'), memories);
     log(`move: ${fmt(memories)} memories of 4 KiB written`);
     m = await startMnemo(dir);
-    const kept = await m.createStore('bench kept');
-    for (let i = 0; i < STATTED * 3; i++) await m.api.call('POST', `/v1/memory_stores/${kept}/memories`, { path: `/k/${i}.md`, content: `kept ${i}` });
+    const kept = await keptStore(m);
     // The seeded store's search indexing, which the server does in short turns at its start.
     await new Promise((resolve) => setTimeout(resolve, quick ? 3000 : 10_000));
     const aside = await measureMove(m, moved, kept, 'd', 'e');
@@ -40,7 +38,7 @@ export async function moveSection(quick: boolean, log: (s: string) => void): Pro
     const inline = await measureMove(m, moved, kept, 'e', 'd');
     log(`move: mv on the serving thread took ${fmt(inline.moveMs, 1)} ms`);
 
-    const row = (label: string, r: MoveRun, mv: string) => [label, mv, fmt(pick(r.stats, 0.5), 2), fmt(pick(r.stats, 0.99), 2), fmt(r.loop.p99, 1), fmt(r.loop.max, 1)];
+    const row = (label: string, r: StatRun, mv: string) => [label, mv, fmt(pick(r.stats, 0.5), 2), fmt(pick(r.stats, 0.99), 2), fmt(r.loop.p99, 1), fmt(r.loop.max, 1)];
     const rows = [
       row('idle', aside.idle, '—'),
       row(`moving ${fmt(memories)} memories`, aside.busy, fmt(aside.moveMs, 1)),
@@ -65,24 +63,14 @@ export async function moveSection(quick: boolean, log: (s: string) => void): Pro
   }
 }
 
-interface MoveRun {
-  stats: number[];
-  loop: { p99: number; max: number };
-}
-
 /**
  * `mv from to` in a session mount of `moved` while a session mount of `kept` stats files it has never
  * looked at, until mv exits; and the same stats and loop delay idle, before it.
  */
-async function measureMove(m: Mnemo, moved: string, kept: string, from: string, to: string): Promise<{ idle: MoveRun; busy: MoveRun; moveMs: number }> {
+async function measureMove(m: Mnemo, moved: string, kept: string, from: string, to: string): Promise<{ idle: StatRun; busy: StatRun; moveMs: number }> {
   const mover = await m.mountSession(moved);
   const mnt = await m.mountSession(kept);
-  const paths = (first: number) => Array.from({ length: 100 }, (_, i) => `${mnt}/k/${(first + i) % (STATTED * 3)}.md`);
-  const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
-  await loopDelay(m);
-  const idleStats = sorted(await statAll(paths(0), 0.002));
-  const idleLoop = await loopDelay(m);
-
+  const idle = await idleRun(m, mnt);
   const started = performance.now();
   let moveMs: number | null = null;
   const move = new Promise<void>((resolve, reject) =>
@@ -92,14 +80,7 @@ async function measureMove(m: Mnemo, moved: string, kept: string, from: string, 
       else resolve();
     }),
   );
-  // Stats (each file once: the mount has never looked at it) until mv has exited.
-  const during: number[] = [];
-  let first = 100;
-  while (moveMs === null) {
-    during.push(...(await statAll(paths(first), 0.002)));
-    first = (first + 100) % (STATTED * 3);
-  }
+  const busy = await statsUntil(m, mnt, () => moveMs !== null);
   await move;
-  const busyLoop = await loopDelay(m);
-  return { idle: { stats: idleStats, loop: idleLoop }, busy: { stats: sorted(during), loop: busyLoop }, moveMs: moveMs! };
+  return { idle, busy, moveMs: moveMs! };
 }
