@@ -76,7 +76,10 @@ export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL
       const unfollow = followWritesElsewhere({
         reader: ctx.reader, actor, onCommit: service.onCommit, dirs: ctx.dirs, kernel: () => ctx.kernel, log: lines.log,
         // Deleted by another process or host: the mount empties, as this server's own deletions make it.
-        onStoreGone: () => void (ctx.gone = true),
+        onStoreGone: () => {
+          ctx.gone = true;
+          log(`mnemo fs: store ${storeId} was deleted elsewhere; ${hostPath} is empty now`);
+        },
       });
       let live: LiveMount;
       try {
