@@ -12,6 +12,14 @@ export interface Fetchable {
   fetch(request: Request): Response | Promise<Response>;
 }
 
+/**
+ * How long an idle keep-alive connection stays open: longer than the idle timeouts of the proxies
+ * and clients that reuse connections (nginx's upstream keepalive_timeout and load balancers' idle
+ * timeouts are 60 s). With Node's default of 5 s, a client that reused a connection idle for about
+ * 5 s raced the server's close of it and got a reset (ECONNRESET, or a 502 from the proxy).
+ */
+export const KEEP_ALIVE_MS = 65_000;
+
 export function serve(app: Fetchable, { host, port }: { host: string; port: number }): Promise<Served> {
   return new Promise((resolve, reject) => {
     const server = honoServe({ fetch: app.fetch, hostname: host, port }, (info: AddressInfo) => {
@@ -27,6 +35,7 @@ export function serve(app: Fetchable, { host, port }: { host: string; port: numb
           }),
       });
     });
+    if ('keepAliveTimeout' in server) server.keepAliveTimeout = KEEP_ALIVE_MS;
     server.on('clientError', answerClientError);
     server.once('error', reject);
   });
