@@ -12,7 +12,7 @@ export function apiClient(url: string, apiKey: string): Api {
   return {
     call<T>(method: string, path: string, body?: unknown): Promise<T> {
       const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-      return new Promise<T>((resolve, reject) => {
+      const send = (retried: boolean): Promise<T> => new Promise<T>((resolve, reject) => {
         const req = request(
           {
             agent,
@@ -37,9 +37,15 @@ export function apiClient(url: string, apiKey: string): Api {
             res.on('error', reject);
           },
         );
-        req.on('error', reject);
+        req.on('error', (err: NodeJS.ErrnoException) => {
+          // A kept-alive socket the server closed while idle (a server older than api/server.ts's
+          // 65 s keep-alive, in an A/B run): the request never reached it, so it is sent again once.
+          if (!retried && req.reusedSocket && err.code === 'ECONNRESET') resolve(send(true));
+          else reject(err);
+        });
         req.end(payload);
       });
+      return send(false);
     },
   };
 }
