@@ -20,7 +20,7 @@ import { openSqliteStorage, type SqliteStorage } from './storage/sqlite/open.js'
 import { openPostgresStorage, type PostgresOptions, type PostgresStorage } from './storage/postgres/open.js';
 import type { Storage } from './storage/port.js';
 import { isMnemoError } from './domain/errors.js';
-import { removePidFile, writePidFile } from './cli/pidfile.js';
+import { removePidFile, runningServerPid, writePidFile } from './cli/pidfile.js';
 import { ownDataDir, useDatabase } from './cli/data-dir.js';
 import { describeError } from './cli/system-errors.js';
 import { startSearchUpkeep } from './service/search-upkeep.js';
@@ -40,10 +40,32 @@ const LOGGED_COMMANDS = new Set(['serve', 'mount', 'mcp']);
  * Both engines keep a backlog (on PostgreSQL every server indexes from the one shared queue). Once
  * the queue is empty, the same turns remove deleted stores' rows (SQLite: sqlite/store-purge.ts).
  */
-function indexInBackground(service: Service, storage: Storage): () => void {
+function indexInBackground(service: Service, storage: Storage, standBy?: () => boolean): () => void {
   if (!storage.keepsSearchBacklog()) return () => {};
   const index = async (max: number): Promise<number> => (await service.indexSearchBacklog(max)) || Number(await service.purgeDeletedStores());
-  return startSearchUpkeep({ index, changeMark: storage.changeMark, log });
+  return startSearchUpkeep({ index, changeMark: storage.changeMark, log, ...(standBy ? { standBy } : {}) });
+}
+
+/**
+ * For `mnemo mount` and `mnemo mcp` on SQLite: the upkeep stands by while a server owns the data
+ * directory, which indexes and purges for every process writing the file. Run here too, each of its
+ * transactions (a batch of up to 500 memories) held the file's one write lock, and the server's
+ * next save waited for it on its serving thread: every mount and request of the server with it.
+ * Logged when it changes, so a user sees which process keeps search current.
+ */
+function besideServer(config: Config): (() => boolean) | undefined {
+  if (config.databaseUrl !== null) return undefined;
+  let last: number | null | undefined;
+  return () => {
+    const pid = runningServerPid(config.dataDir);
+    if (pid !== last) {
+      log(pid === null
+        ? 'mnemo: no server runs on this data directory: this process indexes writes for search'
+        : `mnemo: the server on this data directory (pid ${pid}) indexes writes for search; this process stands by`);
+      last = pid;
+    }
+    return pid !== null;
+  };
 }
 
 /**
@@ -231,7 +253,7 @@ async function runMcp(config: Config): Promise<number> {
   const lock = holdDatabase(config);
   const storage = await openStorage(config, () => openSqliteStorage(config.dbFile));
   const service = createService({ storage, checkpointMaxBytes: config.checkpointMaxBytes, limits: config.storeLimits });
-  const stopIndexing = indexInBackground(service, storage);
+  const stopIndexing = indexInBackground(service, storage, besideServer(config));
   try {
     await serveMcpStdio({ service, apiKey: config.apiKey, log });
   } finally {
@@ -294,7 +316,7 @@ async function mountUntilSignal(config: Config, { service, storage, mounter }: M
   process.stdout.write(`${hostPath}\n`);
   log(`mnemo: ${store.name} (${storeId}) mounted at ${hostPath} as ${session.id}; Ctrl-C unmounts`);
   // Without a server beside it, nothing else would index this mount's writes for search.
-  const stopIndexing = indexInBackground(service, storage);
+  const stopIndexing = indexInBackground(service, storage, besideServer(config));
   await stopped;
   stopIndexing();
   await mounter.unmountAll();

@@ -24,12 +24,18 @@ export interface SearchUpkeepOptions {
   maxDeferMs?: number;
   /** How far the change mark may move since indexing last started before it stops waiting for a pause. */
   urgentAfter?: number;
+  /**
+   * True while another process does this upkeep for the same database (a server beside `mnemo
+   * mount`): the tick starts nothing. Two processes indexing one SQLite file take turns at its one
+   * write lock, and a writer waiting for it waits on its serving thread (busy_timeout).
+   */
+  standBy?: () => boolean;
 }
 
 export interface SearchUpkeep {
   /**
-   * One turn of the server's timer: unless writes are still going, indexes the queue a batch per
-   * turn of the event loop. Resolves when that run ends (at once if it waits for a pause).
+   * One turn of the server's timer: unless writes are still going (or another process stands in),
+   * indexes the queue a batch per turn of the event loop. Resolves when that run ends (at once if it waits for a pause).
    */
   tick(): Promise<void>;
   /** No run starts after this, and a run under way stops before its next batch. */
@@ -41,7 +47,7 @@ export interface SearchUpkeep {
  * clock it measures its deferral by, so a test turns both by hand.
  */
 export function createSearchUpkeep({
-  index, changeMark, log, batch = 500, maxDeferMs = 5000, urgentAfter = 2000, now = Date.now,
+  index, changeMark, log, batch = 500, maxDeferMs = 5000, urgentAfter = 2000, standBy = () => false, now = Date.now,
 }: Omit<SearchUpkeepOptions, 'everyMs'> & { now?: () => number }): SearchUpkeep {
   let stopped = false;
   let running: Promise<void> | null = null;
@@ -85,7 +91,7 @@ export function createSearchUpkeep({
   return {
     tick(): Promise<void> {
       if (running) return running;
-      if (stopped || deferring()) return Promise.resolve();
+      if (stopped || standBy() || deferring()) return Promise.resolve();
       markAtIndex = lastMark;
       let done!: () => void;
       const run = new Promise<void>((resolve) => {

@@ -110,6 +110,30 @@ describe.skipIf(!existsSync('/dev/fuse'))('mnemo mount', () => {
     await eventually(async () => expect(queuedForSearch(join(dataDir, 'mnemo.db'))).toBe(0), 5000);
   });
 
+  it('leaves search indexing to the server beside it while that runs, and takes it up when it stops', async () => {
+    const { dataDir, server, dir, mount } = await cliStore('beside');
+    const m = mount();
+    await m.ready;
+    await eventually(async () => expect(m.stderr()).toContain(`server on this data directory (pid ${server.pid}) indexes writes for search; this process stands by`));
+    // The server paused (still running, so the mount still stands by): nothing indexes this write.
+    // The server holds no write lock between requests, so the mount's save goes through.
+    process.kill(server.pid, 'SIGSTOP');
+    try {
+      expect((await sh('echo "a note about herons" > heron.md', dir)).code).toBe(0);
+      // The upkeep indexes within a tick (200 ms) of writes pausing; ten ticks and still queued.
+      await new Promise((r) => setTimeout(r, 2000));
+      expect(queuedForSearch(join(dataDir, 'mnemo.db'))).toBe(1);
+    } finally {
+      process.kill(server.pid, 'SIGCONT');
+    }
+    await eventually(async () => expect(queuedForSearch(join(dataDir, 'mnemo.db'))).toBe(0), 5000);
+
+    await server.stop();
+    expect((await sh('echo "a note about egrets" > egret.md', dir)).code).toBe(0);
+    await eventually(async () => expect(queuedForSearch(join(dataDir, 'mnemo.db'))).toBe(0), 5000);
+    expect(m.stderr()).toContain('no server runs on this data directory: this process indexes writes for search');
+  });
+
   it('empties once another process deletes its store, before the store\'s rows are purged', async () => {
     const { dataDir, server, dir, client, storeId, mount } = await cliStore('doomed');
     await client.beta.memoryStores.memories.create(storeId, { path: '/notes/kept.md', content: 'kept\n' });

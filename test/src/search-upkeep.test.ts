@@ -1,7 +1,8 @@
 /**
  * The server's background search-index upkeep (src/service/search-upkeep.ts) over a real SQLite file: it
  * empties the queue soon after writes pause, a batch per turn of the event loop, never defers longer
- * than it was told (nor once much is queued), logs failures instead of throwing, and does nothing once stopped.
+ * than it was told (nor once much is queued), logs failures instead of throwing, stands by while another
+ * process does it, and does nothing once stopped.
  * The tests turn its timer and clock by hand (createSearchUpkeep); one checks the server's timer runs it.
  */
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -117,6 +118,27 @@ describe('search upkeep', () => {
     const upkeep = countingUpkeep(() => (mark += 500), 60_000);
     for (let i = 0; i < 10; i++) await upkeep.tick();
     expect(upkeep.calls()).toBeGreaterThanOrEqual(2);
+  });
+
+  it('starts nothing while another process stands in for it, and takes over once that one is gone', async () => {
+    let other = true;
+    let calls = 0;
+    const upkeep = handUpkeep({
+      index: () => {
+        calls++;
+        return 0;
+      },
+      changeMark: () => 0,
+      standBy: () => other,
+    });
+    for (let i = 0; i < 5; i++) {
+      upkeep.advance(10_000);
+      await upkeep.tick();
+    }
+    expect(calls).toBe(0);
+    other = false;
+    await upkeep.tick();
+    expect(calls).toBe(1);
   });
 
   it('logs a failure and keeps going', async () => {
