@@ -103,7 +103,7 @@ export const OPERATIONS: readonly Operation[] = [
   { method: 'post', path: `${C}/sessions/{agent}/{session}/restore`, tag: 'checkpoints', summary: 'Restore the latest checkpoint of an agent session within a byte budget', body: B.restore, ok: wire.CheckpointRestore },
   { method: 'get', path: `${C}/{checkpoint}`, tag: 'checkpoints', summary: 'Retrieve a checkpoint', ok: wire.Checkpoint },
   { method: 'post', path: `${C}/{checkpoint}/restore`, tag: 'checkpoints', summary: 'Restore a checkpoint within a byte budget', body: B.restore, ok: wire.CheckpointRestore },
-  { method: 'delete', path: `${C}/{checkpoint}`, tag: 'checkpoints', summary: 'Delete a checkpoint', ok: wire.deleted('checkpoint_deleted', 'CheckpointDeleted') },
+  { method: 'delete', path: `${C}/{checkpoint}`, tag: 'checkpoints', summary: 'Delete a checkpoint', idempotent: true, ok: wire.deleted('checkpoint_deleted', 'CheckpointDeleted') },
 
   { method: 'post', path: '/v1/sessions', tag: 'sessions', summary: 'Start a session: mount memory stores for an agent', body: B.sessionCreate, idempotent: true, ok: wire.Session },
   { method: 'get', path: '/v1/sessions', tag: 'sessions', summary: 'List sessions', query: pageQuery, ok: wire.pageOf(wire.Session, 'SessionPage') },

@@ -44,10 +44,13 @@ export function checkpointRoutes(service: Service, idem: Idempotency) {
     return c.json(toWireRestore(restored));
   });
 
-  app.delete('/:store/checkpoints/:checkpoint', async (c) => {
+  app.delete('/:store/checkpoints/:checkpoint', (c) => {
     const id = c.req.param('checkpoint');
-    await ckpt.delete(c.var.caller, c.req.param('store'), id);
-    return c.json({ id, type: 'checkpoint_deleted' as const });
+    const storeId = c.req.param('store');
+    return mutation(c, idem, 'DELETE /v1/memory_stores/{id}/checkpoints/{checkpoint_id}', null, async (ops) => {
+      await ops.checkpoints.delete(c.var.caller, storeId, id);
+      return ok({ id, type: 'checkpoint_deleted' as const }, { storeId });
+    });
   });
 
   return app;

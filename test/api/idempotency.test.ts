@@ -161,12 +161,17 @@ describe('idempotency keys', () => {
     expect(new Set(stores.map((r) => (r.body as { id: string }).id)).size).toBe(1);
   });
 
-  it('every mutating route replays its first answer: store update/archive/delete, memory delete, redact', async () => {
+  it('every mutating route replays its first answer: store update/archive/delete, memory delete, redact, checkpoint save/delete', async () => {
     const ms = client.beta.memoryStores;
     const store = await ms.create({ name: 'idem-routes' });
     const m = await ms.memories.create(store.id, { path: '/s.md', content: 'secret' });
     await ms.memories.update(m.id, { memory_store_id: store.id, content: 'rotated' });
+    const checkpoint = { agent_id: 'agent', session_id: 'sess', goal: 'g' };
+    const older = (await send('POST', `/v1/memory_stores/${store.id}/checkpoints`, null, checkpoint)).body as { id: string };
     const calls: [string, string, unknown][] = [
+      // The latest checkpoint cannot be deleted: the save below makes `older` deletable.
+      ['POST', `/v1/memory_stores/${store.id}/checkpoints`, checkpoint],
+      ['DELETE', `/v1/memory_stores/${store.id}/checkpoints/${older.id}`, undefined],
       ['POST', `/v1/memory_stores/${store.id}`, { name: 'renamed' }],
       ['POST', `/v1/memory_stores/${store.id}/memory_versions/${m.memory_version_id}/redact`, undefined],
       ['DELETE', `/v1/memory_stores/${store.id}/memories/${m.id}`, undefined],
