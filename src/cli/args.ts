@@ -16,6 +16,8 @@ interface CommandSpec {
   usage: string;
   /** One sentence for `--help`. */
   summary: string;
+  /** More lines for `mnemo --help` only (what a flag's values mean). */
+  notes?: string;
   options: Options;
   /** Required positional arguments, by name. */
   positionals: string[];
@@ -54,15 +56,26 @@ const COMMANDS: Record<string, CommandSpec> = {
       'mnemo serve [--host H] [--port P] [--data-dir D] [--mount-root M] [--max-body-bytes N]\n' +
       '            [--idempotency-ttl-seconds S] [--checkpoint-max-bytes N] [--log-level L]\n' +
       '            [--mount-sync fsync|close] [--mount-cache-seconds S] [--rotate-admin-key]\n' +
-      '            [--database-url postgres://…] [--node-id N]',
+      '            [--database-url URL] [--node-id N]',
     summary: 'Start the HTTP API (and session mounts). Prints its URL on the first line.',
+    notes:
+      'One server per data directory: a second one exits 1.\n' +
+      "--mount-sync fsync (default): a mount's close() is safe from a crash of mnemo, fsync()\n" +
+      'puts it on disk, and every closed version is on disk within 100 ms; close: every\n' +
+      'close() on a mount is on disk when it returns (slower saves).\n' +
+      "--mount-cache-seconds S (default 1): how long the kernel keeps a mount's names and\n" +
+      'attributes; writes made elsewhere drop what they make stale at once.\n' +
+      '--rotate-admin-key: revoke the seeded admin key and make MNEMO_ADMIN_KEY the admin key.\n' +
+      '--database-url postgres://…: PostgreSQL instead of the SQLite file in the data directory\n' +
+      '(every command takes it); --node-id (default the hostname): names this host on the\n' +
+      'sessions it mounts.',
     options: SERVE_OPTIONS,
     positionals: [],
   },
   'keys create': {
     usage:
       'mnemo keys create --role admin|read_write|read_only [--name N] [--workspace ID] [--stores ID,ID]\n' +
-      '                  [--all-workspaces] [--data-dir D]',
+      '                  [--all-workspaces] [--data-dir D | --database-url URL]',
     summary: 'Mint an API key (default workspace unless --workspace) and print its secret once.',
     options: { ...DATA_DIR, role: str, name: str, workspace: str, stores: str, 'all-workspaces': bool },
     positionals: [],
@@ -70,55 +83,59 @@ const COMMANDS: Record<string, CommandSpec> = {
     required: ['role'],
   },
   'keys list': {
-    usage: 'mnemo keys list [--workspace ID] [--json] [--data-dir D]',
+    usage: 'mnemo keys list [--workspace ID] [--json] [--data-dir D | --database-url URL]',
     summary: 'List keys (never their secrets); --json prints the API\'s api_key objects.',
     options: { ...DATA_DIR, workspace: str, json: bool },
     positionals: [],
   },
   'keys revoke': {
-    usage: 'mnemo keys revoke <apikey_id> [--workspace ID] [--data-dir D]',
+    usage: 'mnemo keys revoke <apikey_id> [--workspace ID] [--data-dir D | --database-url URL]',
     summary: 'Revoke a key; its next request fails.',
     options: { ...DATA_DIR, workspace: str },
     positionals: ['apikey_id'],
   },
   'workspaces create': {
-    usage: 'mnemo workspaces create <name> [--data-dir D]',
+    usage: 'mnemo workspaces create <name> [--data-dir D | --database-url URL]',
     summary: 'Create a workspace and print its id.',
     options: DATA_DIR,
     positionals: ['name'],
   },
   'workspaces list': {
-    usage: 'mnemo workspaces list [--json] [--data-dir D]',
+    usage: 'mnemo workspaces list [--json] [--data-dir D | --database-url URL]',
     summary: 'List workspaces; --json prints the API\'s workspace objects.',
     options: { ...DATA_DIR, json: bool },
     positionals: [],
   },
   check: {
-    usage: 'mnemo check [--data-dir D]',
+    usage: 'mnemo check [--data-dir D | --database-url URL]',
     summary: 'SQLite integrity check plus the domain\'s invariants; exits 1 and lists problems if any.',
     options: DATA_DIR,
     positionals: [],
   },
   backup: {
-    usage: 'mnemo backup <file> [--data-dir D]',
+    usage: 'mnemo backup <file> [--data-dir D | --database-url URL]',
     summary: 'Consistent online copy of the database into a new file, safe while the server runs.',
+    notes: 'SQLite only: with --database-url it exits 2 and names pg_dump.',
     options: DATA_DIR,
     positionals: ['file'],
   },
   restore: {
-    usage: 'mnemo restore <file> [--data-dir D]',
+    usage: 'mnemo restore <file> [--data-dir D | --database-url URL]',
     summary: 'Replace the database with a checked backup; refused while a server, mount or mcp uses the data dir.',
+    notes: 'Also restores into an empty or new directory. SQLite only: with --database-url it exits 2\nand names pg_restore.',
     options: DATA_DIR,
     positionals: ['file'],
   },
   mount: {
-    usage: 'mnemo mount <memory_store_id> <dir> [--read-only] [--data-dir D] [--log-level L] [--mount-sync fsync|close] [--mount-cache-seconds S] [--node-id N]',
+    usage:
+      'mnemo mount <memory_store_id> <dir> [--read-only] [--data-dir D | --database-url URL]\n' +
+      '            [--log-level L] [--mount-sync fsync|close] [--mount-cache-seconds S] [--node-id N]',
     summary: 'Mount one store at an empty or new directory until interrupted (Ctrl-C unmounts).',
     options: { ...DATA_DIR, ...NODE, 'read-only': bool, 'log-level': str, 'mount-sync': MOUNT_SYNC, 'mount-cache-seconds': str },
     positionals: ['memory_store_id', 'dir'],
   },
   mcp: {
-    usage: 'mnemo mcp [--data-dir D] [--checkpoint-max-bytes N] [--log-level L]',
+    usage: 'mnemo mcp [--data-dir D | --database-url URL] [--checkpoint-max-bytes N] [--log-level L]',
     summary: 'MCP server on stdio for the API key in MNEMO_API_KEY (its role and store grants apply).',
     options: { ...DATA_DIR, 'checkpoint-max-bytes': str, 'log-level': str },
     positionals: [],
@@ -126,6 +143,10 @@ const COMMANDS: Record<string, CommandSpec> = {
 };
 
 const GROUPS = new Set(['keys', 'workspaces']);
+
+/** Each command's usage and the flags its parser accepts (a test holds the one to the other). */
+export const commandFlags = (): { name: string; usage: string; flags: string[] }[] =>
+  Object.entries(COMMANDS).map(([name, c]) => ({ name, usage: c.usage, flags: Object.keys(c.options) }));
 
 const SHORT_USAGE = 'usage: mnemo <serve|keys|workspaces|check|backup|restore|mount|mcp> [args] [flags]   (mnemo --help for all)';
 
@@ -221,47 +242,25 @@ function parseErrorMessage(err: unknown): string {
   return message.replace(/\. To specify .*$/s, '').replace(/^Option '([^']+)'/, 'option $1');
 }
 
+/** `mnemo --help`: every command's usage, summary and notes, from COMMANDS, so they cannot drift apart. */
 export const USAGE = `mnemo — versioned memory stores for AI agents
 
 Usage:
-  mnemo serve [--host H] [--port P] [--data-dir D] [--mount-root M] [--max-body-bytes N]
-              [--idempotency-ttl-seconds S] [--checkpoint-max-bytes N] [--log-level L]
-              [--mount-sync fsync|close] [--mount-cache-seconds S] [--rotate-admin-key]
-      Start the HTTP API (and session mounts). Prints its URL on the first line.
-      One server per data directory: a second one exits 1.
-      --mount-sync fsync (default): a mount's close() is safe from a crash of mnemo, fsync()
-      puts it on disk, and every closed version is on disk within 100 ms; close: every
-      close() on a mount is on disk when it returns (slower saves).
-      --mount-cache-seconds S (default 1): how long the kernel keeps a mount's names and
-      attributes; writes made elsewhere drop what they make stale at once.
-      --rotate-admin-key: revoke the seeded admin key and make MNEMO_ADMIN_KEY the admin key.
-  mnemo keys create --role admin|read_write|read_only [--name N] [--workspace ID]
-                    [--stores ID,ID] [--all-workspaces] [--data-dir D]
-      Mint an API key (default workspace unless --workspace) and print its secret once.
-  mnemo keys list [--workspace ID] [--json]      List keys (never their secrets).
-  mnemo keys revoke <apikey_id> [--workspace ID]  Revoke a key; its next request fails.
-  mnemo workspaces create <name> | list [--json]
-      Create a workspace (prints its id) or list them.
-  mnemo check [--data-dir D]
-      SQLite integrity check plus the domain's invariants; exits 1 and lists problems if any.
-  mnemo backup <file> [--data-dir D]
-      Consistent online copy of the database into a new file, safe while the server runs.
-  mnemo restore <file> [--data-dir D]
-      Replace the database with a checked backup (or restore into an empty or new directory);
-      refused while a server, mount or mcp uses the data dir.
-  mnemo mount <memory_store_id> <dir> [--read-only] [--data-dir D] [--mount-sync fsync|close]
-              [--mount-cache-seconds S]
-      Mount one store at an empty or new directory until interrupted (Ctrl-C unmounts).
-  mnemo mcp [--data-dir D]
-      MCP server on stdio for the API key in MNEMO_API_KEY (its role and store grants apply).
+${Object.values(COMMANDS)
+  .map((c) => [c.usage, ...[c.summary, ...(c.notes ? c.notes.split('\n') : [])].map((l) => `    ${l}`)].join('\n').replace(/^/gm, '  '))
+  .join('\n')}
   mnemo --help | mnemo <command> --help | mnemo --version
 
-Every command but serve (and restore) needs an existing data directory holding mnemo.db.
-Unknown flags and missing or extra arguments exit 2 with the command's usage.
+Every command but serve (and restore) needs an existing data directory holding mnemo.db, or a
+PostgreSQL database (--database-url). Unknown flags and missing or extra arguments exit 2 with
+the command's usage.
 
 Environment: MNEMO_HOST, MNEMO_PORT, MNEMO_DATA_DIR, MNEMO_MOUNT_ROOT, MNEMO_ADMIN_KEY,
 MNEMO_MAX_BODY_BYTES, MNEMO_IDEMPOTENCY_TTL_SECONDS (flag --idempotency-ttl-seconds),
 MNEMO_CHECKPOINT_MAX_BYTES (flag --checkpoint-max-bytes), MNEMO_LOG_LEVEL (flag --log-level),
 MNEMO_MOUNT_SYNC (flag --mount-sync), MNEMO_MOUNT_CACHE_SECONDS (flag --mount-cache-seconds),
-MNEMO_API_KEY (mnemo mcp).
+MNEMO_DATABASE_URL (flag --database-url), MNEMO_NODE_ID (flag --node-id), MNEMO_API_KEY
+(mnemo mcp); limits and tuning (the README's Configuration): MNEMO_READER_THREADS,
+MNEMO_MAX_INFLIGHT_BODIES, MNEMO_METRICS_PUBLIC, MNEMO_STORE_MAX_BYTES, MNEMO_STORE_MAX_MEMORIES,
+MNEMO_WORKSPACE_MAX_SESSIONS, MNEMO_LOCAL_MAX_BYTES, MNEMO_MOUNT_LOCAL_MAX_BYTES.
 `;

@@ -11,6 +11,7 @@ import { openCore } from '../helpers/core.js';
 import { REPO_ROOT, runCli, startServer } from '../helpers/server.js';
 import { tmpDir } from '../helpers/tmp.js';
 import { loadConfig } from '../../src/cli/config.js';
+import { commandFlags, USAGE } from '../../src/cli/args.js';
 
 /** A data dir holding a mnemo database (and nothing running on it). */
 async function dataDir(): Promise<string> {
@@ -39,7 +40,7 @@ describe('the command line', () => {
     const extra = await runCli(['backup', 'a', 'b', '--data-dir', dir], {}, { ...FAST, cwd });
     expect(extra.code).toBe(2);
     expect(extra.stderr).toContain('mnemo backup: unexpected argument: b');
-    expect(extra.stderr).toContain('usage: mnemo backup <file> [--data-dir D]');
+    expect(extra.stderr).toContain('usage: mnemo backup <file> [--data-dir D | --database-url URL]');
     expect(readdirSync(cwd)).toEqual([]);
 
     const missing = await runCli(['mount', 'memstore_x', '--data-dir', dir], {}, FAST);
@@ -84,6 +85,14 @@ describe('the command line', () => {
       for (const cmd of ['serve', 'keys create', 'keys list', 'keys revoke', 'workspaces', 'check', 'backup', 'restore', 'mount', 'mcp']) {
         expect(res.stdout).toContain(`mnemo ${cmd}`);
       }
+    }
+  });
+
+  it('each command\'s usage, in its own help and in mnemo --help, names every flag its parser accepts and no other', () => {
+    for (const { name, usage, flags } of commandFlags()) {
+      const named = new Set([...usage.matchAll(/--([a-z-]+)/g)].map((m) => m[1]));
+      expect([...named].sort(), name).toEqual([...flags].sort());
+      expect(USAGE, name).toContain(usage.replace(/\n/g, '\n  '));
     }
   });
 

@@ -29,7 +29,7 @@ export const PG_MIGRATIONS: PgMigration[] = [
   { version: 1, sql: PG_MIGRATION_1 },
   // SQLite's 9 and 10: commit order, retention, the admin-actions log. See postgres/schema/v2.ts.
   { version: 2, sql: PG_MIGRATION_2 },
-  // SQLite's 11: the node a session is mounted on.
+  // SQLite's 12: the node a session is mounted on.
   { version: 3, sql: PG_MIGRATION_3 },
   // SQLite's history migration: path_seq and the history indexes. See postgres/schema/v4.ts.
   { version: 4, sql: PG_MIGRATION_4 },

@@ -1,5 +1,5 @@
 /**
- * @module Migration 9 (issue 16): the log of admin actions.
+ * @module Migration 10 (issue 16): the log of admin actions.
  *
  * Invariant 17: an admin_actions row is written in the same transaction as the action it records
  * and is never updated or deleted (a trigger refuses both). It names its store without a foreign

@@ -1,5 +1,5 @@
 /**
- * @module Migration 10 (issue 15): history by path, for a mount's `.history` and point-in-time mounts.
+ * @module Migration 11 (issue 15): history by path, for a mount's `.history` and point-in-time mounts.
  *
  * Invariant 18: every version carries `path_seq`, its number among the versions whose path was its
  * path (1, 2, 3… oldest first), taken when it is appended (sqlite/commit-order.ts) and kept through

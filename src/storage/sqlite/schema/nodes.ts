@@ -1,5 +1,5 @@
 /**
- * @module Migration 11 (issue 14): the node a session is mounted on. Many servers may share one
+ * @module Migration 12 (issue 14): the node a session is mounted on. Many servers may share one
  * database (PostgreSQL); each remounts only its own node's sessions on start. NULL: a session from
  * before node ids, served by whichever node serves the database (on SQLite, the one host).
  */
