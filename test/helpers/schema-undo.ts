@@ -128,8 +128,23 @@ BEGIN
 END;
 `;
 
-/** PostgreSQL back to before its migration 5 (content stored once): each version holds its text again; 11 (the write probe with its admission), 10 (the write functions, the search backlog), 9 (memory text by sha), 8, 7 and 6 (forks) are undone first. */
-export const PG_UNDO_MIGRATION_5 = `
+/** PostgreSQL back to before its migration 14 (deleted stores hidden, then removed in steps): the delete trigger's function is migration 2's. */
+const PG_UNDO_MIGRATION_14 = `
+DROP FUNCTION mnemo_purge_deleted_store();
+CREATE OR REPLACE FUNCTION versions_append_only_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF EXISTS (SELECT 1 FROM stores WHERE id = OLD.store_id)
+     AND NOT EXISTS (SELECT 1 FROM version_prunes WHERE version_id = OLD.id) THEN
+    RAISE EXCEPTION 'memory versions are append-only: only deleting the store, or a recorded prune, removes them' USING ERRCODE = 'restrict_violation';
+  END IF;
+  RETURN OLD;
+END $$;
+DROP INDEX stores_deleted;
+ALTER TABLE stores DROP COLUMN deleted_at;
+`;
+
+/** PostgreSQL back to before its migration 5 (content stored once): each version holds its text again; 14 (deleted stores), 11 (the write probe with its admission), 10 (the write functions, the search backlog), 9 (memory text by sha), 8, 7 and 6 (forks) are undone first. */
+export const PG_UNDO_MIGRATION_5 = PG_UNDO_MIGRATION_14 + `
 DROP FUNCTION mnemo_write_probe;
 DROP FUNCTION mnemo_append;
 DROP FUNCTION mnemo_probe;

@@ -104,7 +104,7 @@ export async function domainCheck(q: Q): Promise<string[]> {
     q,
     `SELECT * FROM (SELECT row_number() OVER (ORDER BY r.workspace_id, r.api_key_id, r.route, r.idem_key) AS seq,
               r.workspace_id, r.route, r.idem_key, r.body, r.store_id, r.version_id,
-              EXISTS (SELECT 1 FROM stores s WHERE s.id = r.store_id) AS store_exists,
+              EXISTS (SELECT 1 FROM stores s WHERE s.id = r.store_id AND s.deleted_at IS NULL) AS store_exists,
               EXISTS (SELECT 1 FROM versions v WHERE v.id = r.version_id AND v.store_id = r.store_id) AS version_exists,
               EXISTS (SELECT 1 FROM versions v WHERE v.id = r.version_id AND v.store_id = r.store_id AND v.redacted_at IS NOT NULL) AS version_redacted
        FROM idempotency_receipts r) x WHERE seq > $1 ORDER BY seq LIMIT $2`,

@@ -48,7 +48,7 @@ export async function sweepExpired(q: Q, now: string, max: number = Number.MAX_S
   const stores = await all<{ id: string }>(
     q,
     `SELECT s.id FROM stores s
-     WHERE s.id IN (SELECT DISTINCT store_id FROM memories WHERE expires_at IS NOT NULL AND expires_at <= $1)
+     WHERE s.deleted_at IS NULL AND s.id IN (SELECT DISTINCT store_id FROM memories WHERE expires_at IS NOT NULL AND expires_at <= $1)
      ORDER BY s.id FOR NO KEY UPDATE SKIP LOCKED`,
     [now],
   );

@@ -34,7 +34,7 @@ export const forkWrites = {
   },
 
   async copyForkBatch(q: Q, input: ForkBatchInput): Promise<string | null> {
-    if (!(await first(q, 'SELECT 1 FROM stores WHERE id = $1 AND forking_since IS NOT NULL FOR NO KEY UPDATE', [input.targetId]))) {
+    if (!(await first(q, 'SELECT 1 FROM stores WHERE id = $1 AND forking_since IS NOT NULL AND deleted_at IS NULL FOR NO KEY UPDATE', [input.targetId]))) {
       throw notFound('memory store', input.targetId);
     }
     // The next memory ids of the source (versions_by_memory), each one's latest version at asOf
@@ -84,19 +84,20 @@ export const forkWrites = {
     return toStore(r);
   },
 
+  // Deleted as any store is: hidden at once, its rows removed in steps (postgres/schema/v14.ts).
   async abandonFork(q: Q, storeId: string): Promise<void> {
-    await run(q, 'DELETE FROM stores WHERE id = $1 AND forking_since IS NOT NULL', [storeId]);
+    await run(q, 'UPDATE stores SET deleted_at = $1 WHERE id = $2 AND forking_since IS NOT NULL AND deleted_at IS NULL', [new Date().toISOString(), storeId]);
   },
 
   async purgeAbandonedFork(q: Q, before: string): Promise<string | null> {
     // SKIP LOCKED: two servers' sweeps never wait on each other's (or a live fork's batch's) row.
     const r = await first<{ id: string }>(
       q,
-      'SELECT id FROM stores WHERE forking_since IS NOT NULL AND forking_since < $1 ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED',
+      'SELECT id FROM stores WHERE forking_since IS NOT NULL AND forking_since < $1 AND deleted_at IS NULL ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED',
       [before],
     );
     if (!r) return null;
-    await run(q, 'DELETE FROM stores WHERE id = $1', [r.id]);
+    await forkWrites.abandonFork(q, r.id);
     return r.id;
   },
 };

@@ -29,7 +29,7 @@ export interface MemoryContext {
 
 /** Locks the store for this write and returns its state (null: no such store). */
 export async function lockStore(q: Q, storeId: string): Promise<StoreState | null> {
-  const s = await first<{ archived_at: string | null }>(q, 'SELECT archived_at FROM stores WHERE id = $1 FOR NO KEY UPDATE', [storeId]);
+  const s = await first<{ archived_at: string | null }>(q, 'SELECT archived_at FROM stores WHERE id = $1 AND deleted_at IS NULL FOR NO KEY UPDATE', [storeId]);
   return s ? { archivedAt: s.archived_at } : null;
 }
 
@@ -288,7 +288,7 @@ export function memoryOps(ctx: MemoryContext) {
         `SELECT s.seq AS st_seq, s.name AS st_name, s.description AS st_description, s.metadata AS st_metadata, s.created_at AS st_created_at,
                 s.updated_at AS st_updated_at, s.archived_at AS st_archived_at, s.retention AS st_retention, s.forked_from AS st_forked_from, m.*
          FROM stores s LEFT JOIN LATERAL (SELECT ${FULL} FROM memories WHERE store_id = s.id AND id = $3 AND ${live(4)}) m ON true
-         WHERE s.id = $1 AND s.workspace_id = $2 AND s.forking_since IS NULL`,
+         WHERE s.id = $1 AND s.workspace_id = $2 AND s.forking_since IS NULL AND s.deleted_at IS NULL`,
         [storeId, workspaceId, id, ctx.clock()],
       );
       if (!r) return { store: null, memory: null };

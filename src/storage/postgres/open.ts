@@ -34,6 +34,7 @@ import { createWalSync } from './sync.js';
 import { createOutageGuard, databaseUnavailable, isUnreachable } from './unavailable.js';
 import { startListener, type Listener } from './listener.js';
 import { createKeyCache } from './key-cache.js';
+import { purgeDeletedStore } from './store-purge.js';
 import { adopt, newOrigin, publishAtCommit, publishKeyRevoked, publishSessionEnded, tracked } from './notify.js';
 
 export interface PostgresOptions {
@@ -233,8 +234,8 @@ function composeStorage(url: string, pool: pg.Pool, options: PostgresOptions): P
     // Off the write path (search-index.ts), on the pool: indexing moves no change mark.
     indexSearchBacklog: (max: number) => guard(() => indexBacklog(pool, max)),
     searchBacklog: () => guard(() => backlogSize(pool)),
-    // A store's delete takes its rows in the request's transaction, on the database server.
-    purgeDeletedStores: async () => false,
+    // A deleted store is hidden at once; its rows go here, a slice per step (postgres/schema/v14.ts).
+    purgeDeletedStores: () => guard(() => purgeDeletedStore(pool)),
     keepsSearchBacklog: () => true,
     // Closing twice is harmless (pg refuses a second end()).
     close: async () => {

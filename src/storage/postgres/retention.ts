@@ -13,7 +13,7 @@ import { all, first, run, type Q } from './db.js';
 
 export const retentionReads = {
   async storesWithRetention(q: Q): Promise<{ id: string; retention: Retention }[]> {
-    const rows = await all<{ id: string; retention: string }>(q, 'SELECT id, retention FROM stores WHERE retention IS NOT NULL AND archived_at IS NULL ORDER BY seq');
+    const rows = await all<{ id: string; retention: string }>(q, 'SELECT id, retention FROM stores WHERE retention IS NOT NULL AND archived_at IS NULL AND deleted_at IS NULL ORDER BY seq');
     return rows.map((r) => ({ id: r.id, retention: JSON.parse(r.retention) as Retention }));
   },
 };

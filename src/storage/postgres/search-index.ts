@@ -15,17 +15,20 @@ import { first, run, type Q } from './db.js';
  * wait. The text is joined, not read by a subquery: a row whose text this statement cannot
  * see yet (committed after it began) is left queued rather than indexed without its words.
  */
+/** A deleted store's memories are not indexed: the upkeep's purge steps take them (postgres/schema/v14.ts). */
+const LIVE_STORE = 'store_id NOT IN (SELECT id FROM stores WHERE deleted_at IS NOT NULL)';
+
 export async function indexBacklog(pool: Q, max: number): Promise<number> {
   // The counts read the statement's snapshot, from before its own updates: what waits is each queue less what it did.
   const r = await first<{ done: number; queued: number; marked: number; texts: number }>(
     pool,
-    `WITH batch AS (SELECT seq FROM memories WHERE search IS NULL LIMIT $1 FOR UPDATE SKIP LOCKED),
+    `WITH batch AS (SELECT seq FROM memories WHERE search IS NULL AND ${LIVE_STORE} LIMIT $1 FOR UPDATE SKIP LOCKED),
           done AS (UPDATE memories m SET search = mnemo_search(m.path, c.content)
                    FROM batch, contents c WHERE m.seq = batch.seq AND c.sha256 = m.content_sha256 AND m.search IS NULL
                    RETURNING 1),
           texts AS (SELECT sha256 FROM contents WHERE NOT trigrams_ready LIMIT $1 FOR UPDATE SKIP LOCKED),
           marked AS (UPDATE contents c SET trigrams_ready = true FROM texts WHERE c.sha256 = texts.sha256 RETURNING 1)
-     SELECT (SELECT count(*) FROM done)::int AS done, (SELECT count(*) FROM memories WHERE search IS NULL)::int AS queued,
+     SELECT (SELECT count(*) FROM done)::int AS done, (SELECT count(*) FROM memories WHERE search IS NULL AND ${LIVE_STORE})::int AS queued,
             (SELECT count(*) FROM marked)::int AS marked, (SELECT count(*) FROM contents WHERE NOT trigrams_ready)::int AS texts`,
     [max],
   );
@@ -37,7 +40,7 @@ export async function indexBacklog(pool: Q, max: number): Promise<number> {
 export async function backlogSize(pool: Q): Promise<number> {
   const r = await first<{ n: number }>(
     pool,
-    'SELECT ((SELECT count(*) FROM memories WHERE search IS NULL) + (SELECT count(*) FROM contents WHERE NOT trigrams_ready))::int AS n',
+    `SELECT ((SELECT count(*) FROM memories WHERE search IS NULL AND ${LIVE_STORE}) + (SELECT count(*) FROM contents WHERE NOT trigrams_ready))::int AS n`,
     [],
   );
   return r?.n ?? 0;

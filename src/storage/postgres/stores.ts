@@ -6,8 +6,14 @@ import { seqBefore, seqPage } from '../cursor.js';
 import { all, first, run, type Q } from './db.js';
 import { toStore, type StoreRow } from './rows.js';
 
+/**
+ * The stores anyone sees: not a fork being built (postgres/schema/v6.ts), not a deleted store whose
+ * rows are still being removed (postgres/schema/v14.ts).
+ */
+export const SHOWN = 'forking_since IS NULL AND deleted_at IS NULL';
+
 async function mustGet(q: Q, workspaceId: string, id: string, lock = false): Promise<StoreRow> {
-  const row = await first<StoreRow>(q, `SELECT * FROM stores WHERE id = $1 AND workspace_id = $2 AND forking_since IS NULL${lock ? ' FOR NO KEY UPDATE' : ''}`, [id, workspaceId]);
+  const row = await first<StoreRow>(q, `SELECT * FROM stores WHERE id = $1 AND workspace_id = $2 AND ${SHOWN}${lock ? ' FOR NO KEY UPDATE' : ''}`, [id, workspaceId]);
   if (!row) throw notFound('memory store', id);
   return row;
 }
@@ -17,19 +23,18 @@ const retentionJson = (s: Store): string | null => (s.retention ? JSON.stringify
 
 export const storeReads = {
   async getStore(q: Q, workspaceId: string, id: string): Promise<Store | null> {
-    // A fork being built (forking_since set) is no store yet to anyone (postgres/schema/v6.ts).
-    const r = await first<StoreRow>(q, 'SELECT * FROM stores WHERE id = $1 AND workspace_id = $2 AND forking_since IS NULL', [id, workspaceId]);
+    const r = await first<StoreRow>(q, `SELECT * FROM stores WHERE id = $1 AND workspace_id = $2 AND ${SHOWN}`, [id, workspaceId]);
     return r ? toStore(r) : null;
   },
   async getStoreById(q: Q, id: string): Promise<Store | null> {
-    const r = await first<StoreRow>(q, 'SELECT * FROM stores WHERE id = $1 AND forking_since IS NULL', [id]);
+    const r = await first<StoreRow>(q, `SELECT * FROM stores WHERE id = $1 AND ${SHOWN}`, [id]);
     return r ? toStore(r) : null;
   },
   async listStores(q: Q, workspaceId: string, lq: StoreListQuery, only: readonly string[] | null = null): Promise<Page<Store>> {
     const rows = await all<StoreRow>(
       q,
       `SELECT * FROM stores
-       WHERE workspace_id = $1 AND seq < $2 AND forking_since IS NULL AND ($3 OR archived_at IS NULL)
+       WHERE workspace_id = $1 AND seq < $2 AND ${SHOWN} AND ($3 OR archived_at IS NULL)
          AND ($4::text[] IS NULL OR id = ANY($4::text[]))
          AND ($5::text IS NULL OR created_at >= $5) AND ($6::text IS NULL OR created_at <= $6)
        ORDER BY seq DESC LIMIT $7`,
@@ -70,9 +75,9 @@ export const storeWrites = {
     await run(q, 'UPDATE stores SET archived_at = $1, updated_at = $1 WHERE id = $2', [now, id]);
     return toStore({ ...row, archived_at: now, updated_at: now });
   },
+  /** Hides the store at once; its rows go afterwards, a step at a time (store-purge.ts, postgres/schema/v14.ts). */
   async deleteStore(q: Q, workspaceId: string, id: string): Promise<void> {
     await mustGet(q, workspaceId, id, true);
-    // The cascade takes memories, versions (the append-only trigger lets it: the store is gone) and checkpoints.
-    await run(q, 'DELETE FROM stores WHERE id = $1 AND workspace_id = $2', [id, workspaceId]);
+    await run(q, 'UPDATE stores SET deleted_at = $1 WHERE id = $2 AND workspace_id = $3', [new Date().toISOString(), id, workspaceId]);
   },
 };

@@ -79,7 +79,7 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
   }
 
   describe('stores, keys and sessions', () => {
-    it('a store is inserted, listed newest first, patched, archived (then read-only) and deleted with its memories', async () => {
+    it('a store is inserted, listed newest first, patched, archived (then read-only) and deleted: hidden at once, its rows removed in steps', async () => {
       const { workspace, addStore, addMemory, now } = await fixture();
       const a = await addStore('a');
       const b = await addStore('b');
@@ -102,9 +102,52 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
 
       await storage.deleteStore(workspace.id, a.id);
       expect(await storage.getStoreById(a.id)).toBeNull();
-      const left = await admin.query('SELECT count(*)::int AS n FROM versions WHERE store_id = $1', [a.id]);
-      expect(left.rows[0].n).toBe(0);
+      expect(await storage.getStore(workspace.id, a.id)).toBeNull();
+      expect((await storage.getMemoryInStore(workspace.id, a.id, 'mem_x')).store).toBeNull();
+      expect((await storage.listStores(workspace.id, { includeArchived: true, createdGte: null, createdLte: null, limit: 10, page: null })).data.map((s) => s.id)).toEqual([b.id]);
       expect(await codeOf(() => storage.deleteStore(workspace.id, a.id))).toBe('not_found');
+      const rows = async (table: string) => (await admin.query(`SELECT count(*)::int AS n FROM ${table} WHERE store_id = $1`, [a.id])).rows[0].n as number;
+      // The rows stay until the upkeep's steps take them, a slice at a time (postgres/schema/v14.ts).
+      expect(await rows('versions')).toBeGreaterThan(0);
+      expect(await rows('memories')).toBe(1);
+      let steps = 0;
+      while (await storage.purgeDeletedStores()) steps++;
+      expect(steps).toBeGreaterThanOrEqual(3); // the memory, the versions, the store's row
+      for (const table of ['memories', 'versions', 'store_usage', 'checkpoints']) expect(await rows(table), table).toBe(0);
+      expect((await admin.query('SELECT count(*)::int AS n FROM stores WHERE id = $1', [a.id])).rows[0].n).toBe(0);
+      expect(await storage.domainCheck()).toEqual([]);
+    });
+
+    it('a store being deleted takes no write: a writer that waited for the delete finds no store', async () => {
+      const { workspace, addStore, addMemory } = await fixture();
+      const s = await addStore();
+      await addMemory(s.id, '/a.md', 'a');
+      // The delete holds the store's row while the writer asks for it; the writer then finds it gone.
+      let write: Promise<string> | undefined;
+      await inTransaction(admin, async (c) => {
+        await run(c, 'SELECT 1 FROM stores WHERE id = $1 FOR NO KEY UPDATE', [s.id]);
+        write = addMemory(s.id, '/b.md', 'b').then(() => 'written', (err: unknown) => (err instanceof MnemoError ? err.code : String(err)));
+        await new Promise((r) => setTimeout(r, 200));
+        await run(c, 'UPDATE stores SET deleted_at = $1 WHERE id = $2', [new Date().toISOString(), s.id]);
+      });
+      expect(await write).toBe('not_found');
+      expect((await admin.query("SELECT count(*)::int AS n FROM memories WHERE store_id = $1 AND path = '/b.md'", [s.id])).rows[0].n).toBe(0);
+      while (await storage.purgeDeletedStores());
+    });
+
+    it('two servers purging deleted stores at once each take a store of their own, and together leave nothing', async () => {
+      const { workspace, addStore, addMemory } = await fixture();
+      const stores = [await addStore('x'), await addStore('y')];
+      for (const s of stores) for (let i = 0; i < 3; i++) await addMemory(s.id, `/m${i}.md`, `m${i}`);
+      for (const s of stores) await storage.deleteStore(workspace.id, s.id);
+      const other = await secondServer();
+      const drain = async (st: PostgresStorage) => {
+        while (await st.purgeDeletedStores());
+      };
+      await Promise.all([drain(storage), drain(other)]);
+      const ids = stores.map((s) => s.id);
+      expect((await admin.query('SELECT count(*)::int AS n FROM versions WHERE store_id = ANY($1)', [ids])).rows[0].n).toBe(0);
+      expect((await admin.query('SELECT count(*)::int AS n FROM stores WHERE id = ANY($1)', [ids])).rows[0].n).toBe(0);
     });
 
     it('API keys are found by hash, revoked once, and one unrevoked key at most is the seeded one', async () => {
@@ -408,7 +451,9 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       );
       await expect(admin.query("UPDATE versions SET redacted_at = 'again' WHERE id = $1", [m.versionId])).rejects.toThrow(/append-only/);
       await expect(admin.query("UPDATE checkpoints SET bundle = '{}'")).resolves.toBeDefined(); // no rows: nothing to refuse
+      // A deleted store's versions may go: the purge's steps delete them.
       await storage.deleteStore(workspace.id, s.id);
+      while (await storage.purgeDeletedStores());
       expect((await admin.query('SELECT count(*)::int AS n FROM versions WHERE store_id = $1', [s.id])).rows[0].n).toBe(0);
     });
 
@@ -455,8 +500,9 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       const problems = await storage.domainCheck();
       expect(problems.some((p) => p.includes(`memory ${m.id}`) && p.includes('content_sha256 does not match'))).toBe(true);
       expect(problems.some((p) => p.includes(`store ${s.id}: usage counter`))).toBe(true);
-      // Leave the shared database consistent for the tests after this one.
+      // Leave the shared database consistent for the tests after this one: the store and its rows gone.
       await storage.deleteStore(s.workspaceId, s.id);
+      while (await storage.purgeDeletedStores());
     });
 
     it('closing twice is harmless', async () => {

@@ -18,6 +18,7 @@ import { PG_MIGRATION_10 } from './v10.js';
 import { PG_MIGRATION_11 } from './v11.js';
 import { PG_MIGRATION_12 } from './v12.js';
 import { PG_MIGRATION_13 } from './v13.js';
+import { PG_MIGRATION_14 } from './v14.js';
 
 export interface PgMigration {
   version: number;
@@ -51,6 +52,8 @@ export const PG_MIGRATIONS: PgMigration[] = [
   { version: 12, sql: PG_MIGRATION_12 },
   // PostgreSQL's own: the same words of a text, found faster (the search upkeep). See postgres/schema/v13.ts.
   { version: 13, sql: PG_MIGRATION_13 },
+  // SQLite's 18: a deleted store hidden at once, its rows removed in steps. See postgres/schema/v14.ts.
+  { version: 14, sql: PG_MIGRATION_14 },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;
