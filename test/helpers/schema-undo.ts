@@ -4,6 +4,7 @@
  * append-only trigger is the one migration 1 made.
  */
 import { VERSIONS_APPEND_ONLY_DELETE_9 } from '../../src/storage/sqlite/schema/feed.js';
+import { PG_VERSIONS_APPEND_ONLY_DELETE_2 } from '../../src/storage/postgres/schema/v2.js';
 
 /** Back to before migration 11 (history by path; migration 12 is undone first): its indexes and column go, the append-only trigger is migration 9's. */
 /** Back to before migration 16 (web console sign-ins in the database, issue 14). */
@@ -131,14 +132,7 @@ END;
 /** PostgreSQL back to before its migration 14 (deleted stores hidden, then removed in steps): the delete trigger's function is migration 2's. */
 const PG_UNDO_MIGRATION_14 = `
 DROP FUNCTION mnemo_purge_deleted_store();
-CREATE OR REPLACE FUNCTION versions_append_only_delete() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  IF EXISTS (SELECT 1 FROM stores WHERE id = OLD.store_id)
-     AND NOT EXISTS (SELECT 1 FROM version_prunes WHERE version_id = OLD.id) THEN
-    RAISE EXCEPTION 'memory versions are append-only: only deleting the store, or a recorded prune, removes them' USING ERRCODE = 'restrict_violation';
-  END IF;
-  RETURN OLD;
-END $$;
+${PG_VERSIONS_APPEND_ONLY_DELETE_2}
 DROP INDEX stores_deleted;
 ALTER TABLE stores DROP COLUMN deleted_at;
 `;

@@ -10,6 +10,16 @@
  *   `checkpoint_version_refs`, kept by a trigger on checkpoints from the bundle's references.
  * - Invariant 16: `admin_actions`, append-only (updates, deletes and TRUNCATE refused).
  */
+/** Migration 2's delete trigger function (a recorded prune may go): one constant, which the tests' undo of migration 14 reuses. */
+export const PG_VERSIONS_APPEND_ONLY_DELETE_2 = String.raw`CREATE OR REPLACE FUNCTION versions_append_only_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF EXISTS (SELECT 1 FROM stores WHERE id = OLD.store_id)
+     AND NOT EXISTS (SELECT 1 FROM version_prunes WHERE version_id = OLD.id) THEN
+    RAISE EXCEPTION 'memory versions are append-only: only deleting the store, or a recorded prune, removes them' USING ERRCODE = 'restrict_violation';
+  END IF;
+  RETURN OLD;
+END $$;`;
+
 export const PG_MIGRATION_2 = String.raw`
 ALTER TABLE stores ADD COLUMN commit_seq bigint NOT NULL DEFAULT 0;
 ALTER TABLE stores ADD COLUMN retention text;
@@ -61,14 +71,7 @@ CREATE TABLE version_prunes (
   PRIMARY KEY (store_id, commit_seq)
 );
 
-CREATE OR REPLACE FUNCTION versions_append_only_delete() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  IF EXISTS (SELECT 1 FROM stores WHERE id = OLD.store_id)
-     AND NOT EXISTS (SELECT 1 FROM version_prunes WHERE version_id = OLD.id) THEN
-    RAISE EXCEPTION 'memory versions are append-only: only deleting the store, or a recorded prune, removes them' USING ERRCODE = 'restrict_violation';
-  END IF;
-  RETURN OLD;
-END $$;
+${PG_VERSIONS_APPEND_ONLY_DELETE_2}
 
 CREATE TABLE checkpoint_version_refs (
   store_id       text NOT NULL REFERENCES stores(id) ON DELETE CASCADE,
