@@ -16,7 +16,13 @@ export function removePidFile(dataDir: string): void {
   rmSync(pidFile(dataDir), { force: true });
 }
 
-/** The pid of a live server on this data dir, or null (no file, or a stale one left by a crash). */
+/**
+ * The pid of a live server on this data dir, or null (no file, or a stale one left by a crash).
+ * A stale file's pid may name another process by now (a container restarted on the same volume
+ * numbers its processes from 1 again): where /proc shows the process's arguments, one that is not
+ * a `serve` is no server. `mnemo mount` and `mnemo mcp` leave search indexing to the server this
+ * names (main.ts), so a wrong answer here would leave nobody indexing.
+ */
 export function runningServerPid(dataDir: string): number | null {
   let pid: number;
   try {
@@ -27,8 +33,19 @@ export function runningServerPid(dataDir: string): number | null {
   if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid) return null;
   try {
     process.kill(pid, 0);
-    return pid;
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM' ? pid : null;
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return null;
   }
+  return servesOrUnknown(pid) ? pid : null;
+}
+
+/** False only when /proc shows the process and none of its arguments is `serve`. */
+function servesOrUnknown(pid: number): boolean {
+  let args: string[];
+  try {
+    args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+  } catch {
+    return true;
+  }
+  return args.includes('serve');
 }
