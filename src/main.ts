@@ -57,7 +57,7 @@ function besideServer(config: Config): (() => boolean) | undefined {
   if (config.databaseUrl !== null) return undefined;
   let last: number | null | undefined;
   return () => {
-    const pid = runningServerPid(config.dataDir);
+    const pid = runningServerPid(config.dataDir, 'sqlite');
     if (pid !== last) {
       log(pid === null
         ? 'mnemo: no server runs on this data directory: this process indexes writes for search'
@@ -206,7 +206,7 @@ async function runServe(config: Config): Promise<number> {
   const served = await serve(app, { host: config.host, port: config.port }).catch((err: unknown) => {
     throw new Error(`cannot listen on ${config.host}:${config.port}: ${listenError(err)}`);
   });
-  writePidFile(config.dataDir);
+  writePidFile(config.dataDir, config.databaseUrl === null ? 'sqlite' : 'postgres');
   // Listening before the remount: a session ended elsewhere from here on is heard, one ended before is not remounted.
   await hearOtherServers(storage, service);
   await service.sessions.restore();

@@ -25,4 +25,4 @@ export async function putContent(q: Q, sha: string, content: string): Promise<vo
 
 /** Unredacted versions in `$2`'s workspace that hold sha `$1` (the redaction response's count). */
 export const HELD_IN_WORKSPACE = `SELECT count(*)::int AS n FROM versions v JOIN stores s ON s.id = v.store_id
-  WHERE v.content_sha256 = $1 AND s.workspace_id = (SELECT workspace_id FROM stores WHERE id = $2)`;
+  WHERE v.content_sha256 = $1 AND s.deleted_at IS NULL AND s.workspace_id = (SELECT workspace_id FROM stores WHERE id = $2)`;

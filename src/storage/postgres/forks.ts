@@ -79,7 +79,7 @@ export const forkWrites = {
   },
 
   async publishFork(q: Q, storeId: string): Promise<Store> {
-    const r = await first<StoreRow>(q, 'UPDATE stores SET forking_since = NULL WHERE id = $1 AND forking_since IS NOT NULL RETURNING *', [storeId]);
+    const r = await first<StoreRow>(q, 'UPDATE stores SET forking_since = NULL WHERE id = $1 AND forking_since IS NOT NULL AND deleted_at IS NULL RETURNING *', [storeId]);
     if (!r) throw notFound('memory store', storeId);
     return toStore(r);
   },

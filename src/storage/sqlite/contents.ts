@@ -29,4 +29,4 @@ export function createContentPut(db: Db): (sha: string, content: string) => void
 
 /** Unredacted versions in `storeId`'s workspace that hold `sha` (the redaction response's count). */
 export const HELD_IN_WORKSPACE = `SELECT count(*) FROM versions v JOIN stores s ON s.id = v.store_id
-  WHERE v.content_sha256 = @sha AND s.workspace_id = (SELECT workspace_id FROM stores WHERE id = @store)`;
+  WHERE v.content_sha256 = @sha AND s.deleted_at IS NULL AND s.workspace_id = (SELECT workspace_id FROM stores WHERE id = @store)`;

@@ -29,7 +29,8 @@ export function createForkStatements(db: Db): Synchronous<ForkStorage> {
       `INSERT INTO memories (id, store_id, path, content_sha256, content_size_bytes, version_id, mode, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
-    publish: db.prepare('UPDATE stores SET forking_since = NULL WHERE id = ? AND forking_since IS NOT NULL'),
+    // An abandoned fork (deleted_at set by another sweep meanwhile) is not published: its rows are going.
+    publish: db.prepare('UPDATE stores SET forking_since = NULL WHERE id = ? AND forking_since IS NOT NULL AND deleted_at IS NULL'),
     get: db.prepare('SELECT * FROM stores WHERE id = ?'),
     // Deleted as any store is: hidden at once, its rows removed in steps (sqlite/store-purge.ts).
     abandon: db.prepare(`UPDATE stores SET deleted_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ? AND forking_since IS NOT NULL AND deleted_at IS NULL`),
