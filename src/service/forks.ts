@@ -12,7 +12,7 @@
  * deletes it an hour later (`purgeAbandonedForks`).
  */
 import { assertMayCreateStores } from '../domain/access.js';
-import { MnemoError } from '../domain/errors.js';
+import { MnemoError, notFound } from '../domain/errors.js';
 import type { Caller, Store } from '../domain/types.js';
 import type { Storage } from '../storage/port.js';
 import { assertPast, type ForkRequest } from '../validate/index.js';
@@ -80,6 +80,9 @@ export function createForks({ storage, clock, ids, readable, yieldTurn = () => n
           if (after !== null) await yieldTurn();
         } while (after !== null);
         return await storage.atomic(async (tx) => {
+          // The source deleted meanwhile (its rows are removed in steps, so the batches could still
+          // read them): no fork of a store that is gone.
+          if (!(await tx.getStore(source.workspaceId, source.id))) throw notFound('memory store', source.id);
           const published = await tx.publishFork(store.id);
           await hooks?.record(published, tx);
           return published;

@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { SCHEMA_VERSION } from '../../src/storage/sqlite/schema/migrations.js';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
-import { openCore, versionQuery, type Core } from '../helpers/core.js';
+import { codeOf, openCore, versionQuery, type Core } from '../helpers/core.js';
 import { tmpDir } from '../helpers/tmp.js';
 import { UNDO_MIGRATION_11, UNDO_MIGRATION_9 } from '../helpers/schema-undo.js';
 import { HISTORY_SQL } from '../../src/storage/sqlite/history.js';
@@ -264,6 +264,25 @@ describe('sqlite append-only versions', () => {
     const columns = withRaw(core.file, (raw) => raw.prepare("SELECT name FROM pragma_table_info('memories')").pluck().all());
     expect(columns).toContain('content_sha256');
     expect(columns).not.toContain('content');
+  });
+
+  it('a fork whose source is deleted while it copies is refused with not_found and leaves no store', async () => {
+    const core = await openCore();
+    const src = await core.service.createStore(core.caller, { name: 'src', description: '', metadata: {} });
+    // More than one batch of the fork (FORK_BATCH 25): the delete lands between two of them.
+    for (let i = 0; i < 60; i++) await core.service.createMemory(core.caller, src.id, { path: `/n${i}.md`, content: `note ${i}` });
+    const storesBefore = withRaw(core.file, (raw) => raw.prepare('SELECT count(*) FROM stores').pluck().get());
+    const fork = core.service.forkStore(core.caller, src.id, { name: 'fork', description: '', metadata: {}, asOf: null }).then(
+      () => 'forked',
+      (err: unknown) => codeOf(() => Promise.reject(err)),
+    );
+    // Queued at the writer gate behind the fork's first batch: it runs before the second.
+    await core.service.deleteStore(core.caller, src.id);
+    expect(await fork).toBe('not_found');
+    const listed = await core.service.listStores(core.caller, { includeArchived: true, createdGte: null, createdLte: null, limit: 100, page: null });
+    expect(listed.data.map((s) => s.name)).not.toContain('fork');
+    while (await core.storage.purgeDeletedStores());
+    expect(withRaw(core.file, (raw) => raw.prepare('SELECT count(*) FROM stores').pluck().get())).toBe(Number(storesBefore) - 1);
   });
 
   it('deleting the store with plain SQL cascades to its memories and versions', async () => {
