@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDatabase, pgSkip } from '../helpers/postgres.js';
 import { FUSE_AVAILABLE, isMounted, sh } from '../helpers/mount.js';
@@ -151,6 +152,28 @@ describe.skipIf(!FUSE_AVAILABLE || pgSkip !== null)(`two servers on one PostgreS
     expect((await sh(`printf 'longer text' > f.md && rm g.md`, dirA)).code).toBe(0);
     await eventually(() => statB('f.md'), (v) => v === '11', "A's change in B's stat");
     await eventually(() => statB('g.md'), (v) => v === 'none', "A's delete in B's stat");
+  });
+
+  it("a store deleted through one host empties the other host's mount of it and refuses its writes; the upkeep then removes its rows", async () => {
+    const { a, b, url } = await twoHosts();
+    const apiA = sdkClient(a.server.url, a.server.adminKey);
+    const store = await apiA.beta.memoryStores.create({ name: 'doomed' });
+    await apiA.beta.memoryStores.memories.create(store.id, { path: '/notes/kept.md', content: 'kept' });
+    const dirB = (await openSession(b, store.id)).resources[0]!.host_path;
+    expect(await catIn(dirB, 'notes/kept.md')).toBe('kept');
+
+    const deleted = await rawRequest(a.server.url, 'DELETE', `/v1/memory_stores/${store.id}`, { apiKey: a.server.adminKey });
+    expect(deleted.status).toBe(200);
+    // The store is hidden at once (postgres/schema/v14.ts): B's mount hears it and shows nothing of it.
+    await eventually(() => catIn(dirB, 'notes/kept.md'), (t) => t === null, "the deleted store's file gone from B's mount");
+    expect((await sh('echo again > new.md', dirB)).code).not.toBe(0);
+    expect((await rawRequest(b.server.url, 'GET', `/v1/memory_stores/${store.id}`, { apiKey: b.server.adminKey })).status).toBe(404);
+
+    const db = new pg.Client({ connectionString: url });
+    await db.connect();
+    cleanups.push(() => db.end());
+    const rows = async () => Number((await db.query('SELECT (SELECT count(*) FROM stores WHERE id = $1) + (SELECT count(*) FROM versions WHERE store_id = $1) AS n', [store.id])).rows[0].n);
+    await eventually(rows, (n) => n === 0, "the deleted store's rows removed by the upkeep");
   });
 
   it('concurrent preconditioned updates from both hosts: exactly one wins each round, the other gets 409', async () => {
