@@ -13,9 +13,17 @@ export interface StoreState {
   archivedAt: string | null;
 }
 
+/**
+ * A change an archived store still allows (a redaction, a checkpoint's delete) needs only the store
+ * to be there, read in the change's own transaction: one deleted meanwhile is not_found.
+ */
+export function assertStoreFound(storeId: string, store: StoreState | null): asserts store is StoreState {
+  if (!store) throw notFound('memory store', storeId);
+}
+
 /** "Archived means read-only": a write to a missing store is not_found, to an archived one refused. */
 export function assertStoreWritable(storeId: string, store: StoreState | null): void {
-  if (!store) throw notFound('memory store', storeId);
+  assertStoreFound(storeId, store);
   if (store.archivedAt) throw archivedStore(storeId);
 }
 

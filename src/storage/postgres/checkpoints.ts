@@ -5,7 +5,7 @@
  * unique (store, agent, session, revision) would refuse a second same revision anyway.
  */
 import { assertCheckpointDeletable, nextRevision } from '../../domain/checkpoint-rules.js';
-import { assertStoreWritable } from '../../domain/memory-rules.js';
+import { assertStoreFound, assertStoreWritable } from '../../domain/memory-rules.js';
 import type { Checkpoint } from '../../domain/types.js';
 import type { InsertCheckpointInput, ReferencedMemory } from '../port.js';
 import { first, run, type Q } from './db.js';
@@ -48,7 +48,7 @@ export function checkpointOps(ctx: MemoryContext) {
     },
     async deleteCheckpoint(q: Q, storeId: string, id: string): Promise<void> {
       // Locked as an insert does, so a delete cannot take the checkpoint a concurrent insert leaves latest.
-      await lockStore(q, storeId);
+      assertStoreFound(storeId, await lockStore(q, storeId));
       assertCheckpointDeletable(id, await get(q, storeId, id));
       await run(q, 'DELETE FROM checkpoints WHERE id = $1', [id]);
     },

@@ -20,7 +20,8 @@ export const retentionReads = {
 
 export const retentionWrites = {
   async pruneVersions(q: Q, storeId: string, w: PruneWindow): Promise<{ pruned: number; scannedTo: number | null }> {
-    await run(q, 'SELECT 1 FROM stores WHERE id = $1 FOR NO KEY UPDATE', [storeId]);
+    // A store deleted since the upkeep listed it has nothing left to prune: its rows are the purge's.
+    if (!(await first(q, 'SELECT 1 FROM stores WHERE id = $1 AND deleted_at IS NULL FOR NO KEY UPDATE', [storeId]))) return { pruned: 0, scannedTo: null };
     // Before the deletes, which would move a window counted afterwards.
     const end = await first<{ end: number | null }>(
       q,

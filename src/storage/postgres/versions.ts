@@ -4,12 +4,14 @@
  * the receipts naming it, in one transaction. PostgreSQL has no secure delete: see the README's
  * "PostgreSQL" section for where the old bytes stay.
  */
+import { assertStoreFound } from '../../domain/memory-rules.js';
 import { planRedaction } from '../../domain/version-rules.js';
 import type { Actor, MemoryVersion, Page, VersionListQuery } from '../../domain/types.js';
 import { cursorNumber, decodeCursor, encodeCursor } from '../cursor.js';
 import { all, first, run, type Q } from './db.js';
 import { redactReceipts } from './receipts.js';
 import { HELD_IN_WORKSPACE, versionContent } from './contents.js';
+import { lockStore } from './memories.js';
 import { keepFloor } from './path-floors.js';
 import { actorColumns, toVersion, type VersionRow } from './rows.js';
 
@@ -51,6 +53,8 @@ export const versionReads = {
 
 export const versionWrites = {
   async redactVersion(q: Q, storeId: string, id: string, actor: Actor, now: string): Promise<MemoryVersion> {
+    // Locked as a write does: a redaction that raced the store's delete finds it gone and changes nothing.
+    assertStoreFound(storeId, await lockStore(q, storeId));
     // The row lock orders two redactions of one version (the second finds it redacted) and a
     // redaction against the write that would make the version a head again (there is none: heads only move forward).
     const found = await first<VersionRow>(q, 'SELECT *, NULL AS content FROM versions WHERE store_id = $1 AND id = $2 FOR UPDATE', [storeId, id]);

@@ -1,7 +1,7 @@
 /** @module SQLite statements for checkpoints: immutable bundles plus one latest pointer per (agent, session). */
 import type { Synchronous } from './reads.js';
 import { assertCheckpointDeletable, nextRevision } from '../../domain/checkpoint-rules.js';
-import { assertStoreWritable } from '../../domain/memory-rules.js';
+import { assertStoreFound, assertStoreWritable, type StoreState } from '../../domain/memory-rules.js';
 import type { Checkpoint } from '../../domain/types.js';
 import type { CheckpointStorage, InsertCheckpointInput, ReferencedMemory } from '../port.js';
 import { actorColumns, bundleJson, toCheckpoint, toMemoryMeta, type CheckpointRow, type MemoryRow } from '../common/rows.js';
@@ -15,7 +15,7 @@ const EXPIRED = '(expires_at IS NOT NULL AND expires_at <= mnemo_now()) AS expir
 
 export function createCheckpointStatements(db: Db): Synchronous<CheckpointStorage> {
   const q = {
-    storeState: db.prepare('SELECT archived_at FROM stores WHERE id = ? AND deleted_at IS NULL'),
+    storeState: db.prepare('SELECT archived_at AS archivedAt FROM stores WHERE id = ? AND deleted_at IS NULL'),
     head: db.prepare('SELECT checkpoint_id, revision FROM checkpoint_heads WHERE store_id = ? AND agent_id = ? AND session_id = ?'),
     insert: db.prepare(
       `INSERT INTO checkpoints (id, store_id, agent_id, session_id, revision, bundle, size_bytes, created_at, actor_type, actor_id)
@@ -41,10 +41,12 @@ export function createCheckpointStatements(db: Db): Synchronous<CheckpointStorag
     return row ? toCheckpoint(row) : null;
   }
 
+  /** Read in the write's transaction: one that raced the store's delete finds it gone. */
+  const storeState = (storeId: string): StoreState | null => (q.storeState.get(storeId) as StoreState | undefined) ?? null;
+
   return {
     insertCheckpoint: writeTx(db, ({ checkpoint: c, expectedLatestId }: InsertCheckpointInput): Checkpoint => {
-      const s = q.storeState.get(c.storeId) as { archived_at: string | null } | undefined;
-      assertStoreWritable(c.storeId, s ? { archivedAt: s.archived_at } : null);
+      assertStoreWritable(c.storeId, storeState(c.storeId));
       const head = q.head.get(c.storeId, c.agentId, c.sessionId) as { checkpoint_id: string; revision: number } | undefined;
       const revision = nextRevision(c, head ? { checkpointId: head.checkpoint_id, revision: head.revision } : null, expectedLatestId);
       const a = actorColumns(c.createdBy);
@@ -61,6 +63,7 @@ export function createCheckpointStatements(db: Db): Synchronous<CheckpointStorag
     },
 
     deleteCheckpoint: writeTx(db, (storeId: string, id: string): void => {
+      assertStoreFound(storeId, storeState(storeId));
       assertCheckpointDeletable(id, get(storeId, id));
       q.remove.run(id);
     }),

@@ -27,6 +27,7 @@ export function createRetention(db: Db, index: SearchIndex) {
          AND NOT EXISTS (SELECT 1 FROM idempotency_receipts r WHERE r.version_id = w.id)
        ORDER BY w.commit_seq LIMIT @max`,
     ),
+    live: db.prepare('SELECT 1 FROM stores WHERE id = ? AND deleted_at IS NULL').pluck(),
     windowEnd: db.prepare(
       'SELECT max(commit_seq) FROM (SELECT commit_seq FROM versions WHERE store_id = ? AND commit_seq > ? ORDER BY commit_seq LIMIT ?)',
     ).pluck(),
@@ -45,6 +46,8 @@ export function createRetention(db: Db, index: SearchIndex) {
 
   const keepFloor = createFloorKeep(db);
   const prune = writeTx(db, (storeId: string, w: PruneWindow): { pruned: number; scannedTo: number | null } => {
+    // A store deleted since the upkeep listed it has nothing left to prune: its rows are the purge's.
+    if (q.live.get(storeId) === undefined) return { pruned: 0, scannedTo: null };
     // The index may still hold words of a version queued to be replaced, and removing them needs its text.
     index.indexQueued();
     // Before the deletes, which would move a window counted afterwards.

@@ -1,4 +1,5 @@
 /** @module SQLite statements for memory versions: filtered newest-first lists and redaction. */
+import { assertStoreFound, type StoreState } from '../../domain/memory-rules.js';
 import { planRedaction } from '../../domain/version-rules.js';
 import type { Actor, MemoryVersion, Page, VersionListQuery } from '../../domain/types.js';
 import { cursorNumber, decodeCursor, encodeCursor } from '../cursor.js';
@@ -15,6 +16,7 @@ type VersionStatements = Pick<Synchronous<MemoryStorage>, 'getVersion' | 'redact
 
 export function createVersionStatements(db: Db, index: SearchIndex): VersionStatements {
   const q = {
+    storeState: db.prepare('SELECT archived_at AS archivedAt FROM stores WHERE id = ? AND deleted_at IS NULL'),
     get: db.prepare(`SELECT v.*, ${versionContent('v')} AS content FROM versions v WHERE v.store_id = ? AND v.id = ?`),
     // By the memory's id: there is no index on version_id, and this must not scan the store.
     heldInWorkspace: db.prepare(HELD_IN_WORKSPACE).pluck(),
@@ -83,6 +85,8 @@ export function createVersionStatements(db: Db, index: SearchIndex): VersionStat
 
     redactVersion: (() => {
       const redact = writeTx(db, (storeId: string, id: string, actor: Actor, now: string): { version: MemoryVersion; changed: boolean } => {
+        // In the write's transaction: a redaction that raced the store's delete changes nothing.
+        assertStoreFound(storeId, (q.storeState.get(storeId) as StoreState | undefined) ?? null);
         const found = q.get.get(storeId, id) as VersionRow | undefined;
         // The head probe only for a version still to redact: an already redacted one is no head.
         const isHead = found !== undefined && found.redacted_at === null && q.isHead.get(found.memory_id, id) !== undefined;

@@ -69,6 +69,27 @@ export function runStoreSuite(makeStorage: MakeStorage): void {
       expect(await storage.integrityCheck()).toEqual([]);
     });
 
+    it('a deleted store refuses a redaction, a checkpoint delete and a prune while its rows wait for the purge', async () => {
+      const { storage, workspace, actor, stamp, now, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      const m = await addMemory(s.id, '/a', 'one');
+      await storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'two' });
+      const cp = await storage.insertCheckpoint({
+        checkpoint: {
+          agentId: 'agent', sessionId: 's1', goal: 'g', summary: 's', constraints: [], decisions: [], openTasks: [], nextAction: null,
+          capsule: 'c', references: [], id: newId('checkpoint'), storeId: s.id, sizeBytes: 10, createdAt: now(), createdBy: actor,
+        },
+        expectedLatestId: undefined,
+      });
+      await storage.deleteStore(workspace.id, s.id);
+      // Each checks the store in its own transaction: one that raced the delete writes nothing into the hidden store.
+      expect(await codeOf(() => storage.redactVersion(s.id, m.versionId, actor, now()))).toBe('not_found');
+      expect(await codeOf(() => storage.deleteCheckpoint(s.id, cp.id))).toBe('not_found');
+      expect(await storage.pruneVersions(s.id, { cutoff: null, keepLast: 1, now: now(), after: 0, scan: 100, max: 100 })).toEqual({ pruned: 0, scannedTo: null });
+      while (await storage.purgeDeletedStores());
+      expect(await storage.integrityCheck()).toEqual([]);
+    });
+
     it('an archived store\'s settings can no longer change, and an unknown store is not_found', async () => {
       const { storage, workspace, now, addStore } = await fixture(makeStorage);
       const s = await addStore();
