@@ -42,6 +42,14 @@ export const retentionWrites = {
        ORDER BY w.commit_seq LIMIT $6`,
       [storeId, w.after, w.scan, w.cutoff, w.keepLast, w.max],
     );
+    // The texts these deletes may release, locked in one order (as the purge's: postgres/schema/v15.ts),
+    // before the release trigger locks each as its version goes: two servers pruning stores that
+    // share texts then wait for each other instead of deadlocking.
+    if (rows.length > 1) {
+      await run(q, 'SELECT 1 FROM contents WHERE sha256 IN (SELECT content_sha256 FROM versions WHERE id = ANY($1::text[])) ORDER BY sha256 FOR UPDATE', [
+        rows.map((r) => r.id),
+      ]);
+    }
     for (const r of rows) {
       const s = await first<{ commit_seq: number }>(q, 'UPDATE stores SET commit_seq = commit_seq + 1 WHERE id = $1 RETURNING commit_seq', [storeId]);
       await run(q, 'INSERT INTO version_prunes (store_id, commit_seq, version_id, memory_id, pruned_at) VALUES ($1, $2, $3, $4, $5)', [

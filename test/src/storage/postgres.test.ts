@@ -20,6 +20,8 @@ import { PG_HISTORY_SQL } from '../../../src/storage/postgres/history.js';
 import { SUBSTRING_BY_TRIGRAMS } from '../../../src/storage/postgres/search.js';
 import { PG_MIGRATIONS, PG_SCHEMA_VERSION, SchemaTooNewError, migrate } from '../../../src/storage/postgres/schema/migrations.js';
 import { codeOf } from '../../helpers/core.js';
+import { eventually } from '../../helpers/mount.js';
+import { PURGE_SMALL_SLICE } from '../../../src/storage/postgres/schema/v15.js';
 import { createDatabase, databasePerFile, pgSkip } from '../../helpers/postgres.js';
 
 const T0 = Date.parse('2026-03-01T00:00:00.000Z');
@@ -148,6 +150,91 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       const ids = stores.map((s) => s.id);
       expect((await admin.query('SELECT count(*)::int AS n FROM versions WHERE store_id = ANY($1)', [ids])).rows[0].n).toBe(0);
       expect((await admin.query('SELECT count(*)::int AS n FROM stores WHERE id = ANY($1)', [ids])).rows[0].n).toBe(0);
+    });
+
+    /** Texts ordered by their SHA-256 (the order the purge and the prune lock texts in): the lowest, then the others. */
+    function textsBySha(n: number): [low: string, others: string[]] {
+      const t = Array.from({ length: n }, () => `text ${newId('memory')}`).sort((a, b) => (sha256Hex(a) < sha256Hex(b) ? -1 : 1));
+      return [t[0]!, t.slice(1)];
+    }
+
+    /**
+     * Runs `step` while another transaction holds text `held`; once the step waits for it, counts
+     * which of `others` it holds (NOWAIT fails on them). A step that locks its texts in SHA-256 order
+     * holds none above the one it waits for: two steps sharing texts then cannot deadlock.
+     */
+    async function heldWhileWaiting(held: string, others: string[], step: () => Promise<unknown>): Promise<number> {
+      const [holder, prober] = [new pg.Client({ connectionString: url }), new pg.Client({ connectionString: url })];
+      for (const c of [holder, prober]) {
+        await c.connect();
+        onTestFinished(() => c.end());
+      }
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM contents WHERE sha256 = $1 FOR UPDATE', [sha256Hex(held)]);
+      const running = step();
+      await eventually(async () => {
+        const r = await admin.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'");
+        expect(r.rows[0].n).toBeGreaterThan(0);
+      }, 10_000);
+      let taken = 0;
+      for (const other of others) {
+        await prober.query('BEGIN');
+        await prober.query('SELECT 1 FROM contents WHERE sha256 = $1 FOR UPDATE NOWAIT', [sha256Hex(other)]).catch((err: pg.DatabaseError) => {
+          if (err.code === '55P03') taken++;
+          else throw err;
+        });
+        await prober.query('ROLLBACK');
+      }
+      await holder.query('COMMIT');
+      await running;
+      return taken;
+    }
+
+    it('a purge step locks the texts its versions release in SHA-256 order, so two purges sharing texts cannot deadlock', async () => {
+      const { workspace, stamp, addStore, addMemory } = await fixture();
+      while (await storage.purgeDeletedStores());
+      const [low, others] = textsBySha(8);
+      const s = await addStore();
+      // Its versions hold the texts highest first: the order the deletes meet them in.
+      for (const [i, text] of [...others.reverse(), low].entries()) {
+        const m = await addMemory(s.id, `/m${i}.md`, text);
+        await storage.deleteMemory({ ...stamp(), storeId: s.id, memoryId: m.id });
+      }
+      await storage.deleteStore(workspace.id, s.id);
+      expect(await heldWhileWaiting(low, others, () => storage.purgeDeletedStores())).toBe(0);
+      while (await storage.purgeDeletedStores());
+      expect((await admin.query('SELECT count(*)::int AS n FROM contents WHERE sha256 = ANY($1)', [[low, ...others].map(sha256Hex)])).rows[0].n).toBe(0);
+    });
+
+    it('a retention prune locks the texts it releases in SHA-256 order too', async () => {
+      const { stamp, now, addStore, addMemory } = await fixture();
+      const [low, others] = textsBySha(8);
+      const s = await addStore();
+      const [first, ...rest] = [...others.reverse(), low, 'last'];
+      const m = await addMemory(s.id, '/a.md', first);
+      for (const content of rest) await storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content });
+      const w = { cutoff: null, keepLast: 1, now: now(), after: 0, scan: 100, max: 100 };
+      expect(await heldWhileWaiting(low, others, async () => expect(await storage.pruneVersions(s.id, w)).toMatchObject({ pruned: 8 }))).toBe(0);
+    });
+
+    it('the purge takes a store\'s recorded prunes and path floors in slices, not in its last step', async () => {
+      const { workspace, addStore } = await fixture();
+      while (await storage.purgeDeletedStores());
+      const s = await addStore();
+      // As a store retention pruned for long would hold them: more than one slice of each.
+      await admin.query(
+        `INSERT INTO version_prunes (store_id, commit_seq, version_id, memory_id, pruned_at)
+           SELECT $1, g, 'ver_' || $1 || '_' || g, 'mem_x', '2026-03-01T00:00:00.000Z' FROM generate_series(1, $2::int) g`,
+        [s.id, PURGE_SMALL_SLICE + 1],
+      );
+      await admin.query("INSERT INTO path_number_floors (store_id, path_hash, last) SELECT $1, 'h' || g, 1 FROM generate_series(1, $2::int) g", [s.id, PURGE_SMALL_SLICE + 1]);
+      await storage.deleteStore(workspace.id, s.id);
+      let steps = 0;
+      while (await storage.purgeDeletedStores()) steps++;
+      expect(steps).toBe(5); // two slices of each, then the store's row
+      for (const table of ['version_prunes', 'path_number_floors']) {
+        expect((await admin.query(`SELECT count(*)::int AS n FROM ${table} WHERE store_id = $1`, [s.id])).rows[0].n, table).toBe(0);
+      }
     });
 
     it('API keys are found by hash, revoked once, and one unrevoked key at most is the seeded one', async () => {

@@ -19,6 +19,7 @@ import { PG_MIGRATION_11 } from './v11.js';
 import { PG_MIGRATION_12 } from './v12.js';
 import { PG_MIGRATION_13 } from './v13.js';
 import { PG_MIGRATION_14 } from './v14.js';
+import { PG_MIGRATION_15 } from './v15.js';
 
 export interface PgMigration {
   version: number;
@@ -54,6 +55,8 @@ export const PG_MIGRATIONS: PgMigration[] = [
   { version: 13, sql: PG_MIGRATION_13 },
   // SQLite's 18: a deleted store hidden at once, its rows removed in steps. See postgres/schema/v14.ts.
   { version: 14, sql: PG_MIGRATION_14 },
+  // PostgreSQL's own: the purge of a deleted store sliced to its end, its texts locked in order. See postgres/schema/v15.ts.
+  { version: 15, sql: PG_MIGRATION_15 },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;
