@@ -4,7 +4,7 @@
  * append-only trigger is the one migration 1 made.
  */
 import { VERSIONS_APPEND_ONLY_DELETE_9 } from '../../src/storage/sqlite/schema/feed.js';
-import { PG_VERSIONS_APPEND_ONLY_DELETE_2 } from '../../src/storage/postgres/schema/v2.js';
+import { PG_VERSIONS_APPEND_ONLY_DELETE_2, PG_VERSIONS_COMMIT_ORDER_2 } from '../../src/storage/postgres/schema/v2.js';
 
 /** Back to before migration 11 (history by path; migration 12 is undone first): its indexes and column go, the append-only trigger is migration 9's. */
 /** Back to before migration 16 (web console sign-ins in the database, issue 14). */
@@ -129,8 +129,10 @@ BEGIN
 END;
 `;
 
-/** PostgreSQL back to before its migration 14 (deleted stores hidden, then removed in steps): the delete trigger's function is migration 2's. */
+/** PostgreSQL back to before its migration 14 (deleted stores hidden, then removed in steps): the delete trigger's function is migration 2's; 16 (a move's numbers by the page) is undone first, 15 only replaced 14's function. */
 const PG_UNDO_MIGRATION_14 = `
+DROP FUNCTION mnemo_append_moves;
+${PG_VERSIONS_COMMIT_ORDER_2}
 DROP FUNCTION mnemo_purge_deleted_store();
 ${PG_VERSIONS_APPEND_ONLY_DELETE_2}
 DROP INDEX stores_deleted;

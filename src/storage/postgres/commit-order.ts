@@ -7,10 +7,11 @@
  *
  * One statement, one round trip, for everything the version changes: its text, the counter, the
  * notice, the version row, and the memory row beside it (`mnemo_append`, postgres/schema/v10.ts).
+ * A directory move appends a page of versions in one (`mnemo_append_moves`, postgres/schema/v16.ts).
  */
 import type { VersionRowInput } from '../common/version-rows.js';
 import { pathHash } from './path-floors.js';
-import { runWithNext, type Q } from './db.js';
+import { run, runWithNext, type Q } from './db.js';
 import { CHANNEL, noticeOfCommit } from './notify.js';
 
 /** What the memory row does beside the version: its columns for an insert or an update. */
@@ -43,6 +44,40 @@ export async function appendVersionRow(q: Q, r: VersionRowInput, row: MemoryRowC
       r.id, r.storeId, r.memoryId, r.operation, r.path, r.content, r.sha, r.size, r.createdAt, r.actorType, r.actorId, pathHash(r.path),
       CHANNEL, notice, row.kind, m?.mode ?? null, m?.updatedAt ?? null, m?.expiresAt ?? null, m?.atimeUs ?? null, m?.mtimeUs ?? null,
       m?.uid ?? null, m?.gid ?? null,
+    ],
+  );
+}
+
+/** One memory of a directory move, as the move leaves it: a new path, the same text. */
+export interface MovedRow {
+  versionId: string;
+  memoryId: string;
+  path: string;
+  sha: string;
+  size: number;
+  mode: number;
+  expiresAt: string | null;
+  atimeUs: number | null;
+  mtimeUs: number | null;
+  uid: number | null;
+  gid: number | null;
+}
+
+/**
+ * A page of a directory move's versions and rows in one statement, taking the page's commit
+ * numbers with one update of the store's row (postgres/schema/v16.ts: updating it once per version
+ * made a big move's cost grow with the square of its size). Call it inside the move's transaction.
+ */
+export async function appendMovedVersions(q: Q, storeId: string, stamp: { createdAt: string; actorType: string; actorId: string }, rows: readonly MovedRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  const col = <K extends keyof MovedRow>(k: K) => rows.map((r) => r[k]);
+  await run(
+    q,
+    'SELECT mnemo_append_moves($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)',
+    [
+      storeId, stamp.createdAt, stamp.actorType, stamp.actorId, CHANNEL, noticeOfCommit(q, storeId),
+      col('versionId'), col('memoryId'), col('path'), rows.map((r) => pathHash(r.path)), col('sha'), col('size'),
+      col('mode'), col('expiresAt'), col('atimeUs'), col('mtimeUs'), col('uid'), col('gid'),
     ],
   );
 }

@@ -16,11 +16,14 @@ import { ChildPage, memoryItem, rangeAfter, rangePage, walkStart } from '../comm
 import { newMemory, saveAsUpdate, treeMoveUpdate, updatedMemory, us } from '../common/memory-writes.js';
 import { deletionVersionRow, writeVersionRow } from '../common/version-rows.js';
 import type * as port from '../port.js';
-import { appendVersionRow } from './commit-order.js';
+import { appendMovedVersions, appendVersionRow, type MovedRow } from './commit-order.js';
 import { all, first, run, runWithNext, type Q } from './db.js';
 import { purgeExpired } from './expiry.js';
-import { FULL, META, live, toMemory, toStore, type MemoryRow } from './rows.js';
+import { FULL, META, actorColumns, live, toMemory, toStore, type MemoryRow } from './rows.js';
 import { children } from './tree.js';
+
+/** Memories a directory move reads, and then appends versions for, per round trip. */
+const MOVE_PAGE = 500;
 
 /** What memory operations need beyond the statements: the clock readers hide expired memories by. */
 export interface MemoryContext {
@@ -150,10 +153,10 @@ export function memoryOps(ctx: MemoryContext) {
     };
   }
 
-  /** Invariant 2 on its own round trip: for the writes the probe could not check (a move after it freed its path, a tree's memories). */
-  async function checkOverlap(q: Q, storeId: string, path: string, selfId: string): Promise<void> {
+  /** Another memory than `selfId` at `path`, at one of its ancestors or below it, or null: one round trip. */
+  async function overlapAt(q: Q, storeId: string, path: string, selfId: string): Promise<Probe['hit']> {
     const p = overlapProbe(path);
-    // One round trip: the path and its ancestors first, then anything below (Append runs its branches in order).
+    // The path and its ancestors first, then anything below (Append runs its branches in order).
     const hit = await first<{ id: string; path: string }>(
       q,
       `(SELECT id, path FROM memories WHERE store_id = $1 AND path = ANY($2::text[]) AND id <> $3 LIMIT 1)
@@ -162,7 +165,24 @@ export function memoryOps(ctx: MemoryContext) {
        LIMIT 1`,
       [storeId, p.atOrAbove, selfId, p.below, subtreeEnd(p.below)],
     );
-    assertNoOverlap(path, hit ?? null);
+    return hit ?? null;
+  }
+
+  /** Invariant 2 on its own round trip: for the writes the probe could not check (a move after it freed its path, a tree's memories). */
+  async function checkOverlap(q: Q, storeId: string, path: string, selfId: string): Promise<void> {
+    assertNoOverlap(path, await overlapAt(q, storeId, path, selfId));
+  }
+
+  /** One memory of a directory move whose destination is clear: its path changes, its text stays (`row` holds none: META). */
+  function movedRow(row: MemoryRow, input: port.MoveTreeInput): MovedRow {
+    const current = toMemory(row);
+    const u = treeMoveUpdate(input, row);
+    const plan = { kind: 'write', path: u.path!, content: current.content, sha256: current.contentSha256, size: current.contentSizeBytes, renamed: true } as const;
+    const m = updatedMemory(current, plan, u, current.expiresAt);
+    return {
+      versionId: m.versionId, memoryId: m.id, path: m.path, sha: m.contentSha256, size: m.contentSizeBytes, mode: m.mode,
+      expiresAt: m.expiresAt, atimeUs: us(m.atimeMs), mtimeUs: us(m.mtimeMs), uid: m.uid, gid: m.gid,
+    };
   }
 
   const rowOf = (kind: 'insert' | 'update', m: Memory) => ({
@@ -258,15 +278,39 @@ export function memoryOps(ctx: MemoryContext) {
       if (replaced) await remove(q, { ...input, versionId: input.replacedVersionId }, replaced);
       return (await update(q, p.store, p.row, { ...input, path: input.path })).memory;
     },
+    /**
+     * A directory move, in the write's one transaction. When nothing is at the destination, at its
+     * ancestors or below it (what a mount's rename leaves to move), no moved path can meet another
+     * memory: the memories are read a page at a time without their text, and each page's versions
+     * and rows go in one statement that takes its commit numbers at once (postgres/schema/v16.ts).
+     * Otherwise each memory is checked on its way, as any rename is, and the first that meets
+     * another memory fails the move.
+     */
     async moveTree(q: Q, input: port.MoveTreeInput): Promise<number> {
       const { store } = await probe(q, input.storeId, input.now, {});
       assertStoreWritable(input.storeId, store);
       const prefix = input.from + '/';
-      const rows = await all<MemoryRow>(q, `SELECT ${FULL} FROM memories WHERE store_id = $1 AND path > $2 AND path < $3 AND ${live(4)} ORDER BY path`, [
-        input.storeId, prefix, subtreeEnd(prefix), ctx.clock(),
-      ]);
-      for (const row of rows) await update(q, store, row, treeMoveUpdate(input, row));
-      return rows.length;
+      const end = subtreeEnd(prefix);
+      if ((await overlapAt(q, input.storeId, input.to, '')) !== null) {
+        const rows = await all<MemoryRow>(q, `SELECT ${FULL} FROM memories WHERE store_id = $1 AND path > $2 AND path < $3 AND ${live(4)} ORDER BY path`, [
+          input.storeId, prefix, end, ctx.clock(),
+        ]);
+        for (const row of rows) await update(q, store, row, treeMoveUpdate(input, row));
+        return rows.length;
+      }
+      let moved = 0;
+      for (let after = prefix; ; ) {
+        const rows = await all<MemoryRow>(
+          q,
+          `SELECT ${META} FROM memories WHERE store_id = $1 AND path > $2 AND path < $3 AND ${live(4)} ORDER BY path LIMIT ${MOVE_PAGE}`,
+          [input.storeId, after, end, ctx.clock()],
+        );
+        const a = actorColumns(input.actor);
+        await appendMovedVersions(q, input.storeId, { createdAt: input.now, actorType: a.type, actorId: a.id }, rows.map((r) => movedRow(r, input)));
+        moved += rows.length;
+        if (rows.length < MOVE_PAGE) return moved;
+        after = rows[rows.length - 1]!.path;
+      }
     },
     async setMemoryAttrs(q: Q, storeId: string, id: string, attrs: KeptAttrs, now: string, admission?: port.Admission): Promise<void> {
       // The store locked, the admission shown it and the memory read in one round trip; attributes purge nothing (no version).

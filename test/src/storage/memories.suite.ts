@@ -394,6 +394,54 @@ export function runMemorySuite(makeStorage: MakeStorage): void {
       expect((await storage.listVersions(s.id, verQ({ operation: 'modified' }))).data).toHaveLength(2);
     });
 
+    it('a directory move of more memories than a page moves them all in commit order, each as a rename of it would, and back', async () => {
+      const { storage, stamp, now, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      const n = 1234;
+      const name = (i: number) => String(i).padStart(4, '0');
+      await storage.atomic(async (tx) => {
+        for (let i = 0; i < n; i++) await tx.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: `/d/${name(i)}`, content: `text ${i}` });
+      });
+      const twin = await addMemory(s.id, '/twin', 'text 7');
+      for (const m of [(await storage.getMemoryByPath(s.id, '/d/0007'))!, twin]) {
+        await storage.setMemoryAttrs(s.id, m.id, { mode: 0o600, atimeMs: 4000, mtimeMs: 5000, uid: 7, gid: 8 }, '2026-03-02T00:00:00.000Z');
+      }
+      const before = (await storage.listChanges(s.id, { after: 0, limit: 2000 })).length;
+      const at = now();
+      const actor: Actor = { type: 'api_actor', apiKeyId: 'k' };
+      expect(await storage.moveTree({ storeId: s.id, from: '/d', to: '/e/f', actor, now: at, versionIds: () => newId('version') })).toBe(n);
+      const changes = await storage.listChanges(s.id, { after: before, limit: 2000 });
+      expect(changes.map((c) => c.seq)).toEqual(Array.from({ length: n }, (_, i) => before + i + 1));
+      expect(changes.map((c) => ('version' in c ? [c.version.operation, c.version.path] : []))).toEqual(Array.from({ length: n }, (_, i) => ['modified', `/e/f/${name(i)}`]));
+      // What the move left is what a rename of the same memory at the same time leaves.
+      await storage.moveMemory({ storeId: s.id, memoryId: twin.id, path: '/twin2', actor, now: at, versionId: newId('version'), replacedVersionId: newId('version') });
+      const moved = (await storage.getMemoryByPath(s.id, '/e/f/0007'))!;
+      const renamed = (await storage.getMemory(s.id, twin.id))!;
+      const same = ({ id, path, versionId, createdAt, ...rest }: typeof moved) => rest;
+      expect(same(moved)).toEqual(same(renamed));
+      expect(moved).toMatchObject({ content: 'text 7', mode: 0o600, uid: 7, gid: 8, updatedAt: at });
+      expect((await storage.listVersions(s.id, verQ({ memoryId: moved.id }))).data.map((v) => [v.operation, v.path, v.contentSha256])).toEqual([
+        ['modified', '/e/f/0007', sha256Hex('text 7')], ['created', '/d/0007', sha256Hex('text 7')],
+      ]);
+      expect(await storage.moveTree({ storeId: s.id, from: '/e/f', to: '/d', actor, now: now(), versionIds: () => newId('version') })).toBe(n);
+      expect((await storage.getMemoryByPath(s.id, `/d/${name(n - 1)}`))?.content).toBe(`text ${n - 1}`);
+      expect((await storage.listMemories(s.id, memQ({ pathPrefix: '/e' }))).data).toEqual([]);
+      expect(await storage.domainCheck()).toEqual([]);
+    });
+
+    it('a directory move onto a path another memory holds fails whole, naming it', async () => {
+      const { storage, now, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      for (const p of ['/d/a', '/d/b', '/e/b']) await addMemory(s.id, p);
+      const move = () => storage.moveTree({ storeId: s.id, from: '/d', to: '/e', actor: { type: 'api_actor', apiKeyId: 'k' }, now: now(), versionIds: () => newId('version') });
+      expect(await rejectionCode(move)).toBe('path_conflict');
+      expect(paths((await storage.listMemories(s.id, memQ())).data)).toEqual(['/d/a', '/d/b', '/e/b']);
+      // Into a directory that holds others (here the source's own parent): what meets none of them moves.
+      await addMemory(s.id, '/d/x/y');
+      expect(await storage.moveTree({ storeId: s.id, from: '/d/x', to: '/d', actor: { type: 'api_actor', apiKeyId: 'k' }, now: now(), versionIds: () => newId('version') })).toBe(1);
+      expect(paths((await storage.listMemories(s.id, memQ())).data)).toEqual(['/d/a', '/d/b', '/d/y', '/e/b']);
+    });
+
     it('a save by path creates the memory with the given id, then updates it in place', async () => {
       const { storage, stamp, addStore } = await fixture(makeStorage);
       const s = await addStore();

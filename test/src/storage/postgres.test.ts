@@ -544,6 +544,35 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       expect((await admin.query('SELECT count(*)::int AS n FROM versions WHERE store_id = $1', [s.id])).rows[0].n).toBe(0);
     });
 
+    it('a version takes its store\'s current commit number, or the one a directory move names while it inserts it, and no other', async () => {
+      const { addStore, addMemory } = await fixture();
+      const s = await addStore();
+      const m = await addMemory(s.id, '/a', 'x');
+      const { commit_seq: n } = (await admin.query('SELECT commit_seq FROM stores WHERE id = $1', [s.id])).rows[0];
+      const insert = (c: pg.PoolClient, seq: number) =>
+        c.query(
+          `INSERT INTO versions (id, store_id, memory_id, operation, path, content_sha256, content_size_bytes, created_at, actor_type, actor_id, commit_seq, path_seq)
+           VALUES ($1, $2, $3, 'modified', '/a', $4, 1, 'now', 'api_actor', 'k', $5, 9)`,
+          [newId('version'), s.id, m.id, m.contentSha256, seq],
+        );
+      const attempt = async (setting: string | null, seq: number) => {
+        const c = await admin.connect();
+        try {
+          await c.query('BEGIN');
+          if (setting !== null) await c.query("SELECT set_config('mnemo.commit_block', $1, true)", [setting]);
+          return await insert(c, seq).then(() => 'inserted', (err: pg.DatabaseError) => err.message);
+        } finally {
+          await c.query('ROLLBACK');
+          c.release();
+        }
+      };
+      expect(await attempt(null, n + 1)).toMatch(/takes its store's next commit_seq/);
+      expect(await attempt(`${s.id}:${n + 2}`, n + 1)).toMatch(/takes its store's next commit_seq/);
+      expect(await attempt(`${newId('store')}:${n + 1}`, n + 1)).toMatch(/takes its store's next commit_seq/);
+      expect(await attempt(null, n)).toMatch(/versions_by_commit|duplicate key/);
+      expect(await attempt(`${s.id}:${n + 1}`, n + 1)).toBe('inserted');
+    });
+
     it('a fork writes no text bytes: memory rows name their text by sha and keep only their words', async () => {
       const { addStore, addMemory, now, actor, workspace } = await fixture();
       const src = await addStore('src');

@@ -20,6 +20,7 @@ import { PG_MIGRATION_12 } from './v12.js';
 import { PG_MIGRATION_13 } from './v13.js';
 import { PG_MIGRATION_14 } from './v14.js';
 import { PG_MIGRATION_15 } from './v15.js';
+import { PG_MIGRATION_16 } from './v16.js';
 
 export interface PgMigration {
   version: number;
@@ -57,6 +58,8 @@ export const PG_MIGRATIONS: PgMigration[] = [
   { version: 14, sql: PG_MIGRATION_14 },
   // PostgreSQL's own: the purge of a deleted store sliced to its end, its texts locked in order. See postgres/schema/v15.ts.
   { version: 15, sql: PG_MIGRATION_15 },
+  // PostgreSQL's own: a directory move's commit numbers taken a page at a time. See postgres/schema/v16.ts.
+  { version: 16, sql: PG_MIGRATION_16 },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;

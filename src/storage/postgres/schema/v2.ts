@@ -20,6 +20,15 @@ BEGIN
   RETURN OLD;
 END $$;`;
 
+/** Migration 2's commit-order trigger function: one constant, which the tests' undo of migration 16 reuses. */
+export const PG_VERSIONS_COMMIT_ORDER_2 = String.raw`CREATE OR REPLACE FUNCTION versions_commit_order() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.commit_seq IS DISTINCT FROM (SELECT commit_seq FROM stores WHERE id = NEW.store_id) THEN
+    RAISE EXCEPTION 'a version takes its store''s next commit_seq (postgres/commit-order.ts)' USING ERRCODE = 'restrict_violation';
+  END IF;
+  RETURN NEW;
+END $$;`;
+
 export const PG_MIGRATION_2 = String.raw`
 ALTER TABLE stores ADD COLUMN commit_seq bigint NOT NULL DEFAULT 0;
 ALTER TABLE stores ADD COLUMN retention text;
@@ -52,13 +61,7 @@ BEGIN
   RETURN NEW;
 END $$;
 
-CREATE FUNCTION versions_commit_order() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  IF NEW.commit_seq IS DISTINCT FROM (SELECT commit_seq FROM stores WHERE id = NEW.store_id) THEN
-    RAISE EXCEPTION 'a version takes its store''s next commit_seq (postgres/commit-order.ts)' USING ERRCODE = 'restrict_violation';
-  END IF;
-  RETURN NEW;
-END $$;
+${PG_VERSIONS_COMMIT_ORDER_2}
 CREATE TRIGGER versions_commit_order BEFORE INSERT ON versions
   FOR EACH ROW EXECUTE FUNCTION versions_commit_order();
 
