@@ -251,7 +251,7 @@ async function runMcp(config: Config): Promise<number> {
     return 2;
   }
   const lock = holdDatabase(config);
-  const storage = await openStorage(config, () => openSqliteStorage(config.dbFile));
+  const storage = await openStorage(config, () => openSqliteStorage(config.dbFile, { readers: config.readerThreads }));
   const service = createService({ storage, checkpointMaxBytes: config.checkpointMaxBytes, limits: config.storeLimits });
   const stopIndexing = indexInBackground(service, storage, besideServer(config));
   try {
@@ -269,7 +269,7 @@ async function runMount(config: Config, args: string[], flags: Record<string, st
   const [storeId, dir] = args as [string, string];
   const lock = holdDatabase(config);
   // Checkpoints run on a thread of their own: the event loop serves the mount's saves.
-  const storage = await openStorage(config, () => openSqliteStorage(config.dbFile, { backgroundCheckpoints: { log: (line) => warn(line) } }));
+  const storage = await openStorage(config, () => openSqliteStorage(config.dbFile, { backgroundCheckpoints: { log: (line) => warn(line) }, readers: config.readerThreads }));
   const mounter = createMountManager({ log, localLimits: config.localLimits, cacheSeconds: config.mountCacheSeconds });
   const service = createService({ storage, mounter, log, nodeId: config.nodeId, limits: config.storeLimits, mountSync: config.mountSync, onSyncError: syncFailed });
   try {

@@ -49,7 +49,7 @@ export interface Config {
    * stale sooner (fs/writes-elsewhere.ts); this bounds what that misses.
    */
   mountCacheSeconds: number;
-  /** MNEMO_READER_THREADS: worker threads for searches, listing pages and checks (default 2; 0 runs them on the event loop). */
+  /** MNEMO_READER_THREADS: worker threads for searches, listing pages, checks and directory moves (default 2; 0 runs them on the event loop); serve, mount and mcp. */
   readerThreads: number;
 }
 
