@@ -138,6 +138,24 @@ describe.skipIf(!FUSE_AVAILABLE || pgSkip !== null)(`two servers on one PostgreS
     await eventually(() => catIn(dirB, 'api/b.md'), (t) => t === 'from api a', "A's API write in B's mount");
   });
 
+
+  it("a directory of more memories than a move's page, moved through one host's mount, shows moved in the other's", async () => {
+    const { a, b } = await twoHosts();
+    const store = await sdkClient(a.server.url, a.server.adminKey).beta.memoryStores.create({ name: 'moved' });
+    const dirA = (await openSession(a, store.id)).resources[0]!.host_path;
+    const dirB = (await openSession(b, store.id)).resources[0]!.host_path;
+    expect((await sh('mkdir d && for i in $(seq 1 1200); do printf "n$i" > d/$i.md; done', dirA)).code).toBe(0);
+    await eventually(() => sh('ls d | wc -l', dirB).then((r) => r.stdout.trim()), (n) => n === '1200', "A's 1,200 files in B's mount");
+    // B's mount has looked at the old names: the move must drop what it cached.
+    expect(await catIn(dirB, 'd/777.md')).toBe('n777');
+    expect((await sh('mv d e', dirA)).code).toBe(0);
+    await eventually(() => sh('ls e | wc -l; test -e d || echo gone', dirB).then((r) => r.stdout), (t) => t === '1200\ngone\n', "A's move in B's mount");
+    expect(await catIn(dirB, 'e/777.md')).toBe('n777');
+    expect(await catIn(dirB, 'd/777.md')).toBeNull();
+    // Written on B after the move, onto a moved name: it lands on the moved memory.
+    expect((await sh("printf 'after' > e/1.md", dirB)).code).toBe(0);
+    await eventually(() => catIn(dirA, 'e/1.md'), (t) => t === 'after', "B's write to a moved file in A's mount");
+  });
   it("a change and a delete on one host drop the other host's kernel entries: its stat sees them without an open", async () => {
     // 30 s kernel timeouts: only the drop on the change mark's notice can show these within the deadline.
     const { a, b } = await twoHosts({ MNEMO_MOUNT_CACHE_SECONDS: '30' });
