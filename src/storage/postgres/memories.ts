@@ -298,6 +298,8 @@ export function memoryOps(ctx: MemoryContext) {
         for (const row of rows) await update(q, store, row, treeMoveUpdate(input, row));
         return rows.length;
       }
+      const a = actorColumns(input.actor);
+      const stamp = { createdAt: input.now, actorType: a.type, actorId: a.id };
       let moved = 0;
       for (let after = prefix; ; ) {
         const rows = await all<MemoryRow>(
@@ -305,8 +307,7 @@ export function memoryOps(ctx: MemoryContext) {
           `SELECT ${META} FROM memories WHERE store_id = $1 AND path > $2 AND path < $3 AND ${live(4)} ORDER BY path LIMIT ${MOVE_PAGE}`,
           [input.storeId, after, end, ctx.clock()],
         );
-        const a = actorColumns(input.actor);
-        await appendMovedVersions(q, input.storeId, { createdAt: input.now, actorType: a.type, actorId: a.id }, rows.map((r) => movedRow(r, input)));
+        await appendMovedVersions(q, input.storeId, stamp, rows.map((r) => movedRow(r, input)));
         moved += rows.length;
         if (rows.length < MOVE_PAGE) return moved;
         after = rows[rows.length - 1]!.path;
