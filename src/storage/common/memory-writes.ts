@@ -11,7 +11,8 @@ import { movedPath } from '../../domain/memory-rules.js';
 import type { UpdatePlan } from '../../domain/memory-updates.js';
 import type { KeptAttrs, Memory } from '../../domain/types.js';
 import type * as port from '../port.js';
-import { msToUs, type MemoryRow } from './rows.js';
+import { msToUs, toMemory, type MemoryRow } from './rows.js';
+import { writeVersionRow, type VersionRowInput } from './version-rows.js';
 
 /** The memory a create makes: measured content, the expiry asked for, the attributes it keeps. */
 export function newMemory(input: port.CreateMemoryInput & { attrs?: KeptAttrs }): Memory {
@@ -41,6 +42,19 @@ export function saveAsUpdate(input: port.SaveMemoryAtInput, memoryId: string): p
 export function treeMoveUpdate(input: port.MoveTreeInput, row: Pick<MemoryRow, 'id' | 'path'>): port.UpdateMemoryInput {
   const path = movedPath(input.from, input.to, row.path);
   return { actor: input.actor, now: input.now, versionId: input.versionIds(), storeId: input.storeId, memoryId: row.id, path };
+}
+
+/**
+ * One memory of a directory move whose destination no other memory holds (so no overlap to check):
+ * the rename of it, built from its row without its text (META). The version names the text by sha
+ * and stores none (`content` null): the text is already there.
+ */
+export function treeMoveOf(input: port.MoveTreeInput, row: MemoryRow): { memory: Memory; version: VersionRowInput } {
+  const current = toMemory(row);
+  const u = treeMoveUpdate(input, row);
+  const plan = { kind: 'write', path: u.path!, content: current.content, sha256: current.contentSha256, size: current.contentSizeBytes, renamed: true } as const;
+  const memory = updatedMemory(current, plan, u, current.expiresAt);
+  return { memory, version: { ...writeVersionRow(u, 'modified', memory), content: null } };
 }
 
 /** A kept time in the row's unit (integer microseconds), or NULL. */

@@ -13,7 +13,7 @@ import { assertDeletePrecondition, planUpdate } from '../../domain/memory-update
 import { subtreeEnd } from '../../domain/paths.js';
 import type { KeptAttrs, Memory, MemoryListItem, MemoryListQuery, Page, Store } from '../../domain/types.js';
 import { ChildPage, memoryItem, rangeAfter, rangePage, walkStart } from '../common/memory-pages.js';
-import { newMemory, saveAsUpdate, treeMoveUpdate, updatedMemory, us } from '../common/memory-writes.js';
+import { newMemory, saveAsUpdate, treeMoveOf, treeMoveUpdate, updatedMemory, us } from '../common/memory-writes.js';
 import { deletionVersionRow, writeVersionRow } from '../common/version-rows.js';
 import type * as port from '../port.js';
 import { appendMovedVersions, appendVersionRow, type MovedRow } from './commit-order.js';
@@ -173,12 +173,9 @@ export function memoryOps(ctx: MemoryContext) {
     assertNoOverlap(path, await overlapAt(q, storeId, path, selfId));
   }
 
-  /** One memory of a directory move whose destination is clear: its path changes, its text stays (`row` holds none: META). */
+  /** One memory of a directory move whose destination is clear, as `mnemo_append_moves` takes it. */
   function movedRow(row: MemoryRow, input: port.MoveTreeInput): MovedRow {
-    const current = toMemory(row);
-    const u = treeMoveUpdate(input, row);
-    const plan = { kind: 'write', path: u.path!, content: current.content, sha256: current.contentSha256, size: current.contentSizeBytes, renamed: true } as const;
-    const m = updatedMemory(current, plan, u, current.expiresAt);
+    const { memory: m } = treeMoveOf(input, row);
     return {
       versionId: m.versionId, memoryId: m.id, path: m.path, sha: m.contentSha256, size: m.contentSizeBytes, mode: m.mode,
       expiresAt: m.expiresAt, atimeUs: us(m.atimeMs), mtimeUs: us(m.mtimeMs), uid: m.uid, gid: m.gid,
