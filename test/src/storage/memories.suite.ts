@@ -395,14 +395,15 @@ export function runMemorySuite(makeStorage: MakeStorage): void {
     });
 
     it('a directory move of more memories than a page moves them all in commit order, each as a rename of it would, and back', async () => {
-      const { storage, stamp, now, addStore, addMemory } = await fixture(makeStorage);
+      const { storage, stamp, now, addStore } = await fixture(makeStorage);
       const s = await addStore();
       const n = 1234;
       const name = (i: number) => String(i).padStart(4, '0');
+      const expiresAt = '2099-01-01T00:00:00.000Z';
       await storage.atomic(async (tx) => {
-        for (let i = 0; i < n; i++) await tx.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: `/d/${name(i)}`, content: `text ${i}` });
+        for (let i = 0; i < n; i++) await tx.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: `/d/${name(i)}`, content: `text ${i}`, ...(i === 7 ? { expiresAt } : {}) });
       });
-      const twin = await addMemory(s.id, '/twin', 'text 7');
+      const twin = await storage.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/twin', content: 'text 7', expiresAt });
       for (const m of [(await storage.getMemoryByPath(s.id, '/d/0007'))!, twin]) {
         await storage.setMemoryAttrs(s.id, m.id, { mode: 0o600, atimeMs: 4000, mtimeMs: 5000, uid: 7, gid: 8 }, '2026-03-02T00:00:00.000Z');
       }
@@ -419,7 +420,7 @@ export function runMemorySuite(makeStorage: MakeStorage): void {
       const renamed = (await storage.getMemory(s.id, twin.id))!;
       const same = ({ id, path, versionId, createdAt, ...rest }: typeof moved) => rest;
       expect(same(moved)).toEqual(same(renamed));
-      expect(moved).toMatchObject({ content: 'text 7', mode: 0o600, uid: 7, gid: 8, updatedAt: at });
+      expect(moved).toMatchObject({ content: 'text 7', mode: 0o600, uid: 7, gid: 8, updatedAt: at, expiresAt });
       expect((await storage.listVersions(s.id, verQ({ memoryId: moved.id }))).data.map((v) => [v.operation, v.path, v.contentSha256])).toEqual([
         ['modified', '/e/f/0007', sha256Hex('text 7')], ['created', '/d/0007', sha256Hex('text 7')],
       ]);
