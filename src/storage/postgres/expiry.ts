@@ -3,27 +3,37 @@
  * first, inside its transaction and under its store lock, and the periodic sweep, which any number
  * of servers may run at once (each store is purged by whoever locks it first; the others skip it).
  */
-import { expiryVersionRow, type ExpiredRow } from '../common/version-rows.js';
+import { overlapProbe } from '../../domain/memory-rules.js';
+import { subtreeEnd } from '../../domain/paths.js';
+import { WRITE_PURGE_MAX, expiryVersionRow, type ExpiredRow } from '../common/version-rows.js';
 import { appendVersionRow } from './commit-order.js';
 import { all, run, type Q } from './db.js';
 
 /** The advisory lock the sweep takes for its transaction (any bigint; this one spells "mnemo exp"). */
 const EXPIRY_SWEEP_LOCK_KEY = 0x6d6e656d6f657870n;
 
+const EXPIRED = `SELECT m.id, m.path, m.expires_at, v.actor_type, v.actor_id
+  FROM memories m LEFT JOIN versions v ON v.id = m.version_id
+  WHERE m.store_id = $1 AND m.expires_at IS NOT NULL AND m.expires_at <= $2`;
+
 /**
- * Deletes the store's memories that expired at or before `now` (at most `max`), each with a
- * `deleted` version dated at its expiry and attributed to its last writer. Call it with the store
- * locked, before any path check, so an expired memory's path is free for the write.
+ * Deletes the store's memories that expired at or before `now`, at most `max` of them, each with a
+ * `deleted` version dated at its expiry and attributed to its last writer; and, past `max`, every
+ * expired memory at, above or below `near` too. A write calls it with the store locked, before any
+ * path check, with the path it takes, so an expired memory's path is free for it.
  */
-export async function purgeExpired(q: Q, storeId: string, now: string, max?: number): Promise<number> {
-  const rows = await all<ExpiredRow>(
-    q,
-    `SELECT m.id, m.path, m.expires_at, v.actor_type, v.actor_id
-     FROM memories m LEFT JOIN versions v ON v.id = m.version_id
-     WHERE m.store_id = $1 AND m.expires_at IS NOT NULL AND m.expires_at <= $2
-     ORDER BY m.seq${max === undefined ? '' : ' LIMIT $3'}`,
-    max === undefined ? [storeId, now] : [storeId, now, max],
-  );
+export async function purgeExpired(q: Q, storeId: string, now: string, max: number = WRITE_PURGE_MAX, near?: string): Promise<number> {
+  // One more than `max`: whether any are left over.
+  const some = await all<ExpiredRow>(q, `${EXPIRED} ORDER BY m.expires_at, m.seq LIMIT $3`, [storeId, now, max + 1]);
+  let rows = some.slice(0, max);
+  if (some.length > max && near !== undefined) {
+    const o = overlapProbe(near);
+    const inTheWay = await all<ExpiredRow>(q, `${EXPIRED} AND (m.path = ANY($3::text[]) OR (m.path > $4 AND m.path < $5))`, [
+      storeId, now, o.atOrAbove, o.below, subtreeEnd(o.below),
+    ]);
+    const ids = new Set(inTheWay.map((r) => r.id));
+    rows = [...inTheWay, ...rows.filter((r) => !ids.has(r.id))];
+  }
   for (const r of rows) {
     await appendVersionRow(q, expiryVersionRow(storeId, r));
     await run(

@@ -14,7 +14,7 @@ import { subtreeEnd } from '../../domain/paths.js';
 import type { KeptAttrs, Memory, MemoryListItem, MemoryListQuery, Page, Store } from '../../domain/types.js';
 import { ChildPage, memoryItem, rangeAfter, rangePage, walkStart } from '../common/memory-pages.js';
 import { newMemory, saveAsUpdate, treeMoveOf, treeMoveUpdate, updatedMemory, us } from '../common/memory-writes.js';
-import { deletionVersionRow, writeVersionRow } from '../common/version-rows.js';
+import { WRITE_PURGE_MAX, deletionVersionRow, writeVersionRow } from '../common/version-rows.js';
 import type * as port from '../port.js';
 import { appendMovedVersions, appendVersionRow, type MovedRow } from './commit-order.js';
 import { all, first, run, runWithNext, type Q } from './db.js';
@@ -84,6 +84,8 @@ interface ProbeTarget {
   purge?: boolean;
   /** The service's admission: shown the store, its usage and the target as the probe found them, before anything changes. */
   admission?: port.Admission | undefined;
+  /** The path the write takes, if the probe does not name it (a move's): expired memories in its way are purged first. */
+  near?: string;
 }
 
 /** A store's columns beside a memory's in one row (`st_`), for the reads that return both. */
@@ -143,7 +145,7 @@ export function memoryOps(ctx: MemoryContext) {
     // The service's rules first, on what the write found before it changes anything (the purge included).
     t.admission?.admit(foundBy(t.admission.workspaceId, storeId, r));
     if (r.store_found && r.expired && t.purge !== false) {
-      await purgeExpired(q, storeId, now);
+      await purgeExpired(q, storeId, now, WRITE_PURGE_MAX, t.near ?? t.overlapOf ?? t.path);
       r = await read();
     }
     return {
@@ -265,7 +267,7 @@ export function memoryOps(ctx: MemoryContext) {
       return update(q, p.store, p.row, saveAsUpdate(input, p.row.id), null);
     },
     async moveMemory(q: Q, input: port.MoveMemoryInput): Promise<Memory> {
-      const p = await probe(q, input.storeId, input.now, { id: input.memoryId, admission: input.admission });
+      const p = await probe(q, input.storeId, input.now, { id: input.memoryId, admission: input.admission, near: input.path });
       if (!p.row) throw notFound('memory', input.memoryId);
       if (p.row.path === input.path) return toMemory(p.row);
       assertStoreWritable(input.storeId, p.store);
@@ -284,7 +286,7 @@ export function memoryOps(ctx: MemoryContext) {
      * another memory fails the move.
      */
     async moveTree(q: Q, input: port.MoveTreeInput): Promise<number> {
-      const { store } = await probe(q, input.storeId, input.now, {});
+      const { store } = await probe(q, input.storeId, input.now, { near: input.to });
       assertStoreWritable(input.storeId, store);
       const prefix = input.from + '/';
       const end = subtreeEnd(prefix);

@@ -2,7 +2,9 @@
  * @module Expiring memories in SQLite: the clock readers filter by, and the purge every write to a
  * store runs first (schema invariant 10).
  */
-import { expiryVersionRow, type ExpiredRow } from '../common/version-rows.js';
+import { overlapProbe } from '../../domain/memory-rules.js';
+import { subtreeEnd } from '../../domain/paths.js';
+import { WRITE_PURGE_MAX, expiryVersionRow, type ExpiredRow } from '../common/version-rows.js';
 import { createVersionAppend } from './commit-order.js';
 import { writeTx, type Db } from './tx.js';
 
@@ -15,21 +17,24 @@ export function registerClock(db: Db, clock: () => string): void {
 }
 
 /**
- * Returns `purge(storeId, now, max?)`: deletes the store's memories that expired at or before
- * `now` (at most `max` of them, if given), each with a `deleted` version dated at its expiry. Call it inside the write transaction,
- * before any path check, so an expired memory's path is free for the write.
+ * Returns `purge(storeId, now, max, near?)`: deletes the store's memories that expired at or before
+ * `now`, at most `max` of them, each with a `deleted` version dated at its expiry; and, past `max`,
+ * every expired memory at, above or below `near` too. A write calls it inside its transaction,
+ * before any path check, with the path it takes, so an expired memory's path is free for it.
  */
 export function createExpiryPurge(db: Db) {
   const q = {
-    expired: db.prepare(
-      `SELECT m.id, m.path, m.expires_at, v.actor_type, v.actor_id
-       FROM memories m LEFT JOIN versions v ON v.id = m.version_id
-       WHERE m.store_id = ? AND m.expires_at IS NOT NULL AND m.expires_at <= ?`,
-    ),
     expiredSome: db.prepare(
       `SELECT m.id, m.path, m.expires_at, v.actor_type, v.actor_id
        FROM memories m LEFT JOIN versions v ON v.id = m.version_id
-       WHERE m.store_id = ? AND m.expires_at IS NOT NULL AND m.expires_at <= ? LIMIT ?`,
+       WHERE m.store_id = ? AND m.expires_at IS NOT NULL AND m.expires_at <= ? ORDER BY m.expires_at LIMIT ?`,
+    ),
+    // Only after a mass expiry: the expired memories in a write's way.
+    expiredNear: db.prepare(
+      `SELECT m.id, m.path, m.expires_at, v.actor_type, v.actor_id
+       FROM memories m LEFT JOIN versions v ON v.id = m.version_id
+       WHERE m.store_id = @store AND m.expires_at IS NOT NULL AND m.expires_at <= @now
+         AND (m.path IN (SELECT value FROM json_each(@above)) OR (m.path > @below AND m.path < @belowEnd))`,
     ),
     remember: db.prepare(
       `INSERT OR REPLACE INTO memory_expirations (store_id, memory_id, path, expired_at) VALUES (?, ?, ?, ?)`,
@@ -38,14 +43,29 @@ export function createExpiryPurge(db: Db) {
   };
   const insertVersion = createVersionAppend(db);
 
-  return function purgeExpired(storeId: string, now: string, max?: number): number {
-    const rows = (max === undefined ? q.expired.all(storeId, now) : q.expiredSome.all(storeId, now, max)) as ExpiredRow[];
-    for (const r of rows) {
-      insertVersion(expiryVersionRow(storeId, r));
-      q.remember.run(storeId, r.id, r.path, r.expires_at);
-      q.deleteMemory.run(r.id);
+  function purgeRow(storeId: string, r: ExpiredRow): void {
+    insertVersion(expiryVersionRow(storeId, r));
+    q.remember.run(storeId, r.id, r.path, r.expires_at);
+    q.deleteMemory.run(r.id);
+  }
+
+  return function purgeExpired(storeId: string, now: string, max: number = WRITE_PURGE_MAX, near?: string): number {
+    // One more than `max`: whether any are left over, in the one query a write makes when none expired.
+    const rows = q.expiredSome.all(storeId, now, max + 1) as ExpiredRow[];
+    const purged = new Set<string>();
+    if (rows.length > max && near !== undefined) {
+      const o = overlapProbe(near);
+      for (const r of q.expiredNear.all({ store: storeId, now, above: JSON.stringify(o.atOrAbove), below: o.below, belowEnd: subtreeEnd(o.below) }) as ExpiredRow[]) {
+        purgeRow(storeId, r);
+        purged.add(r.id);
+      }
     }
-    return rows.length;
+    for (const r of rows.slice(0, max)) {
+      if (purged.has(r.id)) continue;
+      purgeRow(storeId, r);
+      purged.add(r.id);
+    }
+    return purged.size;
   };
 }
 

@@ -10,7 +10,7 @@ import type * as port from '../port.js';
 import { ChildPage, memoryItem, rangeAfter, rangePage, walkStart } from '../common/memory-pages.js';
 import { newMemory, saveAsUpdate, treeMoveOf, treeMoveUpdate, updatedMemory, us } from '../common/memory-writes.js';
 import { META, toMemory, type MemoryRow } from '../common/rows.js';
-import { deletionVersionRow, writeVersionRow } from '../common/version-rows.js';
+import { WRITE_PURGE_MAX, deletionVersionRow, writeVersionRow } from '../common/version-rows.js';
 import { createVersionAppend } from './commit-order.js';
 import { textOf } from './contents.js';
 import { LIVE, createExpiryPurge } from './expiry.js';
@@ -146,11 +146,11 @@ export function createMemoryStatements(db: Db, children: ChildWalk): MemoryState
 
   return {
     createMemory: writeTx(db, (input: port.CreateMemoryInput): Memory => {
-      purgeExpired(input.storeId, input.now);
+      purgeExpired(input.storeId, input.now, WRITE_PURGE_MAX, input.path);
       return insert(input);
     }),
     updateMemory: writeTx(db, (input: port.UpdateMemoryInput) => {
-      purgeExpired(input.storeId, input.now);
+      purgeExpired(input.storeId, input.now, WRITE_PURGE_MAX, input.path);
       return update(input);
     }),
     deleteMemory: writeTx(db, (input: port.DeleteMemoryInput): void => {
@@ -161,14 +161,14 @@ export function createMemoryStatements(db: Db, children: ChildWalk): MemoryState
     }),
 
     saveMemoryAt: writeTx(db, (input: port.SaveMemoryAtInput) => {
-      purgeExpired(input.storeId, input.now);
+      purgeExpired(input.storeId, input.now, WRITE_PURGE_MAX, input.path);
       const row = q.byPath.get(input.storeId, input.path) as MemoryRow | undefined;
       if (!row) return { memory: insert(input), changed: true };
       return update(saveAsUpdate(input, row.id));
     }),
 
     moveMemory: writeTx(db, (input: port.MoveMemoryInput): Memory => {
-      purgeExpired(input.storeId, input.now);
+      purgeExpired(input.storeId, input.now, WRITE_PURGE_MAX, input.path);
       const current = mustGet(input.storeId, input.memoryId);
       if (current.path === input.path) return toMemory(current);
       assertWritable(input.storeId);
@@ -184,7 +184,7 @@ export function createMemoryStatements(db: Db, children: ChildWalk): MemoryState
      * updated and checked as any rename is, and the first that meets another memory fails the move.
      */
     moveTree: writeTx(db, (input: port.MoveTreeInput): number => {
-      purgeExpired(input.storeId, input.now);
+      purgeExpired(input.storeId, input.now, WRITE_PURGE_MAX, input.to);
       assertWritable(input.storeId);
       const prefix = input.from + '/';
       if (overlapAt(input.storeId, input.to, '') !== null) {

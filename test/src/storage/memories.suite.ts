@@ -8,6 +8,7 @@ import { newId } from '../../../src/service/ids.js';
 import type { Actor, Caller, VersionListQuery } from '../../../src/domain/types.js';
 import { writeAdmission } from '../../../src/service/admission.js';
 import { DEFAULT_LIMITS } from '../../../src/service/limits.js';
+import { WRITE_PURGE_MAX } from '../../../src/storage/common/version-rows.js';
 import { fixture, memQ, paths, rejectionCode, storeQ, thrown, verQ, type MakeStorage } from './fixture.js';
 
 export function runMemorySuite(makeStorage: MakeStorage): void {
@@ -463,6 +464,28 @@ export function runMemorySuite(makeStorage: MakeStorage): void {
       expect(await storage.getMemoryByPath(s.id, '/a')).toBeNull();
       const again = await storage.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/a', content: 'y' });
       expect(await storage.getMemoryByPath(s.id, '/a')).toEqual(again);
+    });
+
+    it('a write after a mass expiry purges a bounded number first, and every one in its way; the sweep takes the rest', async () => {
+      const { storage, stamp, addStore } = await fixture(makeStorage);
+      const s = await addStore();
+      const n = WRITE_PURGE_MAX + 50;
+      await storage.atomic(async (tx) => {
+        for (let i = 0; i < n; i++) {
+          await tx.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: `/t/${i}`, content: `t${i}`, expiresAt: '2026-03-01T06:00:00.000Z' });
+        }
+        // The last to expire, so past the bound, and in the way of the write below.
+        await tx.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/x/y', content: 'old', expiresAt: '2026-03-01T07:00:00.000Z' });
+      });
+      const before = (await storage.listChanges(s.id, { after: 0, limit: 1000 })).length;
+      const later = '2026-03-02T00:00:00.000Z';
+      await storage.createMemory({ ...stamp(), now: later, storeId: s.id, memoryId: newId('memory'), path: '/x', content: 'new' });
+      const ops = (await storage.listChanges(s.id, { after: before, limit: 1000 })).map((c) => ('version' in c ? c.version.operation : 'pruned'));
+      expect(ops.filter((o) => o === 'deleted')).toHaveLength(WRITE_PURGE_MAX + 1);
+      expect(ops.at(-1)).toBe('created');
+      expect(await storage.purgeExpiredMemories(later, 1000)).toBe(50);
+      expect(paths((await storage.listMemories(s.id, memQ())).data)).toEqual(['/x']);
+      expect(await storage.domainCheck()).toEqual([]);
     });
 
     it('a TTL set, renewed or cleared by an update appends no version when nothing else changes', async () => {
