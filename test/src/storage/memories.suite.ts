@@ -488,6 +488,24 @@ export function runMemorySuite(makeStorage: MakeStorage): void {
       expect(await storage.domainCheck()).toEqual([]);
     });
 
+    it('a directory move after a mass expiry purges every expired memory below its destination first', async () => {
+      const { storage, stamp, addStore } = await fixture(makeStorage);
+      const s = await addStore();
+      const n = WRITE_PURGE_MAX + 150;
+      await storage.atomic(async (tx) => {
+        for (let i = 0; i < n; i++) {
+          await tx.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: `/t/${i}`, content: `t${i}`, expiresAt: '2026-03-01T06:00:00.000Z' });
+        }
+        // Live, and bound for the paths of expired ones: whichever 100 a write purges first, some of these meet one.
+        for (let i = 0; i < n; i += 10) await tx.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: `/m/${i}`, content: `m${i}` });
+      });
+      const later = '2026-03-02T00:00:00.000Z';
+      expect(await storage.moveTree({ storeId: s.id, from: '/m', to: '/t', actor: { type: 'api_actor', apiKeyId: 'k' }, now: later, versionIds: () => newId('version') })).toBe(n / 10);
+      expect((await storage.getMemoryByPath(s.id, '/t/240'))?.content).toBe('m240');
+      expect(await storage.purgeExpiredMemories(later, 1000)).toBe(0);
+      expect(await storage.domainCheck()).toEqual([]);
+    });
+
     it('a TTL set, renewed or cleared by an update appends no version when nothing else changes', async () => {
       const { storage, stamp, addStore, addMemory } = await fixture(makeStorage);
       const s = await addStore();
