@@ -52,21 +52,18 @@ export function createExpiryPurge(db: Db) {
   return function purgeExpired(storeId: string, now: string, max: number = WRITE_PURGE_MAX, near?: string): number {
     // One more than `max`: whether any are left over, in the one query a write makes when none expired.
     const rows = q.expiredSome.all(storeId, now, max + 1) as ExpiredRow[];
-    const purged = new Set<string>();
-    if (rows.length > max && near !== undefined) {
-      const o = overlapProbe(near);
-      for (const r of q.expiredNear.all({ store: storeId, now, above: JSON.stringify(o.atOrAbove), below: o.below, belowEnd: subtreeEnd(o.below) }) as ExpiredRow[]) {
-        purgeRow(storeId, r);
-        purged.add(r.id);
-      }
-    }
-    for (const r of rows.slice(0, max)) {
-      if (purged.has(r.id)) continue;
-      purgeRow(storeId, r);
-      purged.add(r.id);
-    }
-    return purged.size;
+    if (rows.length === 0) return 0;
+    const inTheWay = rows.length > max && near !== undefined ? expiredNear(storeId, now, near) : [];
+    const ids = new Set(inTheWay.map((r) => r.id));
+    const purge = [...inTheWay, ...rows.slice(0, max).filter((r) => !ids.has(r.id))];
+    for (const r of purge) purgeRow(storeId, r);
+    return purge.length;
   };
+
+  function expiredNear(storeId: string, now: string, near: string): ExpiredRow[] {
+    const o = overlapProbe(near);
+    return q.expiredNear.all({ store: storeId, now, above: JSON.stringify(o.atOrAbove), below: o.below, belowEnd: subtreeEnd(o.below) }) as ExpiredRow[];
+  }
 }
 
 /**
