@@ -3,7 +3,8 @@
  * served SQLite store's mount, with a mount of another store stat-ing files it has never looked at,
  * and the server's event-loop delay, against the same while idle. The move is one transaction on a
  * reader thread's connection (src/storage/sqlite/readers.ts), where on the serving thread it held
- * every mount and request for seconds. `BENCH_ONLY=move npm run bench` runs it alone.
+ * every mount and request for seconds; then the same mv on a server on PostgreSQL, against it.
+ * `BENCH_ONLY=move npm run bench` runs it alone.
  */
 import { execFile } from 'node:child_process';
 import { rmSync } from 'node:fs';
