@@ -31,7 +31,7 @@ const QUERY_TIMEOUT_MS = 60_000;
  */
 export function createPool(url: string, max: number, onIdleError: (err: Error) => void): pg.Pool {
   const pool = new pg.Pool({
-    connectionString: url, max, types,
+    connectionString: url, max, types, pipeline: true,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS, query_timeout: QUERY_TIMEOUT_MS, keepAlive: true,
   });
   pool.on('error', onIdleError);
@@ -78,27 +78,83 @@ function nameOf(sql: string): string | undefined {
 }
 
 /**
- * Transaction control (BEGIN, SET LOCAL, SAVEPOINT, RELEASE) is held back per client and sent in
- * one simple query with the next control statement, or just before the next statement: a save's
- * BEGIN, SET LOCAL and SAVEPOINT are one round trip instead of three, its RELEASE and COMMIT one
- * instead of two. So is a write's append (`runWithNext`). The order of everything sent is unchanged.
+ * Transaction control (BEGIN, SET LOCAL, SAVEPOINT, RELEASE) and writes whose result nothing reads
+ * (`runWithNext`) are held back per client and sent in one write with the next statement the
+ * transaction waits for: the pooled connections pipeline (node-postgres `pipeline`), so what is
+ * held and that statement reach the server together and are answered in one round trip. A save's
+ * BEGIN, SET LOCAL, SAVEPOINT and probe are one round trip; its append, RELEASE and COMMIT another.
+ * The order of everything sent is unchanged. Held writes go out as named statements with bound
+ * parameters like any other (written into the text as literals, as they once were, PostgreSQL
+ * parsed and planned a save's 4 KiB of text on every call).
  */
-const held = new WeakMap<object, string[]>();
+type Held = { control: string } | { sql: string; params: readonly unknown[] };
+const held = new WeakMap<object, Held[]>();
 
-function hold(c: pg.PoolClient, sql: string): void {
+function hold(c: pg.PoolClient, item: Held): void {
   const h = held.get(c);
-  if (h) h.push(sql);
-  else held.set(c, [sql]);
+  if (h) h.push(item);
+  else held.set(c, [item]);
 }
 
-/** Sends what is held on `c` together with `sql` (or alone), as one simple query; the last statement's result. */
+/** A statement with its parameters: named (parsed and planned once per connection) unless past NAMED_MAX. */
+async function bound(q: Q, sql: string, params: readonly unknown[]): Promise<pg.QueryResult> {
+  const name = nameOf(sql);
+  if (name === undefined) return q.query(sql, params as unknown[]);
+  try {
+    return await q.query({ name, text: sql, values: params as unknown[] });
+  } catch (err) {
+    // Another server's migration changed a table under a statement this connection prepared
+    // (`SELECT *`): PostgreSQL refuses that prepared statement from then on. The text runs
+    // unnamed from now on: a read on the pool is answered at once, an operation inside a
+    // transaction fails this once (its transaction is aborted by then).
+    if (err instanceof pg.DatabaseError && err.code === '0A000' && /cached plan/.test(err.message)) {
+      names.set(sql, '');
+      if (q instanceof pg.Pool) return q.query(sql, params as unknown[]);
+    }
+    throw err;
+  }
+}
+
+/**
+ * Sends `items` on `c` in one write (control statements in a row as one simple query) and waits
+ * for every answer; the last one's result (of a simple query, its last statement's). A transaction
+ * that one of them aborted fails every statement after it, so the first failure is the one thrown.
+ */
+async function send(c: pg.PoolClient, items: readonly Held[]): Promise<pg.QueryResult | undefined> {
+  const answers: Promise<pg.QueryResult>[] = [];
+  const stream = (c as unknown as { connection: { stream: { cork(): void; uncork(): void } } }).connection.stream;
+  stream.cork();
+  try {
+    let controls: string[] = [];
+    const sendControls = () => {
+      if (controls.length > 0) answers.push(c.query(controls.join('; ')));
+      controls = [];
+    };
+    for (const item of items) {
+      if ('control' in item) {
+        controls.push(item.control);
+      } else {
+        sendControls();
+        answers.push(bound(c, item.sql, item.params));
+      }
+    }
+    sendControls();
+  } finally {
+    stream.uncork();
+  }
+  const settled = await Promise.allSettled(answers);
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed) throw failed.reason;
+  const last = (settled[settled.length - 1] as PromiseFulfilledResult<pg.QueryResult | pg.QueryResult[]> | undefined)?.value;
+  return Array.isArray(last) ? last[last.length - 1] : last;
+}
+
+/** Sends what is held on `c` together with `sql` (or alone); the last statement's result. */
 async function control(c: pg.PoolClient, sql?: string): Promise<pg.QueryResult | undefined> {
   const h = held.get(c) ?? [];
   held.delete(c);
-  if (sql !== undefined) h.push(sql);
-  if (h.length === 0) return undefined;
-  const results = (await c.query(h.join('; '))) as unknown as pg.QueryResult | pg.QueryResult[];
-  return Array.isArray(results) ? results[results.length - 1] : results;
+  if (sql !== undefined) h.push({ control: sql });
+  return h.length === 0 ? undefined : send(c, h);
 }
 
 /**
@@ -119,71 +175,11 @@ class RolledBackError extends Error {
   }
 }
 
-/**
- * A string as a SQL literal, as `pg.escapeLiteral` writes it (quotes doubled; with a backslash, an
- * E'' literal with backslashes doubled), in two native passes: pg's appends a character at a time,
- * which for a save's 4 KiB text was most of the time spent writing its append.
- */
-function quoted(s: string): string {
-  const q = `'${s.replace(/'/g, "''")}'`;
-  return s.includes('\\') ? ` E${q.replace(/\\/g, '\\\\')}` : q;
-}
-
-/** A parameter as a SQL literal, for the few types the adapter's statements take; undefined: not one of them. */
-function literal(v: unknown): string | undefined {
-  if (v === null) return 'NULL';
-  // A NUL cannot be in a simple query's text: bound, it fails as an encoding error as before.
-  if (typeof v === 'string') return v.includes('\0') ? undefined : quoted(v);
-  // Quoted, so each is an untyped literal whose type the statement decides, as a bound parameter's is.
-  if (typeof v === 'number' && Number.isSafeInteger(v)) return `'${v}'`;
-  if (typeof v === 'boolean') return v ? "'true'" : "'false'";
-  if (Array.isArray(v) && v.every((x) => typeof x === 'string')) {
-    if (v.some((x: string) => x.includes('\0'))) return undefined;
-    return v.length === 0 ? "'{}'::text[]" : `ARRAY[${v.map(quoted).join(', ')}]::text[]`;
-  }
-  return undefined;
-}
-
-/**
- * The statement with its parameters written in as literals, to go out in one simple query with the
- * transaction control held before it (a write's BEGIN and its first statement: one round trip, not
- * two; node-postgres sends nothing while a query is in flight). Null when a parameter is of a type
- * not written here: it then goes out as its own round trip, bound.
- */
-function inlined(sql: string, params: readonly unknown[]): string | null {
-  const lits = params.map(literal);
-  if (lits.some((l) => l === undefined)) return null;
-  return sql.replace(/\$(\d+)/g, (_, n: string) => lits[Number(n) - 1]!);
-}
-
 async function exec(q: Q, sql: string, params: readonly unknown[]): Promise<pg.QueryResult> {
-  if (held.has(q)) {
-    const c = q as pg.PoolClient;
-    const text = inlined(sql, params);
-    if (text !== null) {
-      const h = held.get(c)!;
-      held.delete(c);
-      // A simple query answers one result per statement: this statement's is the last.
-      const results = (await c.query([...h, text].join('; '))) as unknown as pg.QueryResult | pg.QueryResult[];
-      return Array.isArray(results) ? results[results.length - 1]! : results;
-    }
-    await control(c);
-  }
-  const name = nameOf(sql);
-  if (name === undefined) return q.query(sql, params as unknown[]);
-  try {
-    return await q.query({ name, text: sql, values: params as unknown[] });
-  } catch (err) {
-    // Another server's migration changed a table under a statement this connection prepared
-    // (`SELECT *`): PostgreSQL refuses that prepared statement from then on. The text runs
-    // unnamed from now on: a read on the pool is answered at once, an operation inside a
-    // transaction fails this once (its transaction is aborted by then).
-    if (err instanceof pg.DatabaseError && err.code === '0A000' && /cached plan/.test(err.message)) {
-      names.set(sql, '');
-      if (q instanceof pg.Pool) return q.query(sql, params as unknown[]);
-    }
-    throw err;
-  }
+  const h = held.get(q);
+  if (h === undefined) return bound(q, sql, params);
+  held.delete(q);
+  return (await send(q as pg.PoolClient, [...h, { sql, params }]))!;
 }
 
 export async function all<T>(q: Q, sql: string, params: readonly unknown[] = []): Promise<T[]> {
@@ -211,15 +207,13 @@ const transacting = new WeakSet<object>();
  * group after the first one round trip instead of two (its append rides with the next write's
  * probe). A failure of it then shows at that later statement, so it cannot roll back only the
  * savepoint around it: the group's next write fails on the aborted transaction (its savepoint was
- * never made), and the COMMIT is answered with ROLLBACK, which `assertCommitted` turns into the
- * whole group's failure. No write is ever reported saved that did not commit; what a held write's
+ * never made), with its own error (the first failure of what went out together is the one thrown),
+ * and so does the COMMIT. No write is ever reported saved that did not commit; what a held write's
  * failure costs is the rest of its group, and an append fails only when the database does (every
- * rule it could break is checked by the probe before it). Outside a transaction, or with a
- * parameter that cannot be written as a literal, it runs now.
+ * rule it could break is checked by the probe before it). Outside a transaction it runs now.
  */
 export async function runWithNext(q: Q, sql: string, params: readonly unknown[]): Promise<void> {
-  const text = transacting.has(q) ? inlined(sql, params) : null;
-  if (text !== null) hold(q as pg.PoolClient, text);
+  if (transacting.has(q)) hold(q as pg.PoolClient, { sql, params });
   else await run(q, sql, params);
 }
 
@@ -242,8 +236,8 @@ export async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => 
   try {
     let result: T;
     try {
-      hold(c, 'BEGIN');
-      if (options.durable === false) hold(c, 'SET LOCAL synchronous_commit = off');
+      hold(c, { control: 'BEGIN' });
+      if (options.durable === false) hold(c, { control: 'SET LOCAL synchronous_commit = off' });
       transacting.add(c);
       result = await fn(c);
     } catch (err) {
@@ -283,10 +277,10 @@ let savepoints = 0;
  */
 export async function inSavepoint<T>(c: pg.PoolClient, fn: () => Promise<T>): Promise<T> {
   const name = `mnemo_sp_${++savepoints}`;
-  hold(c, `SAVEPOINT ${name}`);
+  hold(c, { control: `SAVEPOINT ${name}` });
   try {
     const result = await fn();
-    hold(c, `RELEASE SAVEPOINT ${name}`);
+    hold(c, { control: `RELEASE SAVEPOINT ${name}` });
     return result;
   } catch (err) {
     await control(c, `ROLLBACK TO SAVEPOINT ${name}; RELEASE SAVEPOINT ${name}`);

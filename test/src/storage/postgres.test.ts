@@ -660,13 +660,24 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
   });
 
   describe('transactions', () => {
-    /** Every round trip of this process is one Client#query (a pooled read goes through one too): what each sent, in order. */
+    /**
+     * Every round trip of this process, in order: the statements sent together in one write (a
+     * transaction's pipelined flight, issued in one synchronous burst; a pooled read is one), joined by '; '.
+     */
     function countQueries(): string[] {
       const sent: string[] = [];
+      let inFlight = false;
       const original = pg.Client.prototype.query;
       const spy = function (this: pg.Client, ...args: unknown[]) {
         const q = args[0];
-        sent.push(typeof q === 'string' ? q : String((q as { text?: string }).text));
+        const text = typeof q === 'string' ? q : String((q as { text?: string }).text);
+        if (inFlight) {
+          sent[sent.length - 1] += `; ${text}`;
+        } else {
+          sent.push(text);
+          inFlight = true;
+          queueMicrotask(() => (inFlight = false));
+        }
         return (original as (...a: unknown[]) => unknown).apply(this, args);
       };
       pg.Client.prototype.query = spy as typeof original;
@@ -684,7 +695,7 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       const mount: Caller = { workspaceId: workspace.id, actor: { type: 'session_actor', sessionId: newId('session') } };
       const sent = countQueries();
       const save = (content: string) => service.saveMemoryAt(mount, s.id, { memoryId: newId('memory'), path: '/r/t.md', content });
-      const probe = new RegExp(`^BEGIN; SET LOCAL synchronous_commit = off; SAVEPOINT \\w+; SELECT \\* FROM mnemo_write_probe\\('${workspace.id}', '${s.id}'`);
+      const probe = new RegExp(`^BEGIN; SET LOCAL synchronous_commit = off; SAVEPOINT \\w+; SELECT \\* FROM mnemo_write_probe\\(\\$1, \\$2`);
       const shape = [probe, /^SELECT mnemo_append\(.*; RELEASE SAVEPOINT \w+; COMMIT$/s];
       const created = await save('first');
       expect(sent).toHaveLength(2);
@@ -727,7 +738,7 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
         tx.atomic((t) => t.createMemory({ ...stamp(), admission, storeId: s.id, memoryId: newId('memory'), path: '/api.md', content: 'four' })),
       );
       // The append rides with the savepoints' RELEASEs and the COMMIT.
-      const shape = [/^BEGIN; SAVEPOINT \w+; SAVEPOINT \w+; SELECT \* FROM mnemo_write_probe\('/, /^SELECT mnemo_append\(.*; RELEASE SAVEPOINT \w+; RELEASE SAVEPOINT \w+; COMMIT$/s];
+      const shape = [/^BEGIN; SAVEPOINT \w+; SAVEPOINT \w+; SELECT \* FROM mnemo_write_probe\(\$1/, /^SELECT mnemo_append\(.*; RELEASE SAVEPOINT \w+; RELEASE SAVEPOINT \w+; COMMIT$/s];
       expect(sent).toHaveLength(2);
       sent.forEach((q, i) => expect(q).toMatch(shape[i]!));
       expect(seen).toEqual([{ store: s, usage: { memories: 0, bytes: 0 }, target: null }]);
@@ -753,8 +764,8 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       // Asked in one turn of the event loop: one group.
       const made = await Promise.all(['/g/a.md', '/g/b.md', '/g/c.md'].map(create));
       expect(sent).toHaveLength(4);
-      expect(sent[0]).toMatch(/^BEGIN; SAVEPOINT \w+; SAVEPOINT \w+; SELECT \* FROM mnemo_write_probe\('/);
-      for (const q of sent.slice(1, 3)) expect(q).toMatch(/^SELECT mnemo_append\(.*; RELEASE SAVEPOINT \w+; RELEASE SAVEPOINT \w+; SAVEPOINT \w+; SAVEPOINT \w+; SELECT \* FROM mnemo_write_probe\('/s);
+      expect(sent[0]).toMatch(/^BEGIN; SAVEPOINT \w+; SAVEPOINT \w+; SELECT \* FROM mnemo_write_probe\(\$1/);
+      for (const q of sent.slice(1, 3)) expect(q).toMatch(/^SELECT mnemo_append\(.*; RELEASE SAVEPOINT \w+; RELEASE SAVEPOINT \w+; SAVEPOINT \w+; SAVEPOINT \w+; SELECT \* FROM mnemo_write_probe\(\$1/s);
       expect(sent[3]).toMatch(/^SELECT mnemo_append\(.*; RELEASE SAVEPOINT \w+; RELEASE SAVEPOINT \w+; COMMIT$/s);
       for (const m of made) expect((await storage.getMemory(s.id, m.id))?.content).toBe(m.path);
     });
