@@ -31,13 +31,22 @@ const NEEDS: Record<Action, string> = {
 
 /** Throws 403 if the caller's role lacks `action`. Session actors (mounts) never redact or manage keys. */
 export function assertAllowed(caller: Caller, action: Action): void {
+  const why = refusal(caller, action);
+  if (why !== null) throw new MnemoError('forbidden', why);
+}
+
+/** True when the caller may take `action` (`assertAllowed` would not refuse it). */
+export function allowed(caller: Caller, action: Action): boolean {
+  return refusal(caller, action) === null;
+}
+
+function refusal(caller: Caller, action: Action): string | null {
   if (caller.actor.type === 'session_actor' && (action === 'redact' || action === 'manage_keys' || action === 'read_audit')) {
-    throw new MnemoError('forbidden', action === 'redact' ? 'agents cannot redact memory versions' : 'agents cannot manage API keys');
+    return action === 'redact' ? 'agents cannot redact memory versions' : 'agents cannot manage API keys';
   }
   const grant = caller.grant;
-  if (grant && !ALLOWED[grant.role].has(action)) {
-    throw new MnemoError('forbidden', `this API key is ${grant.role}; this request needs ${NEEDS[action]}`);
-  }
+  if (grant && !ALLOWED[grant.role].has(action)) return `this API key is ${grant.role}; this request needs ${NEEDS[action]}`;
+  return null;
 }
 
 /** True when the caller may see this store at all (its key is not limited to other stores). */

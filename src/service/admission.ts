@@ -6,11 +6,11 @@
  * rules stay here, in the order `writable` and the limits apply them: the store is the caller's
  * (404), the key may write (403), the store has room for the write's bytes (413).
  */
-import { assertAllowed, assertStoreGranted } from '../domain/access.js';
+import { allowed, assertAllowed, assertStoreGranted } from '../domain/access.js';
 import { notFound } from '../domain/errors.js';
 import type { Caller } from '../domain/types.js';
 import type { Admission } from '../storage/port.js';
-import { assertStoreRoomAfter, clearOfStoreLimits, type StoreLimits } from './limits.js';
+import { assertStoreRoomAfter, clearOfStoreLimits, usageClearBelow, type StoreLimits } from './limits.js';
 
 /**
  * What a write's `newBytes` take the place of, for the limits:
@@ -36,6 +36,12 @@ export function writeAdmission(limits: StoreLimits, caller: Caller, storeId: str
       const target = room.replaces === 'nothing' ? null : found.target;
       const old = room.replaces === 'target' ? (target ?? { contentSizeBytes: 0 }) : target;
       assertStoreRoomAfter(limits, storeId, usage, room.newBytes, old);
+    },
+    clearBelow() {
+      // A write that adds a memory (a create; a save that finds nothing at its path): `admit` says
+      // yes to it at or below this usage in a store the caller sees.
+      if (room === null || room.replaces === 'target' || !allowed(caller, 'write')) return null;
+      return usageClearBelow(limits, room.newBytes);
     },
   };
 }

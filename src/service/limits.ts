@@ -32,7 +32,13 @@ interface Usage {
 
 /** True when a write adding `newBytes` cannot take the store over either limit, whatever it replaces. */
 export function clearOfStoreLimits(limits: StoreLimits, usage: Usage, newBytes: number): boolean {
-  return usage.memories < limits.maxMemories && usage.bytes + newBytes <= limits.maxBytes;
+  const clear = usageClearBelow(limits, newBytes);
+  return usage.memories <= clear.memories && usage.bytes <= clear.bytes;
+}
+
+/** The usage at or below which a write adding `newBytes` cannot take the store over either limit: fewer memories than the limit, and room for its bytes. */
+export function usageClearBelow(limits: StoreLimits, newBytes: number): Usage {
+  return { memories: limits.maxMemories - 1, bytes: limits.maxBytes - newBytes };
 }
 
 /** The refusal of a write near a limit, once what it replaces (`old`; null: a new memory) is known. */

@@ -35,6 +35,8 @@ export interface SaveAtInput {
   mode?: number;
   attrs?: KeptAttrs;
   durable?: boolean;
+  /** The mount made this file and expects its path free: a save that adds a memory (port `SaveMemoryAtInput.adds`). */
+  adds?: boolean;
 }
 
 /**

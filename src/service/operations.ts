@@ -235,6 +235,7 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
         content,
         ...(input.mode === undefined ? {} : { mode: input.mode }),
         ...(input.attrs === undefined ? {} : { attrs: assertAttrs(input.attrs) }),
+        ...(input.adds ? { adds: true } : {}),
       };
       // The journal keeps the write as data, without the admission: a replay is of a write already admitted.
       const result = await commit(caller, storeId, (s) => s.saveMemoryAt({ ...save, admission: admitted }), { method: 'saveMemoryAt', input: save }, input.durable);

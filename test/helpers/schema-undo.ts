@@ -129,8 +129,9 @@ BEGIN
 END;
 `;
 
-/** PostgreSQL back to before its migration 14 (deleted stores hidden, then removed in steps): the delete trigger's function is migration 2's; 16 (a move's numbers by the page) is undone first, 15 only replaced 14's function. */
+/** PostgreSQL back to before its migration 14 (deleted stores hidden, then removed in steps): the delete trigger's function is migration 2's; 17 (the guarded create) and 16 (a move's numbers by the page) are undone first, 15 only replaced 14's function. */
 const PG_UNDO_MIGRATION_14 = `
+DROP FUNCTION mnemo_create_guarded;
 DROP FUNCTION mnemo_append_moves;
 ${PG_VERSIONS_COMMIT_ORDER_2}
 DROP FUNCTION mnemo_purge_deleted_store();

@@ -47,6 +47,14 @@ export interface WriteFound {
 export interface Admission {
   workspaceId: string;
   admit(found: WriteFound): void;
+  /**
+   * For a write that adds a memory (a create, or a save that finds nothing at its path): the usage
+   * at or below which `admit` says yes to it in a store the caller's workspace holds; null when it
+   * would say no in any store (the key may not write) or the write adds none. An adapter may admit
+   * on these figures alone where it has made sure the write adds a memory (PostgreSQL's guarded
+   * create, postgres/schema/v17.ts) and call `admit` whenever they do not hold.
+   */
+  clearBelow?(): { memories: number; bytes: number } | null;
 }
 
 export interface CreateMemoryInput extends WriteStamp {
@@ -93,6 +101,12 @@ export interface SaveMemoryAtInput extends WriteStamp {
   attrs?: KeptAttrs;
   /** Its target: the live memory at `path`, if there is one. */
   admission?: Admission;
+  /**
+   * The caller expects nothing at `path` (a mount's new file): an adapter may add the memory in a
+   * way that refuses when something is there (PostgreSQL's guarded create), and then saves as
+   * without it. A hint only: the save is the same whatever it says.
+   */
+  adds?: boolean;
 }
 
 /** Rename by id that replaces a memory already at `path` (POSIX rename over a file). */

@@ -48,6 +48,34 @@ export async function appendVersionRow(q: Q, r: VersionRowInput, row: MemoryRowC
   );
 }
 
+/** What a guarded create checks before it appends (postgres/schema/v17.ts): the probe's overlap arguments and the usage the service admits. */
+export interface CreateGuard {
+  workspaceId: string;
+  clock: string;
+  above: string[];
+  below: string;
+  belowEnd: string;
+  clearBelow: { memories: number; bytes: number };
+}
+
+/**
+ * A create as one statement that probes and appends, or refuses with SQLSTATE MNG01 when anything
+ * the create decides on is not as it needs (`mnemo_create_guarded`). Held like an append: it goes
+ * out with the transaction's next statement or its COMMIT, and a refusal aborts the transaction,
+ * which `inTransaction` (db.ts) runs again without guards.
+ */
+export async function appendGuardedCreate(q: Q, g: CreateGuard, r: VersionRowInput, row: Extract<MemoryRowChange, { kind: 'insert' | 'update' }>): Promise<void> {
+  await runWithNext(
+    q,
+    'SELECT mnemo_create_guarded($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26)',
+    [
+      g.workspaceId, g.clock, g.above, g.below, g.belowEnd, g.clearBelow.memories, g.clearBelow.bytes,
+      r.id, r.storeId, r.memoryId, r.path, r.content, r.sha, r.size, r.createdAt, r.actorType, r.actorId, pathHash(r.path),
+      CHANNEL, noticeOfCommit(q, r.storeId), row.mode, row.expiresAt, row.atimeUs, row.mtimeUs, row.uid, row.gid,
+    ],
+  );
+}
+
 /** One memory of a directory move, as the move leaves it: a new path, the same text. */
 export interface MovedRow {
   versionId: string;

@@ -121,6 +121,9 @@ async function bound(q: Q, sql: string, params: readonly unknown[]): Promise<pg.
  * that one of them aborted fails every statement after it, so the first failure is the one thrown.
  */
 async function send(c: pg.PoolClient, items: readonly Held[]): Promise<pg.QueryResult | undefined> {
+  // After a refusal nothing more reaches the server in this run of the transaction, not even a
+  // ROLLBACK TO SAVEPOINT that would make it whole again: it must not commit, it runs again.
+  if (refused.has(c)) throw new GuardRefusedError();
   const answers: Promise<pg.QueryResult>[] = [];
   const stream = (c as unknown as { connection: { stream: { cork(): void; uncork(): void } } }).connection.stream;
   stream.cork();
@@ -144,9 +147,28 @@ async function send(c: pg.PoolClient, items: readonly Held[]): Promise<pg.QueryR
   }
   const settled = await Promise.allSettled(answers);
   const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-  if (failed) throw failed.reason;
+  if (failed) {
+    if (failed.reason instanceof pg.DatabaseError && failed.reason.code === GUARD_REFUSED) refused.add(c);
+    throw failed.reason;
+  }
   const last = (settled[settled.length - 1] as PromiseFulfilledResult<pg.QueryResult | pg.QueryResult[]> | undefined)?.value;
   return Array.isArray(last) ? last[last.length - 1] : last;
+}
+
+/** SQLSTATE of a guarded statement's refusal (postgres/schema/v17.ts). */
+const GUARD_REFUSED = 'MNG01';
+/** Clients whose transaction runs for the first time: its writes may be guarded statements (`mayGuard`). */
+const guarding = new WeakSet<object>();
+/** Clients on which a guarded statement refused: their transaction is over, and runs again without guards. */
+const refused = new WeakSet<object>();
+
+/**
+ * True when a write on `q` may go out as a guarded statement: one that checks under the store's
+ * lock what the write decides on and refuses when it is not as the write needs, instead of a probe
+ * the write waits for. Only inside a transaction's first run; a refusal runs it again, and then no.
+ */
+export function mayGuard(q: Q): boolean {
+  return guarding.has(q);
 }
 
 /** Sends what is held on `c` together with `sql` (or alone); the last statement's result. */
@@ -177,7 +199,10 @@ class RolledBackError extends Error {
 
 async function exec(q: Q, sql: string, params: readonly unknown[]): Promise<pg.QueryResult> {
   const h = held.get(q);
-  if (h === undefined) return bound(q, sql, params);
+  if (h === undefined) {
+    if (refused.has(q)) throw new GuardRefusedError();
+    return bound(q, sql, params);
+  }
   held.delete(q);
   return (await send(q as pg.PoolClient, [...h, { sql, params }]))!;
 }
@@ -224,15 +249,38 @@ export interface TxOptions {
 
 /**
  * Runs `fn` as one transaction on one pooled client. A client whose connection broke is dropped
- * from the pool instead of being handed to the next caller.
+ * from the pool instead of being handed to the next caller. A transaction a guarded statement
+ * refused (`mayGuard`) runs once more, whole, without guards: everything `fn` does is in the
+ * transaction, which the refusal rolled back, so running it again from the start is safe.
  */
 export async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>, options: TxOptions = {}): Promise<T> {
+  try {
+    return await runOnce(pool, fn, options, true);
+  } catch (err) {
+    if (!(err instanceof GuardRefusedError)) throw err;
+    return runOnce(pool, fn, options, false);
+  }
+}
+
+/** A transaction a guarded statement refused, rolled back: `inTransaction` runs it again. */
+class GuardRefusedError extends Error {
+  constructor() {
+    super('a guarded statement refused: the transaction runs again without guards');
+    this.name = 'GuardRefusedError';
+  }
+}
+
+async function runOnce<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>, options: TxOptions, guards: boolean): Promise<T> {
   const c = await pool.connect();
   let broken: Error | undefined;
   // A checked-out client whose connection dies emits 'error' (the pool listens only while it is
   // idle): unheard, that would end the process. The statement in flight fails on its own.
   const onError = (err: Error) => (broken = err);
   c.on('error', onError);
+  // Whatever a transaction a guard refused then failed with (the refusal itself, a later statement
+  // on the aborted transaction, a COMMIT answered with ROLLBACK), it is that refusal's doing.
+  const orRefused = (err: unknown) => (refused.has(c) ? new GuardRefusedError() : err);
+  if (guards) guarding.add(c);
   try {
     let result: T;
     try {
@@ -245,7 +293,7 @@ export async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => 
       // What is still held never reached the server: the rollback covers it.
       held.delete(c);
       await c.query('ROLLBACK').catch((e: Error) => (broken = e));
-      throw err;
+      throw orRefused(err);
     }
     try {
       assertCommitted(await control(c, 'COMMIT'));
@@ -253,17 +301,22 @@ export async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => 
       held.delete(c);
       if (err instanceof RolledBackError) {
         // Ended by the server, cleanly: the client goes back to the pool.
+      } else if (err instanceof GuardRefusedError) {
+        // The COMMIT never went out: end the transaction a refusal left open.
+        await c.query('ROLLBACK').catch((e: Error) => (broken = e));
       } else if (!(err instanceof pg.DatabaseError)) {
         broken = err as Error;
       } else {
         // A held RELEASE that failed skipped the COMMIT after it: end the transaction here (a no-op when COMMIT ran).
         await c.query('ROLLBACK').catch((e: Error) => (broken = e));
       }
-      throw err;
+      throw orRefused(err);
     }
     return result;
   } finally {
     transacting.delete(c);
+    guarding.delete(c);
+    refused.delete(c);
     c.removeListener('error', onError);
     c.release(broken);
   }

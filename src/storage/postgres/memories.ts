@@ -16,8 +16,8 @@ import { ChildPage, memoryItem, rangeAfter, rangePage, walkStart } from '../comm
 import { newMemory, saveAsUpdate, treeMoveOf, treeMoveUpdate, updatedMemory, us } from '../common/memory-writes.js';
 import { WRITE_PURGE_MAX, deletionVersionRow, writeVersionRow } from '../common/version-rows.js';
 import type * as port from '../port.js';
-import { appendMovedVersions, appendVersionRow, type MovedRow } from './commit-order.js';
-import { all, first, run, runWithNext, type Q } from './db.js';
+import { appendGuardedCreate, appendMovedVersions, appendVersionRow, type MovedRow } from './commit-order.js';
+import { all, first, mayGuard, run, runWithNext, type Q } from './db.js';
 import { purgeExpired } from './expiry.js';
 import { FULL, META, actorColumns, live, toMemory, toStore, type MemoryRow } from './rows.js';
 import { children } from './tree.js';
@@ -198,6 +198,28 @@ export function memoryOps(ctx: MemoryContext) {
     return m;
   }
 
+  /** The usage a write that adds a memory may go out guarded below (`Admission.clearBelow`), or null: probe first. */
+  function guardable(q: Q, input: { storeId: string; path: string; admission?: port.Admission | undefined }): { memories: number; bytes: number } | null {
+    // An id or path with a NUL finds nothing (PostgreSQL text cannot hold one): the probe's path answers it without asking.
+    if (!mayGuard(q) || input.storeId.includes('\0') || input.path.includes('\0')) return null;
+    return input.admission?.clearBelow?.() ?? null;
+  }
+
+  /**
+   * A create with nothing to wait for: probed, checked and appended by one held statement, which
+   * refuses unless the store is the workspace's and writable, nothing expired waits in it, nothing
+   * overlaps the path and the usage is at or below `clear` (postgres/schema/v17.ts). A refusal runs
+   * the whole transaction again on the probe's path (db.ts), where the rules answer.
+   */
+  async function guardedInsert(q: Q, input: port.CreateMemoryInput & { attrs?: KeptAttrs }, workspaceId: string, clear: { memories: number; bytes: number }): Promise<Memory> {
+    assertStorable(input.content);
+    const o = overlapProbe(input.path);
+    const m = newMemory(input);
+    const guard = { workspaceId, clock: ctx.clock(), above: o.atOrAbove, below: o.below, belowEnd: subtreeEnd(o.below), clearBelow: clear };
+    await appendGuardedCreate(q, guard, writeVersionRow(input, 'created', m), rowOf('insert', m));
+    return m;
+  }
+
   /** `hit`: the probe's overlap for `input.path` (undefined: checked here if the update renames). */
   async function update(
     q: Q, store: StoreState | null, row: MemoryRow | null, input: port.UpdateMemoryInput, hit?: Probe['hit'],
@@ -245,6 +267,8 @@ export function memoryOps(ctx: MemoryContext) {
 
   const writes = {
     async createMemory(q: Q, input: port.CreateMemoryInput): Promise<Memory> {
+      const clear = guardable(q, input);
+      if (clear) return guardedInsert(q, input, input.admission!.workspaceId, clear);
       const p = await probe(q, input.storeId, input.now, { overlapOf: input.path, admission: input.admission });
       return insert(q, p.store, p.hit, input);
     },
@@ -261,6 +285,9 @@ export function memoryOps(ctx: MemoryContext) {
       await remove(q, input, p.row);
     },
     async saveMemoryAt(q: Q, input: port.SaveMemoryAtInput): Promise<port.WriteResult> {
+      // A file the mount made: added without asking first, as an API create is; refused back here if the path is taken.
+      const clear = input.adds ? guardable(q, input) : null;
+      if (clear) return { memory: await guardedInsert(q, input, input.admission!.workspaceId, clear), changed: true };
       // The overlap is probed only when no memory is at the path (a create); the admission's target is the memory there.
       const p = await probe(q, input.storeId, input.now, { path: input.path, overlapOf: input.path, admission: input.admission });
       if (!p.row) return { memory: await insert(q, p.store, p.hit, input), changed: true };

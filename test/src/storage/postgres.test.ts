@@ -727,6 +727,31 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       await storage.syncCommits();
     });
 
+    it("a mount's save of a file it made is one round trip, and one whose path another writer took meanwhile saves over that memory", async () => {
+      const { workspace, addStore, addMemory } = await fixture();
+      const s = await addStore();
+      const service = createService({ storage, clock });
+      onTestFinished(() => service.durability.stop());
+      const mount: Caller = { workspaceId: workspace.id, actor: { type: 'session_actor', sessionId: newId('session') } };
+      const sent = countQueries();
+      const save = (path: string, content: string) =>
+        service.saveMemoryAt(mount, s.id, { memoryId: newId('memory'), path, content, mode: 0o640, attrs: { uid: 7 }, adds: true });
+      const made = await save('/new.md', 'first');
+      expect(sent).toHaveLength(1);
+      expect(sent[0]).toMatch(/^BEGIN; SET LOCAL synchronous_commit = off; SAVEPOINT \w+; SELECT mnemo_create_guarded\(\$1.*; RELEASE SAVEPOINT \w+; COMMIT$/s);
+      expect(made).toMatchObject({ changed: true, memory: { path: '/new.md', content: 'first', mode: 0o640, uid: 7 } });
+      expect(await storage.getMemory(s.id, made.memory.id)).toMatchObject({ content: 'first', mode: 0o640, uid: 7 });
+      // Another writer created the path first: refused, run again probe first, and saved over it.
+      const theirs = await addMemory(s.id, '/raced.md', 'theirs');
+      sent.length = 0;
+      const over = await save('/raced.md', 'mine');
+      expect(sent[0]).toMatch(/mnemo_create_guarded/);
+      expect(sent.slice(1).some((q) => q.includes('mnemo_write_probe'))).toBe(true);
+      expect(over).toMatchObject({ changed: true, memory: { id: theirs.id, content: 'mine' } });
+      expect((await storage.listVersions(s.id, verQ({ memoryId: theirs.id }))).data.map((v) => v.operation)).toEqual(['modified', 'created']);
+      await storage.syncCommits();
+    });
+
     it("an API write's admission costs no round trip: the store and its usage come with the probe, under the lock", async () => {
       const { workspace, stamp, addStore } = await fixture();
       const s = await addStore();
@@ -768,6 +793,129 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       for (const q of sent.slice(1, 3)) expect(q).toMatch(/^SELECT mnemo_append\(.*; RELEASE SAVEPOINT \w+; RELEASE SAVEPOINT \w+; SAVEPOINT \w+; SAVEPOINT \w+; SELECT \* FROM mnemo_write_probe\(\$1/s);
       expect(sent[3]).toMatch(/^SELECT mnemo_append\(.*; RELEASE SAVEPOINT \w+; RELEASE SAVEPOINT \w+; COMMIT$/s);
       for (const m of made) expect((await storage.getMemory(s.id, m.id))?.content).toBe(m.path);
+    });
+
+    /**
+     * An admission as the service's: `admit` records what it was shown and refuses a store it was not
+     * shown or one holding `maxMemories`; `clearBelow` says where it would say yes.
+     */
+    function admissionOf(workspaceId: string, maxMemories = 1000) {
+      const shown: WriteFound[] = [];
+      const admission = {
+        workspaceId,
+        admit(f: WriteFound) {
+          shown.push(f);
+          if (!f.store) throw new MnemoError('not_found', 'memory store not found');
+          if (f.usage.memories >= maxMemories) throw new MnemoError('limit_exceeded', 'the store is full');
+        },
+        clearBelow: () => ({ memories: maxMemories - 1, bytes: 1_000_000 }),
+      };
+      return { shown, admission };
+    }
+
+    it('an API create the service admits on its usage alone is one statement: alone or three in a group, one round trip, and nothing asks `admit`', async () => {
+      const { workspace, stamp, addStore } = await fixture();
+      const s = await addStore();
+      const { shown, admission } = admissionOf(workspace.id);
+      const writes = createGroupCommit(storage);
+      const sent = countQueries();
+      const create = (path: string) => writes.run((tx) => tx.createMemory({ ...stamp(), admission, storeId: s.id, memoryId: newId('memory'), path, content: path }));
+      const one = await create('/one.md');
+      expect(sent).toHaveLength(1);
+      expect(sent[0]).toMatch(/^BEGIN; SAVEPOINT \w+; SAVEPOINT \w+; SELECT mnemo_create_guarded\(\$1.*; RELEASE SAVEPOINT \w+; RELEASE SAVEPOINT \w+; COMMIT$/s);
+      sent.length = 0;
+      const made = await Promise.all(['/g/a.md', '/g/b.md', '/g/c.md'].map(create));
+      expect(sent).toHaveLength(1);
+      expect(sent[0]!.match(/mnemo_create_guarded/g)).toHaveLength(3);
+      expect(shown).toEqual([]);
+      for (const m of [one, ...made]) {
+        expect(await storage.getMemory(s.id, m.id)).toMatchObject({ path: m.path, content: m.path, versionId: m.versionId });
+        expect((await storage.listVersions(s.id, verQ({ memoryId: m.id }))).data).toMatchObject([{ id: m.versionId, operation: 'created' }]);
+      }
+      expect(await storage.storeUsage(s.id)).toEqual({ memories: 4, bytes: '/one.md/g/a.md/g/b.md/g/c.md'.length });
+    });
+
+    it('a guarded create whose path is taken runs its whole group again probe first: the rules refuse it there, and the others land', async () => {
+      const { workspace, stamp, addStore, addMemory } = await fixture();
+      const s = await addStore();
+      await addMemory(s.id, '/taken.md');
+      await addMemory(s.id, '/dir/deep.md');
+      const { shown, admission } = admissionOf(workspace.id);
+      const writes = createGroupCommit(storage);
+      const sent = countQueries();
+      const create = (path: string) => writes.run((tx) => tx.createMemory({ ...stamp(), admission, storeId: s.id, memoryId: newId('memory'), path, content: path }));
+      // The same path, a file below a file, a file where a directory is: each refused as on the probe's path.
+      const outcomes = await Promise.allSettled(['/g/a.md', '/taken.md', '/taken.md/below.md', '/dir', '/g/c.md'].map(create));
+      expect(outcomes.map((o) => (o.status === 'fulfilled' ? 'ok' : (o.reason as MnemoError).code))).toEqual(['ok', 'path_conflict', 'path_conflict', 'path_conflict', 'ok']);
+      // The first run's one round trip, refused; then the group again with its probes, which showed `admit` each store.
+      expect(sent[0]!.match(/mnemo_create_guarded/g)).toHaveLength(5);
+      expect(sent.slice(1).every((q) => !q.includes('mnemo_create_guarded'))).toBe(true);
+      // (The refused COMMIT's connection is told ROLLBACK, as after any failed COMMIT.)
+      expect(sent[1]).toBe('ROLLBACK');
+      expect(sent[2]).toMatch(/^BEGIN; SAVEPOINT \w+; SAVEPOINT \w+; SELECT \* FROM mnemo_write_probe\(\$1/);
+      expect(shown).toHaveLength(5);
+      const paths = (await storage.listMemories(s.id, memQ())).data.map((m) => (m.type === 'memory' ? m.memory.path : null));
+      expect(paths).toEqual(['/dir/deep.md', '/g/a.md', '/g/c.md', '/taken.md']);
+      expect(await storage.storeUsage(s.id)).toMatchObject({ memories: 4 });
+    });
+
+    it('a refusal met inside a savepoint still runs the whole transaction again: nothing after it reaches the server, not even the rollback to that savepoint', async () => {
+      const { workspace, stamp, addStore, addMemory } = await fixture();
+      const s = await addStore();
+      await addMemory(s.id, '/taken.md');
+      const { admission } = admissionOf(workspace.id);
+      const writes = createGroupCommit(storage);
+      // Each job creates and then reads in one savepoint, as an idempotent create records its receipt:
+      // the read carries the held create out and meets its refusal, which the savepoint's rollback
+      // would otherwise have undone, leaving a transaction that commits the others.
+      const job = (path: string) =>
+        writes.run((tx) =>
+          tx.atomic(async (t) => {
+            const m = await t.createMemory({ ...stamp(), admission, storeId: s.id, memoryId: newId('memory'), path, content: path });
+            return (await t.getMemory(s.id, m.id))!.content;
+          }),
+        );
+      const outcomes = await Promise.allSettled(['/a.md', '/taken.md', '/b.md'].map(job));
+      expect(outcomes.map((o) => (o.status === 'fulfilled' ? o.value : (o.reason as MnemoError).code))).toEqual(['/a.md', 'path_conflict', '/b.md']);
+      expect(await storage.storeUsage(s.id)).toMatchObject({ memories: 3 });
+    });
+
+    it('a guarded create refuses past the usage the service gave it, and `admit` answers: the limit the store reached', async () => {
+      const { workspace, stamp, addStore } = await fixture();
+      const s = await addStore();
+      const { shown, admission } = admissionOf(workspace.id, 2);
+      const create = (path: string) => storage.atomic((tx) => tx.createMemory({ ...stamp(), admission, storeId: s.id, memoryId: newId('memory'), path, content: 'x' }));
+      await create('/1.md');
+      await create('/2.md');
+      expect(shown).toEqual([]);
+      expect(await codeOf(() => create('/3.md'))).toBe('limit_exceeded');
+      expect(shown).toMatchObject([{ usage: { memories: 2, bytes: 2 } }]);
+      expect(await storage.storeUsage(s.id)).toEqual({ memories: 2, bytes: 2 });
+    });
+
+    it("a guarded create in an archived store, another workspace's, or one with an expired memory waiting: each runs probe first, and the rules answer", async () => {
+      const { workspace, stamp, addStore, now } = await fixture();
+      const create = (storeId: string, path: string, a: ReturnType<typeof admissionOf>['admission'], at: string = stamp().now) =>
+        storage.atomic((tx) => tx.createMemory({ ...stamp(), now: at, admission: a, storeId, memoryId: newId('memory'), path, content: 'x' }));
+      const archived = await addStore('archived');
+      await storage.archiveStore(workspace.id, archived.id, now());
+      expect(await codeOf(() => create(archived.id, '/a.md', admissionOf(workspace.id).admission))).toBe('archived');
+      const theirs = admissionOf(newId('workspace'));
+      const mine = await addStore('mine');
+      expect(await codeOf(() => create(mine.id, '/a.md', theirs.admission))).toBe('not_found');
+      expect(theirs.shown).toMatchObject([{ store: null }]);
+      // An expired memory at the path: the probe's path purges it first, then the create lands there.
+      const s = await addStore('ttl');
+      const old = await storage.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/ttl.md', content: 'old', expiresAt: new Date(clockMs + 60_000).toISOString() });
+      clockMs += 120_000;
+      onTestFinished(() => {
+        clockMs -= 120_000;
+      });
+      const fresh = admissionOf(workspace.id);
+      const made = await create(s.id, '/ttl.md', fresh.admission, clock());
+      expect(fresh.shown).toHaveLength(1);
+      expect(await storage.getMemoryByPath(s.id, '/ttl.md')).toMatchObject({ id: made.id, content: 'x' });
+      expect((await storage.listVersions(s.id, verQ({ memoryId: old.id }))).data[0]).toMatchObject({ operation: 'deleted' });
     });
 
     it.each([

@@ -21,6 +21,7 @@ import { PG_MIGRATION_13 } from './v13.js';
 import { PG_MIGRATION_14 } from './v14.js';
 import { PG_MIGRATION_15 } from './v15.js';
 import { PG_MIGRATION_16 } from './v16.js';
+import { PG_MIGRATION_17 } from './v17.js';
 
 export interface PgMigration {
   version: number;
@@ -60,6 +61,8 @@ export const PG_MIGRATIONS: PgMigration[] = [
   { version: 15, sql: PG_MIGRATION_15 },
   // PostgreSQL's own: a directory move's commit numbers taken a page at a time. See postgres/schema/v16.ts.
   { version: 16, sql: PG_MIGRATION_16 },
+  // PostgreSQL's own: an API create in one statement, refused back to the probe when it would not pass. See postgres/schema/v17.ts.
+  { version: 17, sql: PG_MIGRATION_17 },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;
