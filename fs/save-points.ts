@@ -53,8 +53,9 @@ export async function commit(ctx: MountContext, d: Draft): Promise<void> {
   // fsync could not store it): durable when it answers, as the fsync asked. It leaves no commit for
   // the fsync's reply to wait for: that wait was a WAL sync on the thread pool per save.
   const durable = d.syncAsked ? { durable: true } : {};
+  // It adds a memory unless another writer took the path meanwhile (the save then replaces that one).
   const saveAt = async (memoryId: string) =>
-    (await ctx.service.saveMemoryAt(caller, ctx.storeId, { path, content, memoryId, mode: d.mode, attrs: { ...unsavedAttrs(d), ...mtime }, ...durable })).memory;
+    (await ctx.service.saveMemoryAt(caller, ctx.storeId, { path, content, memoryId, mode: d.mode, attrs: { ...unsavedAttrs(d), ...mtime }, ...durable, adds: true })).memory;
   // A stored file saves by id, so an API rename meanwhile is kept; if it was deleted, it comes back.
   // Its owner and atime are stored already (attrs.ts); only a set mtime must ride with the save.
   // The view keeps its answers across the save when the save is all that changed.
