@@ -251,7 +251,7 @@ async function runMcp(config: Config): Promise<number> {
     return 2;
   }
   const lock = holdDatabase(config);
-  const storage = await openStorage(config, () => openSqliteStorage(config.dbFile, { readers: config.readerThreads }));
+  const storage = await openStorage(config, withReadersLogged(() => openSqliteStorage(config.dbFile, { readers: config.readerThreads })));
   const service = createService({ storage, checkpointMaxBytes: config.checkpointMaxBytes, limits: config.storeLimits });
   const stopIndexing = indexInBackground(service, storage, besideServer(config));
   try {
@@ -264,12 +264,27 @@ async function runMcp(config: Config): Promise<number> {
   return 0;
 }
 
+/**
+ * For `mnemo mount` and `mnemo mcp` on SQLite: opens the file and says where the reads that grow
+ * with the store (searches, listing pages, directory moves) run, as MNEMO_READER_THREADS set it.
+ */
+function withReadersLogged(open: () => SqliteStorage): () => SqliteStorage {
+  return () => {
+    const storage = open();
+    const n = storage.readerThreads;
+    log(n === 0
+      ? 'mnemo: searches, listing pages and directory moves run on the serving thread (MNEMO_READER_THREADS=0)'
+      : `mnemo: searches, listing pages and directory moves run on up to ${n} reader thread${n === 1 ? '' : 's'} (MNEMO_READER_THREADS)`);
+    return storage;
+  };
+}
+
 /** Mounts one store at a directory for local use until SIGINT/SIGTERM. */
 async function runMount(config: Config, args: string[], flags: Record<string, string | boolean>): Promise<number> {
   const [storeId, dir] = args as [string, string];
   const lock = holdDatabase(config);
   // Checkpoints run on a thread of their own: the event loop serves the mount's saves.
-  const storage = await openStorage(config, () => openSqliteStorage(config.dbFile, { backgroundCheckpoints: { log: (line) => warn(line) }, readers: config.readerThreads }));
+  const storage = await openStorage(config, withReadersLogged(() => openSqliteStorage(config.dbFile, { backgroundCheckpoints: { log: (line) => warn(line) }, readers: config.readerThreads })));
   const mounter = createMountManager({ log, localLimits: config.localLimits, cacheSeconds: config.mountCacheSeconds });
   const service = createService({ storage, mounter, log, nodeId: config.nodeId, limits: config.storeLimits, mountSync: config.mountSync, onSyncError: syncFailed });
   try {

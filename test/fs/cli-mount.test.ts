@@ -14,9 +14,10 @@ import { createService } from '../../src/service/service.js';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 
 /** Starts `mnemo mount` as a child; resolves once it printed the mount point. */
-function mountCli(dataDir: string, storeId: string, dir: string, extra: string[] = []) {
+function mountCli(dataDir: string, storeId: string, dir: string, extra: string[] = [], env: Record<string, string> = {}) {
   const child = spawn(process.execPath, [MAIN_JS, 'mount', storeId, dir, '--data-dir', dataDir, ...extra], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let err = '';
@@ -63,8 +64,8 @@ async function cliStore(name: string) {
   mkdirSync(dir);
   const client = sdkClient(server.url, server.adminKey);
   const store = await client.beta.memoryStores.create({ name });
-  const mount = (extra: string[] = []) => {
-    const m = mountCli(dataDir, store.id, dir, extra);
+  const mount = (extra: string[] = [], at = dir, env: Record<string, string> = {}) => {
+    const m = mountCli(dataDir, store.id, at, extra, env);
     mounts.push(m);
     return m;
   };
@@ -88,6 +89,32 @@ describe.skipIf(!existsSync('/dev/fuse'))('mnemo mount', () => {
     expect(await m.exited).toBe(0);
     expect(isMounted(dir)).toBe(false);
     expect(readFileSync('/proc/mounts', 'utf8')).not.toContain(dir);
+  });
+
+  it('runs its searches, listing pages and directory moves on as many reader threads as MNEMO_READER_THREADS says, and says so', async () => {
+    const { dataDir, dir, mount } = await cliStore('readers');
+    const at = (name: string) => {
+      const d = join(dataDir, name);
+      mkdirSync(d);
+      return d;
+    };
+    const mounts = [
+      { m: mount(), dir, says: 'run on up to 2 reader threads (MNEMO_READER_THREADS)' },
+      { m: mount([], at('one'), { MNEMO_READER_THREADS: '1' }), dir: join(dataDir, 'one'), says: 'run on up to 1 reader thread (MNEMO_READER_THREADS)' },
+      { m: mount([], at('inline'), { MNEMO_READER_THREADS: '0' }), dir: join(dataDir, 'inline'), says: 'run on the serving thread (MNEMO_READER_THREADS=0)' },
+    ];
+    for (const [i, x] of mounts.entries()) {
+      await x.m.ready;
+      expect(x.m.stderr()).toContain(`mnemo: searches, listing pages and directory moves ${x.says}`);
+      // A directory move works wherever it runs.
+      const r = await sh(`mkdir -p d${i}/x && echo note > d${i}/x/f.md && mv d${i} d${i}.moved && cat d${i}.moved/x/f.md`, x.dir);
+      expect(r.stdout).toBe('note\n');
+    }
+    // Each sees the other processes' moves once it notices their writes (within 100 ms).
+    for (const x of mounts) await eventually(async () => expect((await sh('ls -d *.moved', x.dir)).stdout).toBe('d0.moved\nd1.moved\nd2.moved\n'), 5000);
+    // A value that is not a count is refused before anything is opened.
+    const bad = mountCli(dataDir, 'memstore_x', at('bad'), [], { MNEMO_READER_THREADS: 'many' });
+    await expect(bad.ready).rejects.toThrow(/invalid MNEMO_READER_THREADS: many/);
   });
 
   it('--read-only refuses writes with EROFS', async () => {
