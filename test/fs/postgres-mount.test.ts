@@ -3,9 +3,10 @@
  * child writes and renames files), and the API reads back the memories and the session's versions.
  */
 import { existsSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { createDatabase, pgSkip } from '../helpers/postgres.js';
-import { sh } from '../helpers/mount.js';
+import { eventually, sh } from '../helpers/mount.js';
 import { rawRequest, sdkClient } from '../helpers/sdk.js';
 import { startServer } from '../helpers/server.js';
 
@@ -44,5 +45,38 @@ describe.skipIf(!fuseAvailable || pgSkip !== null)('a mount on PostgreSQL', () =
       await server.stop();
       await db.drop();
     }
+  });
+
+  it('a file the mount made is saved by one guarded statement, and saved again by the probe and the append', async () => {
+    const db = await createDatabase();
+    onTestFinished(() => db.drop());
+    const c = new pg.Client({ connectionString: db.url });
+    await c.connect();
+    onTestFinished(() => c.end());
+    // The server's connections count their calls of PL/pgSQL functions (postgres/schema/v17.ts, v10.ts).
+    const name = (await c.query<{ n: string }>('SELECT current_database() AS n')).rows[0]!.n;
+    await c.query(`ALTER DATABASE ${name} SET track_functions = 'pl'`);
+    const server = await startServer({ databaseUrl: db.url });
+    onTestFinished(() => server.stop());
+    const client = sdkClient(server.url, server.adminKey);
+    const store = await client.beta.memoryStores.create({ name: 'guarded' });
+    const res = await rawRequest(server.url, 'POST', '/v1/sessions', {
+      apiKey: server.adminKey,
+      body: JSON.stringify({ resources: [{ type: 'memory_store', memory_store_id: store.id, access: 'read_write' }] }),
+    });
+    const dir = (res.body as { resources: { host_path: string }[] }).resources[0]!.host_path;
+    expect((await sh(`printf 'one' > a.md && printf 'two' > a.md && cat a.md`, dir)).stdout).toBe('two');
+    // Each backend reports its counts within a second of going idle.
+    await c.query("SET stats_fetch_consistency = 'none'");
+    await eventually(async () => {
+      const r = await c.query<{ funcname: string; calls: number }>(
+        "SELECT funcname, calls::int FROM pg_stat_user_functions WHERE funcname IN ('mnemo_create_guarded', 'mnemo_append') ORDER BY funcname",
+      );
+      // The new file: one guarded create (its append inside it); the second save: an append after its probe.
+      expect(r.rows).toEqual([{ funcname: 'mnemo_append', calls: 2 }, { funcname: 'mnemo_create_guarded', calls: 1 }]);
+    }, 10_000);
+    const listed = await client.beta.memoryStores.memories.list(store.id, { view: 'full' });
+    expect(listed.data.map((m) => (m.type === 'memory' ? [m.path, m.content] : null))).toEqual([['/a.md', 'two']]);
+    await rawRequest(server.url, 'DELETE', `/v1/sessions/${(res.body as { id: string }).id}`, { apiKey: server.adminKey });
   });
 });
