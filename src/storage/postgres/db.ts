@@ -5,6 +5,7 @@
  * one client) and never open transactions themselves.
  */
 import pg from 'pg';
+import { ReadLane } from './read-lane.js';
 
 /** Where an operation's statements go: the pool (a read on its own) or the transaction's client. */
 export type Q = pg.Pool | pg.PoolClient;
@@ -30,12 +31,20 @@ const QUERY_TIMEOUT_MS = 60_000;
  * pool's 'error' event would end the process.
  */
 export function createPool(url: string, max: number, onIdleError: (err: Error) => void): pg.Pool {
-  const pool = new pg.Pool({
-    connectionString: url, max, types, pipeline: true,
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS, query_timeout: QUERY_TIMEOUT_MS, keepAlive: true,
-  });
+  const config = { connectionString: url, types, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, query_timeout: QUERY_TIMEOUT_MS, keepAlive: true };
+  const pool = new pg.Pool({ ...config, max, pipeline: true });
   pool.on('error', onIdleError);
+  lanes.set(pool, new ReadLane(config, onIdleError));
   return pool;
+}
+
+/** Each pool's read lane (read-lane.ts): one more connection, for `lookup`s made on their own. */
+const lanes = new WeakMap<pg.Pool, ReadLane>();
+
+/** Ends the pool and its read lane. */
+export async function endPool(pool: pg.Pool): Promise<void> {
+  await lanes.get(pool)?.end();
+  await pool.end();
 }
 
 /**
@@ -96,20 +105,26 @@ function hold(c: pg.PoolClient, item: Held): void {
   else held.set(c, [item]);
 }
 
+/** Whatever runs one statement: the pool, a transaction's client or the read lane. */
+interface Queryable {
+  query(config: pg.QueryConfig): Promise<pg.QueryResult>;
+}
+
 /** A statement with its parameters: named (parsed and planned once per connection) unless past NAMED_MAX. */
-async function bound(q: Q, sql: string, params: readonly unknown[]): Promise<pg.QueryResult> {
+async function bound(q: Queryable, sql: string, params: readonly unknown[]): Promise<pg.QueryResult> {
   const name = nameOf(sql);
-  if (name === undefined) return q.query(sql, params as unknown[]);
+  const values = params as unknown[];
+  if (name === undefined) return q.query({ text: sql, values });
   try {
-    return await q.query({ name, text: sql, values: params as unknown[] });
+    return await q.query({ name, text: sql, values });
   } catch (err) {
     // Another server's migration changed a table under a statement this connection prepared
     // (`SELECT *`): PostgreSQL refuses that prepared statement from then on. The text runs
-    // unnamed from now on: a read on the pool is answered at once, an operation inside a
+    // unnamed from now on: a read on its own is answered at once, an operation inside a
     // transaction fails this once (its transaction is aborted by then).
     if (err instanceof pg.DatabaseError && err.code === '0A000' && /cached plan/.test(err.message)) {
       names.set(sql, '');
-      if (q instanceof pg.Pool) return q.query(sql, params as unknown[]);
+      if (!transacting.has(q)) return q.query({ text: sql, values });
     }
     throw err;
   }
@@ -215,6 +230,18 @@ export async function all<T>(q: Q, sql: string, params: readonly unknown[] = [])
 export async function first<T>(q: Q, sql: string, params: readonly unknown[] = []): Promise<T | undefined> {
   if (holdsNul(params)) return undefined;
   return (await exec(q, sql, params)).rows[0] as T | undefined;
+}
+
+/**
+ * `first` for a read by key: one row found through a unique index, of bounded size. Made on its own
+ * (on the pool), it rides the pool's read lane (read-lane.ts) instead of a pooled connection; in a
+ * transaction it is `first`.
+ */
+export async function lookup<T>(q: Q, sql: string, params: readonly unknown[]): Promise<T | undefined> {
+  const lane = q instanceof pg.Pool ? lanes.get(q) : undefined;
+  if (lane === undefined) return first<T>(q, sql, params);
+  if (holdsNul(params)) return undefined;
+  return (await bound(lane, sql, params)).rows[0] as T | undefined;
 }
 
 /** Rows changed by a write. */

@@ -1,7 +1,7 @@
 /** @module PostgreSQL operations for workspaces and API keys (only a key's hash is stored). */
 import { notFound } from '../../domain/errors.js';
 import type { ApiKey, Workspace } from '../../domain/types.js';
-import { all, first, run, type Q } from './db.js';
+import { all, first, lookup, run, type Q } from './db.js';
 import { KEY_COLUMNS, toApiKey, toWorkspace, type ApiKeyRow, type WorkspaceRow } from './rows.js';
 
 export const keyReads = {
@@ -10,14 +10,14 @@ export const keyReads = {
     return r ? toWorkspace(r) : null;
   },
   async getWorkspace(q: Q, id: string): Promise<Workspace | null> {
-    const r = await first<WorkspaceRow>(q, 'SELECT id, name, created_at FROM workspaces WHERE id = $1', [id]);
+    const r = await lookup<WorkspaceRow>(q, 'SELECT id, name, created_at FROM workspaces WHERE id = $1', [id]);
     return r ? toWorkspace(r) : null;
   },
   async listWorkspaces(q: Q): Promise<Workspace[]> {
     return (await all<WorkspaceRow>(q, 'SELECT id, name, created_at FROM workspaces ORDER BY is_default DESC, created_at, id')).map(toWorkspace);
   },
   async findApiKeyByHash(q: Q, hash: string): Promise<ApiKey | null> {
-    const r = await first<ApiKeyRow>(q, `SELECT ${KEY_COLUMNS} FROM api_keys WHERE key_hash = $1`, [hash]);
+    const r = await lookup<ApiKeyRow>(q, `SELECT ${KEY_COLUMNS} FROM api_keys WHERE key_hash = $1`, [hash]);
     return r ? toApiKey(r) : null;
   },
   async seededApiKey(q: Q): Promise<{ key: ApiKey; hash: string } | null> {

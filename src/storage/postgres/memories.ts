@@ -17,7 +17,7 @@ import { newMemory, saveAsUpdate, treeMoveOf, treeMoveUpdate, updatedMemory, us 
 import { WRITE_PURGE_MAX, deletionVersionRow, writeVersionRow } from '../common/version-rows.js';
 import type * as port from '../port.js';
 import { appendGuardedCreate, appendMovedVersions, appendVersionRow, type MovedRow } from './commit-order.js';
-import { all, first, mayGuard, run, runWithNext, type Q } from './db.js';
+import { all, first, lookup, mayGuard, run, runWithNext, type Q } from './db.js';
 import { purgeExpired } from './expiry.js';
 import { FULL, META, actorColumns, live, toMemory, toStore, type MemoryRow } from './rows.js';
 import { children } from './tree.js';
@@ -119,9 +119,9 @@ function foundBy(workspaceId: string, storeId: string, r: ProbeRow): port.WriteF
 
 export function memoryOps(ctx: MemoryContext) {
   const byId = (q: Q, storeId: string, id: string) =>
-    first<MemoryRow>(q, `SELECT ${FULL} FROM memories WHERE store_id = $1 AND id = $2 AND ${live(3)}`, [storeId, id, ctx.clock()]);
+    lookup<MemoryRow>(q, `SELECT ${FULL} FROM memories WHERE store_id = $1 AND id = $2 AND ${live(3)}`, [storeId, id, ctx.clock()]);
   const byPath = (q: Q, storeId: string, path: string) =>
-    first<MemoryRow>(q, `SELECT ${FULL} FROM memories WHERE store_id = $1 AND path = $2 AND ${live(3)}`, [storeId, path, ctx.clock()]);
+    lookup<MemoryRow>(q, `SELECT ${FULL} FROM memories WHERE store_id = $1 AND path = $2 AND ${live(3)}`, [storeId, path, ctx.clock()]);
 
   async function mustGet(q: Q, storeId: string, id: string): Promise<MemoryRow> {
     const row = await byId(q, storeId, id);
@@ -354,7 +354,7 @@ export function memoryOps(ctx: MemoryContext) {
     },
     /** The store (as getStore finds it) and its memory in one statement: a retrieve's one round trip after its key's. */
     async getMemoryInStore(q: Q, workspaceId: string, storeId: string, id: string): Promise<{ store: Store | null; memory: Memory | null }> {
-      const r = await first<StoreColumns & Partial<MemoryRow> & { id: string | null }>(
+      const r = await lookup<StoreColumns & Partial<MemoryRow> & { id: string | null }>(
         q,
         `SELECT s.seq AS st_seq, s.name AS st_name, s.description AS st_description, s.metadata AS st_metadata, s.created_at AS st_created_at,
                 s.updated_at AS st_updated_at, s.archived_at AS st_archived_at, s.retention AS st_retention, s.forked_from AS st_forked_from, m.*

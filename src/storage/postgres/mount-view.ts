@@ -6,7 +6,7 @@ import { subtreeEnd } from '../../domain/paths.js';
 import type { MemoryMeta } from '../../domain/types.js';
 import type { DirectoryListing } from '../port.js';
 import { versionContent } from './contents.js';
-import { first, type Q } from './db.js';
+import { first, lookup, type Q } from './db.js';
 import type { MemoryContext } from './memories.js';
 import { META, live, toMemoryMeta, type MemoryRow } from './rows.js';
 import { children } from './tree.js';
@@ -14,12 +14,12 @@ import { children } from './tree.js';
 export function mountViewOps(ctx: MemoryContext) {
   return {
     async getMemoryMetaByPath(q: Q, storeId: string, path: string): Promise<MemoryMeta | null> {
-      const r = await first<MemoryRow>(q, `SELECT ${META} FROM memories WHERE store_id = $1 AND path = $2 AND ${live(3)}`, [storeId, path, ctx.clock()]);
+      const r = await lookup<MemoryRow>(q, `SELECT ${META} FROM memories WHERE store_id = $1 AND path = $2 AND ${live(3)}`, [storeId, path, ctx.clock()]);
       return r ? toMemoryMeta(r) : null;
     },
     async getMemoryBytesByPath(q: Q, storeId: string, path: string): Promise<(MemoryMeta & { bytes: Buffer }) | null> {
       // The content as UTF-8 bytes (bytea), not a JS string decoded and encoded back.
-      const r = await first<MemoryRow & { bytes: Buffer | null }>(
+      const r = await lookup<MemoryRow & { bytes: Buffer | null }>(
         q,
         `SELECT ${META}, ${versionContent('memories', true)} AS bytes FROM memories WHERE store_id = $1 AND path = $2 AND ${live(3)}`,
         [storeId, path, ctx.clock()],

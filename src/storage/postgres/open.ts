@@ -13,7 +13,7 @@ import { domainCheck, integrityCheck } from './check.js';
 import { auditReads, auditWrites } from './audit.js';
 import { consoleSessionReads, consoleSessionWrites } from './console-sessions.js';
 import { checkpointOps } from './checkpoints.js';
-import { createPool, inSavepoint, inTransaction, withOwnClient, type Q } from './db.js';
+import { createPool, endPool, inSavepoint, inTransaction, withOwnClient, type Q } from './db.js';
 import { sweepExpired } from './expiry.js';
 import { feedReads } from './feed.js';
 import { forkReads, forkWrites } from './forks.js';
@@ -242,7 +242,7 @@ function composeStorage(url: string, pool: pg.Pool, options: PostgresOptions): P
       if (closed) return;
       closed = true;
       await listener?.stop();
-      await pool.end();
+      await endPool(pool);
     },
   };
 

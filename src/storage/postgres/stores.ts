@@ -3,7 +3,7 @@ import { applyStorePatch } from '../../domain/store-rules.js';
 import { notFound } from '../../domain/errors.js';
 import type { Page, Store, StoreListQuery, StorePatch } from '../../domain/types.js';
 import { seqBefore, seqPage } from '../cursor.js';
-import { all, first, run, type Q } from './db.js';
+import { all, first, lookup, run, type Q } from './db.js';
 import { toStore, type StoreRow } from './rows.js';
 
 /**
@@ -23,11 +23,11 @@ const retentionJson = (s: Store): string | null => (s.retention ? JSON.stringify
 
 export const storeReads = {
   async getStore(q: Q, workspaceId: string, id: string): Promise<Store | null> {
-    const r = await first<StoreRow>(q, `SELECT * FROM stores WHERE id = $1 AND workspace_id = $2 AND ${SHOWN}`, [id, workspaceId]);
+    const r = await lookup<StoreRow>(q, `SELECT * FROM stores WHERE id = $1 AND workspace_id = $2 AND ${SHOWN}`, [id, workspaceId]);
     return r ? toStore(r) : null;
   },
   async getStoreById(q: Q, id: string): Promise<Store | null> {
-    const r = await first<StoreRow>(q, `SELECT * FROM stores WHERE id = $1 AND ${SHOWN}`, [id]);
+    const r = await lookup<StoreRow>(q, `SELECT * FROM stores WHERE id = $1 AND ${SHOWN}`, [id]);
     return r ? toStore(r) : null;
   },
   async listStores(q: Q, workspaceId: string, lq: StoreListQuery, only: readonly string[] | null = null): Promise<Page<Store>> {

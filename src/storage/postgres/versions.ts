@@ -8,7 +8,7 @@ import { assertStoreFound } from '../../domain/memory-rules.js';
 import { planRedaction } from '../../domain/version-rules.js';
 import type { Actor, MemoryVersion, Page, VersionListQuery } from '../../domain/types.js';
 import { cursorNumber, decodeCursor, encodeCursor } from '../cursor.js';
-import { all, first, run, type Q } from './db.js';
+import { all, first, lookup, run, type Q } from './db.js';
 import { redactReceipts } from './receipts.js';
 import { HELD_IN_WORKSPACE, versionContent } from './contents.js';
 import { lockStore } from './memories.js';
@@ -20,7 +20,7 @@ const BASIC =
 
 export const versionReads = {
   async getVersion(q: Q, storeId: string, id: string): Promise<MemoryVersion | null> {
-    const r = await first<VersionRow>(q, `SELECT v.*, ${versionContent('v')} AS content FROM versions v WHERE v.store_id = $1 AND v.id = $2`, [storeId, id]);
+    const r = await lookup<VersionRow>(q, `SELECT v.*, ${versionContent('v')} AS content FROM versions v WHERE v.store_id = $1 AND v.id = $2`, [storeId, id]);
     return r ? toVersion(r) : null;
   },
 

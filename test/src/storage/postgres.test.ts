@@ -1083,6 +1083,42 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
     });
   });
 
+  describe('reads by key', () => {
+    /** PostgreSQL's connections (backends) of a storage opened with `application_name` `name`. */
+    const backends = async (name: string) =>
+      Number((await admin.query<{ n: string }>('SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = $1', [name])).rows[0]!.n);
+
+    it('made at once on their own, retrieves, stats and key lookups share one connection, which closing the storage ends; a listing beside them takes the pool', async () => {
+      const { workspace, addStore, addMemory } = await fixture();
+      const s = await addStore();
+      const made = [];
+      for (let i = 0; i < 8; i++) made.push(await addMemory(s.id, `/lane/m${i}.md`, `text ${i}`));
+      const name = `mnemo_lane_${process.pid}_${Date.now()}`;
+      const other = await openPostgresStorage(`${url}${url.includes('?') ? '&' : '?'}application_name=${name}`, { clock });
+      let closed = false;
+      onTestFinished(() => (closed ? undefined : other.close()));
+      const [found, metas, store, key] = await Promise.all([
+        Promise.all(made.map((m) => other.getMemoryInStore(workspace.id, s.id, m.id))),
+        Promise.all(made.map((m) => other.getMemoryMetaByPath(s.id, m.path))),
+        other.getStore(workspace.id, s.id),
+        other.findApiKeyByHash('no such hash'),
+      ]);
+      expect(found.map((f) => f.memory?.content)).toEqual(made.map((m) => m.content));
+      expect(found.every((f) => f.store?.id === s.id)).toBe(true);
+      expect(metas.map((m) => m?.id)).toEqual(made.map((m) => m.id));
+      expect(store?.id).toBe(s.id);
+      expect(key).toBeNull();
+      // Eighteen reads, one backend (on the pool, each had checked out a connection of its own).
+      expect(await backends(name)).toBe(1);
+      // A listing is no read by key: it runs on a pooled connection, beside the lane.
+      expect((await other.listMemories(s.id, memQ({ pathPrefix: '/lane/', depth: 0, limit: 100 }))).data).toHaveLength(8);
+      expect(await backends(name)).toBe(2);
+      closed = true;
+      await other.close();
+      await eventually(async () => expect(await backends(name)).toBe(0));
+    });
+  });
+
   describe('two servers on one database', () => {
     it('concurrent preconditioned updates of one memory from two servers: exactly one wins each round', async () => {
       const { stamp, addStore, addMemory } = await fixture();
