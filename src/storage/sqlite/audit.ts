@@ -11,7 +11,7 @@ export function createAuditStatements(db: Db): Synchronous<AuditStorage> {
       `INSERT INTO admin_actions (id, workspace_id, action, actor_type, actor_id, target_id, store_id, summary, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
-    list: db.prepare('SELECT * FROM admin_actions WHERE workspace_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?'),
+    list: db.prepare('SELECT * FROM admin_actions WHERE workspace_id = ? AND seq < ? ORDER BY seq DESC LIMIT +?'),
   };
 
   return {

@@ -27,7 +27,7 @@ export function createExpiryPurge(db: Db) {
     expiredSome: db.prepare(
       `SELECT m.id, m.path, m.expires_at, v.actor_type, v.actor_id
        FROM memories m LEFT JOIN versions v ON v.id = m.version_id
-       WHERE m.store_id = ? AND m.expires_at IS NOT NULL AND m.expires_at <= ? ORDER BY m.expires_at LIMIT ?`,
+       WHERE m.store_id = ? AND m.expires_at IS NOT NULL AND m.expires_at <= ? ORDER BY m.expires_at LIMIT +?`,
     ),
     // Only after a mass expiry: the expired memories in a write's way.
     expiredNear: db.prepare(

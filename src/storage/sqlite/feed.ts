@@ -19,12 +19,12 @@ export function createFeedStatements(db: Db): FeedStatements {
     // whatever the store's size, merged in commit order.
     after: db.prepare(
       `SELECT * FROM (SELECT 'version' AS kind, ${BASIC}, NULL AS pruned_at FROM versions
-                      WHERE store_id = @store AND commit_seq > @after ORDER BY commit_seq LIMIT @limit)
+                      WHERE store_id = @store AND commit_seq > @after ORDER BY commit_seq LIMIT +@limit)
        UNION ALL
        SELECT * FROM (SELECT 'pruned' AS kind, NULL, commit_seq, version_id, store_id, memory_id, NULL, NULL, NULL, NULL, NULL,
                              NULL, NULL, NULL, NULL, NULL, NULL, pruned_at FROM version_prunes
-                      WHERE store_id = @store AND commit_seq > @after ORDER BY commit_seq LIMIT @limit)
-       ORDER BY commit_seq LIMIT @limit`,
+                      WHERE store_id = @store AND commit_seq > @after ORDER BY commit_seq LIMIT +@limit)
+       ORDER BY commit_seq LIMIT +@limit`,
     ),
     last: db.prepare('SELECT commit_seq FROM stores WHERE id = ?').pluck(),
     // Within a store, rowid order is commit order on SQLite, and versions_by_memory is (store_id, memory_id, seq).

@@ -20,7 +20,7 @@ export function createForkStatements(db: Db): Synchronous<ForkStorage> {
     ),
     hidden: db.prepare('SELECT 1 FROM stores WHERE id = ? AND forking_since IS NOT NULL AND deleted_at IS NULL'),
     // versions_by_memory (store_id, memory_id, seq): the next memory ids of the source, in order.
-    memoryIds: db.prepare('SELECT DISTINCT memory_id FROM versions WHERE store_id = ? AND memory_id > ? ORDER BY memory_id LIMIT ?').pluck(),
+    memoryIds: db.prepare('SELECT DISTINCT memory_id FROM versions WHERE store_id = ? AND memory_id > ? ORDER BY memory_id LIMIT +?').pluck(),
     latestAt: db.prepare(
       `SELECT ${AT_COLUMNS} FROM versions INDEXED BY versions_by_memory_time
        WHERE store_id = ? AND memory_id = ? AND created_at <= ? ORDER BY created_at DESC, seq DESC LIMIT 1`,

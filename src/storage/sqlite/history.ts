@@ -15,7 +15,7 @@ import type { Db, Statement } from './tx.js';
 
 /** Every statement of the history role (a test checks that each is an index search, never a scan). */
 export const HISTORY_SQL = {
-  pathVersions: 'SELECT id, memory_id, operation, path_seq, content_size_bytes, created_at FROM versions WHERE store_id = ? AND path = ? ORDER BY path_seq LIMIT ?',
+  pathVersions: 'SELECT id, memory_id, operation, path_seq, content_size_bytes, created_at FROM versions WHERE store_id = ? AND path = ? ORDER BY path_seq LIMIT +?',
   pathVersionMeta: 'SELECT id, memory_id, operation, path_seq, content_size_bytes, created_at FROM versions WHERE store_id = ? AND path = ? AND path_seq = ?',
   pathVersion: `SELECT id, memory_id, operation, path_seq, content_size_bytes, created_at, ${versionContent('versions', true)} AS bytes
      FROM versions WHERE store_id = ? AND path = ? AND path_seq = ?`,

@@ -50,9 +50,9 @@ export function createMemoryStatements(db: Db, children: ChildWalk): MemoryState
     deleteMemory: db.prepare('DELETE FROM memories WHERE id = ?'),
     setAttrs: db.prepare('UPDATE memories SET mode = ?, atime_us = ?, mtime_us = ?, ctime_us = ?, uid = ?, gid = ? WHERE id = ?'),
     rangeMeta: db.prepare(
-      `SELECT ${META} FROM memories WHERE store_id = ? AND path > ? AND path < ? AND ${LIVE} ORDER BY path LIMIT ?`,
+      `SELECT ${META} FROM memories WHERE store_id = ? AND path > ? AND path < ? AND ${LIVE} ORDER BY path LIMIT +?`,
     ),
-    rangeFull: db.prepare(`SELECT *, ${textOf('memories')} AS content FROM memories WHERE store_id = ? AND path > ? AND path < ? AND ${LIVE} ORDER BY path LIMIT ?`),
+    rangeFull: db.prepare(`SELECT *, ${textOf('memories')} AS content FROM memories WHERE store_id = ? AND path > ? AND path < ? AND ${LIVE} ORDER BY path LIMIT +?`),
   };
   const purgeExpired = createExpiryPurge(db);
   const insertVersion = createVersionAppend(db);

@@ -18,18 +18,18 @@ export function createRetention(db: Db, index: SearchIndex) {
     candidates: db.prepare(
       `SELECT w.id, w.memory_id, w.path, w.path_seq, w.commit_seq FROM
          (SELECT id, store_id, memory_id, path, path_seq, created_at, seq, commit_seq FROM versions
-          WHERE store_id = @store AND commit_seq > @after ORDER BY commit_seq LIMIT @scan) AS w
+          WHERE store_id = @store AND commit_seq > @after ORDER BY commit_seq LIMIT +@scan) AS w
        WHERE (@cutoff IS NULL OR w.created_at < @cutoff)
          AND (@keep IS NULL OR (SELECT count(*) FROM versions n
                                 WHERE n.store_id = w.store_id AND n.memory_id = w.memory_id AND n.seq > w.seq) >= @keep)
          AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = w.memory_id AND m.version_id = w.id)
          AND NOT EXISTS (SELECT 1 FROM checkpoint_version_refs r WHERE r.version_id = w.id)
          AND NOT EXISTS (SELECT 1 FROM idempotency_receipts r WHERE r.version_id = w.id)
-       ORDER BY w.commit_seq LIMIT @max`,
+       ORDER BY w.commit_seq LIMIT +@max`,
     ),
     live: db.prepare('SELECT 1 FROM stores WHERE id = ? AND deleted_at IS NULL').pluck(),
     windowEnd: db.prepare(
-      'SELECT max(commit_seq) FROM (SELECT commit_seq FROM versions WHERE store_id = ? AND commit_seq > ? ORDER BY commit_seq LIMIT ?)',
+      'SELECT max(commit_seq) FROM (SELECT commit_seq FROM versions WHERE store_id = ? AND commit_seq > ? ORDER BY commit_seq LIMIT +?)',
     ).pluck(),
     bump: db.prepare('UPDATE stores SET commit_seq = commit_seq + 1 WHERE id = ?'),
     tombstone: db.prepare(

@@ -46,7 +46,7 @@ export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) 
     any: db.prepare('SELECT EXISTS (SELECT 1 FROM search_backlog)').pluck(),
     // Counted after every batch, so bounded: a count of a long queue each turn would grow with it.
     pending: db.prepare(`SELECT count(*) FROM (SELECT 1 FROM search_backlog LIMIT ${PENDING_COUNTED})`).pluck(),
-    queued: db.prepare('SELECT seq, indexed_version FROM search_backlog ORDER BY seq LIMIT ?'),
+    queued: db.prepare('SELECT seq, indexed_version FROM search_backlog ORDER BY seq LIMIT +?'),
     // The text the index holds for a queued memory is that of the version it was indexed at.
     indexedText: db.prepare(`SELECT path, ${versionContent('versions')} AS content FROM versions WHERE id = ?`),
     // The memory row names its text by sha (schema/memory-text.ts): read by join, as every reader does.

@@ -81,7 +81,7 @@ export const SEARCH_SQL = {
       SELECT f.rowid AS seq, bm25(memories_fts, 4.0, 1.0) AS score, k.path AS path
       FROM memories_fts AS f CROSS JOIN memories k ON k.seq = f.rowid
       WHERE memories_fts MATCH ? AND f.rowid > ? AND f.rowid <= ? AND k.store_id = ? AND k.path > ? AND k.path < ?
-      ORDER BY score, k.path LIMIT ? OFFSET ?
+      ORDER BY score, k.path LIMIT +? OFFSET +?
     ) AS r CROSS JOIN memories m ON m.seq = r.seq
     ORDER BY r.score, r.path`,
   // Path order on the (store_id, path) index; the caller stops reading at its budget.

@@ -13,7 +13,7 @@ export function createSessionStatements(db: Db): Synchronous<SessionStorage> {
       'INSERT INTO sessions (id, workspace_id, status, resources, created_at, ended_at, local_pid, node_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     ),
     get: db.prepare('SELECT * FROM sessions WHERE workspace_id = ? AND id = ?'),
-    list: db.prepare('SELECT * FROM sessions WHERE workspace_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?'),
+    list: db.prepare('SELECT * FROM sessions WHERE workspace_id = ? AND seq < ? ORDER BY seq DESC LIMIT +?'),
     active: db.prepare("SELECT * FROM sessions WHERE status = 'active' AND local_pid IS NULL ORDER BY seq"),
     activeLocal: db.prepare("SELECT * FROM sessions WHERE status = 'active' AND local_pid IS NOT NULL ORDER BY seq"),
     end: db.prepare("UPDATE sessions SET status = 'ended', ended_at = ? WHERE id = ?"),

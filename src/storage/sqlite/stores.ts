@@ -27,7 +27,7 @@ export function createStoreStatements(db: Db): Omit<Synchronous<StoreStorage>, '
          AND (@all = 1 OR archived_at IS NULL)
          AND (@only IS NULL OR id IN (SELECT value FROM json_each(@only)))
          AND (@gte IS NULL OR created_at >= @gte) AND (@lte IS NULL OR created_at <= @lte)
-       ORDER BY seq DESC LIMIT @limit`,
+       ORDER BY seq DESC LIMIT +@limit`,
     ),
     updateStore: db.prepare(
       'UPDATE stores SET name = ?, description = ?, metadata = ?, retention = ?, updated_at = ? WHERE id = ?',

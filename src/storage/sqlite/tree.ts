@@ -13,8 +13,8 @@ export type ChildWalk = (storeId: string, prefix: string, start: { key: string; 
 
 export function createChildWalk(db: Db): ChildWalk {
   const q = {
-    nextGt: db.prepare(`SELECT ${META} FROM memories WHERE store_id = ? AND path > ? AND path < ? AND ${LIVE} ORDER BY path LIMIT ?`),
-    nextGte: db.prepare(`SELECT ${META} FROM memories WHERE store_id = ? AND path >= ? AND path < ? AND ${LIVE} ORDER BY path LIMIT ?`),
+    nextGt: db.prepare(`SELECT ${META} FROM memories WHERE store_id = ? AND path > ? AND path < ? AND ${LIVE} ORDER BY path LIMIT +?`),
+    nextGte: db.prepare(`SELECT ${META} FROM memories WHERE store_id = ? AND path >= ? AND path < ? AND ${LIVE} ORDER BY path LIMIT +?`),
   };
   /** Direct children of `prefix` (ending in "/") from `start`, rolling deeper paths into prefixes (common/tree.ts pages them). */
   return function* children(storeId, prefix, start): Generator<Child> {

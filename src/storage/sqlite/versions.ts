@@ -50,7 +50,7 @@ export function createVersionStatements(db: Db, index: SearchIndex): VersionStat
     if (lq.createdGte !== null) where.push('created_at >= @gte');
     if (lq.createdLte !== null) where.push('created_at <= @lte');
     const columns = lq.view === 'full' ? `*, ${versionContent('versions')} AS content` : 'seq, id, store_id, memory_id, operation, path, NULL AS content, content_sha256, content_size_bytes, created_at, actor_type, actor_id, redacted_at, redacted_by_type, redacted_by_id';
-    const sql = `SELECT ${columns} FROM versions WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT @limit`;
+    const sql = `SELECT ${columns} FROM versions WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT +@limit`;
     let stmt = lists.get(sql);
     if (!stmt) {
       stmt = db.prepare(sql);
