@@ -19,7 +19,7 @@ import type * as port from '../port.js';
 import { appendGuardedCreate, appendMovedVersions, appendVersionRow, type MovedRow } from './commit-order.js';
 import { all, first, lookup, mayGuard, run, runWithNext, type Q } from './db.js';
 import { purgeExpired } from './expiry.js';
-import { FULL, META, actorColumns, live, toMemory, toStore, type MemoryRow } from './rows.js';
+import { FULL, META, actorColumns, byUniqueId, live, toMemory, toStore, type MemoryRow } from './rows.js';
 import { children } from './tree.js';
 
 /** Memories a directory move reads, and then appends versions for, per round trip. */
@@ -119,7 +119,7 @@ function foundBy(workspaceId: string, storeId: string, r: ProbeRow): port.WriteF
 
 export function memoryOps(ctx: MemoryContext) {
   const byId = (q: Q, storeId: string, id: string) =>
-    lookup<MemoryRow>(q, `SELECT ${FULL} FROM memories WHERE store_id = $1 AND id = $2 AND ${live(3)}`, [storeId, id, ctx.clock()]);
+    lookup<MemoryRow>(q, `SELECT ${FULL} FROM ${byUniqueId('memories', 2)} WHERE store_id = $1 AND ${live(3)}`, [storeId, id, ctx.clock()]);
   const byPath = (q: Q, storeId: string, path: string) =>
     lookup<MemoryRow>(q, `SELECT ${FULL} FROM memories WHERE store_id = $1 AND path = $2 AND ${live(3)}`, [storeId, path, ctx.clock()]);
 
@@ -358,8 +358,8 @@ export function memoryOps(ctx: MemoryContext) {
         q,
         `SELECT s.seq AS st_seq, s.name AS st_name, s.description AS st_description, s.metadata AS st_metadata, s.created_at AS st_created_at,
                 s.updated_at AS st_updated_at, s.archived_at AS st_archived_at, s.retention AS st_retention, s.forked_from AS st_forked_from, m.*
-         FROM stores s LEFT JOIN LATERAL (SELECT ${FULL} FROM memories WHERE store_id = s.id AND id = $3 AND ${live(4)}) m ON true
-         WHERE s.id = $1 AND s.workspace_id = $2 AND s.forking_since IS NULL AND s.deleted_at IS NULL`,
+         FROM ${byUniqueId('stores', 1, 's')} LEFT JOIN (SELECT ${FULL} FROM ${byUniqueId('memories', 3)} WHERE ${live(4)}) m ON m.store_id = s.id
+         WHERE s.workspace_id = $2 AND s.forking_since IS NULL AND s.deleted_at IS NULL`,
         [storeId, workspaceId, id, ctx.clock()],
       );
       if (!r) return { store: null, memory: null };

@@ -39,3 +39,13 @@ export const FULL = `${META}, (SELECT c.content FROM contents c WHERE c.sha256 =
 
 /** SQL keeping only memories that have not expired at the parameter `$n` (the adapter's clock). */
 export const live = (n: number, alias = ''): string => `(${alias}expires_at IS NULL OR ${alias}expires_at > $${n})`;
+
+/**
+ * `table`'s one row whose unique `id` is the parameter `$n`, as a subquery the planner cannot merge
+ * into the statement around it (OFFSET 0), named `alias`: the row is found through the id's unique
+ * index whatever the table's statistics say. A read by id that also names its store or workspace
+ * got, as a generic plan made before the table's first ANALYZE (a new database's first minute, the
+ * bench's), the other column's index instead, and read every memory of the store to find one
+ * (test/bench/README.md, stop 38).
+ */
+export const byUniqueId = (table: string, n: number, alias = table): string => `(SELECT * FROM ${table} WHERE id = $${n} OFFSET 0) ${alias}`;

@@ -4,7 +4,7 @@ import { notFound } from '../../domain/errors.js';
 import type { Page, Store, StoreListQuery, StorePatch } from '../../domain/types.js';
 import { seqBefore, seqPage } from '../cursor.js';
 import { all, first, lookup, run, type Q } from './db.js';
-import { toStore, type StoreRow } from './rows.js';
+import { byUniqueId, toStore, type StoreRow } from './rows.js';
 
 /**
  * The stores anyone sees: not a fork being built (postgres/schema/v6.ts), not a deleted store whose
@@ -23,7 +23,7 @@ const retentionJson = (s: Store): string | null => (s.retention ? JSON.stringify
 
 export const storeReads = {
   async getStore(q: Q, workspaceId: string, id: string): Promise<Store | null> {
-    const r = await lookup<StoreRow>(q, `SELECT * FROM stores WHERE id = $1 AND workspace_id = $2 AND ${SHOWN}`, [id, workspaceId]);
+    const r = await lookup<StoreRow>(q, `SELECT * FROM ${byUniqueId('stores', 1)} WHERE workspace_id = $2 AND ${SHOWN}`, [id, workspaceId]);
     return r ? toStore(r) : null;
   },
   async getStoreById(q: Q, id: string): Promise<Store | null> {

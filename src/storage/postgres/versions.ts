@@ -13,14 +13,14 @@ import { redactReceipts } from './receipts.js';
 import { HELD_IN_WORKSPACE, versionContent } from './contents.js';
 import { lockStore } from './memories.js';
 import { keepFloor } from './path-floors.js';
-import { actorColumns, toVersion, type VersionRow } from './rows.js';
+import { actorColumns, byUniqueId, toVersion, type VersionRow } from './rows.js';
 
 const BASIC =
   'seq, id, store_id, memory_id, operation, path, NULL AS content, content_sha256, content_size_bytes, created_at, actor_type, actor_id, redacted_at, redacted_by_type, redacted_by_id';
 
 export const versionReads = {
   async getVersion(q: Q, storeId: string, id: string): Promise<MemoryVersion | null> {
-    const r = await lookup<VersionRow>(q, `SELECT v.*, ${versionContent('v')} AS content FROM versions v WHERE v.store_id = $1 AND v.id = $2`, [storeId, id]);
+    const r = await lookup<VersionRow>(q, `SELECT v.*, ${versionContent('v')} AS content FROM ${byUniqueId('versions', 2, 'v')} WHERE v.store_id = $1`, [storeId, id]);
     return r ? toVersion(r) : null;
   },
 

@@ -1119,6 +1119,58 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
     });
   });
 
+  describe('reads by id', () => {
+    it("find their row through the id's unique index whatever the statistics say: generic plans made before a new database's first ANALYZE read no store's whole range", async () => {
+      const db = await createDatabase();
+      onTestFinished(db.drop);
+      const fresh = await openPostgresStorage(db.url, { clock });
+      onTestFinished(() => fresh.close());
+      const c = new pg.Client({ connectionString: db.url });
+      await c.connect();
+      onTestFinished(() => c.end());
+      // Statistics as a new database has them for its first minute: none (autovacuum would analyze later).
+      for (const t of ['stores', 'memories', 'versions', 'sessions']) await c.query(`ALTER TABLE ${t} SET (autovacuum_enabled = false)`);
+      const workspace = { id: newId('workspace'), name: 'w', createdAt: new Date(T0).toISOString() };
+      await fresh.insertWorkspace(workspace, false);
+      const at = new Date(T0).toISOString();
+      const store: Store = { id: newId('store'), workspaceId: workspace.id, name: 's', description: '', metadata: {}, createdAt: at, updatedAt: at, archivedAt: null };
+      await fresh.insertStore(store);
+      const actor: Actor = { type: 'api_actor', apiKeyId: newId('apiKey') };
+      const made = [];
+      for (let i = 0; i < 300; i++) {
+        made.push(await fresh.createMemory({ actor, now: at, versionId: newId('version'), storeId: store.id, memoryId: newId('memory'), path: `/m/${i}.md`, content: `text ${i}` }));
+      }
+      const m = made[150]!;
+      // The statements the reads send, with their parameters.
+      const sent: { text: string; values: unknown[] }[] = [];
+      const original = pg.Client.prototype.query;
+      pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+        const q = args[0] as { text?: string; values?: unknown[] };
+        if (typeof q === 'object' && q.text) sent.push({ text: q.text, values: q.values ?? [] });
+        return (original as (...a: unknown[]) => unknown).apply(this, args);
+      } as typeof original;
+      try {
+        expect((await fresh.getMemoryInStore(workspace.id, store.id, m.id)).memory?.id).toBe(m.id);
+        expect((await fresh.getMemory(store.id, m.id))?.id).toBe(m.id);
+        expect((await fresh.getStore(workspace.id, store.id))?.id).toBe(store.id);
+        expect((await fresh.getVersion(store.id, m.versionId))?.id).toBe(m.versionId);
+      } finally {
+        pg.Client.prototype.query = original;
+      }
+      expect(sent).toHaveLength(4);
+      await c.query('SET plan_cache_mode = force_generic_plan');
+      for (const [i, { text, values }] of sent.entries()) {
+        await c.query(`PREPARE r${i} AS ${text}`);
+        const args = values.map((v) => `'${String(v)}'`).join(', ');
+        const plan = (await c.query(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE r${i}(${args})`)).rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']).join('\n');
+        // Each table by its id's unique index (or one row of a one-row table), never a store's range of memories or versions.
+        expect(plan, text).not.toMatch(/memories_store_path|versions_by_|stores_by_workspace/);
+        expect(plan, text).not.toMatch(/Rows Removed by Filter: ([2-9]|\d\d)/);
+        expect(plan, text).toMatch(/_id_key/);
+      }
+    });
+  });
+
   describe('two servers on one database', () => {
     it('concurrent preconditioned updates of one memory from two servers: exactly one wins each round', async () => {
       const { stamp, addStore, addMemory } = await fixture();
