@@ -3,11 +3,11 @@ import { notFound } from '../../domain/errors.js';
 import type { Page, Session } from '../../domain/types.js';
 import { seqBefore, seqPage } from '../cursor.js';
 import { all, first, lookup, run, type Q } from './db.js';
-import { byUniqueId, toSession, type SessionRow } from './rows.js';
+import { toSession, type SessionRow } from './rows.js';
 
 export const sessionReads = {
   async getSession(q: Q, workspaceId: string, id: string): Promise<Session | null> {
-    const r = await lookup<SessionRow>(q, `SELECT * FROM ${byUniqueId('sessions', 2)} WHERE workspace_id = $1`, [workspaceId, id]);
+    const r = await lookup<SessionRow>(q, 'SELECT * FROM sessions WHERE workspace_id = $1 AND id = $2', [workspaceId, id]);
     return r ? toSession(r) : null;
   },
   async listSessions(q: Q, workspaceId: string, limit: number, page: string | null): Promise<Page<Session>> {

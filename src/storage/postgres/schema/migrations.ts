@@ -22,6 +22,7 @@ import { PG_MIGRATION_14 } from './v14.js';
 import { PG_MIGRATION_15 } from './v15.js';
 import { PG_MIGRATION_16 } from './v16.js';
 import { PG_MIGRATION_17 } from './v17.js';
+import { PG_MIGRATION_18 } from './v18.js';
 
 export interface PgMigration {
   version: number;
@@ -63,6 +64,8 @@ export const PG_MIGRATIONS: PgMigration[] = [
   { version: 16, sql: PG_MIGRATION_16 },
   // PostgreSQL's own: an API create in one statement, refused back to the probe when it would not pass. See postgres/schema/v17.ts.
   { version: 17, sql: PG_MIGRATION_17 },
+  // PostgreSQL's own: the write probe finds a memory by id through the id's index. See postgres/schema/v18.ts.
+  { version: 18, sql: PG_MIGRATION_18 },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;

@@ -25,7 +25,7 @@ import { PG_MIGRATION_11 } from './v11.js';
 export const PURGE_SLICE = { memories: 500, checkpoints: 200, versions: 2000 } as const;
 
 /** Migration 11's probe, unchanged but for the store it locks: never a deleted one. */
-function probeFindingNoDeletedStore(): string {
+export function probeFindingNoDeletedStore(): string {
   const start = PG_MIGRATION_11.indexOf('CREATE FUNCTION mnemo_write_probe(');
   const probe = PG_MIGRATION_11.slice(start).replace('CREATE FUNCTION', 'CREATE OR REPLACE FUNCTION');
   const lock = 'SELECT st.* INTO s FROM stores st WHERE st.id = p_store FOR NO KEY UPDATE;';
