@@ -16,6 +16,9 @@
 import pg from 'pg';
 import { isUnreachable } from './unavailable.js';
 
+/** The lane's `application_name` in pg_stat_activity (a name in the database URL wins, as for the listener). */
+export const READ_LANE_APPLICATION_NAME = 'mnemo-read-lane';
+
 export class ReadLane {
   private client: pg.Client | null = null;
   private opened: Promise<pg.Client> | null = null;
@@ -55,7 +58,7 @@ export class ReadLane {
   }
 
   private open(): Promise<pg.Client> {
-    const c = new pg.Client({ ...this.config, pipeline: true });
+    const c = new pg.Client({ ...this.config, application_name: READ_LANE_APPLICATION_NAME, pipeline: true });
     const drop = () => {
       if (this.client === c) this.client = null;
     };
