@@ -174,8 +174,8 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
     async getMemory(caller: Caller, storeId: string, memoryId: string): Promise<Memory> {
       assertStoreGranted(caller, storeId);
       // The store and the memory in one lookup (one round trip on PostgreSQL), checked as `store` does.
-      const { store: s, memory: m } = await storage.getMemoryInStore(caller.workspaceId, storeId, memoryId);
-      if (!s) throw notFound('memory store', storeId);
+      const { storeFound, memory: m } = await storage.getMemoryInStore(caller.workspaceId, storeId, memoryId);
+      if (!storeFound) throw notFound('memory store', storeId);
       if (!m) throw notFound('memory', memoryId);
       return m;
     },

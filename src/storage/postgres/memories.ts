@@ -352,18 +352,17 @@ export function memoryOps(ctx: MemoryContext) {
       const r = await byId(q, storeId, id);
       return r ? toMemory(r) : null;
     },
-    /** The store (as getStore finds it) and its memory in one statement: a retrieve's one round trip after its key's. */
-    async getMemoryInStore(q: Q, workspaceId: string, storeId: string, id: string): Promise<{ store: Store | null; memory: Memory | null }> {
-      const r = await lookup<StoreColumns & Partial<MemoryRow> & { id: string | null }>(
+    /** Whether the store is there (as getStore finds it) and its memory, in one statement: a retrieve's one round trip after its key's. */
+    async getMemoryInStore(q: Q, workspaceId: string, storeId: string, id: string): Promise<{ storeFound: boolean; memory: Memory | null }> {
+      const r = await lookup<Partial<MemoryRow> & { id: string | null }>(
         q,
-        `SELECT s.seq AS st_seq, s.name AS st_name, s.description AS st_description, s.metadata AS st_metadata, s.created_at AS st_created_at,
-                s.updated_at AS st_updated_at, s.archived_at AS st_archived_at, s.retention AS st_retention, s.forked_from AS st_forked_from, m.*
+        `SELECT m.*
          FROM ${byUniqueId('stores', 1, 's')} LEFT JOIN (SELECT ${FULL} FROM ${byUniqueId('memories', 3)} WHERE ${live(4)}) m ON m.store_id = s.id
          WHERE s.workspace_id = $2 AND s.forking_since IS NULL AND s.deleted_at IS NULL`,
         [storeId, workspaceId, id, ctx.clock()],
       );
-      if (!r) return { store: null, memory: null };
-      return { store: storeOf(workspaceId, storeId, r), memory: r.id === null ? null : toMemory(r as MemoryRow) };
+      if (!r) return { storeFound: false, memory: null };
+      return { storeFound: true, memory: r.id === null ? null : toMemory(r as MemoryRow) };
     },
     async getMemoryByPath(q: Q, storeId: string, path: string): Promise<Memory | null> {
       const r = await byPath(q, storeId, path);

@@ -62,8 +62,8 @@ export function admittedWrites(c: Parts): Pick<ConnectionMethods, Admitted | 'ge
       return c.setMemoryAttrs(storeId, id, attrs, now);
     },
     getMemoryInStore(workspaceId, storeId, id) {
-      const store = c.getStore(workspaceId, storeId);
-      return { store, memory: store ? c.getMemory(storeId, id) : null };
+      const storeFound = c.getStore(workspaceId, storeId) !== null;
+      return { storeFound, memory: storeFound ? c.getMemory(storeId, id) : null };
     },
   };
 }

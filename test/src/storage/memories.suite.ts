@@ -41,14 +41,14 @@ export function runMemorySuite(makeStorage: MakeStorage): void {
       const { storage, workspace, addStore, addMemory } = await fixture(makeStorage);
       const s = await addStore();
       const m = await addMemory(s.id, '/a', 'text');
-      expect(await storage.getMemoryInStore(workspace.id, s.id, m.id)).toEqual({ store: s, memory: m });
-      expect(await storage.getMemoryInStore(workspace.id, s.id, newId('memory'))).toEqual({ store: s, memory: null });
+      expect(await storage.getMemoryInStore(workspace.id, s.id, m.id)).toEqual({ storeFound: true, memory: m });
+      expect(await storage.getMemoryInStore(workspace.id, s.id, newId('memory'))).toEqual({ storeFound: true, memory: null });
       const elsewhere = { id: newId('workspace'), name: 'other', createdAt: m.createdAt };
       await storage.insertWorkspace(elsewhere, false);
-      expect(await storage.getMemoryInStore(elsewhere.id, s.id, m.id)).toEqual({ store: null, memory: null });
+      expect(await storage.getMemoryInStore(elsewhere.id, s.id, m.id)).toEqual({ storeFound: false, memory: null });
       const other = await addStore('other');
-      expect(await storage.getMemoryInStore(workspace.id, other.id, m.id)).toEqual({ store: other, memory: null });
-      expect(await storage.getMemoryInStore(workspace.id, newId('store'), m.id)).toEqual({ store: null, memory: null });
+      expect(await storage.getMemoryInStore(workspace.id, other.id, m.id)).toEqual({ storeFound: true, memory: null });
+      expect(await storage.getMemoryInStore(workspace.id, newId('store'), m.id)).toEqual({ storeFound: false, memory: null });
     });
 
     it("a write shows its admission the workspace's store, its usage and the memory it replaces before it changes anything; a refusal writes nothing", async () => {
