@@ -4,49 +4,54 @@ import { Agent, request } from 'node:http';
 const agent = new Agent({ keepAlive: true, maxSockets: 16 });
 
 export interface Api {
+  /** Sends a request and parses its JSON answer (an error above 299). */
   call<T = unknown>(method: string, path: string, body?: unknown): Promise<T>;
+  /** GETs `path` and returns its body as text (GET /metrics). */
+  text(path: string): Promise<string>;
 }
 
 export function apiClient(url: string, apiKey: string): Api {
   const base = new URL(url);
-  return {
-    call<T>(method: string, path: string, body?: unknown): Promise<T> {
-      const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-      const send = (retried: boolean): Promise<T> => new Promise<T>((resolve, reject) => {
-        const req = request(
-          {
-            agent,
-            host: base.hostname,
-            port: base.port,
-            method,
-            path,
-            headers: {
-              'x-api-key': apiKey,
-              'anthropic-version': '2023-06-01',
-              ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}),
-            },
+  function call<T>(method: string, path: string, body: unknown, json: boolean): Promise<T> {
+    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    const send = (retried: boolean): Promise<T> => new Promise<T>((resolve, reject) => {
+      const req = request(
+        {
+          agent,
+          host: base.hostname,
+          port: base.port,
+          method,
+          path,
+          headers: {
+            'x-api-key': apiKey,
+            'anthropic-version': '2023-06-01',
+            ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}),
           },
-          (res) => {
-            const chunks: Buffer[] = [];
-            res.on('data', (c: Buffer) => chunks.push(c));
-            res.on('end', () => {
-              const text = Buffer.concat(chunks).toString('utf8');
-              if ((res.statusCode ?? 500) >= 300) return reject(new Error(`${method} ${path}: ${res.statusCode} ${text.slice(0, 300)}`));
-              resolve(text ? (JSON.parse(text) as T) : (undefined as T));
-            });
-            res.on('error', reject);
-          },
-        );
-        req.on('error', (err: NodeJS.ErrnoException) => {
-          // A kept-alive socket the server closed while idle (a server older than api/server.ts's
-          // 65 s keep-alive, in an A/B run): the request never reached it, so it is sent again once.
-          if (!retried && req.reusedSocket && err.code === 'ECONNRESET') resolve(send(true));
-          else reject(err);
-        });
-        req.end(payload);
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            if ((res.statusCode ?? 500) >= 300) return reject(new Error(`${method} ${path}: ${res.statusCode} ${text.slice(0, 300)}`));
+            resolve(!json ? (text as T) : text ? (JSON.parse(text) as T) : (undefined as T));
+          });
+          res.on('error', reject);
+        },
+      );
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        // A kept-alive socket the server closed while idle (a server older than api/server.ts's
+        // 65 s keep-alive, in an A/B run): the request never reached it, so it is sent again once.
+        if (!retried && req.reusedSocket && err.code === 'ECONNRESET') resolve(send(true));
+        else reject(err);
       });
-      return send(false);
-    },
+      req.end(payload);
+    });
+    return send(false);
+  }
+  return {
+    call: <T>(method: string, path: string, body?: unknown) => call<T>(method, path, body, true),
+    text: (path: string) => call<string>('GET', path, undefined, false),
   };
 }
 

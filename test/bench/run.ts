@@ -291,7 +291,7 @@ function scaleSection(out: string[], found: Check[], small: Record<string, numbe
 
 function apiSection(out: string[], found: Check[], empty: ApiFigures, big: ApiFigures): void {
   out.push(
-    `### API over loopback (4 concurrent clients unless noted; ops/s and ms; after ${warmupRequests(QUICK)} uncounted creates and retrieves)\n`,
+    `### API over loopback (4 concurrent clients unless noted; ops/s and ms; after ${warmupRequests(QUICK)} uncounted creates and retrieves; reads in 3 rounds once the creates' search indexing is done)\n`,
     table(['request', 'empty: ops/s', 'p50', 'p99', `${fmt(BIG.memories)}: ops/s`, 'p50', 'p99', 'large / empty ops/s'], apiRows(empty, big)),
     '',
   );
