@@ -41,7 +41,7 @@ export async function apiFigures(api: Api, storeId: string, existing: string[] |
   const listPrefix = existing ? bigDir : '/api-r0/';
   // The creates' search indexing runs once they pause, on the thread that serves the reads: measured
   // unsettled, the first read round shared it (2.3k retrieves/s against 8.7k/s settled, stop 38).
-  await searchSettled(api);
+  await searchSettled(api, (line) => process.stderr.write(`${line}\n`));
   for (let r = 0; r < reps.reads; r++) {
     runs['retrieve']!.push(await load(CLIENTS, n.retrieve, (i) => api.call('GET', `${base}/memories/${ids[(i * 7919) % ids.length]}`)));
     runs['list']!.push(await load(CLIENTS, n.list, () => api.call('GET', `${base}/memories?path_prefix=${encodeURIComponent(listPrefix)}&limit=100`)));
@@ -63,16 +63,19 @@ export async function apiFigures(api: Api, storeId: string, existing: string[] |
 }
 
 /**
- * Waits until the server's search upkeep has indexed every queued write (its `mnemo_search_backlog`
- * gauge reads 0), for at most 60 s; then the rounds run anyway, and the report says so.
+ * Waits until the server's search upkeep has indexed every queued write: its `mnemo_search_backlog`
+ * gauge (GET /metrics; SQLite's queue, PostgreSQL's memories without their words and texts not yet
+ * in the trigram index) reads 0. The upkeep indexes once writes pause, on the serving thread (SQLite)
+ * or the cores a measured round shares: unsettled, a round of creates left about 1 ms of PostgreSQL's
+ * time per create, or 0.25 ms of SQLite's serving thread, for the next round. Gives up after 60 s.
  */
-async function searchSettled(api: Api): Promise<void> {
+export async function searchSettled(api: Api, log: (line: string) => void): Promise<void> {
   const started = performance.now();
   for (;;) {
     const m = /^mnemo_search_backlog (\S+)$/m.exec(await api.text('/metrics'));
     if (!m || Number(m[1]) === 0) return;
     if (performance.now() - started > 60_000) {
-      process.stderr.write('api: the search backlog did not empty within 60 s; measuring anyway\n');
+      log('bench: the search backlog did not empty within 60 s; measuring anyway');
       return;
     }
     await new Promise((r) => setTimeout(r, 100));

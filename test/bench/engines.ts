@@ -10,11 +10,8 @@
  * Without PostgreSQL (or without root, which starting the cluster needs) it prints why and skips.
  * `BENCH_ONLY=engines npm run bench` runs it alone.
  */
-import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import pg from 'pg';
-import { apiFigures, apiRows, warmupRequests } from './api.js';
+import { apiFigures, apiRows, searchSettled, warmupRequests } from './api.js';
 import { DIR_SIZE, middleDir } from './bigstore.js';
 import { load, median, type LoadResult } from './http.js';
 import { clusterSkip, startBenchCluster } from './pg-cluster.js';
@@ -77,7 +74,10 @@ async function measure(
   const sqlite = await started(null);
   let pgSmall = await started(smallUrl);
   const engines: [string, Mnemo][] = [['sqlite', sqlite], ['pg', pgSmall]] as [string, Mnemo][];
-  const settle = settler(join(sqlite.server.dataDir, 'mnemo.db'), smallUrl, log);
+  // Neither server's search indexing may land in the other's measured round (api.ts searchSettled).
+  const settle = async () => {
+    for (const [, m] of engines) await searchSettled(m.api, log);
+  };
 
   // 1. API creates and retrieves, rounds alternating between the engines (who goes first alternates too).
   log('engines: API creates and retrieves on SQLite and PostgreSQL');
@@ -215,44 +215,4 @@ async function scaleFigures(dir: string, quick: boolean): Promise<Record<string,
   const out: Record<string, number> = {};
   for (const k of Object.keys(reps[0]!)) out[k] = median(reps.map((r) => r[k]!));
   return out;
-}
-
-/**
- * Waits until neither server has search indexing left to do: the memories and texts their last
- * writes queued (sqlite `search_backlog`; PostgreSQL memories without their words and texts not
- * yet in the trigram index). Each server's upkeep indexes them once writes pause, on the cores the
- * other server's measured round would share: unsettled, one engine's indexing landed in the other's
- * round (a round of creates left about 1 ms of PostgreSQL's time per create, or 0.25 ms of SQLite's
- * serving thread, for the next round to compete with). Read from outside, by count; gives up after 60 s.
- */
-function settler(sqliteFile: string, pgUrl: string, log: (s: string) => void): () => Promise<void> {
-  const queued = async (): Promise<number> => {
-    const db = new Database(sqliteFile, { readonly: true, fileMustExist: true });
-    let n: number;
-    try {
-      n = db.prepare('SELECT count(*) FROM search_backlog').pluck().get() as number;
-    } finally {
-      db.close();
-    }
-    const c = new pg.Client({ connectionString: pgUrl });
-    await c.connect();
-    try {
-      const r = await c.query<{ n: number }>(
-        'SELECT ((SELECT count(*) FROM memories WHERE search IS NULL) + (SELECT count(*) FROM contents WHERE NOT trigrams_ready))::int AS n',
-      );
-      return n + r.rows[0]!.n;
-    } finally {
-      await c.end();
-    }
-  };
-  return async () => {
-    const started = performance.now();
-    while ((await queued()) > 0) {
-      if (performance.now() - started > 60_000) {
-        log('engines: the search backlogs did not empty within 60 s; measuring anyway');
-        return;
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  };
 }
