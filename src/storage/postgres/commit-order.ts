@@ -7,7 +7,7 @@
  *
  * One statement, one round trip, for everything the version changes: its text, the counter, the
  * notice, the version row, and the memory row beside it (`mnemo_append`, postgres/schema/v10.ts).
- * A directory move appends a page of versions in one (`mnemo_append_moves`, postgres/schema/v16.ts).
+ * A directory move appends a page of versions in one (`mnemo_append_moves`, postgres/schema/v16.ts and v19.ts).
  */
 import type { VersionRowInput } from '../common/version-rows.js';
 import { pathHash } from './path-floors.js';

@@ -544,7 +544,7 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       expect((await admin.query('SELECT count(*)::int AS n FROM versions WHERE store_id = $1', [s.id])).rows[0].n).toBe(0);
     });
 
-    it('a version takes its store\'s current commit number, or the one a directory move names while it inserts it, and no other', async () => {
+    it('a version takes its store\'s current commit number, or one of the block a directory move names while it inserts it, and no other', async () => {
       const { addStore, addMemory } = await fixture();
       const s = await addStore();
       const m = await addMemory(s.id, '/a', 'x');
@@ -566,11 +566,19 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
           c.release();
         }
       };
-      expect(await attempt(null, n + 1)).toMatch(/takes its store's next commit_seq/);
-      expect(await attempt(`${s.id}:${n + 2}`, n + 1)).toMatch(/takes its store's next commit_seq/);
-      expect(await attempt(`${newId('store')}:${n + 1}`, n + 1)).toMatch(/takes its store's next commit_seq/);
+      const refused = /takes its store's next commit_seq/;
+      expect(await attempt(null, n + 1)).toMatch(refused);
+      // The block a move names: "<store>:<first>:<last>", this store's, holding the number.
+      expect(await attempt(`${s.id}:${n + 2}:${n + 5}`, n + 1)).toMatch(refused);
+      expect(await attempt(`${s.id}:${n + 2}:${n + 5}`, n + 6)).toMatch(refused);
+      expect(await attempt(`${newId('store')}:${n + 1}:${n + 5}`, n + 1)).toMatch(refused);
+      expect(await attempt(`${s.id}:${n + 1}`, n + 1)).toMatch(refused);
+      expect(await attempt(`${s.id}:x:${n + 5}`, n + 1)).toMatch(refused);
+      expect(await attempt('', n + 1)).toMatch(refused);
       expect(await attempt(null, n)).toMatch(/versions_by_commit|duplicate key/);
-      expect(await attempt(`${s.id}:${n + 1}`, n + 1)).toBe('inserted');
+      expect(await attempt(`${s.id}:${n + 1}:${n + 1}`, n + 1)).toBe('inserted');
+      expect(await attempt(`${s.id}:${n + 1}:${n + 5}`, n + 3)).toBe('inserted');
+      expect(await attempt(`${s.id}:${n + 1}:${n + 5}`, n + 5)).toBe('inserted');
     });
 
     it('a fork writes no text bytes: memory rows name their text by sha and keep only their words', async () => {

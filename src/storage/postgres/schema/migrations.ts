@@ -23,6 +23,7 @@ import { PG_MIGRATION_15 } from './v15.js';
 import { PG_MIGRATION_16 } from './v16.js';
 import { PG_MIGRATION_17 } from './v17.js';
 import { PG_MIGRATION_18 } from './v18.js';
+import { PG_MIGRATION_19 } from './v19.js';
 
 export interface PgMigration {
   version: number;
@@ -66,6 +67,8 @@ export const PG_MIGRATIONS: PgMigration[] = [
   { version: 17, sql: PG_MIGRATION_17 },
   // PostgreSQL's own: the write probe finds a memory by id through the id's index. See postgres/schema/v18.ts.
   { version: 18, sql: PG_MIGRATION_18 },
+  // PostgreSQL's own: a directory move's page appended and moved by one statement each. See postgres/schema/v19.ts.
+  { version: 19, sql: PG_MIGRATION_19 },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;
