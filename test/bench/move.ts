@@ -73,9 +73,10 @@ export async function moveSection(quick: boolean, log: (s: string) => void): Pro
 
 /**
  * The same `mv` on a server on PostgreSQL (a bench cluster), against the SQLite move's time in this
- * run: one transaction under the store's row lock, a page of memories per statement
- * (postgres/schema/v16.ts). Before, each memory took its own round trip and moved the store's commit
- * counter on its own, and the cost of each grew with the number moved before it in the transaction.
+ * run: one transaction under the store's row lock, a page of memories per call (postgres/schema/v16.ts;
+ * one statement per table since v19.ts). Before, each memory took its own round trip and moved the
+ * store's commit counter on its own, and the cost of each grew with the number moved before it in
+ * the transaction.
  */
 async function postgresMove(memories: number, sqliteMs: number, log: (s: string) => void): Promise<{ lines: string[]; found: Check[] }> {
   const skip = clusterSkip();

@@ -308,7 +308,7 @@ export function memoryOps(ctx: MemoryContext) {
      * A directory move, in the write's one transaction. When nothing is at the destination, at its
      * ancestors or below it (what a mount's rename leaves to move), no moved path can meet another
      * memory: the memories are read a page at a time without their text, and each page's versions
-     * and rows go in one statement that takes its commit numbers at once (postgres/schema/v16.ts).
+     * and rows go in one call that takes its commit numbers at once (postgres/schema/v16.ts, v19.ts).
      * Otherwise each memory is checked on its way, as any rename is, and the first that meets
      * another memory fails the move.
      */
