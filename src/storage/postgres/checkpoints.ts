@@ -10,14 +10,15 @@ import type { Checkpoint } from '../../domain/types.js';
 import type { InsertCheckpointInput, ReferencedMemory } from '../port.js';
 import { first, run, type Q } from './db.js';
 import { lockStore, type MemoryContext } from './memories.js';
-import { FULL, actorColumns, bundleJson, toCheckpoint, toMemoryMeta, type CheckpointRow, type MemoryRow } from './rows.js';
+import { FULL, actorColumns, bundleJson, byUniqueId, toCheckpoint, toMemoryMeta, type CheckpointRow, type MemoryRow } from './rows.js';
 
-const SELECT = `SELECT c.*, (h.checkpoint_id IS NOT NULL) AS is_latest FROM checkpoints c
+/** Checkpoints from `from` (named `c`), each with whether it is its (agent, session)'s latest. */
+const select = (from: string): string => `SELECT c.*, (h.checkpoint_id IS NOT NULL) AS is_latest FROM ${from}
   LEFT JOIN checkpoint_heads h ON h.store_id = c.store_id AND h.agent_id = c.agent_id
     AND h.session_id = c.session_id AND h.checkpoint_id = c.id`;
 
 async function get(q: Q, storeId: string, id: string): Promise<Checkpoint | null> {
-  const row = await first<CheckpointRow>(q, `${SELECT} WHERE c.store_id = $1 AND c.id = $2`, [storeId, id]);
+  const row = await first<CheckpointRow>(q, `${select(byUniqueId('checkpoints', 2, 'c'))} WHERE c.store_id = $1`, [storeId, id]);
   return row ? toCheckpoint(row) : null;
 }
 
@@ -59,7 +60,7 @@ export function checkpointOps(ctx: MemoryContext) {
     async getLatestCheckpoint(q: Q, storeId: string, agentId: string, sessionId: string): Promise<Checkpoint | null> {
       const row = await first<CheckpointRow>(
         q,
-        `${SELECT} WHERE c.id = (SELECT checkpoint_id FROM checkpoint_heads WHERE store_id = $1 AND agent_id = $2 AND session_id = $3)`,
+        `${select('checkpoints c')} WHERE c.id = (SELECT checkpoint_id FROM checkpoint_heads WHERE store_id = $1 AND agent_id = $2 AND session_id = $3)`,
         [storeId, agentId, sessionId],
       );
       return row ? toCheckpoint(row) : null;
@@ -68,7 +69,9 @@ export function checkpointOps(ctx: MemoryContext) {
       const expired = '(expires_at IS NOT NULL AND expires_at <= $3) AS expired';
       const row = await first<MemoryRow & { expired: boolean }>(
         q,
-        `SELECT ${FULL}, ${expired} FROM memories WHERE store_id = $1 AND ${ref.memoryId !== null ? 'id' : 'path'} = $2`,
+        ref.memoryId !== null
+          ? `SELECT ${FULL}, ${expired} FROM ${byUniqueId('memories', 2)} WHERE store_id = $1`
+          : `SELECT ${FULL}, ${expired} FROM memories WHERE store_id = $1 AND path = $2`,
         [storeId, ref.memoryId ?? ref.path, ctx.clock()],
       );
       if (row) return row.expired ? { state: 'expired' } : { state: 'live', memory: toMemoryMeta(row) };

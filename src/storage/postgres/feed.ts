@@ -5,7 +5,7 @@
 import type { Change, MemoryVersion } from '../../domain/types.js';
 import { versionContent } from './contents.js';
 import { all, first, type Q } from './db.js';
-import { toVersion, type VersionRow } from './rows.js';
+import { byUniqueId, toVersion, type VersionRow } from './rows.js';
 
 const BASIC = `commit_seq, seq, id, store_id, memory_id, operation, path, NULL AS content, content_sha256, content_size_bytes,
   created_at, actor_type, actor_id, redacted_at, redacted_by_type, redacted_by_id`;
@@ -41,8 +41,14 @@ export const feedReads = {
   async previousVersion(q: Q, storeId: string, versionId: string): Promise<MemoryVersion | null> {
     const r = await first<VersionRow>(
       q,
-      `SELECT p.*, ${versionContent('p')} AS content FROM versions v JOIN versions p ON p.store_id = v.store_id AND p.memory_id = v.memory_id AND p.commit_seq < v.commit_seq
-       WHERE v.store_id = $1 AND v.id = $2 ORDER BY p.commit_seq DESC LIMIT 1`,
+      // The version by its id first, then the one before it among its memory's versions, one step
+      // back in versions_by_memory (store_id, memory_id, seq): in a store, seq follows the commit order
+      // (its writers take turns on its row: postgres/schema/v2.ts). As a join ordered by commit_seq,
+      // a generic plan walked the whole store's versions by commit number instead.
+      `SELECT p.*, ${versionContent('p')} AS content FROM ${byUniqueId('versions', 2, 'v')}
+       CROSS JOIN LATERAL (SELECT * FROM versions b WHERE b.store_id = v.store_id AND b.memory_id = v.memory_id AND b.seq < v.seq
+                           ORDER BY b.seq DESC LIMIT 1) p
+       WHERE v.store_id = $1`,
       [storeId, versionId],
     );
     return r ? toVersion(r) : null;

@@ -2,7 +2,7 @@
 import { notFound } from '../../domain/errors.js';
 import type { ApiKey, Workspace } from '../../domain/types.js';
 import { all, first, lookup, run, type Q } from './db.js';
-import { KEY_COLUMNS, toApiKey, toWorkspace, type ApiKeyRow, type WorkspaceRow } from './rows.js';
+import { KEY_COLUMNS, byUniqueId, toApiKey, toWorkspace, type ApiKeyRow, type WorkspaceRow } from './rows.js';
 
 export const keyReads = {
   async defaultWorkspace(q: Q): Promise<Workspace | null> {
@@ -31,7 +31,7 @@ export const keyReads = {
     return (await all<ApiKeyRow>(q, `SELECT ${KEY_COLUMNS} FROM api_keys WHERE workspace_id = $1 ORDER BY created_at, id`, [workspaceId])).map(toApiKey);
   },
   async getApiKey(q: Q, workspaceId: string, id: string): Promise<ApiKey | null> {
-    const r = await first<ApiKeyRow>(q, `SELECT ${KEY_COLUMNS} FROM api_keys WHERE workspace_id = $1 AND id = $2`, [workspaceId, id]);
+    const r = await first<ApiKeyRow>(q, `SELECT ${KEY_COLUMNS} FROM ${byUniqueId('api_keys', 2)} WHERE workspace_id = $1`, [workspaceId, id]);
     return r ? toApiKey(r) : null;
   },
 };
@@ -52,7 +52,7 @@ export const keyWrites = {
     await run(q, 'UPDATE api_keys SET seeded = true WHERE id = $1 AND revoked_at IS NULL', [id]);
   },
   async revokeApiKey(q: Q, workspaceId: string, id: string, now: string): Promise<ApiKey> {
-    const r = await first<ApiKeyRow>(q, `SELECT ${KEY_COLUMNS} FROM api_keys WHERE workspace_id = $1 AND id = $2 FOR UPDATE`, [workspaceId, id]);
+    const r = await first<ApiKeyRow>(q, `SELECT ${KEY_COLUMNS} FROM ${byUniqueId('api_keys', 2)} WHERE workspace_id = $1 FOR UPDATE`, [workspaceId, id]);
     if (!r) throw notFound('API key', id);
     if (r.revoked_at) return toApiKey(r);
     await run(q, 'UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL', [now, id]);

@@ -1149,6 +1149,21 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
         made.push(await fresh.createMemory({ actor, now: at, versionId: newId('version'), storeId: store.id, memoryId: newId('memory'), path: `/m/${i}.md`, content: `text ${i}` }));
       }
       const m = made[150]!;
+      const changed = await fresh.updateMemory({ actor, now: at, versionId: newId('version'), storeId: store.id, memoryId: made[100]!.id, content: 'text 100, again' });
+      const checkpoints: Checkpoint[] = [];
+      for (let i = 0; i < 20; i++) {
+        const bundle = {
+          id: newId('checkpoint'), storeId: store.id, agentId: 'agent', sessionId: 'sess', goal: 'g', summary: 's', constraints: [], decisions: [],
+          openTasks: [], nextAction: null, capsule: null, references: [], sizeBytes: 10, createdAt: at, createdBy: actor,
+        } as unknown as Omit<Checkpoint, 'revision' | 'isLatest'>;
+        checkpoints.push(await fresh.insertCheckpoint({ checkpoint: bundle, expectedLatestId: checkpoints.at(-1)?.id ?? null }));
+      }
+      const keys = [];
+      for (let i = 0; i < 20; i++) {
+        const key = { id: newId('apiKey'), workspaceId: workspace.id, name: `k${i}`, role: 'read_only' as const, storeIds: null, allWorkspaces: false, createdAt: at, revokedAt: null };
+        await fresh.insertApiKey(key, `hash-${i}`);
+        keys.push(key);
+      }
       // The statements the reads send, with their parameters.
       const sent: { text: string; values: unknown[] }[] = [];
       const original = pg.Client.prototype.query;
@@ -1162,19 +1177,28 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
         expect((await fresh.getMemory(store.id, m.id))?.id).toBe(m.id);
         expect((await fresh.getStore(workspace.id, store.id))?.id).toBe(store.id);
         expect((await fresh.getVersion(store.id, m.versionId))?.id).toBe(m.versionId);
+        expect((await fresh.getCheckpoint(store.id, checkpoints[10]!.id))?.id).toBe(checkpoints[10]!.id);
+        expect(await fresh.findReferencedMemory(store.id, { memoryId: m.id, path: null })).toMatchObject({ state: 'live', memory: { id: m.id } });
+        expect((await fresh.previousVersion(store.id, changed.memory.versionId))?.id).toBe(made[100]!.versionId);
+        expect((await fresh.getApiKey(workspace.id, keys[10]!.id))?.id).toBe(keys[10]!.id);
       } finally {
         pg.Client.prototype.query = original;
       }
-      expect(sent).toHaveLength(4);
+      expect(sent).toHaveLength(8);
       await c.query('SET plan_cache_mode = force_generic_plan');
       for (const [i, { text, values }] of sent.entries()) {
         await c.query(`PREPARE r${i} AS ${text}`);
         const args = values.map((v) => `'${String(v)}'`).join(', ');
         const plan = (await c.query(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE r${i}(${args})`)).rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']).join('\n');
-        // Each table by its id's unique index (or one row of a one-row table), never a store's range of memories or versions.
-        expect(plan, text).not.toMatch(/memories_store_path|versions_by_|stores_by_workspace/);
+        // Each row by its id's unique index (or one row of a one-row table), never a store's range of
+        // memories, versions or checkpoints, or a workspace's keys. (A version's predecessor is then
+        // read through its memory's versions: that range is the question.)
+        const ranges = text.includes('JOIN LATERAL') ? /memories_store_path|versions_by_(?!memory)|stores_by_workspace/ : /memories_store_path|versions_by_|stores_by_workspace/;
+        expect(plan, text).not.toMatch(ranges);
+        expect(plan, text).not.toMatch(/api_keys_by_workspace|checkpoints_store_id/);
         expect(plan, text).not.toMatch(/Rows Removed by Filter: ([2-9]|\d\d)/);
-        expect(plan, text).toMatch(/_id_key/);
+        expect(plan, text).toMatch(/_id_key|api_keys_pkey/);
+        if (text.includes('JOIN LATERAL')) expect(plan, text).toMatch(/Index Scan Backward using versions_by_memory on versions b \(actual rows=1 loops=1\)/);
       }
       // The write probe (an update's, a delete's, a move's by id), whose plans PL/pgSQL caches: it
       // reads the memory through the id's index, never the store's (store_id, path) range.
