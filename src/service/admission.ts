@@ -28,8 +28,8 @@ export function writeAdmission(limits: StoreLimits, caller: Caller, storeId: str
   return {
     workspaceId: caller.workspaceId,
     admit(found) {
-      const { store, usage } = found;
-      if (!store) throw notFound('memory store', storeId);
+      const { storeFound, usage } = found;
+      if (!storeFound) throw notFound('memory store', storeId);
       assertAllowed(caller, 'write');
       if (room === null || clearOfStoreLimits(limits, usage, room.newBytes)) return;
       // `found.target` is read only here, near a limit: on SQLite reading it is a query.

@@ -25,8 +25,8 @@ export interface WriteStamp {
 
 /** What a write found before it changed anything: what the service's rules for it decide on. */
 export interface WriteFound {
-  /** The store, if it is one of `workspaceId`'s (and not a fork being built); null otherwise. */
-  store: Store | null;
+  /** Whether the store is one of `workspaceId`'s (and neither a fork being built nor deleted). */
+  storeFound: boolean;
   /** Its memories and their bytes before the write. */
   usage: StoreUsage;
   /**

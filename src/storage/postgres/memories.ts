@@ -11,7 +11,7 @@ import { assertNoOverlap, assertStoreWritable, overlapProbe, type StoreState } f
 import { MnemoError, notFound } from '../../domain/errors.js';
 import { assertDeletePrecondition, planUpdate } from '../../domain/memory-updates.js';
 import { subtreeEnd } from '../../domain/paths.js';
-import type { KeptAttrs, Memory, MemoryListItem, MemoryListQuery, Page, Store } from '../../domain/types.js';
+import type { KeptAttrs, Memory, MemoryListItem, MemoryListQuery, Page } from '../../domain/types.js';
 import { ChildPage, memoryItem, rangeAfter, rangePage, walkStart } from '../common/memory-pages.js';
 import { newMemory, saveAsUpdate, treeMoveOf, treeMoveUpdate, updatedMemory, us } from '../common/memory-writes.js';
 import { WRITE_PURGE_MAX, deletionVersionRow, writeVersionRow } from '../common/version-rows.js';
@@ -19,7 +19,7 @@ import type * as port from '../port.js';
 import { appendGuardedCreate, appendMovedVersions, appendVersionRow, type MovedRow } from './commit-order.js';
 import { all, first, lookup, mayGuard, run, runWithNext, type Q } from './db.js';
 import { purgeExpired } from './expiry.js';
-import { FULL, META, actorColumns, byUniqueId, live, toMemory, toStore, type MemoryRow } from './rows.js';
+import { FULL, META, actorColumns, byUniqueId, live, toMemory, type MemoryRow } from './rows.js';
 import { children } from './tree.js';
 
 /** Memories a directory move reads, and then appends versions for, per round trip. */
@@ -52,7 +52,8 @@ interface Probe {
   hit: { id: string; path: string } | null;
 }
 
-type ProbeRow = Partial<Omit<MemoryRow, 'id'>> & Omit<StoreColumns, 'st_archived_at'> & {
+/** The probe's row (postgres/schema/v11.ts; it also returns the store's columns, which no one reads now). */
+type ProbeRow = Partial<Omit<MemoryRow, 'id'>> & {
   store_found: boolean;
   archived_at: string | null;
   expired: boolean;
@@ -71,8 +72,6 @@ type ProbeRow = Partial<Omit<MemoryRow, 'id'>> & Omit<StoreColumns, 'st_archived
 const NOTHING_FOUND: ProbeRow = {
   store_found: false, visible: false, expired: false, archived_at: null, u_memories: null, u_bytes: null,
   id: null, hit_id: null, hit_path: null,
-  st_seq: null, st_name: null, st_description: null, st_metadata: null, st_created_at: null, st_updated_at: null,
-  st_retention: null, st_forked_from: null,
 };
 
 /** Which memory a write reads, and the path whose overlap it must rule out. */
@@ -88,30 +87,10 @@ interface ProbeTarget {
   near?: string;
 }
 
-/** A store's columns beside a memory's in one row (`st_`), for the reads that return both. */
-interface StoreColumns {
-  st_seq: number | null;
-  st_name: string | null;
-  st_description: string | null;
-  st_metadata: string | null;
-  st_created_at: string | null;
-  st_updated_at: string | null;
-  st_archived_at: string | null;
-  st_retention: string | null;
-  st_forked_from: string | null;
-}
-
-function storeOf(workspaceId: string, storeId: string, r: StoreColumns): Store {
-  return toStore({
-    seq: r.st_seq!, id: storeId, workspace_id: workspaceId, name: r.st_name!, description: r.st_description!, metadata: r.st_metadata!,
-    created_at: r.st_created_at!, updated_at: r.st_updated_at!, archived_at: r.st_archived_at, retention: r.st_retention, forked_from: r.st_forked_from,
-  });
-}
-
-/** What the probe shows an admission: the store only if it is the workspace's (the probe says so), as getStore finds it. */
-function foundBy(workspaceId: string, storeId: string, r: ProbeRow): port.WriteFound {
+/** What the probe shows an admission: whether the store is the workspace's (the probe says so), as getStore finds it. */
+function foundBy(r: ProbeRow): port.WriteFound {
   return {
-    store: r.visible ? storeOf(workspaceId, storeId, { ...r, st_archived_at: r.archived_at }) : null,
+    storeFound: r.visible,
     usage: { memories: r.u_memories ?? 0, bytes: r.u_bytes ?? 0 },
     target: r.id === null ? null : { contentSizeBytes: r.content_size_bytes! },
   };
@@ -143,7 +122,7 @@ export function memoryOps(ctx: MemoryContext) {
       ])) ?? NOTHING_FOUND;
     let r = await read();
     // The service's rules first, on what the write found before it changes anything (the purge included).
-    t.admission?.admit(foundBy(t.admission.workspaceId, storeId, r));
+    t.admission?.admit(foundBy(r));
     if (r.store_found && r.expired && t.purge !== false) {
       await purgeExpired(q, storeId, now, WRITE_PURGE_MAX, t.near ?? t.overlapOf ?? t.path);
       r = await read();

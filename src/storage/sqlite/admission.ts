@@ -7,9 +7,10 @@
  */
 import type { Admission, WriteFound } from '../port.js';
 import type { ConnectionMethods } from './port-view.js';
+import type { StoreStatements } from './stores.js';
 
 type Admitted = 'createMemory' | 'updateMemory' | 'deleteMemory' | 'saveMemoryAt' | 'moveMemory' | 'setMemoryAttrs';
-type Parts = Pick<ConnectionMethods, Admitted | 'getStore' | 'storeUsage' | 'getMemory' | 'getMemoryMetaByPath'>;
+type Parts = Pick<ConnectionMethods, Admitted | 'storeUsage' | 'getMemory' | 'getMemoryMetaByPath'> & Pick<StoreStatements, 'storeShown'>;
 
 export function admittedWrites(c: Parts): Pick<ConnectionMethods, Admitted | 'getMemoryInStore'> {
   /**
@@ -20,7 +21,6 @@ export function admittedWrites(c: Parts): Pick<ConnectionMethods, Admitted | 'ge
   function admit(input: { storeId: string; admission?: Admission }, target?: { id: string } | { path: string }): void {
     const a = input.admission;
     if (!a) return;
-    const store = c.getStore(a.workspaceId, input.storeId);
     let found: { target: WriteFound['target'] } | undefined;
     const find = (): WriteFound['target'] => {
       if (target === undefined) return null;
@@ -28,7 +28,7 @@ export function admittedWrites(c: Parts): Pick<ConnectionMethods, Admitted | 'ge
       return m && { contentSizeBytes: m.contentSizeBytes };
     };
     a.admit({
-      store,
+      storeFound: c.storeShown(a.workspaceId, input.storeId),
       usage: c.storeUsage(input.storeId),
       // Found once, when first read; `admit` reads it before the write, in this same call.
       get target() {
@@ -62,7 +62,7 @@ export function admittedWrites(c: Parts): Pick<ConnectionMethods, Admitted | 'ge
       return c.setMemoryAttrs(storeId, id, attrs, now);
     },
     getMemoryInStore(workspaceId, storeId, id) {
-      const storeFound = c.getStore(workspaceId, storeId) !== null;
+      const storeFound = c.storeShown(workspaceId, storeId);
       return { storeFound, memory: storeFound ? c.getMemory(storeId, id) : null };
     },
   };

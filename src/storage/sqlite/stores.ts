@@ -11,7 +11,13 @@ import { writeTx, type Db } from './tx.js';
 /** A store anyone may see: not a fork still being built, not deleted. */
 export const SHOWN = 'forking_since IS NULL AND deleted_at IS NULL';
 
-export function createStoreStatements(db: Db): Omit<Synchronous<StoreStorage>, 'listStores'> & Pick<SyncReads, 'listStores'> {
+export type StoreStatements = Omit<Synchronous<StoreStorage>, 'listStores'> &
+  Pick<SyncReads, 'listStores'> & {
+    /** Whether `getStore` would find the store, without reading its row: a write's admission and a retrieve ask only that. */
+    storeShown(workspaceId: string, id: string): boolean;
+  };
+
+export function createStoreStatements(db: Db): StoreStatements {
   const q = {
     insertStore: db.prepare(
       `INSERT INTO stores (id, workspace_id, name, description, metadata, created_at, updated_at, archived_at, retention)
@@ -21,6 +27,7 @@ export function createStoreStatements(db: Db): Omit<Synchronous<StoreStorage>, '
     // deleted one (deleted_at set) none any more while its rows are removed (sqlite/store-purge.ts).
     getStore: db.prepare(`SELECT * FROM stores WHERE id = ? AND workspace_id = ? AND ${SHOWN}`),
     getStoreById: db.prepare(`SELECT * FROM stores WHERE id = ? AND ${SHOWN}`),
+    storeShown: db.prepare(`SELECT 1 FROM stores WHERE id = ? AND workspace_id = ? AND ${SHOWN}`).pluck(),
     listStores: db.prepare(
       `SELECT * FROM stores
        WHERE workspace_id = @ws AND seq < @before AND ${SHOWN}
@@ -51,6 +58,9 @@ export function createStoreStatements(db: Db): Omit<Synchronous<StoreStorage>, '
     getStore(workspaceId, id) {
       const r = q.getStore.get(id, workspaceId) as StoreRow | undefined;
       return r ? toStore(r) : null;
+    },
+    storeShown(workspaceId, id) {
+      return q.storeShown.get(id, workspaceId) !== undefined;
     },
     getStoreById(id) {
       const r = q.getStoreById.get(id) as StoreRow | undefined;

@@ -51,7 +51,7 @@ export function runMemorySuite(makeStorage: MakeStorage): void {
       expect(await storage.getMemoryInStore(workspace.id, newId('store'), m.id)).toEqual({ storeFound: false, memory: null });
     });
 
-    it("a write shows its admission the workspace's store, its usage and the memory it replaces before it changes anything; a refusal writes nothing", async () => {
+    it("a write shows its admission whether the store is the workspace's, its usage and the memory it replaces before it changes anything; a refusal writes nothing", async () => {
       const { storage, workspace, stamp, addStore, addMemory } = await fixture(makeStorage);
       const s = await addStore();
       const m = await addMemory(s.id, '/a', 'four');
@@ -60,14 +60,14 @@ export function runMemorySuite(makeStorage: MakeStorage): void {
         workspaceId,
         admit(found: WriteFound) {
           // What it finds before the write: `target` is read here, inside admit, as the rules read it.
-          seen.push({ store: found.store, usage: found.usage, target: found.target });
+          seen.push({ storeFound: found.storeFound, usage: found.usage, target: found.target });
           if (refuse) throw new MnemoError('limit_exceeded', 'no room');
         },
       });
       const created = await storage.createMemory({ ...stamp(), admission: admission(), storeId: s.id, memoryId: newId('memory'), path: '/b', content: 'xy' });
-      expect(seen.pop()).toEqual({ store: s, usage: { memories: 1, bytes: 4 }, target: null });
+      expect(seen.pop()).toEqual({ storeFound: true, usage: { memories: 1, bytes: 4 }, target: null });
       await storage.updateMemory({ ...stamp(), admission: admission(), storeId: s.id, memoryId: m.id, content: 'five!' });
-      expect(seen.pop()).toEqual({ store: s, usage: { memories: 2, bytes: 6 }, target: { contentSizeBytes: 4 } });
+      expect(seen.pop()).toEqual({ storeFound: true, usage: { memories: 2, bytes: 6 }, target: { contentSizeBytes: 4 } });
       // An unknown memory: no target; the write then fails as it does without an admission.
       expect(await codeOf(() => storage.updateMemory({ ...stamp(), admission: admission(), storeId: s.id, memoryId: newId('memory'), content: 'x' }))).toBe('not_found');
       expect(seen.pop()).toMatchObject({ target: null });
@@ -75,7 +75,7 @@ export function runMemorySuite(makeStorage: MakeStorage): void {
       const elsewhere = { id: newId('workspace'), name: 'other', createdAt: m.createdAt };
       await storage.insertWorkspace(elsewhere, false);
       await storage.deleteMemory({ ...stamp(), admission: admission(elsewhere.id), storeId: s.id, memoryId: created.id });
-      expect(seen.pop()).toEqual({ store: null, usage: { memories: 2, bytes: 7 }, target: { contentSizeBytes: 2 } });
+      expect(seen.pop()).toEqual({ storeFound: false, usage: { memories: 2, bytes: 7 }, target: { contentSizeBytes: 2 } });
       // Refused: nothing changes, whichever write it was.
       const versions = (await storage.listVersions(s.id, verQ())).data.length;
       const refused = [

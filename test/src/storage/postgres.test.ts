@@ -774,13 +774,13 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       const shape = [/^BEGIN; SAVEPOINT \w+; SAVEPOINT \w+; SELECT \* FROM mnemo_write_probe\(\$1/, /^SELECT mnemo_append\(.*; RELEASE SAVEPOINT \w+; RELEASE SAVEPOINT \w+; COMMIT$/s];
       expect(sent).toHaveLength(2);
       sent.forEach((q, i) => expect(q).toMatch(shape[i]!));
-      expect(seen).toEqual([{ store: s, usage: { memories: 0, bytes: 0 }, target: null }]);
+      expect(seen).toEqual([{ storeFound: true, usage: { memories: 0, bytes: 0 }, target: null }]);
       sent.length = 0;
       // An update: the same two, and the admission sees the memory it replaces.
       await storage.atomic((tx) => tx.atomic((t) => t.updateMemory({ ...stamp(), admission, storeId: s.id, memoryId: created.id, content: 'five!' })));
       expect(sent).toHaveLength(2);
       sent.forEach((q, i) => expect(q).toMatch(shape[i]!));
-      expect(seen[1]).toEqual({ store: s, usage: { memories: 1, bytes: 4 }, target: { contentSizeBytes: 4 } });
+      expect(seen[1]).toEqual({ storeFound: true, usage: { memories: 1, bytes: 4 }, target: { contentSizeBytes: 4 } });
       sent.length = 0;
       // A retrieve after its key: the store and the memory in one statement.
       expect(await storage.getMemoryInStore(workspace.id, s.id, created.id)).toMatchObject({ storeFound: true, memory: { id: created.id, content: 'five!' } });
@@ -813,7 +813,7 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
         workspaceId,
         admit(f: WriteFound) {
           shown.push(f);
-          if (!f.store) throw new MnemoError('not_found', 'memory store not found');
+          if (!f.storeFound) throw new MnemoError('not_found', 'memory store not found');
           if (f.usage.memories >= maxMemories) throw new MnemoError('limit_exceeded', 'the store is full');
         },
         clearBelow: () => ({ memories: maxMemories - 1, bytes: 1_000_000 }),
@@ -911,7 +911,7 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       const theirs = admissionOf(newId('workspace'));
       const mine = await addStore('mine');
       expect(await codeOf(() => create(mine.id, '/a.md', theirs.admission))).toBe('not_found');
-      expect(theirs.shown).toMatchObject([{ store: null }]);
+      expect(theirs.shown).toMatchObject([{ storeFound: false }]);
       // An expired memory at the path: the probe's path purges it first, then the create lands there.
       const s = await addStore('ttl');
       const old = await storage.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/ttl.md', content: 'old', expiresAt: new Date(clockMs + 60_000).toISOString() });
