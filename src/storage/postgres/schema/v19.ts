@@ -18,7 +18,9 @@
  *   store as it does for every other write. A page's paths are distinct, so each version's
  *   `path_seq`, read from the rows before the statement, is what the loop computed.
  */
-export const PG_MIGRATION_19 = String.raw`
+import { PG_MIGRATION_16 } from './v16.js';
+
+const COMMIT_ORDER = String.raw`
 CREATE OR REPLACE FUNCTION versions_commit_order() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   block text[];
@@ -33,27 +35,16 @@ BEGIN
   END IF;
   RETURN NEW;
 END $$;
+`;
 
-CREATE OR REPLACE FUNCTION mnemo_append_moves(
-  p_store text, p_created_at text, p_actor_type text, p_actor_id text, p_channel text, p_notice text,
-  p_versions text[], p_memories text[], p_paths text[], p_path_hashes text[], p_shas text[], p_sizes integer[],
-  p_modes integer[], p_expires text[], p_atimes bigint[], p_mtimes bigint[], p_uids bigint[], p_gids bigint[]
-) RETURNS void LANGUAGE plpgsql VOLATILE AS $$
-DECLARE
-  k integer := cardinality(p_versions);
-  base bigint;
-BEGIN
-  IF k = 0 THEN
-    RETURN;
-  END IF;
-  UPDATE stores SET commit_seq = commit_seq + k WHERE id = p_store RETURNING commit_seq - k INTO base;
-  IF NOT FOUND THEN
-    RAISE EXCEPTION 'mnemo_append_moves: store % does not exist', p_store;
-  END IF;
-  IF p_notice IS NOT NULL THEN
-    PERFORM pg_notify(p_channel, p_notice || (base + k)::text);
-  END IF;
-  PERFORM set_config('mnemo.commit_block', p_store || ':' || (base + 1)::text || ':' || (base + k)::text, true);
+/** Migration 16's loop, one memory's number, version and row a turn. */
+const LOOP = String.raw`  FOR i IN 1 .. k LOOP
+    PERFORM set_config('mnemo.commit_block', p_store || ':' || (base + i)::text, true);`;
+const LOOP_END = String.raw`  END LOOP;
+`;
+
+/** The page at once: the block's numbers named, its versions in the page's order, then its rows. */
+const PAGE = String.raw`  PERFORM set_config('mnemo.commit_block', p_store || ':' || (base + 1)::text || ':' || (base + k)::text, true);
   INSERT INTO versions (id, store_id, memory_id, operation, path, content_sha256, content_size_bytes, created_at, actor_type, actor_id, commit_seq, path_seq)
   SELECT u.version_id, p_store, u.memory_id, 'modified', u.path, u.sha, u.size, p_created_at, p_actor_type, p_actor_id, base + u.i,
          greatest((SELECT coalesce(max(v.path_seq), 0) FROM versions v WHERE v.store_id = p_store AND v.path = u.path),
@@ -65,6 +56,15 @@ BEGIN
   FROM unnest(p_versions, p_memories, p_paths, p_modes, p_atimes, p_mtimes, p_uids, p_gids, p_expires)
        AS u(version_id, memory_id, path, mode, atime_us, mtime_us, uid, gid, expires_at)
   WHERE memories.id = u.memory_id AND memories.store_id = p_store;
-  PERFORM set_config('mnemo.commit_block', '', true);
-END $$;
 `;
+
+/** Migration 16's `mnemo_append_moves` with its loop replaced by PAGE: the signature, the counter's update and the notice stay. */
+function setBasedMoves(): string {
+  const at = PG_MIGRATION_16.indexOf('CREATE OR REPLACE FUNCTION mnemo_append_moves(');
+  const from = PG_MIGRATION_16.indexOf(LOOP);
+  const to = PG_MIGRATION_16.indexOf(LOOP_END, from);
+  if (at < 0 || from < at || to < 0) throw new Error("PostgreSQL migration 19: migration 16's mnemo_append_moves is not as expected");
+  return PG_MIGRATION_16.slice(at, from) + PAGE + PG_MIGRATION_16.slice(to + LOOP_END.length);
+}
+
+export const PG_MIGRATION_19 = COMMIT_ORDER + '\n' + setBasedMoves();
