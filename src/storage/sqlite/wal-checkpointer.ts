@@ -44,12 +44,17 @@ export function startCheckpointer(file: string, onError: (message: string) => vo
 
 /**
  * The worker's loop: a PASSIVE checkpoint on its own connection every BUSY_MS while the WAL grows,
- * every IDLE_MS while it does not. Self-contained: it runs from its source text in the worker.
+ * every FAST_MS while it grows fast (a bulk write: a fork, many saves of new texts at once), every
+ * IDLE_MS while it does not. Self-contained: it runs from its source text in the worker.
  *
- * Not more often: a rewritten file reuses the pages its old version freed, and a checkpoint copies
- * each page once however many commits wrote it since the one before, so rarer passes copy less
- * (passes every 20 ms, back to back while they found new frames, copied far more; the bench's
- * README has the figures).
+ * Not more often for a mount's saves: a rewritten file reuses the pages its old version freed, and
+ * a checkpoint copies each page once however many commits wrote it since the one before, so rarer
+ * passes copy less (passes every 20 ms, back to back while they found new frames, copied far more;
+ * the bench's README has the figures). A bulk write is another matter: a fork grows the WAL by
+ * 3,000–7,700 frames a tenth of a second (saves: 500–1,250), and a pass that copies that much and
+ * fsyncs the database file after held the serving thread's own WAL writes back for tens of ms
+ * (a mount's stat p99 15–22 ms during a fork of 10,000 memories, 11–12.5 ms with passes every 25 ms:
+ * test/bench/README.md, stop 40). Fast passes copy a bulk write's pages a quarter at a time.
  * A WAL only starts over from its beginning when a commit finds every frame copied: after
  * a burst that is the first commit after the next pass; in a steady burst, commits land between
  * passes, so the WAL grows until the serving connection's backstop checkpoint, which then copies
@@ -57,7 +62,10 @@ export function startCheckpointer(file: string, onError: (message: string) => vo
  */
 function checkpointLoop(Sqlite: typeof Database, file: string): void {
   const BUSY_MS = 100;
+  const FAST_MS = 25;
   const IDLE_MS = 250;
+  /** WAL frames a millisecond (4 KiB each) past which the WAL grows fast: 2,000 a tenth of a second. */
+  const FAST_FRAMES_PER_MS = 20;
   const db = new Sqlite(file);
   // A checkpoint fsyncs the WAL before it copies and the database file after (FULL or NORMAL alike).
   db.pragma('synchronous = FULL');
@@ -66,11 +74,21 @@ function checkpointLoop(Sqlite: typeof Database, file: string): void {
   db.pragma('wal_autocheckpoint = 0');
   const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
   let last = { log: -1, checkpointed: -1 };
+  let lastAt = Date.now();
+  /** A bulk write is under way: fast passes until one finds the WAL as the last left it. */
+  let fast = false;
   const turn = (): void => {
     const r = checkpoint.get() as { busy: number; log: number; checkpointed: number };
+    const now = Date.now();
     const moved = r.log !== last.log || r.checkpointed !== last.checkpointed;
-    last = r;
-    setTimeout(turn, moved ? BUSY_MS : IDLE_MS);
+    // Frames added since the last pass (the whole WAL if it started over meanwhile); -1: the pass could not run.
+    const grown = r.log < 0 ? 0 : r.log >= last.log ? r.log - last.log : r.log;
+    fast = moved && (fast || grown >= FAST_FRAMES_PER_MS * Math.max(1, now - lastAt));
+    if (r.log >= 0) {
+      last = r;
+      lastAt = now;
+    }
+    setTimeout(turn, !moved ? IDLE_MS : fast ? FAST_MS : BUSY_MS);
   };
   turn();
 }
