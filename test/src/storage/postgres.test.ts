@@ -574,6 +574,7 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       expect(await attempt(`${newId('store')}:${n + 1}:${n + 5}`, n + 1)).toMatch(refused);
       expect(await attempt(`${s.id}:${n + 1}`, n + 1)).toMatch(refused);
       expect(await attempt(`${s.id}:x:${n + 5}`, n + 1)).toMatch(refused);
+      expect(await attempt(`${s.id}:${n + 1}:99999999999999999999`, n + 1)).toMatch(refused);
       expect(await attempt('', n + 1)).toMatch(refused);
       expect(await attempt(null, n)).toMatch(/versions_by_commit|duplicate key/);
       expect(await attempt(`${s.id}:${n + 1}:${n + 1}`, n + 1)).toBe('inserted');

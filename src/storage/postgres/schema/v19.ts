@@ -27,9 +27,14 @@ DECLARE
 BEGIN
   IF NEW.commit_seq IS DISTINCT FROM (SELECT commit_seq FROM stores WHERE id = NEW.store_id) THEN
     block := string_to_array(current_setting('mnemo.commit_block', true), ':');
+    -- Two steps: SQL does not promise to evaluate an OR from the left, and a cast of junk would fail otherwise.
     IF block IS NULL OR cardinality(block) <> 3 OR block[1] IS DISTINCT FROM NEW.store_id
-       OR block[2] !~ '^[0-9]+$' OR block[3] !~ '^[0-9]+$'
-       OR NEW.commit_seq < block[2]::bigint OR NEW.commit_seq > block[3]::bigint THEN
+       OR block[2] !~ '^[0-9]{1,18}$' OR block[3] !~ '^[0-9]{1,18}$' THEN
+      block := NULL;
+    ELSIF NEW.commit_seq < block[2]::bigint OR NEW.commit_seq > block[3]::bigint THEN
+      block := NULL;
+    END IF;
+    IF block IS NULL THEN
       RAISE EXCEPTION 'a version takes its store''s next commit_seq (postgres/commit-order.ts)' USING ERRCODE = 'restrict_violation';
     END IF;
   END IF;
