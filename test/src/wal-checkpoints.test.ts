@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { createService } from '../../src/service/service.js';
 import { openSqliteStorage, type SqliteStorage } from '../../src/storage/sqlite/open.js';
-import { BACKSTOP_PAGES } from '../../src/storage/sqlite/wal-checkpointer.js';
+import { BACKSTOP_PAGES, passPacer } from '../../src/storage/sqlite/wal-checkpointer.js';
 import type { Caller } from '../../src/domain/types.js';
 import { tmpDir } from '../helpers/tmp.js';
 
@@ -74,4 +74,24 @@ describe('background WAL checkpoints', () => {
       raw.close();
     }
   });
+
+  it("passes every 100 ms at a mount's pace, every 25 ms through a bulk write until the WAL stops growing, every 250 ms while idle", () => {
+    const pace = passPacer(0);
+    // A mount's saves: 500–1,250 new frames a tenth of a second.
+    expect(pace({ log: 0, checkpointed: 0 }, 250)).toBe(100);
+    expect(pace({ log: 800, checkpointed: 800 }, 350)).toBe(100);
+    expect(pace({ log: 1900, checkpointed: 1900 }, 450)).toBe(100);
+    // A fork: 5,000 frames in 100 ms (50 a millisecond, past 20): fast passes...
+    expect(pace({ log: 6900, checkpointed: 6900 }, 550)).toBe(25);
+    // ...through its slower stretches, a pass that could not run (-1) and the WAL starting over...
+    expect(pace({ log: 7000, checkpointed: 7000 }, 575)).toBe(25);
+    expect(pace({ log: -1, checkpointed: -1 }, 600)).toBe(25);
+    expect(pace({ log: 300, checkpointed: 300 }, 625)).toBe(25);
+    // ...until a pass finds the WAL as the last one left it: idle, then a mount's pace again.
+    expect(pace({ log: 300, checkpointed: 300 }, 650)).toBe(250);
+    expect(pace({ log: 900, checkpointed: 900 }, 900)).toBe(100);
+    // The rate counts the time since the last pass that ran: 1,900 frames over 250 ms is slow.
+    expect(pace({ log: 2800, checkpointed: 2800 }, 1150)).toBe(100);
+  });
 });
+

@@ -25,7 +25,7 @@ export function startCheckpointer(file: string, onError: (message: string) => vo
   // The loop travels as source (`eval`), so the same code runs from dist/ and under the tests' TS loader.
   const sqlite = createRequire(import.meta.url).resolve('better-sqlite3');
   const source = `const { workerData } = require('node:worker_threads');
-(${checkpointLoop.toString()})(require(workerData.sqlite), workerData.file);`;
+(${checkpointLoop.toString()})(require(workerData.sqlite), workerData.file, (${passPacer.toString()})(Date.now()));`;
   const worker = new Worker(source, { eval: true, workerData: { file, sqlite } });
   let stopped = false;
   worker.on('error', (err) => {
@@ -42,10 +42,17 @@ export function startCheckpointer(file: string, onError: (message: string) => vo
   };
 }
 
+/** What a PASSIVE checkpoint reports: the WAL's frames when it began and those copied (-1: it could not run). */
+export interface PassResult {
+  log: number;
+  checkpointed: number;
+}
+
 /**
- * The worker's loop: a PASSIVE checkpoint on its own connection every BUSY_MS while the WAL grows,
- * every FAST_MS while it grows fast (a bulk write: a fork, many saves of new texts at once), every
- * IDLE_MS while it does not. Self-contained: it runs from its source text in the worker.
+ * When the worker's next pass runs, from what the last one found: every 100 ms while the WAL grows,
+ * every 25 ms while a bulk write runs (a fork, many saves of new texts at once), every 250 ms while
+ * it does not grow. Returns the wait after a pass that reported `r` at `now`. Self-contained: it
+ * travels as source into the worker with the loop.
  *
  * Not more often for a mount's saves: a rewritten file reuses the pages its old version freed, and
  * a checkpoint copies each page once however many commits wrote it since the one before, so rarer
@@ -53,19 +60,41 @@ export function startCheckpointer(file: string, onError: (message: string) => vo
  * the bench's README has the figures). A bulk write is another matter: a fork grows the WAL by
  * 3,000–7,700 frames a tenth of a second (saves: 500–1,250), and a pass that copies that much and
  * fsyncs the database file after held the serving thread's own WAL writes back for tens of ms
- * (a mount's stat p99 15–22 ms during a fork of 10,000 memories, 11–12.5 ms with passes every 25 ms:
- * test/bench/README.md, stop 40). Fast passes copy a bulk write's pages a quarter at a time.
- * A WAL only starts over from its beginning when a commit finds every frame copied: after
- * a burst that is the first commit after the next pass; in a steady burst, commits land between
- * passes, so the WAL grows until the serving connection's backstop checkpoint, which then copies
- * only what came since the last pass.
+ * (a mount's stat p99 13–22 ms during a fork of 10,000 memories, 10–12 ms with fast passes:
+ * test/bench/README.md, stop 40). Fast passes copy a bulk write's pages a quarter at a time, from a
+ * pass that finds more than 20 new frames a millisecond until one finds the WAL as the last left it.
  */
-function checkpointLoop(Sqlite: typeof Database, file: string): void {
+export function passPacer(start: number): (r: PassResult, now: number) => number {
   const BUSY_MS = 100;
   const FAST_MS = 25;
   const IDLE_MS = 250;
   /** WAL frames a millisecond (4 KiB each) past which the WAL grows fast: 2,000 a tenth of a second. */
   const FAST_FRAMES_PER_MS = 20;
+  let last: PassResult = { log: -1, checkpointed: -1 };
+  let lastAt = start;
+  let fast = false;
+  return (r, now) => {
+    const moved = r.log !== last.log || r.checkpointed !== last.checkpointed;
+    // Frames added since the last pass that ran (the whole WAL if it started over meanwhile).
+    const grown = r.log < 0 ? 0 : r.log >= last.log ? r.log - last.log : r.log;
+    fast = moved && (fast || grown >= FAST_FRAMES_PER_MS * Math.max(1, now - lastAt));
+    if (r.log >= 0) {
+      last = r;
+      lastAt = now;
+    }
+    return !moved ? IDLE_MS : fast ? FAST_MS : BUSY_MS;
+  };
+}
+
+/**
+ * The worker's loop: a PASSIVE checkpoint on its own connection, as often as `pace` says.
+ * Self-contained: it runs from its source text in the worker.
+ * A WAL only starts over from its beginning when a commit finds every frame copied: after
+ * a burst that is the first commit after the next pass; in a steady burst, commits land between
+ * passes, so the WAL grows until the serving connection's backstop checkpoint, which then copies
+ * only what came since the last pass.
+ */
+function checkpointLoop(Sqlite: typeof Database, file: string, pace: (r: PassResult, now: number) => number): void {
   const db = new Sqlite(file);
   // A checkpoint fsyncs the WAL before it copies and the database file after (FULL or NORMAL alike).
   db.pragma('synchronous = FULL');
@@ -73,22 +102,8 @@ function checkpointLoop(Sqlite: typeof Database, file: string): void {
   db.pragma('busy_timeout = 0');
   db.pragma('wal_autocheckpoint = 0');
   const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
-  let last = { log: -1, checkpointed: -1 };
-  let lastAt = Date.now();
-  /** A bulk write is under way: fast passes until one finds the WAL as the last left it. */
-  let fast = false;
   const turn = (): void => {
-    const r = checkpoint.get() as { busy: number; log: number; checkpointed: number };
-    const now = Date.now();
-    const moved = r.log !== last.log || r.checkpointed !== last.checkpointed;
-    // Frames added since the last pass (the whole WAL if it started over meanwhile); -1: the pass could not run.
-    const grown = r.log < 0 ? 0 : r.log >= last.log ? r.log - last.log : r.log;
-    fast = moved && (fast || grown >= FAST_FRAMES_PER_MS * Math.max(1, now - lastAt));
-    if (r.log >= 0) {
-      last = r;
-      lastAt = now;
-    }
-    setTimeout(turn, !moved ? IDLE_MS : fast ? FAST_MS : BUSY_MS);
+    setTimeout(turn, pace(checkpoint.get() as PassResult, Date.now()));
   };
   turn();
 }
