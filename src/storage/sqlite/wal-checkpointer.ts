@@ -77,7 +77,8 @@ export function passPacer(start: number): (r: PassResult, now: number) => number
     const moved = r.log !== last.log || r.checkpointed !== last.checkpointed;
     // Frames added since the last pass that ran (the whole WAL if it started over meanwhile).
     const grown = r.log < 0 ? 0 : r.log >= last.log ? r.log - last.log : r.log;
-    fast = moved && (fast || grown >= FAST_FRAMES_PER_MS * Math.max(1, now - lastAt));
+    // The first pass has no rate to go by: what the WAL held at the start is not a bulk write.
+    fast = moved && (fast || (last.log >= 0 && grown >= FAST_FRAMES_PER_MS * Math.max(1, now - lastAt)));
     if (r.log >= 0) {
       last = r;
       lastAt = now;
