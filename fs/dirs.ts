@@ -11,6 +11,7 @@
  *   utimens. Changes made elsewhere (the API, another session) do not move them.
  * - Owner: the serving process's until a chown.
  */
+import { parentOf } from '../src/index.js';
 import { ROOT_INO, inoOf } from './stat.js';
 
 export interface DirAttrs {
@@ -37,6 +38,15 @@ export class DirTable {
   /** The inode number the directory at `path` was shown with, if this mount has shown one there. */
   inoAt(path: string): number | undefined {
     return this.byPath.get(path)?.ino;
+  }
+
+  /**
+   * The inode number of the directory holding `path`, if this mount has shown it (the root always):
+   * what the binding needs to drop the kernel's entry for `path`'s name in that directory alone.
+   */
+  parentIno(path: string): number | undefined {
+    const dir = parentOf(path);
+    return dir === '/' ? ROOT_INO : this.inoAt(dir);
   }
 
   /** mkdir: a new directory's times are its creation time. */

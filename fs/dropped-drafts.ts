@@ -35,7 +35,7 @@ export function leavePath(ctx: MountContext, d: Draft): void {
   if (!here) return;
   if (d.stored) ctx.served.set(path, '');
   if (!kernel) return;
-  forgetting.set(d, new Promise<void>((done) => (d.stored ? kernel.invalidate(path, done) : kernel.invalidateEntry(path, done))));
+  forgetting.set(d, new Promise<void>((done) => (d.stored ? kernel.invalidate(path, done) : kernel.invalidateEntry(path, ctx.dirs.parentIno(path), done))));
 }
 
 /**

@@ -6,14 +6,20 @@
 import { execFile } from 'node:child_process';
 import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import Fuse, { type FuseOps } from './binding/fuse.js';
+import { baseName } from '../src/index.js';
 import { ROOT_INO } from './stat.js';
 
 export interface LiveMount {
   readonly hostPath: string;
   /** Drops the kernel's cached attributes and pages for `path`; `done` runs once they are gone. */
   invalidate(path: string, done: () => void): void;
-  /** Drops the kernel's entry for `path`'s name (a file that vanished unseen); `done` once it is gone. */
-  invalidateEntry(path: string, done: () => void): void;
+  /**
+   * Drops the kernel's entry for `path`'s name (a file that vanished unseen); `done` once it is gone.
+   * `dirIno`, the inode number of the directory holding it (DirTable.parentIno), drops it there alone;
+   * without it, or when the binding does not know that directory, every directory the binding noted
+   * with a file of that name is told (at most eight: a directory past them keeps its entry).
+   */
+  invalidateEntry(path: string, dirIno: number | undefined, done: () => void): void;
   /** Drops the kernel's entry for the file shown with inode number `ino`, wherever it learnt it. */
   invalidateFile(ino: number, done: () => void): void;
   /** Drops the kernel's entry for `name` in the directory shown with inode number `dirIno` (ROOT_INO: the root). */
@@ -36,7 +42,11 @@ export async function startFuse(
     hostPath,
     // ENOENT and friends mean the kernel held nothing to drop: done either way.
     invalidate: (path, done) => fuse.invalidate(path, () => done()),
-    invalidateEntry: (path, done) => fuse.invalidateEntry(path, () => done()),
+    invalidateEntry: (path, dirIno, done) => {
+      const byName = () => fuse.invalidateEntry(path, () => done());
+      if (dirIno === undefined) return byName();
+      fuse.invalidateName(dirIno === ROOT_INO ? 0 : dirIno, baseName(path), (res) => (res === 0 ? done() : byName()));
+    },
     invalidateFile: (ino, done) => fuse.invalidateFile(ino, () => done()),
     invalidateName: (dirIno, name, done) => fuse.invalidateName(dirIno === ROOT_INO ? 0 : dirIno, name, () => done()),
     close: () =>

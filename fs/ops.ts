@@ -443,7 +443,7 @@ function draftStat(ctx: MountContext, d: Draft): FuseStat {
  * so what comes next looks the name up again. A new file's lookups never reach here with a served path.
  */
 function staleEntry(ctx: MountContext, path: string): number {
-  if (ctx.served.delete(path)) ctx.kernel?.invalidateEntry(path, () => {});
+  if (ctx.served.delete(path)) ctx.kernel?.invalidateEntry(path, ctx.dirs.parentIno(path), () => {});
   return Fuse.ENOENT;
 }
 

@@ -22,10 +22,10 @@
  * session that a later read meets are skipped: the kernel saw them happen. Each such read also asks
  * for the store's row: a store deleted elsewhere empties the mount (`onStoreGone`).
  */
-import { baseName, parentOf, type Actor, type MemoryVersion, type MountReader, type MountService } from '../src/index.js';
+import { baseName, type Actor, type MemoryVersion, type MountReader, type MountService } from '../src/index.js';
 import type { DirTable } from './dirs.js';
 import type { LiveMount } from './mounts.js';
-import { ROOT_INO, inoOf } from './stat.js';
+import { inoOf } from './stat.js';
 
 /** How often the change mark is looked at. */
 export const LOOK_MS = 100;
@@ -40,7 +40,7 @@ export interface ElsewhereDeps {
   readonly actor: Actor;
   /** This server's commits, with their stores and writers. */
   readonly onCommit: MountService['onCommit'];
-  readonly dirs: Pick<DirTable, 'inoAt'>;
+  readonly dirs: Pick<DirTable, 'inoAt' | 'parentIno'>;
   /** The live mount's kernel cache control (null until mounted: nothing to drop yet). */
   readonly kernel: () => Pick<LiveMount, 'invalidateFile' | 'invalidateName'> | null;
   /** Told when a page cannot be read (it is read again at the next look). */
@@ -132,8 +132,7 @@ function forget(deps: ElsewhereDeps, v: MemoryVersion): void {
   // A new memory's inode number is new to the kernel too: only its path can be stale.
   if (v.operation !== 'created') kernel.invalidateFile(inoOf(v.memoryId), done);
   if (v.operation === 'deleted' || v.path === null) return;
-  const dir = parentOf(v.path);
-  const dirIno = dir === '/' ? ROOT_INO : deps.dirs.inoAt(dir);
+  const dirIno = deps.dirs.parentIno(v.path);
   if (dirIno !== undefined && deps.dirs.inoAt(v.path) !== undefined) kernel.invalidateName(dirIno, baseName(v.path), done);
 }
 
