@@ -4,7 +4,8 @@
  * a mount host serving one store at two session mounts, a python writer saving a file in session A
  * again and again (each text says how long it is), API updates of a second file through the host,
  * and a python reader in session B that stats and reads both files whole, checking every text it
- * gets. `node dist/test/stress/torn-reads.js [rounds] [seconds] [busy]`.
+ * gets. `node dist/test/stress/torn-reads.js [rounds] [seconds] [busy] [plain|atomic]` (atomic: the
+ * writer saves as editors do, a temp file renamed over the name).
  *
  * A text is `<length>:<digest of the rest>:` then filler up to that length, so a read cut short by a
  * stale cached size, padded with NUL bytes up to one, or mixing two versions fails its own check.
@@ -16,7 +17,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
-const [rounds = 3, seconds = 20, busy = 2] = process.argv.slice(2).map(Number);
+const [rounds = 3, seconds = 20, busy = 2] = process.argv.slice(2, 5).map(Number);
+const saving = process.argv[5] === 'atomic' ? 'atomic' : 'plain';
 const HOST = new URL('../helpers/mount-host.js', import.meta.url).pathname;
 
 // Sizes jump between small and large both ways, so that the size the kernel cached is wrong in
@@ -43,8 +45,11 @@ def size():
 const WRITER = TEXT + String.raw`
 import os, sys, time
 end = time.time() + float(sys.argv[1]); n = 0
+atomic = sys.argv[2] == 'atomic'
 while time.time() < end:
-    with open('mount.md', 'w') as f: f.write(text(size(), 'abcdefghij'[n % 10]))
+    # Atomic: as editors and sed -i save, a temp file renamed over the name (a new inode each time).
+    with open('mount.md.tmp' if atomic else 'mount.md', 'w') as f: f.write(text(size(), 'abcdefghij'[n % 10]))
+    if atomic: os.rename('mount.md.tmp', 'mount.md')
     n += 1
 print(n)
 `;
@@ -118,7 +123,7 @@ for (let r = 0; r < rounds; r++) {
   await lines.next();
   const burners = Array.from({ length: busy }, () => spawn('bash', ['-c', 'while :; do :; done'], { stdio: 'ignore' }));
   const [saves, updates, out] = await Promise.all([
-    run('python3', ['-c', WRITER, String(seconds)], a),
+    run('python3', ['-c', WRITER, String(seconds), saving], a),
     apiWriter(host, lines, Date.now() + seconds * 1000),
     run('python3', ['-c', READER, String(seconds)], b),
   ]);
