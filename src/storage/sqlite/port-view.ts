@@ -44,9 +44,10 @@ export interface PortParts {
 /**
  * Point reads that run on the connection even while the gate is held by a write made on another
  * connection (`aside`): no transaction is open on this one then, and WAL lets it read beside that
- * writer. A mount's stat and open, an API retrieve and its key's lookup keep answering.
+ * writer. A mount's stat and open, an API retrieve and its key's lookup keep answering. Named by
+ * the connection's own method names, so a method renamed or removed fails the build.
  */
-const ASIDE_READS: ReadonlySet<string> = new Set([
+const ASIDE_READS: ReadonlySet<string> = new Set<keyof ConnectionMethods>([
   'getStore', 'getStoreById', 'getWorkspace', 'defaultWorkspace', 'findApiKeyByHash', 'getApiKey', 'getSession',
   'getMemory', 'getMemoryInStore', 'getMemoryByPath', 'getMemoryMetaByPath', 'getMemoryBytesByPath', 'listDirectory',
   'hasMemoriesUnder', 'nextExpiry', 'getVersion', 'findReceipt', 'getCheckpoint', 'getLatestCheckpoint',
