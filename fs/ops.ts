@@ -8,23 +8,25 @@
  */
 import Fuse, { OPEN_KEEP_CACHE, OPEN_NOFLUSH, type FuseOps, type FuseStat } from './binding/fuse.js';
 import { isMnemoError, MAX_CONTENT_BYTES, parentOf } from '../src/index.js';
-import { after } from './answer.js';
+import { after, type Answer } from './answer.js';
 import { changeAttrs, dirStatOf, ownerId } from './attrs.js';
 import { assertWritable, mountCaller, type MountContext } from './context.js';
 import { errnoLine, fsError, FsError, toErrno, wasReported } from './errno.js';
 import { newDraft, resizeDraft, writeDraft, type Draft } from './handles.js';
 import { reserveLocal, settleLocal } from './local-budget.js';
 import { PROCESS_GID, PROCESS_UID, fileStat, inoOf, metaAttrs, storeStatfs } from './stat.js';
-import { assertNewPath, hasChildren, listDir, lookup, scratchFor, storedDraft } from './tree.js';
+import { assertNewPath, hasChildren, listDir, lookup, scratchFor, storedDraft, type Node } from './tree.js';
 import { renamePath, unlinkPath } from './moves.js';
 import { withHistory } from './history.js';
 import { dropFailed, kernelCaughtUp } from './dropped-drafts.js';
 import { commit, keepPaged, keepServed, releaseDraft, truncatePath, warnSaveFailed } from './save-points.js';
 
 const O_ACCMODE = 0o3;
+const O_RDWR = 0o2;
 const RENAME_NOREPLACE = 1;
 const RENAME_EXCHANGE = 2;
 const O_TRUNC = 0o1000;
+const O_EXCL = 0o200;
 /** Refusals that are normal traffic (lookups of absent names, mkdir -p) and not worth a log line. */
 const QUIET = new Set([Fuse.ENOENT, Fuse.EEXIST, Fuse.ESTALE]);
 
@@ -122,28 +124,29 @@ export function createOps(ctx: MountContext): FuseOps {
           after(lookup(ctx, path), (node) => {
             if (!node) throw goneSinceLookup();
             if (node.kind === 'dir') throw fsError(Fuse.EISDIR);
-            return after(node.draft ?? storedDraft(ctx, path, node.meta!), (d) => {
-              if (!d) throw goneSinceLookup();
-              ctx.drafts.set(path, d);
-              // atomic_o_trunc: the kernel hands O_TRUNC to open instead of calling truncate.
-              const fh = ctx.handles.add(d, flags);
-              if (writable && flags & O_TRUNC && d.size > 0) {
-                resizeDraft(d, 0);
-                settleLocal(ctx, d);
-                ctx.handles.get(fh).changed = true;
-              }
+            return after(openFile(path, node, flags), (fh) => {
+              if (fh === null) throw goneSinceLookup();
               return fh;
             });
           }),
         );
       }, true),
 
-    create: (path, mode, cb, _flags, caller) =>
+    create: (path, mode, cb, flags, caller) =>
       // The reply carries the new file's stat: libfuse asks for it at once, and the addon answers.
       run('open', path, (code, fh?: number) => cb(code, fh, 0, code === 0 ? createdStat(fh!) : undefined), async () => {
         await assertWritable(ctx);
         assertNewPath(path);
-        if (await lookup(ctx, path)) throw fsError(Fuse.EEXIST);
+        const found = await lookup(ctx, path);
+        if (found) {
+          // The kernel sends CREATE for a name it found free, but another session, the API or
+          // another host may have made the file since: without O_EXCL, open(O_CREAT) opens it, as
+          // on a disk (an append after its bytes, O_TRUNC empties it), where EEXIST failed it.
+          if (flags & O_EXCL) throw fsError(Fuse.EEXIST);
+          if (found.kind === 'dir') throw fsError(Fuse.EISDIR);
+          const fh = await openFile(path, found, flags);
+          if (fh !== null) return fh;
+        }
         const now = Date.now();
         const d = newDraft(
           {
@@ -154,8 +157,8 @@ export function createOps(ctx: MountContext): FuseOps {
         );
         ctx.drafts.set(path, d);
         ctx.dirs.entryChanged(parentOf(path), now);
-        // create() gets no open flags; the kernel only calls it for a writable open.
-        return ctx.handles.add(d, 0o2);
+        // Saved at close whatever the access mode (O_CREAT|O_RDONLY makes an empty file too); O_APPEND kept.
+        return ctx.handles.add(d, (flags & ~O_ACCMODE) | O_RDWR);
       }, true),
 
     read: (path, fh, buf, len, pos, cb) =>
@@ -333,6 +336,25 @@ export function createOps(ctx: MountContext): FuseOps {
   /** The path an op through a handle (fchmod, futimens…) means: null once the file was unlinked. */
   function handlePath(path: string | null, fh: number): string | null {
     return path ?? openHandle(fh).draft.path;
+  }
+
+  /**
+   * Opens the file `node` found at `path` with the open's `flags`; null if it left its path since
+   * the lookup (deleted meanwhile). The kernel hands O_TRUNC to open (atomic_o_trunc) instead of
+   * calling truncate: the working copy is emptied here.
+   */
+  function openFile(path: string, node: Extract<Node, { kind: 'file' }>, flags: number): Answer<number | null> {
+    return after(node.draft ?? storedDraft(ctx, path, node.meta!), (d) => {
+      if (!d) return null;
+      ctx.drafts.set(path, d);
+      const fh = ctx.handles.add(d, flags);
+      if ((flags & O_ACCMODE) !== 0 && flags & O_TRUNC && d.size > 0) {
+        resizeDraft(d, 0);
+        settleLocal(ctx, d);
+        ctx.handles.get(fh).changed = true;
+      }
+      return fh;
+    });
   }
 
   /** A new file's stat as a getattr through its handle would answer it (none if the handle is gone). */
