@@ -272,6 +272,11 @@ typedef struct {
   const char *created_path;
   struct stat created_stat;
 
+  // A borrowed open (an OPEN sent on as an open of the name, see "Replaced while opening") is
+  // followed by libfuse's lookup of the name, as a create is: answered through this handle.
+  int borrowed_valid;
+  uint64_t borrowed_fh;
+
 } fuse_thread_locals_t;
 
 static pthread_key_t thread_locals_key;
@@ -521,6 +526,12 @@ FUSE_METHOD(create, 5, 3, (const char *path, mode_t mode, struct fuse_file_info 
  */
 static int fuse_native_getattr_after_create (const char *path, struct stat *stat, struct fuse_file_info *info) {
   fuse_thread_locals_t *l = get_thread_locals();
+  if (l->borrowed_valid) {
+    l->borrowed_valid = 0;
+    // By the handle, not the path: the file opened may have left the name since (deleted by another
+    // session or the API), and a stat by path then failed the whole open with ENOENT.
+    if (info != NULL && info->fh == l->borrowed_fh) return fuse_native_getattr(NULL, stat, info);
+  }
   if (l->created_valid) {
     l->created_valid = 0;
     int same = l->created_path == NULL
@@ -799,8 +810,14 @@ FUSE_METHOD_VOID(ftruncate, 4, 0, (const char *path, off_t size, struct fuse_fil
 
 /** A create without O_CREAT is the binding's own, an open by name (see "Replaced while opening"). */
 static int fuse_native_create_or_open (const char *path, mode_t mode, struct fuse_file_info *info) {
-  if (!(info->flags & O_CREAT)) return fuse_native_open(path, info);
-  return fuse_native_create(path, mode, info);
+  if (info->flags & O_CREAT) return fuse_native_create(path, mode, info);
+  int res = fuse_native_open(path, info);
+  if (res == 0) {
+    fuse_thread_locals_t *l = get_thread_locals();
+    l->borrowed_valid = 1;
+    l->borrowed_fh = info->fh;
+  }
+  return res;
 }
 
 /** opendir keeps the directory's path for readdir (libfuse passes none once it was removed). */

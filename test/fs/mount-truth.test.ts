@@ -175,6 +175,41 @@ print(out)
     expect(out['ok']).toBeGreaterThan(1000);
   }, 60_000);
 
+  it('open(O_CREAT) never fails with ENOENT while sed -i replaces the file and the API deletes and makes it again', async () => {
+    // An OPEN of a file whose name an atomic save here has just taken is sent on as an open of the
+    // name (the binding's "Replaced while opening"), which libfuse follows with a stat of the name: a
+    // file the API deleted in between failed the whole open with ENOENT (10 or 11 in 3,000 before).
+    const m = await startMount({ seed: { '/a.md': 'x\n' } });
+    let stop = false;
+    const api = (async () => {
+      while (!stop) {
+        await m.call('delete', { path: '/a.md' }).catch(() => {});
+        await m.call('create', { path: '/a.md', content: 'api\n' }).catch(() => {});
+      }
+    })();
+    const saver = sh('for i in $(seq 1 300); do sed -i "s/^x$/x/" a.md 2>/dev/null; done; echo saved', m.mnt);
+    const r = await py(String.raw`
+import errno, os
+out = {}
+for i in range(2000):
+    try:
+        fd = os.open('a.md', os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        try: os.write(fd, b'm\n')
+        finally: os.close(fd)
+        got = 'ok'
+    except OSError as e: got = errno.errorcode[e.errno]
+    out[got] = out.get(got, 0) + 1
+print(out)
+`, m.mnt);
+    stop = true;
+    await api;
+    expect((await saver).stdout).toBe('saved\n');
+    expect(r.code, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout.replace(/'/g, '"')) as Record<string, number>;
+    // ESTALE remains in this storm: the name removed between the kernel's lookup and open twice running.
+    expect(Object.keys(out).filter((k) => k !== 'ESTALE')).toEqual(['ok']);
+  }, 60_000);
+
   it('names whose bytes are not UTF-8 are refused with EINVAL and never alias one another', async () => {
     const m = await startMount();
     const r = await py(
