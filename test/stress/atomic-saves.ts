@@ -9,18 +9,11 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { output } from './child.js';
 
 const [rounds = 5, saves = 300, opens = 3000, busy = 2] = process.argv.slice(2).map(Number);
 const HOST = new URL('../helpers/mount-host.js', import.meta.url).pathname;
 
-function run(cmd: string, args: string[], cwd: string): Promise<string> {
-  return new Promise((resolve) => {
-    const c = spawn(cmd, args, { cwd, stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    c.stdout.on('data', (b: Buffer) => (out += b.toString()));
-    c.on('close', () => resolve(out));
-  });
-}
 
 const APPENDER = String.raw`
 import errno, json, os, sys
@@ -54,8 +47,8 @@ for (let r = 0; r < rounds; r++) {
   await new Promise<void>((ok) => createInterface({ input: host.stdout }).once('line', () => ok()));
   const burners = Array.from({ length: busy }, () => spawn('bash', ['-c', 'while :; do :; done'], { stdio: 'ignore' }));
   const [, a] = await Promise.all([
-    run('bash', ['-c', `for i in $(seq 1 ${saves}); do sed -i "s/^start$/start/" log.md || echo SEDFAIL; done`], mnt),
-    run('python3', ['-c', APPENDER, String(opens / 2)], mnt),
+    output('bash', ['-c', `for i in $(seq 1 ${saves}); do sed -i "s/^start$/start/" log.md || echo SEDFAIL; done`], mnt),
+    output('python3', ['-c', APPENDER, String(opens / 2)], mnt),
   ]);
   for (const b of burners) b.kill('SIGKILL');
   const fails = JSON.parse(a || '{"no-output":1}') as Record<string, number>;
@@ -63,7 +56,7 @@ for (let r = 0; r < rounds; r++) {
   console.log(`round ${r + 1}: ${opens} opens, ${JSON.stringify(fails)}`);
   host.kill('SIGTERM');
   await new Promise((ok) => host.once('exit', ok));
-  if (readFileSync('/proc/mounts', 'utf8').includes(mnt)) await run('fusermount3', ['-uz', mnt], dir);
+  if (readFileSync('/proc/mounts', 'utf8').includes(mnt)) await output('fusermount3', ['-uz', mnt], dir);
   rmSync(dir, { recursive: true, force: true });
 }
 console.log(`total over ${rounds * opens} opens: ${JSON.stringify(totals)}`);

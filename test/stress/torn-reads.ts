@@ -16,6 +16,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { output } from './child.js';
 
 const [rounds = 3, seconds = 20, busy = 2] = process.argv.slice(2, 5).map(Number);
 const saving = process.argv[5] === 'atomic' ? 'atomic' : 'plain';
@@ -81,14 +82,6 @@ while time.time() < end:
 print(json.dumps({'reads': reads, 'bad': bad, 'errors': errors, 'samples': samples}))
 `;
 
-function run(cmd: string, args: string[], cwd: string): Promise<string> {
-  return new Promise((resolve) => {
-    const c = spawn(cmd, args, { cwd, stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    c.stdout.on('data', (b: Buffer) => (out += b.toString()));
-    c.on('close', () => resolve(out.trim()));
-  });
-}
 
 /** A text in the format the python side checks. */
 function headed(body: string): string {
@@ -123,9 +116,9 @@ for (let r = 0; r < rounds; r++) {
   await lines.next();
   const burners = Array.from({ length: busy }, () => spawn('bash', ['-c', 'while :; do :; done'], { stdio: 'ignore' }));
   const [saves, updates, out] = await Promise.all([
-    run('python3', ['-c', WRITER, String(seconds), saving], a),
+    output('python3', ['-c', WRITER, String(seconds), saving], a),
     apiWriter(host, lines, Date.now() + seconds * 1000),
-    run('python3', ['-c', READER, String(seconds)], b),
+    output('python3', ['-c', READER, String(seconds)], b),
   ]);
   for (const x of burners) x.kill('SIGKILL');
   const got = JSON.parse(out || '{"reads":0,"bad":{"no-output":1},"errors":{}}') as typeof totals;
@@ -138,7 +131,7 @@ for (let r = 0; r < rounds; r++) {
   console.log(`round ${r + 1}: ${saves} saves in session A, ${updates} API updates, ${got.reads} reads in session B, torn ${JSON.stringify(got.bad)}, errors ${JSON.stringify(got.errors)}`);
   host.kill('SIGTERM');
   await new Promise((ok) => host.once('exit', ok));
-  for (const m of [a, b]) if (readFileSync('/proc/mounts', 'utf8').includes(m)) await run('fusermount3', ['-uz', m], dir);
+  for (const m of [a, b]) if (readFileSync('/proc/mounts', 'utf8').includes(m)) await output('fusermount3', ['-uz', m], dir);
   rmSync(dir, { recursive: true, force: true });
 }
 console.log(`total: ${JSON.stringify(totals)}`);

@@ -14,6 +14,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { output } from './child.js';
 
 const [seeds = 4, ops = 3000] = process.argv.slice(2).map(Number);
 const HOST = new URL('../helpers/mount-host.js', import.meta.url).pathname;
@@ -63,14 +64,6 @@ function expected(key: string): boolean {
   return rest.includes('below');
 }
 
-function run(cmd: string, args: string[], cwd: string): Promise<string> {
-  return new Promise((resolve) => {
-    const c = spawn(cmd, args, { cwd, stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    c.stdout.on('data', (b: Buffer) => (out += b.toString()));
-    c.on('close', () => resolve(out.trim()));
-  });
-}
 
 const unexpected: Record<string, number> = {};
 let estale = 0;
@@ -81,7 +74,7 @@ for (let seed = 1; seed <= seeds; seed++) {
     stdio: ['pipe', 'pipe', 'ignore'],
   });
   await new Promise<void>((ok) => createInterface({ input: host.stdout! }).once('line', () => ok()));
-  const outs = await Promise.all([run('python3', ['-c', SESSION, a, String(seed), String(ops)], a), run('python3', ['-c', SESSION, b, String(seed + 1000), String(ops)], b)]);
+  const outs = await Promise.all([output('python3', ['-c', SESSION, a, String(seed), String(ops)], a), output('python3', ['-c', SESSION, b, String(seed + 1000), String(ops)], b)]);
   for (const [i, out] of outs.entries()) {
     const tally = JSON.parse(out || '{"no-output:EIO":1}') as Record<string, number>;
     for (const [k, n] of Object.entries(tally)) {
@@ -92,7 +85,7 @@ for (let seed = 1; seed <= seeds; seed++) {
   }
   host.kill('SIGTERM');
   await new Promise((ok) => host.once('exit', ok));
-  for (const m of [a, b]) if (readFileSync('/proc/mounts', 'utf8').includes(m)) await run('fusermount3', ['-uz', m], dir);
+  for (const m of [a, b]) if (readFileSync('/proc/mounts', 'utf8').includes(m)) await output('fusermount3', ['-uz', m], dir);
   rmSync(dir, { recursive: true, force: true });
 }
 console.log(`${seeds * ops * 2} operations: ${estale} ESTALE, unexpected ${JSON.stringify(unexpected)}`);
