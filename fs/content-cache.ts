@@ -24,6 +24,15 @@ export class ContentCache {
     return hit;
   }
 
+  /** Drops the text (its last version was redacted: its bytes leave every place mnemo keeps them). */
+  forget(sha256: string): void {
+    const gone = this.entries.get(sha256);
+    if (!gone) return;
+    this.entries.delete(sha256);
+    this.bytes -= gone.length;
+    // Not zeroed: a draft of a file still open since that text was current may share the buffer.
+  }
+
   /** Keeps a copy of `bytes` as the text whose sha-256 is `sha256`. */
   put(sha256: string, bytes: Buffer): void {
     if (bytes.length > this.maxBytes / 8 || this.entries.has(sha256)) return;

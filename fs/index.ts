@@ -103,6 +103,20 @@ export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL
       }
     },
 
+    versionRedacted(storeId, versionId, erasedSha256) {
+      if (erasedSha256 !== null) contents.forget(erasedSha256);
+      // A file whose stored version changed elsewhere keeps the kernel's pages of the old one until
+      // its next open here: dropped now if that old one is the redacted version.
+      for (const { ctx, live } of mounts.values()) {
+        if (ctx.storeId !== storeId) continue;
+        for (const [path, paged] of ctx.paged) {
+          if (paged !== versionId) continue;
+          ctx.paged.delete(path);
+          live.invalidate(path, () => {});
+        }
+      }
+    },
+
     // Only dead ones: a live mount under the root is another process's (a second server with the
     // same mount root), and unmounting it would pull the floor from under its agents.
     async clearStale(root: string): Promise<void> {

@@ -120,6 +120,12 @@ export interface Mounter {
   unmount(hostPath: string): Promise<void>;
   /** Turns every mount of a store read-only (the store was archived) or tells them it is gone. */
   storeChanged(storeId: string, change: 'archived' | 'deleted'): void;
+  /**
+   * A version was redacted: what the mounts keep of it goes too (the kernel's pages of a file that
+   * still shows it). `erasedSha256`: its text left the database (no other version holds it), so the
+   * bytes kept by that sha go as well; null while another version still holds the text.
+   */
+  versionRedacted?(storeId: string, versionId: string, erasedSha256: string | null): void;
   /** Clears mounts left behind by a crash under a root directory (dead ones: a live one is another process's). */
   clearStale(root: string): Promise<void>;
   /**

@@ -42,7 +42,7 @@ export interface OperationDeps {
   clock: () => string;
   ids: IdGenerator;
   limits: StoreLimits;
-  mounter: Pick<Mounter, 'storeChanged'>;
+  mounter: Pick<Mounter, 'storeChanged' | 'versionRedacted'>;
   durability: Pick<Durability, 'write'>;
   wrote: (caller: Caller, versions: number) => void;
   /** The log of admin actions: archiving, deleting and redacting are recorded in their transaction. */
@@ -292,8 +292,11 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
       await store(caller, storeId);
       assertAllowed(caller, 'redact');
       const before = await storage.getVersion(storeId, versionId);
-      return audit.within(storage, caller, (tx) => tx.redactVersion(storeId, versionId, caller.actor, clock()), (v) =>
+      const v = await audit.within(storage, caller, (tx) => tx.redactVersion(storeId, versionId, caller.actor, clock()), (v) =>
         before?.redactedAt ? null : { action: 'memory_version.redacted', targetId: v.id, storeId, summary: `${v.operation} version of memory ${v.memoryId}` });
+      // Redacted bytes leave every place mnemo keeps them: the mounts' caches in this process too.
+      if (before && !before.redactedAt) mounter.versionRedacted?.(storeId, v.id, v.contentStillHeldBy === 0 ? before.contentSha256 : null);
+      return v;
     },
   };
 }

@@ -6,6 +6,7 @@ import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { onTestFinished } from 'vitest';
 import { MnemoError, type ErrorCode } from '../../src/domain/errors.js';
+import type { Mounter } from '../../src/service/mounts.js';
 import { createService, type Service } from '../../src/service/service.js';
 import { openSqliteStorage, type SqliteStorage } from '../../src/storage/sqlite/open.js';
 import type {
@@ -35,12 +36,14 @@ export interface CoreOptions {
   clock?: () => string;
   /** Reader threads for searches and listings (SqliteOptions.readers); 0 reads inline, in the caller's turn. */
   readers?: number;
+  /** What the service tells about mounts (a recorder, say); it mounts nothing by default. */
+  mounter?: Mounter;
 }
 
-export async function openCore({ dir = tmpDir(), clock, readers }: CoreOptions = {}): Promise<Core> {
+export async function openCore({ dir = tmpDir(), clock, readers, mounter }: CoreOptions = {}): Promise<Core> {
   const file = join(dir, 'mnemo.db');
   const storage = openSqliteStorage(file, readers === undefined ? {} : { readers });
-  const service = createService({ storage, ...(clock ? { clock } : {}) });
+  const service = createService({ storage, ...(clock ? { clock } : {}), ...(mounter ? { mounter } : {}) });
   const ws = await service.keys.defaultWorkspace();
   const { key } = await service.keys.createKey('test', 'admin', ws.id);
   const caller: Caller = { workspaceId: ws.id, actor: { type: 'api_actor', apiKeyId: key.id } };

@@ -466,6 +466,25 @@ describe('redaction', () => {
     expect(await versionsOf(core, store.id)).toHaveLength(2);
   });
 
+  it('a redaction tells the mounts which version went, and its text once no other version holds it', async () => {
+    const told: [string, string, string | null][] = [];
+    const core = await openCore({ mounter: { ...NO_MOUNTS, versionRedacted: (s, v, sha) => void told.push([s, v, sha]) } });
+    const { store, memory, createdVersionId } = await history(core);
+    // v2 changes the text, v3 brings the first one back: v1's text is still held when v1 goes.
+    await core.service.updateMemory(core.caller, store.id, memory.id, { content: 'rotated' });
+    await core.service.updateMemory(core.caller, store.id, memory.id, { content: 'password=hunter2' });
+    await core.service.redactVersion(core.caller, store.id, createdVersionId);
+    const other = await core.service.createMemory(core.caller, store.id, { path: '/other.md', content: 'token=abc' });
+    await core.service.updateMemory(core.caller, store.id, other.id, { content: 'token=(gone)' });
+    await core.service.redactVersion(core.caller, store.id, other.versionId);
+    // Redacting again changes nothing, and tells nothing.
+    await core.service.redactVersion(core.caller, store.id, other.versionId);
+    expect(told).toEqual([
+      [store.id, createdVersionId, null],
+      [store.id, other.versionId, sha256Hex('token=abc')],
+    ]);
+  });
+
   it('the head version of a live memory cannot be redacted (conflict)', async () => {
     const core = await openCore();
     const { store, memory, createdVersionId } = await history(core);
