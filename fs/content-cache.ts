@@ -33,6 +33,12 @@ export class ContentCache {
     // Not zeroed: a draft of a file still open since that text was current may share the buffer.
   }
 
+  /** Drops every text (redactions elsewhere may have gone unheard: PostgreSQL's listener reconnected). */
+  clear(): void {
+    this.entries.clear();
+    this.bytes = 0;
+  }
+
   /** Keeps a copy of `bytes` as the text whose sha-256 is `sha256`. */
   put(sha256: string, bytes: Buffer): void {
     if (bytes.length > this.maxBytes / 8 || this.entries.has(sha256)) return;

@@ -117,6 +117,10 @@ export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL
       }
     },
 
+    redactionsMissed() {
+      contents.clear();
+    },
+
     // Only dead ones: a live mount under the root is another process's (a second server with the
     // same mount root), and unmounting it would pull the floor from under its agents.
     async clearStale(root: string): Promise<void> {

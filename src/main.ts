@@ -81,9 +81,10 @@ async function openStorage(config: Config, sqlite: () => SqliteStorage, pg: Post
 }
 
 /**
- * On PostgreSQL, other servers' commits and session ends reach this process through one LISTEN
- * connection (storage/postgres/listener.ts): their stores' mount caches drop (changeMark moves),
- * change feed followers read at once, and a session of this node ended elsewhere is unmounted.
+ * On PostgreSQL, other servers' commits, redactions and session ends reach this process through one
+ * LISTEN connection (storage/postgres/listener.ts): their stores' mount caches drop (changeMark
+ * moves), change feed followers read at once, a redacted version's bytes leave this server's mounts,
+ * and a session of this node ended elsewhere is unmounted.
  * SQLite has one server per file: nothing to hear.
  */
 async function hearOtherServers(storage: Storage, service: Service): Promise<void> {
@@ -91,9 +92,10 @@ async function hearOtherServers(storage: Storage, service: Service): Promise<voi
   const failed = (err: unknown) => warn(`mnemo: could not unmount a session ended elsewhere: ${describeError(err)}`);
   await (storage as PostgresStorage).listen({
     change: (storeId) => service.outsideCommit(storeId),
+    versionRedacted: (storeId, versionId, erasedSha256) => service.outsideRedaction(storeId, versionId, erasedSha256),
     sessionEnded: (_workspaceId, sessionId) => void service.sessions.endedElsewhere(sessionId).catch(failed),
     resync: () => {
-      service.outsideCommit(null);
+      service.outsideResync();
       void service.sessions.reconcile().catch(failed);
     },
   });

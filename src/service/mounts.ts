@@ -126,6 +126,11 @@ export interface Mounter {
    * bytes kept by that sha go as well; null while another version still holds the text.
    */
   versionRedacted?(storeId: string, versionId: string, erasedSha256: string | null): void;
+  /**
+   * Another server's redactions may have gone unheard (PostgreSQL's listener was away): every text
+   * the mounts keep by its sha goes, since which ones were erased is not known.
+   */
+  redactionsMissed?(): void;
   /** Clears mounts left behind by a crash under a root directory (dead ones: a live one is another process's). */
   clearStale(root: string): Promise<void>;
   /**

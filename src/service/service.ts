@@ -140,6 +140,16 @@ export function createService({
      * notices may have been missed): the change feed's followers read at once, as for this server's commits.
      */
     outsideCommit: (storeId: string | null): void => commits.notify(storeId),
+    /** Another server redacted a version (the listener heard it): this server's mounts drop what they keep of it. */
+    outsideRedaction: (storeId: string, versionId: string, erasedSha256: string | null): void => mounter.versionRedacted?.(storeId, versionId, erasedSha256),
+    /**
+     * The listener (re)connected, so notices may have been missed: the feed's followers read at once
+     * and the mounts drop every text they keep (a redaction elsewhere may be among the missed).
+     */
+    outsideResync: (): void => {
+      commits.notify(null);
+      mounter.redactionsMissed?.();
+    },
     /**
      * What the operator does from the host's command line (`mnemo keys`, `workspaces`, `check`): it
      * holds the database file, so no caller and no grant apply.

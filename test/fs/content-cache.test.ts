@@ -25,4 +25,14 @@ describe('the content cache', () => {
     for (let i = 0; i < 7; i++) cache.put(`x${i}`, Buffer.alloc(8, 'x'));
     expect(cache.get('kept')?.toString()).toBe('kkkkkkkk');
   });
+
+  it('drops every text when redactions elsewhere may have gone unheard, and holds its full bound again', () => {
+    const cache = new ContentCache(64);
+    for (let i = 0; i < 8; i++) cache.put(`t${i}`, Buffer.alloc(8, 't'));
+    cache.clear();
+    expect(cache.get('t0')).toBeUndefined();
+    // Its count starts from nothing: eight new texts of 8 all stay.
+    for (let i = 0; i < 8; i++) cache.put(`n${i}`, Buffer.alloc(8, 'n'));
+    for (let i = 0; i < 8; i++) expect(cache.get(`n${i}`)).toBeDefined();
+  });
 });

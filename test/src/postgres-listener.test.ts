@@ -8,10 +8,12 @@ import pg from 'pg';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { MnemoError } from '../../src/domain/errors.js';
 import type { Caller, ChangePage, Session } from '../../src/domain/types.js';
+import { NO_MOUNTS, type Mounter } from '../../src/service/mounts.js';
 import { createService, type Service } from '../../src/service/service.js';
 import { LISTENER_APPLICATION_NAME } from '../../src/storage/postgres/listener.js';
 import { openPostgresStorage, type PostgresStorage } from '../../src/storage/postgres/open.js';
 import { codeOf } from '../helpers/core.js';
+import { sha256Hex } from '../../src/domain/content.js';
 import { createDatabase, pgSkip } from '../helpers/postgres.js';
 
 interface Host {
@@ -19,6 +21,8 @@ interface Host {
   service: Service;
   caller: Caller;
   heard: { changes: (string | null)[]; ended: string[]; resyncs: number };
+  /** What the host's mounter was told: redactions (store, version, erased sha) and missed notices. */
+  mounts: { redacted: [string, string, string | null][]; missed: number };
 }
 
 async function twoHosts(): Promise<[Host, Host, string]> {
@@ -27,8 +31,14 @@ async function twoHosts(): Promise<[Host, Host, string]> {
   for (let i = 0; i < 2; i++) {
     // Keys are kept for an hour: only a revoke's notice makes a server look one up again.
     const storage = await openPostgresStorage(db.url, { keyCacheMs: 3_600_000 });
+    const mounts = { redacted: [] as [string, string, string | null][], missed: 0 };
+    const mounter: Mounter = {
+      ...NO_MOUNTS,
+      versionRedacted: (storeId, versionId, sha) => void mounts.redacted.push([storeId, versionId, sha]),
+      redactionsMissed: () => void (mounts.missed += 1),
+    };
     // The feed's followers never poll here: they wake only when told (a commit here or a notice heard).
-    const service = createService({ storage, feed: { every: () => () => {} } });
+    const service = createService({ storage, mounter, feed: { every: () => () => {} } });
     const ws = await service.keys.defaultWorkspace();
     const { key } = await service.keys.createKey(`host ${i}`, 'admin', ws.id);
     const heard = { changes: [] as (string | null)[], ended: [] as string[], resyncs: 0 };
@@ -37,10 +47,15 @@ async function twoHosts(): Promise<[Host, Host, string]> {
         heard.changes.push(id);
         service.outsideCommit(id);
       },
+      // As main.ts wires them.
+      versionRedacted: (storeId, versionId, sha) => service.outsideRedaction(storeId, versionId, sha),
       sessionEnded: (_ws, id) => heard.ended.push(id),
-      resync: () => (heard.resyncs += 1),
+      resync: () => {
+        heard.resyncs += 1;
+        service.outsideResync();
+      },
     });
-    hosts.push({ storage, service, caller: { workspaceId: ws.id, actor: { type: 'api_actor', apiKeyId: key.id } }, heard });
+    hosts.push({ storage, service, caller: { workspaceId: ws.id, actor: { type: 'api_actor', apiKeyId: key.id } }, heard, mounts });
   }
   onTestFinished(async () => {
     for (const h of hosts) await h.storage.close();
@@ -150,6 +165,36 @@ describe.skipIf(pgSkip !== null)(`the PostgreSQL change listener${pgSkip ? ` (sk
     expect(b.heard.ended).toEqual([]);
   });
 
+  it("a redaction on one server reaches the other's mounts, with the text's sha once no version holds it; a refused one reaches nobody", async () => {
+    const [a, b] = await twoHosts();
+    const store = await b.service.createStore(b.caller, { name: 'secrets', description: '', metadata: {} });
+    const gone = await b.service.createMemory(b.caller, store.id, { path: '/gone.md', content: 'token=abc' });
+    await b.service.updateMemory(b.caller, store.id, gone.id, { content: 'token=(rotated)' });
+    // The first text comes back in a later version: still held when the first version goes.
+    const held = await b.service.createMemory(b.caller, store.id, { path: '/held.md', content: 'password=hunter2' });
+    await b.service.updateMemory(b.caller, store.id, held.id, { content: 'rotated' });
+    await b.service.updateMemory(b.caller, store.id, held.id, { content: 'password=hunter2' });
+
+    await b.service.redactVersion(b.caller, store.id, gone.versionId);
+    await b.service.redactVersion(b.caller, store.id, held.versionId);
+    // Again: nothing changes, nothing is told. The head cannot be redacted: its transaction rolls back.
+    await b.service.redactVersion(b.caller, store.id, gone.versionId);
+    const head = (await b.service.getMemory(b.caller, store.id, held.id)).versionId;
+    expect(await codeOf(() => b.service.redactVersion(b.caller, store.id, head))).toBe('conflict');
+    // Notices arrive in commit order: once A hears this commit, it has heard every redaction before it.
+    const last = await b.service.createStore(b.caller, { name: 'after', description: '', metadata: {} });
+    await b.service.createMemory(b.caller, last.id, { path: '/z.md', content: 'z' });
+    await eventually(() => a.heard.changes.includes(last.id), "A hears B's last commit");
+
+    const told = [
+      [store.id, gone.versionId, sha256Hex('token=abc')],
+      [store.id, held.versionId, null],
+    ];
+    expect(a.mounts.redacted).toEqual(told);
+    // B's own mounts were told by its service, once each, and B does not hear itself.
+    expect(b.mounts.redacted).toEqual(told);
+  });
+
   it('a key found on one server is kept there, and a revoke on another server is heard: its next request is refused', async () => {
     const [a, b, url] = await twoHosts();
     const { key, secret } = await b.service.keys.createKey('agent', 'read_write', b.caller.workspaceId);
@@ -187,6 +232,8 @@ describe.skipIf(pgSkip !== null)(`the PostgreSQL change listener${pgSkip ? ` (sk
       await admin.end();
     }
     await eventually(() => a.heard.resyncs + b.heard.resyncs >= resyncs + 2, 'both listeners reconnect and resync');
+    // A redaction sent while a listener was away is lost: each server's mounts dropped every kept text.
+    expect(a.mounts.missed + b.mounts.missed).toBe(a.heard.resyncs + b.heard.resyncs);
     const store = await b.service.createStore(b.caller, { name: 'after the cut', description: '', metadata: {} });
     const mark = a.storage.changeMark();
     await b.service.createMemory(b.caller, store.id, { path: '/z.md', content: 'again' });

@@ -7,7 +7,9 @@
  * - `c <origin> <store id> <commit_seq>`: a version committed in that store (commit-order.ts);
  * - `c <origin> * 0`: some other write (a mode, a store's archiving, a redaction): any store;
  * - `e <origin> <workspace id> <session id>`: a session was ended (its node unmounts it);
- * - `k <origin> <workspace id> <key id>`: an API key was revoked (every server forgets it, key-cache.ts).
+ * - `k <origin> <workspace id> <key id>`: an API key was revoked (every server forgets it, key-cache.ts);
+ * - `r <origin> <store id> <version id> <sha-256 or ->`: a version was redacted (every server's
+ *   mounts drop what they keep of it: the text by its sha when no version holds it any more, `-` while one does).
  * A notice sent inside a savepoint that rolls back is discarded with it, as is the write it announced.
  * `origin` is one storage's random id, so a server ignores its own commits (its own counters
  * already moved) and still hears another storage's in the same process (tests).
@@ -21,7 +23,8 @@ export const CHANNEL = 'mnemo_changes';
 export type Notice =
   | { kind: 'change'; origin: string; storeId: string | null; seq: number }
   | { kind: 'session_ended'; origin: string; workspaceId: string; sessionId: string }
-  | { kind: 'key_revoked'; origin: string; workspaceId: string; keyId: string };
+  | { kind: 'key_revoked'; origin: string; workspaceId: string; keyId: string }
+  | { kind: 'version_redacted'; origin: string; storeId: string; versionId: string; erasedSha256: string | null };
 
 export function newOrigin(): string {
   return randomBytes(8).toString('hex');
@@ -100,12 +103,24 @@ export async function publishKeyRevoked(q: Q, workspaceId: string, keyId: string
   await run(q, 'SELECT pg_notify($1, $2)', [CHANNEL, `k ${origin} ${workspaceId} ${keyId}`]);
 }
 
+/**
+ * A version was redacted: every server's mounts drop what they keep of it (its text by `erasedSha256`
+ * once no version holds it; null while one does). Sent inside the redaction's transaction, so only
+ * a redaction that commits is announced.
+ */
+export async function publishVersionRedacted(q: Q, storeId: string, versionId: string, erasedSha256: string | null): Promise<void> {
+  const origin = origins.get(q);
+  if (origin === undefined) return;
+  await run(q, 'SELECT pg_notify($1, $2)', [CHANNEL, `r ${origin} ${storeId} ${versionId} ${erasedSha256 ?? '-'}`]);
+}
+
 /** A payload read back; null for one this code does not know (a newer server's): ignored. */
 export function parseNotice(payload: string | undefined): Notice | null {
-  const [kind, origin, a, b] = (payload ?? '').split(' ');
+  const [kind, origin, a, b, c] = (payload ?? '').split(' ');
   if (!origin || a === undefined || b === undefined) return null;
   if (kind === 'c') return { kind: 'change', origin, storeId: a === '*' ? null : a, seq: Number(b) };
   if (kind === 'e') return { kind: 'session_ended', origin, workspaceId: a, sessionId: b };
   if (kind === 'k') return { kind: 'key_revoked', origin, workspaceId: a, keyId: b };
+  if (kind === 'r' && c !== undefined) return { kind: 'version_redacted', origin, storeId: a, versionId: b, erasedSha256: c === '-' ? null : c };
   return null;
 }

@@ -56,6 +56,8 @@ export interface OutsideHandlers {
   change?: (storeId: string | null) => void;
   /** Another server ended this session: its node unmounts it. */
   sessionEnded?: (workspaceId: string, sessionId: string) => void;
+  /** Another server redacted a version (`erasedSha256`: its text left the database; null while another version holds it). */
+  versionRedacted?: (storeId: string, versionId: string, erasedSha256: string | null) => void;
   /** The listener (re)connected: notices may have been lost meanwhile, so treat everything as changed. */
   resync?: () => void;
 }
@@ -264,6 +266,7 @@ function composeStorage(url: string, pool: pg.Pool, options: PostgresOptions): P
             marks.outsideChange(n.storeId);
             handlers.change?.(n.storeId);
           } else if (n.kind === 'key_revoked') keys.forget(n.keyId);
+          else if (n.kind === 'version_redacted') handlers.versionRedacted?.(n.storeId, n.versionId, n.erasedSha256);
           else handlers.sessionEnded?.(n.workspaceId, n.sessionId);
         },
         onResync: () => {

@@ -12,6 +12,7 @@ import { all, first, lookup, run, type Q } from './db.js';
 import { redactReceipts } from './receipts.js';
 import { HELD_IN_WORKSPACE, versionContent } from './contents.js';
 import { lockStore } from './memories.js';
+import { publishVersionRedacted } from './notify.js';
 import { keepFloor } from './path-floors.js';
 import { actorColumns, byUniqueId, toVersion, type VersionRow } from './rows.js';
 
@@ -90,6 +91,8 @@ export const versionWrites = {
     // The text's row went with its last holder in that UPDATE (a trigger: postgres/schema/v5.ts).
     const held = row.content_sha256 === null ? 0 : ((await first<{ n: number }>(q, HELD_IN_WORKSPACE, [row.content_sha256, storeId]))?.n ?? 0);
     const after = toVersion((await first<VersionRow>(q, 'SELECT *, NULL AS content FROM versions WHERE id = $1', [id]))!);
+    // The other servers' mounts keep copies too (their content caches, the kernel's pages).
+    await publishVersionRedacted(q, storeId, id, held === 0 ? row.content_sha256 : null);
     return { ...after, contentStillHeldBy: held };
   },
 };
