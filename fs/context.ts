@@ -10,6 +10,7 @@ import { Drafts } from './drafts.js';
 import { LocalBudget } from './local-budget.js';
 import type { LiveMount } from './mounts.js';
 import { OpQueue } from './op-queue.js';
+import { Reopens } from './reopens.js';
 import { StorageView } from './storage-view.js';
 
 export interface MountContext {
@@ -39,6 +40,8 @@ export interface MountContext {
    * last served, or the one a save here made of what the kernel wrote (ops.ts freshReply).
    */
   readonly paged: Map<string, string>;
+  /** Opens that found their file deleted since the kernel's lookup, and what a stat saw since (reopens.ts). */
+  readonly reopens: Reopens;
   /** The live mount's kernel cache control; null until mounted. */
   kernel: Pick<LiveMount, 'invalidate' | 'invalidateEntry' | 'invalidateFile' | 'invalidateName'> | null;
   /** Storage answers kept until storage changes: every read of the store goes through it. */
@@ -73,6 +76,7 @@ export function createContext(
     handles: new HandleTable(),
     served: new Map(),
     paged: new Map(),
+    reopens: new Reopens(),
     kernel: null,
     reader,
     view: new StorageView(reader, init.service.clock),

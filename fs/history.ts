@@ -101,8 +101,8 @@ export function withHistory(ctx: MountContext, ops: FuseOps): FuseOps {
         return ['.', '..', ...(await historyNames(ctx, node.path))];
       });
     },
-    open: (path, flags, cb) => {
-      if (!isHistoryPath(path)) return ops.open!(path, flags, cb);
+    open: (path, flags, cb, ino) => {
+      if (!isHistoryPath(path)) return ops.open!(path, flags, cb, ino);
       if ((flags & O_ACCMODE) !== 0) return cb(Fuse.EROFS);
       answer<number>((code, fh) => cb(code, fh, OPEN_NOFLUSH), async () => {
         const node = await resolveHistory(ctx, path);

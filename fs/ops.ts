@@ -15,9 +15,10 @@ import { errnoLine, fsError, FsError, toErrno, wasReported } from './errno.js';
 import { newDraft, resizeDraft, writeDraft, type Draft } from './handles.js';
 import { reserveLocal, settleLocal } from './local-budget.js';
 import { PROCESS_GID, PROCESS_UID, fileStat, inoOf, metaAttrs, storeStatfs } from './stat.js';
-import { assertNewPath, hasChildren, listDir, lookup, scratchFor, storedDraft, type Node } from './tree.js';
+import { assertNewPath, detachedDraft, hasChildren, listDir, lookup, scratchFor, storedDraft, type Node } from './tree.js';
 import { renamePath, unlinkPath } from './moves.js';
 import { withHistory } from './history.js';
+import { inoOfFile, type FileNode } from './reopens.js';
 import { dropFailed, kernelCaughtUp } from './dropped-drafts.js';
 import { commit, keepPaged, keepServed, releaseDraft, truncatePath, warnSaveFailed } from './save-points.js';
 
@@ -93,10 +94,12 @@ export function createOps(ctx: MountContext): FuseOps {
       if (path === null) return run('fstat', '(open file)', cb, () => draftStat(ctx, openHandle(fh).draft));
       // The commonest op of all: a stored file's stat is answered from the view while nothing changed
       // (and nothing is in flight: then it waits its turn like any other).
-      const kept = ctx.queue.busy || ctx.drafts.has(path) ? undefined : ctx.view.stat(path);
+      const kept = ctx.queue.busy || ctx.drafts.has(path) || ctx.reopens.waiting(path) ? undefined : ctx.view.stat(path);
       if (kept) return cb(0, kept as never);
       run('stat', path, cb, () =>
         after(lookup(ctx, path), (node) => {
+          // The retry of an open that met ESTALE looks the name up with this stat (reopens.ts).
+          if (node?.kind === 'file' && ctx.reopens.waiting(path)) ctx.reopens.noted(path, node);
           if (!node) return staleEntry(ctx, path);
           if (node.kind === 'dir') return dirStatOf(ctx, path, node.mode);
           if (node.draft) return draftStat(ctx, node.draft);
@@ -116,18 +119,16 @@ export function createOps(ctx: MountContext): FuseOps {
         return ['.', '..', ...names];
       }),
 
-    open: (path, flags, cb) =>
+    open: (path, flags, cb, ino) =>
       // A read-only open saves nothing at close: the kernel is told to skip that round trip.
       run('open', path, freshReply(ctx, path, (code, fh, keep) => cb(code, fh, ((flags & O_ACCMODE) === 0 ? OPEN_NOFLUSH : 0) | (keep ? OPEN_KEEP_CACHE : 0))), () => {
         const writable = (flags & O_ACCMODE) !== 0;
         return after(writable ? assertWritable(ctx) : undefined, () =>
           after(lookup(ctx, path), (node) => {
-            if (!node) throw goneSinceLookup();
+            if (!node) return openGone(path, flags, ctx.reopens.take(path, ino));
             if (node.kind === 'dir') throw fsError(Fuse.EISDIR);
-            return after(openFile(path, node, flags), (fh) => {
-              if (fh === null) throw goneSinceLookup();
-              return fh;
-            });
+            // Found, then deleted before its bytes were read: it was there during this open.
+            return after(openFile(path, node, flags), (fh) => fh ?? openGone(path, flags, inoOfFile(node) === ino ? node : undefined));
           }),
         );
       }, true),
@@ -347,14 +348,48 @@ export function createOps(ctx: MountContext): FuseOps {
     return after(node.draft ?? storedDraft(ctx, path, node.meta!), (d) => {
       if (!d) return null;
       ctx.drafts.set(path, d);
-      const fh = ctx.handles.add(d, flags);
-      if ((flags & O_ACCMODE) !== 0 && flags & O_TRUNC && d.size > 0) {
-        resizeDraft(d, 0);
-        settleLocal(ctx, d);
-        ctx.handles.get(fh).changed = true;
-      }
-      return fh;
+      return openDraft(d, flags);
     });
+  }
+
+  function openDraft(d: Draft, flags: number): number {
+    const fh = ctx.handles.add(d, flags);
+    if ((flags & O_ACCMODE) !== 0 && flags & O_TRUNC && d.size > 0) {
+      resizeDraft(d, 0);
+      settleLocal(ctx, d);
+      ctx.handles.get(fh).changed = true;
+    }
+    return fh;
+  }
+
+  /**
+   * An open whose file is gone. `seen`: the file as a stat found it while this open ran
+   * (reopens.ts), so the open came before its delete or move, as on a disk: a working copy here is
+   * opened wherever it is now (a deleted one has no name), a stored file where the store has it
+   * now, or, deleted, as a copy with no name. Without it (or once that version is redacted),
+   * ESTALE: the kernel looks the name up again and retries once.
+   */
+  function openGone(path: string, flags: number, seen: FileNode | undefined): Answer<number> {
+    const missed = () => {
+      ctx.reopens.missed(path);
+      return goneSinceLookup();
+    };
+    if (!seen || seen.draft?.failed) throw missed();
+    if (seen.draft) return openDraft(seen.draft, flags);
+    const meta = seen.meta!;
+    const copy = () =>
+      after(detachedDraft(ctx, meta), (d) => {
+        if (!d) throw missed();
+        return openDraft(d, flags);
+      });
+    // Moved elsewhere (the API, another session): opened at its new name.
+    return after(ctx.reader.memory(meta.id), (moved) =>
+      !moved || moved.path === path
+        ? copy()
+        : after(lookup(ctx, moved.path), (node) =>
+            node?.kind === 'file' && inoOfFile(node) === inoOf(meta.id) ? after(openFile(moved.path, node, flags), (fh) => fh ?? copy()) : copy(),
+          ),
+    );
   }
 
   /** A new file's stat as a getattr through its handle would answer it (none if the handle is gone). */

@@ -130,7 +130,21 @@ export function storedDraft(ctx: MountContext, path: string, meta: MemoryMeta): 
   });
 }
 
-function draftOver(path: string, m: MemoryMeta, bytes: Buffer, shared: boolean): Draft {
+/**
+ * A copy of the file `meta` describes with no name: the memory was deleted since an open of it
+ * started (reopens.ts). Its text is read by version; null once that version is redacted.
+ */
+export function detachedDraft(ctx: MountContext, meta: MemoryMeta): Answer<Draft | null> {
+  const cached = ctx.contents.get(meta.contentSha256);
+  if (cached) return draftOver(null, meta, cached, true);
+  return ctx.reader.versionBytes(meta.versionId).then((bytes) => {
+    if (!bytes) return null;
+    ctx.contents.put(meta.contentSha256, bytes);
+    return draftOver(null, meta, bytes, false);
+  });
+}
+
+function draftOver(path: string | null, m: MemoryMeta, bytes: Buffer, shared: boolean): Draft {
   return newDraft({ path, memoryId: m.id, stored: true, baseVersionId: m.versionId, baseSha: m.contentSha256, scratch: false, ...memoryAttrs(m) }, bytes, shared);
 }
 

@@ -69,8 +69,11 @@ export interface FuseOps {
   statfs?(path: string, cb: Cb<FuseStatfs>): void;
   getattr?(path: string | null, cb: Cb<FuseStat>, fh: number): void;
   readdir?(path: string, cb: Cb<string[]>): void;
-  /** Replies `cb(0, fh)` or `cb(0, fh, OPEN_* flags)`. */
-  open?(path: string, flags: number, cb: (code: number, fh?: number, openFlags?: number) => void): void;
+  /**
+   * Replies `cb(0, fh)` or `cb(0, fh, OPEN_* flags)`. `ino`: the inode number of the file the
+   * kernel resolved the path to (its lookup's answer), 0 if the binding did not note it.
+   */
+  open?(path: string, flags: number, cb: (code: number, fh?: number, openFlags?: number) => void, ino: number): void;
   /** `caller`: the creating process's uid and gid (a new file belongs to its creator). */
   /**
    * `st`, the new file's attributes, spares the getattr libfuse makes right after a create (the
@@ -140,7 +143,7 @@ const OPS: Record<string, Impl> = {
   },
   readdir: (f, signal, path: string) =>
     f.ops.readdir!(path, (err, names) => (err ? signal(err, [], []) : signal(0, names ?? [], []))),
-  open: (f, signal, path: string, flags: number) => f.ops.open!(path, flags, (err, fh = 0, of = 0) => signal(err, fh, of)),
+  open: (f, signal, path: string, flags: number, ino: number) => f.ops.open!(path, flags, (err, fh = 0, of = 0) => signal(err, fh, of), ino),
   create: (f, signal, path: string, mode: number, flags: number, uid: number, gid: number) =>
     f.ops.create!(path, mode, (err, fh = 0, of = 0, st) => signal(err, fh, of, st && !err ? statArray(st) : null), flags, { uid, gid }),
   read: (f, signal, path: string | null, fh: number, buf: Buffer, len: number, lo: number, hi: number) =>

@@ -188,7 +188,7 @@ typedef struct fuse_thread {
   // Each node's inode number (use_ino: mnemo's own, a memory's or a directory's), learnt from the
   // LOOKUP, CREATE and MKDIR replies: how a change made elsewhere, which mnemo knows by memory and
   // directory, finds the node ids the kernel's notifications need (see "Cache invalidation").
-  struct { uint64_t nodeid; uint64_t ino; } inos[1024];
+  struct { uint64_t nodeid; uint64_t ino; uint64_t nlookup; } inos[1024];
   // Opens the binding turned into an open by name: the handle and the node libfuse counted it on.
   // A slot is taken (`unique`) when the OPEN is rewritten, so every rewritten open has one.
   struct { uint64_t fh; uint64_t nodeid; uint64_t unique; } borrowed[64];
@@ -223,6 +223,8 @@ typedef struct {
   // Payloads
   const char *path;
   const char *dest;
+  // An OPEN's node's inode number as its lookup gave it (0: unknown, or not an OPEN of a node).
+  uint64_t open_ino;
   char *linkname;
   struct fuse_file_info *info;
   const void *buf;
@@ -280,6 +282,15 @@ typedef struct {
 } fuse_thread_locals_t;
 
 static pthread_key_t thread_locals_key;
+
+/**
+ * The inode number of the node an OPEN read on this libfuse thread names, as the kernel's lookup
+ * was told it (0: not noted). libfuse's high-level open passes only a path, and the file at that
+ * path may not be the one the kernel resolved: the JS handler is told which one was (fs/ops.ts, an
+ * open whose file was deleted between the kernel's lookup and its open). Each libfuse thread reads
+ * a request and then handles it, so a thread-local carries it from one to the other.
+ */
+static __thread uint64_t fuse_native_open_ino = 0;
 static fuse_thread_locals_t* get_thread_locals();
 
 static void fuse_native_traced (fuse_thread_t *ft, uint32_t op, uint64_t t0, uint64_t replied) {
@@ -454,9 +465,12 @@ FUSE_METHOD_VOID(access, 2, 0, (const char *path, int mode), {
   napi_create_uint32(env, l->mode, &(argv[3]));
 })
 
-FUSE_METHOD(open, 2, 2, (const char *path, struct fuse_file_info *info), {
+FUSE_METHOD(open, 3, 2, (const char *path, struct fuse_file_info *info), {
   l->path = path;
   l->info = info;
+  // Noted by this thread as it read the OPEN (fuse_native_io_read_one); an open by name has none.
+  l->open_ino = fuse_native_open_ino;
+  fuse_native_open_ino = 0;
 }, {
   fuse_native_path(env, l->path, &(argv[2]));
   if (l->info != NULL) {
@@ -464,6 +478,7 @@ FUSE_METHOD(open, 2, 2, (const char *path, struct fuse_file_info *info), {
   } else {
     napi_create_uint32(env, 0, &(argv[3]));
   }
+  napi_create_double(env, (double) l->open_ino, &(argv[4]));
 }, {
   NAPI_ARGV_INT32(fd, 2)
   NAPI_ARGV_UINT32(open_flags, 3)
@@ -1198,10 +1213,13 @@ static const char *fuse_native_arg_name (const char *p, size_t len) {
 // it lost it without our seeing how (a directory removed and a file made under its name, which
 // left two nodes noted at one name, so a rename moved the wrong one's note and a later OPEN of the
 // moved file was borrowed as an open of the file now at its old name: it read another file's bytes).
+// Each entry reply the kernel gets for a node counts one lookup, as the kernel counts them.
 static void fuse_native_ino_set (fuse_thread_t *ft, uint64_t nodeid, uint64_t ino) {
   if (nodeid == 0) return;
-  ft->inos[nodeid % 1024].nodeid = nodeid;
-  ft->inos[nodeid % 1024].ino = ino;
+  typeof(ft->inos[0]) *e = &ft->inos[nodeid % 1024];
+  e->nlookup = e->nodeid == nodeid ? e->nlookup + 1 : 1;
+  e->nodeid = nodeid;
+  e->ino = ino;
 }
 
 /** The node the kernel knows with inode number `ino` (0 if none is noted). The caller holds open_mut. */
@@ -1213,13 +1231,19 @@ static uint64_t fuse_native_node_of_ino (fuse_thread_t *ft, uint64_t ino) {
 }
 
 /**
- * The kernel forgot a node (it evicted the inode; FORGET carries its whole lookup count then, and
- * libfuse frees the node): its inode number is no longer the kernel's. Without this, a file whose
- * entry was dropped, and then looked up again as a new node, had two nodes noted with its number,
- * and the first found could be the dead one. The caller holds open_mut.
+ * The kernel gave back `nlookup` of a node's lookups. Once it has given back all it was given, it
+ * forgot the node (it evicted the inode, and libfuse frees the node): its inode number is no longer
+ * the kernel's. Without this, a file whose entry was dropped, and then looked up again as a new
+ * node, had two nodes noted with its number, and the first found could be the dead one. Counted,
+ * because not every FORGET is the last: a revalidation whose lookup named another node gives that
+ * node's one lookup back at once, while the kernel may still hold it by another entry (clearing
+ * it then lost the inode number of a file the kernel was about to open). The caller holds open_mut.
  */
-static void fuse_native_ino_forget (fuse_thread_t *ft, uint64_t nodeid) {
-  if (nodeid != 0 && ft->inos[nodeid % 1024].nodeid == nodeid) ft->inos[nodeid % 1024].nodeid = 0;
+static void fuse_native_ino_forget (fuse_thread_t *ft, uint64_t nodeid, uint64_t nlookup) {
+  typeof(ft->inos[0]) *e = &ft->inos[nodeid % 1024];
+  if (nodeid == 0 || e->nodeid != nodeid) return;
+  if (nlookup < e->nlookup) e->nlookup -= nlookup;
+  else e->nodeid = 0;
 }
 
 static void fuse_native_name_set (fuse_thread_t *ft, uint64_t nodeid, uint64_t parent, const char *name) {
@@ -1360,6 +1384,8 @@ static ssize_t fuse_native_io_read (int fd, void *buf, size_t buf_len, void *use
 
 static ssize_t fuse_native_io_read_one (int fd, void *buf, size_t buf_len, void *userdata) {
   ssize_t n = read(fd, buf, buf_len);
+  // What the last request noted for its open, had libfuse answered it without calling open.
+  fuse_native_open_ino = 0;
   fuse_thread_t *ft = fuse_native_mount_of(fd);
   if (n < (ssize_t) sizeof(struct fuse_in_header) || ft == NULL) return n;
   struct fuse_in_header *in = (struct fuse_in_header *) buf;
@@ -1389,7 +1415,7 @@ static ssize_t fuse_native_io_read_one (int fd, void *buf, size_t buf_len, void 
     }
     case FUSE_FORGET:
       pthread_mutex_lock(&ft->open_mut);
-      fuse_native_ino_forget(ft, in->nodeid);
+      if (arg_len >= sizeof(struct fuse_forget_in)) fuse_native_ino_forget(ft, in->nodeid, ((struct fuse_forget_in *) arg)->nlookup);
       pthread_mutex_unlock(&ft->open_mut);
       break;
     case FUSE_BATCH_FORGET:
@@ -1398,7 +1424,7 @@ static ssize_t fuse_native_io_read_one (int fd, void *buf, size_t buf_len, void 
         struct fuse_forget_one *one = (struct fuse_forget_one *) (arg + sizeof(struct fuse_batch_forget_in));
         size_t room = (arg_len - sizeof(struct fuse_batch_forget_in)) / sizeof(struct fuse_forget_one);
         pthread_mutex_lock(&ft->open_mut);
-        for (uint32_t i = 0; i < count && i < room; i++) fuse_native_ino_forget(ft, one[i].nodeid);
+        for (uint32_t i = 0; i < count && i < room; i++) fuse_native_ino_forget(ft, one[i].nodeid, one[i].nlookup);
         pthread_mutex_unlock(&ft->open_mut);
       }
       break;
@@ -1437,6 +1463,11 @@ static ssize_t fuse_native_io_read_one (int fd, void *buf, size_t buf_len, void 
         parent = 0;
       }
       if (parent != 0) {
+        // The node the kernel resolved, as for any OPEN: its file, not the one at the name, is
+        // what the open may come back to when the name is gone too (fs/reopens.ts).
+        pthread_mutex_lock(&ft->open_mut);
+        fuse_native_open_ino = ft->inos[in->nodeid % 1024].nodeid == in->nodeid ? ft->inos[in->nodeid % 1024].ino : 0;
+        pthread_mutex_unlock(&ft->open_mut);
         // This node's name is gone or going: open the name instead (see "Replaced while opening").
         struct fuse_open_in o = *(struct fuse_open_in *) arg;
         struct fuse_create_in c = { .flags = o.flags & ~O_CREAT, .mode = S_IFREG | 0644, .umask = 0, .open_flags = o.open_flags };
@@ -1449,6 +1480,9 @@ static ssize_t fuse_native_io_read_one (int fd, void *buf, size_t buf_len, void 
         break;
       }
       fuse_native_pending(ft, in, in->opcode, 0, 0, NULL, NULL);
+      pthread_mutex_lock(&ft->open_mut);
+      fuse_native_open_ino = ft->inos[in->nodeid % 1024].nodeid == in->nodeid ? ft->inos[in->nodeid % 1024].ino : 0;
+      pthread_mutex_unlock(&ft->open_mut);
       break;
     }
     case FUSE_READ:

@@ -12,6 +12,10 @@ export function createMountReader(storage: Storage, storeId: string, asOf?: stri
     pathVersions: (path: string, limit: number) => storage.listPathVersions(storeId, path, limit),
     pathVersion: (path: string, n: number) => storage.getPathVersion(storeId, path, n),
     pathVersionBytes: (path: string, n: number) => storage.getPathVersionBytes(storeId, path, n),
+    versionBytes: async (versionId: string) => {
+      const v = await storage.getVersion(storeId, versionId);
+      return v?.content == null ? null : Buffer.from(v.content, 'utf8');
+    },
     historyDirectory: (dir: string, limit: number) => storage.listHistoryDirectory(storeId, dir, limit),
     hasHistoryUnder: (dir: string) => storage.hasHistoryUnder(storeId, dir),
   };
@@ -40,7 +44,7 @@ export function createMountReader(storage: Storage, storeId: string, asOf?: stri
  * does not change, so its marks never move and the mount keeps every answer (fs/storage-view.ts);
  * only a redaction can take bytes away, and a read after one finds none.
  */
-function pointInTime(storage: Storage, storeId: string, asOf: string, history: Pick<MountReader, 'pathVersions' | 'pathVersion' | 'pathVersionBytes' | 'historyDirectory' | 'hasHistoryUnder'>): MountReader {
+function pointInTime(storage: Storage, storeId: string, asOf: string, history: Pick<MountReader, 'pathVersions' | 'pathVersion' | 'pathVersionBytes' | 'versionBytes' | 'historyDirectory' | 'hasHistoryUnder'>): MountReader {
   const limit = Number.MAX_SAFE_INTEGER;
   return {
     storeId,
