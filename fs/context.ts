@@ -3,7 +3,7 @@ import { after, type Answer } from './answer.js';
 import Fuse from './binding/fuse.js';
 import { mountAccess, type Actor, type Caller, type MountReader, type MountService, type Store } from '../src/index.js';
 import { fsError } from './errno.js';
-import { HandleTable } from './handles.js';
+import { HandleTable, type Draft } from './handles.js';
 import type { ContentCache } from './content-cache.js';
 import { DirTable } from './dirs.js';
 import { Drafts } from './drafts.js';
@@ -42,6 +42,8 @@ export interface MountContext {
   readonly paged: Map<string, string>;
   /** Opens that found their file deleted since the kernel's lookup, and what a stat saw since (reopens.ts). */
   readonly reopens: Reopens;
+  /** Working copies only readers hold whose file was deleted elsewhere, by the path they left (tree.ts adoptOrphan). */
+  readonly orphans: Map<string, Draft>;
   /** The live mount's kernel cache control; null until mounted. */
   kernel: Pick<LiveMount, 'invalidate' | 'invalidateEntry' | 'invalidateFile' | 'invalidateName'> | null;
   /** Storage answers kept until storage changes: every read of the store goes through it. */
@@ -77,6 +79,7 @@ export function createContext(
     served: new Map(),
     paged: new Map(),
     reopens: new Reopens(),
+    orphans: new Map(),
     kernel: null,
     reader,
     view: new StorageView(reader, init.service.clock),

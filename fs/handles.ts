@@ -244,6 +244,12 @@ export class HandleTable {
     return false;
   }
 
+  /** An open handle on this draft may write (it was opened for writing). */
+  hasWriter(draft: Draft): boolean {
+    for (const h of this.open.values()) if (h.draft === draft && h.writable) return true;
+    return false;
+  }
+
   all(): Handle[] {
     return [...this.open.values()];
   }

@@ -15,7 +15,7 @@ import { errnoLine, fsError, FsError, toErrno, wasReported } from './errno.js';
 import { newDraft, resizeDraft, writeDraft, type Draft } from './handles.js';
 import { reserveLocal, settleLocal } from './local-budget.js';
 import { PROCESS_GID, PROCESS_UID, fileStat, inoOf, metaAttrs, storeStatfs } from './stat.js';
-import { assertNewPath, detachedDraft, hasChildren, listDir, lookup, scratchFor, storedDraft, type Node } from './tree.js';
+import { assertNewPath, detachedDraft, hasChildren, keepOrphan, listDir, lookup, scratchFor, storedDraft, type Node } from './tree.js';
 import { renamePath, unlinkPath } from './moves.js';
 import { withHistory } from './history.js';
 import { inoOfFile, type FileNode } from './reopens.js';
@@ -100,7 +100,7 @@ export function createOps(ctx: MountContext): FuseOps {
         after(lookup(ctx, path), (node) => {
           // The retry of an open that met ESTALE looks the name up with this stat (reopens.ts).
           if (node?.kind === 'file' && ctx.reopens.waiting(path)) ctx.reopens.noted(path, node);
-          if (!node) return staleEntry(ctx, path);
+          if (!node) return goneWhileOpen(fh) ?? staleEntry(ctx, path);
           if (node.kind === 'dir') return dirStatOf(ctx, path, node.mode);
           if (node.draft) return draftStat(ctx, node.draft);
           const m = node.meta!;
@@ -375,12 +375,18 @@ export function createOps(ctx: MountContext): FuseOps {
       return goneSinceLookup();
     };
     if (!seen || seen.draft?.failed) throw missed();
-    if (seen.draft) return openDraft(seen.draft, flags);
+    // A reader of the gone file follows the next file made at the name (tree.ts adoptOrphan).
+    const opened = (d: Draft) => {
+      const fh = openDraft(d, flags);
+      if (d.path === null && (flags & O_ACCMODE) === 0 && !ctx.handles.hasWriter(d)) keepOrphan(ctx, path, d);
+      return fh;
+    };
+    if (seen.draft) return opened(seen.draft);
     const meta = seen.meta!;
     const copy = () =>
       after(detachedDraft(ctx, meta), (d) => {
         if (!d) throw missed();
-        return openDraft(d, flags);
+        return opened(d);
       });
     // Moved elsewhere (the API, another session): opened at its new name.
     return after(ctx.reader.memory(meta.id), (moved) =>
@@ -390,6 +396,17 @@ export function createOps(ctx: MountContext): FuseOps {
             node?.kind === 'file' && inoOfFile(node) === inoOf(meta.id) ? after(openFile(moved.path, node, flags), (fh) => fh ?? copy()) : copy(),
           ),
     );
+  }
+
+  /**
+   * The stat of an open file that was deleted elsewhere (the API, another session or host), which
+   * libfuse still names by its path: the kernel asks with its handle (a read's size check; the
+   * binding adds it to an fstat), and a disk answers from the open file, where ENOENT failed the
+   * fstat and the read. Undefined without a handle (a stat by path: the file is gone).
+   */
+  function goneWhileOpen(fh: number): FuseStat | undefined {
+    const h = fh ? ctx.handles.find(fh) : undefined;
+    return h ? draftStat(ctx, h.draft) : undefined;
   }
 
   /** A new file's stat as a getattr through its handle would answer it (none if the handle is gone). */

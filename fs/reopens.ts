@@ -24,8 +24,6 @@ export type FileNode = Extract<Node, { kind: 'file' }>;
 
 /** Paths noted at once, at most: an open that meets a cleared note retries as before. */
 const MAX_NOTED = 1024;
-/** Files noted per path, at most (a name made and deleted again and again between two requests). */
-const MAX_FILES = 4;
 /**
  * How long a stat's note serves, in ms. A retried open follows its lookup at once; a second covers
  * a loaded host, and is no longer than the kernel's default entry timeout (fs/mounts.ts), for
@@ -34,8 +32,8 @@ const MAX_FILES = 4;
 const KEPT_MS = 1000;
 
 export class Reopens {
-  /** For each path an open found gone: when it last did, and the files stats of it found since (one per inode number, newest last). */
-  private readonly seen = new Map<string, { missedAt: number; files: { file: FileNode; at: number }[] }>();
+  /** For each path an open found gone: when it last did, and the file the newest stat of it found since. */
+  private readonly seen = new Map<string, { missedAt: number; file: { file: FileNode; at: number } | null }>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -47,7 +45,7 @@ export class Reopens {
       return;
     }
     if (this.seen.size >= MAX_NOTED) this.seen.clear();
-    this.seen.set(path, { missedAt: this.now(), files: [] });
+    this.seen.set(path, { missedAt: this.now(), file: null });
   }
 
   /**
@@ -64,25 +62,23 @@ export class Reopens {
   }
 
   /**
-   * A stat of `path` found `file`. Each inode number keeps its newest (the kernel's attributes of
-   * that inode are the last a stat gave); a stat that found nothing, or another file, keeps the
-   * others: the retry's own lookup may have come before it.
+   * A stat of `path` found `file`. Only the newest counts: libfuse's high-level API has one node
+   * per name, so the kernel's inode for the path has the attributes (the size that bounds every
+   * read) of the last file a stat of it found. A stat that found nothing changes none of them.
    */
   noted(path: string, file: FileNode): void {
     const entry = this.seen.get(path);
-    if (!entry) return;
-    const ino = inoOfFile(file);
-    entry.files = [...entry.files.filter((f) => inoOfFile(f.file) !== ino).slice(-(MAX_FILES - 1)), { file, at: this.now() }];
+    if (entry) entry.file = { file, at: this.now() };
   }
 
   /**
-   * What an open of `path` that found no file may open: the file a stat saw there since an open of
-   * it met ESTALE, if it is the kernel's `ino` and was seen within KEPT_MS. Kept for every open
-   * that asks (two processes may be retrying their opens of one name).
+   * What an open of `path` that found no file may open: the file the newest stat there found since
+   * an open of it met ESTALE, if it is the kernel's `ino` and was seen within KEPT_MS. Kept for
+   * every open that asks (two processes may be retrying their opens of one name).
    */
   take(path: string, ino: number): FileNode | undefined {
-    const since = this.now() - KEPT_MS;
-    return this.seen.get(path)?.files.find((f) => f.at >= since && inoOfFile(f.file) === ino)?.file;
+    const seen = this.seen.get(path)?.file;
+    return seen && seen.at >= this.now() - KEPT_MS && inoOfFile(seen.file) === ino ? seen.file : undefined;
   }
 }
 

@@ -25,6 +25,7 @@ export function lookup(ctx: MountContext, path: string): Answer<Node | null> {
   return after(freshen(ctx, path), (draft): Answer<Node | null> => {
     if (draft) return { kind: 'file', draft, meta: null };
     return after(ctx.view.meta(path), (meta) => {
+      if (meta && ctx.orphans.size > 0 && ctx.orphans.has(path)) return adoptOrphan(ctx, path, meta);
       if (meta) return { kind: 'file', draft: null, meta };
       return after(isDir(ctx, path), (dir) => (dir ? { kind: 'dir', mode: ctx.localDirs.get(path) ?? 0o755 } : null));
     });
@@ -167,6 +168,12 @@ export function scratchFor(path: string): boolean {
 /**
  * A draft that holds no unsaved changes follows storage: reloaded when the memory has a newer
  * version, and let go (its handles keep reading the old bytes) when the memory was moved or deleted.
+ * When another memory took the path elsewhere (the API, another session or host: a delete and a
+ * create, or a move over it), a draft that only readers hold follows the name too: libfuse's
+ * high-level API has one node per name, so the kernel keeps one inode for the path, and the size a
+ * stat of it gives (the new file's) bounds every read through it. A reader holding the old bytes
+ * read them cut to that size (or padded); it now reads the new file whole, as it would after an
+ * in-place rewrite. A draft a writer holds is let go, so nothing it writes lands on the new file.
  */
 function freshen(ctx: MountContext, path: string): Answer<Draft | null> {
   const d = ctx.drafts.get(path);
@@ -178,8 +185,12 @@ function freshen(ctx: MountContext, path: string): Answer<Draft | null> {
   }
   if (!d.stored || d.dirty || d.scratch) return d;
   return after(ctx.view.meta(path), (m): Answer<Draft | null> => {
+    const readersOnly = d.opens > 0 && !ctx.handles.hasWriter(d);
+    if (m && m.id !== d.memoryId && readersOnly) return takeOver(ctx, d, m.id);
     if (!m || m.id !== d.memoryId) {
       ctx.drafts.detach(d);
+      // Deleted: its readers follow the next file made at the name, if one comes while they read.
+      if (!m && readersOnly) keepOrphan(ctx, path, d);
       return null;
     }
     if (m.versionId === d.baseVersionId) {
@@ -192,6 +203,47 @@ function freshen(ctx: MountContext, path: string): Answer<Draft | null> {
       return d;
     });
   });
+}
+
+/** A readers-only draft becomes the memory `id` that took its path `path` elsewhere (freshen, adoptOrphan). */
+function takeOver(ctx: MountContext, d: Draft, id: string, path = d.path): Promise<Draft | null> {
+  return ctx.reader.memory(id).then((full) => {
+    if (!full || full.path !== path || path === null || (ctx.drafts.get(path) ?? d) !== d) {
+      ctx.drafts.detach(d);
+      return null;
+    }
+    d.memoryId = full.id;
+    reloadDraft(d, Buffer.from(full.content, 'utf8'), full, memoryAttrs(full));
+    ctx.drafts.set(path, d);
+    d.path = path;
+    return d;
+  });
+}
+
+/** Paths noted at once with a deleted file's readers (a mass delete elsewhere while many are open). */
+const MAX_ORPHANS = 1024;
+
+/**
+ * `d`, which only readers hold, has no file at `path` any more (deleted elsewhere, or opened as a
+ * copy of a file deleted during the open: ops.ts openGone): noted until a file comes back there.
+ */
+export function keepOrphan(ctx: MountContext, path: string, d: Draft): void {
+  if (ctx.orphans.size >= MAX_ORPHANS && !ctx.orphans.has(path)) ctx.orphans.clear();
+  ctx.orphans.set(path, d);
+}
+
+/**
+ * A file is at `path` again, made elsewhere after the file there was deleted while only readers
+ * held it open: those readers follow the name (freshen's reason: the kernel's one inode for the
+ * path has the new file's size now, which would cut or pad what they read of the old bytes).
+ */
+function adoptOrphan(ctx: MountContext, path: string, meta: MemoryMeta): Answer<Node> {
+  const d = ctx.orphans.get(path)!;
+  ctx.orphans.delete(path);
+  const stored: Node = { kind: 'file', draft: null, meta };
+  // Changes it holds were never to be saved (its file is gone), so a reload loses nothing.
+  if (d.path !== null || d.opens === 0 || ctx.handles.hasWriter(d)) return stored;
+  return takeOver(ctx, d, meta.id, path).then((draft) => (draft ? { kind: 'file', draft, meta: null } : stored));
 }
 
 /** Runs on every lookup, so it counts without allocating: a UTF-16 unit is at most 3 UTF-8 bytes. */

@@ -3,9 +3,10 @@
  * new content on the next open, atomic saves never make an always-present file vanish for a
  * moment, and names that are not UTF-8 are refused instead of aliasing one another.
  */
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FUSE_AVAILABLE, NO_FUSE_REASON, py, sh, startMount, type MountHost } from '../helpers/mount.js';
+import { eventually, FUSE_AVAILABLE, NO_FUSE_REASON, py, sh, startMount, type MountHost } from '../helpers/mount.js';
 
 if (!FUSE_AVAILABLE) console.warn(NO_FUSE_REASON);
 
@@ -222,6 +223,44 @@ print(json.dumps(out, sort_keys=True))
     expect(Object.keys(out).filter((k) => k !== 'text' && k !== 'ENOENT'), r.stdout).toEqual([]);
     expect(out['text'], r.stdout).toBeGreaterThan(0);
   }, 60_000);
+
+  it('a descriptor on a file deleted elsewhere keeps its fstat and reads; one on a file replaced elsewhere reads the new file whole', async () => {
+    // libfuse names an open file's node by its path until the mount itself unlinks it, so a stat
+    // through a descriptor was answered by the path: ENOENT once the API deleted the file (fstat and
+    // read failed), and another file's size once the API replaced it (reads cut to it, or padded).
+    // No attribute cache: every fstat and read asks the mount.
+    const m = await startMount({ seed: { '/f.md': 'hello world\n', '/g.md': 'old\n', '/h.md': 'a long original text\n' }, cacheSeconds: 0 });
+    const opened = join(m.dir, 'opened');
+    const reader = py(
+      String.raw`
+import json, os, sys, time
+fds = {n: os.open(n, os.O_RDONLY) for n in ('f.md', 'g.md', 'h.md')}
+open(sys.argv[1], 'w').close()
+# Until the API's changes show here (each stat by path asks the mount).
+while os.path.exists('f.md') or os.stat('h.md').st_size != 6: time.sleep(0.01)
+out = {}
+for n, fd in fds.items():
+    try: out[n] = [os.fstat(fd).st_size, os.pread(fd, 4096, 0).decode()]
+    except OSError as e: out[n] = str(e)
+print(json.dumps(out, sort_keys=True))
+`,
+      m.mnt,
+      [opened],
+    );
+    await eventually(async () => expect(existsSync(opened)).toBe(true), 10_000);
+    await m.call('delete', { path: '/f.md' });
+    await m.call('delete', { path: '/g.md' });
+    await m.call('create', { path: '/g.md', content: 'a much longer replacement\n' });
+    await m.call('delete', { path: '/h.md' });
+    await m.call('create', { path: '/h.md', content: 'short\n' });
+    const r = await reader;
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({
+      'f.md': [12, 'hello world\n'],
+      'g.md': [26, 'a much longer replacement\n'],
+      'h.md': [6, 'short\n'],
+    });
+  }, 30_000);
 
   it('names whose bytes are not UTF-8 are refused with EINVAL and never alias one another', async () => {
     const m = await startMount();
