@@ -148,6 +148,12 @@ export function resizeDraft(d: Draft, size: number): void {
   changedNow(d);
 }
 
+/** The working copy is this mount's change now, whatever its bytes: it no longer follows storage (tree.ts freshen). */
+export function markChanged(d: Draft): void {
+  d.appendOnly = false;
+  d.dirty = true;
+}
+
 /** Copies `len` bytes of `buf` in at `pos`: the caller's buffer is detached once the op replies. */
 export function writeDraft(d: Draft, buf: Buffer, len: number, pos: number): void {
   const end = pos + len;
@@ -242,6 +248,19 @@ export class HandleTable {
   hasUnsavedWrites(draft: Draft): boolean {
     for (const h of this.open.values()) if (h.draft === draft && h.wrote) return true;
     return false;
+  }
+
+  /** Moves the handles open on `from` for reading only to `to`; returns how many moved. */
+  moveReaders(from: Draft, to: Draft): number {
+    let moved = 0;
+    for (const h of this.open.values()) {
+      if (h.draft !== from || h.writable) continue;
+      h.draft = to;
+      from.opens--;
+      to.opens++;
+      moved++;
+    }
+    return moved;
   }
 
   /** An open handle on this draft may write (it was opened for writing). */

@@ -12,7 +12,7 @@ import { after, type Answer } from './answer.js';
 import { changeAttrs, dirStatOf, ownerId } from './attrs.js';
 import { assertWritable, mountCaller, type MountContext } from './context.js';
 import { errnoLine, fsError, FsError, toErrno, wasReported } from './errno.js';
-import { newDraft, resizeDraft, writeDraft, type Draft } from './handles.js';
+import { markChanged, newDraft, resizeDraft, writeDraft, type Draft } from './handles.js';
 import { reserveLocal, settleLocal } from './local-budget.js';
 import { PROCESS_GID, PROCESS_UID, fileStat, inoOf, metaAttrs, storeStatfs } from './stat.js';
 import { assertNewPath, detachedDraft, hasChildren, keepOrphan, listDir, lookup, scratchFor, storedDraft, type Node } from './tree.js';
@@ -354,8 +354,12 @@ export function createOps(ctx: MountContext): FuseOps {
 
   function openDraft(d: Draft, flags: number): number {
     const fh = ctx.handles.add(d, flags);
-    if ((flags & O_ACCMODE) !== 0 && flags & O_TRUNC && d.size > 0) {
-      resizeDraft(d, 0);
+    // An empty file too: the truncation is this open's change, so the copy no longer follows
+    // storage (tree.ts freshen). A stored text that arrived before the first write was taken in
+    // and the write landed over its start: the save kept the rest of that text after it.
+    if ((flags & O_ACCMODE) !== 0 && flags & O_TRUNC) {
+      if (d.size > 0) resizeDraft(d, 0);
+      else markChanged(d);
       settleLocal(ctx, d);
       ctx.handles.get(fh).changed = true;
     }

@@ -187,6 +187,7 @@ function freshen(ctx: MountContext, path: string): Answer<Draft | null> {
   return after(ctx.view.meta(path), (m): Answer<Draft | null> => {
     const readersOnly = d.opens > 0 && !ctx.handles.hasWriter(d);
     if (m && m.id !== d.memoryId && readersOnly) return takeOver(ctx, d, m.id);
+    if (m && m.id !== d.memoryId && d.opens > 0) return splitReaders(ctx, d, path, m);
     if (!m || m.id !== d.memoryId) {
       ctx.drafts.detach(d);
       // Deleted: its readers follow the next file made at the name, if one comes while they read.
@@ -217,6 +218,20 @@ function takeOver(ctx: MountContext, d: Draft, id: string, path = d.path): Promi
     ctx.drafts.set(path, d);
     d.path = path;
     return d;
+  });
+}
+
+/**
+ * Another memory took the path of `d` elsewhere while writers and readers shared it: the writers
+ * keep `d` (what they write goes nowhere), the readers follow the name to a working copy of the
+ * new file (freshen's reason), which the path shows from now on.
+ */
+function splitReaders(ctx: MountContext, d: Draft, path: string, m: MemoryMeta): Answer<Draft | null> {
+  ctx.drafts.detach(d);
+  return after(storedDraft(ctx, path, m), (fresh) => {
+    if (!fresh || ctx.drafts.has(path) || ctx.handles.moveReaders(d, fresh) === 0) return null;
+    ctx.drafts.set(path, fresh);
+    return fresh;
   });
 }
 

@@ -3,7 +3,7 @@
  * new content on the next open, atomic saves never make an always-present file vanish for a
  * moment, and names that are not UTF-8 are refused instead of aliasing one another.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { eventually, FUSE_AVAILABLE, NO_FUSE_REASON, py, sh, startMount, type MountHost } from '../helpers/mount.js';
@@ -260,6 +260,33 @@ print(json.dumps(out, sort_keys=True))
       'g.md': [26, 'a much longer replacement\n'],
       'h.md': [6, 'short\n'],
     });
+  }, 30_000);
+
+  it('open(O_TRUNC) of an empty file saves exactly what it wrote, though the API wrote the file before its first write', async () => {
+    // The truncation of an empty file changed nothing, so the working copy still followed storage:
+    // a stat after the API's update reloaded it, and the write landed over the start of the API's
+    // text, whose tail the save kept (found by test/stress/records.ts: 10 such versions in 6,000
+    // operations). On a disk, the last whole-file writer wins.
+    const m = await startMount({ seed: { '/e.md': '' }, cacheSeconds: 0 });
+    const [opened, go] = [join(m.dir, 'opened'), join(m.dir, 'go')];
+    const writer = py(
+      String.raw`
+import os, sys, time
+fd = os.open('e.md', os.O_WRONLY | os.O_TRUNC)
+open(sys.argv[1], 'w').close()
+while not os.path.exists(sys.argv[2]): time.sleep(0.01)
+os.stat('e.md')
+os.write(fd, b'mine\n'); os.close(fd)
+`,
+      m.mnt,
+      [opened, go],
+    );
+    await eventually(async () => expect(existsSync(opened)).toBe(true), 10_000);
+    await m.call('update', { path: '/e.md', content: 'a longer text the API wrote meanwhile\n' });
+    writeFileSync(go, '');
+    const r = await writer;
+    expect(r.code, r.stderr).toBe(0);
+    await eventually(async () => expect((await m.tree())['/e.md']).toBe('mine\n'));
   }, 30_000);
 
   it('names whose bytes are not UTF-8 are refused with EINVAL and never alias one another', async () => {

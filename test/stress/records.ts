@@ -108,6 +108,19 @@ print(json.dumps(out, sort_keys=True))
 /** Answers a disk could give in these races: the other writers remove and move names and directories. */
 const EXPECTED = new Set(['ok', 'ENOENT', 'ENOTEMPTY', 'EEXIST', 'ENOTDIR', 'EISDIR', 'EINVAL']);
 
+/** The records format's check (the python side's `check`), for stored texts. */
+function wholeRecords(text: string): boolean {
+  for (let i = 0; i < text.length; ) {
+    const m = /^(\w+):(\d+):([0-9a-f]{8}):/.exec(text.slice(i, i + 40));
+    if (!m) return false;
+    const body = text.slice(i + m[0].length, i + m[0].length + Number(m[2]));
+    if (body.length !== Number(m[2]) || text[i + m[0].length + body.length] !== '\n') return false;
+    if (createHash('sha256').update(body).digest('hex').slice(0, 8) !== m[3]) return false;
+    i += m[0].length + body.length + 1;
+  }
+  return true;
+}
+
 function record(n: number): string {
   const body = 'klmnopqrst'.repeat(30).slice(0, (n * 37) % 300);
   return `api:${body.length}:${createHash('sha256').update(body).digest('hex').slice(0, 8)}:${body}\n`;
@@ -168,6 +181,14 @@ for (let seed = 1; seed <= seeds; seed++) {
       const [x, y, z] = [texts[0]![p], texts[1]![p], viaApi[p]];
       if (x !== z || y !== z) problems.push(`  ${p}: A ${x?.length ?? 'none'} B ${y?.length ?? 'none'} API ${z?.length ?? 'none'}`);
     }
+  }
+  // Every version stored is some writer's whole records (an append merged with another writer's
+  // text, a truncate, a save of a shared working copy must never store part of a record).
+  host.stdin!.write(JSON.stringify({ id: -3, op: 'versions' }) + '\n');
+  const versions = (JSON.parse((await lines.next()).value as string) as { result: { path: string | null; content: string | null; operation: string; createdBy: { sessionId?: string } }[] }).result;
+  for (const v of versions) {
+    if (v.content === null || v.content === '' || v.path === null || v.path.split('/').some((x) => x.startsWith('.'))) continue;
+    if (!wholeRecords(v.content)) problems.push(`seed ${seed}: a stored version is not whole records: ${v.operation} ${v.path} by ${v.createdBy.sessionId ?? 'the API'}: ${JSON.stringify(v.content.slice(0, 120))}`);
   }
   if (modes[0] !== modes[1]) problems.push(`seed ${seed}: the mounts show different modes: ${modes[0]} ${modes[1]}`);
   for (const w of walked) for (const [p, f] of Object.entries(w)) if (f.bad) problems.push(`seed ${seed}: ${p} is not whole records (${f.bad})`);
