@@ -192,6 +192,11 @@ export interface Handle {
   wrote: boolean;
   /** Changed the file at all (write, truncate, O_TRUNC): its release may save what is left. */
   changed: boolean;
+  /**
+   * Opened on a file that is not at the name the kernel opened (moved or deleted since its lookup:
+   * ops.ts openGone): a stat through it, lent or not, is the file's it holds.
+   */
+  elsewhere: boolean;
 }
 
 const O_ACCMODE = 0o3;
@@ -209,7 +214,7 @@ export class HandleTable {
   add(draft: Draft, flags: number): number {
     const fh = this.next++;
     draft.opens++;
-    this.open.set(fh, { draft, writable: (flags & O_ACCMODE) !== 0, append: (flags & O_APPEND) !== 0, wrote: false, changed: false });
+    this.open.set(fh, { draft, writable: (flags & O_ACCMODE) !== 0, append: (flags & O_APPEND) !== 0, wrote: false, changed: false, elsewhere: false });
     return fh;
   }
 

@@ -85,8 +85,8 @@ export function withHistory(ctx: MountContext, ops: FuseOps): FuseOps {
 
   const wrapped: FuseOps = {
     ...ops,
-    getattr: (path, cb, fh) => {
-      if (!isHistoryPath(path)) return ops.getattr!(path, cb, fh);
+    getattr: (path, cb, fh, lent) => {
+      if (!isHistoryPath(path)) return ops.getattr!(path, cb, fh, lent);
       answer(cb, async () => {
         const node = await resolveHistory(ctx, path);
         return node ? historyStat(ctx, node) : Fuse.ENOENT;

@@ -87,11 +87,13 @@ export function createOps(ctx: MountContext): FuseOps {
     init: (cb) => cb(0),
     statfs: (path, cb) => run('statfs', path, cb, () => ({ ...storeStatfs(), flag: ctx.readOnly ? 1 : 0 })),
 
-    getattr: (path, cb, fh) => {
+    getattr: (path, cb, fh, lent) => {
       // No path: a file deleted or replaced while open, named by a handle the kernel holds on it
       // (the binding adds one); its stat is its working copy's. A handle released meanwhile was
       // another descriptor's: ESTALE, which a stat by path retries.
       if (path === null) return run('fstat', '(open file)', cb, () => draftStat(ctx, openHandle(fh).draft));
+      const own = fh ? elsewhereThrough(path, fh, lent) : undefined;
+      if (own) return run('fstat', path, cb, () => draftStat(ctx, own));
       // The commonest op of all: a stored file's stat is answered from the view while nothing changed
       // (and nothing is in flight: then it waits its turn like any other).
       const kept = ctx.queue.busy || ctx.drafts.has(path) || ctx.reopens.waiting(path) ? undefined : ctx.view.stat(path);
@@ -380,8 +382,13 @@ export function createOps(ctx: MountContext): FuseOps {
     };
     if (!seen || seen.draft?.failed) throw missed();
     // A reader of the gone file follows the next file made at the name (tree.ts adoptOrphan).
+    const elsewhere = (fh: number) => {
+      ctx.handles.get(fh).elsewhere = true;
+      return fh;
+    };
     const opened = (d: Draft) => {
       const fh = openDraft(d, flags);
+      ctx.handles.get(fh).elsewhere = d.path !== path;
       if (d.path === null && (flags & O_ACCMODE) === 0 && !ctx.handles.hasWriter(d)) keepOrphan(ctx, path, d);
       return fh;
     };
@@ -397,9 +404,27 @@ export function createOps(ctx: MountContext): FuseOps {
       !moved || moved.path === path
         ? copy()
         : after(lookup(ctx, moved.path), (node) =>
-            node?.kind === 'file' && inoOfFile(node) === inoOf(meta.id) ? after(openFile(moved.path, node, flags), (fh) => fh ?? copy()) : copy(),
+            node?.kind === 'file' && inoOfFile(node) === inoOf(meta.id) ? after(openFile(moved.path, node, flags), (fh) => (fh === null ? copy() : elsewhere(fh))) : copy(),
           ),
     );
+  }
+
+  /**
+   * The working copy of handle `fh` when it is not the file at `path` any more and the stat is the
+   * descriptor's own. The kernel sends its own handle (`lent` false) only to check the size before
+   * a read or a seek through that descriptor; the binding lends one to an fstat, and to a stat by
+   * path of an open file, which are told apart only for a handle opened on a moved or deleted file
+   * (openGone): the process that opened it asks next, before it reads. The read is answered from
+   * that copy, so the size must be the copy's: the path's file (the kernel's inode is the name's)
+   * cut the read to its own size. The kernel's note of the path's size is let go, so the next open
+   * of the name refreshes it.
+   */
+  function elsewhereThrough(path: string, fh: number, lent: boolean): Draft | undefined {
+    const h = ctx.handles.find(fh);
+    if (!h || h.draft.path === path || (lent && !h.elsewhere)) return undefined;
+    ctx.served.set(path, '');
+    ctx.paged.delete(path);
+    return h.draft;
   }
 
   /**
@@ -539,6 +564,14 @@ function staleEntry(ctx: MountContext, path: string): number {
  */
 function freshReply(ctx: MountContext, path: string, cb: (code: number, fh: number | undefined, keep: boolean) => void): (code: number, fh?: number) => void {
   return (code, fh) => {
+    // Opened on a file no longer at this name (openGone): whatever the kernel holds for the name is
+    // another file's; dropped first, so the fstat that follows asks, and is answered from the handle.
+    if (code === 0 && fh !== undefined && ctx.handles.find(fh)?.elsewhere) {
+      ctx.served.set(path, '');
+      ctx.paged.delete(path);
+      if (ctx.kernel) return ctx.kernel.invalidate(path, () => cb(code, fh, false));
+      return cb(code, fh, false);
+    }
     const d = code === 0 ? ctx.drafts.get(path) : undefined;
     const version = d && d.stored && !d.dirty && !d.failed ? d.baseVersionId : null;
     const seen = version ? ctx.served.get(path) : undefined;

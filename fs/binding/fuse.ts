@@ -67,7 +67,12 @@ export const OPEN_NOFLUSH = 4;
 export interface FuseOps {
   init?(cb: Cb): void;
   statfs?(path: string, cb: Cb<FuseStatfs>): void;
-  getattr?(path: string | null, cb: Cb<FuseStat>, fh: number): void;
+  /**
+   * `fh`: the handle the kernel asked through (a read's or a seek's size check: `lent` false), or
+   * one the binding lent a GETATTR that came without one (`lent` true: an fstat, or a stat by path
+   * of an open file); 0 without either.
+   */
+  getattr?(path: string | null, cb: Cb<FuseStat>, fh: number, lent: boolean): void;
   readdir?(path: string, cb: Cb<string[]>): void;
   /**
    * Replies `cb(0, fh)` or `cb(0, fh, OPEN_* flags)`. `ino`: the inode number of the file the
@@ -137,9 +142,9 @@ const OPS: Record<string, Impl> = {
   init: (f, signal) => (f.ops.init ? f.ops.init((err) => signal(err)) : signal(0)),
   error: (_f, signal) => signal(0),
   statfs: (f, signal, path: string) => f.ops.statfs!(path, (err, st) => (err ? signal(err, statfsArray()) : signal(0, statfsArray(st)))),
-  getattr: (f, signal, path: string | null, fh: number) => {
+  getattr: (f, signal, path: string | null, fh: number, lent: boolean) => {
     if (!f.ops.getattr) return path === '/' ? signal(0, statArray({ mode: 0o40755, uid: 0, gid: 0, size: 4096, atime: 0, mtime: 0, ctime: 0 })) : signal(-1, statArray());
-    f.ops.getattr(path, (err, st) => (err ? signal(err, statArray()) : signal(0, statArray(st))), fh);
+    f.ops.getattr(path, (err, st) => (err ? signal(err, statArray()) : signal(0, statArray(st))), fh, lent);
   },
   readdir: (f, signal, path: string) =>
     f.ops.readdir!(path, (err, names) => (err ? signal(err, [], []) : signal(0, names ?? [], []))),

@@ -225,6 +225,8 @@ typedef struct {
   const char *dest;
   // An OPEN's node's inode number as its lookup gave it (0: unknown, or not an OPEN of a node).
   uint64_t open_ino;
+  // A GETATTR's handle was lent by the binding, not sent by the kernel.
+  int getattr_lent;
   char *linkname;
   struct fuse_file_info *info;
   const void *buf;
@@ -291,6 +293,13 @@ static pthread_key_t thread_locals_key;
  * a request and then handles it, so a thread-local carries it from one to the other.
  */
 static __thread uint64_t fuse_native_open_ino = 0;
+
+/**
+ * The GETATTR read on this libfuse thread came without a handle and the binding lent it one (see
+ * "Open files"): an fstat, or a stat by path of a file that is open. A handle the kernel sent
+ * itself is a read's or a seek's size check through that very descriptor. JS answers the two apart.
+ */
+static __thread int fuse_native_getattr_lent = 0;
 static fuse_thread_locals_t* get_thread_locals();
 
 static void fuse_native_traced (fuse_thread_t *ft, uint32_t op, uint64_t t0, uint64_t replied) {
@@ -445,13 +454,16 @@ static void fuse_native_keep_created (napi_env env, fuse_thread_locals_t *l, int
   l->created_valid = 1;
 }
 
-FUSE_METHOD(getattr, 2, 1, (const char *path, struct stat *stat, struct fuse_file_info *info), {
+FUSE_METHOD(getattr, 3, 1, (const char *path, struct stat *stat, struct fuse_file_info *info), {
   l->path = path;
   l->stat = stat;
   l->info = info;
+  l->getattr_lent = fuse_native_getattr_lent;
+  fuse_native_getattr_lent = 0;
 }, {
   fuse_native_path(env, l->path, &(argv[2]));
   fuse_native_fh(env, l->info, &(argv[3]));
+  napi_get_boolean(env, l->getattr_lent != 0, &(argv[4]));
 }, {
   NAPI_ARGV_BUFFER_CAST(uint32_t*, ints, 2)
   populate_stat(ints, l->stat);
@@ -1384,8 +1396,9 @@ static ssize_t fuse_native_io_read (int fd, void *buf, size_t buf_len, void *use
 
 static ssize_t fuse_native_io_read_one (int fd, void *buf, size_t buf_len, void *userdata) {
   ssize_t n = read(fd, buf, buf_len);
-  // What the last request noted for its open, had libfuse answered it without calling open.
+  // What the last request noted for its open or getattr, had libfuse answered it without calling us.
   fuse_native_open_ino = 0;
+  fuse_native_getattr_lent = 0;
   fuse_thread_t *ft = fuse_native_mount_of(fd);
   if (n < (ssize_t) sizeof(struct fuse_in_header) || ft == NULL) return n;
   struct fuse_in_header *in = (struct fuse_in_header *) buf;
@@ -1514,6 +1527,7 @@ static ssize_t fuse_native_io_read_one (int fd, void *buf, size_t buf_len, void 
         if (!(g->getattr_flags & FUSE_GETATTR_FH) && fuse_native_known_fh(ft, in->nodeid, &fh)) {
           g->getattr_flags |= FUSE_GETATTR_FH;
           g->fh = fh;
+          fuse_native_getattr_lent = 1;
         }
       }
       break;
