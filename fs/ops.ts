@@ -127,7 +127,7 @@ export function createOps(ctx: MountContext): FuseOps {
         const writable = (flags & O_ACCMODE) !== 0;
         return after(writable ? assertWritable(ctx) : undefined, () =>
           after(lookup(ctx, path), (node) => {
-            if (!node) return openGone(path, flags, ctx.reopens.take(path, ino));
+            if (!node) return openGone(path, flags, ctx.reopens.found(path, ino));
             if (node.kind === 'dir') throw fsError(Fuse.EISDIR);
             // Found, then deleted before its bytes were read: it was there during this open.
             return after(openFile(path, node, flags), (fh) => fh ?? openGone(path, flags, inoOfFile(node) === ino ? node : undefined));

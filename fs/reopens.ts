@@ -6,8 +6,10 @@
  * program got ESTALE (a quarter of the appends in that storm). The retry's lookup is a stat of the
  * name here, made after the first open started and while the file was there: on a disk, that open
  * opened the file then, and the delete that came after unlinked it under the open descriptor. So
- * the retried open, finding the file gone again, opens a copy of what that stat answered, with no
- * name: its reads are that text, its writes go nowhere, as an unlinked file's (ops.ts openGone).
+ * the retried open, finding the file gone again, opens what that stat found (ops.ts openGone): a
+ * working copy here wherever it is now, a stored file where the store has it now (moved), or, if
+ * it was deleted, a copy with no name, whose reads are that text and whose writes go nowhere, as
+ * an unlinked file's.
  *
  * Only a stat made after an open of the name met ESTALE counts, only for the inode the kernel
  * resolved the name to (the binding passes it with each OPEN), and only for a second (KEPT_MS):
@@ -76,7 +78,7 @@ export class Reopens {
    * an open of it met ESTALE, if it is the kernel's `ino` and was seen within KEPT_MS. Kept for
    * every open that asks (two processes may be retrying their opens of one name).
    */
-  take(path: string, ino: number): FileNode | undefined {
+  found(path: string, ino: number): FileNode | undefined {
     const seen = this.seen.get(path)?.file;
     return seen && seen.at >= this.now() - KEPT_MS && inoOfFile(seen.file) === ino ? seen.file : undefined;
   }

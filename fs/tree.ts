@@ -14,6 +14,7 @@ import { newDraft, reloadDraft, setFileAttrs, type Draft, type FileAttrs } from 
 import { isMountLocalPath, isScratchName } from './names.js';
 import { metaTimes } from './stat.js';
 import { leavePath } from './dropped-drafts.js';
+import { settleLocal } from './local-budget.js';
 
 export type Node = { kind: 'file'; draft: Draft | null; meta: MemoryMeta | null } | { kind: 'dir'; mode: number };
 
@@ -217,6 +218,8 @@ function takeOver(ctx: MountContext, d: Draft, id: string, path = d.path): Promi
     reloadDraft(d, Buffer.from(full.content, 'utf8'), full, memoryAttrs(full));
     ctx.drafts.set(path, d);
     d.path = path;
+    // An orphan's dropped changes were counted against the mount-local caps until now.
+    settleLocal(ctx, d);
     return d;
   });
 }

@@ -22,7 +22,7 @@ describe('opens that found their file gone', () => {
     const r = new Reopens(clock().now);
     expect(r.waiting('/a.md')).toBe(false);
     r.noted('/a.md', file('mem_a'));
-    expect(r.take('/a.md', inoOf('mem_a'))).toBeUndefined();
+    expect(r.found('/a.md', inoOf('mem_a'))).toBeUndefined();
   });
 
   it("after an ESTALE, the retry's stat is what the retried open of that inode gets, for any open that asks", () => {
@@ -32,13 +32,13 @@ describe('opens that found their file gone', () => {
     expect(r.waiting('/b.md')).toBe(false);
     const seen = file('mem_a');
     r.noted('/a.md', seen);
-    expect(r.take('/a.md', inoOf('mem_a'))).toBe(seen);
+    expect(r.found('/a.md', inoOf('mem_a'))).toBe(seen);
     // Two processes may be retrying opens of one name.
-    expect(r.take('/a.md', inoOf('mem_a'))).toBe(seen);
+    expect(r.found('/a.md', inoOf('mem_a'))).toBe(seen);
     // Another inode (the kernel resolved the name to another file), or one the binding did not note: ESTALE again.
-    expect(r.take('/a.md', inoOf('mem_b'))).toBeUndefined();
-    expect(r.take('/a.md', 0)).toBeUndefined();
-    expect(r.take('/b.md', inoOf('mem_a'))).toBeUndefined();
+    expect(r.found('/a.md', inoOf('mem_b'))).toBeUndefined();
+    expect(r.found('/a.md', 0)).toBeUndefined();
+    expect(r.found('/b.md', inoOf('mem_a'))).toBeUndefined();
   });
 
   it("only the newest file a stat found counts (the kernel's one inode for the name has its size); a stat that found nothing, or another ESTALE, keeps it", () => {
@@ -46,13 +46,13 @@ describe('opens that found their file gone', () => {
     r.missed('/a.md');
     r.noted('/a.md', file('mem_a'));
     r.noted('/a.md', file('mem_b'));
-    expect(r.take('/a.md', inoOf('mem_a'))).toBeUndefined();
-    expect(r.take('/a.md', inoOf('mem_b'))?.meta?.id).toBe('mem_b');
+    expect(r.found('/a.md', inoOf('mem_a'))).toBeUndefined();
+    expect(r.found('/a.md', inoOf('mem_b'))?.meta?.id).toBe('mem_b');
     r.missed('/a.md');
-    expect(r.take('/a.md', inoOf('mem_b'))?.meta?.id).toBe('mem_b');
+    expect(r.found('/a.md', inoOf('mem_b'))?.meta?.id).toBe('mem_b');
     const newer = file('mem_b');
     r.noted('/a.md', newer);
-    expect(r.take('/a.md', inoOf('mem_b'))).toBe(newer);
+    expect(r.found('/a.md', inoOf('mem_b'))).toBe(newer);
   });
 
   it('a note serves for a second, and a name whose last ESTALE is a second old is let go', () => {
@@ -61,13 +61,13 @@ describe('opens that found their file gone', () => {
     r.missed('/a.md');
     r.noted('/a.md', file('mem_a'));
     c.advance(1000);
-    expect(r.take('/a.md', inoOf('mem_a'))?.meta?.id).toBe('mem_a');
+    expect(r.found('/a.md', inoOf('mem_a'))?.meta?.id).toBe('mem_a');
     c.advance(1);
-    expect(r.take('/a.md', inoOf('mem_a'))).toBeUndefined();
+    expect(r.found('/a.md', inoOf('mem_a'))).toBeUndefined();
     // The stat fast path comes back for it.
     expect(r.waiting('/a.md')).toBe(false);
     r.noted('/a.md', file('mem_a'));
-    expect(r.take('/a.md', inoOf('mem_a'))).toBeUndefined();
+    expect(r.found('/a.md', inoOf('mem_a'))).toBeUndefined();
   });
 
   it('a working copy here is noted by its memory id', () => {
@@ -75,6 +75,6 @@ describe('opens that found their file gone', () => {
     r.missed('/a.md');
     const draft = { kind: 'file', draft: { memoryId: 'mem_d' }, meta: null } as unknown as FileNode;
     r.noted('/a.md', draft);
-    expect(r.take('/a.md', inoOf('mem_d'))).toBe(draft);
+    expect(r.found('/a.md', inoOf('mem_d'))).toBe(draft);
   });
 });
