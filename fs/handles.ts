@@ -143,8 +143,7 @@ export function resizeDraft(d: Draft, size: number): void {
     d.bytes.fill(0, size, d.size);
   }
   d.size = size;
-  d.appendOnly = false;
-  d.dirty = true;
+  markChanged(d);
   changedNow(d);
 }
 

@@ -381,14 +381,15 @@ export function createOps(ctx: MountContext): FuseOps {
       return goneSinceLookup();
     };
     if (!seen || seen.draft?.failed) throw missed();
-    // A reader of the gone file follows the next file made at the name (tree.ts adoptOrphan).
-    const elsewhere = (fh: number) => {
-      ctx.handles.get(fh).elsewhere = true;
+    // Its stats answer from the file it holds (elsewhereThrough), not from the name's.
+    const away = (fh: number) => {
+      const h = ctx.handles.get(fh);
+      h.elsewhere = h.draft.path !== path;
       return fh;
     };
     const opened = (d: Draft) => {
-      const fh = openDraft(d, flags);
-      ctx.handles.get(fh).elsewhere = d.path !== path;
+      const fh = away(openDraft(d, flags));
+      // A reader of the gone file follows the next file made at the name (tree.ts adoptOrphan).
       if (d.path === null && (flags & O_ACCMODE) === 0 && !ctx.handles.hasWriter(d)) keepOrphan(ctx, path, d);
       return fh;
     };
@@ -404,7 +405,7 @@ export function createOps(ctx: MountContext): FuseOps {
       !moved || moved.path === path
         ? copy()
         : after(lookup(ctx, moved.path), (node) =>
-            node?.kind === 'file' && inoOfFile(node) === inoOf(meta.id) ? after(openFile(moved.path, node, flags), (fh) => (fh === null ? copy() : elsewhere(fh))) : copy(),
+            node?.kind === 'file' && inoOfFile(node) === inoOf(meta.id) ? after(openFile(moved.path, node, flags), (fh) => (fh === null ? copy() : away(fh))) : copy(),
           ),
     );
   }

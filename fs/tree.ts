@@ -186,10 +186,11 @@ function freshen(ctx: MountContext, path: string): Answer<Draft | null> {
   }
   if (!d.stored || d.dirty || d.scratch) return d;
   return after(ctx.view.meta(path), (m): Answer<Draft | null> => {
-    const readersOnly = d.opens > 0 && !ctx.handles.hasWriter(d);
-    if (m && m.id !== d.memoryId && readersOnly) return takeOver(ctx, d, m.id);
-    if (m && m.id !== d.memoryId && d.opens > 0) return splitReaders(ctx, d, path, m);
     if (!m || m.id !== d.memoryId) {
+      // Only here: the handle table is walked once, not on every lookup of an open file.
+      const readersOnly = d.opens > 0 && !ctx.handles.hasWriter(d);
+      if (m && readersOnly) return takeOver(ctx, d, m.id);
+      if (m && d.opens > 0) return splitReaders(ctx, d, path, m);
       ctx.drafts.detach(d);
       // Deleted: its readers follow the next file made at the name, if one comes while they read.
       if (!m && readersOnly) keepOrphan(ctx, path, d);

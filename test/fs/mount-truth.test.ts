@@ -262,6 +262,35 @@ print(json.dumps(out, sort_keys=True))
     });
   }, 30_000);
 
+  it('a reader sharing a file with a writer follows the name when the API replaces it; the writer keeps the old file, and its bytes go nowhere', async () => {
+    // Both descriptors share one working copy. Let go as a whole, the reader kept the old bytes
+    // while its fstat (by the path) showed the new file's size. No attribute cache here.
+    const m = await startMount({ seed: { '/w.md': 'the old text\n' }, cacheSeconds: 0 });
+    const [opened, go] = [join(m.dir, 'opened'), join(m.dir, 'go')];
+    const both = py(
+      String.raw`
+import json, os, sys, time
+w = os.open('w.md', os.O_WRONLY)
+r = os.open('w.md', os.O_RDONLY)
+open(sys.argv[1], 'w').close()
+while not os.path.exists(sys.argv[2]): time.sleep(0.01)
+out = [os.fstat(r).st_size, os.pread(r, 4096, 0).decode()]
+os.write(w, b'lost\n'); os.close(w); os.close(r)
+print(json.dumps(out))
+`,
+      m.mnt,
+      [opened, go],
+    );
+    await eventually(async () => expect(existsSync(opened)).toBe(true), 10_000);
+    await m.call('delete', { path: '/w.md' });
+    await m.call('create', { path: '/w.md', content: 'a new and longer text\n' });
+    writeFileSync(go, '');
+    const r = await both;
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual([22, 'a new and longer text\n']);
+    expect((await m.tree())['/w.md']).toBe('a new and longer text\n');
+  }, 30_000);
+
   it('open(O_TRUNC) of an empty file saves exactly what it wrote, though the API wrote the file before its first write', async () => {
     // The truncation of an empty file changed nothing, so the working copy still followed storage:
     // a stat after the API's update reloaded it, and the write landed over the start of the API's

@@ -90,17 +90,13 @@ export async function publishAtCommit(c: pg.PoolClient, origin: string): Promise
 }
 
 /** A session was ended: its node unmounts it when it hears this (and at its start in any case). */
-export async function publishSessionEnded(q: Q, workspaceId: string, sessionId: string): Promise<void> {
-  const origin = origins.get(q);
-  if (origin === undefined) return;
-  await run(q, 'SELECT pg_notify($1, $2)', [CHANNEL, `e ${origin} ${workspaceId} ${sessionId}`]);
+export function publishSessionEnded(q: Q, workspaceId: string, sessionId: string): Promise<void> {
+  return publish(q, 'e', workspaceId, sessionId);
 }
 
 /** An API key was revoked: every server that keeps it forgets it when it hears this. */
-export async function publishKeyRevoked(q: Q, workspaceId: string, keyId: string): Promise<void> {
-  const origin = origins.get(q);
-  if (origin === undefined) return;
-  await run(q, 'SELECT pg_notify($1, $2)', [CHANNEL, `k ${origin} ${workspaceId} ${keyId}`]);
+export function publishKeyRevoked(q: Q, workspaceId: string, keyId: string): Promise<void> {
+  return publish(q, 'k', workspaceId, keyId);
 }
 
 /**
@@ -108,10 +104,15 @@ export async function publishKeyRevoked(q: Q, workspaceId: string, keyId: string
  * once no version holds it; null while one does). Sent inside the redaction's transaction, so only
  * a redaction that commits is announced.
  */
-export async function publishVersionRedacted(q: Q, storeId: string, versionId: string, erasedSha256: string | null): Promise<void> {
+export function publishVersionRedacted(q: Q, storeId: string, versionId: string, erasedSha256: string | null): Promise<void> {
+  return publish(q, 'r', storeId, versionId, erasedSha256 ?? '-');
+}
+
+/** Sends `<kind> <origin> <words…>` inside the transaction of `q` (nothing for a client of no storage). */
+async function publish(q: Q, kind: string, ...words: string[]): Promise<void> {
   const origin = origins.get(q);
   if (origin === undefined) return;
-  await run(q, 'SELECT pg_notify($1, $2)', [CHANNEL, `r ${origin} ${storeId} ${versionId} ${erasedSha256 ?? '-'}`]);
+  await run(q, 'SELECT pg_notify($1, $2)', [CHANNEL, [kind, origin, ...words].join(' ')]);
 }
 
 /** A payload read back; null for one this code does not know (a newer server's): ignored. */
