@@ -62,6 +62,21 @@ export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL
     });
   }
 
+  /**
+   * A file whose stored version changed elsewhere keeps the kernel's pages of the old one until its
+   * next open here: dropped now if that old one is the redacted version `versionId`.
+   */
+  function dropPaged(storeId: string, versionId: string): void {
+    for (const { ctx, live } of mounts.values()) {
+      if (ctx.storeId !== storeId) continue;
+      for (const [path, paged] of ctx.paged) {
+        if (paged !== versionId) continue;
+        ctx.paged.delete(path);
+        live.invalidate(path, () => {});
+      }
+    }
+  }
+
   return {
     async mount(req: MountRequest): Promise<void> {
       const hostPath = resolve(req.hostPath);
@@ -79,6 +94,12 @@ export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL
         onStoreGone: () => {
           ctx.gone = true;
           log(`mnemo fs: store ${storeId} was deleted elsewhere; ${hostPath} is empty now`);
+        },
+        // The erased text's sha left with the version row: every kept text goes (read again as needed).
+        onRedacted: (versionIds) => {
+          contents.clear();
+          for (const id of versionIds) dropPaged(storeId, id);
+          log(`mnemo fs: ${versionIds.length === 1 ? `version ${versionIds[0]} of store ${storeId} was` : `${versionIds.length} versions of store ${storeId} (${versionIds.join(', ')}) were`} redacted elsewhere; this process's cached texts are dropped`);
         },
       });
       let live: LiveMount;
@@ -105,16 +126,7 @@ export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL
 
     versionRedacted(storeId, versionId, erasedSha256) {
       if (erasedSha256 !== null) contents.forget(erasedSha256);
-      // A file whose stored version changed elsewhere keeps the kernel's pages of the old one until
-      // its next open here: dropped now if that old one is the redacted version.
-      for (const { ctx, live } of mounts.values()) {
-        if (ctx.storeId !== storeId) continue;
-        for (const [path, paged] of ctx.paged) {
-          if (paged !== versionId) continue;
-          ctx.paged.delete(path);
-          live.invalidate(path, () => {});
-        }
-      }
+      dropPaged(storeId, versionId);
     },
 
     redactionsMissed() {

@@ -51,6 +51,13 @@ export interface ElsewhereDeps {
    * `mnemo mount` beside the server, or a mount on another host, learns it only here.
    */
   readonly onStoreGone?: () => void;
+  /**
+   * Told of versions of the store that another process on the SQLite file redacted (its admin
+   * log's entries, read when that process's commits move the change mark): what the mounts keep
+   * of them goes, as this process's own redactions make it go (Mounter.versionRedacted). PostgreSQL
+   * tells every server by notice instead (the reader has no redactionsAfter there).
+   */
+  readonly onRedacted?: (versionIds: string[]) => void;
   readonly lookMs?: number;
 }
 
@@ -65,6 +72,8 @@ export function followWritesElsewhere(deps: ElsewhereDeps): () => void {
   let retryMs = 0;
   /** The last commit number handled; null until the start's is known. */
   let cursor: number | null = null;
+  /** The admin log's last entry handled (reader.redactionsAfter); null until the start's is known. */
+  let logged: number | null = null;
   /** Someone else committed in the store since the last read (this server's signal). */
   let pending = false;
   /** The part of the change mark moved by other processes and hosts, when last read. */
@@ -81,10 +90,17 @@ export function followWritesElsewhere(deps: ElsewhereDeps): () => void {
     busy = true;
     // Cleared before the read: a commit that lands while it runs is read next time.
     pending = false;
+    // Only another process's commits can hold a redaction this process did not make (and tell).
+    const elsewhere = now !== outside || logged === null;
     outside = now;
     try {
       if (cursor === null) cursor = await reader.lastChange();
       else cursor = await drain(deps, cursor, () => stopped);
+      if (elsewhere && reader.redactionsAfter && deps.onRedacted) {
+        const r = await reader.redactionsAfter(logged);
+        if (logged !== null && r.versionIds.length > 0 && !stopped) deps.onRedacted(r.versionIds);
+        logged = r.last;
+      }
       // Something else committed: it may have been the store's deletion, which no version tells.
       if (deps.onStoreGone && !stopped && (await reader.store()) === null) {
         stopped = true;

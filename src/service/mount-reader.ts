@@ -35,6 +35,7 @@ export function createMountReader(storage: Storage, storeId: string, asOf?: stri
     nextExpiry: (after) => storage.nextExpiry(storeId, after),
     lastChange: () => storage.lastCommitSeq(storeId),
     changesAfter: (seq, limit) => storage.listChanges(storeId, { after: seq, limit }),
+    ...(storage.redactionsAfter ? { redactionsAfter: (after: number | null) => storage.redactionsAfter!(storeId, after) } : {}),
     ...history,
   };
 }

@@ -93,6 +93,11 @@ export interface MountReader {
   changesAfter(seq: number, limit: number): Promise<Change[]>;
   /** The store's earliest expiry after `after`, or null. */
   nextExpiry(after: string): Promise<string | null>;
+  /**
+   * Redactions in the store logged after `after`, and the log's last number (storage.redactionsAfter):
+   * present where no notice tells a mount of another process's redaction (SQLite).
+   */
+  redactionsAfter?(after: number | null): Promise<{ last: number; versionIds: string[] }>;
   /** Set for a point-in-time reader: reading a memory whose version then was redacted since throws forbidden. */
   readonly asOf: string | null;
   /** History (`.history` in the mount): a path's unredacted versions, oldest first, at most `limit`. */

@@ -186,6 +186,31 @@ describe.skipIf(!existsSync('/dev/fuse'))('mnemo mount', () => {
     await eventually(async () => expect(m.stderr()).toContain(`store ${storeId} was deleted elsewhere; ${dir} is empty now`));
   });
 
+  it('drops the texts it keeps when the server beside it redacts a version, and says which', async () => {
+    const { dir, client, storeId, mount } = await cliStore('redacted');
+    const first = await client.beta.memoryStores.memories.create(storeId, { path: '/secret.md', content: 'the code is 0451\n' });
+    const m = mount();
+    await m.ready;
+    // Read once through the mount: the process keeps the text (and the kernel its pages).
+    expect((await sh('cat secret.md', dir)).stdout).toBe('the code is 0451\n');
+    await client.beta.memoryStores.memories.update(first.id, { memory_store_id: storeId, content: 'rotated\n' });
+    const other = await client.beta.memoryStores.memories.create(storeId, { path: '/other.md', content: 'other\n' });
+    await client.beta.memoryStores.memories.update(other.id, { memory_store_id: storeId, content: 'other, later\n' });
+    // Two redactions in one look are told together; a version of another store is not told at all.
+    const elsewhere = await client.beta.memoryStores.create({ name: 'elsewhere' });
+    const foreign = await client.beta.memoryStores.memories.create(elsewhere.id, { path: '/x.md', content: 'x\n' });
+    await client.beta.memoryStores.memories.update(foreign.id, { memory_store_id: elsewhere.id, content: 'y\n' });
+    await client.beta.memoryStores.memoryVersions.redact(foreign.memory_version_id, { memory_store_id: elsewhere.id });
+    await client.beta.memoryStores.memoryVersions.redact(first.memory_version_id, { memory_store_id: storeId });
+    await eventually(async () => expect(m.stderr()).toContain(`version ${first.memory_version_id} of store ${storeId} was redacted elsewhere; this process's cached texts are dropped`), 5000);
+    expect(m.stderr()).not.toContain(foreign.memory_version_id);
+    expect((await sh('cat secret.md', dir)).stdout).toBe('rotated\n');
+    // Told once: a later write elsewhere (the change mark moves again) reads only what was logged since.
+    await client.beta.memoryStores.memoryVersions.redact(other.memory_version_id, { memory_store_id: storeId });
+    await eventually(async () => expect(m.stderr()).toContain(`version ${other.memory_version_id} of store ${storeId} was redacted elsewhere`), 5000);
+    expect(m.stderr().split(first.memory_version_id).length - 1).toBe(1);
+  });
+
   it('refuses a directory that holds files rather than hiding them under the mount', async () => {
     const { dir, mount } = await cliStore('full');
     writeFileSync(join(dir, 'mine.txt'), 'mine\n');

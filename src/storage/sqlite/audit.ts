@@ -12,6 +12,10 @@ export function createAuditStatements(db: Db): Synchronous<AuditStorage> {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     list: db.prepare('SELECT * FROM admin_actions WHERE workspace_id = ? AND seq < ? ORDER BY seq DESC LIMIT +?'),
+    last: db.prepare('SELECT coalesce(max(seq), 0) FROM admin_actions').pluck(),
+    redactions: db.prepare(
+      "SELECT target_id FROM admin_actions WHERE seq > ? AND seq <= ? AND store_id = ? AND action = 'memory_version.redacted' ORDER BY seq",
+    ).pluck(),
   };
 
   return {
@@ -22,6 +26,11 @@ export function createAuditStatements(db: Db): Synchronous<AuditStorage> {
     // A point range on an index, a page at most: inline, like the sessions list.
     listAdminActions(workspaceId, limit, page) {
       return seqPage(q.list.all(workspaceId, seqBefore(page), limit + 1) as AdminActionRow[], limit, toAdminAction);
+    },
+    // Two ranges of the primary key: the entries logged since the last call, a few at most.
+    redactionsAfter(storeId, after) {
+      const last = q.last.get() as number;
+      return { last, versionIds: after === null || after >= last ? [] : (q.redactions.all(after, last, storeId) as string[]) };
     },
   };
 }
