@@ -6,11 +6,13 @@
  * (`<length>:<digest>:<body>\n`), so a read that is cut short, padded with NUL bytes, or mixes two
  * versions fails to parse as whole records. When the writers stop, both mounts and the API must
  * show the same tree, the same texts and the same modes, all whole records. Child processes only.
- * `node dist/test/stress/records.js [seeds] [ops per session] [api ops]`.
+ * `node dist/test/stress/records.js [seeds] [ops per session] [api ops]`. A bad read is reported
+ * with the descriptor's inode number and size before and after the read, what the name shows
+ * then, and the session's last operations.
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -20,6 +22,8 @@ const [seeds = 4, ops = 3000, apiOps = 1500] = process.argv.slice(2).map(Number)
 const HOST = new URL('../helpers/mount-host.js', import.meta.url).pathname;
 /** The sessions' operations, drawn evenly (MIX=replace,read,read narrows them: atomic saves only). */
 const MIX = process.env['MIX'] ?? 'write,append,replace,read,read,read,trunc,unlink,rename,mvdir,chmod,utime';
+/** HOST_LOG_DIR=<dir> keeps each seed's mount host log there (host-<seed>.log), to read beside a bad read's report. */
+const LOG_DIR = process.env['HOST_LOG_DIR'];
 /** The API's operations, in turn (API_OPS=update,update: only updates). */
 const API_OPS = (process.env['API_OPS'] ?? 'create,update,update,delete,rename').split(',');
 
@@ -48,11 +52,11 @@ def check(data):
 `;
 
 const SESSION = RECORDS + String.raw`
-import errno, json, os, random, sys
+import errno, json, os, random, sys, time
 os.chdir(sys.argv[1]); tag = sys.argv[4]; rnd = random.Random(int(sys.argv[2])); count = int(sys.argv[3]); mix = sys.argv[5].split(',')
 names = ['a.md', 'b.md', 'd/c.md', 'd/e/f.md', 'g/h.md']
 dirs = ['d', 'd/e', 'g', 'k']
-tally, bad = {}, []
+tally, bad, recent = {}, [], []
 for i in range(count):
     p, q = rnd.choice(names), rnd.choice(names)
     k = rnd.choice(mix)
@@ -70,16 +74,28 @@ for i in range(count):
             with open(tmp, 'w') as f: f.write(record(rnd, tag))
             os.rename(tmp, p)
         elif k == 'read':
-            with open(p, 'rb') as f: data = f.read()
+            with open(p, 'rb') as f:
+                before = os.fstat(f.fileno())
+                data = f.read()
+                after = os.fstat(f.fileno())
             why = check(data)
             if why:
                 k = 'read-bad-' + why
-                if len(bad) < 5: bad.append('%s %s %d bytes %r' % (p, why, len(data), data[:80]))
+                # What the descriptor and the name said, and what a second read finds: which file's
+                # size cut (or padded) the read.
+                try:
+                    now = os.stat(p)
+                    with open(p, 'rb') as f: again = f.read()
+                    seen = 'name now ino %d size %d, read again %d bytes %s' % (now.st_ino, now.st_size, len(again), check(again) or 'whole')
+                except OSError as e:
+                    seen = 'name now ' + errno.errorcode[e.errno]
+                if len(bad) < 5: bad.append('t %.3f %s %s %d bytes (fd ino %d size %d, after read size %d; %s; op %d after %s) %r' % (time.time(), p, why, len(data), before.st_ino, before.st_size, after.st_size, seen, i, recent[-6:], data[:80]))
         elif k == 'trunc': os.truncate(p, 0)
         elif k == 'unlink': os.unlink(p)
         elif k == 'rename': os.rename(p, q)
         elif k == 'mvdir':
             a, b = rnd.choice(dirs), rnd.choice(dirs)
+            p, q = a, b
             if not (b + '/').startswith(a + '/'): os.rename(a, b)
         elif k == 'chmod': os.chmod(p, rnd.choice([0o600, 0o640, 0o644]))
         elif k == 'utime':
@@ -88,6 +104,7 @@ for i in range(count):
     except OSError as e:
         key = k + ':' + errno.errorcode[e.errno]
     tally[key] = tally.get(key, 0) + 1
+    recent.append('%s %s%s' % (key, p, ' ' + q if k in ('rename', 'mvdir') else ''))
 print(json.dumps({'tally': tally, 'bad': bad}, sort_keys=True))
 `;
 
@@ -148,9 +165,11 @@ const problems: string[] = [];
 for (let seed = 1; seed <= seeds; seed++) {
   const dir = mkdtempSync(join(tmpdir(), 'mnemo-records-'));
   const [a, b] = [join(dir, 'a'), join(dir, 'b')];
+  const hostLog = LOG_DIR ? openSync(join(LOG_DIR, `host-${seed}.log`), 'w') : 'ignore';
   const host = spawn(process.execPath, [HOST, '--db', join(dir, 'db'), '--mount', a, '--session', 'sesn_a', '--also', `${b}=sesn_b`], {
-    stdio: ['pipe', 'pipe', 'ignore'],
+    stdio: ['pipe', 'pipe', hostLog === 'ignore' ? 'ignore' : hostLog],
   });
+  if (typeof hostLog === 'number') closeSync(hostLog);
   const lines = createInterface({ input: host.stdout! })[Symbol.asyncIterator]();
   await lines.next();
   const [outA, outB, api] = await Promise.all([
