@@ -581,8 +581,7 @@ function freshReply(ctx: MountContext, path: string, ino: number, cb: (code: num
     if (code === 0 && fh !== undefined && ctx.handles.find(fh)?.elsewhere) {
       ctx.served.set(path, '');
       ctx.paged.delete(path);
-      if (ctx.kernel) return ctx.kernel.invalidate(path, () => cb(code, fh, false));
-      return cb(code, fh, false);
+      return afterInvalidation(ctx, path, () => cb(code, fh, false));
     }
     const d = code === 0 ? ctx.drafts.get(path) : undefined;
     const otherFile = d !== undefined && ino !== 0 && ino !== inoOf(d.memoryId);
@@ -599,8 +598,32 @@ function freshReply(ctx: MountContext, path: string, ino: number, cb: (code: num
     // Unknown is not "nothing held": a name made or moved here, or one the bounded map let go, has
     // attributes in the kernel that no stat of ours gave it.
     if ((!otherFile && (!version || seen === version)) || !ctx.kernel) return cb(code, fh, keep);
-    ctx.kernel.invalidate(path, () => cb(code, fh, false));
+    afterInvalidation(ctx, path, () => cb(code, fh, false));
   };
+}
+
+/** How long an open's reply waits for the kernel to drop what it cached of the path. */
+const INVALIDATION_WAIT_MS = 100;
+
+/**
+ * Drops the kernel's attributes and pages of `path`, then calls `reply`; or calls it after
+ * INVALIDATION_WAIT_MS anyway. The binding's one invalidation thread may be stuck behind an entry
+ * invalidation that waits for a directory lock a rename holds, and that rename may wait, inside
+ * libfuse, for this open's lock on its path, which only the reply releases: waiting without a bound
+ * hung the rename and every open after it (test/stress/records.ts, a few times in a few hundred
+ * thousand operations). Past the bound the reply goes out without the drop, which still lands.
+ */
+function afterInvalidation(ctx: MountContext, path: string, reply: () => void): void {
+  if (!ctx.kernel) return reply();
+  let sent = false;
+  const once = () => {
+    if (sent) return;
+    sent = true;
+    clearTimeout(timer);
+    reply();
+  };
+  const timer = setTimeout(once, INVALIDATION_WAIT_MS);
+  ctx.kernel.invalidate(path, once);
 }
 
 /** `{ [key]: value }`, or nothing for an undefined value (exactOptionalPropertyTypes). */
