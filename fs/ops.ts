@@ -607,11 +607,11 @@ const INVALIDATION_WAIT_MS = 100;
 
 /**
  * Drops the kernel's attributes and pages of `path`, then calls `reply`; or calls it after
- * INVALIDATION_WAIT_MS anyway. The binding's one invalidation thread may be stuck behind an entry
- * invalidation that waits for a directory lock a rename holds, and that rename may wait, inside
- * libfuse, for this open's lock on its path, which only the reply releases: waiting without a bound
- * hung the rename and every open after it (test/stress/records.ts, a few times in a few hundred
- * thousand operations). Past the bound the reply goes out without the drop, which still lands.
+ * INVALIDATION_WAIT_MS anyway. The open holds libfuse's lock on its path until the reply, and a
+ * rename of that path waits for it while holding the directory's lock in the kernel: nothing the
+ * reply waits for may wait on either. The record stress saw a rename hang with an invalidation
+ * stuck on that directory lock (cause not established); this was the one unbounded wait an open's
+ * reply had. Past the bound the reply goes out without the drop, which still lands.
  */
 function afterInvalidation(ctx: MountContext, path: string, reply: () => void): void {
   if (!ctx.kernel) return reply();
