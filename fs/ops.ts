@@ -6,7 +6,7 @@
  * storage or writes replies once that settles. fsync replies later still, once its save is on disk
  * (the WAL sync runs off the event loop, src/service/durability.ts), without holding the queue.
  */
-import Fuse, { OPEN_KEEP_CACHE, OPEN_NOFLUSH, type FuseOps, type FuseStat } from './binding/fuse.js';
+import Fuse, { OPEN_DROP_ATTRS, OPEN_KEEP_CACHE, OPEN_NOFLUSH, type FuseOps, type FuseStat } from './binding/fuse.js';
 import { isMnemoError, MAX_CONTENT_BYTES, parentOf } from '../src/index.js';
 import { after, type Answer } from './answer.js';
 import { changeAttrs, dirStatOf, ownerId } from './attrs.js';
@@ -108,7 +108,7 @@ export function createOps(ctx: MountContext): FuseOps {
           const m = node.meta!;
           const st = fileStat(inoOf(m.id), m.contentSizeBytes, metaAttrs(m));
           ctx.view.keepStat(path, st);
-          keepServed(ctx, path, m.versionId);
+          statServed(ctx, path, m.versionId);
           return st;
         }),
       );
@@ -123,7 +123,7 @@ export function createOps(ctx: MountContext): FuseOps {
 
     open: (path, flags, cb, ino) =>
       // A read-only open saves nothing at close: the kernel is told to skip that round trip.
-      run('open', path, freshReply(ctx, path, ino, (code, fh, keep) => cb(code, fh, ((flags & O_ACCMODE) === 0 ? OPEN_NOFLUSH : 0) | (keep ? OPEN_KEEP_CACHE : 0))), () => {
+      run('open', path, freshReply(ctx, path, ino, (code, fh, fresh) => cb(code, fh, ((flags & O_ACCMODE) === 0 ? OPEN_NOFLUSH : 0) | fresh)), () => {
         const writable = (flags & O_ACCMODE) !== 0;
         return after(writable ? assertWritable(ctx) : undefined, () =>
           after(lookup(ctx, path), (node) => {
@@ -529,12 +529,12 @@ function ownedBy(caller: { uid: number; gid: number }): { uid: number | null; gi
 
 /**
  * A stat for a file with a working copy here: its size and times are the draft's. `atPath`: the
- * stat answers for the draft's own path, so the kernel's node for that path gets this version's
- * size (the note freshReply trusts). A stat through a handle (a file deleted, replaced or opened
- * elsewhere) goes to that descriptor's node, which may not be the path's.
+ * stat answers for the draft's own path, so the open's note for that path hears of it (statServed).
+ * A stat through a handle (a file deleted, replaced or opened elsewhere) goes to that descriptor's
+ * node, which may not be the path's.
  */
 function draftStat(ctx: MountContext, d: Draft, atPath = false): FuseStat {
-  if (atPath && d.path !== null && d.stored && !d.dirty && d.baseVersionId) keepServed(ctx, d.path, d.baseVersionId);
+  if (atPath && d.path !== null && d.stored && !d.dirty && d.baseVersionId) statServed(ctx, d.path, d.baseVersionId);
   const st = fileStat(inoOf(d.memoryId), d.size, {
     mode: d.mode, uid: d.uid ?? PROCESS_UID, gid: d.gid ?? PROCESS_GID,
     atimeMs: d.atimeMs ?? d.mtimeMs, mtimeMs: d.mtimeMs, ctimeMs: d.ctimeMs,
@@ -559,9 +559,9 @@ function staleEntry(ctx: MountContext, path: string): number {
 /**
  * The reply of an open. If the file's stored version changed since the kernel last heard of it
  * (another session, the API), or this mount cannot tell which version that was, the kernel's
- * cached size would cut a read short or pad it with NULs
- * (and `wc -c` believes fstat): its cached attributes are dropped first, off this thread, and the
- * open replies once they are gone. Otherwise it replies at once.
+ * cached size would cut a read short or pad it with NULs (and `wc -c` believes fstat): the reply
+ * asks the binding to drop the kernel's cached attributes of the node being opened before it goes
+ * out (OPEN_DROP_ATTRS), and the open drops its pages (no keep_cache). Otherwise it replies as is.
  *
  * `keep` (keep_cache) lets the kernel keep its pages of the file instead of dropping them at this
  * open, so a read of a file this mount just wrote or read needs no READ at all: only when the
@@ -574,14 +574,14 @@ function staleEntry(ctx: MountContext, path: string): number {
  * libfuse made inside a retried open), and a read through the new descriptor was cut to the old
  * file's size (test/stress/records.ts found it, about once in 50,000 reads under load).
  */
-function freshReply(ctx: MountContext, path: string, ino: number, cb: (code: number, fh: number | undefined, keep: boolean) => void): (code: number, fh?: number) => void {
+function freshReply(ctx: MountContext, path: string, ino: number, cb: (code: number, fh: number | undefined, flags: number) => void): (code: number, fh?: number) => void {
   return (code, fh) => {
-    // Opened on a file no longer at this name (openGone): whatever the kernel holds for the name is
-    // another file's; dropped first, so the fstat that follows asks, and is answered from the handle.
+    // Opened on a file no longer at this name (openGone): whatever the kernel holds for the node is
+    // another file's; dropped, so the fstat that follows asks, and is answered from the handle.
     if (code === 0 && fh !== undefined && ctx.handles.find(fh)?.elsewhere) {
       ctx.served.set(path, '');
       ctx.paged.delete(path);
-      return afterInvalidation(ctx, path, () => cb(code, fh, false));
+      return cb(code, fh, OPEN_DROP_ATTRS);
     }
     const d = code === 0 ? ctx.drafts.get(path) : undefined;
     const otherFile = d !== undefined && ino !== 0 && ino !== inoOf(d.memoryId);
@@ -597,33 +597,23 @@ function freshReply(ctx: MountContext, path: string, ino: number, cb: (code: num
     }
     // Unknown is not "nothing held": a name made or moved here, or one the bounded map let go, has
     // attributes in the kernel that no stat of ours gave it.
-    if ((!otherFile && (!version || seen === version)) || !ctx.kernel) return cb(code, fh, keep);
-    afterInvalidation(ctx, path, () => cb(code, fh, false));
+    const fresh = !otherFile && (!version || seen === version);
+    cb(code, fh, (keep ? OPEN_KEEP_CACHE : 0) | (fresh ? 0 : OPEN_DROP_ATTRS));
   };
 }
 
-/** How long an open's reply waits for the kernel to drop what it cached of the path. */
-const INVALIDATION_WAIT_MS = 100;
-
 /**
- * Drops the kernel's attributes and pages of `path`, then calls `reply`; or calls it after
- * INVALIDATION_WAIT_MS anyway. The open holds libfuse's lock on its path until the reply, and a
- * rename of that path waits for it while holding the directory's lock in the kernel: nothing the
- * reply waits for may wait on either. The record stress saw a rename hang with an invalidation
- * stuck on that directory lock (cause not established); this was the one unbounded wait an open's
- * reply had. Past the bound the reply goes out without the drop, which still lands.
+ * What a stat of `path` that answered `versionId` tells the open's note (`served`): that the kernel
+ * was told of a file there, but not which version's size it holds, unless the note already named
+ * this one. The kernel keeps a stat's reply only if no other attributes of the node landed since
+ * the stat was sent: two stats in flight, the earlier-sent one answered second with a newer version
+ * and landing last, leave the older size in the kernel. A note set from the newer answer made the
+ * next open trust it, and a read of the new version was cut to the old size (test/stress/records.ts,
+ * about once in 64,000 reads under load). Only an open (which drops the node's attributes when the
+ * version changed) and a save of what the kernel wrote name a version.
  */
-function afterInvalidation(ctx: MountContext, path: string, reply: () => void): void {
-  if (!ctx.kernel) return reply();
-  let sent = false;
-  const once = () => {
-    if (sent) return;
-    sent = true;
-    clearTimeout(timer);
-    reply();
-  };
-  const timer = setTimeout(once, INVALIDATION_WAIT_MS);
-  ctx.kernel.invalidate(path, once);
+function statServed(ctx: MountContext, path: string, versionId: string): void {
+  if (ctx.served.get(path) !== versionId) ctx.served.set(path, '');
 }
 
 /** `{ [key]: value }`, or nothing for an undefined value (exactOptionalPropertyTypes). */

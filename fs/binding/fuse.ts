@@ -6,8 +6,8 @@
  * - getattr, chmod, chown and utimens get the file handle when called through one (the binding
  *   adds the kernel's handle where the kernel sends none), and an op on a file unlinked or replaced
  *   while open gets a null path and that handle, so it keeps working (hard_remove);
- * - open and create may reply with flags (direct_io, keep_cache, noflush), and create and mkdir with
- *   the new node's attributes, which answer libfuse's getattr after them without another hop here;
+ * - open and create may reply with flags (direct_io, keep_cache, noflush; an open also "drop the
+ *   kernel's attributes of the node first"), and create and mkdir with the new node's attributes, which answer libfuse's getattr after them without another hop here;
  * - names that are not UTF-8 are refused with EINVAL before any handler runs;
  * - `invalidate(path)` drops the kernel's cached attributes and pages of a path, and
  *   `invalidateEntry(path)` its entry for the name, from a thread of its own (the kernel may wait
@@ -62,6 +62,12 @@ export const OPEN_DIRECT_IO = 1;
 export const OPEN_KEEP_CACHE = 2;
 /** The kernel sends no FLUSH at close (a read-only open has nothing to save). */
 export const OPEN_NOFLUSH = 4;
+/**
+ * Open only: the kernel forgets its cached attributes of the node it opens before the reply reaches
+ * it (the binding notifies it on the open's own thread), so the opener's fstat and a read past the
+ * old size ask again. For a file whose stored version changed since the kernel last heard its size.
+ */
+export const OPEN_DROP_ATTRS = 8;
 
 /** A path is null for an op through a handle on a file unlinked or replaced while open (read, write, fstat, fchmod…). */
 export interface FuseOps {

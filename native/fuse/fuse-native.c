@@ -23,6 +23,8 @@
 #include <fcntl.h>
 #include <linux/fuse.h>
 
+#include "node-tree.h"
+
 static int IS_ARRAY_BUFFER_DETACH_SUPPORTED = 0;
 
 napi_status napi_detach_arraybuffer(napi_env env, napi_value buf);
@@ -50,6 +52,7 @@ napi_status napi_detach_arraybuffer(napi_env env, napi_value buf);
   l->trace_t0 = trace_t0;\
   uv_async_send(&(l->async));\
   uv_sem_wait(&(l->sem));\
+  if (l->drop_nodeid) fuse_native_drop_attrs(l);\
   if (trace_t0) fuse_native_traced(l->fuse, op_##name, trace_t0, l->trace_sig);\
   return l->res;
 
@@ -192,6 +195,8 @@ typedef struct fuse_thread {
   // Opens the binding turned into an open by name: the handle and the node libfuse counted it on.
   // A slot is taken (`unique`) when the OPEN is rewritten, so every rewritten open has one.
   struct { uint64_t fh; uint64_t nodeid; uint64_t unique; } borrowed[64];
+  // libfuse's names, mirrored (node-tree.h): a rename libfuse would wait on for ever is answered here.
+  fuse_native_tree_t *tree;
 } fuse_thread_t;
 
 /** The mount each /dev/fuse descriptor serves (see "Open files"). */
@@ -225,6 +230,10 @@ typedef struct {
   const char *dest;
   // An OPEN's node's inode number as its lookup gave it (0: unknown, or not an OPEN of a node).
   uint64_t open_ino;
+  // The node an OPEN names (0: not an OPEN of a node), and the node whose cached attributes the
+  // kernel is told to drop before this request's reply goes out (OPEN_DROP_ATTRS; 0: none).
+  uint64_t open_nodeid;
+  uint64_t drop_nodeid;
   // A GETATTR's handle was lent by the binding, not sent by the kernel.
   int getattr_lent;
   char *linkname;
@@ -293,6 +302,8 @@ static pthread_key_t thread_locals_key;
  * a request and then handles it, so a thread-local carries it from one to the other.
  */
 static __thread uint64_t fuse_native_open_ino = 0;
+/** The node id of that OPEN, read with it (0: none). */
+static __thread uint64_t fuse_native_open_nodeid = 0;
 
 /**
  * The GETATTR read on this libfuse thread came without a handle and the binding lent it one (see
@@ -301,6 +312,7 @@ static __thread uint64_t fuse_native_open_ino = 0;
  */
 static __thread int fuse_native_getattr_lent = 0;
 static fuse_thread_locals_t* get_thread_locals();
+static void fuse_native_drop_attrs (fuse_thread_locals_t *l);
 
 static void fuse_native_traced (fuse_thread_t *ft, uint32_t op, uint64_t t0, uint64_t replied) {
   uint64_t now = uv_hrtime();
@@ -482,7 +494,9 @@ FUSE_METHOD(open, 3, 2, (const char *path, struct fuse_file_info *info), {
   l->info = info;
   // Noted by this thread as it read the OPEN (fuse_native_io_read_one); an open by name has none.
   l->open_ino = fuse_native_open_ino;
+  l->open_nodeid = fuse_native_open_nodeid;
   fuse_native_open_ino = 0;
+  fuse_native_open_nodeid = 0;
 }, {
   fuse_native_path(env, l->path, &(argv[2]));
   if (l->info != NULL) {
@@ -500,6 +514,7 @@ FUSE_METHOD(open, 3, 2, (const char *path, struct fuse_file_info *info), {
   l->info->direct_io = (open_flags & 1) ? 1 : 0;
   l->info->keep_cache = (open_flags & 2) ? 1 : 0;
   l->info->noflush = (open_flags & 4) ? 1 : 0;
+  l->drop_nodeid = (open_flags & 8) ? l->open_nodeid : 0;
 })
 
 FUSE_METHOD(opendir, 3, 1, (const char *path, struct fuse_file_info *info), {
@@ -1086,6 +1101,10 @@ static void* start_fuse_thread (void *data) {
   fuse_unmount(ft->fuse);
   if (ft->dev_fd >= 0 && ft->dev_fd < 256 && fuse_native_by_fd[ft->dev_fd] == ft) fuse_native_by_fd[ft->dev_fd] = NULL;
   fuse_destroy(ft->fuse);
+  pthread_mutex_lock(&ft->open_mut);
+  fuse_native_tree_free(ft->tree);
+  ft->tree = NULL;
+  pthread_mutex_unlock(&ft->open_mut);
 
   return NULL;
 }
@@ -1302,6 +1321,7 @@ static void fuse_native_learn_reply (fuse_thread_t *ft, typeof(ft->opening[0]) *
         struct fuse_entry_out *e = (struct fuse_entry_out *) body;
         pthread_mutex_lock(&ft->open_mut);
         fuse_native_ino_set(ft, e->nodeid, e->attr.ino);
+        fuse_native_tree_learn(ft->tree, e->nodeid, p->nodeid, p->name);
         // Only files are opened with OPEN: a directory's name is not noted.
         if (S_ISREG(e->attr.mode)) fuse_native_name_set(ft, e->nodeid, p->nodeid, p->name);
         pthread_mutex_unlock(&ft->open_mut);
@@ -1318,6 +1338,7 @@ static void fuse_native_learn_reply (fuse_thread_t *ft, typeof(ft->opening[0]) *
         pthread_mutex_lock(&ft->open_mut);
         if (len >= sizeof(struct fuse_entry_out)) fuse_native_ino_set(ft, created, ((struct fuse_entry_out *) body)->attr.ino);
         fuse_native_name_set(ft, created, p->nodeid, p->name);
+        fuse_native_tree_learn(ft->tree, created, p->nodeid, p->name);
         pthread_mutex_unlock(&ft->open_mut);
       }
       break;
@@ -1325,14 +1346,21 @@ static void fuse_native_learn_reply (fuse_thread_t *ft, typeof(ft->opening[0]) *
       pthread_mutex_lock(&ft->open_mut);
       typeof(ft->names[0]) *e = fuse_native_name_at(ft, p->nodeid, p->name);
       if (e != NULL) e->gone = 1;
+      fuse_native_tree_remove(ft->tree, p->nodeid, p->name);
       pthread_mutex_unlock(&ft->open_mut);
       break;
     }
+    case FUSE_RMDIR:
+      pthread_mutex_lock(&ft->open_mut);
+      fuse_native_tree_remove(ft->tree, p->nodeid, p->name);
+      pthread_mutex_unlock(&ft->open_mut);
+      break;
     case FUSE_RENAME:
     case FUSE_RENAME2: {
       pthread_mutex_lock(&ft->open_mut);
       typeof(ft->names[0]) *from = fuse_native_name_at(ft, p->nodeid, p->name);
       typeof(ft->names[0]) *to = fuse_native_name_at(ft, p->dir2, p->name2);
+      fuse_native_tree_rename(ft->tree, p->nodeid, p->name, p->dir2, p->name2, (p->flags & (1 << 1)) != 0);
       if (p->flags & (1 << 1)) { // RENAME_EXCHANGE
         // Swapped: neither node's name is known any more (an open of either passes as before).
         if (from != NULL) from->nodeid = 0;
@@ -1385,12 +1413,50 @@ static int fuse_native_self_rename (int fd, void *buf, ssize_t n) {
   return 1;
 }
 
+// A rename libfuse would wait on for ever
+//
+// By the kernel's dentries a rename may be fine while, by libfuse's names, it moves a directory's
+// child onto the directory itself (or a directory into its own subtree): libfuse keeps the name of
+// a directory moved elsewhere until the kernel forgets its node, though the kernel's lookup of that
+// name came back ENOENT and let a child of the old directory take it (node-tree.h). libfuse's rename
+// then locks the first path and waits for the second, which needs a lock the first holds, for ever,
+// while the caller holds the kernel's directory locks (found by test/stress/records.ts: a session's
+// `rename('d/e', 'd')` after another moved `d` away). The binding answers such a rename ESTALE
+// itself: the kernel walks both paths once more from fresh lookups, and the caller gets what they
+// show (ENOENT here: `d/e` went with `d`).
+
+/** True if the request in `buf` is such a rename, answered here. */
+static int fuse_native_stale_rename (int fd, void *buf, ssize_t n) {
+  if (n < (ssize_t) sizeof(struct fuse_in_header)) return 0;
+  struct fuse_in_header *in = (struct fuse_in_header *) buf;
+  if (in->opcode != FUSE_RENAME && in->opcode != FUSE_RENAME2) return 0;
+  fuse_thread_t *ft = fuse_native_mount_of(fd);
+  if (ft == NULL) return 0;
+  char *arg = (char *) buf + sizeof(struct fuse_in_header);
+  size_t arg_len = (size_t) n - sizeof(struct fuse_in_header);
+  size_t head = in->opcode == FUSE_RENAME ? sizeof(struct fuse_rename_in) : sizeof(struct fuse_rename2_in);
+  if (arg_len <= head) return 0;
+  const char *from = fuse_native_arg_name(arg + head, arg_len - head);
+  if (from == NULL) return 0;
+  size_t used = head + strlen(from) + 1;
+  const char *to = fuse_native_arg_name(arg + used, arg_len - used);
+  if (to == NULL) return 0;
+  pthread_mutex_lock(&ft->open_mut);
+  int stuck = fuse_native_tree_rename_locks_itself(ft->tree, in->nodeid, from, ((struct fuse_rename_in *) arg)->newdir, to);
+  pthread_mutex_unlock(&ft->open_mut);
+  if (!stuck) return 0;
+  struct fuse_out_header out = { .len = sizeof(out), .error = -ESTALE, .unique = in->unique };
+  // A write that fails (the request was interrupted meanwhile) has nobody left to answer.
+  if (write(fd, &out, sizeof(out)) < 0) {}
+  return 1;
+}
+
 static ssize_t fuse_native_io_read_one (int fd, void *buf, size_t buf_len, void *userdata);
 
 static ssize_t fuse_native_io_read (int fd, void *buf, size_t buf_len, void *userdata) {
   for (;;) {
     ssize_t n = fuse_native_io_read_one(fd, buf, buf_len, userdata);
-    if (!fuse_native_self_rename(fd, buf, n)) return n;
+    if (!fuse_native_self_rename(fd, buf, n) && !fuse_native_stale_rename(fd, buf, n)) return n;
   }
 }
 
@@ -1398,6 +1464,7 @@ static ssize_t fuse_native_io_read_one (int fd, void *buf, size_t buf_len, void 
   ssize_t n = read(fd, buf, buf_len);
   // What the last request noted for its open or getattr, had libfuse answered it without calling us.
   fuse_native_open_ino = 0;
+  fuse_native_open_nodeid = 0;
   fuse_native_getattr_lent = 0;
   fuse_thread_t *ft = fuse_native_mount_of(fd);
   if (n < (ssize_t) sizeof(struct fuse_in_header) || ft == NULL) return n;
@@ -1408,7 +1475,8 @@ static ssize_t fuse_native_io_read_one (int fd, void *buf, size_t buf_len, void 
   int had_fh = 0;
   switch (in->opcode) {
     case FUSE_LOOKUP:
-    case FUSE_UNLINK: {
+    case FUSE_UNLINK:
+    case FUSE_RMDIR: {
       const char *name = fuse_native_arg_name(arg, arg_len);
       if (name != NULL) fuse_native_pending(ft, in, in->opcode, 0, 0, name, NULL);
       break;
@@ -1428,7 +1496,10 @@ static ssize_t fuse_native_io_read_one (int fd, void *buf, size_t buf_len, void 
     }
     case FUSE_FORGET:
       pthread_mutex_lock(&ft->open_mut);
-      if (arg_len >= sizeof(struct fuse_forget_in)) fuse_native_ino_forget(ft, in->nodeid, ((struct fuse_forget_in *) arg)->nlookup);
+      if (arg_len >= sizeof(struct fuse_forget_in)) {
+        fuse_native_ino_forget(ft, in->nodeid, ((struct fuse_forget_in *) arg)->nlookup);
+        fuse_native_tree_forget(ft->tree, in->nodeid, ((struct fuse_forget_in *) arg)->nlookup);
+      }
       pthread_mutex_unlock(&ft->open_mut);
       break;
     case FUSE_BATCH_FORGET:
@@ -1437,7 +1508,10 @@ static ssize_t fuse_native_io_read_one (int fd, void *buf, size_t buf_len, void 
         struct fuse_forget_one *one = (struct fuse_forget_one *) (arg + sizeof(struct fuse_batch_forget_in));
         size_t room = (arg_len - sizeof(struct fuse_batch_forget_in)) / sizeof(struct fuse_forget_one);
         pthread_mutex_lock(&ft->open_mut);
-        for (uint32_t i = 0; i < count && i < room; i++) fuse_native_ino_forget(ft, one[i].nodeid, one[i].nlookup);
+        for (uint32_t i = 0; i < count && i < room; i++) {
+          fuse_native_ino_forget(ft, one[i].nodeid, one[i].nlookup);
+          fuse_native_tree_forget(ft->tree, one[i].nodeid, one[i].nlookup);
+        }
         pthread_mutex_unlock(&ft->open_mut);
       }
       break;
@@ -1469,7 +1543,7 @@ static ssize_t fuse_native_io_read_one (int fd, void *buf, size_t buf_len, void 
       }
       pthread_mutex_unlock(&ft->open_mut);
       size_t need = sizeof(struct fuse_in_header) + sizeof(struct fuse_create_in) + strlen(name) + 1;
-      if (parent != 0 && (need > buf_len || !fuse_native_pending(ft, in, FUSE_NATIVE_BORROWED_OPEN, 0, (uint32_t) slot, NULL, NULL))) {
+      if (parent != 0 && (need > buf_len || !fuse_native_pending(ft, in, FUSE_NATIVE_BORROWED_OPEN, parent, (uint32_t) slot, name, NULL))) {
         pthread_mutex_lock(&ft->open_mut);
         ft->borrowed[slot].unique = 0;
         pthread_mutex_unlock(&ft->open_mut);
@@ -1496,6 +1570,7 @@ static ssize_t fuse_native_io_read_one (int fd, void *buf, size_t buf_len, void 
       pthread_mutex_lock(&ft->open_mut);
       fuse_native_open_ino = ft->inos[in->nodeid % 1024].nodeid == in->nodeid ? ft->inos[in->nodeid % 1024].ino : 0;
       pthread_mutex_unlock(&ft->open_mut);
+      fuse_native_open_nodeid = in->nodeid;
       break;
     }
     case FUSE_READ:
@@ -1589,6 +1664,8 @@ static ssize_t fuse_native_io_writev (int fd, struct iovec *iov, int count, void
         ft->borrowed[p.flags % 64].fh = o.fh;
         ft->borrowed[p.flags % 64].nodeid = counted;
         ft->borrowed[p.flags % 64].unique = 0;
+        // libfuse looked the name up for the open it made (the kernel is not told of that node).
+        fuse_native_tree_learn(ft->tree, counted, p.dir2, p.name);
         pthread_mutex_unlock(&ft->open_mut);
         // The kernel opens the file now at the name through the node it resolved first, and still
         // holds that node's attributes: the old file's size. Dropped before the reply (attributes
@@ -1614,6 +1691,22 @@ static ssize_t fuse_native_io_writev (int fd, struct iovec *iov, int count, void
 }
 
 // Cache invalidation
+
+/**
+ * An open's reply asked (OPEN_DROP_ATTRS) that the kernel forget its cached attributes of the node
+ * it opens: the file's stored version changed since the kernel last heard its size. Done here, on
+ * the open's own libfuse thread after JS replied and before libfuse sends the reply, so the
+ * opener's fstat, and a read past the old size, ask again. The node is the kernel's own (the one the
+ * OPEN names), not the one libfuse's table holds for the path today; and the notification bumps the
+ * node's attribute version, so a stat's reply that left before it and lands after it (possibly an
+ * older version's size) is dropped by the kernel. Attributes only (offset -1): no page is locked, so
+ * nothing the opener holds is waited on; the pages go with the open (no keep_cache).
+ */
+static void fuse_native_drop_attrs (fuse_thread_locals_t *l) {
+  uint64_t nodeid = l->drop_nodeid;
+  l->drop_nodeid = 0;
+  fuse_lowlevel_notify_inval_inode(fuse_get_session(l->fuse->fuse), nodeid, -1, 0);
+}
 
 /**
  * Drops the kernel's entry for the last name of `path`: a file that vanished without an unlink or
@@ -1861,6 +1954,7 @@ NAPI_METHOD(fuse_native_mount) {
   memset(ft->names, 0, sizeof(ft->names));
   memset(ft->inos, 0, sizeof(ft->inos));
   memset(ft->borrowed, 0, sizeof(ft->borrowed));
+  ft->tree = fuse_native_tree_new();
   if (ft->dev_fd >= 0 && ft->dev_fd < 256) {
     static const struct fuse_custom_io io = { .read = fuse_native_io_read, .writev = fuse_native_io_writev };
     fuse_native_by_fd[ft->dev_fd] = ft;

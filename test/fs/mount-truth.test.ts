@@ -320,6 +320,32 @@ os.write(fd, b'mine\n'); os.close(fd)
     await eventually(async () => expect((await m.tree())['/e.md']).toBe('mine\n'));
   }, 30_000);
 
+  // By the kernel's dentries the rename below is fine (its `d` is gone, the cwd is the old `d`);
+  // by libfuse's names it moves `d/e` onto `d` itself, whose name libfuse keeps until the kernel
+  // forgets the node, and libfuse's rename waited for ever for a lock it held itself (the record
+  // stress hung this way). Timed by the kernel's entry timeouts: `d` is looked up a second before
+  // `e`, so at the rename `d`'s entry has run out (looked up again: gone) and `e`'s has not.
+  it('a rename out of a directory another session moved away answers ENOENT instead of hanging', async () => {
+    const a = await startMount({ seed: { '/d/e/f.md': 'f\n' }, session: 'sesn_a', also: { 'mnt-b': 'sesn_b' }, cacheSeconds: 2 });
+    const r = await py(
+      String.raw`
+import errno, os, sys, time
+os.chdir('d'); t0 = time.monotonic()
+time.sleep(1); os.listdir('e')
+os.rename(sys.argv[1] + '/d', sys.argv[1] + '/x')
+time.sleep(max(0, t0 + 2.5 - time.monotonic()))
+try:
+    os.rename('e', '../d'); print('renamed')
+except OSError as e:
+    print(errno.errorcode[e.errno])
+`,
+      a.mnt,
+      [join(a.dir, 'mnt-b')],
+    );
+    expect(r.stdout, r.stderr).toBe('ENOENT\n');
+    expect((await sh('find . | sort', a.mnt)).stdout).toBe('.\n./x\n./x/e\n./x/e/f.md\n');
+  });
+
   it('names whose bytes are not UTF-8 are refused with EINVAL and never alias one another', async () => {
     const m = await startMount();
     const r = await py(

@@ -1,0 +1,174 @@
+// A mirror of libfuse's high-level name table (see node-tree.h for why).
+//
+// Each node the kernel was told of is kept by node id, with the directory node and the name it holds
+// (a 64-bit hash of the name: two names of one directory that collide would only make a rename be
+// answered ESTALE once, which the kernel retries). Two chained hash indexes: by node id, and by
+// (directory, name). Unbounded, as libfuse's own table is: an entry lives until the kernel forgets
+// its node.
+
+#include "node-tree.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define ROOT_ID 1
+#define BUCKETS 4096
+// Deeper than any path mnemo accepts; a cycle (only a mirror gone wrong could make one) stops here.
+#define MAX_DEPTH 4096
+
+typedef struct entry {
+  uint64_t nodeid;
+  uint64_t nlookup;
+  int named;
+  uint64_t parent;
+  uint64_t name;
+  struct entry *next_id;
+  struct entry *next_name;
+} entry_t;
+
+struct fuse_native_tree {
+  entry_t *by_id[BUCKETS];
+  entry_t *by_name[BUCKETS];
+};
+
+static uint64_t name_hash (const char *name) {
+  uint64_t h = 14695981039346656037ULL;
+  for (const unsigned char *p = (const unsigned char *) name; *p; p++) h = (h ^ *p) * 1099511628211ULL;
+  return h;
+}
+
+static size_t id_bucket (uint64_t nodeid) {
+  return (size_t) (nodeid % BUCKETS);
+}
+
+static size_t name_bucket (uint64_t parent, uint64_t name) {
+  return (size_t) ((name ^ (parent * 0x9E3779B97F4A7C15ULL)) % BUCKETS);
+}
+
+fuse_native_tree_t *fuse_native_tree_new (void) {
+  return calloc(1, sizeof(fuse_native_tree_t));
+}
+
+void fuse_native_tree_free (fuse_native_tree_t *t) {
+  if (t == NULL) return;
+  for (size_t i = 0; i < BUCKETS; i++) {
+    entry_t *e = t->by_id[i];
+    while (e != NULL) {
+      entry_t *next = e->next_id;
+      free(e);
+      e = next;
+    }
+  }
+  free(t);
+}
+
+static entry_t *by_id (fuse_native_tree_t *t, uint64_t nodeid) {
+  for (entry_t *e = t->by_id[id_bucket(nodeid)]; e != NULL; e = e->next_id) if (e->nodeid == nodeid) return e;
+  return NULL;
+}
+
+static entry_t *by_name (fuse_native_tree_t *t, uint64_t parent, uint64_t name) {
+  for (entry_t *e = t->by_name[name_bucket(parent, name)]; e != NULL; e = e->next_name) {
+    if (e->parent == parent && e->name == name) return e;
+  }
+  return NULL;
+}
+
+static void unname (fuse_native_tree_t *t, entry_t *e) {
+  if (!e->named) return;
+  entry_t **p = &t->by_name[name_bucket(e->parent, e->name)];
+  while (*p != NULL && *p != e) p = &(*p)->next_name;
+  if (*p == e) *p = e->next_name;
+  e->named = 0;
+  e->next_name = NULL;
+}
+
+/** `e` holds `name` in `parent`; whichever node held it before does not any more (one node per name). */
+static void give_name (fuse_native_tree_t *t, entry_t *e, uint64_t parent, uint64_t name) {
+  entry_t *holder = by_name(t, parent, name);
+  if (holder == e) return;
+  if (holder != NULL) unname(t, holder);
+  unname(t, e);
+  e->parent = parent;
+  e->name = name;
+  e->named = 1;
+  size_t b = name_bucket(parent, name);
+  e->next_name = t->by_name[b];
+  t->by_name[b] = e;
+}
+
+void fuse_native_tree_learn (fuse_native_tree_t *t, uint64_t nodeid, uint64_t parent, const char *name) {
+  if (t == NULL || nodeid == 0 || nodeid == ROOT_ID || name == NULL) return;
+  entry_t *e = by_id(t, nodeid);
+  if (e == NULL) {
+    e = calloc(1, sizeof(entry_t));
+    if (e == NULL) return;
+    e->nodeid = nodeid;
+    size_t b = id_bucket(nodeid);
+    e->next_id = t->by_id[b];
+    t->by_id[b] = e;
+  }
+  e->nlookup++;
+  give_name(t, e, parent, name_hash(name));
+}
+
+void fuse_native_tree_forget (fuse_native_tree_t *t, uint64_t nodeid, uint64_t nlookup) {
+  if (t == NULL) return;
+  entry_t *e = by_id(t, nodeid);
+  if (e == NULL) return;
+  if (nlookup < e->nlookup) {
+    e->nlookup -= nlookup;
+    return;
+  }
+  unname(t, e);
+  entry_t **p = &t->by_id[id_bucket(nodeid)];
+  while (*p != e) p = &(*p)->next_id;
+  *p = e->next_id;
+  free(e);
+}
+
+void fuse_native_tree_remove (fuse_native_tree_t *t, uint64_t parent, const char *name) {
+  if (t == NULL) return;
+  entry_t *e = by_name(t, parent, name_hash(name));
+  if (e != NULL) unname(t, e);
+}
+
+void fuse_native_tree_rename (fuse_native_tree_t *t, uint64_t olddir, const char *oldname, uint64_t newdir, const char *newname, int exchange) {
+  if (t == NULL) return;
+  uint64_t from_name = name_hash(oldname), to_name = name_hash(newname);
+  entry_t *from = by_name(t, olddir, from_name);
+  entry_t *to = by_name(t, newdir, to_name);
+  // As libfuse's rename_node: nothing moves when it holds no node at the old name.
+  if (from == NULL) return;
+  if (exchange) {
+    unname(t, from);
+    if (to != NULL) {
+      unname(t, to);
+      give_name(t, to, olddir, from_name);
+    }
+    give_name(t, from, newdir, to_name);
+    return;
+  }
+  give_name(t, from, newdir, to_name);
+}
+
+/** True if `ancestor` is `nodeid` or one of its directories, by the names held now. */
+static int under (fuse_native_tree_t *t, uint64_t nodeid, uint64_t ancestor) {
+  for (int depth = 0; depth < MAX_DEPTH && nodeid != 0; depth++) {
+    if (nodeid == ancestor) return 1;
+    if (nodeid == ROOT_ID) return 0;
+    entry_t *e = by_id(t, nodeid);
+    // A node without a name fails libfuse's path walk with ESTALE: no wait.
+    if (e == NULL || !e->named) return 0;
+    nodeid = e->parent;
+  }
+  return 0;
+}
+
+int fuse_native_tree_rename_locks_itself (fuse_native_tree_t *t, uint64_t olddir, const char *oldname, uint64_t newdir, const char *newname) {
+  if (t == NULL) return 0;
+  entry_t *target = by_name(t, newdir, name_hash(newname));
+  if (target != NULL && under(t, olddir, target->nodeid)) return 1;
+  entry_t *moved = by_name(t, olddir, name_hash(oldname));
+  return moved != NULL && under(t, newdir, moved->nodeid);
+}

@@ -1,0 +1,44 @@
+// A mirror of libfuse's high-level name table: which node holds which name in which directory node.
+//
+// libfuse keeps one node per name and resolves every path by walking its nodes' parent links, taking
+// a lock on each; the kernel resolves paths by its own dentries. The two disagree when a name went
+// away unseen: a directory moved or deleted elsewhere (another session, the API) is answered ENOENT
+// when the kernel looks its name up again, but libfuse keeps the name on its node until the kernel
+// forgets that node. The kernel may then send a rename that is fine by its dentries but, by
+// libfuse's names, moves a directory's child onto the directory itself (or a directory into its own
+// subtree): libfuse's rename locks the first path and then waits for ever for the second, which
+// needs a lock the first holds, while the caller holds the kernel's directory locks. The binding
+// mirrors the names from the requests and replies that pass, and answers such a rename itself.
+//
+// Every function expects the caller to hold the mount's lock over the tree.
+
+#ifndef FUSE_NATIVE_NODE_TREE_H
+#define FUSE_NATIVE_NODE_TREE_H
+
+#include <stdint.h>
+
+typedef struct fuse_native_tree fuse_native_tree_t;
+
+fuse_native_tree_t *fuse_native_tree_new (void);
+void fuse_native_tree_free (fuse_native_tree_t *t);
+
+/** A LOOKUP, CREATE or MKDIR reply: `nodeid` holds `name` in `parent` now, with one more lookup. */
+void fuse_native_tree_learn (fuse_native_tree_t *t, uint64_t nodeid, uint64_t parent, const char *name);
+
+/** The kernel gave back `nlookup` of a node's lookups; at none left, libfuse drops the node. */
+void fuse_native_tree_forget (fuse_native_tree_t *t, uint64_t nodeid, uint64_t nlookup);
+
+/** A successful UNLINK or RMDIR: the node at `name` in `parent` has no name any more. */
+void fuse_native_tree_remove (fuse_native_tree_t *t, uint64_t parent, const char *name);
+
+/** A successful RENAME (libfuse's rename_node, or exchange_node with `exchange`). */
+void fuse_native_tree_rename (fuse_native_tree_t *t, uint64_t olddir, const char *oldname, uint64_t newdir, const char *newname, int exchange);
+
+/**
+ * True if libfuse could never lock both paths of this rename: the node holding the new name is the
+ * old directory or one of its ancestors, or the node holding the old name is the new directory or
+ * one of its ancestors, by libfuse's names.
+ */
+int fuse_native_tree_rename_locks_itself (fuse_native_tree_t *t, uint64_t olddir, const char *oldname, uint64_t newdir, const char *newname);
+
+#endif
