@@ -62,6 +62,9 @@ export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL
     });
   }
 
+  /** Versions redacted by another process that this one has acted on (onRedacted); bounded. */
+  const redactionsHandled = new Set<string>();
+
   /**
    * A file whose stored version changed elsewhere keeps the kernel's pages of the old one until its
    * next open here: dropped now if that old one is the redacted version `versionId`.
@@ -96,7 +99,13 @@ export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL
           log(`mnemo fs: store ${storeId} was deleted elsewhere; ${hostPath} is empty now`);
         },
         // The erased text's sha left with the version row: every kept text goes (read again as needed).
-        onRedacted: (versionIds) => {
+        // Each mount of the store hears of it: the first one to hear acts for all (dropPaged covers
+        // every mount of the store), the others find nothing new.
+        onRedacted: (heard) => {
+          const versionIds = heard.filter((id) => !redactionsHandled.has(id));
+          if (versionIds.length === 0) return;
+          if (redactionsHandled.size >= 10_000) redactionsHandled.clear();
+          for (const id of versionIds) redactionsHandled.add(id);
           contents.clear();
           for (const id of versionIds) dropPaged(storeId, id);
           log(`mnemo fs: ${versionIds.length === 1 ? `version ${versionIds[0]} of store ${storeId} was` : `${versionIds.length} versions of store ${storeId} (${versionIds.join(', ')}) were`} redacted elsewhere; this process's cached texts are dropped`);

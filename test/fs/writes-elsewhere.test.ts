@@ -5,7 +5,7 @@
  * have seen it through that drop: with the 1 s default, the timeout would hide a missing one.
  */
 import { describe, expect, it } from 'vitest';
-import { FUSE_AVAILABLE, NO_FUSE_REASON, py, sh, startMount } from '../helpers/mount.js';
+import { eventually, FUSE_AVAILABLE, NO_FUSE_REASON, py, sh, startMount } from '../helpers/mount.js';
 
 if (!FUSE_AVAILABLE) console.warn(NO_FUSE_REASON);
 
@@ -113,5 +113,22 @@ describe.skipIf(!FUSE_AVAILABLE)('writes made elsewhere drop what the kernel hol
     expect((await sh("printf 'from the other session\\n' > s.md", other)).code).toBe(0);
     expect(await until(m.mnt, `${size('s.md')} == 23`, size('s.md'))).toBe('ok');
     expect((await sh('cat s.md', m.mnt)).stdout).toBe('from the other session\n');
+  });
+  it('a process with two mounts of a store acts once on a redaction another process made, and says so once', async () => {
+    const m = await startMount({ seed: { '/s.md': 'secret\n' }, session: 'sesn_a', also: { 'mnt-b': 'sesn_b' }, holdMs: 0 });
+    const b = `${m.dir}/mnt-b`;
+    for (const dir of [m.mnt, b]) expect((await sh('cat s.md', dir)).stdout).toBe('secret\n');
+    // Another process on the same SQLite file rewrites the file and redacts the first version.
+    const admin = await startMount({ dir: m.dir, store: m.storeId, mountName: 'mnt-admin', holdMs: 0 });
+    await admin.call('update', { path: '/s.md', content: 'rotated\n' });
+    const first = (await admin.versions()).find((v) => v.operation === 'created' && v.path === '/s.md')!;
+    await admin.call('redact', { versionId: first.id });
+    const said = `version ${first.id} of store ${m.storeId} was redacted elsewhere`;
+    await eventually(async () => expect(m.stderr()).toContain(said), 5000);
+    // A later write elsewhere that both mounts have seen: each of them has looked at the log since.
+    await admin.call('create', { path: '/later.md', content: 'later\n' });
+    for (const dir of [m.mnt, b]) await eventually(async () => expect((await sh('cat later.md', dir)).stdout).toBe('later\n'), 5000);
+    expect(m.stderr().split(said).length - 1).toBe(1);
+    for (const dir of [m.mnt, b]) expect((await sh('cat s.md', dir)).stdout).toBe('rotated\n');
   });
 });
