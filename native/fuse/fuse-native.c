@@ -1392,24 +1392,42 @@ static void fuse_native_learn_reply (fuse_thread_t *ft, typeof(ft->opening[0]) *
 // by test/fs/lockstep.test.ts). The binding answers such a request itself, as the VFS would have:
 // done (EEXIST with RENAME_NOREPLACE), and reads the next one for libfuse.
 
-/** True if the request in `buf` is a rename of a name onto itself, answered here. */
-static int fuse_native_self_rename (int fd, void *buf, ssize_t n) {
+/** A RENAME's or RENAME2's arguments, read from the request in `buf`; 0 if it is not one. */
+typedef struct { struct fuse_in_header *in; uint64_t newdir; uint32_t flags; const char *from; const char *to; } fuse_native_rename_t;
+
+static int fuse_native_rename_args (void *buf, ssize_t n, fuse_native_rename_t *r) {
   if (n < (ssize_t) sizeof(struct fuse_in_header)) return 0;
   struct fuse_in_header *in = (struct fuse_in_header *) buf;
   if (in->opcode != FUSE_RENAME && in->opcode != FUSE_RENAME2) return 0;
   char *arg = (char *) buf + sizeof(struct fuse_in_header);
   size_t arg_len = (size_t) n - sizeof(struct fuse_in_header);
   size_t head = in->opcode == FUSE_RENAME ? sizeof(struct fuse_rename_in) : sizeof(struct fuse_rename2_in);
-  if (arg_len <= head || ((struct fuse_rename_in *) arg)->newdir != in->nodeid) return 0;
+  if (arg_len <= head) return 0;
   const char *from = fuse_native_arg_name(arg + head, arg_len - head);
   if (from == NULL) return 0;
   size_t used = head + strlen(from) + 1;
   const char *to = fuse_native_arg_name(arg + used, arg_len - used);
-  if (to == NULL || strcmp(from, to) != 0) return 0;
-  uint32_t flags = in->opcode == FUSE_RENAME2 ? ((struct fuse_rename2_in *) arg)->flags : 0;
-  struct fuse_out_header out = { .len = sizeof(out), .error = (flags & 1) ? -EEXIST : 0, .unique = in->unique };
+  if (to == NULL) return 0;
+  r->in = in;
+  r->newdir = ((struct fuse_rename_in *) arg)->newdir;
+  r->flags = in->opcode == FUSE_RENAME2 ? ((struct fuse_rename2_in *) arg)->flags : 0;
+  r->from = from;
+  r->to = to;
+  return 1;
+}
+
+/** Answers the request `in` with `error` itself; libfuse never sees it. */
+static void fuse_native_answer (int fd, struct fuse_in_header *in, int32_t error) {
+  struct fuse_out_header out = { .len = sizeof(out), .error = error, .unique = in->unique };
   // A write that fails (the request was interrupted meanwhile) has nobody left to answer.
   if (write(fd, &out, sizeof(out)) < 0) {}
+}
+
+/** True if the request in `buf` is a rename of a name onto itself, answered here. */
+static int fuse_native_self_rename (int fd, void *buf, ssize_t n) {
+  fuse_native_rename_t r;
+  if (!fuse_native_rename_args(buf, n, &r) || r.newdir != r.in->nodeid || strcmp(r.from, r.to) != 0) return 0;
+  fuse_native_answer(fd, r.in, (r.flags & 1) ? -EEXIST : 0);
   return 1;
 }
 
@@ -1427,28 +1445,14 @@ static int fuse_native_self_rename (int fd, void *buf, ssize_t n) {
 
 /** True if the request in `buf` is such a rename, answered here. */
 static int fuse_native_stale_rename (int fd, void *buf, ssize_t n) {
-  if (n < (ssize_t) sizeof(struct fuse_in_header)) return 0;
-  struct fuse_in_header *in = (struct fuse_in_header *) buf;
-  if (in->opcode != FUSE_RENAME && in->opcode != FUSE_RENAME2) return 0;
+  fuse_native_rename_t r;
   fuse_thread_t *ft = fuse_native_mount_of(fd);
-  if (ft == NULL) return 0;
-  char *arg = (char *) buf + sizeof(struct fuse_in_header);
-  size_t arg_len = (size_t) n - sizeof(struct fuse_in_header);
-  size_t head = in->opcode == FUSE_RENAME ? sizeof(struct fuse_rename_in) : sizeof(struct fuse_rename2_in);
-  if (arg_len <= head) return 0;
-  const char *from = fuse_native_arg_name(arg + head, arg_len - head);
-  if (from == NULL) return 0;
-  size_t used = head + strlen(from) + 1;
-  const char *to = fuse_native_arg_name(arg + used, arg_len - used);
-  if (to == NULL) return 0;
+  if (ft == NULL || !fuse_native_rename_args(buf, n, &r)) return 0;
   pthread_mutex_lock(&ft->open_mut);
-  int stuck = fuse_native_tree_rename_locks_itself(ft->tree, in->nodeid, from, ((struct fuse_rename_in *) arg)->newdir, to);
+  int stuck = fuse_native_tree_rename_locks_itself(ft->tree, r.in->nodeid, r.from, r.newdir, r.to);
   pthread_mutex_unlock(&ft->open_mut);
-  if (!stuck) return 0;
-  struct fuse_out_header out = { .len = sizeof(out), .error = -ESTALE, .unique = in->unique };
-  // A write that fails (the request was interrupted meanwhile) has nobody left to answer.
-  if (write(fd, &out, sizeof(out)) < 0) {}
-  return 1;
+  if (stuck) fuse_native_answer(fd, r.in, -ESTALE);
+  return stuck;
 }
 
 static ssize_t fuse_native_io_read_one (int fd, void *buf, size_t buf_len, void *userdata);
@@ -1483,15 +1487,8 @@ static ssize_t fuse_native_io_read_one (int fd, void *buf, size_t buf_len, void 
     }
     case FUSE_RENAME:
     case FUSE_RENAME2: {
-      size_t head = in->opcode == FUSE_RENAME ? sizeof(struct fuse_rename_in) : sizeof(struct fuse_rename2_in);
-      if (arg_len <= head) break;
-      uint64_t newdir = ((struct fuse_rename_in *) arg)->newdir;
-      uint32_t flags = in->opcode == FUSE_RENAME2 ? ((struct fuse_rename2_in *) arg)->flags : 0;
-      const char *from = fuse_native_arg_name(arg + head, arg_len - head);
-      if (from == NULL) break;
-      size_t used = head + strlen(from) + 1;
-      const char *to = fuse_native_arg_name(arg + used, arg_len - used);
-      if (to != NULL) fuse_native_pending(ft, in, in->opcode, newdir, flags, from, to);
+      fuse_native_rename_t r;
+      if (fuse_native_rename_args(buf, n, &r)) fuse_native_pending(ft, in, in->opcode, r.newdir, r.flags, r.from, r.to);
       break;
     }
     case FUSE_FORGET:
