@@ -23,12 +23,14 @@ export interface MountManagerDeps {
   onOperation?: (op: string, path: string, queued: boolean) => void;
   /** How long the kernel may keep a name's entry and a file's attributes (MNEMO_MOUNT_CACHE_SECONDS). */
   cacheSeconds?: number;
+  /** After how long a request a mount's handlers have not answered is logged (binding/unanswered.ts; 10 s). */
+  unansweredMs?: number;
 }
 
 /** Bytes of file content kept for reads across all mounts (fs/content-cache.ts). */
 const CONTENT_CACHE_BYTES = 16 * 1024 * 1024;
 
-export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL_LIMITS, onOperation, cacheSeconds = DEFAULT_CACHE_SECONDS }: MountManagerDeps = {}): Mounter {
+export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL_LIMITS, onOperation, cacheSeconds = DEFAULT_CACHE_SECONDS, unansweredMs }: MountManagerDeps = {}): Mounter {
   const mounts = new Map<string, { live: LiveMount; ctx: MountContext; lines: RepeatFolder; unfollow: () => void }>();
   const contents = new ContentCache(CONTENT_CACHE_BYTES);
   const serverLocal = new LocalBudget(localLimits.serverMaxBytes, 'MNEMO_LOCAL_MAX_BYTES');
@@ -113,7 +115,7 @@ export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL
       });
       let live: LiveMount;
       try {
-        live = await startFuse(hostPath, createOps(ctx), { storeId: req.storeId, readOnly, log, cacheSeconds });
+        live = await startFuse(hostPath, createOps(ctx), { storeId: req.storeId, readOnly, log, cacheSeconds, ...(unansweredMs === undefined ? {} : { unansweredMs }) });
       } catch (err) {
         unfollow();
         throw err;

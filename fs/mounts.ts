@@ -30,13 +30,19 @@ export interface LiveMount {
 export async function startFuse(
   hostPath: string,
   ops: FuseOps,
-  o: { storeId: string; readOnly: boolean; log?: (line: string) => void; cacheSeconds?: number },
+  o: { storeId: string; readOnly: boolean; log?: (line: string) => void; cacheSeconds?: number; unansweredMs?: number },
 ): Promise<LiveMount> {
   await mkdir(hostPath, { recursive: true }).catch(() => {
     // A dead mount here fails with ENOTCONN; fuse-native's `force` clears it below.
   });
   await reportStrayFiles(hostPath, o.log);
-  const fuse = new Fuse(hostPath, ops, { force: true, mkdir: true, options: mountOptions(o) });
+  const fuse = new Fuse(hostPath, ops, {
+    force: true,
+    mkdir: true,
+    options: mountOptions(o),
+    ...(o.log ? { log: o.log } : {}),
+    ...(o.unansweredMs === undefined ? {} : { unansweredMs: o.unansweredMs }),
+  });
   await new Promise<void>((resolve, reject) => fuse.mount((err) => (err ? reject(err) : resolve())));
   return {
     hostPath,

@@ -19,6 +19,7 @@ import { mkdir, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { TRACE_FILE, timed, traceNative } from './trace.js';
+import { DEFAULT_UNANSWERED_MS, Unanswered } from './unanswered.js';
 
 type Cb<T = never> = [T] extends [never] ? (code: number) => void : (code: number, value?: T) => void;
 
@@ -123,6 +124,9 @@ export interface FuseOptions {
   mkdir?: boolean;
   /** libfuse 3 `-o` options, as libfuse spells them (auto_unmount, allow_other, attr_timeout=1…). */
   options?: readonly string[];
+  /** Where a request unanswered for `unansweredMs` is logged (unanswered.ts); none: not watched. */
+  log?: (line: string) => void;
+  unansweredMs?: number;
 }
 
 interface Addon {
@@ -202,6 +206,7 @@ export default class Fuse {
   private mounted = false;
   private onMounted: ((err: Error | null) => void) | null = null;
   private untrace: (() => void) | null = null;
+  private readonly unanswered: Unanswered | null;
 
   constructor(
     mnt: string,
@@ -210,6 +215,7 @@ export default class Fuse {
   ) {
     this.mnt = resolve(mnt);
     this.thread = Buffer.alloc(addon.sizeof_fuse_thread_t);
+    this.unanswered = opts.log ? new Unanswered(opts.unansweredMs ?? DEFAULT_UNANSWERED_MS, opts.log) : null;
   }
 
   /** Mounts; `cb` runs once the kernel's INIT reached this thread (the mount is usable then). */
@@ -223,6 +229,7 @@ export default class Fuse {
             (id, res) => this.invalidated(id, res), this.config(),
           );
           this.mounted = true;
+          this.unanswered?.start();
           if (TRACE_FILE) this.untrace = traceNative((out) => addon.fuse_native_trace(this.thread, out), this.opNames());
         } catch (err) {
           this.onMounted = null;
@@ -241,6 +248,7 @@ export default class Fuse {
       this.mounted = false;
       this.untrace?.();
       this.untrace = null;
+      this.unanswered?.stop();
       for (const done of this.pending.values()) done(-107);
       this.pending.clear();
       cb(null);
@@ -368,6 +376,15 @@ export default class Fuse {
           const t = timed(name, (...reply: unknown[]) => nativeSignal(native, ...reply));
           t.start();
           signal = t.reply;
+        }
+        const watch = this.unanswered;
+        if (watch) {
+          const id = watch.begin(name, typeof args[0] === 'string' ? args[0] : '(open file)');
+          const reply = signal;
+          signal = (...a) => {
+            watch.answered(id);
+            reply(...a);
+          };
         }
         impl(this, signal, ...args);
       };

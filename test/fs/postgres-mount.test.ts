@@ -79,4 +79,31 @@ describe.skipIf(!fuseAvailable || pgSkip !== null)('a mount on PostgreSQL', () =
     expect(listed.data.map((m) => (m.type === 'memory' ? [m.path, m.content] : null))).toEqual([['/a.md', 'two']]);
     await rawRequest(server.url, 'DELETE', `/v1/sessions/${(res.body as { id: string }).id}`, { apiKey: server.adminKey });
   });
+  it('a request the mount has not answered for 10 s is logged by name, and so is its answer when it comes', async () => {
+    const db = await createDatabase();
+    onTestFinished(() => db.drop());
+    const server = await startServer({ databaseUrl: db.url });
+    onTestFinished(() => server.stop());
+    const client = sdkClient(server.url, server.adminKey);
+    const store = await client.beta.memoryStores.create({ name: 'held' });
+    await client.beta.memoryStores.memories.create(store.id, { path: '/held.md', content: 'held\n' });
+    const res = await rawRequest(server.url, 'POST', '/v1/sessions', {
+      apiKey: server.adminKey,
+      body: JSON.stringify({ resources: [{ type: 'memory_store', memory_store_id: store.id, access: 'read_write' }] }),
+    });
+    const dir = (res.body as { resources: { host_path: string }[] }).resources[0]!.host_path;
+    // Another client holds the memories table: the mount's first look at the store waits for it.
+    const locker = new pg.Client({ connectionString: db.url });
+    await locker.connect();
+    onTestFinished(() => locker.end());
+    await locker.query('BEGIN');
+    await locker.query('LOCK TABLE memories IN ACCESS EXCLUSIVE MODE');
+    const reader = sh('cat held.md', dir);
+    // The first request of the `cat` to reach the mount (the root's or the file's stat) waits.
+    const named = /mnemo fs: \w+ '\/(held\.md)?' unanswered for 1\d\.\d s \(its handler has not replied yet\)/;
+    await eventually(async () => expect(server.stderr()).toMatch(named), 25_000);
+    await locker.query('COMMIT');
+    expect((await reader).stdout).toBe('held\n');
+    await eventually(async () => expect(server.stderr()).toMatch(/mnemo fs: \w+ '\/(held\.md)?' answered after 1\d\.\d s/));
+  }, 60_000);
 });

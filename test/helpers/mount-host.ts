@@ -31,6 +31,8 @@ const { values } = parseArgs({
     'hold-ms': { type: 'string' },
     /** The kernel's entry and attribute timeout for the mounts (MNEMO_MOUNT_CACHE_SECONDS). */
     'cache-seconds': { type: 'string' },
+    /** After how many ms a request the handlers have not answered is logged (fs/binding/unanswered.ts). */
+    'unanswered-ms': { type: 'string' },
   },
 });
 
@@ -46,7 +48,8 @@ const writeBehind = owner === null ? {} : { writeBehind: { log: (line: string) =
 const storage = openSqliteStorage(values.db!, { ...(clock ? { clock } : {}), ...writeBehind });
 const mountSync = values['mount-sync'] === 'close' ? 'close' : 'fsync';
 const cache = values['cache-seconds'] === undefined ? {} : { cacheSeconds: Number(values['cache-seconds']) };
-const mounter = createMountManager({ log: (line) => process.stderr.write(`${line}\n`), ...cache });
+const unanswered = values['unanswered-ms'] === undefined ? {} : { unansweredMs: Number(values['unanswered-ms']) };
+const mounter = createMountManager({ log: (line) => process.stderr.write(`${line}\n`), ...cache, ...unanswered });
 // A hold given here holds the background WAL sync back as long, so that nothing but what a test
 // does commits a held batch (the sync commits it first).
 const syncSchedule = holdMs === undefined || holdMs === 0 ? {} : {

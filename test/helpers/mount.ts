@@ -64,6 +64,8 @@ export interface MountOptions {
   cacheSeconds?: number;
   /** Extra environment for the host process. */
   env?: Record<string, string>;
+  /** After how many ms a request the mount's handlers have not answered is logged (default 10 s). */
+  unansweredMs?: number;
 }
 
 export async function startMount(opts: MountOptions = {}): Promise<MountHost> {
@@ -79,6 +81,7 @@ export async function startMount(opts: MountOptions = {}): Promise<MountHost> {
   if (opts.movableClock) args.push('--movable-clock');
   if (opts.holdMs !== undefined) args.push('--hold-ms', String(opts.holdMs));
   if (opts.cacheSeconds !== undefined) args.push('--cache-seconds', String(opts.cacheSeconds));
+  if (opts.unansweredMs !== undefined) args.push('--unanswered-ms', String(opts.unansweredMs));
   for (const [name, session] of Object.entries(opts.also ?? {})) args.push('--also', `${join(dir, name)}=${session}`);
   const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...opts.env } });
   child.stdin.on('error', () => {});
