@@ -12,7 +12,9 @@
  * - `invalidate(path)` drops the kernel's cached attributes and pages of a path, and
  *   `invalidateEntry(path)` its entry for the name, from a thread of its own (the kernel may wait
  *   there for a request only this thread can answer);
- * - mount options are libfuse's own `-o` names, passed as they are.
+ * - mount options are libfuse's own `-o` names, passed as they are;
+ * - every request handed to a handler is watched: one unanswered for 10 s is logged by name
+ *   (unanswered.ts).
  */
 import { exec } from 'node:child_process';
 import { mkdir, stat } from 'node:fs/promises';
