@@ -104,7 +104,7 @@ export function createOps(ctx: MountContext): FuseOps {
           if (node?.kind === 'file' && ctx.reopens.waiting(path)) ctx.reopens.noted(path, node);
           if (!node) return goneWhileOpen(fh) ?? staleEntry(ctx, path);
           if (node.kind === 'dir') return dirStatOf(ctx, path, node.mode);
-          if (node.draft) return draftStat(ctx, node.draft, true);
+          if (node.draft) return draftStat(ctx, node.draft);
           const m = node.meta!;
           const st = fileStat(inoOf(m.id), m.contentSizeBytes, metaAttrs(m));
           ctx.view.keepStat(path, st);
@@ -442,7 +442,7 @@ export function createOps(ctx: MountContext): FuseOps {
   /** A new file's stat as a getattr through its handle would answer it (none if the handle is gone). */
   function createdStat(fh: number): FuseStat | undefined {
     const h = ctx.handles.find(fh);
-    return h ? draftStat(ctx, h.draft, true) : undefined;
+    return h ? draftStat(ctx, h.draft) : undefined;
   }
 
   function openHandle(fh: number) {
@@ -528,13 +528,11 @@ function ownedBy(caller: { uid: number; gid: number }): { uid: number | null; gi
 }
 
 /**
- * A stat for a file with a working copy here: its size and times are the draft's. `atPath`: the
- * stat answers for the draft's own path, so the open's note for that path hears of it (statServed).
- * A stat through a handle (a file deleted, replaced or opened elsewhere) goes to that descriptor's
- * node, which may not be the path's.
+ * A stat for a file with a working copy here: its size and times are the draft's. The open's note
+ * for the draft's path hears of it (statServed, which can only make the next open refresh).
  */
-function draftStat(ctx: MountContext, d: Draft, atPath = false): FuseStat {
-  if (atPath && d.path !== null && d.stored && !d.dirty && d.baseVersionId) statServed(ctx, d.path, d.baseVersionId);
+function draftStat(ctx: MountContext, d: Draft): FuseStat {
+  if (d.path !== null && d.stored && !d.dirty && d.baseVersionId) statServed(ctx, d.path, d.baseVersionId);
   const st = fileStat(inoOf(d.memoryId), d.size, {
     mode: d.mode, uid: d.uid ?? PROCESS_UID, gid: d.gid ?? PROCESS_GID,
     atimeMs: d.atimeMs ?? d.mtimeMs, mtimeMs: d.mtimeMs, ctimeMs: d.ctimeMs,

@@ -7,7 +7,8 @@
  *   adds the kernel's handle where the kernel sends none), and an op on a file unlinked or replaced
  *   while open gets a null path and that handle, so it keeps working (hard_remove);
  * - open and create may reply with flags (direct_io, keep_cache, noflush; an open also "drop the
- *   kernel's attributes of the node first"), and create and mkdir with the new node's attributes, which answer libfuse's getattr after them without another hop here;
+ *   kernel's attributes of the node first"), and create and mkdir with the new node's attributes,
+ *   which answer libfuse's getattr after them without another hop here;
  * - names that are not UTF-8 are refused with EINVAL before any handler runs;
  * - `invalidate(path)` drops the kernel's cached attributes and pages of a path, and
  *   `invalidateEntry(path)` its entry for the name, from a thread of its own (the kernel may wait
