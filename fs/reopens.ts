@@ -17,6 +17,14 @@
  * delete looks again. Another process's open of that name, with the same inode, in that second is
  * answered the same way: it may have started after the delete (as a stat in the kernel's entry
  * cache may show a file deleted elsewhere), and it opens the file as it was just before.
+ *
+ * Every such stat is kept (the last NOTES_PER_PATH), each with the inode number it gave the
+ * kernel, and an open gets the newest one of its inode. Only the newest of all was kept at first:
+ * then another process's stat of the same name (`sed -i` reading the file it replaces) landing
+ * between the retry's lookup and its open hid the retry's own, and the open failed with ESTALE
+ * (about 1 append in 32,000 under load, test/fs/mount-truth.test.ts). The kernel's size for the
+ * node may be the later stat's file's, but an open of a file that is not at the name any more
+ * drops the node's attributes in its reply (ops.ts freshReply), so that size never bounds a read.
  */
 import { inoOf } from './stat.js';
 import type { Node } from './tree.js';
@@ -32,10 +40,19 @@ const MAX_NOTED = 1024;
  * which it may show a name deleted elsewhere anyway.
  */
 const KEPT_MS = 1000;
+/** Stats of one name noted at once, at most: a retry's own and those of other processes in its moment. */
+const NOTES_PER_PATH = 8;
+
+/** A file a stat found, with the inode number that stat gave the kernel (a working copy's id can change later). */
+interface Note {
+  file: FileNode;
+  ino: number;
+  at: number;
+}
 
 export class Reopens {
-  /** For each path an open found gone: when it last did, and the file the newest stat of it found since. */
-  private readonly seen = new Map<string, { missedAt: number; file: { file: FileNode; at: number } | null }>();
+  /** For each path an open found gone: when it last did, and the files the stats of it found since, oldest first. */
+  private readonly seen = new Map<string, { missedAt: number; notes: Note[] }>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -47,7 +64,7 @@ export class Reopens {
       return;
     }
     if (this.seen.size >= MAX_NOTED) this.seen.clear();
-    this.seen.set(path, { missedAt: this.now(), file: null });
+    this.seen.set(path, { missedAt: this.now(), notes: [] });
   }
 
   /**
@@ -63,24 +80,27 @@ export class Reopens {
     return false;
   }
 
-  /**
-   * A stat of `path` found `file`. Only the newest counts: libfuse's high-level API has one node
-   * per name, so the kernel's inode for the path has the attributes (the size that bounds every
-   * read) of the last file a stat of it found. A stat that found nothing changes none of them.
-   */
+  /** A stat of `path` found `file` (a stat that found nothing changes nothing). */
   noted(path: string, file: FileNode): void {
     const entry = this.seen.get(path);
-    if (entry) entry.file = { file, at: this.now() };
+    if (!entry) return;
+    entry.notes.push({ file, ino: inoOfFile(file), at: this.now() });
+    if (entry.notes.length > NOTES_PER_PATH) entry.notes.shift();
   }
 
   /**
-   * What an open of `path` that found no file may open: the file the newest stat there found since
-   * an open of it met ESTALE, if it is the kernel's `ino` and was seen within KEPT_MS. Kept for
-   * every open that asks (two processes may be retrying their opens of one name).
+   * What an open of `path` that found no file may open: the newest file a stat there found since
+   * an open of it met ESTALE that gave the kernel `ino`, seen within KEPT_MS. Kept for every open
+   * that asks (two processes may be retrying their opens of one name).
    */
   found(path: string, ino: number): FileNode | undefined {
-    const seen = this.seen.get(path)?.file;
-    return seen && seen.at >= this.now() - KEPT_MS && inoOfFile(seen.file) === ino ? seen.file : undefined;
+    const notes = this.seen.get(path)?.notes;
+    if (!notes) return undefined;
+    const since = this.now() - KEPT_MS;
+    for (let i = notes.length - 1; i >= 0 && notes[i]!.at >= since; i--) {
+      if (notes[i]!.ino === ino) return notes[i]!.file;
+    }
+    return undefined;
   }
 }
 

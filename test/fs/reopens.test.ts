@@ -1,6 +1,6 @@
 /**
  * What an open that found its file gone may open instead of failing (fs/reopens.ts): only a file a
- * stat saw after an open of that name met ESTALE, only the inode the kernel resolved, only for a
+ * stat saw after an open of that name met ESTALE, only of the inode the kernel resolved, only for a
  * second. An injected clock stands for time.
  */
 import { describe, expect, it } from 'vitest';
@@ -41,18 +41,29 @@ describe('opens that found their file gone', () => {
     expect(r.found('/b.md', inoOf('mem_a'))).toBeUndefined();
   });
 
-  it("only the newest file a stat found counts (the kernel's one inode for the name has its size); a stat that found nothing, or another ESTALE, keeps it", () => {
+  it("each stat since the ESTALE counts for the inode it gave the kernel: another process's stat of the name between a retry's lookup and its open hides nothing", () => {
     const r = new Reopens(clock().now);
     r.missed('/a.md');
-    r.noted('/a.md', file('mem_a'));
+    const retry = file('mem_a');
+    r.noted('/a.md', retry);
+    // sed -i reads the name it is about to replace: its stat lands before the retried open.
     r.noted('/a.md', file('mem_b'));
-    expect(r.found('/a.md', inoOf('mem_a'))).toBeUndefined();
+    expect(r.found('/a.md', inoOf('mem_a'))).toBe(retry);
     expect(r.found('/a.md', inoOf('mem_b'))?.meta?.id).toBe('mem_b');
-    r.missed('/a.md');
-    expect(r.found('/a.md', inoOf('mem_b'))?.meta?.id).toBe('mem_b');
-    const newer = file('mem_b');
+    // Of two stats of one inode, the newer; another ESTALE keeps what was noted.
+    const newer = file('mem_a');
     r.noted('/a.md', newer);
-    expect(r.found('/a.md', inoOf('mem_b'))).toBe(newer);
+    r.missed('/a.md');
+    expect(r.found('/a.md', inoOf('mem_a'))).toBe(newer);
+  });
+
+  it('a name keeps its last 8 stats', () => {
+    const r = new Reopens(clock().now);
+    r.missed('/a.md');
+    for (let i = 0; i < 9; i++) r.noted('/a.md', file(`mem_${i}`));
+    expect(r.found('/a.md', inoOf('mem_0'))).toBeUndefined();
+    expect(r.found('/a.md', inoOf('mem_1'))?.meta?.id).toBe('mem_1');
+    expect(r.found('/a.md', inoOf('mem_8'))?.meta?.id).toBe('mem_8');
   });
 
   it('a note serves for a second, and a name whose last ESTALE is a second old is let go', () => {
@@ -70,11 +81,15 @@ describe('opens that found their file gone', () => {
     expect(r.found('/a.md', inoOf('mem_a'))).toBeUndefined();
   });
 
-  it('a working copy here is noted by its memory id', () => {
+  it('a working copy here is noted by the memory id it had when the stat gave the kernel its inode', () => {
     const r = new Reopens(clock().now);
     r.missed('/a.md');
     const draft = { kind: 'file', draft: { memoryId: 'mem_d' }, meta: null } as unknown as FileNode;
     r.noted('/a.md', draft);
     expect(r.found('/a.md', inoOf('mem_d'))).toBe(draft);
+    // A working copy can take another memory's id later (a reader's copy following the file made at its name elsewhere); the kernel still has the old inode.
+    draft.draft!.memoryId = 'mem_e';
+    expect(r.found('/a.md', inoOf('mem_d'))).toBe(draft);
+    expect(r.found('/a.md', inoOf('mem_e'))).toBeUndefined();
   });
 });
