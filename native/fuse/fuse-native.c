@@ -188,14 +188,15 @@ typedef struct fuse_thread {
   // Each file node's last name, as the kernel learnt it from a LOOKUP or CREATE and renames moved
   // it; `gone` once that name was unlinked or renamed over (see "Replaced while opening").
   struct { uint64_t nodeid; uint64_t parent; int gone; char name[256]; } names[1024];
-  // Each node's inode number (use_ino: mnemo's own, a memory's or a directory's), learnt from the
-  // LOOKUP, CREATE and MKDIR replies: how a change made elsewhere, which mnemo knows by memory and
-  // directory, finds the node ids the kernel's notifications need (see "Cache invalidation").
-  struct { uint64_t nodeid; uint64_t ino; uint64_t nlookup; } inos[1024];
   // Opens the binding turned into an open by name: the handle and the node libfuse counted it on.
   // A slot is taken (`unique`) when the OPEN is rewritten, so every rewritten open has one.
   struct { uint64_t fh; uint64_t nodeid; uint64_t unique; } borrowed[64];
-  // libfuse's names, mirrored (node-tree.h): a rename libfuse would wait on for ever is answered here.
+  // libfuse's names, mirrored (node-tree.h), with each node's inode number (use_ino: mnemo's own, a
+  // memory's or a directory's) from the LOOKUP, CREATE and MKDIR replies: a rename libfuse would
+  // wait on for ever is answered here, and a change made elsewhere, which mnemo knows by memory and
+  // directory, finds the node ids and names the kernel's notifications need (see "Cache
+  // invalidation"). Unbounded, as libfuse's own table: a table of 1,024 slots by node id lost the
+  // numbers of a mount's first files once the kernel knew more than that.
   fuse_native_tree_t *tree;
 } fuse_thread_t;
 
@@ -1244,39 +1245,6 @@ static const char *fuse_native_arg_name (const char *p, size_t len) {
 // it lost it without our seeing how (a directory removed and a file made under its name, which
 // left two nodes noted at one name, so a rename moved the wrong one's note and a later OPEN of the
 // moved file was borrowed as an open of the file now at its old name: it read another file's bytes).
-// Each entry reply the kernel gets for a node counts one lookup, as the kernel counts them.
-static void fuse_native_ino_set (fuse_thread_t *ft, uint64_t nodeid, uint64_t ino) {
-  if (nodeid == 0) return;
-  typeof(ft->inos[0]) *e = &ft->inos[nodeid % 1024];
-  e->nlookup = e->nodeid == nodeid ? e->nlookup + 1 : 1;
-  e->nodeid = nodeid;
-  e->ino = ino;
-}
-
-/** The node the kernel knows with inode number `ino` (0 if none is noted). The caller holds open_mut. */
-static uint64_t fuse_native_node_of_ino (fuse_thread_t *ft, uint64_t ino) {
-  for (int i = 0; i < 1024; i++) {
-    if (ft->inos[i].nodeid != 0 && ft->inos[i].ino == ino) return ft->inos[i].nodeid;
-  }
-  return 0;
-}
-
-/**
- * The kernel gave back `nlookup` of a node's lookups. Once it has given back all it was given, it
- * forgot the node (it evicted the inode, and libfuse frees the node): its inode number is no longer
- * the kernel's. Without this, a file whose entry was dropped, and then looked up again as a new
- * node, had two nodes noted with its number, and the first found could be the dead one. Counted,
- * because not every FORGET is the last: a revalidation whose lookup named another node gives that
- * node's one lookup back at once, while the kernel may still hold it by another entry (clearing
- * it then lost the inode number of a file the kernel was about to open). The caller holds open_mut.
- */
-static void fuse_native_ino_forget (fuse_thread_t *ft, uint64_t nodeid, uint64_t nlookup) {
-  typeof(ft->inos[0]) *e = &ft->inos[nodeid % 1024];
-  if (nodeid == 0 || e->nodeid != nodeid) return;
-  if (nlookup < e->nlookup) e->nlookup -= nlookup;
-  else e->nodeid = 0;
-}
-
 static void fuse_native_name_set (fuse_thread_t *ft, uint64_t nodeid, uint64_t parent, const char *name) {
   typeof(ft->names[0]) *e = &ft->names[nodeid % 1024];
   if (nodeid == 0 || strlen(name) >= sizeof(e->name)) return;
@@ -1320,8 +1288,8 @@ static void fuse_native_learn_reply (fuse_thread_t *ft, typeof(ft->opening[0]) *
       if (len >= sizeof(struct fuse_entry_out)) {
         struct fuse_entry_out *e = (struct fuse_entry_out *) body;
         pthread_mutex_lock(&ft->open_mut);
-        fuse_native_ino_set(ft, e->nodeid, e->attr.ino);
         fuse_native_tree_learn(ft->tree, e->nodeid, p->nodeid, p->name);
+        fuse_native_tree_set_ino(ft->tree, e->nodeid, e->attr.ino);
         // Only files are opened with OPEN: a directory's name is not noted.
         if (S_ISREG(e->attr.mode)) fuse_native_name_set(ft, e->nodeid, p->nodeid, p->name);
         pthread_mutex_unlock(&ft->open_mut);
@@ -1336,9 +1304,9 @@ static void fuse_native_learn_reply (fuse_thread_t *ft, typeof(ft->opening[0]) *
         uint64_t created = *(uint64_t *) body;
         fuse_native_learn(ft, created, ((struct fuse_open_out *) (body + len - sizeof(struct fuse_open_out)))->fh);
         pthread_mutex_lock(&ft->open_mut);
-        if (len >= sizeof(struct fuse_entry_out)) fuse_native_ino_set(ft, created, ((struct fuse_entry_out *) body)->attr.ino);
         fuse_native_name_set(ft, created, p->nodeid, p->name);
         fuse_native_tree_learn(ft->tree, created, p->nodeid, p->name);
+        if (len >= sizeof(struct fuse_entry_out)) fuse_native_tree_set_ino(ft->tree, created, ((struct fuse_entry_out *) body)->attr.ino);
         pthread_mutex_unlock(&ft->open_mut);
       }
       break;
@@ -1494,7 +1462,6 @@ static ssize_t fuse_native_io_read_one (int fd, void *buf, size_t buf_len, void 
     case FUSE_FORGET:
       pthread_mutex_lock(&ft->open_mut);
       if (arg_len >= sizeof(struct fuse_forget_in)) {
-        fuse_native_ino_forget(ft, in->nodeid, ((struct fuse_forget_in *) arg)->nlookup);
         fuse_native_tree_forget(ft->tree, in->nodeid, ((struct fuse_forget_in *) arg)->nlookup);
       }
       pthread_mutex_unlock(&ft->open_mut);
@@ -1506,7 +1473,6 @@ static ssize_t fuse_native_io_read_one (int fd, void *buf, size_t buf_len, void 
         size_t room = (arg_len - sizeof(struct fuse_batch_forget_in)) / sizeof(struct fuse_forget_one);
         pthread_mutex_lock(&ft->open_mut);
         for (uint32_t i = 0; i < count && i < room; i++) {
-          fuse_native_ino_forget(ft, one[i].nodeid, one[i].nlookup);
           fuse_native_tree_forget(ft->tree, one[i].nodeid, one[i].nlookup);
         }
         pthread_mutex_unlock(&ft->open_mut);
@@ -1550,7 +1516,7 @@ static ssize_t fuse_native_io_read_one (int fd, void *buf, size_t buf_len, void 
         // The node the kernel resolved, as for any OPEN: its file, not the one at the name, is
         // what the open may come back to when the name is gone too (fs/reopens.ts).
         pthread_mutex_lock(&ft->open_mut);
-        fuse_native_open_ino = ft->inos[in->nodeid % 1024].nodeid == in->nodeid ? ft->inos[in->nodeid % 1024].ino : 0;
+        fuse_native_open_ino = fuse_native_tree_ino(ft->tree, in->nodeid);
         pthread_mutex_unlock(&ft->open_mut);
         // This node's name is gone or going: open the name instead (see "Replaced while opening").
         struct fuse_open_in o = *(struct fuse_open_in *) arg;
@@ -1565,7 +1531,7 @@ static ssize_t fuse_native_io_read_one (int fd, void *buf, size_t buf_len, void 
       }
       fuse_native_pending(ft, in, in->opcode, 0, 0, NULL, NULL);
       pthread_mutex_lock(&ft->open_mut);
-      fuse_native_open_ino = ft->inos[in->nodeid % 1024].nodeid == in->nodeid ? ft->inos[in->nodeid % 1024].ino : 0;
+      fuse_native_open_ino = fuse_native_tree_ino(ft->tree, in->nodeid);
       pthread_mutex_unlock(&ft->open_mut);
       fuse_native_open_nodeid = in->nodeid;
       break;
@@ -1744,21 +1710,18 @@ static int fuse_native_inval_entry (fuse_thread_t *ft, const char *path) {
  * so its next stat or path walk asks again. -ENOENT when no such file is noted.
  */
 static int fuse_native_inval_file (fuse_thread_t *ft, uint64_t ino) {
-  uint64_t parent = 0;
-  char name[256];
+  uint64_t parents[4];
+  char names[4][256];
   pthread_mutex_lock(&ft->open_mut);
-  for (int i = 0; i < 1024 && parent == 0; i++) {
-    uint64_t nodeid = ft->inos[i].nodeid;
-    if (nodeid == 0 || ft->inos[i].ino != ino) continue;
-    typeof(ft->names[0]) *e = &ft->names[nodeid % 1024];
-    if (e->nodeid == nodeid && !e->gone) {
-      parent = e->parent;
-      strcpy(name, e->name);
-    }
-  }
+  int n = fuse_native_tree_names_of_ino(ft->tree, ino, parents, names, 4);
   pthread_mutex_unlock(&ft->open_mut);
-  if (parent == 0) return -ENOENT;
-  return fuse_lowlevel_notify_inval_entry(fuse_get_session(ft->fuse), parent, name, strlen(name));
+  int res = -ENOENT;
+  // Every name a node with that number holds (one, unless the kernel still holds a node of a name the file left).
+  for (int i = 0; i < n; i++) {
+    int r = fuse_lowlevel_notify_inval_entry(fuse_get_session(ft->fuse), parents[i], names[i], strlen(names[i]));
+    if (r == 0 || res == -ENOENT) res = r;
+  }
+  return res;
 }
 
 /** Drops the kernel's entry for `name` in the directory whose inode number is `dir_ino` (0: the root). */
@@ -1766,7 +1729,7 @@ static int fuse_native_inval_name (fuse_thread_t *ft, uint64_t dir_ino, const ch
   uint64_t parent = FUSE_ROOT_ID;
   if (dir_ino != 0) {
     pthread_mutex_lock(&ft->open_mut);
-    parent = fuse_native_node_of_ino(ft, dir_ino);
+    parent = fuse_native_tree_node_of_ino(ft->tree, dir_ino);
     pthread_mutex_unlock(&ft->open_mut);
   }
   if (parent == 0) return -ENOENT;
@@ -1949,7 +1912,6 @@ NAPI_METHOD(fuse_native_mount) {
   memset(ft->open_files, 0, sizeof(ft->open_files));
   memset(ft->opening, 0, sizeof(ft->opening));
   memset(ft->names, 0, sizeof(ft->names));
-  memset(ft->inos, 0, sizeof(ft->inos));
   memset(ft->borrowed, 0, sizeof(ft->borrowed));
   ft->tree = fuse_native_tree_new();
   if (ft->dev_fd >= 0 && ft->dev_fd < 256) {

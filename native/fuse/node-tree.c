@@ -1,10 +1,11 @@
 // A mirror of libfuse's high-level name table (see node-tree.h for why).
 //
 // Each node the kernel was told of is kept by node id, with the directory node and the name it holds
-// (a 64-bit hash of the name: two names of one directory that collide would only make a rename be
-// answered ESTALE once, which the kernel retries). Two chained hash indexes: by node id, and by
-// (directory, name). Unbounded, as libfuse's own table is: an entry lives until the kernel forgets
-// its node.
+// (found by a 64-bit hash of the name: two names of one directory that collide would only make a
+// rename be answered ESTALE once, which the kernel retries; the name itself is kept too, for the
+// entry drops) and the inode number its last entry reply gave the kernel. Three chained hash
+// indexes: by node id, by (directory, name) and by inode number. Unbounded, as libfuse's own table
+// is: an entry lives until the kernel forgets its node.
 
 #include "node-tree.h"
 
@@ -22,13 +23,19 @@ typedef struct entry {
   int named;
   uint64_t parent;
   uint64_t name;
+  /** The name held (or last held), as text. */
+  char *text;
+  /** 0 until an entry reply names it. */
+  uint64_t ino;
   struct entry *next_id;
   struct entry *next_name;
+  struct entry *next_ino;
 } entry_t;
 
 struct fuse_native_tree {
   entry_t *by_id[BUCKETS];
   entry_t *by_name[BUCKETS];
+  entry_t *by_ino[BUCKETS];
 };
 
 static uint64_t name_hash (const char *name) {
@@ -45,6 +52,10 @@ static size_t name_bucket (uint64_t parent, uint64_t name) {
   return (size_t) ((name ^ (parent * 0x9E3779B97F4A7C15ULL)) % BUCKETS);
 }
 
+static size_t ino_bucket (uint64_t ino) {
+  return (size_t) ((ino * 0x9E3779B97F4A7C15ULL) >> 52) % BUCKETS;
+}
+
 fuse_native_tree_t *fuse_native_tree_new (void) {
   return calloc(1, sizeof(fuse_native_tree_t));
 }
@@ -55,6 +66,7 @@ void fuse_native_tree_free (fuse_native_tree_t *t) {
     entry_t *e = t->by_id[i];
     while (e != NULL) {
       entry_t *next = e->next_id;
+      free(e->text);
       free(e);
       e = next;
     }
@@ -83,18 +95,36 @@ static void unname (fuse_native_tree_t *t, entry_t *e) {
   e->next_name = NULL;
 }
 
-/** `e` holds `name` in `parent`; whichever node held it before does not any more (one node per name). */
-static void give_name (fuse_native_tree_t *t, entry_t *e, uint64_t parent, uint64_t name) {
+/** `e` holds `text` in `parent`; whichever node held it before does not any more (one node per name). */
+static void give_name (fuse_native_tree_t *t, entry_t *e, uint64_t parent, const char *text) {
+  uint64_t name = name_hash(text);
   entry_t *holder = by_name(t, parent, name);
-  if (holder == e) return;
-  if (holder != NULL) unname(t, holder);
-  unname(t, e);
-  e->parent = parent;
-  e->name = name;
-  e->named = 1;
-  size_t b = name_bucket(parent, name);
-  e->next_name = t->by_name[b];
-  t->by_name[b] = e;
+  if (holder != NULL && holder != e) unname(t, holder);
+  if (holder != e) {
+    unname(t, e);
+    e->parent = parent;
+    e->name = name;
+    e->named = 1;
+    size_t b = name_bucket(parent, name);
+    e->next_name = t->by_name[b];
+    t->by_name[b] = e;
+  }
+  if (e->text == NULL || strcmp(e->text, text) != 0) {
+    char *copy = strdup(text);
+    if (copy != NULL) {
+      free(e->text);
+      e->text = copy;
+    }
+  }
+}
+
+static void unlink_ino (fuse_native_tree_t *t, entry_t *e) {
+  if (e->ino == 0) return;
+  entry_t **p = &t->by_ino[ino_bucket(e->ino)];
+  while (*p != NULL && *p != e) p = &(*p)->next_ino;
+  if (*p == e) *p = e->next_ino;
+  e->next_ino = NULL;
+  e->ino = 0;
 }
 
 void fuse_native_tree_learn (fuse_native_tree_t *t, uint64_t nodeid, uint64_t parent, const char *name) {
@@ -109,7 +139,47 @@ void fuse_native_tree_learn (fuse_native_tree_t *t, uint64_t nodeid, uint64_t pa
     t->by_id[b] = e;
   }
   e->nlookup++;
-  give_name(t, e, parent, name_hash(name));
+  give_name(t, e, parent, name);
+}
+
+void fuse_native_tree_set_ino (fuse_native_tree_t *t, uint64_t nodeid, uint64_t ino) {
+  if (t == NULL) return;
+  entry_t *e = by_id(t, nodeid);
+  if (e == NULL || e->ino == ino) return;
+  unlink_ino(t, e);
+  if (ino == 0) return;
+  e->ino = ino;
+  size_t b = ino_bucket(ino);
+  e->next_ino = t->by_ino[b];
+  t->by_ino[b] = e;
+}
+
+uint64_t fuse_native_tree_ino (fuse_native_tree_t *t, uint64_t nodeid) {
+  entry_t *e = t == NULL ? NULL : by_id(t, nodeid);
+  return e == NULL ? 0 : e->ino;
+}
+
+uint64_t fuse_native_tree_node_of_ino (fuse_native_tree_t *t, uint64_t ino) {
+  if (t == NULL || ino == 0) return 0;
+  uint64_t any = 0;
+  for (entry_t *e = t->by_ino[ino_bucket(ino)]; e != NULL; e = e->next_ino) {
+    if (e->ino != ino) continue;
+    if (e->named) return e->nodeid;
+    if (any == 0) any = e->nodeid;
+  }
+  return any;
+}
+
+int fuse_native_tree_names_of_ino (fuse_native_tree_t *t, uint64_t ino, uint64_t *parents, char (*names)[256], int max) {
+  if (t == NULL || ino == 0) return 0;
+  int n = 0;
+  for (entry_t *e = t->by_ino[ino_bucket(ino)]; e != NULL && n < max; e = e->next_ino) {
+    if (e->ino != ino || !e->named || e->text == NULL || strlen(e->text) >= 256) continue;
+    parents[n] = e->parent;
+    strcpy(names[n], e->text);
+    n++;
+  }
+  return n;
 }
 
 void fuse_native_tree_forget (fuse_native_tree_t *t, uint64_t nodeid, uint64_t nlookup) {
@@ -121,9 +191,11 @@ void fuse_native_tree_forget (fuse_native_tree_t *t, uint64_t nodeid, uint64_t n
     return;
   }
   unname(t, e);
+  unlink_ino(t, e);
   entry_t **p = &t->by_id[id_bucket(nodeid)];
   while (*p != e) p = &(*p)->next_id;
   *p = e->next_id;
+  free(e->text);
   free(e);
 }
 
@@ -135,21 +207,20 @@ void fuse_native_tree_remove (fuse_native_tree_t *t, uint64_t parent, const char
 
 void fuse_native_tree_rename (fuse_native_tree_t *t, uint64_t olddir, const char *oldname, uint64_t newdir, const char *newname, int exchange) {
   if (t == NULL) return;
-  uint64_t from_name = name_hash(oldname), to_name = name_hash(newname);
-  entry_t *from = by_name(t, olddir, from_name);
-  entry_t *to = by_name(t, newdir, to_name);
+  entry_t *from = by_name(t, olddir, name_hash(oldname));
+  entry_t *to = by_name(t, newdir, name_hash(newname));
   // As libfuse's rename_node: nothing moves when it holds no node at the old name.
   if (from == NULL) return;
   if (exchange) {
     unname(t, from);
     if (to != NULL) {
       unname(t, to);
-      give_name(t, to, olddir, from_name);
+      give_name(t, to, olddir, oldname);
     }
-    give_name(t, from, newdir, to_name);
+    give_name(t, from, newdir, newname);
     return;
   }
-  give_name(t, from, newdir, to_name);
+  give_name(t, from, newdir, newname);
 }
 
 /** True if `ancestor` is `nodeid` or one of its directories, by the names held now. */

@@ -25,6 +25,18 @@ void fuse_native_tree_free (fuse_native_tree_t *t);
 /** A LOOKUP, CREATE or MKDIR reply: `nodeid` holds `name` in `parent` now, with one more lookup. */
 void fuse_native_tree_learn (fuse_native_tree_t *t, uint64_t nodeid, uint64_t parent, const char *name);
 
+/** The inode number the kernel was last given for `nodeid` (an entry reply's `attr.ino`), once the node is learnt. */
+void fuse_native_tree_set_ino (fuse_native_tree_t *t, uint64_t nodeid, uint64_t ino);
+
+/** The inode number noted for `nodeid`, or 0. */
+uint64_t fuse_native_tree_ino (fuse_native_tree_t *t, uint64_t nodeid);
+
+/** A node noted with inode number `ino` (one holding a name first), or 0. */
+uint64_t fuse_native_tree_node_of_ino (fuse_native_tree_t *t, uint64_t ino);
+
+/** The directory nodes and names of up to `max` nodes noted with inode number `ino` that hold a name; returns how many. */
+int fuse_native_tree_names_of_ino (fuse_native_tree_t *t, uint64_t ino, uint64_t *parents, char (*names)[256], int max);
+
 /** The kernel gave back `nlookup` of a node's lookups; at none left, libfuse drops the node. */
 void fuse_native_tree_forget (fuse_native_tree_t *t, uint64_t nodeid, uint64_t nlookup);
 
