@@ -36,7 +36,9 @@ export async function startCluster(): Promise<Cluster> {
   chownSync(dir, uid('postgres'), gid('postgres'));
   const data = join(dir, 'data');
   const port = await freePort();
-  const asPostgres = (cmd: string, args: string[]) => execFileSync('runuser', ['-u', 'postgres', '--', join(PG_BIN, cmd), ...args], { stdio: 'pipe' });
+  // In a session of its own (setsid): a signal sent to the test run's process group while the
+  // cluster stops (postgres-cluster.ts) must not kill pg_ctl half way.
+  const asPostgres = (cmd: string, args: string[]) => execFileSync('setsid', ['--wait', 'runuser', '-u', 'postgres', '--', join(PG_BIN, cmd), ...args], { stdio: 'pipe' });
   const start = () =>
     void asPostgres('pg_ctl', [
       '-D', data, '-l', join(dir, 'log'), '-w',

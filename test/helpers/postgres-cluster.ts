@@ -30,14 +30,21 @@ export default async function setup(project: TestProject): Promise<(() => void) 
   }
   const cluster = await startCluster();
   // A run that is interrupted (Ctrl-C, a timeout's SIGTERM) skips the teardown: stop the cluster
-  // on the way out anyway, then let the signal do what it would have done.
+  // on the way out anyway, then let the signal do what it would have done. The listeners stay on
+  // while the cluster stops: a signal often comes twice (`pkill -f` matches the run and its
+  // `timeout`, which passes it on to the whole group), and with no listener left the second one
+  // killed the run in the middle of `pg_ctl stop`, leaving the cluster running.
   process.once('exit', cluster.remove);
-  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-    process.once(sig, () => {
-      cluster.remove();
-      process.kill(process.pid, sig);
-    });
-  }
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  let leaving = false;
+  const leave = (sig: NodeJS.Signals) => {
+    if (leaving) return;
+    leaving = true;
+    cluster.remove();
+    for (const s of signals) process.off(s, leave);
+    process.kill(process.pid, sig);
+  };
+  for (const sig of signals) process.on(sig, leave);
   project.provide('postgres', { url: cluster.url });
   return cluster.remove;
 }
