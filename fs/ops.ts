@@ -129,9 +129,8 @@ export function createOps(ctx: MountContext): FuseOps {
           after(lookup(ctx, path), (node) => {
             if (!node) return openGone(path, flags, ctx.reopens.found(path, ino));
             if (node.kind === 'dir') throw fsError(Fuse.EISDIR);
-            // Found, then deleted before its bytes were read: it was there during this open (or, when
-            // the kernel resolved the name to another file, whatever a stat of its retry saw there).
-            return after(openFile(path, node, flags), (fh) => fh ?? openGone(path, flags, inoOfFile(node) === ino ? node : ctx.reopens.found(path, ino)));
+            // Found, then deleted before its bytes were read: it was there during this open.
+            return after(openFile(path, node, flags), (fh) => fh ?? openGone(path, flags, inoOfFile(node) === ino ? node : undefined));
           }),
         );
       }, true),

@@ -36,10 +36,7 @@ export default async function setup(project: TestProject): Promise<(() => void) 
   // killed the run in the middle of `pg_ctl stop`, leaving the cluster running.
   process.once('exit', cluster.remove);
   const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
-  let leaving = false;
   const leave = (sig: NodeJS.Signals) => {
-    if (leaving) return;
-    leaving = true;
     cluster.remove();
     for (const s of signals) process.off(s, leave);
     process.kill(process.pid, sig);
