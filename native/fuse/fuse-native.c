@@ -181,13 +181,9 @@ typedef struct fuse_thread {
   // What the kernel has open, learnt from the requests and replies that pass (see "Open files").
   int dev_fd;
   pthread_mutex_t open_mut;
-  struct { uint64_t nodeid; uint64_t fh[4]; uint32_t next; } open_files[1024];
   // Requests whose replies teach something, until their reply passes: the node asked about (the
   // directory, for a name), the name(s) and, for a rename, the target directory and its flags.
   struct { uint64_t unique; uint64_t nodeid; uint32_t opcode; uint64_t dir2; uint32_t flags; char name[256]; char name2[256]; } opening[64];
-  // Each file node's last name, as the kernel learnt it from a LOOKUP or CREATE and renames moved
-  // it; `gone` once that name was unlinked or renamed over (see "Replaced while opening").
-  struct { uint64_t nodeid; uint64_t parent; int gone; char name[256]; } names[1024];
   // Opens the binding turned into an open by name: the handle and the node libfuse counted it on.
   // A slot is taken (`unique`) when the OPEN is rewritten, so every rewritten open has one.
   struct { uint64_t fh; uint64_t nodeid; uint64_t unique; } borrowed[64];
@@ -195,8 +191,10 @@ typedef struct fuse_thread {
   // memory's or a directory's) from the LOOKUP, CREATE and MKDIR replies: a rename libfuse would
   // wait on for ever is answered here, and a change made elsewhere, which mnemo knows by memory and
   // directory, finds the node ids and names the kernel's notifications need (see "Cache
-  // invalidation"). Unbounded, as libfuse's own table: a table of 1,024 slots by node id lost the
-  // numbers of a mount's first files once the kernel knew more than that.
+  // invalidation"); an OPEN of a node whose name is gone finds the name it had (see "Replaced while
+  // opening"), and a request without a handle the one the kernel holds open (see "Open files").
+  // Unbounded, as libfuse's own table: tables of 1,024 slots by node id lost the numbers, names and
+  // handles of a mount's first files once the kernel knew (or held open) more than that.
   fuse_native_tree_t *tree;
 } fuse_thread_t;
 
@@ -1116,31 +1114,25 @@ static void* start_fuse_thread (void *data) {
 // kernel sends fstat, fchmod and futimens without a file handle: libfuse would answer ESTALE for
 // a file that is deleted but still open, before mnemo hears of it. So the binding reads and writes
 // /dev/fuse itself (fuse_session_custom_io), learns which file handle the kernel holds for each
-// node (from OPEN and CREATE replies, and the handle every read, write, flush and fsync carries),
-// and adds that handle to a GETATTR or SETATTR that came without one. libfuse then passes the
+// node (from OPEN and CREATE replies, and the handle every read, write, flush and fsync carries;
+// kept with the node in the node mirror), and adds that handle to a GETATTR or SETATTR that came without one. libfuse then passes the
 // handle (and, the file having no path, a null one) and the handler answers from the open file.
 
 static fuse_thread_t *fuse_native_mount_of (int fd) {
   return (fd >= 0 && fd < 256) ? fuse_native_by_fd[fd] : NULL;
 }
 
-// Up to four handles per node (a slot per node id modulo 1024; a collision forgets the older node):
-// any one of them names the file, and a handle released meanwhile is answered ESTALE by JS.
+// Up to four handles per node, kept in the node mirror: any one of them names the file, and a
+// handle released meanwhile is answered ESTALE by JS.
 static void fuse_native_learn (fuse_thread_t *ft, uint64_t nodeid, uint64_t fh) {
   pthread_mutex_lock(&ft->open_mut);
-  typeof(ft->open_files[0]) *e = &ft->open_files[nodeid % 1024];
-  if (e->nodeid != nodeid) memset(e, 0, sizeof(*e));
-  e->nodeid = nodeid;
-  int known = 0;
-  for (int i = 0; i < 4; i++) known |= e->fh[i] == fh;
-  if (!known) e->fh[e->next++ % 4] = fh;
+  fuse_native_tree_hold_fh(ft->tree, nodeid, fh);
   pthread_mutex_unlock(&ft->open_mut);
 }
 
 static void fuse_native_forget_fh (fuse_thread_t *ft, uint64_t nodeid, uint64_t fh) {
   pthread_mutex_lock(&ft->open_mut);
-  typeof(ft->open_files[0]) *e = &ft->open_files[nodeid % 1024];
-  if (e->nodeid == nodeid) for (int i = 0; i < 4; i++) if (e->fh[i] == fh) e->fh[i] = 0;
+  fuse_native_tree_drop_fh(ft->tree, nodeid, fh);
   pthread_mutex_unlock(&ft->open_mut);
 }
 
@@ -1161,13 +1153,15 @@ static void estale_note_request (fuse_thread_t *ft, struct fuse_in_header *in, i
   t->had_fh = had_fh;
   t->lent = lent;
   pthread_mutex_lock(&ft->open_mut);
-  typeof(ft->open_files[0]) *e = &ft->open_files[in->nodeid % 1024];
-  for (int i = 0; i < 4; i++) t->fh[i] = e->nodeid == in->nodeid ? e->fh[i] : (uint64_t) -1;
-  typeof(ft->names[0]) *nm = &ft->names[in->nodeid % 1024];
-  t->name_node = nm->nodeid;
-  t->parent = nm->parent;
-  t->gone = nm->gone;
-  snprintf(t->name, sizeof(t->name), "%s", nm->name);
+  fuse_native_tree_fhs(ft->tree, in->nodeid, t->fh);
+  char name[256] = "";
+  uint64_t parent = 0;
+  int named = 0;
+  int noted = fuse_native_tree_name_of(ft->tree, in->nodeid, &parent, name, sizeof(name), &named);
+  t->name_node = noted ? in->nodeid : 0;
+  t->parent = parent;
+  t->gone = noted && !named;
+  snprintf(t->name, sizeof(t->name), "%s", name);
   pthread_mutex_unlock(&ft->open_mut);
   pthread_mutex_unlock(&estale_ring_mut);
 }
@@ -1187,16 +1181,18 @@ static void estale_note_reply (struct fuse_out_header *out) {
 }
 
 static int fuse_native_known_fh (fuse_thread_t *ft, uint64_t nodeid, uint64_t *fh) {
+  uint64_t fhs[4];
   pthread_mutex_lock(&ft->open_mut);
-  typeof(ft->open_files[0]) *e = &ft->open_files[nodeid % 1024];
-  int known = 0;
-  // The most recently learnt handle first.
-  for (int i = 0; nodeid != 0 && e->nodeid == nodeid && i < 4 && !known; i++) {
-    uint64_t h = e->fh[(e->next + 3 - i) % 4];
-    if (h != 0) { *fh = h; known = 1; }
-  }
+  fuse_native_tree_fhs(ft->tree, nodeid, fhs);
   pthread_mutex_unlock(&ft->open_mut);
-  return known;
+  // The most recently learnt handle first.
+  for (int i = 3; i >= 0 && nodeid != 0; i--) {
+    if (fhs[i] != 0 && fhs[i] != (uint64_t) -1) {
+      *fh = fhs[i];
+      return 1;
+    }
+  }
+  return 0;
 }
 
 // Replaced while opening
@@ -1206,10 +1202,11 @@ static int fuse_native_known_fh (fuse_thread_t *ft, uint64_t nodeid, uint64_t *f
 // the node's name (hard_remove) and answers ESTALE; the kernel walks the path once more and opens
 // the new file, but a second rename landing in that second window reached the caller as ESTALE
 // (about 1 open in 150,000 under sed -i in a loop on a loaded host). So the binding remembers
-// each file node's last name, and an OPEN for a node whose name is gone, or is being renamed over
-// or unlinked by a request libfuse has not answered yet, becomes an open of that name: a CREATE
-// without O_CREAT, which the create handler answers as an open (fuse_native_create_or_open), and
-// whose reply is cut back to the OPEN reply the kernel waits for. The open is as if it came just
+// each node's last name (the node mirror keeps it once the name is gone), and an OPEN for a node
+// whose name is gone, or is being renamed over or unlinked by a request libfuse has not answered
+// yet, becomes an open of that name: a CREATE without O_CREAT, which the create handler answers
+// as an open (fuse_native_create_or_open), and whose reply is cut back to the OPEN reply the kernel
+// waits for. The open is as if it came just
 // after the rename, as POSIX allows: the file now at the name, or ENOENT if the name was removed.
 // libfuse counted that open on the name's node, so its RELEASE is sent there; the lookup libfuse
 // counted with it stays, keeping that node until unmount (a few bytes per such race). The kernel
@@ -1241,31 +1238,6 @@ static const char *fuse_native_arg_name (const char *p, size_t len) {
   return (len > 0 && len <= 4096 && memchr(p, 0, len) != NULL) ? p : NULL;
 }
 
-// The callers hold open_mut. A name belongs to one node at a time: another node still noted under
-// it lost it without our seeing how (a directory removed and a file made under its name, which
-// left two nodes noted at one name, so a rename moved the wrong one's note and a later OPEN of the
-// moved file was borrowed as an open of the file now at its old name: it read another file's bytes).
-static void fuse_native_name_set (fuse_thread_t *ft, uint64_t nodeid, uint64_t parent, const char *name) {
-  typeof(ft->names[0]) *e = &ft->names[nodeid % 1024];
-  if (nodeid == 0 || strlen(name) >= sizeof(e->name)) return;
-  for (int i = 0; i < 1024; i++) {
-    typeof(ft->names[0]) *o = &ft->names[i];
-    if (o != e && o->nodeid != 0 && o->parent == parent && !o->gone && strcmp(o->name, name) == 0) o->gone = 1;
-  }
-  e->nodeid = nodeid;
-  e->parent = parent;
-  e->gone = 0;
-  strcpy(e->name, name);
-}
-
-static typeof(((fuse_thread_t *) 0)->names[0]) *fuse_native_name_at (fuse_thread_t *ft, uint64_t parent, const char *name) {
-  for (int i = 0; i < 1024; i++) {
-    typeof(ft->names[0]) *e = &ft->names[i];
-    if (e->nodeid != 0 && !e->gone && e->parent == parent && strcmp(e->name, name) == 0) return e;
-  }
-  return NULL;
-}
-
 /**
  * A rename over or an unlink of parent/name is read but not answered yet: libfuse may drop the
  * name before it resolves an OPEN read now. The caller holds open_mut.
@@ -1290,8 +1262,6 @@ static void fuse_native_learn_reply (fuse_thread_t *ft, typeof(ft->opening[0]) *
         pthread_mutex_lock(&ft->open_mut);
         fuse_native_tree_learn(ft->tree, e->nodeid, p->nodeid, p->name);
         fuse_native_tree_set_ino(ft->tree, e->nodeid, e->attr.ino);
-        // Only files are opened with OPEN: a directory's name is not noted.
-        if (S_ISREG(e->attr.mode)) fuse_native_name_set(ft, e->nodeid, p->nodeid, p->name);
         pthread_mutex_unlock(&ft->open_mut);
       }
       break;
@@ -1302,18 +1272,16 @@ static void fuse_native_learn_reply (fuse_thread_t *ft, typeof(ft->opening[0]) *
       // fuse_entry_out (its first field the new node), then fuse_open_out (its first field the handle).
       if (len >= sizeof(uint64_t) + sizeof(struct fuse_open_out)) {
         uint64_t created = *(uint64_t *) body;
-        fuse_native_learn(ft, created, ((struct fuse_open_out *) (body + len - sizeof(struct fuse_open_out)))->fh);
         pthread_mutex_lock(&ft->open_mut);
-        fuse_native_name_set(ft, created, p->nodeid, p->name);
         fuse_native_tree_learn(ft->tree, created, p->nodeid, p->name);
         if (len >= sizeof(struct fuse_entry_out)) fuse_native_tree_set_ino(ft->tree, created, ((struct fuse_entry_out *) body)->attr.ino);
+        // Noted after the node: handles live in its entry.
+        fuse_native_tree_hold_fh(ft->tree, created, ((struct fuse_open_out *) (body + len - sizeof(struct fuse_open_out)))->fh);
         pthread_mutex_unlock(&ft->open_mut);
       }
       break;
     case FUSE_UNLINK: {
       pthread_mutex_lock(&ft->open_mut);
-      typeof(ft->names[0]) *e = fuse_native_name_at(ft, p->nodeid, p->name);
-      if (e != NULL) e->gone = 1;
       fuse_native_tree_remove(ft->tree, p->nodeid, p->name);
       pthread_mutex_unlock(&ft->open_mut);
       break;
@@ -1326,22 +1294,8 @@ static void fuse_native_learn_reply (fuse_thread_t *ft, typeof(ft->opening[0]) *
     case FUSE_RENAME:
     case FUSE_RENAME2: {
       pthread_mutex_lock(&ft->open_mut);
-      typeof(ft->names[0]) *from = fuse_native_name_at(ft, p->nodeid, p->name);
-      typeof(ft->names[0]) *to = fuse_native_name_at(ft, p->dir2, p->name2);
+      // The node renamed over loses its name (an OPEN of it already resolved is borrowed); an exchange swaps them.
       fuse_native_tree_rename(ft->tree, p->nodeid, p->name, p->dir2, p->name2, (p->flags & (1 << 1)) != 0);
-      if (p->flags & (1 << 1)) { // RENAME_EXCHANGE
-        // Swapped: neither node's name is known any more (an open of either passes as before).
-        if (from != NULL) from->nodeid = 0;
-        if (to != NULL) to->nodeid = 0;
-      } else {
-        if (to != NULL && to != from) to->gone = 1;
-        if (from != NULL && strlen(p->name2) < sizeof(from->name)) {
-          from->parent = p->dir2;
-          strcpy(from->name, p->name2);
-        } else if (from != NULL) {
-          from->nodeid = 0;
-        }
-      }
       pthread_mutex_unlock(&ft->open_mut);
       break;
     }
@@ -1495,15 +1449,16 @@ static ssize_t fuse_native_io_read_one (int fd, void *buf, size_t buf_len, void 
       char name[256] = "";
       int slot = -1;
       pthread_mutex_lock(&ft->open_mut);
-      typeof(ft->names[0]) *e = &ft->names[in->nodeid % 1024];
-      if (e->nodeid == in->nodeid && (e->gone || fuse_native_name_leaving(ft, e->parent, e->name))) {
+      uint64_t held_in = 0;
+      int named = 0;
+      if (fuse_native_tree_name_of(ft->tree, in->nodeid, &held_in, name, sizeof(name), &named) && (!named || fuse_native_name_leaving(ft, held_in, name))) {
         for (int i = 0; i < 64 && slot < 0; i++) if (ft->borrowed[i].fh == 0 && ft->borrowed[i].unique == 0) slot = i;
         if (slot >= 0) {
-          parent = e->parent;
-          strcpy(name, e->name);
+          parent = held_in;
           ft->borrowed[slot].unique = in->unique;
         }
       }
+      if (parent == 0) name[0] = 0;
       pthread_mutex_unlock(&ft->open_mut);
       size_t need = sizeof(struct fuse_in_header) + sizeof(struct fuse_create_in) + strlen(name) + 1;
       if (parent != 0 && (need > buf_len || !fuse_native_pending(ft, in, FUSE_NATIVE_BORROWED_OPEN, parent, (uint32_t) slot, name, NULL))) {
@@ -1672,36 +1627,22 @@ static void fuse_native_drop_attrs (fuse_thread_locals_t *l) {
 }
 
 /**
- * Drops the kernel's entry for the last name of `path`: a file that vanished without an unlink or
- * rename the kernel saw (a new file whose save was refused), so a path below it is not answered
- * ENOTDIR from the cache and a create of it is not sent as an OPEN. libfuse's high-level API only
- * resolves a path to its own node, not to the directory's node id this notification needs, so the
- * names table (learnt from LOOKUP and CREATE replies) supplies it; every directory noted with a
- * file of that name is told, since dropping an entry the kernel still needs costs it one LOOKUP.
- * -ENOENT when no file of that name is noted.
+ * Drops the kernel's entry for `path`: a file that vanished without an unlink or rename the kernel
+ * saw (a new file whose save was refused), so a path below it is not answered ENOTDIR from the cache
+ * and a create of it is not sent as an OPEN. libfuse's high-level API only resolves a path to its own
+ * node, not to the directory's node id this notification needs: the node mirror resolves it, by the
+ * names the kernel was given. -ENOENT when no file is noted at that path.
  */
 static int fuse_native_inval_entry (fuse_thread_t *ft, const char *path) {
   const char *slash = strrchr(path, '/');
   const char *name = slash == NULL ? path : slash + 1;
-  size_t len = strlen(name);
-  uint64_t parents[8];
-  int n = 0;
+  size_t dir_len = slash == NULL ? 0 : (size_t) (slash - path);
   pthread_mutex_lock(&ft->open_mut);
-  for (int i = 0; i < 1024 && n < 8; i++) {
-    typeof(ft->names[0]) *e = &ft->names[i];
-    if (e->nodeid == 0 || e->gone || strcmp(e->name, name) != 0) continue;
-    int seen = 0;
-    for (int j = 0; j < n; j++) seen |= parents[j] == e->parent;
-    if (!seen) parents[n++] = e->parent;
-  }
+  uint64_t parent = fuse_native_tree_dir_holding(ft->tree, path, dir_len, name);
   pthread_mutex_unlock(&ft->open_mut);
   // Outside open_mut: the kernel takes the directory's lock here, which a request in flight may hold.
-  int res = -ENOENT;
-  for (int j = 0; j < n; j++) {
-    int r = fuse_lowlevel_notify_inval_entry(fuse_get_session(ft->fuse), parents[j], name, len);
-    if (r == 0 || res == -ENOENT) res = r;
-  }
-  return res;
+  if (parent == 0) return -ENOENT;
+  return fuse_lowlevel_notify_inval_entry(fuse_get_session(ft->fuse), parent, name, strlen(name));
 }
 
 /**
@@ -1909,9 +1850,7 @@ NAPI_METHOD(fuse_native_mount) {
   struct fuse_session *se = fuse_get_session(fuse);
   ft->dev_fd = fuse_session_fd(se);
   pthread_mutex_init(&ft->open_mut, NULL);
-  memset(ft->open_files, 0, sizeof(ft->open_files));
   memset(ft->opening, 0, sizeof(ft->opening));
-  memset(ft->names, 0, sizeof(ft->names));
   memset(ft->borrowed, 0, sizeof(ft->borrowed));
   ft->tree = fuse_native_tree_new();
   if (ft->dev_fd >= 0 && ft->dev_fd < 256) {

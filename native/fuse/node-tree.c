@@ -3,9 +3,10 @@
 // Each node the kernel was told of is kept by node id, with the directory node and the name it holds
 // (found by a 64-bit hash of the name: two names of one directory that collide would only make a
 // rename be answered ESTALE once, which the kernel retries; the name itself is kept too, for the
-// entry drops) and the inode number its last entry reply gave the kernel. Three chained hash
-// indexes: by node id, by (directory, name) and by inode number. Unbounded, as libfuse's own table
-// is: an entry lives until the kernel forgets its node.
+// entry drops), the inode number its last entry reply gave the kernel and the handles the kernel
+// holds open on it. Three chained hash indexes: by node id, by (directory, name) and by inode
+// number. Unbounded, as libfuse's own table is: an entry lives until the kernel forgets its node
+// (which it does not while a file of it is open).
 
 #include "node-tree.h"
 
@@ -27,6 +28,9 @@ typedef struct entry {
   char *text;
   /** 0 until an entry reply names it. */
   uint64_t ino;
+  /** Handles the kernel holds open on the node (0: a free slot); `next_fh` counts those noted. */
+  uint64_t fh[4];
+  uint32_t next_fh;
   struct entry *next_id;
   struct entry *next_name;
   struct entry *next_ino;
@@ -180,6 +184,55 @@ int fuse_native_tree_names_of_ino (fuse_native_tree_t *t, uint64_t ino, uint64_t
     n++;
   }
   return n;
+}
+
+int fuse_native_tree_name_of (fuse_native_tree_t *t, uint64_t nodeid, uint64_t *parent, char *name, size_t size, int *named) {
+  entry_t *e = t == NULL ? NULL : by_id(t, nodeid);
+  if (e == NULL || e->text == NULL || strlen(e->text) >= size) return 0;
+  *parent = e->parent;
+  strcpy(name, e->text);
+  *named = e->named;
+  return 1;
+}
+
+/** The node holding the one name `name[0..len)` in `parent` now, or 0. */
+static uint64_t child (fuse_native_tree_t *t, uint64_t parent, const char *name, size_t len) {
+  char part[256];
+  if (len == 0 || len >= sizeof(part)) return 0;
+  memcpy(part, name, len);
+  part[len] = 0;
+  entry_t *e = by_name(t, parent, name_hash(part));
+  return e != NULL && e->text != NULL && strcmp(e->text, part) == 0 ? e->nodeid : 0;
+}
+
+uint64_t fuse_native_tree_dir_holding (fuse_native_tree_t *t, const char *dir, size_t dir_len, const char *name) {
+  if (t == NULL) return 0;
+  uint64_t node = ROOT_ID;
+  for (size_t i = 0; i < dir_len && node != 0; ) {
+    while (i < dir_len && dir[i] == '/') i++;
+    size_t start = i;
+    while (i < dir_len && dir[i] != '/') i++;
+    if (i > start) node = child(t, node, dir + start, i - start);
+  }
+  return node != 0 && child(t, node, name, strlen(name)) != 0 ? node : 0;
+}
+
+void fuse_native_tree_hold_fh (fuse_native_tree_t *t, uint64_t nodeid, uint64_t fh) {
+  entry_t *e = t == NULL ? NULL : by_id(t, nodeid);
+  if (e == NULL || fh == 0) return;
+  for (int i = 0; i < 4; i++) if (e->fh[i] == fh) return;
+  e->fh[e->next_fh++ % 4] = fh;
+}
+
+void fuse_native_tree_drop_fh (fuse_native_tree_t *t, uint64_t nodeid, uint64_t fh) {
+  entry_t *e = t == NULL ? NULL : by_id(t, nodeid);
+  if (e == NULL) return;
+  for (int i = 0; i < 4; i++) if (e->fh[i] == fh) e->fh[i] = 0;
+}
+
+void fuse_native_tree_fhs (fuse_native_tree_t *t, uint64_t nodeid, uint64_t fhs[4]) {
+  entry_t *e = t == NULL ? NULL : by_id(t, nodeid);
+  for (int i = 0; i < 4; i++) fhs[i] = e == NULL ? (uint64_t) -1 : e->fh[(e->next_fh + i) % 4];
 }
 
 void fuse_native_tree_forget (fuse_native_tree_t *t, uint64_t nodeid, uint64_t nlookup) {

@@ -9,12 +9,16 @@
 // subtree): libfuse's rename locks the first path and then waits for ever for the second, which
 // needs a lock the first holds, while the caller holds the kernel's directory locks. The binding
 // mirrors the names from the requests and replies that pass, and answers such a rename itself.
+// The same mirror keeps the name a node last held once it is gone (an OPEN of that node is turned
+// into an open of the name: fuse-native.c "Replaced while opening") and finds a path's directory
+// node for the kernel's entry notifications.
 //
 // Every function expects the caller to hold the mount's lock over the tree.
 
 #ifndef FUSE_NATIVE_NODE_TREE_H
 #define FUSE_NATIVE_NODE_TREE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct fuse_native_tree fuse_native_tree_t;
@@ -36,6 +40,31 @@ uint64_t fuse_native_tree_node_of_ino (fuse_native_tree_t *t, uint64_t ino);
 
 /** The directory nodes and names of up to `max` nodes noted with inode number `ino` that hold a name; returns how many. */
 int fuse_native_tree_names_of_ino (fuse_native_tree_t *t, uint64_t ino, uint64_t *parents, char (*names)[256], int max);
+
+/**
+ * The directory node and the name `nodeid` holds, or last held: `*named` is 0 once that name was
+ * unlinked, renamed over or learnt for another node. Returns 0 (and sets nothing) when the node is
+ * not noted or its name does not fit `size` bytes.
+ */
+int fuse_native_tree_name_of (fuse_native_tree_t *t, uint64_t nodeid, uint64_t *parent, char *name, size_t size, int *named);
+
+/**
+ * The node of the directory whose path is the first `dir_len` bytes of `dir` (the root: none, or
+ * "/"), if a node holds `name` in it now, by the names held now; otherwise 0.
+ */
+uint64_t fuse_native_tree_dir_holding (fuse_native_tree_t *t, const char *dir, size_t dir_len, const char *name);
+
+/**
+ * The kernel holds handle `fh` open on `nodeid` (a noted node): its last four handles are kept, any
+ * one of which names the file to a request that came without one.
+ */
+void fuse_native_tree_hold_fh (fuse_native_tree_t *t, uint64_t nodeid, uint64_t fh);
+
+/** The kernel released handle `fh` of `nodeid`. */
+void fuse_native_tree_drop_fh (fuse_native_tree_t *t, uint64_t nodeid, uint64_t fh);
+
+/** The four handle slots of `nodeid` (0: none), oldest first; all -1 when the node is not noted. */
+void fuse_native_tree_fhs (fuse_native_tree_t *t, uint64_t nodeid, uint64_t fhs[4]);
 
 /** The kernel gave back `nlookup` of a node's lookups; at none left, libfuse drops the node. */
 void fuse_native_tree_forget (fuse_native_tree_t *t, uint64_t nodeid, uint64_t nlookup);

@@ -181,6 +181,28 @@ describe.skipIf(!FUSE_AVAILABLE)('errnos through a mount', () => {
     expect(await m.mountLog()).toEqual(['deleted /open.md']);
   });
 
+  it('a file unlinked while open keeps its fstat after 1,100 other files were opened', async () => {
+    // The kernel asks fstat of a file with no name without a handle; the binding lends the one it
+    // holds. It kept them in 1,024 slots by node id, and the 1,024th node made after the open took
+    // the slot: fstat then failed. No attribute cache, so every fstat asks.
+    const seed: Record<string, string> = { '/open.md': 'still here\n' };
+    for (let i = 0; i < 1100; i++) seed[`/o/f${i}.md`] = `${i}\n`;
+    const m = await startMount({ seed, cacheSeconds: 0 });
+    const r = await py(
+      [
+        'import os',
+        "fd = os.open('open.md', os.O_RDONLY)",
+        "for i in range(1100): os.close(os.open('o/f%d.md' % i, os.O_RDONLY))",
+        "os.unlink('open.md')",
+        'st = os.fstat(fd)',
+        "print(st.st_size, st.st_nlink, os.read(fd, 100).decode(), end='')",
+      ].join('\n'),
+      m.mnt,
+    );
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toBe('11 0 still here\n');
+  });
+
   it('an atomic save over a file that another process holds open is one modified version, same memory id', async () => {
     const m = await startMount({ seed: { '/held.md': 'v1\n' } });
     const before = await m.call<{ id: string }>('memory', { path: '/held.md' });
