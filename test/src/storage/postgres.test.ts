@@ -1330,6 +1330,68 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       expect(await storage.indexSearchBacklog(100)).toBe(0);
     });
   });
+  describe('search indexing beside writers', () => {
+    it("search indexing locks no row while it computes the words: a writer of a queued memory waits only for the batch's short update", async () => {
+      const { addStore, addMemory } = await fixture();
+      const s = await addStore();
+      // Texts whose words take a while to compute (100 KB each): the statement runs long enough to probe.
+      const text = (i: number) => `word${i} ${'lorem ipsum dolor sit amet, consectetur adipiscing elit '.repeat(1800)}`.slice(0, 100_000);
+      for (let i = 0; i < 80; i++) await addMemory(s.id, `/big/${i}.md`, text(i));
+      const running = async () =>
+        (await admin.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%mnemo_search(m.path%' AND pid <> pg_backend_pid()")).rows[0]!.n;
+      const indexing = storage.indexSearchBacklog(100_000);
+      let probed: 'locked' | 'free' | null = null;
+      try {
+        await eventually(async () => expect(await running()).toBe(1), 10_000);
+        // Lock the store's rows without waiting, from another connection, until one probe finds them
+        // free while the indexing statement still runs: before, they were locked for all of it.
+        for (let tries = 0; tries < 500 && probed !== 'free' && (await running()) === 1; tries++) {
+          const c = await admin.connect();
+          try {
+            await c.query('BEGIN');
+            const rows = await c.query('SELECT seq FROM memories WHERE store_id = $1 FOR UPDATE NOWAIT', [s.id]);
+            probed = rows.rowCount === 80 && (await running()) === 1 ? 'free' : probed;
+          } catch (err) {
+            if ((err as { code?: string }).code !== '55P03') throw err;
+            probed = 'locked';
+            await new Promise((r) => setTimeout(r, 5));
+          } finally {
+            await c.query('ROLLBACK');
+            c.release();
+          }
+        }
+      } finally {
+        await indexing;
+      }
+      expect(probed).toBe('free');
+      // The batch skipped the rows a probe held at its update: they wait for the next one.
+      while ((await storage.indexSearchBacklog(1000)) > 0);
+      expect((await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM memories WHERE store_id = $1 AND search IS NULL', [s.id])).rows[0]!.n).toBe(0);
+    });
+
+    it('a memory written again while the batch computes its words is not given the old words: it stays queued for its new text', async () => {
+      const { addStore, addMemory, stamp } = await fixture();
+      const s = await addStore();
+      const text = (i: number) => `word${i} ${'lorem ipsum dolor sit amet, consectetur adipiscing elit '.repeat(1800)}`.slice(0, 100_000);
+      for (let i = 0; i < 80; i++) await addMemory(s.id, `/big/${i}.md`, text(i));
+      const m = await addMemory(s.id, '/w.md', 'before');
+      const running = async () =>
+        (await admin.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%mnemo_search(m.path%' AND pid <> pg_backend_pid()")).rows[0]!.n;
+      const indexing = storage.indexSearchBacklog(100_000);
+      try {
+        // The statement has read 'before' (its snapshot is taken): the write lands while it computes words.
+        await eventually(async () => expect(await running()).toBe(1), 10_000);
+        await storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'after' });
+      } finally {
+        await indexing;
+      }
+      const hits = async (q: string) => (await storage.searchMemories(s.id, searchQ({ q }))).data.map((h) => h.memory.id);
+      while ((await storage.indexSearchBacklog(1000)) > 0);
+      expect(await hits('after')).toEqual([m.id]);
+      expect(await hits('before')).toEqual([]);
+    });
+  });
+
   describe('history by path', () => {
     it('a redaction keeps a version its number at its path, and a direct change of the number is refused', async () => {
       const { stamp, addStore, addMemory, actor, now } = await fixture();
