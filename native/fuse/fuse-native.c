@@ -1115,8 +1115,9 @@ static void* start_fuse_thread (void *data) {
 // a file that is deleted but still open, before mnemo hears of it. So the binding reads and writes
 // /dev/fuse itself (fuse_session_custom_io), learns which file handle the kernel holds for each
 // node (from OPEN and CREATE replies, and the handle every read, write, flush and fsync carries;
-// kept with the node in the node mirror), and adds that handle to a GETATTR or SETATTR that came without one. libfuse then passes the
-// handle (and, the file having no path, a null one) and the handler answers from the open file.
+// kept with the node in the node mirror), and adds that handle to a GETATTR or SETATTR that came
+// without one. libfuse then passes the handle (and, the file having no path, a null one) and the
+// handler answers from the open file.
 
 static fuse_thread_t *fuse_native_mount_of (int fd) {
   return (fd >= 0 && fd < 256) ? fuse_native_by_fd[fd] : NULL;
@@ -1153,7 +1154,8 @@ static void estale_note_request (fuse_thread_t *ft, struct fuse_in_header *in, i
   t->had_fh = had_fh;
   t->lent = lent;
   pthread_mutex_lock(&ft->open_mut);
-  fuse_native_tree_fhs(ft->tree, in->nodeid, t->fh);
+  // -1: the node is not noted at all.
+  if (!fuse_native_tree_fhs(ft->tree, in->nodeid, t->fh)) for (int i = 0; i < 4; i++) t->fh[i] = (uint64_t) -1;
   char name[256] = "";
   uint64_t parent = 0;
   int named = 0;
@@ -1187,7 +1189,7 @@ static int fuse_native_known_fh (fuse_thread_t *ft, uint64_t nodeid, uint64_t *f
   pthread_mutex_unlock(&ft->open_mut);
   // The most recently learnt handle first.
   for (int i = 3; i >= 0 && nodeid != 0; i--) {
-    if (fhs[i] != 0 && fhs[i] != (uint64_t) -1) {
+    if (fhs[i] != 0) {
       *fh = fhs[i];
       return 1;
     }
@@ -1206,8 +1208,8 @@ static int fuse_native_known_fh (fuse_thread_t *ft, uint64_t nodeid, uint64_t *f
 // whose name is gone, or is being renamed over or unlinked by a request libfuse has not answered
 // yet, becomes an open of that name: a CREATE without O_CREAT, which the create handler answers
 // as an open (fuse_native_create_or_open), and whose reply is cut back to the OPEN reply the kernel
-// waits for. The open is as if it came just
-// after the rename, as POSIX allows: the file now at the name, or ENOENT if the name was removed.
+// waits for. The open is as if it came just after the rename, as POSIX allows: the file now at the
+// name, or ENOENT if the name was removed.
 // libfuse counted that open on the name's node, so its RELEASE is sent there; the lookup libfuse
 // counted with it stays, keeping that node until unmount (a few bytes per such race). The kernel
 // keeps the node it resolved, with that node's cached attributes (the replaced file's size), so the

@@ -230,9 +230,10 @@ void fuse_native_tree_drop_fh (fuse_native_tree_t *t, uint64_t nodeid, uint64_t 
   for (int i = 0; i < 4; i++) if (e->fh[i] == fh) e->fh[i] = 0;
 }
 
-void fuse_native_tree_fhs (fuse_native_tree_t *t, uint64_t nodeid, uint64_t fhs[4]) {
+int fuse_native_tree_fhs (fuse_native_tree_t *t, uint64_t nodeid, uint64_t fhs[4]) {
   entry_t *e = t == NULL ? NULL : by_id(t, nodeid);
-  for (int i = 0; i < 4; i++) fhs[i] = e == NULL ? (uint64_t) -1 : e->fh[(e->next_fh + i) % 4];
+  for (int i = 0; i < 4; i++) fhs[i] = e == NULL ? 0 : e->fh[(e->next_fh + i) % 4];
+  return e != NULL;
 }
 
 void fuse_native_tree_forget (fuse_native_tree_t *t, uint64_t nodeid, uint64_t nlookup) {

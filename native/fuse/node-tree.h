@@ -63,8 +63,8 @@ void fuse_native_tree_hold_fh (fuse_native_tree_t *t, uint64_t nodeid, uint64_t 
 /** The kernel released handle `fh` of `nodeid`. */
 void fuse_native_tree_drop_fh (fuse_native_tree_t *t, uint64_t nodeid, uint64_t fh);
 
-/** The four handle slots of `nodeid` (0: none), oldest first; all -1 when the node is not noted. */
-void fuse_native_tree_fhs (fuse_native_tree_t *t, uint64_t nodeid, uint64_t fhs[4]);
+/** The four handle slots of `nodeid` (0: none), oldest first; returns 0 (all slots 0) when the node is not noted. */
+int fuse_native_tree_fhs (fuse_native_tree_t *t, uint64_t nodeid, uint64_t fhs[4]);
 
 /** The kernel gave back `nlookup` of a node's lookups; at none left, libfuse drops the node. */
 void fuse_native_tree_forget (fuse_native_tree_t *t, uint64_t nodeid, uint64_t nlookup);

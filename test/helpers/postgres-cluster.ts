@@ -5,6 +5,7 @@
  * (pg-cluster.ts), stopped and removed at the end. Without either, the PG tests skip.
  */
 import type { TestProject } from 'vitest/node';
+import { cleanUpOnExit } from './on-exit.js';
 import { clusterUnavailable, startCluster, PG_BIN } from './pg-cluster.js';
 
 declare module 'vitest' {
@@ -29,19 +30,8 @@ export default async function setup(project: TestProject): Promise<(() => void) 
     return undefined;
   }
   const cluster = await startCluster();
-  // A run that is interrupted (Ctrl-C, a timeout's SIGTERM) skips the teardown: stop the cluster
-  // on the way out anyway, then let the signal do what it would have done. The listeners stay on
-  // while the cluster stops: a signal often comes twice (`pkill -f` matches the run and its
-  // `timeout`, which passes it on to the whole group), and with no listener left the second one
-  // killed the run in the middle of `pg_ctl stop`, leaving the cluster running.
-  process.once('exit', cluster.remove);
-  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
-  const leave = (sig: NodeJS.Signals) => {
-    cluster.remove();
-    for (const s of signals) process.off(s, leave);
-    process.kill(process.pid, sig);
-  };
-  for (const sig of signals) process.on(sig, leave);
+  // A run that is interrupted skips the teardown: the cluster is stopped on the way out anyway.
+  cleanUpOnExit(cluster.remove);
   project.provide('postgres', { url: cluster.url });
   return cluster.remove;
 }

@@ -11,6 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { cleanUpOnExit } from './on-exit.js';
 
 /** Mount points at or below `dir`, deepest first (/proc/self/mountinfo escapes spaces as \040). */
 function mountsUnder(dir: string): string[] {
@@ -44,14 +45,6 @@ export default function setup(): () => void {
   chmodSync(dir, 0o755);
   process.env['TMPDIR'] = dir;
   const remove = () => removeRunDir(dir);
-  process.once('exit', remove);
-  // As the PostgreSQL cluster's setup does (postgres-cluster.ts): remove, then let the signal do what it would have.
-  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
-  const leave = (sig: NodeJS.Signals) => {
-    remove();
-    for (const s of signals) process.off(s, leave);
-    process.kill(process.pid, sig);
-  };
-  for (const sig of signals) process.on(sig, leave);
+  cleanUpOnExit(remove);
   return remove;
 }
