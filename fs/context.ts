@@ -10,8 +10,9 @@ import { Drafts } from './drafts.js';
 import { LocalBudget } from './local-budget.js';
 import type { LiveMount } from './mounts.js';
 import { OpQueue } from './op-queue.js';
-import { Reopens } from './reopens.js';
+import { KEPT_MS, Reopens } from './reopens.js';
 import { StorageView } from './storage-view.js';
+import { KernelStats } from './kernel-stats.js';
 
 export interface MountContext {
   readonly storeId: string;
@@ -48,6 +49,8 @@ export interface MountContext {
   kernel: Pick<LiveMount, 'invalidate' | 'invalidateEntry' | 'invalidateFile' | 'invalidateName'> | null;
   /** Storage answers kept until storage changes: every read of the store goes through it. */
   readonly view: StorageView;
+  /** The binding's copy of the view's kept stats, answered without a hop here (kernel-stats.ts). */
+  readonly kernelStats: KernelStats;
   /** File bytes by version id, shared by every mount of the server. */
   readonly contents: ContentCache;
   /** This mount's mount-local bytes (local-budget.ts), and the budget all mounts of the process share. */
@@ -67,23 +70,37 @@ export function createContext(
   // A point-in-time mount reads the store as it was then (src/service/mount-reader.ts), read-only.
   const reader = asOf === undefined ? init.service.mountReader(init.storeId) : init.service.mountReader(init.storeId, asOf);
   if (asOf !== undefined) rest.readOnly = true;
+  // Only a mark whose moves are heard (or a past that never moves) can tell the binding when to stop.
+  const kernelStats = new KernelStats(reader.onMarkMoved !== undefined || reader.asOf !== null);
+  const view = new StorageView(reader, init.service.clock, kernelStats);
+  const drafts = new Drafts();
+  const reopens: Reopens = new Reopens(Date.now, (path) => {
+    kernelStats.hold(path, true, true);
+    setTimeout(function recheck() {
+      if (reopens.waiting(path)) return void setTimeout(recheck, KEPT_MS).unref();
+      holdIfDrafted(path);
+    }, KEPT_MS).unref();
+  });
+  const holdIfDrafted = (path: string) => kernelStats.hold(path, drafts.has(path) || reopens.waiting(path), view.keepsStat(path));
+  drafts.watch(holdIfDrafted);
   return {
     ...rest,
     local: new LocalBudget(mountLocalMaxBytes, 'MNEMO_MOUNT_LOCAL_MAX_BYTES'),
     startedMs,
     gone: false,
-    drafts: new Drafts(),
+    drafts,
     localDirs: new Map(),
     dirs: new DirTable(startedMs),
     handles: new HandleTable(),
     served: new Map(),
     paged: new Map(),
-    reopens: new Reopens(),
+    reopens,
     orphans: new Map(),
     kernel: null,
     reader,
-    view: new StorageView(reader, init.service.clock),
-    queue: new OpQueue(),
+    view,
+    kernelStats,
+    queue: new OpQueue((busy) => kernelStats.busy(busy)),
   };
 }
 

@@ -9,6 +9,7 @@ import { createOps } from './ops.js';
 import { foldRepeats, type RepeatFolder } from './repeats.js';
 import { adoptScratch, commit, warnSaveFailed } from './save-points.js';
 import { followWritesElsewhere } from './writes-elsewhere.js';
+import { POLL_MS } from './kernel-stats.js';
 
 export { ERRNO_BY_CODE } from './errno.js';
 
@@ -27,10 +28,16 @@ export interface MountManagerDeps {
   unansweredMs?: number;
 }
 
+/** The mount manager, and what its mounts' bindings report. */
+export interface MountManager extends Mounter {
+  /** Stats the binding of the mount at `hostPath` answered without a hop to this thread, and stats it keeps now (kernel-stats.ts); null: not mounted here. */
+  keptStats(hostPath: string): { answered: number; kept: number } | null;
+}
+
 /** Bytes of file content kept for reads across all mounts (fs/content-cache.ts). */
 const CONTENT_CACHE_BYTES = 16 * 1024 * 1024;
 
-export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL_LIMITS, onOperation, cacheSeconds = DEFAULT_CACHE_SECONDS, unansweredMs }: MountManagerDeps = {}): Mounter {
+export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL_LIMITS, onOperation, cacheSeconds = DEFAULT_CACHE_SECONDS, unansweredMs }: MountManagerDeps = {}): MountManager {
   const mounts = new Map<string, { live: LiveMount; ctx: MountContext; lines: RepeatFolder; unfollow: () => void }>();
   const contents = new ContentCache(CONTENT_CACHE_BYTES);
   const serverLocal = new LocalBudget(localLimits.serverMaxBytes, 'MNEMO_LOCAL_MAX_BYTES');
@@ -113,15 +120,30 @@ export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL
           log(`mnemo fs: ${versionIds.length === 1 ? `version ${versionIds[0]} of store ${storeId} was` : `${versionIds.length} versions of store ${storeId} (${versionIds.join(', ')}) were`} redacted elsewhere; this process's cached texts are dropped`);
         },
       });
+      // The binding's kept stats are void at each move of the change mark, as it happens (kernel-stats.ts).
+      const unwatch = ctx.reader.onMarkMoved?.(() => ctx.kernelStats.changed()) ?? (() => {});
       let live: LiveMount;
       try {
         live = await startFuse(hostPath, createOps(ctx), { storeId: req.storeId, readOnly, log, cacheSeconds, ...(unansweredMs === undefined ? {} : { unansweredMs }) });
       } catch (err) {
+        unwatch();
         unfollow();
         throw err;
       }
       ctx.kernel = live;
-      mounts.set(hostPath, { live, ctx, lines, unfollow });
+      ctx.kernelStats.attach(live.keptStats);
+      // Asking the mark is how another process's commits are noticed (SQLite polls data_version).
+      const poll = setInterval(() => {
+        ctx.reader.changeMark();
+        ctx.kernelStats.vouch();
+      }, POLL_MS);
+      poll.unref();
+      const stop = () => {
+        clearInterval(poll);
+        unwatch();
+        unfollow();
+      };
+      mounts.set(hostPath, { live, ctx, lines, unfollow: stop });
       log(`mnemo fs: mounted ${req.storeId} at ${hostPath}${asOf !== undefined ? ` as of ${asOf}` : ''}${readOnly ? ' (read-only)' : ''}`);
     },
 
@@ -173,6 +195,10 @@ export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL
     async mounted(): Promise<readonly string[]> {
       const live = new Set(await fuseMountsUnder('/'));
       return [...mounts.keys()].filter((p) => live.has(p));
+    },
+
+    keptStats(hostPath: string) {
+      return mounts.get(resolve(hostPath))?.live.keptStats.info() ?? null;
     },
 
     async unmountAll(): Promise<void> {

@@ -5,7 +5,7 @@
  */
 import { execFile } from 'node:child_process';
 import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
-import Fuse, { type FuseOps } from './binding/fuse.js';
+import Fuse, { type FuseOps, type KeptStats } from './binding/fuse.js';
 import { baseName } from '../src/index.js';
 import { ROOT_INO } from './stat.js';
 
@@ -24,6 +24,8 @@ export interface LiveMount {
   invalidateFile(ino: number, done: () => void): void;
   /** Drops the kernel's entry for `name` in the directory shown with inode number `dirIno` (ROOT_INO: the root). */
   invalidateName(dirIno: number, name: string, done: () => void): void;
+  /** The binding's kept stats of this mount (fs/kernel-stats.ts). */
+  readonly keptStats: KeptStats;
   close(): Promise<void>;
 }
 
@@ -55,6 +57,7 @@ export async function startFuse(
     },
     invalidateFile: (ino, done) => fuse.invalidateFile(ino, () => done()),
     invalidateName: (dirIno, name, done) => fuse.invalidateName(dirIno === ROOT_INO ? 0 : dirIno, name, () => done()),
+    keptStats: fuse.keptStats,
     close: () =>
       new Promise<void>((resolve) => {
         fuse.unmount((err) => {

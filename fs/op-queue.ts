@@ -20,6 +20,9 @@ export class OpQueue {
   /** Settles when the last operation in flight has; null when none is. */
   private tail: Promise<void> | null = null;
 
+  /** `onBusy` hears each change of `busy` (the binding's kept stats are not answered while busy: kernel-stats.ts). */
+  constructor(private readonly onBusy: (busy: boolean) => void = () => {}) {}
+
   /** True while an operation that awaited has not settled: a fast path must queue instead. */
   get busy(): boolean {
     return this.tail !== null;
@@ -42,12 +45,16 @@ export class OpQueue {
       () => this.settle(settled),
       () => this.settle(settled),
     );
+    if (this.tail === null) this.onBusy(true);
     this.tail = settled;
     return p;
   }
 
   private settle(settled: Promise<void>): void {
     // Only the last one in empties the queue: an earlier one settling leaves later ones queued.
-    if (this.tail === settled) this.tail = null;
+    if (this.tail === settled) {
+      this.tail = null;
+      this.onBusy(false);
+    }
   }
 }

@@ -39,7 +39,7 @@ const MAX_NOTED = 1024;
  * a loaded host, and is no longer than the kernel's default entry timeout (fs/mounts.ts), for
  * which it may show a name deleted elsewhere anyway.
  */
-const KEPT_MS = 1000;
+export const KEPT_MS = 1000;
 /** Stats of one name noted at once, at most: a retry's own and those of other processes in its moment. */
 const NOTES_PER_PATH = 8;
 
@@ -54,10 +54,15 @@ export class Reopens {
   /** For each path an open found gone: when it last did, and the files the stats of it found since, oldest first. */
   private readonly seen = new Map<string, { missedAt: number; notes: Note[] }>();
 
-  constructor(private readonly now: () => number = Date.now) {}
+  /** `onMissed` hears of each path noted by `missed` (its stat is the handler's then: kernel-stats.ts). */
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly onMissed: (path: string) => void = () => {},
+  ) {}
 
   /** An open of `path` found no file and is answered ESTALE: its retry's lookup is noted from now on. */
   missed(path: string): void {
+    this.onMissed(path);
     const entry = this.seen.get(path);
     if (entry) {
       entry.missedAt = this.now();

@@ -12,6 +12,7 @@
  */
 import type { Answer } from './answer.js';
 import type { FuseStat } from './binding/fuse.js';
+import { KernelStats } from './kernel-stats.js';
 import { baseName, parentOf, type DirectoryListing, type Memory, type MemoryMeta, type MountReader, type Store } from '../src/index.js';
 
 /**
@@ -49,9 +50,14 @@ export class StorageView {
   /** Lookups that missed, per directory, since the last change (-1: too big to list). */
   private readonly misses = new Map<string, number>();
 
+  /**
+   * `kernel`: the binding's copy of the kept stats (kernel-stats.ts), told of every stat kept or
+   * forgotten here, of every drop, and of whether expiries are pending.
+   */
   constructor(
     private readonly reader: MountReader,
     private readonly clock: () => string,
+    private readonly kernel: KernelStats = new KernelStats(false),
   ) {}
 
   /** The mounted store's row (null once deleted): writes check it for archiving on every operation. */
@@ -72,15 +78,25 @@ export class StorageView {
    */
   stat(path: string): FuseStat | undefined {
     this.current();
-    return this.stats.get(path);
+    const st = this.stats.get(path);
+    // Asked here, so the binding did not answer it: its copy was of an older generation (or none).
+    if (st) this.kernel.keep(path, st);
+    return st;
   }
 
   keepStat(path: string, st: FuseStat): void {
     this.remember(this.stats, path, st);
+    this.kernel.keep(path, st);
   }
 
   forgetStat(path: string): void {
     this.stats.delete(path);
+    this.kernel.forget(path);
+  }
+
+  /** Whether a stat of `path` is kept (whether or not storage changed since). */
+  keepsStat(path: string): boolean {
+    return this.stats.has(path);
   }
 
   /** The live memory's metadata at `path`, or null. */
@@ -167,13 +183,14 @@ export class StorageView {
     // Kept only if nothing else dropped the answers meanwhile and the next expiry is known (it may be this memory's).
     if (epoch !== this.epoch || this.until === undefined || m.path !== path || after - mark !== this.reader.ownWriteMark() - own) return m;
     this.mark = after;
+    this.kernel.valid();
     const meta: MemoryMeta = {
       id: m.id, storeId: m.storeId, path: m.path, contentSha256: m.contentSha256, contentSizeBytes: m.contentSizeBytes,
       versionId: m.versionId, mode: m.mode, createdAt: m.createdAt, updatedAt: m.updatedAt, expiresAt: m.expiresAt,
       atimeMs: m.atimeMs, mtimeMs: m.mtimeMs, ctimeMs: m.ctimeMs, uid: m.uid, gid: m.gid,
     };
     this.remember(this.metas, path, meta);
-    this.stats.delete(path);
+    this.forgetStat(path);
     // Every directory above now holds something; a kept listing gains the file or the subdirectory.
     for (let child = path, dir = parentOf(path); ; child = dir, dir = parentOf(dir)) {
       this.under.set(dir, true);
@@ -181,7 +198,7 @@ export class StorageView {
       if (listing) this.addToListing(listing, baseName(child), child === path ? meta : null);
       if (dir === '/') break;
     }
-    if (m.expiresAt !== null && (this.until === null || m.expiresAt < this.until)) this.until = m.expiresAt;
+    if (m.expiresAt !== null && (this.until === null || m.expiresAt < this.until)) this.setUntil(m.expiresAt);
     return m;
   }
 
@@ -243,6 +260,8 @@ export class StorageView {
     const mark = this.reader.changeMark();
     if (mark === this.mark && (this.until == null || this.clock() < this.until)) return;
     this.epoch += 1;
+    this.kernel.changed();
+    this.kernel.valid();
     this.metas.clear();
     this.stats.clear();
     this.under.clear();
@@ -253,11 +272,11 @@ export class StorageView {
     this.mark = mark;
     // Asked once per drop, without waiting: answers read meanwhile are read after the drop, and the
     // first check once the time is known drops them too if something expired since.
-    this.until = undefined;
+    this.setUntil(undefined);
     const epoch = this.epoch;
     this.reader.nextExpiry(this.clock()).then(
       (until) => {
-        if (epoch === this.epoch) this.until = until;
+        if (epoch === this.epoch) this.setUntil(until);
       },
       () => {
         // Unknown: drop everything at the next question and ask again.
@@ -267,7 +286,19 @@ export class StorageView {
   }
 
   private remember<V>(map: Map<string, V>, key: string, value: V): void {
-    if (map.size >= MAX_ENTRIES) map.clear();
+    if (map.size >= MAX_ENTRIES) {
+      map.clear();
+      if (map === (this.stats as Map<string, unknown>)) {
+        this.kernel.changed();
+        this.kernel.valid();
+      }
+    }
     map.set(key, value);
+  }
+
+  /** The binding keeps stats only while no expiry is pending (one hides rows without a write) or unknown. */
+  private setUntil(until: string | null | undefined): void {
+    this.until = until;
+    this.kernel.on(until === null);
   }
 }

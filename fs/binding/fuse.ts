@@ -10,6 +10,8 @@
  *   kernel's attributes of the node first"), and create and mkdir with the new node's attributes,
  *   which answer libfuse's getattr after them without another hop here;
  * - names that are not UTF-8 are refused with EINVAL before any handler runs;
+ * - a file's stat kept with `keptStats.keep` is answered on libfuse's thread, without a hop here,
+ *   while the counters in `keptStats.cells` allow it (native/fuse/stat-cache.h, fs/kernel-stats.ts);
  * - `invalidate(path)` drops the kernel's cached attributes and pages of a path, and
  *   `invalidateEntry(path)` its entry for the name, from a thread of its own (the kernel may wait
  *   there for a request only this thread can answer);
@@ -141,6 +143,12 @@ interface Addon {
   fuse_native_unmount(mnt: string, thread: Buffer): void;
   fuse_native_invalidate(thread: Buffer, path: string, id: number, entry: number, ino: number): void;
   fuse_native_trace(thread: Buffer, out: BigUint64Array): void;
+  offsetof_fuse_thread_t_stat_cells: number;
+  fuse_native_stat_keep(thread: Buffer, path: string, st: Uint32Array, gen: number): void;
+  fuse_native_stat_forget(thread: Buffer, path: string): void;
+  fuse_native_stat_hold(thread: Buffer, path: string, held: number): void;
+  fuse_native_stat_vouch(thread: Buffer): void;
+  fuse_native_stat_info(thread: Buffer, out: Float64Array): void;
   [name: string]: unknown;
 }
 
@@ -200,9 +208,30 @@ const CONFIG: Record<string, number> = { use_ino: 1, hard_remove: 2 };
 /** Config bit: the addon times the requests it hands to JS (trace.ts). */
 const CONFIG_TRACE = 4;
 
+/**
+ * The binding's kept stats of one mount (native/fuse/stat-cache.h): what the mount's JavaScript
+ * keeps there and the counters that say when a kept stat may be answered (fs/kernel-stats.ts).
+ */
+export interface KeptStats {
+  /** Shared with the libfuse threads: [KEPT_GEN, KEPT_BUSY, KEPT_ON] (Atomics). */
+  readonly cells: Int32Array;
+  keep(path: string, st: FuseStat, gen: number): void;
+  forget(path: string): void;
+  hold(path: string, held: boolean): void;
+  /** The JS thread is alive and has looked for changes: kept stats may be answered for a while. */
+  vouch(): void;
+  /** Stats answered by the binding so far, and stats kept now. */
+  info(): { answered: number; kept: number };
+}
+
+export const KEPT_GEN = 0;
+export const KEPT_BUSY = 1;
+export const KEPT_ON = 2;
+
 export default class Fuse {
   readonly mnt: string;
   private readonly thread: Buffer;
+  readonly keptStats: KeptStats;
   private readonly threads = new Set<Buffer>();
   private readonly pending = new Map<number, (res: number) => void>();
   private nextId = 1;
@@ -218,6 +247,7 @@ export default class Fuse {
   ) {
     this.mnt = resolve(mnt);
     this.thread = Buffer.alloc(addon.sizeof_fuse_thread_t);
+    this.keptStats = keptStats(this.thread);
     this.unanswered = opts.log ? new Unanswered(opts.unansweredMs ?? DEFAULT_UNANSWERED_MS, opts.log) : null;
   }
 
@@ -448,6 +478,22 @@ function setTime(arr: Uint32Array, i: number, t: Date | number): void {
   if (us >= 1_000_000) [sec, us] = [sec + 1, us - 1_000_000];
   setDouble(arr, i, sec);
   arr[i + 2] = us * 1000;
+}
+
+/** The calls on one mount's kept stats; nothing is answered before the mount starts (the cells start at 0: off). */
+function keptStats(thread: Buffer): KeptStats {
+  const info = new Float64Array(2);
+  return {
+    cells: new Int32Array(thread.buffer, thread.byteOffset + addon.offsetof_fuse_thread_t_stat_cells, 4),
+    keep: (path, st, gen) => addon.fuse_native_stat_keep(thread, path, statArray(st), gen),
+    forget: (path) => addon.fuse_native_stat_forget(thread, path),
+    hold: (path, held) => addon.fuse_native_stat_hold(thread, path, held ? 1 : 0),
+    vouch: () => addon.fuse_native_stat_vouch(thread),
+    info() {
+      addon.fuse_native_stat_info(thread, info);
+      return { answered: info[0]!, kept: info[1]! };
+    },
+  };
 }
 
 function statArray(st?: FuseStat): Uint32Array {

@@ -6,6 +6,6 @@
     ],
     "cflags": ["<!@(pkg-config --cflags fuse3)", "-O2", "-Wall", "-Wno-unused-function", "-Wno-unused-variable"],
     "libraries": ["<!@(pkg-config --libs fuse3)"],
-    "sources": ["fuse-native.c", "node-tree.c"],
+    "sources": ["fuse-native.c", "node-tree.c", "stat-cache.c"],
   }]
 }

@@ -24,6 +24,7 @@
 #include <linux/fuse.h>
 
 #include "node-tree.h"
+#include "stat-cache.h"
 
 static int IS_ARRAY_BUFFER_DETACH_SUPPORTED = 0;
 
@@ -196,7 +197,21 @@ typedef struct fuse_thread {
   // Unbounded, as libfuse's own table: tables of 1,024 slots by node id lost the numbers, names and
   // handles of a mount's first files once the kernel knew (or held open) more than that.
   fuse_native_tree_t *tree;
+
+  // Stats kept by the mount's JavaScript, answered here without a hop (stat-cache.h, "Kept stats").
+  // The counters JS writes and this side reads: STAT_GEN, STAT_BUSY, STAT_ON (JS views them in place
+  // through the thread's buffer, at offsetof_stat_cells).
+  int32_t stat_cells[4];
+  pthread_mutex_t stats_mut;
+  fuse_native_stat_cache_t *stats;
+  // When JS last vouched for the generation (uv_hrtime ns), and stats answered here.
+  uint64_t stats_vouched;
+  uint64_t stats_answered;
 } fuse_thread_t;
+
+#define STAT_GEN 0
+#define STAT_BUSY 1
+#define STAT_ON 2
 
 /** The mount each /dev/fuse descriptor serves (see "Open files"). */
 static fuse_thread_t *fuse_native_by_fd[256];
@@ -560,6 +575,88 @@ FUSE_METHOD(create, 5, 3, (const char *path, mode_t mode, struct fuse_file_info 
   fuse_native_keep_created(env, l, res, argv[4], l->info->fh, NULL);
 })
 
+// Kept stats
+//
+// A stat by path (a LOOKUP's, or a GETATTR without a handle) of a file whose stat the mount's
+// JavaScript kept is answered here, on the libfuse thread, when JS's own fast path would answer it
+// from its view (fs/ops.ts getattr): nothing in flight in the mount's queue (STAT_BUSY), the view
+// holds no pending expiry (STAT_ON), the stat is of the current generation (every storage write and
+// every drop of the view moves STAT_GEN), the path has no working copy or retried open (held), and
+// JS vouched within STAT_VOUCH_NS, so another process's commits (which JS notices by polling) are
+// not missed for longer than that while the JS thread is busy. Otherwise it goes to JS as before.
+
+#define STAT_VOUCH_NS 150000000ULL
+
+static int fuse_native_kept_stat (fuse_thread_t *ft, const char *path, struct stat *out) {
+  if (__atomic_load_n(&ft->stat_cells[STAT_ON], __ATOMIC_ACQUIRE) == 0) return 0;
+  if (__atomic_load_n(&ft->stat_cells[STAT_BUSY], __ATOMIC_ACQUIRE) != 0) return 0;
+  if (uv_hrtime() - __atomic_load_n(&ft->stats_vouched, __ATOMIC_ACQUIRE) > STAT_VOUCH_NS) return 0;
+  int found = 0;
+  pthread_mutex_lock(&ft->stats_mut);
+  if (ft->stats != NULL) {
+    uint32_t gen = (uint32_t) __atomic_load_n(&ft->stat_cells[STAT_GEN], __ATOMIC_ACQUIRE);
+    found = fuse_native_stat_cache_answer(ft->stats, path, gen, out);
+  }
+  pthread_mutex_unlock(&ft->stats_mut);
+  if (found) __atomic_fetch_add(&ft->stats_answered, 1, __ATOMIC_RELAXED);
+  return found;
+}
+
+NAPI_METHOD(fuse_native_stat_keep) {
+  NAPI_ARGV(4)
+  NAPI_ARGV_BUFFER_CAST(fuse_thread_t *, ft, 0);
+  NAPI_ARGV_UTF8(path, 4096, 1);
+  NAPI_ARGV_BUFFER_CAST(uint32_t *, ints, 2);
+  NAPI_ARGV_UINT32(gen, 3);
+  struct stat st;
+  memset(&st, 0, sizeof(st));
+  populate_stat(ints, &st);
+  pthread_mutex_lock(&ft->stats_mut);
+  if (ft->stats != NULL) fuse_native_stat_cache_keep(ft->stats, path, &st, gen);
+  pthread_mutex_unlock(&ft->stats_mut);
+  return NULL;
+}
+
+NAPI_METHOD(fuse_native_stat_forget) {
+  NAPI_ARGV(2)
+  NAPI_ARGV_BUFFER_CAST(fuse_thread_t *, ft, 0);
+  NAPI_ARGV_UTF8(path, 4096, 1);
+  pthread_mutex_lock(&ft->stats_mut);
+  if (ft->stats != NULL) fuse_native_stat_cache_forget(ft->stats, path);
+  pthread_mutex_unlock(&ft->stats_mut);
+  return NULL;
+}
+
+NAPI_METHOD(fuse_native_stat_hold) {
+  NAPI_ARGV(3)
+  NAPI_ARGV_BUFFER_CAST(fuse_thread_t *, ft, 0);
+  NAPI_ARGV_UTF8(path, 4096, 1);
+  NAPI_ARGV_UINT32(held, 2);
+  pthread_mutex_lock(&ft->stats_mut);
+  if (ft->stats != NULL) fuse_native_stat_cache_hold(ft->stats, path, held != 0);
+  pthread_mutex_unlock(&ft->stats_mut);
+  return NULL;
+}
+
+NAPI_METHOD(fuse_native_stat_vouch) {
+  NAPI_ARGV(1)
+  NAPI_ARGV_BUFFER_CAST(fuse_thread_t *, ft, 0);
+  __atomic_store_n(&ft->stats_vouched, uv_hrtime(), __ATOMIC_RELEASE);
+  return NULL;
+}
+
+/** Stats answered here so far, and stats kept now. */
+NAPI_METHOD(fuse_native_stat_info) {
+  NAPI_ARGV(2)
+  NAPI_ARGV_BUFFER_CAST(fuse_thread_t *, ft, 0);
+  NAPI_ARGV_BUFFER_CAST(double *, out, 1);
+  out[0] = (double) __atomic_load_n(&ft->stats_answered, __ATOMIC_RELAXED);
+  pthread_mutex_lock(&ft->stats_mut);
+  out[1] = ft->stats != NULL ? (double) fuse_native_stat_cache_size(ft->stats) : 0;
+  pthread_mutex_unlock(&ft->stats_mut);
+  return NULL;
+}
+
 /**
  * getattr, answered from a create's or mkdir's reply when it is the one libfuse makes right after
  * it (same thread; the new handle, or the same path without one): one hop to the JS thread fewer
@@ -583,6 +680,7 @@ static int fuse_native_getattr_after_create (const char *path, struct stat *stat
       return 0;
     }
   }
+  if (info == NULL && path != NULL && fuse_native_getattr_lent == 0 && fuse_native_kept_stat(l->fuse, path, stat)) return 0;
   return fuse_native_getattr(path, stat, info);
 }
 
@@ -1104,6 +1202,10 @@ static void* start_fuse_thread (void *data) {
   fuse_native_tree_free(ft->tree);
   ft->tree = NULL;
   pthread_mutex_unlock(&ft->open_mut);
+  pthread_mutex_lock(&ft->stats_mut);
+  fuse_native_stat_cache_free(ft->stats);
+  ft->stats = NULL;
+  pthread_mutex_unlock(&ft->stats_mut);
 
   return NULL;
 }
@@ -1855,6 +1957,10 @@ NAPI_METHOD(fuse_native_mount) {
   memset(ft->opening, 0, sizeof(ft->opening));
   memset(ft->borrowed, 0, sizeof(ft->borrowed));
   ft->tree = fuse_native_tree_new();
+  pthread_mutex_init(&ft->stats_mut, NULL);
+  ft->stats = fuse_native_stat_cache_new();
+  ft->stats_vouched = 0;
+  ft->stats_answered = 0;
   if (ft->dev_fd >= 0 && ft->dev_fd < 256) {
     static const struct fuse_custom_io io = { .read = fuse_native_io_read, .writev = fuse_native_io_writev };
     fuse_native_by_fd[ft->dev_fd] = ft;
@@ -1933,6 +2039,12 @@ NAPI_INIT() {
   NAPI_EXPORT_FUNCTION(fuse_native_mount)
   NAPI_EXPORT_FUNCTION(fuse_native_invalidate)
   NAPI_EXPORT_FUNCTION(fuse_native_trace)
+  NAPI_EXPORT_FUNCTION(fuse_native_stat_keep)
+  NAPI_EXPORT_FUNCTION(fuse_native_stat_forget)
+  NAPI_EXPORT_FUNCTION(fuse_native_stat_hold)
+  NAPI_EXPORT_FUNCTION(fuse_native_stat_vouch)
+  NAPI_EXPORT_FUNCTION(fuse_native_stat_info)
+  NAPI_EXPORT_OFFSETOF(fuse_thread_t, stat_cells)
   NAPI_EXPORT_FUNCTION(fuse_native_unmount)
 
   NAPI_EXPORT_FUNCTION(fuse_native_signal_getattr)

@@ -32,6 +32,7 @@ export function createMountReader(storage: Storage, storeId: string, asOf?: stri
     // A store's own mark where the engine keeps one: other stores' changes on other hosts keep this mount's answers.
     changeMark: () => storage.storeChangeMark?.(storeId) ?? storage.changeMark(),
     ownWriteMark: () => storage.ownWriteMark(),
+    ...(storage.onMarkMoved ? { onMarkMoved: (listener: () => void) => storage.onMarkMoved!(listener) } : {}),
     nextExpiry: (after) => storage.nextExpiry(storeId, after),
     lastChange: () => storage.lastCommitSeq(storeId),
     changesAfter: (seq, limit) => storage.listChanges(storeId, { after: seq, limit }),

@@ -87,6 +87,8 @@ export interface MountReader {
   changeMark(): number;
   /** The part of changeMark() that counts this process's own writes (storage.ownWriteMark). */
   ownWriteMark(): number;
+  /** Calls `listener` whenever changeMark() may have moved (storage.onMarkMoved); absent: it never moves by itself. */
+  onMarkMoved?(listener: () => void): () => void;
   /** The store's last commit number: a follower of its changes starts there (0: a point-in-time reader). */
   lastChange(): Promise<number>;
   /** The store's versions and prunes committed after commit number `seq`, oldest first, at most `limit` (none: a point-in-time reader). */

@@ -123,6 +123,9 @@ async function perform(c: Command): Promise<unknown> {
       return service.deleteStore(api, storeId);
     case 'memory':
       return storage.getMemoryByPath(storeId, c.path!);
+    case 'keptStats':
+      // The binding's own answers to stats (fs/kernel-stats.ts), for the mount at `path` (the first by default).
+      return mounter.keptStats(c.path ?? values.mount!);
     case 'versions': {
       // Oldest first, every page: the history a test asserts on.
       const all = [];

@@ -38,6 +38,14 @@ export interface MountViewStorage {
    * that changed (the mount keeps its answers across its own saves this way: fs/storage-view.ts).
    */
   ownWriteMark(): number;
+  /**
+   * Calls `listener` synchronously each time changeMark() (or a storeChangeMark) may have moved: at
+   * each write of this process, as it is made; at another process's commit when the mark notices it
+   * (SQLite: when changeMark() is asked, at most every 100 ms; PostgreSQL: at its notice). For a
+   * reader that keeps answers where it cannot ask the mark first (the binding's kept stats:
+   * fs/kernel-stats.ts). Returns the unsubscribe.
+   */
+  onMarkMoved?(listener: () => void): () => void;
   /** The earliest `expires_at` in the store after `after`, or null: live rows can vanish then without a write. */
   nextExpiry(storeId: string, after: string): Promise<string | null>;
 }

@@ -14,6 +14,8 @@ export interface ChangeMarks {
   ownCommit(): void;
   /** Another process committed, in `storeId` (undefined or null: in any store). */
   outsideChange(storeId?: string | null): void;
+  /** Calls `fn` whenever a mark moves; returns the unsubscribe. */
+  onMarkMoved(fn: () => void): () => void;
 }
 
 export function createChangeMarks(): ChangeMarks {
@@ -23,6 +25,10 @@ export function createChangeMarks(): ChangeMarks {
   /** Every notice, of either kind: changeMark() moves for each. */
   let outside = 0;
   const byStore = new Map<string, number>();
+  const listeners = new Set<() => void>();
+  const moved = (): void => {
+    for (const fn of listeners) fn();
+  };
   return {
     // Every count only grows, so a sum moves whenever one of its parts does.
     changeMark: () => own + outside,
@@ -30,11 +36,18 @@ export function createChangeMarks(): ChangeMarks {
     ownWriteMark: () => own,
     ownCommit: () => {
       own += 1;
+      moved();
     },
     outsideChange: (storeId) => {
       outside += 1;
       if (storeId == null) everywhere += 1;
       else byStore.set(storeId, (byStore.get(storeId) ?? 0) + 1);
+      moved();
+    },
+    onMarkMoved(fn) {
+      const own = (): void => fn();
+      listeners.add(own);
+      return () => listeners.delete(own);
     },
   };
 }

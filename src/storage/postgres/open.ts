@@ -231,6 +231,7 @@ function composeStorage(url: string, pool: pg.Pool, options: PostgresOptions): P
     changeMark: marks.changeMark,
     storeChangeMark: marks.storeChangeMark,
     ownWriteMark: marks.ownWriteMark,
+    onMarkMoved: marks.onMarkMoved,
     unsyncedCommits: wal.unsynced,
     syncCommits: () => guard(wal.sync),
     // Off the write path (search-index.ts), on the pool: indexing moves no change mark.

@@ -16,6 +16,10 @@ export interface WriteCounter {
   count(): number;
   /** Counts a write this process made on another connection (a directory move: sqlite/readers.ts). */
   add(): void;
+  /** Told of every count, and of every other move of the change mark (`moved`); returns the unsubscribe. */
+  listen(fn: () => void): () => void;
+  /** Tells the listeners the change mark moved. */
+  moved(): void;
 }
 
 /**
@@ -28,6 +32,10 @@ export interface WriteCounter {
  */
 export function trackWrites(db: Db): WriteCounter {
   let writes = 0;
+  const listeners = new Set<() => void>();
+  const moved = (): void => {
+    for (const fn of listeners) fn();
+  };
   const prepare = db.prepare.bind(db);
   db.prepare = ((source: string) => {
     const stmt = prepare(source);
@@ -40,6 +48,7 @@ export function trackWrites(db: Db): WriteCounter {
         return run(...params);
       } finally {
         writes += 1;
+        moved();
       }
     };
     return stmt;
@@ -48,11 +57,19 @@ export function trackWrites(db: Db): WriteCounter {
     count: () => writes,
     add: () => {
       writes += 1;
+      moved();
     },
+    listen(fn) {
+      // A wrapper per call, so one function listening twice needs two unsubscribes.
+      const own = (): void => fn();
+      listeners.add(own);
+      return () => listeners.delete(own);
+    },
+    moved,
   };
 }
 
-export interface ChangeStatements extends Pick<Synchronous<MountViewStorage>, 'changeMark' | 'ownWriteMark' | 'nextExpiry'> {
+export interface ChangeStatements extends Pick<Synchronous<MountViewStorage>, 'changeMark' | 'ownWriteMark' | 'nextExpiry' | 'onMarkMoved'> {
   /**
    * Runs `fn`, a write this process makes on another connection (a directory move: sqlite/readers.ts),
    * and counts it as its own: the mark moves, and the data_version change its commit makes is not
@@ -81,6 +98,7 @@ export function createChangeStatements(db: Db, writes: WriteCounter): ChangeStat
     if (v !== outsideVersion) {
       outsideVersion = v;
       outsideChanges += 1;
+      writes.moved();
     }
   }
 
@@ -107,6 +125,7 @@ export function createChangeStatements(db: Db, writes: WriteCounter): ChangeStat
       }
     },
     ownWriteMark: () => writes.count(),
+    onMarkMoved: (fn) => writes.listen(fn),
     nextExpiry(storeId, after) {
       return (q.nextExpiry.get(storeId, after) as string | null) ?? null;
     },

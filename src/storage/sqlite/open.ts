@@ -185,6 +185,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     local: {
       changeMark: changes.changeMark,
       ownWriteMark: changes.ownWriteMark,
+      onMarkMoved: changes.onMarkMoved,
       // A held batch counts: the background sync must come back for it.
       unsyncedCommits: () => walSync.unsynced() + (writeBehind?.open ? 1 : 0),
       keepsSearchBacklog: () => true,

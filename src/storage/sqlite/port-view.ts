@@ -21,7 +21,7 @@ import type { WriteBehind } from './write-behind.js';
 export type ConnectionMethods = Synchronous<Omit<Storage, LocalMethod | AsyncMethod | 'atomic' | 'close'>>;
 
 /** Counters kept in memory: synchronous in the port too (port/index.ts says why). */
-type LocalMethod = 'changeMark' | 'ownWriteMark' | 'unsyncedCommits' | 'keepsSearchBacklog';
+type LocalMethod = 'changeMark' | 'ownWriteMark' | 'onMarkMoved' | 'unsyncedCommits' | 'keepsSearchBacklog';
 
 /** Methods that are promises already (reader threads, WAL syncs). */
 type AsyncMethod = 'searchMemories' | 'listMemories' | 'listStores' | 'listVersions' | 'listChanges' | 'integrityCheck' | 'domainCheck' | 'searchBacklog' | 'syncCommits';
