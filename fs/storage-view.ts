@@ -90,8 +90,8 @@ export class StorageView {
   }
 
   forgetStat(path: string): void {
-    this.stats.delete(path);
-    this.kernel.forget(path);
+    // The binding answers only stats kept here (every other drop moved its generation): none to forget otherwise.
+    if (this.stats.delete(path)) this.kernel.forget(path);
   }
 
   /** Whether a stat of `path` is kept (whether or not storage changed since). */

@@ -4,6 +4,8 @@
  * latency on an empty and a large store; mount latencies at scale; server RSS with 10 sessions;
  * search latency and event-loop stall at 100 and 100,000 memories (search.ts).
  * BENCH_QUICK=1 makes a short run; BENCH_ONLY=search, BENCH_ONLY=isolation, BENCH_ONLY=feed, BENCH_ONLY=crosshost, BENCH_ONLY=fork, BENCH_ONLY=delete, BENCH_ONLY=move, BENCH_ONLY=engines or BENCH_ONLY=files runs those figures alone;
+ * BENCH_ONLY=api runs the empty store's API figures alone, on a fresh server, or (BENCH_API_AFTER_FILES=1)
+ * on the server that has just run the file workloads with their mounts still up, as the whole run does;
  * BENCH_RUNS=n sets the number of file-workload runs (default 5, 1 with BENCH_QUICK).
  * It never fails on a slow machine: misses are reported, exit 0.
  */
@@ -190,6 +192,20 @@ async function main(): Promise<void> {
   if (process.env['BENCH_ONLY'] === 'files') {
     if (fuse) await fileBench(small, out, found);
     out.push(`File workloads alone (BENCH_ONLY=files) in ${((performance.now() - started) / 1000).toFixed(0)} s.\n`, '### Targets\n', checks(found), '');
+    process.stdout.write(out.join('\n') + '\n');
+    return;
+  }
+  if (process.env['BENCH_ONLY'] === 'api') {
+    const afterFiles = fuse && process.env['BENCH_API_AFTER_FILES'] === '1';
+    if (afterFiles) await fileBench(small, [], []);
+    log('api: empty store');
+    const api = await apiFigures(small.api, await small.createStore('bench api empty'), null, '', QUICK);
+    out.push(
+      `### API over loopback, the empty store alone (BENCH_ONLY=api${afterFiles ? ', after the file workloads, their mounts up' : ', a fresh server'})\n`,
+      table(['request', 'ops/s', 'p50', 'p99'], apiRows(api, {}).map((r) => r.slice(0, 4))),
+      '',
+      `In ${((performance.now() - started) / 1000).toFixed(0)} s.`,
+    );
     process.stdout.write(out.join('\n') + '\n');
     return;
   }
