@@ -24,6 +24,8 @@ export interface GaugeSource {
   droppedLogLines?(): number;
   /** Memories (and PostgreSQL's new texts) waiting for the search upkeep; absent: 0. */
   searchBacklog?(): Promise<number>;
+  /** Stats of mounted files the FUSE binding answered itself, so far (fs/kernel-stats.ts); absent: 0. */
+  statsAnsweredByBinding?(): number;
 }
 
 export interface Metrics {
@@ -129,6 +131,17 @@ export function createMetrics(): Metrics {
       const now = source.droppedLogLines?.() ?? 0;
       if (now > droppedSeen) this.inc(now - droppedSeen);
       droppedSeen = now;
+    },
+  });
+  let answeredSeen = 0;
+  new Counter({
+    name: 'mnemo_mount_stats_answered_by_binding_total',
+    help: "Stats of mounted files answered by the FUSE binding on libfuse's threads, without the serving thread (kept stats)",
+    registers: [registry],
+    collect() {
+      const now = source.statsAnsweredByBinding?.() ?? 0;
+      if (now > answeredSeen) this.inc(now - answeredSeen);
+      answeredSeen = now;
     },
   });
   new Gauge({

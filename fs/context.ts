@@ -10,9 +10,9 @@ import { Drafts } from './drafts.js';
 import { LocalBudget } from './local-budget.js';
 import type { LiveMount } from './mounts.js';
 import { OpQueue } from './op-queue.js';
-import { KEPT_MS, Reopens } from './reopens.js';
+import { Reopens } from './reopens.js';
 import { StorageView } from './storage-view.js';
-import { KernelStats } from './kernel-stats.js';
+import { followHolds, KernelStats } from './kernel-stats.js';
 
 export interface MountContext {
   readonly storeId: string;
@@ -74,15 +74,8 @@ export function createContext(
   const kernelStats = new KernelStats(reader.onMarkMoved !== undefined || reader.asOf !== null);
   const view = new StorageView(reader, init.service.clock, kernelStats);
   const drafts = new Drafts();
-  const reopens: Reopens = new Reopens(Date.now, (path) => {
-    kernelStats.hold(path, true, true);
-    setTimeout(function recheck() {
-      if (reopens.waiting(path)) return void setTimeout(recheck, KEPT_MS).unref();
-      holdIfDrafted(path);
-    }, KEPT_MS).unref();
-  });
-  const holdIfDrafted = (path: string) => kernelStats.hold(path, drafts.has(path) || reopens.waiting(path), view.keepsStat(path));
-  drafts.watch(holdIfDrafted);
+  const reopens = new Reopens();
+  followHolds(kernelStats, drafts, reopens, view);
   return {
     ...rest,
     local: new LocalBudget(mountLocalMaxBytes, 'MNEMO_MOUNT_LOCAL_MAX_BYTES'),

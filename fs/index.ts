@@ -32,6 +32,8 @@ export interface MountManagerDeps {
 export interface MountManager extends Mounter {
   /** Stats the binding of the mount at `hostPath` answered without a hop to this thread, and stats it keeps now (kernel-stats.ts); null: not mounted here. */
   keptStats(hostPath: string): { answered: number; kept: number } | null;
+  /** Stats the bindings of all this process's mounts, past and present, answered themselves (a counter). */
+  statsAnswered(): number;
 }
 
 /** Bytes of file content kept for reads across all mounts (fs/content-cache.ts). */
@@ -42,12 +44,16 @@ export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL
   const contents = new ContentCache(CONTENT_CACHE_BYTES);
   const serverLocal = new LocalBudget(localLimits.serverMaxBytes, 'MNEMO_LOCAL_MAX_BYTES');
 
+  /** Stats answered by the bindings of mounts that are gone (their counts go with them). */
+  let answeredBefore = 0;
+
   async function unmount(hostPath: string): Promise<void> {
     const path = resolve(hostPath);
     const entry = mounts.get(path);
     if (!entry) return;
     mounts.delete(path);
     entry.unfollow();
+    answeredBefore += entry.live.keptStats.info().answered;
     await finish(entry.ctx);
     await entry.live.close();
     entry.lines.flush();
@@ -199,6 +205,12 @@ export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL
 
     keptStats(hostPath: string) {
       return mounts.get(resolve(hostPath))?.live.keptStats.info() ?? null;
+    },
+
+    statsAnswered() {
+      let n = answeredBefore;
+      for (const { live } of mounts.values()) n += live.keptStats.info().answered;
+      return n;
     },
 
     async unmountAll(): Promise<void> {

@@ -16,6 +16,9 @@
  * binding stops answering after STAT_VOUCH_NS (150 ms) and the stats wait here as before.
  */
 import { KEPT_BUSY, KEPT_GEN, KEPT_ON, type FuseStat, type KeptStats } from './binding/fuse.js';
+import type { Drafts } from './drafts.js';
+import { KEPT_MS, type Reopens } from './reopens.js';
+import type { StorageView } from './storage-view.js';
 
 /** How often the mount manager asks the change mark and vouches (the binding trusts a vouch for 150 ms). */
 export const POLL_MS = 50;
@@ -95,4 +98,22 @@ export class KernelStats {
   vouch(): void {
     this.port?.vouch();
   }
+}
+
+/**
+ * Holds each path in the binding while the handler must answer its stats: while it has a working
+ * copy here (drafts), and while an open of it that met ESTALE is being retried (reopens: such a
+ * retry's lookup is noted by the handler). A retry's note lapses with time, unseen, so the path is
+ * looked at again once it may have.
+ */
+export function followHolds(stats: KernelStats, drafts: Drafts, reopens: Reopens, view: Pick<StorageView, 'keepsStat'>): void {
+  const settle = (path: string) => stats.hold(path, drafts.has(path) || reopens.waiting(path), view.keepsStat(path));
+  drafts.watch(settle);
+  reopens.watch((path) => {
+    stats.hold(path, true, true);
+    setTimeout(function recheck() {
+      if (reopens.waiting(path)) return void setTimeout(recheck, KEPT_MS).unref();
+      settle(path);
+    }, KEPT_MS).unref();
+  });
 }

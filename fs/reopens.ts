@@ -54,11 +54,15 @@ export class Reopens {
   /** For each path an open found gone: when it last did, and the files the stats of it found since, oldest first. */
   private readonly seen = new Map<string, { missedAt: number; notes: Note[] }>();
 
-  /** `onMissed` hears of each path noted by `missed` (its stat is the handler's then: kernel-stats.ts). */
-  constructor(
-    private readonly now: () => number = Date.now,
-    private readonly onMissed: (path: string) => void = () => {},
-  ) {}
+  private onMissed: (path: string) => void = () => {};
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  /** Calls `fn` with each path `missed` notes (its stats are the handler's then: kernel-stats.ts). */
+  watch(fn: (path: string) => void): this {
+    this.onMissed = fn;
+    return this;
+  }
 
   /** An open of `path` found no file and is answered ESTALE: its retry's lookup is noted from now on. */
   missed(path: string): void {

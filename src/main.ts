@@ -197,6 +197,7 @@ async function runServe(config: Config): Promise<number> {
     feedStreams: () => service.feed.following(),
     droppedLogLines: () => processLog?.droppedLines() ?? 0,
     searchBacklog: () => storage.searchBacklog(),
+    statsAnsweredByBinding: () => mounter.statsAnswered(),
   });
   const app = createApp({
     service, maxBodyBytes: config.maxBodyBytes, log,

@@ -102,9 +102,10 @@ describe('GET /metrics', () => {
       await mcp.close();
     }
 
+    let dir = '';
     if (FUSE_AVAILABLE) {
       const session = (await post(server, '/v1/sessions', { resources: [{ type: 'memory_store', memory_store_id: store.id }] })).body as WireSession;
-      const dir = session.resources[0]!.host_path;
+      dir = session.resources[0]!.host_path;
       expect((await sh(`echo 'from the mount' > '${dir}/mount.md'`, '/')).code).toBe(0);
     }
 
@@ -132,7 +133,17 @@ describe('GET /metrics', () => {
       expect(sample(text, 'mnemo_versions_total{face="mount"}')).toBeGreaterThanOrEqual(1);
       expect(sample(text, 'mnemo_active_sessions')).toBe(1);
       expect(sample(text, 'mnemo_mounts')).toBe(1);
+      // Stats reach the mount once the kernel's 1 s cache lapses; once the mount keeps the file's
+      // stat, the binding answers the next ones on its own threads, and says how many it did.
+      await eventually(async () => {
+        await sh(`stat '${dir}/mount.md' > /dev/null`, '/');
+        const m = await metricsText(server, server.adminKey);
+        if (sample(m.text, 'mnemo_mount_stats_answered_by_binding_total')! >= 1) return;
+        await new Promise((r) => setTimeout(r, 400));
+        throw new Error('no stat answered by the binding yet');
+      }, 15_000);
     }
+    expect(text).toContain('# TYPE mnemo_mount_stats_answered_by_binding_total counter');
     expect(sample(text, 'mnemo_commit_duration_seconds_count')).toBeGreaterThanOrEqual(3);
     expect(sample(text, 'mnemo_commit_duration_seconds_sum')).toBeGreaterThan(0);
     expect(sample(text, 'mnemo_search_duration_seconds_count')).toBe(1);
