@@ -122,28 +122,12 @@ export function createMetrics(): Metrics {
       }
     },
   });
-  let droppedSeen = 0;
-  new Counter({
-    name: 'mnemo_log_lines_dropped_total',
-    help: "Log lines dropped rather than waited for, because stderr's reader fell 8 MiB behind",
-    registers: [registry],
-    collect() {
-      const now = source.droppedLogLines?.() ?? 0;
-      if (now > droppedSeen) this.inc(now - droppedSeen);
-      droppedSeen = now;
-    },
-  });
-  let answeredSeen = 0;
-  new Counter({
-    name: 'mnemo_mount_stats_answered_by_binding_total',
-    help: "Stats of mounted files answered by the FUSE binding on libfuse's threads, without the serving thread (kept stats)",
-    registers: [registry],
-    collect() {
-      const now = source.statsAnsweredByBinding?.() ?? 0;
-      if (now > answeredSeen) this.inc(now - answeredSeen);
-      answeredSeen = now;
-    },
-  });
+  countedFrom(registry, 'mnemo_log_lines_dropped_total', "Log lines dropped rather than waited for, because stderr's reader fell 8 MiB behind", () => source.droppedLogLines?.() ?? 0);
+  countedFrom(
+    registry, 'mnemo_mount_stats_answered_by_binding_total',
+    "Stats of mounted files answered by the FUSE binding on libfuse's threads, without the serving thread (kept stats)",
+    () => source.statsAnsweredByBinding?.() ?? 0,
+  );
   new Gauge({
     name: 'mnemo_active_sessions',
     help: 'Sessions that are active (not ended)',
@@ -190,6 +174,19 @@ export function createMetrics(): Metrics {
       source = s;
     },
   };
+}
+
+/** A counter that follows a running total kept elsewhere (`read`), moved by what it gained since the last scrape. */
+function countedFrom(registry: Registry, name: string, help: string, read: () => number): void {
+  let seen = 0;
+  new Counter({
+    name, help, registers: [registry],
+    collect() {
+      const now = read();
+      if (now > seen) this.inc(now - seen);
+      seen = now;
+    },
+  });
 }
 
 /**

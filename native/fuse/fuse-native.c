@@ -587,17 +587,20 @@ FUSE_METHOD(create, 5, 3, (const char *path, mode_t mode, struct fuse_file_info 
 
 #define STAT_VOUCH_NS 150000000ULL
 
+/** Runs `stmt` on the mount's kept stats under their lock; nothing once the mount's loop ended and freed them. */
+#define WITH_STATS(ft, stmt) do {\
+  pthread_mutex_lock(&(ft)->stats_mut);\
+  if ((ft)->stats != NULL) { stmt; }\
+  pthread_mutex_unlock(&(ft)->stats_mut);\
+} while (0)
+
 static int fuse_native_kept_stat (fuse_thread_t *ft, const char *path, struct stat *out) {
   if (__atomic_load_n(&ft->stat_cells[STAT_ON], __ATOMIC_ACQUIRE) == 0) return 0;
   if (__atomic_load_n(&ft->stat_cells[STAT_BUSY], __ATOMIC_ACQUIRE) != 0) return 0;
   if (uv_hrtime() - __atomic_load_n(&ft->stats_vouched, __ATOMIC_ACQUIRE) > STAT_VOUCH_NS) return 0;
   int found = 0;
-  pthread_mutex_lock(&ft->stats_mut);
-  if (ft->stats != NULL) {
-    uint32_t gen = (uint32_t) __atomic_load_n(&ft->stat_cells[STAT_GEN], __ATOMIC_ACQUIRE);
-    found = fuse_native_stat_cache_answer(ft->stats, path, gen, out);
-  }
-  pthread_mutex_unlock(&ft->stats_mut);
+  uint32_t gen = (uint32_t) __atomic_load_n(&ft->stat_cells[STAT_GEN], __ATOMIC_ACQUIRE);
+  WITH_STATS(ft, found = fuse_native_stat_cache_answer(ft->stats, path, gen, out));
   if (found) __atomic_fetch_add(&ft->stats_answered, 1, __ATOMIC_RELAXED);
   return found;
 }
@@ -611,9 +614,7 @@ NAPI_METHOD(fuse_native_stat_keep) {
   struct stat st;
   memset(&st, 0, sizeof(st));
   populate_stat(ints, &st);
-  pthread_mutex_lock(&ft->stats_mut);
-  if (ft->stats != NULL) fuse_native_stat_cache_keep(ft->stats, path, &st, gen);
-  pthread_mutex_unlock(&ft->stats_mut);
+  WITH_STATS(ft, fuse_native_stat_cache_keep(ft->stats, path, &st, gen));
   return NULL;
 }
 
@@ -621,9 +622,7 @@ NAPI_METHOD(fuse_native_stat_forget) {
   NAPI_ARGV(2)
   NAPI_ARGV_BUFFER_CAST(fuse_thread_t *, ft, 0);
   NAPI_ARGV_UTF8(path, 4096, 1);
-  pthread_mutex_lock(&ft->stats_mut);
-  if (ft->stats != NULL) fuse_native_stat_cache_forget(ft->stats, path);
-  pthread_mutex_unlock(&ft->stats_mut);
+  WITH_STATS(ft, fuse_native_stat_cache_forget(ft->stats, path));
   return NULL;
 }
 
@@ -632,9 +631,7 @@ NAPI_METHOD(fuse_native_stat_hold) {
   NAPI_ARGV_BUFFER_CAST(fuse_thread_t *, ft, 0);
   NAPI_ARGV_UTF8(path, 4096, 1);
   NAPI_ARGV_UINT32(held, 2);
-  pthread_mutex_lock(&ft->stats_mut);
-  if (ft->stats != NULL) fuse_native_stat_cache_hold(ft->stats, path, held != 0);
-  pthread_mutex_unlock(&ft->stats_mut);
+  WITH_STATS(ft, fuse_native_stat_cache_hold(ft->stats, path, held != 0));
   return NULL;
 }
 
@@ -651,9 +648,8 @@ NAPI_METHOD(fuse_native_stat_info) {
   NAPI_ARGV_BUFFER_CAST(fuse_thread_t *, ft, 0);
   NAPI_ARGV_BUFFER_CAST(double *, out, 1);
   out[0] = (double) __atomic_load_n(&ft->stats_answered, __ATOMIC_RELAXED);
-  pthread_mutex_lock(&ft->stats_mut);
-  out[1] = ft->stats != NULL ? (double) fuse_native_stat_cache_size(ft->stats) : 0;
-  pthread_mutex_unlock(&ft->stats_mut);
+  out[1] = 0;
+  WITH_STATS(ft, out[1] = (double) fuse_native_stat_cache_size(ft->stats));
   return NULL;
 }
 
