@@ -5,7 +5,8 @@
  * search latency and event-loop stall at 100 and 100,000 memories (search.ts).
  * BENCH_QUICK=1 makes a short run; BENCH_ONLY=search, BENCH_ONLY=isolation, BENCH_ONLY=feed, BENCH_ONLY=crosshost, BENCH_ONLY=fork, BENCH_ONLY=delete, BENCH_ONLY=move, BENCH_ONLY=engines or BENCH_ONLY=files runs those figures alone;
  * BENCH_ONLY=api runs the empty store's API figures alone, on a fresh server, or (BENCH_API_AFTER_FILES=1)
- * on the server that has just run the file workloads with their mounts still up, as the whole run does;
+ * on the server that has just run the file workloads with their mounts still up, as the whole run does
+ * (BENCH_API_AFTER_FILES=unmounted: with its sessions ended first);
  * BENCH_RUNS=n sets the number of file-workload runs (default 5, 1 with BENCH_QUICK).
  * It never fails on a slow machine: misses are reported, exit 0.
  */
@@ -196,12 +197,17 @@ async function main(): Promise<void> {
     return;
   }
   if (process.env['BENCH_ONLY'] === 'api') {
-    const afterFiles = fuse && process.env['BENCH_API_AFTER_FILES'] === '1';
+    const after = process.env['BENCH_API_AFTER_FILES'];
+    const afterFiles = fuse && (after === '1' || after === 'unmounted');
     if (afterFiles) await fileBench(small, [], []);
+    if (afterFiles && after === 'unmounted') {
+      const { data } = await small.api.call<{ data: { id: string }[] }>('GET', '/v1/sessions');
+      for (const s of data) await small.api.call('DELETE', `/v1/sessions/${s.id}`);
+    }
     log('api: empty store');
     const api = await apiFigures(small.api, await small.createStore('bench api empty'), null, '', QUICK);
     out.push(
-      `### API over loopback, the empty store alone (BENCH_ONLY=api${afterFiles ? ', after the file workloads, their mounts up' : ', a fresh server'})\n`,
+      `### API over loopback, the empty store alone (BENCH_ONLY=api${afterFiles ? `, after the file workloads, their mounts ${after === 'unmounted' ? 'unmounted' : 'up'}` : ', a fresh server'})\n`,
       table(['request', 'ops/s', 'p50', 'p99'], apiRows(api, {}).map((r) => r.slice(0, 4))),
       '',
       `In ${((performance.now() - started) / 1000).toFixed(0)} s.`,
