@@ -15,9 +15,12 @@ import { first, run, type Q } from './db.js';
  * wait. The text is joined, not read by a subquery: a row whose text this statement cannot
  * see yet (committed after it began) is left queued rather than indexed without its words.
  *
- * The words are computed first, with no row locked (`words`, materialized), and only then are the
- * rows locked (skipping any a writer holds) and written, if each still has the version whose text
- * was read: a writer waits for a batch's short update, not for its words. Locked while the words
+ * The words are computed first, with no row locked (`words`, materialized, and counted whole by an
+ * init plan before `batch` reads a row: a materialized CTE is still computed lazily, as its reader
+ * asks, and a plan that joined row by row would lock each row as its words came: a trial of this
+ * upkeep over a queue table of its own got that plan, and a directory move beside it waited 4x as
+ * long), and only then are the rows locked (skipping any a writer holds) and written, if each still
+ * has the version whose text was read: a writer waits for a batch's short update, not for its words. Locked while the words
  * were computed, a batch of 500 texts of 4 KiB held its rows ~250 ms, and a directory move that
  * met batch after batch took 4–9x its time alone (test/bench/README.md, stop 47).
  */
@@ -33,7 +36,8 @@ function wordsOf(queued: string, limit: string): string {
   return `words AS MATERIALIZED (SELECT m.seq, m.version_id, mnemo_search(m.path, c.content) AS search
                                  FROM (SELECT seq, version_id, path, content_sha256 FROM memories WHERE ${queued} LIMIT ${limit}) m
                                  JOIN contents c ON c.sha256 = m.content_sha256),
-          batch AS (SELECT m.seq FROM memories m JOIN words w ON m.seq = w.seq WHERE m.search IS NULL FOR UPDATE OF m SKIP LOCKED),
+          batch AS (SELECT m.seq FROM memories m JOIN words w ON m.seq = w.seq
+                    WHERE m.search IS NULL AND (SELECT count(*) FROM words) >= 0 FOR UPDATE OF m SKIP LOCKED),
           done AS (UPDATE memories m SET search = w.search FROM batch, words w
                    WHERE m.seq = batch.seq AND w.seq = batch.seq AND m.version_id = w.version_id AND m.search IS NULL
                    RETURNING 1)`;
