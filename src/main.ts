@@ -38,11 +38,17 @@ const LOGGED_COMMANDS = new Set(['serve', 'mount', 'mcp']);
 /**
  * Every process that writes (serve, mount, mcp) indexes its own writes for search; returns the stop.
  * Both engines keep a backlog (on PostgreSQL every server indexes from the one shared queue). Once
- * the queue is empty, the same turns remove deleted stores' rows (SQLite: sqlite/store-purge.ts).
+ * the queue is empty, the same turns remove deleted stores' rows (SQLite: sqlite/store-purge.ts),
+ * and then tidy what the writes left (PostgreSQL: vacuums, postgres/vacuum.ts).
  */
 function indexInBackground(service: Service, storage: Storage, standBy?: () => boolean): () => void {
   if (!storage.keepsSearchBacklog()) return () => {};
-  const index = async (max: number): Promise<number> => (await service.indexSearchBacklog(max)) || Number(await service.purgeDeletedStores());
+  const tidy = async (): Promise<number> => {
+    const tables = await service.tidyStorage();
+    if (tables.length > 0) log(`mnemo: vacuumed ${tables.join(', ')}: a burst of writes left many dead rows there`);
+    return 0;
+  };
+  const index = async (max: number): Promise<number> => (await service.indexSearchBacklog(max)) || Number(await service.purgeDeletedStores()) || tidy();
   return startSearchUpkeep({ index, changeMark: storage.changeMark, log, ...(standBy ? { standBy } : {}) });
 }
 

@@ -217,6 +217,7 @@ export function createService({
     indexSearchBacklog: (max: number): Promise<number> => storage.indexSearchBacklog(max),
     /** One short step of removing deleted stores' rows (SQLite); false once none remain (the server runs it with the indexing). */
     purgeDeletedStores: (): Promise<boolean> => storage.purgeDeletedStores(),
+    tidyStorage: (): Promise<readonly string[]> => storage.tidy?.() ?? Promise.resolve([]),
     /** The operations over a transaction's `tx` (a group commit's, an `atomic`'s): their storage calls join it. */
     operationsOn: over,
 

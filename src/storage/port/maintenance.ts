@@ -17,6 +17,12 @@ export interface MaintenanceStorage {
    */
   purgeDeletedStores(): Promise<boolean>;
   /**
+   * Housekeeping of what a burst of writes left, once the upkeep has nothing else to do: PostgreSQL
+   * vacuums the tables holding many dead row versions rather than waiting up to a minute for
+   * autovacuum (postgres/vacuum.ts); returns the tables it tidied. Absent: nothing to do (SQLite).
+   */
+  tidy?(): Promise<readonly string[]>;
+  /**
    * How much waits for `indexSearchBacklog` now: queued memories (and, on PostgreSQL, new texts not
    * yet in the trigram index), the sum its last batch would return. Counted (it grows with the
    * queue): SQLite answers on a reader thread, so it sees committed writes only.

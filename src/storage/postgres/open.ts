@@ -27,6 +27,7 @@ import { migrate } from './schema/migrations.js';
 import { retentionReads, retentionWrites } from './retention.js';
 import { searchOps } from './search.js';
 import { backlogSize, indexBacklog } from './search-index.js';
+import { createTidy } from './vacuum.js';
 import { sessionReads, sessionWrites } from './sessions.js';
 import { storeReads, storeWrites } from './stores.js';
 import { versionReads, versionWrites } from './versions.js';
@@ -227,6 +228,7 @@ function composeStorage(url: string, pool: pg.Pool, options: PostgresOptions): P
   const views = new WeakMap<pg.PoolClient, Storage>();
 
   let closed = false;
+  const tidy = createTidy(pool);
   const shared = {
     changeMark: marks.changeMark,
     storeChangeMark: marks.storeChangeMark,
@@ -239,6 +241,7 @@ function composeStorage(url: string, pool: pg.Pool, options: PostgresOptions): P
     searchBacklog: () => guard(() => backlogSize(pool)),
     // A deleted store is hidden at once; its rows go here, a slice per step (postgres/schema/v14.ts).
     purgeDeletedStores: () => guard(() => purgeDeletedStore(pool)),
+    tidy: () => guard(tidy),
     keepsSearchBacklog: () => true,
     // Closing twice is harmless (pg refuses a second end()).
     close: async () => {

@@ -1411,6 +1411,31 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
     });
   });
 
+  describe('tidying after a burst', () => {
+    it('tidy vacuums the tables a burst left with many dead rows, once, and is not due again for a while', async () => {
+      const { addStore, addMemory } = await fixture();
+      const s = await addStore();
+      for (let i = 0; i < 1200; i++) await addMemory(s.id, `/burst/${i}.md`, `burst note ${i}`);
+      // Indexing rewrites each memory row it indexes (its words live in the row): 1,200 dead versions.
+      while ((await storage.indexSearchBacklog(1000)) > 0);
+      const table = async (name: string) =>
+        (await admin.query<{ dead: number; vacuums: number }>(
+          'SELECT n_dead_tup::int AS dead, vacuum_count::int AS vacuums FROM pg_stat_user_tables WHERE schemaname = current_schema() AND relname = $1',
+          [name],
+        )).rows[0]!;
+      // The counts reach the statistics within a second of the writes.
+      await eventually(async () => expect((await table('memories')).dead).toBeGreaterThanOrEqual(1000), 10_000);
+      const before = (await table('memories')).vacuums;
+      expect(await storage.tidy!()).toContain('memories');
+      await eventually(async () => {
+        const after = await table('memories');
+        expect(after.vacuums).toBe(before + 1);
+        expect(after.dead).toBeLessThan(1000);
+      }, 10_000);
+      expect(await storage.tidy!()).toEqual([]);
+    });
+  });
+
   describe('history by path', () => {
     it('a redaction keeps a version its number at its path, and a direct change of the number is refused', async () => {
       const { stamp, addStore, addMemory, actor, now } = await fixture();
