@@ -58,7 +58,8 @@ export class KernelStats {
   }
 
   keep(path: string, st: FuseStat): void {
-    if (this.port && this.onNow) this.port.keep(path, st, this.validGen);
+    // Kept only where the binding may answer: a copy it never answers is an addon call per stat for nothing.
+    if (this.port && this.onNow && this.usable) this.port.keep(path, st, this.validGen);
   }
 
   forget(path: string): void {

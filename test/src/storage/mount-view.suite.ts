@@ -75,6 +75,25 @@ export function runMountViewSuite(makeStorage: MakeStorage): void {
       expect(storage.ownWriteMark()).toBeGreaterThan(own);
     });
 
+    it('a listener of the change mark hears each write by the time it returns, and nothing after it unsubscribes', async () => {
+      // The binding's kept stats are void from that moment on (fs/kernel-stats.ts): a later hearing would let one stale stat out.
+      const { storage, stamp, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      const m = await addMemory(s.id, '/a');
+      let heard = 0;
+      const stop = storage.onMarkMoved!(() => (heard += 1));
+      await storage.getMemoryMetaByPath(s.id, '/a');
+      expect(heard).toBe(0);
+      const mark = storage.changeMark();
+      await storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'new' });
+      expect(heard).toBeGreaterThan(0);
+      expect(storage.changeMark()).toBeGreaterThan(mark);
+      stop();
+      const after = heard;
+      await storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'newer' });
+      expect(heard).toBe(after);
+    });
+
     it('the next expiry is the earliest one after the given time, within the store', async () => {
       const { storage, stamp, addStore } = await fixture(makeStorage);
       const s = await addStore();
