@@ -27,3 +27,30 @@ export async function cpuPerSave(pid: number, dir: string, files: number): Promi
   await new Promise((resolve) => setTimeout(resolve, 1000));
   return (mainThreadCpuMs(pid) - before) / files;
 }
+
+/** Waits until the thread has been idle (under 5 ms of CPU in 500 ms), at least 1 s and at most 30 s. */
+async function settled(pid: number): Promise<void> {
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  await sleep(500);
+  for (let waited = 500; waited < 30_000; waited += 500) {
+    const before = mainThreadCpuMs(pid);
+    await sleep(500);
+    if (waited >= 1000 && mainThreadCpuMs(pid) - before < 5) return;
+  }
+}
+
+/**
+ * The serving process's main-thread CPU per edit of an existing 4 KiB note of prose-like text
+ * (workload.py `prose`): `files` notes are written and left to be indexed, then each is written
+ * again with other words, and the CPU is read around those edits and the indexing after them.
+ * Unlike the bench's other texts (one line repeated, a dozen distinct words), an edit of prose
+ * takes a few hundred words out of the search index and puts as many in.
+ */
+export async function cpuPerEdit(pid: number, dir: string, files: number): Promise<{ cpuMs: number; wallMs: number }> {
+  await workload('prose', dir, files, '1');
+  await settled(pid);
+  const before = mainThreadCpuMs(pid);
+  const { prose } = await workload('prose', dir, files, '2');
+  await settled(pid);
+  return { cpuMs: (mainThreadCpuMs(pid) - before) / files, wallMs: (prose! * 1000) / files };
+}

@@ -15,7 +15,7 @@ import { makeTempDir } from '../helpers/server.js';
 import { buildBigStore, DIR_SIZE, middleDir } from './bigstore.js';
 import { closeAgent, median } from './http.js';
 import { apiFigures, apiRows, warmupRequests, type ApiFigures } from './api.js';
-import { cpuPerSave } from './cpu.js';
+import { cpuPerEdit, cpuPerSave } from './cpu.js';
 import { bareCommitMs, engineSaveMs, saveBound } from './floor.js';
 import { checks, fmt, hostFacts, ratio, table, type Check } from './report.js';
 import { enginesSection } from './engines.js';
@@ -33,6 +33,8 @@ const RUNS = Number(process.env['BENCH_RUNS'] ?? (QUICK ? 1 : 5));
 /** The engine rows' file-workload rounds (engines.ts): fewer by default, each runs on two servers. */
 const ENGINE_RUNS = Number(process.env['BENCH_RUNS'] ?? (QUICK ? 1 : 3));
 const FILES = 2000;
+/** Prose notes written and then edited for the CPU-per-edit line (cpu.ts). */
+const EDITS = 500;
 const BIG = QUICK ? { memories: 10_000, versions: 100_000 } : { memories: 100_000, versions: 1_000_000 };
 const SESSIONS = 10;
 
@@ -76,6 +78,13 @@ async function fileBench(mnemo: Mnemo, out: string[], found: Check[]): Promise<s
     cpu.ceiling.push(await cpuPerSave(ceiling.pid!, `${ceiling.dir}/cpu${r}`, FILES));
     cpu.mnemo.push(await cpuPerSave(mnemo.server.pid, `${mnt}/cpu${r}`, FILES));
   }
+  // Edits of prose notes, which the search index takes out and puts in word by word (cpu.ts).
+  const edits: Record<'ceiling' | 'mnemo', { cpuMs: number; wallMs: number }[]> = { ceiling: [], mnemo: [] };
+  for (let r = 0; r < 2; r++) {
+    log(`files: serving-thread CPU per edit of a prose note, round ${r + 1}`);
+    edits.ceiling.push(await cpuPerEdit(ceiling.pid!, `${ceiling.dir}/edit${r}`, EDITS));
+    edits.mnemo.push(await cpuPerEdit(mnemo.server.pid, `${mnt}/edit${r}`, EDITS));
+  }
   await ceiling.stop();
   await tmpfs.stop();
   await durable.stop();
@@ -109,6 +118,7 @@ async function fileBench(mnemo: Mnemo, out: string[], found: Check[]): Promise<s
     `Save bounds: what limits the save ratio on this host (median over runs; the ceiling saves in ${fmt(median(results['ceiling']!.map((c) => (c['save']! * 1000) / FILES)), 3)} ms):\n`,
     `- Default mode (close() answered inside a write-behind batch that commits with synchronous=NORMAL, no fsync): the engine's own save of a 4 KiB file (the version, its indexes and the search queue, journaled, in batches as the server runs them, with checkpoints on their own thread, no FUSE) takes ${ms(engine)}. With FUSE handling free, mnemo would reach ${ratio(boundWith(engine.mean))} (${ratio(boundWith(engine.p50))} at the median save); it reaches ${ratio(perRun('ceiling', 'save'))}. The gap is that same save run inside the serving process: with it replaced by a stand-in, the mount's own handlers save at about 0.9x of the ceiling, and in the server the engine's save takes several times its time here, cache-cold between the kernel's FUSE work on the same core (test/bench/README.md, stop 39); handed to a storage thread with a connection of its own, it gained little (stop 41: SQLite drops the serving connection's page cache at each of that thread's commits, and indexing, the journal and the hand-over stay behind).`,
     `- The serving thread's CPU per 4 KiB save (the one thread that runs every FUSE handler, the service and SQLite; ${cpu.mnemo.length} alternating rounds of ${FILES} saves, medians): mnemo ${fmt(median(cpu.mnemo), 3)} ms (${cpu.mnemo.map((x) => fmt(x, 3)).join(', ')}), the ceiling ${fmt(median(cpu.ceiling), 3)} ms (${cpu.ceiling.map((x) => fmt(x, 3)).join(', ')}). Unlike the rates above, this hardly moves with the host's load.`,
+    `- The serving thread's CPU per edit of a 4 KiB note of prose-like text (about 300 distinct words: ${EDITS} notes written and indexed, then each written again with other words; 2 alternating rounds, the indexing after the edits included): mnemo ${edits.mnemo.map((x) => fmt(x.cpuMs, 3)).join(', ')} ms, the ceiling ${edits.ceiling.map((x) => fmt(x.cpuMs, 3)).join(', ')} ms; an edit took ${edits.mnemo.map((x) => fmt(x.wallMs, 2)).join(', ')} ms against the ceiling's ${edits.ceiling.map((x) => fmt(x.wallMs, 2)).join(', ')} ms. The search index's secure-delete rewrites a page per word it takes out (test/bench/README.md, stop 49); the rows above edit one repeated line, a dozen words.`,
     `- Durable mode (MNEMO_MOUNT_SYNC=close; API writes commit the same way): the cheapest durable SQLite commit here (one 4 KiB row into a one-table WAL database, synchronous=FULL) takes ${fmt(commitMs, 3)} ms (p50), so no store that makes each save durable in SQLite can save faster than ${ratio(boundWith(commitMs))} of the ceiling. The engine's own durable save takes ${ms(durableEngine)}: with FUSE handling free, mnemo would reach ${ratio(boundWith(durableEngine.p50))}; it reaches ${ratio(perRun('ceiling', 'save', 'close'))}.\n`,
   );
   return `${mnt}/run0/a`;

@@ -21,9 +21,9 @@ const PYTHON = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
 const WORKLOAD = join(REPO_ROOT, 'test', 'bench', 'workload.py');
 
 /** Runs workload.py in a child process (never in a process serving a mount) and parses its JSON. */
-export function workload(mode: 'full' | 'small' | 'save' | 'scale', dir: string, n: number): Promise<Record<string, number>> {
+export function workload(mode: 'full' | 'small' | 'save' | 'scale' | 'prose', dir: string, n: number, ...more: string[]): Promise<Record<string, number>> {
   return new Promise((resolve, reject) => {
-    execFile(PYTHON, [WORKLOAD, mode, dir, String(n)], { timeout: 300_000, maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
+    execFile(PYTHON, [WORKLOAD, mode, dir, String(n), ...more], { timeout: 300_000, maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
       if (err) return reject(new Error(`workload ${mode} ${dir}: ${err.message}\n${stderr}`));
       resolve(JSON.parse(stdout) as Record<string, number>);
     });

@@ -3,6 +3,8 @@
 usage: workload.py full <dir> <files>    save/read/stat/ls -R/grep -r/100 KiB rewrite/atomic saves
        workload.py small <dir> <files>   save/read/stat only (the engine rows, engines.ts)
        workload.py save <dir> <files>    saves only (the serving thread's CPU per save, cpu.ts)
+       workload.py prose <dir> <files> <seed>   writes f00000.md… with prose-like text drawn by seed
+                                          (cpu.ts: the same files again with another seed are edits)
        workload.py scale <dir> <count>   latencies in a directory holding <count> files
 Prints one JSON object: seconds per phase (full), or median/p99 milliseconds per op (scale).
 """
@@ -99,6 +101,22 @@ def saves(base, n):
     return {"save": time.perf_counter() - t}
 
 
+def prose(base, n, seed):
+    """4 KiB notes whose words follow a Zipf law over 5,000 (about 250 distinct words a note, as in
+    prose or code); body() repeats one line, whose dozen words an index takes in and out cheaply."""
+    import random
+    rng = random.Random(seed)
+    vocab = ["w%xq" % i for i in range(5000)]
+    weights = [1.0 / (i + 1) ** 1.1 for i in range(5000)]
+    texts = [(" ".join(rng.choices(vocab, weights=weights, k=1000)))[:4096].encode() for _ in range(n)]
+    os.makedirs(base, exist_ok=True)
+    t = time.perf_counter()
+    for i, text in enumerate(texts):
+        with open(os.path.join(base, f"f{i:05d}.md"), "wb") as f:
+            f.write(text)
+    return {"prose": time.perf_counter() - t}
+
+
 def pct(xs, q):
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(q * len(xs)))] * 1000
@@ -141,5 +159,7 @@ if __name__ == "__main__":
         print(json.dumps(full(target, n, mode == "small")))
     elif mode == "save":
         print(json.dumps(saves(target, n)))
+    elif mode == "prose":
+        print(json.dumps(prose(target, n, int(sys.argv[4]))))
     else:
         print(json.dumps(scale(target, n)))
