@@ -14,6 +14,7 @@ import type { Audit } from './audit.js';
 import type { Durability } from './durability.js';
 import type { IdGenerator } from './ids.js';
 import { writeAdmission, type Replaces } from './admission.js';
+import { eraseSearchRemnants } from './erasure.js';
 import { createLimits, type StoreLimits } from './limits.js';
 import type { Mounter, SaveAtInput } from './mounts.js';
 import type { Admission, JournaledWrite, Storage, WriteResult } from '../storage/port.js';
@@ -294,6 +295,8 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
       const before = await storage.getVersion(storeId, versionId);
       const v = await audit.within(storage, caller, (tx) => tx.redactVersion(storeId, versionId, caller.actor, clock()), (v) =>
         before?.redactedAt ? null : { action: 'memory_version.redacted', targetId: v.id, storeId, summary: `${v.operation} version of memory ${v.memoryId}` });
+      // The redacted text's words that re-indexing left in the search index's pages leave the file too.
+      await eraseSearchRemnants(storage);
       // Redacted bytes leave every place mnemo keeps them: the mounts' caches in this process too.
       if (before && !before.redactedAt) mounter.versionRedacted?.(storeId, v.id, v.contentStillHeldBy === 0 ? before.contentSha256 : null);
       return v;

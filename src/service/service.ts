@@ -11,6 +11,7 @@ import type { Actor, Caller, Face } from '../domain/types.js';
 import { retentionCutoff } from '../domain/store-rules.js';
 import { createCommitSignal, type CommitListener } from './commit-signal.js';
 import { createDiffs } from './diffs.js';
+import { eraseSearchRemnants } from './erasure.js';
 import { createFeed, type Every } from './feed.js';
 import { createForks } from './forks.js';
 import { createSearch } from './search.js';
@@ -204,6 +205,8 @@ export function createService({
           const r = await storage.pruneVersions(id, w);
           total += r.pruned;
           if (r.pruned > 0) commits.notify(id);
+          // As after a redaction: the pruned texts' words leave the search index's pages before the next window.
+          if (r.pruned > 0) await eraseSearchRemnants(storage);
           // The end of the store's history: the next sweep starts from its beginning again.
           after = r.scannedTo ?? 0;
           if (r.scannedTo === null) break;

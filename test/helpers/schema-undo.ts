@@ -8,8 +8,12 @@ import { PG_VERSIONS_APPEND_ONLY_DELETE_2, PG_VERSIONS_COMMIT_ORDER_2 } from '..
 
 /** Back to before migration 11 (history by path; migration 12 is undone first): its indexes and column go, the append-only trigger is migration 9's. */
 /** Back to before migration 16 (web console sign-ins in the database, issue 14). */
-/** Back to before migration 18 (deleted stores hidden, then removed in steps): the delete trigger is migration 9's. */
-export const UNDO_MIGRATION_18 = `DROP TRIGGER versions_append_only_delete;
+/** Back to before migration 19 (the search index's remnants noted per store). */
+export const UNDO_MIGRATION_19 = `DROP TABLE search_remnants;
+`;
+
+/** Back to before migration 18 (deleted stores hidden, then removed in steps): the delete trigger is migration 9's; migration 19 is undone first. */
+export const UNDO_MIGRATION_18 = UNDO_MIGRATION_19 + `DROP TRIGGER versions_append_only_delete;
 ${VERSIONS_APPEND_ONLY_DELETE_9}
 DROP INDEX stores_deleted;
 ALTER TABLE stores DROP COLUMN deleted_at;

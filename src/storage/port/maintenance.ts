@@ -23,6 +23,15 @@ export interface MaintenanceStorage {
    */
   tidy?(): Promise<readonly string[]>;
   /**
+   * One bounded step of erasing, from the search index, the words of texts it took out without
+   * erasing them, once a redaction or prune in their store made that due; returns whether steps
+   * remain. The service runs it to the end after each such redaction or prune, a turn of the event
+   * loop apart, and the search upkeep finishes what a crash interrupted (`indexSearchBacklog` runs
+   * these steps before indexing again). SQLite only (sqlite/schema/search-remnants.ts): PostgreSQL
+   * keeps no such index.
+   */
+  eraseSearchRemnants?(): Promise<boolean>;
+  /**
    * How much waits for `indexSearchBacklog` now: queued memories (and, on PostgreSQL, new texts not
    * yet in the trigram index), the sum its last batch would return. Counted (it grows with the
    * queue): SQLite answers on a reader thread, so it sees committed writes only.

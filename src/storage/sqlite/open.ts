@@ -154,6 +154,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     pruneVersions: retention.pruneVersions,
     purgeExpiredMemories: createExpirySweep(db),
     indexSearchBacklog: search.indexSearchBacklog,
+    eraseSearchRemnants: searchIndex.eraseStep,
     ...storePurge,
   };
   const writeBehind = _options.writeBehind && file !== ':memory:' ? createWriteBehind(db, file, walSync, memoryRows, _options.writeBehind) : null;

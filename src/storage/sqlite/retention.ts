@@ -63,6 +63,8 @@ export function createRetention(db: Db, index: SearchIndex) {
       // The version goes, its number at its path stays taken (sqlite/schema/path-numbers.ts).
       if (r.path !== null && r.path_seq !== null) keepFloor(storeId, r.path, r.path_seq);
     }
+    // Words of the pruned texts that an earlier re-indexing left in the index pages go too (service: eraseSearchRemnants).
+    if (rows.length > 0) index.eraseDue(storeId);
     // A full batch stops at its last prune (more may follow in the window); otherwise the window was seen whole.
     const scannedTo = rows.length === w.max ? rows[rows.length - 1]!.commit_seq : windowEnd;
     return { pruned: rows.length, scannedTo };

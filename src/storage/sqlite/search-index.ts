@@ -2,18 +2,39 @@
  * @module Full-text index upkeep (invariant 11, sqlite/schema/search.ts): writes only queue a memory's seq in
  * `search_backlog`; this re-indexes queued memories in batches. It runs in transactions of its own,
  * not writeTx: index upkeep changes no memory, so it must not tell readers' caches that one changed.
+ *
+ * Taking a text out uses FTS5's secure-delete only where an erasure is promised (schema/search-
+ * remnants.ts): for memories of stores with a retention, and inside a redaction's or a prune's own
+ * transaction. FTS5 applies a transaction's changes when it commits, with the setting it then has,
+ * so a batch holds memories of one kind only. Elsewhere the words stay behind, cancelled, and their
+ * store is noted; a redaction or prune there is followed by `eraseStep`s until the index is merged.
  */
 import { textOf, versionContent } from './contents.js';
-import type { Db } from './tx.js';
+import { afterCommit, settleHeld, type Db } from './tx.js';
 
 export interface SearchIndex {
-  /** Re-indexes everything queued, batch by batch, inside the caller's transaction (bulk import, redaction). */
+  /** Re-indexes everything queued, batch by batch, inside the caller's transaction (bulk import, redaction), with secure-delete. */
   indexQueued(): void;
-  /** Re-indexes up to `max` queued memories in one transaction; returns how many stay queued. Without a queue it takes no write lock. */
+  /**
+   * One turn of the upkeep: an erasure step while one is due (`eraseStep`), else re-indexes up to
+   * `max` queued memories in one transaction. Returns how many stay queued (at least 1 while an
+   * erasure is under way). Without a queue or an erasure it takes no write lock.
+   */
   indexSearchBacklog(max: number): number;
   /** Anything queued (a read). */
   hasBacklog(): boolean;
+  /** Notes, in the caller's transaction, that a redaction or prune in `storeId` needs the store's cancelled words erased. */
+  eraseDue(storeId: string): void;
+  /**
+   * One bounded step of merging the index into one segment while an erasure is due, in a
+   * transaction of its own; true while steps remain. The step that finds nothing left to merge
+   * forgets every noted store and truncates the WAL after its commit.
+   */
+  eraseStep(): boolean;
 }
+
+/** Index pages one erasure step writes at most: 16 took up to 7 ms on the 2-core host, the whole merge about 10 µs a 4 KiB memory. */
+export const ERASE_PAGES = 16;
 
 /** A batch inside a caller's transaction (bulk import, redaction): no turn ends between them. */
 export const BATCH = 1000;
@@ -46,7 +67,15 @@ export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) 
     any: db.prepare('SELECT EXISTS (SELECT 1 FROM search_backlog)').pluck(),
     // Counted after every batch, so bounded: a count of a long queue each turn would grow with it.
     pending: db.prepare(`SELECT count(*) FROM (SELECT 1 FROM search_backlog LIMIT ${PENDING_COUNTED})`).pluck(),
-    queued: db.prepare('SELECT seq, indexed_version FROM search_backlog ORDER BY seq LIMIT +?'),
+    // With the store the memory (or, deleted, its indexed version) is in, and whether it keeps a retention.
+    queued: db.prepare(
+      `SELECT b.seq, b.indexed_version, s.id AS store_id, s.retention IS NOT NULL AS kept
+       FROM search_backlog b
+       LEFT JOIN memories m ON m.seq = b.seq
+       LEFT JOIN versions v ON v.id = b.indexed_version
+       LEFT JOIN stores s ON s.id = coalesce(m.store_id, v.store_id)
+       ORDER BY b.seq LIMIT +?`,
+    ),
     // The text the index holds for a queued memory is that of the version it was indexed at.
     indexedText: db.prepare(`SELECT path, ${versionContent('versions')} AS content FROM versions WHERE id = ?`),
     // The memory row names its text by sha (schema/memory-text.ts): read by join, as every reader does.
@@ -55,15 +84,46 @@ export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) 
     unindex: db.prepare(`INSERT INTO memories_fts (memories_fts, rowid, path, content) VALUES ('delete', ?, ?, ?)`),
     index: db.prepare('INSERT INTO memories_fts (rowid, path, content) VALUES (?, ?, ?)'),
     done: db.prepare('DELETE FROM search_backlog WHERE seq <= ?'),
+    // Set on every batch that takes a text out: FTS5 keeps it in its config table (other processes share it).
+    // Literals: FTS5 refuses the value bound as a JavaScript number (a REAL).
+    secureOn: db.prepare(`INSERT INTO memories_fts (memories_fts, rank) VALUES ('secure-delete', 1)`),
+    secureOff: db.prepare(`INSERT INTO memories_fts (memories_fts, rank) VALUES ('secure-delete', 0)`),
+    noteRemnants: db.prepare('INSERT INTO search_remnants (store_id) VALUES (?) ON CONFLICT DO NOTHING'),
+    markDue: db.prepare('UPDATE search_remnants SET erase_due = 1 WHERE store_id = ?'),
+    due: db.prepare('SELECT EXISTS (SELECT 1 FROM search_remnants WHERE erase_due = 1)').pluck(),
+    merge: db.prepare(`INSERT INTO memories_fts (memories_fts, rank) VALUES ('merge', -${ERASE_PAGES})`),
+    changes: db.prepare('SELECT total_changes()').pluck(),
+    forgetRemnants: db.prepare('DELETE FROM search_remnants'),
   };
 
-  function indexBatch(max: number, maxChars = BATCH_CHARS, unindexWeight = 1): number {
+  /**
+   * `secureAll`: every text taken out is erased (a caller's transaction that promises it); otherwise
+   * the first memory with a text to take out sets the batch's kind, and it ends before one of the other.
+   */
+  function indexBatch(max: number, maxChars = BATCH_CHARS, unindexWeight = 1, secureAll = false): number {
     let chars = 0;
     let last: number | null = null;
-    for (const b of q.queued.all(max) as { seq: number; indexed_version: string | null }[]) {
+    let secure: boolean | null = null;
+    if (secureAll) {
+      q.secureOn.run();
+      secure = true;
+    }
+    const noted = new Set<string>();
+    for (const b of q.queued.all(max) as { seq: number; indexed_version: string | null; store_id: string | null; kept: number | null }[]) {
       // No old text: never indexed, or its store's deletion already took it out.
       const old = b.indexed_version === null ? undefined : (q.indexedText.get(b.indexed_version) as Text | undefined);
       if (old && old.content !== null && old.path !== null) {
+        const wants = b.kept === 1;
+        if (secure === null) {
+          secure = wants;
+          (secure ? q.secureOn : q.secureOff).run();
+        } else if (secure !== wants && !secureAll) {
+          break;
+        }
+        if (!secure && b.store_id !== null && !noted.has(b.store_id)) {
+          noted.add(b.store_id);
+          q.noteRemnants.run(b.store_id);
+        }
         q.unindex.run(b.seq, old.path, old.content);
         chars += old.content.length * unindexWeight;
       }
@@ -82,9 +142,38 @@ export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) 
 
   const batchTx = db.transaction(indexBatch);
   function indexSearchBacklog(max: number): number {
+    // No index writes while an erasure merges: each would add a segment, and the merge might never end.
+    if (q.due.get() === 1) return eraseStep() ? Math.max(1, pendingCount()) : pendingCount();
     // Checked first so that an idle server's upkeep and every search stay reads.
     if (!hasBacklog()) return 0;
+    // A batch of its own, not a savepoint of a held batch of mount writes: FTS5 applies what the
+    // batch takes out when its transaction commits, with secure-delete as the batch set it.
+    settleHeld(db);
     return relaxed(() => batchTx.immediate(Math.min(max, TURN_BATCH), TURN_CHARS, UNINDEX_WEIGHT));
+  }
+
+  function pendingCount(): number {
+    return q.pending.get() as number;
+  }
+
+  // `merge` with a negative page count merges any segments, whatever their level; a step that
+  // changes fewer than two rows found nothing to merge (FTS5's documented test): one segment is left,
+  // and a merge keeps no cancelled entry, so no word taken out without secure-delete is in the file.
+  const stepTx = db.transaction((): 'idle' | 'more' | 'done' => {
+    if (q.due.get() !== 1) return 'idle';
+    const before = q.changes.get() as number;
+    q.merge.run();
+    if ((q.changes.get() as number) - before >= 2) return 'more';
+    q.forgetRemnants.run();
+    return 'done';
+  });
+  function eraseStep(): boolean {
+    if (q.due.get() !== 1) return false;
+    settleHeld(db);
+    const step = relaxed(() => stepTx.immediate());
+    // As after a redaction: the WAL's copies of the pages the merge freed leave the disk too.
+    if (step === 'done') afterCommit(db, () => db.pragma('wal_checkpoint(TRUNCATE)'));
+    return step === 'more';
   }
 
   function hasBacklog(): boolean {
@@ -92,10 +181,16 @@ export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) 
   }
 
   function indexQueued(): void {
-    while (indexBatch(BATCH) > 0);
+    while (indexBatch(BATCH, BATCH_CHARS, 1, true) > 0);
   }
 
-  return { indexQueued, indexSearchBacklog, hasBacklog };
+  return {
+    indexQueued,
+    indexSearchBacklog,
+    hasBacklog,
+    eraseDue: (storeId) => void q.markDue.run(storeId),
+    eraseStep,
+  };
 }
 
 /** A path and content; a redacted version has neither. */

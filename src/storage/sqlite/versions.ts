@@ -97,6 +97,8 @@ export function createVersionStatements(db: Db, index: SearchIndex): VersionStat
         // The index may still hold this version's words, queued to be replaced, and removing them
         // needs this text: re-index before it goes, so the checkpoint below erases them too.
         index.indexQueued();
+        // Words of this text that an earlier re-indexing left in the index pages go too (service: eraseSearchRemnants).
+        index.eraseDue(storeId);
         const a = actorColumns(actor);
         // The text's row goes with its last holder, in this statement (a trigger: sqlite/schema/contents.ts).
         q.redact.run(now, a.type, a.id, id);

@@ -33,6 +33,7 @@ import { MIGRATION_14 } from './forks.js';
 import { MIGRATION_15 } from './path-numbers.js';
 import { MIGRATION_16 } from './console.js';
 import { MIGRATION_18 } from './deleted-stores.js';
+import { MIGRATION_19 } from './search-remnants.js';
 
 export interface Migration {
   version: number;
@@ -254,6 +255,11 @@ CREATE INDEX memories_meta_by_path ON memories
     // A deleted store is hidden at once and its rows removed in short steps. See sqlite/schema/deleted-stores.ts.
     version: 18,
     sql: MIGRATION_18,
+  },
+  {
+    // Re-indexing without secure-delete where no erasure is promised; erasure by merging. See sqlite/schema/search-remnants.ts.
+    version: 19,
+    sql: MIGRATION_19,
   },
 ];
 
