@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { MnemoError } from '../domain/errors.js';
 import { createGroupCommit, type GroupCommit } from './group-commit.js';
+import { eraseSearchRemnants } from './erasure.js';
 import type { Receipt, ReceiptScope, Storage } from '../storage/port.js';
 
 /** The answer a receipt keeps: status, wire body, and what it points at (for `mnemo check`). */
@@ -139,7 +140,9 @@ export function createIdempotency<Ops>({
     /** Runs a mutation (over the transaction's operations) and records its reply in one transaction. */
     async commit(req: IdempotentRequest | null, mutate: (ops: Ops) => Promise<Reply>): Promise<Reply> {
       if (Date.now() - lastPurge > PURGE_EVERY_MS) await purge();
-      return commitIn(storage, req, mutate);
+      const reply = await commitIn(storage, req, mutate);
+      await eraseSearchRemnants(storage);
+      return reply;
     },
 
     /**
@@ -152,6 +155,8 @@ export function createIdempotency<Ops>({
         const found = req && (await findIn(tx, req));
         return found ? { reply: found, replayed: true } : { reply: await commitIn(tx, req, mutate), replayed: false };
       });
+      // A redaction in the group left its search-index erasure for after the commit (service/erasure.ts).
+      await eraseSearchRemnants(storage);
       if (!settled.replayed && settled.reply.storeId) committed(settled.reply.storeId);
       return settled;
     },

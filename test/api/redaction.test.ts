@@ -125,6 +125,22 @@ describe('redaction and idempotency receipts', () => {
     expect(check.code, check.stdout + check.stderr).toBe(0);
   });
 
+  it('erases a redacted word that a search had already re-indexed out of the index, before the redaction answers', async () => {
+    const ms = sdkClient(server.url, server.adminKey).beta.memoryStores;
+    const store = await ms.create({ name: 'reindexed' });
+    const secret = secretWord('reindexedsecret');
+    const search = async (q: string) =>
+      JSON.stringify((await rawRequest(server.url, 'GET', `/v1/memory_stores/${store.id}/search?q=${q}`, { apiKey: server.adminKey })).body);
+    const m = await ms.memories.create(store.id, { path: '/creds.md', content: `token ${secret}` });
+    expect(await search(secret)).toContain('/creds.md');
+    await ms.memories.update(m.id, { memory_store_id: store.id, content: 'token rotated' });
+    // The search indexes the edit first: the old words leave without secure-delete (a store without a retention).
+    expect(await search(secret)).not.toContain('/creds.md');
+    await ms.memoryVersions.redact(m.memory_version_id, { memory_store_id: store.id });
+    if (!onPostgres()) expect(holding(filesUnder(dataDir), secret)).toEqual([]);
+    expect(await search('rotated')).toContain('/creds.md');
+  });
+
   it('mnemo check reports a receipt that still holds text of a redacted version', async () => {
     const dir = makeTempDir('mnemo-redact-check-');
     try {

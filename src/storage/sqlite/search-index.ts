@@ -10,7 +10,7 @@
  * store is noted; a redaction or prune there is followed by `eraseStep`s until the index is merged.
  */
 import { textOf, versionContent } from './contents.js';
-import { afterCommit, settleHeld, type Db } from './tx.js';
+import { settleHeld, type Db } from './tx.js';
 
 export interface SearchIndex {
   /** Re-indexes everything queued, batch by batch, inside the caller's transaction (bulk import, redaction), with secure-delete. */
@@ -141,9 +141,16 @@ export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) 
   }
 
   const batchTx = db.transaction(indexBatch);
+  /**
+   * Whether an erasure may be due: set at open (a crash may have left one) and by `eraseDue`, cleared
+   * by a step that finds none or finishes one, so the checks before every write and upkeep turn
+   * cost no SQL the rest of the time.
+   */
+  let mayBeDue = true;
+
   function indexSearchBacklog(max: number): number {
     // No index writes while an erasure merges: each would add a segment, and the merge might never end.
-    if (q.due.get() === 1) return eraseStep() ? Math.max(1, pendingCount()) : pendingCount();
+    if (mayBeDue && q.due.get() === 1) return eraseStep() ? Math.max(1, pendingCount()) : pendingCount();
     // Checked first so that an idle server's upkeep and every search stay reads.
     if (!hasBacklog()) return 0;
     // A batch of its own, not a savepoint of a held batch of mount writes: FTS5 applies what the
@@ -168,11 +175,15 @@ export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) 
     return 'done';
   });
   function eraseStep(): boolean {
-    if (q.due.get() !== 1) return false;
+    if (!mayBeDue) return false;
     settleHeld(db);
+    // Not inside a caller's transaction (an API write's group commit): the steps would hold it, and
+    // every other writer and reader with it. The service runs them once it has committed.
+    if (db.inTransaction) return false;
     const step = relaxed(() => stepTx.immediate());
+    if (step !== 'more') mayBeDue = false;
     // As after a redaction: the WAL's copies of the pages the merge freed leave the disk too.
-    if (step === 'done') afterCommit(db, () => db.pragma('wal_checkpoint(TRUNCATE)'));
+    if (step === 'done') db.pragma('wal_checkpoint(TRUNCATE)');
     return step === 'more';
   }
 
@@ -188,7 +199,9 @@ export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) 
     indexQueued,
     indexSearchBacklog,
     hasBacklog,
-    eraseDue: (storeId) => void q.markDue.run(storeId),
+    eraseDue(storeId) {
+      if (q.markDue.run(storeId).changes > 0) mayBeDue = true;
+    },
     eraseStep,
   };
 }
