@@ -4,7 +4,7 @@
  * redaction that erases the bytes from the database file and its WAL.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { SCHEMA_VERSION } from '../../src/storage/sqlite/schema/migrations.js';
@@ -441,12 +441,14 @@ describe('sqlite redaction erases bytes', () => {
     while ((await storage.indexSearchBacklog(1)) > 0);
     await service.updateMemory(caller, store.id, m.id, { content: 'alpha gone' });
     while ((await storage.indexSearchBacklog(1000)) > 0);
+    await service.createMemory(caller, store.id, { path: '/queued.md', content: 'queued meanwhile' });
     // As a redaction's transaction leaves it when the process dies before the steps after it.
     withRaw(file, (raw) => raw.prepare('UPDATE search_remnants SET erase_due = 1').run());
-    await service.createMemory(caller, store.id, { path: '/queued.md', content: 'queued meanwhile' });
+    await core.close();
+    const restarted = await openCore({ dir: dirname(file) });
     const queued = () => withRaw(file, (raw) => raw.prepare('SELECT count(*) FROM search_backlog').pluck().get());
     let turns = 0;
-    while ((await storage.indexSearchBacklog(1000)) > 0) {
+    while ((await restarted.storage.indexSearchBacklog(1000)) > 0) {
       turns++;
       // Nothing is indexed while the merge runs: every write would add a segment to merge.
       if (withRaw(file, (raw) => raw.prepare('SELECT count(*) FROM search_remnants').pluck().get()) === 1) expect(queued()).toBe(1);
@@ -454,7 +456,8 @@ describe('sqlite redaction erases bytes', () => {
     expect(turns).toBeGreaterThan(0);
     expect(queued()).toBe(0);
     expect(withRaw(file, (raw) => raw.prepare('SELECT count(*) FROM search_remnants').pluck().get())).toBe(0);
-    expect(await service.searchMemories(caller, store.id, { q: 'meanwhile', mode: 'fts', pathPrefix: '/', limit: 10, page: null })).toMatchObject({ data: [{ memory: { path: '/queued.md' } }] });
+    const hits = await restarted.service.searchMemories(restarted.caller, store.id, { q: 'meanwhile', mode: 'fts', pathPrefix: '/', limit: 10, page: null });
+    expect(hits).toMatchObject({ data: [{ memory: { path: '/queued.md' } }] });
   });
 
   it('a redaction while another connection holds a read transaction leaves no secret once that reader ends and the storage closes', async () => {

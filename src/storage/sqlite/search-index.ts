@@ -104,20 +104,16 @@ export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) 
     let chars = 0;
     let last: number | null = null;
     let secure: boolean | null = null;
-    if (secureAll) {
-      q.secureOn.run();
-      secure = true;
-    }
     const noted = new Set<string>();
     for (const b of q.queued.all(max) as { seq: number; indexed_version: string | null; store_id: string | null; kept: number | null }[]) {
       // No old text: never indexed, or its store's deletion already took it out.
       const old = b.indexed_version === null ? undefined : (q.indexedText.get(b.indexed_version) as Text | undefined);
       if (old && old.content !== null && old.path !== null) {
-        const wants = b.kept === 1;
+        const wants = secureAll || b.kept === 1;
         if (secure === null) {
           secure = wants;
           (secure ? q.secureOn : q.secureOff).run();
-        } else if (secure !== wants && !secureAll) {
+        } else if (secure !== wants) {
           break;
         }
         if (!secure && b.store_id !== null && !noted.has(b.store_id)) {
@@ -150,7 +146,10 @@ export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) 
 
   function indexSearchBacklog(max: number): number {
     // No index writes while an erasure merges: each would add a segment, and the merge might never end.
-    if (mayBeDue && q.due.get() === 1) return eraseStep() ? Math.max(1, pendingCount()) : pendingCount();
+    if (mayBeDue) {
+      if (q.due.get() === 1) return eraseStep() ? Math.max(1, pendingCount()) : pendingCount();
+      mayBeDue = false;
+    }
     // Checked first so that an idle server's upkeep and every search stay reads.
     if (!hasBacklog()) return 0;
     // A batch of its own, not a savepoint of a held batch of mount writes: FTS5 applies what the
