@@ -329,6 +329,25 @@ function uniqueSecret(length: number): string {
   return s;
 }
 
+/** One lower-case word, as the full-text index stores a term: its bytes in the file are the word's. */
+const indexWord = () => `zq${uniqueSecret(30).slice(7).toLowerCase().replace(/[^a-z]/g, 'x')}`;
+
+/** Indexes everything queued, as the upkeep would between writes. */
+async function indexAll(storage: Core['storage']): Promise<void> {
+  while ((await storage.indexSearchBacklog(1000)) > 0);
+}
+
+/** A memory written, indexed, edited, and indexed again: its first words are taken out of the index. */
+async function editedAfterIndexing(core: Core, storeId: string, path: string, first: string, second: string) {
+  const m = await core.service.createMemory(core.caller, storeId, { path, content: first });
+  await indexAll(core.storage);
+  await core.service.updateMemory(core.caller, storeId, m.id, { content: second });
+  await indexAll(core.storage);
+  return m;
+}
+
+const remnantStores = (file: string) => withRaw(file, (raw) => raw.prepare('SELECT store_id FROM search_remnants ORDER BY store_id').pluck().all());
+
 describe('sqlite redaction erases bytes', () => {
   const cases: [string, number, 'updated' | 'deleted', boolean][] = [
     ['a small inline secret, memory updated, storage left open', 40, 'updated', false],
@@ -389,58 +408,48 @@ describe('sqlite redaction erases bytes', () => {
 
   it('an edit re-indexes without erasing the old words (the store is noted), and a redaction then erases them from the index too', async () => {
     const core = await openCore();
-    const { service, caller, file, storage } = core;
-    const word = `zq${uniqueSecret(30).slice(7).toLowerCase().replace(/[^a-z]/g, 'x')}`;
+    const { service, caller, file } = core;
+    const word = indexWord();
     const store = await service.createStore(caller, { name: 'edited', description: '', metadata: {} });
-    const m = await service.createMemory(caller, store.id, { path: '/creds.md', content: `token ${word}` });
-    while ((await storage.indexSearchBacklog(1000)) > 0);
-    await service.updateMemory(caller, store.id, m.id, { content: 'token rotated' });
     // The upkeep's re-indexing, before the redaction: the old words stay in the pages, cancelled.
-    while ((await storage.indexSearchBacklog(1000)) > 0);
+    const m = await editedAfterIndexing(core, store.id, '/creds.md', `token ${word}`, 'token rotated');
     expect(await service.searchMemories(caller, store.id, { q: word, mode: 'fts', pathPrefix: '/', limit: 10, page: null })).toMatchObject({ data: [] });
     expect(withRaw(file, (raw) => raw.prepare('SELECT store_id, erase_due FROM search_remnants').all())).toEqual([{ store_id: store.id, erase_due: 0 }]);
     await service.redactVersion(caller, store.id, m.versionId);
     expect(found(file, word)).toBe(0);
-    expect(withRaw(file, (raw) => raw.prepare('SELECT count(*) FROM search_remnants').pluck().get())).toBe(0);
+    expect(remnantStores(file)).toEqual([]);
     core.close();
     expect(found(file, word)).toBe(0);
   });
 
   it('a store with a retention re-indexes with secure-delete, and a prune in a store noted before its retention erases the pruned words', async () => {
     const core = await openCore();
-    const { service, caller, file, storage } = core;
-    const remnants = () => withRaw(file, (raw) => raw.prepare('SELECT store_id FROM search_remnants ORDER BY store_id').pluck().all());
+    const { service, caller, file } = core;
     const kept = await service.createStore(caller, { name: 'kept', description: '', metadata: {}, retention: { maxAgeDays: null, keepLast: 5 } });
-    const k = await service.createMemory(caller, kept.id, { path: '/k.md', content: 'first words' });
-    while ((await storage.indexSearchBacklog(1000)) > 0);
-    await service.updateMemory(caller, kept.id, k.id, { content: 'second words' });
-    while ((await storage.indexSearchBacklog(1000)) > 0);
-    expect(remnants()).toEqual([]);
+    await editedAfterIndexing(core, kept.id, '/k.md', 'first words', 'second words');
+    expect(remnantStores(file)).toEqual([]);
 
-    const word = `zq${uniqueSecret(30).slice(7).toLowerCase().replace(/[^a-z]/g, 'x')}`;
+    const word = indexWord();
     const later = await service.createStore(caller, { name: 'later', description: '', metadata: {} });
-    const m = await service.createMemory(caller, later.id, { path: '/n.md', content: `note ${word}` });
-    while ((await storage.indexSearchBacklog(1000)) > 0);
-    await service.updateMemory(caller, later.id, m.id, { content: 'note rewritten' });
-    while ((await storage.indexSearchBacklog(1000)) > 0);
-    expect(remnants()).toEqual([later.id]);
+    await editedAfterIndexing(core, later.id, '/n.md', `note ${word}`, 'note rewritten');
+    expect(remnantStores(file)).toEqual([later.id]);
     await service.updateStore(caller, later.id, { retention: { maxAgeDays: null, keepLast: 1 } });
     expect(await service.pruneHistory()).toBe(1);
     expect(found(file, word)).toBe(0);
-    expect(remnants()).toEqual([]);
+    expect(remnantStores(file)).toEqual([]);
   });
 
   it('an erasure a crash left due is finished by the search upkeep before it indexes again', async () => {
     const core = await openCore();
     const { service, caller, file, storage } = core;
-    const word = `zq${uniqueSecret(30).slice(7).toLowerCase().replace(/[^a-z]/g, 'x')}`;
     const store = await service.createStore(caller, { name: 'crashed', description: '', metadata: {} });
-    const m = await service.createMemory(caller, store.id, { path: '/a.md', content: `alpha ${word}` });
-    while ((await storage.indexSearchBacklog(1000)) > 0);
+    const m = await service.createMemory(caller, store.id, { path: '/a.md', content: `alpha ${indexWord()}` });
+    await indexAll(storage);
+    // Segments to merge: thirty batches of one.
     for (let i = 0; i < 30; i++) await service.createMemory(caller, store.id, { path: `/f${i}.md`, content: `filler ${i}` });
     while ((await storage.indexSearchBacklog(1)) > 0);
     await service.updateMemory(caller, store.id, m.id, { content: 'alpha gone' });
-    while ((await storage.indexSearchBacklog(1000)) > 0);
+    await indexAll(storage);
     await service.createMemory(caller, store.id, { path: '/queued.md', content: 'queued meanwhile' });
     // As a redaction's transaction leaves it when the process dies before the steps after it.
     withRaw(file, (raw) => raw.prepare('UPDATE search_remnants SET erase_due = 1').run());
@@ -451,11 +460,11 @@ describe('sqlite redaction erases bytes', () => {
     while ((await restarted.storage.indexSearchBacklog(1000)) > 0) {
       turns++;
       // Nothing is indexed while the merge runs: every write would add a segment to merge.
-      if (withRaw(file, (raw) => raw.prepare('SELECT count(*) FROM search_remnants').pluck().get()) === 1) expect(queued()).toBe(1);
+      if (remnantStores(file).length === 1) expect(queued()).toBe(1);
     }
     expect(turns).toBeGreaterThan(0);
     expect(queued()).toBe(0);
-    expect(withRaw(file, (raw) => raw.prepare('SELECT count(*) FROM search_remnants').pluck().get())).toBe(0);
+    expect(remnantStores(file)).toEqual([]);
     const hits = await restarted.service.searchMemories(restarted.caller, store.id, { q: 'meanwhile', mode: 'fts', pathPrefix: '/', limit: 10, page: null });
     expect(hits).toMatchObject({ data: [{ memory: { path: '/queued.md' } }] });
   });
