@@ -205,6 +205,9 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
   }, writeBehind);
   return {
     ...port,
+    // Asked after every API write (service/idempotency.ts): with nothing due it answers at once,
+    // not after the writer gate, which a following group's transaction may hold.
+    eraseSearchRemnants: () => (searchIndex.mayEraseDue() ? port.eraseSearchRemnants!() : Promise.resolve(false)),
     readPragma(name) {
       return db.pragma(name, { simple: true });
     },

@@ -31,6 +31,8 @@ export interface SearchIndex {
    * forgets every noted store and truncates the WAL after its commit.
    */
   eraseStep(): boolean;
+  /** False once a step found nothing due and nothing marked one since: `eraseStep` would do nothing (no SQL asked). */
+  mayEraseDue(): boolean;
 }
 
 /** Index pages one erasure step writes at most: 16 took up to 7 ms on the 2-core host, the whole merge about 10 µs a 4 KiB memory. */
@@ -202,6 +204,7 @@ export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) 
       if (q.markDue.run(storeId).changes > 0) mayBeDue = true;
     },
     eraseStep,
+    mayEraseDue: () => mayBeDue,
   };
 }
 
