@@ -406,67 +406,71 @@ describe('sqlite redaction erases bytes', () => {
     expect(found(file, word)).toBe(0);
   });
 
-  it('an edit re-indexes without erasing the old words (the store is noted), and a redaction then erases them from the index too', async () => {
-    const core = await openCore();
-    const { service, caller, file } = core;
-    const word = indexWord();
-    const store = await service.createStore(caller, { name: 'edited', description: '', metadata: {} });
-    // The upkeep's re-indexing, before the redaction: the old words stay in the pages, cancelled.
-    const m = await editedAfterIndexing(core, store.id, '/creds.md', `token ${word}`, 'token rotated');
-    expect(await service.searchMemories(caller, store.id, { q: word, mode: 'fts', pathPrefix: '/', limit: 10, page: null })).toMatchObject({ data: [] });
-    expect(withRaw(file, (raw) => raw.prepare('SELECT store_id, erase_due FROM search_remnants').all())).toEqual([{ store_id: store.id, erase_due: 0 }]);
-    await service.redactVersion(caller, store.id, m.versionId);
-    expect(found(file, word)).toBe(0);
-    expect(remnantStores(file)).toEqual([]);
-    core.close();
-    expect(found(file, word)).toBe(0);
-  });
+  // The heavy turns (secure-delete batches, merge steps) run on a reader thread's connection when
+  // there is one (test/src/index-aside.test.ts), on the serving connection when there is not.
+  describe.each([['with reader threads', 2], ['without reader threads', 0]])('%s', (_name, readers) => {
+    it('an edit re-indexes without erasing the old words (the store is noted), and a redaction then erases them from the index too', async () => {
+      const core = await openCore({ readers });
+      const { service, caller, file } = core;
+      const word = indexWord();
+      const store = await service.createStore(caller, { name: 'edited', description: '', metadata: {} });
+      // The upkeep's re-indexing, before the redaction: the old words stay in the pages, cancelled.
+      const m = await editedAfterIndexing(core, store.id, '/creds.md', `token ${word}`, 'token rotated');
+      expect(await service.searchMemories(caller, store.id, { q: word, mode: 'fts', pathPrefix: '/', limit: 10, page: null })).toMatchObject({ data: [] });
+      expect(withRaw(file, (raw) => raw.prepare('SELECT store_id, erase_due FROM search_remnants').all())).toEqual([{ store_id: store.id, erase_due: 0 }]);
+      await service.redactVersion(caller, store.id, m.versionId);
+      expect(found(file, word)).toBe(0);
+      expect(remnantStores(file)).toEqual([]);
+      core.close();
+      expect(found(file, word)).toBe(0);
+    });
 
-  it('a store with a retention re-indexes with secure-delete, and a prune in a store noted before its retention erases the pruned words', async () => {
-    const core = await openCore();
-    const { service, caller, file } = core;
-    const kept = await service.createStore(caller, { name: 'kept', description: '', metadata: {}, retention: { maxAgeDays: null, keepLast: 5 } });
-    await editedAfterIndexing(core, kept.id, '/k.md', 'first words', 'second words');
-    expect(remnantStores(file)).toEqual([]);
+    it('a store with a retention re-indexes with secure-delete, and a prune in a store noted before its retention erases the pruned words', async () => {
+      const core = await openCore({ readers });
+      const { service, caller, file } = core;
+      const kept = await service.createStore(caller, { name: 'kept', description: '', metadata: {}, retention: { maxAgeDays: null, keepLast: 5 } });
+      await editedAfterIndexing(core, kept.id, '/k.md', 'first words', 'second words');
+      expect(remnantStores(file)).toEqual([]);
 
-    const word = indexWord();
-    const later = await service.createStore(caller, { name: 'later', description: '', metadata: {} });
-    await editedAfterIndexing(core, later.id, '/n.md', `note ${word}`, 'note rewritten');
-    expect(remnantStores(file)).toEqual([later.id]);
-    await service.updateStore(caller, later.id, { retention: { maxAgeDays: null, keepLast: 1 } });
-    expect(await service.pruneHistory()).toBe(1);
-    expect(found(file, word)).toBe(0);
-    expect(remnantStores(file)).toEqual([]);
-  });
+      const word = indexWord();
+      const later = await service.createStore(caller, { name: 'later', description: '', metadata: {} });
+      await editedAfterIndexing(core, later.id, '/n.md', `note ${word}`, 'note rewritten');
+      expect(remnantStores(file)).toEqual([later.id]);
+      await service.updateStore(caller, later.id, { retention: { maxAgeDays: null, keepLast: 1 } });
+      expect(await service.pruneHistory()).toBe(1);
+      expect(found(file, word)).toBe(0);
+      expect(remnantStores(file)).toEqual([]);
+    });
 
-  it('an erasure a crash left due is finished by the search upkeep before it indexes again', async () => {
-    const core = await openCore();
-    const { service, caller, file, storage } = core;
-    const store = await service.createStore(caller, { name: 'crashed', description: '', metadata: {} });
-    const m = await service.createMemory(caller, store.id, { path: '/a.md', content: `alpha ${indexWord()}` });
-    await indexAll(storage);
-    // Segments to merge: thirty batches of one.
-    for (let i = 0; i < 30; i++) await service.createMemory(caller, store.id, { path: `/f${i}.md`, content: `filler ${i}` });
-    while ((await storage.indexSearchBacklog(1)) > 0);
-    await service.updateMemory(caller, store.id, m.id, { content: 'alpha gone' });
-    await indexAll(storage);
-    await service.createMemory(caller, store.id, { path: '/queued.md', content: 'queued meanwhile' });
-    // As a redaction's transaction leaves it when the process dies before the steps after it.
-    withRaw(file, (raw) => raw.prepare('UPDATE search_remnants SET erase_due = 1').run());
-    await core.close();
-    const restarted = await openCore({ dir: dirname(file) });
-    const queued = () => withRaw(file, (raw) => raw.prepare('SELECT count(*) FROM search_backlog').pluck().get());
-    let turns = 0;
-    while ((await restarted.storage.indexSearchBacklog(1000)) > 0) {
-      turns++;
-      // Nothing is indexed while the merge runs: every write would add a segment to merge.
-      if (remnantStores(file).length === 1) expect(queued()).toBe(1);
-    }
-    expect(turns).toBeGreaterThan(0);
-    expect(queued()).toBe(0);
-    expect(remnantStores(file)).toEqual([]);
-    const hits = await restarted.service.searchMemories(restarted.caller, store.id, { q: 'meanwhile', mode: 'fts', pathPrefix: '/', limit: 10, page: null });
-    expect(hits).toMatchObject({ data: [{ memory: { path: '/queued.md' } }] });
+    it('an erasure a crash left due is finished by the search upkeep before it indexes again', async () => {
+      const core = await openCore({ readers });
+      const { service, caller, file, storage } = core;
+      const store = await service.createStore(caller, { name: 'crashed', description: '', metadata: {} });
+      const m = await service.createMemory(caller, store.id, { path: '/a.md', content: `alpha ${indexWord()}` });
+      await indexAll(storage);
+      // Segments to merge: thirty batches of one.
+      for (let i = 0; i < 30; i++) await service.createMemory(caller, store.id, { path: `/f${i}.md`, content: `filler ${i}` });
+      while ((await storage.indexSearchBacklog(1)) > 0);
+      await service.updateMemory(caller, store.id, m.id, { content: 'alpha gone' });
+      await indexAll(storage);
+      await service.createMemory(caller, store.id, { path: '/queued.md', content: 'queued meanwhile' });
+      // As a redaction's transaction leaves it when the process dies before the steps after it.
+      withRaw(file, (raw) => raw.prepare('UPDATE search_remnants SET erase_due = 1').run());
+      await core.close();
+      const restarted = await openCore({ dir: dirname(file), readers });
+      const queued = () => withRaw(file, (raw) => raw.prepare('SELECT count(*) FROM search_backlog').pluck().get());
+      let turns = 0;
+      while ((await restarted.storage.indexSearchBacklog(1000)) > 0) {
+        turns++;
+        // Nothing is indexed while the merge runs: every write would add a segment to merge.
+        if (remnantStores(file).length === 1) expect(queued()).toBe(1);
+      }
+      expect(turns).toBeGreaterThan(0);
+      expect(queued()).toBe(0);
+      expect(remnantStores(file)).toEqual([]);
+      const hits = await restarted.service.searchMemories(restarted.caller, store.id, { q: 'meanwhile', mode: 'fts', pathPrefix: '/', limit: 10, page: null });
+      expect(hits).toMatchObject({ data: [{ memory: { path: '/queued.md' } }] });
+    });
   });
 
   it('a redaction while another connection holds a read transaction leaves no secret once that reader ends and the storage closes', async () => {

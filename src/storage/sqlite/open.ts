@@ -7,10 +7,10 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { observeCommits, outerTx, type Db } from './tx.js';
-import type { AtomicOptions, MoveTreeInput, Storage } from '../port.js';
-import type { MoveTreeRequest } from './reads.js';
+import type { AtomicOptions, Storage } from '../port.js';
+import type { AsyncWrites } from './reads.js';
 import { MnemoError } from '../../domain/errors.js';
-import { bindPort, type ConnectionMethods } from './port-view.js';
+import { bindPort, type ConnectionMethods, type PortParts } from './port-view.js';
 import { applyPragmas, keepJournalsInMemory } from './pragmas.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema/migrations.js';
 import { createAuditStatements } from './audit.js';
@@ -27,7 +27,7 @@ import { createMountViewStatements } from './mount-view.js';
 import { createHistoryStatements } from './history.js';
 import { createReceiptStatements } from './receipts.js';
 import { createSearchStatements, drainSearchBacklog } from './search.js';
-import { createSearchIndex } from './search-index.js';
+import { createSearchIndex, HEAVY_TURN, type SearchIndex } from './search-index.js';
 import { createSessionStatements } from './sessions.js';
 import { createStoreStatements } from './stores.js';
 import { createChildWalk } from './tree.js';
@@ -160,7 +160,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
   const writeBehind = _options.writeBehind && file !== ':memory:' ? createWriteBehind(db, file, walSync, memoryRows, _options.writeBehind) : null;
   const { port, gate } = bindPort(db, walSync, {
     connection,
-    ...(readers.moveTree ? { moveTreeAside: moveTreeOnThread(readers.moveTree, treeCount, changes.ownCommitAside) } : {}),
+    ...(readers.writes ? { asideWrites: threadWrites(readers.writes, searchIndex, treeCount, changes.ownCommitAside) } : {}),
     reads: {
       async searchMemories(storeId, q) {
         // The writer indexes the queue first (a write, so here, through the gate), in batches that
@@ -233,22 +233,35 @@ function truncateWal(db: Db): void {
 }
 
 /**
- * A directory move on a reader thread's writable connection (sqlite/readers.ts): its version ids
- * made here (the service's id source, which may be injected), one per memory it moves, counted with
- * the writers held (port-view.ts); the change mark moves as for a write on this connection (even
- * when the move fails, as the write counter does for a write that rolled back).
+ * The writes a reader thread makes on writable connections of its own (sqlite/readers.ts), each
+ * counted as this connection's own (the change mark moves, even when one fails, as the write counter
+ * does for a write that rolled back; their commits are not taken for another process's):
+ * - a directory move, its version ids made here (the service's id source, which may be injected),
+ *   one per memory it moves, counted with the writers held (port-view.ts);
+ * - the search index's heavy turns: the serving connection tries each turn first and runs it itself
+ *   unless it is heavy (search-index.ts HEAVY_TURN). The index changes no memory, but a commit
+ *   from another connection cannot be told apart from another process's, so the mark moves.
  */
-function moveTreeOnThread(
-  move: (input: MoveTreeRequest) => Promise<number>,
+function threadWrites(
+  writes: AsyncWrites,
+  index: SearchIndex,
   count: (storeId: string, from: string) => number,
   ownCommitAside: ChangeStatements['ownCommitAside'],
-): (input: MoveTreeInput) => Promise<number> {
-  return ({ versionIds, ...input }) => {
-    const ids = Array.from({ length: count(input.storeId, input.from) }, () => versionIds());
-    return ownCommitAside(() => move({ ...input, versionIds: ids }));
+): NonNullable<PortParts['asideWrites']> {
+  return {
+    moveTree(elsewhere, { versionIds, ...input }) {
+      const ids = Array.from({ length: count(input.storeId, input.from) }, () => versionIds());
+      return elsewhere(() => ownCommitAside(() => writes.moveTree({ ...input, versionIds: ids })));
+    },
+    async indexSearchBacklog(elsewhere, max) {
+      const left = index.indexSearchBacklog(max, 'elsewhere');
+      return left === HEAVY_TURN ? elsewhere(() => ownCommitAside(() => writes.indexSearchBacklog(max))) : left;
+    },
+    async eraseSearchRemnants(elsewhere) {
+      return index.erasureDue() ? elsewhere(() => ownCommitAside(() => writes.eraseStep())) : false;
+    },
   };
 }
-
 
 function migrate(db: Db): void {
   const current = db.pragma('user_version', { simple: true }) as number;

@@ -11,7 +11,7 @@
  * bypasses it. PostgreSQL gets the same from a pooled client per transaction.
  */
 import { MnemoError } from '../../domain/errors.js';
-import type { AtomicOptions, MoveTreeInput, Storage } from '../port.js';
+import type { AtomicOptions, Storage } from '../port.js';
 import type { Synchronous } from './reads.js';
 import { asyncTx, settleHeld, type Db } from './tx.js';
 import type { WalSync } from './sync.js';
@@ -23,17 +23,25 @@ export type ConnectionMethods = Synchronous<Omit<Storage, LocalMethod | AsyncMet
 /** Counters kept in memory: synchronous in the port too (port/index.ts says why). */
 type LocalMethod = 'changeMark' | 'ownWriteMark' | 'onMarkMoved' | 'unsyncedCommits' | 'keepsSearchBacklog';
 
+/** Methods that may write on another connection (PortParts.asideWrites). */
+type AsideMethod = 'moveTree' | 'indexSearchBacklog' | 'eraseSearchRemnants';
+
+/** Runs `write` on another connection, this one's writers held back until it settles (the caller holds the gate). */
+export type Elsewhere = <T>(write: () => Promise<T>) => Promise<T>;
+
 /** Methods that are promises already (reader threads, WAL syncs). */
 type AsyncMethod = 'searchMemories' | 'listMemories' | 'listStores' | 'listVersions' | 'listChanges' | 'integrityCheck' | 'domainCheck' | 'searchBacklog' | 'syncCommits';
 
 export interface PortParts {
   connection: ConnectionMethods;
   /**
-   * A directory move made on another connection (a reader thread's: sqlite/readers.ts), or absent
-   * (the connection's own `moveTree`). The port holds the connection's writers back while it runs and
-   * lets ASIDE_READS and the reads through: they see the store as it was until the move commits.
+   * Port methods that may write on another connection (a reader thread's: sqlite/readers.ts): a
+   * directory move, the search index's heavy turns. Each runs holding the gate, and hands what it
+   * writes there to `elsewhere`, which holds the connection's writers back while it runs and lets
+   * ASIDE_READS and the reads through: they see the store as it was until that write commits.
+   * Inside an `atomic` (the `tx` view) the connection's own method runs, in that transaction.
    */
-  moveTreeAside?: (input: MoveTreeInput) => Promise<number>;
+  asideWrites?: { [M in AsideMethod]?: (elsewhere: Elsewhere, ...args: Parameters<NonNullable<Storage[M]>>) => ReturnType<NonNullable<Storage[M]>> };
   reads: Pick<Storage, AsyncMethod>;
   /** Reads that differ inside a transaction (a search's backlog drain must not wait at the gate for its own transaction). */
   txReads?: Partial<Pick<Storage, AsyncMethod>>;
@@ -164,18 +172,22 @@ export function bindPort(db: Db, walSync: WalSync, parts: PortParts, writeBehind
       gate.leave();
     }
   };
-  const moveTreeAside = parts.moveTreeAside;
-  if (moveTreeAside) {
-    // Inside an `atomic` (the `tx` view) the move stays on this connection, in that transaction.
-    port['moveTree'] = async (input: MoveTreeInput): Promise<number> => {
+  const elsewhere: Elsewhere = async (write) => {
+    // The other connection needs the write lock: nothing may be held open on this one.
+    settleHeld(db);
+    gate.aside = true;
+    try {
+      return await write();
+    } finally {
+      gate.aside = false;
+    }
+  };
+  for (const [name, fn] of Object.entries(parts.asideWrites ?? {}) as [string, (e: Elsewhere, ...args: unknown[]) => Promise<unknown>][]) {
+    port[name] = async (...args: unknown[]): Promise<unknown> => {
       await gate.enter();
       try {
-        // The other connection needs the write lock: nothing may be held open on this one.
-        settleHeld(db);
-        gate.aside = true;
-        return await moveTreeAside(input);
+        return await fn(elsewhere, ...args);
       } finally {
-        gate.aside = false;
         gate.leave();
       }
     };

@@ -9,14 +9,14 @@ import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { MnemoError } from '../../domain/errors.js';
-import type { MoveTreeRequest, ReadReply, ReadRequest, SyncReads } from './reads.js';
+import type { MoveTreeRequest, ReadMethod, ReadReply, ReadRequest, SyncReads, ThreadWrites, WriteMethod } from './reads.js';
 import { createCheckStatements } from './check.js';
 import { registerClock } from './expiry.js';
 import { applyPragmas, keepJournalsInMemory } from './pragmas.js';
 import { createChildWalk } from './tree.js';
 import { createMemoryStatements } from './memories.js';
 import { createSearchStatements } from './search.js';
-import type { SearchIndex } from './search-index.js';
+import { createSearchIndex, type SearchIndex } from './search-index.js';
 import { createStoreStatements } from './stores.js';
 import { createVersionStatements } from './versions.js';
 import { createFeedStatements } from './feed.js';
@@ -42,7 +42,7 @@ let now = '';
 registerClock(db, () => now);
 
 // The writer indexes the search backlog before it sends a search here: the reader's part is a no-op.
-const noIndex: SearchIndex = { indexQueued() {}, indexSearchBacklog: () => 0, hasBacklog: () => false, eraseDue() {}, eraseStep: () => false, mayEraseDue: () => false };
+const noIndex: SearchIndex = { indexQueued() {}, indexSearchBacklog: () => 0, hasBacklog: () => false, eraseDue() {}, eraseStep: () => false, mayEraseDue: () => false, erasureDue: () => false };
 const checks = createCheckStatements(db);
 /**
  * FTS5's integrity check is an INSERT command, which a read-only connection refuses: the domain
@@ -84,6 +84,21 @@ function openMover(): (input: MoveTreeRequest) => number {
     });
   };
 }
+/**
+ * The search index's heavy turns (search-index.ts HEAVY_TURN: batches re-indexed with secure-delete,
+ * an erasure's merge steps), on a writable connection of this thread's own (opened at its first use):
+ * on the serving thread each held every mount and request for up to a tenth of a second. At
+ * synchronous=NORMAL, as the serving connection commits them: the index is derived data, and a turn
+ * lost to a power failure is still queued. The serving connection's writers wait at its gate meanwhile.
+ */
+let indexer: SearchIndex | null = null;
+function openIndexer(): SearchIndex {
+  const rw = new Database(file, { fileMustExist: true });
+  applyPragmas(rw, 'NORMAL');
+  keepJournalsInMemory(rw);
+  registerClock(rw, () => now);
+  return createSearchIndex(rw, (fn) => fn(), false);
+}
 const search = createSearchStatements(db, noIndex);
 const reads: SyncReads = {
   searchMemories: search.searchMemories,
@@ -95,13 +110,17 @@ const reads: SyncReads = {
   integrityCheck: checks.integrityCheck,
   domainCheck: () => (domainCheck ??= openDomainCheck())(),
 };
-const writes = { moveTree: (input: MoveTreeRequest) => (mover ??= openMover())(input) };
+const writes: ThreadWrites = {
+  moveTree: (input: MoveTreeRequest) => (mover ??= openMover())(input),
+  indexSearchBacklog: (max: number) => (indexer ??= openIndexer()).indexSearchBacklog(max),
+  eraseStep: () => (indexer ??= openIndexer()).eraseStep(),
+};
 
 parentPort!.on('message', (m: ReadRequest) => {
   now = m.now;
   let reply: ReadReply;
   try {
-    const fn = m.method === 'moveTree' ? writes.moveTree : reads[m.method];
+    const fn = m.method in writes ? writes[m.method as WriteMethod] : reads[m.method as ReadMethod];
     reply = { id: m.id, ok: true, value: (fn as (...a: unknown[]) => unknown)(...m.args) };
   } catch (err) {
     const e = err instanceof Error ? err : new Error(String(err));

@@ -9,33 +9,36 @@
  * on the serving connection. A `:memory:` database has no file to share, and a build without its
  * compiled worker (the TypeScript sources alone) cannot start one: both run the same reads inline.
  *
- * One write runs here too: a directory move, on a writable connection the worker opens for it. It
- * is one transaction for every memory under the directory (a version each: 20,000 took 3.3 s), and
- * on the serving thread it held every mount and request of the server that long. Here the serving
- * connection's writers wait at its gate meanwhile (port-view.ts) while its point reads and the
- * reader threads go on answering, from the store as it was until the move commits.
+ * Two writes run here too, on writable connections the worker opens for them: a directory move, one
+ * transaction for every memory under the directory (a version each: 20,000 took 3.3 s), and the
+ * search index's heavy turns (secure-delete batches, an erasure's merge steps: up to a tenth of a
+ * second each). On the serving thread they held every mount and request of the server that long.
+ * Here the serving connection's writers wait at its gate meanwhile (port-view.ts) while its point
+ * reads and the reader threads go on answering, from the store as it was until the write commits.
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { MnemoError, type ErrorCode, type ErrorDetails } from '../../domain/errors.js';
-import type { AsyncReads, MoveTreeRequest, ReadMethod, ReadReply, ReadRequest, SyncReads } from './reads.js';
+import type { AsyncReads, AsyncWrites, ReadMethod, ReadReply, ReadRequest, SyncReads, WriteMethod } from './reads.js';
 
 export const DEFAULT_READERS = 2;
 
 export interface Readers {
   reads: AsyncReads;
   /**
-   * A directory move on a worker's writable connection, or null when reads run inline (then the
-   * serving connection moves it). The caller holds the serving connection's writers back meanwhile.
+   * Writes on a worker's writable connections (a directory move, the search index's heavy turns), or
+   * null when reads run inline (then the serving connection makes them). The caller holds the
+   * serving connection's writers back meanwhile.
    */
-  moveTree: ((input: MoveTreeRequest) => Promise<number>) | null;
+  writes: AsyncWrites | null;
   /** How many reads run in worker threads (0: inline on the serving connection). */
   readonly threads: number;
   /** Stops the workers; reads still in flight reject. */
   close(): void;
 }
 
+const WRITE_METHODS: readonly WriteMethod[] = ['moveTree', 'indexSearchBacklog', 'eraseStep'];
 const METHODS: readonly ReadMethod[] = ['searchMemories', 'listMemories', 'listStores', 'listVersions', 'listChanges', 'integrityCheck', 'domainCheck', 'searchBacklog'];
 
 /**
@@ -59,7 +62,7 @@ export function openReaders(file: string, threads: number, clock: () => string, 
     return r;
   }
 
-  function call(method: ReadMethod | 'moveTree', args: unknown[]): Promise<unknown> {
+  function call(method: ReadMethod | WriteMethod, args: unknown[]): Promise<unknown> {
     if (closed) return Promise.reject(new MnemoError('internal', 'storage is closed'));
     const r = pick();
     const id = nextId++;
@@ -74,7 +77,7 @@ export function openReaders(file: string, threads: number, clock: () => string, 
   const reads = Object.fromEntries(METHODS.map((m) => [m, (...args: unknown[]) => call(m, args)])) as unknown as AsyncReads;
   return {
     reads,
-    moveTree: (input) => call('moveTree', [input]) as Promise<number>,
+    writes: Object.fromEntries(WRITE_METHODS.map((m) => [m, (...args: unknown[]) => call(m, args)])) as unknown as AsyncWrites,
     threads,
     close() {
       closed = true;
@@ -139,7 +142,7 @@ function inlineReaders(inline: SyncReads): Readers {
   const reads = Object.fromEntries(
     METHODS.map((m) => [m, (...args: unknown[]) => new Promise((resolve) => resolve((inline[m] as (...a: unknown[]) => unknown)(...args)))]),
   ) as unknown as AsyncReads;
-  return { reads, moveTree: null, threads: 0, close() {} };
+  return { reads, writes: null, threads: 0, close() {} };
 }
 
 /**

@@ -27,6 +27,19 @@ export type ReadMethod = keyof SyncReads;
  */
 export type MoveTreeRequest = Omit<MoveTreeInput, 'versionIds'> & { versionIds: string[] };
 
+/** The writes a reader thread makes on writable connections of its own (sqlite/reader-worker.ts). */
+export interface ThreadWrites {
+  moveTree(input: MoveTreeRequest): number;
+  /** A search-index turn, heavy ones included (search-index.ts). */
+  indexSearchBacklog(max: number): number;
+  eraseStep(): boolean;
+}
+
+export type WriteMethod = keyof ThreadWrites;
+
+/** The same writes as the serving thread asks for them. */
+export type AsyncWrites = { [M in WriteMethod]: (...args: Parameters<ThreadWrites[M]>) => Promise<ReturnType<ThreadWrites[M]>> };
+
 export type { Synchronous } from '../port/synchronous.js';
 
 /** The port's face of the same reads: each a promise, answered by a reader thread. */
@@ -35,7 +48,7 @@ export type AsyncReads = { [M in ReadMethod]: (...args: Parameters<SyncReads[M]>
 /** One call to a reader thread; `now` is what `mnemo_now()` answers there (the adapter's clock, read at the call). */
 export interface ReadRequest {
   id: number;
-  method: ReadMethod | 'moveTree';
+  method: ReadMethod | WriteMethod;
   args: unknown[];
   now: string;
 }

@@ -18,9 +18,11 @@ export interface SearchIndex {
   /**
    * One turn of the upkeep: an erasure step while one is due (`eraseStep`), else re-indexes up to
    * `max` queued memories in one transaction. Returns how many stay queued (at least 1 while an
-   * erasure is under way). Without a queue or an erasure it takes no write lock.
+   * erasure is under way). Without a queue or an erasure it takes no write lock. With `heavy`
+   * 'elsewhere', a turn that would be heavy (an erasure step, or a batch re-indexed with
+   * secure-delete) is not run: it returns HEAVY_TURN, for another connection to run (open.ts).
    */
-  indexSearchBacklog(max: number): number;
+  indexSearchBacklog(max: number, heavy?: 'here' | 'elsewhere'): number;
   /** Anything queued (a read). */
   hasBacklog(): boolean;
   /** Notes, in the caller's transaction, that a redaction or prune in `storeId` needs the store's cancelled words erased. */
@@ -33,7 +35,17 @@ export interface SearchIndex {
   eraseStep(): boolean;
   /** False once a step found nothing due and nothing marked one since: `eraseStep` would do nothing (no SQL asked). */
   mayEraseDue(): boolean;
+  /** Whether `eraseStep` would run a step now (an erasure is due, and no transaction is open on the connection). */
+  erasureDue(): boolean;
 }
+
+/**
+ * What `indexSearchBacklog(max, 'elsewhere')` answers for a heavy turn it left undone. FTS5's
+ * secure-delete rewrites an index page per distinct word it takes out (3–16 ms a 4 KiB note of
+ * prose, growing with the index), and an erasure's merge steps grow with the index too (up to
+ * 124 ms at 100,000 notes): on the serving connection either held every mount and request that long.
+ */
+export const HEAVY_TURN = -1;
 
 /** Index pages one erasure step writes at most: 16 took up to 7 ms on the 2-core host, the whole merge about 10 µs a 4 KiB memory. */
 export const ERASE_PAGES = 16;
@@ -59,12 +71,16 @@ const UNINDEX_WEIGHT = 16;
 export const PENDING_COUNTED = 10_000;
 
 /**
+ * `marksHere`: redactions and prunes mark erasures through this connection (the serving one), so a
+ * check that found none due holds until the next mark; a reader thread's connection, which runs the
+ * heavy turns the serving connection hands it, checks every time.
+ *
  * `relaxed` runs a batch's transaction without waiting for the disk (sync.ts `derived`; the next
  * WAL sync or durable commit takes it): the index and its queue change in the same transaction, so
  * a batch lost to a power failure is still queued, and an fsync per batch would be a good part of
  * a small batch's turn.
  */
-export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) => fn()): SearchIndex {
+export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) => fn(), marksHere = true): SearchIndex {
   const q = {
     any: db.prepare('SELECT EXISTS (SELECT 1 FROM search_backlog)').pluck(),
     // Counted after every batch, so bounded: a count of a long queue each turn would grow with it.
@@ -102,7 +118,7 @@ export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) 
    * `secureAll`: every text taken out is erased (a caller's transaction that promises it); otherwise
    * the first memory with a text to take out sets the batch's kind, and it ends before one of the other.
    */
-  function indexBatch(max: number, maxChars = BATCH_CHARS, unindexWeight = 1, secureAll = false): number {
+  function indexBatch(max: number, maxChars = BATCH_CHARS, unindexWeight = 1, secureAll = false, secureHere = true): number {
     let chars = 0;
     let last: number | null = null;
     let secure: boolean | null = null;
@@ -113,6 +129,9 @@ export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) 
       if (old && old.content !== null && old.path !== null) {
         const wants = secureAll || b.kept === 1;
         if (secure === null) {
+          // Nothing is written before the first text taken out, so a heavy batch left undone leaves no trace.
+          if (wants && !secureHere && last === null) return HEAVY_TURN;
+          if (wants && !secureHere) break;
           secure = wants;
           (secure ? q.secureOn : q.secureOff).run();
         } else if (secure !== wants) {
@@ -145,19 +164,34 @@ export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) 
    * cost no SQL the rest of the time.
    */
   let mayBeDue = true;
+  /** A check that found none due is remembered only where every erasure is marked (`marksHere`: not on a reader thread's connection). */
+  const noneDue = (): void => {
+    if (marksHere) mayBeDue = false;
+  };
 
-  function indexSearchBacklog(max: number): number {
+  function indexSearchBacklog(max: number, heavy: 'here' | 'elsewhere' = 'here'): number {
     // No index writes while an erasure merges: each would add a segment, and the merge might never end.
     if (mayBeDue) {
-      if (q.due.get() === 1) return eraseStep() ? Math.max(1, pendingCount()) : pendingCount();
-      mayBeDue = false;
+      if (q.due.get() === 1) {
+        if (heavy === 'elsewhere' && !inCallersTx()) return HEAVY_TURN;
+        return eraseStep() ? Math.max(1, pendingCount()) : pendingCount();
+      }
+      noneDue();
     }
     // Checked first so that an idle server's upkeep and every search stay reads.
     if (!hasBacklog()) return 0;
     // A batch of its own, not a savepoint of a held batch of mount writes: FTS5 applies what the
     // batch takes out when its transaction commits, with secure-delete as the batch set it.
     settleHeld(db);
-    return relaxed(() => batchTx.immediate(Math.min(max, TURN_BATCH), TURN_CHARS, UNINDEX_WEIGHT));
+    // Inside a caller's transaction (a search's catching-up in an API write) no other connection can write.
+    const secureHere = heavy === 'here' || db.inTransaction;
+    return relaxed(() => batchTx.immediate(Math.min(max, TURN_BATCH), TURN_CHARS, UNINDEX_WEIGHT, false, secureHere));
+  }
+
+  /** A transaction is open on the connection that is not a held batch of mount writes (which settles first). */
+  function inCallersTx(): boolean {
+    settleHeld(db);
+    return db.inTransaction;
   }
 
   function pendingCount(): number {
@@ -177,12 +211,11 @@ export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) 
   });
   function eraseStep(): boolean {
     if (!mayBeDue) return false;
-    settleHeld(db);
     // Not inside a caller's transaction (an API write's group commit): the steps would hold it, and
     // every other writer and reader with it. The service runs them once it has committed.
-    if (db.inTransaction) return false;
+    if (inCallersTx()) return false;
     const step = relaxed(() => stepTx.immediate());
-    if (step !== 'more') mayBeDue = false;
+    if (step !== 'more') noneDue();
     // As after a redaction: the WAL's copies of the pages the merge freed leave the disk too.
     if (step === 'done') db.pragma('wal_checkpoint(TRUNCATE)');
     return step === 'more';
@@ -205,6 +238,12 @@ export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) 
     },
     eraseStep,
     mayEraseDue: () => mayBeDue,
+    erasureDue() {
+      if (!mayBeDue || inCallersTx()) return false;
+      if (q.due.get() === 1) return true;
+      noneDue();
+      return false;
+    },
   };
 }
 

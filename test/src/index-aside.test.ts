@@ -1,0 +1,128 @@
+/**
+ * The search index's heavy turns (search-index.ts HEAVY_TURN: a store with a retention re-indexed
+ * with secure-delete, an erasure's merge steps) run on a reader thread's writable connection when
+ * the storage has reader threads (sqlite/readers.ts), as a directory move does: point reads answer
+ * while one runs, writes wait for its commit, and it is counted as this process's own write. The
+ * cheap turns (re-indexing without secure-delete) stay on the serving connection, which writes them
+ * without moving the change mark. Where a turn ran is seen by that mark.
+ */
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { openCore, type Core } from '../helpers/core.js';
+
+/** Prose-like text: many distinct words (each starting with `letter`), which secure-delete takes out page by page. */
+function prose(seed: number, letter: string, words = 600): string {
+  let x = seed + 1;
+  const out: string[] = [];
+  for (let i = 0; i < words; i++) {
+    x = (x * 1103515245 + 12345) & 0x7fffffff;
+    out.push(`${letter}${(x % 5000).toString(36)}q`);
+  }
+  return out.join(' ');
+}
+
+async function indexAll(storage: Core['storage']): Promise<void> {
+  while ((await storage.indexSearchBacklog(1000)) > 0);
+}
+
+/** `n` notes written in a store (words in a…) and indexed, then each edited (words in b…): their re-indexing is queued. */
+async function editsQueued(core: Core, storeId: string, n: number): Promise<void> {
+  const notes = [];
+  for (let i = 0; i < n; i++) notes.push(await core.service.createMemory(core.caller, storeId, { path: `/n${i}.md`, content: prose(i, 'a') }));
+  await indexAll(core.storage);
+  for (const [i, m] of notes.entries()) await core.service.updateMemory(core.caller, storeId, m.id, { content: prose(i, 'b') });
+}
+
+/** A bigger index, so that each word secure-delete takes out has pages to rewrite: 2,000 notes in one transaction. */
+function bigIndex(core: Core, storeId: string): void {
+  const now = new Date().toISOString();
+  core.storage.importWrites(storeId, Array.from({ length: 2000 }, (_, i) => ({
+    memoryId: core.service.ids('memory'), operation: 'created' as const, path: `/bulk/n${i}.md`, content: prose(i + 5000, 'a'),
+    versionId: core.service.ids('version'), now, actor: core.caller.actor,
+  })));
+}
+
+const search = async (core: Core, storeId: string, q: string) =>
+  (await core.service.searchMemories(core.caller, storeId, { q, mode: 'fts', pathPrefix: '/', limit: 100, page: null })).data.length;
+
+function withRaw<T>(file: string, fn: (raw: Database.Database) => T): T {
+  const raw = new Database(file);
+  try {
+    return fn(raw);
+  } finally {
+    raw.close();
+  }
+}
+
+describe('the search index on a reader thread', () => {
+  it('re-indexes a store with a retention there, answering point reads meanwhile and holding writes back until it commits', async () => {
+    const core = await openCore({ readers: 2 });
+    const kept = await core.service.createStore(core.caller, { name: 'kept', description: '', metadata: {}, retention: { maxAgeDays: null, keepLast: 50 } });
+    const other = await core.service.createStore(core.caller, { name: 'other', description: '', metadata: {} });
+    await core.service.createMemory(core.caller, other.id, { path: '/probe.md', content: 'probe' });
+    bigIndex(core, other.id);
+    await editsQueued(core, kept.id, 40);
+    const [before, after] = [prose(0, 'a').split(' ')[0]!, prose(0, 'b').split(' ')[0]!];
+    const own = core.storage.ownWriteMark();
+
+    const done: string[] = [];
+    const turn = core.storage.indexSearchBacklog(1000).then(() => done.push('index'));
+    // The turn's own microtasks come first, then a reader thread at work (and starting) for longer.
+    await new Promise((r) => setTimeout(r, 5));
+    const read = core.storage.getMemoryByPath(other.id, '/probe.md').then((m) => done.push(`read ${m?.content}`));
+    const write = core.service.createMemory(core.caller, other.id, { path: '/later.md', content: 'later' }).then(() => done.push('write'));
+    await Promise.all([turn, read, write]);
+
+    expect(done).toEqual(['read probe', 'index', 'write']);
+    expect(core.storage.ownWriteMark()).toBeGreaterThan(own);
+    await indexAll(core.storage);
+    expect(await search(core, kept.id, before)).toBe(0);
+    expect(await search(core, kept.id, after)).toBeGreaterThan(0);
+    // Secure-delete there too: the store is not noted for a later erasure.
+    expect(withRaw(core.file, (raw) => raw.prepare('SELECT count(*) FROM search_remnants').pluck().get())).toBe(0);
+  });
+
+  it('re-indexes a store without a retention on the serving connection, which leaves the change mark where it was', async () => {
+    const core = await openCore({ readers: 2 });
+    const store = await core.service.createStore(core.caller, { name: 'plain', description: '', metadata: {} });
+    await editsQueued(core, store.id, 10);
+    const own = core.storage.ownWriteMark();
+    const mark = core.storage.changeMark();
+
+    await indexAll(core.storage);
+
+    expect(core.storage.ownWriteMark()).toBe(own);
+    expect(core.storage.changeMark()).toBe(mark);
+    expect(withRaw(core.file, (raw) => raw.prepare('SELECT store_id FROM search_remnants').pluck().all())).toEqual([store.id]);
+  });
+
+  it('runs an erasure\'s merge steps there, each counted as this process\'s write, until nothing is left to erase', async () => {
+    const core = await openCore({ readers: 2 });
+    const store = await core.service.createStore(core.caller, { name: 'plain', description: '', metadata: {} });
+    await editsQueued(core, store.id, 30);
+    await indexAll(core.storage);
+    const m = await core.service.updateMemory(core.caller, store.id, (await core.storage.getMemoryByPath(store.id, '/n0.md'))!.id, { content: 'rewritten again' });
+    await indexAll(core.storage);
+    const moved: number[] = [];
+    const step = core.storage.eraseSearchRemnants!;
+    core.storage.eraseSearchRemnants = async () => {
+      const own = core.storage.ownWriteMark();
+      const more = await step();
+      moved.push(core.storage.ownWriteMark() - own);
+      return more;
+    };
+    const earlier = await core.storage.listVersions(store.id, {
+      memoryId: m.id, operation: null, sessionId: null, apiKeyId: null, serviceAccountId: null,
+      createdGte: null, createdLte: null, limit: 10, page: null, view: 'basic',
+    });
+
+    await core.service.redactVersion(core.caller, store.id, earlier.data[1]!.id);
+
+    // Every step moved the mark once (its commit, made on the reader thread's connection).
+    expect(moved.length).toBeGreaterThan(1);
+    expect(moved).toEqual(moved.map(() => 1));
+    expect(withRaw(core.file, (raw) => raw.prepare('SELECT count(*) FROM search_remnants').pluck().get())).toBe(0);
+    expect(await search(core, store.id, prose(0, 'b').split(' ')[0]!)).toBe(0);
+    expect(await search(core, store.id, 'rewritten')).toBe(1);
+  });
+});
