@@ -92,9 +92,18 @@ function openMover(): (input: MoveTreeRequest) => number {
  * lost to a power failure is still queued. The serving connection's writers wait at its gate meanwhile.
  */
 let indexer: SearchIndex | null = null;
+/**
+ * The indexer reads the database file through a memory map: every commit made on the serving
+ * connection between two turns drops this connection's page cache (WAL), and secure-delete reads an
+ * index page per distinct word it takes out. Read by `pread` into a cold cache, a turn beside a
+ * mount's saves took about a sixth longer than on the serving connection, whose cache stays warm
+ * across its own commits; mapped, the pages come from the OS page cache without a copy.
+ */
+const INDEXER_MMAP_BYTES = 256 * 1024 * 1024;
 function openIndexer(): SearchIndex {
   const rw = new Database(file, { fileMustExist: true });
   applyPragmas(rw, 'NORMAL');
+  rw.pragma(`mmap_size = ${INDEXER_MMAP_BYTES}`);
   keepJournalsInMemory(rw);
   registerClock(rw, () => now);
   return createSearchIndex(rw, (fn) => fn(), false);
