@@ -96,7 +96,8 @@ export async function startCeiling(): Promise<Target> {
 export interface Mnemo {
   server: RunningServer;
   api: Api;
-  createStore(name: string): Promise<string>;
+  /** `fields`: more of the store's create body (a retention, say). */
+  createStore(name: string, fields?: Record<string, unknown>): Promise<string>;
   /** Creates a session mounting `storeId` read-write; returns its host path. */
   mountSession(storeId: string): Promise<string>;
   stop(): Promise<void>;
@@ -110,8 +111,8 @@ export async function startMnemo(dataDir?: string, env: Record<string, string> =
   return {
     server,
     api,
-    async createStore(name) {
-      return (await api.call<{ id: string }>('POST', '/v1/memory_stores', { name })).id;
+    async createStore(name, fields = {}) {
+      return (await api.call<{ id: string }>('POST', '/v1/memory_stores', { name, ...fields })).id;
     },
     async mountSession(storeId) {
       const s = await api.call<{ resources: { host_path: string }[] }>('POST', '/v1/sessions', {
