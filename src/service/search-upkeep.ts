@@ -15,7 +15,11 @@
 export interface SearchUpkeepOptions {
   /** Indexes up to `max` queued memories in one transaction; returns how many still wait. */
   index: (max: number) => Promise<number> | number;
-  /** A number that moves whenever storage is written (Storage.changeMark); indexing must not move it. */
+  /**
+   * A number that moves whenever storage is written (Storage.changeMark). Indexing should not move
+   * it; a heavy turn SQLite runs on a reader thread's connection does (sqlite/open.ts threadWrites),
+   * so after a run of those the next tick may wait one more tick for a pause.
+   */
   changeMark: () => number;
   log: (line: string) => void;
   everyMs?: number;
