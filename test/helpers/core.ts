@@ -172,3 +172,20 @@ export function queuedForSearch(dbFile: string): number {
     db.close();
   }
 }
+
+/** A second, plain connection to the same file: what an operator with the sqlite3 shell could do. */
+export function rawConnection(file: string): Database.Database {
+  const raw = new Database(file);
+  raw.pragma('busy_timeout = 5000');
+  return raw;
+}
+
+/** Runs `fn` on such a connection, closed after it. */
+export function withRaw<T>(file: string, fn: (raw: Database.Database) => T): T {
+  const raw = rawConnection(file);
+  try {
+    return fn(raw);
+  } finally {
+    raw.close();
+  }
+}

@@ -6,9 +6,8 @@
  * cheap turns (re-indexing without secure-delete) stay on the serving connection, which writes them
  * without moving the change mark. Where a turn ran is seen by that mark.
  */
-import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { openCore, type Core } from '../helpers/core.js';
+import { openCore, versionQuery, withRaw, type Core } from '../helpers/core.js';
 
 /** Prose-like text: many distinct words (each starting with `letter`), which secure-delete takes out page by page. */
 function prose(seed: number, letter: string, words = 600): string {
@@ -44,15 +43,6 @@ function bigIndex(core: Core, storeId: string): void {
 
 const search = async (core: Core, storeId: string, q: string) =>
   (await core.service.searchMemories(core.caller, storeId, { q, mode: 'fts', pathPrefix: '/', limit: 100, page: null })).data.length;
-
-function withRaw<T>(file: string, fn: (raw: Database.Database) => T): T {
-  const raw = new Database(file);
-  try {
-    return fn(raw);
-  } finally {
-    raw.close();
-  }
-}
 
 describe('the search index on a reader thread', () => {
   it('re-indexes a store with a retention there, answering point reads meanwhile and holding writes back until it commits', async () => {
@@ -111,10 +101,7 @@ describe('the search index on a reader thread', () => {
       moved.push(core.storage.ownWriteMark() - own);
       return more;
     };
-    const earlier = await core.storage.listVersions(store.id, {
-      memoryId: m.id, operation: null, sessionId: null, apiKeyId: null, serviceAccountId: null,
-      createdGte: null, createdLte: null, limit: 10, page: null, view: 'basic',
-    });
+    const earlier = await core.storage.listVersions(store.id, versionQuery({ memoryId: m.id }));
 
     await core.service.redactVersion(core.caller, store.id, earlier.data[1]!.id);
 

@@ -5,11 +5,10 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { SCHEMA_VERSION } from '../../src/storage/sqlite/schema/migrations.js';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
-import { codeOf, openCore, versionQuery, type Core } from '../helpers/core.js';
+import { codeOf, openCore, rawConnection, versionQuery, withRaw, type Core } from '../helpers/core.js';
 import { tmpDir } from '../helpers/tmp.js';
 import { UNDO_MIGRATION_11, UNDO_MIGRATION_9 } from '../helpers/schema-undo.js';
 import { HISTORY_SQL } from '../../src/storage/sqlite/history.js';
@@ -19,22 +18,6 @@ import { fixture } from './storage/fixture.js';
 describe('sqlite storage', () => {
   runStorageSuite(() => openSqliteStorage(join(tmpDir(), 'data', 'mnemo.db')));
 });
-
-/** A second, plain connection to the same file: what an operator with the sqlite3 shell could do. */
-function rawConnection(file: string): Database.Database {
-  const raw = new Database(file);
-  raw.pragma('busy_timeout = 5000');
-  return raw;
-}
-
-function withRaw<T>(file: string, fn: (raw: Database.Database) => T): T {
-  const raw = rawConnection(file);
-  try {
-    return fn(raw);
-  } finally {
-    raw.close();
-  }
-}
 
 describe('sqlite connection', () => {
   it('a call through the outer port while a transaction is open waits for it and sees its commit, not its middle', async () => {
