@@ -275,15 +275,15 @@ async function runMcp(config: Config): Promise<number> {
 
 /**
  * For `mnemo mount` and `mnemo mcp` on SQLite: opens the file and says where the reads that grow
- * with the store (searches, listing pages, directory moves) run, as MNEMO_READER_THREADS set it.
+ * with the store (searches, listing pages, directory moves, heavy search-index turns) run, as MNEMO_READER_THREADS set it.
  */
 function withReadersLogged(open: () => SqliteStorage): () => SqliteStorage {
   return () => {
     const storage = open();
     const n = storage.readerThreads;
     log(n === 0
-      ? 'mnemo: searches, listing pages and directory moves run on the serving thread (MNEMO_READER_THREADS=0)'
-      : `mnemo: searches, listing pages and directory moves run on up to ${n} reader thread${n === 1 ? '' : 's'} (MNEMO_READER_THREADS)`);
+      ? 'mnemo: searches, listing pages, directory moves and heavy index turns run on the serving thread (MNEMO_READER_THREADS=0)'
+      : `mnemo: searches, listing pages, directory moves and heavy index turns run on up to ${n} reader thread${n === 1 ? '' : 's'} (MNEMO_READER_THREADS)`);
     return storage;
   };
 }
