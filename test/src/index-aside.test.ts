@@ -6,6 +6,7 @@
  * cheap turns (re-indexing without secure-delete) stay on the serving connection, which writes them
  * without moving the change mark. Where a turn ran is seen by that mark.
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { openCore, versionQuery, withRaw, type Core } from '../helpers/core.js';
 
@@ -39,6 +40,21 @@ function bigIndex(core: Core, storeId: string): void {
     memoryId: core.service.ids('memory'), operation: 'created' as const, path: `/bulk/n${i}.md`, content: prose(i + 5000, 'a'),
     versionId: core.service.ids('version'), now, actor: core.caller.actor,
   })));
+}
+
+/** This process's threads (Linux task ids) whose nice value is 10, as the reader threads run. */
+function nicedThreads(): Set<string> {
+  const niced = new Set<string>();
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      // Fields after the command name: the state is the 3rd field, the nice value the 19th.
+      if (stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16] === '10') niced.add(tid);
+    } catch {
+      // A thread that ended meanwhile.
+    }
+  }
+  return niced;
 }
 
 const search = async (core: Core, storeId: string, q: string) =>
@@ -111,5 +127,20 @@ describe('the search index on a reader thread', () => {
     expect(withRaw(core.file, (raw) => raw.prepare('SELECT count(*) FROM search_remnants').pluck().get())).toBe(0);
     expect(await search(core, store.id, prose(0, 'b').split(' ')[0]!)).toBe(0);
     expect(await search(core, store.id, 'rewritten')).toBe(1);
+  });
+
+  it('runs the writes on a thread of their own at the process\'s priority, the searches on reader threads at nice 10', async () => {
+    const core = await openCore({ readers: 2 });
+    const kept = await core.service.createStore(core.caller, { name: 'kept', description: '', metadata: {}, retention: { maxAgeDays: null, keepLast: 50 } });
+    await editsQueued(core, kept.id, 3);
+    const before = nicedThreads();
+    const started = () => [...nicedThreads()].filter((tid) => !before.has(tid));
+    const own = core.storage.ownWriteMark();
+
+    await core.storage.indexSearchBacklog(1000);
+    expect(core.storage.ownWriteMark()).toBeGreaterThan(own);
+    expect(started()).toEqual([]);
+    await search(core, kept.id, 'anything');
+    expect(started()).toHaveLength(1);
   });
 });

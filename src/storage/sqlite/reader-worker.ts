@@ -21,19 +21,16 @@ import { createStoreStatements } from './stores.js';
 import { createVersionStatements } from './versions.js';
 import { createFeedStatements } from './feed.js';
 
-/**
- * The nice value of a reader thread (Linux: the thread alone, by its task id). On a host whose
- * cores are all busy, the kernel then gives the serving thread its turn first, so a search running
- * here delays the mounts' event loop less; alone on a core, a reader runs at full speed anyway.
- */
-const READER_NICE = 10;
-try {
-  setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), READER_NICE);
-} catch {
-  // Not Linux, or not allowed: the reader runs at the process's priority.
+const { file, nice } = workerData as { file: string; nice: number | null };
+// A reader's nice value (readers.ts READER_NICE), for this thread alone (Linux: by its task id);
+// the writer thread keeps the process's priority.
+if (nice !== null) {
+  try {
+    setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), nice);
+  } catch {
+    // Not Linux, or not allowed: the reader runs at the process's priority.
+  }
 }
-
-const { file } = workerData as { file: string };
 const db = new Database(file, { readonly: true, fileMustExist: true });
 db.pragma('query_only = ON');
 // A checkpoint or a migration may hold a lock for a moment: wait as the serving connection does.
@@ -61,7 +58,7 @@ function openDomainCheck(): () => string[] {
  * serving connection's durable pragmas): thousands of version rows in one transaction, which on the
  * serving thread held every mount and request for seconds (sqlite/readers.ts). The serving
  * connection's writers wait at its gate meanwhile; its reads go on, seeing the store as before. It
- * runs at this thread's lower priority, as the reads do.
+ * runs on the writer thread (readers.ts), at the process's priority: writers wait for it.
  */
 let mover: ((input: MoveTreeRequest) => number) | null = null;
 function openMover(): (input: MoveTreeRequest) => number {
