@@ -18,8 +18,8 @@ is that refusal's cascade.
 Prints one line per class (assertions, files) and the totals; --real (or --list CLASS)
 also prints each of those assertions.
 """
+import argparse
 import re
-import sys
 from collections import Counter, defaultdict
 
 CLASSES = {
@@ -202,16 +202,14 @@ def parse(path):
 
 
 def main():
-    args = sys.argv[1:]
-    if not args:
-        print(__doc__)
-        sys.exit(2)
-    files, missing = parse(args[0])
-    want = None
-    if '--real' in args:
-        want = 'real'
-    if '--list' in args:
-        want = args[args.index('--list') + 1]
+    # The options may come before or after the file (`--real out.txt` read --real as the file).
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0], usage='%(prog)s OUT_FILE [--list CLASS] [--real]')
+    ap.add_argument('out_file')
+    ap.add_argument('--real', action='store_true', help='also print each real failure')
+    ap.add_argument('--list', metavar='CLASS', help='also print each assertion of CLASS')
+    args = ap.parse_args()
+    files, missing = parse(args.out_file)
+    want = args.list if args.list is not None else ('real' if args.real else None)
     per_class = Counter()
     per_class_files = defaultdict(set)
     file_classes = defaultdict(set)
