@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SCHEMA_VERSION } from '../../src/storage/sqlite/schema/migrations.js';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
-import { codeOf, openCore, rawConnection, versionQuery, withRaw, type Core } from '../helpers/core.js';
+import { codeOf, openCore, queuedForSearch, rawConnection, versionQuery, withRaw, type Core } from '../helpers/core.js';
 import { tmpDir } from '../helpers/tmp.js';
 import { UNDO_MIGRATION_11, UNDO_MIGRATION_9 } from '../helpers/schema-undo.js';
 import { HISTORY_SQL } from '../../src/storage/sqlite/history.js';
@@ -453,6 +453,44 @@ describe('sqlite redaction erases bytes', () => {
       expect(remnantStores(file)).toEqual([]);
       const hits = await restarted.service.searchMemories(restarted.caller, store.id, { q: 'meanwhile', mode: 'fts', pathPrefix: '/', limit: 10, page: null });
       expect(hits).toMatchObject({ data: [{ memory: { path: '/queued.md' } }] });
+    });
+
+    it('a prune leaves the search queue to the upkeep: a version the index still holds for a queued memory waits, then goes with its words', async () => {
+      const core = await openCore({ readers });
+      const { service, caller, file } = core;
+      const word = indexWord();
+      const kept = await service.createStore(caller, { name: 'kept', description: '', metadata: {}, retention: { maxAgeDays: null, keepLast: 1 } });
+      const m = await service.createMemory(caller, kept.id, { path: '/k.md', content: `first ${word}` });
+      await indexAll(core.storage);
+      await service.updateMemory(caller, kept.id, m.id, { content: 'second words' });
+      // Queued: the index still holds the first version's words, and only its text can take them out.
+      expect(queuedForSearch(file)).toBe(1);
+
+      expect(await service.pruneHistory()).toBe(0);
+      expect(queuedForSearch(file)).toBe(1);
+      await indexAll(core.storage);
+      expect(await service.pruneHistory()).toBe(1);
+      expect(found(file, word)).toBe(0);
+      expect(await core.storage.getVersion(kept.id, m.versionId)).toBeNull();
+    });
+
+    it('a redaction re-indexes only the memories whose index entries hold its version, and leaves the rest of the queue to the upkeep', async () => {
+      const core = await openCore({ readers });
+      const { service, caller, file } = core;
+      const word = indexWord();
+      const store = await service.createStore(caller, { name: 'queued', description: '', metadata: {} });
+      const m = await service.createMemory(caller, store.id, { path: '/creds.md', content: `token ${word}` });
+      await indexAll(core.storage);
+      await service.updateMemory(caller, store.id, m.id, { content: 'token rotated' });
+      for (let i = 0; i < 5; i++) await service.createMemory(caller, store.id, { path: `/later${i}.md`, content: `later ${i}` });
+      expect(queuedForSearch(file)).toBe(6);
+
+      await service.redactVersion(caller, store.id, m.versionId);
+
+      expect(queuedForSearch(file)).toBe(5);
+      expect(found(file, word)).toBe(0);
+      const hits = await service.searchMemories(caller, store.id, { q: 'rotated', mode: 'fts', pathPrefix: '/', limit: 10, page: null });
+      expect(hits).toMatchObject({ data: [{ memory: { path: '/creds.md' } }] });
     });
   });
 

@@ -46,12 +46,15 @@ for (let r = 0; r < rounds; r++) {
   });
   await new Promise<void>((ok) => createInterface({ input: host.stdout }).once('line', () => ok()));
   const burners = Array.from({ length: busy }, () => spawn('bash', ['-c', 'while :; do :; done'], { stdio: 'ignore' }));
-  const [, a] = await Promise.all([
+  const [sed, a] = await Promise.all([
     output('bash', ['-c', `for i in $(seq 1 ${saves}); do sed -i "s/^start$/start/" log.md || echo SEDFAIL; done`], mnt),
     output('python3', ['-c', APPENDER, String(opens / 2)], mnt),
   ]);
   for (const b of burners) b.kill('SIGKILL');
   const fails = JSON.parse(a || '{"no-output":1}') as Record<string, number>;
+  // A failed sed -i (an atomic save that did not land) counts too.
+  const sedFails = sed.split('\n').filter((l) => l === 'SEDFAIL').length;
+  if (sedFails > 0) fails['sed -i failed'] = sedFails;
   for (const [k, n] of Object.entries(fails)) totals[k] = (totals[k] ?? 0) + n;
   console.log(`round ${r + 1}: ${opens} opens, ${JSON.stringify(fails)}`);
   host.kill('SIGTERM');
@@ -60,3 +63,5 @@ for (let r = 0; r < rounds; r++) {
   rmSync(dir, { recursive: true, force: true });
 }
 console.log(`total over ${rounds * opens} opens: ${JSON.stringify(totals)}`);
+// Anything counted is a failure: say so in the exit status too.
+process.exitCode = Object.keys(totals).length > 0 ? 1 : 0;

@@ -148,9 +148,12 @@ async function apiWriter(host: ReturnType<typeof spawn>, lines: AsyncIterator<st
   const names = ['/a.md', '/b.md', '/d/c.md', '/d/e/f.md', '/g/h.md'];
   const tally: Record<string, number> = {};
   for (let n = 0; n < count; n++) {
-    const path = names[(n * 7) % names.length]!;
+    // The names shift by one each round of the operations: with as many names as operations, each
+    // operation otherwise always met the same name (every rename was /d/e/f.md onto itself).
+    const round = Math.floor(n / API_OPS.length);
+    const path = names[(n * 7 + round) % names.length]!;
     const op = API_OPS[n % API_OPS.length]!;
-    const cmd = { id: n, op, path, content: record(n) + record(n + 1), to: names[(n * 3 + 1) % names.length] };
+    const cmd = { id: n, op, path, content: record(n) + record(n + 1), to: names[(n * 3 + 1 + 2 * round) % names.length] };
     host.stdin!.write(JSON.stringify(cmd) + '\n');
     const reply = await lines.next();
     if (reply.done) throw new Error('the mount host exited');

@@ -2,7 +2,9 @@
  * @module Retention in SQLite (schema invariant 16): prunes a store's old versions in bounded
  * batches. Each batch looks at a window of the store's versions in commit order (so a batch costs
  * the same in a store of any size) and prunes those every rule of the store lets go and nothing
- * holds: a live memory's head, a checkpoint's reference, an idempotency receipt. A prune records
+ * holds: a live memory's head, a checkpoint's reference, an idempotency receipt, the search index
+ * (a version whose words the index holds for a memory queued to be re-indexed: taking them out needs
+ * its text; the upkeep re-indexes it, and a later sweep prunes it). A prune records
  * its tombstone first (it takes the store's next commit number: the change feed shows it), then
  * deletes the row; secure_delete zeroes the freed cells and, as after a redaction, a WAL checkpoint
  * after the commit takes the old page images off the disk.
@@ -25,6 +27,7 @@ export function createRetention(db: Db, index: SearchIndex) {
          AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = w.memory_id AND m.version_id = w.id)
          AND NOT EXISTS (SELECT 1 FROM checkpoint_version_refs r WHERE r.version_id = w.id)
          AND NOT EXISTS (SELECT 1 FROM idempotency_receipts r WHERE r.version_id = w.id)
+         AND w.id NOT IN (SELECT indexed_version FROM search_backlog WHERE indexed_version IS NOT NULL)
        ORDER BY w.commit_seq LIMIT +@max`,
     ),
     live: db.prepare('SELECT 1 FROM stores WHERE id = ? AND deleted_at IS NULL').pluck(),
@@ -48,8 +51,6 @@ export function createRetention(db: Db, index: SearchIndex) {
   const prune = writeTx(db, (storeId: string, w: PruneWindow): { pruned: number; scannedTo: number | null } => {
     // A store deleted since the upkeep listed it has nothing left to prune: its rows are the purge's.
     if (q.live.get(storeId) === undefined) return { pruned: 0, scannedTo: null };
-    // The index may still hold words of a version queued to be replaced, and removing them needs its text.
-    index.indexQueued();
     // Before the deletes, which would move a window counted afterwards.
     const windowEnd = (q.windowEnd.get(storeId, w.after, w.scan) as number | null) ?? null;
     const rows = q.candidates.all({ store: storeId, after: w.after, scan: w.scan, cutoff: w.cutoff, keep: w.keepLast, max: w.max }) as {

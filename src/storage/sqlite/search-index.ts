@@ -13,8 +13,14 @@ import { textOf, versionContent } from './contents.js';
 import { settleHeld, type Db } from './tx.js';
 
 export interface SearchIndex {
-  /** Re-indexes everything queued, batch by batch, inside the caller's transaction (bulk import, redaction), with secure-delete. */
+  /** Re-indexes everything queued, batch by batch, inside the caller's transaction (a bulk import), with secure-delete. */
   indexQueued(): void;
+  /**
+   * Re-indexes, with secure-delete, inside the caller's transaction (a redaction), the queued
+   * memories whose index entries still hold `versionId`'s text: removing them needs that text. The
+   * rest of the queue stays for the upkeep (all of it, here, held the serving thread for seconds).
+   */
+  indexQueuedAt(versionId: string): void;
   /**
    * One turn of the upkeep: an erasure step while one is due (`eraseStep`), else re-indexes up to
    * `max` queued memories in one transaction. Returns how many stay queued (at least 1 while an
@@ -102,6 +108,9 @@ export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) 
     unindex: db.prepare(`INSERT INTO memories_fts (memories_fts, rowid, path, content) VALUES ('delete', ?, ?, ?)`),
     index: db.prepare('INSERT INTO memories_fts (rowid, path, content) VALUES (?, ?, ?)'),
     done: db.prepare('DELETE FROM search_backlog WHERE seq <= ?'),
+    // The backlog is short (the upkeep keeps it so): a scan of it is bounded.
+    queuedAt: db.prepare('SELECT seq FROM search_backlog WHERE indexed_version = ? ORDER BY seq').pluck(),
+    doneOne: db.prepare('DELETE FROM search_backlog WHERE seq = ?'),
     // Set on every batch that takes a text out: FTS5 keeps it in its config table (other processes share it).
     // Literals: FTS5 refuses the value bound as a JavaScript number (a REAL).
     secureOn: db.prepare(`INSERT INTO memories_fts (memories_fts, rank) VALUES ('secure-delete', 1)`),
@@ -141,20 +150,26 @@ export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) 
           noted.add(b.store_id);
           q.noteRemnants.run(b.store_id);
         }
-        q.unindex.run(b.seq, old.path, old.content);
         chars += old.content.length * unindexWeight;
       }
-      // No memory row: a deleted memory, which only leaves the index.
-      const now = q.current.get(b.seq) as Text | undefined;
-      if (now) {
-        q.index.run(b.seq, now.path, now.content);
-        chars += now.content?.length ?? 0;
-      }
+      chars += reindex(b.seq, old);
       last = b.seq;
       if (chars >= maxChars) break;
     }
     if (last !== null) q.done.run(last);
     return q.pending.get() as number;
+  }
+
+  /**
+   * Takes a memory's old text (`old`, if it has one) out of the index and puts its current one in (a
+   * deleted memory has none: it only leaves); returns the characters put in.
+   */
+  function reindex(seq: number, old: Text | undefined): number {
+    if (old && old.content !== null && old.path !== null) q.unindex.run(seq, old.path, old.content);
+    const now = q.current.get(seq) as Text | undefined;
+    if (!now) return 0;
+    q.index.run(seq, now.path, now.content);
+    return now.content?.length ?? 0;
   }
 
   const batchTx = db.transaction(indexBatch);
@@ -229,8 +244,20 @@ export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) 
     while (indexBatch(BATCH, BATCH_CHARS, 1, true) > 0);
   }
 
+  function indexQueuedAt(versionId: string): void {
+    const seqs = q.queuedAt.all(versionId) as number[];
+    if (seqs.length === 0) return;
+    const old = q.indexedText.get(versionId) as Text | undefined;
+    q.secureOn.run();
+    for (const seq of seqs) {
+      reindex(seq, old);
+      q.doneOne.run(seq);
+    }
+  }
+
   return {
     indexQueued,
+    indexQueuedAt,
     indexSearchBacklog,
     hasBacklog,
     eraseDue(storeId) {

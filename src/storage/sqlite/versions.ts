@@ -95,8 +95,8 @@ export function createVersionStatements(db: Db, index: SearchIndex): VersionStat
         const row = found as VersionRow;
         if (plan === 'already') return { version: toVersion(row), changed: false };
         // The index may still hold this version's words, queued to be replaced, and removing them
-        // needs this text: re-index before it goes, so the checkpoint below erases them too.
-        index.indexQueued();
+        // needs this text: re-index those memories before it goes, so the checkpoint below erases them too.
+        index.indexQueuedAt(id);
         // Words of this text that an earlier re-indexing left in the index pages go too (service: eraseSearchRemnants).
         index.eraseDue(storeId);
         const a = actorColumns(actor);
