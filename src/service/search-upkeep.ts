@@ -17,7 +17,7 @@ export interface SearchUpkeepOptions {
   index: (max: number) => Promise<number> | number;
   /**
    * A number that moves whenever storage is written (Storage.changeMark). Indexing should not move
-   * it; a heavy turn SQLite runs on a reader thread's connection does (sqlite/open.ts threadWrites),
+   * it; a heavy turn SQLite runs on the writer thread's connection does (sqlite/open.ts threadWrites),
    * so after a run of those the next tick may wait one more tick for a pause.
    */
   changeMark: () => number;

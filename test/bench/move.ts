@@ -2,7 +2,7 @@
  * @module The bench's directory-move figure: `mv` of a directory of 20,000 memories of 4 KiB in a
  * served SQLite store's mount, with a mount of another store stat-ing files it has never looked at,
  * and the server's event-loop delay, against the same while idle. The move is one transaction on a
- * reader thread's connection (src/storage/sqlite/readers.ts), where on the serving thread it held
+ * writer thread's connection (src/storage/sqlite/readers.ts), where on the serving thread it held
  * every mount and request for seconds; then the same mv on a server on PostgreSQL, against it.
  * `BENCH_ONLY=move npm run bench` runs it alone.
  */
@@ -64,7 +64,7 @@ export async function moveSection(quick: boolean, log: (s: string) => void): Pro
         `### Directory move (SQLite: mv of a directory of ${fmt(memories)} memories of 4 KiB in a served store's mount; a mount of another store stat-ing, in ms)\n`,
         table(['phase', 'mv ms', 'stat p50', 'stat p99', 'loop delay p99', 'loop delay max'], rows),
         '',
-        `The move is one transaction on a reader thread's connection; the serving connection's writers wait for it, its reads do not. The last row is the same move back, on a server started on the same data with MNEMO_READER_THREADS=0: the move runs on the serving thread and every stat waits for it.\n`,
+        `The move is one transaction on the writer thread's connection; the serving connection's writers wait for it, its reads do not. The last row is the same move back, on a server started on the same data with MNEMO_READER_THREADS=0: the move runs on the serving thread and every stat waits for it.\n`,
         ...onPg.lines,
       ],
       found: [...found, ...onPg.found],

@@ -233,7 +233,7 @@ function truncateWal(db: Db): void {
 }
 
 /**
- * The writes a reader thread makes on writable connections of its own (sqlite/readers.ts), each
+ * The writes the writer thread makes on writable connections of its own (sqlite/readers.ts), each
  * counted as this connection's own (the change mark moves, even when one fails, as the write counter
  * does for a write that rolled back; their commits are not taken for another process's):
  * - a directory move, its version ids made here (the service's id source, which may be injected),

@@ -35,7 +35,7 @@ type AsyncMethod = 'searchMemories' | 'listMemories' | 'listStores' | 'listVersi
 export interface PortParts {
   connection: ConnectionMethods;
   /**
-   * Port methods that may write on another connection (a reader thread's: sqlite/readers.ts): a
+   * Port methods that may write on another connection (the writer thread's: sqlite/readers.ts): a
    * directory move, the search index's heavy turns. Each runs holding the gate, and hands what it
    * writes there to `elsewhere`, which holds the connection's writers back while it runs and lets
    * ASIDE_READS and the reads through: they see the store as it was until that write commits.

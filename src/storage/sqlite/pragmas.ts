@@ -1,6 +1,6 @@
 /**
  * @module The pragmas every writable connection to the database file runs with: the serving
- * connection (open.ts) and a reader thread's connection for a directory move (reader-worker.ts).
+ * connection (open.ts) and the writer thread's connections for a directory move and heavy index turns (reader-worker.ts).
  */
 import type { Db } from './tx.js';
 

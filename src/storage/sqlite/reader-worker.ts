@@ -1,8 +1,9 @@
 /**
- * @module A reader thread's entry (sqlite/readers.ts starts it): its own read-only connection to the
- * database file, the same SQL modules the serving connection uses, one call at a time. WAL lets it
- * read while the writer commits; each statement is a read transaction of its own, so it sees every
- * commit made before the call was sent.
+ * @module A reader thread's entry, and the writer thread's (sqlite/readers.ts starts them): its own
+ * read-only connection to the database file, the same SQL modules the serving connection uses, one
+ * call at a time. WAL lets it read while the writer commits; each statement is a read transaction of
+ * its own, so it sees every commit made before the call was sent. The writes (`ThreadWrites`) open
+ * writable connections of their own at their first use; readers.ts sends them to the writer thread.
  */
 import Database from 'better-sqlite3';
 import { readlinkSync } from 'node:fs';

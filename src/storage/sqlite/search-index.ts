@@ -78,7 +78,7 @@ export const PENDING_COUNTED = 10_000;
 
 /**
  * `marksHere`: redactions and prunes mark erasures through this connection (the serving one), so a
- * check that found none due holds until the next mark; a reader thread's connection, which runs the
+ * check that found none due holds until the next mark; the writer thread's connection, which runs the
  * heavy turns the serving connection hands it, checks every time.
  *
  * `relaxed` runs a batch's transaction without waiting for the disk (sync.ts `derived`; the next
@@ -179,7 +179,7 @@ export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) 
    * cost no SQL the rest of the time.
    */
   let mayBeDue = true;
-  /** A check that found none due is remembered only where every erasure is marked (`marksHere`: not on a reader thread's connection). */
+  /** A check that found none due is remembered only where every erasure is marked (`marksHere`: not on the writer thread's connection). */
   const noneDue = (): void => {
     if (marksHere) mayBeDue = false;
   };
