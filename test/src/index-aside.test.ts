@@ -1,7 +1,7 @@
 /**
  * The search index's heavy turns (search-index.ts HEAVY_TURN: a store with a retention re-indexed
- * with secure-delete, an erasure's merge steps) run on a reader thread's writable connection when
- * the storage has reader threads (sqlite/readers.ts), as a directory move does: point reads answer
+ * with secure-delete, an erasure's merge steps) run on the writer thread's writable connection when
+ * the storage has worker threads (sqlite/readers.ts), as a directory move does: point reads answer
  * while one runs, writes wait for its commit, and it is counted as this process's own write. The
  * cheap turns (re-indexing without secure-delete) stay on the serving connection, which writes them
  * without moving the change mark. Where a turn ran is seen by that mark.
@@ -60,7 +60,7 @@ function nicedThreads(): Set<string> {
 const search = async (core: Core, storeId: string, q: string) =>
   (await core.service.searchMemories(core.caller, storeId, { q, mode: 'fts', pathPrefix: '/', limit: 100, page: null })).data.length;
 
-describe('the search index on a reader thread', () => {
+describe('the search index on the writer thread', () => {
   it('re-indexes a store with a retention there, answering point reads meanwhile and holding writes back until it commits', async () => {
     const core = await openCore({ readers: 2 });
     const kept = await core.service.createStore(core.caller, { name: 'kept', description: '', metadata: {}, retention: { maxAgeDays: null, keepLast: 50 } });
@@ -142,5 +142,25 @@ describe('the search index on a reader thread', () => {
     expect(started()).toEqual([]);
     await search(core, kept.id, 'anything');
     expect(started()).toHaveLength(1);
+  });
+
+  it('runs an erasure there even after a heavy turn there found none due: the serving connection marks erasures, not that one', async () => {
+    const core = await openCore({ readers: 2 });
+    const kept = await core.service.createStore(core.caller, { name: 'kept', description: '', metadata: {}, retention: { maxAgeDays: null, keepLast: 50 } });
+    await editsQueued(core, kept.id, 3);
+    const own = core.storage.ownWriteMark();
+    // A heavy turn: the writer thread's index looks for a due erasure first, and finds none.
+    await indexAll(core.storage);
+    expect(core.storage.ownWriteMark()).toBeGreaterThan(own);
+    const store = await core.service.createStore(core.caller, { name: 'plain', description: '', metadata: {} });
+    await editsQueued(core, store.id, 10);
+    await indexAll(core.storage);
+    const m = (await core.storage.getMemoryByPath(store.id, '/n0.md'))!;
+    const earlier = await core.storage.listVersions(store.id, versionQuery({ memoryId: m.id }));
+
+    await core.service.redactVersion(core.caller, store.id, earlier.data[1]!.id);
+
+    // Merged to the end: the store's note goes with the last step.
+    expect(withRaw(core.file, (raw) => raw.prepare('SELECT count(*) FROM search_remnants').pluck().get())).toBe(0);
   });
 });

@@ -4,8 +4,8 @@
  * not writeTx: index upkeep changes no memory, so it must not tell readers' caches that one changed.
  *
  * Taking a text out uses FTS5's secure-delete only where an erasure is promised (schema/search-
- * remnants.ts): for memories of stores with a retention, and inside a redaction's or a prune's own
- * transaction. FTS5 applies a transaction's changes when it commits, with the setting it then has,
+ * remnants.ts): for memories of stores with a retention, and inside a redaction's own transaction
+ * (`indexQueuedAt`; a prune leaves queued memories' versions alone). FTS5 applies a transaction's changes when it commits, with the setting it then has,
  * so a batch holds memories of one kind only. Elsewhere the words stay behind, cancelled, and their
  * store is noted; a redaction or prune there is followed by `eraseStep`s until the index is merged.
  */
@@ -56,7 +56,7 @@ export const HEAVY_TURN = -1;
 /** Index pages one erasure step writes at most: 16 took up to 7 ms on the 2-core host, the whole merge about 10 µs a 4 KiB memory. */
 export const ERASE_PAGES = 16;
 
-/** A batch inside a caller's transaction (bulk import, redaction): no turn ends between them. */
+/** A batch inside a caller's transaction (a bulk import): no turn ends between them. */
 export const BATCH = 1000;
 /** ... and the text it tokenizes (old and new) at most. */
 const BATCH_CHARS = 2_000_000;
@@ -179,19 +179,24 @@ export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) 
    * cost no SQL the rest of the time.
    */
   let mayBeDue = true;
-  /** A check that found none due is remembered only where every erasure is marked (`marksHere`: not on the writer thread's connection). */
-  const noneDue = (): void => {
+
+  /**
+   * Whether an erasure is due (a read, skipped while the flag says none can be). A check that finds
+   * none is remembered only where every erasure is marked (`marksHere`: not on the writer thread's
+   * connection, which the serving connection's marks do not reach).
+   */
+  function dueNow(): boolean {
+    if (!mayBeDue) return false;
+    if (q.due.get() === 1) return true;
     if (marksHere) mayBeDue = false;
-  };
+    return false;
+  }
 
   function indexSearchBacklog(max: number, heavy: 'here' | 'elsewhere' = 'here'): number {
     // No index writes while an erasure merges: each would add a segment, and the merge might never end.
-    if (mayBeDue) {
-      if (q.due.get() === 1) {
-        if (heavy === 'elsewhere' && !inCallersTx()) return HEAVY_TURN;
-        return eraseStep() ? Math.max(1, pendingCount()) : pendingCount();
-      }
-      noneDue();
+    if (dueNow()) {
+      if (heavy === 'elsewhere' && !inCallersTx()) return HEAVY_TURN;
+      return eraseStep() ? Math.max(1, pendingCount()) : pendingCount();
     }
     // Checked first so that an idle server's upkeep and every search stay reads.
     if (!hasBacklog()) return 0;
@@ -230,7 +235,7 @@ export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) 
     // every other writer and reader with it. The service runs them once it has committed.
     if (inCallersTx()) return false;
     const step = relaxed(() => stepTx.immediate());
-    if (step !== 'more') noneDue();
+    if (step !== 'more' && marksHere) mayBeDue = false;
     // As after a redaction: the WAL's copies of the pages the merge freed leave the disk too.
     if (step === 'done') db.pragma('wal_checkpoint(TRUNCATE)');
     return step === 'more';
@@ -265,12 +270,7 @@ export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) 
     },
     eraseStep,
     mayEraseDue: () => mayBeDue,
-    erasureDue() {
-      if (!mayBeDue || inCallersTx()) return false;
-      if (q.due.get() === 1) return true;
-      noneDue();
-      return false;
-    },
+    erasureDue: () => mayBeDue && !inCallersTx() && dueNow(),
   };
 }
 
