@@ -582,6 +582,30 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       expect(await attempt(`${s.id}:${n + 1}:${n + 5}`, n + 5)).toBe('inserted');
     });
 
+    it("a move's versions are checked against its block without reading the store's row for each (only their foreign key reads it)", async () => {
+      const { addStore, addMemory } = await fixture();
+      const s = await addStore();
+      const m = await addMemory(s.id, '/a', 'x');
+      const n = Number((await admin.query('SELECT commit_seq FROM stores WHERE id = $1', [s.id])).rows[0].commit_seq);
+      const c = await admin.connect();
+      try {
+        await c.query('BEGIN');
+        const storeScans = async () => Number((await c.query("SELECT idx_scan FROM pg_stat_xact_user_tables WHERE relname = 'stores'")).rows[0].idx_scan);
+        await c.query("SELECT set_config('mnemo.commit_block', $1, true)", [`${s.id}:${n + 1}:${n + 5}`]);
+        const before = await storeScans();
+        await c.query(
+          `INSERT INTO versions (id, store_id, memory_id, operation, path, content_sha256, content_size_bytes, created_at, actor_type, actor_id, commit_seq, path_seq)
+           SELECT 'v' || i, $1, $2, 'modified', '/a', $3, 1, 'now', 'api_actor', 'k', $4::bigint + i, 9 FROM generate_series(1, 5) AS i`,
+          [s.id, m.id, m.contentSha256, n],
+        );
+        // Five versions: five foreign-key reads of the store's row; the trigger's own read would make ten.
+        expect((await storeScans()) - before).toBe(5);
+      } finally {
+        await c.query('ROLLBACK');
+        c.release();
+      }
+    });
+
     it('a fork writes no text bytes: memory rows name their text by sha and keep only their words', async () => {
       const { addStore, addMemory, now, actor, workspace } = await fixture();
       const src = await addStore('src');

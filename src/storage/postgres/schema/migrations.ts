@@ -24,6 +24,7 @@ import { PG_MIGRATION_16 } from './v16.js';
 import { PG_MIGRATION_17 } from './v17.js';
 import { PG_MIGRATION_18 } from './v18.js';
 import { PG_MIGRATION_19 } from './v19.js';
+import { PG_MIGRATION_20 } from './v20.js';
 
 export interface PgMigration {
   version: number;
@@ -69,6 +70,8 @@ export const PG_MIGRATIONS: PgMigration[] = [
   { version: 18, sql: PG_MIGRATION_18 },
   // PostgreSQL's own: a directory move's page appended and moved by one statement each. See postgres/schema/v19.ts.
   { version: 19, sql: PG_MIGRATION_19 },
+  // PostgreSQL's own: the commit-order trigger tests a move's block before it reads the store's row. See postgres/schema/v20.ts.
+  { version: 20, sql: PG_MIGRATION_20 },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;
