@@ -38,11 +38,16 @@ export interface CoreOptions {
   readers?: number;
   /** What the service tells about mounts (a recorder, say); it mounts nothing by default. */
   mounter?: Mounter;
+  /** WAL checkpoints on a worker thread, as a server's (SqliteOptions.backgroundCheckpoints). */
+  backgroundCheckpoints?: boolean;
 }
 
-export async function openCore({ dir = tmpDir(), clock, readers, mounter }: CoreOptions = {}): Promise<Core> {
+export async function openCore({ dir = tmpDir(), clock, readers, mounter, backgroundCheckpoints }: CoreOptions = {}): Promise<Core> {
   const file = join(dir, 'mnemo.db');
-  const storage = openSqliteStorage(file, readers === undefined ? {} : { readers });
+  const storage = openSqliteStorage(file, {
+    ...(readers === undefined ? {} : { readers }),
+    ...(backgroundCheckpoints ? { backgroundCheckpoints: { log: () => {} } } : {}),
+  });
   const service = createService({ storage, ...(clock ? { clock } : {}), ...(mounter ? { mounter } : {}) });
   const ws = await service.keys.defaultWorkspace();
   const { key } = await service.keys.createKey('test', 'admin', ws.id);

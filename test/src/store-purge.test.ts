@@ -45,11 +45,20 @@ function rowsOf(file: string, storeId: string) {
   }
 }
 
+async function until(what: string, ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 400 && !ok(); i++) await new Promise((r) => setTimeout(r, 25));
+  if (!ok()) throw new Error(`still not: ${what}`);
+}
+
 const search = (q: string) => ({ q, mode: 'fts' as const, pathPrefix: '/', limit: 100, page: null });
 
 describe('deleting a store on SQLite', () => {
-  it('hides the store at once and removes its rows in steps of at most PURGE_MEMORIES memories, the index emptied as they go', async () => {
-    const core = await openCore();
+  // With reader threads, each step runs on the writer thread's connection (sqlite/open.ts threadWrites); without, on the serving one.
+  it.each([
+    ['on the writer thread', undefined],
+    ['on the serving connection (no reader threads)', 0],
+  ] as const)('hides the store at once and removes its rows in steps of at most PURGE_MEMORIES memories, the index emptied as they go (%s)', async (_where, readers) => {
+    const core = await openCore({ readers });
     const { service, storage, caller } = core;
     const n = PURGE_MEMORIES * 3 + 17;
     const doomed = await filledStore(core, 'doomed', n, (i) => `heron ${i}`);
@@ -70,9 +79,17 @@ describe('deleting a store on SQLite', () => {
 
     let steps = 0;
     let last = rowsOf(core.file, doomed);
-    // No reader can see those rows any more: removing them drops no mount's or reader's cache.
-    const mark = storage.changeMark();
-    while (await storage.purgeDeletedStores()) {
+    // No reader can see those rows any more: removed on the serving connection, they drop no mount's or
+    // reader's cache; on the writer thread, each step's commit moves the mark once, as any commit of
+    // another connection must (it cannot be told from another process's).
+    let moved = 0;
+    const step = async () => {
+      const mark = storage.changeMark();
+      const more = await storage.purgeDeletedStores();
+      moved += storage.changeMark() - mark;
+      return more;
+    };
+    while (await step()) {
       steps += 1;
       const now = rowsOf(core.file, doomed);
       // A step is a bounded slice: never more than PURGE_MEMORIES memories, never a version while a removal waits in the queue.
@@ -86,7 +103,7 @@ describe('deleting a store on SQLite', () => {
       if (steps > 10_000) throw new Error('the purge never ends');
     }
     expect(steps).toBeGreaterThan(Math.ceil(n / PURGE_MEMORIES));
-    expect(storage.changeMark()).toBe(mark);
+    expect(moved).toBe(readers === 0 ? 0 : steps);
     const after = rowsOf(core.file, doomed);
     expect(after).toMatchObject({ store: 0, memories: 0, versions: 0, checkpoints: 0, backlog: 0, indexed: 5 });
     // Every text only the deleted store held left the file with it.
@@ -95,6 +112,28 @@ describe('deleting a store on SQLite', () => {
     expect(await storage.integrityCheck()).toEqual([]);
     expect(await storage.domainCheck()).toEqual([]);
     expect(await storage.purgeDeletedStores()).toBe(false);
+  });
+
+  it("waits while the WAL's background checkpoints are behind, and goes on once a pass has copied the WAL", async () => {
+    const core = await openCore({ backgroundCheckpoints: true });
+    const doomed = await filledStore(core, 'doomed', 10, (i) => `stilt ${i}`);
+    await core.service.deleteStore(core.caller, doomed);
+    // A reader's open snapshot stops every pass short of the WAL's end, as a steady run of commits does.
+    const reader = new Database(core.file, { readonly: true });
+    try {
+      reader.exec('BEGIN');
+      reader.prepare('SELECT count(*) FROM stores').get();
+      // About 7,000 WAL pages: past BEHIND_FRAMES, short of the serving connection's backstop.
+      await filledStore(core, 'bulk', 2000, (i) => `${i} ${'w'.repeat(6000)}`);
+      await until('the checkpoints fall behind', () => core.storage.walCheckpointsBehind());
+      expect(await core.storage.purgeDeletedStores()).toBe(false);
+      expect(rowsOf(core.file, doomed)).toMatchObject({ store: 1, memories: 10 });
+      reader.exec('COMMIT');
+      await until('a pass copies the whole WAL', () => !core.storage.walCheckpointsBehind());
+    } finally {
+      reader.close();
+    }
+    expect(await core.storage.purgeDeletedStores()).toBe(true);
   });
 
   it('a purge cut short by a restart goes on where it stopped', async () => {

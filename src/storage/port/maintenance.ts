@@ -10,7 +10,8 @@ export interface MaintenanceStorage {
   /** Indexes up to `max` memories written since their last indexing, in one transaction; returns how many still wait (SQLite counts up to 10,000 of them). */
   indexSearchBacklog(max: number): Promise<number>;
   /**
-   * One short step of removing deleted stores' rows; returns whether steps remain. SQLite hides a
+   * One short step of removing deleted stores' rows; returns whether another should follow at once
+   * (SQLite also answers false while its WAL's checkpoints are behind: a later call goes on). SQLite hides a
    * deleted store at once and removes its rows here, in slices (sqlite/store-purge.ts), since one
    * transaction of a big store's rows would hold the serving thread for seconds; PostgreSQL deletes
    * them in the request's own transaction, on the database server, and has none.

@@ -39,7 +39,7 @@ import { createStorePurge } from './store-purge.js';
 import { createFeedStatements } from './feed.js';
 import { createRetention } from './retention.js';
 import { DEFAULT_READERS, openReaders } from './readers.js';
-import { BACKSTOP_PAGES, startCheckpointer, type Checkpointer } from './wal-checkpointer.js';
+import { BACKSTOP_PAGES, startCheckpointer, waitForPasses, walBehind, type Checkpointer } from './wal-checkpointer.js';
 
 
 /** Pragmas that can be read back on the adapter's own connection (the per-connection ones included). */
@@ -54,6 +54,8 @@ export interface SqliteStorage extends Storage {
   importWrites(storeId: string, writes: ImportedWrite[]): void;
   /** How many worker threads answer the reads that grow with the store (0: they run inline). */
   readonly readerThreads: number;
+  /** True while the WAL is long and background checkpoints have not copied it all (wal-checkpointer.ts `walBehind`). False without them. */
+  walCheckpointsBehind(): boolean;
 }
 
 export interface SqliteOptions {
@@ -106,7 +108,8 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
   // Its batches commit without an fsync of their own (walSync, made below: derived data).
   const searchIndex = createSearchIndex(db, (fn) => walSync.derived(fn));
   // The same for removing deleted stores' rows: no reader sees them, so no cache should drop.
-  const storePurge = createStorePurge(db, searchIndex, (fn) => walSync.derived(fn));
+  const storePurge = createStorePurge(db, searchIndex, (fn) => walSync.derived(fn), waitForPasses(checkpointer));
+  const { purgeDue, ...purgeHere } = storePurge;
   const writes = trackWrites(db);
   const changes = createChangeStatements(db, writes);
   const children = createChildWalk(db);
@@ -155,12 +158,12 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     purgeExpiredMemories: createExpirySweep(db),
     indexSearchBacklog: search.indexSearchBacklog,
     eraseSearchRemnants: searchIndex.eraseStep,
-    ...storePurge,
+    ...purgeHere,
   };
   const writeBehind = _options.writeBehind && file !== ':memory:' ? createWriteBehind(db, file, walSync, memoryRows, _options.writeBehind) : null;
   const { port, gate } = bindPort(db, walSync, {
     connection,
-    ...(readers.writes ? { asideWrites: threadWrites(readers.writes, searchIndex, treeCount, changes.ownCommitAside) } : {}),
+    ...(readers.writes ? { asideWrites: threadWrites(readers.writes, searchIndex, purgeDue, treeCount, changes.ownCommitAside) } : {}),
     reads: {
       async searchMemories(storeId, q) {
         // The writer indexes the queue first (a write, so here, through the gate), in batches that
@@ -214,6 +217,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     batch: (fn) => port.atomic(fn),
     importWrites: createBulkImport(db, searchIndex),
     readerThreads: readers.threads,
+    walCheckpointsBehind: () => (checkpointer ? walBehind(checkpointer.wal()) : false),
   };
 }
 
@@ -240,11 +244,15 @@ function truncateWal(db: Db): void {
  *   one per memory it moves, counted with the writers held (port-view.ts);
  * - the search index's heavy turns: the serving connection tries each turn first and runs it itself
  *   unless it is heavy (search-index.ts HEAVY_TURN). The index changes no memory, but a commit
- *   from another connection cannot be told apart from another process's, so the mark moves.
+ *   from another connection cannot be told apart from another process's, so the mark moves;
+ * - a step of a deleted store's removal (store-purge.ts), once the serving connection's `purgeDue`
+ *   says one may run: about five WAL pages a memory, whose commits on the serving thread now and then
+ *   waited 15–40 ms on the file's writeback. No reader sees those rows, but the mark moves, as above.
  */
 function threadWrites(
   writes: AsyncWrites,
   index: SearchIndex,
+  purgeDue: () => boolean,
   count: (storeId: string, from: string) => number,
   ownCommitAside: ChangeStatements['ownCommitAside'],
 ): NonNullable<PortParts['asideWrites']> {
@@ -259,6 +267,9 @@ function threadWrites(
     },
     async eraseSearchRemnants(elsewhere) {
       return index.erasureDue() ? elsewhere(() => ownCommitAside(() => writes.eraseStep())) : false;
+    },
+    async purgeDeletedStores(elsewhere) {
+      return purgeDue() ? elsewhere(() => ownCommitAside(() => writes.purgeDeletedStores())) : false;
     },
   };
 }

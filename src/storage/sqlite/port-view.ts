@@ -24,7 +24,7 @@ export type ConnectionMethods = Synchronous<Omit<Storage, LocalMethod | AsyncMet
 type LocalMethod = 'changeMark' | 'ownWriteMark' | 'onMarkMoved' | 'unsyncedCommits' | 'keepsSearchBacklog';
 
 /** Methods that may write on another connection (PortParts.asideWrites). */
-type AsideMethod = 'moveTree' | 'indexSearchBacklog' | 'eraseSearchRemnants';
+type AsideMethod = 'moveTree' | 'indexSearchBacklog' | 'eraseSearchRemnants' | 'purgeDeletedStores';
 
 /** Runs `write` on another connection, this one's writers held back until it settles (the caller holds the gate). */
 export type Elsewhere = <T>(write: () => Promise<T>) => Promise<T>;

@@ -18,6 +18,7 @@ import { createChildWalk } from './tree.js';
 import { createMemoryStatements } from './memories.js';
 import { createSearchStatements } from './search.js';
 import { createSearchIndex, type SearchIndex } from './search-index.js';
+import { createStorePurge } from './store-purge.js';
 import { createStoreStatements } from './stores.js';
 import { createVersionStatements } from './versions.js';
 import { createFeedStatements } from './feed.js';
@@ -89,7 +90,7 @@ function openMover(): (input: MoveTreeRequest) => number {
  * synchronous=NORMAL, as the serving connection commits them: the index is derived data, and a turn
  * lost to a power failure is still queued. The serving connection's writers wait at its gate meanwhile.
  */
-let indexer: SearchIndex | null = null;
+let indexer: { rw: Database.Database; index: SearchIndex } | null = null;
 /**
  * The indexer reads the database file through a memory map: every commit made on the serving
  * connection between two turns drops this connection's page cache (WAL), and secure-delete reads an
@@ -98,13 +99,25 @@ let indexer: SearchIndex | null = null;
  * across its own commits; mapped, the pages come from the OS page cache without a copy.
  */
 const INDEXER_MMAP_BYTES = 256 * 1024 * 1024;
-function openIndexer(): SearchIndex {
+function openIndexer(): { rw: Database.Database; index: SearchIndex } {
   const rw = new Database(file, { fileMustExist: true });
   applyPragmas(rw, 'NORMAL');
   rw.pragma(`mmap_size = ${INDEXER_MMAP_BYTES}`);
   keepJournalsInMemory(rw);
   registerClock(rw, () => now);
-  return createSearchIndex(rw, (fn) => fn(), false);
+  return { rw, index: createSearchIndex(rw, (fn) => fn(), false) };
+}
+/**
+ * A deleted store's removal (store-purge.ts), on the indexer's connection: its index turn comes
+ * first in each step, as on the serving connection. Each step writes about five WAL pages a memory,
+ * and on the serving thread a step's commit waited 15–40 ms now and then on the file's writeback
+ * (test/bench/README.md, stop 51). The serving connection decides when a step may run (its wait).
+ */
+let purger: (() => boolean) | null = null;
+function openPurger(): () => boolean {
+  const { rw, index } = (indexer ??= openIndexer());
+  const purge = createStorePurge(rw, index, (fn) => fn());
+  return () => purge.purgeDeletedStores();
 }
 const search = createSearchStatements(db, noIndex);
 const reads: SyncReads = {
@@ -119,8 +132,9 @@ const reads: SyncReads = {
 };
 const writes: ThreadWrites = {
   moveTree: (input: MoveTreeRequest) => (mover ??= openMover())(input),
-  indexSearchBacklog: (max: number) => (indexer ??= openIndexer()).indexSearchBacklog(max),
-  eraseStep: () => (indexer ??= openIndexer()).eraseStep(),
+  indexSearchBacklog: (max: number) => (indexer ??= openIndexer()).index.indexSearchBacklog(max),
+  eraseStep: () => (indexer ??= openIndexer()).index.eraseStep(),
+  purgeDeletedStores: () => (purger ??= openPurger())(),
 };
 
 parentPort!.on('message', (m: ReadRequest) => {

@@ -48,7 +48,7 @@ export interface Readers {
   close(): void;
 }
 
-const WRITE_METHODS: readonly WriteMethod[] = ['moveTree', 'indexSearchBacklog', 'eraseStep'];
+const WRITE_METHODS: readonly WriteMethod[] = ['moveTree', 'indexSearchBacklog', 'eraseStep', 'purgeDeletedStores'];
 const METHODS: readonly ReadMethod[] = ['searchMemories', 'listMemories', 'listStores', 'listVersions', 'listChanges', 'integrityCheck', 'domainCheck', 'searchBacklog'];
 
 /**

@@ -33,6 +33,8 @@ export interface ThreadWrites {
   /** A search-index turn, heavy ones included (search-index.ts). */
   indexSearchBacklog(max: number): number;
   eraseStep(): boolean;
+  /** A step of removing deleted stores' rows (store-purge.ts), its index turn included. */
+  purgeDeletedStores(): boolean;
 }
 
 export type WriteMethod = keyof ThreadWrites;

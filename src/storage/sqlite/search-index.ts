@@ -68,9 +68,13 @@ const BATCH_CHARS = 2_000_000;
 export const TURN_BATCH = 200;
 const TURN_CHARS = 400_000;
 /**
- * Taking a text out of the index (secure-delete: its pages rewritten) cost about 15 times as much
- * per character as putting one in here, so a re-indexed memory's old text counts this many times
- * against the budget: a burst of renames re-indexes in turns as short as a burst of new files.
+ * Taking a text out of the index with secure-delete (its pages rewritten) cost about 15 times as much
+ * per character as putting one in here, so such a text counts this many times against the budget: a
+ * burst of renames in a store with a retention re-indexes in turns as short as a burst of new files.
+ * A plain removal (delete markers, merged away later) costs about what an insert does and counts once:
+ * counted 16 times too, a deleted store's 20,000 memories left the index in 2,800 turns of about 7,
+ * each a segment of its own, and FTS5's merges of those segments (every 64th turn, up to 19 ms) were
+ * the longest turns of the store's removal (test/bench/README.md, stop 51).
  */
 const UNINDEX_WEIGHT = 16;
 /** What a batch says still waits is counted up to this (searchBacklog() counts it all, off the serving thread). */
@@ -150,7 +154,8 @@ export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) 
           noted.add(b.store_id);
           q.noteRemnants.run(b.store_id);
         }
-        chars += old.content.length * unindexWeight;
+        // Only secure-delete costs more than putting the text in: a plain removal writes delete markers.
+        chars += old.content.length * (secure ? unindexWeight : 1);
       }
       chars += reindex(b.seq, old);
       last = b.seq;

@@ -34,12 +34,23 @@ const SLICES: readonly { table: string; key: string; size: number }[] = [
 ];
 
 export interface StorePurge {
-  /** One step: a turn of the search index if anything is queued, else a slice of the oldest deleted store's rows (or its last row). Returns whether steps remain. */
+  /**
+   * One step: a turn of the search index if anything is queued, else a slice of the oldest deleted
+   * store's rows (or its last row). Returns whether another step should follow at once: false when
+   * none remain, and while `wait` says to let the WAL's checkpoints catch up (the upkeep's next tick goes on).
+   */
   purgeDeletedStores(): boolean;
+  /** Whether a step would do anything now (a read): rows of a deleted store remain, and `wait` lets it. */
+  purgeDue(): boolean;
 }
 
-/** `relaxed` as the index's: a step lost to a power failure is redone, since the store stays hidden until its last. */
-export function createStorePurge(db: Db, index: SearchIndex, relaxed: <T>(fn: () => T) => T): StorePurge {
+/**
+ * `relaxed` as the index's: a step lost to a power failure is redone, since the store stays hidden until its last.
+ * `wait`: true while the steps should pause (wal-checkpointer.ts `waitForPasses`): a removal commits every turn
+ * of the event loop, so without a pause the WAL never starts over and reaches the serving connection's
+ * backstop checkpoint, which then runs inside the steps' commits.
+ */
+export function createStorePurge(db: Db, index: SearchIndex, relaxed: <T>(fn: () => T) => T, wait: () => boolean = () => false): StorePurge {
   const q = {
     next: db.prepare('SELECT id FROM stores WHERE deleted_at IS NOT NULL ORDER BY seq LIMIT 1').pluck(),
     slices: SLICES.map(({ table, key, size }) =>
@@ -55,7 +66,7 @@ export function createStorePurge(db: Db, index: SearchIndex, relaxed: <T>(fn: ()
   return {
     purgeDeletedStores(): boolean {
       const storeId = q.next.get() as string | undefined;
-      if (storeId === undefined) return false;
+      if (storeId === undefined || wait()) return false;
       // The index first: a queued removal reads a version's text, so no version may go before it.
       if (index.hasBacklog()) {
         index.indexSearchBacklog(TURN_BATCH);
@@ -64,5 +75,6 @@ export function createStorePurge(db: Db, index: SearchIndex, relaxed: <T>(fn: ()
       relaxed(() => slice.immediate(storeId));
       return true;
     },
+    purgeDue: () => q.next.get() !== undefined && !wait(),
   };
 }

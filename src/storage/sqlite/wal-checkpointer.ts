@@ -16,7 +16,55 @@ import type Database from 'better-sqlite3';
 /** The serving connection's own autocheckpoint while a worker checkpoints: about 40 MiB of WAL. */
 export const BACKSTOP_PAGES = 10_000;
 
+/** What the worker's last pass that ran found: the WAL's frames, those copied, and how many passes have run. */
+export interface WalState {
+  log: number;
+  checkpointed: number;
+  pass: number;
+}
+
+/**
+ * WAL frames past which work that may wait (a deleted store's removal) waits for a pass: half the
+ * backstop. A WAL only starts over when a commit finds every frame copied, and such work commits
+ * every turn of the event loop (up to ~36 frames a millisecond), so its commits land between the
+ * worker's passes and the WAL grew to the backstop, where every commit checkpointed on the serving
+ * thread: 15–33 ms each with the fsyncs (test/bench/README.md, stop 51).
+ */
+export const BEHIND_FRAMES = BACKSTOP_PAGES / 2;
+
+/**
+ * Whether work that may wait should commit now, given the worker's last pass (`w`) and the pass
+ * counted at its own last commit: yes while the WAL is short; past BEHIND_FRAMES, only once a pass
+ * since that commit has copied every frame, so that this commit starts the WAL over.
+ */
+export function mayCommitBeside(w: WalState, passAtLastCommit: number): boolean {
+  if (w.log < BEHIND_FRAMES) return true;
+  return w.pass !== passAtLastCommit && w.checkpointed === w.log;
+}
+
+/** Whether a pass left the WAL long and not wholly copied (a reader holds the passes back, or commits outrun them). */
+export function walBehind(w: WalState): boolean {
+  return w.log >= BEHIND_FRAMES && w.checkpointed < w.log;
+}
+
+/**
+ * A `wait` for work that may wait (sqlite/store-purge.ts): true while it should not commit
+ * (`mayCommitBeside`); a false answer counts the pass it went by. Never waits without a worker.
+ */
+export function waitForPasses(checkpointer: Checkpointer | null): () => boolean {
+  let passAtLastCommit = -1;
+  return () => {
+    if (!checkpointer) return false;
+    const w = checkpointer.wal();
+    if (!mayCommitBeside(w, passAtLastCommit)) return true;
+    passAtLastCommit = w.pass;
+    return false;
+  };
+}
+
 export interface Checkpointer {
+  /** What the worker's last pass found (all -1 before its first). Shared memory: no message, no wait. */
+  wal(): WalState;
   /** Stops the worker (its connection closes with it); the caller's connection stays usable. */
   stop(): void;
 }
@@ -24,9 +72,11 @@ export interface Checkpointer {
 export function startCheckpointer(file: string, onError: (message: string) => void): Checkpointer {
   // The loop travels as source (`eval`), so the same code runs from dist/ and under the tests' TS loader.
   const sqlite = createRequire(import.meta.url).resolve('better-sqlite3');
+  // What the worker's last pass found (log, checkpointed, passes), shared: read on every purge step, so no message.
+  const last = new Int32Array(new SharedArrayBuffer(12)).fill(-1);
   const source = `const { workerData } = require('node:worker_threads');
-(${checkpointLoop.toString()})(require(workerData.sqlite), workerData.file, (${passPacer.toString()})(Date.now()));`;
-  const worker = new Worker(source, { eval: true, workerData: { file, sqlite } });
+(${checkpointLoop.toString()})(require(workerData.sqlite), workerData.file, (${passPacer.toString()})(Date.now()), new Int32Array(workerData.last));`;
+  const worker = new Worker(source, { eval: true, workerData: { file, sqlite, last: last.buffer } });
   let stopped = false;
   worker.on('error', (err) => {
     if (!stopped) onError(`mnemo: background WAL checkpoints stopped (the commits take them over): ${err.message}`);
@@ -34,6 +84,7 @@ export function startCheckpointer(file: string, onError: (message: string) => vo
   // Never what keeps a process alive: a CLI or a server exits when its own work is done.
   worker.unref();
   return {
+    wal: () => ({ log: Atomics.load(last, 0), checkpointed: Atomics.load(last, 1), pass: Atomics.load(last, 2) }),
     stop() {
       if (stopped) return;
       stopped = true;
@@ -95,7 +146,7 @@ export function passPacer(start: number): (r: PassResult, now: number) => number
  * passes, so the WAL grows until the serving connection's backstop checkpoint, which then copies
  * only what came since the last pass.
  */
-function checkpointLoop(Sqlite: typeof Database, file: string, pace: (r: PassResult, now: number) => number): void {
+function checkpointLoop(Sqlite: typeof Database, file: string, pace: (r: PassResult, now: number) => number, last: Int32Array): void {
   const db = new Sqlite(file);
   // A checkpoint fsyncs the WAL before it copies and the database file after (FULL or NORMAL alike).
   db.pragma('synchronous = FULL');
@@ -104,7 +155,14 @@ function checkpointLoop(Sqlite: typeof Database, file: string, pace: (r: PassRes
   db.pragma('wal_autocheckpoint = 0');
   const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
   const turn = (): void => {
-    setTimeout(turn, pace(checkpoint.get() as PassResult, Date.now()));
+    const r = checkpoint.get() as PassResult;
+    // A pass refused (another checkpoint ran: -1) tells nothing new.
+    if (r.log >= 0) {
+      Atomics.store(last, 0, r.log);
+      Atomics.store(last, 1, r.checkpointed);
+      Atomics.add(last, 2, 1);
+    }
+    setTimeout(turn, pace(r, Date.now()));
   };
   turn();
 }
