@@ -282,8 +282,8 @@ function withReadersLogged(open: () => SqliteStorage): () => SqliteStorage {
     const storage = open();
     const n = storage.readerThreads;
     log(n === 0
-      ? 'mnemo: searches, listing pages, directory moves and heavy index turns run on the serving thread (MNEMO_READER_THREADS=0)'
-      : `mnemo: searches, listing pages, directory moves and heavy index turns run on up to ${n} reader thread${n === 1 ? '' : 's'} (MNEMO_READER_THREADS)`);
+      ? 'mnemo: searches, listing pages, directory moves, heavy index turns and store removals run on the serving thread (MNEMO_READER_THREADS=0)'
+      : `mnemo: searches, listing pages, directory moves, heavy index turns and store removals run on up to ${n} reader thread${n === 1 ? '' : 's'} (MNEMO_READER_THREADS)`);
     return storage;
   };
 }

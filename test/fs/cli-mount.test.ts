@@ -91,7 +91,7 @@ describe.skipIf(!existsSync('/dev/fuse'))('mnemo mount', () => {
     expect(readFileSync('/proc/mounts', 'utf8')).not.toContain(dir);
   });
 
-  it('runs its searches, listing pages, directory moves and heavy index turns on as many reader threads as MNEMO_READER_THREADS says, and says so', async () => {
+  it('runs its searches, listing pages, directory moves, heavy index turns and store removals on as many reader threads as MNEMO_READER_THREADS says, and says so', async () => {
     const { dataDir, dir, mount } = await cliStore('readers');
     const at = (name: string) => {
       const d = join(dataDir, name);
@@ -105,7 +105,7 @@ describe.skipIf(!existsSync('/dev/fuse'))('mnemo mount', () => {
     ];
     for (const [i, x] of mounts.entries()) {
       await x.m.ready;
-      expect(x.m.stderr()).toContain(`mnemo: searches, listing pages, directory moves and heavy index turns ${x.says}`);
+      expect(x.m.stderr()).toContain(`mnemo: searches, listing pages, directory moves, heavy index turns and store removals ${x.says}`);
       // A directory move works wherever it runs.
       const r = await sh(`mkdir -p d${i}/x && echo note > d${i}/x/f.md && mv d${i} d${i}.moved && cat d${i}.moved/x/f.md`, x.dir);
       expect(r.stdout).toBe('note\n');
