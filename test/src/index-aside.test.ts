@@ -102,6 +102,26 @@ describe('the search index on the writer thread', () => {
     expect(withRaw(core.file, (raw) => raw.prepare('SELECT store_id FROM search_remnants').pluck().all())).toEqual([store.id]);
   });
 
+  it('ends a cheap turn before the first text that wants secure-delete, which then goes there in a turn of its own', async () => {
+    const core = await openCore({ readers: 2 });
+    const kept = await core.service.createStore(core.caller, { name: 'kept', description: '', metadata: {}, retention: { maxAgeDays: null, keepLast: 50 } });
+    await editsQueued(core, kept.id, 1);
+    // Queued ahead of the edit (lower seq), a memory with no text to take out: a deleted store's, whose rows are gone.
+    withRaw(core.file, (raw) => raw.prepare('INSERT INTO search_backlog (seq, indexed_version) VALUES (0, NULL)').run());
+    const queued = () => withRaw(core.file, (raw) => raw.prepare('SELECT seq FROM search_backlog ORDER BY seq').pluck().all());
+    const own = core.storage.ownWriteMark();
+
+    // The serving connection takes the first memory and stops before the edit.
+    expect(await core.storage.indexSearchBacklog(1000)).toBe(1);
+    expect(queued()).toHaveLength(1);
+    expect(core.storage.ownWriteMark()).toBe(own);
+    // The edit is the next turn, on the writer thread (its commit moves the mark).
+    expect(await core.storage.indexSearchBacklog(1000)).toBe(0);
+    expect(queued()).toEqual([]);
+    expect(core.storage.ownWriteMark()).toBe(own + 1);
+    expect(await search(core, kept.id, prose(0, 'b').split(' ')[0]!)).toBe(1);
+  });
+
   it('runs an erasure\'s merge steps there, each counted as this process\'s write, until nothing is left to erase', async () => {
     const core = await openCore({ readers: 2 });
     const store = await core.service.createStore(core.caller, { name: 'plain', description: '', metadata: {} });
