@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { createService } from '../../src/service/service.js';
 import { openSqliteStorage, type SqliteStorage } from '../../src/storage/sqlite/open.js';
-import { BACKSTOP_PAGES, passPacer } from '../../src/storage/sqlite/wal-checkpointer.js';
+import { BACKSTOP_PAGES, BEHIND_FRAMES, mayCommitBeside, passPacer } from '../../src/storage/sqlite/wal-checkpointer.js';
 import type { Caller } from '../../src/domain/types.js';
 import { tmpDir } from '../helpers/tmp.js';
 
@@ -73,6 +73,18 @@ describe('background WAL checkpoints', () => {
     } finally {
       raw.close();
     }
+  });
+
+  it('lets work that may wait commit while the WAL is short, and past BEHIND_FRAMES only after a new pass copied it all', () => {
+    const long = BEHIND_FRAMES + 100;
+    expect(mayCommitBeside({ log: BEHIND_FRAMES - 1, checkpointed: 0, pass: 7 }, 7)).toBe(true);
+    expect(mayCommitBeside({ log: -1, checkpointed: -1, pass: -1 }, -1)).toBe(true);
+    // Long and not wholly copied: wait, however many passes ran.
+    expect(mayCommitBeside({ log: long, checkpointed: long - 1, pass: 8 }, 7)).toBe(false);
+    // Wholly copied, but by the pass this work last went by: its own commit since has frames no pass copied.
+    expect(mayCommitBeside({ log: long, checkpointed: long, pass: 7 }, 7)).toBe(false);
+    // Wholly copied by a later pass: this commit may start the WAL over.
+    expect(mayCommitBeside({ log: long, checkpointed: long, pass: 8 }, 7)).toBe(true);
   });
 
   it("passes every 100 ms at a mount's pace, every 25 ms through a bulk write until the WAL stops growing, every 250 ms while idle", () => {

@@ -107,7 +107,8 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
   // Prepared before the write counter: index upkeep changes no memory, so it must not move the mark.
   // Its batches commit without an fsync of their own (walSync, made below: derived data).
   const searchIndex = createSearchIndex(db, (fn) => walSync.derived(fn));
-  // The same for removing deleted stores' rows: no reader sees them, so no cache should drop.
+  // The same for removing deleted stores' rows: no reader sees them, so no cache should drop. With
+  // reader threads the steps run on the writer thread instead (threadWrites), which moves the mark.
   const storePurge = createStorePurge(db, searchIndex, (fn) => walSync.derived(fn), waitForPasses(checkpointer));
   const { purgeDue, ...purgeHere } = storePurge;
   const writes = trackWrites(db);

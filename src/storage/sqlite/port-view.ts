@@ -36,7 +36,7 @@ export interface PortParts {
   connection: ConnectionMethods;
   /**
    * Port methods that may write on another connection (the writer thread's: sqlite/readers.ts): a
-   * directory move, the search index's heavy turns. Each runs holding the gate, and hands what it
+   * directory move, the search index's heavy turns, a deleted store's removal. Each runs holding the gate, and hands what it
    * writes there to `elsewhere`, which holds the connection's writers back while it runs and lets
    * ASIDE_READS and the reads through: they see the store as it was until that write commits.
    * Inside an `atomic` (the `tx` view) the connection's own method runs, in that transaction.

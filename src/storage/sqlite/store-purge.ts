@@ -40,7 +40,7 @@ export interface StorePurge {
    * none remain, and while `wait` says to let the WAL's checkpoints catch up (the upkeep's next tick goes on).
    */
   purgeDeletedStores(): boolean;
-  /** Whether a step would do anything now (a read): rows of a deleted store remain, and `wait` lets it. */
+  /** Whether a step would do anything now: rows of a deleted store remain, and `wait` lets it (which counts the pass it went by). */
   purgeDue(): boolean;
 }
 

@@ -33,9 +33,10 @@ export interface WalState {
 export const BEHIND_FRAMES = BACKSTOP_PAGES / 2;
 
 /**
- * Whether work that may wait should commit now, given the worker's last pass (`w`) and the pass
- * counted at its own last commit: yes while the WAL is short; past BEHIND_FRAMES, only once a pass
- * since that commit has copied every frame, so that this commit starts the WAL over.
+ * Whether work that may wait should commit now, given the worker's last pass (`w`) and the pass it
+ * went by when it last committed: yes while the WAL is short; past BEHIND_FRAMES, only once a later
+ * pass has copied every frame it found, so that this commit may start the WAL over. (A pass that ran
+ * between that decision and its commit counts too: at most one more commit a pass, never a stall.)
  */
 export function mayCommitBeside(w: WalState, passAtLastCommit: number): boolean {
   if (w.log < BEHIND_FRAMES) return true;
