@@ -133,3 +133,14 @@ export function rssMiB(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : NaN;
 }
+
+/**
+ * The server's main V8 heap, MiB, from its /metrics: what is committed and what is in use, garbage
+ * not yet collected included. Beside the RSS it tells a run whose figure is high because a full
+ * collection had not run yet (test/bench/README.md, stop 52) from one where the server holds more.
+ */
+export async function heapMiB(api: Api): Promise<{ committed: number; used: number }> {
+  const text = await api.text('/metrics');
+  const gauge = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN) / 1048576;
+  return { committed: gauge('nodejs_heap_size_total_bytes'), used: gauge('nodejs_heap_size_used_bytes') };
+}
