@@ -1,5 +1,5 @@
 /** @module API figures: create, retrieve, list page and version list page from 4 concurrent clients; checkpoints. */
-import { load, median, type Api, type LoadResult } from './http.js';
+import { load, median, metricSample, type Api, type LoadResult } from './http.js';
 import { fmt, ratio } from './report.js';
 import { restoreFigures } from './restore.js';
 
@@ -72,8 +72,8 @@ export async function apiFigures(api: Api, storeId: string, existing: string[] |
 export async function searchSettled(api: Api, log: (line: string) => void): Promise<void> {
   const started = performance.now();
   for (;;) {
-    const m = /^mnemo_search_backlog (\S+)$/m.exec(await api.text('/metrics'));
-    if (!m || Number(m[1]) === 0) return;
+    const backlog = metricSample(await api.text('/metrics'), 'mnemo_search_backlog');
+    if (Number.isNaN(backlog) || backlog === 0) return;
     if (performance.now() - started > 60_000) {
       log('bench: the search backlog did not empty within 60 s; measuring anyway');
       return;

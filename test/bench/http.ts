@@ -10,6 +10,12 @@ export interface Api {
   text(path: string): Promise<string>;
 }
 
+/** One series' value in a Prometheus text page (`name` or `name{labels}` exactly as printed), NaN when absent. */
+export function metricSample(text: string, series: string): number {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line ? Number(line.slice(series.length + 1)) : NaN;
+}
+
 export function apiClient(url: string, apiKey: string): Api {
   const base = new URL(url);
   function call<T>(method: string, path: string, body: unknown, json: boolean): Promise<T> {

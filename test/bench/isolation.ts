@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 import { makeTempDir } from '../helpers/server.js';
 import { buildBigStore, pathOf } from './bigstore.js';
-import { pick } from './http.js';
+import { metricSample, pick } from './http.js';
 import { fmt, table, type Check } from './report.js';
 import { startMnemo, type Mnemo } from './targets.js';
 
@@ -47,13 +47,8 @@ interface Phase {
 
 /** The server's event-loop delay since the previous scrape (mnemo_event_loop_delay_seconds), ms. */
 export async function loopDelay(m: Mnemo): Promise<{ p99: number; max: number }> {
-  const res = await fetch(`${m.server.url}/metrics`, { headers: { 'x-api-key': m.server.adminKey } });
-  const text = await res.text();
-  const stat = (s: string) => {
-    const series = `mnemo_event_loop_delay_seconds{stat="${s}"}`;
-    const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-    return line ? Number(line.slice(series.length + 1)) * 1000 : NaN;
-  };
+  const text = await m.api.text('/metrics');
+  const stat = (s: string) => metricSample(text, `mnemo_event_loop_delay_seconds{stat="${s}"}`) * 1000;
   return { p99: stat('p99'), max: stat('max') };
 }
 

@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { REPO_ROOT, startServer, type RunningServer } from '../helpers/server.js';
-import { apiClient, type Api } from './http.js';
+import { apiClient, metricSample, type Api } from './http.js';
 
 export interface Target {
   name: string;
@@ -141,6 +141,6 @@ export function rssMiB(pid: number): number {
  */
 export async function heapMiB(api: Api): Promise<{ committed: number; used: number }> {
   const text = await api.text('/metrics');
-  const gauge = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN) / 1048576;
+  const gauge = (name: string) => metricSample(text, name) / 1048576;
   return { committed: gauge('nodejs_heap_size_total_bytes'), used: gauge('nodejs_heap_size_used_bytes') };
 }
