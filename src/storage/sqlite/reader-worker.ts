@@ -18,7 +18,7 @@ import { createChildWalk } from './tree.js';
 import { createMemoryStatements } from './memories.js';
 import { createSearchStatements } from './search.js';
 import { createSearchIndex, type SearchIndex } from './search-index.js';
-import { createStorePurge } from './store-purge.js';
+import { createStorePurge, type StorePurge } from './store-purge.js';
 import { createStoreStatements } from './stores.js';
 import { createVersionStatements } from './versions.js';
 import { createFeedStatements } from './feed.js';
@@ -113,11 +113,10 @@ function openIndexer(): { rw: Database.Database; index: SearchIndex } {
  * and on the serving thread a step's commit waited 15–40 ms now and then on the file's writeback
  * (test/bench/README.md, stop 51). The serving connection decides when a step may run (its wait).
  */
-let purger: (() => boolean) | null = null;
-function openPurger(): () => boolean {
+let purger: StorePurge | null = null;
+function openPurger(): StorePurge {
   const { rw, index } = (indexer ??= openIndexer());
-  const purge = createStorePurge(rw, index, (fn) => fn());
-  return () => purge.purgeDeletedStores();
+  return createStorePurge(rw, index, (fn) => fn());
 }
 const search = createSearchStatements(db, noIndex);
 const reads: SyncReads = {
@@ -134,7 +133,7 @@ const writes: ThreadWrites = {
   moveTree: (input: MoveTreeRequest) => (mover ??= openMover())(input),
   indexSearchBacklog: (max: number) => (indexer ??= openIndexer()).index.indexSearchBacklog(max),
   eraseStep: () => (indexer ??= openIndexer()).index.eraseStep(),
-  purgeDeletedStores: () => (purger ??= openPurger())(),
+  purgeDeletedStores: () => (purger ??= openPurger()).purgeDeletedStores(),
 };
 
 parentPort!.on('message', (m: ReadRequest) => {
