@@ -425,6 +425,28 @@ describe('sqlite redaction erases bytes', () => {
       expect(remnantStores(file)).toEqual([]);
     });
 
+    it('a turn that only puts texts in commits with secure-delete off, and a turn that erases turns it on again', async () => {
+      const core = await openCore({ readers });
+      const { service, caller, file, storage } = core;
+      const secureDelete = () => withRaw(file, (raw) => raw.prepare(`SELECT v FROM memories_fts_config WHERE k = 'secure-delete'`).pluck().get());
+      // A new file starts with it on (schema/search.ts); new texts alone do not need it.
+      expect(secureDelete()).toBe(1);
+      const plain = await service.createStore(caller, { name: 'plain', description: '', metadata: {} });
+      await service.createMemory(caller, plain.id, { path: '/new.md', content: 'fresh words' });
+      await indexAll(storage);
+      expect(secureDelete()).toBe(0);
+
+      const word = indexWord();
+      const kept = await service.createStore(caller, { name: 'kept', description: '', metadata: {}, retention: { maxAgeDays: null, keepLast: 5 } });
+      await editedAfterIndexing(core, kept.id, '/k.md', `first ${word}`, 'second words');
+      expect(secureDelete()).toBe(1);
+      await service.createMemory(caller, plain.id, { path: '/newer.md', content: 'more fresh words' });
+      await indexAll(storage);
+      expect(secureDelete()).toBe(0);
+      const hits = await service.searchMemories(caller, plain.id, { q: 'fresh', mode: 'fts', pathPrefix: '/', limit: 10, page: null });
+      expect(hits.data.map((h) => h.memory.path).sort()).toEqual(['/new.md', '/newer.md']);
+    });
+
     it('an erasure a crash left due is finished by the search upkeep before it indexes again', async () => {
       const core = await openCore({ readers });
       const { service, caller, file, storage } = core;

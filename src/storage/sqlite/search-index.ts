@@ -119,6 +119,7 @@ export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) 
     // Literals: FTS5 refuses the value bound as a JavaScript number (a REAL).
     secureOn: db.prepare(`INSERT INTO memories_fts (memories_fts, rank) VALUES ('secure-delete', 1)`),
     secureOff: db.prepare(`INSERT INTO memories_fts (memories_fts, rank) VALUES ('secure-delete', 0)`),
+    secureNow: db.prepare(`SELECT v FROM memories_fts_config WHERE k = 'secure-delete'`).pluck(),
     noteRemnants: db.prepare('INSERT INTO search_remnants (store_id) VALUES (?) ON CONFLICT DO NOTHING'),
     markDue: db.prepare('UPDATE search_remnants SET erase_due = 1 WHERE store_id = ?'),
     due: db.prepare('SELECT EXISTS (SELECT 1 FROM search_remnants WHERE erase_due = 1)').pluck(),
@@ -130,8 +131,10 @@ export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) 
   /**
    * `secureAll`: every text taken out is erased (a caller's transaction that promises it); otherwise
    * the first memory with a text to take out sets the batch's kind, and it ends before one of the other.
+   * `ownTx`: the batch is a transaction of its own; one that takes nothing out then commits with
+   * secure-delete off (insertOnly).
    */
-  function indexBatch(max: number, maxChars = BATCH_CHARS, unindexWeight = 1, secureAll = false, secureHere = true): number {
+  function indexBatch(max: number, maxChars = BATCH_CHARS, unindexWeight = 1, secureAll = false, secureHere = true, ownTx = false): number {
     let chars = 0;
     let last: number | null = null;
     let secure: boolean | null = null;
@@ -162,7 +165,21 @@ export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) 
       if (chars >= maxChars) break;
     }
     if (last !== null) q.done.run(last);
+    if (secure === null && ownTx) insertOnly();
     return q.pending.get() as number;
+  }
+
+  /**
+   * A batch that only puts texts in commits with secure-delete off. The setting stays in the index's
+   * config after the last batch that erased (and a new file starts with it on), and with it on FTS5
+   * flushes every new entry one by one, testing each for a delete marker by the first byte of its
+   * size, which many position lists of 64 bytes or more have set, and then searching the index for
+   * that word and memory. A batch of new 4 KiB notes took 2.7 times as long (test/bench/README.md,
+   * stop 53). Never inside a caller's transaction: a removal made earlier in it must commit with
+   * secure-delete on, as it was taken out.
+   */
+  function insertOnly(): void {
+    if (Number(q.secureNow.get() ?? 0) !== 0) q.secureOff.run();
   }
 
   /**
@@ -210,7 +227,8 @@ export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) 
     settleHeld(db);
     // Inside a caller's transaction (a search's catching-up in an API write) no other connection can write.
     const secureHere = heavy === 'here' || db.inTransaction;
-    return relaxed(() => batchTx.immediate(Math.min(max, TURN_BATCH), TURN_CHARS, UNINDEX_WEIGHT, false, secureHere));
+    const ownTx = !db.inTransaction;
+    return relaxed(() => batchTx.immediate(Math.min(max, TURN_BATCH), TURN_CHARS, UNINDEX_WEIGHT, false, secureHere, ownTx));
   }
 
   /** A transaction is open on the connection that is not a held batch of mount writes (which settles first). */
