@@ -16,17 +16,45 @@ export function mainThreadCpuMs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
-/**
- * Saves `files` new 4 KiB files into `dir` from a child process and returns the serving process's
- * main-thread CPU per save. The work a save leaves for later lands within the pause after it: a
- * write-behind batch's commit (10 ms), search indexing (once the saves pause, 200–400 ms).
- */
-export async function cpuPerSave(pid: number, dir: string, files: number): Promise<number> {
-  const before = mainThreadCpuMs(pid);
-  await workload('save', dir, files);
-  await new Promise((resolve) => setTimeout(resolve, 1000));
-  return (mainThreadCpuMs(pid) - before) / files;
+/** What a burst of saves cost: the serving thread's CPU a save, with and without the pause after it, and its wall time a save. */
+export interface SaveCost {
+  /** The thread's CPU a save, the work the burst left for the pause after it included. */
+  cpuMs: number;
+  /** The thread's CPU a save while the burst ran: what the writer's requests could wait on. */
+  burstCpuMs: number;
+  /** The burst's wall time a save, as the writer saw it. */
+  wallMs: number;
 }
+
+/**
+ * Saves `files` new 4 KiB files into `dir` from a child process and returns what they cost the
+ * serving process's main thread. The work a save leaves for later lands within the pause after it:
+ * a write-behind batch's commit (10 ms), search indexing (once the saves pause, 200–400 ms).
+ */
+export async function cpuPerSave(pid: number, dir: string, files: number): Promise<SaveCost> {
+  const before = mainThreadCpuMs(pid);
+  const { save } = await workload('save', dir, files);
+  const burst = mainThreadCpuMs(pid);
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  return { cpuMs: (mainThreadCpuMs(pid) - before) / files, burstCpuMs: (burst - before) / files, wallMs: (save! * 1000) / files };
+}
+
+/**
+ * The most CPU a save may cost the serving thread during a burst for the mount to save at `target`
+ * of the ceiling's speed. A save's wall time is about the part of the ceiling's that its serving
+ * thread does not run (the round trip: the writer, the kernel, libfuse's threads and their wake-ups,
+ * which mnemo's save makes alike) plus that thread's CPU: `predicted` is that sum for mnemo.
+ */
+export function saveCpuBudget(ceiling: SaveCost, target: number): number {
+  return ceiling.wallMs / target - roundTripMs(ceiling);
+}
+
+/** A save's wall time predicted from the ceiling's round trip and a serving thread's CPU in the burst. */
+export function predictedSaveMs(ceiling: SaveCost, burstCpuMs: number): number {
+  return roundTripMs(ceiling) + burstCpuMs;
+}
+
+const roundTripMs = (ceiling: SaveCost): number => ceiling.wallMs - ceiling.burstCpuMs;
 
 /** Waits until the thread has been idle (under 5 ms of CPU in 500 ms), at least 1 s and at most 30 s. */
 async function settled(pid: number): Promise<void> {

@@ -15,7 +15,7 @@ import { makeTempDir } from '../helpers/server.js';
 import { buildBigStore, DIR_SIZE, middleDir } from './bigstore.js';
 import { closeAgent, median } from './http.js';
 import { apiFigures, apiRows, warmupRequests, type ApiFigures } from './api.js';
-import { cpuPerEdit, cpuPerSave } from './cpu.js';
+import { cpuPerEdit, cpuPerSave, predictedSaveMs, saveCpuBudget, type SaveCost } from './cpu.js';
 import { bareCommitMs, engineSaveMs, saveBound } from './floor.js';
 import { checks, fmt, hostFacts, ratio, table, type Check } from './report.js';
 import { enginesSection } from './engines.js';
@@ -72,7 +72,7 @@ async function fileBench(mnemo: Mnemo, out: string[], found: Check[]): Promise<s
     }
   }
   // The serving thread's CPU per save, ceiling and mnemo in alternating rounds (cpu.ts).
-  const cpu: Record<'ceiling' | 'mnemo', number[]> = { ceiling: [], mnemo: [] };
+  const cpu: Record<'ceiling' | 'mnemo', SaveCost[]> = { ceiling: [], mnemo: [] };
   for (let r = 0; r < Math.max(RUNS, 3); r++) {
     log(`files: serving-thread CPU per save, round ${r + 1}`);
     cpu.ceiling.push(await cpuPerSave(ceiling.pid!, `${ceiling.dir}/cpu${r}`, FILES));
@@ -120,7 +120,8 @@ async function fileBench(mnemo: Mnemo, out: string[], found: Check[]): Promise<s
     '',
     `Save bounds: what limits the save ratio on this host (median over runs; the ceiling saves in ${fmt(median(results['ceiling']!.map((c) => (c['save']! * 1000) / FILES)), 3)} ms):\n`,
     `- Default mode (close() answered inside a write-behind batch that commits with synchronous=NORMAL, no fsync): the engine's own save of a 4 KiB file (the version, its indexes and the search queue, journaled, in batches as the server runs them, with checkpoints on their own thread, no FUSE) takes ${ms(engine)}. With FUSE handling free, mnemo would reach ${ratio(boundWith(engine.mean))} (${ratio(boundWith(engine.p50))} at the median save); it reaches ${ratio(perRun('ceiling', 'save'))}. The gap is that same save run inside the serving process: with it replaced by a stand-in, the mount's own handlers save at about 0.9x of the ceiling, and in the server the engine's save takes several times its time here, cache-cold between the kernel's FUSE work on the same core (test/bench/README.md, stop 39); handed to a storage thread with a connection of its own, it gained little (stop 41: SQLite drops the serving connection's page cache at each of that thread's commits, and indexing, the journal and the hand-over stay behind).`,
-    `- The serving thread's CPU per 4 KiB save (the one thread that runs every FUSE handler, the service and SQLite; ${cpu.mnemo.length} alternating rounds of ${FILES} saves, medians): mnemo ${fmt(median(cpu.mnemo), 3)} ms (${cpu.mnemo.map((x) => fmt(x, 3)).join(', ')}), the ceiling ${fmt(median(cpu.ceiling), 3)} ms (${cpu.ceiling.map((x) => fmt(x, 3)).join(', ')}). Unlike the rates above, this hardly moves with the host's load.`,
+    `- The serving thread's CPU per 4 KiB save (the one thread that runs every FUSE handler, the service and SQLite; ${cpu.mnemo.length} alternating rounds of ${FILES} saves, medians): mnemo ${fmt(median(cpuMs(cpu.mnemo)), 3)} ms (${cpuMs(cpu.mnemo).map((x) => fmt(x, 3)).join(', ')}), the ceiling ${fmt(median(cpuMs(cpu.ceiling)), 3)} ms (${cpuMs(cpu.ceiling).map((x) => fmt(x, 3)).join(', ')}). Unlike the rates above, this hardly moves with the host's load.`,
+    saveBudgetLine(cpu),
     `- The serving thread's CPU per edit of a 4 KiB note of prose-like text (about 300 distinct words: ${EDITS} notes written and indexed, then each written again with other words; 2 alternating rounds, the indexing after the edits included): mnemo ${edits.mnemo.map((x) => fmt(x.cpuMs, 3)).join(', ')} ms, the ceiling ${edits.ceiling.map((x) => fmt(x.cpuMs, 3)).join(', ')} ms; an edit took ${edits.mnemo.map((x) => fmt(x.wallMs, 2)).join(', ')} ms against the ceiling's ${edits.ceiling.map((x) => fmt(x.wallMs, 2)).join(', ')} ms. An edit takes the old words out of the search index, with secure-delete (an index page rewritten per word) only in a store with a retention (test/bench/README.md, stop 49), where those turns run on a reader thread (stop 50): there mnemo's serving thread took ${edits.kept.map((x) => fmt(x.cpuMs, 3)).join(', ')} ms an edit, which took ${edits.kept.map((x) => fmt(x.wallMs, 2)).join(', ')} ms. The rows above write one repeated line, a dozen words.`,
     `- Durable mode (MNEMO_MOUNT_SYNC=close; API writes commit the same way): the cheapest durable SQLite commit here (one 4 KiB row into a one-table WAL database, synchronous=FULL) takes ${fmt(commitMs, 3)} ms (p50), so no store that makes each save durable in SQLite can save faster than ${ratio(boundWith(commitMs))} of the ceiling. The engine's own durable save takes ${ms(durableEngine)}: with FUSE handling free, mnemo would reach ${ratio(boundWith(durableEngine.p50))}; it reaches ${ratio(perRun('ceiling', 'save', 'close'))}.\n`,
   );
@@ -357,3 +358,17 @@ main()
     process.stdout.write(`bench did not finish: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   })
   .finally(() => void cleanup().then(() => process.exit(0)));
+
+const cpuMs = (costs: SaveCost[]): number[] => costs.map((c) => c.cpuMs);
+
+/**
+ * What the save target asks of the serving thread on this host, from the CPU rounds (cpu.ts
+ * `saveCpuBudget`): a save's time is the ceiling's round trip plus that thread's CPU in the burst,
+ * so the CPU a save may cost for the target follows from the ceiling's own rounds.
+ */
+function saveBudgetLine(cpu: Record<'ceiling' | 'mnemo', SaveCost[]>): string {
+  const target = WORKLOADS.find((w) => w.key === 'save')!.target!;
+  const perRound = <T>(f: (c: SaveCost, m: SaveCost) => T): T[] => cpu.ceiling.map((c, i) => f(c, cpu.mnemo[i]!));
+  const med = (f: (c: SaveCost, m: SaveCost) => number) => fmt(median(perRound(f)), 3);
+  return `- What the save target asks of that thread (the same rounds, medians; test/bench/README.md, stop 54): a save took ${med((_, m) => m.wallMs)} ms for mnemo and ${med((c) => c.wallMs)} ms for the ceiling (${ratio(median(perRound((c, m) => c.wallMs / m.wallMs)))}), of which the serving thread's CPU during the burst ${med((_, m) => m.burstCpuMs)} and ${med((c) => c.burstCpuMs)} ms. A save's time is about the ceiling's round trip outside its thread (${med((c) => c.wallMs - c.burstCpuMs)} ms: the writer, the kernel, libfuse's threads and their wake-ups) plus the serving thread's CPU, which predicts ${med((c, m) => predictedSaveMs(c, m.burstCpuMs))} ms for mnemo's. For ${ratio(target)} of the ceiling a save may cost mnemo's serving thread at most ${med((c) => saveCpuBudget(c, target))} ms of CPU during the burst.`;
+}
