@@ -26,6 +26,8 @@ export interface MountManagerDeps {
   cacheSeconds?: number;
   /** After how long a request a mount's handlers have not answered is logged (binding/unanswered.ts; 10 s). */
   unansweredMs?: number;
+  /** How long the event loop stays awake after a mount request, in µs (MNEMO_MOUNT_SPIN_US; binding/stay-awake.ts). */
+  spinUs?: number;
 }
 
 /** The mount manager, and what its mounts' bindings report. */
@@ -39,7 +41,7 @@ export interface MountManager extends Mounter {
 /** Bytes of file content kept for reads across all mounts (fs/content-cache.ts). */
 const CONTENT_CACHE_BYTES = 16 * 1024 * 1024;
 
-export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL_LIMITS, onOperation, cacheSeconds = DEFAULT_CACHE_SECONDS, unansweredMs }: MountManagerDeps = {}): MountManager {
+export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL_LIMITS, onOperation, cacheSeconds = DEFAULT_CACHE_SECONDS, unansweredMs, spinUs = 0 }: MountManagerDeps = {}): MountManager {
   const mounts = new Map<string, { live: LiveMount; ctx: MountContext; lines: RepeatFolder; unfollow: () => void }>();
   const contents = new ContentCache(CONTENT_CACHE_BYTES);
   const serverLocal = new LocalBudget(localLimits.serverMaxBytes, 'MNEMO_LOCAL_MAX_BYTES');
@@ -130,7 +132,7 @@ export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL
       const unwatch = ctx.reader.onMarkMoved?.(() => ctx.kernelStats.changed()) ?? (() => {});
       let live: LiveMount;
       try {
-        live = await startFuse(hostPath, createOps(ctx), { storeId: req.storeId, readOnly, log, cacheSeconds, ...(unansweredMs === undefined ? {} : { unansweredMs }) });
+        live = await startFuse(hostPath, createOps(ctx), { storeId: req.storeId, readOnly, log, cacheSeconds, spinUs, ...(unansweredMs === undefined ? {} : { unansweredMs }) });
       } catch (err) {
         unwatch();
         unfollow();

@@ -32,7 +32,7 @@ export interface LiveMount {
 export async function startFuse(
   hostPath: string,
   ops: FuseOps,
-  o: { storeId: string; readOnly: boolean; log?: (line: string) => void; cacheSeconds?: number; unansweredMs?: number },
+  o: { storeId: string; readOnly: boolean; log?: (line: string) => void; cacheSeconds?: number; unansweredMs?: number; spinUs?: number },
 ): Promise<LiveMount> {
   await mkdir(hostPath, { recursive: true }).catch(() => {
     // A dead mount here fails with ENOTCONN; fuse-native's `force` clears it below.
@@ -44,6 +44,7 @@ export async function startFuse(
     options: mountOptions(o),
     ...(o.log ? { log: o.log } : {}),
     ...(o.unansweredMs === undefined ? {} : { unansweredMs: o.unansweredMs }),
+    ...(o.spinUs ? { spinUs: o.spinUs } : {}),
   });
   await new Promise<void>((resolve, reject) => fuse.mount((err) => (err ? reject(err) : resolve())));
   return {

@@ -179,7 +179,7 @@ async function runServe(config: Config): Promise<number> {
     { onCommit: metrics.commit },
     true,
   );
-  const mounter = createMountManager({ log, localLimits: config.localLimits, cacheSeconds: config.mountCacheSeconds });
+  const mounter = createMountManager({ log, localLimits: config.localLimits, cacheSeconds: config.mountCacheSeconds, spinUs: config.mountSpinUs });
   const service = createService({
     storage,
     mounter,
@@ -294,7 +294,7 @@ async function runMount(config: Config, args: string[], flags: Record<string, st
   const lock = holdDatabase(config);
   // Checkpoints run on a thread of their own: the event loop serves the mount's saves.
   const storage = await openStorage(config, withReadersLogged(() => openSqliteStorage(config.dbFile, { backgroundCheckpoints: { log: (line) => warn(line) }, readers: config.readerThreads })));
-  const mounter = createMountManager({ log, localLimits: config.localLimits, cacheSeconds: config.mountCacheSeconds });
+  const mounter = createMountManager({ log, localLimits: config.localLimits, cacheSeconds: config.mountCacheSeconds, spinUs: config.mountSpinUs });
   const service = createService({ storage, mounter, log, nodeId: config.nodeId, limits: config.storeLimits, mountSync: config.mountSync, onSyncError: syncFailed });
   try {
     return await mountUntilSignal(config, { service, storage, mounter }, storeId, resolve(dir), flags['read-only'] === true);

@@ -24,6 +24,7 @@ import { mkdir, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { TRACE_FILE, timed, traceNative } from './trace.js';
+import { stayAwake } from './stay-awake.js';
 import { DEFAULT_UNANSWERED_MS, Unanswered } from './unanswered.js';
 
 type Cb<T = never> = [T] extends [never] ? (code: number) => void : (code: number, value?: T) => void;
@@ -132,6 +133,8 @@ export interface FuseOptions {
   /** Where a request unanswered for `unansweredMs` is logged (unanswered.ts); none: not watched. */
   log?: (line: string) => void;
   unansweredMs?: number;
+  /** How long the event loop keeps turning after each request before it may sleep, in µs (stay-awake.ts; 0: not at all). */
+  spinUs?: number;
 }
 
 interface Addon {
@@ -395,10 +398,12 @@ export default class Fuse {
 
   private handlers(): unknown[] {
     const out: unknown[] = new Array(35);
+    const spinMs = (this.opts.spinUs ?? 0) / 1000;
     for (const [name, impl] of Object.entries(OPS)) {
       const nativeSignal = addon[`fuse_native_signal_${name}`] as ((...a: unknown[]) => void) | undefined;
       if (!nativeSignal) continue;
       out[addon[`op_${name}`] as number] = (native: unknown, _op: number, ...args: never[]) => {
+        if (spinMs > 0) stayAwake(spinMs);
         // On a later tick: a handler that replies at once must not re-enter the addon.
         let signal: Signal = (...reply) => process.nextTick(nativeSignal, native, ...reply);
         if (name === 'init' && this.onMounted) {

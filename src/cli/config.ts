@@ -51,6 +51,11 @@ export interface Config {
   mountCacheSeconds: number;
   /** MNEMO_READER_THREADS: worker threads for searches, listing pages, checks and directory moves (default 2; 0 runs them on the event loop); serve, mount and mcp. */
   readerThreads: number;
+  /**
+   * MNEMO_MOUNT_SPIN_US: how long, in µs, the event loop keeps turning after a mount request instead
+   * of sleeping (fs/binding/stay-awake.ts): lower latency for CPU (default 0: off; at most 10,000).
+   */
+  mountSpinUs: number;
 }
 
 /** MNEMO_ADMIN_KEY must be at least this long: it is the operator key of every workspace. */
@@ -128,6 +133,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Flags = 
   const cacheRaw = pick('mount-cache-seconds', 'MNEMO_MOUNT_CACHE_SECONDS') ?? '1';
   const mountCacheSeconds = Number(cacheRaw);
   if (!/^\d{1,4}$/.test(cacheRaw) || mountCacheSeconds > 3600) throw new Error(`invalid MNEMO_MOUNT_CACHE_SECONDS: ${cacheRaw} (whole seconds, 0 to 3600)`);
+  const spinRaw = env['MNEMO_MOUNT_SPIN_US'] ?? '';
+  if (spinRaw !== '' && (!/^\d{1,5}$/.test(spinRaw) || Number(spinRaw) > 10_000)) throw new Error(`invalid MNEMO_MOUNT_SPIN_US: ${spinRaw} (whole microseconds, 0 to 10000)`);
   const readersRaw = env['MNEMO_READER_THREADS'] ?? '';
   if (readersRaw !== '' && !/^\d{1,2}$/.test(readersRaw)) throw new Error(`invalid MNEMO_READER_THREADS: ${readersRaw} (a whole number, 0 for none)`);
   return Object.freeze({
@@ -152,5 +159,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Flags = 
     mountSync: mountSync as MountSync,
     mountCacheSeconds,
     readerThreads: readersRaw === '' ? 2 : Number(readersRaw),
+    mountSpinUs: spinRaw === '' ? 0 : Number(spinRaw),
   });
 }

@@ -11,7 +11,7 @@ import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
 import { collect } from '../api/shapes.js';
 import { FUSE_AVAILABLE, NO_FUSE_REASON } from '../helpers/mount.js';
-import { rawRequest, sdkClient } from '../helpers/sdk.js';
+import { mountedStore, sdkClient } from '../helpers/sdk.js';
 import { makeTempDir, runCli, startServer, type RunningServer } from '../helpers/server.js';
 
 const MODES = ['fsync', 'close'] as const;
@@ -105,17 +105,6 @@ async function metric(server: RunningServer, series: string): Promise<number | u
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
-async function mountedStore(server: RunningServer): Promise<{ storeId: string; mnt: string }> {
-  const client = sdkClient(server.url, server.adminKey);
-  const store = await client.beta.memoryStores.create({ name: 'durability' });
-  const res = await rawRequest(server.url, 'POST', '/v1/sessions', {
-    apiKey: server.adminKey,
-    body: JSON.stringify({ resources: [{ type: 'memory_store', memory_store_id: store.id }] }),
-  });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return { storeId: store.id, mnt: (res.body as { resources: { host_path: string }[] }).resources[0]!.host_path };
-}
-
 async function storedTree(server: RunningServer, storeId: string): Promise<Map<string, string>> {
   const client = sdkClient(server.url, server.adminKey);
   const memories = (await collect(client.beta.memoryStores.memories.list(storeId, { view: 'full', limit: 20 }))) as { path: string; content: string }[];
@@ -137,7 +126,7 @@ describe.skipIf(!FUSE_AVAILABLE)('mount durability through a real server', () =>
   async function savedWithoutSyncs(saver: string): Promise<{ server: RunningServer; storeId: string }> {
     const server = await startServer();
     servers.push(server);
-    const { storeId, mnt } = await mountedStore(server);
+    const { storeId, mnt } = await mountedStore(server, 'durability');
     expect(await python(saver, [mnt, '30'])).toBe('saved 30\n');
     expect(await metric(server, 'mnemo_unsynced_commits')).toBe(0);
     expect((await metric(server, 'mnemo_wal_sync_duration_seconds_count')) ?? 0).toBeLessThan(5);
@@ -151,7 +140,7 @@ describe.skipIf(!FUSE_AVAILABLE)('mount durability through a real server', () =>
       const env = { MNEMO_MOUNT_SYNC: mode };
       const first = await startServer({ dataDir, env });
       servers.push(first);
-      const { storeId, mnt } = await mountedStore(first);
+      const { storeId, mnt } = await mountedStore(first, 'durability');
 
       // The kill comes the moment the 40th pair of closes is reported, while the writer goes on.
       const KILL_AT = 40;
@@ -193,7 +182,7 @@ describe.skipIf(!FUSE_AVAILABLE)('mount durability through a real server', () =>
     it(`fsync(), fdatasync() and a directory's fsync() through the mount return 0 with the version stored and nothing left waiting for the disk (MNEMO_MOUNT_SYNC=${mode})`, async () => {
       const server = await startServer({ env: { MNEMO_MOUNT_SYNC: mode } });
       servers.push(server);
-      const { storeId, mnt } = await mountedStore(server);
+      const { storeId, mnt } = await mountedStore(server, 'durability');
       const child = spawn('python3', ['-c', FSYNCER, mnt], { stdio: ['pipe', 'pipe', 'pipe'] });
       let stderr = '';
       child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));

@@ -116,3 +116,15 @@ export function expectRawError(res: RawResponse, status: number, type: string): 
   });
   expect(res.headers.get('request-id')).toBe((res.body as ErrorEnvelope).request_id);
 }
+
+/** A new store on `server` mounted in a new session: the store's id and the mount's host path. */
+export async function mountedStore(server: RunningServer, name: string): Promise<{ storeId: string; mnt: string }> {
+  const client = sdkClient(server.url, server.adminKey);
+  const store = await client.beta.memoryStores.create({ name });
+  const res = await rawRequest(server.url, 'POST', '/v1/sessions', {
+    apiKey: server.adminKey,
+    body: JSON.stringify({ resources: [{ type: 'memory_store', memory_store_id: store.id }] }),
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return { storeId: store.id, mnt: (res.body as { resources: { host_path: string }[] }).resources[0]!.host_path };
+}

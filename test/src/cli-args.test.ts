@@ -199,6 +199,16 @@ describe('the command line', () => {
     }
   });
 
+  it('MNEMO_MOUNT_SPIN_US is whole microseconds from 0 to 10000, default 0 (off)', () => {
+    expect(loadConfig({}).mountSpinUs).toBe(0);
+    expect(loadConfig({ MNEMO_MOUNT_SPIN_US: '0' }).mountSpinUs).toBe(0);
+    expect(loadConfig({ MNEMO_MOUNT_SPIN_US: '500' }).mountSpinUs).toBe(500);
+    expect(loadConfig({ MNEMO_MOUNT_SPIN_US: '10000' }).mountSpinUs).toBe(10_000);
+    for (const bad of ['-1', '1.5', '10001', '99999', 'fast', ' 500']) {
+      expect(() => loadConfig({ MNEMO_MOUNT_SPIN_US: bad })).toThrow(`invalid MNEMO_MOUNT_SPIN_US: ${bad} (whole microseconds, 0 to 10000)`);
+    }
+  });
+
   it('--mount-sync takes only fsync or close: anything else exits 2 with the usage, and a bad MNEMO_MOUNT_SYNC stops serve at start', async () => {
     const dir = tmpDir('mnemo-args-');
     const bad = await runCli(['serve', '--port', '0', '--data-dir', dir, '--mount-sync', 'always'], {}, FAST);
