@@ -209,6 +209,16 @@ describe('the command line', () => {
     }
   });
 
+  it('a bad MNEMO_MOUNT_SPIN_US stops serve at start with a sentence naming it, and --help lists it', async () => {
+    const dir = tmpDir('mnemo-args-');
+    const env = await runCli(['serve', '--port', '0', '--data-dir', dir], { MNEMO_MOUNT_SPIN_US: 'fast' }, FAST);
+    expect(env.timedOut).toBe(false);
+    expect(env.code).toBe(1);
+    expect(env.stderr).toContain('invalid MNEMO_MOUNT_SPIN_US: fast (whole microseconds, 0 to 10000)');
+    expect(env.stdout).toBe('');
+    expect((await runCli(['--help'], {}, FAST)).stdout).toContain('MNEMO_MOUNT_SPIN_US');
+  });
+
   it('--mount-sync takes only fsync or close: anything else exits 2 with the usage, and a bad MNEMO_MOUNT_SYNC stops serve at start', async () => {
     const dir = tmpDir('mnemo-args-');
     const bad = await runCli(['serve', '--port', '0', '--data-dir', dir, '--mount-sync', 'always'], {}, FAST);
