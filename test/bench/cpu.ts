@@ -43,7 +43,7 @@ export async function cpuPerSave(pid: number, dir: string, files: number): Promi
  * The most CPU a save may cost the serving thread during a burst for the mount to save at `target`
  * of the ceiling's speed. A save's wall time is about the part of the ceiling's that its serving
  * thread does not run (the round trip: the writer, the kernel, libfuse's threads and their wake-ups,
- * which mnemo's save makes alike) plus that thread's CPU: `predicted` is that sum for mnemo.
+ * which mnemo's save makes alike) plus that thread's CPU: `predictedSaveMs` is that sum for mnemo.
  */
 export function saveCpuBudget(ceiling: SaveCost, target: number): number {
   return ceiling.wallMs / target - roundTripMs(ceiling);
@@ -54,7 +54,10 @@ export function predictedSaveMs(ceiling: SaveCost, burstCpuMs: number): number {
   return roundTripMs(ceiling) + burstCpuMs;
 }
 
-const roundTripMs = (ceiling: SaveCost): number => ceiling.wallMs - ceiling.burstCpuMs;
+/** The part of the ceiling's save its serving thread does not run: the round trip every save makes. */
+export function roundTripMs(ceiling: SaveCost): number {
+  return ceiling.wallMs - ceiling.burstCpuMs;
+}
 
 /** Waits until the thread has been idle (under 5 ms of CPU in 500 ms), at least 1 s and at most 30 s. */
 async function settled(pid: number): Promise<void> {

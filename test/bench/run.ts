@@ -15,7 +15,7 @@ import { makeTempDir } from '../helpers/server.js';
 import { buildBigStore, DIR_SIZE, middleDir } from './bigstore.js';
 import { closeAgent, median } from './http.js';
 import { apiFigures, apiRows, warmupRequests, type ApiFigures } from './api.js';
-import { cpuPerEdit, cpuPerSave, predictedSaveMs, saveCpuBudget, type SaveCost } from './cpu.js';
+import { cpuPerEdit, cpuPerSave, predictedSaveMs, roundTripMs, saveCpuBudget, type SaveCost } from './cpu.js';
 import { bareCommitMs, engineSaveMs, saveBound } from './floor.js';
 import { checks, fmt, hostFacts, ratio, table, type Check } from './report.js';
 import { enginesSection } from './engines.js';
@@ -359,7 +359,9 @@ main()
   })
   .finally(() => void cleanup().then(() => process.exit(0)));
 
-const cpuMs = (costs: SaveCost[]): number[] => costs.map((c) => c.cpuMs);
+function cpuMs(costs: SaveCost[]): number[] {
+  return costs.map((c) => c.cpuMs);
+}
 
 /**
  * What the save target asks of the serving thread on this host, from the CPU rounds (cpu.ts
@@ -370,5 +372,5 @@ function saveBudgetLine(cpu: Record<'ceiling' | 'mnemo', SaveCost[]>): string {
   const target = WORKLOADS.find((w) => w.key === 'save')!.target!;
   const perRound = <T>(f: (c: SaveCost, m: SaveCost) => T): T[] => cpu.ceiling.map((c, i) => f(c, cpu.mnemo[i]!));
   const med = (f: (c: SaveCost, m: SaveCost) => number) => fmt(median(perRound(f)), 3);
-  return `- What the save target asks of that thread (the same rounds, medians; test/bench/README.md, stop 54): a save took ${med((_, m) => m.wallMs)} ms for mnemo and ${med((c) => c.wallMs)} ms for the ceiling (${ratio(median(perRound((c, m) => c.wallMs / m.wallMs)))}), of which the serving thread's CPU during the burst ${med((_, m) => m.burstCpuMs)} and ${med((c) => c.burstCpuMs)} ms. A save's time is about the ceiling's round trip outside its thread (${med((c) => c.wallMs - c.burstCpuMs)} ms: the writer, the kernel, libfuse's threads and their wake-ups) plus the serving thread's CPU, which predicts ${med((c, m) => predictedSaveMs(c, m.burstCpuMs))} ms for mnemo's. For ${ratio(target)} of the ceiling a save may cost mnemo's serving thread at most ${med((c) => saveCpuBudget(c, target))} ms of CPU during the burst.`;
+  return `- What the save target asks of that thread (the same rounds, medians; test/bench/README.md, stop 54): a save took ${med((_, m) => m.wallMs)} ms for mnemo and ${med((c) => c.wallMs)} ms for the ceiling (${ratio(median(perRound((c, m) => c.wallMs / m.wallMs)))}), of which the serving thread's CPU during the burst ${med((_, m) => m.burstCpuMs)} and ${med((c) => c.burstCpuMs)} ms. A save's time is about the ceiling's round trip outside its thread (${med(roundTripMs)} ms: the writer, the kernel, libfuse's threads and their wake-ups) plus the serving thread's CPU, which predicts ${med((c, m) => predictedSaveMs(c, m.burstCpuMs))} ms for mnemo's. For ${ratio(target)} of the ceiling a save may cost mnemo's serving thread at most ${med((c) => saveCpuBudget(c, target))} ms of CPU during the burst.`;
 }
