@@ -52,7 +52,7 @@ export interface Config {
   /** MNEMO_READER_THREADS: worker threads for searches, listing pages, checks and directory moves (default 2; 0 runs them on the event loop); serve, mount and mcp. */
   readerThreads: number;
   /**
-   * MNEMO_MOUNT_SPIN_US: how long, in µs, the event loop keeps turning after a mount request instead
+   * MNEMO_MOUNT_SPIN_US: how long, in µs, the event loop keeps turning after a burst's mount request instead
    * of sleeping (fs/binding/stay-awake.ts): lower latency for CPU (default 0: off; at most 10,000).
    */
   mountSpinUs: number;
