@@ -6,6 +6,7 @@ import { auth } from './auth.js';
 import { bodyLimit } from './body-limit.js';
 import type { AppEnv } from './env.js';
 import { onError } from './errors.js';
+import { headCancelsBody } from './head.js';
 import { healthRoutes } from './health.js';
 import { inflightBodies } from './inflight.js';
 import { requestLog, type ApiLogger } from './log.js';
@@ -49,6 +50,7 @@ export function createApp({
   let allowFor: ((path: string) => string[]) | undefined;
   app.onError(logger ? onError((line) => logger.error({}, line), (line) => logger.warn({}, line)) : onError(log));
   app.use('*', requestId());
+  app.use('*', headCancelsBody());
   if (logger) app.use('*', requestLog(logger));
   if (metrics) app.use('*', metrics.requests());
   // Authentication first, from the headers alone: an unknown caller is refused before a byte of

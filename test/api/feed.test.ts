@@ -41,6 +41,12 @@ async function versionsOldestFirst(storeId: string): Promise<Version[]> {
   return (await collect(client.beta.memoryStores.memoryVersions.list(storeId, { limit: 100 }))).reverse();
 }
 
+/** The server's mnemo_feed_streams gauge: the event streams open now. */
+async function feedStreams(): Promise<number> {
+  const text = await (await fetch(`${server.url}/metrics`, { headers: { 'x-api-key': server.adminKey } })).text();
+  return Number(/^mnemo_feed_streams (\d+)$/m.exec(text)?.[1]);
+}
+
 /** A small deterministic generator, so a failing run can be repeated. */
 function random(seed: number): () => number {
   let s = seed >>> 0;
@@ -180,10 +186,7 @@ describe('change feed events', () => {
   it('a client that hangs up ends its stream on the server (the mnemo_feed_streams gauge goes back)', async () => {
     const store = await freshStore(client, 'feed hangup');
     await memories().create(store.id, { path: '/h.md', content: 'h' });
-    const gauge = async () => {
-      const text = await (await fetch(`${server.url}/metrics`, { headers: { 'x-api-key': server.adminKey } })).text();
-      return Number(/^mnemo_feed_streams (\d+)$/m.exec(text)?.[1]);
-    };
+    const gauge = feedStreams;
     // The earlier tests' streams end on the server a moment after their clients hang up: from none.
     await vi.waitFor(async () => expect(await gauge()).toBe(0));
     const streams = [await eventsOf(store.id), await eventsOf(store.id)];
@@ -191,6 +194,19 @@ describe('change feed events', () => {
     expect(await gauge()).toBe(2);
     for (const s of streams) await s.close();
     await vi.waitFor(async () => expect(await gauge()).toBe(0));
+  });
+
+  it('a HEAD asking for events answers the headers and leaves no stream behind', async () => {
+    const store = await freshStore(client, 'feed head');
+    await memories().create(store.id, { path: '/h.md', content: 'h' });
+    await vi.waitFor(async () => expect(await feedStreams()).toBe(0));
+    for (let i = 0; i < 5; i++) {
+      const res = await fetch(`${server.url}/v1/memory_stores/${store.id}/changes`, { method: 'HEAD', headers: { accept: 'text/event-stream', 'x-api-key': server.adminKey } });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    }
+    // Each HEAD's stream opened on the server; none is left following the store.
+    await vi.waitFor(async () => expect(await feedStreams()).toBe(0));
   });
 
   it('four concurrent writers and a consumer that hangs up and resumes at random points: every version exactly once, in commit order', async () => {
