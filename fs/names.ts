@@ -4,12 +4,18 @@
  * unless it is renamed onto an ordinary name (see moves.ts).
  */
 
+/** vim's swap files (.name.swp, .swo…): binary, fsync'd while vim runs, never a memory. */
+const VIM_SWAP = /^\..+\.sw[a-px]$/;
+
 const SCRATCH: readonly RegExp[] = [
   /^sed[A-Za-z0-9]{6}$/, // GNU sed -i
+  /^XX[A-Za-z0-9]{6}$/, // perl -i (5.28 and later: mkstemp of XXXXXXXX beside the file)
   /^tmp[a-z0-9_]{8}/, // Python tempfile.mkstemp / NamedTemporaryFile
   /^\.tmp/, // the SDK memory tool (.tmp-<pid>-<uuid>), and many others
   /\.tmp$/, // write-then-rename helpers: x.tmp
-  /^\..+\.sw[a-px]$/, // vim swap files
+  /^\..+\.[A-Za-z0-9]{6}$/, // rsync's .<name>.XXXXXX
+  /^.+\.\d{9,10}$/, // npm's write-file-atomic: <name>.<32-bit hash>
+  VIM_SWAP,
   /^4913$/, // vim's "can I write here" probe
   /~$/, // editor backups
   /^\.#/, // emacs lock files
@@ -20,9 +26,11 @@ const SCRATCH: readonly RegExp[] = [
  * Paths inside a `.git` directory are the working state of a version-control tool: binary
  * (zlib objects, the index) and rewritten constantly. They live in the mount like scratch files,
  * are never memories, and are exempt from the UTF-8 rule, so `git init/add/commit` work in a mount.
+ * vim's swap files are the same kind of state: binary, and fsync'd while vim runs (a save would
+ * fail that fsync with EILSEQ and drop the file under vim).
  */
 export function isMountLocalPath(path: string): boolean {
-  return path.includes('/.git/') || path.endsWith('/.git');
+  return path.includes('/.git/') || path.endsWith('/.git') || VIM_SWAP.test(path.slice(path.lastIndexOf('/') + 1));
 }
 
 export function isScratchName(name: string): boolean {

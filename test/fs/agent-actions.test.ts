@@ -108,6 +108,56 @@ describe.skipIf(!FUSE_AVAILABLE)('agent actions through a mount', () => {
     expect(await m.tree()).toEqual({ '/cfg/a.md': 'v2\n', '/cfg/b.md': 'fresh\n' });
   });
 
+  it('perl -pi makes exactly one version on the target, none for its temp file, and none when nothing changed', async () => {
+    const m = await startMount({ seed: { '/p.md': 'hello world\n' } });
+    const before = await m.call<{ id: string }>('memory', { path: '/p.md' });
+    const r = await sh("perl -pi -e 's/nomatch/x/' p.md && perl -pi -e 's/world/there/' p.md && ls -a", m.mnt);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('.\n..\np.md\n');
+    expect(await m.tree()).toEqual({ '/p.md': 'hello there\n' });
+    expect(await m.mountLog()).toEqual(['modified /p.md']);
+    expect((await m.call<{ id: string }>('memory', { path: '/p.md' })).id).toBe(before.id);
+  });
+
+  it("rsync's and write-file-atomic's temp names are atomic saves too: one version on the target each", async () => {
+    const m = await startMount({ seed: { '/r.md': 'one\n', '/w.md': 'one\n' } });
+    const r = await py(
+      [
+        'import os',
+        'for tmp, target in ((".r.md.Ab12Cd", "r.md"), ("w.md.2837465012", "w.md")):',
+        '    with open(tmp, "w") as f:',
+        '        f.write("two\\n")',
+        '    os.rename(tmp, target)',
+      ].join('\n'),
+      m.mnt,
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(await m.tree()).toEqual({ '/r.md': 'two\n', '/w.md': 'two\n' });
+    expect(await m.mountLog()).toEqual(['modified /r.md', 'modified /w.md']);
+  });
+
+  it("vim's swap file lives in the mount only: binary, fsync'd and closed without an error, never a memory", async () => {
+    const m = await startMount({ seed: { '/q.md': 'q\n' } });
+    const r = await py(
+      [
+        'import os',
+        'fd = os.open(".q.md.swp", os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)',
+        'os.write(fd, b"b0VIM 9.0\\x00\\xff\\xfe" * 100)',
+        'os.fsync(fd)',
+        'os.close(fd)',
+        'print(sorted(os.listdir(".")), os.stat(".q.md.swp").st_size)',
+      ].join('\n'),
+      m.mnt,
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe("['.q.md.swp', 'q.md'] 1200\n");
+    // Past the 2 s in which a temp-looking file left in place would be saved under its own name.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect((await sh('ls -a', m.mnt)).stdout).toBe('.\n..\n.q.md.swp\nq.md\n');
+    expect(await m.mountLog()).toEqual([]);
+    expect(await m.tree()).toEqual({ '/q.md': 'q\n' });
+  });
+
   it("vim's in-place write makes one version", async () => {
     const m = await startMount({ seed: { '/v.md': 'one\ntwo\n' } });
     const r = await sh('vim -u NONE -i NONE -N -es -c "%s/two/TWO/" -c "wq" v.md; echo rc=$?; ls -a', m.mnt);
