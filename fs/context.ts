@@ -45,6 +45,8 @@ export interface MountContext {
   readonly reopens: Reopens;
   /** Working copies only readers hold whose file was deleted elsewhere, by the path they left (tree.ts adoptOrphan). */
   readonly orphans: Map<string, Draft>;
+  /** Stored files renamed onto temp-looking names and held in the mount, by the path storage still has them at (set-aside.ts). */
+  readonly asides: Map<string, Draft>;
   /** The live mount's kernel cache control; null until mounted. */
   kernel: Pick<LiveMount, 'invalidate' | 'invalidateEntry' | 'invalidateFile' | 'invalidateName'> | null;
   /** Storage answers kept until storage changes: every read of the store goes through it. */
@@ -89,6 +91,7 @@ export function createContext(
     paged: new Map(),
     reopens,
     orphans: new Map(),
+    asides: new Map(),
     kernel: null,
     reader,
     view,

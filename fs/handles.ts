@@ -29,6 +29,8 @@ export interface Draft {
   failed: number;
   /** A new file with a temp-looking name: lives only in the mount until renamed (names.ts). */
   scratch: boolean;
+  /** A stored file renamed onto a temp-looking name, held in the mount: the path its memory still has in storage (set-aside.ts). */
+  asideFrom: string | null;
   /**
    * fsync() asked for it: the save it makes (or, for a scratch file, which nothing stores until its
    * rename, the save that stores it: the rename, the atomic-save fold) is durable when it answers
@@ -72,6 +74,7 @@ export function newDraft(
     dirty: false,
     failed: 0,
     scratch: init.scratch,
+    asideFrom: null,
     syncAsked: false,
     opens: 0,
     mtimeMs: init.mtimeMs,

@@ -20,8 +20,10 @@ import { mountCaller, type MountContext } from './context.js';
 import { fsError } from './errno.js';
 import { settleLocal } from './local-budget.js';
 import { isMountLocalPath } from './names.js';
-import { commit, forget } from './save-points.js';
-import { hasChildren, isDir, keepParents, lookup, scratchFor, type Node } from './tree.js';
+import { commit, forget, scheduleAdoption } from './save-points.js';
+import { endAside, setAside, setsAside, settleAside } from './set-aside.js';
+import type { Draft } from './handles.js';
+import { hasChildren, isDir, keepParents, lookup, scratchFor, storedDraft, type Node } from './tree.js';
 
 export async function unlinkPath(ctx: MountContext, path: string): Promise<void> {
   const node = await lookup(ctx, path);
@@ -29,6 +31,8 @@ export async function unlinkPath(ctx: MountContext, path: string): Promise<void>
   if (node.kind === 'dir') throw fsError(Fuse.EISDIR);
   await mountCaller(ctx);
   const d = node.draft;
+  // A stored file set aside here (`mv f f~ && rm f~`): its memory is deleted where storage has it.
+  if (d?.asideFrom) endAside(ctx, d);
   if (d) forget(ctx, d);
   const memoryId = d ? (d.stored && !d.scratch ? d.memoryId : null) : node.meta!.id;
   if (memoryId) await deleteQuietly(ctx, memoryId);
@@ -45,8 +49,29 @@ export async function renamePath(ctx: MountContext, src: string, dst: string): P
   if (from.kind === 'dir') return renameDir(ctx, src, dst, to);
   if (to?.kind === 'dir') throw fsError(Fuse.EISDIR);
   const d = from.draft;
+  // A file set aside from `dst` must leave it before anything else comes there.
+  const aside = ctx.asides.get(dst);
+  if (aside && aside !== d) await settleAsideNow(ctx, aside);
   // A rename moves the file's ctime (a stored one's follows the rename's version).
   if (d) d.ctimeMs = Date.now();
+  if (d?.asideFrom) {
+    if (d.asideFrom === dst || !setsAside(null, dst) || to) {
+      // Back where storage has it (vim's undo of a failed write): nothing to store but its changes.
+      if (endAside(ctx, d) === dst) return renamedBack(ctx, d, src, dst);
+    } else {
+      // From one temp-looking name to another: still set aside.
+      ctx.drafts.move(src, dst);
+      return entriesMoved(ctx, src, dst);
+    }
+  } else if (!to && from.kind === 'file' && (d === null || d.stored) && setsAside(d, dst)) {
+    const copy = d ?? (await storedDraft(ctx, src, from.meta!));
+    if (copy) {
+      setAside(ctx, src, dst, copy);
+      scheduleAdoption(ctx, copy);
+      keepParents(ctx, src);
+      return entriesMoved(ctx, src, dst);
+    }
+  }
   if (d && !d.stored) {
     // A new or scratch file: its first save happens here, at the target (the atomic-save fold).
     const replaced = to?.draft;
@@ -74,6 +99,21 @@ export async function renamePath(ctx: MountContext, src: string, dst: string): P
   }
   keepParents(ctx, src);
   entriesMoved(ctx, src, dst);
+}
+
+/** A set-aside file renamed back onto the path its memory has in storage: saved there only if it changed. */
+async function renamedBack(ctx: MountContext, d: Draft, src: string, dst: string): Promise<void> {
+  ctx.drafts.move(src, dst);
+  if (d.dirty) await commit(ctx, d);
+  else if (d.opens === 0) forget(ctx, d);
+  entriesMoved(ctx, src, dst);
+}
+
+/** Makes a set-aside rename in storage at once (and any change it holds), so that another file can take its old path. */
+async function settleAsideNow(ctx: MountContext, d: Draft): Promise<void> {
+  await settleAside(ctx, d);
+  if (d.dirty) await commit(ctx, d);
+  else if (d.opens === 0) forget(ctx, d);
 }
 
 /** A rename changed an entry in the directory of `src` and in that of `dst`. */

@@ -17,6 +17,7 @@ import { reserveLocal, settleLocal } from './local-budget.js';
 import { PROCESS_GID, PROCESS_UID, fileStat, inoOf, metaAttrs, storeStatfs } from './stat.js';
 import { assertNewPath, detachedDraft, hasChildren, keepOrphan, listDir, lookup, scratchFor, storedDraft, type Node } from './tree.js';
 import { renamePath, unlinkPath } from './moves.js';
+import { claimAside } from './set-aside.js';
 import { withHistory } from './history.js';
 import { inoOfFile, type FileNode } from './reopens.js';
 import { dropFailed, kernelCaughtUp } from './dropped-drafts.js';
@@ -151,13 +152,21 @@ export function createOps(ctx: MountContext): FuseOps {
           if (fh !== null) return fh;
         }
         const now = Date.now();
+        // Made where a stored file was just set aside (vim's write): it saves to that memory.
+        const claimed = ctx.asides.size > 0 ? claimAside(ctx, path) : null;
         const d = newDraft(
           {
-            path, memoryId: ctx.service.ids('memory'), stored: false, baseVersionId: null, scratch: scratchFor(path),
-            mode: mode & 0o7777, mtimeMs: now, atimeMs: null, ctimeMs: now, ...ownedBy(caller),
+            path, memoryId: claimed?.memoryId ?? ctx.service.ids('memory'), stored: claimed !== null, baseVersionId: claimed?.baseVersionId ?? null,
+            baseSha: claimed?.baseSha ?? null, scratch: scratchFor(path), mode: mode & 0o7777, mtimeMs: now, atimeMs: null, ctimeMs: now, ...ownedBy(caller),
           },
           Buffer.alloc(0),
         );
+        if (claimed) {
+          // Empty and not yet saved: its close saves whatever it holds then, never appended to the old text.
+          d.dirty = true;
+          d.appendOnly = false;
+          d.baseSize = claimed.baseSize;
+        }
         ctx.drafts.set(path, d);
         ctx.dirs.entryChanged(parentOf(path), now);
         // Saved at close whatever the access mode (O_CREAT|O_RDONLY makes an empty file too); O_APPEND kept.
@@ -205,7 +214,7 @@ export function createOps(ctx: MountContext): FuseOps {
     flush: (path, fh, cb) =>
       run('close', path ?? '(open file)', whenGone(fh, cb), () => {
         const h = ctx.handles.get(fh);
-        if (h.draft.failed) throw fsError(h.draft.failed);
+        if (h.draft.failed) throw refused(h.draft);
         if (!h.wrote) return;
         h.wrote = false;
         return save(h.draft).then(() => {
@@ -220,7 +229,7 @@ export function createOps(ctx: MountContext): FuseOps {
     fsync: (path, _datasync, fh, cb) =>
       run('fsync', path ?? '(open file)', whenDurable('fsync', path ?? '(open file)', whenGone(fh, cb)), async () => {
         const h = ctx.handles.get(fh);
-        if (h.draft.failed) throw fsError(h.draft.failed);
+        if (h.draft.failed) throw refused(h.draft);
         h.wrote = false;
         // What this fsync stores commits durably (a FULL commit, not a relaxed one and then a WAL
         // sync on the thread pool: 1.5x faster a save, test/bench/README.md stop 32); a scratch
@@ -505,6 +514,16 @@ export function createOps(ctx: MountContext): FuseOps {
         }
       });
     };
+  }
+
+  /**
+   * The close or fsync of a draft a write already refused (over the size limit or a cap): it leaves
+   * its path now, as a refused save's does, and the kernel forgets its entry before the reply
+   * (whenGone), so the next lookup finds the stored file, or none.
+   */
+  function refused(d: Parameters<typeof commit>[1]): Error {
+    if (d.path !== null && ctx.drafts.get(d.path) === d) dropFailed(ctx, d, d.failed);
+    return fsError(d.failed);
   }
 
   async function save(d: Parameters<typeof commit>[1]): Promise<void> {

@@ -23,6 +23,7 @@ import { reserveLocal, settleLocal } from './local-budget.js';
 import { isMountLocalPath } from './names.js';
 import { loadDraft, lookup, memoryAttrs } from './tree.js';
 import { dropFailed } from './dropped-drafts.js';
+import { settleAside } from './set-aside.js';
 
 /** Saves a draft: validates the bytes (UTF-8, size) and writes one version if anything changed. */
 export async function commit(ctx: MountContext, d: Draft): Promise<void> {
@@ -224,7 +225,7 @@ function afterRelease(ctx: MountContext, d: Draft): void {
  */
 const SCRATCH_GRACE_MS = 2000;
 
-function scheduleAdoption(ctx: MountContext, d: Draft): void {
+export function scheduleAdoption(ctx: MountContext, d: Draft): void {
   const path = d.path;
   if (path === null || isMountLocalPath(path)) return;
   setTimeout(() => {
@@ -243,6 +244,7 @@ export async function adoptScratch(ctx: MountContext, d: Draft): Promise<void> {
   const path = d.path;
   if (!d.scratch || path === null || ctx.gone || ctx.readOnly || d.failed) return;
   if (isMountLocalPath(path)) return;
+  if (d.asideFrom) return adoptAside(ctx, d);
   d.scratch = false;
   try {
     await commit(ctx, d);
@@ -250,6 +252,17 @@ export async function adoptScratch(ctx: MountContext, d: Draft): Promise<void> {
   } catch (err) {
     d.scratch = true;
     warnSaveFailed(ctx, path, err);
+  }
+}
+
+/** A stored file set aside and left there: its rename is made in storage (set-aside.ts), with any change it holds. */
+async function adoptAside(ctx: MountContext, d: Draft): Promise<void> {
+  try {
+    await settleAside(ctx, d);
+    if (d.dirty) await commit(ctx, d);
+    if (d.opens === 0) forget(ctx, d);
+  } catch (err) {
+    warnSaveFailed(ctx, d.path ?? '(unlinked)', err);
   }
 }
 

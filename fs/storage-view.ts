@@ -49,6 +49,8 @@ export class StorageView {
   private readonly stats = new Map<string, FuseStat>();
   /** Lookups that missed, per directory, since the last change (-1: too big to list). */
   private readonly misses = new Map<string, number>();
+  /** Stored files this mount shows elsewhere for now (set-aside.ts): no memory at these paths here. */
+  private readonly hidden = new Set<string>();
 
   /**
    * `kernel`: the binding's copy of the kept stats (kernel-stats.ts), told of every stat kept or
@@ -78,6 +80,7 @@ export class StorageView {
    */
   stat(path: string): FuseStat | undefined {
     this.current();
+    if (this.hidden.size > 0 && this.hidden.has(path)) return undefined;
     const st = this.stats.get(path);
     // Asked here, so the binding did not answer it: its copy was of an older generation (or none).
     if (st) this.kernel.keep(path, st);
@@ -85,6 +88,7 @@ export class StorageView {
   }
 
   keepStat(path: string, st: FuseStat): void {
+    if (this.hidden.size > 0 && this.hidden.has(path)) return;
     this.remember(this.stats, path, st);
     this.kernel.keep(path, st);
   }
@@ -99,9 +103,23 @@ export class StorageView {
     return this.stats.has(path);
   }
 
+  /**
+   * The memory at `path` is shown elsewhere by this mount until `unhide` (set-aside.ts): `meta` and
+   * `stat` find nothing there and listings leave it out, and the binding stops answering its stat.
+   */
+  hide(path: string): void {
+    this.hidden.add(path);
+    this.forgetStat(path);
+  }
+
+  unhide(path: string): void {
+    this.hidden.delete(path);
+  }
+
   /** The live memory's metadata at `path`, or null. */
   meta(path: string): Answer<MemoryMeta | null> {
     this.current();
+    if (this.hidden.size > 0 && this.hidden.has(path)) return null;
     const known = this.metas.get(path);
     if (known !== undefined) return known;
     // A listed directory names every file in it: a name it lacks is no memory.
@@ -146,12 +164,17 @@ export class StorageView {
   listDirectory(dir: string): Answer<DirectoryListing> {
     this.current();
     const known = this.listings.get(dir);
-    if (known) return known;
+    if (known) return this.withoutHidden(known);
     const epoch = this.epoch;
     return this.reader.listDirectory(dir).then((listing) =>
       // A huge directory is listed for this readdir and not kept: it would crowd out everything else.
-      listing.files.length + listing.dirs.length > PREFETCH_MAX_ENTRIES ? listing : this.keep(dir, listing, epoch),
+      this.withoutHidden(listing.files.length + listing.dirs.length > PREFETCH_MAX_ENTRIES ? listing : this.keep(dir, listing, epoch)),
     );
+  }
+
+  private withoutHidden(listing: DirectoryListing): DirectoryListing {
+    if (this.hidden.size === 0 || !listing.files.some((f) => this.hidden.has(f.path))) return listing;
+    return { ...listing, files: listing.files.filter((f) => !this.hidden.has(f.path)) };
   }
 
   /**

@@ -166,6 +166,50 @@ describe.skipIf(!FUSE_AVAILABLE)('agent actions through a mount', () => {
     expect(await m.mountLog()).toEqual(['modified /v.md']);
   });
 
+  it("vim's default write (its backup renamed aside, a new file written, the backup removed) makes one version, keeping the memory id", async () => {
+    const m = await startMount({ seed: { '/v.md': 'one\ntwo\n' } });
+    const before = await m.call<{ id: string }>('memory', { path: '/v.md' });
+    // Outside /tmp (a session's /mnt/memory/<name>) vim's 'backupskip' does not apply: it renames
+    // the file to v.md~, writes a new v.md and removes v.md~. Emptying it does the same here.
+    const r = await sh('vim -u NONE -i NONE -N -es --cmd "set backupskip=" -c "%s/two/TWO/" -c "wq" v.md; echo rc=$?; ls -a', m.mnt);
+    expect(r.stdout).toBe('rc=0\n.\n..\nv.md\n');
+    expect(await m.tree()).toEqual({ '/v.md': 'one\nTWO\n' });
+    expect(await m.mountLog()).toEqual(['modified /v.md']);
+    expect((await m.call<{ id: string }>('memory', { path: '/v.md' })).id).toBe(before.id);
+  });
+
+  it('a file renamed onto a temp-looking name is held there: removed is deleted, renamed back is nothing, renamed on is moved, left is moved after 2 s', async () => {
+    const m = await startMount({ seed: { '/gone.md': 'g\n', '/back.md': 'b\n', '/on.md': 'o\n', '/left.md': 'l\n', '/home.md': 'h\n', '/other.md': 'x\n' } });
+    const ids = Object.fromEntries(
+      await Promise.all(['/on.md', '/left.md', '/home.md'].map(async (p) => [p, (await m.call<{ id: string }>('memory', { path: p })).id] as const)),
+    );
+    const r = await sh(
+      'mv gone.md gone.md~ && rm gone.md~ && mv back.md back.md~ && mv back.md~ back.md && mv on.md on.md~ && mv on.md~ moved.md && ' +
+        'mv left.md left.md~ && mv home.md home.md~ && mv other.md home.md && ls',
+      m.mnt,
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('back.md\nhome.md\nhome.md~\nleft.md~\nmoved.md\n');
+    // Another file coming to a set-aside file's path makes that rename first.
+    expect(await m.mountLog()).toEqual(['deleted /gone.md', 'modified /moved.md', 'modified /home.md~', 'modified /home.md']);
+    await eventually(async () => expect((await m.mountLog()).slice(4)).toEqual(['modified /left.md~']), 5000);
+    expect(await m.tree()).toEqual({ '/back.md': 'b\n', '/home.md': 'x\n', '/home.md~': 'h\n', '/left.md~': 'l\n', '/moved.md': 'o\n' });
+    expect((await m.call<{ id: string }>('memory', { path: '/moved.md' })).id).toBe(ids['/on.md']);
+    expect((await m.call<{ id: string }>('memory', { path: '/left.md~' })).id).toBe(ids['/left.md']);
+    expect((await m.call<{ id: string }>('memory', { path: '/home.md~' })).id).toBe(ids['/home.md']);
+  });
+
+  it("vim with 'backup' set keeps its backup: the file's memory gets one version, the backup is saved as a new file after 2 s", async () => {
+    const m = await startMount({ seed: { '/k.md': 'one\n' } });
+    const before = await m.call<{ id: string }>('memory', { path: '/k.md' });
+    const r = await sh('vim -u NONE -i NONE -N -es --cmd "set backupskip= backup" -c "%s/one/ONE/" -c "wq" k.md; echo rc=$?; ls -a', m.mnt);
+    expect(r.stdout).toBe('rc=0\n.\n..\nk.md\nk.md~\n');
+    expect(await m.mountLog()).toEqual(['modified /k.md']);
+    await eventually(async () => expect(await m.mountLog()).toEqual(['modified /k.md', 'created /k.md~']), 5000);
+    expect(await m.tree()).toEqual({ '/k.md': 'ONE\n', '/k.md~': 'one\n' });
+    expect((await m.call<{ id: string }>('memory', { path: '/k.md' })).id).toBe(before.id);
+  });
+
   it('ed makes one version', async () => {
     const m = await startMount({ seed: { '/e.md': 'a\nb\n' } });
     const r = await sh('ed -s e.md', m.mnt, '2s/b/B/\nw\nq\n');
@@ -273,6 +317,31 @@ describe.skipIf(!FUSE_AVAILABLE)('agent actions through a mount', () => {
     // The failed working copy is dropped at its release, which the kernel sends after close().
     await eventually(async () => expect((await sh('cat keep.md', m.mnt)).stdout).toBe('kept as it was\n'));
     expect(await m.tree()).toEqual({ '/keep.md': 'kept as it was\n' });
+  });
+
+  it('a new file refused with EFBIG is gone when its close returns: no entry, and a path below it is ENOENT', async () => {
+    const m = await startMount();
+    const r = await py(
+      [
+        'import errno, os',
+        'fd = os.open("bk.md", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)',
+        'for call in (lambda: os.write(fd, b"a" * 150000), lambda: os.close(fd)):',
+        '    try:',
+        '        call()',
+        '    except OSError as e:',
+        '        print(errno.errorcode[e.errno])',
+        'for path in ("bk.md", "bk.md/x"):',
+        '    try:',
+        '        os.lstat(path)',
+        '    except OSError as e:',
+        '        print(path, errno.errorcode[e.errno])',
+        'print(os.listdir("."))',
+      ].join('\n'),
+      m.mnt,
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe("EFBIG\nEFBIG\nbk.md ENOENT\nbk.md/x ENOENT\n[]\n");
+    expect(await m.mountLog()).toEqual([]);
   });
 
   it('a file over 102,400 bytes fails with EFBIG and nothing is stored', async () => {

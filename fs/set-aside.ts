@@ -1,0 +1,89 @@
+/**
+ * @module A stored file renamed onto a free temp-looking name is set aside in the mount, not moved in
+ * storage. That is how vim writes a file by default ('writebackup', outside 'backupskip': every
+ * session mount under /mnt/memory): it renames f to f~, writes a new f and removes f~. Made in
+ * storage as it came, that was three versions (f~ modified, f created under a new memory id, f~
+ * deleted), and the memory's history ended at a deleted backup. Now the memory stays at f in
+ * storage (other sessions keep reading it there), this mount shows it at f~ only, as a working copy
+ * (a temp file's kind of draft), and then:
+ * - a new file made at f takes the memory back: its save is one `modified` version of the same
+ *   memory, and f~ becomes a temp file of its own (removed: nothing is stored; left in place: saved
+ *   under its own name, as any temp file left in place is);
+ * - f~ renamed back onto f (vim's undo of a write that failed) puts it back, with no version;
+ * - f~ removed deletes the memory (`mv f f~ && rm f~`), f~ renamed to an ordinary name moves it there;
+ * - left alone for the temp-file grace period, or until the mount ends, the rename is made in storage.
+ */
+import { isMnemoError } from '../src/index.js';
+import { mountCaller, type MountContext } from './context.js';
+import type { Draft } from './handles.js';
+import { isMountLocalPath } from './names.js';
+import { scratchFor } from './tree.js';
+
+/** Whether renaming the stored file `d` (its clean working copy, or none) onto `dst`, where nothing is, sets it aside. */
+export function setsAside(d: Draft | null, dst: string): boolean {
+  if (!scratchFor(dst) || isMountLocalPath(dst)) return false;
+  return d === null || (d.stored && !d.scratch && !d.dirty && !d.failed && d.opens === 0);
+}
+
+/** Shows the stored file at `src` as `copy` (its working copy) at `dst`, leaving storage as it is. */
+export function setAside(ctx: MountContext, src: string, dst: string, copy: Draft): void {
+  copy.scratch = true;
+  copy.asideFrom = src;
+  if (ctx.drafts.get(src) === copy) ctx.drafts.move(src, dst);
+  else {
+    copy.path = dst;
+    ctx.drafts.set(dst, copy);
+  }
+  ctx.asides.set(src, copy);
+  ctx.view.hide(src);
+}
+
+/** Ends the set-aside of `d` (no storage call): storage's path for its memory is shown again. */
+export function endAside(ctx: MountContext, d: Draft): string {
+  const home = d.asideFrom!;
+  ctx.asides.delete(home);
+  ctx.view.unhide(home);
+  d.asideFrom = null;
+  d.scratch = false;
+  return home;
+}
+
+/** What a new file made at a set-aside path saves to: the memory there, as of the copy's load. */
+export interface Claimed {
+  memoryId: string;
+  baseVersionId: string | null;
+  baseSha: string | null;
+  baseSize: number;
+}
+
+/** A new file is being made at `path`: if a memory was set aside from there, the new file takes it, and the copy becomes a temp file of its own. */
+export function claimAside(ctx: MountContext, path: string): Claimed | null {
+  const copy = ctx.asides.get(path);
+  if (!copy) return null;
+  const claimed = { memoryId: copy.memoryId, baseVersionId: copy.baseVersionId, baseSha: copy.baseSha, baseSize: copy.baseSize };
+  endAside(ctx, copy);
+  copy.scratch = true;
+  copy.memoryId = ctx.service.ids('memory');
+  copy.stored = false;
+  copy.baseVersionId = null;
+  copy.baseSha = null;
+  return claimed;
+}
+
+/**
+ * Makes the rename of a set-aside file in storage: the memory moves to where the mount shows it
+ * (the grace period ran out, the mount ends, or another file is coming to its old path). If it was
+ * deleted elsewhere meanwhile, the copy becomes a new file there, as a temp file left in place would.
+ */
+export async function settleAside(ctx: MountContext, d: Draft): Promise<void> {
+  const path = d.path!;
+  endAside(ctx, d);
+  try {
+    await ctx.service.moveMemory(await mountCaller(ctx), ctx.storeId, d.memoryId, path);
+  } catch (err) {
+    if (!(isMnemoError(err) && err.code === 'not_found')) throw err;
+    d.stored = false;
+    d.dirty = true;
+    d.memoryId = ctx.service.ids('memory');
+  }
+}
