@@ -45,6 +45,7 @@ function setOnDraft(d: Draft, a: KeptAttrs, now: number): void {
   }
   if (a.atimeMs !== undefined) d.atimeMs = a.atimeMs;
   d.ctimeMs = now;
+  d.statusSet = true;
 }
 
 /**

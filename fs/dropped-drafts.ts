@@ -39,6 +39,18 @@ export function leavePath(ctx: MountContext, d: Draft): void {
 }
 
 /**
+ * A saved draft's stored times differ from those the kernel holds (a chmod's or utimens's reply
+ * after the last write): its attributes of `path` (and pages) are dropped, so the next stat asks.
+ * The close that saved waits for it as a refused one does (kernelCaughtUp), so a stat right after
+ * it sees the stored times.
+ */
+export function forgetAttrs(ctx: MountContext, d: Draft, path: string): void {
+  const kernel = ctx.kernel;
+  if (!kernel) return;
+  forgetting.set(d, new Promise<void>((done) => kernel.invalidate(path, () => done())));
+}
+
+/**
  * Waits (at most `ms`) until the kernel has forgotten what it cached of `d`'s dropped changes, so a
  * refused close() returns with the kernel's view already the stored one. Bounded: the kernel takes
  * the directory's lock to drop an entry, and a rename holding it may be waiting on libfuse's lock

@@ -41,6 +41,11 @@ export interface Draft {
   mtimeMs: number;
   /** The mtime was set by utimens after the last change: a save keeps it (cp -p) instead of the save time. */
   mtimeSet: boolean;
+  /**
+   * A chmod, chown or utimens came after the last write: the kernel holds the times its reply gave,
+   * which the save replaces with the stored ones (save-points.ts drops the kernel's copy then).
+   */
+  statusSet: boolean;
   /** null: follows the mtime (as a stored memory's does: sqlite/schema/attrs.ts). */
   atimeMs: number | null;
   ctimeMs: number;
@@ -79,6 +84,7 @@ export function newDraft(
     opens: 0,
     mtimeMs: init.mtimeMs,
     mtimeSet: false,
+    statusSet: false,
     atimeMs: init.atimeMs,
     ctimeMs: init.ctimeMs,
     uid: init.uid,
@@ -177,6 +183,8 @@ function changedNow(d: Draft): void {
   if (d.atimeMs === null) d.atimeMs = d.mtimeMs;
   d.mtimeMs = d.ctimeMs = Date.now();
   d.mtimeSet = false;
+  // The kernel drops its cached attributes of a file it writes to.
+  d.statusSet = false;
 }
 
 function grow(d: Draft, min: number): void {

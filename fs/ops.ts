@@ -504,7 +504,7 @@ export function createOps(ctx: MountContext): FuseOps {
    */
   function whenGone(fh: number, cb: Reply): Reply {
     return (code) => {
-      const gone = code === 0 ? undefined : kernelCaughtUp(ctx.handles.find(fh)?.draft);
+      const gone = kernelCaughtUp(ctx.handles.find(fh)?.draft);
       if (!gone) return cb(code);
       void gone.then(() => {
         try {

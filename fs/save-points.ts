@@ -22,7 +22,7 @@ import { draftContent, keepState, resizeDraft, setFileAttrs, type Draft, type Ha
 import { reserveLocal, settleLocal } from './local-budget.js';
 import { isMountLocalPath } from './names.js';
 import { loadDraft, lookup, memoryAttrs } from './tree.js';
-import { dropFailed } from './dropped-drafts.js';
+import { dropFailed, forgetAttrs } from './dropped-drafts.js';
 import { settleAside } from './set-aside.js';
 
 /** Saves a draft: validates the bytes (UTF-8, size) and writes one version if anything changed. */
@@ -85,6 +85,10 @@ export async function commit(ctx: MountContext, d: Draft): Promise<void> {
   }
   ctx.contents.put(memory.contentSha256, draftContent(d));
   setFileAttrs(d, memoryAttrs(memory));
+  // The stored times are the save's: a chmod's or utimens's reply since the last write told the
+  // kernel others (tar x, cp -p), and `tar c` right after saw the ctime move under it.
+  if (d.statusSet) forgetAttrs(ctx, d, path);
+  d.statusSet = false;
   d.mtimeSet = false;
   d.baseSize = d.size;
   d.appendOnly = true;

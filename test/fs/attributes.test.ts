@@ -120,6 +120,39 @@ describe.skipIf(!FUSE_AVAILABLE)('file times through a mount', () => {
     expect(await stat(again, '%Y', 'open.md', 'fresh.md')).toEqual(['1500000000', '1400000000']);
   });
 
+  it('a file given times or a mode after its last write keeps one ctime from its close on (tar c after tar x saw it move)', async () => {
+    const m = await startMount();
+    // Each file written, then given times and a mode through its descriptor, as tar x does; then
+    // stat, open, fstat, read, fstat, as tar c does: the ctime must not move in between.
+    const r = await py(
+      [
+        'import os',
+        'moved = 0',
+        'for i in range(20):',
+        '    p = "c%d.md" % i',
+        '    fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)',
+        '    os.write(fd, b"hello\\n")',
+        '    os.utime(fd, (1000000000, 1000000000))',
+        '    os.fchmod(fd, 0o640)',
+        '    os.close(fd)',
+        '    a = os.lstat(p)',
+        '    fd = os.open(p, os.O_RDONLY)',
+        '    b = os.fstat(fd)',
+        '    os.read(fd, 100)',
+        '    c = os.fstat(fd)',
+        '    os.close(fd)',
+        '    moved += len({(s.st_ctime_ns, s.st_mtime_ns) for s in (a, b, c)}) > 1',
+        'print(moved)',
+      ].join('\n'),
+      m.mnt,
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('0\n');
+    const tar = await sh(`mkdir -p src/a/b && echo one > src/a/b/one.md && echo two > src/two.md && tar cf ${m.dir}/t.tar src && rm -r src && for i in 1 2 3; do mkdir x$i && (cd x$i && tar xf ${m.dir}/t.tar && tar cf - src > /dev/null) || exit 1; done`, m.mnt);
+    expect(tar.code, tar.stderr).toBe(0);
+    expect(tar.stderr).toBe('');
+  });
+
   it('an atomic save whose temp file was given times (rsync -t) lands with them on the target', async () => {
     const m = await startMount({ seed: { '/sync.md': 'v1\n' } });
     const r = await py("import os\nopen('.sync.md.tmp', 'w').write('v2\\n')\nos.utime('.sync.md.tmp', (1300000000, 1300000000))\nos.rename('.sync.md.tmp', 'sync.md')", m.mnt);
