@@ -1,7 +1,7 @@
 /** @module MCP tools over history (issue 15): memory_history (a memory's versions) and memory_diff (a unified diff). */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { MnemoError, parseDiffQuery, parseVersionListQuery, type Caller, type Service } from '../../src/index.js';
+import { MnemoError, excerpt, parseDiffQuery, parseVersionListQuery, type Caller, type Service } from '../../src/index.js';
 import { toWireVersion, toWirePage } from '../wire.js';
 import { toWireDiff } from '../wire-history.js';
 import type { ToolRunner } from './server.js';
@@ -29,7 +29,7 @@ export function registerHistoryTools(server: McpServer, service: Service, caller
         if (memoryId === undefined) {
           if (a.path === undefined) throw new MnemoError('invalid_request', 'give path or memory_id', { field: 'path' });
           const m = await service.getMemoryByPath(caller, a.memory_store_id, a.path);
-          if (!m) throw new MnemoError('not_found', `no memory at ${a.path} (a deleted one's history is reachable by memory_id)`);
+          if (!m) throw new MnemoError('not_found', `no memory at ${excerpt(a.path)} (a deleted one's history is reachable by memory_id)`);
           memoryId = m.id;
         }
         const q = parseVersionListQuery({ memory_id: memoryId, limit: a.limit === undefined ? undefined : String(a.limit), page: a.page });

@@ -3,6 +3,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import {
   MnemoError,
+  excerpt,
   parseMemoryCreate,
   parseMemoryListQuery,
   parseMemoryUpdate,
@@ -27,7 +28,7 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
   /** The live memory at `p`, after the caller's read check on the store. */
   async function atPath(storeId: string, p: string): Promise<Memory> {
     const m = await service.getMemoryByPath(caller, storeId, p);
-    if (!m) throw new MnemoError('not_found', `no memory at ${p}`);
+    if (!m) throw new MnemoError('not_found', `no memory at ${excerpt(p)}`);
     return m;
   }
 
@@ -91,8 +92,9 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
       run(async () => {
         const existing = await service.getMemoryByPath(caller, a.memory_store_id, a.path);
         if (!existing) {
-          if (a.content_sha256 !== undefined) {
-            throw new MnemoError('precondition_failed', `no memory at ${a.path}, so it cannot have content_sha256 ${a.content_sha256}`);
+          const sha256 = expected(a.content_sha256);
+          if (sha256 !== undefined) {
+            throw new MnemoError('precondition_failed', `no memory at ${excerpt(a.path)}, so it cannot have content_sha256 ${sha256}`);
           }
           const input = parseMemoryCreate({ path: a.path, content: a.content, ttl_seconds: a.ttl_seconds });
           return toWireMemory(await service.createMemory(caller, a.memory_store_id, input), 'basic');

@@ -2,9 +2,10 @@
  * MCP calls with wrong-typed, unknown or malformed arguments are the caller's mistake, answered so
  * a model can read them and naming the argument: a wrong-typed or unknown tool argument is a tool
  * result with isError (an unknown one is never ignored: a misspelled precondition changes
- * nothing), and a malformed request (arguments not an object, no tool name) is JSON-RPC -32602
- * invalid params, never -32603 internal error. Over POST /mcp (raw JSON-RPC and the SDK client)
- * and over stdio. (issue 11, item 17b)
+ * nothing), a path that can never name a memory is refused as a write refuses it, an error shows
+ * at most a bounded slice of a caller's value, and a malformed request (arguments not an object,
+ * no tool name) is JSON-RPC -32602 invalid params, never -32603 internal error. Over POST /mcp
+ * (raw JSON-RPC and the SDK client) and over stdio. (issue 11, item 17b)
  */
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,7 +18,10 @@ let storeId = '';
 
 beforeAll(async () => {
   server = await startServer();
-  storeId = (await sdkClient(server.url, server.adminKey).beta.memoryStores.create({ name: 'mcp errors' })).id;
+  const client = sdkClient(server.url, server.adminKey);
+  storeId = (await client.beta.memoryStores.create({ name: 'mcp errors' })).id;
+  // The memory EVERY_ARGUMENT names, so its calls get past the lookup (their preconditions never match).
+  await client.beta.memoryStores.memories.create(storeId, { path: '/every.md', content: 'every\n' });
 });
 afterAll(async () => {
   await server?.stop();
@@ -35,7 +39,8 @@ const WRONG_TYPES: [tool: string, args: () => Record<string, unknown>, argument:
 
 /**
  * Every tool with every argument it takes (README "MCP", and its History section for
- * memory_history and memory_diff), each with a value of the right type.
+ * memory_history and memory_diff), each with a value of the right type. /every.md exists; no
+ * content_sha256 here matches it, so none of these calls changes it.
  */
 const EVERY_ARGUMENT = (): Record<string, Record<string, unknown>> => ({
   memory_list_stores: {},
@@ -59,6 +64,24 @@ const EVERY_ARGUMENT = (): Record<string, Record<string, unknown>> => ({
   memory_history: { memory_store_id: storeId, path: '/every.md', memory_id: 'mem_nope', limit: 10, page: 'p' },
   memory_diff: { memory_store_id: storeId, memory_version_id: 'memver_nope', against_version_id: 'memver_nope2' },
 });
+
+/** Paths that can never name a memory, refused by every tool that takes a path. */
+const BAD_PATHS: [label: string, path: string][] = [
+  ['100,000 characters', '/' + 'a'.repeat(100_000)],
+  ['1,025 bytes', '/' + 'a'.repeat(1024)],
+  ['relative with ".."', '../../etc/passwd'],
+  ['a ".." segment', '/notes/../notes/a.md'],
+  ['an empty segment', '/notes//a.md'],
+];
+
+/** The tools that look a memory up by path, each with the other arguments it needs. */
+const BY_PATH: [tool: string, args: () => Record<string, unknown>][] = [
+  ['memory_read', () => ({ memory_store_id: storeId })],
+  ['memory_delete', () => ({ memory_store_id: storeId })],
+  ['memory_history', () => ({ memory_store_id: storeId })],
+  ['memory_edit', () => ({ memory_store_id: storeId, command: 'insert', insert_line: 0, insert_text: 'x' })],
+  ['memory_rename', () => ({ memory_store_id: storeId, new_path: '/renamed.md' })],
+];
 
 /** The longest error text a 100,000-character argument may produce. */
 const BOUNDED = 1000;
@@ -145,6 +168,42 @@ describe.each<McpKind>(['http', 'stdio'])('MCP argument errors over %s', (kind) 
     expect(answer.isError).toBe(true);
     expect(answer.text).toContain(`unknown argument: ${'k'.repeat(100)}… (100000 characters)`);
     expect(answer.text.length).toBeLessThan(BOUNDED);
+  });
+
+  describe.each(BY_PATH)('%s', (tool, args) => {
+    it.each(BAD_PATHS)('refuses a path of %s as memory_write does, not as not_found', async (_label, path) => {
+      const write = await mcp.call('memory_write', { memory_store_id: storeId, path, content: 'x' });
+      expect(write.text).toMatch(/^Error (invalid_path|path_too_long): /);
+      const answer = await mcp.call(tool, { ...args(), path });
+      expect(answer.isError).toBe(true);
+      expect(answer.text.split('\n')[0]).toBe(write.text.split('\n')[0]);
+      expect(answer.text.length).toBeLessThan(BOUNDED);
+    });
+  });
+
+  it('a valid path with no memory is not_found, naming at most its first 100 characters', async () => {
+    const path = '/' + 'n'.repeat(1000);
+    for (const [tool, args] of BY_PATH) {
+      const answer = await mcp.call(tool, { ...args(), path });
+      expect(answer.text, tool).toMatch(/^Error not_found: /);
+      expect(answer.text, tool).toContain(`${path.slice(0, 100)}… (1001 characters)`);
+      expect(answer.text.length, tool).toBeLessThan(BOUNDED);
+    }
+  });
+
+  it('memory_write of a new path with a malformed content_sha256 refuses it as malformed, without echoing it', async () => {
+    const answer = await mcp.call('memory_write', { memory_store_id: storeId, path: `/new-${kind}.md`, content: 'x', content_sha256: 'x'.repeat(100_000) });
+    expect(answer.text).toMatch(/^Error invalid_request: content_sha256: must be 64 lowercase hexadecimal characters/);
+    expect(answer.text.length).toBeLessThan(BOUNDED);
+  });
+
+  it.each(Object.keys(EVERY_ARGUMENT()))('%s shows at most a bounded slice of a 100,000-character argument', async (tool) => {
+    const base = EVERY_ARGUMENT()[tool]!;
+    for (const [name, value] of Object.entries(base)) {
+      if (typeof value !== 'string') continue;
+      const answer = await mcp.call(tool, { ...base, [name]: 'x'.repeat(100_000) });
+      if (answer.isError) expect(answer.text.length, `${tool} ${name}: ${answer.text.slice(0, 200)}`).toBeLessThan(BOUNDED);
+    }
   });
 
   it('still answers well-formed calls after malformed ones', async () => {
