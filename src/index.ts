@@ -1,5 +1,5 @@
 /** @module The core's public surface for the faces (api/, fs/): explicit named exports only. */
-export { ERROR_CODES, MnemoError, isMnemoError, notFound } from './domain/errors.js';
+export { ERROR_CODES, MnemoError, excerpt, isMnemoError, notFound } from './domain/errors.js';
 export type { ErrorCode, ErrorDetails } from './domain/errors.js';
 export { ID_PREFIXES, newId, randomToken } from './service/ids.js';
 export type { IdGenerator, IdKind } from './service/ids.js';

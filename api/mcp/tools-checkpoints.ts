@@ -13,6 +13,7 @@ import {
 } from '../../src/index.js';
 import { restoreWireBytes, toWireCheckpoint, toWireRestore } from '../wire-continuity.js';
 import type { ToolRunner } from './server.js';
+import { toolArgs } from './tool-args.js';
 
 export function registerCheckpointTools(server: McpServer, service: Service, caller: Caller, run: ToolRunner): void {
   const ckpt = service.checkpoints;
@@ -24,7 +25,7 @@ export function registerCheckpointTools(server: McpServer, service: Service, cal
         'Save your task state before the context is compacted or the session restarts. capsule is the short note you want back first (at most 16 KiB); references name memories (path or memory_id) with the content_sha256 you relied on. Pass expected_latest_checkpoint_id (or null for the first) to refuse overwriting a newer checkpoint.',
       // The same fields the HTTP route takes (validation is ckpt.parse, in src/), with each
       // reference's shape spelled out for the agent.
-      inputSchema: { memory_store_id: z.string(), ...CHECKPOINT_FIELDS, references: z.array(CHECKPOINT_REFERENCE).nullish() },
+      inputSchema: toolArgs({ memory_store_id: z.string(), ...CHECKPOINT_FIELDS, references: z.array(CHECKPOINT_REFERENCE).nullish() }),
     },
     ({ memory_store_id, ...body }) =>
       run(async () => {
@@ -39,7 +40,7 @@ export function registerCheckpointTools(server: McpServer, service: Service, cal
     {
       description:
         'Get a checkpoint back within a byte budget: goal, constraints, decisions, open tasks, next action, capsule and each reference with its status (ok, changed, missing, expired). Name it by checkpoint_id, by locator, or by agent_id + session_id for the latest.',
-      inputSchema: {
+      inputSchema: toolArgs({
         memory_store_id: z.string().optional().describe('Required unless locator is given'),
         checkpoint_id: z.string().optional(),
         locator: z.string().optional(),
@@ -50,7 +51,7 @@ export function registerCheckpointTools(server: McpServer, service: Service, cal
           .int()
           .optional()
           .describe(`${CONTINUITY_LIMITS.restoreMin} to ${CONTINUITY_LIMITS.restoreMax}; default ${CONTINUITY_LIMITS.restoreDefault}`),
-      },
+      }),
     },
     (a) =>
       run(async () => {
@@ -71,7 +72,7 @@ export function registerCheckpointTools(server: McpServer, service: Service, cal
     'memory_delete_checkpoint',
     {
       description: 'Delete a checkpoint that is no longer the latest of its session.',
-      inputSchema: { memory_store_id: z.string(), checkpoint_id: z.string() },
+      inputSchema: toolArgs({ memory_store_id: z.string(), checkpoint_id: z.string() }),
     },
     (a) =>
       run(async () => {

@@ -1,10 +1,11 @@
 /** @module MCP tools over history (issue 15): memory_history (a memory's versions) and memory_diff (a unified diff). */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { MnemoError, parseDiffQuery, parseVersionListQuery, type Caller, type Service } from '../../src/index.js';
+import { MnemoError, excerpt, parseDiffQuery, parseVersionListQuery, type Caller, type Service } from '../../src/index.js';
 import { toWireVersion, toWirePage } from '../wire.js';
 import { toWireDiff } from '../wire-history.js';
 import type { ToolRunner } from './server.js';
+import { toolArgs } from './tool-args.js';
 
 const store = z.string().describe('The memory store id (memstore_…); memory_list_stores lists them.');
 
@@ -14,13 +15,13 @@ export function registerHistoryTools(server: McpServer, service: Service, caller
     {
       description:
         'List the versions of one memory, newest first: operation (created, modified, deleted), path, content_sha256, size, who and when (no content; memory_diff shows what changed). By path (the live memory there) or by memory_id (also once it is deleted).',
-      inputSchema: {
+      inputSchema: toolArgs({
         memory_store_id: store,
         path: z.string().optional().describe('Path of a live memory, e.g. /notes/plan.md'),
         memory_id: z.string().optional().describe('Memory id (mem_…), also of a deleted memory'),
         limit: z.number().int().optional().describe('Versions per page, 1 to 100 (default 20)'),
         page: z.string().optional().describe('next_page from a previous call'),
-      },
+      }),
     },
     (a) =>
       run(async () => {
@@ -28,7 +29,7 @@ export function registerHistoryTools(server: McpServer, service: Service, caller
         if (memoryId === undefined) {
           if (a.path === undefined) throw new MnemoError('invalid_request', 'give path or memory_id', { field: 'path' });
           const m = await service.getMemoryByPath(caller, a.memory_store_id, a.path);
-          if (!m) throw new MnemoError('not_found', `no memory at ${a.path} (a deleted one's history is reachable by memory_id)`);
+          if (!m) throw new MnemoError('not_found', `no memory at ${excerpt(a.path)} (a deleted one's history is reachable by memory_id)`);
           memoryId = m.id;
         }
         const q = parseVersionListQuery({ memory_id: memoryId, limit: a.limit === undefined ? undefined : String(a.limit), page: a.page });
@@ -41,11 +42,11 @@ export function registerHistoryTools(server: McpServer, service: Service, caller
     {
       description:
         'Show what a version changed, as a unified diff: against the same memory\'s previous version by default (empty content for its first), or against any version of the store (against_version_id). Version ids come from memory_history.',
-      inputSchema: {
+      inputSchema: toolArgs({
         memory_store_id: store,
         memory_version_id: z.string().describe('The version to show (memver_…)'),
         against_version_id: z.string().optional().describe('Compare with this version instead of the previous one'),
-      },
+      }),
     },
     (a) =>
       run(async () => {

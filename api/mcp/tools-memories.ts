@@ -3,6 +3,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import {
   MnemoError,
+  excerpt,
   parseMemoryCreate,
   parseMemoryListQuery,
   parseMemoryUpdate,
@@ -16,6 +17,7 @@ import {
 import { toWireListItem, toWireMemory, toWirePage, toWireStore } from '../wire.js';
 import { toWireSearchPage } from '../wire-continuity.js';
 import type { ToolRunner } from './server.js';
+import { toolArgs } from './tool-args.js';
 
 const store = z.string().describe('The memory store id (memstore_…); memory_list_stores lists them.');
 const path = z.string().describe('Memory path, starting with "/", e.g. /notes/plan.md');
@@ -26,7 +28,7 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
   /** The live memory at `p`, after the caller's read check on the store. */
   async function atPath(storeId: string, p: string): Promise<Memory> {
     const m = await service.getMemoryByPath(caller, storeId, p);
-    if (!m) throw new MnemoError('not_found', `no memory at ${p}`);
+    if (!m) throw new MnemoError('not_found', `no memory at ${excerpt(p)}`);
     return m;
   }
 
@@ -36,7 +38,7 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
 
   server.registerTool(
     'memory_list_stores',
-    { description: 'List the memory stores this API key can use.', inputSchema: {} },
+    { description: 'List the memory stores this API key can use.', inputSchema: toolArgs({}) },
     () => run(async () => toWirePage(await service.listStores(caller, parseStoreListQuery({ limit: '100' })), toWireStore)),
   );
 
@@ -44,13 +46,13 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
     'memory_list',
     {
       description: 'List memories under a path prefix (paths, sizes, content_sha256; no content). depth=1 rolls deeper paths into prefixes.',
-      inputSchema: {
+      inputSchema: toolArgs({
         memory_store_id: store,
         path_prefix: z.string().optional().describe('Directory prefix ending in "/", default "/"'),
         depth: z.number().int().optional().describe('0 (all below) or 1 (direct children)'),
         limit: z.number().int().optional(),
         page: z.string().optional().describe('next_page from a previous call'),
-      },
+      }),
     },
     (a) =>
       run(async () => {
@@ -63,7 +65,7 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
     'memory_read',
     {
       description: 'Read one memory by path or memory_id: its content, content_sha256 and version.',
-      inputSchema: { memory_store_id: store, path: path.optional(), memory_id: z.string().optional() },
+      inputSchema: toolArgs({ memory_store_id: store, path: path.optional(), memory_id: z.string().optional() }),
     },
     (a) =>
       run(async () => {
@@ -78,20 +80,21 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
     {
       description:
         'Create a memory at path, or replace its whole content. With content_sha256, the write happens only if the memory still has that content (optimistic concurrency).',
-      inputSchema: {
+      inputSchema: toolArgs({
         memory_store_id: store,
         path,
         content: z.string(),
         content_sha256: sha,
         ttl_seconds: z.number().int().optional().describe('Optional: the memory expires after this many seconds'),
-      },
+      }),
     },
     (a) =>
       run(async () => {
         const existing = await service.getMemoryByPath(caller, a.memory_store_id, a.path);
         if (!existing) {
-          if (a.content_sha256 !== undefined) {
-            throw new MnemoError('precondition_failed', `no memory at ${a.path}, so it cannot have content_sha256 ${a.content_sha256}`);
+          const sha256 = expected(a.content_sha256);
+          if (sha256 !== undefined) {
+            throw new MnemoError('precondition_failed', `no memory at ${excerpt(a.path)}, so it cannot have content_sha256 ${sha256}`);
           }
           const input = parseMemoryCreate({ path: a.path, content: a.content, ttl_seconds: a.ttl_seconds });
           return toWireMemory(await service.createMemory(caller, a.memory_store_id, input), 'basic');
@@ -110,7 +113,7 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
     {
       description:
         'Edit a memory in place. command "str_replace" replaces old_str (which must occur exactly once) with new_str; "insert" inserts insert_text after line insert_line (0 = at the top).',
-      inputSchema: {
+      inputSchema: toolArgs({
         memory_store_id: store,
         path,
         command: z.enum(['str_replace', 'insert']),
@@ -119,7 +122,7 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
         insert_line: z.number().int().optional(),
         insert_text: z.string().optional(),
         content_sha256: sha,
-      },
+      }),
     },
     (a) =>
       run(async () => {
@@ -135,7 +138,7 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
     'memory_rename',
     {
       description: 'Move a memory to a new path; it keeps its memory_id.',
-      inputSchema: { memory_store_id: store, path, new_path: z.string(), content_sha256: sha },
+      inputSchema: toolArgs({ memory_store_id: store, path, new_path: z.string(), content_sha256: sha }),
     },
     (a) =>
       run(async () => {
@@ -150,7 +153,7 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
 
   server.registerTool(
     'memory_delete',
-    { description: 'Delete the memory at path (its history stays).', inputSchema: { memory_store_id: store, path, content_sha256: sha } },
+    { description: 'Delete the memory at path (its history stays).', inputSchema: toolArgs({ memory_store_id: store, path, content_sha256: sha }) },
     (a) =>
       run(async () => {
         const m = await atPath(a.memory_store_id, a.path);
@@ -164,14 +167,14 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
     {
       description:
         'Search current memories. mode "fts" (default) ranks by relevance and matches words; "substring" finds an exact phrase, case-insensitive. Results carry a snippet with ** around matches. candidates_capped: true means more remain than one request ranks or scans (a short page is not the end): follow next_page.',
-      inputSchema: {
+      inputSchema: toolArgs({
         memory_store_id: store,
         query: z.string(),
         mode: z.enum(['fts', 'substring']).optional(),
         path_prefix: z.string().optional(),
         limit: z.number().int().optional(),
         page: z.string().optional(),
-      },
+      }),
     },
     (a) =>
       run(async () => {

@@ -56,8 +56,15 @@ export function isMnemoError(err: unknown): err is MnemoError {
   return err instanceof MnemoError;
 }
 
-/** Names the id it could not find; a huge one (a client's garbage) is cut to its first 100 characters. */
+/**
+ * A caller's value as an error message shows it: whole up to 100 characters, else its first 100
+ * and its length, so a huge one (a client's garbage) never comes back whole.
+ */
+export function excerpt(value: string): string {
+  return value.length > 100 ? `${value.slice(0, 100)}… (${value.length} characters)` : value;
+}
+
+/** Names the id it could not find (its excerpt). */
 export function notFound(what: string, id: string): MnemoError {
-  const shown = id.length > 100 ? `${id.slice(0, 100)}… (${id.length} characters)` : id;
-  return new MnemoError('not_found', `${what} not found: ${shown}`);
+  return new MnemoError('not_found', `${what} not found: ${excerpt(id)}`);
 }

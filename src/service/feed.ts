@@ -4,6 +4,7 @@
  * checks the caller's grant as the version list does, and reads a page after the last cursor
  * handed out, so a follower never skips or repeats a version, whatever writes run beside it.
  */
+import { setMaxListeners } from 'node:events';
 import { decodeChangeCursor, encodeChangeCursor } from '../domain/change-cursor.js';
 import type { Caller, ChangeItem, ChangePage, Store } from '../domain/types.js';
 import type { Storage } from '../storage/port.js';
@@ -48,6 +49,9 @@ export function createFeed({ storage, readable, signal, pollMs = FEED_POLL_MS, e
   let following = 0;
   /** Set at shutdown: every follower ends, and no new one starts streaming. */
   const stopping = new AbortController();
+  // Every follower listens on this one signal (and removes its listener when it ends), so it has
+  // as many listeners as streams are open: Node's leak warning past 10 would be a false alarm.
+  setMaxListeners(0, stopping.signal);
 
   async function listChanges(caller: Caller, storeId: string, q: ChangesRequest): Promise<ChangePage> {
     await readable(caller, storeId);

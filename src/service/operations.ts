@@ -180,8 +180,12 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
       if (!m) throw notFound('memory', memoryId);
       return m;
     },
-    /** The live memory at `path`, after the caller's read check on the store (MCP reads by path). */
+    /**
+     * The live memory at `path`, after the caller's read check on the store (MCP reads by path). A
+     * path that can never name a memory is refused as a write refuses it, not looked up.
+     */
     async getMemoryByPath(caller: Caller, storeId: string, path: string): Promise<Memory | null> {
+      assertMemoryPath(path);
       await store(caller, storeId);
       return storage.getMemoryByPath(storeId, path);
     },

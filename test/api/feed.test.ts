@@ -5,9 +5,9 @@
  */
 import type Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it, vi } from 'vitest';
-import type { RunningServer } from '../helpers/server.js';
+import { startServer, type RunningServer } from '../helpers/server.js';
 import { expectRawError, rawRequest, sdkClient, useServer } from '../helpers/sdk.js';
-import { openEvents, type SseEvent } from '../helpers/sse.js';
+import { openEvents, type SseEvent, type SseStream } from '../helpers/sse.js';
 import { collect, expectVersionShape, freshStore, type Version } from './shapes.js';
 
 let server: RunningServer;
@@ -42,8 +42,8 @@ async function versionsOldestFirst(storeId: string): Promise<Version[]> {
 }
 
 /** The server's mnemo_feed_streams gauge: the event streams open now. */
-async function feedStreams(): Promise<number> {
-  const text = await (await fetch(`${server.url}/metrics`, { headers: { 'x-api-key': server.adminKey } })).text();
+async function feedStreams(on: RunningServer = server): Promise<number> {
+  const text = await (await fetch(`${on.url}/metrics`, { headers: { 'x-api-key': on.adminKey } })).text();
   return Number(/^mnemo_feed_streams (\d+)$/m.exec(text)?.[1]);
 }
 
@@ -207,6 +207,28 @@ describe('change feed events', () => {
     }
     // Each HEAD's stream opened on the server; none is left following the store.
     await vi.waitFor(async () => expect(await feedStreams()).toBe(0));
+  });
+
+  it('twelve streams at once leave the server\'s stderr free of a MaxListenersExceededWarning', async () => {
+    // A server of its own: its stderr holds only what these streams cause.
+    const own = await startServer();
+    const streams: SseStream[] = [];
+    try {
+      const store = await freshStore(sdkClient(own.url, own.adminKey), 'feed many');
+      await sdkClient(own.url, own.adminKey).beta.memoryStores.memories.create(store.id, { path: '/m.md', content: 'm' });
+      for (let i = 0; i < 12; i++) {
+        streams.push(await openEvents(`${own.url}/v1/memory_stores/${store.id}/changes`, { 'x-api-key': own.adminKey }));
+      }
+      // Each stream delivered its first event, so each is following the store.
+      for (const s of streams) await s.next();
+      await vi.waitFor(async () => expect(await feedStreams(own)).toBe(12));
+      // Node prints the warning on a later tick; the last stream's listener was added a request ago.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(own.stderr().split('\n').filter((l) => l.includes('MaxListenersExceededWarning'))).toEqual([]);
+    } finally {
+      for (const s of streams) await s.close();
+      await own.stop();
+    }
   });
 
   it('four concurrent writers and a consumer that hangs up and resumes at random points: every version exactly once, in commit order', async () => {

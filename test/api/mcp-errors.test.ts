@@ -1,9 +1,11 @@
 /**
- * MCP calls with wrong-typed or malformed arguments are the caller's mistake, answered so a model
- * can read them and naming the argument: a wrong-typed tool argument is a tool result with isError,
- * a malformed request (arguments not an object, no tool name) is JSON-RPC -32602 invalid params,
- * never -32603 internal error. Over POST /mcp (raw JSON-RPC and the SDK client) and over stdio.
- * (issue 11, item 17b)
+ * MCP calls with wrong-typed, unknown or malformed arguments are the caller's mistake, answered so
+ * a model can read them and naming the argument: a wrong-typed or unknown tool argument is a tool
+ * result with isError (an unknown one is never ignored: a misspelled precondition changes
+ * nothing), a path that can never name a memory is refused as a write refuses it, an error shows
+ * at most a bounded slice of a caller's value, and a malformed request (arguments not an object,
+ * no tool name) is JSON-RPC -32602 invalid params, never -32603 internal error. Over POST /mcp
+ * (raw JSON-RPC and the SDK client) and over stdio. (issue 11, item 17b)
  */
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,7 +18,10 @@ let storeId = '';
 
 beforeAll(async () => {
   server = await startServer();
-  storeId = (await sdkClient(server.url, server.adminKey).beta.memoryStores.create({ name: 'mcp errors' })).id;
+  const client = sdkClient(server.url, server.adminKey);
+  storeId = (await client.beta.memoryStores.create({ name: 'mcp errors' })).id;
+  // The memory EVERY_ARGUMENT names, so its calls get past the lookup (their preconditions never match).
+  await client.beta.memoryStores.memories.create(storeId, { path: '/every.md', content: 'every\n' });
 });
 afterAll(async () => {
   await server?.stop();
@@ -31,6 +36,55 @@ const WRONG_TYPES: [tool: string, args: () => Record<string, unknown>, argument:
   ['memory_search', () => ({ memory_store_id: storeId, query: ['a'] }), 'query'],
   ['memory_restore', () => ({ memory_store_id: storeId, agent_id: 'a', session_id: 's', max_bytes: 'lots' }), 'max_bytes'],
 ];
+
+/**
+ * Every tool with every argument it takes (README "MCP", and its History section for
+ * memory_history and memory_diff), each with a value of the right type. /every.md exists; no
+ * content_sha256 here matches it, so none of these calls changes it.
+ */
+const EVERY_ARGUMENT = (): Record<string, Record<string, unknown>> => ({
+  memory_list_stores: {},
+  memory_list: { memory_store_id: storeId, path_prefix: '/', depth: 0, limit: 10, page: 'p' },
+  memory_read: { memory_store_id: storeId, path: '/every.md', memory_id: 'mem_nope' },
+  memory_write: { memory_store_id: storeId, path: '/every.md', content: 'every\n', content_sha256: 'a'.repeat(64), ttl_seconds: 60 },
+  memory_edit: {
+    memory_store_id: storeId, path: '/every.md', command: 'insert', old_str: 'a', new_str: 'b', insert_line: 0, insert_text: 'top',
+    content_sha256: 'a'.repeat(64),
+  },
+  memory_rename: { memory_store_id: storeId, path: '/every.md', new_path: '/every2.md', content_sha256: 'a'.repeat(64) },
+  memory_delete: { memory_store_id: storeId, path: '/every.md', content_sha256: 'a'.repeat(64) },
+  memory_search: { memory_store_id: storeId, query: 'every', mode: 'fts', path_prefix: '/', limit: 10, page: 'p' },
+  memory_checkpoint: {
+    memory_store_id: storeId, agent_id: 'every-agent', session_id: 'every-session', goal: 'g', summary: 's', constraints: ['c'],
+    decisions: ['d'], open_tasks: ['t'], next_action: 'n', capsule: 'cap', references: [{ path: '/every.md' }],
+    expected_latest_checkpoint_id: 'ckpt_nope',
+  },
+  memory_restore: { memory_store_id: storeId, checkpoint_id: 'ckpt_nope', locator: 'mnemo://nope', agent_id: 'a', session_id: 's', max_bytes: 4096 },
+  memory_delete_checkpoint: { memory_store_id: storeId, checkpoint_id: 'ckpt_nope' },
+  memory_history: { memory_store_id: storeId, path: '/every.md', memory_id: 'mem_nope', limit: 10, page: 'p' },
+  memory_diff: { memory_store_id: storeId, memory_version_id: 'memver_nope', against_version_id: 'memver_nope2' },
+});
+
+/** Paths that can never name a memory, refused by every tool that takes a path. */
+const BAD_PATHS: [label: string, path: string][] = [
+  ['100,000 characters', '/' + 'a'.repeat(100_000)],
+  ['1,025 bytes', '/' + 'a'.repeat(1024)],
+  ['relative with ".."', '../../etc/passwd'],
+  ['a ".." segment', '/notes/../notes/a.md'],
+  ['an empty segment', '/notes//a.md'],
+];
+
+/** The tools that look a memory up by path, each with the other arguments it needs. */
+const BY_PATH: [tool: string, args: () => Record<string, unknown>][] = [
+  ['memory_read', () => ({ memory_store_id: storeId })],
+  ['memory_delete', () => ({ memory_store_id: storeId })],
+  ['memory_history', () => ({ memory_store_id: storeId })],
+  ['memory_edit', () => ({ memory_store_id: storeId, command: 'insert', insert_line: 0, insert_text: 'x' })],
+  ['memory_rename', () => ({ memory_store_id: storeId, new_path: '/renamed.md' })],
+];
+
+/** The longest error text a 100,000-character argument may produce. */
+const BOUNDED = 1000;
 
 /** Malformed tools/call params, each with the field the error must name. */
 const MALFORMED: [label: string, params: unknown, field: string][] = [
@@ -69,6 +123,89 @@ describe.each<McpKind>(['http', 'stdio'])('MCP argument errors over %s', (kind) 
     expect(err!.message).toContain(field);
   });
 
+  it('every tool advertises every argument it takes, and no other (additionalProperties: false)', async () => {
+    const { tools } = await mcp.client.listTools();
+    const every = EVERY_ARGUMENT();
+    expect(tools.map((t) => t.name).sort()).toEqual(Object.keys(every).sort());
+    for (const t of tools) {
+      expect(Object.keys(t.inputSchema.properties ?? {}).sort(), t.name).toEqual(Object.keys(every[t.name]!).sort());
+      expect(t.inputSchema['additionalProperties'], t.name).toBe(false);
+    }
+  });
+
+  it.each(Object.keys(EVERY_ARGUMENT()))('%s takes every argument it documents', async (tool) => {
+    const answer = await mcp.call(tool, EVERY_ARGUMENT()[tool]);
+    expect(answer.text).not.toMatch(/Input validation error|unknown argument/);
+  });
+
+  it.each(Object.keys(EVERY_ARGUMENT()))('%s refuses an argument it does not take, naming it', async (tool) => {
+    const answer = await mcp.call(tool, { ...EVERY_ARGUMENT()[tool], colour: 'blue' });
+    expect(answer.isError).toBe(true);
+    expect(answer.text).toMatch(/unknown argument: colour\b/);
+    expect(answer.text).not.toMatch(/-32603|internal/i);
+  });
+
+  it('a misspelled precondition is refused, never ignored: nothing is written, deleted or listed', async () => {
+    const path = `/guard-${kind}.md`;
+    expect((await mcp.call('memory_write', { memory_store_id: storeId, path, content: 'kept\n' })).isError).toBe(false);
+    const write = await mcp.call('memory_write', { memory_store_id: storeId, path, content: 'overwritten\n', expected_content_sha256: 'a'.repeat(64) });
+    expect(write.isError).toBe(true);
+    expect(write.text).toContain('unknown argument: expected_content_sha256');
+    expect(write.text).toContain('content_sha256');
+    const del = await mcp.call('memory_delete', { memory_store_id: storeId, path, precondition: { type: 'content_sha256', content_sha256: 'a'.repeat(64) } });
+    expect(del.isError).toBe(true);
+    expect(del.text).toContain('unknown argument: precondition');
+    expect((await mcp.call('memory_read', { memory_store_id: storeId, path })).json.content).toBe('kept\n');
+    const list = await mcp.call('memory_list', { memory_store_id: storeId, pathprefix: '/nowhere/' });
+    expect(list.isError).toBe(true);
+    expect(list.text).toContain('unknown argument: pathprefix');
+    const many = await mcp.call('memory_list', { memory_store_id: storeId, pathprefix: '/', deep: 1 });
+    expect(many.text).toContain('unknown arguments: pathprefix, deep');
+  });
+
+  it('an unknown argument with a huge name is shown cut to its first 100 characters', async () => {
+    const answer = await mcp.call('memory_list', { memory_store_id: storeId, ['k'.repeat(100_000)]: 1 });
+    expect(answer.isError).toBe(true);
+    expect(answer.text).toContain(`unknown argument: ${'k'.repeat(100)}… (100000 characters)`);
+    expect(answer.text.length).toBeLessThan(BOUNDED);
+  });
+
+  describe.each(BY_PATH)('%s', (tool, args) => {
+    it.each(BAD_PATHS)('refuses a path of %s as memory_write does, not as not_found', async (_label, path) => {
+      const write = await mcp.call('memory_write', { memory_store_id: storeId, path, content: 'x' });
+      expect(write.text).toMatch(/^Error (invalid_path|path_too_long): /);
+      const answer = await mcp.call(tool, { ...args(), path });
+      expect(answer.isError).toBe(true);
+      expect(answer.text.split('\n')[0]).toBe(write.text.split('\n')[0]);
+      expect(answer.text.length).toBeLessThan(BOUNDED);
+    });
+  });
+
+  it('a valid path with no memory is not_found, naming at most its first 100 characters', async () => {
+    const path = '/' + 'n'.repeat(1000);
+    for (const [tool, args] of BY_PATH) {
+      const answer = await mcp.call(tool, { ...args(), path });
+      expect(answer.text, tool).toMatch(/^Error not_found: /);
+      expect(answer.text, tool).toContain(`${path.slice(0, 100)}… (1001 characters)`);
+      expect(answer.text.length, tool).toBeLessThan(BOUNDED);
+    }
+  });
+
+  it('memory_write of a new path with a malformed content_sha256 refuses it as malformed, without echoing it', async () => {
+    const answer = await mcp.call('memory_write', { memory_store_id: storeId, path: `/new-${kind}.md`, content: 'x', content_sha256: 'x'.repeat(100_000) });
+    expect(answer.text).toMatch(/^Error invalid_request: content_sha256: must be 64 lowercase hexadecimal characters/);
+    expect(answer.text.length).toBeLessThan(BOUNDED);
+  });
+
+  it.each(Object.keys(EVERY_ARGUMENT()))('%s shows at most a bounded slice of a 100,000-character argument', async (tool) => {
+    const base = EVERY_ARGUMENT()[tool]!;
+    for (const [name, value] of Object.entries(base)) {
+      if (typeof value !== 'string') continue;
+      const answer = await mcp.call(tool, { ...base, [name]: 'x'.repeat(100_000) });
+      if (answer.isError) expect(answer.text.length, `${tool} ${name}: ${answer.text.slice(0, 200)}`).toBeLessThan(BOUNDED);
+    }
+  });
+
   it('still answers well-formed calls after malformed ones', async () => {
     const answer = await mcp.call('memory_list', { memory_store_id: storeId });
     expect(answer.isError).toBe(false);
@@ -98,5 +235,16 @@ describe('MCP argument errors as raw JSON-RPC on POST /mcp', () => {
     expect(body.error).toBeUndefined();
     expect(body.result?.isError).toBe(true);
     expect(body.result?.content[0]?.text).toContain(argument);
+  });
+
+  it('a tools/call with an unknown argument answers a result with isError naming it, and does nothing', async () => {
+    const args = { memory_store_id: storeId, path: '/raw-unknown.md', content: 'x', expected_content_sha256: 'a'.repeat(64) };
+    const res = await post({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'memory_write', arguments: args } });
+    const body = res.body as { result?: { isError: boolean; content: { text: string }[] }; error?: unknown };
+    expect(body.error).toBeUndefined();
+    expect(body.result?.isError).toBe(true);
+    expect(body.result?.content[0]?.text).toContain('unknown argument: expected_content_sha256');
+    const list = await post({ jsonrpc: '2.0', id: 10, method: 'tools/call', params: { name: 'memory_list', arguments: { memory_store_id: storeId } } });
+    expect((list.body as { result: { content: { text: string }[] } }).result.content[0]!.text).not.toContain('/raw-unknown.md');
   });
 });
