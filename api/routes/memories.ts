@@ -55,9 +55,11 @@ export function memoryRoutes(service: Service, idem: Idempotency) {
     const raw = query(c)['expected_content_sha256'];
     const expected = raw === undefined ? undefined : parseSha256(raw, 'expected_content_sha256');
     const id = c.req.param('memory');
+    const storeId = c.req.param('store');
     return mutation(c, idem, 'DELETE /v1/memory_stores/{id}/memories/{memory_id}', null, async (ops) => {
-      await ops.deleteMemory(c.var.caller, c.req.param('store'), id, expected);
-      return ok({ id, type: 'memory_deleted' as const });
+      await ops.deleteMemory(c.var.caller, storeId, id, expected);
+      // Names its store, as every answer about a store's contents does: its receipt goes when the store is deleted.
+      return ok({ id, type: 'memory_deleted' as const }, { storeId });
     });
   });
 

@@ -17,7 +17,8 @@ export function parseObject<T>(schema: z.ZodType<T>, body: unknown, { at = '', u
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     fail(at || undefined, `${at || 'request body'} must be a JSON object`, { prefix: false });
   }
-  const result = schema.safeParse(body);
+  // With each issue's input: an absent field (input undefined) is required, a present one has the wrong type.
+  const result = schema.safeParse(body, { reportInput: true });
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
   const field = [at, ...issue.path.map(String)].filter((p) => p !== '').join('.') || 'body';
@@ -28,6 +29,28 @@ export function parseObject<T>(schema: z.ZodType<T>, body: unknown, { at = '', u
     const where = issue.path.length ? ` in ${field}` : '';
     fail(field, `${fields}${where}: ${keys}`, { prefix: false });
   }
-  if (issue.code === 'invalid_type' && issue.input === undefined) fail(field, 'is required');
+  if (issue.code === 'invalid_type') {
+    if (issue.input === undefined) fail(field, 'is required');
+    fail(field, `must be ${EXPECTED[issue.expected] ?? `of type ${issue.expected}`} (got ${given(issue.input)})`);
+  }
   fail(field, issue.message);
+}
+
+/** What a field of the wrong type must be, as the refusal says it (zod's `expected`). */
+const EXPECTED: Partial<Record<string, string>> = {
+  string: 'a string',
+  number: 'a number',
+  int: 'an integer',
+  boolean: 'a boolean',
+  object: 'an object',
+  record: 'an object',
+  array: 'an array',
+};
+
+/** What was sent instead: a number as itself, anything else by its JSON type (a string is never echoed). */
+function given(input: unknown): string {
+  if (input === null) return 'null';
+  if (typeof input === 'number') return String(input);
+  if (Array.isArray(input)) return 'an array';
+  return typeof input === 'object' ? 'an object' : `a ${typeof input}`;
 }

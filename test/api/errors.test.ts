@@ -7,7 +7,7 @@ import { connect } from 'node:net';
 import type Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import type { RunningServer } from '../helpers/server.js';
-import { expectApiError, expectRawError, type RawOptions, rawRequest, type RawResponse, useServer } from '../helpers/sdk.js';
+import { type ErrorEnvelope, expectApiError, expectRawError, type RawOptions, rawRequest, type RawResponse, useServer } from '../helpers/sdk.js';
 import { freshStore, type Memory, type Store } from './shapes.js';
 
 let server: RunningServer;
@@ -279,6 +279,20 @@ describe('wrong types and unknown fields', () => {
     ['a number as a metadata value', { metadata: { k: 5 } }],
   ])('refuses %s on store update with 400', async (_, body) => {
     expectRawError(await raw('POST', `/v1/memory_stores/${store.id}`, { body: JSON.stringify(body) }), 400, 'invalid_request_error');
+  });
+
+  it.each<[string, () => string, unknown, string]>([
+    ['a number for content', memoriesPath, { path: '/t.md', content: 123 }, 'content: must be a string (got 123)'],
+    ['a string for ttl_seconds', memoriesPath, { path: '/t.md', content: 'x', ttl_seconds: '10' }, 'ttl_seconds: must be a number (got a string)'],
+    ['null for path', memoriesPath, { path: null, content: 'x' }, 'path: must be a string (got null)'],
+    ['no content', memoriesPath, { path: '/t.md' }, 'content: is required'],
+    ['a number for name', () => '/v1/memory_stores', { name: 123 }, 'name: must be a string (got 123)'],
+    ['a fraction for retention.keep_last', () => '/v1/memory_stores', { name: 'a', retention: { keep_last: 1.5 } }, 'retention.keep_last: must be an integer (got 1.5)'],
+    ['no name', () => '/v1/memory_stores', { description: 'd' }, 'name: is required'],
+  ])('a body with %s is a 400 saying what the field must be, or that it is required', async (_, path, body, message) => {
+    const res = await raw('POST', path(), { body: JSON.stringify(body) });
+    expectRawError(res, 400, 'invalid_request_error');
+    expect((res.body as ErrorEnvelope).error.message).toBe(message);
   });
 
   it('refuses an unknown field through the SDK too', async () => {

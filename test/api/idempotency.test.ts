@@ -2,13 +2,19 @@
  * Idempotency-Key on every mutating route, against the real server: a retry replays the first
  * answer (even after a restart, and after the memory changed or was deleted), the same key on a
  * different request is 409 idempotency_conflict, failures do not consume the key, 20 concurrent
- * retries make one mutation, and receipts expire after the configured period. (issue 4)
+ * retries make one mutation, receipts expire after the configured period (issue 4), and a deleted
+ * store's receipts replay no more and leave the database with its rows.
  */
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import type Anthropic from '@anthropic-ai/sdk';
+import Database from 'better-sqlite3';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { databaseFor, onPostgres } from '../helpers/engine.js';
 import { inProcessApp } from '../helpers/in-process.js';
+import { eventually } from '../helpers/mount.js';
 import { expectRawError, rawRequest, type RawResponse, sdkClient, useServer } from '../helpers/sdk.js';
 import { makeTempDir, runCli, startServer, type RunningServer } from '../helpers/server.js';
 import { collect } from './shapes.js';
@@ -27,6 +33,26 @@ function send(method: string, path: string, key: string | null, body?: unknown, 
     headers: key === null ? {} : { 'idempotency-key': key },
     ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
   });
+}
+
+/** How many receipts in the server's database hold `text` in their stored answer, read by a connection of the test's own. */
+async function receiptsHolding(text: string): Promise<number> {
+  const sql = "SELECT count(*) AS n FROM idempotency_receipts WHERE body LIKE '%' || $1 || '%'";
+  if (onPostgres()) {
+    const c = new pg.Client({ connectionString: await databaseFor(server.dataDir) });
+    await c.connect();
+    try {
+      return Number((await c.query<{ n: string }>(sql, [text])).rows[0]!.n);
+    } finally {
+      await c.end();
+    }
+  }
+  const db = new Database(join(server.dataDir, 'mnemo.db'), { readonly: true });
+  try {
+    return db.prepare(sql.replace('$1', '?')).pluck().get(text) as number;
+  } finally {
+    db.close();
+  }
 }
 
 const versionCount = async (storeId: string) => (await collect(client.beta.memoryStores.memoryVersions.list(storeId, { limit: 100 }))).length;
@@ -189,6 +215,55 @@ describe('idempotency keys', () => {
     }
     // The store is gone, yet its delete (and everything before it) still replays.
     expect((await send('GET', `/v1/memory_stores/${store.id}`, null)).status).toBe(404);
+  });
+
+  it("a deleted store's receipts are not replayed: each retry answers as a new request would, and the receipts leave the database", async () => {
+    const ms = client.beta.memoryStores;
+    const storeKey = randomUUID();
+    const doomed = (await send('POST', '/v1/memory_stores', storeKey, { name: 'idem-doomed' })).body as { id: string };
+    const kept = await ms.create({ name: 'idem-kept' });
+    const m = await ms.memories.create(doomed.id, { path: '/m.md', content: 'v1' });
+    const gone = await ms.memories.create(doomed.id, { path: '/gone.md', content: 'x' });
+    const calls: [string, string, unknown][] = [
+      ['POST', `/v1/memory_stores/${doomed.id}/memories?view=full`, { path: '/sd.md', content: 'DELSTORETEXT' }],
+      ['POST', `/v1/memory_stores/${doomed.id}/memories/${m.id}?view=full`, { content: 'DELSTORETEXT v2' }],
+      ['DELETE', `/v1/memory_stores/${doomed.id}/memories/${gone.id}`, undefined],
+      ['POST', `/v1/memory_stores/${doomed.id}/checkpoints`, { agent_id: 'agent', session_id: 'sess', goal: 'DELSTORETEXT goal' }],
+      ['POST', `/v1/memory_stores/${doomed.id}`, { description: 'DELSTORETEXT description' }],
+    ];
+    const keys = calls.map(() => randomUUID());
+    for (const [i, [method, path, body]] of calls.entries()) expect((await send(method, path, keys[i]!, body)).status, `${method} ${path}`).toBe(200);
+    const keptKey = randomUUID();
+    const keptFirst = await send('POST', `/v1/memory_stores/${kept.id}/memories?view=full`, keptKey, { path: '/kept.md', content: 'KEPTTEXT' });
+    const deleteKey = randomUUID();
+    const deleted = await send('DELETE', `/v1/memory_stores/${doomed.id}`, deleteKey);
+    expect(deleted.status).toBe(200);
+
+    for (const [i, [method, path, body]] of calls.entries()) {
+      const retry = await send(method, path, keys[i]!, body);
+      expectRawError(retry, 404, 'not_found_error');
+      expect(retry.headers.get('idempotent-replayed'), `${method} ${path}`).toBeNull();
+      expect(JSON.stringify(retry.body)).not.toContain('DELSTORETEXT');
+    }
+    // The store's create is answered as a new create: another store, not the deleted one.
+    const recreated = await send('POST', '/v1/memory_stores', storeKey, { name: 'idem-doomed' });
+    expect(recreated.status).toBe(200);
+    expect(recreated.headers.get('idempotent-replayed')).toBeNull();
+    expect((recreated.body as { id: string }).id).not.toBe(doomed.id);
+    // The delete's own answer names no content: its retry still replays, and other stores' receipts are untouched.
+    const deleteAgain = await send('DELETE', `/v1/memory_stores/${doomed.id}`, deleteKey);
+    expect(deleteAgain.headers.get('idempotent-replayed')).toBe('true');
+    expect(deleteAgain.body).toEqual(deleted.body);
+    const keptAgain = await send('POST', `/v1/memory_stores/${kept.id}/memories?view=full`, keptKey, { path: '/kept.md', content: 'KEPTTEXT' });
+    expect(keptAgain.headers.get('idempotent-replayed')).toBe('true');
+    expect(keptAgain.body).toEqual(keptFirst.body);
+
+    expect(await eventually(async () => {
+      const held = await receiptsHolding('DELSTORETEXT');
+      if (held !== 0) throw new Error(`${held} receipts still hold the deleted store's text`);
+      return held;
+    }, 15_000)).toBe(0);
+    expect(await receiptsHolding('KEPTTEXT')).toBe(1);
   });
 
   it('a request without a key is not deduplicated', async () => {

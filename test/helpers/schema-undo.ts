@@ -8,8 +8,12 @@ import { PG_VERSIONS_APPEND_ONLY_DELETE_2, PG_VERSIONS_COMMIT_ORDER_2 } from '..
 
 /** Back to before migration 11 (history by path; migration 12 is undone first): its indexes and column go, the append-only trigger is migration 9's. */
 /** Back to before migration 16 (web console sign-ins in the database, issue 14). */
-/** Back to before migration 19 (the search index's remnants noted per store). */
-export const UNDO_MIGRATION_19 = `DROP TABLE search_remnants;
+/** Back to before migration 20 (a deleted store's receipts found through their store). */
+export const UNDO_MIGRATION_20 = `DROP INDEX idempotency_receipts_by_store;
+`;
+
+/** Back to before migration 19 (the search index's remnants noted per store); migration 20 is undone first. */
+export const UNDO_MIGRATION_19 = UNDO_MIGRATION_20 + `DROP TABLE search_remnants;
 `;
 
 /** Back to before migration 18 (deleted stores hidden, then removed in steps): the delete trigger is migration 9's; migration 19 is undone first. */
@@ -133,8 +137,9 @@ BEGIN
 END;
 `;
 
-/** PostgreSQL back to before its migration 14 (deleted stores hidden, then removed in steps): the delete trigger's function is migration 2's; 17 (the guarded create) and 16 (a move's numbers by the page) are undone first, 15 only replaced 14's function. */
+/** PostgreSQL back to before its migration 14 (deleted stores hidden, then removed in steps): the delete trigger's function is migration 2's; 21 (receipts found through their store), 17 (the guarded create) and 16 (a move's numbers by the page) are undone first, 15 and 21 only replaced 14's function. */
 const PG_UNDO_MIGRATION_14 = `
+DROP INDEX idempotency_receipts_by_store;
 DROP FUNCTION mnemo_create_guarded;
 DROP FUNCTION mnemo_append_moves;
 ${PG_VERSIONS_COMMIT_ORDER_2}

@@ -10,7 +10,7 @@ import { SCHEMA_VERSION } from '../../src/storage/sqlite/schema/migrations.js';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 import { codeOf, openCore, queuedForSearch, rawConnection, versionQuery, withRaw, type Core } from '../helpers/core.js';
 import { tmpDir } from '../helpers/tmp.js';
-import { UNDO_MIGRATION_11, UNDO_MIGRATION_9 } from '../helpers/schema-undo.js';
+import { UNDO_MIGRATION_11, UNDO_MIGRATION_20, UNDO_MIGRATION_9 } from '../helpers/schema-undo.js';
 import { HISTORY_SQL } from '../../src/storage/sqlite/history.js';
 import { runStorageSuite } from './storage.suite.js';
 import { fixture } from './storage/fixture.js';
@@ -154,6 +154,34 @@ describe('sqlite migrations', () => {
       expect((await storage.listPathVersions(store.id, '/a.md', 10)).map((v) => v.number)).toEqual([1, 2]);
       expect((await storage.listPathVersions(store.id, '/b2.md', 10)).map((v) => v.number)).toEqual([1]);
       expect(await storage.integrityCheck()).toEqual([]);
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it('a file from before migration 20 drops the receipts of stores deleted before it, purged or not, and keeps the others', async () => {
+    const dir = tmpDir();
+    const file = join(dir, 'mnemo.db');
+    const first = await openCore({ dir });
+    const store = (name: string) => first.service.createStore(first.caller, { name, description: '', metadata: {} });
+    const [purged, hidden, kept] = [await store('purged'), await store('hidden'), await store('kept')];
+    await first.service.deleteStore(first.caller, purged.id);
+    while (await first.storage.purgeDeletedStores());
+    await first.service.deleteStore(first.caller, hidden.id);
+    await first.close();
+    // As a mnemo before migration 20 left them: receipts of deleted stores, kept for their 24 hours.
+    withRaw(file, (raw) => {
+      raw.exec(`${UNDO_MIGRATION_20} PRAGMA user_version = 19;`);
+      const insert = raw.prepare(
+        `INSERT INTO idempotency_receipts (workspace_id, api_key_id, route, idem_key, fingerprint, status, body, store_id, version_id, created_at, expires_at)
+         VALUES ('wrkspc_x', 'apikey_x', 'POST /v1/memory_stores/{id}', ?, 'f', 200, '{}', ?, NULL, '2026-01-01T00:00:00.000Z', '2999-01-01T00:00:00.000Z')`,
+      );
+      for (const id of [purged.id, hidden.id, kept.id, null]) insert.run(`k-${id}`, id);
+    });
+    const storage = openSqliteStorage(file);
+    try {
+      expect(storage.readPragma('user_version')).toBe(SCHEMA_VERSION);
+      expect(withRaw(file, (raw) => raw.prepare('SELECT store_id FROM idempotency_receipts ORDER BY store_id IS NULL, store_id').pluck().all())).toEqual([kept.id, null]);
     } finally {
       await storage.close();
     }

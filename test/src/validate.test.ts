@@ -3,10 +3,10 @@
  * store fields, list parameters, timestamps and request bodies. Failures are asserted by code.
  */
 import { describe, expect, it } from 'vitest';
-import { assertContent, assertEntryName, decodeUtf8, parseLimit, parseMemoryCreate, parseMemoryListQuery, parseMemoryUpdate, parseSessionCreate, parseSha256, parseStoreCreate, parseStoreListQuery, parseStoreUpdate, parseTimestamp, parseVersionListQuery, parseView } from '../../src/validate/index.js';
+import { assertContent, assertEntryName, decodeUtf8, parseCheckpointCreate, parseLimit, parseMemoryCreate, parseMemoryListQuery, parseMemoryUpdate, parseSessionCreate, parseSha256, parseStoreCreate, parseStoreListQuery, parseStoreUpdate, parseTimestamp, parseVersionListQuery, parseView } from '../../src/validate/index.js';
 import { sha256Hex } from '../../src/domain/content.js';
 import type { ErrorCode } from '../../src/domain/errors.js';
-import { codeOf } from '../helpers/core.js';
+import { codeOf, errorOf } from '../helpers/core.js';
 import { assertMemoryPath, assertPathPrefix } from '../../src/validate/index.js';
 
 
@@ -442,6 +442,20 @@ describe('request bodies', () => {
   ];
   it.each(wrongTypes)('%s is refused', (_name, parse) => {
     expect(codeOf(parse)).toBe('invalid_request');
+  });
+
+  const wrongTypeMessages: [string, () => unknown, string][] = [
+    ['a string precondition', () => parseMemoryUpdate({ content: 'x', precondition: SHA }), 'precondition: must be an object (got a string)'],
+    ['a boolean content on update', () => parseMemoryUpdate({ content: true }), 'content: must be a string (got a boolean)'],
+    ['resources as an object', () => parseSessionCreate({ resources: {} }), 'resources: must be an array (got an object)'],
+    ['a numeric resource store id', () => parseSessionCreate({ resources: [{ type: 'memory_store', memory_store_id: 5 }] }), 'resources.0.memory_store_id: must be a string (got 5)'],
+    ['a numeric checkpoint goal', () => parseCheckpointCreate({ agent_id: 'a', session_id: 's', goal: 5 }), 'goal: must be a string (got 5)'],
+    ['a checkpoint reference with a numeric path', () => parseCheckpointCreate({ agent_id: 'a', session_id: 's', goal: 'g', references: [{ path: 5 }] }), 'references.0.path: must be a string (got 5)'],
+    ['constraints as a string', () => parseCheckpointCreate({ agent_id: 'a', session_id: 's', goal: 'g', constraints: 'x' }), 'constraints: must be an array (got a string)'],
+    ['a checkpoint without its session', () => parseCheckpointCreate({ agent_id: 'a', goal: 'g' }), 'session_id: is required'],
+  ];
+  it.each(wrongTypeMessages)('%s is refused saying what the field must be, or that it is required', async (_name, parse, message) => {
+    expect(await errorOf(parse)).toMatchObject({ code: 'invalid_request', message });
   });
 
   it('a well-formed memory update keeps what was given', () => {

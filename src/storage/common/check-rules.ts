@@ -120,7 +120,7 @@ export function checkReceipt(r: ReceiptCheckRow, report: Report): void {
     const kept = RECEIPT_VERSION_FIELDS.filter((f) => (body as Record<string, unknown>)[f] != null);
     if (kept.length > 0) report(`${what}: still holds ${kept.join(', ')} of redacted version ${r.version_id}`);
   }
-  // Deleting a store deletes its versions (invariant 6); a receipt may outlive them.
+  // A deleted store's versions and receipts go in its purge (invariant 6): until then neither is checked against the other.
   if (r.version_id !== null && r.store_exists && !r.version_exists) report(`${what}: points at version ${r.version_id}, which does not exist`);
 }
 

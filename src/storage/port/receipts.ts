@@ -19,7 +19,7 @@ export interface Receipt extends ReceiptScope {
   status: number;
   /** The response body as JSON text. */
   body: string;
-  /** What the answer points at, for `mnemo check`. */
+  /** What the answer points at, for `mnemo check`; a receipt naming a store goes with it (`findReceipt`). */
   storeId: string | null;
   versionId: string | null;
   createdAt: string;
@@ -27,6 +27,11 @@ export interface Receipt extends ReceiptScope {
 }
 
 export interface ReceiptStorage {
+  /**
+   * The receipt kept for `scope`, or null. A receipt naming a deleted store is not found from the
+   * delete's commit on, as no read finds the store; its row leaves with the store's other rows
+   * (`purgeDeletedStores`).
+   */
   findReceipt(scope: ReceiptScope): Promise<Receipt | null>;
   insertReceipt(receipt: Receipt): Promise<void>;
   deleteReceipt(scope: ReceiptScope): Promise<void>;

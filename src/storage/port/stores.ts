@@ -18,7 +18,7 @@ export interface StoreStorage {
   updateStore(workspaceId: string, id: string, patch: StorePatch, now: string): Promise<Store>;
   /** Sets archived_at once; archiving an archived store returns it unchanged. */
   archiveStore(workspaceId: string, id: string, now: string): Promise<Store>;
-  /** Deletes the store with its memories, versions and checkpoints: no read finds it after this, though its rows may go later (`purgeDeletedStores`). */
+  /** Deletes the store with its memories, versions, checkpoints and the receipts naming it: no read finds them after this, though their rows may go later (`purgeDeletedStores`). */
   deleteStore(workspaceId: string, id: string): Promise<void>;
   /** How many memories the store holds and the sum of their sizes: one indexed row (sqlite/schema/limits.ts). */
   storeUsage(storeId: string): Promise<StoreUsage>;

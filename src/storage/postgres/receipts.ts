@@ -10,6 +10,9 @@ const RECEIPT_PURGE_LOCK_KEY = 0x6d6e656d6f726370n;
 const SCOPE = 'workspace_id = $1 AND api_key_id = $2 AND route = $3 AND idem_key = $4';
 const scope = (s: ReceiptScope) => [s.workspaceId, s.apiKeyId, s.route, s.key];
 
+/** A receipt naming a store is found only while the store is: the delete hides its receipts with it (the store's purge removes them). */
+const OF_LIVE_STORE = '(r.store_id IS NULL OR EXISTS (SELECT 1 FROM stores s WHERE s.id = r.store_id AND s.deleted_at IS NULL))';
+
 /**
  * Redaction's half in the receipts (invariant 9), in the caller's transaction: every receipt naming
  * the version reads null in the fields that carry the version's text, as the version now does. Only
@@ -39,7 +42,7 @@ export const receiptReads = {
     if (!(q instanceof pg.Pool)) {
       await run(q, 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [JSON.stringify(scope(s))]);
     }
-    const r = await first<ReceiptRow>(q, `SELECT * FROM idempotency_receipts WHERE ${SCOPE}`, scope(s));
+    const r = await first<ReceiptRow>(q, `SELECT r.* FROM idempotency_receipts r WHERE ${SCOPE} AND ${OF_LIVE_STORE}`, scope(s));
     if (!r) return null;
     return toReceipt(r);
   },

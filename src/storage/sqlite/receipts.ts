@@ -19,9 +19,12 @@ export function createReceiptRedaction(db: Db): (storeId: string, versionId: str
 
 const SCOPE = 'workspace_id = @workspaceId AND api_key_id = @apiKeyId AND route = @route AND idem_key = @key';
 
+/** A receipt naming a store is found only while the store is: the delete hides its receipts with it (sqlite/store-purge.ts removes them). */
+const OF_LIVE_STORE = '(store_id IS NULL OR EXISTS (SELECT 1 FROM stores s WHERE s.id = idempotency_receipts.store_id AND s.deleted_at IS NULL))';
+
 export function createReceiptStatements(db: Db): Synchronous<ReceiptStorage> {
   const q = {
-    find: db.prepare(`SELECT * FROM idempotency_receipts WHERE ${SCOPE}`),
+    find: db.prepare(`SELECT * FROM idempotency_receipts WHERE ${SCOPE} AND ${OF_LIVE_STORE}`),
     insert: db.prepare(
       `INSERT INTO idempotency_receipts
          (workspace_id, api_key_id, route, idem_key, fingerprint, status, body, store_id, version_id, created_at, expires_at)

@@ -17,13 +17,16 @@ import type { Db } from './tx.js';
 export const PURGE_MEMORIES = 100;
 
 /**
- * A deleted store's rows, in the order they may go: memories first (their deletes queue the index's
- * removals, which read the versions' text), versions only once that queue is empty, then what named
- * them (a checkpoint's latest pointer before the checkpoint). Each slice is found through an index led
- * by store_id (`key`: the rowid, or the primary key of a table without one). What is left (the usage
- * row) goes with the store's row.
+ * A deleted store's rows, in the order they may go: its idempotency receipts first (none is found
+ * once the store is deleted, and they may hold its text), then memories (their deletes queue the
+ * index's removals, which read the versions' text), versions only once that queue is empty, then
+ * what named them (a checkpoint's latest pointer before the checkpoint). Each slice is found through
+ * an index led by store_id (`key`: the rowid, or the primary key of a table without one). What is
+ * left (the usage row) goes with the store's row.
  */
 const SLICES: readonly { table: string; key: string; size: number }[] = [
+  // A receipt's body may hold a memory's text (zeroed as it goes, with secure_delete): as few at a time as versions.
+  { table: 'idempotency_receipts', key: 'rowid', size: 50 },
   { table: 'memory_expirations', key: 'store_id, memory_id', size: 500 },
   { table: 'memories', key: 'rowid', size: PURGE_MEMORIES },
   { table: 'checkpoint_heads', key: 'rowid', size: 500 },

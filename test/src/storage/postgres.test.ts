@@ -1480,6 +1480,41 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       expect((await storage.listPathVersions(s.id, '/h.md', 10)).map((v) => v.number)).toEqual([1, 3]);
     });
 
+    it('a database from before migration 21 drops the receipts of stores deleted before it, purged or not, and keeps the others', async () => {
+      const db = await createDatabase();
+      onTestFinished(db.drop);
+      const first = await openPostgresStorage(db.url);
+      const at = new Date(T0).toISOString();
+      const workspace = { id: newId('workspace'), name: 'default', createdAt: at };
+      await first.insertWorkspace(workspace, false);
+      const store = async (name: string): Promise<Store> => {
+        const s: Store = { id: newId('store'), workspaceId: workspace.id, name, description: '', metadata: {}, createdAt: at, updatedAt: at, archivedAt: null };
+        await first.insertStore(s);
+        return s;
+      };
+      const [purged, hidden, kept] = [await store('purged'), await store('hidden'), await store('kept')];
+      await first.deleteStore(workspace.id, purged.id);
+      while (await first.purgeDeletedStores());
+      await first.deleteStore(workspace.id, hidden.id);
+      await first.close();
+      const c = new pg.Client({ connectionString: db.url });
+      await c.connect();
+      onTestFinished(() => c.end());
+      // As a mnemo before migration 21 left them: receipts of deleted stores, kept for their 24 hours.
+      await c.query('DROP INDEX idempotency_receipts_by_store; UPDATE schema_version SET version = 20');
+      for (const id of [purged.id, hidden.id, kept.id, null]) {
+        await c.query(
+          `INSERT INTO idempotency_receipts (workspace_id, api_key_id, route, idem_key, fingerprint, status, body, store_id, version_id, created_at, expires_at)
+           VALUES ('wrkspc_x', 'apikey_x', 'POST /v1/memory_stores/{id}', $1, 'f', 200, '{}', $2, NULL, '2026-01-01T00:00:00.000Z', '2999-01-01T00:00:00.000Z')`,
+          [`k-${id}`, id],
+        );
+      }
+      const later = await openPostgresStorage(db.url);
+      onTestFinished(() => later.close());
+      expect((await c.query('SELECT version FROM schema_version')).rows).toEqual([{ version: PG_SCHEMA_VERSION }]);
+      expect((await c.query('SELECT store_id FROM idempotency_receipts ORDER BY store_id IS NULL, store_id')).rows).toEqual([{ store_id: kept.id }, { store_id: null }]);
+    });
+
     it('a database from before migration 4 numbers its versions per path in commit order, and a redacted one takes no number', async () => {
       const db = await createDatabase();
       onTestFinished(db.drop);

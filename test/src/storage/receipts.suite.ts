@@ -46,6 +46,25 @@ export function runReceiptSuite(makeStorage: MakeStorage): void {
       expect(await storage.purgeReceipts('2026-03-02T00:00:00.000Z')).toBe(0);
     });
 
+    it("a receipt naming a deleted store is found no more from the delete on, and the store's purge removes it", async () => {
+      const { storage, workspace, addStore } = await fixture(makeStorage);
+      const doomed = await addStore();
+      const kept = await addStore();
+      const scope: ReceiptScope = { workspaceId: workspace.id, apiKeyId: newId('apiKey'), route: 'POST /v1/memory_stores/{id}/memories', key: 'doomed' };
+      const keptScope = { ...scope, key: 'kept' };
+      const storeless = { ...scope, route: 'DELETE /v1/memory_stores/{id}', key: 'storeless' };
+      await storage.insertReceipt(receiptOf(scope, undefined, { storeId: doomed.id }));
+      await storage.insertReceipt(receiptOf(keptScope, undefined, { storeId: kept.id }));
+      await storage.insertReceipt(receiptOf(storeless));
+      await storage.deleteStore(workspace.id, doomed.id);
+      expect(await storage.findReceipt(scope)).toBeNull();
+      expect(await storage.findReceipt(keptScope)).toMatchObject({ storeId: kept.id });
+      expect(await storage.findReceipt(storeless)).not.toBeNull();
+      while (await storage.purgeDeletedStores());
+      // What is left, counted by a purge of everything: the two receipts of no deleted store.
+      expect(await storage.purgeReceipts('3000-01-01T00:00:00.000Z')).toBe(2);
+    });
+
     it('a receipt written with its mutation in one atomic call goes when the mutation fails', async () => {
       const { storage, workspace, actor, addStore, addMemory } = await fixture(makeStorage);
       const s = await addStore();

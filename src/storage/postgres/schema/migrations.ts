@@ -25,6 +25,7 @@ import { PG_MIGRATION_17 } from './v17.js';
 import { PG_MIGRATION_18 } from './v18.js';
 import { PG_MIGRATION_19 } from './v19.js';
 import { PG_MIGRATION_20 } from './v20.js';
+import { PG_MIGRATION_21 } from './v21.js';
 
 export interface PgMigration {
   version: number;
@@ -72,6 +73,8 @@ export const PG_MIGRATIONS: PgMigration[] = [
   { version: 19, sql: PG_MIGRATION_19 },
   // PostgreSQL's own: the commit-order trigger tests a move's block before it reads the store's row. See postgres/schema/v20.ts.
   { version: 20, sql: PG_MIGRATION_20 },
+  // SQLite's 20: a deleted store's idempotency receipts hidden with it and purged with its rows. See postgres/schema/v21.ts.
+  { version: 21, sql: PG_MIGRATION_21 },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;

@@ -9,7 +9,8 @@
  *     a change that changes nothing appends none.
  *  5. Versions are ordered by `seq` (insertion order); lists are newest first. Per store, `commit_seq`
  *     numbers them in commit order with no gaps (invariant 15, sqlite/schema/feed.ts).
- *  6. Deleting a store deletes its memories and versions (ON DELETE CASCADE), nothing else.
+ *  6. Deleting a store deletes its memories and versions (ON DELETE CASCADE), and the idempotency
+ *     receipts naming it (migration 20), nothing else.
  *  7. A version row is never updated except by redaction, which nulls path/content/sha/size and
  *     sets redacted_at/redacted_by exactly once.
  *  8. A version row is never deleted while its store exists.
@@ -34,6 +35,7 @@ import { MIGRATION_15 } from './path-numbers.js';
 import { MIGRATION_16 } from './console.js';
 import { MIGRATION_18 } from './deleted-stores.js';
 import { MIGRATION_19 } from './search-remnants.js';
+import { MIGRATION_20 } from './store-receipts.js';
 
 export interface Migration {
   version: number;
@@ -260,6 +262,11 @@ CREATE INDEX memories_meta_by_path ON memories
     // Re-indexing without secure-delete where no erasure is promised; erasure by merging. See sqlite/schema/search-remnants.ts.
     version: 19,
     sql: MIGRATION_19,
+  },
+  {
+    // A deleted store's idempotency receipts are hidden with it and removed with its rows. See sqlite/schema/store-receipts.ts.
+    version: 20,
+    sql: MIGRATION_20,
   },
 ];
 
