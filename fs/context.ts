@@ -107,6 +107,8 @@ export function mountCaller(ctx: MountContext): Answer<Caller> {
 }
 
 function callerOf(ctx: MountContext, store: Store | null): Caller {
+  // Unmounted (its session ended) with a descriptor still open: what it writes now is not saved.
+  if (ctx.gone) throw fsError(Fuse.ENOENT, 'the mount has ended (its session ended or its store was deleted)');
   const access = mountAccess(store, ctx.readOnly);
   if (access === 'gone') {
     ctx.gone = true;

@@ -4,6 +4,7 @@
  * API, attribution to session actors, read-only and archived mounts, freshness, restart, SIGTERM
  * and kill -9 recovery, and two sessions writing one store beside API writers.
  */
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import type Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -170,6 +171,38 @@ describe.skipIf(!fuseAvailable)('sessions', () => {
     ]);
     expect(await versionsOf(client, store.id)).toHaveLength(2);
     await endSession(server, s.id);
+  });
+
+  it('a descriptor still open when its session ends saves what it held then, and nothing it writes after', async () => {
+    const store = await client.beta.memoryStores.create({ name: 'held' });
+    const s = await session(server, [{ type: 'memory_store', memory_store_id: store.id }]);
+    const dir = s.resources[0]!.host_path;
+    // Opens held.md, writes, says so, waits for a line on stdin, writes again and closes.
+    const script = [
+      'import errno, os, sys',
+      'fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT, 0o644)',
+      'os.write(fd, b"before\\n")',
+      'print("ready", flush=True)',
+      'sys.stdin.readline()',
+      'for call in (lambda: os.write(fd, b"after\\n"), lambda: os.close(fd)):',
+      '    try:',
+      '        call()',
+      '    except OSError as e:',
+      '        print(errno.errorcode[e.errno], flush=True)',
+    ].join('\n');
+    const child = spawn('python3', ['-c', script, `${dir}/held.md`], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
+    await waitFor(() => out.includes('ready'));
+    await endSession(server, s.id);
+    child.stdin.end('go\n');
+    expect(await exited).toBe(0);
+    // The write lands in the descriptor's copy; its close is refused: the session is over.
+    expect(out).toBe('ready\nENOENT\n');
+    const versions = await versionsOf(client, store.id);
+    expect(versions.map((v) => [v.operation, v.path])).toEqual([['created', '/held.md']]);
+    expect((await client.beta.memoryStores.memories.retrieve(versions[0]!.memory_id, { memory_store_id: store.id })).content).toBe('before\n');
   });
 
   it('a read_only resource refuses writes with EROFS and still reads', async () => {
