@@ -265,8 +265,10 @@ export function createOps(ctx: MountContext): FuseOps {
     rename: (src, dst, cb, flags) =>
       run('rename', `${src}' -> '${dst}`, cb, async () => {
         await assertWritable(ctx);
-        // RENAME_EXCHANGE would swap two memories' paths: not a single store operation.
+        // RENAME_EXCHANGE would swap two memories' paths: not a single store operation. RENAME_WHITEOUT
+        // leaves a device file (an overlay's whiteout), which a mount cannot hold.
         if (flags & RENAME_EXCHANGE) throw fsError(Fuse.EINVAL, 'renameat2 RENAME_EXCHANGE is not supported');
+        if (flags & ~RENAME_NOREPLACE) throw fsError(Fuse.EINVAL, `renameat2 flags ${flags} are not supported`);
         if (flags & RENAME_NOREPLACE && (await lookup(ctx, dst))) throw fsError(Fuse.EEXIST);
         assertNewPath(dst);
         await renamePath(ctx, src, dst);

@@ -132,6 +132,21 @@ describe.skipIf(!FUSE_AVAILABLE)('errnos through a mount', () => {
     expect(await m.tree()).toEqual({ '/b.md': 'A\n', '/y/1.md': '1\n', '/z/k.md': 'k' });
   });
 
+  it('renameat2 honours RENAME_NOREPLACE and refuses RENAME_EXCHANGE and RENAME_WHITEOUT with EINVAL', async () => {
+    const m = await startMount({ seed: { '/a.md': 'A\n', '/b.md': 'B\n' } });
+    // glibc's renameat2(AT_FDCWD, old, AT_FDCWD, new, flags), raising OSError on failure.
+    const rename2 = (src: string, dst: string, flags: number) =>
+      `import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nif libc.renameat2(-100, b'${src}', -100, b'${dst}', ${flags}) != 0:\n    raise OSError(ctypes.get_errno(), 'renameat2')`;
+    const r = await outcomes(m.mnt, [
+      ['noreplace onto a file', rename2('a.md', 'b.md', 1)],
+      ['exchange', rename2('a.md', 'b.md', 2)],
+      ['whiteout', rename2('a.md', 'c.md', 4)],
+      ['noreplace onto nothing', rename2('a.md', 'c.md', 1)],
+    ]);
+    expect(r).toEqual({ 'noreplace onto a file': 'EEXIST', exchange: 'EINVAL', whiteout: 'EINVAL', 'noreplace onto nothing': 'ok' });
+    expect(await m.tree()).toEqual({ '/b.md': 'B\n', '/c.md': 'A\n' });
+  });
+
   it('truncates up and down, by path and by handle', async () => {
     const m = await startMount({ seed: { '/t.md': '0123456789' } });
     const r = await py(
