@@ -16,11 +16,19 @@ export function bodyLimit(maxBytes: number): MiddlewareHandler<AppEnv> {
     // Decided from the headers alone where possible: touching `c.req.raw.body` makes
     // @hono/node-server build a full web Request and stream, a tenth of a small request's cost.
     const declared = header(c, 'content-length');
+    // A client that waits for "100 Continue" before its body (server.ts) is told to send it now:
+    // it is authenticated (auth runs first) and the body is not refused by its declared size.
+    const waiting = header(c, 'expect')?.toLowerCase() === '100-continue';
     if (header(c, 'transfer-encoding') === undefined) {
       const n = declared === undefined ? 0 : Number(declared);
-      if (n <= maxBytes) return next();
-      return tooLarge(c, n > DRAIN_MAX_BYTES ? null : (c.req.raw.body?.getReader() ?? null), 0, maxBytes);
+      if (n <= maxBytes) {
+        if (waiting) c.env?.outgoing?.writeContinue();
+        return next();
+      }
+      // Not asked for, the body never comes: nothing to drain, and the connection closes.
+      return tooLarge(c, n > DRAIN_MAX_BYTES || waiting ? null : (c.req.raw.body?.getReader() ?? null), 0, maxBytes);
     }
+    if (waiting) c.env?.outgoing?.writeContinue();
     const body = c.req.raw.body;
     if (!body) return next();
     // Chunked: no size up front, so buffer up to the limit and hand handlers a fresh body.

@@ -4,6 +4,7 @@
  * bare status line with no body; these get the error envelope every other refusal has, and a
  * request id. The connection is closed after it, as Node would (the parser cannot go on).
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { MnemoError, newId } from '../src/index.js';
 import { errorBody, HTTP_ERRORS } from './errors.js';
@@ -36,4 +37,19 @@ export function answerClientError(err: Error & { code?: string }, socket: Duplex
     `HTTP/1.1 ${status} ${REASONS[status] ?? 'Bad Request'}\r\ncontent-type: application/json\r\n` +
       `content-length: ${Buffer.byteLength(body)}\r\nrequest-id: ${id}\r\nconnection: close\r\n\r\n${body}`,
   );
+}
+
+/**
+ * A request whose target is not a path (`OPTIONS *`, `GET *`, an absolute URL): Node parses it, but
+ * @hono/node-server cannot make a URL of it and answered a bare 400. It gets the envelope and a
+ * request id here instead; the connection stays usable (the parser is fine).
+ */
+export function answerNonPathTarget(req: IncomingMessage, res: ServerResponse): void {
+  const id = newId('request');
+  const refusal = new MnemoError('invalid_request', 'the request target must be a path starting with /');
+  const body = JSON.stringify(errorBody(refusal, id));
+  // The body, if any, is not read: the connection closes after the answer so it is not taken for the next request.
+  if (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined) res.setHeader('connection', 'close');
+  res.writeHead(HTTP_ERRORS[refusal.code].status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'request-id': id });
+  res.end(body);
 }

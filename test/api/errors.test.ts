@@ -186,6 +186,52 @@ describe('malformed bodies', () => {
     expect(answer).toMatch(/"request_id":"req_\w+"/);
   });
 
+  it('answers a request target that is not a path (OPTIONS *, an absolute URL) with 400 and the error envelope', async () => {
+    const { hostname } = new URL(server.url);
+    for (const target of ['*', `http://${hostname}/v1/memory_stores`]) {
+      const answer = await rawExchange(`OPTIONS ${target} HTTP/1.1\r\nHost: ${hostname}\r\nconnection: close\r\n\r\n`);
+      expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+      expect(answer).toMatch(/\r\nrequest-id: req_\w+\r\n/i);
+      expect(answer).toMatch(/"type":"invalid_request_error"/);
+      expect(answer).toMatch(/the request target must be a path/);
+    }
+  });
+
+  /** Sends a head with Expect: 100-continue and resolves with the server's first answer (up to its blank line); `body` is sent once that is 100 Continue, and then the final answer is added. */
+  function expectContinue(head: string, body: string): Promise<string> {
+    const { hostname, port } = new URL(server.url);
+    return new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), hostname, () => socket.write(head));
+      let got = '';
+      let sent = false;
+      socket.setEncoding('utf8');
+      socket.on('data', (d: string) => {
+        got += d;
+        if (!sent && got.startsWith('HTTP/1.1 100 ') && got.includes('\r\n\r\n')) {
+          sent = true;
+          socket.write(body);
+        } else if (!got.startsWith('HTTP/1.1 100 ') || (sent && /\r\n\r\n[^]*\r\n\r\n/.test(got))) {
+          socket.destroy();
+          resolve(got);
+        }
+      });
+      socket.on('error', reject);
+      socket.setTimeout(5_000, () => reject(new Error(`no answer: ${got}`)));
+    });
+  }
+
+  it('answers Expect: 100-continue only once the key is known and the declared body is within the limit', async () => {
+    const { hostname } = new URL(server.url);
+    const body = '{"name":"expect"}';
+    const head = (key: string, length = body.length) =>
+      `POST /v1/memory_stores HTTP/1.1\r\nHost: ${hostname}\r\nx-api-key: ${key}\r\ncontent-type: application/json\r\n` +
+      `content-length: ${length}\r\nexpect: 100-continue\r\n\r\n`;
+    expect(await expectContinue(head('mnemo-sk-not-a-key'), body)).toMatch(/^HTTP\/1\.1 401 /);
+    expect(await expectContinue(head(server.adminKey, 5_000_000), body)).toMatch(/^HTTP\/1\.1 413 /);
+    const ok = await expectContinue(head(server.adminKey), body);
+    expect(ok).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 /);
+  });
+
   it('names a huge unknown id in its 404 by its first 100 characters, not all of it', async () => {
     const res = await raw('GET', `/v1/memory_stores/${'z'.repeat(8000)}`);
     expectRawError(res, 404, 'not_found_error');
