@@ -1,6 +1,6 @@
 /** @module x-api-key / Authorization: Bearer authentication and the workspace header; sets c.var.caller. */
 import type { MiddlewareHandler } from 'hono';
-import type { ApiKey, Caller, Keys } from '../src/index.js';
+import { grantOf, type ApiKey, type Caller, type Keys } from '../src/index.js';
 import type { AppEnv } from './env.js';
 import { header as requestHeader } from './request.js';
 
@@ -21,6 +21,6 @@ export function callerFor(key: ApiKey, workspaceId: string): Caller {
   return {
     workspaceId,
     actor: { type: 'api_actor', apiKeyId: key.id },
-    grant: { role: key.role, storeIds: key.storeIds, operator: key.allWorkspaces },
+    grant: grantOf(key),
   };
 }

@@ -56,7 +56,7 @@ export { DEFAULT_IDEMPOTENCY_TTL_SECONDS, createIdempotency, fingerprint } from 
 export type { IdempotentRequest, ReceiptHooks, Reply } from './service/idempotency.js';
 export type { ServiceIdempotency as Idempotency } from './service/service.js';
 export type { Operations } from './service/operations.js';
-export { assertAllowed } from './domain/access.js';
+export { assertAllowed, grantOf } from './domain/access.js';
 export { CONSOLE_IDLE_MS } from './service/console-sessions.js';
 export type { ConsoleSession, ConsoleSessions } from './service/console-sessions.js';
 export type { SessionHooks } from './service/sessions.js';

@@ -11,7 +11,7 @@
  * | read_audit        | no        | no         | yes   |
  */
 import { MnemoError, notFound } from './errors.js';
-import type { Caller, Role } from './types.js';
+import type { ApiKey, Caller, Grant, Role } from './types.js';
 
 export type Action = 'read' | 'write' | 'redact' | 'manage_keys' | 'read_audit';
 
@@ -28,6 +28,11 @@ const NEEDS: Record<Action, string> = {
   manage_keys: 'an admin key',
   read_audit: 'an admin key',
 };
+
+/** What a key may do: its role, its stores, whether it acts on every workspace. */
+export function grantOf(key: ApiKey): Grant {
+  return { role: key.role, storeIds: key.storeIds, operator: key.allWorkspaces };
+}
 
 /** Throws 403 if the caller's role lacks `action`. Session actors (mounts) never redact or manage keys. */
 export function assertAllowed(caller: Caller, action: Action): void {

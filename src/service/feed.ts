@@ -31,9 +31,11 @@ export const every: Every = (fn, ms) => {
 };
 
 export interface FeedOptions {
-  storage: Pick<Storage, 'listChanges' | 'changeMark'>;
+  storage: Pick<Storage, 'listChanges' | 'changeMark' | 'keyMark'>;
   /** The service's read check on a store (awaited: it may answer with a promise). */
   readable: (caller: Caller, storeId: string) => Store | Promise<Store>;
+  /** The caller as its key stands now: throws `unauthenticated` once the key is revoked (keys.ts `current`). */
+  current: (caller: Caller) => Promise<Caller>;
   signal: CommitSignal;
   pollMs?: number;
   every?: Every;
@@ -45,7 +47,7 @@ export interface ChangesRequest {
   limit: number;
 }
 
-export function createFeed({ storage, readable, signal, pollMs = FEED_POLL_MS, every: schedule = every }: FeedOptions) {
+export function createFeed({ storage, readable, current, signal, pollMs = FEED_POLL_MS, every: schedule = every }: FeedOptions) {
   let following = 0;
   /** Set at shutdown: every follower ends, and no new one starts streaming. */
   const stopping = new AbortController();
@@ -55,6 +57,10 @@ export function createFeed({ storage, readable, signal, pollMs = FEED_POLL_MS, e
 
   async function listChanges(caller: Caller, storeId: string, q: ChangesRequest): Promise<ChangePage> {
     await readable(caller, storeId);
+    return readPage(storeId, q);
+  }
+
+  async function readPage(storeId: string, q: ChangesRequest): Promise<ChangePage> {
     const after = q.after === null ? 0 : decodeChangeCursor(q.after, 'after');
     const rows = await storage.listChanges(storeId, { after, limit: q.limit });
     const data = rows.map((r): ChangeItem => ('version' in r ? { cursor: encodeChangeCursor(r.seq), version: r.version } : { cursor: encodeChangeCursor(r.seq), pruned: r.pruned }));
@@ -62,9 +68,13 @@ export function createFeed({ storage, readable, signal, pollMs = FEED_POLL_MS, e
   }
 
   /**
-   * Pages after `after` as they commit, until `abort` fires (or the store goes: its not_found
-   * ends the loop by throwing). The caller's grant is checked before the first page and on every
-   * read; the cursor is checked at once, so a bad one fails before anything streams.
+   * Pages after `after` as they commit, until `abort` fires, or until the caller may no longer read
+   * them: the store went (not_found), or the caller's key was revoked (unauthenticated); the error
+   * ends the loop by throwing. The grant is checked before the first page and after every read, so
+   * a page read as the store goes is not handed out. The key is read again before every page handed
+   * out, and whenever the storage's key mark moves (a revoke here or one heard of), so an idle stream
+   * ends within a poll of a revoke without a lookup per poll. The cursor is checked at once, so a bad
+   * one fails before anything streams.
    */
   async function* follow(caller: Caller, storeId: string, after: string | null, abort: AbortSignal): AsyncGenerator<ChangePage> {
     await readable(caller, storeId);
@@ -79,10 +89,12 @@ export function createFeed({ storage, readable, signal, pollMs = FEED_POLL_MS, e
       if (id === null || id === storeId) poke();
     });
     let mark = await storage.changeMark();
+    // The key mark the caller's key was last read at: none yet, so the first read reads it.
+    let keyRead: number | null = null;
     let polls = 0;
     const look = async () => {
       const m = await storage.changeMark();
-      if (m !== mark || ++polls >= READ_EVERY_POLLS) {
+      if (m !== mark || storage.keyMark() !== keyRead || ++polls >= READ_EVERY_POLLS) {
         mark = m;
         polls = 0;
         poke();
@@ -103,7 +115,14 @@ export function createFeed({ storage, readable, signal, pollMs = FEED_POLL_MS, e
         }
         // Cleared before the read: a commit that lands while it runs pokes again, and is read next.
         dirty = false;
-        const page = await listChanges(caller, storeId, { after: cursor, limit: FOLLOW_PAGE });
+        // Taken before the read: a revoke that lands while it runs moves the mark again, and is read next.
+        const keys = storage.keyMark();
+        const page = await readPage(storeId, { after: cursor, limit: FOLLOW_PAGE });
+        if (page.data.length > 0 || keys !== keyRead) {
+          caller = await current(caller);
+          keyRead = keys;
+        }
+        await readable(caller, storeId);
         if (page.data.length === 0) continue;
         cursor = page.nextAfter;
         if (page.data.length === FOLLOW_PAGE) dirty = true;

@@ -1,7 +1,8 @@
 /**
  * @module Forks (issue 15): a new store holding another's memories as they were at an instant,
  * same paths and texts, each one `created` version in the new store, sharing the stored texts
- * (content is stored once: no bytes are copied for versions).
+ * (content is stored once: no bytes are copied for versions). A copy keeps its memory's expiry, so
+ * a memory expired by the fork (at the instant or since) is not copied (port/forks.ts).
  *
  * Built hidden, in bounded batches, then published in one transaction (port/forks.ts): each batch
  * is a short transaction of its own and the event loop gets a turn between batches, so a fork of

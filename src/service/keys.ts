@@ -6,7 +6,7 @@
  * never reveals that a key exists elsewhere; a visible key needs an admin caller (403 otherwise).
  */
 import { createHash } from 'node:crypto';
-import { assertAllowed } from '../domain/access.js';
+import { assertAllowed, grantOf } from '../domain/access.js';
 import { MnemoError, notFound } from '../domain/errors.js';
 import { newId, randomToken } from './ids.js';
 import type { Audit } from './audit.js';
@@ -210,6 +210,17 @@ export function createKeys(storage: Storage, clock: () => string, readable: (cal
     async authenticate(secret: string | null): Promise<ApiKey> {
       if (!secret) throw new MnemoError('unauthenticated', 'missing API key: send x-api-key or Authorization: Bearer');
       return api.authenticateHash(hashSecret(secret));
+    },
+
+    /**
+     * The caller as its key stands now, for a caller held past its request (an event stream): 401
+     * once the key is revoked, else with the key's grant as stored. A mount's caller comes back as it is.
+     */
+    async current(caller: Caller): Promise<Caller> {
+      if (caller.actor.type !== 'api_actor') return caller;
+      const key = await storage.getApiKeyById(caller.actor.apiKeyId);
+      if (!key || key.revokedAt) throw new MnemoError('unauthenticated', 'this API key was revoked');
+      return { ...caller, grant: grantOf(key) };
     },
 
     /** The same check by the secret's hash: the web console keeps only the hash of the key it signed in with. */

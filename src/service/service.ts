@@ -115,7 +115,7 @@ export function createService({
   const local = createLocalSessions({ storage, ids, clock, nodeId });
   /** Where each store's retention walk goes on at the next sweep (commit numbers; from 0 after a restart). */
   const pruneCursors = new Map<string, number>();
-  const feed = createFeed({ storage, readable: ops.getStore, signal: commits, ...feedOptions });
+  const feed = createFeed({ storage, readable: ops.getStore, current: keys.current, signal: commits, ...feedOptions });
   const forks = createForks({ storage, clock, ids, readable: ops.getStore });
   const service = {
     clock,

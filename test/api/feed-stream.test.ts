@@ -98,6 +98,74 @@ describe('change feed streams', () => {
     }
   });
 
+  it('an idle stream ends with an authentication error at the poll after its key is revoked, with no write', async () => {
+    const { app, timers, fetch } = await setup();
+    const store = await app.client.beta.memoryStores.create({ name: 'idle revoked' });
+    const { id, secret } = await mintReader(app);
+    const stream = await openEvents(`http://mnemo.in-process/v1/memory_stores/${store.id}/changes`, { 'x-api-key': secret }, fetch);
+    try {
+      await memoriesCreate(app, store.id, '/a.md');
+      await stream.next();
+      expect((await app.raw('POST', `/v1/api_keys/${id}/revoke`, { apiKey: app.adminKey })).status).toBe(200);
+      const next = stream.next();
+      timers.fire(500);
+      const e = await next;
+      expect(e.event).toBe('error');
+      expect(JSON.parse(e.data)).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
+      await expect(stream.next()).rejects.toThrow(/ended/);
+      await vi.waitFor(() => expect(timers.live()).toBe(0));
+    } finally {
+      await stream.close();
+    }
+  });
+
+  it('a key revoked by another connection to the file (`mnemo keys revoke` beside the server) ends its idle stream by the poll', async () => {
+    const { app, timers, fetch } = await setup();
+    const store = await app.client.beta.memoryStores.create({ name: 'revoked outside' });
+    const { id, secret } = await mintReader(app);
+    const stream = await openEvents(`http://mnemo.in-process/v1/memory_stores/${store.id}/changes`, { 'x-api-key': secret }, fetch);
+    const outside = openSqliteStorage(app.file, { readers: 0 });
+    try {
+      await memoriesCreate(app, store.id, '/a.md');
+      await stream.next();
+      await outside.revokeApiKey((await outside.defaultWorkspace())!.id, id, new Date().toISOString());
+      const next = stream.next();
+      // The other connection's commit shows in the key mark within 100 ms; each poll looks again.
+      const poll = setInterval(() => timers.fire(500), 20);
+      try {
+        const e = await next;
+        expect(e.event).toBe('error');
+        expect(JSON.parse(e.data)).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
+      } finally {
+        clearInterval(poll);
+      }
+    } finally {
+      await outside.close();
+      await stream.close();
+    }
+  });
+
+  it('an idle stream reads its key again only when the key mark moves, not at every poll', async () => {
+    const { app, timers, fetch } = await setup();
+    const store = await app.client.beta.memoryStores.create({ name: 'key reads' });
+    const { secret } = await mintReader(app);
+    const stream = await openEvents(`http://mnemo.in-process/v1/memory_stores/${store.id}/changes`, { 'x-api-key': secret }, fetch);
+    const reads = vi.spyOn(app.storage, 'getApiKeyById');
+    try {
+      await memoriesCreate(app, store.id, '/a.md');
+      await stream.next();
+      await vi.waitFor(() => expect(reads).toHaveBeenCalled());
+      const before = reads.mock.calls.length;
+      // Twenty polls, two of them reading a page (every tenth), none with a revoke: no key read.
+      for (let i = 0; i < 20; i++) timers.fire(500);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(reads.mock.calls.length).toBe(before);
+    } finally {
+      reads.mockRestore();
+      await stream.close();
+    }
+  });
+
   it('a client that hangs up ends its stream: no timer, listener or follower is left', async () => {
     const { app, timers, fetch } = await setup();
     const store = await app.client.beta.memoryStores.create({ name: 'hangup' });
@@ -122,6 +190,13 @@ describe('change feed streams', () => {
     expect(timers.live()).toBe(0);
   });
 });
+
+/** A read-only key minted through the API: its id and its secret. */
+async function mintReader(app: Awaited<ReturnType<typeof inProcessApp>>): Promise<{ id: string; secret: string }> {
+  const res = await app.raw('POST', '/v1/api_keys', { apiKey: app.adminKey, body: JSON.stringify({ name: 'stream reader', role: 'read_only' }) });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body as { id: string; secret: string };
+}
 
 function memoriesCreate(app: Awaited<ReturnType<typeof inProcessApp>>, storeId: string, path: string) {
   return app.client.beta.memoryStores.memories.create(storeId, { path, content: `content of ${path}` });

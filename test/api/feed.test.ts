@@ -196,6 +196,26 @@ describe('change feed events', () => {
     await vi.waitFor(async () => expect(await gauge()).toBe(0));
   });
 
+  it('a stream whose key is revoked ends with an authentication error event and delivers nothing written after the revoke', async () => {
+    const store = await freshStore(client, 'feed revoked');
+    await memories().create(store.id, { path: '/before.md', content: 'b' });
+    const minted = await rawRequest(server.url, 'POST', '/v1/api_keys', { apiKey: server.adminKey, body: JSON.stringify({ name: 'feed reader', role: 'read_only' }) });
+    expect(minted.status, JSON.stringify(minted.body)).toBe(200);
+    const { id, secret } = minted.body as { id: string; secret: string };
+    const stream = await eventsOf(store.id, { 'x-api-key': secret });
+    try {
+      expect(JSON.parse((await stream.next()).data).memory_version.path).toBe('/before.md');
+      expect((await rawRequest(server.url, 'POST', `/v1/api_keys/${id}/revoke`, { apiKey: server.adminKey })).status).toBe(200);
+      await memories().create(store.id, { path: '/after.md', content: 'a' });
+      const e = await stream.next();
+      expect(e.event).toBe('error');
+      expect(JSON.parse(e.data)).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
+      await expect(stream.next()).rejects.toThrow(/ended/);
+    } finally {
+      await stream.close();
+    }
+  });
+
   it('a HEAD asking for events answers the headers and leaves no stream behind', async () => {
     const store = await freshStore(client, 'feed head');
     await memories().create(store.id, { path: '/h.md', content: 'h' });

@@ -111,6 +111,43 @@ describe('forks', () => {
     expect(await contents(client, forked.id)).toEqual({ '/keep.md': 'kept', '/new.md': 'new' });
   });
 
+  it('copies only the memories live at as_of: one expired by then is not copied, though no sweep has deleted it yet', async () => {
+    const { client, ms, clock, fork } = await app();
+    const source = await ms.create({ name: 'expiring' });
+    await ms.memories.create(source.id, { path: '/keep.md', content: 'kept' });
+    await ms.memories.create(source.id, { path: '/exp.md', content: 'gone soon', ttl_seconds: 1 } as never);
+    clock.advance(2000);
+    expect(await contents(client, source.id)).toEqual({ '/keep.md': 'kept' });
+    const now = await fork(source.id, { name: 'fe now' });
+    expect(await contents(client, now.id)).toEqual({ '/keep.md': 'kept' });
+    const later = await fork(source.id, { name: 'fe at an instant', as_of: new Date(Date.parse(clock()) - 500).toISOString() });
+    expect(await contents(client, later.id)).toEqual({ '/keep.md': 'kept' });
+    expect((await collect(ms.memoryVersions.list(now.id))).map((v) => v.path)).toEqual(['/keep.md']);
+  });
+
+  it('a copied memory keeps its expiry, so it expires in the fork when it does in the source; one that expired after as_of is not copied', async () => {
+    const { client, ms, clock, fork, service } = await app();
+    const source = await ms.create({ name: 'ttl source' });
+    await ms.memories.create(source.id, { path: '/plain.md', content: 'stays' });
+    const soon = (await ms.memories.create(source.id, { path: '/soon.md', content: 'expires in 1 s', ttl_seconds: 1 } as never)) as { expires_at?: string };
+    const hour = (await ms.memories.create(source.id, { path: '/hour.md', content: 'expires in an hour', ttl_seconds: 3600 } as never)) as { expires_at?: string };
+    const asOf = clock();
+    clock.advance(2000);
+    // At as_of all three were live; /soon.md has expired since, in the source and so in the copy.
+    const forked = await fork(source.id, { name: 'ttl fork', as_of: asOf });
+    expect(await contents(client, forked.id)).toEqual({ '/plain.md': 'stays', '/hour.md': 'expires in an hour' });
+    const copied = (await collect(ms.memories.list(forked.id))) as { path: string; expires_at?: string }[];
+    expect(Object.fromEntries(copied.map((m) => [m.path, m.expires_at ?? null]))).toEqual({ '/plain.md': null, '/hour.md': hour.expires_at });
+    expect(soon.expires_at).toBeDefined();
+    // The same once the sweep has deleted /soon.md (a `deleted` version dated at its expiry, after as_of).
+    expect(await service.purgeExpiredMemories()).toBe(1);
+    const swept = await fork(source.id, { name: 'ttl fork after the sweep', as_of: asOf });
+    expect(await contents(client, swept.id)).toEqual({ '/plain.md': 'stays', '/hour.md': 'expires in an hour' });
+    clock.advance(3600 * 1000);
+    expect(await contents(client, forked.id)).toEqual({ '/plain.md': 'stays' });
+    expect(await contents(client, source.id)).toEqual({ '/plain.md': 'stays' });
+  });
+
   it('refuses an as_of in the future or before the source existed (400), and a bad body, and creates nothing', async () => {
     const { ms, clock, fork } = await app();
     const before = clock();

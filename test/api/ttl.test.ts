@@ -1,13 +1,19 @@
 /**
  * Expiring memories on the wire (issue 6): ttl_seconds / expires_at on create and update, the
- * expires_at field, and an expired memory gone from reads and lists with its path free again.
+ * expires_at field, an expired memory gone from reads and lists with its path free again, and its
+ * current version redactable at once, before the sweep.
  */
 import type Anthropic from '@anthropic-ai/sdk';
-import { describe, expect, it } from 'vitest';
+import { dirname } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { openPostgresStorage } from '../../src/storage/postgres/open.js';
 import type { RunningServer } from '../helpers/server.js';
-import { inProcessApp } from '../helpers/in-process.js';
+import { onPostgres } from '../helpers/engine.js';
+import { inProcessApp, type MovableClock } from '../helpers/in-process.js';
+import { filesUnder, holding } from '../helpers/files.js';
+import { createDatabase } from '../helpers/postgres.js';
 import { expectApiError, useServer } from '../helpers/sdk.js';
-import { freshStore, type Memory } from './shapes.js';
+import { collect, freshStore, type Memory } from './shapes.js';
 
 let server: RunningServer;
 let client: Anthropic;
@@ -21,6 +27,18 @@ type Expiring = Memory & { expires_at?: string };
 const create = (store: string, body: Record<string, unknown>) => client.post<Expiring>(`/v1/memory_stores/${store}/memories`, { body });
 const update = (store: string, id: string, body: Record<string, unknown>) =>
   client.post<Expiring>(`/v1/memory_stores/${store}/memories/${id}`, { body });
+
+/** The app in-process on this file's engine: a fresh PostgreSQL database when test/api/on-postgres/ runs it. */
+function engineApp() {
+  if (!onPostgres()) return inProcessApp();
+  return inProcessApp({
+    openStorage: async (clock: MovableClock) => {
+      const db = await createDatabase();
+      onTestFinished(db.drop);
+      return openPostgresStorage(db.url, { clock });
+    },
+  });
+}
 
 describe('memory TTL', () => {
   it('sets expires_at from ttl_seconds, and leaves it off memories that never expire', async () => {
@@ -71,6 +89,32 @@ describe('memory TTL', () => {
     expect(latest).toMatchObject({ operation: 'deleted', created_at: m.expires_at });
     expect(await service.purgeExpiredMemories()).toBe(0);
   });
+
+  it.each([false, true])(
+    'the current version of an expired memory is redacted at once, before any sweep (archived store: %s), and its text leaves the store',
+    async (archived) => {
+      const { client, clock, service, storage, file } = await engineApp();
+      const ms = client.beta.memoryStores;
+      const store = await freshStore(client, 'ttl leak');
+      const secret = `leaked${Math.random().toString(36).slice(2)}token`;
+      const m = await client.post<Expiring>(`/v1/memory_stores/${store.id}/memories`, { body: { path: '/leak.md', content: secret, ttl_seconds: 1 } });
+      if (archived) await ms.archive(store.id);
+      const texts = await storage.countContents();
+      clock.advance(1200);
+      await expectApiError(ms.memories.update(m.id, { memory_store_id: store.id, content: 'late' }), 404, 'not_found_error');
+      const redacted = await ms.memoryVersions.redact(m.memory_version_id, { memory_store_id: store.id });
+      expect(redacted).toMatchObject({ id: m.memory_version_id, content: null, path: null });
+      expect(redacted.redacted_at).not.toBeNull();
+      // Deleted as the sweep would have: a `deleted` version dated at its expiry; the sweep finds nothing left.
+      const versions = await collect(ms.memoryVersions.list(store.id, { memory_id: m.id }));
+      expect(versions.map((v) => [v.operation, v.created_at])).toEqual([['deleted', m.expires_at], ['created', m.created_at]]);
+      expect(await service.purgeExpiredMemories()).toBe(0);
+      expect(await storage.countContents()).toBe(texts - 1);
+      expect(await storage.domainCheck()).toEqual([]);
+      // No byte of it left in the database's files (its row, the search index, the WAL).
+      if (!onPostgres()) expect(holding(filesUnder(dirname(file)), secret)).toEqual([]);
+    },
+  );
 
   it.each([
     ['both fields', { ttl_seconds: 10, expires_at: '2999-01-01T00:00:00Z' }, 'not both'],

@@ -103,4 +103,23 @@ describe('the key cache', () => {
     await t.find('h1');
     expect(t.lookups()).toBe(4);
   });
+
+  it('its mark moves at every forget and clear, stands still between them, and moves every maxAgeMs while revokes are not heard', () => {
+    let hearing = true;
+    const t = setup(new Map(), () => hearing);
+    const first = t.cache.mark();
+    t.advance(5000);
+    expect(t.cache.mark()).toBe(first);
+    t.cache.forget('k1');
+    const forgot = t.cache.mark();
+    expect(forgot).not.toBe(first);
+    t.cache.clear();
+    expect(t.cache.mark()).not.toBe(forgot);
+    hearing = false;
+    const unheard = t.cache.mark();
+    t.advance(999);
+    expect(t.cache.mark()).toBe(unheard);
+    t.advance(1);
+    expect(t.cache.mark()).not.toBe(unheard);
+  });
 });

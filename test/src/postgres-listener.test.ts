@@ -219,6 +219,17 @@ describe.skipIf(pgSkip !== null)(`the PostgreSQL change listener${pgSkip ? ` (sk
     await eventually(refusedOnB, 'B refuses the key A revoked');
   });
 
+  it("a revoke on another server moves this server's key mark once heard, and only then (its event streams read their key again)", async () => {
+    const [a, b] = await twoHosts();
+    const { key } = await b.service.keys.createKey('stream', 'read_only', b.caller.workspaceId);
+    const mark = a.storage.keyMark();
+    await b.service.createStore(b.caller, { name: 'not a revoke', description: '', metadata: {} });
+    await eventually(() => a.heard.changes.length > 0, 'A hears the commit');
+    expect(a.storage.keyMark()).toBe(mark);
+    await b.service.keys.revokeKey(b.caller, key.id);
+    await eventually(() => a.storage.keyMark() !== mark, "A's key mark moves");
+  });
+
   it('a listener whose connection is cut reconnects, says everything may have changed, and hears commits again', async () => {
     const [a, b, url] = await twoHosts();
     const resyncs = a.heard.resyncs + b.heard.resyncs;

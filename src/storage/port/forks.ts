@@ -26,7 +26,9 @@ export interface ForkStorage {
    * In one transaction: each of up to `limit` source memories (by id, after `after`) that was live
    * at `asOf`, with a version not redacted since, becomes a memory of the hidden target at the same
    * path with the same text and one `created` version; the text is shared, not copied
-   * (`contents`). Returns the last memory id looked at, or null once the source has no more.
+   * (`contents`). The copy keeps the memory's `expires_at`, so a memory that has expired by `now`
+   * (at `asOf`, or since, whether or not a sweep deleted it yet) is not copied. Returns the last
+   * memory id looked at, or null once the source has no more.
    */
   copyForkBatch(input: ForkBatchInput): Promise<string | null>;
   /** Makes the hidden store visible; returns it as stored. */

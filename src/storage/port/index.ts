@@ -7,10 +7,10 @@
  * adapter may answer from a pool of connections (PostgreSQL) or a worker thread; the SQLite adapter
  * answers point lookups and writes on its one connection at once (settled promises) and runs the
  * reads whose cost grows with the store (searches, listing pages, the checks) off the event loop
- * (sqlite/readers.ts), where they see every write answered before the call. Three methods stay
+ * (sqlite/readers.ts), where they see every write answered before the call. Four methods stay
  * synchronous because they only read counters the adapter keeps in memory and never touch the
  * database (and `keepsSearchBacklog`, a constant of the engine): `changeMark` and `ownWriteMark` (and the optional `storeChangeMark` and `onMarkMoved`; asked on every mount file operation, which must not
- * wait a turn to learn that nothing changed) and `unsyncedCommits` (a gauge). A transaction's calls
+ * wait a turn to learn that nothing changed), `keyMark` (asked by every event stream's poll) and `unsyncedCommits` (a gauge). A transaction's calls
  * go through the `tx` it is handed (transactions.ts).
  */
 import type { AuditStorage } from './audit.js';

@@ -17,6 +17,16 @@ export interface KeyStorage {
   countApiKeys(): Promise<number>;
   listApiKeys(workspaceId: string): Promise<ApiKey[]>;
   getApiKey(workspaceId: string, id: string): Promise<ApiKey | null>;
+  /** The key with this id, whichever workspace holds it (an operator key acts in others): a caller's key read again. */
+  getApiKeyById(id: string): Promise<ApiKey | null>;
   /** Sets revoked_at once; revoking a revoked key returns it unchanged. */
   revokeApiKey(workspaceId: string, id: string, now: string): Promise<ApiKey>;
+  /**
+   * A number that moves whenever a key may have been revoked, as far as this process can tell: at
+   * this process's own revokes, and at another process's when it hears of them (SQLite: any commit of
+   * another connection, seen as changeMark() sees it; PostgreSQL: the revoke's notice, or a listener
+   * that reconnected). While it cannot hear them, it moves every second or so. Whoever holds a key for
+   * long (an event stream) reads the key again when it moves, instead of on a timer.
+   */
+  keyMark(): number;
 }

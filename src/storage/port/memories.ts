@@ -179,6 +179,10 @@ export interface MemoryStorage {
 
   getVersion(storeId: string, id: string): Promise<MemoryVersion | null>;
   listVersions(storeId: string, q: VersionListQuery): Promise<Page<MemoryVersion>>;
-  /** Erases a version's path and content (and the receipts' copies); refuses the head of a live memory. */
+  /**
+   * Erases a version's path and content (and the receipts' copies); refuses the head of a live
+   * memory. A memory expired by `now` is none: when the version is its head, the memory is deleted
+   * first, in the same transaction, as the expiry sweep would (a `deleted` version dated at its expiry).
+   */
   redactVersion(storeId: string, id: string, actor: Actor, now: string): Promise<MemoryVersion>;
 }

@@ -34,17 +34,31 @@ export async function purgeExpired(q: Q, storeId: string, now: string, max: numb
     const ids = new Set(inTheWay.map((r) => r.id));
     rows = [...inTheWay, ...rows.filter((r) => !ids.has(r.id))];
   }
-  for (const r of rows) {
-    await appendVersionRow(q, expiryVersionRow(storeId, r));
-    await run(
-      q,
-      `INSERT INTO memory_expirations (store_id, memory_id, path, expired_at) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (store_id, memory_id) DO UPDATE SET path = excluded.path, expired_at = excluded.expired_at`,
-      [storeId, r.id, r.path, r.expires_at],
-    );
-    await run(q, 'DELETE FROM memories WHERE id = $1', [r.id]);
-  }
+  for (const r of rows) await purgeRow(q, storeId, r);
   return rows.length;
+}
+
+/**
+ * Deletes that one memory as purgeExpired would, if it expired at or before `now` (the store
+ * locked); true when it did. A redaction runs it for the memory whose current version it erases:
+ * expired, that version is no live memory's, and the row that still holds its text's words goes first.
+ */
+export async function purgeExpiredMemory(q: Q, storeId: string, memoryId: string, now: string): Promise<boolean> {
+  const [r] = await all<ExpiredRow>(q, `${EXPIRED} AND m.id = $3`, [storeId, now, memoryId]);
+  if (r) await purgeRow(q, storeId, r);
+  return r !== undefined;
+}
+
+/** Deletes one expired memory: a `deleted` version dated at its expiry, its last path remembered, its row gone. */
+async function purgeRow(q: Q, storeId: string, r: ExpiredRow): Promise<void> {
+  await appendVersionRow(q, expiryVersionRow(storeId, r));
+  await run(
+    q,
+    `INSERT INTO memory_expirations (store_id, memory_id, path, expired_at) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (store_id, memory_id) DO UPDATE SET path = excluded.path, expired_at = excluded.expired_at`,
+    [storeId, r.id, r.path, r.expires_at],
+  );
+  await run(q, 'DELETE FROM memories WHERE id = $1', [r.id]);
 }
 
 /**

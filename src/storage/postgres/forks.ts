@@ -18,6 +18,7 @@ interface AtRow {
   content_size_bytes: number | null;
   redacted_at: string | null;
   content: string | null;
+  expires_at: string | null;
 }
 
 const MODE = attrsOfNewMemory(undefined, undefined).mode;
@@ -38,7 +39,9 @@ export const forkWrites = {
       throw notFound('memory store', input.targetId);
     }
     // The next memory ids of the source (versions_by_memory), each one's latest version at asOf
-    // (versions_by_memory_time), with its text: one statement for the batch.
+    // (versions_by_memory_time), with its text and its expiry: one statement for the batch. The
+    // expiry is kept on the memory's row only (an update may renew it without a version): the
+    // row's, or, once a sweep deleted it, the instant it expired.
     const ids = await all<{ memory_id: string }>(
       q,
       'SELECT DISTINCT memory_id FROM versions WHERE store_id = $1 AND memory_id > $2 ORDER BY memory_id LIMIT $3',
@@ -47,7 +50,9 @@ export const forkWrites = {
     const rows = await all<AtRow>(
       q,
       `SELECT i.memory_id, l.operation, l.path, l.content_sha256, l.content_size_bytes, l.redacted_at,
-              (SELECT c.content FROM contents c WHERE c.sha256 = l.content_sha256) AS content
+              (SELECT c.content FROM contents c WHERE c.sha256 = l.content_sha256) AS content,
+              COALESCE((SELECT m.expires_at FROM memories m WHERE m.id = i.memory_id),
+                       (SELECT e.expired_at FROM memory_expirations e WHERE e.store_id = $1 AND e.memory_id = i.memory_id)) AS expires_at
        FROM unnest($2::text[]) AS i(memory_id)
        CROSS JOIN LATERAL (SELECT operation, path, content_sha256, content_size_bytes, redacted_at FROM versions v
                            WHERE v.store_id = $1 AND v.memory_id = i.memory_id AND v.created_at <= $3
@@ -59,6 +64,8 @@ export const forkWrites = {
     for (const v of rows) {
       // Deleted by then, or its text then redacted since: nothing to copy.
       if (v.operation === 'deleted' || v.redacted_at !== null || v.path === null || v.content_sha256 === null || v.content === null) continue;
+      // Expired by now (at as_of, or since: the copy keeps its expiry and would be born expired).
+      if (v.expires_at !== null && v.expires_at <= input.now) continue;
       const id = input.newMemoryId();
       const versionId = input.newVersionId();
       // putContent (in appendVersionRow) finds the source's row and locks it: no bytes are copied,
@@ -70,9 +77,9 @@ export const forkWrites = {
       await run(
         q,
         // The row names the shared text by sha and keeps only its words (postgres/schema/v9.ts): no text is written.
-        `INSERT INTO memories (id, store_id, path, search, content_sha256, content_size_bytes, version_id, mode, created_at, updated_at)
-         VALUES ($1, $2, $3, mnemo_search($3, $4), $5, $6, $7, $8, $9, $9)`,
-        [id, input.targetId, v.path, v.content, v.content_sha256, v.content_size_bytes, versionId, MODE, input.now],
+        `INSERT INTO memories (id, store_id, path, search, content_sha256, content_size_bytes, version_id, mode, created_at, updated_at, expires_at)
+         VALUES ($1, $2, $3, mnemo_search($3, $4), $5, $6, $7, $8, $9, $9, $10)`,
+        [id, input.targetId, v.path, v.content, v.content_sha256, v.content_size_bytes, versionId, MODE, input.now, v.expires_at],
       );
     }
     return ids.length < input.limit ? null : ids[ids.length - 1]!.memory_id;

@@ -35,6 +35,8 @@ export interface KeyCache {
   clear(): void;
   /** How many keys are kept (tests). */
   size(): number;
+  /** Moves at every forget and clear, and every `maxAgeMs` while revokes are not heard: the port's keyMark(). */
+  mark(): number;
 }
 
 export function createKeyCache({ hearing, now = () => performance.now(), maxAgeMs = KEY_CACHE_MS }: KeyCacheOptions): KeyCache {
@@ -42,6 +44,8 @@ export function createKeyCache({ hearing, now = () => performance.now(), maxAgeM
   // Moves on every forget and clear: a lookup that began before one may have read the key as it
   // was before the revoke's commit, so what it found is returned but not kept.
   let generation = 0;
+  // Moves while revokes are not heard, once per `maxAgeMs` (mark()).
+  let unheard = 0;
 
   return {
     async find(hash, load) {
@@ -71,5 +75,11 @@ export function createKeyCache({ hearing, now = () => performance.now(), maxAgeM
       kept.clear();
     },
     size: () => kept.size,
+    mark() {
+      // Unheard revokes are looked for once per `maxAgeMs`, the age past which a kept key is read again.
+      if (!hearing()) unheard = Math.max(unheard, Math.floor(now() / maxAgeMs) + 1);
+      // Both counts only grow, so their sum moves whenever either does.
+      return generation + unheard;
+    },
   };
 }

@@ -34,6 +34,10 @@ export const keyReads = {
     const r = await first<ApiKeyRow>(q, `SELECT ${KEY_COLUMNS} FROM ${byUniqueId('api_keys', 2)} WHERE workspace_id = $1`, [workspaceId, id]);
     return r ? toApiKey(r) : null;
   },
+  async getApiKeyById(q: Q, id: string): Promise<ApiKey | null> {
+    const r = await lookup<ApiKeyRow>(q, `SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = $1`, [id]);
+    return r ? toApiKey(r) : null;
+  },
 };
 
 export const keyWrites = {

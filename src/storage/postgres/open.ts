@@ -234,6 +234,7 @@ function composeStorage(url: string, pool: pg.Pool, options: PostgresOptions): P
     storeChangeMark: marks.storeChangeMark,
     ownWriteMark: marks.ownWriteMark,
     onMarkMoved: marks.onMarkMoved,
+    keyMark: keys.mark,
     unsyncedCommits: wal.unsynced,
     syncCommits: () => guard(wal.sync),
     // Off the write path (search-index.ts), on the pool: indexing moves no change mark.

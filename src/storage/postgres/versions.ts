@@ -11,6 +11,7 @@ import { cursorNumber, decodeCursor, encodeCursor } from '../cursor.js';
 import { all, first, lookup, run, type Q } from './db.js';
 import { redactReceipts } from './receipts.js';
 import { HELD_IN_WORKSPACE, versionContent } from './contents.js';
+import { purgeExpiredMemory } from './expiry.js';
 import { lockStore } from './memories.js';
 import { publishVersionRedacted } from './notify.js';
 import { keepFloor } from './path-floors.js';
@@ -59,10 +60,13 @@ export const versionWrites = {
     // The row lock orders two redactions of one version (the second finds it redacted) and a
     // redaction against the write that would make the version a head again (there is none: heads only move forward).
     const found = await first<VersionRow>(q, 'SELECT *, NULL AS content FROM versions WHERE store_id = $1 AND id = $2 FOR UPDATE', [storeId, id]);
-    const isHead =
+    const head =
       found !== undefined &&
       found.redacted_at === null &&
       (await first(q, 'SELECT 1 FROM memories WHERE id = $1 AND version_id = $2', [found.memory_id, id])) !== undefined;
+    // The head of a memory whose expiry has passed is no live memory's (reads find none): the
+    // memory is deleted now, as the sweep would, and its current text can go at once.
+    const isHead = head && !(await purgeExpiredMemory(q, storeId, found.memory_id, now));
     const plan = planRedaction(id, found ? { memoryId: found.memory_id, redactedAt: found.redacted_at } : null, isHead);
     // planRedaction threw not_found when there was no row.
     const row = found as VersionRow;

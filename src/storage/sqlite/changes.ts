@@ -70,6 +70,8 @@ export function trackWrites(db: Db): WriteCounter {
 }
 
 export interface ChangeStatements extends Pick<Synchronous<MountViewStorage>, 'changeMark' | 'ownWriteMark' | 'nextExpiry' | 'onMarkMoved'> {
+  /** The part of changeMark() that counts other processes' commits (looked for as changeMark() looks). */
+  outsideMark(): number;
   /**
    * Runs `fn`, a write this process makes on another connection (a directory move: sqlite/readers.ts),
    * and counts it as its own: the mark moves, and the data_version change its commit makes is not
@@ -102,15 +104,21 @@ export function createChangeStatements(db: Db, writes: WriteCounter): ChangeStat
     }
   }
 
+  /** Other processes' commits counted so far. */
+  function outsideMark(): number {
+    // The pragma is a call into SQLite; a writer in another process is rare (admin CLIs), so its
+    // commits are seen within OUTSIDE_CHECK_MS rather than at once.
+    const now = Date.now();
+    if (now - outsideCheckedAt >= OUTSIDE_CHECK_MS) lookOutside(now);
+    return outsideChanges;
+  }
+
   return {
     changeMark(): number {
-      // The pragma is a call into SQLite; a writer in another process is rare (admin CLIs), so its
-      // commits are seen within OUTSIDE_CHECK_MS rather than at once.
-      const now = Date.now();
-      if (now - outsideCheckedAt >= OUTSIDE_CHECK_MS) lookOutside(now);
       // Both counts only grow, so their sum moves whenever either does.
-      return writes.count() + outsideChanges;
+      return outsideMark() + writes.count();
     },
+    outsideMark,
     async ownCommitAside<T>(fn: () => Promise<T>): Promise<T> {
       // Others' commits before it still count as theirs; while it runs, it holds the write lock.
       lookOutside(Date.now());

@@ -23,6 +23,7 @@ export function registerClock(db: Db, clock: () => string): void {
  * before any path check, with the path it takes, so an expired memory's path is free for it.
  */
 export function createExpiryPurge(db: Db) {
+  const purgeRow = createRowPurge(db);
   const q = {
     expiredSome: db.prepare(
       `SELECT m.id, m.path, m.expires_at, v.actor_type, v.actor_id
@@ -36,18 +37,7 @@ export function createExpiryPurge(db: Db) {
        WHERE m.store_id = @store AND m.expires_at IS NOT NULL AND m.expires_at <= @now
          AND (m.path IN (SELECT value FROM json_each(@above)) OR (m.path > @below AND m.path < @belowEnd))`,
     ),
-    remember: db.prepare(
-      `INSERT OR REPLACE INTO memory_expirations (store_id, memory_id, path, expired_at) VALUES (?, ?, ?, ?)`,
-    ),
-    deleteMemory: db.prepare('DELETE FROM memories WHERE id = ?'),
   };
-  const insertVersion = createVersionAppend(db);
-
-  function purgeRow(storeId: string, r: ExpiredRow): void {
-    insertVersion(expiryVersionRow(storeId, r));
-    q.remember.run(storeId, r.id, r.path, r.expires_at);
-    q.deleteMemory.run(r.id);
-  }
 
   return function purgeExpired(storeId: string, now: string, max: number = WRITE_PURGE_MAX, near?: string): number {
     // One more than `max`: whether any are left over, in the one query a write makes when none expired.
@@ -64,6 +54,42 @@ export function createExpiryPurge(db: Db) {
     const o = overlapProbe(near);
     return q.expiredNear.all({ store: storeId, now, above: JSON.stringify(o.atOrAbove), below: o.below, belowEnd: subtreeEnd(o.below) }) as ExpiredRow[];
   }
+}
+
+/**
+ * Returns `purge(storeId, memoryId, now)`: deletes that one memory as the purge above would, if it
+ * expired at or before `now`; true when it did. A redaction runs it for the memory whose current
+ * version it erases: expired, that version is no live memory's, and the row that still names its
+ * text (and holds it in the search index) goes first.
+ */
+export function createExpiredMemoryPurge(db: Db): (storeId: string, memoryId: string, now: string) => boolean {
+  const purgeRow = createRowPurge(db);
+  const expired = db.prepare(
+    `SELECT m.id, m.path, m.expires_at, v.actor_type, v.actor_id
+     FROM memories m LEFT JOIN versions v ON v.id = m.version_id
+     WHERE m.id = ? AND m.store_id = ? AND m.expires_at IS NOT NULL AND m.expires_at <= ?`,
+  );
+  return (storeId, memoryId, now) => {
+    const r = expired.get(memoryId, storeId, now) as ExpiredRow | undefined;
+    if (r) purgeRow(storeId, r);
+    return r !== undefined;
+  };
+}
+
+/** Deletes one expired memory: a `deleted` version dated at its expiry, its last path remembered, its row gone. */
+function createRowPurge(db: Db): (storeId: string, r: ExpiredRow) => void {
+  const q = {
+    remember: db.prepare(
+      `INSERT OR REPLACE INTO memory_expirations (store_id, memory_id, path, expired_at) VALUES (?, ?, ?, ?)`,
+    ),
+    deleteMemory: db.prepare('DELETE FROM memories WHERE id = ?'),
+  };
+  const insertVersion = createVersionAppend(db);
+  return (storeId, r) => {
+    insertVersion(expiryVersionRow(storeId, r));
+    q.remember.run(storeId, r.id, r.path, r.expires_at);
+    q.deleteMemory.run(r.id);
+  };
 }
 
 /**

@@ -25,9 +25,15 @@ export function createForkStatements(db: Db): Synchronous<ForkStorage> {
       `SELECT ${AT_COLUMNS} FROM versions INDEXED BY versions_by_memory_time
        WHERE store_id = ? AND memory_id = ? AND created_at <= ? ORDER BY created_at DESC, seq DESC LIMIT 1`,
     ),
+    // A memory's expiry is kept on its row only (an update may renew it without a version): the
+    // row's, or, once a sweep deleted it, the instant it expired.
+    expiry: db.prepare(
+      `SELECT expires_at FROM memories WHERE id = @memory
+       UNION ALL SELECT expired_at FROM memory_expirations WHERE store_id = @store AND memory_id = @memory`,
+    ).pluck(),
     insertMemory: db.prepare(
-      `INSERT INTO memories (id, store_id, path, content_sha256, content_size_bytes, version_id, mode, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO memories (id, store_id, path, content_sha256, content_size_bytes, version_id, mode, created_at, updated_at, expires_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     // An abandoned fork (deleted_at set by another sweep meanwhile) is not published: its rows are going.
     publish: db.prepare('UPDATE stores SET forking_since = NULL WHERE id = ? AND forking_since IS NOT NULL AND deleted_at IS NULL'),
@@ -61,6 +67,9 @@ export function createForkStatements(db: Db): Synchronous<ForkStorage> {
         const v = q.latestAt.get(input.sourceId, memoryId, input.asOf) as AtRow | undefined;
         // Not yet created, deleted by then, or its text then redacted since: nothing to copy.
         if (!v || v.operation === 'deleted' || v.redacted_at !== null || v.path === null || v.content_sha256 === null) continue;
+        const expiresAt = (q.expiry.get({ memory: memoryId, store: input.sourceId }) as string | null | undefined) ?? null;
+        // Expired by now (at as_of, or since: the copy keeps its expiry and would be born expired).
+        if (expiresAt !== null && expiresAt <= input.now) continue;
         const id = input.newMemoryId();
         const versionId = input.newVersionId();
         // The version and the memory row name the source's stored text by sha: no text is read or
@@ -69,7 +78,7 @@ export function createForkStatements(db: Db): Synchronous<ForkStorage> {
           id: versionId, storeId: input.targetId, memoryId: id, operation: 'created', path: v.path,
           content: null, sha: v.content_sha256, size: v.content_size_bytes, createdAt: input.now, actorType: a.type, actorId: a.id,
         });
-        q.insertMemory.run(id, input.targetId, v.path, v.content_sha256, v.content_size_bytes, versionId, mode, input.now, input.now);
+        q.insertMemory.run(id, input.targetId, v.path, v.content_sha256, v.content_size_bytes, versionId, mode, input.now, input.now, expiresAt);
       }
       return ids.length < input.limit ? null : ids[ids.length - 1]!;
     }),

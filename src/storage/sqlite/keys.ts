@@ -6,12 +6,17 @@ import type { KeyStorage } from '../port.js';
 import { KEY_COLUMNS, toApiKey, toWorkspace, type ApiKeyRow, type WorkspaceRow } from '../common/rows.js';
 import { writeTx, type Db } from './tx.js';
 
-export function createKeyStatements(db: Db): Synchronous<KeyStorage> {
+/** The statements, and a count of the revokes made on this connection (the own part of keyMark()). */
+export function createKeyStatements(db: Db): Synchronous<Omit<KeyStorage, 'keyMark'>> & { revokes(): number } {
+  // Moves as the revoke is written: a reader that then looks the key up waits at the writer gate
+  // (port-view.ts) until that transaction ends, so it finds the revoke unless it rolled back.
+  let revokes = 0;
   const q = {
     getWs: db.prepare('SELECT id, name, created_at FROM workspaces WHERE id = ?'),
     listWs: db.prepare('SELECT id, name, created_at FROM workspaces ORDER BY is_default DESC, created_at, id'),
     listKeys: db.prepare(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE workspace_id = ? ORDER BY created_at, id`),
     getKey: db.prepare(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE workspace_id = ? AND id = ?`),
+    keyById: db.prepare(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ?`),
     revoke: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
     defaultWs: db.prepare('SELECT id, name, created_at FROM workspaces WHERE is_default = 1 LIMIT 1'),
     insertWs: db.prepare('INSERT INTO workspaces (id, name, is_default, created_at) VALUES (?, ?, ?, ?)'),
@@ -66,11 +71,17 @@ export function createKeyStatements(db: Db): Synchronous<KeyStorage> {
       const r = q.getKey.get(workspaceId, id) as ApiKeyRow | undefined;
       return r ? toApiKey(r) : null;
     },
+    getApiKeyById(id) {
+      const r = q.keyById.get(id) as ApiKeyRow | undefined;
+      return r ? toApiKey(r) : null;
+    },
+    revokes: () => revokes,
     revokeApiKey: writeTx(db, (workspaceId: string, id: string, now: string): ApiKey => {
       const r = q.getKey.get(workspaceId, id) as ApiKeyRow | undefined;
       if (!r) throw notFound('API key', id);
       if (r.revoked_at) return toApiKey(r);
       q.revoke.run(now, id);
+      revokes += 1;
       return toApiKey({ ...r, revoked_at: now });
     }),
   };

@@ -136,9 +136,10 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     searchBacklog: search.searchBacklog,
   });
 
+  const { revokes, ...keys } = createKeyStatements(db);
   const connection: ConnectionMethods = {
     ...stores,
-    ...createKeyStatements(db),
+    ...keys,
     ...memoryRows,
     ...admittedWrites({ ...memoryRows, ...stores, ...mountView }),
     ...versions,
@@ -191,6 +192,8 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
       changeMark: changes.changeMark,
       ownWriteMark: changes.ownWriteMark,
       onMarkMoved: changes.onMarkMoved,
+      // Another process's commit may be a revoke (`mnemo keys revoke` beside the server): any counts.
+      keyMark: () => revokes() + changes.outsideMark(),
       // A held batch counts: the background sync must come back for it.
       unsyncedCommits: () => walSync.unsynced() + (writeBehind?.open ? 1 : 0),
       keepsSearchBacklog: () => true,

@@ -21,7 +21,7 @@ import type { WriteBehind } from './write-behind.js';
 export type ConnectionMethods = Synchronous<Omit<Storage, LocalMethod | AsyncMethod | 'atomic' | 'close'>>;
 
 /** Counters kept in memory: synchronous in the port too (port/index.ts says why). */
-type LocalMethod = 'changeMark' | 'ownWriteMark' | 'onMarkMoved' | 'unsyncedCommits' | 'keepsSearchBacklog';
+type LocalMethod = 'changeMark' | 'ownWriteMark' | 'onMarkMoved' | 'keyMark' | 'unsyncedCommits' | 'keepsSearchBacklog';
 
 /** Methods that may write on another connection (PortParts.asideWrites). */
 type AsideMethod = 'moveTree' | 'indexSearchBacklog' | 'eraseSearchRemnants' | 'purgeDeletedStores';
@@ -56,7 +56,7 @@ export interface PortParts {
  * the connection's own method names, so a method renamed or removed fails the build.
  */
 const ASIDE_READS: ReadonlySet<string> = new Set<keyof ConnectionMethods>([
-  'getStore', 'getStoreById', 'getWorkspace', 'defaultWorkspace', 'findApiKeyByHash', 'getApiKey', 'getSession',
+  'getStore', 'getStoreById', 'getWorkspace', 'defaultWorkspace', 'findApiKeyByHash', 'getApiKey', 'getApiKeyById', 'getSession',
   'getMemory', 'getMemoryInStore', 'getMemoryByPath', 'getMemoryMetaByPath', 'getMemoryBytesByPath', 'listDirectory',
   'hasMemoriesUnder', 'nextExpiry', 'getVersion', 'findReceipt', 'getCheckpoint', 'getLatestCheckpoint',
   'listPathVersions', 'getPathVersion', 'getPathVersionBytes', 'listHistoryDirectory', 'hasHistoryUnder',

@@ -11,6 +11,7 @@ import { HELD_IN_WORKSPACE, versionContent } from './contents.js';
 import { createFloorKeep } from './path-floors.js';
 import type { SearchIndex } from './search-index.js';
 import { afterCommit, writeTx, type Db, type Statement } from './tx.js';
+import { createExpiredMemoryPurge } from './expiry.js';
 
 type VersionStatements = Pick<Synchronous<MemoryStorage>, 'getVersion' | 'redactVersion'> & Pick<SyncReads, 'listVersions'>;
 
@@ -35,6 +36,7 @@ export function createVersionStatements(db: Db, index: SearchIndex): VersionStat
     ),
   };
   const redactReceipts = createReceiptRedaction(db);
+  const purgeIfExpired = createExpiredMemoryPurge(db);
   const keepFloor = createFloorKeep(db);
   // One prepared statement per combination of filters, prepared on first use and kept.
   const lists = new Map<string, Statement>();
@@ -89,7 +91,10 @@ export function createVersionStatements(db: Db, index: SearchIndex): VersionStat
         assertStoreFound(storeId, (q.storeState.get(storeId) as StoreState | undefined) ?? null);
         const found = q.get.get(storeId, id) as VersionRow | undefined;
         // The head probe only for a version still to redact: an already redacted one is no head.
-        const isHead = found !== undefined && found.redacted_at === null && q.isHead.get(found.memory_id, id) !== undefined;
+        const head = found !== undefined && found.redacted_at === null && q.isHead.get(found.memory_id, id) !== undefined;
+        // The head of a memory whose expiry has passed is no live memory's (reads find none): the
+        // memory is deleted now, as the sweep would, and its current text can go at once.
+        const isHead = head && !purgeIfExpired(storeId, found.memory_id, now);
         const plan = planRedaction(id, found ? { memoryId: found.memory_id, redactedAt: found.redacted_at } : null, isHead);
         // planRedaction threw not_found when there was no row.
         const row = found as VersionRow;

@@ -49,6 +49,17 @@ export function runKeySuite(makeStorage: MakeStorage): void {
       expect(await storage.listApiKeys(other.id)).toEqual([]);
       expect(await storage.getApiKey(workspace.id, scoped.id)).toEqual(scoped);
       expect(await storage.getApiKey(other.id, scoped.id)).toBeNull();
+      expect(await storage.getApiKeyById(scoped.id)).toEqual(scoped);
+      expect(await storage.getApiKeyById(newId('apiKey'))).toBeNull();
+    });
+
+    it('the key mark moves when a key is revoked', async () => {
+      const { storage, workspace, now } = await fixture(makeStorage);
+      const key = { id: newId('apiKey'), workspaceId: workspace.id, name: 'stream', role: 'read_only' as const, storeIds: null, allWorkspaces: false, createdAt: now(), revokedAt: null };
+      await storage.insertApiKey(key, '2'.repeat(64));
+      const before = storage.keyMark();
+      await storage.revokeApiKey(workspace.id, key.id, now());
+      expect(storage.keyMark()).not.toBe(before);
     });
 
     it('revoking a key sets its revocation time once and stops counting it; an unknown key is not_found', async () => {
