@@ -3,7 +3,7 @@
  * mount served by a child host; the history is read back through the store (issue #3).
  */
 import { describe, expect, it } from 'vitest';
-import { FUSE_AVAILABLE, NO_FUSE_REASON, eventually, outcomes, py, sh, startMount } from '../helpers/mount.js';
+import { FUSE_AVAILABLE, NO_FUSE_REASON, eventually, outcomes, py, sh, sleep, startMount } from '../helpers/mount.js';
 
 if (!FUSE_AVAILABLE) console.warn(NO_FUSE_REASON);
 
@@ -152,7 +152,7 @@ describe.skipIf(!FUSE_AVAILABLE)('agent actions through a mount', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toBe("['.q.md.swp', 'q.md'] 1200\n");
     // Past the 2 s in which a temp-looking file left in place would be saved under its own name.
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+    await sleep(2500);
     expect((await sh('ls -a', m.mnt)).stdout).toBe('.\n..\n.q.md.swp\nq.md\n');
     expect(await m.mountLog()).toEqual([]);
     expect(await m.tree()).toEqual({ '/q.md': 'q\n' });
