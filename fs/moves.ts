@@ -59,8 +59,9 @@ export async function renamePath(ctx: MountContext, src: string, dst: string): P
       // Back where storage has it (vim's undo of a failed write): nothing to store but its changes.
       if (endAside(ctx, d) === dst) return renamedBack(ctx, d, src, dst);
     } else {
-      // From one temp-looking name to another: still set aside.
+      // From one temp-looking name to another: still set aside, its grace period counted from now.
       ctx.drafts.move(src, dst);
+      scheduleAdoption(ctx, d);
       return entriesMoved(ctx, src, dst);
     }
   } else if (!to && from.kind === 'file' && (d === null || d.stored) && setsAside(d, dst)) {

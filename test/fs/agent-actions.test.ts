@@ -179,21 +179,21 @@ describe.skipIf(!FUSE_AVAILABLE)('agent actions through a mount', () => {
   });
 
   it('a file renamed onto a temp-looking name is held there: removed is deleted, renamed back is nothing, renamed on is moved, left is moved after 2 s', async () => {
-    const m = await startMount({ seed: { '/gone.md': 'g\n', '/back.md': 'b\n', '/on.md': 'o\n', '/left.md': 'l\n', '/home.md': 'h\n', '/other.md': 'x\n' } });
+    const m = await startMount({ seed: { '/gone.md': 'g\n', '/back.md': 'b\n', '/on.md': 'o\n', '/left.md': 'l\n', '/twice.md': 't\n', '/home.md': 'h\n', '/other.md': 'x\n' } });
     const ids = Object.fromEntries(
       await Promise.all(['/on.md', '/left.md', '/home.md'].map(async (p) => [p, (await m.call<{ id: string }>('memory', { path: p })).id] as const)),
     );
     const r = await sh(
       'mv gone.md gone.md~ && rm gone.md~ && mv back.md back.md~ && mv back.md~ back.md && mv on.md on.md~ && mv on.md~ moved.md && ' +
-        'mv left.md left.md~ && mv home.md home.md~ && mv other.md home.md && ls',
+        'mv left.md left.md~ && mv twice.md twice.md~ && mv twice.md~ twice.tmp && mv home.md home.md~ && mv other.md home.md && ls',
       m.mnt,
     );
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toBe('back.md\nhome.md\nhome.md~\nleft.md~\nmoved.md\n');
+    expect(r.stdout).toBe('back.md\nhome.md\nhome.md~\nleft.md~\nmoved.md\ntwice.tmp\n');
     // Another file coming to a set-aside file's path makes that rename first.
     expect(await m.mountLog()).toEqual(['deleted /gone.md', 'modified /moved.md', 'modified /home.md~', 'modified /home.md']);
-    await eventually(async () => expect((await m.mountLog()).slice(4)).toEqual(['modified /left.md~']), 5000);
-    expect(await m.tree()).toEqual({ '/back.md': 'b\n', '/home.md': 'x\n', '/home.md~': 'h\n', '/left.md~': 'l\n', '/moved.md': 'o\n' });
+    await eventually(async () => expect((await m.mountLog()).slice(4).sort()).toEqual(['modified /left.md~', 'modified /twice.tmp']), 5000);
+    expect(await m.tree()).toEqual({ '/back.md': 'b\n', '/home.md': 'x\n', '/home.md~': 'h\n', '/left.md~': 'l\n', '/moved.md': 'o\n', '/twice.tmp': 't\n' });
     expect((await m.call<{ id: string }>('memory', { path: '/moved.md' })).id).toBe(ids['/on.md']);
     expect((await m.call<{ id: string }>('memory', { path: '/left.md~' })).id).toBe(ids['/left.md']);
     expect((await m.call<{ id: string }>('memory', { path: '/home.md~' })).id).toBe(ids['/home.md']);
