@@ -182,7 +182,10 @@ export function parseArgs(argv: string[]): Parsed {
   if (command === '--version') return { kind: 'version' };
   if (command === 'help') {
     const topic = rest[0];
-    return { kind: 'help', text: topic !== undefined && (GROUPS.has(topic) || topic in COMMANDS) ? helpOf(topic) : USAGE };
+    if (topic === undefined) return { kind: 'help', text: USAGE };
+    // A mistyped topic is refused like a mistyped command, not answered with everything.
+    if (!GROUPS.has(topic) && !(topic in COMMANDS)) return { kind: 'error', message: `mnemo help: unknown command: ${topic}`, usage: SHORT_USAGE };
+    return { kind: 'help', text: helpOf(topic) };
   }
   if (!GROUPS.has(command) && !(command in COMMANDS)) {
     return { kind: 'error', message: `mnemo: unknown command: ${command}`, usage: SHORT_USAGE };

@@ -88,6 +88,18 @@ describe('the command line', () => {
     }
   });
 
+  it('mnemo help with a command it does not know says so and exits 2, like an unknown command', async () => {
+    const res = await runCli(['help', 'nonsense'], {}, FAST);
+    expect(res.code).toBe(2);
+    expect(res.stdout).toBe('');
+    expect(res.stderr).toContain('mnemo help: unknown command: nonsense');
+    expect(res.stderr).toMatch(/^usage: mnemo /m);
+
+    const known = await runCli(['help', 'backup'], {}, FAST);
+    expect(known.code).toBe(0);
+    expect(known.stdout).toMatch(/^mnemo backup <file>/);
+  });
+
   it('each command\'s usage, in its own help and in mnemo --help, names every flag its parser accepts and no other', () => {
     for (const { name, usage, flags } of commandFlags()) {
       const named = new Set([...usage.matchAll(/--([a-z-]+)/g)].map((m) => m[1]));
