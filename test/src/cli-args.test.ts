@@ -132,6 +132,40 @@ describe('the command line', () => {
     expect(backup.stdout).toMatch(/^mnemo backup <file>/);
   });
 
+  it('an empty path argument is exit 2 with the usage, not the working directory', async () => {
+    const dir = await dataDir();
+    const cwd = tmpDir('mnemo-args-cwd-');
+    for (const args of [['backup', ''], ['restore', ''], ['mount', 'memstore_x', '']]) {
+      const res = await runCli([...args, '--data-dir', dir], {}, { ...FAST, cwd });
+      const name = args.length === 2 ? 'file' : 'dir';
+      expect(res.timedOut, args.join(' ')).toBe(false);
+      expect(res.code, `${args.join(' ')}\n${res.stderr}`).toBe(2);
+      expect(res.stderr).toContain(`mnemo ${args[0]}: <${name}> is an empty path`);
+      expect(res.stderr).toMatch(new RegExp(`^usage: mnemo ${args[0]} `, 'm'));
+    }
+    expect(readdirSync(cwd)).toEqual([]);
+  });
+
+  it('a setting flag given an empty value is exit 2, while an empty environment variable counts as unset', async () => {
+    // Run where an empty --data-dir would have landed: a working directory that holds a database.
+    const cwd = await dataDir();
+    for (const flag of [['--data-dir', ''], ['--data-dir='], ['--database-url', '']]) {
+      const res = await runCli(['keys', 'list', ...flag], {}, { ...FAST, cwd });
+      expect(res.code, `${flag.join(' ')}\n${res.stderr}`).toBe(2);
+      expect(res.stdout).toBe('');
+      expect(res.stderr).toContain(`mnemo keys list: ${flag[0]!.replace('=', '')} is empty (leave the flag out for its default)`);
+      expect(res.stderr).toMatch(/^usage: mnemo keys list /m);
+    }
+    // Given as is, an empty --host listened on every interface.
+    const host = await runCli(['serve', '--port', '0', '--host', '', '--data-dir', tmpDir('mnemo-args-')], {}, FAST);
+    expect(host.timedOut, 'serve started with an empty --host').toBe(false);
+    expect(host.code).toBe(2);
+    expect(host.stderr).toContain('mnemo serve: --host is empty');
+
+    expect(loadConfig({ MNEMO_DATA_DIR: '' }).dataDir).toBe(loadConfig({}).dataDir);
+    expect(loadConfig({ MNEMO_HOST: '' }).host).toBe('127.0.0.1');
+  });
+
   it('mnemo --version prints the package version and exits 0', async () => {
     const { version } = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
     const res = await runCli(['--version'], {}, FAST);
