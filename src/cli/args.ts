@@ -13,7 +13,7 @@ import { MOUNT_SYNC_MODES } from '../service/durability.js';
  * but the flag given an empty value (`--data-dir ""`, `--data-dir=`) is refused (exit 2): taken as
  * is, it was the working directory (resolve('')) or, for --host, every interface.
  */
-type Option = { type: 'string'; choices?: readonly string[]; setting?: true } | { type: 'boolean' };
+type Option = { type: 'string'; choices?: readonly string[]; setting?: true; excludes?: string } | { type: 'boolean' };
 type Options = Record<string, Option>;
 
 interface CommandSpec {
@@ -36,15 +36,20 @@ interface CommandSpec {
 const str: Option = { type: 'string' };
 const setting: Option = { type: 'string', setting: true };
 const bool: Option = { type: 'boolean' };
-// --database-url (cli/config.ts) goes with --data-dir: where the database is, for every command.
-const DATA_DIR: Options = { 'data-dir': setting, 'database-url': setting };
+/**
+ * Where the database is (cli/config.ts), for every command but serve: the SQLite file in --data-dir
+ * or PostgreSQL at --database-url, one or the other (both: exit 2, as the usage's `|` says).
+ */
+const DATA_DIR: Options = { 'data-dir': setting, 'database-url': { ...setting, excludes: 'data-dir' } };
 /** --node-id (cli/config.ts): the commands that mount record it on their sessions. */
 const NODE: Options = { 'node-id': setting };
 const MOUNT_SYNC: Option = { type: 'string', choices: MOUNT_SYNC_MODES, setting: true };
 
 /** Every flag of DESIGN §6 that `serve` reads (see cli/config.ts); other helpers' settings land here too. */
 const SERVE_OPTIONS: Options = {
-  ...DATA_DIR,
+  // Beside PostgreSQL, serve's data directory still holds its pid file, its locks and the default mount root.
+  'data-dir': setting,
+  'database-url': setting,
   ...NODE,
   host: setting,
   port: setting,
@@ -233,6 +238,9 @@ export function parseArgs(argv: string[]): Parsed {
   for (const [k, o] of Object.entries(spec.options)) {
     const v = values[k];
     if (o.type === 'string' && o.setting && v === '') return fail(`--${k} is empty (leave the flag out for its default)`);
+    if (o.type === 'string' && o.excludes && v !== undefined && values[o.excludes] !== undefined) {
+      return fail(`--${o.excludes} and --${k} are alternatives: give one or the other`);
+    }
     if (o.type === 'string' && o.choices && typeof v === 'string' && !o.choices.includes(v)) {
       return fail(`invalid --${k}: ${v} (${o.choices.join(' or ')})`);
     }

@@ -11,7 +11,7 @@ import { openCore } from '../helpers/core.js';
 import { REPO_ROOT, runCli, startServer } from '../helpers/server.js';
 import { tmpDir } from '../helpers/tmp.js';
 import { loadConfig } from '../../src/cli/config.js';
-import { commandFlags, USAGE } from '../../src/cli/args.js';
+import { commandFlags, parseArgs, USAGE } from '../../src/cli/args.js';
 
 /** A data dir holding a mnemo database (and nothing running on it). */
 async function dataDir(): Promise<string> {
@@ -164,6 +164,20 @@ describe('the command line', () => {
 
     expect(loadConfig({ MNEMO_DATA_DIR: '' }).dataDir).toBe(loadConfig({}).dataDir);
     expect(loadConfig({ MNEMO_HOST: '' }).host).toBe('127.0.0.1');
+  });
+
+  it('--data-dir and --database-url together are exit 2 for every command whose usage makes them alternatives, but not for serve', async () => {
+    const dir = await dataDir();
+    for (const args of [['keys', 'list'], ['check'], ['workspaces', 'create', 'team'], ['mount', 'memstore_x', join(dir, 'mnt')], ['mcp']]) {
+      const res = await runCli([...args, '--data-dir', dir, '--database-url', 'postgres://nobody@nope.invalid/x'], { MNEMO_API_KEY: 'mnemo-sk-any' }, FAST);
+      const name = args.slice(0, args[0] === 'keys' || args[0] === 'workspaces' ? 2 : 1).join(' ');
+      expect(res.timedOut, name).toBe(false);
+      expect(res.code, `${name}\n${res.stderr}`).toBe(2);
+      expect(res.stderr).toContain(`mnemo ${name}: --data-dir and --database-url are alternatives: give one or the other`);
+      expect(res.stderr).toMatch(new RegExp(`^usage: mnemo ${name} `, 'm'));
+    }
+    // serve keeps its pid file, locks and default mount root in the data directory beside PostgreSQL.
+    expect(parseArgs(['serve', '--data-dir', dir, '--database-url', 'postgres://nobody@db/x'])).toMatchObject({ kind: 'run', command: 'serve' });
   });
 
   it('mnemo --version prints the package version and exits 0', async () => {
