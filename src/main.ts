@@ -30,6 +30,8 @@ import { waitForDatabase } from './cli/wait-for-database.js';
 /** Plain lines for one-shot commands; serve, mount and mcp log through pino (set in main). */
 let log: (line: string) => void = (line) => void process.stderr.write(`${line}\n`);
 let warn = log;
+/** Why a command cannot go on (it exits non-zero after): at error level in serve's, mount's and mcp's log. */
+let fatal = log;
 let logger: Logger | null = null;
 let processLog: ProcessLogger | null = null;
 /** The commands that run until stopped: their stderr is a log, in JSON lines (pretty on a TTY). */
@@ -133,6 +135,7 @@ async function main(argv: string[]): Promise<number> {
     const l = (logger = processLog.logger);
     log = lineLog(l);
     warn = (line) => l.warn(line);
+    fatal = (line) => l.error(line);
   }
   if (config.databaseUrl !== null && (command === 'backup' || command === 'restore')) return refuseOnPostgres(command);
   switch (command) {
@@ -256,7 +259,7 @@ function listenError(err: unknown): string {
 /** MCP over stdio for one API key (MNEMO_API_KEY): stdout is the protocol, logs go to stderr. */
 async function runMcp(config: Config): Promise<number> {
   if (config.apiKey === null) {
-    log('mnemo mcp needs MNEMO_API_KEY: the API key whose role and store grants the tools act with');
+    fatal('mnemo mcp needs MNEMO_API_KEY: the API key whose role and store grants the tools act with');
     return 2;
   }
   const lock = holdDatabase(config);
@@ -314,18 +317,18 @@ interface MountProcess {
 async function mountUntilSignal(config: Config, { service, storage, mounter }: MountProcess, storeId: string, hostPath: string, readOnly: boolean): Promise<number> {
   const store = await storage.getStoreById(storeId);
   if (!store) {
-    log(`no memory store ${storeId} in ${config.databaseUrl === null ? config.dbFile : 'the PostgreSQL database'}`);
+    fatal(`mnemo mount: no memory store ${storeId} in ${config.databaseUrl === null ? config.dbFile : 'the PostgreSQL database'}`);
     return 1;
   }
   // Sessions mount over files left in their own mount points (logged); a directory the user names
   // is theirs, and mounting over its files would hide them, so that is refused instead.
   const present = await readdir(hostPath).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOTDIR' ? null : ([] as string[])));
   if (present === null) {
-    log(`mnemo mount: ${hostPath} is a file, not a directory; mount on an empty or new directory`);
+    fatal(`mnemo mount: ${hostPath} is a file, not a directory; mount on an empty or new directory`);
     return 1;
   }
   if (present.length > 0) {
-    log(`mnemo mount: ${hostPath} is not empty (${present.length} entr${present.length === 1 ? 'y' : 'ies'}); mount on an empty or new directory`);
+    fatal(`mnemo mount: ${hostPath} is not empty (${present.length} entr${present.length === 1 ? 'y' : 'ies'}); mount on an empty or new directory`);
     return 1;
   }
   const local = service.localSessions;
@@ -405,9 +408,7 @@ function exit(code: number): never {
 main(process.argv.slice(2)).then(
   (code) => exit(code),
   (err: unknown) => {
-    const line = `mnemo: ${describeError(err)}`;
-    if (logger) logger.error(line);
-    else log(line);
+    fatal(`mnemo: ${describeError(err)}`);
     exit(1);
   },
 );

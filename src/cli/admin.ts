@@ -11,7 +11,9 @@ import { createService, type Service } from '../service/service.js';
 import { backupDatabase, requireBackupFile, restoreDatabase } from '../storage/sqlite/backup.js';
 import { openSqliteStorage } from '../storage/sqlite/open.js';
 import { openPostgresStorage } from '../storage/postgres/open.js';
-import type { ApiKey, Role } from '../domain/types.js';
+import { parseKeyCreate, parseWorkspaceCreate } from '../validate/index.js';
+import { isMnemoError } from '../domain/errors.js';
+import type { ApiKey } from '../domain/types.js';
 
 type Flags = Record<string, string | boolean>;
 type Log = (line: string) => void;
@@ -48,13 +50,19 @@ export async function runKeys(config: Config, sub: string, args: string[], flags
       log(`mnemo keys create: invalid role: ${role} (admin, read_write or read_only)`);
       return 2;
     }
-    const storeIds = typeof flags['stores'] === 'string' ? flags['stores'].split(',').filter(Boolean) : null;
+    // The API's rules for a new key's body, applied to the flags: `--stores ,` names no store, as [] does.
+    const stores = typeof flags['stores'] === 'string' ? flags['stores'].split(',').filter(Boolean) : null;
+    const input = byApiRules('keys create', { name: '--name', memory_store_ids: '--stores' }, log, () =>
+      parseKeyCreate({ name: typeof flags['name'] === 'string' ? flags['name'] : 'cli', role, memory_store_ids: stores }),
+    );
+    if (input === null) return 2;
+    const { storeIds } = input;
     return withService(config, async (service) => {
       const ws = await workspaceOf(service, flags);
       for (const s of storeIds ?? []) {
         if (!(await service.operator.storeExists(ws, s))) throw new Error(`no memory store ${s} in workspace ${ws}`);
       }
-      const minted = await service.keys.createKey(typeof flags['name'] === 'string' ? flags['name'] : 'cli', role as Role, ws, {
+      const minted = await service.keys.createKey(input.name, input.role, ws, {
         storeIds,
         allWorkspaces: flags['all-workspaces'] === true,
       });
@@ -78,6 +86,23 @@ export async function runKeys(config: Config, sub: string, args: string[], flags
   });
 }
 
+/**
+ * Runs the API's parser of a request body (src/validate) on what the command line gave, so the CLI
+ * refuses exactly what the API refuses, by the one rule. A refusal names the flag or argument
+ * (`fields`: the body's field → how the command line spells it) and is a bad argument: exit 2.
+ */
+function byApiRules<T>(command: string, fields: Record<string, string>, log: Log, parse: () => T): T | null {
+  try {
+    return parse();
+  } catch (err) {
+    if (!isMnemoError(err) || (err.code !== 'invalid_request' && err.code !== 'invalid_utf8')) throw err;
+    const field = err.details.field;
+    const named = field !== undefined && fields[field] !== undefined && err.message.startsWith(field) ? `${fields[field]}${err.message.slice(field.length)}` : err.message;
+    log(`mnemo ${command}: ${named}`);
+    return null;
+  }
+}
+
 function describeKey(k: ApiKey): string {
   const scope = k.allWorkspaces ? 'all workspaces' : k.storeIds ? `stores ${k.storeIds.join(',')}` : 'all stores';
   return [k.id, k.role, scope, k.revokedAt ? `revoked ${k.revokedAt}` : 'active', k.name].join('\t');
@@ -85,7 +110,9 @@ function describeKey(k: ApiKey): string {
 
 export async function runWorkspaces(config: Config, sub: string, args: string[], flags: Flags, log: Log): Promise<number> {
   if (sub === 'create') {
-    const name = args[0]!;
+    const input = byApiRules('workspaces create', { name: '<name>' }, log, () => parseWorkspaceCreate({ name: args[0] }));
+    if (input === null) return 2;
+    const { name } = input;
     return withService(config, async (service) => {
       const ws = await service.keys.createWorkspace(name);
       out(ws.id);

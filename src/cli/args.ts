@@ -7,8 +7,13 @@
 import { parseArgs as parseNodeArgs } from 'node:util';
 import { MOUNT_SYNC_MODES } from '../service/durability.js';
 
-/** A string option may list the only values it takes: anything else is refused at parse (exit 2). */
-type Option = { type: 'string'; choices?: readonly string[] } | { type: 'boolean' };
+/**
+ * A string option may list the only values it takes: anything else is refused at parse (exit 2).
+ * `setting`: a configuration flag (cli/config.ts). Its environment variable left empty means unset,
+ * but the flag given an empty value (`--data-dir ""`, `--data-dir=`) is refused (exit 2): taken as
+ * is, it was the working directory (resolve('')) or, for --host, every interface.
+ */
+type Option = { type: 'string'; choices?: readonly string[]; setting?: true; excludes?: string } | { type: 'boolean' };
 type Options = Record<string, Option>;
 
 interface CommandSpec {
@@ -21,31 +26,40 @@ interface CommandSpec {
   options: Options;
   /** Required positional arguments, by name. */
   positionals: string[];
+  /** Those of `positionals` that name a file or directory: an empty one is refused (it would resolve to the working directory). */
+  paths?: string[];
   /** Options that must be given (no silent default). */
   required?: string[];
 }
 
+/** A command's own input (a key's name, a workspace id): the service's rules judge its value. */
 const str: Option = { type: 'string' };
+const setting: Option = { type: 'string', setting: true };
 const bool: Option = { type: 'boolean' };
-// --database-url (cli/config.ts) goes with --data-dir: where the database is, for every command.
-const DATA_DIR: Options = { 'data-dir': str, 'database-url': str };
+/**
+ * Where the database is (cli/config.ts), for every command but serve: the SQLite file in --data-dir
+ * or PostgreSQL at --database-url, one or the other (both: exit 2, as the usage's `|` says).
+ */
+const DATA_DIR: Options = { 'data-dir': setting, 'database-url': { ...setting, excludes: 'data-dir' } };
 /** --node-id (cli/config.ts): the commands that mount record it on their sessions. */
-const NODE: Options = { 'node-id': str };
-const MOUNT_SYNC: Option = { type: 'string', choices: MOUNT_SYNC_MODES };
+const NODE: Options = { 'node-id': setting };
+const MOUNT_SYNC: Option = { type: 'string', choices: MOUNT_SYNC_MODES, setting: true };
 
 /** Every flag of DESIGN §6 that `serve` reads (see cli/config.ts); other helpers' settings land here too. */
 const SERVE_OPTIONS: Options = {
-  ...DATA_DIR,
+  // Beside PostgreSQL, serve's data directory still holds its pid file, its locks and the default mount root.
+  'data-dir': setting,
+  'database-url': setting,
   ...NODE,
-  host: str,
-  port: str,
-  'mount-root': str,
-  'max-body-bytes': str,
-  'idempotency-ttl-seconds': str,
-  'checkpoint-max-bytes': str,
-  'log-level': str,
+  host: setting,
+  port: setting,
+  'mount-root': setting,
+  'max-body-bytes': setting,
+  'idempotency-ttl-seconds': setting,
+  'checkpoint-max-bytes': setting,
+  'log-level': setting,
   'mount-sync': MOUNT_SYNC,
-  'mount-cache-seconds': str,
+  'mount-cache-seconds': setting,
   'rotate-admin-key': bool,
 };
 
@@ -118,6 +132,7 @@ const COMMANDS: Record<string, CommandSpec> = {
     notes: 'SQLite only: with --database-url it exits 2 and names pg_dump.',
     options: DATA_DIR,
     positionals: ['file'],
+    paths: ['file'],
   },
   restore: {
     usage: 'mnemo restore <file> [--data-dir D | --database-url URL]',
@@ -125,19 +140,21 @@ const COMMANDS: Record<string, CommandSpec> = {
     notes: 'Also restores into an empty or new directory. SQLite only: with --database-url it exits 2\nand names pg_restore.',
     options: DATA_DIR,
     positionals: ['file'],
+    paths: ['file'],
   },
   mount: {
     usage:
       'mnemo mount <memory_store_id> <dir> [--read-only] [--data-dir D | --database-url URL]\n' +
       '            [--log-level L] [--mount-sync fsync|close] [--mount-cache-seconds S] [--node-id N]',
     summary: 'Mount one store at an empty or new directory until interrupted (Ctrl-C unmounts).',
-    options: { ...DATA_DIR, ...NODE, 'read-only': bool, 'log-level': str, 'mount-sync': MOUNT_SYNC, 'mount-cache-seconds': str },
+    options: { ...DATA_DIR, ...NODE, 'read-only': bool, 'log-level': setting, 'mount-sync': MOUNT_SYNC, 'mount-cache-seconds': setting },
     positionals: ['memory_store_id', 'dir'],
+    paths: ['dir'],
   },
   mcp: {
     usage: 'mnemo mcp [--data-dir D | --database-url URL] [--checkpoint-max-bytes N] [--log-level L]',
     summary: 'MCP server on stdio for the API key in MNEMO_API_KEY (its role and store grants apply).',
-    options: { ...DATA_DIR, 'checkpoint-max-bytes': str, 'log-level': str },
+    options: { ...DATA_DIR, 'checkpoint-max-bytes': setting, 'log-level': setting },
     positionals: [],
   },
 };
@@ -182,7 +199,10 @@ export function parseArgs(argv: string[]): Parsed {
   if (command === '--version') return { kind: 'version' };
   if (command === 'help') {
     const topic = rest[0];
-    return { kind: 'help', text: topic !== undefined && (GROUPS.has(topic) || topic in COMMANDS) ? helpOf(topic) : USAGE };
+    if (topic === undefined) return { kind: 'help', text: USAGE };
+    // A mistyped topic is refused like a mistyped command, not answered with everything.
+    if (!GROUPS.has(topic) && !(topic in COMMANDS)) return { kind: 'error', message: `mnemo help: unknown command: ${topic}`, usage: SHORT_USAGE };
+    return { kind: 'help', text: helpOf(topic) };
   }
   if (!GROUPS.has(command) && !(command in COMMANDS)) {
     return { kind: 'error', message: `mnemo: unknown command: ${command}`, usage: SHORT_USAGE };
@@ -217,6 +237,10 @@ export function parseArgs(argv: string[]): Parsed {
   }
   for (const [k, o] of Object.entries(spec.options)) {
     const v = values[k];
+    if (o.type === 'string' && o.setting && v === '') return fail(`--${k} is empty (leave the flag out for its default)`);
+    if (o.type === 'string' && o.excludes && v !== undefined && values[o.excludes] !== undefined) {
+      return fail(`--${o.excludes} and --${k} are alternatives: give one or the other`);
+    }
     if (o.type === 'string' && o.choices && typeof v === 'string' && !o.choices.includes(v)) {
       return fail(`invalid --${k}: ${v} (${o.choices.join(' or ')})`);
     }
@@ -227,6 +251,8 @@ export function parseArgs(argv: string[]): Parsed {
   if (positionals.length > spec.positionals.length) {
     return fail(`unexpected argument${positionals.length - spec.positionals.length > 1 ? 's' : ''}: ${positionals.slice(spec.positionals.length).join(' ')}`);
   }
+  const empty = (spec.paths ?? []).filter((p) => positionals[spec.positionals.indexOf(p)] === '');
+  if (empty.length > 0) return fail(`${empty.map((p) => `<${p}>`).join(' and ')} is an empty path`);
   const absent = (spec.required ?? []).filter((o) => values[o] === undefined);
   if (absent.length > 0) return fail(`${absent.map((o) => `--${o}`).join(' and ')} is required`);
   const flags: Record<string, string | boolean> = {};
@@ -252,8 +278,8 @@ ${Object.values(COMMANDS)
   mnemo --help | mnemo <command> --help | mnemo --version
 
 Every command but serve (and restore) needs an existing data directory holding mnemo.db, or a
-PostgreSQL database (--database-url). Unknown flags and missing or extra arguments exit 2 with
-the command's usage.
+PostgreSQL database (--database-url). Unknown flags, missing or extra arguments and empty
+settings or paths exit 2 with the command's usage.
 
 Environment: MNEMO_HOST, MNEMO_PORT, MNEMO_DATA_DIR, MNEMO_MOUNT_ROOT, MNEMO_ADMIN_KEY,
 MNEMO_MAX_BODY_BYTES, MNEMO_IDEMPOTENCY_TTL_SECONDS (flag --idempotency-ttl-seconds),

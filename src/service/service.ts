@@ -2,7 +2,7 @@
 import { createAudit } from './audit.js';
 import { createConsoleSessions } from './console-sessions.js';
 import { createDurability, type MountSync } from './durability.js';
-import { MnemoError } from '../domain/errors.js';
+import { MnemoError, notFound } from '../domain/errors.js';
 import { newId, type IdGenerator } from './ids.js';
 import { createKeys } from './keys.js';
 import { DEFAULT_LIMITS, type StoreLimits } from './limits.js';
@@ -111,6 +111,9 @@ export function createService({
   const ops = over(storage);
   const keys = createKeys(storage, clock, ops.getStore, audit);
   const search = createSearch({ storage, readable: ops.getStore });
+  const existingWorkspace = async (id: string): Promise<void> => {
+    if (!(await storage.getWorkspace(id))) throw notFound('workspace', id);
+  };
 
   const local = createLocalSessions({ storage, ids, clock, nodeId });
   /** Where each store's retention walk goes on at the next sweep (commit numbers; from 0 after a restart). */
@@ -153,12 +156,19 @@ export function createService({
     },
     /**
      * What the operator does from the host's command line (`mnemo keys`, `workspaces`, `check`): it
-     * holds the database file, so no caller and no grant apply.
+     * holds the database file, so no caller and no grant apply. A workspace it names must exist (as
+     * for keys.createKey): an empty list or "key not found" would hide a mistyped id.
      */
     operator: {
       storeExists: async (workspaceId: string, id: string): Promise<boolean> => (await storage.getStore(workspaceId, id)) !== null,
-      listKeys: (workspaceId: string) => storage.listApiKeys(workspaceId),
-      revokeKey: (workspaceId: string, id: string) => storage.revokeApiKey(workspaceId, id, clock()),
+      listKeys: async (workspaceId: string) => {
+        await existingWorkspace(workspaceId);
+        return storage.listApiKeys(workspaceId);
+      },
+      revokeKey: async (workspaceId: string, id: string) => {
+        await existingWorkspace(workspaceId);
+        return storage.revokeApiKey(workspaceId, id, clock());
+      },
       listWorkspaces: () => storage.listWorkspaces(),
       /** The engine's integrity check ("sqlite: …" or "postgresql: …"), then the domain's invariants; empty when clean. */
       check: async (): Promise<string[]> => [...(await storage.integrityCheck()), ...(await storage.domainCheck())],

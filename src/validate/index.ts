@@ -6,7 +6,8 @@
  * Each rule is checked once per request, where its input enters the core:
  *
  * - At parsing, for what only the wire carries (the API's routes and the MCP tools share these
- *   parsers; a mount never sees them): the body is a JSON object whose fields are known, typed and
+ *   parsers, and `mnemo keys create` / `workspaces create` run the key and workspace ones on their
+ *   flags; a mount never sees them): the body is a JSON object whose fields are known, typed and
  *   present (bodies.ts, object.ts); query strings (queries.ts); headers (headers.ts); store, key
  *   and workspace names, descriptions and metadata pairs (store.ts); session resources; checkpoint
  *   bundles and restore budgets (checkpoint.ts: the service's checkpoints.parse applies this

@@ -151,7 +151,7 @@ describe.skipIf(skip !== null)(`PostgreSQL stopped under a running server${skip 
   it('waits for PostgreSQL when the server starts while it is down, saying so, and serves once it is up; a one-shot command exits 1 instead', async () => {
     cluster.stop('immediate');
     const dataDir = makeTempDir();
-    const check = await runCli(['check', '--data-dir', dataDir, '--database-url', withDatabase(cluster.url, 'mnemo')], {}, { timeoutMs: 30_000 });
+    const check = await runCli(['check', '--database-url', withDatabase(cluster.url, 'mnemo')], {}, { timeoutMs: 30_000 });
     expect([check.code, check.timedOut]).toEqual([1, false]);
     expect(check.stderr).toMatch(/mnemo: database unavailable \(.+\)/);
     const child = spawn(process.execPath, [MAIN_JS, 'serve', '--port', '0', '--data-dir', dataDir, '--mount-root', join(dataDir, 'mnt'), '--database-url', withDatabase(cluster.url, 'mnemo')], {

@@ -135,10 +135,11 @@ export interface CliOptions {
 
 /** Runs `node dist/src/main.js <args>` to completion (e.g. `keys create --data-dir D`). */
 export async function runCli(args: string[], env: Record<string, string> = {}, { timeoutMs, cwd }: CliOptions = {}): Promise<CliResult> {
-  // A command on a server's data dir reaches the database that server serves (serverDatabase).
+  // A command on a server's data dir reaches the database that server serves (serverDatabase): in
+  // place of the data dir (the two are alternatives), except for serve, which keeps its data dir beside it.
   const at = args.indexOf('--data-dir');
   const database = at >= 0 && !args.includes('--database-url') && env['MNEMO_DATABASE_URL'] === undefined ? await serverDatabase(args[at + 1]!) : null;
-  const argv = database ? [...args, '--database-url', database] : args;
+  const argv = !database ? args : args[0] === 'serve' ? [...args, '--database-url', database] : [...args.slice(0, at), '--database-url', database, ...args.slice(at + 2)];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [MAIN_JS, ...argv], {
       env: { ...childEnv(), ...env },

@@ -11,7 +11,7 @@ import { openCore } from '../helpers/core.js';
 import { REPO_ROOT, runCli, startServer } from '../helpers/server.js';
 import { tmpDir } from '../helpers/tmp.js';
 import { loadConfig } from '../../src/cli/config.js';
-import { commandFlags, USAGE } from '../../src/cli/args.js';
+import { commandFlags, parseArgs, USAGE } from '../../src/cli/args.js';
 
 /** A data dir holding a mnemo database (and nothing running on it). */
 async function dataDir(): Promise<string> {
@@ -88,6 +88,18 @@ describe('the command line', () => {
     }
   });
 
+  it('mnemo help with a command it does not know says so and exits 2, like an unknown command', async () => {
+    const res = await runCli(['help', 'nonsense'], {}, FAST);
+    expect(res.code).toBe(2);
+    expect(res.stdout).toBe('');
+    expect(res.stderr).toContain('mnemo help: unknown command: nonsense');
+    expect(res.stderr).toMatch(/^usage: mnemo /m);
+
+    const known = await runCli(['help', 'backup'], {}, FAST);
+    expect(known.code).toBe(0);
+    expect(known.stdout).toMatch(/^mnemo backup <file>/);
+  });
+
   it('each command\'s usage, in its own help and in mnemo --help, names every flag its parser accepts and no other', () => {
     for (const { name, usage, flags } of commandFlags()) {
       const named = new Set([...usage.matchAll(/--([a-z-]+)/g)].map((m) => m[1]));
@@ -118,6 +130,54 @@ describe('the command line', () => {
     const backup = await runCli(['backup', '--help'], {}, FAST);
     expect(backup.code).toBe(0);
     expect(backup.stdout).toMatch(/^mnemo backup <file>/);
+  });
+
+  it('an empty path argument is exit 2 with the usage, not the working directory', async () => {
+    const dir = await dataDir();
+    const cwd = tmpDir('mnemo-args-cwd-');
+    for (const args of [['backup', ''], ['restore', ''], ['mount', 'memstore_x', '']]) {
+      const res = await runCli([...args, '--data-dir', dir], {}, { ...FAST, cwd });
+      const name = args.length === 2 ? 'file' : 'dir';
+      expect(res.timedOut, args.join(' ')).toBe(false);
+      expect(res.code, `${args.join(' ')}\n${res.stderr}`).toBe(2);
+      expect(res.stderr).toContain(`mnemo ${args[0]}: <${name}> is an empty path`);
+      expect(res.stderr).toMatch(new RegExp(`^usage: mnemo ${args[0]} `, 'm'));
+    }
+    expect(readdirSync(cwd)).toEqual([]);
+  });
+
+  it('a setting flag given an empty value is exit 2, while an empty environment variable counts as unset', async () => {
+    // Run where an empty --data-dir would have landed: a working directory that holds a database.
+    const cwd = await dataDir();
+    for (const flag of [['--data-dir', ''], ['--data-dir='], ['--database-url', '']]) {
+      const res = await runCli(['keys', 'list', ...flag], {}, { ...FAST, cwd });
+      expect(res.code, `${flag.join(' ')}\n${res.stderr}`).toBe(2);
+      expect(res.stdout).toBe('');
+      expect(res.stderr).toContain(`mnemo keys list: ${flag[0]!.replace('=', '')} is empty (leave the flag out for its default)`);
+      expect(res.stderr).toMatch(/^usage: mnemo keys list /m);
+    }
+    // Given as is, an empty --host listened on every interface.
+    const host = await runCli(['serve', '--port', '0', '--host', '', '--data-dir', tmpDir('mnemo-args-')], {}, FAST);
+    expect(host.timedOut, 'serve started with an empty --host').toBe(false);
+    expect(host.code).toBe(2);
+    expect(host.stderr).toContain('mnemo serve: --host is empty');
+
+    expect(loadConfig({ MNEMO_DATA_DIR: '' }).dataDir).toBe(loadConfig({}).dataDir);
+    expect(loadConfig({ MNEMO_HOST: '' }).host).toBe('127.0.0.1');
+  });
+
+  it('--data-dir and --database-url together are exit 2 for every command whose usage makes them alternatives, but not for serve', async () => {
+    const dir = await dataDir();
+    for (const args of [['keys', 'list'], ['check'], ['workspaces', 'create', 'team'], ['mount', 'memstore_x', join(dir, 'mnt')], ['mcp']]) {
+      const res = await runCli([...args, '--data-dir', dir, '--database-url', 'postgres://nobody@nope.invalid/x'], { MNEMO_API_KEY: 'mnemo-sk-any' }, FAST);
+      const name = args.slice(0, args[0] === 'keys' || args[0] === 'workspaces' ? 2 : 1).join(' ');
+      expect(res.timedOut, name).toBe(false);
+      expect(res.code, `${name}\n${res.stderr}`).toBe(2);
+      expect(res.stderr).toContain(`mnemo ${name}: --data-dir and --database-url are alternatives: give one or the other`);
+      expect(res.stderr).toMatch(new RegExp(`^usage: mnemo ${name} `, 'm'));
+    }
+    // serve keeps its pid file, locks and default mount root in the data directory beside PostgreSQL.
+    expect(parseArgs(['serve', '--data-dir', dir, '--database-url', 'postgres://nobody@db/x'])).toMatchObject({ kind: 'run', command: 'serve' });
   });
 
   it('mnemo --version prints the package version and exits 0', async () => {

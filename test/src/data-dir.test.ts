@@ -88,6 +88,20 @@ describe('file errors are sentences naming the path', () => {
     expect(res.stderr).not.toMatch(/ENOENT|SQLITE_/);
   });
 
+  it('backup to a place that takes no file, or under a name too long, says so and names the path, not SQLite\'s "unable to open database file"', async () => {
+    const dir = await populatedDir();
+    const scratch = tmpDir('mnemo-bk-');
+    const long = join(scratch, `${'x'.repeat(300)}.db`);
+    for (const [dest, why] of [['/proc/copy.db', /no such file or directory \(ENOENT\)|permission denied \(EACCES\)/], [long, /name too long \(ENAMETOOLONG\)/]] as const) {
+      const res = await runCli(['backup', dest, '--data-dir', dir], {}, FAST);
+      expect(res.code, res.stderr).toBe(1);
+      expect(res.stderr).toContain(`mnemo: cannot write the backup to ${dest}: `);
+      expect(res.stderr).toMatch(why);
+      expect(res.stderr).not.toContain('unable to open database file');
+    }
+    expect(readdirSync(scratch)).toEqual([]);
+  });
+
   it('backup onto an existing file refuses and leaves the file alone', async () => {
     const dir = await populatedDir();
     const dest = join(tmpDir('mnemo-bk-'), 'taken.db');

@@ -19,6 +19,18 @@ describe('choosing the database engine', () => {
     );
   });
 
+  it('from the environment, MNEMO_DATABASE_URL selects PostgreSQL even with MNEMO_DATA_DIR set (serve keeps its pid file and locks there)', () => {
+    const config = loadConfig({ MNEMO_DATA_DIR: '/var/lib/mnemo', MNEMO_DATABASE_URL: 'postgres://mnemo@db/mnemo' });
+    expect(config.databaseUrl).toBe('postgres://mnemo@db/mnemo');
+    expect(config.dataDir).toBe('/var/lib/mnemo');
+  });
+
+  it('a host name that does not resolve is "database unavailable", as a port that refuses is', async () => {
+    const res = await runCli(['check', '--database-url', 'postgres://nobody@nope.invalid/none'], {}, { timeoutMs: 30_000 });
+    expect([res.code, res.timedOut]).toEqual([1, false]);
+    expect(res.stderr).toMatch(/^mnemo: database unavailable \(getaddrinfo (ENOTFOUND|EAI_AGAIN) nope\.invalid\)$/m);
+  });
+
   it('a database URL that is not postgres:// is refused without echoing it (it may hold a password)', () => {
     expect(() => loadConfig({ MNEMO_DATABASE_URL: 'mysql://root:hunter2@db/x' })).toThrow(/only postgres:\/\/ or postgresql:\/\/ URLs/);
     expect(() => loadConfig({ MNEMO_DATABASE_URL: 'mysql://root:hunter2@db/x' })).not.toThrow(/hunter2/);

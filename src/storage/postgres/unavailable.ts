@@ -10,8 +10,12 @@ import { MnemoError } from '../../domain/errors.js';
 /** SQLSTATEs of a server going away or not there yet: admin_shutdown, crash_shutdown, cannot_connect_now. */
 const SERVER_GOING = new Set(['57P01', '57P02', '57P03']);
 
-/** Socket errors on the way to PostgreSQL or while talking to it (ENOENT: its unix socket is gone). */
-const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOENT', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'ENETDOWN', 'EPIPE', 'EAI_AGAIN']);
+/**
+ * Socket errors on the way to PostgreSQL or while talking to it (ENOENT: its unix socket is gone),
+ * and a host name that does not resolve (ENOTFOUND, or EAI_AGAIN when the resolver did not answer):
+ * a compose service not up yet, or DNS away, is as unreachable as a port that refuses.
+ */
+const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOENT', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'ENETDOWN', 'EPIPE', 'EAI_AGAIN', 'ENOTFOUND']);
 const SOCKET_CALLS = new Set(['connect', 'read', 'write', 'getaddrinfo']);
 
 /**

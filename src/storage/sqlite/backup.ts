@@ -19,9 +19,29 @@ export async function backupDatabase(dbFile: string, dest: string): Promise<void
   try {
     db.pragma('busy_timeout = 5000');
     await db.backup(dest);
+  } catch (err) {
+    throw new MnemoError('invalid_request', `cannot write the backup to ${dest}: ${whyNotWritten(dest, err)}`, {}, { cause: err });
   } finally {
     db.close();
   }
+}
+
+/**
+ * Why a backup could not be written. SQLite says only "unable to open database file" (in /proc, a
+ * name too long, no permission), so the file is created here to learn the system's reason; else
+ * SQLite's own words. What a failed backup left is removed: it writes a new file or nothing.
+ */
+function whyNotWritten(dest: string, err: unknown): string {
+  for (const f of [dest, `${dest}-journal`]) if (existsSync(f)) rmSync(f, { force: true });
+  try {
+    closeSync(openSync(dest, 'wx'));
+    rmSync(dest, { force: true });
+  } catch (e) {
+    const { code, message } = e as NodeJS.ErrnoException;
+    // "EACCES: permission denied, open '/x'" → "permission denied (EACCES)": the path is said once, before.
+    if (typeof code === 'string') return `${message.replace(/^\w+: /, '').replace(/, \w+ '.*'$/s, '')} (${code})`;
+  }
+  return err instanceof Error ? err.message : String(err);
 }
 
 /** Problems that make `file` unfit to restore (not SQLite, damaged, or from a newer mnemo). */
