@@ -20,8 +20,8 @@ import { mountCaller, type MountContext } from './context.js';
 import { fsError } from './errno.js';
 import { settleLocal } from './local-budget.js';
 import { isMountLocalPath } from './names.js';
-import { commit, forget, scheduleAdoption } from './save-points.js';
-import { endAside, setAside, setsAside, settleAside } from './set-aside.js';
+import { commit, forget, saveAndRelease, scheduleAdoption } from './save-points.js';
+import { asideName, endAside, setAside, setsAside, settleAside } from './set-aside.js';
 import type { Draft } from './handles.js';
 import { hasChildren, isDir, keepParents, lookup, scratchFor, storedDraft, type Node } from './tree.js';
 
@@ -55,7 +55,7 @@ export async function renamePath(ctx: MountContext, src: string, dst: string): P
   // A rename moves the file's ctime (a stored one's follows the rename's version).
   if (d) d.ctimeMs = Date.now();
   if (d?.asideFrom) {
-    if (d.asideFrom === dst || !setsAside(null, dst) || to) {
+    if (d.asideFrom === dst || !asideName(dst) || to) {
       // Back where storage has it (vim's undo of a failed write): nothing to store but its changes.
       if (endAside(ctx, d) === dst) return renamedBack(ctx, d, src, dst);
     } else {
@@ -105,16 +105,14 @@ export async function renamePath(ctx: MountContext, src: string, dst: string): P
 /** A set-aside file renamed back onto the path its memory has in storage: saved there only if it changed. */
 async function renamedBack(ctx: MountContext, d: Draft, src: string, dst: string): Promise<void> {
   ctx.drafts.move(src, dst);
-  if (d.dirty) await commit(ctx, d);
-  else if (d.opens === 0) forget(ctx, d);
+  await saveAndRelease(ctx, d);
   entriesMoved(ctx, src, dst);
 }
 
 /** Makes a set-aside rename in storage at once (and any change it holds), so that another file can take its old path. */
 async function settleAsideNow(ctx: MountContext, d: Draft): Promise<void> {
   await settleAside(ctx, d);
-  if (d.dirty) await commit(ctx, d);
-  else if (d.opens === 0) forget(ctx, d);
+  await saveAndRelease(ctx, d);
 }
 
 /** A rename changed an entry in the directory of `src` and in that of `dst`. */

@@ -259,12 +259,17 @@ export async function adoptScratch(ctx: MountContext, d: Draft): Promise<void> {
   }
 }
 
+/** Saves what the draft holds that storage lacks, and lets it go once no handle has it open. */
+export async function saveAndRelease(ctx: MountContext, d: Draft): Promise<void> {
+  if (d.dirty) await commit(ctx, d);
+  if (d.opens === 0) forget(ctx, d);
+}
+
 /** A stored file set aside and left there: its rename is made in storage (set-aside.ts), with any change it holds. */
 async function adoptAside(ctx: MountContext, d: Draft): Promise<void> {
   try {
     await settleAside(ctx, d);
-    if (d.dirty) await commit(ctx, d);
-    if (d.opens === 0) forget(ctx, d);
+    await saveAndRelease(ctx, d);
   } catch (err) {
     warnSaveFailed(ctx, d.path ?? '(unlinked)', err);
   }

@@ -19,9 +19,14 @@ import type { Draft } from './handles.js';
 import { isMountLocalPath } from './names.js';
 import { scratchFor } from './tree.js';
 
+/** Whether a stored file renamed onto `dst` can be set aside there: a temp-looking name that is saved (not mount-local). */
+export function asideName(dst: string): boolean {
+  return scratchFor(dst) && !isMountLocalPath(dst);
+}
+
 /** Whether renaming the stored file `d` (its clean working copy, or none) onto `dst`, where nothing is, sets it aside. */
 export function setsAside(d: Draft | null, dst: string): boolean {
-  if (!scratchFor(dst) || isMountLocalPath(dst)) return false;
+  if (!asideName(dst)) return false;
   return d === null || (d.stored && !d.scratch && !d.dirty && !d.failed && d.opens === 0);
 }
 

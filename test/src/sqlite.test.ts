@@ -133,7 +133,7 @@ describe('sqlite migrations', () => {
       }),
     );
     for (const [name, plan] of plans) {
-      expect(plan, name).toMatch(/^SEARCH versions USING (COVERING )?INDEX/);
+      expect(plan, name).toMatch(/^SEARCH (versions|memories) USING (COVERING )?INDEX/);
       expect(plan, name).not.toMatch(/SCAN versions/);
     }
   });

@@ -33,6 +33,8 @@ export const PG_HISTORY_SQL = {
   firstKeptAfter: `SELECT ${AT_COLUMNS} FROM versions
      WHERE store_id = $1 AND memory_id = $2 AND created_at > $3 AND redacted_at IS NULL ORDER BY created_at, seq LIMIT 1`,
   bytes: `SELECT ${versionContent('versions', true)} AS bytes FROM versions WHERE id = $1`,
+  // Expired at that instant but not swept yet: the sweep's deleted version, dated at the expiry, is still to come.
+  expiredBy: 'SELECT 1 AS x FROM memories WHERE id = $1 AND expires_at IS NOT NULL AND expires_at <= $2',
 } as const;
 
 /** Direct child names of `prefix` over every path that ever held a memory; a name may come twice (file, then directory). */
@@ -52,11 +54,13 @@ async function* everChildren(q: Q, storeId: string, prefix: string): AsyncGenera
 /**
  * Where memory `memoryId` was at `asOf`, or null (not yet created, or deleted). A version redacted
  * since has lost its path: it stands where the memory's nearest unredacted version was, the last
- * one before it, else the first one after (as sqlite/history.ts).
+ * one before it, else the first one after (as sqlite/history.ts). A memory whose expiry had passed
+ * is gone at that instant, swept or not.
  */
 async function stateAt(q: Q, storeId: string, memoryId: string, asOf: string): Promise<StateAt | null> {
   const latest = await first<AtRow>(q, PG_HISTORY_SQL.latestAt, [storeId, memoryId, asOf]);
   if (!latest || latest.operation === 'deleted') return null;
+  if (await first(q, PG_HISTORY_SQL.expiredBy, [memoryId, asOf])) return null;
   if (latest.redacted_at === null) return { row: latest, path: latest.path!, redacted: false };
   const before = await first<AtRow>(q, PG_HISTORY_SQL.latestKeptAt, [storeId, memoryId, asOf]);
   const kept = before ?? (await first<AtRow>(q, PG_HISTORY_SQL.firstKeptAfter, [storeId, memoryId, asOf]));

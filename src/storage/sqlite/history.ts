@@ -32,6 +32,8 @@ export const HISTORY_SQL = {
   firstKeptAfter: `SELECT ${AT_COLUMNS} FROM versions INDEXED BY versions_by_memory_time
      WHERE store_id = ? AND memory_id = ? AND created_at > ? AND redacted_at IS NULL ORDER BY created_at, seq LIMIT 1`,
   bytes: `SELECT ${versionContent('versions', true)} AS bytes FROM versions WHERE id = ?`,
+  // Expired at that instant but not swept yet: the sweep's deleted version, dated at the expiry, is still to come.
+  expiredBy: 'SELECT 1 AS x FROM memories WHERE id = ? AND expires_at IS NOT NULL AND expires_at <= ?',
 } as const;
 
 export function createHistoryStatements(db: Db): Synchronous<HistoryStorage> {
@@ -55,10 +57,12 @@ export function createHistoryStatements(db: Db): Synchronous<HistoryStorage> {
    * Where memory `memoryId` was at `asOf`, or null (not yet created, or deleted). A version redacted
    * since has lost its path: it stands where the memory's nearest unredacted version was, the last
    * one before it, else the first one after (a rename in the redacted version itself is not known).
+   * A memory whose expiry had passed is gone at that instant, swept or not.
    */
   function stateAt(storeId: string, memoryId: string, asOf: string): StateAt | null {
     const latest = q.latestAt.get(storeId, memoryId, asOf) as AtRow | undefined;
     if (!latest || latest.operation === 'deleted') return null;
+    if (q.expiredBy.get(memoryId, asOf)) return null;
     if (latest.redacted_at === null) return { row: latest, path: latest.path!, redacted: false };
     const before = q.latestKeptAt.get(storeId, memoryId, asOf) as AtRow | undefined;
     const kept = before ?? (q.firstKeptAfter.get(storeId, memoryId, asOf) as AtRow | undefined);

@@ -4,6 +4,7 @@
  * instant (what `.history` and point-in-time mounts read).
  */
 import { describe, expect, it } from 'vitest';
+import { newId } from '../../../src/service/ids.js';
 import { fixture, type MakeStorage } from './fixture.js';
 
 export function runHistorySuite(makeStorage: MakeStorage): void {
@@ -104,6 +105,22 @@ export function runHistorySuite(makeStorage: MakeStorage): void {
       const later = now();
       expect((await storage.getMemoryMetaAsOf(s.id, '/c.md', later))?.redacted).toBe(false);
       expect(await storage.getMemoryMetaAsOf(s.id, '/a.md', later)).toBeNull();
+    });
+
+    it('shows a memory whose expiry had passed at the instant as gone, before any sweep deleted it', async () => {
+      const { storage, addStore, now, stamp } = await fixture(makeStorage);
+      const s = await addStore();
+      const at = (t0: string, secs: number) => new Date(Date.parse(t0) + 1000 * secs).toISOString();
+      const t0 = now();
+      await storage.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/d/ttl.md', content: 'x', expiresAt: at(t0, 4) });
+      const live = now();
+      expect((await storage.getMemoryBytesAsOf(s.id, '/d/ttl.md', live))?.bytes).toEqual(Buffer.from('x'));
+      // Nothing swept it: the memory row is still there, with its expiry behind the instant.
+      const expired = at(t0, 5);
+      expect(await storage.getMemoryMetaAsOf(s.id, '/d/ttl.md', expired)).toBeNull();
+      expect(await storage.getMemoryBytesAsOf(s.id, '/d/ttl.md', expired)).toBeNull();
+      expect((await storage.listDirectoryAsOf(s.id, '/', expired, 100)).dirs).toEqual([]);
+      expect(await storage.hasMemoriesUnderAsOf(s.id, '/d', expired)).toBe(false);
     });
   });
 }
