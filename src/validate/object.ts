@@ -33,7 +33,20 @@ export function parseObject<T>(schema: z.ZodType<T>, body: unknown, { at = '', u
     if (issue.input === undefined) fail(field, 'is required');
     fail(field, `must be ${EXPECTED[issue.expected] ?? `of type ${issue.expected}`} (got ${given(issue.input)})`);
   }
+  if (issue.code === 'too_small' || issue.code === 'too_big') fail(field, outOfRange(issue));
   fail(field, issue.message);
+}
+
+/** A bound a field broke, in the words of the other refusals: "must be at least 1 (got 0)", "must have at most 8 items". */
+function outOfRange(issue: z.core.$ZodIssueTooSmall | z.core.$ZodIssueTooBig): string {
+  const small = issue.code === 'too_small';
+  const bound = small ? (issue as z.core.$ZodIssueTooSmall).minimum : (issue as z.core.$ZodIssueTooBig).maximum;
+  const inclusive = issue.inclusive !== false;
+  const word = small ? (inclusive ? 'at least' : 'more than') : inclusive ? 'at most' : 'less than';
+  if (issue.origin === 'array' || issue.origin === 'set') return `must have ${word} ${String(bound)} items`;
+  if (issue.origin === 'string') return `must be ${word} ${String(bound)} characters long`;
+  const got = typeof issue.input === 'number' ? ` (got ${issue.input})` : '';
+  return `must be ${word} ${String(bound)}${got}`;
 }
 
 /** What a field of the wrong type must be, as the refusal says it (zod's `expected`). */

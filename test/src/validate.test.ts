@@ -3,7 +3,7 @@
  * store fields, list parameters, timestamps and request bodies. Failures are asserted by code.
  */
 import { describe, expect, it } from 'vitest';
-import { assertContent, assertEntryName, decodeUtf8, parseCheckpointCreate, parseLimit, parseMemoryCreate, parseMemoryListQuery, parseMemoryUpdate, parseSessionCreate, parseSha256, parseStoreCreate, parseStoreListQuery, parseStoreUpdate, parseTimestamp, parseVersionListQuery, parseView } from '../../src/validate/index.js';
+import { assertContent, assertEntryName, decodeUtf8, parseCheckpointCreate, parseKeyCreate, parseLimit, parseMemoryCreate, parseMemoryListQuery, parseMemoryUpdate, parseSessionCreate, parseSha256, parseStoreCreate, parseStoreListQuery, parseStoreUpdate, parseTimestamp, parseVersionListQuery, parseView } from '../../src/validate/index.js';
 import { sha256Hex } from '../../src/domain/content.js';
 import type { ErrorCode } from '../../src/domain/errors.js';
 import { codeOf, errorOf } from '../helpers/core.js';
@@ -453,6 +453,9 @@ describe('request bodies', () => {
     ['a checkpoint reference with a numeric path', () => parseCheckpointCreate({ agent_id: 'a', session_id: 's', goal: 'g', references: [{ path: 5 }] }), 'references.0.path: must be a string (got 5)'],
     ['constraints as a string', () => parseCheckpointCreate({ agent_id: 'a', session_id: 's', goal: 'g', constraints: 'x' }), 'constraints: must be an array (got a string)'],
     ['a checkpoint without its session', () => parseCheckpointCreate({ agent_id: 'a', goal: 'g' }), 'session_id: is required'],
+    ['a retention keeping no version', () => parseStoreCreate({ name: 'n', retention: { keep_last: 0 } }), 'retention.keep_last: must be at least 1 (got 0)'],
+    ['a retention of a million years', () => parseStoreCreate({ name: 'n', retention: { max_age_days: 365e6 } }), 'retention.max_age_days: must be at most 36500 (got 365000000)'],
+    ['a key for 101 stores', () => parseKeyCreate({ name: 'k', role: 'read_only', memory_store_ids: Array.from({ length: 101 }, (_, i) => `memstore_${i}`) }), 'memory_store_ids: must have at most 100 items'],
   ];
   it.each(wrongTypeMessages)('%s is refused saying what the field must be, or that it is required', async (_name, parse, message) => {
     expect(await errorOf(parse)).toMatchObject({ code: 'invalid_request', message });
