@@ -1,7 +1,7 @@
 /**
  * @module The process logger: pino, one JSON line per event on stderr (pretty when stderr is a
  * terminal). stdout stays the server's URL and `mnemo mcp`'s protocol. The many call sites that
- * take `log: (line) => void` get `lineLog(logger)`, which logs each line at info. Lines go through
+ * take `log: (line) => void` get `lineLog(logger)`, which logs each line at info (a warning's at warn). Lines go through
  * a StderrSink (stderr-sink.ts): a stderr nobody reads delays and then drops lines, and never
  * stalls the serving thread.
  */
@@ -49,7 +49,12 @@ export function createLogger({ level, pretty: tty = process.stderr.isTTY === tru
   return { logger, flush: () => sink.flushSync(EXIT_WAIT_MS), droppedLines: () => sink.droppedLines() };
 }
 
-/** The `log(line)` the rest of the code takes, backed by the logger at info. */
+/**
+ * The `log(line)` the rest of the code takes, backed by the logger at info; a line that says it is
+ * a warning (`mnemo: warn: …`, a mount's save that failed) at warn, so MNEMO_LOG_LEVEL=warn keeps it.
+ */
 export function lineLog(logger: Logger): (line: string) => void {
-  return (line) => logger.info(line);
+  return (line) => (line.startsWith(WARN_PREFIX) ? logger.warn(line) : logger.info(line));
 }
+
+const WARN_PREFIX = 'mnemo: warn: ';

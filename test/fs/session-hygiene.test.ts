@@ -91,6 +91,8 @@ describe.skipIf(!FUSE_AVAILABLE)('failed mount saves', () => {
     await eventually(async () => expect(server.stderr()).toMatch(new RegExp(`mnemo: warn: save of ${store.id}/bad\\.md failed: .*EILSEQ`)));
     const lines = server.stderr().split('\n').filter((l) => l.includes('/bad.md'));
     expect(lines).toHaveLength(1);
+    // At warn, so MNEMO_LOG_LEVEL=warn keeps it.
+    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'warn' });
     expect((await client.beta.memoryStores.memories.list(store.id)).data).toEqual([]);
   });
 
