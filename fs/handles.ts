@@ -5,6 +5,7 @@
 import { MAX_CONTENT_BYTES } from '../src/index.js';
 import Fuse from './binding/fuse.js';
 import { fsError } from './errno.js';
+import { isMountLocalPath } from './names.js';
 
 /** A working copy of one file. Writes and truncates change it; a commit turns it into one version. */
 export interface Draft {
@@ -139,9 +140,22 @@ export function reloadDraft(d: Draft, content: Buffer, version: { versionId: str
   d.appendOnly = true;
 }
 
+/**
+ * The most bytes the file may hold: a memory's limit, or for a file under `.git/` (never a memory:
+ * names.ts) as much as the mount-local caps leave (local-budget.ts refuses past them with ENOSPC), so
+ * git's packs and index can outgrow a memory.
+ */
+export function sizeLimitOf(d: Draft): number {
+  return d.path !== null && isMountLocalPath(d.path) ? MOUNT_LOCAL_FILE_MAX_BYTES : MAX_CONTENT_BYTES;
+}
+
+/** A bound for one mount-local file's buffer, far above the default caps (64 MiB a mount, 512 MiB a server). */
+const MOUNT_LOCAL_FILE_MAX_BYTES = 2 ** 31 - 1;
+
 /** Resizes the working copy; bytes past the old end read as zeros, as POSIX requires. */
 export function resizeDraft(d: Draft, size: number): void {
-  if (size > MAX_CONTENT_BYTES) throw fsError(Fuse.EFBIG, `${size} bytes is over the ${MAX_CONTENT_BYTES}-byte limit`);
+  const limit = sizeLimitOf(d);
+  if (size > limit) throw fsError(Fuse.EFBIG, `${size} bytes is over the ${limit}-byte limit`);
   if (size === d.size) return;
   if (size > d.bytes.length) grow(d, size);
   if (size < d.size && d.shared) {
@@ -165,9 +179,10 @@ export function markChanged(d: Draft): void {
 /** Copies `len` bytes of `buf` in at `pos`: the caller's buffer is detached once the op replies. */
 export function writeDraft(d: Draft, buf: Buffer, len: number, pos: number): void {
   const end = pos + len;
-  if (end > MAX_CONTENT_BYTES) {
+  const limit = sizeLimitOf(d);
+  if (end > limit) {
     d.failed = Fuse.EFBIG;
-    throw fsError(Fuse.EFBIG, `a write to byte ${end} is over the ${MAX_CONTENT_BYTES}-byte limit`);
+    throw fsError(Fuse.EFBIG, `a write to byte ${end} is over the ${limit}-byte limit`);
   }
   if (end > d.bytes.length) grow(d, end);
   own(d);
@@ -188,7 +203,7 @@ function changedNow(d: Draft): void {
 }
 
 function grow(d: Draft, min: number): void {
-  const next = Buffer.alloc(Math.min(MAX_CONTENT_BYTES, Math.max(min, d.bytes.length * 2, 4096)));
+  const next = Buffer.alloc(Math.min(sizeLimitOf(d), Math.max(min, d.bytes.length * 2, 4096)));
   d.bytes.copy(next, 0, 0, d.size);
   d.bytes = next;
   d.shared = false;

@@ -7,12 +7,12 @@
  * (the WAL sync runs off the event loop, src/service/durability.ts), without holding the queue.
  */
 import Fuse, { OPEN_DROP_ATTRS, OPEN_KEEP_CACHE, OPEN_NOFLUSH, type FuseOps, type FuseStat } from './binding/fuse.js';
-import { isMnemoError, MAX_CONTENT_BYTES, parentOf } from '../src/index.js';
+import { isMnemoError, parentOf } from '../src/index.js';
 import { after, type Answer } from './answer.js';
 import { changeAttrs, dirStatOf, ownerId } from './attrs.js';
 import { assertWritable, mountCaller, type MountContext } from './context.js';
 import { errnoLine, fsError, FsError, toErrno, wasReported } from './errno.js';
-import { markChanged, newDraft, resizeDraft, writeDraft, type Draft } from './handles.js';
+import { markChanged, newDraft, resizeDraft, sizeLimitOf, writeDraft, type Draft } from './handles.js';
 import { reserveLocal, settleLocal } from './local-budget.js';
 import { PROCESS_GID, PROCESS_UID, fileStat, inoOf, metaAttrs, storeStatfs } from './stat.js';
 import { assertNewPath, detachedDraft, hasChildren, keepOrphan, listDir, lookup, scratchFor, storedDraft, type Node } from './tree.js';
@@ -468,7 +468,7 @@ export function createOps(ctx: MountContext): FuseOps {
    * change itself, which refuses it with EFBIG.
    */
   function grow(d: Draft, size: number, change: () => void): void {
-    if (size <= MAX_CONTENT_BYTES) reserveLocal(ctx, d, size);
+    if (size <= sizeLimitOf(d)) reserveLocal(ctx, d, size);
     try {
       change();
     } finally {

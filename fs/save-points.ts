@@ -15,10 +15,10 @@
  *   only when renamed onto an ordinary name, or, left in place, after a grace period or at unmount.
  */
 import Fuse from './binding/fuse.js';
-import { decodeUtf8, isMnemoError, MAX_CONTENT_BYTES, type KeptAttrs, type MemoryMeta } from '../src/index.js';
+import { decodeUtf8, isMnemoError, type KeptAttrs, type MemoryMeta } from '../src/index.js';
 import { mountCaller, type MountContext } from './context.js';
 import { errnoLine, fsError, markReported, toErrno } from './errno.js';
-import { draftContent, keepState, resizeDraft, setFileAttrs, type Draft, type Handle } from './handles.js';
+import { draftContent, keepState, resizeDraft, setFileAttrs, sizeLimitOf, type Draft, type Handle } from './handles.js';
 import { reserveLocal, settleLocal } from './local-budget.js';
 import { isMountLocalPath } from './names.js';
 import { loadDraft, lookup, memoryAttrs } from './tree.js';
@@ -295,7 +295,7 @@ export async function truncatePath(ctx: MountContext, path: string, size: number
   if (node.kind === 'dir') throw fsError(Fuse.EISDIR);
   const d = node.draft ?? (await loadDraft(ctx, path));
   if (!d) throw fsError(Fuse.ENOENT);
-  if (size !== d.size && size <= MAX_CONTENT_BYTES) reserveLocal(ctx, d, size);
+  if (size !== d.size && size <= sizeLimitOf(d)) reserveLocal(ctx, d, size);
   const undo = keepState(d);
   try {
     resizeDraft(d, size);

@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { createMountManager } from '../../fs/index.js';
 import { FUSE_AVAILABLE, NO_FUSE_REASON, isMounted, py, run, sh, sleep, startMount, type MountHost } from '../helpers/mount.js';
 import { openCore } from '../helpers/core.js';
+import { tmpDir } from '../helpers/tmp.js';
 import { createService } from '../../src/service/service.js';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 
@@ -198,6 +199,24 @@ describe.skipIf(!FUSE_AVAILABLE)('a mount stays fresh', () => {
     const versions = await m.versions();
     expect(versions.some((v) => (v.path ?? '').includes('/.git'))).toBe(false);
     expect(versions.map((v) => `${v.operation} ${v.path}`)).toEqual(['created /repo/a.md', 'modified /repo/a.md']);
+  });
+
+  it('git clone and git gc work with packs and an index past a memory\'s 100 KiB: .git files count against the mount-local cap only', async () => {
+    const m = await startMount();
+    const src = tmpDir();
+    const git = 'git -c user.name=agent -c user.email=agent@example.invalid -c init.defaultBranch=main';
+    // 60 files of incompressible text: a pack of about 240 KiB, far past one memory's limit.
+    const made = await sh(`${git} init -q src && cd src && for i in $(seq 60); do head -c 3000 /dev/urandom | base64 -w 76 > n$i.md; done && ${git} add -A && ${git} commit -qm x`, src);
+    expect(made.code, made.stderr).toBe(0);
+    const r = await sh(`${git} clone -q --no-local '${join(src, 'src')}' c && cd c && ${git} gc -q && test -z "$(${git} status --porcelain)" && ls .git/objects/pack | grep -c pack$ && stat -c %s .git/objects/pack/*.pack`, m.mnt);
+    expect(r.code, r.stderr).toBe(0);
+    const [packs, size] = r.stdout.split('\n');
+    expect(packs).toBe('1');
+    expect(Number(size)).toBeGreaterThan(100 * 1024);
+    // The work tree became memories; nothing under .git did.
+    const versions = await m.versions();
+    expect(versions.filter((v) => (v.path ?? '').startsWith('/c/n'))).toHaveLength(60);
+    expect(versions.some((v) => (v.path ?? '').includes('/.git'))).toBe(false);
   });
 });
 
