@@ -20,7 +20,7 @@ import { mountCaller, type MountContext } from './context.js';
 import { fsError } from './errno.js';
 import { settleLocal } from './local-budget.js';
 import { isMountLocalPath } from './names.js';
-import { commit, forget, saveAndRelease, scheduleAdoption } from './save-points.js';
+import { adoptScratch, commit, forget, saveAndRelease, scheduleAdoption } from './save-points.js';
 import { asideName, endAside, setAside, setsAside, settleAside } from './set-aside.js';
 import type { Draft } from './handles.js';
 import { hasChildren, isDir, keepParents, lookup, scratchFor, storedDraft, type Node } from './tree.js';
@@ -131,10 +131,16 @@ async function renameDir(ctx: MountContext, src: string, dst: string, to: Node |
   }
   await ctx.service.moveTree(await mountCaller(ctx), ctx.storeId, src, dst);
   const moved = (p: string) => (p === src ? dst : p.startsWith(src + '/') ? dst + p.slice(src.length) : null);
+  const leftTempDir: Draft[] = [];
   for (const p of [...ctx.drafts.keys()]) {
     const np = moved(p);
-    if (np !== null) ctx.drafts.move(p, np);
+    if (np === null) continue;
+    const d = ctx.drafts.get(p)!;
+    ctx.drafts.move(p, np);
+    // Written in a temp directory now renamed to an ordinary name (a build's output put in place): saved now.
+    if (d.scratch && !d.asideFrom && !scratchFor(np)) leftTempDir.push(d);
   }
+  for (const d of leftTempDir) await adoptScratch(ctx, d);
   for (const [p, mode] of [...ctx.localDirs]) {
     const np = moved(p);
     if (np === null) continue;

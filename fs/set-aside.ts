@@ -13,15 +13,14 @@
  * - f~ removed deletes the memory (`mv f f~ && rm f~`), f~ renamed to an ordinary name moves it there;
  * - left alone for the temp-file grace period, or until the mount ends, the rename is made in storage.
  */
-import { isMnemoError } from '../src/index.js';
+import { baseName, isMnemoError } from '../src/index.js';
 import { mountCaller, type MountContext } from './context.js';
 import type { Draft } from './handles.js';
-import { isMountLocalPath } from './names.js';
-import { scratchFor } from './tree.js';
+import { isMountLocalPath, isScratchName } from './names.js';
 
-/** Whether a stored file renamed onto `dst` can be set aside there: a temp-looking name that is saved (not mount-local). */
+/** Whether a stored file renamed onto `dst` can be set aside there: a temp-looking name (not a temp directory's file) that is saved (not mount-local). */
 export function asideName(dst: string): boolean {
-  return scratchFor(dst) && !isMountLocalPath(dst);
+  return isScratchName(baseName(dst)) && !isMountLocalPath(dst);
 }
 
 /** Whether renaming the stored file `d` (its clean working copy, or none) onto `dst`, where nothing is, sets it aside. */

@@ -11,7 +11,7 @@ import { MAX_SEGMENTS, NAME_MAX, assertEntryName, assertMemoryPath, baseName, by
 import type { MountContext } from './context.js';
 import { fsError } from './errno.js';
 import { newDraft, reloadDraft, setFileAttrs, type Draft, type FileAttrs } from './handles.js';
-import { isMountLocalPath, isScratchName } from './names.js';
+import { inScratchDir, isMountLocalPath, isScratchName } from './names.js';
 import { metaTimes } from './stat.js';
 import { leavePath } from './dropped-drafts.js';
 import { settleLocal } from './local-budget.js';
@@ -162,8 +162,9 @@ export function assertNewPath(path: string): void {
   assertMemoryPath(path);
 }
 
+/** Whether a new file at `path` is a scratch draft: a temp-looking name, in a temp directory, or mount-local (names.ts). */
 export function scratchFor(path: string): boolean {
-  return isScratchName(baseName(path)) || isMountLocalPath(path);
+  return isScratchName(baseName(path)) || inScratchDir(path) || isMountLocalPath(path);
 }
 
 /**

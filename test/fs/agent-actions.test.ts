@@ -119,6 +119,50 @@ describe.skipIf(!FUSE_AVAILABLE)('agent actions through a mount', () => {
     expect((await m.call<{ id: string }>('memory', { path: '/p.md' })).id).toBe(before.id);
   });
 
+  it("GNU patch's temp name (name.oXXXXXX, made with O_EXCL) is an atomic save: one version, same memory id", async () => {
+    const m = await startMount({ seed: { '/n.md': 'hello\n' } });
+    const before = await m.call<{ id: string }>('memory', { path: '/n.md' });
+    // What patch 2.7 does (strace): its output beside the file, then a rename onto it. A fixed name
+    // here, as patch's own random ones miss the rule about one time in 25 (README).
+    const r = await py(
+      [
+        'import os',
+        'fd = os.open("n.md.omuA7Uc", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)',
+        'os.write(fd, b"HELLO\\n"); os.close(fd)',
+        'os.rename("n.md.omuA7Uc", "n.md")',
+        'print(sorted(os.listdir(".")))',
+      ].join('\n'),
+      m.mnt,
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe("['n.md']\n");
+    expect(await m.mountLog()).toEqual(['modified /n.md']);
+    expect((await m.call<{ id: string }>('memory', { path: '/n.md' })).id).toBe(before.id);
+  });
+
+  it('files written in a temp directory reach the history only where they are put: by a rename out, or with the directory renamed', async () => {
+    const m = await startMount();
+    const r = await py(
+      [
+        'import os, tempfile',
+        'with tempfile.TemporaryDirectory(dir=".") as td:',
+        '    open(os.path.join(td, "out.md"), "w").write("built\\n")',
+        '    os.replace(os.path.join(td, "out.md"), "final.md")',
+        // mktemp -d's name, filled and then put in place whole.
+        'os.mkdir("tmp.Ab3dE6gH9k")',
+        'for n in ("a.md", "b.md"): open("tmp.Ab3dE6gH9k/" + n, "w").write(n)',
+        'os.rename("tmp.Ab3dE6gH9k", "build")',
+        'print(sorted(os.listdir(".")))',
+      ].join('\n'),
+      m.mnt,
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe("['build', 'final.md']\n");
+    // Saved by the directory's rename itself, not 2 s later by the grace period.
+    expect((await m.mountLog()).sort()).toEqual(['created /build/a.md', 'created /build/b.md', 'created /final.md']);
+    expect(await m.tree()).toEqual({ '/build/a.md': 'a.md', '/build/b.md': 'b.md', '/final.md': 'built\n' });
+  });
+
   it("rsync's and write-file-atomic's temp names are atomic saves too: one version on the target each", async () => {
     const m = await startMount({ seed: { '/r.md': 'one\n', '/w.md': 'one\n' } });
     const r = await py(
