@@ -23,7 +23,7 @@ import { isMountLocalPath } from './names.js';
 import { adoptScratch, commit, forget, saveAndRelease, scheduleAdoption } from './save-points.js';
 import { asideName, endAside, setAside, setsAside, settleAside } from './set-aside.js';
 import type { Draft } from './handles.js';
-import { hasChildren, isDir, keepParents, lookup, scratchFor, storedDraft, type Node } from './tree.js';
+import { assertParentDir, hasChildren, isDir, keepParents, lookup, scratchFor, storedDraft, type Node } from './tree.js';
 
 export async function unlinkPath(ctx: MountContext, path: string): Promise<void> {
   const node = await lookup(ctx, path);
@@ -46,6 +46,7 @@ export async function renamePath(ctx: MountContext, src: string, dst: string): P
   if (!from) throw fsError(Fuse.ENOENT);
   if (dst === src) return;
   const to = await lookup(ctx, dst);
+  if (!to) await assertParentDir(ctx, dst);
   if (from.kind === 'dir') return renameDir(ctx, src, dst, to);
   if (to?.kind === 'dir') throw fsError(Fuse.EISDIR);
   const d = from.draft;

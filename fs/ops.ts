@@ -15,7 +15,7 @@ import { errnoLine, fsError, FsError, toErrno, wasReported } from './errno.js';
 import { markChanged, newDraft, resizeDraft, sizeLimitOf, writeDraft, type Draft } from './handles.js';
 import { reserveLocal, settleLocal } from './local-budget.js';
 import { PROCESS_GID, PROCESS_UID, fileStat, inoOf, metaAttrs, storeStatfs } from './stat.js';
-import { assertNewPath, detachedDraft, hasChildren, keepOrphan, listDir, lookup, scratchFor, storedDraft, type Node } from './tree.js';
+import { assertNewPath, assertParentDir, detachedDraft, hasChildren, keepOrphan, listDir, lookup, scratchFor, storedDraft, type Node } from './tree.js';
 import { renamePath, unlinkPath } from './moves.js';
 import { claimAside } from './set-aside.js';
 import { withHistory } from './history.js';
@@ -151,6 +151,7 @@ export function createOps(ctx: MountContext): FuseOps {
           const fh = await openFile(path, found, flags);
           if (fh !== null) return fh;
         }
+        await assertParentDir(ctx, path);
         const now = Date.now();
         // Made where a stored file was just set aside (vim's write): it saves to that memory.
         const claimed = ctx.asides.size > 0 ? claimAside(ctx, path) : null;
@@ -279,6 +280,7 @@ export function createOps(ctx: MountContext): FuseOps {
         await assertWritable(ctx);
         assertNewPath(path);
         if (await lookup(ctx, path)) throw fsError(Fuse.EEXIST);
+        await assertParentDir(ctx, path);
         ctx.localDirs.set(path, mode & 0o7777);
         const now = Date.now();
         ctx.dirs.made(path, now);

@@ -43,6 +43,18 @@ export function isDir(ctx: MountContext, path: string): Answer<boolean> {
   });
 }
 
+/**
+ * The directory a new entry goes in must still be one. The kernel only sends a create or mkdir
+ * under a directory it holds, but it may hold one another session or host has since renamed or
+ * emptied away (a shell's working directory): made there, the entry would bring the old path back.
+ */
+export function assertParentDir(ctx: MountContext, path: string): Answer<void> {
+  const parent = parentOf(path);
+  return after(isDir(ctx, parent), (dir) => {
+    if (!dir) throw fsError(Fuse.ENOENT, `the directory ${parent} is gone`);
+  });
+}
+
 /** The names in a directory (without "." and ".."), or null if it is not one. */
 export async function listDir(ctx: MountContext, dir: string): Promise<string[] | null> {
   if (ctx.gone) return dir === '/' ? [] : null;

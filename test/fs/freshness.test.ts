@@ -43,6 +43,19 @@ describe.skipIf(!FUSE_AVAILABLE)('a mount stays fresh', () => {
     expect((await sh('ls; cat b.md', m.mnt)).stdout).toBe('b.md\ntwo, longer\n');
   });
 
+  it('a shell left in a directory another process renamed away cannot make files there: they would bring the old path back', async () => {
+    const m = await startMount({ seed: { '/proj/p.md': 'p\n' } });
+    const other = await startMount({ dir: m.dir, store: m.storeId, mountName: 'other', session: 'sesn_other' });
+    // The shell's working directory is other's /proj; the rename comes from the first mount's process.
+    const stuck = sh('cd proj && ls >/dev/null && sleep 1.5; echo n > new.md; echo "file $?"; mkdir sub; echo "dir $?"', other.mnt);
+    await sleep(300);
+    expect((await sh('mv proj proj2', m.mnt)).code).toBe(0);
+    const r = await stuck;
+    expect(r.stdout).toBe('file 1\ndir 1\n');
+    expect(r.stderr).toMatch(/No such file or directory/);
+    expect(await m.tree()).toEqual({ '/proj2/p.md': 'p\n' });
+  });
+
   it('a file emptied here by an O_TRUNC open reads whole at its next open after an API write', async () => {
     // The kernel set the size to 0 itself at that open and kept it for the attribute timeout; no
     // stat of ours told it, so the open must refresh it rather than take "unknown" for "nothing held".
