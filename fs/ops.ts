@@ -171,7 +171,13 @@ export function createOps(ctx: MountContext): FuseOps {
         ctx.drafts.set(path, d);
         ctx.dirs.entryChanged(parentOf(path), now);
         // Saved at close whatever the access mode (O_CREAT|O_RDONLY makes an empty file too); O_APPEND kept.
-        return ctx.handles.add(d, (flags & ~O_ACCMODE) | O_RDWR);
+        const fh = ctx.handles.add(d, (flags & ~O_ACCMODE) | O_RDWR);
+        // O_EXCL (a lock file, `open(f, 'x')`): saved by its close() even if nothing was written, not
+        // by the release that follows it, so an O_EXCL open in another session after that close()
+        // finds the file. Other creates leave an empty file to the release: a shell's `> f` closes
+        // its first descriptor before writing (dup2), and saving there would make two versions.
+        if (flags & O_EXCL && !d.scratch) ctx.handles.get(fh).wrote = true;
+        return fh;
       }, true),
 
     read: (path, fh, buf, len, pos, cb) =>

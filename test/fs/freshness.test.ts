@@ -56,6 +56,31 @@ describe.skipIf(!FUSE_AVAILABLE)('a mount stays fresh', () => {
     expect(await m.tree()).toEqual({ '/proj2/p.md': 'p\n' });
   });
 
+  it('a file made with O_EXCL and closed is there for an O_EXCL open in another session: one lock, one winner', async () => {
+    // Two sessions' mounts served by one host, as in production.
+    const m = await startMount({ session: 'sesn_a', also: { 'mnt-b': 'sesn_b' } });
+    const other = { mnt: join(m.dir, 'mnt-b') };
+    // Nothing written: the lock file's save is its close()'s, not the release's after it.
+    const r = await py(
+      [
+        'import os, sys',
+        'a, b = sys.argv[1], sys.argv[2]; won = []',
+        'for i in range(20):',
+        '    fd = os.open(os.path.join(a, "lock%d" % i), os.O_CREAT | os.O_EXCL | os.O_WRONLY); os.close(fd)',
+        '    try:',
+        '        os.close(os.open(os.path.join(b, "lock%d" % i), os.O_CREAT | os.O_EXCL | os.O_WRONLY)); won.append(i)',
+        '    except FileExistsError:',
+        '        pass',
+        'print(won)',
+      ].join('\n'),
+      '/',
+      [m.mnt, other.mnt],
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('[]\n');
+    expect((await m.versions()).filter((v) => v.operation !== 'created')).toEqual([]);
+  });
+
   it('a file emptied here by an O_TRUNC open reads whole at its next open after an API write', async () => {
     // The kernel set the size to 0 itself at that open and kept it for the attribute timeout; no
     // stat of ours told it, so the open must refresh it rather than take "unknown" for "nothing held".
