@@ -10,6 +10,7 @@ import { foldRepeats, type RepeatFolder } from './repeats.js';
 import { adoptScratch, commit, warnSaveFailed } from './save-points.js';
 import { followWritesElsewhere } from './writes-elsewhere.js';
 import { POLL_MS } from './kernel-stats.js';
+import { inoOf } from './stat.js';
 
 export { ERRNO_BY_CODE } from './errno.js';
 
@@ -79,8 +80,29 @@ export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL
     });
   }
 
-  /** Versions redacted by another process that this one has acted on (onRedacted); bounded. */
+  /** Versions redacted by another process, and versions pruned, that this process has acted on (onRedacted, onPruned); bounded. */
   const redactionsHandled = new Set<string>();
+  const prunesHandled = new Set<string>();
+
+  /** The versions in `heard` not acted on yet, now marked as acted on. */
+  function firstHeard(handled: Set<string>, heard: string[]): string[] {
+    const fresh = heard.filter((id) => !handled.has(id));
+    if (handled.size >= 10_000) handled.clear();
+    for (const id of fresh) handled.add(id);
+    return fresh;
+  }
+
+  /**
+   * A version of `storeId` (null: of some store) was redacted or pruned: the past its point-in-time
+   * mounts show changed. Each drops its answers and the kernel's entries of the files it showed, so
+   * the next stat, listing or open answers as a fresh mount for that instant would.
+   */
+  function pastChanged(storeId: string | null): void {
+    for (const { ctx, live } of mounts.values()) {
+      if (ctx.reader.asOf === null || (storeId !== null && ctx.storeId !== storeId)) continue;
+      for (const id of ctx.view.drop()) live.invalidateFile(inoOf(id), () => {});
+    }
+  }
 
   /**
    * A file whose stored version changed elsewhere keeps the kernel's pages of the old one until its
@@ -107,9 +129,12 @@ export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL
       const lines = foldRepeats(log);
       const ctx = createContext({ storeId, service, actor, log: lines.log, readOnly, contents, serverLocal, mountLocalMaxBytes: localLimits.mountMaxBytes, onOperation, asOf });
       if (!(await ctx.view.store())) throw notFound('memory store', storeId);
-      // Started first, so that a write elsewhere while the kernel mounts is not missed.
+      // Started first, so that a write elsewhere while the kernel mounts is not missed. A point-in-time
+      // mount follows the live store too, for the redactions and prunes that change its past; the
+      // store's new versions are not in it, so no kernel entry of theirs is dropped.
       const unfollow = followWritesElsewhere({
-        reader: ctx.reader, actor, onCommit: service.onCommit, dirs: ctx.dirs, kernel: () => ctx.kernel, log: lines.log,
+        reader: asOf === undefined ? ctx.reader : service.mountReader(storeId), actor, onCommit: service.onCommit, dirs: ctx.dirs,
+        kernel: () => (asOf === undefined ? ctx.kernel : null), log: lines.log,
         // Deleted by another process or host: the mount empties, as this server's own deletions make it.
         onStoreGone: () => {
           ctx.gone = true;
@@ -119,13 +144,21 @@ export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL
         // Each mount of the store hears of it: the first one to hear acts for all (dropPaged covers
         // every mount of the store), the others find nothing new.
         onRedacted: (heard) => {
-          const versionIds = heard.filter((id) => !redactionsHandled.has(id));
+          const versionIds = firstHeard(redactionsHandled, heard);
           if (versionIds.length === 0) return;
-          if (redactionsHandled.size >= 10_000) redactionsHandled.clear();
-          for (const id of versionIds) redactionsHandled.add(id);
           contents.clear();
           for (const id of versionIds) dropPaged(storeId, id);
+          pastChanged(storeId);
           log(`mnemo fs: ${versionIds.length === 1 ? `version ${versionIds[0]} of store ${storeId} was` : `${versionIds.length} versions of store ${storeId} (${versionIds.join(', ')}) were`} redacted elsewhere; this process's cached texts are dropped`);
+        },
+        // A pruned text leaves every place mnemo keeps it, as a redacted one does (the feed does not
+        // name its sha, so every kept text goes); heard by every mount of the store, acted on once.
+        onPruned: (heard) => {
+          const versionIds = firstHeard(prunesHandled, heard.map((p) => p.versionId));
+          if (versionIds.length === 0) return;
+          contents.clear();
+          for (const id of versionIds) dropPaged(storeId, id);
+          pastChanged(storeId);
         },
       });
       // The binding's kept stats are void at each move of the change mark, as it happens (kernel-stats.ts).
@@ -168,10 +201,12 @@ export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL
     versionRedacted(storeId, versionId, erasedSha256) {
       if (erasedSha256 !== null) contents.forget(erasedSha256);
       dropPaged(storeId, versionId);
+      pastChanged(storeId);
     },
 
     redactionsMissed() {
       contents.clear();
+      pastChanged(null);
     },
 
     // Only dead ones: a live mount under the root is another process's (a second server with the

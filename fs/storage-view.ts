@@ -278,6 +278,20 @@ export class StorageView {
     return kept;
   }
 
+  /**
+   * Drops every answer now, as a move of the change mark would: a point-in-time mount's marks never
+   * move, yet a redaction or a prune changes its past. Returns the ids of the memories whose files
+   * it had answered for (their kernel entries may show what is gone).
+   */
+  drop(): string[] {
+    const ids = new Set<string>();
+    for (const meta of this.metas.values()) if (meta) ids.add(meta.id);
+    for (const listing of this.listings.values()) for (const f of listing.files) ids.add(f.id);
+    this.mark = -1;
+    this.current();
+    return [...ids];
+  }
+
   /** Drops every answer if storage changed since they were read, or a memory may have expired. */
   private current(): void {
     const mark = this.reader.changeMark();

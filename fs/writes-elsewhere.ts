@@ -21,8 +21,12 @@
  * file). While the mount's own saves are all that happen, nothing is read; versions of its own
  * session that a later read meets are skipped: the kernel saw them happen. Each such read also asks
  * for the store's row: a store deleted elsewhere empties the mount (`onStoreGone`).
+ *
+ * A point-in-time mount follows its store the same way, through the store's live reader, for what
+ * changes the past: prunes (`onPruned`) and other processes' redactions (`onRedacted`); it has no
+ * kernel entries of new versions to drop (`kernel` answers null).
  */
-import { baseName, type Actor, type MemoryVersion, type MountReader, type MountService } from '../src/index.js';
+import { baseName, type Actor, type MemoryVersion, type MountReader, type MountService, type PrunedVersion } from '../src/index.js';
 import type { DirTable } from './dirs.js';
 import type { LiveMount } from './mounts.js';
 import { inoOf } from './stat.js';
@@ -58,13 +62,14 @@ export interface ElsewhereDeps {
    * tells every server by notice instead (the reader has no redactionsAfter there).
    */
   readonly onRedacted?: (versionIds: string[]) => void;
+  /** Told of versions of the store that retention pruned (by any process or host), as the change feed shows them. */
+  readonly onPruned?: (pruned: PrunedVersion[]) => void;
   readonly lookMs?: number;
 }
 
-/** Starts following; returns the stop. A point-in-time mount never changes: nothing to follow. */
+/** Starts following the store of `deps.reader`, a live reader; returns the stop. */
 export function followWritesElsewhere(deps: ElsewhereDeps): () => void {
   const { reader, lookMs = LOOK_MS } = deps;
-  if (reader.asOf !== null) return () => {};
   let stopped = false;
   let busy = false;
   /** While reads fail: when the next may be tried, and the wait after it. */
@@ -133,10 +138,13 @@ async function drain(deps: ElsewhereDeps, cursor: number, stopped: () => boolean
   for (;;) {
     const page = await deps.reader.changesAfter(cursor, PAGE);
     if (stopped()) return cursor;
+    const pruned: PrunedVersion[] = [];
     for (const change of page) {
       cursor = change.seq;
-      if ('version' in change && !sameActor(change.version.createdBy, deps.actor)) forget(deps, change.version);
+      if ('pruned' in change) pruned.push(change.pruned);
+      else if (!sameActor(change.version.createdBy, deps.actor)) forget(deps, change.version);
     }
+    if (pruned.length > 0) deps.onPruned?.(pruned);
     if (page.length < PAGE) return cursor;
   }
 }

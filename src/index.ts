@@ -92,6 +92,7 @@ export type {
   MemoryVersion,
   Operation,
   Page,
+  PrunedVersion,
   Role,
   Session,
   SessionResource,

@@ -42,9 +42,9 @@ export function createMountReader(storage: Storage, storeId: string, asOf?: stri
 }
 
 /**
- * The store at `asOf`: each memory's latest version created at or before it, not deleted. The past
- * does not change, so its marks never move and the mount keeps every answer (fs/storage-view.ts);
- * only a redaction can take bytes away, and a read after one finds none.
+ * The store at `asOf`: each memory's latest version created at or before it, not deleted. New writes
+ * do not change the past, so its marks never move; a redaction or a prune does, and the mount,
+ * which follows the live store for them, drops its answers then (fs/index.ts pastChanged).
  */
 function pointInTime(storage: Storage, storeId: string, asOf: string, history: Pick<MountReader, 'pathVersions' | 'pathVersion' | 'pathVersionBytes' | 'versionBytes' | 'historyDirectory' | 'hasHistoryUnder'>): MountReader {
   const limit = Number.MAX_SAFE_INTEGER;

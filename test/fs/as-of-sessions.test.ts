@@ -2,11 +2,12 @@
  * Point-in-time sessions over the real server (issue 15, item 2): a resource's `as_of` mounts the
  * store as it was then, read-only (read_write with it is 400), reported on the resource and in the
  * system prompt, for archived stores too, and remounted the same way after a restart. The API
- * refuses memory paths under the reserved /.history/ prefix. Mounts driven by bash children.
+ * refuses memory paths under the reserved /.history/ prefix. A redaction made after a point-in-time
+ * mount was read shows there as in a fresh mount for the same instant. Mounts driven by bash children.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sh as shIn } from '../helpers/mount.js';
+import { eventually, sh as shIn } from '../helpers/mount.js';
 import { rawRequest } from '../helpers/sdk.js';
 import { makeTempDir, startServer, type RunningServer } from '../helpers/server.js';
 
@@ -105,6 +106,56 @@ describe.skipIf(!fuseAvailable)('point-in-time sessions', () => {
     expect(JSON.stringify(res.body)).toMatch(/reserved/);
     const m = (await call('POST', `/v1/memory_stores/${store.id}/memories`, { path: '/a.md', content: 'x' })).body as { id: string };
     expect((await call('POST', `/v1/memory_stores/${store.id}/memories/${m.id}`, { path: '/.history/b.md' })).status).toBe(400);
+  });
+});
+
+/** Each file of the mount at `dir` as `ls` lists it, with its size and what `cat` makes of it. */
+async function look(dir: string): Promise<string> {
+  const r = await sh(`cd '${dir}' && for f in $(ls); do echo "$f $(stat -c %s "$f")"; cat "$f" 2>&1 | sed 's/^cat: //'; done`);
+  return r.stdout + r.stderr;
+}
+
+describe.skipIf(!fuseAvailable)('point-in-time sessions after a redaction', () => {
+  let server: RunningServer;
+  let call: ReturnType<typeof api>;
+  beforeAll(async () => {
+    // The kernel keeps names and sizes for 30 s: a mount that shows the change within the tests'
+    // 5 s can only have dropped them itself.
+    server = await startServer({ env: { MNEMO_MOUNT_CACHE_SECONDS: '30' } });
+    call = api(server);
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('a mount read before a redaction then shows what a fresh mount for that instant shows: the unredacted path, size 0, EACCES', async () => {
+    const store = (await call('POST', '/v1/memory_stores', { name: 'leaky' })).body as { id: string };
+    const memories = `/v1/memory_stores/${store.id}/memories`;
+    const c = (await call('POST', memories, { path: '/c.md', content: 'secret2\n' })).body as { id: string; memory_version_id: string };
+    const p = (await call('POST', memories, { path: '/p2-QQSECRET.md', content: 'secret1\n' })).body as { id: string; memory_version_id: string; created_at: string };
+    const asOf = p.created_at;
+    while (Date.now() <= Date.parse(asOf)) await new Promise((r) => setTimeout(r, 2));
+    expect((await call('POST', `${memories}/${p.id}`, { path: '/p2-clean.md' })).status).toBe(200);
+    expect((await call('POST', `${memories}/${c.id}`, { content: 'rotated\n' })).status).toBe(200);
+    const session = async () => {
+      const res = await call('POST', '/v1/sessions', { resources: [{ type: 'memory_store', memory_store_id: store.id, as_of: asOf }] });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return res.body as unknown as WireSession;
+    };
+    const before = await session();
+    const dir = before.resources[0]!.host_path;
+    expect(await look(dir)).toBe('c.md 8\nsecret2\np2-QQSECRET.md 8\nsecret1\n');
+
+    // The path is redacted with the first version; the content alone with c.md's (its path stays).
+    for (const v of [p.memory_version_id, c.memory_version_id]) {
+      expect((await call('POST', `/v1/memory_stores/${store.id}/memory_versions/${v}/redact`)).status).toBe(200);
+    }
+    const fresh = await session();
+    const shown = 'c.md 0\nc.md: Permission denied\np2-clean.md 0\np2-clean.md: Permission denied\n';
+    expect(await look(fresh.resources[0]!.host_path)).toBe(shown);
+    await eventually(async () => expect(await look(dir)).toBe(shown), 5000);
+    expect((await sh(`stat -c %s '${dir}/c.md'; ls '${dir}/p2-QQSECRET.md'`)).stdout).toBe('0\n');
+    for (const s of [before, fresh]) expect((await call('DELETE', `/v1/sessions/${s.id}`)).status).toBe(200);
   });
 });
 

@@ -3,9 +3,11 @@
  * hidden from the root's listing and from find and grep -r, reachable by name, a directory per path
  * that ever held a memory with one read-only file per version (deleted ones `.deleted`, redacted
  * ones gone with their gap), EROFS for every change there, and `cp` from it restores one version.
+ * Point-in-time mounts show the store at an instant, and what a redaction or a prune takes from that
+ * past leaves a mount that had read it, whichever process made it.
  */
 import { describe, expect, it } from 'vitest';
-import { FUSE_AVAILABLE, NO_FUSE_REASON, outcomes, sh, startMount, type MountHost } from '../helpers/mount.js';
+import { eventually, FUSE_AVAILABLE, NO_FUSE_REASON, outcomes, sh, startMount, type MountHost } from '../helpers/mount.js';
 import type { Memory, MemoryVersion } from '../../src/domain/types.js';
 
 if (!FUSE_AVAILABLE) console.warn(NO_FUSE_REASON);
@@ -146,6 +148,66 @@ describe.skipIf(!FUSE_AVAILABLE)('point-in-time mounts', () => {
     } finally {
       await m.call('unmount', { path: at1 });
       await m.call('unmount', { path: at2 });
+    }
+  });
+});
+
+/** Each file of the mount at `cwd` with its size, then what `cat` and a direct read (O_DIRECT: no page cache) make of it. */
+async function shows(cwd: string): Promise<string> {
+  const r = await sh(`for f in $(ls); do stat -c '%n %s' "$f"; cat "$f" 2>&1 | sed 's/^cat: //'; dd if="$f" iflag=direct status=none 2>&1 | sed 's/^dd: //'; done`, cwd);
+  return r.stdout + r.stderr;
+}
+
+/** Keeps names and sizes in the kernel for 30 s: a change seen within the tests' 5 s was dropped by the mount itself. */
+const CACHE_SECONDS = 30;
+
+describe.skipIf(!FUSE_AVAILABLE)('point-in-time mounts after the past changed', () => {
+  it('a version retention prunes leaves a mount that read it: it shows what a fresh mount for that instant shows, to a direct read too', async () => {
+    const m = await startMount({ movableClock: true, cacheSeconds: CACHE_SECONDS });
+    await m.call('keepLast', { count: 1 });
+    await m.call('create', { path: '/k.md', content: 'kept\n' });
+    await m.call('create', { path: '/r.md', content: 'r1 pruned\n' });
+    const t = await m.call<string>('advanceClock', { ms: 1000 });
+    await m.call('advanceClock', { ms: 1000 });
+    const at = `${m.dir}/at`;
+    const fresh = `${m.dir}/fresh`;
+    await m.call('mountAsOf', { path: at, asOf: t });
+    try {
+      expect(await shows(at)).toBe('k.md 5\nkept\nkept\nr.md 10\nr1 pruned\nr1 pruned\n');
+      await m.call('update', { path: '/r.md', content: 'r2\n' });
+      expect(await m.call('prune')).toBe(1);
+      await m.call('mountAsOf', { path: fresh, asOf: t });
+      expect(await shows(fresh)).toBe('k.md 5\nkept\nkept\n');
+      await eventually(async () => expect(await shows(at)).toBe('k.md 5\nkept\nkept\n'), 5000);
+      expect((await outcomes(at, [['stat', "os.stat('r.md')"], ['direct', "os.open('r.md', os.O_RDONLY | os.O_DIRECT)"]]))).toEqual({ stat: 'ENOENT', direct: 'ENOENT' });
+    } finally {
+      await m.call('unmount', { path: at });
+      await m.call('unmount', { path: fresh });
+    }
+  });
+
+  it("another process's redaction and prune on the SQLite file reach a point-in-time mount that read the versions", async () => {
+    const m = await startMount({ cacheSeconds: CACHE_SECONDS, holdMs: 0 });
+    await m.call('create', { path: '/s.md', content: 'secret\n' });
+    const t = (await m.call<Memory>('create', { path: '/r.md', content: 'r1\n' })).updatedAt;
+    // The next writes must carry a later timestamp than t.
+    while (Date.now() <= Date.parse(t)) await new Promise((r) => setTimeout(r, 2));
+    const at = `${m.dir}/at`;
+    await m.call('mountAsOf', { path: at, asOf: t });
+    try {
+      expect(await shows(at)).toBe('r.md 3\nr1\nr1\ns.md 7\nsecret\nsecret\n');
+      const admin = await startMount({ dir: m.dir, store: m.storeId, mountName: 'mnt-admin', holdMs: 0 });
+      await admin.call('update', { path: '/s.md', content: 'rotated\n' });
+      await admin.call('update', { path: '/r.md', content: 'r2\n' });
+      const secret = (await admin.versions()).find((v) => v.operation === 'created' && v.path === '/s.md')!;
+      await admin.call('redact', { versionId: secret.id });
+      const redacted = 'r.md 3\nr1\nr1\ns.md 0\ns.md: Permission denied\nfailed to open \'s.md\': Permission denied\n';
+      await eventually(async () => expect(await shows(at)).toBe(redacted), 5000);
+      await admin.call('keepLast', { count: 1 });
+      expect(await admin.call('prune')).toBe(2);
+      await eventually(async () => expect(await shows(at)).toBe(''), 5000);
+    } finally {
+      await m.call('unmount', { path: at });
     }
   });
 });

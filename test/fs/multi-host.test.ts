@@ -172,6 +172,27 @@ describe.skipIf(!FUSE_AVAILABLE || pgSkip !== null)(`two servers on one PostgreS
     await eventually(() => statB('g.md'), (v) => v === 'none', "A's delete in B's stat");
   });
 
+  it("a redaction through one host reaches the other host's point-in-time mount that read the version: the unredacted path, size 0, EACCES", async () => {
+    // 30 s kernel timeouts: only the drop on the redaction's notice can show it within the deadline.
+    const { a, b } = await twoHosts({ MNEMO_MOUNT_CACHE_SECONDS: '30' });
+    const apiB = sdkClient(b.server.url, b.server.adminKey);
+    const store = await apiB.beta.memoryStores.create({ name: 'redacted across hosts' });
+    const leaked = await apiB.beta.memoryStores.memories.create(store.id, { path: '/p2-QQSECRET.md', content: 'secret1\n' });
+    const asOf = leaked.created_at;
+    while (Date.now() <= Date.parse(asOf)) await new Promise((r) => setTimeout(r, 2));
+    await apiB.beta.memoryStores.memories.update(leaked.id, { memory_store_id: store.id, path: '/p2-clean.md' });
+    const res = await rawRequest(a.server.url, 'POST', '/v1/sessions', {
+      apiKey: a.server.adminKey,
+      body: JSON.stringify({ resources: [{ type: 'memory_store', memory_store_id: store.id, as_of: asOf }] }),
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const dirA = (res.body as WireSession).resources[0]!.host_path;
+    const look = async () => (await sh(`for f in $(ls); do echo "$f $(stat -c %s "$f")"; cat "$f" 2>&1 | sed 's/^cat: //'; done`, dirA)).stdout;
+    expect(await look()).toBe('p2-QQSECRET.md 8\nsecret1\n');
+    await apiB.beta.memoryStores.memoryVersions.redact(leaked.memory_version_id, { memory_store_id: store.id });
+    await eventually(look, (t) => t === 'p2-clean.md 0\np2-clean.md: Permission denied\n', "B's redaction in A's point-in-time mount");
+  });
+
   it("a store deleted through one host empties the other host's mount of it and refuses its writes; the upkeep then removes its rows", async () => {
     const { a, b, url } = await twoHosts();
     const apiA = sdkClient(a.server.url, a.server.adminKey);

@@ -84,7 +84,7 @@ for (const spec of values.also!) {
 }
 process.stdout.write(JSON.stringify({ ready: true, storeId, sessionId, apiKeyId: key.id, writeBehind: owner !== null }) + '\n');
 
-type Command = { id: number; op: string; path?: string; content?: string; to?: string; ttlSeconds?: number; ms?: number; versionId?: string; asOf?: string };
+type Command = { id: number; op: string; path?: string; content?: string; to?: string; ttlSeconds?: number; ms?: number; versionId?: string; asOf?: string; count?: number };
 
 async function byPath(path: string) {
   const m = await storage.getMemoryByPath(storeId, path);
@@ -110,6 +110,12 @@ async function perform(c: Command): Promise<unknown> {
       return service.archiveStore(api, storeId);
     case 'redact':
       return service.redactVersion(api, storeId, c.versionId!);
+    case 'keepLast':
+      // The store's retention: keep the newest `count` versions of each memory.
+      return service.updateStore(api, storeId, { retention: { maxAgeDays: null, keepLast: c.count! } });
+    case 'prune':
+      // The minute sweep's retention step, now (main.ts runs it every minute); how many it pruned.
+      return service.pruneHistory();
     case 'mountAsOf':
       // A point-in-time mount of the store at another directory, served by this process (unmounted at SIGTERM).
       return mounter.mount({ storeId, hostPath: c.path!, readOnly: true, actor: { type: 'session_actor', sessionId: 'sesn_asof' }, service, asOf: c.asOf! });

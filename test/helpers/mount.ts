@@ -28,7 +28,7 @@ export interface MountHost {
   /** The host holds a mount's writes back in batches (it owns the data dir: MountOptions.holdMs). */
   writeBehind: boolean;
   pid: number;
-  /** An API-side service call in the host (create, update, rename, delete, archive, deleteStore, memory, advanceClock, redact, mountAsOf, unmount). */
+  /** An API-side service call in the host (create, update, rename, delete, archive, deleteStore, memory, advanceClock, redact, keepLast, prune, mountAsOf, unmount). */
   call<T = unknown>(op: string, args?: Record<string, unknown>): Promise<T>;
   /** Every version of the store, oldest first. */
   versions(): Promise<MemoryVersion[]>;
