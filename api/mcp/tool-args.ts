@@ -6,7 +6,7 @@
  * like a wrong-typed argument's, and `tools/list` shows `additionalProperties: false`.
  */
 import { z } from 'zod';
-import { excerpt } from '../../src/index.js';
+import { MnemoError, excerpt } from '../../src/index.js';
 
 /** At most this many unknown arguments are named; the rest are counted. */
 const NAMED = 10;
@@ -22,4 +22,16 @@ export function toolArgs<S extends z.ZodRawShape>(shape: S) {
       return `unknown argument${issue.keys.length > 1 ? 's' : ''}: ${keys}${more} (${known})`;
     },
   });
+}
+
+/**
+ * The memory a tool that takes `path` or `memory_id` names: exactly one of them. Both would be two
+ * answers to one question (a path and an id that may name different memories), so that is refused
+ * rather than one of them silently ignored.
+ */
+export function pathOrId(a: { path?: string | undefined; memory_id?: string | undefined }): { path: string } | { memoryId: string } {
+  if (a.path !== undefined && a.memory_id !== undefined) throw new MnemoError('invalid_request', 'give path or memory_id, not both', { field: 'memory_id' });
+  if (a.memory_id !== undefined) return { memoryId: a.memory_id };
+  if (a.path === undefined) throw new MnemoError('invalid_request', 'give path or memory_id', { field: 'path' });
+  return { path: a.path };
 }

@@ -5,7 +5,7 @@ import { MnemoError, excerpt, parseDiffQuery, parseVersionListQuery, type Caller
 import { toWireVersion, toWirePage } from '../wire.js';
 import { toWireDiff } from '../wire-history.js';
 import type { ToolRunner } from './server.js';
-import { toolArgs } from './tool-args.js';
+import { pathOrId, toolArgs } from './tool-args.js';
 
 const store = z.string().describe('The memory store id (memstore_…); memory_list_stores lists them.');
 
@@ -25,11 +25,12 @@ export function registerHistoryTools(server: McpServer, service: Service, caller
     },
     (a) =>
       run(async () => {
-        let memoryId = a.memory_id;
-        if (memoryId === undefined) {
-          if (a.path === undefined) throw new MnemoError('invalid_request', 'give path or memory_id', { field: 'path' });
-          const m = await service.getMemoryByPath(caller, a.memory_store_id, a.path);
-          if (!m) throw new MnemoError('not_found', `no memory at ${excerpt(a.path)} (a deleted one's history is reachable by memory_id)`);
+        const which = pathOrId(a);
+        let memoryId: string;
+        if ('memoryId' in which) memoryId = which.memoryId;
+        else {
+          const m = await service.getMemoryByPath(caller, a.memory_store_id, which.path);
+          if (!m) throw new MnemoError('not_found', `no memory at ${excerpt(which.path)} (a deleted one's history is reachable by memory_id)`);
           memoryId = m.id;
         }
         const q = parseVersionListQuery({ memory_id: memoryId, limit: a.limit === undefined ? undefined : String(a.limit), page: a.page });

@@ -17,7 +17,7 @@ import {
 import { toWireListItem, toWireMemory, toWirePage, toWireStore } from '../wire.js';
 import { toWireSearchPage } from '../wire-continuity.js';
 import type { ToolRunner } from './server.js';
-import { toolArgs } from './tool-args.js';
+import { pathOrId, toolArgs } from './tool-args.js';
 
 const store = z.string().describe('The memory store id (memstore_…); memory_list_stores lists them.');
 const path = z.string().describe('Memory path, starting with "/", e.g. /notes/plan.md');
@@ -69,9 +69,9 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
     },
     (a) =>
       run(async () => {
-        if (a.memory_id !== undefined) return toWireMemory(await service.getMemory(caller, a.memory_store_id, a.memory_id), 'full');
-        if (a.path === undefined) throw new MnemoError('invalid_request', 'give path or memory_id', { field: 'path' });
-        return toWireMemory(await atPath(a.memory_store_id, a.path), 'full');
+        const which = pathOrId(a);
+        const m = 'memoryId' in which ? await service.getMemory(caller, a.memory_store_id, which.memoryId) : await atPath(a.memory_store_id, which.path);
+        return toWireMemory(m, 'full');
       }),
   );
 

@@ -163,6 +163,12 @@ describe.each<McpKind>(['http', 'stdio'])('MCP argument errors over %s', (kind) 
     expect(many.text).toContain('unknown arguments: pathprefix, deep');
   });
 
+  it.each(['memory_read', 'memory_history'])('%s given both a path and a memory_id is refused, never answered for one of them', async (tool) => {
+    const answer = await mcp.call(tool, { memory_store_id: storeId, path: '/every.md', memory_id: 'mem_other' });
+    expect(answer.isError).toBe(true);
+    expect(answer.text).toContain('give path or memory_id, not both');
+  });
+
   it('an unknown argument with a huge name is shown cut to its first 100 characters', async () => {
     const answer = await mcp.call('memory_list', { memory_store_id: storeId, ['k'.repeat(100_000)]: 1 });
     expect(answer.isError).toBe(true);
