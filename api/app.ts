@@ -48,7 +48,10 @@ export function createApp({
   const idem = service.idempotency;
   const app = new Hono<AppEnv>();
   let allowFor: ((path: string) => string[]) | undefined;
-  app.onError(logger ? onError((line) => logger.error({}, line), (line) => logger.warn({}, line)) : onError(log));
+  // Unexpected errors (a stack, a bare 500) at error level wherever they are caught: the API's
+  // handler, the console's and MCP's tools. `log` is the info-level line log.
+  const fault = logger ? (line: string) => logger.error({}, line) : log;
+  app.onError(onError(fault, logger ? (line) => logger.warn({}, line) : log));
   app.use('*', requestId());
   app.use('*', headCancelsBody());
   if (logger) app.use('*', requestLog(logger));
@@ -63,7 +66,7 @@ export function createApp({
   app.use('/mcp', auth(service.keys));
   app.use('/mcp', inflight);
   app.use('/mcp', bodyLimit(maxBodyBytes));
-  app.route('/mcp', mcpRoutes(service, log));
+  app.route('/mcp', mcpRoutes(service, fault));
 
   app.route('/v1/memory_stores', storeRoutes(service, idem));
   app.route('/v1/memory_stores', memoryRoutes(service, idem));
@@ -81,7 +84,7 @@ export function createApp({
   if (metrics) app.route('/metrics', metricsRoutes(metrics, service.keys, { open: metricsPublic }));
   app.route('/', docsRoutes());
   // The web console: its own sign-in sessions and CSRF checks, no CORS (api/admin/).
-  app.route('/admin', adminRoutes(service, log));
+  app.route('/admin', adminRoutes(service, fault));
   app.notFound((c) => {
     const path = new URL(c.req.url).pathname;
     // Read once, on the first miss: by then every route is registered. /v1 misses pass auth first.

@@ -69,6 +69,8 @@ export function onError(log: (line: string) => void, warn: (line: string) => voi
     if (mnemo.code === 'overloaded') c.header('retry-after', '1');
     // unavailable: the database is restarting or unreachable; a restart takes seconds, not one.
     if (mnemo.code === 'unavailable') c.header('retry-after', '2');
+    // The SDKs retry every 409 unless told not to; ours say what is, and the same request meets it again.
+    if (HTTP_ERRORS[mnemo.code].status === 409 && !mnemo.details.transient) c.header('x-should-retry', 'false');
     // Refused before its body arrived (a 401, a 503): close rather than read the rest to keep the
     // connection, so a client that never finishes costs nothing more.
     if (bodyUnfinished(c)) c.header('connection', 'close');

@@ -1,6 +1,6 @@
 /** @module Reading requests strictly: UTF-8 JSON bodies and percent-decoded query strings. */
 import type { Context } from 'hono';
-import { MnemoError, type Query } from '../src/index.js';
+import { MnemoError, parseEmptyBody, type Query } from '../src/index.js';
 import type { AppEnv } from './env.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -32,6 +32,11 @@ export async function jsonBody(c: Context<AppEnv>): Promise<unknown> {
   } catch (err) {
     throw new MnemoError('invalid_request', `request body is not valid JSON: ${(err as Error).message}`, {}, { cause: err });
   }
+}
+
+/** A route that takes no body: none, an empty one or `{}`; anything else is a 400 like any body's mistake. */
+export async function noBody(c: Context<AppEnv>): Promise<void> {
+  parseEmptyBody(await jsonBody(c));
 }
 
 /**

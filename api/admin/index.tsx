@@ -15,7 +15,8 @@ import { keyPages } from './keys.js';
 import { frameOf } from './context.js';
 import { Page } from './layout.js';
 import { memoryPages } from './memory.js';
-import { clearSessionCookie, consoleSession, cookieOf, csrfField, formBody, safeNext, sessionCookie } from './session.js';
+import { safeNext, seeOther } from './redirect.js';
+import { clearSessionCookie, consoleSession, cookieOf, csrfField, formBody, sameOriginPosts, sessionCookie } from './session.js';
 import { sessionPages } from './sessions.js';
 import { storePages } from './store.js';
 import { storesPages } from './stores.js';
@@ -40,6 +41,7 @@ export function adminRoutes(service: Service, log: (line: string) => void) {
     if (!c.res.headers.has('cache-control')) c.header('cache-control', 'no-store');
   });
   app.route('/assets', assetRoutes());
+  app.use('*', sameOriginPosts());
 
   app.get('/sign-in', (c) => c.html(<SignIn next={safeNext(c.req.query('next'))} />));
   app.post('/sign-in', bodyLimit(SIGN_IN_MAX_BYTES), async (c) => {
@@ -48,7 +50,7 @@ export function adminRoutes(service: Service, log: (line: string) => void) {
     try {
       const { session } = await service.consoleSessions.signIn((form.get('api_key') ?? '').trim());
       sessionCookie(c, session.id);
-      return c.redirect(next, 303);
+      return seeOther(c, next);
     } catch (err) {
       if (!(err instanceof MnemoError)) throw err;
       return c.html(<SignIn next={next} error={err.message} />, HTTP_ERRORS[err.code].status);

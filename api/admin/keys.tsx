@@ -4,6 +4,7 @@ import { parseKeyCreate, type ApiKey, type MintedKey, type Service } from '../..
 import { field, frameOf, type AdminContext } from './context.js';
 import type { AdminEnv } from './env.js';
 import { Page } from './layout.js';
+import { seeOther } from './redirect.js';
 import { Cancel, Confirm, Csrf, Time } from './ui.js';
 
 export function keyPages(service: Service) {
@@ -21,7 +22,7 @@ export function keyPages(service: Service) {
 
   app.post('/:key/revoke', async (c) => {
     await service.keys.revokeKey(c.var.caller, c.req.param('key'));
-    return c.redirect('/admin/keys', 303);
+    return seeOther(c, '/admin/keys');
   });
 
   return app;

@@ -3,11 +3,12 @@
  * diff between any two versions, and redaction (a dialog showing what will be erased, for ever).
  */
 import { Hono } from 'hono';
-import { MnemoError, parseVersionListQuery, type Memory, type MemoryVersion, type Service } from '../../src/index.js';
+import { MnemoError, notFound, parseVersionListQuery, type Memory, type MemoryVersion, type Service } from '../../src/index.js';
 import { frameOf, isAdmin, keyNames, query } from './context.js';
 import { Diff, type DiffLayout } from './diff.js';
 import type { AdminEnv } from './env.js';
 import { Page } from './layout.js';
+import { seeOther, segment } from './redirect.js';
 import { ActorName, Alert, Cancel, Csrf, Dialog, kb, Notice, OpenDialog, Pager, qs, Time } from './ui.js';
 
 export function memoryPages(service: Service) {
@@ -81,8 +82,12 @@ export function memoryPages(service: Service) {
 
   app.post('/:store/memories/:memory/versions/:version/redact', async (c) => {
     const storeId = c.req.param('store');
-    const v = await service.redactVersion(c.var.caller, storeId, c.req.param('version'));
-    return c.redirect(`/admin/stores/${storeId}/memories/${c.req.param('memory')}${qs({ redacted: v.id })}#${v.id}`, 303);
+    const versionId = c.req.param('version');
+    // The form's URL names the memory; a version of another memory is not one of its versions.
+    const before = await service.getVersion(c.var.caller, storeId, versionId);
+    if (before.memoryId !== c.req.param('memory')) throw notFound('memory version', versionId);
+    const v = await service.redactVersion(c.var.caller, storeId, versionId);
+    return seeOther(c, `/admin/stores/${segment(storeId)}/memories/${segment(v.memoryId)}${qs({ redacted: v.id })}#${segment(v.id)}`);
   });
 
   return app;

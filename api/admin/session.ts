@@ -2,7 +2,7 @@
  * @module The console's sign-in cookie and CSRF check. The cookie names a server-side session
  * (src/service/console-sessions.ts) and is HttpOnly, SameSite=Strict, Path=/admin, and Secure when
  * the request came over HTTPS (the server trusts no X-Forwarded-Proto, so neither does this). Every
- * POST but the sign-in carries the session's CSRF token in a form field.
+ * POST but the sign-in carries the session's CSRF token in a form field, and none may come from another site.
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { Context, MiddlewareHandler } from 'hono';
@@ -37,9 +37,12 @@ export function cookieOf(c: Context): string | undefined {
  */
 export function consoleSession(service: Service): MiddlewareHandler<AdminEnv> {
   return async function consoleSessionMiddleware(c, next) {
-    const resumed = await service.consoleSessions.resume(cookieOf(c));
+    const sent = cookieOf(c);
+    const resumed = await service.consoleSessions.resume(sent);
     if (!resumed) {
-      clearSessionCookie(c);
+      // Only a cookie that came and names no session is cleared. A link followed from another site
+      // arrives without the SameSite=Strict cookie; deleting it then would sign the user out.
+      if (sent !== undefined) clearSessionCookie(c);
       const url = new URL(c.req.url);
       if (c.req.method === 'GET' && !c.req.header('hx-request')) {
         return c.redirect(`/admin/sign-in?next=${encodeURIComponent(url.pathname + url.search)}`, 303);
@@ -55,6 +58,33 @@ export function consoleSession(service: Service): MiddlewareHandler<AdminEnv> {
   };
 }
 
+/**
+ * Refuses a POST that a browser says came from another site (Sec-Fetch-Site, else an Origin that
+ * is not this host). The sign-in form has no CSRF token to check: without this a page elsewhere
+ * could sign a visitor in as its own key, replacing their session. Clients that are not browsers
+ * send neither header and are let through; they have no cookie to misuse.
+ */
+export function sameOriginPosts(): MiddlewareHandler {
+  return async function sameOriginPostsMiddleware(c, next) {
+    if (c.req.method === 'POST' && fromElsewhere(c)) {
+      throw new MnemoError('forbidden', 'a console form posted from another site is refused: open the console on this server and use its forms');
+    }
+    await next();
+  };
+}
+
+function fromElsewhere(c: Context): boolean {
+  const site = c.req.header('sec-fetch-site');
+  if (site !== undefined) return site !== 'same-origin' && site !== 'none';
+  const origin = c.req.header('origin');
+  if (origin === undefined) return false;
+  try {
+    return new URL(origin).host !== (c.req.header('host') ?? new URL(c.req.url).host);
+  } catch {
+    return true; // "null" (a sandboxed frame, a data: URL) or garbage
+  }
+}
+
 /** Refuses a POST whose `csrf` field is not this session's token (read after the session, so only signed-in callers send a body). */
 export function csrfField(form: URLSearchParams, c: Context<AdminEnv>): void {
   const sent = Buffer.from(form.get('csrf') ?? '', 'utf8');
@@ -67,9 +97,4 @@ export function csrfField(form: URLSearchParams, c: Context<AdminEnv>): void {
 /** A form body (application/x-www-form-urlencoded), its size already bounded by the body limit. */
 export async function formBody(c: Context): Promise<URLSearchParams> {
   return new URLSearchParams(await c.req.text());
-}
-
-/** A `next` to return to after sign-in: a console path only, never another origin. */
-export function safeNext(next: string | undefined): string {
-  return next && /^\/admin(\/|$|\?)/.test(next) && !next.startsWith('//') ? next : '/admin';
 }

@@ -4,6 +4,7 @@ import type { Service, Session } from '../../src/index.js';
 import { canWrite, frameOf, query } from './context.js';
 import type { AdminEnv } from './env.js';
 import { Page } from './layout.js';
+import { seeOther, segment } from './redirect.js';
 import { Csrf, Notice, Pager, qs, Time } from './ui.js';
 
 export function sessionPages(service: Service) {
@@ -49,7 +50,7 @@ export function sessionPages(service: Service) {
 
   app.post('/:session/end', async (c) => {
     const ended = await service.sessions.endSession(c.var.caller, c.req.param('session'));
-    return c.redirect(`/admin/sessions${qs({ ended: ended.id })}#${ended.id}`, 303);
+    return seeOther(c, `/admin/sessions${qs({ ended: ended.id })}#${segment(ended.id)}`);
   });
 
   return app;

@@ -4,6 +4,7 @@ import { baseName, parseMemoryListQuery, parseSearchQuery, parseStoreUpdate, typ
 import { canWrite, field, frameOf, query, type AdminContext } from './context.js';
 import type { AdminEnv } from './env.js';
 import { Page } from './layout.js';
+import { seeOther, segment } from './redirect.js';
 import { Alert, Cancel, Confirm, Csrf, kb, qs, Time } from './ui.js';
 
 const TREE_PAGE = 50;
@@ -70,13 +71,13 @@ export function storePages(service: Service) {
   app.post('/:store/edit', async (c) => {
     const id = c.req.param('store');
     await service.updateStore(c.var.caller, id, parseStoreUpdate({ name: field(c, 'name'), description: field(c, 'description') }));
-    return c.redirect(`/admin/stores/${id}`, 303);
+    return seeOther(c, `/admin/stores/${segment(id)}`);
   });
 
   app.post('/:store/archive', async (c) => {
     const id = c.req.param('store');
     await service.archiveStore(c.var.caller, id);
-    return c.redirect(`/admin/stores/${id}`, 303);
+    return seeOther(c, `/admin/stores/${segment(id)}`);
   });
 
   app.post('/:store/delete', async (c) => {
@@ -93,7 +94,7 @@ export function storePages(service: Service) {
       );
     }
     await service.deleteStore(c.var.caller, id);
-    return c.redirect('/admin/stores', 303);
+    return seeOther(c, '/admin/stores');
   });
 
   return app;

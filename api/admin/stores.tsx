@@ -4,6 +4,7 @@ import { parseStoreCreate, parseStoreListQuery, type Service } from '../../src/i
 import { canWrite, field, frameOf, query } from './context.js';
 import type { AdminEnv } from './env.js';
 import { Page } from './layout.js';
+import { seeOther, segment } from './redirect.js';
 import { Csrf, Pager, qs, Time } from './ui.js';
 
 export function storesPages(service: Service) {
@@ -59,7 +60,7 @@ export function storesPages(service: Service) {
   app.post('/', async (c) => {
     const input = parseStoreCreate({ name: field(c, 'name'), description: field(c, 'description') });
     const store = await service.createStore(c.var.caller, input);
-    return c.redirect(`/admin/stores/${store.id}`, 303);
+    return seeOther(c, `/admin/stores/${segment(store.id)}`);
   });
 
   return app;

@@ -6,7 +6,7 @@ import { Hono } from 'hono';
 import { assertScopeId, parseRestore, type Idempotency, type Service } from '../../src/index.js';
 import type { AppEnv } from '../env.js';
 import { mutation, ok } from '../idempotency.js';
-import { jsonBody } from '../request.js';
+import { jsonBody, noBody } from '../request.js';
 import { restoreWireBytes, toWireCheckpoint, toWireRestore } from '../wire-continuity.js';
 
 export function checkpointRoutes(service: Service, idem: Idempotency) {
@@ -44,7 +44,8 @@ export function checkpointRoutes(service: Service, idem: Idempotency) {
     return c.json(toWireRestore(restored));
   });
 
-  app.delete('/:store/checkpoints/:checkpoint', (c) => {
+  app.delete('/:store/checkpoints/:checkpoint', async (c) => {
+    await noBody(c);
     const id = c.req.param('checkpoint');
     const storeId = c.req.param('store');
     return mutation(c, idem, 'DELETE /v1/memory_stores/{id}/checkpoints/{checkpoint_id}', null, async (ops) => {

@@ -3,6 +3,7 @@
  * server-sent events with `Accept: text/event-stream`) and GET …/memory_versions/:version/diff.
  */
 import { Hono, type Context } from 'hono';
+import { accepts } from 'hono/accepts';
 import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
 import { every as defaultEvery, MnemoError, parseChangesQuery, parseDiffQuery, type Every, type Service } from '../../src/index.js';
 import type { AppEnv } from '../env.js';
@@ -24,7 +25,7 @@ export function historyRoutes(service: Service, { heartbeatMs = HEARTBEAT_MS, ev
 
   app.get('/:store/changes', async (c) => {
     const storeId = c.req.param('store');
-    const events = (header(c, 'accept') ?? '').includes('text/event-stream');
+    const events = wantsEvents(c);
     const q = parseChangesQuery(query(c), events ? header(c, 'last-event-id') : undefined);
     if (!events) return c.json(toWireChangePage(await service.feed.listChanges(c.var.caller, storeId, q)));
     // Refusals (no such store, no grant) answer as the usual envelope, before the stream opens.
@@ -60,4 +61,13 @@ export function historyRoutes(service: Service, { heartbeatMs = HEARTBEAT_MS, ev
   }
 
   return app;
+}
+
+/**
+ * Whether the client asked for events rather than a page: q-values weigh (q=0 refuses), a type
+ * named outright beats a wildcard, and on a tie the one listed first wins. No Accept, or a
+ * wildcard alone, is a JSON page.
+ */
+function wantsEvents(c: Context<AppEnv>): boolean {
+  return accepts(c, { header: 'Accept', supports: ['application/json', 'text/event-stream'], default: 'application/json' }) === 'text/event-stream';
 }

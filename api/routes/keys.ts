@@ -6,7 +6,7 @@
 import { Hono } from 'hono';
 import { parseKeyCreate, parseWorkspaceCreate, type Service } from '../../src/index.js';
 import type { AppEnv } from '../env.js';
-import { jsonBody } from '../request.js';
+import { jsonBody, noBody } from '../request.js';
 import { toWireApiKey, toWireWorkspace } from '../wire.js';
 
 export function keyRoutes(service: Service) {
@@ -23,7 +23,10 @@ export function keyRoutes(service: Service) {
 
   app.get('/:key', async (c) => c.json(toWireApiKey(await keys.getKey(c.var.caller, c.req.param('key')))));
 
-  app.post('/:key/revoke', async (c) => c.json(toWireApiKey(await keys.revokeKey(c.var.caller, c.req.param('key')))));
+  app.post('/:key/revoke', async (c) => {
+    await noBody(c);
+    return c.json(toWireApiKey(await keys.revokeKey(c.var.caller, c.req.param('key'))));
+  });
 
   return app;
 }

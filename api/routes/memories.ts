@@ -11,7 +11,7 @@ import {
 } from '../../src/index.js';
 import type { AppEnv } from '../env.js';
 import { mutation, ok } from '../idempotency.js';
-import { jsonBody, query } from '../request.js';
+import { jsonBody, noBody, query } from '../request.js';
 import { toWireListItem, toWireMemory, toWirePage } from '../wire.js';
 
 export function memoryRoutes(service: Service, idem: Idempotency) {
@@ -51,7 +51,8 @@ export function memoryRoutes(service: Service, idem: Idempotency) {
     });
   });
 
-  app.delete('/:store/memories/:memory', (c) => {
+  app.delete('/:store/memories/:memory', async (c) => {
+    await noBody(c);
     const raw = query(c)['expected_content_sha256'];
     const expected = raw === undefined ? undefined : parseSha256(raw, 'expected_content_sha256');
     const id = c.req.param('memory');

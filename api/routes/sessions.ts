@@ -12,7 +12,7 @@ import {
 } from '../../src/index.js';
 import type { AppEnv } from '../env.js';
 import { asyncMutation, ok } from '../idempotency.js';
-import { jsonBody, query } from '../request.js';
+import { jsonBody, noBody, query } from '../request.js';
 import { toWirePage, toWireSession } from '../wire.js';
 
 /** What the routes need from the sessions service (wired in src/main.ts). */
@@ -46,6 +46,7 @@ export function sessionRoutes(sessions: SessionsApi, idem: Idempotency) {
   app.get('/:session', async (c) => c.json(wire(await sessions.getSession(c.var.caller, c.req.param('session')))));
 
   app.delete('/:session', async (c) => {
+    await noBody(c);
     const reply = (s: Session) => ok({ id: s.id, type: 'session_deleted' as const });
     return asyncMutation(c, idem, 'DELETE /v1/sessions/{id}', null, async (req) => {
       const hooks = req && idem.hooks(req, reply);

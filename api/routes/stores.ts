@@ -3,7 +3,7 @@ import { Hono } from 'hono';
 import { parseStoreCreate, parseStoreFork, parseStoreListQuery, parseStoreUpdate, type Idempotency, type Service, type Store } from '../../src/index.js';
 import type { AppEnv } from '../env.js';
 import { asyncMutation, mutation, ok } from '../idempotency.js';
-import { jsonBody, query } from '../request.js';
+import { jsonBody, noBody, query } from '../request.js';
 import { toWirePage, toWireStore } from '../wire.js';
 
 export function storeRoutes(service: Service, idem: Idempotency) {
@@ -32,7 +32,8 @@ export function storeRoutes(service: Service, idem: Idempotency) {
     return mutation(c, idem, 'POST /v1/memory_stores/{id}', body, async (ops) => ok(toWireStore(await ops.updateStore(c.var.caller, id, patch)), { storeId: id }));
   });
 
-  app.post('/:store/archive', (c) => {
+  app.post('/:store/archive', async (c) => {
+    await noBody(c);
     const id = c.req.param('store');
     return mutation(c, idem, 'POST /v1/memory_stores/{id}/archive', null, async (ops) => ok(toWireStore(await ops.archiveStore(c.var.caller, id)), { storeId: id }));
   });
@@ -50,7 +51,8 @@ export function storeRoutes(service: Service, idem: Idempotency) {
     });
   });
 
-  app.delete('/:store', (c) => {
+  app.delete('/:store', async (c) => {
+    await noBody(c);
     const id = c.req.param('store');
     return mutation(c, idem, 'DELETE /v1/memory_stores/{id}', null, async (ops) => {
       await ops.deleteStore(c.var.caller, id);

@@ -3,7 +3,7 @@ import { Hono } from 'hono';
 import { parseVersionListQuery, parseView, type Idempotency, type Service } from '../../src/index.js';
 import type { AppEnv } from '../env.js';
 import { mutation, ok } from '../idempotency.js';
-import { query } from '../request.js';
+import { noBody, query } from '../request.js';
 import { toWirePage, toWireVersion } from '../wire.js';
 
 export function versionRoutes(service: Service, idem: Idempotency) {
@@ -21,7 +21,8 @@ export function versionRoutes(service: Service, idem: Idempotency) {
     return c.json(toWireVersion(version, view));
   });
 
-  app.post('/:store/memory_versions/:version/redact', (c) => {
+  app.post('/:store/memory_versions/:version/redact', async (c) => {
+    await noBody(c);
     const storeId = c.req.param('store');
     return mutation(c, idem, 'POST /v1/memory_stores/{id}/memory_versions/{version_id}/redact', null, async (ops) => {
       const version = await ops.redactVersion(c.var.caller, storeId, c.req.param('version'));

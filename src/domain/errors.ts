@@ -38,6 +38,8 @@ export interface ErrorDetails {
   needed_bytes?: number;
   /** method_not_allowed: the methods the path does answer (the HTTP face's Allow header). */
   allow?: string[];
+  /** conflict: lost a race with another process's write, so the same request may well succeed again. */
+  transient?: boolean;
 }
 
 export class MnemoError extends Error {

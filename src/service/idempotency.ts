@@ -4,7 +4,7 @@
  * request until it expires; the same key on a different request is a 409 `idempotency_conflict`.
  */
 import { createHash } from 'node:crypto';
-import { MnemoError } from '../domain/errors.js';
+import { MnemoError, excerpt } from '../domain/errors.js';
 import { createGroupCommit, type GroupCommit } from './group-commit.js';
 import { eraseSearchRemnants } from './erasure.js';
 import type { Receipt, ReceiptScope, Storage } from '../storage/port.js';
@@ -103,7 +103,7 @@ export function createIdempotency<Ops>({
     if (r.fingerprint !== req.fingerprint) {
       throw new MnemoError(
         'idempotency_conflict',
-        `Idempotency-Key ${JSON.stringify(req.scope.key)} was already used for a different request to ${req.scope.route}; use a new key`,
+        `Idempotency-Key ${JSON.stringify(excerpt(req.scope.key))} was already used for a different request to ${req.scope.route}; use a new key`,
       );
     }
     return { status: r.status, body: JSON.parse(r.body) as unknown, storeId: r.storeId, versionId: r.versionId };

@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { assertAllowed, grantOf } from '../domain/access.js';
-import { MnemoError, notFound } from '../domain/errors.js';
+import { MnemoError, excerpt, notFound } from '../domain/errors.js';
 import { newId, randomToken } from './ids.js';
 import type { Audit } from './audit.js';
 import type { Storage } from '../storage/port.js';
@@ -201,7 +201,7 @@ export function createKeys(storage: Storage, clock: () => string, readable: (cal
     async actingWorkspace(key: ApiKey, requested: string | undefined): Promise<string> {
       if (requested === undefined || requested === '' || requested === key.workspaceId) return key.workspaceId;
       if (!key.allWorkspaces) {
-        throw new MnemoError('forbidden', `this API key belongs to another workspace than anthropic-workspace-id ${requested}`);
+        throw new MnemoError('forbidden', `this API key belongs to another workspace than anthropic-workspace-id ${excerpt(requested)}`);
       }
       if (!(await storage.getWorkspace(requested))) throw notFound('workspace', requested);
       return requested;

@@ -227,6 +227,17 @@ export function parseWorkspaceCreate(body: unknown): { name: string } {
   return { name: assertLabel(parseObject(workspaceCreateSchema, body).name, 'name') };
 }
 
+// ---------------------------------------------------------------- actions that take no body
+
+/**
+ * Archive, redact, revoke and the deletes take no body: none, an empty one or `{}` (what a client
+ * that always sends JSON sends). Anything else is refused like any other body's mistakes, never
+ * ignored: a misspelled option must not look as if it were applied.
+ */
+export function parseEmptyBody(body: unknown): void {
+  parseObject(z.strictObject({}), body);
+}
+
 // ---------------------------------------------------------------- the table the OpenAPI document reads
 
 /** The zod schema of every JSON request body, by operation: the very objects the parsers above use. */

@@ -5,6 +5,21 @@ import { CONTROL } from './text.js';
 
 export const IDEMPOTENCY_KEY_MAX_BYTES = 256;
 
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * A header value as Node hands it over, one character per byte (latin1), read as the UTF-8 it
+ * was sent as: "é" stays "é", not "Ã©". Bytes that are not UTF-8 are refused.
+ */
+export function decodeHeader(raw: string, name: string): string {
+  if (!/[^\u0000-\u007f]/.test(raw)) return raw;
+  try {
+    return utf8.decode(Uint8Array.from(raw, (ch) => ch.charCodeAt(0)));
+  } catch {
+    return fail(name, 'is not valid UTF-8');
+  }
+}
+
 /** An Idempotency-Key header: 1–256 bytes, no control characters. */
 export function parseIdempotencyKey(raw: string): string {
   const n = byteLength(raw);

@@ -55,7 +55,7 @@ export { parseBool, parseLimit, parseMemoryListQuery, parseSearchQuery, parseSto
 export type { Query } from './queries.js';
 export { CHANGES_LIMITS, parseChangesQuery, parseDiffQuery } from './history.js';
 export type { ChangesQuery } from './history.js';
-export { IDEMPOTENCY_KEY_MAX_BYTES, parseIdempotencyKey } from './headers.js';
+export { IDEMPOTENCY_KEY_MAX_BYTES, decodeHeader, parseIdempotencyKey } from './headers.js';
 export {
   CHECKPOINT_FIELDS,
   CHECKPOINT_REFERENCE,
@@ -71,6 +71,7 @@ export {
   keyCreateSchema,
   memoryCreateSchema,
   memoryUpdateSchema,
+  parseEmptyBody,
   parseKeyCreate,
   parseMemoryCreate,
   parseMemoryUpdate,

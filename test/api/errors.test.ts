@@ -518,3 +518,89 @@ describe('unknown ids', () => {
     expectRawError(await raw('GET', '/nothing'), 404, 'not_found_error');
   });
 });
+
+describe('routes that take no body', () => {
+  /** Each route that takes none, with a fresh target it would act on. */
+  const ROUTES: [string, string, () => Promise<string>][] = [
+    ['POST', 'archive a store', async () => `/v1/memory_stores/${(await freshStore(client, 'no body')).id}/archive`],
+    ['DELETE', 'delete a store', async () => `/v1/memory_stores/${(await freshStore(client, 'no body')).id}`],
+    ['POST', 'redact a version', async () => {
+      const m = await client.beta.memoryStores.memories.create(store.id, { path: `/redact-${Math.random().toString(36).slice(2)}.md`, content: 'a' });
+      await client.beta.memoryStores.memories.update(m.id, { memory_store_id: store.id, content: 'b' });
+      return `/v1/memory_stores/${store.id}/memory_versions/${m.memory_version_id}/redact`;
+    }],
+    ['DELETE', 'delete a memory', async () => {
+      const m = await client.beta.memoryStores.memories.create(store.id, { path: `/delete-${Math.random().toString(36).slice(2)}.md`, content: 'a' });
+      return `/v1/memory_stores/${store.id}/memories/${m.id}`;
+    }],
+    ['POST', 'revoke a key', async () => {
+      const res = await raw('POST', '/v1/api_keys', { body: JSON.stringify({ name: 'no body', role: 'read_only' }) });
+      return `/v1/api_keys/${(res.body as { id: string }).id}/revoke`;
+    }],
+  ];
+
+  it.each(ROUTES)('%s to %s with a body other than {} is a 400 and does nothing', async (method, _what, target) => {
+    const path = await target();
+    const bad: [string, string][] = [['{bad', 'not valid JSON'], ['{"bogus":1}', 'unknown field: bogus'], ['[]', 'must be a JSON object'], ['null', 'must be a JSON object']];
+    for (const [body, message] of bad) {
+      const res = await raw(method, path, { body });
+      expectRawError(res, 400, 'invalid_request_error');
+      expect((res.body as ErrorEnvelope).error.message, body).toContain(message);
+    }
+    const utf8Bad = await raw(method, path, { body: new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]) });
+    expectRawError(utf8Bad, 400, 'invalid_request_error');
+    // Nothing happened: an empty object does it now, once.
+    const done = await raw(method, path, { body: '{}' });
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+  });
+
+  it.each(ROUTES)('%s to %s takes no body or an empty one', async (method, _what, target) => {
+    const res = await raw(method, await target(), { headers: { 'content-type': 'application/json' }, body: '' });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect((await raw(method, await target())).status).toBe(200);
+  });
+
+  it('the SDK archives, redacts and deletes as before', async () => {
+    const s = await freshStore(client, 'sdk no body');
+    const m = await client.beta.memoryStores.memories.create(s.id, { path: '/a.md', content: 'a' });
+    await client.beta.memoryStores.memories.update(m.id, { memory_store_id: s.id, content: 'b' });
+    expect((await client.beta.memoryStores.memoryVersions.redact(m.memory_version_id, { memory_store_id: s.id })).redacted_at).not.toBeNull();
+    await client.beta.memoryStores.memories.delete(m.id, { memory_store_id: s.id });
+    expect((await client.beta.memoryStores.archive(s.id)).archived_at).not.toBeNull();
+    await client.beta.memoryStores.delete(s.id);
+  });
+});
+
+describe('header values in error messages', () => {
+  let scoped = '';
+  /** As a key of the default workspace that is no operator's, so another workspace's id is a 403. */
+  const asScoped = async (path: string, workspace: string, opts: RawOptions = {}) => {
+    scoped ||= ((await raw('POST', '/v1/api_keys', { body: JSON.stringify({ name: 'one workspace', role: 'read_write' }) })).body as { secret: string }).secret;
+    return rawRequest(server.url, opts.body === undefined ? 'GET' : 'POST', path, { ...opts, apiKey: scoped, headers: { ...opts.headers, 'anthropic-workspace-id': workspace } });
+  };
+  const utf8Header = (s: string) => Buffer.from(s, 'utf8').toString('latin1');
+
+  it('a foreign anthropic-workspace-id is echoed cut to 100 characters and its length, over /v1 and /mcp', async () => {
+    for (const n of [300, 8000]) {
+      const workspace = `wrkspc_${'a'.repeat(n)}`;
+      for (const res of [
+        await asScoped('/v1/memory_stores', workspace),
+        await asScoped('/mcp', workspace, { headers: { accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) }),
+      ]) {
+        expectRawError(res, 403, 'permission_error');
+        const message = (res.body as ErrorEnvelope).error.message;
+        expect(message).toContain(`${workspace.slice(0, 100)}… (${workspace.length} characters)`);
+        expect(message.length).toBeLessThan(250);
+      }
+    }
+  });
+
+  it('a non-ASCII anthropic-workspace-id reads as the UTF-8 it was sent as; bytes that are not UTF-8 are a 400', async () => {
+    const res = await asScoped('/v1/memory_stores', utf8Header('wrkspc_é'));
+    expectRawError(res, 403, 'permission_error');
+    expect((res.body as ErrorEnvelope).error.message).toMatch(/anthropic-workspace-id wrkspc_é$/);
+    const latin1 = await asScoped('/v1/memory_stores', 'wrkspc_\u00e9');
+    expectRawError(latin1, 400, 'invalid_request_error');
+    expect((latin1.body as ErrorEnvelope).error.message).toBe('anthropic-workspace-id: is not valid UTF-8');
+  });
+});

@@ -216,6 +216,24 @@ describe('change feed events', () => {
     }
   });
 
+  it.each([
+    ['text/event-stream;q=0, application/json', 'json'],
+    ['application/json, text/event-stream', 'json'],
+    ['text/event-stream;q=0.5, application/json;q=0.9', 'json'],
+    ['*/*', 'json'],
+    ['text/html', 'json'],
+    ['text/event-stream', 'events'],
+    ['application/json;q=0.5, text/event-stream', 'events'],
+    ['text/event-stream, application/json', 'events'],
+    ['*/*;q=0.1, text/event-stream', 'events'],
+  ])('Accept: %s is answered with %s (q-values weigh; on a tie the first listed wins)', async (accept, want) => {
+    const store = await freshStore(client, 'feed accept');
+    // HEAD: the same negotiation as GET, and no stream left open.
+    const res = await fetch(`${server.url}/v1/memory_stores/${store.id}/changes`, { method: 'HEAD', headers: { accept, 'x-api-key': server.adminKey } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(want === 'json' ? /^application\/json/ : /^text\/event-stream/);
+  });
+
   it('a HEAD asking for events answers the headers and leaves no stream behind', async () => {
     const store = await freshStore(client, 'feed head');
     await memories().create(store.id, { path: '/h.md', content: 'h' });

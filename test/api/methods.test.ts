@@ -53,6 +53,20 @@ describe('405 Method Not Allowed', () => {
     expect(res.headers.get('allow')).toBe('DELETE, GET, HEAD, POST');
   });
 
+  it('answers HEAD /mcp as it answers GET, headers only, and every 405 there lists the same methods', async () => {
+    for (const accept of ['text/event-stream', 'application/json']) {
+      const abort = new AbortController();
+      const get = await fetch(`${server.url}/mcp`, { headers: { 'x-api-key': server.adminKey, accept }, signal: abort.signal });
+      abort.abort();
+      const head = await fetch(`${server.url}/mcp`, { method: 'HEAD', headers: { 'x-api-key': server.adminKey, accept } });
+      expect(head.status, accept).toBe(get.status);
+      expect(head.headers.get('content-type'), accept).toBe(get.headers.get('content-type'));
+      expect(head.headers.get('allow'), accept).toBeNull();
+      expect(await head.text()).toBe('');
+    }
+    for (const method of ['PUT', 'PATCH']) expect((await withKey(method, '/mcp')).headers.get('allow'), method).toBe('DELETE, GET, HEAD, POST');
+  });
+
   it('authenticates first: a wrong method without a valid key is a 401, not a 405', async () => {
     for (const [method, path] of [
       ['PUT', '/v1/memory_stores'],

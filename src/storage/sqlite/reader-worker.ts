@@ -77,7 +77,7 @@ function openMover(): (input: MoveTreeRequest) => number {
         const id = versionIds[next++];
         // Counted just before on the serving connection, with its writers held: only another
         // process's write in between could add memories to the directory.
-        if (id === undefined) throw new MnemoError('conflict', `the directory ${input.from} changed while it was moved; retry`);
+        if (id === undefined) throw new MnemoError('conflict', `the directory ${input.from} changed while it was moved; retry`, { transient: true });
         return id;
       },
     });
