@@ -33,6 +33,11 @@ export interface Draft {
   /** A stored file renamed onto a temp-looking name, held in the mount: the path its memory still has in storage (set-aside.ts). */
   asideFrom: string | null;
   /**
+   * A new file that took back a memory set aside from its path (set-aside.ts claimAside), not saved
+   * yet: it is a file made here, so if that memory is gone meanwhile its save makes a new one.
+   */
+  claimed: boolean;
+  /**
    * fsync() asked for it: the save it makes (or, for a scratch file, which nothing stores until its
    * rename, the save that stores it: the rename, the atomic-save fold) is durable when it answers
    * (save-points.ts).
@@ -81,6 +86,7 @@ export function newDraft(
     failed: 0,
     scratch: init.scratch,
     asideFrom: null,
+    claimed: false,
     syncAsked: false,
     opens: 0,
     mtimeMs: init.mtimeMs,

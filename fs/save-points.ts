@@ -22,7 +22,7 @@ import { draftContent, keepState, resizeDraft, setFileAttrs, sizeLimitOf, type D
 import { reserveLocal, settleLocal } from './local-budget.js';
 import { isMountLocalPath } from './names.js';
 import { loadDraft, lookup, memoryAttrs } from './tree.js';
-import { dropFailed, forgetAttrs } from './dropped-drafts.js';
+import { dropFailed, forgetAttrs, leavePath } from './dropped-drafts.js';
 import { settleAside } from './set-aside.js';
 
 /** Saves a draft: validates the bytes (UTF-8, size) and writes one version if anything changed. */
@@ -57,17 +57,21 @@ export async function commit(ctx: MountContext, d: Draft): Promise<void> {
   // It adds a memory unless another writer took the path meanwhile (the save then replaces that one).
   const saveAt = async (memoryId: string) =>
     (await ctx.service.saveMemoryAt(caller, ctx.storeId, { path, content, memoryId, mode: d.mode, attrs: { ...unsavedAttrs(d), ...mtime }, ...durable, adds: true })).memory;
-  // A stored file saves by id, so an API rename meanwhile is kept; if it was deleted, it comes back.
+  // A stored file saves by id, so an API rename meanwhile is kept. Deleted or expired elsewhere while
+  // it was open, it stays gone: what the descriptor wrote goes nowhere, as on a disk.
   // Its owner and atime are stored already (attrs.ts); only a set mtime must ride with the save.
   // The view keeps its answers across the save when the save is all that changed.
-  const memory = await ctx.view.saved(path, () =>
-    d.stored
-      ? updateOr(
-          () => ctx.service.updateMemory(caller, ctx.storeId, d.memoryId, { content }, mtime, d.syncAsked),
-          () => saveAt(ctx.service.ids('memory')),
-        )
-      : saveAt(d.memoryId),
-  );
+  let memory: MemoryMeta;
+  try {
+    memory = await ctx.view.saved(path, () =>
+      d.stored ? ctx.service.updateMemory(caller, ctx.storeId, d.memoryId, { content }, mtime, d.syncAsked) : saveAt(d.memoryId),
+    );
+  } catch (err) {
+    if (!(d.stored && isMnemoError(err) && err.code === 'not_found')) throw err;
+    if (!d.claimed) return goneWhileOpen(ctx, d, path);
+    memory = await ctx.view.saved(path, () => saveAt(ctx.service.ids('memory')));
+  }
+  d.claimed = false;
   d.memoryId = memory.id;
   d.stored = true;
   d.dirty = false;
@@ -311,13 +315,16 @@ export async function truncatePath(ctx: MountContext, path: string, size: number
   }
 }
 
-async function updateOr<T>(update: () => Promise<T>, recreate: () => Promise<T>): Promise<T> {
-  try {
-    return await update();
-  } catch (err) {
-    if (isMnemoError(err) && err.code === 'not_found') return recreate();
-    throw err;
-  }
+/**
+ * The memory of an open file was deleted or expired elsewhere (the API, another session or host, its
+ * TTL) before this save: nothing is stored, and the draft leaves the path, as an unlinked file's
+ * does. Bringing it back would resurrect text someone removed, or an expired memory without its
+ * expiry, under a new id. The close() succeeds as on a disk; the server's log says what was dropped.
+ */
+function goneWhileOpen(ctx: MountContext, d: Draft, path: string): void {
+  d.dirty = false;
+  leavePath(ctx, d);
+  ctx.log(`mnemo: warn: save of ${ctx.storeId}${path} dropped: the memory was deleted or expired while the file was open`);
 }
 
 /** Drops a draft from its path and hands back what it held of the mount-local budget. */

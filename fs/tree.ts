@@ -66,7 +66,11 @@ export async function listDir(ctx: MountContext, dir: string): Promise<string[] 
   for (const d of listing.dirs) names.add(d);
   const prefix = dir === '/' ? '/' : dir + '/';
   const childOf = (p: string) => (p.startsWith(prefix) && p.length > prefix.length ? p.slice(prefix.length).split('/')[0]! : null);
-  for (const p of ctx.drafts.keys()) {
+  // Files not in storage: new ones not saved yet, temp files, set-aside ones. A stored file's working
+  // copy is listed by storage, or not at all once its memory was deleted or expired elsewhere (a
+  // descriptor may still hold it open: as on a disk, the name is gone).
+  for (const [p, d] of ctx.drafts) {
+    if (d.stored && !d.scratch) continue;
     const name = childOf(p);
     if (name !== null) names.add(name);
   }
