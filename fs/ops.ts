@@ -30,7 +30,9 @@ const RENAME_EXCHANGE = 2;
 const O_TRUNC = 0o1000;
 const O_EXCL = 0o200;
 /** Refusals that are normal traffic (lookups of absent names, mkdir -p) and not worth a log line. */
-const QUIET = new Set([Fuse.ENOENT, Fuse.EEXIST, Fuse.ESTALE]);
+// Answers tools ask for as a matter of course (a lookup of a free name, rm -r's rmdir of a directory
+// it then empties), not failures worth a log line.
+const QUIET = new Set([Fuse.ENOENT, Fuse.EEXIST, Fuse.ESTALE, Fuse.ENOTEMPTY]);
 
 type Reply = (code: number, value?: never) => void;
 
@@ -68,7 +70,8 @@ export function createOps(ctx: MountContext): FuseOps {
       } else if (!(err instanceof FsError) && !isMnemoError(err)) {
         ctx.log(`mnemo fs: ${op} '${path}' failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
       } else if (!QUIET.has(code)) {
-        ctx.log(errnoLine(code, op, path, err));
+        // Named by store, as a save's warning is: one server logs for every session's mount.
+        ctx.log(`mnemo fs: ${errnoLine(code, op, path.startsWith('/') ? ctx.storeId + path : `${ctx.storeId} ${path}`, err)}`);
       }
     }
     // The binding checks the reply on a later tick, where a non-number is an uncaught crash.

@@ -90,6 +90,18 @@ describe.skipIf(!FUSE_AVAILABLE)('errnos through a mount', () => {
     expect(await m.tree()).toEqual({ '/f.md': 'file\n', '/d/inner.md': 'i\n' });
   });
 
+  it("logs a refusal with the store it happened in, and not a tool's routine probes (ENOENT, EEXIST, rm -r's ENOTEMPTY)", async () => {
+    const m = await startMount({ seed: { '/f.md': 'file\n', '/d/inner.md': 'i\n' } });
+    expect(await outcomes(m.mnt, [['rmdir non-empty', "os.rmdir('d')"], ['missing', "open('missing.md')"], ['symlink', "os.symlink('f.md', 'soft.md')"]])).toEqual({
+      'rmdir non-empty': 'ENOTEMPTY',
+      missing: 'ENOENT',
+      symlink: 'EPERM',
+    });
+    await m.call('tree');
+    expect(m.stderr()).toContain(`mnemo fs: EPERM: operation not permitted, symlink '${m.storeId}/soft.md'`);
+    expect(m.stderr()).not.toMatch(/ENOTEMPTY|ENOENT/);
+  });
+
   it('refuses names the API would refuse: ENAMETOOLONG over 255 bytes, EINVAL for control characters and depth', async () => {
     const m = await startMount();
     const deep = Array.from({ length: 20 }, (_, i) => `s${i}`).join('/');
