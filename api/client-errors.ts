@@ -32,8 +32,8 @@ export function answerClientError(err: Error & { code?: string }, socket: Duplex
     status = 431;
     refusal = new MnemoError('request_too_large', 'the request line and headers exceed 16 KiB');
   } else if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-    status = 408;
-    refusal = new MnemoError('invalid_request', 'the request did not arrive in time');
+    refusal = new MnemoError('request_timeout', 'the request did not arrive in time');
+    status = HTTP_ERRORS[refusal.code].status;
   } else {
     refusal = new MnemoError('invalid_request', `malformed HTTP request${err.code ? ` (${err.code})` : ''}`);
     status = HTTP_ERRORS[refusal.code].status;
