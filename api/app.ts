@@ -33,6 +33,8 @@ export interface AppDeps {
   logger?: ApiLogger;
   /** Request bodies read at once; past it 503 overloaded_error (MNEMO_MAX_INFLIGHT_BODIES). */
   maxInflightBodies?: number;
+  /** A body that goes this long without a byte is answered 408 (MNEMO_BODY_TIMEOUT_SECONDS). */
+  bodyTimeoutMs?: number;
   /** Prometheus metrics; GET /metrics is served when given. */
   metrics?: Metrics;
   /** MNEMO_METRICS_PUBLIC=1: /metrics without a key. */
@@ -43,7 +45,7 @@ export interface AppDeps {
 
 export function createApp({
   service, maxBodyBytes = 1024 * 1024, log = console.error,
-  logger, maxInflightBodies = 64, metrics, metricsPublic = false, feed = {},
+  logger, maxInflightBodies = 64, bodyTimeoutMs = 10_000, metrics, metricsPublic = false, feed = {},
 }: AppDeps) {
   const idem = service.idempotency;
   const app = new Hono<AppEnv>();
@@ -58,7 +60,7 @@ export function createApp({
   if (metrics) app.use('*', metrics.requests());
   // Authentication first, from the headers alone: an unknown caller is refused before a byte of
   // its body is read, and only known keys can hold one of the in-flight body slots.
-  const inflight = inflightBodies(maxInflightBodies);
+  const inflight = inflightBodies({ max: maxInflightBodies, idleMs: bodyTimeoutMs });
   app.use('/v1/*', auth(service.keys));
   app.use('/v1/*', inflight);
   app.use('/v1/*', bodyLimit(maxBodyBytes));

@@ -2,7 +2,8 @@
  * @module Requests Node's HTTP parser refuses before Hono sees them: a request line and headers
  * past Node's 16 KiB, malformed syntax, a head that never finished arriving. Node's own answer is a
  * bare status line with no body; these get the error envelope every other refusal has, and a
- * request id. The connection is closed after it, as Node would (the parser cannot go on).
+ * request id. The connection is closed after it, as Node would (the parser cannot go on). A request
+ * that arrived whole before the refused bytes (pipelined on the same connection) is answered first.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -18,6 +19,12 @@ export function answerClientError(err: Error & { code?: string }, socket: Duplex
     socket.destroy();
     return;
   }
+  // Written now, the refusal would go out ahead of that answer, which the client then never got.
+  const pending = answerInFlight(socket);
+  if (pending) {
+    afterAnswer(pending, () => answerClientError(err, socket));
+    return;
+  }
   let status: number;
   let refusal: MnemoError;
   if (err.code === 'HPE_HEADER_OVERFLOW') {
@@ -25,8 +32,8 @@ export function answerClientError(err: Error & { code?: string }, socket: Duplex
     status = 431;
     refusal = new MnemoError('request_too_large', 'the request line and headers exceed 16 KiB');
   } else if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-    status = 408;
-    refusal = new MnemoError('invalid_request', 'the request did not arrive in time');
+    refusal = new MnemoError('request_timeout', 'the request did not arrive in time');
+    status = HTTP_ERRORS[refusal.code].status;
   } else {
     refusal = new MnemoError('invalid_request', `malformed HTTP request${err.code ? ` (${err.code})` : ''}`);
     status = HTTP_ERRORS[refusal.code].status;
@@ -37,6 +44,29 @@ export function answerClientError(err: Error & { code?: string }, socket: Duplex
     `HTTP/1.1 ${status} ${REASONS[status] ?? 'Bad Request'}\r\ncontent-type: application/json\r\n` +
       `content-length: ${Buffer.byteLength(body)}\r\nrequest-id: ${id}\r\nconnection: close\r\n\r\n${body}`,
   );
+}
+
+/**
+ * The response Node is still making on this socket for a request before the refused bytes, if any:
+ * one whose request arrived whole, or one already started. (A request still arriving when its
+ * own head or body timed out is the refused one: it is answered now.)
+ */
+function answerInFlight(socket: Duplex): ServerResponse | null {
+  const res = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (!res || res.writableFinished || res.destroyed) return null;
+  return res.req.complete || res.headersSent ? res : null;
+}
+
+/** Runs `then` once `res` is written out or torn down; Node assigns the next pipelined response first. */
+function afterAnswer(res: ServerResponse, then: () => void): void {
+  let done = false;
+  const once = () => {
+    if (done) return;
+    done = true;
+    then();
+  };
+  res.once('finish', once);
+  res.once('close', once);
 }
 
 /**

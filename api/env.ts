@@ -12,5 +12,7 @@ export interface AppEnv {
     caller: Caller;
     /** The authenticated key (auth middleware). */
     apiKey: ApiKey;
+    /** Set when the body stopped arriving and the request was answered 408 (inflight.ts). */
+    bodyTimedOut?: boolean;
   };
 }

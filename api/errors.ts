@@ -25,6 +25,8 @@ export const HTTP_ERRORS: Record<ErrorCode, { status: ContentfulStatusCode; type
   idempotency_conflict: { status: 409, type: 'idempotency_conflict' },
   archived: { status: 409, type: 'conflict_error' },
   request_too_large: { status: 413, type: 'request_too_large' },
+  // The anchor API has no timeout type; like Node's own 408, the request is at fault.
+  request_timeout: { status: 408, type: 'invalid_request_error' },
   budget_exceeded: { status: 400, type: 'invalid_request_error' },
   limit_exceeded: { status: 413, type: 'request_too_large' },
   // The Anthropic API's type for "try again shortly"; 503 rather than its 529, which proxies do not know.
@@ -56,6 +58,9 @@ export function onError(log: (line: string) => void, warn: (line: string) => voi
     let mnemo: MnemoError;
     if (err instanceof MnemoError) {
       mnemo = err;
+    } else if (c.get('bodyTimedOut')) {
+      // Its 408 is answered already (inflight.ts): this is the handler's read failing as the connection closes.
+      mnemo = new MnemoError('request_timeout', 'request body incomplete', {}, { cause: err });
     } else if (clientAborted(c)) {
       warn(`request ${requestId} aborted: the client closed the connection before its body was complete (${c.req.method} ${routeTemplate(c)})`);
       mnemo = new MnemoError('invalid_request', 'request body incomplete: the client closed the connection', {}, { cause: err });

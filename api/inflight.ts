@@ -1,40 +1,101 @@
 /**
  * @module A cap on request bodies being read at once (MNEMO_MAX_INFLIGHT_BODIES): past it, 503
  * overloaded_error with Retry-After, before a byte of the body is read. Runs after authentication,
- * so only known keys can hold a slot; a slot is freed when its body has been read, the client goes
- * away, or the request ends, whichever comes first.
+ * so only known keys can hold a slot, and one key at most a quarter of them (KEY_SHARE), so one
+ * key's stalled uploads cannot lock every other key out. A slot is freed when its body has been
+ * read, the client goes away, the request ends, or the body stops arriving for
+ * MNEMO_BODY_TIMEOUT_SECONDS (408, and the connection closed), whichever comes first.
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import { MnemoError } from '../src/index.js';
 import type { AppEnv } from './env.js';
 import { header } from './request.js';
 
-export function inflightBodies(max: number): MiddlewareHandler<AppEnv> {
+/** The part of the slots one API key may hold at once (at least one). */
+export const KEY_SHARE = 1 / 4;
+
+export interface InflightOptions {
+  /** Bodies read at once (MNEMO_MAX_INFLIGHT_BODIES). */
+  max: number;
+  /** How long a body may go without a byte while the server waits for it (MNEMO_BODY_TIMEOUT_SECONDS). */
+  idleMs: number;
+}
+
+export function inflightBodies({ max, idleMs }: InflightOptions): MiddlewareHandler<AppEnv> {
+  const perKey = Math.max(1, Math.floor(max * KEY_SHARE));
   let inflight = 0;
+  const byKey = new Map<string, number>();
   return async function inflightBodiesMiddleware(c, next) {
     if (!hasBody(c)) return next();
+    // The error handler adds Retry-After to every `overloaded` answer.
     if (inflight >= max) {
-      // The error handler adds Retry-After to every `overloaded` answer.
       throw new MnemoError('overloaded', `the server is reading ${max} request bodies already (MNEMO_MAX_INFLIGHT_BODIES); retry shortly`);
     }
+    const key = c.var.apiKey?.id ?? '';
+    const mine = byKey.get(key) ?? 0;
+    if (mine >= perKey) {
+      throw new MnemoError('overloaded', `this API key is sending ${mine} request bodies already, its share of MNEMO_MAX_INFLIGHT_BODIES=${max}; retry shortly`);
+    }
     inflight++;
+    byKey.set(key, mine + 1);
     let held = true;
     const incoming = c.env?.incoming;
     const release = () => {
       if (!held) return;
       held = false;
       inflight--;
+      const left = (byKey.get(key) ?? 1) - 1;
+      if (left > 0) byKey.set(key, left);
+      else byKey.delete(key);
       incoming?.off('end', release);
       incoming?.off('close', release);
     };
     incoming?.once('end', release);
     incoming?.once('close', release);
+    const watch = watchBody(c, idleMs);
     try {
-      await next();
+      if (!watch) return await next();
+      const handled = next();
+      // Past a timeout the handler's read fails once the connection closes; the 408 answered for it.
+      handled.catch(() => {});
+      await Promise.race([handled, watch.stalled]);
     } finally {
+      watch?.stop();
       release();
     }
   };
+}
+
+/**
+ * A timer on a body still arriving: `stalled` rejects with request_timeout once no byte of it came
+ * for `idleMs` while the server waited for one (bytes received but not read yet do not count: then
+ * the server is the slow one). Checked a few times per period, from the socket's byte count, so
+ * the body stream is never touched.
+ */
+function watchBody(c: Context<AppEnv>, idleMs: number): { stalled: Promise<never>; stop(): void } | null {
+  const incoming = c.env?.incoming;
+  const socket = incoming?.socket;
+  if (!incoming || !socket || incoming.complete) return null;
+  let timer: NodeJS.Timeout | undefined;
+  const stalled = new Promise<never>((_, reject) => {
+    let seen = socket.bytesRead;
+    let quietSince = Date.now();
+    timer = setInterval(() => {
+      if (incoming.complete) return clearInterval(timer);
+      if (socket.bytesRead !== seen || incoming.readableLength > 0) {
+        seen = socket.bytesRead;
+        quietSince = Date.now();
+        return;
+      }
+      if (Date.now() - quietSince < idleMs) return;
+      clearInterval(timer);
+      c.set('bodyTimedOut', true);
+      reject(new MnemoError('request_timeout', `request body incomplete: none of it arrived for ${idleMs / 1000} s (MNEMO_BODY_TIMEOUT_SECONDS)`));
+    }, Math.max(10, Math.floor(idleMs / 4)));
+    timer.unref();
+  });
+  stalled.catch(() => {});
+  return { stalled, stop: () => clearInterval(timer) };
 }
 
 function hasBody(c: Context<AppEnv>): boolean {

@@ -26,5 +26,6 @@ export function toWireDiff(d: VersionDiff) {
     from: d.from ? toWireVersion(d.from, 'basic') : null,
     to: toWireVersion(d.to, 'basic'),
     unified: d.unified,
+    minimal: d.minimal,
   };
 }

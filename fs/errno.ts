@@ -24,6 +24,8 @@ export const ERRNO_BY_CODE: Readonly<Record<ErrorCode, number>> = Object.freeze(
   unauthenticated: Fuse.EACCES,
   forbidden: Fuse.EACCES,
   request_too_large: Fuse.EFBIG,
+  // Only the HTTP face reads request bodies. Listed so every code has an errno.
+  request_timeout: Fuse.ETIMEDOUT,
   // Only checkpoint restores have a byte budget; mounts never restore. Listed so every code has an errno.
   budget_exceeded: Fuse.EFBIG,
   // A store limit: the device is full as far as this store is concerned.

@@ -5,6 +5,8 @@ export { ID_PREFIXES, newId, randomToken } from './service/ids.js';
 export type { IdGenerator, IdKind } from './service/ids.js';
 export { MAX_CONTENT_BYTES, byteLength, sha256Hex } from './domain/content.js';
 export { ancestors, baseName, joinPath, parentOf, segments, slugify } from './domain/paths.js';
+export { DIFF_BUDGET_MS, MAX_EDITS, diffTextLines, toHunks } from './domain/line-diff.js';
+export type { LineDiff, LineRun } from './domain/line-diff.js';
 export {
   CHECKPOINT_FIELDS,
   CHECKPOINT_REFERENCE,

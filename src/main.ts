@@ -211,7 +211,7 @@ async function runServe(config: Config): Promise<number> {
   const app = createApp({
     service, maxBodyBytes: config.maxBodyBytes, log,
     ...(logger ? { logger } : {}),
-    maxInflightBodies: config.maxInflightBodies, metrics, metricsPublic: config.metricsPublic,
+    maxInflightBodies: config.maxInflightBodies, bodyTimeoutMs: config.bodyTimeoutSeconds * 1000, metrics, metricsPublic: config.metricsPublic,
   });
   // The port is bound before stale mounts are cleared or sessions remounted, so a serve that cannot
   // listen (EADDRINUSE) exits having touched no mount. The URL is printed once sessions are back.

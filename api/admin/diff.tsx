@@ -1,19 +1,39 @@
-/** @module Two versions' content compared with the `diff` package: unified hunks, or side by side rows. */
-import { diffLines, structuredPatch } from 'diff';
+/**
+ * @module Two versions' content compared (the service's bounded line diff, src/domain/line-diff.ts):
+ * unified hunks, or side by side rows. Past the diff's budget the differing middle is shown replaced
+ * whole, and the page says so.
+ */
+import { diffTextLines, toHunks, type LineRun } from '../../src/index.js';
 
 export type DiffLayout = 'unified' | 'split';
 
-export function Diff({ from, to, layout, fromLabel, toLabel }: { from: string; to: string; layout: DiffLayout; fromLabel: string; toLabel: string }) {
-  if (from === to) return <p>The two versions hold the same content.</p>;
-  return layout === 'split' ? <Split from={from} to={to} fromLabel={fromLabel} toLabel={toLabel} /> : <Unified from={from} to={to} fromLabel={fromLabel} toLabel={toLabel} />;
+interface Sides {
+  runs: LineRun[];
+  fromLabel: string;
+  toLabel: string;
 }
 
-function Unified({ from, to, fromLabel, toLabel }: { from: string; to: string; fromLabel: string; toLabel: string }) {
-  const patch = structuredPatch(fromLabel, toLabel, from, to, '', '', { context: 3 });
+export function Diff({ from, to, layout, fromLabel, toLabel }: { from: string; to: string; layout: DiffLayout; fromLabel: string; toLabel: string }) {
+  if (from === to) return <p>The two versions hold the same content.</p>;
+  const { runs, minimal } = diffTextLines(from, to);
+  return (
+    <>
+      {minimal ? null : (
+        <p class="muted" role="note">
+          These versions differ in too many places to find their smallest diff quickly: every line between their common first and last lines is shown removed, then added.
+        </p>
+      )}
+      {layout === 'split' ? <Split runs={runs} fromLabel={fromLabel} toLabel={toLabel} /> : <Unified runs={runs} fromLabel={fromLabel} toLabel={toLabel} />}
+    </>
+  );
+}
+
+function Unified({ runs, fromLabel, toLabel }: Sides) {
+  const hunks = toHunks(runs, 3);
   return (
     <pre class="diff" aria-label={`Unified diff from ${fromLabel} to ${toLabel}`}>
       <span class="hunk">{`--- ${fromLabel}\n+++ ${toLabel}\n`}</span>
-      {patch.hunks.map((h) => (
+      {hunks.map((h) => (
         <>
           <span class="hunk">{`@@ -${h.oldStart},${h.oldLines} +${h.newStart},${h.newLines} @@\n`}</span>
           {h.lines.map((line) => <span class={line.startsWith('+') ? 'add' : line.startsWith('-') ? 'del' : 'same'}>{`${line}\n`}</span>)}
@@ -30,7 +50,7 @@ interface Row {
 }
 
 /** Removed lines face the added lines that replace them; unchanged lines face themselves. */
-function rows(from: string, to: string): Row[] {
+function rows(runs: LineRun[]): Row[] {
   const out: Row[] = [];
   let removed: string[] = [];
   const flush = (added: string[]) => {
@@ -38,10 +58,10 @@ function rows(from: string, to: string): Row[] {
     for (let i = 0; i < n; i++) out.push({ left: removed[i] ?? null, right: added[i] ?? null, kind: 'change' });
     removed = [];
   };
-  for (const part of diffLines(from, to)) {
-    const lines = part.value.replace(/\n$/, '').split('\n');
-    if (part.removed) removed.push(...lines);
-    else if (part.added) flush(lines);
+  for (const run of runs) {
+    const lines = run.lines.map((l) => l.replace(/\n$/, ''));
+    if (run.kind === 'removed') removed = removed.concat(lines);
+    else if (run.kind === 'added') flush(lines);
     else {
       flush([]);
       for (const l of lines) out.push({ left: l, right: l, kind: 'same' });
@@ -51,12 +71,12 @@ function rows(from: string, to: string): Row[] {
   return out;
 }
 
-function Split({ from, to, fromLabel, toLabel }: { from: string; to: string; fromLabel: string; toLabel: string }) {
+function Split({ runs, fromLabel, toLabel }: Sides) {
   return (
     <table class="split">
       <thead><tr><th scope="col">{fromLabel}</th><th scope="col">{toLabel}</th></tr></thead>
       <tbody>
-        {rows(from, to).map((r) => (
+        {rows(runs).map((r) => (
           <tr>
             <td class={r.kind === 'change' && r.left !== null ? 'del' : ''}>{r.left ?? ''}</td>
             <td class={r.kind === 'change' && r.right !== null ? 'add' : ''}>{r.right ?? ''}</td>

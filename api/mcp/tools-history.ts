@@ -42,7 +42,7 @@ export function registerHistoryTools(server: McpServer, service: Service, caller
     'memory_diff',
     {
       description:
-        'Show what a version changed, as a unified diff: against the same memory\'s previous version by default (empty content for its first), or against any version of the store (against_version_id). Version ids come from memory_history.',
+        'Show what a version changed, as a unified diff: against the same memory\'s previous version by default (empty content for its first), or against any version of the store (against_version_id). Version ids come from memory_history. minimal: false means the versions differ in too many places for the smallest diff: every line between their common first and last lines is shown removed, then added.',
       inputSchema: toolArgs({
         memory_store_id: store,
         memory_version_id: z.string().describe('The version to show (memver_…)'),

@@ -111,6 +111,10 @@ export const MemoryVersionDiff = z
     from: MemoryVersion.nullable().meta({ description: 'null: empty content (the against of a memory\'s first version)' }),
     to: MemoryVersion,
     unified: z.string().meta({ description: 'a unified diff (--- from path, +++ to path, hunks)' }),
+    minimal: z.boolean().meta({
+      description:
+        'false: the versions differ in too many places for the smallest diff to be found within the server\'s time budget; `unified` then replaces every line between their common first and last lines (still a diff that applies)',
+    }),
   })
   .meta({ id: 'MemoryVersionDiff' });
 

@@ -41,6 +41,8 @@ export interface Config {
   metricsPublic: boolean;
   /** MNEMO_MAX_INFLIGHT_BODIES: request bodies read at once; past it 503 overloaded_error (default 64). */
   maxInflightBodies: number;
+  /** MNEMO_BODY_TIMEOUT_SECONDS: a request body that goes this long without a byte is answered 408 (default 10). */
+  bodyTimeoutSeconds: number;
   /** MNEMO_MOUNT_SYNC / --mount-sync: `fsync` (POSIX: close() is crash-safe, fsync() durable) or `close` (every close durable). */
   mountSync: MountSync;
   /**
@@ -119,6 +121,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Flags = 
   const metricsRaw = env['MNEMO_METRICS_PUBLIC'] ?? '';
   if (!['', '0', '1'].includes(metricsRaw)) throw new Error(`invalid MNEMO_METRICS_PUBLIC: ${metricsRaw} (1 or 0)`);
   const maxInflightBodies = limit('MNEMO_MAX_INFLIGHT_BODIES', 64);
+  const bodyTimeoutSeconds = limit('MNEMO_BODY_TIMEOUT_SECONDS', 10);
   const mountSync = pick('mount-sync', 'MNEMO_MOUNT_SYNC') ?? 'fsync';
   if (!(MOUNT_SYNC_MODES as readonly string[]).includes(mountSync)) {
     throw new Error(`invalid MNEMO_MOUNT_SYNC: ${mountSync} (fsync or close)`);
@@ -156,6 +159,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Flags = 
     logLevel: logLevel as LogLevel,
     metricsPublic: metricsRaw === '1',
     maxInflightBodies,
+    bodyTimeoutSeconds,
     mountSync: mountSync as MountSync,
     mountCacheSeconds,
     readerThreads: readersRaw === '' ? 2 : Number(readersRaw),

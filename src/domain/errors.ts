@@ -19,6 +19,8 @@ export const ERROR_CODES = [
   'unauthenticated',
   'forbidden',
   'request_too_large',
+  /** A request body that stopped arriving (the HTTP face's body timeout): 408. */
+  'request_timeout',
   'budget_exceeded',
   /** A store or workspace limit (src/service/limits.ts): 413 over HTTP, ENOSPC on a mount. */
   'limit_exceeded',

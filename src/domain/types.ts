@@ -328,6 +328,8 @@ export interface VersionDiff {
   from: MemoryVersion | null;
   to: MemoryVersion;
   unified: string;
+  /** false: the versions differ in too many places to find the smallest diff within the budget (line-diff.ts). */
+  minimal: boolean;
 }
 
 /** What an admin did that the audit log of admin actions keeps (issue 16). */

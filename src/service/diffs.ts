@@ -3,9 +3,11 @@
  * `against` defaults to the same memory's previous version, or empty content for its first; any
  * version of the same store may be named (two memories can be compared). A deleted version reads as
  * empty content. A redacted side has no content left to compare: 409 conflict_error naming it.
+ * The diff's cost is bounded (domain/line-diff.ts): past its budget it is correct but not minimal.
  */
-import { createTwoFilesPatch, FILE_HEADERS_ONLY } from 'diff';
+import { FILE_HEADERS_ONLY, formatPatch } from 'diff';
 import { MnemoError, notFound } from '../domain/errors.js';
+import { diffTextLines, toHunks } from '../domain/line-diff.js';
 import type { Caller, MemoryVersion, Store, VersionDiff } from '../domain/types.js';
 import type { Storage } from '../storage/port.js';
 
@@ -27,13 +29,17 @@ export function createDiffs({ storage, readable }: DiffOptions) {
     const from = against === null ? await storage.previousVersion(storeId, versionId) : await found(storeId, against);
     assertReadable(to, 'version');
     if (from) assertReadable(from, 'against');
-    const unified = createTwoFilesPatch(
-      from?.path ?? '/dev/null', to.path ?? '/dev/null', text(from), text(to), from?.id ?? '', to.id,
-      { headerOptions: FILE_HEADERS_ONLY },
+    const { runs, minimal } = diffTextLines(text(from), text(to));
+    const unified = formatPatch(
+      { oldFileName: from?.path ?? '/dev/null', newFileName: to.path ?? '/dev/null', oldHeader: from?.id ?? '', newHeader: to.id, hunks: toHunks(runs, CONTEXT_LINES) },
+      FILE_HEADERS_ONLY,
     );
-    return { from, to, unified };
+    return { from, to, unified, minimal };
   };
 }
+
+/** Unchanged lines around each change: the `diff` package's default for createTwoFilesPatch. */
+const CONTEXT_LINES = 4;
 
 function text(v: MemoryVersion | null): string {
   return v === null || v.operation === 'deleted' ? '' : (v.content ?? '');

@@ -1,8 +1,9 @@
 /**
  * Request bodies under load and attack, through the real server and raw sockets: authentication
  * comes from the headers before any body byte is read, MNEMO_MAX_INFLIGHT_BODIES caps the bodies
- * being read at once (503 overloaded_error with Retry-After past it), and an upload the client
- * abandons logs one line, not a stack trace, and frees its slot.
+ * being read at once (503 overloaded_error with Retry-After past it) and one key holds at most a
+ * quarter of them, a body that stops arriving for MNEMO_BODY_TIMEOUT_SECONDS is answered 408 and
+ * frees its slot, and an upload the client abandons logs one line, not a stack trace, and frees its slot.
  */
 import { connect, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
@@ -53,8 +54,28 @@ function stalledChunked(url: string, apiKey: string | null): RawExchange {
   return startUpload(url, head, `${Buffer.byteLength(chunk).toString(16)}\r\n${chunk}\r\n`);
 }
 
-const createStore = (server: RunningServer, name: string) =>
-  rawRequest(server.url, 'POST', '/v1/memory_stores', { apiKey: server.adminKey, body: JSON.stringify({ name }) });
+const createStore = (server: RunningServer, name: string, apiKey = server.adminKey) =>
+  rawRequest(server.url, 'POST', '/v1/memory_stores', { apiKey, body: JSON.stringify({ name }) });
+
+/** A new API key of `role`; returns its secret. */
+async function mintKey(server: RunningServer, name: string, role = 'read_write'): Promise<string> {
+  const res = await rawRequest(server.url, 'POST', '/v1/api_keys', { apiKey: server.adminKey, body: JSON.stringify({ name, role }) });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return (res.body as { secret: string }).secret;
+}
+
+/** An upload that declares a 50-byte body, sends its first byte and then nothing (the tester's stall). */
+function stalledByte(server: RunningServer, apiKey: string): RawExchange {
+  return startUpload(server.url, requestHead(server.url, '/v1/memory_stores', { 'x-api-key': apiKey, 'content-length': '50' }), '{');
+}
+
+/** Resolves once `apiKey`'s next create gets 503: the stalled uploads before it hold their slots. */
+const refusedWhileHeld = (server: RunningServer, apiKey: string) =>
+  eventually(async () => {
+    const res = await createStore(server, 'probe', apiKey);
+    if (res.status !== 503) throw new Error(`got ${res.status} while the stalled uploads should hold the slots`);
+    return res;
+  }, 10_000);
 
 describe('authentication before the body', () => {
   let server: RunningServer;
@@ -90,15 +111,13 @@ describe('MNEMO_MAX_INFLIGHT_BODIES', () => {
   }, { env: { MNEMO_MAX_INFLIGHT_BODIES: '2' } });
 
   it('answers a body request past the cap with 503 overloaded_error and Retry-After, and frees the slots of aborted uploads', async () => {
-    const stalled = [stalledChunked(server.url, server.adminKey), stalledChunked(server.url, server.adminKey)];
+    // Two keys: one key may hold only a quarter of the slots (at least one).
+    const [other, third] = [await mintKey(server, 'other'), await mintKey(server, 'third')];
+    const stalled = [stalledChunked(server.url, server.adminKey), stalledChunked(server.url, other)];
     // The stalled uploads hold their slots once the server has read their headers.
-    const refused = await eventually(async () => {
-      const res = await createStore(server, 'third');
-      if (res.status !== 503) throw new Error(`got ${res.status} while the stalled uploads should hold both slots`);
-      return res;
-    }, 10_000);
+    const refused = await refusedWhileHeld(server, third);
     expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
-    expect(refused.body).toMatchObject({ type: 'error', error: { type: 'overloaded_error' } });
+    expect(refused.body).toMatchObject({ type: 'error', error: { type: 'overloaded_error', message: expect.stringContaining('reading 2 request bodies already') } });
     // A request without a body takes no slot.
     expect((await rawRequest(server.url, 'GET', '/v1/memory_stores', { apiKey: server.adminKey })).status).toBe(200);
 
@@ -108,6 +127,79 @@ describe('MNEMO_MAX_INFLIGHT_BODIES', () => {
     }, 10_000);
     const after = await createStore(server, 'after the aborted ones');
     expect(after.status, JSON.stringify(after.body)).toBe(200);
+  });
+});
+
+describe('one key\'s share of the body slots', () => {
+  let server: RunningServer;
+  useServer((s) => {
+    server = s;
+  }, { env: { MNEMO_MAX_INFLIGHT_BODIES: '8' } });
+
+  it('refuses a key that holds a quarter of MNEMO_MAX_INFLIGHT_BODIES with 503 while other keys still get slots', async () => {
+    const reader = await mintKey(server, 'stalling reader', 'read_only');
+    const other = await mintKey(server, 'other writer');
+    // Even a read_only key holds a slot while its body arrives: it is refused only once the body is read.
+    const stalled = [stalledByte(server, reader), stalledByte(server, reader)];
+    const refused = await refusedWhileHeld(server, reader);
+    expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(refused.body).toMatchObject({ type: 'error', error: { type: 'overloaded_error', message: expect.stringContaining('its share of MNEMO_MAX_INFLIGHT_BODIES=8') } });
+    for (const key of [other, server.adminKey]) {
+      const res = await createStore(server, 'beside the stalled key', key);
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+    }
+    for (const s of stalled) s.socket.destroy();
+    await eventually(async () => {
+      const res = await createStore(server, 'once the stalled ones are gone', reader);
+      // read_only: the body is read, then the write refused; no longer 503.
+      if (res.status !== 403) throw new Error(`got ${res.status}`);
+    }, 10_000);
+  });
+});
+
+describe('MNEMO_BODY_TIMEOUT_SECONDS', () => {
+  let server: RunningServer;
+  useServer((s) => {
+    server = s;
+  }, { env: { MNEMO_MAX_INFLIGHT_BODIES: '4', MNEMO_BODY_TIMEOUT_SECONDS: '1' } });
+
+  it('answers a body that stops arriving with 408 and Connection: close, and frees its slot', async () => {
+    const key = await mintKey(server, 'staller');
+    const before = server.stderr().length;
+    const upload = stalledByte(server, key);
+    // The key's one slot (a quarter of 4) is held while the body is awaited...
+    await refusedWhileHeld(server, key);
+    const res = await upload.response;
+    upload.socket.destroy();
+    expect(res.status, res.body).toBe(408);
+    expect(res.head).toMatch(/\r\nconnection: close/i);
+    expect(res.head).toMatch(/\r\nrequest-id: req_\w+/i);
+    expect(JSON.parse(res.body)).toMatchObject({
+      type: 'error',
+      error: { type: 'invalid_request_error', message: expect.stringContaining('MNEMO_BODY_TIMEOUT_SECONDS') },
+    });
+    // ...and freed by the timeout, not by the client going away.
+    const after = await createStore(server, 'after the timeout', key);
+    expect(after.status, JSON.stringify(after.body)).toBe(200);
+    // Logged as the request's 408 line, not as an aborted upload or a stack trace.
+    const logged = server.stderr().slice(before);
+    expect(logged).toMatch(/"status":408/);
+    expect(logged).not.toMatch(/aborted|\n\s+at |\\n\s+at /);
+  });
+
+  it('lets a slow body that keeps arriving run past the timeout', async () => {
+    const body = JSON.stringify({ name: 'slow but steady' });
+    const upload = startUpload(server.url, requestHead(server.url, '/v1/memory_stores', { 'x-api-key': server.adminKey, 'content-length': String(body.length) }), body[0]!);
+    // A byte every 250 ms for 10 bytes: longer than the 1 s timeout, but never a second without one.
+    for (let i = 1; i <= 10; i++) {
+      await new Promise((r) => setTimeout(r, 250));
+      upload.socket.write(body[i]!);
+    }
+    upload.socket.write(body.slice(11));
+    const res = await upload.response;
+    upload.socket.destroy();
+    expect(res.status, res.body).toBe(200);
+    expect(JSON.parse(res.body)).toMatchObject({ name: 'slow but steady' });
   });
 });
 

@@ -186,6 +186,22 @@ describe('malformed bodies', () => {
     expect(answer).toMatch(/"request_id":"req_\w+"/);
   });
 
+  it('answers a request pipelined ahead of a malformed one first, then refuses the malformed one and closes', async () => {
+    const { hostname } = new URL(server.url);
+    const body = JSON.stringify({ path: '/pipelined.md', content: 'kept' });
+    const answer = await rawExchange(
+      `POST ${memoriesPath()} HTTP/1.1\r\nHost: ${hostname}\r\nx-api-key: ${server.adminKey}\r\ncontent-type: application/json\r\n` +
+        `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}GARBAGE / HTTP/1.1\r\n\r\n`,
+    );
+    // The create's answer was lost: the refusal went out ahead of it and the connection closed.
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    const refusal = answer.indexOf('HTTP/1.1 400 ');
+    expect(refusal, answer).toBeGreaterThan(0);
+    expect(answer.slice(0, refusal)).toContain('"path":"/pipelined.md"');
+    expect(answer.slice(refusal)).toMatch(/\r\nconnection: close\r\n/i);
+    expect(answer.slice(refusal)).toContain('malformed HTTP request (HPE_INVALID_METHOD)');
+  });
+
   it('answers a request target that is not a path (OPTIONS *, an absolute URL) with 400 and the error envelope', async () => {
     const { hostname } = new URL(server.url);
     for (const target of ['*', `http://${hostname}/v1/memory_stores`]) {
