@@ -47,6 +47,32 @@ export function runSearchSuite(makeStorage: MakeStorage): void {
       expect(page.data[0]!.score).toBe(0);
     });
 
+    it('a snippet is cut between code points, never inside a surrogate pair, in both modes', async () => {
+      const { storage, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      await addMemory(s.id, '/emoji.md', '😀'.repeat(100) + ' pelican');
+      await addMemory(s.id, '/long.md', 'x' + '🦩'.repeat(200));
+      for (const mode of ['fts', 'substring'] as const) {
+        const [hit] = (await storage.searchMemories(s.id, searchQ({ q: 'pelican', mode }))).data;
+        expect(hit!.snippet.isWellFormed()).toBe(true);
+        expect(hit!.snippet).toMatch(/^…😀+ \*\*pelican\*\*$/u);
+      }
+      // Matched on the path: the snippet is the content's lead, cut as well.
+      const [lead] = (await storage.searchMemories(s.id, searchQ({ q: 'long', mode: 'substring' }))).data;
+      expect(lead!.snippet.isWellFormed()).toBe(true);
+      expect(lead!.snippet).toBe('x' + '🦩'.repeat(79) + '…');
+    });
+
+    it('a substring snippet marks the phrase itself after characters whose lowercase is longer', async () => {
+      const { storage, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      await addMemory(s.id, '/a.md', 'İİİ needle here');
+      const marked = async (q: string, mode: 'fts' | 'substring') => (await storage.searchMemories(s.id, searchQ({ q, mode }))).data.map((h) => h.snippet);
+      expect(await marked('needle', 'substring')).toEqual(['İİİ **needle** here']);
+      expect(await marked('NEEDLE H', 'substring')).toEqual(['İİİ **needle h**ere']);
+      expect(await marked('needle', 'fts')).toEqual(['İİİ **needle** here']);
+    });
+
     it('a query of separators only matches nothing', async () => {
       const { storage, addStore, addMemory } = await fixture(makeStorage);
       const s = await addStore();
