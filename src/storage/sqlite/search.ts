@@ -19,7 +19,7 @@
 import { MnemoError } from '../../domain/errors.js';
 import { subtreeEnd } from '../../domain/paths.js';
 import type { SearchHit, SearchPage, SearchQuery } from '../../domain/types.js';
-import { cursorNumber, cursorString, decodeCursor, encodeCursor } from '../cursor.js';
+import { cursorNumber, cursorString, decodeSearchCursor, encodeCursor } from '../cursor.js';
 import { phraseExcerpt, wordExcerpt } from '../excerpt.js';
 import type { MaintenanceStorage } from '../port.js';
 import type { Synchronous, SyncReads } from './reads.js';
@@ -102,7 +102,7 @@ export function createSearchStatements(db: Db, index: SearchIndex): Pick<SyncRea
 
   // The caller has indexed the backlog first (open.ts, drainSearchBacklog): this only reads.
   function fts(storeId: string, sq: SearchQuery): SearchPage {
-    const c = decodeCursor(sq.page);
+    const c = decodeSearchCursor(sq.page, 'fts');
     let after = c ? cursorNumber(c, 'a') : 0;
     let skip = c ? cursorNumber(c, 'o') : 0;
     if (after < 0 || skip < 0) throw new MnemoError('invalid_request', 'page: not a cursor this server issued', { field: 'page' });
@@ -132,7 +132,7 @@ export function createSearchStatements(db: Db, index: SearchIndex): Pick<SyncRea
   }
 
   function substring(storeId: string, sq: SearchQuery): SearchPage {
-    const c = decodeCursor(sq.page);
+    const c = decodeSearchCursor(sq.page, 'substring');
     const resume = c ? cursorString(c, 'p') : '';
     const from = resume > sq.pathPrefix ? resume : sq.pathPrefix;
     const needle = sq.q.toLowerCase();

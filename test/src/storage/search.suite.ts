@@ -73,6 +73,20 @@ export function runSearchSuite(makeStorage: MakeStorage): void {
       expect(await marked('needle', 'fts')).toEqual(['İİİ **needle** here']);
     });
 
+    it('a cursor of the other mode is refused, and the message says which mode issued it', async () => {
+      const { storage, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      await addMemory(s.id, '/a.md', 'osprey one');
+      await addMemory(s.id, '/b.md', 'osprey two');
+      const messageOf = (q: SearchQuery) => storage.searchMemories(s.id, q).then(() => 'answered', (err: Error) => err.message);
+      const fts = (await storage.searchMemories(s.id, searchQ({ q: 'osprey', limit: 1 }))).nextPage;
+      const sub = (await storage.searchMemories(s.id, searchQ({ q: 'osprey', mode: 'substring', limit: 1 }))).nextPage;
+      expect(await messageOf(searchQ({ q: 'osprey', mode: 'substring', page: fts }))).toMatch(/^page: a cursor of mode fts, not substring/);
+      expect(await messageOf(searchQ({ q: 'osprey', mode: 'fts', page: sub }))).toMatch(/^page: a cursor of mode substring, not fts/);
+      expect(await messageOf(searchQ({ q: 'osprey', page: 'page_bogus' }))).toBe('page: not a cursor this server issued');
+      expect((await storage.searchMemories(s.id, searchQ({ q: 'osprey', limit: 1, page: fts }))).data).toHaveLength(1);
+    });
+
     it('a query of separators only matches nothing', async () => {
       const { storage, addStore, addMemory } = await fixture(makeStorage);
       const s = await addStore();
