@@ -124,18 +124,17 @@ export function createCheckpoints({ storage, clock, ids, readable, writable, max
         summary,
         references: refs,
         omitted: [],
-        // Measured with the largest size the answer may claim, so the real figure never adds digits.
-        sizeBytes: maxBytes,
+        sizeBytes: 0,
         maxBytes,
       };
       const omit = [...(summary !== '' ? ['summary'] : []), ...(references.some((r) => r.note !== null) ? ['references.note'] : [])];
       const lean: Restored = { ...full, summary: null, references: refs.map((r) => ({ ...r, note: null })), omitted: omit };
       const candidates = omit.length > 0 ? [full, lean] : [full];
       for (const candidate of candidates) {
-        const size = measure(candidate);
+        const size = selfSized((n) => measure({ ...candidate, sizeBytes: n }));
         if (size <= maxBytes) return { ...candidate, sizeBytes: size };
       }
-      const needed = Math.min(...candidates.map((r) => selfSizedBytes(r, measure)));
+      const needed = Math.min(...candidates.map((r) => selfSized((n) => measure({ ...r, sizeBytes: n, maxBytes: n }))));
       throw new MnemoError(
         'budget_exceeded',
         `restoring checkpoint ${c.id} needs at least ${needed} bytes for its goal, constraints, decisions, open tasks, ` +
@@ -146,14 +145,16 @@ export function createCheckpoints({ storage, clock, ids, readable, writable, max
   };
 }
 
-/** The size of `r` once it states that size (and an equal budget) about itself. */
-function selfSizedBytes(r: Restored, measure: (r: Restored) => number): number {
-  let needed = measure({ ...r, sizeBytes: 0, maxBytes: 0 });
-  for (let size = measure({ ...r, sizeBytes: needed, maxBytes: needed }); size > needed; ) {
-    needed = size;
-    size = measure({ ...r, sizeBytes: needed, maxBytes: needed });
-  }
-  return needed;
+/**
+ * The size of an answer that states its own size: `sizeOf(n)` is the answer's size when it says n.
+ * From n = 0 the sizes only grow (a larger figure has no fewer digits), and stop once the figure
+ * stated is the size: exact, where starting from the budget overstated a small answer by the
+ * digits the budget has more.
+ */
+function selfSized(sizeOf: (n: number) => number): number {
+  let n = sizeOf(0);
+  for (let next = sizeOf(n); next > n; next = sizeOf(n)) n = next;
+  return n;
 }
 
 function jsonBytes(r: Restored): number {

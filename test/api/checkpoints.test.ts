@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { extensions, type CheckpointBody } from '../helpers/continuity.js';
 import { inProcessApp } from '../helpers/in-process.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
-import { expectApiError, sdkClient, useServer } from '../helpers/sdk.js';
+import { expectApiError, rawRequest, sdkClient, useServer } from '../helpers/sdk.js';
 import { freshStore, sha256, type Store } from './shapes.js';
 
 let server: RunningServer;
@@ -239,6 +239,26 @@ describe('restoring a checkpoint', () => {
     expect(lean).toMatchObject({ summary: null, omitted: ['summary', 'references.note'], constraints: ['c1', 'c2'], decisions: ['d1'] });
     expect(lean.references[0]!.note).toBeNull();
     expect(lean.size_bytes).toBeLessThanOrEqual(1024);
+  });
+
+  it('states its own size exactly, as Content-Length counts it, whatever the digits of max_bytes', async () => {
+    const c = await ext.checkpoint(store.id, bundle(session(), { summary: 's'.repeat(4000), constraints: ['c1'] }));
+    const restore = async (max_bytes: number) => {
+      const res = await rawRequest(server.url, 'POST', `/v1/memory_stores/${store.id}/checkpoints/${c.id}/restore`, {
+        apiKey: server.adminKey, body: JSON.stringify({ max_bytes }),
+      });
+      expect(res.status).toBe(200);
+      const body = res.body as { size_bytes: number; max_bytes: number; omitted: string[] };
+      expect(body.size_bytes).toBe(Number(res.headers.get('content-length')));
+      expect(body.size_bytes).toBe(Buffer.byteLength(JSON.stringify(body)));
+      return body;
+    };
+    for (const max of [8192, 32768, 100_000, 1_048_576]) expect(await restore(max)).toMatchObject({ max_bytes: max, omitted: [] });
+    // The boundary: a budget exactly the full answer's size keeps everything, one byte less drops the summary.
+    let exact = (await restore(8192)).size_bytes;
+    for (let size = (await restore(exact)).size_bytes; size !== exact; size = (await restore(exact)).size_bytes) exact = size;
+    expect(await restore(exact)).toMatchObject({ size_bytes: exact, max_bytes: exact, omitted: [] });
+    expect((await restore(exact - 1)).omitted).toEqual(['summary']);
   });
 
   it('fails with the size it needs when the essentials do not fit, and that size works', async () => {
