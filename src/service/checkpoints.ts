@@ -11,7 +11,7 @@ import { CONTINUITY_LIMITS, parseCheckpointCreate, type CheckpointRequest } from
 
 export interface RestoredReference extends CheckpointReference {
   status: ReferenceStatus;
-  /** The memory as it stands now (null when missing or expired). */
+  /** The memory as it stands now (null when the memory is missing or expired). */
   current: { memoryId: string; path: string; contentSha256: string; versionId: string } | null;
 }
 
@@ -75,12 +75,12 @@ export function createCheckpoints({ storage, clock, ids, readable, writable, max
     const found = await storage.findReferencedMemory(storeId, ref);
     if (found.state !== 'live') return { ...ref, status: found.state, current: null };
     const m = found.memory;
-    const same = ref.contentSha256 !== null ? ref.contentSha256 === m.contentSha256 : ref.versionId === m.versionId;
-    return {
-      ...ref,
-      status: same ? 'ok' : 'changed',
-      current: { memoryId: m.id, path: m.path, contentSha256: m.contentSha256, versionId: m.versionId },
-    };
+    const current = { memoryId: m.id, path: m.path, contentSha256: m.contentSha256, versionId: m.versionId };
+    if (ref.contentSha256 !== null) return { ...ref, status: ref.contentSha256 === m.contentSha256 ? 'ok' : 'changed', current };
+    if (ref.versionId === m.versionId) return { ...ref, status: 'ok', current };
+    // A version the memory never had (a checkpoint's versions are never pruned): what it relied on was never there.
+    const relied = ref.versionId === null ? null : await storage.getVersion(storeId, ref.versionId);
+    return { ...ref, status: relied?.memoryId === m.id ? 'changed' : 'missing', current };
   }
 
   return {

@@ -190,6 +190,8 @@ describe('checkpoint validation', () => {
     ['a reference without sha or version', { agent_id: 'a', session_id: 's', goal: 'g', references: [{ path: '/a' }] }, 'content_sha256 or memory_version_id'],
     ['a reference with a bad path', { agent_id: 'a', session_id: 's', goal: 'g', references: [{ path: 'rel', content_sha256: sha256('x') }] }, 'references.0.path'],
     ['a reference with a bad sha', { agent_id: 'a', session_id: 's', goal: 'g', references: [{ path: '/a', content_sha256: 'ABC' }] }, 'content_sha256'],
+    ['a reference with a version id that is not one', { agent_id: 'a', session_id: 's', goal: 'g', references: [{ path: '/a', memory_version_id: 'memver_bogus' }] }, 'references.0.memory_version_id: must be a memory version id (memver_…)'],
+    ['a reference with a memory id for a version id', { agent_id: 'a', session_id: 's', goal: 'g', references: [{ path: '/a', memory_version_id: 'mem_0123456789ABCDEFabcdefgh' }] }, 'references.0.memory_version_id'],
   ])('refuses %s with 400', async (_name, body, mention) => {
     const err = await expectApiError(ext.checkpoint(store.id, body as CheckpointBody), 400, 'invalid_request_error');
     expect(err.message).toContain(mention);
@@ -306,6 +308,24 @@ describe('restoring a checkpoint', () => {
     await mem.create(store.id, { path: '/ref/other.md', content: 'x' });
     const again = await ext.restoreLatest(store.id, 'agent-1', s);
     expect(again.references[3]!.status).toBe('expired');
+  });
+
+  it('reports a reference whose memory_version_id was never a version of its memory as missing, with the memory as it is', async () => {
+    const mem = client.beta.memoryStores.memories;
+    const beta = await mem.create(store.id, { path: '/notes/beta.md', content: 'beta' });
+    const gamma = await mem.create(store.id, { path: '/notes/gamma.md', content: 'gamma' });
+    const s = session();
+    await ext.checkpoint(store.id, bundle(s, {
+      references: [
+        { path: '/notes/beta.md', memory_version_id: 'memver_000000000000000000000000' },
+        { path: '/notes/beta.md', memory_version_id: gamma.memory_version_id },
+        { path: '/notes/beta.md', memory_version_id: beta.memory_version_id },
+      ],
+    }));
+    await mem.update(beta.id, { memory_store_id: store.id, content: 'beta, edited' });
+    const r = await ext.restoreLatest(store.id, 'agent-1', s);
+    expect(r.references.map((x) => x.status)).toEqual(['missing', 'missing', 'changed']);
+    for (const x of r.references) expect(x.current).toMatchObject({ memory_id: beta.id, path: '/notes/beta.md', content_sha256: sha256('beta, edited') });
   });
 
   it('restores the latest by agent and session, and 404s for an unknown session', async () => {
