@@ -195,10 +195,13 @@ function overloaded(left: number): MnemoError {
 /**
  * Each word becomes a quoted FTS5 string, so user text is never query syntax. NUL also separates
  * words: FTS5 reads the query as a C string, so a NUL inside a quoted string ended it (a 500).
+ * So does ASCII punctuation, as PostgreSQL's mnemo_words splits: a quoted "crossing-zebra" was a
+ * phrase (the two words adjacent, in that order), so it missed "zebra-crossing", which the words
+ * in any order find.
  */
 export function ftsQuery(text: string): string {
   return text
-    .split(/[\s\0]+/u)
+    .split(/[\s\0!-/:-@[-`{-~]+/u)
     .filter((w) => w !== '')
     .map((w) => `"${w.replace(/"/g, '""')}"`)
     .join(' ');

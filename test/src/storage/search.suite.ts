@@ -87,6 +87,16 @@ export function runSearchSuite(makeStorage: MakeStorage): void {
       expect((await storage.searchMemories(s.id, searchQ({ q: 'osprey', limit: 1, page: fts }))).data).toHaveLength(1);
     });
 
+    it('full-text words joined by punctuation match in any order, as words apart do', async () => {
+      const { storage, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      await addMemory(s.id, '/a.md', 'mind the zebra-crossing ahead');
+      await addMemory(s.id, '/b.md', 'a zebra, then later a crossing');
+      await addMemory(s.id, '/c.md', 'only a zebra');
+      const found = async (q: string) => (await storage.searchMemories(s.id, searchQ({ q }))).data.map((h) => h.memory.path).sort();
+      for (const q of ['zebra-crossing', 'crossing-zebra', 'crossing zebra', 'zebra/crossing', 'crossing.zebra']) expect(await found(q)).toEqual(['/a.md', '/b.md']);
+    });
+
     it('a query of separators only matches nothing', async () => {
       const { storage, addStore, addMemory } = await fixture(makeStorage);
       const s = await addStore();
