@@ -5,6 +5,7 @@ import {
   MnemoError,
   excerpt,
   parseMemoryCreate,
+  parseMemoryEdit,
   parseMemoryListQuery,
   parseMemoryUpdate,
   parseSearchQuery,
@@ -34,6 +35,12 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
 
   function expected(raw: string | undefined): string | undefined {
     return raw === undefined ? undefined : parseSha256(raw, 'content_sha256');
+  }
+
+  /** The HTTP body's precondition for a tool's content_sha256, checked first so that an error names the argument the caller sent. */
+  function precondition(raw: string | undefined): { type: 'content_sha256'; content_sha256: string } | undefined {
+    const sha256 = expected(raw);
+    return sha256 === undefined ? undefined : { type: 'content_sha256', content_sha256: sha256 };
   }
 
   server.registerTool(
@@ -99,11 +106,7 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
           const input = parseMemoryCreate({ path: a.path, content: a.content, ttl_seconds: a.ttl_seconds });
           return toWireMemory(await service.createMemory(caller, a.memory_store_id, input), 'basic');
         }
-        const write = parseMemoryUpdate({
-          content: a.content,
-          ttl_seconds: a.ttl_seconds,
-          precondition: a.content_sha256 === undefined ? undefined : { type: 'content_sha256', content_sha256: a.content_sha256 },
-        });
+        const write = parseMemoryUpdate({ content: a.content, ttl_seconds: a.ttl_seconds, precondition: precondition(a.content_sha256) });
         return toWireMemory(await service.updateMemory(caller, a.memory_store_id, existing.id, write), 'basic');
       }),
   );
@@ -126,11 +129,8 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
     },
     (a) =>
       run(async () => {
-        const m = await atPath(a.memory_store_id, a.path);
-        const content = a.command === 'str_replace' ? replaceOnce(m.content, a.old_str, a.new_str ?? '') : insertAt(m.content, a.insert_line, a.insert_text);
-        // The edit applies to what was read: a concurrent change fails it instead of being overwritten.
-        const write = parseMemoryUpdate({ content, precondition: { type: 'content_sha256', content_sha256: expected(a.content_sha256) ?? m.contentSha256 } });
-        return toWireMemory(await service.updateMemory(caller, a.memory_store_id, m.id, write), 'basic');
+        const sha256 = expected(a.content_sha256);
+        return toWireMemory(await service.editMemory(caller, a.memory_store_id, a.path, parseMemoryEdit(a), sha256), 'basic');
       }),
   );
 
@@ -143,10 +143,7 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
     (a) =>
       run(async () => {
         const m = await atPath(a.memory_store_id, a.path);
-        const write = parseMemoryUpdate({
-          path: a.new_path,
-          precondition: a.content_sha256 === undefined ? undefined : { type: 'content_sha256', content_sha256: a.content_sha256 },
-        });
+        const write = parseMemoryUpdate({ path: a.new_path, precondition: precondition(a.content_sha256) });
         return toWireMemory(await service.updateMemory(caller, a.memory_store_id, m.id, write), 'basic');
       }),
   );
@@ -182,26 +179,4 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
         return toWireSearchPage(await service.searchMemories(caller, a.memory_store_id, q));
       }),
   );
-}
-
-function replaceOnce(content: string, oldStr: string | undefined, newStr: string): string {
-  if (!oldStr) throw new MnemoError('invalid_request', 'str_replace needs a non-empty old_str', { field: 'old_str' });
-  const at = content.indexOf(oldStr);
-  if (at < 0) throw new MnemoError('invalid_request', 'old_str does not occur in the memory; read it again and copy the text exactly', { field: 'old_str' });
-  if (content.indexOf(oldStr, at + 1) >= 0) {
-    throw new MnemoError('invalid_request', 'old_str occurs more than once; include more surrounding text so it is unique', { field: 'old_str' });
-  }
-  return content.slice(0, at) + newStr + content.slice(at + oldStr.length);
-}
-
-function insertAt(content: string, line: number | undefined, text: string | undefined): string {
-  if (text === undefined) throw new MnemoError('invalid_request', 'insert needs insert_text', { field: 'insert_text' });
-  const trailing = content.endsWith('\n');
-  const body = trailing ? content.slice(0, -1) : content;
-  const lines = body === '' ? [] : body.split('\n');
-  if (line === undefined || line < 0 || line > lines.length) {
-    throw new MnemoError('invalid_request', `insert_line must be from 0 to ${lines.length}`, { field: 'insert_line' });
-  }
-  lines.splice(line, 0, ...text.replace(/\n$/, '').split('\n'));
-  return lines.join('\n') + (trailing || content === '' ? '\n' : '');
 }

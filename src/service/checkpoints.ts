@@ -11,7 +11,7 @@ import { CONTINUITY_LIMITS, parseCheckpointCreate, type CheckpointRequest } from
 
 export interface RestoredReference extends CheckpointReference {
   status: ReferenceStatus;
-  /** The memory as it stands now (null when missing or expired). */
+  /** The memory as it stands now (null when the memory is missing or expired). */
   current: { memoryId: string; path: string; contentSha256: string; versionId: string } | null;
 }
 
@@ -75,12 +75,12 @@ export function createCheckpoints({ storage, clock, ids, readable, writable, max
     const found = await storage.findReferencedMemory(storeId, ref);
     if (found.state !== 'live') return { ...ref, status: found.state, current: null };
     const m = found.memory;
-    const same = ref.contentSha256 !== null ? ref.contentSha256 === m.contentSha256 : ref.versionId === m.versionId;
-    return {
-      ...ref,
-      status: same ? 'ok' : 'changed',
-      current: { memoryId: m.id, path: m.path, contentSha256: m.contentSha256, versionId: m.versionId },
-    };
+    const current = { memoryId: m.id, path: m.path, contentSha256: m.contentSha256, versionId: m.versionId };
+    if (ref.contentSha256 !== null) return { ...ref, status: ref.contentSha256 === m.contentSha256 ? 'ok' : 'changed', current };
+    if (ref.versionId === m.versionId) return { ...ref, status: 'ok', current };
+    // A version the memory never had (a checkpoint's versions are never pruned): what it relied on was never there.
+    const relied = ref.versionId === null ? null : await storage.getVersion(storeId, ref.versionId);
+    return { ...ref, status: relied?.memoryId === m.id ? 'changed' : 'missing', current };
   }
 
   return {
@@ -124,18 +124,17 @@ export function createCheckpoints({ storage, clock, ids, readable, writable, max
         summary,
         references: refs,
         omitted: [],
-        // Measured with the largest size the answer may claim, so the real figure never adds digits.
-        sizeBytes: maxBytes,
+        sizeBytes: 0,
         maxBytes,
       };
       const omit = [...(summary !== '' ? ['summary'] : []), ...(references.some((r) => r.note !== null) ? ['references.note'] : [])];
       const lean: Restored = { ...full, summary: null, references: refs.map((r) => ({ ...r, note: null })), omitted: omit };
       const candidates = omit.length > 0 ? [full, lean] : [full];
       for (const candidate of candidates) {
-        const size = measure(candidate);
+        const size = selfSized((n) => measure({ ...candidate, sizeBytes: n }));
         if (size <= maxBytes) return { ...candidate, sizeBytes: size };
       }
-      const needed = Math.min(...candidates.map((r) => selfSizedBytes(r, measure)));
+      const needed = Math.min(...candidates.map((r) => selfSized((n) => measure({ ...r, sizeBytes: n, maxBytes: n }))));
       throw new MnemoError(
         'budget_exceeded',
         `restoring checkpoint ${c.id} needs at least ${needed} bytes for its goal, constraints, decisions, open tasks, ` +
@@ -146,14 +145,16 @@ export function createCheckpoints({ storage, clock, ids, readable, writable, max
   };
 }
 
-/** The size of `r` once it states that size (and an equal budget) about itself. */
-function selfSizedBytes(r: Restored, measure: (r: Restored) => number): number {
-  let needed = measure({ ...r, sizeBytes: 0, maxBytes: 0 });
-  for (let size = measure({ ...r, sizeBytes: needed, maxBytes: needed }); size > needed; ) {
-    needed = size;
-    size = measure({ ...r, sizeBytes: needed, maxBytes: needed });
-  }
-  return needed;
+/**
+ * The size of an answer that states its own size: `sizeOf(n)` is the answer's size when it says n.
+ * From n = 0 the sizes only grow (a larger figure has no fewer digits), and stop once the figure
+ * stated is the size: exact, where starting from the budget overstated a small answer by the
+ * digits the budget has more.
+ */
+function selfSized(sizeOf: (n: number) => number): number {
+  let n = sizeOf(0);
+  for (let next = sizeOf(n); next > n; next = sizeOf(n)) n = next;
+  return n;
 }
 
 function jsonBytes(r: Restored): number {

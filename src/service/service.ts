@@ -11,6 +11,7 @@ import type { Actor, Caller, Face } from '../domain/types.js';
 import { retentionCutoff } from '../domain/store-rules.js';
 import { createCommitSignal, type CommitListener } from './commit-signal.js';
 import { createDiffs } from './diffs.js';
+import { createEdit } from './edits.js';
 import { eraseSearchRemnants } from './erasure.js';
 import { createFeed, type Every } from './feed.js';
 import { createForks } from './forks.js';
@@ -240,6 +241,8 @@ export function createService({
     feed,
     /** A unified diff of a version against another or its predecessor (src/service/diffs.ts). */
     diffVersion: createDiffs({ storage, readable: ops.getStore }),
+    /** MCP memory_edit: a str_replace or insert on the text as read, applied again if it changed meanwhile (src/service/edits.ts). */
+    editMemory: createEdit(ops),
     /** POST /v1/memory_stores/{id}/fork: built hidden in batches, published whole (src/service/forks.ts). */
     forkStore: forks.forkStore,
     /** Deletes forks a crash cut short (the server runs it every minute). */

@@ -18,6 +18,20 @@ export function decodeCursor(page: string | null): Record<string, unknown> | nul
   }
 }
 
+/**
+ * A search page cursor, refused with a message that says so when it was issued for the other mode:
+ * full-text cursors hold an offset (`o`), substring ones a path (`p`).
+ */
+export function decodeSearchCursor(page: string | null, mode: 'fts' | 'substring'): Record<string, unknown> | null {
+  const c = decodeCursor(page);
+  if (c === null) return null;
+  const modeOf = 'o' in c ? 'fts' : 'p' in c ? 'substring' : null;
+  if (modeOf !== null && modeOf !== mode) {
+    throw new MnemoError('invalid_request', `page: a cursor of mode ${modeOf}, not ${mode}; start the ${mode} search without page`, { field: 'page' });
+  }
+  return c;
+}
+
 export function cursorNumber(c: Record<string, unknown>, key: string): number {
   const v = c[key];
   if (typeof v !== 'number' || !Number.isSafeInteger(v)) {

@@ -1,17 +1,25 @@
 /**
  * @module Search snippets built from a memory's content: about SNIPPET_CHARS characters around the
  * first match, the match wrapped in **. The full-text index is contentless, so FTS5's snippet()
- * has no text to quote; these read the row the hit already joined.
+ * has no text to quote; these read the row the hit already joined. Every cut falls between code
+ * points, so a snippet never holds half a surrogate pair.
  */
 
 const SNIPPET_CHARS = 160;
 /** What unicode61 keeps in a token (letters, digits, private use), plus the marks it strips. */
 const TOKEN = /[\p{L}\p{N}\p{Co}\p{M}]+/gu;
 
-/** Substring mode: the first case-insensitive occurrence of the whole phrase. */
+/**
+ * Substring mode: the first case-insensitive occurrence of the whole phrase. It is found in the
+ * lowercased content, which can be longer ("İ" lowercases to two code units), so its place there
+ * is mapped back to the content's own.
+ */
 export function phraseExcerpt(content: string, phrase: string): string {
-  const at = content.toLowerCase().indexOf(phrase.toLowerCase());
-  return at < 0 ? lead(content) : around(content, at, phrase.length);
+  const needle = phrase.toLowerCase();
+  const at = content.toLowerCase().indexOf(needle);
+  if (at < 0) return lead(content);
+  const { start, end } = originalSpan(content, at, at + needle.length);
+  return around(content, start, end - start);
 }
 
 /**
@@ -30,15 +38,42 @@ function fold(word: string): string {
   return word.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase();
 }
 
+/**
+ * The code points of `content` whose lowercase covers `[from, to)` of `content.toLowerCase()`.
+ * Lowercasing code point by code point gives the whole string's lengths: the one rule that looks
+ * at context (final sigma) maps one unit to one.
+ */
+function originalSpan(content: string, from: number, to: number): { start: number; end: number } {
+  let start = 0;
+  let lowered = 0;
+  let i = 0;
+  for (const ch of content) {
+    const next = lowered + ch.toLowerCase().length;
+    if (next <= from) start = i + ch.length;
+    lowered = next;
+    i += ch.length;
+    if (lowered >= to) break;
+  }
+  return { start, end: i };
+}
+
 function lead(content: string): string {
-  return content.length > SNIPPET_CHARS ? `${content.slice(0, SNIPPET_CHARS)}…` : content;
+  if (content.length <= SNIPPET_CHARS) return content;
+  return `${content.slice(0, boundary(content, SNIPPET_CHARS))}…`;
 }
 
 function around(content: string, at: number, length: number): string {
-  const from = Math.max(0, at - Math.floor((SNIPPET_CHARS - length) / 2));
-  const to = Math.max(Math.min(content.length, from + SNIPPET_CHARS), at + length);
+  const from = boundary(content, Math.max(0, at - Math.floor((SNIPPET_CHARS - length) / 2)));
+  const to = boundary(content, Math.max(Math.min(content.length, from + SNIPPET_CHARS), at + length));
   return (
     (from > 0 ? '…' : '') + content.slice(from, at) + `**${content.slice(at, at + length)}**` + content.slice(at + length, to) +
     (to < content.length ? '…' : '')
   );
+}
+
+/** `i`, or one before it when it would split a surrogate pair. */
+function boundary(content: string, i: number): number {
+  const high = content.charCodeAt(i - 1);
+  const low = content.charCodeAt(i);
+  return high >= 0xd800 && high <= 0xdbff && low >= 0xdc00 && low <= 0xdfff ? i - 1 : i;
 }

@@ -1,7 +1,7 @@
 /** @module Rules on agent continuity: a checkpoint bundle and its references, a restore's budget, agent and session ids. */
 import { z } from 'zod';
 import { byteLength } from '../domain/content.js';
-import { MnemoError } from '../domain/errors.js';
+import { MnemoError, excerpt } from '../domain/errors.js';
 import type { CheckpointBundle, CheckpointReference } from '../domain/types.js';
 import { fail } from './fail.js';
 import { CONTINUITY_LIMITS } from './limits.js';
@@ -12,6 +12,8 @@ import { assertWellFormed } from './text.js';
 /** Agent and session ids go into URL paths: letters, digits and . _ : @ + = - only. */
 const SCOPE_ID = /^[A-Za-z0-9][A-Za-z0-9._:@+=-]*$/;
 const ID_LIKE = /^[A-Za-z0-9_]{1,64}$/;
+/** A memory version id as the server makes them (src/service/ids.ts): the prefix, then 24 base62 characters. */
+const VERSION_ID = /^memver_[0-9A-Za-z]{24}$/;
 
 /** One checkpoint reference's fields (the MCP tool advertises this schema too). */
 export const CHECKPOINT_REFERENCE = z.strictObject({
@@ -87,7 +89,7 @@ function parseReference(raw: unknown, field: string): CheckpointReference {
   const path = r.path == null ? null : assertMemoryPath(r.path, `${field}.path`);
   if (memoryId === null && path === null) fail(field, 'names no memory: give memory_id or path');
   const contentSha256 = r.content_sha256 == null ? null : parseSha256(r.content_sha256, `${field}.content_sha256`);
-  const versionId = r.memory_version_id == null ? null : assertIdLike(r.memory_version_id, `${field}.memory_version_id`);
+  const versionId = r.memory_version_id == null ? null : assertVersionId(r.memory_version_id, `${field}.memory_version_id`);
   if (contentSha256 === null && versionId === null) fail(field, 'needs the content_sha256 or memory_version_id it relied on');
   return { memoryId, path, contentSha256, versionId, note: r.note == null ? null : text(r.note, `${field}.note`) };
 }
@@ -112,6 +114,11 @@ export function assertScopeId(value: string, field: string): string {
 
 function assertIdLike(value: string, field: string): string {
   if (!ID_LIKE.test(value)) fail(field, 'is not an id');
+  return value;
+}
+
+function assertVersionId(value: string, field: string): string {
+  if (!VERSION_ID.test(value)) fail(field, `must be a memory version id (memver_…), not ${excerpt(value)}`);
   return value;
 }
 

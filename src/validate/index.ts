@@ -47,6 +47,7 @@ export {
   checked,
   decodeUtf8,
   parseExpiry,
+  parseMemoryEdit,
   parseSha256,
   resolveExpiry,
 } from './memory.js';

@@ -5,6 +5,7 @@
 import { byteLength, MAX_CONTENT_BYTES } from '../domain/content.js';
 import { MnemoError } from '../domain/errors.js';
 import type { Expiry, KeptAttrs } from '../domain/types.js';
+import type { MemoryEdit } from '../domain/text-edits.js';
 import { fail } from './fail.js';
 import { CONTINUITY_LIMITS } from './limits.js';
 import { assertWellFormed } from './text.js';
@@ -177,4 +178,16 @@ export function assertAttrs(a: KeptAttrs): KeptAttrs {
   }
   if (a.mode !== undefined) return { ...a, mode: a.mode & 0o7777 };
   return a;
+}
+
+// ---------------------------------------------------------------- edits (MCP memory_edit)
+
+/** memory_edit's arguments: what each command needs, before the memory is read (the rest depends on its text). */
+export function parseMemoryEdit(a: { command: 'str_replace' | 'insert'; old_str?: string | undefined; new_str?: string | undefined; insert_line?: number | undefined; insert_text?: string | undefined }): MemoryEdit {
+  if (a.command === 'str_replace') {
+    if (!a.old_str) fail('old_str', 'str_replace needs a non-empty old_str', { prefix: false });
+    return { command: 'str_replace', oldStr: a.old_str, newStr: a.new_str ?? '' };
+  }
+  if (a.insert_text === undefined) fail('insert_text', 'insert needs insert_text', { prefix: false });
+  return { command: 'insert', insertLine: a.insert_line, insertText: a.insert_text };
 }

@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { extensions, type CheckpointBody } from '../helpers/continuity.js';
 import { inProcessApp } from '../helpers/in-process.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
-import { expectApiError, sdkClient, useServer } from '../helpers/sdk.js';
+import { expectApiError, rawRequest, sdkClient, useServer } from '../helpers/sdk.js';
 import { freshStore, sha256, type Store } from './shapes.js';
 
 let server: RunningServer;
@@ -190,6 +190,8 @@ describe('checkpoint validation', () => {
     ['a reference without sha or version', { agent_id: 'a', session_id: 's', goal: 'g', references: [{ path: '/a' }] }, 'content_sha256 or memory_version_id'],
     ['a reference with a bad path', { agent_id: 'a', session_id: 's', goal: 'g', references: [{ path: 'rel', content_sha256: sha256('x') }] }, 'references.0.path'],
     ['a reference with a bad sha', { agent_id: 'a', session_id: 's', goal: 'g', references: [{ path: '/a', content_sha256: 'ABC' }] }, 'content_sha256'],
+    ['a reference with a version id that is not one', { agent_id: 'a', session_id: 's', goal: 'g', references: [{ path: '/a', memory_version_id: 'memver_bogus' }] }, 'references.0.memory_version_id: must be a memory version id (memver_…)'],
+    ['a reference with a memory id for a version id', { agent_id: 'a', session_id: 's', goal: 'g', references: [{ path: '/a', memory_version_id: 'mem_0123456789ABCDEFabcdefgh' }] }, 'references.0.memory_version_id'],
   ])('refuses %s with 400', async (_name, body, mention) => {
     const err = await expectApiError(ext.checkpoint(store.id, body as CheckpointBody), 400, 'invalid_request_error');
     expect(err.message).toContain(mention);
@@ -241,6 +243,26 @@ describe('restoring a checkpoint', () => {
     expect(lean.size_bytes).toBeLessThanOrEqual(1024);
   });
 
+  it('states its own size exactly, as Content-Length counts it, whatever the digits of max_bytes', async () => {
+    const c = await ext.checkpoint(store.id, bundle(session(), { summary: 's'.repeat(4000), constraints: ['c1'] }));
+    const restore = async (max_bytes: number) => {
+      const res = await rawRequest(server.url, 'POST', `/v1/memory_stores/${store.id}/checkpoints/${c.id}/restore`, {
+        apiKey: server.adminKey, body: JSON.stringify({ max_bytes }),
+      });
+      expect(res.status).toBe(200);
+      const body = res.body as { size_bytes: number; max_bytes: number; omitted: string[] };
+      expect(body.size_bytes).toBe(Number(res.headers.get('content-length')));
+      expect(body.size_bytes).toBe(Buffer.byteLength(JSON.stringify(body)));
+      return body;
+    };
+    for (const max of [8192, 32768, 100_000, 1_048_576]) expect(await restore(max)).toMatchObject({ max_bytes: max, omitted: [] });
+    // The boundary: a budget exactly the full answer's size keeps everything, one byte less drops the summary.
+    let exact = (await restore(8192)).size_bytes;
+    for (let size = (await restore(exact)).size_bytes; size !== exact; size = (await restore(exact)).size_bytes) exact = size;
+    expect(await restore(exact)).toMatchObject({ size_bytes: exact, max_bytes: exact, omitted: [] });
+    expect((await restore(exact - 1)).omitted).toEqual(['summary']);
+  });
+
   it('fails with the size it needs when the essentials do not fit, and that size works', async () => {
     const c = await ext.checkpoint(store.id, bundle(session(), { constraints: ['k'.repeat(2000)] }));
     const err = await expectApiError(ext.restore(store.id, c.id, { max_bytes: 1024 }), 400, 'invalid_request_error');
@@ -286,6 +308,24 @@ describe('restoring a checkpoint', () => {
     await mem.create(store.id, { path: '/ref/other.md', content: 'x' });
     const again = await ext.restoreLatest(store.id, 'agent-1', s);
     expect(again.references[3]!.status).toBe('expired');
+  });
+
+  it('reports a reference whose memory_version_id was never a version of its memory as missing, with the memory as it is', async () => {
+    const mem = client.beta.memoryStores.memories;
+    const beta = await mem.create(store.id, { path: '/notes/beta.md', content: 'beta' });
+    const gamma = await mem.create(store.id, { path: '/notes/gamma.md', content: 'gamma' });
+    const s = session();
+    await ext.checkpoint(store.id, bundle(s, {
+      references: [
+        { path: '/notes/beta.md', memory_version_id: 'memver_000000000000000000000000' },
+        { path: '/notes/beta.md', memory_version_id: gamma.memory_version_id },
+        { path: '/notes/beta.md', memory_version_id: beta.memory_version_id },
+      ],
+    }));
+    await mem.update(beta.id, { memory_store_id: store.id, content: 'beta, edited' });
+    const r = await ext.restoreLatest(store.id, 'agent-1', s);
+    expect(r.references.map((x) => x.status)).toEqual(['missing', 'missing', 'changed']);
+    for (const x of r.references) expect(x.current).toMatchObject({ memory_id: beta.id, path: '/notes/beta.md', content_sha256: sha256('beta, edited') });
   });
 
   it('restores the latest by agent and session, and 404s for an unknown session', async () => {

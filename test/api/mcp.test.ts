@@ -118,6 +118,47 @@ describe.each<McpKind>(['http', 'stdio'])('MCP over %s', (kind) => {
     expect((await mcp.call('memory_read', { memory_store_id: s, path: '/e.md' })).json.content).toBe('x x\n');
   });
 
+  it('counts a memory of one blank line as one line for insert', async () => {
+    const s = store.id;
+    await mcp.call('memory_write', { memory_store_id: s, path: '/blank.md', content: '\n' });
+    await mcp.call('memory_edit', { memory_store_id: s, path: '/blank.md', command: 'insert', insert_line: 0, insert_text: 'X' });
+    expect((await mcp.call('memory_read', { memory_store_id: s, path: '/blank.md' })).json.content).toBe('X\n\n');
+    await mcp.call('memory_write', { memory_store_id: s, path: '/blank.md', content: '\n' });
+    expect((await mcp.call('memory_edit', { memory_store_id: s, path: '/blank.md', command: 'insert', insert_line: 1, insert_text: 'Y' })).isError).toBe(false);
+    expect((await mcp.call('memory_read', { memory_store_id: s, path: '/blank.md' })).json.content).toBe('\nY\n');
+    const past = await mcp.call('memory_edit', { memory_store_id: s, path: '/blank.md', command: 'insert', insert_line: 3, insert_text: 'Z' });
+    expectToolError(past, 'invalid_request');
+    expect(past.text).toContain('insert_line must be from 0 to 2');
+  });
+
+  it('names content_sha256, the argument sent, when it is malformed, in every tool that takes it', async () => {
+    const s = store.id;
+    await mcp.call('memory_write', { memory_store_id: s, path: '/named.md', content: 'x' });
+    for (const [tool, args] of [
+      ['memory_write', { content: 'y' }],
+      ['memory_rename', { new_path: '/named2.md' }],
+      ['memory_edit', { command: 'insert', insert_line: 0, insert_text: 'y' }],
+      ['memory_delete', {}],
+    ] as const) {
+      const refused = await mcp.call(tool, { memory_store_id: s, path: '/named.md', content_sha256: 'zz', ...args });
+      expectToolError(refused, 'invalid_request');
+      expect(refused.text).toMatch(/^Error invalid_request: content_sha256: must be 64 lowercase hexadecimal characters/);
+    }
+    expect((await mcp.call('memory_read', { memory_store_id: s, path: '/named.md' })).json.content).toBe('x');
+  });
+
+  it('keeps the precondition of an edit that names content_sha256: a changed memory fails it', async () => {
+    const s = store.id;
+    const first = await mcp.call('memory_write', { memory_store_id: s, path: '/pinned.md', content: 'one\n' });
+    await mcp.call('memory_write', { memory_store_id: s, path: '/pinned.md', content: 'two\n' });
+    const refused = await mcp.call('memory_edit', {
+      memory_store_id: s, path: '/pinned.md', command: 'insert', insert_line: 0, insert_text: 'x', content_sha256: first.json.content_sha256,
+    });
+    expectToolError(refused, 'precondition_failed');
+    expect(refused.text).toContain('does not have the expected content_sha256');
+    expect((await mcp.call('memory_read', { memory_store_id: s, path: '/pinned.md' })).json.content).toBe('two\n');
+  });
+
   it('reports invalid input and unknown stores as readable errors without host paths', async () => {
     expectToolError(await mcp.call('memory_write', { memory_store_id: store.id, path: 'relative.md', content: 'x' }), 'invalid_path');
     expectToolError(await mcp.call('memory_write', { memory_store_id: store.id, path: '/big.md', content: 'x'.repeat(102_401) }), 'content_too_large');
@@ -249,6 +290,27 @@ describe('mnemo mcp on its own', () => {
     } finally {
       await mcp?.close();
       rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+// As an exploratory tester found it: 40 inserts at once from 2 HTTP clients and 2 `mnemo mcp`
+// processes, none naming content_sha256, used to fail half of them on a precondition never set.
+describe('concurrent memory_edit calls', () => {
+  it('apply every edit without content_sha256, from clients over both transports and processes', async () => {
+    const store = await freshStore(admin, 'mcp concurrent edits');
+    const clients = await Promise.all((['http', 'http', 'stdio', 'stdio'] as const).map((kind) => connectMcp(kind, server, server.adminKey)));
+    try {
+      const [first] = clients;
+      await first!.call('memory_write', { memory_store_id: store.id, path: '/busy.md', content: 'start\n' });
+      const answers = await Promise.all(Array.from({ length: 40 }, (_, i) =>
+        clients[i % clients.length]!.call('memory_edit', { memory_store_id: store.id, path: '/busy.md', command: 'insert', insert_line: 1, insert_text: `line ${i}` })));
+      expect(answers.filter((a) => a.isError).map((a) => a.text)).toEqual([]);
+      const lines = (await first!.call('memory_read', { memory_store_id: store.id, path: '/busy.md' })).json.content.split('\n');
+      expect(lines[0]).toBe('start');
+      expect(lines.slice(1, -1).sort()).toEqual(Array.from({ length: 40 }, (_, i) => `line ${i}`).sort());
+    } finally {
+      await Promise.all(clients.map((c) => c.close()));
     }
   });
 });

@@ -12,7 +12,7 @@
 import { MnemoError } from '../../domain/errors.js';
 import { subtreeEnd } from '../../domain/paths.js';
 import type { SearchPage, SearchQuery } from '../../domain/types.js';
-import { cursorNumber, cursorString, decodeCursor, encodeCursor } from '../cursor.js';
+import { cursorNumber, cursorString, decodeSearchCursor, encodeCursor } from '../cursor.js';
 import { phraseExcerpt, wordExcerpt } from '../excerpt.js';
 import { versionContent } from './contents.js';
 import { all, type Q } from './db.js';
@@ -63,7 +63,7 @@ const SUBSTRING_BY_SCAN = `SELECT ${META_M}, c.content FROM memories m JOIN cont
 
 export function searchOps(ctx: MemoryContext) {
   async function fts(q: Q, storeId: string, sq: SearchQuery): Promise<SearchPage> {
-    const c = decodeCursor(sq.page);
+    const c = decodeSearchCursor(sq.page, 'fts');
     const skip = c ? cursorNumber(c, 'o') : 0;
     if (skip < 0) throw new MnemoError('invalid_request', 'page: not a cursor this server issued', { field: 'page' });
     const words = sq.q.replace(SEPARATORS, ' ').trim();
@@ -96,7 +96,7 @@ export function searchOps(ctx: MemoryContext) {
   }
 
   async function substring(q: Q, storeId: string, sq: SearchQuery): Promise<SearchPage> {
-    const c = decodeCursor(sq.page);
+    const c = decodeSearchCursor(sq.page, 'substring');
     const resume = c ? cursorString(c, 'p') : '';
     const from = resume > sq.pathPrefix ? resume : sq.pathPrefix;
     // A needle with NUL matches nothing PostgreSQL can hold.

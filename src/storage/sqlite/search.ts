@@ -19,7 +19,7 @@
 import { MnemoError } from '../../domain/errors.js';
 import { subtreeEnd } from '../../domain/paths.js';
 import type { SearchHit, SearchPage, SearchQuery } from '../../domain/types.js';
-import { cursorNumber, cursorString, decodeCursor, encodeCursor } from '../cursor.js';
+import { cursorNumber, cursorString, decodeSearchCursor, encodeCursor } from '../cursor.js';
 import { phraseExcerpt, wordExcerpt } from '../excerpt.js';
 import type { MaintenanceStorage } from '../port.js';
 import type { Synchronous, SyncReads } from './reads.js';
@@ -102,7 +102,7 @@ export function createSearchStatements(db: Db, index: SearchIndex): Pick<SyncRea
 
   // The caller has indexed the backlog first (open.ts, drainSearchBacklog): this only reads.
   function fts(storeId: string, sq: SearchQuery): SearchPage {
-    const c = decodeCursor(sq.page);
+    const c = decodeSearchCursor(sq.page, 'fts');
     let after = c ? cursorNumber(c, 'a') : 0;
     let skip = c ? cursorNumber(c, 'o') : 0;
     if (after < 0 || skip < 0) throw new MnemoError('invalid_request', 'page: not a cursor this server issued', { field: 'page' });
@@ -132,7 +132,7 @@ export function createSearchStatements(db: Db, index: SearchIndex): Pick<SyncRea
   }
 
   function substring(storeId: string, sq: SearchQuery): SearchPage {
-    const c = decodeCursor(sq.page);
+    const c = decodeSearchCursor(sq.page, 'substring');
     const resume = c ? cursorString(c, 'p') : '';
     const from = resume > sq.pathPrefix ? resume : sq.pathPrefix;
     const needle = sq.q.toLowerCase();
@@ -195,10 +195,13 @@ function overloaded(left: number): MnemoError {
 /**
  * Each word becomes a quoted FTS5 string, so user text is never query syntax. NUL also separates
  * words: FTS5 reads the query as a C string, so a NUL inside a quoted string ended it (a 500).
+ * So does ASCII punctuation, as PostgreSQL's mnemo_words splits: a quoted "crossing-zebra" was a
+ * phrase (the two words adjacent, in that order), so it missed "zebra-crossing", which the words
+ * in any order find.
  */
 export function ftsQuery(text: string): string {
   return text
-    .split(/[\s\0]+/u)
+    .split(/[\s\0!-/:-@[-`{-~]+/u)
     .filter((w) => w !== '')
     .map((w) => `"${w.replace(/"/g, '""')}"`)
     .join(' ');

@@ -47,6 +47,56 @@ export function runSearchSuite(makeStorage: MakeStorage): void {
       expect(page.data[0]!.score).toBe(0);
     });
 
+    it('a snippet is cut between code points, never inside a surrogate pair, in both modes', async () => {
+      const { storage, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      await addMemory(s.id, '/emoji.md', '😀'.repeat(100) + ' pelican');
+      await addMemory(s.id, '/long.md', 'x' + '🦩'.repeat(200));
+      for (const mode of ['fts', 'substring'] as const) {
+        const [hit] = (await storage.searchMemories(s.id, searchQ({ q: 'pelican', mode }))).data;
+        expect(hit!.snippet.isWellFormed()).toBe(true);
+        expect(hit!.snippet).toMatch(/^…😀+ \*\*pelican\*\*$/u);
+      }
+      // Matched on the path: the snippet is the content's lead, cut as well.
+      const [lead] = (await storage.searchMemories(s.id, searchQ({ q: 'long', mode: 'substring' }))).data;
+      expect(lead!.snippet.isWellFormed()).toBe(true);
+      expect(lead!.snippet).toBe('x' + '🦩'.repeat(79) + '…');
+    });
+
+    it('a substring snippet marks the phrase itself after characters whose lowercase is longer', async () => {
+      const { storage, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      await addMemory(s.id, '/a.md', 'İİİ needle here');
+      const marked = async (q: string, mode: 'fts' | 'substring') => (await storage.searchMemories(s.id, searchQ({ q, mode }))).data.map((h) => h.snippet);
+      expect(await marked('needle', 'substring')).toEqual(['İİİ **needle** here']);
+      expect(await marked('NEEDLE H', 'substring')).toEqual(['İİİ **needle h**ere']);
+      expect(await marked('needle', 'fts')).toEqual(['İİİ **needle** here']);
+    });
+
+    it('a cursor of the other mode is refused, and the message says which mode issued it', async () => {
+      const { storage, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      await addMemory(s.id, '/a.md', 'osprey one');
+      await addMemory(s.id, '/b.md', 'osprey two');
+      const messageOf = (q: SearchQuery) => storage.searchMemories(s.id, q).then(() => 'answered', (err: Error) => err.message);
+      const fts = (await storage.searchMemories(s.id, searchQ({ q: 'osprey', limit: 1 }))).nextPage;
+      const sub = (await storage.searchMemories(s.id, searchQ({ q: 'osprey', mode: 'substring', limit: 1 }))).nextPage;
+      expect(await messageOf(searchQ({ q: 'osprey', mode: 'substring', page: fts }))).toMatch(/^page: a cursor of mode fts, not substring/);
+      expect(await messageOf(searchQ({ q: 'osprey', mode: 'fts', page: sub }))).toMatch(/^page: a cursor of mode substring, not fts/);
+      expect(await messageOf(searchQ({ q: 'osprey', page: 'page_bogus' }))).toBe('page: not a cursor this server issued');
+      expect((await storage.searchMemories(s.id, searchQ({ q: 'osprey', limit: 1, page: fts }))).data).toHaveLength(1);
+    });
+
+    it('full-text words joined by punctuation match in any order, as words apart do', async () => {
+      const { storage, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      await addMemory(s.id, '/a.md', 'mind the zebra-crossing ahead');
+      await addMemory(s.id, '/b.md', 'a zebra, then later a crossing');
+      await addMemory(s.id, '/c.md', 'only a zebra');
+      const found = async (q: string) => (await storage.searchMemories(s.id, searchQ({ q }))).data.map((h) => h.memory.path).sort();
+      for (const q of ['zebra-crossing', 'crossing-zebra', 'crossing zebra', 'zebra/crossing', 'crossing.zebra']) expect(await found(q)).toEqual(['/a.md', '/b.md']);
+    });
+
     it('a query of separators only matches nothing', async () => {
       const { storage, addStore, addMemory } = await fixture(makeStorage);
       const s = await addStore();
