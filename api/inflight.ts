@@ -1,8 +1,9 @@
 /**
  * @module A cap on request bodies being read at once (MNEMO_MAX_INFLIGHT_BODIES): past it, 503
  * overloaded_error with Retry-After, before a byte of the body is read. Runs after authentication,
- * so only known keys can hold a slot, and one key at most a quarter of them (KEY_SHARE), so one
- * key's stalled uploads cannot lock every other key out. A slot is freed when its body has been
+ * so only known keys can hold a slot; and a key that holds a quarter of them (KEY_SHARE) takes no
+ * more of the last quarter, so one key's stalled uploads cannot lock every other key out, while one
+ * orchestrator's burst of writes may still use three quarters of the slots. A slot is freed when its body has been
  * read, the client goes away, the request ends, or the body stops arriving for
  * MNEMO_BODY_TIMEOUT_SECONDS (408, and the connection closed), whichever comes first.
  */
@@ -11,7 +12,7 @@ import { MnemoError } from '../src/index.js';
 import type { AppEnv } from './env.js';
 import { header } from './request.js';
 
-/** The part of the slots one API key may hold at once (at least one). */
+/** The part of the slots kept for other keys once one key holds that many (at least one). */
 export const KEY_SHARE = 1 / 4;
 
 export interface InflightOptions {
@@ -33,8 +34,13 @@ export function inflightBodies({ max, idleMs }: InflightOptions): MiddlewareHand
     }
     const key = c.var.apiKey?.id ?? '';
     const mine = byKey.get(key) ?? 0;
-    if (mine >= perKey) {
-      throw new MnemoError('overloaded', `this API key is sending ${mine} request bodies already, its share of MNEMO_MAX_INFLIGHT_BODIES=${max}; retry shortly`);
+    // Past its share a key still takes free slots (one orchestrator's burst of writes), but never
+    // the last `perKey` of them: those stay for the other keys.
+    if (mine >= perKey && inflight >= max - perKey) {
+      throw new MnemoError(
+        'overloaded',
+        `this API key is sending ${mine} request bodies already; the last ${perKey} of MNEMO_MAX_INFLIGHT_BODIES=${max} are kept for other keys; retry shortly`,
+      );
     }
     inflight++;
     byKey.set(key, mine + 1);

@@ -136,14 +136,15 @@ describe('one key\'s share of the body slots', () => {
     server = s;
   }, { env: { MNEMO_MAX_INFLIGHT_BODIES: '8' } });
 
-  it('refuses a key that holds a quarter of MNEMO_MAX_INFLIGHT_BODIES with 503 while other keys still get slots', async () => {
+  it('keeps the last quarter of MNEMO_MAX_INFLIGHT_BODIES from a key past its share: 503 for it, slots for the other keys', async () => {
     const reader = await mintKey(server, 'stalling reader', 'read_only');
     const other = await mintKey(server, 'other writer');
     // Even a read_only key holds a slot while its body arrives: it is refused only once the body is read.
-    const stalled = [stalledByte(server, reader), stalledByte(server, reader)];
+    // Past its share (2 of 8) it still takes free slots, up to 6: the last 2 stay for the others.
+    const stalled = Array.from({ length: 6 }, () => stalledByte(server, reader));
     const refused = await refusedWhileHeld(server, reader);
     expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
-    expect(refused.body).toMatchObject({ type: 'error', error: { type: 'overloaded_error', message: expect.stringContaining('its share of MNEMO_MAX_INFLIGHT_BODIES=8') } });
+    expect(refused.body).toMatchObject({ type: 'error', error: { type: 'overloaded_error', message: expect.stringContaining('the last 2 of MNEMO_MAX_INFLIGHT_BODIES=8 are kept for other keys') } });
     for (const key of [other, server.adminKey]) {
       const res = await createStore(server, 'beside the stalled key', key);
       expect(res.status, JSON.stringify(res.body)).toBe(200);
@@ -166,12 +167,13 @@ describe('MNEMO_BODY_TIMEOUT_SECONDS', () => {
   it('answers a body that stops arriving with 408 and Connection: close, and frees its slot', async () => {
     const key = await mintKey(server, 'staller');
     const before = server.stderr().length;
-    const upload = stalledByte(server, key);
-    // The key's one slot (a quarter of 4) is held while the body is awaited...
+    // Three stalled bodies hold every slot a key may take (the last of 4 is kept for other keys)...
+    const uploads = Array.from({ length: 3 }, () => stalledByte(server, key));
     await refusedWhileHeld(server, key);
-    const res = await upload.response;
-    upload.socket.destroy();
-    expect(res.status, res.body).toBe(408);
+    const responses = await Promise.all(uploads.map((u) => u.response));
+    for (const u of uploads) u.socket.destroy();
+    expect(responses.map((r) => r.status)).toEqual([408, 408, 408]);
+    const res = responses[0]!;
     expect(res.head).toMatch(/\r\nconnection: close/i);
     expect(res.head).toMatch(/\r\nrequest-id: req_\w+/i);
     expect(JSON.parse(res.body)).toMatchObject({
