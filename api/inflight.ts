@@ -1,9 +1,9 @@
 /**
  * @module A cap on request bodies being read at once (MNEMO_MAX_INFLIGHT_BODIES): past it, 503
  * overloaded_error with Retry-After, before a byte of the body is read. Runs after authentication,
- * so only known keys can hold a slot; and a key that holds a quarter of them (KEY_SHARE) takes no
- * more of the last quarter, so one key's stalled uploads cannot lock every other key out, while one
- * orchestrator's burst of writes may still use three quarters of the slots. A slot is freed when its body has been
+ * so only known keys can hold a slot; and a key that holds an eighth of them (KEY_SHARE) takes none
+ * of the last eighth, so one key's stalled uploads cannot lock every other key out, while one
+ * orchestrator's burst of writes may still use seven eighths of the slots (56 of the default 64). A slot is freed when its body has been
  * read, the client goes away, the request ends, or the body stops arriving for
  * MNEMO_BODY_TIMEOUT_SECONDS (408, and the connection closed), whichever comes first.
  */
@@ -13,7 +13,7 @@ import type { AppEnv } from './env.js';
 import { header } from './request.js';
 
 /** The part of the slots kept for other keys once one key holds that many (at least one). */
-export const KEY_SHARE = 1 / 4;
+export const KEY_SHARE = 1 / 8;
 
 export interface InflightOptions {
   /** Bodies read at once (MNEMO_MAX_INFLIGHT_BODIES). */

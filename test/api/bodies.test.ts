@@ -1,8 +1,8 @@
 /**
  * Request bodies under load and attack, through the real server and raw sockets: authentication
  * comes from the headers before any body byte is read, MNEMO_MAX_INFLIGHT_BODIES caps the bodies
- * being read at once (503 overloaded_error with Retry-After past it) and one key holds at most a
- * quarter of them, a body that stops arriving for MNEMO_BODY_TIMEOUT_SECONDS is answered 408 and
+ * being read at once (503 overloaded_error with Retry-After past it) and one key never takes the
+ * last eighth of them, a body that stops arriving for MNEMO_BODY_TIMEOUT_SECONDS is answered 408 and
  * frees its slot, and an upload the client abandons logs one line, not a stack trace, and frees its slot.
  */
 import { connect, type Socket } from 'node:net';
@@ -111,7 +111,7 @@ describe('MNEMO_MAX_INFLIGHT_BODIES', () => {
   }, { env: { MNEMO_MAX_INFLIGHT_BODIES: '2' } });
 
   it('answers a body request past the cap with 503 overloaded_error and Retry-After, and frees the slots of aborted uploads', async () => {
-    // Two keys: one key may hold only a quarter of the slots (at least one).
+    // Two keys: one key never takes the last eighth of the slots (at least one).
     const [other, third] = [await mintKey(server, 'other'), await mintKey(server, 'third')];
     const stalled = [stalledChunked(server.url, server.adminKey), stalledChunked(server.url, other)];
     // The stalled uploads hold their slots once the server has read their headers.
@@ -136,15 +136,15 @@ describe('one key\'s share of the body slots', () => {
     server = s;
   }, { env: { MNEMO_MAX_INFLIGHT_BODIES: '8' } });
 
-  it('keeps the last quarter of MNEMO_MAX_INFLIGHT_BODIES from a key past its share: 503 for it, slots for the other keys', async () => {
+  it('keeps the last eighth of MNEMO_MAX_INFLIGHT_BODIES from a key past its share: 503 for it, slots for the other keys', async () => {
     const reader = await mintKey(server, 'stalling reader', 'read_only');
     const other = await mintKey(server, 'other writer');
     // Even a read_only key holds a slot while its body arrives: it is refused only once the body is read.
-    // Past its share (2 of 8) it still takes free slots, up to 6: the last 2 stay for the others.
-    const stalled = Array.from({ length: 6 }, () => stalledByte(server, reader));
+    // Past its share (1 of 8) it still takes free slots, up to 7: the last one stays for the others.
+    const stalled = Array.from({ length: 7 }, () => stalledByte(server, reader));
     const refused = await refusedWhileHeld(server, reader);
     expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
-    expect(refused.body).toMatchObject({ type: 'error', error: { type: 'overloaded_error', message: expect.stringContaining('the last 2 of MNEMO_MAX_INFLIGHT_BODIES=8 are kept for other keys') } });
+    expect(refused.body).toMatchObject({ type: 'error', error: { type: 'overloaded_error', message: expect.stringContaining('the last 1 of MNEMO_MAX_INFLIGHT_BODIES=8 are kept for other keys') } });
     for (const key of [other, server.adminKey]) {
       const res = await createStore(server, 'beside the stalled key', key);
       expect(res.status, JSON.stringify(res.body)).toBe(200);
