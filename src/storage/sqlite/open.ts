@@ -10,6 +10,7 @@ import { observeCommits, outerTx, type Db } from './tx.js';
 import type { AtomicOptions, Storage } from '../port.js';
 import type { AsyncWrites } from './reads.js';
 import { MnemoError } from '../../domain/errors.js';
+import { mapDiskFull } from '../common/disk-full.js';
 import { bindPort, type ConnectionMethods, type PortParts } from './port-view.js';
 import { applyPragmas, keepJournalsInMemory } from './pragmas.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema/migrations.js';
@@ -88,6 +89,11 @@ export interface SqliteOptions {
    * listing pages, the checks: sqlite/readers.ts); default DEFAULT_READERS, 0 runs them inline.
    */
   readers?: number;
+  /**
+   * Hears that the disk holding the file is full (at most once a minute while it stays full): every
+   * write then fails as `storage_full` (common/disk-full.ts), 507 over HTTP and ENOSPC on a mount.
+   */
+  log?: (line: string) => void;
 }
 
 export function openSqliteStorage(file: string, _options: SqliteOptions = {}): SqliteStorage {
@@ -210,7 +216,13 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
       walSync.close();
     },
   }, writeBehind);
-  return {
+  let fullSaidAt = -Infinity;
+  const onFull = (err: unknown) => {
+    if (!_options.log || performance.now() - fullSaidAt < 60_000) return;
+    fullSaidAt = performance.now();
+    _options.log(`mnemo: the disk holding ${file} is full (${(err as Error).message}): writes fail (507 over HTTP, ENOSPC on mounts) until space is freed`);
+  };
+  return mapDiskFull({
     ...port,
     // Asked after every API write (service/idempotency.ts): with nothing due it answers at once,
     // not after the writer gate, which a following group's transaction may hold.
@@ -222,7 +234,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     importWrites: createBulkImport(db, searchIndex),
     readerThreads: readers.threads,
     walCheckpointsBehind: () => (checkpointer ? walBehind(checkpointer.wal()) : false),
-  };
+  }, onFull);
 }
 
 /**
