@@ -21,7 +21,7 @@ import { openPostgresStorage, type PostgresOptions, type PostgresStorage } from 
 import type { Storage } from './storage/port.js';
 import { isMnemoError } from './domain/errors.js';
 import { removePidFile, runningServerPid, writePidFile } from './cli/pidfile.js';
-import { ownDataDir, useDatabase } from './cli/data-dir.js';
+import { ownDataDir, prepareMountRoot, useDatabase } from './cli/data-dir.js';
 import { describeError } from './cli/system-errors.js';
 import { startSearchUpkeep } from './service/search-upkeep.js';
 import { createLogger, lineLog, type Logger, type ProcessLogger } from './cli/log.js';
@@ -170,6 +170,12 @@ function refuseOnPostgres(command: 'backup' | 'restore'): number {
 async function runServe(config: Config): Promise<number> {
   // One server per data dir, decided before anything is opened or any mount is touched.
   const owned = ownDataDir(config);
+  try {
+    prepareMountRoot(config.mountRoot);
+  } catch (err) {
+    owned.release();
+    throw err;
+  }
   const metrics = createMetrics();
   // Checkpoints run on a thread of their own: the event loop serves every mount's saves.
   const storage = await openStorage(

@@ -4,10 +4,11 @@
  * `--data-dir` is an error naming the path instead of a new, empty database; `restore` may also
  * fill an empty or new directory. The locks themselves are in storage/sqlite/lock.ts.
  */
-import { mkdirSync, readdirSync, statSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, readdirSync, statSync } from 'node:fs';
 import type { Config } from './config.js';
 import { MnemoError } from '../domain/errors.js';
 import { PID_FILE, runningServerPid } from './pidfile.js';
+import { reasonOf } from './system-errors.js';
 import { serverLockFile, SERVER_LOCK_FILE, tryLock, usersLockFile, USERS_LOCK_FILE, type HeldLock } from '../storage/sqlite/lock.js';
 
 /** Files mnemo itself leaves in a data dir that holds no database (after a refused restore, say). */
@@ -106,4 +107,34 @@ export function lockForRestore(config: Config): HeldLock {
       server.release();
     },
   };
+}
+
+/**
+ * `serve`: the mount root must be a directory this process can make session directories in, or
+ * every `POST /v1/sessions` would fail. Made if missing; refused at start (naming the path and why)
+ * when it is a file, cannot be made, or cannot be written.
+ */
+export function prepareMountRoot(root: string): void {
+  const refuse = (why: string) =>
+    new MnemoError('invalid_request', `cannot use the mount root ${root}: ${why}; set --mount-root or MNEMO_MOUNT_ROOT to a writable directory`);
+  let kind: ReturnType<typeof kindOf>;
+  try {
+    kind = kindOf(root);
+  } catch (err) {
+    throw refuse(reasonOf(err));
+  }
+  if (kind === 'missing') {
+    try {
+      mkdirSync(root, { recursive: true });
+    } catch (err) {
+      throw refuse(`it cannot be created: ${reasonOf(err)}`);
+    }
+  } else if (kind !== 'dir') {
+    throw refuse(`it is ${kind === 'file' ? 'a file' : 'not a directory'}, not a directory`);
+  }
+  try {
+    accessSync(root, constants.W_OK | constants.X_OK);
+  } catch (err) {
+    throw refuse(`it is not writable: ${reasonOf(err)}`);
+  }
 }
