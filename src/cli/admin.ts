@@ -24,10 +24,12 @@ const ROLES: readonly string[] = ['admin', 'read_write', 'read_only'];
  * Opens the existing database (never creates one) under the data dir's shared lock; on PostgreSQL
  * (MNEMO_DATABASE_URL) the configured database, migrated as a server would.
  */
-async function withService<T>(config: Config, fn: (service: Service) => T | Promise<T>): Promise<T> {
-  const lock = config.databaseUrl === null ? useDatabase(config) : { release() {} };
+async function withService<T>(config: Config, fn: (service: Service) => T | Promise<T>, { readOnly = false } = {}): Promise<T> {
+  const lock = config.databaseUrl === null ? useDatabase(config, { readOnly }) : { release() {} };
   try {
-    const storage = config.databaseUrl === null ? openSqliteStorage(config.dbFile) : await openPostgresStorage(config.databaseUrl);
+    // A command that only reads opens the file read-only (no migration, no pragma written): it works
+    // on a file this user may not write, and cannot change one it should not.
+    const storage = config.databaseUrl === null ? openSqliteStorage(config.dbFile, { readOnly, readers: readOnly ? 0 : undefined }) : await openPostgresStorage(config.databaseUrl);
     try {
       return await fn(createService({ storage }));
     } finally {
@@ -77,7 +79,7 @@ export async function runKeys(config: Config, sub: string, args: string[], flags
       if (flags['json'] === true) out(JSON.stringify(keys.map(apiKeyJson)));
       else for (const k of keys) out(describeKey(k));
       return 0;
-    });
+    }, { readOnly: true });
   }
   return withService(config, async (service) => {
     const key = await service.operator.revokeKey(await workspaceOf(service, flags), args[0]!);
@@ -126,7 +128,7 @@ export async function runWorkspaces(config: Config, sub: string, args: string[],
     if (flags['json'] === true) out(JSON.stringify(all.map(workspaceJson)));
     else for (const w of all) out(`${w.id}\t${w.name}`);
     return 0;
-  });
+  }, { readOnly: true });
 }
 
 /** SQLite's integrity check, then the domain's invariants; prints each problem, exits 1 if any. */
@@ -142,12 +144,13 @@ export function runCheck(config: Config, log: Log): Promise<number> {
     for (const p of problems) out(`problem: ${p}`);
     log(`mnemo check: ${problems.length} problem(s) in ${where}`);
     return 1;
-  });
+  }, { readOnly: true });
 }
 
 export async function runBackup(config: Config, args: string[], log: Log): Promise<number> {
   const dest = resolve(args[0]!);
-  const lock = useDatabase(config);
+  // A backup only reads the database (backup.ts opens it read-only).
+  const lock = useDatabase(config, { readOnly: true });
   try {
     await backupDatabase(config.dbFile, dest);
   } finally {
