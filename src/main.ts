@@ -11,9 +11,9 @@ import { serveMcpStdio } from '../api/mcp/stdio.js';
 import { serve } from '../api/server.js';
 import { createMountManager } from '../fs/index.js';
 import { runBackup, runCheck, runKeys, runRestore, runWorkspaces } from './cli/admin.js';
-import { parseArgs } from './cli/args.js';
+import { parseArgs, usageOf } from './cli/args.js';
 import { packageVersion } from './cli/version.js';
-import { loadConfig, type Config } from './cli/config.js';
+import { ConfigError, loadConfig, type Config } from './cli/config.js';
 import { mountAccess, type Mounter } from './service/mounts.js';
 import { createService, type Service } from './service/service.js';
 import { openSqliteStorage, type SqliteStorage } from './storage/sqlite/open.js';
@@ -129,13 +129,24 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const { command, sub, args, flags } = parsed;
-  const config = loadConfig(process.env, flags);
+  const name = sub === null ? command : `${command} ${sub}`;
+  let config: Config;
+  try {
+    config = loadConfig(process.env, flags, { alternatives: command !== 'serve' });
+  } catch (err) {
+    // A bad flag value is a usage error, like a bad flag (exit 2 with the usage); a bad environment value exits 1.
+    if (!(err instanceof ConfigError) || err.flag === null) throw err;
+    log(`mnemo ${name}: ${err.message}\n${usageOf(name).trimEnd()}`);
+    return 2;
+  }
   if (LOGGED_COMMANDS.has(command ?? '')) {
     processLog = createLogger({ level: config.logLevel });
     const l = (logger = processLog.logger);
     log = lineLog(l);
     warn = (line) => l.warn(line);
-    fatal = (line) => l.error(line);
+    // Why it cannot start or go on reaches stderr whatever the level (`silent` and `fatal` included): at error.
+    const last = l.isLevelEnabled('error') ? l : l.child({}, { level: 'error' });
+    fatal = (line) => last.error(line);
   }
   if (config.databaseUrl !== null && (command === 'backup' || command === 'restore')) return refuseOnPostgres(command);
   switch (command) {

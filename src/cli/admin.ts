@@ -10,6 +10,7 @@ import { lockForRestore, prepareRestoreTarget, useDatabase } from './data-dir.js
 import { createService, type Service } from '../service/service.js';
 import { backupDatabase, requireBackupFile, restoreDatabase } from '../storage/sqlite/backup.js';
 import { openSqliteStorage } from '../storage/sqlite/open.js';
+import { damaged, isDamage } from '../storage/sqlite/check.js';
 import { openPostgresStorage } from '../storage/postgres/open.js';
 import { parseKeyCreate, parseWorkspaceCreate } from '../validate/index.js';
 import { isMnemoError } from '../domain/errors.js';
@@ -132,9 +133,22 @@ export async function runWorkspaces(config: Config, sub: string, args: string[],
 }
 
 /** SQLite's integrity check, then the domain's invariants; prints each problem, exits 1 if any. */
-export function runCheck(config: Config, log: Log): Promise<number> {
+export async function runCheck(config: Config, log: Log): Promise<number> {
+  try {
+    return await checkDatabase(config, log);
+  } catch (err) {
+    // A file SQLite cannot even open as a database is a finding too, in the same form.
+    if (config.databaseUrl !== null || !isDamage(err)) throw err;
+    out(`problem: ${damaged(config.dbFile, err)}`);
+    log(`mnemo check: 1 problem(s) in ${config.dbFile}`);
+    return 1;
+  }
+}
+
+function checkDatabase(config: Config, log: Log): Promise<number> {
   return withService(config, async (service) => {
-    const problems = await service.operator.check();
+    // The same damage may stop both the engine's check and the domain's: said once.
+    const problems = [...new Set(await service.operator.check())];
     // Never the URL: it may carry a password.
     const where = config.databaseUrl === null ? config.dbFile : 'the PostgreSQL database';
     if (problems.length === 0) {
