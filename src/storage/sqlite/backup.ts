@@ -34,7 +34,8 @@ export async function backupDatabase(dbFile: string, dest: string): Promise<void
       throw new MnemoError('invalid_request', `cannot read ${dbFile}: SQLite could not take a read lock on it (is its -wal/-shm writable?)`);
     }
   } catch (err) {
-    for (const f of [dest, `${dest}-journal`]) rmSync(f, { force: true });
+    // existsSync first: rmSync's force does not cover a name too long (ENAMETOOLONG from its lstat).
+    for (const f of [dest, `${dest}-journal`]) if (existsSync(f)) rmSync(f, { force: true });
     if (err instanceof MnemoError) throw err;
     if (isFileRefusal(err) && whyNotReadable(dbFile) !== null) throw fileRefusal(dbFile, false, err);
     throw new MnemoError('invalid_request', `cannot write the backup to ${dest}: ${whyNotWritten(dest, err)}`, {}, { cause: err });
