@@ -53,7 +53,8 @@ export function createApp({
   // Unexpected errors (a stack, a bare 500) at error level wherever they are caught: the API's
   // handler, the console's and MCP's tools. `log` is the info-level line log.
   const fault = logger ? (line: string) => logger.error({}, line) : log;
-  app.onError(onError(fault, logger ? (line) => logger.warn({}, line) : log));
+  const renderError = onError(fault, logger ? (line) => logger.warn({}, line) : log);
+  app.onError(renderError);
   app.use('*', requestId());
   app.use('*', headCancelsBody());
   if (logger) app.use('*', requestLog(logger));
@@ -92,8 +93,10 @@ export function createApp({
     // Read once, on the first miss: by then every route is registered. /v1 misses pass auth first.
     allowFor ??= methodsByPath(routeTable(app));
     const allow = allowFor(path);
-    if (allow.length) throw new MnemoError('method_not_allowed', `${c.req.method} is not allowed on ${path} (allowed: ${allow.join(', ')})`, { allow });
-    throw new MnemoError('not_found', `no route for ${c.req.method} ${path}`);
+    // Rendered here, not thrown: Hono calls notFound outside its handlers' error handling, so a
+    // throw skipped the request's metrics (and its log line) on the way out.
+    if (allow.length) return renderError(new MnemoError('method_not_allowed', `${c.req.method} is not allowed on ${path} (allowed: ${allow.join(', ')})`, { allow }), c);
+    return renderError(new MnemoError('not_found', `no route for ${c.req.method} ${path}`), c);
   });
   return app;
 }

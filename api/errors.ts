@@ -33,6 +33,10 @@ export const HTTP_ERRORS: Record<ErrorCode, { status: ContentfulStatusCode; type
   overloaded: { status: 503, type: 'overloaded_error' },
   // The database is down, not mnemo busy: a server error, and one the client may retry later.
   unavailable: { status: 503, type: 'api_error' },
+  // The host cannot mount now (the operator's to fix, the server log says why): a server error, not a crash.
+  mount_failed: { status: 503, type: 'api_error' },
+  // WebDAV's 507 Insufficient Storage: the server cannot store it now; the same request works once space is freed.
+  storage_full: { status: 507, type: 'api_error' },
   internal: { status: 500, type: 'api_error' },
 };
 

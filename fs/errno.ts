@@ -35,6 +35,10 @@ export const ERRNO_BY_CODE: Readonly<Record<ErrorCode, number>> = Object.freeze(
   overloaded: Fuse.EAGAIN,
   // The database cannot be reached: an I/O error, as a disk that stopped answering gives.
   unavailable: Fuse.EIO,
+  // Only session creation mounts; listed so every code has an errno.
+  mount_failed: Fuse.EIO,
+  // The disk under the database is full: what a full local disk answers a write.
+  storage_full: Fuse.ENOSPC,
   internal: Fuse.EIO,
 });
 

@@ -11,9 +11,9 @@ import { serveMcpStdio } from '../api/mcp/stdio.js';
 import { serve } from '../api/server.js';
 import { createMountManager } from '../fs/index.js';
 import { runBackup, runCheck, runKeys, runRestore, runWorkspaces } from './cli/admin.js';
-import { parseArgs } from './cli/args.js';
+import { parseArgs, usageOf } from './cli/args.js';
 import { packageVersion } from './cli/version.js';
-import { loadConfig, type Config } from './cli/config.js';
+import { ConfigError, loadConfig, type Config } from './cli/config.js';
 import { mountAccess, type Mounter } from './service/mounts.js';
 import { createService, type Service } from './service/service.js';
 import { openSqliteStorage, type SqliteStorage } from './storage/sqlite/open.js';
@@ -21,7 +21,7 @@ import { openPostgresStorage, type PostgresOptions, type PostgresStorage } from 
 import type { Storage } from './storage/port.js';
 import { isMnemoError } from './domain/errors.js';
 import { removePidFile, runningServerPid, writePidFile } from './cli/pidfile.js';
-import { ownDataDir, useDatabase } from './cli/data-dir.js';
+import { ownDataDir, prepareMountRoot, useDatabase } from './cli/data-dir.js';
 import { describeError } from './cli/system-errors.js';
 import { startSearchUpkeep } from './service/search-upkeep.js';
 import { createLogger, lineLog, type Logger, type ProcessLogger } from './cli/log.js';
@@ -129,13 +129,24 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const { command, sub, args, flags } = parsed;
-  const config = loadConfig(process.env, flags);
+  const name = sub === null ? command : `${command} ${sub}`;
+  let config: Config;
+  try {
+    config = loadConfig(process.env, flags, { alternatives: command !== 'serve' });
+  } catch (err) {
+    // A bad flag value is a usage error, like a bad flag (exit 2 with the usage); a bad environment value exits 1.
+    if (!(err instanceof ConfigError) || err.flag === null) throw err;
+    log(`mnemo ${name}: ${err.message}\n${usageOf(name).trimEnd()}`);
+    return 2;
+  }
   if (LOGGED_COMMANDS.has(command ?? '')) {
     processLog = createLogger({ level: config.logLevel });
     const l = (logger = processLog.logger);
     log = lineLog(l);
     warn = (line) => l.warn(line);
-    fatal = (line) => l.error(line);
+    // Why it cannot start or go on reaches stderr whatever the level (`silent` and `fatal` included): at error.
+    const last = l.isLevelEnabled('error') ? l : l.child({}, { level: 'error' });
+    fatal = (line) => last.error(line);
   }
   if (config.databaseUrl !== null && (command === 'backup' || command === 'restore')) return refuseOnPostgres(command);
   switch (command) {
@@ -170,12 +181,18 @@ function refuseOnPostgres(command: 'backup' | 'restore'): number {
 async function runServe(config: Config): Promise<number> {
   // One server per data dir, decided before anything is opened or any mount is touched.
   const owned = ownDataDir(config);
+  try {
+    prepareMountRoot(config.mountRoot);
+  } catch (err) {
+    owned.release();
+    throw err;
+  }
   const metrics = createMetrics();
   // Checkpoints run on a thread of their own: the event loop serves every mount's saves.
   const storage = await openStorage(
     config,
     () => openSqliteStorage(config.dbFile, {
-      onCommit: metrics.commit, onSync: metrics.walSync, backgroundCheckpoints: { log: (line) => warn(line) }, readers: config.readerThreads,
+      log: (line) => warn(line), onCommit: metrics.commit, onSync: metrics.walSync, backgroundCheckpoints: { log: (line) => warn(line) }, readers: config.readerThreads,
       // This process owns the data dir (ownDataDir above): its mounts' closes may commit in batches.
       writeBehind: { log: (line) => warn(line) },
     }),
@@ -263,7 +280,7 @@ async function runMcp(config: Config): Promise<number> {
     return 2;
   }
   const lock = holdDatabase(config);
-  const storage = await openStorage(config, withReadersLogged(() => openSqliteStorage(config.dbFile, { readers: config.readerThreads })));
+  const storage = await openStorage(config, withReadersLogged(() => openSqliteStorage(config.dbFile, { readers: config.readerThreads, log: (line) => warn(line) })));
   const service = createService({ storage, checkpointMaxBytes: config.checkpointMaxBytes, limits: config.storeLimits });
   const stopIndexing = indexInBackground(service, storage, besideServer(config));
   try {
@@ -296,7 +313,7 @@ async function runMount(config: Config, args: string[], flags: Record<string, st
   const [storeId, dir] = args as [string, string];
   const lock = holdDatabase(config);
   // Checkpoints run on a thread of their own: the event loop serves the mount's saves.
-  const storage = await openStorage(config, withReadersLogged(() => openSqliteStorage(config.dbFile, { backgroundCheckpoints: { log: (line) => warn(line) }, readers: config.readerThreads })));
+  const storage = await openStorage(config, withReadersLogged(() => openSqliteStorage(config.dbFile, { backgroundCheckpoints: { log: (line) => warn(line) }, readers: config.readerThreads, log: (line) => warn(line) })));
   const mounter = createMountManager({ log, localLimits: config.localLimits, cacheSeconds: config.mountCacheSeconds, spinUs: config.mountSpinUs });
   const service = createService({ storage, mounter, log, nodeId: config.nodeId, limits: config.storeLimits, mountSync: config.mountSync, onSyncError: syncFailed });
   try {

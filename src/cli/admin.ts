@@ -10,6 +10,7 @@ import { lockForRestore, prepareRestoreTarget, useDatabase } from './data-dir.js
 import { createService, type Service } from '../service/service.js';
 import { backupDatabase, requireBackupFile, restoreDatabase } from '../storage/sqlite/backup.js';
 import { openSqliteStorage } from '../storage/sqlite/open.js';
+import { damaged, isDamage } from '../storage/sqlite/check.js';
 import { openPostgresStorage } from '../storage/postgres/open.js';
 import { parseKeyCreate, parseWorkspaceCreate } from '../validate/index.js';
 import { isMnemoError } from '../domain/errors.js';
@@ -24,10 +25,12 @@ const ROLES: readonly string[] = ['admin', 'read_write', 'read_only'];
  * Opens the existing database (never creates one) under the data dir's shared lock; on PostgreSQL
  * (MNEMO_DATABASE_URL) the configured database, migrated as a server would.
  */
-async function withService<T>(config: Config, fn: (service: Service) => T | Promise<T>): Promise<T> {
-  const lock = config.databaseUrl === null ? useDatabase(config) : { release() {} };
+async function withService<T>(config: Config, fn: (service: Service) => T | Promise<T>, { readOnly = false } = {}): Promise<T> {
+  const lock = config.databaseUrl === null ? useDatabase(config, { readOnly }) : { release() {} };
   try {
-    const storage = config.databaseUrl === null ? openSqliteStorage(config.dbFile) : await openPostgresStorage(config.databaseUrl);
+    // A command that only reads opens the file read-only (no migration, no pragma written): it works
+    // on a file this user may not write, and cannot change one it should not.
+    const storage = config.databaseUrl === null ? openSqliteStorage(config.dbFile, { readOnly, readers: readOnly ? 0 : undefined }) : await openPostgresStorage(config.databaseUrl);
     try {
       return await fn(createService({ storage }));
     } finally {
@@ -77,7 +80,7 @@ export async function runKeys(config: Config, sub: string, args: string[], flags
       if (flags['json'] === true) out(JSON.stringify(keys.map(apiKeyJson)));
       else for (const k of keys) out(describeKey(k));
       return 0;
-    });
+    }, { readOnly: true });
   }
   return withService(config, async (service) => {
     const key = await service.operator.revokeKey(await workspaceOf(service, flags), args[0]!);
@@ -126,13 +129,26 @@ export async function runWorkspaces(config: Config, sub: string, args: string[],
     if (flags['json'] === true) out(JSON.stringify(all.map(workspaceJson)));
     else for (const w of all) out(`${w.id}\t${w.name}`);
     return 0;
-  });
+  }, { readOnly: true });
 }
 
 /** SQLite's integrity check, then the domain's invariants; prints each problem, exits 1 if any. */
-export function runCheck(config: Config, log: Log): Promise<number> {
+export async function runCheck(config: Config, log: Log): Promise<number> {
+  try {
+    return await checkDatabase(config, log);
+  } catch (err) {
+    // A file SQLite cannot even open as a database is a finding too, in the same form.
+    if (config.databaseUrl !== null || !isDamage(err)) throw err;
+    out(`problem: ${damaged(config.dbFile, err)}`);
+    log(`mnemo check: 1 problem(s) in ${config.dbFile}`);
+    return 1;
+  }
+}
+
+function checkDatabase(config: Config, log: Log): Promise<number> {
   return withService(config, async (service) => {
-    const problems = await service.operator.check();
+    // The same damage may stop both the engine's check and the domain's: said once.
+    const problems = [...new Set(await service.operator.check())];
     // Never the URL: it may carry a password.
     const where = config.databaseUrl === null ? config.dbFile : 'the PostgreSQL database';
     if (problems.length === 0) {
@@ -142,12 +158,13 @@ export function runCheck(config: Config, log: Log): Promise<number> {
     for (const p of problems) out(`problem: ${p}`);
     log(`mnemo check: ${problems.length} problem(s) in ${where}`);
     return 1;
-  });
+  }, { readOnly: true });
 }
 
 export async function runBackup(config: Config, args: string[], log: Log): Promise<number> {
   const dest = resolve(args[0]!);
-  const lock = useDatabase(config);
+  // A backup only reads the database (backup.ts opens it read-only).
+  const lock = useDatabase(config, { readOnly: true });
   try {
     await backupDatabase(config.dbFile, dest);
   } finally {

@@ -176,7 +176,7 @@ export type Parsed =
   | { kind: 'run'; command: string; sub: string | null; args: string[]; flags: Record<string, string | boolean> };
 
 /** The usage of a command (or of every subcommand of a group), or of everything. */
-function usageOf(command?: string): string {
+export function usageOf(command?: string): string {
   const names = command === undefined ? [] : Object.keys(COMMANDS).filter((n) => n === command || n.startsWith(`${command} `));
   if (names.length === 0) return USAGE;
   return names.map((n) => `usage: ${COMMANDS[n]!.usage.replace(/\n/g, '\n       ')}`).join('\n');
@@ -289,5 +289,6 @@ MNEMO_DATABASE_URL (flag --database-url), MNEMO_NODE_ID (flag --node-id), MNEMO_
 (mnemo mcp); limits and tuning (the README's Configuration): MNEMO_READER_THREADS,
 MNEMO_MAX_INFLIGHT_BODIES, MNEMO_BODY_TIMEOUT_SECONDS, MNEMO_METRICS_PUBLIC, MNEMO_STORE_MAX_BYTES,
 MNEMO_STORE_MAX_MEMORIES, MNEMO_WORKSPACE_MAX_SESSIONS, MNEMO_LOCAL_MAX_BYTES,
-MNEMO_MOUNT_LOCAL_MAX_BYTES, MNEMO_MOUNT_SPIN_US.
+MNEMO_MOUNT_LOCAL_MAX_BYTES, MNEMO_MOUNT_SPIN_US, MNEMO_FUSE_TRACE (a file: mounts' FUSE request
+timings, written on SIGUSR2 and at unmount).
 `;

@@ -70,29 +70,55 @@ export type Flags = Record<string, string | boolean | undefined>;
 
 const isRoot = () => typeof process.getuid === 'function' && process.getuid() === 0;
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Flags = {}): Readonly<Config> {
+/**
+ * A setting with a value it cannot take. `flag`: it came from that flag (`--port`), a usage error
+ * (the command exits 2 with its usage line); null: from the environment (exit 1). The message names
+ * whichever was given: `invalid --port: abc (…)` or `invalid MNEMO_PORT: abc (…)`.
+ */
+export class ConfigError extends Error {
+  constructor(message: string, readonly flag: string | null) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * `alternatives`: --data-dir and --database-url name one database or the other (every command but
+ * serve), so a flag naming one wins over the environment naming the other.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Flags = {}, { alternatives = false } = {}): Readonly<Config> {
+  /** Where each setting came from, so a refusal names what the user typed. */
+  const given = new Map<string, string>();
   const pick = (flag: string, name: string): string | undefined => {
     const f = flags[flag];
-    if (typeof f === 'string') return f;
+    if (typeof f === 'string') {
+      given.set(name, `--${flag}`);
+      return f;
+    }
     const e = env[name];
     return e === undefined || e === '' ? undefined : e;
+  };
+  /** The one place a bad setting becomes an error: the flag's name (a usage error) or the variable's. */
+  const invalid = (name: string, value: string, hint: string): ConfigError => {
+    const flag = given.get(name) ?? null;
+    return new ConfigError(`invalid ${flag ?? name}: ${value} (${hint})`, flag);
   };
   const dataDir = resolve(pick('data-dir', 'MNEMO_DATA_DIR') ?? './data');
   const portRaw = pick('port', 'MNEMO_PORT') ?? '7474';
   const port = Number(portRaw);
-  if (!/^\d+$/.test(portRaw) || port > 65535) throw new Error(`invalid port: ${portRaw}`);
+  if (!/^\d{1,5}$/.test(portRaw) || port > 65535) throw invalid('MNEMO_PORT', portRaw, 'a port number, 0 to 65535');
   const maxBodyRaw = pick('max-body-bytes', 'MNEMO_MAX_BODY_BYTES') ?? String(1024 * 1024);
   const maxBodyBytes = Number(maxBodyRaw);
-  if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < 1024) throw new Error(`invalid max body size: ${maxBodyRaw}`);
+  if (!/^\d+$/.test(maxBodyRaw) || !Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < 1024) throw invalid('MNEMO_MAX_BODY_BYTES', maxBodyRaw, 'whole bytes, at least 1024');
   const ttlRaw = pick('idempotency-ttl-seconds', 'MNEMO_IDEMPOTENCY_TTL_SECONDS') ?? String(24 * 60 * 60);
   const idempotencyTtlSeconds = Number(ttlRaw);
   if (!/^\d+$/.test(ttlRaw) || idempotencyTtlSeconds < 1 || !Number.isSafeInteger(idempotencyTtlSeconds)) {
-    throw new Error(`invalid idempotency TTL: ${ttlRaw} (whole seconds, at least 1)`);
+    throw invalid('MNEMO_IDEMPOTENCY_TTL_SECONDS', ttlRaw, 'whole seconds, at least 1');
   }
   const ckptRaw = pick('checkpoint-max-bytes', 'MNEMO_CHECKPOINT_MAX_BYTES') ?? String(1024 * 1024);
   const checkpointMaxBytes = Number(ckptRaw);
   if (!/^\d+$/.test(ckptRaw) || checkpointMaxBytes < 1024 || checkpointMaxBytes > 1024 * 1024) {
-    throw new Error(`invalid checkpoint max bytes: ${ckptRaw} (1024 to 1048576)`);
+    throw invalid('MNEMO_CHECKPOINT_MAX_BYTES', ckptRaw, '1024 to 1048576');
   }
   /** A limit from the environment: a whole number of at least 1, or the default. */
   const limit = (name: string, fallback: number): number => {
@@ -117,25 +143,28 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Flags = 
     throw new Error(`MNEMO_ADMIN_KEY is ${adminKey.length} characters long; it must have at least ${MIN_ADMIN_KEY_LENGTH} (e.g. openssl rand -hex 24)`);
   }
   const logLevel = pick('log-level', 'MNEMO_LOG_LEVEL') ?? 'info';
-  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new Error(`invalid log level: ${logLevel} (one of ${LOG_LEVELS.join(', ')})`);
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw invalid('MNEMO_LOG_LEVEL', logLevel, `one of ${LOG_LEVELS.join(', ')}`);
   const metricsRaw = env['MNEMO_METRICS_PUBLIC'] ?? '';
   if (!['', '0', '1'].includes(metricsRaw)) throw new Error(`invalid MNEMO_METRICS_PUBLIC: ${metricsRaw} (1 or 0)`);
   const maxInflightBodies = limit('MNEMO_MAX_INFLIGHT_BODIES', 64);
   const bodyTimeoutSeconds = limit('MNEMO_BODY_TIMEOUT_SECONDS', 10);
   const mountSync = pick('mount-sync', 'MNEMO_MOUNT_SYNC') ?? 'fsync';
   if (!(MOUNT_SYNC_MODES as readonly string[]).includes(mountSync)) {
-    throw new Error(`invalid MNEMO_MOUNT_SYNC: ${mountSync} (fsync or close)`);
+    throw invalid('MNEMO_MOUNT_SYNC', mountSync, 'fsync or close');
   }
-  const databaseUrl = pick('database-url', 'MNEMO_DATABASE_URL') ?? null;
+  // An explicit --data-dir names the SQLite file: it wins over MNEMO_DATABASE_URL from the environment.
+  const dataDirFlag = alternatives && typeof flags['data-dir'] === 'string' && typeof flags['database-url'] !== 'string';
+  const databaseUrl = dataDirFlag ? null : (pick('database-url', 'MNEMO_DATABASE_URL') ?? null);
   if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     // Never echo the URL: it may carry a password.
-    throw new Error('invalid MNEMO_DATABASE_URL: only postgres:// or postgresql:// URLs are supported (leave it unset for SQLite in the data directory)');
+    const named = given.get('MNEMO_DATABASE_URL') ?? 'MNEMO_DATABASE_URL';
+    throw new ConfigError(`invalid ${named}: only postgres:// or postgresql:// URLs are supported (leave it unset for SQLite in the data directory)`, given.get('MNEMO_DATABASE_URL') ?? null);
   }
   const nodeId = pick('node-id', 'MNEMO_NODE_ID') ?? hostname();
-  if (!/^[\x21-\x7e]{1,128}$/.test(nodeId)) throw new Error(`invalid MNEMO_NODE_ID: ${JSON.stringify(nodeId)} (1 to 128 printable ASCII characters, no spaces)`);
+  if (!/^[\x21-\x7e]{1,128}$/.test(nodeId)) throw invalid('MNEMO_NODE_ID', JSON.stringify(nodeId), '1 to 128 printable ASCII characters, no spaces');
   const cacheRaw = pick('mount-cache-seconds', 'MNEMO_MOUNT_CACHE_SECONDS') ?? '1';
   const mountCacheSeconds = Number(cacheRaw);
-  if (!/^\d{1,4}$/.test(cacheRaw) || mountCacheSeconds > 3600) throw new Error(`invalid MNEMO_MOUNT_CACHE_SECONDS: ${cacheRaw} (whole seconds, 0 to 3600)`);
+  if (!/^\d{1,4}$/.test(cacheRaw) || mountCacheSeconds > 3600) throw invalid('MNEMO_MOUNT_CACHE_SECONDS', cacheRaw, 'whole seconds, 0 to 3600');
   const spinRaw = env['MNEMO_MOUNT_SPIN_US'] ?? '';
   if (spinRaw !== '' && (!/^\d{1,5}$/.test(spinRaw) || Number(spinRaw) > 10_000)) throw new Error(`invalid MNEMO_MOUNT_SPIN_US: ${spinRaw} (whole microseconds, 0 to 10000)`);
   const readersRaw = env['MNEMO_READER_THREADS'] ?? '';

@@ -4,10 +4,12 @@
  * `--data-dir` is an error naming the path instead of a new, empty database; `restore` may also
  * fill an empty or new directory. The locks themselves are in storage/sqlite/lock.ts.
  */
-import { mkdirSync, readdirSync, statSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, readdirSync, statSync } from 'node:fs';
 import type { Config } from './config.js';
 import { MnemoError } from '../domain/errors.js';
 import { PID_FILE, runningServerPid } from './pidfile.js';
+import { reasonOf } from './system-errors.js';
+import { whyNotWritable } from '../storage/common/file-reasons.js';
 import { serverLockFile, SERVER_LOCK_FILE, tryLock, usersLockFile, USERS_LOCK_FILE, type HeldLock } from '../storage/sqlite/lock.js';
 
 /** Files mnemo itself leaves in a data dir that holds no database (after a refused restore, say). */
@@ -36,9 +38,18 @@ export function requireDatabase(config: Config): void {
 }
 
 /** A command that reads or writes the database beside a server: needs the database, holds the shared lock. */
-export function useDatabase(config: Config): HeldLock {
+export function useDatabase(config: Config, { readOnly = false }: { readOnly?: boolean } = {}): HeldLock {
   requireDatabase(config);
-  const lock = tryLock(usersLockFile(config.dataDir), 'shared');
+  const file = usersLockFile(config.dataDir);
+  let lock: HeldLock | null;
+  try {
+    lock = tryLock(file, 'shared');
+  } catch (err) {
+    // A reader that cannot make or open the lock file (a read-only file system, another user's
+    // directory) runs without it: a restore, which must write there, cannot be replacing the file.
+    if (readOnly && whyNotWritable(file) !== null) return { release() {} };
+    throw err;
+  }
   if (lock === null) throw new MnemoError('conflict', `a restore is replacing the database in ${config.dataDir}; try again when it is done`);
   return lock;
 }
@@ -47,7 +58,7 @@ export function useDatabase(config: Config): HeldLock {
 export function ownDataDir(config: Config): HeldLock {
   const kind = kindOf(config.dataDir);
   if (kind !== 'missing' && kind !== 'dir') throw new MnemoError('invalid_request', `the data directory ${config.dataDir} is not a directory`);
-  mkdirSync(config.dataDir, { recursive: true });
+  if (kind === 'missing') makeDataDir(config.dataDir);
   // The shared lock first: only a restore holds it exclusively, so a refusal here names the restore.
   const users = tryLock(usersLockFile(config.dataDir), 'shared');
   if (users === null) throw new MnemoError('conflict', `a restore is replacing the database in ${config.dataDir}; try again when it is done`);
@@ -65,6 +76,16 @@ export function ownDataDir(config: Config): HeldLock {
   };
 }
 
+/** Creates a new data dir; a refusal names the real reason (mkdir -p on a read-only file system says ENOENT). */
+function makeDataDir(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (err) {
+    const why = whyNotWritable(dir) ?? reasonOf(err);
+    throw new MnemoError('invalid_request', `cannot create the data directory ${dir}: ${why}`, {}, { cause: err });
+  }
+}
+
 /**
  * `restore`: the target is a data dir with a database, an empty directory or a new one; a directory
  * holding other things is refused (it is probably not the one meant). Creates a new one and says so
@@ -73,7 +94,7 @@ export function ownDataDir(config: Config): HeldLock {
 export function prepareRestoreTarget(config: Config): boolean {
   const kind = kindOf(config.dataDir);
   if (kind === 'missing') {
-    mkdirSync(config.dataDir, { recursive: true });
+    makeDataDir(config.dataDir);
     return true;
   }
   if (kind !== 'dir') throw new MnemoError('invalid_request', `the data directory ${config.dataDir} is not a directory`);
@@ -106,4 +127,34 @@ export function lockForRestore(config: Config): HeldLock {
       server.release();
     },
   };
+}
+
+/**
+ * `serve`: the mount root must be a directory this process can make session directories in, or
+ * every `POST /v1/sessions` would fail. Made if missing; refused at start (naming the path and why)
+ * when it is a file, cannot be made, or cannot be written.
+ */
+export function prepareMountRoot(root: string): void {
+  const refuse = (why: string) =>
+    new MnemoError('invalid_request', `cannot use the mount root ${root}: ${why}; set --mount-root or MNEMO_MOUNT_ROOT to a writable directory`);
+  let kind: ReturnType<typeof kindOf>;
+  try {
+    kind = kindOf(root);
+  } catch (err) {
+    throw refuse(reasonOf(err));
+  }
+  if (kind === 'missing') {
+    try {
+      mkdirSync(root, { recursive: true });
+    } catch (err) {
+      throw refuse(`it cannot be created: ${reasonOf(err)}`);
+    }
+  } else if (kind !== 'dir') {
+    throw refuse(`it is ${kind === 'file' ? 'a file' : 'not a directory'}, not a directory`);
+  }
+  try {
+    accessSync(root, constants.W_OK | constants.X_OK);
+  } catch (err) {
+    throw refuse(`it is not writable: ${reasonOf(err)}`);
+  }
 }

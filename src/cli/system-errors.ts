@@ -4,6 +4,8 @@
  */
 import { isMnemoError } from '../domain/errors.js';
 
+export { reasonOf } from '../storage/common/file-reasons.js';
+
 export function describeError(err: unknown): string {
   // "database unavailable" and why: a CLI user is the operator, who needs the driver's reason.
   if (isMnemoError(err)) return err.code === 'unavailable' && err.cause instanceof Error ? `${err.message} (${err.cause.message})` : err.message;

@@ -27,6 +27,10 @@ export const ERROR_CODES = [
   'overloaded',
   /** The database cannot be reached (PostgreSQL stopped, restarting, network gone): 503 over HTTP, EIO on a mount. */
   'unavailable',
+  /** The host could not mount a new session's stores (its mount root unusable, FUSE gone): 503 over HTTP. */
+  'mount_failed',
+  /** The disk holding the database is full (storage/common/disk-full.ts): 507 over HTTP, ENOSPC on a mount. */
+  'storage_full',
   'internal',
 ] as const;
 

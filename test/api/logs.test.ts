@@ -98,7 +98,7 @@ describe('MNEMO_LOG_LEVEL', () => {
     try {
       const r = await runCli(['serve', '--port', '0', '--data-dir', dir], { MNEMO_LOG_LEVEL: 'loud' });
       expect(r.code).toBe(1);
-      expect(r.stderr).toContain('invalid log level: loud');
+      expect(r.stderr).toContain('invalid MNEMO_LOG_LEVEL: loud (one of ');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

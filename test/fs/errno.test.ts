@@ -37,6 +37,8 @@ describe('the errno table', () => {
       limit_exceeded: Fuse.ENOSPC,
       overloaded: Fuse.EAGAIN,
       unavailable: Fuse.EIO,
+      mount_failed: Fuse.EIO,
+      storage_full: Fuse.ENOSPC,
       internal: Fuse.EIO,
     });
   });

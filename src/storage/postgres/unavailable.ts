@@ -6,6 +6,7 @@
  * client that retries a 503 must have a reason to expect a different answer later.
  */
 import { MnemoError } from '../../domain/errors.js';
+import { diskFull, isDiskFull } from '../common/disk-full.js';
 
 /** SQLSTATEs of a server going away or not there yet: admin_shutdown, crash_shutdown, cannot_connect_now. */
 const SERVER_GOING = new Set(['57P01', '57P02', '57P03']);
@@ -59,6 +60,8 @@ export function createOutageGuard(log: (line: string) => void = () => {}) {
     try {
       result = await run();
     } catch (err) {
+      // PostgreSQL's disk_full (53100): the server answers, its disk does not take more (507, ENOSPC).
+      if (isDiskFull(err)) throw diskFull(err);
       if (!isUnreachable(err)) throw err;
       if (!down) {
         down = true;

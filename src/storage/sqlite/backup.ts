@@ -7,6 +7,8 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { MnemoError } from '../../domain/errors.js';
 import { journalFileOf } from './journal.js';
+import { fileRefusal, isFileRefusal, openDatabaseFile } from './open-file.js';
+import { whyNotReadable } from '../common/file-reasons.js';
 import { SCHEMA_VERSION } from './schema/migrations.js';
 
 export async function backupDatabase(dbFile: string, dest: string): Promise<void> {
@@ -15,15 +17,57 @@ export async function backupDatabase(dbFile: string, dest: string): Promise<void
   const parent = dirname(dest);
   if (!existsSync(parent)) throw new MnemoError('not_found', `cannot write ${dest}: the directory ${parent} does not exist`);
   if (!statSync(parent).isDirectory()) throw new MnemoError('invalid_request', `cannot write ${dest}: ${parent} is not a directory`);
-  const db = new Database(dbFile, { fileMustExist: true });
+  // Read-only: a backup only reads the source, and so works on a file this user may not write.
+  const db = openDatabaseFile(dbFile, { readOnly: true });
   try {
     db.pragma('busy_timeout = 5000');
-    await db.backup(dest);
+    let stalled: Error | null = null;
+    try {
+      await db.backup(dest, { progress: stallGuard(dbFile, (err) => (stalled = err)) });
+    } catch (err) {
+      throw stalled ?? err;
+    }
+    if (stalled) throw stalled;
+    // better-sqlite3 ends a backup whose first step was refused as if it were done: check the copy.
+    const pages = db.pragma('page_count', { simple: true }) as number;
+    if (statSync(dest).size < pages * (db.pragma('page_size', { simple: true }) as number)) {
+      throw new MnemoError('invalid_request', `cannot read ${dbFile}: SQLite could not take a read lock on it (is its -wal/-shm writable?)`);
+    }
   } catch (err) {
+    // existsSync first: rmSync's force does not cover a name too long (ENAMETOOLONG from its lstat).
+    for (const f of [dest, `${dest}-journal`]) if (existsSync(f)) rmSync(f, { force: true });
+    if (err instanceof MnemoError) throw err;
+    if (isFileRefusal(err) && whyNotReadable(dbFile) !== null) throw fileRefusal(dbFile, false, err);
     throw new MnemoError('invalid_request', `cannot write the backup to ${dest}: ${whyNotWritten(dest, err)}`, {}, { cause: err });
   } finally {
     db.close();
   }
+}
+
+/** How long a backup may go without copying a page before it gives up (the source's busy_timeout is 5 s). */
+const STALL_MS = 15_000;
+
+/**
+ * better-sqlite3 steps a backup again and again while SQLite answers SQLITE_BUSY, forever: a source
+ * whose -wal/-shm this process cannot write, or whose WAL it cannot recover, answers busy on every
+ * step, and the command spun at full CPU with a 0-byte copy and its -journal left behind. This
+ * progress callback stops it (throwing ends the backup) once no page was copied for STALL_MS.
+ */
+function stallGuard(dbFile: string, fail: (err: Error) => void): (p: { totalPages: number; remainingPages: number }) => number {
+  let remaining = Infinity;
+  let since = performance.now();
+  return (p) => {
+    const now = performance.now();
+    if (p.remainingPages < remaining) {
+      remaining = p.remainingPages;
+      since = now;
+    } else if (now - since > STALL_MS) {
+      const err = new MnemoError('invalid_request', `cannot read ${dbFile}: SQLite stayed busy for ${STALL_MS / 1000} s without copying a page (another process holds it, or its -wal/-shm files cannot be written)`);
+      fail(err);
+      throw err;
+    }
+    return 100;
+  };
 }
 
 /**

@@ -49,36 +49,73 @@ export function createCheckStatements(db: Db): Pick<SyncReads, 'domainCheck' | '
 
   return {
     integrityCheck(): string[] {
-      const rows = db.pragma('integrity_check') as { integrity_check: string }[];
-      const fk = db.pragma('foreign_key_check') as unknown[];
-      const problems = rows.map((r) => r.integrity_check).filter((m) => m !== 'ok');
+      let rows: { integrity_check: string }[];
+      let fk: unknown[];
+      try {
+        rows = db.pragma('integrity_check') as { integrity_check: string }[];
+        fk = db.pragma('foreign_key_check') as unknown[];
+      } catch (err) {
+        if (isDamage(err)) return [damaged(db.name, err)];
+        throw err;
+      }
+      // One finding a line: a row may hold several ("*** in database main ***\nTree 18 page 18 cell 3: …").
+      const findings = rows
+        .flatMap((r) => r.integrity_check.split('\n'))
+        .map((m) => m.trim())
+        .filter((m) => m !== 'ok' && m !== '' && !/^\*\*\* in database \w+ \*\*\*$/.test(m));
+      const problems = findings.length > MAX_ENGINE_LINES
+        ? [...findings.slice(0, MAX_ENGINE_LINES), `… ${findings.length - MAX_ENGINE_LINES} more findings of integrity_check not shown`]
+        : findings;
       if (fk.length > 0) problems.push(`${fk.length} foreign key violation(s)`);
       // Named for the engine, beside the domain's own findings in `mnemo check`.
       return problems.map((p) => `sqlite: ${p}`);
     },
     domainCheck(): string[] {
       const { problems, report } = problemList();
-      checkMemories(q, report);
-      checkContinuity(report);
-      checkUsage(report);
-      for (const r of q.versionPaths.iterate() as Iterable<{ id: string; path: string }>) checkVersionPath(r, report);
-      for (const r of q.pathNumbers.iterate() as Iterable<{ store_id: string; path: string; path_seq: number | null; n: number }>) {
-        report(r.path_seq === null
-          ? `store ${r.store_id}: ${r.n} version(s) at ${JSON.stringify(r.path)} have no number at their path (.history)`
-          : `store ${r.store_id}: ${r.n} versions at ${JSON.stringify(r.path)} share number ${r.path_seq} (.history)`);
+      try {
+        domainChecks(report);
+      } catch (err) {
+        if (!isDamage(err)) throw err;
+        report(damaged(db.name, err));
       }
-      for (const r of q.missingContents.all() as { id: string; store_id: string }[]) reportMissingContent(r, report);
-      for (const sha of q.unheldContents.all() as string[]) reportUnheldContent(sha, report);
-      for (const c of q.contents.iterate() as Iterable<{ sha256: string; content: string }>) {
-        if (sha256Hex(c.content) !== c.sha256) reportMisHashedContent(c.sha256, report);
-      }
-      for (const r of q.orphanMemories.all() as { id: string; store_id: string }[]) {
-        report(`memory ${r.id}: its store ${r.store_id} does not exist`);
-      }
-      for (const r of q.receipts.iterate() as Iterable<ReceiptCheckRow>) checkReceipt(r, report);
       return problems;
     },
   };
+
+  function domainChecks(report: Report): void {
+    checkMemories(q, report);
+    checkContinuity(report);
+    checkUsage(report);
+    for (const r of q.versionPaths.iterate() as Iterable<{ id: string; path: string }>) checkVersionPath(r, report);
+    for (const r of q.pathNumbers.iterate() as Iterable<{ store_id: string; path: string; path_seq: number | null; n: number }>) {
+      report(r.path_seq === null
+        ? `store ${r.store_id}: ${r.n} version(s) at ${JSON.stringify(r.path)} have no number at their path (.history)`
+        : `store ${r.store_id}: ${r.n} versions at ${JSON.stringify(r.path)} share number ${r.path_seq} (.history)`);
+    }
+    for (const r of q.missingContents.all() as { id: string; store_id: string }[]) reportMissingContent(r, report);
+    for (const sha of q.unheldContents.all() as string[]) reportUnheldContent(sha, report);
+    for (const c of q.contents.iterate() as Iterable<{ sha256: string; content: string }>) {
+      if (sha256Hex(c.content) !== c.sha256) reportMisHashedContent(c.sha256, report);
+    }
+    for (const r of q.orphanMemories.all() as { id: string; store_id: string }[]) {
+      report(`memory ${r.id}: its store ${r.store_id} does not exist`);
+    }
+    for (const r of q.receipts.iterate() as Iterable<ReceiptCheckRow>) checkReceipt(r, report);
+  }
+}
+
+/** integrity_check's own findings shown at most (one damaged index page alone gave ~100 lines). */
+const MAX_ENGINE_LINES = 50;
+
+/** SQLite's "database disk image is malformed" and "file is not a database". */
+export function isDamage(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^SQLITE_(CORRUPT|NOTADB)/.test(code);
+}
+
+/** The one problem line for a file SQLite cannot read as a whole database. */
+export function damaged(file: string, err: unknown): string {
+  return `sqlite: the database file ${file} is damaged (${(err as Error).message}); restore it from a backup (mnemo restore)`;
 }
 
 function checkMemories(q: { memories: { iterate(): Iterable<unknown> }; version: { get(id: string): unknown } }, report: Report): void {

@@ -8,8 +8,12 @@
  *   admin commands), so they run side by side; `mnemo restore` takes both EXCLUSIVE, which fails
  *   while anyone holds either.
  */
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { MnemoError } from '../../domain/errors.js';
+import { whyNotReadable, whyNotWritable } from '../common/file-reasons.js';
+import { isFileRefusal } from './open-file.js';
 
 export const SERVER_LOCK_FILE = 'mnemo.lock';
 export const USERS_LOCK_FILE = 'mnemo.users.lock';
@@ -32,7 +36,12 @@ function isBusy(err: unknown): boolean {
  * open read transaction, which keeps SQLite's SHARED lock on the file.
  */
 export function tryLock(file: string, mode: 'exclusive' | 'shared'): HeldLock | null {
-  const db = new Database(file);
+  let db: Database.Database;
+  try {
+    db = new Database(file);
+  } catch (err) {
+    throw lockRefusal(file, err);
+  }
   try {
     db.pragma('busy_timeout = 0');
     if (mode === 'exclusive') {
@@ -46,7 +55,7 @@ export function tryLock(file: string, mode: 'exclusive' | 'shared'): HeldLock | 
   } catch (err) {
     db.close();
     if (isBusy(err)) return null;
-    throw err;
+    throw lockRefusal(file, err);
   }
   held.add(db);
   return {
@@ -59,3 +68,10 @@ export function tryLock(file: string, mode: 'exclusive' | 'shared'): HeldLock | 
 
 export const serverLockFile = (dataDir: string) => join(dataDir, SERVER_LOCK_FILE);
 export const usersLockFile = (dataDir: string) => join(dataDir, USERS_LOCK_FILE);
+
+/** SQLite's "unable to open database file" for a lock file, as a sentence naming it and the system's reason. */
+function lockRefusal(file: string, err: unknown): unknown {
+  if (!isFileRefusal(err)) return err;
+  const why = (existsSync(file) ? whyNotReadable(file) : null) ?? whyNotWritable(file) ?? (err as Error).message;
+  return new MnemoError('invalid_request', `cannot use the lock file ${file}: ${why}`, {}, { cause: err });
+}

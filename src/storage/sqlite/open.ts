@@ -10,6 +10,8 @@ import { observeCommits, outerTx, type Db } from './tx.js';
 import type { AtomicOptions, Storage } from '../port.js';
 import type { AsyncWrites } from './reads.js';
 import { MnemoError } from '../../domain/errors.js';
+import { mapDiskFull } from '../common/disk-full.js';
+import { openDatabaseFile } from './open-file.js';
 import { bindPort, type ConnectionMethods, type PortParts } from './port-view.js';
 import { applyPragmas, keepJournalsInMemory } from './pragmas.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema/migrations.js';
@@ -88,13 +90,30 @@ export interface SqliteOptions {
    * listing pages, the checks: sqlite/readers.ts); default DEFAULT_READERS, 0 runs them inline.
    */
   readers?: number;
+  /**
+   * Hears that the disk holding the file is full (at most once a minute while it stays full): every
+   * write then fails as `storage_full` (common/disk-full.ts), 507 over HTTP and ENOSPC on a mount.
+   */
+  log?: (line: string) => void;
+  /**
+   * Open the file read-only (`mnemo check`, `keys list`, `workspaces list`): nothing is migrated
+   * and no pragma is written, so a file this process may not write can still be read. Every write
+   * then fails; a schema other than this code's is refused.
+   */
+  readOnly?: boolean;
 }
 
 export function openSqliteStorage(file: string, _options: SqliteOptions = {}): SqliteStorage {
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-  const db = new Database(file);
-  applyPragmas(db, _options.synchronous ?? 'FULL');
-  migrate(db);
+  const readOnly = _options.readOnly === true && file !== ':memory:';
+  if (file !== ':memory:' && !readOnly) mkdirSync(dirname(file), { recursive: true });
+  const db = file === ':memory:' ? new Database(file) : openDatabaseFile(file, { readOnly, create: true });
+  if (readOnly) {
+    db.pragma('busy_timeout = 5000');
+    requireCurrentSchema(db, file);
+  } else {
+    applyPragmas(db, _options.synchronous ?? 'FULL');
+    migrate(db);
+  }
   keepJournalsInMemory(db);
   const clock = _options.clock ?? (() => new Date().toISOString());
   registerClock(db, clock);
@@ -202,6 +221,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
       writeBehind?.close();
       readers.close();
       checkpointer?.stop();
+      if (db.open && readOnly) db.close();
       if (db.open) {
         // At FULL (the connection's setting between operations), so relaxed commits reach the disk.
         truncateWal(db);
@@ -210,7 +230,13 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
       walSync.close();
     },
   }, writeBehind);
-  return {
+  let fullSaidAt = -Infinity;
+  const onFull = (err: unknown) => {
+    if (!_options.log || performance.now() - fullSaidAt < 60_000) return;
+    fullSaidAt = performance.now();
+    _options.log(`mnemo: the disk holding ${file} is full (${(err as Error).message}): writes fail (507 over HTTP, ENOSPC on mounts) until space is freed`);
+  };
+  return mapDiskFull({
     ...port,
     // Asked after every API write (service/idempotency.ts): with nothing due it answers at once,
     // not after the writer gate, which a following group's transaction may hold.
@@ -222,7 +248,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     importWrites: createBulkImport(db, searchIndex),
     readerThreads: readers.threads,
     walCheckpointsBehind: () => (checkpointer ? walBehind(checkpointer.wal()) : false),
-  };
+  }, onFull);
 }
 
 /**
@@ -276,6 +302,15 @@ function threadWrites(
       return purgeDue() ? elsewhere(() => ownCommitAside(() => writes.purgeDeletedStores())) : false;
     },
   };
+}
+
+/** A read-only open cannot migrate: an older file is read by a server first, a newer one by a newer mnemo. */
+function requireCurrentSchema(db: Db, file: string): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > SCHEMA_VERSION) throw new Error(`database schema version ${current} is newer than this mnemo understands (${SCHEMA_VERSION})`);
+  if (current < SCHEMA_VERSION) {
+    throw new MnemoError('invalid_request', `${file} has schema version ${current}, older than this mnemo's (${SCHEMA_VERSION}); start mnemo serve on it once to migrate it, then run this again`);
+  }
 }
 
 function migrate(db: Db): void {
