@@ -2,7 +2,7 @@
  * @module Online backups and restores of the SQLite file. A backup uses SQLite's backup API, so it is
  * a consistent copy even while the server writes; a restore checks the copy before it replaces the file.
  */
-import { closeSync, copyFileSync, existsSync, fsyncSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
+import { closeSync, copyFileSync, existsSync, fsyncSync, openSync, readSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { MnemoError } from '../../domain/errors.js';
@@ -28,9 +28,9 @@ export async function backupDatabase(dbFile: string, dest: string): Promise<void
       throw stalled ?? err;
     }
     if (stalled) throw stalled;
-    // better-sqlite3 ends a backup whose first step was refused as if it were done: check the copy.
-    const pages = db.pragma('page_count', { simple: true }) as number;
-    if (statSync(dest).size < pages * (db.pragma('page_size', { simple: true }) as number)) {
+    // better-sqlite3 ends a backup whose first step was refused as if it were done: check the copy
+    // by its own header (the source may have grown since, as the server goes on writing).
+    if (!wholeCopy(dest)) {
       throw new MnemoError('invalid_request', `cannot read ${dbFile}: SQLite could not take a read lock on it (is its -wal/-shm writable?)`);
     }
   } catch (err) {
@@ -42,6 +42,26 @@ export async function backupDatabase(dbFile: string, dest: string): Promise<void
   } finally {
     db.close();
   }
+}
+
+/**
+ * Whether `file` holds a whole mnemo database by its own header: SQLite's magic, a schema version
+ * (user_version) set, and as many bytes as its page count says. Read as bytes: opening the copy
+ * with SQLite would leave -wal/-shm files beside it.
+ */
+function wholeCopy(file: string): boolean {
+  const header = Buffer.alloc(100);
+  const fd = openSync(file, 'r');
+  let read: number;
+  try {
+    read = readSync(fd, header, 0, 100, 0);
+  } finally {
+    closeSync(fd);
+  }
+  if (read < 100 || header.toString('latin1', 0, 16) !== 'SQLite format 3\0') return false;
+  const pageSize = header.readUInt16BE(16) === 1 ? 65536 : header.readUInt16BE(16);
+  const pages = header.readUInt32BE(28);
+  return header.readInt32BE(60) >= 1 && pages > 0 && statSync(file).size >= pages * pageSize;
 }
 
 /** How long a backup may go without copying a page before it gives up (the source's busy_timeout is 5 s). */
