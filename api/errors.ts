@@ -1,7 +1,7 @@
 /** @module ErrorCode → HTTP status and envelope type, and the one place errors become responses. */
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { MnemoError, type ErrorCode } from '../src/index.js';
+import { MnemoError, diskFull, isDiskFull, type ErrorCode } from '../src/index.js';
 import type { AppEnv } from './env.js';
 import { bodyUnfinished, clientAborted } from './inflight.js';
 import { routeTemplate } from './log.js';
@@ -68,6 +68,10 @@ export function onError(log: (line: string) => void, warn: (line: string) => voi
     } else if (clientAborted(c)) {
       warn(`request ${requestId} aborted: the client closed the connection before its body was complete (${c.req.method} ${routeTemplate(c)})`);
       mnemo = new MnemoError('invalid_request', 'request body incomplete: the client closed the connection', {}, { cause: err });
+    } else if (isDiskFull(err)) {
+      // SQLite's SQLITE_FULL, PostgreSQL's 53100, ENOSPC: nothing was written (storage/common/disk-full.ts).
+      warn(`request ${requestId} refused: ${err.message}: the disk holding the database is full`);
+      mnemo = diskFull(err);
     } else {
       log(`request ${requestId} failed: ${err.stack ?? err.message}`);
       mnemo = new MnemoError('internal', 'internal server error', {}, { cause: err });

@@ -1,6 +1,6 @@
 /** @module The one table from domain error codes to FUSE errnos, and the Node-style log line for a failed op. */
 import Fuse from './binding/fuse.js';
-import { isMnemoError, type ErrorCode } from '../src/index.js';
+import { isDiskFull, isMnemoError, type ErrorCode } from '../src/index.js';
 
 /** Every ErrorCode has a row, so a new code without a mapping fails to compile (and the pinned test). */
 export const ERRNO_BY_CODE: Readonly<Record<ErrorCode, number>> = Object.freeze({
@@ -75,6 +75,8 @@ export function wasReported(err: unknown): boolean {
 export function toErrno(err: unknown): number {
   if (err instanceof FsError) return err.errno;
   if (isMnemoError(err)) return ERRNO_BY_CODE[err.code] ?? Fuse.EIO;
+  // The disk holding the database is full (storage/common/disk-full.ts): a save's ENOSPC, not EIO.
+  if (isDiskFull(err)) return ERRNO_BY_CODE.storage_full ?? Fuse.ENOSPC;
   return Fuse.EIO;
 }
 

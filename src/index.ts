@@ -108,3 +108,4 @@ export type {
 } from './domain/types.js';
 export { apiKeyJson, workspaceJson } from './cli/key-wire.js';
 export { packageVersion } from './cli/version.js';
+export { diskFull, isDiskFull } from './storage/common/disk-full.js';

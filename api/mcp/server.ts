@@ -4,7 +4,7 @@
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { isMnemoError, type Caller, type Service } from '../../src/index.js';
+import { diskFull, isDiskFull, isMnemoError, type Caller, type Service } from '../../src/index.js';
 import { registerCheckpointTools } from './tools-checkpoints.js';
 import { registerHistoryTools } from './tools-history.js';
 import { registerMemoryTools } from './tools-memories.js';
@@ -41,6 +41,8 @@ export function createMcpServer({ service, caller, log = console.error }: McpDep
  * and reported without details, so no host path or stack trace reaches the model.
  */
 export function toolErrorText(err: unknown, log: (line: string) => void): string {
+  // A full disk under the database is the operator's to fix, not a fault (storage/common/disk-full.ts).
+  if (isDiskFull(err)) err = diskFull(err);
   if (isMnemoError(err)) {
     const hint = HINTS[err.code] ?? '';
     const conflict = err.details.conflicting_path ? ` (conflicting_path: ${err.details.conflicting_path})` : '';

@@ -10,7 +10,6 @@ import { observeCommits, outerTx, type Db } from './tx.js';
 import type { AtomicOptions, Storage } from '../port.js';
 import type { AsyncWrites } from './reads.js';
 import { MnemoError } from '../../domain/errors.js';
-import { mapDiskFull } from '../common/disk-full.js';
 import { openDatabaseFile } from './open-file.js';
 import { bindPort, type ConnectionMethods, type PortParts } from './port-view.js';
 import { applyPragmas, keepJournalsInMemory } from './pragmas.js';
@@ -90,10 +89,7 @@ export interface SqliteOptions {
    * listing pages, the checks: sqlite/readers.ts); default DEFAULT_READERS, 0 runs them inline.
    */
   readers?: number;
-  /**
-   * Hears that the disk holding the file is full (at most once a minute while it stays full): every
-   * write then fails as `storage_full` (common/disk-full.ts), 507 over HTTP and ENOSPC on a mount.
-   */
+  /** Not used by the adapter: a full disk's failure is mapped where it is answered (common/disk-full.ts). */
   log?: (line: string) => void;
   /**
    * Open the file read-only (`mnemo check`, `keys list`, `workspaces list`): nothing is migrated
@@ -230,13 +226,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
       walSync.close();
     },
   }, writeBehind);
-  let fullSaidAt = -Infinity;
-  const onFull = (err: unknown) => {
-    if (!_options.log || performance.now() - fullSaidAt < 60_000) return;
-    fullSaidAt = performance.now();
-    _options.log(`mnemo: the disk holding ${file} is full (${(err as Error).message}): writes fail (507 over HTTP, ENOSPC on mounts) until space is freed`);
-  };
-  return mapDiskFull({
+  return {
     ...port,
     // Asked after every API write (service/idempotency.ts): with nothing due it answers at once,
     // not after the writer gate, which a following group's transaction may hold.
@@ -248,7 +238,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     importWrites: createBulkImport(db, searchIndex),
     readerThreads: readers.threads,
     walCheckpointsBehind: () => (checkpointer ? walBehind(checkpointer.wal()) : false),
-  }, onFull);
+  };
 }
 
 /**
