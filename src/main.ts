@@ -192,7 +192,7 @@ async function runServe(config: Config): Promise<number> {
   const storage = await openStorage(
     config,
     () => openSqliteStorage(config.dbFile, {
-      log: (line) => warn(line), onCommit: metrics.commit, onSync: metrics.walSync, backgroundCheckpoints: { log: (line) => warn(line) }, readers: config.readerThreads,
+      onCommit: metrics.commit, onSync: metrics.walSync, backgroundCheckpoints: { log: (line) => warn(line) }, readers: config.readerThreads,
       // This process owns the data dir (ownDataDir above): its mounts' closes may commit in batches.
       writeBehind: { log: (line) => warn(line) },
     }),
@@ -280,7 +280,7 @@ async function runMcp(config: Config): Promise<number> {
     return 2;
   }
   const lock = holdDatabase(config);
-  const storage = await openStorage(config, withReadersLogged(() => openSqliteStorage(config.dbFile, { readers: config.readerThreads, log: (line) => warn(line) })));
+  const storage = await openStorage(config, withReadersLogged(() => openSqliteStorage(config.dbFile, { readers: config.readerThreads })));
   const service = createService({ storage, checkpointMaxBytes: config.checkpointMaxBytes, limits: config.storeLimits });
   const stopIndexing = indexInBackground(service, storage, besideServer(config));
   try {
@@ -313,7 +313,7 @@ async function runMount(config: Config, args: string[], flags: Record<string, st
   const [storeId, dir] = args as [string, string];
   const lock = holdDatabase(config);
   // Checkpoints run on a thread of their own: the event loop serves the mount's saves.
-  const storage = await openStorage(config, withReadersLogged(() => openSqliteStorage(config.dbFile, { backgroundCheckpoints: { log: (line) => warn(line) }, readers: config.readerThreads, log: (line) => warn(line) })));
+  const storage = await openStorage(config, withReadersLogged(() => openSqliteStorage(config.dbFile, { backgroundCheckpoints: { log: (line) => warn(line) }, readers: config.readerThreads })));
   const mounter = createMountManager({ log, localLimits: config.localLimits, cacheSeconds: config.mountCacheSeconds, spinUs: config.mountSpinUs });
   const service = createService({ storage, mounter, log, nodeId: config.nodeId, limits: config.storeLimits, mountSync: config.mountSync, onSyncError: syncFailed });
   try {

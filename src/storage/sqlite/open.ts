@@ -89,8 +89,6 @@ export interface SqliteOptions {
    * listing pages, the checks: sqlite/readers.ts); default DEFAULT_READERS, 0 runs them inline.
    */
   readers?: number;
-  /** Not used by the adapter: a full disk's failure is mapped where it is answered (common/disk-full.ts). */
-  log?: (line: string) => void;
   /**
    * Open the file read-only (`mnemo check`, `keys list`, `workspaces list`): nothing is migrated
    * and no pragma is written, so a file this process may not write can still be read. Every write
