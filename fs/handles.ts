@@ -155,13 +155,20 @@ export function sizeLimitOf(d: Draft): number {
   return d.path !== null && isMountLocalPath(d.path) ? MOUNT_LOCAL_FILE_MAX_BYTES : MAX_CONTENT_BYTES;
 }
 
+/**
+ * Whether the file may hold `size` bytes. Every write asks, so the path is looked at only past a
+ * memory's limit: a mount-local file's limit is always the larger.
+ */
+export function fitsLimit(d: Draft, size: number): boolean {
+  return size <= MAX_CONTENT_BYTES || size <= sizeLimitOf(d);
+}
+
 /** A bound for one mount-local file's buffer, far above the default caps (64 MiB a mount, 512 MiB a server). */
 const MOUNT_LOCAL_FILE_MAX_BYTES = 2 ** 31 - 1;
 
 /** Resizes the working copy; bytes past the old end read as zeros, as POSIX requires. */
 export function resizeDraft(d: Draft, size: number): void {
-  const limit = sizeLimitOf(d);
-  if (size > limit) throw fsError(Fuse.EFBIG, `${size} bytes is over the ${limit}-byte limit`);
+  if (!fitsLimit(d, size)) throw fsError(Fuse.EFBIG, `${size} bytes is over the ${sizeLimitOf(d)}-byte limit`);
   if (size === d.size) return;
   if (size > d.bytes.length) grow(d, size);
   if (size < d.size && d.shared) {
@@ -185,10 +192,9 @@ export function markChanged(d: Draft): void {
 /** Copies `len` bytes of `buf` in at `pos`: the caller's buffer is detached once the op replies. */
 export function writeDraft(d: Draft, buf: Buffer, len: number, pos: number): void {
   const end = pos + len;
-  const limit = sizeLimitOf(d);
-  if (end > limit) {
+  if (!fitsLimit(d, end)) {
     d.failed = Fuse.EFBIG;
-    throw fsError(Fuse.EFBIG, `a write to byte ${end} is over the ${limit}-byte limit`);
+    throw fsError(Fuse.EFBIG, `a write to byte ${end} is over the ${sizeLimitOf(d)}-byte limit`);
   }
   if (end > d.bytes.length) grow(d, end);
   own(d);
@@ -209,7 +215,8 @@ function changedNow(d: Draft): void {
 }
 
 function grow(d: Draft, min: number): void {
-  const next = Buffer.alloc(Math.min(sizeLimitOf(d), Math.max(min, d.bytes.length * 2, 4096)));
+  const want = Math.max(min, d.bytes.length * 2, 4096);
+  const next = Buffer.alloc(fitsLimit(d, want) ? want : sizeLimitOf(d));
   d.bytes.copy(next, 0, 0, d.size);
   d.bytes = next;
   d.shared = false;

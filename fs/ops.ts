@@ -12,7 +12,7 @@ import { after, type Answer } from './answer.js';
 import { changeAttrs, dirStatOf, ownerId } from './attrs.js';
 import { assertWritable, mountCaller, type MountContext } from './context.js';
 import { errnoLine, fsError, FsError, toErrno, wasReported } from './errno.js';
-import { markChanged, newDraft, resizeDraft, sizeLimitOf, writeDraft, type Draft } from './handles.js';
+import { markChanged, newDraft, resizeDraft, fitsLimit, writeDraft, type Draft } from './handles.js';
 import { reserveLocal, settleLocal } from './local-budget.js';
 import { PROCESS_GID, PROCESS_UID, fileStat, inoOf, metaAttrs, storeStatfs } from './stat.js';
 import { assertNewPath, assertParentDir, detachedDraft, hasChildren, keepOrphan, listDir, lookup, scratchFor, storedDraft, type Node } from './tree.js';
@@ -480,7 +480,7 @@ export function createOps(ctx: MountContext): FuseOps {
    * change itself, which refuses it with EFBIG.
    */
   function grow(d: Draft, size: number, change: () => void): void {
-    if (size <= sizeLimitOf(d)) reserveLocal(ctx, d, size);
+    if (fitsLimit(d, size)) reserveLocal(ctx, d, size);
     try {
       change();
     } finally {

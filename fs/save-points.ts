@@ -18,7 +18,7 @@ import Fuse from './binding/fuse.js';
 import { decodeUtf8, isMnemoError, type KeptAttrs, type MemoryMeta } from '../src/index.js';
 import { mountCaller, type MountContext } from './context.js';
 import { errnoLine, fsError, markReported, toErrno } from './errno.js';
-import { draftContent, keepState, resizeDraft, setFileAttrs, sizeLimitOf, type Draft, type Handle } from './handles.js';
+import { draftContent, keepState, resizeDraft, setFileAttrs, fitsLimit, type Draft, type Handle } from './handles.js';
 import { reserveLocal, settleLocal } from './local-budget.js';
 import { isMountLocalPath } from './names.js';
 import { loadDraft, lookup, memoryAttrs } from './tree.js';
@@ -299,7 +299,7 @@ export async function truncatePath(ctx: MountContext, path: string, size: number
   if (node.kind === 'dir') throw fsError(Fuse.EISDIR);
   const d = node.draft ?? (await loadDraft(ctx, path));
   if (!d) throw fsError(Fuse.ENOENT);
-  if (size !== d.size && size <= sizeLimitOf(d)) reserveLocal(ctx, d, size);
+  if (size !== d.size && fitsLimit(d, size)) reserveLocal(ctx, d, size);
   const undo = keepState(d);
   try {
     resizeDraft(d, size);
