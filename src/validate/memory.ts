@@ -42,7 +42,9 @@ export function assertMemoryPath(path: unknown, field = 'path'): string {
   }
   const segs = path.slice(1).split('/');
   if (segs.length > MAX_SEGMENTS) {
-    throw new MnemoError('invalid_path', `${field} has ${segs.length} segments; at most ${MAX_SEGMENTS} are allowed`, { field });
+    // path_too_long, not invalid_path: a mount answers ENAMETOOLONG, where EINVAL made `mv` print
+    // "cannot move … to a subdirectory of itself".
+    throw new MnemoError('path_too_long', `${field} has ${segs.length} segments; at most ${MAX_SEGMENTS} are allowed`, { field });
   }
   for (const seg of segs) {
     if (seg === '') throw new MnemoError('invalid_path', `${field} has an empty segment`, { field });

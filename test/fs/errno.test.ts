@@ -120,6 +120,8 @@ describe.skipIf(!FUSE_AVAILABLE)('errnos through a mount', () => {
         ['not NFC', "open('cafe\\u0301.md', 'w').close()"],
         ['20 segments', `os.makedirs('${deep.split('/').slice(0, 19).join('/')}')\nopen('${deep}', 'w').close()`],
         ['21 segments', `os.makedirs('${deep.split('/').slice(0, 19).join('/')}/t19/t20')`],
+        // The depth refusal of a directory's move: `mv` printed "a subdirectory of itself" for EINVAL.
+        ['a directory moved 21 deep', `os.makedirs('mv1')\nopen('mv1/x.md', 'w').close()\nos.rename('mv1', '${deep.split('/').slice(0, 19).join('/')}/mv1')`],
         ['rename to a bad name', "open('ok.md', 'w').close()\nos.rename('ok.md', 'tab\\tname.md')"],
       ]),
     ).toEqual({
@@ -131,7 +133,8 @@ describe.skipIf(!FUSE_AVAILABLE)('errnos through a mount', () => {
       'newline in name': 'EINVAL',
       'not NFC': 'EINVAL',
       '20 segments': 'ok',
-      '21 segments': 'EINVAL',
+      '21 segments': 'ENAMETOOLONG',
+      'a directory moved 21 deep': 'ENAMETOOLONG',
       'rename to a bad name': 'EINVAL',
     });
   });

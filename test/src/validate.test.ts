@@ -52,7 +52,7 @@ describe('memory paths', () => {
     ['a lone "."', '/.', 'invalid_path'],
     ['a ".." segment', '/a/../b', 'invalid_path'],
     ['a lone ".."', '/..', 'invalid_path'],
-    ['21 segments', segs(21), 'invalid_path'],
+    ['21 segments', segs(21), 'path_too_long'],
     ['1,025 ASCII bytes', '/' + 'a'.repeat(1024), 'path_too_long'],
     ['1,025 bytes of 2-byte characters', '/' + 'é'.repeat(512), 'path_too_long'],
     ['1,025 bytes of 4-byte characters', '/' + '😀'.repeat(256), 'path_too_long'],
@@ -100,7 +100,7 @@ describe('memory paths', () => {
 
   it('parseMemoryUpdate applies the same rules to a new path', () => {
     expect(codeOf(() => parseMemoryUpdate({ path: 'e\u0301' }))).toBe('invalid_path');
-    expect(codeOf(() => parseMemoryUpdate({ path: segs(21) }))).toBe('invalid_path');
+    expect(codeOf(() => parseMemoryUpdate({ path: segs(21) }))).toBe('path_too_long');
   });
 });
 
@@ -116,7 +116,7 @@ describe('path prefixes', () => {
     ['a prefix without the leading slash', 'notes/', 'invalid_path'],
     ['a prefix with an empty segment', '/a//', 'invalid_path'],
     ['a prefix with a ".." segment', '/../', 'invalid_path'],
-    ['a prefix of 21 segments', segs(21) + '/', 'invalid_path'],
+    ['a prefix of 21 segments', segs(21) + '/', 'path_too_long'],
     ['a prefix with a control character', '/a\u0001/', 'invalid_path'],
   ];
   it.each(invalid)('%s is refused', (_name, prefix, code) => {

@@ -35,6 +35,6 @@ describe('memory rules', () => {
     expect(movedPath('/d', '/n/m', '/d/e/f.md')).toBe('/n/m/e/f.md');
     const deep = '/' + Array.from({ length: 19 }, (_, i) => `s${i}`).join('/');
     expect(movedPath('/d', deep, '/d/f.md')).toBe(deep + '/f.md');
-    expect(codeOf(() => movedPath('/d', deep, '/d/e/f.md'))).toBe('invalid_path');
+    expect(codeOf(() => movedPath('/d', deep, '/d/e/f.md'))).toBe('path_too_long');
   });
 });
