@@ -3,7 +3,7 @@
  * unified hunks, or side by side rows. Past the diff's budget the differing middle is shown replaced
  * whole, and the page says so.
  */
-import { diffTextLines, toHunks, type LineRun } from '../../src/index.js';
+import { toHunks, type LineDiff, type LineRun } from '../../src/index.js';
 
 export type DiffLayout = 'unified' | 'split';
 
@@ -13,9 +13,10 @@ interface Sides {
   toLabel: string;
 }
 
-export function Diff({ from, to, layout, fromLabel, toLabel }: { from: string; to: string; layout: DiffLayout; fromLabel: string; toLabel: string }) {
-  if (from === to) return <p>The two versions hold the same content.</p>;
-  const { runs, minimal } = diffTextLines(from, to);
+/** `diff`: the service's line runs of the two texts (service.lineDiff, on the diff thread); null when they are equal. */
+export function Diff({ diff, layout, fromLabel, toLabel }: { diff: LineDiff | null; layout: DiffLayout; fromLabel: string; toLabel: string }) {
+  if (diff === null) return <p>The two versions hold the same content.</p>;
+  const { runs, minimal } = diff;
   return (
     <>
       {minimal ? null : (

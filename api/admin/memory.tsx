@@ -3,7 +3,7 @@
  * diff between any two versions, and redaction (a dialog showing what will be erased, for ever).
  */
 import { Hono } from 'hono';
-import { MnemoError, notFound, parseVersionListQuery, type Memory, type MemoryVersion, type Service } from '../../src/index.js';
+import { MnemoError, notFound, parseVersionListQuery, type LineDiff, type Memory, type MemoryVersion, type Service } from '../../src/index.js';
 import { frameOf, isAdmin, keyNames, query } from './context.js';
 import { Diff, type DiffLayout } from './diff.js';
 import type { AdminEnv } from './env.js';
@@ -27,6 +27,8 @@ export function memoryPages(service: Service) {
     const frame = frameOf(c);
     const layout: DiffLayout = q['layout'] === 'split' ? 'split' : 'unified';
     const pair = q['from'] && q['to'] ? await Promise.all([service.getVersion(c.var.caller, storeId, q['from']), service.getVersion(c.var.caller, storeId, q['to'])]) : null;
+    // The line diff runs on the service's diff thread, not inside the page's render.
+    const diff = pair && !pair[0].redactedAt && !pair[1].redactedAt ? await lineDiffOf(service, pair[0], pair[1]) : null;
     const path = memory?.path ?? versions.data.find((v) => v.path)?.path ?? memoryId;
     const base = `/admin/stores/${storeId}/memories/${memoryId}`;
     return c.html(
@@ -73,7 +75,7 @@ export function memoryPages(service: Service) {
         {pair ? (
           <section aria-labelledby="diff-h">
             <h2 id="diff-h">Diff</h2>
-            <DiffOf from={pair[0]} to={pair[1]} layout={layout} />
+            <DiffOf from={pair[0]} to={pair[1]} diff={diff} layout={layout} />
           </section>
         ) : null}
       </Page>,
@@ -150,7 +152,13 @@ function RedactDialog({ version: v, csrf, action }: { version: MemoryVersion; cs
   );
 }
 
-function DiffOf({ from, to, layout }: { from: MemoryVersion; to: MemoryVersion; layout: DiffLayout }) {
+/** The line runs between two versions' content; null when it is the same. */
+async function lineDiffOf(service: Service, from: MemoryVersion, to: MemoryVersion): Promise<LineDiff | null> {
+  const [a, b] = [from.content ?? '', to.content ?? ''];
+  return a === b ? null : service.lineDiff(a, b);
+}
+
+function DiffOf({ from, to, diff, layout }: { from: MemoryVersion; to: MemoryVersion; diff: LineDiff | null; layout: DiffLayout }) {
   if (from.redactedAt || to.redactedAt) return <Alert message="A redacted version has no content left to compare." />;
-  return <Diff from={from.content ?? ''} to={to.content ?? ''} layout={layout} fromLabel={`${from.id} (${from.operation})`} toLabel={`${to.id} (${to.operation})`} />;
+  return <Diff diff={diff} layout={layout} fromLabel={`${from.id} (${from.operation})`} toLabel={`${to.id} (${to.operation})`} />;
 }

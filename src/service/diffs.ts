@@ -4,19 +4,21 @@
  * version of the same store may be named (two memories can be compared). A deleted version reads as
  * empty content. A redacted side has no content left to compare: 409 conflict_error naming it.
  * The diff's cost is bounded (domain/line-diff.ts): past its budget it is correct but not minimal.
+ * It runs on the diff thread (diff-thread.ts), never on the thread that serves the mounts.
  */
-import { FILE_HEADERS_ONLY, formatPatch } from 'diff';
 import { MnemoError, notFound } from '../domain/errors.js';
-import { diffTextLines, toHunks } from '../domain/line-diff.js';
 import type { Caller, MemoryVersion, Store, VersionDiff } from '../domain/types.js';
 import type { Storage } from '../storage/port.js';
+import type { DiffThread } from './diff-thread.js';
 
 export interface DiffOptions {
   storage: Pick<Storage, 'getVersion' | 'previousVersion'>;
   readable: (caller: Caller, storeId: string) => Store | Promise<Store>;
+  /** Where the diff itself runs: off the serving thread (diff-thread.ts). */
+  thread: DiffThread;
 }
 
-export function createDiffs({ storage, readable }: DiffOptions) {
+export function createDiffs({ storage, readable, thread }: DiffOptions) {
   async function found(storeId: string, id: string): Promise<MemoryVersion> {
     const v = await storage.getVersion(storeId, id);
     if (!v) throw notFound('memory version', id);
@@ -29,11 +31,9 @@ export function createDiffs({ storage, readable }: DiffOptions) {
     const from = against === null ? await storage.previousVersion(storeId, versionId) : await found(storeId, against);
     assertReadable(to, 'version');
     if (from) assertReadable(from, 'against');
-    const { runs, minimal } = diffTextLines(text(from), text(to));
-    const unified = formatPatch(
-      { oldFileName: from?.path ?? '/dev/null', newFileName: to.path ?? '/dev/null', oldHeader: from?.id ?? '', newHeader: to.id, hunks: toHunks(runs, CONTEXT_LINES) },
-      FILE_HEADERS_ONLY,
-    );
+    const { unified, minimal } = await thread.run({
+      kind: 'patch', from: text(from), to: text(to), fromName: from?.path ?? '/dev/null', toName: to.path ?? '/dev/null', fromHeader: from?.id ?? '', toHeader: to.id, context: CONTEXT_LINES,
+    });
     return { from, to, unified, minimal };
   };
 }

@@ -8,9 +8,11 @@ import { createKeys } from './keys.js';
 import { DEFAULT_LIMITS, type StoreLimits } from './limits.js';
 import type { Storage } from '../storage/port.js';
 import type { Actor, Caller, Face } from '../domain/types.js';
+import type { LineDiff } from '../domain/line-diff.js';
 import { retentionCutoff } from '../domain/store-rules.js';
 import { createCommitSignal, type CommitListener } from './commit-signal.js';
 import { createDiffs } from './diffs.js';
+import { createDiffThread } from './diff-thread.js';
 import { createEdit } from './edits.js';
 import { eraseSearchRemnants } from './erasure.js';
 import { createFeed, type Every } from './feed.js';
@@ -121,6 +123,7 @@ export function createService({
   const pruneCursors = new Map<string, number>();
   const feed = createFeed({ storage, readable: ops.getStore, current: keys.current, signal: commits, ...feedOptions });
   const forks = createForks({ storage, clock, ids, readable: ops.getStore });
+  const diffThread = createDiffThread();
   const service = {
     clock,
     ids,
@@ -240,7 +243,9 @@ export function createService({
     /** The change feed: pages in commit order, and followers for server-sent events (src/service/feed.ts). */
     feed,
     /** A unified diff of a version against another or its predecessor (src/service/diffs.ts). */
-    diffVersion: createDiffs({ storage, readable: ops.getStore }),
+    diffVersion: createDiffs({ storage, readable: ops.getStore, thread: diffThread }),
+    /** The line runs between two texts, for the console's diff views: on the diff thread too. */
+    lineDiff: (from: string, to: string): Promise<LineDiff> => diffThread.run({ kind: 'runs', from, to }),
     /** MCP memory_edit: a str_replace or insert on the text as read, applied again if it changed meanwhile (src/service/edits.ts). */
     editMemory: createEdit(ops),
     /** POST /v1/memory_stores/{id}/fork: built hidden in batches, published whole (src/service/forks.ts). */
