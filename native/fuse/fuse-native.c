@@ -398,15 +398,18 @@ static int fuse_native_utf8 (const char *s) {
   return 1;
 }
 
-/** A time for JS in milliseconds (fractions kept), with UTIME_NOW resolved to the current time. */
+/**
+ * A time for JS in milliseconds with whole microseconds (mnemo keeps times to the microsecond), with
+ * UTIME_NOW resolved to the current time. The nanoseconds are cut, as the kernel cuts a time to a
+ * coarser granularity (timestamp_truncate): rounded, .9999996 s became the next second, and a copy
+ * made by `cp -p` was newer than its source. A double near today holds about a quarter of a
+ * microsecond, so JS rounds it back to this exact microsecond (fs/binding/fuse.ts setTime).
+ */
 static double fuse_native_time_ms (const struct timespec *ts, int *omit) {
   *omit = ts->tv_nsec == UTIME_OMIT;
-  if (ts->tv_nsec == UTIME_NOW) {
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    return (double) now.tv_sec * 1000.0 + (double) now.tv_nsec / 1e6;
-  }
-  return (double) ts->tv_sec * 1000.0 + (double) ts->tv_nsec / 1e6;
+  struct timespec t = *ts;
+  if (ts->tv_nsec == UTIME_NOW) clock_gettime(CLOCK_REALTIME, &t);
+  return (double) t.tv_sec * 1000.0 + (double) (t.tv_nsec / 1000) / 1000.0;
 }
 
 static void fuse_native_fh (napi_env env, struct fuse_file_info *info, napi_value *out) {

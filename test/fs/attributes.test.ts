@@ -207,6 +207,18 @@ print(*[(os.stat(p).st_uid, os.stat(p).st_gid) for p in ('theirs.md', 'their-dir
     expect([t2.a, t2.m]).toEqual([1000000000123456000n, 2000000000654321000n]);
   });
 
+  it('a time finer than a microsecond is cut, never rounded into the next second: cp -p never makes a copy newer than its source', async () => {
+    const m = await startMount();
+    const src = join(tmpDir(), 'src.md');
+    writeFileSync(src, 's\n');
+    const r = await sh(`touch -d @1557050400.9999996 '${src}' && cp -p '${src}' c.md && [ ! c.md -nt '${src}' ]`, m.mnt);
+    expect(r.code, r.stderr).toBe(0);
+    expect((await times(m, 'c.md')).m).toBe(1557050400999999000n);
+    expect((await py("import os\nopen('u.md', 'w').close()\nos.utime('u.md', ns=(1000000000123456789, 2000000000654321999))", m.mnt)).code).toBe(0);
+    const t = await times(m, 'u.md');
+    expect([t.a, t.m]).toEqual([1000000000123456000n, 2000000000654321000n]);
+  });
+
   it('touch -m and touch -a set only their own time', async () => {
     const m = await startMount({ seed: { '/o.md': 'o\n' } });
     expect((await sh('touch -d @1600000000 o.md && touch -m -d @1700000000 o.md', m.mnt)).code).toBe(0);
