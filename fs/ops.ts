@@ -89,7 +89,7 @@ export function createOps(ctx: MountContext): FuseOps {
 
   const ops: FuseOps = {
     init: (cb) => cb(0),
-    statfs: (path, cb) => run('statfs', path, cb, () => ({ ...storeStatfs(), flag: ctx.readOnly ? 1 : 0 })),
+    statfs: (path, cb) => run('statfs', path, cb, async () => storeStatfs(await ctx.service.limits.storeRoom(ctx.storeId), ctx.readOnly)),
 
     getattr: (path, cb, fh, lent) => {
       // No path: a file deleted or replaced while open, named by a handle the kernel holds on it

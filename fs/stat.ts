@@ -1,6 +1,6 @@
 /** @module Stat objects for files and directories: stable inode numbers, stored sizes, modes, times and owners. */
 import type { FuseStat, FuseStatfs } from './binding/fuse.js';
-import type { MemoryMeta } from '../src/index.js';
+import type { MemoryMeta, StoreRoom } from '../src/index.js';
 
 const S_IFREG = 0o100000;
 const S_IFDIR = 0o040000;
@@ -78,19 +78,27 @@ export function dirStat(ino: number, nlink: number, a: Attrs): FuseStat {
   };
 }
 
-/** A generous, constant picture: the store's real limits are per file (102,400 bytes). */
-export function storeStatfs(): FuseStatfs {
+/**
+ * The store's limits as a file system's size (MNEMO_STORE_MAX_BYTES in 4 KiB blocks, and
+ * MNEMO_STORE_MAX_MEMORIES files) and what it holds as their use, so `df` and a tool that checks
+ * the free space before it writes see the room a save really has.
+ */
+export function storeStatfs(room: StoreRoom, readOnly: boolean): FuseStatfs {
+  const free = Math.max(0, Math.floor((room.maxBytes - room.bytes) / STATFS_BLOCK));
+  const freeFiles = Math.max(0, room.maxMemories - room.memories);
   return {
-    bsize: 4096,
-    frsize: 4096,
-    blocks: 1 << 24,
-    bfree: 1 << 23,
-    bavail: 1 << 23,
-    files: 1 << 20,
-    ffree: 1 << 19,
-    favail: 1 << 19,
+    bsize: STATFS_BLOCK,
+    frsize: STATFS_BLOCK,
+    blocks: Math.ceil(room.maxBytes / STATFS_BLOCK),
+    bfree: free,
+    bavail: free,
+    files: room.maxMemories,
+    ffree: freeFiles,
+    favail: freeFiles,
     fsid: 0x6d6e656d,
-    flag: 0,
+    flag: readOnly ? 1 : 0,
     namemax: 255,
   };
 }
+
+const STATFS_BLOCK = 4096;

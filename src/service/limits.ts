@@ -60,9 +60,22 @@ export function assertStoreRoomAfter(limits: StoreLimits, storeId: string, usage
 }
 
 /** The checks over one storage (the outer port, or a transaction's `tx`): closures only, cheap to make per transaction. */
-export function createLimits(storage: Pick<Storage, 'countActiveSessions'>, limits: StoreLimits) {
+/** A store's limits beside what it holds: a mount's `statfs` (df) shows them. */
+export interface StoreRoom {
+  maxBytes: number;
+  maxMemories: number;
+  bytes: number;
+  memories: number;
+}
+
+export function createLimits(storage: Pick<Storage, 'countActiveSessions' | 'storeUsage'>, limits: StoreLimits) {
   return {
     limits,
+    /** One indexed row (the usage counter), never a scan of the store. */
+    async storeRoom(storeId: string): Promise<StoreRoom> {
+      const usage = await storage.storeUsage(storeId);
+      return { maxBytes: limits.maxBytes, maxMemories: limits.maxMemories, bytes: usage.bytes, memories: usage.memories };
+    },
     async assertSessionRoom(workspaceId: string): Promise<void> {
       const active = await storage.countActiveSessions(workspaceId);
       if (active >= limits.maxSessions) {

@@ -6,6 +6,7 @@
 import type { CommitListener } from './commit-signal.js';
 import type { Durability } from './durability.js';
 import type { IdGenerator } from './ids.js';
+import type { Limits } from './limits.js';
 import type { DirectoryListing, HistoryListing, PathVersion, WriteResult } from '../storage/port.js';
 import type { Actor, Caller, Change, KeptAttrs, Memory, MemoryMeta, MemoryWrite, Store } from '../domain/types.js';
 
@@ -53,6 +54,8 @@ export interface MountService {
   setMemoryMode(caller: Caller, storeId: string, memoryId: string, mode: number): Promise<void>;
   setMemoryTimes(caller: Caller, storeId: string, memoryId: string, times: { atimeMs?: number; mtimeMs?: number }): Promise<void>;
   setMemoryOwner(caller: Caller, storeId: string, memoryId: string, owner: { uid?: number; gid?: number }): Promise<void>;
+  /** The store's limits and usage, for statfs (df). */
+  readonly limits: Pick<Limits, 'storeRoom'>;
   /** fsync(2) on a mount waits for `sync()`. */
   readonly durability: Pick<Durability, 'sync'>;
   clock(): string;

@@ -116,6 +116,23 @@ describe.skipIf(!FUSE_AVAILABLE)('store limits on a mount', () => {
     await eventually(async () => expect(server.stderr()).toMatch(new RegExp(`mnemo: warn: save of ${store.id}/d\\.md failed: ENOSPC.*MNEMO_STORE_MAX_MEMORIES=3`)));
   });
 
+  it('df shows the store\'s limits as the file system\'s size and what it holds as used, so a full store shows no room', async () => {
+    const server = await serverWith({ MNEMO_STORE_MAX_MEMORIES: '3', MNEMO_STORE_MAX_BYTES: String(40 * KiB) });
+    const client = sdkClient(server.url, server.adminKey);
+    const store = await client.beta.memoryStores.create({ name: 'df' });
+    const { dir } = await sessionOn(server, store.id);
+    const statfs = async () => {
+      const r = await py("import os, json\ns = os.statvfs('.')\nprint(json.dumps([s.f_bsize, s.f_blocks, s.f_bavail, s.f_files, s.f_favail]))", dir);
+      expect(r.code, r.stderr).toBe(0);
+      return JSON.parse(r.stdout) as number[];
+    };
+    expect(await statfs()).toEqual([4096, 10, 10, 3, 3]);
+    expect(await write(dir, 8 * KiB, ['a.md', 'b.md'])).toEqual(['ok', 'ok']);
+    expect(await statfs()).toEqual([4096, 10, 6, 3, 1]);
+    expect(await write(dir, 100, ['c.md'])).toEqual(['ok']);
+    expect(await statfs()).toEqual([4096, 10, 5, 3, 0]);
+  });
+
   it('a session past MNEMO_WORKSPACE_MAX_SESSIONS is refused with 413 naming the limit, and ending one makes room', async () => {
     const server = await serverWith({ MNEMO_WORKSPACE_MAX_SESSIONS: '2' });
     const client = sdkClient(server.url, server.adminKey);
