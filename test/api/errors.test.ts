@@ -4,6 +4,7 @@
  * unknown ids of every kind. Also pins the error envelope and the request-id header.
  */
 import { connect } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import type Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import type { RunningServer } from '../helpers/server.js';
@@ -286,6 +287,25 @@ describe('malformed bodies', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ path: '/emoji-😀.md', content_size_bytes: 4 });
     await client.beta.memoryStores.memories.delete((res.body as Memory).id, { memory_store_id: store.id });
+  });
+
+  it('refuses a body in a content-coding other than identity with 415 naming Content-Encoding, and stores nothing', async () => {
+    const gz = gzipSync(JSON.stringify({ path: '/gz.md', content: 'hello' }));
+    const br = JSON.stringify({ path: '/br.md', content: 'hello' });
+    for (const [coding, body] of [['gzip', gz], ['br', br], ['identity, gzip', gz]] as const) {
+      const res = await raw('POST', memoriesPath(), { headers: { 'content-encoding': coding }, body });
+      expectRawError(res, 415, 'invalid_request_error');
+      expect((res.body as ErrorEnvelope).error.message).toBe(
+        `Content-Encoding: ${coding} is not supported; send the request body uncompressed (no Content-Encoding, or identity)`,
+      );
+      expect(res.headers.get('accept-encoding')).toBe('identity');
+    }
+    const paths = (await client.beta.memoryStores.memories.list(store.id)).data.map((m) => m.path);
+    expect(paths).not.toContain('/gz.md');
+    expect(paths).not.toContain('/br.md');
+    const plain = await raw('POST', memoriesPath(), { headers: { 'content-encoding': 'identity' }, body: JSON.stringify({ path: '/identity-coded.md', content: 'hello' }) });
+    expect(plain.status, JSON.stringify(plain.body)).toBe(200);
+    await client.beta.memoryStores.memories.delete((plain.body as Memory).id, { memory_store_id: store.id });
   });
 
   it('treats an empty body as {} and reports the missing field', async () => {
