@@ -1,6 +1,6 @@
-/** @module Request body limit: 413 request_too_large above the limit, without resetting the client. */
+/** @module Request body gate: 413 request_too_large above the limit, without resetting the client; 415 for a compressed body. */
 import type { Context, MiddlewareHandler } from 'hono';
-import { MnemoError } from '../src/index.js';
+import { MnemoError, assertIdentityCoding } from '../src/index.js';
 import type { AppEnv } from './env.js';
 import { header } from './request.js';
 
@@ -16,10 +16,14 @@ export function bodyLimit(maxBytes: number): MiddlewareHandler<AppEnv> {
     // Decided from the headers alone where possible: touching `c.req.raw.body` makes
     // @hono/node-server build a full web Request and stream, a tenth of a small request's cost.
     const declared = header(c, 'content-length');
+    const chunked = header(c, 'transfer-encoding') !== undefined;
+    // A compressed body is refused before it is read (and before 100 Continue invites it).
+    const coding = header(c, 'content-encoding');
+    if (coding !== undefined && (chunked || (declared !== undefined && declared !== '0'))) assertIdentityCoding(coding);
     // A client that waits for "100 Continue" before its body (server.ts) is told to send it now:
     // it is authenticated (auth runs first) and the body is not refused by its declared size.
     const waiting = header(c, 'expect')?.toLowerCase() === '100-continue';
-    if (header(c, 'transfer-encoding') === undefined) {
+    if (!chunked) {
       const n = declared === undefined ? 0 : Number(declared);
       if (n <= maxBytes) {
         if (waiting) c.env?.outgoing?.writeContinue();

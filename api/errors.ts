@@ -25,6 +25,8 @@ export const HTTP_ERRORS: Record<ErrorCode, { status: ContentfulStatusCode; type
   idempotency_conflict: { status: 409, type: 'idempotency_conflict' },
   archived: { status: 409, type: 'conflict_error' },
   request_too_large: { status: 413, type: 'request_too_large' },
+  // RFC 9110's answer to a content-coding the server does not take; the request is at fault.
+  unsupported_encoding: { status: 415, type: 'invalid_request_error' },
   // The anchor API has no timeout type; like Node's own 408, the request is at fault.
   request_timeout: { status: 408, type: 'invalid_request_error' },
   budget_exceeded: { status: 400, type: 'invalid_request_error' },
@@ -80,6 +82,8 @@ export function onError(log: (line: string) => void, warn: (line: string) => voi
     if (mnemo.details.allow) c.header('allow', mnemo.details.allow.join(', '));
     // overloaded: the work that refused this (search indexing, other uploads) ends soon; 1 s is enough.
     if (mnemo.code === 'overloaded') c.header('retry-after', '1');
+    // RFC 9110 §12.5.3: a 415 for a content-coding names the codings the server does take.
+    if (mnemo.code === 'unsupported_encoding') c.header('accept-encoding', 'identity');
     // unavailable: the database is restarting or unreachable; a restart takes seconds, not one.
     if (mnemo.code === 'unavailable') c.header('retry-after', '2');
     // The SDKs retry every 409 unless told not to; ours say what is, and the same request meets it again.

@@ -25,6 +25,8 @@ export const ERRNO_BY_CODE: Readonly<Record<ErrorCode, number>> = Object.freeze(
   forbidden: Fuse.EACCES,
   request_too_large: Fuse.EFBIG,
   // Only the HTTP face reads request bodies. Listed so every code has an errno.
+  unsupported_encoding: Fuse.EINVAL,
+  // Only the HTTP face reads request bodies. Listed so every code has an errno.
   request_timeout: Fuse.ETIMEDOUT,
   // Only checkpoint restores have a byte budget; mounts never restore. Listed so every code has an errno.
   budget_exceeded: Fuse.EFBIG,

@@ -21,6 +21,7 @@ export {
   assertMemoryPath,
   HISTORY_ROOT,
   assertScopeId,
+  assertIdentityCoding,
   decodeHeader,
   decodeUtf8,
   parseIdempotencyKey,

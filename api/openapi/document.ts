@@ -22,6 +22,7 @@ const ERROR_STATUSES: Record<number, string> = {
   405: 'the path exists but not with this method; the Allow header lists the methods it takes (invalid_request_error)',
   409: 'conflict: a path taken, a failed precondition, an archived store, an Idempotency-Key reused with another body',
   413: 'request body too large (request_too_large)',
+  415: 'a request body with a Content-Encoding other than identity (invalid_request_error)',
   500: 'internal error (api_error)',
   503: 'not ready',
 };
@@ -31,7 +32,7 @@ function errorStatuses(op: Operation): number[] {
   const s = new Set<number>([405, 500, ...(op.errors ?? [])]);
   if (auth !== 'none') s.add(401);
   if (auth === 'key') [400, 403, 404].forEach((x) => s.add(x));
-  if (op.body) [400, 413].forEach((x) => s.add(x));
+  if (op.body) [400, 413, 415].forEach((x) => s.add(x));
   if (op.method !== 'get' && auth === 'key') s.add(409);
   return [...s].sort((a, b) => a - b);
 }

@@ -19,6 +19,8 @@ export const ERROR_CODES = [
   'unauthenticated',
   'forbidden',
   'request_too_large',
+  /** A request body in a content-coding other than identity (gzip, br…): 415, never decoded. */
+  'unsupported_encoding',
   /** A request body that stopped arriving (the HTTP face's body timeout): 408. */
   'request_timeout',
   'budget_exceeded',

@@ -9,14 +9,19 @@ export type UpdatePlan =
 
 /**
  * Decides what an update does to `current`. A precondition that fails is forgiven when the memory
- * already holds exactly what was asked (so retries are idempotent); an update that changes nothing
- * is a no-op and adds no version.
+ * already holds exactly what was asked, its expiry included (so retries are idempotent, and a stale
+ * caller cannot set or clear the expiry of content it never saw); an update that changes neither
+ * content nor path is a no-op and adds no version (an expiry is not versioned).
  */
-export function planUpdate(current: Memory, req: { content?: string; path?: string; expectedSha256?: string }): UpdatePlan {
+export function planUpdate(
+  current: Memory,
+  req: { content?: string; path?: string; expiresAt?: string | null | undefined; expectedSha256?: string | undefined },
+): UpdatePlan {
   const path = req.path ?? current.path;
   const content = req.content ?? current.content;
   const unchanged = path === current.path && content === current.content;
-  if (req.expectedSha256 !== undefined && req.expectedSha256 !== current.contentSha256 && !unchanged) {
+  const inPlace = unchanged && (req.expiresAt === undefined || req.expiresAt === current.expiresAt);
+  if (req.expectedSha256 !== undefined && req.expectedSha256 !== current.contentSha256 && !inPlace) {
     throw preconditionFailed(current.id);
   }
   if (unchanged) return { kind: 'noop' };

@@ -5,6 +5,7 @@
  * (`within`), so an action is never kept without its entry, nor an entry without its action.
  */
 import { assertAllowed } from '../domain/access.js';
+import { bindPage, scopeTag, unbindPage } from '../domain/page-scope.js';
 import type { AdminAction, AdminActionKind, Caller, Page } from '../domain/types.js';
 import type { IdGenerator } from './ids.js';
 import type { Storage } from '../storage/port.js';
@@ -49,7 +50,8 @@ export function createAudit({ storage, clock, ids }: AuditOptions) {
     /** GET /v1/admin_actions: the caller's workspace's entries, newest first (admin keys only). */
     async list(caller: Caller, limit: number, page: string | null): Promise<Page<AdminAction>> {
       assertAllowed(caller, 'read_audit');
-      return await storage.listAdminActions(caller.workspaceId, limit, page);
+      const tag = scopeTag('admin_actions', caller.workspaceId);
+      return bindPage(await storage.listAdminActions(caller.workspaceId, limit, unbindPage(page, tag)), tag);
     },
   };
 }

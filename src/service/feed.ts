@@ -61,10 +61,11 @@ export function createFeed({ storage, readable, current, signal, pollMs = FEED_P
   }
 
   async function readPage(storeId: string, q: ChangesRequest): Promise<ChangePage> {
-    const after = q.after === null ? 0 : decodeChangeCursor(q.after, 'after');
+    const after = q.after === null ? 0 : decodeChangeCursor(q.after, 'after', storeId);
     const rows = await storage.listChanges(storeId, { after, limit: q.limit });
-    const data = rows.map((r): ChangeItem => ('version' in r ? { cursor: encodeChangeCursor(r.seq), version: r.version } : { cursor: encodeChangeCursor(r.seq), pruned: r.pruned }));
-    return { data, nextAfter: data.length ? data[data.length - 1]!.cursor : encodeChangeCursor(after) };
+    const cursor = (seq: number) => encodeChangeCursor(seq, storeId);
+    const data = rows.map((r): ChangeItem => ('version' in r ? { cursor: cursor(r.seq), version: r.version } : { cursor: cursor(r.seq), pruned: r.pruned }));
+    return { data, nextAfter: data.length ? data[data.length - 1]!.cursor : cursor(after) };
   }
 
   /**
@@ -78,7 +79,7 @@ export function createFeed({ storage, readable, current, signal, pollMs = FEED_P
    */
   async function* follow(caller: Caller, storeId: string, after: string | null, abort: AbortSignal): AsyncGenerator<ChangePage> {
     await readable(caller, storeId);
-    let cursor = encodeChangeCursor(after === null ? 0 : decodeChangeCursor(after, 'after'));
+    let cursor = encodeChangeCursor(after === null ? 0 : decodeChangeCursor(after, 'after', storeId), storeId);
     let dirty = true;
     let wake: (() => void) | null = null;
     const poke = () => {

@@ -9,6 +9,7 @@
 import { assertAllowed, assertMayCreateStores, assertStoreGranted, grantedStores } from '../domain/access.js';
 import { byteLength } from '../domain/content.js';
 import { MnemoError, notFound } from '../domain/errors.js';
+import { bindPage, scopeTag, unbindPage } from '../domain/page-scope.js';
 import { createCheckpoints } from './checkpoints.js';
 import type { Audit } from './audit.js';
 import type { Durability } from './durability.js';
@@ -127,7 +128,8 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
       return s;
     },
     async listStores(caller: Caller, q: StoreListQuery): Promise<Page<Store>> {
-      return storage.listStores(caller.workspaceId, q, grantedStores(caller));
+      const tag = scopeTag('stores', caller.workspaceId, q.includeArchived, q.createdGte, q.createdLte);
+      return bindPage(await storage.listStores(caller.workspaceId, { ...q, page: unbindPage(q.page, tag) }, grantedStores(caller)), tag);
     },
     async updateStore(caller: Caller, id: string, patch: StorePatch): Promise<Store> {
       await writable(caller, id);
@@ -191,7 +193,8 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
     },
     async listMemories(caller: Caller, storeId: string, q: MemoryListQuery): Promise<Page<MemoryListItem>> {
       await store(caller, storeId);
-      return storage.listMemories(storeId, q);
+      const tag = scopeTag('memories', storeId, q.pathPrefix, q.depth);
+      return bindPage(await storage.listMemories(storeId, { ...q, page: unbindPage(q.page, tag) }), tag);
     },
     /**
      * `attrs`: what a mount's save keeps beside the content (its times and owner); the API passes none.
@@ -291,7 +294,8 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
     },
     async listVersions(caller: Caller, storeId: string, q: VersionListQuery): Promise<Page<MemoryVersion>> {
       await store(caller, storeId);
-      return storage.listVersions(storeId, q);
+      const tag = scopeTag('versions', storeId, q.memoryId, q.operation, q.sessionId, q.apiKeyId, q.serviceAccountId, q.createdGte, q.createdLte);
+      return bindPage(await storage.listVersions(storeId, { ...q, page: unbindPage(q.page, tag) }), tag);
     },
     async redactVersion(caller: Caller, storeId: string, versionId: string): Promise<MemoryVersion> {
       await store(caller, storeId);

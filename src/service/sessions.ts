@@ -5,6 +5,7 @@
 import { join } from 'node:path';
 import { assertAllowed, storeGranted } from '../domain/access.js';
 import { MnemoError, notFound } from '../domain/errors.js';
+import { bindPage, scopeTag, unbindPage } from '../domain/page-scope.js';
 import type { Audit } from './audit.js';
 import type { IdGenerator } from './ids.js';
 import type { Limits } from './limits.js';
@@ -144,8 +145,9 @@ export function createSessions({ storage, getStore, ids, clock, limits, local, m
 
     /** With a store-limited key, pages may hold fewer than `limit` sessions; next_page still goes on. */
     async listSessions(caller: Caller, limit: number, page: string | null): Promise<Page<Session>> {
-      const p = await storage.listSessions(caller.workspaceId, limit, page);
-      return { data: p.data.filter((s) => visible(caller, s)), nextPage: p.nextPage };
+      const tag = scopeTag('sessions', caller.workspaceId);
+      const p = await storage.listSessions(caller.workspaceId, limit, unbindPage(page, tag));
+      return bindPage({ data: p.data.filter((s) => visible(caller, s)), nextPage: p.nextPage }, tag);
     },
 
     async endSession(caller: Caller, id: string, hooks?: Pick<SessionHooks, 'record'>): Promise<Session> {

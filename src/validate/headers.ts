@@ -1,5 +1,6 @@
 /** @module Rules on request headers. */
 import { byteLength } from '../domain/content.js';
+import { MnemoError, excerpt } from '../domain/errors.js';
 import { fail } from './fail.js';
 import { CONTROL } from './text.js';
 
@@ -18,6 +19,21 @@ export function decodeHeader(raw: string, name: string): string {
   } catch {
     return fail(name, 'is not valid UTF-8');
   }
+}
+
+/**
+ * A request body's Content-Encoding: only identity (or none). A compressed body is refused, not
+ * decoded: a few KiB of gzip can inflate to gigabytes, and the body limit could only count it
+ * while inflating it; clients that compress can send it plain instead.
+ */
+export function assertIdentityCoding(raw: string): void {
+  const codings = raw.split(',').map((s) => s.trim().toLowerCase()).filter((s) => s !== '' && s !== 'identity');
+  if (codings.length === 0) return;
+  throw new MnemoError(
+    'unsupported_encoding',
+    `Content-Encoding: ${excerpt(raw)} is not supported; send the request body uncompressed (no Content-Encoding, or identity)`,
+    { field: 'Content-Encoding' },
+  );
 }
 
 /** An Idempotency-Key header: 1–256 bytes, no control characters. */

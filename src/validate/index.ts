@@ -56,7 +56,7 @@ export { parseBool, parseLimit, parseMemoryListQuery, parseSearchQuery, parseSto
 export type { Query } from './queries.js';
 export { CHANGES_LIMITS, parseChangesQuery, parseDiffQuery } from './history.js';
 export type { ChangesQuery } from './history.js';
-export { IDEMPOTENCY_KEY_MAX_BYTES, decodeHeader, parseIdempotencyKey } from './headers.js';
+export { IDEMPOTENCY_KEY_MAX_BYTES, assertIdentityCoding, decodeHeader, parseIdempotencyKey } from './headers.js';
 export {
   CHECKPOINT_FIELDS,
   CHECKPOINT_REFERENCE,

@@ -22,7 +22,14 @@ export const CONTINUITY_LIMITS = {
   listItems: 256,
   idChars: 128,
   restoreMin: 512,
-  restoreMax: 1024 * 1024,
+  /**
+   * The largest bundle plus 4 KiB for each of the 64 references it may hold: a restore adds to each
+   * its status and the memory's `current` (id, hash, version id and a path of up to 1,024 bytes,
+   * twice that as JSON when it is all quotes), about 2.3 KB at most, and once its own envelope,
+   * which the rest pays for. So every bundle a save accepts restores at this ceiling, whatever
+   * later happens to the memories it references (test/api/checkpoints.test.ts saves the worst).
+   */
+  restoreMax: 1024 * 1024 + 64 * 4096,
   restoreDefault: 32 * 1024,
   ttlMaxSeconds: 10 * 365 * 24 * 3600,
   queryChars: 1024,

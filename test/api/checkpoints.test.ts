@@ -217,9 +217,9 @@ describe('restoring a checkpoint', () => {
     store = await freshStore(client, 'restore');
   });
 
-  it('refuses max_bytes outside 512 B to 1 MiB', async () => {
+  it('refuses max_bytes outside 512 B to 1.25 MiB', async () => {
     const c = await ext.checkpoint(store.id, bundle(session()));
-    for (const max_bytes of [511, 1024 * 1024 + 1, 1.5]) {
+    for (const max_bytes of [511, 1024 * 1024 + 64 * 4096 + 1, 1.5]) {
       const err = await expectApiError(ext.restore(store.id, c.id, { max_bytes }), 400, 'invalid_request_error');
       expect(err.message).toContain('max_bytes');
     }
@@ -273,6 +273,27 @@ describe('restoring a checkpoint', () => {
     expect(r.constraints).toEqual(['k'.repeat(2000)]);
     expect(r.size_bytes).toBeLessThanOrEqual(needed);
     await expectApiError(ext.restore(store.id, c.id, { max_bytes: needed - 1 }), 400, 'invalid_request_error');
+  });
+
+  it('restores at the largest max_bytes a bundle of the largest size whose 64 references hold the longest paths', async () => {
+    const refs = [];
+    for (let i = 0; i < 64; i++) {
+      // 1,024 bytes, each quote two as JSON: the longest `current.path` a restore can add.
+      const m = await client.beta.memoryStores.memories.create(store.id, { path: `/${String(i).padStart(2, '0')}${'"'.repeat(1021)}`, content: 'v1' });
+      refs.push({ memory_id: m.id, content_sha256: m.content_sha256 });
+    }
+    // A bundle of exactly the largest size a save accepts: a small one's size says how much to add.
+    const s = session();
+    const small = await ext.checkpoint(store.id, bundle(s, { constraints: ['c'], references: refs }));
+    const c = await ext.checkpoint(store.id, bundle(s, { constraints: ['c'.repeat(1 + 1024 * 1024 - small.size_bytes)], references: refs }));
+    expect(c.size_bytes).toBe(1024 * 1024);
+    const r = await ext.restore(store.id, c.id, { max_bytes: 1024 * 1024 + 64 * 4096 });
+    expect(r.references.map((x) => x.status)).toEqual(refs.map(() => 'ok'));
+    expect(r.size_bytes).toBeGreaterThan(1024 * 1024);
+    // The smallest max_bytes a refusal advises is one the server takes.
+    const err = await expectApiError(ext.restore(store.id, c.id, { max_bytes: 1024 * 1024 }), 400, 'invalid_request_error');
+    const needed = (err as unknown as { needed_bytes: number }).needed_bytes;
+    expect((await ext.restore(store.id, c.id, { max_bytes: needed })).size_bytes).toBe(needed);
   });
 
   // In-process, with a clock the test moves: the expiry passes without waiting for it.

@@ -4,6 +4,7 @@
  * unknown ids of every kind. Also pins the error envelope and the request-id header.
  */
 import { connect } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import type Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import type { RunningServer } from '../helpers/server.js';
@@ -288,6 +289,25 @@ describe('malformed bodies', () => {
     await client.beta.memoryStores.memories.delete((res.body as Memory).id, { memory_store_id: store.id });
   });
 
+  it('refuses a body in a content-coding other than identity with 415 naming Content-Encoding, and stores nothing', async () => {
+    const gz = gzipSync(JSON.stringify({ path: '/gz.md', content: 'hello' }));
+    const br = JSON.stringify({ path: '/br.md', content: 'hello' });
+    for (const [coding, body] of [['gzip', gz], ['br', br], ['identity, gzip', gz]] as const) {
+      const res = await raw('POST', memoriesPath(), { headers: { 'content-encoding': coding }, body });
+      expectRawError(res, 415, 'invalid_request_error');
+      expect((res.body as ErrorEnvelope).error.message).toBe(
+        `Content-Encoding: ${coding} is not supported; send the request body uncompressed (no Content-Encoding, or identity)`,
+      );
+      expect(res.headers.get('accept-encoding')).toBe('identity');
+    }
+    const paths = (await client.beta.memoryStores.memories.list(store.id)).data.map((m) => m.path);
+    expect(paths).not.toContain('/gz.md');
+    expect(paths).not.toContain('/br.md');
+    const plain = await raw('POST', memoriesPath(), { headers: { 'content-encoding': 'identity' }, body: JSON.stringify({ path: '/identity-coded.md', content: 'hello' }) });
+    expect(plain.status, JSON.stringify(plain.body)).toBe(200);
+    await client.beta.memoryStores.memories.delete((plain.body as Memory).id, { memory_store_id: store.id });
+  });
+
   it('treats an empty body as {} and reports the missing field', async () => {
     const res = await raw('POST', '/v1/memory_stores', { body: '' });
     expectRawError(res, 400, 'invalid_request_error');
@@ -465,6 +485,37 @@ describe('page cursors', () => {
       refused++;
     }
     expect(refused).toBeGreaterThanOrEqual(garbage.slice(0, 8).includes(page) ? 4 : 1);
+  });
+
+  it('refuses a cursor issued for another store or other filters with 400, and resumes its own list', async () => {
+    const ms = client.beta.memoryStores;
+    const a = await freshStore(client, 'cursor A');
+    const b = await freshStore(client, 'cursor B');
+    for (const p of ['/a1', '/a2', '/a3']) await ms.memories.create(a.id, { path: p, content: `note ${p}` });
+    for (const p of ['/a0', '/b1', '/b2']) await ms.memories.create(b.id, { path: p, content: `note ${p}` });
+    const another = async (call: Promise<unknown>) =>
+      expect((await expectApiError(call, 400, 'invalid_request_error')).message).toBe(
+        'page: a cursor of another list (another store or other filters); start this list without page',
+      );
+    const page = (await ms.memories.list(a.id, { limit: 2 })).next_page!;
+    await another(ms.memories.list(b.id, { page }));
+    await another(ms.memories.list(a.id, { page, path_prefix: '/a1/' }));
+    await another(ms.memories.list(a.id, { page, depth: 1 }));
+    expect((await ms.memories.list(a.id, { page })).data.map((m) => (m as { path: string }).path)).toEqual(['/a3']);
+    const versions = (await ms.memoryVersions.list(a.id, { limit: 1 })).next_page!;
+    await another(ms.memoryVersions.list(b.id, { page: versions }));
+    await another(ms.memoryVersions.list(a.id, { page: versions, operation: 'created' }));
+    expect((await ms.memoryVersions.list(a.id, { page: versions })).data).toHaveLength(2);
+    const stores = (await ms.list({ limit: 1 })).next_page!;
+    await another(ms.list({ page: stores, include_archived: true }));
+    const search = (q: string, store: string, page?: string) =>
+      raw('GET', `/v1/memory_stores/${store}/search?q=${q}&limit=1${page ? `&page=${page}` : ''}`);
+    const hits = (await search('note', a.id)).body as { next_page: string };
+    for (const res of [await search('note', b.id, hits.next_page), await search('a1', a.id, hits.next_page)]) {
+      expectRawError(res, 400, 'invalid_request_error');
+      expect((res.body as ErrorEnvelope).error.message).toContain('a cursor of another list');
+    }
+    expect((await search('note', a.id, hits.next_page)).status).toBe(200);
   });
 });
 

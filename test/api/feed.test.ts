@@ -126,6 +126,20 @@ describe('change feed pages', () => {
     expectRawError(await get('/v1/memory_stores/memstore_nope/changes'), 404, 'not_found_error');
   });
 
+  it("refuses a cursor of another store's feed with 400, and still takes a c1 cursor of an earlier release", async () => {
+    const a = await freshStore(client, 'feed cursor A');
+    const b = await freshStore(client, 'feed cursor B');
+    for (const p of ['/a1', '/a2', '/a3']) await memories().create(a.id, { path: p, content: p });
+    for (const p of ['/a0', '/b1', '/b2']) await memories().create(b.id, { path: p, content: p });
+    const first = await page(a.id, '?limit=2');
+    const res = await get(`/v1/memory_stores/${b.id}/changes?after=${first.next_after}`);
+    expectRawError(res, 400, 'invalid_request_error');
+    expect((res.body as { error: { message: string } }).error.message).toBe("after: a cursor of another store's change feed; start this store's feed without it");
+    expect((await page(a.id, `?after=${first.next_after}`)).data.map((i) => i.memory_version.path)).toEqual(['/a3']);
+    // c1.Mg is commit 2 as earlier releases spelled it: clients keep such cursors as their place.
+    expect((await page(b.id, '?after=c1.Mg')).data.map((i) => i.memory_version.path)).toEqual(['/b2']);
+  });
+
   it('honours store grants: a key scoped to another store gets 404, a read-only key reads', async () => {
     const store = await freshStore(client, 'feed granted');
     const other = await freshStore(client, 'feed other');

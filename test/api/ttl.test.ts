@@ -116,6 +116,24 @@ describe('memory TTL', () => {
     },
   );
 
+  it('refuses to set or clear an expiry under a stale content_sha256 precondition, unless that expiry is already in place', async () => {
+    const store = await freshStore(client, 'ttl precondition');
+    const at = new Date(Date.now() + 600_000).toISOString();
+    const m = await create(store.id, { path: '/note.md', content: 'v1', expires_at: at });
+    const stale = { type: 'content_sha256', content_sha256: m.content_sha256 };
+    // Someone else changes the note: the caller holding v1's hash must not expire (delete) v2.
+    const v2 = await update(store.id, m.id, { content: 'v2 - agent work' });
+    for (const change of [{ ttl_seconds: 2 }, { expires_at: null }, { content: 'v2 - agent work', ttl_seconds: 2 }]) {
+      await expectApiError(update(store.id, m.id, { ...change, precondition: stale }), 409, 'memory_precondition_failed_error');
+    }
+    const kept = await client.beta.memoryStores.memories.retrieve(m.id, { memory_store_id: store.id });
+    expect(kept).toMatchObject({ content: 'v2 - agent work', memory_version_id: v2.memory_version_id });
+    expect((kept as Expiring).expires_at).toBe(at);
+    // A retry of what is already in place (content and expiry) still succeeds.
+    const retried = await update(store.id, m.id, { content: 'v2 - agent work', expires_at: at, precondition: stale });
+    expect(retried).toMatchObject({ memory_version_id: v2.memory_version_id, expires_at: at });
+  });
+
   it.each([
     ['both fields', { ttl_seconds: 10, expires_at: '2999-01-01T00:00:00Z' }, 'not both'],
     ['a zero ttl', { ttl_seconds: 0 }, 'ttl_seconds'],

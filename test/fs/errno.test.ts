@@ -32,6 +32,7 @@ describe('the errno table', () => {
       unauthenticated: Fuse.EACCES,
       forbidden: Fuse.EACCES,
       request_too_large: Fuse.EFBIG,
+      unsupported_encoding: Fuse.EINVAL,
       request_timeout: Fuse.ETIMEDOUT,
       budget_exceeded: Fuse.EFBIG,
       limit_exceeded: Fuse.ENOSPC,

@@ -24,6 +24,7 @@ const EXPECTED_HTTP: Record<ErrorCode, [number, string]> = {
   idempotency_conflict: [409, 'idempotency_conflict'],
   archived: [409, 'conflict_error'],
   request_too_large: [413, 'request_too_large'],
+  unsupported_encoding: [415, 'invalid_request_error'],
   request_timeout: [408, 'invalid_request_error'],
   budget_exceeded: [400, 'invalid_request_error'],
   limit_exceeded: [413, 'request_too_large'],

@@ -149,11 +149,11 @@ describe('checkpoint references and restores', () => {
     expect(await errorOf(() => parseCheckpointCreate([]))).toMatchObject({ message: 'request body must be a JSON object', details: {} });
   });
 
-  it('a restore budget is an integer from 512 bytes to 1 MiB, 32 KiB when absent', async () => {
+  it('a restore budget is an integer from 512 bytes to 1.25 MiB, 32 KiB when absent', async () => {
     expect(parseRestore({})).toEqual({ maxBytes: 32 * 1024 });
     expect(parseRestore({ max_bytes: 512 })).toEqual({ maxBytes: 512 });
-    expect((await errorOf(() => parseRestore({ max_bytes: 511 }))).message).toBe('max_bytes: must be an integer from 512 to 1048576 (got 511)');
-    expect(codeOf(() => parseRestore({ max_bytes: 1024 * 1024 + 1 }))).toBe('invalid_request');
+    expect((await errorOf(() => parseRestore({ max_bytes: 511 }))).message).toBe('max_bytes: must be an integer from 512 to 1310720 (got 511)');
+    expect(codeOf(() => parseRestore({ max_bytes: 1310720 + 1 }))).toBe('invalid_request');
   });
 });
 
