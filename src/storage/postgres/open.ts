@@ -13,7 +13,7 @@ import { domainCheck, integrityCheck } from './check.js';
 import { auditReads, auditWrites } from './audit.js';
 import { consoleSessionReads, consoleSessionWrites } from './console-sessions.js';
 import { checkpointOps } from './checkpoints.js';
-import { createPool, endPool, inSavepoint, inTransaction, withOwnClient, type Q } from './db.js';
+import { createPool, endPool, inSavepoint, inTransaction, withOwnClient, type Q, type Timeouts } from './db.js';
 import { sweepExpired } from './expiry.js';
 import { feedReads } from './feed.js';
 import { forkReads, forkWrites } from './forks.js';
@@ -47,6 +47,8 @@ export interface PostgresOptions {
   onCommit?: (seconds: number) => void;
   /** How long a found API key is trusted without a lookup, in ms (default key-cache.ts KEY_CACHE_MS; tests lengthen it). */
   keyCacheMs?: number;
+  /** The statement limits, PostgreSQL's and the client's (default db.ts TIMEOUTS; tests shorten them). */
+  timeouts?: Timeouts;
   /** Hears about an idle pooled connection that broke (the pool replaces it) and when the database stops and starts answering; default: ignored. */
   log?: (line: string) => void;
 }
@@ -115,7 +117,7 @@ export async function openPostgresStorage(url: string, options: PostgresOptions 
   } catch (err) {
     throw isUnreachable(err) ? databaseUnavailable(err) : err;
   }
-  const pool = createPool(url, options.poolSize ?? 10, (err) => options.log?.(`mnemo: a PostgreSQL connection broke while idle: ${err.message}`));
+  const pool = createPool(url, options.poolSize ?? 10, (err) => options.log?.(`mnemo: a PostgreSQL connection broke while idle: ${err.message}`), options.timeouts);
   return composeStorage(url, pool, options);
 }
 

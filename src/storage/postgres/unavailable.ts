@@ -8,8 +8,13 @@
 import { MnemoError } from '../../domain/errors.js';
 import { diskFull, isDiskFull } from '../common/disk-full.js';
 
-/** SQLSTATEs of a server going away or not there yet: admin_shutdown, crash_shutdown, cannot_connect_now. */
-const SERVER_GOING = new Set(['57P01', '57P02', '57P03']);
+/**
+ * SQLSTATEs of a server going away or not there yet (admin_shutdown, crash_shutdown,
+ * cannot_connect_now), and query_canceled: the pool's `statement_timeout` (db.ts TIMEOUTS), the
+ * server's side of the bounded wait that `query_timeout` is on the client's (or an operator's
+ * pg_cancel_backend), both "the database did not answer in time".
+ */
+const SERVER_GOING = new Set(['57P01', '57P02', '57P03', '57014']);
 
 /**
  * Socket errors on the way to PostgreSQL or while talking to it (ENOENT: its unix socket is gone),
