@@ -23,14 +23,15 @@ const ROLES: readonly string[] = ['admin', 'read_write', 'read_only'];
 
 /**
  * Opens the existing database (never creates one) under the data dir's shared lock; on PostgreSQL
- * (MNEMO_DATABASE_URL) the configured database, migrated as a server would.
+ * (MNEMO_DATABASE_URL) the configured database, migrated as a server would if it holds mnemo's
+ * schema, else refused as SQLite refuses a data directory without mnemo.db.
  */
 async function withService<T>(config: Config, fn: (service: Service) => T | Promise<T>, { readOnly = false } = {}): Promise<T> {
   const lock = config.databaseUrl === null ? useDatabase(config, { readOnly }) : { release() {} };
   try {
     // A command that only reads opens the file read-only (no migration, no pragma written): it works
     // on a file this user may not write, and cannot change one it should not.
-    const storage = config.databaseUrl === null ? openSqliteStorage(config.dbFile, { readOnly, readers: readOnly ? 0 : undefined }) : await openPostgresStorage(config.databaseUrl);
+    const storage = config.databaseUrl === null ? openSqliteStorage(config.dbFile, { readOnly, readers: readOnly ? 0 : undefined }) : await openPostgresStorage(config.databaseUrl, { create: false });
     try {
       return await fn(createService({ storage }));
     } finally {

@@ -278,8 +278,9 @@ ${Object.values(COMMANDS)
   mnemo --help | mnemo <command> --help | mnemo --version
 
 Every command but serve (and restore) needs an existing data directory holding mnemo.db, or a
-PostgreSQL database (--database-url). Unknown flags, missing or extra arguments and empty
-settings or paths exit 2 with the command's usage.
+PostgreSQL database holding mnemo's schema (--database-url; serve, mount and mcp create it).
+Unknown flags, missing or extra arguments and empty settings or paths exit 2 with the command's
+usage.
 
 Environment: MNEMO_HOST, MNEMO_PORT, MNEMO_DATA_DIR, MNEMO_MOUNT_ROOT, MNEMO_ADMIN_KEY,
 MNEMO_MAX_BODY_BYTES, MNEMO_IDEMPOTENCY_TTL_SECONDS (flag --idempotency-ttl-seconds),

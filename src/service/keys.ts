@@ -93,30 +93,33 @@ export function createKeys(storage: Storage, clock: () => string, readable: (cal
      * servers sharing a database with different keys cannot swap it back and forth unnoticed.
      */
     async bootstrapAdminKey(secret: string | null, rotate = false): Promise<BootstrapResult> {
-      const ws = await defaultWorkspace();
-      const seeded = await storage.seededApiKey();
-      if (secret === null) {
-        if (rotate) throw new MnemoError('invalid_request', '--rotate-admin-key needs MNEMO_ADMIN_KEY: the new admin key');
-        if (seeded || (await storage.countApiKeys()) > 0) return { minted: null, revoked: null };
-        return { minted: await mint(ws.id, 'admin (generated)', 'admin', OPERATOR, newSecret(), true), revoked: null };
-      }
-      const hash = hashSecret(secret);
-      if (seeded?.hash === hash) return { minted: null, revoked: null };
-      const existing = await storage.findApiKeyByHash(hash);
-      if (existing?.revokedAt) {
-        throw new MnemoError('invalid_request', `MNEMO_ADMIN_KEY is the secret of revoked key ${existing.id}; choose a new admin key`);
-      }
-      if (seeded && !rotate) {
-        throw new MnemoError(
-          'conflict',
-          `MNEMO_ADMIN_KEY is not the admin key this database was seeded with (${seeded.key.id}); ` +
-            'start once with --rotate-admin-key to revoke that key and make MNEMO_ADMIN_KEY the admin key',
-        );
-      }
-      if (existing && (existing.role !== 'admin' || !existing.allWorkspaces)) {
-        throw new MnemoError('invalid_request', `MNEMO_ADMIN_KEY is the secret of key ${existing.id}, which is not an operator key; choose a new admin key`);
-      }
+      // Decided and written in one transaction under the seeding lock: servers started at once on
+      // one database (PostgreSQL) take turns, and each finds what the one before it seeded.
       return storage.atomic(async (tx): Promise<BootstrapResult> => {
+        await tx.lockKeySeeding();
+        const ws = await defaultWorkspace(tx);
+        const seeded = await tx.seededApiKey();
+        if (secret === null) {
+          if (rotate) throw new MnemoError('invalid_request', '--rotate-admin-key needs MNEMO_ADMIN_KEY: the new admin key');
+          if (seeded || (await tx.countApiKeys()) > 0) return { minted: null, revoked: null };
+          return { minted: await mint(ws.id, 'admin (generated)', 'admin', OPERATOR, newSecret(), true, tx), revoked: null };
+        }
+        const hash = hashSecret(secret);
+        if (seeded?.hash === hash) return { minted: null, revoked: null };
+        const existing = await tx.findApiKeyByHash(hash);
+        if (existing?.revokedAt) {
+          throw new MnemoError('invalid_request', `MNEMO_ADMIN_KEY is the secret of revoked key ${existing.id}; choose a new admin key`);
+        }
+        if (seeded && !rotate) {
+          throw new MnemoError(
+            'conflict',
+            `MNEMO_ADMIN_KEY is not the admin key this database was seeded with (${seeded.key.id}); ` +
+              'start once with --rotate-admin-key to revoke that key and make MNEMO_ADMIN_KEY the admin key',
+          );
+        }
+        if (existing && (existing.role !== 'admin' || !existing.allWorkspaces)) {
+          throw new MnemoError('invalid_request', `MNEMO_ADMIN_KEY is the secret of key ${existing.id}, which is not an operator key; choose a new admin key`);
+        }
         const revoked = seeded ? await tx.revokeApiKey(seeded.key.workspaceId, seeded.key.id, clock()) : null;
         if (existing) {
           await tx.markApiKeySeeded(existing.id);

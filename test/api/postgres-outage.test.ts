@@ -186,3 +186,84 @@ describe.skipIf(skip !== null)(`PostgreSQL stopped under a running server${skip 
     }
   });
 });
+
+/**
+ * PostgreSQL out of connections (SQLSTATE 53300 too_many_connections: max_connections full, or a
+ * role's connection limit, as here) is an outage that waiting fixes, like a restart: 503 with
+ * Retry-After, /readyz "database unavailable", and a server starting meanwhile waits.
+ */
+const noCluster = clusterUnavailable();
+
+describe.skipIf(noCluster !== null)(`PostgreSQL refusing new connections${noCluster ? ` (skipped: ${noCluster})` : ''}`, () => {
+  let cluster: Cluster;
+  let admin: pg.Client;
+  let server: RunningServer;
+  let url = '';
+  let storeId = '';
+
+  beforeAll(async () => {
+    cluster = await startCluster();
+    admin = new pg.Client({ connectionString: cluster.url });
+    await admin.connect();
+    // Superusers are exempt from a role's connection limit: the server logs in as a plain role.
+    await admin.query('CREATE ROLE mnemo_app LOGIN');
+    await admin.query(`CREATE DATABASE mnemo OWNER mnemo_app TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C.utf8'`);
+    url = withDatabase(cluster.url, 'mnemo').replace('postgres://postgres@', 'postgres://mnemo_app@');
+    server = await startServer({ databaseUrl: url });
+    storeId = (await sdkClient(server.url, server.adminKey).beta.memoryStores.create({ name: 'crowded' })).id;
+    await admin.query('ALTER ROLE mnemo_app CONNECTION LIMIT 0');
+    await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'mnemo_app'`);
+  });
+
+  afterAll(async () => {
+    await server?.stop();
+    await admin?.end();
+    cluster?.remove();
+  });
+
+  it('answers 503 "database unavailable" with Retry-After and reports the database down on /readyz, never 500', async () => {
+    for (const [method, path] of [['GET', `/v1/memory_stores/${storeId}`], ['GET', `/v1/memory_stores/${storeId}/memories`], ['POST', `/v1/memory_stores/${storeId}/memories`]] as const) {
+      const body = method === 'POST' ? JSON.stringify({ path: '/crowded.md', content: 'x' }) : undefined;
+      const res = await rawRequest(server.url, method, path, { apiKey: server.adminKey, ...(body ? { body } : {}) });
+      expect([res.status, res.body], path).toMatchObject([503, { type: 'error', error: { type: 'api_error', message: 'database unavailable' } }]);
+      expect(res.headers.get('retry-after')).toBe('2');
+    }
+    const ready = await rawRequest(server.url, 'GET', '/readyz');
+    expect([ready.status, ready.body]).toMatchObject([503, { status: 'not_ready', checks: { database: 'database unavailable' } }]);
+    expect(server.stderr()).toMatch(/PostgreSQL is unavailable \(too many connections for role \\"mnemo_app\\"\)/);
+    expect(server.stderr()).not.toMatch(/request req_\w+ failed/);
+  });
+
+  it('has a server started meanwhile wait for PostgreSQL, and serve once connections are allowed again', async () => {
+    const dataDir = makeTempDir();
+    const child = spawn(process.execPath, [MAIN_JS, 'serve', '--port', '0', '--data-dir', dataDir, '--mount-root', join(dataDir, 'mnt'), '--database-url', url], {
+      env: { ...process.env, MNEMO_ADMIN_KEY: server.adminKey },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      let stderr = '';
+      await new Promise<void>((resolve, reject) => {
+        child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+          stderr += chunk;
+          if (/waiting for PostgreSQL \(database unavailable: too many connections for role \\"mnemo_app\\"\); trying again in/.test(stderr)) resolve();
+        });
+        void exited.then((code) => reject(new Error(`exited (${code}) instead of waiting:\n${stderr}`)));
+      });
+      await admin.query('ALTER ROLE mnemo_app CONNECTION LIMIT -1');
+      const second = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+          out += chunk;
+          if (out.includes('\n')) resolve(out.slice(0, out.indexOf('\n')).trim());
+        });
+        void exited.then((code) => reject(new Error(`exited (${code}) instead of serving:\n${stderr}`)));
+      });
+      for (const base of [second, server.url]) expect((await sdkClient(base, server.adminKey).beta.memoryStores.retrieve(storeId)).name).toBe('crowded');
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});

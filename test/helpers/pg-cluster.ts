@@ -15,6 +15,8 @@ export const PG_BIN = '/usr/lib/postgresql/15/bin';
 export interface Cluster {
   /** The `postgres` database over the unix socket (same dir and port across stop/start). */
   url: string;
+  /** The same over TCP on 127.0.0.1 (same port), when started with `tcp`; else null. */
+  tcpUrl: string | null;
   /** `pg_ctl stop` (`fast` by default: sessions are ended with 57P01, then the socket goes). */
   stop(mode?: 'fast' | 'immediate'): void;
   /** `pg_ctl start` again on the same port and socket dir, waiting until it accepts connections. */
@@ -31,7 +33,11 @@ export function clusterUnavailable(): string | null {
   return null;
 }
 
-export async function startCluster(): Promise<Cluster> {
+/**
+ * `tcp`: listen on 127.0.0.1 too. A client that drops a TCP connection is heard by the backend
+ * later than one that drops a unix socket: its first write after the drop still succeeds.
+ */
+export async function startCluster(options: { tcp?: boolean } = {}): Promise<Cluster> {
   const dir = mkdtempSync(join(tmpdir(), 'mnemo-pg-'));
   chownSync(dir, uid('postgres'), gid('postgres'));
   const data = join(dir, 'data');
@@ -42,7 +48,7 @@ export async function startCluster(): Promise<Cluster> {
   const start = () =>
     void asPostgres('pg_ctl', [
       '-D', data, '-l', join(dir, 'log'), '-w',
-      '-o', `-c listen_addresses='' -k ${dir} -p ${port} -c fsync=off -c max_connections=200`, 'start',
+      '-o', `-c listen_addresses='${options.tcp ? '127.0.0.1' : ''}' -k ${dir} -p ${port} -c fsync=off -c max_connections=200`, 'start',
     ]);
   const stop = (mode: 'fast' | 'immediate' = 'fast') => void asPostgres('pg_ctl', ['-D', data, '-m', mode, '-w', 'stop']);
   let removed = false;
@@ -63,7 +69,8 @@ export async function startCluster(): Promise<Cluster> {
     remove();
     throw err;
   }
-  return { url: `postgres://postgres@/postgres?host=${encodeURIComponent(dir)}&port=${port}`, stop, start, remove };
+  const tcpUrl = options.tcp ? `postgres://postgres@127.0.0.1:${port}/postgres` : null;
+  return { url: `postgres://postgres@/postgres?host=${encodeURIComponent(dir)}&port=${port}`, tcpUrl, stop, start, remove };
 }
 
 function uid(user: string): number {

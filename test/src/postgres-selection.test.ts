@@ -47,6 +47,27 @@ describe('choosing the database engine', () => {
     expect(restore.stderr).toContain('pg_restore');
   });
 
+  it.skipIf(pgSkip !== null)('check, keys list and workspaces list on a database without mnemo\'s schema refuse with exit 1 and create nothing in it', async () => {
+    const db = await createDatabase();
+    onTestFinished(db.drop);
+    const c = new pg.Client({ connectionString: db.url });
+    await c.connect();
+    onTestFinished(() => c.end());
+    // Another application's database.
+    await c.query('CREATE TABLE customers (id int)');
+    const name = (await c.query<{ n: string }>('SELECT current_database() AS n')).rows[0]!.n;
+    for (const args of [['check'], ['keys', 'list'], ['workspaces', 'list']]) {
+      const r = await runCli([...args, '--database-url', db.url], {}, { timeoutMs: 30_000 });
+      expect([r.code, r.stdout, r.stderr], args.join(' ')).toEqual([
+        1,
+        '',
+        `mnemo: no mnemo database in PostgreSQL database "${name}" (it has no schema_version table; mnemo serve creates one; check --database-url or MNEMO_DATABASE_URL)\n`,
+      ]);
+    }
+    expect((await c.query("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")).rows).toEqual([{ tablename: 'customers' }]);
+    expect((await c.query('SELECT extname FROM pg_extension ORDER BY extname')).rows).toEqual([{ extname: 'plpgsql' }]);
+  });
+
   it.skipIf(pgSkip !== null)('mnemo serve on a database whose schema is newer than its code refuses to start and says why', async () => {
     const db = await createDatabase();
     onTestFinished(db.drop);

@@ -13,6 +13,12 @@ export interface KeyStorage {
   seededApiKey(): Promise<{ key: ApiKey; hash: string } | null>;
   /** Makes an existing unrevoked key the seeded one (the caller revoked the previous one first). */
   markApiKeySeeded(id: string): Promise<void>;
+  /**
+   * Inside `atomic`: waits until no other server is seeding the admin key, and keeps them waiting
+   * until this transaction ends, so a server's check of what is seeded and its write of a key are
+   * one step (servers started at once with one MNEMO_ADMIN_KEY). SQLite: nothing (one process writes).
+   */
+  lockKeySeeding(): Promise<void>;
   /** Unrevoked keys of every workspace. */
   countApiKeys(): Promise<number>;
   listApiKeys(workspaceId: string): Promise<ApiKey[]>;

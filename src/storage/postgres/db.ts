@@ -23,15 +23,37 @@ const types = {
  * dead peer on an idle connection.
  */
 const CONNECT_TIMEOUT_MS = 5_000;
-const QUERY_TIMEOUT_MS = 60_000;
+
+/**
+ * node-postgres's `query_timeout` only stops the client waiting: the backend goes on, and a
+ * statement that waited on a lock then runs, with the COMMIT pipelined behind it, after mnemo
+ * answered its write as failed. So PostgreSQL itself cancels any statement of the pool's
+ * connections (and the lane's) first, `statement_timeout` sent at connect (no statement of its
+ * own); the transaction it was in is aborted and the COMMIT after it answers ROLLBACK. The 10 s
+ * between the two cover the statements ahead of it in one write and the way there.
+ */
+export interface Timeouts {
+  /** PostgreSQL's `statement_timeout` on each connection. */
+  statementMs: number;
+  /** node-postgres's `query_timeout`: the client's own limit, above `statementMs`. */
+  queryMs: number;
+}
+export const TIMEOUTS: Timeouts = { statementMs: 50_000, queryMs: 60_000 };
 
 /**
  * `onIdleError` hears when an idle pooled connection breaks (PostgreSQL restarted, a proxy cut it):
  * the pool drops that connection and the next operation opens a new one. Without a listener the
  * pool's 'error' event would end the process.
  */
-export function createPool(url: string, max: number, onIdleError: (err: Error) => void): pg.Pool {
-  const config = { connectionString: url, types, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, query_timeout: QUERY_TIMEOUT_MS, keepAlive: true };
+export function createPool(url: string, max: number, onIdleError: (err: Error) => void, timeouts: Timeouts = TIMEOUTS): pg.Pool {
+  const config = {
+    connectionString: url,
+    types,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    statement_timeout: timeouts.statementMs,
+    query_timeout: timeouts.queryMs,
+    keepAlive: true,
+  };
   const pool = new pg.Pool({ ...config, max, pipeline: true });
   pool.on('error', onIdleError);
   lanes.set(pool, new ReadLane(config, onIdleError));

@@ -4,6 +4,9 @@ import type { ApiKey, Workspace } from '../../domain/types.js';
 import { all, first, lookup, run, type Q } from './db.js';
 import { KEY_COLUMNS, byUniqueId, toApiKey, toWorkspace, type ApiKeyRow, type WorkspaceRow } from './rows.js';
 
+/** The advisory lock seeding the admin key takes for its transaction (any bigint; this one spells "mnemokey"). */
+const KEY_SEEDING_LOCK_KEY = 0x6d6e656d6f6b6579n;
+
 export const keyReads = {
   async defaultWorkspace(q: Q): Promise<Workspace | null> {
     const r = await first<WorkspaceRow>(q, 'SELECT id, name, created_at FROM workspaces WHERE is_default LIMIT 1');
@@ -23,6 +26,10 @@ export const keyReads = {
   async seededApiKey(q: Q): Promise<{ key: ApiKey; hash: string } | null> {
     const r = await first<ApiKeyRow & { key_hash: string }>(q, `SELECT ${KEY_COLUMNS}, key_hash FROM api_keys WHERE seeded AND revoked_at IS NULL`);
     return r ? { key: toApiKey(r), hash: r.key_hash } : null;
+  },
+  // A transaction's lock (a read here: it needs no savepoint and tells other servers nothing).
+  async lockKeySeeding(q: Q): Promise<void> {
+    await first(q, 'SELECT pg_advisory_xact_lock($1)', [KEY_SEEDING_LOCK_KEY.toString()]);
   },
   async countApiKeys(q: Q): Promise<number> {
     return (await first<{ n: number }>(q, 'SELECT count(*) AS n FROM api_keys WHERE revoked_at IS NULL'))!.n;

@@ -7,13 +7,14 @@
  * SQLite transaction does) and `tx.atomic` nests as one too.
  */
 import type pg from 'pg';
+import { MnemoError } from '../../domain/errors.js';
 import type { AtomicOptions } from '../port.js';
 import { createChangeMarks } from './changes.js';
 import { domainCheck, integrityCheck } from './check.js';
 import { auditReads, auditWrites } from './audit.js';
 import { consoleSessionReads, consoleSessionWrites } from './console-sessions.js';
 import { checkpointOps } from './checkpoints.js';
-import { createPool, endPool, inSavepoint, inTransaction, withOwnClient, type Q } from './db.js';
+import { createPool, endPool, inSavepoint, inTransaction, withOwnClient, type Q, type Timeouts } from './db.js';
 import { sweepExpired } from './expiry.js';
 import { feedReads } from './feed.js';
 import { forkReads, forkWrites } from './forks.js';
@@ -23,7 +24,7 @@ import { memoryOps } from './memories.js';
 import { mountViewOps } from './mount-view.js';
 import type { Storage } from '../port.js';
 import { receiptReads, receiptWrites } from './receipts.js';
-import { migrate } from './schema/migrations.js';
+import { migrate, schemaPresence } from './schema/migrations.js';
 import { retentionReads, retentionWrites } from './retention.js';
 import { searchOps } from './search.js';
 import { backlogSize, indexBacklog } from './search-index.js';
@@ -47,6 +48,13 @@ export interface PostgresOptions {
   onCommit?: (seconds: number) => void;
   /** How long a found API key is trusted without a lookup, in ms (default key-cache.ts KEY_CACHE_MS; tests lengthen it). */
   keyCacheMs?: number;
+  /**
+   * false: a database without mnemo's schema is refused (MnemoError not_found), not given one: the
+   * one-shot commands, as on SQLite they refuse a data directory without mnemo.db. Default true.
+   */
+  create?: boolean;
+  /** The statement limits, PostgreSQL's and the client's (default db.ts TIMEOUTS; tests shorten them). */
+  timeouts?: Timeouts;
   /** Hears about an idle pooled connection that broke (the pool replaces it) and when the database stops and starts answering; default: ignored. */
   log?: (line: string) => void;
 }
@@ -111,12 +119,25 @@ function bind<T extends Record<string, Op>>(ops: T, call: Call): Bound<T> {
  */
 export async function openPostgresStorage(url: string, options: PostgresOptions = {}): Promise<PostgresStorage> {
   try {
-    await withOwnClient(url, (c) => migrate(c));
+    await withOwnClient(url, async (c) => {
+      if (options.create === false) await assertMnemoDatabase(c);
+      await migrate(c);
+    });
   } catch (err) {
     throw isUnreachable(err) ? databaseUnavailable(err) : err;
   }
-  const pool = createPool(url, options.poolSize ?? 10, (err) => options.log?.(`mnemo: a PostgreSQL connection broke while idle: ${err.message}`));
+  const pool = createPool(url, options.poolSize ?? 10, (err) => options.log?.(`mnemo: a PostgreSQL connection broke while idle: ${err.message}`), options.timeouts);
   return composeStorage(url, pool, options);
+}
+
+async function assertMnemoDatabase(c: pg.ClientBase): Promise<void> {
+  const { database, found } = await schemaPresence(c);
+  if (!found) {
+    throw new MnemoError(
+      'not_found',
+      `no mnemo database in PostgreSQL database ${JSON.stringify(database)} (it has no schema_version table; mnemo serve creates one; check --database-url or MNEMO_DATABASE_URL)`,
+    );
+  }
 }
 
 function composeStorage(url: string, pool: pg.Pool, options: PostgresOptions): PostgresStorage {

@@ -2,14 +2,20 @@
  * @module The one place the PostgreSQL adapter decides "the database cannot be reached": a failure
  * of the connection (refused, socket gone, cut, timed out) or PostgreSQL saying it is shutting down
  * or starting up becomes MnemoError `unavailable` ("database unavailable": 503 over HTTP, EIO on a
- * mount). Everything else (a constraint, a syntax error, a refused login) stays what it was: a
+ * mount), and so does PostgreSQL out of connections or memory (class 53 but a full disk).
+ * Everything else (a constraint, a syntax error, a refused login) stays what it was: a
  * client that retries a 503 must have a reason to expect a different answer later.
  */
 import { MnemoError } from '../../domain/errors.js';
 import { diskFull, isDiskFull } from '../common/disk-full.js';
 
-/** SQLSTATEs of a server going away or not there yet: admin_shutdown, crash_shutdown, cannot_connect_now. */
-const SERVER_GOING = new Set(['57P01', '57P02', '57P03']);
+/**
+ * SQLSTATEs of a server going away or not there yet (admin_shutdown, crash_shutdown,
+ * cannot_connect_now), and query_canceled: the pool's `statement_timeout` (db.ts TIMEOUTS), the
+ * server's side of the bounded wait that `query_timeout` is on the client's (or an operator's
+ * pg_cancel_backend), both "the database did not answer in time".
+ */
+const SERVER_GOING = new Set(['57P01', '57P02', '57P03', '57014']);
 
 /**
  * Socket errors on the way to PostgreSQL or while talking to it (ENOENT: its unix socket is gone),
@@ -38,10 +44,19 @@ export function isUnreachable(err: unknown): boolean {
   const e = err as Error & { code?: unknown; syscall?: unknown };
   if (typeof e.code === 'string') {
     // A SQLSTATE from the server: class 08 is "connection exception".
-    if (e.code.startsWith('08') || SERVER_GOING.has(e.code)) return true;
+    if (e.code.startsWith('08') || SERVER_GOING.has(e.code) || isOutOfResources(e.code)) return true;
     if (SOCKET_CODES.has(e.code) && typeof e.syscall === 'string' && SOCKET_CALLS.has(e.syscall)) return true;
   }
   return DRIVER_MESSAGES.some((m) => m.test(err.message));
+}
+
+/**
+ * Class 53, insufficient resources: too_many_connections (53300: max_connections full, or a role's
+ * or database's connection limit), out_of_memory, configuration_limit_exceeded. Waiting fixes them
+ * as it fixes a restart. Not disk_full (53100): that one is `storage_full` (common/disk-full.ts).
+ */
+function isOutOfResources(code: string): boolean {
+  return code.startsWith('53') && code !== '53100';
 }
 
 export function databaseUnavailable(cause: unknown): MnemoError {

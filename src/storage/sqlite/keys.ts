@@ -49,6 +49,8 @@ export function createKeyStatements(db: Db): Synchronous<Omit<KeyStorage, 'keyMa
     markApiKeySeeded(id) {
       q.markSeeded.run(id);
     },
+    // One process writes the file (mnemo.lock), and a transaction holds the writer till its end.
+    lockKeySeeding() {},
     findApiKeyByHash(hash) {
       const r = q.keyByHash.get(hash) as ApiKeyRow | undefined;
       return r ? toApiKey(r) : null;

@@ -7,12 +7,15 @@
  * database that does not exist) is not called unavailable.
  */
 import { createServer, type Server, type Socket } from 'node:net';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MnemoError } from '../../../src/domain/errors.js';
 import { newId } from '../../../src/service/ids.js';
 import { openPostgresStorage, type PostgresStorage } from '../../../src/storage/postgres/open.js';
 import { clusterUnavailable, startCluster, type Cluster } from '../../helpers/pg-cluster.js';
 import { withDatabase } from '../../helpers/postgres.js';
+import type { Store } from '../../../src/domain/types.js';
+import type { WriteFound } from '../../../src/storage/port.js';
 
 const skip = clusterUnavailable();
 if (skip !== null && process.env['CI']) throw new Error(`the PostgreSQL outage tests cannot run in CI: ${skip}`);
@@ -38,7 +41,7 @@ describe.skipIf(skip !== null)(`the PostgreSQL adapter while the database is unr
   const workspace = { id: newId('workspace'), name: 'default', createdAt: '2026-03-01T00:00:00.000Z' };
 
   beforeAll(async () => {
-    cluster = await startCluster();
+    cluster = await startCluster({ tcp: true });
     storage = await openPostgresStorage(cluster.url, { log: (line) => lines.push(line) });
     await storage.insertWorkspace(workspace, false);
   });
@@ -85,6 +88,45 @@ describe.skipIf(skip !== null)(`the PostgreSQL adapter while the database is unr
     const err = await failure(openPostgresStorage(withDatabase(cluster.url, 'no_such_database')));
     expect(err).not.toBeInstanceOf(MnemoError);
     expect(err).toMatchObject({ code: '3D000' });
+  });
+
+  describe('a write waiting on a lock past its limits', () => {
+    // Short limits, PostgreSQL's below the client's, as the defaults (db.ts TIMEOUTS) are.
+    const timeouts = { statementMs: 1_000, queryMs: 3_000 };
+
+    it('fails a create that waited on its store\'s lock as unavailable, and PostgreSQL never commits it after the lock is released', async () => {
+      // Over TCP, as across hosts: a backend hears the client left only when it writes twice.
+      const short = await openPostgresStorage(cluster.tcpUrl!, { timeouts });
+      const locker = new pg.Client({ connectionString: cluster.url });
+      await locker.connect();
+      try {
+        const at = '2026-03-01T00:00:00.000Z';
+        const store: Store = { id: newId('store'), workspaceId: workspace.id, name: 'locked', description: '', metadata: {}, createdAt: at, updatedAt: at, archivedAt: null };
+        await short.insertStore(store);
+        // The service's admission on usage alone: the create goes out as one guarded statement
+        // with its COMMIT in the same write (db.ts), the case a client-side limit cannot stop.
+        const admission = { workspaceId: workspace.id, admit: (_: WriteFound) => {}, clearBelow: () => ({ memories: 100, bytes: 1_000_000 }) };
+        await locker.query('BEGIN');
+        await locker.query('SELECT id FROM stores WHERE id = $1 FOR UPDATE', [store.id]);
+        const stamp = { actor: { type: 'api_actor' as const, apiKeyId: newId('apiKey') }, now: at, versionId: newId('version') };
+        const create = short.atomic((tx) => tx.createMemory({ ...stamp, admission, storeId: store.id, memoryId: newId('memory'), path: '/ghost.md', content: 'ghost\n' }));
+        expectUnavailable(await failure(create));
+        await locker.query('COMMIT');
+        // Whatever was left waiting on the lock has run by now (nothing waits on a lock any more).
+        for (;;) {
+          const waiting = await locker.query("SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted");
+          if (waiting.rows[0].n === 0) break;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        await new Promise((r) => setTimeout(r, 500));
+        const stored = await locker.query('SELECT count(*)::int AS n FROM memories WHERE store_id = $1', [store.id]);
+        expect(stored.rows[0].n).toBe(0);
+        expect((await short.listVersions(store.id, { memoryId: null, operation: null, sessionId: null, apiKeyId: null, serviceAccountId: null, createdGte: null, createdLte: null, limit: 10, page: null, view: 'basic' })).data).toEqual([]);
+      } finally {
+        await locker.end();
+        await short.close();
+      }
+    });
   });
 
   describe('a server that accepts connections and never answers', () => {

@@ -13,6 +13,7 @@ import type { Actor, Caller, Checkpoint, MemoryListQuery, SearchQuery, Store, Ve
 import { newId } from '../../../src/service/ids.js';
 import { createGroupCommit } from '../../../src/service/group-commit.js';
 import { createService } from '../../../src/service/service.js';
+import { hashSecret } from '../../../src/service/keys.js';
 import type { WriteFound, WriteStamp } from '../../../src/storage/port.js';
 import { inTransaction, run, runWithNext } from '../../../src/storage/postgres/db.js';
 import { openPostgresStorage, type PostgresStorage } from '../../../src/storage/postgres/open.js';
@@ -672,6 +673,24 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       expect((await c.query('SELECT version FROM schema_version')).rows).toEqual([{ version: PG_SCHEMA_VERSION }]);
       await a.insertWorkspace({ id: 'w', name: 'w', createdAt: 'now' }, true);
       expect(await b.defaultWorkspace()).toMatchObject({ id: 'w' });
+    });
+
+    it('servers started at once with one admin key on a new database seed it once, in one default workspace, and none fails', async () => {
+      const db = await createDatabase();
+      onTestFinished(db.drop);
+      const servers = await Promise.all([0, 1, 2, 3].map(() => openPostgresStorage(db.url)));
+      for (const s of servers) onTestFinished(() => s.close());
+      const services = servers.map((s) => createService({ storage: s, clock }));
+      for (const s of services) onTestFinished(() => s.durability.stop());
+      const secret = 'mnemo-test-one-admin-key-for-every-host';
+      const results = await Promise.allSettled(services.flatMap((s) => [s.keys.bootstrapAdminKey(secret), s.keys.bootstrapAdminKey(secret)]));
+      expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
+      expect(results.filter((r) => r.status === 'fulfilled' && r.value.minted !== null)).toHaveLength(1);
+      const c = new pg.Client({ connectionString: db.url });
+      await c.connect();
+      onTestFinished(() => c.end());
+      expect((await c.query('SELECT count(*)::int AS n FROM workspaces')).rows).toEqual([{ n: 1 }]);
+      expect((await c.query('SELECT key_hash, seeded FROM api_keys')).rows).toEqual([{ key_hash: hashSecret(secret), seeded: true }]);
     });
 
     it('a server whose code is older than the database schema refuses to start and says so', async () => {

@@ -96,6 +96,12 @@ export class SchemaTooNewError extends Error {
   }
 }
 
+/** The database's name, and whether mnemo's schema is in it (its `schema_version` table, on the search path). */
+export async function schemaPresence(client: pg.ClientBase): Promise<{ database: string; found: boolean }> {
+  const r = await client.query<{ database: string; found: boolean }>("SELECT current_database() AS database, to_regclass('schema_version') IS NOT NULL AS found");
+  return r.rows[0]!;
+}
+
 /** Brings the database to PG_SCHEMA_VERSION (or refuses, SchemaTooNewError), on one dedicated client. */
 export async function migrate(client: pg.ClientBase, migrations: readonly PgMigration[] = PG_MIGRATIONS): Promise<void> {
   const known = migrations[migrations.length - 1]!.version;
