@@ -33,7 +33,7 @@ export interface AppDeps {
   logger?: ApiLogger;
   /** Request bodies read at once; past it 503 overloaded_error (MNEMO_MAX_INFLIGHT_BODIES). */
   maxInflightBodies?: number;
-  /** A body that goes this long without a byte is answered 408 (MNEMO_BODY_TIMEOUT_SECONDS). */
+  /** A body that goes this long without a byte, or six times this in all, is answered 408 (MNEMO_BODY_TIMEOUT_SECONDS). */
   bodyTimeoutMs?: number;
   /** Prometheus metrics; GET /metrics is served when given. */
   metrics?: Metrics;
