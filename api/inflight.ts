@@ -1,10 +1,11 @@
 /**
  * @module A cap on request bodies being read at once (MNEMO_MAX_INFLIGHT_BODIES): past it, 503
- * overloaded_error with Retry-After, before a byte of the body is read. Runs after authentication,
- * so only known keys can hold a slot; and a key that holds an eighth of them (KEY_SHARE) takes none
- * of the last eighth, so one key's stalled uploads cannot lock every other key out, while one
- * orchestrator's burst of writes may still use seven eighths of the slots (56 of the default 64). A slot is freed when its body has been
- * read, the client goes away, the request ends, the body stops arriving for
+ * overloaded_error with Retry-After, before a byte of the body is read. Runs after authentication
+ * (an API key, or a console session: the console's forms take the same slots), so only known keys
+ * can hold a slot; and a key that holds an eighth of them (KEY_SHARE) takes none of the last
+ * eighth, so one key's stalled uploads cannot lock every other key out, while one orchestrator's
+ * burst of writes may still use seven eighths of the slots (56 of the default 64). A slot is freed
+ * when its body has been read, the client goes away, the request ends, the body stops arriving for
  * MNEMO_BODY_TIMEOUT_SECONDS, or it has not all arrived after BODY_DEADLINE_PERIODS of them (408,
  * and the connection closed), whichever comes first.
  */
@@ -67,18 +68,36 @@ export function inflightBodies({ max, idleMs }: InflightOptions): MiddlewareHand
     };
     incoming?.once('end', release);
     incoming?.once('close', release);
-    const watch = watchBody(c, idleMs);
     try {
-      if (!watch) return await next();
-      const handled = next();
-      // Past a timeout the handler's read fails once the connection closes; the 408 answered for it.
-      handled.catch(() => {});
-      await Promise.race([handled, watch.stalled]);
+      await withinBodyTimeout(c, next, idleMs);
     } finally {
-      watch?.stop();
       release();
     }
   };
+}
+
+/**
+ * The body timeouts alone, without a slot: for the one body read before a key is known (the
+ * console's sign-in form, at most 1 KiB), where a slot would let unknown callers take them.
+ */
+export function bodyTimeout(idleMs: number): MiddlewareHandler<AppEnv> {
+  return async function bodyTimeoutMiddleware(c, next) {
+    if (!hasBody(c)) return next();
+    await withinBodyTimeout(c, next, idleMs);
+  };
+}
+
+async function withinBodyTimeout(c: Context<AppEnv>, next: () => Promise<void>, idleMs: number): Promise<void> {
+  const watch = watchBody(c, idleMs);
+  try {
+    if (!watch) return await next();
+    const handled = next();
+    // Past a timeout the handler's read fails once the connection closes; the 408 answered for it.
+    handled.catch(() => {});
+    await Promise.race([handled, watch.stalled]);
+  } finally {
+    watch?.stop();
+  }
 }
 
 /**
