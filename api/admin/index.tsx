@@ -17,7 +17,7 @@ import { keyPages } from './keys.js';
 import { frameOf } from './context.js';
 import { Page } from './layout.js';
 import { memoryPages } from './memory.js';
-import { safeNext, seeOther } from './redirect.js';
+import { safeNext, seeOther, trimTrailingSlash } from './redirect.js';
 import { clearSessionCookie, consoleSession, cookieOf, csrfField, formBody, sameOriginPosts, sessionCookie } from './session.js';
 import { sessionPages } from './sessions.js';
 import { storePages } from './store.js';
@@ -53,6 +53,7 @@ export function adminRoutes(service: Service, { fault, warn, bodySlots, bodyTime
     c.header('referrer-policy', 'same-origin');
     if (!c.res.headers.has('cache-control')) c.header('cache-control', 'no-store');
   });
+  app.use('*', trimTrailingSlash());
   app.route('/assets', assetRoutes());
   app.use('*', sameOriginPosts());
 
