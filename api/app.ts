@@ -33,7 +33,7 @@ export interface AppDeps {
   logger?: ApiLogger;
   /** Request bodies read at once; past it 503 overloaded_error (MNEMO_MAX_INFLIGHT_BODIES). */
   maxInflightBodies?: number;
-  /** A body that goes this long without a byte is answered 408 (MNEMO_BODY_TIMEOUT_SECONDS). */
+  /** A body that goes this long without a byte, or six times this in all, is answered 408 (MNEMO_BODY_TIMEOUT_SECONDS). */
   bodyTimeoutMs?: number;
   /** Prometheus metrics; GET /metrics is served when given. */
   metrics?: Metrics;
@@ -53,7 +53,8 @@ export function createApp({
   // Unexpected errors (a stack, a bare 500) at error level wherever they are caught: the API's
   // handler, the console's and MCP's tools. `log` is the info-level line log.
   const fault = logger ? (line: string) => logger.error({}, line) : log;
-  const renderError = onError(fault, logger ? (line) => logger.warn({}, line) : log);
+  const warn = logger ? (line: string) => logger.warn({}, line) : log;
+  const renderError = onError(fault, warn);
   app.onError(renderError);
   app.use('*', requestId());
   app.use('*', headCancelsBody());
@@ -86,8 +87,9 @@ export function createApp({
   app.route('/', healthRoutes(service.readiness));
   if (metrics) app.route('/metrics', metricsRoutes(metrics, service.keys, { open: metricsPublic }));
   app.route('/', docsRoutes());
-  // The web console: its own sign-in sessions and CSRF checks, no CORS (api/admin/).
-  app.route('/admin', adminRoutes(service, fault));
+  // The web console: its own sign-in sessions and CSRF checks, no CORS (api/admin/); its form
+  // bodies take the API's slots once the session is known.
+  app.route('/admin', adminRoutes(service, { fault, warn, bodySlots: inflight, bodyTimeoutMs }));
   app.notFound((c) => {
     const path = new URL(c.req.url).pathname;
     // Read once, on the first miss: by then every route is registered. /v1 misses pass auth first.

@@ -61,23 +61,7 @@ export function errorBody(err: MnemoError, requestId: string) {
 export function onError(log: (line: string) => void, warn: (line: string) => void = log) {
   return function renderError(err: Error, c: Context<AppEnv>) {
     const requestId = c.get('requestId') ?? 'req_unknown';
-    let mnemo: MnemoError;
-    if (err instanceof MnemoError) {
-      mnemo = err;
-    } else if (c.get('bodyTimedOut')) {
-      // Its 408 is answered already (inflight.ts): this is the handler's read failing as the connection closes.
-      mnemo = new MnemoError('request_timeout', 'request body incomplete', {}, { cause: err });
-    } else if (clientAborted(c)) {
-      warn(`request ${requestId} aborted: the client closed the connection before its body was complete (${c.req.method} ${routeTemplate(c)})`);
-      mnemo = new MnemoError('invalid_request', 'request body incomplete: the client closed the connection', {}, { cause: err });
-    } else if (isDiskFull(err)) {
-      // SQLite's SQLITE_FULL, PostgreSQL's 53100, ENOSPC: nothing was written (storage/common/disk-full.ts).
-      warn(`request ${requestId} refused: ${err.message}: the disk holding the database is full`);
-      mnemo = diskFull(err);
-    } else {
-      log(`request ${requestId} failed: ${err.stack ?? err.message}`);
-      mnemo = new MnemoError('internal', 'internal server error', {}, { cause: err });
-    }
+    const mnemo = toMnemoError(err, c, log, warn);
     c.header('request-id', requestId);
     if (mnemo.details.allow) c.header('allow', mnemo.details.allow.join(', '));
     // overloaded: the work that refused this (search indexing, other uploads) ends soon; 1 s is enough.
@@ -88,9 +72,39 @@ export function onError(log: (line: string) => void, warn: (line: string) => voi
     if (mnemo.code === 'unavailable') c.header('retry-after', '2');
     // The SDKs retry every 409 unless told not to; ours say what is, and the same request meets it again.
     if (HTTP_ERRORS[mnemo.code].status === 409 && !mnemo.details.transient) c.header('x-should-retry', 'false');
-    // Refused before its body arrived (a 401, a 503): close rather than read the rest to keep the
-    // connection, so a client that never finishes costs nothing more.
-    if (bodyUnfinished(c)) c.header('connection', 'close');
+    closeIfBodyUnread(c);
     return c.json(errorBody(mnemo, requestId), HTTP_ERRORS[mnemo.code].status);
   };
+}
+
+/**
+ * Any error as the MnemoError it is answered with, for every face that renders HTTP (the API's
+ * envelope, the console's pages). Only a failure of ours is logged with its stack, through `log`.
+ */
+export function toMnemoError(err: Error, c: Context, log: (line: string) => void, warn: (line: string) => void): MnemoError {
+  if (err instanceof MnemoError) return err;
+  const requestId = c.get('requestId') ?? 'req_unknown';
+  if (c.get('bodyTimedOut')) {
+    // Its 408 is answered already (inflight.ts): this is the handler's read failing as the connection closes.
+    return new MnemoError('request_timeout', 'request body incomplete', {}, { cause: err });
+  }
+  if (clientAborted(c)) {
+    warn(`request ${requestId} aborted: the client closed the connection before its body was complete (${c.req.method} ${routeTemplate(c)})`);
+    return new MnemoError('invalid_request', 'request body incomplete: the client closed the connection', {}, { cause: err });
+  }
+  if (isDiskFull(err)) {
+    // SQLite's SQLITE_FULL, PostgreSQL's 53100, ENOSPC: nothing was written (storage/common/disk-full.ts).
+    warn(`request ${requestId} refused: ${err.message}: the disk holding the database is full`);
+    return diskFull(err);
+  }
+  log(`request ${requestId} failed: ${err.stack ?? err.message}`);
+  return new MnemoError('internal', 'internal server error', {}, { cause: err });
+}
+
+/**
+ * Refused before its body arrived (a 401, a 503, a 408): close rather than read the rest to keep
+ * the connection, so a client that never finishes costs nothing more.
+ */
+export function closeIfBodyUnread(c: Context): void {
+  if (bodyUnfinished(c)) c.header('connection', 'close');
 }

@@ -1,11 +1,13 @@
 /**
  * @module A cap on request bodies being read at once (MNEMO_MAX_INFLIGHT_BODIES): past it, 503
- * overloaded_error with Retry-After, before a byte of the body is read. Runs after authentication,
- * so only known keys can hold a slot; and a key that holds an eighth of them (KEY_SHARE) takes none
- * of the last eighth, so one key's stalled uploads cannot lock every other key out, while one
- * orchestrator's burst of writes may still use seven eighths of the slots (56 of the default 64). A slot is freed when its body has been
- * read, the client goes away, the request ends, or the body stops arriving for
- * MNEMO_BODY_TIMEOUT_SECONDS (408, and the connection closed), whichever comes first.
+ * overloaded_error with Retry-After, before a byte of the body is read. Runs after authentication
+ * (an API key, or a console session: the console's forms take the same slots), so only known keys
+ * can hold a slot; and a key that holds an eighth of them (KEY_SHARE) takes none of the last
+ * eighth, so one key's stalled uploads cannot lock every other key out, while one orchestrator's
+ * burst of writes may still use seven eighths of the slots (56 of the default 64). A slot is freed
+ * when its body has been read, the client goes away, the request ends, the body stops arriving for
+ * MNEMO_BODY_TIMEOUT_SECONDS, or it has not all arrived after BODY_DEADLINE_PERIODS of them (408,
+ * and the connection closed), whichever comes first.
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import { MnemoError } from '../src/index.js';
@@ -14,6 +16,14 @@ import { header } from './request.js';
 
 /** The part of the slots kept for other keys once one key holds that many (at least one). */
 export const KEY_SHARE = 1 / 8;
+
+/**
+ * A whole body must arrive within this many MNEMO_BODY_TIMEOUT_SECONDS of the server waiting on it
+ * (60 s by default): the default 1 MiB body limit then asks for about 17 KiB/s, below any real link,
+ * while a client that trickles a byte per period no longer keeps a slot for ever. An operator who
+ * allows larger bodies over slow links raises MNEMO_BODY_TIMEOUT_SECONDS.
+ */
+export const BODY_DEADLINE_PERIODS = 6;
 
 export interface InflightOptions {
   /** Bodies read at once (MNEMO_MAX_INFLIGHT_BODIES). */
@@ -58,45 +68,74 @@ export function inflightBodies({ max, idleMs }: InflightOptions): MiddlewareHand
     };
     incoming?.once('end', release);
     incoming?.once('close', release);
-    const watch = watchBody(c, idleMs);
     try {
-      if (!watch) return await next();
-      const handled = next();
-      // Past a timeout the handler's read fails once the connection closes; the 408 answered for it.
-      handled.catch(() => {});
-      await Promise.race([handled, watch.stalled]);
+      await withinBodyTimeout(c, next, idleMs);
     } finally {
-      watch?.stop();
       release();
     }
   };
 }
 
 /**
- * A timer on a body still arriving: `stalled` rejects with request_timeout once no byte of it came
- * for `idleMs` while the server waited for one (bytes received but not read yet do not count: then
- * the server is the slow one). Checked a few times per period, from the socket's byte count, so
- * the body stream is never touched.
+ * The body timeouts alone, without a slot: for the one body read before a key is known (the
+ * console's sign-in form, at most 1 KiB), where a slot would let unknown callers take them.
+ */
+export function bodyTimeout(idleMs: number): MiddlewareHandler<AppEnv> {
+  return async function bodyTimeoutMiddleware(c, next) {
+    if (!hasBody(c)) return next();
+    await withinBodyTimeout(c, next, idleMs);
+  };
+}
+
+async function withinBodyTimeout(c: Context<AppEnv>, next: () => Promise<void>, idleMs: number): Promise<void> {
+  const watch = watchBody(c, idleMs);
+  try {
+    if (!watch) return await next();
+    const handled = next();
+    // Past a timeout the handler's read fails once the connection closes; the 408 answered for it.
+    handled.catch(() => {});
+    await Promise.race([handled, watch.stalled]);
+  } finally {
+    watch?.stop();
+  }
+}
+
+/**
+ * Timers on a body still arriving: `stalled` rejects with request_timeout once no byte of it came
+ * for `idleMs` while the server waited for one, or once the server has waited on it for
+ * BODY_DEADLINE_PERIODS × `idleMs` in all (a client sending a byte now and then kept its slot for
+ * ever). Time when bytes were received but not read yet does not count: then the server is the
+ * slow one. Checked a few times per period, from the socket's byte count, so the body stream is
+ * never touched.
  */
 function watchBody(c: Context<AppEnv>, idleMs: number): { stalled: Promise<never>; stop(): void } | null {
   const incoming = c.env?.incoming;
   const socket = incoming?.socket;
   if (!incoming || !socket || incoming.complete) return null;
+  const deadlineMs = BODY_DEADLINE_PERIODS * idleMs;
   let timer: NodeJS.Timeout | undefined;
   const stalled = new Promise<never>((_, reject) => {
     let seen = socket.bytesRead;
-    let quietSince = Date.now();
+    let last = Date.now();
+    let quietSince = last;
+    let waited = 0;
     timer = setInterval(() => {
       if (incoming.complete) return clearInterval(timer);
-      if (socket.bytesRead !== seen || incoming.readableLength > 0) {
+      const now = Date.now();
+      const unread = incoming.readableLength > 0;
+      if (!unread) waited += now - last;
+      last = now;
+      if (socket.bytesRead !== seen || unread) {
         seen = socket.bytesRead;
-        quietSince = Date.now();
-        return;
+        quietSince = now;
       }
-      if (Date.now() - quietSince < idleMs) return;
+      let why: string;
+      if (now - quietSince >= idleMs) why = `none of it arrived for ${idleMs / 1000} s (MNEMO_BODY_TIMEOUT_SECONDS)`;
+      else if (waited >= deadlineMs) why = `it did not all arrive within ${deadlineMs / 1000} s (${BODY_DEADLINE_PERIODS} × MNEMO_BODY_TIMEOUT_SECONDS)`;
+      else return;
       clearInterval(timer);
       c.set('bodyTimedOut', true);
-      reject(new MnemoError('request_timeout', `request body incomplete: none of it arrived for ${idleMs / 1000} s (MNEMO_BODY_TIMEOUT_SECONDS)`));
+      reject(new MnemoError('request_timeout', `request body incomplete: ${why}`));
     }, Math.max(10, Math.floor(idleMs / 4)));
     timer.unref();
   });

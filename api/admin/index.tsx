@@ -3,10 +3,12 @@
  * thin face: every page calls the service with the signed-in key's caller, exactly as the API does,
  * so the service decides what each role may see and do; pages only hide controls a role lacks.
  */
-import { Hono, type Context } from 'hono';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { MnemoError, type Service } from '../../src/index.js';
 import { bodyLimit } from '../body-limit.js';
-import { HTTP_ERRORS } from '../errors.js';
+import type { AppEnv } from '../env.js';
+import { closeIfBodyUnread, HTTP_ERRORS, toMnemoError } from '../errors.js';
+import { bodyTimeout } from '../inflight.js';
 import { assetRoutes } from './assets.js';
 import { auditPages } from './audit.js';
 import type { AdminEnv } from './env.js';
@@ -15,7 +17,7 @@ import { keyPages } from './keys.js';
 import { frameOf } from './context.js';
 import { Page } from './layout.js';
 import { memoryPages } from './memory.js';
-import { safeNext, seeOther } from './redirect.js';
+import { safeNext, seeOther, trimTrailingSlash } from './redirect.js';
 import { clearSessionCookie, consoleSession, cookieOf, csrfField, formBody, sameOriginPosts, sessionCookie } from './session.js';
 import { sessionPages } from './sessions.js';
 import { storePages } from './store.js';
@@ -30,9 +32,20 @@ const FORM_MAX_BYTES = 16 * 1024;
 /** Scripts, styles and images from mnemo only; no framing; forms post back here only. */
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
 
-export function adminRoutes(service: Service, log: (line: string) => void) {
+export interface AdminRouteOptions {
+  /** Unexpected failures (500s), with their stacks. */
+  fault: (line: string) => void;
+  /** Aborted uploads and other refusals that are not ours. */
+  warn: (line: string) => void;
+  /** The API's body slots and timeouts (inflight.ts), shared with /v1: a signed-in form holds one while its body arrives. */
+  bodySlots: MiddlewareHandler<AppEnv>;
+  /** MNEMO_BODY_TIMEOUT_SECONDS, for the sign-in form's body (read before a key is known, so without a slot). */
+  bodyTimeoutMs: number;
+}
+
+export function adminRoutes(service: Service, { fault, warn, bodySlots, bodyTimeoutMs }: AdminRouteOptions) {
   const app = new Hono<AdminEnv>();
-  app.onError(renderError(log));
+  app.onError(renderError(fault, warn));
   app.use('*', async function securityHeaders(c, next) {
     await next();
     c.header('content-security-policy', CSP);
@@ -40,11 +53,12 @@ export function adminRoutes(service: Service, log: (line: string) => void) {
     c.header('referrer-policy', 'same-origin');
     if (!c.res.headers.has('cache-control')) c.header('cache-control', 'no-store');
   });
+  app.use('*', trimTrailingSlash());
   app.route('/assets', assetRoutes());
   app.use('*', sameOriginPosts());
 
   app.get('/sign-in', (c) => c.html(<SignIn next={safeNext(c.req.query('next'))} />));
-  app.post('/sign-in', bodyLimit(SIGN_IN_MAX_BYTES), async (c) => {
+  app.post('/sign-in', bodyTimeout(bodyTimeoutMs), bodyLimit(SIGN_IN_MAX_BYTES), async (c) => {
     const form = await formBody(c);
     const next = safeNext(form.get('next') ?? undefined);
     try {
@@ -57,8 +71,10 @@ export function adminRoutes(service: Service, log: (line: string) => void) {
     }
   });
 
-  // Everything below needs a console session; the session is known before any body is read.
+  // Everything below needs a console session; the session is known before any body is read, and
+  // the body then takes one of the API's slots under its key, like a /v1 body.
   app.use('*', consoleSession(service));
+  app.use('*', bodySlots);
   app.use('*', bodyLimit(FORM_MAX_BYTES));
   app.use('*', async function csrf(c, next) {
     if (c.req.method === 'POST') {
@@ -103,19 +119,15 @@ function SignIn({ next, error }: { next: string; error?: string }) {
   );
 }
 
-/** Errors as pages that carry the API's own message and status; anything else is logged and a bare 500. */
-function renderError(log: (line: string) => void) {
+/** Errors as pages that carry the API's own message and status; a failure of ours is logged and a bare 500. */
+function renderError(fault: (line: string) => void, warn: (line: string) => void) {
   return function renderConsoleError(err: Error, c: Context<AdminEnv>) {
-    let e: MnemoError;
-    if (err instanceof MnemoError) e = err;
-    else {
-      log(`console request failed: ${err.stack ?? err.message}`);
-      e = new MnemoError('internal', 'internal server error');
-    }
+    const e = toMnemoError(err, c, (line) => fault(`console ${line}`), warn);
     const { status, type } = HTTP_ERRORS[e.code];
     const frame = c.get('console') ? frameOf(c) : null;
     c.header('content-security-policy', CSP);
     if (e.details.allow) c.header('allow', e.details.allow.join(', '));
+    closeIfBodyUnread(c);
     if (c.req.header('hx-request')) return c.html(<p class="alert" role="alert">{e.message}</p>, status);
     return c.html(
       <Page title="Error" frame={frame}>

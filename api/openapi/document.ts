@@ -27,24 +27,39 @@ const ERROR_STATUSES: Record<number, string> = {
   503: 'not ready',
 };
 
+/** A /v1 write without a body schema takes none: the route refuses any body but an empty one or `{}` (request.ts noBody). */
+const takesNoBody = (op: Operation) => op.method !== 'get' && !op.body && op.path.startsWith('/v1/');
+
 function errorStatuses(op: Operation): number[] {
   const auth = op.auth ?? 'key';
   const s = new Set<number>([405, 500, ...(op.errors ?? [])]);
   if (auth !== 'none') s.add(401);
   if (auth === 'key') [400, 403, 404].forEach((x) => s.add(x));
-  if (op.body) [400, 413, 415].forEach((x) => s.add(x));
+  if (op.body || takesNoBody(op)) [400, 413, 415].forEach((x) => s.add(x));
   if (op.method !== 'get' && auth === 'key') s.add(409);
   return [...s].sort((a, b) => a - b);
 }
 
-/** An error status: the error envelope (components/schemas/Error); a 405 also names its Allow header. */
+/** An error status: the error envelope (components/schemas/Error); a 405 names its Allow header, a 409 x-should-retry. */
 function errorResponse(status: number): ResponseConfig {
   return {
     description: ERROR_STATUSES[status] ?? 'error',
     content: { 'application/json': { schema: wire.ErrorEnvelope } },
     ...(status === 405 ? { headers: z.object({ allow: z.string().meta({ description: 'the methods this path takes, e.g. "GET, HEAD, POST"' }) }) } : {}),
+    ...(status === 409 ? { headers: z.object({ 'x-should-retry': SHOULD_NOT_RETRY }) } : {}),
   };
 }
+
+const SHOULD_NOT_RETRY = z.literal('false').optional().meta({
+  description: 'false: the same request meets the same conflict, so the SDKs do not retry it (absent only on a conflict that may clear by itself)',
+});
+
+/** The body of a route that takes none: absent, empty or `{}`; anything else is a 400. */
+const NO_BODY = {
+  required: false,
+  description: 'none: send no body, an empty one or {}; any other body is 400 invalid_request_error',
+  content: { 'application/json': { schema: z.strictObject({}) } },
+};
 
 function okResponse(op: Operation): RouteConfig['responses'][string] {
   if (op.ok instanceof z.ZodType) return { description: 'OK', content: { 'application/json': { schema: op.ok } } };
@@ -81,6 +96,7 @@ function buildRegistry(): OpenAPIRegistry {
         ...(op.query ? { query: op.query } : {}),
         ...(headers.length ? { headers: z.object(Object.assign({}, ...headers.map((h) => h.shape))) } : {}),
         ...(op.body ? { body: { required: true, content: { 'application/json': { schema: op.body } } } } : {}),
+        ...(takesNoBody(op) ? { body: NO_BODY } : {}),
       },
       responses: {
         200: okResponse(op),

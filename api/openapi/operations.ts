@@ -111,7 +111,7 @@ export const OPERATIONS: readonly Operation[] = [
   { method: 'delete', path: '/v1/sessions/{session}', tag: 'sessions', summary: 'End a session (unmount it)', idempotent: true, ok: wire.deleted('session_deleted', 'SessionDeleted') },
 
   { method: 'post', path: '/v1/api_keys', tag: 'api keys', summary: 'Create an API key (admin); the secret is shown once', body: B.keyCreate, ok: wire.ApiKeyWithSecret },
-  { method: 'get', path: '/v1/api_keys', tag: 'api keys', summary: 'List API keys (admin)', ok: wire.pageOf(wire.ApiKey, 'ApiKeyPage') },
+  { method: 'get', path: '/v1/api_keys', tag: 'api keys', summary: 'List API keys (admin), oldest first', query: pageQuery, ok: wire.pageOf(wire.ApiKey, 'ApiKeyPage') },
   { method: 'get', path: '/v1/api_keys/{key}', tag: 'api keys', summary: 'Retrieve an API key (admin)', ok: wire.ApiKey },
   { method: 'post', path: '/v1/api_keys/{key}/revoke', tag: 'api keys', summary: 'Revoke an API key (admin)', ok: wire.ApiKey },
   {
@@ -124,7 +124,7 @@ export const OPERATIONS: readonly Operation[] = [
     ok: wire.pageOf(wire.AdminAction, 'AdminActionPage'),
   },
   { method: 'post', path: '/v1/workspaces', tag: 'workspaces', summary: 'Create a workspace (operator key)', body: B.workspaceCreate, ok: wire.Workspace },
-  { method: 'get', path: '/v1/workspaces', tag: 'workspaces', summary: 'List workspaces (admin: its own; operator: all)', ok: wire.pageOf(wire.Workspace, 'WorkspacePage') },
+  { method: 'get', path: '/v1/workspaces', tag: 'workspaces', summary: 'List workspaces (admin: its own; operator: all), the default first', query: pageQuery, ok: wire.pageOf(wire.Workspace, 'WorkspacePage') },
 
   ...(['post', 'get', 'delete'] as const).map(
     (method): Operation => ({

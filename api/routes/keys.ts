@@ -4,10 +4,10 @@
  * routes only translate.
  */
 import { Hono } from 'hono';
-import { parseKeyCreate, parseWorkspaceCreate, type Service } from '../../src/index.js';
+import { parseKeyCreate, parsePageQuery, parseWorkspaceCreate, type Service } from '../../src/index.js';
 import type { AppEnv } from '../env.js';
-import { jsonBody, noBody } from '../request.js';
-import { toWireApiKey, toWireWorkspace } from '../wire.js';
+import { jsonBody, noBody, query } from '../request.js';
+import { toWireApiKey, toWirePage, toWireWorkspace } from '../wire.js';
 
 export function keyRoutes(service: Service) {
   const app = new Hono<AppEnv>();
@@ -19,7 +19,7 @@ export function keyRoutes(service: Service) {
     return c.json({ ...toWireApiKey(minted.key), secret: minted.secret });
   });
 
-    app.get('/', async (c) => c.json({ data: (await keys.listKeys(c.var.caller)).map(toWireApiKey), next_page: null }));
+  app.get('/', async (c) => c.json(toWirePage(await keys.listKeyPage(c.var.caller, parsePageQuery(query(c))), toWireApiKey)));
 
   app.get('/:key', async (c) => c.json(toWireApiKey(await keys.getKey(c.var.caller, c.req.param('key')))));
 
@@ -39,7 +39,7 @@ export function workspaceRoutes(service: Service) {
     return c.json(toWireWorkspace(await service.keys.createWorkspaceFor(c.var.caller, name)));
   });
 
-  app.get('/', async (c) => c.json({ data: (await service.keys.listWorkspaces(c.var.caller)).map(toWireWorkspace), next_page: null }));
+  app.get('/', async (c) => c.json(toWirePage(await service.keys.listWorkspacePage(c.var.caller, parsePageQuery(query(c))), toWireWorkspace)));
 
   return app;
 }

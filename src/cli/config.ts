@@ -41,7 +41,7 @@ export interface Config {
   metricsPublic: boolean;
   /** MNEMO_MAX_INFLIGHT_BODIES: request bodies read at once; past it 503 overloaded_error (default 64). */
   maxInflightBodies: number;
-  /** MNEMO_BODY_TIMEOUT_SECONDS: a request body that goes this long without a byte is answered 408 (default 10). */
+  /** MNEMO_BODY_TIMEOUT_SECONDS: a request body that goes this long without a byte, or six times this in all, is answered 408 (default 10). */
   bodyTimeoutSeconds: number;
   /** MNEMO_MOUNT_SYNC / --mount-sync: `fsync` (POSIX: close() is crash-safe, fsync() durable) or `close` (every close durable). */
   mountSync: MountSync;

@@ -171,6 +171,12 @@ export interface Page<T> {
 
 export type View = 'basic' | 'full';
 
+/** A plain list's page: `limit` items after the cursor `page` (null: the first page). */
+export interface PageQuery {
+  limit: number;
+  page: string | null;
+}
+
 export interface StoreListQuery {
   includeArchived: boolean;
   createdGte: string | null;

@@ -11,7 +11,8 @@ import { MnemoError, excerpt, notFound } from '../domain/errors.js';
 import { newId, randomToken } from './ids.js';
 import type { Audit } from './audit.js';
 import type { Storage } from '../storage/port.js';
-import type { ApiKey, Caller, Role, Workspace } from '../domain/types.js';
+import type { ApiKey, Caller, Page, PageQuery, Role, Workspace } from '../domain/types.js';
+import { cursorString, decodeCursor, encodeCursor } from '../storage/cursor.js';
 
 export const KEY_PREFIX = 'mnemo-sk-';
 
@@ -149,6 +150,11 @@ export function createKeys(storage: Storage, clock: () => string, readable: (cal
       return (await storage.listApiKeys(caller.workspaceId)).filter((k) => keyVisible(caller, k));
     },
 
+    /** A page of listKeys (GET /v1/api_keys), oldest first. */
+    async listKeyPage(caller: Caller, q: PageQuery): Promise<Page<ApiKey>> {
+      return pageAfterId(await api.listKeys(caller), q);
+    },
+
     /** One key: 404 unless visible to the caller, then 403 unless the caller is an admin. */
     async getKey(caller: Caller, id: string): Promise<ApiKey> {
       const key = await storage.getApiKey(caller.workspaceId, id);
@@ -197,6 +203,11 @@ export function createKeys(storage: Storage, clock: () => string, readable: (cal
       return caller.grant?.operator === true ? all : all.filter((w) => w.id === caller.workspaceId);
     },
 
+    /** A page of listWorkspaces (GET /v1/workspaces): the default one first, then oldest first. */
+    async listWorkspacePage(caller: Caller, q: PageQuery): Promise<Page<Workspace>> {
+      return pageAfterId(await api.listWorkspaces(caller), q);
+    },
+
     /**
      * The workspace a request acts in: the key's own, or the one `anthropic-workspace-id` names. Only
      * an operator key (allWorkspaces) may name another; any other key's header must match its own.
@@ -237,3 +248,20 @@ export function createKeys(storage: Storage, clock: () => string, readable: (cal
 }
 
 export type Keys = ReturnType<typeof createKeys>;
+
+/**
+ * A page of a list read whole, resuming after the cursor's id. Keys and workspaces are few per
+ * workspace, listed in a fixed order, and never deleted (a key is revoked, and stays listed), so
+ * the id a cursor names is always still there; one that is not is a cursor of another list.
+ */
+function pageAfterId<T extends { id: string }>(all: T[], { limit, page }: PageQuery): Page<T> {
+  const cursor = decodeCursor(page);
+  let start = 0;
+  if (cursor) {
+    const after = cursorString(cursor, 'i');
+    start = all.findIndex((x) => x.id === after) + 1;
+    if (start === 0) throw new MnemoError('invalid_request', 'page: not a cursor this server issued', { field: 'page' });
+  }
+  const data = all.slice(start, start + limit);
+  return { data, nextPage: start + limit < all.length ? encodeCursor({ i: data[data.length - 1]!.id }) : null };
+}

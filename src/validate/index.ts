@@ -52,7 +52,7 @@ export {
   resolveExpiry,
 } from './memory.js';
 export { assertDescription, assertLabel, assertMetadata, assertMetadataCount, assertStoreName } from './store.js';
-export { parseBool, parseLimit, parseMemoryListQuery, parseSearchQuery, parseStoreListQuery, parseVersionListQuery, parseView } from './queries.js';
+export { parseBool, parseLimit, parseMemoryListQuery, parsePageQuery, parseSearchQuery, parseStoreListQuery, parseVersionListQuery, parseView } from './queries.js';
 export type { Query } from './queries.js';
 export { CHANGES_LIMITS, parseChangesQuery, parseDiffQuery } from './history.js';
 export type { ChangesQuery } from './history.js';

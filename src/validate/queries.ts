@@ -1,5 +1,5 @@
 /** @module Query strings: list and search parameters, page sizes, views, booleans and timestamps, as domain queries. */
-import type { MemoryListQuery, Operation, SearchQuery, StoreListQuery, VersionListQuery, View } from '../domain/types.js';
+import type { MemoryListQuery, Operation, PageQuery, SearchQuery, StoreListQuery, VersionListQuery, View } from '../domain/types.js';
 import { fail } from './fail.js';
 import { CONTINUITY_LIMITS, LIMITS } from './limits.js';
 import { assertPathPrefix } from './memory.js';
@@ -37,6 +37,11 @@ export function parseBool(raw: string | undefined, field: string): boolean {
 function parsePageParam(raw: string | undefined): string | null {
   if (raw === undefined || raw === '') return null;
   return raw;
+}
+
+/** A list that takes only `limit` and `page` (API keys, workspaces). */
+export function parsePageQuery(q: Query): PageQuery {
+  return { limit: parseLimit(q['limit']), page: parsePageParam(q['page']) };
 }
 
 export function parseStoreListQuery(q: Query): StoreListQuery {

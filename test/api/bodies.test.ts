@@ -2,8 +2,9 @@
  * Request bodies under load and attack, through the real server and raw sockets: authentication
  * comes from the headers before any body byte is read, MNEMO_MAX_INFLIGHT_BODIES caps the bodies
  * being read at once (503 overloaded_error with Retry-After past it) and one key never takes the
- * last eighth of them, a body that stops arriving for MNEMO_BODY_TIMEOUT_SECONDS is answered 408 and
- * frees its slot, and an upload the client abandons logs one line, not a stack trace, and frees its slot.
+ * last eighth of them, a body that stops arriving for MNEMO_BODY_TIMEOUT_SECONDS, or has not all
+ * arrived after six of them, is answered 408 and frees its slot (the web console's form posts
+ * included), and an upload the client abandons logs one line, not a stack trace, and frees its slot.
  */
 import { connect, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
@@ -187,6 +188,61 @@ describe('MNEMO_BODY_TIMEOUT_SECONDS', () => {
     const logged = server.stderr().slice(before);
     expect(logged).toMatch(/"status":408/);
     expect(logged).not.toMatch(/aborted|\n\s+at |\\n\s+at /);
+  });
+
+  it('answers a body that trickles in, a byte before each timeout, with 408 once it has taken six timeouts, and frees its slot', async () => {
+    const key = await mintKey(server, 'trickler');
+    // Three 50-byte bodies, a byte every 400 ms each: never a second without one, but 20 s in all.
+    const uploads = Array.from({ length: 3 }, () => stalledByte(server, key));
+    const trickle = setInterval(() => {
+      for (const u of uploads) if (!u.socket.destroyed) u.socket.write('"');
+    }, 400);
+    try {
+      await refusedWhileHeld(server, key);
+      const responses = await Promise.all(uploads.map((u) => u.response));
+      expect(responses.map((r) => r.status)).toEqual([408, 408, 408]);
+      expect(responses[0]!.head).toMatch(/\r\nconnection: close/i);
+      expect(JSON.parse(responses[0]!.body)).toMatchObject({
+        type: 'error',
+        error: { type: 'invalid_request_error', message: 'request body incomplete: it did not all arrive within 6 s (6 × MNEMO_BODY_TIMEOUT_SECONDS)' },
+      });
+    } finally {
+      clearInterval(trickle);
+      for (const u of uploads) u.socket.destroy();
+    }
+    const after = await createStore(server, 'after the tricklers', key);
+    expect(after.status, JSON.stringify(after.body)).toBe(200);
+  });
+
+  it('holds a signed-in console form that stops arriving in its key\'s body slots, and answers it 408 with Connection: close', async () => {
+    const key = await mintKey(server, 'console staller');
+    const signedIn = await rawRequest(server.url, 'POST', '/admin/sign-in', {
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ api_key: key }).toString(),
+      fetch: (input, init) => fetch(input, { ...init, redirect: 'manual' }),
+    });
+    expect(signedIn.status).toBe(303);
+    const cookie = /mnemo_console=[^;]+/.exec(signedIn.headers.get('set-cookie') ?? '')![0];
+    const form = { cookie, 'content-type': 'application/x-www-form-urlencoded', 'content-length': '50' };
+    const uploads = Array.from({ length: 3 }, () => startUpload(server.url, requestHead(server.url, '/admin/stores', form), 'csrf='));
+    // The same slots as /v1, under the signed-in key: its API writes wait for them too.
+    await refusedWhileHeld(server, key);
+    const responses = await Promise.all(uploads.map((u) => u.response));
+    for (const u of uploads) u.socket.destroy();
+    expect(responses.map((r) => r.status)).toEqual([408, 408, 408]);
+    expect(responses[0]!.head).toMatch(/\r\nconnection: close/i);
+    expect(responses[0]!.body).toContain('request body incomplete: none of it arrived for 1 s (MNEMO_BODY_TIMEOUT_SECONDS)');
+    expect((await createStore(server, 'after the console stall', key)).status).toBe(200);
+  });
+
+  it('answers a sign-in form that stops arriving 408 with Connection: close', async () => {
+    const head = requestHead(server.url, '/admin/sign-in', { 'content-type': 'application/x-www-form-urlencoded', 'content-length': '50' });
+    const upload = startUpload(server.url, head, 'api_key=');
+    const res = await upload.response;
+    upload.socket.destroy();
+    expect(res.status, res.body).toBe(408);
+    expect(res.head).toMatch(/\r\nconnection: close/i);
+    expect(res.body).toContain('MNEMO_BODY_TIMEOUT_SECONDS');
   });
 
   it('lets a slow body that keeps arriving run past the timeout', async () => {

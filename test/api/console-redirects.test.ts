@@ -2,9 +2,10 @@
  * The console's redirects and its cookie against the real server: every Location is a same-origin
  * /admin path (a `next` with a newline, another origin or a path outside the console falls back to
  * /admin), the redact form's memory segment is checked against the version before anything is
- * erased, a request without the cookie (a link from another site) leaves the cookie alone, and a
- * form posted from another site is refused before it can sign anyone in or out. In process: an
- * unexpected error in the console is logged at error level.
+ * erased, a request without the cookie (a link from another site) leaves the cookie alone, a form
+ * posted from another site is refused before it can sign anyone in or out, and a console path with
+ * a trailing slash redirects to the one without. In process: an unexpected error in the console is
+ * logged at error level.
  */
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../../api/app.js';
@@ -75,6 +76,24 @@ describe('console redirects', () => {
   it('a sign-in returns to a console path it was sent from, query included', async () => {
     const res = await form('/admin/sign-in', { api_key: server.adminKey, next: '/admin/stores?archived=1' });
     expect(res.headers.get('location')).toBe('/admin/stores?archived=1');
+  });
+
+  it('a console path with a trailing slash redirects to the path without it, query kept, signed in or not', async () => {
+    const cookie = await signIn();
+    const cases: [path: string, to: string][] = [
+      ['/admin/', '/admin'],
+      ['/admin//', '/admin'],
+      ['/admin/stores/?archived=1', '/admin/stores?archived=1'],
+      [`/admin/stores/${storeId}/memories/${memoryId}/`, `/admin/stores/${storeId}/memories/${memoryId}`],
+    ];
+    for (const [path, to] of cases) {
+      for (const res of [await page(path), await page(path, cookie)]) {
+        expect(res.status, path).toBe(301);
+        expect(res.headers.get('location'), path).toBe(to);
+      }
+    }
+    const home = await page('/admin', cookie);
+    expect(home.headers.get('location')).toBe('/admin/stores');
   });
 
   it('a redact form whose URL names another memory (or no memory) erases nothing and is a 404, never a 500', async () => {

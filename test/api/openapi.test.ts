@@ -191,6 +191,35 @@ describe('the request bodies in the document', () => {
     ['post', '/v1/workspaces', 'workspaceCreate'],
   ];
 
+  it('says that archive, redact, revoke and every DELETE take no body but an empty one or {}, which the server holds to', async () => {
+    const noBody = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops).filter(([method, op]) => method !== 'get' && path.startsWith('/v1/') && !(op['requestBody'] as Json | undefined)?.['required']).map(([method]) => `${method.toUpperCase()} ${path}`));
+    expect(noBody.sort()).toEqual([
+      `DELETE ${S}/{store}`,
+      `DELETE ${S}/{store}/checkpoints/{checkpoint}`,
+      `DELETE ${S}/{store}/memories/{memory}`,
+      'DELETE /v1/sessions/{session}',
+      `POST ${S}/{store}/archive`,
+      `POST ${S}/{store}/memory_versions/{version}/redact`,
+      'POST /v1/api_keys/{key}/revoke',
+    ].sort());
+    const archive = doc.paths[`${S}/{store}/archive`]!['post']!;
+    expect(archive['requestBody']).toMatchObject({ required: false, content: { 'application/json': { schema: { type: 'object', additionalProperties: false } } } });
+    expect(Object.keys(archive['responses'] as Json)).toContain('400');
+    const store = await client.beta.memoryStores.create({ name: 'no body' });
+    const refused = await rawRequest(server.url, 'POST', `${S}/${store.id}/archive`, { apiKey: server.adminKey, body: '{"x":1}' });
+    expect(refused.status).toBe(400);
+  });
+
+  it('names x-should-retry: false on every 409', () => {
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        const conflict = (op['responses'] as Record<string, Json>)['409'];
+        if (conflict) expect(conflict['headers'], `${method} ${path}`).toMatchObject({ 'x-should-retry': { schema: { type: 'string', enum: ['false'] } } });
+      }
+    }
+  });
+
   it.each(BODY_OF)('%s %s takes the %s schema', (method, path, key) => {
     const body = doc.paths[path]![method]!['requestBody'] as { content: Record<string, { schema: Json }> };
     expect(body.content['application/json']!.schema).toEqual({ $ref: `#/components/schemas/${requestSchemaName(key)}` });

@@ -175,6 +175,35 @@ describe('keys', () => {
     await expectApiError(c.beta.memoryStores.list(), 401, 'authentication_error');
   });
 
+  it('lists keys and workspaces a page at a time with limit and page, bounded and refused like the other lists', async () => {
+    for (const path of ['/v1/api_keys', '/v1/workspaces']) {
+      const whole = (await api('GET', path, server.adminKey)).body as { data: { id: string }[]; next_page: string | null };
+      expect(whole.next_page, path).toBeNull();
+      expect(whole.data.length, path).toBeGreaterThanOrEqual(2);
+      const paged: string[] = [];
+      let page: string | null = '';
+      while (page !== null) {
+        const res = await api('GET', `${path}?limit=1${page ? `&page=${page}` : ''}`, server.adminKey);
+        expect(res.status, JSON.stringify(res.body)).toBe(200);
+        const body = res.body as { data: { id: string }[]; next_page: string | null };
+        expect(body.data).toHaveLength(1);
+        paged.push(body.data[0]!.id);
+        page = body.next_page;
+      }
+      expect(paged, path).toEqual(whole.data.map((x) => x.id));
+      for (const [q, message] of [
+        ['limit=0', 'limit: must be from 1 to 100 (got 0)'],
+        ['limit=101', 'limit: must be from 1 to 100 (got 101)'],
+        ['limit=many', 'limit: must be an integer from 1 to 100'],
+        ['page=page_nope', 'page: not a cursor this server issued'],
+      ] as const) {
+        const res = await api('GET', `${path}?${q}`, server.adminKey);
+        expectRawError(res, 400, 'invalid_request_error');
+        expect((res.body as { error: { message: string } }).error.message, `${path}?${q}`).toBe(message);
+      }
+    }
+  });
+
   it('refuses malformed key requests with 400', async () => {
     for (const body of [{}, { name: 'x' }, { name: 'x', role: 'root' }, { name: '', role: 'admin' }, { name: 'x', role: 'read_only', memory_store_ids: [] }, { name: 'x', role: 'admin', memory_store_ids: ['memstore_x'] }]) {
       const res = await api('POST', '/v1/api_keys', keys.w1.admin, body);
