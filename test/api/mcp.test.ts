@@ -242,6 +242,33 @@ describe.each<McpKind>(['http', 'stdio'])('MCP over %s', (kind) => {
     }
   });
 
+  it('a read_only key’s write is refused forbidden on both faces, whether or not its path holds a memory', async () => {
+    const key = await mintKey('read_only');
+    const reader = await connectMcp(kind, server, key);
+    const missing = 'mem_0000000000000000000000000';
+    try {
+      await mcp.call('memory_write', { memory_store_id: store.id, path: '/ro-both.md', content: 'kept' });
+      for (const [tool, args] of [
+        ['memory_edit', { path: '/ro-none.md', command: 'str_replace', old_str: 'kept', new_str: 'x' }],
+        ['memory_edit', { path: '/ro-both.md', command: 'str_replace', old_str: 'not there', new_str: 'x' }],
+        ['memory_rename', { path: '/ro-none.md', new_path: '/ro-moved.md' }],
+        ['memory_delete', { path: '/ro-none.md' }],
+        ['memory_write', { path: '/ro-none.md', content: 'x', content_sha256: sha256('kept') }],
+      ] as const) {
+        expectToolError(await reader.call(tool, { memory_store_id: store.id, ...args }), 'forbidden');
+      }
+      const http = (method: string, path: string, body?: unknown) =>
+        rawRequest(server.url, method, `/v1/memory_stores/${store.id}${path}`, { apiKey: key, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+      for (const res of [await http('POST', `/memories/${missing}`, { content: 'x' }), await http('DELETE', `/memories/${missing}`)]) {
+        expect(res.status).toBe(403);
+        expect(res.body).toMatchObject({ error: { type: 'permission_error' } });
+      }
+      expect((await mcp.call('memory_read', { memory_store_id: store.id, path: '/ro-both.md' })).json.content).toBe('kept');
+    } finally {
+      await reader.close();
+    }
+  });
+
   it('acts with the key’s store grant: other stores do not exist for it', async () => {
     const other = await freshStore(admin, 'mcp other');
     const scoped = await connectMcp(kind, server, await mintKey('read_write', [store.id]));
