@@ -201,6 +201,20 @@ describe.each<McpKind>(['http', 'stdio'])('MCP over %s', (kind) => {
     expect(tight.text).toMatch(/needs at least \d+ bytes/);
   });
 
+  it('memory_restore answers the restore as measured: its text is size_bytes long in UTF-8, within max_bytes', async () => {
+    const s = store.id;
+    const sized = await mcp.call('memory_checkpoint', {
+      memory_store_id: s, agent_id: 'mcp-agent', session_id: `${kind}-sized`, goal: 'mesurer l’été ✓',
+      constraints: Array.from({ length: 40 }, (_, i) => `contrainte ${i} ✓`), decisions: ['a', 'b'], open_tasks: ['c'],
+    });
+    for (const max_bytes of [undefined, 2048]) {
+      const restored = await mcp.call('memory_restore', { memory_store_id: s, checkpoint_id: sized.json.id, ...(max_bytes ? { max_bytes } : {}) });
+      expect(restored.isError).toBe(false);
+      expect(Buffer.byteLength(restored.text, 'utf8')).toBe(restored.json.size_bytes);
+      expect(restored.json.size_bytes).toBeLessThanOrEqual(max_bytes ?? 32_768);
+    }
+  });
+
   it('lists a memory\'s history by path or memory_id and diffs its versions (issue 15)', async () => {
     const s = store.id;
     const first = await mcp.call('memory_write', { memory_store_id: s, path: '/hist.md', content: 'one\n' });
