@@ -131,7 +131,7 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
       run(async () => {
         const sha256 = expected(a.content_sha256);
         return toWireMemory(await service.editMemory(caller, a.memory_store_id, a.path, parseMemoryEdit(a), sha256), 'basic');
-      }),
+      }, 'memory_edit'),
   );
 
   server.registerTool(

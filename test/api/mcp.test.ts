@@ -6,10 +6,15 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { createMcpServer } from '../../api/mcp/server.js';
+import type { Service } from '../../src/service/service.js';
+import { createEdit } from '../../src/service/edits.js';
+import { openCore, otherKey, queuedForSearch } from '../helpers/core.js';
 import { connectMcp, type McpKind, type McpSession } from '../helpers/mcp.js';
 import { makeTempDir, runCli, startServer, type RunningServer } from '../helpers/server.js';
 import { eventually } from '../helpers/mount.js';
-import { queuedForSearch } from '../helpers/core.js';
 import { rawRequest, sdkClient } from '../helpers/sdk.js';
 import { freshStore, sha256, type Store } from './shapes.js';
 
@@ -331,6 +336,47 @@ describe('mnemo mcp on its own', () => {
     } finally {
       await mcp?.close();
       rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+// The real service over a real SQLite file and the real MCP server, in-process: an edit can only
+// run out of attempts if another writer changes the memory between each of its reads and writes,
+// which the edit's lookup does here, through the same service, every time.
+describe('memory_edit that keeps losing to other writers', () => {
+  it('fails conflict, changes nothing of its own, and hints to read the memory again and retry the edit', async () => {
+    const core = await openCore();
+    const writer = await otherKey(core);
+    const store = await core.service.createStore(core.caller, { name: 'edit races', description: '', metadata: {} });
+    await core.service.createMemory(core.caller, store.id, { path: '/busy.md', content: 'round 0\n' });
+    let round = 0;
+    const racing: Service = {
+      ...core.service,
+      editMemory: createEdit({
+        getMemoryToWrite: async (caller, storeId, path) => {
+          const read = await core.service.getMemoryToWrite(caller, storeId, path);
+          await core.service.updateMemory(writer, storeId, read!.id, { content: `round ${++round}\n` });
+          return read;
+        },
+        updateMemory: (caller, storeId, memoryId, write) => core.service.updateMemory(caller, storeId, memoryId, write),
+      }),
+    };
+    const [ours, theirs] = InMemoryTransport.createLinkedPair();
+    await createMcpServer({ service: racing, caller: core.caller, log: () => {} }).connect(theirs);
+    const client = new Client({ name: 'mnemo-test', version: '1.0.0' });
+    await client.connect(ours);
+    try {
+      const res = await client.callTool({
+        name: 'memory_edit',
+        arguments: { memory_store_id: store.id, path: '/busy.md', command: 'insert', insert_line: 0, insert_text: 'mine' },
+      });
+      const text = (res.content as { text: string }[]).map((c) => c.text).join('\n');
+      expect(res.isError).toBe(true);
+      expect(text).toMatch(/^Error conflict: memory mem_\w+ kept changing while the edit was applied/);
+      expect(text.split('\n')[1]).toBe('Nothing was changed. Read the memory again (memory_read), check that the edit still fits its current text, then retry memory_edit.');
+      expect((await core.service.getMemoryByPath(core.caller, store.id, '/busy.md'))?.content).toBe(`round ${round}\n`);
+    } finally {
+      await client.close();
     }
   });
 });
