@@ -15,19 +15,22 @@ export interface McpDeps {
   log?: (line: string) => void;
 }
 
-/** Runs a tool body and turns its answer or its refusal into a tool result a model can read (a promised one once it settles). */
-export type ToolRunner = (fn: () => unknown) => CallToolResult | Promise<CallToolResult>;
+/**
+ * Runs a tool body and turns its answer or its refusal into a tool result a model can read (a
+ * promised one once it settles). `tool` names the tool where a refusal has a hint of its own (TOOL_HINTS).
+ */
+export type ToolRunner = (fn: () => unknown, tool?: string) => CallToolResult | Promise<CallToolResult>;
 
 export function createMcpServer({ service, caller, log = console.error }: McpDeps): McpServer {
   const server = new McpServer({ name: 'mnemo', version: '0.1.0' }, { capabilities: { tools: {} } });
   const answer = (value: unknown): CallToolResult => ({ content: [{ type: 'text', text: typeof value === 'string' ? value : JSON.stringify(value, null, 2) }] });
-  const refusal = (err: unknown): CallToolResult => ({ isError: true, content: [{ type: 'text', text: toolErrorText(err, log) }] });
-  const run: ToolRunner = (fn) => {
+  const refusal = (err: unknown, tool?: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text: toolErrorText(err, log, tool) }] });
+  const run: ToolRunner = (fn, tool) => {
     try {
       const value = fn();
-      return value instanceof Promise ? value.then(answer, refusal) : answer(value);
+      return value instanceof Promise ? value.then(answer, (err: unknown) => refusal(err, tool)) : answer(value);
     } catch (err) {
-      return refusal(err);
+      return refusal(err, tool);
     }
   };
   registerMemoryTools(server, service, caller, run);
@@ -40,11 +43,11 @@ export function createMcpServer({ service, caller, log = console.error }: McpDep
  * `<code>: <message>` for domain refusals, with a hint on what to do next. Anything else is logged
  * and reported without details, so no host path or stack trace reaches the model.
  */
-export function toolErrorText(err: unknown, log: (line: string) => void): string {
+export function toolErrorText(err: unknown, log: (line: string) => void, tool?: string): string {
   // A full disk under the database is the operator's to fix, not a fault (storage/common/disk-full.ts).
   if (isDiskFull(err)) err = diskFull(err);
   if (isMnemoError(err)) {
-    const hint = HINTS[err.code] ?? '';
+    const hint = (tool === undefined ? undefined : TOOL_HINTS[tool]?.[err.code]) ?? HINTS[err.code] ?? '';
     const conflict = err.details.conflicting_path ? ` (conflicting_path: ${err.details.conflicting_path})` : '';
     return `Error ${err.code}: ${err.message}${conflict}${hint ? `\n${hint}` : ''}`;
   }
@@ -63,4 +66,12 @@ const HINTS: Partial<Record<string, string>> = {
   mount_failed: 'The server could not mount the stores; the operator must fix its mount root.',
   storage_full: 'The disk holding the memory database is full: nothing was written. Ask the operator to free space, then retry.',
   unavailable: 'The memory database cannot be reached right now (the server recovers by itself when it is back): retry in a few seconds.',
+};
+
+/** Where one tool's refusal means something narrower than the code's general hint says. */
+const TOOL_HINTS: Partial<Record<string, Partial<Record<string, string>>>> = {
+  // Its only conflict: other writers changed the memory under every attempt. Nothing was written.
+  memory_edit: {
+    conflict: 'Nothing was changed. Read the memory again (memory_read), check that the edit still fits its current text, then retry memory_edit.',
+  },
 };

@@ -64,7 +64,8 @@ export function registerCheckpointTools(server: McpServer, service: Service, cal
         if (checkpointId !== undefined) target = { checkpointId };
         else if (a.agent_id !== undefined && a.session_id !== undefined) target = { agentId: a.agent_id, sessionId: a.session_id };
         else throw new MnemoError('invalid_request', 'give checkpoint_id, locator, or agent_id and session_id', { field: 'checkpoint_id' });
-        return toWireRestore(await ckpt.restore(caller, storeId, target, maxBytes, restoreWireBytes));
+        // Compact, as restoreWireBytes measured it: the text is exactly size_bytes long, within max_bytes.
+        return JSON.stringify(toWireRestore(await ckpt.restore(caller, storeId, target, maxBytes, restoreWireBytes)));
       }),
   );
 

@@ -26,9 +26,9 @@ const sha = z.string().optional().describe('Precondition: the content_sha256 the
 const str = (n: number | undefined) => (n === undefined ? undefined : String(n));
 
 export function registerMemoryTools(server: McpServer, service: Service, caller: Caller, run: ToolRunner): void {
-  /** The live memory at `p`, after the caller's read check on the store. */
-  async function atPath(storeId: string, p: string): Promise<Memory> {
-    const m = await service.getMemoryByPath(caller, storeId, p);
+  /** The live memory at `p` a tool reads (`write` false) or changes (after the caller's write check, as the HTTP API does). */
+  async function atPath(storeId: string, p: string, write: boolean): Promise<Memory> {
+    const m = write ? await service.getMemoryToWrite(caller, storeId, p) : await service.getMemoryByPath(caller, storeId, p);
     if (!m) throw new MnemoError('not_found', `no memory at ${excerpt(p)}`);
     return m;
   }
@@ -77,7 +77,7 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
     (a) =>
       run(async () => {
         const which = pathOrId(a);
-        const m = 'memoryId' in which ? await service.getMemory(caller, a.memory_store_id, which.memoryId) : await atPath(a.memory_store_id, which.path);
+        const m = 'memoryId' in which ? await service.getMemory(caller, a.memory_store_id, which.memoryId) : await atPath(a.memory_store_id, which.path, false);
         return toWireMemory(m, 'full');
       }),
   );
@@ -97,7 +97,7 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
     },
     (a) =>
       run(async () => {
-        const existing = await service.getMemoryByPath(caller, a.memory_store_id, a.path);
+        const existing = await service.getMemoryToWrite(caller, a.memory_store_id, a.path);
         if (!existing) {
           const sha256 = expected(a.content_sha256);
           if (sha256 !== undefined) {
@@ -131,7 +131,7 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
       run(async () => {
         const sha256 = expected(a.content_sha256);
         return toWireMemory(await service.editMemory(caller, a.memory_store_id, a.path, parseMemoryEdit(a), sha256), 'basic');
-      }),
+      }, 'memory_edit'),
   );
 
   server.registerTool(
@@ -142,7 +142,7 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
     },
     (a) =>
       run(async () => {
-        const m = await atPath(a.memory_store_id, a.path);
+        const m = await atPath(a.memory_store_id, a.path, true);
         const write = parseMemoryUpdate({ path: a.new_path, precondition: precondition(a.content_sha256) });
         return toWireMemory(await service.updateMemory(caller, a.memory_store_id, m.id, write), 'basic');
       }),
@@ -153,7 +153,7 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
     { description: 'Delete the memory at path (its history stays).', inputSchema: toolArgs({ memory_store_id: store, path, content_sha256: sha }) },
     (a) =>
       run(async () => {
-        const m = await atPath(a.memory_store_id, a.path);
+        const m = await atPath(a.memory_store_id, a.path, true);
         await service.deleteMemory(caller, a.memory_store_id, m.id, expected(a.content_sha256));
         return { type: 'memory_deleted', id: m.id, path: m.path };
       }),

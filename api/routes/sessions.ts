@@ -32,7 +32,8 @@ export function sessionRoutes(sessions: SessionsApi, idem: Idempotency) {
     const body = await jsonBody(c);
     const input = parseSessionCreate(body);
     return asyncMutation(c, idem, 'POST /v1/sessions', body, async (req) => {
-      const hooks = req && idem.hooks(req, (s: Session) => ok(wire(s)));
+      // A receipt names one store (the column a store's delete hides receipts by): the session's first.
+      const hooks = req && idem.hooks(req, (s: Session) => ok(wire(s), { storeId: s.resources[0]?.storeId ?? null }));
       return ok(wire(await sessions.createSession(c.var.caller, input, hooks ?? undefined)));
     });
   });

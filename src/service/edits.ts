@@ -21,11 +21,11 @@ const FIRST_BACKOFF_MS = 10;
 const MAX_BACKOFF_MS = 100;
 
 export interface EditDeps {
-  getMemoryByPath(caller: Caller, storeId: string, path: string): Promise<Memory | null>;
+  getMemoryToWrite(caller: Caller, storeId: string, path: string): Promise<Memory | null>;
   updateMemory(caller: Caller, storeId: string, memoryId: string, write: MemoryWrite): Promise<Memory>;
 }
 
-export function createEdit({ getMemoryByPath, updateMemory }: EditDeps) {
+export function createEdit({ getMemoryToWrite, updateMemory }: EditDeps) {
   const turns = new Map<string, Promise<void>>();
 
   /** Runs `fn` once the edits of `key` queued before it have settled. */
@@ -45,7 +45,7 @@ export function createEdit({ getMemoryByPath, updateMemory }: EditDeps) {
 
   async function attempt(caller: Caller, storeId: string, path: string, edit: MemoryEdit, expectedSha256: string | undefined): Promise<Memory> {
     for (let n = 1; ; n++) {
-      const m = await getMemoryByPath(caller, storeId, path);
+      const m = await getMemoryToWrite(caller, storeId, path);
       if (!m) throw new MnemoError('not_found', `no memory at ${excerpt(path)}`);
       const content = applyEdit(m.content, edit);
       try {

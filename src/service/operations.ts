@@ -191,6 +191,16 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
       await store(caller, storeId);
       return storage.getMemoryByPath(storeId, path);
     },
+    /**
+     * The live memory at `path` for a write addressed by path (MCP write, edit, rename, delete). The
+     * right to write is checked before the path is looked up, as a write by id checks it before its
+     * memory: a read_only key is refused `forbidden` whether or not the path holds a memory.
+     */
+    async getMemoryToWrite(caller: Caller, storeId: string, path: string): Promise<Memory | null> {
+      assertMemoryPath(path);
+      await writable(caller, storeId);
+      return storage.getMemoryByPath(storeId, path);
+    },
     async listMemories(caller: Caller, storeId: string, q: MemoryListQuery): Promise<Page<MemoryListItem>> {
       await store(caller, storeId);
       const tag = scopeTag('memories', storeId, q.pathPrefix, q.depth);

@@ -12,7 +12,8 @@ import { assertWellFormed } from './text.js';
 /** Agent and session ids go into URL paths: letters, digits and . _ : @ + = - only. */
 const SCOPE_ID = /^[A-Za-z0-9][A-Za-z0-9._:@+=-]*$/;
 const ID_LIKE = /^[A-Za-z0-9_]{1,64}$/;
-/** A memory version id as the server makes them (src/service/ids.ts): the prefix, then 24 base62 characters. */
+/** Memory and version ids as the server makes them (src/service/ids.ts): the prefix, then 24 base62 characters. */
+const MEMORY_ID = /^mem_[0-9A-Za-z]{24}$/;
 const VERSION_ID = /^memver_[0-9A-Za-z]{24}$/;
 
 /** One checkpoint reference's fields (the MCP tool advertises this schema too). */
@@ -85,11 +86,11 @@ export function parseCheckpointCreate(body: unknown, maxBytes: number = CONTINUI
 
 function parseReference(raw: unknown, field: string): CheckpointReference {
   const r = checkpointObject(CHECKPOINT_REFERENCE, raw, field);
-  const memoryId = r.memory_id == null ? null : assertIdLike(r.memory_id, `${field}.memory_id`);
+  const memoryId = r.memory_id == null ? null : assertServerId(r.memory_id, `${field}.memory_id`, MEMORY_ID, 'a memory id (mem_…)');
   const path = r.path == null ? null : assertMemoryPath(r.path, `${field}.path`);
   if (memoryId === null && path === null) fail(field, 'names no memory: give memory_id or path');
   const contentSha256 = r.content_sha256 == null ? null : parseSha256(r.content_sha256, `${field}.content_sha256`);
-  const versionId = r.memory_version_id == null ? null : assertVersionId(r.memory_version_id, `${field}.memory_version_id`);
+  const versionId = r.memory_version_id == null ? null : assertServerId(r.memory_version_id, `${field}.memory_version_id`, VERSION_ID, 'a memory version id (memver_…)');
   if (contentSha256 === null && versionId === null) fail(field, 'needs the content_sha256 or memory_version_id it relied on');
   return { memoryId, path, contentSha256, versionId, note: r.note == null ? null : text(r.note, `${field}.note`) };
 }
@@ -117,8 +118,8 @@ function assertIdLike(value: string, field: string): string {
   return value;
 }
 
-function assertVersionId(value: string, field: string): string {
-  if (!VERSION_ID.test(value)) fail(field, `must be a memory version id (memver_…), not ${excerpt(value)}`);
+function assertServerId(value: string, field: string, form: RegExp, what: string): string {
+  if (!form.test(value)) fail(field, `must be ${what}, not ${excerpt(value)}`);
   return value;
 }
 

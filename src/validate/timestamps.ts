@@ -7,8 +7,16 @@ export function parseTimestamp(raw: string | undefined, field: string): string |
   const m = RFC3339.exec(raw);
   const ms = m && fieldsInRange(m) ? Date.parse(raw.replace(' ', 'T')) : NaN;
   if (Number.isNaN(ms)) fail(field, 'must be an RFC 3339 timestamp such as 2026-01-31T12:00:00Z');
-  return new Date(ms).toISOString();
+  const canonical = new Date(ms).toISOString();
+  // An offset can carry 9999-12-31 or 0000-01-01 past a four-digit UTC year (+010000-…, -000001-…),
+  // a form that both engines would compare as text against every other timestamp the wrong way.
+  if (!FOUR_DIGIT_YEAR.test(canonical)) fail(field, `must be from ${MIN_TIMESTAMP} to ${MAX_TIMESTAMP} in UTC`);
+  return canonical;
 }
+
+const MIN_TIMESTAMP = '0000-01-01T00:00:00Z';
+const MAX_TIMESTAMP = '9999-12-31T23:59:59.999Z';
+const FOUR_DIGIT_YEAR = /^\d{4}-/;
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|[+-](\d{2}):(\d{2}))$/;
 

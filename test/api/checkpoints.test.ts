@@ -192,6 +192,9 @@ describe('checkpoint validation', () => {
     ['a reference with a bad sha', { agent_id: 'a', session_id: 's', goal: 'g', references: [{ path: '/a', content_sha256: 'ABC' }] }, 'content_sha256'],
     ['a reference with a version id that is not one', { agent_id: 'a', session_id: 's', goal: 'g', references: [{ path: '/a', memory_version_id: 'memver_bogus' }] }, 'references.0.memory_version_id: must be a memory version id (memver_…)'],
     ['a reference with a memory id for a version id', { agent_id: 'a', session_id: 's', goal: 'g', references: [{ path: '/a', memory_version_id: 'mem_0123456789ABCDEFabcdefgh' }] }, 'references.0.memory_version_id'],
+    ['a reference with a memory id that is not one', { agent_id: 'a', session_id: 's', goal: 'g', references: [{ memory_id: 'mem_bogus', content_sha256: sha256('x') }] }, 'references.0.memory_id: must be a memory id (mem_…)'],
+    ['a reference with a version id for a memory id', { agent_id: 'a', session_id: 's', goal: 'g', references: [{ memory_id: 'memver_0123456789ABCDEFabcdefgh', content_sha256: sha256('x') }] }, 'references.0.memory_id'],
+    ['a reference with a store id for a memory id', { agent_id: 'a', session_id: 's', goal: 'g', references: [{ memory_id: 'memstore_0123456789ABCDEFabcdefgh', content_sha256: sha256('x') }] }, 'references.0.memory_id'],
   ])('refuses %s with 400', async (_name, body, mention) => {
     const err = await expectApiError(ext.checkpoint(store.id, body as CheckpointBody), 400, 'invalid_request_error');
     expect(err.message).toContain(mention);
@@ -347,6 +350,20 @@ describe('restoring a checkpoint', () => {
     const r = await ext.restoreLatest(store.id, 'agent-1', s);
     expect(r.references.map((x) => x.status)).toEqual(['missing', 'missing', 'changed']);
     for (const x of r.references) expect(x.current).toMatchObject({ memory_id: beta.id, path: '/notes/beta.md', content_sha256: sha256('beta, edited') });
+  });
+
+  it("reports a reference whose memory_id no memory of the store has (another store's, or never made) as missing", async () => {
+    const elsewhere = await freshStore(client, 'checkpoints elsewhere');
+    const foreign = await client.beta.memoryStores.memories.create(elsewhere.id, { path: '/notes/foreign.md', content: 'foreign' });
+    const s = session();
+    await ext.checkpoint(store.id, bundle(s, {
+      references: [
+        { memory_id: foreign.id, content_sha256: foreign.content_sha256 },
+        { memory_id: 'mem_000000000000000000000000', memory_version_id: foreign.memory_version_id },
+      ],
+    }));
+    const r = await ext.restoreLatest(store.id, 'agent-1', s);
+    expect(r.references.map((x) => [x.status, x.current])).toEqual([['missing', null], ['missing', null]]);
   });
 
   it('restores the latest by agent and session, and 404s for an unknown session', async () => {

@@ -266,6 +266,26 @@ describe('idempotency keys', () => {
     expect(await receiptsHolding('KEPTTEXT')).toBe(1);
   });
 
+  it("a session create's receipt answers its own store only, and goes with that store's delete", async () => {
+    const first = await client.beta.memoryStores.create({ name: 'idem-session-a' });
+    const other = await client.beta.memoryStores.create({ name: 'idem-session-b' });
+    const key = randomUUID();
+    const resources = (storeId: string) => ({ resources: [{ type: 'memory_store', memory_store_id: storeId, access: 'read_only' }] });
+    const created = await send('POST', '/v1/sessions', key, resources(first.id));
+    expect(created.status).toBe(200);
+    const session = created.body as { id: string };
+    const again = await send('POST', '/v1/sessions', key, resources(first.id));
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(created.body);
+    expectRawError(await send('POST', '/v1/sessions', key, resources(other.id)), 409, 'idempotency_conflict');
+
+    expect((await send('DELETE', `/v1/sessions/${session.id}`, null)).status).toBe(200);
+    expect((await send('DELETE', `/v1/memory_stores/${first.id}`, null)).status).toBe(200);
+    const retry = await send('POST', '/v1/sessions', key, resources(first.id));
+    expectRawError(retry, 404, 'not_found_error');
+    expect(retry.headers.get('idempotent-replayed')).toBeNull();
+  });
+
   it('a request without a key is not deduplicated', async () => {
     const a = await send('POST', '/v1/memory_stores', null, { name: 'no key' });
     const b = await send('POST', '/v1/memory_stores', null, { name: 'no key' });

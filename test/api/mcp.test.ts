@@ -6,10 +6,15 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { createMcpServer } from '../../api/mcp/server.js';
+import type { Service } from '../../src/service/service.js';
+import { createEdit } from '../../src/service/edits.js';
+import { openCore, otherKey, queuedForSearch } from '../helpers/core.js';
 import { connectMcp, type McpKind, type McpSession } from '../helpers/mcp.js';
 import { makeTempDir, runCli, startServer, type RunningServer } from '../helpers/server.js';
 import { eventually } from '../helpers/mount.js';
-import { queuedForSearch } from '../helpers/core.js';
 import { rawRequest, sdkClient } from '../helpers/sdk.js';
 import { freshStore, sha256, type Store } from './shapes.js';
 
@@ -201,6 +206,20 @@ describe.each<McpKind>(['http', 'stdio'])('MCP over %s', (kind) => {
     expect(tight.text).toMatch(/needs at least \d+ bytes/);
   });
 
+  it('memory_restore answers the restore as measured: its text is size_bytes long in UTF-8, within max_bytes', async () => {
+    const s = store.id;
+    const sized = await mcp.call('memory_checkpoint', {
+      memory_store_id: s, agent_id: 'mcp-agent', session_id: `${kind}-sized`, goal: 'mesurer l’été ✓',
+      constraints: Array.from({ length: 40 }, (_, i) => `contrainte ${i} ✓`), decisions: ['a', 'b'], open_tasks: ['c'],
+    });
+    for (const max_bytes of [undefined, 2048]) {
+      const restored = await mcp.call('memory_restore', { memory_store_id: s, checkpoint_id: sized.json.id, ...(max_bytes ? { max_bytes } : {}) });
+      expect(restored.isError).toBe(false);
+      expect(Buffer.byteLength(restored.text, 'utf8')).toBe(restored.json.size_bytes);
+      expect(restored.json.size_bytes).toBeLessThanOrEqual(max_bytes ?? 32_768);
+    }
+  });
+
   it('lists a memory\'s history by path or memory_id and diffs its versions (issue 15)', async () => {
     const s = store.id;
     const first = await mcp.call('memory_write', { memory_store_id: s, path: '/hist.md', content: 'one\n' });
@@ -237,6 +256,33 @@ describe.each<McpKind>(['http', 'stdio'])('MCP over %s', (kind) => {
       ] as const) {
         expectToolError(await reader.call(tool, { memory_store_id: store.id, ...args }), 'forbidden');
       }
+    } finally {
+      await reader.close();
+    }
+  });
+
+  it('a read_only key’s write is refused forbidden on both faces, whether or not its path holds a memory', async () => {
+    const key = await mintKey('read_only');
+    const reader = await connectMcp(kind, server, key);
+    const missing = 'mem_0000000000000000000000000';
+    try {
+      await mcp.call('memory_write', { memory_store_id: store.id, path: '/ro-both.md', content: 'kept' });
+      for (const [tool, args] of [
+        ['memory_edit', { path: '/ro-none.md', command: 'str_replace', old_str: 'kept', new_str: 'x' }],
+        ['memory_edit', { path: '/ro-both.md', command: 'str_replace', old_str: 'not there', new_str: 'x' }],
+        ['memory_rename', { path: '/ro-none.md', new_path: '/ro-moved.md' }],
+        ['memory_delete', { path: '/ro-none.md' }],
+        ['memory_write', { path: '/ro-none.md', content: 'x', content_sha256: sha256('kept') }],
+      ] as const) {
+        expectToolError(await reader.call(tool, { memory_store_id: store.id, ...args }), 'forbidden');
+      }
+      const http = (method: string, path: string, body?: unknown) =>
+        rawRequest(server.url, method, `/v1/memory_stores/${store.id}${path}`, { apiKey: key, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+      for (const res of [await http('POST', `/memories/${missing}`, { content: 'x' }), await http('DELETE', `/memories/${missing}`)]) {
+        expect(res.status).toBe(403);
+        expect(res.body).toMatchObject({ error: { type: 'permission_error' } });
+      }
+      expect((await mcp.call('memory_read', { memory_store_id: store.id, path: '/ro-both.md' })).json.content).toBe('kept');
     } finally {
       await reader.close();
     }
@@ -290,6 +336,47 @@ describe('mnemo mcp on its own', () => {
     } finally {
       await mcp?.close();
       rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+// The real service over a real SQLite file and the real MCP server, in-process: an edit can only
+// run out of attempts if another writer changes the memory between each of its reads and writes,
+// which the edit's lookup does here, through the same service, every time.
+describe('memory_edit that keeps losing to other writers', () => {
+  it('fails conflict, changes nothing of its own, and hints to read the memory again and retry the edit', async () => {
+    const core = await openCore();
+    const writer = await otherKey(core);
+    const store = await core.service.createStore(core.caller, { name: 'edit races', description: '', metadata: {} });
+    await core.service.createMemory(core.caller, store.id, { path: '/busy.md', content: 'round 0\n' });
+    let round = 0;
+    const racing: Service = {
+      ...core.service,
+      editMemory: createEdit({
+        getMemoryToWrite: async (caller, storeId, path) => {
+          const read = await core.service.getMemoryToWrite(caller, storeId, path);
+          await core.service.updateMemory(writer, storeId, read!.id, { content: `round ${++round}\n` });
+          return read;
+        },
+        updateMemory: (caller, storeId, memoryId, write) => core.service.updateMemory(caller, storeId, memoryId, write),
+      }),
+    };
+    const [ours, theirs] = InMemoryTransport.createLinkedPair();
+    await createMcpServer({ service: racing, caller: core.caller, log: () => {} }).connect(theirs);
+    const client = new Client({ name: 'mnemo-test', version: '1.0.0' });
+    await client.connect(ours);
+    try {
+      const res = await client.callTool({
+        name: 'memory_edit',
+        arguments: { memory_store_id: store.id, path: '/busy.md', command: 'insert', insert_line: 0, insert_text: 'mine' },
+      });
+      const text = (res.content as { text: string }[]).map((c) => c.text).join('\n');
+      expect(res.isError).toBe(true);
+      expect(text).toMatch(/^Error conflict: memory mem_\w+ kept changing while the edit was applied/);
+      expect(text.split('\n')[1]).toBe('Nothing was changed. Read the memory again (memory_read), check that the edit still fits its current text, then retry memory_edit.');
+      expect((await core.service.getMemoryByPath(core.caller, store.id, '/busy.md'))?.content).toBe(`round ${round}\n`);
+    } finally {
+      await client.close();
     }
   });
 });

@@ -65,6 +65,28 @@ describe('memory TTL', () => {
     expect(cleared).not.toHaveProperty('expires_at');
   });
 
+  it('keeps an expires_at as late as 9999-12-31 UTC, and refuses with 400 any later one, also one an offset carries past that year', async () => {
+    const store = await freshStore(client, 'ttl far');
+    const last = await create(store.id, { path: '/last.md', content: 'x', expires_at: '9999-12-31T23:59:59.999Z' });
+    expect(last.expires_at).toBe('9999-12-31T23:59:59.999Z');
+    expect((await client.beta.memoryStores.memories.retrieve(last.id, { memory_store_id: store.id })).path).toBe('/last.md');
+    expect((await collect(client.beta.memoryStores.memories.list(store.id))).map((m) => m.path)).toEqual(['/last.md']);
+    // 10000-01-01T00:30Z in UTC: kept as "+010000-…", it compared as text before every date, so it
+    // was refused as "not in the future" (and would read as expired at once).
+    for (const at of ['9999-12-31T23:30:00-01:00', '+010000-01-01T00:00:00Z', '275760-09-13T00:00:00Z']) {
+      const err = await expectApiError(create(store.id, { path: '/far.md', content: 'x', expires_at: at }), 400, 'invalid_request_error');
+      expect(err.message).toMatch(/^expires_at: must be (from 0000-01-01T00:00:00Z to 9999-12-31T23:59:59\.999Z in UTC|an RFC 3339 timestamp)/);
+      await expectApiError(update(store.id, last.id, { expires_at: at }), 400, 'invalid_request_error');
+    }
+    expect((await client.beta.memoryStores.memories.retrieve(last.id, { memory_store_id: store.id })) as Expiring).toMatchObject({ expires_at: '9999-12-31T23:59:59.999Z' });
+    const err = await expectApiError(
+      client.get(`/v1/memory_stores/${store.id}/memory_versions`, { query: { 'created_at[lte]': '9999-12-31T23:30:00-01:00' } }),
+      400,
+      'invalid_request_error',
+    );
+    expect(err.message).toMatch(/^created_at\[lte\]: must be from 0000-01-01T00:00:00Z to 9999-12-31T23:59:59\.999Z in UTC/);
+  });
+
   // In-process, with a clock the test moves: the expiry passes without waiting for it.
   it('hides an expired memory from reads and lists, and frees its path', async () => {
     const { client, clock } = await inProcessApp();

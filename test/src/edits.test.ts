@@ -21,7 +21,7 @@ function contended(losses: number) {
       return content;
     },
     deps: {
-      getMemoryByPath: async () => memory(),
+      getMemoryToWrite: async () => memory(),
       updateMemory: async (_c: Caller, _s: string, _id: string, w: { content?: string; expectedSha256?: string }) => {
         writes += 1;
         if (writes <= losses) content += 'other\n';

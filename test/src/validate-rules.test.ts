@@ -137,7 +137,7 @@ describe('checkpoint references and restores', () => {
     const refused = async (ref: unknown) => (await errorOf(() => parseCheckpointCreate(bundle({ references: [ref] })))).message;
     expect(await refused({ content_sha256: SHA })).toBe('references.0: names no memory: give memory_id or path');
     expect(await refused({ path: '/a.md' })).toBe('references.0: needs the content_sha256 or memory_version_id it relied on');
-    expect(await refused({ memory_id: 'not an id!', content_sha256: SHA })).toBe('references.0.memory_id: is not an id');
+    expect(await refused({ memory_id: 'not an id!', content_sha256: SHA })).toBe('references.0.memory_id: must be a memory id (mem_…), not not an id!');
     expect(await refused({ path: '/a.md', content_sha256: 'ABC' })).toBe('references.0.content_sha256: must be 64 lowercase hexadecimal characters');
     expect(codeOf(() => parseCheckpointCreate(bundle({ references: [{ path: 'a.md', content_sha256: SHA }] })))).toBe('invalid_path');
   });
