@@ -21,7 +21,7 @@ import { fsError } from './errno.js';
 import { settleLocal } from './local-budget.js';
 import { isMountLocalPath } from './names.js';
 import { adoptScratch, commit, forget, saveAndRelease, scheduleAdoption } from './save-points.js';
-import { asideName, endAside, setAside, setsAside, settleAside } from './set-aside.js';
+import { asideName, endAside, moveAsides, setAside, setsAside, settleAside } from './set-aside.js';
 import type { Draft } from './handles.js';
 import { assertParentDir, hasChildren, isDir, keepParents, lookup, scratchFor, storedDraft, type Node } from './tree.js';
 
@@ -132,14 +132,18 @@ async function renameDir(ctx: MountContext, src: string, dst: string, to: Node |
   }
   await ctx.service.moveTree(await mountCaller(ctx), ctx.storeId, src, dst);
   const moved = (p: string) => (p === src ? dst : p.startsWith(src + '/') ? dst + p.slice(src.length) : null);
+  if (ctx.asides.size > 0) moveAsides(ctx, moved);
   const leftTempDir: Draft[] = [];
   for (const p of [...ctx.drafts.keys()]) {
     const np = moved(p);
     if (np === null) continue;
     const d = ctx.drafts.get(p)!;
     ctx.drafts.move(p, np);
+    if (!d.scratch) continue;
     // Written in a temp directory now renamed to an ordinary name (a build's output put in place): saved now.
-    if (d.scratch && !d.asideFrom && !scratchFor(np)) leftTempDir.push(d);
+    if (!d.asideFrom && !scratchFor(np)) leftTempDir.push(d);
+    // Still a temp file or set aside: its grace period, which was kept for its old path, counts from now.
+    else scheduleAdoption(ctx, d);
   }
   for (const d of leftTempDir) await adoptScratch(ctx, d);
   for (const [p, mode] of [...ctx.localDirs]) {

@@ -52,6 +52,23 @@ export function endAside(ctx: MountContext, d: Draft): string {
   return home;
 }
 
+/**
+ * A directory move (`moved` maps a path to where it went, or null) took storage's paths of set-aside
+ * memories with it: each is held and hidden at its new path, so the mount still shows it once, at
+ * its temp name, and a new file made at its new path takes it back.
+ */
+export function moveAsides(ctx: MountContext, moved: (path: string) => string | null): void {
+  for (const [home, copy] of [...ctx.asides]) {
+    const to = moved(home);
+    if (to === null) continue;
+    ctx.asides.delete(home);
+    ctx.view.unhide(home);
+    copy.asideFrom = to;
+    ctx.asides.set(to, copy);
+    ctx.view.hide(to);
+  }
+}
+
 /** What a new file made at a set-aside path saves to: the memory there, as of the copy's load. */
 export interface Claimed {
   memoryId: string;

@@ -243,6 +243,19 @@ describe.skipIf(!FUSE_AVAILABLE)('agent actions through a mount', () => {
     expect((await m.call<{ id: string }>('memory', { path: '/home.md~' })).id).toBe(ids['/home.md']);
   });
 
+  it('a set-aside file moved with its directory is shown once, at its temp name, and its rename is made 2 s later, or taken back by a new file at its old name', async () => {
+    const m = await startMount({ seed: { '/a/n.md': 'a\n', '/b/n.md': 'b\n' } });
+    const a = await m.call<{ id: string }>('memory', { path: '/a/n.md' });
+    const b = await m.call<{ id: string }>('memory', { path: '/b/n.md' });
+    const r = await sh('mv a/n.md a/n.md~ && mv a a2 && mv b/n.md b/n.md~ && mv b b2 && echo new > b2/n.md && ls a2 b2', m.mnt);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('a2:\nn.md~\n\nb2:\nn.md\nn.md~\n');
+    await eventually(async () => expect(await m.tree()).toEqual({ '/a2/n.md~': 'a\n', '/b2/n.md': 'new\n', '/b2/n.md~': 'b\n' }), 5000);
+    expect((await m.call<{ id: string }>('memory', { path: '/a2/n.md~' })).id).toBe(a.id);
+    expect((await m.call<{ id: string }>('memory', { path: '/b2/n.md' })).id).toBe(b.id);
+    expect((await sh('ls a2 b2', m.mnt)).stdout).toBe('a2:\nn.md~\n\nb2:\nn.md\nn.md~\n');
+  });
+
   it("vim with 'backup' set keeps its backup: the file's memory gets one version, the backup is saved as a new file after 2 s", async () => {
     const m = await startMount({ seed: { '/k.md': 'one\n' } });
     const before = await m.call<{ id: string }>('memory', { path: '/k.md' });
