@@ -74,10 +74,12 @@ export async function renamePath(ctx: MountContext, src: string, dst: string): P
       return entriesMoved(ctx, src, dst);
     }
   }
+  const replaced = to?.draft && to.draft !== d ? to.draft : null;
+  // A set-aside file replaced keeps its place until the rename is done: a refused save leaves it there.
+  const replacedAside = replaced?.asideFrom ? replaced : null;
   if (d && !d.stored) {
     // A new or scratch file: its first save happens here, at the target (the atomic-save fold).
-    const replaced = to?.draft;
-    if (replaced && replaced !== d) forget(ctx, replaced);
+    if (replaced && !replacedAside) forget(ctx, replaced);
     // A temp-looking target name stays scratch only if no memory is there to update; a path
     // inside .git is always mount-local.
     d.scratch = isMountLocalPath(dst) || (scratchFor(dst) && !to);
@@ -86,6 +88,7 @@ export async function renamePath(ctx: MountContext, src: string, dst: string): P
       await commit(ctx, d);
     } catch (err) {
       ctx.drafts.move(dst, src);
+      if (replacedAside) ctx.drafts.set(dst, replacedAside);
       settleLocal(ctx, d);
       throw err;
     }
@@ -95,10 +98,11 @@ export async function renamePath(ctx: MountContext, src: string, dst: string): P
     const memoryId = d ? d.memoryId : from.meta!.id;
     // The replaced file's working copy, open or not, leaves the path: what its handles write now
     // goes nowhere, as on a disk.
-    if (to?.draft && to.draft !== d) forget(ctx, to.draft);
+    if (replaced && !replacedAside) forget(ctx, replaced);
     await ctx.service.moveMemory(caller, ctx.storeId, memoryId, dst);
     if (d) ctx.drafts.move(src, dst);
   }
+  if (replacedAside) await dropReplacedAside(ctx, replacedAside);
   keepParents(ctx, src);
   entriesMoved(ctx, src, dst);
 }
@@ -108,6 +112,16 @@ async function renamedBack(ctx: MountContext, d: Draft, src: string, dst: string
   ctx.drafts.move(src, dst);
   await saveAndRelease(ctx, d);
   entriesMoved(ctx, src, dst);
+}
+
+/**
+ * A set-aside file replaced by a rename onto its temp name: its memory, still at the path it was set
+ * aside from in storage, gets its `deleted` version, as `rm` of it does, and that path is shown again.
+ */
+async function dropReplacedAside(ctx: MountContext, d: Draft): Promise<void> {
+  endAside(ctx, d);
+  forget(ctx, d);
+  await deleteQuietly(ctx, d.memoryId);
 }
 
 /** Makes a set-aside rename in storage at once (and any change it holds), so that another file can take its old path. */
