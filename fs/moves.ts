@@ -21,7 +21,7 @@ import { fsError } from './errno.js';
 import { settleLocal } from './local-budget.js';
 import { isMountLocalPath } from './names.js';
 import { adoptScratch, commit, forget, saveAndRelease, scheduleAdoption } from './save-points.js';
-import { asideName, endAside, moveAsides, setAside, setsAside, settleAside } from './set-aside.js';
+import { asideName, endAside, keepAsideAttrs, moveAsides, setAside, setsAside, settleAside } from './set-aside.js';
 import type { Draft } from './handles.js';
 import { assertParentDir, hasChildren, isDir, keepParents, lookup, scratchFor, storedDraft, type Node } from './tree.js';
 
@@ -55,10 +55,13 @@ export async function renamePath(ctx: MountContext, src: string, dst: string): P
   if (aside && aside !== d) await settleAsideNow(ctx, aside);
   // A rename moves the file's ctime (a stored one's follows the rename's version).
   if (d) d.ctimeMs = Date.now();
+  // A set-aside file renamed on to an ordinary name: what was set on it meanwhile goes with the move.
+  let endedAside: Draft | null = null;
   if (d?.asideFrom) {
     if (d.asideFrom === dst || !asideName(dst) || to) {
       // Back where storage has it (vim's undo of a failed write): nothing to store but its changes.
       if (endAside(ctx, d) === dst) return renamedBack(ctx, d, src, dst);
+      endedAside = d;
     } else {
       // From one temp-looking name to another: still set aside, its grace period counted from now.
       ctx.drafts.move(src, dst);
@@ -101,6 +104,7 @@ export async function renamePath(ctx: MountContext, src: string, dst: string): P
     if (replaced && !replacedAside) forget(ctx, replaced);
     await ctx.service.moveMemory(caller, ctx.storeId, memoryId, dst);
     if (d) ctx.drafts.move(src, dst);
+    if (endedAside) await keepAsideAttrs(ctx, endedAside);
   }
   if (replacedAside) await dropReplacedAside(ctx, replacedAside);
   keepParents(ctx, src);
@@ -110,6 +114,7 @@ export async function renamePath(ctx: MountContext, src: string, dst: string): P
 /** A set-aside file renamed back onto the path its memory has in storage: saved there only if it changed. */
 async function renamedBack(ctx: MountContext, d: Draft, src: string, dst: string): Promise<void> {
   ctx.drafts.move(src, dst);
+  await keepAsideAttrs(ctx, d);
   await saveAndRelease(ctx, d);
   entriesMoved(ctx, src, dst);
 }

@@ -53,6 +53,7 @@ export interface MountService {
   setMemoryMode(caller: Caller, storeId: string, memoryId: string, mode: number): Promise<void>;
   setMemoryTimes(caller: Caller, storeId: string, memoryId: string, times: { atimeMs?: number; mtimeMs?: number }): Promise<void>;
   setMemoryOwner(caller: Caller, storeId: string, memoryId: string, owner: { uid?: number; gid?: number }): Promise<void>;
+  setMemoryAttrs(caller: Caller, storeId: string, memoryId: string, attrs: KeptAttrs): Promise<void>;
   /** fsync(2) on a mount waits for `sync()`. */
   readonly durability: Pick<Durability, 'sync'>;
   clock(): string;
