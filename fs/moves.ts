@@ -85,13 +85,18 @@ export async function renamePath(ctx: MountContext, src: string, dst: string): P
     if (replaced && !replacedAside) forget(ctx, replaced);
     // A temp-looking target name stays scratch only if no memory is there to update; a path
     // inside .git is always mount-local.
+    const wasScratch = d.scratch;
     d.scratch = isMountLocalPath(dst) || (scratchFor(dst) && !to);
     ctx.drafts.move(src, dst);
     try {
       await commit(ctx, d);
     } catch (err) {
+      // Refused (ENOSPC, EFBIG…): the file is back at its name as it was, a temp file left in place
+      // whose grace period counts from now.
       ctx.drafts.move(dst, src);
       if (replacedAside) ctx.drafts.set(dst, replacedAside);
+      d.scratch = wasScratch;
+      if (d.scratch && d.opens === 0) scheduleAdoption(ctx, d);
       settleLocal(ctx, d);
       throw err;
     }
