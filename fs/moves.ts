@@ -21,7 +21,7 @@ import { fsError } from './errno.js';
 import { settleLocal } from './local-budget.js';
 import { isMountLocalPath } from './names.js';
 import { adoptScratch, commit, forget, saveAndRelease, scheduleAdoption } from './save-points.js';
-import { asideName, endAside, setAside, setsAside, settleAside } from './set-aside.js';
+import { asideName, endAside, keepAsideAttrs, moveAsides, setAside, setsAside, settleAside } from './set-aside.js';
 import type { Draft } from './handles.js';
 import { assertParentDir, hasChildren, isDir, keepParents, lookup, scratchFor, storedDraft, type Node } from './tree.js';
 
@@ -55,10 +55,13 @@ export async function renamePath(ctx: MountContext, src: string, dst: string): P
   if (aside && aside !== d) await settleAsideNow(ctx, aside);
   // A rename moves the file's ctime (a stored one's follows the rename's version).
   if (d) d.ctimeMs = Date.now();
+  // A set-aside file renamed on to an ordinary name: what was set on it meanwhile goes with the move.
+  let endedAside: Draft | null = null;
   if (d?.asideFrom) {
     if (d.asideFrom === dst || !asideName(dst) || to) {
       // Back where storage has it (vim's undo of a failed write): nothing to store but its changes.
       if (endAside(ctx, d) === dst) return renamedBack(ctx, d, src, dst);
+      endedAside = d;
     } else {
       // From one temp-looking name to another: still set aside, its grace period counted from now.
       ctx.drafts.move(src, dst);
@@ -74,18 +77,26 @@ export async function renamePath(ctx: MountContext, src: string, dst: string): P
       return entriesMoved(ctx, src, dst);
     }
   }
+  const replaced = to?.draft && to.draft !== d ? to.draft : null;
+  // A set-aside file replaced keeps its place until the rename is done: a refused save leaves it there.
+  const replacedAside = replaced?.asideFrom ? replaced : null;
   if (d && !d.stored) {
     // A new or scratch file: its first save happens here, at the target (the atomic-save fold).
-    const replaced = to?.draft;
-    if (replaced && replaced !== d) forget(ctx, replaced);
+    if (replaced && !replacedAside) forget(ctx, replaced);
     // A temp-looking target name stays scratch only if no memory is there to update; a path
     // inside .git is always mount-local.
+    const wasScratch = d.scratch;
     d.scratch = isMountLocalPath(dst) || (scratchFor(dst) && !to);
     ctx.drafts.move(src, dst);
     try {
       await commit(ctx, d);
     } catch (err) {
+      // Refused (ENOSPC, EFBIG…): the file is back at its name as it was, a temp file left in place
+      // whose grace period counts from now.
       ctx.drafts.move(dst, src);
+      if (replacedAside) ctx.drafts.set(dst, replacedAside);
+      d.scratch = wasScratch;
+      if (d.scratch && d.opens === 0) scheduleAdoption(ctx, d);
       settleLocal(ctx, d);
       throw err;
     }
@@ -95,10 +106,12 @@ export async function renamePath(ctx: MountContext, src: string, dst: string): P
     const memoryId = d ? d.memoryId : from.meta!.id;
     // The replaced file's working copy, open or not, leaves the path: what its handles write now
     // goes nowhere, as on a disk.
-    if (to?.draft && to.draft !== d) forget(ctx, to.draft);
+    if (replaced && !replacedAside) forget(ctx, replaced);
     await ctx.service.moveMemory(caller, ctx.storeId, memoryId, dst);
     if (d) ctx.drafts.move(src, dst);
+    if (endedAside) await keepAsideAttrs(ctx, endedAside);
   }
+  if (replacedAside) await dropReplacedAside(ctx, replacedAside);
   keepParents(ctx, src);
   entriesMoved(ctx, src, dst);
 }
@@ -106,8 +119,19 @@ export async function renamePath(ctx: MountContext, src: string, dst: string): P
 /** A set-aside file renamed back onto the path its memory has in storage: saved there only if it changed. */
 async function renamedBack(ctx: MountContext, d: Draft, src: string, dst: string): Promise<void> {
   ctx.drafts.move(src, dst);
+  await keepAsideAttrs(ctx, d);
   await saveAndRelease(ctx, d);
   entriesMoved(ctx, src, dst);
+}
+
+/**
+ * A set-aside file replaced by a rename onto its temp name: its memory, still at the path it was set
+ * aside from in storage, gets its `deleted` version, as `rm` of it does, and that path is shown again.
+ */
+async function dropReplacedAside(ctx: MountContext, d: Draft): Promise<void> {
+  endAside(ctx, d);
+  forget(ctx, d);
+  await deleteQuietly(ctx, d.memoryId);
 }
 
 /** Makes a set-aside rename in storage at once (and any change it holds), so that another file can take its old path. */
@@ -132,14 +156,18 @@ async function renameDir(ctx: MountContext, src: string, dst: string, to: Node |
   }
   await ctx.service.moveTree(await mountCaller(ctx), ctx.storeId, src, dst);
   const moved = (p: string) => (p === src ? dst : p.startsWith(src + '/') ? dst + p.slice(src.length) : null);
+  if (ctx.asides.size > 0) moveAsides(ctx, moved);
   const leftTempDir: Draft[] = [];
   for (const p of [...ctx.drafts.keys()]) {
     const np = moved(p);
     if (np === null) continue;
     const d = ctx.drafts.get(p)!;
     ctx.drafts.move(p, np);
+    if (!d.scratch) continue;
     // Written in a temp directory now renamed to an ordinary name (a build's output put in place): saved now.
-    if (d.scratch && !d.asideFrom && !scratchFor(np)) leftTempDir.push(d);
+    if (!d.asideFrom && !scratchFor(np)) leftTempDir.push(d);
+    // Still a temp file or set aside: its grace period, which was kept for its old path, counts from now.
+    else scheduleAdoption(ctx, d);
   }
   for (const d of leftTempDir) await adoptScratch(ctx, d);
   for (const [p, mode] of [...ctx.localDirs]) {

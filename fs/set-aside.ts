@@ -12,8 +12,10 @@
  * - f~ renamed back onto f (vim's undo of a write that failed) puts it back, with no version;
  * - f~ removed deletes the memory (`mv f f~ && rm f~`), f~ renamed to an ordinary name moves it there;
  * - left alone for the temp-file grace period, or until the mount ends, the rename is made in storage.
+ * A mode, times or owner set on f~ meanwhile live on the copy, and are kept with the memory when it
+ * is renamed (back, on, or settled); a new file taking the memory back leaves them to f~'s own save.
  */
-import { baseName, isMnemoError } from '../src/index.js';
+import { baseName, isMnemoError, type KeptAttrs } from '../src/index.js';
 import { mountCaller, type MountContext } from './context.js';
 import type { Draft } from './handles.js';
 import { isMountLocalPath, isScratchName } from './names.js';
@@ -52,6 +54,23 @@ export function endAside(ctx: MountContext, d: Draft): string {
   return home;
 }
 
+/**
+ * A directory move (`moved` maps a path to where it went, or null) took storage's paths of set-aside
+ * memories with it: each is held and hidden at its new path, so the mount still shows it once, at
+ * its temp name, and a new file made at its new path takes it back.
+ */
+export function moveAsides(ctx: MountContext, moved: (path: string) => string | null): void {
+  for (const [home, copy] of [...ctx.asides]) {
+    const to = moved(home);
+    if (to === null) continue;
+    ctx.asides.delete(home);
+    ctx.view.unhide(home);
+    copy.asideFrom = to;
+    ctx.asides.set(to, copy);
+    ctx.view.hide(to);
+  }
+}
+
 /** What a new file made at a set-aside path saves to: the memory there, as of the copy's load. */
 export interface Claimed {
   memoryId: string;
@@ -84,10 +103,25 @@ export async function settleAside(ctx: MountContext, d: Draft): Promise<void> {
   endAside(ctx, d);
   try {
     await ctx.service.moveMemory(await mountCaller(ctx), ctx.storeId, d.memoryId, path);
+    await keepAsideAttrs(ctx, d);
   } catch (err) {
     if (!(isMnemoError(err) && err.code === 'not_found')) throw err;
     d.stored = false;
     d.dirty = true;
     d.memoryId = ctx.service.ids('memory');
   }
+}
+
+/**
+ * What chmod, chown and utimens set on a set-aside copy: kept only on the copy (its memory's stored
+ * path is not the one shown), they are stored with the memory once the set-aside ends in a rename.
+ */
+export async function keepAsideAttrs(ctx: MountContext, d: Draft): Promise<void> {
+  if (!d.statusSet) return;
+  const attrs: KeptAttrs = { mode: d.mode };
+  if (d.mtimeSet) attrs.mtimeMs = d.mtimeMs;
+  if (d.atimeMs !== null) attrs.atimeMs = d.atimeMs;
+  if (d.uid !== null) attrs.uid = d.uid;
+  if (d.gid !== null) attrs.gid = d.gid;
+  await ctx.service.setMemoryAttrs(await mountCaller(ctx), ctx.storeId, d.memoryId, attrs);
 }

@@ -54,6 +54,7 @@ export interface MountService {
   setMemoryMode(caller: Caller, storeId: string, memoryId: string, mode: number): Promise<void>;
   setMemoryTimes(caller: Caller, storeId: string, memoryId: string, times: { atimeMs?: number; mtimeMs?: number }): Promise<void>;
   setMemoryOwner(caller: Caller, storeId: string, memoryId: string, owner: { uid?: number; gid?: number }): Promise<void>;
+  setMemoryAttrs(caller: Caller, storeId: string, memoryId: string, attrs: KeptAttrs): Promise<void>;
   /** The store's limits and usage, for statfs (df). */
   readonly limits: Pick<Limits, 'storeRoom'>;
   /** fsync(2) on a mount waits for `sync()`. */

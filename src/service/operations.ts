@@ -293,6 +293,10 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
     async setMemoryOwner(caller: Caller, storeId: string, memoryId: string, owner: { uid?: number; gid?: number }): Promise<void> {
       await setAttrs(caller, storeId, memoryId, given(owner));
     },
+    /** A mode, times and owner together (what a mount held for a file set aside): each given is kept, no version; the ctime moves. */
+    async setMemoryAttrs(caller: Caller, storeId: string, memoryId: string, attrs: KeptAttrs): Promise<void> {
+      await setAttrs(caller, storeId, memoryId, given(attrs));
+    },
 
     // ------------------------------------------------------------ versions
 

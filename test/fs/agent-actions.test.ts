@@ -243,6 +243,32 @@ describe.skipIf(!FUSE_AVAILABLE)('agent actions through a mount', () => {
     expect((await m.call<{ id: string }>('memory', { path: '/home.md~' })).id).toBe(ids['/home.md']);
   });
 
+  it('a set-aside file moved with its directory is shown once, at its temp name, and its rename is made 2 s later, or taken back by a new file at its old name', async () => {
+    const m = await startMount({ seed: { '/a/n.md': 'a\n', '/b/n.md': 'b\n' } });
+    const a = await m.call<{ id: string }>('memory', { path: '/a/n.md' });
+    const b = await m.call<{ id: string }>('memory', { path: '/b/n.md' });
+    const r = await sh('mv a/n.md a/n.md~ && mv a a2 && mv b/n.md b/n.md~ && mv b b2 && echo new > b2/n.md && ls a2 b2', m.mnt);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('a2:\nn.md~\n\nb2:\nn.md\nn.md~\n');
+    await eventually(async () => expect(await m.tree()).toEqual({ '/a2/n.md~': 'a\n', '/b2/n.md': 'new\n', '/b2/n.md~': 'b\n' }), 5000);
+    expect((await m.call<{ id: string }>('memory', { path: '/a2/n.md~' })).id).toBe(a.id);
+    expect((await m.call<{ id: string }>('memory', { path: '/b2/n.md' })).id).toBe(b.id);
+    expect((await sh('ls a2 b2', m.mnt)).stdout).toBe('a2:\nn.md~\n\nb2:\nn.md\nn.md~\n');
+  });
+
+  it('a file renamed onto a set-aside file replaces it: the set-aside memory is deleted, and its old path shows what storage has there again', async () => {
+    const m = await startMount({ seed: { '/f.md': 'old f\n', '/g.md': 'g\n', '/h.md': 'old h\n' } });
+    const g = await m.call<{ id: string }>('memory', { path: '/g.md' });
+    const r = await sh('mv f.md f.md~ && mv g.md f.md~ && mv h.md h.md~ && echo new > new.tmp && mv new.tmp h.md~ && ls -a', m.mnt);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('.\n..\nf.md~\nh.md~\n');
+    expect(await m.tree()).toEqual({ '/f.md~': 'g\n', '/h.md~': 'new\n' });
+    expect(await m.mountLog()).toEqual(['modified /f.md~', 'deleted /f.md', 'created /h.md~', 'deleted /h.md']);
+    expect((await m.call<{ id: string }>('memory', { path: '/f.md~' })).id).toBe(g.id);
+    await m.call('create', { path: '/f.md', content: 'api\n' });
+    await eventually(async () => expect((await sh('cat f.md', m.mnt)).stdout).toBe('api\n'));
+  });
+
   it("vim with 'backup' set keeps its backup: the file's memory gets one version, the backup is saved as a new file after 2 s", async () => {
     const m = await startMount({ seed: { '/k.md': 'one\n' } });
     const before = await m.call<{ id: string }>('memory', { path: '/k.md' });

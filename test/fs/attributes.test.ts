@@ -91,6 +91,20 @@ describe.skipIf(!FUSE_AVAILABLE)('file times through a mount', () => {
     expect(after.c).toBeGreaterThan(before.c);
   });
 
+  it('a mode and times set on a set-aside file (mv f f~) are kept when its rename is made, when it is renamed back and when it is renamed on', async () => {
+    const m = await startMount({ seed: { '/left.md': 'l\n', '/back.md': 'b\n', '/on.md': 'o\n' } });
+    const set = (f: string) => `chmod 600 ${f} && touch -d @1000000000 ${f}`;
+    const r = await sh(
+      `mv left.md left.md~ && ${set('left.md~')} && mv back.md back.md~ && ${set('back.md~')} && mv back.md~ back.md && ` +
+        `mv on.md on.md~ && ${set('on.md~')} && mv on.md~ moved.md`,
+      m.mnt,
+    );
+    expect(r.code, r.stderr).toBe(0);
+    await eventually(async () => expect(await m.mountLog()).toContain('modified /left.md~'), 5000);
+    const again = await restart(m);
+    expect(await stat(again, '%a %Y', 'left.md~', 'back.md', 'moved.md')).toEqual(['600 1000000000', '600 1000000000', '600 1000000000']);
+  });
+
   it('chmod, chown and utimens move the ctime and not the mtime', async () => {
     const m = await startMount({ seed: { '/c.md': 'c\n' } });
     let last = await times(m, 'c.md');

@@ -133,6 +133,33 @@ describe.skipIf(!FUSE_AVAILABLE)('store limits on a mount', () => {
     expect(await statfs()).toEqual([4096, 10, 5, 3, 0]);
   });
 
+  it('a temp file whose atomic rename was refused with ENOSPC stays a temp file: left in place, it is saved under its own name 2 s later', async () => {
+    const server = await serverWith({ MNEMO_STORE_MAX_BYTES: '1000' });
+    const client = sdkClient(server.url, server.adminKey);
+    const store = await client.beta.memoryStores.create({ name: 'refused rename' });
+    const { dir } = await sessionOn(server, store.id);
+    const r = await py(
+      `import os, tempfile
+open('c.md', 'w').write('c' * 949 + '\\n')
+with tempfile.NamedTemporaryFile('w', dir='.', delete=False) as f:
+    f.write('t' * 99 + '\\n')
+try:
+    os.replace(f.name, 'd.md')
+except OSError as e:
+    print(os.strerror(e.errno))
+os.remove('c.md')
+print(os.path.basename(f.name))`,
+      dir,
+    );
+    expect(r.code, r.stderr).toBe(0);
+    const [refusal, temp] = r.stdout.trim().split('\n');
+    expect(refusal).toBe('No space left on device');
+    await eventually(async () => {
+      const listed = (await client.beta.memoryStores.memories.list(store.id)).data;
+      expect(listed.map((m) => (m as { path: string }).path)).toEqual([`/${temp}`]);
+    }, 6000);
+  });
+
   it('a session past MNEMO_WORKSPACE_MAX_SESSIONS is refused with 413 naming the limit, and ending one makes room', async () => {
     const server = await serverWith({ MNEMO_WORKSPACE_MAX_SESSIONS: '2' });
     const client = sdkClient(server.url, server.adminKey);
