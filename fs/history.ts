@@ -17,7 +17,7 @@ import Fuse, { OPEN_NOFLUSH, type FuseOps, type FuseStat } from './binding/fuse.
 import { baseName, HISTORY_ROOT, parentOf, type PathVersion } from '../src/index.js';
 import type { MountContext } from './context.js';
 import { fsError, toErrno } from './errno.js';
-import { newDraft } from './handles.js';
+import { newDraft, type Draft } from './handles.js';
 import { dirStat, fileStat, inoOf, PROCESS_GID, PROCESS_UID } from './stat.js';
 
 const O_ACCMODE = 0o3;
@@ -59,6 +59,13 @@ function historyStat(ctx: MountContext, node: HistoryNode): FuseStat {
   return fileStat(inoOf(node.version.versionId), node.version.sizeBytes, { mode: 0o444, uid: PROCESS_UID, gid: PROCESS_GID, atimeMs: t, mtimeMs: t, ctimeMs: t });
 }
 
+/** The stat of a version file a descriptor holds whose version is gone: its bytes, no name linking to it. */
+function heldStat(d: Draft): FuseStat {
+  const st = fileStat(inoOf(d.baseVersionId!), d.size, { mode: 0o444, uid: PROCESS_UID, gid: PROCESS_GID, atimeMs: d.mtimeMs, mtimeMs: d.mtimeMs, ctimeMs: d.ctimeMs });
+  st.nlink = 0;
+  return st;
+}
+
 async function historyNames(ctx: MountContext, dir: string): Promise<string[]> {
   const names = new Set<string>();
   if (dir !== '/') for (const v of await ctx.reader.pathVersions(dir, MAX_LISTED)) names.add(versionName(v));
@@ -89,7 +96,11 @@ export function withHistory(ctx: MountContext, ops: FuseOps): FuseOps {
       if (!isHistoryPath(path)) return ops.getattr!(path, cb, fh, lent);
       answer(cb, async () => {
         const node = await resolveHistory(ctx, path);
-        return node ? historyStat(ctx, node) : Fuse.ENOENT;
+        if (node) return historyStat(ctx, node);
+        // Redacted while open: a stat through the descriptor (fstat, a read's size check) is the
+        // file it holds, as a deleted file's is (ops.ts goneWhileOpen), never ENOENT.
+        const held = handles.has(fh) ? ctx.handles.find(fh)?.draft : undefined;
+        return held ? heldStat(held) : Fuse.ENOENT;
       });
     },
     readdir: (path, cb) => {

@@ -95,12 +95,21 @@ export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL
   /**
    * A version of `storeId` (null: of some store) was redacted or pruned: the past its point-in-time
    * mounts show changed. Each drops its answers and the kernel's entries of the files it showed, so
-   * the next stat, listing or open answers as a fresh mount for that instant would.
+   * the next stat, listing or open answers as a fresh mount for that instant would. An open file's
+   * working copy answered its name's stats and opens (tree.ts lookup) from the bytes it was opened
+   * on: each leaves its name, in the mount's turn (after the operations in flight, one of which may
+   * be opening it), and its descriptors keep reading their bytes, as a deleted file's do.
    */
   function pastChanged(storeId: string | null): void {
     for (const { ctx, live } of mounts.values()) {
       if (ctx.reader.asOf === null || (storeId !== null && ctx.storeId !== storeId)) continue;
       for (const id of ctx.view.drop()) live.invalidateFile(inoOf(id), () => {});
+      void ctx.queue.run(() => {
+        for (const d of [...ctx.drafts.values()]) {
+          ctx.drafts.detach(d);
+          live.invalidateFile(inoOf(d.memoryId), () => {});
+        }
+      });
     }
   }
 

@@ -5,9 +5,12 @@
  * refuses memory paths under the reserved /.history/ prefix. A redaction made after a point-in-time
  * mount was read shows there as in a fresh mount for the same instant. Mounts driven by bash children.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, sh as shIn } from '../helpers/mount.js';
+import { eventually, py, sh as shIn } from '../helpers/mount.js';
+import { createDatabase, pgSkip } from '../helpers/postgres.js';
+import { tmpDir } from '../helpers/tmp.js';
 import { rawRequest } from '../helpers/sdk.js';
 import { makeTempDir, startServer, type RunningServer } from '../helpers/server.js';
 
@@ -156,6 +159,80 @@ describe.skipIf(!fuseAvailable)('point-in-time sessions after a redaction', () =
     await eventually(async () => expect(await look(dir)).toBe(shown), 5000);
     expect((await sh(`stat -c %s '${dir}/c.md'; ls '${dir}/p2-QQSECRET.md'`)).stdout).toBe('0\n');
     for (const s of [before, fresh]) expect((await call('DELETE', `/v1/sessions/${s.id}`)).status).toBe(200);
+  });
+});
+
+/**
+ * Holds `file` open in a python child: reads it whole, then waits for `go` to exist and reads it
+ * again through the same descriptor (pread at 0). Resolves, once the first read is done, to the
+ * child's whole output (the two reads) as a promise.
+ */
+async function holdOpen(file: string, go: string): Promise<{ done: Promise<string> }> {
+  const ready = `${go}.ready`;
+  const script = [
+    'import os, sys, time',
+    'fd = os.open(sys.argv[1], os.O_RDONLY)',
+    "print('first:', os.read(fd, 100), flush=True)",
+    "open(sys.argv[2] + '.ready', 'w').close()",
+    'while not os.path.exists(sys.argv[2]): time.sleep(0.02)',
+    "print('again:', os.pread(fd, 100, 0), flush=True)",
+  ].join('\n');
+  const done = py(script, '/', [file, go]).then((r) => r.stdout + r.stderr);
+  await eventually(async () => expect(existsSync(ready)).toBe(true), 10_000);
+  return { done };
+}
+
+const engines: [string, () => Promise<{ databaseUrl?: string; drop: () => Promise<void> }>][] = [
+  ['SQLite', async () => ({ drop: async () => {} })],
+  ...(pgSkip === null ? [['PostgreSQL', async () => {
+    const db = await createDatabase();
+    return { databaseUrl: db.url, drop: db.drop };
+  }] as [string, () => Promise<{ databaseUrl?: string; drop: () => Promise<void> }>]] : []),
+];
+
+describe.skipIf(!fuseAvailable).each(engines)('point-in-time sessions with a file held open, on %s', (_engine, database) => {
+  let server: RunningServer;
+  let call: ReturnType<typeof api>;
+  let drop: () => Promise<void>;
+  beforeAll(async () => {
+    const db = await database();
+    drop = db.drop;
+    // 30 s kernel timeouts, as above: only the mount's own drop can show the change within 5 s.
+    server = await startServer({ env: { MNEMO_MOUNT_CACHE_SECONDS: '30' }, ...(db.databaseUrl === undefined ? {} : { databaseUrl: db.databaseUrl }) });
+    call = api(server);
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await drop?.();
+  });
+
+  // Issue: /tmp/findings/redact.md #1 (a held-open snapshot file kept serving the redacted text to every new open).
+  it('a redaction reaches new stats and opens of a file another process holds open: size 0 and EACCES at once, while the holder keeps its descriptor', async () => {
+    const store = (await call('POST', '/v1/memory_stores', { name: 'held' })).body as { id: string };
+    const memories = `/v1/memory_stores/${store.id}/memories`;
+    const a = (await call('POST', memories, { path: '/a.md', content: 'secret ZEBRA\n' })).body as { id: string; memory_version_id: string; updated_at: string };
+    const asOf = a.updated_at;
+    while (Date.now() <= Date.parse(asOf)) await new Promise((r) => setTimeout(r, 2));
+    expect((await call('POST', `${memories}/${a.id}`, { content: 'clean\n' })).status).toBe(200);
+    const res = await call('POST', '/v1/sessions', { resources: [{ type: 'memory_store', memory_store_id: store.id, as_of: asOf }] });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const s = res.body as unknown as WireSession;
+    const dir = s.resources[0]!.host_path;
+    const go = join(tmpDir('mnemo-hold-'), 'go');
+    const holder = await holdOpen(`${dir}/a.md`, go);
+    expect((await sh(`stat -c %s '${dir}/a.md'; cat '${dir}/a.md'`)).stdout).toBe('13\nsecret ZEBRA\n');
+
+    expect((await call('POST', `/v1/memory_stores/${store.id}/memory_versions/${a.memory_version_id}/redact`)).status).toBe(200);
+    // This server's own redaction: the mount has dropped its answers before the redaction answers.
+    const redacted = '0\ncat: a.md: Permission denied\n';
+    const now = await sh(`cd '${dir}' && stat -c %s a.md; cat a.md`);
+    expect(now.stdout + now.stderr).toBe(redacted);
+    writeFileSync(go, '');
+    // Its reads fail nothing: they end where the size the kernel now holds for the name (0) says.
+    expect(await holder.done).toMatch(/^first: b'secret ZEBRA\\n'\nagain: b'(secret ZEBRA\\n)?'\n$/);
+    const after = await sh(`cd '${dir}' && stat -c %s a.md; cat a.md`);
+    expect(after.stdout + after.stderr).toBe(redacted);
+    expect((await call('DELETE', `/v1/sessions/${s.id}`)).status).toBe(200);
   });
 });
 

@@ -6,8 +6,11 @@
  * Point-in-time mounts show the store at an instant, and what a redaction or a prune takes from that
  * past leaves a mount that had read it, whichever process made it.
  */
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { eventually, FUSE_AVAILABLE, NO_FUSE_REASON, outcomes, sh, startMount, type MountHost } from '../helpers/mount.js';
+import { eventually, FUSE_AVAILABLE, NO_FUSE_REASON, outcomes, py, sh, startMount, type MountHost } from '../helpers/mount.js';
+import { tmpDir } from '../helpers/tmp.js';
 import type { Memory, MemoryVersion } from '../../src/domain/types.js';
 
 if (!FUSE_AVAILABLE) console.warn(NO_FUSE_REASON);
@@ -103,6 +106,35 @@ describe.skipIf(!FUSE_AVAILABLE)('.history in the mount', () => {
     expect(await count()).toBe(before + 1);
     expect((await m.call<Memory>('memory', { path: '/notes/todo.md' })).content).toBe('one\n');
     expect((await sh('ls .history/notes/todo.md', m.mnt)).stdout).toBe('v1\nv3\nv4\n');
+  });
+
+  // Issue: /tmp/findings/redact.md #2 (fstat and pread on the open descriptor answered ENOENT).
+  it('a version file held open keeps answering fstat and reads through its descriptor after the version is redacted; a new open finds nothing', async () => {
+    // The kernel keeps no sizes: every read through the descriptor asks the mount for one first.
+    const m = await startMount({ cacheSeconds: 0 });
+    await m.call('create', { path: '/a.md', content: 'secret ZEBRA\n' });
+    await m.call('update', { path: '/a.md', content: 'clean\n' });
+    const go = join(tmpDir('mnemo-hold-'), 'go');
+    const script = [
+      'import errno, os, sys, time',
+      'def show(name, f):',
+      '    try: print(name, f(), flush=True)',
+      '    except OSError as e: print(name, errno.errorcode[e.errno], flush=True)',
+      "fd = os.open('.history/a.md/v1', os.O_RDONLY)",
+      "show('read', lambda: os.read(fd, 100))",
+      "open(sys.argv[1] + '.ready', 'w').close()",
+      'while not os.path.exists(sys.argv[1]): time.sleep(0.02)',
+      "show('fstat', lambda: os.fstat(fd).st_size)",
+      "show('pread', lambda: os.pread(fd, 100, 0))",
+    ].join('\n');
+    const holder = py(script, m.mnt, [go]);
+    await eventually(async () => expect(existsSync(`${go}.ready`)).toBe(true), 10_000);
+    const first = (await m.versions()).find((v) => v.content === 'secret ZEBRA\n')!;
+    await m.call('redact', { versionId: first.id });
+    expect((await sh('ls .history/a.md; cat .history/a.md/v1', m.mnt)).stdout).toBe('v2\n');
+    writeFileSync(go, '');
+    const r = await holder;
+    expect(r.stdout + r.stderr).toBe("read b'secret ZEBRA\\n'\nfstat 13\npread b'secret ZEBRA\\n'\n");
   });
 });
 
