@@ -15,7 +15,7 @@
  *   only when renamed onto an ordinary name, or, left in place, after a grace period or at unmount.
  */
 import Fuse from './binding/fuse.js';
-import { decodeUtf8, isMnemoError, type KeptAttrs, type MemoryMeta } from '../src/index.js';
+import { decodeUtf8, isMnemoError, type KeptAttrs, type Memory, type MemoryMeta } from '../src/index.js';
 import { mountCaller, type MountContext } from './context.js';
 import { errnoLine, fsError, markReported, toErrno } from './errno.js';
 import { draftContent, keepState, resizeDraft, setFileAttrs, fitsLimit, type Draft, type Handle } from './handles.js';
@@ -32,11 +32,10 @@ export async function commit(ctx: MountContext, d: Draft): Promise<void> {
   // Until this save is known good, the kernel's pages of the path are not known to be any version.
   ctx.paged.delete(d.path);
   const written = d.bytes;
-  const bytes = await rebased(ctx, d);
-  // Appends replayed onto a newer stored text: the kernel holds only this mount's part of them.
-  const merged = d.bytes !== written;
+  const appended = appendedPart(d);
+  let onto = await rebased(ctx, d, appended, d.baseVersionId);
   const path = d.path;
-  if (!d.scratch && !merged) {
+  if (!d.scratch && d.bytes === written) {
     const same = await unchangedMeta(ctx, d, path);
     if (same) {
       // A read-only, archived or deleted store refuses the close as the service's write would.
@@ -45,7 +44,7 @@ export async function commit(ctx: MountContext, d: Draft): Promise<void> {
     }
   }
   // Scratch files are checked too, so a bad temp file fails its own close() and not only the rename.
-  const content = decodeUtf8(bytes);
+  let content = decodeUtf8(draftContent(d));
   if (d.scratch) return;
   const caller = await mountCaller(ctx);
   // An mtime set after the last write (cp -p) is kept; otherwise new content takes the save time.
@@ -60,12 +59,25 @@ export async function commit(ctx: MountContext, d: Draft): Promise<void> {
   // A stored file saves by id, so an API rename meanwhile is kept. Deleted or expired elsewhere while
   // it was open, it stays gone: what the descriptor wrote goes nowhere, as on a disk.
   // Its owner and atime are stored already (attrs.ts); only a set mtime must ride with the save.
+  // An append saves only onto the text it was replayed onto (its sha, checked under the store's lock
+  // in the update's own probe: no round trip more); one that lost to another session's save is
+  // replayed onto the newer text and tried again, so both sessions' appends are kept.
+  const update = async (): Promise<Memory> => {
+    for (let lost = 0; ; lost++) {
+      const write = onto ? { content, expectedSha256: onto.sha } : { content };
+      try {
+        return await ctx.service.updateMemory(caller, ctx.storeId, d.memoryId, write, mtime, d.syncAsked);
+      } catch (err) {
+        if (!onto || !isMnemoError(err) || err.code !== 'precondition_failed' || lost + 1 >= APPEND_TRIES) throw err;
+        onto = await rebased(ctx, d, appended, onto.versionId);
+        content = decodeUtf8(draftContent(d));
+      }
+    }
+  };
   // The view keeps its answers across the save when the save is all that changed.
   let memory: MemoryMeta;
   try {
-    memory = await ctx.view.saved(path, () =>
-      d.stored ? ctx.service.updateMemory(caller, ctx.storeId, d.memoryId, { content }, mtime, d.syncAsked) : saveAt(d.memoryId),
-    );
+    memory = await ctx.view.saved(path, () => (d.stored ? update() : saveAt(d.memoryId)));
   } catch (err) {
     if (!(d.stored && isMnemoError(err) && err.code === 'not_found')) throw err;
     if (!d.claimed) return goneWhileOpen(ctx, d, path);
@@ -80,8 +92,8 @@ export async function commit(ctx: MountContext, d: Draft): Promise<void> {
   d.baseSha = memory.contentSha256;
   // The kernel learnt this size and these bytes from our own writes (a file made here too: its size
   // came from them, not from a stat): the next open here has nothing to refresh, and may keep the
-  // kernel's pages. A merged save it has not seen: that open refreshes.
-  if (merged) {
+  // kernel's pages. A save merged with appends made elsewhere holds bytes it has not seen: that open refreshes.
+  if (d.bytes !== written) {
     ctx.served.set(path, '');
   } else {
     keepServed(ctx, path, memory.versionId);
@@ -153,20 +165,38 @@ function unsavedAttrs(d: Draft): KeptAttrs {
 }
 
 /**
- * The bytes to save. A draft that only appended since it was loaded is replayed onto the newest
- * stored content, so appends from two sessions (or the API meanwhile) both survive, as O_APPEND
- * on one disk would; any other change is a whole-file save and the last save wins.
+ * How many times an append save is tried, each onto the newest stored text, before it gives up: a
+ * loss means another session's save landed between this one's read and its write, which for two
+ * sessions appending in a tight loop is about every other save, a coin flip each time (PostgreSQL;
+ * on SQLite a save does not interleave). Sixteen losses in a row is then about one contended
+ * save in 65,000; the close() that gives up fails with EBUSY and stores nothing.
  */
-async function rebased(ctx: MountContext, d: Draft): Promise<Buffer> {
-  const mine = draftContent(d);
-  if (!d.stored || !d.appendOnly || d.size <= d.baseSize) return mine;
+const APPEND_TRIES = 16;
+
+/** The bytes a draft that only appended since it was loaded added to its stored text; null for any other draft. */
+function appendedPart(d: Draft): Buffer | null {
+  if (!d.stored || !d.appendOnly || d.size <= d.baseSize) return null;
+  return draftContent(d).subarray(d.baseSize);
+}
+
+/**
+ * A draft that only appended (`appended`, its own bytes) is replayed onto the newest stored content,
+ * so appends from two sessions (or the API meanwhile) both survive, as O_APPEND on one disk would;
+ * any other change is a whole-file save and the last save wins. `over`: the version the draft's
+ * bytes extend now. Returns the stored version the draft now extends, which its save must still
+ * find (null: a whole-file save, or the memory is gone).
+ */
+async function rebased(ctx: MountContext, d: Draft, appended: Buffer | null, over: string | null): Promise<{ versionId: string; sha: string } | null> {
+  if (!appended) return null;
   const current = await ctx.reader.memory(d.memoryId);
-  if (!current || current.versionId === d.baseVersionId) return mine;
-  const merged = Buffer.concat([Buffer.from(current.content, 'utf8'), mine.subarray(d.baseSize)]);
-  d.bytes = merged;
-  d.shared = false;
-  d.size = merged.length;
-  return merged;
+  if (!current) return null;
+  if (current.versionId !== over) {
+    const merged = Buffer.concat([Buffer.from(current.content, 'utf8'), appended]);
+    d.bytes = merged;
+    d.shared = false;
+    d.size = merged.length;
+  }
+  return { versionId: current.versionId, sha: current.contentSha256 };
 }
 
 /**

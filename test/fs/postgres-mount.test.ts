@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import pg from 'pg';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createDatabase, pgSkip } from '../helpers/postgres.js';
-import { eventually, sh } from '../helpers/mount.js';
+import { eventually, py, sh } from '../helpers/mount.js';
 import { rawRequest, sdkClient } from '../helpers/sdk.js';
 import { startServer } from '../helpers/server.js';
 
@@ -79,6 +79,41 @@ describe.skipIf(!fuseAvailable || pgSkip !== null)('a mount on PostgreSQL', () =
     expect(listed.data.map((m) => (m.type === 'memory' ? [m.path, m.content] : null))).toEqual([['/a.md', 'two']]);
     await rawRequest(server.url, 'DELETE', `/v1/sessions/${(res.body as { id: string }).id}`, { apiKey: server.adminKey });
   });
+  it('appends from two sessions of one store at once are all kept, each close() that succeeded with its line', async () => {
+    const db = await createDatabase();
+    onTestFinished(() => db.drop());
+    const server = await startServer({ databaseUrl: db.url });
+    onTestFinished(() => server.stop());
+    const client = sdkClient(server.url, server.adminKey);
+    const store = await client.beta.memoryStores.create({ name: 'appended' });
+    const log = await client.beta.memoryStores.memories.create(store.id, { path: '/log.md', content: 'start\n' });
+    const mount = async (): Promise<string> => {
+      const res = await rawRequest(server.url, 'POST', '/v1/sessions', {
+        apiKey: server.adminKey,
+        body: JSON.stringify({ resources: [{ type: 'memory_store', memory_store_id: store.id, access: 'read_write' }] }),
+      });
+      expect(res.status).toBe(200);
+      return (res.body as { resources: { host_path: string }[] }).resources[0]!.host_path;
+    };
+    const dirs = [await mount(), await mount()];
+    // Each child appends its lines one open/write/close at a time, as `echo … >> log.md` in a loop does.
+    const appender = [
+      'import os, sys',
+      'for i in range(1, 41):',
+      '    fd = os.open("log.md", os.O_WRONLY | os.O_APPEND)',
+      '    os.write(fd, f"{sys.argv[1]} line {i}\\n".encode())',
+      '    os.close(fd)',
+    ].join('\n');
+    const runs = await Promise.all(dirs.map((dir, i) => py(appender, dir, [i === 0 ? 'A' : 'B'])));
+    for (const r of runs) expect(r.code, r.stderr).toBe(0);
+    const stored = await client.beta.memoryStores.memories.retrieve(log.id, { memory_store_id: store.id });
+    const lines = (stored.content ?? '').split('\n').slice(0, -1);
+    const expected = ['start', ...['A', 'B'].flatMap((w) => Array.from({ length: 40 }, (_, i) => `${w} line ${i + 1}`))];
+    expect([...lines].sort()).toEqual([...expected].sort());
+    // Each writer's lines stay in the order it wrote them.
+    for (const w of ['A', 'B']) expect(lines.filter((l) => l.startsWith(`${w} `))).toEqual(expected.filter((l) => l.startsWith(`${w} `)));
+  }, 60_000);
+
   it('a request the mount has not answered for 10 s is logged by name, and so is its answer when it comes', async () => {
     const db = await createDatabase();
     onTestFinished(() => db.drop());
