@@ -32,6 +32,13 @@ afterAll(async () => {
 /** One lower-case word, so the search index (which lower-cases and splits words) would keep it whole. */
 const secretWord = (label: string) => `${label}${randomBytes(12).toString('hex')}`;
 
+/** Waits (polling, at most 30 s) until `done` holds. */
+async function until(done: () => boolean): Promise<void> {
+  for (const end = Date.now() + 30_000; !done(); await new Promise((r) => setTimeout(r, 50))) {
+    if (Date.now() > end) throw new Error(`not reached in 30 s; server stderr:\n${server.stderr()}`);
+  }
+}
+
 function send(method: string, path: string, key: string | null, body?: unknown): Promise<RawResponse> {
   return rawRequest(server.url, method, path, {
     apiKey: server.adminKey,
@@ -139,6 +146,29 @@ describe('redaction and idempotency receipts', () => {
     await ms.memoryVersions.redact(m.memory_version_id, { memory_store_id: store.id });
     if (!onPostgres()) expect(holding(filesUnder(dataDir), secret)).toEqual([]);
     expect(await search('rotated')).toContain('/creds.md');
+  });
+
+  // Findings "redact" #4: every request waited 5 s behind the checkpoint, which then silently did not run.
+  it('a redaction beside an outside read transaction answers without waiting for it, logs that the WAL cannot be emptied yet, and erases the text once the reader ends', async () => {
+    if (onPostgres()) return;
+    const ms = sdkClient(server.url, server.adminKey).beta.memoryStores;
+    const store = await ms.create({ name: 'outside reader' });
+    const secret = secretWord('walreadersecret');
+    const m = await ms.memories.create(store.id, { path: '/w.md', content: `wal ${secret}` });
+    await ms.memories.update(m.id, { memory_store_id: store.id, content: 'clean' });
+    // An operator's sqlite3 shell, a replicator: a read transaction the server cannot end.
+    const reader = new Database(join(dataDir, 'mnemo.db'), { readonly: true });
+    reader.prepare('BEGIN').run();
+    reader.prepare('SELECT count(*) FROM versions').get();
+    try {
+      await ms.memoryVersions.redact(m.memory_version_id, { memory_store_id: store.id });
+      expect((await rawRequest(server.url, 'GET', '/health', {})).status).toBe(200);
+      await until(() => server.stderr().includes('cannot empty the WAL yet'));
+    } finally {
+      reader.prepare('COMMIT').run();
+      reader.close();
+    }
+    await until(() => server.stderr().includes('WAL emptied') && holding(filesUnder(dataDir), secret).length === 0);
   });
 
   it('mnemo check reports a receipt that still holds text of a redacted version', async () => {

@@ -40,7 +40,7 @@ import { createStorePurge } from './store-purge.js';
 import { createFeedStatements } from './feed.js';
 import { createRetention } from './retention.js';
 import { DEFAULT_READERS, openReaders } from './readers.js';
-import { BACKSTOP_PAGES, startCheckpointer, waitForPasses, walBehind, type Checkpointer } from './wal-checkpointer.js';
+import { BACKSTOP_PAGES, startCheckpointer, truncateThrough, waitForPasses, walBehind, type Checkpointer } from './wal-checkpointer.js';
 
 
 /** Pragmas that can be read back on the adapter's own connection (the per-connection ones included). */
@@ -116,6 +116,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
   if (_options.backgroundCheckpoints && file !== ':memory:') {
     db.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
     checkpointer = startCheckpointer(file, _options.backgroundCheckpoints.log);
+    truncateThrough(db, checkpointer);
   }
   // Prepared before the write counter: index upkeep changes no memory, so it must not move the mark.
   // Its batches commit without an fsync of their own (walSync, made below: derived data).

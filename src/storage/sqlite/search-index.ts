@@ -9,6 +9,7 @@
  * so a batch holds memories of one kind only. Elsewhere the words stay behind, cancelled, and their
  * store is noted; a redaction or prune there is followed by `eraseStep`s until the index is merged.
  */
+import { truncateWalSoon } from './wal-checkpointer.js';
 import { textOf, versionContent } from './contents.js';
 import { settleHeld, type Db } from './tx.js';
 
@@ -260,7 +261,7 @@ export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) 
     const step = relaxed(() => stepTx.immediate());
     if (step !== 'more' && marksHere) mayBeDue = false;
     // As after a redaction: the WAL's copies of the pages the merge freed leave the disk too.
-    if (step === 'done') db.pragma('wal_checkpoint(TRUNCATE)');
+    if (step === 'done') truncateWalSoon(db);
     return step === 'more';
   }
 

@@ -1,4 +1,5 @@
 /** @module SQLite statements for memory versions: filtered newest-first lists and redaction. */
+import { truncateWalSoon } from './wal-checkpointer.js';
 import { assertStoreFound, type StoreState } from '../../domain/memory-rules.js';
 import { planRedaction } from '../../domain/version-rules.js';
 import type { Actor, MemoryVersion, Page, VersionListQuery } from '../../domain/types.js';
@@ -119,7 +120,7 @@ export function createVersionStatements(db: Db, index: SearchIndex): VersionStat
         const { version, changed } = redact(storeId, id, actor, now);
         // Copy every page into the main file and cut the WAL to zero bytes: the old page images
         // that still hold the redacted content leave the disk.
-        if (changed) afterCommit(db, () => db.pragma('wal_checkpoint(TRUNCATE)'));
+        if (changed) afterCommit(db, () => truncateWalSoon(db));
         return version;
       };
     })(),
