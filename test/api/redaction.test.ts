@@ -171,6 +171,30 @@ describe('redaction and idempotency receipts', () => {
     await until(() => server.stderr().includes('WAL emptied') && holding(filesUnder(dataDir), secret).length === 0);
   });
 
+  // Findings "redact" #5: the deleted fork's search_remnants note was never acted on.
+  it('erases a redacted word from the index when a deleted fork had indexed the same text, in a store with a retention', async () => {
+    if (onPostgres()) return;
+    const ms = sdkClient(server.url, server.adminKey).beta.memoryStores;
+    const kept = (await send('POST', '/v1/memory_stores', null, { name: 'kept', retention: { keep_last: 1000 } })).body as { id: string };
+    const secret = secretWord('forkedsecret');
+    const search = async (storeId: string, q: string) =>
+      JSON.stringify((await rawRequest(server.url, 'GET', `/v1/memory_stores/${storeId}/search?q=${q}`, { apiKey: server.adminKey })).body);
+    const m = await ms.memories.create(kept.id, { path: '/a.md', content: `alpha ${secret} omega` });
+    const copy = (await send('POST', `/v1/memory_stores/${kept.id}/fork`, null, { name: 'copy' })).body as { id: string };
+    expect(await search(copy.id, secret)).toContain('/a.md');
+    await ms.memories.update(m.id, { memory_store_id: kept.id, content: 'clean' });
+    // The copy goes first: its rows leave the index without secure-delete, in the background purge.
+    expect((await send('DELETE', `/v1/memory_stores/${copy.id}`, null)).status).toBe(200);
+    const db = new Database(join(dataDir, 'mnemo.db'), { readonly: true });
+    try {
+      await until(() => db.prepare('SELECT count(*) FROM stores WHERE id = ?').pluck().get(copy.id) === 0);
+    } finally {
+      db.close();
+    }
+    await ms.memoryVersions.redact(m.memory_version_id, { memory_store_id: kept.id });
+    await until(() => holding(filesUnder(dataDir), secret).length === 0);
+  });
+
   it('mnemo check reports a receipt that still holds text of a redacted version', async () => {
     const dir = makeTempDir('mnemo-redact-check-');
     try {

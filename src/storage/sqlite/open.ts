@@ -275,6 +275,7 @@ function threadWrites(
   count: (storeId: string, from: string) => number,
   ownCommitAside: ChangeStatements['ownCommitAside'],
 ): NonNullable<PortParts['asideWrites']> {
+  let purged = false;
   return {
     moveTree(elsewhere, { versionIds, ...input }) {
       const ids = Array.from({ length: count(input.storeId, input.from) }, () => versionIds());
@@ -288,7 +289,14 @@ function threadWrites(
       return index.erasureDue() ? elsewhere(() => ownCommitAside(() => writes.eraseStep())) : false;
     },
     async purgeDeletedStores(elsewhere) {
-      return purgeDue() ? elsewhere(() => ownCommitAside(() => writes.purgeDeletedStores())) : false;
+      if (!purgeDue()) {
+        // The writer thread's last step of a store marks its erasure (store-purge.ts), which this connection's flag does not see.
+        if (purged) index.recheckDue();
+        purged = false;
+        return false;
+      }
+      purged = true;
+      return elsewhere(() => ownCommitAside(() => writes.purgeDeletedStores()));
     },
   };
 }
