@@ -26,6 +26,9 @@ import type { IdGenerator } from './ids.js';
  */
 export const FORK_BATCH = 25;
 
+/** Builds of one fork request, each abandoned by a redaction of a version it copied, before the request fails. */
+export const FORK_ATTEMPTS = 3;
+
 /** A hidden fork older than this was cut short by a crash (a live fork of 10,000 memories takes seconds). */
 export const ABANDONED_FORK_MS = 60 * 60 * 1000;
 
@@ -63,35 +66,48 @@ export function createForks({ storage, clock, ids, readable, yieldTurn = () => n
       if (asOf < source.createdAt) {
         throw new MnemoError('invalid_request', `as_of ${asOf} is before memory store ${source.id} was created (${source.createdAt}): there is nothing to fork`, { field: 'as_of' });
       }
-      const store: Store = {
-        id: ids('store'), workspaceId: caller.workspaceId, name: req.name, description: req.description, metadata: req.metadata,
-        createdAt: now, updatedAt: now, archivedAt: null, forkedFrom: { storeId: source.id, asOf },
-      };
-      await storage.beginFork(store);
-      try {
-        let after: string | null = null;
-        do {
-          const from: string | null = after;
-          // Not durable on its own (no fsync per batch): nothing sees the rows before the publish,
-          // whose durable commit puts every batch before it on disk too.
-          after = await storage.atomic((tx) => tx.copyForkBatch({
-            sourceId: source.id, targetId: store.id, asOf, after: from, limit: batch, actor: caller.actor, now,
-            newMemoryId: () => ids('memory'), newVersionId: () => ids('version'),
-          }), { durable: false });
-          if (after !== null) await yieldTurn();
-        } while (after !== null);
-        return await storage.atomic(async (tx) => {
-          // The source deleted meanwhile (its rows are removed in steps, so the batches could still
-          // read them): no fork of a store that is gone.
-          if (!(await tx.getStore(source.workspaceId, source.id))) throw notFound('memory store', source.id);
-          const published = await tx.publishFork(store.id);
-          await hooks?.record(published, tx);
-          return published;
-        });
-      } catch (err) {
-        await storage.abandonFork(store.id);
-        throw err;
+      // A redaction of a version the fork copies, while it is built, abandons the fork
+      // (storage/*/versions.ts): it is built again, under a new id, and this time leaves that memory out.
+      for (let attempt = 1; ; attempt += 1) {
+        const store: Store = {
+          id: ids('store'), workspaceId: caller.workspaceId, name: req.name, description: req.description, metadata: req.metadata,
+          createdAt: now, updatedAt: now, archivedAt: null, forkedFrom: { storeId: source.id, asOf },
+        };
+        try {
+          return await buildFork(caller, source, store, asOf, now, hooks);
+        } catch (err) {
+          const abandoned = err instanceof MnemoError && err.message === notFound('memory store', store.id).message;
+          if (!abandoned || attempt >= FORK_ATTEMPTS) throw err;
+        }
       }
     },
   };
+
+  async function buildFork(caller: Caller, source: Store, store: Store, asOf: string, now: string, hooks: ReceiptHooks<Store> | undefined): Promise<Store> {
+    await storage.beginFork(store);
+    try {
+      let after: string | null = null;
+      do {
+        const from: string | null = after;
+        // Not durable on its own (no fsync per batch): nothing sees the rows before the publish,
+        // whose durable commit puts every batch before it on disk too.
+        after = await storage.atomic((tx) => tx.copyForkBatch({
+          sourceId: source.id, targetId: store.id, asOf, after: from, limit: batch, actor: caller.actor, now,
+          newMemoryId: () => ids('memory'), newVersionId: () => ids('version'),
+        }), { durable: false });
+        if (after !== null) await yieldTurn();
+      } while (after !== null);
+      return await storage.atomic(async (tx) => {
+        // The source deleted meanwhile (its rows are removed in steps, so the batches could still
+        // read them): no fork of a store that is gone.
+        if (!(await tx.getStore(source.workspaceId, source.id))) throw notFound('memory store', source.id);
+        const published = await tx.publishFork(store.id);
+        await hooks?.record(published, tx);
+        return published;
+      });
+    } catch (err) {
+      await storage.abandonFork(store.id);
+      throw err;
+    }
+  }
 }

@@ -5,6 +5,8 @@
  * test/api/on-postgres/forks.test.ts, a real PostgreSQL database.
  */
 import Anthropic from '@anthropic-ai/sdk';
+import Database from 'better-sqlite3';
+import pg from 'pg';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { openPostgresStorage } from '../../src/storage/postgres/open.js';
 import { onPostgres } from '../helpers/engine.js';
@@ -22,17 +24,31 @@ interface WireStore {
 }
 
 async function app() {
+  let pgUrl: string | null = null;
   const openStorage = onPostgres()
     ? async (clock: MovableClock) => {
         const db = await createDatabase();
         onTestFinished(db.drop);
+        pgUrl = db.url;
         return openPostgresStorage(db.url, { clock });
       }
     : undefined;
   const a = await inProcessApp(openStorage ? { openStorage } : {});
   const fork = async (storeId: string, body: Record<string, unknown>): Promise<WireStore> =>
     (await a.client.post(`/v1/memory_stores/${storeId}/fork`, { body })) as WireStore;
-  return { ...a, ms: a.client.beta.memoryStores, fork };
+  return { ...a, ms: a.client.beta.memoryStores, fork, sql: sqlOn(pgUrl, a.file) };
+}
+
+/** One count from the app's database through a connection of the test's own (what no face shows: hidden forks). */
+function sqlOn(pgUrl: string | null, file: string): (sqliteQuery: string, pgQuery: string) => Promise<number> {
+  if (pgUrl === null) {
+    const db = new Database(file, { readonly: true });
+    onTestFinished(() => void db.close());
+    return async (q) => Number(db.prepare(q).pluck().get());
+  }
+  const pool = new pg.Pool({ connectionString: pgUrl, max: 1 });
+  onTestFinished(() => pool.end());
+  return async (_q, q) => Number((await pool.query(q)).rows[0].n);
 }
 
 /** Every memory of a store as path → content. */
@@ -207,6 +223,44 @@ describe('content stored once, and redaction', () => {
     expect(await storage.countContents()).toBe(rows - 1);
     if (!onPostgres()) expect(holding(filesUnder(dirname(file)), secret)).toEqual([]);
     expect(await storage.domainCheck()).toEqual([]);
+  });
+
+  // Findings "redact" #7: the fork appeared after the redaction answered, holding the redacted text.
+  it('a fork still being built when a version it copied is redacted is published without that text, and the redaction counts no holder', async () => {
+    const { client, ms, clock, fork, file, sql, service, storage } = await app();
+    const secret = `zebra${Math.random().toString(36).slice(2)}leak`;
+    const source = await ms.create({ name: 'big' });
+    // Enough memories for a dozen batches; the secret in the one a fork copies first (the smallest id).
+    const made = [];
+    for (let i = 0; i < 300; i += 1) made.push(await ms.memories.create(source.id, { path: `/big/${i}.md`, content: `filler ${i}` }));
+    const firstId = made.map((m) => m.id).sort()[0]!;
+    const v1 = await ms.memories.update(firstId, { memory_store_id: source.id, content: `secret ${secret}` });
+    clock.advance(1000);
+    const asOf = clock();
+    clock.advance(1000);
+    await ms.memories.update(firstId, { memory_store_id: source.id, content: 'rotated' });
+
+    const building = fork(source.id, { name: 'fork', as_of: asOf });
+    const copied = async () => sql(
+      `SELECT count(*) FROM memories m JOIN stores s ON s.id = m.store_id WHERE s.forking_since IS NOT NULL AND s.deleted_at IS NULL AND m.path = '${v1.path}'`,
+      `SELECT count(*)::int AS n FROM memories m JOIN stores s ON s.id = m.store_id WHERE s.forking_since IS NOT NULL AND s.deleted_at IS NULL AND m.path = '${v1.path}'`,
+    );
+    while ((await copied()) === 0) await new Promise((r) => setImmediate(r));
+    const redacted = (await ms.memoryVersions.redact(v1.memory_version_id, { memory_store_id: source.id })) as { content_still_held_by?: number };
+    const forked = await building;
+
+    expect(redacted.content_still_held_by).toBe(0);
+    const texts = await contents(client, forked.id);
+    expect(texts[v1.path]).toBeUndefined();
+    expect(Object.keys(texts)).toHaveLength(299);
+    expect(Object.values(texts).filter((t) => t.includes(secret))).toEqual([]);
+    if (!onPostgres()) {
+      // The abandoned build's rows go with the deleted-store purge, as any deleted store's.
+      while (await service.purgeDeletedStores());
+      // Its memories left the index without secure-delete: the merge the purge marked takes their words.
+      while (await storage.eraseSearchRemnants?.());
+      expect(holding(filesUnder(dirname(file)), secret)).toEqual([]);
+    }
   });
 
   it('a text a fork still holds stays when the source redacts it, and goes when the fork redacts it too', async () => {

@@ -32,6 +32,13 @@ afterAll(async () => {
 /** One lower-case word, so the search index (which lower-cases and splits words) would keep it whole. */
 const secretWord = (label: string) => `${label}${randomBytes(12).toString('hex')}`;
 
+/** Waits (polling, at most 30 s) until `done` holds. */
+async function until(done: () => boolean): Promise<void> {
+  for (const end = Date.now() + 30_000; !done(); await new Promise((r) => setTimeout(r, 50))) {
+    if (Date.now() > end) throw new Error(`not reached in 30 s; server stderr:\n${server.stderr()}`);
+  }
+}
+
 function send(method: string, path: string, key: string | null, body?: unknown): Promise<RawResponse> {
   return rawRequest(server.url, method, path, {
     apiKey: server.adminKey,
@@ -139,6 +146,53 @@ describe('redaction and idempotency receipts', () => {
     await ms.memoryVersions.redact(m.memory_version_id, { memory_store_id: store.id });
     if (!onPostgres()) expect(holding(filesUnder(dataDir), secret)).toEqual([]);
     expect(await search('rotated')).toContain('/creds.md');
+  });
+
+  // Findings "redact" #4: every request waited 5 s behind the checkpoint, which then silently did not run.
+  it('a redaction beside an outside read transaction answers without waiting for it, logs that the WAL cannot be emptied yet, and erases the text once the reader ends', async () => {
+    if (onPostgres()) return;
+    const ms = sdkClient(server.url, server.adminKey).beta.memoryStores;
+    const store = await ms.create({ name: 'outside reader' });
+    const secret = secretWord('walreadersecret');
+    const m = await ms.memories.create(store.id, { path: '/w.md', content: `wal ${secret}` });
+    await ms.memories.update(m.id, { memory_store_id: store.id, content: 'clean' });
+    // An operator's sqlite3 shell, a replicator: a read transaction the server cannot end.
+    const reader = new Database(join(dataDir, 'mnemo.db'), { readonly: true });
+    reader.prepare('BEGIN').run();
+    reader.prepare('SELECT count(*) FROM versions').get();
+    try {
+      await ms.memoryVersions.redact(m.memory_version_id, { memory_store_id: store.id });
+      expect((await rawRequest(server.url, 'GET', '/health', {})).status).toBe(200);
+      await until(() => server.stderr().includes('cannot empty the WAL yet'));
+    } finally {
+      reader.prepare('COMMIT').run();
+      reader.close();
+    }
+    await until(() => server.stderr().includes('WAL emptied') && holding(filesUnder(dataDir), secret).length === 0);
+  });
+
+  // Findings "redact" #5: the deleted fork's search_remnants note was never acted on.
+  it('erases a redacted word from the index when a deleted fork had indexed the same text, in a store with a retention', async () => {
+    if (onPostgres()) return;
+    const ms = sdkClient(server.url, server.adminKey).beta.memoryStores;
+    const kept = (await send('POST', '/v1/memory_stores', null, { name: 'kept', retention: { keep_last: 1000 } })).body as { id: string };
+    const secret = secretWord('forkedsecret');
+    const search = async (storeId: string, q: string) =>
+      JSON.stringify((await rawRequest(server.url, 'GET', `/v1/memory_stores/${storeId}/search?q=${q}`, { apiKey: server.adminKey })).body);
+    const m = await ms.memories.create(kept.id, { path: '/a.md', content: `alpha ${secret} omega` });
+    const copy = (await send('POST', `/v1/memory_stores/${kept.id}/fork`, null, { name: 'copy' })).body as { id: string };
+    expect(await search(copy.id, secret)).toContain('/a.md');
+    await ms.memories.update(m.id, { memory_store_id: kept.id, content: 'clean' });
+    // The copy goes first: its rows leave the index without secure-delete, in the background purge.
+    expect((await send('DELETE', `/v1/memory_stores/${copy.id}`, null)).status).toBe(200);
+    const db = new Database(join(dataDir, 'mnemo.db'), { readonly: true });
+    try {
+      await until(() => db.prepare('SELECT count(*) FROM stores WHERE id = ?').pluck().get(copy.id) === 0);
+    } finally {
+      db.close();
+    }
+    await ms.memoryVersions.redact(m.memory_version_id, { memory_store_id: kept.id });
+    await until(() => holding(filesUnder(dataDir), secret).length === 0);
   });
 
   it('mnemo check reports a receipt that still holds text of a redacted version', async () => {

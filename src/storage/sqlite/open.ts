@@ -40,7 +40,7 @@ import { createStorePurge } from './store-purge.js';
 import { createFeedStatements } from './feed.js';
 import { createRetention } from './retention.js';
 import { DEFAULT_READERS, openReaders } from './readers.js';
-import { BACKSTOP_PAGES, startCheckpointer, waitForPasses, walBehind, type Checkpointer } from './wal-checkpointer.js';
+import { BACKSTOP_PAGES, startCheckpointer, truncateThrough, waitForPasses, walBehind, type Checkpointer } from './wal-checkpointer.js';
 
 
 /** Pragmas that can be read back on the adapter's own connection (the per-connection ones included). */
@@ -116,6 +116,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
   if (_options.backgroundCheckpoints && file !== ':memory:') {
     db.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
     checkpointer = startCheckpointer(file, _options.backgroundCheckpoints.log);
+    truncateThrough(db, checkpointer);
   }
   // Prepared before the write counter: index upkeep changes no memory, so it must not move the mark.
   // Its batches commit without an fsync of their own (walSync, made below: derived data).
@@ -274,6 +275,7 @@ function threadWrites(
   count: (storeId: string, from: string) => number,
   ownCommitAside: ChangeStatements['ownCommitAside'],
 ): NonNullable<PortParts['asideWrites']> {
+  let purged = false;
   return {
     moveTree(elsewhere, { versionIds, ...input }) {
       const ids = Array.from({ length: count(input.storeId, input.from) }, () => versionIds());
@@ -287,7 +289,14 @@ function threadWrites(
       return index.erasureDue() ? elsewhere(() => ownCommitAside(() => writes.eraseStep())) : false;
     },
     async purgeDeletedStores(elsewhere) {
-      return purgeDue() ? elsewhere(() => ownCommitAside(() => writes.purgeDeletedStores())) : false;
+      if (!purgeDue()) {
+        // The writer thread's last step of a store marks its erasure (store-purge.ts), which this connection's flag does not see.
+        if (purged) index.recheckDue();
+        purged = false;
+        return false;
+      }
+      purged = true;
+      return elsewhere(() => ownCommitAside(() => writes.purgeDeletedStores()));
     },
   };
 }

@@ -41,7 +41,7 @@ let now = '';
 registerClock(db, () => now);
 
 // The writer indexes the search backlog before it sends a search here: the reader's part is a no-op.
-const noIndex: SearchIndex = { indexQueued() {}, indexQueuedAt() {}, indexSearchBacklog: () => 0, hasBacklog: () => false, eraseDue() {}, eraseStep: () => false, mayEraseDue: () => false, erasureDue: () => false };
+const noIndex: SearchIndex = { indexQueued() {}, indexQueuedAt() {}, indexSearchBacklog: () => 0, hasBacklog: () => false, eraseDue() {}, eraseStep: () => false, mayEraseDue: () => false, recheckDue() {}, erasureDue: () => false };
 const checks = createCheckStatements(db);
 /**
  * FTS5's integrity check is an INSERT command, which a read-only connection refuses: the domain

@@ -9,6 +9,7 @@
  * deletes the row; secure_delete zeroes the freed cells and, as after a redaction, a WAL checkpoint
  * after the commit takes the old page images off the disk.
  */
+import { truncateWalSoon } from './wal-checkpointer.js';
 import { createFloorKeep } from './path-floors.js';
 import type { PruneWindow } from '../port.js';
 import type { SearchIndex } from './search-index.js';
@@ -77,7 +78,7 @@ export function createRetention(db: Db, index: SearchIndex) {
     },
     pruneVersions(storeId: string, w: PruneWindow): { pruned: number; scannedTo: number | null } {
       const result = prune(storeId, w);
-      if (result.pruned > 0) afterCommit(db, () => db.pragma('wal_checkpoint(TRUNCATE)'));
+      if (result.pruned > 0) afterCommit(db, () => truncateWalSoon(db));
       return result;
     },
   };

@@ -9,6 +9,7 @@
  * so a batch holds memories of one kind only. Elsewhere the words stay behind, cancelled, and their
  * store is noted; a redaction or prune there is followed by `eraseStep`s until the index is merged.
  */
+import { truncateWalSoon } from './wal-checkpointer.js';
 import { textOf, versionContent } from './contents.js';
 import { settleHeld, type Db } from './tx.js';
 
@@ -41,6 +42,8 @@ export interface SearchIndex {
   eraseStep(): boolean;
   /** False once a step found nothing due and nothing marked one since: `eraseStep` would do nothing (no SQL asked). */
   mayEraseDue(): boolean;
+  /** Another connection may have marked an erasure due (a deleted store's purge on the writer thread): check again. */
+  recheckDue(): void;
   /** Whether `eraseStep` would run a step now (an erasure is due, and no transaction is open on the connection). */
   erasureDue(): boolean;
 }
@@ -121,7 +124,13 @@ export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) 
     secureOff: db.prepare(`INSERT INTO memories_fts (memories_fts, rank) VALUES ('secure-delete', 0)`),
     secureNow: db.prepare(`SELECT v FROM memories_fts_config WHERE k = 'secure-delete'`).pluck(),
     noteRemnants: db.prepare('INSERT INTO search_remnants (store_id) VALUES (?) ON CONFLICT DO NOTHING'),
-    markDue: db.prepare('UPDATE search_remnants SET erase_due = 1 WHERE store_id = ?'),
+    // A deleted store's note too (its rows are gone, or going, without secure-delete): a fork deleted
+    // before its source redacts the text they shared left that text's words in the index pages, and
+    // nothing else would ever merge them away. Every note goes once the merge is done (forgetRemnants).
+    markDue: db.prepare(
+      `UPDATE search_remnants SET erase_due = 1
+       WHERE (store_id = ? OR NOT EXISTS (SELECT 1 FROM stores s WHERE s.id = search_remnants.store_id AND s.deleted_at IS NULL))`,
+    ),
     due: db.prepare('SELECT EXISTS (SELECT 1 FROM search_remnants WHERE erase_due = 1)').pluck(),
     merge: db.prepare(`INSERT INTO memories_fts (memories_fts, rank) VALUES ('merge', -${ERASE_PAGES})`),
     changes: db.prepare('SELECT total_changes()').pluck(),
@@ -260,7 +269,7 @@ export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) 
     const step = relaxed(() => stepTx.immediate());
     if (step !== 'more' && marksHere) mayBeDue = false;
     // As after a redaction: the WAL's copies of the pages the merge freed leave the disk too.
-    if (step === 'done') db.pragma('wal_checkpoint(TRUNCATE)');
+    if (step === 'done') truncateWalSoon(db);
     return step === 'more';
   }
 
@@ -293,6 +302,7 @@ export function createSearchIndex(db: Db, relaxed: <T>(fn: () => T) => T = (fn) 
     },
     eraseStep,
     mayEraseDue: () => mayBeDue,
+    recheckDue: () => void (mayBeDue = true),
     erasureDue: () => mayBeDue && !inCallersTx() && dueNow(),
   };
 }

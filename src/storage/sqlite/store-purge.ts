@@ -4,6 +4,7 @@
  * longer than a search-index turn however big the store was.
  */
 import type { SearchIndex } from './search-index.js';
+import { truncateWalSoon } from './wal-checkpointer.js';
 import { TURN_BATCH } from './search-index.js';
 import type { Db } from './tx.js';
 
@@ -61,9 +62,14 @@ export function createStorePurge(db: Db, index: SearchIndex, relaxed: <T>(fn: ()
     store: db.prepare('DELETE FROM stores WHERE id = ? AND deleted_at IS NOT NULL'),
   };
 
-  const slice = db.transaction((storeId: string): void => {
-    for (const del of q.slices) if (del.run(storeId).changes > 0) return;
+  /** One slice; true when it was the last (the store's row went). */
+  const slice = db.transaction((storeId: string): boolean => {
+    for (const del of q.slices) if (del.run(storeId).changes > 0) return false;
     q.store.run(storeId);
+    // Its memories left the index without secure-delete (noted in search_remnants): their words,
+    // a redacted text's among them (a fork build a redaction abandoned), go in a merge of the index.
+    index.eraseDue(storeId);
+    return true;
   });
 
   return {
@@ -75,7 +81,9 @@ export function createStorePurge(db: Db, index: SearchIndex, relaxed: <T>(fn: ()
         index.indexSearchBacklog(TURN_BATCH);
         return true;
       }
-      relaxed(() => slice.immediate(storeId));
+      // Once a store's rows are all gone, the WAL is emptied as after a redaction: the texts its
+      // versions were the last to hold (a fork build a redaction abandoned holds a redacted one) leave the disk.
+      if (relaxed(() => slice.immediate(storeId))) truncateWalSoon(db);
       return true;
     },
     purgeDue: () => q.next.get() !== undefined && !wait(),

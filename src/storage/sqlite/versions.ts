@@ -1,4 +1,5 @@
 /** @module SQLite statements for memory versions: filtered newest-first lists and redaction. */
+import { truncateWalSoon } from './wal-checkpointer.js';
 import { assertStoreFound, type StoreState } from '../../domain/memory-rules.js';
 import { planRedaction } from '../../domain/version-rules.js';
 import type { Actor, MemoryVersion, Page, VersionListQuery } from '../../domain/types.js';
@@ -26,6 +27,17 @@ export function createVersionStatements(db: Db, index: SearchIndex): VersionStat
       `UPDATE versions SET path = NULL, content_sha256 = NULL, content_size_bytes = NULL,
          redacted_at = ?, redacted_by_type = ?, redacted_by_id = ?
        WHERE id = ?`,
+    ),
+    // A fork still being built (hidden) that copies, or is to copy, this version as its memory's
+    // text at the fork's instant is abandoned (deleted as any store is), and the fork request builds
+    // it again, without this version (service/forks.ts): a publish must not carry a text redacted
+    // since it was copied, and the redaction must not count a store nobody can see as its holder.
+    abandonForks: db.prepare(
+      `UPDATE stores SET deleted_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+       WHERE forking_since IS NOT NULL AND deleted_at IS NULL AND json_extract(forked_from, '$.storeId') = @store
+         AND (SELECT id FROM versions INDEXED BY versions_by_memory_time
+              WHERE store_id = @store AND memory_id = @memory AND created_at <= json_extract(forked_from, '$.asOf')
+              ORDER BY created_at DESC, seq DESC LIMIT 1) = @id`,
     ),
     // An expired memory's last path stays in memory_expirations (so a checkpoint reference by path
     // reads "expired"); once no version of that memory holds the path, it is redacted text too.
@@ -104,6 +116,7 @@ export function createVersionStatements(db: Db, index: SearchIndex): VersionStat
         index.indexQueuedAt(id);
         // Words of this text that an earlier re-indexing left in the index pages go too (service: eraseSearchRemnants).
         index.eraseDue(storeId);
+        q.abandonForks.run({ store: storeId, memory: row.memory_id, id });
         const a = actorColumns(actor);
         // The text's row goes with its last holder, in this statement (a trigger: sqlite/schema/contents.ts).
         q.redact.run(now, a.type, a.id, id);
@@ -119,7 +132,7 @@ export function createVersionStatements(db: Db, index: SearchIndex): VersionStat
         const { version, changed } = redact(storeId, id, actor, now);
         // Copy every page into the main file and cut the WAL to zero bytes: the old page images
         // that still hold the redacted content leave the disk.
-        if (changed) afterCommit(db, () => db.pragma('wal_checkpoint(TRUNCATE)'));
+        if (changed) afterCommit(db, () => truncateWalSoon(db));
         return version;
       };
     })(),

@@ -12,6 +12,7 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
+import type { Db } from './tx.js';
 
 /** The serving connection's own autocheckpoint while a worker checkpoints: about 40 MiB of WAL. */
 export const BACKSTOP_PAGES = 10_000;
@@ -63,9 +64,46 @@ export function waitForPasses(checkpointer: Checkpointer | null): () => boolean 
   };
 }
 
+/**
+ * Empties the WAL after a redaction, a prune or an erasing merge, so the old page images holding the
+ * erased text leave the disk (and a full checkpoint copies the new pages over the main file's old
+ * ones). Never waits on the serving thread: one TRUNCATE that gives up at once if another connection
+ * (an operator's `sqlite3` shell, a replicator, a reader thread mid-search) holds a read transaction
+ * or the checkpoint lock; then the worker retries until it succeeds, and logs while it cannot
+ * (`Checkpointer.truncate`). It waited up to busy_timeout (5 s) here, holding every request and
+ * mount operation, and then went on as if done. Without a worker (a CLI), it waits as before.
+ */
+export function truncateWalSoon(db: Db): void {
+  const checkpointer = truncaters.get(db);
+  if (!checkpointer) {
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    return;
+  }
+  db.pragma('busy_timeout = 0');
+  try {
+    const [r] = db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
+    if (r && r.busy === 0) return;
+  } finally {
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  }
+  checkpointer.truncate();
+}
+
+/** The serving connection's busy_timeout (sqlite/pragmas.ts), restored after the attempt above. */
+const BUSY_TIMEOUT_MS = 5000;
+
+const truncaters = new WeakMap<Db, Checkpointer>();
+
+/** Hands `truncateWalSoon` on `db` to the worker of `checkpointer` when its own attempt finds the WAL busy. */
+export function truncateThrough(db: Db, checkpointer: Checkpointer): void {
+  truncaters.set(db, checkpointer);
+}
+
 export interface Checkpointer {
   /** What the worker's last pass found (all -1 before its first). Shared memory: no message, no wait. */
   wal(): WalState;
+  /** Asks the worker for a TRUNCATE checkpoint, retried every RETRY_TRUNCATE_MS until one succeeds. */
+  truncate(): void;
   /** Stops the worker (its connection closes with it); the caller's connection stays usable. */
   stop(): void;
 }
@@ -74,11 +112,15 @@ export function startCheckpointer(file: string, onError: (message: string) => vo
   // The loop travels as source (`eval`), so the same code runs from dist/ and under the tests' TS loader.
   const sqlite = createRequire(import.meta.url).resolve('better-sqlite3');
   // What the worker's last pass found (log, checkpointed, passes), shared: read on every purge step, so no message.
-  const last = new Int32Array(new SharedArrayBuffer(12)).fill(-1);
+  // The fourth slot: 1 while a TRUNCATE is wanted (truncateWalSoon), set here and cleared by the worker.
+  const last = new Int32Array(new SharedArrayBuffer(16)).fill(-1);
+  Atomics.store(last, 3, 0);
   const source = `const { workerData } = require('node:worker_threads');
-(${checkpointLoop.toString()})(require(workerData.sqlite), workerData.file, (${passPacer.toString()})(Date.now()), new Int32Array(workerData.last));`;
+const { parentPort } = require('node:worker_threads');
+(${checkpointLoop.toString()})(require(workerData.sqlite), workerData.file, (${passPacer.toString()})(Date.now()), new Int32Array(workerData.last), (line) => parentPort.postMessage(line));`;
   const worker = new Worker(source, { eval: true, workerData: { file, sqlite, last: last.buffer } });
   let stopped = false;
+  worker.on('message', (line: string) => onError(line));
   worker.on('error', (err) => {
     if (!stopped) onError(`mnemo: background WAL checkpoints stopped (the commits take them over): ${err.message}`);
   });
@@ -86,6 +128,7 @@ export function startCheckpointer(file: string, onError: (message: string) => vo
   worker.unref();
   return {
     wal: () => ({ log: Atomics.load(last, 0), checkpointed: Atomics.load(last, 1), pass: Atomics.load(last, 2) }),
+    truncate: () => void Atomics.store(last, 3, 1),
     stop() {
       if (stopped) return;
       stopped = true;
@@ -147,7 +190,14 @@ export function passPacer(start: number): (r: PassResult, now: number) => number
  * passes, so the WAL grows until the serving connection's backstop checkpoint, which then copies
  * only what came since the last pass.
  */
-function checkpointLoop(Sqlite: typeof Database, file: string, pace: (r: PassResult, now: number) => number, last: Int32Array): void {
+function checkpointLoop(Sqlite: typeof Database, file: string, pace: (r: PassResult, now: number) => number, last: Int32Array, log: (line: string) => void): void {
+  /**
+   * How often a wanted TRUNCATE is tried again while a reader holds it off, and after how many tries
+   * it logs (a second: a busy writer or a reader thread's search holds it for milliseconds), then a minute.
+   */
+  const RETRY_TRUNCATE_MS = 100;
+  const LOG_AFTER_TRIES = 10;
+  const LOG_EVERY_TRIES = 600;
   const db = new Sqlite(file);
   // A checkpoint fsyncs the WAL before it copies and the database file after (FULL or NORMAL alike).
   db.pragma('synchronous = FULL');
@@ -155,7 +205,30 @@ function checkpointLoop(Sqlite: typeof Database, file: string, pace: (r: PassRes
   db.pragma('busy_timeout = 0');
   db.pragma('wal_autocheckpoint = 0');
   const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
+  const truncate = db.prepare('PRAGMA wal_checkpoint(TRUNCATE)');
+  let failedTries = 0;
+  /** A wanted TRUNCATE (slot 3): true when it is still wanted after this try. Cleared first, so a request made meanwhile is kept. */
+  const truncateIfWanted = (): boolean => {
+    if (Atomics.load(last, 3) !== 1) return false;
+    Atomics.store(last, 3, 0);
+    const r = truncate.get() as PassResult & { busy: number };
+    if (r.busy === 0) {
+      if (failedTries >= LOG_AFTER_TRIES) log(`mnemo: WAL emptied after ${failedTries} tries: the redacted or pruned text is gone from ${file} and its WAL`);
+      failedTries = 0;
+      return false;
+    }
+    Atomics.store(last, 3, 1);
+    failedTries += 1;
+    if (failedTries % LOG_EVERY_TRIES === LOG_AFTER_TRIES) {
+      log(`mnemo: cannot empty the WAL yet (another connection holds a read transaction on ${file}): redacted or pruned text stays in the database file until it ends; retrying every ${RETRY_TRUNCATE_MS} ms`);
+    }
+    return true;
+  };
   const turn = (): void => {
+    if (truncateIfWanted()) {
+      setTimeout(turn, RETRY_TRUNCATE_MS);
+      return;
+    }
     const r = checkpoint.get() as PassResult;
     // A pass refused (another checkpoint ran: -1) tells nothing new.
     if (r.log >= 0) {
