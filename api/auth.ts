@@ -1,16 +1,15 @@
 /** @module x-api-key / Authorization: Bearer authentication and the workspace header; sets c.var.caller. */
 import type { MiddlewareHandler } from 'hono';
-import { decodeHeader, grantOf, type ApiKey, type Caller, type Keys } from '../src/index.js';
+import { grantOf, type ApiKey, type Caller, type Keys } from '../src/index.js';
 import type { AppEnv } from './env.js';
-import { header as requestHeader } from './request.js';
+import { header as requestHeader, textHeader } from './request.js';
 
 export function auth(keys: Keys): MiddlewareHandler<AppEnv> {
   return async function authMiddleware(c, next) {
     const header = requestHeader(c, 'x-api-key');
     const bearer = /^Bearer\s+(.+)$/i.exec(requestHeader(c, 'authorization') ?? '')?.[1];
     const key = await keys.authenticate(header ?? bearer?.trim() ?? null);
-    const workspace = requestHeader(c, 'anthropic-workspace-id');
-    const workspaceId = await keys.actingWorkspace(key, workspace === undefined ? undefined : decodeHeader(workspace, 'anthropic-workspace-id'));
+    const workspaceId = await keys.actingWorkspace(key, textHeader(c, 'anthropic-workspace-id'));
     c.set('apiKey', key);
     c.set('caller', callerFor(key, workspaceId));
     await next();

@@ -6,7 +6,7 @@ import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { fingerprint, parseIdempotencyKey, type Idempotency, type IdempotentRequest, type Operations, type Reply } from '../src/index.js';
 import type { AppEnv } from './env.js';
-import { header, query } from './request.js';
+import { query, textHeader } from './request.js';
 
 export const REPLAYED_HEADER = 'idempotent-replayed';
 
@@ -15,7 +15,7 @@ export const REPLAYED_HEADER = 'idempotent-replayed';
  * method and route template; the normalised request is the path parameters, query and JSON body.
  */
 export function idempotentRequest(c: Context<AppEnv>, route: string, body: unknown): IdempotentRequest | null {
-  const raw = header(c, 'idempotency-key');
+  const raw = textHeader(c, 'idempotency-key', 'Idempotency-Key');
   if (raw === undefined) return null;
   const key = parseIdempotencyKey(raw);
   const caller = c.var.caller;

@@ -1,6 +1,6 @@
 /** @module Reading requests strictly: UTF-8 JSON bodies and percent-decoded query strings. */
 import type { Context } from 'hono';
-import { MnemoError, parseEmptyBody, type Query } from '../src/index.js';
+import { decodeHeader, MnemoError, parseEmptyBody, type Query } from '../src/index.js';
 import type { AppEnv } from './env.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -15,6 +15,12 @@ export function header(c: Context<AppEnv>, name: Lowercase<string>): string | un
   if (!incoming) return c.req.header(name);
   const v = incoming.headers[name];
   return Array.isArray(v) ? v.join(', ') : v;
+}
+
+/** A header's value read as the UTF-8 it was sent as (Node hands over one character per byte); bytes that are not UTF-8 are a 400. */
+export function textHeader(c: Context<AppEnv>, name: Lowercase<string>, label: string = name): string | undefined {
+  const raw = header(c, name);
+  return raw === undefined ? undefined : decodeHeader(raw, label);
 }
 
 /** The JSON body, or {} when there is none. Bad UTF-8 and malformed JSON are 400s, never 500s. */

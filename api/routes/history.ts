@@ -8,7 +8,7 @@ import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
 import { every as defaultEvery, MnemoError, parseChangesQuery, parseDiffQuery, type Every, type Service } from '../../src/index.js';
 import type { AppEnv } from '../env.js';
 import { errorBody } from '../errors.js';
-import { header, query } from '../request.js';
+import { header, query, textHeader } from '../request.js';
 import { changeEvent, toWireChange, toWireChangePage, toWireDiff } from '../wire-history.js';
 
 /** A comment line this often keeps proxies from closing an idle stream (and tells the client it lives). */
@@ -26,7 +26,7 @@ export function historyRoutes(service: Service, { heartbeatMs = HEARTBEAT_MS, ev
   app.get('/:store/changes', async (c) => {
     const storeId = c.req.param('store');
     const events = wantsEvents(c);
-    const q = parseChangesQuery(query(c), events ? header(c, 'last-event-id') : undefined);
+    const q = parseChangesQuery(query(c), events ? textHeader(c, 'last-event-id', 'Last-Event-ID') : undefined);
     if (!events) return c.json(toWireChangePage(await service.feed.listChanges(c.var.caller, storeId, q)));
     // Refusals (no such store, no grant) answer as the usual envelope, before the stream opens.
     await service.getStore(c.var.caller, storeId);

@@ -670,4 +670,18 @@ describe('header values in error messages', () => {
     expectRawError(latin1, 400, 'invalid_request_error');
     expect((latin1.body as ErrorEnvelope).error.message).toBe('anthropic-workspace-id: is not valid UTF-8');
   });
+
+  it('a non-ASCII Idempotency-Key is the UTF-8 it was sent as: 128 × é is 256 bytes, taken and replayed; bytes that are not UTF-8 are a 400', async () => {
+    const store = (await raw('POST', '/v1/memory_stores', { body: JSON.stringify({ name: 'utf-8 keys' }) })).body as { id: string };
+    const send = (key: string) =>
+      raw('POST', `/v1/memory_stores/${store.id}/memories`, { body: JSON.stringify({ path: '/k.md', content: 'k' }), headers: { 'idempotency-key': key } });
+    const first = await send(utf8Header('é'.repeat(128)));
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    const again = await send(utf8Header('é'.repeat(128)));
+    expect(again.status).toBe(200);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    const latin1 = await send('\u00e9');
+    expectRawError(latin1, 400, 'invalid_request_error');
+    expect((latin1.body as ErrorEnvelope).error.message).toBe('Idempotency-Key: is not valid UTF-8');
+  });
 });
