@@ -12,6 +12,7 @@ import { codeOf, openCore, queuedForSearch, rawConnection, versionQuery, withRaw
 import { tmpDir } from '../helpers/tmp.js';
 import { UNDO_MIGRATION_11, UNDO_MIGRATION_20, UNDO_MIGRATION_9 } from '../helpers/schema-undo.js';
 import { HISTORY_SQL } from '../../src/storage/sqlite/history.js';
+import { RETENTION_SQL } from '../../src/storage/sqlite/retention.js';
 import { runStorageSuite } from './storage.suite.js';
 import { fixture } from './storage/fixture.js';
 
@@ -152,6 +153,18 @@ describe('sqlite migrations', () => {
     await Promise.all([listing, under, point]);
     expect(answered[0]).toBe('point read');
     expect(answered.slice(1).sort()).toEqual(['listing d', 'under true']);
+  });
+
+  it("a prune batch finds each memory's keep-th newest version once, and never counts a memory's newer versions for each version of its window", async () => {
+    const file = join(tmpDir(), 'mnemo.db');
+    await openSqliteStorage(file).close();
+    const plan = withRaw(file, (raw) =>
+      (raw.prepare(`EXPLAIN QUERY PLAN ${RETENTION_SQL.candidates}`).all({ store: 's', after: 0, scan: 2000, cutoff: null, keep: 10, max: 500 }) as { detail: string }[]).map((r) => r.detail),
+    );
+    const memorySeeks = plan.filter((d) => /versions_by_memory\b/.test(d));
+    // One seek from the memory's newest version (its LIMIT/OFFSET stops after `keep` steps), none from a window row's seq onwards.
+    expect(memorySeeks, plan.join('; ')).toEqual([expect.stringMatching(/^SEARCH n USING COVERING INDEX versions_by_memory \(store_id=\? AND memory_id=\?\)$/)]);
+    expect(plan.join('; ')).not.toMatch(/\bseq>\?/);
   });
 
   it('a file from before migration 11 numbers its versions per path in commit order', async () => {
