@@ -137,7 +137,11 @@ describe('sqlite migrations', () => {
     for (const [name, plan] of plans) {
       expect(plan, name).toMatch(/^SEARCH (versions|memories) USING (COVERING )?INDEX/);
       expect(plan, name).not.toMatch(/\bSCAN\b/);
+      // A seek on the store alone (versions_by_memory: store_id=?) reads every version of the store.
+      expect(plan, name).not.toMatch(/\(store_id=\?\)/);
     }
+    // A path's memories come from the path's own entries, not the store's versions in memory order.
+    expect(Object.fromEntries(plans).atPath).toMatch(/^SEARCH versions USING INDEX versions_by_path \(store_id=\? AND path=\?\)/);
   });
 
   it("a point-in-time mount's listing and directory check run on a reader thread: a point read asked after them is answered first", async () => {

@@ -24,7 +24,7 @@ export const PG_HISTORY_SQL = {
   nextGte: 'SELECT path FROM versions WHERE store_id = $1 AND path >= $2 AND path < $3 ORDER BY path LIMIT 1',
   // The memories that ever had this path: the one there at that instant is among them (at any
   // time, since a version redacted since names no path, and a later one may be the only one left).
-  atPath: 'SELECT DISTINCT memory_id FROM versions WHERE store_id = $1 AND path = $2',
+  atPath: 'SELECT DISTINCT memory_id FROM versions WHERE store_id = $1 AND path = $2 ORDER BY memory_id',
   // Some memory stood below the directory then (stateAt in one statement, stopping at the first; as
   // sqlite/history.ts): one round trip for the walk of the versions below, not several per memory.
   liveUnder: `SELECT 1 AS x FROM versions v

@@ -23,7 +23,9 @@ export const HISTORY_SQL = {
   nextGte: 'SELECT path FROM versions WHERE store_id = ? AND path >= ? AND path < ? ORDER BY path LIMIT 1',
   // The memories that ever had this path: the one there at that instant is among them (at any
   // time, since a version redacted since names no path, and a later one may be the only one left).
-  atPath: 'SELECT DISTINCT memory_id FROM versions WHERE store_id = ? AND path = ?',
+  // By the path index: left to itself the planner took versions_by_memory for DISTINCT's order and read
+  // every version of the store (112 ms a stat at 20,000 memories).
+  atPath: 'SELECT DISTINCT memory_id FROM versions INDEXED BY versions_by_path WHERE store_id = ? AND path = ? ORDER BY memory_id',
   // Some memory stood below the directory then (stateAt in one statement, stopping at the first):
   // a version there that was its last unredacted one by the instant, else its first after it, of a
   // memory neither deleted nor expired by then. Each version below costs a few index seeks.
