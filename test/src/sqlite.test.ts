@@ -12,6 +12,7 @@ import { codeOf, openCore, queuedForSearch, rawConnection, versionQuery, withRaw
 import { tmpDir } from '../helpers/tmp.js';
 import { UNDO_MIGRATION_11, UNDO_MIGRATION_20, UNDO_MIGRATION_9 } from '../helpers/schema-undo.js';
 import { HISTORY_SQL } from '../../src/storage/sqlite/history.js';
+import { RETENTION_SQL } from '../../src/storage/sqlite/retention.js';
 import { runStorageSuite } from './storage.suite.js';
 import { fixture } from './storage/fixture.js';
 
@@ -128,14 +129,46 @@ describe('sqlite migrations', () => {
     await openSqliteStorage(file).close();
     const plans = withRaw(file, (raw) =>
       Object.entries(HISTORY_SQL).map(([name, sql]) => {
-        const params = Array.from({ length: (sql.match(/\?/g) ?? []).length }, () => 'x');
+        const named = [...new Set(sql.match(/@\w+/g) ?? [])];
+        const params = named.length > 0 ? [Object.fromEntries(named.map((n) => [n.slice(1), 'x']))] : Array.from({ length: (sql.match(/\?/g) ?? []).length }, () => 'x');
         return [name, (raw.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail).join('; ')] as const;
       }),
     );
     for (const [name, plan] of plans) {
       expect(plan, name).toMatch(/^SEARCH (versions|memories) USING (COVERING )?INDEX/);
-      expect(plan, name).not.toMatch(/SCAN versions/);
+      expect(plan, name).not.toMatch(/\bSCAN\b/);
+      // A seek on the store alone (versions_by_memory: store_id=?) reads every version of the store.
+      expect(plan, name).not.toMatch(/\(store_id=\?\)/);
     }
+    // A path's memories come from the path's own entries, not the store's versions in memory order.
+    expect(Object.fromEntries(plans).atPath).toMatch(/^SEARCH versions USING INDEX versions_by_path \(store_id=\? AND path=\?\)/);
+  });
+
+  it("a point-in-time mount's listing and directory check run on a reader thread: a point read asked after them is answered first", async () => {
+    const core = await openCore({ readers: 1 });
+    const store = await core.service.createStore(core.caller, { name: 'past', description: '', metadata: {} });
+    await core.service.createMemory(core.caller, store.id, { path: '/d/a.md', content: 'a' });
+    const asOf = new Date().toISOString();
+    // Settled on the serving connection, their answers would come in the same turn, before the point read's.
+    const answered: string[] = [];
+    const listing = core.storage.listDirectoryAsOf(store.id, '/', asOf, 100).then((l) => answered.push(`listing ${l.dirs.join()}`));
+    const under = core.storage.hasMemoriesUnderAsOf(store.id, '/d', asOf).then((any) => answered.push(`under ${any}`));
+    const point = core.storage.getStoreById(store.id).then(() => answered.push('point read'));
+    await Promise.all([listing, under, point]);
+    expect(answered[0]).toBe('point read');
+    expect(answered.slice(1).sort()).toEqual(['listing d', 'under true']);
+  });
+
+  it("a prune batch finds each memory's keep-th newest version once, and never counts a memory's newer versions for each version of its window", async () => {
+    const file = join(tmpDir(), 'mnemo.db');
+    await openSqliteStorage(file).close();
+    const plan = withRaw(file, (raw) =>
+      (raw.prepare(`EXPLAIN QUERY PLAN ${RETENTION_SQL.candidates}`).all({ store: 's', after: 0, scan: 2000, cutoff: null, keep: 10, max: 500 }) as { detail: string }[]).map((r) => r.detail),
+    );
+    const memorySeeks = plan.filter((d) => /versions_by_memory\b/.test(d));
+    // One seek from the memory's newest version (its LIMIT/OFFSET stops after `keep` steps), none from a window row's seq onwards.
+    expect(memorySeeks, plan.join('; ')).toEqual([expect.stringMatching(/^SEARCH n USING COVERING INDEX versions_by_memory \(store_id=\? AND memory_id=\?\)$/)]);
+    expect(plan.join('; ')).not.toMatch(/\bseq>\?/);
   });
 
   it('a file from before migration 11 numbers its versions per path in commit order', async () => {

@@ -1,7 +1,7 @@
 /**
  * @module The history role: what a mount's `.history` directory and a point-in-time mount read.
- * Every answer is an indexed lookup or a bounded walk of one directory level (by path, over the
- * versions), never a scan of the store: reading history must not slow the live tree.
+ * Every answer is an indexed lookup or a walk of one directory level (by path, over the versions),
+ * never a scan of the store: reading history must not slow the live tree.
  */
 import type { MemoryMeta } from '../../domain/types.js';
 
@@ -43,8 +43,12 @@ export interface HistoryStorage {
   getMemoryMetaAsOf(storeId: string, path: string, asOf: string): Promise<MetaAsOf | null>;
   /** Its content then as UTF-8 bytes; null if there was none or its version was redacted since. */
   getMemoryBytesAsOf(storeId: string, path: string, asOf: string): Promise<(MetaAsOf & { bytes: Buffer }) | null>;
-  /** The direct children of `dir` at `asOf`, at most `limit` entries. */
+  /**
+   * The direct children of `dir` at `asOf`, at most `limit` entries. A child directory is checked as
+   * hasMemoriesUnderAsOf: a walk that grows with the history below it when nothing stood there then,
+   * so the SQLite adapter answers both on a reader thread.
+   */
   listDirectoryAsOf(storeId: string, dir: string, asOf: string, limit: number): Promise<{ files: MetaAsOf[]; dirs: string[]; truncated?: boolean }>;
-  /** True if some memory lived strictly below `dir` at `asOf`. */
+  /** True if some memory lived strictly below `dir` at `asOf`: the versions below it, in path order, until one that stood there then. */
   hasMemoriesUnderAsOf(storeId: string, dir: string, asOf: string): Promise<boolean>;
 }

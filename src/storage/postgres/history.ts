@@ -24,8 +24,20 @@ export const PG_HISTORY_SQL = {
   nextGte: 'SELECT path FROM versions WHERE store_id = $1 AND path >= $2 AND path < $3 ORDER BY path LIMIT 1',
   // The memories that ever had this path: the one there at that instant is among them (at any
   // time, since a version redacted since names no path, and a later one may be the only one left).
-  atPath: 'SELECT DISTINCT memory_id FROM versions WHERE store_id = $1 AND path = $2',
-  under: 'SELECT DISTINCT memory_id FROM versions WHERE store_id = $1 AND path > $2 AND path < $3',
+  atPath: 'SELECT DISTINCT memory_id FROM versions WHERE store_id = $1 AND path = $2 ORDER BY memory_id',
+  // Some memory stood below the directory then (stateAt in one statement, stopping at the first; as
+  // sqlite/history.ts): one round trip for the walk of the versions below, not several per memory.
+  liveUnder: `SELECT 1 AS x FROM versions v
+     WHERE v.store_id = $1 AND v.path > $2 AND v.path < $3
+       AND (SELECT l.operation FROM versions l WHERE l.store_id = v.store_id AND l.memory_id = v.memory_id AND l.created_at <= $4
+              ORDER BY l.created_at DESC, l.seq DESC LIMIT 1) <> 'deleted'
+       AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = v.memory_id AND m.expires_at IS NOT NULL AND m.expires_at <= $4)
+       AND v.seq = coalesce(
+         (SELECT k.seq FROM versions k WHERE k.store_id = v.store_id AND k.memory_id = v.memory_id AND k.created_at <= $4 AND k.redacted_at IS NULL
+            ORDER BY k.created_at DESC, k.seq DESC LIMIT 1),
+         (SELECT k.seq FROM versions k WHERE k.store_id = v.store_id AND k.memory_id = v.memory_id AND k.created_at > $4 AND k.redacted_at IS NULL
+            ORDER BY k.created_at, k.seq LIMIT 1))
+     LIMIT 1`,
   latestAt: `SELECT ${AT_COLUMNS} FROM versions
      WHERE store_id = $1 AND memory_id = $2 AND created_at <= $3 ORDER BY created_at DESC, seq DESC LIMIT 1`,
   latestKeptAt: `SELECT ${AT_COLUMNS} FROM versions
@@ -78,11 +90,7 @@ async function metaAsOf(q: Q, storeId: string, path: string, asOf: string): Prom
 
 async function anyUnderAsOf(q: Q, storeId: string, dir: string, asOf: string): Promise<boolean> {
   const prefix = prefixOf(dir);
-  for (const { memory_id } of await all<{ memory_id: string }>(q, PG_HISTORY_SQL.under, [storeId, prefix, subtreeEnd(prefix)])) {
-    const s = await stateAt(q, storeId, memory_id, asOf);
-    if (s && s.path.startsWith(prefix)) return true;
-  }
-  return false;
+  return (await first(q, PG_HISTORY_SQL.liveUnder, [storeId, prefix, subtreeEnd(prefix), asOf])) !== undefined;
 }
 
 /** LIMIT NULL is no limit in PostgreSQL (a caller may pass Infinity). */

@@ -30,12 +30,18 @@ export const retentionWrites = {
     );
     const rows = await all<{ id: string; memory_id: string; path: string | null; path_seq: number | null; commit_seq: number }>(
       q,
-      `SELECT w.id, w.memory_id, w.path, w.path_seq, w.commit_seq FROM
-         (SELECT id, store_id, memory_id, path, path_seq, created_at, commit_seq FROM versions
-          WHERE store_id = $1 AND commit_seq > $2 ORDER BY commit_seq LIMIT $3) AS w
+      // `keep` newer versions exist when the memory's keep-th newest is newer (as sqlite/retention.ts): found
+      // once per memory of the window, `keep` steps of versions_by_memory, where counting every newer
+      // version for each version of the window cost the window times the memory's history. By seq: a
+      // memory's versions take their numbers in the order of their rows (both under the store's row lock).
+      `WITH w AS MATERIALIZED (SELECT id, store_id, memory_id, path, path_seq, created_at, seq, commit_seq FROM versions
+            WHERE store_id = $1 AND commit_seq > $2 ORDER BY commit_seq LIMIT $3),
+         floors AS MATERIALIZED (SELECT d.memory_id, (SELECT n.seq FROM versions n
+              WHERE n.store_id = $1 AND n.memory_id = d.memory_id ORDER BY n.seq DESC LIMIT 1 OFFSET $5::bigint - 1) AS floor
+            FROM (SELECT DISTINCT memory_id FROM w WHERE $4::text IS NULL OR created_at < $4) AS d WHERE $5::bigint IS NOT NULL)
+       SELECT w.id, w.memory_id, w.path, w.path_seq, w.commit_seq FROM w LEFT JOIN floors f ON f.memory_id = w.memory_id
        WHERE ($4::text IS NULL OR w.created_at < $4)
-         AND ($5::bigint IS NULL OR (SELECT count(*) FROM versions n
-                                     WHERE n.store_id = w.store_id AND n.memory_id = w.memory_id AND n.commit_seq > w.commit_seq) >= $5)
+         AND ($5::bigint IS NULL OR w.seq < f.floor)
          AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = w.memory_id AND m.version_id = w.id)
          AND NOT EXISTS (SELECT 1 FROM checkpoint_version_refs r WHERE r.version_id = w.id)
          AND NOT EXISTS (SELECT 1 FROM idempotency_receipts r WHERE r.store_id = w.store_id AND r.version_id = w.id)

@@ -23,8 +23,23 @@ export const HISTORY_SQL = {
   nextGte: 'SELECT path FROM versions WHERE store_id = ? AND path >= ? AND path < ? ORDER BY path LIMIT 1',
   // The memories that ever had this path: the one there at that instant is among them (at any
   // time, since a version redacted since names no path, and a later one may be the only one left).
-  atPath: 'SELECT DISTINCT memory_id FROM versions WHERE store_id = ? AND path = ?',
-  under: 'SELECT DISTINCT memory_id FROM versions WHERE store_id = ? AND path > ? AND path < ?',
+  // By the path index: left to itself the planner took versions_by_memory for DISTINCT's order and read
+  // every version of the store (112 ms a stat at 20,000 memories).
+  atPath: 'SELECT DISTINCT memory_id FROM versions INDEXED BY versions_by_path WHERE store_id = ? AND path = ? ORDER BY memory_id',
+  // Some memory stood below the directory then (stateAt in one statement, stopping at the first):
+  // a version there that was its last unredacted one by the instant, else its first after it, of a
+  // memory neither deleted nor expired by then. Each version below costs a few index seeks.
+  liveUnder: `SELECT 1 FROM versions INDEXED BY versions_by_path
+     WHERE store_id = @store AND path > @prefix AND path < @end
+       AND (SELECT l.operation FROM versions l INDEXED BY versions_by_memory_time WHERE l.store_id = versions.store_id
+              AND l.memory_id = versions.memory_id AND l.created_at <= @asOf ORDER BY l.created_at DESC, l.seq DESC LIMIT 1) <> 'deleted'
+       AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = versions.memory_id AND m.expires_at IS NOT NULL AND m.expires_at <= @asOf)
+       AND seq = coalesce(
+         (SELECT k.seq FROM versions k INDEXED BY versions_by_memory_time WHERE k.store_id = versions.store_id AND k.memory_id = versions.memory_id
+            AND k.created_at <= @asOf AND k.redacted_at IS NULL ORDER BY k.created_at DESC, k.seq DESC LIMIT 1),
+         (SELECT k.seq FROM versions k INDEXED BY versions_by_memory_time WHERE k.store_id = versions.store_id AND k.memory_id = versions.memory_id
+            AND k.created_at > @asOf AND k.redacted_at IS NULL ORDER BY k.created_at, k.seq LIMIT 1))
+     LIMIT 1`,
   latestAt: `SELECT ${AT_COLUMNS} FROM versions INDEXED BY versions_by_memory_time
      WHERE store_id = ? AND memory_id = ? AND created_at <= ? ORDER BY created_at DESC, seq DESC LIMIT 1`,
   latestKeptAt: `SELECT ${AT_COLUMNS} FROM versions INDEXED BY versions_by_memory_time
@@ -78,13 +93,10 @@ export function createHistoryStatements(db: Db): Synchronous<HistoryStorage> {
     return null;
   }
 
+  /** As stateAt over every memory that ever had a path below `dir`, in SQLite, stopping at the first standing there. */
   function anyUnderAsOf(storeId: string, dir: string, asOf: string): boolean {
     const prefix = dir === '/' ? '/' : dir + '/';
-    for (const { memory_id } of q.under.iterate(storeId, prefix, subtreeEnd(prefix)) as Iterable<{ memory_id: string }>) {
-      const s = stateAt(storeId, memory_id, asOf);
-      if (s && s.path.startsWith(prefix)) return true;
-    }
-    return false;
+    return q.liveUnder.get({ store: storeId, prefix, end: subtreeEnd(prefix), asOf }) !== undefined;
   }
 
   return {

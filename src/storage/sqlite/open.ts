@@ -138,6 +138,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
   const versions = createVersionStatements(db, searchIndex);
   const feed = createFeedStatements(db);
   const retention = createRetention(db, searchIndex);
+  const { listDirectoryAsOf, hasMemoriesUnderAsOf, ...history } = createHistoryStatements(db);
   // The reads that grow with the store run on reader threads (sqlite/readers.ts); the SQL is the same.
   const readers = openReaders(file, _options.readers ?? DEFAULT_READERS, clock, {
     searchMemories: search.searchMemories,
@@ -148,6 +149,8 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     integrityCheck: checks.integrityCheck,
     domainCheck: checks.domainCheck,
     searchBacklog: search.searchBacklog,
+    listDirectoryAsOf,
+    hasMemoriesUnderAsOf,
   });
 
   const { revokes, ...keys } = createKeyStatements(db);
@@ -158,7 +161,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     ...admittedWrites({ ...memoryRows, ...stores, ...mountView }),
     ...versions,
     ...mountView,
-    ...createHistoryStatements(db),
+    ...history,
     nextExpiry: changes.nextExpiry,
     ...createSessionStatements(db),
     ...createReceiptStatements(db),
@@ -194,6 +197,8 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
       integrityCheck: readers.reads.integrityCheck,
       domainCheck: readers.reads.domainCheck,
       searchBacklog: readers.reads.searchBacklog,
+      listDirectoryAsOf: readers.reads.listDirectoryAsOf,
+      hasMemoriesUnderAsOf: readers.reads.hasMemoriesUnderAsOf,
       syncCommits: walSync.sync,
     },
     txReads: {

@@ -30,7 +30,9 @@ type AsideMethod = 'moveTree' | 'indexSearchBacklog' | 'eraseSearchRemnants' | '
 export type Elsewhere = <T>(write: () => Promise<T>) => Promise<T>;
 
 /** Methods that are promises already (reader threads, WAL syncs). */
-type AsyncMethod = 'searchMemories' | 'listMemories' | 'listStores' | 'listVersions' | 'listChanges' | 'integrityCheck' | 'domainCheck' | 'searchBacklog' | 'syncCommits';
+type AsyncMethod =
+  | 'searchMemories' | 'listMemories' | 'listStores' | 'listVersions' | 'listChanges' | 'integrityCheck' | 'domainCheck' | 'searchBacklog'
+  | 'listDirectoryAsOf' | 'hasMemoriesUnderAsOf' | 'syncCommits';
 
 export interface PortParts {
   connection: ConnectionMethods;
@@ -60,7 +62,7 @@ const ASIDE_READS: ReadonlySet<string> = new Set<keyof ConnectionMethods>([
   'getMemory', 'getMemoryInStore', 'getMemoryByPath', 'getMemoryMetaByPath', 'getMemoryBytesByPath', 'listDirectory',
   'hasMemoriesUnder', 'nextExpiry', 'getVersion', 'findReceipt', 'getCheckpoint', 'getLatestCheckpoint',
   'listPathVersions', 'getPathVersion', 'getPathVersionBytes', 'listHistoryDirectory', 'hasHistoryUnder',
-  'getMemoryMetaAsOf', 'getMemoryBytesAsOf', 'listDirectoryAsOf', 'hasMemoriesUnderAsOf', 'lastCommitSeq', 'previousVersion',
+  'getMemoryMetaAsOf', 'getMemoryBytesAsOf', 'lastCommitSeq', 'previousVersion',
 ]);
 
 /** One transaction at a time on the connection; calls from outside it wait their turn. */

@@ -22,6 +22,7 @@ import { createStorePurge, type StorePurge } from './store-purge.js';
 import { createStoreStatements } from './stores.js';
 import { createVersionStatements } from './versions.js';
 import { createFeedStatements } from './feed.js';
+import { createHistoryStatements } from './history.js';
 
 const { file, nice } = workerData as { file: string; nice: number | null };
 // A reader's nice value (readers.ts READER_NICE), for this thread alone (Linux: by its task id);
@@ -119,6 +120,7 @@ function openPurger(): StorePurge {
   return createStorePurge(rw, index, (fn) => fn());
 }
 const search = createSearchStatements(db, noIndex);
+const history = createHistoryStatements(db);
 const reads: SyncReads = {
   searchMemories: search.searchMemories,
   searchBacklog: search.searchBacklog,
@@ -128,6 +130,8 @@ const reads: SyncReads = {
   listChanges: createFeedStatements(db).listChanges,
   integrityCheck: checks.integrityCheck,
   domainCheck: () => (domainCheck ??= openDomainCheck())(),
+  listDirectoryAsOf: history.listDirectoryAsOf,
+  hasMemoriesUnderAsOf: history.hasMemoriesUnderAsOf,
 };
 const writes: ThreadWrites = {
   moveTree: (input: MoveTreeRequest) => (mover ??= openMover())(input),

@@ -49,7 +49,9 @@ export interface Readers {
 }
 
 const WRITE_METHODS: readonly WriteMethod[] = ['moveTree', 'indexSearchBacklog', 'eraseStep', 'purgeDeletedStores'];
-const METHODS: readonly ReadMethod[] = ['searchMemories', 'listMemories', 'listStores', 'listVersions', 'listChanges', 'integrityCheck', 'domainCheck', 'searchBacklog'];
+const METHODS: readonly ReadMethod[] = [
+  'searchMemories', 'listMemories', 'listStores', 'listVersions', 'listChanges', 'integrityCheck', 'domainCheck', 'searchBacklog', 'listDirectoryAsOf', 'hasMemoriesUnderAsOf',
+];
 
 /**
  * `inline` answers when no thread can (`threads` 0, `:memory:`, no compiled worker); `clock` is read

@@ -1,10 +1,11 @@
 /**
- * @module The reads that grow with the store (searches, listing pages, the checks), as the SQL
+ * @module The reads that grow with the store (searches, listing pages, the checks, a point-in-time
+ * mount's directories), as the SQL
  * modules implement them: synchronous, on whichever connection they were prepared on. The adapter
  * runs them on reader connections in worker threads (sqlite/readers.ts), so the port's versions of
  * them return promises; point lookups by key stay on the serving connection.
  */
-import type { MoveTreeInput } from '../port.js';
+import type { MetaAsOf, MoveTreeInput } from '../port.js';
 import type { Change, ChangeQuery, MemoryListItem, MemoryListQuery, MemoryVersion, Page, SearchPage, SearchQuery, Store, StoreListQuery, VersionListQuery } from '../../domain/types.js';
 
 export interface SyncReads {
@@ -17,6 +18,12 @@ export interface SyncReads {
   integrityCheck(): string[];
   domainCheck(): string[];
   searchBacklog(): number;
+  /**
+   * A point-in-time mount's listing and directory check: each child directory is a walk of the
+   * versions ever below it until a memory that stood there then, all of them when none did.
+   */
+  listDirectoryAsOf(storeId: string, dir: string, asOf: string, limit: number): { files: MetaAsOf[]; dirs: string[]; truncated?: boolean };
+  hasMemoriesUnderAsOf(storeId: string, dir: string, asOf: string): boolean;
 }
 
 export type ReadMethod = keyof SyncReads;

@@ -107,6 +107,36 @@ export function runHistorySuite(makeStorage: MakeStorage): void {
       expect(await storage.getMemoryMetaAsOf(s.id, '/a.md', later)).toBeNull();
     });
 
+    it('counts a directory as holding a memory at an instant only where that memory stood then: not created yet, deleted, moved away and redacted versions', async () => {
+      const { storage, addStore, addMemory, stamp, now, actor } = await fixture(makeStorage);
+      const s = await addStore();
+      const before = now();
+      // /gone held memories that were all deleted; /late's came after the instant; /x/m.md moved to /y.
+      for (const i of [1, 2, 3]) {
+        const g = await addMemory(s.id, `/gone/g${i}.md`);
+        await storage.deleteMemory({ ...stamp(), storeId: s.id, memoryId: g.id });
+      }
+      const m = await addMemory(s.id, '/x/m.md', 'm1');
+      const moved = await storage.moveMemory({ ...stamp(), storeId: s.id, memoryId: m.id, path: '/y/m.md', replacedVersionId: 'unused' });
+      const t = now();
+      await addMemory(s.id, '/late/l.md');
+      await storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'm2' });
+      const under = async (at: string) => Object.fromEntries(
+        await Promise.all(['/gone', '/late', '/x', '/y'].map(async (d) => [d, await storage.hasMemoriesUnderAsOf(s.id, d, at)] as const)),
+      );
+      expect(await under(before)).toEqual({ '/gone': false, '/late': false, '/x': false, '/y': false });
+      expect(await under(t)).toEqual({ '/gone': false, '/late': false, '/x': false, '/y': true });
+      expect((await storage.listDirectoryAsOf(s.id, '/', t, 100)).dirs).toEqual(['y']);
+      // Its version then redacted: it stands at its last unredacted version before, /x/m.md ...
+      await storage.redactVersion(s.id, moved.versionId, actor, now());
+      expect(await under(t)).toEqual({ '/gone': false, '/late': false, '/x': true, '/y': false });
+      expect((await storage.listDirectoryAsOf(s.id, '/', t, 100)).dirs).toEqual(['x']);
+      // ... and with that one redacted too, at its first unredacted version after the instant.
+      await storage.redactVersion(s.id, m.versionId, actor, now());
+      expect(await under(t)).toEqual({ '/gone': false, '/late': false, '/x': false, '/y': true });
+      expect((await storage.getMemoryMetaAsOf(s.id, '/y/m.md', t))).toMatchObject({ id: m.id, versionId: `${moved.versionId}#redacted`, redacted: true });
+    });
+
     it('shows a memory whose expiry had passed at the instant as gone, before any sweep deleted it', async () => {
       const { storage, addStore, now, stamp } = await fixture(makeStorage);
       const s = await addStore();
