@@ -182,6 +182,8 @@ it('answers random requests to every route with a success or a 4xx error envelop
     }),
     { numRuns: 1500, seed: 20261202, endOnFailure: true },
   );
-  // The requests reach the handlers, not only the validators in front of them.
-  expect(seen.get(200) ?? 0, JSON.stringify([...seen])).toBeGreaterThan(250);
+  // The requests reach the handlers, not only the validators in front of them (about 220 of this
+  // seed's 1,500 succeed since the seven no-body routes declare their `{}` body, which the
+  // generator often fills with junk, and lists bind their cursors; 250+ before).
+  expect(seen.get(200) ?? 0, JSON.stringify([...seen])).toBeGreaterThan(180);
 }, 120_000);
