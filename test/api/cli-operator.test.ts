@@ -92,9 +92,11 @@ describe('metrics', () => {
       expect((await rawRequest(server.url, 'GET', '/zzz')).status).toBe(404);
       expect((await rawRequest(server.url, 'GET', '/v1/zzz', { apiKey: server.adminKey })).status).toBe(404);
       expect(await count('unmatched', '404')).toBe(before404 + 2);
+      // A console path with a trailing slash is a 301 to the path without it, counted once.
       const admin = await fetch(`${server.url}/admin/`, { redirect: 'manual' });
-      expect(admin.status).toBe(303);
-      expect(await count('unmatched', '303') + await count('/admin/', '303')).toBe(1);
+      expect(admin.status).toBe(301);
+      const redirects = (await (await fetch(`${server.url}/metrics`)).text()).split('\n').filter((l) => l.startsWith('mnemo_http_requests_total{method="GET"') && l.includes('status="301"'));
+      expect(redirects.reduce((n, l) => n + Number(l.split(' ').at(-1)), 0), redirects.join('\n')).toBe(1);
     } finally {
       await server.stop();
     }
