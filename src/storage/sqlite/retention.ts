@@ -24,7 +24,7 @@ export const RETENTION_SQL = {
     `WITH w AS MATERIALIZED (SELECT id, store_id, memory_id, path, path_seq, created_at, seq, commit_seq FROM versions
           WHERE store_id = @store AND commit_seq > @after ORDER BY commit_seq LIMIT +@scan),
        floors AS MATERIALIZED (SELECT d.memory_id, (SELECT n.seq FROM versions n INDEXED BY versions_by_memory
-            WHERE n.store_id = @store AND n.memory_id = d.memory_id ORDER BY n.seq DESC LIMIT 1 OFFSET @keep - 1) AS floor
+            WHERE n.store_id = @store AND n.memory_id = d.memory_id ORDER BY n.seq DESC LIMIT 1 OFFSET +@keep - 1) AS floor
           FROM (SELECT DISTINCT memory_id FROM w WHERE @cutoff IS NULL OR created_at < @cutoff) AS d WHERE @keep IS NOT NULL)
      SELECT w.id, w.memory_id, w.path, w.path_seq, w.commit_seq FROM w LEFT JOIN floors f ON f.memory_id = w.memory_id
      WHERE (@cutoff IS NULL OR w.created_at < @cutoff)
