@@ -60,8 +60,6 @@ export interface SqliteStorage extends Storage {
 }
 
 export interface SqliteOptions {
-  /** Run a full WAL checkpoint and truncate the WAL after redactions, so erased bytes leave the disk. */
-  truncateWalAfterRedact?: boolean;
   /** What readers take as now when they hide expired memories (RFC 3339 UTC with milliseconds). */
   clock?: () => string;
   /** Told how long each outermost write transaction took, in seconds, commit included (metrics). */
