@@ -144,10 +144,14 @@ describe.skipIf(!FUSE_AVAILABLE)('agent actions through a mount', () => {
     const m = await startMount();
     const r = await py(
       [
-        'import os, tempfile',
-        'with tempfile.TemporaryDirectory(dir=".") as td:',
-        '    open(os.path.join(td, "out.md"), "w").write("built\\n")',
-        '    os.replace(os.path.join(td, "out.md"), "final.md")',
+        'import os, shutil',
+        // What tempfile.TemporaryDirectory(dir=".") does, under a fixed name of the kind mkdtemp
+        // makes: its random names hold no digit one time in 12 and then miss the rule (README).
+        'td = "tmpw7k2_qzx"',
+        'os.mkdir(td, 0o700)',
+        'open(os.path.join(td, "out.md"), "w").write("built\\n")',
+        'os.replace(os.path.join(td, "out.md"), "final.md")',
+        'shutil.rmtree(td)',
         // mktemp -d's name, filled and then put in place whole.
         'os.mkdir("tmp.Ab3dE6gH9k")',
         'for n in ("a.md", "b.md"): open("tmp.Ab3dE6gH9k/" + n, "w").write(n)',
