@@ -20,7 +20,7 @@ export function adminLogRoutes(service: Service) {
   app.get('/', async (c) => {
     const q = query(c);
     const page = await service.adminActions.list(c.var.caller, 50, q['page'] || null);
-    const names = await keyNames(service, c);
+    const names = await keyNames(service, c, page.data.map((a) => a.actor));
     const now = await service.clock();
     return c.html(
       <Page title="Admin log" frame={frameOf(c)}>

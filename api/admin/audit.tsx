@@ -14,7 +14,7 @@ export function auditPages(service: Service) {
     const q = query(c);
     const store = await service.getStore(c.var.caller, storeId);
     const page = await service.listVersions(c.var.caller, storeId, parseVersionListQuery(apiQuery(q)));
-    const names = await keyNames(service, c);
+    const names = await keyNames(service, c, page.data.map((v) => v.createdBy));
     const now = await service.clock();
     const keep = { actor: q['actor'], operation: q['operation'], from: q['from'], to: q['to'] };
     return c.html(

@@ -1,6 +1,6 @@
 /** @module What console handlers read from a request: the page frame, the posted form, the key names an actor shows. */
 import type { Context } from 'hono';
-import type { Service } from '../../src/index.js';
+import type { Actor, Service } from '../../src/index.js';
 import type { AdminEnv } from './env.js';
 import type { Frame } from './layout.js';
 
@@ -20,11 +20,17 @@ export function field(c: AdminContext, name: string): string {
   return (formOf(c).get(name) ?? '').trim();
 }
 
-/** Key id → name, for showing actors: only an admin may list keys, so others see ids. */
-export async function keyNames(service: Service, c: AdminContext): Promise<Map<string, string>> {
-  if (c.var.console.key.role !== 'admin') return new Map([[c.var.console.key.id, c.var.console.key.name]]);
-  const keys = await service.keys.listKeys(c.var.caller);
-  return new Map(keys.map((k) => [k.id, k.name]));
+/**
+ * Key id → name for the actors a page shows: only an admin may read keys, so others see ids. Only
+ * those keys are read (a workspace may hold many thousands), each by its id.
+ */
+export async function keyNames(service: Service, c: AdminContext, actors: Iterable<Actor>): Promise<Map<string, string>> {
+  const own = c.var.console.key;
+  if (own.role !== 'admin') return new Map([[own.id, own.name]]);
+  const ids = new Set([...actors].flatMap((a) => (a.type === 'api_actor' ? [a.apiKeyId] : [])));
+  // A key the caller may not see (an operator's, another workspace's) keeps showing as its id.
+  const keys = await Promise.all([...ids].map((id) => service.keys.getKey(c.var.caller, id).catch(() => null)));
+  return new Map([[own.id, own.name], ...keys.flatMap((k) => (k ? [[k.id, k.name] as const] : []))]);
 }
 
 export const isAdmin = (c: AdminContext) => c.var.console.key.role === 'admin';

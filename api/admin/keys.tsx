@@ -1,11 +1,11 @@
 /** @module /admin/keys (admin keys only; the service refuses others): list, create (the secret shown once), revoke. */
 import { Hono } from 'hono';
-import { parseKeyCreate, type ApiKey, type MintedKey, type Service } from '../../src/index.js';
-import { field, frameOf, type AdminContext } from './context.js';
+import { parseKeyCreate, parsePageQuery, type ApiKey, type MintedKey, type Service } from '../../src/index.js';
+import { field, frameOf, query, type AdminContext } from './context.js';
 import type { AdminEnv } from './env.js';
 import { Page } from './layout.js';
 import { seeOther } from './redirect.js';
-import { Cancel, Confirm, Csrf, Time } from './ui.js';
+import { Cancel, Confirm, Csrf, Pager, qs, Time } from './ui.js';
 
 export function keyPages(service: Service) {
   const app = new Hono<AdminEnv>();
@@ -28,8 +28,14 @@ export function keyPages(service: Service) {
   return app;
 }
 
+/** Keys a console page shows: a workspace may hold many thousands, so they come a page at a time. */
+const KEYS_PER_PAGE = '100';
+
 async function keysPage(service: Service, c: AdminContext, minted: MintedKey | null) {
-  const keys = await service.keys.listKeys(c.var.caller);
+  // A create renders the first page (its secret is in this response only); a GET may ask for another.
+  const at = minted ? undefined : query(c)['page'];
+  const page = await service.keys.listKeyPage(c.var.caller, parsePageQuery({ limit: KEYS_PER_PAGE, ...(at ? { page: at } : {}) }));
+  const keys = page.data;
   const now = await service.clock();
   const frame = frameOf(c);
   return (
@@ -45,6 +51,7 @@ async function keysPage(service: Service, c: AdminContext, minted: MintedKey | n
         <thead><tr><th scope="col">Name</th><th scope="col">Role</th><th scope="col">Stores</th><th scope="col">Created</th><th scope="col">State</th><th scope="col">Action</th></tr></thead>
         <tbody>{keys.map((k) => <KeyRow k={k} now={now} csrf={frame.csrf} self={k.id === frame.key.id} />)}</tbody>
       </table>
+      <Pager next={page.nextPage} href={(p) => `/admin/keys${qs({ page: p })}`} />
       <section aria-labelledby="new-key">
         <h2 id="new-key">Create a key</h2>
         <form method="post" action="/admin/keys" class="stack">

@@ -22,7 +22,7 @@ export function memoryPages(service: Service) {
     const memory = await liveMemory(service, c.var.caller, storeId, memoryId);
     const versions = await service.listVersions(c.var.caller, storeId, parseVersionListQuery({ memory_id: memoryId, view: 'full', limit: '20', ...(q['page'] ? { page: q['page'] } : {}) }));
     if (!memory && versions.data.length === 0 && !q['page']) throw new MnemoError('not_found', `memory ${memoryId} not found`);
-    const names = await keyNames(service, c);
+    const names = await keyNames(service, c, versions.data.flatMap((v) => (v.redactedBy ? [v.createdBy, v.redactedBy] : [v.createdBy])));
     const now = await service.clock();
     const frame = frameOf(c);
     const layout: DiffLayout = q['layout'] === 'split' ? 'split' : 'unified';

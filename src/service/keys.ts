@@ -144,15 +144,13 @@ export function createKeys(storage: Storage, clock: () => string, readable: (cal
       return mint(workspaceId, name, role, scope, newSecret(), false, over);
     },
 
-    /** The keys of the caller's workspace it may see (an admin's right); operator keys only to operators. */
-    async listKeys(caller: Caller): Promise<ApiKey[]> {
-      assertAllowed(caller, 'manage_keys');
-      return (await storage.listApiKeys(caller.workspaceId)).filter((k) => keyVisible(caller, k));
-    },
-
-    /** A page of listKeys (GET /v1/api_keys), oldest first. */
+    /**
+     * A page of the keys of the caller's workspace it may see (an admin's right; operator keys only to
+     * operators), oldest first: GET /v1/api_keys and the console.
+     */
     async listKeyPage(caller: Caller, q: PageQuery): Promise<Page<ApiKey>> {
-      return pageAfterId(await api.listKeys(caller), q);
+      assertAllowed(caller, 'manage_keys');
+      return storage.listApiKeyPage(caller.workspaceId, q, caller.grant?.operator === true);
     },
 
     /** One key: 404 unless visible to the caller, then 403 unless the caller is an admin. */

@@ -34,15 +34,13 @@ export function decodeSearchCursor(page: string | null, mode: 'fts' | 'substring
 
 export function cursorNumber(c: Record<string, unknown>, key: string): number {
   const v = c[key];
-  if (typeof v !== 'number' || !Number.isSafeInteger(v)) {
-    throw new MnemoError('invalid_request', 'page: not a cursor this server issued', { field: 'page' });
-  }
+  if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw unknownCursor();
   return v;
 }
 
 export function cursorString(c: Record<string, unknown>, key: string): string {
   const v = c[key];
-  if (typeof v !== 'string') throw new MnemoError('invalid_request', 'page: not a cursor this server issued', { field: 'page' });
+  if (typeof v !== 'string') throw unknownCursor();
   return v;
 }
 
@@ -56,4 +54,29 @@ export function seqBefore(page: string | null): number {
 export function seqPage<R extends { seq: number }, T>(rows: R[], limit: number, map: (r: R) => T): Page<T> {
   const data = rows.slice(0, limit);
   return { data: data.map((r) => map(r)), nextPage: rows.length > limit ? encodeCursor({ s: data[data.length - 1]!.seq }) : null };
+}
+
+/** Where an oldest-first listing by (created_at, id) resumes: after the cursor's key, or from the oldest. */
+export interface CreatedAfter {
+  id: string;
+  /** The key's created_at; null in a cursor issued before it held one (the adapter looks it up). */
+  createdAt: string | null;
+}
+
+export function createdAfter(page: string | null): CreatedAfter | null {
+  const c = decodeCursor(page);
+  if (c === null) return null;
+  return { id: cursorString(c, 'i'), createdAt: c['t'] === undefined ? null : cursorString(c, 't') };
+}
+
+/** An oldest-first page from up to `limit + 1` rows by (created_at, id) (the one past the page says there is more). */
+export function createdPage<R extends { id: string; created_at: string }, T>(rows: R[], limit: number, map: (r: R) => T): Page<T> {
+  const data = rows.slice(0, limit);
+  const last = data[data.length - 1];
+  return { data: data.map((r) => map(r)), nextPage: rows.length > limit && last ? encodeCursor({ i: last.id, t: last.created_at }) : null };
+}
+
+/** A cursor this server did not issue for the listing it is used on. */
+export function unknownCursor(): MnemoError {
+  return new MnemoError('invalid_request', 'page: not a cursor this server issued', { field: 'page' });
 }

@@ -57,4 +57,31 @@ describe('console pages', () => {
     expect(bad.status).toBe(400);
     expect(bad.body).toContain('created_at[gte]');
   });
+
+  it('the keys page shows 100 keys at a time with a link to the rest, and the audit page names only the keys of its actors', async () => {
+    const app = await inProcessApp();
+    // Made at one instant of the injected clock: the pages take the ids' order among equal times.
+    const made: string[] = [];
+    for (let i = 0; i < 130; i++) {
+      const res = await app.raw('POST', '/v1/api_keys', { body: JSON.stringify({ name: `agent-${String(i).padStart(3, '0')}`, role: 'read_write' }) });
+      expect(res.status).toBe(200);
+      made.push((res.body as { id: string; secret: string }).secret);
+    }
+    const cookie = await signIn(app);
+    const names = (page: string) => [...page.matchAll(/<td data-label="Name">agent-(\d{3})/g)].map((m) => m[1]);
+    const first = await html(app, cookie, '/admin/keys');
+    const next = /<a href="([^"]+)">Next page/.exec(first)![1]!;
+    const second = await html(app, cookie, decode(next));
+    expect(second).not.toContain('Next page');
+    const shown = [...names(first), ...names(second)];
+    expect(new Set(shown).size).toBe(130);
+    expect(shown).toHaveLength(130);
+    // The audit page's actor list holds the keys that wrote what it shows, not the workspace's 131.
+    const store = await app.client.beta.memoryStores.create({ name: 'few writers' });
+    const writes = await app.raw('POST', `/v1/memory_stores/${store.id}/memories`, { apiKey: made[7]!, body: JSON.stringify({ path: '/seven.md', content: '7' }) });
+    expect(writes.status).toBe(200);
+    const audit = await html(app, cookie, `/admin/stores/${store.id}/versions`);
+    expect([...audit.matchAll(/<option value="apikey_\w+">([^<]+)/g)].map((m) => m[1]).sort()).toEqual(['agent-007', 'in-process-admin']);
+    expect(audit).toContain('key <strong>agent-007</strong>');
+  });
 });

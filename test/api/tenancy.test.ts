@@ -204,6 +204,18 @@ describe('keys', () => {
     }
   });
 
+  it("a keys cursor issued before cursors carried the key's time still pages on after that key, and another workspace's key is no cursor", async () => {
+    const whole = ((await api('GET', '/v1/api_keys', server.adminKey)).body as { data: { id: string }[] }).data.map((k) => k.id);
+    expect(whole.length).toBeGreaterThanOrEqual(2);
+    const untagged = (id: string) => 'page_' + Buffer.from(JSON.stringify({ i: id })).toString('base64url');
+    const rest = await api('GET', `/v1/api_keys?limit=100&page=${untagged(whole[0]!)}`, server.adminKey);
+    expect(rest.status, JSON.stringify(rest.body)).toBe(200);
+    expect((rest.body as { data: { id: string }[] }).data.map((k) => k.id)).toEqual(whole.slice(1));
+    const elsewhere = ((await api('GET', '/v1/api_keys', keys.w2.admin)).body as { data: { id: string }[] }).data[0]!.id;
+    const refused = await api('GET', `/v1/api_keys?page=${untagged(elsewhere)}`, server.adminKey);
+    expectRawError(refused, 400, 'invalid_request_error');
+  });
+
   it('refuses malformed key requests with 400', async () => {
     for (const body of [{}, { name: 'x' }, { name: 'x', role: 'root' }, { name: '', role: 'admin' }, { name: 'x', role: 'read_only', memory_store_ids: [] }, { name: 'x', role: 'admin', memory_store_ids: ['memstore_x'] }]) {
       const res = await api('POST', '/v1/api_keys', keys.w1.admin, body);

@@ -1,5 +1,5 @@
 /** @module The keys role: workspaces and the API keys that act in them (only hashes are stored). */
-import type { ApiKey, Workspace } from '../../domain/types.js';
+import type { ApiKey, Page, PageQuery, Workspace } from '../../domain/types.js';
 
 export interface KeyStorage {
   defaultWorkspace(): Promise<Workspace | null>;
@@ -21,7 +21,13 @@ export interface KeyStorage {
   lockKeySeeding(): Promise<void>;
   /** Unrevoked keys of every workspace. */
   countApiKeys(): Promise<number>;
+  /** Every key of a workspace (the CLI's list: it reads them all, off any server's thread). */
   listApiKeys(workspaceId: string): Promise<ApiKey[]>;
+  /**
+   * A page of a workspace's keys, oldest first (created_at, then id): one bounded statement, as a
+   * workspace may hold many thousands. `withOperatorKeys`: also the keys that act on all workspaces.
+   */
+  listApiKeyPage(workspaceId: string, q: PageQuery, withOperatorKeys: boolean): Promise<Page<ApiKey>>;
   getApiKey(workspaceId: string, id: string): Promise<ApiKey | null>;
   /** The key with this id, whichever workspace holds it (an operator key acts in others): a caller's key read again. */
   getApiKeyById(id: string): Promise<ApiKey | null>;

@@ -1,6 +1,7 @@
 /** @module PostgreSQL operations for workspaces and API keys (only a key's hash is stored). */
 import { notFound } from '../../domain/errors.js';
-import type { ApiKey, Workspace } from '../../domain/types.js';
+import type { ApiKey, Page, PageQuery, Workspace } from '../../domain/types.js';
+import { createdAfter, createdPage, unknownCursor } from '../cursor.js';
 import { all, first, lookup, run, type Q } from './db.js';
 import { KEY_COLUMNS, byUniqueId, toApiKey, toWorkspace, type ApiKeyRow, type WorkspaceRow } from './rows.js';
 
@@ -36,6 +37,24 @@ export const keyReads = {
   },
   async listApiKeys(q: Q, workspaceId: string): Promise<ApiKey[]> {
     return (await all<ApiKeyRow>(q, `SELECT ${KEY_COLUMNS} FROM api_keys WHERE workspace_id = $1 ORDER BY created_at, id`, [workspaceId])).map(toApiKey);
+  },
+  async listApiKeyPage(q: Q, workspaceId: string, { limit, page }: PageQuery, withOperatorKeys: boolean): Promise<Page<ApiKey>> {
+    const after = createdAfter(page);
+    let t = after?.createdAt ?? '';
+    if (after && after.createdAt === null) {
+      const r = await first<{ created_at: string }>(q, `SELECT created_at FROM ${byUniqueId('api_keys', 2)} WHERE workspace_id = $1`, [workspaceId, after.id]);
+      if (!r) throw unknownCursor();
+      t = r.created_at;
+    }
+    // created_at >= $3 takes the index's range; the id decides among keys made in the same millisecond.
+    const rows = await all<ApiKeyRow>(
+      q,
+      `SELECT ${KEY_COLUMNS} FROM api_keys
+       WHERE workspace_id = $1 AND ($2 OR NOT all_workspaces) AND created_at >= $3 AND (created_at > $3 OR id > $4)
+       ORDER BY created_at, id LIMIT $5`,
+      [workspaceId, withOperatorKeys, t, after?.id ?? '', limit + 1],
+    );
+    return createdPage(rows, limit, toApiKey);
   },
   async getApiKey(q: Q, workspaceId: string, id: string): Promise<ApiKey | null> {
     const r = await first<ApiKeyRow>(q, `SELECT ${KEY_COLUMNS} FROM ${byUniqueId('api_keys', 2)} WHERE workspace_id = $1`, [workspaceId, id]);

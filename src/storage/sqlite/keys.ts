@@ -5,6 +5,7 @@ import type { ApiKey, Workspace } from '../../domain/types.js';
 import type { KeyStorage } from '../port.js';
 import { KEY_COLUMNS, toApiKey, toWorkspace, type ApiKeyRow, type WorkspaceRow } from '../common/rows.js';
 import { writeTx, type Db } from './tx.js';
+import { createdAfter, createdPage, unknownCursor } from '../cursor.js';
 
 /** The statements, and a count of the revokes made on this connection (the own part of keyMark()). */
 export function createKeyStatements(db: Db): Synchronous<Omit<KeyStorage, 'keyMark'>> & { revokes(): number } {
@@ -15,6 +16,13 @@ export function createKeyStatements(db: Db): Synchronous<Omit<KeyStorage, 'keyMa
     getWs: db.prepare('SELECT id, name, created_at FROM workspaces WHERE id = ?'),
     listWs: db.prepare('SELECT id, name, created_at FROM workspaces ORDER BY is_default DESC, created_at, id'),
     listKeys: db.prepare(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE workspace_id = ? ORDER BY created_at, id`),
+    // created_at >= @t takes the index's range; the id decides among keys made in the same millisecond.
+    keyPage: db.prepare(
+      `SELECT ${KEY_COLUMNS} FROM api_keys
+       WHERE workspace_id = @ws AND (@ops OR all_workspaces = 0) AND created_at >= @t AND (created_at > @t OR id > @i)
+       ORDER BY created_at, id LIMIT +@limit`,
+    ),
+    keyCreatedAt: db.prepare('SELECT created_at FROM api_keys WHERE workspace_id = ? AND id = ?'),
     getKey: db.prepare(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE workspace_id = ? AND id = ?`),
     keyById: db.prepare(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ?`),
     revoke: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
@@ -68,6 +76,17 @@ export function createKeyStatements(db: Db): Synchronous<Omit<KeyStorage, 'keyMa
     },
     listApiKeys(workspaceId) {
       return (q.listKeys.all(workspaceId) as ApiKeyRow[]).map(toApiKey);
+    },
+    listApiKeyPage(workspaceId, { limit, page }, withOperatorKeys) {
+      const after = createdAfter(page);
+      let t = after?.createdAt ?? '';
+      if (after && after.createdAt === null) {
+        const r = q.keyCreatedAt.get(workspaceId, after.id) as { created_at: string } | undefined;
+        if (!r) throw unknownCursor();
+        t = r.created_at;
+      }
+      const rows = q.keyPage.all({ ws: workspaceId, ops: withOperatorKeys ? 1 : 0, t, i: after?.id ?? '', limit: limit + 1 }) as ApiKeyRow[];
+      return createdPage(rows, limit, toApiKey);
     },
     getApiKey(workspaceId, id) {
       const r = q.getKey.get(workspaceId, id) as ApiKeyRow | undefined;
