@@ -11,6 +11,7 @@ const SCRATCH: readonly RegExp[] = [
   /^sed[A-Za-z0-9]{6}$/, // GNU sed -i
   /^XX[A-Za-z0-9]{6}$/, // perl -i (5.28 and later: mkstemp of XXXXXXXX beside the file)
   /^tmp[a-z0-9_]{8}/, // Python tempfile.mkstemp / NamedTemporaryFile
+  /^tmp\.[A-Za-z0-9]{10}$/, // mktemp (the shell's t=$(mktemp -p .); … > "$t"; mv "$t" f)
   /^\.tmp/, // the SDK memory tool (.tmp-<pid>-<uuid>), and many others
   /\.tmp$/, // write-then-rename helpers: x.tmp
   /^\..+\.[A-Za-z0-9]{6}$/, // rsync's .<name>.XXXXXX

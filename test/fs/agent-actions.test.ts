@@ -184,6 +184,18 @@ describe.skipIf(!FUSE_AVAILABLE)('agent actions through a mount', () => {
     expect(await m.mountLog()).toEqual(['modified /r.md', 'modified /w.md']);
   });
 
+  it("the shell's mktemp idiom (t=$(mktemp -p .); sort f > $t; mv $t f) is an atomic save: one version, same memory id", async () => {
+    const m = await startMount({ seed: { '/f.txt': 'b\na\nc\n' } });
+    const before = await m.call<{ id: string }>('memory', { path: '/f.txt' });
+    // mktemp names its file tmp.XXXXXXXXXX (ten of [A-Za-z0-9]) and makes it with O_EXCL.
+    const r = await sh('t=$(mktemp -p .) && sort f.txt > "$t" && mv "$t" f.txt && ls -A', m.mnt);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('f.txt\n');
+    expect(await m.tree()).toEqual({ '/f.txt': 'a\nb\nc\n' });
+    expect(await m.mountLog()).toEqual(['modified /f.txt']);
+    expect((await m.call<{ id: string }>('memory', { path: '/f.txt' })).id).toBe(before.id);
+  });
+
   it("vim's swap file lives in the mount only: binary, fsync'd and closed without an error, never a memory", async () => {
     const m = await startMount({ seed: { '/q.md': 'q\n' } });
     const r = await py(
