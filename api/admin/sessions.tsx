@@ -61,7 +61,7 @@ function Mounts({ session }: { session: Session }) {
     <ul>
       {session.resources.map((r) => (
         <li>
-          <a href={`/admin/stores/${r.storeId}`}>{r.name}</a> at <code>{r.mountPath}</code> ({r.access})<br />
+          <a href={`/admin/stores/${r.storeId}`}>{r.name}</a> at <code>{r.mountPath}</code> ({r.access}{r.asOf ? <>, a snapshot as of <time datetime={r.asOf}>{r.asOf}</time></> : null})<br />
           <span class="muted">host path <code>{r.hostPath}</code></span>
         </li>
       ))}

@@ -214,6 +214,18 @@ describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () 
     expect((await api(url, admin, 'GET', `/v1/sessions/${s.json.id}`)).json.status).toBe('ended');
   });
 
+  it("a point-in-time session's mount says on the sessions page that it is a snapshot, and of which instant", async () => {
+    const at = (await api(url, admin, 'GET', `/v1/memory_stores/${storeId}`)).json.updated_at as string;
+    const s = await api(url, admin, 'POST', '/v1/sessions', { resources: [{ type: 'memory_store', memory_store_id: storeId, as_of: at }] });
+    expect(s.status, JSON.stringify(s.json)).toBe(200);
+    try {
+      await page.goto(`${url}/admin/sessions`);
+      expect(await page.locator(`tr[id="${s.json.id}"]`).textContent()).toContain(`(read_only, a snapshot as of ${s.json.resources[0].as_of})`);
+    } finally {
+      await api(url, admin, 'POST', `/v1/sessions/${s.json.id}/end`);
+    }
+  });
+
   it('archiving a store asks first, then the API shows it archived', async () => {
     await page.goto(`${url}/admin/stores/${storeId}`);
     await page.getByRole('button', { name: 'Archive', exact: true }).click();
