@@ -5,7 +5,7 @@
  *   dup2 saves nothing), always on `fsync`, and on `release` if anything is still unsaved (`: > f`,
  *   a created empty file). A truncate by path saves at once unless a handle holds unsaved
  *   writes (then that handle's close saves it); a refused one leaves the file as it was. Unchanged
- *   content adds no version (the store's update is a no-op then). A save is one service write (a
+ *   content adds no version; its mtime and ctime still move, as a write's do on a disk. A save is one service write (a
  *   promise), awaited inside its operation's turn of the mount's queue (op-queue.ts).
  *   Durability is POSIX's (DESIGN §5, src/service/durability.ts): a successful close() means the version is
  *   stored and survives a crash of mnemo (committed at synchronous=NORMAL, in the OS page cache);
@@ -15,7 +15,7 @@
  *   only when renamed onto an ordinary name, or, left in place, after a grace period or at unmount.
  */
 import Fuse from './binding/fuse.js';
-import { decodeUtf8, isMnemoError, type KeptAttrs, type Memory, type MemoryMeta } from '../src/index.js';
+import { decodeUtf8, isMnemoError, type Caller, type KeptAttrs, type Memory, type MemoryMeta } from '../src/index.js';
 import { mountCaller, type MountContext } from './context.js';
 import { errnoLine, fsError, markReported, toErrno } from './errno.js';
 import { draftContent, keepState, resizeDraft, setFileAttrs, fitsLimit, type Draft, type Handle } from './handles.js';
@@ -39,8 +39,8 @@ export async function commit(ctx: MountContext, d: Draft): Promise<void> {
     const same = await unchangedMeta(ctx, d, path);
     if (same) {
       // A read-only, archived or deleted store refuses the close as the service's write would.
-      await mountCaller(ctx);
-      return keptAsStored(ctx, d, path, same);
+      const caller = await mountCaller(ctx);
+      return keptAsStored(ctx, d, path, await rewritten(ctx, caller, d, path, same));
     }
   }
   // Scratch files are checked too, so a bad temp file fails its own close() and not only the rename.
@@ -113,9 +113,9 @@ export async function commit(ctx: MountContext, d: Draft): Promise<void> {
 
 /**
  * The stored memory `d` was loaded from, if the draft's bytes are still exactly its text and it is
- * still the memory's head: then the store's update would be a no-op (no version, no new times:
+ * still the memory's head: then the store's update would be a no-op (no version:
  * domain/memory-updates.ts), and an editor's save of an unchanged file, or a rewrite of the same
- * bytes, need not ask storage at all. Compared against the content cache; a text not cached
+ * bytes, stores only its new times (rewritten). Compared against the content cache; a text not cached
  * there goes the usual way. An mtime set since (cp -p) must be stored, so it goes the usual way too.
  */
 async function unchangedMeta(ctx: MountContext, d: Draft, path: string): Promise<MemoryMeta | null> {
@@ -124,6 +124,20 @@ async function unchangedMeta(ctx: MountContext, d: Draft, path: string): Promise
   if (!meta || meta.id !== d.memoryId || meta.versionId !== d.baseVersionId || meta.contentSizeBytes !== d.size) return null;
   const stored = ctx.contents.get(meta.contentSha256);
   return stored && stored.equals(draftContent(d)) ? meta : null;
+}
+
+/**
+ * A rewrite of the same bytes adds no version, but it was a write: as on a disk, its time becomes
+ * the file's mtime and ctime, kept with the memory as a touch's are, so a build tool sees a target
+ * it rebuilt with the same bytes as new (make would run the rule at every call otherwise).
+ */
+async function rewritten(ctx: MountContext, caller: Caller, d: Draft, path: string, meta: MemoryMeta): Promise<MemoryMeta> {
+  const now = Date.now();
+  await ctx.service.setMemoryAttrs(caller, ctx.storeId, d.memoryId, { mtimeMs: now });
+  ctx.view.forgetStat(path);
+  // The stored ctime is the service's clock at that write: read back, so this mount shows what others do.
+  const stored = await ctx.view.meta(path);
+  return stored && stored.id === meta.id && stored.versionId === meta.versionId ? stored : { ...meta, mtimeMs: now, ctimeMs: now };
 }
 
 /** The draft is the stored version again: clean, with its stored times, and the kernel's pages are its bytes. */
