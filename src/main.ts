@@ -408,11 +408,20 @@ function syncFailed(err: unknown): void {
   warn(`mnemo: WAL sync failed: ${describeError(err)}`);
 }
 
+/**
+ * Resolves at the first SIGINT, SIGTERM or SIGHUP (a closed terminal: an SSH drop). A signal after
+ * that is logged and ignored: Node's default would kill the process half way through its unmounts
+ * (a second Ctrl-C, a supervisor that repeats SIGTERM), leaving the mounts torn and the pid file behind.
+ */
 function untilSignal(): Promise<void> {
   return new Promise((resolve) => {
-    const done = () => resolve();
-    process.once('SIGINT', done);
-    process.once('SIGTERM', done);
+    let stopping = false;
+    const on = (signal: NodeJS.Signals) => {
+      if (stopping) return log(`mnemo: warn: ${signal} while shutting down; ignored (the unmounts and the last sync finish first; SIGKILL stops at once)`);
+      stopping = true;
+      resolve();
+    };
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, on);
   });
 }
 

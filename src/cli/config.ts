@@ -142,6 +142,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Flags = 
   if (adminKey !== null && adminKey.length < MIN_ADMIN_KEY_LENGTH) {
     throw new Error(`MNEMO_ADMIN_KEY is ${adminKey.length} characters long; it must have at least ${MIN_ADMIN_KEY_LENGTH} (e.g. openssl rand -hex 24)`);
   }
+  // A header value loses its outer blanks on the way (and cannot carry control characters): a key
+  // holding any could be seeded and then never sent, locking the operator out.
+  if (adminKey !== null && !/^[\x21-\x7e]+$/.test(adminKey)) {
+    throw new Error('MNEMO_ADMIN_KEY holds a blank, a control character or a non-ASCII one, which an x-api-key header cannot carry whole; use printable ASCII (e.g. openssl rand -hex 24)');
+  }
   const logLevel = pick('log-level', 'MNEMO_LOG_LEVEL') ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw invalid('MNEMO_LOG_LEVEL', logLevel, `one of ${LOG_LEVELS.join(', ')}`);
   const metricsRaw = env['MNEMO_METRICS_PUBLIC'] ?? '';
@@ -168,7 +173,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Flags = 
   const spinRaw = env['MNEMO_MOUNT_SPIN_US'] ?? '';
   if (spinRaw !== '' && (!/^\d{1,5}$/.test(spinRaw) || Number(spinRaw) > 10_000)) throw new Error(`invalid MNEMO_MOUNT_SPIN_US: ${spinRaw} (whole microseconds, 0 to 10000)`);
   const readersRaw = env['MNEMO_READER_THREADS'] ?? '';
-  if (readersRaw !== '' && !/^\d{1,2}$/.test(readersRaw)) throw new Error(`invalid MNEMO_READER_THREADS: ${readersRaw} (a whole number, 0 for none)`);
+  if (readersRaw !== '' && !/^\d{1,2}$/.test(readersRaw)) throw new Error(`invalid MNEMO_READER_THREADS: ${readersRaw} (a whole number from 0 to 99, 0 for none)`);
   return Object.freeze({
     host: pick('host', 'MNEMO_HOST') ?? '127.0.0.1',
     port,

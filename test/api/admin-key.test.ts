@@ -126,6 +126,19 @@ describe('the seeded admin key', () => {
     }
   });
 
+  it('refuses an MNEMO_ADMIN_KEY with a blank or a control character (no header could send it whole) with exit 1 and a message', async () => {
+    for (const key of ['0123456789abcdef0123456789abcdef0123456789abcdef ', ' 0123456789abcdef0123456789abcdef', '0123456789abcdef\t0123456789abcdef0']) {
+      const dir = makeTempDir('mnemo-admin-blank-');
+      try {
+        const refused = await serveExpectingExit(dir, key);
+        expect(refused.code, JSON.stringify(key)).toBe(1);
+        expect(refused.stderr).toMatch(/MNEMO_ADMIN_KEY holds a blank, a control character or a non-ASCII one/);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
+  });
+
   it('refuses --rotate-admin-key without MNEMO_ADMIN_KEY', async () => {
     const dir = makeTempDir('mnemo-admin-rot-');
     try {

@@ -6,9 +6,10 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mountedPaths, sh as shIn } from '../helpers/mount.js';
+import { eventually, mountedPaths, sh as shIn } from '../helpers/mount.js';
 import { rawRequest, sdkClient } from '../helpers/sdk.js';
 import { makeTempDir, startServer, type RunningServer } from '../helpers/server.js';
 
@@ -303,6 +304,25 @@ describe.skipIf(!fuseAvailable)('session lifecycle', () => {
     } finally {
       await server.stop();
       await sh(`rm -rf '${dataDir}'`);
+    }
+  });
+
+  it('a second signal during the shutdown is logged and ignored, and SIGHUP shuts down as SIGTERM does: unmounted, pid file gone, exit 0', async () => {
+    // Two different signals: the kernel merges a second SIGINT still pending into the first.
+    for (const signals of [['SIGINT', 'SIGTERM'], ['SIGHUP']] as const) {
+      const dataDir = makeTempDir('mnemo-signals-');
+      const { server, dir } = await serverWithKeptFile(dataDir);
+      try {
+        for (const signal of signals) process.kill(server.pid, signal);
+        await eventually(async () => expect(server.exit()).not.toBeNull(), 10_000);
+        expect(server.exit(), server.stderr()).toEqual({ code: 0, signal: null });
+        expect(mountedPaths()).not.toContain(dir);
+        expect(existsSync(join(dataDir, 'mnemo.pid'))).toBe(false);
+        if (signals.length === 2) expect(server.stderr()).toContain('SIGTERM while shutting down; ignored');
+      } finally {
+        await server.stop();
+        await sh(`rm -rf '${dataDir}'`);
+      }
     }
   });
 
