@@ -3,7 +3,7 @@
  * page filters a store's versions by actor, operation and time range exactly as the API does.
  */
 import { describe, expect, it } from 'vitest';
-import { inProcessApp, type InProcessApp } from '../helpers/in-process.js';
+import { inProcessApp, movableClock, type InProcessApp } from '../helpers/in-process.js';
 
 async function signIn(app: InProcessApp, key = app.adminKey): Promise<string> {
   const res = await app.raw('POST', '/admin/sign-in', {
@@ -56,6 +56,23 @@ describe('console pages', () => {
     const bad = await app.raw('GET', `${base}?from=yesterday`, { apiKey: null, headers: { cookie } });
     expect(bad.status).toBe(400);
     expect(bad.body).toContain('created_at[gte]');
+  });
+
+  it('a "To" given to the second (or the minute) includes every version within that second (or minute)', async () => {
+    const app = await inProcessApp({ clock: movableClock(Date.parse('2026-12-07T06:28:45.500Z')) });
+    const store = await app.client.beta.memoryStores.create({ name: 'audited to the second' });
+    await app.client.beta.memoryStores.memories.create(store.id, { path: '/n.md', content: 'n' });
+    const cookie = await signIn(app);
+    const paths = (page: string) => [...page.matchAll(/<td data-label="Memory"><a [^>]*>([^<]+)<\/a>/g)].map((r) => r[1]);
+    const base = `/admin/stores/${store.id}/versions`;
+    // The page dates the version "06:28:45Z": that second as From and To is the auditor's obvious query.
+    expect(await html(app, cookie, base)).toContain('2026-12-07 06:28:45Z');
+    expect(paths(await html(app, cookie, `${base}?from=2026-12-07T06:28:45&to=2026-12-07T06:28:45`))).toEqual(['/n.md']);
+    expect(paths(await html(app, cookie, `${base}?to=2026-12-07T06:28:45`))).toEqual(['/n.md']);
+    // A browser that sends the minute alone (HH:MM) means the whole minute.
+    expect(paths(await html(app, cookie, `${base}?from=2026-12-07T06:28&to=2026-12-07T06:28`))).toEqual(['/n.md']);
+    expect(paths(await html(app, cookie, `${base}?to=2026-12-07T06:28:44`))).toEqual([]);
+    expect(paths(await html(app, cookie, `${base}?to=2026-12-07T06:27`))).toEqual([]);
   });
 
   it('the keys page shows 100 keys at a time with a link to the rest, and the audit page names only the keys of its actors', async () => {
