@@ -66,15 +66,19 @@ function apiQuery(q: Query): Query {
   const actor = (q['actor'] ?? '').trim();
   if (actor) out[actor.startsWith('sesn_') ? 'session_id' : 'api_key_id'] = actor;
   if (q['operation']) out['operation'] = q['operation'];
-  if (q['from']) out['created_at[gte]'] = utc(q['from']);
-  if (q['to']) out['created_at[lte]'] = utc(q['to']);
+  if (q['from']) out['created_at[gte]'] = utc(q['from'], 'start');
+  if (q['to']) out['created_at[lte]'] = utc(q['to'], 'end');
   if (q['page']) out['page'] = q['page'];
   return out;
 }
 
-/** `2026-12-01T16:30` (a datetime-local field) → `2026-12-01T16:30:00Z`; anything else goes to the API's own check. */
-function utc(local: string): string {
-  if (/^\d{4}-\d\d-\d\dT\d\d:\d\d$/.test(local)) return `${local}:00Z`;
-  if (/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$/.test(local)) return `${local}Z`;
+/**
+ * A datetime-local field as UTC: `2026-12-01T16:30` is that whole minute and `2026-12-01T16:30:15`
+ * that whole second, so From takes its start (`16:30:00Z`) and To its end (`16:30:59.999Z`): a To
+ * of the second the page shows a version at lists that version. Anything else goes to the API's own check.
+ */
+function utc(local: string, edge: 'start' | 'end'): string {
+  if (/^\d{4}-\d\d-\d\dT\d\d:\d\d$/.test(local)) return `${local}${edge === 'start' ? ':00Z' : ':59.999Z'}`;
+  if (/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$/.test(local)) return `${local}${edge === 'start' ? 'Z' : '.999Z'}`;
   return local;
 }

@@ -5,7 +5,7 @@
 import { Hono, type Context } from 'hono';
 import { accepts } from 'hono/accepts';
 import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
-import { every as defaultEvery, MnemoError, parseChangesQuery, parseDiffQuery, type Every, type Service } from '../../src/index.js';
+import { every as defaultEvery, MnemoError, parseChangesQuery, parseDiffQuery, type ChangePage, type Every, type Service } from '../../src/index.js';
 import type { AppEnv } from '../env.js';
 import { errorBody } from '../errors.js';
 import { header, query, textHeader } from '../request.js';
@@ -28,9 +28,10 @@ export function historyRoutes(service: Service, { heartbeatMs = HEARTBEAT_MS, ev
     const events = wantsEvents(c);
     const q = parseChangesQuery(query(c), events ? textHeader(c, 'last-event-id', 'Last-Event-ID') : undefined);
     if (!events) return c.json(toWireChangePage(await service.feed.listChanges(c.var.caller, storeId, q)));
-    // Refusals (no such store, no grant) answer as the usual envelope, before the stream opens.
-    await service.getStore(c.var.caller, storeId);
-    return streamSSE(c, (stream) => follow(c, stream, storeId, q.after));
+    // Refusals (no such store, no grant, another store's cursor) answer as the usual envelope, before the stream opens.
+    const abort = new AbortController();
+    const pages = await service.feed.follow(c.var.caller, storeId, q, abort.signal);
+    return streamSSE(c, (stream) => follow(c, stream, pages, abort));
   });
 
   app.get('/:store/memory_versions/:version/diff', async (c) => {
@@ -38,14 +39,13 @@ export function historyRoutes(service: Service, { heartbeatMs = HEARTBEAT_MS, ev
     return c.json(toWireDiff(await service.diffVersion(c.var.caller, c.req.param('store'), c.req.param('version'), against)));
   });
 
-  /** Streams every version after `after` as it commits, until the client goes (or the store does). */
-  async function follow(c: Context<AppEnv>, stream: SSEStreamingApi, storeId: string, after: string | null): Promise<void> {
-    const abort = new AbortController();
+  /** Streams the follower's pages as they commit, until the client goes (or the store does). */
+  async function follow(c: Context<AppEnv>, stream: SSEStreamingApi, pages: AsyncGenerator<ChangePage>, abort: AbortController): Promise<void> {
     stream.onAbort(() => abort.abort());
     const stopBeat = every(() => void stream.write(': heartbeat\n\n'), heartbeatMs);
     try {
       await stream.write(': mnemo change feed\n\n');
-      for await (const page of service.feed.follow(c.var.caller, storeId, after, abort.signal)) {
+      for await (const page of pages) {
         for (const item of page.data) {
           await stream.writeSSE({ id: item.cursor, event: changeEvent(item), data: JSON.stringify(toWireChange(item)) });
         }

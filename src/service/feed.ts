@@ -44,6 +44,8 @@ export interface FeedOptions {
 export interface ChangesRequest {
   /** A cursor from this feed, or null for the start of the store's history. */
   after: string | null;
+  /** Where `after` came from, named when it is refused: `after` unless told (an event stream's `Last-Event-ID`). */
+  afterField?: string;
   limit: number;
 }
 
@@ -61,7 +63,7 @@ export function createFeed({ storage, readable, current, signal, pollMs = FEED_P
   }
 
   async function readPage(storeId: string, q: ChangesRequest): Promise<ChangePage> {
-    const after = q.after === null ? 0 : decodeChangeCursor(q.after, 'after', storeId);
+    const after = q.after === null ? 0 : decodeChangeCursor(q.after, q.afterField ?? 'after', storeId);
     const rows = await storage.listChanges(storeId, { after, limit: q.limit });
     const cursor = (seq: number) => encodeChangeCursor(seq, storeId);
     const data = rows.map((r): ChangeItem => ('version' in r ? { cursor: cursor(r.seq), version: r.version } : { cursor: cursor(r.seq), pruned: r.pruned }));
@@ -69,17 +71,25 @@ export function createFeed({ storage, readable, current, signal, pollMs = FEED_P
   }
 
   /**
-   * Pages after `after` as they commit, until `abort` fires, or until the caller may no longer read
-   * them: the store went (not_found), or the caller's key was revoked (unauthenticated); the error
-   * ends the loop by throwing. The grant is checked before the first page and after every read, so
-   * a page read as the store goes is not handed out. The key is read again before every page handed
-   * out, and whenever the storage's key mark moves (a revoke here or one heard of), so an idle stream
-   * ends within a poll of a revoke without a lookup per poll. The cursor is checked at once, so a bad
-   * one fails before anything streams.
+   * Checks at once that the caller may read the store and that `from.after` is a cursor of its
+   * feed, so a refusal comes before anything streams; then answers the follower: pages after that
+   * cursor as they commit (see `pages`).
    */
-  async function* follow(caller: Caller, storeId: string, after: string | null, abort: AbortSignal): AsyncGenerator<ChangePage> {
+  async function follow(caller: Caller, storeId: string, from: Pick<ChangesRequest, 'after' | 'afterField'>, abort: AbortSignal): Promise<AsyncGenerator<ChangePage>> {
     await readable(caller, storeId);
-    let cursor = encodeChangeCursor(after === null ? 0 : decodeChangeCursor(after, 'after', storeId), storeId);
+    const after = from.after === null ? 0 : decodeChangeCursor(from.after, from.afterField ?? 'after', storeId);
+    return pages(caller, storeId, encodeChangeCursor(after, storeId), abort);
+  }
+
+  /**
+   * Pages after `cursor` as they commit, until `abort` fires, or until the caller may no longer read
+   * them: the store went (not_found), or the caller's key was revoked (unauthenticated); the error
+   * ends the loop by throwing. The grant is checked after every read, so a page read as the store
+   * goes is not handed out. The key is read again before every page handed out, and whenever the
+   * storage's key mark moves (a revoke here or one heard of), so an idle stream ends within a poll
+   * of a revoke without a lookup per poll. Nothing is set up (listener, timer) before the first `next()`.
+   */
+  async function* pages(caller: Caller, storeId: string, cursor: string, abort: AbortSignal): AsyncGenerator<ChangePage> {
     let dirty = true;
     let wake: (() => void) | null = null;
     const poke = () => {

@@ -135,10 +135,14 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
       await writable(caller, id);
       return storage.updateStore(caller.workspaceId, id, patch, clock());
     },
-    /** How many memories a store holds and their bytes (the web console's store page): one indexed row. */
+    /**
+     * How many memories a store holds and their bytes (the web console's store page), as every reader
+     * sees them: expired memories the sweep has not deleted yet are left out (one indexed row, less
+     * the expired rows found through the expiry index).
+     */
     async storeUsage(caller: Caller, id: string): Promise<{ memories: number; bytes: number }> {
       await store(caller, id);
-      return await storage.storeUsage(id);
+      return await storage.liveStoreUsage(id);
     },
     async archiveStore(caller: Caller, id: string): Promise<Store> {
       const before = await writable(caller, id);

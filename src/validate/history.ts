@@ -7,6 +7,8 @@ export const CHANGES_LIMITS = { listDefault: 100, listMax: 1000 } as const;
 
 export interface ChangesQuery {
   after: string | null;
+  /** Where `after` came from (`after` or `Last-Event-ID`), named if the feed refuses it for another store's. */
+  afterField: 'after' | 'Last-Event-ID';
   limit: number;
 }
 
@@ -15,7 +17,7 @@ export interface ChangesQuery {
  * event the client got) and `limit` 1–1000, default 100. A cursor this server did not issue is a 400.
  */
 export function parseChangesQuery(q: Query, lastEventId?: string): ChangesQuery {
-  const raw = lastEventId !== undefined && lastEventId !== '' ? { value: lastEventId, field: 'Last-Event-ID' } : q['after'] ? { value: q['after'], field: 'after' } : null;
+  const raw = lastEventId !== undefined && lastEventId !== '' ? { value: lastEventId, field: 'Last-Event-ID' as const } : q['after'] ? { value: q['after'], field: 'after' as const } : null;
   if (raw) decodeChangeCursor(raw.value, raw.field);
   const limitRaw = q['limit'];
   let limit: number = CHANGES_LIMITS.listDefault;
@@ -24,7 +26,7 @@ export function parseChangesQuery(q: Query, lastEventId?: string): ChangesQuery 
     limit = Number(limitRaw);
     if (limit < 1 || limit > CHANGES_LIMITS.listMax) fail('limit', `must be from 1 to ${CHANGES_LIMITS.listMax} (got ${limit})`);
   }
-  return { after: raw?.value ?? null, limit };
+  return { after: raw?.value ?? null, afterField: raw?.field ?? 'after', limit };
 }
 
 /** `against`: a version id of the same store, or absent (the memory's previous version). */

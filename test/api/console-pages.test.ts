@@ -2,8 +2,10 @@
  * Console pages in process (issue 16): a large folder's tree comes a page at a time, and the audit
  * page filters a store's versions by actor, operation and time range exactly as the API does.
  */
-import { describe, expect, it } from 'vitest';
-import { inProcessApp, type InProcessApp } from '../helpers/in-process.js';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { openPostgresStorage } from '../../src/storage/postgres/open.js';
+import { inProcessApp, movableClock, type InProcessApp, type MovableClock } from '../helpers/in-process.js';
+import { createDatabase, pgSkip } from '../helpers/postgres.js';
 
 async function signIn(app: InProcessApp, key = app.adminKey): Promise<string> {
   const res = await app.raw('POST', '/admin/sign-in', {
@@ -56,6 +58,50 @@ describe('console pages', () => {
     const bad = await app.raw('GET', `${base}?from=yesterday`, { apiKey: null, headers: { cookie } });
     expect(bad.status).toBe(400);
     expect(bad.body).toContain('created_at[gte]');
+  });
+
+  it('a "To" given to the second (or the minute) includes every version within that second (or minute)', async () => {
+    const app = await inProcessApp({ clock: movableClock(Date.parse('2026-12-07T06:28:45.500Z')) });
+    const store = await app.client.beta.memoryStores.create({ name: 'audited to the second' });
+    await app.client.beta.memoryStores.memories.create(store.id, { path: '/n.md', content: 'n' });
+    const cookie = await signIn(app);
+    const paths = (page: string) => [...page.matchAll(/<td data-label="Memory"><a [^>]*>([^<]+)<\/a>/g)].map((r) => r[1]);
+    const base = `/admin/stores/${store.id}/versions`;
+    // The page dates the version "06:28:45Z": that second as From and To is the auditor's obvious query.
+    expect(await html(app, cookie, base)).toContain('2026-12-07 06:28:45Z');
+    expect(paths(await html(app, cookie, `${base}?from=2026-12-07T06:28:45&to=2026-12-07T06:28:45`))).toEqual(['/n.md']);
+    expect(paths(await html(app, cookie, `${base}?to=2026-12-07T06:28:45`))).toEqual(['/n.md']);
+    // A browser that sends the minute alone (HH:MM) means the whole minute.
+    expect(paths(await html(app, cookie, `${base}?from=2026-12-07T06:28&to=2026-12-07T06:28`))).toEqual(['/n.md']);
+    expect(paths(await html(app, cookie, `${base}?to=2026-12-07T06:28:44`))).toEqual([]);
+    expect(paths(await html(app, cookie, `${base}?to=2026-12-07T06:27`))).toEqual([]);
+  });
+
+  it.each(['sqlite', 'postgres'])('the store page counts and sizes only live memories: one expired but not yet swept is left out (%s)', async (engine) => {
+    if (engine === 'postgres' && pgSkip !== null) return;
+    const app = await inProcessApp(engine === 'sqlite' ? {} : {
+      openStorage: async (clock: MovableClock) => {
+        const db = await createDatabase();
+        onTestFinished(db.drop);
+        return openPostgresStorage(db.url, { clock });
+      },
+    });
+    const store = await app.client.beta.memoryStores.create({ name: 'expiring' });
+    const ms = app.client.beta.memoryStores.memories;
+    await ms.create(store.id, { path: '/keep.md', content: 'k'.repeat(2048) });
+    await app.client.post(`/v1/memory_stores/${store.id}/memories`, { body: { path: '/exp/x.md', content: 'x'.repeat(3072), ttl_seconds: 2 } });
+    const cookie = await signIn(app);
+    const counts = async () => {
+      const page = await html(app, cookie, `/admin/stores/${store.id}`);
+      return { memories: /<dt>Memories<\/dt><dd>(\d+)<\/dd>/.exec(page)?.[1], size: /<dt>Size<\/dt><dd>([^<]+)<\/dd>/.exec(page)?.[1] };
+    };
+    expect(await counts()).toEqual({ memories: '2', size: '5.0 KB' });
+    app.clock.advance(3000);
+    // No write and no sweep since: the memory's row is still there, but every reader hides it.
+    expect((await ms.list(store.id, { depth: 1 })).data.map((m) => m.path)).toEqual(['/keep.md']);
+    expect(await counts()).toEqual({ memories: '1', size: '2.0 KB' });
+    expect(await app.service.purgeExpiredMemories()).toBe(1);
+    expect(await counts()).toEqual({ memories: '1', size: '2.0 KB' });
   });
 
   it('the keys page shows 100 keys at a time with a link to the rest, and the audit page names only the keys of its actors', async () => {

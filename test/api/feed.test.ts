@@ -197,6 +197,28 @@ describe('change feed events', () => {
     expect(bad.status).toBe(400);
   });
 
+  it("refuses a cursor of another store's feed with a 400 envelope before any stream opens, naming the field it came in", async () => {
+    const a = await freshStore(client, 'feed stream cursor A');
+    const b = await freshStore(client, 'feed stream cursor B');
+    await memories().create(a.id, { path: '/a.md', content: 'a' });
+    const foreign = (await page(a.id)).next_after;
+    const cases: [string, Record<string, string>, string][] = [
+      ['after', {}, `?after=${foreign}`],
+      ['Last-Event-ID', { 'last-event-id': foreign }, ''],
+    ];
+    for (const [field, headers, query] of cases) {
+      const res = await fetch(`${server.url}/v1/memory_stores/${b.id}/changes${query}`, { headers: { accept: 'text/event-stream', 'x-api-key': server.adminKey, ...headers } });
+      // An EventSource reconnects after a 200 that ends; only a refusal before the stream stops it.
+      expect(res.status, field).toBe(400);
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(await res.json()).toMatchObject({
+        type: 'error',
+        error: { type: 'invalid_request_error', message: `${field}: a cursor of another store's change feed; start this store's feed without it` },
+      });
+    }
+    await vi.waitFor(async () => expect(await feedStreams()).toBe(0));
+  });
+
   it('a client that hangs up ends its stream on the server (the mnemo_feed_streams gauge goes back)', async () => {
     const store = await freshStore(client, 'feed hangup');
     await memories().create(store.id, { path: '/h.md', content: 'h' });

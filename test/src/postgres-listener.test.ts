@@ -121,7 +121,7 @@ describe.skipIf(pgSkip !== null)(`the PostgreSQL change listener${pgSkip ? ` (sk
     const store = await b.service.createStore(b.caller, { name: 'followed', description: '', metadata: {} });
     await b.service.createMemory(b.caller, store.id, { path: '/e.md', content: 'before' });
     const abort = new AbortController();
-    const pages = a.service.feed.follow(a.caller, store.id, null, abort.signal);
+    const pages = await a.service.feed.follow(a.caller, store.id, { after: null }, abort.signal);
     // The first page is what was there; the follower then waits, and only a wake-up brings the next.
     expect(((await pages.next()).value as ChangePage).data).toHaveLength(1);
     const next = pages.next();

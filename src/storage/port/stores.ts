@@ -22,4 +22,10 @@ export interface StoreStorage {
   deleteStore(workspaceId: string, id: string): Promise<void>;
   /** How many memories the store holds and the sum of their sizes: one indexed row (sqlite/schema/limits.ts). */
   storeUsage(storeId: string): Promise<StoreUsage>;
+  /**
+   * The usage as readers see it (the web console's store page): `storeUsage` less the memories that
+   * expired by the adapter's clock and that no write or sweep has deleted yet. Those are found through
+   * the expiry index, so the cost is as many as expired since the last sweep, not the store's size.
+   */
+  liveStoreUsage(storeId: string): Promise<StoreUsage>;
 }

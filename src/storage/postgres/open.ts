@@ -30,7 +30,7 @@ import { searchOps } from './search.js';
 import { backlogSize, indexBacklog } from './search-index.js';
 import { createTidy } from './vacuum.js';
 import { sessionReads, sessionWrites } from './sessions.js';
-import { storeReads, storeWrites } from './stores.js';
+import { liveUsageReads, storeReads, storeWrites } from './stores.js';
 import { versionReads, versionWrites } from './versions.js';
 import { createWalSync } from './sync.js';
 import { createOutageGuard, databaseUnavailable, isUnreachable } from './unavailable.js';
@@ -188,6 +188,7 @@ function composeStorage(url: string, pool: pg.Pool, options: PostgresOptions): P
   });
   const reads = {
     ...storeReads,
+    ...liveUsageReads(ctx),
     ...keyReads,
     ...memories.reads,
     ...versionReads,

@@ -48,6 +48,25 @@ export const storeReads = {
   },
 };
 
+/** The usage readers see: it needs the clock they hide expired memories by (port/stores.ts `liveStoreUsage`). */
+export function liveUsageReads(ctx: { clock: () => string }) {
+  return {
+    async liveStoreUsage(q: Q, storeId: string): Promise<{ memories: number; bytes: number }> {
+      // The expired rows through memories_expiring (store_id, expires_at): only those the sweep has yet to delete.
+      const r = await first<{ memories: number; bytes: number }>(
+        q,
+        `SELECT u.memories - e.memories AS memories, u.bytes - e.bytes AS bytes
+         FROM store_usage u,
+              (SELECT count(*) AS memories, coalesce(sum(content_size_bytes), 0)::bigint AS bytes
+               FROM memories WHERE store_id = $1 AND expires_at IS NOT NULL AND expires_at <= $2) e
+         WHERE u.store_id = $1`,
+        [storeId, ctx.clock()],
+      );
+      return r ? { memories: r.memories, bytes: r.bytes } : { memories: 0, bytes: 0 };
+    },
+  };
+}
+
 export const storeWrites = {
   async insertStore(q: Q, store: Store): Promise<void> {
     await run(

@@ -42,6 +42,11 @@ export function createStoreStatements(db: Db): StoreStatements {
     archiveStore: db.prepare('UPDATE stores SET archived_at = ?, updated_at = ? WHERE id = ?'),
     hideStore: db.prepare(`UPDATE stores SET deleted_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ? AND workspace_id = ?`),
     usage: db.prepare('SELECT memories, bytes FROM store_usage WHERE store_id = ?'),
+    // Through memories_expiring (store_id, expires_at): only the rows past their expiry, which the sweep deletes.
+    expiredUsage: db.prepare(
+      `SELECT count(*) AS memories, coalesce(sum(content_size_bytes), 0) AS bytes
+       FROM memories WHERE store_id = ? AND expires_at IS NOT NULL AND expires_at <= mnemo_now()`,
+    ),
   };
 
   function mustGet(workspaceId: string, id: string): StoreRow {
@@ -99,6 +104,12 @@ export function createStoreStatements(db: Db): StoreStatements {
     storeUsage(storeId) {
       const r = q.usage.get(storeId) as { memories: number; bytes: number } | undefined;
       return r ? { memories: r.memories, bytes: r.bytes } : { memories: 0, bytes: 0 };
+    },
+    liveStoreUsage(storeId) {
+      const r = q.usage.get(storeId) as { memories: number; bytes: number } | undefined;
+      if (!r) return { memories: 0, bytes: 0 };
+      const e = q.expiredUsage.get(storeId) as { memories: number; bytes: number };
+      return { memories: r.memories - e.memories, bytes: r.bytes - e.bytes };
     },
   };
 }

@@ -141,5 +141,24 @@ export function runStoreSuite(makeStorage: MakeStorage): void {
       expect(await storage.storeUsage(s.id)).toEqual({ memories: 1, bytes: 6 });
       expect(await storage.storeUsage(newId('store'))).toEqual({ memories: 0, bytes: 0 });
     });
+
+    it('live store usage leaves out memories that expired but no write or sweep has deleted yet', async () => {
+      const { storage, stamp, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      const other = await addStore('other');
+      const expiring = (storeId: string, path: string, content: string, expiresAt: string) =>
+        storage.createMemory({ ...stamp(), storeId, memoryId: newId('memory'), path, content, expiresAt });
+      await addMemory(s.id, '/keep', 'abc');
+      // Written at the fixture's times (2026-03-01), so no write purges them; the adapter's clock (now) is past both.
+      await expiring(s.id, '/gone', 'héllo', '2026-03-02T00:00:00.000Z');
+      await expiring(other.id, '/gone', 'elsewhere', '2026-03-02T00:00:00.000Z');
+      await expiring(s.id, '/later', 'xy', '9999-01-01T00:00:00.000Z');
+      expect(await storage.storeUsage(s.id)).toEqual({ memories: 3, bytes: 11 });
+      expect(await storage.liveStoreUsage(s.id)).toEqual({ memories: 2, bytes: 5 });
+      expect(await storage.purgeExpiredMemories(new Date().toISOString())).toBe(2);
+      expect(await storage.storeUsage(s.id)).toEqual({ memories: 2, bytes: 5 });
+      expect(await storage.liveStoreUsage(s.id)).toEqual({ memories: 2, bytes: 5 });
+      expect(await storage.liveStoreUsage(newId('store'))).toEqual({ memories: 0, bytes: 0 });
+    });
   });
 }
