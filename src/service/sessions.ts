@@ -130,7 +130,7 @@ export function createSessions({ storage, getStore, ids, clock, limits, local, m
           await tx.endSession(caller.workspaceId, id, clock());
           await hooks?.forget(tx);
         });
-        log(`mnemo: could not mount session ${id}: ${(err as Error).message}`);
+        log(`mnemo: warn: could not mount session ${id}: ${(err as Error).message}`);
         // The host refused (a mount root that is not a usable directory, FUSE gone): not the client's fault, nor a crash.
         throw new MnemoError('mount_failed', `could not mount the session's stores: ${(err as Error).message}; the session was ended`, {}, { cause: err });
       }
@@ -185,7 +185,7 @@ export function createSessions({ storage, getStore, ids, clock, limits, local, m
         try {
           await mountAll(s);
         } catch (err) {
-          log(`could not remount session ${s.id}: ${(err as Error).message}`);
+          log(`mnemo: warn: could not remount session ${s.id}: ${(err as Error).message}`);
         }
       }
     },
