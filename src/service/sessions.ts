@@ -2,7 +2,7 @@
  * @module Mount sessions: records with a snapshot of each attached store, mounted through the
  * Mounter port at <mount root>/<session id>/<slug>, and the system-prompt text for the agent.
  */
-import { join } from 'node:path';
+import { basename, isAbsolute, join, relative, sep } from 'node:path';
 import { assertAllowed, storeGranted } from '../domain/access.js';
 import { MnemoError, notFound } from '../domain/errors.js';
 import { bindPage, scopeTag, unbindPage } from '../domain/page-scope.js';
@@ -22,7 +22,7 @@ import type { ReceiptHooks } from './idempotency.js';
 export const AGENT_MOUNT_ROOT = '/mnt/memory';
 
 export interface SessionsOptions {
-  storage: Pick<Storage, 'atomic' | 'getStoreById' | 'insertSession' | 'getSession' | 'listSessions' | 'listActiveSessions' | 'endSession'>;
+  storage: Pick<Storage, 'atomic' | 'getStoreById' | 'insertSession' | 'getSession' | 'listSessions' | 'listActiveSessions' | 'moveSession' | 'endSession'>;
   /** The store a caller may see (404 otherwise): the service's own check. */
   getStore: (caller: Caller, id: string) => Promise<Store>;
   ids: IdGenerator;
@@ -71,6 +71,22 @@ export function createSessions({ storage, getStore, ids, clock, limits, local, m
       const asOf = r.asOf ?? null;
       await mounter.mount({ storeId: r.storeId, hostPath: r.hostPath, readOnly: asOf !== null || access !== 'writable', actor, service: mountService, ...(asOf === null ? {} : { asOf }) });
     }
+  }
+
+  /**
+   * A server mounts only under its own mount root: a session recorded under another one (a server
+   * started on a backup copy, a changed --mount-root) moves to <mount root>/<session id>/<slug>
+   * here, and its row says so, with this node as the one that mounts it (a session from before
+   * node ids would otherwise be moved back and forth by nodes with other roots).
+   */
+  async function underMountRoot(s: Session): Promise<Session> {
+    if (s.resources.every((r) => isUnder(r.hostPath, mountRoot))) return s;
+    const resources = s.resources.map((r) => (isUnder(r.hostPath, mountRoot) ? r : { ...r, hostPath: join(mountRoot, s.id, r.slug || basename(r.hostPath)) }));
+    const owner = s.nodeId ?? nodeId;
+    await storage.moveSession(s.workspaceId, s.id, resources, owner);
+    const moves = s.resources.flatMap((r, i) => (r.hostPath === resources[i]!.hostPath ? [] : [`${r.hostPath} → ${resources[i]!.hostPath}`]));
+    log(`mnemo: warn: session ${s.id} was mounted outside this server's mount root ${mountRoot}; it is mounted here now: ${moves.join(', ')}`);
+    return { ...s, resources, ...(owner === null ? {} : { nodeId: owner }) };
   }
 
   /** Unmounts the session's stores and removes their (now empty) mount points: nothing is left under the mount root. */
@@ -172,8 +188,9 @@ export function createSessions({ storage, getStore, ids, clock, limits, local, m
     },
 
     /**
-     * On start: clear mounts a crash left behind, then mount every active session again, except
-     * those a `mnemo mount` process serves (storage leaves them out); those whose process is gone end.
+     * On start: clear mounts a crash left behind, then mount every active session again, under
+     * this server's mount root (underMountRoot), except those a `mnemo mount` process serves
+     * (storage leaves them out); those whose process is gone end.
      * Another node's sessions are that node's to mount (ownSession).
      */
     async restore(): Promise<void> {
@@ -183,7 +200,7 @@ export function createSessions({ storage, getStore, ids, clock, limits, local, m
       await sweepSessionDirs(mountRoot, new Set(active.map((s) => s.id)), log);
       for (const s of active) {
         try {
-          await mountAll(s);
+          await mountAll(await underMountRoot(s));
         } catch (err) {
           log(`mnemo: warn: could not remount session ${s.id}: ${(err as Error).message}`);
         }
@@ -251,6 +268,12 @@ export function systemPrompt(session: Session): string {
     'Every save is kept as a version; each mount shows every path\'s versions under its hidden .history directory (cat .history/<path>/v1). read_only mounts refuse writes.',
     ...lines,
   ].join('\n');
+}
+
+/** Whether `path` lies below `root` (both absolute). */
+function isUnder(path: string, root: string): boolean {
+  const rel = relative(root, path);
+  return rel !== '' && rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
 }
 
 function uniqueSlug(base: string, taken: Set<string>): string {
