@@ -39,6 +39,8 @@ export interface SessionsOptions {
   audit?: Pick<Audit, 'within'>;
   /** This node (MNEMO_NODE_ID): recorded on each session made here; restore mounts only its own (null: every session). */
   nodeId?: string | null;
+  /** The only server on its database (SQLite): restore mounts every session, adopting another node's. */
+  soleServer?: boolean;
 }
 
 /**
@@ -57,7 +59,7 @@ function assertMayMount(caller: Caller, resources: { access: string }[]): void {
   assertAllowed(caller, resources.some((r) => r.access === 'read_write') ? 'write' : 'read');
 }
 
-export function createSessions({ storage, getStore, ids, clock, limits, local, mounter, mountService, mountRoot, log = () => {}, audit, nodeId = null }: SessionsOptions) {
+export function createSessions({ storage, getStore, ids, clock, limits, local, mounter, mountService, mountRoot, log = () => {}, audit, nodeId = null, soleServer = false }: SessionsOptions) {
   /** The sessions this server has mounted, by id: what it unmounts when another server ends one. */
   const mounted = new Map<string, Session>();
 
@@ -74,18 +76,22 @@ export function createSessions({ storage, getStore, ids, clock, limits, local, m
   }
 
   /**
-   * A server mounts only under its own mount root: a session recorded under another one (a server
-   * started on a backup copy, a changed --mount-root) moves to <mount root>/<session id>/<slug>
-   * here, and its row says so, with this node as the one that mounts it (a session from before
-   * node ids would otherwise be moved back and forth by nodes with other roots).
+   * A session as this server mounts it, its row updated to say so. A server mounts only under its
+   * own mount root: a session recorded under another one (a server started on a backup copy, a
+   * changed --mount-root) moves to <mount root>/<session id>/<slug> here, with this node as the one
+   * that mounts it (a session from before node ids would otherwise be moved back and forth by nodes
+   * with other roots). The only server on its database also adopts another node's session (the
+   * host was renamed, the container re-created): nobody else could mount it.
    */
-  async function underMountRoot(s: Session): Promise<Session> {
-    if (s.resources.every((r) => isUnder(r.hostPath, mountRoot))) return s;
+  async function claim(s: Session): Promise<Session> {
     const resources = s.resources.map((r) => (isUnder(r.hostPath, mountRoot) ? r : { ...r, hostPath: join(mountRoot, s.id, r.slug || basename(r.hostPath)) }));
-    const owner = s.nodeId ?? nodeId;
+    const moves = s.resources.flatMap((r, i) => (r === resources[i] ? [] : [`${r.hostPath} → ${resources[i]!.hostPath}`]));
+    const adopted = !ownSession(s, nodeId);
+    if (moves.length === 0 && !adopted) return s;
+    const owner = adopted ? nodeId : (s.nodeId ?? nodeId);
     await storage.moveSession(s.workspaceId, s.id, resources, owner);
-    const moves = s.resources.flatMap((r, i) => (r.hostPath === resources[i]!.hostPath ? [] : [`${r.hostPath} → ${resources[i]!.hostPath}`]));
-    log(`mnemo: warn: session ${s.id} was mounted outside this server's mount root ${mountRoot}; it is mounted here now: ${moves.join(', ')}`);
+    if (adopted) log(`mnemo: warn: session ${s.id} was recorded by node ${s.nodeId}; this server is the only one on its database and mounts it now, as node ${nodeId}`);
+    if (moves.length > 0) log(`mnemo: warn: session ${s.id} was mounted outside this server's mount root ${mountRoot}; it is mounted here now: ${moves.join(', ')}`);
     return { ...s, resources, ...(owner === null ? {} : { nodeId: owner }) };
   }
 
@@ -189,18 +195,18 @@ export function createSessions({ storage, getStore, ids, clock, limits, local, m
 
     /**
      * On start: clear mounts a crash left behind, then mount every active session again, under
-     * this server's mount root (underMountRoot), except those a `mnemo mount` process serves
-     * (storage leaves them out); those whose process is gone end.
-     * Another node's sessions are that node's to mount (ownSession).
+     * this server's mount root (claim), except those a `mnemo mount` process serves (storage
+     * leaves them out); those whose process is gone end. Another node's sessions are that node's
+     * to mount (ownSession), unless this is the only server on its database.
      */
     async restore(): Promise<void> {
       await local.endStaleMounts(mounter, log);
       await mounter.clearStale(mountRoot);
-      const active = (await storage.listActiveSessions()).filter((s) => ownSession(s, nodeId));
+      const active = (await storage.listActiveSessions()).filter((s) => soleServer || ownSession(s, nodeId));
       await sweepSessionDirs(mountRoot, new Set(active.map((s) => s.id)), log);
       for (const s of active) {
         try {
-          await mountAll(await underMountRoot(s));
+          await mountAll(await claim(s));
         } catch (err) {
           log(`mnemo: warn: could not remount session ${s.id}: ${(err as Error).message}`);
         }
