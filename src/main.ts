@@ -205,6 +205,8 @@ async function runServe(config: Config): Promise<number> {
     mounter,
     mountRoot: config.mountRoot,
     nodeId: config.nodeId,
+    // SQLite: this server owns the data directory (ownDataDir above), so every session is its own.
+    soleServer: config.databaseUrl === null,
     log,
     idempotencyTtlSeconds: config.idempotencyTtlSeconds,
     checkpointMaxBytes: config.checkpointMaxBytes,

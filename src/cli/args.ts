@@ -74,6 +74,8 @@ const COMMANDS: Record<string, CommandSpec> = {
     summary: 'Start the HTTP API (and session mounts). Prints its URL on the first line.',
     notes:
       'One server per data directory: a second one exits 1.\n' +
+      '--mount-root M: sessions are mounted only under it; an active session recorded under\n' +
+      'another root (a changed root, a backup copy) is mounted under this one on start.\n' +
       "--mount-sync fsync (default): a mount's close() is safe from a crash of mnemo, fsync()\n" +
       'puts it on disk, and every closed version is on disk within 100 ms; close: every\n' +
       'close() on a mount is on disk when it returns (slower saves).\n' +

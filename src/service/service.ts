@@ -53,6 +53,11 @@ export interface ServiceOptions {
    * process that serves every session it finds (one host, as on SQLite before node ids).
    */
   nodeId?: string | null;
+  /**
+   * This server is the only one on its database (SQLite: one server per data directory), so every
+   * active session is its to mount whatever node recorded it (a new hostname, a new container).
+   */
+  soleServer?: boolean;
   /** Lines about sessions and mounts (remounts, stale mounts cleared). */
   log?: (line: string) => void;
   /** How long idempotency receipts are kept (MNEMO_IDEMPOTENCY_TTL_SECONDS; default 24 h). */
@@ -98,6 +103,7 @@ export function createService({
   syncSchedule,
   feed: feedOptions = {},
   nodeId = null,
+  soleServer = false,
 }: ServiceOptions) {
   const storeLimits: StoreLimits = { ...DEFAULT_LIMITS, ...limitOptions };
   const wrote = (caller: Caller, versions: number) => observer.wrote?.(faceOf(caller), versions);
@@ -257,7 +263,7 @@ export function createService({
   /** What a mount writes through and reads from, handed to the mounter with each mount: the service itself. */
   const mountService: MountService = service;
   const sessions = createSessions({
-    storage, getStore: ops.getStore, ids, clock, limits: (s) => over(s).limits, local, mounter, mountService, mountRoot, log, audit, nodeId,
+    storage, getStore: ops.getStore, ids, clock, limits: (s) => over(s).limits, local, mounter, mountService, mountRoot, log, audit, nodeId, soleServer,
   });
   /** Mount sessions (src/service/sessions.ts): created, listed and ended here, mounted through `mounter`. */
   return { ...service, sessions };

@@ -2,7 +2,7 @@
  * @module Mount sessions: records with a snapshot of each attached store, mounted through the
  * Mounter port at <mount root>/<session id>/<slug>, and the system-prompt text for the agent.
  */
-import { join } from 'node:path';
+import { basename, isAbsolute, join, relative, sep } from 'node:path';
 import { assertAllowed, storeGranted } from '../domain/access.js';
 import { MnemoError, notFound } from '../domain/errors.js';
 import { bindPage, scopeTag, unbindPage } from '../domain/page-scope.js';
@@ -22,7 +22,7 @@ import type { ReceiptHooks } from './idempotency.js';
 export const AGENT_MOUNT_ROOT = '/mnt/memory';
 
 export interface SessionsOptions {
-  storage: Pick<Storage, 'atomic' | 'getStoreById' | 'insertSession' | 'getSession' | 'listSessions' | 'listActiveSessions' | 'endSession'>;
+  storage: Pick<Storage, 'atomic' | 'getStoreById' | 'insertSession' | 'getSession' | 'listSessions' | 'listActiveSessions' | 'moveSession' | 'endSession'>;
   /** The store a caller may see (404 otherwise): the service's own check. */
   getStore: (caller: Caller, id: string) => Promise<Store>;
   ids: IdGenerator;
@@ -39,6 +39,8 @@ export interface SessionsOptions {
   audit?: Pick<Audit, 'within'>;
   /** This node (MNEMO_NODE_ID): recorded on each session made here; restore mounts only its own (null: every session). */
   nodeId?: string | null;
+  /** The only server on its database (SQLite): restore mounts every session, adopting another node's. */
+  soleServer?: boolean;
 }
 
 /**
@@ -57,7 +59,7 @@ function assertMayMount(caller: Caller, resources: { access: string }[]): void {
   assertAllowed(caller, resources.some((r) => r.access === 'read_write') ? 'write' : 'read');
 }
 
-export function createSessions({ storage, getStore, ids, clock, limits, local, mounter, mountService, mountRoot, log = () => {}, audit, nodeId = null }: SessionsOptions) {
+export function createSessions({ storage, getStore, ids, clock, limits, local, mounter, mountService, mountRoot, log = () => {}, audit, nodeId = null, soleServer = false }: SessionsOptions) {
   /** The sessions this server has mounted, by id: what it unmounts when another server ends one. */
   const mounted = new Map<string, Session>();
 
@@ -71,6 +73,26 @@ export function createSessions({ storage, getStore, ids, clock, limits, local, m
       const asOf = r.asOf ?? null;
       await mounter.mount({ storeId: r.storeId, hostPath: r.hostPath, readOnly: asOf !== null || access !== 'writable', actor, service: mountService, ...(asOf === null ? {} : { asOf }) });
     }
+  }
+
+  /**
+   * A session as this server mounts it, its row updated to say so. A server mounts only under its
+   * own mount root: a session recorded under another one (a server started on a backup copy, a
+   * changed --mount-root) moves to <mount root>/<session id>/<slug> here, with this node as the one
+   * that mounts it (a session from before node ids would otherwise be moved back and forth by nodes
+   * with other roots). The only server on its database also adopts another node's session (the
+   * host was renamed, the container re-created): nobody else could mount it.
+   */
+  async function claim(s: Session): Promise<Session> {
+    const resources = s.resources.map((r) => (isUnder(r.hostPath, mountRoot) ? r : { ...r, hostPath: join(mountRoot, s.id, r.slug || basename(r.hostPath)) }));
+    const moves = s.resources.flatMap((r, i) => (r === resources[i] ? [] : [`${r.hostPath} → ${resources[i]!.hostPath}`]));
+    const adopted = !ownSession(s, nodeId);
+    if (moves.length === 0 && !adopted) return s;
+    const owner = adopted ? nodeId : (s.nodeId ?? nodeId);
+    await storage.moveSession(s.workspaceId, s.id, resources, owner);
+    if (adopted) log(`mnemo: warn: session ${s.id} was recorded by node ${s.nodeId}; this server is the only one on its database and mounts it now, as node ${nodeId}`);
+    if (moves.length > 0) log(`mnemo: warn: session ${s.id} was mounted outside this server's mount root ${mountRoot}; it is mounted here now: ${moves.join(', ')}`);
+    return { ...s, resources, ...(owner === null ? {} : { nodeId: owner }) };
   }
 
   /** Unmounts the session's stores and removes their (now empty) mount points: nothing is left under the mount root. */
@@ -130,7 +152,7 @@ export function createSessions({ storage, getStore, ids, clock, limits, local, m
           await tx.endSession(caller.workspaceId, id, clock());
           await hooks?.forget(tx);
         });
-        log(`mnemo: could not mount session ${id}: ${(err as Error).message}`);
+        log(`mnemo: warn: could not mount session ${id}: ${(err as Error).message}`);
         // The host refused (a mount root that is not a usable directory, FUSE gone): not the client's fault, nor a crash.
         throw new MnemoError('mount_failed', `could not mount the session's stores: ${(err as Error).message}; the session was ended`, {}, { cause: err });
       }
@@ -172,20 +194,21 @@ export function createSessions({ storage, getStore, ids, clock, limits, local, m
     },
 
     /**
-     * On start: clear mounts a crash left behind, then mount every active session again, except
-     * those a `mnemo mount` process serves (storage leaves them out); those whose process is gone end.
-     * Another node's sessions are that node's to mount (ownSession).
+     * On start: clear mounts a crash left behind, then mount every active session again, under
+     * this server's mount root (claim), except those a `mnemo mount` process serves (storage
+     * leaves them out); those whose process is gone end. Another node's sessions are that node's
+     * to mount (ownSession), unless this is the only server on its database.
      */
     async restore(): Promise<void> {
       await local.endStaleMounts(mounter, log);
       await mounter.clearStale(mountRoot);
-      const active = (await storage.listActiveSessions()).filter((s) => ownSession(s, nodeId));
+      const active = (await storage.listActiveSessions()).filter((s) => soleServer || ownSession(s, nodeId));
       await sweepSessionDirs(mountRoot, new Set(active.map((s) => s.id)), log);
       for (const s of active) {
         try {
-          await mountAll(s);
+          await mountAll(await claim(s));
         } catch (err) {
-          log(`could not remount session ${s.id}: ${(err as Error).message}`);
+          log(`mnemo: warn: could not remount session ${s.id}: ${(err as Error).message}`);
         }
       }
     },
@@ -251,6 +274,12 @@ export function systemPrompt(session: Session): string {
     'Every save is kept as a version; each mount shows every path\'s versions under its hidden .history directory (cat .history/<path>/v1). read_only mounts refuse writes.',
     ...lines,
   ].join('\n');
+}
+
+/** Whether `path` lies below `root` (both absolute). */
+function isUnder(path: string, root: string): boolean {
+  const rel = relative(root, path);
+  return rel !== '' && rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
 }
 
 function uniqueSlug(base: string, taken: Set<string>): string {

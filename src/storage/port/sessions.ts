@@ -1,5 +1,5 @@
 /** @module The sessions role: mount sessions, active until ended once. */
-import type { Page, Session } from '../../domain/types.js';
+import type { Page, Session, SessionResource } from '../../domain/types.js';
 
 export interface SessionStorage {
   insertSession(session: Session): Promise<void>;
@@ -9,6 +9,11 @@ export interface SessionStorage {
   listActiveSessions(): Promise<Session[]>;
   /** Active sessions of `mnemo mount` processes, to end those whose process is gone. */
   listActiveLocalSessions(): Promise<Session[]>;
+  /**
+   * Records where an active session's stores are mounted now (their host paths, and the node that
+   * mounts them); an ended session is left as it is.
+   */
+  moveSession(workspaceId: string, id: string, resources: SessionResource[], nodeId: string | null): Promise<void>;
   /** Sets ended_at once; ending an ended session returns it unchanged. */
   endSession(workspaceId: string, id: string, now: string): Promise<Session>;
   /** Active sessions of a workspace, counted from an index of active sessions only. */

@@ -96,7 +96,7 @@ type Bound<T extends Record<string, Op>> = { [K in keyof T]: T[K] extends (q: Q,
  */
 const QUIET_WRITES = new Set([
   'insertWorkspace', 'insertApiKey', 'markApiKeySeeded', 'revokeApiKey', 'insertReceipt', 'deleteReceipt', 'purgeReceipts',
-  'insertCheckpoint', 'deleteCheckpoint', 'insertAdminAction', 'insertSession', 'endSession',
+  'insertCheckpoint', 'deleteCheckpoint', 'insertAdminAction', 'insertSession', 'moveSession', 'endSession',
   'insertConsoleSession', 'touchConsoleSession', 'deleteConsoleSession', 'purgeConsoleSessions',
 ]);
 

@@ -1,6 +1,6 @@
 /** @module PostgreSQL operations for mount sessions. */
 import { notFound } from '../../domain/errors.js';
-import type { Page, Session } from '../../domain/types.js';
+import type { Page, Session, SessionResource } from '../../domain/types.js';
 import { seqBefore, seqPage } from '../cursor.js';
 import { all, first, lookup, run, type Q } from './db.js';
 import { toSession, type SessionRow } from './rows.js';
@@ -34,6 +34,11 @@ export const sessionWrites = {
       'INSERT INTO sessions (id, workspace_id, status, resources, created_at, ended_at, local_pid, node_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)',
       [s.id, s.workspaceId, s.status, JSON.stringify(s.resources), s.createdAt, s.endedAt, s.localPid ?? null, s.nodeId ?? null],
     );
+  },
+  async moveSession(q: Q, workspaceId: string, id: string, resources: SessionResource[], nodeId: string | null): Promise<void> {
+    await run(q, "UPDATE sessions SET resources = $1, node_id = $2 WHERE workspace_id = $3 AND id = $4 AND status = 'active'", [
+      JSON.stringify(resources), nodeId, workspaceId, id,
+    ]);
   },
   async endSession(q: Q, workspaceId: string, id: string, now: string): Promise<Session> {
     const r = await first<SessionRow>(q, 'SELECT * FROM sessions WHERE workspace_id = $1 AND id = $2 FOR UPDATE', [workspaceId, id]);

@@ -16,6 +16,7 @@ export function createSessionStatements(db: Db): Synchronous<SessionStorage> {
     list: db.prepare('SELECT * FROM sessions WHERE workspace_id = ? AND seq < ? ORDER BY seq DESC LIMIT +?'),
     active: db.prepare("SELECT * FROM sessions WHERE status = 'active' AND local_pid IS NULL ORDER BY seq"),
     activeLocal: db.prepare("SELECT * FROM sessions WHERE status = 'active' AND local_pid IS NOT NULL ORDER BY seq"),
+    move: db.prepare("UPDATE sessions SET resources = ?, node_id = ? WHERE workspace_id = ? AND id = ? AND status = 'active'"),
     end: db.prepare("UPDATE sessions SET status = 'ended', ended_at = ? WHERE id = ?"),
     countActive: db.prepare("SELECT count(*) AS n FROM sessions INDEXED BY sessions_active_by_workspace WHERE workspace_id = ? AND status = 'active'"),
   };
@@ -39,6 +40,9 @@ export function createSessionStatements(db: Db): Synchronous<SessionStorage> {
     },
     listActiveLocalSessions() {
       return (q.activeLocal.all() as SessionRow[]).map(toSession);
+    },
+    moveSession(workspaceId, id, resources, nodeId) {
+      q.move.run(JSON.stringify(resources), nodeId, workspaceId, id);
     },
     endSession: writeTx(db, (workspaceId: string, id: string, now: string): Session => {
       const r = q.get.get(workspaceId, id) as SessionRow | undefined;

@@ -39,6 +39,25 @@ export function runSessionSuite(makeStorage: MakeStorage): void {
       expect(await codeOf(() => storage.endSession(other.id, b.id, now()))).toBe('not_found');
     });
 
+    it('moving an active session records its resources and node, and an ended session stays as it ended', async () => {
+      const { storage, workspace, now } = await fixture(makeStorage);
+      const storeId = newId('store');
+      const at = (hostPath: string): SessionResource[] => [{
+        type: 'memory_store', storeId, access: 'read_write', instructions: null, name: 'notes',
+        description: '', slug: 'notes', mountPath: '/mnt/memory/notes', hostPath,
+      }];
+      const make = (): Session => ({ id: newId('session'), workspaceId: workspace.id, status: 'active', resources: at('/old/notes'), createdAt: now(), endedAt: null });
+      const [live, ended] = [make(), make()];
+      await storage.insertSession(live);
+      await storage.insertSession(ended);
+      await storage.endSession(workspace.id, ended.id, now());
+      await storage.moveSession(workspace.id, live.id, at('/new/notes'), 'host-a');
+      await storage.moveSession(workspace.id, ended.id, at('/new/notes'), 'host-a');
+      expect(await storage.getSession(workspace.id, live.id)).toEqual({ ...live, resources: at('/new/notes'), nodeId: 'host-a' });
+      expect(await storage.getSession(workspace.id, ended.id)).toMatchObject({ status: 'ended', resources: ended.resources });
+      expect((await storage.getSession(workspace.id, ended.id))?.nodeId).toBeUndefined();
+    });
+
     it('sessions served by a mnemo mount process are listed apart from the server\'s', async () => {
       const { storage, workspace, now } = await fixture(makeStorage);
       const resources: SessionResource[] = [{
