@@ -56,7 +56,11 @@ export interface BootstrapResult {
 
 /** `readable`: the service's store check (404 unless the caller sees the store), for the stores a new key is limited to. */
 /** `audit`: records the keys a caller creates and revokes (the operator's CLI acts on the file and is not recorded). */
-export function createKeys(storage: Storage, clock: () => string, readable: (caller: Caller, storeId: string) => Promise<unknown>, audit?: Audit) {
+/** `revoked`: ends what a revoked key opened that outlives its requests (its sessions), as the revoking caller. */
+export function createKeys(
+  storage: Storage, clock: () => string, readable: (caller: Caller, storeId: string) => Promise<unknown>, audit?: Audit,
+  revoked?: (caller: Caller, key: ApiKey) => Promise<unknown>,
+) {
   async function defaultWorkspace(over: Storage = storage): Promise<Workspace> {
     const existing = await over.defaultWorkspace();
     if (existing) return existing;
@@ -161,12 +165,19 @@ export function createKeys(storage: Storage, clock: () => string, readable: (cal
       return key;
     },
 
-    /** Revokes a key the caller may see and manage (so a plain admin cannot lock the operator out). */
+    /**
+     * Revokes a key the caller may see and manage (so a plain admin cannot lock the operator out),
+     * then ends what it opened (`revoked`): also when it was revoked already, so a second revoke
+     * finishes what a first one cut short.
+     */
     async revokeKey(caller: Caller, id: string): Promise<ApiKey> {
       const key = await api.getKey(caller, id);
       const revoke = (s: Storage) => s.revokeApiKey(key.workspaceId, key.id, clock());
-      if (!audit) return revoke(storage);
-      return audit.within(storage, caller, revoke, (k) => (key.revokedAt ? null : { action: 'api_key.revoked', targetId: k.id, summary: `${k.name} (${k.role})` }));
+      const done = !audit
+        ? await revoke(storage)
+        : await audit.within(storage, caller, revoke, (k) => (key.revokedAt ? null : { action: 'api_key.revoked', targetId: k.id, summary: `${k.name} (${k.role})` }));
+      await revoked?.(caller, done);
+      return done;
     },
 
     /**
