@@ -85,6 +85,7 @@ export function toWireSession(s: Session, systemPrompt: string) {
     created_at: s.createdAt,
     ended_at: s.endedAt,
     node_id: s.nodeId ?? null,
+    created_by: s.createdBy ? toWireActor(s.createdBy) : null,
   };
 }
 

@@ -12,6 +12,11 @@ import { registerMemoryTools } from './tools-memories.js';
 export interface McpDeps {
   service: Service;
   caller: Caller;
+  /**
+   * Run before every tool call (`mnemo mcp` on stdio: keys.held): a refusal it throws or promises
+   * is the call's answer, and the tool does not run. Undefined: nothing to wait for.
+   */
+  checkCaller?: () => Promise<void> | undefined;
   log?: (line: string) => void;
 }
 
@@ -21,11 +26,11 @@ export interface McpDeps {
  */
 export type ToolRunner = (fn: () => unknown, tool?: string) => CallToolResult | Promise<CallToolResult>;
 
-export function createMcpServer({ service, caller, log = console.error }: McpDeps): McpServer {
+export function createMcpServer({ service, caller, checkCaller, log = console.error }: McpDeps): McpServer {
   const server = new McpServer({ name: 'mnemo', version: '0.1.0' }, { capabilities: { tools: {} } });
   const answer = (value: unknown): CallToolResult => ({ content: [{ type: 'text', text: typeof value === 'string' ? value : JSON.stringify(value, null, 2) }] });
   const refusal = (err: unknown, tool?: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text: toolErrorText(err, log, tool) }] });
-  const run: ToolRunner = (fn, tool) => {
+  const settle: ToolRunner = (fn, tool) => {
     try {
       const value = fn();
       return value instanceof Promise ? value.then(answer, (err: unknown) => refusal(err, tool)) : answer(value);
@@ -33,6 +38,12 @@ export function createMcpServer({ service, caller, log = console.error }: McpDep
       return refusal(err, tool);
     }
   };
+  const run: ToolRunner = !checkCaller
+    ? settle
+    : (fn, tool) => {
+        const checked = checkCaller();
+        return checked ? checked.then(() => settle(fn, tool), (err: unknown) => refusal(err, tool)) : settle(fn, tool);
+      };
   registerMemoryTools(server, service, caller, run);
   registerCheckpointTools(server, service, caller, run);
   registerHistoryTools(server, service, caller, run);
@@ -56,6 +67,7 @@ export function toolErrorText(err: unknown, log: (line: string) => void, tool?: 
 }
 
 const HINTS: Partial<Record<string, string>> = {
+  unauthenticated: 'This API key (MNEMO_API_KEY) no longer works: nothing was done. Ask an admin for a new key and restart mnemo mcp with it.',
   precondition_failed: 'Read the memory again (memory_read) and retry with its current content_sha256.',
   path_conflict: 'Choose another path, or read the conflicting memory first.',
   forbidden: 'This API key does not allow this action.',

@@ -11,7 +11,11 @@ export interface StdioOptions {
   log?: (line: string) => void;
 }
 
-/** Connects to stdin/stdout and resolves when the client closes the connection. */
+/**
+ * Connects to stdin/stdout and resolves when the client closes the connection. The key is
+ * authenticated at start, and checked again before each tool call: from the first call after a
+ * revoke on, every call is refused `unauthenticated` and its tool does nothing.
+ */
 export async function serveMcpStdio({ service, apiKey, log = console.error }: StdioOptions): Promise<void> {
   const key = await service.keys.authenticate(apiKey);
   const caller = {
@@ -20,7 +24,8 @@ export async function serveMcpStdio({ service, apiKey, log = console.error }: St
     grant: { role: key.role, storeIds: key.storeIds, operator: key.allWorkspaces },
     face: 'mcp' as const,
   };
-  const server = createMcpServer({ service, caller, log });
+  // Every tool call first checks that the key still stands (read again only when a revoke may have happened).
+  const server = createMcpServer({ service, caller, checkCaller: service.keys.held(caller), log });
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();

@@ -140,6 +140,9 @@ export const Session = z
     created_at: timestamp,
     ended_at: nullableTimestamp,
     node_id: z.string().nullable().meta({ description: 'the node (MNEMO_NODE_ID) whose server mounts the session; null: from before node ids' }),
+    created_by: Actor.nullable().meta({
+      description: 'the API key that created the session (revoking it ends the session); null: a session of `mnemo mount`, or from before creators were recorded',
+    }),
   })
   .meta({ id: 'Session' });
 

@@ -161,6 +161,8 @@ export interface Session {
    * that node remounts it. Absent or null: a session from before node ids, served by any node.
    */
   nodeId?: string | null;
+  /** Who created it: the API key (its revoke ends the session). Absent or null: `mnemo mount`, or from before keys were recorded. */
+  createdBy?: Actor | null;
 }
 
 export interface Page<T> {

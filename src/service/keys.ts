@@ -56,7 +56,11 @@ export interface BootstrapResult {
 
 /** `readable`: the service's store check (404 unless the caller sees the store), for the stores a new key is limited to. */
 /** `audit`: records the keys a caller creates and revokes (the operator's CLI acts on the file and is not recorded). */
-export function createKeys(storage: Storage, clock: () => string, readable: (caller: Caller, storeId: string) => Promise<unknown>, audit?: Audit) {
+/** `revoked`: ends what a revoked key opened that outlives its requests (its sessions), as the revoking caller. */
+export function createKeys(
+  storage: Storage, clock: () => string, readable: (caller: Caller, storeId: string) => Promise<unknown>, audit?: Audit,
+  revoked?: (caller: Caller, key: ApiKey) => Promise<unknown>,
+) {
   async function defaultWorkspace(over: Storage = storage): Promise<Workspace> {
     const existing = await over.defaultWorkspace();
     if (existing) return existing;
@@ -161,12 +165,19 @@ export function createKeys(storage: Storage, clock: () => string, readable: (cal
       return key;
     },
 
-    /** Revokes a key the caller may see and manage (so a plain admin cannot lock the operator out). */
+    /**
+     * Revokes a key the caller may see and manage (so a plain admin cannot lock the operator out),
+     * then ends what it opened (`revoked`): also when it was revoked already, so a second revoke
+     * finishes what a first one cut short.
+     */
     async revokeKey(caller: Caller, id: string): Promise<ApiKey> {
       const key = await api.getKey(caller, id);
       const revoke = (s: Storage) => s.revokeApiKey(key.workspaceId, key.id, clock());
-      if (!audit) return revoke(storage);
-      return audit.within(storage, caller, revoke, (k) => (key.revokedAt ? null : { action: 'api_key.revoked', targetId: k.id, summary: `${k.name} (${k.role})` }));
+      const done = !audit
+        ? await revoke(storage)
+        : await audit.within(storage, caller, revoke, (k) => (key.revokedAt ? null : { action: 'api_key.revoked', targetId: k.id, summary: `${k.name} (${k.role})` }));
+      await revoked?.(caller, done);
+      return done;
     },
 
     /**
@@ -233,6 +244,26 @@ export function createKeys(storage: Storage, clock: () => string, readable: (cal
       const key = await storage.getApiKeyById(caller.actor.apiKeyId);
       if (!key || key.revokedAt) throw new MnemoError('unauthenticated', 'this API key was revoked');
       return { ...caller, grant: grantOf(key) };
+    },
+
+    /**
+     * A check for a caller held for a process's life (`mnemo mcp` on stdio), run before each use:
+     * it reads the key again only when the storage's key mark moved since the last read (a revoke
+     * here, or one this process heard of), as the change feed does, and throws `unauthenticated`
+     * from the first use after a revoke on, like `current`. Otherwise it answers at once.
+     */
+    held(caller: Caller): () => Promise<void> | undefined {
+      // None yet: the first use reads the key (a revoke may have landed since it was authenticated).
+      let keyRead: number | null = null;
+      return () => {
+        const mark = storage.keyMark();
+        if (mark === keyRead) return undefined;
+        // The mark is taken before the read, and kept only once the read succeeded: a revoke that
+        // lands meanwhile moves it again, and a refused or failed read is tried again next time.
+        return api.current(caller).then(() => {
+          keyRead = mark;
+        });
+      };
     },
 
     /** The same check by the secret's hash: the web console keeps only the hash of the key it signed in with. */

@@ -118,7 +118,8 @@ export function createService({
     ...(checkpointMaxBytes === undefined ? {} : { checkpointMaxBytes }),
   });
   const ops = over(storage);
-  const keys = createKeys(storage, clock, ops.getStore, audit);
+  // A revoked key's sessions end with it (and their mounts): `sessions` is made below, before any call.
+  const keys = createKeys(storage, clock, ops.getStore, audit, (caller, key) => sessions.endSessionsOfKey(caller, key.id));
   const search = createSearch({ storage, readable: ops.getStore });
   const existingWorkspace = async (id: string): Promise<void> => {
     if (!(await storage.getWorkspace(id))) throw notFound('workspace', id);
@@ -177,7 +178,11 @@ export function createService({
       },
       revokeKey: async (workspaceId: string, id: string) => {
         await existingWorkspace(workspaceId);
-        return storage.revokeApiKey(workspaceId, id, clock());
+        const key = await storage.revokeApiKey(workspaceId, id, clock());
+        // Its sessions end in the database; the server that mounts one unmounts it when it hears of
+        // it (PostgreSQL: the end's notice, at once; SQLite: its minute sweep, sessions.reconcile).
+        for (const s of await storage.listActiveSessionsOfKey(key.id)) await storage.endSession(s.workspaceId, s.id, clock());
+        return key;
       },
       listWorkspaces: () => storage.listWorkspaces(),
       /** The engine's integrity check ("sqlite: …" or "postgresql: …"), then the domain's invariants; empty when clean. */

@@ -22,7 +22,7 @@ import type { ReceiptHooks } from './idempotency.js';
 export const AGENT_MOUNT_ROOT = '/mnt/memory';
 
 export interface SessionsOptions {
-  storage: Pick<Storage, 'atomic' | 'getStoreById' | 'insertSession' | 'getSession' | 'listSessions' | 'listActiveSessions' | 'moveSession' | 'endSession'>;
+  storage: Pick<Storage, 'atomic' | 'getStoreById' | 'insertSession' | 'getSession' | 'listSessions' | 'listActiveSessions' | 'moveSession' | 'listActiveSessionsOfKey' | 'endSession'>;
   /** The store a caller may see (404 otherwise): the service's own check. */
   getStore: (caller: Caller, id: string) => Promise<Store>;
   ids: IdGenerator;
@@ -102,6 +102,21 @@ export function createSessions({ storage, getStore, ids, clock, limits, local, m
     await removeSessionDirs(mountRoot, session.id, session.resources.map((r) => r.hostPath), log);
   }
 
+  /** Ends a session the caller may end (checked already), in the admin log with `why` after its stores. */
+  async function end(caller: Caller, s: Session, why: string, hooks?: Pick<SessionHooks, 'record'>): Promise<Session> {
+    // Another node's mounts are not here: the row ends now, and that node unmounts when it hears (or at its start).
+    if (ownSession(s, nodeId)) await unmountAll(s);
+    const endRow = async (tx: Storage) => {
+      const ended = await tx.endSession(s.workspaceId, s.id, clock());
+      await hooks?.record(ended, tx);
+      return ended;
+    };
+    if (!audit) return storage.atomic(endRow);
+    const stores = s.resources.map((r) => r.name).join(', ');
+    return audit.within(storage, caller, endRow, (ended) =>
+      s.status === 'ended' ? null : { action: 'session.ended', targetId: ended.id, summary: `${stores ? `mounting ${stores}` : 'no stores'}${why}` });
+  }
+
   return {
     async createSession(caller: Caller, req: SessionRequest, hooks?: SessionHooks): Promise<Session> {
       const id = ids('session');
@@ -138,6 +153,8 @@ export function createSessions({ storage, getStore, ids, clock, limits, local, m
         createdAt: now,
         endedAt: null,
         ...(nodeId === null ? {} : { nodeId }),
+        // The key that made it: revoking the key ends the session (endSessionsOfKey).
+        ...(caller.actor.type === 'api_actor' ? { createdBy: caller.actor } : {}),
       };
       await storage.atomic(async (tx) => {
         await limits(tx).assertSessionRoom(caller.workspaceId);
@@ -180,17 +197,24 @@ export function createSessions({ storage, getStore, ids, clock, limits, local, m
         // This server does not serve it: the `mnemo mount` process does, and ends it when it stops.
         throw new MnemoError('conflict', `session ${id} is served by a mnemo mount process (pid ${s.localPid}); stop that process (Ctrl-C) to end it`);
       }
-      // Another node's mounts are not here: the row ends now, and that node unmounts when it hears (or at its start).
-      if (ownSession(s, nodeId)) await unmountAll(s);
-      const end = async (tx: Storage) => {
-        const ended = await tx.endSession(caller.workspaceId, id, clock());
-        await hooks?.record(ended, tx);
-        return ended;
-      };
-      if (!audit) return storage.atomic(end);
-      const stores = s.resources.map((r) => r.name).join(', ');
-      return audit.within(storage, caller, end, (ended) =>
-        s.status === 'ended' ? null : { action: 'session.ended', targetId: ended.id, summary: stores ? `mounting ${stores}` : 'no stores' });
+      return end(caller, s, '', hooks);
+    },
+
+    /**
+     * Ends the active sessions `apiKeyId` created, now that it is revoked, each as endSession ends
+     * one and recorded in the admin log of the session's workspace as the revoker's act. A session
+     * that cannot be ended is logged, and the others still end: the revoke has happened already.
+     */
+    async endSessionsOfKey(caller: Caller, apiKeyId: string): Promise<Session[]> {
+      const ended: Session[] = [];
+      for (const s of await storage.listActiveSessionsOfKey(apiKeyId)) {
+        try {
+          ended.push(await end({ ...caller, workspaceId: s.workspaceId }, s, ` (its API key ${apiKeyId} was revoked)`));
+        } catch (err) {
+          log(`mnemo: could not end session ${s.id} of revoked API key ${apiKeyId}: ${(err as Error).message}`);
+        }
+      }
+      return ended;
     },
 
     /**

@@ -15,6 +15,7 @@ import { openCore, otherKey, queuedForSearch } from '../helpers/core.js';
 import { connectMcp, type McpKind, type McpSession } from '../helpers/mcp.js';
 import { makeTempDir, runCli, startServer, type RunningServer } from '../helpers/server.js';
 import { eventually } from '../helpers/mount.js';
+import { databasePerFile, pgSkip } from '../helpers/postgres.js';
 import { rawRequest, sdkClient } from '../helpers/sdk.js';
 import { freshStore, sha256, type Store } from './shapes.js';
 
@@ -320,6 +321,63 @@ describe('MCP authentication', () => {
     expect(wrong.stderr).toContain('invalid API key');
     expect(wrong.stdout).toBe('');
   });
+});
+
+// An agent's `mnemo mcp` lives as long as its MCP client: a key revoked meanwhile, by a running
+// server or by `mnemo keys revoke`, must stop it at its next tool call, as it stops the key's next
+// HTTP request, on either engine (SQLite: the revoke's commit; PostgreSQL: its notice).
+function revokedWhileServing(databaseUrl: () => string | undefined): void {
+  let served: RunningServer;
+  let operator: Anthropic;
+  let store: Store;
+
+  beforeAll(async () => {
+    const url = databaseUrl();
+    served = await startServer(url ? { databaseUrl: url } : {});
+    operator = sdkClient(served.url, served.adminKey);
+    store = await freshStore(operator, 'mcp revoked');
+  });
+  afterAll(async () => {
+    await served?.stop();
+  });
+
+  async function refusedAfter(path: string, revoke: (keyId: string) => Promise<void>): Promise<void> {
+    const minted = await operator.post<{ id: string; secret: string }>('/v1/api_keys', { body: { name: 'stdio agent', role: 'read_write' } });
+    const url = databaseUrl();
+    const mcp = await connectMcp('stdio', served, minted.secret, url ? { databaseUrl: url } : {});
+    try {
+      expect((await mcp.call('memory_write', { memory_store_id: store.id, path: `${path}/before.md`, content: 'before' })).isError).toBe(false);
+      await revoke(minted.id);
+      const write = await mcp.call('memory_write', { memory_store_id: store.id, path: `${path}/after.md`, content: 'written after the revoke' });
+      expect(write.isError).toBe(true);
+      expect(write.text).toMatch(/^Error unauthenticated: this API key was revoked\n/);
+      expect((await mcp.call('memory_read', { memory_store_id: store.id, path: `${path}/before.md` })).text).toMatch(/^Error unauthenticated: /);
+      const listed = await rawRequest(served.url, 'GET', `/v1/memory_stores/${store.id}/memories?path_prefix=${path}/`, { apiKey: served.adminKey });
+      expect((listed.body as { data: { path: string }[] }).data.map((m) => m.path)).toEqual([`${path}/before.md`]);
+    } finally {
+      await mcp.close();
+    }
+  }
+
+  it('refuses the first tool call after a revoke through the HTTP API, and writes nothing', async () => {
+    await refusedAfter('/http', async (id) => {
+      await operator.post(`/v1/api_keys/${id}/revoke`);
+    });
+  });
+
+  it('refuses the first tool call after mnemo keys revoke, and writes nothing', async () => {
+    await refusedAfter('/cli', async (id) => {
+      const url = databaseUrl();
+      const revoked = await runCli(['keys', 'revoke', id, ...(url ? ['--database-url', url] : ['--data-dir', served.dataDir])]);
+      expect(revoked.code, revoked.stderr).toBe(0);
+    });
+  });
+}
+
+describe('a key revoked while mnemo mcp runs on stdio, on SQLite', () => revokedWhileServing(() => undefined));
+
+describe.skipIf(pgSkip !== null)(`a key revoked while mnemo mcp runs on stdio, on PostgreSQL${pgSkip ? ` (skipped: ${pgSkip})` : ''}`, () => {
+  revokedWhileServing(databasePerFile());
 });
 
 describe('mnemo mcp on its own', () => {

@@ -34,6 +34,7 @@ interface WireSession {
   system_prompt: string;
   created_at: string;
   ended_at: string | null;
+  created_by: { type: 'api_actor'; api_key_id: string } | null;
 }
 
 /** bash -c in a child process (never in this process); resolves with its exit code and output. */
@@ -172,6 +173,39 @@ describe.skipIf(!fuseAvailable)('sessions', () => {
     ]);
     expect(await versionsOf(client, store.id)).toHaveLength(2);
     await endSession(server, s.id);
+  });
+
+  it('revoking the key that created a session ends the session and its mount, in the admin log; the session names its creator', async () => {
+    const store = await client.beta.memoryStores.create({ name: 'revoked runner' });
+    const minted = await client.post<{ id: string; secret: string }>('/v1/api_keys', { body: { name: 'agent runner', role: 'read_write' } });
+    const created = await rawRequest(server.url, 'POST', '/v1/sessions', {
+      apiKey: minted.secret,
+      body: JSON.stringify({ resources: [{ type: 'memory_store', memory_store_id: store.id }] }),
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const s = created.body as WireSession;
+    const creator = { type: 'api_actor', api_key_id: minted.id };
+    expect(s.created_by).toEqual(creator);
+    // The operator's own session is not the revoked key's: it stays.
+    const other = await session(server, [{ type: 'memory_store', memory_store_id: store.id }]);
+    const dir = s.resources[0]!.host_path;
+    expect((await sh(`echo before > '${dir}/before.md'`)).code).toBe(0);
+
+    await client.post(`/v1/api_keys/${minted.id}/revoke`);
+
+    const after = await rawRequest(server.url, 'GET', `/v1/sessions/${s.id}`, { apiKey: server.adminKey });
+    expect(after.body).toMatchObject({ status: 'ended', ended_at: expect.any(String), created_by: creator });
+    expect(mountedPaths()).not.toContain(dir);
+    expect((await sh(`echo after > '${dir}/after.md'`)).code).not.toBe(0);
+    expect((await versionsOf(client, store.id)).map((v) => v.path)).toEqual(['/before.md']);
+    const log = await rawRequest(server.url, 'GET', '/v1/admin_actions?limit=5', { apiKey: server.adminKey });
+    expect((log.body as { data: unknown[] }).data).toContainEqual(expect.objectContaining({
+      action: 'session.ended', target_id: s.id, summary: `mounting revoked runner (its API key ${minted.id} was revoked)`,
+    }));
+    const kept = await rawRequest(server.url, 'GET', `/v1/sessions/${other.id}`, { apiKey: server.adminKey });
+    expect(kept.body).toMatchObject({ status: 'active' });
+    expect((other as WireSession).created_by).toMatchObject({ type: 'api_actor' });
+    await endSession(server, other.id);
   });
 
   it('a descriptor still open when its session ends saves what it held then, and nothing it writes after', async () => {

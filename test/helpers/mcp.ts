@@ -22,14 +22,15 @@ export interface McpSession {
   close(): Promise<void>;
 }
 
-export async function connectMcp(kind: McpKind, server: RunningServer, apiKey: string): Promise<McpSession> {
+/** `databaseUrl`: the PostgreSQL database a stdio `mnemo mcp` opens (the server's), instead of the server's data dir. */
+export async function connectMcp(kind: McpKind, server: RunningServer, apiKey: string, { databaseUrl }: { databaseUrl?: string } = {}): Promise<McpSession> {
   const client = new Client({ name: 'mnemo-test', version: '1.0.0' });
   const transport =
     kind === 'http'
       ? new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { 'x-api-key': apiKey } } })
       : new StdioClientTransport({
           command: process.execPath,
-          args: [MAIN_JS, 'mcp', '--data-dir', server.dataDir],
+          args: [MAIN_JS, 'mcp', ...(databaseUrl ? ['--database-url', databaseUrl] : ['--data-dir', server.dataDir])],
           env: { PATH: process.env['PATH'] ?? '', MNEMO_API_KEY: apiKey },
           stderr: 'pipe',
         });

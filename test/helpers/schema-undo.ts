@@ -8,8 +8,13 @@ import { PG_VERSIONS_APPEND_ONLY_DELETE_2, PG_VERSIONS_COMMIT_ORDER_2 } from '..
 
 /** Back to before migration 11 (history by path; migration 12 is undone first): its indexes and column go, the append-only trigger is migration 9's. */
 /** Back to before migration 16 (web console sign-ins in the database, issue 14). */
-/** Back to before migration 20 (a deleted store's receipts found through their store). */
-export const UNDO_MIGRATION_20 = `DROP INDEX idempotency_receipts_by_store;
+/** Back to before migration 21 (the API key that created a session). */
+export const UNDO_MIGRATION_21 = `DROP INDEX sessions_active_by_key;
+ALTER TABLE sessions DROP COLUMN api_key_id;
+`;
+
+/** Back to before migration 20 (a deleted store's receipts found through their store); migration 21 is undone first. */
+export const UNDO_MIGRATION_20 = UNDO_MIGRATION_21 + `DROP INDEX idempotency_receipts_by_store;
 `;
 
 /** Back to before migration 19 (the search index's remnants noted per store); migration 20 is undone first. */
@@ -137,8 +142,13 @@ BEGIN
 END;
 `;
 
-/** PostgreSQL back to before its migration 14 (deleted stores hidden, then removed in steps): the delete trigger's function is migration 2's; 21 (receipts found through their store), 17 (the guarded create) and 16 (a move's numbers by the page) are undone first, 15 and 21 only replaced 14's function. */
-const PG_UNDO_MIGRATION_14 = `
+/** PostgreSQL back to before its migration 22 (the API key that created a session). */
+export const PG_UNDO_MIGRATION_22 = `DROP INDEX sessions_active_by_key;
+ALTER TABLE sessions DROP COLUMN api_key_id;
+`;
+
+/** PostgreSQL back to before its migration 14 (deleted stores hidden, then removed in steps): the delete trigger's function is migration 2's; 21 (receipts found through their store), 17 (the guarded create) and 16 (a move's numbers by the page) are undone first, 15 and 21 only replaced 14's function; 22 (the key that created a session) goes first. */
+const PG_UNDO_MIGRATION_14 = `${PG_UNDO_MIGRATION_22}
 DROP INDEX idempotency_receipts_by_store;
 DROP FUNCTION mnemo_create_guarded;
 DROP FUNCTION mnemo_append_moves;

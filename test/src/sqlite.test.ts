@@ -10,7 +10,8 @@ import { SCHEMA_VERSION } from '../../src/storage/sqlite/schema/migrations.js';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 import { codeOf, openCore, queuedForSearch, rawConnection, versionQuery, withRaw, type Core } from '../helpers/core.js';
 import { tmpDir } from '../helpers/tmp.js';
-import { UNDO_MIGRATION_11, UNDO_MIGRATION_20, UNDO_MIGRATION_9 } from '../helpers/schema-undo.js';
+import { UNDO_MIGRATION_11, UNDO_MIGRATION_20, UNDO_MIGRATION_21, UNDO_MIGRATION_9 } from '../helpers/schema-undo.js';
+import { newId } from '../../src/service/ids.js';
 import { HISTORY_SQL } from '../../src/storage/sqlite/history.js';
 import { RETENTION_SQL } from '../../src/storage/sqlite/retention.js';
 import { runStorageSuite } from './storage.suite.js';
@@ -215,6 +216,29 @@ describe('sqlite migrations', () => {
     try {
       expect(storage.readPragma('user_version')).toBe(SCHEMA_VERSION);
       expect(withRaw(file, (raw) => raw.prepare('SELECT store_id FROM idempotency_receipts ORDER BY store_id IS NULL, store_id').pluck().all())).toEqual([kept.id, null]);
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it('a file from before migration 21 keeps its sessions, with no creator, and records the creator of new ones', async () => {
+    const file = join(tmpDir(), 'mnemo.db');
+    const at = new Date().toISOString();
+    const workspace = { id: newId('workspace'), name: 'default', createdAt: at };
+    const session = { id: newId('session'), workspaceId: workspace.id, status: 'active' as const, resources: [], createdAt: at, endedAt: null };
+    const first = openSqliteStorage(file);
+    await first.insertWorkspace(workspace, true);
+    await first.insertSession(session);
+    await first.close();
+    withRaw(file, (raw) => raw.exec(`${UNDO_MIGRATION_21} PRAGMA user_version = 20;`));
+    const storage = openSqliteStorage(file);
+    try {
+      expect(storage.readPragma('user_version')).toBe(SCHEMA_VERSION);
+      expect(await storage.getSession(workspace.id, session.id)).toEqual(session);
+      const apiKeyId = newId('apiKey');
+      const made = { ...session, id: newId('session'), createdBy: { type: 'api_actor' as const, apiKeyId } };
+      await storage.insertSession(made);
+      expect(await storage.listActiveSessionsOfKey(apiKeyId)).toEqual([made]);
     } finally {
       await storage.close();
     }

@@ -99,6 +99,7 @@ export interface SessionRow {
   ended_at: string | null;
   local_pid: number | null;
   node_id?: string | null;
+  api_key_id?: string | null;
 }
 
 export function toStore(r: StoreRow): Store {
@@ -187,6 +188,11 @@ export function toApiKey(r: ApiKeyRow): ApiKey {
   };
 }
 
+/** The api_key_id column of a session: the key that created it, or null (only keys create sessions through the service). */
+export function creatorKey(s: Session): string | null {
+  return s.createdBy?.type === 'api_actor' ? s.createdBy.apiKeyId : null;
+}
+
 export function toSession(r: SessionRow): Session {
   return {
     id: r.id,
@@ -198,6 +204,7 @@ export function toSession(r: SessionRow): Session {
     // Only local sessions carry it, so a server session reads back exactly as it was inserted.
     ...(r.local_pid === null ? {} : { localPid: r.local_pid }),
     ...(r.node_id == null ? {} : { nodeId: r.node_id }),
+    ...(r.api_key_id == null ? {} : { createdBy: { type: 'api_actor' as const, apiKeyId: r.api_key_id } }),
   };
 }
 

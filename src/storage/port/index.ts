@@ -10,7 +10,7 @@
  * (sqlite/readers.ts), where they see every write answered before the call. Four methods stay
  * synchronous because they only read counters the adapter keeps in memory and never touch the
  * database (and `keepsSearchBacklog`, a constant of the engine): `changeMark` and `ownWriteMark` (and the optional `storeChangeMark` and `onMarkMoved`; asked on every mount file operation, which must not
- * wait a turn to learn that nothing changed), `keyMark` (asked by every event stream's poll) and `unsyncedCommits` (a gauge). A transaction's calls
+ * wait a turn to learn that nothing changed), `keyMark` (asked by every event stream's poll and every stdio `mnemo mcp` tool call; SQLite's asks `PRAGMA data_version` each time) and `unsyncedCommits` (a gauge). A transaction's calls
  * go through the `tx` it is handed (transactions.ts).
  */
 import type { AuditStorage } from './audit.js';

@@ -36,9 +36,9 @@ export interface KeyStorage {
   /**
    * A number that moves whenever a key may have been revoked, as far as this process can tell: at
    * this process's own revokes, and at another process's when it hears of them (SQLite: any commit of
-   * another connection, seen as changeMark() sees it; PostgreSQL: the revoke's notice, or a listener
+   * another connection, looked for at each call; PostgreSQL: the revoke's notice, or a listener
    * that reconnected). While it cannot hear them, it moves every second or so. Whoever holds a key for
-   * long (an event stream) reads the key again when it moves, instead of on a timer.
+   * long (an event stream, a stdio `mnemo mcp`) reads the key again when it moves, instead of on a timer.
    */
   keyMark(): number;
 }

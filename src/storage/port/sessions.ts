@@ -7,6 +7,8 @@ export interface SessionStorage {
   listSessions(workspaceId: string, limit: number, page: string | null): Promise<Page<Session>>;
   /** Active sessions the server mounts: not those of a `mnemo mount` process (localPid). */
   listActiveSessions(): Promise<Session[]>;
+  /** Active sessions created by this API key (any workspace: an operator key acts in several), oldest first: its revoke ends them. */
+  listActiveSessionsOfKey(apiKeyId: string): Promise<Session[]>;
   /** Active sessions of `mnemo mount` processes, to end those whose process is gone. */
   listActiveLocalSessions(): Promise<Session[]>;
   /**

@@ -23,6 +23,7 @@ export {
   toActor,
   toMemory,
   toMemoryMeta,
+  creatorKey,
   toSession,
   toStore,
   toVersion,

@@ -3,7 +3,7 @@ import { notFound } from '../../domain/errors.js';
 import type { Page, Session, SessionResource } from '../../domain/types.js';
 import { seqBefore, seqPage } from '../cursor.js';
 import { all, first, lookup, run, type Q } from './db.js';
-import { toSession, type SessionRow } from './rows.js';
+import { creatorKey, toSession, type SessionRow } from './rows.js';
 
 export const sessionReads = {
   async getSession(q: Q, workspaceId: string, id: string): Promise<Session | null> {
@@ -19,6 +19,11 @@ export const sessionReads = {
   async listActiveSessions(q: Q): Promise<Session[]> {
     return (await all<SessionRow>(q, "SELECT * FROM sessions WHERE status = 'active' AND local_pid IS NULL ORDER BY seq")).map(toSession);
   },
+  async listActiveSessionsOfKey(q: Q, apiKeyId: string): Promise<Session[]> {
+    return (await all<SessionRow>(
+      q, "SELECT * FROM sessions WHERE api_key_id = $1 AND status = 'active' AND api_key_id IS NOT NULL ORDER BY seq", [apiKeyId],
+    )).map(toSession);
+  },
   async listActiveLocalSessions(q: Q): Promise<Session[]> {
     return (await all<SessionRow>(q, "SELECT * FROM sessions WHERE status = 'active' AND local_pid IS NOT NULL ORDER BY seq")).map(toSession);
   },
@@ -31,8 +36,8 @@ export const sessionWrites = {
   async insertSession(q: Q, s: Session): Promise<void> {
     await run(
       q,
-      'INSERT INTO sessions (id, workspace_id, status, resources, created_at, ended_at, local_pid, node_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)',
-      [s.id, s.workspaceId, s.status, JSON.stringify(s.resources), s.createdAt, s.endedAt, s.localPid ?? null, s.nodeId ?? null],
+      'INSERT INTO sessions (id, workspace_id, status, resources, created_at, ended_at, local_pid, node_id, api_key_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)',
+      [s.id, s.workspaceId, s.status, JSON.stringify(s.resources), s.createdAt, s.endedAt, s.localPid ?? null, s.nodeId ?? null, creatorKey(s)],
     );
   },
   async moveSession(q: Q, workspaceId: string, id: string, resources: SessionResource[], nodeId: string | null): Promise<void> {

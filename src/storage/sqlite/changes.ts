@@ -72,6 +72,8 @@ export function trackWrites(db: Db): WriteCounter {
 export interface ChangeStatements extends Pick<Synchronous<MountViewStorage>, 'changeMark' | 'ownWriteMark' | 'nextExpiry' | 'onMarkMoved'> {
   /** The part of changeMark() that counts other processes' commits (looked for as changeMark() looks). */
   outsideMark(): number;
+  /** The same count, looked for now (keyMark(): asked once per event-stream poll or stdio tool call, never by a mount). */
+  outsideMarkNow(): number;
   /**
    * Runs `fn`, a write this process makes on another connection (a directory move: sqlite/readers.ts),
    * and counts it as its own: the mark moves, and the data_version change its commit makes is not
@@ -119,6 +121,10 @@ export function createChangeStatements(db: Db, writes: WriteCounter): ChangeStat
       return outsideMark() + writes.count();
     },
     outsideMark,
+    outsideMarkNow(): number {
+      lookOutside(Date.now());
+      return outsideChanges;
+    },
     async ownCommitAside<T>(fn: () => Promise<T>): Promise<T> {
       // Others' commits before it still count as theirs; while it runs, it holds the write lock.
       lookOutside(Date.now());

@@ -209,8 +209,9 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
       changeMark: changes.changeMark,
       ownWriteMark: changes.ownWriteMark,
       onMarkMoved: changes.onMarkMoved,
-      // Another process's commit may be a revoke (`mnemo keys revoke` beside the server): any counts.
-      keyMark: () => revokes() + changes.outsideMark(),
+      // Another process's commit may be a revoke (`mnemo keys revoke` beside the server): any counts,
+      // looked for at once, so the first use of a held key after a revoke (keys.held) reads the key.
+      keyMark: () => revokes() + changes.outsideMarkNow(),
       // A held batch counts: the background sync must come back for it.
       unsyncedCommits: () => walSync.unsynced() + (writeBehind?.open ? 1 : 0),
       keepsSearchBacklog: () => true,

@@ -4,17 +4,20 @@ import { notFound } from '../../domain/errors.js';
 import type { Page, Session } from '../../domain/types.js';
 import { seqBefore, seqPage } from '../cursor.js';
 import type { SessionStorage } from '../port.js';
-import { toSession, type SessionRow } from '../common/rows.js';
+import { creatorKey, toSession, type SessionRow } from '../common/rows.js';
 import { writeTx, type Db } from './tx.js';
 
 export function createSessionStatements(db: Db): Synchronous<SessionStorage> {
   const q = {
     insert: db.prepare(
-      'INSERT INTO sessions (id, workspace_id, status, resources, created_at, ended_at, local_pid, node_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO sessions (id, workspace_id, status, resources, created_at, ended_at, local_pid, node_id, api_key_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
     ),
     get: db.prepare('SELECT * FROM sessions WHERE workspace_id = ? AND id = ?'),
     list: db.prepare('SELECT * FROM sessions WHERE workspace_id = ? AND seq < ? ORDER BY seq DESC LIMIT +?'),
     active: db.prepare("SELECT * FROM sessions WHERE status = 'active' AND local_pid IS NULL ORDER BY seq"),
+    activeOfKey: db.prepare(
+      "SELECT * FROM sessions INDEXED BY sessions_active_by_key WHERE api_key_id = ? AND status = 'active' AND api_key_id IS NOT NULL ORDER BY seq",
+    ),
     activeLocal: db.prepare("SELECT * FROM sessions WHERE status = 'active' AND local_pid IS NOT NULL ORDER BY seq"),
     move: db.prepare("UPDATE sessions SET resources = ?, node_id = ? WHERE workspace_id = ? AND id = ? AND status = 'active'"),
     end: db.prepare("UPDATE sessions SET status = 'ended', ended_at = ? WHERE id = ?"),
@@ -23,7 +26,7 @@ export function createSessionStatements(db: Db): Synchronous<SessionStorage> {
 
   return {
     insertSession(s) {
-      q.insert.run(s.id, s.workspaceId, s.status, JSON.stringify(s.resources), s.createdAt, s.endedAt, s.localPid ?? null, s.nodeId ?? null);
+      q.insert.run(s.id, s.workspaceId, s.status, JSON.stringify(s.resources), s.createdAt, s.endedAt, s.localPid ?? null, s.nodeId ?? null, creatorKey(s));
     },
     getSession(workspaceId, id) {
       const r = q.get.get(workspaceId, id) as SessionRow | undefined;
@@ -37,6 +40,9 @@ export function createSessionStatements(db: Db): Synchronous<SessionStorage> {
     },
     listActiveSessions() {
       return (q.active.all() as SessionRow[]).map(toSession);
+    },
+    listActiveSessionsOfKey(apiKeyId) {
+      return (q.activeOfKey.all(apiKeyId) as SessionRow[]).map(toSession);
     },
     listActiveLocalSessions() {
       return (q.activeLocal.all() as SessionRow[]).map(toSession);

@@ -4,7 +4,7 @@
  * transaction per operation, `atomic`, two servers (two pools) racing on one memory and on one
  * checkpoint pointer, migrations under concurrent openers and the refusal of a newer schema.
  */
-import { PG_UNDO_MIGRATION_5 } from '../../helpers/schema-undo.js';
+import { PG_UNDO_MIGRATION_22, PG_UNDO_MIGRATION_5 } from '../../helpers/schema-undo.js';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { sha256Hex } from '../../../src/domain/content.js';
@@ -1520,7 +1520,7 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       await c.connect();
       onTestFinished(() => c.end());
       // As a mnemo before migration 21 left them: receipts of deleted stores, kept for their 24 hours.
-      await c.query('DROP INDEX idempotency_receipts_by_store; UPDATE schema_version SET version = 20');
+      await c.query(`${PG_UNDO_MIGRATION_22} DROP INDEX idempotency_receipts_by_store; UPDATE schema_version SET version = 20`);
       for (const id of [purged.id, hidden.id, kept.id, null]) {
         await c.query(
           `INSERT INTO idempotency_receipts (workspace_id, api_key_id, route, idem_key, fingerprint, status, body, store_id, version_id, created_at, expires_at)

@@ -58,6 +58,25 @@ export function runSessionSuite(makeStorage: MakeStorage): void {
       expect((await storage.getSession(workspace.id, ended.id))?.nodeId).toBeUndefined();
     });
 
+    it('a session keeps the key that created it, and a key\'s active sessions are listed, in any workspace, until they end', async () => {
+      const { storage, workspace, now } = await fixture(makeStorage);
+      const other = { id: newId('workspace'), name: 'other', createdAt: now() };
+      await storage.insertWorkspace(other, false);
+      const [key, otherKey] = [newId('apiKey'), newId('apiKey')];
+      const make = (workspaceId: string, apiKeyId: string | null): Session => ({
+        id: newId('session'), workspaceId, status: 'active', resources: [], createdAt: now(), endedAt: null,
+        ...(apiKeyId === null ? {} : { createdBy: { type: 'api_actor' as const, apiKeyId } }),
+      });
+      const [a, b, c, none] = [make(workspace.id, key), make(other.id, key), make(workspace.id, otherKey), make(workspace.id, null)];
+      for (const s of [a, b, c, none]) await storage.insertSession(s);
+      expect(await storage.getSession(workspace.id, a.id)).toEqual(a);
+      expect(await storage.getSession(workspace.id, none.id)).toEqual(none);
+      expect(await storage.listActiveSessionsOfKey(key)).toEqual([a, b]);
+      await storage.endSession(workspace.id, a.id, now());
+      expect((await storage.listActiveSessionsOfKey(key)).map((s) => s.id)).toEqual([b.id]);
+      expect((await storage.listActiveSessionsOfKey(otherKey)).map((s) => s.id)).toEqual([c.id]);
+    });
+
     it('sessions served by a mnemo mount process are listed apart from the server\'s', async () => {
       const { storage, workspace, now } = await fixture(makeStorage);
       const resources: SessionResource[] = [{
