@@ -4,12 +4,20 @@
  * append-only trigger is the one migration 1 made.
  */
 import { VERSIONS_APPEND_ONLY_DELETE_9 } from '../../src/storage/sqlite/schema/feed.js';
+import { VERSIONS_APPEND_ONLY_UPDATE_13 } from '../../src/storage/sqlite/schema/contents.js';
 import { PG_VERSIONS_APPEND_ONLY_DELETE_2, PG_VERSIONS_COMMIT_ORDER_2 } from '../../src/storage/postgres/schema/v2.js';
 
 /** Back to before migration 11 (history by path; migration 12 is undone first): its indexes and column go, the append-only trigger is migration 9's. */
 /** Back to before migration 16 (web console sign-ins in the database, issue 14). */
-/** Back to before migration 20 (a deleted store's receipts found through their store). */
-export const UNDO_MIGRATION_20 = `DROP INDEX idempotency_receipts_by_store;
+/** Back to before migration 21 (a version's content time and its memory's creation): the append-only trigger is migration 13's. */
+export const UNDO_MIGRATION_21 = `DROP TRIGGER versions_append_only_update;
+ALTER TABLE versions DROP COLUMN content_at;
+ALTER TABLE versions DROP COLUMN memory_created_at;
+${VERSIONS_APPEND_ONLY_UPDATE_13}
+`;
+
+/** Back to before migration 20 (a deleted store's receipts found through their store); migration 21 is undone first. */
+export const UNDO_MIGRATION_20 = UNDO_MIGRATION_21 + `DROP INDEX idempotency_receipts_by_store;
 `;
 
 /** Back to before migration 19 (the search index's remnants noted per store); migration 20 is undone first. */
@@ -137,8 +145,11 @@ BEGIN
 END;
 `;
 
-/** PostgreSQL back to before its migration 14 (deleted stores hidden, then removed in steps): the delete trigger's function is migration 2's; 21 (receipts found through their store), 17 (the guarded create) and 16 (a move's numbers by the page) are undone first, 15 and 21 only replaced 14's function. */
+/** PostgreSQL back to before its migration 14 (deleted stores hidden, then removed in steps): the delete trigger's function is migration 2's; 22 (a version's content time), 21 (receipts found through their store), 17 (the guarded create) and 16 (a move's numbers by the page) are undone first, 15 and 21 only replaced 14's function. */
 const PG_UNDO_MIGRATION_14 = `
+DROP TRIGGER versions_content_times ON versions;
+DROP FUNCTION versions_content_times();
+ALTER TABLE versions DROP COLUMN content_at, DROP COLUMN memory_created_at;
 DROP INDEX idempotency_receipts_by_store;
 DROP FUNCTION mnemo_create_guarded;
 DROP FUNCTION mnemo_append_moves;

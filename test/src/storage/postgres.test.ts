@@ -1520,7 +1520,11 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       await c.connect();
       onTestFinished(() => c.end());
       // As a mnemo before migration 21 left them: receipts of deleted stores, kept for their 24 hours.
-      await c.query('DROP INDEX idempotency_receipts_by_store; UPDATE schema_version SET version = 20');
+      await c.query(
+        `DROP TRIGGER versions_content_times ON versions; DROP FUNCTION versions_content_times();
+         ALTER TABLE versions DROP COLUMN content_at, DROP COLUMN memory_created_at;
+         DROP INDEX idempotency_receipts_by_store; UPDATE schema_version SET version = 20`,
+      );
       for (const id of [purged.id, hidden.id, kept.id, null]) {
         await c.query(
           `INSERT INTO idempotency_receipts (workspace_id, api_key_id, route, idem_key, fingerprint, status, body, store_id, version_id, created_at, expires_at)

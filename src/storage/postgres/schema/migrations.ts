@@ -26,6 +26,7 @@ import { PG_MIGRATION_18 } from './v18.js';
 import { PG_MIGRATION_19 } from './v19.js';
 import { PG_MIGRATION_20 } from './v20.js';
 import { PG_MIGRATION_21 } from './v21.js';
+import { PG_MIGRATION_22 } from './v22.js';
 
 export interface PgMigration {
   version: number;
@@ -75,6 +76,8 @@ export const PG_MIGRATIONS: PgMigration[] = [
   { version: 20, sql: PG_MIGRATION_20 },
   // SQLite's 20: a deleted store's idempotency receipts hidden with it and purged with its rows. See postgres/schema/v21.ts.
   { version: 21, sql: PG_MIGRATION_21 },
+  // SQLite's 21: a version carries its content's time and its memory's creation. See postgres/schema/v22.ts.
+  { version: 22, sql: PG_MIGRATION_22 },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;

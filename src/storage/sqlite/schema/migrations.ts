@@ -36,6 +36,7 @@ import { MIGRATION_16 } from './console.js';
 import { MIGRATION_18 } from './deleted-stores.js';
 import { MIGRATION_19 } from './search-remnants.js';
 import { MIGRATION_20 } from './store-receipts.js';
+import { MIGRATION_21 } from './content-times.js';
 
 export interface Migration {
   version: number;
@@ -267,6 +268,11 @@ CREATE INDEX memories_meta_by_path ON memories
     // A deleted store's idempotency receipts are hidden with it and removed with its rows. See sqlite/schema/store-receipts.ts.
     version: 20,
     sql: MIGRATION_20,
+  },
+  {
+    // A version carries its content's time and its memory's creation, the times an as_of mount shows. See sqlite/schema/content-times.ts.
+    version: 21,
+    sql: MIGRATION_21,
   },
 ];
 
