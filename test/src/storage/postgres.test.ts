@@ -1521,7 +1521,9 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       onTestFinished(() => c.end());
       // As a mnemo before migration 21 left them: receipts of deleted stores, kept for their 24 hours.
       await c.query(
-        `DROP TRIGGER versions_content_times ON versions; DROP FUNCTION versions_content_times();
+        `DROP TRIGGER store_usage_checkpoint_insert ON checkpoints; DROP TRIGGER store_usage_checkpoint_delete ON checkpoints;
+         DROP FUNCTION store_usage_follow_checkpoints();
+         DROP TRIGGER versions_content_times ON versions; DROP FUNCTION versions_content_times();
          ALTER TABLE versions DROP COLUMN content_at, DROP COLUMN memory_created_at;
          DROP INDEX idempotency_receipts_by_store; UPDATE schema_version SET version = 20`,
       );
