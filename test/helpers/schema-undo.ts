@@ -9,21 +9,21 @@ import { PG_VERSIONS_APPEND_ONLY_DELETE_2, PG_VERSIONS_COMMIT_ORDER_2 } from '..
 
 /** Back to before migration 11 (history by path; migration 12 is undone first): its indexes and column go, the append-only trigger is migration 9's. */
 /** Back to before migration 16 (web console sign-ins in the database, issue 14). */
-/** Back to before migration 22 (checkpoints counted in store_usage). */
-export const UNDO_MIGRATION_22 = `DROP TRIGGER store_usage_checkpoint_insert;
+/** Back to before migration 23 (checkpoints counted in store_usage). */
+export const UNDO_MIGRATION_23 = `DROP TRIGGER store_usage_checkpoint_insert;
 DROP TRIGGER store_usage_checkpoint_delete;
 UPDATE store_usage SET bytes = bytes - coalesce((SELECT sum(size_bytes) FROM checkpoints c WHERE c.store_id = store_usage.store_id), 0);
 `;
 
-/** Back to before migration 21 (a version's content time and its memory's creation): the append-only trigger is migration 13's; migration 22 is undone first. */
-export const UNDO_MIGRATION_21 = UNDO_MIGRATION_22 + `DROP TRIGGER versions_append_only_update;
+/** Back to before migration 22 (a version's content time and its memory's creation): the append-only trigger is migration 13's; migration 23 is undone first. */
+export const UNDO_MIGRATION_22 = UNDO_MIGRATION_23 + `DROP TRIGGER versions_append_only_update;
 ALTER TABLE versions DROP COLUMN content_at;
 ALTER TABLE versions DROP COLUMN memory_created_at;
 ${VERSIONS_APPEND_ONLY_UPDATE_13}
 `;
 
-/** Back to before migration 20 (a deleted store's receipts found through their store); migration 21 is undone first. */
-export const UNDO_MIGRATION_20 = UNDO_MIGRATION_21 + `DROP INDEX idempotency_receipts_by_store;
+/** Back to before migration 20 (a deleted store's receipts found through their store); migration 22 is undone first. */
+export const UNDO_MIGRATION_20 = UNDO_MIGRATION_22 + `DROP INDEX idempotency_receipts_by_store;
 `;
 
 /** Back to before migration 19 (the search index's remnants noted per store); migration 20 is undone first. */
@@ -151,7 +151,7 @@ BEGIN
 END;
 `;
 
-/** PostgreSQL back to before its migration 14 (deleted stores hidden, then removed in steps): the delete trigger's function is migration 2's; 23 (checkpoints in store_usage), 22 (a version's content time), 21 (receipts found through their store), 17 (the guarded create) and 16 (a move's numbers by the page) are undone first, 15 and 21 only replaced 14's function. */
+/** PostgreSQL back to before its migration 14 (deleted stores hidden, then removed in steps): the delete trigger's function is migration 2's; 24 (checkpoints in store_usage), 23 (a version's content time), 21 (receipts found through their store), 17 (the guarded create) and 16 (a move's numbers by the page) are undone first, 15 and 21 only replaced 14's function. */
 const PG_UNDO_MIGRATION_14 = `
 DROP TRIGGER store_usage_checkpoint_insert ON checkpoints;
 DROP TRIGGER store_usage_checkpoint_delete ON checkpoints;

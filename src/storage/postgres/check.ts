@@ -26,7 +26,7 @@ const TRIGGERS = ['versions_append_only_delete', 'versions_append_only_update', 
   'admin_actions_append_only_update', 'admin_actions_no_truncate',
   // Migration 5 (postgres/schema/v5.ts): content stored once.
   'contents_immutable', 'contents_release_on_redaction', 'contents_release_on_delete',
-  // Migration 22 (v22.ts): a version's content time; 23 (v23.ts): checkpoints in the store's usage.
+  // Migration 23 (v23.ts): a version's content time; 24 (v24.ts): checkpoints in the store's usage.
   'versions_content_times', 'store_usage_checkpoint_insert', 'store_usage_checkpoint_delete'];
 
 export async function integrityCheck(q: Q): Promise<string[]> {

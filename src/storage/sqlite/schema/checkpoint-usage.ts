@@ -8,7 +8,7 @@
  * and deleting a checkpoint gives its bytes back. `memories` still counts memory rows only.
  * Existing checkpoints are counted here.
  */
-export const MIGRATION_22 = `
+export const MIGRATION_23 = `
 INSERT INTO store_usage (store_id, memories, bytes)
   SELECT store_id, 0, sum(size_bytes) FROM checkpoints WHERE true GROUP BY store_id
   ON CONFLICT (store_id) DO UPDATE SET bytes = bytes + excluded.bytes;

@@ -21,7 +21,7 @@ export const VERSIONS_APPEND_ONLY_UPDATE_21 = VERSIONS_APPEND_ONLY_UPDATE_13.rep
   'AND NEW.path_seq IS OLD.path_seq\n  AND NEW.content_at IS OLD.content_at AND NEW.memory_created_at IS OLD.memory_created_at',
 );
 
-export const MIGRATION_21 = `
+export const MIGRATION_22 = `
 DROP TRIGGER versions_append_only_update;
 ALTER TABLE versions ADD COLUMN content_at TEXT;
 ALTER TABLE versions ADD COLUMN memory_created_at TEXT;

@@ -21,7 +21,7 @@
  * no mount or request waits on it, and a file is either all old or all new (no half-moved state to
  * reason about on a crash).
  */
-/** The append-only trigger as migration 13 leaves it (migration 21 adds its columns). */
+/** The append-only trigger as migration 13 leaves it (migration 22 adds its columns). */
 export const VERSIONS_APPEND_ONLY_UPDATE_13 = `CREATE TRIGGER versions_append_only_update BEFORE UPDATE ON versions
 WHEN NOT (
   OLD.redacted_at IS NULL AND NEW.redacted_at IS NOT NULL

@@ -36,8 +36,8 @@ import { MIGRATION_16 } from './console.js';
 import { MIGRATION_18 } from './deleted-stores.js';
 import { MIGRATION_19 } from './search-remnants.js';
 import { MIGRATION_20 } from './store-receipts.js';
-import { MIGRATION_21 } from './content-times.js';
-import { MIGRATION_22 } from './checkpoint-usage.js';
+import { MIGRATION_22 } from './content-times.js';
+import { MIGRATION_23 } from './checkpoint-usage.js';
 
 export interface Migration {
   version: number;
@@ -272,13 +272,13 @@ CREATE INDEX memories_meta_by_path ON memories
   },
   {
     // A version carries its content's time and its memory's creation, the times an as_of mount shows. See sqlite/schema/content-times.ts.
-    version: 21,
-    sql: MIGRATION_21,
+    version: 22,
+    sql: MIGRATION_22,
   },
   {
     // A store's checkpoints count in its usage counter, against MNEMO_STORE_MAX_BYTES. See sqlite/schema/checkpoint-usage.ts.
-    version: 22,
-    sql: MIGRATION_22,
+    version: 23,
+    sql: MIGRATION_23,
   },
 ];
 
