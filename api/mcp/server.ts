@@ -74,7 +74,7 @@ const HINTS: Partial<Record<string, string>> = {
   budget_exceeded: 'Call memory_restore again with max_bytes at least the size named above.',
   not_found: 'Check the id or path (memory_list, memory_search).',
   conflict: 'The request conflicts with the state of the store (e.g. a redacted version has no content to diff).',
-  limit_exceeded: 'The store is at a limit: delete memories that are no longer needed (memory_delete), or ask the operator to raise it.',
+  limit_exceeded: 'The store is at a limit: delete memories (memory_delete) or checkpoints (memory_delete_checkpoint) that are no longer needed, or ask the operator to raise it.',
   mount_failed: 'The server could not mount the stores; the operator must fix its mount root.',
   storage_full: 'The disk holding the memory database is full: nothing was written. Ask the operator to free space, then retry.',
   unavailable: 'The memory database cannot be reached right now (the server recovers by itself when it is back): retry in a few seconds.',

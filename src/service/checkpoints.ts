@@ -8,6 +8,7 @@ import type { IdGenerator } from './ids.js';
 import type { Storage } from '../storage/port.js';
 import type { Caller, Checkpoint, CheckpointReference, ReferenceStatus, Store } from '../domain/types.js';
 import { CONTINUITY_LIMITS, parseCheckpointCreate, type CheckpointRequest } from '../validate/index.js';
+import { assertCheckpointRoom, type StoreLimits } from './limits.js';
 
 export interface RestoredReference extends CheckpointReference {
   status: ReferenceStatus;
@@ -39,6 +40,8 @@ export interface CheckpointDeps {
   writable: (caller: Caller, storeId: string) => Promise<Store>;
   /** Bundle cap in bytes (MNEMO_CHECKPOINT_MAX_BYTES), at most 1 MiB. */
   maxBundleBytes?: number;
+  /** The store limits: a store's checkpoints count against MNEMO_STORE_MAX_BYTES with its memories. */
+  limits: StoreLimits;
 }
 
 const LOCATOR = /^mnemo:\/\/memory_stores\/([A-Za-z0-9_]+)\/checkpoints\/(ckpt_[A-Za-z0-9]+)$/;
@@ -54,7 +57,7 @@ export function parseLocator(locator: string): { storeId: string; checkpointId: 
   return { storeId: m[1]!, checkpointId: m[2]! };
 }
 
-export function createCheckpoints({ storage, clock, ids, readable, writable, maxBundleBytes = CONTINUITY_LIMITS.bundleBytes }: CheckpointDeps) {
+export function createCheckpoints({ storage, clock, ids, readable, writable, maxBundleBytes = CONTINUITY_LIMITS.bundleBytes, limits }: CheckpointDeps) {
   const cap = Math.min(maxBundleBytes, CONTINUITY_LIMITS.bundleBytes);
 
   async function get(caller: Caller, storeId: string, id: string): Promise<Checkpoint> {
@@ -96,6 +99,7 @@ export function createCheckpoints({ storage, clock, ids, readable, writable, max
       return storage.insertCheckpoint({
         checkpoint: { ...req.bundle, id: ids('checkpoint'), storeId, sizeBytes: req.sizeBytes, createdAt: clock(), createdBy: caller.actor },
         expectedLatestId: req.expectedLatestId,
+        admit: (usage) => assertCheckpointRoom(limits, storeId, usage, req.sizeBytes),
       });
     },
 

@@ -12,7 +12,7 @@ import type { Storage } from '../storage/port.js';
 export interface StoreLimits {
   /** Memories one store may hold (MNEMO_STORE_MAX_MEMORIES). */
   maxMemories: number;
-  /** Sum of the current content sizes of one store's memories, in bytes (MNEMO_STORE_MAX_BYTES). */
+  /** Sum of the current content sizes of one store's memories and the sizes of its checkpoints, in bytes (MNEMO_STORE_MAX_BYTES). */
   maxBytes: number;
   /** Active sessions one workspace may have (MNEMO_WORKSPACE_MAX_SESSIONS). */
   maxSessions: number;
@@ -55,6 +55,21 @@ export function assertStoreRoomAfter(limits: StoreLimits, storeId: string, usage
     throw new MnemoError(
       'limit_exceeded',
       `memory store ${storeId} would hold ${after} bytes of content, over its limit (MNEMO_STORE_MAX_BYTES=${limits.maxBytes})`,
+    );
+  }
+}
+
+/**
+ * The refusal of a checkpoint of `sizeBytes` that would take the store past MNEMO_STORE_MAX_BYTES:
+ * its checkpoints count with its memories (`usage.bytes` holds both).
+ */
+export function assertCheckpointRoom(limits: StoreLimits, storeId: string, usage: Usage, sizeBytes: number): void {
+  const after = usage.bytes + sizeBytes;
+  if (after > limits.maxBytes) {
+    throw new MnemoError(
+      'limit_exceeded',
+      `memory store ${storeId} would hold ${after} bytes of memories and checkpoints, over its limit (MNEMO_STORE_MAX_BYTES=${limits.maxBytes}): ` +
+        'delete checkpoints that are not the latest of their session, or memories, first',
     );
   }
 }

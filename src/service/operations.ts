@@ -114,7 +114,7 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
     limits,
     /** Agent continuity: checkpoints with a latest pointer, and restores within a byte budget. */
     checkpoints: createCheckpoints({
-      storage, clock, ids, readable: store, writable,
+      storage, clock, ids, readable: store, writable, limits: deps.limits,
       ...(deps.checkpointMaxBytes === undefined ? {} : { maxBundleBytes: deps.checkpointMaxBytes }),
     }),
 

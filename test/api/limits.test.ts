@@ -5,13 +5,16 @@
  */
 import type Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
-import { expectApiError, useServer } from '../helpers/sdk.js';
-import { makeTempDir, runCli } from '../helpers/server.js';
+import { expectApiError, rawRequest, useServer } from '../helpers/sdk.js';
+import { connectMcp } from '../helpers/mcp.js';
+import { makeTempDir, runCli, type RunningServer } from '../helpers/server.js';
 import { rmSync } from 'node:fs';
 
 let client: Anthropic;
+let server: RunningServer;
 useServer(
-  (_s, c) => {
+  (s, c) => {
+    server = s;
     client = c;
   },
   { env: { MNEMO_STORE_MAX_MEMORIES: '3', MNEMO_STORE_MAX_BYTES: '1000' } },
@@ -52,6 +55,42 @@ describe('store limits', () => {
     await expectApiError(memories().create(store.id, { path: '/u.md', content: 'é' }), 413, 'request_too_large');
     await memories().delete(big.id, { memory_store_id: store.id });
     await memories().create(store.id, { path: '/u.md', content: 'é'.repeat(300) });
+  });
+});
+
+describe('checkpoints and the store byte limit', () => {
+  const post = (path: string, body?: unknown, method = 'POST') =>
+    rawRequest(server.url, method, path, { apiKey: server.adminKey, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const checkpoint = (storeId: string, summary: string) =>
+    post(`/v1/memory_stores/${storeId}/checkpoints`, { agent_id: 'a', session_id: 's', goal: 'g', summary });
+
+  // Issue: /tmp/findings/tenant.md #4 (a store capped at 10 KB took megabytes of checkpoints).
+  it('counts checkpoints against MNEMO_STORE_MAX_BYTES with the memories: 413 over HTTP and limit_exceeded over MCP past it, room again once one is deleted', async () => {
+    const store = await newStore('checkpointed');
+    const first = await checkpoint(store.id, 'x'.repeat(600));
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    const firstBytes = (first.body as { size_bytes: number }).size_bytes;
+    expect(firstBytes).toBeGreaterThan(600);
+    const over = await checkpoint(store.id, 'y'.repeat(600));
+    expect(over.status).toBe(413);
+    expect(over.body).toMatchObject({ type: 'error', error: { type: 'request_too_large' } });
+    expect(JSON.stringify(over.body)).toContain('MNEMO_STORE_MAX_BYTES=1000');
+    // The memories see the room the checkpoint took.
+    await expectApiError(memories().create(store.id, { path: '/a.md', content: 'a'.repeat(1000 - firstBytes + 1) }), 413, 'request_too_large');
+    const mcp = await connectMcp('http', server, server.adminKey);
+    try {
+      const answer = await mcp.call('memory_checkpoint', { memory_store_id: store.id, agent_id: 'a', session_id: 's', goal: 'g', summary: 'z'.repeat(600) });
+      expect(answer.isError).toBe(true);
+      expect(answer.text).toMatch(/^Error limit_exceeded: .*MNEMO_STORE_MAX_BYTES=1000/);
+    } finally {
+      await mcp.close();
+    }
+    // A small one becomes the latest; the first, no longer latest, can go, and gives its bytes back.
+    const small = await checkpoint(store.id, '');
+    expect(small.status, JSON.stringify(small.body)).toBe(200);
+    const id = (first.body as { id: string }).id;
+    expect((await post(`/v1/memory_stores/${store.id}/checkpoints/${id}`, undefined, 'DELETE')).status).toBe(200);
+    await memories().create(store.id, { path: '/a.md', content: 'a'.repeat(600) });
   });
 });
 

@@ -4,12 +4,26 @@
  * append-only trigger is the one migration 1 made.
  */
 import { VERSIONS_APPEND_ONLY_DELETE_9 } from '../../src/storage/sqlite/schema/feed.js';
+import { VERSIONS_APPEND_ONLY_UPDATE_13 } from '../../src/storage/sqlite/schema/contents.js';
 import { PG_VERSIONS_APPEND_ONLY_DELETE_2, PG_VERSIONS_COMMIT_ORDER_2 } from '../../src/storage/postgres/schema/v2.js';
 
 /** Back to before migration 11 (history by path; migration 12 is undone first): its indexes and column go, the append-only trigger is migration 9's. */
 /** Back to before migration 16 (web console sign-ins in the database, issue 14). */
-/** Back to before migration 21 (the API key that created a session). */
-export const UNDO_MIGRATION_21 = `DROP INDEX sessions_active_by_key;
+/** Back to before migration 23 (checkpoints counted in store_usage). */
+export const UNDO_MIGRATION_23 = `DROP TRIGGER store_usage_checkpoint_insert;
+DROP TRIGGER store_usage_checkpoint_delete;
+UPDATE store_usage SET bytes = bytes - coalesce((SELECT sum(size_bytes) FROM checkpoints c WHERE c.store_id = store_usage.store_id), 0);
+`;
+
+/** Back to before migration 22 (a version's content time and its memory's creation): the append-only trigger is migration 13's; migration 23 is undone first. */
+export const UNDO_MIGRATION_22 = UNDO_MIGRATION_23 + `DROP TRIGGER versions_append_only_update;
+ALTER TABLE versions DROP COLUMN content_at;
+ALTER TABLE versions DROP COLUMN memory_created_at;
+${VERSIONS_APPEND_ONLY_UPDATE_13}
+`;
+
+/** Back to before migration 21 (the API key that created a session); migration 22 is undone first. */
+export const UNDO_MIGRATION_21 = UNDO_MIGRATION_22 + `DROP INDEX sessions_active_by_key;
 ALTER TABLE sessions DROP COLUMN api_key_id;
 `;
 
@@ -142,12 +156,19 @@ BEGIN
 END;
 `;
 
-/** PostgreSQL back to before its migration 22 (the API key that created a session). */
-export const PG_UNDO_MIGRATION_22 = `DROP INDEX sessions_active_by_key;
+/** PostgreSQL back to before its migration 22 (the API key that created a session); 24 (checkpoints in store_usage) and 23 (a version's content time) are undone first. */
+export const PG_UNDO_MIGRATION_22 = `DROP TRIGGER store_usage_checkpoint_insert ON checkpoints;
+DROP TRIGGER store_usage_checkpoint_delete ON checkpoints;
+DROP FUNCTION store_usage_follow_checkpoints();
+UPDATE store_usage SET bytes = bytes - coalesce((SELECT sum(size_bytes) FROM checkpoints c WHERE c.store_id = store_usage.store_id), 0);
+DROP TRIGGER versions_content_times ON versions;
+DROP FUNCTION versions_content_times();
+ALTER TABLE versions DROP COLUMN content_at, DROP COLUMN memory_created_at;
+DROP INDEX sessions_active_by_key;
 ALTER TABLE sessions DROP COLUMN api_key_id;
 `;
 
-/** PostgreSQL back to before its migration 14 (deleted stores hidden, then removed in steps): the delete trigger's function is migration 2's; 21 (receipts found through their store), 17 (the guarded create) and 16 (a move's numbers by the page) are undone first, 15 and 21 only replaced 14's function; 22 (the key that created a session) goes first. */
+/** PostgreSQL back to before its migration 14 (deleted stores hidden, then removed in steps): the delete trigger's function is migration 2's; 21 (receipts found through their store), 17 (the guarded create) and 16 (a move's numbers by the page) are undone first, 15 and 21 only replaced 14's function; 22 to 24 go first. */
 const PG_UNDO_MIGRATION_14 = `${PG_UNDO_MIGRATION_22}
 DROP INDEX idempotency_receipts_by_store;
 DROP FUNCTION mnemo_create_guarded;

@@ -154,7 +154,7 @@ export function checkBundle(b: { id: string; bundle: string }, report: Report): 
   }
 }
 
-/** A store whose usage counter and memories disagree (the adapters' queries return only those). */
+/** A store whose usage counter and its memories and checkpoints disagree (the adapters' queries return only those). */
 export interface UsageMismatchRow {
   store_id: string;
   kept_memories: number;
@@ -165,7 +165,8 @@ export interface UsageMismatchRow {
 
 export function reportUsageMismatch(r: UsageMismatchRow, report: Report): void {
   report(
-    `store ${r.store_id}: usage counter says ${r.kept_memories} memories / ${r.kept_bytes} bytes, the store holds ${r.memories} / ${r.bytes}` +
-      ' (rebuild with: DELETE FROM store_usage; INSERT INTO store_usage SELECT store_id, count(*), sum(content_size_bytes) FROM memories GROUP BY store_id;)',
+    `store ${r.store_id}: usage counter says ${r.kept_memories} memories / ${r.kept_bytes} bytes, the store holds ${r.memories} / ${r.bytes} (memories and checkpoints)` +
+      ' (rebuild with: DELETE FROM store_usage; INSERT INTO store_usage SELECT store_id, sum(n), sum(b) FROM (SELECT store_id, 1 AS n, content_size_bytes AS b FROM memories' +
+      ' UNION ALL SELECT store_id, 0, size_bytes FROM checkpoints) GROUP BY store_id;)',
   );
 }

@@ -4,12 +4,18 @@
  * functions (src/domain/checkpoint-rules.ts) the adapter applies inside its transaction.
  */
 import type { Checkpoint, MemoryMeta } from '../../domain/types.js';
+import type { StoreUsage } from './stores.js';
 
 export interface InsertCheckpointInput {
   /** The checkpoint without its revision and latest flag: the adapter assigns both. */
   checkpoint: Omit<Checkpoint, 'revision' | 'isLatest'>;
   /** undefined: no guard; null: there must be no checkpoint yet; an id: it must be the latest. */
   expectedLatestId: string | null | undefined;
+  /**
+   * The service's limit check (service/limits.ts), run in the insert's transaction on the store's
+   * usage, which counts its checkpoints' bytes with its memories'; it throws to refuse. Undefined: none.
+   */
+  admit?: (usage: StoreUsage) => void;
 }
 
 /** What a checkpoint reference points at now. */

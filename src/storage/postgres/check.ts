@@ -25,7 +25,9 @@ const TRIGGERS = ['versions_append_only_delete', 'versions_append_only_update', 
   'versions_commit_order', 'checkpoint_version_refs_insert', 'checkpoint_version_refs_delete',
   'admin_actions_append_only_update', 'admin_actions_no_truncate',
   // Migration 5 (postgres/schema/v5.ts): content stored once.
-  'contents_immutable', 'contents_release_on_redaction', 'contents_release_on_delete'];
+  'contents_immutable', 'contents_release_on_redaction', 'contents_release_on_delete',
+  // Migration 23 (v23.ts): a version's content time; 24 (v24.ts): checkpoints in the store's usage.
+  'versions_content_times', 'store_usage_checkpoint_insert', 'store_usage_checkpoint_delete'];
 
 export async function integrityCheck(q: Q): Promise<string[]> {
   const problems: string[] = [];
@@ -90,10 +92,11 @@ export async function domainCheck(q: Q): Promise<string[]> {
   for (const r of await all<UsageMismatchRow>(
     q,
     `SELECT s.id AS store_id, coalesce(u.memories, 0) AS kept_memories, coalesce(u.bytes, 0) AS kept_bytes,
-            coalesce(m.n, 0) AS memories, coalesce(m.bytes, 0)::bigint AS bytes
+            coalesce(m.n, 0) AS memories, (coalesce(m.bytes, 0) + coalesce(c.bytes, 0))::bigint AS bytes
      FROM stores s LEFT JOIN store_usage u ON u.store_id = s.id
      LEFT JOIN (SELECT store_id, count(*) AS n, sum(content_size_bytes) AS bytes FROM memories GROUP BY store_id) m ON m.store_id = s.id
-     WHERE coalesce(u.memories, 0) <> coalesce(m.n, 0) OR coalesce(u.bytes, 0) <> coalesce(m.bytes, 0)`,
+     LEFT JOIN (SELECT store_id, sum(size_bytes) AS bytes FROM checkpoints GROUP BY store_id) c ON c.store_id = s.id
+     WHERE coalesce(u.memories, 0) <> coalesce(m.n, 0) OR coalesce(u.bytes, 0) <> coalesce(m.bytes, 0) + coalesce(c.bytes, 0)`,
   )) {
     reportUsageMismatch(r, report);
   }

@@ -3,7 +3,7 @@ import type { Synchronous } from './reads.js';
 import { assertCheckpointDeletable, nextRevision } from '../../domain/checkpoint-rules.js';
 import { assertStoreFound, assertStoreWritable, type StoreState } from '../../domain/memory-rules.js';
 import type { Checkpoint } from '../../domain/types.js';
-import type { CheckpointStorage, InsertCheckpointInput, ReferencedMemory } from '../port.js';
+import type { CheckpointStorage, InsertCheckpointInput, ReferencedMemory, StoreUsage } from '../port.js';
 import { actorColumns, bundleJson, toCheckpoint, toMemoryMeta, type CheckpointRow, type MemoryRow } from '../common/rows.js';
 import { writeTx, type Db } from './tx.js';
 
@@ -16,6 +16,7 @@ const EXPIRED = '(expires_at IS NOT NULL AND expires_at <= mnemo_now()) AS expir
 export function createCheckpointStatements(db: Db): Synchronous<CheckpointStorage> {
   const q = {
     storeState: db.prepare('SELECT archived_at AS archivedAt FROM stores WHERE id = ? AND deleted_at IS NULL'),
+    usage: db.prepare('SELECT memories, bytes FROM store_usage WHERE store_id = ?'),
     head: db.prepare('SELECT checkpoint_id, revision FROM checkpoint_heads WHERE store_id = ? AND agent_id = ? AND session_id = ?'),
     insert: db.prepare(
       `INSERT INTO checkpoints (id, store_id, agent_id, session_id, revision, bundle, size_bytes, created_at, actor_type, actor_id)
@@ -45,8 +46,9 @@ export function createCheckpointStatements(db: Db): Synchronous<CheckpointStorag
   const storeState = (storeId: string): StoreState | null => (q.storeState.get(storeId) as StoreState | undefined) ?? null;
 
   return {
-    insertCheckpoint: writeTx(db, ({ checkpoint: c, expectedLatestId }: InsertCheckpointInput): Checkpoint => {
+    insertCheckpoint: writeTx(db, ({ checkpoint: c, expectedLatestId, admit }: InsertCheckpointInput): Checkpoint => {
       assertStoreWritable(c.storeId, storeState(c.storeId));
+      admit?.((q.usage.get(c.storeId) as StoreUsage | undefined) ?? { memories: 0, bytes: 0 });
       const head = q.head.get(c.storeId, c.agentId, c.sessionId) as { checkpoint_id: string; revision: number } | undefined;
       const revision = nextRevision(c, head ? { checkpointId: head.checkpoint_id, revision: head.revision } : null, expectedLatestId);
       const a = actorColumns(c.createdBy);

@@ -27,6 +27,8 @@ import { PG_MIGRATION_19 } from './v19.js';
 import { PG_MIGRATION_20 } from './v20.js';
 import { PG_MIGRATION_21 } from './v21.js';
 import { PG_MIGRATION_22 } from './v22.js';
+import { PG_MIGRATION_23 } from './v23.js';
+import { PG_MIGRATION_24 } from './v24.js';
 
 export interface PgMigration {
   version: number;
@@ -78,6 +80,10 @@ export const PG_MIGRATIONS: PgMigration[] = [
   { version: 21, sql: PG_MIGRATION_21 },
   // SQLite's 21: the API key that created a session. See postgres/schema/v22.ts.
   { version: 22, sql: PG_MIGRATION_22 },
+  // SQLite's 22: a version carries its content's time and its memory's creation. See postgres/schema/v23.ts.
+  { version: 23, sql: PG_MIGRATION_23 },
+  // SQLite's 23: a store's checkpoints count in its usage counter. See postgres/schema/v24.ts.
+  { version: 24, sql: PG_MIGRATION_24 },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;

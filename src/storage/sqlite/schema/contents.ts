@@ -21,18 +21,8 @@
  * no mount or request waits on it, and a file is either all old or all new (no half-moved state to
  * reason about on a crash).
  */
-export const MIGRATION_13 = `
-CREATE TABLE contents (
-  seq      INTEGER PRIMARY KEY,
-  sha256   TEXT NOT NULL UNIQUE,
-  content  TEXT NOT NULL
-);
-INSERT OR IGNORE INTO contents (sha256, content)
-  SELECT content_sha256, content FROM versions WHERE content IS NOT NULL ORDER BY seq;
-
-DROP TRIGGER versions_append_only_update;
-ALTER TABLE versions DROP COLUMN content;
-CREATE TRIGGER versions_append_only_update BEFORE UPDATE ON versions
+/** The append-only trigger as migration 13 leaves it (migration 22 adds its columns). */
+export const VERSIONS_APPEND_ONLY_UPDATE_13 = `CREATE TRIGGER versions_append_only_update BEFORE UPDATE ON versions
 WHEN NOT (
   OLD.redacted_at IS NULL AND NEW.redacted_at IS NOT NULL
   AND NEW.redacted_by_type IS NOT NULL AND NEW.redacted_by_id IS NOT NULL
@@ -47,7 +37,20 @@ WHEN NOT (
 )
 BEGIN
   SELECT RAISE(ABORT, 'memory versions are append-only: only redaction may change a version');
-END;
+END;`;
+
+export const MIGRATION_13 = `
+CREATE TABLE contents (
+  seq      INTEGER PRIMARY KEY,
+  sha256   TEXT NOT NULL UNIQUE,
+  content  TEXT NOT NULL
+);
+INSERT OR IGNORE INTO contents (sha256, content)
+  SELECT content_sha256, content FROM versions WHERE content IS NOT NULL ORDER BY seq;
+
+DROP TRIGGER versions_append_only_update;
+ALTER TABLE versions DROP COLUMN content;
+${VERSIONS_APPEND_ONLY_UPDATE_13}
 
 CREATE INDEX versions_by_content ON versions (content_sha256) WHERE content_sha256 IS NOT NULL;
 

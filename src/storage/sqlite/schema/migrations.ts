@@ -37,6 +37,8 @@ import { MIGRATION_18 } from './deleted-stores.js';
 import { MIGRATION_19 } from './search-remnants.js';
 import { MIGRATION_20 } from './store-receipts.js';
 import { MIGRATION_21 } from './session-keys.js';
+import { MIGRATION_22 } from './content-times.js';
+import { MIGRATION_23 } from './checkpoint-usage.js';
 
 export interface Migration {
   version: number;
@@ -273,6 +275,16 @@ CREATE INDEX memories_meta_by_path ON memories
     // The API key that created a session, so that revoking the key ends it. See sqlite/schema/session-keys.ts.
     version: 21,
     sql: MIGRATION_21,
+  },
+  {
+    // A version carries its content's time and its memory's creation, the times an as_of mount shows. See sqlite/schema/content-times.ts.
+    version: 22,
+    sql: MIGRATION_22,
+  },
+  {
+    // A store's checkpoints count in its usage counter, against MNEMO_STORE_MAX_BYTES. See sqlite/schema/checkpoint-usage.ts.
+    version: 23,
+    sql: MIGRATION_23,
   },
 ];
 
