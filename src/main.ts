@@ -286,9 +286,6 @@ async function runMcp(config: Config): Promise<number> {
   const service = createService({ storage, checkpointMaxBytes: config.checkpointMaxBytes, limits: config.storeLimits });
   const stopIndexing = indexInBackground(service, storage, besideServer(config));
   try {
-    // On PostgreSQL a revoke made by a server or the CLI reaches this process as a notice, which moves
-    // the key mark its tool calls check (keys.held); on SQLite their commit moves it (PRAGMA data_version).
-    if ('listen' in storage) await (storage as PostgresStorage).listen();
     await serveMcpStdio({ service, apiKey: config.apiKey, log });
   } finally {
     stopIndexing();

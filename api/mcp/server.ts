@@ -13,7 +13,7 @@ export interface McpDeps {
   service: Service;
   caller: Caller;
   /**
-   * Run before every tool call (`mnemo mcp` on stdio: keys.held): a refusal it throws or promises
+   * Run before every tool call (`mnemo mcp` on stdio reads its key again): a refusal it throws or promises
    * is the call's answer, and the tool does not run. Undefined: nothing to wait for.
    */
   checkCaller?: () => Promise<void> | undefined;

@@ -24,8 +24,8 @@ export async function serveMcpStdio({ service, apiKey, log = console.error }: St
     grant: { role: key.role, storeIds: key.storeIds, operator: key.allWorkspaces },
     face: 'mcp' as const,
   };
-  // Every tool call first checks that the key still stands (read again only when a revoke may have happened).
-  const server = createMcpServer({ service, caller, checkCaller: service.keys.held(caller), log });
+  // Every tool call first reads its key again (one lookup by id): a revoke made anywhere refuses the next call.
+  const server = createMcpServer({ service, caller, checkCaller: async () => void (await service.keys.current(caller)), log });
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();

@@ -246,26 +246,6 @@ export function createKeys(
       return { ...caller, grant: grantOf(key) };
     },
 
-    /**
-     * A check for a caller held for a process's life (`mnemo mcp` on stdio), run before each use:
-     * it reads the key again only when the storage's key mark moved since the last read (a revoke
-     * here, or one this process heard of), as the change feed does, and throws `unauthenticated`
-     * from the first use after a revoke on, like `current`. Otherwise it answers at once.
-     */
-    held(caller: Caller): () => Promise<void> | undefined {
-      // None yet: the first use reads the key (a revoke may have landed since it was authenticated).
-      let keyRead: number | null = null;
-      return () => {
-        const mark = storage.keyMark();
-        if (mark === keyRead) return undefined;
-        // The mark is taken before the read, and kept only once the read succeeded: a revoke that
-        // lands meanwhile moves it again, and a refused or failed read is tried again next time.
-        return api.current(caller).then(() => {
-          keyRead = mark;
-        });
-      };
-    },
-
     /** The same check by the secret's hash: the web console keeps only the hash of the key it signed in with. */
     async authenticateHash(hash: string): Promise<ApiKey> {
       const key = await storage.findApiKeyByHash(hash);

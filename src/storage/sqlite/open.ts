@@ -210,7 +210,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
       ownWriteMark: changes.ownWriteMark,
       onMarkMoved: changes.onMarkMoved,
       // Another process's commit may be a revoke (`mnemo keys revoke` beside the server): any counts,
-      // looked for at once, so the first use of a held key after a revoke (keys.held) reads the key.
+      // looked for at once, so an event stream's next look after a revoke reads its key.
       keyMark: () => revokes() + changes.outsideMarkNow(),
       // A held batch counts: the background sync must come back for it.
       unsyncedCommits: () => walSync.unsynced() + (writeBehind?.open ? 1 : 0),
