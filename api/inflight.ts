@@ -2,20 +2,23 @@
  * @module A cap on request bodies being read at once (MNEMO_MAX_INFLIGHT_BODIES): past it, 503
  * overloaded_error with Retry-After, before a byte of the body is read. Runs after authentication
  * (an API key, or a console session: the console's forms take the same slots), so only known keys
- * can hold a slot; and a key that holds an eighth of them (KEY_SHARE) takes none of the last
- * eighth, so one key's stalled uploads cannot lock every other key out, while one orchestrator's
- * burst of writes may still use seven eighths of the slots (56 of the default 64). A slot is freed
- * when its body has been read, the client goes away, the request ends, the body stops arriving for
- * MNEMO_BODY_TIMEOUT_SECONDS, or it has not all arrived after BODY_DEADLINE_PERIODS of them (408,
- * and the connection closed), whichever comes first.
+ * can hold a slot. Two reserves, each an eighth of the slots (SHARE, at least one), keep one holder's
+ * stalled uploads from locking the others out: a workspace (the unit of tenancy: its admins mint
+ * keys at will) that holds an eighth takes none of the last eighth, which stay for other workspaces;
+ * a key that holds an eighth takes none of the last quarter, so the other keys of its workspace keep
+ * an eighth too. Operator keys count as a tenant of their own, so no workspace starves the operator.
+ * One orchestrator's burst of writes may still use three quarters of the slots (48 of the default 64),
+ * one workspace's keys seven eighths. A slot is freed when its body has been read, the client goes
+ * away, the request ends, the body stops arriving for MNEMO_BODY_TIMEOUT_SECONDS, or it has not all
+ * arrived after BODY_DEADLINE_PERIODS of them (408, and the connection closed), whichever comes first.
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import { MnemoError } from '../src/index.js';
 import type { AppEnv } from './env.js';
 import { header } from './request.js';
 
-/** The part of the slots kept for other keys once one key holds that many (at least one). */
-export const KEY_SHARE = 1 / 8;
+/** The part of the slots kept for other workspaces once one holds that many, and again for other keys (at least one). */
+export const SHARE = 1 / 8;
 
 /**
  * A whole body must arrive within this many MNEMO_BODY_TIMEOUT_SECONDS of the server waiting on it
@@ -33,36 +36,48 @@ export interface InflightOptions {
 }
 
 export function inflightBodies({ max, idleMs }: InflightOptions): MiddlewareHandler<AppEnv> {
-  const perKey = Math.max(1, Math.floor(max * KEY_SHARE));
+  const share = Math.max(1, Math.floor(max * SHARE));
   let inflight = 0;
   const byKey = new Map<string, number>();
+  const byTenant = new Map<string, number>();
   return async function inflightBodiesMiddleware(c, next) {
     if (!hasBody(c)) return next();
     // The error handler adds Retry-After to every `overloaded` answer.
     if (inflight >= max) {
       throw new MnemoError('overloaded', `the server is reading ${max} request bodies already (MNEMO_MAX_INFLIGHT_BODIES); retry shortly`);
     }
-    const key = c.var.apiKey?.id ?? '';
+    const apiKey = c.var.apiKey;
+    const key = apiKey?.id ?? '';
+    // Whose slots these are: the key's home workspace, or the operator's for an operator key (its
+    // uploads for another workspace are still the operator's).
+    const tenant = apiKey === undefined ? '' : apiKey.allWorkspaces ? '*operator' : apiKey.workspaceId;
     const mine = byKey.get(key) ?? 0;
-    // Past its share a key still takes free slots (one orchestrator's burst of writes), but never
-    // the last `perKey` of them: those stay for the other keys.
-    if (mine >= perKey && inflight >= max - perKey) {
+    const ours = byTenant.get(tenant) ?? 0;
+    // Past its share a holder still takes free slots (one orchestrator's burst of writes), but never
+    // the last of them: the last `share` stay for other workspaces, the `share` before for other keys.
+    if (ours >= share && inflight >= max - share) {
       throw new MnemoError(
         'overloaded',
-        `this API key is sending ${mine} request bodies already; the last ${perKey} of MNEMO_MAX_INFLIGHT_BODIES=${max} are kept for other keys; retry shortly`,
+        `this workspace is sending ${ours} request bodies already; the last ${share} of MNEMO_MAX_INFLIGHT_BODIES=${max} are kept for other workspaces; retry shortly`,
+      );
+    }
+    if (mine >= share && inflight >= max - 2 * share) {
+      throw new MnemoError(
+        'overloaded',
+        `this API key is sending ${mine} request bodies already; the last ${Math.min(max, 2 * share)} of MNEMO_MAX_INFLIGHT_BODIES=${max} are kept for other keys; retry shortly`,
       );
     }
     inflight++;
     byKey.set(key, mine + 1);
+    byTenant.set(tenant, ours + 1);
     let held = true;
     const incoming = c.env?.incoming;
     const release = () => {
       if (!held) return;
       held = false;
       inflight--;
-      const left = (byKey.get(key) ?? 1) - 1;
-      if (left > 0) byKey.set(key, left);
-      else byKey.delete(key);
+      drop(byKey, key);
+      drop(byTenant, tenant);
       incoming?.off('end', release);
       incoming?.off('close', release);
     };
@@ -74,6 +89,12 @@ export function inflightBodies({ max, idleMs }: InflightOptions): MiddlewareHand
       release();
     }
   };
+}
+
+function drop(counts: Map<string, number>, name: string): void {
+  const left = (counts.get(name) ?? 1) - 1;
+  if (left > 0) counts.set(name, left);
+  else counts.delete(name);
 }
 
 /**

@@ -58,6 +58,8 @@ export interface MountContext {
   /** This mount's mount-local bytes (local-budget.ts), and the budget all mounts of the process share. */
   readonly local: LocalBudget;
   readonly serverLocal: LocalBudget;
+  /** The budget the mounts of the store's workspace share: set by the mount manager once the store is known, before the mount starts. */
+  workspaceLocal: LocalBudget;
   /** This mount's operations, one at a time in arrival order (op-queue.ts). */
   readonly queue: OpQueue;
   /** Told of each operation as it arrives (MountManagerDeps.onOperation). */
@@ -81,6 +83,7 @@ export function createContext(
   return {
     ...rest,
     local: new LocalBudget(mountLocalMaxBytes, 'MNEMO_MOUNT_LOCAL_MAX_BYTES'),
+    workspaceLocal: new LocalBudget(Number.MAX_SAFE_INTEGER, 'MNEMO_LOCAL_MAX_BYTES'),
     startedMs,
     gone: false,
     drafts,

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { MnemoError, notFound, type Mounter, type MountRequest } from '../src/index.js';
 import { ContentCache } from './content-cache.js';
 import { createContext, type MountContext } from './context.js';
-import { DEFAULT_LOCAL_LIMITS, LocalBudget, releaseAllLocal, type LocalLimits } from './local-budget.js';
+import { DEFAULT_LOCAL_LIMITS, LocalBudget, releaseAllLocal, workspaceBudget, type LocalLimits } from './local-budget.js';
 import { DEFAULT_CACHE_SECONDS, fuseMountsUnder, isDeadMount, lazyUnmount, startFuse, type LiveMount } from './mounts.js';
 import { createOps } from './ops.js';
 import { foldRepeats, type RepeatFolder } from './repeats.js';
@@ -46,6 +46,8 @@ export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL
   const mounts = new Map<string, { live: LiveMount; ctx: MountContext; lines: RepeatFolder; unfollow: () => void }>();
   const contents = new ContentCache(CONTENT_CACHE_BYTES);
   const serverLocal = new LocalBudget(localLimits.serverMaxBytes, 'MNEMO_LOCAL_MAX_BYTES');
+  /** Each workspace's share of `serverLocal`, shared by its mounts (one entry per workspace mounted since the start). */
+  const workspaceLocal = new Map<string, LocalBudget>();
 
   /** Stats answered by the bindings of mounts that are gone (their counts go with them). */
   let answeredBefore = 0;
@@ -137,7 +139,11 @@ export function createMountManager({ log = () => {}, localLimits = DEFAULT_LOCAL
       // The mount's own lines (failed operations, refused saves) with repeats folded: repeats.ts.
       const lines = foldRepeats(log);
       const ctx = createContext({ storeId, service, actor, log: lines.log, readOnly, contents, serverLocal, mountLocalMaxBytes: localLimits.mountMaxBytes, onOperation, asOf });
-      if (!(await ctx.view.store())) throw notFound('memory store', storeId);
+      const store = await ctx.view.store();
+      if (!store) throw notFound('memory store', storeId);
+      let share = workspaceLocal.get(store.workspaceId);
+      if (!share) workspaceLocal.set(store.workspaceId, (share = workspaceBudget(store.workspaceId, serverLocal)));
+      ctx.workspaceLocal = share;
       // Started first, so that a write elsewhere while the kernel mounts is not missed. A point-in-time
       // mount follows the live store too, for the redactions and prunes that change its past; the
       // store's new versions are not in it, so no kernel entry of theirs is dropped.

@@ -6,8 +6,10 @@
  * of a stored file does not count (it is a copy of a version, shared with the content cache, and
  * each is at most 102,400 bytes).
  *
- * One budget per mount (MNEMO_MOUNT_LOCAL_MAX_BYTES) and one for the whole process
- * (MNEMO_LOCAL_MAX_BYTES). A write or truncate that would grow the counted bytes past either fails
+ * One budget per mount (MNEMO_MOUNT_LOCAL_MAX_BYTES), one per workspace (half of
+ * MNEMO_LOCAL_MAX_BYTES: the workspace's mounts together, so one tenant's mounts always leave the
+ * other half of the process's budget to the others) and one for the whole process
+ * (MNEMO_LOCAL_MAX_BYTES). A write or truncate that would grow the counted bytes past any of them fails
  * with ENOSPC, and the file's changes are dropped when it is closed (nothing is half-kept, as with
  * EFBIG). Saving, deleting or truncating a file, and the end of the mount, give the bytes back.
  *
@@ -26,7 +28,24 @@ export class LocalBudget {
     readonly max: number,
     /** The setting that sets `max`, named in refusals. */
     readonly setting: string,
+    /** Whose bytes these are, in refusals. */
+    readonly whose = 'mount-local files',
+    /** The cap as refusals name it. */
+    readonly limit = `${setting}=${max}`,
   ) {}
+}
+
+/** The part of MNEMO_LOCAL_MAX_BYTES one workspace's mounts may hold together. */
+export const WORKSPACE_SHARE = 1 / 2;
+
+/** The budget of one workspace's mounts: WORKSPACE_SHARE of the process's (at least a byte). */
+export function workspaceBudget(workspaceId: string, server: LocalBudget): LocalBudget {
+  return new LocalBudget(
+    Math.max(1, Math.floor(server.max * WORKSPACE_SHARE)),
+    server.setting,
+    `mount-local files of workspace ${workspaceId}`,
+    `its share, half of ${server.setting}=${server.max}`,
+  );
 }
 
 export interface LocalLimits {
@@ -53,10 +72,10 @@ function chargeOf(d: Draft): number {
 export function reserveLocal(ctx: MountContext, d: Draft, size: number): void {
   const grow = size - d.charged;
   if (grow <= 0) return;
-  for (const b of [ctx.local, ctx.serverLocal]) {
+  for (const b of [ctx.local, ctx.workspaceLocal, ctx.serverLocal]) {
     if (b.used + grow > b.max) {
       d.failed = Fuse.ENOSPC;
-      throw fsError(Fuse.ENOSPC, `mount-local files would hold ${b.used + grow} bytes, over ${b.setting}=${b.max}`);
+      throw fsError(Fuse.ENOSPC, `${b.whose} would hold ${b.used + grow} bytes, over ${b.limit}`);
     }
   }
 }
@@ -68,13 +87,15 @@ export function settleLocal(ctx: MountContext, d: Draft): void {
   if (delta === 0) return;
   d.charged = next;
   ctx.local.used += delta;
+  ctx.workspaceLocal.used += delta;
   ctx.serverLocal.used += delta;
 }
 
-/** The mount ended: everything it held is given back to the server's budget. */
+/** The mount ended: everything it held is given back to its workspace's budget and the server's. */
 export function releaseAllLocal(ctx: MountContext): void {
   for (const d of ctx.drafts.values()) d.charged = 0;
   for (const h of ctx.handles.all()) h.draft.charged = 0;
   ctx.serverLocal.used -= ctx.local.used;
+  ctx.workspaceLocal.used -= ctx.local.used;
   ctx.local.used = 0;
 }

@@ -28,10 +28,12 @@ export function historyRoutes(service: Service, { heartbeatMs = HEARTBEAT_MS, ev
     const events = wantsEvents(c);
     const q = parseChangesQuery(query(c), events ? textHeader(c, 'last-event-id', 'Last-Event-ID') : undefined);
     if (!events) return c.json(toWireChangePage(await service.feed.listChanges(c.var.caller, storeId, q)));
-    // Refusals (no such store, no grant, another store's cursor) answer as the usual envelope, before the stream opens.
+    // Refusals (no such store, no grant, another store's cursor, the workspace's streams all open)
+    // answer as the usual envelope, before the stream opens; the stream's place is given back when it ends.
     const abort = new AbortController();
     const pages = await service.feed.follow(c.var.caller, storeId, q, abort.signal);
-    return streamSSE(c, (stream) => follow(c, stream, pages, abort));
+    const release = service.feed.admitStream(c.var.caller);
+    return streamSSE(c, (stream) => follow(c, stream, pages, abort).finally(release));
   });
 
   app.get('/:store/memory_versions/:version/diff', async (c) => {

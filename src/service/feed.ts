@@ -3,21 +3,26 @@
  * and as a follow that wakes on this server's commits and polls for other processes'. Every read
  * checks the caller's grant as the version list does, and reads a page after the last cursor
  * handed out, so a follower never skips or repeats a version, whatever writes run beside it.
+ * Followers share one poll of the storage's marks (one timer, one read per poll, however many
+ * streams are open), and each workspace may hold MNEMO_WORKSPACE_MAX_FEED_STREAMS streams at once.
  */
 import { setMaxListeners } from 'node:events';
 import { decodeChangeCursor, encodeChangeCursor } from '../domain/change-cursor.js';
+import { MnemoError } from '../domain/errors.js';
 import type { Caller, ChangeItem, ChangePage, Store } from '../domain/types.js';
 import type { Storage } from '../storage/port.js';
 import { CHANGES_LIMITS } from '../validate/history.js';
 import type { CommitSignal } from './commit-signal.js';
+import { DEFAULT_LIMITS } from './limits.js';
 
 /** A follower reads pages of the largest size a client may ask for. */
 const FOLLOW_PAGE = CHANGES_LIMITS.listMax;
-/** How often a follower looks for commits made by other processes. */
+/** How often the followers look for commits made by other processes (one look for all of them). */
 export const FEED_POLL_MS = 500;
 /**
  * Every this many polls a follower reads its next page even if the change mark stood still: an
  * adapter whose mark cannot see every other writer (another host) then still delivers within seconds.
+ * Followers take turns (a tenth of them at each poll), so these reads never all come at once.
  */
 const READ_EVERY_POLLS = 10;
 
@@ -39,6 +44,8 @@ export interface FeedOptions {
   signal: CommitSignal;
   pollMs?: number;
   every?: Every;
+  /** Event streams one workspace may hold open at once (MNEMO_WORKSPACE_MAX_FEED_STREAMS). */
+  maxStreams?: number;
 }
 
 export interface ChangesRequest {
@@ -49,13 +56,43 @@ export interface ChangesRequest {
   limit: number;
 }
 
-export function createFeed({ storage, readable, current, signal, pollMs = FEED_POLL_MS, every: schedule = every }: FeedOptions) {
+export function createFeed({
+  storage, readable, current, signal, pollMs = FEED_POLL_MS, every: schedule = every, maxStreams = DEFAULT_LIMITS.maxFeedStreams,
+}: FeedOptions) {
   let following = 0;
   /** Set at shutdown: every follower ends, and no new one starts streaming. */
   const stopping = new AbortController();
   // Every follower listens on this one signal (and removes its listener when it ends), so it has
   // as many listeners as streams are open: Node's leak warning past 10 would be a false alarm.
   setMaxListeners(0, stopping.signal);
+  const poll = sharedPoll(storage, pollMs, schedule);
+  /** Event streams open per workspace (operator keys: one bucket of their own). */
+  const streams = new Map<string, number>();
+
+  /**
+   * Admits one more event stream of the caller, before it opens, or refuses it (`overloaded`, 503)
+   * when its workspace holds `maxStreams` already; the returned function gives its place back. An
+   * operator key counts apart from every workspace, whichever it acts in, so no workspace starves it.
+   */
+  function admitStream(caller: Caller): () => void {
+    const tenant = caller.grant?.operator ? '*operator' : caller.workspaceId;
+    const open = streams.get(tenant) ?? 0;
+    if (open >= maxStreams) {
+      throw new MnemoError(
+        'overloaded',
+        `this workspace has ${open} change-feed streams open on this server already, its limit (MNEMO_WORKSPACE_MAX_FEED_STREAMS=${maxStreams}): close one first`,
+      );
+    }
+    streams.set(tenant, open + 1);
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      const left = (streams.get(tenant) ?? 1) - 1;
+      if (left > 0) streams.set(tenant, left);
+      else streams.delete(tenant);
+    };
+  }
 
   async function listChanges(caller: Caller, storeId: string, q: ChangesRequest): Promise<ChangePage> {
     await readable(caller, storeId);
@@ -99,20 +136,9 @@ export function createFeed({ storage, readable, current, signal, pollMs = FEED_P
     const unsubscribe = signal.subscribe((id) => {
       if (id === null || id === storeId) poke();
     });
-    let mark = await storage.changeMark();
     // The key mark the caller's key was last read at: none yet, so the first read reads it.
     let keyRead: number | null = null;
-    let polls = 0;
-    const look = async () => {
-      const m = await storage.changeMark();
-      if (m !== mark || storage.keyMark() !== keyRead || ++polls >= READ_EVERY_POLLS) {
-        mark = m;
-        polls = 0;
-        poke();
-      }
-    };
-    // A mark that cannot be read: read the page anyway, whose failure then ends the stream with its error.
-    const cancelPoll = schedule(() => void look().catch(poke), pollMs);
+    const leavePoll = poll.join(poke);
     const onAbort = () => wake?.();
     abort.addEventListener('abort', onAbort);
     stopping.signal.addEventListener('abort', onAbort);
@@ -143,7 +169,7 @@ export function createFeed({ storage, readable, current, signal, pollMs = FEED_P
       following -= 1;
       abort.removeEventListener('abort', onAbort);
       stopping.signal.removeEventListener('abort', onAbort);
-      cancelPoll();
+      leavePoll();
       unsubscribe();
     }
   }
@@ -151,6 +177,7 @@ export function createFeed({ storage, readable, current, signal, pollMs = FEED_P
   return {
     listChanges,
     follow,
+    admitStream,
     /** Followers running now (streams open): a gauge, and the tests' check that they end. */
     following: () => following,
     /** Ends every follower (their streams close): the server's shutdown, before it closes its connections. */
@@ -161,3 +188,64 @@ export function createFeed({ storage, readable, current, signal, pollMs = FEED_P
 }
 
 export type Feed = ReturnType<typeof createFeed>;
+
+/**
+ * One poll of the storage's marks for every follower: a single timer, running while any follower
+ * is joined, reads the change mark and the key mark once per `pollMs` and pokes every follower when
+ * either moved (a commit by another process, a revoke), else the tenth of them whose turn it is to
+ * read anyway (READ_EVERY_POLLS). An idle stream then costs nothing per poll but its turn.
+ */
+function sharedPoll(storage: Pick<Storage, 'changeMark' | 'keyMark'>, pollMs: number, schedule: Every) {
+  const turns = Array.from({ length: READ_EVERY_POLLS }, () => new Set<() => void>());
+  let joined = 0;
+  let nextTurn = 0;
+  let turn = 0;
+  let marks: { change: number; key: number } | null = null;
+  let cancel: (() => void) | null = null;
+  const pokeAll = () => {
+    for (const t of turns) for (const poke of t) poke();
+  };
+  const look = () => {
+    let moved: boolean;
+    try {
+      const now = { change: storage.changeMark(), key: storage.keyMark() };
+      moved = marks === null || now.change !== marks.change || now.key !== marks.key;
+      marks = now;
+    } catch {
+      // A mark that cannot be read: every follower reads its page, whose failure then ends its stream.
+      moved = true;
+    }
+    turn = (turn + 1) % READ_EVERY_POLLS;
+    if (moved) pokeAll();
+    else for (const poke of turns[turn]!) poke();
+  };
+  return {
+    /** Pokes `poke` when a look finds something may have changed, or on its turn; returns the leave. */
+    join(poke: () => void): () => void {
+      const mine = turns[nextTurn++ % READ_EVERY_POLLS]!;
+      mine.add(poke);
+      joined += 1;
+      if (cancel === null) {
+        // Read now: a commit after this moves the mark, and one before it is in the joiner's first page.
+        marks = null;
+        try {
+          marks = { change: storage.changeMark(), key: storage.keyMark() };
+        } catch {
+          // Read at the first look instead.
+        }
+        cancel = schedule(look, pollMs);
+      }
+      let left = false;
+      return () => {
+        if (left) return;
+        left = true;
+        mine.delete(poke);
+        joined -= 1;
+        if (joined === 0 && cancel !== null) {
+          cancel();
+          cancel = null;
+        }
+      };
+    },
+  };
+}

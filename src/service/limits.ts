@@ -16,12 +16,15 @@ export interface StoreLimits {
   maxBytes: number;
   /** Active sessions one workspace may have (MNEMO_WORKSPACE_MAX_SESSIONS). */
   maxSessions: number;
+  /** Change-feed event streams one workspace may hold open on one server (MNEMO_WORKSPACE_MAX_FEED_STREAMS; feed.ts). */
+  maxFeedStreams: number;
 }
 
 export const DEFAULT_LIMITS: Readonly<StoreLimits> = Object.freeze({
   maxMemories: 1_000_000,
   maxBytes: 1024 * 1024 * 1024,
   maxSessions: 256,
+  maxFeedStreams: 256,
 });
 
 /** Store usage and a replaced memory's size, read by whichever door asks (the port, or the mount's synchronous bridge). */

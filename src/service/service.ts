@@ -64,7 +64,7 @@ export interface ServiceOptions {
   idempotencyTtlSeconds?: number;
   /** Largest checkpoint bundle accepted, in bytes (MNEMO_CHECKPOINT_MAX_BYTES; at most 1 MiB). */
   checkpointMaxBytes?: number;
-  /** Memories and bytes per store, active sessions per workspace (src/service/limits.ts; defaults there). */
+  /** Memories and bytes per store, active sessions and feed streams per workspace (src/service/limits.ts; defaults there). */
   limits?: Partial<StoreLimits>;
   /** Told of each memory write and search, for metrics; the composition root wires it (src/ knows no metrics library). */
   observer?: ServiceObserver;
@@ -128,7 +128,7 @@ export function createService({
   const local = createLocalSessions({ storage, ids, clock, nodeId });
   /** Where each store's retention walk goes on at the next sweep (commit numbers; from 0 after a restart). */
   const pruneCursors = new Map<string, number>();
-  const feed = createFeed({ storage, readable: ops.getStore, current: keys.current, signal: commits, ...feedOptions });
+  const feed = createFeed({ storage, readable: ops.getStore, current: keys.current, signal: commits, maxStreams: storeLimits.maxFeedStreams, ...feedOptions });
   const forks = createForks({ storage, clock, ids, readable: ops.getStore });
   const diffThread = createDiffThread();
   const service = {

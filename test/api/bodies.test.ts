@@ -1,8 +1,8 @@
 /**
  * Request bodies under load and attack, through the real server and raw sockets: authentication
  * comes from the headers before any body byte is read, MNEMO_MAX_INFLIGHT_BODIES caps the bodies
- * being read at once (503 overloaded_error with Retry-After past it) and one key never takes the
- * last eighth of them, a body that stops arriving for MNEMO_BODY_TIMEOUT_SECONDS, or has not all
+ * being read at once (503 overloaded_error with Retry-After past it), one workspace never takes the
+ * last eighth of them and one key never the last quarter, a body that stops arriving for MNEMO_BODY_TIMEOUT_SECONDS, or has not all
  * arrived after six of them, is answered 408 and frees its slot (the web console's form posts
  * included), and an upload the client abandons logs one line, not a stack trace, and frees its slot.
  */
@@ -137,15 +137,15 @@ describe('one key\'s share of the body slots', () => {
     server = s;
   }, { env: { MNEMO_MAX_INFLIGHT_BODIES: '8' } });
 
-  it('keeps the last eighth of MNEMO_MAX_INFLIGHT_BODIES from a key past its share: 503 for it, slots for the other keys', async () => {
+  it('keeps the last quarter of MNEMO_MAX_INFLIGHT_BODIES from a key past its share: 503 for it, slots for the other keys', async () => {
     const reader = await mintKey(server, 'stalling reader', 'read_only');
     const other = await mintKey(server, 'other writer');
     // Even a read_only key holds a slot while its body arrives: it is refused only once the body is read.
-    // Past its share (1 of 8) it still takes free slots, up to 7: the last one stays for the others.
-    const stalled = Array.from({ length: 7 }, () => stalledByte(server, reader));
+    // Past its share (1 of 8) it still takes free slots, up to 6: the last two stay for the others.
+    const stalled = Array.from({ length: 6 }, () => stalledByte(server, reader));
     const refused = await refusedWhileHeld(server, reader);
     expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
-    expect(refused.body).toMatchObject({ type: 'error', error: { type: 'overloaded_error', message: expect.stringContaining('the last 1 of MNEMO_MAX_INFLIGHT_BODIES=8 are kept for other keys') } });
+    expect(refused.body).toMatchObject({ type: 'error', error: { type: 'overloaded_error', message: expect.stringContaining('the last 2 of MNEMO_MAX_INFLIGHT_BODIES=8 are kept for other keys') } });
     for (const key of [other, server.adminKey]) {
       const res = await createStore(server, 'beside the stalled key', key);
       expect(res.status, JSON.stringify(res.body)).toBe(200);
@@ -159,16 +159,53 @@ describe('one key\'s share of the body slots', () => {
   });
 });
 
+describe('one workspace\'s share of the body slots', () => {
+  let server: RunningServer;
+  useServer((s) => {
+    server = s;
+  }, { env: { MNEMO_MAX_INFLIGHT_BODIES: '8' } });
+
+  it('keeps the last eighth of MNEMO_MAX_INFLIGHT_BODIES from a workspace past its share, whatever keys it mints: other workspaces and the operator still get slots', async () => {
+    const ws = await rawRequest(server.url, 'POST', '/v1/workspaces', { apiKey: server.adminKey, body: JSON.stringify({ name: 'greedy' }) });
+    expect(ws.status, JSON.stringify(ws.body)).toBe(200);
+    const greedyWs = (ws.body as { id: string }).id;
+    const mintIn = async (name: string) => {
+      const res = await rawRequest(server.url, 'POST', '/v1/api_keys', {
+        apiKey: server.adminKey, headers: { 'anthropic-workspace-id': greedyWs }, body: JSON.stringify({ name, role: 'read_write' }),
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return (res.body as { secret: string }).secret;
+    };
+    // The tester's attack: one key takes all it may, a second key of the same workspace the rest.
+    const [first, second] = [await mintIn('first'), await mintIn('second')];
+    const victim = await mintKey(server, 'victim in the default workspace');
+    // The first key may hold 6 of the 8 (the last two stay for other keys): its seventh is refused.
+    const stalled = Array.from({ length: 7 }, () => stalledByte(server, first));
+    await refusedWhileHeld(server, first);
+    stalled.push(stalledByte(server, second), stalledByte(server, second));
+    const refused = await refusedWhileHeld(server, second);
+    expect(refused.body).toMatchObject({ type: 'error', error: { type: 'overloaded_error', message: expect.stringContaining('the last 1 of MNEMO_MAX_INFLIGHT_BODIES=8 are kept for other workspaces') } });
+    const byVictim = await createStore(server, 'beside the greedy workspace', victim);
+    expect(byVictim.status, JSON.stringify(byVictim.body)).toBe(200);
+    // The operator key is its own tenant, even acting in the greedy workspace.
+    const byOperator = await rawRequest(server.url, 'POST', '/v1/memory_stores', {
+      apiKey: server.adminKey, headers: { 'anthropic-workspace-id': greedyWs }, body: JSON.stringify({ name: 'by the operator' }),
+    });
+    expect(byOperator.status, JSON.stringify(byOperator.body)).toBe(200);
+    for (const s of stalled) s.socket.destroy();
+  });
+});
+
 describe('MNEMO_BODY_TIMEOUT_SECONDS', () => {
   let server: RunningServer;
   useServer((s) => {
     server = s;
-  }, { env: { MNEMO_MAX_INFLIGHT_BODIES: '4', MNEMO_BODY_TIMEOUT_SECONDS: '1' } });
+  }, { env: { MNEMO_MAX_INFLIGHT_BODIES: '5', MNEMO_BODY_TIMEOUT_SECONDS: '1' } });
 
   it('answers a body that stops arriving with 408 and Connection: close, and frees its slot', async () => {
     const key = await mintKey(server, 'staller');
     const before = server.stderr().length;
-    // Three stalled bodies hold every slot a key may take (the last of 4 is kept for other keys)...
+    // Three stalled bodies hold every slot a key may take (the last two of 5 are kept for other keys)...
     const uploads = Array.from({ length: 3 }, () => stalledByte(server, key));
     await refusedWhileHeld(server, key);
     const responses = await Promise.all(uploads.map((u) => u.response));

@@ -166,6 +166,27 @@ describe('change feed streams', () => {
     }
   });
 
+  it('idle streams share one poll: one timer and one read of the change mark per poll, however many are open', async () => {
+    const { app, timers, fetch } = await setup();
+    const store = await app.client.beta.memoryStores.create({ name: 'shared poll' });
+    const streams = await Promise.all(
+      Array.from({ length: 5 }, () => openEvents(`http://mnemo.in-process/v1/memory_stores/${store.id}/changes`, { 'x-api-key': app.adminKey }, fetch)),
+    );
+    const marks = vi.spyOn(app.storage, 'changeMark');
+    try {
+      await memoriesCreate(app, store.id, '/x.md');
+      for (const s of streams) await s.next();
+      expect(timers.live()).toBe(5 + 1);
+      const before = marks.mock.calls.length;
+      for (let i = 0; i < 10; i++) timers.fire(500);
+      expect(marks.mock.calls.length - before).toBe(10);
+    } finally {
+      marks.mockRestore();
+      for (const s of streams) await s.close();
+    }
+    await vi.waitFor(() => expect(timers.live()).toBe(0));
+  });
+
   it('a client that hangs up ends its stream: no timer, listener or follower is left', async () => {
     const { app, timers, fetch } = await setup();
     const store = await app.client.beta.memoryStores.create({ name: 'hangup' });
@@ -175,8 +196,8 @@ describe('change feed streams', () => {
     );
     await memoriesCreate(app, store.id, '/x.md');
     for (const s of streams) await s.next();
-    // Each stream: a heartbeat and a poll.
-    expect(timers.live()).toBe(6);
+    // Each stream: a heartbeat; and one poll for all of them.
+    expect(timers.live()).toBe(4);
     expect(app.service.feed.following()).toBe(3);
     expect(app.service.feed.listeners()).toBe(3);
     for (const s of streams) await s.close();

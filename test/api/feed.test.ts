@@ -305,6 +305,48 @@ describe('change feed events', () => {
     }
   });
 
+  it('a workspace past MNEMO_WORKSPACE_MAX_FEED_STREAMS gets 503 overloaded_error before a stream opens, while other workspaces and the operator still stream', async () => {
+    const own = await startServer({ env: { MNEMO_WORKSPACE_MAX_FEED_STREAMS: '2' } });
+    const streams: SseStream[] = [];
+    const post = (path: string, body: object, headers: Record<string, string> = {}) =>
+      rawRequest(own.url, 'POST', path, { apiKey: own.adminKey, headers, body: JSON.stringify(body) });
+    try {
+      const store = await freshStore(sdkClient(own.url, own.adminKey), 'feed capped');
+      const reader = ((await post('/v1/api_keys', { name: 'many streams', role: 'read_only' })).body as { secret: string }).secret;
+      const wsB = ((await post('/v1/workspaces', { name: 'other tenant' })).body as { id: string }).id;
+      const inB = { 'anthropic-workspace-id': wsB };
+      const keyB = ((await post('/v1/api_keys', { name: 'b reader', role: 'read_only' }, inB)).body as { secret: string }).secret;
+      const storeB = ((await post('/v1/memory_stores', { name: 'b store' }, inB)).body as { id: string }).id;
+      const open = (storeId: string, key: string) => openEvents(`${own.url}/v1/memory_stores/${storeId}/changes`, { 'x-api-key': key });
+      for (let i = 0; i < 2; i++) streams.push(await open(store.id, reader));
+      expect(streams.map((s) => s.status)).toEqual([200, 200]);
+
+      const refused = await fetch(`${own.url}/v1/memory_stores/${store.id}/changes`, { headers: { accept: 'text/event-stream', 'x-api-key': reader } });
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect(await refused.json()).toMatchObject({
+        type: 'error', error: { type: 'overloaded_error', message: expect.stringContaining('(MNEMO_WORKSPACE_MAX_FEED_STREAMS=2)') },
+      });
+      // JSON pages are not streams: still answered.
+      expect((await rawRequest(own.url, 'GET', `/v1/memory_stores/${store.id}/changes`, { apiKey: reader })).status).toBe(200);
+      // Another workspace, and the operator key (its own tenant), still open streams.
+      streams.push(await open(storeB, keyB), await open(store.id, own.adminKey));
+      expect(streams.slice(2).map((s) => s.status)).toEqual([200, 200]);
+
+      // A stream that ends gives its place back.
+      await streams.shift()!.close();
+      await vi.waitFor(async () => {
+        const again = await open(store.id, reader);
+        streams.push(again);
+        expect(again.status).toBe(200);
+      });
+    } finally {
+      for (const s of streams) await s.close();
+      await own.stop();
+    }
+  });
+
   it('four concurrent writers and a consumer that hangs up and resumes at random points: every version exactly once, in commit order', async () => {
     const store = await freshStore(client, 'feed concurrency');
     const WRITERS = 4;

@@ -1,7 +1,8 @@
 /**
  * Limits on a live mount (issue 11, item 5), through the real server with small limits set in its
  * environment and python child processes writing into session mounts:
- * - mount-local state (`.git/` files, temp-looking drafts) is capped per mount and per server:
+ * - mount-local state (`.git/` files, temp-looking drafts) is capped per mount, per workspace (half
+ *   of the server's cap) and per server:
  *   past a cap a write fails with ENOSPC, nothing of the refused file is kept, and deleting or
  *   truncating local files, or ending a session, gives the bytes back;
  * - store limits refuse a save through the mount with ENOSPC;
@@ -20,14 +21,27 @@ async function serverWith(env: Record<string, string>): Promise<RunningServer> {
   return server;
 }
 
-async function sessionOn(server: RunningServer, storeId: string): Promise<{ id: string; dir: string }> {
+async function sessionOn(server: RunningServer, storeId: string, headers: Record<string, string> = {}): Promise<{ id: string; dir: string }> {
   const res = await rawRequest(server.url, 'POST', '/v1/sessions', {
     apiKey: server.adminKey,
+    headers,
     body: JSON.stringify({ resources: [{ type: 'memory_store', memory_store_id: storeId }] }),
   });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   const s = res.body as { id: string; resources: { host_path: string }[] };
   return { id: s.id, dir: s.resources[0]!.host_path };
+}
+
+/** A new workspace (null: the default one), a store in it and a session on that store, made with the operator key. */
+async function sessionInWorkspace(server: RunningServer, name: string, workspace: 'new' | Record<string, string> | null) {
+  const post = (path: string, body: object, headers: Record<string, string> = {}) =>
+    rawRequest(server.url, 'POST', path, { apiKey: server.adminKey, headers, body: JSON.stringify(body) });
+  const headers: Record<string, string> = workspace === null ? {}
+    : workspace === 'new' ? { 'anthropic-workspace-id': ((await post('/v1/workspaces', { name })).body as { id: string }).id }
+    : workspace;
+  const store = await post('/v1/memory_stores', { name }, headers);
+  expect(store.status, JSON.stringify(store.body)).toBe(200);
+  return { ...(await sessionOn(server, (store.body as { id: string }).id, headers)), headers };
 }
 
 /**
@@ -89,16 +103,34 @@ describe.skipIf(!FUSE_AVAILABLE)('mount-local caps', () => {
 
   it('all mounts together are capped by MNEMO_LOCAL_MAX_BYTES, and ending a session gives its bytes back', async () => {
     const server = await serverWith({ MNEMO_MOUNT_LOCAL_MAX_BYTES: String(1024 * KiB), MNEMO_LOCAL_MAX_BYTES: String(1536 * KiB) });
-    const client = sdkClient(server.url, server.adminKey);
-    const a = await sessionOn(server, (await client.beta.memoryStores.create({ name: 'a' })).id);
-    const b = await sessionOn(server, (await client.beta.memoryStores.create({ name: 'b' })).id);
-    expect(await write(a.dir, 100 * KiB, objects(0, 10))).toEqual(Array(10).fill('ok'));
-    // 1,000 KiB are held by a: b has 536 KiB of the server's 1,536 left, five objects.
-    expect(await write(b.dir, 100 * KiB, objects(0, 6))).toEqual([...Array(5).fill('ok'), 'ENOSPC']);
-    await eventually(async () => expect(server.stderr()).toContain('MNEMO_LOCAL_MAX_BYTES=1572864'));
+    // Three workspaces: each may hold half of the server's 1,536 KiB (768 KiB, seven objects).
+    const a = await sessionInWorkspace(server, 'a', null);
+    const b = await sessionInWorkspace(server, 'b', 'new');
+    const c = await sessionInWorkspace(server, 'c', 'new');
+    expect(await write(a.dir, 100 * KiB, objects(0, 7))).toEqual(Array(7).fill('ok'));
+    expect(await write(b.dir, 100 * KiB, objects(0, 7))).toEqual(Array(7).fill('ok'));
+    // 1,400 KiB are held by a and b: c has 136 KiB of the server's 1,536 left, one object.
+    expect(await write(c.dir, 100 * KiB, objects(0, 2))).toEqual(['ok', 'ENOSPC']);
+    await eventually(async () => expect(server.stderr()).toContain('over MNEMO_LOCAL_MAX_BYTES=1572864'));
     const ended = await rawRequest(server.url, 'DELETE', `/v1/sessions/${a.id}`, { apiKey: server.adminKey });
     expect(ended.status).toBe(200);
-    expect(await write(b.dir, 100 * KiB, objects(10, 6))).toEqual([...Array(5).fill('ok'), 'ENOSPC']);
+    // a's 700 KiB are back: c now stops at its workspace's share (seven objects in all).
+    expect(await write(c.dir, 100 * KiB, objects(10, 7))).toEqual([...Array(6).fill('ok'), 'ENOSPC']);
+  });
+
+  it('one workspace\'s mounts hold at most half of MNEMO_LOCAL_MAX_BYTES, so another workspace\'s mount still saves', async () => {
+    const server = await serverWith({ MNEMO_MOUNT_LOCAL_MAX_BYTES: String(1024 * KiB), MNEMO_LOCAL_MAX_BYTES: String(2048 * KiB) });
+    // The tester's attack: one tenant parks .git/ files in two mounts of its own.
+    const first = await sessionInWorkspace(server, 'greedy', 'new');
+    const second = await sessionInWorkspace(server, 'greedy 2', first.headers);
+    expect(await write(first.dir, 100 * KiB, objects(0, 10))).toEqual(Array(10).fill('ok'));
+    // Its share is 1,024 KiB, 1,000 of them held already: its second mount gets none.
+    expect(await write(second.dir, 100 * KiB, objects(0, 10))).toEqual(Array(10).fill('ENOSPC'));
+    await eventually(async () => expect(server.stderr()).toContain('over its share, half of MNEMO_LOCAL_MAX_BYTES=2097152'));
+    // Another workspace's agent saves ordinary files, and keeps room for its own .git/.
+    const victim = await sessionInWorkspace(server, 'victim', null);
+    expect(await write(victim.dir, 50 * KiB, ['notes.md', 'plan.md'])).toEqual(['ok', 'ok']);
+    expect(await write(victim.dir, 100 * KiB, objects(0, 10))).toEqual(Array(10).fill('ok'));
   });
 });
 
