@@ -509,7 +509,7 @@ function statArray(st?: FuseStat): Uint32Array {
   ints[2] = st.gid;
   setDouble(ints, 3, st.size);
   ints[6] = st.nlink ?? 1;
-  ints[7] = st.ino ?? 0;
+  setDouble(ints, 7, st.ino ?? 0);
   ints[9] = st.blksize ?? 0;
   setDouble(ints, 10, st.blocks ?? 0);
   setTime(ints, 12, st.atime);

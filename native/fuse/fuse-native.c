@@ -423,8 +423,10 @@ static void populate_stat (uint32_t *ints, struct stat* stat) {
   stat->st_size = uint32s_to_uint64(&ints);
   stat->st_dev = *ints++;
   stat->st_nlink = *ints++;
-  stat->st_ino = *ints++;
-  stat->st_rdev = *ints++;
+  // Two words, where fuse-native had st_ino and st_rdev: mnemo's inode numbers are 53-bit hashes
+  // (fs/stat.ts inoOf), and it shows no device files.
+  stat->st_ino = uint32s_to_uint64(&ints);
+  stat->st_rdev = 0;
   stat->st_blksize = *ints++;
   stat->st_blocks = uint32s_to_uint64(&ints);
 #ifdef __APPLE__
@@ -1847,7 +1849,9 @@ NAPI_METHOD(fuse_native_invalidate) {
   NAPI_ARGV_UTF8(path, 4096, 1);
   NAPI_ARGV_UINT32(id, 2);
   NAPI_ARGV_UINT32(entry, 3);
-  NAPI_ARGV_UINT32(ino, 4);
+  // An inode number is a 53-bit integer (fs/stat.ts inoOf): a double holds it exactly.
+  int64_t ino = 0;
+  napi_get_value_int64(env, argv[4], &ino);
   size_t n = strlen(path);
   fuse_native_inval_t *job = malloc(sizeof(fuse_native_inval_t) + n + 1);
   if (job == NULL) {
@@ -1857,7 +1861,7 @@ NAPI_METHOD(fuse_native_invalidate) {
   job->next = NULL;
   job->id = id;
   job->entry = entry;
-  job->ino = ino;
+  job->ino = (uint64_t) ino;
   job->res = 0;
   memcpy(job->path, path, n + 1);
   struct fuse_native_notify *q = &ft->notify[entry ? 1 : 0];
