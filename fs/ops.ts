@@ -166,7 +166,7 @@ export function createOps(ctx: MountContext): FuseOps {
           Buffer.alloc(0),
         );
         if (claimed) {
-          d.claimed = true;
+          d.claimed = claimed;
           // Empty and not yet saved: its close saves whatever it holds then, never appended to the old text.
           d.dirty = true;
           d.appendOnly = false;

@@ -238,6 +238,42 @@ describe.skipIf(!FUSE_AVAILABLE)('agent actions through a mount', () => {
     expect((await m.call<{ id: string }>('memory', { path: '/v.md' })).id).toBe(before.id);
   });
 
+  it("vim's undo of a default write whose new file is refused (EILSEQ, EFBIG) stores nothing, and the file keeps its memory id", async () => {
+    const m = await startMount({ seed: { '/h.md': 'café\n', '/big.md': `${'x'.repeat(99)}\n`.repeat(1000) } });
+    const ids = await Promise.all(['/h.md', '/big.md'].map(async (path) => (await m.call<{ id: string }>('memory', { path })).id));
+    const vim = 'vim -u NONE -i NONE -N -es --cmd "set backupskip="';
+    const r = await sh(`${vim} -c "set fileencoding=latin1" -c w -c "q!" h.md; echo rc=$?; ${vim} -c "normal Gyy50p" -c w -c "q!" big.md; echo rc=$?; ls -a`, m.mnt);
+    expect(r.stdout).toBe('rc=1\nrc=1\n.\n..\nbig.md\nh.md\n');
+    expect((await sh('cat h.md', m.mnt)).stdout).toBe('café\n');
+    await sleep(2500);
+    expect(await m.mountLog()).toEqual([]);
+    expect(await Promise.all(['/h.md', '/big.md'].map(async (path) => (await m.call<{ id: string }>('memory', { path })).id))).toEqual(ids);
+  });
+
+  it('the same undo by hand (rename aside, a new file refused at its close, unlink, rename back) stores nothing', async () => {
+    const m = await startMount({ seed: { '/f.md': 'original\n' } });
+    const r = await py(
+      [
+        'import os',
+        "os.rename('f.md', 'f.md~')",
+        "fd = os.open('f.md', os.O_WRONLY | os.O_CREAT, 0o644)",
+        'for step in (lambda: os.write(fd, b"a" * 110000), lambda: os.close(fd)):',
+        '    try: step()',
+        '    except OSError as e: print(e.strerror)',
+        "try: os.unlink('f.md')",
+        'except FileNotFoundError: print("the refused new file is gone")',
+        "os.rename('f.md~', 'f.md')",
+        "print(open('f.md').read(), end='')",
+      ].join('\n'),
+      m.mnt,
+    );
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toBe('File too large\nFile too large\nthe refused new file is gone\noriginal\n');
+    await sleep(2500);
+    expect(await m.mountLog()).toEqual([]);
+    expect(await m.tree()).toEqual({ '/f.md': 'original\n' });
+  });
+
   it('a file renamed onto a temp-looking name is held there: removed is deleted, renamed back is nothing, renamed on is moved, left is moved after 2 s', async () => {
     const m = await startMount({ seed: { '/gone.md': 'g\n', '/back.md': 'b\n', '/on.md': 'o\n', '/left.md': 'l\n', '/twice.md': 't\n', '/home.md': 'h\n', '/other.md': 'x\n' } });
     const ids = Object.fromEntries(
