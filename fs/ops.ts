@@ -120,9 +120,9 @@ export function createOps(ctx: MountContext): FuseOps {
 
     readdir: (path, cb) =>
       run('scandir', path, cb, async () => {
-        const names = await listDir(ctx, path);
-        if (names === null) throw fsError((await lookup(ctx, path)) ? Fuse.ENOTDIR : Fuse.ENOENT);
-        return ['.', '..', ...names];
+        const entries = await listDir(ctx, path);
+        if (entries === null) throw fsError((await lookup(ctx, path)) ? Fuse.ENOTDIR : Fuse.ENOENT);
+        return entries;
       }),
 
     open: (path, flags, cb, ino) =>

@@ -765,15 +765,30 @@ FUSE_METHOD(readdir, 1, 2, (const char *path, void *buf, fuse_fill_dir_t filler,
 }, {
   fuse_native_path(env, l->path, &(argv[2]));
 }, {
-  uint32_t stats_length;
-  uint32_t names_length;
-  napi_get_array_length(env, argv[3], &stats_length);
+  uint32_t stats_length = 0;
+  uint32_t names_length = 0;
   napi_get_array_length(env, argv[2], &names_length);
 
   napi_value raw_names = argv[2];
   napi_value raw_stats = argv[3];
 
-  if (names_length != stats_length) {
+  // Each name's d_type in a Buffer (fs/binding/fuse.ts DirEntries): libfuse takes the entry's type
+  // from st_mode, so `find -type f` and `os.scandir` need no stat per entry. st_ino stays libfuse's
+  // "unknown" (its own for an entry given no stat): a stat gives the inode number.
+  bool typed = false;
+  napi_is_buffer(env, raw_stats, &typed);
+  if (!typed) napi_get_array_length(env, raw_stats, &stats_length);
+  if (typed) {
+    NAPI_BUFFER_CAST(uint8_t *, types, raw_stats)
+    struct stat st;
+    memset(&st, 0, sizeof(st));
+    NAPI_FOR_EACH(raw_names, raw_name) {
+      NAPI_UTF8(name, 1024, raw_name)
+      st.st_mode = i < types_len ? ((mode_t) types[i]) << 12 : 0;
+      st.st_ino = 0xffffffff;
+      if (l->readdir_filler((char *) l->buf, name, &st, 0, 0) == 1) break;
+    }
+  } else if (names_length != stats_length) {
     NAPI_FOR_EACH(raw_names, raw_name) {
       NAPI_UTF8(name, 1024, raw_name)
       int err = l->readdir_filler((char *) l->buf, name, NULL, 0, 0);

@@ -21,6 +21,31 @@ describe.skipIf(!FUSE_AVAILABLE)('agent actions through a mount', () => {
     expect(await m.mountLog()).toEqual([]);
   });
 
+  it('a listing gives each entry its type (regular file or directory), so find -type f and os.scandir stat none of them', async () => {
+    const m = await startMount({ seed: { '/a.md': 'a\n', '/d/b.md': 'b\n' } });
+    expect((await sh('mkdir empty && echo x > new.tmp', m.mnt)).code).toBe(0);
+    // getdents64's d_type for each name (x86_64: syscall 217, aarch64: 61).
+    const r = await py(
+      [
+        'import ctypes, json, os, platform, struct',
+        'libc = ctypes.CDLL(None, use_errno=True)',
+        "nr = {'x86_64': 217, 'aarch64': 61}[platform.machine()]",
+        "fd, buf, types = os.open('.', os.O_RDONLY | os.O_DIRECTORY), ctypes.create_string_buffer(65536), {}",
+        'while (n := libc.syscall(nr, fd, buf, 65536)) > 0:',
+        '    off = 0',
+        '    while off < n:',
+        "        reclen, kind = struct.unpack_from('=HB', buf, off + 16)",
+        "        types[buf.raw[off + 19:off + reclen].split(b'\\0', 1)[0].decode()] = kind",
+        '        off += reclen',
+        'print(json.dumps(types, sort_keys=True))',
+      ].join('\n'),
+      m.mnt,
+    );
+    expect(r.stderr).toBe('');
+    const [DT_DIR, DT_REG] = [4, 8];
+    expect(JSON.parse(r.stdout)).toEqual({ '.': DT_DIR, '..': DT_DIR, 'a.md': DT_REG, d: DT_DIR, empty: DT_DIR, 'new.tmp': DT_REG });
+  });
+
   it('mkdir -p then a write inside works, and the empty directory exists only in the mount', async () => {
     const m = await startMount();
     const r = await sh('mkdir -p a/b && mkdir empty && ls -1 && echo hi > a/b/c.md && cat a/b/c.md', m.mnt);
