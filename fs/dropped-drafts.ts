@@ -6,6 +6,7 @@
 import type { MountContext } from './context.js';
 import type { Draft } from './handles.js';
 import { settleLocal } from './local-budget.js';
+import { giveBack } from './set-aside.js';
 
 /**
  * A refused save: the draft's changes are dropped on its last release, and it leaves its path now,
@@ -13,6 +14,7 @@ import { settleLocal } from './local-budget.js';
  */
 export function dropFailed(ctx: MountContext, d: Draft, errno: number): void {
   d.failed = errno;
+  giveBack(ctx, d);
   leavePath(ctx, d);
 }
 

@@ -6,6 +6,7 @@ import { MAX_CONTENT_BYTES } from '../src/index.js';
 import Fuse from './binding/fuse.js';
 import { fsError } from './errno.js';
 import { isMountLocalPath } from './names.js';
+import type { Claimed } from './set-aside.js';
 
 /** A working copy of one file. Writes and truncates change it; a commit turns it into one version. */
 export interface Draft {
@@ -34,9 +35,10 @@ export interface Draft {
   asideFrom: string | null;
   /**
    * A new file that took back a memory set aside from its path (set-aside.ts claimAside), not saved
-   * yet: it is a file made here, so if that memory is gone meanwhile its save makes a new one.
+   * yet: it is a file made here, so if that memory is gone meanwhile its save makes a new one, and if
+   * its save is refused the memory goes back to the set-aside copy (giveBack).
    */
-  claimed: boolean;
+  claimed: Claimed | null;
   /**
    * fsync() asked for it: the save it makes (or, for a scratch file, which nothing stores until its
    * rename, the save that stores it: the rename, the atomic-save fold) is durable when it answers
@@ -86,7 +88,7 @@ export function newDraft(
     failed: 0,
     scratch: init.scratch,
     asideFrom: null,
-    claimed: false,
+    claimed: null,
     syncAsked: false,
     opens: 0,
     mtimeMs: init.mtimeMs,

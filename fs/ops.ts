@@ -120,9 +120,9 @@ export function createOps(ctx: MountContext): FuseOps {
 
     readdir: (path, cb) =>
       run('scandir', path, cb, async () => {
-        const names = await listDir(ctx, path);
-        if (names === null) throw fsError((await lookup(ctx, path)) ? Fuse.ENOTDIR : Fuse.ENOENT);
-        return ['.', '..', ...names];
+        const entries = await listDir(ctx, path);
+        if (entries === null) throw fsError((await lookup(ctx, path)) ? Fuse.ENOTDIR : Fuse.ENOENT);
+        return entries;
       }),
 
     open: (path, flags, cb, ino) =>
@@ -166,7 +166,7 @@ export function createOps(ctx: MountContext): FuseOps {
           Buffer.alloc(0),
         );
         if (claimed) {
-          d.claimed = true;
+          d.claimed = claimed;
           // Empty and not yet saved: its close saves whatever it holds then, never appended to the old text.
           d.dirty = true;
           d.appendOnly = false;

@@ -83,7 +83,7 @@ export async function commit(ctx: MountContext, d: Draft): Promise<void> {
     if (!d.claimed) return goneWhileOpen(ctx, d, path);
     memory = await ctx.view.saved(path, () => saveAt(ctx.service.ids('memory')));
   }
-  d.claimed = false;
+  d.claimed = null;
   d.memoryId = memory.id;
   d.stored = true;
   d.dirty = false;

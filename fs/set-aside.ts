@@ -71,19 +71,21 @@ export function moveAsides(ctx: MountContext, moved: (path: string) => string | 
   }
 }
 
-/** What a new file made at a set-aside path saves to: the memory there, as of the copy's load. */
+/** What a new file made at a set-aside path saves to: the memory there, as of the copy's load; and the copy that gave it, at `home`'s temp name. */
 export interface Claimed {
   memoryId: string;
   baseVersionId: string | null;
   baseSha: string | null;
   baseSize: number;
+  home: string;
+  copy: Draft;
 }
 
 /** A new file is being made at `path`: if a memory was set aside from there, the new file takes it, and the copy becomes a temp file of its own. */
 export function claimAside(ctx: MountContext, path: string): Claimed | null {
   const copy = ctx.asides.get(path);
   if (!copy) return null;
-  const claimed = { memoryId: copy.memoryId, baseVersionId: copy.baseVersionId, baseSha: copy.baseSha, baseSize: copy.baseSize };
+  const claimed = { memoryId: copy.memoryId, baseVersionId: copy.baseVersionId, baseSha: copy.baseSha, baseSize: copy.baseSize, home: path, copy };
   endAside(ctx, copy);
   copy.scratch = true;
   copy.memoryId = ctx.service.ids('memory');
@@ -91,6 +93,28 @@ export function claimAside(ctx: MountContext, path: string): Claimed | null {
   copy.baseVersionId = null;
   copy.baseSha = null;
   return claimed;
+}
+
+/**
+ * The first save of a new file that took back a set-aside memory was refused (EFBIG, EILSEQ, ENOSPC):
+ * the memory goes back to the copy, set aside again, if the copy is still what it was (not saved,
+ * changed or moved since), and the new file vanishes as any refused new file does. So vim's undo of
+ * that failed write (unlink `f`, rename `f~` back onto `f`) stores nothing; the new file kept the
+ * memory before, and the unlink deleted it while the rename made a new one.
+ */
+export function giveBack(ctx: MountContext, d: Draft): void {
+  const claim = d.claimed;
+  if (!claim) return;
+  d.claimed = null;
+  const { home, copy } = claim;
+  if (d.path !== home || ctx.asides.has(home) || copy.stored || copy.dirty || copy.failed || copy.path === null || ctx.drafts.get(copy.path) !== copy) return;
+  d.stored = false;
+  d.memoryId = ctx.service.ids('memory');
+  copy.memoryId = claim.memoryId;
+  copy.stored = true;
+  copy.baseVersionId = claim.baseVersionId;
+  copy.baseSha = claim.baseSha;
+  setAside(ctx, home, copy.path, copy);
 }
 
 /**

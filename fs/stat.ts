@@ -21,17 +21,25 @@ export interface Attrs {
 }
 
 /**
- * fuse-native passes st_ino as a Uint32, so inode numbers are a 32-bit FNV-1a hash of a stable key
- * (a memory id, or a directory path), kept clear of 0 and the root's 1. With `use_ino` they survive
- * remounts, so git's index does not see every file as changed.
+ * Inode numbers are a 53-bit hash (cyrb53) of a stable key (a memory id, or a directory path), kept
+ * clear of 0 and the root's 1; the binding passes st_ino as two words. 53 bits, the most a double
+ * holds exactly, so that files do not share an inode number: a 32-bit hash gave two of a store's
+ * 100,000 memories one number about once, and `cp`, `mv` and `shutil.copy` refused them as "the same
+ * file". With `use_ino` they survive remounts, so git's index does not see every file as changed.
  */
 export function inoOf(key: string): number {
-  let h = 0x811c9dc5;
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
   for (let i = 0; i < key.length; i++) {
-    h ^= key.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
+    const c = key.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 2654435761);
+    h2 = Math.imul(h2 ^ c, 1597334677);
   }
-  return (h % 0xfffffffd) + 2;
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507);
+  h1 ^= Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507);
+  h2 ^= Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return ((2097151 & h2) * 4294967296 + (h1 >>> 0)) % (Number.MAX_SAFE_INTEGER - 1) + 2;
 }
 
 /** A stored memory's times as a stat shows them: kept ones, else derived (sqlite/schema/attrs.ts). */

@@ -6,7 +6,7 @@
  * (answer.ts); one that asks storage is a promise.
  */
 import { after, type Answer } from './answer.js';
-import Fuse from './binding/fuse.js';
+import Fuse, { type DirEntries } from './binding/fuse.js';
 import { MAX_SEGMENTS, NAME_MAX, assertEntryName, assertMemoryPath, baseName, byteLength, parentOf, type MemoryMeta } from '../src/index.js';
 import type { MountContext } from './context.js';
 import { fsError } from './errno.js';
@@ -56,14 +56,16 @@ export function assertParentDir(ctx: MountContext, path: string): Answer<void> {
 }
 
 /** The names in a directory (without "." and ".."), or null if it is not one. */
-export async function listDir(ctx: MountContext, dir: string): Promise<string[] | null> {
-  if (ctx.gone) return dir === '/' ? [] : null;
+export async function listDir(ctx: MountContext, dir: string): Promise<DirEntries | null> {
+  if (ctx.gone) return dir === '/' ? withTypes(new Map()) : null;
   const node = await lookup(ctx, dir);
   if (!node || node.kind !== 'dir') return null;
-  const names = new Set<string>();
+  const types = new Map<string, number>();
+  // A name seen as a file and as a directory (a race with a write elsewhere) is left for a stat to tell.
+  const add = (name: string, type: number) => types.set(name, (types.get(name) ?? type) === type ? type : DT_UNKNOWN);
   const listing = await ctx.view.listDirectory(dir);
-  for (const f of listing.files) names.add(baseName(f.path));
-  for (const d of listing.dirs) names.add(d);
+  for (const f of listing.files) add(baseName(f.path), DT_REG);
+  for (const d of listing.dirs) add(d, DT_DIR);
   const prefix = dir === '/' ? '/' : dir + '/';
   const childOf = (p: string) => (p.startsWith(prefix) && p.length > prefix.length ? p.slice(prefix.length).split('/')[0]! : null);
   // Files not in storage: new ones not saved yet, temp files, set-aside ones. A stored file's working
@@ -72,13 +74,27 @@ export async function listDir(ctx: MountContext, dir: string): Promise<string[] 
   for (const [p, d] of ctx.drafts) {
     if (d.stored && !d.scratch) continue;
     const name = childOf(p);
-    if (name !== null) names.add(name);
+    if (name !== null) add(name, name.length === p.length - prefix.length ? DT_REG : DT_DIR);
   }
   for (const p of ctx.localDirs.keys()) {
     const name = childOf(p);
-    if (name !== null) names.add(name);
+    if (name !== null) add(name, DT_DIR);
   }
-  return [...names].sort();
+  return withTypes(types);
+}
+
+/** d_type values a listing gives its names (a stat's S_IFMT >> 12). */
+const DT_UNKNOWN = 0;
+const DT_DIR = 4;
+const DT_REG = 8;
+
+/** A directory's entries in name order, with `.` and `..` first, and their types. */
+function withTypes(types: Map<string, number>): DirEntries {
+  const names = ['.', '..', ...[...types.keys()].sort()];
+  const out = Buffer.allocUnsafe(names.length);
+  out[0] = out[1] = DT_DIR;
+  for (let i = 2; i < names.length; i++) out[i] = types.get(names[i]!)!;
+  return { names, types: out };
 }
 
 /**

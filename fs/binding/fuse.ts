@@ -10,6 +10,8 @@
  *   kernel's attributes of the node first"), and create and mkdir with the new node's attributes,
  *   which answer libfuse's getattr after them without another hop here;
  * - names that are not UTF-8 are refused with EINVAL before any handler runs;
+ * - readdir may reply with each name's type (DirEntries), which the kernel passes on as d_type;
+ * - st_ino is 64-bit (two words where fuse-native had st_ino and st_rdev);
  * - a file's stat kept with `keptStats.keep` is answered on libfuse's thread, without a hop here,
  *   while the counters in `keptStats.cells` allow it (native/fuse/stat-cache.h, fs/kernel-stats.ts);
  * - `invalidate(path)` drops the kernel's cached attributes and pages of a path, and
@@ -42,6 +44,13 @@ export interface FuseStat {
   atime: Date | number;
   mtime: Date | number;
   ctime: Date | number;
+}
+
+/** A listing with each name's type, so `find -type f` and `os.scandir` need no stat per entry. */
+export interface DirEntries {
+  names: string[];
+  /** One byte per name: its d_type (DT_DIR 4, DT_REG 8), or 0 for unknown. */
+  types: Buffer;
 }
 
 export interface FuseStatfs {
@@ -86,7 +95,7 @@ export interface FuseOps {
    * of an open file); 0 without either.
    */
   getattr?(path: string | null, cb: Cb<FuseStat>, fh: number, lent: boolean): void;
-  readdir?(path: string, cb: Cb<string[]>): void;
+  readdir?(path: string, cb: Cb<string[] | DirEntries>): void;
   /**
    * Replies `cb(0, fh)` or `cb(0, fh, OPEN_* flags)`. `ino`: the inode number of the file the
    * kernel resolved the path to (its lookup's answer), 0 if the binding did not note it.
@@ -171,7 +180,10 @@ const OPS: Record<string, Impl> = {
     f.ops.getattr(path, (err, st) => (err ? signal(err, statArray()) : signal(0, statArray(st))), fh, lent);
   },
   readdir: (f, signal, path: string) =>
-    f.ops.readdir!(path, (err, names) => (err ? signal(err, [], []) : signal(0, names ?? [], []))),
+    f.ops.readdir!(path, (err, list) => {
+      if (err || !list) return signal(err, [], []);
+      return Array.isArray(list) ? signal(0, list, []) : signal(0, list.names, list.types);
+    }),
   open: (f, signal, path: string, flags: number, ino: number) => f.ops.open!(path, flags, (err, fh = 0, of = 0) => signal(err, fh, of), ino),
   create: (f, signal, path: string, mode: number, flags: number, uid: number, gid: number) =>
     f.ops.create!(path, mode, (err, fh = 0, of = 0, st) => signal(err, fh, of, st && !err ? statArray(st) : null), flags, { uid, gid }),
@@ -509,7 +521,7 @@ function statArray(st?: FuseStat): Uint32Array {
   ints[2] = st.gid;
   setDouble(ints, 3, st.size);
   ints[6] = st.nlink ?? 1;
-  ints[7] = st.ino ?? 0;
+  setDouble(ints, 7, st.ino ?? 0);
   ints[9] = st.blksize ?? 0;
   setDouble(ints, 10, st.blocks ?? 0);
   setTime(ints, 12, st.atime);

@@ -423,8 +423,10 @@ static void populate_stat (uint32_t *ints, struct stat* stat) {
   stat->st_size = uint32s_to_uint64(&ints);
   stat->st_dev = *ints++;
   stat->st_nlink = *ints++;
-  stat->st_ino = *ints++;
-  stat->st_rdev = *ints++;
+  // Two words, where fuse-native had st_ino and st_rdev: mnemo's inode numbers are 53-bit hashes
+  // (fs/stat.ts inoOf), and it shows no device files.
+  stat->st_ino = uint32s_to_uint64(&ints);
+  stat->st_rdev = 0;
   stat->st_blksize = *ints++;
   stat->st_blocks = uint32s_to_uint64(&ints);
 #ifdef __APPLE__
@@ -763,15 +765,30 @@ FUSE_METHOD(readdir, 1, 2, (const char *path, void *buf, fuse_fill_dir_t filler,
 }, {
   fuse_native_path(env, l->path, &(argv[2]));
 }, {
-  uint32_t stats_length;
-  uint32_t names_length;
-  napi_get_array_length(env, argv[3], &stats_length);
+  uint32_t stats_length = 0;
+  uint32_t names_length = 0;
   napi_get_array_length(env, argv[2], &names_length);
 
   napi_value raw_names = argv[2];
   napi_value raw_stats = argv[3];
 
-  if (names_length != stats_length) {
+  // Each name's d_type in a Buffer (fs/binding/fuse.ts DirEntries): libfuse takes the entry's type
+  // from st_mode, so `find -type f` and `os.scandir` need no stat per entry. st_ino stays libfuse's
+  // "unknown" (its own for an entry given no stat): a stat gives the inode number.
+  bool typed = false;
+  napi_is_buffer(env, raw_stats, &typed);
+  if (!typed) napi_get_array_length(env, raw_stats, &stats_length);
+  if (typed) {
+    NAPI_BUFFER_CAST(uint8_t *, types, raw_stats)
+    struct stat st;
+    memset(&st, 0, sizeof(st));
+    NAPI_FOR_EACH(raw_names, raw_name) {
+      NAPI_UTF8(name, 1024, raw_name)
+      st.st_mode = i < types_len ? ((mode_t) types[i]) << 12 : 0;
+      st.st_ino = 0xffffffff;
+      if (l->readdir_filler((char *) l->buf, name, &st, 0, 0) == 1) break;
+    }
+  } else if (names_length != stats_length) {
     NAPI_FOR_EACH(raw_names, raw_name) {
       NAPI_UTF8(name, 1024, raw_name)
       int err = l->readdir_filler((char *) l->buf, name, NULL, 0, 0);
@@ -1847,7 +1864,9 @@ NAPI_METHOD(fuse_native_invalidate) {
   NAPI_ARGV_UTF8(path, 4096, 1);
   NAPI_ARGV_UINT32(id, 2);
   NAPI_ARGV_UINT32(entry, 3);
-  NAPI_ARGV_UINT32(ino, 4);
+  // An inode number is a 53-bit integer (fs/stat.ts inoOf): a double holds it exactly.
+  int64_t ino = 0;
+  napi_get_value_int64(env, argv[4], &ino);
   size_t n = strlen(path);
   fuse_native_inval_t *job = malloc(sizeof(fuse_native_inval_t) + n + 1);
   if (job == NULL) {
@@ -1857,7 +1876,7 @@ NAPI_METHOD(fuse_native_invalidate) {
   job->next = NULL;
   job->id = id;
   job->entry = entry;
-  job->ino = ino;
+  job->ino = (uint64_t) ino;
   job->res = 0;
   memcpy(job->path, path, n + 1);
   struct fuse_native_notify *q = &ft->notify[entry ? 1 : 0];

@@ -21,6 +21,31 @@ describe.skipIf(!FUSE_AVAILABLE)('agent actions through a mount', () => {
     expect(await m.mountLog()).toEqual([]);
   });
 
+  it('a listing gives each entry its type (regular file or directory), so find -type f and os.scandir stat none of them', async () => {
+    const m = await startMount({ seed: { '/a.md': 'a\n', '/d/b.md': 'b\n' } });
+    expect((await sh('mkdir empty && echo x > new.tmp', m.mnt)).code).toBe(0);
+    // getdents64's d_type for each name (x86_64: syscall 217, aarch64: 61).
+    const r = await py(
+      [
+        'import ctypes, json, os, platform, struct',
+        'libc = ctypes.CDLL(None, use_errno=True)',
+        "nr = {'x86_64': 217, 'aarch64': 61}[platform.machine()]",
+        "fd, buf, types = os.open('.', os.O_RDONLY | os.O_DIRECTORY), ctypes.create_string_buffer(65536), {}",
+        'while (n := libc.syscall(nr, fd, buf, 65536)) > 0:',
+        '    off = 0',
+        '    while off < n:',
+        "        reclen, kind = struct.unpack_from('=HB', buf, off + 16)",
+        "        types[buf.raw[off + 19:off + reclen].split(b'\\0', 1)[0].decode()] = kind",
+        '        off += reclen',
+        'print(json.dumps(types, sort_keys=True))',
+      ].join('\n'),
+      m.mnt,
+    );
+    expect(r.stderr).toBe('');
+    const [DT_DIR, DT_REG] = [4, 8];
+    expect(JSON.parse(r.stdout)).toEqual({ '.': DT_DIR, '..': DT_DIR, 'a.md': DT_REG, d: DT_DIR, empty: DT_DIR, 'new.tmp': DT_REG });
+  });
+
   it('mkdir -p then a write inside works, and the empty directory exists only in the mount', async () => {
     const m = await startMount();
     const r = await sh('mkdir -p a/b && mkdir empty && ls -1 && echo hi > a/b/c.md && cat a/b/c.md', m.mnt);
@@ -236,6 +261,42 @@ describe.skipIf(!FUSE_AVAILABLE)('agent actions through a mount', () => {
     expect(await m.tree()).toEqual({ '/v.md': 'one\nTWO\n' });
     expect(await m.mountLog()).toEqual(['modified /v.md']);
     expect((await m.call<{ id: string }>('memory', { path: '/v.md' })).id).toBe(before.id);
+  });
+
+  it("vim's undo of a default write whose new file is refused (EILSEQ, EFBIG) stores nothing, and the file keeps its memory id", async () => {
+    const m = await startMount({ seed: { '/h.md': 'café\n', '/big.md': `${'x'.repeat(99)}\n`.repeat(1000) } });
+    const ids = await Promise.all(['/h.md', '/big.md'].map(async (path) => (await m.call<{ id: string }>('memory', { path })).id));
+    const vim = 'vim -u NONE -i NONE -N -es --cmd "set backupskip="';
+    const r = await sh(`${vim} -c "set fileencoding=latin1" -c w -c "q!" h.md; echo rc=$?; ${vim} -c "normal Gyy50p" -c w -c "q!" big.md; echo rc=$?; ls -a`, m.mnt);
+    expect(r.stdout).toBe('rc=1\nrc=1\n.\n..\nbig.md\nh.md\n');
+    expect((await sh('cat h.md', m.mnt)).stdout).toBe('café\n');
+    await sleep(2500);
+    expect(await m.mountLog()).toEqual([]);
+    expect(await Promise.all(['/h.md', '/big.md'].map(async (path) => (await m.call<{ id: string }>('memory', { path })).id))).toEqual(ids);
+  });
+
+  it('the same undo by hand (rename aside, a new file refused at its close, unlink, rename back) stores nothing', async () => {
+    const m = await startMount({ seed: { '/f.md': 'original\n' } });
+    const r = await py(
+      [
+        'import os',
+        "os.rename('f.md', 'f.md~')",
+        "fd = os.open('f.md', os.O_WRONLY | os.O_CREAT, 0o644)",
+        'for step in (lambda: os.write(fd, b"a" * 110000), lambda: os.close(fd)):',
+        '    try: step()',
+        '    except OSError as e: print(e.strerror)',
+        "try: os.unlink('f.md')",
+        'except FileNotFoundError: print("the refused new file is gone")',
+        "os.rename('f.md~', 'f.md')",
+        "print(open('f.md').read(), end='')",
+      ].join('\n'),
+      m.mnt,
+    );
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toBe('File too large\nFile too large\nthe refused new file is gone\noriginal\n');
+    await sleep(2500);
+    expect(await m.mountLog()).toEqual([]);
+    expect(await m.tree()).toEqual({ '/f.md': 'original\n' });
   });
 
   it('a file renamed onto a temp-looking name is held there: removed is deleted, renamed back is nothing, renamed on is moved, left is moved after 2 s', async () => {

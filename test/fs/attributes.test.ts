@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FUSE_AVAILABLE, NO_FUSE_REASON, eventually, py, sh, sleep, startMount, type MountHost } from '../helpers/mount.js';
 import { tmpDir } from '../helpers/tmp.js';
+import { inoOf } from '../../fs/stat.js';
 
 if (!FUSE_AVAILABLE) console.warn(NO_FUSE_REASON);
 
@@ -369,3 +370,33 @@ describe.skipIf(!FUSE_AVAILABLE)('directory attributes through a mount', () => {
     expect(t.c).toBeGreaterThan(1600000000n * NS);
   });
 });
+
+describe('inode numbers', () => {
+  it('two memory ids whose 32-bit hashes clash (a store of 126,889 memories held them) get different inode numbers', () => {
+    const [a, b] = ['mem_0Vd618ue0MBTtCbof9ZVVCsJ', 'mem_0Vd66hK20WEAE3VokoASzgOv'];
+    expect(fnv1a32(a)).toBe(fnv1a32(b));
+    expect(inoOf(a)).not.toBe(inoOf(b));
+    for (const id of [a, b]) expect(Number.isSafeInteger(inoOf(id)) && inoOf(id) > 1).toBe(true);
+  });
+});
+
+describe.skipIf(!FUSE_AVAILABLE)('file inode numbers through a mount', () => {
+  it('a file\'s inode number is wider than 32 bits and the same after a rename and a restart', async () => {
+    const seed = Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`/f${i}.md`, `${i}\n`]));
+    const m = await startMount({ seed });
+    const names = Object.keys(seed).map((p) => p.slice(1));
+    const inos = await stat(m, '%i', ...names);
+    expect(new Set(inos).size).toBe(names.length);
+    expect(inos.some((i) => BigInt(i) > 2n ** 32n)).toBe(true);
+    expect((await sh('mv f0.md moved.md', m.mnt)).code).toBe(0);
+    const again = await restart(m);
+    expect(await stat(again, '%i', 'moved.md', ...names.slice(1))).toEqual(inos);
+  });
+});
+
+/** The 32-bit FNV-1a hash inode numbers were before they took 53 bits. */
+function fnv1a32(key: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193) >>> 0;
+  return h;
+}
