@@ -1,8 +1,8 @@
 /** @module `mnemo mcp`: the MCP server over stdio, acting as one API key (MNEMO_API_KEY). */
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Service } from '../../src/index.js';
 import { guardParams } from './params-guard.js';
 import { createMcpServer } from './server.js';
+import { LineTransport } from './stdio-transport.js';
 
 export interface StdioOptions {
   service: Service;
@@ -11,7 +11,7 @@ export interface StdioOptions {
   log?: (line: string) => void;
 }
 
-/** Connects to stdin/stdout and resolves when the client closes the connection. */
+/** Connects to stdin/stdout and resolves once stdin has ended and every request read from it is answered. */
 export async function serveMcpStdio({ service, apiKey, log = console.error }: StdioOptions): Promise<void> {
   const key = await service.keys.authenticate(apiKey);
   const caller = {
@@ -21,10 +21,9 @@ export async function serveMcpStdio({ service, apiKey, log = console.error }: St
     face: 'mcp' as const,
   };
   const server = createMcpServer({ service, caller, log });
-  const transport = new StdioServerTransport();
+  const transport = new LineTransport();
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();
-    process.stdin.once('end', () => resolve());
   });
   await server.connect(transport);
   guardParams(transport);

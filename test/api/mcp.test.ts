@@ -340,6 +340,42 @@ describe('mnemo mcp on its own', () => {
   });
 });
 
+/** JSON-RPC lines for `mnemo mcp`'s stdin: initialize, then `calls` as tools/call requests with ids 1, 2, … */
+function stdioScript(calls: [tool: string, args: Record<string, unknown>][]): string[] {
+  const init = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'pipe', version: '1' } };
+  return [
+    JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: init }),
+    JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+    ...calls.map(([name, args], i) => JSON.stringify({ jsonrpc: '2.0', id: i + 1, method: 'tools/call', params: { name, arguments: args } })),
+  ];
+}
+
+// As a tester found it: a client that closes stdin after its last request (a script piping into
+// `mnemo mcp`) got no answer to the calls that run on reader threads, and none to a last line with no "\n".
+describe('mnemo mcp when stdin closes', () => {
+  it('answers every request it read before it exits, including a last line with no newline', async () => {
+    const store = await freshStore(admin, 'mcp stdin end');
+    await admin.beta.memoryStores.memories.create(store.id, { path: '/hello.md', content: 'hello herons\n' });
+    const s = store.id;
+    const lines = stdioScript([
+      ['memory_list', { memory_store_id: s }],
+      ['memory_read', { memory_store_id: s, path: '/nope.md' }],
+      ['memory_search', { memory_store_id: s, query: 'hello', mode: 'substring' }],
+      ['memory_list', { memory_store_id: s, path_prefix: '/' }],
+      ['memory_search', { memory_store_id: s, query: 'herons', mode: 'substring' }],
+    ]);
+    const run = await runCli(['mcp', '--data-dir', server.dataDir], { MNEMO_API_KEY: server.adminKey }, { input: lines.join('\n'), timeoutMs: 30_000 });
+    expect(run.code).toBe(0);
+    const answers = run.stdout.trim().split('\n').map((l) => JSON.parse(l) as { id: number; result?: { isError?: boolean; content: { text: string }[] } });
+    expect(answers.map((a) => a.id).sort()).toEqual([0, 1, 2, 3, 4, 5]);
+    const byId = new Map(answers.map((a) => [a.id, a.result!]));
+    expect(byId.get(1)!.content[0]!.text).toContain('/hello.md');
+    expect(byId.get(2)!.content[0]!.text).toMatch(/^Error not_found: /);
+    expect(byId.get(3)!.content[0]!.text).toContain('/hello.md');
+    expect(byId.get(5)!.content[0]!.text).toContain('**herons**');
+  });
+});
+
 // The real service over a real SQLite file and the real MCP server, in-process: an edit can only
 // run out of attempts if another writer changes the memory between each of its reads and writes,
 // which the edit's lookup does here, through the same service, every time.
