@@ -6,14 +6,29 @@
  * memory_search, always were), and a last line with no "\n" was never read. Here stdin's end
  * reads that last line, then waits for every request it delivered to be answered (or cancelled by
  * the client) before `onclose`.
+ *
+ * And it answers a line that is not a JSON-RPC message, as JSON-RPC 2.0 says, and logs it: -32700
+ * (parse error) for a line that is not JSON, -32600 (invalid request) for JSON that is not a
+ * request, notification or response (`params` not an object, `method` not a string, no
+ * `jsonrpc`), with the request's id when it has one, else null. The SDK's transport dropped such a
+ * line silently (only `onerror`): the client waited for its timeout with nothing in the log.
  */
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { JSONRPCMessageSchema, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ErrorCode,
+  JSONRPCMessageSchema,
+  JSONRPCRequestSchema,
+  type JSONRPCMessage,
+  type RequestId,
+} from '@modelcontextprotocol/sdk/types.js';
+import { excerpt } from '../../src/index.js';
 
 /** A line longer than this is refused (the SDK's transport's limit too), not buffered further. */
 const MAX_LINE_CHARS = 10 * 1024 * 1024;
 
 export interface LineTransportOptions {
+  /** Where a refused line is logged (at warn). */
+  log: (line: string) => void;
   input?: NodeJS.ReadableStream;
   output?: NodeJS.WritableStream;
 }
@@ -23,6 +38,7 @@ export class LineTransport implements Transport {
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
 
+  readonly #log: (line: string) => void;
   readonly #input: NodeJS.ReadableStream;
   readonly #output: NodeJS.WritableStream;
   /** The requests delivered and not yet answered. */
@@ -30,10 +46,12 @@ export class LineTransport implements Transport {
   #buffer = '';
   /** Inside a line that was refused for its length: the rest of it, up to its "\n", is dropped. */
   #skipping = false;
+  #lineNumber = 0;
   #ended = false;
   #closed = false;
 
-  constructor({ input = process.stdin, output = process.stdout }: LineTransportOptions = {}) {
+  constructor({ log, input = process.stdin, output = process.stdout }: LineTransportOptions) {
+    this.#log = log;
     this.#input = input;
     this.#output = output;
   }
@@ -76,7 +94,7 @@ export class LineTransport implements Transport {
     if (this.#buffer.length > MAX_LINE_CHARS) {
       this.#buffer = '';
       this.#skipping = true;
-      this.onerror?.(new Error(`a line longer than ${MAX_LINE_CHARS} characters`));
+      this.#refuse(++this.#lineNumber, ErrorCode.ParseError, `Parse error: a line longer than ${MAX_LINE_CHARS} characters`, null, '');
     }
   };
 
@@ -91,15 +109,22 @@ export class LineTransport implements Transport {
   #onError = (error: Error): void => this.onerror?.(error);
 
   #receive(raw: string): void {
+    const n = ++this.#lineNumber;
     const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
     if (line.trim() === '') return;
-    let message: JSONRPCMessage;
+    let value: unknown;
     try {
-      message = JSONRPCMessageSchema.parse(JSON.parse(line));
-    } catch (err) {
-      this.onerror?.(err instanceof Error ? err : new Error(String(err)));
+      value = JSON.parse(line);
+    } catch {
+      this.#refuse(n, ErrorCode.ParseError, 'Parse error: the line is not JSON', null, line);
       return;
     }
+    const parsed = JSONRPCMessageSchema.safeParse(value);
+    if (!parsed.success) {
+      this.#refuse(n, ErrorCode.InvalidRequest, `Invalid Request: ${invalidRequest(value)}`, idOf(value), line);
+      return;
+    }
+    const message = parsed.data;
     if ('method' in message && 'id' in message) this.#pending.add(message.id);
     this.onmessage?.(message);
     // A cancelled request is never answered (the SDK's Protocol drops its result).
@@ -109,7 +134,12 @@ export class LineTransport implements Transport {
     }
   }
 
-  #write(message: JSONRPCMessage): Promise<void> {
+  #refuse(n: number, code: number, message: string, id: RequestId | null, line: string): void {
+    this.#log(`mnemo: warn: mnemo mcp: stdin line ${n} answered ${code} (${message})${line ? `: ${excerpt(line)}` : ''}`);
+    void this.#write({ jsonrpc: '2.0', id, error: { code, message } });
+  }
+
+  #write(message: JSONRPCMessage | { jsonrpc: '2.0'; id: RequestId | null; error: { code: number; message: string } }): Promise<void> {
     return new Promise<void>((resolve) => {
       if (this.#output.write(`${JSON.stringify(message)}\n`)) resolve();
       else this.#output.once('drain', resolve);
@@ -124,4 +154,21 @@ export class LineTransport implements Transport {
   #closeWhenAnswered(): void {
     if (this.#ended && this.#pending.size === 0) void this.close();
   }
+}
+
+/** What makes a JSON value no JSON-RPC message, naming the field when it looks like a request. */
+function invalidRequest(value: unknown): string {
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || !('method' in value) || !('id' in value)) {
+    return 'not a JSON-RPC 2.0 request, notification or response';
+  }
+  const parsed = JSONRPCRequestSchema.safeParse(value);
+  const issues = parsed.success ? [] : parsed.error.issues;
+  return issues.map((i) => `${i.path.map(String).join('.') || 'request'}: ${i.message}`).join('; ') || 'malformed request';
+}
+
+/** The id of a message that is no valid request, when it has one a response can carry. */
+function idOf(value: unknown): RequestId | null {
+  if (typeof value !== 'object' || value === null || !('id' in value)) return null;
+  const id = (value as { id: unknown }).id;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
 }

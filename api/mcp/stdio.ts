@@ -21,7 +21,7 @@ export async function serveMcpStdio({ service, apiKey, log = console.error }: St
     face: 'mcp' as const,
   };
   const server = createMcpServer({ service, caller, log });
-  const transport = new LineTransport();
+  const transport = new LineTransport({ log });
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();
   });

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectMcp, type McpKind, type McpSession } from '../helpers/mcp.js';
 import { rawRequest, sdkClient } from '../helpers/sdk.js';
-import { startServer, type RunningServer } from '../helpers/server.js';
+import { runCli, startServer, type RunningServer } from '../helpers/server.js';
 
 let server: RunningServer;
 let storeId = '';
@@ -215,6 +215,42 @@ describe.each<McpKind>(['http', 'stdio'])('MCP argument errors over %s', (kind) 
   it('still answers well-formed calls after malformed ones', async () => {
     const answer = await mcp.call('memory_list', { memory_store_id: storeId });
     expect(answer.isError).toBe(false);
+  });
+});
+
+// As a tester found it: over stdio these lines got no answer at all and left nothing in the log,
+// so the client waited for its timeout (POST /mcp answers such a body at once).
+describe('malformed JSON-RPC lines on mnemo mcp stdio', () => {
+  it('are each answered -32700 or -32600 with the request id when it has one, logged, and later requests still answered', async () => {
+    const init = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'pipe', version: '1' } };
+    const lines = [
+      JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: init }),
+      '{"jsonrpc":"2.0","id":2,"method":"tools/list","params":5}',
+      '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":"x"}',
+      '{"jsonrpc":"2.0","id":"four","method":"tools/call","params":[]}',
+      '{"id":6,"method":"ping"}',
+      'garbage',
+      '{"jsonrpc":"2.0","id":5,',
+      '{"jsonrpc":"2.0","id":8,"method":"ping"}',
+    ];
+    const run = await runCli(['mcp', '--data-dir', server.dataDir], { MNEMO_API_KEY: server.adminKey }, { input: lines.join('\n') + '\n', timeoutMs: 30_000 });
+    expect(run.code).toBe(0);
+    type Answer = { id: number | string | null; result?: unknown; error?: { code: number; message: string } };
+    const answers = run.stdout.trim().split('\n').map((l) => JSON.parse(l) as Answer);
+    const byId = (id: Answer['id']) => answers.filter((a) => a.id === id);
+    for (const id of [2, 3, 'four']) {
+      expect(byId(id), String(id)).toEqual([{ jsonrpc: '2.0', id, error: { code: -32600, message: expect.stringMatching(/^Invalid Request: params: .*expected object/) } }]);
+    }
+    expect(byId(6)).toEqual([{ jsonrpc: '2.0', id: 6, error: { code: -32600, message: expect.stringContaining('jsonrpc') } }]);
+    expect(byId(null).map((a) => a.error)).toEqual([
+      { code: -32700, message: 'Parse error: the line is not JSON' },
+      { code: -32700, message: 'Parse error: the line is not JSON' },
+    ]);
+    expect(byId(8)).toEqual([{ jsonrpc: '2.0', id: 8, result: {} }]);
+    expect(byId(0)).toHaveLength(1);
+    const logged = run.stderr.split('\n').filter((l) => l.includes('"level":"warn"') && l.includes('mnemo mcp: stdin line'));
+    expect(logged).toHaveLength(6);
+    expect(logged.join('\n')).toContain('stdin line 6 answered -32700 (Parse error: the line is not JSON): garbage');
   });
 });
 
