@@ -7,6 +7,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { createMcpServer } from '../../api/mcp/server.js';
 import type { Service } from '../../src/service/service.js';
@@ -319,6 +320,35 @@ describe('MCP authentication', () => {
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toContain('invalid API key');
     expect(wrong.stdout).toBe('');
+  });
+});
+
+// As a tester found it: GET /mcp was a 200 event stream that ended at once, so every idle client of
+// the official SDK reopened it once a second for as long as it stayed connected.
+describe('MCP over HTTP with the official client left idle', () => {
+  it('offers no server stream: the client’s one GET is answered 405 Allow: POST and it makes no request while idle', async () => {
+    const seen: string[] = [];
+    const counting: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      seen.push(`${init?.method ?? 'GET'} ${res.status}${res.status === 405 ? ` allow=${res.headers.get('allow')}` : ''}`);
+      return res;
+    };
+    const errors: Error[] = [];
+    const client = new Client({ name: 'mnemo-idle', version: '1.0.0' });
+    client.onerror = (err) => errors.push(err);
+    const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { 'x-api-key': server.adminKey } }, fetch: counting });
+    await client.connect(transport);
+    try {
+      await client.listTools();
+      await eventually(async () => expect(seen).toContain('GET 405 allow=POST'), 5000);
+      const before = seen.length;
+      await new Promise((r) => setTimeout(r, 2500));
+      expect(seen.slice(before)).toEqual([]);
+      expect(seen.filter((s) => s.startsWith('GET'))).toEqual(['GET 405 allow=POST']);
+      expect(errors).toEqual([]);
+    } finally {
+      await client.close();
+    }
   });
 });
 
