@@ -97,17 +97,10 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
     },
     (a) =>
       run(async () => {
-        const existing = await service.getMemoryToWrite(caller, a.memory_store_id, a.path);
-        if (!existing) {
-          const sha256 = expected(a.content_sha256);
-          if (sha256 !== undefined) {
-            throw new MnemoError('precondition_failed', `no memory at ${excerpt(a.path)}, so it cannot have content_sha256 ${sha256}`);
-          }
-          const input = parseMemoryCreate({ path: a.path, content: a.content, ttl_seconds: a.ttl_seconds });
-          return toWireMemory(await service.createMemory(caller, a.memory_store_id, input), 'basic');
-        }
-        const write = parseMemoryUpdate({ content: a.content, ttl_seconds: a.ttl_seconds, precondition: precondition(a.content_sha256) });
-        return toWireMemory(await service.updateMemory(caller, a.memory_store_id, existing.id, write), 'basic');
+        const sha256 = expected(a.content_sha256);
+        const input = parseMemoryCreate({ path: a.path, content: a.content, ttl_seconds: a.ttl_seconds });
+        const m = await service.writeMemory(caller, a.memory_store_id, { ...input, ...(sha256 === undefined ? {} : { expectedSha256: sha256 }) });
+        return toWireMemory(m, 'basic');
       }),
   );
 

@@ -447,6 +447,28 @@ describe('memory_edit that keeps losing to other writers', () => {
   });
 });
 
+// As a tester found it: parallel memory_write calls to one new path failed all but one with
+// path_conflict against the very path they wrote, where the tool promises to create or replace.
+describe('concurrent memory_write calls to one new path', () => {
+  it('all succeed, as an upsert: one creates the memory and the others replace its content', async () => {
+    const store = await freshStore(admin, 'mcp concurrent writes');
+    const clients = await Promise.all((['stdio', 'stdio', 'http', 'http'] as const).map((kind) => connectMcp(kind, server, server.adminKey)));
+    try {
+      for (let round = 0; round < 5; round++) {
+        const path = `/race/${round}.md`;
+        const answers = await Promise.all(Array.from({ length: 8 }, (_, i) =>
+          clients[i % clients.length]!.call('memory_write', { memory_store_id: store.id, path, content: `writer ${i}\n` })));
+        expect(answers.filter((a) => a.isError).map((a) => a.text)).toEqual([]);
+        expect(new Set(answers.map((a) => a.json.id)).size).toBe(1);
+        const history = await clients[0]!.call('memory_history', { memory_store_id: store.id, path, limit: 100 });
+        expect(history.json.data.map((v: { operation: string }) => v.operation).sort()).toEqual(['created', ...Array(7).fill('modified')]);
+      }
+    } finally {
+      await Promise.all(clients.map((c) => c.close()));
+    }
+  });
+});
+
 // As an exploratory tester found it: 40 inserts at once from 2 HTTP clients and 2 `mnemo mcp`
 // processes, none naming content_sha256, used to fail half of them on a precondition never set.
 describe('concurrent memory_edit calls', () => {
