@@ -45,8 +45,14 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
 
   server.registerTool(
     'memory_list_stores',
-    { description: 'List the memory stores this API key can use.', inputSchema: toolArgs({}) },
-    () => run(async () => toWirePage(await service.listStores(caller, parseStoreListQuery({ limit: '100' })), toWireStore)),
+    {
+      description: 'List the memory stores this API key can use, newest first.',
+      inputSchema: toolArgs({
+        limit: z.number().int().optional().describe('Stores per page, 1 to 100 (default 100)'),
+        page: z.string().optional().describe('next_page from a previous call'),
+      }),
+    },
+    (a) => run(async () => toWirePage(await service.listStores(caller, parseStoreListQuery({ limit: str(a.limit) ?? '100', page: a.page })), toWireStore)),
   );
 
   server.registerTool(

@@ -43,7 +43,7 @@ const WRONG_TYPES: [tool: string, args: () => Record<string, unknown>, argument:
  * content_sha256 here matches it, so none of these calls changes it.
  */
 const EVERY_ARGUMENT = (): Record<string, Record<string, unknown>> => ({
-  memory_list_stores: {},
+  memory_list_stores: { limit: 10, page: 'p' },
   memory_list: { memory_store_id: storeId, path_prefix: '/', depth: 0, limit: 10, page: 'p' },
   memory_read: { memory_store_id: storeId, path: '/every.md', memory_id: 'mem_nope' },
   memory_write: { memory_store_id: storeId, path: '/every.md', content: 'every\n', content_sha256: 'a'.repeat(64), ttl_seconds: 60 },

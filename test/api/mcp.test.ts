@@ -243,6 +243,25 @@ describe.each<McpKind>(['http', 'stdio'])('MCP over %s', (kind) => {
     expectToolError(await mcp.call('memory_diff', { memory_store_id: s, memory_version_id: 'memver_nope' }), 'not_found');
   });
 
+  // As a tester found it: the tool answered a next_page but took no page, so stores past the newest 100 were out of reach.
+  it('memory_list_stores pages with limit and page: following next_page reaches every store', async () => {
+    await freshStore(admin, `mcp ${kind} paging a`);
+    await freshStore(admin, `mcp ${kind} paging b`);
+    const all: string[] = [];
+    for await (const s of admin.beta.memoryStores.list({ limit: 100 })) all.push(s.id);
+    const seen: string[] = [];
+    let page: string | null = null;
+    do {
+      const answer = await mcp.call('memory_list_stores', { limit: 2, ...(page ? { page } : {}) });
+      expect(answer.isError, answer.text).toBe(false);
+      expect(answer.json.data.length).toBeLessThanOrEqual(2);
+      seen.push(...answer.json.data.map((s: { id: string }) => s.id));
+      page = answer.json.next_page;
+    } while (page);
+    expect(seen).toEqual(all);
+    expect((await mcp.call('memory_list_stores', {})).json.data.length).toBe(Math.min(all.length, 100));
+  });
+
   it('acts with the key’s role: a read_only key reads but cannot write', async () => {
     const reader = await connectMcp(kind, server, await mintKey('read_only'));
     try {
