@@ -49,10 +49,28 @@ export function toolErrorText(err: unknown, log: (line: string) => void, tool?: 
   if (isMnemoError(err)) {
     const hint = (tool === undefined ? undefined : TOOL_HINTS[tool]?.[err.code]) ?? HINTS[err.code] ?? '';
     const conflict = err.details.conflicting_path ? ` (conflicting_path: ${err.details.conflicting_path})` : '';
-    return `Error ${err.code}: ${err.message}${conflict}${hint ? `\n${hint}` : ''}`;
+    return `Error ${err.code}: ${argumentNamed(err.message, err.details.field, tool)}${conflict}${hint ? `\n${hint}` : ''}`;
   }
   log(`mcp tool failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
   return 'Error internal: the tool failed unexpectedly; the server log has the details. Retrying may help.';
+}
+
+/**
+ * The tools whose arguments have other names than the HTTP fields of the parsers they share with
+ * the API (src/validate): a refusal that names such a field (`q: is required …`) names the argument
+ * the caller sent instead (`query: is required …`).
+ */
+const ARGUMENT_NAMES: Partial<Record<string, Record<string, string>>> = {
+  memory_search: { q: 'query' },
+  memory_diff: { against: 'against_version_id' },
+};
+
+/** `message` with its leading field name (`q: …`, `q is …`) replaced by the tool's argument name. */
+function argumentNamed(message: string, field: string | undefined, tool: string | undefined): string {
+  const argument = field === undefined || tool === undefined ? undefined : ARGUMENT_NAMES[tool]?.[field];
+  if (argument === undefined || !message.startsWith(field!)) return message;
+  const rest = message.slice(field!.length);
+  return rest.startsWith(':') || rest.startsWith(' ') ? argument + rest : message;
 }
 
 const HINTS: Partial<Record<string, string>> = {

@@ -3,6 +3,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import {
   MnemoError,
+  assertMemoryPath,
   excerpt,
   parseMemoryCreate,
   parseMemoryEdit,
@@ -142,7 +143,8 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
     (a) =>
       run(async () => {
         const m = await atPath(a.memory_store_id, a.path, true);
-        const write = parseMemoryUpdate({ path: a.new_path, precondition: precondition(a.content_sha256) });
+        // Checked here first, so that a refusal names new_path, not the HTTP body's path field.
+        const write = parseMemoryUpdate({ path: assertMemoryPath(a.new_path, 'new_path'), precondition: precondition(a.content_sha256) });
         return toWireMemory(await service.updateMemory(caller, a.memory_store_id, m.id, write), 'basic');
       }),
   );
@@ -176,6 +178,6 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
       run(async () => {
         const q = parseSearchQuery({ q: a.query, mode: a.mode, path_prefix: a.path_prefix, limit: str(a.limit), page: a.page });
         return toWireSearchPage(await service.searchMemories(caller, a.memory_store_id, q));
-      }),
+      }, 'memory_search'),
   );
 }

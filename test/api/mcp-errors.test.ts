@@ -212,6 +212,19 @@ describe.each<McpKind>(['http', 'stdio'])('MCP argument errors over %s', (kind) 
     }
   });
 
+  // As a tester found it: these named the HTTP API's q, against and path, arguments the tools do not have.
+  it.each<[tool: string, args: () => Record<string, unknown>, text: string]>([
+    ['memory_search', () => ({ memory_store_id: storeId, query: '   ' }), 'Error invalid_request: query: is required and must not be blank'],
+    ['memory_search', () => ({ memory_store_id: storeId, query: 'a'.repeat(1025) }), 'Error invalid_request: query: must be at most 1024 characters'],
+    ['memory_search', () => ({ memory_store_id: storeId, query: 'a\uD800' }), 'Error invalid_utf8: query is not valid UTF-8 (it contains a lone surrogate)'],
+    ['memory_diff', () => ({ memory_store_id: storeId, memory_version_id: 'memver_x', against_version_id: '' }), 'Error invalid_request: against_version_id: must be a memory version id (memver_…) when given'],
+    ['memory_rename', () => ({ memory_store_id: storeId, path: '/every.md', new_path: '/x/../y' }), 'Error invalid_path: new_path has a ".." segment'],
+  ])('%s names the tool argument in its refusal, not the HTTP field', async (tool, args, text) => {
+    const answer = await mcp.call(tool, args());
+    expect(answer.isError).toBe(true);
+    expect(answer.text.split('\n')[0]).toBe(text);
+  });
+
   it('still answers well-formed calls after malformed ones', async () => {
     const answer = await mcp.call('memory_list', { memory_store_id: storeId });
     expect(answer.isError).toBe(false);
