@@ -6,6 +6,7 @@ import {
   CHECKPOINT_REFERENCE,
   CONTINUITY_LIMITS,
   MnemoError,
+  assertScopeId,
   parseLocator,
   parseRestore,
   type Caller,
@@ -62,7 +63,10 @@ export function registerCheckpointTools(server: McpServer, service: Service, cal
         const checkpointId = fromLocator?.checkpointId ?? a.checkpoint_id;
         let target: { checkpointId: string } | { agentId: string; sessionId: string };
         if (checkpointId !== undefined) target = { checkpointId };
-        else if (a.agent_id !== undefined && a.session_id !== undefined) target = { agentId: a.agent_id, sessionId: a.session_id };
+        else if (a.agent_id !== undefined && a.session_id !== undefined) {
+          // Checked as the HTTP route checks them: a malformed id is invalid_request naming it, never "no checkpoint".
+          target = { agentId: assertScopeId(a.agent_id, 'agent_id'), sessionId: assertScopeId(a.session_id, 'session_id') };
+        }
         else throw new MnemoError('invalid_request', 'give checkpoint_id, locator, or agent_id and session_id', { field: 'checkpoint_id' });
         // Compact, as restoreWireBytes measured it: the text is exactly size_bytes long, within max_bytes.
         return JSON.stringify(toWireRestore(await ckpt.restore(caller, storeId, target, maxBytes, restoreWireBytes)));

@@ -225,6 +225,18 @@ describe.each<McpKind>(['http', 'stdio'])('MCP argument errors over %s', (kind) 
     expect(answer.text.split('\n')[0]).toBe(text);
   });
 
+  // As a tester found it: these were not_found ("no checkpoint for agent …"), echoing the whole value, where HTTP answers 400.
+  it.each<[label: string, agent: string, session: string, field: string]>([
+    ['an agent_id with a slash and a space', 'a/b c', 's', 'agent_id'],
+    ['an empty session_id', 'a', '', 'session_id'],
+    ['a 3,000-character agent_id', 'a'.repeat(3000), 's', 'agent_id'],
+  ])('memory_restore with %s is invalid_request naming it, as the HTTP route answers', async (_label, agent, session, field) => {
+    const answer = await mcp.call('memory_restore', { memory_store_id: storeId, agent_id: agent, session_id: session });
+    expect(answer.isError).toBe(true);
+    expect(answer.text).toMatch(new RegExp(`^Error invalid_request: ${field}: must be 1 to 128 characters`));
+    expect(answer.text.length).toBeLessThan(BOUNDED);
+  });
+
   it('still answers well-formed calls after malformed ones', async () => {
     const answer = await mcp.call('memory_list', { memory_store_id: storeId });
     expect(answer.isError).toBe(false);
