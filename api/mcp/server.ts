@@ -92,4 +92,12 @@ const TOOL_HINTS: Partial<Record<string, Partial<Record<string, string>>>> = {
   memory_edit: {
     conflict: 'Nothing was changed. Read the memory again (memory_read), check that the edit still fits its current text, then retry memory_edit.',
   },
+  // Its conflict: expected_latest_checkpoint_id is not the session's latest (a newer one was saved).
+  memory_checkpoint: {
+    conflict: 'Nothing was saved. memory_restore the latest checkpoint of this session, merge it with your state, then save again with its id as expected_latest_checkpoint_id.',
+  },
+  // Its conflict: the checkpoint is its session's latest, which is kept.
+  memory_delete_checkpoint: {
+    conflict: 'Nothing was deleted: the latest checkpoint of a session is kept. Save a newer one (memory_checkpoint) first.',
+  },
 };

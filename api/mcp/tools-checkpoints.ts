@@ -33,7 +33,7 @@ export function registerCheckpointTools(server: McpServer, service: Service, cal
         const c = await ckpt.create(caller, memory_store_id, ckpt.parse(body));
         const { type, id, revision, locator, size_bytes } = toWireCheckpoint(c);
         return { type, id, revision, locator, size_bytes };
-      }),
+      }, 'memory_checkpoint'),
   );
 
   server.registerTool(
@@ -83,6 +83,6 @@ export function registerCheckpointTools(server: McpServer, service: Service, cal
       run(async () => {
         await ckpt.delete(caller, a.memory_store_id, a.checkpoint_id);
         return { type: 'checkpoint_deleted', id: a.checkpoint_id };
-      }),
+      }, 'memory_delete_checkpoint'),
   );
 }

@@ -207,6 +207,19 @@ describe.each<McpKind>(['http', 'stdio'])('MCP over %s', (kind) => {
     expect(tight.text).toMatch(/needs at least \d+ bytes/);
   });
 
+  // As a tester found it: both got the generic conflict hint about diffs of redacted versions.
+  it('a stale expected_latest_checkpoint_id and deleting the latest checkpoint each get a hint that fits', async () => {
+    const base = { memory_store_id: store.id, agent_id: `hint-${kind}`, session_id: 's', goal: 'g' };
+    const first = await mcp.call('memory_checkpoint', { ...base, expected_latest_checkpoint_id: null });
+    expect(first.isError, first.text).toBe(false);
+    const stale = await mcp.call('memory_checkpoint', { ...base, goal: 'g2', expected_latest_checkpoint_id: null });
+    expectToolError(stale, 'conflict');
+    expect(stale.text.split('\n')[1]).toBe('Nothing was saved. memory_restore the latest checkpoint of this session, merge it with your state, then save again with its id as expected_latest_checkpoint_id.');
+    const latest = await mcp.call('memory_delete_checkpoint', { memory_store_id: store.id, checkpoint_id: first.json.id });
+    expectToolError(latest, 'conflict');
+    expect(latest.text.split('\n')[1]).toBe('Nothing was deleted: the latest checkpoint of a session is kept. Save a newer one (memory_checkpoint) first.');
+  });
+
   it('memory_restore answers the restore as measured: its text is size_bytes long in UTF-8, within max_bytes', async () => {
     const s = store.id;
     const sized = await mcp.call('memory_checkpoint', {
