@@ -57,7 +57,13 @@ export function registerCheckpointTools(server: McpServer, service: Service, cal
     (a) =>
       run(async () => {
         const { maxBytes } = parseRestore({ max_bytes: a.max_bytes });
+        // One way to name the checkpoint: given two, they may name different ones, so neither is picked.
+        const ways = [a.locator !== undefined && 'locator', a.checkpoint_id !== undefined && 'checkpoint_id', (a.agent_id ?? a.session_id) !== undefined && 'agent_id and session_id'].filter((w) => w !== false);
+        if (ways.length > 1) throw new MnemoError('invalid_request', `give one of locator, checkpoint_id, or agent_id and session_id, not ${ways.join(' and ')}`, { field: 'checkpoint_id' });
         const fromLocator = a.locator === undefined ? null : parseLocator(a.locator);
+        if (fromLocator && a.memory_store_id !== undefined && a.memory_store_id !== fromLocator.storeId) {
+          throw new MnemoError('invalid_request', 'memory_store_id names another store than locator: give locator alone', { field: 'memory_store_id' });
+        }
         const storeId = fromLocator?.storeId ?? a.memory_store_id;
         if (storeId === undefined) throw new MnemoError('invalid_request', 'give memory_store_id or locator', { field: 'memory_store_id' });
         const checkpointId = fromLocator?.checkpointId ?? a.checkpoint_id;

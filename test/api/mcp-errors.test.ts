@@ -237,6 +237,30 @@ describe.each<McpKind>(['http', 'stdio'])('MCP argument errors over %s', (kind) 
     expect(answer.text.length).toBeLessThan(BOUNDED);
   });
 
+  // As a tester found it: these were answered for one of the arguments, the others silently dropped.
+  it.each<[label: string, tool: string, args: () => Record<string, unknown>, text: string]>([
+    ['memory_restore with a locator and a checkpoint_id', 'memory_restore',
+      () => ({ locator: `mnemo://memory_stores/${storeId}/checkpoints/ckpt_000000000000000000000000`, checkpoint_id: 'ckpt_000000000000000000000001' }),
+      'Error invalid_request: give one of locator, checkpoint_id, or agent_id and session_id, not locator and checkpoint_id'],
+    ['memory_restore with a checkpoint_id and agent_id + session_id', 'memory_restore',
+      () => ({ memory_store_id: storeId, checkpoint_id: 'ckpt_000000000000000000000000', agent_id: 'other', session_id: 'other' }),
+      'Error invalid_request: give one of locator, checkpoint_id, or agent_id and session_id, not checkpoint_id and agent_id and session_id'],
+    ['memory_restore with a locator and another memory_store_id', 'memory_restore',
+      () => ({ locator: `mnemo://memory_stores/${storeId}/checkpoints/ckpt_000000000000000000000000`, memory_store_id: 'memstore_0000000000000000000000000' }),
+      'Error invalid_request: memory_store_id names another store than locator: give locator alone'],
+    ['memory_edit insert with old_str and new_str', 'memory_edit',
+      () => ({ memory_store_id: storeId, path: '/every.md', command: 'insert', insert_line: 1, insert_text: 'X', old_str: 'every', new_str: 'ZZ' }),
+      'Error invalid_request: old_str and new_str do not apply to insert'],
+    ['memory_edit str_replace with insert_line', 'memory_edit',
+      () => ({ memory_store_id: storeId, path: '/every.md', command: 'str_replace', old_str: 'every', new_str: 'ZZ', insert_line: 0 }),
+      'Error invalid_request: insert_line does not apply to str_replace'],
+  ])('%s is refused naming the arguments, and changes nothing', async (_label, tool, args, text) => {
+    const answer = await mcp.call(tool, args());
+    expect(answer.isError).toBe(true);
+    expect(answer.text.split('\n')[0]).toBe(text);
+    expect((await mcp.call('memory_read', { memory_store_id: storeId, path: '/every.md' })).json.content).toBe('every\n');
+  });
+
   it('still answers well-formed calls after malformed ones', async () => {
     const answer = await mcp.call('memory_list', { memory_store_id: storeId });
     expect(answer.isError).toBe(false);
