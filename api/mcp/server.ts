@@ -60,10 +60,28 @@ export function toolErrorText(err: unknown, log: (line: string) => void, tool?: 
   if (isMnemoError(err)) {
     const hint = (tool === undefined ? undefined : TOOL_HINTS[tool]?.[err.code]) ?? HINTS[err.code] ?? '';
     const conflict = err.details.conflicting_path ? ` (conflicting_path: ${err.details.conflicting_path})` : '';
-    return `Error ${err.code}: ${err.message}${conflict}${hint ? `\n${hint}` : ''}`;
+    return `Error ${err.code}: ${argumentNamed(err.message, err.details.field, tool)}${conflict}${hint ? `\n${hint}` : ''}`;
   }
   log(`mcp tool failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
   return 'Error internal: the tool failed unexpectedly; the server log has the details. Retrying may help.';
+}
+
+/**
+ * The tools whose arguments have other names than the HTTP fields of the parsers they share with
+ * the API (src/validate): a refusal that names such a field (`q: is required …`) names the argument
+ * the caller sent instead (`query: is required …`).
+ */
+const ARGUMENT_NAMES: Partial<Record<string, Record<string, string>>> = {
+  memory_search: { q: 'query' },
+  memory_diff: { against: 'against_version_id' },
+};
+
+/** `message` with its leading field name (`q: …`, `q is …`) replaced by the tool's argument name. */
+function argumentNamed(message: string, field: string | undefined, tool: string | undefined): string {
+  const argument = field === undefined || tool === undefined ? undefined : ARGUMENT_NAMES[tool]?.[field];
+  if (argument === undefined || !message.startsWith(field!)) return message;
+  const rest = message.slice(field!.length);
+  return rest.startsWith(':') || rest.startsWith(' ') ? argument + rest : message;
 }
 
 const HINTS: Partial<Record<string, string>> = {
@@ -85,5 +103,13 @@ const TOOL_HINTS: Partial<Record<string, Partial<Record<string, string>>>> = {
   // Its only conflict: other writers changed the memory under every attempt. Nothing was written.
   memory_edit: {
     conflict: 'Nothing was changed. Read the memory again (memory_read), check that the edit still fits its current text, then retry memory_edit.',
+  },
+  // Its conflict: expected_latest_checkpoint_id is not the session's latest (a newer one was saved).
+  memory_checkpoint: {
+    conflict: 'Nothing was saved. memory_restore the latest checkpoint of this session, merge it with your state, then save again with its id as expected_latest_checkpoint_id.',
+  },
+  // Its conflict: the checkpoint is its session's latest, which is kept.
+  memory_delete_checkpoint: {
+    conflict: 'Nothing was deleted: the latest checkpoint of a session is kept. Save a newer one (memory_checkpoint) first.',
   },
 };

@@ -1,8 +1,8 @@
 /** @module `mnemo mcp`: the MCP server over stdio, acting as one API key (MNEMO_API_KEY). */
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Service } from '../../src/index.js';
 import { guardParams } from './params-guard.js';
 import { createMcpServer } from './server.js';
+import { LineTransport } from './stdio-transport.js';
 
 export interface StdioOptions {
   service: Service;
@@ -12,9 +12,9 @@ export interface StdioOptions {
 }
 
 /**
- * Connects to stdin/stdout and resolves when the client closes the connection. The key is
- * authenticated at start, and checked again before each tool call: from the first call after a
- * revoke on, every call is refused `unauthenticated` and its tool does nothing.
+ * Connects to stdin/stdout and resolves once stdin has ended and every request read from it is
+ * answered. The key is authenticated at start, and read again before each tool call: from the
+ * first call after a revoke on, every call is refused `unauthenticated` and its tool does nothing.
  */
 export async function serveMcpStdio({ service, apiKey, log = console.error }: StdioOptions): Promise<void> {
   const key = await service.keys.authenticate(apiKey);
@@ -26,10 +26,9 @@ export async function serveMcpStdio({ service, apiKey, log = console.error }: St
   };
   // Every tool call first reads its key again (one lookup by id): a revoke made anywhere refuses the next call.
   const server = createMcpServer({ service, caller, checkCaller: async () => void (await service.keys.current(caller)), log });
-  const transport = new StdioServerTransport();
+  const transport = new LineTransport({ log });
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();
-    process.stdin.once('end', () => resolve());
   });
   await server.connect(transport);
   guardParams(transport);

@@ -6,6 +6,7 @@ import {
   CHECKPOINT_REFERENCE,
   CONTINUITY_LIMITS,
   MnemoError,
+  assertScopeId,
   parseLocator,
   parseRestore,
   type Caller,
@@ -32,7 +33,7 @@ export function registerCheckpointTools(server: McpServer, service: Service, cal
         const c = await ckpt.create(caller, memory_store_id, ckpt.parse(body));
         const { type, id, revision, locator, size_bytes } = toWireCheckpoint(c);
         return { type, id, revision, locator, size_bytes };
-      }),
+      }, 'memory_checkpoint'),
   );
 
   server.registerTool(
@@ -56,13 +57,22 @@ export function registerCheckpointTools(server: McpServer, service: Service, cal
     (a) =>
       run(async () => {
         const { maxBytes } = parseRestore({ max_bytes: a.max_bytes });
+        // One way to name the checkpoint: given two, they may name different ones, so neither is picked.
+        const ways = [a.locator !== undefined && 'locator', a.checkpoint_id !== undefined && 'checkpoint_id', (a.agent_id ?? a.session_id) !== undefined && 'agent_id and session_id'].filter((w) => w !== false);
+        if (ways.length > 1) throw new MnemoError('invalid_request', `give one of locator, checkpoint_id, or agent_id and session_id, not ${ways.join(' and ')}`, { field: 'checkpoint_id' });
         const fromLocator = a.locator === undefined ? null : parseLocator(a.locator);
+        if (fromLocator && a.memory_store_id !== undefined && a.memory_store_id !== fromLocator.storeId) {
+          throw new MnemoError('invalid_request', 'memory_store_id names another store than locator: give locator alone', { field: 'memory_store_id' });
+        }
         const storeId = fromLocator?.storeId ?? a.memory_store_id;
         if (storeId === undefined) throw new MnemoError('invalid_request', 'give memory_store_id or locator', { field: 'memory_store_id' });
         const checkpointId = fromLocator?.checkpointId ?? a.checkpoint_id;
         let target: { checkpointId: string } | { agentId: string; sessionId: string };
         if (checkpointId !== undefined) target = { checkpointId };
-        else if (a.agent_id !== undefined && a.session_id !== undefined) target = { agentId: a.agent_id, sessionId: a.session_id };
+        else if (a.agent_id !== undefined && a.session_id !== undefined) {
+          // Checked as the HTTP route checks them: a malformed id is invalid_request naming it, never "no checkpoint".
+          target = { agentId: assertScopeId(a.agent_id, 'agent_id'), sessionId: assertScopeId(a.session_id, 'session_id') };
+        }
         else throw new MnemoError('invalid_request', 'give checkpoint_id, locator, or agent_id and session_id', { field: 'checkpoint_id' });
         // Compact, as restoreWireBytes measured it: the text is exactly size_bytes long, within max_bytes.
         return JSON.stringify(toWireRestore(await ckpt.restore(caller, storeId, target, maxBytes, restoreWireBytes)));
@@ -79,6 +89,6 @@ export function registerCheckpointTools(server: McpServer, service: Service, cal
       run(async () => {
         await ckpt.delete(caller, a.memory_store_id, a.checkpoint_id);
         return { type: 'checkpoint_deleted', id: a.checkpoint_id };
-      }),
+      }, 'memory_delete_checkpoint'),
   );
 }

@@ -53,6 +53,6 @@ export function registerHistoryTools(server: McpServer, service: Service, caller
       run(async () => {
         const { against } = parseDiffQuery({ against: a.against_version_id });
         return toWireDiff(await service.diffVersion(caller, a.memory_store_id, a.memory_version_id, against));
-      }),
+      }, 'memory_diff'),
   );
 }

@@ -3,6 +3,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import {
   MnemoError,
+  assertMemoryPath,
   excerpt,
   parseMemoryCreate,
   parseMemoryEdit,
@@ -45,8 +46,14 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
 
   server.registerTool(
     'memory_list_stores',
-    { description: 'List the memory stores this API key can use.', inputSchema: toolArgs({}) },
-    () => run(async () => toWirePage(await service.listStores(caller, parseStoreListQuery({ limit: '100' })), toWireStore)),
+    {
+      description: 'List the memory stores this API key can use, newest first.',
+      inputSchema: toolArgs({
+        limit: z.number().int().optional().describe('Stores per page, 1 to 100 (default 100)'),
+        page: z.string().optional().describe('next_page from a previous call'),
+      }),
+    },
+    (a) => run(async () => toWirePage(await service.listStores(caller, parseStoreListQuery({ limit: str(a.limit) ?? '100', page: a.page })), toWireStore)),
   );
 
   server.registerTool(
@@ -97,17 +104,10 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
     },
     (a) =>
       run(async () => {
-        const existing = await service.getMemoryToWrite(caller, a.memory_store_id, a.path);
-        if (!existing) {
-          const sha256 = expected(a.content_sha256);
-          if (sha256 !== undefined) {
-            throw new MnemoError('precondition_failed', `no memory at ${excerpt(a.path)}, so it cannot have content_sha256 ${sha256}`);
-          }
-          const input = parseMemoryCreate({ path: a.path, content: a.content, ttl_seconds: a.ttl_seconds });
-          return toWireMemory(await service.createMemory(caller, a.memory_store_id, input), 'basic');
-        }
-        const write = parseMemoryUpdate({ content: a.content, ttl_seconds: a.ttl_seconds, precondition: precondition(a.content_sha256) });
-        return toWireMemory(await service.updateMemory(caller, a.memory_store_id, existing.id, write), 'basic');
+        const sha256 = expected(a.content_sha256);
+        const input = parseMemoryCreate({ path: a.path, content: a.content, ttl_seconds: a.ttl_seconds });
+        const m = await service.writeMemory(caller, a.memory_store_id, { ...input, ...(sha256 === undefined ? {} : { expectedSha256: sha256 }) });
+        return toWireMemory(m, 'basic');
       }),
   );
 
@@ -143,7 +143,8 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
     (a) =>
       run(async () => {
         const m = await atPath(a.memory_store_id, a.path, true);
-        const write = parseMemoryUpdate({ path: a.new_path, precondition: precondition(a.content_sha256) });
+        // Checked here first, so that a refusal names new_path, not the HTTP body's path field.
+        const write = parseMemoryUpdate({ path: assertMemoryPath(a.new_path, 'new_path'), precondition: precondition(a.content_sha256) });
         return toWireMemory(await service.updateMemory(caller, a.memory_store_id, m.id, write), 'basic');
       }),
   );
@@ -177,6 +178,6 @@ export function registerMemoryTools(server: McpServer, service: Service, caller:
       run(async () => {
         const q = parseSearchQuery({ q: a.query, mode: a.mode, path_prefix: a.path_prefix, limit: str(a.limit), page: a.page });
         return toWireSearchPage(await service.searchMemories(caller, a.memory_store_id, q));
-      }),
+      }, 'memory_search'),
   );
 }

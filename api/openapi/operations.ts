@@ -126,20 +126,19 @@ export const OPERATIONS: readonly Operation[] = [
   { method: 'post', path: '/v1/workspaces', tag: 'workspaces', summary: 'Create a workspace (operator key)', body: B.workspaceCreate, ok: wire.Workspace },
   { method: 'get', path: '/v1/workspaces', tag: 'workspaces', summary: 'List workspaces (admin: its own; operator: all), the default first', query: pageQuery, ok: wire.pageOf(wire.Workspace, 'WorkspacePage') },
 
-  ...(['post', 'get', 'delete'] as const).map(
-    (method): Operation => ({
-      method,
-      path: '/mcp',
-      tag: 'mcp',
-      summary: { post: 'MCP over Streamable HTTP: one JSON-RPC message', get: 'MCP: server-sent event stream (stateless server)', delete: 'MCP: end a session' }[method],
-      description: 'Stateless Streamable HTTP transport (JSON responses). See the MCP specification for message shapes.',
-      ...(method === 'post' ? { body: z.looseObject({ jsonrpc: z.literal('2.0'), method: z.string().optional(), id: z.union([z.string(), z.number()]).optional() }).meta({ id: 'JsonRpcMessage' }) } : {}),
-      ok: {
-        description: 'a JSON-RPC response, or an event stream',
-        content: { 'application/json': { schema: z.looseObject({ jsonrpc: z.literal('2.0') }) }, 'text/event-stream': { schema: z.string() } },
-      },
-    }),
-  ),
+  {
+    method: 'post',
+    path: '/mcp',
+    tag: 'mcp',
+    summary: 'MCP over Streamable HTTP: one JSON-RPC message',
+    description:
+      'Stateless Streamable HTTP transport (JSON responses). See the MCP specification for message shapes. GET (a server-sent event stream) and DELETE (ending a session) are 405 with Allow: POST: a stateless server has neither.',
+    body: z.looseObject({ jsonrpc: z.literal('2.0'), method: z.string().optional(), id: z.union([z.string(), z.number()]).optional() }).meta({ id: 'JsonRpcMessage' }),
+    ok: {
+      description: 'a JSON-RPC response',
+      content: { 'application/json': { schema: z.looseObject({ jsonrpc: z.literal('2.0') }) } },
+    },
+  },
 
   { method: 'get', path: '/health', tag: 'operations', summary: 'Liveness (kept for old clients; see /healthz)', auth: 'none', ok: healthy },
   { method: 'get', path: '/healthz', tag: 'operations', summary: 'Liveness: the process answers', auth: 'none', ok: healthy },

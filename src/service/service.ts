@@ -14,6 +14,7 @@ import { createCommitSignal, type CommitListener } from './commit-signal.js';
 import { createDiffs } from './diffs.js';
 import { createDiffThread } from './diff-thread.js';
 import { createEdit } from './edits.js';
+import { createWrite } from './writes.js';
 import { eraseSearchRemnants } from './erasure.js';
 import { createFeed, type Every } from './feed.js';
 import { createForks } from './forks.js';
@@ -259,6 +260,8 @@ export function createService({
     lineDiff: (from: string, to: string): Promise<LineDiff> => diffThread.run({ kind: 'runs', from, to }),
     /** MCP memory_edit: a str_replace or insert on the text as read, applied again if it changed meanwhile (src/service/edits.ts). */
     editMemory: createEdit(ops),
+    /** MCP memory_write: create the memory at a path or replace its content, re-read if another writer created or deleted it meanwhile (src/service/writes.ts). */
+    writeMemory: createWrite(ops),
     /** POST /v1/memory_stores/{id}/fork: built hidden in batches, published whole (src/service/forks.ts). */
     forkStore: forks.forkStore,
     /** Deletes forks a crash cut short (the server runs it every minute). */

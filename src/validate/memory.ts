@@ -186,6 +186,9 @@ export function assertAttrs(a: KeptAttrs): KeptAttrs {
 
 /** memory_edit's arguments: what each command needs, before the memory is read (the rest depends on its text). */
 export function parseMemoryEdit(a: { command: 'str_replace' | 'insert'; old_str?: string | undefined; new_str?: string | undefined; insert_line?: number | undefined; insert_text?: string | undefined }): MemoryEdit {
+  // The other command's arguments are refused, never dropped: the caller may have meant that command.
+  const others = (a.command === 'str_replace' ? (['insert_line', 'insert_text'] as const) : (['old_str', 'new_str'] as const)).filter((k) => a[k] !== undefined);
+  if (others.length > 0) fail(others[0], `${others.join(' and ')} do${others.length === 1 ? 'es' : ''} not apply to ${a.command}`, { prefix: false });
   if (a.command === 'str_replace') {
     if (!a.old_str) fail('old_str', 'str_replace needs a non-empty old_str', { prefix: false });
     return { command: 'str_replace', oldStr: a.old_str, newStr: a.new_str ?? '' };

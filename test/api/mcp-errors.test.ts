@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectMcp, type McpKind, type McpSession } from '../helpers/mcp.js';
 import { rawRequest, sdkClient } from '../helpers/sdk.js';
-import { startServer, type RunningServer } from '../helpers/server.js';
+import { runCli, startServer, type RunningServer } from '../helpers/server.js';
 
 let server: RunningServer;
 let storeId = '';
@@ -43,7 +43,7 @@ const WRONG_TYPES: [tool: string, args: () => Record<string, unknown>, argument:
  * content_sha256 here matches it, so none of these calls changes it.
  */
 const EVERY_ARGUMENT = (): Record<string, Record<string, unknown>> => ({
-  memory_list_stores: {},
+  memory_list_stores: { limit: 10, page: 'p' },
   memory_list: { memory_store_id: storeId, path_prefix: '/', depth: 0, limit: 10, page: 'p' },
   memory_read: { memory_store_id: storeId, path: '/every.md', memory_id: 'mem_nope' },
   memory_write: { memory_store_id: storeId, path: '/every.md', content: 'every\n', content_sha256: 'a'.repeat(64), ttl_seconds: 60 },
@@ -212,9 +212,94 @@ describe.each<McpKind>(['http', 'stdio'])('MCP argument errors over %s', (kind) 
     }
   });
 
+  // As a tester found it: these named the HTTP API's q, against and path, arguments the tools do not have.
+  it.each<[tool: string, args: () => Record<string, unknown>, text: string]>([
+    ['memory_search', () => ({ memory_store_id: storeId, query: '   ' }), 'Error invalid_request: query: is required and must not be blank'],
+    ['memory_search', () => ({ memory_store_id: storeId, query: 'a'.repeat(1025) }), 'Error invalid_request: query: must be at most 1024 characters'],
+    ['memory_search', () => ({ memory_store_id: storeId, query: 'a\uD800' }), 'Error invalid_utf8: query is not valid UTF-8 (it contains a lone surrogate)'],
+    ['memory_diff', () => ({ memory_store_id: storeId, memory_version_id: 'memver_x', against_version_id: '' }), 'Error invalid_request: against_version_id: must be a memory version id (memver_…) when given'],
+    ['memory_rename', () => ({ memory_store_id: storeId, path: '/every.md', new_path: '/x/../y' }), 'Error invalid_path: new_path has a ".." segment'],
+  ])('%s names the tool argument in its refusal, not the HTTP field', async (tool, args, text) => {
+    const answer = await mcp.call(tool, args());
+    expect(answer.isError).toBe(true);
+    expect(answer.text.split('\n')[0]).toBe(text);
+  });
+
+  // As a tester found it: these were not_found ("no checkpoint for agent …"), echoing the whole value, where HTTP answers 400.
+  it.each<[label: string, agent: string, session: string, field: string]>([
+    ['an agent_id with a slash and a space', 'a/b c', 's', 'agent_id'],
+    ['an empty session_id', 'a', '', 'session_id'],
+    ['a 3,000-character agent_id', 'a'.repeat(3000), 's', 'agent_id'],
+  ])('memory_restore with %s is invalid_request naming it, as the HTTP route answers', async (_label, agent, session, field) => {
+    const answer = await mcp.call('memory_restore', { memory_store_id: storeId, agent_id: agent, session_id: session });
+    expect(answer.isError).toBe(true);
+    expect(answer.text).toMatch(new RegExp(`^Error invalid_request: ${field}: must be 1 to 128 characters`));
+    expect(answer.text.length).toBeLessThan(BOUNDED);
+  });
+
+  // As a tester found it: these were answered for one of the arguments, the others silently dropped.
+  it.each<[label: string, tool: string, args: () => Record<string, unknown>, text: string]>([
+    ['memory_restore with a locator and a checkpoint_id', 'memory_restore',
+      () => ({ locator: `mnemo://memory_stores/${storeId}/checkpoints/ckpt_000000000000000000000000`, checkpoint_id: 'ckpt_000000000000000000000001' }),
+      'Error invalid_request: give one of locator, checkpoint_id, or agent_id and session_id, not locator and checkpoint_id'],
+    ['memory_restore with a checkpoint_id and agent_id + session_id', 'memory_restore',
+      () => ({ memory_store_id: storeId, checkpoint_id: 'ckpt_000000000000000000000000', agent_id: 'other', session_id: 'other' }),
+      'Error invalid_request: give one of locator, checkpoint_id, or agent_id and session_id, not checkpoint_id and agent_id and session_id'],
+    ['memory_restore with a locator and another memory_store_id', 'memory_restore',
+      () => ({ locator: `mnemo://memory_stores/${storeId}/checkpoints/ckpt_000000000000000000000000`, memory_store_id: 'memstore_0000000000000000000000000' }),
+      'Error invalid_request: memory_store_id names another store than locator: give locator alone'],
+    ['memory_edit insert with old_str and new_str', 'memory_edit',
+      () => ({ memory_store_id: storeId, path: '/every.md', command: 'insert', insert_line: 1, insert_text: 'X', old_str: 'every', new_str: 'ZZ' }),
+      'Error invalid_request: old_str and new_str do not apply to insert'],
+    ['memory_edit str_replace with insert_line', 'memory_edit',
+      () => ({ memory_store_id: storeId, path: '/every.md', command: 'str_replace', old_str: 'every', new_str: 'ZZ', insert_line: 0 }),
+      'Error invalid_request: insert_line does not apply to str_replace'],
+  ])('%s is refused naming the arguments, and changes nothing', async (_label, tool, args, text) => {
+    const answer = await mcp.call(tool, args());
+    expect(answer.isError).toBe(true);
+    expect(answer.text.split('\n')[0]).toBe(text);
+    expect((await mcp.call('memory_read', { memory_store_id: storeId, path: '/every.md' })).json.content).toBe('every\n');
+  });
+
   it('still answers well-formed calls after malformed ones', async () => {
     const answer = await mcp.call('memory_list', { memory_store_id: storeId });
     expect(answer.isError).toBe(false);
+  });
+});
+
+// As a tester found it: over stdio these lines got no answer at all and left nothing in the log,
+// so the client waited for its timeout (POST /mcp answers such a body at once).
+describe('malformed JSON-RPC lines on mnemo mcp stdio', () => {
+  it('are each answered -32700 or -32600 with the request id when it has one, logged, and later requests still answered', async () => {
+    const init = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'pipe', version: '1' } };
+    const lines = [
+      JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: init }),
+      '{"jsonrpc":"2.0","id":2,"method":"tools/list","params":5}',
+      '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":"x"}',
+      '{"jsonrpc":"2.0","id":"four","method":"tools/call","params":[]}',
+      '{"id":6,"method":"ping"}',
+      'garbage',
+      '{"jsonrpc":"2.0","id":5,',
+      '{"jsonrpc":"2.0","id":8,"method":"ping"}',
+    ];
+    const run = await runCli(['mcp', '--data-dir', server.dataDir], { MNEMO_API_KEY: server.adminKey }, { input: lines.join('\n') + '\n', timeoutMs: 30_000 });
+    expect(run.code).toBe(0);
+    type Answer = { id: number | string | null; result?: unknown; error?: { code: number; message: string } };
+    const answers = run.stdout.trim().split('\n').map((l) => JSON.parse(l) as Answer);
+    const byId = (id: Answer['id']) => answers.filter((a) => a.id === id);
+    for (const id of [2, 3, 'four']) {
+      expect(byId(id), String(id)).toEqual([{ jsonrpc: '2.0', id, error: { code: -32600, message: expect.stringMatching(/^Invalid Request: params: .*expected object/) } }]);
+    }
+    expect(byId(6)).toEqual([{ jsonrpc: '2.0', id: 6, error: { code: -32600, message: expect.stringContaining('jsonrpc') } }]);
+    expect(byId(null).map((a) => a.error)).toEqual([
+      { code: -32700, message: 'Parse error: the line is not JSON' },
+      { code: -32700, message: 'Parse error: the line is not JSON' },
+    ]);
+    expect(byId(8)).toEqual([{ jsonrpc: '2.0', id: 8, result: {} }]);
+    expect(byId(0)).toHaveLength(1);
+    const logged = run.stderr.split('\n').filter((l) => l.includes('"level":"warn"') && l.includes('mnemo mcp: stdin line'));
+    expect(logged).toHaveLength(6);
+    expect(logged.join('\n')).toContain('stdin line 6 answered -32700 (Parse error: the line is not JSON): garbage');
   });
 });
 

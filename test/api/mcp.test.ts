@@ -7,6 +7,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { createMcpServer } from '../../api/mcp/server.js';
 import type { Service } from '../../src/service/service.js';
@@ -207,6 +208,19 @@ describe.each<McpKind>(['http', 'stdio'])('MCP over %s', (kind) => {
     expect(tight.text).toMatch(/needs at least \d+ bytes/);
   });
 
+  // As a tester found it: both got the generic conflict hint about diffs of redacted versions.
+  it('a stale expected_latest_checkpoint_id and deleting the latest checkpoint each get a hint that fits', async () => {
+    const base = { memory_store_id: store.id, agent_id: `hint-${kind}`, session_id: 's', goal: 'g' };
+    const first = await mcp.call('memory_checkpoint', { ...base, expected_latest_checkpoint_id: null });
+    expect(first.isError, first.text).toBe(false);
+    const stale = await mcp.call('memory_checkpoint', { ...base, goal: 'g2', expected_latest_checkpoint_id: null });
+    expectToolError(stale, 'conflict');
+    expect(stale.text.split('\n')[1]).toBe('Nothing was saved. memory_restore the latest checkpoint of this session, merge it with your state, then save again with its id as expected_latest_checkpoint_id.');
+    const latest = await mcp.call('memory_delete_checkpoint', { memory_store_id: store.id, checkpoint_id: first.json.id });
+    expectToolError(latest, 'conflict');
+    expect(latest.text.split('\n')[1]).toBe('Nothing was deleted: the latest checkpoint of a session is kept. Save a newer one (memory_checkpoint) first.');
+  });
+
   it('memory_restore answers the restore as measured: its text is size_bytes long in UTF-8, within max_bytes', async () => {
     const s = store.id;
     const sized = await mcp.call('memory_checkpoint', {
@@ -241,6 +255,25 @@ describe.each<McpKind>(['http', 'stdio'])('MCP over %s', (kind) => {
     expectToolError(await mcp.call('memory_history', { memory_store_id: s, path: '/hist.md' }), 'not_found');
     expectToolError(await mcp.call('memory_history', { memory_store_id: s }), 'invalid_request');
     expectToolError(await mcp.call('memory_diff', { memory_store_id: s, memory_version_id: 'memver_nope' }), 'not_found');
+  });
+
+  // As a tester found it: the tool answered a next_page but took no page, so stores past the newest 100 were out of reach.
+  it('memory_list_stores pages with limit and page: following next_page reaches every store', async () => {
+    await freshStore(admin, `mcp ${kind} paging a`);
+    await freshStore(admin, `mcp ${kind} paging b`);
+    const all: string[] = [];
+    for await (const s of admin.beta.memoryStores.list({ limit: 100 })) all.push(s.id);
+    const seen: string[] = [];
+    let page: string | null = null;
+    do {
+      const answer = await mcp.call('memory_list_stores', { limit: 2, ...(page ? { page } : {}) });
+      expect(answer.isError, answer.text).toBe(false);
+      expect(answer.json.data.length).toBeLessThanOrEqual(2);
+      seen.push(...answer.json.data.map((s: { id: string }) => s.id));
+      page = answer.json.next_page;
+    } while (page);
+    expect(seen).toEqual(all);
+    expect((await mcp.call('memory_list_stores', {})).json.data.length).toBe(Math.min(all.length, 100));
   });
 
   it('acts with the key’s role: a read_only key reads but cannot write', async () => {
@@ -380,6 +413,35 @@ describe.skipIf(pgSkip !== null)(`a key revoked while mnemo mcp runs on stdio, o
   revokedWhileServing(databasePerFile());
 });
 
+// As a tester found it: GET /mcp was a 200 event stream that ended at once, so every idle client of
+// the official SDK reopened it once a second for as long as it stayed connected.
+describe('MCP over HTTP with the official client left idle', () => {
+  it('offers no server stream: the client’s one GET is answered 405 Allow: POST and it makes no request while idle', async () => {
+    const seen: string[] = [];
+    const counting: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      seen.push(`${init?.method ?? 'GET'} ${res.status}${res.status === 405 ? ` allow=${res.headers.get('allow')}` : ''}`);
+      return res;
+    };
+    const errors: Error[] = [];
+    const client = new Client({ name: 'mnemo-idle', version: '1.0.0' });
+    client.onerror = (err) => errors.push(err);
+    const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { 'x-api-key': server.adminKey } }, fetch: counting });
+    await client.connect(transport);
+    try {
+      await client.listTools();
+      await eventually(async () => expect(seen).toContain('GET 405 allow=POST'), 5000);
+      const before = seen.length;
+      await new Promise((r) => setTimeout(r, 2500));
+      expect(seen.slice(before)).toEqual([]);
+      expect(seen.filter((s) => s.startsWith('GET'))).toEqual(['GET 405 allow=POST']);
+      expect(errors).toEqual([]);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
 describe('mnemo mcp on its own', () => {
   it('indexes its own writes for search when no server runs beside it', async () => {
     const dataDir = makeTempDir('mnemo-mcp-');
@@ -395,6 +457,42 @@ describe('mnemo mcp on its own', () => {
       await mcp?.close();
       rmSync(dataDir, { recursive: true, force: true });
     }
+  });
+});
+
+/** JSON-RPC lines for `mnemo mcp`'s stdin: initialize, then `calls` as tools/call requests with ids 1, 2, … */
+function stdioScript(calls: [tool: string, args: Record<string, unknown>][]): string[] {
+  const init = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'pipe', version: '1' } };
+  return [
+    JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: init }),
+    JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+    ...calls.map(([name, args], i) => JSON.stringify({ jsonrpc: '2.0', id: i + 1, method: 'tools/call', params: { name, arguments: args } })),
+  ];
+}
+
+// As a tester found it: a client that closes stdin after its last request (a script piping into
+// `mnemo mcp`) got no answer to the calls that run on reader threads, and none to a last line with no "\n".
+describe('mnemo mcp when stdin closes', () => {
+  it('answers every request it read before it exits, including a last line with no newline', async () => {
+    const store = await freshStore(admin, 'mcp stdin end');
+    await admin.beta.memoryStores.memories.create(store.id, { path: '/hello.md', content: 'hello herons\n' });
+    const s = store.id;
+    const lines = stdioScript([
+      ['memory_list', { memory_store_id: s }],
+      ['memory_read', { memory_store_id: s, path: '/nope.md' }],
+      ['memory_search', { memory_store_id: s, query: 'hello', mode: 'substring' }],
+      ['memory_list', { memory_store_id: s, path_prefix: '/' }],
+      ['memory_search', { memory_store_id: s, query: 'herons', mode: 'substring' }],
+    ]);
+    const run = await runCli(['mcp', '--data-dir', server.dataDir], { MNEMO_API_KEY: server.adminKey }, { input: lines.join('\n'), timeoutMs: 30_000 });
+    expect(run.code).toBe(0);
+    const answers = run.stdout.trim().split('\n').map((l) => JSON.parse(l) as { id: number; result?: { isError?: boolean; content: { text: string }[] } });
+    expect(answers.map((a) => a.id).sort()).toEqual([0, 1, 2, 3, 4, 5]);
+    const byId = new Map(answers.map((a) => [a.id, a.result!]));
+    expect(byId.get(1)!.content[0]!.text).toContain('/hello.md');
+    expect(byId.get(2)!.content[0]!.text).toMatch(/^Error not_found: /);
+    expect(byId.get(3)!.content[0]!.text).toContain('/hello.md');
+    expect(byId.get(5)!.content[0]!.text).toContain('**herons**');
   });
 });
 
@@ -435,6 +533,28 @@ describe('memory_edit that keeps losing to other writers', () => {
       expect((await core.service.getMemoryByPath(core.caller, store.id, '/busy.md'))?.content).toBe(`round ${round}\n`);
     } finally {
       await client.close();
+    }
+  });
+});
+
+// As a tester found it: parallel memory_write calls to one new path failed all but one with
+// path_conflict against the very path they wrote, where the tool promises to create or replace.
+describe('concurrent memory_write calls to one new path', () => {
+  it('all succeed, as an upsert: one creates the memory and the others replace its content', async () => {
+    const store = await freshStore(admin, 'mcp concurrent writes');
+    const clients = await Promise.all((['stdio', 'stdio', 'http', 'http'] as const).map((kind) => connectMcp(kind, server, server.adminKey)));
+    try {
+      for (let round = 0; round < 5; round++) {
+        const path = `/race/${round}.md`;
+        const answers = await Promise.all(Array.from({ length: 8 }, (_, i) =>
+          clients[i % clients.length]!.call('memory_write', { memory_store_id: store.id, path, content: `writer ${i}\n` })));
+        expect(answers.filter((a) => a.isError).map((a) => a.text)).toEqual([]);
+        expect(new Set(answers.map((a) => a.json.id)).size).toBe(1);
+        const history = await clients[0]!.call('memory_history', { memory_store_id: store.id, path, limit: 100 });
+        expect(history.json.data.map((v: { operation: string }) => v.operation).sort()).toEqual(['created', ...Array(7).fill('modified')]);
+      }
+    } finally {
+      await Promise.all(clients.map((c) => c.close()));
     }
   });
 });

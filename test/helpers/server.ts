@@ -131,10 +131,12 @@ export interface CliOptions {
   /** Stop the command (SIGTERM, then SIGKILL) if it has not exited by then: for commands that should fail fast. */
   timeoutMs?: number;
   cwd?: string;
+  /** Written to the command's stdin, which then ends (without it, stdin ends at once). */
+  input?: string;
 }
 
 /** Runs `node dist/src/main.js <args>` to completion (e.g. `keys create --data-dir D`). */
-export async function runCli(args: string[], env: Record<string, string> = {}, { timeoutMs, cwd }: CliOptions = {}): Promise<CliResult> {
+export async function runCli(args: string[], env: Record<string, string> = {}, { timeoutMs, cwd, input }: CliOptions = {}): Promise<CliResult> {
   // A command on a server's data dir reaches the database that server serves (serverDatabase): in
   // place of the data dir (the two are alternatives), except for serve, which keeps its data dir beside it.
   const at = args.indexOf('--data-dir');
@@ -143,9 +145,10 @@ export async function runCli(args: string[], env: Record<string, string> = {}, {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [MAIN_JS, ...argv], {
       env: { ...childEnv(), ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['pipe', 'pipe', 'pipe'],
       ...(cwd ? { cwd } : {}),
     });
+    child.stdin.on('error', () => {}).end(input ?? '');
     let stdout = '';
     let stderr = '';
     let timedOut = false;
