@@ -222,6 +222,8 @@ async function runServe(config: Config): Promise<number> {
     mounter,
     mountRoot: config.mountRoot,
     nodeId: config.nodeId,
+    // One server per SQLite data dir (ownDataDir above): it serves every session, whatever node made it.
+    soleServer: config.databaseUrl === null,
     log,
     idempotencyTtlSeconds: config.idempotencyTtlSeconds,
     checkpointMaxBytes: config.checkpointMaxBytes,

@@ -53,6 +53,12 @@ export interface ServiceOptions {
    * process that serves every session it finds (one host, as on SQLite before node ids).
    */
   nodeId?: string | null;
+  /**
+   * This process is the only server of its database (SQLite: one per data dir, mnemo.lock): every
+   * active session is its own, whatever node id recorded it (a container re-created under another
+   * hostname), for the remount at start, readiness and ending a session.
+   */
+  soleServer?: boolean;
   /** Lines about sessions and mounts (remounts, stale mounts cleared). */
   log?: (line: string) => void;
   /** How long idempotency receipts are kept (MNEMO_IDEMPOTENCY_TTL_SECONDS; default 24 h). */
@@ -98,7 +104,10 @@ export function createService({
   syncSchedule,
   feed: feedOptions = {},
   nodeId = null,
+  soleServer = false,
 }: ServiceOptions) {
+  /** The node whose sessions this process serves (null: every one). */
+  const servedNode = soleServer ? null : nodeId;
   const storeLimits: StoreLimits = { ...DEFAULT_LIMITS, ...limitOptions };
   const wrote = (caller: Caller, versions: number) => observer.wrote?.(faceOf(caller), versions);
   const durability = createDurability({
@@ -140,9 +149,9 @@ export function createService({
       ...(idempotencyTtlSeconds === undefined ? {} : { ttlSeconds: idempotencyTtlSeconds }),
     }),
     /** GET /readyz: the database answers and every active session's mounts are live. */
-    readiness: () => checkReadiness(storage, mounter, nodeId),
+    readiness: () => checkReadiness(storage, mounter, servedNode),
     /** Active sessions this server mounts (a gauge): its own node's. */
-    countMountedSessions: async (): Promise<number> => (await storage.listActiveSessions()).filter((s) => ownSession(s, nodeId)).length,
+    countMountedSessions: async (): Promise<number> => (await storage.listActiveSessions()).filter((s) => ownSession(s, servedNode)).length,
     /**
      * Another server committed (the PostgreSQL change listener heard it; null: some store, or
      * notices may have been missed): the change feed's followers read at once, as for this server's commits.
@@ -257,7 +266,7 @@ export function createService({
   /** What a mount writes through and reads from, handed to the mounter with each mount: the service itself. */
   const mountService: MountService = service;
   const sessions = createSessions({
-    storage, getStore: ops.getStore, ids, clock, limits: (s) => over(s).limits, local, mounter, mountService, mountRoot, log, audit, nodeId,
+    storage, getStore: ops.getStore, ids, clock, limits: (s) => over(s).limits, local, mounter, mountService, mountRoot, log, audit, nodeId: servedNode, recordNodeId: nodeId,
   });
   /** Mount sessions (src/service/sessions.ts): created, listed and ended here, mounted through `mounter`. */
   return { ...service, sessions };

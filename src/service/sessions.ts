@@ -37,8 +37,10 @@ export interface SessionsOptions {
   log?: (line: string) => void;
   /** Records each session a caller ends, in the transaction that ends it. */
   audit?: Pick<Audit, 'within'>;
-  /** This node (MNEMO_NODE_ID): recorded on each session made here; restore mounts only its own (null: every session). */
+  /** The node whose sessions this process serves: restore mounts only its own (null: every session, as the sole server of a SQLite file). */
   nodeId?: string | null;
+  /** This node (MNEMO_NODE_ID), recorded on each session made here; default `nodeId`. */
+  recordNodeId?: string | null;
 }
 
 /**
@@ -57,7 +59,7 @@ function assertMayMount(caller: Caller, resources: { access: string }[]): void {
   assertAllowed(caller, resources.some((r) => r.access === 'read_write') ? 'write' : 'read');
 }
 
-export function createSessions({ storage, getStore, ids, clock, limits, local, mounter, mountService, mountRoot, log = () => {}, audit, nodeId = null }: SessionsOptions) {
+export function createSessions({ storage, getStore, ids, clock, limits, local, mounter, mountService, mountRoot, log = () => {}, audit, nodeId = null, recordNodeId = nodeId }: SessionsOptions) {
   /** The sessions this server has mounted, by id: what it unmounts when another server ends one. */
   const mounted = new Map<string, Session>();
 
@@ -115,7 +117,7 @@ export function createSessions({ storage, getStore, ids, clock, limits, local, m
         resources,
         createdAt: now,
         endedAt: null,
-        ...(nodeId === null ? {} : { nodeId }),
+        ...(recordNodeId === null ? {} : { nodeId: recordNodeId }),
       };
       await storage.atomic(async (tx) => {
         await limits(tx).assertSessionRoom(caller.workspaceId);

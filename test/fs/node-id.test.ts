@@ -1,7 +1,8 @@
 /**
  * Node ids (issue 14): a session records the node (MNEMO_NODE_ID / --node-id) whose server made
- * it and reports it as `node_id`; on start a server remounts only its own node's sessions, so a
- * server under another node id on the same database leaves them to their node.
+ * it and reports it as `node_id`. On PostgreSQL a server remounts only its own node's sessions
+ * (fs/multi-host.test.ts); on SQLite the one server of the data dir serves them all, so a restart
+ * under another node id (a container re-created under a new hostname) mounts them again (item 10).
  */
 import { existsSync, rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -19,7 +20,7 @@ interface WireSession {
 }
 
 describe.skipIf(!fuseAvailable)('node ids', () => {
-  it('a session reports its node, and a server under another node id does not remount it while its own node does', async () => {
+  it('a session reports its node, and on SQLite a server restarted under another node id mounts it again and is ready', async () => {
     const dataDir = makeTempDir('mnemo-node-');
     let server = await startServer({ dataDir, args: ['--node-id', 'host-a'] });
     const adminKey = server.adminKey;
@@ -37,10 +38,14 @@ describe.skipIf(!fuseAvailable)('node ids', () => {
       await server.stop();
 
       server = await startServer({ dataDir, env: { MNEMO_ADMIN_KEY: adminKey, MNEMO_NODE_ID: 'host-b' } });
-      expect(mountedPaths()).not.toContain(dir);
+      expect(mountedPaths()).toContain(dir);
       const seen = (await rawRequest(server.url, 'GET', `/v1/sessions/${session.id}`, { apiKey: adminKey })).body as WireSession;
       expect(seen).toMatchObject({ status: 'active', node_id: 'host-a' });
+      const ready = await rawRequest(server.url, 'GET', '/readyz');
+      expect(ready.status).toBe(200);
+      expect(ready.body).toMatchObject({ active_sessions: 1, mounts: 1 });
       await server.stop();
+      expect(mountedPaths()).not.toContain(dir);
 
       server = await startServer({ dataDir, env: { MNEMO_ADMIN_KEY: adminKey, MNEMO_NODE_ID: 'host-a' } });
       expect(mountedPaths()).toContain(dir);
