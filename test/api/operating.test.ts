@@ -51,6 +51,26 @@ describe('health and readiness', () => {
     expect(res.body).toMatchObject({ status: 'ready', checks: { database: 'ok', mounts: 'ok' }, active_sessions: 0 });
   });
 
+  // Item 15: an operator's sqlite3 shell (or any other process) holding the write lock past the 5 s busy timeout.
+  it('answers a write 503 api_error with Retry-After, logged as a warning without a stack, while another process holds the database\'s write lock, and takes it once the lock is gone', async () => {
+    const store = (await post(server, '/v1/memory_stores', { name: 'locked' })).body as { id: string };
+    const other = new Database(join(server.dataDir, 'mnemo.db'));
+    try {
+      other.exec('BEGIN IMMEDIATE');
+      const res = await post(server, `/v1/memory_stores/${store.id}/memories`, { path: '/busy.md', content: 'b' });
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('2');
+      expect(res.body).toMatchObject({ error: { type: 'api_error', message: expect.stringContaining('the database is locked by another process') } });
+      const line = server.stderr().split('\n').find((l) => l.includes('database is locked'))!;
+      expect(line).toContain('"level":"warn"');
+      expect(line).not.toContain(' at ');
+    } finally {
+      if (other.inTransaction) other.exec('ROLLBACK');
+      other.close();
+    }
+    expect((await post(server, `/v1/memory_stores/${store.id}/memories`, { path: '/busy.md', content: 'b' })).status).toBe(200);
+  });
+
   it.skipIf(!FUSE_AVAILABLE)('answers GET /readyz with 503 counting the missing mount, without naming it, once an active session is no longer mounted', async () => {
     const store = (await post(server, '/v1/memory_stores', { name: 'ready' })).body as { id: string };
     const session = (await post(server, '/v1/sessions', { resources: [{ type: 'memory_store', memory_store_id: store.id }] })).body as WireSession;
