@@ -11,7 +11,7 @@ import { rawRequest, type RawResponse, useServer } from '../helpers/sdk.js';
 import Database from 'better-sqlite3';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { makeTempDir, runCli, type RunningServer } from '../helpers/server.js';
+import { makeTempDir, runCli, startServer, type RunningServer } from '../helpers/server.js';
 
 interface WireSession {
   id: string;
@@ -88,6 +88,26 @@ describe('health and readiness', () => {
 
     expect((await rawRequest(server.url, 'DELETE', `/v1/sessions/${session.id}`, { apiKey: server.adminKey })).status).toBe(200);
     expect((await rawRequest(server.url, 'GET', '/readyz')).status).toBe(200);
+  });
+});
+
+// Item 5: the trace write threw from the signal handler and from the unmount, and took the server down.
+describe.skipIf(!FUSE_AVAILABLE)('MNEMO_FUSE_TRACE', () => {
+  it('a trace file that cannot be written any more is a warning on SIGUSR2 and at a session end, and the server goes on', async () => {
+    const traceDir = makeTempDir('mnemo-trace-');
+    const server = await startServer({ env: { MNEMO_FUSE_TRACE: join(traceDir, 'trace.json') } });
+    try {
+      const store = (await post(server, '/v1/memory_stores', { name: 'traced' })).body as { id: string };
+      const session = (await post(server, '/v1/sessions', { resources: [{ type: 'memory_store', memory_store_id: store.id }] })).body as WireSession;
+      rmSync(traceDir, { recursive: true, force: true });
+      process.kill(server.pid, 'SIGUSR2');
+      await eventually(async () => expect(server.stderr()).toContain('could not write the FUSE trace'));
+      expect((await rawRequest(server.url, 'DELETE', `/v1/sessions/${session.id}`, { apiKey: server.adminKey })).status).toBe(200);
+      expect(server.exit()).toBeNull();
+      expect((await rawRequest(server.url, 'GET', '/healthz')).status).toBe(200);
+    } finally {
+      await server.stop();
+    }
   });
 });
 
