@@ -1,7 +1,7 @@
 /** @module ErrorCode → HTTP status and envelope type, and the one place errors become responses. */
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { MnemoError, diskFull, isDiskFull, type ErrorCode } from '../src/index.js';
+import { MnemoError, databaseBusy, diskFull, isDatabaseBusy, isDiskFull, type ErrorCode } from '../src/index.js';
 import type { AppEnv } from './env.js';
 import { bodyUnfinished, clientAborted } from './inflight.js';
 import { routeTemplate } from './log.js';
@@ -96,6 +96,11 @@ export function toMnemoError(err: Error, c: Context, log: (line: string) => void
     // SQLite's SQLITE_FULL, PostgreSQL's 53100, ENOSPC: nothing was written (storage/common/disk-full.ts).
     warn(`request ${requestId} refused: ${err.message}: the disk holding the database is full`);
     return diskFull(err);
+  }
+  if (isDatabaseBusy(err)) {
+    // Another process held SQLite's write lock past the busy timeout: temporary, and no stack to show.
+    warn(`request ${requestId} refused: ${err.message}: another process held the database's write lock for over 5 s`);
+    return databaseBusy(err);
   }
   log(`request ${requestId} failed: ${err.stack ?? err.message}`);
   return new MnemoError('internal', 'internal server error', {}, { cause: err });

@@ -113,3 +113,4 @@ export type {
 export { apiKeyJson, workspaceJson } from './cli/key-wire.js';
 export { packageVersion } from './cli/version.js';
 export { diskFull, isDiskFull } from './storage/common/disk-full.js';
+export { databaseBusy, isDatabaseBusy } from './storage/common/database-busy.js';

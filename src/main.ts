@@ -16,12 +16,12 @@ import { packageVersion } from './cli/version.js';
 import { ConfigError, loadConfig, type Config } from './cli/config.js';
 import { mountAccess, type Mounter } from './service/mounts.js';
 import { createService, type Service } from './service/service.js';
-import { openSqliteStorage, type SqliteStorage } from './storage/sqlite/open.js';
+import { openSqliteStorage, type SqliteOptions, type SqliteStorage } from './storage/sqlite/open.js';
 import { openPostgresStorage, type PostgresOptions, type PostgresStorage } from './storage/postgres/open.js';
 import type { Storage } from './storage/port.js';
 import { isMnemoError } from './domain/errors.js';
 import { removePidFile, runningServerPid, writePidFile } from './cli/pidfile.js';
-import { ownDataDir, prepareMountRoot, useDatabase } from './cli/data-dir.js';
+import { claimLeftJournal, ownDataDir, prepareMountRoot, useDatabase } from './cli/data-dir.js';
 import { describeError } from './cli/system-errors.js';
 import { startSearchUpkeep } from './service/search-upkeep.js';
 import { createLogger, lineLog, type Logger, type ProcessLogger } from './cli/log.js';
@@ -107,6 +107,23 @@ async function hearOtherServers(storage: Storage, service: Service): Promise<voi
       void service.sessions.reconcile().catch(failed);
     },
   });
+}
+
+/**
+ * For `mnemo mount` and `mnemo mcp` on SQLite: opens the file replaying the mount writes a crashed
+ * server left in its journal, under the server lock, before this process writes anything (else it
+ * writes over what it cannot see, and the next server's replay over its writes). The lock is let
+ * go once the file is open.
+ */
+function replayingLeftJournal(config: Config, open: (replay: Pick<SqliteOptions, 'replayJournal'>) => SqliteStorage): () => SqliteStorage {
+  return () => {
+    const claim = claimLeftJournal(config);
+    try {
+      return open(claim === null ? {} : { replayJournal: { log: (line) => warn(line) } });
+    } finally {
+      claim?.release();
+    }
+  };
 }
 
 /** SQLite's data-dir lock (a restore must not replace the file under us); PostgreSQL has no file to hold. */
@@ -282,7 +299,7 @@ async function runMcp(config: Config): Promise<number> {
     return 2;
   }
   const lock = holdDatabase(config);
-  const storage = await openStorage(config, withReadersLogged(() => openSqliteStorage(config.dbFile, { readers: config.readerThreads })));
+  const storage = await openStorage(config, withReadersLogged(replayingLeftJournal(config, (replay) => openSqliteStorage(config.dbFile, { readers: config.readerThreads, ...replay }))));
   const service = createService({ storage, checkpointMaxBytes: config.checkpointMaxBytes, limits: config.storeLimits });
   const stopIndexing = indexInBackground(service, storage, besideServer(config));
   try {
@@ -315,7 +332,7 @@ async function runMount(config: Config, args: string[], flags: Record<string, st
   const [storeId, dir] = args as [string, string];
   const lock = holdDatabase(config);
   // Checkpoints run on a thread of their own: the event loop serves the mount's saves.
-  const storage = await openStorage(config, withReadersLogged(() => openSqliteStorage(config.dbFile, { backgroundCheckpoints: { log: (line) => warn(line) }, readers: config.readerThreads })));
+  const storage = await openStorage(config, withReadersLogged(replayingLeftJournal(config, (replay) => openSqliteStorage(config.dbFile, { backgroundCheckpoints: { log: (line) => warn(line) }, readers: config.readerThreads, ...replay }))));
   const mounter = createMountManager({ log, localLimits: config.localLimits, cacheSeconds: config.mountCacheSeconds, spinUs: config.mountSpinUs });
   const service = createService({ storage, mounter, log, nodeId: config.nodeId, limits: config.storeLimits, mountSync: config.mountSync, onSyncError: syncFailed });
   try {

@@ -84,5 +84,11 @@ function writeTrace(): void {
       calls: t.calls, handlerMs: ms(t.handlerNs, t.calls), tickMs: ms(t.tickNs, t.calls),
     };
   }
-  writeFileSync(TRACE_FILE, JSON.stringify(out, null, 1) + '\n');
+  // From a signal handler and from an unmount: a file that went away or filled up must not take the
+  // process (and every mount of it) down. One line on stderr; the next SIGUSR2 tries again.
+  try {
+    writeFileSync(TRACE_FILE, JSON.stringify(out, null, 1) + '\n');
+  } catch (err) {
+    process.stderr.write(`mnemo: warn: could not write the FUSE trace to ${TRACE_FILE} (MNEMO_FUSE_TRACE): ${(err as Error).message}\n`);
+  }
 }

@@ -6,7 +6,8 @@ import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { apiKeyJson, workspaceJson } from './key-wire.js';
 import type { Config } from './config.js';
-import { lockForRestore, prepareRestoreTarget, useDatabase } from './data-dir.js';
+import { leftJournalWrites, lockForRestore, prepareRestoreTarget, useDatabase } from './data-dir.js';
+import { journalFileOf } from '../storage/sqlite/journal.js';
 import { createService, type Service } from '../service/service.js';
 import { backupDatabase, requireBackupFile, restoreDatabase } from '../storage/sqlite/backup.js';
 import { openSqliteStorage } from '../storage/sqlite/open.js';
@@ -150,6 +151,8 @@ function checkDatabase(config: Config, log: Log): Promise<number> {
   return withService(config, async (service) => {
     // The same damage may stop both the engine's check and the domain's: said once.
     const problems = [...new Set(await service.operator.check())];
+    const left = config.databaseUrl === null ? leftJournalWrites(config) : 0;
+    if (left > 0) problems.push(leftJournalSentence(config, left));
     // Never the URL: it may carry a password.
     const where = config.databaseUrl === null ? config.dbFile : 'the PostgreSQL database';
     if (problems.length === 0) {
@@ -173,7 +176,14 @@ export async function runBackup(config: Config, args: string[], log: Log): Promi
   }
   out(dest);
   log(`backed up ${config.dbFile} to ${dest}`);
+  const left = leftJournalWrites(config);
+  if (left > 0) log(`mnemo: warn: the backup lacks ${left} mount write(s): ${leftJournalSentence(config, left)}; back up again after that`);
   return 0;
+}
+
+/** A crashed server's journal of mount writes (cli/data-dir.ts `leftJournalWrites`), said for `check` and `backup`. */
+function leftJournalSentence(config: Config, writes: number): string {
+  return `${journalFileOf(config.dbFile)} holds ${writes} mount write(s) a server acknowledged but had not committed when it stopped (a crash); the next mnemo serve, mount or mcp on ${config.dataDir} applies them`;
 }
 
 /** Into a data dir that has a database, or an empty or new one; never while anything else uses it. */

@@ -1,6 +1,8 @@
 /** @module Configuration: the only reader of process.env. Flags override environment variables. */
 import { hostname } from 'node:os';
-import { join, resolve } from 'node:path';
+import { existsSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { whyNotWritable } from '../storage/common/file-reasons.js';
 import { MOUNT_SYNC_MODES, type MountSync } from '../service/durability.js';
 
 export interface Config {
@@ -173,6 +175,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Flags = 
   if (!/^\d{1,4}$/.test(cacheRaw) || mountCacheSeconds > 3600) throw invalid('MNEMO_MOUNT_CACHE_SECONDS', cacheRaw, 'whole seconds, 0 to 3600');
   const spinRaw = env['MNEMO_MOUNT_SPIN_US'] ?? '';
   if (spinRaw !== '' && (!/^\d{1,5}$/.test(spinRaw) || Number(spinRaw) > 10_000)) throw new Error(`invalid MNEMO_MOUNT_SPIN_US: ${spinRaw} (whole microseconds, 0 to 10000)`);
+  // Read by the FUSE binding itself (fs/binding/trace.ts); checked here so a file it cannot write stops the start, not a later SIGUSR2.
+  const trace = env['MNEMO_FUSE_TRACE'] ?? '';
+  const traceRefusal = trace === '' ? null : whyNoTraceFile(trace);
+  if (traceRefusal !== null) throw invalid('MNEMO_FUSE_TRACE', trace, `${traceRefusal}; a file this process can write, or unset`);
   const readersRaw = env['MNEMO_READER_THREADS'] ?? '';
   if (readersRaw !== '' && !/^\d{1,2}$/.test(readersRaw)) throw new Error(`invalid MNEMO_READER_THREADS: ${readersRaw} (a whole number from 0 to 99, 0 for none)`);
   return Object.freeze({
@@ -200,4 +206,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Flags = 
     readerThreads: readersRaw === '' ? 2 : Number(readersRaw),
     mountSpinUs: spinRaw === '' ? 0 : Number(spinRaw),
   });
+}
+
+/** Why the FUSE trace summary could not be written to `file` (its directory is not made), or null. */
+function whyNoTraceFile(file: string): string | null {
+  const path = resolve(file);
+  if (existsSync(path)) return statSync(path).isDirectory() ? 'it is a directory' : whyNotWritable(path);
+  const dir = dirname(path);
+  if (!existsSync(dir)) return `the directory ${dir} does not exist`;
+  if (!statSync(dir).isDirectory()) return `${dir} is not a directory`;
+  return whyNotWritable(path);
 }

@@ -10,6 +10,7 @@ import { MnemoError } from '../domain/errors.js';
 import { PID_FILE, runningServerPid } from './pidfile.js';
 import { reasonOf } from './system-errors.js';
 import { whyNotWritable } from '../storage/common/file-reasons.js';
+import { journalFileOf, readJournal } from '../storage/sqlite/journal.js';
 import { serverLockFile, SERVER_LOCK_FILE, tryLock, usersLockFile, USERS_LOCK_FILE, type HeldLock } from '../storage/sqlite/lock.js';
 
 /** Files mnemo itself leaves in a data dir that holds no database (after a refused restore, say). */
@@ -52,6 +53,40 @@ export function useDatabase(config: Config, { readOnly = false }: { readOnly?: b
   }
   if (lock === null) throw new MnemoError('conflict', `a restore is replacing the database in ${config.dataDir}; try again when it is done`);
   return lock;
+}
+
+/**
+ * `mount` and `mcp` on SQLite: when a crashed server left mount writes in the journal (acknowledged,
+ * never committed) and no server owns the data dir now, takes the server lock, so that this process
+ * replays them before it writes (a server starting meanwhile is refused, naming no pid, for that
+ * moment); release it once the database is open. Null when there is nothing to replay, or when a
+ * server runs (the journal is its own, live).
+ */
+export function claimLeftJournal(config: Config): HeldLock | null {
+  if (!hasJournal(config.dbFile)) return null;
+  return tryLock(serverLockFile(config.dataDir), 'exclusive');
+}
+
+/**
+ * `check` and `backup`: how many mount writes a crashed server left in the journal, acknowledged and
+ * not in the database (0 while a server runs: its journal is live).
+ */
+export function leftJournalWrites(config: Config): number {
+  if (!hasJournal(config.dbFile) || runningServerPid(config.dataDir, 'sqlite') !== null) return 0;
+  try {
+    return readJournal(journalFileOf(config.dbFile)).length;
+  } catch {
+    // One this user may not read (a read-only check of another user's copy): nothing to tell.
+    return 0;
+  }
+}
+
+function hasJournal(dbFile: string): boolean {
+  try {
+    return statSync(journalFileOf(dbFile)).size > 0;
+  } catch {
+    return false;
+  }
 }
 
 /** `serve`: creates the data dir if needed and takes it for this process, or refuses if another server has it. */

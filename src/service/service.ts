@@ -106,6 +106,8 @@ export function createService({
   nodeId = null,
   soleServer = false,
 }: ServiceOptions) {
+  /** The node whose sessions this process serves (null: every one). */
+  const servedNode = soleServer ? null : nodeId;
   const storeLimits: StoreLimits = { ...DEFAULT_LIMITS, ...limitOptions };
   const wrote = (caller: Caller, versions: number) => observer.wrote?.(faceOf(caller), versions);
   const durability = createDurability({
@@ -148,9 +150,9 @@ export function createService({
       ...(idempotencyTtlSeconds === undefined ? {} : { ttlSeconds: idempotencyTtlSeconds }),
     }),
     /** GET /readyz: the database answers and every active session's mounts are live. */
-    readiness: () => checkReadiness(storage, mounter, nodeId),
+    readiness: () => checkReadiness(storage, mounter, servedNode),
     /** Active sessions this server mounts (a gauge): its own node's. */
-    countMountedSessions: async (): Promise<number> => (await storage.listActiveSessions()).filter((s) => ownSession(s, nodeId)).length,
+    countMountedSessions: async (): Promise<number> => (await storage.listActiveSessions()).filter((s) => ownSession(s, servedNode)).length,
     /**
      * Another server committed (the PostgreSQL change listener heard it; null: some store, or
      * notices may have been missed): the change feed's followers read at once, as for this server's commits.

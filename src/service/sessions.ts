@@ -37,7 +37,7 @@ export interface SessionsOptions {
   log?: (line: string) => void;
   /** Records each session a caller ends, in the transaction that ends it. */
   audit?: Pick<Audit, 'within'>;
-  /** This node (MNEMO_NODE_ID): recorded on each session made here; restore mounts only its own (null: every session). */
+  /** The node whose sessions this process serves: restore mounts only its own (null: every session, as the sole server of a SQLite file). */
   nodeId?: string | null;
   /** The only server on its database (SQLite): restore mounts every session, adopting another node's. */
   soleServer?: boolean;

@@ -11,7 +11,7 @@ import { rawRequest, type RawResponse, useServer } from '../helpers/sdk.js';
 import Database from 'better-sqlite3';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { makeTempDir, runCli, type RunningServer } from '../helpers/server.js';
+import { makeTempDir, runCli, startServer, type RunningServer } from '../helpers/server.js';
 
 interface WireSession {
   id: string;
@@ -51,6 +51,26 @@ describe('health and readiness', () => {
     expect(res.body).toMatchObject({ status: 'ready', checks: { database: 'ok', mounts: 'ok' }, active_sessions: 0 });
   });
 
+  // Item 15: an operator's sqlite3 shell (or any other process) holding the write lock past the 5 s busy timeout.
+  it('answers a write 503 api_error with Retry-After, logged as a warning without a stack, while another process holds the database\'s write lock, and takes it once the lock is gone', async () => {
+    const store = (await post(server, '/v1/memory_stores', { name: 'locked' })).body as { id: string };
+    const other = new Database(join(server.dataDir, 'mnemo.db'));
+    try {
+      other.exec('BEGIN IMMEDIATE');
+      const res = await post(server, `/v1/memory_stores/${store.id}/memories`, { path: '/busy.md', content: 'b' });
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('2');
+      expect(res.body).toMatchObject({ error: { type: 'api_error', message: expect.stringContaining('the database is locked by another process') } });
+      const line = server.stderr().split('\n').find((l) => l.includes('database is locked'))!;
+      expect(line).toContain('"level":"warn"');
+      expect(line).not.toContain(' at ');
+    } finally {
+      if (other.inTransaction) other.exec('ROLLBACK');
+      other.close();
+    }
+    expect((await post(server, `/v1/memory_stores/${store.id}/memories`, { path: '/busy.md', content: 'b' })).status).toBe(200);
+  });
+
   it.skipIf(!FUSE_AVAILABLE)('answers GET /readyz with 503 counting the missing mount, without naming it, once an active session is no longer mounted', async () => {
     const store = (await post(server, '/v1/memory_stores', { name: 'ready' })).body as { id: string };
     const session = (await post(server, '/v1/sessions', { resources: [{ type: 'memory_store', memory_store_id: store.id }] })).body as WireSession;
@@ -68,6 +88,26 @@ describe('health and readiness', () => {
 
     expect((await rawRequest(server.url, 'DELETE', `/v1/sessions/${session.id}`, { apiKey: server.adminKey })).status).toBe(200);
     expect((await rawRequest(server.url, 'GET', '/readyz')).status).toBe(200);
+  });
+});
+
+// Item 5: the trace write threw from the signal handler and from the unmount, and took the server down.
+describe.skipIf(!FUSE_AVAILABLE)('MNEMO_FUSE_TRACE', () => {
+  it('a trace file that cannot be written any more is a warning on SIGUSR2 and at a session end, and the server goes on', async () => {
+    const traceDir = makeTempDir('mnemo-trace-');
+    const server = await startServer({ env: { MNEMO_FUSE_TRACE: join(traceDir, 'trace.json') } });
+    try {
+      const store = (await post(server, '/v1/memory_stores', { name: 'traced' })).body as { id: string };
+      const session = (await post(server, '/v1/sessions', { resources: [{ type: 'memory_store', memory_store_id: store.id }] })).body as WireSession;
+      rmSync(traceDir, { recursive: true, force: true });
+      process.kill(server.pid, 'SIGUSR2');
+      await eventually(async () => expect(server.stderr()).toContain('could not write the FUSE trace'));
+      expect((await rawRequest(server.url, 'DELETE', `/v1/sessions/${session.id}`, { apiKey: server.adminKey })).status).toBe(200);
+      expect(server.exit()).toBeNull();
+      expect((await rawRequest(server.url, 'GET', '/healthz')).status).toBe(200);
+    } finally {
+      await server.stop();
+    }
   });
 });
 

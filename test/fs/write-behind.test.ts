@@ -5,11 +5,13 @@
  */
 import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, readdirSync, statSync, watch } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, readdirSync, statSync, watch } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { journalFileOf } from '../../src/storage/sqlite/journal.js';
 import { FUSE_AVAILABLE, NO_FUSE_REASON, py, run, sh, sleep, startMount } from '../helpers/mount.js';
+import { MAIN_JS, runCli } from '../helpers/server.js';
 import { tmpDir } from '../helpers/tmp.js';
 
 if (!FUSE_AVAILABLE) console.warn(NO_FUSE_REASON);
@@ -57,6 +59,49 @@ describe.skipIf(!FUSE_AVAILABLE)('write-behind through a mount', () => {
       'modified /old.md',
     ]);
     expect(statSync(journalFileOf(host.db)).size).toBe(0);
+  });
+
+  // Item 9: `mnemo mount` on the data dir after the crash did not see the journal, and the next
+  // server's replay put the acknowledged older save over its newer one.
+  it('after a kill -9, mnemo mount replays the journal at its start: it shows the acknowledged save, and its own later save stays the head', async () => {
+    const host = await startMount({ holdMs: HOUR });
+    expect((await sh(`printf 'old text\\n' > plan.md`, host.mnt)).code).toBe(0);
+    expect(committedMountLog(host.db, host.storeId)).toEqual([]);
+    process.kill(host.pid, 'SIGKILL');
+    await host.stop();
+
+    const check = await runCli(['check', '--data-dir', host.dir]);
+    expect(check.code).toBe(1);
+    expect(check.stdout).toContain(`problem: ${journalFileOf(host.db)} holds 1 mount write(s) a server acknowledged but had not committed when it stopped (a crash)`);
+
+    const backup = await runCli(['backup', join(host.dir, 'copy.db'), '--data-dir', host.dir]);
+    expect(backup.code).toBe(0);
+    expect(backup.stderr).toContain('mnemo: warn: the backup lacks 1 mount write(s): ');
+
+    const local = join(host.dir, 'local');
+    mkdirSync(local);
+    const cli = spawn(process.execPath, [MAIN_JS, 'mount', host.storeId, local, '--data-dir', host.dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = new Promise<void>((resolve) => cli.once('exit', () => resolve()));
+    let err = '';
+    cli.stderr.setEncoding('utf8').on('data', (c: string) => (err += c));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        cli.stdout.setEncoding('utf8').on('data', (c: string) => c.includes('\n') && resolve());
+        void exited.then(() => reject(new Error(`mnemo mount exited before mounting\n${err}`)));
+      });
+      expect(err).toMatch(/replayed 1 mount write/);
+      expect((await run('cat', [join(local, 'plan.md')])).stdout).toBe('old text\n');
+      expect((await sh(`printf 'new text\\n' > plan.md`, local)).code).toBe(0);
+    } finally {
+      cli.kill('SIGINT');
+      await exited;
+    }
+    expect(statSync(journalFileOf(host.db)).size).toBe(0);
+
+    const next = await startMount({ dir: host.dir, store: host.storeId, mountName: 'mnt2' });
+    expect(next.stderr()).not.toMatch(/replayed/);
+    expect(await next.tree()).toEqual({ '/plan.md': 'new text\n' });
+    expect(committedMountLog(host.db, host.storeId)).toEqual(['created /plan.md', 'modified /plan.md']);
   });
 
   it('a stop (SIGTERM) commits what is held and leaves an empty journal, which the next start has nothing to replay from', async () => {

@@ -279,6 +279,17 @@ describe('the command line', () => {
     expect((await runCli(['--help'], {}, FAST)).stdout).toContain('MNEMO_MOUNT_SPIN_US');
   });
 
+  // Item 5: it was accepted, and the first SIGUSR2 or session end crashed the server.
+  it('a MNEMO_FUSE_TRACE file that cannot be written stops serve at start with a sentence naming it', async () => {
+    const dir = tmpDir('mnemo-args-');
+    const trace = join(dir, 'missing', 'trace.json');
+    const res = await runCli(['serve', '--port', '0', '--data-dir', join(dir, 'data')], { MNEMO_FUSE_TRACE: trace }, FAST);
+    expect(res.timedOut).toBe(false);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain(`invalid MNEMO_FUSE_TRACE: ${trace} (the directory ${join(dir, 'missing')} does not exist; a file this process can write, or unset)`);
+    expect(res.stdout).toBe('');
+  });
+
   it('--mount-sync takes only fsync or close: anything else exits 2 with the usage, and a bad MNEMO_MOUNT_SYNC stops serve at start', async () => {
     const dir = tmpDir('mnemo-args-');
     const bad = await runCli(['serve', '--port', '0', '--data-dir', dir, '--mount-sync', 'always'], {}, FAST);

@@ -170,6 +170,34 @@ describe('write-behind of mount writes (SQLite)', () => {
     expect(statSync(journalFileOf(crashed)).size).toBe(0);
   });
 
+  // Item 9: another process (mnemo mount, mcp) wrote the path after the crash, before the replay.
+  it('does not replay a write over a memory another process changed after it, and logs which version stays', async () => {
+    const { storage, file, storeId } = await openWithStore();
+    await storage.syncCommits();
+    const crashed = join(tmpDir(), 'mnemo.db');
+    await storage.close();
+    copyFileSync(file, crashed);
+    const again = open(file);
+    await heldSave(again, saveInput(storeId, '/plan.md', 'old text'));
+    await heldSave(again, saveInput(storeId, '/other.md', 'kept'));
+    copyFileSync(journalFileOf(file), journalFileOf(crashed));
+
+    // A later save by a process without the journal (a plain connection, as mnemo mount opens one).
+    await new Promise((r) => setTimeout(r, 5));
+    const beside = openSqliteStorage(crashed);
+    const later = saveInput(storeId, '/plan.md', 'new text');
+    await beside.saveMemoryAt(later);
+    await beside.close();
+
+    const logs: string[] = [];
+    const restarted = open(crashed, logs);
+    expect((await restarted.getMemoryByPath(storeId, '/plan.md'))?.content).toBe('new text');
+    expect((await restarted.getMemoryByPath(storeId, '/other.md'))?.content).toBe('kept');
+    expect(logs.join('\n')).toContain(`mnemo: warn: a journaled mount write of `);
+    expect(logs.join('\n')).toContain(`saveMemoryAt in ${storeId} /plan.md: version ${later.versionId} of ${later.now} changed it later, and stays`);
+    expect(logs.join('\n')).toMatch(/replayed 1 mount write/);
+  });
+
   it('does not apply again a batch that committed before the crash emptied the journal', async () => {
     const { storage, file, storeId } = await openWithStore();
     await heldSave(storage, saveInput(storeId, '/a.md', 'one'));

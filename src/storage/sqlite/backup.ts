@@ -1,6 +1,7 @@
 /**
- * @module Online backups and restores of the SQLite file. A backup uses SQLite's backup API, so it is
- * a consistent copy even while the server writes; a restore checks the copy before it replaces the file.
+ * @module Online backups and restores of the SQLite file. A backup uses SQLite's backup API in one
+ * step, so it is a consistent copy that finishes while the server writes; a restore checks the copy
+ * before it replaces the file.
  */
 import { closeSync, copyFileSync, existsSync, fsyncSync, openSync, readSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -67,7 +68,16 @@ function wholeCopy(file: string): boolean {
 /** How long a backup may go without copying a page before it gives up (the source's busy_timeout is 5 s). */
 const STALL_MS = 15_000;
 
+/** Every page in one step: SQLite's ceiling on a step's page count (better-sqlite3 clamps to it). */
+const ALL_PAGES = 0x7fffffff;
+
 /**
+ * Copies every page in one step. SQLite's backup API starts over from the first page when another
+ * connection (the server) commits between two steps: at 100 pages a step, a copy of a few thousand
+ * pages never got through a steady trickle of saves. One step reads one WAL snapshot, which takes no
+ * lock a writer waits on, so the server goes on saving; only the WAL cannot be checkpointed past that
+ * snapshot until the step ends (better-sqlite3's first step copies no page: the second copies all).
+ *
  * better-sqlite3 steps a backup again and again while SQLite answers SQLITE_BUSY, forever: a source
  * whose -wal/-shm this process cannot write, or whose WAL it cannot recover, answers busy on every
  * step, and the command spun at full CPU with a 0-byte copy and its -journal left behind. This
@@ -82,11 +92,12 @@ function stallGuard(dbFile: string, fail: (err: Error) => void): (p: { totalPage
       remaining = p.remainingPages;
       since = now;
     } else if (now - since > STALL_MS) {
-      const err = new MnemoError('invalid_request', `cannot read ${dbFile}: SQLite stayed busy for ${STALL_MS / 1000} s without copying a page (another process holds it, or its -wal/-shm files cannot be written)`);
+      // With every page in one step, no page copied means SQLite refused the read snapshot itself.
+      const err = new MnemoError('invalid_request', `cannot read ${dbFile}: SQLite stayed busy for ${STALL_MS / 1000} s without copying a page (another process holds a lock that keeps readers out, or its -wal/-shm files cannot be written)`);
       fail(err);
       throw err;
     }
-    return 100;
+    return ALL_PAGES;
   };
 }
 

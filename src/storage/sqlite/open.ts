@@ -33,7 +33,7 @@ import { createSessionStatements } from './sessions.js';
 import { createStoreStatements } from './stores.js';
 import { createChildWalk } from './tree.js';
 import { createWalSync } from './sync.js';
-import { createWriteBehind } from './write-behind.js';
+import { createWriteBehind, replayLeftJournal } from './write-behind.js';
 import { createVersionStatements } from './versions.js';
 import { createForkStatements } from './forks.js';
 import { createStorePurge } from './store-purge.js';
@@ -82,6 +82,12 @@ export interface SqliteOptions {
    * left by a crash is replayed at open. `log` hears replays and writes lost to a failed commit.
    */
   writeBehind?: { log: (line: string) => void; holdMs?: number };
+  /**
+   * Replay and empty a journal a crashed server left (sqlite/write-behind.ts `replayLeftJournal`),
+   * without a write-behind of its own: for `mnemo mount` and `mnemo mcp`, while they hold the data
+   * dir's server lock (no server runs). `log` hears the replay.
+   */
+  replayJournal?: { log: (line: string) => void };
   /**
    * Worker threads with read-only connections for the reads that grow with the store (searches,
    * listing pages, the checks: sqlite/readers.ts); default DEFAULT_READERS, 0 runs them inline.
@@ -178,6 +184,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     ...purgeHere,
   };
   const writeBehind = _options.writeBehind && file !== ':memory:' ? createWriteBehind(db, file, walSync, memoryRows, _options.writeBehind) : null;
+  if (_options.replayJournal && !writeBehind && !readOnly && file !== ':memory:') replayLeftJournal(db, file, memoryRows, _options.replayJournal.log);
   const { port, gate } = bindPort(db, walSync, {
     connection,
     ...(readers.writes ? { asideWrites: threadWrites(readers.writes, searchIndex, purgeDue, treeCount, changes.ownCommitAside) } : {}),

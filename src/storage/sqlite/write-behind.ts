@@ -20,6 +20,7 @@
  * COMMIT itself fails (a full disk), each write of the batch is applied again in a transaction of
  * its own, and any that still fails is logged as lost: its close() had already returned.
  */
+import { existsSync, truncateSync } from 'node:fs';
 import type { JournaledWrite, WriteResult } from '../port.js';
 import type { Memory } from '../../domain/types.js';
 import { journalFileOf, openJournal, readJournal, type Journal, type JournalRecord } from './journal.js';
@@ -211,11 +212,15 @@ function message(err: unknown): string {
  * committed are applied again, in order, each batch in one transaction. A batch committed whole or
  * not at all, so one version of it in the database means it committed (a batch whose writes all
  * changed nothing has no version to tell, and applying such writes again changes nothing either).
+ * A write whose memory or path another process (`mnemo mount` or `mcp` beside or after the crashed
+ * one) changed after the write was made is not applied: it would put older text over newer as the
+ * head. It is logged at warn, naming what was kept.
  */
 export function replayJournal(db: Db, file: string, methods: JournaledMethods, log: (line: string) => void): void {
   const records = readJournal(file);
   if (records.length === 0) return;
   const exists = db.prepare('SELECT 1 FROM versions WHERE id = ?').pluck();
+  const newer = newerVersion(db);
   const batches = new Map<number, JournalRecord[]>();
   for (const r of records) batches.set(r.batch, [...(batches.get(r.batch) ?? []), r]);
   let replayed = 0;
@@ -223,6 +228,11 @@ export function replayJournal(db: Db, file: string, methods: JournaledMethods, l
     if (rs.some((r) => exists.get(r.write.input.versionId) !== undefined)) continue;
     outerTx(db, () => {
       for (const r of rs) {
+        const kept = newer(r.write);
+        if (kept) {
+          log(`mnemo: warn: a journaled mount write of ${r.write.input.now} was not replayed, ${describe(r.write)}: ${kept} changed it later, and stays`);
+          continue;
+        }
         try {
           apply(methods, r.write);
           replayed += 1;
@@ -233,4 +243,30 @@ export function replayJournal(db: Db, file: string, methods: JournaledMethods, l
     });
   }
   if (replayed > 0) log(`mnemo: replayed ${replayed} mount write(s) closed before the last stop but not committed`);
+}
+
+/**
+ * Replays what a crashed server left in the journal of the database at `file`, then empties it: for
+ * `mnemo mount` and `mnemo mcp`, which hold no write-behind of their own, when no server owns the
+ * data dir (the caller holds its server lock), so that their writes come after the replayed ones.
+ */
+export function replayLeftJournal(db: Db, file: string, methods: JournaledMethods, log: (line: string) => void): void {
+  const journalFile = journalFileOf(file);
+  replayJournal(db, journalFile, methods, log);
+  if (existsSync(journalFile)) truncateSync(journalFile, 0);
+}
+
+/** `newer(write)`: "version V of <when>" when a version later than the write is at a path it writes or of a memory it names; else null. */
+function newerVersion(db: Db): (w: JournaledWrite) => string | null {
+  const ofMemory = db.prepare('SELECT id, created_at FROM versions WHERE store_id = ? AND memory_id = ? AND created_at > ? ORDER BY created_at DESC LIMIT 1');
+  const atPath = db.prepare('SELECT id, created_at FROM versions WHERE store_id = ? AND path = ? AND created_at > ? ORDER BY created_at DESC LIMIT 1');
+  return (w) => {
+    const { storeId, now } = w.input;
+    const memoryId = w.method === 'saveMemoryAt' ? null : w.input.memoryId;
+    const path = 'path' in w.input && typeof w.input.path === 'string' ? w.input.path : null;
+    const row = ((memoryId === null ? undefined : ofMemory.get(storeId, memoryId, now)) ?? (path === null ? undefined : atPath.get(storeId, path, now))) as
+      | { id: string; created_at: string }
+      | undefined;
+    return row ? `version ${row.id} of ${row.created_at}` : null;
+  };
 }

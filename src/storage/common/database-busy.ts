@@ -1,0 +1,17 @@
+/**
+ * @module SQLite's "database is locked" (SQLITE_BUSY and its extended codes): another process (an
+ * operator's sqlite3 shell, a backup or replication tool) held the file's write lock past the
+ * connection's busy timeout (5 s). A temporary condition, not a fault of ours: MnemoError
+ * `unavailable` (503 with Retry-After over HTTP), mapped where the faces answer, as disk-full is.
+ */
+import { MnemoError } from '../../domain/errors.js';
+
+export function isDatabaseBusy(err: unknown): boolean {
+  if (!(err instanceof Error) || err instanceof MnemoError) return false;
+  const code = (err as Error & { code?: unknown }).code;
+  return typeof code === 'string' && (code === 'SQLITE_BUSY' || code.startsWith('SQLITE_BUSY_'));
+}
+
+export function databaseBusy(cause: unknown): MnemoError {
+  return new MnemoError('unavailable', 'the database is locked by another process (a write transaction held open on mnemo.db): nothing was written; retry shortly', {}, { cause });
+}
