@@ -44,11 +44,7 @@ describe.skipIf(!fuseAvailable)('node ids', () => {
       expect(mountedPaths()).not.toContain(dir);
       const seen = (await rawRequest(server.url, 'GET', `/v1/sessions/${session.id}`, { apiKey: adminKey })).body as WireSession;
       expect(seen).toMatchObject({ status: 'active', node_id: 'host-a' });
-      const ready = await rawRequest(server.url, 'GET', '/readyz');
-      expect(ready.status).toBe(200);
-      expect(ready.body).toMatchObject({ active_sessions: 1, mounts: 1 });
       await server.stop();
-      expect(mountedPaths()).not.toContain(dir);
 
       server = await startServer({ dataDir, databaseUrl, env: { MNEMO_ADMIN_KEY: adminKey, MNEMO_NODE_ID: 'host-a' } });
       expect(mountedPaths()).toContain(dir);
