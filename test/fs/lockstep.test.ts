@@ -183,12 +183,15 @@ describe.skipIf(!FUSE_AVAILABLE)('the mount in lock step with tmpfs', () => {
     await server?.stop();
   });
 
+  // Each run may take its Python 120 s (a seed took 34 s of vitest's default 60 s on an idle CI machine).
+  const LOCKSTEP_TEST_MS = 150_000;
+
   it.each([1, 2, 3, 6])('seed %i: 1,500 random operations give what tmpfs gives, op by op and in the end', async (seed) => {
     const out = await lockstep(server, `lockstep-${seed}`, seed, 1500);
     expect(out.diverged).toEqual([]);
     expect(out.treeDiff).toEqual([]);
     expect(out.ops).toBe(1500);
-  });
+  }, LOCKSTEP_TEST_MS);
 
   it.each([200, 202, 206])('seed %i of a wider mix (read-write descriptors, ftruncate, appends read back): 1,500 operations give what tmpfs gives', async (seed) => {
     // Each of these seeds diverged before a refused save's draft left its path at the refusal and
@@ -196,13 +199,13 @@ describe.skipIf(!FUSE_AVAILABLE)('the mount in lock step with tmpfs', () => {
     const out = await lockstep(server, `lockstep-wide-${seed}`, seed, 1500, undefined, 'wide');
     expect(out.diverged).toEqual([]);
     expect(out.treeDiff).toEqual([]);
-  });
+  }, LOCKSTEP_TEST_MS);
 
   it.each([1, 4, 12])('seed %i with API writes and deletes between the mount\'s operations: every byte read is the latest, and names go stale for a second at most', async (seed) => {
     const out = await lockstep(server, `lockstep-api-${seed}`, seed, 600, undefined, 'api');
     expect(out.diverged).toEqual([]);
     expect(out.treeDiff).toEqual([]);
-  });
+  }, LOCKSTEP_TEST_MS);
 
   /**
    * Runs `body` (Python, indented for a loop; it sets `got`) for files f0.md, f1.md… in a new

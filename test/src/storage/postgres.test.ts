@@ -723,6 +723,8 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       const spy = function (this: pg.Client, ...args: unknown[]) {
         const q = args[0];
         const text = typeof q === 'string' ? q : String((q as { text?: string }).text);
+        // The change listener's heartbeat is no round trip of the operation under count.
+        if (text === 'SELECT 1') return (original as (...a: unknown[]) => unknown).apply(this, args);
         if (inFlight) {
           sent[sent.length - 1] += `; ${text}`;
         } else {
@@ -742,7 +744,8 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       const s = await addStore();
       // Through the service, as a mount saves: its admission (the store is the caller's, it has room)
       // runs on what the probe finds, where the store and usage reads before it were two round trips more.
-      const service = createService({ storage, clock });
+      // Its background sync of relaxed commits never runs here: under load it fell inside the count.
+      const service = createService({ storage, clock, syncSchedule: () => () => {} });
       onTestFinished(() => service.durability.stop());
       const mount: Caller = { workspaceId: workspace.id, actor: { type: 'session_actor', sessionId: newId('session') } };
       const sent = countQueries();
@@ -782,7 +785,8 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
     it("a mount's save of a file it made is one round trip, and one whose path another writer took meanwhile saves over that memory", async () => {
       const { workspace, addStore, addMemory } = await fixture();
       const s = await addStore();
-      const service = createService({ storage, clock });
+      // Its background sync of relaxed commits never runs here: under load it fell inside the count.
+      const service = createService({ storage, clock, syncSchedule: () => () => {} });
       onTestFinished(() => service.durability.stop());
       const mount: Caller = { workspaceId: workspace.id, actor: { type: 'session_actor', sessionId: newId('session') } };
       const sent = countQueries();
