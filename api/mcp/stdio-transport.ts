@@ -25,12 +25,16 @@ import { excerpt } from '../../src/index.js';
 
 /** A line longer than this is refused (the SDK's transport's limit too), not buffered further. */
 const MAX_LINE_CHARS = 10 * 1024 * 1024;
+/** How long the answers still being worked on may take once stdin has ended. */
+const DRAIN_MS = 30_000;
 
 export interface LineTransportOptions {
   /** Where a refused line is logged (at warn). */
   log: (line: string) => void;
   input?: NodeJS.ReadableStream;
   output?: NodeJS.WritableStream;
+  /** How long to wait, once stdin has ended, for the requests read to be answered (30 s). */
+  drainMs?: number;
 }
 
 export class LineTransport implements Transport {
@@ -49,11 +53,14 @@ export class LineTransport implements Transport {
   #lineNumber = 0;
   #ended = false;
   #closed = false;
+  readonly #drainMs: number;
+  #drainTimer: NodeJS.Timeout | null = null;
 
-  constructor({ log, input = process.stdin, output = process.stdout }: LineTransportOptions) {
+  constructor({ log, input = process.stdin, output = process.stdout, drainMs = DRAIN_MS }: LineTransportOptions) {
     this.#log = log;
     this.#input = input;
     this.#output = output;
+    this.#drainMs = drainMs;
   }
 
   async start(): Promise<void> {
@@ -72,6 +79,7 @@ export class LineTransport implements Transport {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    if (this.#drainTimer) clearTimeout(this.#drainTimer);
     this.#input.off('data', this.#onData);
     this.#input.off('error', this.#onError);
     this.#input.off('end', this.#onEnd);
@@ -104,6 +112,13 @@ export class LineTransport implements Transport {
     this.#buffer = '';
     if (!this.#skipping && last.trim() !== '') this.#receive(last);
     this.#closeWhenAnswered();
+    if (!this.#closed) this.#drainTimer = setTimeout(this.#giveUp, this.#drainMs);
+  };
+
+  #giveUp = (): void => {
+    const ids = [...this.#pending].map((id) => JSON.stringify(id)).join(', ');
+    this.#log(`mnemo: warn: mnemo mcp: stdin ended and ${this.#pending.size} request(s) were still unanswered after ${this.#drainMs / 1000} s (ids ${ids}): closing without them`);
+    void this.close();
   };
 
   #onError = (error: Error): void => this.onerror?.(error);
