@@ -99,6 +99,7 @@ describe('limit settings', () => {
     ['MNEMO_STORE_MAX_MEMORIES', 'many'],
     ['MNEMO_STORE_MAX_BYTES', '0'],
     ['MNEMO_WORKSPACE_MAX_SESSIONS', '-1'],
+    ['MNEMO_WORKSPACE_MAX_MOUNTS', '0'],
     ['MNEMO_WORKSPACE_MAX_FEED_STREAMS', '0'],
     ['MNEMO_MOUNT_LOCAL_MAX_BYTES', '1.5'],
     ['MNEMO_LOCAL_MAX_BYTES', '1e9'],
