@@ -80,6 +80,25 @@ export function assertCheckpointRoom(limits: StoreLimits, storeId: string, usage
   }
 }
 
+/**
+ * The refusal of a fork whose copy holds more than the limits now in force allow (they may have
+ * been lowered since its source grew): refused as a write that took a store there would be.
+ */
+export function assertForkRoom(limits: StoreLimits, sourceId: string, usage: Usage): void {
+  if (usage.memories > limits.maxMemories) {
+    throw new MnemoError(
+      'limit_exceeded',
+      `a fork of memory store ${sourceId} would hold more than ${limits.maxMemories} memories, its limit (MNEMO_STORE_MAX_MEMORIES=${limits.maxMemories}): fork an earlier as_of, or delete some first`,
+    );
+  }
+  if (usage.bytes > limits.maxBytes) {
+    throw new MnemoError(
+      'limit_exceeded',
+      `a fork of memory store ${sourceId} would hold more than ${limits.maxBytes} bytes of content, over its limit (MNEMO_STORE_MAX_BYTES=${limits.maxBytes})`,
+    );
+  }
+}
+
 /** The checks over one storage (the outer port, or a transaction's `tx`): closures only, cheap to make per transaction. */
 /** A store's limits beside what it holds: a mount's `statfs` (df) shows them. */
 export interface StoreRoom {
