@@ -31,8 +31,8 @@ export interface Config {
   apiKey: string | null;
   /** How long Idempotency-Key receipts are replayed before they are purged, in seconds. */
   idempotencyTtlSeconds: number;
-  /** MNEMO_STORE_MAX_MEMORIES, MNEMO_STORE_MAX_BYTES, MNEMO_WORKSPACE_MAX_SESSIONS, MNEMO_WORKSPACE_MAX_FEED_STREAMS (src/service/limits.ts). */
-  storeLimits: { maxMemories: number; maxBytes: number; maxSessions: number; maxFeedStreams: number };
+  /** MNEMO_STORE_MAX_MEMORIES, MNEMO_STORE_MAX_BYTES, MNEMO_WORKSPACE_MAX_SESSIONS, MNEMO_WORKSPACE_MAX_MOUNTS, MNEMO_WORKSPACE_MAX_FEED_STREAMS (src/service/limits.ts). */
+  storeLimits: { maxMemories: number; maxBytes: number; maxSessions: number; maxMounts: number; maxFeedStreams: number };
   /** Bytes of mount-local state (fs/local-budget.ts) one mount may hold (MNEMO_MOUNT_LOCAL_MAX_BYTES) and all mounts together (MNEMO_LOCAL_MAX_BYTES). */
   localLimits: { mountMaxBytes: number; serverMaxBytes: number };
   /** --rotate-admin-key: `serve` replaces the seeded admin key with MNEMO_ADMIN_KEY (flag only). */
@@ -135,6 +135,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Flags = 
     maxMemories: limit('MNEMO_STORE_MAX_MEMORIES', 1_000_000),
     maxBytes: limit('MNEMO_STORE_MAX_BYTES', 1024 * MiB),
     maxSessions: limit('MNEMO_WORKSPACE_MAX_SESSIONS', 256),
+    maxMounts: limit('MNEMO_WORKSPACE_MAX_MOUNTS', 256),
     maxFeedStreams: limit('MNEMO_WORKSPACE_MAX_FEED_STREAMS', 256),
   });
   const localLimits = Object.freeze({

@@ -37,6 +37,9 @@ export function writeAdmission(limits: StoreLimits, caller: Caller, storeId: str
       const old = room.replaces === 'target' ? (target ?? { contentSizeBytes: 0 }) : target;
       assertStoreRoomAfter(limits, storeId, usage, room.newBytes, old);
     },
+    nearLimit(usage) {
+      return room !== null && !clearOfStoreLimits(limits, usage, room.newBytes);
+    },
     clearBelow() {
       // A write that adds a memory (a create; a save that finds nothing at its path): `admit` says
       // yes to it at or below this usage in a store the caller sees.

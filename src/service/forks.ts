@@ -19,6 +19,7 @@ import type { Storage } from '../storage/port.js';
 import { assertPast, type ForkRequest } from '../validate/index.js';
 import type { ReceiptHooks } from './idempotency.js';
 import type { IdGenerator } from './ids.js';
+import { assertForkRoom, type StoreLimits } from './limits.js';
 
 /**
  * Source memories one batch transaction looks at: about 6 ms of the SQLite writer on a loaded
@@ -38,12 +39,14 @@ export interface ForksOptions {
   ids: IdGenerator;
   /** The store a caller may see (404 otherwise). */
   readable: (caller: Caller, id: string) => Promise<Store>;
+  /** The store limits in force: a fork holding more than they allow is refused (limits.ts). */
+  limits: StoreLimits;
   /** Gives other work its turn between batches (default: a macrotask, setImmediate). */
   yieldTurn?: () => Promise<void>;
   batch?: number;
 }
 
-export function createForks({ storage, clock, ids, readable, yieldTurn = () => new Promise((r) => setImmediate(r)), batch = FORK_BATCH }: ForksOptions) {
+export function createForks({ storage, clock, ids, readable, limits, yieldTurn = () => new Promise((r) => setImmediate(r)), batch = FORK_BATCH }: ForksOptions) {
   return {
     /** Deletes forks a crash cut short, one store per transaction (the server runs it every minute); returns how many. */
     async purgeAbandonedForks(): Promise<number> {
@@ -91,10 +94,16 @@ export function createForks({ storage, clock, ids, readable, yieldTurn = () => n
         const from: string | null = after;
         // Not durable on its own (no fsync per batch): nothing sees the rows before the publish,
         // whose durable commit puts every batch before it on disk too.
-        after = await storage.atomic((tx) => tx.copyForkBatch({
-          sourceId: source.id, targetId: store.id, asOf, after: from, limit: batch, actor: caller.actor, now,
-          newMemoryId: () => ids('memory'), newVersionId: () => ids('version'),
-        }), { durable: false });
+        after = await storage.atomic(async (tx) => {
+          const next = await tx.copyForkBatch({
+            sourceId: source.id, targetId: store.id, asOf, after: from, limit: batch, actor: caller.actor, now,
+            newMemoryId: () => ids('memory'), newVersionId: () => ids('version'),
+          });
+          // The copy so far against the limits in force (one row, the usage counter): a fork past
+          // them stops at the batch that crosses them, and is deleted as any failed fork is.
+          assertForkRoom(limits, source.id, await tx.storeUsage(store.id));
+          return next;
+        }, { durable: false });
         if (after !== null) await yieldTurn();
       } while (after !== null);
       return await storage.atomic(async (tx) => {

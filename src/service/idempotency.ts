@@ -88,18 +88,26 @@ export function createIdempotency<Ops>({
       storeId: reply.storeId ?? null,
       versionId: reply.versionId ?? null,
       createdAt: now,
-      expiresAt: new Date(Date.parse(now) + ttlSeconds * 1000).toISOString(),
+      expiresAt: shifted(now, ttlSeconds),
     };
   }
 
+  /** `now` moved by `seconds` (RFC 3339 UTC, as receipts store their times). */
+  const shifted = (now: string, seconds: number) => new Date(Date.parse(now) + seconds * 1000).toISOString();
+
   async function purge(): Promise<number> {
     lastPurge = Date.now();
-    return storage.purgeReceipts(clock());
+    const now = clock();
+    // Receipts kept under a longer retention (before a restart that lowered it) go by this one's.
+    return storage.purgeReceipts(now, shifted(now, ttlSeconds));
   }
 
   async function findIn(s: Storage, req: IdempotentRequest): Promise<Reply | null> {
     const r = await s.findReceipt(req.scope);
-    if (!r || r.expiresAt <= clock()) return null;
+    const now = clock();
+    // The retention in force decides, from the receipt's creation: one stored under a longer one
+    // (before a restart that lowered MNEMO_IDEMPOTENCY_TTL_SECONDS) replays no longer than it allows.
+    if (!r || r.expiresAt <= now || r.createdAt <= shifted(now, -ttlSeconds)) return null;
     if (r.fingerprint !== req.fingerprint) {
       throw new MnemoError(
         'idempotency_conflict',

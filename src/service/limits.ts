@@ -16,6 +16,8 @@ export interface StoreLimits {
   maxBytes: number;
   /** Active sessions one workspace may have (MNEMO_WORKSPACE_MAX_SESSIONS). */
   maxSessions: number;
+  /** Stores the active sessions of one workspace mount together, each a FUSE mount (MNEMO_WORKSPACE_MAX_MOUNTS). */
+  maxMounts: number;
   /** Change-feed event streams one workspace may hold open on one server (MNEMO_WORKSPACE_MAX_FEED_STREAMS; feed.ts). */
   maxFeedStreams: number;
 }
@@ -24,6 +26,7 @@ export const DEFAULT_LIMITS: Readonly<StoreLimits> = Object.freeze({
   maxMemories: 1_000_000,
   maxBytes: 1024 * 1024 * 1024,
   maxSessions: 256,
+  maxMounts: 256,
   maxFeedStreams: 256,
 });
 
@@ -77,6 +80,25 @@ export function assertCheckpointRoom(limits: StoreLimits, storeId: string, usage
   }
 }
 
+/**
+ * The refusal of a fork whose copy holds more than the limits now in force allow (they may have
+ * been lowered since its source grew): refused as a write that took a store there would be.
+ */
+export function assertForkRoom(limits: StoreLimits, sourceId: string, usage: Usage): void {
+  if (usage.memories > limits.maxMemories) {
+    throw new MnemoError(
+      'limit_exceeded',
+      `a fork of memory store ${sourceId} would hold more than ${limits.maxMemories} memories, its limit (MNEMO_STORE_MAX_MEMORIES=${limits.maxMemories}): fork an earlier as_of, or delete some first`,
+    );
+  }
+  if (usage.bytes > limits.maxBytes) {
+    throw new MnemoError(
+      'limit_exceeded',
+      `a fork of memory store ${sourceId} would hold more than ${limits.maxBytes} bytes of content, over its limit (MNEMO_STORE_MAX_BYTES=${limits.maxBytes})`,
+    );
+  }
+}
+
 /** The checks over one storage (the outer port, or a transaction's `tx`): closures only, cheap to make per transaction. */
 /** A store's limits beside what it holds: a mount's `statfs` (df) shows them. */
 export interface StoreRoom {
@@ -86,7 +108,7 @@ export interface StoreRoom {
   memories: number;
 }
 
-export function createLimits(storage: Pick<Storage, 'countActiveSessions' | 'storeUsage'>, limits: StoreLimits) {
+export function createLimits(storage: Pick<Storage, 'countActiveSessions' | 'countActiveMounts' | 'storeUsage'>, limits: StoreLimits) {
   return {
     limits,
     /** One indexed row (the usage counter), never a scan of the store. */
@@ -94,12 +116,20 @@ export function createLimits(storage: Pick<Storage, 'countActiveSessions' | 'sto
       const usage = await storage.storeUsage(storeId);
       return { maxBytes: limits.maxBytes, maxMemories: limits.maxMemories, bytes: usage.bytes, memories: usage.memories };
     },
-    async assertSessionRoom(workspaceId: string): Promise<void> {
+    /** Room for one more session mounting `mounts` stores: a session's every store is a FUSE mount (threads, file descriptors). */
+    async assertSessionRoom(workspaceId: string, mounts: number): Promise<void> {
       const active = await storage.countActiveSessions(workspaceId);
       if (active >= limits.maxSessions) {
         throw new MnemoError(
           'limit_exceeded',
           `the workspace already has ${active} active sessions, its limit (MNEMO_WORKSPACE_MAX_SESSIONS=${limits.maxSessions}): end one first`,
+        );
+      }
+      const mounted = await storage.countActiveMounts(workspaceId);
+      if (mounted + mounts > limits.maxMounts) {
+        throw new MnemoError(
+          'limit_exceeded',
+          `the workspace's active sessions already mount ${mounted} stores; ${mounts} more would pass its limit (MNEMO_WORKSPACE_MAX_MOUNTS=${limits.maxMounts}): end a session first`,
         );
       }
     },

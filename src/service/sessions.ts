@@ -157,7 +157,7 @@ export function createSessions({ storage, getStore, ids, clock, limits, local, m
         ...(caller.actor.type === 'api_actor' ? { createdBy: caller.actor } : {}),
       };
       await storage.atomic(async (tx) => {
-        await limits(tx).assertSessionRoom(caller.workspaceId);
+        await limits(tx).assertSessionRoom(caller.workspaceId, resources.length);
         await tx.insertSession(session);
         await hooks?.record(session, tx);
       });

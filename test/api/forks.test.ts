@@ -2,7 +2,8 @@
  * Forks and content stored once (issue 15, item 3): POST /v1/memory_stores/{id}/fork through the
  * official SDK's raw `client.post`, in-process with a clock the test moves (so a recorded sequence
  * of writes has an instant in its middle), over a real SQLite file or, from
- * test/api/on-postgres/forks.test.ts, a real PostgreSQL database.
+ * test/api/on-postgres/forks.test.ts, a real PostgreSQL database; the limits a fork must fit in,
+ * through the real server restarted with lower ones.
  */
 import Anthropic from '@anthropic-ai/sdk';
 import Database from 'better-sqlite3';
@@ -13,6 +14,9 @@ import { onPostgres } from '../helpers/engine.js';
 import { filesUnder, holding } from '../helpers/files.js';
 import { inProcessApp, type MovableClock } from '../helpers/in-process.js';
 import { createDatabase } from '../helpers/postgres.js';
+import { rawRequest } from '../helpers/sdk.js';
+import { makeTempDir, startServer } from '../helpers/server.js';
+import { rmSync } from 'node:fs';
 import { collect, expectVersionShape } from './shapes.js';
 import { dirname } from 'node:path';
 
@@ -178,6 +182,25 @@ describe('forks', () => {
     expect(await status(fork(source.id, { name: 'f', extra: 1 }))).toBe(400);
     expect(await status(fork('memstore_nope', { name: 'f' }))).toBe(404);
     expect((await collect(ms.list())).map((s) => s.id)).toEqual([source.id]);
+  });
+
+  it('a fork holding more than the store limits in force since a restart lowered them is refused with 413 naming the limit, and leaves no store', async () => {
+    const dataDir = makeTempDir('mnemo-fork-limits-');
+    onTestFinished(() => rmSync(dataDir, { recursive: true, force: true }));
+    let server = await startServer({ dataDir });
+    const post = (path: string, body: unknown) => rawRequest(server.url, 'POST', path, { apiKey: server.adminKey, body: JSON.stringify(body) });
+    const source = (await post('/v1/memory_stores', { name: 'grown' })).body as { id: string };
+    for (const n of [1, 2, 3]) expect((await post(`/v1/memory_stores/${source.id}/memories`, { path: `/m${n}.md`, content: 'x'.repeat(100) })).status).toBe(200);
+    const stores = async () => ((await rawRequest(server.url, 'GET', '/v1/memory_stores', { apiKey: server.adminKey })).body as { data: unknown[] }).data.length;
+    for (const [name, value] of [['MNEMO_STORE_MAX_MEMORIES', '2'], ['MNEMO_STORE_MAX_BYTES', '250']]) {
+      await server.stop();
+      server = await startServer({ dataDir, env: { MNEMO_ADMIN_KEY: server.adminKey, [name!]: value! } });
+      const refused = await post(`/v1/memory_stores/${source.id}/fork`, { name: 'copy' });
+      expect(refused.status, JSON.stringify(refused.body)).toBe(413);
+      expect(refused.body).toMatchObject({ type: 'error', error: { type: 'request_too_large', message: expect.stringContaining(`${name}=${value}`) } });
+      expect(await stores()).toBe(1);
+    }
+    await server.stop();
   });
 
   it('replays a retry with the same Idempotency-Key, and needs the right to create stores', async () => {

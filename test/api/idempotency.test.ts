@@ -321,6 +321,29 @@ describe('idempotency receipts across restarts and expiry', () => {
     }
   });
 
+  it('a receipt kept under a 24 h retention replays no more once a restart lowers MNEMO_IDEMPOTENCY_TTL_SECONDS below its age', async () => {
+    const dataDir = makeTempDir('mnemo-idem-ttl-');
+    try {
+      let s = await startServer({ dataDir });
+      const key = randomUUID();
+      const create = () => send('POST', '/v1/memory_stores', key, { name: 'kept a day' }, s.adminKey, s.url);
+      const first = await create();
+      const madeAt = Date.now();
+      expect((await create()).headers.get('idempotent-replayed')).toBe('true');
+      await s.stop();
+      s = await startServer({ dataDir, env: { MNEMO_ADMIN_KEY: s.adminKey, MNEMO_IDEMPOTENCY_TTL_SECONDS: '1' } });
+      // The receipt is over a second old: under the retention now in force it has expired.
+      await new Promise((r) => setTimeout(r, Math.max(0, madeAt + 1500 - Date.now())));
+      const later = await create();
+      expect(later.status).toBe(200);
+      expect(later.headers.get('idempotent-replayed')).toBeNull();
+      expect((later.body as { id: string }).id).not.toBe((first.body as { id: string }).id);
+      await s.stop();
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
   // In-process, with a clock the test moves: the retention period passes without waiting for it.
   it('after the retention period a receipt is gone and the key makes a new request', async () => {
     const { client: c, clock, raw } = await inProcessApp({ idempotencyTtlSeconds: 1 });

@@ -1,13 +1,14 @@
 /**
  * Store limits through the official SDK against a real server whose limits are set small through
  * the environment (issue 11, item 5): memories per store and bytes per store are refused with 413
- * `request_too_large` naming the limit, counted per store, and freed by deletes.
+ * `request_too_large` naming the limit, counted per store, and freed by deletes; memories that
+ * expired count no more, even before they are purged.
  */
 import type Anthropic from '@anthropic-ai/sdk';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { expectApiError, rawRequest, useServer } from '../helpers/sdk.js';
 import { connectMcp } from '../helpers/mcp.js';
-import { makeTempDir, runCli, type RunningServer } from '../helpers/server.js';
+import { makeTempDir, runCli, startServer, type RunningServer } from '../helpers/server.js';
 import { rmSync } from 'node:fs';
 
 let client: Anthropic;
@@ -58,6 +59,27 @@ describe('store limits', () => {
   });
 });
 
+describe('expired memories and the store limits', () => {
+  it('a store at MNEMO_STORE_MAX_MEMORIES whose memories all expired (more than one write purges) takes a new memory', async () => {
+    const own = await startServer({ env: { MNEMO_STORE_MAX_MEMORIES: '101', MNEMO_STORE_MAX_BYTES: '10000' } });
+    onTestFinished(() => own.stop());
+    const post = (path: string, body: unknown) => rawRequest(own.url, 'POST', path, { apiKey: own.adminKey, body: JSON.stringify(body) });
+    const store = (await post('/v1/memory_stores', { name: 'expiring' })).body as { id: string };
+    // 101 memories of 99 bytes (the limit on both counts), all expiring at one instant after they are made.
+    const expiresAt = new Date(Date.now() + 8000).toISOString();
+    for (let i = 0; i < 101; i += 10) {
+      const made = await Promise.all(Array.from({ length: Math.min(10, 101 - i) }, (_, j) =>
+        post(`/v1/memory_stores/${store.id}/memories`, { path: `/m${i + j}.md`, content: 'x'.repeat(99), expires_at: expiresAt })));
+      for (const r of made) expect(r.status, JSON.stringify(r.body)).toBe(200);
+    }
+    await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(expiresAt) + 200 - Date.now())));
+    const fits = await post(`/v1/memory_stores/${store.id}/memories`, { path: '/new.md', content: 'y'.repeat(99) });
+    expect(fits.status, JSON.stringify(fits.body)).toBe(200);
+    const more = await post(`/v1/memory_stores/${store.id}/memories`, { path: '/more.md', content: 'y' });
+    expect(more.status, JSON.stringify(more.body)).toBe(200);
+  });
+});
+
 describe('checkpoints and the store byte limit', () => {
   const post = (path: string, body?: unknown, method = 'POST') =>
     rawRequest(server.url, method, path, { apiKey: server.adminKey, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
@@ -99,6 +121,7 @@ describe('limit settings', () => {
     ['MNEMO_STORE_MAX_MEMORIES', 'many'],
     ['MNEMO_STORE_MAX_BYTES', '0'],
     ['MNEMO_WORKSPACE_MAX_SESSIONS', '-1'],
+    ['MNEMO_WORKSPACE_MAX_MOUNTS', '0'],
     ['MNEMO_WORKSPACE_MAX_FEED_STREAMS', '0'],
     ['MNEMO_MOUNT_LOCAL_MAX_BYTES', '1.5'],
     ['MNEMO_LOCAL_MAX_BYTES', '1e9'],

@@ -6,7 +6,8 @@
  *   past a cap a write fails with ENOSPC, nothing of the refused file is kept, and deleting or
  *   truncating local files, or ending a session, gives the bytes back;
  * - store limits refuse a save through the mount with ENOSPC;
- * - active sessions per workspace are capped (413 naming the limit).
+ * - active sessions per workspace are capped (413 naming the limit), and so are the stores they
+ *   mount together (each a FUSE mount).
  */
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { eventually, FUSE_AVAILABLE, py } from '../helpers/mount.js';
@@ -206,5 +207,24 @@ print(os.path.basename(f.name))`,
     expect(refused.body).toMatchObject({ type: 'error', error: { type: 'request_too_large', message: expect.stringContaining('MNEMO_WORKSPACE_MAX_SESSIONS=2') } });
     await rawRequest(server.url, 'DELETE', `/v1/sessions/${first.id}`, { apiKey: server.adminKey });
     await sessionOn(server, store.id);
+  });
+
+  it('a session that would take the stores a workspace\'s active sessions mount past MNEMO_WORKSPACE_MAX_MOUNTS is refused with 413 naming the limit, and ending one makes room', async () => {
+    const server = await serverWith({ MNEMO_WORKSPACE_MAX_MOUNTS: '3' });
+    const client = sdkClient(server.url, server.adminKey);
+    const [a, b, c] = [await client.beta.memoryStores.create({ name: 'a' }), await client.beta.memoryStores.create({ name: 'b' }), await client.beta.memoryStores.create({ name: 'c' })];
+    const open = (...stores: { id: string }[]) => rawRequest(server.url, 'POST', '/v1/sessions', {
+      apiKey: server.adminKey,
+      body: JSON.stringify({ resources: stores.map((s) => ({ type: 'memory_store', memory_store_id: s.id, access: 'read_only' })) }),
+    });
+    const first = await open(a, b);
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    const refused = await open(a, c);
+    expect(refused.status).toBe(413);
+    expect(refused.body).toMatchObject({ type: 'error', error: { type: 'request_too_large', message: expect.stringContaining('MNEMO_WORKSPACE_MAX_MOUNTS=3') } });
+    expect((await open(c)).status).toBe(200);
+    expect((await open(a)).status).toBe(413);
+    await rawRequest(server.url, 'DELETE', `/v1/sessions/${(first.body as { id: string }).id}`, { apiKey: server.adminKey });
+    expect((await open(a, c)).status).toBe(200);
   });
 });

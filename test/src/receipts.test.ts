@@ -47,7 +47,7 @@ describe('receipts', () => {
     await s1.insertReceipt(receipt('2026-01-02T00:00:00.000Z', 'new'));
     await s1.close();
     const s2 = openSqliteStorage(file);
-    expect(await s2.purgeReceipts('2026-01-01T12:00:00.000Z')).toBe(1);
+    expect(await s2.purgeReceipts('2026-01-01T12:00:00.000Z', '9999-01-01T00:00:00.000Z')).toBe(1);
     expect(await s2.findReceipt({ ...scope, key: 'old' })).toBeNull();
     expect(await s2.findReceipt({ ...scope, key: 'new' })).toMatchObject({ key: 'new', status: 200 });
     await s2.close();

@@ -55,6 +55,13 @@ export interface Admission {
    * create, postgres/schema/v17.ts) and call `admit` whenever they do not hold.
    */
   clearBelow?(): { memories: number; bytes: number } | null;
+  /**
+   * Whether `admit` would look closer at this usage (a write near a limit). Only then does the
+   * adapter read the usage again without the memories that expired and wait for their purge (the
+   * usage counter still holds them), and show `admit` that instead: so expired memories never
+   * refuse a write, and a write far from the limits costs no more.
+   */
+  nearLimit?(usage: { memories: number; bytes: number }): boolean;
 }
 
 export interface CreateMemoryInput extends WriteStamp {

@@ -35,6 +35,9 @@ export interface ReceiptStorage {
   findReceipt(scope: ReceiptScope): Promise<Receipt | null>;
   insertReceipt(receipt: Receipt): Promise<void>;
   deleteReceipt(scope: ReceiptScope): Promise<void>;
-  /** Deletes receipts that expired at or before `now`; returns how many. */
-  purgeReceipts(now: string): Promise<number>;
+  /**
+   * Deletes receipts that expired at or before `now`, and makes those set to expire after `latest`
+   * (kept under a longer retention than the one in force now) expire at `latest`; returns how many it deleted.
+   */
+  purgeReceipts(now: string, latest: string): Promise<number>;
 }

@@ -20,4 +20,6 @@ export interface SessionStorage {
   endSession(workspaceId: string, id: string, now: string): Promise<Session>;
   /** Active sessions of a workspace, counted from an index of active sessions only. */
   countActiveSessions(workspaceId: string): Promise<number>;
+  /** The stores the active sessions of a workspace mount, all together (each resource of each session). */
+  countActiveMounts(workspaceId: string): Promise<number>;
 }

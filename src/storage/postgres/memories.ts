@@ -19,6 +19,7 @@ import type * as port from '../port.js';
 import { appendGuardedCreate, appendMovedVersions, appendVersionRow, type MovedRow } from './commit-order.js';
 import { all, first, lookup, mayGuard, run, runWithNext, type Q } from './db.js';
 import { purgeExpired } from './expiry.js';
+import { liveUsageReads } from './stores.js';
 import { FULL, META, actorColumns, byUniqueId, live, toMemory, type MemoryRow } from './rows.js';
 import { children } from './tree.js';
 
@@ -97,6 +98,7 @@ function foundBy(r: ProbeRow): port.WriteFound {
 }
 
 export function memoryOps(ctx: MemoryContext) {
+  const { liveStoreUsage } = liveUsageReads(ctx);
   const byId = (q: Q, storeId: string, id: string) =>
     lookup<MemoryRow>(q, `SELECT ${FULL} FROM ${byUniqueId('memories', 2)} WHERE store_id = $1 AND ${live(3)}`, [storeId, id, ctx.clock()]);
   const byPath = (q: Q, storeId: string, path: string) =>
@@ -122,7 +124,11 @@ export function memoryOps(ctx: MemoryContext) {
       ])) ?? NOTHING_FOUND;
     let r = await read();
     // The service's rules first, on what the write found before it changes anything (the purge included).
-    t.admission?.admit(foundBy(r));
+    const found = foundBy(r);
+    // Near a limit, with expired memories waiting (still in the usage counter): the usage without
+    // them, under the store's lock, so no number of them refuses a write that fits.
+    if (r.store_found && r.expired && t.admission?.nearLimit?.(found.usage)) found.usage = await liveStoreUsage(q, storeId);
+    t.admission?.admit(found);
     if (r.store_found && r.expired && t.purge !== false) {
       await purgeExpired(q, storeId, now, WRITE_PURGE_MAX, t.near ?? t.overlapOf ?? t.path);
       r = await read();

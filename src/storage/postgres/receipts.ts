@@ -61,10 +61,12 @@ export const receiptWrites = {
   async deleteReceipt(q: Q, s: ReceiptScope): Promise<void> {
     await run(q, `DELETE FROM idempotency_receipts WHERE ${SCOPE}`, scope(s));
   },
-  async purgeReceipts(q: Q, now: string): Promise<number> {
+  async purgeReceipts(q: Q, now: string, latest: string): Promise<number> {
     // Many servers run this purge: one at a time does it, the others find the lock taken and skip.
     const lock = await first<{ ok: boolean }>(q, 'SELECT pg_try_advisory_xact_lock($1) AS ok', [RECEIPT_PURGE_LOCK_KEY.toString()]);
     if (!lock?.ok) return 0;
+    // A range of the expiry index: rows only after the retention was lowered, none otherwise.
+    await run(q, 'UPDATE idempotency_receipts SET expires_at = $1 WHERE expires_at > $1', [latest]);
     return run(q, 'DELETE FROM idempotency_receipts WHERE expires_at <= $1', [now]);
   },
 };

@@ -30,6 +30,12 @@ export const sessionReads = {
   async countActiveSessions(q: Q, workspaceId: string): Promise<number> {
     return (await first<{ n: number }>(q, "SELECT count(*) AS n FROM sessions WHERE workspace_id = $1 AND status = 'active'", [workspaceId]))!.n;
   },
+  async countActiveMounts(q: Q, workspaceId: string): Promise<number> {
+    const r = await first<{ n: number }>(
+      q, "SELECT coalesce(sum(json_array_length(resources::json)), 0)::int AS n FROM sessions WHERE workspace_id = $1 AND status = 'active'", [workspaceId],
+    );
+    return r!.n;
+  },
 };
 
 export const sessionWrites = {

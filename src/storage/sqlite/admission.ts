@@ -10,7 +10,7 @@ import type { ConnectionMethods } from './port-view.js';
 import type { StoreStatements } from './stores.js';
 
 type Admitted = 'createMemory' | 'updateMemory' | 'deleteMemory' | 'saveMemoryAt' | 'moveMemory' | 'setMemoryAttrs';
-type Parts = Pick<ConnectionMethods, Admitted | 'storeUsage' | 'getMemory' | 'getMemoryMetaByPath'> & Pick<StoreStatements, 'storeShown'>;
+type Parts = Pick<ConnectionMethods, Admitted | 'storeUsage' | 'liveStoreUsage' | 'getMemory' | 'getMemoryMetaByPath'> & Pick<StoreStatements, 'storeShown'>;
 
 export function admittedWrites(c: Parts): Pick<ConnectionMethods, Admitted | 'getMemoryInStore'> {
   /**
@@ -27,9 +27,11 @@ export function admittedWrites(c: Parts): Pick<ConnectionMethods, Admitted | 'ge
       const m = 'id' in target ? c.getMemory(input.storeId, target.id) : c.getMemoryMetaByPath(input.storeId, target.path);
       return m && { contentSizeBytes: m.contentSizeBytes };
     };
+    const usage = c.storeUsage(input.storeId);
     a.admit({
       storeFound: c.storeShown(a.workspaceId, input.storeId),
-      usage: c.storeUsage(input.storeId),
+      // Near a limit only: the counter less the expired memories the write's purge may not reach.
+      usage: a.nearLimit?.(usage) ? c.liveStoreUsage(input.storeId) : usage,
       // Found once, when first read; `admit` reads it before the write, in this same call.
       get target() {
         return (found ??= { target: find() }).target;

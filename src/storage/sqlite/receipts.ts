@@ -1,7 +1,7 @@
 /** @module SQLite statements for idempotency receipts (the transaction that binds one to its mutation is `atomic`, sqlite.ts). */
 import type { Synchronous } from './reads.js';
 import type { Receipt, ReceiptScope, ReceiptStorage } from '../port.js';
-import type { Db } from './tx.js';
+import { writeTx, type Db } from './tx.js';
 import { RECEIPT_VERSION_FIELDS, toReceipt, type ReceiptRow } from '../common/rows.js';
 
 /**
@@ -32,6 +32,8 @@ export function createReceiptStatements(db: Db): Synchronous<ReceiptStorage> {
     ),
     remove: db.prepare(`DELETE FROM idempotency_receipts WHERE ${SCOPE}`),
     purge: db.prepare('DELETE FROM idempotency_receipts WHERE expires_at <= ?'),
+    // A range of the expiry index: rows only after the retention was lowered, none otherwise.
+    cap: db.prepare('UPDATE idempotency_receipts SET expires_at = @latest WHERE expires_at > @latest'),
   };
   const scope = (s: ReceiptScope) => ({ workspaceId: s.workspaceId, apiKeyId: s.apiKeyId, route: s.route, key: s.key });
 
@@ -47,8 +49,9 @@ export function createReceiptStatements(db: Db): Synchronous<ReceiptStorage> {
     deleteReceipt(s) {
       q.remove.run(scope(s));
     },
-    purgeReceipts(now) {
+    purgeReceipts: writeTx(db, (now: string, latest: string): number => {
+      q.cap.run({ latest });
       return q.purge.run(now).changes;
-    },
+    }),
   };
 }

@@ -22,6 +22,9 @@ export function createSessionStatements(db: Db): Synchronous<SessionStorage> {
     move: db.prepare("UPDATE sessions SET resources = ?, node_id = ? WHERE workspace_id = ? AND id = ? AND status = 'active'"),
     end: db.prepare("UPDATE sessions SET status = 'ended', ended_at = ? WHERE id = ?"),
     countActive: db.prepare("SELECT count(*) AS n FROM sessions INDEXED BY sessions_active_by_workspace WHERE workspace_id = ? AND status = 'active'"),
+    countMounts: db.prepare(
+      "SELECT coalesce(sum(json_array_length(resources)), 0) AS n FROM sessions INDEXED BY sessions_active_by_workspace WHERE workspace_id = ? AND status = 'active'",
+    ),
   };
 
   return {
@@ -37,6 +40,9 @@ export function createSessionStatements(db: Db): Synchronous<SessionStorage> {
     },
     countActiveSessions(workspaceId) {
       return (q.countActive.get(workspaceId) as { n: number }).n;
+    },
+    countActiveMounts(workspaceId) {
+      return (q.countMounts.get(workspaceId) as { n: number }).n;
     },
     listActiveSessions() {
       return (q.active.all() as SessionRow[]).map(toSession);

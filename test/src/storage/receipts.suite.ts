@@ -4,6 +4,9 @@ import { newId } from '../../../src/service/ids.js';
 import type { Receipt, ReceiptScope } from '../../../src/storage/port.js';
 import { fixture, type MakeStorage } from './fixture.js';
 
+/** A `latest` no receipt here expires after: the purge shortens none. */
+const FAR = '9999-01-01T00:00:00.000Z';
+
 export function runReceiptSuite(makeStorage: MakeStorage): void {
   describe('receipts', () => {
     function receiptOf(scope: ReceiptScope, expiresAt = '2999-01-01T00:00:00.000Z', extra: Partial<Receipt> = {}): Receipt {
@@ -40,10 +43,21 @@ export function runReceiptSuite(makeStorage: MakeStorage): void {
       await storage.insertReceipt(receiptOf({ ...scope, key: 'a' }, '2026-03-01T00:00:00.000Z'));
       await storage.insertReceipt(receiptOf({ ...scope, key: 'b' }, '2026-03-02T00:00:00.000Z'));
       await storage.insertReceipt(receiptOf({ ...scope, key: 'c' }, '2026-03-03T00:00:00.000Z'));
-      expect(await storage.purgeReceipts('2026-03-02T00:00:00.000Z')).toBe(2);
+      expect(await storage.purgeReceipts('2026-03-02T00:00:00.000Z', FAR)).toBe(2);
       expect(await storage.findReceipt({ ...scope, key: 'b' })).toBeNull();
       expect(await storage.findReceipt({ ...scope, key: 'c' })).not.toBeNull();
-      expect(await storage.purgeReceipts('2026-03-02T00:00:00.000Z')).toBe(0);
+      expect(await storage.purgeReceipts('2026-03-02T00:00:00.000Z', FAR)).toBe(0);
+    });
+
+    it('purging makes receipts set to expire after the latest time given expire then', async () => {
+      const { storage, workspace } = await fixture(makeStorage);
+      const scope: ReceiptScope = { workspaceId: workspace.id, apiKeyId: newId('apiKey'), route: 'POST /v1/memory_stores', key: 'k' };
+      await storage.insertReceipt(receiptOf({ ...scope, key: 'a' }, '2026-03-02T00:00:00.000Z'));
+      await storage.insertReceipt(receiptOf({ ...scope, key: 'b' }, '2026-03-09T00:00:00.000Z'));
+      expect(await storage.purgeReceipts('2026-03-01T00:00:00.000Z', '2026-03-03T00:00:00.000Z')).toBe(0);
+      expect(await storage.findReceipt({ ...scope, key: 'a' })).toMatchObject({ expiresAt: '2026-03-02T00:00:00.000Z' });
+      expect(await storage.findReceipt({ ...scope, key: 'b' })).toMatchObject({ expiresAt: '2026-03-03T00:00:00.000Z' });
+      expect(await storage.purgeReceipts('2026-03-03T00:00:00.000Z', FAR)).toBe(2);
     });
 
     it("a receipt naming a deleted store is found no more from the delete on, and the store's purge removes it", async () => {
@@ -62,7 +76,7 @@ export function runReceiptSuite(makeStorage: MakeStorage): void {
       expect(await storage.findReceipt(storeless)).not.toBeNull();
       while (await storage.purgeDeletedStores());
       // What is left, counted by a purge of everything: the two receipts of no deleted store.
-      expect(await storage.purgeReceipts('3000-01-01T00:00:00.000Z')).toBe(2);
+      expect(await storage.purgeReceipts('3000-01-01T00:00:00.000Z', FAR)).toBe(2);
     });
 
     it('a receipt written with its mutation in one atomic call goes when the mutation fails', async () => {

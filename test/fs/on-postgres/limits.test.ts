@@ -1,0 +1,4 @@
+// test/fs/limits.test.ts against a server on PostgreSQL (test/helpers/engine.ts).
+import { serveOnPostgres } from '../../helpers/engine.js';
+
+if (serveOnPostgres()) await import('../limits.test.js');
