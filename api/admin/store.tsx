@@ -19,8 +19,8 @@ export function storePages(service: Service) {
     const usage = await service.storeUsage(c.var.caller, id);
     const prefix = q['prefix'] || '/';
     const tree = await treePage(service, c, id, prefix, q['page'] ?? null);
-    let search: SearchPage | null = null;
-    if (q['q']) search = await service.searchMemories(c.var.caller, id, parseSearchQuery({ q: q['q'], mode: q['mode'] === 'substring' ? 'substring' : 'fts', limit: '20' }));
+    const mode = q['mode'] === 'substring' ? 'substring' : 'fts';
+    const search = q['q'] ? await searchPage(service, c, id, q['q'], mode, q['search_page'] ?? null) : null;
     const now = await service.clock();
     return c.html(
       <Page title={store.name} frame={frameOf(c)}>
@@ -48,7 +48,7 @@ export function storePages(service: Service) {
             </label>
             <button type="submit">Search</button>
           </form>
-          {search ? <SearchResults storeId={id} page={search} /> : null}
+          {search ? <SearchResults storeId={id} page={search} more={(p) => `/admin/stores/${id}${qs({ q: q['q'], mode, search_page: p })}#search-h`} /> : null}
         </section>
 
         <section aria-labelledby="tree-h">
@@ -100,6 +100,23 @@ export function storePages(service: Service) {
   return app;
 }
 
+/** Search requests one console page may make: each reads a bounded number of rows (README, Search). */
+const SEARCH_REQUESTS = 10;
+
+/**
+ * One page of search hits. A page may come back empty with a `nextPage` (a substring scan stops at
+ * its budget), so empty pages are followed, up to SEARCH_REQUESTS of them; the result may still be
+ * empty with a `nextPage`, which the page offers to go on from.
+ */
+async function searchPage(service: Service, c: AdminContext, storeId: string, text: string, mode: 'fts' | 'substring', page: string | null): Promise<SearchPage> {
+  let at = page;
+  for (let i = 1; ; i += 1) {
+    const found = await service.searchMemories(c.var.caller, storeId, parseSearchQuery({ q: text, mode, limit: '20', ...(at ? { page: at } : {}) }));
+    if (found.data.length > 0 || !found.nextPage || i === SEARCH_REQUESTS) return found;
+    at = found.nextPage;
+  }
+}
+
 async function treePage(service: Service, c: AdminContext, storeId: string, prefix: string, page: string | null) {
   const list = await service.listMemories(c.var.caller, storeId, parseMemoryListQuery({ path_prefix: prefix, depth: '1', limit: String(TREE_PAGE), ...(page ? { page } : {}) }));
   const items = list.data.map((item) => <TreeItem storeId={storeId} item={item} />);
@@ -136,17 +153,22 @@ function TreeItem({ storeId, item }: { storeId: string; item: MemoryListItem }) 
   );
 }
 
-function SearchResults({ storeId, page }: { storeId: string; page: SearchPage }) {
-  if (page.data.length === 0) return <p>No memory matches.</p>;
+function SearchResults({ storeId, page, more }: { storeId: string; page: SearchPage; more: (cursor: string) => string }) {
+  if (page.data.length === 0 && !page.nextPage) return <p>No memory matches.</p>;
   return (
-    <ol>
-      {page.data.map((h) => (
-        <li>
-          <a href={`/admin/stores/${storeId}/memories/${h.memory.id}`}>{h.memory.path}</a>
-          <pre class="content">{h.snippet}</pre>
-        </li>
-      ))}
-    </ol>
+    <>
+      {page.data.length === 0 ? <p>No match yet: the search stopped at its limit of memories read for one page, and has more of the store to search.</p> : (
+        <ol>
+          {page.data.map((h) => (
+            <li>
+              <a href={`/admin/stores/${storeId}/memories/${h.memory.id}`}>{h.memory.path}</a>
+              <pre class="content">{h.snippet}</pre>
+            </li>
+          ))}
+        </ol>
+      )}
+      {page.nextPage ? <p class="pager"><a href={more(page.nextPage)}>{page.data.length === 0 ? 'Search further →' : 'Next results →'}</a></p> : null}
+    </>
   );
 }
 

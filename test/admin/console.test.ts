@@ -286,6 +286,30 @@ describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () 
     expect((await api(url, admin, 'GET', `/v1/memory_stores/${storeId}`)).status).toBe(404);
   });
 
+  it('a substring search follows the scan past an empty first page, and pages on with "Next results"', async () => {
+    const big = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'Big store' })).json.id;
+    // 20 memories of 100,000 characters spend one request's 2,000,000-character scan budget.
+    for (let i = 0; i < 20; i += 1) {
+      expect((await api(url, admin, 'POST', `/v1/memory_stores/${big}/memories`, { path: `/a/${String(i).padStart(2, '0')}.md`, content: 'x'.repeat(100_000) })).status).toBe(200);
+    }
+    for (let i = 0; i < 21; i += 1) await api(url, admin, 'POST', `/v1/memory_stores/${big}/memories`, { path: `/p/${String(i).padStart(2, '0')}.md`, content: `page hit ${i}\n` });
+    const first = await api(url, admin, 'GET', `/v1/memory_stores/${big}/search?q=page%20hit&mode=substring`);
+    expect(first.json).toMatchObject({ data: [], candidates_capped: true, next_page: expect.any(String) });
+    await page.goto(`${url}/admin/stores/${big}`);
+    await page.getByLabel('Search text').fill('page hit');
+    await page.getByLabel('Mode').selectOption('substring');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.waitForURL(/q=page/);
+    const hits = page.locator('#search-h ~ ol > li > a');
+    expect(await hits.count()).toBe(20);
+    expect(await hits.first().textContent()).toBe('/p/00.md');
+    expect(await page.locator('#search-h').locator('..').textContent()).not.toContain('No memory matches');
+    await page.getByRole('link', { name: 'Next results →' }).click();
+    await page.waitForURL(/search_page=/);
+    expect(await hits.allTextContents()).toEqual(['/p/20.md']);
+    expect(await page.getByRole('link', { name: 'Next results →' }).count()).toBe(0);
+  });
+
   it('signing out ends the console session', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(/\/admin\/sign-in/);
