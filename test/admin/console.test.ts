@@ -310,6 +310,23 @@ describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () 
     expect(await page.getByRole('link', { name: 'Next results →' }).count()).toBe(0);
   });
 
+  it('redacting a version whose text another version still holds says so, with how many, as the API does', async () => {
+    const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'dup text' })).json.id;
+    const a = (await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories`, { path: '/a.md', content: 'api_token=sk-live-123\n' })).json;
+    await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories/${a.id}`, { content: 'cleaned\n' });
+    await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories`, { path: '/copy.md', content: 'api_token=sk-live-123\n' });
+    await page.goto(`${url}/admin/stores/${st}/memories/${a.id}`);
+    const row = page.locator(`tr[id="${a.memory_version_id}"]`);
+    await row.getByRole('button', { name: 'Redact' }).click();
+    const dialog = page.getByRole('dialog');
+    expect(await dialog.textContent()).toContain('the text stays stored until that version is redacted as well');
+    await dialog.getByRole('button', { name: 'Redact version' }).click();
+    await page.waitForURL(/redacted=/);
+    const notice = await page.getByRole('status').textContent();
+    expect(notice).toContain('its content is not: 1 other version in this workspace still holds the same text');
+    expect(notice).not.toContain('content and path are erased');
+  });
+
   it('signing out ends the console session', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(/\/admin\/sign-in/);
