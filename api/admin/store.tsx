@@ -199,8 +199,8 @@ function StoreControls({ store, csrf }: { store: Store; csrf: string }) {
           <p>This deletes the store with every memory and version in it, at once. It cannot be undone.</p>
           <form method="post" action={`${base}/delete`} class="stack">
             <Csrf token={csrf} />
-            <label>Type the store's name, <strong>{store.name}</strong>, to confirm <input name="confirm_name" required autocomplete="off" /></label>
-            <div><button type="submit" class="danger">Delete store</button> <Cancel /></div>
+            <label>Type the store's name, <strong>{store.name}</strong>, to confirm <input name="confirm_name" required autocomplete="off" autofocus /></label>
+            <div><button type="submit" class="danger">Delete store</button> <Cancel focus={false} /></div>
           </form>
         </Confirm>
       </div>

@@ -209,6 +209,9 @@ describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () 
     expect(await row.textContent()).toContain('/mnt/memory/project-notes');
     await screenshot(page, 'sessions');
     await row.getByRole('button', { name: 'End session' }).click();
+    const dialog = page.getByRole('dialog');
+    expect(await dialog.textContent()).toContain('unmounted at once');
+    await dialog.getByRole('button', { name: 'End session' }).click();
     await page.waitForURL(/ended=/);
     expect(await page.locator(`tr[id="${s.json.id}"]`).textContent()).toContain('ended');
     expect((await api(url, admin, 'GET', `/v1/sessions/${s.json.id}`)).json.status).toBe('ended');
@@ -325,6 +328,39 @@ describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () 
     const notice = await page.getByRole('status').textContent();
     expect(notice).toContain('its content is not: 1 other version in this workspace still holds the same text');
     expect(notice).not.toContain('content and path are erased');
+  });
+
+  it('a confirmation dialog opens with focus on Cancel, so pressing Enter twice redacts, archives or ends nothing', async () => {
+    const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'enter test' })).json.id;
+    const m = (await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories`, { path: '/a.md', content: 'keep me\n' })).json;
+    await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories/${m.id}`, { content: 'v2\n' });
+    const s = (await api(url, admin, 'POST', '/v1/sessions', { resources: [{ type: 'memory_store', memory_store_id: st, access: 'read_only' }] })).json;
+    try {
+      const focused = () => page.evaluate('document.activeElement && document.activeElement.textContent') as Promise<string | null>;
+      const twice = async (opener: ReturnType<Page['getByRole']>) => {
+        await opener.focus();
+        await page.keyboard.press('Enter');
+        await page.getByRole('dialog').waitFor();
+        expect(await focused()).toBe('Cancel');
+        await page.keyboard.press('Enter');
+        await page.getByRole('dialog').waitFor({ state: 'hidden' });
+      };
+      await page.goto(`${url}/admin/stores/${st}/memories/${m.id}`);
+      await twice(page.locator(`tr[id="${m.memory_version_id}"]`).getByRole('button', { name: 'Redact' }));
+      await page.goto(`${url}/admin/stores/${st}`);
+      await twice(page.getByRole('button', { name: 'Archive', exact: true }));
+      await page.goto(`${url}/admin/sessions`);
+      await twice(page.locator(`tr[id="${s.id}"]`).getByRole('button', { name: 'End session' }));
+      // The typed-name dialog starts in its text field: Enter there submits nothing while it is empty.
+      await page.goto(`${url}/admin/stores/${st}`);
+      await page.getByRole('button', { name: 'Delete', exact: true }).click();
+      expect(await page.evaluate('document.activeElement && document.activeElement.name')).toBe('confirm_name');
+      expect((await api(url, admin, 'GET', `/v1/memory_stores/${st}/memory_versions/${m.memory_version_id}`)).json.redacted_at).toBeNull();
+      expect((await api(url, admin, 'GET', `/v1/memory_stores/${st}`)).json.archived_at).toBeNull();
+      expect((await api(url, admin, 'GET', `/v1/sessions/${s.id}`)).json.status).toBe('active');
+    } finally {
+      await api(url, admin, 'POST', `/v1/sessions/${s.id}/end`);
+    }
   });
 
   it('signing out ends the console session', async () => {
