@@ -1,7 +1,7 @@
 /** @module /admin/stores/:store: a store's tree (folders expand, paged), search, counts, and its edit, archive and delete. */
 import { Hono } from 'hono';
 import { baseName, parseMemoryListQuery, parseSearchQuery, parseStoreUpdate, type MemoryListItem, type SearchPage, type Service, type Store } from '../../src/index.js';
-import { canWrite, field, frameOf, query, type AdminContext } from './context.js';
+import { canWrite, exactField, field, frameOf, query, type AdminContext } from './context.js';
 import type { AdminEnv } from './env.js';
 import { Page } from './layout.js';
 import { seeOther, segment } from './redirect.js';
@@ -70,7 +70,12 @@ export function storePages(service: Service) {
 
   app.post('/:store/edit', async (c) => {
     const id = c.req.param('store');
-    await service.updateStore(c.var.caller, id, parseStoreUpdate({ name: field(c, 'name'), description: field(c, 'description') }));
+    // Only what was edited is sent: Save with nothing changed writes nothing (no version of the store, no updated_at).
+    const store = await service.getStore(c.var.caller, id);
+    const name = exactField(c, 'name');
+    const description = exactField(c, 'description');
+    const changed = { ...(name !== store.name ? { name } : {}), ...(description !== store.description ? { description } : {}) };
+    if (Object.keys(changed).length > 0) await service.updateStore(c.var.caller, id, parseStoreUpdate(changed));
     return seeOther(c, `/admin/stores/${segment(id)}`);
   });
 
@@ -181,7 +186,8 @@ function StoreControls({ store, csrf }: { store: Store; csrf: string }) {
         <form method="post" action={`${base}/edit`} class="stack">
           <Csrf token={csrf} />
           <label>Name <input name="name" value={store.name} required maxlength={255} /></label>
-          <label>Description <textarea name="description" rows={2}>{store.description}</textarea></label>
+          {/* The HTML parser drops one newline right after <textarea>: this one, not the description's own. */}
+          <label>Description <textarea name="description" rows={2}>{`\n${store.description}`}</textarea></label>
           <div><button type="submit">Save changes</button></div>
         </form>
       )}

@@ -363,6 +363,19 @@ describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () 
     }
   });
 
+  it('Save changes with nothing edited changes nothing, and an edited description keeps its newlines as LF', async () => {
+    const created = (await api(url, admin, 'POST', '/v1/memory_stores', { name: ' spaced ', description: '\nline one\nline two\n' })).json;
+    await page.goto(`${url}/admin/stores/${created.id}`);
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.waitForURL(`${url}/admin/stores/${created.id}`);
+    const after = (await api(url, admin, 'GET', `/v1/memory_stores/${created.id}`)).json;
+    expect(after).toMatchObject({ name: ' spaced ', description: '\nline one\nline two\n', updated_at: created.updated_at });
+    await page.getByLabel('Description').fill('first\nsecond\n');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.waitForURL(`${url}/admin/stores/${created.id}`);
+    expect((await api(url, admin, 'GET', `/v1/memory_stores/${created.id}`)).json).toMatchObject({ name: ' spaced ', description: 'first\nsecond\n' });
+  });
+
   it('signing out ends the console session', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(/\/admin\/sign-in/);
