@@ -1,7 +1,7 @@
 /** @module /admin/stores/:store: a store's tree (folders expand, paged), search, counts, and its edit, archive and delete. */
 import { Hono } from 'hono';
 import { baseName, parseMemoryListQuery, parseSearchQuery, parseStoreUpdate, type MemoryListItem, type SearchPage, type Service, type Store } from '../../src/index.js';
-import { canWrite, exactField, field, frameOf, query, type AdminContext } from './context.js';
+import { canWrite, exactField, frameOf, query, type AdminContext } from './context.js';
 import type { AdminEnv } from './env.js';
 import { Page } from './layout.js';
 import { seeOther, segment } from './redirect.js';
@@ -88,7 +88,7 @@ export function storePages(service: Service) {
   app.post('/:store/delete', async (c) => {
     const id = c.req.param('store');
     const store = await service.getStore(c.var.caller, id);
-    if (field(c, 'confirm_name') !== store.name) {
+    if (exactField(c, 'confirm_name') !== store.name) {
       return c.html(
         <Page title="Not deleted" frame={frameOf(c)}>
           <h1>Not deleted</h1>

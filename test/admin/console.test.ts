@@ -376,6 +376,18 @@ describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () 
     expect((await api(url, admin, 'GET', `/v1/memory_stores/${created.id}`)).json).toMatchObject({ name: ' spaced ', description: 'first\nsecond\n' });
   });
 
+  it('a store whose name begins or ends with spaces, or is only spaces, is deleted by typing its name exactly', async () => {
+    for (const name of ['scratch ', '   ']) {
+      const id = (await api(url, admin, 'POST', '/v1/memory_stores', { name })).json.id;
+      await page.goto(`${url}/admin/stores/${id}`);
+      await page.getByRole('button', { name: 'Delete', exact: true }).click();
+      await page.getByRole('dialog').getByLabel(/Type the store's name/).fill(name);
+      await page.getByRole('dialog').getByRole('button', { name: 'Delete store' }).click();
+      await page.waitForURL(`${url}/admin/stores`);
+      expect((await api(url, admin, 'GET', `/v1/memory_stores/${id}`)).status, JSON.stringify(name)).toBe(404);
+    }
+  });
+
   it('signing out ends the console session', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(/\/admin\/sign-in/);
