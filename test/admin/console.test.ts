@@ -388,6 +388,17 @@ describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () 
     }
   });
 
+  it('a store or key name holding a bidi control (U+202E) is refused by the API and the console alike', async () => {
+    const refused = await api(url, admin, 'POST', '/v1/memory_stores', { name: 'Payroll \u202etxt.exe' });
+    expect(refused.status).toBe(400);
+    expect(refused.json.error.message).toBe('name: contains a forbidden character (U+202E): bidirectional-text controls are refused');
+    expect((await api(url, admin, 'POST', '/v1/api_keys', { name: 'ci \u2067admin', role: 'read_only' })).status).toBe(400);
+    await page.goto(`${url}/admin/stores`);
+    await page.getByLabel('Name').fill('Payroll \u202etxt.exe');
+    await page.getByRole('button', { name: 'Create store' }).click();
+    expect(await page.getByRole('alert').textContent()).toContain('forbidden character (U+202E)');
+  });
+
   it('signing out ends the console session', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(/\/admin\/sign-in/);
