@@ -21,6 +21,15 @@ export function field(c: AdminContext, name: string): string {
 }
 
 /**
+ * A form field exactly as typed ('' when absent), for values compared with or written over stored
+ * text (a name may begin or end with spaces); a textarea's CRLF, which form encoding always sends,
+ * back to LF.
+ */
+export function exactField(c: AdminContext, name: string): string {
+  return (formOf(c).get(name) ?? '').replace(/\r\n/g, '\n');
+}
+
+/**
  * Key id → name for the actors a page shows: only an admin may read keys, so others see ids. Only
  * those keys are read (a workspace may hold many thousands), each by its id.
  */

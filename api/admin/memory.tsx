@@ -35,7 +35,7 @@ export function memoryPages(service: Service) {
       <Page title={path} frame={frame}>
         <p><a href={`/admin/stores/${storeId}`}>← {store.name}</a></p>
         <h1><code>{path}</code> {memory ? null : <span class="badge ended">deleted</span>}</h1>
-        <Notice message={q['redacted'] ? `Version ${q['redacted']} was redacted: its content and path are erased.` : undefined} />
+        <Notice message={q['redacted'] ? redactedNotice(q['redacted'], q['held']) : undefined} />
         {memory ? <MemoryView memory={memory} now={now} /> : <p>This memory was deleted; its versions remain until redacted.</p>}
 
         <section aria-labelledby="history-h">
@@ -89,10 +89,21 @@ export function memoryPages(service: Service) {
     const before = await service.getVersion(c.var.caller, storeId, versionId);
     if (before.memoryId !== c.req.param('memory')) throw notFound('memory version', versionId);
     const v = await service.redactVersion(c.var.caller, storeId, versionId);
-    return seeOther(c, `/admin/stores/${segment(storeId)}/memories/${segment(v.memoryId)}${qs({ redacted: v.id })}#${segment(v.id)}`);
+    const held = String(v.contentStillHeldBy ?? 0);
+    return seeOther(c, `/admin/stores/${segment(storeId)}/memories/${segment(v.memoryId)}${qs({ redacted: v.id, held })}#${segment(v.id)}`);
   });
 
   return app;
+}
+
+/**
+ * What a redaction did: the text is stored once, so its bytes stay while another unredacted version
+ * in the workspace holds the same text (the API's `content_still_held_by`).
+ */
+function redactedNotice(versionId: string, held: string | undefined): string {
+  const n = held && /^\d{1,9}$/.test(held) ? Number(held) : 0;
+  if (n === 0) return `Version ${versionId} was redacted: its content and path are erased.`;
+  return `Version ${versionId} was redacted: its path is erased, but its content is not: ${n} other ${n === 1 ? 'version' : 'versions'} in this workspace still ${n === 1 ? 'holds' : 'hold'} the same text, which stays stored until every version holding it is redacted.`;
 }
 
 async function liveMemory(service: Service, caller: Parameters<Service['getMemory']>[0], storeId: string, memoryId: string): Promise<Memory | null> {
@@ -142,6 +153,7 @@ function RedactDialog({ version: v, csrf, action }: { version: MemoryVersion; cs
   return (
     <Dialog id={`redact-${v.id}`} title="Redact this version?">
       <p><strong>This erases the version's content and path for ever; it cannot be undone.</strong> The version stays in the history as redacted, with who redacted it and when.</p>
+      <p>The same text is stored once: if another version (of any memory in this workspace) holds it too, the text stays stored until that version is redacted as well. The result says how many still hold it.</p>
       <p>Path: <code>{v.path ?? '—'}</code></p>
       <pre class="content" aria-label="Content that will be erased">{v.content ?? ''}</pre>
       <form method="post" action={action}>

@@ -5,7 +5,7 @@ import { canWrite, frameOf, query } from './context.js';
 import type { AdminEnv } from './env.js';
 import { Page } from './layout.js';
 import { seeOther, segment } from './redirect.js';
-import { Csrf, Notice, Pager, qs, Time } from './ui.js';
+import { Cancel, Confirm, Csrf, Notice, Pager, qs, Time } from './ui.js';
 
 export function sessionPages(service: Service) {
   const app = new Hono<AdminEnv>();
@@ -32,10 +32,13 @@ export function sessionPages(service: Service) {
                   <td data-label="Ended"><Time at={s.endedAt} now={now} /></td>
                   <td data-label="Action">
                     {s.status === 'active' && canWrite(c) ? (
-                      <form method="post" action={`/admin/sessions/${s.id}/end`} class="inline">
-                        <Csrf token={frame.csrf} />
-                        <button type="submit" class="danger" aria-label={`End session ${s.id}`}>End session</button>
-                      </form>
+                      <Confirm id={`end-${s.id}`} label="End session" title={`End session ${s.id}?`} danger>
+                        <p>Its stores are unmounted at once: an agent working in them loses its mounts. An ended session cannot be started again.</p>
+                        <form method="post" action={`/admin/sessions/${s.id}/end`}>
+                          <Csrf token={frame.csrf} />
+                          <button type="submit" class="danger">End session</button> <Cancel />
+                        </form>
+                      </Confirm>
                     ) : null}
                   </td>
                 </tr>

@@ -1,7 +1,7 @@
 /** @module /admin/stores/:store: a store's tree (folders expand, paged), search, counts, and its edit, archive and delete. */
 import { Hono } from 'hono';
 import { baseName, parseMemoryListQuery, parseSearchQuery, parseStoreUpdate, type MemoryListItem, type SearchPage, type Service, type Store } from '../../src/index.js';
-import { canWrite, field, frameOf, query, type AdminContext } from './context.js';
+import { canWrite, exactField, frameOf, query, type AdminContext } from './context.js';
 import type { AdminEnv } from './env.js';
 import { Page } from './layout.js';
 import { seeOther, segment } from './redirect.js';
@@ -19,8 +19,8 @@ export function storePages(service: Service) {
     const usage = await service.storeUsage(c.var.caller, id);
     const prefix = q['prefix'] || '/';
     const tree = await treePage(service, c, id, prefix, q['page'] ?? null);
-    let search: SearchPage | null = null;
-    if (q['q']) search = await service.searchMemories(c.var.caller, id, parseSearchQuery({ q: q['q'], mode: q['mode'] === 'substring' ? 'substring' : 'fts', limit: '20' }));
+    const mode = q['mode'] === 'substring' ? 'substring' : 'fts';
+    const search = q['q'] ? await searchPage(service, c, id, q['q'], mode, q['search_page'] ?? null) : null;
     const now = await service.clock();
     return c.html(
       <Page title={store.name} frame={frameOf(c)}>
@@ -48,7 +48,7 @@ export function storePages(service: Service) {
             </label>
             <button type="submit">Search</button>
           </form>
-          {search ? <SearchResults storeId={id} page={search} /> : null}
+          {search ? <SearchResults storeId={id} page={search} more={(p) => `/admin/stores/${id}${qs({ q: q['q'], mode, search_page: p })}#search-h`} /> : null}
         </section>
 
         <section aria-labelledby="tree-h">
@@ -70,7 +70,12 @@ export function storePages(service: Service) {
 
   app.post('/:store/edit', async (c) => {
     const id = c.req.param('store');
-    await service.updateStore(c.var.caller, id, parseStoreUpdate({ name: field(c, 'name'), description: field(c, 'description') }));
+    // Only what was edited is sent: Save with nothing changed writes nothing (no version of the store, no updated_at).
+    const store = await service.getStore(c.var.caller, id);
+    const name = exactField(c, 'name');
+    const description = exactField(c, 'description');
+    const changed = { ...(name !== store.name ? { name } : {}), ...(description !== store.description ? { description } : {}) };
+    if (Object.keys(changed).length > 0) await service.updateStore(c.var.caller, id, parseStoreUpdate(changed));
     return seeOther(c, `/admin/stores/${segment(id)}`);
   });
 
@@ -83,7 +88,7 @@ export function storePages(service: Service) {
   app.post('/:store/delete', async (c) => {
     const id = c.req.param('store');
     const store = await service.getStore(c.var.caller, id);
-    if (field(c, 'confirm_name') !== store.name) {
+    if (exactField(c, 'confirm_name') !== store.name) {
       return c.html(
         <Page title="Not deleted" frame={frameOf(c)}>
           <h1>Not deleted</h1>
@@ -98,6 +103,23 @@ export function storePages(service: Service) {
   });
 
   return app;
+}
+
+/** Search requests one console page may make: each reads a bounded number of rows (README, Search). */
+const SEARCH_REQUESTS = 10;
+
+/**
+ * One page of search hits. A page may come back empty with a `nextPage` (a substring scan stops at
+ * its budget), so empty pages are followed, up to SEARCH_REQUESTS of them; the result may still be
+ * empty with a `nextPage`, which the page offers to go on from.
+ */
+async function searchPage(service: Service, c: AdminContext, storeId: string, text: string, mode: 'fts' | 'substring', page: string | null): Promise<SearchPage> {
+  let at = page;
+  for (let i = 1; ; i += 1) {
+    const found = await service.searchMemories(c.var.caller, storeId, parseSearchQuery({ q: text, mode, limit: '20', ...(at ? { page: at } : {}) }));
+    if (found.data.length > 0 || !found.nextPage || i === SEARCH_REQUESTS) return found;
+    at = found.nextPage;
+  }
 }
 
 async function treePage(service: Service, c: AdminContext, storeId: string, prefix: string, page: string | null) {
@@ -136,17 +158,22 @@ function TreeItem({ storeId, item }: { storeId: string; item: MemoryListItem }) 
   );
 }
 
-function SearchResults({ storeId, page }: { storeId: string; page: SearchPage }) {
-  if (page.data.length === 0) return <p>No memory matches.</p>;
+function SearchResults({ storeId, page, more }: { storeId: string; page: SearchPage; more: (cursor: string) => string }) {
+  if (page.data.length === 0 && !page.nextPage) return <p>No memory matches.</p>;
   return (
-    <ol>
-      {page.data.map((h) => (
-        <li>
-          <a href={`/admin/stores/${storeId}/memories/${h.memory.id}`}>{h.memory.path}</a>
-          <pre class="content">{h.snippet}</pre>
-        </li>
-      ))}
-    </ol>
+    <>
+      {page.data.length === 0 ? <p>No match yet: the search stopped at its limit of memories read for one page, and has more of the store to search.</p> : (
+        <ol>
+          {page.data.map((h) => (
+            <li>
+              <a href={`/admin/stores/${storeId}/memories/${h.memory.id}`}>{h.memory.path}</a>
+              <pre class="content">{h.snippet}</pre>
+            </li>
+          ))}
+        </ol>
+      )}
+      {page.nextPage ? <p class="pager"><a href={more(page.nextPage)}>{page.data.length === 0 ? 'Search further →' : 'Next results →'}</a></p> : null}
+    </>
   );
 }
 
@@ -159,7 +186,8 @@ function StoreControls({ store, csrf }: { store: Store; csrf: string }) {
         <form method="post" action={`${base}/edit`} class="stack">
           <Csrf token={csrf} />
           <label>Name <input name="name" value={store.name} required maxlength={255} /></label>
-          <label>Description <textarea name="description" rows={2}>{store.description}</textarea></label>
+          {/* The HTML parser drops one newline right after <textarea>: this one, not the description's own. */}
+          <label>Description <textarea name="description" rows={2}>{`\n${store.description}`}</textarea></label>
           <div><button type="submit">Save changes</button></div>
         </form>
       )}
@@ -177,8 +205,8 @@ function StoreControls({ store, csrf }: { store: Store; csrf: string }) {
           <p>This deletes the store with every memory and version in it, at once. It cannot be undone.</p>
           <form method="post" action={`${base}/delete`} class="stack">
             <Csrf token={csrf} />
-            <label>Type the store's name, <strong>{store.name}</strong>, to confirm <input name="confirm_name" required autocomplete="off" /></label>
-            <div><button type="submit" class="danger">Delete store</button> <Cancel /></div>
+            <label>Type the store's name, <strong>{store.name}</strong>, to confirm <input name="confirm_name" required autocomplete="off" autofocus /></label>
+            <div><button type="submit" class="danger">Delete store</button> <Cancel focus={false} /></div>
           </form>
         </Confirm>
       </div>

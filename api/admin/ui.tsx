@@ -76,9 +76,13 @@ export function Dialog({ id, title, children }: { id: string; title: string; chi
   );
 }
 
-/** The "Cancel" that closes the dialog it sits in. */
-export function Cancel() {
-  return <button type="button" class="secondary" data-close="">Cancel</button>;
+/**
+ * The "Cancel" that closes the dialog it sits in. It takes the focus when the dialog opens
+ * (`showModal` focuses the autofocus element), so an Enter pressed twice cancels rather than
+ * confirming an action that cannot be undone; a dialog whose first step is typing passes focus={false}.
+ */
+export function Cancel({ focus = true }: { focus?: boolean }) {
+  return <button type="button" class="secondary" data-close="" autofocus={focus}>Cancel</button>;
 }
 
 /** A query string from the given, non-empty fields. */

@@ -7,12 +7,17 @@ export function assertStoreName(name: string): string {
   return assertLabel(name, 'name');
 }
 
-/** A store, key or workspace name: 1–255 characters, none of them a control character. */
+/** Bidirectional-text controls: they make a name display as other text (U+202E shows "txt.exe" as "exe.txt"). */
+const BIDI = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/u;
+
+/** A store, key or workspace name: 1–255 characters, none of them a control or bidi control character. */
 export function assertLabel(value: string, field: string): string {
   assertWellFormed(value, field);
   const n = charCount(value);
   if (n < 1 || n > LIMITS.storeName) fail(field, `must be 1 to ${LIMITS.storeName} characters (got ${n})`);
   if (CONTROL.test(value)) fail(field, 'must not contain control characters');
+  const bidi = BIDI.exec(value);
+  if (bidi) fail(field, `contains a forbidden character (U+${bidi[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}): bidirectional-text controls are refused`);
   return value;
 }
 

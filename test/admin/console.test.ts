@@ -209,6 +209,9 @@ describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () 
     expect(await row.textContent()).toContain('/mnt/memory/project-notes');
     await screenshot(page, 'sessions');
     await row.getByRole('button', { name: 'End session' }).click();
+    const dialog = page.getByRole('dialog');
+    expect(await dialog.textContent()).toContain('unmounted at once');
+    await dialog.getByRole('button', { name: 'End session' }).click();
     await page.waitForURL(/ended=/);
     expect(await page.locator(`tr[id="${s.json.id}"]`).textContent()).toContain('ended');
     expect((await api(url, admin, 'GET', `/v1/sessions/${s.json.id}`)).json.status).toBe('ended');
@@ -284,6 +287,116 @@ describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () 
     await page.getByRole('dialog').getByRole('button', { name: 'Delete store' }).click();
     await page.waitForURL(`${url}/admin/stores`);
     expect((await api(url, admin, 'GET', `/v1/memory_stores/${storeId}`)).status).toBe(404);
+  });
+
+  it('a substring search follows the scan past an empty first page, and pages on with "Next results"', async () => {
+    const big = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'Big store' })).json.id;
+    // 20 memories of 100,000 characters spend one request's 2,000,000-character scan budget.
+    for (let i = 0; i < 20; i += 1) {
+      expect((await api(url, admin, 'POST', `/v1/memory_stores/${big}/memories`, { path: `/a/${String(i).padStart(2, '0')}.md`, content: 'x'.repeat(100_000) })).status).toBe(200);
+    }
+    for (let i = 0; i < 21; i += 1) await api(url, admin, 'POST', `/v1/memory_stores/${big}/memories`, { path: `/p/${String(i).padStart(2, '0')}.md`, content: `page hit ${i}\n` });
+    const first = await api(url, admin, 'GET', `/v1/memory_stores/${big}/search?q=page%20hit&mode=substring`);
+    expect(first.json).toMatchObject({ data: [], candidates_capped: true, next_page: expect.any(String) });
+    await page.goto(`${url}/admin/stores/${big}`);
+    await page.getByLabel('Search text').fill('page hit');
+    await page.getByLabel('Mode').selectOption('substring');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.waitForURL(/q=page/);
+    const hits = page.locator('#search-h ~ ol > li > a');
+    expect(await hits.count()).toBe(20);
+    expect(await hits.first().textContent()).toBe('/p/00.md');
+    expect(await page.locator('#search-h').locator('..').textContent()).not.toContain('No memory matches');
+    await page.getByRole('link', { name: 'Next results →' }).click();
+    await page.waitForURL(/search_page=/);
+    expect(await hits.allTextContents()).toEqual(['/p/20.md']);
+    expect(await page.getByRole('link', { name: 'Next results →' }).count()).toBe(0);
+  });
+
+  it('redacting a version whose text another version still holds says so, with how many, as the API does', async () => {
+    const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'dup text' })).json.id;
+    const a = (await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories`, { path: '/a.md', content: 'api_token=sk-live-123\n' })).json;
+    await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories/${a.id}`, { content: 'cleaned\n' });
+    await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories`, { path: '/copy.md', content: 'api_token=sk-live-123\n' });
+    await page.goto(`${url}/admin/stores/${st}/memories/${a.id}`);
+    const row = page.locator(`tr[id="${a.memory_version_id}"]`);
+    await row.getByRole('button', { name: 'Redact' }).click();
+    const dialog = page.getByRole('dialog');
+    expect(await dialog.textContent()).toContain('the text stays stored until that version is redacted as well');
+    await dialog.getByRole('button', { name: 'Redact version' }).click();
+    await page.waitForURL(/redacted=/);
+    const notice = await page.getByRole('status').textContent();
+    expect(notice).toContain('its content is not: 1 other version in this workspace still holds the same text');
+    expect(notice).not.toContain('content and path are erased');
+  });
+
+  it('a confirmation dialog opens with focus on Cancel, so pressing Enter twice redacts, archives or ends nothing', async () => {
+    const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'enter test' })).json.id;
+    const m = (await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories`, { path: '/a.md', content: 'keep me\n' })).json;
+    await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories/${m.id}`, { content: 'v2\n' });
+    const s = (await api(url, admin, 'POST', '/v1/sessions', { resources: [{ type: 'memory_store', memory_store_id: st, access: 'read_only' }] })).json;
+    try {
+      const focused = () => page.evaluate('document.activeElement && document.activeElement.textContent') as Promise<string | null>;
+      const twice = async (opener: ReturnType<Page['getByRole']>) => {
+        await opener.focus();
+        await page.keyboard.press('Enter');
+        await page.getByRole('dialog').waitFor();
+        expect(await focused()).toBe('Cancel');
+        await page.keyboard.press('Enter');
+        await page.getByRole('dialog').waitFor({ state: 'hidden' });
+      };
+      await page.goto(`${url}/admin/stores/${st}/memories/${m.id}`);
+      await twice(page.locator(`tr[id="${m.memory_version_id}"]`).getByRole('button', { name: 'Redact' }));
+      await page.goto(`${url}/admin/stores/${st}`);
+      await twice(page.getByRole('button', { name: 'Archive', exact: true }));
+      await page.goto(`${url}/admin/sessions`);
+      await twice(page.locator(`tr[id="${s.id}"]`).getByRole('button', { name: 'End session' }));
+      // The typed-name dialog starts in its text field: Enter there submits nothing while it is empty.
+      await page.goto(`${url}/admin/stores/${st}`);
+      await page.getByRole('button', { name: 'Delete', exact: true }).click();
+      expect(await page.evaluate('document.activeElement && document.activeElement.name')).toBe('confirm_name');
+      expect((await api(url, admin, 'GET', `/v1/memory_stores/${st}/memory_versions/${m.memory_version_id}`)).json.redacted_at).toBeNull();
+      expect((await api(url, admin, 'GET', `/v1/memory_stores/${st}`)).json.archived_at).toBeNull();
+      expect((await api(url, admin, 'GET', `/v1/sessions/${s.id}`)).json.status).toBe('active');
+    } finally {
+      await api(url, admin, 'POST', `/v1/sessions/${s.id}/end`);
+    }
+  });
+
+  it('Save changes with nothing edited changes nothing, and an edited description keeps its newlines as LF', async () => {
+    const created = (await api(url, admin, 'POST', '/v1/memory_stores', { name: ' spaced ', description: '\nline one\nline two\n' })).json;
+    await page.goto(`${url}/admin/stores/${created.id}`);
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.waitForURL(`${url}/admin/stores/${created.id}`);
+    const after = (await api(url, admin, 'GET', `/v1/memory_stores/${created.id}`)).json;
+    expect(after).toMatchObject({ name: ' spaced ', description: '\nline one\nline two\n', updated_at: created.updated_at });
+    await page.getByLabel('Description').fill('first\nsecond\n');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.waitForURL(`${url}/admin/stores/${created.id}`);
+    expect((await api(url, admin, 'GET', `/v1/memory_stores/${created.id}`)).json).toMatchObject({ name: ' spaced ', description: 'first\nsecond\n' });
+  });
+
+  it('a store whose name begins or ends with spaces, or is only spaces, is deleted by typing its name exactly', async () => {
+    for (const name of ['scratch ', '   ']) {
+      const id = (await api(url, admin, 'POST', '/v1/memory_stores', { name })).json.id;
+      await page.goto(`${url}/admin/stores/${id}`);
+      await page.getByRole('button', { name: 'Delete', exact: true }).click();
+      await page.getByRole('dialog').getByLabel(/Type the store's name/).fill(name);
+      await page.getByRole('dialog').getByRole('button', { name: 'Delete store' }).click();
+      await page.waitForURL(`${url}/admin/stores`);
+      expect((await api(url, admin, 'GET', `/v1/memory_stores/${id}`)).status, JSON.stringify(name)).toBe(404);
+    }
+  });
+
+  it('a store or key name holding a bidi control (U+202E) is refused by the API and the console alike', async () => {
+    const refused = await api(url, admin, 'POST', '/v1/memory_stores', { name: 'Payroll \u202etxt.exe' });
+    expect(refused.status).toBe(400);
+    expect(refused.json.error.message).toBe('name: contains a forbidden character (U+202E): bidirectional-text controls are refused');
+    expect((await api(url, admin, 'POST', '/v1/api_keys', { name: 'ci \u2067admin', role: 'read_only' })).status).toBe(400);
+    await page.goto(`${url}/admin/stores`);
+    await page.getByLabel('Name').fill('Payroll \u202etxt.exe');
+    await page.getByRole('button', { name: 'Create store' }).click();
+    expect(await page.getByRole('alert').textContent()).toContain('forbidden character (U+202E)');
   });
 
   it('signing out ends the console session', async () => {
