@@ -75,7 +75,8 @@ export const DEFAULT_CACHE_SECONDS = 1;
 /**
  * libfuse 3 options (libfuse 3 always sends writes of up to 128 KiB, truncates in open when the
  * kernel can, and mounts over a non-empty directory, which reportStrayFiles explains):
- * - auto_unmount: a helper unmounts if this process dies (a force mount clears a dead one too);
+ * - no auto_unmount: its helper per mount outlived the mount (fs/binding/unmount-guard.ts keeps one
+ *   helper for the process instead; a force mount clears a dead mount too);
  * - use_ino: our stable inode numbers, so git's index survives a remount;
  * - hard_remove: unlink and rename-over act at once, with no `.fuse_hidden*` file in between, so an
  *   atomic save (`sed -i`) never leaves a moment where the file is missing; a file unlinked while
@@ -91,7 +92,6 @@ export const DEFAULT_CACHE_SECONDS = 1;
 function mountOptions(o: { storeId: string; readOnly: boolean; cacheSeconds?: number }): string[] {
   const seconds = o.cacheSeconds ?? DEFAULT_CACHE_SECONDS;
   const options = [
-    'auto_unmount',
     'use_ino',
     'hard_remove',
     `entry_timeout=${seconds}`,

@@ -21,13 +21,14 @@
  * - every request handed to a handler is watched: one unanswered for 10 s is logged by name
  *   (unanswered.ts).
  */
-import { exec } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdir, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { TRACE_FILE, timed, traceNative } from './trace.js';
 import { stayAwake } from './stay-awake.js';
 import { DEFAULT_UNANSWERED_MS, Unanswered } from './unanswered.js';
+import { guardMount, releaseMount } from './unmount-guard.js';
 
 type Cb<T = never> = [T] extends [never] ? (code: number) => void : (code: number, value?: T) => void;
 
@@ -277,6 +278,7 @@ export default class Fuse {
             (id, res) => this.invalidated(id, res), this.config(),
           );
           this.mounted = true;
+          guardMount(this.mnt);
           this.unanswered?.start();
           if (TRACE_FILE) this.untrace = traceNative((out) => addon.fuse_native_trace(this.thread, out), this.opNames());
         } catch (err) {
@@ -292,7 +294,10 @@ export default class Fuse {
   unmount(cb: (err: Error | null) => void): void {
     Fuse.unmount(this.mnt, (err) => {
       if (err) return cb(err);
-      if (this.mounted) addon.fuse_native_unmount(this.mnt, this.thread);
+      if (this.mounted) {
+        addon.fuse_native_unmount(this.mnt, this.thread);
+        releaseMount(this.mnt);
+      }
       this.mounted = false;
       this.untrace?.();
       this.untrace = null;
@@ -342,7 +347,7 @@ export default class Fuse {
   }
 
   static unmount(mnt: string, cb: (err: Error | null) => void): void {
-    exec(`fusermount3 -uz ${JSON.stringify(mnt)}`, (err) => cb(err ?? null));
+    execFile('fusermount3', ['-uz', mnt], (err) => cb(err ?? null));
   }
 
   private invalidated(id: number, res: number): void {

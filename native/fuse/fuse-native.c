@@ -1,3 +1,4 @@
+#define _GNU_SOURCE
 #define FUSE_USE_VERSION 31
 
 #include <uv.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include <pthread.h>
+#include <signal.h>
 #include <errno.h>
 #include <time.h>
 #include <sys/uio.h>
@@ -1198,6 +1200,8 @@ static fuse_thread_locals_t* get_thread_locals () {
 
 static void* start_fuse_thread (void *data) {
   fuse_thread_t *ft = (fuse_thread_t *) data;
+  // Named so that its workers, which inherit the name, can be told apart (a test reads their masks).
+  pthread_setname_np(pthread_self(), "mnemo-fuse");
   fuse_loop_mt(ft->fuse, 0);
 
   // The loop ends when the kernel connection goes (fusermount -u from JS). The notifiers may still
@@ -1809,6 +1813,7 @@ static int fuse_native_inval_job (fuse_thread_t *ft, fuse_native_inval_t *job) {
 static void* fuse_native_notifier (void *data) {
   struct fuse_native_notify *q = (struct fuse_native_notify *) data;
   fuse_thread_t *ft = q->ft;
+  pthread_setname_np(pthread_self(), "mnemo-notify");
   for (;;) {
     pthread_mutex_lock(&q->mut);
     while (q->head == NULL && !q->stop) pthread_cond_wait(&q->cond, &q->mut);
@@ -2007,6 +2012,15 @@ NAPI_METHOD(fuse_native_mount) {
   napi_create_threadsafe_function(env, argv[7], NULL, resource_name, 0, 2, NULL, NULL, NULL, fuse_native_call_invalidated, &(ft->invalidated));
   // Pending invalidations must not keep the process alive on their own.
   napi_unref_threadsafe_function(env, ft->invalidated);
+  // Every thread made here, and every libfuse worker the FUSE thread makes (a thread inherits its
+  // maker's mask), blocks every signal, so the process's handlers run on Node's threads only. A
+  // handler run on a libfuse worker deadlocked the process for good: libfuse cancels its workers at
+  // unmount, and libuv's SIGCHLD handler (a fusermount child exiting), interrupted there by the
+  // cancellation, never gave back libuv's signal lock, so the main thread and every later signal
+  // (SIGTERM included) waited on it for ever.
+  sigset_t all_signals, node_signals;
+  sigfillset(&all_signals);
+  pthread_sigmask(SIG_BLOCK, &all_signals, &node_signals);
   for (int i = 0; i < 2; i++) {
     struct fuse_native_notify *q = &ft->notify[i];
     q->ft = ft;
@@ -2021,6 +2035,7 @@ NAPI_METHOD(fuse_native_mount) {
 
   pthread_attr_init(&(ft->attr));
   pthread_create(&(ft->thread), &(ft->attr), start_fuse_thread, ft);
+  pthread_sigmask(SIG_SETMASK, &node_signals, NULL);
 
   return NULL;
 }

@@ -9,7 +9,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { rawRequest, sdkClient } from '../helpers/sdk.js';
 import { MAIN_JS, makeTempDir, startServer } from '../helpers/server.js';
 import { queuedForSearch } from '../helpers/core.js';
-import { eventually, isMounted, sh } from '../helpers/mount.js';
+import { eventually, isMounted, sh, unmountHelperOf } from '../helpers/mount.js';
 import { createService } from '../../src/service/service.js';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 
@@ -311,12 +311,10 @@ describe.skipIf(!existsSync('/dev/fuse'))('mnemo mount', () => {
     expect(readFileSync('/proc/mounts', 'utf8').split('\n').filter((l) => l.split(' ')[1] === dir)).toHaveLength(1);
     expect((await sh('echo still > here.md && cat here.md', dir)).stdout).toBe('still\n');
 
-    // auto_unmount's helper (fusermount3, a child of the mount process) usually drops the dead
-    // mount as the process dies, but can lose a race and leave it: kill the helper first, so the
-    // mount is left dead for certain, and the next start must clear it with the session it ends.
-    const helper = await sh(`pgrep -P ${m.child.pid!} fusermount3`, '/');
-    expect(helper.stdout.trim(), 'the auto_unmount helper').toMatch(/^\d+$/);
-    process.kill(Number(helper.stdout.trim()), 'SIGKILL');
+    // The unmount helper (a child of the mount process) drops the dead mount as the process dies:
+    // kill the helper first, so the mount is left dead for certain, and the next start must clear
+    // it with the session it ends.
+    process.kill(await unmountHelperOf(m.child.pid!), 'SIGKILL');
     process.kill(m.child.pid!, 'SIGKILL');
     await m.exited;
     expect(isMounted(dir)).toBe(true);

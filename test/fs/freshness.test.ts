@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { createMountManager } from '../../fs/index.js';
-import { FUSE_AVAILABLE, NO_FUSE_REASON, isMounted, py, run, sh, sleep, startMount, type MountHost } from '../helpers/mount.js';
+import { FUSE_AVAILABLE, NO_FUSE_REASON, isMounted, py, run, sh, sleep, startMount, unmountHelperOf, type MountHost } from '../helpers/mount.js';
 import { openCore } from '../helpers/core.js';
 import { tmpDir } from '../helpers/tmp.js';
 import { createService } from '../../src/service/service.js';
@@ -263,8 +263,8 @@ describe.skipIf(!FUSE_AVAILABLE)('mount lifecycle', () => {
     const first = await startMount();
     expect((await sh('for i in 1 2 3 4 5; do echo $i > f$i.md; done', first.mnt)).code).toBe(0);
     process.kill(first.pid, 'SIGKILL');
-    // auto_unmount usually drops the dead mount within moments; on a loaded machine it can lag, and
-    // then the next mount clears the stale one itself (fuse-native's force on ENOTCONN).
+    // The unmount helper usually drops the dead mount within moments; on a loaded machine it can
+    // lag, and then the next mount clears the stale one itself (fuse-native's force on ENOTCONN).
     for (let i = 0; i < 50 && isMounted(first.mnt); i++) await sleep(100);
     const second = await startMount({ dir: first.dir, store: first.storeId });
     expect(readFileSync('/proc/mounts', 'utf8').split('\n').filter((l) => l.split(' ')[1] === second.mnt)).toHaveLength(1);
@@ -274,10 +274,8 @@ describe.skipIf(!FUSE_AVAILABLE)('mount lifecycle', () => {
   it('clearStale unmounts the dead FUSE mounts under a root and leaves another process\'s live one alone', async () => {
     const live = await startMount({ seed: { '/a.md': 'a\n' } });
     const dead = await startMount({ seed: { '/b.md': 'b\n' } });
-    // Killed with its auto_unmount helper first, the host leaves its mount dead for certain.
-    const helper = await sh(`pgrep -P ${dead.pid} fusermount3`, '/');
-    expect(helper.stdout.trim(), 'the auto_unmount helper').toMatch(/^\d+$/);
-    process.kill(Number(helper.stdout.trim()), 'SIGKILL');
+    // Killed with its unmount helper first, the host leaves its mount dead for certain.
+    process.kill(await unmountHelperOf(dead.pid), 'SIGKILL');
     process.kill(dead.pid, 'SIGKILL');
     for (let i = 0; i < 50 && !(await sh(`cat ${dead.mnt}/b.md`, '/')).stderr.includes('not connected'); i++) await sleep(100);
     expect(isMounted(dead.mnt)).toBe(true);

@@ -208,6 +208,13 @@ export async function outcomes(cwd: string, steps: [string, string][]): Promise<
   return JSON.parse(r.stdout) as Record<string, string>;
 }
 
+/** The pid of the helper that unmounts the mounts of process `pid` should it die (fs/binding/unmount-guard.ts). */
+export async function unmountHelperOf(pid: number): Promise<number> {
+  const found = await sh(`pgrep -P ${pid} -f mnemo-unmount-guard`, '/');
+  if (!/^\d+$/.test(found.stdout.trim())) throw new Error(`no unmount helper under pid ${pid}: ${JSON.stringify(found.stdout)}`);
+  return Number(found.stdout.trim());
+}
+
 /** Retries `check` until it stops throwing: some saves land at release, which is asynchronous. */
 export async function eventually<T>(check: () => Promise<T>, timeoutMs = 3000): Promise<T> {
   const end = Date.now() + timeoutMs;
