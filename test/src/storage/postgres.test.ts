@@ -1268,6 +1268,27 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
     });
   });
 
+  describe('readiness', () => {
+    it('a statement cancelled by its timeout reads as what it is on /readyz, not as the database out of reach', async () => {
+      const slow = await openPostgresStorage(url, { clock, timeouts: { statementMs: 300, queryMs: 30_000 } });
+      onTestFinished(() => slow.close());
+      const service = createService({ storage: slow });
+      expect((await service.readiness()).database).toBe('ok');
+      const locker = await admin.connect();
+      try {
+        await locker.query('BEGIN');
+        await locker.query('LOCK TABLE sessions IN ACCESS EXCLUSIVE MODE');
+        const r = await service.readiness();
+        expect(r.ready).toBe(false);
+        expect(r.database).toBe('PostgreSQL cancelled a statement (SQLSTATE 57014: statement_timeout, a lock held too long, or an operator)');
+      } finally {
+        await locker.query('ROLLBACK');
+        locker.release();
+      }
+      expect((await service.readiness()).database).toBe('ok');
+    });
+  });
+
   describe('two servers on one database', () => {
     it('a page cursor sealed through one server opens through the other; a server on another database refuses it', async () => {
       const { workspace, addStore } = await fixture();
