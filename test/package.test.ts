@@ -54,4 +54,20 @@ describe('the Docker files', () => {
     expect(compose).toMatch(/^\s+init: true$/m);
     expect(compose).not.toMatch(/MNEMO_ADMIN_KEY:\?/);
   });
+
+  it("bind each server's mount root at the same path inside its container as on the host, so a session's host_path exists on the host", () => {
+    const compose = read('docker/compose.yaml');
+    const services = compose.split(/^  (?=[\w-]+:)/m).slice(1);
+    const servers = services.filter((s) => /MNEMO_NODE_ID/.test(s));
+    expect(servers.map((s) => s.slice(0, s.indexOf(':')))).toEqual(['mnemo', 'mnemo-a', 'mnemo-b']);
+    const dockerfileRoot = /MNEMO_MOUNT_ROOT=(\S+)/.exec(read('docker/Dockerfile'))![1];
+    const roots = new Set<string>();
+    for (const s of servers) {
+      const root = /MNEMO_MOUNT_ROOT: (\S+)/.exec(s)?.[1] ?? dockerfileRoot!;
+      roots.add(root);
+      const binds = [...s.matchAll(/source: (\S+)\n\s+target: (\S+)/g)].map((m) => [m[1], m[2]]);
+      expect(binds, s).toContainEqual([root, root]);
+    }
+    expect(roots.size).toBe(3);
+  });
 });

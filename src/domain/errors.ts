@@ -48,6 +48,11 @@ export interface ErrorDetails {
   allow?: string[];
   /** conflict: lost a race with another process's write, so the same request may well succeed again. */
   transient?: boolean;
+  /**
+   * unavailable, when the database answers but not in time or not at all for now (a statement
+   * timeout, PostgreSQL out of memory): what it is, for /readyz. Absent: the database is out of reach.
+   */
+  reason?: string;
 }
 
 export class MnemoError extends Error {

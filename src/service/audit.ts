@@ -19,7 +19,7 @@ export interface AuditEntry {
 }
 
 export interface AuditOptions {
-  storage: Pick<Storage, 'listAdminActions'>;
+  storage: Pick<Storage, 'listAdminActions' | 'pageKey'>;
   clock: () => string;
   ids: IdGenerator;
 }
@@ -51,7 +51,7 @@ export function createAudit({ storage, clock, ids }: AuditOptions) {
     async list(caller: Caller, limit: number, page: string | null): Promise<Page<AdminAction>> {
       assertAllowed(caller, 'read_audit');
       const tag = scopeTag('admin_actions', caller.workspaceId);
-      return bindPage(await storage.listAdminActions(caller.workspaceId, limit, unbindPage(page, tag)), tag);
+      return bindPage(storage.pageKey(), await storage.listAdminActions(caller.workspaceId, limit, unbindPage(storage.pageKey(), page, tag)), tag);
     },
   };
 }

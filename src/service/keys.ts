@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import { assertAllowed, grantOf } from '../domain/access.js';
 import { MnemoError, excerpt, notFound } from '../domain/errors.js';
+import { bindPage, scopeTag, unbindPage } from '../domain/page-scope.js';
 import { newId, randomToken } from './ids.js';
 import type { Audit } from './audit.js';
 import type { Storage } from '../storage/port.js';
@@ -154,7 +155,9 @@ export function createKeys(
      */
     async listKeyPage(caller: Caller, q: PageQuery): Promise<Page<ApiKey>> {
       assertAllowed(caller, 'manage_keys');
-      return storage.listApiKeyPage(caller.workspaceId, q, caller.grant?.operator === true);
+      const operator = caller.grant?.operator === true;
+      const tag = scopeTag('api_keys', caller.workspaceId, operator);
+      return bindPage(storage.pageKey(), await storage.listApiKeyPage(caller.workspaceId, { ...q, page: unbindPage(storage.pageKey(), q.page, tag) }, operator), tag);
     },
 
     /** One key: 404 unless visible to the caller, then 403 unless the caller is an admin. */
@@ -214,7 +217,8 @@ export function createKeys(
 
     /** A page of listWorkspaces (GET /v1/workspaces): the default one first, then oldest first. */
     async listWorkspacePage(caller: Caller, q: PageQuery): Promise<Page<Workspace>> {
-      return pageAfterId(await api.listWorkspaces(caller), q);
+      const tag = scopeTag('workspaces', caller.workspaceId, caller.grant?.operator === true);
+      return bindPage(storage.pageKey(), pageAfterId(await api.listWorkspaces(caller), { ...q, page: unbindPage(storage.pageKey(), q.page, tag) }), tag);
     },
 
     /**

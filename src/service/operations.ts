@@ -129,7 +129,7 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
     },
     async listStores(caller: Caller, q: StoreListQuery): Promise<Page<Store>> {
       const tag = scopeTag('stores', caller.workspaceId, q.includeArchived, q.createdGte, q.createdLte);
-      return bindPage(await storage.listStores(caller.workspaceId, { ...q, page: unbindPage(q.page, tag) }, grantedStores(caller)), tag);
+      return bindPage(storage.pageKey(), await storage.listStores(caller.workspaceId, { ...q, page: unbindPage(storage.pageKey(), q.page, tag) }, grantedStores(caller)), tag);
     },
     async updateStore(caller: Caller, id: string, patch: StorePatch): Promise<Store> {
       await writable(caller, id);
@@ -208,7 +208,7 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
     async listMemories(caller: Caller, storeId: string, q: MemoryListQuery): Promise<Page<MemoryListItem>> {
       await store(caller, storeId);
       const tag = scopeTag('memories', storeId, q.pathPrefix, q.depth);
-      return bindPage(await storage.listMemories(storeId, { ...q, page: unbindPage(q.page, tag) }), tag);
+      return bindPage(storage.pageKey(), await storage.listMemories(storeId, { ...q, page: unbindPage(storage.pageKey(), q.page, tag) }), tag);
     },
     /**
      * `attrs`: what a mount's save keeps beside the content (its times and owner); the API passes none.
@@ -313,7 +313,7 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
     async listVersions(caller: Caller, storeId: string, q: VersionListQuery): Promise<Page<MemoryVersion>> {
       await store(caller, storeId);
       const tag = scopeTag('versions', storeId, q.memoryId, q.operation, q.sessionId, q.apiKeyId, q.serviceAccountId, q.createdGte, q.createdLte);
-      return bindPage(await storage.listVersions(storeId, { ...q, page: unbindPage(q.page, tag) }), tag);
+      return bindPage(storage.pageKey(), await storage.listVersions(storeId, { ...q, page: unbindPage(storage.pageKey(), q.page, tag) }), tag);
     },
     async redactVersion(caller: Caller, storeId: string, versionId: string): Promise<MemoryVersion> {
       await store(caller, storeId);

@@ -7,10 +7,11 @@ import { resolve } from 'node:path';
 import type { Mounter } from './mounts.js';
 import type { Storage } from '../storage/port.js';
 import { ownSession } from '../domain/nodes.js';
+import { MnemoError } from '../domain/errors.js';
 
 export interface Readiness {
   ready: boolean;
-  /** "ok", or why the database did not answer. */
+  /** "ok", "database unavailable" (out of reach), or what failed. */
   database: string;
   /** Host paths of active sessions that should be mounted and are not. */
   unmounted: string[];
@@ -25,7 +26,7 @@ export async function checkReadiness(storage: Pick<Storage, 'listActiveSessions'
     // Another node's sessions are mounted on that node, not here.
     sessions = (await storage.listActiveSessions()).filter((s) => ownSession(s, nodeId));
   } catch (err) {
-    return { ready: false, database: (err as Error).message, unmounted: [], activeSessions: 0, mounts: live.size };
+    return { ready: false, database: databaseCheck(err), unmounted: [], activeSessions: 0, mounts: live.size };
   }
   const unmounted: string[] = [];
   for (const s of sessions) {
@@ -34,4 +35,13 @@ export async function checkReadiness(storage: Pick<Storage, 'listActiveSessions'
     }
   }
   return { ready: unmounted.length === 0, database: 'ok', unmounted, activeSessions: sessions.length, mounts: live.size };
+}
+
+/**
+ * The database check's words: "database unavailable" only when it is out of reach; a database that
+ * answered but failed says what failed (the adapter's `reason`, or the error's own message).
+ */
+function databaseCheck(err: unknown): string {
+  if (err instanceof MnemoError && err.code === 'unavailable' && err.details.reason) return err.details.reason;
+  return err instanceof Error ? err.message : String(err);
 }

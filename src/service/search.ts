@@ -8,6 +8,6 @@ export function createSearch({ storage, readable }: { storage: Storage; readable
     await readable(caller, storeId);
     // Not the mode: the storage refuses a cursor of the other mode with a message that says so.
     const tag = scopeTag('search', storeId, q.q, q.pathPrefix);
-    return bindPage(await storage.searchMemories(storeId, { ...q, page: unbindPage(q.page, tag) }), tag);
+    return bindPage(storage.pageKey(), await storage.searchMemories(storeId, { ...q, page: unbindPage(storage.pageKey(), q.page, tag) }), tag);
   };
 }

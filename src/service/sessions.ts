@@ -22,7 +22,7 @@ import type { ReceiptHooks } from './idempotency.js';
 export const AGENT_MOUNT_ROOT = '/mnt/memory';
 
 export interface SessionsOptions {
-  storage: Pick<Storage, 'atomic' | 'getStoreById' | 'insertSession' | 'getSession' | 'listSessions' | 'listActiveSessions' | 'moveSession' | 'listActiveSessionsOfKey' | 'endSession'>;
+  storage: Pick<Storage, 'atomic' | 'getStoreById' | 'insertSession' | 'getSession' | 'listSessions' | 'pageKey' | 'listActiveSessions' | 'moveSession' | 'listActiveSessionsOfKey' | 'endSession'>;
   /** The store a caller may see (404 otherwise): the service's own check. */
   getStore: (caller: Caller, id: string) => Promise<Store>;
   ids: IdGenerator;
@@ -185,8 +185,8 @@ export function createSessions({ storage, getStore, ids, clock, limits, local, m
     /** With a store-limited key, pages may hold fewer than `limit` sessions; next_page still goes on. */
     async listSessions(caller: Caller, limit: number, page: string | null): Promise<Page<Session>> {
       const tag = scopeTag('sessions', caller.workspaceId);
-      const p = await storage.listSessions(caller.workspaceId, limit, unbindPage(page, tag));
-      return bindPage({ data: p.data.filter((s) => visible(caller, s)), nextPage: p.nextPage }, tag);
+      const p = await storage.listSessions(caller.workspaceId, limit, unbindPage(storage.pageKey(), page, tag));
+      return bindPage(storage.pageKey(), { data: p.data.filter((s) => visible(caller, s)), nextPage: p.nextPage }, tag);
     },
 
     async endSession(caller: Caller, id: string, hooks?: Pick<SessionHooks, 'record'>): Promise<Session> {

@@ -7,8 +7,8 @@ import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import type Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
-import type { RunningServer } from '../helpers/server.js';
-import { type ErrorEnvelope, expectApiError, expectRawError, type RawOptions, rawRequest, type RawResponse, useServer } from '../helpers/sdk.js';
+import { makeTempDir, startServer, type RunningServer } from '../helpers/server.js';
+import { type ErrorEnvelope, expectApiError, expectRawError, type RawOptions, rawRequest, type RawResponse, sdkClient, useServer } from '../helpers/sdk.js';
 import { freshStore, type Memory, type Store } from './shapes.js';
 
 let server: RunningServer;
@@ -516,6 +516,51 @@ describe('page cursors', () => {
       expect((res.body as ErrorEnvelope).error.message).toContain('a cursor of another list');
     }
     expect((await search('note', a.id, hits.next_page)).status).toBe(200);
+  });
+
+  const notIssued = async (call: Promise<unknown>) =>
+    expect((await expectApiError(call, 400, 'invalid_request_error')).message).toBe('page: not a cursor this server issued');
+
+  it('a cursor shows nothing of the place it resumes at: decoded, it holds no JSON, row number or path', async () => {
+    const ms = client.beta.memoryStores;
+    const s = await freshStore(client, 'opaque cursors');
+    for (const p of ['/opaque-one.md', '/opaque-two.md']) await ms.memories.create(s.id, { path: p, content: 'x' });
+    const cursors = [(await ms.list({ limit: 1 })).next_page!, (await ms.memories.list(s.id, { limit: 1 })).next_page!, (await ms.memoryVersions.list(s.id, { limit: 1 })).next_page!];
+    for (const cursor of cursors) {
+      expect(cursor).toMatch(/^page_[A-Za-z0-9_-]+$/);
+      const plain = Buffer.from(cursor.slice(5), 'base64url').toString('latin1');
+      for (const shown of ['"s":', '"k":', '"i":', '"t":', 'opaque']) expect(plain).not.toContain(shown);
+    }
+  });
+
+  it('a cursor with any one byte flipped, or cut short, is refused with 400 naming page', async () => {
+    const ms = client.beta.memoryStores;
+    for (const name of ['flip 1', 'flip 2']) await freshStore(client, name);
+    const cursor = (await ms.list({ limit: 1 })).next_page!;
+    // Whatever follows a dot (a list's tag, in cursors before sealing) is kept as it is.
+    const [body, ...rest] = cursor.slice(5).split('.');
+    const tail = rest.map((r) => `.${r}`).join('');
+    const bytes = Buffer.from(body!, 'base64url');
+    for (let i = 0; i < bytes.length; i++) {
+      const flipped = Buffer.from(bytes);
+      flipped[i] = flipped[i]! ^ 1;
+      await notIssued(ms.list({ limit: 1, page: 'page_' + flipped.toString('base64url') + tail }));
+    }
+    await notIssued(ms.list({ limit: 1, page: 'page_' + bytes.subarray(0, bytes.length - 1).toString('base64url') + tail }));
+    await notIssued(ms.list({ limit: 1, page: cursor.slice(0, -2) }));
+    expect((await ms.list({ limit: 1, page: cursor })).data).toHaveLength(1);
+  });
+
+  it("a cursor of another database's server is refused with 400 naming page", async () => {
+    const other = await startServer({ dataDir: makeTempDir() });
+    try {
+      const ms = sdkClient(other.url, other.adminKey).beta.memoryStores;
+      for (const name of ['x', 'y']) await ms.create({ name });
+      const foreign = (await ms.list({ limit: 1 })).next_page!;
+      await notIssued(client.beta.memoryStores.list({ limit: 1, page: foreign }));
+    } finally {
+      await other.stop();
+    }
   });
 });
 

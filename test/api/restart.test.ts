@@ -91,6 +91,20 @@ describe('restart', () => {
     await expect(ms.memories.create(a!.id, { path: '/notes', content: 'x' })).rejects.toMatchObject({ status: 409 });
   });
 
+  it('a page cursor issued before a restart pages on after it', async () => {
+    const client = running ? sdkClient(running.url, adminKey) : await start();
+    const ms = client.beta.memoryStores;
+    const s = await ms.create({ name: 'paged across a restart' });
+    for (const p of ['/p1.md', '/p2.md', '/p3.md']) await ms.memories.create(s.id, { path: p, content: p });
+    const first = await ms.memories.list(s.id, { limit: 1 });
+    await running!.stop();
+    running = null;
+
+    const after = await start();
+    const rest = await after.beta.memoryStores.memories.list(s.id, { limit: 10, page: first.next_page! });
+    expect(rest.data.map((m) => (m as { path: string }).path)).toEqual(['/p2.md', '/p3.md']);
+  });
+
   it('loses no acknowledged write when the server is killed with SIGKILL', async () => {
     const client = running ? sdkClient(running.url, adminKey) : await start();
     const ms = client.beta.memoryStores;

@@ -9,8 +9,12 @@ import { PG_VERSIONS_APPEND_ONLY_DELETE_2, PG_VERSIONS_COMMIT_ORDER_2 } from '..
 
 /** Back to before migration 11 (history by path; migration 12 is undone first): its indexes and column go, the append-only trigger is migration 9's. */
 /** Back to before migration 16 (web console sign-ins in the database, issue 14). */
-/** Back to before migration 23 (checkpoints counted in store_usage). */
-export const UNDO_MIGRATION_23 = `DROP TRIGGER store_usage_checkpoint_insert;
+/** Back to before migration 24 (the page key). */
+export const UNDO_MIGRATION_24 = `DROP TABLE page_key;
+`;
+
+/** Back to before migration 23 (checkpoints counted in store_usage); migration 24 is undone first. */
+export const UNDO_MIGRATION_23 = UNDO_MIGRATION_24 + `DROP TRIGGER store_usage_checkpoint_insert;
 DROP TRIGGER store_usage_checkpoint_delete;
 UPDATE store_usage SET bytes = bytes - coalesce((SELECT sum(size_bytes) FROM checkpoints c WHERE c.store_id = store_usage.store_id), 0);
 `;
@@ -156,8 +160,12 @@ BEGIN
 END;
 `;
 
-/** PostgreSQL back to before its migration 22 (the API key that created a session); 24 (checkpoints in store_usage) and 23 (a version's content time) are undone first. */
-export const PG_UNDO_MIGRATION_22 = `DROP TRIGGER store_usage_checkpoint_insert ON checkpoints;
+/** PostgreSQL back to before its migration 25 (the page key). */
+export const PG_UNDO_MIGRATION_25 = `DROP TABLE page_key;
+`;
+
+/** PostgreSQL back to before its migration 22 (the API key that created a session); 25 (the page key), 24 (checkpoints in store_usage) and 23 (a version's content time) are undone first. */
+export const PG_UNDO_MIGRATION_22 = PG_UNDO_MIGRATION_25 + `DROP TRIGGER store_usage_checkpoint_insert ON checkpoints;
 DROP TRIGGER store_usage_checkpoint_delete ON checkpoints;
 DROP FUNCTION store_usage_follow_checkpoints();
 UPDATE store_usage SET bytes = bytes - coalesce((SELECT sum(size_bytes) FROM checkpoints c WHERE c.store_id = store_usage.store_id), 0);

@@ -8,9 +8,10 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SCHEMA_VERSION } from '../../src/storage/sqlite/schema/migrations.js';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
-import { codeOf, openCore, queuedForSearch, rawConnection, versionQuery, withRaw, type Core } from '../helpers/core.js';
+import { codeOf, errorOf, openCore, queuedForSearch, rawConnection, storeQuery, versionQuery, withRaw, type Core } from '../helpers/core.js';
 import { tmpDir } from '../helpers/tmp.js';
-import { UNDO_MIGRATION_11, UNDO_MIGRATION_20, UNDO_MIGRATION_21, UNDO_MIGRATION_9 } from '../helpers/schema-undo.js';
+import { UNDO_MIGRATION_11, UNDO_MIGRATION_20, UNDO_MIGRATION_21, UNDO_MIGRATION_24, UNDO_MIGRATION_9 } from '../helpers/schema-undo.js';
+import { createService } from '../../src/service/service.js';
 import { newId } from '../../src/service/ids.js';
 import { HISTORY_SQL } from '../../src/storage/sqlite/history.js';
 import { RETENTION_SQL } from '../../src/storage/sqlite/retention.js';
@@ -264,6 +265,59 @@ async function historyFixture(core: Core) {
   const created = versions.find((v) => v.operation === 'created')!;
   return { store, memory: m, created, versions };
 }
+
+describe('sqlite page cursors', () => {
+  const stores = async (core: Core, n: number) => {
+    for (let i = 0; i < n; i++) await core.service.createStore(core.caller, { name: `s${i}`, description: '', metadata: {} });
+  };
+  const refusal = async (fn: () => Promise<unknown>) => (await errorOf(fn)).message;
+
+  it('each storage seals with its own file\'s key: a reopened file takes its cursors, another file open beside it refuses them', async () => {
+    const dir = tmpDir();
+    const a = await openCore({ dir });
+    const b = await openCore();
+    await stores(a, 3);
+    await stores(b, 3);
+    const page = (await a.service.listStores(a.caller, storeQuery({ limit: 1 }))).nextPage!;
+    expect(a.storage.pageKey().key.equals(b.storage.pageKey().key)).toBe(false);
+    expect(await refusal(() => b.service.listStores(b.caller, storeQuery({ limit: 1, page })))).toBe('page: not a cursor this server issued');
+    await a.close();
+    const again = openSqliteStorage(join(dir, 'mnemo.db'));
+    try {
+      const service = createService({ storage: again });
+      expect((await service.listStores(a.caller, storeQuery({ limit: 10, page }))).data.map((s) => s.name)).toEqual(['s1', 's0']);
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('an upgraded file takes unsealed cursors until an hour after its migration; a new file never does', async () => {
+    const dir = tmpDir();
+    const file = join(dir, 'mnemo.db');
+    const first = await openCore({ dir });
+    await stores(first, 3);
+    const sealed = await first.service.listStores(first.caller, storeQuery({ limit: 10 }));
+    const third = sealed.data[2]!;
+    const seq = withRaw(file, (raw) => raw.prepare('SELECT seq FROM stores WHERE id = ?').pluck().get(third.id)) as number;
+    const unsealed = 'page_' + Buffer.from(JSON.stringify({ s: seq + 1 })).toString('base64url');
+    expect(first.storage.pageKey().legacyUntil).toBeNull();
+    expect(await refusal(() => first.service.listStores(first.caller, storeQuery({ page: unsealed })))).toBe('page: not a cursor this server issued');
+    await first.close();
+    withRaw(file, (raw) => raw.exec(`${UNDO_MIGRATION_24} PRAGMA user_version = 23;`));
+    const storage = openSqliteStorage(file);
+    try {
+      const { legacyUntil } = storage.pageKey();
+      expect(legacyUntil! - Date.now()).toBeGreaterThan(59 * 60_000);
+      expect(legacyUntil! - Date.now()).toBeLessThanOrEqual(60 * 60_000);
+      const service = createService({ storage });
+      expect((await service.listStores(first.caller, storeQuery({ page: unsealed }))).data.map((s) => s.id)).toEqual([third.id]);
+      const untaggedKey = 'page_' + Buffer.from(JSON.stringify({ i: (await service.keys.listKeyPage(first.caller, { limit: 1, page: null })).data[0]!.id })).toString('base64url');
+      expect((await service.keys.listKeyPage(first.caller, { limit: 10, page: untaggedKey })).data).toEqual([]);
+    } finally {
+      await storage.close();
+    }
+  });
+});
 
 describe('sqlite append-only versions', () => {
   const attempts: [string, string][] = [

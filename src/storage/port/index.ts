@@ -7,10 +7,10 @@
  * adapter may answer from a pool of connections (PostgreSQL) or a worker thread; the SQLite adapter
  * answers point lookups and writes on its one connection at once (settled promises) and runs the
  * reads whose cost grows with the store (searches, listing pages, the checks) off the event loop
- * (sqlite/readers.ts), where they see every write answered before the call. Four methods stay
- * synchronous because they only read counters the adapter keeps in memory and never touch the
+ * (sqlite/readers.ts), where they see every write answered before the call. Five methods stay
+ * synchronous because they only read what the adapter keeps in memory and never touch the
  * database (and `keepsSearchBacklog`, a constant of the engine): `changeMark` and `ownWriteMark` (and the optional `storeChangeMark` and `onMarkMoved`; asked on every mount file operation, which must not
- * wait a turn to learn that nothing changed), `keyMark` (asked by every event stream's poll and every stdio `mnemo mcp` tool call; SQLite's asks `PRAGMA data_version` each time) and `unsyncedCommits` (a gauge). A transaction's calls
+ * wait a turn to learn that nothing changed), `pageKey` (read at open), `keyMark` (asked by every event stream's poll and every stdio `mnemo mcp` tool call; SQLite's asks `PRAGMA data_version` each time) and `unsyncedCommits` (a gauge). A transaction's calls
  * go through the `tx` it is handed (transactions.ts).
  */
 import type { AuditStorage } from './audit.js';
@@ -23,6 +23,7 @@ import type { KeyStorage } from './keys.js';
 import type { MaintenanceStorage } from './maintenance.js';
 import type { MemoryStorage } from './memories.js';
 import type { MountViewStorage } from './mount-view.js';
+import type { PageKeyStorage } from './page-key.js';
 import type { ReceiptStorage } from './receipts.js';
 import type { SearchStorage } from './search.js';
 import type { SessionStorage } from './sessions.js';
@@ -52,6 +53,7 @@ export type {
   WriteStamp,
 } from './memories.js';
 export type { DirectoryListing, MountViewStorage } from './mount-view.js';
+export type { PageKey, PageKeyStorage } from './page-key.js';
 export type { Receipt, ReceiptScope, ReceiptStorage } from './receipts.js';
 export type { SearchStorage } from './search.js';
 export type { SessionStorage } from './sessions.js';
@@ -75,4 +77,5 @@ export interface Storage
     TransactionStorage<Storage>,
     MaintenanceStorage,
     AuditStorage,
-    ConsoleSessionStorage {}
+    ConsoleSessionStorage,
+    PageKeyStorage {}

@@ -8,7 +8,7 @@
  */
 import type pg from 'pg';
 import { MnemoError } from '../../domain/errors.js';
-import type { AtomicOptions } from '../port.js';
+import type { AtomicOptions, PageKey } from '../port.js';
 import { createChangeMarks } from './changes.js';
 import { domainCheck, integrityCheck } from './check.js';
 import { auditReads, auditWrites } from './audit.js';
@@ -22,6 +22,7 @@ import { historyReads } from './history.js';
 import { keyReads, keyWrites } from './keys.js';
 import { memoryOps } from './memories.js';
 import { mountViewOps } from './mount-view.js';
+import { readPageKey } from './page-key.js';
 import type { Storage } from '../port.js';
 import { receiptReads, receiptWrites } from './receipts.js';
 import { migrate, schemaPresence } from './schema/migrations.js';
@@ -118,16 +119,18 @@ function bind<T extends Record<string, Op>>(ops: T, call: Call): Bound<T> {
  * decides whether to wait: `mnemo serve` does, src/cli/wait-for-database.ts).
  */
 export async function openPostgresStorage(url: string, options: PostgresOptions = {}): Promise<PostgresStorage> {
+  let pageKey: PageKey;
   try {
-    await withOwnClient(url, async (c) => {
+    pageKey = await withOwnClient(url, async (c) => {
       if (options.create === false) await assertMnemoDatabase(c);
       await migrate(c);
+      return readPageKey(c);
     });
   } catch (err) {
     throw isUnreachable(err) ? databaseUnavailable(err) : err;
   }
   const pool = createPool(url, options.poolSize ?? 10, (err) => options.log?.(`mnemo: a PostgreSQL connection broke while idle: ${err.message}`), options.timeouts);
-  return composeStorage(url, pool, options);
+  return composeStorage(url, pool, pageKey, options);
 }
 
 async function assertMnemoDatabase(c: pg.ClientBase): Promise<void> {
@@ -140,7 +143,7 @@ async function assertMnemoDatabase(c: pg.ClientBase): Promise<void> {
   }
 }
 
-function composeStorage(url: string, pool: pg.Pool, options: PostgresOptions): PostgresStorage {
+function composeStorage(url: string, pool: pg.Pool, pageKey: PageKey, options: PostgresOptions): PostgresStorage {
   const ctx = { clock: options.clock ?? (() => new Date().toISOString()) };
   // Every operation from outside goes through it; inside `atomic` the outermost transaction's does.
   const guard = createOutageGuard(options.log);
@@ -266,6 +269,7 @@ function composeStorage(url: string, pool: pg.Pool, options: PostgresOptions): P
     purgeDeletedStores: () => guard(() => purgeDeletedStore(pool)),
     tidy: () => guard(tidy),
     keepsSearchBacklog: () => true,
+    pageKey: () => pageKey,
     // Closing twice is harmless (pg refuses a second end()).
     close: async () => {
       if (closed) return;

@@ -60,7 +60,23 @@ function isOutOfResources(code: string): boolean {
 }
 
 export function databaseUnavailable(cause: unknown): MnemoError {
-  return new MnemoError('unavailable', 'database unavailable', {}, { cause });
+  const reason = notOutOfReach(cause);
+  return new MnemoError('unavailable', 'database unavailable', reason ? { reason } : {}, { cause });
+}
+
+/**
+ * What an `unavailable` failure is when PostgreSQL answered (so it is not out of reach): a statement
+ * cancelled by its timeout or an operator, the client's own wait for an answer, a class 53 shortage
+ * other than connections. Null for a connection failure. Named by SQLSTATE, never by the server's
+ * text: /readyz needs no key.
+ */
+function notOutOfReach(err: unknown): string | null {
+  const code = (err as { code?: unknown }).code;
+  const message = err instanceof Error ? err.message : '';
+  if (code === '57014') return 'PostgreSQL cancelled a statement (SQLSTATE 57014: statement_timeout, a lock held too long, or an operator)';
+  if (/^(timeout expired|Query read timeout)$/.test(message)) return 'PostgreSQL did not answer a statement in time (the client\'s query timeout)';
+  if (typeof code === 'string' && isOutOfResources(code) && code !== '53300') return `PostgreSQL is out of resources (SQLSTATE ${code})`;
+  return null;
 }
 
 /**

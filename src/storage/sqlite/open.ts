@@ -35,6 +35,7 @@ import { createChildWalk } from './tree.js';
 import { createWalSync } from './sync.js';
 import { createWriteBehind, replayLeftJournal } from './write-behind.js';
 import { createVersionStatements } from './versions.js';
+import { readPageKey } from './page-key.js';
 import { createForkStatements } from './forks.js';
 import { createStorePurge } from './store-purge.js';
 import { createFeedStatements } from './feed.js';
@@ -113,6 +114,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     migrate(db);
   }
   keepJournalsInMemory(db);
+  const pageKey = readPageKey(db);
   const clock = _options.clock ?? (() => new Date().toISOString());
   registerClock(db, clock);
   if (_options.onCommit) observeCommits(db, _options.onCommit);
@@ -222,6 +224,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
       // A held batch counts: the background sync must come back for it.
       unsyncedCommits: () => walSync.unsynced() + (writeBehind?.open ? 1 : 0),
       keepsSearchBacklog: () => true,
+      pageKey: () => pageKey,
     },
     close() {
       writeBehind?.close();

@@ -21,7 +21,7 @@ import type { WriteBehind } from './write-behind.js';
 export type ConnectionMethods = Synchronous<Omit<Storage, LocalMethod | AsyncMethod | 'atomic' | 'close'>>;
 
 /** Counters kept in memory: synchronous in the port too (port/index.ts says why). */
-type LocalMethod = 'changeMark' | 'ownWriteMark' | 'onMarkMoved' | 'keyMark' | 'unsyncedCommits' | 'keepsSearchBacklog';
+type LocalMethod = 'changeMark' | 'ownWriteMark' | 'onMarkMoved' | 'keyMark' | 'unsyncedCommits' | 'keepsSearchBacklog' | 'pageKey';
 
 /** Methods that may write on another connection (PortParts.asideWrites). */
 type AsideMethod = 'moveTree' | 'indexSearchBacklog' | 'eraseSearchRemnants' | 'purgeDeletedStores';

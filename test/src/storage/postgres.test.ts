@@ -4,7 +4,7 @@
  * transaction per operation, `atomic`, two servers (two pools) racing on one memory and on one
  * checkpoint pointer, migrations under concurrent openers and the refusal of a newer schema.
  */
-import { PG_UNDO_MIGRATION_22, PG_UNDO_MIGRATION_5 } from '../../helpers/schema-undo.js';
+import { PG_UNDO_MIGRATION_22, PG_UNDO_MIGRATION_25, PG_UNDO_MIGRATION_5 } from '../../helpers/schema-undo.js';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { sha256Hex } from '../../../src/domain/content.js';
@@ -1268,7 +1268,44 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
     });
   });
 
+  describe('readiness', () => {
+    it('a statement cancelled by its timeout reads as what it is on /readyz, not as the database out of reach', async () => {
+      const slow = await openPostgresStorage(url, { clock, timeouts: { statementMs: 300, queryMs: 30_000 } });
+      onTestFinished(() => slow.close());
+      const service = createService({ storage: slow });
+      expect((await service.readiness()).database).toBe('ok');
+      const locker = await admin.connect();
+      try {
+        await locker.query('BEGIN');
+        await locker.query('LOCK TABLE sessions IN ACCESS EXCLUSIVE MODE');
+        const r = await service.readiness();
+        expect(r.ready).toBe(false);
+        expect(r.database).toBe('PostgreSQL cancelled a statement (SQLSTATE 57014: statement_timeout, a lock held too long, or an operator)');
+      } finally {
+        await locker.query('ROLLBACK');
+        locker.release();
+      }
+      expect((await service.readiness()).database).toBe('ok');
+    });
+  });
+
   describe('two servers on one database', () => {
+    it('a page cursor sealed through one server opens through the other; a server on another database refuses it', async () => {
+      const { workspace, addStore } = await fixture();
+      for (const name of ['p0', 'p1', 'p2']) await addStore(name);
+      const caller: Caller = { workspaceId: workspace.id, actor: { type: 'api_actor', apiKeyId: newId('apiKey') } };
+      const storeQ = { includeArchived: false, createdGte: null, createdLte: null, limit: 1, page: null };
+      const page = (await createService({ storage }).listStores(caller, storeQ)).nextPage!;
+      const other = await secondServer();
+      expect((await createService({ storage: other }).listStores(caller, { ...storeQ, limit: 10, page })).data.map((s) => s.name)).toEqual(['p1', 'p0']);
+      const db = await createDatabase();
+      onTestFinished(db.drop);
+      const elsewhere = await openPostgresStorage(db.url);
+      onTestFinished(() => elsewhere.close());
+      expect(elsewhere.pageKey().legacyUntil).toBeNull();
+      await expect(createService({ storage: elsewhere }).listStores(caller, { ...storeQ, page })).rejects.toMatchObject({ code: 'invalid_request', message: 'page: not a cursor this server issued' });
+    });
+
     it('concurrent preconditioned updates of one memory from two servers: exactly one wins each round', async () => {
       const { stamp, addStore, addMemory } = await fixture();
       const other = await secondServer();
@@ -1536,6 +1573,23 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       onTestFinished(() => later.close());
       expect((await c.query('SELECT version FROM schema_version')).rows).toEqual([{ version: PG_SCHEMA_VERSION }]);
       expect((await c.query('SELECT store_id FROM idempotency_receipts ORDER BY store_id IS NULL, store_id')).rows).toEqual([{ store_id: kept.id }, { store_id: null }]);
+    });
+
+    it('a database upgraded to the page key takes unsealed cursors for an hour', async () => {
+      const db = await createDatabase();
+      onTestFinished(db.drop);
+      const first = await openPostgresStorage(db.url);
+      await first.insertWorkspace({ id: newId('workspace'), name: 'default', createdAt: new Date().toISOString() }, true);
+      await first.close();
+      const c = new pg.Client({ connectionString: db.url });
+      await c.connect();
+      onTestFinished(() => c.end());
+      await c.query(`${PG_UNDO_MIGRATION_25} UPDATE schema_version SET version = 24`);
+      const later = await openPostgresStorage(db.url);
+      onTestFinished(() => later.close());
+      const left = later.pageKey().legacyUntil! - Date.now();
+      expect(left).toBeGreaterThan(59 * 60_000);
+      expect(left).toBeLessThanOrEqual(60 * 60_000);
     });
 
     it('a database from before migration 4 numbers its versions per path in commit order, and a redacted one takes no number', async () => {

@@ -29,6 +29,7 @@ import { PG_MIGRATION_21 } from './v21.js';
 import { PG_MIGRATION_22 } from './v22.js';
 import { PG_MIGRATION_23 } from './v23.js';
 import { PG_MIGRATION_24 } from './v24.js';
+import { PG_MIGRATION_25 } from './v25.js';
 
 export interface PgMigration {
   version: number;
@@ -84,6 +85,8 @@ export const PG_MIGRATIONS: PgMigration[] = [
   { version: 23, sql: PG_MIGRATION_23 },
   // SQLite's 23: a store's checkpoints count in its usage counter. See postgres/schema/v24.ts.
   { version: 24, sql: PG_MIGRATION_24 },
+  // SQLite's 24: the key that seals page cursors. See postgres/schema/v25.ts.
+  { version: 25, sql: PG_MIGRATION_25 },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;

@@ -39,6 +39,7 @@ import { MIGRATION_20 } from './store-receipts.js';
 import { MIGRATION_21 } from './session-keys.js';
 import { MIGRATION_22 } from './content-times.js';
 import { MIGRATION_23 } from './checkpoint-usage.js';
+import { MIGRATION_24 } from './page-key.js';
 
 export interface Migration {
   version: number;
@@ -285,6 +286,11 @@ CREATE INDEX memories_meta_by_path ON memories
     // A store's checkpoints count in its usage counter, against MNEMO_STORE_MAX_BYTES. See sqlite/schema/checkpoint-usage.ts.
     version: 23,
     sql: MIGRATION_23,
+  },
+  {
+    // The key that seals page cursors, shared by every process on the file. See sqlite/schema/page-key.ts.
+    version: 24,
+    sql: MIGRATION_24,
   },
 ];
 
