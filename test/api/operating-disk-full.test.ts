@@ -3,15 +3,15 @@
  * tmpfs, writes that no longer fit answer 507 `api_error` saying the disk holding the database is
  * full (never a bare 500), a mount's save fails with ENOSPC (never EIO), and once space is freed
  * the same writes succeed again; the background WAL checkpoints that fail meanwhile log why once
- * and resume. Needs root to mount the tmpfs; skipped otherwise.
+ * and resume, and a server started on a full disk says so. Needs root to mount the tmpfs; skipped otherwise.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { FUSE_AVAILABLE, sh } from '../helpers/mount.js';
 import { rawRequest } from '../helpers/sdk.js';
-import { makeTempDir, startServer, type RunningServer } from '../helpers/server.js';
+import { makeTempDir, runCli, startServer, type RunningServer } from '../helpers/server.js';
 
 function tryMountTmpfs(dir: string, size: string): boolean {
   try {
@@ -25,12 +25,12 @@ function tryMountTmpfs(dir: string, size: string): boolean {
 const base = makeTempDir('mnemo-full-');
 const disk = join(base, 'disk');
 const walDisk = join(base, 'wal-disk');
-mkdirSync(disk);
-mkdirSync(walDisk);
+const startDisk = join(base, 'start-disk');
+for (const dir of [disk, walDisk, startDisk]) mkdirSync(dir);
 const MOUNTED = tryMountTmpfs(disk, '2m');
 afterAll(() => {
   // A block that was skipped (-t) left its tmpfs mounted.
-  for (const dir of [disk, walDisk]) spawnSync('umount', ['-l', dir], { stdio: 'ignore' });
+  for (const dir of [disk, walDisk, startDisk]) spawnSync('umount', ['-l', dir], { stdio: 'ignore' });
   rmSync(base, { recursive: true, force: true });
 });
 
@@ -150,6 +150,45 @@ describe.skipIf(!WAL_MOUNTED)('WAL checkpoints on a full disk', () => {
     expect(server.stderr()).toContain('background WAL checkpoints resumed');
   }, 90_000);
 });
+
+const START_MOUNTED = MOUNTED && tryMountTmpfs(startDisk, '2m');
+
+describe.skipIf(!START_MOUNTED)('starting on a full disk', () => {
+  afterAll(() => void spawnSync('umount', ['-l', startDisk], { stdio: 'ignore' }));
+
+  it('exits 1 naming the data directory and saying its disk is full, with existing data or none, and starts once space is freed', async () => {
+    const data = join(startDisk, 'data');
+    const made = await startServer({ dataDir: data, args: ['--mount-root', join(base, 'start-mnt')] });
+    await made.stop();
+    const filler = join(startDisk, 'filler');
+    fillDisk(filler);
+    const serve = (dir: string) => runCli(['serve', '--port', '0', '--data-dir', dir, '--mount-root', join(base, 'start-mnt')], { MNEMO_ADMIN_KEY: made.adminKey }, { timeoutMs: 30_000 });
+    // Existing data: SQLite itself says only "disk I/O error" (it cannot grow the -shm file).
+    const existing = await serve(data);
+    expect(existing.code).toBe(1);
+    expect(existing.stderr).toContain(`cannot open the database in the data directory ${data}: the disk holding it is full (SQLITE_IOERR`);
+    expect(existing.stderr).toContain('free space on it, then start again');
+    const fresh = await serve(join(startDisk, 'fresh'));
+    expect(fresh.code).toBe(1);
+    expect(fresh.stderr).toContain(`cannot open the database in the data directory ${join(startDisk, 'fresh')}: the disk holding it is full (SQLITE_FULL: database or disk is full)`);
+
+    rmSync(filler);
+    const again = await startServer({ dataDir: data, args: ['--mount-root', join(base, 'start-mnt')], env: { MNEMO_ADMIN_KEY: made.adminKey } });
+    await again.stop();
+  }, 90_000);
+});
+
+/** Writes `file` until the disk holding it is full. */
+function fillDisk(file: string): void {
+  const fd = openSync(file, 'w');
+  try {
+    for (const chunk = Buffer.alloc(64 * 1024); ; ) writeSync(fd, chunk);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
+  } finally {
+    closeSync(fd);
+  }
+}
 
 /** Polls `ok` every 50 ms for up to `ms`: whether it held. */
 async function until(ok: () => boolean, ms: number): Promise<boolean> {
