@@ -35,6 +35,8 @@ export const HTTP_ERRORS: Record<ErrorCode, { status: ContentfulStatusCode; type
   overloaded: { status: 503, type: 'overloaded_error' },
   // The database is down, not mnemo busy: a server error, and one the client may retry later.
   unavailable: { status: 503, type: 'api_error' },
+  // Another process holds SQLite's write lock: the same as a database that cannot be reached, for a client.
+  database_locked: { status: 503, type: 'api_error' },
   // The host cannot mount now (the operator's to fix, the server log says why): a server error, not a crash.
   mount_failed: { status: 503, type: 'api_error' },
   // WebDAV's 507 Insufficient Storage: the server cannot store it now; the same request works once space is freed.
@@ -69,7 +71,7 @@ export function onError(log: (line: string) => void, warn: (line: string) => voi
     // RFC 9110 §12.5.3: a 415 for a content-coding names the codings the server does take.
     if (mnemo.code === 'unsupported_encoding') c.header('accept-encoding', 'identity');
     // unavailable: the database is restarting or unreachable; a restart takes seconds, not one.
-    if (mnemo.code === 'unavailable') c.header('retry-after', '2');
+    if (mnemo.code === 'unavailable' || mnemo.code === 'database_locked') c.header('retry-after', '2');
     // The SDKs retry every 409 unless told not to; ours say what is, and the same request meets it again.
     if (HTTP_ERRORS[mnemo.code].status === 409 && !mnemo.details.transient) c.header('x-should-retry', 'false');
     closeIfBodyUnread(c);

@@ -1,6 +1,6 @@
 /** @module The one table from domain error codes to FUSE errnos, and the Node-style log line for a failed op. */
 import Fuse from './binding/fuse.js';
-import { isDiskFull, isMnemoError, type ErrorCode } from '../src/index.js';
+import { isDatabaseBusy, isDiskFull, isMnemoError, type ErrorCode } from '../src/index.js';
 
 /** Every ErrorCode has a row, so a new code without a mapping fails to compile (and the pinned test). */
 export const ERRNO_BY_CODE: Readonly<Record<ErrorCode, number>> = Object.freeze({
@@ -38,6 +38,11 @@ export const ERRNO_BY_CODE: Readonly<Record<ErrorCode, number>> = Object.freeze(
   overloaded: Fuse.EAGAIN,
   // The database cannot be reached: an I/O error, as a disk that stopped answering gives.
   unavailable: Fuse.EIO,
+  // Another process holds SQLite's write lock past the busy timeout: EBUSY ("resource busy or
+  // locked"), as for the other conflicts here, not EAGAIN, which a program reads as "this
+  // non-blocking descriptor would block" (some poll and retry at once, without end) and which
+  // cp, sed and editors report as "Resource temporarily unavailable", naming no lock.
+  database_locked: Fuse.EBUSY,
   // Only session creation mounts; listed so every code has an errno.
   mount_failed: Fuse.EIO,
   // The disk under the database is full: what a full local disk answers a write.
@@ -80,6 +85,8 @@ export function toErrno(err: unknown): number {
   if (isMnemoError(err)) return ERRNO_BY_CODE[err.code] ?? Fuse.EIO;
   // The disk holding the database is full (storage/common/disk-full.ts): a save's ENOSPC, not EIO.
   if (isDiskFull(err)) return ERRNO_BY_CODE.storage_full ?? Fuse.ENOSPC;
+  // Another process held SQLite's write lock past the busy timeout (storage/common/database-busy.ts).
+  if (isDatabaseBusy(err)) return ERRNO_BY_CODE.database_locked ?? Fuse.EBUSY;
   return Fuse.EIO;
 }
 

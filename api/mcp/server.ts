@@ -4,7 +4,7 @@
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { diskFull, isDiskFull, isMnemoError, type Caller, type Service } from '../../src/index.js';
+import { databaseBusy, diskFull, isDatabaseBusy, isDiskFull, isMnemoError, type Caller, type Service } from '../../src/index.js';
 import { registerCheckpointTools } from './tools-checkpoints.js';
 import { registerHistoryTools } from './tools-history.js';
 import { registerMemoryTools } from './tools-memories.js';
@@ -57,6 +57,7 @@ export function createMcpServer({ service, caller, checkCaller, log = console.er
 export function toolErrorText(err: unknown, log: (line: string) => void, tool?: string): string {
   // A full disk under the database is the operator's to fix, not a fault (storage/common/disk-full.ts).
   if (isDiskFull(err)) err = diskFull(err);
+  if (isDatabaseBusy(err)) err = databaseBusy(err);
   if (isMnemoError(err)) {
     const hint = (tool === undefined ? undefined : TOOL_HINTS[tool]?.[err.code]) ?? HINTS[err.code] ?? '';
     const conflict = err.details.conflicting_path ? ` (conflicting_path: ${err.details.conflicting_path})` : '';
@@ -95,6 +96,7 @@ const HINTS: Partial<Record<string, string>> = {
   limit_exceeded: 'The store is at a limit: delete memories (memory_delete) or checkpoints (memory_delete_checkpoint) that are no longer needed, or ask the operator to raise it.',
   mount_failed: 'The server could not mount the stores; the operator must fix its mount root.',
   storage_full: 'The disk holding the memory database is full: nothing was written. Ask the operator to free space, then retry.',
+  database_locked: 'Another process holds the memory database\'s write lock (an operator\'s tool): nothing was written. This is temporary: retry in a few seconds.',
   unavailable: 'The memory database cannot be reached right now (the server recovers by itself when it is back): retry in a few seconds.',
 };
 

@@ -6,7 +6,7 @@ import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { apiKeyJson, workspaceJson } from './key-wire.js';
 import type { Config } from './config.js';
-import { leftJournalWrites, lockForRestore, prepareRestoreTarget, useDatabase } from './data-dir.js';
+import { giveRestoredFilesToDataDirOwner, leftJournalWrites, lockForRestore, prepareRestoreTarget, useDatabase } from './data-dir.js';
 import { journalFileOf } from '../storage/sqlite/journal.js';
 import { createService, type Service } from '../service/service.js';
 import { backupDatabase, requireBackupFile, restoreDatabase } from '../storage/sqlite/backup.js';
@@ -198,6 +198,7 @@ export function runRestore(config: Config, args: string[], log: Log): number {
     } finally {
       lock.release();
     }
+    giveRestoredFilesToDataDirOwner(config);
   } catch (err) {
     // A refused restore into a new directory leaves no directory behind.
     if (created) rmSync(config.dataDir, { recursive: true, force: true });

@@ -4,7 +4,7 @@
  * `--data-dir` is an error naming the path instead of a new, empty database; `restore` may also
  * fill an empty or new directory. The locks themselves are in storage/sqlite/lock.ts.
  */
-import { accessSync, constants, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { accessSync, chownSync, constants, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import type { Config } from './config.js';
 import { MnemoError } from '../domain/errors.js';
 import { PID_FILE, runningServerPid } from './pidfile.js';
@@ -162,6 +162,23 @@ export function lockForRestore(config: Config): HeldLock {
       server.release();
     },
   };
+}
+
+/**
+ * `restore` run as root: the files it made (the database, its lock files, and any -wal/-shm/journal)
+ * take the data directory's owner. A server that runs as another user (Docker's `mnemo` user) could
+ * not write a database left owned by root, and failed at its first write.
+ */
+export function giveRestoredFilesToDataDirOwner(config: Config): void {
+  const me = typeof process.getuid === 'function' ? process.getuid() : -1;
+  if (me !== 0) return;
+  const owner = statSync(config.dataDir);
+  const files = [config.dbFile, `${config.dbFile}-wal`, `${config.dbFile}-shm`, `${config.dbFile}-journal`, journalFileOf(config.dbFile), serverLockFile(config.dataDir), usersLockFile(config.dataDir)];
+  for (const file of files) {
+    if (!existsSync(file)) continue;
+    const st = statSync(file);
+    if (st.uid === me && (st.uid !== owner.uid || st.gid !== owner.gid)) chownSync(file, owner.uid, owner.gid);
+  }
 }
 
 /**

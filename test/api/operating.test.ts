@@ -6,12 +6,25 @@
  */
 import { describe, expect, it } from 'vitest';
 import { connectMcp } from '../helpers/mcp.js';
-import { FUSE_AVAILABLE, NO_FUSE_REASON, eventually, run, sh } from '../helpers/mount.js';
-import { rawRequest, type RawResponse, useServer } from '../helpers/sdk.js';
+import { FUSE_AVAILABLE, NO_FUSE_REASON, eventually, outcomes, run, sh } from '../helpers/mount.js';
+import { mountedStore, rawRequest, type RawResponse, useServer } from '../helpers/sdk.js';
 import Database from 'better-sqlite3';
+import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeTempDir, runCli, startServer, type RunningServer } from '../helpers/server.js';
+
+/** A python3 child holding `BEGIN IMMEDIATE` on `file` (SQLite's write lock) until killed by PID. */
+async function holdWriteLock(file: string): Promise<{ kill(): void; gone: Promise<void> }> {
+  const script = "import sqlite3, sys, time\nc = sqlite3.connect(sys.argv[1], isolation_level=None)\nc.execute('BEGIN IMMEDIATE')\nprint('held', flush=True)\ntime.sleep(120)";
+  const child = spawn('python3', ['-c', script, file], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.once('data', () => resolve());
+    void gone.then(() => reject(new Error('the lock holder exited before taking the lock')));
+  });
+  return { kill: () => void process.kill(child.pid!, 'SIGKILL'), gone };
+}
 
 interface WireSession {
   id: string;
@@ -70,6 +83,30 @@ describe('health and readiness', () => {
     }
     expect((await post(server, `/v1/memory_stores/${store.id}/memories`, { path: '/busy.md', content: 'b' })).status).toBe(200);
   });
+
+  // SQLITE_BUSY reached a mount's operation as EIO and an MCP tool call as an internal error.
+  it.skipIf(!FUSE_AVAILABLE)('a mount\'s write fails with EBUSY and an MCP write with a retryable database_locked error while another process holds the write lock, and both work once it is gone', async () => {
+    const { storeId, mnt } = await mountedStore(server, 'locked-faces');
+    expect((await sh('printf one > f.md', mnt)).code).toBe(0);
+    const mcp = await connectMcp('http', server, server.adminKey);
+    const holder = await holdWriteLock(join(server.dataDir, 'mnemo.db'));
+    try {
+      // Each write waits out the 5 s busy timeout on the serving thread, the server's own background
+      // writes (search upkeep, the WAL sync) included, so this may wait for several: not `outcomes`' 20 s.
+      const unlink = await run('python3', ['-c', "import errno, os\ntry:\n    os.unlink('f.md')\n    print('ok')\nexcept OSError as e:\n    print(errno.errorcode[e.errno])"], { cwd: mnt, timeoutMs: 90_000 });
+      expect(unlink.stdout.trim()).toBe('EBUSY');
+      const tool = await mcp.call('memory_write', { memory_store_id: storeId, path: '/m.md', content: 'm' });
+      expect(tool.isError).toBe(true);
+      expect(tool.text).toMatch(/^Error database_locked: the database is locked by another process/);
+      expect(tool.text).toContain('retry in a few seconds');
+    } finally {
+      holder.kill();
+      await holder.gone;
+    }
+    expect(await outcomes(mnt, [['unlink', "os.unlink('f.md')"]])).toEqual({ unlink: 'ok' });
+    expect((await mcp.call('memory_write', { memory_store_id: storeId, path: '/m.md', content: 'm' })).isError).toBe(false);
+    await mcp.close();
+  }, 150_000);
 
   it.skipIf(!FUSE_AVAILABLE)('answers GET /readyz with 503 counting the missing mount, without naming it, once an active session is no longer mounted', async () => {
     const store = (await post(server, '/v1/memory_stores', { name: 'ready' })).body as { id: string };

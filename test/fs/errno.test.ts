@@ -39,6 +39,7 @@ describe('the errno table', () => {
       overloaded: Fuse.EAGAIN,
       unavailable: Fuse.EIO,
       mount_failed: Fuse.EIO,
+      database_locked: Fuse.EBUSY,
       storage_full: Fuse.ENOSPC,
       internal: Fuse.EIO,
     });

@@ -5,7 +5,7 @@
  * restore leaves its backup file as it was: no -wal/-shm beside it, the same bytes (item 15c).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openCore, withRaw } from '../helpers/core.js';
@@ -176,6 +176,32 @@ describe('restore', () => {
     expect(sha256(file)).toBe(before);
   });
 });
+
+const AS_ROOT = typeof process.getuid === 'function' && process.getuid() === 0;
+
+describe.skipIf(!AS_ROOT)('restore as root', () => {
+  // A container often runs the server as its own user; a restore run as root left mnemo.db owned by root,
+  // which that server could not write.
+  it('leaves every file in the data directory owned by the directory\'s owner, into an empty directory and over a database', async () => {
+    const dir = await populatedDir();
+    const out = tmpDir('mnemo-rs-');
+    const file = join(out, 'copy.db');
+    expect((await runCli(['backup', file, '--data-dir', dir])).code).toBe(0);
+    const target = join(out, 'theirs');
+    mkdirSync(target);
+    chownSync(target, NOBODY, NOBODY);
+    const owners = () => readdirSync(target).map((f) => ({ f, uid: statSync(join(target, f)).uid, gid: statSync(join(target, f)).gid }));
+    for (let round = 0; round < 2; round++) {
+      const res = await runCli(['restore', file, '--data-dir', target], {}, FAST);
+      expect(res.code, res.stderr).toBe(0);
+      expect(owners().map((o) => o.f)).toContain('mnemo.db');
+      expect(owners().filter((o) => o.uid !== NOBODY || o.gid !== NOBODY)).toEqual([]);
+    }
+  });
+});
+
+/** nobody:nogroup on Debian, the image's base. */
+const NOBODY = 65534;
 
 describe('backup', () => {
   // Item 16: SQLite's backup API starts over when another connection commits between two of its

@@ -30,6 +30,7 @@ const EXPECTED_HTTP: Record<ErrorCode, [number, string]> = {
   limit_exceeded: [413, 'request_too_large'],
   overloaded: [503, 'overloaded_error'],
   unavailable: [503, 'api_error'],
+  database_locked: [503, 'api_error'],
   mount_failed: [503, 'api_error'],
   storage_full: [507, 'api_error'],
   internal: [500, 'api_error'],

@@ -2,7 +2,8 @@
  * @module SQLite's "database is locked" (SQLITE_BUSY and its extended codes): another process (an
  * operator's sqlite3 shell, a backup or replication tool) held the file's write lock past the
  * connection's busy timeout (5 s). A temporary condition, not a fault of ours: MnemoError
- * `unavailable` (503 with Retry-After over HTTP), mapped where the faces answer, as disk-full is.
+ * `database_locked` (503 with Retry-After over HTTP, EBUSY on a mount, a retryable MCP tool error),
+ * mapped where the faces answer, as disk-full is.
  */
 import { MnemoError } from '../../domain/errors.js';
 
@@ -13,5 +14,5 @@ export function isDatabaseBusy(err: unknown): boolean {
 }
 
 export function databaseBusy(cause: unknown): MnemoError {
-  return new MnemoError('unavailable', 'the database is locked by another process (a write transaction held open on mnemo.db): nothing was written; retry shortly', {}, { cause });
+  return new MnemoError('database_locked', 'the database is locked by another process (a write transaction held open on mnemo.db): nothing was written; retry shortly', {}, { cause });
 }

@@ -3,9 +3,11 @@
  * naming the path (`cannot write the database file /ro/d/mnemo.db: read-only file system (EROFS)`)
  * instead of SQLite's "unable to open database file" or "attempt to write a readonly database".
  */
+import { statfsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { MnemoError } from '../../domain/errors.js';
+import { isDiskFull } from '../common/disk-full.js';
 import { whyNotReadable, whyNotWritable } from '../common/file-reasons.js';
 
 /** SQLite's codes for a file it cannot open, create beside (-wal, -shm, -journal) or write. */
@@ -49,6 +51,34 @@ export function openDatabaseFile(file: string, { readOnly = false, create = fals
   } catch (err) {
     db?.close();
     if (isFileRefusal(err)) throw fileRefusal(file, !readOnly, err);
-    throw err;
+    throw refusedForSpace(file, err);
+  }
+}
+
+/**
+ * Free bytes under which an I/O error while opening is put down to a full disk: SQLite says only
+ * "disk I/O error" (SQLITE_IOERR_SHMSIZE) when it cannot grow the -shm file beside an existing database.
+ */
+const NEARLY_FULL_BYTES = 1024 * 1024;
+
+/**
+ * What opening, setting up or migrating `file` threw, as a sentence naming the data directory when
+ * its disk is full (SQLITE_FULL, ENOSPC, or an I/O error with almost no space left); else `err` itself.
+ */
+export function refusedForSpace(file: string, err: unknown): unknown {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return err;
+  const ioError = code.startsWith('SQLITE_IOERR');
+  if (!isDiskFull(err) && !(ioError && freeBytes(dirname(file)) < NEARLY_FULL_BYTES)) return err;
+  const reason = `${code}: ${(err as Error).message}`;
+  return new MnemoError('storage_full', `cannot open the database in the data directory ${dirname(file)}: the disk holding it is full (${reason}); free space on it, then start again`, {}, { cause: err });
+}
+
+function freeBytes(dir: string): number {
+  try {
+    const s = statfsSync(dir);
+    return s.bavail * s.bsize;
+  } catch {
+    return Infinity;
   }
 }

@@ -10,7 +10,7 @@ import { observeCommits, outerTx, type Db } from './tx.js';
 import type { AtomicOptions, Storage } from '../port.js';
 import type { AsyncWrites } from './reads.js';
 import { MnemoError } from '../../domain/errors.js';
-import { openDatabaseFile } from './open-file.js';
+import { openDatabaseFile, refusedForSpace } from './open-file.js';
 import { bindPort, type ConnectionMethods, type PortParts } from './port-view.js';
 import { applyPragmas, keepJournalsInMemory } from './pragmas.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema/migrations.js';
@@ -106,12 +106,17 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
   const readOnly = _options.readOnly === true && file !== ':memory:';
   if (file !== ':memory:' && !readOnly) mkdirSync(dirname(file), { recursive: true });
   const db = file === ':memory:' ? new Database(file) : openDatabaseFile(file, { readOnly, create: true });
-  if (readOnly) {
-    db.pragma('busy_timeout = 5000');
-    requireCurrentSchema(db, file);
-  } else {
-    applyPragmas(db, _options.synchronous ?? 'FULL');
-    migrate(db);
+  try {
+    if (readOnly) {
+      db.pragma('busy_timeout = 5000');
+      requireCurrentSchema(db, file);
+    } else {
+      applyPragmas(db, _options.synchronous ?? 'FULL');
+      migrate(db);
+    }
+  } catch (err) {
+    db.close();
+    throw refusedForSpace(file, err);
   }
   keepJournalsInMemory(db);
   const pageKey = readPageKey(db);

@@ -121,8 +121,12 @@ const { parentPort } = require('node:worker_threads');
   const worker = new Worker(source, { eval: true, workerData: { file, sqlite, last: last.buffer } });
   let stopped = false;
   worker.on('message', (line: string) => onError(line));
-  worker.on('error', (err) => {
-    if (!stopped) onError(`mnemo: background WAL checkpoints stopped (the commits take them over): ${err.message}`);
+  // An error thrown in the worker arrives as a plain object when its class is not a built-in one (a
+  // SqliteError has only its `code` left), so both fields are read.
+  worker.on('error', (err: { code?: unknown; message?: unknown }) => {
+    if (stopped) return;
+    const reason = [err.code, err.message].filter((x) => typeof x === 'string').join(': ') || String(err);
+    onError(`mnemo: background WAL checkpoints stopped (the commits take them over): ${reason}`);
   });
   // Never what keeps a process alive: a CLI or a server exits when its own work is done.
   worker.unref();
@@ -198,6 +202,9 @@ function checkpointLoop(Sqlite: typeof Database, file: string, pace: (r: PassRes
   const RETRY_TRUNCATE_MS = 100;
   const LOG_AFTER_TRIES = 10;
   const LOG_EVERY_TRIES = 600;
+  /** The waits after a pass that failed: doubled each failure, from half a second to ten. */
+  const FIRST_BACKOFF_MS = 500;
+  const MAX_BACKOFF_MS = 10_000;
   const db = new Sqlite(file);
   // A checkpoint fsyncs the WAL before it copies and the database file after (FULL or NORMAL alike).
   db.pragma('synchronous = FULL');
@@ -211,7 +218,14 @@ function checkpointLoop(Sqlite: typeof Database, file: string, pace: (r: PassRes
   const truncateIfWanted = (): boolean => {
     if (Atomics.load(last, 3) !== 1) return false;
     Atomics.store(last, 3, 0);
-    const r = truncate.get() as PassResult & { busy: number };
+    let r: PassResult & { busy: number };
+    try {
+      r = truncate.get() as PassResult & { busy: number };
+    } catch (err) {
+      // Still wanted: the pass after the failure's backoff tries it again.
+      Atomics.store(last, 3, 1);
+      throw err;
+    }
     if (r.busy === 0) {
       if (failedTries >= LOG_AFTER_TRIES) log(`mnemo: WAL emptied after ${failedTries} tries: the redacted or pruned text is gone from ${file} and its WAL`);
       failedTries = 0;
@@ -224,19 +238,41 @@ function checkpointLoop(Sqlite: typeof Database, file: string, pace: (r: PassRes
     }
     return true;
   };
+  // A pass that throws (SQLITE_FULL on a full disk, SQLITE_IOERR) is tried again later, never the
+  // end of the loop: an uncaught error ended the thread, and the WAL grew for good once the disk was
+  // freed. Logged when the failure starts or changes and when passes work again, not on every try.
+  let failure: string | null = null;
+  let backoffMs = 0;
   const turn = (): void => {
-    if (truncateIfWanted()) {
-      setTimeout(turn, RETRY_TRUNCATE_MS);
-      return;
+    let wait: number;
+    try {
+      if (truncateIfWanted()) {
+        wait = RETRY_TRUNCATE_MS;
+      } else {
+        const r = checkpoint.get() as PassResult;
+        // A pass refused (another checkpoint ran: -1) tells nothing new.
+        if (r.log >= 0) {
+          Atomics.store(last, 0, r.log);
+          Atomics.store(last, 1, r.checkpointed);
+          Atomics.add(last, 2, 1);
+        }
+        wait = pace(r, Date.now());
+      }
+      if (failure !== null) log(`mnemo: background WAL checkpoints resumed on ${file}`);
+      failure = null;
+      backoffMs = 0;
+    } catch (err) {
+      const e = err as { code?: unknown; message?: unknown };
+      const reason = `${typeof e.code === 'string' ? `${e.code}: ` : ''}${typeof e.message === 'string' ? e.message : String(err)}`;
+      backoffMs = Math.min(MAX_BACKOFF_MS, Math.max(FIRST_BACKOFF_MS, backoffMs * 2));
+      if (reason !== failure) {
+        const full = /FULL|ENOSPC|disk is full/i.test(reason) ? ' (the disk is full: free space on it)' : '';
+        log(`mnemo: background WAL checkpoints fail on ${file}${full}: ${reason}; the WAL grows until they work again, retrying with backoff up to every ${MAX_BACKOFF_MS / 1000} s`);
+      }
+      failure = reason;
+      wait = backoffMs;
     }
-    const r = checkpoint.get() as PassResult;
-    // A pass refused (another checkpoint ran: -1) tells nothing new.
-    if (r.log >= 0) {
-      Atomics.store(last, 0, r.log);
-      Atomics.store(last, 1, r.checkpointed);
-      Atomics.add(last, 2, 1);
-    }
-    setTimeout(turn, pace(r, Date.now()));
+    setTimeout(turn, wait);
   };
   turn();
 }
