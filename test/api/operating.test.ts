@@ -109,11 +109,13 @@ describe('health and readiness', () => {
   }, 150_000);
 
   it.skipIf(!FUSE_AVAILABLE)('answers GET /readyz with 503 counting the missing mount, without naming it, once an active session is no longer mounted', async () => {
+    // Counted from what the tests before left mounted (the EBUSY one keeps its session).
+    const before = (await rawRequest(server.url, 'GET', '/readyz')).body as { active_sessions: number; mounts: number };
     const store = (await post(server, '/v1/memory_stores', { name: 'ready' })).body as { id: string };
     const session = (await post(server, '/v1/sessions', { resources: [{ type: 'memory_store', memory_store_id: store.id }] })).body as WireSession;
     const hostPath = session.resources[0]!.host_path;
     const ready = await rawRequest(server.url, 'GET', '/readyz');
-    expect([ready.status, ready.body]).toMatchObject([200, { status: 'ready', active_sessions: 1, mounts: 1 }]);
+    expect([ready.status, ready.body]).toMatchObject([200, { status: 'ready', active_sessions: before.active_sessions + 1, mounts: before.mounts + 1 }]);
 
     // Someone unmounts it behind the server's back (from a child process, never this one).
     expect((await run('fusermount', ['-uz', hostPath])).code).toBe(0);
