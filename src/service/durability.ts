@@ -28,6 +28,12 @@ export interface Durability {
    * durable at commit in any mode (a mount asked for it with fsync before it could be stored).
    */
   write<T>(storage: Storage, face: Face, fn: (storage: Storage) => Promise<T>, journal?: JournaledWrite, durable?: boolean): Promise<T>;
+  /**
+   * Runs `fn` as one transaction not durable at its commit (a fork's batches: its publish is), and
+   * has the background sync put it on disk within SYNC_INTERVAL_MS, as a mount's write is: every
+   * relaxed commit arms the sync, or the gauge of commits not on disk stayed up until a mount saved.
+   */
+  relaxed<T>(fn: (storage: Storage) => Promise<T>): Promise<T>;
   /** Resolves once every write committed before the call is on disk: fsync(2) on a mount. */
   sync(): Promise<void>;
   /** Commits not known to be on disk yet (a gauge). */
@@ -79,6 +85,11 @@ export function createDurability({ storage, mountSync = 'fsync', schedule = late
     async write<T>(over: Storage, face: Face, fn: (storage: Storage) => Promise<T>, journal?: JournaledWrite, durable = false): Promise<T> {
       if (mountSync === 'close' || face !== 'mount' || durable) return fn(over);
       const result = await over.atomic(fn, journal ? { durable: false, journal } : { durable: false });
+      arm();
+      return result;
+    },
+    async relaxed<T>(fn: (storage: Storage) => Promise<T>): Promise<T> {
+      const result = await storage.atomic(fn, { durable: false });
       arm();
       return result;
     },

@@ -17,6 +17,7 @@ import { MnemoError, notFound } from '../domain/errors.js';
 import type { Caller, Store } from '../domain/types.js';
 import type { Storage } from '../storage/port.js';
 import { assertPast, type ForkRequest } from '../validate/index.js';
+import type { Durability } from './durability.js';
 import type { ReceiptHooks } from './idempotency.js';
 import type { IdGenerator } from './ids.js';
 import { assertForkRoom, type StoreLimits } from './limits.js';
@@ -41,12 +42,14 @@ export interface ForksOptions {
   readable: (caller: Caller, id: string) => Promise<Store>;
   /** The store limits in force: a fork holding more than they allow is refused (limits.ts). */
   limits: StoreLimits;
+  /** Runs one batch's transaction not durable at its commit, the background sync armed for it (durability.ts). */
+  relaxed: Durability['relaxed'];
   /** Gives other work its turn between batches (default: a macrotask, setImmediate). */
   yieldTurn?: () => Promise<void>;
   batch?: number;
 }
 
-export function createForks({ storage, clock, ids, readable, limits, yieldTurn = () => new Promise((r) => setImmediate(r)), batch = FORK_BATCH }: ForksOptions) {
+export function createForks({ storage, clock, ids, readable, limits, relaxed, yieldTurn = () => new Promise((r) => setImmediate(r)), batch = FORK_BATCH }: ForksOptions) {
   return {
     /** Deletes forks a crash cut short, one store per transaction (the server runs it every minute); returns how many. */
     async purgeAbandonedForks(): Promise<number> {
@@ -93,8 +96,9 @@ export function createForks({ storage, clock, ids, readable, limits, yieldTurn =
       do {
         const from: string | null = after;
         // Not durable on its own (no fsync per batch): nothing sees the rows before the publish,
-        // whose durable commit puts every batch before it on disk too.
-        after = await storage.atomic(async (tx) => {
+        // whose durable commit puts every batch before it on disk too. The background sync is
+        // armed all the same: until it runs, the batches count as commits not on disk.
+        after = await relaxed(async (tx) => {
           const next = await tx.copyForkBatch({
             sourceId: source.id, targetId: store.id, asOf, after: from, limit: batch, actor: caller.actor, now,
             newMemoryId: () => ids('memory'), newVersionId: () => ids('version'),
@@ -103,7 +107,7 @@ export function createForks({ storage, clock, ids, readable, limits, yieldTurn =
           // them stops at the batch that crosses them, and is deleted as any failed fork is.
           assertForkRoom(limits, source.id, await tx.storeUsage(store.id));
           return next;
-        }, { durable: false });
+        });
         if (after !== null) await yieldTurn();
       } while (after !== null);
       return await storage.atomic(async (tx) => {

@@ -132,7 +132,7 @@ export function createService({
   /** Where each store's retention walk goes on at the next sweep (commit numbers; from 0 after a restart). */
   const pruneCursors = new Map<string, number>();
   const feed = createFeed({ storage, readable: ops.getStore, current: keys.current, signal: commits, maxStreams: storeLimits.maxFeedStreams, ...feedOptions });
-  const forks = createForks({ storage, clock, ids, readable: ops.getStore, limits: storeLimits });
+  const forks = createForks({ storage, clock, ids, readable: ops.getStore, limits: storeLimits, relaxed: durability.relaxed });
   const diffThread = createDiffThread();
   const service = {
     clock,

@@ -230,3 +230,34 @@ describe.skipIf(!FUSE_AVAILABLE)('mount durability through a real server', () =>
     expect(await collect(client.beta.memoryStores.memoryVersions.list(storeId, { limit: 100 }))).toHaveLength(30);
   });
 });
+
+/**
+ * Tester's finding (large store, item 4): a fork's copy batches are relaxed commits, but only a
+ * mount's write armed the background WAL sync, so `mnemo_unsynced_commits` stayed above 0 (4,001
+ * after an 80,000-memory fork) until some mount saved. Every relaxed commit arms it now. The bound
+ * below is a liveness limit, not a timing: the sync runs within 100 ms of the fork.
+ */
+describe('a store fork through a real server', () => {
+  let server: RunningServer | undefined;
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('leaves no commit waiting for the disk once its batches are synced in the background', async () => {
+    server = await startServer();
+    const client = sdkClient(server.url, server.adminKey);
+    const store = await client.beta.memoryStores.create({ name: 'forked' });
+    // More than one batch (FORK_BATCH, 25 memories each).
+    for (let i = 0; i < 60; i++) await client.beta.memoryStores.memories.create(store.id, { path: `/d/f${i}.md`, content: `note ${i}` });
+    expect(await metric(server, 'mnemo_unsynced_commits')).toBe(0);
+    const res = await fetch(`${server.url}/v1/memory_stores/${store.id}/fork`, {
+      method: 'POST', headers: { 'x-api-key': server.adminKey, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'fork' }),
+    });
+    expect(res.ok).toBe(true);
+    let unsynced = await metric(server, 'mnemo_unsynced_commits');
+    for (const deadline = Date.now() + 10_000; unsynced !== 0 && Date.now() < deadline; unsynced = await metric(server, 'mnemo_unsynced_commits')) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(unsynced).toBe(0);
+  });
+});

@@ -6,7 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { observeCommits, outerTx, type Db } from './tx.js';
+import { observeCommits, outerTx, settleHeld, type Db } from './tx.js';
 import type { AtomicOptions, Storage } from '../port.js';
 import type { AsyncWrites } from './reads.js';
 import { MnemoError } from '../../domain/errors.js';
@@ -24,7 +24,7 @@ import { createKeyStatements } from './keys.js';
 import { createBulkImport, type ImportedWrite } from './bulk.js';
 import { createMemoryStatements, createTreeCount } from './memories.js';
 import { admittedWrites } from './admission.js';
-import { createMountViewStatements } from './mount-view.js';
+import { createMountViewStatements, listBigDirectoriesElsewhere } from './mount-view.js';
 import { createHistoryStatements } from './history.js';
 import { createReceiptStatements } from './receipts.js';
 import { createSearchStatements, drainSearchBacklog } from './search.js';
@@ -162,6 +162,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     searchBacklog: search.searchBacklog,
     listDirectoryAsOf,
     hasMemoriesUnderAsOf,
+    listDirectory: mountView.listDirectory,
   });
 
   const { revokes, ...keys } = createKeyStatements(db);
@@ -172,6 +173,8 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     ...admittedWrites({ ...memoryRows, ...stores, ...mountView }),
     ...versions,
     ...mountView,
+    // A big directory's listing grows with it: a reader thread reads it.
+    listDirectory: listBigDirectoriesElsewhere(mountView.listDirectory, readers.threads > 0 ? readers.reads.listDirectory : null, () => settleHeld(db)),
     ...history,
     nextExpiry: changes.nextExpiry,
     ...createSessionStatements(db),

@@ -18,7 +18,15 @@ import type { WalSync } from './sync.js';
 import type { WriteBehind } from './write-behind.js';
 
 /** The methods that answer on the connection at once; the port wraps each in a settled promise. */
-export type ConnectionMethods = Synchronous<Omit<Storage, LocalMethod | AsyncMethod | 'atomic' | 'close'>>;
+export type ConnectionMethods = Synchronous<Omit<Storage, LocalMethod | AsyncMethod | MixedMethod | 'atomic' | 'close'>> & {
+  [M in MixedMethod]: (...args: Parameters<Storage[M]>) => Awaited<ReturnType<Storage[M]>> | ReturnType<Storage[M]>;
+};
+
+/**
+ * Methods that answer on the connection at once when the answer is small, and otherwise hand back a
+ * reader thread's promise (a big directory's listing: sqlite/mount-view.ts); the port adopts either.
+ */
+type MixedMethod = 'listDirectory';
 
 /** Counters kept in memory: synchronous in the port too (port/index.ts says why). */
 type LocalMethod = 'changeMark' | 'ownWriteMark' | 'onMarkMoved' | 'keyMark' | 'unsyncedCommits' | 'keepsSearchBacklog' | 'pageKey';

@@ -23,6 +23,7 @@ import { createStoreStatements } from './stores.js';
 import { createVersionStatements } from './versions.js';
 import { createFeedStatements } from './feed.js';
 import { createHistoryStatements } from './history.js';
+import { createMountViewStatements } from './mount-view.js';
 
 const { file, nice } = workerData as { file: string; nice: number | null };
 // A reader's nice value (readers.ts READER_NICE), for this thread alone (Linux: by its task id);
@@ -121,10 +122,11 @@ function openPurger(): StorePurge {
 }
 const search = createSearchStatements(db, noIndex);
 const history = createHistoryStatements(db);
+const children = createChildWalk(db);
 const reads: SyncReads = {
   searchMemories: search.searchMemories,
   searchBacklog: search.searchBacklog,
-  listMemories: createMemoryStatements(db, createChildWalk(db)).listMemories,
+  listMemories: createMemoryStatements(db, children).listMemories,
   listStores: createStoreStatements(db).listStores,
   listVersions: createVersionStatements(db, noIndex).listVersions,
   listChanges: createFeedStatements(db).listChanges,
@@ -132,6 +134,7 @@ const reads: SyncReads = {
   domainCheck: () => (domainCheck ??= openDomainCheck())(),
   listDirectoryAsOf: history.listDirectoryAsOf,
   hasMemoriesUnderAsOf: history.hasMemoriesUnderAsOf,
+  listDirectory: createMountViewStatements(db, children).listDirectory,
 };
 const writes: ThreadWrites = {
   moveTree: (input: MoveTreeRequest) => (mover ??= openMover())(input),

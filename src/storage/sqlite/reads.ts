@@ -1,11 +1,11 @@
 /**
  * @module The reads that grow with the store (searches, listing pages, the checks, a point-in-time
- * mount's directories), as the SQL
+ * mount's directories, a live mount's big directories), as the SQL
  * modules implement them: synchronous, on whichever connection they were prepared on. The adapter
  * runs them on reader connections in worker threads (sqlite/readers.ts), so the port's versions of
  * them return promises; point lookups by key stay on the serving connection.
  */
-import type { MetaAsOf, MoveTreeInput } from '../port.js';
+import type { DirectoryListing, MetaAsOf, MoveTreeInput } from '../port.js';
 import type { Change, ChangeQuery, MemoryListItem, MemoryListQuery, MemoryVersion, Page, SearchPage, SearchQuery, Store, StoreListQuery, VersionListQuery } from '../../domain/types.js';
 
 export interface SyncReads {
@@ -24,6 +24,8 @@ export interface SyncReads {
    */
   listDirectoryAsOf(storeId: string, dir: string, asOf: string, limit: number): { files: MetaAsOf[]; dirs: string[]; truncated?: boolean };
   hasMemoriesUnderAsOf(storeId: string, dir: string, asOf: string): boolean;
+  /** A live directory's listing past INLINE_LISTING_MAX entries (sqlite/mount-view.ts; smaller ones stay on the serving connection). */
+  listDirectory(storeId: string, dir: string, limit: number): DirectoryListing;
 }
 
 export type ReadMethod = keyof SyncReads;
