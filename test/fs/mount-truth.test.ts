@@ -6,7 +6,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { eventually, FUSE_AVAILABLE, NO_FUSE_REASON, py, sh, startMount, type MountHost } from '../helpers/mount.js';
+import { eventually, FUSE_AVAILABLE, NO_FUSE_REASON, py, run, sh, startMount, type MountHost } from '../helpers/mount.js';
 
 if (!FUSE_AVAILABLE) console.warn(NO_FUSE_REASON);
 
@@ -168,7 +168,7 @@ for i in range(int(sys.argv[1])):
     except OSError as e: got = errno.errorcode[e.errno]
     out[got] = out.get(got, 0) + 1
 print(json.dumps(out))
-`, m.mnt, [String(count), JSON.stringify(names)]);
+`, m.mnt, [String(count), JSON.stringify(names)], 90_000); // 9 s on an idle CI host, 15–21 s on a busy one
     expect(r.code, r.stderr).toBe(0);
     return JSON.parse(r.stdout) as Record<string, number>;
   }
@@ -187,7 +187,7 @@ print(json.dumps(out))
     // O_EXCL still refuses a name that is there.
     const excl = await py("import errno, os\nos.close(os.open('x.md', os.O_WRONLY | os.O_CREAT | os.O_EXCL))\ntry: os.open('x.md', os.O_WRONLY | os.O_CREAT | os.O_EXCL)\nexcept OSError as e: print(errno.errorcode[e.errno])", m.mnt);
     expect(excl.stdout).toBe('EEXIST\n');
-  }, 60_000);
+  }, 150_000);
 
   it('open(O_CREAT) never fails with ENOENT or ESTALE while sed -i replaces the file and the API deletes and makes it again', async () => {
     // An OPEN of a file whose name an atomic save here has just taken is sent on as an open of the
@@ -197,12 +197,12 @@ print(json.dumps(out))
     // retries once), failed it with ESTALE: 507 and 549 of 2,000 before fs/reopens.ts.
     const m = await startMount({ seed: { '/a.md': 'x\n' } });
     const stop = apiChurn(m, ['/a.md']);
-    const saver = sh('for i in $(seq 1 300); do sed -i "s/^x$/x/" a.md 2>/dev/null; done; echo saved', m.mnt);
+    const saver = run('bash', ['-c', 'for i in $(seq 1 300); do sed -i "s/^x$/x/" a.md 2>/dev/null; done; echo saved'], { cwd: m.mnt, timeoutMs: 90_000 });
     const out = await appends(m, 2000, ["a.md"]);
     await stop();
     expect((await saver).stdout).toBe('saved\n');
     expect(out).toEqual({ ok: 2000 });
-  }, 60_000);
+  }, 150_000);
 
   it('a read of a name the API deletes and makes again in a loop gets its text or ENOENT, never ESTALE', async () => {
     // The retried open of a file deleted again after the kernel's second lookup opens the file that

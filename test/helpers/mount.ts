@@ -191,8 +191,8 @@ export function sh(script: string, cwd: string, input?: string): Promise<Result>
   return run('bash', ['-c', script], { cwd, ...(input === undefined ? {} : { input }) });
 }
 
-export function py(script: string, cwd: string, args: string[] = []): Promise<Result> {
-  return run('python3', ['-c', script, ...args], { cwd });
+export function py(script: string, cwd: string, args: string[] = [], timeoutMs?: number): Promise<Result> {
+  return run('python3', ['-c', script, ...args], { cwd, ...(timeoutMs ? { timeoutMs } : {}) });
 }
 
 /**
