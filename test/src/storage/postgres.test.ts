@@ -655,6 +655,21 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       while (await storage.purgeDeletedStores());
     });
 
+    it("mnemo check reports a version without its content time or its memory's creation (invariant 20)", async () => {
+      const { addStore, addMemory } = await fixture();
+      const s = await addStore();
+      onTestFinished(async () => {
+        await admin.query('ALTER TABLE versions ENABLE TRIGGER versions_content_times');
+        await storage.deleteStore(s.workspaceId, s.id);
+        while (await storage.purgeDeletedStores());
+      });
+      // With the trigger off, an append leaves both out, as no writer can otherwise.
+      await admin.query('ALTER TABLE versions DISABLE TRIGGER versions_content_times');
+      const m = await addMemory(s.id, '/untimed.md', 'x');
+      await admin.query('ALTER TABLE versions ENABLE TRIGGER versions_content_times');
+      expect(await storage.domainCheck()).toEqual([`version ${m.versionId} in ${s.id}: has no content_at or memory_created_at (a point-in-time mount would date it 1970)`]);
+    });
+
     it('closing twice is harmless', async () => {
       const other = await secondServer();
       await other.close();
