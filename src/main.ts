@@ -21,7 +21,7 @@ import { openPostgresStorage, type PostgresOptions, type PostgresStorage } from 
 import type { Storage } from './storage/port.js';
 import { isMnemoError } from './domain/errors.js';
 import { removePidFile, runningServerPid, writePidFile } from './cli/pidfile.js';
-import { claimLeftJournal, ownDataDir, prepareMountRoot, useDatabase } from './cli/data-dir.js';
+import { claimLeftJournal, migrateUnlessServed, ownDataDir, prepareMountRoot, useDatabase } from './cli/data-dir.js';
 import { describeError } from './cli/system-errors.js';
 import { startSearchUpkeep } from './service/search-upkeep.js';
 import { createLogger, lineLog, type Logger, type ProcessLogger } from './cli/log.js';
@@ -113,13 +113,14 @@ async function hearOtherServers(storage: Storage, service: Service): Promise<voi
  * For `mnemo mount` and `mnemo mcp` on SQLite: opens the file replaying the mount writes a crashed
  * server left in its journal, under the server lock, before this process writes anything (else it
  * writes over what it cannot see, and the next server's replay over its writes). The lock is let
- * go once the file is open.
+ * go once the file is open. An older file is migrated only under that lock (cli/data-dir.ts).
  */
-function replayingLeftJournal(config: Config, open: (replay: Pick<SqliteOptions, 'replayJournal'>) => SqliteStorage): () => SqliteStorage {
+function replayingLeftJournal(config: Config, open: (replay: Pick<SqliteOptions, 'replayJournal' | 'claimMigration'>) => SqliteStorage): () => SqliteStorage {
   return () => {
     const claim = claimLeftJournal(config);
     try {
-      return open(claim === null ? {} : { replayJournal: { log: (line) => warn(line) } });
+      // Holding the server lock for the replay, this process may migrate; else only while no server runs.
+      return open(claim === null ? { claimMigration: migrateUnlessServed(config) } : { replayJournal: { log: (line) => warn(line) } });
     } finally {
       claim?.release();
     }

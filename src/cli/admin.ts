@@ -6,7 +6,7 @@ import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { apiKeyJson, workspaceJson } from './key-wire.js';
 import type { Config } from './config.js';
-import { leftJournalWrites, lockForRestore, prepareRestoreTarget, useDatabase } from './data-dir.js';
+import { leftJournalWrites, lockForRestore, prepareRestoreTarget, refuseMigration, useDatabase } from './data-dir.js';
 import { journalFileOf } from '../storage/sqlite/journal.js';
 import { createService, type Service } from '../service/service.js';
 import { backupDatabase, requireBackupFile, restoreDatabase } from '../storage/sqlite/backup.js';
@@ -23,7 +23,7 @@ const out = (line: string) => process.stdout.write(`${line}\n`);
 const ROLES: readonly string[] = ['admin', 'read_write', 'read_only'];
 
 /**
- * Opens the existing database (never creates one) under the data dir's shared lock; on PostgreSQL
+ * Opens the existing database (never creates one, never migrates an older SQLite file) under the data dir's shared lock; on PostgreSQL
  * (MNEMO_DATABASE_URL) the configured database, migrated as a server would if it holds mnemo's
  * schema, else refused as SQLite refuses a data directory without mnemo.db.
  */
@@ -32,7 +32,10 @@ async function withService<T>(config: Config, fn: (service: Service) => T | Prom
   try {
     // A command that only reads opens the file read-only (no migration, no pragma written): it works
     // on a file this user may not write, and cannot change one it should not.
-    const storage = config.databaseUrl === null ? openSqliteStorage(config.dbFile, { readOnly, readers: readOnly ? 0 : undefined }) : await openPostgresStorage(config.databaseUrl, { create: false });
+    // None migrates an older file, writing or not (`mnemo serve` does): one refusal for all of them.
+    const storage = config.databaseUrl === null
+      ? openSqliteStorage(config.dbFile, { readOnly, readers: readOnly ? 0 : undefined, claimMigration: refuseMigration(config) })
+      : await openPostgresStorage(config.databaseUrl, { create: false });
     try {
       return await fn(createService({ storage }));
     } finally {
