@@ -13,6 +13,8 @@ import { backupDatabase, requireBackupFile, restoreDatabase } from '../storage/s
 import { openSqliteStorage } from '../storage/sqlite/open.js';
 import { damaged, isDamage } from '../storage/sqlite/check.js';
 import { openPostgresStorage } from '../storage/postgres/open.js';
+import { SCHEMA_VERSION } from '../storage/sqlite/schema/migrations.js';
+import { PG_SCHEMA_VERSION } from '../storage/postgres/schema/migrations.js';
 import { parseKeyCreate, parseWorkspaceCreate } from '../validate/index.js';
 import { isMnemoError } from '../domain/errors.js';
 import type { ApiKey } from '../domain/types.js';
@@ -158,12 +160,14 @@ function checkDatabase(config: Config, log: Log): Promise<number> {
     if (left > 0) problems.push(leftJournalSentence(config, left));
     // Never the URL: it may carry a password.
     const where = config.databaseUrl === null ? config.dbFile : 'the PostgreSQL database';
+    // The file was refused unless at this code's schema; the PostgreSQL database was brought to it.
+    const schema = `schema version ${config.databaseUrl === null ? SCHEMA_VERSION : PG_SCHEMA_VERSION}`;
     if (problems.length === 0) {
-      out(`ok: ${where} passed the integrity check and every domain invariant`);
+      out(`ok: ${where} (${schema}) passed the integrity check and every domain invariant`);
       return 0;
     }
     for (const p of problems) out(`problem: ${p}`);
-    log(`mnemo check: ${problems.length} problem(s) in ${where}`);
+    log(`mnemo check: ${problems.length} problem(s) in ${where} (${schema})`);
     return 1;
   }, { readOnly: true });
 }

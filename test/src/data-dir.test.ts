@@ -107,6 +107,19 @@ describe('a data directory with an older schema', () => {
     }
   });
 
+  it('serve migrates it and says so in one line: the file, from which schema version to which, how long; mnemo check then shows the version', async () => {
+    const dir = await populatedDir();
+    makeOlder(dir);
+    const server = await startServer({ dataDir: dir });
+    try {
+      expect(server.stderr()).toMatch(new RegExp(`"msg":"mnemo: migrated ${join(dir, 'mnemo.db')} from schema 23 to ${SCHEMA_VERSION} in \\d+\\.\\d\\d s"`));
+    } finally {
+      await server.stop();
+    }
+    const check = await runCli(['check', '--data-dir', dir], {}, FAST);
+    expect(check.stdout).toBe(`ok: ${join(dir, 'mnemo.db')} (schema version ${SCHEMA_VERSION}) passed the integrity check and every domain invariant\n`);
+  });
+
   it('with no server, the admin commands refuse it alike, writing or not, while mcp (as mount and serve) migrates it', async () => {
     const dir = await populatedDir();
     makeOlder(dir);

@@ -106,6 +106,8 @@ export interface SqliteOptions {
    * it an older file is migrated (`mnemo serve`, which owns the data dir).
    */
   claimMigration?: (from: number, to: number) => { release(): void };
+  /** Told when this open migrated the file: from which schema version to which, and how long it took (seconds). */
+  onMigrated?: (from: number, to: number, seconds: number) => void;
 }
 
 export function openSqliteStorage(file: string, _options: SqliteOptions = {}): SqliteStorage {
@@ -117,7 +119,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     requireCurrentSchema(db, file, _options.claimMigration);
   } else {
     applyPragmas(db, _options.synchronous ?? 'FULL');
-    migrate(db, _options.claimMigration);
+    migrate(db, _options.claimMigration, _options.onMigrated);
   }
   keepJournalsInMemory(db);
   const clock = _options.clock ?? (() => new Date().toISOString());
@@ -335,7 +337,7 @@ export function olderSchemaRefusal(file: string, current: number): MnemoError {
   return new MnemoError('invalid_request', `${file} has schema version ${current}, older than this mnemo's (${SCHEMA_VERSION}); start mnemo serve on it once to migrate it, then run this again`);
 }
 
-function migrate(db: Db, claim: SqliteOptions['claimMigration']): void {
+function migrate(db: Db, claim: SqliteOptions['claimMigration'], onMigrated: SqliteOptions['onMigrated']): void {
   const current = db.pragma('user_version', { simple: true }) as number;
   if (current > SCHEMA_VERSION) {
     // A newer mnemo wrote this file; running old code on it could break its invariants.
@@ -344,6 +346,7 @@ function migrate(db: Db, claim: SqliteOptions['claimMigration']): void {
   const pending = MIGRATIONS.filter((m) => m.version > current);
   if (pending.length === 0) return;
   const held = claim?.(current, SCHEMA_VERSION);
+  const started = performance.now();
   try {
     db.transaction(() => {
       for (const m of pending) {
@@ -354,4 +357,5 @@ function migrate(db: Db, claim: SqliteOptions['claimMigration']): void {
   } finally {
     held?.release();
   }
+  onMigrated?.(current, SCHEMA_VERSION, (performance.now() - started) / 1000);
 }

@@ -690,6 +690,19 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       expect(await b.defaultWorkspace()).toMatchObject({ id: 'w' });
     });
 
+    it('of two servers opening a new database at once, the one that migrates it says from which schema version to which, the other nothing', async () => {
+      const db = await createDatabase();
+      onTestFinished(db.drop);
+      const heard: [number, number][] = [];
+      const onMigrated = (from: number, to: number, seconds: number) => {
+        expect(seconds).toBeGreaterThanOrEqual(0);
+        heard.push([from, to]);
+      };
+      const both = await Promise.all([openPostgresStorage(db.url, { onMigrated }), openPostgresStorage(db.url, { onMigrated })]);
+      for (const s of both) onTestFinished(() => s.close());
+      expect(heard).toEqual([[0, PG_SCHEMA_VERSION]]);
+    });
+
     it('servers started at once with one admin key on a new database seed it once, in one default workspace, and none fails', async () => {
       const db = await createDatabase();
       onTestFinished(db.drop);
