@@ -17,11 +17,13 @@ import { ConfigError, loadConfig, type Config } from './cli/config.js';
 import { mountAccess, type Mounter } from './service/mounts.js';
 import { createService, type Service } from './service/service.js';
 import { openSqliteStorage, type SqliteOptions, type SqliteStorage } from './storage/sqlite/open.js';
+import { SCHEMA_VERSION } from './storage/sqlite/schema/migrations.js';
+import { PG_SCHEMA_VERSION } from './storage/postgres/schema/migrations.js';
 import { openPostgresStorage, type PostgresOptions, type PostgresStorage } from './storage/postgres/open.js';
 import type { Storage } from './storage/port.js';
 import { isMnemoError } from './domain/errors.js';
 import { removePidFile, runningServerPid, writePidFile } from './cli/pidfile.js';
-import { claimLeftJournal, ownDataDir, prepareMountRoot, useDatabase } from './cli/data-dir.js';
+import { claimLeftJournal, migrateUnlessServed, ownDataDir, prepareMountRoot, useDatabase } from './cli/data-dir.js';
 import { describeError } from './cli/system-errors.js';
 import { startSearchUpkeep } from './service/search-upkeep.js';
 import { createLogger, lineLog, type Logger, type ProcessLogger } from './cli/log.js';
@@ -81,10 +83,15 @@ function besideServer(config: Config): (() => boolean) | undefined {
  * lock, or refused when its schema is newer than this code), else SQLite in the data directory.
  * `wait`: a PostgreSQL that cannot be reached is waited for (serve) rather than an exit.
  */
+/** One line when a migration ran (an upgrade is never silent): which database, from which schema version to which, how long. */
+function migrated(what: string): (from: number, to: number, seconds: number) => void {
+  return (from, to, seconds) => log(`mnemo: migrated ${what} from schema ${from} to ${to} in ${seconds.toFixed(2)} s`);
+}
+
 async function openStorage(config: Config, sqlite: () => SqliteStorage, pg: PostgresOptions = {}, wait = false): Promise<Storage> {
   if (config.databaseUrl === null) return sqlite();
   const url = config.databaseUrl;
-  const open = () => openPostgresStorage(url, { log: (line) => warn(line), ...pg });
+  const open = () => openPostgresStorage(url, { log: (line) => warn(line), onMigrated: migrated('the PostgreSQL database'), ...pg });
   return wait ? waitForDatabase(open, (line) => warn(line)) : open();
 }
 
@@ -113,13 +120,14 @@ async function hearOtherServers(storage: Storage, service: Service): Promise<voi
  * For `mnemo mount` and `mnemo mcp` on SQLite: opens the file replaying the mount writes a crashed
  * server left in its journal, under the server lock, before this process writes anything (else it
  * writes over what it cannot see, and the next server's replay over its writes). The lock is let
- * go once the file is open.
+ * go once the file is open. An older file is migrated only under that lock (cli/data-dir.ts).
  */
-function replayingLeftJournal(config: Config, open: (replay: Pick<SqliteOptions, 'replayJournal'>) => SqliteStorage): () => SqliteStorage {
+function replayingLeftJournal(config: Config, open: (replay: Pick<SqliteOptions, 'replayJournal' | 'claimMigration'>) => SqliteStorage): () => SqliteStorage {
   return () => {
     const claim = claimLeftJournal(config);
     try {
-      return open(claim === null ? {} : { replayJournal: { log: (line) => warn(line) } });
+      // Holding the server lock for the replay, this process may migrate; else only while no server runs.
+      return open(claim === null ? { claimMigration: migrateUnlessServed(config) } : { replayJournal: { log: (line) => warn(line) } });
     } finally {
       claim?.release();
     }
@@ -138,7 +146,8 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (parsed.kind === 'version') {
-    process.stdout.write(`${packageVersion()}\n`);
+    // The package version alone on the first line (scripts read it), then the schemas this code reads and writes.
+    process.stdout.write(`${packageVersion()}\nschema versions: SQLite ${SCHEMA_VERSION}, PostgreSQL ${PG_SCHEMA_VERSION} (mnemo check shows a database's)\n`);
     return 0;
   }
   if (parsed.kind === 'error') {
@@ -209,6 +218,7 @@ async function runServe(config: Config): Promise<number> {
   const storage = await openStorage(
     config,
     () => openSqliteStorage(config.dbFile, {
+      onMigrated: migrated(config.dbFile),
       onCommit: metrics.commit, onSync: metrics.walSync, backgroundCheckpoints: { log: (line) => warn(line) }, readers: config.readerThreads,
       // This process owns the data dir (ownDataDir above): its mounts' closes may commit in batches.
       writeBehind: { log: (line) => warn(line) },
@@ -299,7 +309,7 @@ async function runMcp(config: Config): Promise<number> {
     return 2;
   }
   const lock = holdDatabase(config);
-  const storage = await openStorage(config, withReadersLogged(replayingLeftJournal(config, (replay) => openSqliteStorage(config.dbFile, { readers: config.readerThreads, ...replay }))));
+  const storage = await openStorage(config, withReadersLogged(replayingLeftJournal(config, (replay) => openSqliteStorage(config.dbFile, { readers: config.readerThreads, onMigrated: migrated(config.dbFile), ...replay }))));
   const service = createService({ storage, checkpointMaxBytes: config.checkpointMaxBytes, limits: config.storeLimits });
   const stopIndexing = indexInBackground(service, storage, besideServer(config));
   try {
@@ -332,7 +342,7 @@ async function runMount(config: Config, args: string[], flags: Record<string, st
   const [storeId, dir] = args as [string, string];
   const lock = holdDatabase(config);
   // Checkpoints run on a thread of their own: the event loop serves the mount's saves.
-  const storage = await openStorage(config, withReadersLogged(replayingLeftJournal(config, (replay) => openSqliteStorage(config.dbFile, { backgroundCheckpoints: { log: (line) => warn(line) }, readers: config.readerThreads, ...replay }))));
+  const storage = await openStorage(config, withReadersLogged(replayingLeftJournal(config, (replay) => openSqliteStorage(config.dbFile, { backgroundCheckpoints: { log: (line) => warn(line) }, readers: config.readerThreads, onMigrated: migrated(config.dbFile), ...replay }))));
   const mounter = createMountManager({ log, localLimits: config.localLimits, cacheSeconds: config.mountCacheSeconds, spinUs: config.mountSpinUs });
   const service = createService({ storage, mounter, log, nodeId: config.nodeId, limits: config.storeLimits, mountSync: config.mountSync, onSyncError: syncFailed });
   try {

@@ -6,13 +6,15 @@ import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { apiKeyJson, workspaceJson } from './key-wire.js';
 import type { Config } from './config.js';
-import { giveRestoredFilesToDataDirOwner, leftJournalWrites, lockForRestore, prepareRestoreTarget, useDatabase } from './data-dir.js';
+import { giveRestoredFilesToDataDirOwner, leftJournalWrites, lockForRestore, prepareRestoreTarget, refuseMigration, useDatabase } from './data-dir.js';
 import { journalFileOf } from '../storage/sqlite/journal.js';
 import { createService, type Service } from '../service/service.js';
 import { backupDatabase, requireBackupFile, restoreDatabase } from '../storage/sqlite/backup.js';
 import { openSqliteStorage } from '../storage/sqlite/open.js';
 import { damaged, isDamage } from '../storage/sqlite/check.js';
 import { openPostgresStorage } from '../storage/postgres/open.js';
+import { SCHEMA_VERSION } from '../storage/sqlite/schema/migrations.js';
+import { PG_SCHEMA_VERSION } from '../storage/postgres/schema/migrations.js';
 import { parseKeyCreate, parseWorkspaceCreate } from '../validate/index.js';
 import { isMnemoError } from '../domain/errors.js';
 import type { ApiKey } from '../domain/types.js';
@@ -23,7 +25,7 @@ const out = (line: string) => process.stdout.write(`${line}\n`);
 const ROLES: readonly string[] = ['admin', 'read_write', 'read_only'];
 
 /**
- * Opens the existing database (never creates one) under the data dir's shared lock; on PostgreSQL
+ * Opens the existing database (never creates one, never migrates an older SQLite file) under the data dir's shared lock; on PostgreSQL
  * (MNEMO_DATABASE_URL) the configured database, migrated as a server would if it holds mnemo's
  * schema, else refused as SQLite refuses a data directory without mnemo.db.
  */
@@ -32,7 +34,10 @@ async function withService<T>(config: Config, fn: (service: Service) => T | Prom
   try {
     // A command that only reads opens the file read-only (no migration, no pragma written): it works
     // on a file this user may not write, and cannot change one it should not.
-    const storage = config.databaseUrl === null ? openSqliteStorage(config.dbFile, { readOnly, readers: readOnly ? 0 : undefined }) : await openPostgresStorage(config.databaseUrl, { create: false });
+    // None migrates an older file, writing or not (`mnemo serve` does): one refusal for all of them.
+    const storage = config.databaseUrl === null
+      ? openSqliteStorage(config.dbFile, { readOnly, readers: readOnly ? 0 : undefined, claimMigration: refuseMigration(config) })
+      : await openPostgresStorage(config.databaseUrl, { create: false });
     try {
       return await fn(createService({ storage }));
     } finally {
@@ -155,12 +160,14 @@ function checkDatabase(config: Config, log: Log): Promise<number> {
     if (left > 0) problems.push(leftJournalSentence(config, left));
     // Never the URL: it may carry a password.
     const where = config.databaseUrl === null ? config.dbFile : 'the PostgreSQL database';
+    // The file was refused unless at this code's schema; the PostgreSQL database was brought to it.
+    const schema = `schema version ${config.databaseUrl === null ? SCHEMA_VERSION : PG_SCHEMA_VERSION}`;
     if (problems.length === 0) {
-      out(`ok: ${where} passed the integrity check and every domain invariant`);
+      out(`ok: ${where} (${schema}) passed the integrity check and every domain invariant`);
       return 0;
     }
     for (const p of problems) out(`problem: ${p}`);
-    log(`mnemo check: ${problems.length} problem(s) in ${where}`);
+    log(`mnemo check: ${problems.length} problem(s) in ${where} (${schema})`);
     return 1;
   }, { readOnly: true });
 }

@@ -11,6 +11,7 @@ import { PID_FILE, runningServerPid } from './pidfile.js';
 import { reasonOf } from './system-errors.js';
 import { whyNotWritable } from '../storage/common/file-reasons.js';
 import { journalFileOf, readJournal } from '../storage/sqlite/journal.js';
+import { olderSchemaRefusal } from '../storage/sqlite/open.js';
 import { serverLockFile, SERVER_LOCK_FILE, tryLock, usersLockFile, USERS_LOCK_FILE, type HeldLock } from '../storage/sqlite/lock.js';
 
 /** Files mnemo itself leaves in a data dir that holds no database (after a refused restore, say). */
@@ -79,6 +80,46 @@ export function leftJournalWrites(config: Config): number {
     // One this user may not read (a read-only check of another user's copy): nothing to tell.
     return 0;
   }
+}
+
+/**
+ * `mount` and `mcp` on SQLite: they migrate an older file as `serve` does, but only while no server
+ * holds the data dir: a running server of the older release would go on writing a schema it does
+ * not know, and could not start again on it. The server lock is held while the file migrates.
+ */
+export function migrateUnlessServed(config: Config): (from: number, to: number) => HeldLock {
+  return (from, to) => {
+    const server = tryLock(serverLockFile(config.dataDir), 'exclusive');
+    if (server === null) throw servedOlderSchema(config, from, to, '');
+    return server;
+  };
+}
+
+/**
+ * The admin commands (`keys`, `workspaces`, `check`) never migrate, whether they write or only read:
+ * an older file is refused alike, naming the server that holds it if one does.
+ */
+export function refuseMigration(config: Config): (from: number, to: number) => never {
+  return (from, to) => {
+    let server: HeldLock | null;
+    try {
+      server = tryLock(serverLockFile(config.dataDir), 'exclusive');
+    } catch {
+      // A lock file this user cannot open (a read-only check of another user's copy): no server to name.
+      throw olderSchemaRefusal(config.dbFile, from);
+    }
+    if (server === null) throw servedOlderSchema(config, from, to, ', then run this again');
+    server.release();
+    throw olderSchemaRefusal(config.dbFile, from);
+  };
+}
+
+function servedOlderSchema(config: Config, from: number, to: number, then: string): MnemoError {
+  const pid = runningServerPid(config.dataDir);
+  return new MnemoError(
+    'conflict',
+    `${config.dbFile} has schema version ${from}, older than this mnemo's (${to}), and a mnemo server${pid === null ? '' : ` (pid ${pid})`} of an older release is running on it: refusing to migrate it under that server; stop it first, then start this release's mnemo serve, which migrates it${then}`,
+  );
 }
 
 function hasJournal(dbFile: string): boolean {

@@ -11,6 +11,7 @@ import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmS
 import { join } from 'node:path';
 import { rawRequest } from '../helpers/sdk.js';
 import { MAIN_JS, runCli, startServer, type CliResult } from '../helpers/server.js';
+import { SCHEMA_VERSION } from '../../src/storage/sqlite/schema/migrations.js';
 
 const IS_ROOT = process.getuid?.() === 0;
 const HAS_RUNUSER = IS_ROOT && (() => {
@@ -82,7 +83,7 @@ describe.skipIf(!HAS_RUNUSER)('commands that only read, on a database this user 
     for (let i = 0; i < 2; i++) {
       const check = await asNobody(['check', '--data-dir', dir]);
       expect(check.stderr).not.toMatch(/readonly|re-index/);
-      expect([check.code, check.stdout]).toEqual([0, `ok: ${dir}/mnemo.db passed the integrity check and every domain invariant\n`]);
+      expect([check.code, check.stdout]).toEqual([0, `ok: ${dir}/mnemo.db (schema version ${SCHEMA_VERSION}) passed the integrity check and every domain invariant\n`]);
       const keys = await asNobody(['keys', 'list', '--data-dir', dir]);
       expect([keys.code, keys.stderr]).toEqual([0, '']);
       expect(keys.stdout).toMatch(/^apikey_/);

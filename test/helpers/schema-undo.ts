@@ -5,12 +5,19 @@
  */
 import { VERSIONS_APPEND_ONLY_DELETE_9 } from '../../src/storage/sqlite/schema/feed.js';
 import { VERSIONS_APPEND_ONLY_UPDATE_13 } from '../../src/storage/sqlite/schema/contents.js';
+import { VERSIONS_APPEND_ONLY_UPDATE_21 } from '../../src/storage/sqlite/schema/content-times.js';
 import { PG_VERSIONS_APPEND_ONLY_DELETE_2, PG_VERSIONS_COMMIT_ORDER_2 } from '../../src/storage/postgres/schema/v2.js';
 
 /** Back to before migration 11 (history by path; migration 12 is undone first): its indexes and column go, the append-only trigger is migration 9's. */
 /** Back to before migration 16 (web console sign-ins in the database, issue 14). */
-/** Back to before migration 24 (the page key). */
-export const UNDO_MIGRATION_24 = `DROP TABLE page_key;
+/** Back to before migration 25 (the database fills a version's missing times): the append-only trigger is migration 22's. */
+export const UNDO_MIGRATION_25 = `DROP TRIGGER versions_content_times;
+DROP TRIGGER versions_append_only_update;
+${VERSIONS_APPEND_ONLY_UPDATE_21}
+`;
+
+/** Back to before migration 24 (the page key); migration 25 is undone first. */
+export const UNDO_MIGRATION_24 = UNDO_MIGRATION_25 + `DROP TABLE page_key;
 `;
 
 /** Back to before migration 23 (checkpoints counted in store_usage); migration 24 is undone first. */

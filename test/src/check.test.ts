@@ -50,6 +50,22 @@ describe('mnemo check', () => {
     expect(res.stdout).toContain('content 00: its text does not hash to its key');
   });
 
+  it("reports a version without its content time or its memory's creation, which an as_of mount would date 1970 (invariant 20)", async () => {
+    const { core, memory } = await populated();
+    await core.close();
+    const db = new Database(core.file);
+    const v = db.prepare('SELECT id, store_id FROM versions WHERE memory_id = ? ORDER BY seq LIMIT 1').get(memory.id) as { id: string; store_id: string };
+    // Only an older writer's append leaves them out; plain SQL stands in for it here.
+    const trigger = (db.prepare("SELECT sql FROM sqlite_master WHERE name = 'versions_append_only_update'").pluck().get() as string);
+    db.exec('DROP TRIGGER versions_append_only_update');
+    db.prepare('UPDATE versions SET content_at = NULL, memory_created_at = NULL WHERE id = ?').run(v.id);
+    db.exec(trigger);
+    db.close();
+    const res = await runCli(['check', '--data-dir', core.dir]);
+    expect(res.code).toBe(1);
+    expect(res.stdout).toContain(`version ${v.id} in ${v.store_id}: has no content_at or memory_created_at`);
+  });
+
   it('reports a head version that does not match, a missing head, overlapping paths and a dangling receipt', async () => {
     const { core, store, memory } = await populated();
     core.close();

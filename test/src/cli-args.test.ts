@@ -12,6 +12,8 @@ import { REPO_ROOT, runCli, startServer } from '../helpers/server.js';
 import { tmpDir } from '../helpers/tmp.js';
 import { loadConfig } from '../../src/cli/config.js';
 import { commandFlags, parseArgs, USAGE } from '../../src/cli/args.js';
+import { SCHEMA_VERSION } from '../../src/storage/sqlite/schema/migrations.js';
+import { PG_SCHEMA_VERSION } from '../../src/storage/postgres/schema/migrations.js';
 
 /** A data dir holding a mnemo database (and nothing running on it). */
 async function dataDir(): Promise<string> {
@@ -180,11 +182,11 @@ describe('the command line', () => {
     expect(parseArgs(['serve', '--data-dir', dir, '--database-url', 'postgres://nobody@db/x'])).toMatchObject({ kind: 'run', command: 'serve' });
   });
 
-  it('mnemo --version prints the package version and exits 0', async () => {
+  it('mnemo --version prints the package version, then the schema versions it reads and writes, and exits 0', async () => {
     const { version } = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
     const res = await runCli(['--version'], {}, FAST);
     expect(res.code).toBe(0);
-    expect(res.stdout).toBe(`${version}\n`);
+    expect(res.stdout).toBe(`${version}\nschema versions: SQLite ${SCHEMA_VERSION}, PostgreSQL ${PG_SCHEMA_VERSION} (mnemo check shows a database's)\n`);
   });
 
   it('keys create without --role is exit 2 and mints no key', async () => {

@@ -9,6 +9,8 @@ import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, 
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openCore, withRaw } from '../helpers/core.js';
+import { UNDO_MIGRATION_25 } from '../helpers/schema-undo.js';
+import { SCHEMA_VERSION } from '../../src/storage/sqlite/schema/migrations.js';
 import { rawRequest } from '../helpers/sdk.js';
 import { runCli, startServer } from '../helpers/server.js';
 import { tmpDir } from '../helpers/tmp.js';
@@ -76,6 +78,60 @@ describe('a data directory without a database', () => {
     expect(res.code).toBe(1);
     expect(res.stderr).toContain(`the data directory ${file} is not a directory`);
     expect(readFileSync(file, 'utf8')).toBe('x');
+  });
+});
+
+describe('a data directory with an older schema', () => {
+  /** The file as an older release left it: schema 23, before migration 25. */
+  const makeOlder = (dir: string) => withRaw(join(dir, 'mnemo.db'), (raw) => raw.exec(`${UNDO_MIGRATION_25} PRAGMA user_version = 24;`));
+  const schemaOf = (dir: string) => withRaw(join(dir, 'mnemo.db'), (raw) => raw.pragma('user_version', { simple: true }));
+  const migrating = (dir: string, scratch: string) => commands(dir, scratch).filter((c) => c[0] !== 'backup');
+
+  it("no command migrates it under a running server: each refuses, naming the server's pid and to stop it first", async () => {
+    const dir = await populatedDir();
+    const scratch = tmpDir();
+    const server = await startServer({ dataDir: dir });
+    try {
+      makeOlder(dir);
+      for (const args of migrating(dir, scratch)) {
+        const res = await runCli(args, { MNEMO_API_KEY: 'mnemo-sk-none' }, FAST);
+        expect(res.code, `${args.join(' ')}: ${res.stderr}`).toBe(1);
+        expect(res.stderr, args.join(' ')).toContain(`has schema version 24, older than this mnemo's (${SCHEMA_VERSION}), and a mnemo server (pid ${server.pid}) of an older release is running on it`);
+        expect(res.stderr, args.join(' ')).toContain('stop it first, then start this release\'s mnemo serve, which migrates it');
+        expect(schemaOf(dir)).toBe(24);
+      }
+      // A backup only reads, and is what an operator takes before the upgrade.
+      expect((await runCli(['backup', join(scratch, 'before.db'), '--data-dir', dir], {}, FAST)).code).toBe(0);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('serve migrates it and says so in one line: the file, from which schema version to which, how long; mnemo check then shows the version', async () => {
+    const dir = await populatedDir();
+    makeOlder(dir);
+    const server = await startServer({ dataDir: dir });
+    try {
+      expect(server.stderr()).toMatch(new RegExp(`"msg":"mnemo: migrated ${join(dir, 'mnemo.db')} from schema 24 to ${SCHEMA_VERSION} in \\d+\\.\\d\\d s"`));
+    } finally {
+      await server.stop();
+    }
+    const check = await runCli(['check', '--data-dir', dir], {}, FAST);
+    expect(check.stdout).toBe(`ok: ${join(dir, 'mnemo.db')} (schema version ${SCHEMA_VERSION}) passed the integrity check and every domain invariant\n`);
+  });
+
+  it('with no server, the admin commands refuse it alike, writing or not, while mcp (as mount and serve) migrates it', async () => {
+    const dir = await populatedDir();
+    makeOlder(dir);
+    for (const args of migrating(dir, tmpDir()).filter((c) => c[0] !== 'mount' && c[0] !== 'mcp')) {
+      const res = await runCli(args, {}, FAST);
+      expect(res.code, `${args.join(' ')}: ${res.stderr}`).toBe(1);
+      expect(res.stderr, args.join(' ')).toContain('has schema version 24, older than this mnemo\'s');
+      expect(res.stderr, args.join(' ')).toContain('start mnemo serve on it once to migrate it, then run this again');
+      expect(schemaOf(dir)).toBe(24);
+    }
+    await runCli(['mcp', '--data-dir', dir], { MNEMO_API_KEY: 'mnemo-sk-none' }, FAST);
+    expect(schemaOf(dir)).toBe(SCHEMA_VERSION);
   });
 });
 

@@ -10,8 +10,9 @@ import { SCHEMA_VERSION } from '../../src/storage/sqlite/schema/migrations.js';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 import { codeOf, errorOf, openCore, queuedForSearch, rawConnection, storeQuery, versionQuery, withRaw, type Core } from '../helpers/core.js';
 import { tmpDir } from '../helpers/tmp.js';
-import { UNDO_MIGRATION_11, UNDO_MIGRATION_20, UNDO_MIGRATION_21, UNDO_MIGRATION_24, UNDO_MIGRATION_9 } from '../helpers/schema-undo.js';
+import { UNDO_MIGRATION_11, UNDO_MIGRATION_20, UNDO_MIGRATION_21, UNDO_MIGRATION_24, UNDO_MIGRATION_25, UNDO_MIGRATION_9 } from '../helpers/schema-undo.js';
 import { createService } from '../../src/service/service.js';
+import type Database from 'better-sqlite3';
 import { newId } from '../../src/service/ids.js';
 import { HISTORY_SQL } from '../../src/storage/sqlite/history.js';
 import { RETENTION_SQL } from '../../src/storage/sqlite/retention.js';
@@ -245,6 +246,29 @@ describe('sqlite migrations', () => {
     }
   });
 
+  it('a version an older mnemo appends without its content time and memory creation gets both from the database, as on PostgreSQL', async () => {
+    const { file, store, expected } = await contentTimesFixture();
+    withRaw(file, (raw) => expected.appends.forEach((a) => appendAsOlderMnemo(raw, store.id, a)));
+    expect(withRaw(file, contentTimes)).toEqual(expected.times);
+  });
+
+  it('a file whose versions an older mnemo appended without their times, before migration 25, has them filled, and mnemo check finds none missing', async () => {
+    const { file, store, expected } = await contentTimesFixture();
+    withRaw(file, (raw) => {
+      raw.exec(`${UNDO_MIGRATION_25} PRAGMA user_version = 24;`);
+      expected.appends.forEach((a) => appendAsOlderMnemo(raw, store.id, a));
+    });
+    expect(withRaw(file, contentTimes).filter((v) => v.content_at === null && v.memory_created_at === null)).toHaveLength(3);
+    const storage = openSqliteStorage(file);
+    try {
+      expect(storage.readPragma('user_version')).toBe(SCHEMA_VERSION);
+      expect(withRaw(file, contentTimes)).toEqual(expected.times);
+      expect((await storage.domainCheck()).filter((p) => p.includes('content_at'))).toEqual([]);
+    } finally {
+      await storage.close();
+    }
+  });
+
   it('an empty file at user_version 0 is migrated', async () => {
     const file = join(tmpDir(), 'mnemo.db');
     withRaw(file, (raw) => raw.pragma('user_version = 0'));
@@ -254,6 +278,50 @@ describe('sqlite migrations', () => {
     await storage.close();
   });
 });
+
+/** A version as an older mnemo's append wrote it (before migration 22): its commit number and path number, no times. */
+interface OlderAppend { id: string; memory: string; operation: 'created' | 'modified'; path: string; sha: string; at: string }
+
+function appendAsOlderMnemo(raw: Database.Database, store: string, a: OlderAppend): void {
+  raw.prepare('UPDATE stores SET commit_seq = commit_seq + 1 WHERE id = ?').run(store);
+  raw.prepare(
+    `INSERT INTO versions (id, store_id, memory_id, operation, path, content_sha256, content_size_bytes, created_at, actor_type, actor_id, commit_seq, path_seq)
+     VALUES (@id, @store, @memory, @operation, @path, @sha, 3, @at, 'api_actor', 'apikey_older', (SELECT commit_seq FROM stores WHERE id = @store),
+             (SELECT coalesce(max(path_seq), 0) + 1 FROM versions WHERE store_id = @store AND path = @path))`,
+  ).run({ ...a, store });
+}
+
+const contentTimes = (raw: Database.Database) =>
+  raw.prepare('SELECT id, content_at, memory_created_at FROM versions ORDER BY seq').all() as { id: string; content_at: string | null; memory_created_at: string | null }[];
+
+/**
+ * A memory created ('one') and changed ('two') through the service, then what an older mnemo appends
+ * after it: a rename that keeps the text (keeps its content time), a change back to 'one' (its own
+ * time), and a new memory; with the times each version must carry.
+ */
+async function contentTimesFixture() {
+  const core = await openCore();
+  const store = await core.service.createStore(core.caller, { name: 'older', description: '', metadata: {} });
+  const m = await core.service.createMemory(core.caller, store.id, { path: '/a.md', content: 'one' });
+  await core.service.updateMemory(core.caller, store.id, m.id, { content: 'two' });
+  await core.close();
+  const [v1, v2] = withRaw(core.file, (raw) => raw.prepare('SELECT id, created_at, content_sha256 AS sha FROM versions ORDER BY seq').all()) as { id: string; created_at: string; sha: string }[];
+  const later = (s: number) => new Date(Date.parse(v2!.created_at) + s * 1000).toISOString();
+  const other = newId('memory');
+  const appends: OlderAppend[] = [
+    { id: newId('version'), memory: m.id, operation: 'modified', path: '/b.md', sha: v2!.sha, at: later(1) },
+    { id: newId('version'), memory: m.id, operation: 'modified', path: '/b.md', sha: v1!.sha, at: later(2) },
+    { id: newId('version'), memory: other, operation: 'created', path: '/c.md', sha: v1!.sha, at: later(3) },
+  ];
+  const times = [
+    { id: v1!.id, content_at: v1!.created_at, memory_created_at: v1!.created_at },
+    { id: v2!.id, content_at: v2!.created_at, memory_created_at: v1!.created_at },
+    { id: appends[0]!.id, content_at: v2!.created_at, memory_created_at: v1!.created_at },
+    { id: appends[1]!.id, content_at: later(2), memory_created_at: v1!.created_at },
+    { id: appends[2]!.id, content_at: later(3), memory_created_at: later(3) },
+  ];
+  return { file: core.file, store, expected: { appends, times } };
+}
 
 /** A store with one memory that has a created, a modified and (if asked) a deleted version. */
 async function historyFixture(core: Core) {

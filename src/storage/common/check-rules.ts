@@ -34,6 +34,17 @@ export function reportMissingMemoryContent(m: { id: string; path: string; store_
   report(`memory ${m.id} (${m.path}) in ${m.store_id}: its content is not stored (no contents row for its content_sha256)`);
 }
 
+/**
+ * Invariant 20 (sqlite/schema/content-times.ts): a version without its content time or its memory's
+ * creation, which an `as_of` mount would date 1970.
+ */
+export function reportMissingContentTimes(r: { id: string; store_id: string }, report: Report): void {
+  report(`version ${r.id} in ${r.store_id}: has no content_at or memory_created_at (a point-in-time mount would date it 1970)`);
+}
+
+/** The versions the invariant 20 check reads, at most one past what is reported (both engines' SQL). */
+export const MISSING_CONTENT_TIMES_SQL = `SELECT id, store_id FROM versions WHERE content_at IS NULL OR memory_created_at IS NULL LIMIT ${MAX_REPORTED + 1}`;
+
 /** Invariant 19: a stored text no version holds (its release trigger did not run). */
 export function reportUnheldContent(sha256: string, report: Report): void {
   report(`content ${sha256}: stored, but no version holds it`);

@@ -8,8 +8,8 @@
  * rows are both engines' (common/check-rules.ts).
  */
 import {
-  checkBundle, checkCheckpointHead, checkReceipt, checkVersionPath, MAX_REPORTED, memoryCheck, problemList, reportMisHashedContent,
-  reportMissingContent, reportUnheldContent, reportUsageMismatch,
+  checkBundle, checkCheckpointHead, checkReceipt, checkVersionPath, MAX_REPORTED, MISSING_CONTENT_TIMES_SQL, memoryCheck, problemList,
+  reportMisHashedContent, reportMissingContent, reportMissingContentTimes, reportUnheldContent, reportUsageMismatch,
   type HeadCheckRow, type HeadVersionRow, type ReceiptCheckRow, type Report, type UsageMismatchRow,
 } from '../common/check-rules.js';
 import { versionContent } from './contents.js';
@@ -86,6 +86,8 @@ export async function domainCheck(q: Q): Promise<string[]> {
   )) {
     reportUnheldContent(r.sha256, report);
   }
+  // Invariant 20 (postgres/schema/v23.ts): every version carries its two times.
+  for (const r of await all<{ id: string; store_id: string }>(q, MISSING_CONTENT_TIMES_SQL)) reportMissingContentTimes(r, report);
   for (const r of await all<{ sha256: string }>(q, `SELECT sha256 FROM contents WHERE encode(sha256(convert_to(content, 'UTF8')), 'hex') <> sha256 LIMIT ${MAX_REPORTED + 1}`)) {
     reportMisHashedContent(r.sha256, report);
   }

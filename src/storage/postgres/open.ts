@@ -58,6 +58,8 @@ export interface PostgresOptions {
   timeouts?: Timeouts;
   /** Hears about an idle pooled connection that broke (the pool replaces it) and when the database stops and starts answering; default: ignored. */
   log?: (line: string) => void;
+  /** Told when this open migrated the database: from which schema version to which, and how long it took (seconds). */
+  onMigrated?: (from: number, to: number, seconds: number) => void;
 }
 
 /** What a server does when another one commits or ends a session (main.ts wires it to the service). */
@@ -123,7 +125,9 @@ export async function openPostgresStorage(url: string, options: PostgresOptions 
   try {
     pageKey = await withOwnClient(url, async (c) => {
       if (options.create === false) await assertMnemoDatabase(c);
-      await migrate(c);
+      const started = performance.now();
+      const migrated = await migrate(c);
+      if (migrated) options.onMigrated?.(migrated.from, migrated.to, (performance.now() - started) / 1000);
       return readPageKey(c);
     });
   } catch (err) {

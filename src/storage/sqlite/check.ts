@@ -6,7 +6,8 @@
  */
 import { sha256Hex } from '../../domain/content.js';
 import {
-  checkReceipt, checkVersionPath, MAX_REPORTED, memoryCheck, problemList, reportMisHashedContent, reportMissingContent, reportUnheldContent,
+  checkReceipt, checkVersionPath, MAX_REPORTED, MISSING_CONTENT_TIMES_SQL, memoryCheck, problemList, reportMisHashedContent, reportMissingContent,
+  reportMissingContentTimes, reportUnheldContent,
   type HeadVersionRow, type ReceiptCheckRow, type Report,
 } from '../common/check-rules.js';
 import type { MemoryRow } from '../common/rows.js';
@@ -35,6 +36,8 @@ export function createCheckStatements(db: Db): Pick<SyncReads, 'domainCheck' | '
       `SELECT c.sha256 FROM contents c WHERE NOT EXISTS (SELECT 1 FROM versions v WHERE v.content_sha256 = c.sha256) LIMIT ${MAX_REPORTED + 1}`,
     ).pluck(),
     contents: db.prepare('SELECT sha256, content FROM contents'),
+    // Invariant 20 (sqlite/schema/content-times.ts): every version carries its two times.
+    missingContentTimes: db.prepare(MISSING_CONTENT_TIMES_SQL),
     orphanMemories: db.prepare('SELECT id, store_id FROM memories WHERE store_id NOT IN (SELECT id FROM stores)'),
     receipts: db.prepare(
       `SELECT r.workspace_id, r.route, r.idem_key, r.body, r.store_id, r.version_id,
@@ -94,6 +97,7 @@ export function createCheckStatements(db: Db): Pick<SyncReads, 'domainCheck' | '
     }
     for (const r of q.missingContents.all() as { id: string; store_id: string }[]) reportMissingContent(r, report);
     for (const sha of q.unheldContents.all() as string[]) reportUnheldContent(sha, report);
+    for (const r of q.missingContentTimes.all() as { id: string; store_id: string }[]) reportMissingContentTimes(r, report);
     for (const c of q.contents.iterate() as Iterable<{ sha256: string; content: string }>) {
       if (sha256Hex(c.content) !== c.sha256) reportMisHashedContent(c.sha256, report);
     }

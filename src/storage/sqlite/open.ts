@@ -100,6 +100,15 @@ export interface SqliteOptions {
    * then fails; a schema other than this code's is refused.
    */
   readOnly?: boolean;
+  /**
+   * Asked before an older file is migrated (from its schema version to this code's), or, opened
+   * read-only, refused: it throws to refuse (a server of an older release holds the data dir, or
+   * the command never migrates); what it returns is released once the migration is done. Without
+   * it an older file is migrated (`mnemo serve`, which owns the data dir).
+   */
+  claimMigration?: (from: number, to: number) => { release(): void };
+  /** Told when this open migrated the file: from which schema version to which, and how long it took (seconds). */
+  onMigrated?: (from: number, to: number, seconds: number) => void;
 }
 
 export function openSqliteStorage(file: string, _options: SqliteOptions = {}): SqliteStorage {
@@ -109,10 +118,10 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
   try {
     if (readOnly) {
       db.pragma('busy_timeout = 5000');
-      requireCurrentSchema(db, file);
+      requireCurrentSchema(db, file, _options.claimMigration);
     } else {
       applyPragmas(db, _options.synchronous ?? 'FULL');
-      migrate(db);
+      migrate(db, _options.claimMigration, _options.onMigrated);
     }
   } catch (err) {
     db.close();
@@ -324,25 +333,40 @@ function threadWrites(
 }
 
 /** A read-only open cannot migrate: an older file is read by a server first, a newer one by a newer mnemo. */
-function requireCurrentSchema(db: Db, file: string): void {
+function requireCurrentSchema(db: Db, file: string, claim: SqliteOptions['claimMigration']): void {
   const current = db.pragma('user_version', { simple: true }) as number;
   if (current > SCHEMA_VERSION) throw new Error(`database schema version ${current} is newer than this mnemo understands (${SCHEMA_VERSION})`);
   if (current < SCHEMA_VERSION) {
-    throw new MnemoError('invalid_request', `${file} has schema version ${current}, older than this mnemo's (${SCHEMA_VERSION}); start mnemo serve on it once to migrate it, then run this again`);
+    // The claim may say why better (a server of an older release holds the file).
+    claim?.(current, SCHEMA_VERSION).release();
+    throw olderSchemaRefusal(file, current);
   }
 }
 
-function migrate(db: Db): void {
+/** The refusal of a command that does not migrate: `mnemo serve` does, owning the data dir. */
+export function olderSchemaRefusal(file: string, current: number): MnemoError {
+  return new MnemoError('invalid_request', `${file} has schema version ${current}, older than this mnemo's (${SCHEMA_VERSION}); start mnemo serve on it once to migrate it, then run this again`);
+}
+
+function migrate(db: Db, claim: SqliteOptions['claimMigration'], onMigrated: SqliteOptions['onMigrated']): void {
   const current = db.pragma('user_version', { simple: true }) as number;
   if (current > SCHEMA_VERSION) {
     // A newer mnemo wrote this file; running old code on it could break its invariants.
     throw new Error(`database schema version ${current} is newer than this mnemo understands (${SCHEMA_VERSION})`);
   }
   const pending = MIGRATIONS.filter((m) => m.version > current);
-  db.transaction(() => {
-    for (const m of pending) {
-      db.exec(m.sql);
-      db.pragma(`user_version = ${m.version}`);
-    }
-  }).immediate();
+  if (pending.length === 0) return;
+  const held = claim?.(current, SCHEMA_VERSION);
+  const started = performance.now();
+  try {
+    db.transaction(() => {
+      for (const m of pending) {
+        db.exec(m.sql);
+        db.pragma(`user_version = ${m.version}`);
+      }
+    }).immediate();
+  } finally {
+    held?.release();
+  }
+  onMigrated?.(current, SCHEMA_VERSION, (performance.now() - started) / 1000);
 }

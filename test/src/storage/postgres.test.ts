@@ -655,6 +655,21 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       while (await storage.purgeDeletedStores());
     });
 
+    it("mnemo check reports a version without its content time or its memory's creation (invariant 20)", async () => {
+      const { addStore, addMemory } = await fixture();
+      const s = await addStore();
+      onTestFinished(async () => {
+        await admin.query('ALTER TABLE versions ENABLE TRIGGER versions_content_times');
+        await storage.deleteStore(s.workspaceId, s.id);
+        while (await storage.purgeDeletedStores());
+      });
+      // With the trigger off, an append leaves both out, as no writer can otherwise.
+      await admin.query('ALTER TABLE versions DISABLE TRIGGER versions_content_times');
+      const m = await addMemory(s.id, '/untimed.md', 'x');
+      await admin.query('ALTER TABLE versions ENABLE TRIGGER versions_content_times');
+      expect(await storage.domainCheck()).toEqual([`version ${m.versionId} in ${s.id}: has no content_at or memory_created_at (a point-in-time mount would date it 1970)`]);
+    });
+
     it('closing twice is harmless', async () => {
       const other = await secondServer();
       await other.close();
@@ -673,6 +688,19 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       expect((await c.query('SELECT version FROM schema_version')).rows).toEqual([{ version: PG_SCHEMA_VERSION }]);
       await a.insertWorkspace({ id: 'w', name: 'w', createdAt: 'now' }, true);
       expect(await b.defaultWorkspace()).toMatchObject({ id: 'w' });
+    });
+
+    it('of two servers opening a new database at once, the one that migrates it says from which schema version to which, the other nothing', async () => {
+      const db = await createDatabase();
+      onTestFinished(db.drop);
+      const heard: [number, number][] = [];
+      const onMigrated = (from: number, to: number, seconds: number) => {
+        expect(seconds).toBeGreaterThanOrEqual(0);
+        heard.push([from, to]);
+      };
+      const both = await Promise.all([openPostgresStorage(db.url, { onMigrated }), openPostgresStorage(db.url, { onMigrated })]);
+      for (const s of both) onTestFinished(() => s.close());
+      expect(heard).toEqual([[0, PG_SCHEMA_VERSION]]);
     });
 
     it('servers started at once with one admin key on a new database seed it once, in one default workspace, and none fails', async () => {

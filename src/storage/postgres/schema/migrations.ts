@@ -114,8 +114,11 @@ export async function schemaPresence(client: pg.ClientBase): Promise<{ database:
   return r.rows[0]!;
 }
 
-/** Brings the database to PG_SCHEMA_VERSION (or refuses, SchemaTooNewError), on one dedicated client. */
-export async function migrate(client: pg.ClientBase, migrations: readonly PgMigration[] = PG_MIGRATIONS): Promise<void> {
+/**
+ * Brings the database to PG_SCHEMA_VERSION (or refuses, SchemaTooNewError), on one dedicated client;
+ * says from which version to which when it migrated (null: it was current).
+ */
+export async function migrate(client: pg.ClientBase, migrations: readonly PgMigration[] = PG_MIGRATIONS): Promise<{ from: number; to: number } | null> {
   const known = migrations[migrations.length - 1]!.version;
   // A session lock, not a transaction one: it is held across the check and every migration, and
   // PostgreSQL drops it if this process dies mid-way.
@@ -135,6 +138,7 @@ export async function migrate(client: pg.ClientBase, migrations: readonly PgMigr
         );
       }
       await client.query('COMMIT');
+      return current < known ? { from: current, to: known } : null;
     } catch (err) {
       await client.query('ROLLBACK');
       throw err;

@@ -40,13 +40,19 @@ import { MIGRATION_21 } from './session-keys.js';
 import { MIGRATION_22 } from './content-times.js';
 import { MIGRATION_23 } from './checkpoint-usage.js';
 import { MIGRATION_24 } from './page-key.js';
+import { MIGRATION_25 } from './content-time-trigger.js';
 
 export interface Migration {
   version: number;
   sql: string;
 }
 
-export const MIGRATIONS: Migration[] = [
+/**
+ * Applied in version order, whatever their order here: numbers are taken by whoever writes a migration,
+ * and one may be merged before a lower one (25 before 24). A file at some version gets every
+ * migration numbered above it.
+ */
+export const MIGRATIONS: Migration[] = ([
   {
     version: 1,
     sql: `
@@ -292,6 +298,12 @@ CREATE INDEX memories_meta_by_path ON memories
     version: 24,
     sql: MIGRATION_24,
   },
-];
+  {
+    // The database fills a version's content time and memory creation when an older writer leaves them out. See sqlite/schema/content-time-trigger.ts.
+    version: 25,
+    sql: MIGRATION_25,
+  },
+] satisfies Migration[]).sort((a, b) => a.version - b.version);
 
+/** The schema this code reads and writes: the highest migration's number. */
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
