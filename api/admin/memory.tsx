@@ -8,6 +8,7 @@ import { frameOf, isAdmin, keyNames, query } from './context.js';
 import { Diff, type DiffLayout } from './diff.js';
 import type { AdminEnv } from './env.js';
 import { Page } from './layout.js';
+import { noticeText, withNotice } from './notices.js';
 import { seeOther, segment } from './redirect.js';
 import { ActorName, Alert, Cancel, Csrf, Dialog, kb, Notice, OpenDialog, Pager, qs, Time } from './ui.js';
 
@@ -35,7 +36,7 @@ export function memoryPages(service: Service) {
       <Page title={path} frame={frame}>
         <p><a href={`/admin/stores/${storeId}`}>← {store.name}</a></p>
         <h1><code>{path}</code> {memory ? null : <span class="badge ended">deleted</span>}</h1>
-        <Notice message={q['redacted'] ? redactedNotice(q['redacted'], q['held']) : undefined} />
+        <Notice message={noticeText(q)} />
         {memory ? <MemoryView memory={memory} now={now} /> : <p>This memory was deleted; its versions remain until redacted.</p>}
 
         <section aria-labelledby="history-h">
@@ -89,21 +90,11 @@ export function memoryPages(service: Service) {
     const before = await service.getVersion(c.var.caller, storeId, versionId);
     if (before.memoryId !== c.req.param('memory')) throw notFound('memory version', versionId);
     const v = await service.redactVersion(c.var.caller, storeId, versionId);
-    const held = String(v.contentStillHeldBy ?? 0);
-    return seeOther(c, `/admin/stores/${segment(storeId)}/memories/${segment(v.memoryId)}${qs({ redacted: v.id, held })}#${segment(v.id)}`);
+    const page = withNotice(`/admin/stores/${segment(storeId)}/memories/${segment(v.memoryId)}`, 'version_redacted', v.contentStillHeldBy ?? 0);
+    return seeOther(c, `${page}#${segment(v.id)}`);
   });
 
   return app;
-}
-
-/**
- * What a redaction did: the text is stored once, so its bytes stay while another unredacted version
- * in the workspace holds the same text (the API's `content_still_held_by`).
- */
-function redactedNotice(versionId: string, held: string | undefined): string {
-  const n = held && /^\d{1,9}$/.test(held) ? Number(held) : 0;
-  if (n === 0) return `Version ${versionId} was redacted: its content and path are erased.`;
-  return `Version ${versionId} was redacted: its path is erased, but its content is not: ${n} other ${n === 1 ? 'version' : 'versions'} in this workspace still ${n === 1 ? 'holds' : 'hold'} the same text, which stays stored until every version holding it is redacted.`;
 }
 
 async function liveMemory(service: Service, caller: Parameters<Service['getMemory']>[0], storeId: string, memoryId: string): Promise<Memory | null> {

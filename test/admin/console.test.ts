@@ -132,7 +132,7 @@ describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () 
     expect(await dialog.locator('pre').textContent()).toContain(SECRET);
     await screenshot(page, 'redact');
     await dialog.getByRole('button', { name: 'Redact version' }).click();
-    await page.waitForURL(/redacted=/);
+    await page.waitForURL(/notice=version_redacted/);
     expect(await page.locator(`tr[id="${versionId}"]`).textContent()).toMatch(/redacted.*by key/);
     const v = await api(url, admin, 'GET', `/v1/memory_stores/${storeId}/memory_versions/${versionId}`);
     expect(v.json).toMatchObject({ content: null, path: null, content_sha256: null });
@@ -212,7 +212,7 @@ describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () 
     const dialog = page.getByRole('dialog');
     expect(await dialog.textContent()).toContain('unmounted at once');
     await dialog.getByRole('button', { name: 'End session' }).click();
-    await page.waitForURL(/ended=/);
+    await page.waitForURL(/notice=session_ended/);
     expect(await page.locator(`tr[id="${s.json.id}"]`).textContent()).toContain('ended');
     expect((await api(url, admin, 'GET', `/v1/sessions/${s.json.id}`)).json.status).toBe('ended');
   });
@@ -324,7 +324,7 @@ describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () 
     const dialog = page.getByRole('dialog');
     expect(await dialog.textContent()).toContain('the text stays stored until that version is redacted as well');
     await dialog.getByRole('button', { name: 'Redact version' }).click();
-    await page.waitForURL(/redacted=/);
+    await page.waitForURL(/notice=version_redacted/);
     const notice = await page.getByRole('status').textContent();
     expect(notice).toContain('its content is not: 1 other version in this workspace still holds the same text');
     expect(notice).not.toContain('content and path are erased');

@@ -107,8 +107,34 @@ describe('console redirects', () => {
     expect((await client.beta.memoryStores.memoryVersions.retrieve(oldVersionId, { memory_store_id: storeId })).redacted_at).toBeNull();
     const res = await form(`/admin/stores/${storeId}/memories/${memoryId}/versions/${oldVersionId}/redact`, { csrf }, { cookie });
     expect(res.status).toBe(303);
-    expect(res.headers.get('location')).toBe(`/admin/stores/${storeId}/memories/${memoryId}?redacted=${oldVersionId}#${oldVersionId}`);
+    expect(res.headers.get('location')).toBe(`/admin/stores/${storeId}/memories/${memoryId}?notice=version_redacted#${oldVersionId}`);
     expect((await client.beta.memoryStores.memoryVersions.retrieve(oldVersionId, { memory_store_id: storeId })).redacted_at).not.toBeNull();
+  });
+});
+
+describe('console notices', () => {
+  it('a notice is one of the console\'s own sentences, chosen by code: text in a link never shows in it', async () => {
+    const cookie = await signIn();
+    const spoof = 'SECURITY NOTICE: your key leaked. Sign in at https://mnemo-support.example/reset';
+    const noticeOf = async (path: string) => {
+      const res = await page(path, cookie);
+      expect(res.status, path).toBe(200);
+      return /<p class="notice" role="status">([^<]*)<\/p>/.exec(res.body as string)?.[1] ?? '';
+    };
+    for (const path of [
+      `/admin/sessions?ended=${encodeURIComponent(spoof)}`,
+      `/admin/sessions?notice=${encodeURIComponent(spoof)}`,
+      `/admin/stores/${storeId}/memories/${memoryId}?redacted=${encodeURIComponent(spoof)}&held=1`,
+      `/admin/stores/${storeId}/memories/${memoryId}?notice=version_redacted&held=${encodeURIComponent(spoof)}`,
+      '/admin/sessions?notice=constructor',
+    ]) {
+      const res = await page(path, cookie);
+      expect(res.body as string, path).not.toContain('mnemo-support.example');
+      expect(await noticeOf(path), path).not.toContain('SECURITY');
+    }
+    expect(await noticeOf('/admin/sessions?notice=session_ended')).toBe('The session was ended and its stores unmounted.');
+    expect(await noticeOf(`/admin/stores/${storeId}/memories/${memoryId}?notice=version_redacted&held=${encodeURIComponent(spoof)}`)).toBe('The version was redacted: its content and path are erased.');
+    expect(await noticeOf(`/admin/stores/${storeId}/memories/${memoryId}?notice=version_redacted&held=2`)).toContain('2 other versions in this workspace still hold the same text');
   });
 });
 
