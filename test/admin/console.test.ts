@@ -399,6 +399,26 @@ describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () 
     expect(await page.getByRole('alert').textContent()).toContain('forbidden character (U+202E)');
   });
 
+  it('a search snippet marks its match with <mark>, and shows the memory\'s own ** and <script> as text', async () => {
+    const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'snippets' })).json.id;
+    const content = '**Never share** <script>window.__xss = 4</script>: the deploy token is **abc123**\n';
+    await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories`, { path: '/env.md', content });
+    const { context, page: p } = await newPage(browser);
+    try {
+      await signIn(p, url, admin);
+      const snippet = p.locator('#search-h ~ ol pre.content');
+      for (const [q, mode, marked] of [['deploy token', 'fts', 'deploy'], ['**ABC123**', 'substring', '**abc123**'], ['</script>', 'substring', '</script>']] as const) {
+        await p.goto(`${url}/admin/stores/${st}?${new URLSearchParams({ q, mode })}`);
+        expect(await snippet.textContent(), q).toBe(content);
+        expect(await snippet.locator('mark').allTextContents(), q).toEqual([marked]);
+      }
+      expect(await p.locator('main script').count()).toBe(0);
+      expect(await p.evaluate(() => (globalThis as unknown as { __xss?: number }).__xss)).toBeUndefined();
+    } finally {
+      await context.close();
+    }
+  });
+
   it('signing out ends the console session', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(/\/admin\/sign-in/);
