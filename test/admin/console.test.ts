@@ -419,6 +419,29 @@ describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () 
     }
   });
 
+  it('reloading the page after Create key mints no second key, shows the secret no more, and the secret is never in the URL', async () => {
+    const { context, page: p } = await newPage(browser);
+    try {
+      await signIn(p, url, admin);
+      await p.goto(`${url}/admin/keys`);
+      await p.getByLabel('Name').fill('reload key');
+      await p.getByRole('button', { name: 'Create key' }).click();
+      const secret = (await p.getByLabel('New key secret').textContent())!;
+      expect(secret).toMatch(/^mnemo-sk-/);
+      expect(p.url()).not.toContain(secret);
+      await p.reload();
+      await p.getByRole('heading', { name: 'API keys' }).waitFor();
+      expect(await p.getByLabel('New key secret').count()).toBe(0);
+      expect(await p.locator('main').textContent()).not.toContain(secret);
+      const keys = (await api(url, admin, 'GET', '/v1/api_keys?limit=100')).json.data as { name: string }[];
+      expect(keys.filter((k) => k.name === 'reload key')).toHaveLength(1);
+      // Nothing of it is left in the browser either.
+      expect((await context.cookies()).map((c) => c.name)).toEqual(['mnemo_console']);
+    } finally {
+      await context.close();
+    }
+  });
+
   it('signing out ends the console session', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(/\/admin\/sign-in/);
