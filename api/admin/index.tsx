@@ -98,6 +98,11 @@ export function adminRoutes(service: Service, { fault, warn, bodySlots, bodyTime
   app.route('/sessions', sessionPages(service));
   app.route('/keys', keyPages(service));
   app.route('/admin-actions', adminLogRoutes(service));
+  // A console URL with no page (an id trimmed off, a typo) is a console page too, with the navigation,
+  // not the API's JSON (a sub-app's notFound is not used once mounted, so this is a route, the last one).
+  app.all('*', (c) => {
+    throw new MnemoError('not_found', `there is no console page at ${c.req.path}`);
+  });
   return app;
 }
 

@@ -138,6 +138,23 @@ describe('console notices', () => {
   });
 });
 
+describe('console pages that do not exist', () => {
+  it('an unknown console URL is a console 404 page with the navigation, not the API\'s JSON', async () => {
+    const cookie = await signIn();
+    for (const path of [`/admin/stores/${storeId}/memories`, '/admin/sessions/sesn_x', '/admin/keys/apikey_x', '/admin/nothing']) {
+      const res = await page(path, cookie);
+      expect(res.status, path).toBe(404);
+      expect(res.headers.get('content-type'), path).toMatch(/^text\/html/);
+      expect(res.body as string, path).toContain(`there is no console page at ${path}`);
+      expect(res.body as string, path).toContain('Sign out');
+    }
+    // Signed out, it is sign-in first, as for any console page.
+    const out = await page(`/admin/stores/${storeId}/memories`);
+    expect(out.status).toBe(303);
+    expect(out.headers.get('location')).toMatch(/^\/admin\/sign-in\?next=/);
+  });
+});
+
 describe('the console cookie', () => {
   it('a page requested without the cookie (a link from another site) redirects to sign-in and clears nothing', async () => {
     const res = await page('/admin/stores');
