@@ -100,7 +100,8 @@ export function adminRoutes(service: Service, { fault, warn, bodySlots, bodyTime
   app.route('/admin-actions', adminLogRoutes(service));
   // A console URL with no page (an id trimmed off, a typo) is a console page too, with the navigation,
   // not the API's JSON (a sub-app's notFound is not used once mounted, so this is a route, the last one).
-  app.all('*', (c) => {
+  // Only GET (and HEAD): another method keeps the server's 405 with Allow, or its 404.
+  app.get('*', (c) => {
     throw new MnemoError('not_found', `there is no console page at ${c.req.path}`);
   });
   return app;
