@@ -138,6 +138,28 @@ describe('console notices', () => {
   });
 });
 
+describe('a console session that has ended', () => {
+  it('Sign out and every form then lead back to sign-in with a notice, and the form does nothing', async () => {
+    const cookie = await signIn();
+    const csrf = await csrfOf(cookie);
+    const out = await form('/admin/sign-out', { csrf }, { cookie });
+    expect(out.status).toBe(303);
+    expect(out.headers.get('location')).toBe('/admin/sign-in?notice=signed_out');
+    // The same tab (or another one) still shows the forms of the session that has ended.
+    const again = await form('/admin/sign-out', { csrf }, { cookie });
+    expect(again.status).toBe(303);
+    expect(again.headers.get('location')).toBe('/admin/sign-in?notice=signed_out');
+    const archive = await form(`/admin/stores/${storeId}/archive`, { csrf }, { cookie });
+    expect(archive.status).toBe(303);
+    expect(archive.headers.get('location')).toBe('/admin/sign-in?notice=session_over');
+    expect((await sdkClient(server.url, server.adminKey).beta.memoryStores.retrieve(storeId)).archived_at).toBeNull();
+    const signInPage = (await page('/admin/sign-in?notice=session_over')).body as string;
+    expect(signInPage).toContain('Your console session has ended');
+    expect(signInPage).toContain('name="api_key"');
+    expect((await page('/admin/sign-in?notice=signed_out')).body as string).toContain('You are signed out.');
+  });
+});
+
 describe('console pages that do not exist', () => {
   it('an unknown console URL is a console 404 page with the navigation, not the API\'s JSON', async () => {
     const cookie = await signIn();
