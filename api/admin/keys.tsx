@@ -1,7 +1,7 @@
 /** @module /admin/keys (admin keys only; the service refuses others): list, create (the secret shown once), revoke. */
 import { Hono } from 'hono';
 import { parseKeyCreate, parsePageQuery, type ApiKey, type Service } from '../../src/index.js';
-import { field, frameOf, query, type AdminContext } from './context.js';
+import { exactField, field, frameOf, query, type AdminContext } from './context.js';
 import type { AdminEnv } from './env.js';
 import { Page } from './layout.js';
 import { seeOther } from './redirect.js';
@@ -15,7 +15,7 @@ export function keyPages(service: Service) {
 
   app.post('/', async (c) => {
     const ids = field(c, 'memory_store_ids').split(/[\s,]+/).filter(Boolean);
-    const input = parseKeyCreate({ name: field(c, 'name'), role: field(c, 'role'), ...(ids.length ? { memory_store_ids: ids } : {}) });
+    const input = parseKeyCreate({ name: exactField(c, 'name'), role: field(c, 'role'), ...(ids.length ? { memory_store_ids: ids } : {}) });
     const minted = await service.keys.issueKey(c.var.caller, input);
     // Redirected, so a reload is a GET: the secret goes along sealed in a cookie that GET clears (reveal.ts).
     revealOnce(c, { name: minted.key.name, secret: minted.secret });

@@ -442,6 +442,28 @@ describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () 
     }
   });
 
+  it('the create-store and create-key forms keep a name exactly as typed, as Save changes and the API do', async () => {
+    const { context, page: p } = await newPage(browser);
+    try {
+      await signIn(p, url, admin);
+      await p.goto(`${url}/admin/stores`);
+      await p.getByLabel('Name').fill('  padded store ');
+      await p.getByLabel('Description').fill('  indented\nsecond line\n');
+      await p.getByRole('button', { name: 'Create store' }).click();
+      await p.waitForURL(/\/admin\/stores\/memstore_/);
+      const id = new URL(p.url()).pathname.split('/').pop()!;
+      expect((await api(url, admin, 'GET', `/v1/memory_stores/${id}`)).json).toMatchObject({ name: '  padded store ', description: '  indented\nsecond line\n' });
+      await p.goto(`${url}/admin/keys`);
+      await p.getByLabel('Name').fill(' padded key  ');
+      await p.getByRole('button', { name: 'Create key' }).click();
+      await p.getByLabel('New key secret').waitFor();
+      const keys = (await api(url, admin, 'GET', '/v1/api_keys?limit=100')).json.data as { name: string }[];
+      expect(keys.map((k) => k.name).filter((n) => n.includes('padded key'))).toEqual([' padded key  ']);
+    } finally {
+      await context.close();
+    }
+  });
+
   it('signing out ends the console session', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(/\/admin\/sign-in/);
