@@ -1,6 +1,6 @@
 /** @module /admin/stores/:store: a store's tree (folders expand, paged), search, counts, and its edit, archive and delete. */
 import { Hono } from 'hono';
-import { baseName, parseMemoryListQuery, parseSearchQuery, parseStoreUpdate, type MemoryListItem, type SearchHit, type SearchPage, type Service, type Store } from '../../src/index.js';
+import { baseName, LIMITS, parseMemoryListQuery, parseSearchQuery, parseStoreUpdate, type MemoryListItem, type SearchHit, type SearchPage, type Service, type Store } from '../../src/index.js';
 import { canWrite, exactField, frameOf, query, type AdminContext } from './context.js';
 import type { AdminEnv } from './env.js';
 import { Page } from './layout.js';
@@ -193,7 +193,7 @@ function StoreControls({ store, csrf }: { store: Store; csrf: string }) {
           <Csrf token={csrf} />
           <label>Name <input name="name" value={store.name} required maxlength={255} /></label>
           {/* The HTML parser drops one newline right after <textarea>: this one, not the description's own. */}
-          <label>Description <textarea name="description" rows={2}>{`\n${store.description}`}</textarea></label>
+          <label>Description <span class="muted">(at most {LIMITS.storeDescription} characters)</span> <textarea name="description" rows={2} maxlength={LIMITS.storeDescription}>{`\n${store.description}`}</textarea></label>
           <div><button type="submit">Save changes</button></div>
         </form>
       )}

@@ -1,6 +1,6 @@
 /** @module /admin/stores: the list (archived ones on a toggle) and the create form. */
 import { Hono } from 'hono';
-import { parseStoreCreate, parseStoreListQuery, type Service } from '../../src/index.js';
+import { LIMITS, parseStoreCreate, parseStoreListQuery, type Service } from '../../src/index.js';
 import { canWrite, exactField, frameOf, query } from './context.js';
 import type { AdminEnv } from './env.js';
 import { Page } from './layout.js';
@@ -48,7 +48,7 @@ export function storesPages(service: Service) {
             <form method="post" action="/admin/stores" class="stack">
               <Csrf token={frame.csrf} />
               <label>Name <input name="name" required maxlength={255} /></label>
-              <label>Description <textarea name="description" rows={2}></textarea></label>
+              <label>Description <span class="muted">(at most {LIMITS.storeDescription} characters)</span> <textarea name="description" rows={2} maxlength={LIMITS.storeDescription}></textarea></label>
               <div><button type="submit">Create store</button></div>
             </form>
           </section>

@@ -464,6 +464,24 @@ describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () 
     }
   });
 
+  it('a store description typed past its 1,024-character limit stops at the limit in the browser, and the store is created', async () => {
+    const { context, page: p } = await newPage(browser);
+    try {
+      await signIn(p, url, admin);
+      await p.goto(`${url}/admin/stores`);
+      await p.getByLabel('Name').fill('long desc');
+      await p.getByLabel('Description').focus();
+      await p.keyboard.insertText('é'.repeat(3000));
+      await p.getByRole('button', { name: 'Create store' }).click();
+      await p.waitForURL(/\/admin\/stores\/memstore_/);
+      const id = new URL(p.url()).pathname.split('/').pop()!;
+      expect((await api(url, admin, 'GET', `/v1/memory_stores/${id}`)).json.description).toBe('é'.repeat(1024));
+      expect(await p.getByLabel(/Description/).getAttribute('maxlength')).toBe('1024');
+    } finally {
+      await context.close();
+    }
+  });
+
   it('signing out ends the console session', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(/\/admin\/sign-in/);
