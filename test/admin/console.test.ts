@@ -482,6 +482,29 @@ describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () 
     }
   });
 
+  it('at phone width (375 px) the keys page and a side-by-side diff fit the screen, and the stacked diff names each side', async () => {
+    const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'narrow diff' })).json.id;
+    const m = (await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories`, { path: '/n.md', content: 'same\nold line\n' })).json;
+    const v2 = (await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories/${m.id}`, { content: 'same\nnew line\n' })).json;
+    const { context, page: p } = await newPage(browser);
+    try {
+      await p.setViewportSize({ width: 375, height: 700 });
+      await signIn(p, url, admin);
+      const diff = `/admin/stores/${st}/memories/${m.id}?from=${m.memory_version_id}&to=${v2.memory_version_id}&layout=split`;
+      for (const path of ['/admin/keys', diff]) {
+        await p.goto(`${url}${path}`);
+        const [scroll, width] = await p.evaluate('[document.documentElement.scrollWidth, document.documentElement.clientWidth]') as [number, number];
+        expect(scroll, path).toBeLessThanOrEqual(width);
+      }
+      // Each shown cell says which side it is; an unchanged line is shown once.
+      const cells = await p.evaluate(`[...document.querySelectorAll('table.split td')].filter((td) => td.offsetParent !== null)
+        .map((td) => getComputedStyle(td, '::before').content + td.textContent)`) as string[];
+      expect(cells).toEqual(['"both: "same', '"old: "old line', '"new: "new line']);
+    } finally {
+      await context.close();
+    }
+  });
+
   it('signing out ends the console session', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(/\/admin\/sign-in/);
