@@ -42,6 +42,10 @@ export function memoryPages(service: Service) {
         <section aria-labelledby="history-h">
           <h2 id="history-h">Version history</h2>
           <form method="get" action={base}>
+            {/* The page of history stays, and a version chosen on another page stays chosen: versions on different pages compare. */}
+            {q['page'] ? <input type="hidden" name="page" value={q['page']} /> : null}
+            <OffPage side="from" id={q['from']} versions={versions.data} />
+            <OffPage side="to" id={q['to']} versions={versions.data} />
             <table class="responsive">
               <thead><tr><th scope="col">Compare</th><th scope="col">Operation</th><th scope="col">Actor</th><th scope="col">Time</th><th scope="col">Size</th><th scope="col">Redaction</th></tr></thead>
               <tbody>
@@ -69,7 +73,7 @@ export function memoryPages(service: Service) {
               <button type="submit">Compare versions</button>
             </div>
           </form>
-          <Pager next={versions.nextPage} href={(p) => `${base}${qs({ page: p })}`} />
+          <Pager next={versions.nextPage} href={(p) => `${base}${qs({ from: q['from'], to: q['to'], layout: q['layout'], page: p })}`} />
           {isAdmin(c) ? versions.data.filter((v) => redactable(v, memory)).map((v) => <RedactDialog version={v} csrf={frame.csrf} action={`${base}/versions/${v.id}/redact`} />) : null}
         </section>
 
@@ -122,6 +126,12 @@ function MemoryView({ memory, now }: { memory: Memory; now: string }) {
       <pre class="content" aria-label="Memory content">{memory.content}</pre>
     </>
   );
+}
+
+/** A version chosen on another page of the history, kept chosen (and changeable) on this one. */
+function OffPage({ side, id, versions }: { side: 'from' | 'to'; id: string | undefined; versions: MemoryVersion[] }) {
+  if (!id || versions.some((v) => v.id === id)) return null;
+  return <p><label class="check"><input type="radio" name={side} value={id} checked /> {side} <code>{id}</code> (chosen on another page of the history)</label></p>;
 }
 
 /** Every version may be redacted once, except the head of a live memory (the API's rule: 409 otherwise). */

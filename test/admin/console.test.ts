@@ -505,6 +505,36 @@ describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () 
     }
   });
 
+  it('Compare versions on a later page of the history stays on that page with both versions chosen, and compares with one chosen on another page', async () => {
+    const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'long history' })).json.id;
+    const m = (await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories`, { path: '/m.md', content: 'v0\n' })).json;
+    for (let v = 1; v <= 25; v += 1) await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories/${m.id}`, { content: `v${v}\n` });
+    const { context, page: p } = await newPage(browser);
+    try {
+      await signIn(p, url, admin);
+      await p.goto(`${url}/admin/stores/${st}/memories/${m.id}`);
+      const rows = p.locator('#history-h + form tbody tr');
+      const newest = (await rows.nth(0).getAttribute('id'))!;
+      await rows.nth(0).getByLabel('from').check();
+      await p.getByRole('button', { name: 'Compare versions' }).click();
+      await p.waitForURL(new RegExp(`from=${newest}`));
+      await p.getByRole('link', { name: 'Next page →' }).click();
+      await p.waitForURL(/page=/);
+      const older = (await rows.nth(3).getAttribute('id'))!;
+      await rows.nth(3).getByLabel('to').check();
+      await p.getByRole('button', { name: 'Compare versions' }).click();
+      await p.waitForURL(new RegExp(`to=${older}`));
+      expect(new URL(p.url()).searchParams.get('page')).not.toBeNull();
+      expect(await p.locator(`tr[id="${older}"] input[name=to]`).isChecked()).toBe(true);
+      expect(await p.locator(`input[name=from][value="${newest}"]`).isChecked()).toBe(true);
+      const diff = await p.locator('pre.diff').textContent();
+      expect(diff).toContain('-v25');
+      expect(diff).toContain('+v2');
+    } finally {
+      await context.close();
+    }
+  });
+
   it('signing out ends the console session', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(/\/admin\/sign-in/);
