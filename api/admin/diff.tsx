@@ -78,9 +78,10 @@ function Split({ runs, fromLabel, toLabel }: Sides) {
       <thead><tr><th scope="col">{fromLabel}</th><th scope="col">{toLabel}</th></tr></thead>
       <tbody>
         {rows(runs).map((r) => (
-          <tr>
-            <td class={r.kind === 'change' && r.left !== null ? 'del' : ''}>{r.left ?? ''}</td>
-            <td class={r.kind === 'change' && r.right !== null ? 'add' : ''}>{r.right ?? ''}</td>
+          // data-side names each cell when a narrow screen stacks them (console.css); an unchanged line shows once there.
+          <tr class={r.kind}>
+            <td class={r.kind === 'change' && r.left !== null ? 'del' : ''} data-side={r.kind === 'same' ? 'both' : 'old'}>{r.left ?? ''}</td>
+            <td class={r.kind === 'change' && r.right !== null ? 'add' : ''} data-side="new">{r.right ?? ''}</td>
           </tr>
         ))}
       </tbody>

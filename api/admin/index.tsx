@@ -14,15 +14,16 @@ import { auditPages } from './audit.js';
 import type { AdminEnv } from './env.js';
 import { adminLogRoutes } from './admin-log.js';
 import { keyPages } from './keys.js';
-import { frameOf } from './context.js';
+import { frameOf, query } from './context.js';
 import { Page } from './layout.js';
 import { memoryPages } from './memory.js';
+import { noticeText, withNotice } from './notices.js';
 import { safeNext, seeOther, trimTrailingSlash } from './redirect.js';
 import { clearSessionCookie, consoleSession, cookieOf, csrfField, formBody, sameOriginPosts, sessionCookie } from './session.js';
 import { sessionPages } from './sessions.js';
 import { storePages } from './store.js';
 import { storesPages } from './stores.js';
-import { Alert } from './ui.js';
+import { Alert, Notice } from './ui.js';
 
 /** A sign-in form is one short field: the only body read before a key is known stays this small. */
 const SIGN_IN_MAX_BYTES = 1024;
@@ -57,7 +58,7 @@ export function adminRoutes(service: Service, { fault, warn, bodySlots, bodyTime
   app.route('/assets', assetRoutes());
   app.use('*', sameOriginPosts());
 
-  app.get('/sign-in', (c) => c.html(<SignIn next={safeNext(c.req.query('next'))} />));
+  app.get('/sign-in', (c) => c.html(<SignIn next={safeNext(c.req.query('next'))} notice={noticeText(query(c))} />));
   app.post('/sign-in', bodyTimeout(bodyTimeoutMs), bodyLimit(SIGN_IN_MAX_BYTES), async (c) => {
     const form = await formBody(c);
     const next = safeNext(form.get('next') ?? undefined);
@@ -88,7 +89,7 @@ export function adminRoutes(service: Service, { fault, warn, bodySlots, bodyTime
   app.post('/sign-out', async (c) => {
     await service.consoleSessions.signOut(cookieOf(c));
     clearSessionCookie(c);
-    return c.redirect('/admin/sign-in', 303);
+    return c.redirect(withNotice('/admin/sign-in', 'signed_out'), 303);
   });
   app.get('/', (c) => c.redirect('/admin/stores', 303));
   app.route('/stores', storesPages(service));
@@ -98,14 +99,21 @@ export function adminRoutes(service: Service, { fault, warn, bodySlots, bodyTime
   app.route('/sessions', sessionPages(service));
   app.route('/keys', keyPages(service));
   app.route('/admin-actions', adminLogRoutes(service));
+  // A console URL with no page (an id trimmed off, a typo) is a console page too, with the navigation,
+  // not the API's JSON (a sub-app's notFound is not used once mounted, so this is a route, the last one).
+  // Only GET (and HEAD): another method keeps the server's 405 with Allow, or its 404.
+  app.get('*', (c) => {
+    throw new MnemoError('not_found', `there is no console page at ${c.req.path}`);
+  });
   return app;
 }
 
-function SignIn({ next, error }: { next: string; error?: string }) {
+function SignIn({ next, error, notice }: { next: string; error?: string; notice?: string | undefined }) {
   return (
     <Page title="Sign in" frame={null}>
       <h1>Sign in</h1>
       <p>Sign in with a mnemo API key. The console acts with that key's role, workspace and store grants, exactly as the API does.</p>
+      <Notice message={notice} />
       <Alert message={error} />
       <form method="post" action="/admin/sign-in" class="stack">
         <input type="hidden" name="next" value={next} />

@@ -1,23 +1,25 @@
 /** @module /admin/keys (admin keys only; the service refuses others): list, create (the secret shown once), revoke. */
 import { Hono } from 'hono';
-import { parseKeyCreate, parsePageQuery, type ApiKey, type MintedKey, type Service } from '../../src/index.js';
-import { field, frameOf, query, type AdminContext } from './context.js';
+import { parseKeyCreate, parsePageQuery, type ApiKey, type Service } from '../../src/index.js';
+import { exactField, field, frameOf, query, type AdminContext } from './context.js';
 import type { AdminEnv } from './env.js';
 import { Page } from './layout.js';
 import { seeOther } from './redirect.js';
+import { revealOnce, takeRevealed, type Revealed } from './reveal.js';
 import { Cancel, Confirm, Csrf, Pager, qs, Time } from './ui.js';
 
 export function keyPages(service: Service) {
   const app = new Hono<AdminEnv>();
 
-  app.get('/', async (c) => c.html(await keysPage(service, c, null)));
+  app.get('/', async (c) => c.html(await keysPage(service, c, takeRevealed(c))));
 
   app.post('/', async (c) => {
     const ids = field(c, 'memory_store_ids').split(/[\s,]+/).filter(Boolean);
-    const input = parseKeyCreate({ name: field(c, 'name'), role: field(c, 'role'), ...(ids.length ? { memory_store_ids: ids } : {}) });
+    const input = parseKeyCreate({ name: exactField(c, 'name'), role: field(c, 'role'), ...(ids.length ? { memory_store_ids: ids } : {}) });
     const minted = await service.keys.issueKey(c.var.caller, input);
-    // Rendered, not redirected: the secret exists only in this response.
-    return c.html(await keysPage(service, c, minted));
+    // Redirected, so a reload is a GET: the secret goes along sealed in a cookie that GET clears (reveal.ts).
+    revealOnce(c, { name: minted.key.name, secret: minted.secret });
+    return seeOther(c, '/admin/keys#new-key-secret');
   });
 
   app.post('/:key/revoke', async (c) => {
@@ -31,8 +33,8 @@ export function keyPages(service: Service) {
 /** Keys a console page shows: a workspace may hold many thousands, so they come a page at a time. */
 const KEYS_PER_PAGE = '100';
 
-async function keysPage(service: Service, c: AdminContext, minted: MintedKey | null) {
-  // A create renders the first page (its secret is in this response only); a GET may ask for another.
+async function keysPage(service: Service, c: AdminContext, minted: Revealed | null) {
+  // Right after a create the first page shows (with the new secret); otherwise a GET may ask for another.
   const at = minted ? undefined : query(c)['page'];
   const page = await service.keys.listKeyPage(c.var.caller, parsePageQuery({ limit: KEYS_PER_PAGE, ...(at ? { page: at } : {}) }));
   const keys = page.data;
@@ -42,8 +44,8 @@ async function keysPage(service: Service, c: AdminContext, minted: MintedKey | n
     <Page title="API keys" frame={frame}>
       <h1>API keys</h1>
       {minted ? (
-        <div class="notice" role="status">
-          <p>Key <strong>{minted.key.name}</strong> was created. Copy its secret now: it is shown only this once.</p>
+        <div class="notice" role="status" id="new-key-secret">
+          <p>Key <strong>{minted.name}</strong> was created. Copy its secret now: it is shown only this once.</p>
           <pre class="secret" aria-label="New key secret">{minted.secret}</pre>
         </div>
       ) : null}

@@ -8,6 +8,7 @@ import { frameOf, isAdmin, keyNames, query } from './context.js';
 import { Diff, type DiffLayout } from './diff.js';
 import type { AdminEnv } from './env.js';
 import { Page } from './layout.js';
+import { noticeText, withNotice } from './notices.js';
 import { seeOther, segment } from './redirect.js';
 import { ActorName, Alert, Cancel, Csrf, Dialog, kb, Notice, OpenDialog, Pager, qs, Time } from './ui.js';
 
@@ -35,12 +36,16 @@ export function memoryPages(service: Service) {
       <Page title={path} frame={frame}>
         <p><a href={`/admin/stores/${storeId}`}>← {store.name}</a></p>
         <h1><code>{path}</code> {memory ? null : <span class="badge ended">deleted</span>}</h1>
-        <Notice message={q['redacted'] ? redactedNotice(q['redacted'], q['held']) : undefined} />
+        <Notice message={noticeText(q)} />
         {memory ? <MemoryView memory={memory} now={now} /> : <p>This memory was deleted; its versions remain until redacted.</p>}
 
         <section aria-labelledby="history-h">
           <h2 id="history-h">Version history</h2>
           <form method="get" action={base}>
+            {/* The page of history stays, and a version chosen on another page stays chosen: versions on different pages compare. */}
+            {q['page'] ? <input type="hidden" name="page" value={q['page']} /> : null}
+            <OffPage side="from" id={q['from']} versions={versions.data} />
+            <OffPage side="to" id={q['to']} versions={versions.data} />
             <table class="responsive">
               <thead><tr><th scope="col">Compare</th><th scope="col">Operation</th><th scope="col">Actor</th><th scope="col">Time</th><th scope="col">Size</th><th scope="col">Redaction</th></tr></thead>
               <tbody>
@@ -68,7 +73,7 @@ export function memoryPages(service: Service) {
               <button type="submit">Compare versions</button>
             </div>
           </form>
-          <Pager next={versions.nextPage} href={(p) => `${base}${qs({ page: p })}`} />
+          <Pager next={versions.nextPage} href={(p) => `${base}${qs({ from: q['from'], to: q['to'], layout: q['layout'], page: p })}`} />
           {isAdmin(c) ? versions.data.filter((v) => redactable(v, memory)).map((v) => <RedactDialog version={v} csrf={frame.csrf} action={`${base}/versions/${v.id}/redact`} />) : null}
         </section>
 
@@ -89,21 +94,11 @@ export function memoryPages(service: Service) {
     const before = await service.getVersion(c.var.caller, storeId, versionId);
     if (before.memoryId !== c.req.param('memory')) throw notFound('memory version', versionId);
     const v = await service.redactVersion(c.var.caller, storeId, versionId);
-    const held = String(v.contentStillHeldBy ?? 0);
-    return seeOther(c, `/admin/stores/${segment(storeId)}/memories/${segment(v.memoryId)}${qs({ redacted: v.id, held })}#${segment(v.id)}`);
+    const page = withNotice(`/admin/stores/${segment(storeId)}/memories/${segment(v.memoryId)}`, 'version_redacted', v.contentStillHeldBy ?? 0);
+    return seeOther(c, `${page}#${segment(v.id)}`);
   });
 
   return app;
-}
-
-/**
- * What a redaction did: the text is stored once, so its bytes stay while another unredacted version
- * in the workspace holds the same text (the API's `content_still_held_by`).
- */
-function redactedNotice(versionId: string, held: string | undefined): string {
-  const n = held && /^\d{1,9}$/.test(held) ? Number(held) : 0;
-  if (n === 0) return `Version ${versionId} was redacted: its content and path are erased.`;
-  return `Version ${versionId} was redacted: its path is erased, but its content is not: ${n} other ${n === 1 ? 'version' : 'versions'} in this workspace still ${n === 1 ? 'holds' : 'hold'} the same text, which stays stored until every version holding it is redacted.`;
 }
 
 async function liveMemory(service: Service, caller: Parameters<Service['getMemory']>[0], storeId: string, memoryId: string): Promise<Memory | null> {
@@ -131,6 +126,12 @@ function MemoryView({ memory, now }: { memory: Memory; now: string }) {
       <pre class="content" aria-label="Memory content">{memory.content}</pre>
     </>
   );
+}
+
+/** A version chosen on another page of the history, kept chosen (and changeable) on this one. */
+function OffPage({ side, id, versions }: { side: 'from' | 'to'; id: string | undefined; versions: MemoryVersion[] }) {
+  if (!id || versions.some((v) => v.id === id)) return null;
+  return <p><label class="check"><input type="radio" name={side} value={id} checked /> {side} <code>{id}</code> (chosen on another page of the history)</label></p>;
 }
 
 /** Every version may be redacted once, except the head of a live memory (the API's rule: 409 otherwise). */

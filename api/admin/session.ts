@@ -9,7 +9,9 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie, setCookie, deleteCookie } from 'hono/cookie';
 import { MnemoError, type Service } from '../../src/index.js';
 import { callerFor } from '../auth.js';
+import { closeIfBodyUnread } from '../errors.js';
 import type { AdminEnv } from './env.js';
+import { withNotice } from './notices.js';
 
 export const COOKIE = 'mnemo_console';
 
@@ -33,7 +35,7 @@ export function cookieOf(c: Context): string | undefined {
 
 /**
  * Resumes the console session and acts as its key exactly as the API's auth would (role, workspace,
- * grants). Without one a page redirects to sign-in; anything else (a POST, an htmx fragment) is 401.
+ * grants). Without one a page or a form redirects to sign-in; anything else (an htmx fragment) is 401.
  */
 export function consoleSession(service: Service): MiddlewareHandler<AdminEnv> {
   return async function consoleSessionMiddleware(c, next) {
@@ -46,6 +48,12 @@ export function consoleSession(service: Service): MiddlewareHandler<AdminEnv> {
       const url = new URL(c.req.url);
       if (c.req.method === 'GET' && !c.req.header('hx-request')) {
         return c.redirect(`/admin/sign-in?next=${encodeURIComponent(url.pathname + url.search)}`, 303);
+      }
+      if (c.req.method === 'POST' && !c.req.header('hx-request')) {
+        // A form sent after the session ended (signed out in another tab, idle, its key revoked): back
+        // to sign-in, saying so (a Sign out just says it is done); nothing was done, the body goes unread.
+        closeIfBodyUnread(c);
+        return c.redirect(withNotice('/admin/sign-in', c.req.path === '/admin/sign-out' ? 'signed_out' : 'session_over'), 303);
       }
       if (c.req.header('hx-request')) c.header('hx-redirect', '/admin/sign-in');
       throw new MnemoError('unauthenticated', 'not signed in, or the console session ended: sign in again');

@@ -5,6 +5,7 @@ import { canWrite, frameOf, query } from './context.js';
 import type { AdminEnv } from './env.js';
 import { Page } from './layout.js';
 import { seeOther, segment } from './redirect.js';
+import { noticeText, withNotice } from './notices.js';
 import { Cancel, Confirm, Csrf, Notice, Pager, qs, Time } from './ui.js';
 
 export function sessionPages(service: Service) {
@@ -18,7 +19,7 @@ export function sessionPages(service: Service) {
     return c.html(
       <Page title="Sessions" frame={frame}>
         <h1>Sessions</h1>
-        <Notice message={q['ended'] ? `Session ${q['ended']} was ended and its stores unmounted.` : undefined} />
+        <Notice message={noticeText(q)} />
         {page.data.length === 0 ? <p>No sessions.</p> : (
           <table class="responsive">
             <thead><tr><th scope="col">Session</th><th scope="col">Status</th><th scope="col">Mounts</th><th scope="col">Started</th><th scope="col">Ended</th><th scope="col">Action</th></tr></thead>
@@ -53,7 +54,7 @@ export function sessionPages(service: Service) {
 
   app.post('/:session/end', async (c) => {
     const ended = await service.sessions.endSession(c.var.caller, c.req.param('session'));
-    return seeOther(c, `/admin/sessions${qs({ ended: ended.id })}#${segment(ended.id)}`);
+    return seeOther(c, `${withNotice('/admin/sessions', 'session_ended')}#${segment(ended.id)}`);
   });
 
   return app;

@@ -1,6 +1,6 @@
 /** @module /admin/stores/:store: a store's tree (folders expand, paged), search, counts, and its edit, archive and delete. */
 import { Hono } from 'hono';
-import { baseName, parseMemoryListQuery, parseSearchQuery, parseStoreUpdate, type MemoryListItem, type SearchPage, type Service, type Store } from '../../src/index.js';
+import { baseName, LIMITS, parseMemoryListQuery, parseSearchQuery, parseStoreUpdate, type MemoryListItem, type SearchHit, type SearchPage, type Service, type Store } from '../../src/index.js';
 import { canWrite, exactField, frameOf, query, type AdminContext } from './context.js';
 import type { AdminEnv } from './env.js';
 import { Page } from './layout.js';
@@ -167,7 +167,7 @@ function SearchResults({ storeId, page, more }: { storeId: string; page: SearchP
           {page.data.map((h) => (
             <li>
               <a href={`/admin/stores/${storeId}/memories/${h.memory.id}`}>{h.memory.path}</a>
-              <pre class="content">{h.snippet}</pre>
+              <pre class="content"><Snippet hit={h} /></pre>
             </li>
           ))}
         </ol>
@@ -175,6 +175,12 @@ function SearchResults({ storeId, page, more }: { storeId: string; page: SearchP
       {page.nextPage ? <p class="pager"><a href={more(page.nextPage)}>{page.data.length === 0 ? 'Search further →' : 'Next results →'}</a></p> : null}
     </>
   );
+}
+
+/** A hit's snippet with its match in <mark>, in place of the API's ** markers; every other character, ** included, is text. */
+function Snippet({ hit: { snippet, match } }: { hit: SearchHit }) {
+  if (!match) return <>{snippet}</>;
+  return <>{snippet.slice(0, match.start - 2)}<mark>{snippet.slice(match.start, match.end)}</mark>{snippet.slice(match.end + 2)}</>;
 }
 
 function StoreControls({ store, csrf }: { store: Store; csrf: string }) {
@@ -187,7 +193,7 @@ function StoreControls({ store, csrf }: { store: Store; csrf: string }) {
           <Csrf token={csrf} />
           <label>Name <input name="name" value={store.name} required maxlength={255} /></label>
           {/* The HTML parser drops one newline right after <textarea>: this one, not the description's own. */}
-          <label>Description <textarea name="description" rows={2}>{`\n${store.description}`}</textarea></label>
+          <label>Description <span class="muted">(at most {LIMITS.storeDescription} characters)</span> <textarea name="description" rows={2} maxlength={LIMITS.storeDescription}>{`\n${store.description}`}</textarea></label>
           <div><button type="submit">Save changes</button></div>
         </form>
       )}

@@ -1,7 +1,7 @@
 /** @module /admin/stores: the list (archived ones on a toggle) and the create form. */
 import { Hono } from 'hono';
-import { parseStoreCreate, parseStoreListQuery, type Service } from '../../src/index.js';
-import { canWrite, field, frameOf, query } from './context.js';
+import { LIMITS, parseStoreCreate, parseStoreListQuery, type Service } from '../../src/index.js';
+import { canWrite, exactField, frameOf, query } from './context.js';
 import type { AdminEnv } from './env.js';
 import { Page } from './layout.js';
 import { seeOther, segment } from './redirect.js';
@@ -48,7 +48,7 @@ export function storesPages(service: Service) {
             <form method="post" action="/admin/stores" class="stack">
               <Csrf token={frame.csrf} />
               <label>Name <input name="name" required maxlength={255} /></label>
-              <label>Description <textarea name="description" rows={2}></textarea></label>
+              <label>Description <span class="muted">(at most {LIMITS.storeDescription} characters)</span> <textarea name="description" rows={2} maxlength={LIMITS.storeDescription}></textarea></label>
               <div><button type="submit">Create store</button></div>
             </form>
           </section>
@@ -58,7 +58,8 @@ export function storesPages(service: Service) {
   });
 
   app.post('/', async (c) => {
-    const input = parseStoreCreate({ name: field(c, 'name'), description: field(c, 'description') });
+    // Exactly as typed, as the API and Save changes take them: spaces at a name's ends are part of it.
+    const input = parseStoreCreate({ name: exactField(c, 'name'), description: exactField(c, 'description') });
     const store = await service.createStore(c.var.caller, input);
     return seeOther(c, `/admin/stores/${segment(store.id)}`);
   });

@@ -20,12 +20,12 @@ label.check { white-space: nowrap; }
 th { background: var(--soft); }
 .muted, time .abs { color: var(--muted); font-size: .9em; }
 form.inline { display: inline; }
-form.stack { display: grid; gap: .5rem; max-width: 32rem; }
+form.stack { display: grid; grid-template-columns: minmax(0, 1fr); gap: .5rem; max-width: 32rem; }
 form.row { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: end; }
-label { display: grid; gap: .15rem; font-weight: 600; }
+label { display: grid; grid-template-columns: minmax(0, 1fr); gap: .15rem; font-weight: 600; }
 label.check { display: flex; gap: .4rem; align-items: center; font-weight: 400; }
 input, select, textarea, button { font: inherit; font-weight: 400; }
-input, select, textarea { padding: .35rem .5rem; border: 1px solid #666; border-radius: 4px; background: #fff; color: var(--fg); }
+input, select, textarea { max-width: 100%; padding: .35rem .5rem; border: 1px solid #666; border-radius: 4px; background: #fff; color: var(--fg); }
 button, .button { padding: .35rem .8rem; border: 1px solid var(--accent); border-radius: 4px; background: var(--accent); color: #fff; cursor: pointer; text-decoration: none; display: inline-block; }
 button.secondary { background: #fff; color: var(--accent); }
 button.danger { background: var(--danger); border-color: var(--danger); }
@@ -43,6 +43,7 @@ summary { cursor: pointer; }
 .diff .del, .split .del { background: #fde2e2; }
 .diff .hunk { color: var(--muted); }
 table.split td { font: 14px/1.4 ui-monospace, Menlo, Consolas, monospace; white-space: pre-wrap; width: 50%; }
+table.split th { overflow-wrap: anywhere; }
 dialog { max-width: min(48rem, 95vw); border: 2px solid var(--fg); border-radius: 6px; }
 dialog::backdrop { background: rgba(0,0,0,.45); }
 dl.meta { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; }
@@ -55,6 +56,8 @@ dl.meta dd { margin: 0; overflow-wrap: anywhere; }
   table.responsive tr { display: block; border-bottom: 2px solid var(--line); padding: .3rem 0; }
   table.responsive td { display: block; border: none; padding: .1rem .25rem; }
   table.responsive td[data-label]::before { content: attr(data-label) ": "; font-weight: 600; }
-  table.split td { display: block; width: 100%; }
+  table.split th, table.split td { display: block; width: 100%; }
+  table.split tr.same td[data-side="new"], table.split td:empty { display: none; }
+  table.split td::before { content: attr(data-side) ": "; font-weight: 600; color: var(--muted); }
 }
 `;

@@ -300,6 +300,11 @@ export interface SearchHit {
   memory: MemoryMeta;
   /** A short excerpt around the match; matched terms are wrapped in ** (fts) or the phrase is (substring). */
   snippet: string;
+  /**
+   * Where the marked text sits in `snippet` (UTF-16 offsets, inside its ** markers), so a face can
+   * tell the markers from ** the content holds itself; null when nothing is marked (a path match).
+   */
+  match: { start: number; end: number } | null;
   /** bm25 (lower is better) in fts mode; 0 in substring mode. */
   score: number;
 }

@@ -4,6 +4,10 @@
  * has no text to quote; these read the row the hit already joined. Every cut falls between code
  * points, so a snippet never holds half a surrogate pair.
  */
+import type { SearchHit } from '../domain/types.js';
+
+/** A snippet and where its marked text is, as a hit carries them. */
+export type Excerpt = Pick<SearchHit, 'snippet' | 'match'>;
 
 const SNIPPET_CHARS = 160;
 /** What unicode61 keeps in a token (letters, digits, private use), plus the marks it strips. */
@@ -14,7 +18,7 @@ const TOKEN = /[\p{L}\p{N}\p{Co}\p{M}]+/gu;
  * lowercased content, which can be longer ("İ" lowercases to two code units), so its place there
  * is mapped back to the content's own.
  */
-export function phraseExcerpt(content: string, phrase: string): string {
+export function phraseExcerpt(content: string, phrase: string): Excerpt {
   const needle = phrase.toLowerCase();
   const at = content.toLowerCase().indexOf(needle);
   if (at < 0) return lead(content);
@@ -26,7 +30,7 @@ export function phraseExcerpt(content: string, phrase: string): string {
  * Full-text mode: the first word of `content` that is one of the query's words, compared as the
  * index compares them (case and diacritics folded), so "ecole" marks "École".
  */
-export function wordExcerpt(content: string, query: string): string {
+export function wordExcerpt(content: string, query: string): Excerpt {
   const terms = new Set(Array.from(query.matchAll(TOKEN), (m) => fold(m[0])));
   for (const m of content.matchAll(TOKEN)) {
     if (terms.has(fold(m[0]))) return around(content, m.index, m[0].length);
@@ -57,18 +61,17 @@ function originalSpan(content: string, from: number, to: number): { start: numbe
   return { start, end: i };
 }
 
-function lead(content: string): string {
-  if (content.length <= SNIPPET_CHARS) return content;
-  return `${content.slice(0, boundary(content, SNIPPET_CHARS))}…`;
+function lead(content: string): Excerpt {
+  if (content.length <= SNIPPET_CHARS) return { snippet: content, match: null };
+  return { snippet: `${content.slice(0, boundary(content, SNIPPET_CHARS))}…`, match: null };
 }
 
-function around(content: string, at: number, length: number): string {
+function around(content: string, at: number, length: number): Excerpt {
   const from = boundary(content, Math.max(0, at - Math.floor((SNIPPET_CHARS - length) / 2)));
   const to = boundary(content, Math.max(Math.min(content.length, from + SNIPPET_CHARS), at + length));
-  return (
-    (from > 0 ? '…' : '') + content.slice(from, at) + `**${content.slice(at, at + length)}**` + content.slice(at + length, to) +
-    (to < content.length ? '…' : '')
-  );
+  const before = (from > 0 ? '…' : '') + content.slice(from, at) + '**';
+  const snippet = before + content.slice(at, at + length) + '**' + content.slice(at + length, to) + (to < content.length ? '…' : '');
+  return { snippet, match: { start: before.length, end: before.length + length } };
 }
 
 /** `i`, or one before it when it would split a surrogate pair. */

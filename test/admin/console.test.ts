@@ -132,7 +132,7 @@ describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () 
     expect(await dialog.locator('pre').textContent()).toContain(SECRET);
     await screenshot(page, 'redact');
     await dialog.getByRole('button', { name: 'Redact version' }).click();
-    await page.waitForURL(/redacted=/);
+    await page.waitForURL(/notice=version_redacted/);
     expect(await page.locator(`tr[id="${versionId}"]`).textContent()).toMatch(/redacted.*by key/);
     const v = await api(url, admin, 'GET', `/v1/memory_stores/${storeId}/memory_versions/${versionId}`);
     expect(v.json).toMatchObject({ content: null, path: null, content_sha256: null });
@@ -212,7 +212,7 @@ describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () 
     const dialog = page.getByRole('dialog');
     expect(await dialog.textContent()).toContain('unmounted at once');
     await dialog.getByRole('button', { name: 'End session' }).click();
-    await page.waitForURL(/ended=/);
+    await page.waitForURL(/notice=session_ended/);
     expect(await page.locator(`tr[id="${s.json.id}"]`).textContent()).toContain('ended');
     expect((await api(url, admin, 'GET', `/v1/sessions/${s.json.id}`)).json.status).toBe('ended');
   });
@@ -324,7 +324,7 @@ describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () 
     const dialog = page.getByRole('dialog');
     expect(await dialog.textContent()).toContain('the text stays stored until that version is redacted as well');
     await dialog.getByRole('button', { name: 'Redact version' }).click();
-    await page.waitForURL(/redacted=/);
+    await page.waitForURL(/notice=version_redacted/);
     const notice = await page.getByRole('status').textContent();
     expect(notice).toContain('its content is not: 1 other version in this workspace still holds the same text');
     expect(notice).not.toContain('content and path are erased');
@@ -397,6 +397,142 @@ describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () 
     await page.getByLabel('Name').fill('Payroll \u202etxt.exe');
     await page.getByRole('button', { name: 'Create store' }).click();
     expect(await page.getByRole('alert').textContent()).toContain('forbidden character (U+202E)');
+  });
+
+  it('a search snippet marks its match with <mark>, and shows the memory\'s own ** and <script> as text', async () => {
+    const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'snippets' })).json.id;
+    const content = '**Never share** <script>window.__xss = 4</script>: the deploy token is **abc123**\n';
+    await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories`, { path: '/env.md', content });
+    const { context, page: p } = await newPage(browser);
+    try {
+      await signIn(p, url, admin);
+      const snippet = p.locator('#search-h ~ ol pre.content');
+      for (const [q, mode, marked] of [['deploy token', 'fts', 'deploy'], ['**ABC123**', 'substring', '**abc123**'], ['</script>', 'substring', '</script>']] as const) {
+        await p.goto(`${url}/admin/stores/${st}?${new URLSearchParams({ q, mode })}`);
+        expect(await snippet.textContent(), q).toBe(content);
+        expect(await snippet.locator('mark').allTextContents(), q).toEqual([marked]);
+      }
+      expect(await p.locator('main script').count()).toBe(0);
+      expect(await p.evaluate(() => (globalThis as unknown as { __xss?: number }).__xss)).toBeUndefined();
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('reloading the page after Create key mints no second key, shows the secret no more, and the secret is never in the URL', async () => {
+    const { context, page: p } = await newPage(browser);
+    try {
+      await signIn(p, url, admin);
+      await p.goto(`${url}/admin/keys`);
+      await p.getByLabel('Name').fill('reload key');
+      await p.getByRole('button', { name: 'Create key' }).click();
+      const secret = (await p.getByLabel('New key secret').textContent())!;
+      expect(secret).toMatch(/^mnemo-sk-/);
+      expect(p.url()).not.toContain(secret);
+      await p.reload();
+      await p.getByRole('heading', { name: 'API keys' }).waitFor();
+      expect(await p.getByLabel('New key secret').count()).toBe(0);
+      expect(await p.locator('main').textContent()).not.toContain(secret);
+      const keys = (await api(url, admin, 'GET', '/v1/api_keys?limit=100')).json.data as { name: string }[];
+      expect(keys.filter((k) => k.name === 'reload key')).toHaveLength(1);
+      // Nothing of it is left in the browser either.
+      expect((await context.cookies()).map((c) => c.name)).toEqual(['mnemo_console']);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('the create-store and create-key forms keep a name exactly as typed, as Save changes and the API do', async () => {
+    const { context, page: p } = await newPage(browser);
+    try {
+      await signIn(p, url, admin);
+      await p.goto(`${url}/admin/stores`);
+      await p.getByLabel('Name').fill('  padded store ');
+      await p.getByLabel('Description').fill('  indented\nsecond line\n');
+      await p.getByRole('button', { name: 'Create store' }).click();
+      await p.waitForURL(/\/admin\/stores\/memstore_/);
+      const id = new URL(p.url()).pathname.split('/').pop()!;
+      expect((await api(url, admin, 'GET', `/v1/memory_stores/${id}`)).json).toMatchObject({ name: '  padded store ', description: '  indented\nsecond line\n' });
+      await p.goto(`${url}/admin/keys`);
+      await p.getByLabel('Name').fill(' padded key  ');
+      await p.getByRole('button', { name: 'Create key' }).click();
+      await p.getByLabel('New key secret').waitFor();
+      const keys = (await api(url, admin, 'GET', '/v1/api_keys?limit=100')).json.data as { name: string }[];
+      expect(keys.map((k) => k.name).filter((n) => n.includes('padded key'))).toEqual([' padded key  ']);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('a store description typed past its 1,024-character limit stops at the limit in the browser, and the store is created', async () => {
+    const { context, page: p } = await newPage(browser);
+    try {
+      await signIn(p, url, admin);
+      await p.goto(`${url}/admin/stores`);
+      await p.getByLabel('Name').fill('long desc');
+      await p.getByLabel('Description').focus();
+      await p.keyboard.insertText('é'.repeat(3000));
+      await p.getByRole('button', { name: 'Create store' }).click();
+      await p.waitForURL(/\/admin\/stores\/memstore_/);
+      const id = new URL(p.url()).pathname.split('/').pop()!;
+      expect((await api(url, admin, 'GET', `/v1/memory_stores/${id}`)).json.description).toBe('é'.repeat(1024));
+      expect(await p.getByLabel(/Description/).getAttribute('maxlength')).toBe('1024');
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('at phone width (375 px) the keys page and a side-by-side diff fit the screen, and the stacked diff names each side', async () => {
+    const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'narrow diff' })).json.id;
+    const m = (await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories`, { path: '/n.md', content: 'same\nold line\n' })).json;
+    const v2 = (await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories/${m.id}`, { content: 'same\nnew line\n' })).json;
+    const { context, page: p } = await newPage(browser);
+    try {
+      await p.setViewportSize({ width: 375, height: 700 });
+      await signIn(p, url, admin);
+      const diff = `/admin/stores/${st}/memories/${m.id}?from=${m.memory_version_id}&to=${v2.memory_version_id}&layout=split`;
+      for (const path of ['/admin/keys', diff]) {
+        await p.goto(`${url}${path}`);
+        const [scroll, width] = await p.evaluate('[document.documentElement.scrollWidth, document.documentElement.clientWidth]') as [number, number];
+        expect(scroll, path).toBeLessThanOrEqual(width);
+      }
+      // Each shown cell says which side it is; an unchanged line is shown once.
+      const cells = await p.evaluate(`[...document.querySelectorAll('table.split td')].filter((td) => td.offsetParent !== null)
+        .map((td) => getComputedStyle(td, '::before').content + td.textContent)`) as string[];
+      expect(cells).toEqual(['"both: "same', '"old: "old line', '"new: "new line']);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('Compare versions on a later page of the history stays on that page with both versions chosen, and compares with one chosen on another page', async () => {
+    const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'long history' })).json.id;
+    const m = (await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories`, { path: '/m.md', content: 'v0\n' })).json;
+    for (let v = 1; v <= 25; v += 1) await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories/${m.id}`, { content: `v${v}\n` });
+    const { context, page: p } = await newPage(browser);
+    try {
+      await signIn(p, url, admin);
+      await p.goto(`${url}/admin/stores/${st}/memories/${m.id}`);
+      const rows = p.locator('#history-h + form tbody tr');
+      const newest = (await rows.nth(0).getAttribute('id'))!;
+      await rows.nth(0).getByLabel('from').check();
+      await p.getByRole('button', { name: 'Compare versions' }).click();
+      await p.waitForURL(new RegExp(`from=${newest}`));
+      await p.getByRole('link', { name: 'Next page →' }).click();
+      await p.waitForURL(/page=/);
+      const older = (await rows.nth(3).getAttribute('id'))!;
+      await rows.nth(3).getByLabel('to').check();
+      await p.getByRole('button', { name: 'Compare versions' }).click();
+      await p.waitForURL(new RegExp(`to=${older}`));
+      expect(new URL(p.url()).searchParams.get('page')).not.toBeNull();
+      expect(await p.locator(`tr[id="${older}"] input[name=to]`).isChecked()).toBe(true);
+      expect(await p.locator(`input[name=from][value="${newest}"]`).isChecked()).toBe(true);
+      const diff = await p.locator('pre.diff').textContent();
+      expect(diff).toContain('-v25');
+      expect(diff).toContain('+v2');
+    } finally {
+      await context.close();
+    }
   });
 
   it('signing out ends the console session', async () => {

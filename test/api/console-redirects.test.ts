@@ -107,8 +107,73 @@ describe('console redirects', () => {
     expect((await client.beta.memoryStores.memoryVersions.retrieve(oldVersionId, { memory_store_id: storeId })).redacted_at).toBeNull();
     const res = await form(`/admin/stores/${storeId}/memories/${memoryId}/versions/${oldVersionId}/redact`, { csrf }, { cookie });
     expect(res.status).toBe(303);
-    expect(res.headers.get('location')).toBe(`/admin/stores/${storeId}/memories/${memoryId}?redacted=${oldVersionId}#${oldVersionId}`);
+    expect(res.headers.get('location')).toBe(`/admin/stores/${storeId}/memories/${memoryId}?notice=version_redacted#${oldVersionId}`);
     expect((await client.beta.memoryStores.memoryVersions.retrieve(oldVersionId, { memory_store_id: storeId })).redacted_at).not.toBeNull();
+  });
+});
+
+describe('console notices', () => {
+  it('a notice is one of the console\'s own sentences, chosen by code: text in a link never shows in it', async () => {
+    const cookie = await signIn();
+    const spoof = 'SECURITY NOTICE: your key leaked. Sign in at https://mnemo-support.example/reset';
+    const noticeOf = async (path: string) => {
+      const res = await page(path, cookie);
+      expect(res.status, path).toBe(200);
+      return /<p class="notice" role="status">([^<]*)<\/p>/.exec(res.body as string)?.[1] ?? '';
+    };
+    for (const path of [
+      `/admin/sessions?ended=${encodeURIComponent(spoof)}`,
+      `/admin/sessions?notice=${encodeURIComponent(spoof)}`,
+      `/admin/stores/${storeId}/memories/${memoryId}?redacted=${encodeURIComponent(spoof)}&held=1`,
+      `/admin/stores/${storeId}/memories/${memoryId}?notice=version_redacted&held=${encodeURIComponent(spoof)}`,
+      '/admin/sessions?notice=constructor',
+    ]) {
+      const res = await page(path, cookie);
+      expect(res.body as string, path).not.toContain('mnemo-support.example');
+      expect(await noticeOf(path), path).not.toContain('SECURITY');
+    }
+    expect(await noticeOf('/admin/sessions?notice=session_ended')).toBe('The session was ended and its stores unmounted.');
+    expect(await noticeOf(`/admin/stores/${storeId}/memories/${memoryId}?notice=version_redacted&held=${encodeURIComponent(spoof)}`)).toBe('The version was redacted: its content and path are erased.');
+    expect(await noticeOf(`/admin/stores/${storeId}/memories/${memoryId}?notice=version_redacted&held=2`)).toContain('2 other versions in this workspace still hold the same text');
+  });
+});
+
+describe('a console session that has ended', () => {
+  it('Sign out and every form then lead back to sign-in with a notice, and the form does nothing', async () => {
+    const cookie = await signIn();
+    const csrf = await csrfOf(cookie);
+    const out = await form('/admin/sign-out', { csrf }, { cookie });
+    expect(out.status).toBe(303);
+    expect(out.headers.get('location')).toBe('/admin/sign-in?notice=signed_out');
+    // The same tab (or another one) still shows the forms of the session that has ended.
+    const again = await form('/admin/sign-out', { csrf }, { cookie });
+    expect(again.status).toBe(303);
+    expect(again.headers.get('location')).toBe('/admin/sign-in?notice=signed_out');
+    const archive = await form(`/admin/stores/${storeId}/archive`, { csrf }, { cookie });
+    expect(archive.status).toBe(303);
+    expect(archive.headers.get('location')).toBe('/admin/sign-in?notice=session_over');
+    expect((await sdkClient(server.url, server.adminKey).beta.memoryStores.retrieve(storeId)).archived_at).toBeNull();
+    const signInPage = (await page('/admin/sign-in?notice=session_over')).body as string;
+    expect(signInPage).toContain('Your console session has ended');
+    expect(signInPage).toContain('name="api_key"');
+    expect((await page('/admin/sign-in?notice=signed_out')).body as string).toContain('You are signed out.');
+  });
+});
+
+describe('console pages that do not exist', () => {
+  it('an unknown console URL is a console 404 page with the navigation, not the API\'s JSON', async () => {
+    const cookie = await signIn();
+    for (const path of [`/admin/stores/${storeId}/memories`, '/admin/sessions/sesn_x', '/admin/keys/apikey_x', '/admin/nothing']) {
+      const res = await page(path, cookie);
+      expect(res.status, path).toBe(404);
+      expect(res.headers.get('content-type'), path).toMatch(/^text\/html/);
+      expect(res.body as string, path).toContain(`there is no console page at ${path}`);
+      expect(res.body as string, path).toContain('Sign out');
+    }
+    // Signed out, it is sign-in first, as for any console page.
+    const out = await page(`/admin/stores/${storeId}/memories`);
+    expect(out.status).toBe(303);
+    expect(out.headers.get('location')).toMatch(/^\/admin\/sign-in\?next=/);
   });
 });
 

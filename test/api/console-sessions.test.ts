@@ -99,10 +99,12 @@ describe('console sessions', () => {
     expect(res.status).toBe(413);
   });
 
-  it('a POST without a session is refused before its body is read, and with one but no CSRF token it is refused', async () => {
+  it('a POST without a session goes to sign-in before its body is read, and with one but no CSRF token it is refused', async () => {
     const app = await inProcessApp();
     const form = { 'content-type': 'application/x-www-form-urlencoded' };
-    expect((await app.raw('POST', '/admin/stores', { apiKey: null, headers: form, body: 'name=x' })).status).toBe(401);
+    const signedOut = await app.raw('POST', '/admin/stores', { apiKey: null, headers: form, body: 'name=x' });
+    expect(signedOut.status).toBe(303);
+    expect(signedOut.headers.get('location')).toBe('/admin/sign-in?notice=session_over');
     const cookie = await signIn(app, app.adminKey);
     const res = await app.raw('POST', '/admin/stores', { apiKey: null, headers: { ...form, cookie }, body: 'name=x' });
     expect(res.status).toBe(403);

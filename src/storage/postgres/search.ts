@@ -89,7 +89,7 @@ export function searchOps(ctx: MemoryContext) {
     );
     const page = rows.slice(0, sq.limit);
     return {
-      data: page.map((r) => ({ memory: toMemoryMeta(r), snippet: wordExcerpt(r.content, sq.q), score: r.score })),
+      data: page.map((r) => ({ memory: toMemoryMeta(r), ...wordExcerpt(r.content, sq.q), score: r.score })),
       nextPage: rows.length > sq.limit ? encodeCursor({ o: skip + sq.limit }) : null,
       candidatesCapped: false,
     };
@@ -109,7 +109,7 @@ export function searchOps(ctx: MemoryContext) {
     );
     const page = rows.slice(0, sq.limit);
     return {
-      data: page.map((r) => ({ memory: toMemoryMeta(r), snippet: phraseExcerpt(r.content, sq.q), score: 0 })),
+      data: page.map((r) => ({ memory: toMemoryMeta(r), ...phraseExcerpt(r.content, sq.q), score: 0 })),
       nextPage: rows.length > sq.limit ? encodeCursor({ p: page[page.length - 1]!.path }) : null,
       candidatesCapped: false,
     };

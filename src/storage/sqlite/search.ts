@@ -122,7 +122,7 @@ export function createSearchStatements(db: Db, index: SearchIndex): Pick<SyncRea
       capped ||= more;
       const need = sq.limit - hits.length;
       const rows = q.ranked.all(match, int(after), int(hi), storeId, sq.pathPrefix, end, need + 1, skip) as HitRow[];
-      for (const r of rows.slice(0, need)) if (r.live) hits.push({ memory: toMemoryMeta(r), snippet: wordExcerpt(r.content, sq.q), score: r.score });
+      for (const r of rows.slice(0, need)) if (r.live) hits.push({ memory: toMemoryMeta(r), ...wordExcerpt(r.content, sq.q), score: r.score });
       if (rows.length > need) return { data: hits, nextPage: encodeCursor({ a: after, o: skip + need }), candidatesCapped: capped };
       if (!more) return { data: hits, nextPage: null, candidatesCapped: capped };
       after = hi;
@@ -159,7 +159,7 @@ export function createSearchStatements(db: Db, index: SearchIndex): Pick<SyncRea
         break;
       }
     }
-    const data = rows.map((r) => ({ memory: toMemoryMeta(r), snippet: phraseExcerpt(r.content, sq.q), score: 0 }));
+    const data = rows.map((r) => ({ memory: toMemoryMeta(r), ...phraseExcerpt(r.content, sq.q), score: 0 }));
     return { data, nextPage: next === null ? null : encodeCursor({ p: next }), candidatesCapped: capped };
   }
 

@@ -1,0 +1,49 @@
+/**
+ * @module A new key's secret between *Create key*'s POST and the page that shows it, so the page is
+ * a POST-redirect-GET: reloading it neither re-posts the form nor mints a second key. The secret
+ * rides in a cookie for that one redirect, never in the URL and never kept on the server (so it
+ * works behind a load balancer): sealed with AES-256-GCM under a key derived from the console
+ * session's own cookie, so only that session can open it; HttpOnly, SameSite=Strict,
+ * Path=/admin/keys, no Max-Age, and cleared by the GET that shows it, so it is shown once.
+ */
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
+import type { Context } from 'hono';
+import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import { cookieOf } from './session.js';
+
+const REVEAL = 'mnemo_new_key';
+const PATH = '/admin/keys';
+
+export interface Revealed {
+  name: string;
+  secret: string;
+}
+
+/** Sets the sealed secret for the next GET of /admin/keys. */
+export function revealOnce(c: Context, revealed: Revealed): void {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', sealKey(c), iv);
+  const sealed = Buffer.concat([cipher.update(JSON.stringify(revealed), 'utf8'), cipher.final()]);
+  const value = Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64url');
+  setCookie(c, REVEAL, value, { path: PATH, httpOnly: true, sameSite: 'Strict', secure: new URL(c.req.url).protocol === 'https:' });
+}
+
+/** The secret a create left for this page, once: the cookie is cleared whether or not it opens. */
+export function takeRevealed(c: Context): Revealed | null {
+  const value = getCookie(c, REVEAL);
+  if (value === undefined) return null;
+  deleteCookie(c, REVEAL, { path: PATH });
+  try {
+    const raw = Buffer.from(value, 'base64url');
+    const decipher = createDecipheriv('aes-256-gcm', sealKey(c), raw.subarray(0, 12));
+    decipher.setAuthTag(raw.subarray(12, 28));
+    const opened = JSON.parse(Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8')) as Revealed;
+    return typeof opened.name === 'string' && typeof opened.secret === 'string' ? opened : null;
+  } catch {
+    return null; // sealed in another session, or not ours
+  }
+}
+
+function sealKey(c: Context): Buffer {
+  return createHmac('sha256', cookieOf(c) ?? '').update('mnemo console: a new key secret').digest();
+}
