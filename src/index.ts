@@ -4,6 +4,7 @@ export type { ErrorCode, ErrorDetails } from './domain/errors.js';
 export { ID_PREFIXES, newId, randomToken } from './service/ids.js';
 export type { IdGenerator, IdKind } from './service/ids.js';
 export { MAX_CONTENT_BYTES, byteLength, sha256Hex } from './domain/content.js';
+export { seal, unseal } from './domain/sealed.js';
 export type { MemoryEdit } from './domain/text-edits.js';
 export { ancestors, baseName, joinPath, parentOf, segments, slugify } from './domain/paths.js';
 export { DIFF_BUDGET_MS, MAX_EDITS, diffTextLines, toHunks } from './domain/line-diff.js';

@@ -6,9 +6,10 @@
  * session's own cookie, so only that session can open it; HttpOnly, SameSite=Strict,
  * Path=/admin/keys, no Max-Age, and cleared by the GET that shows it, so it is shown once.
  */
-import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import type { Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import { seal, unseal } from '../../src/index.js';
 import { cookieOf } from './session.js';
 
 const REVEAL = 'mnemo_new_key';
@@ -21,10 +22,7 @@ export interface Revealed {
 
 /** Sets the sealed secret for the next GET of /admin/keys. */
 export function revealOnce(c: Context, revealed: Revealed): void {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', sealKey(c), iv);
-  const sealed = Buffer.concat([cipher.update(JSON.stringify(revealed), 'utf8'), cipher.final()]);
-  const value = Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64url');
+  const value = seal(sealKey(c), JSON.stringify(revealed)).toString('base64url');
   setCookie(c, REVEAL, value, { path: PATH, httpOnly: true, sameSite: 'Strict', secure: new URL(c.req.url).protocol === 'https:' });
 }
 
@@ -33,14 +31,13 @@ export function takeRevealed(c: Context): Revealed | null {
   const value = getCookie(c, REVEAL);
   if (value === undefined) return null;
   deleteCookie(c, REVEAL, { path: PATH });
+  const plain = unseal(sealKey(c), Buffer.from(value, 'base64url'));
+  if (plain === null) return null; // sealed in another session, or not ours
   try {
-    const raw = Buffer.from(value, 'base64url');
-    const decipher = createDecipheriv('aes-256-gcm', sealKey(c), raw.subarray(0, 12));
-    decipher.setAuthTag(raw.subarray(12, 28));
-    const opened = JSON.parse(Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8')) as Revealed;
-    return typeof opened.name === 'string' && typeof opened.secret === 'string' ? opened : null;
+    const opened = JSON.parse(plain) as Revealed;
+    return typeof opened?.name === 'string' && typeof opened.secret === 'string' ? opened : null;
   } catch {
-    return null; // sealed in another session, or not ours
+    return null;
   }
 }
 

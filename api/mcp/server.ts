@@ -4,7 +4,7 @@
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { databaseBusy, diskFull, isDatabaseBusy, isDiskFull, isMnemoError, type Caller, type Service } from '../../src/index.js';
+import { databaseBusy, diskFull, isDatabaseBusy, isDiskFull, isMnemoError, packageVersion, type Caller, type Service } from '../../src/index.js';
 import { registerCheckpointTools } from './tools-checkpoints.js';
 import { registerHistoryTools } from './tools-history.js';
 import { registerMemoryTools } from './tools-memories.js';
@@ -27,7 +27,7 @@ export interface McpDeps {
 export type ToolRunner = (fn: () => unknown, tool?: string) => CallToolResult | Promise<CallToolResult>;
 
 export function createMcpServer({ service, caller, checkCaller, log = console.error }: McpDeps): McpServer {
-  const server = new McpServer({ name: 'mnemo', version: '0.1.0' }, { capabilities: { tools: {} } });
+  const server = new McpServer({ name: 'mnemo', version: packageVersion() }, { capabilities: { tools: {} } });
   const answer = (value: unknown): CallToolResult => ({ content: [{ type: 'text', text: typeof value === 'string' ? value : JSON.stringify(value, null, 2) }] });
   const refusal = (err: unknown, tool?: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text: toolErrorText(err, log, tool) }] });
   const settle: ToolRunner = (fn, tool) => {

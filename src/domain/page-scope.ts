@@ -9,8 +9,9 @@
  * items: it is refused, as is one that does not open under this database's key (tampered,
  * truncated, another database's). One AES operation per page, on the list's path only.
  */
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { MnemoError } from './errors.js';
+import { SEALED_OVERHEAD, seal as sealText, unseal } from './sealed.js';
 
 /** The database's key for page cursors, read once when the storage opens. */
 export interface PageKey {
@@ -26,8 +27,6 @@ export interface PageKey {
 
 const TAG = /^[A-Za-z0-9_-]{12}$/;
 const PREFIX = 'page_';
-const IV_BYTES = 12;
-const AUTH_BYTES = 16;
 
 /** A short fingerprint of what a list is of (its kind, store or workspace, filters). */
 export function scopeTag(...parts: (string | number | boolean | null)[]): string {
@@ -56,27 +55,17 @@ export function unbindPage(key: PageKey, page: string | null, tag: string, now =
   return opened.slice(12);
 }
 
-// Random 96-bit IVs: NIST SP 800-38D keeps one key under 2^32 of them, far past a database's pages.
 function seal(key: PageKey, plain: string): string {
-  const iv = randomBytes(IV_BYTES);
-  const cipher = createCipheriv('aes-256-gcm', key.key, iv);
-  const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-  return PREFIX + Buffer.concat([iv, body, cipher.getAuthTag()]).toString('base64url');
+  return PREFIX + sealText(key.key, plain).toString('base64url');
 }
 
 /** The plaintext, or null when `page` is no cursor sealed under `key`. */
 function open(key: PageKey, page: string): string | null {
   if (!page.startsWith(PREFIX) || !/^[A-Za-z0-9_-]+$/.test(page.slice(PREFIX.length))) return null;
   const raw = Buffer.from(page.slice(PREFIX.length), 'base64url');
-  if (raw.length < IV_BYTES + AUTH_BYTES + 12) return null;
-  try {
-    const decipher = createDecipheriv('aes-256-gcm', key.key, raw.subarray(0, IV_BYTES));
-    decipher.setAuthTag(raw.subarray(raw.length - AUTH_BYTES));
-    const plain = Buffer.concat([decipher.update(raw.subarray(IV_BYTES, raw.length - AUTH_BYTES)), decipher.final()]).toString('utf8');
-    return TAG.test(plain.slice(0, 12)) ? plain : null;
-  } catch {
-    return null;
-  }
+  if (raw.length < SEALED_OVERHEAD + 12) return null;
+  const plain = unseal(key.key, raw);
+  return plain !== null && TAG.test(plain.slice(0, 12)) ? plain : null;
 }
 
 /** An unsealed cursor: the storage's cursor, then a dot and the list's tag (or no tag, older still). */

@@ -99,7 +99,6 @@ export function assertForkRoom(limits: StoreLimits, sourceId: string, usage: Usa
   }
 }
 
-/** The checks over one storage (the outer port, or a transaction's `tx`): closures only, cheap to make per transaction. */
 /** A store's limits beside what it holds: a mount's `statfs` (df) shows them. */
 export interface StoreRoom {
   maxBytes: number;
@@ -108,6 +107,7 @@ export interface StoreRoom {
   memories: number;
 }
 
+/** The checks over one storage (the outer port, or a transaction's `tx`): closures only, cheap to make per transaction. */
 export function createLimits(storage: Pick<Storage, 'countActiveSessions' | 'countActiveMounts' | 'storeUsage'>, limits: StoreLimits) {
   return {
     limits,

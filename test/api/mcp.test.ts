@@ -3,7 +3,7 @@
  * every tool, the key's role and store grants, and errors a model can read that never show a host path.
  */
 import type Anthropic from '@anthropic-ai/sdk';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -60,6 +60,11 @@ describe.each<McpKind>(['http', 'stdio'])('MCP over %s', (kind) => {
   });
   afterAll(async () => {
     await mcp?.close();
+  });
+
+  it('names itself with the package version', async () => {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    expect(mcp.client.getServerVersion()).toEqual({ name: 'mnemo', version: pkg.version });
   });
 
   it('lists every tool with a JSON object input schema', async () => {
