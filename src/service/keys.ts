@@ -67,7 +67,8 @@ export function createKeys(
     if (existing) return existing;
     const ws: Workspace = { id: newId('workspace'), name: 'default', createdAt: clock() };
     await over.insertWorkspace(ws, true);
-    return ws;
+    // Another process may have made it first (its insert won, ours wrote nothing): take that one.
+    return (await over.defaultWorkspace()) ?? ws;
   }
 
   /** `over`: the storage the key is written through (a transaction's `tx` inside one). */

@@ -10,8 +10,12 @@ import { PG_VERSIONS_APPEND_ONLY_DELETE_2, PG_VERSIONS_COMMIT_ORDER_2 } from '..
 
 /** Back to before migration 11 (history by path; migration 12 is undone first): its indexes and column go, the append-only trigger is migration 9's. */
 /** Back to before migration 16 (web console sign-ins in the database, issue 14). */
-/** Back to before migration 25 (the database fills a version's missing times): the append-only trigger is migration 22's. */
-export const UNDO_MIGRATION_25 = `DROP TRIGGER versions_content_times;
+/** Back to before migration 26 (at most one default workspace). */
+export const UNDO_MIGRATION_26 = `DROP INDEX workspaces_one_default;
+`;
+
+/** Back to before migration 25 (the database fills a version's missing times): the append-only trigger is migration 22's; migration 26 is undone first. */
+export const UNDO_MIGRATION_25 = UNDO_MIGRATION_26 + `DROP TRIGGER versions_content_times;
 DROP TRIGGER versions_append_only_update;
 ${VERSIONS_APPEND_ONLY_UPDATE_21}
 `;
@@ -167,8 +171,12 @@ BEGIN
 END;
 `;
 
-/** PostgreSQL back to before its migration 25 (the page key). */
-export const PG_UNDO_MIGRATION_25 = `DROP TABLE page_key;
+/** PostgreSQL back to before its migration 26 (at most one default workspace). */
+export const PG_UNDO_MIGRATION_26 = `DROP INDEX workspaces_one_default;
+`;
+
+/** PostgreSQL back to before its migration 25 (the page key); 26 is undone first. */
+export const PG_UNDO_MIGRATION_25 = PG_UNDO_MIGRATION_26 + `DROP TABLE page_key;
 `;
 
 /** PostgreSQL back to before its migration 22 (the API key that created a session); 25 (the page key), 24 (checkpoints in store_usage) and 23 (a version's content time) are undone first. */

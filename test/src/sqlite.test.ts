@@ -10,7 +10,7 @@ import { SCHEMA_VERSION } from '../../src/storage/sqlite/schema/migrations.js';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 import { codeOf, errorOf, openCore, queuedForSearch, rawConnection, storeQuery, versionQuery, withRaw, type Core } from '../helpers/core.js';
 import { tmpDir } from '../helpers/tmp.js';
-import { UNDO_MIGRATION_11, UNDO_MIGRATION_20, UNDO_MIGRATION_21, UNDO_MIGRATION_24, UNDO_MIGRATION_25, UNDO_MIGRATION_9 } from '../helpers/schema-undo.js';
+import { UNDO_MIGRATION_11, UNDO_MIGRATION_20, UNDO_MIGRATION_21, UNDO_MIGRATION_24, UNDO_MIGRATION_25, UNDO_MIGRATION_26, UNDO_MIGRATION_9 } from '../helpers/schema-undo.js';
 import { createService } from '../../src/service/service.js';
 import type Database from 'better-sqlite3';
 import { newId } from '../../src/service/ids.js';
@@ -264,6 +264,27 @@ describe('sqlite migrations', () => {
       expect(storage.readPragma('user_version')).toBe(SCHEMA_VERSION);
       expect(withRaw(file, contentTimes)).toEqual(expected.times);
       expect((await storage.domainCheck()).filter((p) => p.includes('content_at'))).toEqual([]);
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it('a file with two default workspaces from before migration 26 keeps the oldest as the default, and the other as an ordinary one', async () => {
+    const file = join(tmpDir(), 'mnemo.db');
+    await openSqliteStorage(file).close();
+    withRaw(file, (raw) => {
+      raw.exec(`${UNDO_MIGRATION_26} PRAGMA user_version = 25;`);
+      const insert = raw.prepare('INSERT INTO workspaces (id, name, is_default, created_at) VALUES (?, ?, 1, ?)');
+      insert.run('workspace_later', 'default', '2026-01-02T00:00:00.000Z');
+      insert.run('workspace_first', 'default', '2026-01-01T00:00:00.000Z');
+    });
+    const storage = openSqliteStorage(file);
+    try {
+      expect(storage.readPragma('user_version')).toBe(SCHEMA_VERSION);
+      expect((await storage.defaultWorkspace())?.id).toBe('workspace_first');
+      expect((await storage.listWorkspaces()).map((w) => w.id)).toEqual(['workspace_first', 'workspace_later']);
+      await storage.insertWorkspace({ id: newId('workspace'), name: 'default', createdAt: new Date().toISOString() }, true);
+      expect((await storage.listWorkspaces()).map((w) => w.id)).toEqual(['workspace_first', 'workspace_later']);
     } finally {
       await storage.close();
     }

@@ -3,6 +3,10 @@ import type { ApiKey, Page, PageQuery, Workspace } from '../../domain/types.js';
 
 export interface KeyStorage {
   defaultWorkspace(): Promise<Workspace | null>;
+  /**
+   * `isDefault`: the default workspace, written only when there is none yet (invariant 22, a
+   * partial unique index): a caller that may race another process reads `defaultWorkspace()` after.
+   */
   insertWorkspace(ws: Workspace, isDefault: boolean): Promise<void>;
   getWorkspace(id: string): Promise<Workspace | null>;
   listWorkspaces(): Promise<Workspace[]>;

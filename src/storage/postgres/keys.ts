@@ -68,7 +68,9 @@ export const keyReads = {
 
 export const keyWrites = {
   async insertWorkspace(q: Q, ws: Workspace, isDefault: boolean): Promise<void> {
-    await run(q, 'INSERT INTO workspaces (id, name, is_default, created_at) VALUES ($1, $2, $3, $4)', [ws.id, ws.name, isDefault, ws.createdAt]);
+    // The default only if none is there yet (invariant 22): the caller reads back the one that is.
+    const ifNone = isDefault ? ' ON CONFLICT DO NOTHING' : '';
+    await run(q, `INSERT INTO workspaces (id, name, is_default, created_at) VALUES ($1, $2, $3, $4)${ifNone}`, [ws.id, ws.name, isDefault, ws.createdAt]);
   },
   async insertApiKey(q: Q, key: ApiKey, hash: string, seeded = false): Promise<void> {
     await run(

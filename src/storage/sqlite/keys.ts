@@ -28,6 +28,8 @@ export function createKeyStatements(db: Db): Synchronous<Omit<KeyStorage, 'keyMa
     revoke: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
     defaultWs: db.prepare('SELECT id, name, created_at FROM workspaces WHERE is_default = 1 LIMIT 1'),
     insertWs: db.prepare('INSERT INTO workspaces (id, name, is_default, created_at) VALUES (?, ?, ?, ?)'),
+    // The default only if none is there yet (invariant 22): the caller reads back the one that is.
+    insertDefaultWs: db.prepare('INSERT INTO workspaces (id, name, is_default, created_at) VALUES (?, ?, 1, ?) ON CONFLICT DO NOTHING'),
     insertKey: db.prepare(
       `INSERT INTO api_keys (id, workspace_id, name, role, store_ids, all_workspaces, key_hash, created_at, revoked_at, seeded)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -44,7 +46,8 @@ export function createKeyStatements(db: Db): Synchronous<Omit<KeyStorage, 'keyMa
       return r ? toWorkspace(r) : null;
     },
     insertWorkspace(ws, isDefault) {
-      q.insertWs.run(ws.id, ws.name, isDefault ? 1 : 0, ws.createdAt);
+      if (isDefault) q.insertDefaultWs.run(ws.id, ws.name, ws.createdAt);
+      else q.insertWs.run(ws.id, ws.name, 0, ws.createdAt);
     },
     insertApiKey(key: ApiKey, hash: string, seeded = false) {
       const storeIds = key.storeIds === null ? null : JSON.stringify(key.storeIds);

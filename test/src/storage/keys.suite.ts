@@ -19,6 +19,13 @@ export function runKeySuite(makeStorage: MakeStorage): void {
       expect(await storage.defaultWorkspace()).toEqual(workspace);
     });
 
+    it('a second default workspace is not written: the first stays the default, and the list holds one', async () => {
+      const { storage, workspace, now } = await fixture(makeStorage);
+      await storage.insertWorkspace({ id: newId('workspace'), name: 'default', createdAt: now() }, true);
+      expect(await storage.defaultWorkspace()).toEqual(workspace);
+      expect(await storage.listWorkspaces()).toEqual([workspace]);
+    });
+
     it('an api key is found by its hash only, and counted', async () => {
       const { storage, workspace, now } = await fixture(makeStorage);
       const key = { id: newId('apiKey'), workspaceId: workspace.id, name: 'ci', role: 'admin' as const, storeIds: null, allWorkspaces: false, createdAt: now(), revokedAt: null };

@@ -4,7 +4,7 @@
  * transaction per operation, `atomic`, two servers (two pools) racing on one memory and on one
  * checkpoint pointer, migrations under concurrent openers and the refusal of a newer schema.
  */
-import { PG_UNDO_MIGRATION_22, PG_UNDO_MIGRATION_25, PG_UNDO_MIGRATION_5 } from '../../helpers/schema-undo.js';
+import { PG_UNDO_MIGRATION_22, PG_UNDO_MIGRATION_25, PG_UNDO_MIGRATION_26, PG_UNDO_MIGRATION_5 } from '../../helpers/schema-undo.js';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { sha256Hex } from '../../../src/domain/content.js';
@@ -13,7 +13,7 @@ import type { Actor, Caller, Checkpoint, MemoryListQuery, SearchQuery, Store, Ve
 import { newId } from '../../../src/service/ids.js';
 import { createGroupCommit } from '../../../src/service/group-commit.js';
 import { createService } from '../../../src/service/service.js';
-import { hashSecret } from '../../../src/service/keys.js';
+import { createKeys, hashSecret } from '../../../src/service/keys.js';
 import type { WriteFound, WriteStamp } from '../../../src/storage/port.js';
 import { inTransaction, run, runWithNext } from '../../../src/storage/postgres/db.js';
 import { openPostgresStorage, type PostgresStorage } from '../../../src/storage/postgres/open.js';
@@ -1601,6 +1601,33 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       onTestFinished(() => later.close());
       expect((await c.query('SELECT version FROM schema_version')).rows).toEqual([{ version: PG_SCHEMA_VERSION }]);
       expect((await c.query('SELECT store_id FROM idempotency_receipts ORDER BY store_id IS NULL, store_id')).rows).toEqual([{ store_id: kept.id }, { store_id: null }]);
+    });
+
+    it('servers meeting a fresh database at once make one default workspace between them', async () => {
+      const db = await createDatabase();
+      onTestFinished(db.drop);
+      const servers = await Promise.all([1, 2, 3, 4].map(() => openPostgresStorage(db.url)));
+      onTestFinished(() => Promise.all(servers.map((s) => s.close())).then(() => undefined));
+      const clock = () => new Date().toISOString();
+      const made = await Promise.all(servers.map((s) => createKeys(s, clock, async () => undefined).defaultWorkspace()));
+      expect(new Set(made.map((w) => w.id)).size).toBe(1);
+      expect((await servers[0]!.listWorkspaces()).map((w) => w.id)).toEqual([made[0]!.id]);
+    });
+
+    it('a database with two default workspaces from before migration 26 keeps the oldest as the default', async () => {
+      const db = await createDatabase();
+      onTestFinished(db.drop);
+      await (await openPostgresStorage(db.url)).close();
+      const c = new pg.Client({ connectionString: db.url });
+      await c.connect();
+      onTestFinished(() => c.end());
+      await c.query(`${PG_UNDO_MIGRATION_26} UPDATE schema_version SET version = 25;
+        INSERT INTO workspaces (id, name, is_default, created_at) VALUES
+          ('workspace_later', 'default', true, '2026-01-02T00:00:00.000Z'), ('workspace_first', 'default', true, '2026-01-01T00:00:00.000Z')`);
+      const later = await openPostgresStorage(db.url);
+      onTestFinished(() => later.close());
+      expect((await later.defaultWorkspace())?.id).toBe('workspace_first');
+      expect((await later.listWorkspaces()).map((w) => w.id)).toEqual(['workspace_first', 'workspace_later']);
     });
 
     it('a database upgraded to the page key takes unsealed cursors for an hour', async () => {

@@ -30,6 +30,7 @@ import { PG_MIGRATION_22 } from './v22.js';
 import { PG_MIGRATION_23 } from './v23.js';
 import { PG_MIGRATION_24 } from './v24.js';
 import { PG_MIGRATION_25 } from './v25.js';
+import { PG_MIGRATION_26 } from './v26.js';
 
 export interface PgMigration {
   version: number;
@@ -87,6 +88,8 @@ export const PG_MIGRATIONS: PgMigration[] = [
   { version: 24, sql: PG_MIGRATION_24 },
   // SQLite's 24: the key that seals page cursors. See postgres/schema/v25.ts.
   { version: 25, sql: PG_MIGRATION_25 },
+  // SQLite's 26: at most one default workspace. See postgres/schema/v26.ts.
+  { version: 26, sql: PG_MIGRATION_26 },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;

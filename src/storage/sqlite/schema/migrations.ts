@@ -41,6 +41,7 @@ import { MIGRATION_22 } from './content-times.js';
 import { MIGRATION_23 } from './checkpoint-usage.js';
 import { MIGRATION_24 } from './page-key.js';
 import { MIGRATION_25 } from './content-time-trigger.js';
+import { MIGRATION_26 } from './one-default.js';
 
 export interface Migration {
   version: number;
@@ -302,6 +303,11 @@ CREATE INDEX memories_meta_by_path ON memories
     // The database fills a version's content time and memory creation when an older writer leaves them out. See sqlite/schema/content-time-trigger.ts.
     version: 25,
     sql: MIGRATION_25,
+  },
+  {
+    // At most one default workspace, by a partial unique index. See sqlite/schema/one-default.ts.
+    version: 26,
+    sql: MIGRATION_26,
   },
 ] satisfies Migration[]).sort((a, b) => a.version - b.version);
 
