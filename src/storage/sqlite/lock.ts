@@ -81,7 +81,8 @@ export interface MountLocks {
   hold(sessionId: string): HeldLock;
   /**
    * Whether the process that recorded the session still holds its lock: null when the session has
-   * no lock file here (recorded by an older release, or on another host). One found free is removed.
+   * no lock file here (recorded by an older release, or on another host) or this process cannot
+   * open it. One found free is removed.
    */
   held(sessionId: string): boolean | null;
 }
@@ -107,10 +108,10 @@ export function mountLocks(dataDir: string): MountLocks {
       let lock: HeldLock | null;
       try {
         lock = tryLock(file, 'exclusive', { mustExist: true });
-      } catch (err) {
-        // Removed since (its process ended the session as it stopped): not held.
-        if (!existsSync(file)) return false;
-        throw err;
+      } catch {
+        // Removed since (its process ended the session as it stopped): not held. One this process
+        // may not open (another user's) cannot tell, and must not stop a start that checks it.
+        return existsSync(file) ? null : false;
       }
       if (lock === null) return true;
       rmSync(file, { force: true });
