@@ -5,6 +5,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { rawRequest, sdkClient } from '../helpers/sdk.js';
 import { MAIN_JS, makeTempDir, startServer } from '../helpers/server.js';
@@ -370,5 +371,40 @@ describe.skipIf(!existsSync('/dev/fuse'))('mnemo mount under another node id', (
     expect(await live.exited).toBe(0);
     expect(await session(liveId)).toMatchObject({ status: 'ended' });
     expect(readdirSync(join(dataDir, 'mount-locks'))).toEqual([]);
+  });
+
+  it('the next mnemo mount on the SQLite file, no server running, ends the session of a mnemo mount killed -9 under another node id, and says so', async () => {
+    const dataDir = makeTempDir('mnemo-cli-');
+    const server = await startServer({ dataDir });
+    const storeId = (await sdkClient(server.url, server.adminKey).beta.memoryStores.create({ name: 'renamed' })).id;
+    await server.stop();
+    const [deadDir, nextDir] = [join(dataDir, 'dead'), join(dataDir, 'next')];
+    mkdirSync(deadDir);
+    mkdirSync(nextDir);
+    const dead = mountCli(dataDir, storeId, deadDir, ['--node-id', 'host-before']);
+    let next: ReturnType<typeof mountCli> | null = null;
+    onTestFinished(async () => {
+      for (const m of [dead, next]) {
+        if (m === null) continue;
+        if (m.child.exitCode === null && m.child.signalCode === null) m.child.kill('SIGINT');
+        await m.exited;
+      }
+      if (isMounted(deadDir)) spawnSync('fusermount3', ['-uz', deadDir]);
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+    const deadId = await dead.sessionId();
+    process.kill(dead.child.pid!, 'SIGKILL');
+    await dead.exited;
+
+    next = mountCli(dataDir, storeId, nextDir);
+    const nextId = await next.sessionId();
+    expect(next.stderr()).toContain(`mnemo: ended session ${deadId} of node host-before: its mnemo mount process is gone`);
+    const db = new Database(join(dataDir, 'mnemo.db'), { readonly: true });
+    const status = (id: string) => db.prepare('SELECT status FROM sessions WHERE id = ?').pluck().get(id);
+    try {
+      expect([status(deadId), status(nextId)]).toEqual(['ended', 'active']);
+    } finally {
+      db.close();
+    }
   });
 });
