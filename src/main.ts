@@ -18,6 +18,7 @@ import { mountAccess, type Mounter } from './service/mounts.js';
 import { createService, type Service } from './service/service.js';
 import { openSqliteStorage, type SqliteOptions, type SqliteStorage } from './storage/sqlite/open.js';
 import { SCHEMA_VERSION } from './storage/sqlite/schema/migrations.js';
+import { mountLocks, type MountLocks } from './storage/sqlite/lock.js';
 import { PG_SCHEMA_VERSION } from './storage/postgres/schema/migrations.js';
 import { openPostgresStorage, type PostgresOptions, type PostgresStorage } from './storage/postgres/open.js';
 import type { Storage } from './storage/port.js';
@@ -234,6 +235,7 @@ async function runServe(config: Config): Promise<number> {
     nodeId: config.nodeId,
     // SQLite: this server owns the data directory (ownDataDir above), so every session is its own.
     soleServer: config.databaseUrl === null,
+    ...localMountLocks(config),
     log,
     idempotencyTtlSeconds: config.idempotencyTtlSeconds,
     checkpointMaxBytes: config.checkpointMaxBytes,
@@ -344,9 +346,14 @@ async function runMount(config: Config, args: string[], flags: Record<string, st
   // Checkpoints run on a thread of their own: the event loop serves the mount's saves.
   const storage = await openStorage(config, withReadersLogged(replayingLeftJournal(config, (replay) => openSqliteStorage(config.dbFile, { backgroundCheckpoints: { log: (line) => warn(line) }, readers: config.readerThreads, onMigrated: migrated(config.dbFile), ...replay }))));
   const mounter = createMountManager({ log, localLimits: config.localLimits, cacheSeconds: config.mountCacheSeconds, spinUs: config.mountSpinUs });
-  const service = createService({ storage, mounter, log, nodeId: config.nodeId, limits: config.storeLimits, mountSync: config.mountSync, onSyncError: syncFailed });
+  const locks = config.databaseUrl === null ? mountLocks(config.dataDir) : null;
+  const service = createService({
+    storage, mounter, log, nodeId: config.nodeId, limits: config.storeLimits, mountSync: config.mountSync, onSyncError: syncFailed,
+    // SQLite: every process on the file is on this host, whatever node id it was given.
+    oneHost: config.databaseUrl === null, ...localMountLocks(config),
+  });
   try {
-    return await mountUntilSignal(config, { service, storage, mounter }, storeId, resolve(dir), flags['read-only'] === true);
+    return await mountUntilSignal(config, { service, storage, mounter, locks }, storeId, resolve(dir), flags['read-only'] === true);
   } finally {
     await service.durability.stop().catch(syncFailed);
     await storage.close();
@@ -358,9 +365,21 @@ interface MountProcess {
   service: Service;
   storage: Storage;
   mounter: Mounter;
+  /** SQLite: the session's lock, held while this process runs (null on PostgreSQL: its pid tells). */
+  locks: MountLocks | null;
 }
 
-async function mountUntilSignal(config: Config, { service, storage, mounter }: MountProcess, storeId: string, hostPath: string, readOnly: boolean): Promise<number> {
+/**
+ * SQLite: the `mnemo mount` sessions' locks in the data directory say whether their processes run
+ * (storage/sqlite/lock.ts); on PostgreSQL each host has its own directory, so their pids tell.
+ */
+function localMountLocks(config: Config): { localMountLockHeld?: (sessionId: string) => boolean | null } {
+  if (config.databaseUrl !== null) return {};
+  const locks = mountLocks(config.dataDir);
+  return { localMountLockHeld: (id) => locks.held(id) };
+}
+
+async function mountUntilSignal(config: Config, { service, storage, mounter, locks }: MountProcess, storeId: string, hostPath: string, readOnly: boolean): Promise<number> {
   const store = await storage.getStoreById(storeId);
   if (!store) {
     fatal(`mnemo mount: no memory store ${storeId} in ${config.databaseUrl === null ? config.dbFile : 'the PostgreSQL database'}`);
@@ -381,10 +400,17 @@ async function mountUntilSignal(config: Config, { service, storage, mounter }: M
   await local.endStaleMounts(mounter, (line) => log(`mnemo: ${line}`));
   // Writes are attributed to a session of their own, recorded (with this pid) so the API shows it.
   const session = local.start({ store, hostPath, readOnly });
+  // Held until the session has ended: while it is, every process on the file knows this one runs.
+  const lock = locks?.hold(session.id) ?? null;
   const access = mountAccess(store, readOnly);
   await hearOtherServers(storage, service);
-  await mounter.mount({ storeId, hostPath, readOnly: access !== 'writable', actor: { type: 'session_actor', sessionId: session.id }, service: service });
-  await local.record(session);
+  try {
+    await mounter.mount({ storeId, hostPath, readOnly: access !== 'writable', actor: { type: 'session_actor', sessionId: session.id }, service: service });
+    await local.record(session);
+  } catch (err) {
+    lock?.release();
+    throw err;
+  }
   const stopped = untilSignal();
   process.stdout.write(`${hostPath}\n`);
   log(`mnemo: ${store.name} (${storeId}) mounted at ${hostPath} as ${session.id}; Ctrl-C unmounts`);
@@ -394,6 +420,7 @@ async function mountUntilSignal(config: Config, { service, storage, mounter }: M
   stopIndexing();
   await mounter.unmountAll();
   await local.end(session);
+  lock?.release();
   return 0;
 }
 

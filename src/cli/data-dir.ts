@@ -12,10 +12,10 @@ import { reasonOf } from './system-errors.js';
 import { whyNotWritable } from '../storage/common/file-reasons.js';
 import { journalFileOf, readJournal } from '../storage/sqlite/journal.js';
 import { olderSchemaRefusal } from '../storage/sqlite/open.js';
-import { serverLockFile, SERVER_LOCK_FILE, tryLock, usersLockFile, USERS_LOCK_FILE, type HeldLock } from '../storage/sqlite/lock.js';
+import { MOUNT_LOCKS_DIR, serverLockFile, SERVER_LOCK_FILE, tryLock, usersLockFile, USERS_LOCK_FILE, type HeldLock } from '../storage/sqlite/lock.js';
 
 /** Files mnemo itself leaves in a data dir that holds no database (after a refused restore, say). */
-const OWN_FILES = new Set([SERVER_LOCK_FILE, USERS_LOCK_FILE, PID_FILE]);
+const OWN_FILES = new Set([SERVER_LOCK_FILE, USERS_LOCK_FILE, PID_FILE, MOUNT_LOCKS_DIR]);
 
 function kindOf(path: string): 'missing' | 'file' | 'dir' | 'other' {
   try {

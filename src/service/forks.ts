@@ -10,7 +10,8 @@
  * mount, and nobody sees the fork half-made. One long transaction would be atomic too, but would
  * block every mount write of the server for its whole length. A fork that fails part-way is
  * deleted; one cut short by a crash stays hidden, unseen by every read, until the minute sweep
- * deletes it an hour later (`purgeAbandonedForks`).
+ * deletes it an hour later (`purgeAbandonedForks`). A request whose builds a redaction abandoned
+ * FORK_ATTEMPTS times fails 409 `conflict`, about its source: the builds' ids were never given out.
  */
 import { assertMayCreateStores } from '../domain/access.js';
 import { MnemoError, notFound } from '../domain/errors.js';
@@ -33,6 +34,18 @@ export const FORK_ATTEMPTS = 3;
 
 /** A hidden fork older than this was cut short by a crash (a live fork of 10,000 memories takes seconds). */
 export const ABANDONED_FORK_MS = 60 * 60 * 1000;
+
+/**
+ * A fork request whose every build a redaction abandoned: 409, retryable (the next build leaves the
+ * redacted versions' memories out, so it may well be published).
+ */
+function abandonedTooOften(sourceId: string): MnemoError {
+  return new MnemoError(
+    'conflict',
+    `the fork of memory store ${sourceId} was abandoned ${FORK_ATTEMPTS} times: each build lost a version it copied to a redaction while it ran; no store was made, and the same request may be tried again`,
+    { transient: true },
+  );
+}
 
 export interface ForksOptions {
   storage: Storage;
@@ -83,7 +96,9 @@ export function createForks({ storage, clock, ids, readable, limits, relaxed, yi
           return await buildFork(caller, source, store, asOf, now, hooks);
         } catch (err) {
           const abandoned = err instanceof MnemoError && err.message === notFound('memory store', store.id).message;
-          if (!abandoned || attempt >= FORK_ATTEMPTS) throw err;
+          if (!abandoned) throw err;
+          // The build's own id was never given out: a 404 naming it would point at nothing the caller knows.
+          if (attempt >= FORK_ATTEMPTS) throw abandonedTooOften(source.id);
         }
       }
     },

@@ -1,9 +1,12 @@
 /**
  * @module Sessions of `mnemo mount`: the directory it mounts is a session like any other for the
  * API (listed, retrievable, its writes attributed to it), but the `mnemo mount` process serves it,
- * so the session row carries that process's pid. A server never remounts such a session, and one
- * whose process is gone (kill -9) is ended by the next `mnemo mount` or `mnemo serve` start, or by
- * a running server's minute sweep.
+ * so the session row carries that process's pid, and on SQLite the process holds a lock named after
+ * the session in the data directory (storage/sqlite/lock.ts). A server never remounts such a
+ * session, and one whose process is gone (kill -9) is ended by the next `mnemo mount` or `mnemo
+ * serve` start, or by a running server's minute sweep: gone when its lock is free, else (no lock:
+ * an older release's session, or PostgreSQL) when its pid is, a pid being checked only on its own
+ * node, or on any node when the database is this host's alone (SQLite).
  */
 import { ownSession } from '../domain/nodes.js';
 import { slugify } from '../domain/paths.js';
@@ -24,11 +27,21 @@ export interface LocalSessionDeps {
   storage: Pick<Storage, 'insertSession' | 'endSession' | 'listActiveLocalSessions'>;
   ids: IdGenerator;
   clock: () => string;
-  /** This node: its `mnemo mount` sessions carry it, and only its own are checked for a live pid here. */
+  /** This node: its `mnemo mount` sessions carry it, and only its own are checked for a live pid here (unless oneHost). */
   nodeId?: string | null;
+  /**
+   * The database is this host's alone (SQLite, one data directory): a session recorded by another
+   * node id (the host renamed, the container re-created) is this node's to check.
+   */
+  oneHost?: boolean;
+  /**
+   * Whether a session's `mnemo mount` process still holds the lock it took in this data directory
+   * (true or false), or null when no lock of that session is here. Default: no locks.
+   */
+  lockHeld?: (sessionId: string) => boolean | null;
 }
 
-export function createLocalSessions({ storage, ids, clock, nodeId = null }: LocalSessionDeps) {
+export function createLocalSessions({ storage, ids, clock, nodeId = null, oneHost = false, lockHeld = () => null }: LocalSessionDeps) {
   async function end(session: Session): Promise<void> {
     await storage.endSession(session.workspaceId, session.id, clock());
   }
@@ -37,9 +50,14 @@ export function createLocalSessions({ storage, ids, clock, nodeId = null }: Loca
   async function endStale(alive: (pid: number) => boolean = pidAlive): Promise<Session[]> {
     const ended: Session[] = [];
     for (const s of await storage.listActiveLocalSessions()) {
-      // Another host's pid means nothing here.
-      if (!ownSession(s, nodeId)) continue;
-      if (s.localPid != null && alive(s.localPid)) continue;
+      // The lock tells, whatever node id or pid namespace its process has.
+      const held = lockHeld(s.id);
+      if (held === true) continue;
+      if (held === null) {
+        // Another host's pid means nothing here.
+        if (!oneHost && !ownSession(s, nodeId)) continue;
+        if (s.localPid != null && alive(s.localPid)) continue;
+      }
       await end(s);
       ended.push(s);
     }
@@ -86,7 +104,8 @@ export function createLocalSessions({ storage, ids, clock, nodeId = null }: Loca
      */
     async endStaleMounts(mounter: Mounter, log: (line: string) => void): Promise<void> {
       for (const s of await endStale()) {
-        log(`ended session ${s.id}: its mnemo mount process is gone`);
+        const node = ownSession(s, nodeId) ? '' : ` of node ${s.nodeId}`;
+        log(`ended session ${s.id}${node}: its mnemo mount process is gone`);
         for (const r of s.resources) await mounter.clearDead?.(r.hostPath);
       }
     },

@@ -59,6 +59,13 @@ export interface ServiceOptions {
    * active session is its to mount whatever node recorded it (a new hostname, a new container).
    */
   soleServer?: boolean;
+  /**
+   * `mnemo mount` on SQLite: the database is this host's alone, though not this process's, so a
+   * `mnemo mount` session of another node id is checked here too (local-sessions.ts). Implied by soleServer.
+   */
+  oneHost?: boolean;
+  /** Whether the `mnemo mount` process of a session still holds its lock in this data directory (null: no lock here; local-sessions.ts). */
+  localMountLockHeld?: (sessionId: string) => boolean | null;
   /** Lines about sessions and mounts (remounts, stale mounts cleared). */
   log?: (line: string) => void;
   /** How long idempotency receipts are kept (MNEMO_IDEMPOTENCY_TTL_SECONDS; default 24 h). */
@@ -105,6 +112,8 @@ export function createService({
   feed: feedOptions = {},
   nodeId = null,
   soleServer = false,
+  oneHost = false,
+  localMountLockHeld,
 }: ServiceOptions) {
   /** The node whose sessions this process serves (null: every one). */
   const servedNode = soleServer ? null : nodeId;
@@ -128,7 +137,7 @@ export function createService({
     if (!(await storage.getWorkspace(id))) throw notFound('workspace', id);
   };
 
-  const local = createLocalSessions({ storage, ids, clock, nodeId });
+  const local = createLocalSessions({ storage, ids, clock, nodeId, oneHost: soleServer || oneHost, ...(localMountLockHeld ? { lockHeld: localMountLockHeld } : {}) });
   /** Where each store's retention walk goes on at the next sweep (commit numbers; from 0 after a restart). */
   const pruneCursors = new Map<string, number>();
   const feed = createFeed({ storage, readable: ops.getStore, current: keys.current, signal: commits, maxStreams: storeLimits.maxFeedStreams, ...feedOptions });

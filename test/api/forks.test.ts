@@ -286,6 +286,53 @@ describe('content stored once, and redaction', () => {
     }
   });
 
+  it('a fork whose every build a redaction abandons fails with a 409 conflict about its source, never a 404 for an id nobody was given, and makes no store', async () => {
+    const { client, ms, raw, clock, sql } = await app();
+    const source = await ms.create({ name: 'redacted thrice' });
+    const made = [];
+    for (let i = 0; i < 300; i += 1) made.push(await ms.memories.create(source.id, { path: `/big/${i}.md`, content: `filler ${i}` }));
+    // The three memories a build copies first (the smallest ids), each with a version at as_of to redact.
+    const first = made.map((m) => m.id).sort().slice(0, 3);
+    const leaks = [];
+    for (const id of first) leaks.push(await ms.memories.update(id, { memory_store_id: source.id, content: `secret of ${id}` }));
+    clock.advance(1000);
+    const asOf = clock();
+    clock.advance(1000);
+    // Only a version that is no memory's current one can be redacted.
+    for (const id of first) await ms.memories.update(id, { memory_store_id: source.id, content: 'rotated' });
+    const storesBefore = await sql('SELECT count(*) FROM stores', 'SELECT count(*)::int AS n FROM stores');
+
+    const building = raw('POST', `/v1/memory_stores/${source.id}/fork`, { body: JSON.stringify({ name: 'never', as_of: asOf }) });
+    for (const leak of leaks) {
+      // This build (the one not deleted yet) has copied the memory: a redaction of its version abandons it.
+      const copied = () => sql(
+        `SELECT count(*) FROM memories m JOIN stores s ON s.id = m.store_id WHERE s.forking_since IS NOT NULL AND s.deleted_at IS NULL AND m.path = '${leak.path}'`,
+        `SELECT count(*)::int AS n FROM memories m JOIN stores s ON s.id = m.store_id WHERE s.forking_since IS NOT NULL AND s.deleted_at IS NULL AND m.path = '${leak.path}'`,
+      );
+      while ((await copied()) === 0) await new Promise((r) => setImmediate(r));
+      await ms.memoryVersions.redact(leak.memory_version_id, { memory_store_id: source.id });
+    }
+    const failed = await building;
+
+    expect(failed.status).toBe(409);
+    const error = (failed.body as { error: { type: string; message: string } }).error;
+    expect(error.type).toBe('conflict_error');
+    expect(error.message).toBe(
+      `the fork of memory store ${source.id} was abandoned 3 times: each build lost a version it copied to a redaction while it ran; no store was made, and the same request may be tried again`,
+    );
+    // No retry is ruled out: the next build leaves the redacted texts out.
+    expect(failed.headers.get('x-should-retry')).toBeNull();
+    expect((await collect(ms.list())).map((s) => s.id)).toEqual([source.id]);
+    // Every build's store row went (deleted, its rows purged in the background); none was published.
+    expect(await sql('SELECT count(*) FROM stores WHERE deleted_at IS NULL', 'SELECT count(*)::int AS n FROM stores WHERE deleted_at IS NULL')).toBe(storesBefore);
+
+    const retried = await raw('POST', `/v1/memory_stores/${source.id}/fork`, { body: JSON.stringify({ name: 'at last', as_of: asOf }) });
+    expect(retried.status).toBe(200);
+    const texts = await contents(client, (retried.body as WireStore).id);
+    expect(Object.keys(texts)).toHaveLength(297);
+    expect(Object.values(texts).filter((t) => t.startsWith('secret of'))).toEqual([]);
+  });
+
   it('a text a fork still holds stays when the source redacts it, and goes when the fork redacts it too', async () => {
     const { ms, clock, fork, storage, file } = await app();
     const secret = `token${Math.random().toString(36).slice(2)}leak`;

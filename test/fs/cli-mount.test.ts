@@ -2,9 +2,10 @@
  * `mnemo mount <store> <dir> [--read-only]`: the local CLI shortcut mounts one store until it is
  * interrupted, attributes writes to a session of its own, and unmounts on SIGINT.
  */
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { rawRequest, sdkClient } from '../helpers/sdk.js';
 import { MAIN_JS, makeTempDir, startServer } from '../helpers/server.js';
@@ -322,5 +323,88 @@ describe.skipIf(!existsSync('/dev/fuse'))('mnemo mount', () => {
     server = await startServer({ dataDir, env });
     expect(await status()).toBe('ended');
     expect(isMounted(dir)).toBe(false);
+  });
+});
+
+describe.skipIf(!existsSync('/dev/fuse'))('mnemo mount under another node id', () => {
+  it('a mnemo mount session recorded by another node id whose process was killed -9 is ended by the next server start on the SQLite file, and a live one is left to its process', async () => {
+    const dataDir = makeTempDir('mnemo-cli-');
+    const env = { MNEMO_ADMIN_KEY: `mnemo-test-${'k'.repeat(32)}` };
+    let server = await startServer({ dataDir, env });
+    const storeId = (await sdkClient(server.url, server.adminKey).beta.memoryStores.create({ name: 'elsewhere' })).id;
+    const [deadDir, liveDir] = [join(dataDir, 'dead'), join(dataDir, 'live')];
+    mkdirSync(deadDir);
+    mkdirSync(liveDir);
+    const dead = mountCli(dataDir, storeId, deadDir, ['--node-id', 'host-before']);
+    const live = mountCli(dataDir, storeId, liveDir, [], { MNEMO_NODE_ID: 'host-beside' });
+    onTestFinished(async () => {
+      for (const m of [dead, live]) {
+        if (m.child.exitCode === null && m.child.signalCode === null) m.child.kill('SIGINT');
+        await m.exited;
+      }
+      // Left by the killed process when the session was not ended (the defect this test pins).
+      if (isMounted(deadDir)) spawnSync('fusermount3', ['-uz', deadDir]);
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+    const [deadId, liveId] = [await dead.sessionId(), await live.sessionId()];
+    const session = async (id: string) => (await rawRequest(server.url, 'GET', `/v1/sessions/${id}`, { apiKey: server.adminKey })).body as { status: string; node_id: string };
+    expect(await session(deadId)).toMatchObject({ status: 'active', node_id: 'host-before' });
+
+    process.kill(await unmountHelperOf(dead.child.pid!), 'SIGKILL');
+    process.kill(dead.child.pid!, 'SIGKILL');
+    await dead.exited;
+    await server.stop();
+    server = await startServer({ dataDir, env });
+    expect(await session(deadId)).toMatchObject({ status: 'ended' });
+    expect(isMounted(deadDir)).toBe(false);
+    const lines = server.stderr().split('\n').filter((l) => l.includes(deadId));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(`session ${deadId} of node host-before: its mnemo mount process is gone`);
+
+    expect(await session(liveId)).toMatchObject({ status: 'active', node_id: 'host-beside' });
+    expect(server.stderr()).not.toContain(liveId);
+    expect((await sh('echo still > here.md && cat here.md', liveDir)).stdout).toBe('still\n');
+    // Each process's lock says whether it runs: the dead one's file went with its session.
+    expect(readdirSync(join(dataDir, 'mount-locks'))).toEqual([`${liveId}.lock`]);
+    live.child.kill('SIGINT');
+    expect(await live.exited).toBe(0);
+    expect(await session(liveId)).toMatchObject({ status: 'ended' });
+    expect(readdirSync(join(dataDir, 'mount-locks'))).toEqual([]);
+  });
+
+  it('the next mnemo mount on the SQLite file, no server running, ends the session of a mnemo mount killed -9 under another node id, and says so', async () => {
+    const dataDir = makeTempDir('mnemo-cli-');
+    const server = await startServer({ dataDir });
+    const storeId = (await sdkClient(server.url, server.adminKey).beta.memoryStores.create({ name: 'renamed' })).id;
+    await server.stop();
+    const [deadDir, nextDir] = [join(dataDir, 'dead'), join(dataDir, 'next')];
+    mkdirSync(deadDir);
+    mkdirSync(nextDir);
+    const dead = mountCli(dataDir, storeId, deadDir, ['--node-id', 'host-before']);
+    let next: ReturnType<typeof mountCli> | null = null;
+    onTestFinished(async () => {
+      for (const m of [dead, next]) {
+        if (m === null) continue;
+        if (m.child.exitCode === null && m.child.signalCode === null) m.child.kill('SIGINT');
+        await m.exited;
+      }
+      if (isMounted(deadDir)) spawnSync('fusermount3', ['-uz', deadDir]);
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+    const deadId = await dead.sessionId();
+    process.kill(dead.child.pid!, 'SIGKILL');
+    await dead.exited;
+
+    next = mountCli(dataDir, storeId, nextDir);
+    const nextId = await next.sessionId();
+    expect(next.stderr()).toContain(`mnemo: ended session ${deadId} of node host-before: its mnemo mount process is gone`);
+    const db = new Database(join(dataDir, 'mnemo.db'), { readonly: true });
+    const status = (id: string) => db.prepare('SELECT status FROM sessions WHERE id = ?').pluck().get(id);
+    try {
+      expect([status(deadId), status(nextId)]).toEqual(['ended', 'active']);
+    } finally {
+      db.close();
+    }
   });
 });

@@ -7,8 +7,11 @@
  * - `mnemo.users.lock`: held SHARED by every process using the database (serve, mount, mcp and the
  *   admin commands), so they run side by side; `mnemo restore` takes both EXCLUSIVE, which fails
  *   while anyone holds either.
+ * - `mount-locks/<session id>.lock`: held EXCLUSIVE by the `mnemo mount` process that records that
+ *   session, for its life. Whether it is still held says whether that process runs, from any
+ *   process on the same files, whatever its pid namespace (a container beside) or node id.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { MnemoError } from '../../domain/errors.js';
@@ -35,10 +38,10 @@ function isBusy(err: unknown): boolean {
  * an open EXCLUSIVE transaction (journal in memory, so no -journal file appears); shared holds an
  * open read transaction, which keeps SQLite's SHARED lock on the file.
  */
-export function tryLock(file: string, mode: 'exclusive' | 'shared'): HeldLock | null {
+export function tryLock(file: string, mode: 'exclusive' | 'shared', { mustExist = false }: { mustExist?: boolean } = {}): HeldLock | null {
   let db: Database.Database;
   try {
-    db = new Database(file);
+    db = new Database(file, { fileMustExist: mustExist });
   } catch (err) {
     throw lockRefusal(file, err);
   }
@@ -68,6 +71,55 @@ export function tryLock(file: string, mode: 'exclusive' | 'shared'): HeldLock | 
 
 export const serverLockFile = (dataDir: string) => join(dataDir, SERVER_LOCK_FILE);
 export const usersLockFile = (dataDir: string) => join(dataDir, USERS_LOCK_FILE);
+
+export const MOUNT_LOCKS_DIR = 'mount-locks';
+const mountLockFile = (dataDir: string, sessionId: string) => join(dataDir, MOUNT_LOCKS_DIR, `${sessionId}.lock`);
+
+/** The locks of `mnemo mount` sessions in one data directory. */
+export interface MountLocks {
+  /** Taken by the `mnemo mount` process for its session before the session is recorded; release removes the file. */
+  hold(sessionId: string): HeldLock;
+  /**
+   * Whether the process that recorded the session still holds its lock: null when the session has
+   * no lock file here (recorded by an older release, or on another host) or this process cannot
+   * open it. One found free is removed.
+   */
+  held(sessionId: string): boolean | null;
+}
+
+export function mountLocks(dataDir: string): MountLocks {
+  return {
+    hold(sessionId) {
+      const file = mountLockFile(dataDir, sessionId);
+      mkdirSync(join(dataDir, MOUNT_LOCKS_DIR), { recursive: true });
+      const lock = tryLock(file, 'exclusive');
+      // A new session id's file: nobody else knows its name yet.
+      if (lock === null) throw new MnemoError('conflict', `the lock file ${file} is held by another process`);
+      return {
+        release() {
+          rmSync(file, { force: true });
+          lock.release();
+        },
+      };
+    },
+    held(sessionId) {
+      const file = mountLockFile(dataDir, sessionId);
+      if (!existsSync(file)) return null;
+      let lock: HeldLock | null;
+      try {
+        lock = tryLock(file, 'exclusive', { mustExist: true });
+      } catch {
+        // Removed since (its process ended the session as it stopped): not held. One this process
+        // may not open (another user's) cannot tell, and must not stop a start that checks it.
+        return existsSync(file) ? null : false;
+      }
+      if (lock === null) return true;
+      rmSync(file, { force: true });
+      lock.release();
+      return false;
+    },
+  };
+}
 
 /** SQLite's "unable to open database file" for a lock file, as a sentence naming it and the system's reason. */
 function lockRefusal(file: string, err: unknown): unknown {
