@@ -3,10 +3,12 @@
  * lists every workspace at /admin/workspaces and works in another at /admin/workspaces/<id>/…, the
  * same pages, links, forms and redirects, bookmarkable; any other key is told it sees only its own,
  * and a URL naming another workspace is refused as the API refuses its anthropic-workspace-id.
+ * The header's workspace name is read from the database, so PostgreSQL runs that part too.
  */
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { databasePerFile, pgSkip } from '../helpers/postgres.js';
 import { rawRequest, useServer, type RawResponse } from '../helpers/sdk.js';
-import type { RunningServer } from '../helpers/server.js';
+import { startServer, type RunningServer } from '../helpers/server.js';
 
 let server: RunningServer;
 let homeStore: string;
@@ -147,5 +149,34 @@ describe('console workspaces: a key of one workspace', () => {
     expect(res.status).toBe(403);
     const inB = await v1('GET', '/v1/memory_stores', undefined, { 'anthropic-workspace-id': other.id });
     expect(inB.data.map((s: { name: string }) => s.name)).not.toContain('sneaked in');
+  });
+});
+
+describe.skipIf(pgSkip !== null)(`console workspaces on PostgreSQL${pgSkip ? ` (skipped: ${pgSkip})` : ''}`, () => {
+  const databaseUrl = databasePerFile();
+  let pgServer: RunningServer | undefined;
+  afterAll(async () => {
+    await pgServer?.stop();
+  });
+
+  it('an operator key opens another workspace, named in the header, and a plain admin is refused it', async () => {
+    pgServer = await startServer({ databaseUrl: databaseUrl() });
+    const call = async (method: string, path: string, body: unknown, headers: Record<string, string> = {}) =>
+      (await rawRequest(pgServer!.url, method, path, { apiKey: pgServer!.adminKey, headers, body: JSON.stringify(body) })).body as any;
+    const ws = await call('POST', '/v1/workspaces', { name: 'pg team' });
+    await call('POST', '/v1/memory_stores', { name: 'pg team notes' }, { 'anthropic-workspace-id': ws.id });
+    const plain = (await call('POST', '/v1/api_keys', { name: 'pg admin', role: 'admin' })).secret;
+    const cookieFor = async (key: string) => {
+      const res = await rawRequest(pgServer!.url, 'POST', '/admin/sign-in', {
+        headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ api_key: key }).toString(), fetch: noFollow,
+      });
+      return `mnemo_console=${/mnemo_console=([^;]*)/.exec(res.headers.get('set-cookie') ?? '')![1]}`;
+    };
+    const get = async (path: string, cookie: string) => rawRequest(pgServer!.url, 'GET', path, { headers: { cookie }, fetch: noFollow });
+    const opened = await get(`/admin/workspaces/${ws.id}/stores`, await cookieFor(pgServer.adminKey));
+    expect(opened.status).toBe(200);
+    expect(opened.body as string).toContain('Workspace <strong>pg team</strong>');
+    expect(opened.body as string).toContain('pg team notes');
+    expect((await get(`/admin/workspaces/${ws.id}/stores`, await cookieFor(plain))).status).toBe(403);
   });
 });
