@@ -54,7 +54,7 @@ export function memoryEditPages(service: Service) {
       const changed = err.code === 'precondition_failed';
       // After a refused precondition the form is based on the content as it is now: saving again replaces it, knowingly.
       return c.html(
-        <EditPage c={c} store={store} memory={memory} text={text} basedOn={changed ? memory.contentSha256 : basedOn} error={changed ? CHANGED : err.message} />,
+        <EditPage c={c} store={store} memory={memory} text={text} basedOn={changed ? memory.contentSha256 : basedOn} error={changed ? CHANGED : err.code === 'archived' ? undefined : err.message} />,
         HTTP_ERRORS[err.code].status,
       );
     }
@@ -117,7 +117,12 @@ function EditPage({ c, store, memory, text, basedOn, error }: {
       <h1>Edit <code>{memory.path}</code></h1>
       <Alert message={error} />
       {error === CHANGED ? <><h2>Its content now</h2><pre class="content" aria-label="Current content">{memory.content}</pre></> : null}
-      {ends === null ? (
+      {store.archivedAt ? (
+        <>
+          <Alert message="The store is archived: its memories cannot be edited (they can still be deleted)." />
+          {text !== memory.content ? <><h2>Your text</h2><pre class="content" aria-label="Your text">{text}</pre></> : null}
+        </>
+      ) : ends === null ? (
         <Alert message="This memory holds characters a browser's text field cannot keep as they are (a NUL, a lone carriage return, or CRLF and LF line ends mixed): edit it through the API or a mount, so nothing changes that you did not change." />
       ) : (
         <form method="post" action={`${base}/edit`} class="edit">

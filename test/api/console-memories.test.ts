@@ -204,7 +204,7 @@ describe('console: a memory\'s Delete', () => {
     expect((await client.beta.memoryStores.memories.retrieve(m.id, { memory_store_id: storeId })).content).toBe('not seen\n');
   });
 
-  it('an archived store\'s memory offers Delete but not Edit, and deletes', async () => {
+  it('an archived store\'s memory offers Delete but not Edit (its edit page says why, and a save is refused with the text kept), and deletes', async () => {
     const client = sdkClient(server.url, server.adminKey);
     const archived = (await client.beta.memoryStores.create({ name: 'archived one' })).id;
     const m = await client.beta.memoryStores.memories.create(archived, { path: '/old.md', content: 'old\n' });
@@ -213,6 +213,12 @@ describe('console: a memory\'s Delete', () => {
     const html = (await page(base, admin.cookie)).body as string;
     expect(html).not.toContain(`href="${base}/edit"`);
     expect(html).toContain('cannot be edited, but they can be deleted');
+    const edit = (await page(`${base}/edit`, admin.cookie)).body as string;
+    expect(edit).not.toContain('<textarea');
+    expect(edit).toContain('The store is archived');
+    const refused = await post(`${base}/edit`, admin.cookie, { csrf: admin.csrf, content: 'new\n', content_sha256: sha256('old\n'), line_ends: 'lf' });
+    expect(refused.status).toBe(409);
+    expect(refused.body as string).toContain('new\n');
     const res = await post(`${base}/delete`, admin.cookie, { csrf: admin.csrf, expected_content_sha256: sha256('old\n') });
     expect(res.status).toBe(303);
   });
