@@ -22,6 +22,7 @@ export function adminLogRoutes(service: Service) {
     const page = await service.adminActions.list(c.var.caller, 50, q['page'] || null);
     const names = await keyNames(service, c, page.data.map((a) => a.actor));
     const now = await service.clock();
+    const root = c.var.root;
     return c.html(
       <Page title="Admin log" frame={frameOf(c)}>
         <h1>Admin log</h1>
@@ -33,7 +34,7 @@ export function adminLogRoutes(service: Service) {
               {page.data.map((a) => (
                 <tr>
                   <td data-label="When"><Time at={a.createdAt} now={now} /></td>
-                  <td data-label="Who"><ActorName actor={a.actor} keyNames={names} /></td>
+                  <td data-label="Who"><ActorName actor={a.actor} keyNames={names} root={root} /></td>
                   <td data-label="What">{LABELS[a.action]}</td>
                   <td data-label="Object"><code>{a.targetId}</code> <span class="muted">{a.summary}</span></td>
                 </tr>
@@ -41,7 +42,7 @@ export function adminLogRoutes(service: Service) {
             </tbody>
           </table>
         )}
-        <Pager next={page.nextPage} href={(p) => `/admin/admin-actions${qs({ page: p })}`} />
+        <Pager next={page.nextPage} href={(p) => `${root}/admin-actions${qs({ page: p })}`} />
       </Page>,
     );
   });

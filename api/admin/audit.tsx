@@ -17,11 +17,13 @@ export function auditPages(service: Service) {
     const names = await keyNames(service, c, page.data.map((v) => v.createdBy));
     const now = await service.clock();
     const keep = { actor: q['actor'], operation: q['operation'], from: q['from'], to: q['to'] };
+    const root = c.var.root;
+    const base = `${root}/stores/${storeId}`;
     return c.html(
       <Page title={`Audit ${store.name}`} frame={frameOf(c)}>
-        <p><a href={`/admin/stores/${storeId}`}>← {store.name}</a></p>
+        <p><a href={base}>← {store.name}</a></p>
         <h1>Versions of {store.name}</h1>
-        <form method="get" action={`/admin/stores/${storeId}/versions`} class="row" aria-label="Filter versions">
+        <form method="get" action={`${base}/versions`} class="row" aria-label="Filter versions">
           <label>Actor (API key id or session id)
             <input name="actor" value={q['actor'] ?? ''} list="known-keys" placeholder="apikey_… or sesn_…" />
           </label>
@@ -42,9 +44,9 @@ export function auditPages(service: Service) {
             <tbody>
               {page.data.map((v) => (
                 <tr>
-                  <td data-label="Memory"><a href={`/admin/stores/${storeId}/memories/${v.memoryId}#${v.id}`}>{v.path ?? `${v.memoryId} (redacted)`}</a></td>
+                  <td data-label="Memory"><a href={`${base}/memories/${v.memoryId}#${v.id}`}>{v.path ?? `${v.memoryId} (redacted)`}</a></td>
                   <td data-label="Operation">{v.operation}{v.redactedAt ? <> <span class="badge redacted">redacted</span></> : null}</td>
-                  <td data-label="Actor"><ActorName actor={v.createdBy} keyNames={names} /></td>
+                  <td data-label="Actor"><ActorName actor={v.createdBy} keyNames={names} root={root} /></td>
                   <td data-label="Time"><Time at={v.createdAt} now={now} /></td>
                   <td data-label="Size">{kb(v.contentSizeBytes)}</td>
                 </tr>
@@ -52,7 +54,7 @@ export function auditPages(service: Service) {
             </tbody>
           </table>
         )}
-        <Pager next={page.nextPage} href={(p) => `/admin/stores/${storeId}/versions${qs({ ...keep, page: p })}`} />
+        <Pager next={page.nextPage} href={(p) => `${base}/versions${qs({ ...keep, page: p })}`} />
       </Page>,
     );
   });

@@ -7,7 +7,8 @@ import type { Frame } from './layout.js';
 export type AdminContext = Context<AdminEnv>;
 
 export function frameOf(c: AdminContext): Frame {
-  return { key: c.var.console.key, csrf: c.var.console.session.csrf };
+  const workspace = c.var.workspace ?? { id: c.var.caller.workspaceId, name: null };
+  return { key: c.var.console.key, csrf: c.var.console.session.csrf, root: c.var.root, workspace };
 }
 
 /** The form fields the CSRF check already read (a body can be read once). */

@@ -4,7 +4,7 @@
  * so the service decides what each role may see and do; pages only hide controls a role lacks.
  */
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
-import { MnemoError, type Service } from '../../src/index.js';
+import { MAX_CONTENT_BYTES, MnemoError, type Service } from '../../src/index.js';
 import { bodyLimit } from '../body-limit.js';
 import type { AppEnv } from '../env.js';
 import { closeIfBodyUnread, HTTP_ERRORS, toMnemoError } from '../errors.js';
@@ -17,18 +17,22 @@ import { keyPages } from './keys.js';
 import { frameOf, query } from './context.js';
 import { Page } from './layout.js';
 import { memoryPages } from './memory.js';
+import { isEditForm, memoryEditPages } from './memory-edit.js';
 import { noticeText, withNotice } from './notices.js';
 import { safeNext, seeOther, trimTrailingSlash } from './redirect.js';
 import { clearSessionCookie, consoleSession, cookieOf, csrfField, formBody, sameOriginPosts, sessionCookie } from './session.js';
 import { sessionPages } from './sessions.js';
 import { storePages } from './store.js';
 import { storesPages } from './stores.js';
+import { inWorkspace, nameWorkspace, workspacePages } from './workspace.js';
 import { Alert, Notice } from './ui.js';
 
 /** A sign-in form is one short field: the only body read before a key is known stays this small. */
 const SIGN_IN_MAX_BYTES = 1024;
-/** Console forms hold names, descriptions and ids; no memory content is ever posted. */
+/** Console forms hold names, descriptions and ids; memory content comes only through *Edit*'s form. */
 const FORM_MAX_BYTES = 16 * 1024;
+/** *Edit*'s form: a memory's whole content, each byte percent-encoded at worst (three characters), and its few short fields. */
+const EDIT_FORM_MAX_BYTES = 3 * MAX_CONTENT_BYTES + 4 * 1024;
 
 /** Scripts, styles and images from mnemo only; no framing; forms post back here only. */
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
@@ -75,8 +79,11 @@ export function adminRoutes(service: Service, { fault, warn, bodySlots, bodyTime
   // Everything below needs a console session; the session is known before any body is read, and
   // the body then takes one of the API's slots under its key, like a /v1 body.
   app.use('*', consoleSession(service));
+  // Another workspace (an operator key's), checked as the API checks anthropic-workspace-id.
+  app.use('/workspaces/:workspace/*', inWorkspace(service));
+  app.use('*', nameWorkspace(service));
   app.use('*', bodySlots);
-  app.use('*', bodyLimit(FORM_MAX_BYTES));
+  app.use('*', formLimits());
   app.use('*', async function csrf(c, next) {
     if (c.req.method === 'POST') {
       const form = await formBody(c);
@@ -91,20 +98,41 @@ export function adminRoutes(service: Service, { fault, warn, bodySlots, bodyTime
     clearSessionCookie(c);
     return c.redirect(withNotice('/admin/sign-in', 'signed_out'), 303);
   });
-  app.get('/', (c) => c.redirect('/admin/stores', 303));
-  app.route('/stores', storesPages(service));
-  app.route('/stores', storePages(service));
-  app.route('/stores', memoryPages(service));
-  app.route('/stores', auditPages(service));
-  app.route('/sessions', sessionPages(service));
-  app.route('/keys', keyPages(service));
-  app.route('/admin-actions', adminLogRoutes(service));
+  // The same pages act in the key's own workspace at /admin/… and in another at /admin/workspaces/<id>/….
+  const pages = workspaceRoutes(service);
+  app.route('/workspaces/:workspace', pages);
+  app.route('/workspaces', workspacePages(service));
+  app.route('/', pages);
   // A console URL with no page (an id trimmed off, a typo) is a console page too, with the navigation,
   // not the API's JSON (a sub-app's notFound is not used once mounted, so this is a route, the last one).
   // Only GET (and HEAD): another method keeps the server's 405 with Allow, or its 404.
   app.get('*', (c) => {
     throw new MnemoError('not_found', `there is no console page at ${c.req.path}`);
   });
+  return app;
+}
+
+/** Every console form is small but *Edit*'s, which carries a memory's whole content. */
+function formLimits(): MiddlewareHandler<AppEnv> {
+  const form = bodyLimit(FORM_MAX_BYTES);
+  const edit = bodyLimit(EDIT_FORM_MAX_BYTES);
+  return function consoleBodyLimit(c, next) {
+    return (c.req.method === 'POST' && isEditForm(c.req.path) ? edit : form)(c, next);
+  };
+}
+
+/** One workspace's pages, under its root (c.var.root). */
+function workspaceRoutes(service: Service) {
+  const app = new Hono<AdminEnv>();
+  app.get('/', (c) => seeOther(c, `${c.var.root}/stores`));
+  app.route('/stores', storesPages(service));
+  app.route('/stores', storePages(service));
+  app.route('/stores', memoryPages(service));
+  app.route('/stores', memoryEditPages(service));
+  app.route('/stores', auditPages(service));
+  app.route('/sessions', sessionPages(service));
+  app.route('/keys', keyPages(service));
+  app.route('/admin-actions', adminLogRoutes(service));
   return app;
 }
 
@@ -141,7 +169,7 @@ function renderError(fault: (line: string) => void, warn: (line: string) => void
       <Page title="Error" frame={frame}>
         <h1>Could not do that</h1>
         <p class="alert" role="alert"><strong>{type}</strong>: {e.message}</p>
-        <p><a href="/admin/stores">Back to the stores</a></p>
+        <p><a href={`${frame?.root ?? '/admin'}/stores`}>Back to the stores</a></p>
       </Page>,
       status,
     );

@@ -19,12 +19,12 @@ export function keyPages(service: Service) {
     const minted = await service.keys.issueKey(c.var.caller, input);
     // Redirected, so a reload is a GET: the secret goes along sealed in a cookie that GET clears (reveal.ts).
     revealOnce(c, { name: minted.key.name, secret: minted.secret });
-    return seeOther(c, '/admin/keys#new-key-secret');
+    return seeOther(c, `${c.var.root}/keys#new-key-secret`);
   });
 
   app.post('/:key/revoke', async (c) => {
     await service.keys.revokeKey(c.var.caller, c.req.param('key'));
-    return seeOther(c, '/admin/keys');
+    return seeOther(c, `${c.var.root}/keys`);
   });
 
   return app;
@@ -51,12 +51,12 @@ async function keysPage(service: Service, c: AdminContext, minted: Revealed | nu
       ) : null}
       <table class="responsive">
         <thead><tr><th scope="col">Name</th><th scope="col">Role</th><th scope="col">Stores</th><th scope="col">Created</th><th scope="col">State</th><th scope="col">Action</th></tr></thead>
-        <tbody>{keys.map((k) => <KeyRow k={k} now={now} csrf={frame.csrf} self={k.id === frame.key.id} />)}</tbody>
+        <tbody>{keys.map((k) => <KeyRow k={k} now={now} csrf={frame.csrf} root={frame.root} self={k.id === frame.key.id} />)}</tbody>
       </table>
-      <Pager next={page.nextPage} href={(p) => `/admin/keys${qs({ page: p })}`} />
+      <Pager next={page.nextPage} href={(p) => `${frame.root}/keys${qs({ page: p })}`} />
       <section aria-labelledby="new-key">
         <h2 id="new-key">Create a key</h2>
-        <form method="post" action="/admin/keys" class="stack">
+        <form method="post" action={`${frame.root}/keys`} class="stack">
           <Csrf token={frame.csrf} />
           <label>Name <input name="name" required maxlength={255} /></label>
           <label>Role
@@ -74,7 +74,7 @@ async function keysPage(service: Service, c: AdminContext, minted: Revealed | nu
   );
 }
 
-function KeyRow({ k, now, csrf, self }: { k: ApiKey; now: string; csrf: string; self: boolean }) {
+function KeyRow({ k, now, csrf, root, self }: { k: ApiKey; now: string; csrf: string; root: string; self: boolean }) {
   return (
     <tr id={k.id}>
       <td data-label="Name">{k.name}{self ? <> <span class="badge">you</span></> : null}<br /><code class="muted">{k.id}</code></td>
@@ -86,7 +86,7 @@ function KeyRow({ k, now, csrf, self }: { k: ApiKey; now: string; csrf: string; 
         {k.revokedAt ? null : (
           <Confirm id={`revoke-${k.id}`} label="Revoke" title={`Revoke ${k.name}?`} danger>
             <p>Every request with this key fails from now on{self ? ', including this console session' : ''}. Revoking cannot be undone.</p>
-            <form method="post" action={`/admin/keys/${k.id}/revoke`}>
+            <form method="post" action={`${root}/keys/${k.id}/revoke`}>
               <Csrf token={csrf} />
               <button type="submit" class="danger">Revoke key</button> <Cancel />
             </form>

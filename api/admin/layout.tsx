@@ -7,6 +7,10 @@ import { Csrf } from './ui.js';
 export interface Frame {
   key: ApiKey;
   csrf: string;
+  /** Where this workspace's pages are: /admin, or /admin/workspaces/<id> for another an operator key opened. */
+  root: string;
+  /** The workspace the pages act in; its name when the key may read it, else null. */
+  workspace: { id: string; name: string | null };
 }
 
 export function Page({ title, frame, children }: { title: string; frame: Frame | null; children: Child }) {
@@ -38,18 +42,20 @@ export function Page({ title, frame, children }: { title: string; frame: Frame |
 
 function Nav({ frame }: { frame: Frame }) {
   const admin = frame.key.role === 'admin';
+  const { root } = frame;
   return (
     <>
       <nav aria-label="Console">
         <ul>
-          <li><a href="/admin/stores">Stores</a></li>
-          <li><a href="/admin/sessions">Sessions</a></li>
-          {admin ? <li><a href="/admin/keys">API keys</a></li> : null}
-          {admin ? <li><a href="/admin/admin-actions">Admin log</a></li> : null}
+          <li><a href={`${root}/stores`}>Stores</a></li>
+          <li><a href={`${root}/sessions`}>Sessions</a></li>
+          {admin ? <li><a href={`${root}/keys`}>API keys</a></li> : null}
+          {admin ? <li><a href={`${root}/admin-actions`}>Admin log</a></li> : null}
         </ul>
       </nav>
       <div class="who">
         <span>Signed in as <strong>{frame.key.name}</strong> ({frame.key.role})</span>
+        <WorkspaceName frame={frame} />
         <form method="post" action="/admin/sign-out" class="inline">
           <Csrf token={frame.csrf} />
           <button type="submit" class="link">Sign out</button>
@@ -57,4 +63,13 @@ function Nav({ frame }: { frame: Frame }) {
       </div>
     </>
   );
+}
+
+/** The workspace the pages act in: an operator key switches it; any other key is told it has only this one. */
+function WorkspaceName({ frame: { key, workspace } }: { frame: Frame }) {
+  const name = workspace.name ?? <code>{workspace.id}</code>;
+  if (key.allWorkspaces) {
+    return <span class="workspace">Workspace <strong>{name}</strong> <a href="/admin/workspaces">Switch workspace</a></span>;
+  }
+  return <span class="workspace">Workspace <strong>{name}</strong> <a href="/admin/workspaces" class="muted">(this key's only one)</a></span>;
 }

@@ -1,13 +1,15 @@
 /**
  * @module /admin/stores/:store/memories/:memory: current content, metadata, version history with a
  * diff between any two versions, and redaction (a dialog showing what will be erased, for ever).
+ * *Edit* and *Delete* are in memory-edit.tsx.
  */
 import { Hono } from 'hono';
 import { MnemoError, notFound, parseVersionListQuery, type LineDiff, type Memory, type MemoryVersion, type Service } from '../../src/index.js';
-import { frameOf, isAdmin, keyNames, query } from './context.js';
+import { canWrite, frameOf, isAdmin, keyNames, query } from './context.js';
 import { Diff, type DiffLayout } from './diff.js';
 import type { AdminEnv } from './env.js';
 import { Page } from './layout.js';
+import { MemoryControls } from './memory-edit.js';
 import { noticeText, withNotice } from './notices.js';
 import { seeOther, segment } from './redirect.js';
 import { ActorName, Alert, Cancel, Csrf, Dialog, kb, Notice, OpenDialog, Pager, qs, Time } from './ui.js';
@@ -31,12 +33,14 @@ export function memoryPages(service: Service) {
     // The line diff runs on the service's diff thread, not inside the page's render.
     const diff = pair && !pair[0].redactedAt && !pair[1].redactedAt ? await lineDiffOf(service, pair[0], pair[1]) : null;
     const path = memory?.path ?? versions.data.find((v) => v.path)?.path ?? memoryId;
-    const base = `/admin/stores/${storeId}/memories/${memoryId}`;
+    const root = frame.root;
+    const base = `${root}/stores/${storeId}/memories/${memoryId}`;
     return c.html(
       <Page title={path} frame={frame}>
-        <p><a href={`/admin/stores/${storeId}`}>← {store.name}</a></p>
+        <p><a href={`${root}/stores/${storeId}`}>← {store.name}</a></p>
         <h1><code>{path}</code> {memory ? null : <span class="badge ended">deleted</span>}</h1>
         <Notice message={noticeText(q)} />
+        {memory && canWrite(c) ? <MemoryControls memory={memory} store={store} base={base} csrf={frame.csrf} /> : null}
         {memory ? <MemoryView memory={memory} now={now} /> : <p>This memory was deleted; its versions remain until redacted.</p>}
 
         <section aria-labelledby="history-h">
@@ -56,10 +60,10 @@ export function memoryPages(service: Service) {
                       <label class="check"><input type="radio" name="to" value={v.id} checked={q['to'] ? q['to'] === v.id : i === 0} /> to</label>
                     </td>
                     <td data-label="Operation">{v.operation}<br /><code class="muted">{v.id}</code></td>
-                    <td data-label="Actor"><ActorName actor={v.createdBy} keyNames={names} /></td>
+                    <td data-label="Actor"><ActorName actor={v.createdBy} keyNames={names} root={root} /></td>
                     <td data-label="Time"><Time at={v.createdAt} now={now} /></td>
                     <td data-label="Size">{kb(v.contentSizeBytes)}</td>
-                    <td data-label="Redaction"><Redaction version={v} memory={memory} admin={isAdmin(c)} now={now} names={names} /></td>
+                    <td data-label="Redaction"><Redaction version={v} memory={memory} admin={isAdmin(c)} now={now} names={names} root={root} /></td>
                   </tr>
                 ))}
               </tbody>
@@ -94,7 +98,7 @@ export function memoryPages(service: Service) {
     const before = await service.getVersion(c.var.caller, storeId, versionId);
     if (before.memoryId !== c.req.param('memory')) throw notFound('memory version', versionId);
     const v = await service.redactVersion(c.var.caller, storeId, versionId);
-    const page = withNotice(`/admin/stores/${segment(storeId)}/memories/${segment(v.memoryId)}`, 'version_redacted', v.contentStillHeldBy ?? 0);
+    const page = withNotice(`${c.var.root}/stores/${segment(storeId)}/memories/${segment(v.memoryId)}`, 'version_redacted', v.contentStillHeldBy ?? 0);
     return seeOther(c, `${page}#${segment(v.id)}`);
   });
 
@@ -137,14 +141,14 @@ function OffPage({ side, id, versions }: { side: 'from' | 'to'; id: string | und
 /** Every version may be redacted once, except the head of a live memory (the API's rule: 409 otherwise). */
 const redactable = (v: MemoryVersion, memory: Memory | null) => !v.redactedAt && !(memory && memory.versionId === v.id);
 
-function Redaction({ version: v, memory, admin, now, names }: {
-  version: MemoryVersion; memory: Memory | null; admin: boolean; now: string; names: ReadonlyMap<string, string>;
+function Redaction({ version: v, memory, admin, now, names, root }: {
+  version: MemoryVersion; memory: Memory | null; admin: boolean; now: string; names: ReadonlyMap<string, string>; root: string;
 }) {
   if (v.redactedAt) {
-    return <span><span class="badge redacted">redacted</span> <Time at={v.redactedAt} now={now} /> by {v.redactedBy ? <ActorName actor={v.redactedBy} keyNames={names} /> : 'unknown'}</span>;
+    return <span><span class="badge redacted">redacted</span> <Time at={v.redactedAt} now={now} /> by {v.redactedBy ? <ActorName actor={v.redactedBy} keyNames={names} root={root} /> : 'unknown'}</span>;
   }
   if (memory && memory.versionId === v.id) {
-    return <span class="muted">Current version of a live memory: it cannot be redacted. Write a new version or delete the memory first.</span>;
+    return <span class="muted">Current version of a live memory: it cannot be redacted. Write a new version of the memory (Edit) or delete it (Delete) first.</span>;
   }
   if (!admin) return <span class="muted">Redaction needs an admin key.</span>;
   return <OpenDialog id={`redact-${v.id}`} label="Redact" danger />;

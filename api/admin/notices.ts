@@ -5,13 +5,16 @@
  * versions still hold its text (`held`, a number; anything else reads as 0).
  */
 
-export type NoticeCode = 'session_ended' | 'version_redacted' | 'signed_out' | 'session_over';
+export type NoticeCode = 'session_ended' | 'version_redacted' | 'signed_out' | 'session_over' | 'memory_saved' | 'memory_unchanged' | 'memory_deleted';
 
 const TEXTS: Record<NoticeCode, string> = {
   session_ended: 'The session was ended and its stores unmounted.',
   version_redacted: 'The version was redacted: its content and path are erased.',
   signed_out: 'You are signed out.',
   session_over: 'Your console session has ended (signed out, 12 hours idle, or its key revoked), so that was not done: sign in again.',
+  memory_saved: 'Saved: the memory has a new version.',
+  memory_unchanged: 'The text was not changed, so no version was written.',
+  memory_deleted: 'The memory was deleted: it is gone from the store and its mounts, and its versions stay in the history until redacted.',
 };
 
 /** A console path with a notice to show on arrival. */

@@ -61,6 +61,7 @@ export function consoleSession(service: Service): MiddlewareHandler<AdminEnv> {
     c.set('console', resumed);
     c.set('apiKey', resumed.key);
     c.set('caller', callerFor(resumed.key, resumed.key.workspaceId));
+    c.set('root', '/admin');
     await next();
     return undefined;
   };

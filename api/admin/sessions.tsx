@@ -28,14 +28,14 @@ export function sessionPages(service: Service) {
                 <tr id={s.id}>
                   <td data-label="Session"><code>{s.id}</code></td>
                   <td data-label="Status"><span class={`badge ${s.status}`}>{s.status}</span></td>
-                  <td data-label="Mounts"><Mounts session={s} /></td>
+                  <td data-label="Mounts"><Mounts session={s} root={frame.root} /></td>
                   <td data-label="Started"><Time at={s.createdAt} now={now} /></td>
                   <td data-label="Ended"><Time at={s.endedAt} now={now} /></td>
                   <td data-label="Action">
                     {s.status === 'active' && canWrite(c) ? (
                       <Confirm id={`end-${s.id}`} label="End session" title={`End session ${s.id}?`} danger>
                         <p>Its stores are unmounted at once: an agent working in them loses its mounts. An ended session cannot be started again.</p>
-                        <form method="post" action={`/admin/sessions/${s.id}/end`}>
+                        <form method="post" action={`${frame.root}/sessions/${s.id}/end`}>
                           <Csrf token={frame.csrf} />
                           <button type="submit" class="danger">End session</button> <Cancel />
                         </form>
@@ -47,25 +47,25 @@ export function sessionPages(service: Service) {
             </tbody>
           </table>
         )}
-        <Pager next={page.nextPage} href={(p) => `/admin/sessions${qs({ page: p })}`} />
+        <Pager next={page.nextPage} href={(p) => `${frame.root}/sessions${qs({ page: p })}`} />
       </Page>,
     );
   });
 
   app.post('/:session/end', async (c) => {
     const ended = await service.sessions.endSession(c.var.caller, c.req.param('session'));
-    return seeOther(c, `${withNotice('/admin/sessions', 'session_ended')}#${segment(ended.id)}`);
+    return seeOther(c, `${withNotice(`${c.var.root}/sessions`, 'session_ended')}#${segment(ended.id)}`);
   });
 
   return app;
 }
 
-function Mounts({ session }: { session: Session }) {
+function Mounts({ session, root }: { session: Session; root: string }) {
   return (
     <ul>
       {session.resources.map((r) => (
         <li>
-          <a href={`/admin/stores/${r.storeId}`}>{r.name}</a> at <code>{r.mountPath}</code> ({r.access}{r.asOf ? <>, a snapshot as of <time datetime={r.asOf}>{r.asOf}</time></> : null})<br />
+          <a href={`${root}/stores/${r.storeId}`}>{r.name}</a> at <code>{r.mountPath}</code> ({r.access}{r.asOf ? <>, a snapshot as of <time datetime={r.asOf}>{r.asOf}</time></> : null})<br />
           <span class="muted">host path <code>{r.hostPath}</code></span>
         </li>
       ))}

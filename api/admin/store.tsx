@@ -22,9 +22,11 @@ export function storePages(service: Service) {
     const mode = q['mode'] === 'substring' ? 'substring' : 'fts';
     const search = q['q'] ? await searchPage(service, c, id, q['q'], mode, q['search_page'] ?? null) : null;
     const now = await service.clock();
+    const root = c.var.root;
+    const base = `${root}/stores/${id}`;
     return c.html(
       <Page title={store.name} frame={frameOf(c)}>
-        <p><a href="/admin/stores">← Stores</a></p>
+        <p><a href={`${root}/stores`}>← Stores</a></p>
         <h1>{store.name} {store.archivedAt ? <span class="badge archived">archived</span> : null}</h1>
         <dl class="meta">
           <dt>Description</dt><dd>{store.description || <span class="muted">none</span>}</dd>
@@ -34,11 +36,11 @@ export function storePages(service: Service) {
           {store.archivedAt ? <><dt>Archived</dt><dd><Time at={store.archivedAt} now={now} /></dd></> : null}
           <dt>ID</dt><dd><code>{store.id}</code></dd>
         </dl>
-        <p><a href={`/admin/stores/${id}/versions`}>Audit this store's versions (by actor, operation, time)</a></p>
+        <p><a href={`${base}/versions`}>Audit this store's versions (by actor, operation, time)</a></p>
 
         <section aria-labelledby="search-h">
           <h2 id="search-h">Search</h2>
-          <form method="get" action={`/admin/stores/${id}`} class="row" role="search">
+          <form method="get" action={base} class="row" role="search">
             <label>Search text <input type="search" name="q" value={q['q'] ?? ''} required /></label>
             <label>Mode
               <select name="mode">
@@ -48,16 +50,16 @@ export function storePages(service: Service) {
             </label>
             <button type="submit">Search</button>
           </form>
-          {search ? <SearchResults storeId={id} page={search} more={(p) => `/admin/stores/${id}${qs({ q: q['q'], mode, search_page: p })}#search-h`} /> : null}
+          {search ? <SearchResults base={base} page={search} more={(p) => `${base}${qs({ q: q['q'], mode, search_page: p })}#search-h`} /> : null}
         </section>
 
         <section aria-labelledby="tree-h">
           <h2 id="tree-h">Memories{prefix !== '/' ? <> under <code>{prefix}</code></> : null}</h2>
-          {prefix !== '/' ? <p><a href={`/admin/stores/${id}`}>Back to the top folder</a></p> : null}
+          {prefix !== '/' ? <p><a href={base}>Back to the top folder</a></p> : null}
           <ul class="tree root">{tree}</ul>
         </section>
 
-        {canWrite(c) ? <StoreControls store={store} csrf={frameOf(c).csrf} /> : null}
+        {canWrite(c) ? <StoreControls store={store} base={base} csrf={frameOf(c).csrf} /> : null}
       </Page>,
     );
   });
@@ -76,13 +78,13 @@ export function storePages(service: Service) {
     const description = exactField(c, 'description');
     const changed = { ...(name !== store.name ? { name } : {}), ...(description !== store.description ? { description } : {}) };
     if (Object.keys(changed).length > 0) await service.updateStore(c.var.caller, id, parseStoreUpdate(changed));
-    return seeOther(c, `/admin/stores/${segment(id)}`);
+    return seeOther(c, `${c.var.root}/stores/${segment(id)}`);
   });
 
   app.post('/:store/archive', async (c) => {
     const id = c.req.param('store');
     await service.archiveStore(c.var.caller, id);
-    return seeOther(c, `/admin/stores/${segment(id)}`);
+    return seeOther(c, `${c.var.root}/stores/${segment(id)}`);
   });
 
   app.post('/:store/delete', async (c) => {
@@ -93,13 +95,13 @@ export function storePages(service: Service) {
         <Page title="Not deleted" frame={frameOf(c)}>
           <h1>Not deleted</h1>
           <Alert message={`The name typed does not match "${store.name}": the store was not deleted.`} />
-          <p><a href={`/admin/stores/${id}`}>Back to {store.name}</a></p>
+          <p><a href={`${c.var.root}/stores/${id}`}>Back to {store.name}</a></p>
         </Page>,
         400,
       );
     }
     await service.deleteStore(c.var.caller, id);
-    return seeOther(c, '/admin/stores');
+    return seeOther(c, `${c.var.root}/stores`);
   });
 
   return app;
@@ -124,28 +126,30 @@ async function searchPage(service: Service, c: AdminContext, storeId: string, te
 
 async function treePage(service: Service, c: AdminContext, storeId: string, prefix: string, page: string | null) {
   const list = await service.listMemories(c.var.caller, storeId, parseMemoryListQuery({ path_prefix: prefix, depth: '1', limit: String(TREE_PAGE), ...(page ? { page } : {}) }));
-  const items = list.data.map((item) => <TreeItem storeId={storeId} item={item} />);
+  const base = `${c.var.root}/stores/${storeId}`;
+  const items = list.data.map((item) => <TreeItem base={base} item={item} />);
   if (list.data.length === 0 && !page) items.push(<li class="muted">No memories here.</li>);
   if (list.nextPage) {
-    const more = `/admin/stores/${storeId}/tree${qs({ prefix, page: list.nextPage })}`;
+    const more = `${base}/tree${qs({ prefix, page: list.nextPage })}`;
     items.push(
       <li>
-        <a href={`/admin/stores/${storeId}${qs({ prefix, page: list.nextPage })}`} hx-get={more} hx-target="closest li" hx-swap="outerHTML">More in this folder…</a>
+        <a href={`${base}${qs({ prefix, page: list.nextPage })}`} hx-get={more} hx-target="closest li" hx-swap="outerHTML">More in this folder…</a>
       </li>,
     );
   }
   return items;
 }
 
-function TreeItem({ storeId, item }: { storeId: string; item: MemoryListItem }) {
+/** `base`: the store's page (under the workspace's root). */
+function TreeItem({ base, item }: { base: string; item: MemoryListItem }) {
   if (item.type === 'memory_prefix') {
     const name = baseName(item.path.replace(/\/$/, ''));
-    const children = `/admin/stores/${storeId}/tree${qs({ prefix: item.path })}`;
+    const children = `${base}/tree${qs({ prefix: item.path })}`;
     return (
       <li>
         <details hx-get={children} hx-trigger="toggle once" hx-target="find ul" hx-swap="innerHTML">
           <summary>{name}/ <span class="muted">folder</span></summary>
-          <ul class="tree"><li><a href={`/admin/stores/${storeId}${qs({ prefix: item.path })}`}>Open {name}/</a></li></ul>
+          <ul class="tree"><li><a href={`${base}${qs({ prefix: item.path })}`}>Open {name}/</a></li></ul>
         </details>
       </li>
     );
@@ -153,12 +157,12 @@ function TreeItem({ storeId, item }: { storeId: string; item: MemoryListItem }) 
   const m = item.memory;
   return (
     <li>
-      <a href={`/admin/stores/${storeId}/memories/${m.id}`}>{baseName(m.path)}</a> <span class="muted">{kb(m.contentSizeBytes)}</span>
+      <a href={`${base}/memories/${m.id}`}>{baseName(m.path)}</a> <span class="muted">{kb(m.contentSizeBytes)}</span>
     </li>
   );
 }
 
-function SearchResults({ storeId, page, more }: { storeId: string; page: SearchPage; more: (cursor: string) => string }) {
+function SearchResults({ base, page, more }: { base: string; page: SearchPage; more: (cursor: string) => string }) {
   if (page.data.length === 0 && !page.nextPage) return <p>No memory matches.</p>;
   return (
     <>
@@ -166,7 +170,7 @@ function SearchResults({ storeId, page, more }: { storeId: string; page: SearchP
         <ol>
           {page.data.map((h) => (
             <li>
-              <a href={`/admin/stores/${storeId}/memories/${h.memory.id}`}>{h.memory.path}</a>
+              <a href={`${base}/memories/${h.memory.id}`}>{h.memory.path}</a>
               <pre class="content"><Snippet hit={h} /></pre>
             </li>
           ))}
@@ -183,8 +187,7 @@ function Snippet({ hit: { snippet, match } }: { hit: SearchHit }) {
   return <>{snippet.slice(0, match.start - 2)}<mark>{snippet.slice(match.start, match.end)}</mark>{snippet.slice(match.end + 2)}</>;
 }
 
-function StoreControls({ store, csrf }: { store: Store; csrf: string }) {
-  const base = `/admin/stores/${store.id}`;
+function StoreControls({ store, base, csrf }: { store: Store; base: string; csrf: string }) {
   return (
     <section aria-labelledby="manage-h">
       <h2 id="manage-h">Manage</h2>

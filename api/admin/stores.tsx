@@ -19,7 +19,7 @@ export function storesPages(service: Service) {
     return c.html(
       <Page title="Memory stores" frame={frame}>
         <h1>Memory stores</h1>
-        <form method="get" action="/admin/stores" class="row">
+        <form method="get" action={`${frame.root}/stores`} class="row">
           <label class="check">
             <input type="checkbox" name="archived" value="1" checked={archived} />
             Show archived stores
@@ -32,7 +32,7 @@ export function storesPages(service: Service) {
             <tbody>
               {page.data.map((s) => (
                 <tr>
-                  <td data-label="Name"><a href={`/admin/stores/${s.id}`}>{s.name}</a><br /><code class="muted">{s.id}</code></td>
+                  <td data-label="Name"><a href={`${frame.root}/stores/${s.id}`}>{s.name}</a><br /><code class="muted">{s.id}</code></td>
                   <td data-label="Description">{s.description}</td>
                   <td data-label="Created"><Time at={s.createdAt} now={now} /></td>
                   <td data-label="State">{s.archivedAt ? <span class="badge archived">archived</span> : <span class="badge">active</span>}</td>
@@ -41,11 +41,11 @@ export function storesPages(service: Service) {
             </tbody>
           </table>
         )}
-        <Pager next={page.nextPage} href={(p) => `/admin/stores${qs({ archived: archived ? '1' : null, page: p })}`} />
+        <Pager next={page.nextPage} href={(p) => `${frame.root}/stores${qs({ archived: archived ? '1' : null, page: p })}`} />
         {canWrite(c) ? (
           <section aria-labelledby="create-store">
             <h2 id="create-store">Create a store</h2>
-            <form method="post" action="/admin/stores" class="stack">
+            <form method="post" action={`${frame.root}/stores`} class="stack">
               <Csrf token={frame.csrf} />
               <label>Name <input name="name" required maxlength={255} /></label>
               <label>Description <span class="muted">(at most {LIMITS.storeDescription} characters)</span> <textarea name="description" rows={2} maxlength={LIMITS.storeDescription}></textarea></label>
@@ -61,7 +61,7 @@ export function storesPages(service: Service) {
     // Exactly as typed, as the API and Save changes take them: spaces at a name's ends are part of it.
     const input = parseStoreCreate({ name: exactField(c, 'name'), description: exactField(c, 'description') });
     const store = await service.createStore(c.var.caller, input);
-    return seeOther(c, `/admin/stores/${segment(store.id)}`);
+    return seeOther(c, `${c.var.root}/stores/${segment(store.id)}`);
   });
 
   return app;

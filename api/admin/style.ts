@@ -7,7 +7,7 @@ header.top { display: flex; flex-wrap: wrap; gap: .5rem 1.5rem; align-items: cen
 header.top a, header.top button.link { color: #fff; }
 header.top .brand { font-weight: 700; text-decoration: none; }
 nav ul { display: flex; flex-wrap: wrap; gap: .25rem 1rem; list-style: none; margin: 0; padding: 0; }
-header.top .who { margin-left: auto; display: flex; gap: .75rem; align-items: center; }
+header.top .who { margin-left: auto; display: flex; flex-wrap: wrap; gap: .25rem .75rem; align-items: center; }
 main { max-width: 1200px; margin: 0 auto; padding: 1rem; }
 h1 { font-size: 1.5rem; margin: .5rem 0 1rem; overflow-wrap: anywhere; }
 h2 { font-size: 1.2rem; margin: 1.5rem 0 .5rem; }
@@ -30,6 +30,10 @@ button, .button { padding: .35rem .8rem; border: 1px solid var(--accent); border
 button.secondary { background: #fff; color: var(--accent); }
 button.danger { background: var(--danger); border-color: var(--danger); }
 button.link { background: none; border: none; padding: 0; color: var(--accent); text-decoration: underline; }
+form.edit { display: grid; grid-template-columns: minmax(0, 1fr); gap: .5rem; }
+textarea.content { width: 100%; font: 14px/1.4 ui-monospace, Menlo, Consolas, monospace; }
+.actions { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; margin: .5rem 0; }
+.actions p { margin: 0; }
 pre.content, pre.diff, pre.secret { font: 14px/1.4 ui-monospace, Menlo, Consolas, monospace; white-space: pre-wrap; overflow-wrap: anywhere; background: var(--soft); border: 1px solid var(--line); padding: .75rem; margin: .5rem 0; }
 .alert { border: 2px solid var(--danger); color: var(--danger); background: #fff4f4; padding: .6rem .8rem; border-radius: 4px; }
 .notice { border: 2px solid var(--ok); color: var(--ok); background: #f2fbf4; padding: .6rem .8rem; border-radius: 4px; }

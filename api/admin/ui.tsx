@@ -26,10 +26,13 @@ export function kb(bytes: number | null): string {
   return bytes === null ? '—' : `${(bytes / 1024).toFixed(bytes < 1024 ? 2 : 1)} KB`;
 }
 
-/** An actor as a person reads it: the key's name when the caller may see it, else its id; a session links to the sessions page. */
-export function ActorName({ actor, keyNames }: { actor: Actor; keyNames: ReadonlyMap<string, string> }) {
+/**
+ * An actor as a person reads it: the key's name when the caller may see it, else its id; a session
+ * links to the sessions page of the workspace's `root`.
+ */
+export function ActorName({ actor, keyNames, root }: { actor: Actor; keyNames: ReadonlyMap<string, string>; root: string }) {
   if (actor.type === 'session_actor') {
-    return <span>session <a href={`/admin/sessions#${actor.sessionId}`}><code>{actor.sessionId}</code></a></span>;
+    return <span>session <a href={`${root}/sessions#${actor.sessionId}`}><code>{actor.sessionId}</code></a></span>;
   }
   const name = keyNames.get(actor.apiKeyId);
   return name ? <span>key <strong>{name}</strong> <code class="muted">{actor.apiKeyId}</code></span> : <span>key <code>{actor.apiKeyId}</code></span>;

@@ -216,6 +216,14 @@ export function createKeys(
       return caller.grant?.operator === true ? all : all.filter((w) => w.id === caller.workspaceId);
     },
 
+    /** The workspace the caller acts in, as listWorkspaces shows it (admin keys only): the console names it. */
+    async actingWorkspaceOf(caller: Caller): Promise<Workspace> {
+      assertAllowed(caller, 'manage_keys');
+      const ws = await storage.getWorkspace(caller.workspaceId);
+      if (!ws) throw notFound('workspace', caller.workspaceId);
+      return ws;
+    },
+
     /** A page of listWorkspaces (GET /v1/workspaces): the default one first, then oldest first. */
     async listWorkspacePage(caller: Caller, q: PageQuery): Promise<Page<Workspace>> {
       const tag = scopeTag('workspaces', caller.workspaceId, caller.grant?.operator === true);
@@ -225,11 +233,12 @@ export function createKeys(
     /**
      * The workspace a request acts in: the key's own, or the one `anthropic-workspace-id` names. Only
      * an operator key (allWorkspaces) may name another; any other key's header must match its own.
+     * `named`: where the request named it, for the refusal (the console names it in its URL).
      */
-    async actingWorkspace(key: ApiKey, requested: string | undefined): Promise<string> {
+    async actingWorkspace(key: ApiKey, requested: string | undefined, named = 'anthropic-workspace-id'): Promise<string> {
       if (requested === undefined || requested === '' || requested === key.workspaceId) return key.workspaceId;
       if (!key.allWorkspaces) {
-        throw new MnemoError('forbidden', `this API key belongs to another workspace than anthropic-workspace-id ${excerpt(requested)}`);
+        throw new MnemoError('forbidden', `this API key belongs to another workspace than ${named} ${excerpt(requested)}`);
       }
       if (!(await storage.getWorkspace(requested))) throw notFound('workspace', requested);
       return requested;

@@ -1,0 +1,91 @@
+/**
+ * A memory's *Edit* and *Delete*, and the operator's workspace switcher, in a real Chromium against
+ * the real server: what an admin clicks, checked through the API.
+ */
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, type RunningServer } from '../helpers/server.js';
+import { api, launch, newPage, signIn, SKIP_BROWSER } from './browser.js';
+
+describe.skipIf(SKIP_BROWSER)('console: Edit, Delete and the workspace switcher (chromium at /usr/bin/chromium)', () => {
+  let server: RunningServer;
+  let browser: Browser;
+  let page: Page;
+  let url: string;
+  let admin: string;
+
+  beforeAll(async () => {
+    server = await startServer();
+    ({ url, adminKey: admin } = server);
+    browser = await launch();
+    ({ page } = await newPage(browser));
+    await signIn(page, url, admin);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+
+  const focused = () => page.evaluate('document.activeElement && document.activeElement.textContent') as Promise<string | null>;
+
+  it('Edit shows the content in a text field, and Save writes a new version the API then returns', async () => {
+    const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'edited' })).json.id;
+    const m = (await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories`, { path: '/plan.md', content: 'step one\n' })).json;
+    await page.goto(`${url}/admin/stores/${st}/memories/${m.id}`);
+    await page.getByRole('link', { name: 'Edit', exact: true }).click();
+    const field = page.getByLabel(/^Content/);
+    expect(await field.inputValue()).toBe('step one\n');
+    await field.fill('step one\nstep two\n');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.waitForURL(`${url}/admin/stores/${st}/memories/${m.id}?notice=memory_saved`);
+    expect(await page.getByRole('status').textContent()).toContain('new version');
+    expect(await page.getByLabel('Memory content').textContent()).toBe('step one\nstep two\n');
+    const now = (await api(url, admin, 'GET', `/v1/memory_stores/${st}/memories/${m.id}`)).json;
+    expect(now.content).toBe('step one\nstep two\n');
+    const versions = (await api(url, admin, 'GET', `/v1/memory_stores/${st}/memory_versions?memory_id=${m.id}`)).json.data;
+    expect(versions.map((v: { operation: string }) => v.operation)).toEqual(['modified', 'created']);
+  });
+
+  it('Delete asks first with the focus on Cancel, so Enter twice deletes nothing; confirming deletes it', async () => {
+    const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'deleted from' })).json.id;
+    const m = (await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories`, { path: '/old.md', content: 'obsolete\n' })).json;
+    await page.goto(`${url}/admin/stores/${st}/memories/${m.id}`);
+    const opener = page.getByRole('button', { name: 'Delete', exact: true });
+    await opener.focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('dialog').waitFor();
+    expect(await focused()).toBe('Cancel');
+    await page.keyboard.press('Enter');
+    await page.getByRole('dialog').waitFor({ state: 'hidden' });
+    expect((await api(url, admin, 'GET', `/v1/memory_stores/${st}/memories/${m.id}`)).status).toBe(200);
+    await opener.click();
+    await page.getByRole('button', { name: 'Delete memory' }).click();
+    await page.waitForURL(`${url}/admin/stores/${st}/memories/${m.id}?notice=memory_deleted`);
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toContain('deleted');
+    expect((await api(url, admin, 'GET', `/v1/memory_stores/${st}/memories/${m.id}`)).status).toBe(404);
+  });
+
+  it('an operator switches to another workspace, works there, and the URL keeps the workspace through a reload', async () => {
+    const ws = (await api(url, admin, 'POST', '/v1/workspaces', { name: 'team b' })).json;
+    const res = await fetch(`${url}/v1/memory_stores`, {
+      method: 'POST', headers: { 'x-api-key': admin, 'anthropic-workspace-id': ws.id, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'team b notes' }),
+    });
+    const st = ((await res.json()) as { id: string }).id;
+    await page.goto(`${url}/admin/stores`);
+    await expect(page.getByRole('link', { name: 'team b notes' }).count()).resolves.toBe(0);
+    await page.getByRole('link', { name: 'Switch workspace' }).click();
+    await page.getByRole('link', { name: 'team b', exact: true }).click();
+    await page.waitForURL(`${url}/admin/workspaces/${ws.id}/stores`);
+    expect(await page.locator('.workspace').textContent()).toContain('team b');
+    await page.getByRole('link', { name: 'team b notes' }).click();
+    await page.waitForURL(`${url}/admin/workspaces/${ws.id}/stores/${st}`);
+    await page.reload();
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toContain('team b notes');
+    // Back in the key's own workspace, this store is not there.
+    await page.getByRole('link', { name: 'Switch workspace' }).click();
+    await page.getByRole('link', { name: 'default', exact: true }).click();
+    await page.waitForURL(`${url}/admin/stores`);
+    await expect(page.getByRole('link', { name: 'team b notes' }).count()).resolves.toBe(0);
+  });
+});
