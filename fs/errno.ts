@@ -14,8 +14,8 @@ export const ERRNO_BY_CODE: Readonly<Record<ErrorCode, number>> = Object.freeze(
   // An HTTP routing refusal; mounts have no methods. Listed so every code has an errno.
   method_not_allowed: Fuse.EINVAL,
   path_conflict: Fuse.EEXIST,
-  // A mount's only precondition is an append's (fs/save-points.ts), replayed and tried again until it
-  // has lost to other sessions' saves 16 times in a row: busy, and retrying is right.
+  // A mount sends no precondition that can fail: an append is kept after the newest text under the
+  // store's lock (fs/save-points.ts). Listed so every code has an errno: busy, and retrying is right.
   precondition_failed: Fuse.EBUSY,
   conflict: Fuse.EBUSY,
   // Mounts send no Idempotency-Key; listed so every code has an errno.

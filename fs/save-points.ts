@@ -33,7 +33,7 @@ export async function commit(ctx: MountContext, d: Draft): Promise<void> {
   ctx.paged.delete(d.path);
   const written = d.bytes;
   const appended = appendedPart(d);
-  let onto = await rebased(ctx, d, appended, d.baseVersionId);
+  const onto = await rebased(ctx, d, appended, d.baseVersionId);
   const path = d.path;
   if (!d.scratch && d.bytes === written) {
     const same = await unchangedMeta(ctx, d, path);
@@ -44,7 +44,7 @@ export async function commit(ctx: MountContext, d: Draft): Promise<void> {
     }
   }
   // Scratch files are checked too, so a bad temp file fails its own close() and not only the rename.
-  let content = decodeUtf8(draftContent(d));
+  const content = decodeUtf8(draftContent(d));
   if (d.scratch) return;
   const caller = await mountCaller(ctx);
   // An mtime set after the last write (cp -p) is kept; otherwise new content takes the save time.
@@ -59,20 +59,16 @@ export async function commit(ctx: MountContext, d: Draft): Promise<void> {
   // A stored file saves by id, so an API rename meanwhile is kept. Deleted or expired elsewhere while
   // it was open, it stays gone: what the descriptor wrote goes nowhere, as on a disk.
   // Its owner and atime are stored already (attrs.ts); only a set mtime must ride with the save.
-  // An append saves only onto the text it was replayed onto (its sha, checked under the store's lock
-  // in the update's own probe: no round trip more); one that lost to another session's save is
-  // replayed onto the newer text and tried again, so both sessions' appends are kept.
+  // An append goes as one: the text it was replayed onto (its sha) and what it added. Should another
+  // session's save have landed since, the service keeps what it added after the newest text, under
+  // the store's lock in the update's own probe, so both sessions' appends are kept and none retries.
+  let stored = content;
   const update = async (): Promise<Memory> => {
-    for (let lost = 0; ; lost++) {
-      const write = onto ? { content, expectedSha256: onto.sha } : { content };
-      try {
-        return await ctx.service.updateMemory(caller, ctx.storeId, d.memoryId, write, mtime, d.syncAsked);
-      } catch (err) {
-        if (!onto || !isMnemoError(err) || err.code !== 'precondition_failed' || lost + 1 >= APPEND_TRIES) throw err;
-        onto = await rebased(ctx, d, appended, onto.versionId);
-        content = decodeUtf8(draftContent(d));
-      }
-    }
+    const saved = onto && appended
+      ? await ctx.service.appendToMemory(caller, ctx.storeId, d.memoryId, { content, onto: onto.sha, appended: decodeUtf8(appended) }, mtime, d.syncAsked)
+      : await ctx.service.updateMemory(caller, ctx.storeId, d.memoryId, { content }, mtime, d.syncAsked);
+    stored = saved.content;
+    return saved;
   };
   // The view keeps its answers across the save when the save is all that changed.
   let memory: MemoryMeta;
@@ -83,6 +79,8 @@ export async function commit(ctx: MountContext, d: Draft): Promise<void> {
     if (!d.claimed) return goneWhileOpen(ctx, d, path);
     memory = await ctx.view.saved(path, () => saveAt(ctx.service.ids('memory')));
   }
+  // Replayed onto text that landed after our read: the draft is what was stored.
+  if (stored !== content) adoptText(d, Buffer.from(stored, 'utf8'));
   d.claimed = null;
   d.memoryId = memory.id;
   d.stored = true;
@@ -178,15 +176,6 @@ function unsavedAttrs(d: Draft): KeptAttrs {
   };
 }
 
-/**
- * How many times an append save is tried, each onto the newest stored text, before it gives up: a
- * loss means another session's save landed between this one's read and its write, which for two
- * sessions appending in a tight loop is about every other save, a coin flip each time (PostgreSQL;
- * on SQLite a save does not interleave). Sixteen losses in a row is then about one contended
- * save in 65,000; the close() that gives up fails with EBUSY and stores nothing.
- */
-const APPEND_TRIES = 16;
-
 /** The bytes a draft that only appended since it was loaded added to its stored text; null for any other draft. */
 function appendedPart(d: Draft): Buffer | null {
   if (!d.stored || !d.appendOnly || d.size <= d.baseSize) return null;
@@ -204,13 +193,15 @@ async function rebased(ctx: MountContext, d: Draft, appended: Buffer | null, ove
   if (!appended) return null;
   const current = await ctx.reader.memory(d.memoryId);
   if (!current) return null;
-  if (current.versionId !== over) {
-    const merged = Buffer.concat([Buffer.from(current.content, 'utf8'), appended]);
-    d.bytes = merged;
-    d.shared = false;
-    d.size = merged.length;
-  }
+  if (current.versionId !== over) adoptText(d, Buffer.concat([Buffer.from(current.content, 'utf8'), appended]));
   return { versionId: current.versionId, sha: current.contentSha256 };
+}
+
+/** The draft holds `bytes` now (its appends after text written elsewhere): its own copy. */
+function adoptText(d: Draft, bytes: Buffer): void {
+  d.bytes = bytes;
+  d.shared = false;
+  d.size = bytes.length;
 }
 
 /**

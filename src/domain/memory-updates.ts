@@ -1,5 +1,5 @@
 /** @module Memory rules that do not need storage: what an update means, and the errors it raises. */
-import { byteLength, sha256Hex } from './content.js';
+import { byteLength, MAX_CONTENT_BYTES, sha256Hex } from './content.js';
 import { MnemoError } from './errors.js';
 import type { Memory } from './types.js';
 
@@ -12,21 +12,42 @@ export type UpdatePlan =
  * already holds exactly what was asked, its expiry included (so retries are idempotent, and a stale
  * caller cannot set or clear the expiry of content it never saw); an update that changes neither
  * content nor path is a no-op and adds no version (an expiry is not versioned).
+ *
+ * `appended`: the update only appends these characters to the text `expectedSha256` names (a
+ * mount's append, `content` being that text with them after it). When the memory holds other text
+ * by now, another writer's save landed first: the precondition does not fail, and the update is
+ * the memory's text as it now stands with `appended` after it. Decided on the row the write read
+ * under the store's lock, so no append is lost or kept twice, and none waits for another's.
  */
 export function planUpdate(
   current: Memory,
-  req: { content?: string; path?: string; expiresAt?: string | null | undefined; expectedSha256?: string | undefined },
+  req: { content?: string; path?: string; expiresAt?: string | null | undefined; expectedSha256?: string | undefined; appended?: string | undefined },
 ): UpdatePlan {
   const path = req.path ?? current.path;
-  const content = req.content ?? current.content;
+  const stale = req.expectedSha256 !== undefined && req.expectedSha256 !== current.contentSha256;
+  const content = stale && req.appended !== undefined ? appendedTo(current, req.appended) : (req.content ?? current.content);
   const unchanged = path === current.path && content === current.content;
   const inPlace = unchanged && (req.expiresAt === undefined || req.expiresAt === current.expiresAt);
-  if (req.expectedSha256 !== undefined && req.expectedSha256 !== current.contentSha256 && !inPlace) {
+  if (stale && req.appended === undefined && !inPlace) {
     throw preconditionFailed(current.id);
   }
   if (unchanged) return { kind: 'noop' };
   const sha256 = content === current.content ? current.contentSha256 : sha256Hex(content);
   return { kind: 'write', path, content, sha256, size: byteLength(content), renamed: path !== current.path };
+}
+
+/** The memory's text with an append after it, refused as any content over the limit is. */
+function appendedTo(current: Memory, appended: string): string {
+  const content = current.content + appended;
+  const bytes = byteLength(content);
+  if (bytes > MAX_CONTENT_BYTES) {
+    throw new MnemoError(
+      'content_too_large',
+      `content is ${bytes} bytes with the append after memory ${current.id}'s newest text; the limit is ${MAX_CONTENT_BYTES} bytes of UTF-8`,
+      { field: 'content' },
+    );
+  }
+  return content;
 }
 
 export function assertDeletePrecondition(current: Memory, expectedSha256: string | undefined): void {

@@ -21,8 +21,21 @@ import { assertStoreRoomAfter, clearOfStoreLimits, usageClearBelow, type StoreLi
  */
 export type Replaces = 'nothing' | 'target' | 'found';
 
+/**
+ * What a write may add: `newBytes` replacing what `replaces` says. `appended`: the bytes an append
+ * adds (port `UpdateMemoryInput.appended`), which the write puts after the target's text if that
+ * changed meanwhile: it then holds the target's bytes and these. `newBytes` is the whole text sent,
+ * the append included, so a write clear of the limits by it is clear replayed too (a replay grows
+ * the store by `appended` alone).
+ */
+export interface WriteRoom {
+  newBytes: number;
+  replaces: Replaces;
+  appended?: number;
+}
+
 /** The admission of `caller`'s write to `storeId`; `room` null: a write that cannot grow the store (a delete, a move). */
-export function writeAdmission(limits: StoreLimits, caller: Caller, storeId: string, room: { newBytes: number; replaces: Replaces } | null): Admission {
+export function writeAdmission(limits: StoreLimits, caller: Caller, storeId: string, room: WriteRoom | null): Admission {
   // A store outside the key's grant is refused before any I/O, as `writable` does.
   assertStoreGranted(caller, storeId);
   return {
@@ -35,7 +48,9 @@ export function writeAdmission(limits: StoreLimits, caller: Caller, storeId: str
       // `found.target` is read only here, near a limit: on SQLite reading it is a query.
       const target = room.replaces === 'nothing' ? null : found.target;
       const old = room.replaces === 'target' ? (target ?? { contentSizeBytes: 0 }) : target;
-      assertStoreRoomAfter(limits, storeId, usage, room.newBytes, old);
+      // An append holds its text or, replayed, the target's with the append after it: counted as the larger.
+      const newBytes = room.appended === undefined || target === null ? room.newBytes : Math.max(room.newBytes, target.contentSizeBytes + room.appended);
+      assertStoreRoomAfter(limits, storeId, usage, newBytes, old);
     },
     nearLimit(usage) {
       return room !== null && !clearOfStoreLimits(limits, usage, room.newBytes);

@@ -8,7 +8,7 @@ import type { IdGenerator } from './ids.js';
 import type { Storage } from '../storage/port.js';
 import type { Caller, Checkpoint, CheckpointReference, ReferenceStatus, Store } from '../domain/types.js';
 import { CONTINUITY_LIMITS, parseCheckpointCreate, type CheckpointRequest } from '../validate/index.js';
-import { assertCheckpointRoom, type StoreLimits } from './limits.js';
+import { checkpointAdmission, type StoreLimits } from './limits.js';
 
 export interface RestoredReference extends CheckpointReference {
   status: ReferenceStatus;
@@ -99,7 +99,8 @@ export function createCheckpoints({ storage, clock, ids, readable, writable, max
       return storage.insertCheckpoint({
         checkpoint: { ...req.bundle, id: ids('checkpoint'), storeId, sizeBytes: req.sizeBytes, createdAt: clock(), createdBy: caller.actor },
         expectedLatestId: req.expectedLatestId,
-        admit: (usage) => assertCheckpointRoom(limits, storeId, usage, req.sizeBytes),
+        // Near the limit, checked against the store less its expired memories, as memory writes are.
+        ...checkpointAdmission(limits, storeId, req.sizeBytes),
       });
     },
 

@@ -66,10 +66,21 @@ export function assertStoreRoomAfter(limits: StoreLimits, storeId: string, usage
 }
 
 /**
- * The refusal of a checkpoint of `sizeBytes` that would take the store past MNEMO_STORE_MAX_BYTES:
- * its checkpoints count with its memories (`usage.bytes` holds both).
+ * A checkpoint save's limit check, run by the adapter in the save's transaction (port
+ * `InsertCheckpointInput`): `admit` refuses a checkpoint of `sizeBytes` that would take the store
+ * past MNEMO_STORE_MAX_BYTES, its checkpoints counting with its memories (`usage.bytes` holds
+ * both); `nearLimit` says when the adapter must show it the usage less the expired memories, as a
+ * memory write's admission does (service/admission.ts).
  */
-export function assertCheckpointRoom(limits: StoreLimits, storeId: string, usage: Usage, sizeBytes: number): void {
+export function checkpointAdmission(limits: StoreLimits, storeId: string, sizeBytes: number): { admit: (usage: Usage) => void; nearLimit: (usage: Usage) => boolean } {
+  return {
+    admit: (usage) => assertCheckpointRoom(limits, storeId, usage, sizeBytes),
+    nearLimit: (usage) => usage.bytes + sizeBytes > limits.maxBytes,
+  };
+}
+
+/** The refusal of a checkpoint of `sizeBytes` that would take the store past MNEMO_STORE_MAX_BYTES. */
+function assertCheckpointRoom(limits: StoreLimits, storeId: string, usage: Usage, sizeBytes: number): void {
   const after = usage.bytes + sizeBytes;
   if (after > limits.maxBytes) {
     throw new MnemoError(

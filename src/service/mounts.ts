@@ -40,6 +40,13 @@ export interface SaveAtInput {
   adds?: boolean;
 }
 
+/** A mount's append (MountService.appendToMemory): `content` is the text whose sha is `onto`, with `appended` after it. */
+export interface AppendWrite {
+  content: string;
+  onto: string;
+  appended: string;
+}
+
 /**
  * What a mount may call: the writes a file system makes (the service's own methods, with the same
  * rules as the API's), its clock and ids, and its store's reader. The service is one. The writes are promises: on a remote
@@ -48,6 +55,8 @@ export interface SaveAtInput {
 export interface MountService {
   saveMemoryAt(caller: Caller, storeId: string, input: SaveAtInput): Promise<WriteResult>;
   updateMemory(caller: Caller, storeId: string, memoryId: string, write: MemoryWrite, attrs?: KeptAttrs, durable?: boolean): Promise<Memory>;
+  /** A save of a file only appended to: kept after the newest text if another writer's save landed first (operations.ts). */
+  appendToMemory(caller: Caller, storeId: string, memoryId: string, write: AppendWrite, attrs?: KeptAttrs, durable?: boolean): Promise<Memory>;
   moveMemory(caller: Caller, storeId: string, memoryId: string, path: string): Promise<Memory>;
   moveTree(caller: Caller, storeId: string, from: string, to: string): Promise<number>;
   deleteMemory(caller: Caller, storeId: string, memoryId: string, expectedSha256?: string): Promise<void>;

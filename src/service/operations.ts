@@ -14,10 +14,10 @@ import { createCheckpoints } from './checkpoints.js';
 import type { Audit } from './audit.js';
 import type { Durability } from './durability.js';
 import type { IdGenerator } from './ids.js';
-import { writeAdmission, type Replaces } from './admission.js';
+import { writeAdmission, type WriteRoom } from './admission.js';
 import { eraseSearchRemnants } from './erasure.js';
 import { createLimits, type StoreLimits } from './limits.js';
-import type { Mounter, SaveAtInput } from './mounts.js';
+import type { AppendWrite, Mounter, SaveAtInput } from './mounts.js';
 import type { Admission, JournaledWrite, Storage, WriteResult } from '../storage/port.js';
 import type {
   Actor,
@@ -37,7 +37,7 @@ import type {
   StorePatch,
   VersionListQuery,
 } from '../domain/types.js';
-import { assertAttrs, assertContent, assertMemoryInput, assertMemoryPath, resolveExpiry } from '../validate/index.js';
+import { assertAttrs, assertContent, assertMemoryInput, assertMemoryPath, parseSha256, resolveExpiry } from '../validate/index.js';
 
 /** What the operations need besides storage: the same for every storage they are built over. */
 export interface OperationDeps {
@@ -92,7 +92,7 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
   }
 
   /** The write's admission (service/admission.ts): its checks run on what the write finds, in its own first round trip. */
-  const admission = (caller: Caller, storeId: string, room: { newBytes: number; replaces: Replaces } | null): Admission =>
+  const admission = (caller: Caller, storeId: string, room: WriteRoom | null): Admission =>
     writeAdmission(deps.limits, caller, storeId, room);
 
   /** chmod, utimens and chown through a mount: kept with the memory, no version (assertAttrs masks the mode). */
@@ -223,6 +223,27 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
       const update = {
         ...s, storeId, memoryId, ...rest,
         ...(expiresAt === undefined ? {} : { expiresAt }),
+        ...(attrs === undefined ? {} : { attrs: assertAttrs(attrs) }),
+      };
+      // The journal keeps the write as data, without the admission: a replay is of a write already admitted.
+      const result = await commit(caller, storeId, (st) => st.updateMemory({ ...update, admission: admitted }), { method: 'updateMemory', input: update }, durable);
+      wrote(caller, result.changed ? 1 : 0);
+      return result.memory;
+    },
+    /**
+     * A mount's save of a file only appended to since it was read: `content` is the text whose sha is
+     * `onto` with `appended` after it. If another writer's save landed first, the write holds the
+     * memory's newest text with `appended` after it, decided under the store's lock (port
+     * `UpdateMemoryInput.appended`): it never fails for that, so appends from any number of sessions
+     * are all kept, each once, and none retries.
+     */
+    async appendToMemory(caller: Caller, storeId: string, memoryId: string, write: AppendWrite, attrs?: KeptAttrs, durable = false): Promise<Memory> {
+      const content = assertContent(write.content);
+      const onto = parseSha256(write.onto, 'onto');
+      if (!content.endsWith(write.appended)) throw new MnemoError('invalid_request', 'appended: must be the end of content', { field: 'appended' });
+      const admitted = admission(caller, storeId, { newBytes: byteLength(content), replaces: 'target', appended: byteLength(write.appended) });
+      const update = {
+        ...stamp(caller), storeId, memoryId, content, expectedSha256: onto, appended: write.appended,
         ...(attrs === undefined ? {} : { attrs: assertAttrs(attrs) }),
       };
       // The journal keeps the write as data, without the admission: a replay is of a write already admitted.

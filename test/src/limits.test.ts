@@ -5,11 +5,15 @@
  * service refuses growth past a limit with `limit_exceeded`.
  */
 import Database from 'better-sqlite3';
-import { describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import type { Caller } from '../../src/domain/types.js';
 import { createService } from '../../src/service/service.js';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 import { codeOf, fakeClock, openCore } from '../helpers/core.js';
 import { UNDO_MIGRATION_9 } from '../helpers/schema-undo.js';
+import { tmpDir } from '../helpers/tmp.js';
+import { parseCheckpointCreate } from '../../src/validate/index.js';
 
 function truth(file: string, storeId: string): { memories: number; bytes: number } {
   const db = new Database(file, { readonly: true });
@@ -110,5 +114,32 @@ describe('the service enforces store limits', () => {
     expect(await core.storage.storeUsage(store.id)).toEqual({ memories: 2, bytes: 10 });
     // Bad content is refused for what it is, before any limit.
     expect(await codeOf(() => service.createMemory(core.caller, store.id, { path: '/x.md', content: 'x'.repeat(200_000) }))).toBe('content_too_large');
+  });
+
+  it('a store at its byte limit whose memories expired takes a checkpoint save that fits without them', async () => {
+    // One clock for the service and the adapter (what its readers hide expired memories by): it moves only when set.
+    const clock = fakeClock('2026-01-01T00:00:00.000Z', 0);
+    const storage = openSqliteStorage(join(tmpDir(), 'mnemo.db'), { clock });
+    onTestFinished(() => storage.close());
+    const service = createService({ storage, clock, limits: { maxBytes: 1000 } });
+    onTestFinished(() => service.durability.stop());
+    const ws = await service.keys.defaultWorkspace();
+    const { key } = await service.keys.createKey('test', 'admin', ws.id);
+    const caller: Caller = { workspaceId: ws.id, actor: { type: 'api_actor', apiKeyId: key.id } };
+    const store = await service.createStore(caller, { name: 'full', description: '', metadata: {} });
+    await service.createMemory(caller, store.id, { path: '/a.md', content: 'a'.repeat(500), expiry: { ttlSeconds: 60 } });
+    await service.createMemory(caller, store.id, { path: '/b.md', content: 'b'.repeat(500), expiry: { ttlSeconds: 60 } });
+    const checkpoint = parseCheckpointCreate({ agent_id: 'agent', session_id: 's1', goal: 'ship it', summary: 's'.repeat(600) });
+    // At the limit while the memories live.
+    expect(await codeOf(() => service.checkpoints.create(caller, store.id, checkpoint))).toBe('limit_exceeded');
+    clock.set('2026-01-01T00:01:00.000Z');
+    // Expired, not yet deleted by a write or the sweep: the counter still holds them; the save is checked without them.
+    expect(await storage.storeUsage(store.id)).toEqual({ memories: 2, bytes: 1000 });
+    const saved = await service.checkpoints.create(caller, store.id, checkpoint);
+    expect(saved.sizeBytes).toBeGreaterThan(600);
+    expect((await service.checkpoints.latest(caller, store.id, 'agent', 's1')).id).toBe(saved.id);
+    // The checkpoint's bytes count: one that would not fit beside it is refused.
+    const more = parseCheckpointCreate({ agent_id: 'agent', session_id: 's2', goal: 'ship it', summary: 's'.repeat(600) });
+    expect(await codeOf(() => service.checkpoints.create(caller, store.id, more))).toBe('limit_exceeded');
   });
 });

@@ -16,6 +16,13 @@ export interface InsertCheckpointInput {
    * usage, which counts its checkpoints' bytes with its memories'; it throws to refuse. Undefined: none.
    */
   admit?: (usage: StoreUsage) => void;
+  /**
+   * Whether `admit` would look closer at this usage (a save near the byte limit), as a memory
+   * write's `Admission.nearLimit`: only then does the adapter read the usage again without the
+   * memories that expired (the counter still holds them until a write or the sweep deletes them)
+   * and show `admit` that instead, so expired memories never refuse a checkpoint that fits.
+   */
+  nearLimit?: (usage: StoreUsage) => boolean;
 }
 
 /** What a checkpoint reference points at now. */

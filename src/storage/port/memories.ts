@@ -81,6 +81,12 @@ export interface UpdateMemoryInput extends WriteStamp {
   content?: string;
   path?: string;
   expectedSha256?: string;
+  /**
+   * The update only appends this text to the one `expectedSha256` names (a mount's append): if the
+   * memory holds other text when the write reads it (under the store's lock), the update is that
+   * text with this after it instead of a precondition failure (src/domain/memory-updates.ts planUpdate).
+   */
+  appended?: string;
   /** New absolute expiry; null clears it; undefined keeps the current one. */
   expiresAt?: string | null;
   /** Attributes a mount save carries (its mode, times, owner; sqlite/schema/attrs.ts); not versioned. */

@@ -10,6 +10,7 @@ import type { Checkpoint } from '../../domain/types.js';
 import type { InsertCheckpointInput, ReferencedMemory, StoreUsage } from '../port.js';
 import { first, run, type Q } from './db.js';
 import { lockStore, type MemoryContext } from './memories.js';
+import { liveUsageReads } from './stores.js';
 import { FULL, actorColumns, bundleJson, byUniqueId, toCheckpoint, toMemoryMeta, type CheckpointRow, type MemoryRow } from './rows.js';
 
 /** Checkpoints from `from` (named `c`), each with whether it is its (agent, session)'s latest. */
@@ -23,11 +24,16 @@ async function get(q: Q, storeId: string, id: string): Promise<Checkpoint | null
 }
 
 export function checkpointOps(ctx: MemoryContext) {
+  const { liveStoreUsage } = liveUsageReads(ctx);
   const writes = {
-    async insertCheckpoint(q: Q, { checkpoint: c, expectedLatestId, admit }: InsertCheckpointInput): Promise<Checkpoint> {
+    async insertCheckpoint(q: Q, { checkpoint: c, expectedLatestId, admit, nearLimit }: InsertCheckpointInput): Promise<Checkpoint> {
       assertStoreWritable(c.storeId, await lockStore(q, c.storeId));
       // Read under the store's lock, as a memory write's probe reads it: no write of the store lands between.
-      if (admit) admit((await first<StoreUsage>(q, 'SELECT memories, bytes FROM store_usage WHERE store_id = $1', [c.storeId])) ?? { memories: 0, bytes: 0 });
+      if (admit) {
+        const usage = (await first<StoreUsage>(q, 'SELECT memories, bytes FROM store_usage WHERE store_id = $1', [c.storeId])) ?? { memories: 0, bytes: 0 };
+        // Near the limit only: the counter less the memories that expired, which it still holds.
+        admit(nearLimit?.(usage) ? await liveStoreUsage(q, c.storeId) : usage);
+      }
       const head = await first<{ checkpoint_id: string; revision: number }>(
         q,
         'SELECT checkpoint_id, revision FROM checkpoint_heads WHERE store_id = $1 AND agent_id = $2 AND session_id = $3',

@@ -13,7 +13,8 @@ const SELECT = `SELECT c.*, (h.checkpoint_id IS NOT NULL) AS is_latest FROM chec
 
 const EXPIRED = '(expires_at IS NOT NULL AND expires_at <= mnemo_now()) AS expired';
 
-export function createCheckpointStatements(db: Db): Synchronous<CheckpointStorage> {
+/** `liveUsage`: the store's usage less its expired memories (sqlite/stores.ts liveStoreUsage), on the same connection. */
+export function createCheckpointStatements(db: Db, liveUsage: (storeId: string) => StoreUsage): Synchronous<CheckpointStorage> {
   const q = {
     storeState: db.prepare('SELECT archived_at AS archivedAt FROM stores WHERE id = ? AND deleted_at IS NULL'),
     usage: db.prepare('SELECT memories, bytes FROM store_usage WHERE store_id = ?'),
@@ -46,9 +47,13 @@ export function createCheckpointStatements(db: Db): Synchronous<CheckpointStorag
   const storeState = (storeId: string): StoreState | null => (q.storeState.get(storeId) as StoreState | undefined) ?? null;
 
   return {
-    insertCheckpoint: writeTx(db, ({ checkpoint: c, expectedLatestId, admit }: InsertCheckpointInput): Checkpoint => {
+    insertCheckpoint: writeTx(db, ({ checkpoint: c, expectedLatestId, admit, nearLimit }: InsertCheckpointInput): Checkpoint => {
       assertStoreWritable(c.storeId, storeState(c.storeId));
-      admit?.((q.usage.get(c.storeId) as StoreUsage | undefined) ?? { memories: 0, bytes: 0 });
+      if (admit) {
+        const usage = (q.usage.get(c.storeId) as StoreUsage | undefined) ?? { memories: 0, bytes: 0 };
+        // Near the limit only: the counter less the memories that expired, which it still holds.
+        admit(nearLimit?.(usage) ? liveUsage(c.storeId) : usage);
+      }
       const head = q.head.get(c.storeId, c.agentId, c.sessionId) as { checkpoint_id: string; revision: number } | undefined;
       const revision = nextRevision(c, head ? { checkpointId: head.checkpoint_id, revision: head.revision } : null, expectedLatestId);
       const a = actorColumns(c.createdBy);

@@ -188,7 +188,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     nextExpiry: changes.nextExpiry,
     ...createSessionStatements(db),
     ...createReceiptStatements(db),
-    ...createCheckpointStatements(db),
+    ...createCheckpointStatements(db, stores.liveStoreUsage),
     ...createAuditStatements(db),
     ...createConsoleSessionStatements(db),
     ...createForkStatements(db),

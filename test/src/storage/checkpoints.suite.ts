@@ -4,17 +4,22 @@ import { codeOf } from '../../helpers/core.js';
 import { newId } from '../../../src/service/ids.js';
 import type { InsertCheckpointInput, Storage } from '../../../src/storage/port.js';
 import type { Actor } from '../../../src/domain/types.js';
+import { checkpointAdmission, DEFAULT_LIMITS } from '../../../src/service/limits.js';
 import { fixture, type MakeStorage } from './fixture.js';
 
 export function runCheckpointSuite(makeStorage: MakeStorage): void {
   describe('checkpoints', () => {
-    function save(storage: Storage, storeId: string, actor: Actor, expectedLatestId: string | null | undefined, who = { agentId: 'agent', sessionId: 's1' }) {
+    function save(
+      storage: Storage, storeId: string, actor: Actor, expectedLatestId: string | null | undefined, who = { agentId: 'agent', sessionId: 's1' },
+      sizeBytes = 100, checks: Pick<InsertCheckpointInput, 'admit' | 'nearLimit'> = {},
+    ) {
       const input: InsertCheckpointInput = {
         checkpoint: {
           ...who, goal: 'ship it', summary: 'so far', constraints: ['c'], decisions: ['d'], openTasks: ['t'], nextAction: null,
-          capsule: 'capsule', references: [], id: newId('checkpoint'), storeId, sizeBytes: 100, createdAt: '2026-03-01T00:00:00.000Z', createdBy: actor,
+          capsule: 'capsule', references: [], id: newId('checkpoint'), storeId, sizeBytes, createdAt: '2026-03-01T00:00:00.000Z', createdBy: actor,
         },
         expectedLatestId,
+        ...checks,
       };
       return storage.insertCheckpoint(input);
     }
@@ -59,6 +64,24 @@ export function runCheckpointSuite(makeStorage: MakeStorage): void {
       await storage.archiveStore(workspace.id, s.id, now());
       expect(await codeOf(() => save(storage, s.id, actor, undefined))).toBe('archived');
       expect(await codeOf(() => save(storage, newId('store'), actor, undefined))).toBe('not_found');
+    });
+
+    it('a checkpoint the usage counter would refuse is checked against the store less its expired memories', async () => {
+      const { storage, stamp, now, actor, addStore } = await fixture(makeStorage);
+      const s = await addStore();
+      const limits = { ...DEFAULT_LIMITS, maxBytes: 1000 };
+      const sized = (sizeBytes: number) => save(storage, s.id, actor, undefined, undefined, sizeBytes, checkpointAdmission(limits, s.id, sizeBytes));
+      await storage.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/kept', content: 'k'.repeat(50) });
+      // The fixture's clock runs in the past: an expiry at its now has passed for the adapter. The counter still holds it.
+      await storage.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/expired', content: 'x'.repeat(900), expiresAt: now() });
+      expect(await storage.storeUsage(s.id)).toEqual({ memories: 2, bytes: 950 });
+      expect(await storage.liveStoreUsage(s.id)).toEqual({ memories: 1, bytes: 50 });
+      // 950 + 100 is over 1,000; 50 + 100 is not.
+      await sized(100);
+      // What does not fit beside the live memory and that checkpoint is refused, and saved nothing.
+      expect(await codeOf(() => sized(851))).toBe('limit_exceeded');
+      expect((await storage.getLatestCheckpoint(s.id, 'agent', 's1'))?.sizeBytes).toBe(100);
+      expect((await sized(850)).sizeBytes).toBe(850);
     });
 
     it('a referenced memory is found by id first, then by path, and an expired one is told from a missing one', async () => {

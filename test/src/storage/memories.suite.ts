@@ -357,6 +357,27 @@ export function runMemorySuite(makeStorage: MakeStorage): void {
       expect(await storage.getMemory(s.id, m.id)).toBeNull();
     });
 
+    it('an append onto text that changed meanwhile is kept after the newest text, once, and one that would pass the size limit is refused', async () => {
+      const { storage, stamp, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      const m = await addMemory(s.id, '/log', 'start\n');
+      const onto = m.contentSha256;
+      // Another writer's append lands first.
+      await storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'start\nB\n', expectedSha256: onto, appended: 'B\n' });
+      const a = await storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'start\nA\n', expectedSha256: onto, appended: 'A\n' });
+      expect(a.changed).toBe(true);
+      expect(a.memory).toMatchObject({ content: 'start\nB\nA\n', contentSha256: sha256Hex('start\nB\nA\n'), contentSizeBytes: 10 });
+      expect((await storage.getMemory(s.id, m.id))!.content).toBe('start\nB\nA\n');
+      // Onto the text it names, an append is the content sent.
+      const c = await storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'start\nB\nA\nC\n', expectedSha256: a.memory.contentSha256, appended: 'C\n' });
+      expect(c.memory.content).toBe('start\nB\nA\nC\n');
+      // Replayed (onto 12 bytes), an append that would take the text past 102,400 bytes is refused, and nothing changes.
+      const big = 'x'.repeat(102_400 - 11);
+      expect(await codeOf(() => storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'start\n' + big, expectedSha256: onto, appended: big }))).toBe('content_too_large');
+      expect((await storage.getMemory(s.id, m.id))!.content).toBe('start\nB\nA\nC\n');
+      expect((await storage.listVersions(s.id, verQ({ memoryId: m.id }))).data).toHaveLength(4);
+    });
+
     it('a rename onto a path that would overlap another memory fails and changes nothing', async () => {
       const { storage, stamp, addStore, addMemory } = await fixture(makeStorage);
       const s = await addStore();
