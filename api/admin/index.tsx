@@ -17,6 +17,7 @@ import { keyPages } from './keys.js';
 import { frameOf, query } from './context.js';
 import { Page } from './layout.js';
 import { memoryPages } from './memory.js';
+import { redactionPages } from './redaction.js';
 import { noticeText, withNotice } from './notices.js';
 import { safeNext, seeOther, trimTrailingSlash } from './redirect.js';
 import { clearSessionCookie, consoleSession, cookieOf, csrfField, formBody, sameOriginPosts, sessionCookie } from './session.js';
@@ -95,6 +96,7 @@ export function adminRoutes(service: Service, { fault, warn, bodySlots, bodyTime
   app.route('/stores', storesPages(service));
   app.route('/stores', storePages(service));
   app.route('/stores', memoryPages(service));
+  app.route('/stores', redactionPages(service));
   app.route('/stores', auditPages(service));
   app.route('/sessions', sessionPages(service));
   app.route('/keys', keyPages(service));
