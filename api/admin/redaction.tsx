@@ -32,7 +32,8 @@ export function redactionPages(service: Service) {
     const frame = frameOf(c);
     return c.html(
       <Page title="Version redacted" frame={frame}>
-        <p><a href={`${memoryPage}#${segment(v.id)}`}>← {before.path ?? v.memoryId}</a></p>
+        {/* Not the redacted version's path: it is erased, and this page shows no erased text. */}
+        <p><a href={`${memoryPage}#${segment(v.id)}`}>← The memory's history</a></p>
         <h1>Version redacted</h1>
         <Notice message={noticeText({ notice: 'version_redacted', held: String(v.contentStillHeldBy ?? 0) })} />
         <HolderList redacted={v} holders={holders} stores={stores} now={now} />
