@@ -33,12 +33,20 @@ export function respond(c: Context<AppEnv>, reply: Reply, replayed: boolean) {
 
 /**
  * A mutation: replay, or run it and record its reply atomically, in a group commit. `run` gets the
- * service's operations on that transaction and must make its writes through them.
+ * service's operations on that transaction and must make its writes through them. `fresh`, when
+ * given, adds to a reply that is not a replay, after the commit and outside the receipt.
  */
-export async function mutation(c: Context<AppEnv>, idem: Idempotency, route: string, body: unknown, run: (ops: Operations) => Promise<Reply>) {
+export async function mutation(
+  c: Context<AppEnv>,
+  idem: Idempotency,
+  route: string,
+  body: unknown,
+  run: (ops: Operations) => Promise<Reply>,
+  fresh?: (reply: Reply) => Promise<Reply>,
+) {
   const req = idempotentRequest(c, route, body);
   const { reply, replayed } = await idem.settle(req, run);
-  return respond(c, reply, replayed);
+  return respond(c, replayed || !fresh ? reply : await fresh(reply), replayed);
 }
 
 /** An async mutation (sessions): concurrent retries wait for the first, then replay its answer. */

@@ -1,5 +1,5 @@
 /** @module Domain → wire JSON, exactly as @anthropic-ai/sdk's beta.memoryStores types declare it. */
-import type { Actor, AdminAction, Memory, MemoryListItem, MemoryMeta, MemoryVersion, Page, Session, Store, View } from '../src/index.js';
+import type { Actor, AdminAction, Memory, MemoryListItem, MemoryMeta, MemoryVersion, Page, Session, Store, TextHolders, View } from '../src/index.js';
 
 export function toWireActor(a: Actor) {
   return a.type === 'api_actor'
@@ -62,6 +62,21 @@ export function toWireVersion(v: MemoryVersion, view: View) {
     redacted_by: v.redactedBy ? toWireActor(v.redactedBy) : null,
     // Additive, on a redaction's answer only: other versions that still hold the same text.
     ...(v.contentStillHeldBy === undefined ? {} : { content_still_held_by: v.contentStillHeldBy }),
+  };
+}
+
+/** mnemo extension, beside `content_still_held_by` on a redaction's first answer: which versions still hold the text. */
+export function toWireTextHolders(h: TextHolders) {
+  return {
+    data: h.data.map((v) => ({
+      id: v.id,
+      memory_store_id: v.storeId,
+      memory_id: v.memoryId,
+      path: v.path,
+      created_at: v.createdAt,
+      current: v.current,
+    })),
+    has_more: h.hasMore,
   };
 }
 

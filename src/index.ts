@@ -108,9 +108,12 @@ export type {
   Session,
   SessionResource,
   Store,
+  TextHolder,
+  TextHolders,
   View,
   Workspace,
 } from './domain/types.js';
+export { TEXT_HOLDERS_MAX } from './service/text-holders.js';
 export { apiKeyJson, workspaceJson } from './cli/key-wire.js';
 export { packageVersion } from './cli/version.js';
 export { diskFull, isDiskFull } from './storage/common/disk-full.js';

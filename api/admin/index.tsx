@@ -18,6 +18,7 @@ import { frameOf, query } from './context.js';
 import { Page } from './layout.js';
 import { memoryPages } from './memory.js';
 import { isEditForm, memoryEditPages } from './memory-edit.js';
+import { redactionPages } from './redaction.js';
 import { noticeText, withNotice } from './notices.js';
 import { safeNext, seeOther, trimTrailingSlash } from './redirect.js';
 import { clearSessionCookie, consoleSession, cookieOf, csrfField, formBody, sameOriginPosts, sessionCookie } from './session.js';
@@ -129,6 +130,7 @@ function workspaceRoutes(service: Service) {
   app.route('/stores', storePages(service));
   app.route('/stores', memoryPages(service));
   app.route('/stores', memoryEditPages(service));
+  app.route('/stores', redactionPages(service));
   app.route('/stores', auditPages(service));
   app.route('/sessions', sessionPages(service));
   app.route('/keys', keyPages(service));

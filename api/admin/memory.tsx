@@ -1,17 +1,16 @@
 /**
  * @module /admin/stores/:store/memories/:memory: current content, metadata, version history with a
- * diff between any two versions, and redaction (a dialog showing what will be erased, for ever).
- * *Edit* and *Delete* are in memory-edit.tsx.
+ * diff between any two versions, and redaction (a dialog showing what will be erased, for ever;
+ * the form posts to redaction.tsx). *Edit* and *Delete* are in memory-edit.tsx.
  */
 import { Hono } from 'hono';
-import { MnemoError, notFound, parseVersionListQuery, type LineDiff, type Memory, type MemoryVersion, type Service } from '../../src/index.js';
+import { MnemoError, parseVersionListQuery, type LineDiff, type Memory, type MemoryVersion, type Service } from '../../src/index.js';
 import { canWrite, frameOf, isAdmin, keyNames, query } from './context.js';
 import { Diff, type DiffLayout } from './diff.js';
 import type { AdminEnv } from './env.js';
 import { Page } from './layout.js';
 import { MemoryControls } from './memory-edit.js';
-import { noticeText, withNotice } from './notices.js';
-import { seeOther, segment } from './redirect.js';
+import { noticeText } from './notices.js';
 import { ActorName, Alert, Cancel, Csrf, Dialog, kb, Notice, OpenDialog, Pager, qs, Time } from './ui.js';
 
 export function memoryPages(service: Service) {
@@ -89,17 +88,6 @@ export function memoryPages(service: Service) {
         ) : null}
       </Page>,
     );
-  });
-
-  app.post('/:store/memories/:memory/versions/:version/redact', async (c) => {
-    const storeId = c.req.param('store');
-    const versionId = c.req.param('version');
-    // The form's URL names the memory; a version of another memory is not one of its versions.
-    const before = await service.getVersion(c.var.caller, storeId, versionId);
-    if (before.memoryId !== c.req.param('memory')) throw notFound('memory version', versionId);
-    const v = await service.redactVersion(c.var.caller, storeId, versionId);
-    const page = withNotice(`${c.var.root}/stores/${segment(storeId)}/memories/${segment(v.memoryId)}`, 'version_redacted', v.contentStillHeldBy ?? 0);
-    return seeOther(c, `${page}#${segment(v.id)}`);
   });
 
   return app;

@@ -75,6 +75,25 @@ export const MemoryVersion = z
       .int()
       .optional()
       .meta({ description: "mnemo extension, on a redaction's answer only: other unredacted versions in the workspace that still hold the same text, whose bytes therefore stay (0: erased)" }),
+    content_still_held_in: z
+      .strictObject({
+        data: z.array(
+          z.strictObject({
+            id: z.string(),
+            memory_store_id: z.string(),
+            memory_id: z.string(),
+            path: z.string().nullable(),
+            created_at: timestamp,
+            current: z.boolean().meta({ description: "the current version of a live memory: it cannot be redacted until the memory changes or is deleted" }),
+          }),
+        ),
+        has_more: z.boolean(),
+      })
+      .optional()
+      .meta({
+        description:
+          "mnemo extension, on a redaction's first answer only (not on a replay): the first 100 of those versions, newest first, in the stores the key may see; has_more when more hold it",
+      }),
   })
   .meta({ id: 'MemoryVersion' });
 

@@ -1,10 +1,10 @@
 /** @module /v1/memory_stores/:store/memory_versions: list, retrieve, redact. */
 import { Hono } from 'hono';
-import { parseVersionListQuery, parseView, type Idempotency, type Service } from '../../src/index.js';
+import { parseVersionListQuery, parseView, type Idempotency, type MemoryVersion, type Service } from '../../src/index.js';
 import type { AppEnv } from '../env.js';
 import { mutation, ok } from '../idempotency.js';
 import { noBody, query } from '../request.js';
-import { toWirePage, toWireVersion } from '../wire.js';
+import { toWirePage, toWireTextHolders, toWireVersion } from '../wire.js';
 
 export function versionRoutes(service: Service, idem: Idempotency) {
   const app = new Hono<AppEnv>();
@@ -24,9 +24,16 @@ export function versionRoutes(service: Service, idem: Idempotency) {
   app.post('/:store/memory_versions/:version/redact', async (c) => {
     await noBody(c);
     const storeId = c.req.param('store');
+    let redacted: MemoryVersion | null = null;
     return mutation(c, idem, 'POST /v1/memory_stores/{id}/memory_versions/{version_id}/redact', null, async (ops) => {
       const version = await ops.redactVersion(c.var.caller, storeId, c.req.param('version'));
+      redacted = version;
       return ok(toWireVersion(version, 'full'), { storeId, versionId: version.id });
+    }, async (reply) => {
+      // Read once the redaction has committed, and kept out of its receipt: the paths listed may be
+      // redacted later, and a receipt must not keep them (a replay answers with the count alone).
+      const holders = redacted && (await service.textHolders(c.var.caller, redacted));
+      return holders ? { ...reply, body: { ...(reply.body as object), content_still_held_in: toWireTextHolders(holders) } } : reply;
     });
   });
 

@@ -129,6 +129,42 @@ export interface MemoryVersion {
    * any holds them; 0 means they are gone).
    */
   contentStillHeldBy?: number;
+  /**
+   * Only on the answer of the redaction that just erased it, in this process, never on the wire:
+   * the erased text's sha256, which the service's `textHolders` looks for once the redaction has
+   * committed (the version itself no longer names it).
+   */
+  erasedSha256?: string;
+}
+
+/**
+ * An unredacted version that still holds a text a redaction just erased from another (README,
+ * "Redaction"): where to find it, and whether it may be redacted now.
+ */
+export interface TextHolder {
+  id: string;
+  storeId: string;
+  memoryId: string;
+  /** The version's path (unredacted versions have one). */
+  path: string | null;
+  createdAt: string;
+  /** The current version of a live memory: it cannot be redacted until the memory changes or goes. */
+  current: boolean;
+}
+
+/** The first holders of a text, newest first; `hasMore` when more hold it than were listed. */
+export interface TextHolders {
+  data: TextHolder[];
+  hasMore: boolean;
+}
+
+export interface TextHolderQuery {
+  /** At most this many (TEXT_HOLDERS_MAX for the faces). */
+  limit: number;
+  /** The stores to look in (a key's grant); null: every store of the workspace. */
+  only: readonly string[] | null;
+  /** A memory whose expiry is at or before this instant is none: its head is no current version. */
+  now: string;
 }
 
 export type Access = 'read_write' | 'read_only';

@@ -25,6 +25,7 @@ import { createMountReader } from './mount-reader.js';
 import { NO_MOUNTS, type Mounter, type MountReader, type MountService } from './mounts.js';
 import { faceOf, operationsCache, type Operations } from './operations.js';
 import { checkReadiness } from './readiness.js';
+import { createTextHolders } from './text-holders.js';
 import { ownSession } from '../domain/nodes.js';
 import { AGENT_MOUNT_ROOT, createSessions } from './sessions.js';
 
@@ -269,6 +270,11 @@ export function createService({
     diffVersion: createDiffs({ storage, readable: ops.getStore, thread: diffThread }),
     /** The line runs between two texts, for the console's diff views: on the diff thread too. */
     lineDiff: (from: string, to: string): Promise<LineDiff> => diffThread.run({ kind: 'runs', from, to }),
+    /**
+     * After a redaction has committed, outside its transaction (on SQLite a reader thread reads it):
+     * the versions the caller may see that still hold the text it erased (src/service/text-holders.ts).
+     */
+    textHolders: createTextHolders({ storage, readable: ops.getStore, clock }),
     /** MCP memory_edit: a str_replace or insert on the text as read, applied again if it changed meanwhile (src/service/edits.ts). */
     editMemory: createEdit(ops),
     /** MCP memory_write: create the memory at a path or replace its content, re-read if another writer created or deleted it meanwhile (src/service/writes.ts). */

@@ -313,21 +313,34 @@ describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () 
     expect(await page.getByRole('link', { name: 'Next results →' }).count()).toBe(0);
   });
 
-  it('redacting a version whose text another version still holds says so, with how many, as the API does', async () => {
+  it('redacting a version whose text other versions still hold says how many and lists them, each with its own Redact, as the API does', async () => {
     const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'dup text' })).json.id;
     const a = (await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories`, { path: '/a.md', content: 'api_token=sk-live-123\n' })).json;
     await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories/${a.id}`, { content: 'cleaned\n' });
-    await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories`, { path: '/copy.md', content: 'api_token=sk-live-123\n' });
+    const old = (await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories`, { path: '/old-copy.md', content: 'api_token=sk-live-123\n' })).json;
+    await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories/${old.id}`, { content: 'cleaned too\n' });
+    const copy = (await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories`, { path: '/copy.md', content: 'api_token=sk-live-123\n' })).json;
     await page.goto(`${url}/admin/stores/${st}/memories/${a.id}`);
     const row = page.locator(`tr[id="${a.memory_version_id}"]`);
     await row.getByRole('button', { name: 'Redact' }).click();
     const dialog = page.getByRole('dialog');
     expect(await dialog.textContent()).toContain('the text stays stored until that version is redacted as well');
     await dialog.getByRole('button', { name: 'Redact version' }).click();
-    await page.waitForURL(/notice=version_redacted/);
+    await page.getByRole('heading', { name: 'Versions that still hold the same text' }).waitFor();
     const notice = await page.getByRole('status').textContent();
-    expect(notice).toContain('its content is not: 1 other version in this workspace still holds the same text');
+    expect(notice).toContain('its content is not: 2 other versions in this workspace still hold the same text');
     expect(notice).not.toContain('content and path are erased');
+    expect(await page.locator(`tr[id="holder-${copy.memory_version_id}"]`).textContent()).toContain('cannot be redacted');
+    await screenshot(page, 'redaction-holders');
+    // One click on the other holder: its dialog opens on Cancel, and confirming lists what is left.
+    await page.locator(`tr[id="holder-${old.memory_version_id}"]`).getByRole('button', { name: 'Redact' }).click();
+    const again = page.getByRole('dialog');
+    expect(await page.evaluate('document.activeElement && document.activeElement.textContent')).toBe('Cancel');
+    expect(await again.textContent()).toContain('/old-copy.md');
+    await again.getByRole('button', { name: 'Redact version' }).click();
+    await page.waitForFunction(`!document.getElementById('holder-${old.memory_version_id}')`);
+    expect(await page.getByRole('status').textContent()).toContain('1 other version in this workspace still holds the same text');
+    expect((await api(url, admin, 'GET', `/v1/memory_stores/${st}/memory_versions/${old.memory_version_id}`)).json.redacted_at).toEqual(expect.any(String));
   });
 
   it('a confirmation dialog opens with focus on Cancel, so pressing Enter twice redacts, archives or ends nothing', async () => {

@@ -55,8 +55,8 @@ export function expectMemory(m: Memory, want: { path: string; content: string; s
 }
 
 export function expectVersionShape(v: Version): void {
-  // content_still_held_by: additive, on a redaction's answer only (README, "Content stored once").
-  expect(Object.keys(v).filter((k) => k !== 'content_still_held_by').sort()).toEqual([
+  // content_still_held_by and _in: additive, on a redaction's answer only (README, "Content stored once", "Redaction").
+  expect(Object.keys(v).filter((k) => k !== 'content_still_held_by' && k !== 'content_still_held_in').sort()).toEqual([
     'content', 'content_sha256', 'content_size_bytes', 'created_at', 'created_by', 'id', 'memory_id', 'memory_store_id', 'operation', 'path',
     'redacted_at', 'redacted_by', 'type',
   ]);

@@ -226,8 +226,9 @@ describe('redaction', () => {
       redacted_at: timestamp(),
       redacted_by: { type: 'api_actor', api_key_id: expect.stringMatching(/^apikey_/) },
       content_still_held_by: 0,
+      content_still_held_in: { data: [], has_more: false },
     });
-    const stored = { ...r, content_still_held_by: undefined };
+    const stored = { ...r, content_still_held_by: undefined, content_still_held_in: undefined };
     expect(await versions().retrieve(r.id, { memory_store_id: store.id })).toEqual(stored);
     expect(await versions().retrieve(r.id, { memory_store_id: store.id, view: 'basic' })).toEqual(stored);
     const listed = (await allVersions({ view: 'full' })).find((v) => v.id === r.id);
@@ -268,7 +269,7 @@ describe('redaction', () => {
     const second = await versions.redact(m.memory_version_id, { memory_store_id: store.id });
     // Only the redaction that erased the text counts who else holds it.
     expect((first as { content_still_held_by?: number }).content_still_held_by).toBe(0);
-    expect(second).toEqual({ ...first, content_still_held_by: undefined });
+    expect(second).toEqual({ ...first, content_still_held_by: undefined, content_still_held_in: undefined });
   });
 
   it('is allowed in an archived store', async () => {

@@ -3,7 +3,7 @@
  * columns parsed. PostgreSQL's columns are SQLite's (postgres/schema/v1.ts); where a flag is
  * SQLite's 0/1 and PostgreSQL's boolean, the row type says both.
  */
-import type { Actor, AdminAction, AdminActionKind, ApiKey, Checkpoint, CheckpointBundle, Memory, MemoryMeta, MemoryVersion, Operation, Retention, Role, Session, Store, Workspace } from '../../domain/types.js';
+import type { Actor, AdminAction, AdminActionKind, ApiKey, Checkpoint, CheckpointBundle, Memory, MemoryMeta, MemoryVersion, Operation, Retention, Role, Session, Store, TextHolder, TextHolders, Workspace } from '../../domain/types.js';
 import type { Receipt } from '../port.js';
 
 export interface StoreRow {
@@ -173,6 +173,24 @@ export function toVersion(r: VersionRow): MemoryVersion {
     redactedAt: r.redacted_at,
     redactedBy: r.redacted_by_type && r.redacted_by_id ? toActor(r.redacted_by_type, r.redacted_by_id) : null,
   };
+}
+
+/** A row of HOLDERS_IN_WORKSPACE (sqlite/contents.ts, postgres/contents.ts): `current` is 0/1 or a boolean. */
+export interface TextHolderRow {
+  id: string;
+  store_id: string;
+  memory_id: string;
+  path: string | null;
+  created_at: string;
+  current: number | boolean;
+}
+
+/** Holders read with a limit one past `limit`: the extra row only says there are more. */
+export function toTextHolders(rows: readonly TextHolderRow[], limit: number): TextHolders {
+  const data: TextHolder[] = rows.slice(0, limit).map((r) => ({
+    id: r.id, storeId: r.store_id, memoryId: r.memory_id, path: r.path, createdAt: r.created_at, current: Boolean(r.current),
+  }));
+  return { data, hasMore: rows.length > limit };
 }
 
 export function toApiKey(r: ApiKeyRow): ApiKey {

@@ -12,6 +12,8 @@ import type {
   MemoryVersion,
   Page,
   Store,
+  TextHolderQuery,
+  TextHolders,
   VersionListQuery,
 } from '../../domain/types.js';
 import type { StoreUsage } from './stores.js';
@@ -198,4 +200,11 @@ export interface MemoryStorage {
    * first, in the same transaction, as the expiry sweep would (a `deleted` version dated at its expiry).
    */
   redactVersion(storeId: string, id: string, actor: Actor, now: string): Promise<MemoryVersion>;
+  /**
+   * The unredacted versions in `storeId`'s workspace whose text has sha `sha256` (those a redaction's
+   * `contentStillHeldBy` counts), in the stores `q.only` names and anyone can see (no fork being
+   * built), newest first, at most `q.limit`. It grows with how many versions hold the text: SQLite
+   * reads it on a reader thread, so it sees committed writes only.
+   */
+  listTextHolders(storeId: string, sha256: string, q: TextHolderQuery): Promise<TextHolders>;
 }

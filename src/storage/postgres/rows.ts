@@ -27,6 +27,8 @@ export {
   toSession,
   toStore,
   toVersion,
+  toTextHolders,
+  type TextHolderRow,
   type MemoryRow,
   type SessionRow,
   type StoreRow,

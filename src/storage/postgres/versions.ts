@@ -6,16 +6,16 @@
  */
 import { assertStoreFound } from '../../domain/memory-rules.js';
 import { planRedaction } from '../../domain/version-rules.js';
-import type { Actor, MemoryVersion, Page, VersionListQuery } from '../../domain/types.js';
+import type { Actor, MemoryVersion, Page, TextHolderQuery, TextHolders, VersionListQuery } from '../../domain/types.js';
 import { cursorNumber, decodeCursor, encodeCursor } from '../cursor.js';
 import { all, first, lookup, run, type Q } from './db.js';
 import { redactReceipts } from './receipts.js';
-import { HELD_IN_WORKSPACE, versionContent } from './contents.js';
+import { HELD_IN_WORKSPACE, HOLDERS_IN_WORKSPACE, versionContent } from './contents.js';
 import { purgeExpiredMemory } from './expiry.js';
 import { lockStore } from './memories.js';
 import { publishVersionRedacted } from './notify.js';
 import { keepFloor } from './path-floors.js';
-import { actorColumns, byUniqueId, toVersion, type VersionRow } from './rows.js';
+import { actorColumns, byUniqueId, toTextHolders, toVersion, type TextHolderRow, type VersionRow } from './rows.js';
 
 const BASIC =
   'seq, id, store_id, memory_id, operation, path, NULL AS content, content_sha256, content_size_bytes, created_at, actor_type, actor_id, redacted_at, redacted_by_type, redacted_by_id';
@@ -50,6 +50,11 @@ export const versionReads = {
     );
     const page = rows.slice(0, lq.limit);
     return { data: page.map(toVersion), nextPage: rows.length > lq.limit ? encodeCursor({ s: page[page.length - 1]!.seq }) : null };
+  },
+
+  async listTextHolders(q: Q, storeId: string, sha256: string, hq: TextHolderQuery): Promise<TextHolders> {
+    const rows = await all<TextHolderRow>(q, HOLDERS_IN_WORKSPACE, [sha256, storeId, hq.now, hq.only === null ? null : [...hq.only], hq.limit + 1]);
+    return toTextHolders(rows, hq.limit);
   },
 };
 

@@ -18,7 +18,7 @@ import type { ChildWalk } from './tree.js';
 import type { Synchronous, SyncReads } from './reads.js';
 import { writeTx, type Db, type Statement } from './tx.js';
 
-type MemoryStatements = Omit<Synchronous<port.MemoryStorage>, 'getVersion' | 'listVersions' | 'redactVersion' | 'listMemories' | 'getMemoryInStore'> & Pick<SyncReads, 'listMemories'>;
+type MemoryStatements = Omit<Synchronous<port.MemoryStorage>, 'getVersion' | 'listVersions' | 'redactVersion' | 'listTextHolders' | 'listMemories' | 'getMemoryInStore'> & Pick<SyncReads, 'listMemories'>;
 
 /** How many live memories a directory move of `from` moves (its version ids are made beforehand: sqlite/reads.ts). */
 export function createTreeCount(db: Db): (storeId: string, from: string) => number {

@@ -40,7 +40,7 @@ export type Elsewhere = <T>(write: () => Promise<T>) => Promise<T>;
 /** Methods that are promises already (reader threads, WAL syncs). */
 type AsyncMethod =
   | 'searchMemories' | 'listMemories' | 'listStores' | 'listVersions' | 'listChanges' | 'integrityCheck' | 'domainCheck' | 'searchBacklog'
-  | 'listDirectoryAsOf' | 'hasMemoriesUnderAsOf' | 'syncCommits';
+  | 'listDirectoryAsOf' | 'hasMemoriesUnderAsOf' | 'syncCommits' | 'listTextHolders';
 
 export interface PortParts {
   connection: ConnectionMethods;

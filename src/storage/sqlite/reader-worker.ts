@@ -122,13 +122,15 @@ function openPurger(): StorePurge {
 }
 const search = createSearchStatements(db, noIndex);
 const history = createHistoryStatements(db);
+const versions = createVersionStatements(db, noIndex);
 const children = createChildWalk(db);
 const reads: SyncReads = {
   searchMemories: search.searchMemories,
   searchBacklog: search.searchBacklog,
   listMemories: createMemoryStatements(db, children).listMemories,
   listStores: createStoreStatements(db).listStores,
-  listVersions: createVersionStatements(db, noIndex).listVersions,
+  listVersions: versions.listVersions,
+  listTextHolders: versions.listTextHolders,
   listChanges: createFeedStatements(db).listChanges,
   integrityCheck: checks.integrityCheck,
   domainCheck: () => (domainCheck ??= openDomainCheck())(),

@@ -6,7 +6,7 @@
  * them return promises; point lookups by key stay on the serving connection.
  */
 import type { DirectoryListing, MetaAsOf, MoveTreeInput } from '../port.js';
-import type { Change, ChangeQuery, MemoryListItem, MemoryListQuery, MemoryVersion, Page, SearchPage, SearchQuery, Store, StoreListQuery, VersionListQuery } from '../../domain/types.js';
+import type { Change, ChangeQuery, MemoryListItem, MemoryListQuery, MemoryVersion, Page, SearchPage, SearchQuery, Store, StoreListQuery, TextHolderQuery, TextHolders, VersionListQuery } from '../../domain/types.js';
 
 export interface SyncReads {
   /** Reads only: the full-text index is brought up to date on the writer before (sqlite/search.ts). */
@@ -14,6 +14,8 @@ export interface SyncReads {
   listMemories(storeId: string, q: MemoryListQuery): Page<MemoryListItem>;
   listStores(workspaceId: string, q: StoreListQuery, only?: readonly string[] | null): Page<Store>;
   listVersions(storeId: string, q: VersionListQuery): Page<MemoryVersion>;
+  /** The versions still holding a text a redaction erased: as many as hold it (storage/port/memories.ts). */
+  listTextHolders(storeId: string, sha256: string, q: TextHolderQuery): TextHolders;
   listChanges(storeId: string, q: ChangeQuery): Change[];
   integrityCheck(): string[];
   domainCheck(): string[];

@@ -2,19 +2,19 @@
 import { truncateWalSoon } from './wal-checkpointer.js';
 import { assertStoreFound, type StoreState } from '../../domain/memory-rules.js';
 import { planRedaction } from '../../domain/version-rules.js';
-import type { Actor, MemoryVersion, Page, VersionListQuery } from '../../domain/types.js';
+import type { Actor, MemoryVersion, Page, TextHolderQuery, TextHolders, VersionListQuery } from '../../domain/types.js';
 import { cursorNumber, decodeCursor, encodeCursor } from '../cursor.js';
 import type { MemoryStorage } from '../port.js';
-import { actorColumns, toVersion, type VersionRow } from '../common/rows.js';
+import { actorColumns, toTextHolders, toVersion, type TextHolderRow, type VersionRow } from '../common/rows.js';
 import type { Synchronous, SyncReads } from './reads.js';
 import { createReceiptRedaction } from './receipts.js';
-import { HELD_IN_WORKSPACE, versionContent } from './contents.js';
+import { HELD_IN_WORKSPACE, HOLDERS_IN_WORKSPACE, versionContent } from './contents.js';
 import { createFloorKeep } from './path-floors.js';
 import type { SearchIndex } from './search-index.js';
 import { afterCommit, writeTx, type Db, type Statement } from './tx.js';
 import { createExpiredMemoryPurge } from './expiry.js';
 
-type VersionStatements = Pick<Synchronous<MemoryStorage>, 'getVersion' | 'redactVersion'> & Pick<SyncReads, 'listVersions'>;
+type VersionStatements = Pick<Synchronous<MemoryStorage>, 'getVersion' | 'redactVersion'> & Pick<SyncReads, 'listVersions' | 'listTextHolders'>;
 
 export function createVersionStatements(db: Db, index: SearchIndex): VersionStatements {
   const q = {
@@ -22,6 +22,7 @@ export function createVersionStatements(db: Db, index: SearchIndex): VersionStat
     get: db.prepare(`SELECT v.*, ${versionContent('v')} AS content FROM versions v WHERE v.store_id = ? AND v.id = ?`),
     // By the memory's id: there is no index on version_id, and this must not scan the store.
     heldInWorkspace: db.prepare(HELD_IN_WORKSPACE).pluck(),
+    holders: db.prepare(HOLDERS_IN_WORKSPACE),
     isHead: db.prepare('SELECT 1 FROM memories WHERE id = ? AND version_id = ?'),
     redact: db.prepare(
       `UPDATE versions SET path = NULL, content_sha256 = NULL, content_size_bytes = NULL,
@@ -95,6 +96,12 @@ export function createVersionStatements(db: Db, index: SearchIndex): VersionStat
       const rows = listStatement(lq).all(params) as VersionRow[];
       const page = rows.slice(0, lq.limit);
       return { data: page.map(toVersion), nextPage: rows.length > lq.limit ? encodeCursor({ s: page[page.length - 1]!.seq }) : null };
+    },
+
+    listTextHolders(storeId: string, sha256: string, hq: TextHolderQuery): TextHolders {
+      const only = hq.only === null ? null : JSON.stringify(hq.only);
+      const rows = q.holders.all({ sha: sha256, store: storeId, only, now: hq.now, limit: hq.limit + 1 }) as TextHolderRow[];
+      return toTextHolders(rows, hq.limit);
     },
 
     redactVersion: (() => {

@@ -624,6 +624,36 @@ export function runMemorySuite(makeStorage: MakeStorage): void {
       expect(await storage.redactVersion(s.id, m.versionId, { type: 'api_actor', apiKeyId: 'other' }, '2026-05-01T00:00:00.000Z')).toEqual(first);
     });
 
+    it('the holders of a text are its unredacted versions in the store\'s workspace, newest first, capped, in the stores named, each saying whether it is a live head', async () => {
+      const { storage, stamp, addStore, addMemory, now } = await fixture(makeStorage);
+      const s = await addStore();
+      const t = await addStore('other');
+      const w2 = { id: newId('workspace'), name: 'w2', createdAt: now() };
+      await storage.insertWorkspace(w2, false);
+      const elsewhere = await addStore('elsewhere', w2.id);
+      const old = await addMemory(s.id, '/old', 'same');
+      await storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: old.id, content: 'changed' });
+      const head = await addMemory(t.id, '/head', 'same');
+      const expired = await storage.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/expired', content: 'same', expiresAt: now() });
+      await addMemory(elsewhere.id, '/theirs', 'same');
+      await addMemory(s.id, '/unrelated', 'different');
+      const all = { limit: 10, only: null, now: now() };
+      const held = await storage.listTextHolders(s.id, old.contentSha256, all);
+      expect(held).toEqual({
+        data: [
+          { id: expired.versionId, storeId: s.id, memoryId: expired.id, path: '/expired', createdAt: expired.createdAt, current: false },
+          { id: head.versionId, storeId: t.id, memoryId: head.id, path: '/head', createdAt: head.createdAt, current: true },
+          { id: old.versionId, storeId: s.id, memoryId: old.id, path: '/old', createdAt: old.createdAt, current: false },
+        ],
+        hasMore: false,
+      });
+      expect(await storage.listTextHolders(s.id, old.contentSha256, { ...all, limit: 2 })).toEqual({ data: held.data.slice(0, 2), hasMore: true });
+      expect((await storage.listTextHolders(s.id, old.contentSha256, { ...all, only: [t.id] })).data.map((h) => h.id)).toEqual([head.versionId]);
+      expect(await storage.listTextHolders(s.id, old.contentSha256, { ...all, only: [] })).toEqual({ data: [], hasMore: false });
+      await storage.redactVersion(s.id, old.versionId, stamp().actor, now());
+      expect((await storage.listTextHolders(t.id, old.contentSha256, all)).data.map((h) => h.id)).toEqual([expired.versionId, head.versionId]);
+    });
+
     it('once its memory is deleted, what was its head version can be redacted', async () => {
       const { storage, stamp, addStore, addMemory, actor, now } = await fixture(makeStorage);
       const s = await addStore();
