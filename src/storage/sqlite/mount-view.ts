@@ -127,7 +127,9 @@ function smallListing(walk: Iterable<Child>, prefix: string, max: number): Direc
  * `listDirectoryNames` for the port, as `listBigDirectoriesElsewhere` splits `listDirectory`: the
  * first INLINE_LISTING_MAX entries on the serving connection, a small directory's answer made from
  * them, and a bigger one's whole answer from a reader thread, where its names are sorted too: the
- * serving thread gets them ready for readdir, and only them.
+ * serving thread gets them ready for readdir, and only them. Names alone (no `listingUpTo`) go to
+ * the thread at once: their caller (the mount) asks so for a directory it found big, and those first
+ * entries' rows cost the serving thread more than the rest of the listing does.
  */
 export function namesOfBigDirectoriesElsewhere(
   inline: Pick<MountViewStatements, 'listDirectory' | 'listDirectoryNames'>,
@@ -136,6 +138,10 @@ export function namesOfBigDirectoriesElsewhere(
 ): (storeId: string, dir: string, listingUpTo?: number) => DirectoryNames | DirectoryListing | Promise<DirectoryNames | DirectoryListing> {
   if (!elsewhere) return inline.listDirectoryNames;
   return (storeId, dir, listingUpTo = -1) => {
+    if (listingUpTo < 0) {
+      beforeElsewhere();
+      return elsewhere(storeId, dir, listingUpTo);
+    }
     const head = inline.listDirectory(storeId, dir, INLINE_LISTING_MAX);
     if (head.truncated) {
       beforeElsewhere();
