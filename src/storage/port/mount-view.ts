@@ -31,10 +31,11 @@ export interface MountViewStorage {
   listDirectory(storeId: string, dir: string, limit?: number): Promise<DirectoryListing>;
   /**
    * The names of a directory's direct children, for a readdir that does not keep its listing (a big
-   * directory): the same entries `listDirectory` gives, sorted, each with its kind. A directory of at
-   * most `listingUpTo` entries (default 0) is answered with its `listDirectory` listing instead, so a
-   * reader that keeps small listings and not big ones asks once. Like `listDirectory`, a walk that
-   * grows with the directory: the SQLite adapter runs a big one on a reader thread, the PostgreSQL
+   * directory): the same entries `listDirectory` gives, sorted, each with its kind. Given
+   * `listingUpTo`, a directory of at most that many entries is answered with its `listDirectory`
+   * listing instead, so a reader that keeps small listings and not big ones asks once. Like
+   * `listDirectory`, a walk that grows with the directory: the SQLite adapter runs a big one on a
+   * reader thread (names alone, asked for a directory known to be big, always), the PostgreSQL
    * adapter in pages.
    */
   listDirectoryNames(storeId: string, dir: string, listingUpTo?: number): Promise<DirectoryNames | DirectoryListing>;
