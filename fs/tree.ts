@@ -7,7 +7,7 @@
  */
 import { after, type Answer } from './answer.js';
 import Fuse, { type DirEntries } from './binding/fuse.js';
-import { MAX_SEGMENTS, NAME_MAX, assertEntryName, assertMemoryPath, baseName, byteLength, parentOf, type MemoryMeta } from '../src/index.js';
+import { MAX_SEGMENTS, NAME_MAX, assertEntryName, assertMemoryPath, baseName, byteLength, parentOf, type DirectoryNames, type MemoryMeta } from '../src/index.js';
 import type { MountContext } from './context.js';
 import { fsError } from './errno.js';
 import { newDraft, reloadDraft, setFileAttrs, type Draft, type FileAttrs } from './handles.js';
@@ -63,9 +63,12 @@ export async function listDir(ctx: MountContext, dir: string): Promise<DirEntrie
   const types = new Map<string, number>();
   // A name seen as a file and as a directory (a race with a write elsewhere) is left for a stat to tell.
   const add = (name: string, type: number) => types.set(name, (types.get(name) ?? type) === type ? type : DT_UNKNOWN);
-  const listing = await ctx.view.listDirectory(dir);
-  for (const f of listing.files) add(baseName(f.path), DT_REG);
-  for (const d of listing.dirs) add(d, DT_DIR);
+  // A big directory's names come sorted, with their kinds: merged below with the mount's own.
+  const stored = await ctx.view.readdir(dir);
+  if ('files' in stored) {
+    for (const f of stored.files) add(baseName(f.path), DT_REG);
+    for (const d of stored.dirs) add(d, DT_DIR);
+  }
   const prefix = dir === '/' ? '/' : dir + '/';
   const childOf = (p: string) => (p.startsWith(prefix) && p.length > prefix.length ? p.slice(prefix.length).split('/')[0]! : null);
   // Files not in storage: new ones not saved yet, temp files, set-aside ones. A stored file's working
@@ -80,7 +83,7 @@ export async function listDir(ctx: MountContext, dir: string): Promise<DirEntrie
     const name = childOf(p);
     if (name !== null) add(name, DT_DIR);
   }
-  return withTypes(types);
+  return 'names' in stored ? mergedWithTypes(stored, types) : withTypes(types);
 }
 
 /** d_type values a listing gives its names (a stat's S_IFMT >> 12). */
@@ -95,6 +98,40 @@ function withTypes(types: Map<string, number>): DirEntries {
   out[0] = out[1] = DT_DIR;
   for (let i = 2; i < names.length; i++) out[i] = types.get(names[i]!)!;
   return { names, types: out };
+}
+
+/** d_type by DirectoryNames kind: a memory, a subdirectory, or both (a race, as above). */
+const DT_OF_KIND = Uint8Array.of(DT_UNKNOWN, DT_REG, DT_DIR, DT_UNKNOWN);
+
+/**
+ * `withTypes` for a directory whose stored names come sorted (DirectoryNames, in the order `sort`
+ * gives) beside a few of the mount's own (`more`): the same entries in the same order, merged in one
+ * pass instead of sorted again on the serving thread.
+ */
+function mergedWithTypes(stored: DirectoryNames, more: Map<string, number>): DirEntries {
+  const extra = [...more.keys()].sort();
+  const { names: have, kinds } = stored;
+  const names = ['.', '..'];
+  const types = Buffer.allocUnsafe(have.length + extra.length + 2);
+  types[0] = types[1] = DT_DIR;
+  for (let i = 0, j = 0; i < have.length || j < extra.length; ) {
+    const a = have[i];
+    const b = extra[j];
+    if (b === undefined || (a !== undefined && a < b)) {
+      types[names.length] = DT_OF_KIND[kinds[i++]!]!;
+      names.push(a!);
+    } else if (a === undefined || b < a) {
+      types[names.length] = more.get(b)!;
+      names.push(b);
+      j++;
+    } else {
+      const t = DT_OF_KIND[kinds[i++]!]!;
+      types[names.length] = t === more.get(b) ? t : DT_UNKNOWN;
+      names.push(a);
+      j++;
+    }
+  }
+  return { names, types: types.subarray(0, names.length) };
 }
 
 /**

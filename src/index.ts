@@ -72,7 +72,7 @@ export type { SessionHooks } from './service/sessions.js';
 export { mountAccess } from './service/mounts.js';
 export type { Mounter, MountAccess, MountReader, MountRequest, MountService } from './service/mounts.js';
 export type { StoreRoom } from './service/limits.js';
-export type { DirectoryListing, HistoryListing, MetaAsOf, PathVersion, WriteResult } from './storage/port.js';
+export type { DirectoryListing, DirectoryNames, HistoryListing, MetaAsOf, PathVersion, WriteResult } from './storage/port.js';
 export type {
   Checkpoint,
   CheckpointReference,

@@ -29,6 +29,7 @@ export function createMountReader(storage: Storage, storeId: string, asOf?: stri
     memory: (id) => storage.getMemory(storeId, id),
     hasMemoriesUnder: (dir) => storage.hasMemoriesUnder(storeId, dir),
     listDirectory: (dir, limit) => storage.listDirectory(storeId, dir, limit),
+    listDirectoryNames: (dir, listingUpTo) => storage.listDirectoryNames(storeId, dir, listingUpTo),
     // A store's own mark where the engine keeps one: other stores' changes on other hosts keep this mount's answers.
     changeMark: () => storage.storeChangeMark?.(storeId) ?? storage.changeMark(),
     ownWriteMark: () => storage.ownWriteMark(),

@@ -7,7 +7,7 @@ import type { CommitListener } from './commit-signal.js';
 import type { Durability } from './durability.js';
 import type { IdGenerator } from './ids.js';
 import type { Limits } from './limits.js';
-import type { DirectoryListing, HistoryListing, PathVersion, WriteResult } from '../storage/port.js';
+import type { DirectoryListing, DirectoryNames, HistoryListing, PathVersion, WriteResult } from '../storage/port.js';
 import type { Actor, Caller, Change, KeptAttrs, Memory, MemoryMeta, MemoryWrite, Store } from '../domain/types.js';
 
 export interface MountRequest {
@@ -96,6 +96,11 @@ export interface MountReader {
   hasMemoriesUnder(dir: string): Promise<boolean>;
   /** Direct children of `dir`, at most `limit` entries if given. */
   listDirectory(dir: string, limit?: number): Promise<DirectoryListing>;
+  /**
+   * The names in `dir`, sorted as readdir lists them, or its listing if it holds at most
+   * `listingUpTo` entries (storage.listDirectoryNames). Absent (a point-in-time reader): list it.
+   */
+  listDirectoryNames?(dir: string, listingUpTo?: number): Promise<DirectoryNames | DirectoryListing>;
   /** Moves after any committed write (storage.changeMark). */
   changeMark(): number;
   /** The part of changeMark() that counts this process's own writes (storage.ownWriteMark). */

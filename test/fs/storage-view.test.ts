@@ -6,13 +6,14 @@
 import { describe, expect, it, vi } from 'vitest';
 import { StorageView } from '../../fs/storage-view.js';
 import { createService } from '../../src/service/service.js';
+import type { DirectoryNames } from '../../src/storage/port.js';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 import { openCore, seedStore, type Core } from '../helpers/core.js';
 
 /** The view's calls into storage from now on, by method name. */
 function countQueries(core: Core): Record<string, number> {
   const calls: Record<string, number> = {};
-  for (const name of ['getStoreById', 'getMemoryMetaByPath', 'listDirectory', 'hasMemoriesUnder', 'nextExpiry'] as const) {
+  for (const name of ['getStoreById', 'getMemoryMetaByPath', 'listDirectory', 'listDirectoryNames', 'hasMemoriesUnder', 'nextExpiry'] as const) {
     const real = core.storage[name].bind(core.storage) as (...a: unknown[]) => unknown;
     vi.spyOn(core.storage, name).mockImplementation(((...a: unknown[]) => {
       calls[name] = (calls[name] ?? 0) + 1;
@@ -50,6 +51,36 @@ describe('storage view', () => {
     expect((await view.listDirectory('/big')).files).toHaveLength(4100);
     for (let i = 0; i < 12; i++) expect((await view.meta(`/big/m${String(i * 300).padStart(4, '0')}.md`))?.contentSizeBytes).toBe(String(i * 300).length);
     expect(await view.meta('/big/none.md')).toBeNull();
+  });
+
+  it('reads a directory of more than 4,096 entries for a readdir as its sorted names alone, each time, and its lookups as point queries; a smaller one is listed and kept', async () => {
+    const core = await openCore();
+    const store = await seedStore(core.service, core.caller, { '/small/b.md': 'b', '/small/a/x.md': 'x' });
+    const names: string[] = [];
+    await core.storage.batch(async (tx) => {
+      for (let i = 0; i < 4100; i++) {
+        // Path order is not name order: "m0010" (a directory, "m0010/") comes after "m0010.md" and "m0010-x.md" there.
+        const name = i % 10 === 0 ? `m${String(i).padStart(4, '0')}` : `m${String(i - (i % 10)).padStart(4, '0')}${i % 10 === 1 ? '.md' : `-${i % 10}.md`}`;
+        names.push(name);
+        await core.service.operationsOn(tx).createMemory(core.caller, store.id, { path: `/big/${name}${i % 10 === 0 ? '/inner.md' : ''}`, content: String(i) });
+      }
+    });
+    const view = new StorageView(core.service.mountReader(store.id), core.service.clock);
+    const calls = countQueries(core);
+    view.hide('/big/m0000.md');
+    for (let round = 1; round <= 2; round++) {
+      const big = (await view.readdir('/big')) as DirectoryNames;
+      expect(big.names).toEqual(names.filter((n) => n !== 'm0000.md').sort());
+      expect(big.names.slice(0, 3)).toEqual(['m0000', 'm0000-2.md', 'm0000-3.md']);
+      expect([...big.kinds.slice(0, 3)]).toEqual([2, 1, 1]);
+      expect(calls).toEqual({ listDirectoryNames: round, nextExpiry: 1 });
+    }
+    for (let i = 1; i <= 12; i++) expect((await view.meta(`/big/m${String(i * 300).padStart(4, '0')}.md`))?.contentSizeBytes).toBe(String(i * 300 + 1).length);
+    expect(calls).toEqual({ listDirectoryNames: 2, nextExpiry: 1, getMemoryMetaByPath: 12 });
+    const small = await view.readdir('/small');
+    expect(small).toMatchObject({ files: [{ path: '/small/b.md' }], dirs: ['a'] });
+    expect(await view.readdir('/small')).toEqual(small);
+    expect(calls.listDirectoryNames).toBe(3);
   });
 
   it('names a directory\'s implied subdirectories for its nlink, and gives none for a directory of more than 4,096 entries', async () => {

@@ -4,11 +4,15 @@
  * stands for, and where the walk goes on after it. Each adapter runs the query for the next rows.
  */
 import { subtreeEnd } from '../../domain/paths.js';
+import type { DirectoryNames } from '../port.js';
 import type { MemoryRow } from './rows.js';
 
+/** What a walk needs of a row: its path (a names-only walk reads nothing else). */
+export type PathRow = Pick<MemoryRow, 'path'>;
+
 /** A direct child of a directory, and the cursor that resumes a listing after it. */
-export type Child =
-  | { item: { type: 'memory'; row: MemoryRow }; resume: { k: string; x: number } }
+export type Child<R extends PathRow = MemoryRow> =
+  | { item: { type: 'memory'; row: R }; resume: { k: string; x: number } }
   | { item: { type: 'memory_prefix'; path: string }; resume: { k: string; x: number } };
 
 /**
@@ -24,7 +28,7 @@ export function stepBelow(prefix: string, path: string): { name: string; dir: bo
 }
 
 /** The child a memory row found below `prefix` stands for: itself, or the subdirectory it is in. */
-function childOf(prefix: string, row: MemoryRow): Child {
+function childOf<R extends PathRow>(prefix: string, row: R): Child<R> {
   const s = stepBelow(prefix, row.path);
   return s.dir
     ? { item: { type: 'memory_prefix', path: prefix + s.name + '/' }, resume: { k: s.key, x: 1 } }
@@ -49,8 +53,8 @@ export function walkFrom(start: { key: string; inclusive: boolean }): WalkAt {
  * jumps past it. Pages grow while they hold files (a directory of 1,000 files is a few queries, not
  * 1,000) and drop back to one row after each jump past a subdirectory.
  */
-export function walkPage(prefix: string, rows: MemoryRow[], at: WalkAt): { children: Child[]; next: WalkAt | null } {
-  const children: Child[] = [];
+export function walkPage<R extends PathRow>(prefix: string, rows: R[], at: WalkAt): { children: Child<R>[]; next: WalkAt | null } {
+  const children: Child<R>[] = [];
   let { key, inclusive } = at;
   for (const row of rows) {
     const child = childOf(prefix, row);
@@ -60,4 +64,40 @@ export function walkPage(prefix: string, rows: MemoryRow[], at: WalkAt): { child
   }
   if (rows.length < at.batch) return { children, next: null };
   return { children, next: { key, inclusive, batch: Math.min(at.batch * 4, 256) } };
+}
+
+/** A child's name in its directory (`prefix`, ending in "/"), and whether it is a subdirectory. */
+export function childName(prefix: string, child: Child<PathRow>): { name: string; dir: boolean } {
+  return child.item.type === 'memory'
+    ? { name: child.item.row.path.slice(prefix.length), dir: false }
+    : { name: child.item.path.slice(prefix.length, -1), dir: true };
+}
+
+/** Where a walk goes on after `child`. */
+export function resumeAfter(child: Child<PathRow>): { key: string; inclusive: boolean } {
+  return { key: child.resume.k, inclusive: child.resume.x === 1 };
+}
+
+/**
+ * A directory's entry names (`files` and `dirs` in walk order) as readdir lists them: each once, in
+ * UTF-16 code unit order (Array.prototype.sort's, which the mount's readdir has always used), with
+ * its kind. The walk's order is byte order of the paths, a subdirectory's with its "/": nearly this
+ * order already ("notes" after "notes.md" is the common difference), so the sort is a few merges.
+ * A name met both as a file and as a subdirectory (a paged walk that crossed a write) is both.
+ */
+export function sortedNames(files: readonly string[], dirs: readonly string[]): DirectoryNames {
+  const all = files.concat(dirs).sort();
+  const isDir = dirs.length > 0 ? new Set(dirs) : null;
+  const names: string[] = [];
+  const kinds = new Uint8Array(all.length);
+  for (let i = 0; i < all.length; i++) {
+    const name = all[i]!;
+    if (i > 0 && name === all[i - 1]) {
+      kinds[names.length - 1] = 3;
+      continue;
+    }
+    kinds[names.length] = isDir?.has(name) ? 2 : 1;
+    names.push(name);
+  }
+  return { names, kinds: kinds.subarray(0, names.length) };
 }

@@ -52,7 +52,7 @@ export type {
   WriteResult,
   WriteStamp,
 } from './memories.js';
-export type { DirectoryListing, MountViewStorage } from './mount-view.js';
+export type { DirectoryListing, DirectoryNames, MountViewStorage } from './mount-view.js';
 export type { PageKey, PageKeyStorage } from './page-key.js';
 export type { Receipt, ReceiptScope, ReceiptStorage } from './receipts.js';
 export type { SearchStorage } from './search.js';

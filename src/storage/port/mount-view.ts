@@ -12,12 +12,33 @@ export interface DirectoryListing {
   truncated?: boolean;
 }
 
+/**
+ * A directory's entries as a readdir lists them, and nothing else a readdir does not need (a
+ * 20,000-entry DirectoryListing is about 8 MB of metadata to hand over).
+ */
+export interface DirectoryNames {
+  /** Each entry's name once, in UTF-16 code unit order (Array.prototype.sort's): the order readdir gives them. */
+  names: string[];
+  /** One per name: 1 a memory, 2 an implied subdirectory, 3 both (a paged read that crossed a write turning one into the other). */
+  kinds: Uint8Array;
+}
+
 export interface MountViewStorage {
   getMemoryMetaByPath(storeId: string, path: string): Promise<MemoryMeta | null>;
   /** The memory at `path` with its content as UTF-8 bytes (what a file read serves), or null. */
   getMemoryBytesByPath(storeId: string, path: string): Promise<(MemoryMeta & { bytes: Buffer }) | null>;
   /** Direct children of a directory ("/" or "/a/b"), for the mount's readdir; at most `limit` entries if given. */
   listDirectory(storeId: string, dir: string, limit?: number): Promise<DirectoryListing>;
+  /**
+   * The names of a directory's direct children, for a readdir that does not keep its listing (a big
+   * directory): the same entries `listDirectory` gives, sorted, each with its kind. Given
+   * `listingUpTo`, a directory of at most that many entries is answered with its `listDirectory`
+   * listing instead, so a reader that keeps small listings and not big ones asks once. Like
+   * `listDirectory`, a walk that grows with the directory: the SQLite adapter runs a big one on a
+   * reader thread (names alone, asked for a directory known to be big, always), the PostgreSQL
+   * adapter in pages.
+   */
+  listDirectoryNames(storeId: string, dir: string, listingUpTo?: number): Promise<DirectoryNames | DirectoryListing>;
   /** True if some memory lives strictly below `dir`: the directory is implied. */
   hasMemoriesUnder(storeId: string, dir: string): Promise<boolean>;
   /**

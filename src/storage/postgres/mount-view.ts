@@ -4,12 +4,13 @@
  */
 import { subtreeEnd } from '../../domain/paths.js';
 import type { MemoryMeta } from '../../domain/types.js';
-import type { DirectoryListing } from '../port.js';
+import type { DirectoryListing, DirectoryNames } from '../port.js';
+import { childName, resumeAfter, sortedNames } from '../common/tree.js';
 import { versionContent } from './contents.js';
 import { first, lookup, type Q } from './db.js';
 import type { MemoryContext } from './memories.js';
 import { META, live, toMemoryMeta, type MemoryRow } from './rows.js';
-import { children } from './tree.js';
+import { childNames, children } from './tree.js';
 
 export function mountViewOps(ctx: MemoryContext) {
   return {
@@ -36,6 +37,37 @@ export function mountViewOps(ctx: MemoryContext) {
         else dirs.push(child.item.path.slice(prefix.length, -1));
       }
       return { files, dirs };
+    },
+    /**
+     * Whole rows while the directory may still be small enough for its listing, paths alone past
+     * that, each page an `await` (the event loop gets its turns between them); the names are sorted
+     * here, on an order the walk nearly gives already (common/tree.ts `sortedNames`).
+     */
+    async listDirectoryNames(q: Q, storeId: string, dir: string, listingUpTo = -1): Promise<DirectoryNames | DirectoryListing> {
+      const prefix = dir === '/' ? '/' : dir + '/';
+      const now = ctx.clock();
+      let start = { key: prefix, inclusive: false };
+      const fileNames: string[] = [];
+      const dirs: string[] = [];
+      if (listingUpTo >= 0) {
+        const files: MemoryMeta[] = [];
+        let past = false;
+        for await (const child of children(q, storeId, prefix, start, now)) {
+          if (child.item.type === 'memory') files.push(toMemoryMeta(child.item.row));
+          else dirs.push(child.item.path.slice(prefix.length, -1));
+          if (files.length + dirs.length > listingUpTo) {
+            [start, past] = [resumeAfter(child), true];
+            break;
+          }
+        }
+        if (!past) return { files, dirs };
+        for (const f of files) fileNames.push(f.path.slice(prefix.length));
+      }
+      for await (const child of childNames(q, storeId, prefix, start, now)) {
+        const { name, dir: sub } = childName(prefix, child);
+        (sub ? dirs : fileNames).push(name);
+      }
+      return sortedNames(fileNames, dirs);
     },
     async hasMemoriesUnder(q: Q, storeId: string, dir: string): Promise<boolean> {
       const prefix = dir === '/' ? '/' : dir + '/';

@@ -24,14 +24,14 @@ import { createKeyStatements } from './keys.js';
 import { createBulkImport, type ImportedWrite } from './bulk.js';
 import { createMemoryStatements, createTreeCount } from './memories.js';
 import { admittedWrites } from './admission.js';
-import { createMountViewStatements, listBigDirectoriesElsewhere } from './mount-view.js';
+import { createMountViewStatements, listBigDirectoriesElsewhere, namesOfBigDirectoriesElsewhere } from './mount-view.js';
 import { createHistoryStatements } from './history.js';
 import { createReceiptStatements } from './receipts.js';
 import { createSearchStatements, drainSearchBacklog } from './search.js';
 import { createSearchIndex, HEAVY_TURN, type SearchIndex } from './search-index.js';
 import { createSessionStatements } from './sessions.js';
 import { createStoreStatements } from './stores.js';
-import { createChildWalk } from './tree.js';
+import { createChildWalk, createNameWalk } from './tree.js';
 import { createWalSync } from './sync.js';
 import { createWriteBehind, replayLeftJournal } from './write-behind.js';
 import { createVersionStatements } from './versions.js';
@@ -154,7 +154,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
   const stores = createStoreStatements(db);
   const memoryRows = createMemoryStatements(db, children);
   const treeCount = createTreeCount(db);
-  const mountView = createMountViewStatements(db, children);
+  const mountView = createMountViewStatements(db, children, createNameWalk(db));
   const versions = createVersionStatements(db, searchIndex);
   const feed = createFeedStatements(db);
   const retention = createRetention(db, searchIndex);
@@ -173,6 +173,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     listDirectoryAsOf,
     hasMemoriesUnderAsOf,
     listDirectory: mountView.listDirectory,
+    listDirectoryNames: mountView.listDirectoryNames,
   });
 
   const { revokes, ...keys } = createKeyStatements(db);
@@ -185,6 +186,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
     ...mountView,
     // A big directory's listing grows with it: a reader thread reads it.
     listDirectory: listBigDirectoriesElsewhere(mountView.listDirectory, readers.threads > 0 ? readers.reads.listDirectory : null, () => settleHeld(db)),
+    listDirectoryNames: namesOfBigDirectoriesElsewhere(mountView, readers.threads > 0 ? readers.reads.listDirectoryNames : null, () => settleHeld(db)),
     ...history,
     nextExpiry: changes.nextExpiry,
     ...createSessionStatements(db),

@@ -26,7 +26,7 @@ export type ConnectionMethods = Synchronous<Omit<Storage, LocalMethod | AsyncMet
  * Methods that answer on the connection at once when the answer is small, and otherwise hand back a
  * reader thread's promise (a big directory's listing: sqlite/mount-view.ts); the port adopts either.
  */
-type MixedMethod = 'listDirectory';
+type MixedMethod = 'listDirectory' | 'listDirectoryNames';
 
 /** Counters kept in memory: synchronous in the port too (port/index.ts says why). */
 type LocalMethod = 'changeMark' | 'ownWriteMark' | 'onMarkMoved' | 'keyMark' | 'unsyncedCommits' | 'keepsSearchBacklog' | 'pageKey';
@@ -67,7 +67,7 @@ export interface PortParts {
  */
 const ASIDE_READS: ReadonlySet<string> = new Set<keyof ConnectionMethods>([
   'getStore', 'getStoreById', 'getWorkspace', 'defaultWorkspace', 'findApiKeyByHash', 'getApiKey', 'getApiKeyById', 'getSession',
-  'getMemory', 'getMemoryInStore', 'getMemoryByPath', 'getMemoryMetaByPath', 'getMemoryBytesByPath', 'listDirectory',
+  'getMemory', 'getMemoryInStore', 'getMemoryByPath', 'getMemoryMetaByPath', 'getMemoryBytesByPath', 'listDirectory', 'listDirectoryNames',
   'hasMemoriesUnder', 'nextExpiry', 'getVersion', 'findReceipt', 'getCheckpoint', 'getLatestCheckpoint',
   'listPathVersions', 'getPathVersion', 'getPathVersionBytes', 'listHistoryDirectory', 'hasHistoryUnder',
   'getMemoryMetaAsOf', 'getMemoryBytesAsOf', 'lastCommitSeq', 'previousVersion',

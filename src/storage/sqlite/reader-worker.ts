@@ -14,7 +14,7 @@ import type { MoveTreeRequest, ReadMethod, ReadReply, ReadRequest, SyncReads, Th
 import { createCheckStatements } from './check.js';
 import { registerClock } from './expiry.js';
 import { applyPragmas, keepJournalsInMemory } from './pragmas.js';
-import { createChildWalk } from './tree.js';
+import { createChildWalk, createNameWalk } from './tree.js';
 import { createMemoryStatements } from './memories.js';
 import { createSearchStatements } from './search.js';
 import { createSearchIndex, type SearchIndex } from './search-index.js';
@@ -124,6 +124,7 @@ const search = createSearchStatements(db, noIndex);
 const history = createHistoryStatements(db);
 const versions = createVersionStatements(db, noIndex);
 const children = createChildWalk(db);
+const mountView = createMountViewStatements(db, children, createNameWalk(db));
 const reads: SyncReads = {
   searchMemories: search.searchMemories,
   searchBacklog: search.searchBacklog,
@@ -136,7 +137,8 @@ const reads: SyncReads = {
   domainCheck: () => (domainCheck ??= openDomainCheck())(),
   listDirectoryAsOf: history.listDirectoryAsOf,
   hasMemoriesUnderAsOf: history.hasMemoriesUnderAsOf,
-  listDirectory: createMountViewStatements(db, children).listDirectory,
+  listDirectory: mountView.listDirectory,
+  listDirectoryNames: mountView.listDirectoryNames,
 };
 const writes: ThreadWrites = {
   moveTree: (input: MoveTreeRequest) => (mover ??= openMover())(input),

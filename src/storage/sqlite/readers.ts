@@ -51,7 +51,7 @@ export interface Readers {
 const WRITE_METHODS: readonly WriteMethod[] = ['moveTree', 'indexSearchBacklog', 'eraseStep', 'purgeDeletedStores'];
 const METHODS: readonly ReadMethod[] = [
   'searchMemories', 'listMemories', 'listStores', 'listVersions', 'listChanges', 'integrityCheck', 'domainCheck', 'searchBacklog', 'listDirectoryAsOf', 'hasMemoriesUnderAsOf',
-  'listDirectory', 'listTextHolders',
+  'listDirectory', 'listDirectoryNames', 'listTextHolders',
 ];
 
 /**

@@ -5,7 +5,7 @@
  * runs them on reader connections in worker threads (sqlite/readers.ts), so the port's versions of
  * them return promises; point lookups by key stay on the serving connection.
  */
-import type { DirectoryListing, MetaAsOf, MoveTreeInput } from '../port.js';
+import type { DirectoryListing, DirectoryNames, MetaAsOf, MoveTreeInput } from '../port.js';
 import type { Change, ChangeQuery, MemoryListItem, MemoryListQuery, MemoryVersion, Page, SearchPage, SearchQuery, Store, StoreListQuery, TextHolderQuery, TextHolders, VersionListQuery } from '../../domain/types.js';
 
 export interface SyncReads {
@@ -28,6 +28,8 @@ export interface SyncReads {
   hasMemoriesUnderAsOf(storeId: string, dir: string, asOf: string): boolean;
   /** A live directory's listing past INLINE_LISTING_MAX entries (sqlite/mount-view.ts; smaller ones stay on the serving connection). */
   listDirectory(storeId: string, dir: string, limit: number): DirectoryListing;
+  /** The same for a listing of names alone, sorted here (sqlite/mount-view.ts `namesOfBigDirectoriesElsewhere`). */
+  listDirectoryNames(storeId: string, dir: string, listingUpTo: number): DirectoryNames | DirectoryListing;
 }
 
 export type ReadMethod = keyof SyncReads;

@@ -1,6 +1,7 @@
 /** The mount read model's conformance suite: what a live mount asks on every file operation, and the marks that tell it its answers went stale. */
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../../src/service/ids.js';
+import type { DirectoryNames } from '../../../src/storage/port.js';
 import { fixture, type MakeStorage } from './fixture.js';
 
 export function runMountViewSuite(makeStorage: MakeStorage): void {
@@ -48,6 +49,49 @@ export function runMountViewSuite(makeStorage: MakeStorage): void {
       expect((await storage.listDirectory(s.id, '/', 3)).files.map((f) => f.path)).toEqual(['/a', '/b']);
       expect((await storage.listDirectory(s.id, '/', 4)).truncated).toBeUndefined();
       expect(await storage.listDirectory(s.id, '/nothing')).toEqual({ files: [], dirs: [] });
+    });
+
+    it('a names listing gives each entry once with its kind, in readdir\'s order, over a directory of more than 1,024 entries, and leaves out deleted and expired memories as the listing does', async () => {
+      const { storage, stamp, now, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      // Path order and name order differ: "notes/" after "notes.md" and "notes-old.md"; UTF-8 puts 😀 after ｅ, UTF-16 before.
+      const odd = ['/d/notes.md', '/d/notes/a.md', '/d/notes/b/c.md', '/d/notes-old.md', '/d/ｅ.md', '/d/😀.md', '/d/Z', '/d/a b/x'];
+      await storage.atomic(async (tx) => {
+        for (const p of odd) await addMemory(s.id, p, 'x', undefined, tx);
+        for (let i = 0; i < 1000; i++) await addMemory(s.id, `/d/f${i}.md`, 'x', undefined, tx);
+        for (let i = 0; i < 100; i++) for (const leaf of ['one.md', 'two/three.md']) await addMemory(s.id, `/d/sub${i}/${leaf}`, 'x', undefined, tx);
+        // Gone: deleted, expired (the fixture's clock runs in the past), and a directory whose only memory expired.
+        const gone = await addMemory(s.id, '/d/deleted.md', 'x', undefined, tx);
+        await tx.deleteMemory({ ...stamp(), storeId: s.id, memoryId: gone.id });
+        for (const path of ['/d/expired.md', '/d/stale/x.md']) await tx.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path, content: 'x', expiresAt: now() });
+      });
+      const listing = await storage.listDirectory(s.id, '/d');
+      const files = listing.files.map((f) => f.path.slice('/d/'.length));
+      const expected = [...files, ...listing.dirs].sort();
+      expect(expected).toHaveLength(1107);
+      expect(expected).not.toContain('deleted.md');
+      expect(expected).not.toContain('expired.md');
+      expect(expected).not.toContain('stale');
+      expect(expected.slice(0, 3)).toEqual(['Z', 'a b', 'f0.md']);
+      expect(expected.indexOf('notes')).toBe(expected.indexOf('notes-old.md') - 1);
+      expect(expected.indexOf('notes-old.md')).toBe(expected.indexOf('notes.md') - 1);
+      expect(expected.slice(-3)).toEqual(['sub99', '😀.md', 'ｅ.md']);
+      const kindOf = (name: string) => (files.includes(name) ? 1 : 2);
+
+      // Names alone; names past the first 5 entries read whole; a listing when the directory is small enough.
+      for (const answer of [await storage.listDirectoryNames(s.id, '/d'), await storage.listDirectoryNames(s.id, '/d', 5)]) {
+        expect('names' in answer).toBe(true);
+        const { names, kinds } = answer as DirectoryNames;
+        expect(names).toEqual(expected);
+        expect([...kinds]).toEqual(expected.map(kindOf));
+      }
+      expect(await storage.listDirectoryNames(s.id, '/d', 1107)).toEqual(listing);
+      expect(await storage.listDirectoryNames(s.id, '/d/notes', 2)).toEqual(await storage.listDirectory(s.id, '/d/notes'));
+      const small = (await storage.listDirectoryNames(s.id, '/d/notes', 1)) as DirectoryNames;
+      expect([small.names, [...small.kinds]]).toEqual([['a.md', 'b'], [1, 2]]);
+      const none = (await storage.listDirectoryNames(s.id, '/nothing')) as DirectoryNames;
+      expect([none.names, [...none.kinds]]).toEqual([[], []]);
+      expect(await storage.listDirectoryNames(s.id, '/nothing', 0)).toEqual({ files: [], dirs: [] });
     });
 
     it('the read model is per store: another store\'s memories are not seen', async () => {
