@@ -12,7 +12,7 @@ import type { AsyncWrites } from './reads.js';
 import { MnemoError } from '../../domain/errors.js';
 import { openDatabaseFile, refusedForSpace } from './open-file.js';
 import { bindPort, type ConnectionMethods, type PortParts } from './port-view.js';
-import { applyPragmas, keepJournalsInMemory } from './pragmas.js';
+import { applyPragmas, keepJournalsInMemory, serveWithoutWaiting } from './pragmas.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema/migrations.js';
 import { createAuditStatements } from './audit.js';
 import { createConsoleSessionStatements } from './console-sessions.js';
@@ -107,6 +107,11 @@ export interface SqliteOptions {
    * it an older file is migrated (`mnemo serve`, which owns the data dir).
    */
   claimMigration?: (from: number, to: number) => { release(): void };
+  /**
+   * How long a write waits for another process's write lock before it fails with SQLITE_BUSY
+   * (sqlite/lock-wait.ts), in milliseconds; default LOCK_WAIT_MS (5 s). It waits on a timer, never on the thread.
+   */
+  lockWaitMs?: number;
   /** Told when this open migrated the file: from which schema version to which, and how long it took (seconds). */
   onMigrated?: (from: number, to: number, seconds: number) => void;
 }
@@ -255,7 +260,9 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
       }
       walSync.close();
     },
-  }, writeBehind);
+  }, writeBehind, { ...(_options.lockWaitMs === undefined ? {} : { budgetMs: _options.lockWaitMs }) });
+  // Last: opening (the migration, a journal's replay) may wait for the lock as a CLI always did.
+  if (!readOnly) serveWithoutWaiting(db);
   return {
     ...port,
     // Asked after every API write (service/idempotency.ts): with nothing due it answers at once,

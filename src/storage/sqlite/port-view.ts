@@ -13,7 +13,8 @@
 import { MnemoError } from '../../domain/errors.js';
 import type { AtomicOptions, Storage } from '../port.js';
 import type { Synchronous } from './reads.js';
-import { asyncTx, settleHeld, type Db } from './tx.js';
+import { asyncTx, commitsOf, settleHeld, type Db } from './tx.js';
+import { createLockWait, type LockWaitOptions, type Retryable } from './lock-wait.js';
 import type { WalSync } from './sync.js';
 import type { WriteBehind } from './write-behind.js';
 
@@ -122,24 +123,39 @@ function settled(fn: AnyFn): (...args: unknown[]) => Promise<unknown> {
  * The outer port and the `tx` view that `atomic` hands its function (one object: one connection, one
  * transaction). With `writeBehind`, a mount's journaled write joins its held batch instead.
  */
-export function bindPort(db: Db, walSync: WalSync, parts: PortParts, writeBehind: WriteBehind | null = null): { port: Storage; gate: WriterGate } {
+export function bindPort(db: Db, walSync: WalSync, parts: PortParts, writeBehind: WriteBehind | null = null, lockWaitOptions: LockWaitOptions = {}): { port: Storage; gate: WriterGate } {
   const gate = createWriterGate();
+  const lockWait = createLockWait(db, lockWaitOptions);
   const tx = {} as Record<string, unknown>;
   const port = {} as Record<string, unknown>;
 
+  // While a write waits for another process's write lock, no transaction is open here: the point reads may pass, as beside an aside write.
+  const pausing = (on: boolean): void => {
+    gate.aside = on;
+  };
+  /** Runs `attempt` holding the gate (entered by the caller), until the lock held outside lets it write. */
+  const heldUntilUnlocked = <T>(attempt: () => T | Promise<T>, deadline: number, retryable: Retryable, refused?: { err: unknown }): Promise<T> =>
+    lockWait.untilUnlocked(attempt, deadline, retryable, pausing, refused).finally(() => gate.leave());
+
   for (const [name, fn] of Object.entries(parts.connection as unknown as Record<string, AnyFn>)) {
-    const inTx = settled(fn);
-    tx[name] = inTx;
+    tx[name] = settled(fn);
     const aside = ASIDE_READS.has(name);
     port[name] = (...args: unknown[]) => {
-      if (!gate.busy || (aside && gate.aside)) return inTx(...args);
-      return gate.enter().then(() => {
+      const call = () => fn(...args);
+      if (!gate.busy || (aside && gate.aside)) {
+        const mark = commitsOf(db);
         try {
-          return fn(...args);
-        } finally {
-          gate.leave();
+          return Promise.resolve(fn(...args));
+        } catch (err) {
+          if (!lockWait.nothingWritten(err, mark)) return Promise.reject(err);
+          const deadline = lockWait.deadline();
+          // A point read beside someone else's write holds nothing; a write takes the gate, so that later ones queue behind it.
+          if (gate.busy) return lockWait.untilUnlocked(call, deadline, lockWait.nothingWritten, undefined, { err });
+          return gate.enter().then(() => heldUntilUnlocked(call, deadline, lockWait.nothingWritten, { err }));
         }
-      });
+      }
+      const deadline = lockWait.deadline();
+      return gate.enter().then(() => heldUntilUnlocked(call, deadline, lockWait.nothingWritten));
     };
   }
   for (const [name, fn] of Object.entries(parts.reads as unknown as Record<string, AnyFn>)) {
@@ -172,15 +188,11 @@ export function bindPort(db: Db, walSync: WalSync, parts: PortParts, writeBehind
   // Nested: a savepoint of the open transaction (asyncTx knows it is inside one).
   tx['atomic'] = run;
   port['atomic'] = async <T>(fn: (tx: Storage) => Promise<T>, options?: AtomicOptions): Promise<T> => {
+    const deadline = lockWait.deadline();
     await gate.enter();
-    try {
-      if (writeBehind && options?.journal && options.durable === false) {
-        return await writeBehind.join(() => fn(tx as unknown as Storage), options.journal);
-      }
-      return await run(fn, options);
-    } finally {
-      gate.leave();
-    }
+    const journal = writeBehind && options?.journal && options.durable === false ? options.journal : null;
+    // Only a refused BEGIN is tried again: `fn` never ran, so nothing of it (in SQLite or not) happens twice.
+    return heldUntilUnlocked(() => (journal ? writeBehind!.join(() => fn(tx as unknown as Storage), journal) : run(fn, options)), deadline, lockWait.refusedAtBegin);
   };
   const elsewhere: Elsewhere = async (write) => {
     // The other connection needs the write lock: nothing may be held open on this one.
@@ -194,12 +206,9 @@ export function bindPort(db: Db, walSync: WalSync, parts: PortParts, writeBehind
   };
   for (const [name, fn] of Object.entries(parts.asideWrites ?? {}) as [string, (e: Elsewhere, ...args: unknown[]) => Promise<unknown>][]) {
     port[name] = async (...args: unknown[]): Promise<unknown> => {
+      const deadline = lockWait.deadline();
       await gate.enter();
-      try {
-        return await fn(elsewhere, ...args);
-      } finally {
-        gate.leave();
-      }
+      return heldUntilUnlocked(() => fn(elsewhere, ...args), deadline, lockWait.nothingWritten);
     };
   }
   tx['close'] = () => Promise.reject(new MnemoError('internal', 'cannot close the storage inside a transaction'));
