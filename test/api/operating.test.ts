@@ -9,22 +9,10 @@ import { connectMcp } from '../helpers/mcp.js';
 import { FUSE_AVAILABLE, NO_FUSE_REASON, eventually, outcomes, run, sh } from '../helpers/mount.js';
 import { mountedStore, rawRequest, type RawResponse, useServer } from '../helpers/sdk.js';
 import Database from 'better-sqlite3';
-import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeTempDir, runCli, startServer, type RunningServer } from '../helpers/server.js';
-
-/** A python3 child holding `BEGIN IMMEDIATE` on `file` (SQLite's write lock) until killed by PID. */
-async function holdWriteLock(file: string): Promise<{ kill(): void; gone: Promise<void> }> {
-  const script = "import sqlite3, sys, time\nc = sqlite3.connect(sys.argv[1], isolation_level=None)\nc.execute('BEGIN IMMEDIATE')\nprint('held', flush=True)\ntime.sleep(120)";
-  const child = spawn('python3', ['-c', script, file], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.once('data', () => resolve());
-    void gone.then(() => reject(new Error('the lock holder exited before taking the lock')));
-  });
-  return { kill: () => void process.kill(child.pid!, 'SIGKILL'), gone };
-}
+import { holdWriteLock } from '../helpers/write-lock.js';
 
 interface WireSession {
   id: string;
@@ -107,6 +95,64 @@ describe('health and readiness', () => {
     expect((await mcp.call('memory_write', { memory_store_id: storeId, path: '/m.md', content: 'm' })).isError).toBe(false);
     await mcp.close();
   }, 150_000);
+
+  // The serving thread waited inside SQLite (busy_timeout 5 s) for every write that met the lock, and mount operations queued behind it for 20 s.
+  it.skipIf(!FUSE_AVAILABLE)('while another process holds the write lock, an API write waits for it without holding the server: a stat through a mount and an HTTP GET answer meanwhile, and the write lands once the lock goes', async () => {
+    const { storeId, mnt } = await mountedStore(server, 'lock-wait');
+    expect((await sh('printf seen > seen.md', mnt)).code).toBe(0);
+    const gauge = async (name: string) => sample((await metricsText(server, server.adminKey)).text, name);
+    // The search upkeep has indexed the save: no background write of the server's own meets the lock.
+    await eventually(async () => expect(await gauge('mnemo_search_backlog')).toBe(0));
+    const holder = await holdWriteLock(join(server.dataDir, 'mnemo.db'));
+    try {
+      let answered = false;
+      const write = post(server, `/v1/memory_stores/${storeId}/memories`, { path: '/landed.md', content: 'landed' }).finally(() => (answered = true));
+      // The write has met the lock and waits (the metrics request is answered meanwhile too).
+      await eventually(async () => expect(await gauge('mnemo_sqlite_lock_waits')).toBe(1));
+      const stat = await run('python3', ['-c', "import os\nprint(os.stat('seen.md').st_size, os.path.exists('missing.md'))"], { cwd: mnt });
+      expect(stat.stdout.trim()).toBe('4 False');
+      const store = await rawRequest(server.url, 'GET', `/v1/memory_stores/${storeId}`, { apiKey: server.adminKey });
+      expect(store.status).toBe(200);
+      const listed = await rawRequest(server.url, 'GET', `/v1/memory_stores/${storeId}/memories`, { apiKey: server.adminKey });
+      expect((listed.body as { data: { path: string }[] }).data.map((m) => m.path)).toEqual(['/seen.md']);
+      expect(answered).toBe(false);
+      expect(await gauge('mnemo_sqlite_lock_waits')).toBe(1);
+      await holder.release();
+      const res = await write;
+      expect(res.status).toBe(200);
+      expect(await gauge('mnemo_sqlite_lock_waits')).toBe(0);
+    } finally {
+      holder.kill();
+      await holder.gone;
+    }
+    const versions = await rawRequest(server.url, 'GET', `/v1/memory_stores/${storeId}/memory_versions`, { apiKey: server.adminKey });
+    expect((versions.body as { data: { path: string }[] }).data.map((v) => v.path)).toEqual(['/landed.md', '/seen.md']);
+    expect((await sh('cat landed.md', mnt)).stdout).toBe('landed');
+  });
+
+  it.skipIf(!FUSE_AVAILABLE)('a write lock held past the 5 s wait refuses an API write with 503 and Retry-After and a mount save with EBUSY, and neither leaves anything behind', async () => {
+    const { storeId, mnt } = await mountedStore(server, 'lock-past');
+    expect((await sh('printf old > kept.md', mnt)).code).toBe(0);
+    const before = await rawRequest(server.url, 'GET', `/v1/memory_stores/${storeId}/memory_versions`, { apiKey: server.adminKey });
+    const holder = await holdWriteLock(join(server.dataDir, 'mnemo.db'));
+    try {
+      const [api, save] = await Promise.all([
+        post(server, `/v1/memory_stores/${storeId}/memories`, { path: '/refused.md', content: 'no' }),
+        run('python3', ['-c', "import errno\ntry:\n    with open('kept.md', 'w') as f:\n        f.write('new')\n    print('ok')\nexcept OSError as e:\n    print(errno.errorcode[e.errno])"], { cwd: mnt, timeoutMs: 60_000 }),
+      ]);
+      expect(api.status).toBe(503);
+      expect(api.headers.get('retry-after')).toBe('2');
+      expect(api.body).toMatchObject({ error: { type: 'api_error', message: expect.stringContaining('nothing was written') } });
+      expect(save.stdout.trim()).toBe('EBUSY');
+    } finally {
+      await holder.release();
+    }
+    const after = await rawRequest(server.url, 'GET', `/v1/memory_stores/${storeId}/memory_versions`, { apiKey: server.adminKey });
+    expect(after.body).toEqual(before.body);
+    expect((await rawRequest(server.url, 'GET', `/v1/memory_stores/${storeId}/memories`, { apiKey: server.adminKey, headers: {} })).body).toMatchObject({ data: [{ path: '/kept.md' }] });
+    expect((await sh('cat kept.md', mnt)).stdout).toBe('old');
+    expect((await post(server, `/v1/memory_stores/${storeId}/memories`, { path: '/refused.md', content: 'yes' })).status).toBe(200);
+  }, 60_000);
 
   it.skipIf(!FUSE_AVAILABLE)('answers GET /readyz with 503 counting the missing mount, without naming it, once an active session is no longer mounted', async () => {
     // Counted from what the tests before left mounted (the EBUSY one keeps its session).

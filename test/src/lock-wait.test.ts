@@ -4,33 +4,21 @@
  * thread that serves every mount and request. Reads answer meanwhile, later writes queue behind in
  * order, each write runs whole once, and past the wait it is refused with nothing written.
  */
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { openSqliteStorage, type SqliteOptions } from '../../src/storage/sqlite/open.js';
 import { isDatabaseBusy } from '../../src/storage/common/database-busy.js';
 import { tmpDir } from '../helpers/tmp.js';
+import { holdWriteLock as holdLock, type WriteLockHolder } from '../helpers/write-lock.js';
 import { fixture, thrown, verQ } from './storage/fixture.js';
 
-/** A python3 child holding BEGIN IMMEDIATE on `file` until `release()` (it then commits nothing and exits). */
-async function holdWriteLock(file: string): Promise<{ release(): Promise<void> }> {
-  const script = "import sqlite3, sys\nc = sqlite3.connect(sys.argv[1], isolation_level=None)\nc.execute('BEGIN IMMEDIATE')\nprint('held', flush=True)\nsys.stdin.readline()\nc.execute('ROLLBACK')\nc.close()";
-  const child = spawn('python3', ['-c', script, file], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+async function holdWriteLock(file: string): Promise<WriteLockHolder> {
+  const holder = await holdLock(file);
   onTestFinished(async () => {
-    if (child.exitCode === null) process.kill(child.pid!, 'SIGKILL');
-    await gone;
+    holder.kill();
+    await holder.gone;
   });
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.once('data', () => resolve());
-    void gone.then(() => reject(new Error('the lock holder exited before taking the lock')));
-  });
-  return {
-    async release() {
-      child.stdin.end('\n');
-      await gone;
-    },
-  };
+  return holder;
 }
 
 /** Resolves after `n` turns of the event loop (timers included): the serving thread kept turning. */
@@ -62,17 +50,23 @@ describe('a write lock held by another process', () => {
     const secondState = settledState(second);
     await turns(20);
     expect([firstState.settled, secondState.settled]).toEqual([false, false]);
-    // A point read on the same connection and a reader thread's listing answer while both writes wait.
+    // Point reads and other reads on the same connection, and a reader thread's listing, answer while both writes wait.
     expect((await storage.getMemoryByPath(store.id, '/seen.md'))?.content).toBe('seen');
+    expect((await storage.storeUsage(store.id)).memories).toBe(1);
     expect((await storage.listVersions(store.id, verQ())).data).toHaveLength(1);
-    expect([firstState.settled, secondState.settled]).toEqual([false, false]);
+    // A write made while they wait is refused whole and queues behind them.
+    const third = addMemory(store.id, '/third.md', 'three');
+    const thirdState = settledState(third);
+    await turns(5);
+    expect([firstState.settled, secondState.settled, thirdState.settled]).toEqual([false, false, false]);
+    expect(await storage.getMemoryByPath(store.id, '/third.md')).toBeNull();
 
     await holder.release();
-    const [a, b] = await Promise.all([first, second]);
+    const written = await Promise.all([first, second, third]);
     const versions = (await storage.listVersions(store.id, verQ())).data;
-    // Newest first: the second write committed after the first, not before it.
-    expect(versions.map((v) => v.path)).toEqual(['/second.md', '/first.md', '/seen.md']);
-    expect([a.path, b.path]).toEqual(['/first.md', '/second.md']);
+    // Newest first: each write committed after the one before it, none overtook.
+    expect(versions.map((v) => v.path)).toEqual(['/third.md', '/second.md', '/first.md', '/seen.md']);
+    expect(written.map((m) => m.path)).toEqual(['/first.md', '/second.md', '/third.md']);
   });
 
   it('an atomic transaction refused at its BEGIN runs its function once, after the lock goes', async () => {

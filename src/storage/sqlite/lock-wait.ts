@@ -24,6 +24,8 @@ export interface LockWaitOptions {
   budgetMs?: number;
   /** Milliseconds on a monotonic clock. */
   now?: () => number;
+  /** Told +1 when a call starts waiting for the lock, -1 when it stops (written, or refused for good): a gauge. */
+  onWait?: (delta: 1 | -1) => void;
 }
 
 /** How a failed try says whether it may run again whole: `mark` is commitsOf(db) before it. */
@@ -44,29 +46,36 @@ export interface LockWait {
   readonly refusedAtBegin: Retryable;
 }
 
-export function createLockWait(db: Db, { budgetMs = LOCK_WAIT_MS, now = () => performance.now() }: LockWaitOptions = {}): LockWait {
+export function createLockWait(db: Db, { budgetMs = LOCK_WAIT_MS, now = () => performance.now(), onWait }: LockWaitOptions = {}): LockWait {
   return {
     deadline: () => now() + budgetMs,
     async untilUnlocked<T>(attempt: () => T | Promise<T>, deadline: number, retryable: Retryable, pausing?: (on: boolean) => void, refused?: { err: unknown }): Promise<T> {
       let failed = refused;
-      for (let tries = 0; ; tries++) {
-        if (failed) {
-          const left = deadline - now();
-          if (left <= 0) throw failed.err;
-          pausing?.(true);
+      let waiting = false;
+      try {
+        for (let tries = 0; ; tries++) {
+          if (failed) {
+            if (!waiting) onWait?.(1);
+            waiting = true;
+            const left = deadline - now();
+            if (left <= 0) throw failed.err;
+            pausing?.(true);
+            try {
+              await pause(Math.min(2 ** tries, MAX_PAUSE_MS, left));
+            } finally {
+              pausing?.(false);
+            }
+          }
+          const mark = commitsOf(db);
           try {
-            await pause(Math.min(2 ** tries, MAX_PAUSE_MS, left));
-          } finally {
-            pausing?.(false);
+            return await attempt();
+          } catch (err) {
+            if (!retryable(err, mark)) throw err;
+            failed = { err };
           }
         }
-        const mark = commitsOf(db);
-        try {
-          return await attempt();
-        } catch (err) {
-          if (!retryable(err, mark)) throw err;
-          failed = { err };
-        }
+      } finally {
+        if (waiting) onWait?.(-1);
       }
     },
     nothingWritten: (err, mark) => isDatabaseBusy(err) && !db.inTransaction && commitsOf(db) === mark,

@@ -112,6 +112,8 @@ export interface SqliteOptions {
    * (sqlite/lock-wait.ts), in milliseconds; default LOCK_WAIT_MS (5 s). It waits on a timer, never on the thread.
    */
   lockWaitMs?: number;
+  /** Told +1 when a write starts waiting for another process's write lock and -1 when it stops (a gauge: metrics). */
+  onLockWait?: (delta: 1 | -1) => void;
   /** Told when this open migrated the file: from which schema version to which, and how long it took (seconds). */
   onMigrated?: (from: number, to: number, seconds: number) => void;
 }
@@ -260,7 +262,10 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
       }
       walSync.close();
     },
-  }, writeBehind, { ...(_options.lockWaitMs === undefined ? {} : { budgetMs: _options.lockWaitMs }) });
+  }, writeBehind, {
+    ...(_options.lockWaitMs === undefined ? {} : { budgetMs: _options.lockWaitMs }),
+    ...(_options.onLockWait ? { onWait: _options.onLockWait } : {}),
+  });
   // Last: opening (the migration, a journal's replay) may wait for the lock as a CLI always did.
   if (!readOnly) serveWithoutWaiting(db);
   return {

@@ -79,6 +79,11 @@ export interface WriterGate {
   readonly busy: boolean;
   /** The holder writes on another connection: ASIDE_READS and the reads need not wait. */
   aside: boolean;
+  /**
+   * The holder waits for another process's write lock (lock-wait.ts), the connection query_only
+   * meanwhile: every call may try it, and one that writes is refused whole and queues behind.
+   */
+  paused: boolean;
   /** Resolves once the caller holds the connection (at once, in a microtask, when nobody does). */
   enter(): Promise<void>;
   leave(): void;
@@ -92,6 +97,7 @@ export function createWriterGate(): WriterGate {
       return busy;
     },
     aside: false,
+    paused: false,
     enter(): Promise<void> {
       if (!busy) {
         busy = true;
@@ -108,6 +114,11 @@ export function createWriterGate(): WriterGate {
 }
 
 type AnyFn = (...args: unknown[]) => unknown;
+
+/** SQLITE_READONLY: a write tried on the connection while it is query_only (`WriterGate.paused`). */
+function isReadOnlyRefusal(err: unknown): boolean {
+  return err instanceof Error && (err as Error & { code?: unknown }).code === 'SQLITE_READONLY';
+}
 
 function settled(fn: AnyFn): (...args: unknown[]) => Promise<unknown> {
   return (...args) => {
@@ -129,9 +140,12 @@ export function bindPort(db: Db, walSync: WalSync, parts: PortParts, writeBehind
   const tx = {} as Record<string, unknown>;
   const port = {} as Record<string, unknown>;
 
-  // While a write waits for another process's write lock, no transaction is open here: the point reads may pass, as beside an aside write.
+  // While a write waits for another process's write lock, no transaction is open here, and with
+  // query_only nothing can be written: reads run beside it, and a write is refused and queues behind.
   const pausing = (on: boolean): void => {
+    db.pragma(`query_only = ${on ? 1 : 0}`);
     gate.aside = on;
+    gate.paused = on;
   };
   /** Runs `attempt` holding the gate (entered by the caller), until the lock held outside lets it write. */
   const heldUntilUnlocked = <T>(attempt: () => T | Promise<T>, deadline: number, retryable: Retryable, refused?: { err: unknown }): Promise<T> =>
@@ -142,13 +156,18 @@ export function bindPort(db: Db, walSync: WalSync, parts: PortParts, writeBehind
     const aside = ASIDE_READS.has(name);
     port[name] = (...args: unknown[]) => {
       const call = () => fn(...args);
-      if (!gate.busy || (aside && gate.aside)) {
+      if (!gate.busy || gate.paused || (aside && gate.aside)) {
         const mark = commitsOf(db);
+        const paused = gate.paused;
         try {
           return Promise.resolve(fn(...args));
         } catch (err) {
-          if (!lockWait.nothingWritten(err, mark)) return Promise.reject(err);
           const deadline = lockWait.deadline();
+          // A write beside one waiting for the lock: refused by query_only, it takes its turn after that one.
+          if (paused && isReadOnlyRefusal(err) && commitsOf(db) === mark) {
+            return gate.enter().then(() => heldUntilUnlocked(call, deadline, lockWait.nothingWritten));
+          }
+          if (!lockWait.nothingWritten(err, mark)) return Promise.reject(err);
           // A point read beside someone else's write holds nothing; a write takes the gate, so that later ones queue behind it.
           if (gate.busy) return lockWait.untilUnlocked(call, deadline, lockWait.nothingWritten, undefined, { err });
           return gate.enter().then(() => heldUntilUnlocked(call, deadline, lockWait.nothingWritten, { err }));
