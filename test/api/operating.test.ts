@@ -79,8 +79,8 @@ describe('health and readiness', () => {
     const mcp = await connectMcp('http', server, server.adminKey);
     const holder = await holdWriteLock(join(server.dataDir, 'mnemo.db'));
     try {
-      // Each write waits out the 5 s busy timeout on the serving thread, the server's own background
-      // writes (search upkeep, the WAL sync) included, so this may wait for several: not `outcomes`' 20 s.
+      // Each write waits up to 5 s for the lock (on a timer), queued behind the server's own background
+      // writes (search upkeep) that wait too, so this may wait for more than one: not `outcomes`' 20 s.
       const unlink = await run('python3', ['-c', "import errno, os\ntry:\n    os.unlink('f.md')\n    print('ok')\nexcept OSError as e:\n    print(errno.errorcode[e.errno])"], { cwd: mnt, timeoutMs: 90_000 });
       expect(unlink.stdout.trim()).toBe('EBUSY');
       const tool = await mcp.call('memory_write', { memory_store_id: storeId, path: '/m.md', content: 'm' });

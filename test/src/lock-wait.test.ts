@@ -46,8 +46,11 @@ describe('a write lock held by another process', () => {
 
     const first = addMemory(store.id, '/first.md', 'one');
     const second = addMemory(store.id, '/second.md', 'two');
+    // Queued in the same turn behind both: a read is answered at the first one's first pause, not once the writes land.
+    const queuedRead = storage.storeUsage(store.id);
     const firstState = settledState(first);
     const secondState = settledState(second);
+    expect((await queuedRead).memories).toBe(1);
     await turns(20);
     expect([firstState.settled, secondState.settled]).toEqual([false, false]);
     // Point reads and other reads on the same connection, and a reader thread's listing, answer while both writes wait.

@@ -84,41 +84,59 @@ export interface WriterGate {
    * meanwhile: every call may try it, and one that writes is refused whole and queues behind.
    */
   paused: boolean;
-  /** Resolves once the caller holds the connection (at once, in a microtask, when nobody does). */
-  enter(): Promise<void>;
+  /**
+   * Resolves true once the caller holds the connection (at once, in a microtask, when nobody does).
+   * `beside` is offered each pause of the holder's (`offerBeside`) while the caller waits: returning
+   * true, it was answered there, and `enter` resolves false (the caller does not hold the connection).
+   */
+  enter(beside?: () => boolean): Promise<boolean>;
   leave(): void;
+  /** Runs the waiting callers' `beside` in order, at the start of a pause; those answered leave the queue. */
+  offerBeside(): void;
+}
+
+interface Waiter {
+  resolve(held: boolean): void;
+  beside: (() => boolean) | undefined;
 }
 
 export function createWriterGate(): WriterGate {
   let busy = false;
-  const waiting: (() => void)[] = [];
+  let waiting: Waiter[] = [];
   return {
     get busy() {
       return busy;
     },
     aside: false,
     paused: false,
-    enter(): Promise<void> {
+    enter(beside?: () => boolean): Promise<boolean> {
       if (!busy) {
         busy = true;
-        return Promise.resolve();
+        return Promise.resolve(true);
       }
-      return new Promise<void>((resolve) => waiting.push(resolve));
+      return new Promise<boolean>((resolve) => waiting.push({ resolve, beside }));
     },
     leave(): void {
       const next = waiting.shift();
-      if (next) next();
+      if (next) next.resolve(true);
       else busy = false;
+    },
+    offerBeside(): void {
+      const queue = waiting;
+      waiting = [];
+      const left: Waiter[] = [];
+      for (const w of queue) {
+        if (w.beside?.()) w.resolve(false);
+        else left.push(w);
+      }
+      // Anyone who queued meanwhile came after those still waiting.
+      waiting = [...left, ...waiting];
     },
   };
 }
 
 type AnyFn = (...args: unknown[]) => unknown;
 
-/** SQLITE_READONLY: a write tried on the connection while it is query_only (`WriterGate.paused`). */
-function isReadOnlyRefusal(err: unknown): boolean {
-  return err instanceof Error && (err as Error & { code?: unknown }).code === 'SQLITE_READONLY';
-}
 
 function settled(fn: AnyFn): (...args: unknown[]) => Promise<unknown> {
   return (...args) => {
@@ -146,6 +164,7 @@ export function bindPort(db: Db, walSync: WalSync, parts: PortParts, writeBehind
     db.pragma(`query_only = ${on ? 1 : 0}`);
     gate.aside = on;
     gate.paused = on;
+    if (on) gate.offerBeside();
   };
   /** Runs `attempt` holding the gate (entered by the caller), until the lock held outside lets it write. */
   const heldUntilUnlocked = <T>(attempt: () => T | Promise<T>, deadline: number, retryable: Retryable, refused?: { err: unknown }): Promise<T> =>
@@ -163,8 +182,9 @@ export function bindPort(db: Db, walSync: WalSync, parts: PortParts, writeBehind
           return Promise.resolve(fn(...args));
         } catch (err) {
           const deadline = lockWait.deadline();
-          // A write beside one waiting for the lock: refused by query_only, it takes its turn after that one.
-          if (paused && isReadOnlyRefusal(err) && commitsOf(db) === mark) {
+          // Beside a write waiting for the lock, a write is refused by query_only; and what fails there
+          // (an admission's refusal) might not in its turn, after the writes before it: either takes its turn.
+          if (paused && commitsOf(db) === mark) {
             return gate.enter().then(() => heldUntilUnlocked(call, deadline, lockWait.nothingWritten));
           }
           if (!lockWait.nothingWritten(err, mark)) return Promise.reject(err);
@@ -174,7 +194,25 @@ export function bindPort(db: Db, walSync: WalSync, parts: PortParts, writeBehind
         }
       }
       const deadline = lockWait.deadline();
-      return gate.enter().then(() => heldUntilUnlocked(call, deadline, lockWait.nothingWritten));
+      // Queued behind a write that then waits for the lock: a read is answered at its next pause.
+      let answer: { ok: true; value: unknown } | { ok: false; err: unknown } | null = null;
+      const beside = (): boolean => {
+        const mark = commitsOf(db);
+        try {
+          answer = { ok: true, value: fn(...args) };
+        } catch (err) {
+          // Refused by query_only, or failed on a state the writes queued before it will change: it waits its turn.
+          if (commitsOf(db) === mark) return false;
+          answer = { ok: false, err };
+        }
+        return true;
+      };
+      return gate.enter(beside).then((held) => {
+        if (held) return heldUntilUnlocked(call, deadline, lockWait.nothingWritten);
+        const a = answer!;
+        if (a.ok) return a.value;
+        throw a.err;
+      });
     };
   }
   for (const [name, fn] of Object.entries(parts.reads as unknown as Record<string, AnyFn>)) {
@@ -186,8 +224,9 @@ export function bindPort(db: Db, walSync: WalSync, parts: PortParts, writeBehind
         settleHeld(db);
         return fn(...args);
       }
-      return gate.enter().then(() => {
-        gate.leave();
+      // Not behind a write waiting for the lock: its pauses let reads through.
+      return gate.enter(() => true).then((held) => {
+        if (held) gate.leave();
         settleHeld(db);
         return fn(...args);
       });
