@@ -9,6 +9,9 @@
  * through the outer port would run inside it and commit or roll back with it. The gate makes such
  * calls wait until the transaction ends, in arrival order; the `tx` view handed to the transaction
  * bypasses it. PostgreSQL gets the same from a pooled client per transaction.
+ *
+ * A write that meets another process's write lock holds the gate while it waits on a timer
+ * (lock-wait.ts): the writes after it queue in order, and the reads run beside it meanwhile.
  */
 import { MnemoError } from '../../domain/errors.js';
 import type { AtomicOptions, Storage } from '../port.js';
@@ -174,13 +177,13 @@ export function bindPort(db: Db, walSync: WalSync, parts: PortParts, writeBehind
     tx[name] = settled(fn);
     const aside = ASIDE_READS.has(name);
     port[name] = (...args: unknown[]) => {
-      const call = () => fn(...args);
       if (!gate.busy || gate.paused || (aside && gate.aside)) {
         const mark = commitsOf(db);
         const paused = gate.paused;
         try {
           return Promise.resolve(fn(...args));
         } catch (err) {
+          const call = () => fn(...args);
           const deadline = lockWait.deadline();
           // Beside a write waiting for the lock, a write is refused by query_only; and what fails there
           // (an admission's refusal) might not in its turn, after the writes before it: either takes its turn.
@@ -193,6 +196,7 @@ export function bindPort(db: Db, walSync: WalSync, parts: PortParts, writeBehind
           return gate.enter().then(() => heldUntilUnlocked(call, deadline, lockWait.nothingWritten, { err }));
         }
       }
+      const call = () => fn(...args);
       const deadline = lockWait.deadline();
       // Queued behind a write that then waits for the lock: a read is answered at its next pause.
       let answer: { ok: true; value: unknown } | { ok: false; err: unknown } | null = null;

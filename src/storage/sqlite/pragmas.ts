@@ -44,3 +44,18 @@ export function keepJournalsInMemory(db: Db): void {
 export function serveWithoutWaiting(db: Db): void {
   db.pragma('busy_timeout = 0');
 }
+
+/**
+ * Runs `fn` with the connection's busy_timeout at `ms`, then puts its own back: a serving
+ * connection has none (sqlite/lock-wait.ts), the writer thread's waits.
+ */
+export function withBusyTimeout<T>(db: Db, ms: number, fn: () => T): T {
+  const own = db.pragma('busy_timeout', { simple: true }) as number;
+  if (own === ms) return fn();
+  db.pragma(`busy_timeout = ${ms}`);
+  try {
+    return fn();
+  } finally {
+    db.pragma(`busy_timeout = ${own}`);
+  }
+}

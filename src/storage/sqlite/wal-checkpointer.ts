@@ -14,6 +14,7 @@ import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import type { Db } from './tx.js';
 import { LOCK_WAIT_MS } from './lock-wait.js';
+import { withBusyTimeout } from './pragmas.js';
 
 /** The serving connection's own autocheckpoint while a worker checkpoints: about 40 MiB of WAL. */
 export const BACKSTOP_PAGES = 10_000;
@@ -83,21 +84,6 @@ export function truncateWalSoon(db: Db): void {
   const [r] = withBusyTimeout(db, 0, () => db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[]);
   if (r && r.busy === 0) return;
   checkpointer.truncate();
-}
-
-/**
- * Runs `fn` with the connection's busy_timeout at `ms`, then puts its own back: a serving
- * connection has none (sqlite/lock-wait.ts), the writer thread's waits.
- */
-function withBusyTimeout<T>(db: Db, ms: number, fn: () => T): T {
-  const own = db.pragma('busy_timeout', { simple: true }) as number;
-  if (own === ms) return fn();
-  db.pragma(`busy_timeout = ${ms}`);
-  try {
-    return fn();
-  } finally {
-    db.pragma(`busy_timeout = ${own}`);
-  }
 }
 
 const truncaters = new WeakMap<Db, Checkpointer>();
