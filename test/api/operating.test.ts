@@ -9,6 +9,7 @@ import { connectMcp } from '../helpers/mcp.js';
 import { FUSE_AVAILABLE, NO_FUSE_REASON, eventually, outcomes, run, sh } from '../helpers/mount.js';
 import { mountedStore, rawRequest, type RawResponse, useServer } from '../helpers/sdk.js';
 import Database from 'better-sqlite3';
+import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeTempDir, runCli, startServer, type RunningServer } from '../helpers/server.js';
@@ -97,7 +98,7 @@ describe('health and readiness', () => {
   }, 150_000);
 
   // The serving thread waited inside SQLite (busy_timeout 5 s) for every write that met the lock, and mount operations queued behind it for 20 s.
-  it.skipIf(!FUSE_AVAILABLE)('while another process holds the write lock, an API write waits for it without holding the server: a stat through a mount and an HTTP GET answer meanwhile, and the write lands once the lock goes', async () => {
+  it.skipIf(!FUSE_AVAILABLE)('while another process holds the write lock, an API write waits for it without holding the server: a stat through a mount and HTTP GETs answer meanwhile, and the write, then a mount save queued behind it, land once the lock goes', async () => {
     const { storeId, mnt } = await mountedStore(server, 'lock-wait');
     expect((await sh('printf seen > seen.md', mnt)).code).toBe(0);
     const gauge = async (name: string) => sample((await metricsText(server, server.adminKey)).text, name);
@@ -115,19 +116,28 @@ describe('health and readiness', () => {
       expect(store.status).toBe(200);
       const listed = await rawRequest(server.url, 'GET', `/v1/memory_stores/${storeId}/memories`, { apiKey: server.adminKey });
       expect((listed.body as { data: { path: string }[] }).data.map((m) => m.path)).toEqual(['/seen.md']);
+      // A mount save closed now queues behind the API write: its close() returns once the lock goes.
+      const saver = spawn('python3', ['-c', "f = open('saved.md', 'w')\nf.write('saved')\nprint('closing', flush=True)\nf.close()\nprint('closed', flush=True)"], { cwd: mnt, stdio: ['ignore', 'pipe', 'inherit'] });
+      let saverOut = '';
+      const saved = new Promise<number | null>((resolve) => saver.once('exit', resolve));
+      await new Promise<void>((resolve) => saver.stdout.on('data', (b: Buffer) => ((saverOut += b.toString()).includes('closing') ? resolve() : undefined)));
+      expect((await rawRequest(server.url, 'GET', `/v1/memory_stores/${storeId}`, { apiKey: server.adminKey })).status).toBe(200);
       expect(answered).toBe(false);
+      expect(saverOut).not.toContain('closed');
       expect(await gauge('mnemo_sqlite_lock_waits')).toBe(1);
       await holder.release();
       const res = await write;
       expect(res.status).toBe(200);
+      expect(await saved).toBe(0);
+      expect(saverOut).toContain('closed');
       expect(await gauge('mnemo_sqlite_lock_waits')).toBe(0);
     } finally {
       holder.kill();
       await holder.gone;
     }
     const versions = await rawRequest(server.url, 'GET', `/v1/memory_stores/${storeId}/memory_versions`, { apiKey: server.adminKey });
-    expect((versions.body as { data: { path: string }[] }).data.map((v) => v.path)).toEqual(['/landed.md', '/seen.md']);
-    expect((await sh('cat landed.md', mnt)).stdout).toBe('landed');
+    expect((versions.body as { data: { path: string }[] }).data.map((v) => v.path)).toEqual(['/saved.md', '/landed.md', '/seen.md']);
+    expect((await sh('cat landed.md saved.md', mnt)).stdout).toBe('landedsaved');
   });
 
   it.skipIf(!FUSE_AVAILABLE)('a write lock held past the 5 s wait refuses an API write with 503 and Retry-After and a mount save with EBUSY, and neither leaves anything behind', async () => {

@@ -153,6 +153,8 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
   const storePurge = createStorePurge(db, searchIndex, (fn) => walSync.derived(fn), waitForPasses(checkpointer));
   const { purgeDue, ...purgeHere } = storePurge;
   const writes = trackWrites(db);
+  /** Writes that landed after waiting for another process's write lock: part of the change mark, not of the own-write mark. */
+  let landedAfterLockWait = 0;
   const changes = createChangeStatements(db, writes);
   const children = createChildWalk(db);
   const walSync = createWalSync(db, file, _options.onSync);
@@ -239,7 +241,9 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
       },
     },
     local: {
-      changeMark: changes.changeMark,
+      // A write that waited for another process's lock lands after the writes queued behind it began:
+      // a mount's save among them must not take that write's move of the mark for its own (fs/storage-view.ts `saved`).
+      changeMark: () => changes.changeMark() + landedAfterLockWait,
       ownWriteMark: changes.ownWriteMark,
       onMarkMoved: changes.onMarkMoved,
       // Another process's commit may be a revoke (`mnemo keys revoke` beside the server): any counts,
@@ -265,6 +269,10 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
   }, writeBehind, {
     ...(_options.lockWaitMs === undefined ? {} : { budgetMs: _options.lockWaitMs }),
     ...(_options.onLockWait ? { onWait: _options.onLockWait } : {}),
+    onLanded() {
+      landedAfterLockWait += 1;
+      writes.moved();
+    },
   });
   // Last: opening (the migration, a journal's replay) may wait for the lock as a CLI always did.
   if (!readOnly) serveWithoutWaiting(db);
