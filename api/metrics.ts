@@ -34,6 +34,8 @@ export interface Metrics {
   observer: ServiceObserver;
   /** For openSqliteStorage: write transaction (commit) latency. */
   commit(seconds: number): void;
+  /** For openSqliteStorage: a write starts (+1) or stops (-1) waiting for another process's write lock. */
+  lockWait(delta: 1 | -1): void;
   /** For openSqliteStorage: how long each WAL sync (fdatasync) took. */
   walSync(seconds: number): void;
   /** Counts and times every request (the app's first middleware after the request id). */
@@ -95,6 +97,11 @@ export function createMetrics(): Metrics {
     collect() {
       this.set(source.unsyncedCommits?.() ?? 0);
     },
+  });
+  const lockWaits = new Gauge({
+    name: 'mnemo_sqlite_lock_waits',
+    help: "Writes waiting for another process's write lock on mnemo.db (a sqlite3 shell's open transaction), off the serving thread; past 5 s each fails 503",
+    registers: [registry],
   });
   const searchSeconds = new Histogram({
     name: 'mnemo_search_duration_seconds',
@@ -161,6 +168,7 @@ export function createMetrics(): Metrics {
     },
     commit: (seconds) => commitSeconds.observe(seconds),
     walSync: (seconds) => walSyncSeconds.observe(seconds),
+    lockWait: (delta) => lockWaits.inc(delta),
     requests() {
       return async function metricsMiddleware(c, next) {
         const started = performance.now();

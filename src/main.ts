@@ -220,7 +220,7 @@ async function runServe(config: Config): Promise<number> {
     config,
     () => openSqliteStorage(config.dbFile, {
       onMigrated: migrated(config.dbFile),
-      onCommit: metrics.commit, onSync: metrics.walSync, backgroundCheckpoints: { log: (line) => warn(line) }, readers: config.readerThreads,
+      onCommit: metrics.commit, onSync: metrics.walSync, onLockWait: metrics.lockWait, backgroundCheckpoints: { log: (line) => warn(line) }, readers: config.readerThreads,
       // This process owns the data dir (ownDataDir above): its mounts' closes may commit in batches.
       writeBehind: { log: (line) => warn(line) },
     }),

@@ -30,8 +30,9 @@ export const ERROR_CODES = [
   /** The database cannot be reached (PostgreSQL stopped, restarting, network gone): 503 over HTTP, EIO on a mount. */
   'unavailable',
   /**
-   * SQLite's write lock held by another process (an operator's sqlite3 shell, a backup tool) past the
-   * busy timeout (storage/common/database-busy.ts): 503 with Retry-After over HTTP, EBUSY on a mount.
+   * SQLite's write lock held by another process (an operator's sqlite3 shell, a backup tool) for the
+   * 5 s a write waits for it (storage/sqlite/lock-wait.ts, storage/common/database-busy.ts): 503 with
+   * Retry-After over HTTP, EBUSY on a mount.
    */
   'database_locked',
   /** The host could not mount a new session's stores (its mount root unusable, FUSE gone): 503 over HTTP. */

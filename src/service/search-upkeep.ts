@@ -31,7 +31,7 @@ export interface SearchUpkeepOptions {
   /**
    * True while another process does this upkeep for the same database (a server beside `mnemo
    * mount`): the tick starts nothing. Two processes indexing one SQLite file take turns at its one
-   * write lock, and a writer waiting for it waits on its serving thread (busy_timeout).
+   * write lock, and a writer that meets it waits for it (up to 5 s: storage/sqlite/lock-wait.ts).
    */
   standBy?: () => boolean;
 }

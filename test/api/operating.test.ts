@@ -13,18 +13,7 @@ import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeTempDir, runCli, startServer, type RunningServer } from '../helpers/server.js';
-
-/** A python3 child holding `BEGIN IMMEDIATE` on `file` (SQLite's write lock) until killed by PID. */
-async function holdWriteLock(file: string): Promise<{ kill(): void; gone: Promise<void> }> {
-  const script = "import sqlite3, sys, time\nc = sqlite3.connect(sys.argv[1], isolation_level=None)\nc.execute('BEGIN IMMEDIATE')\nprint('held', flush=True)\ntime.sleep(120)";
-  const child = spawn('python3', ['-c', script, file], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.once('data', () => resolve());
-    void gone.then(() => reject(new Error('the lock holder exited before taking the lock')));
-  });
-  return { kill: () => void process.kill(child.pid!, 'SIGKILL'), gone };
-}
+import { holdWriteLock } from '../helpers/write-lock.js';
 
 interface WireSession {
   id: string;
@@ -91,8 +80,8 @@ describe('health and readiness', () => {
     const mcp = await connectMcp('http', server, server.adminKey);
     const holder = await holdWriteLock(join(server.dataDir, 'mnemo.db'));
     try {
-      // Each write waits out the 5 s busy timeout on the serving thread, the server's own background
-      // writes (search upkeep, the WAL sync) included, so this may wait for several: not `outcomes`' 20 s.
+      // Each write waits up to 5 s for the lock (on a timer), queued behind the server's own background
+      // writes (search upkeep) that wait too, so this may wait for more than one: not `outcomes`' 20 s.
       const unlink = await run('python3', ['-c', "import errno, os\ntry:\n    os.unlink('f.md')\n    print('ok')\nexcept OSError as e:\n    print(errno.errorcode[e.errno])"], { cwd: mnt, timeoutMs: 90_000 });
       expect(unlink.stdout.trim()).toBe('EBUSY');
       const tool = await mcp.call('memory_write', { memory_store_id: storeId, path: '/m.md', content: 'm' });
@@ -107,6 +96,73 @@ describe('health and readiness', () => {
     expect((await mcp.call('memory_write', { memory_store_id: storeId, path: '/m.md', content: 'm' })).isError).toBe(false);
     await mcp.close();
   }, 150_000);
+
+  // The serving thread waited inside SQLite (busy_timeout 5 s) for every write that met the lock, and mount operations queued behind it for 20 s.
+  it.skipIf(!FUSE_AVAILABLE)('while another process holds the write lock, an API write waits for it without holding the server: a stat through a mount and HTTP GETs answer meanwhile, and the write, then a mount save queued behind it, land once the lock goes', async () => {
+    const { storeId, mnt } = await mountedStore(server, 'lock-wait');
+    expect((await sh('printf seen > seen.md', mnt)).code).toBe(0);
+    const gauge = async (name: string) => sample((await metricsText(server, server.adminKey)).text, name);
+    // The search upkeep has indexed the save: no background write of the server's own meets the lock.
+    await eventually(async () => expect(await gauge('mnemo_search_backlog')).toBe(0));
+    const holder = await holdWriteLock(join(server.dataDir, 'mnemo.db'));
+    try {
+      let answered = false;
+      const write = post(server, `/v1/memory_stores/${storeId}/memories`, { path: '/landed.md', content: 'landed' }).finally(() => (answered = true));
+      // The write has met the lock and waits (the metrics request is answered meanwhile too).
+      await eventually(async () => expect(await gauge('mnemo_sqlite_lock_waits')).toBe(1));
+      const stat = await run('python3', ['-c', "import os\nprint(os.stat('seen.md').st_size, os.path.exists('missing.md'))"], { cwd: mnt });
+      expect(stat.stdout.trim()).toBe('4 False');
+      const store = await rawRequest(server.url, 'GET', `/v1/memory_stores/${storeId}`, { apiKey: server.adminKey });
+      expect(store.status).toBe(200);
+      const listed = await rawRequest(server.url, 'GET', `/v1/memory_stores/${storeId}/memories`, { apiKey: server.adminKey });
+      expect((listed.body as { data: { path: string }[] }).data.map((m) => m.path)).toEqual(['/seen.md']);
+      // A mount save closed now queues behind the API write: its close() returns once the lock goes.
+      const saver = spawn('python3', ['-c', "f = open('saved.md', 'w')\nf.write('saved')\nprint('closing', flush=True)\nf.close()\nprint('closed', flush=True)"], { cwd: mnt, stdio: ['ignore', 'pipe', 'inherit'] });
+      let saverOut = '';
+      const saved = new Promise<number | null>((resolve) => saver.once('exit', resolve));
+      await new Promise<void>((resolve) => saver.stdout.on('data', (b: Buffer) => ((saverOut += b.toString()).includes('closing') ? resolve() : undefined)));
+      expect((await rawRequest(server.url, 'GET', `/v1/memory_stores/${storeId}`, { apiKey: server.adminKey })).status).toBe(200);
+      expect(answered).toBe(false);
+      expect(saverOut).not.toContain('closed');
+      expect(await gauge('mnemo_sqlite_lock_waits')).toBe(1);
+      await holder.release();
+      const res = await write;
+      expect(res.status).toBe(200);
+      expect(await saved).toBe(0);
+      expect(saverOut).toContain('closed');
+      expect(await gauge('mnemo_sqlite_lock_waits')).toBe(0);
+    } finally {
+      holder.kill();
+      await holder.gone;
+    }
+    const versions = await rawRequest(server.url, 'GET', `/v1/memory_stores/${storeId}/memory_versions`, { apiKey: server.adminKey });
+    expect((versions.body as { data: { path: string }[] }).data.map((v) => v.path)).toEqual(['/saved.md', '/landed.md', '/seen.md']);
+    expect((await sh('cat landed.md saved.md', mnt)).stdout).toBe('landedsaved');
+  });
+
+  it.skipIf(!FUSE_AVAILABLE)('a write lock held past the 5 s wait refuses an API write with 503 and Retry-After and a mount save with EBUSY, and neither leaves anything behind', async () => {
+    const { storeId, mnt } = await mountedStore(server, 'lock-past');
+    expect((await sh('printf old > kept.md', mnt)).code).toBe(0);
+    const before = await rawRequest(server.url, 'GET', `/v1/memory_stores/${storeId}/memory_versions`, { apiKey: server.adminKey });
+    const holder = await holdWriteLock(join(server.dataDir, 'mnemo.db'));
+    try {
+      const [api, save] = await Promise.all([
+        post(server, `/v1/memory_stores/${storeId}/memories`, { path: '/refused.md', content: 'no' }),
+        run('python3', ['-c', "import errno\ntry:\n    with open('kept.md', 'w') as f:\n        f.write('new')\n    print('ok')\nexcept OSError as e:\n    print(errno.errorcode[e.errno])"], { cwd: mnt, timeoutMs: 60_000 }),
+      ]);
+      expect(api.status).toBe(503);
+      expect(api.headers.get('retry-after')).toBe('2');
+      expect(api.body).toMatchObject({ error: { type: 'api_error', message: expect.stringContaining('nothing was written') } });
+      expect(save.stdout.trim()).toBe('EBUSY');
+    } finally {
+      await holder.release();
+    }
+    const after = await rawRequest(server.url, 'GET', `/v1/memory_stores/${storeId}/memory_versions`, { apiKey: server.adminKey });
+    expect(after.body).toEqual(before.body);
+    expect((await rawRequest(server.url, 'GET', `/v1/memory_stores/${storeId}/memories`, { apiKey: server.adminKey, headers: {} })).body).toMatchObject({ data: [{ path: '/kept.md' }] });
+    expect((await sh('cat kept.md', mnt)).stdout).toBe('old');
+    expect((await post(server, `/v1/memory_stores/${storeId}/memories`, { path: '/refused.md', content: 'yes' })).status).toBe(200);
+  }, 60_000);
 
   it.skipIf(!FUSE_AVAILABLE)('answers GET /readyz with 503 counting the missing mount, without naming it, once an active session is no longer mounted', async () => {
     // Counted from what the tests before left mounted (the EBUSY one keeps its session).

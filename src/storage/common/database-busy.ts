@@ -1,7 +1,7 @@
 /**
  * @module SQLite's "database is locked" (SQLITE_BUSY and its extended codes): another process (an
- * operator's sqlite3 shell, a backup or replication tool) held the file's write lock past the
- * connection's busy timeout (5 s). A temporary condition, not a fault of ours: MnemoError
+ * operator's sqlite3 shell, a backup or replication tool) held the file's write lock for the 5 s a
+ * write waits for it (sqlite/lock-wait.ts). A temporary condition, not a fault of ours: MnemoError
  * `database_locked` (503 with Retry-After over HTTP, EBUSY on a mount, a retryable MCP tool error),
  * mapped where the faces answer, as disk-full is.
  */

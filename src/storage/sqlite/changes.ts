@@ -5,7 +5,7 @@
  */
 import type { Synchronous } from './reads.js';
 import type { MountViewStorage } from '../port.js';
-import { settleHeld, type Db } from './tx.js';
+import { noteCommit, settleHeld, type Db } from './tx.js';
 
 /** How stale a reader may be about commits made by another process. */
 const OUTSIDE_CHECK_MS = 100;
@@ -44,8 +44,12 @@ export function trackWrites(db: Db): WriteCounter {
     stmt.run = (...params: unknown[]) => {
       // A write outside every transaction helper must not join a held batch of mount saves either.
       settleHeld(db);
+      const alone = !db.inTransaction;
       try {
-        return run(...params);
+        const result = run(...params);
+        // A write outside every transaction commits as it runs (tx.ts commitsOf).
+        if (alone) noteCommit(db);
+        return result;
       } finally {
         writes += 1;
         moved();

@@ -12,7 +12,7 @@ import type { AsyncWrites } from './reads.js';
 import { MnemoError } from '../../domain/errors.js';
 import { openDatabaseFile, refusedForSpace } from './open-file.js';
 import { bindPort, type ConnectionMethods, type PortParts } from './port-view.js';
-import { applyPragmas, keepJournalsInMemory } from './pragmas.js';
+import { applyPragmas, keepJournalsInMemory, serveWithoutWaiting } from './pragmas.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema/migrations.js';
 import { createAuditStatements } from './audit.js';
 import { createConsoleSessionStatements } from './console-sessions.js';
@@ -107,6 +107,13 @@ export interface SqliteOptions {
    * it an older file is migrated (`mnemo serve`, which owns the data dir).
    */
   claimMigration?: (from: number, to: number) => { release(): void };
+  /**
+   * How long a write waits for another process's write lock before it fails with SQLITE_BUSY
+   * (sqlite/lock-wait.ts), in milliseconds; default LOCK_WAIT_MS (5 s). It waits on a timer, never on the thread.
+   */
+  lockWaitMs?: number;
+  /** Told +1 when a write starts waiting for another process's write lock and -1 when it stops (a gauge: metrics). */
+  onLockWait?: (delta: 1 | -1) => void;
   /** Told when this open migrated the file: from which schema version to which, and how long it took (seconds). */
   onMigrated?: (from: number, to: number, seconds: number) => void;
 }
@@ -146,6 +153,8 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
   const storePurge = createStorePurge(db, searchIndex, (fn) => walSync.derived(fn), waitForPasses(checkpointer));
   const { purgeDue, ...purgeHere } = storePurge;
   const writes = trackWrites(db);
+  /** Writes that landed after waiting for another process's write lock: part of the change mark, not of the own-write mark. */
+  let landedAfterLockWait = 0;
   const changes = createChangeStatements(db, writes);
   const children = createChildWalk(db);
   const walSync = createWalSync(db, file, _options.onSync);
@@ -236,7 +245,9 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
       },
     },
     local: {
-      changeMark: changes.changeMark,
+      // A write that waited for another process's lock lands after the writes queued behind it began:
+      // a mount's save among them must not take that write's move of the mark for its own (fs/storage-view.ts `saved`).
+      changeMark: () => changes.changeMark() + landedAfterLockWait,
       ownWriteMark: changes.ownWriteMark,
       onMarkMoved: changes.onMarkMoved,
       // Another process's commit may be a revoke (`mnemo keys revoke` beside the server): any counts,
@@ -259,7 +270,16 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
       }
       walSync.close();
     },
-  }, writeBehind);
+  }, writeBehind, {
+    ...(_options.lockWaitMs === undefined ? {} : { budgetMs: _options.lockWaitMs }),
+    ...(_options.onLockWait ? { onWait: _options.onLockWait } : {}),
+    onLanded() {
+      landedAfterLockWait += 1;
+      writes.moved();
+    },
+  });
+  // Last: opening (the migration, a journal's replay) may wait for the lock as a CLI always did.
+  if (!readOnly) serveWithoutWaiting(db);
   return {
     ...port,
     // Asked after every API write (service/idempotency.ts): with nothing due it answers at once,

@@ -9,11 +9,15 @@
  * through the outer port would run inside it and commit or roll back with it. The gate makes such
  * calls wait until the transaction ends, in arrival order; the `tx` view handed to the transaction
  * bypasses it. PostgreSQL gets the same from a pooled client per transaction.
+ *
+ * A write that meets another process's write lock holds the gate while it waits on a timer
+ * (lock-wait.ts): the writes after it queue in order, and the reads run beside it meanwhile.
  */
 import { MnemoError } from '../../domain/errors.js';
 import type { AtomicOptions, Storage } from '../port.js';
 import type { Synchronous } from './reads.js';
-import { asyncTx, settleHeld, type Db } from './tx.js';
+import { asyncTx, commitsOf, settleHeld, type Db } from './tx.js';
+import { createLockWait, type LockWaitOptions, type Retryable } from './lock-wait.js';
 import type { WalSync } from './sync.js';
 import type { WriteBehind } from './write-behind.js';
 
@@ -78,35 +82,64 @@ export interface WriterGate {
   readonly busy: boolean;
   /** The holder writes on another connection: ASIDE_READS and the reads need not wait. */
   aside: boolean;
-  /** Resolves once the caller holds the connection (at once, in a microtask, when nobody does). */
-  enter(): Promise<void>;
+  /**
+   * The holder waits for another process's write lock (lock-wait.ts), the connection query_only
+   * meanwhile: every call may try it, and one that writes is refused whole and queues behind.
+   */
+  paused: boolean;
+  /**
+   * Resolves true once the caller holds the connection (at once, in a microtask, when nobody does).
+   * `beside` is offered each pause of the holder's (`offerBeside`) while the caller waits: returning
+   * true, it was answered there, and `enter` resolves false (the caller does not hold the connection).
+   */
+  enter(beside?: () => boolean): Promise<boolean>;
   leave(): void;
+  /** Runs the waiting callers' `beside` in order, at the start of a pause; those answered leave the queue. */
+  offerBeside(): void;
+}
+
+interface Waiter {
+  resolve(held: boolean): void;
+  beside: (() => boolean) | undefined;
 }
 
 export function createWriterGate(): WriterGate {
   let busy = false;
-  const waiting: (() => void)[] = [];
+  let waiting: Waiter[] = [];
   return {
     get busy() {
       return busy;
     },
     aside: false,
-    enter(): Promise<void> {
+    paused: false,
+    enter(beside?: () => boolean): Promise<boolean> {
       if (!busy) {
         busy = true;
-        return Promise.resolve();
+        return Promise.resolve(true);
       }
-      return new Promise<void>((resolve) => waiting.push(resolve));
+      return new Promise<boolean>((resolve) => waiting.push({ resolve, beside }));
     },
     leave(): void {
       const next = waiting.shift();
-      if (next) next();
+      if (next) next.resolve(true);
       else busy = false;
+    },
+    offerBeside(): void {
+      const queue = waiting;
+      waiting = [];
+      const left: Waiter[] = [];
+      for (const w of queue) {
+        if (w.beside?.()) w.resolve(false);
+        else left.push(w);
+      }
+      // Anyone who queued meanwhile came after those still waiting.
+      waiting = [...left, ...waiting];
     },
   };
 }
 
 type AnyFn = (...args: unknown[]) => unknown;
+
 
 function settled(fn: AnyFn): (...args: unknown[]) => Promise<unknown> {
   return (...args) => {
@@ -122,23 +155,67 @@ function settled(fn: AnyFn): (...args: unknown[]) => Promise<unknown> {
  * The outer port and the `tx` view that `atomic` hands its function (one object: one connection, one
  * transaction). With `writeBehind`, a mount's journaled write joins its held batch instead.
  */
-export function bindPort(db: Db, walSync: WalSync, parts: PortParts, writeBehind: WriteBehind | null = null): { port: Storage; gate: WriterGate } {
+export function bindPort(db: Db, walSync: WalSync, parts: PortParts, writeBehind: WriteBehind | null = null, lockWaitOptions: LockWaitOptions = {}): { port: Storage; gate: WriterGate } {
   const gate = createWriterGate();
+  const lockWait = createLockWait(db, lockWaitOptions);
   const tx = {} as Record<string, unknown>;
   const port = {} as Record<string, unknown>;
 
+  // While a write waits for another process's write lock, no transaction is open here, and with
+  // query_only nothing can be written: reads run beside it, and a write is refused and queues behind.
+  const pausing = (on: boolean): void => {
+    db.pragma(`query_only = ${on ? 1 : 0}`);
+    gate.aside = on;
+    gate.paused = on;
+    if (on) gate.offerBeside();
+  };
+  /** Runs `attempt` holding the gate (entered by the caller), until the lock held outside lets it write. */
+  const heldUntilUnlocked = <T>(attempt: () => T | Promise<T>, deadline: number, retryable: Retryable, refused?: { err: unknown }): Promise<T> =>
+    lockWait.untilUnlocked(attempt, deadline, retryable, pausing, refused).finally(() => gate.leave());
+
   for (const [name, fn] of Object.entries(parts.connection as unknown as Record<string, AnyFn>)) {
-    const inTx = settled(fn);
-    tx[name] = inTx;
+    tx[name] = settled(fn);
     const aside = ASIDE_READS.has(name);
     port[name] = (...args: unknown[]) => {
-      if (!gate.busy || (aside && gate.aside)) return inTx(...args);
-      return gate.enter().then(() => {
+      if (!gate.busy || gate.paused || (aside && gate.aside)) {
+        const mark = commitsOf(db);
+        const paused = gate.paused;
         try {
-          return fn(...args);
-        } finally {
-          gate.leave();
+          return Promise.resolve(fn(...args));
+        } catch (err) {
+          const call = () => fn(...args);
+          const deadline = lockWait.deadline();
+          // Beside a write waiting for the lock, a write is refused by query_only; and what fails there
+          // (an admission's refusal) might not in its turn, after the writes before it: either takes its turn.
+          if (paused && commitsOf(db) === mark) {
+            return gate.enter().then(() => heldUntilUnlocked(call, deadline, lockWait.nothingWritten));
+          }
+          if (!lockWait.nothingWritten(err, mark)) return Promise.reject(err);
+          // A point read beside someone else's write holds nothing; a write takes the gate, so that later ones queue behind it.
+          if (gate.busy) return lockWait.untilUnlocked(call, deadline, lockWait.nothingWritten, undefined, { err });
+          return gate.enter().then(() => heldUntilUnlocked(call, deadline, lockWait.nothingWritten, { err }));
         }
+      }
+      const call = () => fn(...args);
+      const deadline = lockWait.deadline();
+      // Queued behind a write that then waits for the lock: a read is answered at its next pause.
+      let answer: { ok: true; value: unknown } | { ok: false; err: unknown } | null = null;
+      const beside = (): boolean => {
+        const mark = commitsOf(db);
+        try {
+          answer = { ok: true, value: fn(...args) };
+        } catch (err) {
+          // Refused by query_only, or failed on a state the writes queued before it will change: it waits its turn.
+          if (commitsOf(db) === mark) return false;
+          answer = { ok: false, err };
+        }
+        return true;
+      };
+      return gate.enter(beside).then((held) => {
+        if (held) return heldUntilUnlocked(call, deadline, lockWait.nothingWritten);
+        const a = answer!;
+        if (a.ok) return a.value;
+        throw a.err;
       });
     };
   }
@@ -151,8 +228,9 @@ export function bindPort(db: Db, walSync: WalSync, parts: PortParts, writeBehind
         settleHeld(db);
         return fn(...args);
       }
-      return gate.enter().then(() => {
-        gate.leave();
+      // Not behind a write waiting for the lock: its pauses let reads through.
+      return gate.enter(() => true).then((held) => {
+        if (held) gate.leave();
         settleHeld(db);
         return fn(...args);
       });
@@ -172,15 +250,11 @@ export function bindPort(db: Db, walSync: WalSync, parts: PortParts, writeBehind
   // Nested: a savepoint of the open transaction (asyncTx knows it is inside one).
   tx['atomic'] = run;
   port['atomic'] = async <T>(fn: (tx: Storage) => Promise<T>, options?: AtomicOptions): Promise<T> => {
+    const deadline = lockWait.deadline();
     await gate.enter();
-    try {
-      if (writeBehind && options?.journal && options.durable === false) {
-        return await writeBehind.join(() => fn(tx as unknown as Storage), options.journal);
-      }
-      return await run(fn, options);
-    } finally {
-      gate.leave();
-    }
+    const journal = writeBehind && options?.journal && options.durable === false ? options.journal : null;
+    // Only a refused BEGIN is tried again: `fn` never ran, so nothing of it (in SQLite or not) happens twice.
+    return heldUntilUnlocked(() => (journal ? writeBehind!.join(() => fn(tx as unknown as Storage), journal) : run(fn, options)), deadline, lockWait.refusedAtBegin);
   };
   const elsewhere: Elsewhere = async (write) => {
     // The other connection needs the write lock: nothing may be held open on this one.
@@ -194,12 +268,9 @@ export function bindPort(db: Db, walSync: WalSync, parts: PortParts, writeBehind
   };
   for (const [name, fn] of Object.entries(parts.asideWrites ?? {}) as [string, (e: Elsewhere, ...args: unknown[]) => Promise<unknown>][]) {
     port[name] = async (...args: unknown[]): Promise<unknown> => {
+      const deadline = lockWait.deadline();
       await gate.enter();
-      try {
-        return await fn(elsewhere, ...args);
-      } finally {
-        gate.leave();
-      }
+      return heldUntilUnlocked(() => fn(elsewhere, ...args), deadline, lockWait.nothingWritten);
     };
   }
   tx['close'] = () => Promise.reject(new MnemoError('internal', 'cannot close the storage inside a transaction'));

@@ -3,6 +3,7 @@
  * connection (open.ts) and the writer thread's connections for a directory move and heavy index turns (reader-worker.ts).
  */
 import type { Db } from './tx.js';
+import { LOCK_WAIT_MS } from './lock-wait.js';
 
 /**
  * WAL with synchronous=FULL: a commit is on disk before the call returns (this build defaults WAL
@@ -11,8 +12,9 @@ import type { Db } from './tx.js';
  * that redacted bytes do not linger in free space.
  */
 export function applyPragmas(db: Db, synchronous: 'FULL' | 'NORMAL'): void {
-  // First, so that a CLI opening the file beside a busy server waits instead of failing at once.
-  db.pragma('busy_timeout = 5000');
+  // First, so that opening the file beside a busy server (its migration included) waits instead of
+  // failing at once; once open, the connection stops waiting inside SQLite (`serveWithoutWaiting`).
+  db.pragma(`busy_timeout = ${LOCK_WAIT_MS}`);
   db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${synchronous}`);
   db.pragma('foreign_keys = ON');
@@ -32,4 +34,28 @@ export function applyPragmas(db: Db, synchronous: 'FULL' | 'NORMAL'): void {
  */
 export function keepJournalsInMemory(db: Db): void {
   db.pragma('temp_store = MEMORY');
+}
+
+/**
+ * busy_timeout=0 on an open connection that serves the port: a write that meets another process's
+ * write lock is refused at once, and the port tries it again on a timer (lock-wait.ts) instead of
+ * SQLite sleeping on the thread that serves every mount and request. Reads in WAL never need the lock.
+ */
+export function serveWithoutWaiting(db: Db): void {
+  db.pragma('busy_timeout = 0');
+}
+
+/**
+ * Runs `fn` with the connection's busy_timeout at `ms`, then puts its own back: a serving
+ * connection has none (sqlite/lock-wait.ts), the writer thread's waits.
+ */
+export function withBusyTimeout<T>(db: Db, ms: number, fn: () => T): T {
+  const own = db.pragma('busy_timeout', { simple: true }) as number;
+  if (own === ms) return fn();
+  db.pragma(`busy_timeout = ${ms}`);
+  try {
+    return fn();
+  } finally {
+    db.pragma(`busy_timeout = ${own}`);
+  }
 }

@@ -156,7 +156,10 @@ parentPort!.on('message', (m: ReadRequest) => {
   } catch (err) {
     const e = err instanceof Error ? err : new Error(String(err));
     const mnemo = err instanceof MnemoError;
-    reply = { id: m.id, ok: false, error: { mnemo, code: mnemo ? err.code : 'internal', message: e.message, details: mnemo ? err.details : {}, ...(e.stack ? { stack: e.stack } : {}) } };
+    // SQLite's own code (SQLITE_BUSY: another process's write lock) goes back with the message, so the faces still name it.
+    const own = (e as Error & { code?: unknown }).code;
+    const code = mnemo ? err.code : typeof own === 'string' ? own : 'internal';
+    reply = { id: m.id, ok: false, error: { mnemo, code, message: e.message, details: mnemo ? err.details : {}, ...(e.stack ? { stack: e.stack } : {}) } };
   }
   parentPort!.postMessage(reply);
 });

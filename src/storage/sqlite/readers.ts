@@ -156,7 +156,7 @@ function startReader(entry: URL, file: string, nice: number | null, gone: (r: Re
 
 /** The worker's error as the caller would have seen it inline: a MnemoError keeps its code and details. */
 function revive(e: Extract<ReadReply, { ok: false }>['error']): Error {
-  const err = e.mnemo ? new MnemoError(e.code as ErrorCode, e.message, e.details as ErrorDetails) : new Error(e.message);
+  const err = e.mnemo ? new MnemoError(e.code as ErrorCode, e.message, e.details as ErrorDetails) : Object.assign(new Error(e.message), e.code.startsWith('SQLITE_') ? { code: e.code } : {});
   if (e.stack) err.stack = e.stack;
   return err;
 }

@@ -5,6 +5,7 @@
  * called inside them are still `db.transaction` functions, which become savepoints of the open one.
  */
 import type Database from 'better-sqlite3';
+import { isDatabaseBusy } from '../common/database-busy.js';
 
 export type Db = Database.Database;
 
@@ -12,13 +13,47 @@ export function writeTx<A extends unknown[], R>(db: Db, fn: (...args: A) => R): 
   const t = db.transaction(fn);
   return (...args: A) => {
     settleHeld(db);
-    const observe = db.inTransaction ? undefined : commitObservers.get(db);
-    if (!observe) return t.immediate(...args);
-    const started = performance.now();
+    if (db.inTransaction) return t.immediate(...args);
+    const observe = commitObservers.get(db);
+    const started = observe ? performance.now() : 0;
     const result = t.immediate(...args);
-    observe((performance.now() - started) / 1000);
+    noteCommit(db);
+    observe?.((performance.now() - started) / 1000);
     return result;
   };
+}
+
+const commits = new WeakMap<Db, number>();
+
+/**
+ * How many outermost transactions (and writes outside any: sqlite/changes.ts) the connection has
+ * committed for its callers. A call that met another process's write lock and left this unchanged
+ * wrote nothing, so it may run again whole (sqlite/lock-wait.ts). A held batch's COMMIT is not
+ * counted: it commits earlier calls' writes, which a second run of this one does not repeat.
+ */
+export function commitsOf(db: Db): number {
+  return commits.get(db) ?? 0;
+}
+
+export function noteCommit(db: Db): void {
+  commits.set(db, (commits.get(db) ?? 0) + 1);
+}
+
+const refusedAtBegin = new WeakSet<object>();
+
+/** True for the error of a BEGIN IMMEDIATE refused by another process's write lock: the transaction's function never ran. */
+export function isRefusedAtBegin(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && refusedAtBegin.has(err);
+}
+
+/** Runs a BEGIN IMMEDIATE, marking its SQLITE_BUSY as refused at the start (isRefusedAtBegin). */
+function begin(c: Controls): void {
+  try {
+    c.begin.run();
+  } catch (err) {
+    if (isDatabaseBusy(err)) refusedAtBegin.add(err as object);
+    throw err;
+  }
 }
 
 const commitObservers = new WeakMap<Db, (seconds: number) => void>();
@@ -72,6 +107,7 @@ export function outerTx<R>(db: Db, fn: () => R): R {
   const started = observe ? performance.now() : 0;
   try {
     result = run.immediate(fn) as R;
+    noteCommit(db);
     observe?.((performance.now() - started) / 1000);
   } catch (err) {
     pending.delete(db);
@@ -112,11 +148,12 @@ export async function asyncTx<R>(db: Db, fn: () => Promise<R>): Promise<R> {
   if (c.depth > 0 || db.inTransaction) return savepoint(db, c, fn);
   const observe = commitObservers.get(db);
   const started = observe ? performance.now() : 0;
-  c.begin.run();
+  begin(c);
   let result: R;
   try {
     result = await fn();
     c.commit.run();
+    noteCommit(db);
   } catch (err) {
     pending.delete(db);
     // SQLite rolls some failures back by itself (a full disk); then there is nothing left to undo.
@@ -162,7 +199,7 @@ export function settleHeld(db: Db): void {
 
 /** BEGIN IMMEDIATE of a held batch; the batch is the only transaction that can be open between gated calls. */
 export function beginHeld(db: Db): void {
-  controlsOf(db).begin.run();
+  begin(controlsOf(db));
 }
 
 /** Runs `fn` as a savepoint of the open held batch (the caller, sqlite/write-behind.ts, holds the writer gate). */

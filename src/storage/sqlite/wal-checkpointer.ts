@@ -13,6 +13,8 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import type { Db } from './tx.js';
+import { LOCK_WAIT_MS } from './lock-wait.js';
+import { withBusyTimeout } from './pragmas.js';
 
 /** The serving connection's own autocheckpoint while a worker checkpoints: about 40 MiB of WAL. */
 export const BACKSTOP_PAGES = 10_000;
@@ -76,21 +78,13 @@ export function waitForPasses(checkpointer: Checkpointer | null): () => boolean 
 export function truncateWalSoon(db: Db): void {
   const checkpointer = truncaters.get(db);
   if (!checkpointer) {
-    db.pragma('wal_checkpoint(TRUNCATE)');
+    withBusyTimeout(db, LOCK_WAIT_MS, () => db.pragma('wal_checkpoint(TRUNCATE)'));
     return;
   }
-  db.pragma('busy_timeout = 0');
-  try {
-    const [r] = db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
-    if (r && r.busy === 0) return;
-  } finally {
-    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
-  }
+  const [r] = withBusyTimeout(db, 0, () => db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[]);
+  if (r && r.busy === 0) return;
   checkpointer.truncate();
 }
-
-/** The serving connection's busy_timeout (sqlite/pragmas.ts), restored after the attempt above. */
-const BUSY_TIMEOUT_MS = 5000;
 
 const truncaters = new WeakMap<Db, Checkpointer>();
 

@@ -25,6 +25,8 @@ import type { JournaledWrite, WriteResult } from '../port.js';
 import type { Memory } from '../../domain/types.js';
 import { journalFileOf, openJournal, readJournal, type Journal, type JournalRecord } from './journal.js';
 import type { WalSync } from './sync.js';
+import { LOCK_WAIT_MS } from './lock-wait.js';
+import { withBusyTimeout } from './pragmas.js';
 import { beginHeld, commitHeld, joinHeld, outerTx, registerHeldBatch, rollbackHeld, type Db } from './tx.js';
 
 /** How long a batch stays open after its first write, at most. */
@@ -192,13 +194,16 @@ export function createWriteBehind(db: Db, file: string, walSync: WalSync, method
     if (writes.length > 0) {
       log(`mnemo: error: a batch of ${writes.length} mount write(s) failed to commit (${message(err)}); applying each again`);
     }
-    for (const w of writes) {
-      try {
-        apply(methods, w);
-      } catch (again) {
-        log(`mnemo: error: lost a closed mount write, ${describe(w)}: ${message(again)}`);
+    // Closed writes, answered already: each may wait for another process's lock here, as before (sqlite/lock-wait.ts).
+    withBusyTimeout(db, LOCK_WAIT_MS, () => {
+      for (const w of writes) {
+        try {
+          apply(methods, w);
+        } catch (again) {
+          log(`mnemo: error: lost a closed mount write, ${describe(w)}: ${message(again)}`);
+        }
       }
-    }
+    });
     journal.reset();
   }
 }
