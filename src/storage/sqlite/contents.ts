@@ -42,4 +42,4 @@ export const HELD_IN_WORKSPACE = `SELECT count(*) ${HOLDERS}`;
 export const HOLDERS_IN_WORKSPACE = `SELECT v.id, v.store_id, v.memory_id, v.path, v.created_at,
     EXISTS (SELECT 1 FROM memories m WHERE m.id = v.memory_id AND m.version_id = v.id AND (m.expires_at IS NULL OR m.expires_at > @now)) AS current
   ${HOLDERS} AND s.forking_since IS NULL AND (@only IS NULL OR v.store_id IN (SELECT value FROM json_each(@only)))
-  ORDER BY v.seq DESC LIMIT @limit`;
+  ORDER BY v.seq DESC LIMIT +@limit`;
