@@ -163,8 +163,10 @@ function countSubdirs(ctx: MountContext, dir: string, implied: readonly string[]
 export async function hasChildren(ctx: MountContext, dir: string): Promise<boolean> {
   const prefix = dir + '/';
   if (await ctx.view.hasMemoriesUnder(dir)) {
-    const listing = await ctx.view.listDirectory(dir);
-    if (listing.dirs.length > 0 || listing.files.length > 0) return true;
+    // What a readdir reads (expired and hidden memories left out): a big directory's names alone,
+    // on a reader thread, not every entry's metadata copied back to this thread for a yes or no.
+    const entries = await ctx.view.readdir(dir);
+    if ('names' in entries ? entries.names.length > 0 : entries.dirs.length > 0 || entries.files.length > 0) return true;
   }
   for (const p of ctx.drafts.keys()) if (p.startsWith(prefix)) return true;
   for (const p of ctx.localDirs.keys()) if (p.startsWith(prefix)) return true;

@@ -4,7 +4,11 @@
  * except across a save of its own mount when that save is all that changed (issue 12).
  */
 import { describe, expect, it, vi } from 'vitest';
+import { ContentCache } from '../../fs/content-cache.js';
+import { createContext } from '../../fs/context.js';
+import { LocalBudget } from '../../fs/local-budget.js';
 import { StorageView } from '../../fs/storage-view.js';
+import { hasChildren } from '../../fs/tree.js';
 import { createService } from '../../src/service/service.js';
 import type { DirectoryNames } from '../../src/storage/port.js';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
@@ -81,6 +85,25 @@ describe('storage view', () => {
     expect(small).toMatchObject({ files: [{ path: '/small/b.md' }], dirs: ['a'] });
     expect(await view.readdir('/small')).toEqual(small);
     expect(calls.listDirectoryNames).toBe(3);
+  });
+
+  it('rmdir\'s emptiness check of a directory of more than 4,096 entries reads its names alone, not every entry\'s metadata', async () => {
+    const core = await openCore();
+    const store = await seedStore(core.service, core.caller, { '/gone/old.md': 'old' });
+    await core.storage.batch(async (tx) => {
+      for (let i = 0; i < 4100; i++) await core.service.operationsOn(tx).createMemory(core.caller, store.id, { path: `/big/m${i}.md`, content: String(i) });
+    });
+    const ctx = createContext({
+      storeId: store.id, service: core.service, actor: { type: 'session_actor', sessionId: 'sesn_rmdir' },
+      log: () => {}, readOnly: false, contents: new ContentCache(1 << 20), serverLocal: new LocalBudget(1 << 20, 'MNEMO_LOCAL_MAX_BYTES'),
+      onOperation: undefined, mountLocalMaxBytes: 1 << 20,
+    });
+    const calls = countQueries(core);
+    expect(await hasChildren(ctx, '/big')).toBe(true);
+    expect(calls.listDirectory ?? 0).toBe(0);
+    expect(calls.listDirectoryNames).toBe(1);
+    expect(await hasChildren(ctx, '/gone')).toBe(true);
+    expect(await hasChildren(ctx, '/none')).toBe(false);
   });
 
   it('names a directory\'s implied subdirectories for its nlink, and gives none for a directory of more than 4,096 entries', async () => {
