@@ -3,8 +3,18 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The version in the package.json this file ships in (src/ and dist/src/ both sit below it). */
+let known: string | null = null;
+
+/**
+ * The version in the package.json this file ships in (src/ and dist/src/ both sit below it). Read
+ * once: the HTTP MCP face builds a server, and asks, for every request, on the serving thread.
+ */
 export function packageVersion(): string {
+  known ??= readPackageVersion();
+  return known;
+}
+
+function readPackageVersion(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
     const file = join(dir, 'package.json');
