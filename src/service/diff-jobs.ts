@@ -5,7 +5,7 @@
  * which DESIGN §3 keeps off the thread that serves every mount and request.
  */
 import { FILE_HEADERS_ONLY, formatPatch } from 'diff';
-import { diffTextLines, toHunks, type LineDiff } from '../domain/line-diff.js';
+import { DIFF_BUDGET_MS, diffTextLines, toHunks, type LineDiff } from '../domain/line-diff.js';
 
 /** A unified diff of two texts, with the names and headers of its `---`/`+++` lines. */
 export interface PatchJob {
@@ -35,9 +35,13 @@ export interface PatchResult {
 
 export type DiffResult<J extends DiffJob> = J extends PatchJob ? PatchResult : LineDiff;
 
-export function runDiffJob<J extends DiffJob>(job: J): DiffResult<J>;
-export function runDiffJob(job: DiffJob): PatchResult | LineDiff {
-  const diff = diffTextLines(job.from, job.to);
+/**
+ * `budgetMs`: how long the line search may take (domain/line-diff.ts). Inline, on the serving thread,
+ * the domain's 20 ms; the diff thread passes its own, longer one (diff-worker.ts).
+ */
+export function runDiffJob<J extends DiffJob>(job: J, budgetMs?: number): DiffResult<J>;
+export function runDiffJob(job: DiffJob, budgetMs = DIFF_BUDGET_MS): PatchResult | LineDiff {
+  const diff = diffTextLines(job.from, job.to, { budgetMs });
   if (job.kind === 'runs') return diff;
   const unified = formatPatch(
     { oldFileName: job.fromName, newFileName: job.toName, oldHeader: job.fromHeader, newHeader: job.toHeader, hunks: toHunks(diff.runs, job.context) },
