@@ -46,10 +46,20 @@ describe.skipIf(!FUSE_AVAILABLE)('a mount stays fresh', () => {
   it('a shell left in a directory another process renamed away cannot make files there: they would bring the old path back', async () => {
     const m = await startMount({ seed: { '/proj/p.md': 'p\n' } });
     const other = await startMount({ dir: m.dir, store: m.storeId, mountName: 'other', session: 'sesn_other' });
-    // The shell's working directory is other's /proj; the rename comes from the first mount's process.
-    const stuck = sh('cd proj && ls >/dev/null && sleep 1.5; echo n > new.md; echo "file $?"; mkdir sub; echo "dir $?"', other.mnt);
-    await sleep(300);
+    // The shell's working directory is other's /proj; the rename comes from the first mount's process,
+    // between the shell's cd and its writes (files outside the mounts say when: no fixed sleeps, which
+    // a loaded host outran).
+    const inside = join(m.dir, 'inside');
+    const moved = join(m.dir, 'moved');
+    const stuck = sh(
+      `cd proj && ls >/dev/null && : > ${inside} && while [ ! -e ${moved} ]; do sleep 0.02; done; echo n > new.md; echo "file $?"; mkdir sub; echo "dir $?"`,
+      other.mnt,
+    );
+    for (const end = Date.now() + 30_000; !existsSync(inside) && Date.now() < end; ) await sleep(20);
     expect((await sh('mv proj proj2', m.mnt)).code).toBe(0);
+    // As long as the shell slept before: past the other mount's notice of another process's change.
+    await sleep(1200);
+    writeFileSync(moved, '');
     const r = await stuck;
     expect(r.stdout).toBe('file 1\ndir 1\n');
     expect(r.stderr).toMatch(/No such file or directory/);
@@ -147,9 +157,14 @@ describe.skipIf(!FUSE_AVAILABLE)('a mount stays fresh', () => {
     } finally {
       await other.close();
     }
-    // Commits from other connections are noticed within 100 ms (storage.changeMark).
-    await sleep(200);
-    expect((await sh('cat o.md', m.mnt)).stdout).toBe('after, from another process\n');
+    // Commits from other connections are noticed within 100 ms (storage.changeMark) on an idle host;
+    // a loaded one may run that timer late, so the read is tried until it shows (a stale mount never does).
+    let seen = '';
+    for (const end = Date.now() + 10_000; Date.now() < end; await sleep(50)) {
+      seen = (await sh('cat o.md', m.mnt)).stdout;
+      if (seen === 'after, from another process\n') break;
+    }
+    expect(seen).toBe('after, from another process\n');
   });
 
   it('a process holding a file open sees an API write on its next open, and its own later save wins', async () => {
