@@ -6,7 +6,7 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rawRequest } from '../helpers/sdk.js';
+import { jsonRequest } from '../helpers/sdk.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
 import { eventually } from '../helpers/mount.js';
 import { databasePerFile, pgSkip } from '../helpers/postgres.js';
@@ -26,19 +26,17 @@ describe.skipIf(pgSkip !== null)(`a deleted store on PostgreSQL${pgSkip ? ` (ski
     await admin?.end();
   });
 
-  const call = (method: string, path: string, body?: unknown) => rawRequest(server.url, method, path, { apiKey: server.adminKey, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-
   it('is gone at once, refuses writes, and the upkeep then removes its rows from the database', async () => {
-    const store = (await call('POST', '/v1/memory_stores', { name: 'doomed' })).body as { id: string };
-    for (let i = 0; i < 30; i++) expect((await call('POST', `/v1/memory_stores/${store.id}/memories`, { path: `/m${i}.md`, content: `tern ${i}` })).status).toBe(200);
+    const store = (await jsonRequest(server, 'POST', '/v1/memory_stores', server.adminKey, { name: 'doomed' })).body as { id: string };
+    for (let i = 0; i < 30; i++) expect((await jsonRequest(server, 'POST', `/v1/memory_stores/${store.id}/memories`, server.adminKey, { path: `/m${i}.md`, content: `tern ${i}` })).status).toBe(200);
     const rows = async () =>
       (await admin.query('SELECT (SELECT count(*) FROM stores WHERE id = $1) + (SELECT count(*) FROM versions WHERE store_id = $1) AS n', [store.id])).rows[0].n as string;
     expect(Number(await rows())).toBe(31);
 
-    expect((await call('DELETE', `/v1/memory_stores/${store.id}`)).status).toBe(200);
-    expect((await call('GET', `/v1/memory_stores/${store.id}`)).status).toBe(404);
-    expect((await call('POST', `/v1/memory_stores/${store.id}/memories`, { path: '/late.md', content: 'late' })).status).toBe(404);
-    const listed = (await call('GET', '/v1/memory_stores?include_archived=true')).body as { data: { id: string }[] };
+    expect((await jsonRequest(server, 'DELETE', `/v1/memory_stores/${store.id}`, server.adminKey)).status).toBe(200);
+    expect((await jsonRequest(server, 'GET', `/v1/memory_stores/${store.id}`, server.adminKey)).status).toBe(404);
+    expect((await jsonRequest(server, 'POST', `/v1/memory_stores/${store.id}/memories`, server.adminKey, { path: '/late.md', content: 'late' })).status).toBe(404);
+    const listed = (await jsonRequest(server, 'GET', '/v1/memory_stores?include_archived=true', server.adminKey)).body as { data: { id: string }[] };
     expect(listed.data.map((s) => s.id)).not.toContain(store.id);
 
     expect(await eventually(async () => {

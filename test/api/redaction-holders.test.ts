@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rawRequest, sdkClient } from '../helpers/sdk.js';
+import { jsonRequest, mintKey, sdkClient } from '../helpers/sdk.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
 
 interface Holder {
@@ -37,16 +37,6 @@ afterAll(async () => {
 
 const ms = () => client.beta.memoryStores;
 
-async function api(method: string, path: string, apiKey: string, body?: unknown, headers: Record<string, string> = {}) {
-  return rawRequest(server.url, method, path, { apiKey, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-}
-
-async function mintKey(role: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}): Promise<string> {
-  const res = await api('POST', '/v1/api_keys', server.adminKey, { name: `${role} key`, role, ...extra }, headers);
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return (res.body as { secret: string }).secret;
-}
-
 /** A memory whose first version holds `text` and is no longer its head: that version may be redacted. */
 async function oldVersionHolding(storeId: string, path: string, text: string): Promise<{ memoryId: string; versionId: string }> {
   const m = await ms().memories.create(storeId, { path, content: text });
@@ -55,7 +45,7 @@ async function oldVersionHolding(storeId: string, path: string, text: string): P
 }
 
 const redact = async (storeId: string, versionId: string, apiKey = server.adminKey, headers: Record<string, string> = {}) => {
-  const res = await api('POST', `/v1/memory_stores/${storeId}/memory_versions/${versionId}/redact`, apiKey, undefined, headers);
+  const res = await jsonRequest(server, 'POST', `/v1/memory_stores/${storeId}/memory_versions/${versionId}/redact`, apiKey, undefined, headers);
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   return { body: res.body as Redacted, replayed: res.headers.get('idempotent-replayed') === 'true' };
 };
@@ -70,8 +60,8 @@ describe('content_still_held_in', () => {
     const live = await ms().memories.create(a, { path: '/live-copy.md', content: text });
     const other = await ms().memories.create(b, { path: '/elsewhere.md', content: text });
     // The same text in another workspace is neither counted nor listed.
-    const ws2 = (await api('POST', '/v1/workspaces', server.adminKey, { name: `holders ${randomUUID()}` })).body as { id: string };
-    const foreignKey = await mintKey('admin', {}, { 'anthropic-workspace-id': ws2.id });
+    const ws2 = (await jsonRequest(server, 'POST', '/v1/workspaces', server.adminKey, { name: `holders ${randomUUID()}` })).body as { id: string };
+    const foreignKey = (await mintKey(server, 'admin', { headers: { 'anthropic-workspace-id': ws2.id } })).secret;
     const foreign = await sdkClient(server.url, foreignKey).beta.memoryStores.create({ name: 'foreign' });
     await sdkClient(server.url, foreignKey).beta.memoryStores.memories.create(foreign.id, { path: '/theirs.md', content: text });
 
@@ -129,7 +119,7 @@ describe('content_still_held_in', () => {
     const v = await oldVersionHolding(s, '/a.md', text);
     await ms().memories.create(s, { path: '/copy.md', content: text });
     for (const role of ['read_write', 'read_only']) {
-      const res = await api('POST', `/v1/memory_stores/${s}/memory_versions/${v.versionId}/redact`, await mintKey(role));
+      const res = await jsonRequest(server, 'POST', `/v1/memory_stores/${s}/memory_versions/${v.versionId}/redact`, (await mintKey(server, role)).secret);
       expect(res.status).toBe(403);
       expect(JSON.stringify(res.body)).not.toContain('copy.md');
     }

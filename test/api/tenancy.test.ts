@@ -6,7 +6,7 @@
  */
 import type Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectApiError, expectRawError, rawRequest, sdkClient } from '../helpers/sdk.js';
+import { expectApiError, expectRawError, jsonRequest, mintKey, sdkClient } from '../helpers/sdk.js';
 import { runCli, startServer, type RunningServer } from '../helpers/server.js';
 import { collect } from './shapes.js';
 
@@ -24,16 +24,6 @@ let server: RunningServer;
 let operator: Anthropic;
 let ws2: string;
 const keys: Record<'w1' | 'w2', Record<Role, string>> = { w1: {} as Record<Role, string>, w2: {} as Record<Role, string> };
-
-async function api(method: string, path: string, apiKey: string, body?: unknown, headers: Record<string, string> = {}) {
-  return rawRequest(server.url, method, path, { apiKey, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-}
-
-async function mintKey(apiKey: string, role: Role, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}): Promise<WireKey> {
-  const res = await api('POST', '/v1/api_keys', apiKey, { name: `${role} key`, role, ...extra }, headers);
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return res.body as WireKey;
-}
 
 /** A store with a live memory and an older (redactable) version. */
 async function seed(client: Anthropic, name: string) {
@@ -72,12 +62,12 @@ const ALLOWED: Record<Role, Need[]> = { admin: ['read', 'write', 'redact'], read
 beforeAll(async () => {
   server = await startServer();
   operator = sdkClient(server.url, server.adminKey);
-  const res = await api('POST', '/v1/workspaces', server.adminKey, { name: 'team two' });
+  const res = await jsonRequest(server, 'POST', '/v1/workspaces', server.adminKey, { name: 'team two' });
   expect(res.status).toBe(200);
   ws2 = (res.body as { id: string }).id;
   for (const role of ['admin', 'read_write', 'read_only'] as Role[]) {
-    keys.w1[role] = (await mintKey(server.adminKey, role)).secret!;
-    keys.w2[role] = (await mintKey(server.adminKey, role, {}, { 'anthropic-workspace-id': ws2 })).secret!;
+    keys.w1[role] = (await mintKey(server, role)).secret;
+    keys.w2[role] = (await mintKey(server, role, { headers: { 'anthropic-workspace-id': ws2 } })).secret;
   }
 });
 afterAll(async () => {
@@ -95,7 +85,7 @@ describe('workspace isolation', () => {
         });
       }
       expect((await collect(c.beta.memoryStores.list({ include_archived: true }))).map((s) => s.id)).not.toContain(ids.store);
-      const session = await api('POST', '/v1/sessions', keys.w2[role], { resources: [{ type: 'memory_store', memory_store_id: ids.store, access: 'read_only' }] });
+      const session = await jsonRequest(server, 'POST', '/v1/sessions', keys.w2[role], { resources: [{ type: 'memory_store', memory_store_id: ids.store, access: 'read_only' }] });
       expectRawError(session, 404, 'not_found_error');
     }
     // Nothing changed: both versions still there, unredacted.
@@ -132,27 +122,27 @@ describe('roles', () => {
   });
 
   it('only admin keys manage keys; read_write and read_only get 403 on every key route', async () => {
-    const target = await mintKey(server.adminKey, 'read_only');
+    const target = await mintKey(server, 'read_only');
     for (const role of ['read_write', 'read_only'] as Role[]) {
       const k = keys.w1[role];
-      expectRawError(await api('GET', '/v1/api_keys', k), 403, 'permission_error');
-      expectRawError(await api('POST', '/v1/api_keys', k, { name: 'x', role: 'read_only' }), 403, 'permission_error');
-      expectRawError(await api('GET', `/v1/api_keys/${target.id}`, k), 403, 'permission_error');
-      expectRawError(await api('POST', `/v1/api_keys/${target.id}/revoke`, k), 403, 'permission_error');
-      expectRawError(await api('POST', '/v1/workspaces', k, { name: 'x' }), 403, 'permission_error');
+      expectRawError(await jsonRequest(server, 'GET', '/v1/api_keys', k), 403, 'permission_error');
+      expectRawError(await jsonRequest(server, 'POST', '/v1/api_keys', k, { name: 'x', role: 'read_only' }), 403, 'permission_error');
+      expectRawError(await jsonRequest(server, 'GET', `/v1/api_keys/${target.id}`, k), 403, 'permission_error');
+      expectRawError(await jsonRequest(server, 'POST', `/v1/api_keys/${target.id}/revoke`, k), 403, 'permission_error');
+      expectRawError(await jsonRequest(server, 'POST', '/v1/workspaces', k, { name: 'x' }), 403, 'permission_error');
     }
-    expect((await api('GET', `/v1/api_keys/${target.id}`, keys.w1.admin)).status).toBe(200);
+    expect((await jsonRequest(server, 'GET', `/v1/api_keys/${target.id}`, keys.w1.admin)).status).toBe(200);
     // A workspace admin cannot create workspaces or reach another workspace's keys.
-    expectRawError(await api('POST', '/v1/workspaces', keys.w1.admin, { name: 'x' }), 403, 'permission_error');
-    expectRawError(await api('GET', `/v1/api_keys/${target.id}`, keys.w2.admin), 404, 'not_found_error');
-    expectRawError(await api('POST', `/v1/api_keys/${target.id}/revoke`, keys.w2.admin), 404, 'not_found_error');
+    expectRawError(await jsonRequest(server, 'POST', '/v1/workspaces', keys.w1.admin, { name: 'x' }), 403, 'permission_error');
+    expectRawError(await jsonRequest(server, 'GET', `/v1/api_keys/${target.id}`, keys.w2.admin), 404, 'not_found_error');
+    expectRawError(await jsonRequest(server, 'POST', `/v1/api_keys/${target.id}/revoke`, keys.w2.admin), 404, 'not_found_error');
   });
 
   it('a read_only key can create a read_only session but not a read_write one', async () => {
     const ids = await seed(operator, 'ro sessions');
-    const rw = await api('POST', '/v1/sessions', keys.w1.read_only, { resources: [{ type: 'memory_store', memory_store_id: ids.store }] });
+    const rw = await jsonRequest(server, 'POST', '/v1/sessions', keys.w1.read_only, { resources: [{ type: 'memory_store', memory_store_id: ids.store }] });
     expectRawError(rw, 403, 'permission_error');
-    const explicit = await api('POST', '/v1/sessions', keys.w1.read_only, {
+    const explicit = await jsonRequest(server, 'POST', '/v1/sessions', keys.w1.read_only, {
       resources: [{ type: 'memory_store', memory_store_id: ids.store, access: 'read_write' }],
     });
     expectRawError(explicit, 403, 'permission_error');
@@ -161,29 +151,29 @@ describe('roles', () => {
 
 describe('keys', () => {
   it('creates a key whose secret is shown once, lists keys without secrets, and a revoked key fails next time', async () => {
-    const created = await mintKey(keys.w1.admin, 'read_write');
+    const created = await mintKey(server, 'read_write', { apiKey: keys.w1.admin });
     expect(created).toMatchObject({ type: 'api_key', role: 'read_write', memory_store_ids: null, revoked_at: null });
     expect(created.secret).toMatch(/^mnemo-sk-/);
-    const c = sdkClient(server.url, created.secret!);
+    const c = sdkClient(server.url, created.secret);
     await c.beta.memoryStores.list();
-    const list = (await api('GET', '/v1/api_keys', keys.w1.admin)).body as { data: WireKey[] };
+    const list = (await jsonRequest(server, 'GET', '/v1/api_keys', keys.w1.admin)).body as { data: WireKey[] };
     expect(list.data.map((k) => k.id)).toContain(created.id);
-    expect(JSON.stringify(list)).not.toContain(created.secret!);
+    expect(JSON.stringify(list)).not.toContain(created.secret);
     expect(list.data.every((k) => !('secret' in k))).toBe(true);
-    const revoked = await api('POST', `/v1/api_keys/${created.id}/revoke`, keys.w1.admin);
+    const revoked = await jsonRequest(server, 'POST', `/v1/api_keys/${created.id}/revoke`, keys.w1.admin);
     expect((revoked.body as WireKey).revoked_at).not.toBeNull();
     await expectApiError(c.beta.memoryStores.list(), 401, 'authentication_error');
   });
 
   it('lists keys and workspaces a page at a time with limit and page, bounded and refused like the other lists', async () => {
     for (const path of ['/v1/api_keys', '/v1/workspaces']) {
-      const whole = (await api('GET', path, server.adminKey)).body as { data: { id: string }[]; next_page: string | null };
+      const whole = (await jsonRequest(server, 'GET', path, server.adminKey)).body as { data: { id: string }[]; next_page: string | null };
       expect(whole.next_page, path).toBeNull();
       expect(whole.data.length, path).toBeGreaterThanOrEqual(2);
       const paged: string[] = [];
       let page: string | null = '';
       while (page !== null) {
-        const res = await api('GET', `${path}?limit=1${page ? `&page=${page}` : ''}`, server.adminKey);
+        const res = await jsonRequest(server, 'GET', `${path}?limit=1${page ? `&page=${page}` : ''}`, server.adminKey);
         expect(res.status, JSON.stringify(res.body)).toBe(200);
         const body = res.body as { data: { id: string }[]; next_page: string | null };
         expect(body.data).toHaveLength(1);
@@ -197,7 +187,7 @@ describe('keys', () => {
         ['limit=many', 'limit: must be an integer from 1 to 100'],
         ['page=page_nope', 'page: not a cursor this server issued'],
       ] as const) {
-        const res = await api('GET', `${path}?${q}`, server.adminKey);
+        const res = await jsonRequest(server, 'GET', `${path}?${q}`, server.adminKey);
         expectRawError(res, 400, 'invalid_request_error');
         expect((res.body as { error: { message: string } }).error.message, `${path}?${q}`).toBe(message);
       }
@@ -205,23 +195,23 @@ describe('keys', () => {
   });
 
   it("a keys cursor pages on after its key, and is refused in another workspace; an unsealed one, on a database made after sealing, too", async () => {
-    const whole = ((await api('GET', '/v1/api_keys', server.adminKey)).body as { data: { id: string }[] }).data.map((k) => k.id);
+    const whole = ((await jsonRequest(server, 'GET', '/v1/api_keys', server.adminKey)).body as { data: { id: string }[] }).data.map((k) => k.id);
     expect(whole.length).toBeGreaterThanOrEqual(2);
-    const cursor = ((await api('GET', '/v1/api_keys?limit=1', server.adminKey)).body as { next_page: string }).next_page;
-    const rest = await api('GET', `/v1/api_keys?limit=100&page=${cursor}`, server.adminKey);
+    const cursor = ((await jsonRequest(server, 'GET', '/v1/api_keys?limit=1', server.adminKey)).body as { next_page: string }).next_page;
+    const rest = await jsonRequest(server, 'GET', `/v1/api_keys?limit=100&page=${cursor}`, server.adminKey);
     expect(rest.status, JSON.stringify(rest.body)).toBe(200);
     expect((rest.body as { data: { id: string }[] }).data.map((k) => k.id)).toEqual(whole.slice(1));
-    expectRawError(await api('GET', `/v1/api_keys?page=${cursor}`, keys.w2.admin), 400, 'invalid_request_error');
+    expectRawError(await jsonRequest(server, 'GET', `/v1/api_keys?page=${cursor}`, keys.w2.admin), 400, 'invalid_request_error');
     // Unsealed cursors are taken only for an hour after an upgrade (test/src/sqlite.test.ts, "sqlite page cursors").
     const unsealed = 'page_' + Buffer.from(JSON.stringify({ i: whole[0]! })).toString('base64url');
-    const refused = await api('GET', `/v1/api_keys?page=${unsealed}`, server.adminKey);
+    const refused = await jsonRequest(server, 'GET', `/v1/api_keys?page=${unsealed}`, server.adminKey);
     expectRawError(refused, 400, 'invalid_request_error');
     expect((refused.body as { error: { message: string } }).error.message).toBe('page: not a cursor this server issued');
   });
 
   it('refuses malformed key requests with 400', async () => {
     for (const body of [{}, { name: 'x' }, { name: 'x', role: 'root' }, { name: '', role: 'admin' }, { name: 'x', role: 'read_only', memory_store_ids: [] }, { name: 'x', role: 'admin', memory_store_ids: ['memstore_x'] }]) {
-      const res = await api('POST', '/v1/api_keys', keys.w1.admin, body);
+      const res = await jsonRequest(server, 'POST', '/v1/api_keys', keys.w1.admin, body);
       expect([400, 404], JSON.stringify(body)).toContain(res.status);
     }
   });
@@ -249,7 +239,7 @@ describe('keys', () => {
 describe('key visibility', () => {
   /** The operator key seeded on start, as the operator itself lists it. */
   async function operatorKey(): Promise<WireKey & { all_workspaces: boolean }> {
-    const list = (await api('GET', '/v1/api_keys', server.adminKey)).body as { data: (WireKey & { all_workspaces: boolean })[] };
+    const list = (await jsonRequest(server, 'GET', '/v1/api_keys', server.adminKey)).body as { data: (WireKey & { all_workspaces: boolean })[] };
     const op = list.data.find((k) => k.all_workspaces);
     expect(op).toBeDefined();
     return op!;
@@ -257,30 +247,30 @@ describe('key visibility', () => {
 
   it('a plain admin neither lists, retrieves nor revokes the operator key: 404, and the operator key keeps working', async () => {
     const op = await operatorKey();
-    const listed = (await api('GET', '/v1/api_keys', keys.w1.admin)).body as { data: WireKey[] };
+    const listed = (await jsonRequest(server, 'GET', '/v1/api_keys', keys.w1.admin)).body as { data: WireKey[] };
     expect(listed.data.length).toBeGreaterThan(0);
     expect(listed.data.map((k) => k.id)).not.toContain(op.id);
-    expectRawError(await api('GET', `/v1/api_keys/${op.id}`, keys.w1.admin), 404, 'not_found_error');
-    expectRawError(await api('POST', `/v1/api_keys/${op.id}/revoke`, keys.w1.admin), 404, 'not_found_error');
+    expectRawError(await jsonRequest(server, 'GET', `/v1/api_keys/${op.id}`, keys.w1.admin), 404, 'not_found_error');
+    expectRawError(await jsonRequest(server, 'POST', `/v1/api_keys/${op.id}/revoke`, keys.w1.admin), 404, 'not_found_error');
     // Below admin it is just as invisible: 404 before any role check.
     for (const role of ['read_write', 'read_only'] as Role[]) {
-      expectRawError(await api('GET', `/v1/api_keys/${op.id}`, keys.w1[role]), 404, 'not_found_error');
-      expectRawError(await api('POST', `/v1/api_keys/${op.id}/revoke`, keys.w1[role]), 404, 'not_found_error');
+      expectRawError(await jsonRequest(server, 'GET', `/v1/api_keys/${op.id}`, keys.w1[role]), 404, 'not_found_error');
+      expectRawError(await jsonRequest(server, 'POST', `/v1/api_keys/${op.id}/revoke`, keys.w1[role]), 404, 'not_found_error');
     }
-    expect(((await api('GET', `/v1/api_keys/${op.id}`, server.adminKey)).body as WireKey).revoked_at).toBeNull();
-    expect((await api('GET', '/v1/api_keys', server.adminKey)).status).toBe(200);
+    expect(((await jsonRequest(server, 'GET', `/v1/api_keys/${op.id}`, server.adminKey)).body as WireKey).revoked_at).toBeNull();
+    expect((await jsonRequest(server, 'GET', '/v1/api_keys', server.adminKey)).status).toBe(200);
   });
 
   it("a non-admin key asking for another workspace's key gets 404, and 403 only for a key of its own workspace", async () => {
-    const elsewhere = await mintKey(server.adminKey, 'read_only', {}, { 'anthropic-workspace-id': ws2 });
-    const own = await mintKey(server.adminKey, 'read_only');
+    const elsewhere = await mintKey(server, 'read_only', { headers: { 'anthropic-workspace-id': ws2 } });
+    const own = await mintKey(server, 'read_only');
     for (const role of ['read_write', 'read_only'] as Role[]) {
-      expectRawError(await api('GET', `/v1/api_keys/${elsewhere.id}`, keys.w1[role]), 404, 'not_found_error');
-      expectRawError(await api('POST', `/v1/api_keys/${elsewhere.id}/revoke`, keys.w1[role]), 404, 'not_found_error');
-      expectRawError(await api('GET', `/v1/api_keys/apikey_doesnotexist`, keys.w1[role]), 404, 'not_found_error');
-      expectRawError(await api('GET', `/v1/api_keys/${own.id}`, keys.w1[role]), 403, 'permission_error');
+      expectRawError(await jsonRequest(server, 'GET', `/v1/api_keys/${elsewhere.id}`, keys.w1[role]), 404, 'not_found_error');
+      expectRawError(await jsonRequest(server, 'POST', `/v1/api_keys/${elsewhere.id}/revoke`, keys.w1[role]), 404, 'not_found_error');
+      expectRawError(await jsonRequest(server, 'GET', `/v1/api_keys/apikey_doesnotexist`, keys.w1[role]), 404, 'not_found_error');
+      expectRawError(await jsonRequest(server, 'GET', `/v1/api_keys/${own.id}`, keys.w1[role]), 403, 'permission_error');
     }
-    expect(((await api('GET', `/v1/api_keys/${elsewhere.id}`, server.adminKey, undefined, { 'anthropic-workspace-id': ws2 })).body as WireKey).revoked_at).toBeNull();
+    expect(((await jsonRequest(server, 'GET', `/v1/api_keys/${elsewhere.id}`, server.adminKey, undefined, { 'anthropic-workspace-id': ws2 })).body as WireKey).revoked_at).toBeNull();
   });
 });
 
@@ -288,9 +278,9 @@ describe('store grants', () => {
   it('a key limited to some stores sees only those: others are 404, lists are filtered, new stores are 403', async () => {
     const a = await seed(operator, 'granted');
     const b = await seed(operator, 'not granted');
-    const key = await mintKey(server.adminKey, 'read_write', { memory_store_ids: [a.store] });
+    const key = await mintKey(server, 'read_write', { body: { memory_store_ids: [a.store] } });
     expect(key.memory_store_ids).toEqual([a.store]);
-    const c = sdkClient(server.url, key.secret!);
+    const c = sdkClient(server.url, key.secret);
     expect((await collect(c.beta.memoryStores.list())).map((s) => s.id)).toEqual([a.store]);
     for (const [name, , call] of routes(c, b)) {
       await expectApiError(call(), 404, 'not_found_error').catch((e: Error) => {
@@ -298,13 +288,13 @@ describe('store grants', () => {
       });
     }
     await expectApiError(c.beta.memoryStores.create({ name: 'new' }), 403, 'permission_error');
-    expectRawError(await api('POST', '/v1/sessions', key.secret!, { resources: [{ type: 'memory_store', memory_store_id: b.store }] }), 404, 'not_found_error');
+    expectRawError(await jsonRequest(server, 'POST', '/v1/sessions', key.secret, { resources: [{ type: 'memory_store', memory_store_id: b.store }] }), 404, 'not_found_error');
     await expect(c.beta.memoryStores.memories.create(a.store, { path: '/mine.md', content: 'ok' })).resolves.toMatchObject({ path: '/mine.md' });
   });
 
   it('a key cannot be granted a store of another workspace', async () => {
     const other = await sdkClient(server.url, keys.w2.admin).beta.memoryStores.create({ name: 'theirs' });
-    expectRawError(await api('POST', '/v1/api_keys', keys.w1.admin, { name: 'x', role: 'read_only', memory_store_ids: [other.id] }), 404, 'not_found_error');
+    expectRawError(await jsonRequest(server, 'POST', '/v1/api_keys', keys.w1.admin, { name: 'x', role: 'read_only', memory_store_ids: [other.id] }), 404, 'not_found_error');
   });
 });
 
@@ -318,7 +308,7 @@ describe('anthropic-workspace-id', () => {
 
     const own = await sdkClient(server.url, keys.w2.read_only).beta.memoryStores.retrieve(inTwo.id, {}, { headers: { 'anthropic-workspace-id': ws2 } });
     expect(own.id).toBe(inTwo.id);
-    const w1ws = ((await api('GET', '/v1/workspaces', server.adminKey)).body as { data: { id: string }[] }).data[0]!.id;
+    const w1ws = ((await jsonRequest(server, 'GET', '/v1/workspaces', server.adminKey)).body as { data: { id: string }[] }).data[0]!.id;
     await expectApiError(
       sdkClient(server.url, keys.w2.admin).beta.memoryStores.list({}, { headers: { 'anthropic-workspace-id': w1ws } }),
       403,

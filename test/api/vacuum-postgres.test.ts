@@ -8,7 +8,7 @@ import { closeSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rawRequest } from '../helpers/sdk.js';
+import { jsonRequest } from '../helpers/sdk.js';
 import { makeTempDir, startServer, type RunningServer } from '../helpers/server.js';
 import { eventually } from '../helpers/mount.js';
 import { databasePerFile, pgSkip } from '../helpers/postgres.js';
@@ -38,12 +38,11 @@ describe.skipIf(pgSkip !== null)(`the server's upkeep on PostgreSQL${pgSkip ? ` 
     rmSync(logDir, { recursive: true, force: true });
   });
 
-  const call = (method: string, path: string, body?: unknown) => rawRequest(server.url, method, path, { apiKey: server.adminKey, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
   const vacuums = async (table: string) =>
     Number((await admin.query('SELECT vacuum_count FROM pg_stat_user_tables WHERE schemaname = current_schema() AND relname = $1', [table])).rows[0].vacuum_count);
 
   it('vacuums the memories a burst of writes left dead rows in, and says so in its log', { timeout: 90_000 }, async () => {
-    const store = (await call('POST', '/v1/memory_stores', { name: 'burst' })).body as { id: string };
+    const store = (await jsonRequest(server, 'POST', '/v1/memory_stores', server.adminKey, { name: 'burst' })).body as { id: string };
     // Autovacuum off for the table: this pins the server's own tidy. When autovacuum's pass came
     // first (its launcher visits each database about once a minute), the tidy found nothing left
     // to vacuum and logged nothing (one fresh-clone CI run in nine).
@@ -52,7 +51,7 @@ describe.skipIf(pgSkip !== null)(`the server's upkeep on PostgreSQL${pgSkip ? ` 
     // 1,200 new memories: indexing each rewrites its row (its words live in it), 1,200 dead rows.
     const writers = Array.from({ length: 8 }, async (_, w) => {
       for (let i = w; i < 1200; i += 8) {
-        const res = await call('POST', `/v1/memory_stores/${store.id}/memories`, { path: `/burst/${i}.md`, content: `burst note ${i}` });
+        const res = await jsonRequest(server, 'POST', `/v1/memory_stores/${store.id}/memories`, server.adminKey, { path: `/burst/${i}.md`, content: `burst note ${i}` });
         expect(res.status).toBe(200);
       }
     });

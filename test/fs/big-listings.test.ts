@@ -11,7 +11,7 @@ import { newId } from '../../src/service/ids.js';
 import type { ImportedWrite } from '../../src/storage/sqlite/bulk.js';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 import { FUSE_AVAILABLE, NO_FUSE_REASON, py, run } from '../helpers/mount.js';
-import { rawRequest } from '../helpers/sdk.js';
+import { jsonRequest } from '../helpers/sdk.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
 
 if (!FUSE_AVAILABLE) console.warn(NO_FUSE_REASON);
@@ -27,12 +27,10 @@ describe.skipIf(!FUSE_AVAILABLE)('a listing of a directory of more than 4,096 en
   let goneId = '';
   /** Every name in /big and what it is, as storage holds it (gone.md deleted through the API). */
   const kinds = new Map<string, 'file' | 'dir'>();
-  const api = (method: string, path: string, body?: unknown) =>
-    rawRequest(server.url, method, path, { apiKey: server.adminKey, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
 
   beforeAll(async () => {
     server = await startServer();
-    storeId = ((await api('POST', '/v1/memory_stores', { name: 'big listing' })).body as { id: string }).id;
+    storeId = ((await jsonRequest(server, 'POST', '/v1/memory_stores', server.adminKey, { name: 'big listing' })).body as { id: string }).id;
     // Seeded through the bulk path on a connection of the test's own (WAL: beside the server's).
     const storage = openSqliteStorage(join(server.dataDir, 'mnemo.db'), { readers: 0 });
     try {
@@ -46,10 +44,10 @@ describe.skipIf(!FUSE_AVAILABLE)('a listing of a directory of more than 4,096 en
     } finally {
       await storage.close();
     }
-    expect((await api('DELETE', `/v1/memory_stores/${storeId}/memories/${goneId}`)).status).toBe(200);
+    expect((await jsonRequest(server, 'DELETE', `/v1/memory_stores/${storeId}/memories/${goneId}`, server.adminKey)).status).toBe(200);
     for (let i = 0; i < PLAIN; i++) kinds.set(`f${String(i).padStart(4, '0')}.md`, 'file');
     for (const [name, kind] of Object.entries(ODD)) if (name !== 'gone.md') kinds.set(name, kind);
-    const session = await api('POST', '/v1/sessions', { resources: [{ type: 'memory_store', memory_store_id: storeId }] });
+    const session = await jsonRequest(server, 'POST', '/v1/sessions', server.adminKey, { resources: [{ type: 'memory_store', memory_store_id: storeId }] });
     big = join((session.body as { resources: { host_path: string }[] }).resources[0]!.host_path, 'big');
   });
 
@@ -94,9 +92,9 @@ os.rmdir(os.path.join(sys.argv[1], 'local dir'))`, big, [big]);
 print(json.dumps([os.listdir(sys.argv[1]) for _ in range(6)]))`, big, [big], 60_000);
     const made: string[] = [];
     for (let i = 0; i < 30; i++) {
-      const m = (await api('POST', `/v1/memory_stores/${storeId}/memories`, { path: `/big/new-${i}.md`, content: String(i) })).body as { id: string };
+      const m = (await jsonRequest(server, 'POST', `/v1/memory_stores/${storeId}/memories`, server.adminKey, { path: `/big/new-${i}.md`, content: String(i) })).body as { id: string };
       made.push(m.id);
-      if (i % 2 === 1) expect((await api('DELETE', `/v1/memory_stores/${storeId}/memories/${made[i - 1]}`)).status).toBe(200);
+      if (i % 2 === 1) expect((await jsonRequest(server, 'DELETE', `/v1/memory_stores/${storeId}/memories/${made[i - 1]}`, server.adminKey)).status).toBe(200);
     }
     const r = await lister;
     expect(r.stderr).toBe('');

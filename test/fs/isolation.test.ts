@@ -14,7 +14,7 @@ import { newId } from '../../src/service/ids.js';
 import type { ImportedWrite } from '../../src/storage/sqlite/bulk.js';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 import { FUSE_AVAILABLE, NO_FUSE_REASON } from '../helpers/mount.js';
-import { rawRequest } from '../helpers/sdk.js';
+import { jsonRequest } from '../helpers/sdk.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
 
 const SLOW_MEMORIES = 100;
@@ -31,10 +31,8 @@ describe.skipIf(!FUSE_AVAILABLE)('a long search', () => {
 
   beforeAll(async () => {
     server = await startServer();
-    const api = (method: string, path: string, body?: unknown) =>
-      rawRequest(server.url, method, path, { apiKey: server.adminKey, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-    storeId = ((await api('POST', '/v1/memory_stores', { name: 'isolation' })).body as { id: string }).id;
-    probeId = ((await api('POST', `/v1/memory_stores/${storeId}/memories`, { path: '/probe.md', content: 'retrieved' })).body as { id: string }).id;
+    storeId = ((await jsonRequest(server, 'POST', '/v1/memory_stores', server.adminKey, { name: 'isolation' })).body as { id: string }).id;
+    probeId = ((await jsonRequest(server, 'POST', `/v1/memory_stores/${storeId}/memories`, server.adminKey, { path: '/probe.md', content: 'retrieved' })).body as { id: string }).id;
     // Seeded through the bulk path on a connection of the test's own (WAL: beside the server's).
     const storage = openSqliteStorage(join(server.dataDir, 'mnemo.db'), { readers: 0 });
     try {
@@ -48,7 +46,7 @@ describe.skipIf(!FUSE_AVAILABLE)('a long search', () => {
     } finally {
       await storage.close();
     }
-    const session = await api('POST', '/v1/sessions', { resources: [{ type: 'memory_store', memory_store_id: storeId }] });
+    const session = await jsonRequest(server, 'POST', '/v1/sessions', server.adminKey, { resources: [{ type: 'memory_store', memory_store_id: storeId }] });
     hostPath = (session.body as { resources: { host_path: string }[] }).resources[0]!.host_path;
   });
 
@@ -59,7 +57,7 @@ describe.skipIf(!FUSE_AVAILABLE)('a long search', () => {
   it('does not hold up a mount stat from another process or an API retrieve, which both complete before it', async () => {
     const done: string[] = [];
     const search = () =>
-      rawRequest(server.url, 'GET', `/v1/memory_stores/${storeId}/search?q=heron&limit=100`, { apiKey: server.adminKey }).then((r) => {
+      jsonRequest(server, 'GET', `/v1/memory_stores/${storeId}/search?q=heron&limit=100`, server.adminKey).then((r) => {
         done.push('search');
         return r;
       });
@@ -78,7 +76,7 @@ describe.skipIf(!FUSE_AVAILABLE)('a long search', () => {
     });
     // Asked only once the stat has been answered: a server stuck in the search answers neither in time.
     const retrieved = statted.then(() =>
-      rawRequest(server.url, 'GET', `/v1/memory_stores/${storeId}/memories/${probeId}`, { apiKey: server.adminKey }).then((r) => {
+      jsonRequest(server, 'GET', `/v1/memory_stores/${storeId}/memories/${probeId}`, server.adminKey).then((r) => {
         done.push('retrieve');
         return r;
       }),
@@ -112,11 +110,9 @@ describe.skipIf(!FUSE_AVAILABLE)('a listing of a big directory on a live mount',
 
   beforeAll(async () => {
     server = await startServer();
-    const api = (method: string, path: string, body?: unknown) =>
-      rawRequest(server.url, method, path, { apiKey: server.adminKey, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-    const big = ((await api('POST', '/v1/memory_stores', { name: 'big' })).body as { id: string }).id;
-    const small = ((await api('POST', '/v1/memory_stores', { name: 'small' })).body as { id: string }).id;
-    await api('POST', `/v1/memory_stores/${small}/memories`, { path: '/s/note.md', content: 'small' });
+    const big = ((await jsonRequest(server, 'POST', '/v1/memory_stores', server.adminKey, { name: 'big' })).body as { id: string }).id;
+    const small = ((await jsonRequest(server, 'POST', '/v1/memory_stores', server.adminKey, { name: 'small' })).body as { id: string }).id;
+    await jsonRequest(server, 'POST', `/v1/memory_stores/${small}/memories`, server.adminKey, { path: '/s/note.md', content: 'small' });
     const storage = openSqliteStorage(join(server.dataDir, 'mnemo.db'), { readers: 0 });
     try {
       const now = new Date().toISOString();
@@ -129,7 +125,7 @@ describe.skipIf(!FUSE_AVAILABLE)('a listing of a big directory on a live mount',
     } finally {
       await storage.close();
     }
-    const session = await api('POST', '/v1/sessions', {
+    const session = await jsonRequest(server, 'POST', '/v1/sessions', server.adminKey, {
       resources: [{ type: 'memory_store', memory_store_id: big }, { type: 'memory_store', memory_store_id: small }],
     });
     const paths = (session.body as { resources: { host_path: string }[] }).resources.map((r) => r.host_path);

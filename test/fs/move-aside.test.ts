@@ -16,7 +16,7 @@ import { newId } from '../../src/service/ids.js';
 import type { ImportedWrite } from '../../src/storage/sqlite/bulk.js';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 import { FUSE_AVAILABLE, NO_FUSE_REASON } from '../helpers/mount.js';
-import { rawRequest } from '../helpers/sdk.js';
+import { jsonRequest } from '../helpers/sdk.js';
 import { makeTempDir, runCli, startServer, type RunningServer } from '../helpers/server.js';
 
 const MOVED = 4000;
@@ -47,13 +47,11 @@ describe.skipIf(!FUSE_AVAILABLE)('a directory move of thousands of memories', ()
   let storeId: string;
   let hostPath: string;
   let otherPath: string;
-  const api = (method: string, path: string, body?: unknown) =>
-    rawRequest(server.url, method, path, { apiKey: server.adminKey, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
 
   beforeAll(async () => {
     dataDir = makeTempDir('mnemo-move-');
     server = await startServer({ dataDir });
-    storeId = ((await api('POST', '/v1/memory_stores', { name: 'move aside' })).body as { id: string }).id;
+    storeId = ((await jsonRequest(server, 'POST', '/v1/memory_stores', server.adminKey, { name: 'move aside' })).body as { id: string }).id;
     // Seeded through the bulk path on a connection of the test's own (WAL: beside the server's).
     const storage = openSqliteStorage(join(server.dataDir, 'mnemo.db'), { readers: 0 });
     try {
@@ -68,7 +66,7 @@ describe.skipIf(!FUSE_AVAILABLE)('a directory move of thousands of memories', ()
       await storage.close();
     }
     const mount = async () => {
-      const session = await api('POST', '/v1/sessions', { resources: [{ type: 'memory_store', memory_store_id: storeId }] });
+      const session = await jsonRequest(server, 'POST', '/v1/sessions', server.adminKey, { resources: [{ type: 'memory_store', memory_store_id: storeId }] });
       return (session.body as { resources: { host_path: string }[] }).resources[0]!.host_path;
     };
     hostPath = await mount();
@@ -91,7 +89,7 @@ describe.skipIf(!FUSE_AVAILABLE)('a directory move of thousands of memories', ()
     expect(seen.gap, JSON.stringify(seen)).toBeLessThan(seen.move / 2);
 
     const list = async (prefix: string) =>
-      ((await api('GET', `/v1/memory_stores/${storeId}/memories?path_prefix=${prefix}/&limit=1`)).body as { data: unknown[] }).data.length;
+      ((await jsonRequest(server, 'GET', `/v1/memory_stores/${storeId}/memories?path_prefix=${prefix}/&limit=1`, server.adminKey)).body as { data: unknown[] }).data.length;
     expect(await list('/big')).toBe(0);
     expect(await list('/moved')).toBe(1);
     const ls = spawn('sh', ['-c', `ls ${join(hostPath, 'moved')}/d*/ | grep -c '^note-'`], { stdio: ['ignore', 'pipe', 'inherit'] });

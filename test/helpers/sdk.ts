@@ -108,6 +108,42 @@ export async function rawRequest(url: string, method: string, path: string, { ap
   return { status: res.status, headers: res.headers, body: parsed };
 }
 
+/**
+ * One API call to a real server with `apiKey`, the body (when given) sent as JSON: the status,
+ * headers and parsed body, as `rawRequest` answers. Nothing is asserted, so refusals can be checked.
+ */
+export function jsonRequest(server: Pick<RunningServer, 'url'>, method: string, path: string, apiKey: string, body?: unknown, headers: Record<string, string> = {}): Promise<RawResponse> {
+  return rawRequest(server.url, method, path, { apiKey, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+}
+
+/** A key as POST /v1/api_keys answers it: the only answer that carries the secret. */
+export interface MintedKey {
+  type: 'api_key';
+  id: string;
+  name: string;
+  role: string;
+  workspace_id: string;
+  memory_store_ids: string[] | null;
+  revoked_at: string | null;
+  secret: string;
+}
+
+export interface MintOptions {
+  /** The key that mints it; the server's admin key unless given. */
+  apiKey?: string;
+  /** More request headers, such as anthropic-workspace-id. */
+  headers?: Record<string, string>;
+  /** More body fields, such as memory_store_ids; `name` is "<role> key" unless given. */
+  body?: Record<string, unknown>;
+}
+
+/** A new API key of `role` through the API; the test fails unless the server answers 200. */
+export async function mintKey(server: Pick<RunningServer, 'url' | 'adminKey'>, role: string, { apiKey = server.adminKey, headers = {}, body = {} }: MintOptions = {}): Promise<MintedKey> {
+  const res = await jsonRequest(server, 'POST', '/v1/api_keys', apiKey, { name: `${role} key`, role, ...body }, headers);
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body as MintedKey;
+}
+
 /** Asserts a raw response is the error envelope with this status and type. */
 export function expectRawError(res: RawResponse, status: number, type: string): void {
   expect({ status: res.status, body: res.body }).toMatchObject({
