@@ -6,6 +6,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { jsonRequest } from '../helpers/sdk.js';
 import { REPO_ROOT } from '../helpers/server.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -44,10 +45,6 @@ export async function screenshot(page: Page, name: string): Promise<void> {
 
 /** One API call with a key; the parsed JSON body and the status. */
 export async function api(url: string, key: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
-  const res = await fetch(`${url}${path}`, {
-    method,
-    headers: { 'x-api-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: res.status, json: await res.json() };
+  const res = await jsonRequest({ url }, method, path, key, body);
+  return { status: res.status, json: res.body };
 }

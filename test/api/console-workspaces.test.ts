@@ -7,7 +7,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { databasePerFile, pgSkip } from '../helpers/postgres.js';
-import { rawRequest, useServer, type RawResponse } from '../helpers/sdk.js';
+import { jsonRequest, rawRequest, type RawResponse, useServer } from '../helpers/sdk.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
 
 let server: RunningServer;
@@ -17,7 +17,7 @@ let otherStore: string;
 let plainAdminKey: string;
 
 const v1 = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}, key = server.adminKey) => {
-  const res = await rawRequest(server.url, method, path, { apiKey: key, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const res = await jsonRequest(server, method, path, key, body, headers);
   expect(res.status, `${method} ${path}`).toBe(200);
   return res.body as any;
 };
@@ -162,7 +162,7 @@ describe.skipIf(pgSkip !== null)(`console workspaces on PostgreSQL${pgSkip ? ` (
   it('an operator key opens another workspace, named in the header, and a plain admin is refused it', async () => {
     pgServer = await startServer({ databaseUrl: databaseUrl() });
     const call = async (method: string, path: string, body: unknown, headers: Record<string, string> = {}) =>
-      (await rawRequest(pgServer!.url, method, path, { apiKey: pgServer!.adminKey, headers, body: JSON.stringify(body) })).body as any;
+      (await jsonRequest(pgServer!, method, path, pgServer!.adminKey, body, headers)).body as any;
     const ws = await call('POST', '/v1/workspaces', { name: 'pg team' });
     await call('POST', '/v1/memory_stores', { name: 'pg team notes' }, { 'anthropic-workspace-id': ws.id });
     const plain = (await call('POST', '/v1/api_keys', { name: 'pg admin', role: 'admin' })).secret;

@@ -14,7 +14,7 @@ import { onPostgres } from '../helpers/engine.js';
 import { filesUnder, holding } from '../helpers/files.js';
 import { inProcessApp, type MovableClock } from '../helpers/in-process.js';
 import { createDatabase } from '../helpers/postgres.js';
-import { rawRequest } from '../helpers/sdk.js';
+import { jsonRequest, rawRequest } from '../helpers/sdk.js';
 import { makeTempDir, startServer } from '../helpers/server.js';
 import { rmSync } from 'node:fs';
 import { collect, expectVersionShape } from './shapes.js';
@@ -188,7 +188,7 @@ describe('forks', () => {
     const dataDir = makeTempDir('mnemo-fork-limits-');
     onTestFinished(() => rmSync(dataDir, { recursive: true, force: true }));
     let server = await startServer({ dataDir });
-    const post = (path: string, body: unknown) => rawRequest(server.url, 'POST', path, { apiKey: server.adminKey, body: JSON.stringify(body) });
+    const post = (path: string, body: unknown) => jsonRequest(server, 'POST', path, server.adminKey, body);
     const source = (await post('/v1/memory_stores', { name: 'grown' })).body as { id: string };
     for (const n of [1, 2, 3]) expect((await post(`/v1/memory_stores/${source.id}/memories`, { path: `/m${n}.md`, content: 'x'.repeat(100) })).status).toBe(200);
     const stores = async () => ((await rawRequest(server.url, 'GET', '/v1/memory_stores', { apiKey: server.adminKey })).body as { data: unknown[] }).data.length;

@@ -6,7 +6,7 @@
  */
 import type Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { expectApiError, rawRequest, useServer } from '../helpers/sdk.js';
+import { expectApiError, jsonRequest, useServer } from '../helpers/sdk.js';
 import { connectMcp } from '../helpers/mcp.js';
 import { makeTempDir, runCli, startServer, type RunningServer } from '../helpers/server.js';
 import { rmSync } from 'node:fs';
@@ -63,7 +63,7 @@ describe('expired memories and the store limits', () => {
   it('a store at MNEMO_STORE_MAX_MEMORIES whose memories all expired (more than one write purges) takes a new memory', async () => {
     const own = await startServer({ env: { MNEMO_STORE_MAX_MEMORIES: '101', MNEMO_STORE_MAX_BYTES: '10000' } });
     onTestFinished(() => own.stop());
-    const post = (path: string, body: unknown) => rawRequest(own.url, 'POST', path, { apiKey: own.adminKey, body: JSON.stringify(body) });
+    const post = (path: string, body: unknown) => jsonRequest(own, 'POST', path, own.adminKey, body);
     const store = (await post('/v1/memory_stores', { name: 'expiring' })).body as { id: string };
     // 101 memories of 99 bytes (the limit on both counts), all expiring at one instant after they are made.
     const expiresAt = new Date(Date.now() + 8000).toISOString();
@@ -81,8 +81,7 @@ describe('expired memories and the store limits', () => {
 });
 
 describe('checkpoints and the store byte limit', () => {
-  const post = (path: string, body?: unknown, method = 'POST') =>
-    rawRequest(server.url, method, path, { apiKey: server.adminKey, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const post = (path: string, body?: unknown, method = 'POST') => jsonRequest(server, method, path, server.adminKey, body);
   const checkpoint = (storeId: string, summary: string) =>
     post(`/v1/memory_stores/${storeId}/checkpoints`, { agent_id: 'a', session_id: 's', goal: 'g', summary });
 

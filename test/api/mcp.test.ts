@@ -17,7 +17,7 @@ import { connectMcp, type McpKind, type McpSession } from '../helpers/mcp.js';
 import { makeTempDir, runCli, startServer, type RunningServer } from '../helpers/server.js';
 import { eventually } from '../helpers/mount.js';
 import { databasePerFile, pgSkip } from '../helpers/postgres.js';
-import { rawRequest, sdkClient } from '../helpers/sdk.js';
+import { jsonRequest, rawRequest, sdkClient } from '../helpers/sdk.js';
 import { freshStore, sha256, type Store } from './shapes.js';
 
 const TOOLS = [
@@ -316,7 +316,7 @@ describe.each<McpKind>(['http', 'stdio'])('MCP over %s', (kind) => {
         expectToolError(await reader.call(tool, { memory_store_id: store.id, ...args }), 'forbidden');
       }
       const http = (method: string, path: string, body?: unknown) =>
-        rawRequest(server.url, method, `/v1/memory_stores/${store.id}${path}`, { apiKey: key, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+        jsonRequest(server, method, `/v1/memory_stores/${store.id}${path}`, key, body);
       for (const res of [await http('POST', `/memories/${missing}`, { content: 'x' }), await http('DELETE', `/memories/${missing}`)]) {
         expect(res.status).toBe(403);
         expect(res.body).toMatchObject({ error: { type: 'permission_error' } });

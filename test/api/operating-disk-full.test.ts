@@ -10,7 +10,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { FUSE_AVAILABLE, sh } from '../helpers/mount.js';
-import { rawRequest } from '../helpers/sdk.js';
+import { jsonRequest } from '../helpers/sdk.js';
 import { makeTempDir, runCli, startServer, type RunningServer } from '../helpers/server.js';
 
 function tryMountTmpfs(dir: string, size: string): boolean {
@@ -48,7 +48,7 @@ describe.skipIf(!MOUNTED)('a full disk under the database', () => {
   });
 
   it('answers 507 "the disk holding the database is full", mounts ENOSPC, and works again once space is freed', async () => {
-    const post = (path: string, body: unknown) => rawRequest(server.url, 'POST', path, { apiKey: server.adminKey, body: JSON.stringify(body) });
+    const post = (path: string, body: unknown) => jsonRequest(server, 'POST', path, server.adminKey, body);
     const store = (await post('/v1/memory_stores', { name: 'full' })).body as { id: string };
     // Mounted before the disk fills: a session's own row is a write too.
     let mnt: string | null = null;
@@ -116,7 +116,7 @@ describe.skipIf(!WAL_MOUNTED)('WAL checkpoints on a full disk', () => {
   });
 
   it('logs the real error once, keeps trying, and checkpoints the WAL again once space is freed', async () => {
-    const post = (path: string, body: unknown) => rawRequest(server.url, 'POST', path, { apiKey: server.adminKey, body: JSON.stringify(body) });
+    const post = (path: string, body: unknown) => jsonRequest(server, 'POST', path, server.adminKey, body);
     const store = (await post('/v1/memory_stores', { name: 'wal' })).body as { id: string };
     const content = 'x'.repeat(20 * 1024);
     let written = 0;

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { connectMcp } from '../helpers/mcp.js';
 import { FUSE_AVAILABLE, NO_FUSE_REASON, eventually, outcomes, run, sh } from '../helpers/mount.js';
-import { mountedStore, rawRequest, type RawResponse, useServer } from '../helpers/sdk.js';
+import { jsonRequest, mountedStore, rawRequest, type RawResponse, useServer } from '../helpers/sdk.js';
 import Database from 'better-sqlite3';
 import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
@@ -31,8 +31,7 @@ function sample(text: string, series: string): number | undefined {
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
-const post = (server: RunningServer, path: string, body: unknown, apiKey = server.adminKey): Promise<RawResponse> =>
-  rawRequest(server.url, 'POST', path, { apiKey, body: JSON.stringify(body) });
+const post = (server: RunningServer, path: string, body: unknown, apiKey = server.adminKey): Promise<RawResponse> => jsonRequest(server, 'POST', path, apiKey, body);
 
 describe('health and readiness', () => {
   let server: RunningServer;

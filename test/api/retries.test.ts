@@ -6,7 +6,7 @@
  */
 import Anthropic, { ConflictError } from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
-import { rawRequest, useServer } from '../helpers/sdk.js';
+import { jsonRequest, rawRequest, useServer } from '../helpers/sdk.js';
 import type { RunningServer } from '../helpers/server.js';
 import { freshStore } from './shapes.js';
 
@@ -42,8 +42,7 @@ describe('409s are not retried', () => {
   it('a precondition not met, a write to an archived store and a reused Idempotency-Key each say x-should-retry: false', async () => {
     const store = await freshStore(client, 'retries 2');
     const m = await client.beta.memoryStores.memories.create(store.id, { path: '/p.md', content: 'a' });
-    const call = (method: string, path: string, body: unknown, headers: Record<string, string> = {}) =>
-      rawRequest(server.url, method, path, { apiKey: server.adminKey, headers, body: JSON.stringify(body) });
+    const call = (method: string, path: string, body: unknown, headers: Record<string, string> = {}) => jsonRequest(server, method, path, server.adminKey, body, headers);
     const precondition = await call('POST', `/v1/memory_stores/${store.id}/memories/${m.id}`, { content: 'b', precondition: { type: 'content_sha256', content_sha256: '0'.repeat(64) } });
     const keyed = { 'idempotency-key': 'retries-key' };
     await call('POST', `/v1/memory_stores/${store.id}/memories`, { path: '/i.md', content: 'i' }, keyed);

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, py, sh as shIn } from '../helpers/mount.js';
 import { createDatabase, pgSkip } from '../helpers/postgres.js';
 import { tmpDir } from '../helpers/tmp.js';
-import { rawRequest } from '../helpers/sdk.js';
+import { jsonRequest } from '../helpers/sdk.js';
 import { makeTempDir, startServer, type RunningServer } from '../helpers/server.js';
 
 const fuseAvailable = existsSync('/dev/fuse');
@@ -31,10 +31,7 @@ const mountedPaths = () =>
     .map((f) => f[1]!);
 
 function api(server: RunningServer) {
-  return async (method: string, path: string, body?: unknown) => {
-    const res = await rawRequest(server.url, method, path, { apiKey: server.adminKey, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-    return { status: res.status, body: res.body as Record<string, unknown> };
-  };
+  return (method: string, path: string, body?: unknown) => jsonRequest(server, method, path, server.adminKey, body);
 }
 
 /** A store where /a.md was "old" up to the returned instant and "new" after it. */

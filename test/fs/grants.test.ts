@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sh as shIn } from '../helpers/mount.js';
-import { expectRawError, rawRequest, sdkClient } from '../helpers/sdk.js';
+import { expectRawError, jsonRequest, rawRequest, sdkClient } from '../helpers/sdk.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
 
 const fuseAvailable = existsSync('/dev/fuse');
@@ -44,8 +44,7 @@ describe.skipIf(!fuseAvailable)('session mounts and keys', () => {
     await server?.stop();
   });
 
-  const post = (apiKey: string, body: unknown, headers: Record<string, string> = {}) =>
-    rawRequest(server.url, 'POST', '/v1/sessions', { apiKey, headers, body: JSON.stringify(body) });
+  const post = (apiKey: string, body: unknown, headers: Record<string, string> = {}) => jsonRequest(server, 'POST', '/v1/sessions', apiKey, body, headers);
   const end = (apiKey: string, id: string, headers: Record<string, string> = {}) =>
     rawRequest(server.url, 'DELETE', `/v1/sessions/${id}`, { apiKey, headers });
 

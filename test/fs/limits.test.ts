@@ -11,7 +11,7 @@
  */
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { eventually, FUSE_AVAILABLE, py } from '../helpers/mount.js';
-import { rawRequest, sdkClient } from '../helpers/sdk.js';
+import { jsonRequest, rawRequest, sdkClient } from '../helpers/sdk.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
 
 const KiB = 1024;
@@ -35,8 +35,7 @@ async function sessionOn(server: RunningServer, storeId: string, headers: Record
 
 /** A new workspace (null: the default one), a store in it and a session on that store, made with the operator key. */
 async function sessionInWorkspace(server: RunningServer, name: string, workspace: 'new' | Record<string, string> | null) {
-  const post = (path: string, body: object, headers: Record<string, string> = {}) =>
-    rawRequest(server.url, 'POST', path, { apiKey: server.adminKey, headers, body: JSON.stringify(body) });
+  const post = (path: string, body: object, headers: Record<string, string> = {}) => jsonRequest(server, 'POST', path, server.adminKey, body, headers);
   const headers: Record<string, string> = workspace === null ? {}
     : workspace === 'new' ? { 'anthropic-workspace-id': ((await post('/v1/workspaces', { name })).body as { id: string }).id }
     : workspace;

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rawRequest, sdkClient } from '../helpers/sdk.js';
+import { jsonRequest, rawRequest, sdkClient } from '../helpers/sdk.js';
 import { runCli, startServer, type RunningServer } from '../helpers/server.js';
 import { collect } from '../api/shapes.js';
 
@@ -60,7 +60,7 @@ describe.skipIf(!fuseAvailable)('load', () => {
     };
     const deadline = Date.now() + DURATION_MS;
     const req = async (method: string, path: string, body?: unknown) => {
-      const r = await rawRequest(server.url, method, path, { apiKey: server.adminKey, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+      const r = await jsonRequest(server, method, path, server.adminKey, body);
       statuses.push(r.status);
       return r;
     };

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { onPostgres } from '../helpers/engine.js';
 import { FUSE_AVAILABLE, NO_FUSE_REASON, run } from '../helpers/mount.js';
-import { rawRequest } from '../helpers/sdk.js';
+import { jsonRequest } from '../helpers/sdk.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
 
 const LOCKSTEP = String.raw`
@@ -159,7 +159,7 @@ if (!FUSE_AVAILABLE) console.warn(NO_FUSE_REASON);
 describe.skipIf(!FUSE_AVAILABLE)('the mount in lock step with tmpfs', () => {
   async function session(server: RunningServer, name: string): Promise<{ mount: string; storeId: string }> {
     const call = async (path: string, body: unknown) =>
-      (await rawRequest(server.url, 'POST', path, { apiKey: server.adminKey, body: JSON.stringify(body) })).body as Record<string, unknown>;
+      (await jsonRequest(server, 'POST', path, server.adminKey, body)).body as Record<string, unknown>;
     const store = await call('/v1/memory_stores', { name });
     const s = await call('/v1/sessions', { resources: [{ type: 'memory_store', memory_store_id: store['id'] }] });
     return { mount: (s['resources'] as { host_path: string }[])[0]!.host_path, storeId: store['id'] as string };

@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { fifo } from '../helpers/fifo.js';
 import { run } from '../helpers/mount.js';
-import { rawRequest } from '../helpers/sdk.js';
+import { jsonRequest } from '../helpers/sdk.js';
 import { startServer } from '../helpers/server.js';
 
 /**
@@ -34,23 +34,21 @@ describe.skipIf(!existsSync('/dev/fuse'))('a server whose stderr nobody reads', 
     const pipe = fifo();
     const server = await startServer({ stderrFd: pipe.writeFd });
     onTestFinished(() => server.stop());
-    const call = async (method: string, path: string, body?: unknown) =>
-      (await rawRequest(server.url, method, path, { apiKey: server.adminKey, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })).body as Record<string, unknown>;
-    const store = await call('POST', '/v1/memory_stores', { name: 'unread' });
-    const session = await call('POST', '/v1/sessions', { resources: [{ type: 'memory_store', memory_store_id: store['id'] }] });
-    const mount = (session['resources'] as { host_path: string }[])[0]!.host_path;
+    const store = (await jsonRequest(server, 'POST', '/v1/memory_stores', server.adminKey, { name: 'unread' })).body as { id: string };
+    const session = await jsonRequest(server, 'POST', '/v1/sessions', server.adminKey, { resources: [{ type: 'memory_store', memory_store_id: store.id }] });
+    const mount = (session.body as { resources: { host_path: string }[] }).resources[0]!.host_path;
 
     // Every close is refused (the byte splits no character: not UTF-8) and logged.
     const refused = await run('python3', ['-c', REFUSED_CLOSES, mount], { timeoutMs: 60_000 });
     expect(refused.stdout.trim()).toBe('600');
     // 300 request lines more, through the API.
     for (let i = 0; i < 30; i++) {
-      const batch = await Promise.all(Array.from({ length: 10 }, () => rawRequest(server.url, 'GET', '/v1/memory_stores', { apiKey: server.adminKey })));
+      const batch = await Promise.all(Array.from({ length: 10 }, () => jsonRequest(server, 'GET', '/v1/memory_stores', server.adminKey)));
       expect(batch.map((r) => r.status)).toEqual(Array(10).fill(200));
     }
     expect((await run('bash', ['-c', 'echo kept > note.md && stat -c %s note.md'], { cwd: mount })).stdout.trim()).toBe('5');
-    const listed = await call('GET', `/v1/memory_stores/${store['id']}/memories`);
-    const paths = (listed['data'] as { path: string }[]).map((m) => m.path);
+    const listed = (await jsonRequest(server, 'GET', `/v1/memory_stores/${store.id}/memories`, server.adminKey)).body as { data: { path: string }[] };
+    const paths = listed.data.map((m) => m.path);
     expect(paths.slice(0, 3)).toEqual(['/note.md', '/x0.md', '/x1.md']);
 
     // Nothing was dropped: 250 KiB is well inside the 8 MiB a slow reader is given.

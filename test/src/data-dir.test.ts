@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { openCore, withRaw } from '../helpers/core.js';
 import { UNDO_MIGRATION_25 } from '../helpers/schema-undo.js';
 import { SCHEMA_VERSION } from '../../src/storage/sqlite/schema/migrations.js';
-import { rawRequest } from '../helpers/sdk.js';
+import { jsonRequest } from '../helpers/sdk.js';
 import { runCli, startServer } from '../helpers/server.js';
 import { tmpDir } from '../helpers/tmp.js';
 
@@ -272,7 +272,7 @@ describe('backup', () => {
     core.close();
     const server = await startServer({ dataDir: core.dir });
     const post = (path: string) =>
-      rawRequest(server.url, 'POST', `/v1/memory_stores/${big.id}/memories`, { apiKey: server.adminKey, body: JSON.stringify({ path, content: path }) });
+      jsonRequest(server, 'POST', `/v1/memory_stores/${big.id}/memories`, server.adminKey, { path, content: path });
     let writing = true;
     let saves = 0;
     // Four saves in flight at a time, each answered before the next: the server commits all along.
