@@ -9,7 +9,7 @@
 import { connect, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/mount.js';
-import { rawRequest, useServer } from '../helpers/sdk.js';
+import { mintKey, rawRequest, useServer } from '../helpers/sdk.js';
 import { rmSync } from 'node:fs';
 import { makeTempDir, runCli, type RunningServer } from '../helpers/server.js';
 
@@ -57,13 +57,6 @@ function stalledChunked(url: string, apiKey: string | null): RawExchange {
 
 const createStore = (server: RunningServer, name: string, apiKey = server.adminKey) =>
   rawRequest(server.url, 'POST', '/v1/memory_stores', { apiKey, body: JSON.stringify({ name }) });
-
-/** A new API key of `role`; returns its secret. */
-async function mintKey(server: RunningServer, name: string, role = 'read_write'): Promise<string> {
-  const res = await rawRequest(server.url, 'POST', '/v1/api_keys', { apiKey: server.adminKey, body: JSON.stringify({ name, role }) });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return (res.body as { secret: string }).secret;
-}
 
 /** An upload that declares a 50-byte body, sends its first byte and then nothing (the tester's stall). */
 function stalledByte(server: RunningServer, apiKey: string): RawExchange {
@@ -113,7 +106,7 @@ describe('MNEMO_MAX_INFLIGHT_BODIES', () => {
 
   it('answers a body request past the cap with 503 overloaded_error and Retry-After, and frees the slots of aborted uploads', async () => {
     // Two keys: one key never takes the last eighth of the slots (at least one).
-    const [other, third] = [await mintKey(server, 'other'), await mintKey(server, 'third')];
+    const [other, third] = [(await mintKey(server, 'read_write', { body: { name: 'other' } })).secret, (await mintKey(server, 'read_write', { body: { name: 'third' } })).secret];
     const stalled = [stalledChunked(server.url, server.adminKey), stalledChunked(server.url, other)];
     // The stalled uploads hold their slots once the server has read their headers.
     const refused = await refusedWhileHeld(server, third);
@@ -138,8 +131,8 @@ describe('one key\'s share of the body slots', () => {
   }, { env: { MNEMO_MAX_INFLIGHT_BODIES: '8' } });
 
   it('keeps the last quarter of MNEMO_MAX_INFLIGHT_BODIES from a key past its share: 503 for it, slots for the other keys', async () => {
-    const reader = await mintKey(server, 'stalling reader', 'read_only');
-    const other = await mintKey(server, 'other writer');
+    const reader = (await mintKey(server, 'read_only', { body: { name: 'stalling reader' } })).secret;
+    const other = (await mintKey(server, 'read_write', { body: { name: 'other writer' } })).secret;
     // Even a read_only key holds a slot while its body arrives: it is refused only once the body is read.
     // Past its share (1 of 8) it still takes free slots, up to 6: the last two stay for the others.
     const stalled = Array.from({ length: 6 }, () => stalledByte(server, reader));
@@ -178,7 +171,7 @@ describe('one workspace\'s share of the body slots', () => {
     };
     // The tester's attack: one key takes all it may, a second key of the same workspace the rest.
     const [first, second] = [await mintIn('first'), await mintIn('second')];
-    const victim = await mintKey(server, 'victim in the default workspace');
+    const victim = (await mintKey(server, 'read_write', { body: { name: 'victim in the default workspace' } })).secret;
     // The first key may hold 6 of the 8 (the last two stay for other keys): its seventh is refused.
     const stalled = Array.from({ length: 7 }, () => stalledByte(server, first));
     await refusedWhileHeld(server, first);
@@ -203,7 +196,7 @@ describe('MNEMO_BODY_TIMEOUT_SECONDS', () => {
   }, { env: { MNEMO_MAX_INFLIGHT_BODIES: '5', MNEMO_BODY_TIMEOUT_SECONDS: '1' } });
 
   it('answers a body that stops arriving with 408 and Connection: close, and frees its slot', async () => {
-    const key = await mintKey(server, 'staller');
+    const key = (await mintKey(server, 'read_write', { body: { name: 'staller' } })).secret;
     const before = server.stderr().length;
     // Three stalled bodies hold every slot a key may take (the last two of 5 are kept for other keys)...
     const uploads = Array.from({ length: 3 }, () => stalledByte(server, key));
@@ -228,7 +221,7 @@ describe('MNEMO_BODY_TIMEOUT_SECONDS', () => {
   });
 
   it('answers a body that trickles in, a byte before each timeout, with 408 once it has taken six timeouts, and frees its slot', async () => {
-    const key = await mintKey(server, 'trickler');
+    const key = (await mintKey(server, 'read_write', { body: { name: 'trickler' } })).secret;
     // Three 50-byte bodies, a byte every 400 ms each: never a second without one, but 20 s in all.
     const uploads = Array.from({ length: 3 }, () => stalledByte(server, key));
     const trickle = setInterval(() => {
@@ -253,7 +246,7 @@ describe('MNEMO_BODY_TIMEOUT_SECONDS', () => {
   });
 
   it('holds a signed-in console form that stops arriving in its key\'s body slots, and answers it 408 with Connection: close', async () => {
-    const key = await mintKey(server, 'console staller');
+    const key = (await mintKey(server, 'read_write', { body: { name: 'console staller' } })).secret;
     const signedIn = await rawRequest(server.url, 'POST', '/admin/sign-in', {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({ api_key: key }).toString(),

@@ -9,7 +9,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { extensions, type CheckpointBody, type WireRestore } from '../helpers/continuity.js';
 import { connectMcp } from '../helpers/mcp.js';
-import { expectApiError, rawRequest, sdkClient, useServer } from '../helpers/sdk.js';
+import { expectApiError, mintKey, rawRequest, sdkClient, useServer } from '../helpers/sdk.js';
 import type { RunningServer } from '../helpers/server.js';
 import { freshStore, sha256 } from './shapes.js';
 
@@ -22,12 +22,6 @@ useServer((s, c) => {
   client = c;
   ext = extensions(c);
 });
-
-async function mint(body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<string> {
-  const res = await rawRequest(server.url, 'POST', '/v1/api_keys', { apiKey: server.adminKey, headers, body: JSON.stringify(body) });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return (res.body as { secret: string }).secret;
-}
 
 describe('checkpoints of a store the key cannot see', () => {
   let storeA: string;
@@ -43,9 +37,9 @@ describe('checkpoints of a store the key cannot see', () => {
     await ext.checkpoint(storeB, { agent_id: agent, session_id: session, goal: 'secret goal in B' });
     const ws = await rawRequest(server.url, 'POST', '/v1/workspaces', { apiKey: server.adminKey, body: JSON.stringify({ name: 'elsewhere' }) });
     const wsId = (ws.body as { id: string }).id;
-    keys['limited to store A (read_only)'] = await mint({ name: 'a-only', role: 'read_only', memory_store_ids: [storeA] });
-    keys['limited to store A (read_write)'] = await mint({ name: 'a-only-rw', role: 'read_write', memory_store_ids: [storeA] });
-    keys['of another workspace (admin)'] = await mint({ name: 'other-ws', role: 'admin' }, { 'anthropic-workspace-id': wsId });
+    keys['limited to store A (read_only)'] = (await mintKey(server, 'read_only', { body: { name: 'a-only', memory_store_ids: [storeA] } })).secret;
+    keys['limited to store A (read_write)'] = (await mintKey(server, 'read_write', { body: { name: 'a-only-rw', memory_store_ids: [storeA] } })).secret;
+    keys['of another workspace (admin)'] = (await mintKey(server, 'admin', { body: { name: 'other-ws' }, headers: { 'anthropic-workspace-id': wsId } })).secret;
   });
 
   it('the latest checkpoint and a restore by agent and session in store B are 404 for both keys, over HTTP', async () => {

@@ -6,7 +6,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it, vi } from 'vitest';
 import { startServer, type RunningServer } from '../helpers/server.js';
-import { expectRawError, rawRequest, sdkClient, useServer } from '../helpers/sdk.js';
+import { expectRawError, jsonRequest, mintKey, rawRequest, sdkClient, useServer } from '../helpers/sdk.js';
 import { openEvents, type SseEvent, type SseStream } from '../helpers/sse.js';
 import { collect, expectVersionShape, freshStore, type Version } from './shapes.js';
 
@@ -144,14 +144,9 @@ describe('change feed pages', () => {
     const store = await freshStore(client, 'feed granted');
     const other = await freshStore(client, 'feed other');
     await memories().create(store.id, { path: '/x.md', content: 'x' });
-    const mint = async (body: Record<string, unknown>) => {
-      const res = await rawRequest(server.url, 'POST', '/v1/api_keys', { apiKey: server.adminKey, body: JSON.stringify({ name: 'feed key', ...body }) });
-      expect(res.status, JSON.stringify(res.body)).toBe(200);
-      return (res.body as { secret: string }).secret;
-    };
-    const scoped = await mint({ role: 'read_write', memory_store_ids: [other.id] });
+    const scoped = (await mintKey(server, 'read_write', { body: { name: 'feed key', memory_store_ids: [other.id] } })).secret;
     expectRawError(await get(`/v1/memory_stores/${store.id}/changes`, scoped), 404, 'not_found_error');
-    const reader = await mint({ role: 'read_only' });
+    const reader = (await mintKey(server, 'read_only', { body: { name: 'feed key' } })).secret;
     expect(((await get(`/v1/memory_stores/${store.id}/changes`, reader)).body as FeedPage).data).toHaveLength(1);
     // The stream refuses the same way, as an envelope before any event.
     const res = await fetch(`${server.url}/v1/memory_stores/${store.id}/changes`, { headers: { accept: 'text/event-stream', 'x-api-key': scoped } });
@@ -235,9 +230,7 @@ describe('change feed events', () => {
   it('a stream whose key is revoked ends with an authentication error event and delivers nothing written after the revoke', async () => {
     const store = await freshStore(client, 'feed revoked');
     await memories().create(store.id, { path: '/before.md', content: 'b' });
-    const minted = await rawRequest(server.url, 'POST', '/v1/api_keys', { apiKey: server.adminKey, body: JSON.stringify({ name: 'feed reader', role: 'read_only' }) });
-    expect(minted.status, JSON.stringify(minted.body)).toBe(200);
-    const { id, secret } = minted.body as { id: string; secret: string };
+    const { id, secret } = await mintKey(server, 'read_only', { body: { name: 'feed reader' } });
     const stream = await eventsOf(store.id, { 'x-api-key': secret });
     try {
       expect(JSON.parse((await stream.next()).data).memory_version.path).toBe('/before.md');
@@ -308,8 +301,7 @@ describe('change feed events', () => {
   it('a workspace past MNEMO_WORKSPACE_MAX_FEED_STREAMS gets 503 overloaded_error before a stream opens, while other workspaces and the operator still stream', async () => {
     const own = await startServer({ env: { MNEMO_WORKSPACE_MAX_FEED_STREAMS: '2' } });
     const streams: SseStream[] = [];
-    const post = (path: string, body: object, headers: Record<string, string> = {}) =>
-      rawRequest(own.url, 'POST', path, { apiKey: own.adminKey, headers, body: JSON.stringify(body) });
+    const post = (path: string, body: object, headers: Record<string, string> = {}) => jsonRequest(own, 'POST', path, own.adminKey, body, headers);
     try {
       const store = await freshStore(sdkClient(own.url, own.adminKey), 'feed capped');
       const reader = ((await post('/v1/api_keys', { name: 'many streams', role: 'read_only' })).body as { secret: string }).secret;
