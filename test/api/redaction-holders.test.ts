@@ -6,9 +6,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type Anthropic from '@anthropic-ai/sdk';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jsonRequest, mintKey, sdkClient } from '../helpers/sdk.js';
-import { startServer, type RunningServer } from '../helpers/server.js';
+import { describe, expect, it } from 'vitest';
+import { jsonRequest, mintKey, sdkClient, useServer } from '../helpers/sdk.js';
+import type { RunningServer } from '../helpers/server.js';
 
 interface Holder {
   id: string;
@@ -27,12 +27,9 @@ interface Redacted {
 let server: RunningServer;
 let client: Anthropic;
 
-beforeAll(async () => {
-  server = await startServer();
-  client = sdkClient(server.url, server.adminKey);
-});
-afterAll(async () => {
-  await server?.stop();
+useServer((s, c) => {
+  server = s;
+  client = c;
 });
 
 const ms = () => client.beta.memoryStores;

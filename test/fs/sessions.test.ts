@@ -8,9 +8,9 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type Anthropic from '@anthropic-ai/sdk';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventually, mountedPaths, sh as shIn } from '../helpers/mount.js';
-import { rawRequest, sdkClient } from '../helpers/sdk.js';
+import { rawRequest, sdkClient, useServer } from '../helpers/sdk.js';
 import { makeTempDir, startServer, type RunningServer } from '../helpers/server.js';
 
 const fuseAvailable = existsSync('/dev/fuse');
@@ -87,12 +87,9 @@ describe.skipIf(!fuseAvailable)('sessions', () => {
   let server: RunningServer;
   let client: Anthropic;
 
-  beforeAll(async () => {
-    server = await startServer();
-    client = sdkClient(server.url, server.adminKey);
-  });
-  afterAll(async () => {
-    await server?.stop();
+  useServer((s, c) => {
+    server = s;
+    client = c;
   });
 
   it('creating a session mounts each store and reports its paths, snapshot and prompt text', async () => {
