@@ -373,10 +373,9 @@ interface MountProcess {
  * SQLite: the `mnemo mount` sessions' locks in the data directory say whether their processes run
  * (storage/sqlite/lock.ts); on PostgreSQL each host has its own directory, so their pids tell.
  */
-function localMountLocks(config: Config): { localMountLockHeld?: (sessionId: string) => boolean | null } {
+function localMountLocks(config: Config): { localMountLocks?: MountLocks } {
   if (config.databaseUrl !== null) return {};
-  const locks = mountLocks(config.dataDir);
-  return { localMountLockHeld: (id) => locks.held(id) };
+  return { localMountLocks: mountLocks(config.dataDir) };
 }
 
 async function mountUntilSignal(config: Config, { service, storage, mounter, locks }: MountProcess, storeId: string, hostPath: string, readOnly: boolean): Promise<number> {
@@ -401,26 +400,31 @@ async function mountUntilSignal(config: Config, { service, storage, mounter, loc
   // Writes are attributed to a session of their own, recorded (with this pid) so the API shows it.
   const session = local.start({ store, hostPath, readOnly });
   // Held until the session has ended: while it is, every process on the file knows this one runs.
+  // Released (its file removed) however this process gets to its end; a kill leaves the file, free,
+  // for the next start's check of sessions to remove.
   const lock = locks?.hold(session.id) ?? null;
-  const access = mountAccess(store, readOnly);
-  await hearOtherServers(storage, service);
   try {
+    const access = mountAccess(store, readOnly);
+    await hearOtherServers(storage, service);
     await mounter.mount({ storeId, hostPath, readOnly: access !== 'writable', actor: { type: 'session_actor', sessionId: session.id }, service: service });
     await local.record(session);
   } catch (err) {
     lock?.release();
     throw err;
   }
-  const stopped = untilSignal();
-  process.stdout.write(`${hostPath}\n`);
-  log(`mnemo: ${store.name} (${storeId}) mounted at ${hostPath} as ${session.id}; Ctrl-C unmounts`);
-  // Without a server beside it, nothing else would index this mount's writes for search.
-  const stopIndexing = indexInBackground(service, storage, besideServer(config));
-  await stopped;
-  stopIndexing();
-  await mounter.unmountAll();
-  await local.end(session);
-  lock?.release();
+  try {
+    const stopped = untilSignal();
+    process.stdout.write(`${hostPath}\n`);
+    log(`mnemo: ${store.name} (${storeId}) mounted at ${hostPath} as ${session.id}; Ctrl-C unmounts`);
+    // Without a server beside it, nothing else would index this mount's writes for search.
+    const stopIndexing = indexInBackground(service, storage, besideServer(config));
+    await stopped;
+    stopIndexing();
+    await mounter.unmountAll();
+    await local.end(session);
+  } finally {
+    lock?.release();
+  }
   return 0;
 }
 

@@ -59,6 +59,12 @@ export interface ErrorDetails {
    * timeout, PostgreSQL out of memory): what it is, for /readyz. Absent: the database is out of reach.
    */
   reason?: string;
+  /**
+   * not_found from a fork's build (storage/port/forks.ts): the id of its hidden store, deleted while
+   * it was built (a redaction of a version it copies, or the sweep of forks a crash cut short). The
+   * fork request builds it again (service/forks.ts); no caller ever sees it.
+   */
+  abandoned_fork?: string;
 }
 
 export class MnemoError extends Error {
@@ -88,4 +94,17 @@ export function excerpt(value: string): string {
 /** Names the id it could not find (its excerpt). */
 export function notFound(what: string, id: string): MnemoError {
   return new MnemoError('not_found', `${what} not found: ${excerpt(id)}`);
+}
+
+/**
+ * A fork's build whose hidden store `storeId` is no longer there to build: deleted while it was
+ * built (storage/port/forks.ts). Reads as the not_found it is; `isAbandonedFork` tells it by its detail.
+ */
+export function abandonedFork(storeId: string): MnemoError {
+  return new MnemoError('not_found', notFound('memory store', storeId).message, { abandoned_fork: storeId });
+}
+
+/** Whether `err` says the build of the fork `storeId` was abandoned (`abandonedFork`), and nothing else. */
+export function isAbandonedFork(err: unknown, storeId: string): boolean {
+  return isMnemoError(err) && err.code === 'not_found' && err.details.abandoned_fork === storeId;
 }

@@ -14,7 +14,7 @@
  * FORK_ATTEMPTS times fails 409 `conflict`, about its source: the builds' ids were never given out.
  */
 import { assertMayCreateStores } from '../domain/access.js';
-import { MnemoError, notFound } from '../domain/errors.js';
+import { isAbandonedFork, MnemoError, notFound } from '../domain/errors.js';
 import type { Caller, Store } from '../domain/types.js';
 import type { Storage } from '../storage/port.js';
 import { assertPast, type ForkRequest } from '../validate/index.js';
@@ -95,8 +95,9 @@ export function createForks({ storage, clock, ids, readable, limits, relaxed, yi
         try {
           return await buildFork(caller, source, store, asOf, now, hooks);
         } catch (err) {
-          const abandoned = err instanceof MnemoError && err.message === notFound('memory store', store.id).message;
-          if (!abandoned) throw err;
+          // The storage says so (port/forks.ts); any other error, a not_found naming this build's
+          // store included, is the request's answer.
+          if (!isAbandonedFork(err, store.id)) throw err;
           // The build's own id was never given out: a 404 naming it would point at nothing the caller knows.
           if (attempt >= FORK_ATTEMPTS) throw abandonedTooOften(source.id);
         }

@@ -6,7 +6,9 @@
  * session, and one whose process is gone (kill -9) is ended by the next `mnemo mount` or `mnemo
  * serve` start, or by a running server's minute sweep: gone when its lock is free, else (no lock:
  * an older release's session, or PostgreSQL) when its pid is, a pid being checked only on its own
- * node, or on any node when the database is this host's alone (SQLite).
+ * node, or on any node when the database is this host's alone (SQLite). The same check removes the
+ * lock files no process holds that no active session is left to, such as one whose `mnemo mount`
+ * was killed after taking its lock but before recording its session.
  */
 import { ownSession } from '../domain/nodes.js';
 import { slugify } from '../domain/paths.js';
@@ -34,24 +36,39 @@ export interface LocalSessionDeps {
    * node id (the host renamed, the container re-created) is this node's to check.
    */
   oneHost?: boolean;
-  /**
-   * Whether a session's `mnemo mount` process still holds the lock it took in this data directory
-   * (true or false), or null when no lock of that session is here. Default: no locks.
-   */
-  lockHeld?: (sessionId: string) => boolean | null;
+  /** The `mnemo mount` processes' locks in this data directory (SQLite). Default: no locks. */
+  locks?: LocalMountLocks;
 }
 
-export function createLocalSessions({ storage, ids, clock, nodeId = null, oneHost = false, lockHeld = () => null }: LocalSessionDeps) {
+/** The locks `mnemo mount` processes take in the data directory, one per session (storage/sqlite/lock.ts). */
+export interface LocalMountLocks {
+  /**
+   * Whether a session's `mnemo mount` process still holds the lock it took here (true or false;
+   * one found free is removed), or null when no lock of that session is here.
+   */
+  held(sessionId: string): boolean | null;
+  /** Removes the lock files here that no process holds, but those of the sessions `keep` names; returns whose it removed. */
+  removeFree(keep: ReadonlySet<string>): string[];
+}
+
+const NO_LOCKS: LocalMountLocks = { held: () => null, removeFree: () => [] };
+
+export function createLocalSessions({ storage, ids, clock, nodeId = null, oneHost = false, locks = NO_LOCKS }: LocalSessionDeps) {
   async function end(session: Session): Promise<void> {
     await storage.endSession(session.workspaceId, session.id, clock());
   }
 
-  /** Ends the active local sessions whose `mnemo mount` process no longer runs; returns them. */
-  async function endStale(alive: (pid: number) => boolean = pidAlive): Promise<Session[]> {
+  /**
+   * Ends the active local sessions whose `mnemo mount` process no longer runs, then removes the
+   * free lock files of no session left active; returns the sessions ended and whose files went.
+   */
+  async function endStale(alive: (pid: number) => boolean = pidAlive): Promise<{ ended: Session[]; unlocked: string[] }> {
     const ended: Session[] = [];
+    const left = new Set<string>();
     for (const s of await storage.listActiveLocalSessions()) {
+      left.add(s.id);
       // The lock tells, whatever node id or pid namespace its process has.
-      const held = lockHeld(s.id);
+      const held = locks.held(s.id);
       if (held === true) continue;
       if (held === null) {
         // Another host's pid means nothing here.
@@ -60,8 +77,10 @@ export function createLocalSessions({ storage, ids, clock, nodeId = null, oneHos
       }
       await end(s);
       ended.push(s);
+      left.delete(s.id);
     }
-    return ended;
+    // A session recorded since the list was read: its process holds its lock, which is left alone.
+    return { ended, unlocked: locks.removeFree(left) };
   }
 
   return {
@@ -103,11 +122,13 @@ export function createLocalSessions({ storage, ids, clock, nodeId = null, oneHos
      * (auto_unmount usually removes them as the process dies, but can lose a race); logs each.
      */
     async endStaleMounts(mounter: Mounter, log: (line: string) => void): Promise<void> {
-      for (const s of await endStale()) {
+      const { ended, unlocked } = await endStale();
+      for (const s of ended) {
         const node = ownSession(s, nodeId) ? '' : ` of node ${s.nodeId}`;
         log(`ended session ${s.id}${node}: its mnemo mount process is gone`);
         for (const r of s.resources) await mounter.clearDead?.(r.hostPath);
       }
+      for (const id of unlocked) log(`removed the lock file of ${id}: no mnemo mount process holds it, and no active session is its`);
     },
   };
 }

@@ -20,7 +20,7 @@ import { createFeed, type Every } from './feed.js';
 import { createForks } from './forks.js';
 import { createSearch } from './search.js';
 import { createIdempotency } from './idempotency.js';
-import { createLocalSessions } from './local-sessions.js';
+import { createLocalSessions, type LocalMountLocks } from './local-sessions.js';
 import { createMountReader } from './mount-reader.js';
 import { NO_MOUNTS, type Mounter, type MountReader, type MountService } from './mounts.js';
 import { faceOf, operationsCache, type Operations } from './operations.js';
@@ -65,8 +65,8 @@ export interface ServiceOptions {
    * `mnemo mount` session of another node id is checked here too (local-sessions.ts). Implied by soleServer.
    */
   oneHost?: boolean;
-  /** Whether the `mnemo mount` process of a session still holds its lock in this data directory (null: no lock here; local-sessions.ts). */
-  localMountLockHeld?: (sessionId: string) => boolean | null;
+  /** The `mnemo mount` processes' locks in this data directory, one per session (SQLite; local-sessions.ts). */
+  localMountLocks?: LocalMountLocks;
   /** Lines about sessions and mounts (remounts, stale mounts cleared). */
   log?: (line: string) => void;
   /** How long idempotency receipts are kept (MNEMO_IDEMPOTENCY_TTL_SECONDS; default 24 h). */
@@ -114,7 +114,7 @@ export function createService({
   nodeId = null,
   soleServer = false,
   oneHost = false,
-  localMountLockHeld,
+  localMountLocks,
 }: ServiceOptions) {
   /** The node whose sessions this process serves (null: every one). */
   const servedNode = soleServer ? null : nodeId;
@@ -138,7 +138,7 @@ export function createService({
     if (!(await storage.getWorkspace(id))) throw notFound('workspace', id);
   };
 
-  const local = createLocalSessions({ storage, ids, clock, nodeId, oneHost: soleServer || oneHost, ...(localMountLockHeld ? { lockHeld: localMountLockHeld } : {}) });
+  const local = createLocalSessions({ storage, ids, clock, nodeId, oneHost: soleServer || oneHost, ...(localMountLocks ? { locks: localMountLocks } : {}) });
   /** Where each store's retention walk goes on at the next sweep (commit numbers; from 0 after a restart). */
   const pruneCursors = new Map<string, number>();
   const feed = createFeed({ storage, readable: ops.getStore, current: keys.current, signal: commits, maxStreams: storeLimits.maxFeedStreams, ...feedOptions });

@@ -18,6 +18,8 @@ import { jsonRequest, rawRequest } from '../helpers/sdk.js';
 import { makeTempDir, startServer } from '../helpers/server.js';
 import { rmSync } from 'node:fs';
 import { collect, expectVersionShape } from './shapes.js';
+import { notFound } from '../../src/domain/errors.js';
+import type { Caller, Store } from '../../src/domain/types.js';
 import { dirname } from 'node:path';
 
 interface WireStore {
@@ -222,6 +224,31 @@ describe('forks', () => {
       const res = await raw('POST', `/v1/memory_stores/${source.id}/fork`, { apiKey: k.secret, body: JSON.stringify({ name: 'nope' }) });
       expect(res.status).toBe(403);
     }
+  });
+
+  it('a not_found about a build that its storage did not report abandoned is the request\'s answer after that one build: only an abandoned build is built again', async () => {
+    const { ms, service } = await app();
+    const source = await ms.create({ name: 'src' });
+    await ms.memories.create(source.id, { path: '/a.md', content: 'a' });
+    const workspaceId = (await service.keys.defaultWorkspace()).id;
+    const { key } = await service.keys.createKey('forker', 'admin', workspaceId);
+    const caller: Caller = { workspaceId, actor: { type: 'api_actor', apiKeyId: key.id }, grant: { role: 'admin', storeIds: null } };
+    // The receipt of an Idempotency-Key is recorded in the publish's transaction: one that fails
+    // with a not_found naming the new store (no storage signal of an abandoned build) stands for any
+    // such error of a layer above the storage.
+    const published: string[] = [];
+    const hooks = {
+      record: async (store: Store) => {
+        published.push(store.id);
+        throw notFound('memory store', store.id);
+      },
+      forget: async () => {},
+    };
+
+    const err = await service.forkStore(caller, source.id, { name: 'once', description: '', metadata: {}, asOf: null }, hooks).then(() => null, (e: unknown) => e);
+    expect(published).toHaveLength(1);
+    expect(err).toMatchObject({ code: 'not_found', message: `memory store not found: ${published[0]}` });
+    expect((await collect(ms.list())).map((s) => s.id)).toEqual([source.id]);
   });
 });
 

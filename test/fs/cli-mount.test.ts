@@ -4,7 +4,8 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { rawRequest, sdkClient } from '../helpers/sdk.js';
@@ -42,6 +43,30 @@ function mountCli(dataDir: string, storeId: string, dir: string, extra: string[]
     });
   };
   return { child, ready, exited, sessionId, stderr: () => err };
+}
+
+/**
+ * A child process that takes the lock of session `sessionId` in the data dir as `mnemo mount` does
+ * (storage/sqlite/lock.ts, from dist/) and records nothing: a `mnemo mount` between taking its lock
+ * and recording its session. Resolves `ready` once it holds the lock.
+ */
+function lockHolder(dataDir: string, sessionId: string) {
+  const lockJs = pathToFileURL(join(dirname(MAIN_JS), 'storage', 'sqlite', 'lock.js')).href;
+  const script = `const { mountLocks } = await import(${JSON.stringify(lockJs)});
+mountLocks(${JSON.stringify(dataDir)}).hold(${JSON.stringify(sessionId)});
+process.stdout.write('held\\n');
+setInterval(() => {}, 60000);`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const ready = new Promise<void>((resolve, reject) => {
+    child.stdout.setEncoding('utf8').on('data', (c: string) => c.includes('held') && resolve());
+    void exited.then(() => reject(new Error(`the lock holder of ${sessionId} exited before it held the lock`)));
+  });
+  const kill = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
+  };
+  return { ready, kill };
 }
 
 /**
@@ -406,5 +431,48 @@ describe.skipIf(!existsSync('/dev/fuse'))('mnemo mount under another node id', (
     } finally {
       db.close();
     }
+  });
+});
+
+describe.skipIf(!existsSync('/dev/fuse'))('mnemo mount lock files', () => {
+  it('the next start removes the lock file of a mnemo mount killed -9 between taking its lock and recording its session, and leaves one a live process holds', async () => {
+    const dataDir = makeTempDir('mnemo-cli-');
+    const env = { MNEMO_ADMIN_KEY: `mnemo-test-${'k'.repeat(32)}` };
+    let server = await startServer({ dataDir, env });
+    const storeId = (await sdkClient(server.url, server.adminKey).beta.memoryStores.create({ name: 'locks' })).id;
+    await server.stop();
+    const dir = join(dataDir, 'here');
+    mkdirSync(dir);
+    const [killed, starting] = [lockHolder(dataDir, 'sesn_killedbeforerecording'), lockHolder(dataDir, 'sesn_stillstarting')];
+    let mount: ReturnType<typeof mountCli> | null = null;
+    onTestFinished(async () => {
+      await killed.kill();
+      await starting.kill();
+      if (mount && mount.child.exitCode === null && mount.child.signalCode === null) mount.child.kill('SIGINT');
+      await mount?.exited;
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+    await Promise.all([killed.ready, starting.ready]);
+    const locks = () => readdirSync(join(dataDir, 'mount-locks')).sort();
+    expect(locks()).toEqual(['sesn_killedbeforerecording.lock', 'sesn_stillstarting.lock']);
+    await killed.kill();
+
+    mount = mountCli(dataDir, storeId, dir);
+    const id = await mount.sessionId();
+    expect(locks()).toEqual([`${id}.lock`, 'sesn_stillstarting.lock'].sort());
+    expect(mount.stderr()).toContain('removed the lock file of sesn_killedbeforerecording: no mnemo mount process holds it, and no active session is its');
+    expect(mount.stderr()).not.toContain('sesn_stillstarting');
+    // A normal end removes its own.
+    mount.child.kill('SIGINT');
+    expect(await mount.exited).toBe(0);
+    expect(locks()).toEqual(['sesn_stillstarting.lock']);
+
+    // A server's start removes one left since, as a mount's does.
+    await starting.kill();
+    server = await startServer({ dataDir, env });
+    expect(locks()).toEqual([]);
+    // Logged before the URL is printed, on another pipe: it may be read a moment after.
+    await eventually(async () => expect(server.stderr()).toContain('removed the lock file of sesn_stillstarting: '));
   });
 });

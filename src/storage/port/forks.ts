@@ -29,9 +29,13 @@ export interface ForkStorage {
    * (`contents`). The copy keeps the memory's `expires_at`, so a memory that has expired by `now`
    * (at `asOf`, or since, whether or not a sweep deleted it yet) is not copied. Returns the last
    * memory id looked at, or null once the source has no more.
+   *
+   * A target no longer hidden and there to build (deleted while it was built: a redaction of a
+   * version it copies, or is to copy, abandons it, and so does the sweep below) throws
+   * `abandonedFork(targetId)` (domain/errors.ts), and nothing else does.
    */
   copyForkBatch(input: ForkBatchInput): Promise<string | null>;
-  /** Makes the hidden store visible; returns it as stored. */
+  /** Makes the hidden store visible; returns it as stored. One deleted while it was built throws `abandonedFork(storeId)`, as copyForkBatch. */
   publishFork(storeId: string): Promise<Store>;
   /** Deletes a hidden store (a fork that failed part-way), as `deleteStore` does; a published store is left alone. */
   abandonFork(storeId: string): Promise<void>;

@@ -3,7 +3,7 @@
  * batches from another store's state at an instant, then published (postgres/schema/v6.ts).
  */
 import { attrsOfNewMemory } from '../../domain/memory-attrs.js';
-import { notFound } from '../../domain/errors.js';
+import { abandonedFork } from '../../domain/errors.js';
 import type { Store } from '../../domain/types.js';
 import type { ForkBatchInput } from '../port.js';
 import { appendVersionRow } from './commit-order.js';
@@ -36,7 +36,7 @@ export const forkWrites = {
 
   async copyForkBatch(q: Q, input: ForkBatchInput): Promise<string | null> {
     if (!(await first(q, 'SELECT 1 FROM stores WHERE id = $1 AND forking_since IS NOT NULL AND deleted_at IS NULL FOR NO KEY UPDATE', [input.targetId]))) {
-      throw notFound('memory store', input.targetId);
+      throw abandonedFork(input.targetId);
     }
     // The next memory ids of the source (versions_by_memory), each one's latest version at asOf
     // (versions_by_memory_time), with its text and its expiry: one statement for the batch. The
@@ -87,7 +87,7 @@ export const forkWrites = {
 
   async publishFork(q: Q, storeId: string): Promise<Store> {
     const r = await first<StoreRow>(q, 'UPDATE stores SET forking_since = NULL WHERE id = $1 AND forking_since IS NOT NULL AND deleted_at IS NULL RETURNING *', [storeId]);
-    if (!r) throw notFound('memory store', storeId);
+    if (!r) throw abandonedFork(storeId);
     return toStore(r);
   },
 

@@ -3,7 +3,7 @@
  * from another store's state at an instant, then published (sqlite/schema/forks.ts).
  */
 import { attrsOfNewMemory } from '../../domain/memory-attrs.js';
-import { notFound } from '../../domain/errors.js';
+import { abandonedFork } from '../../domain/errors.js';
 import type { Store } from '../../domain/types.js';
 import type { ForkStorage } from '../port.js';
 import { createVersionAppend } from './commit-order.js';
@@ -60,7 +60,7 @@ export function createForkStatements(db: Db): Synchronous<ForkStorage> {
     },
 
     copyForkBatch: writeTx(db, (input): string | null => {
-      if (!q.hidden.get(input.targetId)) throw notFound('memory store', input.targetId);
+      if (!q.hidden.get(input.targetId)) throw abandonedFork(input.targetId);
       const ids = q.memoryIds.all(input.sourceId, input.after ?? '', input.limit) as string[];
       const a = actorColumns(input.actor);
       for (const memoryId of ids) {
@@ -84,7 +84,7 @@ export function createForkStatements(db: Db): Synchronous<ForkStorage> {
     }),
 
     publishFork: writeTx(db, (storeId: string): Store => {
-      if (q.publish.run(storeId).changes !== 1) throw notFound('memory store', storeId);
+      if (q.publish.run(storeId).changes !== 1) throw abandonedFork(storeId);
       return toStore(q.get.get(storeId) as StoreRow);
     }),
 

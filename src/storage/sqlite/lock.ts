@@ -9,9 +9,11 @@
  *   while anyone holds either.
  * - `mount-locks/<session id>.lock`: held EXCLUSIVE by the `mnemo mount` process that records that
  *   session, for its life. Whether it is still held says whether that process runs, from any
- *   process on the same files, whatever its pid namespace (a container beside) or node id.
+ *   process on the same files, whatever its pid namespace (a container beside) or node id. A free
+ *   one is removed by whoever finds it so (the next start's check of sessions), that of a session
+ *   never recorded (its process killed first) or ended included.
  */
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { MnemoError } from '../../domain/errors.js';
@@ -73,7 +75,8 @@ export const serverLockFile = (dataDir: string) => join(dataDir, SERVER_LOCK_FIL
 export const usersLockFile = (dataDir: string) => join(dataDir, USERS_LOCK_FILE);
 
 export const MOUNT_LOCKS_DIR = 'mount-locks';
-const mountLockFile = (dataDir: string, sessionId: string) => join(dataDir, MOUNT_LOCKS_DIR, `${sessionId}.lock`);
+const LOCK_SUFFIX = '.lock';
+const mountLockFile = (dataDir: string, sessionId: string) => join(dataDir, MOUNT_LOCKS_DIR, `${sessionId}${LOCK_SUFFIX}`);
 
 /** The locks of `mnemo mount` sessions in one data directory. */
 export interface MountLocks {
@@ -85,16 +88,54 @@ export interface MountLocks {
    * open it. One found free is removed.
    */
   held(sessionId: string): boolean | null;
+  /**
+   * Removes every lock file here that no process holds, but those of the sessions `keep` names:
+   * one left by a `mnemo mount` killed before it recorded its session (or before it ended one
+   * ended since) is no live session's. Returns the sessions whose files it removed.
+   */
+  removeFree(keep: ReadonlySet<string>): string[];
 }
 
 export function mountLocks(dataDir: string): MountLocks {
+  const dir = join(dataDir, MOUNT_LOCKS_DIR);
+
+  /**
+   * Takes the lock at `file` for a moment, to see: no such file, held by a process, free (and so
+   * removed here), removed meanwhile by its process, or not to be told.
+   */
+  function probe(file: string): 'absent' | 'held' | 'removed' | 'gone' | 'unknown' {
+    if (!existsSync(file)) return 'absent';
+    let lock: HeldLock | null;
+    try {
+      lock = tryLock(file, 'exclusive', { mustExist: true });
+    } catch {
+      // Removed since (its process ended the session as it stopped): not held. One this process
+      // may not open (another user's) cannot tell, and must not stop a start that checks it.
+      return existsSync(file) ? 'unknown' : 'gone';
+    }
+    if (lock === null) return 'held';
+    rmSync(file, { force: true });
+    lock.release();
+    return 'removed';
+  }
+
   return {
     hold(sessionId) {
       const file = mountLockFile(dataDir, sessionId);
-      mkdirSync(join(dataDir, MOUNT_LOCKS_DIR), { recursive: true });
-      const lock = tryLock(file, 'exclusive');
+      mkdirSync(dir, { recursive: true });
+      // Taken under another name, then renamed: the file appears under its session's name already
+      // held, so removeFree (another process's start) never finds it free between its creation and its lock.
+      const taking = `${file}.new`;
+      const lock = tryLock(taking, 'exclusive');
       // A new session id's file: nobody else knows its name yet.
-      if (lock === null) throw new MnemoError('conflict', `the lock file ${file} is held by another process`);
+      if (lock === null) throw new MnemoError('conflict', `the lock file ${taking} is held by another process`);
+      try {
+        renameSync(taking, file);
+      } catch (err) {
+        rmSync(taking, { force: true });
+        lock.release();
+        throw err;
+      }
       return {
         release() {
           rmSync(file, { force: true });
@@ -103,20 +144,25 @@ export function mountLocks(dataDir: string): MountLocks {
       };
     },
     held(sessionId) {
-      const file = mountLockFile(dataDir, sessionId);
-      if (!existsSync(file)) return null;
-      let lock: HeldLock | null;
+      const seen = probe(mountLockFile(dataDir, sessionId));
+      if (seen === 'absent' || seen === 'unknown') return null;
+      return seen === 'held';
+    },
+    removeFree(keep) {
+      let names: string[];
       try {
-        lock = tryLock(file, 'exclusive', { mustExist: true });
+        names = readdirSync(dir);
       } catch {
-        // Removed since (its process ended the session as it stopped): not held. One this process
-        // may not open (another user's) cannot tell, and must not stop a start that checks it.
-        return existsSync(file) ? null : false;
+        return [];
       }
-      if (lock === null) return true;
-      rmSync(file, { force: true });
-      lock.release();
-      return false;
+      const removed: string[] = [];
+      for (const name of names) {
+        if (!name.endsWith(LOCK_SUFFIX)) continue;
+        const sessionId = name.slice(0, -LOCK_SUFFIX.length);
+        if (keep.has(sessionId)) continue;
+        if (probe(join(dir, name)) === 'removed') removed.push(sessionId);
+      }
+      return removed;
     },
   };
 }

@@ -1,8 +1,9 @@
 /** The forks role's conformance suite: a store built hidden in batches, published whole, shared texts. */
 import { describe, expect, it } from 'vitest';
+import { isAbandonedFork } from '../../../src/domain/errors.js';
 import { newId } from '../../../src/service/ids.js';
 import type { Store } from '../../../src/domain/types.js';
-import { fixture, memQ, paths, storeQ, verQ, type MakeStorage } from './fixture.js';
+import { fixture, memQ, paths, storeQ, thrown, verQ, type MakeStorage } from './fixture.js';
 
 export function runForkSuite(makeStorage: MakeStorage): void {
   describe('forks', () => {
@@ -64,6 +65,44 @@ export function runForkSuite(makeStorage: MakeStorage): void {
       while (await storage.purgeDeletedStores());
       expect(await storage.getMemoryByPath(target.id, '/only-here.md')).toBeNull();
       expect(await storage.countContents()).toBe(contents);
+      expect(await storage.domainCheck()).toEqual([]);
+    });
+
+    it('a build deleted while it was built says so by its id, whoever deleted it: the next batch and the publish throw an abandoned fork, not a bare not_found', async () => {
+      const { storage, workspace, actor, now, stamp, addStore, addMemory } = await fixture(makeStorage);
+      const src = await addStore('src');
+      const a = await addMemory(src.id, '/a.md', 'one');
+      const asOf = now();
+      await storage.updateMemory({ ...stamp(), storeId: src.id, memoryId: a.id, content: 'two' });
+      const build = (): Store => {
+        const at = now();
+        return { id: newId('store'), workspaceId: workspace.id, name: 'f', description: '', metadata: {}, createdAt: at, updatedAt: at, archivedAt: null, forkedFrom: { storeId: src.id, asOf } };
+      };
+      const batch = (target: Store) => storage.copyForkBatch({
+        sourceId: src.id, targetId: target.id, asOf, after: null, limit: 10, actor, now: now(), newMemoryId: () => newId('memory'), newVersionId: () => newId('version'),
+      });
+      const abandoned = (id: string) => ({ code: 'not_found', message: `memory store not found: ${id}`, details: { abandoned_fork: id } });
+
+      // A redaction of the version it copied.
+      const redacted = build();
+      await storage.beginFork(redacted);
+      await batch(redacted);
+      await storage.redactVersion(src.id, a.versionId, actor, now());
+      expect(await thrown(() => batch(redacted))).toMatchObject(abandoned(redacted.id));
+      const unpublished = await thrown(() => storage.publishFork(redacted.id));
+      expect(unpublished).toMatchObject(abandoned(redacted.id));
+      expect(isAbandonedFork(unpublished, redacted.id)).toBe(true);
+      // Another build's id is not this one's.
+      expect(isAbandonedFork(unpublished, src.id)).toBe(false);
+
+      // The sweep of forks a crash cut short, and the build's rows purged since.
+      const swept = build();
+      await storage.beginFork(swept);
+      await batch(swept);
+      expect(await storage.purgeAbandonedFork(now())).toBe(swept.id);
+      expect(await thrown(() => batch(swept))).toMatchObject(abandoned(swept.id));
+      while (await storage.purgeDeletedStores());
+      expect(await thrown(() => storage.publishFork(swept.id))).toMatchObject(abandoned(swept.id));
       expect(await storage.domainCheck()).toEqual([]);
     });
   });
