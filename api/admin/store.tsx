@@ -5,7 +5,7 @@ import { canWrite, exactField, frameOf, query, type AdminContext } from './conte
 import type { AdminEnv } from './env.js';
 import { Page } from './layout.js';
 import { seeOther, segment } from './redirect.js';
-import { Alert, Cancel, Confirm, Csrf, kb, qs, Time } from './ui.js';
+import { Alert, Cancel, Confirm, Csrf, Hint, kb, qs, Time } from './ui.js';
 
 const TREE_PAGE = 50;
 
@@ -196,7 +196,7 @@ function StoreControls({ store, base, csrf }: { store: Store; base: string; csrf
           <Csrf token={csrf} />
           <label>Name <input name="name" value={store.name} required maxlength={255} /></label>
           {/* The HTML parser drops one newline right after <textarea>: this one, not the description's own. */}
-          <label>Description <span class="muted">(at most {LIMITS.storeDescription} characters)</span> <textarea name="description" rows={2} maxlength={LIMITS.storeDescription}>{`\n${store.description}`}</textarea></label>
+          <label>Description <Hint>(at most {LIMITS.storeDescription} characters)</Hint> <textarea name="description" rows={2} maxlength={LIMITS.storeDescription}>{`\n${store.description}`}</textarea></label>
           <div><button type="submit">Save changes</button></div>
         </form>
       )}

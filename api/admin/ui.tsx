@@ -38,6 +38,14 @@ export function ActorName({ actor, keyNames, root }: { actor: Actor; keyNames: R
   return name ? <span>key <strong>{name}</strong> <code class="muted">{actor.apiKeyId}</code></span> : <span>key <code>{actor.apiKeyId}</code></span>;
 }
 
+/**
+ * What a field takes, said beside its name inside the <label>: in normal weight and muted, so
+ * only the name reads bold, and read out with the name.
+ */
+export function Hint({ children }: { children: Child }) {
+  return <span class="hint">{children}</span>;
+}
+
 export function Csrf({ token }: { token: string }) {
   return <input type="hidden" name="csrf" value={token} />;
 }
