@@ -31,7 +31,8 @@ export function storePages(service: Service) {
         <dl class="meta">
           <dt>Description</dt><dd>{store.description || <span class="muted">none</span>}</dd>
           <dt>Memories</dt><dd>{usage.memories}</dd>
-          <dt>Size</dt><dd>{kb(usage.bytes)}</dd>
+          {/* The store's byte count, as MNEMO_STORE_MAX_BYTES and a mount's df count it: its checkpoints are in it. */}
+          <dt>Size</dt><dd>{kb(usage.bytes)} <span class="muted">(memories and checkpoints, as the store's byte limit counts them)</span></dd>
           <dt>Created</dt><dd><Time at={store.createdAt} now={now} /></dd>
           {store.archivedAt ? <><dt>Archived</dt><dd><Time at={store.archivedAt} now={now} /></dd></> : null}
           <dt>ID</dt><dd><code>{store.id}</code></dd>
