@@ -50,8 +50,14 @@ export function Csrf({ token }: { token: string }) {
   return <input type="hidden" name="csrf" value={token} />;
 }
 
-export function Alert({ message }: { message: string | undefined }) {
-  return message ? <p class="alert" role="alert">{message}</p> : null;
+/** `id`: when the message is about one field, the field names it (`errorOf`), so a screen reader reads it with the field. */
+export function Alert({ message, id }: { message: string | undefined; id?: string }) {
+  return message ? <p class="alert" role="alert" id={id}>{message}</p> : null;
+}
+
+/** A field's attributes for the Alert with this id, when it shows: marked invalid and described by it. */
+export function errorOf(id: string, message: string | undefined): { 'aria-invalid'?: 'true'; 'aria-describedby'?: string } {
+  return message ? { 'aria-invalid': 'true', 'aria-describedby': id } : {};
 }
 
 export function Notice({ message }: { message: string | undefined }) {

@@ -63,4 +63,128 @@ describe.skipIf(SKIP_BROWSER)('console accessibility (chromium at /usr/bin/chrom
       expect(w.color).not.toBe(w.labelColor);
     }
   });
+
+  /**
+   * What a page lacks that a screen reader's user relies on: a control without a name, a button or
+   * link without text, an aria reference to nothing, a repeated id, not exactly one h1, no title or lang.
+   */
+  async function problems(p: Page = page): Promise<string[]> {
+    return p.evaluate(() => {
+      const doc = (globalThis as any).document;
+      const out: string[] = [];
+      const text = (e: any) => (e?.textContent ?? '').replace(/\s+/g, ' ').trim();
+      const byIds = (ids: string | null) => (ids ?? '').split(/\s+/).filter(Boolean).map((id) => doc.getElementById(id));
+      const name = (e: any): string => {
+        const labelled = byIds(e.getAttribute('aria-labelledby'));
+        if (labelled.length) return labelled.map(text).join(' ');
+        if (e.getAttribute('aria-label')) return e.getAttribute('aria-label');
+        if (e.labels?.length) return [...e.labels].map(text).join(' ');
+        return e.getAttribute('title') ?? '';
+      };
+      const what = (e: any) => `${e.tagName.toLowerCase()}${e.name ? `[name=${e.name}]` : ''}${e.id ? `#${e.id}` : ''}`;
+      for (const e of doc.querySelectorAll('input:not([type=hidden]), select, textarea')) if (!name(e).trim()) out.push(`unlabelled ${what(e)}`);
+      for (const e of doc.querySelectorAll('button, [role=button]')) if (!(text(e) || e.getAttribute('aria-label'))) out.push(`nameless ${what(e)}`);
+      for (const e of doc.querySelectorAll('a[href]')) if (!(text(e) || e.getAttribute('aria-label'))) out.push(`textless link to ${e.getAttribute('href')}`);
+      for (const attr of ['aria-labelledby', 'aria-describedby', 'aria-controls']) {
+        for (const e of doc.querySelectorAll(`[${attr}]`)) if (byIds(e.getAttribute(attr)).some((t) => !t)) out.push(`${what(e)} ${attr} names a missing id`);
+      }
+      const ids = [...doc.querySelectorAll('[id]')].map((e: any) => e.id);
+      for (const id of new Set(ids.filter((id, i) => ids.indexOf(id) !== i))) out.push(`id ${id} used twice`);
+      const h1 = doc.querySelectorAll('h1').length;
+      if (h1 !== 1) out.push(`${h1} h1`);
+      if (!doc.title.trim()) out.push('no title');
+      if (!doc.documentElement.lang) out.push('no lang');
+      if (!doc.querySelector('main')) out.push('no main');
+      return out;
+    });
+  }
+
+  it('every console page has one h1, a title, a name for each control, button and link, and aria references that resolve', async () => {
+    const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'Audited' })).json.id;
+    const m = (await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories`, { path: '/a/b.md', content: 'one\ntwo\n' })).json.id;
+    await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories/${m}`, { content: 'one\nthree\n' });
+    await api(url, admin, 'POST', '/v1/api_keys', { name: 'second', role: 'read_only' });
+    const paths = [
+      '/admin/stores',
+      `/admin/stores/${st}`,
+      `/admin/stores/${st}?q=one&mode=substring`,
+      `/admin/stores/${st}?prefix=/a/`,
+      `/admin/stores/${st}/memories/${m}`,
+      `/admin/stores/${st}/memories/${m}/edit`,
+      `/admin/stores/${st}/versions`,
+      '/admin/sessions',
+      '/admin/keys',
+      '/admin/admin-actions',
+      '/admin/workspaces',
+      '/admin/no-such-page',
+    ];
+    const found: Record<string, string[]> = {};
+    for (const path of paths) {
+      await page.goto(`${url}${path}`);
+      found[path] = await problems();
+    }
+    // A diff of two versions.
+    await page.goto(`${url}/admin/stores/${st}/memories/${m}`);
+    await page.getByRole('button', { name: 'Compare versions' }).click();
+    await page.locator('pre.diff').waitFor();
+    found['diff'] = await problems();
+    await page.getByLabel('side by side').check();
+    await page.getByRole('button', { name: 'Compare versions' }).click();
+    await page.locator('table.split').waitFor();
+    found['split diff'] = await problems();
+    // A store's Delete with the wrong name typed: the "Not deleted" page.
+    await page.goto(`${url}/admin/stores/${st}`);
+    await page.getByRole('button', { name: 'Delete', exact: true }).click();
+    await page.getByRole('dialog').getByLabel(/Type the store's name/).fill('not its name');
+    await page.getByRole('button', { name: 'Delete store' }).click();
+    await page.getByRole('alert').waitFor();
+    found['not deleted'] = await problems();
+    // Signed out: the sign-in page, and its answer to a wrong key.
+    const { context, page: out } = await newPage(browser);
+    try {
+      await out.goto(`${url}/admin/sign-in`);
+      found['sign-in'] = await problems(out);
+      await out.getByLabel('API key').fill('mnemo-sk-not-a-key');
+      await out.getByRole('button', { name: 'Sign in' }).click();
+      await out.getByRole('alert').waitFor();
+      found['sign-in refused'] = await problems(out);
+    } finally {
+      await context.close();
+    }
+    expect(found).toEqual(Object.fromEntries(Object.keys(found).map((k) => [k, []])));
+  });
+
+  /** The field whose aria-describedby names the page's alert, and whether it is marked invalid. */
+  async function describedField(p: Page): Promise<{ alert: string; field: string | null; invalid: string | null }> {
+    return p.evaluate(() => {
+      const doc = (globalThis as any).document;
+      const alert = doc.querySelector('main [role=alert]');
+      const field = alert?.id ? doc.querySelector(`[aria-describedby~="${alert.id}"]`) : null;
+      return { alert: (alert?.textContent ?? '').trim(), field: field?.name ?? null, invalid: field?.getAttribute('aria-invalid') ?? null };
+    });
+  }
+
+  it("a refused sign-in's message and a refused Save's are tied to the field they are about (aria-describedby, aria-invalid)", async () => {
+    const { context, page: out } = await newPage(browser);
+    try {
+      await out.goto(`${url}/admin/sign-in`);
+      expect(await out.getByLabel('API key').getAttribute('aria-invalid')).toBeNull();
+      await out.getByLabel('API key').fill('mnemo-sk-not-a-key');
+      await out.getByRole('button', { name: 'Sign in' }).click();
+      await out.getByRole('alert').waitFor();
+      expect(await describedField(out)).toEqual({ alert: expect.stringContaining('invalid API key'), field: 'api_key', invalid: 'true' });
+    } finally {
+      await context.close();
+    }
+    const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'edited meanwhile' })).json.id;
+    const m = (await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories`, { path: '/n.md', content: 'mine\n' })).json.id;
+    await page.goto(`${url}/admin/stores/${st}/memories/${m}/edit`);
+    expect(await page.getByLabel(/^Content/).getAttribute('aria-invalid')).toBeNull();
+    await page.getByLabel(/^Content/).fill('typed here\n');
+    await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories/${m}`, { content: 'written elsewhere\n' });
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('alert').waitFor();
+    expect(await describedField(page)).toEqual({ alert: expect.stringContaining('was changed after you began editing'), field: 'content', invalid: 'true' });
+    expect(await problems()).toEqual([]);
+  });
 });
