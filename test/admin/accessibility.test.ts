@@ -187,4 +187,25 @@ describe.skipIf(SKIP_BROWSER)('console accessibility (chromium at /usr/bin/chrom
     expect(await describedField(page)).toEqual({ alert: expect.stringContaining('was changed after you began editing'), field: 'content', invalid: 'true' });
     expect(await problems()).toEqual([]);
   });
+
+  it("each version's from and to radios in a memory's history are described by that version's operation, id and time", async () => {
+    const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'history read aloud' })).json.id;
+    const m = (await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories`, { path: '/h.md', content: 'one\n' })).json.id;
+    await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories/${m}`, { content: 'two\n' });
+    await page.goto(`${url}/admin/stores/${st}/memories/${m}`);
+    const described = await page.evaluate(() => {
+      const doc = (globalThis as any).document;
+      return [...doc.querySelectorAll('#history-h + form tbody input[type=radio]')].map((r: any) => ({
+        side: r.name,
+        version: r.value,
+        description: (r.getAttribute('aria-describedby') ?? '').split(/\s+/).filter(Boolean)
+          .map((id: string) => doc.getElementById(id)?.innerText ?? '').join(' ').replace(/\s+/g, ' ').trim(),
+      }));
+    });
+    expect(described).toHaveLength(4);
+    for (const d of described) {
+      expect(d.description).toContain(d.version);
+      expect(d.description).toMatch(/^(created|modified) .* (just now|\d+ s ago) \(\d{4}-/);
+    }
+  });
 });
