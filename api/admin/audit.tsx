@@ -4,7 +4,7 @@ import { parseVersionListQuery, type Query, type Service } from '../../src/index
 import { frameOf, keyNames, query } from './context.js';
 import type { AdminEnv } from './env.js';
 import { Page } from './layout.js';
-import { ActorName, kb, Pager, qs, Time } from './ui.js';
+import { ActorName, Hint, kb, Pager, qs, Time } from './ui.js';
 
 export function auditPages(service: Service) {
   const app = new Hono<AdminEnv>();
@@ -24,7 +24,7 @@ export function auditPages(service: Service) {
         <p><a href={base}>← {store.name}</a></p>
         <h1>Versions of {store.name}</h1>
         <form method="get" action={`${base}/versions`} class="row" aria-label="Filter versions">
-          <label>Actor (API key id or session id)
+          <label>Actor <Hint>(API key id or session id)</Hint>
             <input name="actor" value={q['actor'] ?? ''} list="known-keys" placeholder="apikey_… or sesn_…" />
           </label>
           <datalist id="known-keys">{[...names].map(([id, name]) => <option value={id}>{name}</option>)}</datalist>
@@ -34,8 +34,8 @@ export function auditPages(service: Service) {
               {(['created', 'modified', 'deleted'] as const).map((op) => <option value={op} selected={q['operation'] === op}>{op}</option>)}
             </select>
           </label>
-          <label>From (UTC) <input type="datetime-local" name="from" value={q['from'] ?? ''} step="1" /></label>
-          <label>To (UTC) <input type="datetime-local" name="to" value={q['to'] ?? ''} step="1" /></label>
+          <label>From <Hint>(UTC)</Hint> <input type="datetime-local" name="from" value={q['from'] ?? ''} step="1" /></label>
+          <label>To <Hint>(UTC)</Hint> <input type="datetime-local" name="to" value={q['to'] ?? ''} step="1" /></label>
           <button type="submit">Filter</button>
         </form>
         {page.data.length === 0 ? <p>No versions match.</p> : (

@@ -26,7 +26,7 @@ import { sessionPages } from './sessions.js';
 import { storePages } from './store.js';
 import { storesPages } from './stores.js';
 import { inWorkspace, nameWorkspace, workspacePages } from './workspace.js';
-import { Alert, Notice } from './ui.js';
+import { Alert, errorOf, Notice } from './ui.js';
 
 /** A sign-in form is one short field: the only body read before a key is known stays this small. */
 const SIGN_IN_MAX_BYTES = 1024;
@@ -144,12 +144,12 @@ function SignIn({ next, error, notice }: { next: string; error?: string; notice?
       <h1>Sign in</h1>
       <p>Sign in with a mnemo API key. The console acts with that key's role, workspace and store grants, exactly as the API does.</p>
       <Notice message={notice} />
-      <Alert message={error} />
+      <Alert id="api-key-error" message={error} />
       <form method="post" action="/admin/sign-in" class="stack">
         <input type="hidden" name="next" value={next} />
         <label>
           API key
-          <input type="password" name="api_key" autocomplete="current-password" required autofocus />
+          <input type="password" name="api_key" autocomplete="current-password" required autofocus {...errorOf('api-key-error', error)} />
         </label>
         <div><button type="submit">Sign in</button></div>
       </form>

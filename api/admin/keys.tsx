@@ -6,7 +6,7 @@ import type { AdminEnv } from './env.js';
 import { Page } from './layout.js';
 import { seeOther } from './redirect.js';
 import { revealOnce, takeRevealed, type Revealed } from './reveal.js';
-import { Cancel, Confirm, Csrf, Pager, qs, Time } from './ui.js';
+import { Cancel, Confirm, Csrf, Hint, Pager, qs, Time } from './ui.js';
 
 export function keyPages(service: Service) {
   const app = new Hono<AdminEnv>();
@@ -66,7 +66,7 @@ async function keysPage(service: Service, c: AdminContext, minted: Revealed | nu
               <option value="admin">admin: also redact, manage keys, read the admin log</option>
             </select>
           </label>
-          <label>Limit to stores (ids, comma-separated; empty for all) <input name="memory_store_ids" /></label>
+          <label>Limit to stores <Hint>(ids, comma-separated; empty for all)</Hint> <input name="memory_store_ids" /></label>
           <div><button type="submit">Create key</button></div>
         </form>
       </section>

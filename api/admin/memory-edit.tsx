@@ -16,7 +16,7 @@ import type { AdminEnv } from './env.js';
 import { Page } from './layout.js';
 import { withNotice } from './notices.js';
 import { seeOther, segment } from './redirect.js';
-import { Alert, Cancel, Confirm, Csrf } from './ui.js';
+import { Alert, Cancel, Confirm, Csrf, errorOf, Hint } from './ui.js';
 
 /** The path of *Edit*'s form post, which alone may carry a memory's whole content (index.tsx's body limits). */
 export const isEditForm = (path: string): boolean => /\/stores\/[^/]+\/memories\/[^/]+\/edit$/.test(path);
@@ -115,7 +115,7 @@ function EditPage({ c, store, memory, text, basedOn, error }: {
     <Page title={`Edit ${memory.path}`} frame={frameOf(c)}>
       <p><a href={base}>← {memory.path}</a></p>
       <h1>Edit <code>{memory.path}</code></h1>
-      <Alert message={error} />
+      <Alert id="content-error" message={error} />
       {error === CHANGED ? <><h2>Its content now</h2><pre class="content" aria-label="Current content">{memory.content}</pre></> : null}
       {store.archivedAt ? (
         <>
@@ -130,8 +130,8 @@ function EditPage({ c, store, memory, text, basedOn, error }: {
           <input type="hidden" name="content_sha256" value={basedOn} />
           <input type="hidden" name="line_ends" value={ends} />
           {/* The HTML parser drops one newline right after <textarea>: this one, not the content's own. */}
-          <label>Content <span class="muted">(at most {MAX_CONTENT_BYTES.toLocaleString('en')} bytes of UTF-8; saving writes a new version, or nothing if the text is unchanged)</span>
-            <textarea name="content" class="content" rows={24} spellcheck={false}>{`\n${text}`}</textarea>
+          <label>Content <Hint>(at most {MAX_CONTENT_BYTES.toLocaleString('en')} bytes of UTF-8; saving writes a new version, or nothing if the text is unchanged)</Hint>
+            <textarea name="content" class="content" rows={24} spellcheck={false} {...errorOf('content-error', error)}>{`\n${text}`}</textarea>
           </label>
           <div><button type="submit">Save</button> <a href={base}>Cancel</a></div>
         </form>

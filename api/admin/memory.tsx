@@ -54,13 +54,14 @@ export function memoryPages(service: Service) {
               <tbody>
                 {versions.data.map((v, i) => (
                   <tr id={v.id}>
+                    {/* Every row's radios are named "from" and "to": each is described by its version's operation, id and time. */}
                     <td data-label="Compare">
-                      <label class="check"><input type="radio" name="from" value={v.id} checked={q['from'] ? q['from'] === v.id : i === 1} /> from</label>
-                      <label class="check"><input type="radio" name="to" value={v.id} checked={q['to'] ? q['to'] === v.id : i === 0} /> to</label>
+                      <label class="check"><input type="radio" name="from" value={v.id} checked={q['from'] ? q['from'] === v.id : i === 1} aria-describedby={`op-${v.id} at-${v.id}`} /> from</label>
+                      <label class="check"><input type="radio" name="to" value={v.id} checked={q['to'] ? q['to'] === v.id : i === 0} aria-describedby={`op-${v.id} at-${v.id}`} /> to</label>
                     </td>
-                    <td data-label="Operation">{v.operation}<br /><code class="muted">{v.id}</code></td>
+                    <td data-label="Operation" id={`op-${v.id}`}>{v.operation}<br /><code class="muted">{v.id}</code></td>
                     <td data-label="Actor"><ActorName actor={v.createdBy} keyNames={names} root={root} /></td>
-                    <td data-label="Time"><Time at={v.createdAt} now={now} /></td>
+                    <td data-label="Time" id={`at-${v.id}`}><Time at={v.createdAt} now={now} /></td>
                     <td data-label="Size">{kb(v.contentSizeBytes)}</td>
                     <td data-label="Redaction"><Redaction version={v} memory={memory} admin={isAdmin(c)} now={now} names={names} root={root} /></td>
                   </tr>

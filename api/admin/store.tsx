@@ -5,7 +5,7 @@ import { canWrite, exactField, frameOf, query, type AdminContext } from './conte
 import type { AdminEnv } from './env.js';
 import { Page } from './layout.js';
 import { seeOther, segment } from './redirect.js';
-import { Alert, Cancel, Confirm, Csrf, kb, qs, Time } from './ui.js';
+import { Alert, Cancel, Confirm, Csrf, Hint, kb, qs, Time } from './ui.js';
 
 const TREE_PAGE = 50;
 
@@ -31,7 +31,8 @@ export function storePages(service: Service) {
         <dl class="meta">
           <dt>Description</dt><dd>{store.description || <span class="muted">none</span>}</dd>
           <dt>Memories</dt><dd>{usage.memories}</dd>
-          <dt>Size</dt><dd>{kb(usage.bytes)}</dd>
+          {/* The store's byte count, as MNEMO_STORE_MAX_BYTES and a mount's df count it: its checkpoints are in it. */}
+          <dt>Size</dt><dd>{kb(usage.bytes)} <span class="muted">(memories and checkpoints, as the store's byte limit counts them)</span></dd>
           <dt>Created</dt><dd><Time at={store.createdAt} now={now} /></dd>
           {store.archivedAt ? <><dt>Archived</dt><dd><Time at={store.archivedAt} now={now} /></dd></> : null}
           <dt>ID</dt><dd><code>{store.id}</code></dd>
@@ -196,7 +197,7 @@ function StoreControls({ store, base, csrf }: { store: Store; base: string; csrf
           <Csrf token={csrf} />
           <label>Name <input name="name" value={store.name} required maxlength={255} /></label>
           {/* The HTML parser drops one newline right after <textarea>: this one, not the description's own. */}
-          <label>Description <span class="muted">(at most {LIMITS.storeDescription} characters)</span> <textarea name="description" rows={2} maxlength={LIMITS.storeDescription}>{`\n${store.description}`}</textarea></label>
+          <label>Description <Hint>(at most {LIMITS.storeDescription} characters)</Hint> <textarea name="description" rows={2} maxlength={LIMITS.storeDescription}>{`\n${store.description}`}</textarea></label>
           <div><button type="submit">Save changes</button></div>
         </form>
       )}

@@ -5,7 +5,7 @@ import { canWrite, exactField, frameOf, query } from './context.js';
 import type { AdminEnv } from './env.js';
 import { Page } from './layout.js';
 import { seeOther, segment } from './redirect.js';
-import { Csrf, Pager, qs, Time } from './ui.js';
+import { Csrf, Hint, Pager, qs, Time } from './ui.js';
 
 export function storesPages(service: Service) {
   const app = new Hono<AdminEnv>();
@@ -48,7 +48,7 @@ export function storesPages(service: Service) {
             <form method="post" action={`${frame.root}/stores`} class="stack">
               <Csrf token={frame.csrf} />
               <label>Name <input name="name" required maxlength={255} /></label>
-              <label>Description <span class="muted">(at most {LIMITS.storeDescription} characters)</span> <textarea name="description" rows={2} maxlength={LIMITS.storeDescription}></textarea></label>
+              <label>Description <Hint>(at most {LIMITS.storeDescription} characters)</Hint> <textarea name="description" rows={2} maxlength={LIMITS.storeDescription}></textarea></label>
               <div><button type="submit">Create store</button></div>
             </form>
           </section>

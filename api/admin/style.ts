@@ -24,6 +24,7 @@ form.stack { display: grid; grid-template-columns: minmax(0, 1fr); gap: .5rem; m
 form.row { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: end; }
 label { display: grid; grid-template-columns: minmax(0, 1fr); gap: .15rem; font-weight: 600; }
 label.check { display: flex; gap: .4rem; align-items: center; font-weight: 400; }
+label .hint { color: var(--muted); font-size: .9em; font-weight: 400; }
 input, select, textarea, button { font: inherit; font-weight: 400; }
 input, select, textarea { max-width: 100%; padding: .35rem .5rem; border: 1px solid #666; border-radius: 4px; background: #fff; color: var(--fg); }
 button, .button { padding: .35rem .8rem; border: 1px solid var(--accent); border-radius: 4px; background: var(--accent); color: #fff; cursor: pointer; text-decoration: none; display: inline-block; }

@@ -38,12 +38,26 @@ export function ActorName({ actor, keyNames, root }: { actor: Actor; keyNames: R
   return name ? <span>key <strong>{name}</strong> <code class="muted">{actor.apiKeyId}</code></span> : <span>key <code>{actor.apiKeyId}</code></span>;
 }
 
+/**
+ * What a field takes, said beside its name inside the <label>: in normal weight and muted, so
+ * only the name reads bold, and read out with the name.
+ */
+export function Hint({ children }: { children: Child }) {
+  return <span class="hint">{children}</span>;
+}
+
 export function Csrf({ token }: { token: string }) {
   return <input type="hidden" name="csrf" value={token} />;
 }
 
-export function Alert({ message }: { message: string | undefined }) {
-  return message ? <p class="alert" role="alert">{message}</p> : null;
+/** `id`: when the message is about one field, the field names it (`errorOf`), so a screen reader reads it with the field. */
+export function Alert({ message, id }: { message: string | undefined; id?: string }) {
+  return message ? <p class="alert" role="alert" id={id}>{message}</p> : null;
+}
+
+/** A field's attributes for the Alert with this id, when it shows: marked invalid and described by it. */
+export function errorOf(id: string, message: string | undefined): { 'aria-invalid'?: 'true'; 'aria-describedby'?: string } {
+  return message ? { 'aria-invalid': 'true', 'aria-describedby': id } : {};
 }
 
 export function Notice({ message }: { message: string | undefined }) {
