@@ -136,7 +136,8 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
       return storage.updateStore(caller.workspaceId, id, patch, clock());
     },
     /**
-     * How many memories a store holds and their bytes (the web console's store page), as every reader
+     * How many memories a store holds and its bytes, checkpoints included as the byte limit counts them
+     * (the web console's store page), as every reader
      * sees them: expired memories the sweep has not deleted yet are left out (one indexed row, less
      * the expired rows found through the expiry index).
      */

@@ -4,6 +4,7 @@ import type { Page, Store, StoreListQuery, StorePatch } from '../../domain/types
 /** What a store's limits are checked against. */
 export interface StoreUsage {
   memories: number;
+  /** The memories' bytes and the store's checkpoints' (what MNEMO_STORE_MAX_BYTES and a mount's `df` count). */
   bytes: number;
 }
 
@@ -20,7 +21,7 @@ export interface StoreStorage {
   archiveStore(workspaceId: string, id: string, now: string): Promise<Store>;
   /** Deletes the store with its memories, versions, checkpoints and the receipts naming it: no read finds them after this, though their rows may go later (`purgeDeletedStores`). */
   deleteStore(workspaceId: string, id: string): Promise<void>;
-  /** How many memories the store holds and the sum of their sizes: one indexed row (sqlite/schema/limits.ts). */
+  /** How many memories the store holds, and the bytes of those and of its checkpoints: one indexed row (sqlite/schema/limits.ts). */
   storeUsage(storeId: string): Promise<StoreUsage>;
   /**
    * The usage as readers see it (the web console's store page): `storeUsage` less the memories that
