@@ -189,6 +189,26 @@ describe('storage view', () => {
     expect((await view.meta('/d/b.md'))?.contentSizeBytes).toBe(12);
   });
 
+  it('drops its answers after a save of its own when a write of this process to the store landed first, while the save waited at the writer gate', async () => {
+    const core = await openCore();
+    const store = await seedStore(core.service, core.caller, { '/d/a.md': 'a' });
+    const view = new StorageView(core.service.mountReader(store.id), core.service.clock);
+    expect(await view.meta('/d/b.md')).toBeNull();
+    expect((await view.listDirectory('/d')).files.map((f) => f.path)).toEqual(['/d/a.md']);
+    // Another transaction holds the writer gate; an API write queues behind it, then the view's save.
+    let release!: () => void;
+    const held = core.storage.atomic(() => new Promise<void>((resolve) => (release = resolve)));
+    const api = core.service.createMemory(core.caller, store.id, { path: '/d/b.md', content: 'from the API' });
+    // An API write waits one turn for the other writes of its group (service/group-commit.ts).
+    await new Promise((resolve) => setImmediate(resolve));
+    const saved = view.saved('/d/a.md', async () =>
+      (await core.service.saveMemoryAt(core.caller, store.id, { path: '/d/a.md', content: 'mine', memoryId: core.service.ids('memory') })).memory);
+    release();
+    await Promise.all([held, api, saved]);
+    expect((await view.meta('/d/b.md'))?.contentSizeBytes).toBe(12);
+    expect((await view.listDirectory('/d')).files.map((f) => f.path).sort()).toEqual(['/d/a.md', '/d/b.md']);
+  });
+
   it('drops its answers when the saved memory is no longer at the path it saved (renamed through the API)', async () => {
     const core = await openCore();
     const store = await seedStore(core.service, core.caller, { '/d/a.md': 'a' });
