@@ -63,7 +63,6 @@ export interface PortParts {
   close(): void;
 }
 
-
 /**
  * Point reads that run on the connection even while the gate is held by a write made on another
  * connection (`aside`): no transaction is open on this one then, and WAL lets it read beside that
