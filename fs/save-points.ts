@@ -33,7 +33,6 @@ export async function commit(ctx: MountContext, d: Draft): Promise<void> {
   ctx.paged.delete(d.path);
   const written = d.bytes;
   const appended = appendedPart(d);
-  const onto = await rebased(ctx, d, appended, d.baseVersionId);
   const path = d.path;
   if (!d.scratch && d.bytes === written) {
     const same = await unchangedMeta(ctx, d, path);
@@ -59,13 +58,14 @@ export async function commit(ctx: MountContext, d: Draft): Promise<void> {
   // A stored file saves by id, so an API rename meanwhile is kept. Deleted or expired elsewhere while
   // it was open, it stays gone: what the descriptor wrote goes nowhere, as on a disk.
   // Its owner and atime are stored already (attrs.ts); only a set mtime must ride with the save.
-  // An append goes as one: the text it was replayed onto (its sha) and what it added. Should another
-  // session's save have landed since, the service keeps what it added after the newest text, under
-  // the store's lock in the update's own probe, so both sessions' appends are kept and none retries.
+  // An append goes as one: the text the draft was read from (its sha, kept with its version) and what
+  // it added. Should another writer's save have landed since, the service keeps what it added after
+  // the newest text, under the store's lock in the update's own probe, so both sessions' appends are
+  // kept and none retries. Nothing is read first: the newest text comes back with the save.
   let stored = content;
   const update = async (): Promise<Memory> => {
-    const saved = onto && appended
-      ? await ctx.service.appendToMemory(caller, ctx.storeId, d.memoryId, { content, onto: onto.sha, appended: decodeUtf8(appended) }, mtime, d.syncAsked)
+    const saved = appended
+      ? await ctx.service.appendToMemory(caller, ctx.storeId, d.memoryId, { content, onto: appended.onto, appended: decodeUtf8(appended.bytes) }, mtime, d.syncAsked)
       : await ctx.service.updateMemory(caller, ctx.storeId, d.memoryId, { content }, mtime, d.syncAsked);
     stored = saved.content;
     return saved;
@@ -176,25 +176,16 @@ function unsavedAttrs(d: Draft): KeptAttrs {
   };
 }
 
-/** The bytes a draft that only appended since it was loaded added to its stored text; null for any other draft. */
-function appendedPart(d: Draft): Buffer | null {
-  if (!d.stored || !d.appendOnly || d.size <= d.baseSize) return null;
-  return draftContent(d).subarray(d.baseSize);
-}
-
 /**
- * A draft that only appended (`appended`, its own bytes) is replayed onto the newest stored content,
- * so appends from two sessions (or the API meanwhile) both survive, as O_APPEND on one disk would;
- * any other change is a whole-file save and the last save wins. `over`: the version the draft's
- * bytes extend now. Returns the stored version the draft now extends, which its save must still
- * find (null: a whole-file save, or the memory is gone).
+ * What a draft that only appended since it was loaded added (`bytes`) to its stored text, whose sha
+ * is `onto`; null for any other draft (a whole-file save: the last save wins). Its save puts the
+ * bytes after the newest stored text, so appends from two sessions (or the API meanwhile) both
+ * survive, as O_APPEND on one disk would (service appendToMemory, domain planUpdate). It used to read
+ * the newest text first (up to 100 KiB per `>>`, on the serving thread) only to name its sha.
  */
-async function rebased(ctx: MountContext, d: Draft, appended: Buffer | null, over: string | null): Promise<{ versionId: string; sha: string } | null> {
-  if (!appended) return null;
-  const current = await ctx.reader.memory(d.memoryId);
-  if (!current) return null;
-  if (current.versionId !== over) adoptText(d, Buffer.concat([Buffer.from(current.content, 'utf8'), appended]));
-  return { versionId: current.versionId, sha: current.contentSha256 };
+function appendedPart(d: Draft): { bytes: Buffer; onto: string } | null {
+  if (!d.stored || !d.appendOnly || d.size <= d.baseSize || d.baseSha === null) return null;
+  return { bytes: draftContent(d).subarray(d.baseSize), onto: d.baseSha };
 }
 
 /** The draft holds `bytes` now (its appends after text written elsewhere): its own copy. */

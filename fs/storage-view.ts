@@ -231,20 +231,28 @@ export class StorageView {
 
   /**
    * Runs `save`, this mount's write of the one file at `path`, and keeps every answer across it,
-   * updated with the memory it returns, when that write is all that changed storage meanwhile (its
-   * own-write mark and the change mark moved alike) and the memory is at `path`. Otherwise, as after
-   * any write, the next question drops them all. Without this, each save threw away the store row,
-   * the next-expiry time and the directory's listing, and the next save's lookups asked SQLite again.
+   * updated with the memory it returns, when that write is all that changed storage meanwhile and
+   * the memory is at `path`. Otherwise, as after any write, the next question drops them all.
+   * Without this, each save threw away the store row, the next-expiry time and the directory's
+   * listing, and the next save's lookups asked SQLite again.
+   *
+   * "All that changed": no other process's write (the change mark moved only as far as this
+   * process's own-write mark), and no other write of this process (its count of writes moved by
+   * one, this save). The own-write mark alone is the whole process's: an API write or another
+   * mount's save that landed while this save waited its turn for the store (behind another
+   * transaction, or for the store's lock) moved it too, and was taken for part of this save.
    */
   async saved(path: string, save: () => Promise<Memory>): Promise<Memory> {
     this.current();
     const mark = this.mark;
     const epoch = this.epoch;
     const own = this.reader.ownWriteMark();
+    const writes = this.reader.ownWriteCount();
     const m = await save();
     const after = this.reader.changeMark();
+    const mine = this.reader.ownWriteCount() - writes === 1 && after - mark === this.reader.ownWriteMark() - own;
     // Kept only if nothing else dropped the answers meanwhile and the next expiry is known (it may be this memory's).
-    if (epoch !== this.epoch || this.until === undefined || m.path !== path || after - mark !== this.reader.ownWriteMark() - own) return m;
+    if (epoch !== this.epoch || this.until === undefined || m.path !== path || !mine) return m;
     this.mark = after;
     this.kernel.valid();
     const meta: MemoryMeta = {

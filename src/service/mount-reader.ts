@@ -33,6 +33,7 @@ export function createMountReader(storage: Storage, storeId: string, asOf?: stri
     // A store's own mark where the engine keeps one: other stores' changes on other hosts keep this mount's answers.
     changeMark: () => storage.storeChangeMark?.(storeId) ?? storage.changeMark(),
     ownWriteMark: () => storage.ownWriteMark(),
+    ownWriteCount: () => storage.ownWriteCount(),
     ...(storage.onMarkMoved ? { onMarkMoved: (listener: () => void) => storage.onMarkMoved!(listener) } : {}),
     nextExpiry: (after) => storage.nextExpiry(storeId, after),
     lastChange: () => storage.lastCommitSeq(storeId),
@@ -66,6 +67,7 @@ function pointInTime(storage: Storage, storeId: string, asOf: string, history: P
     listDirectory: (dir, max) => storage.listDirectoryAsOf(storeId, dir, asOf, max ?? limit),
     changeMark: () => 0,
     ownWriteMark: () => 0,
+    ownWriteCount: () => 0,
     nextExpiry: () => Promise.resolve(null),
     lastChange: () => Promise.resolve(0),
     changesAfter: () => Promise.resolve([]),

@@ -105,6 +105,8 @@ export interface MountReader {
   changeMark(): number;
   /** The part of changeMark() that counts this process's own writes (storage.ownWriteMark). */
   ownWriteMark(): number;
+  /** How many writes this process has made, each call of storage once (storage.ownWriteCount). */
+  ownWriteCount(): number;
   /** Calls `listener` whenever changeMark() may have moved (storage.onMarkMoved); absent: it never moves by itself. */
   onMarkMoved?(listener: () => void): () => void;
   /** The store's last commit number: a follower of its changes starts there (0: a point-in-time reader). */

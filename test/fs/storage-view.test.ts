@@ -4,11 +4,15 @@
  * except across a save of its own mount when that save is all that changed (issue 12).
  */
 import { describe, expect, it, vi } from 'vitest';
+import Fuse from '../../fs/binding/fuse.js';
 import { ContentCache } from '../../fs/content-cache.js';
+import { toErrno } from '../../fs/errno.js';
 import { createContext } from '../../fs/context.js';
 import { LocalBudget } from '../../fs/local-budget.js';
 import { StorageView } from '../../fs/storage-view.js';
-import { hasChildren } from '../../fs/tree.js';
+import { draftContent, writeDraft } from '../../fs/handles.js';
+import { commit } from '../../fs/save-points.js';
+import { hasChildren, loadDraft } from '../../fs/tree.js';
 import { createService } from '../../src/service/service.js';
 import type { DirectoryNames } from '../../src/storage/port.js';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
@@ -106,6 +110,45 @@ describe('storage view', () => {
     expect(await hasChildren(ctx, '/none')).toBe(false);
   });
 
+  it('an append-only save reads no memory from storage first: the service puts the appended bytes after the newest text, an API write that landed since included', async () => {
+    const core = await openCore();
+    const store = await seedStore(core.service, core.caller, { '/log.md': 'start\n' });
+    const ctx = createContext({
+      storeId: store.id, service: core.service, actor: { type: 'session_actor', sessionId: 'sesn_append' },
+      log: () => {}, readOnly: false, contents: new ContentCache(1 << 20), serverLocal: new LocalBudget(1 << 20, 'MNEMO_LOCAL_MAX_BYTES'),
+      onOperation: undefined, mountLocalMaxBytes: 1 << 20,
+    });
+    const reads = { memory: 0 };
+    const getMemory = core.storage.getMemory.bind(core.storage);
+    vi.spyOn(core.storage, 'getMemory').mockImplementation((...a) => {
+      reads.memory += 1;
+      return getMemory(...a);
+    });
+    for (const [round, landed] of [[1, null], [2, 'start\nmine 1\nfrom the API\n']] as const) {
+      const d = (await loadDraft(ctx, '/log.md'))!;
+      const line = Buffer.from(`mine ${round}\n`);
+      writeDraft(d, line, line.length, d.size);
+      // The draft read the text before this write: the save must keep it, and put its line after it.
+      if (landed) await core.service.updateMemory(core.caller, store.id, d.memoryId, { content: landed });
+      reads.memory = 0;
+      await commit(ctx, d);
+      expect(reads.memory).toBe(0);
+      const expected = round === 1 ? 'start\nmine 1\n' : 'start\nmine 1\nfrom the API\nmine 2\n';
+      expect(draftContent(d).toString()).toBe(expected);
+      expect((await core.service.getMemory(core.caller, store.id, d.memoryId)).content).toBe(expected);
+      ctx.drafts.detach(d);
+    }
+    // Past 102,400 bytes once put after the newest text: refused (EFBIG at close), and nothing stored.
+    const d = (await loadDraft(ctx, '/log.md'))!;
+    writeDraft(d, Buffer.from('mine 3\n'), 7, d.size);
+    const big = 'x'.repeat(102_400 - 3);
+    await core.service.updateMemory(core.caller, store.id, d.memoryId, { content: big });
+    await expect(commit(ctx, d)).rejects.toMatchObject({ code: 'content_too_large' });
+    expect(toErrno(await commit(ctx, d).catch((err: unknown) => err))).toBe(Fuse.EFBIG);
+    expect(reads.memory).toBe(0);
+    expect((await core.service.getMemory(core.caller, store.id, d.memoryId)).content).toBe(big);
+  });
+
   it('names a directory\'s implied subdirectories for its nlink, and gives none for a directory of more than 4,096 entries', async () => {
     const core = await openCore();
     const store = await seedStore(core.service, core.caller, { '/d/a/x.md': 'x', '/d/b/c/y.md': 'y', '/d/z.md': 'z' });
@@ -187,6 +230,26 @@ describe('storage view', () => {
       return (await core.service.saveMemoryAt(core.caller, store.id, { path: '/d/a.md', content: 'mine', memoryId: core.service.ids('memory') })).memory;
     });
     expect((await view.meta('/d/b.md'))?.contentSizeBytes).toBe(12);
+  });
+
+  it('drops its answers after a save of its own when a write of this process to the store landed first, while the save waited at the writer gate', async () => {
+    const core = await openCore();
+    const store = await seedStore(core.service, core.caller, { '/d/a.md': 'a' });
+    const view = new StorageView(core.service.mountReader(store.id), core.service.clock);
+    expect(await view.meta('/d/b.md')).toBeNull();
+    expect((await view.listDirectory('/d')).files.map((f) => f.path)).toEqual(['/d/a.md']);
+    // Another transaction holds the writer gate; an API write queues behind it, then the view's save.
+    let release!: () => void;
+    const held = core.storage.atomic(() => new Promise<void>((resolve) => (release = resolve)));
+    const api = core.service.createMemory(core.caller, store.id, { path: '/d/b.md', content: 'from the API' });
+    // An API write waits one turn for the other writes of its group (service/group-commit.ts).
+    await new Promise((resolve) => setImmediate(resolve));
+    const saved = view.saved('/d/a.md', async () =>
+      (await core.service.saveMemoryAt(core.caller, store.id, { path: '/d/a.md', content: 'mine', memoryId: core.service.ids('memory') })).memory);
+    release();
+    await Promise.all([held, api, saved]);
+    expect((await view.meta('/d/b.md'))?.contentSizeBytes).toBe(12);
+    expect((await view.listDirectory('/d')).files.map((f) => f.path).sort()).toEqual(['/d/a.md', '/d/b.md']);
   });
 
   it('drops its answers when the saved memory is no longer at the path it saved (renamed through the API)', async () => {

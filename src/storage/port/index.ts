@@ -9,7 +9,7 @@
  * reads whose cost grows with the store (searches, listing pages, the checks) off the event loop
  * (sqlite/readers.ts), where they see every write answered before the call. Five methods stay
  * synchronous because they only read what the adapter keeps in memory and never touch the
- * database (and `keepsSearchBacklog`, a constant of the engine): `changeMark` and `ownWriteMark` (and the optional `storeChangeMark` and `onMarkMoved`; asked on every mount file operation, which must not
+ * database (and `keepsSearchBacklog`, a constant of the engine): `changeMark`, `ownWriteMark` and `ownWriteCount` (and the optional `storeChangeMark` and `onMarkMoved`; asked on every mount file operation, which must not
  * wait a turn to learn that nothing changed), `pageKey` (read at open), `keyMark` (asked by every event stream's poll and every stdio `mnemo mcp` tool call; SQLite's asks `PRAGMA data_version` each time) and `unsyncedCommits` (a gauge). A transaction's calls
  * go through the `tx` it is handed (transactions.ts).
  */

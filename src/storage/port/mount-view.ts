@@ -60,6 +60,14 @@ export interface MountViewStorage {
    */
   ownWriteMark(): number;
   /**
+   * How many writes this process has made: each call of the port that wrote (a write method, an
+   * `atomic`, a write made on another connection) counts once, however many rows it changed. A
+   * write that moves ownWriteMark() may be anyone's in the process (an API request, another mount);
+   * when this count moved by exactly one across a write of one's own, that write was the only one
+   * meanwhile (fs/storage-view.ts `saved`). A call that wrote and then failed may count too.
+   */
+  ownWriteCount(): number;
+  /**
    * Calls `listener` synchronously each time changeMark() (or a storeChangeMark) may have moved: at
    * each write of this process, as it is made; at another process's commit when the mark notices it
    * (SQLite: when changeMark() is asked, at most every 100 ms; PostgreSQL: at its notice). For a

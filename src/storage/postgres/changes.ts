@@ -10,6 +10,8 @@ export interface ChangeMarks {
   /** The mark of one store: moves with this process's writes, notices for it and notices for any store. */
   storeChangeMark(storeId: string): number;
   ownWriteMark(): number;
+  /** This process's commits: each of its transactions (a write outside one is one) counts once, so it is ownWriteMark() here. */
+  ownWriteCount(): number;
   /** A commit of this process (called once the transaction committed). */
   ownCommit(): void;
   /** Another process committed, in `storeId` (undefined or null: in any store). */
@@ -34,6 +36,7 @@ export function createChangeMarks(): ChangeMarks {
     changeMark: () => own + outside,
     storeChangeMark: (storeId) => own + everywhere + (byStore.get(storeId) ?? 0),
     ownWriteMark: () => own,
+    ownWriteCount: () => own,
     ownCommit: () => {
       own += 1;
       moved();

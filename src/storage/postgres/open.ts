@@ -262,6 +262,7 @@ function composeStorage(url: string, pool: pg.Pool, pageKey: PageKey, options: P
     changeMark: marks.changeMark,
     storeChangeMark: marks.storeChangeMark,
     ownWriteMark: marks.ownWriteMark,
+    ownWriteCount: marks.ownWriteCount,
     onMarkMoved: marks.onMarkMoved,
     keyMark: keys.mark,
     unsyncedCommits: wal.unsynced,

@@ -26,8 +26,6 @@ export interface LockWaitOptions {
   now?: () => number;
   /** Told +1 when a call starts waiting for the lock, -1 when it stops (written, or refused for good): a gauge. */
   onWait?: (delta: 1 | -1) => void;
-  /** Told when a call that waited for the lock has run (open.ts: its landing moves the change mark as another process's would). */
-  onLanded?: () => void;
 }
 
 /** How a failed try says whether it may run again whole: `mark` is commitsOf(db) before it. */
@@ -48,7 +46,7 @@ export interface LockWait {
   readonly refusedAtBegin: Retryable;
 }
 
-export function createLockWait(db: Db, { budgetMs = LOCK_WAIT_MS, now = () => performance.now(), onWait, onLanded }: LockWaitOptions = {}): LockWait {
+export function createLockWait(db: Db, { budgetMs = LOCK_WAIT_MS, now = () => performance.now(), onWait }: LockWaitOptions = {}): LockWait {
   return {
     deadline: () => now() + budgetMs,
     async untilUnlocked<T>(attempt: () => T | Promise<T>, deadline: number, retryable: Retryable, pausing?: (on: boolean) => void, refused?: { err: unknown }): Promise<T> {
@@ -70,9 +68,7 @@ export function createLockWait(db: Db, { budgetMs = LOCK_WAIT_MS, now = () => pe
           }
           const mark = commitsOf(db);
           try {
-            const result = await attempt();
-            if (waiting) onLanded?.();
-            return result;
+            return await attempt();
           } catch (err) {
             if (!retryable(err, mark)) throw err;
             failed = { err };

@@ -153,8 +153,6 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
   const storePurge = createStorePurge(db, searchIndex, (fn) => walSync.derived(fn), waitForPasses(checkpointer));
   const { purgeDue, ...purgeHere } = storePurge;
   const writes = trackWrites(db);
-  /** Writes that landed after waiting for another process's write lock: part of the change mark, not of the own-write mark. */
-  let landedAfterLockWait = 0;
   const changes = createChangeStatements(db, writes);
   const children = createChildWalk(db);
   const walSync = createWalSync(db, file, _options.onSync);
@@ -245,9 +243,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
       },
     },
     local: {
-      // A write that waited for another process's lock lands after the writes queued behind it began:
-      // a mount's save among them must not take that write's move of the mark for its own (fs/storage-view.ts `saved`).
-      changeMark: () => changes.changeMark() + landedAfterLockWait,
+      changeMark: changes.changeMark,
       ownWriteMark: changes.ownWriteMark,
       onMarkMoved: changes.onMarkMoved,
       // Another process's commit may be a revoke (`mnemo keys revoke` beside the server): any counts,
@@ -273,10 +269,6 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
   }, writeBehind, {
     ...(_options.lockWaitMs === undefined ? {} : { budgetMs: _options.lockWaitMs }),
     ...(_options.onLockWait ? { onWait: _options.onLockWait } : {}),
-    onLanded() {
-      landedAfterLockWait += 1;
-      writes.moved();
-    },
   });
   // Last: opening (the migration, a journal's replay) may wait for the lock as a CLI always did.
   if (!readOnly) serveWithoutWaiting(db);

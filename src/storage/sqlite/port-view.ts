@@ -22,7 +22,7 @@ import type { WalSync } from './sync.js';
 import type { WriteBehind } from './write-behind.js';
 
 /** The methods that answer on the connection at once; the port wraps each in a settled promise. */
-export type ConnectionMethods = Synchronous<Omit<Storage, LocalMethod | AsyncMethod | MixedMethod | 'atomic' | 'close'>> & {
+export type ConnectionMethods = Synchronous<Omit<Storage, LocalMethod | AsyncMethod | MixedMethod | 'atomic' | 'close' | 'ownWriteCount'>> & {
   [M in MixedMethod]: (...args: Parameters<Storage[M]>) => Awaited<ReturnType<Storage[M]>> | ReturnType<Storage[M]>;
 };
 
@@ -161,6 +161,27 @@ export function bindPort(db: Db, walSync: WalSync, parts: PortParts, writeBehind
   const tx = {} as Record<string, unknown>;
   const port = {} as Record<string, unknown>;
 
+  // The port's calls that wrote (Storage.ownWriteCount): each counts once, by the statements it ran
+  // (ownWriteMark). Counted around each try, holding the connection: no other writer runs meanwhile.
+  let writeCalls = 0;
+  const statements = parts.local.ownWriteMark;
+  const counted = <A extends unknown[], R>(fn: (...args: A) => R) => (...args: A): R => {
+    const before = statements();
+    let sync = true;
+    try {
+      const result = fn(...args);
+      if (result instanceof Promise) {
+        sync = false;
+        return result.finally(() => {
+          if (statements() !== before) writeCalls += 1;
+        }) as R;
+      }
+      return result;
+    } finally {
+      if (sync && statements() !== before) writeCalls += 1;
+    }
+  };
+
   // While a write waits for another process's write lock, no transaction is open here, and with
   // query_only nothing can be written: reads run beside it, and a write is refused and queues behind.
   const pausing = (on: boolean): void => {
@@ -173,9 +194,10 @@ export function bindPort(db: Db, walSync: WalSync, parts: PortParts, writeBehind
   const heldUntilUnlocked = <T>(attempt: () => T | Promise<T>, deadline: number, retryable: Retryable, refused?: { err: unknown }): Promise<T> =>
     lockWait.untilUnlocked(attempt, deadline, retryable, pausing, refused).finally(() => gate.leave());
 
-  for (const [name, fn] of Object.entries(parts.connection as unknown as Record<string, AnyFn>)) {
-    tx[name] = settled(fn);
+  for (const [name, own] of Object.entries(parts.connection as unknown as Record<string, AnyFn>)) {
+    tx[name] = settled(own);
     const aside = ASIDE_READS.has(name);
+    const fn = counted(own);
     port[name] = (...args: unknown[]) => {
       if (!gate.busy || gate.paused || (aside && gate.aside)) {
         const mark = commitsOf(db);
@@ -240,6 +262,7 @@ export function bindPort(db: Db, walSync: WalSync, parts: PortParts, writeBehind
     tx[name] = fn;
     port[name] = fn;
   }
+  tx['ownWriteCount'] = port['ownWriteCount'] = () => writeCalls;
 
   const run = <T>(fn: (tx: Storage) => Promise<T>, options?: AtomicOptions): Promise<T> => {
     // Before the relaxed switch, which cannot change `synchronous` inside the held batch's transaction.
@@ -254,7 +277,7 @@ export function bindPort(db: Db, walSync: WalSync, parts: PortParts, writeBehind
     await gate.enter();
     const journal = writeBehind && options?.journal && options.durable === false ? options.journal : null;
     // Only a refused BEGIN is tried again: `fn` never ran, so nothing of it (in SQLite or not) happens twice.
-    return heldUntilUnlocked(() => (journal ? writeBehind!.join(() => fn(tx as unknown as Storage), journal) : run(fn, options)), deadline, lockWait.refusedAtBegin);
+    return heldUntilUnlocked(counted(() => (journal ? writeBehind!.join(() => fn(tx as unknown as Storage), journal) : run(fn, options))), deadline, lockWait.refusedAtBegin);
   };
   const elsewhere: Elsewhere = async (write) => {
     // The other connection needs the write lock: nothing may be held open on this one.
@@ -270,7 +293,7 @@ export function bindPort(db: Db, walSync: WalSync, parts: PortParts, writeBehind
     port[name] = async (...args: unknown[]): Promise<unknown> => {
       const deadline = lockWait.deadline();
       await gate.enter();
-      return heldUntilUnlocked(() => fn(elsewhere, ...args), deadline, lockWait.nothingWritten);
+      return heldUntilUnlocked(counted(() => fn(elsewhere, ...args)), deadline, lockWait.nothingWritten);
     };
   }
   tx['close'] = () => Promise.reject(new MnemoError('internal', 'cannot close the storage inside a transaction'));

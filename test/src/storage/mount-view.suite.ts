@@ -119,6 +119,23 @@ export function runMountViewSuite(makeStorage: MakeStorage): void {
       expect(storage.ownWriteMark()).toBeGreaterThan(own);
     });
 
+    it('the count of this process\'s writes moves by one for each write call or transaction, however many rows it wrote, and not for reads', async () => {
+      const { storage, stamp, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      const m = await addMemory(s.id, '/a');
+      const count = storage.ownWriteCount();
+      await storage.getMemoryMetaByPath(s.id, '/a');
+      await storage.listDirectory(s.id, '/');
+      expect(storage.ownWriteCount()).toBe(count);
+      await storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'new' });
+      expect(storage.ownWriteCount()).toBe(count + 1);
+      await storage.atomic(async (tx) => {
+        for (const p of ['/b', '/c', '/d']) await addMemory(s.id, p, 'x', undefined, tx);
+        expect(tx.ownWriteCount()).toBe(count + 1);
+      });
+      expect(storage.ownWriteCount()).toBe(count + 2);
+    });
+
     it('a listener of the change mark hears each write by the time it returns, and nothing after it unsubscribes', async () => {
       // The binding's kept stats are void from that moment on (fs/kernel-stats.ts): a later hearing would let one stale stat out.
       const { storage, stamp, addStore, addMemory } = await fixture(makeStorage);
