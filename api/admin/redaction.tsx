@@ -6,7 +6,7 @@
  * redacted version no longer names its text), and no link can make the console show one.
  */
 import { Hono } from 'hono';
-import { notFound, TEXT_HOLDERS_MAX, type Caller, type MemoryVersion, type Service, type TextHolder, type TextHolders } from '../../src/index.js';
+import { notFound, TEXT_HOLDERS_MAX, type Caller, type Service, type TextHolder, type TextHolders } from '../../src/index.js';
 import { frameOf } from './context.js';
 import type { AdminEnv } from './env.js';
 import { Page } from './layout.js';
@@ -37,7 +37,7 @@ export function redactionPages(service: Service) {
         <p><a href={`${memoryPage}#${segment(v.id)}`}>← The memory's history</a></p>
         <h1>Version redacted</h1>
         <Notice message={noticeText({ notice: 'version_redacted', held: String(holders.count) })} />
-        <HolderList redacted={v} holders={holders} stores={stores} now={now} root={root} />
+        <HolderList holders={holders} stores={stores} now={now} root={root} />
         {holders.data.filter((h) => !h.current).map((h) => <RedactHolderDialog holder={h} csrf={frame.csrf} root={root} />)}
       </Page>,
     );
@@ -55,7 +55,7 @@ async function storeNames(service: Service, caller: Caller, holders: TextHolders
 
 const versionLink = (root: string, h: TextHolder) => `${root}/stores/${segment(h.storeId)}/memories/${segment(h.memoryId)}#${segment(h.id)}`;
 
-function HolderList({ redacted, holders, stores, now, root }: { redacted: MemoryVersion; holders: TextHolders; stores: ReadonlyMap<string, string>; now: string; root: string }) {
+function HolderList({ holders, stores, now, root }: { holders: TextHolders; stores: ReadonlyMap<string, string>; now: string; root: string }) {
   const shown = holders.data.length;
   const held = holders.count;
   return (
