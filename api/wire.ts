@@ -60,9 +60,15 @@ export function toWireVersion(v: MemoryVersion, view: View) {
     created_by: toWireActor(v.createdBy),
     redacted_at: v.redactedAt,
     redacted_by: v.redactedBy ? toWireActor(v.redactedBy) : null,
-    // Additive, on a redaction's answer only: other versions that still hold the same text.
-    ...(v.contentStillHeldBy === undefined ? {} : { content_still_held_by: v.contentStillHeldBy }),
   };
+}
+
+/**
+ * mnemo extensions, additive, on a redaction's first answer only (read once it has committed): how
+ * many other versions still hold the same text, and which.
+ */
+export function toWireRedactionHolders(h: TextHolders) {
+  return { content_still_held_by: h.count, content_still_held_in: toWireTextHolders(h) };
 }
 
 /** mnemo extension, beside `content_still_held_by` on a redaction's first answer: which versions still hold the text. */

@@ -6,7 +6,7 @@
  * redacted version no longer names its text), and no link can make the console show one.
  */
 import { Hono } from 'hono';
-import { notFound, TEXT_HOLDERS_MAX, type Caller, type MemoryVersion, type Service, type TextHolder, type TextHolders } from '../../src/index.js';
+import { notFound, TEXT_HOLDERS_MAX, type Caller, type Service, type TextHolder, type TextHolders } from '../../src/index.js';
 import { frameOf } from './context.js';
 import type { AdminEnv } from './env.js';
 import { Page } from './layout.js';
@@ -27,7 +27,7 @@ export function redactionPages(service: Service) {
     const root = c.var.root;
     const memoryPage = `${root}/stores/${segment(storeId)}/memories/${segment(v.memoryId)}`;
     const holders = await service.textHolders(c.var.caller, v);
-    if (!holders || holders.data.length === 0) return seeOther(c, `${withNotice(memoryPage, 'version_redacted', v.contentStillHeldBy ?? 0)}#${segment(v.id)}`);
+    if (!holders || holders.data.length === 0) return seeOther(c, `${withNotice(memoryPage, 'version_redacted', holders?.count ?? 0)}#${segment(v.id)}`);
     const stores = await storeNames(service, c.var.caller, holders);
     const now = await service.clock();
     const frame = frameOf(c);
@@ -36,8 +36,8 @@ export function redactionPages(service: Service) {
         {/* Not the redacted version's path: it is erased, and this page shows no erased text. */}
         <p><a href={`${memoryPage}#${segment(v.id)}`}>← The memory's history</a></p>
         <h1>Version redacted</h1>
-        <Notice message={noticeText({ notice: 'version_redacted', held: String(v.contentStillHeldBy ?? 0) })} />
-        <HolderList redacted={v} holders={holders} stores={stores} now={now} root={root} />
+        <Notice message={noticeText({ notice: 'version_redacted', held: String(holders.count) })} />
+        <HolderList holders={holders} stores={stores} now={now} root={root} />
         {holders.data.filter((h) => !h.current).map((h) => <RedactHolderDialog holder={h} csrf={frame.csrf} root={root} />)}
       </Page>,
     );
@@ -55,16 +55,16 @@ async function storeNames(service: Service, caller: Caller, holders: TextHolders
 
 const versionLink = (root: string, h: TextHolder) => `${root}/stores/${segment(h.storeId)}/memories/${segment(h.memoryId)}#${segment(h.id)}`;
 
-function HolderList({ redacted, holders, stores, now, root }: { redacted: MemoryVersion; holders: TextHolders; stores: ReadonlyMap<string, string>; now: string; root: string }) {
+function HolderList({ holders, stores, now, root }: { holders: TextHolders; stores: ReadonlyMap<string, string>; now: string; root: string }) {
   const shown = holders.data.length;
-  const held = redacted.contentStillHeldBy ?? shown;
+  const held = holders.count;
   return (
     <section aria-labelledby="holders-h">
       <h2 id="holders-h">Versions that still hold the same text</h2>
       <p>
         The text stays stored until each of these is redacted too.
         {holders.hasMore ? ` The newest ${TEXT_HOLDERS_MAX} are listed; redacting one lists the rest again.` : null}
-        {!holders.hasMore && held > shown ? ` ${held - shown} more ${held - shown === 1 ? 'is' : 'are'} in stores not listed here (a fork still being built).` : null}
+        {!holders.hasMore && held > shown ? ` ${held - shown} more ${held - shown === 1 ? 'is' : 'are'} in stores this key cannot see.` : null}
       </p>
       <table class="responsive">
         <thead><tr><th scope="col">Version</th><th scope="col">Path</th><th scope="col">Store</th><th scope="col">Created</th><th scope="col">Redaction</th></tr></thead>

@@ -4,7 +4,7 @@ import { parseVersionListQuery, parseView, type Idempotency, type MemoryVersion,
 import type { AppEnv } from '../env.js';
 import { mutation, ok } from '../idempotency.js';
 import { noBody, query } from '../request.js';
-import { toWirePage, toWireTextHolders, toWireVersion } from '../wire.js';
+import { toWirePage, toWireRedactionHolders, toWireVersion } from '../wire.js';
 
 export function versionRoutes(service: Service, idem: Idempotency) {
   const app = new Hono<AppEnv>();
@@ -30,10 +30,11 @@ export function versionRoutes(service: Service, idem: Idempotency) {
       redacted = version;
       return ok(toWireVersion(version, 'full'), { storeId, versionId: version.id });
     }, async (reply) => {
-      // Read once the redaction has committed, and kept out of its receipt: the paths listed may be
-      // redacted later, and a receipt must not keep them (a replay answers with the count alone).
+      // Read once the redaction has committed (they grow with the holders: never in its write
+      // transaction), so kept out of its receipt, which is written in it: a replay answers with the
+      // version alone (and the paths listed may be redacted later: a receipt must not keep them).
       const holders = redacted && (await service.textHolders(c.var.caller, redacted));
-      return holders ? { ...reply, body: { ...(reply.body as object), content_still_held_in: toWireTextHolders(holders) } } : reply;
+      return holders ? { ...reply, body: { ...(reply.body as object), ...toWireRedactionHolders(holders) } } : reply;
     });
   });
 

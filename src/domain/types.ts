@@ -124,17 +124,13 @@ export interface MemoryVersion {
   redactedAt: string | null;
   redactedBy: Actor | null;
   /**
-   * Only on the answer of the redaction that just erased it: how many other unredacted versions in
-   * the store's workspace still hold the same text (content is stored once: its bytes stay while
-   * any holds them; 0 means they are gone).
-   */
-  contentStillHeldBy?: number;
-  /**
    * Only on the answer of the redaction that just erased it, in this process, never on the wire:
-   * the erased text's sha256, which the service's `textHolders` looks for once the redaction has
-   * committed (the version itself no longer names it).
+   * the text it erased. `sha256` is what the service's `textHolders` counts and lists the holders
+   * of once the redaction has committed (the version itself no longer names it; null: the version
+   * held no text); `gone`, whether the text's bytes left the database with it (no version anywhere
+   * holds them now), so the mounts' caches drop their copy.
    */
-  erasedSha256?: string;
+  erased?: { sha256: string | null; gone: boolean };
 }
 
 /**
@@ -156,6 +152,12 @@ export interface TextHolder {
 export interface TextHolders {
   data: TextHolder[];
   hasMore: boolean;
+  /**
+   * How many hold it in the stores of the workspace anyone can see, listed or not (those outside
+   * the query's `only` too): a redaction's `content_still_held_by` (content is stored once: its
+   * bytes stay while any version holds them).
+   */
+  count: number;
 }
 
 export interface TextHolderQuery {

@@ -346,10 +346,9 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
       // The redacted text's words that re-indexing left in the search index's pages leave the file too.
       await eraseSearchRemnants(storage);
       // Redacted bytes leave every place mnemo keeps them: the mounts' caches in this process too.
-      if (before && !before.redactedAt) mounter.versionRedacted?.(storeId, v.id, v.contentStillHeldBy === 0 ? before.contentSha256 : null);
-      // Versions never change but by redaction, so `before` named the text this redaction erased:
-      // the faces ask the service's textHolders for who else holds it, once this has committed.
-      if (v.contentStillHeldBy !== undefined && v.contentStillHeldBy > 0 && before?.contentSha256) return { ...v, erasedSha256: before.contentSha256 };
+      if (v.erased) mounter.versionRedacted?.(storeId, v.id, v.erased.gone ? v.erased.sha256 : null);
+      // The faces ask the service's textHolders how many versions still hold the erased text, and
+      // which, once this has committed: not here, where this may still be inside a transaction.
       return v;
     },
   };

@@ -330,6 +330,7 @@ describe('content stored once, and redaction', () => {
     const storesBefore = await sql('SELECT count(*) FROM stores', 'SELECT count(*)::int AS n FROM stores');
 
     const building = raw('POST', `/v1/memory_stores/${source.id}/fork`, { body: JSON.stringify({ name: 'never', as_of: asOf }) });
+    const answers = [];
     for (const leak of leaks) {
       // This build (the one not deleted yet) has copied the memory: a redaction of its version abandons it.
       const copied = () => sql(
@@ -337,9 +338,17 @@ describe('content stored once, and redaction', () => {
         `SELECT count(*)::int AS n FROM memories m JOIN stores s ON s.id = m.store_id WHERE s.forking_since IS NOT NULL AND s.deleted_at IS NULL AND m.path = '${leak.path}'`,
       );
       while ((await copied()) === 0) await new Promise((r) => setImmediate(r));
-      await ms.memoryVersions.redact(leak.memory_version_id, { memory_store_id: source.id });
+      // Once it has committed, not once it answers: the answer counts the text's holders after the
+      // commit, on a reader thread, and the next build may finish meanwhile on a busy host.
+      answers.push(ms.memoryVersions.redact(leak.memory_version_id, { memory_store_id: source.id }));
+      const redacted = () => sql(
+        `SELECT count(*) FROM versions WHERE id = '${leak.memory_version_id}' AND redacted_at IS NOT NULL`,
+        `SELECT count(*)::int AS n FROM versions WHERE id = '${leak.memory_version_id}' AND redacted_at IS NOT NULL`,
+      );
+      while ((await redacted()) === 0) await new Promise((r) => setImmediate(r));
     }
     const failed = await building;
+    for (const answer of await Promise.all(answers)) expect((answer as { content_still_held_by?: number }).content_still_held_by).toBe(0);
 
     expect(failed.status).toBe(409);
     const error = (failed.body as { error: { type: string; message: string } }).error;

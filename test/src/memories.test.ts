@@ -460,8 +460,8 @@ describe('redaction', () => {
       id: createdVersionId, memoryId: memory.id, operation: 'created', path: null, content: null, contentSha256: null,
       contentSizeBytes: null, redactedAt: '2026-06-01T00:00:00.000Z', redactedBy: core.caller.actor, createdBy: core.caller.actor,
     });
-    expect(redacted.contentStillHeldBy).toBe(0);
-    expect(await core.service.getVersion(core.caller, store.id, createdVersionId)).toEqual({ ...redacted, contentStillHeldBy: undefined });
+    expect(await core.service.textHolders(core.caller, redacted)).toEqual({ data: [], hasMore: false, count: 0 });
+    expect(await core.service.getVersion(core.caller, store.id, createdVersionId)).toEqual({ ...redacted, erased: undefined });
     expect(await core.service.getMemory(core.caller, store.id, memory.id)).toEqual(current);
     expect(await versionsOf(core, store.id)).toHaveLength(2);
   });
@@ -519,7 +519,8 @@ describe('redaction', () => {
     await core.service.updateMemory(core.caller, store.id, memory.id, { content: 'new' });
     const first = await core.service.redactVersion(core.caller, store.id, createdVersionId);
     const again = await core.service.redactVersion(await otherKey(core), store.id, createdVersionId);
-    expect(again).toEqual({ ...first, contentStillHeldBy: undefined });
+    expect(again).toEqual({ ...first, erased: undefined });
+    expect(await core.service.textHolders(core.caller, again)).toBeNull();
   });
 
   it('an agent (session actor) cannot redact, and an unknown version is not_found', async () => {

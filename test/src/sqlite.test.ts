@@ -460,7 +460,7 @@ describe('sqlite append-only versions', () => {
       expect(() => raw.prepare("UPDATE versions SET path = '/a.md', redacted_at = NULL, redacted_by_type = NULL, redacted_by_id = NULL WHERE id = ?").run(created.id)).toThrow(/append-only/);
       expect(() => raw.prepare("UPDATE versions SET redacted_at = '2030-01-01T00:00:00.000Z' WHERE id = ?").run(created.id)).toThrow(/append-only/);
     });
-    expect(await core.storage.getVersion(store.id, created.id)).toEqual({ ...redacted, contentStillHeldBy: undefined });
+    expect(await core.storage.getVersion(store.id, created.id)).toEqual({ ...redacted, erased: undefined });
   });
 
   it('a fork writes no text bytes: memory rows name their text by sha, so the stored texts stay as they were', async () => {

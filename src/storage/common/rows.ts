@@ -185,12 +185,12 @@ export interface TextHolderRow {
   current: number | boolean;
 }
 
-/** Holders read with a limit one past `limit`: the extra row only says there are more. */
-export function toTextHolders(rows: readonly TextHolderRow[], limit: number): TextHolders {
+/** Holders read with a limit one past `limit` (the extra row only says there are more), and how many hold the text in all. */
+export function toTextHolders(rows: readonly TextHolderRow[], limit: number, count: number): TextHolders {
   const data: TextHolder[] = rows.slice(0, limit).map((r) => ({
     id: r.id, storeId: r.store_id, memoryId: r.memory_id, path: r.path, createdAt: r.created_at, current: Boolean(r.current),
   }));
-  return { data, hasMore: rows.length > limit };
+  return { data, hasMore: rows.length > limit, count };
 }
 
 export function toApiKey(r: ApiKeyRow): ApiKey {

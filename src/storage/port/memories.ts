@@ -198,13 +198,16 @@ export interface MemoryStorage {
    * Erases a version's path and content (and the receipts' copies); refuses the head of a live
    * memory. A memory expired by `now` is none: when the version is its head, the memory is deleted
    * first, in the same transaction, as the expiry sweep would (a `deleted` version dated at its expiry).
+   * The redaction that erases it answers with `erased` (the text's sha, and whether its bytes went
+   * with it); it does not count who else holds the text (listTextHolders does, once it has committed).
    */
   redactVersion(storeId: string, id: string, actor: Actor, now: string): Promise<MemoryVersion>;
   /**
-   * The unredacted versions in `storeId`'s workspace whose text has sha `sha256` (those a redaction's
-   * `contentStillHeldBy` counts), in the stores `q.only` names and anyone can see (no fork being
-   * built), newest first, at most `q.limit`. It grows with how many versions hold the text: SQLite
-   * reads it on a reader thread, so it sees committed writes only.
+   * The unredacted versions in `storeId`'s workspace whose text has sha `sha256`, in the stores anyone
+   * can see (no fork being built): how many in all (`count`: a redaction's `content_still_held_by`),
+   * and those in the stores `q.only` names, newest first, at most `q.limit`, read together. It grows
+   * with how many versions hold the text: SQLite reads it on a reader thread, so it sees committed
+   * writes only.
    */
   listTextHolders(storeId: string, sha256: string, q: TextHolderQuery): Promise<TextHolders>;
 }

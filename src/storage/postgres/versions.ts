@@ -10,7 +10,7 @@ import type { Actor, MemoryVersion, Page, TextHolderQuery, TextHolders, VersionL
 import { cursorNumber, decodeCursor, encodeCursor } from '../cursor.js';
 import { all, first, lookup, run, type Q } from './db.js';
 import { redactReceipts } from './receipts.js';
-import { HELD_IN_WORKSPACE, HOLDERS_IN_WORKSPACE, versionContent } from './contents.js';
+import { HOLDERS_IN_WORKSPACE, versionContent } from './contents.js';
 import { purgeExpiredMemory } from './expiry.js';
 import { lockStore } from './memories.js';
 import { publishVersionRedacted } from './notify.js';
@@ -53,8 +53,8 @@ export const versionReads = {
   },
 
   async listTextHolders(q: Q, storeId: string, sha256: string, hq: TextHolderQuery): Promise<TextHolders> {
-    const rows = await all<TextHolderRow>(q, HOLDERS_IN_WORKSPACE, [sha256, storeId, hq.now, hq.only === null ? null : [...hq.only], hq.limit + 1]);
-    return toTextHolders(rows, hq.limit);
+    const rows = await all<TextHolderRow & { count: number }>(q, HOLDERS_IN_WORKSPACE, [sha256, storeId, hq.now, hq.only === null ? null : [...hq.only], hq.limit + 1]);
+    return toTextHolders(rows.filter((r) => r.id !== null), hq.limit, rows[0]?.count ?? 0);
   },
 };
 
@@ -108,11 +108,14 @@ export const versionWrites = {
         [storeId, row.memory_id, row.path],
       );
     }
-    // The text's row went with its last holder in that UPDATE (a trigger: postgres/schema/v5.ts).
-    const held = row.content_sha256 === null ? 0 : ((await first<{ n: number }>(q, HELD_IN_WORKSPACE, [row.content_sha256, storeId]))?.n ?? 0);
+    // The text's row went with its last holder in that UPDATE (a trigger: postgres/schema/v5.ts). Whether
+    // it went is one key probe; how many versions still hold it grows with them, and is read once this
+    // has committed (listTextHolders, asked by the service's textHolders), not in this transaction.
+    const sha = row.content_sha256;
+    const gone = sha !== null && (await first(q, 'SELECT 1 FROM contents WHERE sha256 = $1', [sha])) === undefined;
     const after = toVersion((await first<VersionRow>(q, 'SELECT *, NULL AS content FROM versions WHERE id = $1', [id]))!);
     // The other servers' mounts keep copies too (their content caches, the kernel's pages).
-    await publishVersionRedacted(q, storeId, id, held === 0 ? row.content_sha256 : null);
-    return { ...after, contentStillHeldBy: held };
+    await publishVersionRedacted(q, storeId, id, gone ? sha : null);
+    return { ...after, erased: { sha256: sha, gone } };
   },
 };

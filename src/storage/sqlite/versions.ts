@@ -20,9 +20,12 @@ export function createVersionStatements(db: Db, index: SearchIndex): VersionStat
   const q = {
     storeState: db.prepare('SELECT archived_at AS archivedAt FROM stores WHERE id = ? AND deleted_at IS NULL'),
     get: db.prepare(`SELECT v.*, ${versionContent('v')} AS content FROM versions v WHERE v.store_id = ? AND v.id = ?`),
-    // By the memory's id: there is no index on version_id, and this must not scan the store.
+    // Read on a reader thread, together, once the redaction has committed (listTextHolders).
     heldInWorkspace: db.prepare(HELD_IN_WORKSPACE).pluck(),
     holders: db.prepare(HOLDERS_IN_WORKSPACE),
+    // One primary-key probe, whatever holds the text: the row goes with its last holder (the trigger below).
+    contentStored: db.prepare('SELECT 1 FROM contents WHERE sha256 = ?').pluck(),
+    // By the memory's id: there is no index on version_id, and this must not scan the store.
     isHead: db.prepare('SELECT 1 FROM memories WHERE id = ? AND version_id = ?'),
     redact: db.prepare(
       `UPDATE versions SET path = NULL, content_sha256 = NULL, content_size_bytes = NULL,
@@ -32,7 +35,7 @@ export function createVersionStatements(db: Db, index: SearchIndex): VersionStat
     // A fork still being built (hidden) that copies, or is to copy, this version as its memory's
     // text at the fork's instant is abandoned (deleted as any store is), and the fork request builds
     // it again, without this version (service/forks.ts): a publish must not carry a text redacted
-    // since it was copied, and the redaction must not count a store nobody can see as its holder.
+    // since it was copied. (Nor does its redaction count a store nobody can see as a holder: contents.ts.)
     abandonForks: db.prepare(
       `UPDATE stores SET deleted_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
        WHERE forking_since IS NOT NULL AND deleted_at IS NULL AND json_extract(forked_from, '$.storeId') = @store
@@ -53,6 +56,13 @@ export function createVersionStatements(db: Db, index: SearchIndex): VersionStat
   const keepFloor = createFloorKeep(db);
   // One prepared statement per combination of filters, prepared on first use and kept.
   const lists = new Map<string, Statement>();
+  // The count and the list in one read transaction: the same snapshot, so they agree.
+  const readHolders = db.transaction((storeId: string, sha256: string, hq: TextHolderQuery): TextHolders => {
+    const count = q.heldInWorkspace.get({ sha: sha256, store: storeId }) as number;
+    const only = hq.only === null ? null : JSON.stringify(hq.only);
+    const rows = count === 0 ? [] : (q.holders.all({ sha: sha256, store: storeId, only, now: hq.now, limit: hq.limit + 1 }) as TextHolderRow[]);
+    return toTextHolders(rows, hq.limit, count);
+  });
 
   function listStatement(lq: VersionListQuery): Statement {
     const where = ['store_id = @store', 'seq < @before'];
@@ -99,9 +109,7 @@ export function createVersionStatements(db: Db, index: SearchIndex): VersionStat
     },
 
     listTextHolders(storeId: string, sha256: string, hq: TextHolderQuery): TextHolders {
-      const only = hq.only === null ? null : JSON.stringify(hq.only);
-      const rows = q.holders.all({ sha: sha256, store: storeId, only, now: hq.now, limit: hq.limit + 1 }) as TextHolderRow[];
-      return toTextHolders(rows, hq.limit);
+      return readHolders.deferred(storeId, sha256, hq);
     },
 
     redactVersion: (() => {
@@ -118,6 +126,7 @@ export function createVersionStatements(db: Db, index: SearchIndex): VersionStat
         // planRedaction threw not_found when there was no row.
         const row = found as VersionRow;
         if (plan === 'already') return { version: toVersion(row), changed: false };
+        const sha = row.content_sha256;
         // The index may still hold this version's words, queued to be replaced, and removing them
         // needs this text: re-index those memories before it goes, so the checkpoint below erases them too.
         index.indexQueuedAt(id);
@@ -127,13 +136,15 @@ export function createVersionStatements(db: Db, index: SearchIndex): VersionStat
         const a = actorColumns(actor);
         // The text's row goes with its last holder, in this statement (a trigger: sqlite/schema/contents.ts).
         q.redact.run(now, a.type, a.id, id);
-        const held = row.content_sha256 === null ? 0 : (q.heldInWorkspace.get({ sha: row.content_sha256, store: storeId }) as number);
+        // Whether the bytes went: not how many versions still hold them, which grows with them and is
+        // read on a reader thread once this has committed (the service's textHolders).
+        const gone = sha !== null && q.contentStored.get(sha) === undefined;
         // Receipts replaying this version's memory hold its text too: same transaction (issue 11).
         redactReceipts(storeId, id);
         if (row.path !== null) q.forgetExpiredPath.run({ store: storeId, memory: row.memory_id, path: row.path });
         // The path goes, its number stays taken (sqlite/schema/path-numbers.ts).
         if (row.path !== null && row.path_seq != null) keepFloor(storeId, row.path, row.path_seq);
-        return { version: { ...toVersion(q.get.get(storeId, id) as VersionRow), contentStillHeldBy: held }, changed: true };
+        return { version: { ...toVersion(q.get.get(storeId, id) as VersionRow), erased: { sha256: sha, gone } }, changed: true };
       });
       return (storeId: string, id: string, actor: Actor, now: string): MemoryVersion => {
         const { version, changed } = redact(storeId, id, actor, now);

@@ -5,7 +5,7 @@ import { MnemoError } from '../../../src/domain/errors.js';
 import type { WriteFound } from '../../../src/storage/port.js';
 import { codeOf } from '../../helpers/core.js';
 import { newId } from '../../../src/service/ids.js';
-import type { Actor, Caller, VersionListQuery } from '../../../src/domain/types.js';
+import type { Actor, Caller, Store, VersionListQuery } from '../../../src/domain/types.js';
 import { writeAdmission } from '../../../src/service/admission.js';
 import { DEFAULT_LIMITS } from '../../../src/service/limits.js';
 import { WRITE_PURGE_MAX } from '../../../src/storage/common/version-rows.js';
@@ -575,8 +575,8 @@ export function runMemorySuite(makeStorage: MakeStorage): void {
       const at = '2026-04-01T00:00:00.000Z';
       const red = await storage.redactVersion(s.id, m.versionId, actor, at);
       expect(red).toMatchObject({ id: m.versionId, operation: 'created', memoryId: m.id, path: null, content: null, contentSha256: null, contentSizeBytes: null, redactedAt: at, redactedBy: actor });
-      expect(red.contentStillHeldBy).toBe(0);
-      expect(await storage.getVersion(s.id, m.versionId)).toEqual({ ...red, contentStillHeldBy: undefined });
+      expect(red.erased).toEqual({ sha256: m.contentSha256, gone: true });
+      expect(await storage.getVersion(s.id, m.versionId)).toEqual({ ...red, erased: undefined });
       expect(await storage.getMemory(s.id, m.id)).toEqual(now);
       expect(await storage.integrityCheck()).toEqual([]);
     });
@@ -618,9 +618,9 @@ export function runMemorySuite(makeStorage: MakeStorage): void {
       const s = await addStore();
       const m = await addMemory(s.id, '/a', 'secret');
       await storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'clean' });
-      const { contentStillHeldBy, ...first } = await storage.redactVersion(s.id, m.versionId, actor, '2026-04-01T00:00:00.000Z');
-      expect(contentStillHeldBy).toBe(0);
-      // Only the redaction that erased it counts the text's other holders.
+      const { erased, ...first } = await storage.redactVersion(s.id, m.versionId, actor, '2026-04-01T00:00:00.000Z');
+      expect(erased).toEqual({ sha256: m.contentSha256, gone: true });
+      // Only the redaction that erased it names the text (whose other holders the service then counts).
       expect(await storage.redactVersion(s.id, m.versionId, { type: 'api_actor', apiKeyId: 'other' }, '2026-05-01T00:00:00.000Z')).toEqual(first);
     });
 
@@ -646,12 +646,42 @@ export function runMemorySuite(makeStorage: MakeStorage): void {
           { id: old.versionId, storeId: s.id, memoryId: old.id, path: '/old', createdAt: old.createdAt, current: false },
         ],
         hasMore: false,
+        count: 3,
       });
-      expect(await storage.listTextHolders(s.id, old.contentSha256, { ...all, limit: 2 })).toEqual({ data: held.data.slice(0, 2), hasMore: true });
-      expect((await storage.listTextHolders(s.id, old.contentSha256, { ...all, only: [t.id] })).data.map((h) => h.id)).toEqual([head.versionId]);
-      expect(await storage.listTextHolders(s.id, old.contentSha256, { ...all, only: [] })).toEqual({ data: [], hasMore: false });
-      await storage.redactVersion(s.id, old.versionId, stamp().actor, now());
-      expect((await storage.listTextHolders(t.id, old.contentSha256, all)).data.map((h) => h.id)).toEqual([expired.versionId, head.versionId]);
+      expect(await storage.listTextHolders(s.id, old.contentSha256, { ...all, limit: 2 })).toEqual({ data: held.data.slice(0, 2), hasMore: true, count: 3 });
+      // The count covers the workspace, whichever stores are listed.
+      expect(await storage.listTextHolders(s.id, old.contentSha256, { ...all, only: [t.id] })).toMatchObject({ data: [held.data[1]], count: 3 });
+      expect(await storage.listTextHolders(s.id, old.contentSha256, { ...all, only: [] })).toEqual({ data: [], hasMore: false, count: 3 });
+      // Another workspace's version keeps the bytes stored, though no holder here counts it.
+      expect((await storage.redactVersion(s.id, old.versionId, stamp().actor, now())).erased).toEqual({ sha256: old.contentSha256, gone: false });
+      expect(await storage.listTextHolders(t.id, old.contentSha256, all)).toMatchObject({ data: [{ id: expired.versionId }, { id: head.versionId }], count: 2 });
+    });
+
+    it('a redaction counts the holders its list names: a fork still being built holds the text unseen, and counts once published', async () => {
+      const { storage, workspace, stamp, addStore, addMemory, actor, now } = await fixture(makeStorage);
+      const s = await addStore();
+      const old = await addMemory(s.id, '/old', 'shared');
+      await storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: old.id, content: 'changed' });
+      const twin = await addMemory(s.id, '/twin', 'shared');
+      // The fork copies both heads ('changed' and the twin's 'shared'), not the version redacted below.
+      const asOf = now();
+      const fork: Store = {
+        id: newId('store'), workspaceId: workspace.id, name: 'fork', description: '', metadata: {},
+        createdAt: asOf, updatedAt: asOf, archivedAt: null, forkedFrom: { storeId: s.id, asOf },
+      };
+      await storage.beginFork(fork);
+      const batch = { sourceId: s.id, targetId: fork.id, asOf, limit: 10, actor, now: asOf, newMemoryId: () => newId('memory'), newVersionId: () => newId('version') };
+      for (let after = await storage.copyForkBatch({ ...batch, after: null }); after !== null; after = await storage.copyForkBatch({ ...batch, after }));
+      const red = await storage.redactVersion(s.id, old.versionId, actor, now());
+      const all = { limit: 10, only: null, now: now() };
+      expect(red.erased).toEqual({ sha256: old.contentSha256, gone: false });
+      const held = await storage.listTextHolders(s.id, old.contentSha256, all);
+      expect(held.data.map((h) => h.id)).toEqual([twin.versionId]);
+      expect(held.count).toBe(1);
+      await storage.publishFork(fork.id);
+      const published = await storage.listTextHolders(s.id, old.contentSha256, all);
+      expect(published.data.map((h) => h.storeId)).toEqual([fork.id, s.id]);
+      expect(published.count).toBe(2);
     });
 
     it('once its memory is deleted, what was its head version can be redacted', async () => {
