@@ -215,8 +215,15 @@ export async function unmountHelperOf(pid: number): Promise<number> {
   return Number(found.stdout.trim());
 }
 
+/**
+ * How long `eventually` retries by default: a deadline for something that must happen, not a time
+ * it must happen in. CI runs many test files at once on 2 cores, where a 2 s timer or a save at
+ * release can come seconds late; a check that never holds still fails, only later.
+ */
+export const EVENTUALLY_MS = 20_000;
+
 /** Retries `check` until it stops throwing: some saves land at release, which is asynchronous. */
-export async function eventually<T>(check: () => Promise<T>, timeoutMs = 3000): Promise<T> {
+export async function eventually<T>(check: () => Promise<T>, timeoutMs = EVENTUALLY_MS): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     try {
