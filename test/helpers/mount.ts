@@ -36,8 +36,17 @@ export interface MountHost {
   mountLog(): Promise<string[]>;
   tree(): Promise<Tree>;
   stderr(): string;
+  /** How the host process ended, or null while it runs. */
+  exit(): { code: number | null; signal: NodeJS.Signals | null } | null;
+  /** SIGTERM, then SIGKILL if the host has not exited after STOP_MS; unmounts what it left mounted. */
   stop(): Promise<void>;
 }
+
+/**
+ * How long a host has to exit after SIGTERM before it is killed: a clean stop (unmounts, the last
+ * sync) is well under a second when idle, but can take seconds on a loaded CI host.
+ */
+const STOP_MS = 10_000;
 
 export interface MountOptions {
   seed?: Tree;
@@ -130,6 +139,7 @@ export async function startMount(opts: MountOptions = {}): Promise<MountHost> {
     },
     tree: () => call<Tree>('tree'),
     stderr: () => err,
+    exit: () => (child.exitCode === null && child.signalCode === null ? null : { code: child.exitCode, signal: child.signalCode }),
     stop,
   };
 }
@@ -137,7 +147,7 @@ export async function startMount(opts: MountOptions = {}): Promise<MountHost> {
 async function stopHost(child: ChildProcessWithoutNullStreams, exited: Promise<void>, mnt: string): Promise<void> {
   if (child.exitCode === null && child.signalCode === null) {
     child.kill('SIGTERM');
-    const done = await Promise.race([exited.then(() => true), sleep(5000).then(() => false)]);
+    const done = await Promise.race([exited.then(() => true), sleep(STOP_MS).then(() => false)]);
     if (!done) {
       child.kill('SIGKILL');
       await exited;
