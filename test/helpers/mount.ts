@@ -171,13 +171,20 @@ export function isMounted(path: string): boolean {
     .some((l) => l.split(' ')[1] === path);
 }
 
+/** How long run() lets a child run by default. */
+export const RUN_MS = 50_000;
+
 export interface Result {
   code: number;
   stdout: string;
   stderr: string;
 }
 
-/** Runs a command as a child process (never in this process: see notes §1.5), with a timeout. */
+/**
+ * Runs a command as a child process (never in this process: see notes §1.5), killed after
+ * `timeoutMs` (RUN_MS by default: a hung child still ends, with what it printed, before the test's
+ * own 60 s timeout; 20 s killed a shell writing 1,200 files through a mount on a loaded host).
+ */
 export function run(cmd: string, args: string[], opts: { cwd?: string; input?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<Result> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -185,7 +192,7 @@ export function run(cmd: string, args: string[], opts: { cwd?: string; input?: s
     let stderr = '';
     child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
     child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 20_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? RUN_MS);
     child.on('error', reject);
     // A child that exits before reading its stdin must not crash the test process with EPIPE.
     child.stdin.on('error', () => {});
