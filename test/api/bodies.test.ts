@@ -279,12 +279,14 @@ describe('MNEMO_BODY_TIMEOUT_SECONDS', () => {
   it('lets a slow body that keeps arriving run past the timeout', async () => {
     const body = JSON.stringify({ name: 'slow but steady' });
     const upload = startUpload(server.url, requestHead(server.url, '/v1/memory_stores', { 'x-api-key': server.adminKey, 'content-length': String(body.length) }), body[0]!);
-    // A byte every 250 ms for 10 bytes: longer than the 1 s timeout, but never a second without one.
-    for (let i = 1; i <= 10; i++) {
-      await new Promise((r) => setTimeout(r, 250));
+    // A byte every 100 ms for 15 bytes: longer than the 1 s timeout, but never a second without one,
+    // and far inside the 6 s for the whole body (250 ms gaps spared less of the second when a loaded
+    // host held this process's timers back).
+    for (let i = 1; i <= 15; i++) {
+      await new Promise((r) => setTimeout(r, 100));
       upload.socket.write(body[i]!);
     }
-    upload.socket.write(body.slice(11));
+    upload.socket.write(body.slice(16));
     const res = await upload.response;
     upload.socket.destroy();
     expect(res.status, res.body).toBe(200);

@@ -10,6 +10,13 @@ import { newId } from '../../src/service/ids.js';
 import { inProcessApp } from '../helpers/in-process.js';
 import { openEvents } from '../helpers/sse.js';
 
+/**
+ * Waits until `check` stops throwing. vi.waitFor's own deadline is 1 s: what a fired timer sets off
+ * (a read, a write to the stream) can take longer than that on a CI host running many test files at
+ * once. A deadline, not a timing: a check that never holds still fails.
+ */
+const waitFor = <T>(check: () => T | Promise<T>) => vi.waitFor(check, { timeout: 20_000, interval: 50 });
+
 /** Timers that run only when the test fires them, and say how many are live. */
 function manualTimers() {
   const live = new Map<number, { fn: () => void; ms: number }>();
@@ -46,7 +53,7 @@ describe('change feed streams', () => {
       const before = stream.comments.filter((c) => c === 'heartbeat').length;
       timers.fire(15_000);
       timers.fire(15_000);
-      await vi.waitFor(() => expect(stream.comments.filter((c) => c === 'heartbeat').length).toBe(before + 2));
+      await waitFor(() => expect(stream.comments.filter((c) => c === 'heartbeat').length).toBe(before + 2));
     } finally {
       await stream.close();
     }
@@ -92,7 +99,7 @@ describe('change feed streams', () => {
       expect(e.event).toBe('error');
       expect(JSON.parse(e.data)).toMatchObject({ type: 'error', error: { type: 'not_found_error' } });
       await expect(stream.next()).rejects.toThrow(/ended/);
-      await vi.waitFor(() => expect(timers.live()).toBe(0));
+      await waitFor(() => expect(timers.live()).toBe(0));
     } finally {
       await stream.close();
     }
@@ -113,7 +120,7 @@ describe('change feed streams', () => {
       expect(e.event).toBe('error');
       expect(JSON.parse(e.data)).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
       await expect(stream.next()).rejects.toThrow(/ended/);
-      await vi.waitFor(() => expect(timers.live()).toBe(0));
+      await waitFor(() => expect(timers.live()).toBe(0));
     } finally {
       await stream.close();
     }
@@ -154,7 +161,7 @@ describe('change feed streams', () => {
     try {
       await memoriesCreate(app, store.id, '/a.md');
       await stream.next();
-      await vi.waitFor(() => expect(reads).toHaveBeenCalled());
+      await waitFor(() => expect(reads).toHaveBeenCalled());
       const before = reads.mock.calls.length;
       // Twenty polls, two of them reading a page (every tenth), none with a revoke: no key read.
       for (let i = 0; i < 20; i++) timers.fire(500);
@@ -184,7 +191,7 @@ describe('change feed streams', () => {
       marks.mockRestore();
       for (const s of streams) await s.close();
     }
-    await vi.waitFor(() => expect(timers.live()).toBe(0));
+    await waitFor(() => expect(timers.live()).toBe(0));
   });
 
   it('a client that hangs up ends its stream: no timer, listener or follower is left', async () => {
@@ -201,7 +208,7 @@ describe('change feed streams', () => {
     expect(app.service.feed.following()).toBe(3);
     expect(app.service.feed.listeners()).toBe(3);
     for (const s of streams) await s.close();
-    await vi.waitFor(() => {
+    await waitFor(() => {
       expect(timers.live()).toBe(0);
       expect(app.service.feed.following()).toBe(0);
       expect(app.service.feed.listeners()).toBe(0);

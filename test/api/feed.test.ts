@@ -30,6 +30,13 @@ interface FeedPage {
 const memories = () => client.beta.memoryStores.memories;
 const get = (path: string, key = server.adminKey) => rawRequest(server.url, 'GET', path, { apiKey: key });
 
+/**
+ * Waits until `check` stops throwing. vi.waitFor's own deadline is 1 s: a server that ends a stream a
+ * moment after its client hangs up can take longer than that on a CI host running many test files
+ * at once. A deadline, not a timing: a check that never holds still fails.
+ */
+const waitFor = <T>(check: () => T | Promise<T>) => vi.waitFor(check, { timeout: 20_000, interval: 50 });
+
 async function page(storeId: string, query = ''): Promise<FeedPage> {
   const res = await get(`/v1/memory_stores/${storeId}/changes${query}`);
   expect(res.status, JSON.stringify(res.body)).toBe(200);
@@ -211,7 +218,7 @@ describe('change feed events', () => {
         error: { type: 'invalid_request_error', message: `${field}: a cursor of another store's change feed; start this store's feed without it` },
       });
     }
-    await vi.waitFor(async () => expect(await feedStreams()).toBe(0));
+    await waitFor(async () => expect(await feedStreams()).toBe(0));
   });
 
   it('a client that hangs up ends its stream on the server (the mnemo_feed_streams gauge goes back)', async () => {
@@ -219,12 +226,12 @@ describe('change feed events', () => {
     await memories().create(store.id, { path: '/h.md', content: 'h' });
     const gauge = feedStreams;
     // The earlier tests' streams end on the server a moment after their clients hang up: from none.
-    await vi.waitFor(async () => expect(await gauge()).toBe(0));
+    await waitFor(async () => expect(await gauge()).toBe(0));
     const streams = [await eventsOf(store.id), await eventsOf(store.id)];
     for (const s of streams) await s.next();
     expect(await gauge()).toBe(2);
     for (const s of streams) await s.close();
-    await vi.waitFor(async () => expect(await gauge()).toBe(0));
+    await waitFor(async () => expect(await gauge()).toBe(0));
   });
 
   it('a stream whose key is revoked ends with an authentication error event and delivers nothing written after the revoke', async () => {
@@ -266,14 +273,14 @@ describe('change feed events', () => {
   it('a HEAD asking for events answers the headers and leaves no stream behind', async () => {
     const store = await freshStore(client, 'feed head');
     await memories().create(store.id, { path: '/h.md', content: 'h' });
-    await vi.waitFor(async () => expect(await feedStreams()).toBe(0));
+    await waitFor(async () => expect(await feedStreams()).toBe(0));
     for (let i = 0; i < 5; i++) {
       const res = await fetch(`${server.url}/v1/memory_stores/${store.id}/changes`, { method: 'HEAD', headers: { accept: 'text/event-stream', 'x-api-key': server.adminKey } });
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
     }
     // Each HEAD's stream opened on the server; none is left following the store.
-    await vi.waitFor(async () => expect(await feedStreams()).toBe(0));
+    await waitFor(async () => expect(await feedStreams()).toBe(0));
   });
 
   it('twelve streams at once leave the server\'s stderr free of a MaxListenersExceededWarning', async () => {
@@ -288,7 +295,7 @@ describe('change feed events', () => {
       }
       // Each stream delivered its first event, so each is following the store.
       for (const s of streams) await s.next();
-      await vi.waitFor(async () => expect(await feedStreams(own)).toBe(12));
+      await waitFor(async () => expect(await feedStreams(own)).toBe(12));
       // Node prints the warning on a later tick; the last stream's listener was added a request ago.
       await new Promise((resolve) => setTimeout(resolve, 200));
       expect(own.stderr().split('\n').filter((l) => l.includes('MaxListenersExceededWarning'))).toEqual([]);
@@ -328,7 +335,7 @@ describe('change feed events', () => {
 
       // A stream that ends gives its place back.
       await streams.shift()!.close();
-      await vi.waitFor(async () => {
+      await waitFor(async () => {
         const again = await open(store.id, reader);
         streams.push(again);
         expect(again.status).toBe(200);

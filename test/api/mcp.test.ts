@@ -435,7 +435,7 @@ describe('MCP over HTTP with the official client left idle', () => {
     await client.connect(transport);
     try {
       await client.listTools();
-      await eventually(async () => expect(seen).toContain('GET 405 allow=POST'), 5000);
+      await eventually(async () => expect(seen).toContain('GET 405 allow=POST'));
       const before = seen.length;
       await new Promise((r) => setTimeout(r, 2500));
       expect(seen.slice(before)).toEqual([]);
@@ -457,7 +457,7 @@ describe('mnemo mcp on its own', () => {
       await alone.stop();
       mcp = await connectMcp('stdio', alone, alone.adminKey);
       expect((await mcp.call('memory_write', { memory_store_id: store.id, path: '/heron.md', content: 'a note about herons' })).isError).toBe(false);
-      await eventually(async () => expect(queuedForSearch(join(dataDir, 'mnemo.db'))).toBe(0), 5000);
+      await eventually(async () => expect(queuedForSearch(join(dataDir, 'mnemo.db'))).toBe(0));
     } finally {
       await mcp?.close();
       rmSync(dataDir, { recursive: true, force: true });

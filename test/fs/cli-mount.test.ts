@@ -137,7 +137,7 @@ describe.skipIf(!existsSync('/dev/fuse'))('mnemo mount', () => {
       expect(r.stdout).toBe('note\n');
     }
     // Each sees the other processes' moves once it notices their writes (within 100 ms).
-    for (const x of mounts) await eventually(async () => expect((await sh('ls -d *.moved', x.dir)).stdout).toBe('d0.moved\nd1.moved\nd2.moved\n'), 5000);
+    for (const x of mounts) await eventually(async () => expect((await sh('ls -d *.moved', x.dir)).stdout).toBe('d0.moved\nd1.moved\nd2.moved\n'));
     // A value that is not a count is refused before anything is opened.
     const bad = mountCli(dataDir, 'memstore_x', at('bad'), [], { MNEMO_READER_THREADS: 'many' });
     await expect(bad.ready).rejects.toThrow(/invalid MNEMO_READER_THREADS: many/);
@@ -160,7 +160,7 @@ describe.skipIf(!existsSync('/dev/fuse'))('mnemo mount', () => {
     const m = mount();
     await m.ready;
     expect((await sh('echo "a note about herons" > heron.md', dir)).code).toBe(0);
-    await eventually(async () => expect(queuedForSearch(join(dataDir, 'mnemo.db'))).toBe(0), 5000);
+    await eventually(async () => expect(queuedForSearch(join(dataDir, 'mnemo.db'))).toBe(0));
   });
 
   it('leaves search indexing to the server beside it while that runs, and takes it up when it stops', async () => {
@@ -179,11 +179,11 @@ describe.skipIf(!existsSync('/dev/fuse'))('mnemo mount', () => {
     } finally {
       process.kill(server.pid, 'SIGCONT');
     }
-    await eventually(async () => expect(queuedForSearch(join(dataDir, 'mnemo.db'))).toBe(0), 5000);
+    await eventually(async () => expect(queuedForSearch(join(dataDir, 'mnemo.db'))).toBe(0));
 
     await server.stop();
     expect((await sh('echo "a note about egrets" > egret.md', dir)).code).toBe(0);
-    await eventually(async () => expect(queuedForSearch(join(dataDir, 'mnemo.db'))).toBe(0), 5000);
+    await eventually(async () => expect(queuedForSearch(join(dataDir, 'mnemo.db'))).toBe(0));
     expect(m.stderr()).toContain('no server runs on this data directory: this process indexes writes for search');
   });
 
@@ -204,7 +204,7 @@ describe.skipIf(!existsSync('/dev/fuse'))('mnemo mount', () => {
     const { key } = await service.keys.createKey('deleter', 'admin', ws.id);
     await service.deleteStore({ workspaceId: ws.id, actor: { type: 'api_actor', apiKeyId: key.id } }, storeId);
 
-    await eventually(async () => expect((await sh(`ls -A ${dir}`, '/')).stdout.trim()).toBe(''), 5000);
+    await eventually(async () => expect((await sh(`ls -A ${dir}`, '/')).stdout.trim()).toBe(''));
     expect((await sh(`cat ${dir}/notes/kept.md`, '/')).code).not.toBe(0);
     expect((await sh(`echo again > ${dir}/new.md`, '/')).code).not.toBe(0);
     // The mount process also purges deleted stores' rows in its upkeep turns (main.ts), which would
@@ -228,12 +228,12 @@ describe.skipIf(!existsSync('/dev/fuse'))('mnemo mount', () => {
     await client.beta.memoryStores.memories.update(foreign.id, { memory_store_id: elsewhere.id, content: 'y\n' });
     await client.beta.memoryStores.memoryVersions.redact(foreign.memory_version_id, { memory_store_id: elsewhere.id });
     await client.beta.memoryStores.memoryVersions.redact(first.memory_version_id, { memory_store_id: storeId });
-    await eventually(async () => expect(m.stderr()).toContain(`version ${first.memory_version_id} of store ${storeId} was redacted elsewhere; this process's cached texts are dropped`), 5000);
+    await eventually(async () => expect(m.stderr()).toContain(`version ${first.memory_version_id} of store ${storeId} was redacted elsewhere; this process's cached texts are dropped`));
     expect(m.stderr()).not.toContain(foreign.memory_version_id);
     expect((await sh('cat secret.md', dir)).stdout).toBe('rotated\n');
     // Told once: a later write elsewhere (the change mark moves again) reads only what was logged since.
     await client.beta.memoryStores.memoryVersions.redact(other.memory_version_id, { memory_store_id: storeId });
-    await eventually(async () => expect(m.stderr()).toContain(`version ${other.memory_version_id} of store ${storeId} was redacted elsewhere`), 5000);
+    await eventually(async () => expect(m.stderr()).toContain(`version ${other.memory_version_id} of store ${storeId} was redacted elsewhere`));
     expect(m.stderr().split(first.memory_version_id).length - 1).toBe(1);
   });
 

@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FUSE_AVAILABLE, NO_FUSE_REASON, py, sh, sleep, startMount } from '../helpers/mount.js';
+import { FUSE_AVAILABLE, NO_FUSE_REASON, eventually, py, sh, startMount } from '../helpers/mount.js';
 
 const WRITER = String.raw`
 import os, sys
@@ -29,9 +29,13 @@ describe.skipIf(!FUSE_AVAILABLE)('two sessions and the API on one store', () => 
     const [ra, rb] = await Promise.all([py(WRITER, a.mnt, ['sa', '25']), py(WRITER, b.mnt, ['sb', '25']), api]);
     expect(ra.stdout, ra.stderr).toBe('done\n');
     expect(rb.stdout, rb.stderr).toBe('done\n');
-    await sleep(300);
-
-    const tree = await a.tree();
+    // A save at release lands just after close() returns: wait for each writer's last file and
+    // append (a lost one never comes, and the test fails), then check everything.
+    const tree = await eventually(async () => {
+      const t = await a.tree();
+      expect([t['/sa/f24.md'], t['/sb/f24.md'], t['/shared.md']?.split('\n').filter(Boolean).length]).toEqual(['sa 24\n', 'sb 24\n', 50]);
+      return t;
+    });
     for (let i = 0; i < 25; i++) {
       expect(tree[`/sa/f${i}.md`]).toBe(`sa ${i}\n`);
       expect(tree[`/sb/f${i}.md`]).toBe(`sb ${i}\n`);

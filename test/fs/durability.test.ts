@@ -10,7 +10,7 @@ import { rmSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
 import { collect } from '../api/shapes.js';
-import { FUSE_AVAILABLE, NO_FUSE_REASON } from '../helpers/mount.js';
+import { EVENTUALLY_MS, FUSE_AVAILABLE, NO_FUSE_REASON } from '../helpers/mount.js';
 import { mountedStore, sdkClient } from '../helpers/sdk.js';
 import { makeTempDir, runCli, startServer, type RunningServer } from '../helpers/server.js';
 
@@ -255,7 +255,7 @@ describe('a store fork through a real server', () => {
     });
     expect(res.ok).toBe(true);
     let unsynced = await metric(server, 'mnemo_unsynced_commits');
-    for (const deadline = Date.now() + 10_000; unsynced !== 0 && Date.now() < deadline; unsynced = await metric(server, 'mnemo_unsynced_commits')) {
+    for (const deadline = Date.now() + EVENTUALLY_MS; unsynced !== 0 && Date.now() < deadline; unsynced = await metric(server, 'mnemo_unsynced_commits')) {
       await new Promise((r) => setTimeout(r, 50));
     }
     expect(unsynced).toBe(0);

@@ -6,7 +6,7 @@ import Fuse from '../../fs/binding/fuse.js';
 import { describe, expect, it } from 'vitest';
 import { ERRNO_BY_CODE } from '../../fs/index.js';
 import { ERROR_CODES } from '../../src/domain/errors.js';
-import { FUSE_AVAILABLE, NO_FUSE_REASON, outcomes, py, startMount } from '../helpers/mount.js';
+import { FUSE_AVAILABLE, NO_FUSE_REASON, eventually, outcomes, py, sleep, startMount } from '../helpers/mount.js';
 
 describe('the errno table', () => {
   it.each(ERROR_CODES)('maps %s to an errno', (code) => {
@@ -252,9 +252,12 @@ describe.skipIf(!FUSE_AVAILABLE)('errnos through a mount', () => {
       m.mnt,
     );
     expect(r.stdout).toBe("v1\n|v2\n|['held.md']");
-    await new Promise((res) => setTimeout(res, 400));
-    const mine = (await m.versions()).filter((v) => v.createdBy.type === 'session_actor');
-    expect(mine.map((v) => `${v.operation} ${v.path} ${v.memoryId}`)).toEqual([`modified /held.md ${before.id}`]);
+    // Saves land at release, just after close() returns: wait for the one expected, then look again
+    // a moment later for any other (a wait that can only let a wrong save through, never fail a right one).
+    const mine = async () => (await m.versions()).filter((v) => v.createdBy.type === 'session_actor').map((v) => `${v.operation} ${v.path} ${v.memoryId}`);
+    await eventually(async () => expect(await mine()).toEqual([`modified /held.md ${before.id}`]));
+    await sleep(400);
+    expect(await mine()).toEqual([`modified /held.md ${before.id}`]);
   });
 
   it('every write on a read-only mount fails with EROFS, and reads work', async () => {

@@ -56,24 +56,31 @@ describe.skipIf(!FUSE_AVAILABLE)('a long search', () => {
 
   it('does not hold up a mount stat from another process or an API retrieve, which both complete before it', async () => {
     const done: string[] = [];
+    // A name the mount has never been asked about, so the kernel has no answer cached for it. The
+    // child is started, and says so, before the searches: its start (a python3 on a loaded host can
+    // take most of a second) is not part of the race, only its stat, once told to go.
+    const child = spawn('python3', ['-c', 'import os, sys\nprint("ready", flush=True)\nsys.stdin.readline()\nos.stat(sys.argv[1])\nprint("stat", flush=True)', join(hostPath, 'probe.md')], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    const lines = createInterface({ input: child.stdout! });
+    await new Promise<void>((resolve, reject) => {
+      child.once('error', reject);
+      lines.once('line', (line) => (line === 'ready' ? resolve() : reject(new Error(`stat child said ${line}`))));
+    });
+    const statted = new Promise<void>((resolve, reject) => {
+      child.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`stat child exited ${code}`))));
+      lines.once('line', (line) => {
+        if (line === 'stat') done.push('stat');
+      });
+    });
+
     const search = () =>
       jsonRequest(server, 'GET', `/v1/memory_stores/${storeId}/search?q=heron&limit=100`, server.adminKey).then((r) => {
         done.push('search');
         return r;
       });
     const searches = [search(), search()];
-
-    // A name the mount has never been asked about, so the kernel has no answer cached for it.
-    const child = spawn('python3', ['-c', 'import os, sys\nos.stat(sys.argv[1])\nprint("stat", flush=True)', join(hostPath, 'probe.md')], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const statted = new Promise<void>((resolve, reject) => {
-      child.once('error', reject);
-      child.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`stat child exited ${code}`))));
-      createInterface({ input: child.stdout! }).once('line', (line) => {
-        if (line === 'stat') done.push('stat');
-      });
-    });
+    child.stdin!.end('go\n');
     // Asked only once the stat has been answered: a server stuck in the search answers neither in time.
     const retrieved = statted.then(() =>
       jsonRequest(server, 'GET', `/v1/memory_stores/${storeId}/memories/${probeId}`, server.adminKey).then((r) => {

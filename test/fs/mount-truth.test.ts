@@ -327,17 +327,18 @@ os.write(fd, b'mine\n'); os.close(fd)
   // By the kernel's dentries the rename below is fine (its `d` is gone, the cwd is the old `d`);
   // by libfuse's names it moves `d/e` onto `d` itself, whose name libfuse keeps until the kernel
   // forgets the node, and libfuse's rename waited for ever for a lock it held itself (the record
-  // stress hung this way). Timed by the kernel's entry timeouts: `d` is looked up a second before
-  // `e`, so at the rename `d`'s entry has run out (looked up again: gone) and `e`'s has not.
+  // stress hung this way). Timed by the kernel's entry timeouts (5 s): `d` is looked up 2.5 s before
+  // `e`, so at the rename, 5.5 s after `d`'s lookup, `d`'s entry has run out (looked up again: gone)
+  // and `e`'s has 2 s left (at 2 s and 1 s apart, 0.5 s: a loaded host's late wake-up could spend it).
   it('a rename out of a directory another session moved away answers ENOENT instead of hanging', async () => {
-    const a = await startMount({ seed: { '/d/e/f.md': 'f\n' }, session: 'sesn_a', also: { 'mnt-b': 'sesn_b' }, cacheSeconds: 2 });
+    const a = await startMount({ seed: { '/d/e/f.md': 'f\n' }, session: 'sesn_a', also: { 'mnt-b': 'sesn_b' }, cacheSeconds: 5 });
     const r = await py(
       String.raw`
 import errno, os, sys, time
 os.chdir('d'); t0 = time.monotonic()
-time.sleep(1); os.listdir('e')
+time.sleep(2.5); os.listdir('e')
 os.rename(sys.argv[1] + '/d', sys.argv[1] + '/x')
-time.sleep(max(0, t0 + 2.5 - time.monotonic()))
+time.sleep(max(0, t0 + 5.5 - time.monotonic()))
 try:
     os.rename('e', '../d'); print('renamed')
 except OSError as e:

@@ -24,7 +24,7 @@ interface WireSession {
 }
 
 /** Long enough for a loaded machine; the rule itself (1 s p99) is the bench's to measure. */
-const DEADLINE_MS = 8000;
+const DEADLINE_MS = 20_000;
 
 async function eventually<T>(probe: () => Promise<T>, ok: (v: T) => boolean, what: string, ms = DEADLINE_MS): Promise<T> {
   const end = Date.now() + ms;
@@ -155,7 +155,8 @@ describe.skipIf(!FUSE_AVAILABLE || pgSkip !== null)(`two servers on one PostgreS
     // Written on B after the move, onto a moved name: it lands on the moved memory.
     expect((await sh("printf 'after' > e/1.md", dirB)).code).toBe(0);
     await eventually(() => catIn(dirA, 'e/1.md'), (t) => t === 'after', "B's write to a moved file in A's mount");
-  });
+    // 1,200 files through a mount on PostgreSQL: 46 s seen on a loaded host (the shell's 21 s of it).
+  }, 150_000);
   it("a change and a delete on one host drop the other host's kernel entries: its stat sees them without an open", async () => {
     // 30 s kernel timeouts: only the drop on the change mark's notice can show these within the deadline.
     const { a, b } = await twoHosts({ MNEMO_MOUNT_CACHE_SECONDS: '30' });
@@ -165,11 +166,13 @@ describe.skipIf(!FUSE_AVAILABLE || pgSkip !== null)(`two servers on one PostgreS
     const dirB = (await openSession(b, store.id)).resources[0]!.host_path;
     expect((await sh(`printf 'four' > f.md && printf 'gone' > g.md`, dirA)).code).toBe(0);
     const statB = async (f: string) => (await sh(`stat -c %s ${f} 2>/dev/null || echo none`, dirB)).stdout.trim();
-    await eventually(() => statB('f.md'), (v) => v === '4', "A's new file in B's stat");
+    // Not the file's 20 s deadline: these must hold well inside the kernel's 30 s.
+    const SEEN_MS = 10_000;
+    await eventually(() => statB('f.md'), (v) => v === '4', "A's new file in B's stat", SEEN_MS);
     expect(await statB('g.md')).toBe('4');
     expect((await sh(`printf 'longer text' > f.md && rm g.md`, dirA)).code).toBe(0);
-    await eventually(() => statB('f.md'), (v) => v === '11', "A's change in B's stat");
-    await eventually(() => statB('g.md'), (v) => v === 'none', "A's delete in B's stat");
+    await eventually(() => statB('f.md'), (v) => v === '11', "A's change in B's stat", SEEN_MS);
+    await eventually(() => statB('g.md'), (v) => v === 'none', "A's delete in B's stat", SEEN_MS);
   });
 
   it("a redaction through one host reaches the other host's point-in-time mount that read the version: the unredacted path, size 0, EACCES", async () => {

@@ -26,10 +26,14 @@ async function setup(wrap: (real: MountReader) => MountReader = (real) => real) 
     invalidateName: (dirIno: number, name: string, done: () => void) => (dropped.push(`name ${dirIno}/${name}`), done()),
   };
   const lines: string[] = [];
-  const reader = wrap(core.service.mountReader(store.id));
+  // The start's commit number is read before any write below: waited for, not slept for (50 ms was
+  // not always enough on a loaded host, and a write before it is not one the follower drops).
+  let started!: () => void;
+  const read = new Promise<void>((r) => (started = r));
+  const real = core.service.mountReader(store.id);
+  const reader = wrap({ ...real, lastChange: () => real.lastChange().finally(started) });
   const stop = followWritesElsewhere({ reader, actor: own.actor, onCommit: core.service.onCommit, dirs, kernel: () => kernel, log: (l) => lines.push(l), lookMs: 5 });
-  // The start's commit number is read before any write below.
-  await new Promise((r) => setTimeout(r, 50));
+  await read;
   return { core, storeId: store.id, own, other, dirs, dropped, lines, stop };
 }
 

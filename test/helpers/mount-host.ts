@@ -82,6 +82,20 @@ for (const spec of values.also!) {
   const [hostPath, session] = spec.split('=') as [string, string];
   await mounter.mount({ storeId, hostPath, readOnly: values['read-only']!, actor: { type: 'session_actor', sessionId: session }, service: service });
 }
+// Before the ready line: a test may send SIGTERM the moment it reads it, and a loaded host can run
+// the test before this process gets past the write (the signal's default action then killed it
+// without its stop: seen in fs/freshness, where a host is stopped as soon as it is ready).
+let stopping = false;
+async function stop(): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  await mounter!.unmountAll();
+  await service.durability.stop();
+  await storage.close();
+  process.exit(0);
+}
+process.on('SIGTERM', () => void stop());
+process.on('SIGINT', () => void stop());
 process.stdout.write(JSON.stringify({ ready: true, storeId, sessionId, apiKeyId: key.id, writeBehind: owner !== null }) + '\n');
 
 type Command = { id: number; op: string; path?: string; content?: string; to?: string; ttlSeconds?: number; ms?: number; versionId?: string; asOf?: string; count?: number };
@@ -168,15 +182,3 @@ createInterface({ input: process.stdin }).on('line', async (line) => {
     process.stdout.write(JSON.stringify({ id: c.id, ok: false, error: String(err), code }) + '\n');
   }
 });
-
-let stopping = false;
-async function stop(): Promise<void> {
-  if (stopping) return;
-  stopping = true;
-  await mounter!.unmountAll();
-  await service.durability.stop();
-  await storage.close();
-  process.exit(0);
-}
-process.on('SIGTERM', () => void stop());
-process.on('SIGINT', () => void stop());

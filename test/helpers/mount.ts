@@ -36,8 +36,17 @@ export interface MountHost {
   mountLog(): Promise<string[]>;
   tree(): Promise<Tree>;
   stderr(): string;
+  /** How the host process ended, or null while it runs. */
+  exit(): { code: number | null; signal: NodeJS.Signals | null } | null;
+  /** SIGTERM, then SIGKILL if the host has not exited after STOP_MS; unmounts what it left mounted. */
   stop(): Promise<void>;
 }
+
+/**
+ * How long a host has to exit after SIGTERM before it is killed: a clean stop (unmounts, the last
+ * sync) is well under a second when idle, but can take seconds on a loaded CI host.
+ */
+const STOP_MS = 10_000;
 
 export interface MountOptions {
   seed?: Tree;
@@ -130,6 +139,7 @@ export async function startMount(opts: MountOptions = {}): Promise<MountHost> {
     },
     tree: () => call<Tree>('tree'),
     stderr: () => err,
+    exit: () => (child.exitCode === null && child.signalCode === null ? null : { code: child.exitCode, signal: child.signalCode }),
     stop,
   };
 }
@@ -137,7 +147,7 @@ export async function startMount(opts: MountOptions = {}): Promise<MountHost> {
 async function stopHost(child: ChildProcessWithoutNullStreams, exited: Promise<void>, mnt: string): Promise<void> {
   if (child.exitCode === null && child.signalCode === null) {
     child.kill('SIGTERM');
-    const done = await Promise.race([exited.then(() => true), sleep(5000).then(() => false)]);
+    const done = await Promise.race([exited.then(() => true), sleep(STOP_MS).then(() => false)]);
     if (!done) {
       child.kill('SIGKILL');
       await exited;
@@ -161,13 +171,20 @@ export function isMounted(path: string): boolean {
     .some((l) => l.split(' ')[1] === path);
 }
 
+/** How long run() lets a child run by default. */
+export const RUN_MS = 50_000;
+
 export interface Result {
   code: number;
   stdout: string;
   stderr: string;
 }
 
-/** Runs a command as a child process (never in this process: see notes §1.5), with a timeout. */
+/**
+ * Runs a command as a child process (never in this process: see notes §1.5), killed after
+ * `timeoutMs` (RUN_MS by default: a hung child still ends, with what it printed, before the test's
+ * own 60 s timeout; 20 s killed a shell writing 1,200 files through a mount on a loaded host).
+ */
 export function run(cmd: string, args: string[], opts: { cwd?: string; input?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<Result> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -175,7 +192,7 @@ export function run(cmd: string, args: string[], opts: { cwd?: string; input?: s
     let stderr = '';
     child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
     child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 20_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? RUN_MS);
     child.on('error', reject);
     // A child that exits before reading its stdin must not crash the test process with EPIPE.
     child.stdin.on('error', () => {});
@@ -215,8 +232,15 @@ export async function unmountHelperOf(pid: number): Promise<number> {
   return Number(found.stdout.trim());
 }
 
+/**
+ * How long `eventually` retries by default: a deadline for something that must happen, not a time
+ * it must happen in. CI runs many test files at once on 2 cores, where a 2 s timer or a save at
+ * release can come seconds late; a check that never holds still fails, only later.
+ */
+export const EVENTUALLY_MS = 20_000;
+
 /** Retries `check` until it stops throwing: some saves land at release, which is asynchronous. */
-export async function eventually<T>(check: () => Promise<T>, timeoutMs = 3000): Promise<T> {
+export async function eventually<T>(check: () => Promise<T>, timeoutMs = EVENTUALLY_MS): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     try {

@@ -39,7 +39,8 @@ async function open(options: SqliteOptions = {}) {
 
 describe('a write lock held by another process', () => {
   it('writes wait for it without holding the event loop, reads answer meanwhile, and the writes land in arrival order once it goes', async () => {
-    const { file, storage, addStore, addMemory } = await open();
+    // A wait far past the default 5 s: a loaded host must not turn the waits under test into refusals.
+    const { file, storage, addStore, addMemory } = await open({ lockWaitMs: 60_000 });
     const store = await addStore();
     await addMemory(store.id, '/seen.md', 'seen');
     const holder = await holdWriteLock(file);
@@ -73,7 +74,7 @@ describe('a write lock held by another process', () => {
   });
 
   it('an atomic transaction refused at its BEGIN runs its function once, after the lock goes', async () => {
-    const { file, storage, addStore, addMemory } = await open();
+    const { file, storage, addStore, addMemory } = await open({ lockWaitMs: 60_000 });
     const store = await addStore();
     const holder = await holdWriteLock(file);
     let runs = 0;

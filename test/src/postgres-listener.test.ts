@@ -65,7 +65,7 @@ async function twoHosts(): Promise<[Host, Host, string]> {
 }
 
 /** Polls `ok` until it holds or the deadline passes (a deadline, not a timing assertion). */
-async function eventually(ok: () => boolean | Promise<boolean>, what: string, ms = 5000): Promise<void> {
+async function eventually(ok: () => boolean | Promise<boolean>, what: string, ms = 20_000): Promise<void> {
   const end = Date.now() + ms;
   while (!(await ok())) {
     if (Date.now() > end) throw new Error(`not within ${ms} ms: ${what}`);
