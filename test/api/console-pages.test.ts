@@ -93,7 +93,7 @@ describe('console pages', () => {
     const cookie = await signIn(app);
     const counts = async () => {
       const page = await html(app, cookie, `/admin/stores/${store.id}`);
-      return { memories: /<dt>Memories<\/dt><dd>(\d+)<\/dd>/.exec(page)?.[1], size: /<dt>Size<\/dt><dd>([^<]+)<\/dd>/.exec(page)?.[1] };
+      return { memories: /<dt>Memories<\/dt><dd>(\d+)<\/dd>/.exec(page)?.[1], size: /<dt>Size<\/dt><dd>([^<]+)</.exec(page)?.[1]?.trim() };
     };
     expect(await counts()).toEqual({ memories: '2', size: '5.0 KB' });
     app.clock.advance(3000);
