@@ -8,7 +8,7 @@ export type AdminContext = Context<AdminEnv>;
 
 export function frameOf(c: AdminContext): Frame {
   const workspace = c.var.workspace ?? { id: c.var.caller.workspaceId, name: null };
-  return { key: c.var.console.key, csrf: c.var.console.session.csrf, root: c.var.root, workspace };
+  return { key: c.var.console.key, csrf: c.var.console.session.csrf, root: c.var.root, workspace, here: c.req.path };
 }
 
 /** The form fields the CSRF check already read (a body can be read once). */

@@ -168,7 +168,7 @@ function renderError(fault: (line: string) => void, warn: (line: string) => void
     closeIfBodyUnread(c);
     if (c.req.header('hx-request')) return c.html(<p class="alert" role="alert">{e.message}</p>, status);
     return c.html(
-      <Page title="Error" frame={frame}>
+      <Page title={`Could not do that (${status} ${type})`} frame={frame}>
         <h1>Could not do that</h1>
         <p class="alert" role="alert"><strong>{type}</strong>: {e.message}</p>
         <p><a href={`${frame?.root ?? '/admin'}/stores`}>Back to the stores</a></p>

@@ -11,6 +11,8 @@ export interface Frame {
   root: string;
   /** The workspace the pages act in; its name when the key may read it, else null. */
   workspace: { id: string; name: string | null };
+  /** The request's path: the navigation marks the section it is in (aria-current). */
+  here: string;
 }
 
 export function Page({ title, frame, children }: { title: string; frame: Frame | null; children: Child }) {
@@ -47,10 +49,10 @@ function Nav({ frame }: { frame: Frame }) {
     <>
       <nav aria-label="Console">
         <ul>
-          <li><a href={`${root}/stores`}>Stores</a></li>
-          <li><a href={`${root}/sessions`}>Sessions</a></li>
-          {admin ? <li><a href={`${root}/keys`}>API keys</a></li> : null}
-          {admin ? <li><a href={`${root}/admin-actions`}>Admin log</a></li> : null}
+          <li><NavLink href={`${root}/stores`} here={frame.here}>Stores</NavLink></li>
+          <li><NavLink href={`${root}/sessions`} here={frame.here}>Sessions</NavLink></li>
+          {admin ? <li><NavLink href={`${root}/keys`} here={frame.here}>API keys</NavLink></li> : null}
+          {admin ? <li><NavLink href={`${root}/admin-actions`} here={frame.here}>Admin log</NavLink></li> : null}
         </ul>
       </nav>
       <div class="who">
@@ -63,6 +65,15 @@ function Nav({ frame }: { frame: Frame }) {
       </div>
     </>
   );
+}
+
+/**
+ * A section's link, marked for a screen reader (and styled) when the page is in that section:
+ * `page` on the section's own page, `true` on a page below it (a store's memory under Stores).
+ */
+function NavLink({ href, here, children }: { href: string; here: string; children: Child }) {
+  const current = here === href ? 'page' : here.startsWith(`${href}/`) ? 'true' : undefined;
+  return <a href={href} aria-current={current}>{children}</a>;
 }
 
 /** The workspace the pages act in: an operator key switches it; any other key is told it has only this one. */

@@ -7,6 +7,7 @@ header.top { display: flex; flex-wrap: wrap; gap: .5rem 1.5rem; align-items: cen
 header.top a, header.top button.link { color: #fff; }
 header.top .brand { font-weight: 700; text-decoration: none; }
 nav ul { display: flex; flex-wrap: wrap; gap: .25rem 1rem; list-style: none; margin: 0; padding: 0; }
+nav a[aria-current] { font-weight: 600; text-decoration: underline; text-underline-offset: .25em; }
 header.top .who { margin-left: auto; display: flex; flex-wrap: wrap; gap: .25rem .75rem; align-items: center; }
 main { max-width: 1200px; margin: 0 auto; padding: 1rem; }
 h1 { font-size: 1.5rem; margin: .5rem 0 1rem; overflow-wrap: anywhere; }

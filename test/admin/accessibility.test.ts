@@ -154,6 +154,25 @@ describe.skipIf(SKIP_BROWSER)('console accessibility (chromium at /usr/bin/chrom
     expect(found).toEqual(Object.fromEntries(Object.keys(found).map((k) => [k, []])));
   });
 
+  it('the navigation marks the section a page is in (aria-current), and an error page says in its title what went wrong', async () => {
+    const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'Navigated' })).json.id;
+    const marked = async (path: string) => {
+      await page.goto(`${url}${path}`);
+      return page.locator('nav[aria-label="Console"] a').evaluateAll((links: any[]) =>
+        links.filter((a) => a.hasAttribute('aria-current')).map((a) => `${a.textContent} ${a.getAttribute('aria-current')}`),
+      );
+    };
+    expect(await marked('/admin/stores')).toEqual(['Stores page']);
+    expect(await marked(`/admin/stores/${st}`)).toEqual(['Stores true']);
+    expect(await marked('/admin/sessions')).toEqual(['Sessions page']);
+    expect(await marked('/admin/keys')).toEqual(['API keys page']);
+    expect(await marked('/admin/admin-actions')).toEqual(['Admin log page']);
+    // Not a section's page: nothing marked (a prefix of a name is not a section: /admin/storesx).
+    expect(await marked('/admin/workspaces')).toEqual([]);
+    await page.goto(`${url}/admin/stores/memstore_nope`);
+    expect(await page.title()).toBe('Could not do that (404 not_found_error) · mnemo console');
+  });
+
   /** The field whose aria-describedby names the page's alert, and whether it is marked invalid. */
   async function describedField(p: Page): Promise<{ alert: string; field: string | null; invalid: string | null }> {
     return p.evaluate(() => {

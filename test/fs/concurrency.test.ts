@@ -1,6 +1,7 @@
 /**
- * Two sessions' mounts of one store (two host processes on one SQLite file) plus API writers at
- * once: no acknowledged write is lost and the history holds every change in commit order.
+ * Two sessions' mounts of one store (served by one host process, as in production, on one SQLite
+ * file) plus API writers at once: no acknowledged write is lost and the history holds every change
+ * in commit order.
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
