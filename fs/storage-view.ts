@@ -27,6 +27,8 @@ const MAX_ENTRIES = 20_000;
  */
 const PREFETCH_AFTER_MISSES = 8;
 const PREFETCH_MAX_ENTRIES = 4096;
+/** Big directories remembered across changes (`bigDirs`): past this many, start over. */
+const MAX_BIG_DIRS = 1024;
 
 interface Listing extends DirectoryListing {
   byName: Map<string, MemoryMeta>;
@@ -49,6 +51,14 @@ export class StorageView {
   private readonly stats = new Map<string, FuseStat>();
   /** Lookups that missed, per directory, since the last change (-1: too big to list). */
   private readonly misses = new Map<string, number>();
+  /**
+   * Directories last found to hold more than PREFETCH_MAX_ENTRIES entries. Unlike `misses`, kept
+   * across changes: a write rarely makes a big directory small, and without this the first readdir
+   * after every write read its first 1,024 rows on the serving thread only to learn it was big again.
+   * Only the shape of the question depends on it (names alone), never the answer, so a stale entry
+   * costs one readdir that is not kept.
+   */
+  private readonly bigDirs = new Set<string>();
   /** Stored files this mount shows elsewhere for now (set-aside.ts): no memory at these paths here. */
   private readonly hidden = new Set<string>();
 
@@ -185,12 +195,23 @@ export class StorageView {
     if (known) return this.withoutHidden(known);
     if (!this.reader.listDirectoryNames) return this.listDirectory(dir);
     const epoch = this.epoch;
-    // Known to be big since the last change: names alone, with no look first at whether it is small.
-    const big = this.misses.get(dir) === -1;
+    // Known to be big (since the last change, or when last listed): names alone, with no look first
+    // at whether it is small.
+    const big = this.misses.get(dir) === -1 || this.bigDirs.has(dir);
     return this.reader.listDirectoryNames(dir, big ? undefined : PREFETCH_MAX_ENTRIES).then((answer) => {
-      if (!('names' in answer)) return this.withoutHidden(this.keep(dir, answer, epoch));
-      // Too big to list for its lookups too, as `listSmall` would find: they stay point queries.
-      if (epoch === this.epoch) this.misses.set(dir, -1);
+      if (!('names' in answer)) {
+        this.bigDirs.delete(dir);
+        return this.withoutHidden(this.keep(dir, answer, epoch));
+      }
+      if (answer.names.length > PREFETCH_MAX_ENTRIES) {
+        // Too big to list for its lookups too, as `listSmall` would find: they stay point queries.
+        if (epoch === this.epoch) this.misses.set(dir, -1);
+        if (this.bigDirs.size >= MAX_BIG_DIRS) this.bigDirs.clear();
+        this.bigDirs.add(dir);
+      } else {
+        // Small again (asked as big): the next readdir lists it, and keeps it.
+        this.bigDirs.delete(dir);
+      }
       return this.namesWithoutHidden(dir, answer);
     });
   }

@@ -91,6 +91,37 @@ describe('storage view', () => {
     expect(calls.listDirectoryNames).toBe(3);
   });
 
+  it('after a write, a readdir of a directory it found big asks for its names alone at once, with no first look at its first entries; one that shrank is listed and kept again', async () => {
+    const core = await openCore();
+    const store = await seedStore(core.service, core.caller, {});
+    const ids: string[] = [];
+    await core.storage.batch(async (tx) => {
+      for (let i = 0; i < 4100; i++) ids.push((await core.service.operationsOn(tx).createMemory(core.caller, store.id, { path: `/big/m${i}.md`, content: String(i) })).id);
+    });
+    const view = new StorageView(core.service.mountReader(store.id), core.service.clock);
+    // What each readdir asked: up to how many entries it would take as a listing (undefined: names alone).
+    const asked: (number | undefined)[] = [];
+    const real = core.storage.listDirectoryNames.bind(core.storage);
+    vi.spyOn(core.storage, 'listDirectoryNames').mockImplementation(((storeId: string, dir: string, upTo?: number) => {
+      asked.push(upTo);
+      return real(storeId, dir, upTo);
+    }) as never);
+    expect(((await view.readdir('/big')) as DirectoryNames).names).toHaveLength(4100);
+    await core.service.createMemory(core.caller, store.id, { path: '/big/new.md', content: 'new' });
+    expect(((await view.readdir('/big')) as DirectoryNames).names).toHaveLength(4101);
+    expect(asked).toEqual([4096, undefined]);
+
+    // Shrunk to 101 entries: the names once more (asked as big), then a listing, kept.
+    await core.storage.batch(async (tx) => {
+      for (const id of ids.slice(100)) await core.service.operationsOn(tx).deleteMemory(core.caller, store.id, id);
+    });
+    expect(((await view.readdir('/big')) as DirectoryNames).names).toHaveLength(101);
+    const listed = await view.readdir('/big');
+    expect('files' in listed && listed.files).toHaveLength(101);
+    expect(await view.readdir('/big')).toBe(listed);
+    expect(asked).toEqual([4096, undefined, undefined, 4096]);
+  });
+
   it('rmdir\'s emptiness check of a directory of more than 4,096 entries reads its names alone, not every entry\'s metadata', async () => {
     const core = await openCore();
     const store = await seedStore(core.service, core.caller, { '/gone/old.md': 'old' });
