@@ -17,11 +17,16 @@ interface RawExchange {
   socket: Socket;
   /** Resolves with the status line, headers and body once a whole response has arrived. */
   response: Promise<{ status: number; head: string; body: string }>;
+  /** Whether the server has answered (or closed) it: a stalled upload that was refused holds no slot. */
+  settled(): boolean;
+  /** The same upload started again on a new socket. */
+  again(): RawExchange;
 }
 
 /** Opens a socket, writes `head` and `firstBytes` of a body, and leaves the body unfinished. */
 function startUpload(url: string, head: string, firstBytes: string): RawExchange {
   const { hostname, port } = new URL(url);
+  let settled = false;
   const socket = connect(Number(port), hostname, () => socket.write(head + firstBytes));
   const response = new Promise<{ status: number; head: string; body: string }>((resolve, reject) => {
     let got = '';
@@ -39,7 +44,8 @@ function startUpload(url: string, head: string, firstBytes: string): RawExchange
     socket.on('close', () => reject(new Error(`socket closed before a whole response: ${JSON.stringify(got)}`)));
   });
   response.catch(() => {}); // uploads that are aborted on purpose never answer
-  return { socket, response };
+  response.then(() => { settled = true; }, () => { settled = true; });
+  return { socket, response, settled: () => settled, again: () => startUpload(url, head, firstBytes) };
 }
 
 function requestHead(url: string, path: string, headers: Record<string, string>): string {
@@ -63,13 +69,23 @@ function stalledByte(server: RunningServer, apiKey: string): RawExchange {
   return startUpload(server.url, requestHead(server.url, '/v1/memory_stores', { 'x-api-key': apiKey, 'content-length': '50' }), '{');
 }
 
-/** Resolves once `apiKey`'s next create gets 503: the stalled uploads before it hold their slots. */
-const refusedWhileHeld = (server: RunningServer, apiKey: string) =>
+/**
+ * Resolves once `apiKey`'s next create gets 503: the `stalled` uploads hold their slots. A probe is a
+ * body request too, so on a loaded host it can hold a slot at the moment a stalled upload's headers
+ * are read, and that upload is refused instead; each probe that got through starts any upload that was
+ * answered again (in place, so the caller closes the ones that hold slots).
+ */
+const refusedWhileHeld = (server: RunningServer, apiKey: string, stalled: RawExchange[]) =>
   eventually(async () => {
     const res = await createStore(server, 'probe', apiKey);
-    if (res.status !== 503) throw new Error(`got ${res.status} while the stalled uploads should hold the slots`);
-    return res;
-  }, 10_000);
+    if (res.status === 503) return res;
+    stalled.forEach((upload, i) => {
+      if (!upload.settled()) return;
+      upload.socket.destroy();
+      stalled[i] = upload.again();
+    });
+    throw new Error(`got ${res.status} while the stalled uploads should hold the slots`);
+  });
 
 describe('authentication before the body', () => {
   let server: RunningServer;
@@ -109,7 +125,7 @@ describe('MNEMO_MAX_INFLIGHT_BODIES', () => {
     const [other, third] = [(await mintKey(server, 'read_write', { body: { name: 'other' } })).secret, (await mintKey(server, 'read_write', { body: { name: 'third' } })).secret];
     const stalled = [stalledChunked(server.url, server.adminKey), stalledChunked(server.url, other)];
     // The stalled uploads hold their slots once the server has read their headers.
-    const refused = await refusedWhileHeld(server, third);
+    const refused = await refusedWhileHeld(server, third, stalled);
     expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
     expect(refused.body).toMatchObject({ type: 'error', error: { type: 'overloaded_error', message: expect.stringContaining('reading 2 request bodies already') } });
     // A request without a body takes no slot.
@@ -136,7 +152,7 @@ describe('one key\'s share of the body slots', () => {
     // Even a read_only key holds a slot while its body arrives: it is refused only once the body is read.
     // Past its share (1 of 8) it still takes free slots, up to 6: the last two stay for the others.
     const stalled = Array.from({ length: 6 }, () => stalledByte(server, reader));
-    const refused = await refusedWhileHeld(server, reader);
+    const refused = await refusedWhileHeld(server, reader, stalled);
     expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
     expect(refused.body).toMatchObject({ type: 'error', error: { type: 'overloaded_error', message: expect.stringContaining('the last 2 of MNEMO_MAX_INFLIGHT_BODIES=8 are kept for other keys') } });
     for (const key of [other, server.adminKey]) {
@@ -173,10 +189,10 @@ describe('one workspace\'s share of the body slots', () => {
     const [first, second] = [await mintIn('first'), await mintIn('second')];
     const victim = (await mintKey(server, 'read_write', { body: { name: 'victim in the default workspace' } })).secret;
     // The first key may hold 6 of the 8 (the last two stay for other keys): its seventh is refused.
-    const stalled = Array.from({ length: 7 }, () => stalledByte(server, first));
-    await refusedWhileHeld(server, first);
-    stalled.push(stalledByte(server, second), stalledByte(server, second));
-    const refused = await refusedWhileHeld(server, second);
+    const byFirst = Array.from({ length: 6 }, () => stalledByte(server, first));
+    await refusedWhileHeld(server, first, byFirst);
+    const bySecond = [stalledByte(server, second), stalledByte(server, second)];
+    const refused = await refusedWhileHeld(server, second, bySecond);
     expect(refused.body).toMatchObject({ type: 'error', error: { type: 'overloaded_error', message: expect.stringContaining('the last 1 of MNEMO_MAX_INFLIGHT_BODIES=8 are kept for other workspaces') } });
     const byVictim = await createStore(server, 'beside the greedy workspace', victim);
     expect(byVictim.status, JSON.stringify(byVictim.body)).toBe(200);
@@ -185,7 +201,7 @@ describe('one workspace\'s share of the body slots', () => {
       apiKey: server.adminKey, headers: { 'anthropic-workspace-id': greedyWs }, body: JSON.stringify({ name: 'by the operator' }),
     });
     expect(byOperator.status, JSON.stringify(byOperator.body)).toBe(200);
-    for (const s of stalled) s.socket.destroy();
+    for (const s of [...byFirst, ...bySecond]) s.socket.destroy();
   });
 });
 
@@ -200,7 +216,7 @@ describe('MNEMO_BODY_TIMEOUT_SECONDS', () => {
     const before = server.stderr().length;
     // Three stalled bodies hold every slot a key may take (the last two of 5 are kept for other keys)...
     const uploads = Array.from({ length: 3 }, () => stalledByte(server, key));
-    await refusedWhileHeld(server, key);
+    await refusedWhileHeld(server, key, uploads);
     const responses = await Promise.all(uploads.map((u) => u.response));
     for (const u of uploads) u.socket.destroy();
     expect(responses.map((r) => r.status)).toEqual([408, 408, 408]);
@@ -257,7 +273,7 @@ describe('MNEMO_BODY_TIMEOUT_SECONDS', () => {
     const form = { cookie, 'content-type': 'application/x-www-form-urlencoded', 'content-length': '50' };
     const uploads = Array.from({ length: 3 }, () => startUpload(server.url, requestHead(server.url, '/admin/stores', form), 'csrf='));
     // The same slots as /v1, under the signed-in key: its API writes wait for them too.
-    await refusedWhileHeld(server, key);
+    await refusedWhileHeld(server, key, uploads);
     const responses = await Promise.all(uploads.map((u) => u.response));
     for (const u of uploads) u.socket.destroy();
     expect(responses.map((r) => r.status)).toEqual([408, 408, 408]);
