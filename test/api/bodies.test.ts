@@ -319,13 +319,10 @@ describe('an aborted upload', () => {
   it('logs one warn line about it and no stack trace', async () => {
     const before = server.stderr().length;
     const head = requestHead(server.url, '/v1/memory_stores', { 'x-api-key': server.adminKey, 'content-length': '5000' });
-    const upload = startUpload(server.url, head, '{"name":"half');
+    const uploads = [startUpload(server.url, head, '{"name":"half')];
     // The half-sent upload holds the only slot once the server is reading it; then hang up.
-    await eventually(async () => {
-      const res = await createStore(server, 'probe');
-      if (res.status !== 503) throw new Error('the half-sent upload is not being read yet');
-    }, 10_000);
-    upload.socket.destroy();
+    await refusedWhileHeld(server, server.adminKey, uploads);
+    uploads[0]!.socket.destroy();
     const aborted = () => server.stderr().slice(before).split('\n').filter((l) => l.includes('aborted: the client closed the connection'));
     await eventually(async () => {
       if (aborted().length === 0) throw new Error(server.stderr().slice(before));
