@@ -74,7 +74,7 @@ export const MemoryVersion = z
     content_still_held_by: z
       .int()
       .optional()
-      .meta({ description: "mnemo extension, on a redaction's answer only (not on its replay): other unredacted versions in the workspace (not in a fork still being built) that still hold the same text, whose bytes therefore stay (0: erased)" }),
+      .meta({ description: "mnemo extension, on a redaction's answer only (not on its replay): other unredacted versions in the workspace (not in a fork still being built) that still hold the same text, whose bytes therefore stay (0: none in this workspace does; another workspace, or a deleted store not yet purged, may still hold the same text, and its bytes stay until none does)" }),
     content_still_held_in: z
       .strictObject({
         data: z.array(
