@@ -175,7 +175,7 @@ async function holdOpen(file: string, go: string): Promise<{ done: Promise<strin
     "print('again:', os.pread(fd, 100, 0), flush=True)",
   ].join('\n');
   const done = py(script, '/', [file, go]).then((r) => r.stdout + r.stderr);
-  await eventually(async () => expect(existsSync(ready)).toBe(true), 10_000);
+  await eventually(async () => expect(existsSync(ready)).toBe(true));
   return { done };
 }
 

@@ -128,7 +128,7 @@ describe.skipIf(!FUSE_AVAILABLE)('.history in the mount', () => {
       "show('pread', lambda: os.pread(fd, 100, 0))",
     ].join('\n');
     const holder = py(script, m.mnt, [go]);
-    await eventually(async () => expect(existsSync(`${go}.ready`)).toBe(true), 10_000);
+    await eventually(async () => expect(existsSync(`${go}.ready`)).toBe(true));
     const first = (await m.versions()).find((v) => v.content === 'secret ZEBRA\n')!;
     await m.call('redact', { versionId: first.id });
     expect((await sh('ls .history/a.md; cat .history/a.md/v1', m.mnt)).stdout).toBe('v2\n');

@@ -189,7 +189,7 @@ print(os.path.basename(f.name))`,
     await eventually(async () => {
       const listed = (await client.beta.memoryStores.memories.list(store.id)).data;
       expect(listed.map((m) => (m as { path: string }).path)).toEqual([`/${temp}`]);
-    }, 6000);
+    });
   });
 
   it('a session past MNEMO_WORKSPACE_MAX_SESSIONS is refused with 413 naming the limit, and ending one makes room', async () => {

@@ -253,7 +253,7 @@ print(json.dumps(out, sort_keys=True))
       m.mnt,
       [opened],
     );
-    await eventually(async () => expect(existsSync(opened)).toBe(true), 10_000);
+    await eventually(async () => expect(existsSync(opened)).toBe(true));
     await m.call('delete', { path: '/f.md' });
     await m.call('delete', { path: '/g.md' });
     await m.call('create', { path: '/g.md', content: 'a much longer replacement\n' });
@@ -287,7 +287,7 @@ print(json.dumps(out))
       m.mnt,
       [opened, go],
     );
-    await eventually(async () => expect(existsSync(opened)).toBe(true), 10_000);
+    await eventually(async () => expect(existsSync(opened)).toBe(true));
     await m.call('delete', { path: '/w.md' });
     await m.call('create', { path: '/w.md', content: 'a new and longer text\n' });
     writeFileSync(go, '');
@@ -316,7 +316,7 @@ os.write(fd, b'mine\n'); os.close(fd)
       m.mnt,
       [opened, go],
     );
-    await eventually(async () => expect(existsSync(opened)).toBe(true), 10_000);
+    await eventually(async () => expect(existsSync(opened)).toBe(true));
     await m.call('update', { path: '/e.md', content: 'a longer text the API wrote meanwhile\n' });
     writeFileSync(go, '');
     const r = await writer;

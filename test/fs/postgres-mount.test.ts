@@ -74,7 +74,7 @@ describe.skipIf(!fuseAvailable || pgSkip !== null)('a mount on PostgreSQL', () =
       );
       // The new file: one guarded create (its append inside it); the second save: an append after its probe.
       expect(r.rows).toEqual([{ funcname: 'mnemo_append', calls: 2 }, { funcname: 'mnemo_create_guarded', calls: 1 }]);
-    }, 10_000);
+    });
     const listed = await client.beta.memoryStores.memories.list(store.id, { view: 'full' });
     expect(listed.data.map((m) => (m.type === 'memory' ? [m.path, m.content] : null))).toEqual([['/a.md', 'two']]);
     await rawRequest(server.url, 'DELETE', `/v1/sessions/${(res.body as { id: string }).id}`, { apiKey: server.adminKey });

@@ -42,7 +42,7 @@ describe.skipIf(!fuseAvailable || pgSkip !== null)('a mount save queued behind a
       eventually(async () => {
         const r = await watcher.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'");
         expect(r.rows[0]!.n).toBe(n);
-      }, 10_000);
+      });
 
     // First the API write (a new file), then a mount save (another), both waiting for the row in that order.
     const write = rawRequest(server.url, 'POST', `/v1/memory_stores/${storeId}/memories`, {

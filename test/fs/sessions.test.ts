@@ -345,7 +345,7 @@ describe.skipIf(!fuseAvailable)('session lifecycle', () => {
       const { server, dir } = await serverWithKeptFile(dataDir);
       try {
         for (const signal of signals) process.kill(server.pid, signal);
-        await eventually(async () => expect(server.exit()).not.toBeNull(), 10_000);
+        await eventually(async () => expect(server.exit()).not.toBeNull());
         expect(server.exit(), server.stderr()).toEqual({ code: 0, signal: null });
         expect(mountedPaths()).not.toContain(dir);
         expect(existsSync(join(dataDir, 'mnemo.pid'))).toBe(false);
