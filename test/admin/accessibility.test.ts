@@ -5,12 +5,10 @@
  * (No axe here: the DOM is checked directly.)
  */
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type RunningServer } from '../helpers/server.js';
-import { api, launch, newPage, signIn, SKIP_BROWSER } from './browser.js';
+import { describe, expect, it } from 'vitest';
+import { api, newPage, SKIP_BROWSER, useConsole } from './browser.js';
 
 describe.skipIf(SKIP_BROWSER)('console accessibility (chromium at /usr/bin/chromium)', () => {
-  let server: RunningServer;
   let browser: Browser;
   let page: Page;
   let url: string;
@@ -18,20 +16,11 @@ describe.skipIf(SKIP_BROWSER)('console accessibility (chromium at /usr/bin/chrom
   let storeId: string;
   let memoryId: string;
 
-  beforeAll(async () => {
-    server = await startServer();
-    ({ url, adminKey: admin } = server);
+  useConsole(async (c) => {
+    ({ browser, page, url, admin } = c);
     storeId = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'Labelled', description: 'for the checks' })).json.id;
     memoryId = (await api(url, admin, 'POST', `/v1/memory_stores/${storeId}/memories`, { path: '/notes/a.md', content: 'first\n' })).json.id;
     await api(url, admin, 'POST', `/v1/memory_stores/${storeId}/memories/${memoryId}`, { content: 'second\n' });
-    browser = await launch();
-    ({ page } = await newPage(browser));
-    await signIn(page, url, admin);
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
   });
 
   /** The font weight and colour of the innermost element of the label whose text holds `hint`, and of the label itself. */

@@ -6,8 +6,9 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll } from 'vitest';
 import { jsonRequest } from '../helpers/sdk.js';
-import { REPO_ROOT } from '../helpers/server.js';
+import { REPO_ROOT, startServer, type RunningServer, type StartOptions } from '../helpers/server.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 /** Without the browser the tests skip, except in CI, where .ci/run installs it and they must run. */
@@ -28,6 +29,41 @@ export async function signIn(page: Page, url: string, key: string): Promise<void
   await page.getByLabel('API key').fill(key);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.waitForURL(/\/admin\/stores/);
+}
+
+/** What useConsole hands its `ready`: the running server, its URL and admin key, the browser, and its first page. */
+export interface ConsoleUnderTest {
+  server: RunningServer;
+  url: string;
+  admin: string;
+  browser: Browser;
+  page: Page;
+}
+
+export interface ConsoleOptions extends StartOptions {
+  /** Sign the first page in with the admin key (the default); false leaves it signed out. */
+  signIn?: boolean;
+}
+
+/**
+ * One real server and one Chromium for a describe block: started before its tests, with a
+ * 1280×800 page signed in as the admin key (unless `signIn: false`), then `ready` keeps what the
+ * file needs and seeds its data; the browser closed and the server stopped after them.
+ */
+export function useConsole(ready: (console: ConsoleUnderTest) => void | Promise<void>, { signIn: signedIn = true, ...options }: ConsoleOptions = {}): void {
+  let server: RunningServer | undefined;
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    server = await startServer(options);
+    browser = await launch();
+    const { page } = await newPage(browser);
+    if (signedIn) await signIn(page, server.url, server.adminKey);
+    await ready({ server, url: server.url, admin: server.adminKey, browser, page });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
 }
 
 /**

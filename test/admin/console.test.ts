@@ -6,9 +6,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type RunningServer } from '../helpers/server.js';
-import { api, launch, newPage, screenshot, signIn, SKIP_BROWSER } from './browser.js';
+import { describe, expect, it } from 'vitest';
+import { mintKey } from '../helpers/sdk.js';
+import type { RunningServer } from '../helpers/server.js';
+import { api, newPage, screenshot, signIn, SKIP_BROWSER, useConsole } from './browser.js';
 
 const XSS_CONTENT = '<script>window.__xss = 1</script>\n"><img src=x onerror="window.__xss = 2">\n';
 const XSS_PATH = '/xss/"><img src=x onerror="window.__xss=3">.md';
@@ -24,24 +25,17 @@ describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () 
   let memoryId: string;
   let readOnlyKey: string;
 
-  beforeAll(async () => {
-    server = await startServer();
-    ({ url, adminKey: admin } = server);
+  // Signed out: the first test signs in through the page.
+  useConsole(async (c) => {
+    ({ server, browser, page, url, admin } = c);
     storeId = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'Project notes', description: 'Decisions and todos' })).json.id;
     const m = await api(url, admin, 'POST', `/v1/memory_stores/${storeId}/memories`, { path: '/decisions/db.md', content: `Use SQLite.\napi key: ${SECRET}\n` });
     memoryId = m.json.id;
     await api(url, admin, 'POST', `/v1/memory_stores/${storeId}/memories/${memoryId}`, { content: 'Use SQLite in WAL mode.\nKeys live in the vault.\n' });
     await api(url, admin, 'POST', `/v1/memory_stores/${storeId}/memories`, { path: '/todo.md', content: '- ship the console\n' });
     await api(url, admin, 'POST', `/v1/memory_stores/${storeId}/memories`, { path: XSS_PATH, content: XSS_CONTENT });
-    readOnlyKey = (await api(url, admin, 'POST', '/v1/api_keys', { name: 'auditor', role: 'read_only' })).json.secret;
-    browser = await launch();
-    ({ page } = await newPage(browser));
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-  });
+    readOnlyKey = (await mintKey(server, 'read_only', { body: { name: 'auditor' } })).secret;
+  }, { signIn: false });
 
   it('a signed-out page redirects to sign-in, and signing in returns to it', async () => {
     await page.goto(`${url}/admin/stores/${storeId}`);

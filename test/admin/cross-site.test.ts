@@ -7,9 +7,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type RunningServer } from '../helpers/server.js';
-import { api, launch, newPage, signIn, SKIP_BROWSER } from './browser.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { mintKey } from '../helpers/sdk.js';
+import type { RunningServer } from '../helpers/server.js';
+import { newPage, signIn, SKIP_BROWSER, useConsole } from './browser.js';
 
 describe.skipIf(SKIP_BROWSER)('the console and other sites (chromium at /usr/bin/chromium)', () => {
   let server: RunningServer;
@@ -18,9 +19,10 @@ describe.skipIf(SKIP_BROWSER)('the console and other sites (chromium at /usr/bin
   let otherUrl: string;
   let attackerKey: string;
 
-  beforeAll(async () => {
-    server = await startServer();
-    attackerKey = (await api(server.url, server.adminKey, 'POST', '/v1/api_keys', { name: 'attacker', role: 'read_only' })).json.secret;
+  // Each test signs in a page of its own.
+  useConsole(async (c) => {
+    ({ server, browser } = c);
+    attackerKey = (await mintKey(server, 'read_only', { body: { name: 'attacker' } })).secret;
     const console = server.url;
     other = createServer((req, res) => {
       res.setHeader('content-type', 'text/html');
@@ -29,13 +31,10 @@ describe.skipIf(SKIP_BROWSER)('the console and other sites (chromium at /usr/bin
     });
     await new Promise<void>((done) => other.listen(0, '127.0.0.1', done));
     otherUrl = `http://localhost:${(other.address() as AddressInfo).port}`;
-    browser = await launch();
-  }, 60_000);
+  }, { signIn: false });
 
   afterAll(async () => {
-    await browser?.close();
     await new Promise<void>((done) => (other ? other.close(() => done()) : done()));
-    await server?.stop();
   });
 
   const cookieIn = async (page: Page) => (await page.context().cookies(`${server.url}/admin/`)).find((c) => c.name === 'mnemo_console')?.value;

@@ -2,29 +2,16 @@
  * A memory's *Edit* and *Delete*, and the operator's workspace switcher, in a real Chromium against
  * the real server: what an admin clicks, checked through the API.
  */
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type RunningServer } from '../helpers/server.js';
-import { api, launch, newPage, signIn, SKIP_BROWSER } from './browser.js';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { api, SKIP_BROWSER, useConsole } from './browser.js';
 
 describe.skipIf(SKIP_BROWSER)('console: Edit, Delete and the workspace switcher (chromium at /usr/bin/chromium)', () => {
-  let server: RunningServer;
-  let browser: Browser;
   let page: Page;
   let url: string;
   let admin: string;
-
-  beforeAll(async () => {
-    server = await startServer();
-    ({ url, adminKey: admin } = server);
-    browser = await launch();
-    ({ page } = await newPage(browser));
-    await signIn(page, url, admin);
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
+  useConsole((c) => {
+    ({ page, url, admin } = c);
   });
 
   const focused = () => page.evaluate('document.activeElement && document.activeElement.textContent') as Promise<string | null>;

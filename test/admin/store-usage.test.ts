@@ -2,29 +2,16 @@
  * What a store's page says it holds (its memory count and size), in a real Chromium against the
  * real server, after the writes that change it: a create, a delete, an expiry, a checkpoint.
  */
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type RunningServer } from '../helpers/server.js';
-import { api, launch, newPage, signIn, SKIP_BROWSER } from './browser.js';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { api, SKIP_BROWSER, useConsole } from './browser.js';
 
 describe.skipIf(SKIP_BROWSER)("console: a store's count and size (chromium at /usr/bin/chromium)", () => {
-  let server: RunningServer;
-  let browser: Browser;
   let page: Page;
   let url: string;
   let admin: string;
-
-  beforeAll(async () => {
-    server = await startServer();
-    ({ url, adminKey: admin } = server);
-    browser = await launch();
-    ({ page } = await newPage(browser));
-    await signIn(page, url, admin);
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
+  useConsole((c) => {
+    ({ page, url, admin } = c);
   });
 
   /** The store page's facts, each <dt> with its <dd>'s text. */

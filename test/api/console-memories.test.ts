@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { rawRequest, sdkClient, useServer, type RawResponse } from '../helpers/sdk.js';
+import { mintKey, rawRequest, sdkClient, useServer, type RawResponse } from '../helpers/sdk.js';
 import type { RunningServer } from '../helpers/server.js';
 
 let server: RunningServer;
@@ -17,8 +17,7 @@ let readOnlyKey: string;
 useServer(async (s, client) => {
   server = s;
   storeId = (await client.beta.memoryStores.create({ name: 'edited in the console' })).id;
-  const minted = await rawRequest(s.url, 'POST', '/v1/api_keys', { apiKey: s.adminKey, body: JSON.stringify({ name: 'auditor', role: 'read_only' }) });
-  readOnlyKey = (minted.body as { secret: string }).secret;
+  readOnlyKey = (await mintKey(s, 'read_only', { body: { name: 'auditor' } })).secret;
 });
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');

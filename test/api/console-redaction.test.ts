@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import type Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
-import { rawRequest, useServer, type RawResponse } from '../helpers/sdk.js';
+import { mintKey, rawRequest, useServer, type RawResponse } from '../helpers/sdk.js';
 import type { RunningServer } from '../helpers/server.js';
 
 let server: RunningServer;
@@ -107,8 +107,8 @@ describe('console redaction result', () => {
     const s = (await ms().create({ name: 'console holders ro' })).id;
     const v = await oldVersionHolding(s, '/a.md', text);
     await ms().memories.create(s, { path: '/holder-path.md', content: text });
-    const key = await rawRequest(server.url, 'POST', '/v1/api_keys', { apiKey: server.adminKey, body: JSON.stringify({ name: 'writer', role: 'read_write' }) });
-    const { cookie, csrf } = await signIn((key.body as { secret: string }).secret);
+    const key = await mintKey(server, 'read_write', { body: { name: 'writer' } });
+    const { cookie, csrf } = await signIn(key.secret);
     const res = await form(redactPath(s, v.memoryId, v.versionId), { csrf }, { cookie });
     expect(res.status).toBe(403);
     expect(res.body as string).not.toContain('holder-path');

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sh as shIn } from '../helpers/mount.js';
-import { expectRawError, jsonRequest, rawRequest, sdkClient } from '../helpers/sdk.js';
+import { expectRawError, jsonRequest, mintKey, rawRequest, sdkClient } from '../helpers/sdk.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
 
 const fuseAvailable = existsSync('/dev/fuse');
@@ -34,11 +34,7 @@ describe.skipIf(!fuseAvailable)('session mounts and keys', () => {
 
   beforeAll(async () => {
     server = await startServer();
-    const res = await rawRequest(server.url, 'POST', '/v1/api_keys', {
-      apiKey: server.adminKey,
-      body: JSON.stringify({ name: 'viewer', role: 'read_only' }),
-    });
-    readOnlyKey = (res.body as { secret: string }).secret;
+    readOnlyKey = (await mintKey(server, 'read_only', { body: { name: 'viewer' } })).secret;
   });
   afterAll(async () => {
     await server?.stop();
@@ -82,12 +78,7 @@ describe.skipIf(!fuseAvailable)('session mounts and keys', () => {
     const ws = await rawRequest(server.url, 'POST', '/v1/workspaces', { apiKey: server.adminKey, body: JSON.stringify({ name: 'elsewhere' }) });
     const wsId = (ws.body as { id: string }).id;
     for (const role of ['admin', 'read_write', 'read_only']) {
-      const k = await rawRequest(server.url, 'POST', '/v1/api_keys', {
-        apiKey: server.adminKey,
-        headers: { 'anthropic-workspace-id': wsId },
-        body: JSON.stringify({ name: role, role }),
-      });
-      const secret = (k.body as { secret: string }).secret;
+      const { secret } = await mintKey(server, role, { headers: { 'anthropic-workspace-id': wsId }, body: { name: role } });
       expectRawError(await rawRequest(server.url, 'GET', `/v1/sessions/${s.id}`, { apiKey: secret }), 404, 'not_found_error');
       expectRawError(await end(secret, s.id), 404, 'not_found_error');
       const list = (await rawRequest(server.url, 'GET', '/v1/sessions?limit=100', { apiKey: secret })).body as { data: WireSession[] };
