@@ -12,6 +12,7 @@ import { rawRequest, sdkClient } from '../helpers/sdk.js';
 import { MAIN_JS, makeTempDir, startServer } from '../helpers/server.js';
 import { queuedForSearch } from '../helpers/core.js';
 import { eventually, isMounted, sh, unmountHelperOf } from '../helpers/mount.js';
+import { holdWriteLock } from '../helpers/write-lock.js';
 import { createService } from '../../src/service/service.js';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 
@@ -348,6 +349,46 @@ describe.skipIf(!existsSync('/dev/fuse'))('mnemo mount', () => {
     server = await startServer({ dataDir, env });
     expect(await status()).toBe('ended');
     expect(isMounted(dir)).toBe(false);
+  });
+});
+
+describe.skipIf(!existsSync('/dev/fuse'))('mnemo mount whose session cannot be recorded', () => {
+  it('unmounts the store it mounted, removes its lock file and exits 1 saying why when recording its session fails', async () => {
+    const dataDir = makeTempDir('mnemo-cli-');
+    const server = await startServer({ dataDir });
+    const storeId = (await sdkClient(server.url, server.adminKey).beta.memoryStores.create({ name: 'unrecorded' })).id;
+    await server.stop();
+    const dir = join(dataDir, 'here');
+    mkdirSync(dir);
+    // Another process (an operator's sqlite3 shell in a transaction) holds the database's write
+    // lock throughout: the mount only reads, so it goes up, and the session's row waits for the
+    // lock, then is refused.
+    const writer = await holdWriteLock(join(dataDir, 'mnemo.db'));
+    const m = mountCli(dataDir, storeId, dir);
+    onTestFinished(async () => {
+      if (m.child.exitCode === null && m.child.signalCode === null) m.child.kill('SIGINT');
+      await m.exited;
+      await writer.release();
+      if (isMounted(dir)) spawnSync('fusermount3', ['-uz', dir]);
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+    await expect(m.ready).rejects.toThrow(/exited \(1\) before mounting/);
+    const err = m.stderr();
+    // It was mounted, then the process unmounted it itself: nothing is left mounted with no owner.
+    expect(err).toContain(`mnemo fs: mounted ${storeId} at ${dir}`);
+    expect(err).toContain(`mnemo fs: unmounted ${dir}`);
+    expect(err).toMatch(new RegExp(`mnemo mount: could not record the session of the mount at ${dir}: .*database is locked.*; unmounted it`));
+    expect(readFileSync('/proc/mounts', 'utf8').split('\n').filter((l) => l.split(' ')[1] === dir)).toEqual([]);
+    expect(spawnSync('mountpoint', ['-q', dir]).status).not.toBe(0);
+    expect(readdirSync(join(dataDir, 'mount-locks')).filter((n) => n.startsWith('sesn_'))).toEqual([]);
+    // Nothing was recorded: no session is left active for a process that is gone.
+    await writer.release();
+    const db = new Database(join(dataDir, 'mnemo.db'), { readonly: true });
+    try {
+      expect(db.prepare("SELECT count(*) FROM sessions WHERE status = 'active'").pluck().get()).toBe(0);
+    } finally {
+      db.close();
+    }
   });
 });
 
