@@ -403,14 +403,22 @@ async function mountUntilSignal(config: Config, { service, storage, mounter, loc
   // Released (its file removed) however this process gets to its end; a kill leaves the file, free,
   // for the next start's check of sessions to remove.
   const lock = locks?.hold(session.id) ?? null;
+  let mounted = false;
   try {
     const access = mountAccess(store, readOnly);
     await hearOtherServers(storage, service);
     await mounter.mount({ storeId, hostPath, readOnly: access !== 'writable', actor: { type: 'session_actor', sessionId: session.id }, service: service });
+    mounted = true;
     await local.record(session);
   } catch (err) {
+    // Mounted but not recorded: this process is the mount's only owner (no session says it runs),
+    // so it unmounts before it goes, rather than leave a live mount nobody answers for.
+    const unmounted = mounted ? await mounter.unmountAll().then(() => null, (e: unknown) => e) : null;
     lock?.release();
-    throw err;
+    if (!mounted) throw err;
+    const left = unmounted === null ? 'unmounted it' : `and could not unmount it: ${describeError(unmounted)} (fusermount3 -uz ${hostPath} does)`;
+    fatal(`mnemo mount: could not record the session of the mount at ${hostPath}: ${describeError(err)}; ${left}`);
+    return 1;
   }
   try {
     const stopped = untilSignal();

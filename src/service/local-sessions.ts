@@ -8,7 +8,8 @@
  * an older release's session, or PostgreSQL) when its pid is, a pid being checked only on its own
  * node, or on any node when the database is this host's alone (SQLite). The same check removes the
  * lock files no process holds that no active session is left to, such as one whose `mnemo mount`
- * was killed after taking its lock but before recording its session.
+ * was killed after taking its lock but before recording its session, and those of `mnemo mount`s
+ * killed while they took their locks.
  */
 import { ownSession } from '../domain/nodes.js';
 import { slugify } from '../domain/paths.js';
@@ -49,9 +50,14 @@ export interface LocalMountLocks {
   held(sessionId: string): boolean | null;
   /** Removes the lock files here that no process holds, but those of the sessions `keep` names; returns whose it removed. */
   removeFree(keep: ReadonlySet<string>): string[];
+  /**
+   * Removes the files no process holds that `mnemo mount` processes killed while taking their locks
+   * left (never one a live process is taking); returns their names.
+   */
+  removeLeftovers(): string[];
 }
 
-const NO_LOCKS: LocalMountLocks = { held: () => null, removeFree: () => [] };
+const NO_LOCKS: LocalMountLocks = { held: () => null, removeFree: () => [], removeLeftovers: () => [] };
 
 export function createLocalSessions({ storage, ids, clock, nodeId = null, oneHost = false, locks = NO_LOCKS }: LocalSessionDeps) {
   async function end(session: Session): Promise<void> {
@@ -60,9 +66,10 @@ export function createLocalSessions({ storage, ids, clock, nodeId = null, oneHos
 
   /**
    * Ends the active local sessions whose `mnemo mount` process no longer runs, then removes the
-   * free lock files of no session left active; returns the sessions ended and whose files went.
+   * free lock files of no session left active, and those killed processes left half taken; returns
+   * the sessions ended, whose files went, and the names of the half-taken files that went.
    */
-  async function endStale(alive: (pid: number) => boolean = pidAlive): Promise<{ ended: Session[]; unlocked: string[] }> {
+  async function endStale(alive: (pid: number) => boolean = pidAlive): Promise<{ ended: Session[]; unlocked: string[]; leftovers: string[] }> {
     const ended: Session[] = [];
     const left = new Set<string>();
     for (const s of await storage.listActiveLocalSessions()) {
@@ -80,7 +87,7 @@ export function createLocalSessions({ storage, ids, clock, nodeId = null, oneHos
       left.delete(s.id);
     }
     // A session recorded since the list was read: its process holds its lock, which is left alone.
-    return { ended, unlocked: locks.removeFree(left) };
+    return { ended, unlocked: locks.removeFree(left), leftovers: locks.removeLeftovers() };
   }
 
   return {
@@ -122,13 +129,14 @@ export function createLocalSessions({ storage, ids, clock, nodeId = null, oneHos
      * (auto_unmount usually removes them as the process dies, but can lose a race); logs each.
      */
     async endStaleMounts(mounter: Mounter, log: (line: string) => void): Promise<void> {
-      const { ended, unlocked } = await endStale();
+      const { ended, unlocked, leftovers } = await endStale();
       for (const s of ended) {
         const node = ownSession(s, nodeId) ? '' : ` of node ${s.nodeId}`;
         log(`ended session ${s.id}${node}: its mnemo mount process is gone`);
         for (const r of s.resources) await mounter.clearDead?.(r.hostPath);
       }
       for (const id of unlocked) log(`removed the lock file of ${id}: no mnemo mount process holds it, and no active session is its`);
+      for (const name of leftovers) log(`removed the unfinished lock file ${name}: a mnemo mount was killed while taking it, and no process holds it`);
     },
   };
 }

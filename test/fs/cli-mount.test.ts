@@ -12,6 +12,7 @@ import { rawRequest, sdkClient } from '../helpers/sdk.js';
 import { MAIN_JS, makeTempDir, startServer } from '../helpers/server.js';
 import { queuedForSearch } from '../helpers/core.js';
 import { eventually, isMounted, sh, unmountHelperOf } from '../helpers/mount.js';
+import { holdWriteLock } from '../helpers/write-lock.js';
 import { createService } from '../../src/service/service.js';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 
@@ -67,6 +68,60 @@ setInterval(() => {}, 60000);`;
     await exited;
   };
   return { ready, kill };
+}
+
+/**
+ * A child process that runs `mnemo mount`'s own taking of the lock of session `sessionId` (hold() in
+ * storage/sqlite/lock.ts, from dist/) and stops for good at `at`, printing `paused`: at 'creating',
+ * once SQLite has made `<id>.lock.new` and before it locks it (its first pragma on that file); at
+ * 'renaming', with the file locked, just before it gets its session's name. Killed there with
+ * SIGKILL, it leaves that file exactly as a `mnemo mount` killed at that point does.
+ */
+function pausedTaking(dataDir: string, sessionId: string, at: 'creating' | 'renaming') {
+  const lockJs = join(dirname(MAIN_JS), 'storage', 'sqlite', 'lock.js');
+  const script = `import fs, { writeSync } from 'node:fs';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
+const stop = () => {
+  writeSync(1, 'paused\\n');
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
+};
+if (${JSON.stringify(at)} === 'renaming') {
+  fs.renameSync = stop;
+  syncBuiltinESMExports();
+} else {
+  const Database = createRequire(${JSON.stringify(lockJs)})('better-sqlite3');
+  const pragma = Database.prototype.pragma;
+  Database.prototype.pragma = function (...args) {
+    if (this.name.endsWith('.lock.new')) stop();
+    return pragma.apply(this, args);
+  };
+}
+const { mountLocks } = await import(${JSON.stringify(pathToFileURL(lockJs).href)});
+mountLocks(${JSON.stringify(dataDir)}).hold(${JSON.stringify(sessionId)});
+writeSync(1, 'took it\\n');`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const paused = new Promise<void>((resolve, reject) => {
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => {
+      out += c;
+      if (out.includes('paused')) resolve();
+    });
+    void exited.then(() => reject(new Error(`the taking of the lock of ${sessionId} exited before it paused (${out.trim()})`)));
+  });
+  const kill = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
+  };
+  return { paused, kill };
+}
+
+/**
+ * The sessions' lock files in the data dir's mount-locks, sorted: all but `.taking`, the guard every
+ * `mnemo mount` holds while it takes its lock (made once, and left).
+ */
+function sessionLocks(dataDir: string): string[] {
+  return readdirSync(join(dataDir, 'mount-locks')).filter((name) => name !== '.taking').sort();
 }
 
 /**
@@ -351,6 +406,50 @@ describe.skipIf(!existsSync('/dev/fuse'))('mnemo mount', () => {
   });
 });
 
+describe.skipIf(!existsSync('/dev/fuse'))('mnemo mount whose session cannot be recorded', () => {
+  it('unmounts the store it mounted, removes its lock file and exits 1 saying why when recording its session fails', async () => {
+    const dataDir = makeTempDir('mnemo-cli-');
+    const server = await startServer({ dataDir });
+    const storeId = (await sdkClient(server.url, server.adminKey).beta.memoryStores.create({ name: 'unrecorded' })).id;
+    await server.stop();
+    const dir = join(dataDir, 'here');
+    mkdirSync(dir);
+    // Another process (an operator's sqlite3 shell in a transaction) holds the database's write
+    // lock throughout: the mount only reads, so it goes up, and the session's row waits for the
+    // lock, then is refused.
+    const writer = await holdWriteLock(join(dataDir, 'mnemo.db'));
+    const m = mountCli(dataDir, storeId, dir);
+    onTestFinished(async () => {
+      if (m.child.exitCode === null && m.child.signalCode === null) m.child.kill('SIGINT');
+      await m.exited;
+      writer.kill();
+      await writer.gone;
+      if (isMounted(dir)) spawnSync('fusermount3', ['-uz', dir]);
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+    await expect(m.ready).rejects.toThrow(/exited \(1\) before mounting/);
+    const err = m.stderr();
+    // It was mounted, then the process unmounted it itself: nothing is left mounted with no owner.
+    expect(err).toContain(`mnemo fs: mounted ${storeId} at ${dir}`);
+    expect(err).toContain(`mnemo fs: unmounted ${dir}`);
+    const at = dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    expect(err).toMatch(new RegExp(`mnemo mount: could not record the session of the mount at ${at}: .*database is locked.*; unmounted it`));
+    expect(readFileSync('/proc/mounts', 'utf8').split('\n').filter((l) => l.split(' ')[1] === dir)).toEqual([]);
+    expect(spawnSync('mountpoint', ['-q', dir]).status).not.toBe(0);
+    // The plain, empty directory it was (its process is gone: nothing here can hang).
+    expect(readdirSync(dir)).toEqual([]);
+    expect(sessionLocks(dataDir)).toEqual([]);
+    // Nothing was recorded: no session is left active for a process that is gone.
+    await writer.release();
+    const db = new Database(join(dataDir, 'mnemo.db'), { readonly: true });
+    try {
+      expect(db.prepare("SELECT count(*) FROM sessions WHERE status = 'active'").pluck().get()).toBe(0);
+    } finally {
+      db.close();
+    }
+  });
+});
+
 describe.skipIf(!existsSync('/dev/fuse'))('mnemo mount under another node id', () => {
   it('a mnemo mount session recorded by another node id whose process was killed -9 is ended by the next server start on the SQLite file, and a live one is left to its process', async () => {
     const dataDir = makeTempDir('mnemo-cli-');
@@ -391,11 +490,11 @@ describe.skipIf(!existsSync('/dev/fuse'))('mnemo mount under another node id', (
     expect(server.stderr()).not.toContain(liveId);
     expect((await sh('echo still > here.md && cat here.md', liveDir)).stdout).toBe('still\n');
     // Each process's lock says whether it runs: the dead one's file went with its session.
-    expect(readdirSync(join(dataDir, 'mount-locks'))).toEqual([`${liveId}.lock`]);
+    expect(sessionLocks(dataDir)).toEqual([`${liveId}.lock`]);
     live.child.kill('SIGINT');
     expect(await live.exited).toBe(0);
     expect(await session(liveId)).toMatchObject({ status: 'ended' });
-    expect(readdirSync(join(dataDir, 'mount-locks'))).toEqual([]);
+    expect(sessionLocks(dataDir)).toEqual([]);
   });
 
   it('the next mnemo mount on the SQLite file, no server running, ends the session of a mnemo mount killed -9 under another node id, and says so', async () => {
@@ -454,7 +553,7 @@ describe.skipIf(!existsSync('/dev/fuse'))('mnemo mount lock files', () => {
       rmSync(dataDir, { recursive: true, force: true });
     });
     await Promise.all([killed.ready, starting.ready]);
-    const locks = () => readdirSync(join(dataDir, 'mount-locks')).sort();
+    const locks = () => sessionLocks(dataDir);
     expect(locks()).toEqual(['sesn_killedbeforerecording.lock', 'sesn_stillstarting.lock']);
     await killed.kill();
 
@@ -474,5 +573,67 @@ describe.skipIf(!existsSync('/dev/fuse'))('mnemo mount lock files', () => {
     expect(locks()).toEqual([]);
     // Logged before the URL is printed, on another pipe: it may be read a moment after.
     await eventually(async () => expect(server.stderr()).toContain('removed the lock file of sesn_stillstarting: '));
+  });
+
+  it('the next start removes the file a mnemo mount killed -9 while taking its lock left, before or after locking it, and leaves those of mounts still taking theirs', async () => {
+    const dataDir = makeTempDir('mnemo-cli-');
+    const env = { MNEMO_ADMIN_KEY: `mnemo-test-${'k'.repeat(32)}` };
+    let server = await startServer({ dataDir, env });
+    const storeId = (await sdkClient(server.url, server.adminKey).beta.memoryStores.create({ name: 'taking' })).id;
+    await server.stop();
+    const dir = join(dataDir, 'here');
+    mkdirSync(dir);
+    const takings = [
+      pausedTaking(dataDir, 'sesn_killedaftermaking', 'creating'),
+      pausedTaking(dataDir, 'sesn_killedbeforerenaming', 'renaming'),
+      pausedTaking(dataDir, 'sesn_stillrenaming', 'renaming'),
+    ];
+    const [killedMaking, killedRenaming, stillRenaming] = takings;
+    let mount: ReturnType<typeof mountCli> | null = null;
+    onTestFinished(async () => {
+      for (const t of takings) await t.kill();
+      if (mount && mount.child.exitCode === null && mount.child.signalCode === null) mount.child.kill('SIGINT');
+      await mount?.exited;
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+    await Promise.all(takings.map((t) => t.paused));
+    await killedMaking!.kill();
+    await killedRenaming!.kill();
+    const locks = () => sessionLocks(dataDir);
+    expect(locks()).toEqual(['sesn_killedaftermaking.lock.new', 'sesn_killedbeforerenaming.lock.new', 'sesn_stillrenaming.lock.new']);
+
+    mount = mountCli(dataDir, storeId, dir);
+    const id = await mount.sessionId();
+    expect(locks()).toEqual([`${id}.lock`, 'sesn_stillrenaming.lock.new'].sort());
+    for (const left of ['sesn_killedaftermaking.lock.new', 'sesn_killedbeforerenaming.lock.new']) {
+      expect(mount.stderr()).toContain(`mnemo: removed the unfinished lock file ${left}: a mnemo mount was killed while taking it, and no process holds it`);
+    }
+    expect(mount.stderr()).not.toContain('sesn_stillrenaming');
+    mount.child.kill('SIGINT');
+    expect(await mount.exited).toBe(0);
+
+    // A mount paused between making its file and locking it: that file is free, yet it is the
+    // mount's. A start leaves it (and so, this once, a leftover beside it, for the next start).
+    const stillMaking = pausedTaking(dataDir, 'sesn_stillmaking', 'creating');
+    const killedBeside = pausedTaking(dataDir, 'sesn_killedbeside', 'renaming');
+    takings.push(stillMaking, killedBeside);
+    await Promise.all([stillMaking.paused, killedBeside.paused]);
+    await killedBeside.kill();
+    expect(locks()).toEqual(['sesn_killedbeside.lock.new', 'sesn_stillmaking.lock.new', 'sesn_stillrenaming.lock.new']);
+    server = await startServer({ dataDir, env });
+    expect(locks()).toEqual(['sesn_killedbeside.lock.new', 'sesn_stillmaking.lock.new', 'sesn_stillrenaming.lock.new']);
+    expect(server.stderr()).not.toContain('lock.new');
+    await server.stop();
+
+    // Once those mounts are gone, the next start removes every one.
+    await stillMaking.kill();
+    await stillRenaming!.kill();
+    server = await startServer({ dataDir, env });
+    expect(locks()).toEqual([]);
+    // Logged before the URL is printed, on another pipe: it may be read a moment after.
+    for (const left of ['sesn_killedbeside', 'sesn_stillmaking', 'sesn_stillrenaming']) {
+      await eventually(async () => expect(server.stderr()).toContain(`removed the unfinished lock file ${left}.lock.new: `));
+    }
   });
 });

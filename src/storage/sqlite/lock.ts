@@ -12,6 +12,11 @@
  *   process on the same files, whatever its pid namespace (a container beside) or node id. A free
  *   one is removed by whoever finds it so (the next start's check of sessions), that of a session
  *   never recorded (its process killed first) or ended included.
+ * - `mount-locks/<session id>.lock.new`: the same file while its `mnemo mount` takes it, before it
+ *   gets its session's name. One a process killed at that point left is removed as a free one is,
+ *   but only under `mount-locks/.taking` held EXCLUSIVE: every `mnemo mount` holds that one SHARED
+ *   from before it makes its file until it has locked it, so a file found free then is no live
+ *   process's (one made a moment ago and not locked yet is).
  */
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -36,11 +41,11 @@ function isBusy(err: unknown): boolean {
 }
 
 /**
- * Takes the lock without waiting: null if another process holds a conflicting one. Exclusive holds
- * an open EXCLUSIVE transaction (journal in memory, so no -journal file appears); shared holds an
- * open read transaction, which keeps SQLite's SHARED lock on the file.
+ * Takes the lock without waiting (or waiting up to `waitMs`): null if another process holds a
+ * conflicting one. Exclusive holds an open EXCLUSIVE transaction (journal in memory, so no -journal
+ * file appears); shared holds an open read transaction, which keeps SQLite's SHARED lock on the file.
  */
-export function tryLock(file: string, mode: 'exclusive' | 'shared', { mustExist = false }: { mustExist?: boolean } = {}): HeldLock | null {
+export function tryLock(file: string, mode: 'exclusive' | 'shared', { mustExist = false, waitMs = 0 }: { mustExist?: boolean; waitMs?: number } = {}): HeldLock | null {
   let db: Database.Database;
   try {
     db = new Database(file, { fileMustExist: mustExist });
@@ -48,7 +53,8 @@ export function tryLock(file: string, mode: 'exclusive' | 'shared', { mustExist 
     throw lockRefusal(file, err);
   }
   try {
-    db.pragma('busy_timeout = 0');
+    // SQLite's own busy handler does the waiting, if any.
+    db.pragma(`busy_timeout = ${waitMs}`);
     if (mode === 'exclusive') {
       db.pragma('journal_mode = MEMORY');
       db.pragma('locking_mode = EXCLUSIVE');
@@ -76,6 +82,12 @@ export const usersLockFile = (dataDir: string) => join(dataDir, USERS_LOCK_FILE)
 
 export const MOUNT_LOCKS_DIR = 'mount-locks';
 const LOCK_SUFFIX = '.lock';
+/** A lock file while its `mnemo mount` takes it: made and locked under this name, then renamed. */
+const TAKING_SUFFIX = '.lock.new';
+/** Held SHARED by each `mnemo mount` while it makes and locks its `.lock.new`, EXCLUSIVE while free ones are removed. */
+const TAKING_GUARD = '.taking';
+/** How long a `mnemo mount` waits for a removal of `.lock.new` files to let go of the guard (it takes a moment). */
+const TAKING_GUARD_WAIT_MS = 10_000;
 const mountLockFile = (dataDir: string, sessionId: string) => join(dataDir, MOUNT_LOCKS_DIR, `${sessionId}${LOCK_SUFFIX}`);
 
 /** The locks of `mnemo mount` sessions in one data directory. */
@@ -94,10 +106,18 @@ export interface MountLocks {
    * ended since) is no live session's. Returns the sessions whose files it removed.
    */
   removeFree(keep: ReadonlySet<string>): string[];
+  /**
+   * Removes every `<session id>.lock.new` here that no process holds: one left by a `mnemo mount`
+   * killed while it took its lock (after making the file, before giving it its session's name).
+   * Leaves them all for a later look while a `mnemo mount` is between making its file and locking
+   * it (it holds the guard), as that file is free yet its. Returns the names of the files removed.
+   */
+  removeLeftovers(): string[];
 }
 
 export function mountLocks(dataDir: string): MountLocks {
   const dir = join(dataDir, MOUNT_LOCKS_DIR);
+  const guardFile = join(dir, TAKING_GUARD);
 
   /**
    * Takes the lock at `file` for a moment, to see: no such file, held by a process, free (and so
@@ -119,14 +139,27 @@ export function mountLocks(dataDir: string): MountLocks {
     return 'removed';
   }
 
+  /** Runs `take` holding the guard SHARED, as every `mnemo mount` does: many at once, none while leftovers are removed. */
+  function underGuard<T>(take: () => T): T {
+    const guard = tryLock(guardFile, 'shared', { waitMs: TAKING_GUARD_WAIT_MS });
+    if (guard === null) throw new MnemoError('conflict', `the lock file ${guardFile} is held by another process`);
+    try {
+      return take();
+    } finally {
+      guard.release();
+    }
+  }
+
   return {
     hold(sessionId) {
       const file = mountLockFile(dataDir, sessionId);
       mkdirSync(dir, { recursive: true });
       // Taken under another name, then renamed: the file appears under its session's name already
       // held, so removeFree (another process's start) never finds it free between its creation and its lock.
-      const taking = `${file}.new`;
-      const lock = tryLock(taking, 'exclusive');
+      const taking = join(dir, `${sessionId}${TAKING_SUFFIX}`);
+      // And the guard, held from before that file is made until it is locked, keeps removeLeftovers
+      // from finding it free meanwhile. Others hold it SHARED too: only a removal makes this wait.
+      const lock = underGuard(() => tryLock(taking, 'exclusive'));
       // A new session id's file: nobody else knows its name yet.
       if (lock === null) throw new MnemoError('conflict', `the lock file ${taking} is held by another process`);
       try {
@@ -163,6 +196,29 @@ export function mountLocks(dataDir: string): MountLocks {
         if (probe(join(dir, name)) === 'removed') removed.push(sessionId);
       }
       return removed;
+    },
+    removeLeftovers() {
+      let names: string[];
+      try {
+        names = readdirSync(dir).filter((name) => name.endsWith(TAKING_SUFFIX));
+      } catch {
+        return [];
+      }
+      if (names.length === 0) return [];
+      let guard: HeldLock | null;
+      try {
+        guard = tryLock(guardFile, 'exclusive');
+      } catch {
+        // Not to be opened by this process (another user's directory): nothing can be told.
+        return [];
+      }
+      // A `mnemo mount` is making its file: the next look removes what is left then.
+      if (guard === null) return [];
+      try {
+        return names.filter((name) => probe(join(dir, name)) === 'removed');
+      } finally {
+        guard.release();
+      }
     },
   };
 }
