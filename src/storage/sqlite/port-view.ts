@@ -71,7 +71,7 @@ export interface PortParts {
  */
 const ASIDE_READS: ReadonlySet<string> = new Set<keyof ConnectionMethods>([
   'getStore', 'getStoreById', 'getWorkspace', 'defaultWorkspace', 'findApiKeyByHash', 'getApiKey', 'getApiKeyById', 'getSession',
-  'getMemory', 'getMemoryInStore', 'getMemoryByPath', 'getMemoryMetaByPath', 'getMemoryBytesByPath', 'listDirectory', 'listDirectoryNames',
+  'getMemory', 'getMemoryInStore', 'getMemoryByPath', 'getMemoryMetaByPath', 'getMemoryMetaById', 'getMemoryBytesByPath', 'listDirectory', 'listDirectoryNames',
   'hasMemoriesUnder', 'nextExpiry', 'getVersion', 'findReceipt', 'getCheckpoint', 'getLatestCheckpoint',
   'listPathVersions', 'getPathVersion', 'getPathVersionBytes', 'listHistoryDirectory', 'hasHistoryUnder',
   'getMemoryMetaAsOf', 'getMemoryBytesAsOf', 'lastCommitSeq', 'previousVersion',
