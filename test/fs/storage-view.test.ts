@@ -322,6 +322,24 @@ describe('storage view', () => {
     expect((await view.listDirectory('/d')).files.map((f) => f.path).sort()).toEqual(['/d/a.md', '/d/b.md']);
   });
 
+  it('drops its answers after a save of its own when a bulk import of this process wrote meanwhile: the import counts as one write', async () => {
+    const core = await openCore();
+    const store = await seedStore(core.service, core.caller, { '/d/a.md': 'a' });
+    const view = new StorageView(core.service.mountReader(store.id), core.service.clock);
+    expect(await view.meta('/d/b.md')).toBeNull();
+    expect((await view.listDirectory('/d')).files.map((f) => f.path)).toEqual(['/d/a.md']);
+    const count = core.storage.ownWriteCount();
+    await view.saved('/d/a.md', async () => {
+      core.storage.importWrites(store.id, [
+        { memoryId: core.service.ids('memory'), operation: 'created', path: '/d/b.md', content: 'imported', versionId: core.service.ids('version'), now: core.service.clock(), actor: core.caller.actor },
+      ]);
+      return (await core.service.saveMemoryAt(core.caller, store.id, { path: '/d/a.md', content: 'mine', memoryId: core.service.ids('memory') })).memory;
+    });
+    expect((await view.meta('/d/b.md'))?.contentSizeBytes).toBe(8);
+    expect((await view.listDirectory('/d')).files.map((f) => f.path).sort()).toEqual(['/d/a.md', '/d/b.md']);
+    expect(core.storage.ownWriteCount()).toBe(count + 2);
+  });
+
   it('drops its answers when the saved memory is no longer at the path it saved (renamed through the API)', async () => {
     const core = await openCore();
     const store = await seedStore(core.service, core.caller, { '/d/a.md': 'a' });
