@@ -229,7 +229,8 @@ export function releaseDraft(ctx: MountContext, h: Handle): void | Promise<void>
  */
 async function truncationSuperseded(ctx: MountContext, d: Draft): Promise<boolean> {
   if (!d.stored || !d.dirty || d.size !== 0 || d.opens > 0 || d.scratch || d.path === null || d.baseSha === null) return false;
-  const current = await ctx.reader.memory(d.memoryId);
+  // Its sha is all this compares: the row alone, not the text (up to 100 KiB) on the serving thread.
+  const current = await ctx.reader.memoryMeta(d.memoryId);
   return !current || current.contentSha256 !== d.baseSha;
 }
 

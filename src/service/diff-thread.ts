@@ -19,8 +19,8 @@ export interface DiffThread {
   close(): void;
 }
 
-export function createDiffThread(): DiffThread {
-  const entry = workerEntry();
+/** `entry`: the worker's compiled module; null runs every job inline, on the calling thread, with the domain's 20 ms search budget (a build without it does; tests pass null to). */
+export function createDiffThread(entry: URL | null = workerEntry()): DiffThread {
   let worker: Worker | null = null;
   let nextId = 1;
   const pending = new Map<number, { resolve: (r: unknown) => void; reject: (e: Error) => void }>();

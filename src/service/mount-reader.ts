@@ -27,6 +27,7 @@ export function createMountReader(storage: Storage, storeId: string, asOf?: stri
     meta: (path) => storage.getMemoryMetaByPath(storeId, path),
     bytes: (path) => storage.getMemoryBytesByPath(storeId, path),
     memory: (id) => storage.getMemory(storeId, id),
+    memoryMeta: (id) => storage.getMemoryMetaById(storeId, id),
     hasMemoriesUnder: (dir) => storage.hasMemoriesUnder(storeId, dir),
     listDirectory: (dir, limit) => storage.listDirectory(storeId, dir, limit),
     listDirectoryNames: (dir, listingUpTo) => storage.listDirectoryNames(storeId, dir, listingUpTo),
@@ -63,6 +64,7 @@ function pointInTime(storage: Storage, storeId: string, asOf: string, history: P
     },
     // A point-in-time mount reads files by path only (it has no drafts to refresh).
     memory: () => Promise.resolve(null),
+    memoryMeta: () => Promise.resolve(null),
     hasMemoriesUnder: (dir) => storage.hasMemoriesUnderAsOf(storeId, dir, asOf),
     listDirectory: (dir, max) => storage.listDirectoryAsOf(storeId, dir, asOf, max ?? limit),
     changeMark: () => 0,

@@ -90,6 +90,8 @@ export interface MountReader {
   /** The memory at `path` with its content as UTF-8 bytes (what a file read serves), or null. */
   bytes(path: string): Promise<(MemoryMeta & { bytes: Buffer }) | null>;
   memory(id: string): Promise<Memory | null>;
+  /** The live memory `id` without its content (storage.getMemoryMetaById), or null. */
+  memoryMeta(id: string): Promise<MemoryMeta | null>;
   /** A version's text as UTF-8 bytes (a deleted memory's too), or null: no such version, or redacted. */
   versionBytes(versionId: string): Promise<Buffer | null>;
   /** True if some memory lives strictly below `dir`: the directory is implied. */

@@ -10,8 +10,8 @@ import { toErrno } from '../../fs/errno.js';
 import { createContext } from '../../fs/context.js';
 import { LocalBudget } from '../../fs/local-budget.js';
 import { StorageView } from '../../fs/storage-view.js';
-import { draftContent, writeDraft } from '../../fs/handles.js';
-import { commit } from '../../fs/save-points.js';
+import { draftContent, resizeDraft, writeDraft } from '../../fs/handles.js';
+import { commit, releaseDraft } from '../../fs/save-points.js';
 import { hasChildren, loadDraft } from '../../fs/tree.js';
 import { createService } from '../../src/service/service.js';
 import type { DirectoryNames } from '../../src/storage/port.js';
@@ -180,6 +180,45 @@ describe('storage view', () => {
     expect((await core.service.getMemory(core.caller, store.id, d.memoryId)).content).toBe(big);
   });
 
+  it('an O_TRUNC open that wrote nothing reads the memory\'s row alone at its release, no text: saved empty if nothing changed, given way to a write or a delete made meanwhile', async () => {
+    const core = await openCore();
+    const text = 'stored text '.repeat(4000);
+    const store = await seedStore(core.service, core.caller, { '/kept.md': text, '/written.md': text, '/deleted.md': text });
+    const ctx = createContext({
+      storeId: store.id, service: core.service, actor: { type: 'session_actor', sessionId: 'sesn_trunc' },
+      log: () => {}, readOnly: false, contents: new ContentCache(1 << 20), serverLocal: new LocalBudget(1 << 20, 'MNEMO_LOCAL_MAX_BYTES'),
+      onOperation: undefined, mountLocalMaxBytes: 1 << 20,
+    });
+    const reads: Record<string, number> = {};
+    for (const name of ['getMemory', 'getMemoryMetaById'] as const) {
+      const real = core.storage[name].bind(core.storage) as (...a: unknown[]) => unknown;
+      vi.spyOn(core.storage, name).mockImplementation(((...a: unknown[]) => {
+        reads[name] = (reads[name] ?? 0) + 1;
+        return real(...a);
+      }) as never);
+    }
+    /** Opens `path` with O_WRONLY | O_TRUNC as ops.ts openDraft does, runs `meanwhile`, then closes it: the kernel's release. */
+    const truncate = async (path: string, meanwhile: (id: string) => Promise<unknown>) => {
+      const d = (await loadDraft(ctx, path))!;
+      ctx.drafts.set(path, d);
+      const fh = ctx.handles.add(d, 0o1 | 0o1000);
+      resizeDraft(d, 0);
+      ctx.handles.get(fh).changed = true;
+      await meanwhile(d.memoryId);
+      for (const k of Object.keys(reads)) delete reads[k];
+      await releaseDraft(ctx, ctx.handles.remove(fh));
+      expect(reads).toEqual({ getMemoryMetaById: 1 });
+      return d.memoryId;
+    };
+    const kept = await truncate('/kept.md', async () => {});
+    expect((await core.service.getMemory(core.caller, store.id, kept)).content).toBe('');
+    const written = await truncate('/written.md', (id) => core.service.updateMemory(core.caller, store.id, id, { content: 'from the API' }));
+    expect((await core.service.getMemory(core.caller, store.id, written)).content).toBe('from the API');
+    const deleted = await truncate('/deleted.md', (id) => core.service.deleteMemory(core.caller, store.id, id));
+    await expect(core.service.getMemory(core.caller, store.id, deleted)).rejects.toMatchObject({ code: 'not_found' });
+    expect(await core.service.mountReader(store.id).meta('/deleted.md')).toBeNull();
+  });
+
   it('names a directory\'s implied subdirectories for its nlink, and gives none for a directory of more than 4,096 entries', async () => {
     const core = await openCore();
     const store = await seedStore(core.service, core.caller, { '/d/a/x.md': 'x', '/d/b/c/y.md': 'y', '/d/z.md': 'z' });
@@ -281,6 +320,24 @@ describe('storage view', () => {
     await Promise.all([held, api, saved]);
     expect((await view.meta('/d/b.md'))?.contentSizeBytes).toBe(12);
     expect((await view.listDirectory('/d')).files.map((f) => f.path).sort()).toEqual(['/d/a.md', '/d/b.md']);
+  });
+
+  it('drops its answers after a save of its own when a bulk import of this process wrote meanwhile: the import counts as one write', async () => {
+    const core = await openCore();
+    const store = await seedStore(core.service, core.caller, { '/d/a.md': 'a' });
+    const view = new StorageView(core.service.mountReader(store.id), core.service.clock);
+    expect(await view.meta('/d/b.md')).toBeNull();
+    expect((await view.listDirectory('/d')).files.map((f) => f.path)).toEqual(['/d/a.md']);
+    const count = core.storage.ownWriteCount();
+    await view.saved('/d/a.md', async () => {
+      core.storage.importWrites(store.id, [
+        { memoryId: core.service.ids('memory'), operation: 'created', path: '/d/b.md', content: 'imported', versionId: core.service.ids('version'), now: core.service.clock(), actor: core.caller.actor },
+      ]);
+      return (await core.service.saveMemoryAt(core.caller, store.id, { path: '/d/a.md', content: 'mine', memoryId: core.service.ids('memory') })).memory;
+    });
+    expect((await view.meta('/d/b.md'))?.contentSizeBytes).toBe(8);
+    expect((await view.listDirectory('/d')).files.map((f) => f.path).sort()).toEqual(['/d/a.md', '/d/b.md']);
+    expect(core.storage.ownWriteCount()).toBe(count + 2);
   });
 
   it('drops its answers when the saved memory is no longer at the path it saved (renamed through the API)', async () => {

@@ -25,6 +25,11 @@ export interface DirectoryNames {
 
 export interface MountViewStorage {
   getMemoryMetaByPath(storeId: string, path: string): Promise<MemoryMeta | null>;
+  /**
+   * The live memory `id` without its content, or null: what getMemory finds, less the text (a save
+   * that only compares the stored sha reads no content: fs/save-points.ts).
+   */
+  getMemoryMetaById(storeId: string, id: string): Promise<MemoryMeta | null>;
   /** The memory at `path` with its content as UTF-8 bytes (what a file read serves), or null. */
   getMemoryBytesByPath(storeId: string, path: string): Promise<(MemoryMeta & { bytes: Buffer }) | null>;
   /** Direct children of a directory ("/" or "/a/b"), for the mount's readdir; at most `limit` entries if given. */

@@ -9,13 +9,18 @@ import { childName, resumeAfter, sortedNames } from '../common/tree.js';
 import { versionContent } from './contents.js';
 import { first, lookup, type Q } from './db.js';
 import type { MemoryContext } from './memories.js';
-import { META, live, toMemoryMeta, type MemoryRow } from './rows.js';
+import { META, byUniqueId, live, toMemoryMeta, type MemoryRow } from './rows.js';
 import { childNames, children } from './tree.js';
 
 export function mountViewOps(ctx: MemoryContext) {
   return {
     async getMemoryMetaByPath(q: Q, storeId: string, path: string): Promise<MemoryMeta | null> {
       const r = await lookup<MemoryRow>(q, `SELECT ${META} FROM memories WHERE store_id = $1 AND path = $2 AND ${live(3)}`, [storeId, path, ctx.clock()]);
+      return r ? toMemoryMeta(r) : null;
+    },
+    async getMemoryMetaById(q: Q, storeId: string, id: string): Promise<MemoryMeta | null> {
+      // The row by its id's unique index (rows.ts byUniqueId), without the text getMemory reads from `contents`.
+      const r = await lookup<MemoryRow>(q, `SELECT ${META} FROM ${byUniqueId('memories', 2)} WHERE store_id = $1 AND ${live(3)}`, [storeId, id, ctx.clock()]);
       return r ? toMemoryMeta(r) : null;
     },
     async getMemoryBytesByPath(q: Q, storeId: string, path: string): Promise<(MemoryMeta & { bytes: Buffer }) | null> {

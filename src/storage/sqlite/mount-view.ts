@@ -26,13 +26,15 @@ import type { Db } from './tx.js';
  */
 export const INLINE_LISTING_MAX = 1024;
 
-type MountViewStatements = Pick<Synchronous<MountViewStorage>, 'getMemoryMetaByPath' | 'getMemoryBytesByPath' | 'listDirectory' | 'listDirectoryNames' | 'hasMemoriesUnder'>;
+type MountViewStatements = Pick<Synchronous<MountViewStorage>, 'getMemoryMetaByPath' | 'getMemoryMetaById' | 'getMemoryBytesByPath' | 'listDirectory' | 'listDirectoryNames' | 'hasMemoriesUnder'>;
 
 /** `names`: the same walk reading paths alone, for the names of a directory past `listingUpTo` entries. */
 export function createMountViewStatements(db: Db, children: ChildWalk, names: ChildWalk<PathRow>): MountViewStatements {
   const q = {
     // The planner would take the unique (store_id, path) index and read the row past its content.
     metaByPath: db.prepare(`SELECT ${META} FROM memories INDEXED BY memories_meta_by_path WHERE store_id = ? AND path = ? AND ${LIVE}`),
+    // The row alone: its text is in `contents`, which this does not join.
+    metaById: db.prepare(`SELECT ${META} FROM memories WHERE store_id = ? AND id = ? AND ${LIVE}`),
     // The text as UTF-8 bytes straight from its `contents` row: no decode to a JS string and encode back.
     bytesByPath: db.prepare(`SELECT ${META}, ${textOf('memories', true)} AS bytes FROM memories WHERE store_id = ? AND path = ? AND ${LIVE}`),
     anyUnder: db.prepare(`SELECT 1 FROM memories WHERE store_id = ? AND path > ? AND path < ? AND ${LIVE} LIMIT 1`),
@@ -41,6 +43,10 @@ export function createMountViewStatements(db: Db, children: ChildWalk, names: Ch
   return {
     getMemoryMetaByPath(storeId, path): MemoryMeta | null {
       const r = q.metaByPath.get(storeId, path) as MemoryRow | undefined;
+      return r ? toMemoryMeta(r) : null;
+    },
+    getMemoryMetaById(storeId, id): MemoryMeta | null {
+      const r = q.metaById.get(storeId, id) as MemoryRow | undefined;
       return r ? toMemoryMeta(r) : null;
     },
     getMemoryBytesByPath(storeId, path) {

@@ -52,7 +52,7 @@ export interface SqliteStorage extends Storage {
   readPragma(name: InspectablePragma): unknown;
   /** Runs `fn` as one transaction over `tx` (bulk loads, the bench): `atomic` by another name. */
   batch<T>(fn: (tx: Storage) => Promise<T>): Promise<T>;
-  /** Appends already-valid writes in one transaction (sqlite/bulk.ts): the bench's large store. */
+  /** Appends already-valid writes in one transaction (sqlite/bulk.ts): the bench's and tests' large stores. Counted by ownWriteCount as one write. */
   importWrites(storeId: string, writes: ImportedWrite[]): void;
   /** How many worker threads answer the reads that grow with the store (0: they run inline). */
   readonly readerThreads: number;
@@ -214,7 +214,7 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
   };
   const writeBehind = _options.writeBehind && file !== ':memory:' ? createWriteBehind(db, file, walSync, memoryRows, _options.writeBehind) : null;
   if (_options.replayJournal && !writeBehind && !readOnly && file !== ':memory:') replayLeftJournal(db, file, memoryRows, _options.replayJournal.log);
-  const { port, gate } = bindPort(db, walSync, {
+  const { port, gate, counted } = bindPort(db, walSync, {
     connection,
     ...(readers.writes ? { asideWrites: threadWrites(readers.writes, searchIndex, purgeDue, treeCount, changes.ownCommitAside) } : {}),
     reads: {
@@ -281,7 +281,8 @@ export function openSqliteStorage(file: string, _options: SqliteOptions = {}): S
       return db.pragma(name, { simple: true });
     },
     batch: (fn) => port.atomic(fn),
-    importWrites: createBulkImport(db, searchIndex),
+    // Beside the port, but one write of this process like any other: a mount's save must not take it for part of its own (fs/storage-view.ts `saved`).
+    importWrites: counted(createBulkImport(db, searchIndex)),
     readerThreads: readers.threads,
     walCheckpointsBehind: () => (checkpointer ? walBehind(checkpointer.wal()) : false),
   };

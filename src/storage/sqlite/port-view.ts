@@ -71,7 +71,7 @@ export interface PortParts {
  */
 const ASIDE_READS: ReadonlySet<string> = new Set<keyof ConnectionMethods>([
   'getStore', 'getStoreById', 'getWorkspace', 'defaultWorkspace', 'findApiKeyByHash', 'getApiKey', 'getApiKeyById', 'getSession',
-  'getMemory', 'getMemoryInStore', 'getMemoryByPath', 'getMemoryMetaByPath', 'getMemoryBytesByPath', 'listDirectory', 'listDirectoryNames',
+  'getMemory', 'getMemoryInStore', 'getMemoryByPath', 'getMemoryMetaByPath', 'getMemoryMetaById', 'getMemoryBytesByPath', 'listDirectory', 'listDirectoryNames',
   'hasMemoriesUnder', 'nextExpiry', 'getVersion', 'findReceipt', 'getCheckpoint', 'getLatestCheckpoint',
   'listPathVersions', 'getPathVersion', 'getPathVersionBytes', 'listHistoryDirectory', 'hasHistoryUnder',
   'getMemoryMetaAsOf', 'getMemoryBytesAsOf', 'lastCommitSeq', 'previousVersion',
@@ -151,11 +151,15 @@ function settled(fn: AnyFn): (...args: unknown[]) => Promise<unknown> {
   };
 }
 
+/** Wraps a write made on the connection outside the port so that Storage.ownWriteCount counts each call that wrote once. */
+export type CountWrites = <A extends unknown[], R>(fn: (...args: A) => R) => (...args: A) => R;
+
 /**
  * The outer port and the `tx` view that `atomic` hands its function (one object: one connection, one
  * transaction). With `writeBehind`, a mount's journaled write joins its held batch instead.
+ * `counted`: for the adapter's writes beside the port (SqliteStorage.importWrites), counted as the port's are.
  */
-export function bindPort(db: Db, walSync: WalSync, parts: PortParts, writeBehind: WriteBehind | null = null, lockWaitOptions: LockWaitOptions = {}): { port: Storage; gate: WriterGate } {
+export function bindPort(db: Db, walSync: WalSync, parts: PortParts, writeBehind: WriteBehind | null = null, lockWaitOptions: LockWaitOptions = {}): { port: Storage; gate: WriterGate; counted: CountWrites } {
   const gate = createWriterGate();
   const lockWait = createLockWait(db, lockWaitOptions);
   const tx = {} as Record<string, unknown>;
@@ -165,7 +169,7 @@ export function bindPort(db: Db, walSync: WalSync, parts: PortParts, writeBehind
   // (ownWriteMark). Counted around each try, holding the connection: no other writer runs meanwhile.
   let writeCalls = 0;
   const statements = parts.local.ownWriteMark;
-  const counted = <A extends unknown[], R>(fn: (...args: A) => R) => (...args: A): R => {
+  const counted: CountWrites = <A extends unknown[], R>(fn: (...args: A) => R) => (...args: A): R => {
     const before = statements();
     let sync = true;
     try {
@@ -301,5 +305,5 @@ export function bindPort(db: Db, walSync: WalSync, parts: PortParts, writeBehind
     if (gate.busy) await gate.enter();
     parts.close();
   };
-  return { port: port as unknown as Storage, gate };
+  return { port: port as unknown as Storage, gate, counted };
 }

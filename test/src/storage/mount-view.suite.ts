@@ -34,6 +34,25 @@ export function runMountViewSuite(makeStorage: MakeStorage): void {
       expect(await storage.getMemoryMetaByPath(s.id, '/missing')).toBeNull();
     });
 
+    it('a memory\'s metadata by id is what getMemory gives less the content, and null for a missing, deleted or expired memory or another store\'s id', async () => {
+      const { storage, stamp, now, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      const other = await addStore('other');
+      const m = await addMemory(s.id, '/a/m.md', 'héllo');
+      const { content: _content, ...meta } = (await storage.getMemory(s.id, m.id))!;
+      expect(await storage.getMemoryMetaById(s.id, m.id)).toEqual(meta);
+      expect(await storage.getMemoryMetaById(s.id, m.id)).toEqual(await storage.getMemoryMetaByPath(s.id, '/a/m.md'));
+      expect(await storage.getMemoryMetaById(other.id, m.id)).toBeNull();
+      expect(await storage.getMemoryMetaById(s.id, newId('memory'))).toBeNull();
+      const gone = await addMemory(s.id, '/gone.md');
+      await storage.deleteMemory({ ...stamp(), storeId: s.id, memoryId: gone.id });
+      expect(await storage.getMemoryMetaById(s.id, gone.id)).toBeNull();
+      // The fixture's clock runs in the past: this memory expired before the adapter's now.
+      const expired = await storage.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/expired.md', content: 'x', expiresAt: now() });
+      expect(await storage.getMemory(s.id, expired.id)).toBeNull();
+      expect(await storage.getMemoryMetaById(s.id, expired.id)).toBeNull();
+    });
+
     it('an empty memory reads as zero bytes', async () => {
       const { storage, addStore, addMemory } = await fixture(makeStorage);
       const s = await addStore();
