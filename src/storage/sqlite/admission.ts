@@ -10,13 +10,13 @@ import type { ConnectionMethods } from './port-view.js';
 import type { StoreStatements } from './stores.js';
 
 type Admitted = 'createMemory' | 'updateMemory' | 'deleteMemory' | 'saveMemoryAt' | 'moveMemory' | 'setMemoryAttrs';
-type Parts = Pick<ConnectionMethods, Admitted | 'storeUsage' | 'liveStoreUsage' | 'getMemory' | 'getMemoryMetaByPath'> & Pick<StoreStatements, 'storeShown'>;
+type Parts = Pick<ConnectionMethods, Admitted | 'storeUsage' | 'liveStoreUsage' | 'getMemory' | 'getMemoryMetaById' | 'getMemoryMetaByPath'> & Pick<StoreStatements, 'storeShown'>;
 
 export function admittedWrites(c: Parts): Pick<ConnectionMethods, Admitted | 'getMemoryInStore'> {
   /**
    * Shows the service's admission what the write finds; `target`: the memory it replaces, by id or
    * (a save) by path. The target is read only if the rules ask for it (near a limit): on most
-   * writes they do not, and by id it is the whole row with its text.
+   * writes they do not, and then only its metadata (by id or by path), never its text.
    */
   function admit(input: { storeId: string; admission?: Admission }, target?: { id: string } | { path: string }): void {
     const a = input.admission;
@@ -24,7 +24,7 @@ export function admittedWrites(c: Parts): Pick<ConnectionMethods, Admitted | 'ge
     let found: { target: WriteFound['target'] } | undefined;
     const find = (): WriteFound['target'] => {
       if (target === undefined) return null;
-      const m = 'id' in target ? c.getMemory(input.storeId, target.id) : c.getMemoryMetaByPath(input.storeId, target.path);
+      const m = 'id' in target ? c.getMemoryMetaById(input.storeId, target.id) : c.getMemoryMetaByPath(input.storeId, target.path);
       return m && { contentSizeBytes: m.contentSizeBytes };
     };
     const usage = c.storeUsage(input.storeId);
