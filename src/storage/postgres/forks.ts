@@ -3,7 +3,7 @@
  * batches from another store's state at an instant, then published (postgres/schema/v6.ts).
  */
 import { attrsOfNewMemory } from '../../domain/memory-attrs.js';
-import { abandonedFork, type ForkAbandonment } from '../../domain/errors.js';
+import { abandonedFork, type ForkAbandonment, type MnemoError } from '../../domain/errors.js';
 import type { Store } from '../../domain/types.js';
 import type { ForkBatchInput } from '../port.js';
 import { appendVersionRow } from './commit-order.js';
@@ -27,7 +27,7 @@ const MODE = attrsOfNewMemory(undefined, undefined).mode;
  * The build `storeId`, deleted while it ran, says who deleted it, as recorded in the deletion's
  * transaction (postgres/schema/v27.ts); none recorded is an hour gone: the sweep's (port/forks.ts).
  */
-async function gone(q: Q, storeId: string): Promise<Error> {
+async function gone(q: Q, storeId: string): Promise<MnemoError> {
   const r = await first<{ cause: ForkAbandonment }>(q, 'SELECT cause FROM fork_abandonments WHERE store_id = $1', [storeId]);
   return abandonedFork(storeId, r?.cause ?? 'sweep');
 }
