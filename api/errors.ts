@@ -52,6 +52,8 @@ export function errorBody(err: MnemoError, requestId: string) {
     error['conflicting_memory_id'] = err.details.conflicting_memory_id ?? '';
   }
   if (err.code === 'budget_exceeded' && err.details.needed_bytes !== undefined) error['needed_bytes'] = err.details.needed_bytes;
+  // A fork request whose build was deleted while it ran: by a redaction or by the sweep of forks a crash cut short.
+  if (err.code === 'conflict' && err.details.abandoned_by !== undefined) error['abandoned_by'] = err.details.abandoned_by;
   return { type: 'error', error, request_id: requestId };
 }
 

@@ -296,6 +296,7 @@ export const ErrorEnvelope = z
       conflicting_path: z.string().optional().meta({ description: 'memory_path_conflict_error only' }),
       conflicting_memory_id: z.string().optional().meta({ description: 'memory_path_conflict_error only' }),
       needed_bytes: z.int().optional().meta({ description: 'a restore budget below the essentials only' }),
+      abandoned_by: z.enum(['redaction', 'sweep']).optional().meta({ description: 'a fork\'s conflict_error only: what deleted its build while it ran' }),
     }),
     request_id: z.string(),
   })

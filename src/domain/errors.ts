@@ -62,10 +62,22 @@ export interface ErrorDetails {
   /**
    * not_found from a fork's build (storage/port/forks.ts): the id of its hidden store, deleted while
    * it was built (a redaction of a version it copies, or the sweep of forks a crash cut short). The
-   * fork request builds it again (service/forks.ts); no caller ever sees it.
+   * fork request builds it again or fails (service/forks.ts); no caller ever sees it.
    */
   abandoned_fork?: string;
+  /**
+   * Who deleted a fork's build while it ran, as the storage recorded it: with `abandoned_fork`, and on
+   * the 409 `conflict` of a fork request whose last build was abandoned (service/forks.ts).
+   */
+  abandoned_by?: ForkAbandonment;
 }
+
+/**
+ * Why a fork's build was deleted while it ran: `redaction`, a redaction of a version it copies (or is
+ * to copy); `sweep`, the minute sweep of forks a crash cut short, which took it for one (it had been
+ * building for over an hour).
+ */
+export type ForkAbandonment = 'redaction' | 'sweep';
 
 export class MnemoError extends Error {
   readonly code: ErrorCode;
@@ -98,13 +110,19 @@ export function notFound(what: string, id: string): MnemoError {
 
 /**
  * A fork's build whose hidden store `storeId` is no longer there to build: deleted while it was
- * built (storage/port/forks.ts). Reads as the not_found it is; `isAbandonedFork` tells it by its detail.
+ * built, by `by` (storage/port/forks.ts). Reads as the not_found it is; `forkAbandonedBy` tells it by its details.
  */
-export function abandonedFork(storeId: string): MnemoError {
-  return new MnemoError('not_found', notFound('memory store', storeId).message, { abandoned_fork: storeId });
+export function abandonedFork(storeId: string, by: ForkAbandonment): MnemoError {
+  return new MnemoError('not_found', notFound('memory store', storeId).message, { abandoned_fork: storeId, abandoned_by: by });
+}
+
+/** Who abandoned the build of the fork `storeId` when `err` says so (`abandonedFork`); null for any other error. */
+export function forkAbandonedBy(err: unknown, storeId: string): ForkAbandonment | null {
+  if (!isMnemoError(err) || err.code !== 'not_found' || err.details.abandoned_fork !== storeId) return null;
+  return err.details.abandoned_by ?? null;
 }
 
 /** Whether `err` says the build of the fork `storeId` was abandoned (`abandonedFork`), and nothing else. */
 export function isAbandonedFork(err: unknown, storeId: string): boolean {
-  return isMnemoError(err) && err.code === 'not_found' && err.details.abandoned_fork === storeId;
+  return forkAbandonedBy(err, storeId) !== null;
 }

@@ -10,11 +10,13 @@
  * mount, and nobody sees the fork half-made. One long transaction would be atomic too, but would
  * block every mount write of the server for its whole length. A fork that fails part-way is
  * deleted; one cut short by a crash stays hidden, unseen by every read, until the minute sweep
- * deletes it an hour later (`purgeAbandonedForks`). A request whose builds a redaction abandoned
- * FORK_ATTEMPTS times fails 409 `conflict`, about its source: the builds' ids were never given out.
+ * deletes it an hour later (`purgeAbandonedForks`). A build deleted while it ran is built again
+ * when a redaction deleted it, and a request whose builds a redaction abandoned FORK_ATTEMPTS times
+ * fails 409 `conflict`; one the sweep deleted (still running an hour on) fails 409 at once. Either
+ * 409 is about the source, and names its cause: the builds' ids were never given out.
  */
 import { assertMayCreateStores } from '../domain/access.js';
-import { isAbandonedFork, MnemoError, notFound } from '../domain/errors.js';
+import { forkAbandonedBy, MnemoError, notFound, type ForkAbandonment } from '../domain/errors.js';
 import type { Caller, Store } from '../domain/types.js';
 import type { Storage } from '../storage/port.js';
 import { assertPast, type ForkRequest } from '../validate/index.js';
@@ -29,21 +31,31 @@ import { assertForkRoom, type StoreLimits } from './limits.js';
  */
 export const FORK_BATCH = 25;
 
-/** Builds of one fork request, each abandoned by a redaction of a version it copied, before the request fails. */
+/** Builds of one fork request, each abandoned by a redaction of a version it copied, before the request fails (one the sweep abandoned fails it at once). */
 export const FORK_ATTEMPTS = 3;
 
 /** A hidden fork older than this was cut short by a crash (a live fork of 10,000 memories takes seconds). */
 export const ABANDONED_FORK_MS = 60 * 60 * 1000;
 
 /**
- * A fork request whose every build a redaction abandoned: 409, retryable (the next build leaves the
- * redacted versions' memories out, so it may well be published).
+ * A fork request given up, its last build deleted while it ran by `by`, as the storage recorded it.
+ * After a redaction (its FORK_ATTEMPTS-th build): 409, retryable (the next build leaves the redacted
+ * versions' memories out, so it may well be published). After the sweep of forks a crash cut short
+ * (the build still ran an hour after the request began, so the sweep took it for one): 409 at once,
+ * not retryable (another build would take as long, and its hour would be counted from the same start).
  */
-function abandonedTooOften(sourceId: string): MnemoError {
+function forkGivenUp(sourceId: string, by: ForkAbandonment): MnemoError {
+  if (by === 'sweep') {
+    return new MnemoError(
+      'conflict',
+      `the fork of memory store ${sourceId} was abandoned: its build was still running an hour after the request began, so the sweep of forks a crash cut short deleted it; no store was made, and the same request may take as long again`,
+      { abandoned_by: by },
+    );
+  }
   return new MnemoError(
     'conflict',
     `the fork of memory store ${sourceId} was abandoned ${FORK_ATTEMPTS} times: each build lost a version it copied to a redaction while it ran; no store was made, and the same request may be tried again`,
-    { transient: true },
+    { transient: true, abandoned_by: by },
   );
 }
 
@@ -66,9 +78,10 @@ export function createForks({ storage, clock, ids, readable, limits, relaxed, yi
   return {
     /** Deletes forks a crash cut short, one store per transaction (the server runs it every minute); returns how many. */
     async purgeAbandonedForks(): Promise<number> {
-      const before = new Date(Date.parse(clock()) - ABANDONED_FORK_MS).toISOString();
+      const now = clock();
+      const before = new Date(Date.parse(now) - ABANDONED_FORK_MS).toISOString();
       let n = 0;
-      while ((await storage.purgeAbandonedFork(before)) !== null) {
+      while ((await storage.purgeAbandonedFork(before, now)) !== null) {
         n += 1;
         await yieldTurn();
       }
@@ -86,7 +99,10 @@ export function createForks({ storage, clock, ids, readable, limits, relaxed, yi
         throw new MnemoError('invalid_request', `as_of ${asOf} is before memory store ${source.id} was created (${source.createdAt}): there is nothing to fork`, { field: 'as_of' });
       }
       // A redaction of a version the fork copies, while it is built, abandons the fork
-      // (storage/*/versions.ts): it is built again, under a new id, and this time leaves that memory out.
+      // (storage/*/versions.ts): it is built again, under a new id, and this time leaves that memory
+      // out. The sweep of forks a crash cut short abandons one still running an hour after the
+      // request began: another build would be as old to the sweep (its `forking_since` is the
+      // store's `createdAt`, this request's instant), so the request fails at once.
       for (let attempt = 1; ; attempt += 1) {
         const store: Store = {
           id: ids('store'), workspaceId: caller.workspaceId, name: req.name, description: req.description, metadata: req.metadata,
@@ -95,11 +111,12 @@ export function createForks({ storage, clock, ids, readable, limits, relaxed, yi
         try {
           return await buildFork(caller, source, store, asOf, now, hooks);
         } catch (err) {
-          // The storage says so (port/forks.ts); any other error, a not_found naming this build's
-          // store included, is the request's answer.
-          if (!isAbandonedFork(err, store.id)) throw err;
+          // The storage says so, and who deleted it (port/forks.ts); any other error, a not_found
+          // naming this build's store included, is the request's answer.
+          const by = forkAbandonedBy(err, store.id);
+          if (by === null) throw err;
           // The build's own id was never given out: a 404 naming it would point at nothing the caller knows.
-          if (attempt >= FORK_ATTEMPTS) throw abandonedTooOften(source.id);
+          if (by === 'sweep' || attempt >= FORK_ATTEMPTS) throw forkGivenUp(source.id, by);
         }
       }
     },

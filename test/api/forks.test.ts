@@ -19,6 +19,7 @@ import { makeTempDir, startServer } from '../helpers/server.js';
 import { rmSync } from 'node:fs';
 import { collect, expectVersionShape } from './shapes.js';
 import { notFound } from '../../src/domain/errors.js';
+import { ABANDONED_FORK_MS } from '../../src/service/forks.js';
 import type { Caller, Store } from '../../src/domain/types.js';
 import { dirname } from 'node:path';
 
@@ -351,11 +352,12 @@ describe('content stored once, and redaction', () => {
     for (const answer of await Promise.all(answers)) expect((answer as { content_still_held_by?: number }).content_still_held_by).toBe(0);
 
     expect(failed.status).toBe(409);
-    const error = (failed.body as { error: { type: string; message: string } }).error;
+    const error = (failed.body as { error: { type: string; message: string; abandoned_by?: string } }).error;
     expect(error.type).toBe('conflict_error');
     expect(error.message).toBe(
       `the fork of memory store ${source.id} was abandoned 3 times: each build lost a version it copied to a redaction while it ran; no store was made, and the same request may be tried again`,
     );
+    expect(error.abandoned_by).toBe('redaction');
     // No retry is ruled out: the next build leaves the redacted texts out.
     expect(failed.headers.get('x-should-retry')).toBeNull();
     expect((await collect(ms.list())).map((s) => s.id)).toEqual([source.id]);
@@ -367,6 +369,55 @@ describe('content stored once, and redaction', () => {
     const texts = await contents(client, (retried.body as WireStore).id);
     expect(Object.keys(texts)).toHaveLength(297);
     expect(Object.values(texts).filter((t) => t.startsWith('secret of'))).toEqual([]);
+  });
+
+  it('a fork whose build the sweep of forks a crash cut short deletes while it runs fails at once with a 409 that names the sweep, not a redaction, and is not built again', async () => {
+    const { client, ms, raw, clock, sql, service } = await app();
+    const source = await ms.create({ name: 'slow to fork' });
+    // Enough memories for a dozen batches: the build is still running when the sweep comes.
+    for (let i = 0; i < 300; i += 1) await ms.memories.create(source.id, { path: `/big/${i}.md`, content: `filler ${i}` });
+    clock.advance(1000);
+    const building = raw('POST', `/v1/memory_stores/${source.id}/fork`, { body: JSON.stringify({ name: 'too slow' }) });
+    let answered = false;
+    void building.finally(() => {
+      answered = true;
+    });
+    const copying = () => sql(
+      'SELECT count(*) FROM memories m JOIN stores s ON s.id = m.store_id WHERE s.forking_since IS NOT NULL AND s.deleted_at IS NULL',
+      'SELECT count(*)::int AS n FROM memories m JOIN stores s ON s.id = m.store_id WHERE s.forking_since IS NOT NULL AND s.deleted_at IS NULL',
+    );
+    // Once a build has copied memories, an hour passes for the server (as on a host too loaded to
+    // finish it), and its minute sweep runs, as it would every minute, until the request is answered.
+    let swept = 0;
+    let hourPassed = false;
+    while (!answered) {
+      if ((await copying()) > 0) {
+        if (!hourPassed) clock.advance(ABANDONED_FORK_MS + 1000);
+        hourPassed = true;
+        swept += await service.purgeAbandonedForks();
+      }
+      await new Promise((r) => setImmediate(r));
+    }
+    const failed = await building;
+
+    expect(failed.status, JSON.stringify(failed.body)).toBe(409);
+    const error = (failed.body as { error: { type: string; message: string; abandoned_by?: string } }).error;
+    expect(error.type).toBe('conflict_error');
+    expect(error.message).toBe(
+      `the fork of memory store ${source.id} was abandoned: its build was still running an hour after the request began, so the sweep of forks a crash cut short deleted it; no store was made, and the same request may take as long again`,
+    );
+    expect(error.abandoned_by).toBe('sweep');
+    // Not retried by the SDK: a build as slow would be deleted again.
+    expect(failed.headers.get('x-should-retry')).toBe('false');
+    // One build, deleted by the sweep; none was begun again (a retry would be as old for the sweep).
+    expect(swept).toBe(1);
+    expect(await sql('SELECT count(*) FROM stores WHERE forked_from IS NOT NULL', 'SELECT count(*)::int AS n FROM stores WHERE forked_from IS NOT NULL')).toBe(1);
+    expect((await collect(ms.list())).map((s) => s.id)).toEqual([source.id]);
+
+    // A request the sweep does not interrupt makes the fork.
+    const retried = await raw('POST', `/v1/memory_stores/${source.id}/fork`, { body: JSON.stringify({ name: 'at last' }) });
+    expect(retried.status).toBe(200);
+    expect(Object.keys(await contents(client, (retried.body as WireStore).id))).toHaveLength(300);
   });
 
   it('a text a fork still holds stays when the source redacts it, and goes when the fork redacts it too', async () => {

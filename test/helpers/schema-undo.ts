@@ -10,8 +10,12 @@ import { PG_VERSIONS_APPEND_ONLY_DELETE_2, PG_VERSIONS_COMMIT_ORDER_2 } from '..
 
 /** Back to before migration 11 (history by path; migration 12 is undone first): its indexes and column go, the append-only trigger is migration 9's. */
 /** Back to before migration 16 (web console sign-ins in the database, issue 14). */
-/** Back to before migration 26 (at most one default workspace). */
-export const UNDO_MIGRATION_26 = `DROP INDEX workspaces_one_default;
+/** Back to before migration 27 (why a fork's build was deleted while it ran). */
+export const UNDO_MIGRATION_27 = `DROP TABLE fork_abandonments;
+`;
+
+/** Back to before migration 26 (at most one default workspace); migration 27 is undone first. */
+export const UNDO_MIGRATION_26 = UNDO_MIGRATION_27 + `DROP INDEX workspaces_one_default;
 `;
 
 /** Back to before migration 25 (the database fills a version's missing times): the append-only trigger is migration 22's; migration 26 is undone first. */
@@ -171,8 +175,12 @@ BEGIN
 END;
 `;
 
-/** PostgreSQL back to before its migration 26 (at most one default workspace). */
-export const PG_UNDO_MIGRATION_26 = `DROP INDEX workspaces_one_default;
+/** PostgreSQL back to before its migration 27 (why a fork's build was deleted while it ran). */
+export const PG_UNDO_MIGRATION_27 = `DROP TABLE fork_abandonments;
+`;
+
+/** PostgreSQL back to before its migration 26 (at most one default workspace); 27 is undone first. */
+export const PG_UNDO_MIGRATION_26 = PG_UNDO_MIGRATION_27 + `DROP INDEX workspaces_one_default;
 `;
 
 /** PostgreSQL back to before its migration 25 (the page key); 26 is undone first. */

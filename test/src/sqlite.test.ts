@@ -10,7 +10,7 @@ import { SCHEMA_VERSION } from '../../src/storage/sqlite/schema/migrations.js';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 import { codeOf, errorOf, openCore, queuedForSearch, rawConnection, storeQuery, versionQuery, withRaw, type Core } from '../helpers/core.js';
 import { tmpDir } from '../helpers/tmp.js';
-import { UNDO_MIGRATION_11, UNDO_MIGRATION_20, UNDO_MIGRATION_21, UNDO_MIGRATION_24, UNDO_MIGRATION_25, UNDO_MIGRATION_26, UNDO_MIGRATION_9 } from '../helpers/schema-undo.js';
+import { UNDO_MIGRATION_11, UNDO_MIGRATION_20, UNDO_MIGRATION_21, UNDO_MIGRATION_24, UNDO_MIGRATION_25, UNDO_MIGRATION_26, UNDO_MIGRATION_27, UNDO_MIGRATION_9 } from '../helpers/schema-undo.js';
 import { createService } from '../../src/service/service.js';
 import type Database from 'better-sqlite3';
 import { newId } from '../../src/service/ids.js';
@@ -285,6 +285,26 @@ describe('sqlite migrations', () => {
       expect((await storage.listWorkspaces()).map((w) => w.id)).toEqual(['workspace_first', 'workspace_later']);
       await storage.insertWorkspace({ id: newId('workspace'), name: 'default', createdAt: new Date().toISOString() }, true);
       expect((await storage.listWorkspaces()).map((w) => w.id)).toEqual(['workspace_first', 'workspace_later']);
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it('a fork build a crash cut short before migration 27 is swept after the upgrade, and its build reads as deleted by the sweep', async () => {
+    const file = join(tmpDir(), 'mnemo.db');
+    const first = openSqliteStorage(file);
+    const at = '2026-03-01T00:00:00.000Z';
+    const workspace = { id: newId('workspace'), name: 'default', createdAt: at };
+    await first.insertWorkspace(workspace, true);
+    const build = { id: newId('store'), workspaceId: workspace.id, name: 'f', description: '', metadata: {}, createdAt: at, updatedAt: at, archivedAt: null };
+    await first.beginFork(build);
+    await first.close();
+    withRaw(file, (raw) => raw.exec(`${UNDO_MIGRATION_27} PRAGMA user_version = 26;`));
+    const storage = openSqliteStorage(file);
+    try {
+      expect(storage.readPragma('user_version')).toBe(SCHEMA_VERSION);
+      expect(await storage.purgeAbandonedFork('2026-03-01T01:00:00.000Z', '2026-03-01T02:00:00.000Z')).toBe(build.id);
+      expect(await storage.publishFork(build.id).catch((e: unknown) => e)).toMatchObject({ code: 'not_found', details: { abandoned_fork: build.id, abandoned_by: 'sweep' } });
     } finally {
       await storage.close();
     }

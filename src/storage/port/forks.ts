@@ -32,18 +32,26 @@ export interface ForkStorage {
    *
    * A target no longer hidden and there to build (deleted while it was built: a redaction of a
    * version it copies, or is to copy, abandons it, and so does the sweep below) throws
-   * `abandonedFork(targetId)` (domain/errors.ts), and nothing else does.
+   * `abandonedFork(targetId, by)` (domain/errors.ts), and nothing else does. `by` is who deleted it,
+   * as its deletion recorded in its own transaction (`redaction` or `sweep`), found even once the
+   * store's rows are purged; a record is kept an hour (the sweep below forgets older ones), so a
+   * build that finds none has outlasted the hour the sweep gives a build, and `by` is `sweep`.
    */
   copyForkBatch(input: ForkBatchInput): Promise<string | null>;
-  /** Makes the hidden store visible; returns it as stored. One deleted while it was built throws `abandonedFork(storeId)`, as copyForkBatch. */
+  /** Makes the hidden store visible; returns it as stored. One deleted while it was built throws `abandonedFork(storeId, by)`, as copyForkBatch. */
   publishFork(storeId: string): Promise<Store>;
-  /** Deletes a hidden store (a fork that failed part-way), as `deleteStore` does; a published store is left alone. */
+  /**
+   * Deletes a hidden store (a fork that failed part-way), as `deleteStore` does; a published store is
+   * left alone. Forgets who deleted it, if anyone did while it was built: its build has given it up.
+   */
   abandonFork(storeId: string): Promise<void>;
   /**
    * Deletes one hidden store whose fork began before `before` (a fork cut short by a crash: a live
-   * one takes seconds); returns its id, or null when there is none.
+   * one takes seconds), recording in the same transaction that the sweep did, at `now`; returns its
+   * id, or null when there is none. Forgets first what was recorded before `before` of builds
+   * deleted while they ran (a build whose process died never reads its own).
    */
-  purgeAbandonedFork(before: string): Promise<string | null>;
+  purgeAbandonedFork(before: string, now: string): Promise<string | null>;
   /** How many distinct texts the database stores (content is stored once): for tests and the bench. */
   countContents(): Promise<number>;
 }

@@ -3,7 +3,7 @@
  * batches from another store's state at an instant, then published (postgres/schema/v6.ts).
  */
 import { attrsOfNewMemory } from '../../domain/memory-attrs.js';
-import { abandonedFork } from '../../domain/errors.js';
+import { abandonedFork, type ForkAbandonment, type MnemoError } from '../../domain/errors.js';
 import type { Store } from '../../domain/types.js';
 import type { ForkBatchInput } from '../port.js';
 import { appendVersionRow } from './commit-order.js';
@@ -23,6 +23,15 @@ interface AtRow {
 
 const MODE = attrsOfNewMemory(undefined, undefined).mode;
 
+/**
+ * The build `storeId`, deleted while it ran, says who deleted it, as recorded in the deletion's
+ * transaction (postgres/schema/v27.ts); none recorded is an hour gone: the sweep's (port/forks.ts).
+ */
+async function gone(q: Q, storeId: string): Promise<MnemoError> {
+  const r = await first<{ cause: ForkAbandonment }>(q, 'SELECT cause FROM fork_abandonments WHERE store_id = $1', [storeId]);
+  return abandonedFork(storeId, r?.cause ?? 'sweep');
+}
+
 export const forkWrites = {
   async beginFork(q: Q, store: Store): Promise<void> {
     await run(
@@ -36,7 +45,7 @@ export const forkWrites = {
 
   async copyForkBatch(q: Q, input: ForkBatchInput): Promise<string | null> {
     if (!(await first(q, 'SELECT 1 FROM stores WHERE id = $1 AND forking_since IS NOT NULL AND deleted_at IS NULL FOR NO KEY UPDATE', [input.targetId]))) {
-      throw abandonedFork(input.targetId);
+      throw await gone(q, input.targetId);
     }
     // The next memory ids of the source (versions_by_memory), each one's latest version at asOf
     // (versions_by_memory_time), with its text and its expiry: one statement for the batch. The
@@ -87,16 +96,18 @@ export const forkWrites = {
 
   async publishFork(q: Q, storeId: string): Promise<Store> {
     const r = await first<StoreRow>(q, 'UPDATE stores SET forking_since = NULL WHERE id = $1 AND forking_since IS NOT NULL AND deleted_at IS NULL RETURNING *', [storeId]);
-    if (!r) throw abandonedFork(storeId);
+    if (!r) throw await gone(q, storeId);
     return toStore(r);
   },
 
   // Deleted as any store is: hidden at once, its rows removed in steps (postgres/schema/v14.ts).
   async abandonFork(q: Q, storeId: string): Promise<void> {
     await run(q, 'UPDATE stores SET deleted_at = $1 WHERE id = $2 AND forking_since IS NOT NULL AND deleted_at IS NULL', [new Date().toISOString(), storeId]);
+    await run(q, 'DELETE FROM fork_abandonments WHERE store_id = $1', [storeId]);
   },
 
-  async purgeAbandonedFork(q: Q, before: string): Promise<string | null> {
+  async purgeAbandonedFork(q: Q, before: string, now: string): Promise<string | null> {
+    await run(q, 'DELETE FROM fork_abandonments WHERE abandoned_at < $1', [before]);
     // SKIP LOCKED: two servers' sweeps never wait on each other's (or a live fork's batch's) row.
     const r = await first<{ id: string }>(
       q,
@@ -104,7 +115,8 @@ export const forkWrites = {
       [before],
     );
     if (!r) return null;
-    await forkWrites.abandonFork(q, r.id);
+    await run(q, 'UPDATE stores SET deleted_at = $1 WHERE id = $2', [new Date().toISOString(), r.id]);
+    await run(q, `INSERT INTO fork_abandonments (store_id, cause, abandoned_at) VALUES ($1, 'sweep', $2) ON CONFLICT (store_id) DO NOTHING`, [r.id, now]);
     return r.id;
   },
 };

@@ -79,12 +79,17 @@ export const versionWrites = {
     // A fork still being built that copies, or is to copy, this version is abandoned and built again
     // without it (service/forks.ts). Its batches lock its row (FOR NO KEY UPDATE): a batch that read
     // this version before this commit is waited for, and a later one finds the fork gone.
+    // Each deleted build's cause is recorded with it (postgres/schema/v27.ts), so its request fails
+    // with the right reason should this be its last try.
     await run(
       q,
-      `UPDATE stores f SET deleted_at = $4
-       WHERE f.forking_since IS NOT NULL AND f.deleted_at IS NULL AND (f.forked_from::jsonb ->> 'storeId') = $1
-         AND (SELECT v.id FROM versions v WHERE v.store_id = $1 AND v.memory_id = $2 AND v.created_at <= (f.forked_from::jsonb ->> 'asOf')
-              ORDER BY v.created_at DESC, v.seq DESC LIMIT 1) = $3`,
+      `WITH abandoned AS (
+         UPDATE stores f SET deleted_at = $4
+         WHERE f.forking_since IS NOT NULL AND f.deleted_at IS NULL AND (f.forked_from::jsonb ->> 'storeId') = $1
+           AND (SELECT v.id FROM versions v WHERE v.store_id = $1 AND v.memory_id = $2 AND v.created_at <= (f.forked_from::jsonb ->> 'asOf')
+                ORDER BY v.created_at DESC, v.seq DESC LIMIT 1) = $3
+         RETURNING f.id)
+       INSERT INTO fork_abandonments (store_id, cause, abandoned_at) SELECT id, 'redaction', $4 FROM abandoned ON CONFLICT (store_id) DO NOTHING`,
       [storeId, row.memory_id, id, now],
     );
     const a = actorColumns(actor);

@@ -3,7 +3,7 @@
  * from another store's state at an instant, then published (sqlite/schema/forks.ts).
  */
 import { attrsOfNewMemory } from '../../domain/memory-attrs.js';
-import { abandonedFork } from '../../domain/errors.js';
+import { abandonedFork, type ForkAbandonment } from '../../domain/errors.js';
 import type { Store } from '../../domain/types.js';
 import type { ForkStorage } from '../port.js';
 import { createVersionAppend } from './commit-order.js';
@@ -42,13 +42,29 @@ export function createForkStatements(db: Db): Synchronous<ForkStorage> {
     abandon: db.prepare(`UPDATE stores SET deleted_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ? AND forking_since IS NOT NULL AND deleted_at IS NULL`),
     countContents: db.prepare('SELECT count(*) FROM contents').pluck(),
     abandoned: db.prepare('SELECT id FROM stores WHERE forking_since IS NOT NULL AND forking_since < ? AND deleted_at IS NULL ORDER BY seq LIMIT 1').pluck(),
+    // Who deleted a build while it ran (sqlite/schema/fork-abandonments.ts): the sweep here, a redaction in versions.ts.
+    cause: db.prepare('SELECT cause FROM fork_abandonments WHERE store_id = ?').pluck(),
+    record: db.prepare('INSERT INTO fork_abandonments (store_id, cause, abandoned_at) VALUES (?, ?, ?) ON CONFLICT (store_id) DO NOTHING'),
+    forget: db.prepare('DELETE FROM fork_abandonments WHERE store_id = ?'),
+    forgetBefore: db.prepare('DELETE FROM fork_abandonments WHERE abandoned_at < ?'),
   };
   const appendVersion = createVersionAppend(db);
   const mode = attrsOfNewMemory(undefined, undefined).mode;
 
   const abandonFork = writeTx(db, (storeId: string): void => {
     q.abandon.run(storeId);
+    q.forget.run(storeId);
   });
+
+  const sweep = writeTx(db, (before: string, now: string): string | null => {
+    q.forgetBefore.run(before);
+    const id = (q.abandoned.get(before) as string | undefined) ?? null;
+    if (id !== null && q.abandon.run(id).changes === 1) q.record.run(id, 'sweep', now);
+    return id;
+  });
+
+  /** The build `storeId`, deleted while it ran, says who deleted it (port/forks.ts: none recorded is an hour gone, the sweep's). */
+  const gone = (storeId: string) => abandonedFork(storeId, (q.cause.get(storeId) as ForkAbandonment | undefined) ?? 'sweep');
 
   return {
     beginFork(store: Store) {
@@ -60,7 +76,7 @@ export function createForkStatements(db: Db): Synchronous<ForkStorage> {
     },
 
     copyForkBatch: writeTx(db, (input): string | null => {
-      if (!q.hidden.get(input.targetId)) throw abandonedFork(input.targetId);
+      if (!q.hidden.get(input.targetId)) throw gone(input.targetId);
       const ids = q.memoryIds.all(input.sourceId, input.after ?? '', input.limit) as string[];
       const a = actorColumns(input.actor);
       for (const memoryId of ids) {
@@ -84,17 +100,13 @@ export function createForkStatements(db: Db): Synchronous<ForkStorage> {
     }),
 
     publishFork: writeTx(db, (storeId: string): Store => {
-      if (q.publish.run(storeId).changes !== 1) throw abandonedFork(storeId);
+      if (q.publish.run(storeId).changes !== 1) throw gone(storeId);
       return toStore(q.get.get(storeId) as StoreRow);
     }),
 
     abandonFork,
 
-    purgeAbandonedFork(before: string): string | null {
-      const id = (q.abandoned.get(before) as string | undefined) ?? null;
-      if (id !== null) abandonFork(id);
-      return id;
-    },
+    purgeAbandonedFork: sweep,
 
     countContents() {
       return q.countContents.get() as number;

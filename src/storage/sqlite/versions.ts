@@ -36,13 +36,17 @@ export function createVersionStatements(db: Db, index: SearchIndex): VersionStat
     // text at the fork's instant is abandoned (deleted as any store is), and the fork request builds
     // it again, without this version (service/forks.ts): a publish must not carry a text redacted
     // since it was copied. (Nor does its redaction count a store nobody can see as a holder: contents.ts.)
+    // Each deleted build's cause is recorded with it (sqlite/schema/fork-abandonments.ts), so its
+    // request fails with the right reason should this be its last try.
     abandonForks: db.prepare(
       `UPDATE stores SET deleted_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
        WHERE forking_since IS NOT NULL AND deleted_at IS NULL AND json_extract(forked_from, '$.storeId') = @store
          AND (SELECT id FROM versions INDEXED BY versions_by_memory_time
               WHERE store_id = @store AND memory_id = @memory AND created_at <= json_extract(forked_from, '$.asOf')
-              ORDER BY created_at DESC, seq DESC LIMIT 1) = @id`,
-    ),
+              ORDER BY created_at DESC, seq DESC LIMIT 1) = @id
+       RETURNING id`,
+    ).pluck(),
+    recordAbandoned: db.prepare(`INSERT INTO fork_abandonments (store_id, cause, abandoned_at) VALUES (?, 'redaction', ?) ON CONFLICT (store_id) DO NOTHING`),
     // An expired memory's last path stays in memory_expirations (so a checkpoint reference by path
     // reads "expired"); once no version of that memory holds the path, it is redacted text too.
     // '' is no memory path, so a reference by that path then reads "missing"; by id, still "expired".
@@ -132,7 +136,7 @@ export function createVersionStatements(db: Db, index: SearchIndex): VersionStat
         index.indexQueuedAt(id);
         // Words of this text that an earlier re-indexing left in the index pages go too (service: eraseSearchRemnants).
         index.eraseDue(storeId);
-        q.abandonForks.run({ store: storeId, memory: row.memory_id, id });
+        for (const fork of q.abandonForks.all({ store: storeId, memory: row.memory_id, id }) as string[]) q.recordAbandoned.run(fork, now);
         const a = actorColumns(actor);
         // The text's row goes with its last holder, in this statement (a trigger: sqlite/schema/contents.ts).
         q.redact.run(now, a.type, a.id, id);

@@ -56,9 +56,9 @@ export function runForkSuite(makeStorage: MakeStorage): void {
       await storage.beginFork(target);
       await storage.copyForkBatch({ sourceId: src.id, targetId: target.id, asOf: at, after: null, limit: 10, actor, now: at, newMemoryId: () => newId('memory'), newVersionId: () => newId('version') });
       // A sweep for forks begun before `at` finds none; one for later ones deletes it.
-      expect(await storage.purgeAbandonedFork(at)).toBeNull();
-      expect(await storage.purgeAbandonedFork(now())).toBe(target.id);
-      expect(await storage.purgeAbandonedFork(now())).toBeNull();
+      expect(await storage.purgeAbandonedFork(at, now())).toBeNull();
+      expect(await storage.purgeAbandonedFork(now(), now())).toBe(target.id);
+      expect(await storage.purgeAbandonedFork(now(), now())).toBeNull();
       await storage.abandonFork(target.id);
       await storage.abandonFork(src.id);
       expect(await storage.getStore(workspace.id, src.id)).not.toBeNull();
@@ -68,41 +68,48 @@ export function runForkSuite(makeStorage: MakeStorage): void {
       expect(await storage.domainCheck()).toEqual([]);
     });
 
-    it('a build deleted while it was built says so by its id, whoever deleted it: the next batch and the publish throw an abandoned fork, not a bare not_found', async () => {
+    it('a build deleted while it was built says so by its id and says who deleted it, a redaction or the sweep, even once its rows are purged: the next batch and the publish throw an abandoned fork, not a bare not_found', async () => {
       const { storage, workspace, actor, now, stamp, addStore, addMemory } = await fixture(makeStorage);
       const src = await addStore('src');
       const a = await addMemory(src.id, '/a.md', 'one');
       const asOf = now();
       await storage.updateMemory({ ...stamp(), storeId: src.id, memoryId: a.id, content: 'two' });
-      const build = (): Store => {
-        const at = now();
-        return { id: newId('store'), workspaceId: workspace.id, name: 'f', description: '', metadata: {}, createdAt: at, updatedAt: at, archivedAt: null, forkedFrom: { storeId: src.id, asOf } };
+      const build = (at: string): Store => {
+        const began = now();
+        return { id: newId('store'), workspaceId: workspace.id, name: 'f', description: '', metadata: {}, createdAt: began, updatedAt: began, archivedAt: null, forkedFrom: { storeId: src.id, asOf: at } };
       };
       const batch = (target: Store) => storage.copyForkBatch({
-        sourceId: src.id, targetId: target.id, asOf, after: null, limit: 10, actor, now: now(), newMemoryId: () => newId('memory'), newVersionId: () => newId('version'),
+        sourceId: src.id, targetId: target.id, asOf: target.forkedFrom!.asOf, after: null, limit: 10, actor, now: now(), newMemoryId: () => newId('memory'), newVersionId: () => newId('version'),
       });
-      const abandoned = (id: string) => ({ code: 'not_found', message: `memory store not found: ${id}`, details: { abandoned_fork: id } });
+      const abandoned = (id: string, by: 'redaction' | 'sweep') => ({
+        code: 'not_found', message: `memory store not found: ${id}`, details: { abandoned_fork: id, abandoned_by: by },
+      });
 
-      // A redaction of the version it copied.
-      const redacted = build();
+      // Two builds: the sweep of forks a crash cut short deletes the first (begun before the second,
+      // of the source as it is now), and a redaction of the version it copied the second.
+      const swept = build(now());
+      await storage.beginFork(swept);
+      await batch(swept);
+      const redacted = build(asOf);
       await storage.beginFork(redacted);
       await batch(redacted);
       await storage.redactVersion(src.id, a.versionId, actor, now());
-      expect(await thrown(() => batch(redacted))).toMatchObject(abandoned(redacted.id));
+      expect(await thrown(() => batch(redacted))).toMatchObject(abandoned(redacted.id, 'redaction'));
       const unpublished = await thrown(() => storage.publishFork(redacted.id));
-      expect(unpublished).toMatchObject(abandoned(redacted.id));
+      expect(unpublished).toMatchObject(abandoned(redacted.id, 'redaction'));
       expect(isAbandonedFork(unpublished, redacted.id)).toBe(true);
       // Another build's id is not this one's.
       expect(isAbandonedFork(unpublished, src.id)).toBe(false);
 
-      // The sweep of forks a crash cut short, and the build's rows purged since.
-      const swept = build();
-      await storage.beginFork(swept);
-      await batch(swept);
-      expect(await storage.purgeAbandonedFork(now())).toBe(swept.id);
-      expect(await thrown(() => batch(swept))).toMatchObject(abandoned(swept.id));
+      // The redaction's build was deleted already: the sweep finds only the other.
+      expect(await storage.purgeAbandonedFork(redacted.createdAt, now())).toBe(swept.id);
+      expect(await storage.purgeAbandonedFork(redacted.createdAt, now())).toBeNull();
+      expect(await thrown(() => batch(swept))).toMatchObject(abandoned(swept.id, 'sweep'));
+      expect(await thrown(() => batch(redacted))).toMatchObject(abandoned(redacted.id, 'redaction'));
+      // Both builds' rows purged since (their store rows with them): each still says who deleted it.
       while (await storage.purgeDeletedStores());
-      expect(await thrown(() => storage.publishFork(swept.id))).toMatchObject(abandoned(swept.id));
+      expect(await thrown(() => storage.publishFork(swept.id))).toMatchObject(abandoned(swept.id, 'sweep'));
+      expect(await thrown(() => storage.publishFork(redacted.id))).toMatchObject(abandoned(redacted.id, 'redaction'));
       expect(await storage.domainCheck()).toEqual([]);
     });
   });

@@ -4,7 +4,7 @@
  * transaction per operation, `atomic`, two servers (two pools) racing on one memory and on one
  * checkpoint pointer, migrations under concurrent openers and the refusal of a newer schema.
  */
-import { PG_UNDO_MIGRATION_22, PG_UNDO_MIGRATION_25, PG_UNDO_MIGRATION_26, PG_UNDO_MIGRATION_5 } from '../../helpers/schema-undo.js';
+import { PG_UNDO_MIGRATION_22, PG_UNDO_MIGRATION_25, PG_UNDO_MIGRATION_26, PG_UNDO_MIGRATION_27, PG_UNDO_MIGRATION_5 } from '../../helpers/schema-undo.js';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { sha256Hex } from '../../../src/domain/content.js';
@@ -1628,6 +1628,27 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       onTestFinished(() => later.close());
       expect((await later.defaultWorkspace())?.id).toBe('workspace_first');
       expect((await later.listWorkspaces()).map((w) => w.id)).toEqual(['workspace_first', 'workspace_later']);
+    });
+
+    it('a fork build a crash cut short before migration 27 is swept after the upgrade, and its build reads as deleted by the sweep', async () => {
+      const db = await createDatabase();
+      onTestFinished(db.drop);
+      const first = await openPostgresStorage(db.url);
+      const at = '2026-03-01T00:00:00.000Z';
+      const workspace = { id: newId('workspace'), name: 'default', createdAt: at };
+      await first.insertWorkspace(workspace, true);
+      const build: Store = { id: newId('store'), workspaceId: workspace.id, name: 'f', description: '', metadata: {}, createdAt: at, updatedAt: at, archivedAt: null };
+      await first.beginFork(build);
+      await first.close();
+      const c = new pg.Client({ connectionString: db.url });
+      await c.connect();
+      onTestFinished(() => c.end());
+      await c.query(`${PG_UNDO_MIGRATION_27} UPDATE schema_version SET version = 26`);
+      const later = await openPostgresStorage(db.url);
+      onTestFinished(() => later.close());
+      expect((await c.query('SELECT version FROM schema_version')).rows).toEqual([{ version: PG_SCHEMA_VERSION }]);
+      expect(await later.purgeAbandonedFork('2026-03-01T01:00:00.000Z', '2026-03-01T02:00:00.000Z')).toBe(build.id);
+      expect(await later.publishFork(build.id).catch((e: unknown) => e)).toMatchObject({ code: 'not_found', details: { abandoned_fork: build.id, abandoned_by: 'sweep' } });
     });
 
     it('a database upgraded to the page key takes unsealed cursors for an hour', async () => {

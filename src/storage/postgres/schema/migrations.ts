@@ -31,6 +31,7 @@ import { PG_MIGRATION_23 } from './v23.js';
 import { PG_MIGRATION_24 } from './v24.js';
 import { PG_MIGRATION_25 } from './v25.js';
 import { PG_MIGRATION_26 } from './v26.js';
+import { PG_MIGRATION_27 } from './v27.js';
 
 export interface PgMigration {
   version: number;
@@ -90,6 +91,8 @@ export const PG_MIGRATIONS: PgMigration[] = [
   { version: 25, sql: PG_MIGRATION_25 },
   // SQLite's 26: at most one default workspace. See postgres/schema/v26.ts.
   { version: 26, sql: PG_MIGRATION_26 },
+  // SQLite's 27: why a fork's build was deleted while it ran. See postgres/schema/v27.ts.
+  { version: 27, sql: PG_MIGRATION_27 },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;

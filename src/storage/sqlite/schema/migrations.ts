@@ -42,6 +42,7 @@ import { MIGRATION_23 } from './checkpoint-usage.js';
 import { MIGRATION_24 } from './page-key.js';
 import { MIGRATION_25 } from './content-time-trigger.js';
 import { MIGRATION_26 } from './one-default.js';
+import { MIGRATION_27 } from './fork-abandonments.js';
 
 export interface Migration {
   version: number;
@@ -308,6 +309,11 @@ CREATE INDEX memories_meta_by_path ON memories
     // At most one default workspace, by a partial unique index. See sqlite/schema/one-default.ts.
     version: 26,
     sql: MIGRATION_26,
+  },
+  {
+    // Why a fork's build was deleted while it ran. See sqlite/schema/fork-abandonments.ts.
+    version: 27,
+    sql: MIGRATION_27,
   },
 ] satisfies Migration[]).sort((a, b) => a.version - b.version);
 
