@@ -1,6 +1,8 @@
 /** @module What console handlers read from a request: the page frame, the posted form, the key names an actor shows. */
 import type { Context } from 'hono';
-import type { Actor, Service } from '../../src/index.js';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { MnemoError, type Actor, type ErrorCode, type Service } from '../../src/index.js';
+import { HTTP_ERRORS } from '../errors.js';
 import type { AdminEnv } from './env.js';
 import type { Frame } from './layout.js';
 
@@ -28,6 +30,22 @@ export function field(c: AdminContext, name: string): string {
  */
 export function exactField(c: AdminContext, name: string): string {
   return (formOf(c).get(name) ?? '').replace(/\r\n/g, '\n');
+}
+
+/** Refusals a form comes back from (what was typed, and why): the input's or a limit's. Others (a key's role) keep the error page. */
+const FORM_REFUSALS: ReadonlySet<ErrorCode> = new Set(['invalid_request', 'limit_exceeded']);
+
+/** Why a form was refused: the API's message and status, and the field it names (`details.field`), if any. */
+export interface Refusal {
+  message: string;
+  field: string | null;
+  status: ContentfulStatusCode;
+}
+
+/** The refusal a form shows beside its fields, or null for an error the error page answers. */
+export function refusalOf(err: unknown): Refusal | null {
+  if (!(err instanceof MnemoError) || !FORM_REFUSALS.has(err.code)) return null;
+  return { message: err.message, field: err.details.field ?? null, status: HTTP_ERRORS[err.code].status };
 }
 
 /**

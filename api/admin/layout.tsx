@@ -2,6 +2,7 @@
 import { raw } from 'hono/html';
 import type { Child } from 'hono/jsx';
 import type { ApiKey } from '../../src/index.js';
+import { ASSET_URLS } from './assets.js';
 import { Csrf } from './ui.js';
 
 export interface Frame {
@@ -26,9 +27,9 @@ export function Page({ title, frame, children }: { title: string; frame: Frame |
         {/* htmx would add an inline <style>, which the CSP refuses; console.css has what it needs. */}
         <meta name="htmx-config" content='{"includeIndicatorStyles":false,"allowEval":false}' />
         <title>{`${title} · mnemo console`}</title>
-        <link rel="stylesheet" href="/admin/assets/console.css" />
+        <link rel="stylesheet" href={ASSET_URLS.css} />
         <script src="/admin/assets/htmx.min.js" defer></script>
-        <script src="/admin/assets/console.js" defer></script>
+        <script src={ASSET_URLS.js} defer></script>
       </head>
       <body>
         <header class="top">

@@ -1,69 +1,19 @@
 /** @module /admin/stores/:store: a store's tree (folders expand, paged), search, counts, and its edit, archive and delete. */
 import { Hono } from 'hono';
-import { baseName, LIMITS, parseMemoryListQuery, parseSearchQuery, parseStoreUpdate, type MemoryListItem, type SearchHit, type SearchPage, type Service, type Store } from '../../src/index.js';
-import { canWrite, exactField, frameOf, query, type AdminContext } from './context.js';
+import { baseName, parseMemoryListQuery, parseSearchQuery, parseStoreUpdate, type MemoryListItem, type SearchHit, type SearchPage, type Service } from '../../src/index.js';
+import { canWrite, exactField, frameOf, query, refusalOf, type AdminContext } from './context.js';
 import type { AdminEnv } from './env.js';
 import { Page } from './layout.js';
 import { seeOther, segment } from './redirect.js';
-import { Alert, Cancel, Confirm, Csrf, Hint, kb, qs, Time } from './ui.js';
+import { StoreControls, type RefusedStoreForm } from './store-controls.js';
+import { kb, qs, Time } from './ui.js';
 
 const TREE_PAGE = 50;
 
 export function storePages(service: Service) {
   const app = new Hono<AdminEnv>();
 
-  app.get('/:store', async (c) => {
-    const id = c.req.param('store');
-    const q = query(c);
-    const store = await service.getStore(c.var.caller, id);
-    const usage = await service.storeUsage(c.var.caller, id);
-    const prefix = q['prefix'] || '/';
-    const tree = await treePage(service, c, id, prefix, q['page'] ?? null);
-    const mode = q['mode'] === 'substring' ? 'substring' : 'fts';
-    const search = q['q'] ? await searchPage(service, c, id, q['q'], mode, q['search_page'] ?? null) : null;
-    const now = await service.clock();
-    const root = c.var.root;
-    const base = `${root}/stores/${id}`;
-    return c.html(
-      <Page title={store.name} frame={frameOf(c)}>
-        <p><a href={`${root}/stores`}>← Stores</a></p>
-        <h1>{store.name} {store.archivedAt ? <span class="badge archived">archived</span> : null}</h1>
-        <dl class="meta">
-          <dt>Description</dt><dd>{store.description || <span class="muted">none</span>}</dd>
-          <dt>Memories</dt><dd>{usage.memories}</dd>
-          {/* The store's byte count, as MNEMO_STORE_MAX_BYTES and a mount's df count it: its checkpoints are in it. */}
-          <dt>Size</dt><dd>{kb(usage.bytes)} <span class="muted">(memories and checkpoints, as the store's byte limit counts them)</span></dd>
-          <dt>Created</dt><dd><Time at={store.createdAt} now={now} /></dd>
-          {store.archivedAt ? <><dt>Archived</dt><dd><Time at={store.archivedAt} now={now} /></dd></> : null}
-          <dt>ID</dt><dd><code>{store.id}</code></dd>
-        </dl>
-        <p><a href={`${base}/versions`}>Audit this store's versions (by actor, operation, time)</a></p>
-
-        <section aria-labelledby="search-h">
-          <h2 id="search-h">Search</h2>
-          <form method="get" action={base} class="row" role="search">
-            <label>Search text <input type="search" name="q" value={q['q'] ?? ''} required /></label>
-            <label>Mode
-              <select name="mode">
-                <option value="fts" selected={q['mode'] !== 'substring'}>words (full text)</option>
-                <option value="substring" selected={q['mode'] === 'substring'}>exact substring</option>
-              </select>
-            </label>
-            <button type="submit">Search</button>
-          </form>
-          {search ? <SearchResults base={base} page={search} more={(p) => `${base}${qs({ q: q['q'], mode, search_page: p })}#search-h`} /> : null}
-        </section>
-
-        <section aria-labelledby="tree-h">
-          <h2 id="tree-h">Memories{prefix !== '/' ? <> under <code>{prefix}</code></> : null}</h2>
-          {prefix !== '/' ? <p><a href={base}>Back to the top folder</a></p> : null}
-          <ul class="tree root">{tree}</ul>
-        </section>
-
-        {canWrite(c) ? <StoreControls store={store} base={base} csrf={frameOf(c).csrf} /> : null}
-      </Page>,
-    );
-  });
+  app.get('/:store', async (c) => c.html(await storePage(service, c, c.req.param('store'))));
 
   // One folder's children, for htmx when a folder opens (and for "More" within a folder).
   app.get('/:store/tree', async (c) => {
@@ -78,7 +28,13 @@ export function storePages(service: Service) {
     const name = exactField(c, 'name');
     const description = exactField(c, 'description');
     const changed = { ...(name !== store.name ? { name } : {}), ...(description !== store.description ? { description } : {}) };
-    if (Object.keys(changed).length > 0) await service.updateStore(c.var.caller, id, parseStoreUpdate(changed));
+    try {
+      if (Object.keys(changed).length > 0) await service.updateStore(c.var.caller, id, parseStoreUpdate(changed));
+    } catch (err) {
+      const refusal = refusalOf(err);
+      if (!refusal) throw err;
+      return c.html(await storePage(service, c, id, { form: 'edit', name, description, refusal }), refusal.status);
+    }
     return seeOther(c, `${c.var.root}/stores/${segment(id)}`);
   });
 
@@ -91,21 +47,72 @@ export function storePages(service: Service) {
   app.post('/:store/delete', async (c) => {
     const id = c.req.param('store');
     const store = await service.getStore(c.var.caller, id);
-    if (exactField(c, 'confirm_name') !== store.name) {
-      return c.html(
-        <Page title="Not deleted" frame={frameOf(c)}>
-          <h1>Not deleted</h1>
-          <Alert message={`The name typed does not match "${store.name}": the store was not deleted.`} />
-          <p><a href={`${c.var.root}/stores/${id}`}>Back to {store.name}</a></p>
-        </Page>,
-        400,
-      );
+    const typed = exactField(c, 'confirm_name');
+    if (typed !== store.name) {
+      // The page again, its Delete dialog open on what was typed: the same 400 as before, for the same reason.
+      const refusal = { message: `The name typed does not match "${store.name}": the store was not deleted.`, field: 'confirm_name', status: 400 } as const;
+      return c.html(await storePage(service, c, id, { form: 'delete', confirmName: typed, refusal }), refusal.status);
     }
     await service.deleteStore(c.var.caller, id);
     return seeOther(c, `${c.var.root}/stores`);
   });
 
   return app;
+}
+
+const REFUSED_TITLE = { edit: 'Not saved', delete: 'Not deleted' } as const;
+
+/** A store's page; after a refused *Save changes* or *Delete*, that form holds what was typed and says why beside its field. */
+async function storePage(service: Service, c: AdminContext, id: string, refused?: RefusedStoreForm) {
+  const q = query(c);
+  const store = await service.getStore(c.var.caller, id);
+  const usage = await service.storeUsage(c.var.caller, id);
+  const prefix = q['prefix'] || '/';
+  const tree = await treePage(service, c, id, prefix, q['page'] ?? null);
+  const mode = q['mode'] === 'substring' ? 'substring' : 'fts';
+  const search = q['q'] ? await searchPage(service, c, id, q['q'], mode, q['search_page'] ?? null) : null;
+  const now = await service.clock();
+  const root = c.var.root;
+  const base = `${root}/stores/${id}`;
+  return (
+    <Page title={refused ? `${REFUSED_TITLE[refused.form]} · ${store.name}` : store.name} frame={frameOf(c)}>
+      <p><a href={`${root}/stores`}>← Stores</a></p>
+      <h1>{store.name} {store.archivedAt ? <span class="badge archived">archived</span> : null}</h1>
+      <dl class="meta">
+        <dt>Description</dt><dd>{store.description || <span class="muted">none</span>}</dd>
+        <dt>Memories</dt><dd>{usage.memories}</dd>
+        {/* The store's byte count, as MNEMO_STORE_MAX_BYTES and a mount's df count it: its checkpoints are in it. */}
+        <dt>Size</dt><dd>{kb(usage.bytes)} <span class="muted">(memories and checkpoints, as the store's byte limit counts them)</span></dd>
+        <dt>Created</dt><dd><Time at={store.createdAt} now={now} /></dd>
+        {store.archivedAt ? <><dt>Archived</dt><dd><Time at={store.archivedAt} now={now} /></dd></> : null}
+        <dt>ID</dt><dd><code>{store.id}</code></dd>
+      </dl>
+      <p><a href={`${base}/versions`}>Audit this store's versions (by actor, operation, time)</a></p>
+
+      <section aria-labelledby="search-h">
+        <h2 id="search-h">Search</h2>
+        <form method="get" action={base} class="row" role="search">
+          <label>Search text <input type="search" name="q" value={q['q'] ?? ''} required /></label>
+          <label>Mode
+            <select name="mode">
+              <option value="fts" selected={q['mode'] !== 'substring'}>words (full text)</option>
+              <option value="substring" selected={q['mode'] === 'substring'}>exact substring</option>
+            </select>
+          </label>
+          <button type="submit">Search</button>
+        </form>
+        {search ? <SearchResults base={base} page={search} more={(p) => `${base}${qs({ q: q['q'], mode, search_page: p })}#search-h`} /> : null}
+      </section>
+
+      <section aria-labelledby="tree-h">
+        <h2 id="tree-h">Memories{prefix !== '/' ? <> under <code>{prefix}</code></> : null}</h2>
+        {prefix !== '/' ? <p><a href={base}>Back to the top folder</a></p> : null}
+        <ul class="tree root">{tree}</ul>
+      </section>
+
+      {canWrite(c) ? <StoreControls store={store} base={base} csrf={frameOf(c).csrf} refused={refused} /> : null}
+    </Page>
+  );
 }
 
 /** Search requests one console page may make: each reads a bounded number of rows (README, Search). */
@@ -186,40 +193,4 @@ function SearchResults({ base, page, more }: { base: string; page: SearchPage; m
 function Snippet({ hit: { snippet, match } }: { hit: SearchHit }) {
   if (!match) return <>{snippet}</>;
   return <>{snippet.slice(0, match.start - 2)}<mark>{snippet.slice(match.start, match.end)}</mark>{snippet.slice(match.end + 2)}</>;
-}
-
-function StoreControls({ store, base, csrf }: { store: Store; base: string; csrf: string }) {
-  return (
-    <section aria-labelledby="manage-h">
-      <h2 id="manage-h">Manage</h2>
-      {store.archivedAt ? <p class="muted">An archived store cannot be edited; its memories can still be deleted and versions redacted.</p> : (
-        <form method="post" action={`${base}/edit`} class="stack">
-          <Csrf token={csrf} />
-          <label>Name <input name="name" value={store.name} required maxlength={255} /></label>
-          {/* The HTML parser drops one newline right after <textarea>: this one, not the description's own. */}
-          <label>Description <Hint>(at most {LIMITS.storeDescription} characters)</Hint> <textarea name="description" rows={2} maxlength={LIMITS.storeDescription}>{`\n${store.description}`}</textarea></label>
-          <div><button type="submit">Save changes</button></div>
-        </form>
-      )}
-      <div class="actions">
-        {store.archivedAt ? null : (
-          <Confirm id="archive-dialog" label="Archive" title={`Archive ${store.name}?`}>
-            <p>Archiving is one-way: the store stays readable, but nothing can be created or changed in it, and its live mounts turn read-only.</p>
-            <form method="post" action={`${base}/archive`}>
-              <Csrf token={csrf} />
-              <button type="submit">Archive store</button> <Cancel />
-            </form>
-          </Confirm>
-        )}{' '}
-        <Confirm id="delete-dialog" label="Delete" title={`Delete ${store.name}?`} danger>
-          <p>This deletes the store with every memory and version in it, at once. It cannot be undone.</p>
-          <form method="post" action={`${base}/delete`} class="stack">
-            <Csrf token={csrf} />
-            <label>Type the store's name, <strong>{store.name}</strong>, to confirm <input name="confirm_name" required autocomplete="off" autofocus /></label>
-            <div><button type="submit" class="danger">Delete store</button> <Cancel focus={false} /></div>
-          </form>
-        </Confirm>
-      </div>
-    </section>
-  );
 }

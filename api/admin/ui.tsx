@@ -60,6 +60,16 @@ export function errorOf(id: string, message: string | undefined): { 'aria-invali
   return message ? { 'aria-invalid': 'true', 'aria-describedby': id } : {};
 }
 
+/**
+ * A refused form's message where it belongs: beside the field it names when `fields` (the form's
+ * own) holds it, else above the form (`field` null).
+ */
+export function fieldError(refusal: { message: string; field: string | null } | null | undefined, field: string | null, fields: readonly string[]): string | undefined {
+  if (!refusal) return undefined;
+  const at = refusal.field !== null && fields.includes(refusal.field) ? refusal.field : null;
+  return at === field ? refusal.message : undefined;
+}
+
 export function Notice({ message }: { message: string | undefined }) {
   return message ? <p class="notice" role="status">{message}</p> : null;
 }
@@ -69,12 +79,15 @@ export function Pager({ next, href }: { next: string | null; href: (page: string
   return next ? <p class="pager"><a href={href(next)}>Next page →</a></p> : null;
 }
 
-/** A button that opens the <dialog> with this id (assets' console.js), and the dialog itself. */
-export function Confirm({ id, label, title, danger, children }: { id: string; label: string; title: string; danger?: boolean; children: Child }) {
+/**
+ * A button that opens the <dialog> with this id (assets' console.js), and the dialog itself; `open`:
+ * the dialog opens with the page (a refused form inside it, shown again).
+ */
+export function Confirm({ id, label, title, danger, open, children }: { id: string; label: string; title: string; danger?: boolean; open?: boolean; children: Child }) {
   return (
     <>
       <OpenDialog id={id} label={label} danger={danger} />
-      <Dialog id={id} title={title}>{children}</Dialog>
+      <Dialog id={id} title={title} open={open}>{children}</Dialog>
     </>
   );
 }
@@ -84,9 +97,9 @@ export function OpenDialog({ id, label, danger }: { id: string; label: string; d
   return <button type="button" class={danger ? 'danger' : 'secondary'} data-dialog={id} aria-haspopup="dialog">{label}</button>;
 }
 
-export function Dialog({ id, title, children }: { id: string; title: string; children: Child }) {
+export function Dialog({ id, title, open, children }: { id: string; title: string; open?: boolean | undefined; children: Child }) {
   return (
-    <dialog id={id} aria-labelledby={`${id}-title`}>
+    <dialog id={id} aria-labelledby={`${id}-title`} data-open={open ? '' : undefined}>
       <h2 id={`${id}-title`}>{title}</h2>
       {children}
     </dialog>

@@ -1,0 +1,140 @@
+/**
+ * A store form the service refuses comes back as itself, in a real Chromium against the real
+ * server: what was typed is kept, the message sits beside the field it is about (aria-invalid,
+ * aria-describedby) and the status is the API's; and every page opens with a "Skip to content" link.
+ */
+import type { Browser, Page, Response } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, type RunningServer } from '../helpers/server.js';
+import { api, launch, newPage, signIn, SKIP_BROWSER } from './browser.js';
+
+describe.skipIf(SKIP_BROWSER)('console: refused store forms and the skip link (chromium at /usr/bin/chromium)', () => {
+  let server: RunningServer;
+  let browser: Browser;
+  let page: Page;
+  let url: string;
+  let admin: string;
+
+  beforeAll(async () => {
+    server = await startServer();
+    ({ url, adminKey: admin } = server);
+    browser = await launch();
+    ({ page } = await newPage(browser));
+    await signIn(page, url, admin);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+
+  /** Clicks `button` and returns the answer to the form's POST to `path`. */
+  async function post(path: string, button: string, scope: Page | ReturnType<Page['getByRole']> = page): Promise<Response> {
+    const answer = page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname === path);
+    await scope.getByRole('button', { name: button, exact: true }).click();
+    const res = await answer;
+    await page.waitForLoadState();
+    return res;
+  }
+
+  /** The alert tied to a field by its aria-describedby, the field's aria-invalid and value, by the field's name. */
+  async function fieldError(name: string): Promise<{ message: string | null; invalid: string | null; value: string }> {
+    return page.evaluate((n: string) => {
+      const doc = (globalThis as any).document;
+      const field = doc.querySelector(`[name="${n}"][aria-describedby]`) ?? doc.querySelector(`[name="${n}"]:not([type=hidden])`);
+      const described = (field?.getAttribute('aria-describedby') ?? '').split(/\s+/).filter(Boolean).map((id: string) => doc.getElementById(id));
+      const alert = described.find((e: any) => e?.getAttribute('role') === 'alert');
+      return { message: alert ? alert.textContent.trim() : null, invalid: field?.getAttribute('aria-invalid') ?? null, value: field?.value ?? '' };
+    }, name);
+  }
+
+  /** Lets a field take what a browser's own checks (required, maxlength) would stop, as a script or an old browser sends it. */
+  async function unchecked(selector: string): Promise<void> {
+    await page.locator(selector).evaluate((f: any) => {
+      f.removeAttribute('required');
+      f.removeAttribute('maxlength');
+      f.form.noValidate = true;
+    });
+  }
+
+  it('a store name the service refuses brings back the create form with the typed name and description, the message beside the name, and a 400', async () => {
+    await page.goto(`${url}/admin/stores`);
+    await page.getByLabel('Name', { exact: true }).fill('Payroll \u202etxt.exe');
+    await page.getByLabel(/^Description/).fill('kept as typed\nsecond line');
+    const res = await post('/admin/stores', 'Create store');
+    expect(res.status()).toBe(400);
+    expect(await fieldError('name')).toEqual({ message: expect.stringContaining('forbidden character (U+202E)'), invalid: 'true', value: 'Payroll \u202etxt.exe' });
+    expect(await page.getByLabel(/^Description/).inputValue()).toBe('kept as typed\nsecond line');
+    expect(await page.getByLabel(/^Description/).getAttribute('aria-invalid')).toBeNull();
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Memory stores');
+    expect(await page.title()).toMatch(/not created/i);
+    // An empty name, past the browser's own check: the same form, the API's message on the name.
+    await unchecked('input[name=name]');
+    await page.getByLabel('Name', { exact: true }).fill('');
+    const empty = await post('/admin/stores', 'Create store');
+    expect(empty.status()).toBe(400);
+    expect(await fieldError('name')).toEqual({ message: expect.stringContaining('must be 1 to 255 characters (got 0)'), invalid: 'true', value: '' });
+    const stores = (await api(url, admin, 'GET', '/v1/memory_stores?limit=100')).json.data as { name: string }[];
+    expect(stores.filter((s) => s.name.includes('Payroll') || s.name === '')).toEqual([]);
+  });
+
+  it('a description over its limit brings back the create form with the message beside the description, and the typed name kept', async () => {
+    await page.goto(`${url}/admin/stores`);
+    await unchecked('textarea[name=description]');
+    await page.getByLabel('Name', { exact: true }).fill('  spaced name ');
+    await page.getByLabel(/^Description/).fill('d'.repeat(1025));
+    const res = await post('/admin/stores', 'Create store');
+    expect(res.status()).toBe(400);
+    expect(await fieldError('description')).toEqual({ message: expect.stringContaining('at most 1024 characters (got 1025)'), invalid: 'true', value: 'd'.repeat(1025) });
+    expect(await page.getByLabel('Name', { exact: true }).inputValue()).toBe('  spaced name ');
+    expect(await page.getByLabel('Name', { exact: true }).getAttribute('aria-invalid')).toBeNull();
+  });
+
+  it("a refused Save changes brings back the store's page with the typed name and description, the message beside the field, and leaves the store as it was", async () => {
+    const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'Editable', description: 'before' })).json;
+    await page.goto(`${url}/admin/stores/${st.id}`);
+    await page.getByLabel('Name', { exact: true }).fill('Edited \u2066name');
+    await page.getByLabel(/^Description/).fill('typed\ndescription');
+    const res = await post(`/admin/stores/${st.id}/edit`, 'Save changes');
+    expect(res.status()).toBe(400);
+    expect(await fieldError('name')).toEqual({ message: expect.stringContaining('forbidden character (U+2066)'), invalid: 'true', value: 'Edited \u2066name' });
+    expect(await page.getByLabel(/^Description/).inputValue()).toBe('typed\ndescription');
+    // The page is still the store's, as stored: its heading and facts keep the stored name.
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toContain('Editable');
+    expect(await page.title()).toMatch(/not saved/i);
+    await unchecked('textarea[name=description]');
+    await page.getByLabel('Name', { exact: true }).fill('Editable');
+    await page.getByLabel(/^Description/).fill('x'.repeat(1025));
+    const long = await post(`/admin/stores/${st.id}/edit`, 'Save changes');
+    expect(long.status()).toBe(400);
+    expect(await fieldError('description')).toEqual({ message: expect.stringContaining('at most 1024 characters (got 1025)'), invalid: 'true', value: 'x'.repeat(1025) });
+    expect(await page.getByLabel('Name', { exact: true }).getAttribute('aria-invalid')).toBeNull();
+    expect((await api(url, admin, 'GET', `/v1/memory_stores/${st.id}`)).json).toMatchObject({ name: 'Editable', description: 'before', updated_at: st.updated_at });
+    // Corrected in the same form, it saves.
+    await page.getByLabel(/^Description/).fill('after');
+    const saved = await post(`/admin/stores/${st.id}/edit`, 'Save changes');
+    expect(saved.status()).toBe(303);
+    expect((await api(url, admin, 'GET', `/v1/memory_stores/${st.id}`)).json).toMatchObject({ name: 'Editable', description: 'after' });
+  });
+
+  it("a Delete whose typed name does not match reopens the store's Delete dialog with the typed name and the message beside it, and deletes nothing", async () => {
+    const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'Kept store' })).json.id;
+    await page.goto(`${url}/admin/stores/${st}`);
+    await page.getByRole('button', { name: 'Delete', exact: true }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByLabel(/Type the store's name/).fill('Kept stor');
+    const res = await post(`/admin/stores/${st}/delete`, 'Delete store', dialog);
+    expect(res.status()).toBe(400);
+    await page.getByRole('dialog').waitFor();
+    expect(await fieldError('confirm_name')).toEqual({ message: expect.stringContaining('does not match'), invalid: 'true', value: 'Kept stor' });
+    // The dialog opens in its field, as when Delete is pressed.
+    expect(await page.evaluate('document.activeElement && document.activeElement.name')).toBe('confirm_name');
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toContain('Kept store');
+    expect((await api(url, admin, 'GET', `/v1/memory_stores/${st}`)).status).toBe(200);
+    await page.getByRole('dialog').getByLabel(/Type the store's name/).fill('Kept store');
+    const deleted = await post(`/admin/stores/${st}/delete`, 'Delete store', page.getByRole('dialog'));
+    expect(deleted.status()).toBe(303);
+    await page.waitForURL(`${url}/admin/stores`);
+    expect((await api(url, admin, 'GET', `/v1/memory_stores/${st}`)).status).toBe(404);
+  });
+});
