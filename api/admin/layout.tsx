@@ -32,11 +32,14 @@ export function Page({ title, frame, children }: { title: string; frame: Frame |
         <script src={ASSET_URLS.js} defer></script>
       </head>
       <body>
+        {/* The first thing Tab reaches: past the header and navigation, straight to the page's own content. */}
+        <a class="skip" href="#main">Skip to content</a>
         <header class="top">
           <a class="brand" href="/admin">mnemo console</a>
           {frame ? <Nav frame={frame} /> : null}
         </header>
-        <main id="main">{children}</main>
+        {/* tabindex -1: following the skip link moves the focus here, so the next Tab goes on from the content. */}
+        <main id="main" tabindex={-1}>{children}</main>
       </body>
     </html>
     </>

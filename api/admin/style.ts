@@ -3,6 +3,9 @@ export const CONSOLE_CSS = `
 :root { --fg: #111; --muted: #444; --bg: #fff; --line: #bbb; --accent: #0b4f9c; --danger: #a00000; --ok: #0a5c1f; --soft: #f2f4f7; }
 * { box-sizing: border-box; }
 body { margin: 0; font: 16px/1.45 system-ui, sans-serif; color: var(--fg); background: var(--bg); }
+a.skip { position: absolute; left: .5rem; top: -10rem; z-index: 10; padding: .5rem .8rem; background: #fff; color: var(--accent); border: 2px solid var(--accent); border-radius: 4px; }
+a.skip:focus { top: .5rem; }
+main:focus { outline: none; }
 header.top { display: flex; flex-wrap: wrap; gap: .5rem 1.5rem; align-items: center; padding: .6rem 1rem; background: #10233f; color: #fff; }
 header.top a, header.top button.link { color: #fff; }
 header.top .brand { font-weight: 700; text-decoration: none; }
@@ -13,7 +16,7 @@ main { max-width: 1200px; margin: 0 auto; padding: 1rem; }
 h1 { font-size: 1.5rem; margin: .5rem 0 1rem; overflow-wrap: anywhere; }
 h2 { font-size: 1.2rem; margin: 1.5rem 0 .5rem; }
 a { color: var(--accent); }
-a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible, summary:focus-visible, textarea:focus-visible { outline: 3px solid #f5a700; outline-offset: 2px; }
+a:focus-visible, a.skip:focus, button:focus-visible, input:focus-visible, select:focus-visible, summary:focus-visible, textarea:focus-visible { outline: 3px solid #f5a700; outline-offset: 2px; }
 table { border-collapse: collapse; width: 100%; margin: .5rem 0; }
 th, td { text-align: left; vertical-align: top; padding: .35rem .5rem; border-bottom: 1px solid var(--line); overflow-wrap: break-word; }
 td code { word-break: break-all; }

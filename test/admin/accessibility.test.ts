@@ -84,6 +84,7 @@ describe.skipIf(SKIP_BROWSER)('console accessibility (chromium at /usr/bin/chrom
       if (!doc.title.trim()) out.push('no title');
       if (!doc.documentElement.lang) out.push('no lang');
       if (!doc.querySelector('main')) out.push('no main');
+      if (doc.querySelector('a[href], button, input:not([type=hidden]), select, textarea, summary')?.getAttribute('href') !== '#main') out.push('no skip link first');
       return out;
     });
   }

@@ -8,6 +8,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../helpers/server.js';
 import { api, launch, newPage, signIn, SKIP_BROWSER } from './browser.js';
 
+/** The text of the first element a Tab can reach, in document order. */
+const FIRST_FOCUSABLE = `(() => {
+  const all = document.querySelectorAll('a[href], button, input:not([type=hidden]), select, textarea, summary, [tabindex]:not([tabindex="-1"])');
+  return all.length ? all[0].textContent : null;
+})()`;
+
 describe.skipIf(SKIP_BROWSER)('console: refused store forms and the skip link (chromium at /usr/bin/chromium)', () => {
   let server: RunningServer;
   let browser: Browser;
@@ -136,5 +142,32 @@ describe.skipIf(SKIP_BROWSER)('console: refused store forms and the skip link (c
     expect(deleted.status()).toBe(303);
     await page.waitForURL(`${url}/admin/stores`);
     expect((await api(url, admin, 'GET', `/v1/memory_stores/${st}`)).status).toBe(404);
+  });
+
+  it('the first Tab on a console page reaches a "Skip to content" link, shown only while focused, and following it puts the focus on the main content', async () => {
+    const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'Skipped' })).json.id;
+    const { context, page: out } = await newPage(browser);
+    try {
+      for (const [p, path] of [[page, '/admin/stores'], [page, `/admin/stores/${st}`], [page, '/admin/keys'], [page, '/admin/no-such-page'], [out, '/admin/sign-in']] as const) {
+        await p.goto(`${url}${path}`);
+        const skip = p.getByRole('link', { name: 'Skip to content' });
+        expect(await skip.getAttribute('href'), path).toBe('#main');
+        expect(await p.evaluate(FIRST_FOCUSABLE), path).toBe('Skip to content');
+        const hidden = await skip.boundingBox();
+        expect(hidden === null || hidden.y + hidden.height <= 0 || hidden.width <= 1 || hidden.height <= 1, path).toBe(true);
+        // The sign-in page starts in its key field (autofocus): there the link is reached by focusing it.
+        if (path === '/admin/sign-in') await skip.focus();
+        else await p.keyboard.press('Tab');
+        expect(await p.evaluate('document.activeElement && document.activeElement.textContent'), path).toBe('Skip to content');
+        const shown = (await skip.boundingBox())!;
+        expect(shown.width, path).toBeGreaterThan(20);
+        expect(shown.height, path).toBeGreaterThan(10);
+        expect(shown.y, path).toBeGreaterThanOrEqual(0);
+        await p.keyboard.press('Enter');
+        await expect.poll(() => p.evaluate('document.activeElement && document.activeElement.id'), { timeout: 10_000 }).toBe('main');
+      }
+    } finally {
+      await context.close();
+    }
   });
 });
