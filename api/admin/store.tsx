@@ -83,6 +83,8 @@ async function storePage(service: Service, c: AdminContext, id: string, refused?
         <dt>Memories</dt><dd>{usage.memories}</dd>
         {/* The store's byte count, as MNEMO_STORE_MAX_BYTES and a mount's df count it: its checkpoints are in it. */}
         <dt>Size</dt><dd>{kb(usage.bytes)} <span class="muted">(memories and checkpoints, as the store's byte limit counts them)</span></dd>
+        {/* The live memories' bytes alone (the API's content_size_bytes summed), from the same counter row: no sum over the store. */}
+        <dt>Memory content</dt><dd>{kb(usage.memoryBytes)} <span class="muted">(the live memories' content alone, as the API's content_size_bytes add up; checkpoints not counted)</span></dd>
         <dt>Created</dt><dd><Time at={store.createdAt} now={now} /></dd>
         {store.archivedAt ? <><dt>Archived</dt><dd><Time at={store.archivedAt} now={now} /></dd></> : null}
         <dt>ID</dt><dd><code>{store.id}</code></dd>

@@ -136,12 +136,12 @@ export function createOperations(storage: Storage, deps: OperationDeps) {
       return storage.updateStore(caller.workspaceId, id, patch, clock());
     },
     /**
-     * How many memories a store holds and its bytes, checkpoints included as the byte limit counts them
-     * (the web console's store page), as every reader
-     * sees them: expired memories the sweep has not deleted yet are left out (one indexed row, less
-     * the expired rows found through the expiry index).
+     * How many memories a store holds and its bytes, checkpoints included as the byte limit counts them,
+     * and its memories' bytes alone (the web console's store page), as every reader sees them: expired
+     * memories the sweep has not deleted yet are left out (one indexed row, less the expired rows found
+     * through the expiry index).
      */
-    async storeUsage(caller: Caller, id: string): Promise<{ memories: number; bytes: number }> {
+    async storeUsage(caller: Caller, id: string): Promise<{ memories: number; bytes: number; memoryBytes: number }> {
       await store(caller, id);
       return await storage.liveStoreUsage(id);
     },

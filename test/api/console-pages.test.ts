@@ -104,6 +104,37 @@ describe('console pages', () => {
     expect(await counts()).toEqual({ memories: '1', size: '2.0 KB' });
   });
 
+  it.each(['sqlite', 'postgres'])("the store page shows its live memories' bytes apart from its size, which counts its checkpoints too, as the API lists them (%s)", async (engine) => {
+    if (engine === 'postgres' && pgSkip !== null) return;
+    const app = await inProcessApp(engine === 'sqlite' ? {} : {
+      openStorage: async (clock: MovableClock) => {
+        const db = await createDatabase();
+        onTestFinished(db.drop);
+        return openPostgresStorage(db.url, { clock });
+      },
+    });
+    const store = await app.client.beta.memoryStores.create({ name: 'with checkpoints' });
+    const ms = app.client.beta.memoryStores.memories;
+    await ms.create(store.id, { path: '/keep.md', content: 'k'.repeat(2048) });
+    await ms.create(store.id, { path: '/more.md', content: 'é'.repeat(512) });
+    await app.client.post(`/v1/memory_stores/${store.id}/memories`, { body: { path: '/exp/x.md', content: 'x'.repeat(3072), ttl_seconds: 2 } });
+    const saved = await app.raw('POST', `/v1/memory_stores/${store.id}/checkpoints`, { body: JSON.stringify({ agent_id: 'coder', session_id: 'run-1', goal: 'g'.repeat(6000) }) });
+    expect(saved.status).toBe(200);
+    const checkpointBytes = (saved.body as { size_bytes: number }).size_bytes;
+    const cookie = await signIn(app);
+    const facts = async () => {
+      const page = await html(app, cookie, `/admin/stores/${store.id}`);
+      return { size: /<dt>Size<\/dt><dd>([^<]+)</.exec(page)?.[1]?.trim(), content: /<dt>Memory content<\/dt><dd>([^<]+)</.exec(page)?.[1]?.trim() };
+    };
+    const listed = async () => (await ms.list(store.id)).data.reduce((n, m) => n + (m.type === 'memory' ? m.content_size_bytes : 0), 0);
+    const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
+    expect(await listed()).toBe(2048 + 1024 + 3072);
+    expect(await facts()).toEqual({ size: kb(2048 + 1024 + 3072 + checkpointBytes), content: kb(2048 + 1024 + 3072) });
+    app.clock.advance(3000);
+    expect(await listed()).toBe(2048 + 1024);
+    expect(await facts()).toEqual({ size: kb(2048 + 1024 + checkpointBytes), content: kb(2048 + 1024) });
+  });
+
   it('the keys page shows 100 keys at a time with a link to the rest, and the audit page names only the keys of its actors', async () => {
     const app = await inProcessApp();
     // Made at one instant of the injected clock: the pages take the ids' order among equal times.

@@ -10,8 +10,21 @@ import { PG_VERSIONS_APPEND_ONLY_DELETE_2, PG_VERSIONS_COMMIT_ORDER_2 } from '..
 
 /** Back to before migration 11 (history by path; migration 12 is undone first): its indexes and column go, the append-only trigger is migration 9's. */
 /** Back to before migration 16 (web console sign-ins in the database, issue 14). */
-/** Back to before migration 27 (why a fork's build was deleted while it ran). */
-export const UNDO_MIGRATION_27 = `DROP TABLE fork_abandonments;
+/** Back to before migration 28 (checkpoints' bytes kept apart in store_usage): the checkpoint triggers are migration 23's. */
+export const UNDO_MIGRATION_28 = `DROP TRIGGER store_usage_checkpoint_insert;
+DROP TRIGGER store_usage_checkpoint_delete;
+CREATE TRIGGER store_usage_checkpoint_insert AFTER INSERT ON checkpoints BEGIN
+  INSERT INTO store_usage (store_id, memories, bytes) VALUES (NEW.store_id, 0, NEW.size_bytes)
+  ON CONFLICT (store_id) DO UPDATE SET bytes = bytes + excluded.bytes;
+END;
+CREATE TRIGGER store_usage_checkpoint_delete AFTER DELETE ON checkpoints BEGIN
+  UPDATE store_usage SET bytes = bytes - OLD.size_bytes WHERE store_id = OLD.store_id;
+END;
+ALTER TABLE store_usage DROP COLUMN checkpoint_bytes;
+`;
+
+/** Back to before migration 27 (why a fork's build was deleted while it ran); migration 28 is undone first. */
+export const UNDO_MIGRATION_27 = UNDO_MIGRATION_28 + `DROP TABLE fork_abandonments;
 `;
 
 /** Back to before migration 26 (at most one default workspace); migration 27 is undone first. */
@@ -175,8 +188,22 @@ BEGIN
 END;
 `;
 
-/** PostgreSQL back to before its migration 27 (why a fork's build was deleted while it ran). */
-export const PG_UNDO_MIGRATION_27 = `DROP TABLE fork_abandonments;
+/** PostgreSQL back to before its migration 28 (checkpoints' bytes kept apart in store_usage): the checkpoint trigger's function is migration 24's. */
+export const PG_UNDO_MIGRATION_28 = String.raw`CREATE OR REPLACE FUNCTION store_usage_follow_checkpoints() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    INSERT INTO store_usage (store_id, memories, bytes) VALUES (NEW.store_id, 0, NEW.size_bytes)
+    ON CONFLICT (store_id) DO UPDATE SET bytes = store_usage.bytes + excluded.bytes;
+    RETURN NEW;
+  END IF;
+  UPDATE store_usage SET bytes = bytes - OLD.size_bytes WHERE store_id = OLD.store_id;
+  RETURN OLD;
+END $$;
+ALTER TABLE store_usage DROP COLUMN checkpoint_bytes;
+`;
+
+/** PostgreSQL back to before its migration 27 (why a fork's build was deleted while it ran); 28 is undone first. */
+export const PG_UNDO_MIGRATION_27 = PG_UNDO_MIGRATION_28 + `DROP TABLE fork_abandonments;
 `;
 
 /** PostgreSQL back to before its migration 26 (at most one default workspace); 27 is undone first. */

@@ -170,14 +170,17 @@ export interface UsageMismatchRow {
   store_id: string;
   kept_memories: number;
   kept_bytes: number;
+  kept_checkpoint_bytes: number;
   memories: number;
   bytes: number;
+  checkpoint_bytes: number;
 }
 
 export function reportUsageMismatch(r: UsageMismatchRow, report: Report): void {
   report(
     `store ${r.store_id}: usage counter says ${r.kept_memories} memories / ${r.kept_bytes} bytes, the store holds ${r.memories} / ${r.bytes} (memories and checkpoints)` +
-      ' (rebuild with: DELETE FROM store_usage; INSERT INTO store_usage SELECT store_id, sum(n), sum(b) FROM (SELECT store_id, 1 AS n, content_size_bytes AS b FROM memories' +
-      ' UNION ALL SELECT store_id, 0, size_bytes FROM checkpoints) GROUP BY store_id;)',
+      (r.kept_checkpoint_bytes !== r.checkpoint_bytes ? `; it says ${r.kept_checkpoint_bytes} bytes of checkpoints, the store holds ${r.checkpoint_bytes}` : '') +
+      ' (rebuild with: DELETE FROM store_usage; INSERT INTO store_usage (store_id, memories, bytes, checkpoint_bytes) SELECT store_id, sum(n), sum(b), sum(cb) FROM' +
+      ' (SELECT store_id, 1 AS n, content_size_bytes AS b, 0 AS cb FROM memories UNION ALL SELECT store_id, 0, size_bytes, size_bytes FROM checkpoints) x GROUP BY store_id;)',
   );
 }

@@ -57,7 +57,7 @@ export type { PageKey, PageKeyStorage } from './page-key.js';
 export type { Receipt, ReceiptScope, ReceiptStorage } from './receipts.js';
 export type { SearchStorage } from './search.js';
 export type { SessionStorage } from './sessions.js';
-export type { StoreStorage, StoreUsage } from './stores.js';
+export type { LiveStoreUsage, StoreStorage, StoreUsage } from './stores.js';
 export type { AtomicOptions, TransactionStorage } from './transactions.js';
 export type { Synchronous } from './synchronous.js';
 

@@ -8,6 +8,12 @@ export interface StoreUsage {
   bytes: number;
 }
 
+/** A store's usage as readers see it (`liveStoreUsage`), with its memories' bytes apart from its checkpoints'. */
+export interface LiveStoreUsage extends StoreUsage {
+  /** The live memories' `content_size_bytes` summed, checkpoints left out: what the API lists for them. */
+  memoryBytes: number;
+}
+
 export interface StoreStorage {
   insertStore(store: Store): Promise<void>;
   getStore(workspaceId: string, id: string): Promise<Store | null>;
@@ -27,6 +33,7 @@ export interface StoreStorage {
    * The usage as readers see it (the web console's store page): `storeUsage` less the memories that
    * expired by the adapter's clock and that no write or sweep has deleted yet. Those are found through
    * the expiry index, so the cost is as many as expired since the last sweep, not the store's size.
+   * The memories' bytes alone come from the same row (its `checkpoint_bytes`), not from a sum.
    */
-  liveStoreUsage(storeId: string): Promise<StoreUsage>;
+  liveStoreUsage(storeId: string): Promise<LiveStoreUsage>;
 }

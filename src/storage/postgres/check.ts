@@ -93,12 +93,13 @@ export async function domainCheck(q: Q): Promise<string[]> {
   }
   for (const r of await all<UsageMismatchRow>(
     q,
-    `SELECT s.id AS store_id, coalesce(u.memories, 0) AS kept_memories, coalesce(u.bytes, 0) AS kept_bytes,
-            coalesce(m.n, 0) AS memories, (coalesce(m.bytes, 0) + coalesce(c.bytes, 0))::bigint AS bytes
+    `SELECT s.id AS store_id, coalesce(u.memories, 0) AS kept_memories, coalesce(u.bytes, 0) AS kept_bytes, coalesce(u.checkpoint_bytes, 0) AS kept_checkpoint_bytes,
+            coalesce(m.n, 0) AS memories, (coalesce(m.bytes, 0) + coalesce(c.bytes, 0))::bigint AS bytes, coalesce(c.bytes, 0)::bigint AS checkpoint_bytes
      FROM stores s LEFT JOIN store_usage u ON u.store_id = s.id
      LEFT JOIN (SELECT store_id, count(*) AS n, sum(content_size_bytes) AS bytes FROM memories GROUP BY store_id) m ON m.store_id = s.id
      LEFT JOIN (SELECT store_id, sum(size_bytes) AS bytes FROM checkpoints GROUP BY store_id) c ON c.store_id = s.id
-     WHERE coalesce(u.memories, 0) <> coalesce(m.n, 0) OR coalesce(u.bytes, 0) <> coalesce(m.bytes, 0) + coalesce(c.bytes, 0)`,
+     WHERE coalesce(u.memories, 0) <> coalesce(m.n, 0) OR coalesce(u.bytes, 0) <> coalesce(m.bytes, 0) + coalesce(c.bytes, 0)
+        OR coalesce(u.checkpoint_bytes, 0) <> coalesce(c.bytes, 0)`,
   )) {
     reportUsageMismatch(r, report);
   }

@@ -5,6 +5,7 @@ import type { Page, Store, StoreListQuery, StorePatch } from '../../domain/types
 import { seqBefore, seqPage } from '../cursor.js';
 import { all, first, lookup, run, type Q } from './db.js';
 import { byUniqueId, toStore, type StoreRow } from './rows.js';
+import type { LiveStoreUsage } from '../port.js';
 
 /**
  * The stores anyone sees: not a fork being built (postgres/schema/v6.ts), not a deleted store whose
@@ -51,18 +52,18 @@ export const storeReads = {
 /** The usage readers see: it needs the clock they hide expired memories by (port/stores.ts `liveStoreUsage`). */
 export function liveUsageReads(ctx: { clock: () => string }) {
   return {
-    async liveStoreUsage(q: Q, storeId: string): Promise<{ memories: number; bytes: number }> {
+    async liveStoreUsage(q: Q, storeId: string): Promise<LiveStoreUsage> {
       // The expired rows through memories_expiring (store_id, expires_at): only those the sweep has yet to delete.
-      const r = await first<{ memories: number; bytes: number }>(
+      const r = await first<LiveStoreUsage>(
         q,
-        `SELECT u.memories - e.memories AS memories, u.bytes - e.bytes AS bytes
+        `SELECT u.memories - e.memories AS memories, u.bytes - e.bytes AS bytes, u.bytes - u.checkpoint_bytes - e.bytes AS "memoryBytes"
          FROM store_usage u,
               (SELECT count(*) AS memories, coalesce(sum(content_size_bytes), 0)::bigint AS bytes
                FROM memories WHERE store_id = $1 AND expires_at IS NOT NULL AND expires_at <= $2) e
          WHERE u.store_id = $1`,
         [storeId, ctx.clock()],
       );
-      return r ? { memories: r.memories, bytes: r.bytes } : { memories: 0, bytes: 0 };
+      return r ? { memories: r.memories, bytes: r.bytes, memoryBytes: r.memoryBytes } : { memories: 0, bytes: 0, memoryBytes: 0 };
     },
   };
 }

@@ -41,7 +41,7 @@ export function createStoreStatements(db: Db): StoreStatements {
     ),
     archiveStore: db.prepare('UPDATE stores SET archived_at = ?, updated_at = ? WHERE id = ?'),
     hideStore: db.prepare(`UPDATE stores SET deleted_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ? AND workspace_id = ?`),
-    usage: db.prepare('SELECT memories, bytes FROM store_usage WHERE store_id = ?'),
+    usage: db.prepare('SELECT memories, bytes, checkpoint_bytes FROM store_usage WHERE store_id = ?'),
     // Through memories_expiring (store_id, expires_at): only the rows past their expiry, which the sweep deletes.
     expiredUsage: db.prepare(
       `SELECT count(*) AS memories, coalesce(sum(content_size_bytes), 0) AS bytes
@@ -106,10 +106,10 @@ export function createStoreStatements(db: Db): StoreStatements {
       return r ? { memories: r.memories, bytes: r.bytes } : { memories: 0, bytes: 0 };
     },
     liveStoreUsage(storeId) {
-      const r = q.usage.get(storeId) as { memories: number; bytes: number } | undefined;
-      if (!r) return { memories: 0, bytes: 0 };
+      const r = q.usage.get(storeId) as { memories: number; bytes: number; checkpoint_bytes: number } | undefined;
+      if (!r) return { memories: 0, bytes: 0, memoryBytes: 0 };
       const e = q.expiredUsage.get(storeId) as { memories: number; bytes: number };
-      return { memories: r.memories - e.memories, bytes: r.bytes - e.bytes };
+      return { memories: r.memories - e.memories, bytes: r.bytes - e.bytes, memoryBytes: r.bytes - r.checkpoint_bytes - e.bytes };
     },
   };
 }

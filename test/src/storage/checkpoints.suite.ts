@@ -75,13 +75,33 @@ export function runCheckpointSuite(makeStorage: MakeStorage): void {
       // The fixture's clock runs in the past: an expiry at its now has passed for the adapter. The counter still holds it.
       await storage.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/expired', content: 'x'.repeat(900), expiresAt: now() });
       expect(await storage.storeUsage(s.id)).toEqual({ memories: 2, bytes: 950 });
-      expect(await storage.liveStoreUsage(s.id)).toEqual({ memories: 1, bytes: 50 });
+      expect(await storage.liveStoreUsage(s.id)).toEqual({ memories: 1, bytes: 50, memoryBytes: 50 });
       // 950 + 100 is over 1,000; 50 + 100 is not.
       await sized(100);
       // What does not fit beside the live memory and that checkpoint is refused, and saved nothing.
       expect(await codeOf(() => sized(851))).toBe('limit_exceeded');
       expect((await storage.getLatestCheckpoint(s.id, 'agent', 's1'))?.sizeBytes).toBe(100);
       expect((await sized(850)).sizeBytes).toBe(850);
+    });
+
+    it("live store usage keeps the memories' bytes apart from the checkpoints', through saves and deletes of either", async () => {
+      const { storage, stamp, now, actor, addStore, addMemory } = await fixture(makeStorage);
+      const s = await addStore();
+      const other = await addStore('other');
+      // A checkpoint first: the store has no usage row yet.
+      const first = await save(storage, s.id, actor, undefined, undefined, 300);
+      expect(await storage.liveStoreUsage(s.id)).toEqual({ memories: 0, bytes: 300, memoryBytes: 0 });
+      const m = await addMemory(s.id, '/a', 'abcd');
+      await storage.createMemory({ ...stamp(), storeId: s.id, memoryId: newId('memory'), path: '/expired', content: 'x'.repeat(40), expiresAt: now() });
+      await save(storage, s.id, actor, undefined, undefined, 200);
+      await save(storage, other.id, actor, undefined, undefined, 7000);
+      expect(await storage.storeUsage(s.id)).toEqual({ memories: 2, bytes: 544 });
+      expect(await storage.liveStoreUsage(s.id)).toEqual({ memories: 1, bytes: 504, memoryBytes: 4 });
+      await storage.updateMemory({ ...stamp(), storeId: s.id, memoryId: m.id, content: 'abcdefgh' });
+      await storage.deleteCheckpoint(s.id, first.id);
+      expect(await storage.liveStoreUsage(s.id)).toEqual({ memories: 1, bytes: 208, memoryBytes: 8 });
+      expect(await storage.liveStoreUsage(other.id)).toEqual({ memories: 0, bytes: 7000, memoryBytes: 0 });
+      expect(await storage.domainCheck()).toEqual([]);
     });
 
     it('a referenced memory is found by id first, then by path, and an expired one is told from a missing one', async () => {

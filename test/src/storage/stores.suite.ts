@@ -154,11 +154,11 @@ export function runStoreSuite(makeStorage: MakeStorage): void {
       await expiring(other.id, '/gone', 'elsewhere', '2026-03-02T00:00:00.000Z');
       await expiring(s.id, '/later', 'xy', '9999-01-01T00:00:00.000Z');
       expect(await storage.storeUsage(s.id)).toEqual({ memories: 3, bytes: 11 });
-      expect(await storage.liveStoreUsage(s.id)).toEqual({ memories: 2, bytes: 5 });
+      expect(await storage.liveStoreUsage(s.id)).toEqual({ memories: 2, bytes: 5, memoryBytes: 5 });
       expect(await storage.purgeExpiredMemories(new Date().toISOString())).toBe(2);
       expect(await storage.storeUsage(s.id)).toEqual({ memories: 2, bytes: 5 });
-      expect(await storage.liveStoreUsage(s.id)).toEqual({ memories: 2, bytes: 5 });
-      expect(await storage.liveStoreUsage(newId('store'))).toEqual({ memories: 0, bytes: 0 });
+      expect(await storage.liveStoreUsage(s.id)).toEqual({ memories: 2, bytes: 5, memoryBytes: 5 });
+      expect(await storage.liveStoreUsage(newId('store'))).toEqual({ memories: 0, bytes: 0, memoryBytes: 0 });
     });
   });
 }

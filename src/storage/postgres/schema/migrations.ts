@@ -32,6 +32,7 @@ import { PG_MIGRATION_24 } from './v24.js';
 import { PG_MIGRATION_25 } from './v25.js';
 import { PG_MIGRATION_26 } from './v26.js';
 import { PG_MIGRATION_27 } from './v27.js';
+import { PG_MIGRATION_28 } from './v28.js';
 
 export interface PgMigration {
   version: number;
@@ -93,6 +94,8 @@ export const PG_MIGRATIONS: PgMigration[] = [
   { version: 26, sql: PG_MIGRATION_26 },
   // SQLite's 27: why a fork's build was deleted while it ran. See postgres/schema/v27.ts.
   { version: 27, sql: PG_MIGRATION_27 },
+  // SQLite's 28: the usage counter keeps its checkpoints' bytes apart. See postgres/schema/v28.ts.
+  { version: 28, sql: PG_MIGRATION_28 },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;

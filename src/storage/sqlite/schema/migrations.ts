@@ -43,6 +43,7 @@ import { MIGRATION_24 } from './page-key.js';
 import { MIGRATION_25 } from './content-time-trigger.js';
 import { MIGRATION_26 } from './one-default.js';
 import { MIGRATION_27 } from './fork-abandonments.js';
+import { MIGRATION_28 } from './checkpoint-bytes.js';
 
 export interface Migration {
   version: number;
@@ -314,6 +315,11 @@ CREATE INDEX memories_meta_by_path ON memories
     // Why a fork's build was deleted while it ran. See sqlite/schema/fork-abandonments.ts.
     version: 27,
     sql: MIGRATION_27,
+  },
+  {
+    // The usage counter keeps its checkpoints' bytes apart, so the memories' bytes alone are one read. See sqlite/schema/checkpoint-bytes.ts.
+    version: 28,
+    sql: MIGRATION_28,
   },
 ] satisfies Migration[]).sort((a, b) => a.version - b.version);
 
