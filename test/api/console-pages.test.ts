@@ -22,6 +22,15 @@ async function html(app: InProcessApp, cookie: string, path: string): Promise<st
 
 const decode = (s: string) => s.replace(/&amp;/g, '&').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>');
 
+/** An in-process app on a fresh SQLite file, or on a fresh PostgreSQL database dropped after the test. */
+const appOn = (engine: string) => inProcessApp(engine === 'sqlite' ? {} : {
+  openStorage: async (clock: MovableClock) => {
+    const db = await createDatabase();
+    onTestFinished(db.drop);
+    return openPostgresStorage(db.url, { clock });
+  },
+});
+
 describe('console pages', () => {
   it('a folder of 60 memories opens 50 at a time, with a link to the rest', async () => {
     const app = await inProcessApp();
@@ -79,13 +88,7 @@ describe('console pages', () => {
 
   it.each(['sqlite', 'postgres'])('the store page counts and sizes only live memories: one expired but not yet swept is left out (%s)', async (engine) => {
     if (engine === 'postgres' && pgSkip !== null) return;
-    const app = await inProcessApp(engine === 'sqlite' ? {} : {
-      openStorage: async (clock: MovableClock) => {
-        const db = await createDatabase();
-        onTestFinished(db.drop);
-        return openPostgresStorage(db.url, { clock });
-      },
-    });
+    const app = await appOn(engine);
     const store = await app.client.beta.memoryStores.create({ name: 'expiring' });
     const ms = app.client.beta.memoryStores.memories;
     await ms.create(store.id, { path: '/keep.md', content: 'k'.repeat(2048) });
@@ -106,13 +109,7 @@ describe('console pages', () => {
 
   it.each(['sqlite', 'postgres'])("the store page shows its live memories' bytes apart from its size, which counts its checkpoints too, as the API lists them (%s)", async (engine) => {
     if (engine === 'postgres' && pgSkip !== null) return;
-    const app = await inProcessApp(engine === 'sqlite' ? {} : {
-      openStorage: async (clock: MovableClock) => {
-        const db = await createDatabase();
-        onTestFinished(db.drop);
-        return openPostgresStorage(db.url, { clock });
-      },
-    });
+    const app = await appOn(engine);
     const store = await app.client.beta.memoryStores.create({ name: 'with checkpoints' });
     const ms = app.client.beta.memoryStores.memories;
     await ms.create(store.id, { path: '/keep.md', content: 'k'.repeat(2048) });
