@@ -121,8 +121,3 @@ export function forkAbandonedBy(err: unknown, storeId: string): ForkAbandonment 
   if (!isMnemoError(err) || err.code !== 'not_found' || err.details.abandoned_fork !== storeId) return null;
   return err.details.abandoned_by ?? null;
 }
-
-/** Whether `err` says the build of the fork `storeId` was abandoned (`abandonedFork`), and nothing else. */
-export function isAbandonedFork(err: unknown, storeId: string): boolean {
-  return forkAbandonedBy(err, storeId) !== null;
-}

@@ -1,6 +1,6 @@
 /** The forks role's conformance suite: a store built hidden in batches, published whole, shared texts. */
 import { describe, expect, it } from 'vitest';
-import { isAbandonedFork } from '../../../src/domain/errors.js';
+import { forkAbandonedBy } from '../../../src/domain/errors.js';
 import { newId } from '../../../src/service/ids.js';
 import type { Store } from '../../../src/domain/types.js';
 import { fixture, memQ, paths, storeQ, thrown, verQ, type MakeStorage } from './fixture.js';
@@ -97,9 +97,9 @@ export function runForkSuite(makeStorage: MakeStorage): void {
       expect(await thrown(() => batch(redacted))).toMatchObject(abandoned(redacted.id, 'redaction'));
       const unpublished = await thrown(() => storage.publishFork(redacted.id));
       expect(unpublished).toMatchObject(abandoned(redacted.id, 'redaction'));
-      expect(isAbandonedFork(unpublished, redacted.id)).toBe(true);
+      expect(forkAbandonedBy(unpublished, redacted.id)).toBe('redaction');
       // Another build's id is not this one's.
-      expect(isAbandonedFork(unpublished, src.id)).toBe(false);
+      expect(forkAbandonedBy(unpublished, src.id)).toBeNull();
 
       // The redaction's build was deleted already: the sweep finds only the other.
       expect(await storage.purgeAbandonedFork(redacted.createdAt, now())).toBe(swept.id);
