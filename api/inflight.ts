@@ -132,7 +132,8 @@ async function withinBodyTimeout(c: Context<AppEnv>, next: () => Promise<void>, 
  * The server may itself stand still (a GC pause, a long synchronous piece, a process the host did
  * not run): the first turn after it runs the timers before the poll phase reads what the client sent
  * meanwhile, which still sits in the kernel's socket buffer. So a check that would time the body
- * out decides only in a `setImmediate`, once that poll phase has read it.
+ * out decides only in a `setImmediate`, once that poll phase has read it; and a late check adds at
+ * most one period to the time waited on the body, the rest of the delay being the server's.
  */
 function watchBody(c: Context<AppEnv>, idleMs: number): { stalled: Promise<never>; stop(): void } | null {
   const incoming = c.env?.incoming;
@@ -166,7 +167,8 @@ function watchBody(c: Context<AppEnv>, idleMs: number): { stalled: Promise<never
       if (incoming.complete) return stop();
       if (recheck !== undefined) return;
       const now = Date.now();
-      if (incoming.readableLength === 0) waited += now - last;
+      // A tick later than its period was the server held up, not the client: it adds one period at most.
+      if (incoming.readableLength === 0) waited += Math.min(now - last, period);
       last = now;
       if (overdue(now) === null) return;
       recheck = setImmediate(() => {

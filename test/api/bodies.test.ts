@@ -4,8 +4,8 @@
  * being read at once (503 overloaded_error with Retry-After past it), one workspace never takes the
  * last eighth of them and one key never the last quarter, a body that stops arriving for MNEMO_BODY_TIMEOUT_SECONDS, or has not all
  * arrived after six of them, is answered 408 and frees its slot (the web console's form posts
- * included), while a body that kept arriving while the server process itself stood still
- * (SIGSTOP) is not timed out, and an upload the client abandons logs one line, not a
+ * included), while time the server process itself stood still (SIGSTOP) counts against neither
+ * limit for a client that sent all along, and an upload the client abandons logs one line, not a
  * stack trace, and frees its slot.
  */
 import { connect, type Socket } from 'node:net';
@@ -369,6 +369,27 @@ describe('MNEMO_BODY_TIMEOUT_SECONDS', () => {
       const responses = await Promise.all(sending.uploads.map((u) => u.response));
       expect(responses.map((r) => r.status), responses.map((r) => r.body).join('\n')).toEqual([200, 200, 200]);
       expect(JSON.parse(responses[0]!.body)).toMatchObject({ name: 'sent all along' });
+    } finally {
+      clearInterval(drip);
+      for (const u of sending.uploads) u.socket.destroy();
+    }
+  });
+
+  it('does not count the time the server itself stood still toward the six timeouts a whole body gets', async () => {
+    const key = (await mintKey(server, 'read_write', { body: { name: 'sender beside a long stall' } })).secret;
+    const sending = drippingUploads(server, key, 3, 'sent beside a long stall');
+    const drip = setInterval(() => sending.drip(), 200);
+    try {
+      await refusedWhileHeld(server, key, sending.uploads);
+      // Longer than the 6 s a whole body gets, all of it the server's: the client sent all along, and
+      // the server waits on it for a second or so besides.
+      await serverStoodStill(server, 6500, () => sending.drip());
+      for (let i = 0; i < 3; i++) await new Promise((r) => setTimeout(r, 200));
+      clearInterval(drip);
+      sending.finish();
+      const responses = await Promise.all(sending.uploads.map((u) => u.response));
+      expect(responses.map((r) => r.status), responses.map((r) => r.body).join('\n')).toEqual([200, 200, 200]);
+      expect(JSON.parse(responses[0]!.body)).toMatchObject({ name: 'sent beside a long stall' });
     } finally {
       clearInterval(drip);
       for (const u of sending.uploads) u.socket.destroy();
