@@ -128,40 +128,64 @@ async function withinBodyTimeout(c: Context<AppEnv>, next: () => Promise<void>, 
  * ever). Time when bytes were received but not read yet does not count: then the server is the
  * slow one. Checked a few times per period, from the socket's byte count, so the body stream is
  * never touched.
+ *
+ * The server may itself stand still (a GC pause, a long synchronous piece, a process the host did
+ * not run): the first turn after it runs the timers before the poll phase reads what the client sent
+ * meanwhile, which still sits in the kernel's socket buffer. So a check that would time the body
+ * out decides only in a `setImmediate`, once that poll phase has read it; and a late check adds at
+ * most one period to the time waited on the body, the rest of the delay being the server's.
  */
 function watchBody(c: Context<AppEnv>, idleMs: number): { stalled: Promise<never>; stop(): void } | null {
   const incoming = c.env?.incoming;
   const socket = incoming?.socket;
   if (!incoming || !socket || incoming.complete) return null;
   const deadlineMs = BODY_DEADLINE_PERIODS * idleMs;
+  const period = Math.max(10, Math.floor(idleMs / 4));
   let timer: NodeJS.Timeout | undefined;
+  let recheck: NodeJS.Immediate | undefined;
+  const stop = () => {
+    clearInterval(timer);
+    clearImmediate(recheck);
+    recheck = undefined;
+  };
   const stalled = new Promise<never>((_, reject) => {
     let seen = socket.bytesRead;
     let last = Date.now();
     let quietSince = last;
     let waited = 0;
-    timer = setInterval(() => {
-      if (incoming.complete) return clearInterval(timer);
-      const now = Date.now();
-      const unread = incoming.readableLength > 0;
-      if (!unread) waited += now - last;
-      last = now;
-      if (socket.bytesRead !== seen || unread) {
+    /** Why the body is out of time now, or null: from the socket's byte count as it is at `now`. */
+    const overdue = (now: number): string | null => {
+      if (socket.bytesRead !== seen || incoming.readableLength > 0) {
         seen = socket.bytesRead;
         quietSince = now;
       }
-      let why: string;
-      if (now - quietSince >= idleMs) why = `none of it arrived for ${idleMs / 1000} s (MNEMO_BODY_TIMEOUT_SECONDS)`;
-      else if (waited >= deadlineMs) why = `it did not all arrive within ${deadlineMs / 1000} s (${BODY_DEADLINE_PERIODS} × MNEMO_BODY_TIMEOUT_SECONDS)`;
-      else return;
-      clearInterval(timer);
-      c.set('bodyTimedOut', true);
-      reject(new MnemoError('request_timeout', `request body incomplete: ${why}`));
-    }, Math.max(10, Math.floor(idleMs / 4)));
+      if (now - quietSince >= idleMs) return `none of it arrived for ${idleMs / 1000} s (MNEMO_BODY_TIMEOUT_SECONDS)`;
+      if (waited >= deadlineMs) return `it did not all arrive within ${deadlineMs / 1000} s (${BODY_DEADLINE_PERIODS} × MNEMO_BODY_TIMEOUT_SECONDS)`;
+      return null;
+    };
+    timer = setInterval(() => {
+      if (incoming.complete) return stop();
+      if (recheck !== undefined) return;
+      const now = Date.now();
+      // A tick later than its period was the server held up, not the client: it adds one period at most.
+      if (incoming.readableLength === 0) waited += Math.min(now - last, period);
+      last = now;
+      if (overdue(now) === null) return;
+      recheck = setImmediate(() => {
+        recheck = undefined;
+        if (incoming.complete) return stop();
+        const why = overdue(Date.now());
+        if (why === null) return;
+        stop();
+        c.set('bodyTimedOut', true);
+        reject(new MnemoError('request_timeout', `request body incomplete: ${why}`));
+      });
+      recheck.unref();
+    }, period);
     timer.unref();
   });
   stalled.catch(() => {});
-  return { stalled, stop: () => clearInterval(timer) };
+  return { stalled, stop };
 }
 
 function hasBody(c: Context<AppEnv>): boolean {

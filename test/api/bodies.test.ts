@@ -4,7 +4,9 @@
  * being read at once (503 overloaded_error with Retry-After past it), one workspace never takes the
  * last eighth of them and one key never the last quarter, a body that stops arriving for MNEMO_BODY_TIMEOUT_SECONDS, or has not all
  * arrived after six of them, is answered 408 and frees its slot (the web console's form posts
- * included), and an upload the client abandons logs one line, not a stack trace, and frees its slot.
+ * included), while time the server process itself stood still (SIGSTOP) counts against neither
+ * limit for a client that sent all along, and an upload the client abandons logs one line, not a
+ * stack trace, and frees its slot.
  */
 import { connect, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
@@ -86,6 +88,49 @@ const refusedWhileHeld = (server: RunningServer, apiKey: string, stalled: RawExc
     });
     throw new Error(`got ${res.status} while the stalled uploads should hold the slots`);
   });
+
+/**
+ * `count` uploads of one JSON body, `{`, 400 spaces (JSON whitespace), then a name: each sends its
+ * first byte, then a space at each `drip()`, and the rest at `finish()`. `uploads` is the array
+ * refusedWhileHeld restarts in place (a restarted upload drips from its first byte again).
+ */
+function drippingUploads(server: RunningServer, apiKey: string, count: number, name: string) {
+  const spaces = 400;
+  const body = `{${' '.repeat(spaces)}"name":${JSON.stringify(name)}}`;
+  const head = requestHead(server.url, '/v1/memory_stores', { 'x-api-key': apiKey, 'content-length': String(Buffer.byteLength(body)) });
+  const uploads = Array.from({ length: count }, () => startUpload(server.url, head, '{'));
+  const sent = new Map<RawExchange, number>();
+  return {
+    uploads,
+    drip() {
+      for (const u of uploads) {
+        const n = sent.get(u) ?? 0;
+        if (n >= spaces || u.socket.destroyed) continue;
+        u.socket.write(' ');
+        sent.set(u, n + 1);
+      }
+    },
+    finish() {
+      for (const u of uploads) if (!u.socket.destroyed) u.socket.write(body.slice(1 + (sent.get(u) ?? 0)));
+    },
+  };
+}
+
+/**
+ * Stops the server process (SIGSTOP: what a long GC pause, a long synchronous piece or a host that
+ * descheduled it looks like to its clients) for `ms` while this process goes on sending, calls
+ * `beforeResume` (a last write, so bytes are certainly waiting in its socket buffers when it resumes)
+ * and resumes it.
+ */
+async function serverStoodStill(server: RunningServer, ms: number, beforeResume: () => void): Promise<void> {
+  process.kill(server.pid, 'SIGSTOP');
+  try {
+    await new Promise((r) => setTimeout(r, ms));
+    beforeResume();
+  } finally {
+    process.kill(server.pid, 'SIGCONT');
+  }
+}
 
 describe('authentication before the body', () => {
   let server: RunningServer;
@@ -307,6 +352,48 @@ describe('MNEMO_BODY_TIMEOUT_SECONDS', () => {
     upload.socket.destroy();
     expect(res.status, res.body).toBe(200);
     expect(JSON.parse(res.body)).toMatchObject({ name: 'slow but steady' });
+  });
+
+  it('accepts bodies that kept arriving while the server itself stood still for longer than the timeout', async () => {
+    const key = (await mintKey(server, 'read_write', { body: { name: 'sender beside a stall' } })).secret;
+    // Three uploads hold every slot the key may take: the probe's 503 says the server reads all three.
+    const sending = drippingUploads(server, key, 3, 'sent all along');
+    const drip = setInterval(() => sending.drip(), 200);
+    try {
+      await refusedWhileHeld(server, key, sending.uploads);
+      // 2.5 timeouts without the server reading a byte, while a byte of each came every 200 ms.
+      await serverStoodStill(server, 2500, () => sending.drip());
+      for (let i = 0; i < 3; i++) await new Promise((r) => setTimeout(r, 200));
+      clearInterval(drip);
+      sending.finish();
+      const responses = await Promise.all(sending.uploads.map((u) => u.response));
+      expect(responses.map((r) => r.status), responses.map((r) => r.body).join('\n')).toEqual([200, 200, 200]);
+      expect(JSON.parse(responses[0]!.body)).toMatchObject({ name: 'sent all along' });
+    } finally {
+      clearInterval(drip);
+      for (const u of sending.uploads) u.socket.destroy();
+    }
+  });
+
+  it('does not count the time the server itself stood still toward the six timeouts a whole body gets', async () => {
+    const key = (await mintKey(server, 'read_write', { body: { name: 'sender beside a long stall' } })).secret;
+    const sending = drippingUploads(server, key, 3, 'sent beside a long stall');
+    const drip = setInterval(() => sending.drip(), 200);
+    try {
+      await refusedWhileHeld(server, key, sending.uploads);
+      // Longer than the 6 s a whole body gets, all of it the server's: the client sent all along, and
+      // the server waits on it for a second or so besides.
+      await serverStoodStill(server, 6500, () => sending.drip());
+      for (let i = 0; i < 3; i++) await new Promise((r) => setTimeout(r, 200));
+      clearInterval(drip);
+      sending.finish();
+      const responses = await Promise.all(sending.uploads.map((u) => u.response));
+      expect(responses.map((r) => r.status), responses.map((r) => r.body).join('\n')).toEqual([200, 200, 200]);
+      expect(JSON.parse(responses[0]!.body)).toMatchObject({ name: 'sent beside a long stall' });
+    } finally {
+      clearInterval(drip);
+      for (const u of sending.uploads) u.socket.destroy();
+    }
   });
 });
 
