@@ -17,7 +17,7 @@ import { createEdit } from './edits.js';
 import { createWrite } from './writes.js';
 import { eraseSearchRemnants } from './erasure.js';
 import { createFeed, type Every } from './feed.js';
-import { createForks } from './forks.js';
+import { createForks, type ForksOptions } from './forks.js';
 import { createSearch } from './search.js';
 import { createIdempotency } from './idempotency.js';
 import { createLocalSessions, type LocalMountLocks } from './local-sessions.js';
@@ -85,6 +85,12 @@ export interface ServiceOptions {
   syncSchedule?: (fn: () => void, ms: number) => () => void;
   /** The change feed's followers: how often they look for other processes' commits, and their timer (tests). */
   feed?: { pollMs?: number; every?: Every };
+  /**
+   * Fork builds (forks.ts): `yieldTurn`, the turn a build gives other work between its batches (and
+   * the sweep of abandoned forks between its deletions); default a macrotask. Tests hold a build
+   * there, between two batches, to act on it at a known point.
+   */
+  forks?: Pick<ForksOptions, 'yieldTurn'>;
 }
 
 export interface ServiceObserver {
@@ -111,6 +117,7 @@ export function createService({
   onSyncError,
   syncSchedule,
   feed: feedOptions = {},
+  forks: forkOptions = {},
   nodeId = null,
   soleServer = false,
   oneHost = false,
@@ -142,7 +149,7 @@ export function createService({
   /** Where each store's retention walk goes on at the next sweep (commit numbers; from 0 after a restart). */
   const pruneCursors = new Map<string, number>();
   const feed = createFeed({ storage, readable: ops.getStore, current: keys.current, signal: commits, maxStreams: storeLimits.maxFeedStreams, ...feedOptions });
-  const forks = createForks({ storage, clock, ids, readable: ops.getStore, limits: storeLimits, relaxed: durability.relaxed });
+  const forks = createForks({ storage, clock, ids, readable: ops.getStore, limits: storeLimits, relaxed: durability.relaxed, ...forkOptions });
   const diffThread = createDiffThread();
   const service = {
     clock,

@@ -12,14 +12,14 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { openPostgresStorage } from '../../src/storage/postgres/open.js';
 import { onPostgres } from '../helpers/engine.js';
 import { filesUnder, holding } from '../helpers/files.js';
-import { inProcessApp, type MovableClock } from '../helpers/in-process.js';
+import { inProcessApp, type InProcessOptions, type MovableClock } from '../helpers/in-process.js';
 import { createDatabase } from '../helpers/postgres.js';
 import { jsonRequest, rawRequest } from '../helpers/sdk.js';
 import { makeTempDir, startServer } from '../helpers/server.js';
 import { rmSync } from 'node:fs';
 import { collect, expectVersionShape } from './shapes.js';
 import { notFound } from '../../src/domain/errors.js';
-import { ABANDONED_FORK_MS } from '../../src/service/forks.js';
+import { ABANDONED_FORK_MS, FORK_BATCH } from '../../src/service/forks.js';
 import type { Caller, Store } from '../../src/domain/types.js';
 import { dirname } from 'node:path';
 
@@ -30,7 +30,7 @@ interface WireStore {
   forked_from?: { memory_store_id: string; as_of: string };
 }
 
-async function app() {
+async function app(options: Pick<InProcessOptions, 'forks'> = {}) {
   let pgUrl: string | null = null;
   const openStorage = onPostgres()
     ? async (clock: MovableClock) => {
@@ -40,7 +40,7 @@ async function app() {
         return openPostgresStorage(db.url, { clock });
       }
     : undefined;
-  const a = await inProcessApp(openStorage ? { openStorage } : {});
+  const a = await inProcessApp({ ...options, ...(openStorage ? { openStorage } : {}) });
   const fork = async (storeId: string, body: Record<string, unknown>): Promise<WireStore> =>
     (await a.client.post(`/v1/memory_stores/${storeId}/fork`, { body })) as WireStore;
   return { ...a, ms: a.client.beta.memoryStores, fork, sql: sqlOn(pgUrl, a.file) };
@@ -372,32 +372,38 @@ describe('content stored once, and redaction', () => {
   });
 
   it('a fork whose build the sweep of forks a crash cut short deletes while it runs fails at once with a 409 that names the sweep, not a redaction, and is not built again', async () => {
-    const { client, ms, raw, clock, sql, service } = await app();
+    // The build is held after its first batch (its turn between batches: ServiceOptions.forks),
+    // as on a host too loaded to finish it, until the sweep has run.
+    let held = false;
+    let reached!: () => void;
+    const atHold = new Promise<void>((r) => (reached = r));
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const yieldTurn = async () => {
+      if (!held) {
+        held = true;
+        reached();
+        await released;
+      }
+      await new Promise((r) => setImmediate(r));
+    };
+    const { client, ms, raw, clock, sql, service } = await app({ forks: { yieldTurn } });
     const source = await ms.create({ name: 'slow to fork' });
-    // Enough memories for a dozen batches: the build is still running when the sweep comes.
-    for (let i = 0; i < 300; i += 1) await ms.memories.create(source.id, { path: `/big/${i}.md`, content: `filler ${i}` });
+    // Three batches: the build is held between the first two.
+    for (let i = 0; i < 60; i += 1) await ms.memories.create(source.id, { path: `/big/${i}.md`, content: `filler ${i}` });
     clock.advance(1000);
     const building = raw('POST', `/v1/memory_stores/${source.id}/fork`, { body: JSON.stringify({ name: 'too slow' }) });
-    let answered = false;
-    void building.finally(() => {
-      answered = true;
-    });
+    // Held, or answered first (a failure before the first batch's turn: reported, not waited on).
+    await Promise.race([atHold, building.then((r) => Promise.reject(new Error(`answered before its first batch was done: ${r.status} ${JSON.stringify(r.body)}`)))]);
     const copying = () => sql(
       'SELECT count(*) FROM memories m JOIN stores s ON s.id = m.store_id WHERE s.forking_since IS NOT NULL AND s.deleted_at IS NULL',
       'SELECT count(*)::int AS n FROM memories m JOIN stores s ON s.id = m.store_id WHERE s.forking_since IS NOT NULL AND s.deleted_at IS NULL',
     );
-    // Once a build has copied memories, an hour passes for the server (as on a host too loaded to
-    // finish it), and its minute sweep runs, as it would every minute, until the request is answered.
-    let swept = 0;
-    let hourPassed = false;
-    while (!answered) {
-      if ((await copying()) > 0) {
-        if (!hourPassed) clock.advance(ABANDONED_FORK_MS + 1000);
-        hourPassed = true;
-        swept += await service.purgeAbandonedForks();
-      }
-      await new Promise((r) => setImmediate(r));
-    }
+    // One batch copied, the build not finished: an hour passes for the server, and its minute sweep runs.
+    expect(await copying()).toBe(FORK_BATCH);
+    clock.advance(ABANDONED_FORK_MS + 1000);
+    const swept = await service.purgeAbandonedForks();
+    release();
     const failed = await building;
 
     expect(failed.status, JSON.stringify(failed.body)).toBe(409);
@@ -417,7 +423,7 @@ describe('content stored once, and redaction', () => {
     // A request the sweep does not interrupt makes the fork.
     const retried = await raw('POST', `/v1/memory_stores/${source.id}/fork`, { body: JSON.stringify({ name: 'at last' }) });
     expect(retried.status).toBe(200);
-    expect(Object.keys(await contents(client, (retried.body as WireStore).id))).toHaveLength(300);
+    expect(Object.keys(await contents(client, (retried.body as WireStore).id))).toHaveLength(60);
   });
 
   it('a text a fork still holds stays when the source redacts it, and goes when the fork redacts it too', async () => {

@@ -3,7 +3,7 @@
  * interrupted, attributes writes to a session of its own, and unmounts on SIGINT.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
@@ -635,5 +635,40 @@ describe.skipIf(!existsSync('/dev/fuse'))('mnemo mount lock files', () => {
     for (const left of ['sesn_killedbeside', 'sesn_stillmaking', 'sesn_stillrenaming']) {
       await eventually(async () => expect(server.stderr()).toContain(`removed the unfinished lock file ${left}.lock.new: `));
     }
+  });
+
+  it('while a mnemo mount is taking its lock, a start still removes a free .lock.new over a minute old, and leaves a newer free one, a held old one and the taking mount\'s own', async () => {
+    const dataDir = makeTempDir('mnemo-cli-');
+    const env = { MNEMO_ADMIN_KEY: `mnemo-test-${'k'.repeat(32)}` };
+    const takings = [
+      // Between making its file and locking it: holds .taking shared, its file free and new.
+      pausedTaking(dataDir, 'sesn_stillmaking', 'creating'),
+      pausedTaking(dataDir, 'sesn_killedlongago', 'renaming'),
+      pausedTaking(dataDir, 'sesn_killedjustnow', 'renaming'),
+      pausedTaking(dataDir, 'sesn_stilllocked', 'renaming'),
+    ];
+    const [, killedLongAgo, killedJustNow] = takings;
+    let server: Awaited<ReturnType<typeof startServer>> | null = null;
+    onTestFinished(async () => {
+      for (const t of takings) await t.kill();
+      await server?.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+    await Promise.all(takings.map((t) => t.paused));
+    await killedLongAgo!.kill();
+    await killedJustNow!.kill();
+    // Two of them a minute and a second old: one free, one its process still holds.
+    const old = (Date.now() - 61_000) / 1000;
+    for (const name of ['sesn_killedlongago.lock.new', 'sesn_stilllocked.lock.new']) utimesSync(join(dataDir, 'mount-locks', name), old, old);
+    const locks = () => sessionLocks(dataDir);
+    expect(locks()).toEqual(['sesn_killedjustnow.lock.new', 'sesn_killedlongago.lock.new', 'sesn_stilllocked.lock.new', 'sesn_stillmaking.lock.new']);
+
+    server = await startServer({ dataDir, env });
+    expect(locks()).toEqual(['sesn_killedjustnow.lock.new', 'sesn_stilllocked.lock.new', 'sesn_stillmaking.lock.new']);
+    // Logged before the URL is printed, on another pipe: it may be read a moment after.
+    await eventually(async () =>
+      expect(server!.stderr()).toContain('removed the unfinished lock file sesn_killedlongago.lock.new: a mnemo mount was killed while taking it, and no process holds it'),
+    );
+    for (const kept of ['sesn_killedjustnow', 'sesn_stilllocked', 'sesn_stillmaking']) expect(server.stderr()).not.toContain(kept);
   });
 });

@@ -11,7 +11,7 @@ import { onTestFinished } from 'vitest';
 import { createApp } from '../../api/app.js';
 import type { Idempotency } from '../../src/service/idempotency.js';
 import type { Every } from '../../src/service/feed.js';
-import { createService, type Service } from '../../src/service/service.js';
+import { createService, type Service, type ServiceOptions } from '../../src/service/service.js';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 import type { Storage } from '../../src/storage/port.js';
 import { rawRequest, type RawOptions, type RawResponse } from './sdk.js';
@@ -43,6 +43,8 @@ export interface InProcessOptions {
   storage?: Storage;
   /** Another storage than a fresh SQLite file (a PostgreSQL database), opened with the app's clock. */
   openStorage?: (clock: MovableClock) => Promise<Storage>;
+  /** The service's fork builds' turn between batches (ServiceOptions.forks): a test holds a build there. */
+  forks?: ServiceOptions['forks'];
 }
 
 export interface InProcessApp {
@@ -69,7 +71,7 @@ export interface InProcessApp {
 const BASE_URL = 'http://mnemo.in-process';
 
 /** Call inside a test: the app, its database and its temp dir go when the test finishes. */
-export async function inProcessApp({ clock = movableClock(), idempotencyTtlSeconds, feedEvery, storage: given, openStorage }: InProcessOptions = {}): Promise<InProcessApp> {
+export async function inProcessApp({ clock = movableClock(), idempotencyTtlSeconds, feedEvery, storage: given, openStorage, forks }: InProcessOptions = {}): Promise<InProcessApp> {
   const dir = tmpDir('mnemo-inproc-');
   // The storage takes the clock too: its readers hide expired memories by it (sqlite/expiry.ts).
   const storage = given ?? (openStorage ? await openStorage(clock) : openSqliteStorage(join(dir, 'mnemo.db'), { clock }));
@@ -77,6 +79,7 @@ export async function inProcessApp({ clock = movableClock(), idempotencyTtlSecon
     storage, clock, mountRoot: join(dir, 'mnt'),
     ...(idempotencyTtlSeconds === undefined ? {} : { idempotencyTtlSeconds }),
     ...(feedEvery ? { feed: { every: feedEvery } } : {}),
+    ...(forks ? { forks } : {}),
   });
   const { idempotency } = service;
   const app = createApp({ service, log: () => {}, ...(feedEvery ? { feed: { every: feedEvery } } : {}) });

@@ -2,11 +2,12 @@
  * Store limits in the core (issue 11, item 5): the usage counter the database keeps follows every
  * write path (service, mount-style saves, moves, expiry, bulk import, store deletion), a migrated
  * database starts with the right counts, `mnemo check` reports a counter that drifted, and the
- * service refuses growth past a limit with `limit_exceeded`.
+ * service refuses growth past a limit with `limit_exceeded`. Near a limit, the SQLite admission reads
+ * the memory a write replaces as its row alone (by id or by path), never its text.
  */
-import Database from 'better-sqlite3';
+import Database, { type Statement } from 'better-sqlite3';
 import { join } from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import type { Caller } from '../../src/domain/types.js';
 import { createService } from '../../src/service/service.js';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
@@ -23,6 +24,39 @@ function truth(file: string, storeId: string): { memories: number; bytes: number
   } finally {
     db.close();
   }
+}
+
+/**
+ * The SQL that `write` runs on this thread's SQLite connections, each statement's text with its
+ * white space folded: every prepared statement of better-sqlite3 shares one prototype, watched only
+ * while `write` runs.
+ */
+async function statementsOf(write: () => Promise<unknown>): Promise<string[]> {
+  const db = new Database(':memory:');
+  const proto = Object.getPrototypeOf(db.prepare('SELECT 1')) as Statement;
+  db.close();
+  const ran: string[] = [];
+  const spies = (['get', 'all', 'run', 'iterate'] as const).map((name) => {
+    const real = proto[name] as (...args: unknown[]) => unknown;
+    return vi.spyOn(proto, name).mockImplementation(function (this: Statement, ...args: unknown[]) {
+      ran.push(this.source.replace(/\s+/g, ' ').trim());
+      return real.apply(this, args);
+    } as never);
+  });
+  try {
+    await write();
+  } finally {
+    for (const spy of spies) spy.mockRestore();
+  }
+  return ran;
+}
+
+/** How often `ran` read one memory's row by `key` (id or path), with its text and without. */
+function rowReads(ran: string[], key: 'id' | 'path'): { withText: number; alone: number } {
+  const row = new RegExp(`^SELECT .* FROM memories (INDEXED BY \\w+ )?WHERE store_id = \\? AND ${key} = \\? `);
+  const reads = ran.filter((s) => row.test(s));
+  const withText = reads.filter((s) => s.includes('FROM contents')).length;
+  return { withText, alone: reads.length - withText };
 }
 
 describe('store usage', () => {
@@ -114,6 +148,54 @@ describe('the service enforces store limits', () => {
     expect(await core.storage.storeUsage(store.id)).toEqual({ memories: 2, bytes: 10 });
     // Bad content is refused for what it is, before any limit.
     expect(await codeOf(() => service.createMemory(core.caller, store.id, { path: '/x.md', content: 'x'.repeat(200_000) }))).toBe('content_too_large');
+  });
+
+  it('near the byte limit, an update by id or a save by path has its admission read the memory\'s row alone, never its text: the write reads the text once, as it does far from any limit', async () => {
+    const core = await openCore();
+    const limited = createService({ storage: core.storage, limits: { maxBytes: 10_000 } });
+    const store = await limited.createStore(core.caller, { name: 'near', description: '', metadata: {} });
+    const a = await limited.createMemory(core.caller, store.id, { path: '/a.md', content: 'a'.repeat(6000) });
+    await limited.createMemory(core.caller, store.id, { path: '/b.md', content: 'b'.repeat(3000) });
+
+    // Far from any limit (the default service): no admission read at all.
+    const farById = await statementsOf(() => core.service.updateMemory(core.caller, store.id, a.id, { content: 'c'.repeat(6000) }));
+    expect(rowReads(farById, 'id')).toEqual({ withText: 1, alone: 0 });
+    // 6,000 bytes onto 9,000 of 10,000 are near the limit: the admission reads what the update replaces.
+    const nearById = await statementsOf(() => limited.updateMemory(core.caller, store.id, a.id, { content: 'd'.repeat(6000) }));
+    expect(rowReads(nearById, 'id')).toEqual({ withText: 1, alone: 1 });
+
+    const farByPath = await statementsOf(() => core.service.saveMemoryAt(core.caller, store.id, { path: '/a.md', content: 'e'.repeat(6000), memoryId: core.service.ids('memory') }));
+    const nearByPath = await statementsOf(() => limited.saveMemoryAt(core.caller, store.id, { path: '/a.md', content: 'f'.repeat(6000), memoryId: limited.ids('memory') }));
+    expect(rowReads(farByPath, 'path')).toEqual({ withText: 1, alone: 0 });
+    expect(rowReads(nearByPath, 'path')).toEqual({ withText: 1, alone: 1 });
+    // The save's own write reads the row by id too, with its text, near the limit or not.
+    expect(rowReads(nearByPath, 'id')).toEqual(rowReads(farByPath, 'id'));
+    expect((await limited.getMemory(core.caller, store.id, a.id)).content).toBe('f'.repeat(6000));
+  });
+
+  it('near the byte limit, an update by id or a save by path that fits to the byte is taken, and one a byte over is refused with limit_exceeded', async () => {
+    const core = await openCore();
+    const limited = createService({ storage: core.storage, limits: { maxBytes: 10_000 } });
+    const store = await limited.createStore(core.caller, { name: 'edge', description: '', metadata: {} });
+    const a = await limited.createMemory(core.caller, store.id, { path: '/a.md', content: 'a'.repeat(6000) });
+    await limited.createMemory(core.caller, store.id, { path: '/b.md', content: 'b'.repeat(3000) });
+
+    // 10,001 bytes: refused, and nothing written.
+    expect(await codeOf(() => limited.updateMemory(core.caller, store.id, a.id, { content: 'x'.repeat(7001) }))).toBe('limit_exceeded');
+    expect(await codeOf(() => limited.saveMemoryAt(core.caller, store.id, { path: '/a.md', content: 'x'.repeat(7001), memoryId: limited.ids('memory') }))).toBe('limit_exceeded');
+    expect((await limited.getMemory(core.caller, store.id, a.id)).content).toBe('a'.repeat(6000));
+    expect(await core.storage.storeUsage(store.id)).toEqual({ memories: 2, bytes: 9000 });
+
+    // 10,000 bytes exactly: taken, by id and then by path.
+    await limited.updateMemory(core.caller, store.id, a.id, { content: 'c'.repeat(7000) });
+    expect(await core.storage.storeUsage(store.id)).toEqual({ memories: 2, bytes: 10_000 });
+    await limited.saveMemoryAt(core.caller, store.id, { path: '/a.md', content: 'd'.repeat(7000), memoryId: limited.ids('memory') });
+    expect((await limited.getMemory(core.caller, store.id, a.id)).content).toBe('d'.repeat(7000));
+    expect(await core.storage.storeUsage(store.id)).toEqual({ memories: 2, bytes: 10_000 });
+    // At the limit, a byte more is refused either way.
+    expect(await codeOf(() => limited.updateMemory(core.caller, store.id, a.id, { content: 'x'.repeat(7001) }))).toBe('limit_exceeded');
+    expect(await codeOf(() => limited.saveMemoryAt(core.caller, store.id, { path: '/a.md', content: 'x'.repeat(7001), memoryId: limited.ids('memory') }))).toBe('limit_exceeded');
+    expect((await limited.getMemory(core.caller, store.id, a.id)).content).toBe('d'.repeat(7000));
   });
 
   it('a store at its byte limit whose memories expired takes a checkpoint save that fits without them', async () => {

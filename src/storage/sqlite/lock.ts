@@ -14,11 +14,13 @@
  *   never recorded (its process killed first) or ended included.
  * - `mount-locks/<session id>.lock.new`: the same file while its `mnemo mount` takes it, before it
  *   gets its session's name. One a process killed at that point left is removed as a free one is,
- *   but only under `mount-locks/.taking` held EXCLUSIVE: every `mnemo mount` holds that one SHARED
+ *   under `mount-locks/.taking` held EXCLUSIVE: every `mnemo mount` holds that one SHARED
  *   from before it makes its file until it has locked it, so a file found free then is no live
- *   process's (one made a moment ago and not locked yet is).
+ *   process's (one made a moment ago and not locked yet is). While some mount holds the guard, a
+ *   free one whose mtime is over a minute old is removed all the same: a live mount's file is free
+ *   for the milliseconds between its making and its lock, never a minute.
  */
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { MnemoError } from '../../domain/errors.js';
@@ -86,6 +88,11 @@ const LOCK_SUFFIX = '.lock';
 const TAKING_SUFFIX = '.lock.new';
 /** Held SHARED by each `mnemo mount` while it makes and locks its `.lock.new`, EXCLUSIVE while free ones are removed. */
 const TAKING_GUARD = '.taking';
+/**
+ * A free `.lock.new` older than this (by its mtime) is a leftover even while a `mnemo mount` holds
+ * the guard: a live one's file is free from its making to its lock, milliseconds.
+ */
+const TAKING_STALE_MS = 60_000;
 /** How long a `mnemo mount` waits for a removal of `.lock.new` files to let go of the guard (it takes a moment). */
 const TAKING_GUARD_WAIT_MS = 10_000;
 const mountLockFile = (dataDir: string, sessionId: string) => join(dataDir, MOUNT_LOCKS_DIR, `${sessionId}${LOCK_SUFFIX}`);
@@ -109,8 +116,9 @@ export interface MountLocks {
   /**
    * Removes every `<session id>.lock.new` here that no process holds: one left by a `mnemo mount`
    * killed while it took its lock (after making the file, before giving it its session's name).
-   * Leaves them all for a later look while a `mnemo mount` is between making its file and locking
-   * it (it holds the guard), as that file is free yet its. Returns the names of the files removed.
+   * While a `mnemo mount` is between making its file and locking it (it holds the guard), that file
+   * is free yet its: then only those last modified over a minute ago are looked at, the others left
+   * for a later look. Returns the names of the files removed.
    */
   removeLeftovers(): string[];
 }
@@ -212,15 +220,25 @@ export function mountLocks(dataDir: string): MountLocks {
         // Not to be opened by this process (another user's directory): nothing can be told.
         return [];
       }
-      // A `mnemo mount` is making its file: the next look removes what is left then.
-      if (guard === null) return [];
+      // A `mnemo mount` is making its file: only those over a minute old are no live mount's now;
+      // the next look removes what is left then.
+      const looked = guard === null ? names.filter((name) => olderThan(join(dir, name), TAKING_STALE_MS)) : names;
       try {
-        return names.filter((name) => probe(join(dir, name)) === 'removed');
+        return looked.filter((name) => probe(join(dir, name)) === 'removed');
       } finally {
-        guard.release();
+        guard?.release();
       }
     },
   };
+}
+
+/** Whether `file` was last modified over `ms` ago (false if it is gone or cannot be looked at). */
+function olderThan(file: string, ms: number): boolean {
+  try {
+    return statSync(file).mtimeMs < Date.now() - ms;
+  } catch {
+    return false;
+  }
 }
 
 /** SQLite's "unable to open database file" for a lock file, as a sentence naming it and the system's reason. */
