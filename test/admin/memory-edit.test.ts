@@ -34,6 +34,55 @@ describe.skipIf(SKIP_BROWSER)('console: Edit, Delete and the workspace switcher 
     expect(versions.map((v: { operation: string }) => v.operation)).toEqual(['modified', 'created']);
   });
 
+  /** A memory's edit page with `typed` in its field, not yet saved: the store's id and the memory's. */
+  async function editing(name: string, typed: string): Promise<{ st: string; m: string }> {
+    const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name })).json.id;
+    const m = (await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories`, { path: '/draft.md', content: 'as stored\n' })).json.id;
+    await page.goto(`${url}/admin/stores/${st}/memories/${m}/edit`);
+    await page.getByLabel(/^Content/).fill(typed);
+    return { st, m };
+  }
+
+  /** Presses Save: the status of the form's answer, once its page has loaded. */
+  async function save(st: string, m: string): Promise<number> {
+    const answer = page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname === `/admin/stores/${st}/memories/${m}/edit`);
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    const res = await answer;
+    await page.waitForLoadState();
+    return res.status();
+  }
+
+  it('a Save after the store was archived meanwhile is refused with 409 and keeps the typed text on the page, saying the store was archived', async () => {
+    const typed = 'my long draft\nwritten while the store was archived\n';
+    const { st, m } = await editing('archived while editing', typed);
+    expect((await api(url, admin, 'POST', `/v1/memory_stores/${st}/archive`)).status).toBe(200);
+    expect(await save(st, m)).toBe(409);
+    expect(await page.getByLabel('Your text').textContent()).toBe(typed);
+    expect(await page.getByRole('alert').first().textContent()).toMatch(/archived after you began editing .*so your text was not saved/);
+    expect((await api(url, admin, 'GET', `/v1/memory_stores/${st}/memories/${m}`)).json.content).toBe('as stored\n');
+  });
+
+  it('a Save after the memory was deleted meanwhile answers 404 with a page that keeps the typed text and says the memory was deleted', async () => {
+    const typed = 'my long draft\nwritten while the memory was deleted\n';
+    const { st, m } = await editing('memory deleted while editing', typed);
+    expect((await api(url, admin, 'DELETE', `/v1/memory_stores/${st}/memories/${m}`)).status).toBe(200);
+    expect(await save(st, m)).toBe(404);
+    expect(await page.title()).toMatch(/not saved/i);
+    expect(await page.getByLabel('Your text').textContent()).toBe(typed);
+    expect(await page.getByRole('alert').first().textContent()).toMatch(/memory was deleted after you began editing .*so your text was not saved/);
+    await page.getByRole('link', { name: /the memory/ }).waitFor();
+  });
+
+  it('a Save after the store was deleted meanwhile answers 404 with a page that keeps the typed text and says the store was deleted', async () => {
+    const typed = 'my long draft\nwritten while the store was deleted\n';
+    const { st, m } = await editing('store deleted while editing', typed);
+    expect((await api(url, admin, 'DELETE', `/v1/memory_stores/${st}`)).status).toBe(200);
+    expect(await save(st, m)).toBe(404);
+    expect(await page.title()).toMatch(/not saved/i);
+    expect(await page.getByLabel('Your text').textContent()).toBe(typed);
+    expect(await page.getByRole('alert').first().textContent()).toMatch(/store was deleted after you began editing .*so your text was not saved/);
+  });
+
   it('Delete asks first with the focus on Cancel, so Enter twice deletes nothing; confirming deletes it', async () => {
     const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'deleted from' })).json.id;
     const m = (await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories`, { path: '/old.md', content: 'obsolete\n' })).json;

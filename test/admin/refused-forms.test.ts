@@ -123,6 +123,38 @@ describe.skipIf(SKIP_BROWSER)('console: refused store forms and the skip link (c
     expect((await api(url, admin, 'GET', `/v1/memory_stores/${st.id}`)).json).toMatchObject({ name: 'Editable', description: 'after' });
   });
 
+  it("Save changes on a store archived after its page was loaded comes back with a 409, the typed name and description still on the page and a message saying the store was archived", async () => {
+    const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'Archived meanwhile', description: 'before' })).json;
+    await page.goto(`${url}/admin/stores/${st.id}`);
+    await page.getByLabel('Name', { exact: true }).fill('Renamed too late');
+    await page.getByLabel(/^Description/).fill('typed while\nsomeone archived it');
+    expect((await api(url, admin, 'POST', `/v1/memory_stores/${st.id}/archive`)).status).toBe(200);
+    const res = await post(`/admin/stores/${st.id}/edit`, 'Save changes');
+    expect(res.status()).toBe(409);
+    // The store's page, as it is now (archived), with what was typed kept in read-only fields the message describes.
+    expect(await page.title()).toMatch(/not saved/i);
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toContain('Archived meanwhile');
+    expect(await fieldError('name')).toEqual({ message: expect.stringMatching(/archived after .* so your changes were not saved/), invalid: null, value: 'Renamed too late' });
+    expect(await fieldError('description')).toEqual({ message: expect.stringMatching(/archived after/), invalid: null, value: 'typed while\nsomeone archived it' });
+    expect(await page.getByLabel('Name', { exact: true }).getAttribute('readonly')).not.toBeNull();
+    expect(await page.getByRole('button', { name: 'Save changes' }).count()).toBe(0);
+    expect((await api(url, admin, 'GET', `/v1/memory_stores/${st.id}`)).json).toMatchObject({ name: 'Archived meanwhile', description: 'before' });
+  });
+
+  it("Save changes on a store deleted after its page was loaded comes back with a 404 and a page that keeps the typed name and description and says the store was deleted", async () => {
+    const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'Deleted meanwhile' })).json;
+    await page.goto(`${url}/admin/stores/${st.id}`);
+    await page.getByLabel('Name', { exact: true }).fill('Renamed after all');
+    await page.getByLabel(/^Description/).fill('typed while\nsomeone deleted it');
+    expect((await api(url, admin, 'DELETE', `/v1/memory_stores/${st.id}`)).status).toBe(200);
+    const res = await post(`/admin/stores/${st.id}/edit`, 'Save changes');
+    expect(res.status()).toBe(404);
+    expect(await page.title()).toMatch(/not saved/i);
+    expect(await fieldError('name')).toEqual({ message: expect.stringMatching(/deleted after .* so your changes were not saved/), invalid: null, value: 'Renamed after all' });
+    expect(await fieldError('description')).toEqual({ message: expect.stringMatching(/deleted after/), invalid: null, value: 'typed while\nsomeone deleted it' });
+    await page.getByRole('link', { name: /stores/i }).first().waitFor();
+  });
+
   it("a Delete whose typed name does not match reopens the store's Delete dialog with the typed name and the message beside it, and deletes nothing", async () => {
     const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'Kept store' })).json.id;
     await page.goto(`${url}/admin/stores/${st}`);
