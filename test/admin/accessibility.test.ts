@@ -6,7 +6,7 @@
  */
 import type { Browser, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { api, newPage, SKIP_BROWSER, useConsole } from './browser.js';
+import { api, SKIP_BROWSER, useConsole, withPage } from './browser.js';
 
 describe.skipIf(SKIP_BROWSER)('console accessibility (chromium at /usr/bin/chromium)', () => {
   let browser: Browser;
@@ -130,17 +130,14 @@ describe.skipIf(SKIP_BROWSER)('console accessibility (chromium at /usr/bin/chrom
     await page.getByRole('alert').waitFor();
     found['not deleted'] = await problems();
     // Signed out: the sign-in page, and its answer to a wrong key.
-    const { context, page: out } = await newPage(browser);
-    try {
+    await withPage(browser, async (out) => {
       await out.goto(`${url}/admin/sign-in`);
       found['sign-in'] = await problems(out);
       await out.getByLabel('API key').fill('mnemo-sk-not-a-key');
       await out.getByRole('button', { name: 'Sign in' }).click();
       await out.getByRole('alert').waitFor();
       found['sign-in refused'] = await problems(out);
-    } finally {
-      await context.close();
-    }
+    });
     expect(found).toEqual(Object.fromEntries(Object.keys(found).map((k) => [k, []])));
   });
 
@@ -174,17 +171,14 @@ describe.skipIf(SKIP_BROWSER)('console accessibility (chromium at /usr/bin/chrom
   }
 
   it("a refused sign-in's message and a refused Save's are tied to the field they are about (aria-describedby, aria-invalid)", async () => {
-    const { context, page: out } = await newPage(browser);
-    try {
+    await withPage(browser, async (out) => {
       await out.goto(`${url}/admin/sign-in`);
       expect(await out.getByLabel('API key').getAttribute('aria-invalid')).toBeNull();
       await out.getByLabel('API key').fill('mnemo-sk-not-a-key');
       await out.getByRole('button', { name: 'Sign in' }).click();
       await out.getByRole('alert').waitFor();
       expect(await describedField(out)).toEqual({ alert: expect.stringContaining('invalid API key'), field: 'api_key', invalid: 'true' });
-    } finally {
-      await context.close();
-    }
+    });
     const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'edited meanwhile' })).json.id;
     const m = (await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories`, { path: '/n.md', content: 'mine\n' })).json.id;
     await page.goto(`${url}/admin/stores/${st}/memories/${m}/edit`);

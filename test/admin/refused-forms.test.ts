@@ -4,9 +4,8 @@
  * aria-describedby) and the status is the API's; and every page opens with a "Skip to content" link.
  */
 import type { Browser, Page, Response } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type RunningServer } from '../helpers/server.js';
-import { api, launch, newPage, signIn, SKIP_BROWSER } from './browser.js';
+import { describe, expect, it } from 'vitest';
+import { api, SKIP_BROWSER, useConsole, withPage } from './browser.js';
 
 /** The text of the first element a Tab can reach, in document order. */
 const FIRST_FOCUSABLE = `(() => {
@@ -15,23 +14,13 @@ const FIRST_FOCUSABLE = `(() => {
 })()`;
 
 describe.skipIf(SKIP_BROWSER)('console: refused store forms and the skip link (chromium at /usr/bin/chromium)', () => {
-  let server: RunningServer;
   let browser: Browser;
   let page: Page;
   let url: string;
   let admin: string;
 
-  beforeAll(async () => {
-    server = await startServer();
-    ({ url, adminKey: admin } = server);
-    browser = await launch();
-    ({ page } = await newPage(browser));
-    await signIn(page, url, admin);
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
+  useConsole((c) => {
+    ({ browser, page, url, admin } = c);
   });
 
   /** Clicks `button` and returns the answer to the form's POST to `path`. */
@@ -178,8 +167,7 @@ describe.skipIf(SKIP_BROWSER)('console: refused store forms and the skip link (c
 
   it('the first Tab on a console page reaches a "Skip to content" link, shown only while focused, and following it puts the focus on the main content', async () => {
     const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'Skipped' })).json.id;
-    const { context, page: out } = await newPage(browser);
-    try {
+    await withPage(browser, async (out) => {
       for (const [p, path] of [[page, '/admin/stores'], [page, `/admin/stores/${st}`], [page, '/admin/keys'], [page, '/admin/no-such-page'], [out, '/admin/sign-in']] as const) {
         await p.goto(`${url}${path}`);
         const skip = p.getByRole('link', { name: 'Skip to content' });
@@ -198,8 +186,6 @@ describe.skipIf(SKIP_BROWSER)('console: refused store forms and the skip link (c
         await p.keyboard.press('Enter');
         await expect.poll(() => p.evaluate('document.activeElement && document.activeElement.id'), { timeout: 10_000 }).toBe('main');
       }
-    } finally {
-      await context.close();
-    }
+    });
   });
 });
