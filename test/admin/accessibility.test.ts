@@ -6,6 +6,7 @@
  */
 import type { Browser, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
+import { mintKey } from '../helpers/sdk.js';
 import { api, SKIP_BROWSER, useConsole, withPage } from './browser.js';
 
 describe.skipIf(SKIP_BROWSER)('console accessibility (chromium at /usr/bin/chromium)', () => {
@@ -93,7 +94,7 @@ describe.skipIf(SKIP_BROWSER)('console accessibility (chromium at /usr/bin/chrom
     const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'Audited' })).json.id;
     const m = (await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories`, { path: '/a/b.md', content: 'one\ntwo\n' })).json.id;
     await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories/${m}`, { content: 'one\nthree\n' });
-    await api(url, admin, 'POST', '/v1/api_keys', { name: 'second', role: 'read_only' });
+    await mintKey({ url, adminKey: admin }, 'read_only', { body: { name: 'second' } });
     const paths = [
       '/admin/stores',
       `/admin/stores/${st}`,

@@ -4,6 +4,7 @@
  */
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
+import { createWorkspace, setupPost } from '../helpers/sdk.js';
 import { api, SKIP_BROWSER, useConsole } from './browser.js';
 
 describe.skipIf(SKIP_BROWSER)('console: Edit, Delete and the workspace switcher (chromium at /usr/bin/chromium)', () => {
@@ -103,11 +104,8 @@ describe.skipIf(SKIP_BROWSER)('console: Edit, Delete and the workspace switcher 
   });
 
   it('an operator switches to another workspace, works there, and the URL keeps the workspace through a reload', async () => {
-    const ws = (await api(url, admin, 'POST', '/v1/workspaces', { name: 'team b' })).json;
-    const res = await fetch(`${url}/v1/memory_stores`, {
-      method: 'POST', headers: { 'x-api-key': admin, 'anthropic-workspace-id': ws.id, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'team b notes' }),
-    });
-    const st = ((await res.json()) as { id: string }).id;
+    const ws = await createWorkspace({ url, adminKey: admin }, 'team b');
+    const st = (await setupPost<{ id: string }>({ url, adminKey: admin }, '/v1/memory_stores', { name: 'team b notes' }, { headers: { 'anthropic-workspace-id': ws.id } })).id;
     await page.goto(`${url}/admin/stores`);
     await expect(page.getByRole('link', { name: 'team b notes' }).count()).resolves.toBe(0);
     await page.getByRole('link', { name: 'Switch workspace' }).click();
