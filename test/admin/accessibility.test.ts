@@ -130,6 +130,16 @@ describe.skipIf(SKIP_BROWSER)('console accessibility (chromium at /usr/bin/chrom
     await page.getByRole('button', { name: 'Delete store' }).click();
     await page.getByRole('alert').waitFor();
     found['not deleted'] = await problems();
+    // Save changes on a store archived, then on one deleted, after its page was loaded: what was typed, kept.
+    for (const [what, change] of [['archived', 'archive'], ['deleted', 'delete']] as const) {
+      const gone = (await api(url, admin, 'POST', '/v1/memory_stores', { name: `${what} meanwhile` })).json.id;
+      await page.goto(`${url}/admin/stores/${gone}`);
+      await page.getByLabel('Name', { exact: true }).fill('typed');
+      expect((change === 'archive' ? await api(url, admin, 'POST', `/v1/memory_stores/${gone}/archive`) : await api(url, admin, 'DELETE', `/v1/memory_stores/${gone}`)).status).toBe(200);
+      await page.getByRole('button', { name: 'Save changes' }).click();
+      await page.getByRole('alert').waitFor();
+      found[`not saved, store ${what}`] = await problems();
+    }
     // Signed out: the sign-in page, and its answer to a wrong key.
     await withPage(browser, async (out) => {
       await out.goto(`${url}/admin/sign-in`);
