@@ -1,6 +1,7 @@
 /**
  * A memory's *Edit* and *Delete*, and the operator's workspace switcher, in a real Chromium against
- * the real server: what an admin clicks, checked through the API.
+ * the real server: what an admin clicks, checked through the API; a Save whose store was archived,
+ * or whose memory or store was deleted, meanwhile keeps the typed text on the page and says why.
  */
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';

@@ -1,7 +1,9 @@
 /**
  * A store form the service refuses comes back as itself, in a real Chromium against the real
  * server: what was typed is kept, the message sits beside the field it is about (aria-invalid,
- * aria-describedby) and the status is the API's; and every page opens with a "Skip to content" link.
+ * aria-describedby) and the status is the API's; *Save changes* on a store archived or deleted
+ * meanwhile keeps what was typed, read-only, and says why; and every page opens with a "Skip to
+ * content" link.
  */
 import type { Browser, Page, Response } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
