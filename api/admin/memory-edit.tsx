@@ -48,13 +48,18 @@ export function memoryEditPages(service: Service) {
       const write = parseMemoryUpdate({ content: text, precondition: { type: 'content_sha256', content_sha256: basedOn } });
       await service.updateMemory(c.var.caller, storeId, memoryId, write);
     } catch (err) {
+      // The memory or its store deleted meanwhile: no form to go back to, so a page of its own keeps the text.
+      if (err instanceof MnemoError && err.code === 'not_found') {
+        const store = await service.getStore(c.var.caller, storeId).catch(() => null);
+        return c.html(<GonePage c={c} storeId={storeId} page={page} storeGone={store === null} text={text} />, HTTP_ERRORS.not_found.status);
+      }
       if (!(err instanceof MnemoError) || !KEEPS_TEXT.has(err.code)) throw err;
       const store = await service.getStore(c.var.caller, storeId);
       const memory = await service.getMemory(c.var.caller, storeId, memoryId);
       const changed = err.code === 'precondition_failed';
       // After a refused precondition the form is based on the content as it is now: saving again replaces it, knowingly.
       return c.html(
-        <EditPage c={c} store={store} memory={memory} text={text} basedOn={changed ? memory.contentSha256 : basedOn} error={changed ? CHANGED : err.code === 'archived' ? undefined : err.message} />,
+        <EditPage c={c} store={store} memory={memory} text={text} basedOn={changed ? memory.contentSha256 : basedOn} error={changed ? CHANGED : err.code === 'archived' ? ARCHIVED_MEANWHILE : err.message} />,
         HTTP_ERRORS[err.code].status,
       );
     }
@@ -86,6 +91,10 @@ export function memoryEditPages(service: Service) {
   return app;
 }
 
+const ARCHIVED_MEANWHILE = 'The store was archived after you began editing (through the API or another tab), so your text was not saved: its memories cannot be edited (they can still be deleted). Your text is below, to copy.';
+const MEMORY_DELETED = 'This memory was deleted after you began editing (through the API, a mount or another tab, or it expired), so your text was not saved. Your text is below, to copy.';
+const STORE_DELETED = 'This memory\'s store was deleted after you began editing (through the API or another tab), so your text was not saved. Your text is below, to copy.';
+
 const CHANGED = 'This memory was changed after you began editing (through the API, a mount or another tab), so your text was not saved. Its content now is shown below your text; Save again to replace it with your text, or Cancel to keep it.';
 
 /** *Edit* and *Delete* on a memory's page: only for keys that may write; an archived store's memories may be deleted but not edited. */
@@ -106,6 +115,25 @@ export function MemoryControls({ memory, store, base, csrf }: { memory: Memory; 
   );
 }
 
+/** The text a save could not keep, to copy (a <pre> drops one newline after its tag: this one, not the text's own). */
+function YourText({ text }: { text: string }) {
+  return <><h2>Your text</h2><pre class="content" aria-label="Your text">{`\n${text}`}</pre></>;
+}
+
+/** A save whose memory, or whose store, was deleted meanwhile: the text typed, and where to go from here. */
+function GonePage({ c, storeId, page, storeGone, text }: { c: AdminContext; storeId: string; page: string; storeGone: boolean; text: string }) {
+  const root = c.var.root;
+  return (
+    <Page title={`Not saved · ${storeGone ? 'store' : 'memory'} deleted`} frame={frameOf(c)}>
+      {storeGone ? <p><a href={`${root}/stores`}>← Stores</a></p> : <p><a href={page}>← Back to the memory (its history)</a></p>}
+      <h1>Not saved</h1>
+      <Alert message={storeGone ? STORE_DELETED : MEMORY_DELETED} />
+      {storeGone ? null : <p><a href={`${root}/stores/${segment(storeId)}`}>Back to the store</a></p>}
+      <YourText text={text} />
+    </Page>
+  );
+}
+
 function EditPage({ c, store, memory, text, basedOn, error }: {
   c: AdminContext; store: Store; memory: Memory; text: string; basedOn: string; error?: string;
 }) {
@@ -119,8 +147,9 @@ function EditPage({ c, store, memory, text, basedOn, error }: {
       {error === CHANGED ? <><h2>Its content now</h2><pre class="content" aria-label="Current content">{memory.content}</pre></> : null}
       {store.archivedAt ? (
         <>
-          <Alert message="The store is archived: its memories cannot be edited (they can still be deleted)." />
-          {text !== memory.content ? <><h2>Your text</h2><pre class="content" aria-label="Your text">{text}</pre></> : null}
+          {/* After a refused save the alert above says why; a plain visit says it here. */}
+          {error ? null : <Alert message="The store is archived: its memories cannot be edited (they can still be deleted)." />}
+          {text !== memory.content ? <YourText text={text} /> : null}
         </>
       ) : ends === null ? (
         <Alert message="This memory holds characters a browser's text field cannot keep as they are (a NUL, a lone carriage return, or CRLF and LF line ends mixed): edit it through the API or a mount, so nothing changes that you did not change." />

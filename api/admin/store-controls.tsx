@@ -19,7 +19,13 @@ export function StoreControls({ store, base, csrf, refused }: { store: Store; ba
   return (
     <section aria-labelledby="manage-h">
       <h2 id="manage-h">Manage</h2>
-      {store.archivedAt ? <p class="muted">An archived store cannot be edited; its memories can still be deleted and versions redacted.</p> : (
+      {store.archivedAt ? (
+        <>
+          {/* A Save changes the store's archiving refused: what was typed, read-only, to copy. */}
+          {edit ? <><Alert id="edit-error" message={edit.refusal.message} /><TypedStoreFields name={edit.name} description={edit.description} describedBy="edit-error" /></> : null}
+          <p class="muted">An archived store cannot be edited; its memories can still be deleted and versions redacted.</p>
+        </>
+      ) : (
         <form method="post" action={`${base}/edit`} class="stack">
           <Csrf token={csrf} />
           <Alert id="edit-error" message={editError(null)} />
@@ -54,5 +60,19 @@ export function StoreControls({ store, base, csrf, refused }: { store: Store; ba
         </Confirm>
       </div>
     </section>
+  );
+}
+
+/**
+ * What was typed into *Save changes* when the store can no longer take it (archived or deleted
+ * meanwhile): read-only fields, described by the message that says why, so the text can be copied.
+ */
+export function TypedStoreFields({ name, description, describedBy }: { name: string; description: string; describedBy: string }) {
+  return (
+    <div class="stack">
+      <label>Name <input name="name" value={name} readonly aria-describedby={describedBy} /></label>
+      {/* The HTML parser drops one newline right after <textarea>: this one, not the description's own. */}
+      <label>Description <textarea name="description" rows={2} readonly aria-describedby={describedBy}>{`\n${description}`}</textarea></label>
+    </div>
   );
 }

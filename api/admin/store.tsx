@@ -1,12 +1,13 @@
 /** @module /admin/stores/:store: a store's tree (folders expand, paged), search, counts, and its edit, archive and delete. */
 import { Hono } from 'hono';
-import { baseName, parseMemoryListQuery, parseSearchQuery, parseStoreUpdate, type MemoryListItem, type SearchHit, type SearchPage, type Service } from '../../src/index.js';
+import { baseName, MnemoError, parseMemoryListQuery, parseSearchQuery, parseStoreUpdate, type MemoryListItem, type SearchHit, type SearchPage, type Service } from '../../src/index.js';
+import { HTTP_ERRORS } from '../errors.js';
 import { canWrite, exactField, frameOf, query, refusalOf, type AdminContext } from './context.js';
 import type { AdminEnv } from './env.js';
 import { Page } from './layout.js';
 import { seeOther, segment } from './redirect.js';
-import { StoreControls, type RefusedStoreForm } from './store-controls.js';
-import { kb, qs, Time } from './ui.js';
+import { StoreControls, TypedStoreFields, type RefusedStoreForm } from './store-controls.js';
+import { Alert, kb, qs, Time } from './ui.js';
 
 const TREE_PAGE = 50;
 
@@ -23,15 +24,19 @@ export function storePages(service: Service) {
 
   app.post('/:store/edit', async (c) => {
     const id = c.req.param('store');
-    // Only what was edited is sent: Save with nothing changed writes nothing (no version of the store, no updated_at).
-    const store = await service.getStore(c.var.caller, id);
     const name = exactField(c, 'name');
     const description = exactField(c, 'description');
-    const changed = { ...(name !== store.name ? { name } : {}), ...(description !== store.description ? { description } : {}) };
     try {
+      // Only what was edited is sent: Save with nothing changed writes nothing (no version of the store, no updated_at).
+      const store = await service.getStore(c.var.caller, id);
+      const changed = { ...(name !== store.name ? { name } : {}), ...(description !== store.description ? { description } : {}) };
       if (Object.keys(changed).length > 0) await service.updateStore(c.var.caller, id, parseStoreUpdate(changed));
     } catch (err) {
-      const refusal = refusalOf(err);
+      // Archived or deleted since the page was loaded: what was typed comes back all the same, read-only, with why.
+      if (err instanceof MnemoError && err.code === 'not_found') {
+        return c.html(<StoreGone c={c} name={name} description={description} />, HTTP_ERRORS.not_found.status);
+      }
+      const refusal = refusalOf(err) ?? (err instanceof MnemoError && err.code === 'archived' ? { message: ARCHIVED_MEANWHILE, field: null, status: HTTP_ERRORS.archived.status } : null);
       if (!refusal) throw err;
       return c.html(await storePage(service, c, id, { form: 'edit', name, description, refusal }), refusal.status);
     }
@@ -61,6 +66,22 @@ export function storePages(service: Service) {
 }
 
 const REFUSED_TITLE = { edit: 'Not saved', delete: 'Not deleted' } as const;
+
+const ARCHIVED_MEANWHILE = 'This store was archived after its page was loaded (through the API or another tab), so your changes were not saved: an archived store cannot be edited. What you typed is below, to copy.';
+const DELETED_MEANWHILE = 'This store is not there any more: it was deleted after its page was loaded (through the API or another tab), so your changes were not saved. What you typed is below, to copy.';
+
+/** *Save changes* on a store deleted meanwhile: no store page to go back to, so a page of its own keeps what was typed. */
+function StoreGone({ c, name, description }: { c: AdminContext; name: string; description: string }) {
+  const root = c.var.root;
+  return (
+    <Page title="Not saved · store deleted" frame={frameOf(c)}>
+      <p><a href={`${root}/stores`}>← Stores</a></p>
+      <h1>Not saved</h1>
+      <Alert id="gone-error" message={DELETED_MEANWHILE} />
+      <TypedStoreFields name={name} description={description} describedBy="gone-error" />
+    </Page>
+  );
+}
 
 /** A store's page; after a refused *Save changes* or *Delete*, that form holds what was typed and says why beside its field. */
 async function storePage(service: Service, c: AdminContext, id: string, refused?: RefusedStoreForm) {

@@ -6,7 +6,8 @@
  */
 import type { Browser, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { api, newPage, SKIP_BROWSER, useConsole } from './browser.js';
+import { mintKey } from '../helpers/sdk.js';
+import { api, SKIP_BROWSER, useConsole, withPage } from './browser.js';
 
 describe.skipIf(SKIP_BROWSER)('console accessibility (chromium at /usr/bin/chromium)', () => {
   let browser: Browser;
@@ -93,7 +94,7 @@ describe.skipIf(SKIP_BROWSER)('console accessibility (chromium at /usr/bin/chrom
     const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'Audited' })).json.id;
     const m = (await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories`, { path: '/a/b.md', content: 'one\ntwo\n' })).json.id;
     await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories/${m}`, { content: 'one\nthree\n' });
-    await api(url, admin, 'POST', '/v1/api_keys', { name: 'second', role: 'read_only' });
+    await mintKey({ url, adminKey: admin }, 'read_only', { body: { name: 'second' } });
     const paths = [
       '/admin/stores',
       `/admin/stores/${st}`,
@@ -129,18 +130,25 @@ describe.skipIf(SKIP_BROWSER)('console accessibility (chromium at /usr/bin/chrom
     await page.getByRole('button', { name: 'Delete store' }).click();
     await page.getByRole('alert').waitFor();
     found['not deleted'] = await problems();
+    // Save changes on a store archived, then on one deleted, after its page was loaded: what was typed, kept.
+    for (const [what, change] of [['archived', 'archive'], ['deleted', 'delete']] as const) {
+      const gone = (await api(url, admin, 'POST', '/v1/memory_stores', { name: `${what} meanwhile` })).json.id;
+      await page.goto(`${url}/admin/stores/${gone}`);
+      await page.getByLabel('Name', { exact: true }).fill('typed');
+      expect((change === 'archive' ? await api(url, admin, 'POST', `/v1/memory_stores/${gone}/archive`) : await api(url, admin, 'DELETE', `/v1/memory_stores/${gone}`)).status).toBe(200);
+      await page.getByRole('button', { name: 'Save changes' }).click();
+      await page.getByRole('alert').waitFor();
+      found[`not saved, store ${what}`] = await problems();
+    }
     // Signed out: the sign-in page, and its answer to a wrong key.
-    const { context, page: out } = await newPage(browser);
-    try {
+    await withPage(browser, async (out) => {
       await out.goto(`${url}/admin/sign-in`);
       found['sign-in'] = await problems(out);
       await out.getByLabel('API key').fill('mnemo-sk-not-a-key');
       await out.getByRole('button', { name: 'Sign in' }).click();
       await out.getByRole('alert').waitFor();
       found['sign-in refused'] = await problems(out);
-    } finally {
-      await context.close();
-    }
+    });
     expect(found).toEqual(Object.fromEntries(Object.keys(found).map((k) => [k, []])));
   });
 
@@ -174,17 +182,14 @@ describe.skipIf(SKIP_BROWSER)('console accessibility (chromium at /usr/bin/chrom
   }
 
   it("a refused sign-in's message and a refused Save's are tied to the field they are about (aria-describedby, aria-invalid)", async () => {
-    const { context, page: out } = await newPage(browser);
-    try {
+    await withPage(browser, async (out) => {
       await out.goto(`${url}/admin/sign-in`);
       expect(await out.getByLabel('API key').getAttribute('aria-invalid')).toBeNull();
       await out.getByLabel('API key').fill('mnemo-sk-not-a-key');
       await out.getByRole('button', { name: 'Sign in' }).click();
       await out.getByRole('alert').waitFor();
       expect(await describedField(out)).toEqual({ alert: expect.stringContaining('invalid API key'), field: 'api_key', invalid: 'true' });
-    } finally {
-      await context.close();
-    }
+    });
     const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'edited meanwhile' })).json.id;
     const m = (await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories`, { path: '/n.md', content: 'mine\n' })).json.id;
     await page.goto(`${url}/admin/stores/${st}/memories/${m}/edit`);

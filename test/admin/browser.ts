@@ -31,6 +31,41 @@ export async function signIn(page: Page, url: string, key: string): Promise<void
   await page.waitForURL(/\/admin\/stores/);
 }
 
+/**
+ * A fresh 1280×800 page in a browser context of its own (its own cookies), handed to `use`; the
+ * context is closed after it, whether `use` succeeds or throws.
+ */
+export async function withPage<T>(browser: Browser, use: (page: Page, context: BrowserContext) => Promise<T>): Promise<T> {
+  const { context, page } = await newPage(browser);
+  try {
+    return await use(page, context);
+  } finally {
+    await context.close();
+  }
+}
+
+export interface SignedInPageOptions {
+  browser: Browser;
+  /** The server's URL. */
+  url: string;
+  /** The API key the page signs in with. */
+  key: string;
+  /** The page's size, set before it signs in (1280×800 unless given). */
+  viewport?: { width: number; height: number };
+}
+
+/**
+ * As withPage, the page signed in with `key` first: for a test that needs a second browser (another
+ * key, another size, a clean cookie jar) beside the page useConsole keeps for the whole file.
+ */
+export function withSignedInPage<T>({ browser, url, key, viewport }: SignedInPageOptions, use: (page: Page, context: BrowserContext) => Promise<T>): Promise<T> {
+  return withPage(browser, async (page, context) => {
+    if (viewport) await page.setViewportSize(viewport);
+    await signIn(page, url, key);
+    return use(page, context);
+  });
+}
+
 /** What useConsole hands its `ready`: the running server, its URL and admin key, the browser, and its first page. */
 export interface ConsoleUnderTest {
   server: RunningServer;

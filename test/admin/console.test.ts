@@ -9,7 +9,7 @@ import type { Browser, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { mintKey } from '../helpers/sdk.js';
 import type { RunningServer } from '../helpers/server.js';
-import { api, newPage, screenshot, signIn, SKIP_BROWSER, useConsole } from './browser.js';
+import { api, screenshot, SKIP_BROWSER, useConsole, withSignedInPage } from './browser.js';
 
 const XSS_CONTENT = '<script>window.__xss = 1</script>\n"><img src=x onerror="window.__xss = 2">\n';
 const XSS_PATH = '/xss/"><img src=x onerror="window.__xss=3">.md';
@@ -151,19 +151,14 @@ describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () 
   });
 
   it('a narrow window gets one column and no sideways scrolling', async () => {
-    const { context, page: narrow } = await newPage(browser);
-    try {
-      await narrow.setViewportSize({ width: 390, height: 800 });
-      await signIn(narrow, url, admin);
+    await withSignedInPage({ browser, url, key: admin, viewport: { width: 390, height: 800 } }, async (narrow) => {
       for (const path of ['/admin/stores', `/admin/stores/${storeId}`, `/admin/stores/${storeId}/memories/${memoryId}`, '/admin/sessions']) {
         await narrow.goto(`${url}${path}`);
         // Runs in the page (tsconfig has no DOM types): the root element's scroll and visible widths.
         const [scroll, width] = await narrow.evaluate('[document.documentElement.scrollWidth, document.documentElement.clientWidth]') as [number, number];
         expect(scroll, path).toBeLessThanOrEqual(width);
       }
-    } finally {
-      await context.close();
-    }
+    });
   });
 
   it('a POST without the CSRF token is refused and changes nothing', async () => {
@@ -174,9 +169,7 @@ describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () 
   });
 
   it('a read-only key sees no write controls, and the server refuses the write anyway', async () => {
-    const { context, page: ro } = await newPage(browser);
-    try {
-      await signIn(ro, url, readOnlyKey);
+    await withSignedInPage({ browser, url, key: readOnlyKey }, async (ro) => {
       expect(await ro.getByRole('button', { name: 'Create store' }).count()).toBe(0);
       await ro.goto(`${url}/admin/stores/${storeId}`);
       for (const name of ['Archive', 'Delete', 'Save changes']) expect(await ro.getByRole('button', { name }).count(), name).toBe(0);
@@ -190,9 +183,7 @@ describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () 
       const keys = await ro.request.get(`${url}/admin/keys`);
       expect(keys.status()).toBe(403);
       expect((await api(url, admin, 'GET', `/v1/memory_stores/${storeId}`)).json.archived_at).toBeNull();
-    } finally {
-      await context.close();
-    }
+    });
   });
 
   it('ending a session from the sessions page unmounts it', async () => {
@@ -241,9 +232,7 @@ describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () 
     const secret = (await page.getByLabel('New key secret').textContent())!;
     expect(secret).toMatch(/^mnemo-sk-/);
     await screenshot(page, 'keys');
-    const { context, page: other } = await newPage(browser);
-    try {
-      await signIn(other, url, secret);
+    await withSignedInPage({ browser, url, key: secret }, async (other) => {
       await page.goto(`${url}/admin/keys`);
       expect(await page.getByLabel('New key secret').count()).toBe(0);
       const row = page.locator('tr', { hasText: 'ci robot' });
@@ -252,9 +241,7 @@ describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () 
       await page.locator('tr', { hasText: 'ci robot' }).locator('.badge.revoked').waitFor();
       await other.goto(`${url}/admin/stores`);
       expect(new URL(other.url()).pathname).toBe('/admin/sign-in');
-    } finally {
-      await context.close();
-    }
+    });
   });
 
   it('the admin log shows every admin action, as GET /v1/admin_actions does', async () => {
@@ -410,9 +397,7 @@ describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () 
     const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'snippets' })).json.id;
     const content = '**Never share** <script>window.__xss = 4</script>: the deploy token is **abc123**\n';
     await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories`, { path: '/env.md', content });
-    const { context, page: p } = await newPage(browser);
-    try {
-      await signIn(p, url, admin);
+    await withSignedInPage({ browser, url, key: admin }, async (p) => {
       const snippet = p.locator('#search-h ~ ol pre.content');
       for (const [q, mode, marked] of [['deploy token', 'fts', 'deploy'], ['**ABC123**', 'substring', '**abc123**'], ['</script>', 'substring', '</script>']] as const) {
         await p.goto(`${url}/admin/stores/${st}?${new URLSearchParams({ q, mode })}`);
@@ -421,15 +406,11 @@ describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () 
       }
       expect(await p.locator('main script').count()).toBe(0);
       expect(await p.evaluate(() => (globalThis as unknown as { __xss?: number }).__xss)).toBeUndefined();
-    } finally {
-      await context.close();
-    }
+    });
   });
 
   it('reloading the page after Create key mints no second key, shows the secret no more, and the secret is never in the URL', async () => {
-    const { context, page: p } = await newPage(browser);
-    try {
-      await signIn(p, url, admin);
+    await withSignedInPage({ browser, url, key: admin }, async (p, context) => {
       await p.goto(`${url}/admin/keys`);
       await p.getByLabel('Name').fill('reload key');
       await p.getByRole('button', { name: 'Create key' }).click();
@@ -444,15 +425,11 @@ describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () 
       expect(keys.filter((k) => k.name === 'reload key')).toHaveLength(1);
       // Nothing of it is left in the browser either.
       expect((await context.cookies()).map((c) => c.name)).toEqual(['mnemo_console']);
-    } finally {
-      await context.close();
-    }
+    });
   });
 
   it('the create-store and create-key forms keep a name exactly as typed, as Save changes and the API do', async () => {
-    const { context, page: p } = await newPage(browser);
-    try {
-      await signIn(p, url, admin);
+    await withSignedInPage({ browser, url, key: admin }, async (p) => {
       await p.goto(`${url}/admin/stores`);
       await p.getByLabel('Name').fill('  padded store ');
       await p.getByLabel('Description').fill('  indented\nsecond line\n');
@@ -466,15 +443,11 @@ describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () 
       await p.getByLabel('New key secret').waitFor();
       const keys = (await api(url, admin, 'GET', '/v1/api_keys?limit=100')).json.data as { name: string }[];
       expect(keys.map((k) => k.name).filter((n) => n.includes('padded key'))).toEqual([' padded key  ']);
-    } finally {
-      await context.close();
-    }
+    });
   });
 
   it('a store description typed past its 1,024-character limit stops at the limit in the browser, and the store is created', async () => {
-    const { context, page: p } = await newPage(browser);
-    try {
-      await signIn(p, url, admin);
+    await withSignedInPage({ browser, url, key: admin }, async (p) => {
       await p.goto(`${url}/admin/stores`);
       await p.getByLabel('Name').fill('long desc');
       await p.getByLabel('Description').focus();
@@ -484,19 +457,14 @@ describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () 
       const id = new URL(p.url()).pathname.split('/').pop()!;
       expect((await api(url, admin, 'GET', `/v1/memory_stores/${id}`)).json.description).toBe('é'.repeat(1024));
       expect(await p.getByLabel(/Description/).getAttribute('maxlength')).toBe('1024');
-    } finally {
-      await context.close();
-    }
+    });
   });
 
   it('at phone width (375 px) the keys page and a side-by-side diff fit the screen, and the stacked diff names each side', async () => {
     const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'narrow diff' })).json.id;
     const m = (await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories`, { path: '/n.md', content: 'same\nold line\n' })).json;
     const v2 = (await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories/${m.id}`, { content: 'same\nnew line\n' })).json;
-    const { context, page: p } = await newPage(browser);
-    try {
-      await p.setViewportSize({ width: 375, height: 700 });
-      await signIn(p, url, admin);
+    await withSignedInPage({ browser, url, key: admin, viewport: { width: 375, height: 700 } }, async (p) => {
       const diff = `/admin/stores/${st}/memories/${m.id}?from=${m.memory_version_id}&to=${v2.memory_version_id}&layout=split`;
       for (const path of ['/admin/keys', diff]) {
         await p.goto(`${url}${path}`);
@@ -507,18 +475,14 @@ describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () 
       const cells = await p.evaluate(`[...document.querySelectorAll('table.split td')].filter((td) => td.offsetParent !== null)
         .map((td) => getComputedStyle(td, '::before').content + td.textContent)`) as string[];
       expect(cells).toEqual(['"both: "same', '"old: "old line', '"new: "new line']);
-    } finally {
-      await context.close();
-    }
+    });
   });
 
   it('Compare versions on a later page of the history stays on that page with both versions chosen, and compares with one chosen on another page', async () => {
     const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'long history' })).json.id;
     const m = (await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories`, { path: '/m.md', content: 'v0\n' })).json;
     for (let v = 1; v <= 25; v += 1) await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories/${m.id}`, { content: `v${v}\n` });
-    const { context, page: p } = await newPage(browser);
-    try {
-      await signIn(p, url, admin);
+    await withSignedInPage({ browser, url, key: admin }, async (p) => {
       await p.goto(`${url}/admin/stores/${st}/memories/${m.id}`);
       const rows = p.locator('#history-h + form tbody tr');
       const newest = (await rows.nth(0).getAttribute('id'))!;
@@ -537,9 +501,7 @@ describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () 
       const diff = await p.locator('pre.diff').textContent();
       expect(diff).toContain('-v25');
       expect(diff).toContain('+v2');
-    } finally {
-      await context.close();
-    }
+    });
   });
 
   it('signing out ends the console session', async () => {

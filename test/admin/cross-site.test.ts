@@ -10,7 +10,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { mintKey } from '../helpers/sdk.js';
 import type { RunningServer } from '../helpers/server.js';
-import { newPage, signIn, SKIP_BROWSER, useConsole } from './browser.js';
+import { SKIP_BROWSER, useConsole, withSignedInPage } from './browser.js';
 
 describe.skipIf(SKIP_BROWSER)('the console and other sites (chromium at /usr/bin/chromium)', () => {
   let server: RunningServer;
@@ -40,9 +40,7 @@ describe.skipIf(SKIP_BROWSER)('the console and other sites (chromium at /usr/bin
   const cookieIn = async (page: Page) => (await page.context().cookies(`${server.url}/admin/`)).find((c) => c.name === 'mnemo_console')?.value;
 
   it('a link from another site goes to sign-in without signing the user out', async () => {
-    const { context, page } = await newPage(browser);
-    try {
-      await signIn(page, server.url, server.adminKey);
+    await withSignedInPage({ browser, url: server.url, key: server.adminKey }, async (page) => {
       const cookie = await cookieIn(page);
       expect(cookie).toBeTruthy();
       await page.goto(`${otherUrl}/link`);
@@ -51,15 +49,11 @@ describe.skipIf(SKIP_BROWSER)('the console and other sites (chromium at /usr/bin
       expect(await cookieIn(page)).toBe(cookie);
       await page.goto(`${server.url}/admin/stores`);
       expect(new URL(page.url()).pathname).toBe('/admin/stores');
-    } finally {
-      await context.close();
-    }
+    });
   });
 
   it('a form on another site that posts a key to the sign-in is refused and the session stays', async () => {
-    const { context, page } = await newPage(browser);
-    try {
-      await signIn(page, server.url, server.adminKey);
+    await withSignedInPage({ browser, url: server.url, key: server.adminKey }, async (page) => {
       const cookie = await cookieIn(page);
       expect(cookie).toBeTruthy();
       await page.goto(`${otherUrl}/form`);
@@ -69,8 +63,6 @@ describe.skipIf(SKIP_BROWSER)('the console and other sites (chromium at /usr/bin
       await page.goto(`${server.url}/admin/keys`);
       // Still the admin key's session (a read_only one could not open the keys page).
       expect(await page.getByRole('heading', { name: 'API keys' }).count()).toBeGreaterThan(0);
-    } finally {
-      await context.close();
-    }
+    });
   });
 });

@@ -1,12 +1,13 @@
 /**
  * A store form the service refuses comes back as itself, in a real Chromium against the real
  * server: what was typed is kept, the message sits beside the field it is about (aria-invalid,
- * aria-describedby) and the status is the API's; and every page opens with a "Skip to content" link.
+ * aria-describedby) and the status is the API's; *Save changes* on a store archived or deleted
+ * meanwhile keeps what was typed, read-only, and says why; and every page opens with a "Skip to
+ * content" link.
  */
 import type { Browser, Page, Response } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type RunningServer } from '../helpers/server.js';
-import { api, launch, newPage, signIn, SKIP_BROWSER } from './browser.js';
+import { describe, expect, it } from 'vitest';
+import { api, SKIP_BROWSER, useConsole, withPage } from './browser.js';
 
 /** The text of the first element a Tab can reach, in document order. */
 const FIRST_FOCUSABLE = `(() => {
@@ -15,23 +16,13 @@ const FIRST_FOCUSABLE = `(() => {
 })()`;
 
 describe.skipIf(SKIP_BROWSER)('console: refused store forms and the skip link (chromium at /usr/bin/chromium)', () => {
-  let server: RunningServer;
   let browser: Browser;
   let page: Page;
   let url: string;
   let admin: string;
 
-  beforeAll(async () => {
-    server = await startServer();
-    ({ url, adminKey: admin } = server);
-    browser = await launch();
-    ({ page } = await newPage(browser));
-    await signIn(page, url, admin);
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
+  useConsole((c) => {
+    ({ browser, page, url, admin } = c);
   });
 
   /** Clicks `button` and returns the answer to the form's POST to `path`. */
@@ -123,6 +114,38 @@ describe.skipIf(SKIP_BROWSER)('console: refused store forms and the skip link (c
     expect((await api(url, admin, 'GET', `/v1/memory_stores/${st.id}`)).json).toMatchObject({ name: 'Editable', description: 'after' });
   });
 
+  it("Save changes on a store archived after its page was loaded comes back with a 409, the typed name and description still on the page and a message saying the store was archived", async () => {
+    const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'Archived meanwhile', description: 'before' })).json;
+    await page.goto(`${url}/admin/stores/${st.id}`);
+    await page.getByLabel('Name', { exact: true }).fill('Renamed too late');
+    await page.getByLabel(/^Description/).fill('typed while\nsomeone archived it');
+    expect((await api(url, admin, 'POST', `/v1/memory_stores/${st.id}/archive`)).status).toBe(200);
+    const res = await post(`/admin/stores/${st.id}/edit`, 'Save changes');
+    expect(res.status()).toBe(409);
+    // The store's page, as it is now (archived), with what was typed kept in read-only fields the message describes.
+    expect(await page.title()).toMatch(/not saved/i);
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toContain('Archived meanwhile');
+    expect(await fieldError('name')).toEqual({ message: expect.stringMatching(/archived after .* so your changes were not saved/), invalid: null, value: 'Renamed too late' });
+    expect(await fieldError('description')).toEqual({ message: expect.stringMatching(/archived after/), invalid: null, value: 'typed while\nsomeone archived it' });
+    expect(await page.getByLabel('Name', { exact: true }).getAttribute('readonly')).not.toBeNull();
+    expect(await page.getByRole('button', { name: 'Save changes' }).count()).toBe(0);
+    expect((await api(url, admin, 'GET', `/v1/memory_stores/${st.id}`)).json).toMatchObject({ name: 'Archived meanwhile', description: 'before' });
+  });
+
+  it("Save changes on a store deleted after its page was loaded comes back with a 404 and a page that keeps the typed name and description and says the store was deleted", async () => {
+    const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'Deleted meanwhile' })).json;
+    await page.goto(`${url}/admin/stores/${st.id}`);
+    await page.getByLabel('Name', { exact: true }).fill('Renamed after all');
+    await page.getByLabel(/^Description/).fill('typed while\nsomeone deleted it');
+    expect((await api(url, admin, 'DELETE', `/v1/memory_stores/${st.id}`)).status).toBe(200);
+    const res = await post(`/admin/stores/${st.id}/edit`, 'Save changes');
+    expect(res.status()).toBe(404);
+    expect(await page.title()).toMatch(/not saved/i);
+    expect(await fieldError('name')).toEqual({ message: expect.stringMatching(/deleted after .* so your changes were not saved/), invalid: null, value: 'Renamed after all' });
+    expect(await fieldError('description')).toEqual({ message: expect.stringMatching(/deleted after/), invalid: null, value: 'typed while\nsomeone deleted it' });
+    await page.getByRole('link', { name: /stores/i }).first().waitFor();
+  });
+
   it("a Delete whose typed name does not match reopens the store's Delete dialog with the typed name and the message beside it, and deletes nothing", async () => {
     const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'Kept store' })).json.id;
     await page.goto(`${url}/admin/stores/${st}`);
@@ -146,8 +169,7 @@ describe.skipIf(SKIP_BROWSER)('console: refused store forms and the skip link (c
 
   it('the first Tab on a console page reaches a "Skip to content" link, shown only while focused, and following it puts the focus on the main content', async () => {
     const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'Skipped' })).json.id;
-    const { context, page: out } = await newPage(browser);
-    try {
+    await withPage(browser, async (out) => {
       for (const [p, path] of [[page, '/admin/stores'], [page, `/admin/stores/${st}`], [page, '/admin/keys'], [page, '/admin/no-such-page'], [out, '/admin/sign-in']] as const) {
         await p.goto(`${url}${path}`);
         const skip = p.getByRole('link', { name: 'Skip to content' });
@@ -166,8 +188,6 @@ describe.skipIf(SKIP_BROWSER)('console: refused store forms and the skip link (c
         await p.keyboard.press('Enter');
         await expect.poll(() => p.evaluate('document.activeElement && document.activeElement.id'), { timeout: 10_000 }).toBe('main');
       }
-    } finally {
-      await context.close();
-    }
+    });
   });
 });

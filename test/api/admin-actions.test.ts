@@ -5,13 +5,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { inProcessApp } from '../helpers/in-process.js';
+import { mintKey } from '../helpers/sdk.js';
 
 interface Entry { action: string; target_id: string; memory_store_id: string | null; actor: { type: string; api_key_id?: string }; summary: string }
 
 describe('GET /v1/admin_actions', () => {
   it('lists keys created and revoked, versions redacted, stores archived and deleted, newest first', async () => {
     const app = await inProcessApp();
-    const key = (await app.raw('POST', '/v1/api_keys', { body: JSON.stringify({ name: 'robot', role: 'read_write' }) })).body as { id: string };
+    const key = await mintKey(app, 'read_write', { body: { name: 'robot' } });
     await app.raw('POST', `/v1/api_keys/${key.id}/revoke`);
     await app.raw('POST', `/v1/api_keys/${key.id}/revoke`); // already revoked: no second entry
     const store = await app.client.beta.memoryStores.create({ name: 'notes' });
@@ -46,7 +47,7 @@ describe('GET /v1/admin_actions', () => {
 
   it('is refused to keys that are not admin', async () => {
     const app = await inProcessApp();
-    const minted = (await app.raw('POST', '/v1/api_keys', { body: JSON.stringify({ name: 'writer', role: 'read_write' }) })).body as { secret: string };
+    const minted = await mintKey(app, 'read_write', { body: { name: 'writer' } });
     const res = await app.raw('GET', '/v1/admin_actions', { apiKey: minted.secret });
     expect(res.status).toBe(403);
   });

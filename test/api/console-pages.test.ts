@@ -6,6 +6,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { openPostgresStorage } from '../../src/storage/postgres/open.js';
 import { inProcessApp, movableClock, type InProcessApp, type MovableClock } from '../helpers/in-process.js';
 import { createDatabase, pgSkip } from '../helpers/postgres.js';
+import { mintKey } from '../helpers/sdk.js';
 
 async function signIn(app: InProcessApp, key = app.adminKey): Promise<string> {
   const res = await app.raw('POST', '/admin/sign-in', {
@@ -49,7 +50,7 @@ describe('console pages', () => {
   it('the audit page filters versions by actor, operation and time range', async () => {
     const app = await inProcessApp();
     const store = await app.client.beta.memoryStores.create({ name: 'audited' });
-    const writer = (await app.raw('POST', '/v1/api_keys', { body: JSON.stringify({ name: 'writer', role: 'read_write' }) })).body as { id: string; secret: string };
+    const writer = await mintKey(app, 'read_write', { body: { name: 'writer' } });
     const m = await app.client.beta.memoryStores.memories.create(store.id, { path: '/by-admin.md', content: 'a' });
     app.clock.advance(3600_000);
     const other = await app.raw('POST', `/v1/memory_stores/${store.id}/memories`, { apiKey: writer.secret, body: JSON.stringify({ path: '/by-writer.md', content: 'w' }) });
@@ -137,9 +138,7 @@ describe('console pages', () => {
     // Made at one instant of the injected clock: the pages take the ids' order among equal times.
     const made: string[] = [];
     for (let i = 0; i < 130; i++) {
-      const res = await app.raw('POST', '/v1/api_keys', { body: JSON.stringify({ name: `agent-${String(i).padStart(3, '0')}`, role: 'read_write' }) });
-      expect(res.status).toBe(200);
-      made.push((res.body as { id: string; secret: string }).secret);
+      made.push((await mintKey(app, 'read_write', { body: { name: `agent-${String(i).padStart(3, '0')}` } })).secret);
     }
     const cookie = await signIn(app);
     const names = (page: string) => [...page.matchAll(/<td data-label="Name">agent-(\d{3})/g)].map((m) => m[1]);

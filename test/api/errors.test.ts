@@ -8,7 +8,7 @@ import { gzipSync } from 'node:zlib';
 import type Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { makeTempDir, startServer, type RunningServer } from '../helpers/server.js';
-import { type ErrorEnvelope, expectApiError, expectRawError, type RawOptions, rawRequest, type RawResponse, sdkClient, useServer } from '../helpers/sdk.js';
+import { type ErrorEnvelope, expectApiError, expectRawError, mintKey, type RawOptions, rawRequest, type RawResponse, sdkClient, useServer } from '../helpers/sdk.js';
 import { freshStore, type Memory, type Store } from './shapes.js';
 
 let server: RunningServer;
@@ -646,8 +646,7 @@ describe('routes that take no body', () => {
       return `/v1/memory_stores/${store.id}/memories/${m.id}`;
     }],
     ['POST', 'revoke a key', async () => {
-      const res = await raw('POST', '/v1/api_keys', { body: JSON.stringify({ name: 'no body', role: 'read_only' }) });
-      return `/v1/api_keys/${(res.body as { id: string }).id}/revoke`;
+      return `/v1/api_keys/${(await mintKey(server, 'read_only', { body: { name: 'no body' } })).id}/revoke`;
     }],
   ];
 
@@ -687,7 +686,7 @@ describe('header values in error messages', () => {
   let scoped = '';
   /** As a key of the default workspace that is no operator's, so another workspace's id is a 403. */
   const asScoped = async (path: string, workspace: string, opts: RawOptions = {}) => {
-    scoped ||= ((await raw('POST', '/v1/api_keys', { body: JSON.stringify({ name: 'one workspace', role: 'read_write' }) })).body as { secret: string }).secret;
+    scoped ||= (await mintKey(server, 'read_write', { body: { name: 'one workspace' } })).secret;
     return rawRequest(server.url, opts.body === undefined ? 'GET' : 'POST', path, { ...opts, apiKey: scoped, headers: { ...opts.headers, 'anthropic-workspace-id': workspace } });
   };
   const utf8Header = (s: string) => Buffer.from(s, 'utf8').toString('latin1');

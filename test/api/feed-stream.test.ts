@@ -8,6 +8,7 @@ import type { Every } from '../../src/service/feed.js';
 import { openSqliteStorage } from '../../src/storage/sqlite/open.js';
 import { newId } from '../../src/service/ids.js';
 import { inProcessApp } from '../helpers/in-process.js';
+import { mintKey } from '../helpers/sdk.js';
 import { openEvents } from '../helpers/sse.js';
 
 /**
@@ -220,10 +221,8 @@ describe('change feed streams', () => {
 });
 
 /** A read-only key minted through the API: its id and its secret. */
-async function mintReader(app: Awaited<ReturnType<typeof inProcessApp>>): Promise<{ id: string; secret: string }> {
-  const res = await app.raw('POST', '/v1/api_keys', { apiKey: app.adminKey, body: JSON.stringify({ name: 'stream reader', role: 'read_only' }) });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return res.body as { id: string; secret: string };
+function mintReader(app: Awaited<ReturnType<typeof inProcessApp>>): Promise<{ id: string; secret: string }> {
+  return mintKey(app, 'read_only', { body: { name: 'stream reader' } });
 }
 
 function memoriesCreate(app: Awaited<ReturnType<typeof inProcessApp>>, storeId: string, path: string) {

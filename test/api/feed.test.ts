@@ -6,7 +6,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it, vi } from 'vitest';
 import { startServer, type RunningServer } from '../helpers/server.js';
-import { expectRawError, jsonRequest, mintKey, rawRequest, sdkClient, useServer } from '../helpers/sdk.js';
+import { createWorkspace, expectRawError, mintKey, rawRequest, sdkClient, setupPost, useServer } from '../helpers/sdk.js';
 import { openEvents, type SseEvent, type SseStream } from '../helpers/sse.js';
 import { collect, expectVersionShape, freshStore, type Version } from './shapes.js';
 
@@ -308,14 +308,13 @@ describe('change feed events', () => {
   it('a workspace past MNEMO_WORKSPACE_MAX_FEED_STREAMS gets 503 overloaded_error before a stream opens, while other workspaces and the operator still stream', async () => {
     const own = await startServer({ env: { MNEMO_WORKSPACE_MAX_FEED_STREAMS: '2' } });
     const streams: SseStream[] = [];
-    const post = (path: string, body: object, headers: Record<string, string> = {}) => jsonRequest(own, 'POST', path, own.adminKey, body, headers);
     try {
       const store = await freshStore(sdkClient(own.url, own.adminKey), 'feed capped');
-      const reader = ((await post('/v1/api_keys', { name: 'many streams', role: 'read_only' })).body as { secret: string }).secret;
-      const wsB = ((await post('/v1/workspaces', { name: 'other tenant' })).body as { id: string }).id;
+      const reader = (await mintKey(own, 'read_only', { body: { name: 'many streams' } })).secret;
+      const wsB = (await createWorkspace(own, 'other tenant')).id;
       const inB = { 'anthropic-workspace-id': wsB };
-      const keyB = ((await post('/v1/api_keys', { name: 'b reader', role: 'read_only' }, inB)).body as { secret: string }).secret;
-      const storeB = ((await post('/v1/memory_stores', { name: 'b store' }, inB)).body as { id: string }).id;
+      const keyB = (await mintKey(own, 'read_only', { headers: inB, body: { name: 'b reader' } })).secret;
+      const storeB = (await setupPost<{ id: string }>(own, '/v1/memory_stores', { name: 'b store' }, { headers: inB })).id;
       const open = (storeId: string, key: string) => openEvents(`${own.url}/v1/memory_stores/${storeId}/changes`, { 'x-api-key': key });
       for (let i = 0; i < 2; i++) streams.push(await open(store.id, reader));
       expect(streams.map((s) => s.status)).toEqual([200, 200]);

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { connectMcp } from '../helpers/mcp.js';
 import { FUSE_AVAILABLE, NO_FUSE_REASON, eventually, outcomes, run, sh } from '../helpers/mount.js';
-import { jsonRequest, mountedStore, rawRequest, type RawResponse, useServer } from '../helpers/sdk.js';
+import { jsonRequest, mintKey, mountedStore, rawRequest, type RawResponse, useServer } from '../helpers/sdk.js';
 import Database from 'better-sqlite3';
 import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
@@ -216,7 +216,7 @@ describe('GET /metrics', () => {
   it('needs an operator key: 401 without a key, 403 for an admin key of one workspace', async () => {
     expect((await metricsText(server, null)).status).toBe(401);
     expect((await metricsText(server, 'mnemo-not-a-key')).status).toBe(401);
-    const minted = (await post(server, '/v1/api_keys', { name: 'plain admin', role: 'admin' })).body as { secret: string };
+    const minted = await mintKey(server, 'admin', { body: { name: 'plain admin' } });
     const plain = await metricsText(server, minted.secret);
     expect(plain.status).toBe(403);
     expect(JSON.parse(plain.text)).toMatchObject({ type: 'error', error: { type: 'permission_error' } });

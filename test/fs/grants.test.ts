@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sh as shIn } from '../helpers/mount.js';
-import { expectRawError, jsonRequest, mintKey, rawRequest, sdkClient } from '../helpers/sdk.js';
+import { createWorkspace, expectRawError, jsonRequest, mintKey, rawRequest, sdkClient } from '../helpers/sdk.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
 
 const fuseAvailable = existsSync('/dev/fuse');
@@ -75,8 +75,7 @@ describe.skipIf(!fuseAvailable)('session mounts and keys', () => {
     const store = await client.beta.memoryStores.create({ name: 'isolated session' });
     // Read-write, so a read_only key of the other workspace would get 403 if the role came first (issue 11).
     const s = (await post(server.adminKey, { resources: [{ type: 'memory_store', memory_store_id: store.id, access: 'read_write' }] })).body as WireSession;
-    const ws = await rawRequest(server.url, 'POST', '/v1/workspaces', { apiKey: server.adminKey, body: JSON.stringify({ name: 'elsewhere' }) });
-    const wsId = (ws.body as { id: string }).id;
+    const wsId = (await createWorkspace(server, 'elsewhere')).id;
     for (const role of ['admin', 'read_write', 'read_only']) {
       const { secret } = await mintKey(server, role, { headers: { 'anthropic-workspace-id': wsId }, body: { name: role } });
       expectRawError(await rawRequest(server.url, 'GET', `/v1/sessions/${s.id}`, { apiKey: secret }), 404, 'not_found_error');

@@ -137,11 +137,30 @@ export interface MintOptions {
   body?: Record<string, unknown>;
 }
 
-/** A new API key of `role` through the API; the test fails unless the server answers 200. */
-export async function mintKey(server: Pick<RunningServer, 'url' | 'adminKey'>, role: string, { apiKey = server.adminKey, headers = {}, body = {} }: MintOptions = {}): Promise<MintedKey> {
-  const res = await jsonRequest(server, 'POST', '/v1/api_keys', apiKey, { name: `${role} key`, role, ...body }, headers);
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return res.body as MintedKey;
+/** Where a test's setup calls the API: a real server (its URL), or an in-process app (its `raw`, in-process.ts). */
+export type ApiTarget = Pick<RunningServer, 'url' | 'adminKey'> | { adminKey: string; raw(method: string, path: string, options?: RawOptions): Promise<RawResponse> };
+
+/**
+ * One POST of a test's setup, its body sent as JSON, that must succeed: the test fails at once,
+ * naming the request and the answer, unless the server answers 200 (so a failed setup is not
+ * found later as a puzzling failure). The parsed body.
+ */
+export async function setupPost<T>(target: ApiTarget, path: string, body: unknown, { apiKey = target.adminKey, headers = {} }: { apiKey?: string; headers?: Record<string, string> } = {}): Promise<T> {
+  const res = 'raw' in target
+    ? await target.raw('POST', path, { apiKey, headers, body: JSON.stringify(body) })
+    : await jsonRequest(target, 'POST', path, apiKey, body, headers);
+  expect(res.status, `setup: POST ${path} ${JSON.stringify(body).slice(0, 200)} answered ${res.status}: ${JSON.stringify(res.body)}`).toBe(200);
+  return res.body as T;
+}
+
+/** A new API key of `role` through the API, on a real server or an in-process app; the test fails at once unless it answers 200. */
+export function mintKey(target: ApiTarget, role: string, { apiKey = target.adminKey, headers = {}, body = {} }: MintOptions = {}): Promise<MintedKey> {
+  return setupPost<MintedKey>(target, '/v1/api_keys', { name: `${role} key`, role, ...body }, { apiKey, headers });
+}
+
+/** A new workspace through the API (an operator key's); the test fails at once unless it answers 200. */
+export function createWorkspace(target: ApiTarget, name: string, { apiKey = target.adminKey }: { apiKey?: string } = {}): Promise<{ type: 'workspace'; id: string; name: string }> {
+  return setupPost(target, '/v1/workspaces', { name }, { apiKey });
 }
 
 /** Asserts a raw response is the error envelope with this status and type. */
