@@ -156,33 +156,45 @@ async function bound(q: Queryable, sql: string, params: readonly unknown[]): Pro
  * Sends `items` on `c` in one write (control statements in a row as one simple query) and waits
  * for every answer; the last one's result (of a simple query, its last statement's). A transaction
  * that one of them aborted fails every statement after it, so the first failure is the one thrown.
+ * On a client that does not pipeline (a pool not made by createPool) each goes out after the one
+ * before it was answered, whatever that answer: the same statements in the same order, a round
+ * trip each (node-postgres queues a query asked for while one runs, deprecated since 8.x).
  */
 async function send(c: pg.PoolClient, items: readonly Held[]): Promise<pg.QueryResult | undefined> {
   // After a refusal nothing more reaches the server in this run of the transaction, not even a
   // ROLLBACK TO SAVEPOINT that would make it whole again: it must not commit, it runs again.
   if (refused.has(c)) throw new GuardRefusedError();
-  const answers: Promise<pg.QueryResult>[] = [];
-  const stream = (c as unknown as { connection: { stream: { cork(): void; uncork(): void } } }).connection.stream;
-  stream.cork();
-  try {
-    let controls: string[] = [];
-    const sendControls = () => {
-      if (controls.length > 0) answers.push(c.query(controls.join('; ')));
-      controls = [];
-    };
-    for (const item of items) {
-      if ('control' in item) {
-        controls.push(item.control);
-      } else {
-        sendControls();
-        answers.push(bound(c, item.sql, item.params));
-      }
+  const statements: (() => Promise<pg.QueryResult>)[] = [];
+  let controls: string[] = [];
+  const sendControls = () => {
+    const text = controls.join('; ');
+    if (controls.length > 0) statements.push(() => c.query(text));
+    controls = [];
+  };
+  for (const item of items) {
+    if ('control' in item) {
+      controls.push(item.control);
+    } else {
+      sendControls();
+      statements.push(() => bound(c, item.sql, item.params));
     }
-    sendControls();
-  } finally {
-    stream.uncork();
   }
-  const settled = await Promise.allSettled(answers);
+  sendControls();
+  let settled: PromiseSettledResult<pg.QueryResult>[];
+  if (c.pipeline) {
+    const stream = (c as unknown as { connection: { stream: { cork(): void; uncork(): void } } }).connection.stream;
+    const answers: Promise<pg.QueryResult>[] = [];
+    stream.cork();
+    try {
+      for (const statement of statements) answers.push(statement());
+    } finally {
+      stream.uncork();
+    }
+    settled = await Promise.allSettled(answers);
+  } else {
+    settled = [];
+    for (const statement of statements) settled.push((await Promise.allSettled([statement()]))[0]!);
+  }
   const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (failed) {
     if (failed.reason instanceof pg.DatabaseError && failed.reason.code === GUARD_REFUSED) refused.add(c);

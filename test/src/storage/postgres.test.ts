@@ -15,7 +15,7 @@ import { createGroupCommit } from '../../../src/service/group-commit.js';
 import { createService } from '../../../src/service/service.js';
 import { createKeys, hashSecret } from '../../../src/service/keys.js';
 import type { WriteFound, WriteStamp } from '../../../src/storage/port.js';
-import { inTransaction, run, runWithNext } from '../../../src/storage/postgres/db.js';
+import { first, inTransaction, run, runWithNext } from '../../../src/storage/postgres/db.js';
 import { openPostgresStorage, type PostgresStorage } from '../../../src/storage/postgres/open.js';
 import { PG_HISTORY_SQL } from '../../../src/storage/postgres/history.js';
 import { SUBSTRING_BY_TRIGRAMS } from '../../../src/storage/postgres/search.js';
@@ -1135,6 +1135,40 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL adapter${pgSkip ? ` (skipped: ${pgS
       // The same connection serves the next caller (a healthy one was closed and replaced before).
       expect(await backend()).toBe(before);
       expect(pool.totalCount).toBe(1);
+    });
+
+    it('a transaction on a pool that does not pipeline asks for its held statements one at a time, in order, and still fails with the first failure', async () => {
+      const pool = new pg.Pool({ connectionString: url, max: 1 });
+      onTestFinished(() => pool.end());
+      // Per client, how many of its queries were asked for and not yet answered, at most: above one,
+      // node-postgres queues the rest behind the first (deprecated, to go in pg@9) and warns.
+      const inFlight = new Map<object, number>();
+      let most = 0;
+      const original = pg.Client.prototype.query;
+      pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+        const n = (inFlight.get(this) ?? 0) + 1;
+        inFlight.set(this, n);
+        most = Math.max(most, n);
+        const done = () => void inFlight.set(this, inFlight.get(this)! - 1);
+        const answer = (original as (...a: unknown[]) => Promise<unknown>).apply(this, args);
+        answer.then(done, done);
+        return answer;
+      } as typeof original;
+      onTestFinished(() => void (pg.Client.prototype.query = original));
+      const order: string[] = [];
+      await inTransaction(pool, async (c) => {
+        await runWithNext(c, "SELECT set_config('mnemo.t', $1, true)", ['a']);
+        order.push((await first<{ v: string }>(c, "SELECT current_setting('mnemo.t') || '+b' AS v"))!.v);
+      });
+      expect(order).toEqual(['a+b']);
+      expect(most).toBe(1);
+      // A held statement that fails: its own error, not the aborted transaction's of the one after it.
+      const err = await inTransaction(pool, async (c) => {
+        await runWithNext(c, 'SELECT 1 / 0', []);
+        await run(c, 'SELECT 1');
+      }).catch((e: unknown) => e);
+      expect((err as pg.DatabaseError).code).toBe('22012');
+      expect(most).toBe(1);
     });
 
     it('a receipt written with its mutation in one atomic call goes when the mutation fails, and a failed relaxed commit counts nothing', async () => {
