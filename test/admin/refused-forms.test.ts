@@ -239,6 +239,34 @@ describe.skipIf(SKIP_BROWSER)('console: refused store and key forms and the skip
     expect(await page.getByLabel('Name', { exact: true }).inputValue()).toBe('scoped admin');
   });
 
+  it("a search the API refuses (only spaces, over 1,024 characters) comes back as the store's page with a 400, the typed text in the search field and the message beside it", async () => {
+    const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'Searched' })).json.id;
+    expect((await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories`, { path: '/notes/a.md', content: 'findable words' })).status).toBe(200);
+    await page.goto(`${url}/admin/stores/${st}`);
+    const box = page.getByRole('searchbox', { name: 'Search text' });
+    await box.fill('   ');
+    await page.getByLabel('Mode').selectOption('substring');
+    const answer = page.waitForResponse((r) => r.request().method() === 'GET' && new URL(r.url()).pathname === `/admin/stores/${st}` && new URL(r.url()).searchParams.has('q'));
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    expect((await answer).status()).toBe(400);
+    await page.waitForLoadState();
+    expect(await fieldError('q')).toEqual({ message: expect.stringContaining('must not be blank'), invalid: 'true', value: '   ' });
+    expect(await page.getByLabel('Mode').inputValue()).toBe('substring');
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toContain('Searched');
+    expect(await page.title()).toMatch(/not searched/i);
+    // The rest of the page is there: the tree lists the store's memories.
+    expect(await page.locator('ul.tree.root summary').allTextContents()).toEqual([expect.stringContaining('notes/')]);
+    const long = 'w'.repeat(1025);
+    const res = await page.goto(`${url}/admin/stores/${st}?q=${long}&mode=fts`);
+    expect(res!.status()).toBe(400);
+    expect(await fieldError('q')).toEqual({ message: expect.stringContaining('at most 1024 characters'), invalid: 'true', value: long });
+    // Corrected, the same form searches.
+    await page.getByRole('searchbox', { name: 'Search text' }).fill('findable');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await page.getByRole('link', { name: '/notes/a.md' }).waitFor();
+    expect(await page.getByRole('searchbox', { name: 'Search text' }).getAttribute('aria-invalid')).toBeNull();
+  });
+
   it('the first Tab on a console page reaches a "Skip to content" link, shown only while focused, and following it puts the focus on the main content', async () => {
     const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'Skipped' })).json.id;
     await withPage(browser, async (out) => {
