@@ -1,9 +1,10 @@
 /**
- * A store form or *Create key* the service refuses comes back as itself, in a real Chromium against
- * the real server: what was typed is kept, the message sits beside the field it is about
- * (aria-invalid, aria-describedby) and the status is the API's; *Save changes* on a store archived
- * or deleted meanwhile keeps what was typed, read-only, and says why, and *Create key* limited to a
- * store deleted meanwhile comes back with its 404; and every page opens with a "Skip to content" link.
+ * A store form, *Create key*, a store's search or its version filter the service refuses comes back
+ * as itself, in a real Chromium against the real server: what was typed is kept, the message sits
+ * beside the field it is about (aria-invalid, aria-describedby) and the status is the API's; *Save
+ * changes* on a store archived or deleted meanwhile keeps what was typed, read-only, and says why,
+ * and *Create key* limited to a store deleted meanwhile comes back with its 404; and every page
+ * opens with a "Skip to content" link.
  */
 import type { Browser, Page, Response } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
@@ -15,7 +16,7 @@ const FIRST_FOCUSABLE = `(() => {
   return all.length ? all[0].textContent : null;
 })()`;
 
-describe.skipIf(SKIP_BROWSER)('console: refused store and key forms and the skip link (chromium at /usr/bin/chromium)', () => {
+describe.skipIf(SKIP_BROWSER)('console: refused forms and the skip link (chromium at /usr/bin/chromium)', () => {
   let browser: Browser;
   let page: Page;
   let url: string;
@@ -265,6 +266,31 @@ describe.skipIf(SKIP_BROWSER)('console: refused store and key forms and the skip
     await page.getByRole('button', { name: 'Search', exact: true }).click();
     await page.getByRole('link', { name: '/notes/a.md' }).waitFor();
     expect(await page.getByRole('searchbox', { name: 'Search text' }).getAttribute('aria-invalid')).toBeNull();
+  });
+
+  it("a version filter the API refuses (a From past year 9999) comes back as the filter with a 400, the typed actor, operation and times kept and the message beside From", async () => {
+    const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'Audited' })).json.id;
+    await page.goto(`${url}/admin/stores/${st}/versions`);
+    await page.getByLabel(/^\s*Actor/).fill('sesn_typed');
+    await page.getByLabel('Operation').selectOption('modified');
+    // Chromium's datetime-local takes years up to 275760; the API's timestamps stop at 9999.
+    await page.getByLabel(/^\s*From/).evaluate((f: any) => { f.value = '20260-01-02T03:04'; });
+    await page.getByLabel(/^\s*To/).evaluate((f: any) => { f.value = '2026-12-31T23:59:58'; });
+    const answer = page.waitForResponse((r) => new URL(r.url()).pathname === `/admin/stores/${st}/versions` && new URL(r.url()).searchParams.has('from'));
+    await page.getByRole('button', { name: 'Filter', exact: true }).click();
+    expect((await answer).status()).toBe(400);
+    await page.waitForLoadState();
+    expect(await fieldError('from')).toEqual({ message: expect.stringContaining('created_at[gte]: must be'), invalid: 'true', value: '20260-01-02T03:04' });
+    expect(await fieldError('to')).toEqual({ message: null, invalid: null, value: '2026-12-31T23:59:58' });
+    expect(await page.getByLabel(/^\s*Actor/).inputValue()).toBe('sesn_typed');
+    expect(await page.getByLabel('Operation').inputValue()).toBe('modified');
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toContain('Audited');
+    expect(await page.title()).toMatch(/not filtered/i);
+    // Corrected, the same form filters.
+    await page.getByLabel(/^\s*From/).evaluate((f: any) => { f.value = '2026-01-02T03:04'; });
+    await page.getByRole('button', { name: 'Filter', exact: true }).click();
+    await page.getByText('No versions match.').waitFor();
+    expect(await page.getByLabel(/^\s*From/).getAttribute('aria-invalid')).toBeNull();
   });
 
   it('the first Tab on a console page reaches a "Skip to content" link, shown only while focused, and following it puts the focus on the main content', async () => {
