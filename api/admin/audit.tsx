@@ -1,10 +1,10 @@
 /** @module /admin/stores/:store/versions: the store's versions filtered by actor, operation and time range (UTC). */
 import { Hono } from 'hono';
-import { parseVersionListQuery, type Query, type Service } from '../../src/index.js';
-import { frameOf, keyNames, query } from './context.js';
+import { parseVersionListQuery, type MemoryVersion, type Page as ListPage, type Query, type Service } from '../../src/index.js';
+import { frameOf, keyNames, query, refusalOf, type Refusal } from './context.js';
 import type { AdminEnv } from './env.js';
 import { Page } from './layout.js';
-import { ActorName, Hint, kb, Pager, qs, Time } from './ui.js';
+import { ActorName, Alert, errorOf, fieldError, Hint, kb, Pager, qs, Time } from './ui.js';
 
 export function auditPages(service: Service) {
   const app = new Hono<AdminEnv>();
@@ -13,32 +13,46 @@ export function auditPages(service: Service) {
     const storeId = c.req.param('store');
     const q = query(c);
     const store = await service.getStore(c.var.caller, storeId);
-    const page = await service.listVersions(c.var.caller, storeId, parseVersionListQuery(apiQuery(q)));
-    const names = await keyNames(service, c, page.data.map((v) => v.createdBy));
+    // A filter the API refuses (a time past its range) answers with its status: the form, what was typed kept, the message beside its field.
+    let page: ListPage<MemoryVersion> | null = null;
+    let refusal: Refusal | null = null;
+    try {
+      page = await service.listVersions(c.var.caller, storeId, parseVersionListQuery(apiQuery(q)));
+    } catch (err) {
+      refusal = refusalOf(err);
+      if (!refusal) throw err;
+    }
+    const error = (field: string | null) => fieldError(refusal && { ...refusal, field: refusal.field === null ? null : (FORM_FIELD[refusal.field] ?? null) }, field, FILTER_FIELDS);
+    const names = await keyNames(service, c, (page?.data ?? []).map((v) => v.createdBy));
     const now = await service.clock();
     const keep = { actor: q['actor'], operation: q['operation'], from: q['from'], to: q['to'] };
     const root = c.var.root;
     const base = `${root}/stores/${storeId}`;
     return c.html(
-      <Page title={`Audit ${store.name}`} frame={frameOf(c)}>
+      <Page title={refusal ? `Not filtered · Audit ${store.name}` : `Audit ${store.name}`} frame={frameOf(c)}>
         <p><a href={base}>← {store.name}</a></p>
         <h1>Versions of {store.name}</h1>
         <form method="get" action={`${base}/versions`} class="row" aria-label="Filter versions">
+          <Alert id="filter-error" message={error(null)} />
           <label>Actor <Hint>(API key id or session id)</Hint>
-            <input name="actor" value={q['actor'] ?? ''} list="known-keys" placeholder="apikey_… or sesn_…" />
+            <input name="actor" value={q['actor'] ?? ''} list="known-keys" placeholder="apikey_… or sesn_…" autofocus={error('actor') !== undefined} {...errorOf('actor-error', error('actor'))} />
           </label>
+          <Alert id="actor-error" message={error('actor')} />
           <datalist id="known-keys">{[...names].map(([id, name]) => <option value={id}>{name}</option>)}</datalist>
           <label>Operation
-            <select name="operation">
+            <select name="operation" {...errorOf('operation-error', error('operation'))}>
               <option value="">any</option>
               {(['created', 'modified', 'deleted'] as const).map((op) => <option value={op} selected={q['operation'] === op}>{op}</option>)}
             </select>
           </label>
-          <label>From <Hint>(UTC)</Hint> <input type="datetime-local" name="from" value={q['from'] ?? ''} step="1" /></label>
-          <label>To <Hint>(UTC)</Hint> <input type="datetime-local" name="to" value={q['to'] ?? ''} step="1" /></label>
+          <Alert id="operation-error" message={error('operation')} />
+          <label>From <Hint>(UTC)</Hint> <input type="datetime-local" name="from" value={q['from'] ?? ''} step="1" autofocus={error('from') !== undefined} {...errorOf('from-error', error('from'))} /></label>
+          <Alert id="from-error" message={error('from')} />
+          <label>To <Hint>(UTC)</Hint> <input type="datetime-local" name="to" value={q['to'] ?? ''} step="1" autofocus={error('to') !== undefined} {...errorOf('to-error', error('to'))} /></label>
+          <Alert id="to-error" message={error('to')} />
           <button type="submit">Filter</button>
         </form>
-        {page.data.length === 0 ? <p>No versions match.</p> : (
+        {!page ? null : page.data.length === 0 ? <p>No versions match.</p> : (
           <table class="responsive">
             <thead><tr><th scope="col">Memory</th><th scope="col">Operation</th><th scope="col">Actor</th><th scope="col">Time</th><th scope="col">Size</th></tr></thead>
             <tbody>
@@ -54,13 +68,21 @@ export function auditPages(service: Service) {
             </tbody>
           </table>
         )}
-        <Pager next={page.nextPage} href={(p) => `${base}/versions${qs({ ...keep, page: p })}`} />
+        {page ? <Pager next={page.nextPage} href={(p) => `${base}/versions${qs({ ...keep, page: p })}`} /> : null}
       </Page>,
+      refusal ? refusal.status : 200,
     );
   });
 
   return app;
 }
+
+const FILTER_FIELDS = ['actor', 'operation', 'from', 'to'];
+
+/** The API's query fields (apiQuery) by the form field they come from. */
+const FORM_FIELD: Record<string, string> = {
+  api_key_id: 'actor', session_id: 'actor', operation: 'operation', 'created_at[gte]': 'from', 'created_at[lte]': 'to',
+};
 
 /** The form's fields as the API's version-list query: an actor id picks its filter by prefix; local times are UTC. */
 function apiQuery(q: Query): Query {

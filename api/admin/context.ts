@@ -42,9 +42,13 @@ export interface Refusal {
   status: ContentfulStatusCode;
 }
 
-/** The refusal a form shows beside its fields, or null for an error the error page answers. */
+/**
+ * The refusal a form shows beside its fields, or null for an error the error page answers. A 404
+ * that names a field (a store a new key is to be limited to, deleted meanwhile) is the input's too.
+ */
 export function refusalOf(err: unknown): Refusal | null {
-  if (!(err instanceof MnemoError) || !FORM_REFUSALS.has(err.code)) return null;
+  if (!(err instanceof MnemoError)) return null;
+  if (!FORM_REFUSALS.has(err.code) && !(err.code === 'not_found' && err.details.field !== undefined)) return null;
   return { message: err.message, field: err.details.field ?? null, status: HTTP_ERRORS[err.code].status };
 }
 

@@ -2,19 +2,24 @@
 import { Hono } from 'hono';
 import { baseName, MnemoError, parseMemoryListQuery, parseSearchQuery, parseStoreUpdate, type MemoryListItem, type SearchHit, type SearchPage, type Service } from '../../src/index.js';
 import { HTTP_ERRORS } from '../errors.js';
-import { canWrite, exactField, frameOf, query, refusalOf, type AdminContext } from './context.js';
+import { canWrite, exactField, frameOf, query, refusalOf, type AdminContext, type Refusal } from './context.js';
 import type { AdminEnv } from './env.js';
 import { Page } from './layout.js';
 import { seeOther, segment } from './redirect.js';
 import { StoreControls, TypedStoreFields, type RefusedStoreForm } from './store-controls.js';
-import { Alert, kb, qs, Time } from './ui.js';
+import { Alert, errorOf, fieldError, kb, qs, Time } from './ui.js';
 
 const TREE_PAGE = 50;
 
 export function storePages(service: Service) {
   const app = new Hono<AdminEnv>();
 
-  app.get('/:store', async (c) => c.html(await storePage(service, c, c.req.param('store'))));
+  app.get('/:store', async (c) => {
+    const id = c.req.param('store');
+    // A search the API refuses (a blank or too long text) answers with its status: the page, the typed text kept, the message beside it.
+    const search = await searchOf(service, c, id);
+    return c.html(await storePage(service, c, id, undefined, search), search?.refusal ? search.refusal.status : 200);
+  });
 
   // One folder's children, for htmx when a folder opens (and for "More" within a folder).
   app.get('/:store/tree', async (c) => {
@@ -83,20 +88,41 @@ function StoreGone({ c, name, description }: { c: AdminContext; name: string; de
   );
 }
 
-/** A store's page; after a refused *Save changes* or *Delete*, that form holds what was typed and says why beside its field. */
-async function storePage(service: Service, c: AdminContext, id: string, refused?: RefusedStoreForm) {
+/** The search a store's page shows (`?q=`): its hits, or the API's refusal of what was typed; null when none was asked for. */
+type SearchState = { page: SearchPage; refusal?: undefined } | { refusal: Refusal; page?: undefined };
+
+async function searchOf(service: Service, c: AdminContext, id: string): Promise<SearchState | null> {
+  const q = query(c);
+  if (!q['q']) return null;
+  try {
+    return { page: await searchPage(service, c, id, q['q'], q['mode'] === 'substring' ? 'substring' : 'fts', q['search_page'] ?? null) };
+  } catch (err) {
+    const refusal = refusalOf(err);
+    if (!refusal) throw err;
+    return { refusal };
+  }
+}
+
+const SEARCH_FIELDS = ['q', 'mode'];
+
+/**
+ * A store's page; after a refused *Save changes* or *Delete*, that form holds what was typed and says
+ * why beside its field; after a refused search, the search form does.
+ */
+async function storePage(service: Service, c: AdminContext, id: string, refused?: RefusedStoreForm, search: SearchState | null = null) {
   const q = query(c);
   const store = await service.getStore(c.var.caller, id);
   const usage = await service.storeUsage(c.var.caller, id);
   const prefix = q['prefix'] || '/';
   const tree = await treePage(service, c, id, prefix, q['page'] ?? null);
   const mode = q['mode'] === 'substring' ? 'substring' : 'fts';
-  const search = q['q'] ? await searchPage(service, c, id, q['q'], mode, q['search_page'] ?? null) : null;
+  const searchError = (field: string | null) => fieldError(search?.refusal, field, SEARCH_FIELDS);
+  const title = refused ? `${REFUSED_TITLE[refused.form]} · ${store.name}` : search?.refusal ? `Not searched · ${store.name}` : store.name;
   const now = await service.clock();
   const root = c.var.root;
   const base = `${root}/stores/${id}`;
   return (
-    <Page title={refused ? `${REFUSED_TITLE[refused.form]} · ${store.name}` : store.name} frame={frameOf(c)}>
+    <Page title={title} frame={frameOf(c)}>
       <p><a href={`${root}/stores`}>← Stores</a></p>
       <h1>{store.name} {store.archivedAt ? <span class="badge archived">archived</span> : null}</h1>
       <dl class="meta">
@@ -115,16 +141,19 @@ async function storePage(service: Service, c: AdminContext, id: string, refused?
       <section aria-labelledby="search-h">
         <h2 id="search-h">Search</h2>
         <form method="get" action={base} class="row" role="search">
-          <label>Search text <input type="search" name="q" value={q['q'] ?? ''} required /></label>
+          <Alert id="search-error" message={searchError(null)} />
+          <label>Search text <input type="search" name="q" value={q['q'] ?? ''} required autofocus={searchError('q') !== undefined} {...errorOf('search-q-error', searchError('q'))} /></label>
+          <Alert id="search-q-error" message={searchError('q')} />
           <label>Mode
-            <select name="mode">
+            <select name="mode" {...errorOf('search-mode-error', searchError('mode'))}>
               <option value="fts" selected={q['mode'] !== 'substring'}>words (full text)</option>
               <option value="substring" selected={q['mode'] === 'substring'}>exact substring</option>
             </select>
           </label>
+          <Alert id="search-mode-error" message={searchError('mode')} />
           <button type="submit">Search</button>
         </form>
-        {search ? <SearchResults base={base} page={search} more={(p) => `${base}${qs({ q: q['q'], mode, search_page: p })}#search-h`} /> : null}
+        {search?.page ? <SearchResults base={base} page={search.page} more={(p) => `${base}${qs({ q: q['q'], mode, search_page: p })}#search-h`} /> : null}
       </section>
 
       <section aria-labelledby="tree-h">

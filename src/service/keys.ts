@@ -190,7 +190,12 @@ export function createKeys(
      */
     async issueKey(caller: Caller, input: { name: string; role: Role; storeIds: string[] | null }): Promise<MintedKey> {
       assertAllowed(caller, 'manage_keys');
-      for (const id of input.storeIds ?? []) await readable(caller, id);
+      for (const id of input.storeIds ?? []) {
+        // A store that is not there (deleted, or never the caller's) is the request's memory_store_ids: its 404 names that field.
+        await readable(caller, id).catch((err: unknown) => {
+          throw err instanceof MnemoError && err.code === 'not_found' ? new MnemoError('not_found', err.message, { ...err.details, field: 'memory_store_ids' }, { cause: err }) : err;
+        });
+      }
       const create = (s: Storage) => api.createKey(input.name, input.role, caller.workspaceId, { storeIds: input.storeIds }, s);
       if (!audit) return create(storage);
       return audit.within(storage, caller, create, ({ key }) => ({ action: 'api_key.created', targetId: key.id, summary: `${key.name} (${key.role})` }));

@@ -1,9 +1,10 @@
 /**
- * A store form the service refuses comes back as itself, in a real Chromium against the real
- * server: what was typed is kept, the message sits beside the field it is about (aria-invalid,
- * aria-describedby) and the status is the API's; *Save changes* on a store archived or deleted
- * meanwhile keeps what was typed, read-only, and says why; and every page opens with a "Skip to
- * content" link.
+ * A store form, *Create key*, a store's search or its version filter the service refuses comes back
+ * as itself, in a real Chromium against the real server: what was typed is kept, the message sits
+ * beside the field it is about (aria-invalid, aria-describedby) and the status is the API's; *Save
+ * changes* on a store archived or deleted meanwhile keeps what was typed, read-only, and says why,
+ * and *Create key* limited to a store deleted meanwhile comes back with its 404; and every page
+ * opens with a "Skip to content" link.
  */
 import type { Browser, Page, Response } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
@@ -15,7 +16,7 @@ const FIRST_FOCUSABLE = `(() => {
   return all.length ? all[0].textContent : null;
 })()`;
 
-describe.skipIf(SKIP_BROWSER)('console: refused store forms and the skip link (chromium at /usr/bin/chromium)', () => {
+describe.skipIf(SKIP_BROWSER)('console: refused forms and the skip link (chromium at /usr/bin/chromium)', () => {
   let browser: Browser;
   let page: Page;
   let url: string;
@@ -165,6 +166,131 @@ describe.skipIf(SKIP_BROWSER)('console: refused store forms and the skip link (c
     expect(deleted.status()).toBe(303);
     await page.waitForURL(`${url}/admin/stores`);
     expect((await api(url, admin, 'GET', `/v1/memory_stores/${st}`)).status).toBe(404);
+  });
+
+  it('a key name the service refuses brings back the Create key form with the typed name, role and stores, the message beside the name, and a 400', async () => {
+    const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'Key scope' })).json.id;
+    await page.goto(`${url}/admin/keys`);
+    await page.getByLabel('Name', { exact: true }).fill('robot \u202eexe.txt');
+    await page.getByLabel('Role').selectOption('read_only');
+    await page.getByLabel(/^Limit to stores/).fill(` ${st}, `);
+    const res = await post('/admin/keys', 'Create key');
+    expect(res.status()).toBe(400);
+    expect(await fieldError('name')).toEqual({ message: expect.stringContaining('forbidden character (U+202E)'), invalid: 'true', value: 'robot \u202eexe.txt' });
+    expect(await page.getByLabel('Role').inputValue()).toBe('read_only');
+    expect(await fieldError('memory_store_ids')).toEqual({ message: null, invalid: null, value: ` ${st}, ` });
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('API keys');
+    expect(await page.title()).toMatch(/not created/i);
+    expect(await page.getByLabel('New key secret').count()).toBe(0);
+    // A name over 255 characters, past the browser's own check: the same form, the API's message on the name.
+    await unchecked('input[name=name]');
+    await page.getByLabel('Name', { exact: true }).fill('k'.repeat(256));
+    const long = await post('/admin/keys', 'Create key');
+    expect(long.status()).toBe(400);
+    expect(await fieldError('name')).toEqual({ message: expect.stringContaining('must be 1 to 255 characters (got 256)'), invalid: 'true', value: 'k'.repeat(256) });
+    expect(await page.getByLabel('Role').inputValue()).toBe('read_only');
+    const keys = (await api(url, admin, 'GET', '/v1/api_keys?limit=100')).json.data as { name: string }[];
+    expect(keys.filter((k) => k.name.startsWith('robot') || k.name.startsWith('kkk'))).toEqual([]);
+    // Corrected in the same form, it creates the key, limited to the store typed.
+    await page.getByLabel('Name', { exact: true }).fill('robot fixed');
+    const created = await post('/admin/keys', 'Create key');
+    expect(created.status()).toBe(303);
+    await page.getByLabel('New key secret').waitFor();
+    const made = ((await api(url, admin, 'GET', '/v1/api_keys?limit=100')).json.data as { name: string; role: string; memory_store_ids: string[] | null }[]).filter((k) => k.name === 'robot fixed');
+    expect(made).toMatchObject([{ role: 'read_only', memory_store_ids: [st] }]);
+  });
+
+  it('Create key limited to a store deleted after the page was loaded comes back with a 404, the typed fields kept and the message beside the store ids', async () => {
+    const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'Gone before the key' })).json.id;
+    await page.goto(`${url}/admin/keys`);
+    await page.getByLabel('Name', { exact: true }).fill('  scoped robot ');
+    await page.getByLabel('Role').selectOption('read_write');
+    await page.getByLabel(/^Limit to stores/).fill(st);
+    expect((await api(url, admin, 'DELETE', `/v1/memory_stores/${st}`)).status).toBe(200);
+    const res = await post('/admin/keys', 'Create key');
+    expect(res.status()).toBe(404);
+    expect(await fieldError('memory_store_ids')).toEqual({ message: expect.stringContaining(`memory store not found: ${st}`), invalid: 'true', value: st });
+    expect(await page.getByLabel('Name', { exact: true }).inputValue()).toBe('  scoped robot ');
+    expect(await page.getByLabel('Name', { exact: true }).getAttribute('aria-invalid')).toBeNull();
+    expect(await page.getByLabel('Role').inputValue()).toBe('read_write');
+    expect(await page.title()).toMatch(/not created/i);
+    const keys = (await api(url, admin, 'GET', '/v1/api_keys?limit=100')).json.data as { name: string }[];
+    expect(keys.filter((k) => k.name.includes('scoped robot'))).toEqual([]);
+    // A store archived meanwhile is no refusal: a key may be limited to it, as over the API.
+    const archived = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'Archived before the key' })).json.id;
+    expect((await api(url, admin, 'POST', `/v1/memory_stores/${archived}/archive`)).status).toBe(200);
+    await page.getByLabel(/^Limit to stores/).fill(archived);
+    const created = await post('/admin/keys', 'Create key');
+    expect(created.status()).toBe(303);
+    await page.getByLabel('New key secret').waitFor();
+    const made = ((await api(url, admin, 'GET', '/v1/api_keys?limit=100')).json.data as { name: string; memory_store_ids: string[] | null }[]).filter((k) => k.name === '  scoped robot ');
+    expect(made).toMatchObject([{ memory_store_ids: [archived] }]);
+  });
+
+  it('an admin key limited to stores comes back as the Create key form with a 400 and the message beside the store ids', async () => {
+    const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'Not for admins' })).json.id;
+    await page.goto(`${url}/admin/keys`);
+    await page.getByLabel('Name', { exact: true }).fill('scoped admin');
+    await page.getByLabel('Role').selectOption('admin');
+    await page.getByLabel(/^Limit to stores/).fill(st);
+    const res = await post('/admin/keys', 'Create key');
+    expect(res.status()).toBe(400);
+    expect(await fieldError('memory_store_ids')).toEqual({ message: expect.stringContaining('cannot be limited to stores'), invalid: 'true', value: st });
+    expect(await page.getByLabel('Role').inputValue()).toBe('admin');
+    expect(await page.getByLabel('Name', { exact: true }).inputValue()).toBe('scoped admin');
+  });
+
+  it("a search the API refuses (only spaces, over 1,024 characters) comes back as the store's page with a 400, the typed text in the search field and the message beside it", async () => {
+    const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'Searched' })).json.id;
+    expect((await api(url, admin, 'POST', `/v1/memory_stores/${st}/memories`, { path: '/notes/a.md', content: 'findable words' })).status).toBe(200);
+    await page.goto(`${url}/admin/stores/${st}`);
+    const box = page.getByRole('searchbox', { name: 'Search text' });
+    await box.fill('   ');
+    await page.getByLabel('Mode').selectOption('substring');
+    const answer = page.waitForResponse((r) => r.request().method() === 'GET' && new URL(r.url()).pathname === `/admin/stores/${st}` && new URL(r.url()).searchParams.has('q'));
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    expect((await answer).status()).toBe(400);
+    await page.waitForLoadState();
+    expect(await fieldError('q')).toEqual({ message: expect.stringContaining('must not be blank'), invalid: 'true', value: '   ' });
+    expect(await page.getByLabel('Mode').inputValue()).toBe('substring');
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toContain('Searched');
+    expect(await page.title()).toMatch(/not searched/i);
+    // The rest of the page is there: the tree lists the store's memories.
+    expect(await page.locator('ul.tree.root summary').allTextContents()).toEqual([expect.stringContaining('notes/')]);
+    const long = 'w'.repeat(1025);
+    const res = await page.goto(`${url}/admin/stores/${st}?q=${long}&mode=fts`);
+    expect(res!.status()).toBe(400);
+    expect(await fieldError('q')).toEqual({ message: expect.stringContaining('at most 1024 characters'), invalid: 'true', value: long });
+    // Corrected, the same form searches.
+    await page.getByRole('searchbox', { name: 'Search text' }).fill('findable');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await page.getByRole('link', { name: '/notes/a.md' }).waitFor();
+    expect(await page.getByRole('searchbox', { name: 'Search text' }).getAttribute('aria-invalid')).toBeNull();
+  });
+
+  it("a version filter the API refuses (a From past year 9999) comes back as the filter with a 400, the typed actor, operation and times kept and the message beside From", async () => {
+    const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'Audited' })).json.id;
+    await page.goto(`${url}/admin/stores/${st}/versions`);
+    await page.getByLabel(/^\s*Actor/).fill('sesn_typed');
+    await page.getByLabel('Operation').selectOption('modified');
+    // Chromium's datetime-local takes years up to 275760; the API's timestamps stop at 9999.
+    await page.getByLabel(/^\s*From/).evaluate((f: any) => { f.value = '20260-01-02T03:04'; });
+    await page.getByLabel(/^\s*To/).evaluate((f: any) => { f.value = '2026-12-31T23:59:58'; });
+    const answer = page.waitForResponse((r) => new URL(r.url()).pathname === `/admin/stores/${st}/versions` && new URL(r.url()).searchParams.has('from'));
+    await page.getByRole('button', { name: 'Filter', exact: true }).click();
+    expect((await answer).status()).toBe(400);
+    await page.waitForLoadState();
+    expect(await fieldError('from')).toEqual({ message: expect.stringContaining('created_at[gte]: must be'), invalid: 'true', value: '20260-01-02T03:04' });
+    expect(await fieldError('to')).toEqual({ message: null, invalid: null, value: '2026-12-31T23:59:58' });
+    expect(await page.getByLabel(/^\s*Actor/).inputValue()).toBe('sesn_typed');
+    expect(await page.getByLabel('Operation').inputValue()).toBe('modified');
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toContain('Audited');
+    expect(await page.title()).toMatch(/not filtered/i);
+    // Corrected, the same form filters.
+    await page.getByLabel(/^\s*From/).evaluate((f: any) => { f.value = '2026-01-02T03:04'; });
+    await page.getByRole('button', { name: 'Filter', exact: true }).click();
+    await page.getByText('No versions match.').waitFor();
+    expect(await page.getByLabel(/^\s*From/).getAttribute('aria-invalid')).toBeNull();
   });
 
   it('the first Tab on a console page reaches a "Skip to content" link, shown only while focused, and following it puts the focus on the main content', async () => {

@@ -11,7 +11,7 @@
 import { connect, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/mount.js';
-import { mintKey, rawRequest, useServer } from '../helpers/sdk.js';
+import { createWorkspace, mintKey, rawRequest, useServer } from '../helpers/sdk.js';
 import { rmSync } from 'node:fs';
 import { makeTempDir, runCli, type RunningServer } from '../helpers/server.js';
 
@@ -220,16 +220,8 @@ describe('one workspace\'s share of the body slots', () => {
   }, { env: { MNEMO_MAX_INFLIGHT_BODIES: '8' } });
 
   it('keeps the last eighth of MNEMO_MAX_INFLIGHT_BODIES from a workspace past its share, whatever keys it mints: other workspaces and the operator still get slots', async () => {
-    const ws = await rawRequest(server.url, 'POST', '/v1/workspaces', { apiKey: server.adminKey, body: JSON.stringify({ name: 'greedy' }) });
-    expect(ws.status, JSON.stringify(ws.body)).toBe(200);
-    const greedyWs = (ws.body as { id: string }).id;
-    const mintIn = async (name: string) => {
-      const res = await rawRequest(server.url, 'POST', '/v1/api_keys', {
-        apiKey: server.adminKey, headers: { 'anthropic-workspace-id': greedyWs }, body: JSON.stringify({ name, role: 'read_write' }),
-      });
-      expect(res.status, JSON.stringify(res.body)).toBe(200);
-      return (res.body as { secret: string }).secret;
-    };
+    const greedyWs = (await createWorkspace(server, 'greedy')).id;
+    const mintIn = async (name: string) => (await mintKey(server, 'read_write', { body: { name }, headers: { 'anthropic-workspace-id': greedyWs } })).secret;
     // The tester's attack: one key takes all it may, a second key of the same workspace the rest.
     const [first, second] = [await mintIn('first'), await mintIn('second')];
     const victim = (await mintKey(server, 'read_write', { body: { name: 'victim in the default workspace' } })).secret;

@@ -9,7 +9,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { extensions, type CheckpointBody, type WireRestore } from '../helpers/continuity.js';
 import { connectMcp } from '../helpers/mcp.js';
-import { expectApiError, mintKey, rawRequest, sdkClient, useServer } from '../helpers/sdk.js';
+import { createWorkspace, expectApiError, mintKey, sdkClient, useServer } from '../helpers/sdk.js';
 import type { RunningServer } from '../helpers/server.js';
 import { freshStore, sha256 } from './shapes.js';
 
@@ -35,8 +35,7 @@ describe('checkpoints of a store the key cannot see', () => {
     storeB = (await freshStore(client, 'grant B')).id;
     await ext.checkpoint(storeA, { agent_id: agent, session_id: session, goal: 'in A' });
     await ext.checkpoint(storeB, { agent_id: agent, session_id: session, goal: 'secret goal in B' });
-    const ws = await rawRequest(server.url, 'POST', '/v1/workspaces', { apiKey: server.adminKey, body: JSON.stringify({ name: 'elsewhere' }) });
-    const wsId = (ws.body as { id: string }).id;
+    const wsId = (await createWorkspace(server, 'elsewhere')).id;
     keys['limited to store A (read_only)'] = (await mintKey(server, 'read_only', { body: { name: 'a-only', memory_store_ids: [storeA] } })).secret;
     keys['limited to store A (read_write)'] = (await mintKey(server, 'read_write', { body: { name: 'a-only-rw', memory_store_ids: [storeA] } })).secret;
     keys['of another workspace (admin)'] = (await mintKey(server, 'admin', { body: { name: 'other-ws' }, headers: { 'anthropic-workspace-id': wsId } })).secret;

@@ -7,7 +7,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { databasePerFile, pgSkip } from '../helpers/postgres.js';
-import { jsonRequest, rawRequest, type RawResponse, useServer } from '../helpers/sdk.js';
+import { createWorkspace, jsonRequest, mintKey, rawRequest, type RawResponse, setupPost, useServer } from '../helpers/sdk.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
 
 let server: RunningServer;
@@ -161,11 +161,9 @@ describe.skipIf(pgSkip !== null)(`console workspaces on PostgreSQL${pgSkip ? ` (
 
   it('an operator key opens another workspace, named in the header, and a plain admin is refused it', async () => {
     pgServer = await startServer({ databaseUrl: databaseUrl() });
-    const call = async (method: string, path: string, body: unknown, headers: Record<string, string> = {}) =>
-      (await jsonRequest(pgServer!, method, path, pgServer!.adminKey, body, headers)).body as any;
-    const ws = await call('POST', '/v1/workspaces', { name: 'pg team' });
-    await call('POST', '/v1/memory_stores', { name: 'pg team notes' }, { 'anthropic-workspace-id': ws.id });
-    const plain = (await call('POST', '/v1/api_keys', { name: 'pg admin', role: 'admin' })).secret;
+    const ws = await createWorkspace(pgServer, 'pg team');
+    await setupPost(pgServer, '/v1/memory_stores', { name: 'pg team notes' }, { headers: { 'anthropic-workspace-id': ws.id } });
+    const plain = (await mintKey(pgServer, 'admin', { body: { name: 'pg admin' } })).secret;
     const cookieFor = async (key: string) => {
       const res = await rawRequest(pgServer!.url, 'POST', '/admin/sign-in', {
         headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ api_key: key }).toString(), fetch: noFollow,

@@ -9,7 +9,7 @@
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
 import type { RunningServer } from '../helpers/server.js';
-import { useServer } from '../helpers/sdk.js';
+import { mintKey, useServer } from '../helpers/sdk.js';
 import { freshStore } from './shapes.js';
 
 interface Operation {
@@ -68,8 +68,8 @@ useServer(async (s, client) => {
   const victim = await freshStore(client, 'fuzz victim');
   victims['store'] = victim.id;
   victims['memory'] = (await client.beta.memoryStores.memories.create(store.id, { path: '/fuzz/victim.md', content: 'x' })).id;
-  const key = await fetch(`${s.url}/v1/api_keys`, { method: 'POST', headers: { 'x-api-key': s.adminKey, 'content-type': 'application/json' }, body: '{"name":"fuzz","role":"reader"}' });
-  victims['key'] = ids['key'] = ((await key.json()) as { id: string }).id;
+  // Through mintKey, which fails at once unless the key is made (a bad role once left this id undefined, unnoticed).
+  victims['key'] = ids['key'] = (await mintKey(s, 'read_only', { body: { name: 'fuzz' } })).id;
 });
 
 /** Ids for the routes that end what they name (a store's delete and archive, a memory's delete). */

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
-import { jsonRequest, mintKey, sdkClient, useServer } from '../helpers/sdk.js';
+import { createWorkspace, jsonRequest, mintKey, sdkClient, useServer } from '../helpers/sdk.js';
 import type { RunningServer } from '../helpers/server.js';
 
 interface Holder {
@@ -57,7 +57,7 @@ describe('content_still_held_in', () => {
     const live = await ms().memories.create(a, { path: '/live-copy.md', content: text });
     const other = await ms().memories.create(b, { path: '/elsewhere.md', content: text });
     // The same text in another workspace is neither counted nor listed.
-    const ws2 = (await jsonRequest(server, 'POST', '/v1/workspaces', server.adminKey, { name: `holders ${randomUUID()}` })).body as { id: string };
+    const ws2 = await createWorkspace(server, `holders ${randomUUID()}`);
     const foreignKey = (await mintKey(server, 'admin', { headers: { 'anthropic-workspace-id': ws2.id } })).secret;
     const foreign = await sdkClient(server.url, foreignKey).beta.memoryStores.create({ name: 'foreign' });
     await sdkClient(server.url, foreignKey).beta.memoryStores.memories.create(foreign.id, { path: '/theirs.md', content: text });

@@ -6,7 +6,7 @@
  */
 import type Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectApiError, expectRawError, jsonRequest, mintKey, sdkClient } from '../helpers/sdk.js';
+import { createWorkspace, expectApiError, expectRawError, jsonRequest, mintKey, sdkClient } from '../helpers/sdk.js';
 import { runCli, startServer, type RunningServer } from '../helpers/server.js';
 import { collect } from './shapes.js';
 
@@ -62,9 +62,7 @@ const ALLOWED: Record<Role, Need[]> = { admin: ['read', 'write', 'redact'], read
 beforeAll(async () => {
   server = await startServer();
   operator = sdkClient(server.url, server.adminKey);
-  const res = await jsonRequest(server, 'POST', '/v1/workspaces', server.adminKey, { name: 'team two' });
-  expect(res.status).toBe(200);
-  ws2 = (res.body as { id: string }).id;
+  ws2 = (await createWorkspace(server, 'team two')).id;
   for (const role of ['admin', 'read_write', 'read_only'] as Role[]) {
     keys.w1[role] = (await mintKey(server, role)).secret;
     keys.w2[role] = (await mintKey(server, role, { headers: { 'anthropic-workspace-id': ws2 } })).secret;

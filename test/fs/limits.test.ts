@@ -11,7 +11,7 @@
  */
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { eventually, FUSE_AVAILABLE, py } from '../helpers/mount.js';
-import { jsonRequest, rawRequest, sdkClient } from '../helpers/sdk.js';
+import { createWorkspace, jsonRequest, rawRequest, sdkClient } from '../helpers/sdk.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
 
 const KiB = 1024;
@@ -37,7 +37,7 @@ async function sessionOn(server: RunningServer, storeId: string, headers: Record
 async function sessionInWorkspace(server: RunningServer, name: string, workspace: 'new' | Record<string, string> | null) {
   const post = (path: string, body: object, headers: Record<string, string> = {}) => jsonRequest(server, 'POST', path, server.adminKey, body, headers);
   const headers: Record<string, string> = workspace === null ? {}
-    : workspace === 'new' ? { 'anthropic-workspace-id': ((await post('/v1/workspaces', { name })).body as { id: string }).id }
+    : workspace === 'new' ? { 'anthropic-workspace-id': (await createWorkspace(server, name)).id }
     : workspace;
   const store = await post('/v1/memory_stores', { name }, headers);
   expect(store.status, JSON.stringify(store.body)).toBe(200);
