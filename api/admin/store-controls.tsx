@@ -28,6 +28,9 @@ export function StoreControls({ store, base, csrf, refused }: { store: Store; ba
       ) : (
         <form method="post" action={`${base}/edit`} class="stack">
           <Csrf token={csrf} />
+          {/* The stored values this form was filled from: only a field typed differently is sent, so a change made elsewhere to one left alone is kept. */}
+          <input type="hidden" name="shown_name" value={store.name} />
+          <input type="hidden" name="shown_description" value={store.description} />
           <Alert id="edit-error" message={editError(null)} />
           <label>Name <input name="name" value={edit ? edit.name : store.name} required maxlength={255} autofocus={editError('name') !== undefined} {...errorOf('edit-name-error', editError('name'))} /></label>
           <Alert id="edit-name-error" message={editError('name')} />

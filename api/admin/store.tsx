@@ -2,7 +2,7 @@
 import { Hono } from 'hono';
 import { baseName, MnemoError, parseMemoryListQuery, parseSearchQuery, parseStoreUpdate, type MemoryListItem, type SearchHit, type SearchPage, type Service } from '../../src/index.js';
 import { HTTP_ERRORS } from '../errors.js';
-import { canWrite, exactField, frameOf, query, refusalOf, type AdminContext, type Refusal } from './context.js';
+import { canWrite, exactField, formOf, frameOf, query, refusalOf, type AdminContext, type Refusal } from './context.js';
 import type { AdminEnv } from './env.js';
 import { Page } from './layout.js';
 import { seeOther, segment } from './redirect.js';
@@ -33,8 +33,11 @@ export function storePages(service: Service) {
     const description = exactField(c, 'description');
     try {
       // Only what was edited is sent: Save with nothing changed writes nothing (no version of the store, no updated_at).
+      // Edited is against what the form showed (its shown_* fields), not the store now: a field left
+      // alone on the page is not written back over a change made elsewhere since it was loaded.
       const store = await service.getStore(c.var.caller, id);
-      const changed = { ...(name !== store.name ? { name } : {}), ...(description !== store.description ? { description } : {}) };
+      const shown = (field: 'name' | 'description') => (formOf(c).has(`shown_${field}`) ? exactField(c, `shown_${field}`) : store[field]);
+      const changed = { ...(name !== shown('name') ? { name } : {}), ...(description !== shown('description') ? { description } : {}) };
       if (Object.keys(changed).length > 0) await service.updateStore(c.var.caller, id, parseStoreUpdate(changed));
     } catch (err) {
       // Archived or deleted since the page was loaded: what was typed comes back all the same, read-only, with why.
