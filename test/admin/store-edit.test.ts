@@ -19,8 +19,11 @@ describe.skipIf(SKIP_BROWSER)("console: a store's Save changes beside changes ma
 
   const stored = async (id: string) => (await api(url, admin, 'GET', `/v1/memory_stores/${id}`)).json;
 
+  /** Clicks *Save changes* and waits for the server's answer to its POST (a 303 back to the store's page) and that page. */
   async function save(at: string): Promise<void> {
+    const answer = page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname === `${new URL(at).pathname}/edit`);
     await page.getByRole('button', { name: 'Save changes' }).click();
+    expect((await answer).status()).toBe(303);
     await page.waitForURL(at);
   }
 
