@@ -1,5 +1,5 @@
 /** @module A store's *Manage* section: *Save changes* (name, description), *Archive* and *Delete*, and how a refused one comes back. */
-import { LIMITS, type Store } from '../../src/index.js';
+import { LIMITS, sha256Hex, type Store } from '../../src/index.js';
 import type { Refusal } from './context.js';
 import { Alert, Cancel, Confirm, Csrf, errorOf, fieldError, Hint } from './ui.js';
 
@@ -28,6 +28,9 @@ export function StoreControls({ store, base, csrf, refused }: { store: Store; ba
       ) : (
         <form method="post" action={`${base}/edit`} class="stack">
           <Csrf token={csrf} />
+          {/* What this form was filled with, by hash (a description may be 12 KiB percent-encoded): only a field typed differently is sent, so a change made elsewhere to one left alone is kept. */}
+          <input type="hidden" name="shown_name_sha256" value={shownSha256(store.name)} />
+          <input type="hidden" name="shown_description_sha256" value={shownSha256(store.description)} />
           <Alert id="edit-error" message={editError(null)} />
           <label>Name <input name="name" value={edit ? edit.name : store.name} required maxlength={255} autofocus={editError('name') !== undefined} {...errorOf('edit-name-error', editError('name'))} /></label>
           <Alert id="edit-name-error" message={editError('name')} />
@@ -75,4 +78,13 @@ export function TypedStoreFields({ name, description, describedBy }: { name: str
       <label>Description <textarea name="description" rows={2} readonly aria-describedby={describedBy}>{`\n${description}`}</textarea></label>
     </div>
   );
+}
+
+/**
+ * The hash of a stored name or description as its field sends it back untouched: the HTML parser
+ * reads a CR or CRLF as LF, and the form's CRLF comes back as LF (exactField). *Save changes*
+ * compares what was typed with it (store.tsx).
+ */
+export function shownSha256(stored: string): string {
+  return sha256Hex(stored.replace(/\r\n?/g, '\n'));
 }

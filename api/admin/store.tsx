@@ -2,11 +2,11 @@
 import { Hono } from 'hono';
 import { baseName, MnemoError, parseMemoryListQuery, parseSearchQuery, parseStoreUpdate, type MemoryListItem, type SearchHit, type SearchPage, type Service } from '../../src/index.js';
 import { HTTP_ERRORS } from '../errors.js';
-import { canWrite, exactField, frameOf, query, refusalOf, type AdminContext, type Refusal } from './context.js';
+import { canWrite, exactField, formOf, frameOf, query, refusalOf, type AdminContext, type Refusal } from './context.js';
 import type { AdminEnv } from './env.js';
 import { Page } from './layout.js';
 import { seeOther, segment } from './redirect.js';
-import { StoreControls, TypedStoreFields, type RefusedStoreForm } from './store-controls.js';
+import { shownSha256, StoreControls, TypedStoreFields, type RefusedStoreForm } from './store-controls.js';
 import { Alert, errorOf, fieldError, kb, qs, Time } from './ui.js';
 
 const TREE_PAGE = 50;
@@ -33,8 +33,15 @@ export function storePages(service: Service) {
     const description = exactField(c, 'description');
     try {
       // Only what was edited is sent: Save with nothing changed writes nothing (no version of the store, no updated_at).
+      // Edited is against what the form showed (the hashes it carries), not the store now: a field
+      // left alone on the page is not written back over a change made elsewhere since it was loaded.
+      // A post without them (a script's) compares with the store as it is.
       const store = await service.getStore(c.var.caller, id);
-      const changed = { ...(name !== store.name ? { name } : {}), ...(description !== store.description ? { description } : {}) };
+      const edited = (key: 'name' | 'description', typed: string) => {
+        const shown = formOf(c).get(`shown_${key}_sha256`);
+        return shown === null ? typed !== store[key] : shownSha256(typed) !== shown.trim();
+      };
+      const changed = { ...(edited('name', name) ? { name } : {}), ...(edited('description', description) ? { description } : {}) };
       if (Object.keys(changed).length > 0) await service.updateStore(c.var.caller, id, parseStoreUpdate(changed));
     } catch (err) {
       // Archived or deleted since the page was loaded: what was typed comes back all the same, read-only, with why.
