@@ -106,6 +106,19 @@ export function useConsole(ready: (console: ConsoleUnderTest) => void | Promise<
  * committed one when that is missing or MNEMO_SCREENSHOTS=update (ids and times differ on every
  * run, so an ordinary `npm test` leaves the work tree clean).
  */
+/**
+ * Clicks a store page's *Save changes* and waits for the server's answer to its POST (a 303 back to
+ * the store's page `at`) and that page: the page is at `at` before the click already, so waiting for
+ * the URL alone could go on before the save was made.
+ */
+export async function saveStoreChanges(page: Page, at: string): Promise<void> {
+  const answer = page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname === `${new URL(at).pathname}/edit`);
+  await page.getByRole('button', { name: 'Save changes' }).click();
+  const status = (await answer).status();
+  if (status !== 303) throw new Error(`Save changes answered ${status}, not 303`);
+  await page.waitForURL(at);
+}
+
 export async function screenshot(page: Page, name: string): Promise<void> {
   const committed = join(SCREENSHOTS, `${name}.png`);
   const update = process.env['MNEMO_SCREENSHOTS'] === 'update' || !existsSync(committed);

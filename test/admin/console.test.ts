@@ -9,7 +9,7 @@ import type { Browser, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { mintKey } from '../helpers/sdk.js';
 import type { RunningServer } from '../helpers/server.js';
-import { api, screenshot, SKIP_BROWSER, useConsole, withSignedInPage } from './browser.js';
+import { api, saveStoreChanges, screenshot, SKIP_BROWSER, useConsole, withSignedInPage } from './browser.js';
 
 const XSS_CONTENT = '<script>window.__xss = 1</script>\n"><img src=x onerror="window.__xss = 2">\n';
 const XSS_PATH = '/xss/"><img src=x onerror="window.__xss=3">.md';
@@ -360,13 +360,11 @@ describe.skipIf(SKIP_BROWSER)('web console (chromium at /usr/bin/chromium)', () 
   it('Save changes with nothing edited changes nothing, and an edited description keeps its newlines as LF', async () => {
     const created = (await api(url, admin, 'POST', '/v1/memory_stores', { name: ' spaced ', description: '\nline one\nline two\n' })).json;
     await page.goto(`${url}/admin/stores/${created.id}`);
-    await page.getByRole('button', { name: 'Save changes' }).click();
-    await page.waitForURL(`${url}/admin/stores/${created.id}`);
+    await saveStoreChanges(page, `${url}/admin/stores/${created.id}`);
     const after = (await api(url, admin, 'GET', `/v1/memory_stores/${created.id}`)).json;
     expect(after).toMatchObject({ name: ' spaced ', description: '\nline one\nline two\n', updated_at: created.updated_at });
     await page.getByLabel('Description').fill('first\nsecond\n');
-    await page.getByRole('button', { name: 'Save changes' }).click();
-    await page.waitForURL(`${url}/admin/stores/${created.id}`);
+    await saveStoreChanges(page, `${url}/admin/stores/${created.id}`);
     expect((await api(url, admin, 'GET', `/v1/memory_stores/${created.id}`)).json).toMatchObject({ name: ' spaced ', description: 'first\nsecond\n' });
   });
 

@@ -6,7 +6,7 @@
  */
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { api, SKIP_BROWSER, useConsole } from './browser.js';
+import { api, saveStoreChanges, SKIP_BROWSER, useConsole } from './browser.js';
 
 describe.skipIf(SKIP_BROWSER)("console: a store's Save changes beside changes made elsewhere (chromium at /usr/bin/chromium)", () => {
   let page: Page;
@@ -19,13 +19,7 @@ describe.skipIf(SKIP_BROWSER)("console: a store's Save changes beside changes ma
 
   const stored = async (id: string) => (await api(url, admin, 'GET', `/v1/memory_stores/${id}`)).json;
 
-  /** Clicks *Save changes* and waits for the server's answer to its POST (a 303 back to the store's page) and that page. */
-  async function save(at: string): Promise<void> {
-    const answer = page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname === `${new URL(at).pathname}/edit`);
-    await page.getByRole('button', { name: 'Save changes' }).click();
-    expect((await answer).status()).toBe(303);
-    await page.waitForURL(at);
-  }
+  const save = (at: string) => saveStoreChanges(page, at);
 
   it('Save changes with nothing edited writes nothing, even when the description changed through the API after the page was loaded', async () => {
     const st = (await api(url, admin, 'POST', '/v1/memory_stores', { name: 'Loaded once', description: 'as loaded' })).json;
