@@ -5,11 +5,6 @@
  */
 import { readdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { createApp } from '../api/app.js';
-import { createMetrics } from '../api/metrics.js';
-import { serveMcpStdio } from '../api/mcp/stdio.js';
-import { serve } from '../api/server.js';
-import { createMountManager } from '../fs/index.js';
 import { runBackup, runCheck, runKeys, runRestore, runWorkspaces } from './cli/admin.js';
 import { parseArgs, usageOf } from './cli/args.js';
 import { packageVersion } from './cli/version.js';
@@ -20,7 +15,7 @@ import { openSqliteStorage, type SqliteOptions, type SqliteStorage } from './sto
 import { SCHEMA_VERSION } from './storage/sqlite/schema/migrations.js';
 import { mountLocks, type MountLocks } from './storage/sqlite/lock.js';
 import { PG_SCHEMA_VERSION } from './storage/postgres/schema/migrations.js';
-import { openPostgresStorage, type PostgresOptions, type PostgresStorage } from './storage/postgres/open.js';
+import type { PostgresOptions, PostgresStorage } from './storage/postgres/open.js';
 import type { Storage } from './storage/port.js';
 import { isMnemoError } from './domain/errors.js';
 import { removePidFile, runningServerPid, writePidFile } from './cli/pidfile.js';
@@ -92,6 +87,9 @@ function migrated(what: string): (from: number, to: number, seconds: number) => 
 async function openStorage(config: Config, sqlite: () => SqliteStorage, pg: PostgresOptions = {}, wait = false): Promise<Storage> {
   if (config.databaseUrl === null) return sqlite();
   const url = config.databaseUrl;
+  // Loaded only on PostgreSQL (as the HTTP face and the mount are only by the commands that use them): a
+  // one-shot command on SQLite starts in a fraction of the time.
+  const { openPostgresStorage } = await import('./storage/postgres/open.js');
   const open = () => openPostgresStorage(url, { log: (line) => warn(line), onMigrated: migrated('the PostgreSQL database'), ...pg });
   return wait ? waitForDatabase(open, (line) => warn(line)) : open();
 }
@@ -214,6 +212,9 @@ async function runServe(config: Config): Promise<number> {
     owned.release();
     throw err;
   }
+  const [{ createApp }, { createMetrics }, { serve }, { createMountManager }] = await Promise.all([
+    import('../api/app.js'), import('../api/metrics.js'), import('../api/server.js'), import('../fs/index.js'),
+  ]);
   const metrics = createMetrics();
   // Checkpoints run on a thread of their own: the event loop serves every mount's saves.
   const storage = await openStorage(
@@ -315,6 +316,7 @@ async function runMcp(config: Config): Promise<number> {
   const service = createService({ storage, checkpointMaxBytes: config.checkpointMaxBytes, limits: config.storeLimits });
   const stopIndexing = indexInBackground(service, storage, besideServer(config));
   try {
+    const { serveMcpStdio } = await import('../api/mcp/stdio.js');
     await serveMcpStdio({ service, apiKey: config.apiKey, log });
   } finally {
     stopIndexing();
@@ -345,6 +347,7 @@ async function runMount(config: Config, args: string[], flags: Record<string, st
   const lock = holdDatabase(config);
   // Checkpoints run on a thread of their own: the event loop serves the mount's saves.
   const storage = await openStorage(config, withReadersLogged(replayingLeftJournal(config, (replay) => openSqliteStorage(config.dbFile, { backgroundCheckpoints: { log: (line) => warn(line) }, readers: config.readerThreads, onMigrated: migrated(config.dbFile), ...replay }))));
+  const { createMountManager } = await import('../fs/index.js');
   const mounter = createMountManager({ log, localLimits: config.localLimits, cacheSeconds: config.mountCacheSeconds, spinUs: config.mountSpinUs });
   const locks = config.databaseUrl === null ? mountLocks(config.dataDir) : null;
   const service = createService({

@@ -12,7 +12,6 @@ import { createService, type Service } from '../service/service.js';
 import { backupDatabase, requireBackupFile, restoreDatabase } from '../storage/sqlite/backup.js';
 import { openSqliteStorage } from '../storage/sqlite/open.js';
 import { damaged, isDamage } from '../storage/sqlite/check.js';
-import { openPostgresStorage } from '../storage/postgres/open.js';
 import { SCHEMA_VERSION } from '../storage/sqlite/schema/migrations.js';
 import { PG_SCHEMA_VERSION } from '../storage/postgres/schema/migrations.js';
 import { parseKeyCreate, parseWorkspaceCreate } from '../validate/index.js';
@@ -37,7 +36,7 @@ async function withService<T>(config: Config, fn: (service: Service) => T | Prom
     // None migrates an older file, writing or not (`mnemo serve` does): one refusal for all of them.
     const storage = config.databaseUrl === null
       ? openSqliteStorage(config.dbFile, { readOnly, readers: readOnly ? 0 : undefined, claimMigration: refuseMigration(config) })
-      : await openPostgresStorage(config.databaseUrl, { create: false });
+      : await (await import('../storage/postgres/open.js')).openPostgresStorage(config.databaseUrl, { create: false });
     try {
       return await fn(createService({ storage }));
     } finally {
