@@ -346,46 +346,41 @@ describe('MNEMO_BODY_TIMEOUT_SECONDS', () => {
     expect(JSON.parse(res.body)).toMatchObject({ name: 'slow but steady' });
   });
 
-  it('accepts bodies that kept arriving while the server itself stood still for longer than the timeout', async () => {
-    const key = (await mintKey(server, 'read_write', { body: { name: 'sender beside a stall' } })).secret;
-    // Three uploads hold every slot the key may take: the probe's 503 says the server reads all three.
-    const sending = drippingUploads(server, key, 3, 'sent all along');
+  /**
+   * Three uploads from one new key hold every slot it may take (the probe's 503 says the server reads
+   * all three) and send a byte each every 200 ms, while the server stands still for `stallMs`; then
+   * they finish. Their answers.
+   */
+  async function sentThroughStall(keyName: string, name: string, stallMs: number): Promise<{ status: number; body: string }[]> {
+    const key = (await mintKey(server, 'read_write', { body: { name: keyName } })).secret;
+    const sending = drippingUploads(server, key, 3, name);
     const drip = setInterval(() => sending.drip(), 200);
     try {
       await refusedWhileHeld(server, key, sending.uploads);
-      // 2.5 timeouts without the server reading a byte, while a byte of each came every 200 ms.
-      await serverStoodStill(server, 2500, () => sending.drip());
+      await serverStoodStill(server, stallMs, () => sending.drip());
       for (let i = 0; i < 3; i++) await new Promise((r) => setTimeout(r, 200));
       clearInterval(drip);
       sending.finish();
-      const responses = await Promise.all(sending.uploads.map((u) => u.response));
-      expect(responses.map((r) => r.status), responses.map((r) => r.body).join('\n')).toEqual([200, 200, 200]);
-      expect(JSON.parse(responses[0]!.body)).toMatchObject({ name: 'sent all along' });
+      return await Promise.all(sending.uploads.map((u) => u.response));
     } finally {
       clearInterval(drip);
       for (const u of sending.uploads) u.socket.destroy();
     }
+  }
+
+  it('accepts bodies that kept arriving while the server itself stood still for longer than the timeout', async () => {
+    // 2.5 timeouts without the server reading a byte, while a byte of each came every 200 ms.
+    const responses = await sentThroughStall('sender beside a stall', 'sent all along', 2500);
+    expect(responses.map((r) => r.status), responses.map((r) => r.body).join('\n')).toEqual([200, 200, 200]);
+    expect(JSON.parse(responses[0]!.body)).toMatchObject({ name: 'sent all along' });
   });
 
   it('does not count the time the server itself stood still toward the six timeouts a whole body gets', async () => {
-    const key = (await mintKey(server, 'read_write', { body: { name: 'sender beside a long stall' } })).secret;
-    const sending = drippingUploads(server, key, 3, 'sent beside a long stall');
-    const drip = setInterval(() => sending.drip(), 200);
-    try {
-      await refusedWhileHeld(server, key, sending.uploads);
-      // Longer than the 6 s a whole body gets, all of it the server's: the client sent all along, and
-      // the server waits on it for a second or so besides.
-      await serverStoodStill(server, 6500, () => sending.drip());
-      for (let i = 0; i < 3; i++) await new Promise((r) => setTimeout(r, 200));
-      clearInterval(drip);
-      sending.finish();
-      const responses = await Promise.all(sending.uploads.map((u) => u.response));
-      expect(responses.map((r) => r.status), responses.map((r) => r.body).join('\n')).toEqual([200, 200, 200]);
-      expect(JSON.parse(responses[0]!.body)).toMatchObject({ name: 'sent beside a long stall' });
-    } finally {
-      clearInterval(drip);
-      for (const u of sending.uploads) u.socket.destroy();
-    }
+    // Longer than the 6 s a whole body gets, all of it the server's: the client sent all along, and
+    // the server waits on it for a second or so besides.
+    const responses = await sentThroughStall('sender beside a long stall', 'sent beside a long stall', 6500);
+    expect(responses.map((r) => r.status), responses.map((r) => r.body).join('\n')).toEqual([200, 200, 200]);
+    expect(JSON.parse(responses[0]!.body)).toMatchObject({ name: 'sent beside a long stall' });
   });
 });
 
