@@ -63,6 +63,14 @@ describe('layering', () => {
     expect(wired.some((i) => i.startsWith('../api/'))).toBe(true);
   });
 
+  it('the command line loads the HTTP face, the mount and the PostgreSQL client only in the commands that use them (dynamic imports)', () => {
+    // A static import would load them for `mnemo --help` and every one-shot command on SQLite too.
+    const statics = (file: string) =>
+      [...readFileSync(join(root, file), 'utf8').matchAll(/^import\s+(?!type\b)[^;]*?\bfrom\s+['"]([^'"]+)['"]/gm)].map((m) => `${file} → ${m[1]!}`);
+    const heavy = ['src/main.ts', ...sources('src/cli')].flatMap(statics).filter((i) => /→ (\.\.\/)+(api|fs)\/|→ .*storage\/postgres\/open\.js$/.test(i));
+    expect(heavy).toEqual([]);
+  });
+
   it('fs/ and api/ import the core only through src/index.ts and never each other', () => {
     const offenders = [...sources('fs'), ...sources('api')].flatMap((f) =>
       imports(f)
